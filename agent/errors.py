@@ -1,0 +1,71 @@
+"""The errors table: typed exceptions with a user-facing hint, a retryable flag and an exit code.
+
+The CLI turns any exception carrying ``hint`` and ``exit_code`` into one line and that exit code;
+the leaf libraries follow the same duck-typed shape without importing this module.
+"""
+
+from __future__ import annotations
+
+# Exit codes of `kiln run` (a contract: scripts and CI rely on them).
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_LIMIT = 3
+EXIT_PROVIDER = 4
+EXIT_PERMISSION = 5
+EXIT_CANCELLED = 130
+
+
+class KilnError(Exception):
+    hint: str = ""
+    retryable: bool = False
+    exit_code: int = EXIT_FAILED
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+
+class UsageError(KilnError):
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(KilnError):
+    exit_code = EXIT_USAGE
+
+
+class ProviderError(KilnError):
+    exit_code = EXIT_PROVIDER
+
+
+class ProviderUnavailable(ProviderError):
+    """Endpoint unreachable or no provider configured."""
+
+
+class RateLimited(ProviderError):
+    retryable = True
+
+
+class ServerError(ProviderError):
+    retryable = True
+
+
+class PermissionDenied(KilnError):
+    exit_code = EXIT_PERMISSION
+
+
+class PathOutsideWorkspace(PermissionDenied):
+    hint = "paths must resolve inside the workspace root"
+
+
+class ToolError(KilnError):
+    """A tool failed in a way the model should hear about (returned to it, never raised out)."""
+
+    def __init__(self, message: str, *, suggestion: str = "") -> None:
+        super().__init__(message, hint=suggestion)
+        self.suggestion = suggestion
+
+
+class SessionNotFound(KilnError):
+    exit_code = EXIT_USAGE

@@ -1,0 +1,146 @@
+"""Provider-neutral data the harness passes around: messages, tool specs, requests, usage, events.
+
+Messages are plain JSON-able dicts in the Anthropic Messages shape, because it is the richer of
+the two wire formats (the OpenAI provider converts on the way out). Storing plain dicts and
+serialising them with ``canonical_json`` is what lets a resumed session replay byte-identical
+requests.
+
+    {"role": "user", "content": [{"type": "text", "text": "..."}]}
+    {"role": "assistant", "content": [{"type": "text", "text": "..."},
+                                      {"type": "tool_use", "id": "t1", "name": "read_file",
+                                       "input": {...}}]}
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                  "content": "...", "is_error": false}]}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Message = dict[str, Any]
+Block = dict[str, Any]
+
+
+def canonical_json(value: Any) -> str:
+    """One serialisation everywhere: stable key order, no whitespace, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def text_block(text: str) -> Block:
+    return {"type": "text", "text": text}
+
+
+def user_message(text: str) -> Message:
+    return {"role": "user", "content": [text_block(text)]}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+@dataclass
+class Request:
+    """Everything one model call sends. ``system`` and ``tools`` are the frozen prefix."""
+
+    system: str
+    tools: list[ToolSpec]
+    messages: list[Message]
+    max_tokens: int = 4096
+    # Tools discovered by tool_search, announced in the trajectory; providers that need them
+    # declared (all do) send them in a way that keeps the earlier prefix stable.
+    deferred_tools: list[ToolSpec] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "system": self.system,
+            "tools": [t.to_dict() for t in self.tools],
+            "deferred_tools": [t.to_dict() for t in self.deferred_tools],
+            "messages": self.messages,
+            "max_tokens": self.max_tokens,
+        }
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+    @property
+    def total_input(self) -> int:
+        """All prompt tokens, cached or not (Anthropic reports the three separately)."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+StopReason = Literal["end_turn", "max_steps", "max_time", "max_cost", "cancelled", "refusal", "error"]
+
+
+@dataclass
+class ModelReply:
+    """One finished assistant message plus what the provider reported about it."""
+
+    message: Message
+    usage: Usage
+    stop_reason: str = "end_turn"  # end_turn | tool_use | max_tokens | error
+    model: str = ""
+
+
+# ---- streaming from a provider -------------------------------------------------------------
+
+
+@dataclass
+class TextDelta:
+    text: str
+
+
+@dataclass
+class ToolCallDelta:
+    """A tool call began streaming (arguments arrive in the final reply)."""
+
+    id: str
+    name: str
+
+
+StreamItem = TextDelta | ToolCallDelta | ModelReply
+
+
+# ---- events the loop emits to every front-end ----------------------------------------------
+
+
+@dataclass
+class Event:
+    """``kind`` names the event; ``data`` is JSON-able. Front-ends map these to their protocol.
+
+    kinds: text_delta{text} · tool_call{id,name,title,kind,arguments,locations} ·
+    tool_call_update{id,status,output,is_error,duration_ms} · plan{entries} ·
+    usage{input_tokens,cache_read_tokens,cache_write_tokens,output_tokens} ·
+    status{text} · compaction{...} · permission{...} · memory_proposal{...} ·
+    error{message,hint} · done{stop_reason}
+    """
+
+    kind: str
+    data: dict[str, Any]
+    session_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "session_id": self.session_id, **self.data}

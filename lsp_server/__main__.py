@@ -1,0 +1,3 @@
+from lsp_server.cli import main
+
+main()

@@ -1,0 +1,99 @@
+"""The `kiln` command-line root.
+
+Sub-commands are registered by name and imported only when used, so `kiln --help` stays fast
+and importing this module has no side effects. Errors that a user can fix (any exception with a
+``hint`` and an ``exit_code``, see ``agent.errors``) become one line on stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from lsp_server.version import __version__
+
+# name -> "module:attribute"; a plugin registers the same way (explicit, no reflection).
+COMMANDS: dict[str, str] = {
+    "index": "lsp_server.cli.index:index_cmd",
+    "search": "lsp_server.cli.index:search_cmd",
+    "run": "lsp_server.cli.run:run_cmd",
+    "lsp": "lsp_server.cli.serve:lsp_cmd",
+    "acp": "lsp_server.cli.serve:acp_cmd",
+    "skills": "lsp_server.cli.skills:skills_group",
+    "registry": "lsp_server.cli.registry:registry_group",
+    "memory": "lsp_server.cli.memory:memory_group",
+    "sessions": "lsp_server.cli.sessions:sessions_group",
+    "context": "lsp_server.cli.context:context_group",
+}
+
+
+def register_command(name: str, target: str) -> None:
+    """Register a sub-command as ``module:attribute``; imported lazily on first use."""
+    COMMANDS[name] = target
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, _, attr = target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith(module_name.split(".")[0]):
+                return _unavailable(cmd_name, f"not built yet ({exc.name})")
+            raise
+        cmd = getattr(module, attr)
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+
+def _unavailable(name: str, why: str) -> click.Command:
+    @click.command(name=name, help=f"(unavailable: {why})", context_settings={"ignore_unknown_options": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def cmd(args: tuple[str, ...]) -> None:
+        raise click.UsageError(f"'kiln {name}' is unavailable: {why}")
+
+    return cmd
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="kiln")
+def cli() -> None:
+    """Kiln: a coding agent that lives inside a language server."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console entry point: user mistakes become one line and an exit code, never a traceback."""
+    try:
+        return cli.main(args=argv, prog_name="kiln", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("kiln: aborted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo("kiln: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        click.echo(f"kiln: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
+        hint = getattr(exc, "hint", None)
+        code = getattr(exc, "exit_code", None)
+        if code is None:
+            raise
+        line = f"kiln: {exc}"
+        if hint:
+            line += f" ({hint})"
+        click.echo(line, err=True)
+        sys.exit(int(code))

@@ -1,0 +1,16 @@
+"""Shared fixtures: every test gets its own KILN_HOME so nothing touches the real ~/.kiln."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def kiln_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("kiln_home")
+    monkeypatch.setenv("KILN_HOME", str(home))
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "KILN_PROVIDER"):
+        monkeypatch.delenv(var, raising=False)
+    return home
