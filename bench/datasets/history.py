@@ -1,0 +1,175 @@
+"""The history-mined set: a bug-fix commit's subject is the query, the source files the fix touched
+are the answer, and the corpus is the repository as it was just before the fix (the parent).
+
+Each query is run against its own parent snapshot, not one shared snapshot: a single base commit
+would hold files that moved or did not exist yet. To keep that affordable, one private worktree
+follows the parents in commit order with ``git read-tree -u --reset``, which rewrites only the
+files that differ, so an index with mtime/hash change detection re-reads a handful of files per
+step. The user's repository is only read: the worktree has its own index file and no HEAD.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from bench.datasets import DatasetError, Query
+
+FIX_SUBJECT = re.compile(
+    r"\b(fix(e[sd])?|fixing|bug(fix)?|issue|crash(es|ed)?|error|exception|regression|broken|"
+    r"incorrect(ly)?|wrong|handle|prevent|avoid)\b",
+    re.IGNORECASE,
+)
+# Fixes to the project's tooling or prose, not to its behaviour.
+NOISE_SUBJECT = re.compile(
+    r"\b(typos?|docs?|documentation|docstrings?|changelog|changes\.rst|readme|lint|flake8|mypy|"
+    r"pyright|ruff|black|isort|typing|type hints?|annotations?|ci|tox|nox|pre-commit|formatting|spelling|"
+    r"tests?|release|version|bump|revert|merge)\b",
+    re.IGNORECASE,
+)
+_ISSUE_REFS = re.compile(r"\(\s*#\d+\s*\)|\b(gh-|#)\d+\b|\bhttps?://\S+")
+_NON_SOURCE_DIRS = {
+    "test",
+    "tests",
+    "testing",
+    "testsuite",
+    "docs",
+    "doc",
+    "examples",
+    "example",
+    "scripts",
+}
+_NON_SOURCE_FILES = {
+    "setup.py",
+    "conftest.py",
+    "noxfile.py",
+    "tasks.py",
+    "conf.py",
+    "__version__.py",
+    "__about__.py",
+}
+
+
+def is_source(path: str) -> bool:
+    """Library code a fix can be located in: Python, outside tests, docs and tooling."""
+    p = PurePosixPath(path)
+    if p.suffix != ".py" or p.name in _NON_SOURCE_FILES:
+        return False
+    if p.name.startswith("test_") or p.name.endswith("_test.py"):
+        return False
+    return not any(part in _NON_SOURCE_DIRS for part in p.parts[:-1])
+
+
+def clean_subject(subject: str) -> str:
+    """Drop issue numbers and URLs: they name the answer's ticket, not the code."""
+    text = _ISSUE_REFS.sub(" ", subject)
+    return re.sub(r"\s+", " ", text).strip(" .:-")
+
+
+@dataclass(frozen=True)
+class FixCommit:
+    sha: str
+    parent: str
+    subject: str
+    files: tuple[str, ...]
+
+
+def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, env=env, check=False
+    )
+    if proc.returncode != 0:
+        first = (proc.stderr.strip().splitlines() or ["git failed"])[0]
+        raise DatasetError(f"git {args[0]} failed in {repo}: {first}")
+    return proc.stdout
+
+
+def git_dir(repo: Path) -> Path:
+    if not repo.is_dir():
+        raise DatasetError(f"not a directory: {repo}", hint="--repo takes a local git checkout")
+    try:
+        return Path(_git(repo, "rev-parse", "--absolute-git-dir").strip())
+    except DatasetError as exc:
+        raise DatasetError(
+            f"not a git repository: {repo}", hint="clone it first: git clone URL PATH"
+        ) from exc
+
+
+def mine(repo: Path, *, max_commits: int = 150, max_files: int = 4) -> list[FixCommit]:
+    """The newest ``max_commits`` fix-like commits, oldest first.
+
+    Kept: one parent, a fix-like subject that is not about docs/tests/tooling, 1..max_files
+    source files touched and all of them modified in place (an added file cannot be found in
+    the parent; a deleted one is not where the fix went).
+    """
+    git_dir(repo)
+    log = _git(
+        repo,
+        "log",
+        "--no-merges",
+        "--no-renames",
+        "--format=%x1e%H%x1f%P%x1f%s",
+        "--name-status",
+        "HEAD",
+    )
+    found: list[FixCommit] = []
+    for record in log.split("\x1e"):
+        if not record.strip():
+            continue
+        header, _, body = record.partition("\n")
+        sha, parents, subject = header.split("\x1f", 2)
+        if len(parents.split()) != 1:
+            continue
+        if not FIX_SUBJECT.search(subject) or NOISE_SUBJECT.search(subject):
+            continue
+        changes = [line.split("\t") for line in body.strip().splitlines() if "\t" in line]
+        source = [(st, path) for st, path, *_ in changes if is_source(path)]
+        if not 1 <= len(source) <= max_files or any(st != "M" for st, _ in source):
+            continue
+        query = clean_subject(subject)
+        if len(re.findall(r"[A-Za-z]{2,}", query)) < 3:
+            continue
+        found.append(FixCommit(sha, parents.strip(), query, tuple(sorted(p for _, p in source))))
+        if len(found) >= max_commits:
+            break
+    if not found:
+        raise DatasetError(f"no bug-fix commits found in {repo}", hint="is it a shallow clone?")
+    return list(reversed(found))
+
+
+def queries(commits: list[FixCommit]) -> list[Query]:
+    return [Query(c.sha[:12], c.subject, frozenset(c.files), (), c.parent) for c in commits]
+
+
+class Snapshot:
+    """A private worktree of ``repo`` that can be moved to any commit, rewriting only changes."""
+
+    def __init__(self, repo: Path, root: Path) -> None:
+        self.repo = repo
+        self.root = root
+        self._env = {
+            **os.environ,
+            "GIT_DIR": str(git_dir(repo)),
+            "GIT_WORK_TREE": str(root),
+            "GIT_INDEX_FILE": str(root.parent / f".{root.name}.gitindex"),
+        }
+        self.commit = ""
+
+    def goto(self, commit: str) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        _git(self.root, "read-tree", "-u", "--reset", commit, env=self._env)
+        self.commit = commit
+
+    def blobs(self, suffix: str = ".py") -> dict[str, str]:
+        """Path -> blob id of the current commit's files, for caching per content."""
+        out = _git(self.root, "ls-tree", "-r", "--full-tree", self.commit, env=self._env)
+        blobs = {}
+        for line in out.splitlines():
+            meta, _, path = line.partition("\t")
+            mode, kind, sha = meta.split()
+            if kind == "blob" and path.endswith(suffix) and mode != "120000":
+                blobs[path] = sha
+        return blobs

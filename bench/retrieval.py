@@ -1,0 +1,456 @@
+"""Retrieval-quality benchmark for the code index: recall@1/5/10 and MRR on sets built from real
+code that nothing in Kiln is tuned on, against a whole-file BM25 baseline run in the same process.
+
+    python -m bench.retrieval stdlib [--modules 60] [--queries 300] [--json]
+    python -m bench.retrieval history --repo PATH [--repo PATH ...] [--max-commits 150] [--json]
+
+File-level: a method's hits are collapsed to files in rank order; R@k is the share of queries
+with at least one relevant file in the top k, MRR is over the top 10. Block-level (stdlib only):
+a hit counts when its span contains the definition's line and stays inside the definition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+if __package__ in (None, ""):  # run as a script: make `bench` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.datasets import DatasetError, Query, Target  # noqa: E402
+
+KS = (1, 5, 10)
+DEPTH = 50  # hits asked of each method; block hits collapse to fewer files
+
+
+# ---------------------------------------------------------------- metrics
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    start_line: int
+    end_line: int
+
+
+def file_ranking(hits: Iterable[Hit]) -> list[str]:
+    """Unique paths in the order their best hit appears."""
+    seen: dict[str, None] = {}
+    for hit in hits:
+        seen.setdefault(hit.path, None)
+    return list(seen)
+
+
+def first_rank(ranked: Sequence[bool]) -> int | None:
+    """1-based position of the first relevant entry, or None."""
+    return next((i + 1 for i, ok in enumerate(ranked) if ok), None)
+
+
+def block_matches(hit: Hit, targets: Sequence[Target]) -> bool:
+    return any(
+        hit.path == t.path
+        and hit.start_line <= t.line <= hit.end_line
+        and hit.end_line <= t.end
+        and hit.start_line >= t.start
+        for t in targets
+    )
+
+
+@dataclass
+class Scores:
+    """Per-query first-relevant ranks; aggregates are computed from them."""
+
+    file_ranks: list[int | None] = field(default_factory=list)
+    block_ranks: list[int | None] | None = None
+
+    def add(self, query: Query, hits: Sequence[Hit], *, whole_file: bool) -> None:
+        files = file_ranking(hits)
+        self.file_ranks.append(first_rank([f in query.files for f in files]))
+        if query.targets and not whole_file:
+            if self.block_ranks is None:
+                self.block_ranks = []
+            self.block_ranks.append(first_rank([block_matches(h, query.targets) for h in hits]))
+
+
+def recall_at(ranks: Sequence[int | None], k: int) -> float:
+    return sum(1 for r in ranks if r is not None and r <= k) / len(ranks) if ranks else 0.0
+
+
+def mrr(ranks: Sequence[int | None], cutoff: int = 10) -> float:
+    return sum(1 / r for r in ranks if r is not None and r <= cutoff) / len(ranks) if ranks else 0.0
+
+
+def summarize(ranks: Sequence[int | None]) -> dict[str, float]:
+    out = {f"R@{k}": round(recall_at(ranks, k), 4) for k in KS}
+    out["MRR"] = round(mrr(ranks), 4)
+    return out
+
+
+# ---------------------------------------------------------------- baseline
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "when",
+        "which",
+        "while",
+        "will",
+        "with",
+        "not",
+        "no",
+    }
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of identifiers and prose, split at ``_`` and camelCase, lowercased, no stopwords."""
+    out = []
+    for ident in _IDENT.findall(text):
+        for part in _CAMEL.findall(ident):
+            low = part.lower()
+            if len(low) > 1 and low not in STOPWORDS:
+                out.append(low)
+    return out
+
+
+class WholeFileBM25:
+    """Okapi BM25 over whole files (path + content), the baseline the index must beat."""
+
+    name = "bm25-file"
+    whole_file = True
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self._docs: dict[str, tuple[Counter[str], int]] = {}
+        self._cache: dict[str, tuple[Counter[str], int]] = {}
+        self._avgdl = 1.0
+
+    def set_corpus(self, files: dict[str, str], root: Path) -> None:
+        """``files`` maps path -> content key (a blob id); unchanged keys are not re-read."""
+        docs = {}
+        for path, key in files.items():
+            if key not in self._cache:
+                text = (root / path).read_text(encoding="utf-8", errors="replace")
+                tokens = tokenize(path) + tokenize(text)
+                self._cache[key] = (Counter(tokens), len(tokens))
+            docs[path] = self._cache[key]
+        self._docs = docs
+        self._avgdl = (sum(n for _, n in docs.values()) / len(docs)) if docs else 1.0
+
+    def search(self, query: str, k: int = DEPTH) -> list[Hit]:
+        terms = set(tokenize(query))
+        n = len(self._docs)
+        idf = {}
+        for t in terms:
+            df = sum(1 for tf, _ in self._docs.values() if t in tf)
+            if df:
+                idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        scored = []
+        for path, (tf, length) in self._docs.items():
+            norm = self.k1 * (1 - self.b + self.b * length / self._avgdl)
+            s = sum(w * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t, w in idf.items() if t in tf)
+            if s > 0:
+                scored.append((-s, path))
+        scored.sort()
+        return [Hit(path, 1, 1) for _, path in scored[:k]]
+
+
+def python_files(root: Path) -> dict[str, str]:
+    """Every .py file under root (keyed by path + mtime, for the stdlib set's one snapshot)."""
+    out = {}
+    for p in sorted(root.rglob("*.py")):
+        rel = p.relative_to(root)
+        if ".kiln" not in rel.parts:
+            out[rel.as_posix()] = f"{rel.as_posix()}:{p.stat().st_mtime_ns}"
+    return out
+
+
+# ---------------------------------------------------------------- the index under test
+
+
+class Method(Protocol):
+    name: str
+    whole_file: bool
+
+    def search(self, query: str, k: int = DEPTH) -> list[Hit]: ...
+
+
+class KilnIndex:
+    """Kiln's own index, driven exactly as the agent drives it: update(), then search()."""
+
+    name = "kiln"
+    whole_file = False
+
+    def __init__(self, root: Path) -> None:
+        from indexer import Index  # imported late: the baseline runs without the index
+
+        self._index = Index(root)
+
+    def update(self) -> None:
+        self._index.update()
+
+    def search(self, query: str, k: int = DEPTH) -> list[Hit]:
+        return [Hit(h.path, h.start_line, h.end_line) for h in self._index.search(query, k=k)]
+
+    def close(self) -> None:
+        close = getattr(self._index, "close", None)
+        if callable(close):
+            close()
+
+
+# ---------------------------------------------------------------- runs
+
+
+@dataclass
+class Result:
+    dataset: str
+    method: str
+    queries: int
+    file: dict[str, float]
+    block: dict[str, float] | None
+    index_seconds: float
+    search_ms: float
+    per_query: dict[str, int | None] = field(default_factory=dict)
+
+
+def _make(name: str, root: Path) -> WholeFileBM25 | KilnIndex:
+    if name == "bm25-file":
+        return WholeFileBM25()
+    if name == "kiln":
+        try:
+            return KilnIndex(root)
+        except ImportError as exc:
+            raise DatasetError(
+                f"the indexer is not importable: {exc}", hint="run with --methods bm25-file"
+            ) from exc
+    raise DatasetError(f"unknown method {name!r}", hint="choose from kiln, bm25-file")
+
+
+def _refresh(method: WholeFileBM25 | KilnIndex, root: Path, files: dict[str, str]) -> float:
+    """Bring a method's index up to date with ``root``; return the seconds it took."""
+    started = time.perf_counter()
+    if isinstance(method, WholeFileBM25):
+        method.set_corpus(files, root)
+    else:
+        method.update()
+    return time.perf_counter() - started
+
+
+def _result(
+    dataset: str,
+    method: WholeFileBM25 | KilnIndex,
+    scores: Scores,
+    qids: list[str],
+    index_s: float,
+    search_s: float,
+) -> Result:
+    n = len(scores.file_ranks)
+    block = summarize(scores.block_ranks) if scores.block_ranks is not None else None
+    return Result(
+        dataset,
+        method.name,
+        n,
+        summarize(scores.file_ranks),
+        block,
+        round(index_s, 3),
+        round(1000 * search_s / max(n, 1), 2),
+        dict(zip(qids, scores.file_ranks, strict=True)),
+    )
+
+
+def run_stdlib(
+    methods: list[str], corpus: Path, *, modules: int, queries: int, seed: int
+) -> list[Result]:
+    from bench.datasets import stdlib
+
+    qs = stdlib.build(corpus, modules=modules, queries=queries, seed=seed)
+    dataset = (
+        f"stdlib(py{sys.version_info[0]}.{sys.version_info[1]}, {modules} modules, seed {seed})"
+    )
+    files = python_files(corpus)
+    results = []
+    for name in methods:
+        method = _make(name, corpus)
+        index_s = _refresh(method, corpus, files)
+        scores, started = Scores(), time.perf_counter()
+        for q in qs:
+            scores.add(q, method.search(q.text), whole_file=method.whole_file)
+        results.append(
+            _result(
+                dataset, method, scores, [q.qid for q in qs], index_s, time.perf_counter() - started
+            )
+        )
+        if isinstance(method, KilnIndex):
+            method.close()
+    return results
+
+
+def run_history(methods: list[str], repo: Path, *, max_commits: int, work: Path) -> list[Result]:
+    """Every query against its own parent snapshot; indexes follow the snapshot incrementally."""
+    from bench.datasets import history
+
+    qs = history.queries(history.mine(repo, max_commits=max_commits))
+    snap = history.Snapshot(repo, work / "worktree")
+    snap.goto(qs[0].snapshot)
+    made = [_make(name, snap.root) for name in methods]
+    scores = [Scores() for _ in made]
+    index_s = [0.0] * len(made)
+    search_s = [0.0] * len(made)
+    for q in qs:
+        if q.snapshot != snap.commit:
+            snap.goto(q.snapshot)
+        files = snap.blobs()
+        for i, method in enumerate(made):
+            index_s[i] += _refresh(method, snap.root, files)
+            started = time.perf_counter()
+            hits = method.search(q.text)
+            search_s[i] += time.perf_counter() - started
+            scores[i].add(q, hits, whole_file=method.whole_file)
+    dataset = f"history({repo.resolve().name}, {len(qs)} fixes)"
+    out = [
+        _result(dataset, m, s, [q.qid for q in qs], i, t)
+        for m, s, i, t in zip(made, scores, index_s, search_s, strict=True)
+    ]
+    for method in made:
+        if isinstance(method, KilnIndex):
+            method.close()
+    return out
+
+
+# ---------------------------------------------------------------- output
+
+
+def table(results: list[Result]) -> str:
+    head = (
+        "method",
+        "queries",
+        "R@1",
+        "R@5",
+        "R@10",
+        "MRR",
+        "blk R@1",
+        "blk R@5",
+        "blk R@10",
+        "blk MRR",
+        "index s",
+        "ms/query",
+    )
+    lines = []
+    for dataset in dict.fromkeys(r.dataset for r in results):
+        lines.append(dataset)
+        lines.append("  " + " ".join(f"{h:>9}" for h in head))
+        for r in (r for r in results if r.dataset == dataset):
+            blk = (
+                [f"{r.block[c]:.3f}" for c in ("R@1", "R@5", "R@10", "MRR")]
+                if r.block
+                else ["-"] * 4
+            )
+            cells = [
+                r.method,
+                str(r.queries),
+                *(f"{r.file[c]:.3f}" for c in ("R@1", "R@5", "R@10", "MRR")),
+                *blk,
+                f"{r.index_seconds:.2f}",
+                f"{r.search_ms:.1f}",
+            ]
+            lines.append("  " + " ".join(f"{c:>9}" for c in cells))
+    return "\n".join(lines)
+
+
+def to_json(results: list[Result], *, per_query: bool) -> str:
+    rows = []
+    for r in results:
+        row = {k: v for k, v in r.__dict__.items() if k != "per_query"}
+        if per_query:
+            row["per_query"] = r.per_query
+        rows.append(row)
+    return json.dumps(rows, indent=2, sort_keys=True)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.retrieval", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--methods", default="kiln,bm25-file", help="comma-separated: kiln, bm25-file"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--per-query", action="store_true", help="with --json: each query's file rank"
+    )
+    sub = parser.add_subparsers(dest="dataset", required=True)
+    sl = sub.add_parser("stdlib", help="stdlib definitions without docstrings, queried by them")
+    sl.add_argument("--modules", type=int, default=60)
+    sl.add_argument("--queries", type=int, default=300)
+    sl.add_argument("--seed", type=int, default=1234)
+    sl.add_argument("--data", type=Path, default=None, help="corpus dir (default: a temp dir)")
+    hi = sub.add_parser("history", help="bug-fix subjects -> files the fix touched")
+    hi.add_argument("--repo", type=Path, action="append", required=True, help="a local git clone")
+    hi.add_argument("--max-commits", type=int, default=150)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    results: list[Result] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="kiln-retrieval-") as tmp:
+            if args.dataset == "stdlib":
+                corpus = args.data or Path(tmp) / "stdlib"
+                results = run_stdlib(
+                    methods, corpus, modules=args.modules, queries=args.queries, seed=args.seed
+                )
+            else:
+                for n, repo in enumerate(args.repo):
+                    results += run_history(
+                        methods, repo, max_commits=args.max_commits, work=Path(tmp) / str(n)
+                    )
+    except DatasetError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        print(f"error: {exc}{hint}", file=sys.stderr)
+        return exc.exit_code
+    print(to_json(results, per_query=args.per_query) if args.json else table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
