@@ -1,0 +1,189 @@
+"""Finding skills on disk and rendering level 1 of progressive disclosure: the catalog.
+
+Project folders come first and win a name clash against user folders. The scan is bounded
+(depth and count caps) so a stray huge folder cannot stall a turn, and it records a cheap
+``stamp`` (mtimes of scanned folders and SKILL.md files) so the agent can check before each
+turn whether anything changed, and reload only then. The catalog's ``fingerprint`` hashes
+only what the model sees, so the agent re-announces the catalog exactly when its text changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+
+from skills_registry.errors import SkillsError
+from skills_registry.skill import Skill, load_skill
+from skills_registry.spec import SKILL_FILE
+
+PROJECT_DIRS = (".kiln/skills", ".agents/skills", ".claude/skills")
+MAX_DEPTH = 3  # <skills dir>/<group>/<group>/<skill>/SKILL.md at most
+MAX_SKILLS_PER_DIR = 500
+MAX_ENTRIES_PER_DIR = 5000  # folders visited while looking, per skills dir
+_SKIP = {"node_modules", "__pycache__", ".git", ".venv", "venv"}
+
+CATALOG_INTRO = (
+    "Skills are packaged instructions for specific tasks. When a task matches a skill's "
+    "description, call the `skill` tool with its name before starting; read its bundled files "
+    "only when the instructions point to them."
+)
+
+
+def kiln_home_dir() -> Path:
+    """``$KILN_HOME``, else ``~/.kiln``; read at call time, never at import."""
+    env = os.environ.get("KILN_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".kiln"
+
+
+def skill_dirs(
+    root: Path, home: Path | None = None, kiln_home: Path | None = None
+) -> list[tuple[Path, str]]:
+    """Folders to scan, highest precedence first, each with its scope."""
+    user_home = home if home is not None else Path.home()
+    state = kiln_home if kiln_home is not None else kiln_home_dir()
+    dirs = [(root / rel, "project") for rel in PROJECT_DIRS]
+    dirs.append((state / "skills", "user"))
+    dirs.append((user_home / ".agents" / "skills", "user"))
+    return dirs
+
+
+def _walk(base: Path) -> Iterator[tuple[Path, int]]:
+    """Yield (folder, SKILL.md mtime_ns) for each skill folder under ``base`` and (folder, -1)
+    for every other folder scanned; the caller stamps both so additions and edits show."""
+    seen: set[Path] = set()
+    stack: list[tuple[Path, int]] = [(base, 0)]
+    visited = 0
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            real = folder.resolve()
+            if real in seen:
+                continue  # a symlink loop or a second link to the same skill
+            seen.add(real)
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        visited += 1
+        if visited > MAX_ENTRIES_PER_DIR:
+            return
+        skill_entry = next((e for e in entries if e.name == SKILL_FILE and e.is_file()), None)
+        if skill_entry is not None and folder != base:
+            yield folder, skill_entry.stat().st_mtime_ns
+            continue  # a skill's own subfolders are its files, not more skills
+        yield folder, -1
+        if depth >= MAX_DEPTH:
+            continue
+        for entry in reversed(entries):
+            if entry.name.startswith(".") or entry.name in _SKIP:
+                continue
+            if entry.is_dir():
+                stack.append((Path(entry.path), depth + 1))
+
+
+def _stamp_and_folders(dirs: list[tuple[Path, str]]) -> tuple[str, list[tuple[Path, str]]]:
+    digest = hashlib.sha256()
+    found: list[tuple[Path, str]] = []
+    for base, scope in dirs:
+        if not base.is_dir():
+            digest.update(f"absent:{base}\n".encode())
+            continue
+        count = 0
+        for folder, mtime in _walk(base):
+            try:
+                dir_mtime = folder.stat().st_mtime_ns
+            except OSError:
+                continue
+            digest.update(f"{folder}:{dir_mtime}:{mtime}\n".encode())
+            if mtime >= 0 and count < MAX_SKILLS_PER_DIR:
+                found.append((folder, scope))
+                count += 1
+    return digest.hexdigest(), found
+
+
+@dataclass
+class SkillCatalog:
+    skills: dict[str, Skill] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    # Change detector over the scanned folders (not what the model sees); see ``changed``.
+    stamp: str = ""
+    root: Path | None = None
+    home: Path | None = None
+    kiln_home: Path | None = None
+
+    def get(self, name: str) -> Skill | None:
+        return self.skills.get(name)
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of the rendered catalog: equal fingerprints mean nothing to re-announce."""
+        return hashlib.sha256(self.render().encode()).hexdigest()[:16]
+
+    def render(self) -> str:
+        """Level 1: names and descriptions in an ``<available_skills>`` block, sorted by name.
+
+        Meant for the tail of the context (never the system prompt). Empty when no skills.
+        """
+        if not self.skills:
+            return ""
+        lines = ["<available_skills>", CATALOG_INTRO]
+        for name in sorted(self.skills):
+            skill = self.skills[name]
+            extra = ' third_party="true"' if skill.third_party else ""
+            lines.append(
+                f'<skill name="{escape(name)}"{extra}>{escape(skill.description, quote=False)}</skill>'
+            )
+        lines.append("</available_skills>")
+        return "\n".join(lines)
+
+    def changed(self) -> bool:
+        """Cheap check (stat calls only) whether any skill folder or SKILL.md changed."""
+        if self.root is None:
+            return False
+        dirs = skill_dirs(self.root, self.home, self.kiln_home)
+        stamp, _ = _stamp_and_folders(dirs)
+        return stamp != self.stamp
+
+    def reload_if_changed(self) -> SkillCatalog:
+        """This catalog when nothing changed on disk, else a freshly discovered one."""
+        if self.root is None or not self.changed():
+            return self
+        return discover_skills(self.root, self.home, kiln_home=self.kiln_home)
+
+
+def discover_skills(
+    root: Path, home: Path | None = None, *, kiln_home: Path | None = None
+) -> SkillCatalog:
+    """Scan project then user skill folders; the first skill of a name wins.
+
+    ``home`` is the user's home folder (for ``~/.agents/skills``; default ``Path.home()``);
+    ``kiln_home`` defaults to ``$KILN_HOME`` or ``~/.kiln``. Skills that cannot load are
+    skipped with a warning; never raises for a bad skill.
+    """
+    root = Path(root).resolve()
+    dirs = skill_dirs(root, home, kiln_home)
+    stamp, folders = _stamp_and_folders(dirs)
+    catalog = SkillCatalog(stamp=stamp, root=root, home=home, kiln_home=kiln_home)
+    for folder, scope in folders:
+        try:
+            skill = load_skill(folder, third_party=(scope != "project"), scope=scope)
+        except SkillsError as exc:
+            catalog.warnings.append(f"skipped {folder}: {exc}")
+            continue
+        for warning in skill.warnings:
+            catalog.warnings.append(f"{folder / SKILL_FILE}: {warning}")
+        existing = catalog.skills.get(skill.name)
+        if existing is not None:
+            catalog.warnings.append(
+                f"skill '{skill.name}' at {folder} is shadowed by {existing.path}"
+            )
+            continue
+        catalog.skills[skill.name] = skill
+    return catalog

@@ -1,0 +1,212 @@
+"""One skill loaded for use: lenient where the strict validator is not.
+
+At run time a slightly-off skill (a long description, a name that differs from its folder, an
+unknown field) is still useful, so ``load_skill`` keeps it and records warnings; it refuses only
+what cannot work: no SKILL.md, no parseable frontmatter, or no description to show the model.
+It also renders level 2 of progressive disclosure: the body wrapped as a skill block, with the
+list of bundled files the agent may read next (level 3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from skills_registry.errors import SkillInvalid
+from skills_registry.spec import (
+    SKILL_FILE,
+    allowed_tools_problems,
+    metadata_problems,
+    name_problems,
+    normalize_name,
+    parse_frontmatter,
+    read_skill_text,
+    validate_frontmatter,
+)
+
+# A registry install marks its skills without touching SKILL.md (which is hashed): either this
+# file in the skill folder, or a ``kiln-origin`` metadata key whose value is not "local".
+ORIGIN_MARKER = ".kiln-origin.json"
+ORIGIN_METADATA_KEY = "kiln-origin"
+MAX_LISTED_FILES = 200
+MAX_FILE_DEPTH = 4
+_SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv"}
+
+
+def parse_allowed_tools(value: Any) -> list[str]:
+    """Split ``allowed-tools`` into entries; spaces inside parentheses stay inside an entry.
+
+    ``"Bash(git add:*) Read"`` is two tools, not three: Claude-style patterns carry arguments.
+    """
+    if isinstance(value, list):
+        return [str(item).strip() for item in value if str(item).strip()]
+    if not isinstance(value, str):
+        return []
+    entries: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in value:
+        if char == "(":
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+        if char.isspace() and depth == 0:
+            if current:
+                entries.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if current:
+        entries.append("".join(current))
+    return entries
+
+
+@dataclass
+class Skill:
+    name: str
+    description: str
+    path: Path
+    body: str
+    frontmatter: dict[str, Any]
+    allowed_tools: list[str] = field(default_factory=list)
+    license: str | None = None
+    compatibility: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    third_party: bool = False
+    # Where discovery found it: "project", "user" or "" when loaded directly.
+    scope: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def skill_md(self) -> Path:
+        return self.path / SKILL_FILE
+
+    def files(self) -> list[str]:
+        """Bundled files (POSIX paths relative to the skill), SKILL.md and hidden files excluded.
+
+        Bounded in depth and count so a huge asset folder cannot flood the context; symlinks
+        are listed only when they stay inside the skill folder.
+        """
+        root = self.path.resolve()
+        found: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            here = Path(dirpath)
+            depth = len(here.relative_to(root).parts)
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if not d.startswith(".") and d not in _SKIP_DIRS and depth < MAX_FILE_DEPTH
+            )
+            for filename in sorted(filenames):
+                if filename.startswith(".") or (depth == 0 and filename == SKILL_FILE):
+                    continue
+                full = here / filename
+                if full.is_symlink() and not full.resolve().is_relative_to(root):
+                    continue
+                found.append(full.relative_to(root).as_posix())
+                if len(found) >= MAX_LISTED_FILES:
+                    return found
+        return found
+
+    def resolve_file(self, relative: str) -> Path:
+        """A bundled file by relative path; refuses anything resolving outside the skill."""
+        root = self.path.resolve()
+        target = (root / relative).resolve()
+        if not target.is_relative_to(root) or target == root:
+            raise SkillInvalid(
+                f"{relative!r} is outside skill '{self.name}'",
+                hint="paths are relative to the skill folder, e.g. references/guide.md",
+            )
+        if not target.is_file():
+            raise SkillInvalid(f"skill '{self.name}' has no file {relative!r}")
+        return target
+
+    def render(self) -> str:
+        """Level 2: the body as a ``<skill>`` block, third-party bodies marked as external."""
+        files = self.files()
+        attrs = f'name="{escape(self.name)}" path="{escape(str(self.path))}"'
+        if self.third_party:
+            attrs += ' third_party="true"'
+        parts = [f"<skill {attrs}>"]
+        if files:
+            parts.append("<skill_files>\n" + "\n".join(files) + "\n</skill_files>")
+        body = self.body.strip("\n")
+        if self.third_party:
+            body = f'<external_content source="skill:{self.name}">\n{body}\n</external_content>'
+        parts.append(body)
+        parts.append("</skill>")
+        return "\n".join(parts)
+
+
+def _is_marked_third_party(folder: Path, metadata: dict[str, str]) -> bool:
+    origin = metadata.get(ORIGIN_METADATA_KEY)
+    if origin is not None and origin.strip().lower() not in ("", "local", "project"):
+        return True
+    marker = folder / ORIGIN_MARKER
+    if not marker.is_file():
+        return False
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True  # unreadable marker: err on the side of treating it as external
+    return not (isinstance(data, dict) and data.get("origin") in ("local", "project"))
+
+
+def load_skill(path: Path | str, *, third_party: bool = False, scope: str = "") -> Skill:
+    """Load a skill folder (or its SKILL.md) leniently; raise ``SkillInvalid`` if unusable."""
+    folder = Path(path)
+    if folder.name == SKILL_FILE and folder.is_file():
+        folder = folder.parent
+    skill_md = folder / SKILL_FILE
+    if not skill_md.is_file():
+        raise SkillInvalid(f"no {SKILL_FILE} in {folder}")
+    data, body = parse_frontmatter(read_skill_text(skill_md))
+    warnings = validate_frontmatter(data, folder.resolve().name)
+
+    description = data.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise SkillInvalid(
+            f"{skill_md}: 'description' is missing or empty; the model could not choose it"
+        )
+    name_value = data.get("name")
+    if isinstance(name_value, str) and not name_problems(name_value):
+        name = normalize_name(name_value)
+    else:
+        name = normalize_name(folder.resolve().name)  # the folder is the next best identity
+        if name_problems(name):
+            raise SkillInvalid(f"{skill_md}: no usable name in the frontmatter or the folder name")
+
+    metadata_raw = data.get("metadata")
+    metadata: dict[str, str] = {}
+    if isinstance(metadata_raw, dict):
+        # Lenient: stringify scalar values ("1.0" typed as a number is common); drop the rest.
+        metadata = {
+            str(k): str(v)
+            for k, v in metadata_raw.items()
+            if isinstance(v, str | int | float | bool)
+        }
+    elif metadata_raw is not None:
+        warnings.extend(m for m in metadata_problems(metadata_raw) if m not in warnings)
+
+    tools_raw = data.get("allowed-tools")
+    allowed = parse_allowed_tools(tools_raw) if not allowed_tools_problems(tools_raw) else []
+    license_value = data.get("license")
+    compatibility = data.get("compatibility")
+    return Skill(
+        name=name,
+        description=" ".join(description.split()),
+        path=folder.resolve(),
+        body=body,
+        frontmatter=data,
+        allowed_tools=allowed,
+        license=license_value if isinstance(license_value, str) else None,
+        compatibility=compatibility if isinstance(compatibility, str) else None,
+        metadata=metadata,
+        third_party=third_party or _is_marked_third_party(folder, metadata),
+        scope=scope,
+        warnings=warnings,
+    )
