@@ -1,0 +1,118 @@
+"""Turn an uploaded archive into an immutable, signed release document — or say everything wrong.
+
+Validation collects every problem it can before failing (a 422 lists them all), so an author
+fixes a skill in one round trip. Only structural archive problems stop early: once an archive is
+unsafe nothing inside it can be trusted enough to check further.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from skills_registry.archive import ArchiveContents, read_archive, sha256_hex, tree_hash
+from skills_registry.errors import SkillInvalid
+from skills_registry.registry.errors import ArchiveError, ValidationFailed
+from skills_registry.registry.scan import is_script, scan_files
+from skills_registry.registry.semver import is_version
+from skills_registry.registry.signing import Signer
+from skills_registry.registry.storage import NAMESPACE_RE, now_iso
+from skills_registry.spec import parse_frontmatter, validate_frontmatter
+
+NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+MAX_TOOL_SCHEMAS = 64
+
+
+def check_id(skill_id: str) -> tuple[str, str]:
+    namespace, _, name = skill_id.partition("/")
+    problems = []
+    if not NAMESPACE_RE.match(namespace):
+        problems.append(f"invalid namespace {namespace!r} (lowercase letters, digits, inner '-')")
+    if not NAME_RE.match(name):
+        problems.append(
+            f"invalid skill name {name!r} (lowercase letters, digits, inner '-', max 64)"
+        )
+    if problems:
+        raise ValidationFailed(problems)
+    return namespace, name
+
+
+def _tool_schemas(contents: ArchiveContents, errors: list[str]) -> list[dict[str, Any]]:
+    tools = []
+    for path in sorted(p for p in contents.files if re.fullmatch(r"tools/[^/]+\.json", p)):
+        try:
+            schema = json.loads(contents.files[path].decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            errors.append(f"{path}: not valid JSON ({exc})")
+            continue
+        if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
+            errors.append(f"{path}: a tool schema is a JSON object with a string 'name'")
+            continue
+        tools.append({"path": path, **schema})
+    if len(tools) > MAX_TOOL_SCHEMAS:
+        errors.append(f"{len(tools)} tool schemas; the limit is {MAX_TOOL_SCHEMAS}")
+    return tools
+
+
+def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -> dict[str, Any]:
+    """Validate, hash, scan and sign one upload; the returned document is what clients see."""
+    namespace, name = check_id(skill_id)
+    errors: list[str] = []
+    if not is_version(version):
+        errors.append(f"invalid version {version!r}: use exact SemVer such as 1.2.3")
+    try:
+        contents = read_archive(archive)
+    except ArchiveError as exc:
+        raise ValidationFailed([*errors, str(exc)]) from None
+    if contents.top != name:
+        errors.append(f"archive top folder is {contents.top!r}; expected {name!r} (the skill name)")
+    frontmatter: dict[str, Any] = {}
+    if "SKILL.md" not in contents.files:
+        errors.append("missing SKILL.md in the top folder")
+    else:
+        try:
+            frontmatter, _body = parse_frontmatter(contents.files["SKILL.md"].decode("utf-8-sig"))
+            errors.extend(validate_frontmatter(frontmatter, name))
+        except UnicodeDecodeError:
+            errors.append("SKILL.md is not valid UTF-8")
+        except SkillInvalid as exc:
+            errors.append(str(exc))
+    tools = _tool_schemas(contents, errors)
+    if errors:
+        raise ValidationFailed(errors)
+    frontmatter = json.loads(json.dumps(frontmatter, default=str))
+    sha = sha256_hex(archive)
+    files = [
+        {
+            "path": p,
+            "size": len(d),
+            "sha256": sha256_hex(d),
+            "executable": p in contents.executables,
+            "script": is_script(p, d, p in contents.executables),
+        }
+        for p, d in sorted(contents.files.items())
+    ]
+    return {
+        "id": skill_id,
+        "namespace": namespace,
+        "name": name,
+        "version": version,
+        "description": str(frontmatter.get("description", "")),
+        "frontmatter": frontmatter,
+        "files": files,
+        "unpackedSize": contents.size,
+        "archiveSha256": sha,
+        "archiveSize": len(archive),
+        "treeHash": tree_hash(contents.files),
+        "signatures": [
+            {
+                "keyId": signer.key_id,
+                "algorithm": "ed25519",
+                "signature": signer.sign(skill_id, version, sha),
+            }
+        ],
+        "scan": scan_files(contents.files, frontmatter, contents.executables),
+        "tools": tools,
+        "publishedAt": now_iso(),
+    }
