@@ -37,6 +37,15 @@ class Target:
 
 
 @dataclass(frozen=True)
+class Hit:
+    """One ranked result as every method reports it (whole-file methods use line 1..1)."""
+
+    path: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
 class Query:
     qid: str
     text: str

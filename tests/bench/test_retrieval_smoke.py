@@ -1,0 +1,159 @@
+"""The retrieval benchmark's arithmetic, on corpora small enough to check by hand.
+
+If recall or MRR were computed wrongly every figure in bench/README.md would be too, so the
+metric functions, the BM25 baseline, docstring stripping and fix-commit mining are pinned here.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(ROOT))
+    return importlib.import_module("bench.retrieval")
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    files = {
+        "auth/login.py": "def check_password(user, password):\n    return hash_pw(password) == user.pw\n",
+        "net/http_client.py": "class HttpClient:\n    def send_request(self, url):\n"
+        "        return self.session.get(url, timeout=5)\n",
+        "util/strings.py": "def slugify(title):\n    return title.lower().replace(' ', '-')\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def test_recall_and_mrr_from_ranks(bench: ModuleType) -> None:
+    ranks = [1, 3, None, 7]
+    assert bench.recall_at(ranks, 1) == 0.25
+    assert bench.recall_at(ranks, 5) == 0.5
+    assert bench.recall_at(ranks, 10) == 0.75
+    assert bench.mrr(ranks) == pytest.approx((1 + 1 / 3 + 1 / 7) / 4)
+    assert bench.mrr([11]) == 0.0  # MRR is cut off at 10
+    assert bench.summarize([]) == {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0}
+
+
+def test_block_hits_collapse_to_files_and_blocks_must_sit_inside_the_definition(
+    bench: ModuleType,
+) -> None:
+    from bench.datasets import Hit, Query, Target
+
+    target = Target("net/http_client.py", line=2, start=2, end=3)
+    query = Query("q", "send a request", frozenset({"net/http_client.py"}), (target,))
+    hits = [
+        Hit("util/strings.py", 1, 2),
+        Hit("util/strings.py", 1, 1),
+        Hit("net/http_client.py", 1, 3),  # the whole class: right file, too coarse a block
+        Hit("net/http_client.py", 2, 3),  # the method itself
+    ]
+    assert bench.file_ranking(hits) == ["util/strings.py", "net/http_client.py"]
+    scores = bench.Scores()
+    scores.add(query, hits, whole_file=False)
+    assert scores.file_ranks == [2]
+    assert scores.block_ranks == [4]
+
+
+def test_whole_file_bm25_ranks_the_file_that_shares_the_words(
+    bench: ModuleType, corpus: Path
+) -> None:
+    bm25 = bench.WholeFileBM25()
+    bm25.set_corpus(bench.python_files(corpus), corpus)
+    assert [h.path for h in bm25.search("send HTTP request")][0] == "net/http_client.py"
+    assert [h.path for h in bm25.search("check the password")] == ["auth/login.py"]
+    assert bm25.search("nothing matches zebra") == []
+    from bench.baseline import tokenize
+
+    assert tokenize("parseHTTPResponse_v2 of the x_y") == ["parse", "http", "response"]
+
+
+def test_stripping_docstrings_keeps_every_definition_on_its_line(bench: ModuleType) -> None:
+    from bench.datasets.stdlib import strip_docstrings
+
+    source = (
+        '"""Module doc."""\nimport os\n\n\nclass A:\n    """Class doc\n\n    more.\n    """\n\n'
+        '    def f(self):\n        """Only a docstring: body must stay valid."""\n\n\n'
+        'def g(): """inline é"""; return 1\n'
+    )
+    stripped = strip_docstrings(source)
+    before, after = ast.parse(source), ast.parse(stripped)
+    lines = lambda t: [(n.name, n.lineno) for n in ast.walk(t) if hasattr(n, "name")]  # noqa: E731
+    assert lines(before) == lines(after)
+    assert "doc" not in stripped and stripped.count("\n") == source.count("\n")
+    assert all(ast.get_docstring(n) is None for n in ast.walk(after) if hasattr(n, "body"))
+
+
+def test_history_mining_keeps_source_fixes_and_checks_out_the_parent(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    from bench.datasets import history
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "tests").mkdir()
+
+    def commit(message: str, files: dict[str, str]) -> None:
+        for rel, text in files.items():
+            (repo / rel).write_text(text)
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+        subprocess.run(
+            ["git", "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", message],
+            cwd=repo,
+            check=True,
+        )
+
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    commit("Initial", {"pkg/core.py": "x = 1\n", "tests/test_core.py": "pass\n"})
+    commit("Fix crash when parsing empty input (#12)", {"pkg/core.py": "x = 2\n"})
+    commit("Fix typo in docs", {"pkg/core.py": "x = 3\n"})
+    commit("Fix flaky check", {"tests/test_core.py": "assert 1\n"})
+    commit("Add new parser", {"pkg/new.py": "y = 1\n"})
+
+    fixes = history.mine(repo)
+    assert [(f.subject, f.files) for f in fixes] == [
+        ("Fix crash when parsing empty input", ("pkg/core.py",))
+    ]
+    snap = history.Snapshot(repo, tmp_path / "wt")
+    snap.goto(fixes[0].parent)
+    assert (snap.root / "pkg/core.py").read_text() == "x = 1\n"
+    assert set(snap.blobs()) == {"pkg/core.py", "tests/test_core.py"}
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True
+    )
+    assert status.stdout == ""  # the user's checkout is untouched
+
+    with pytest.raises(history.DatasetError) as err:
+        history.mine(tmp_path / "wt" / "pkg")  # a plain folder, not a repository
+    assert err.value.exit_code == 2 and err.value.hint
+
+
+def test_cli_reports_a_bad_repo_in_one_line(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench/retrieval.py"),
+            "--methods",
+            "bm25-file",
+            "history",
+            "--repo",
+            str(tmp_path / "missing"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: not a directory") and "Traceback" not in proc.stderr
