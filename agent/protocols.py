@@ -47,17 +47,6 @@ Decision = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 
 
 @dataclass
-class PermissionRequest:
-    tool: str
-    title: str
-    arguments: dict[str, Any]
-    reason: str = ""
-    call_id: str = ""
-    # Set when the action was requested from inside external content (injection defence).
-    from_external: bool = False
-
-
-@dataclass
 class EditProposal:
     """A whole-file edit: the host may apply it itself (editor) or let it hit the disk."""
 
@@ -67,6 +56,19 @@ class EditProposal:
     proposal_id: str = ""
     call_id: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PermissionRequest:
+    tool: str
+    title: str
+    arguments: dict[str, Any]
+    reason: str = ""
+    call_id: str = ""
+    # Set when the action was requested from inside external content (injection defence).
+    from_external: bool = False
+    # For edits: the proposed change, so the front-end can show a diff before answering.
+    edit: EditProposal | None = None
 
 
 EditOutcome = Literal["applied", "rejected", "stale", "deferred"]

@@ -1,0 +1,49 @@
+"""The agent loop: call the model, run the tools it asks for, append the results, repeat.
+
+Control flow is by small exceptions: a limit or a refusal ends the turn by raising
+``TurnEnded`` with a stop reason. The transcript is written as messages are appended, and the
+turn is closed in ``finally`` so a crash, a cancel or a provider error leaves a consistent session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from agent.errors import ProviderError
+from agent.types import Block, StopReason
+
+if TYPE_CHECKING:
+    from agent.session import Session
+
+
+class TurnEnded(Exception):
+    def __init__(self, reason: StopReason, detail: str = "") -> None:
+        super().__init__(detail or reason)
+        self.reason: StopReason = reason
+        self.detail = detail
+
+
+async def run_turn(session: Session, prompt: list[Block]) -> StopReason:
+    reason: StopReason = "end_turn"
+    session.begin_turn(prompt)
+    try:
+        while True:
+            session.check_limits()
+            reply = await session.step()
+            calls = [b for b in reply.message["content"] if b.get("type") == "tool_use"]
+            if not calls:
+                break
+            results = await asyncio.gather(*(session.run_tool(call) for call in calls))
+            session.append_tool_results(list(results))
+    except TurnEnded as ended:
+        reason = ended.reason
+        await session.note_stop(ended.detail or reason)
+    except ProviderError as exc:
+        reason = "error"
+        await session.provider_failed(exc)
+    except asyncio.CancelledError:
+        reason = "cancelled"
+    finally:
+        await session.end_turn(reason)
+    return reason

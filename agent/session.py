@@ -1,0 +1,701 @@
+"""A session: one conversation in one workspace, persisted, resumable, hosted by any front-end.
+
+The request is a frozen prefix (system prompt + built-in tool specs, byte-identical for the
+session) followed by an append-only trajectory. Dynamic context (environment, memory, skills,
+status) is appended as tagged text blocks to the next user message at the moment it is created,
+so nothing already sent is ever rewritten (compaction excepted, and recorded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent import loop
+from agent.errors import KilnError, PathOutsideWorkspace, ProviderError, ToolError
+from agent.memory import Memory
+from agent.output_budget import DEFAULT_BUDGET_CHARS, apply_budget
+from agent.permissions import Permissions, load_rules
+from agent.prompts import SYSTEM_PROMPT
+from agent.protocols import EditProposal, Host, Model, PermissionRequest, Tool, ToolContext
+from agent.sessions import SessionStore, kiln_home
+from agent.status import StatusBar
+from agent.tools import READ_ONLY, builtin_tools
+from agent.tools.base import check_arguments
+from agent.types import (
+    Block,
+    Event,
+    Message,
+    ModelReply,
+    Request,
+    StopReason,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from agent.workspace import Workspace, atomic_write
+
+SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+
+
+@dataclass
+class AgentConfig:
+    mode: str = "ask"
+    max_steps: int = 50
+    max_seconds: float | None = None
+    max_cost_usd: float | None = None
+    max_tokens: int = 8192
+    output_budget: int = DEFAULT_BUDGET_CHARS
+    provider: str | None = None
+    model: str | None = None
+    redact_env: bool = False  # redact secret-looking env values from outputs (CI)
+    subagent: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class DiskHost:
+    """The headless host: events go to a callback, edits go straight to disk, asks are denied."""
+
+    def __init__(self, on_event: Any = None, answer: Any = None) -> None:
+        self.on_event = on_event
+        self.answer = answer
+
+    async def emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            result = self.on_event(event)
+            if asyncio.iscoroutine(result):
+                await result
+
+    async def request_permission(self, request: PermissionRequest) -> str:
+        if self.answer is None:
+            return "reject_once"
+        result = self.answer(request)
+        return await result if asyncio.iscoroutine(result) else result
+
+    def read_buffer(self, path: Path) -> str | None:
+        return None
+
+    async def apply_edit(self, edit: EditProposal) -> str:
+        path = Path(edit.meta["abspath"])
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if current != edit.old_text:
+            return "stale"
+        atomic_write(path, edit.new_text)
+        return "applied"
+
+
+class Session:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        root: Path,
+        model: Model,
+        host: Host,
+        config: AgentConfig,
+        store: SessionStore,
+        messages: list[Message] | None = None,
+        epoch: int = 0,
+        state: dict[str, Any] | None = None,
+        index: Any = None,
+    ) -> None:
+        self.id = session_id
+        self.root = Path(root).resolve()
+        self.model = model
+        self.host = host
+        self.config = config
+        self.store = store
+        self.messages: list[Message] = messages or []
+        self.epoch = epoch
+        self.state: dict[str, Any] = state or {}
+        self.workspace = Workspace(self.root, read_roots=[store.folder(session_id)])
+        self.permissions = Permissions(config.mode, load_rules(self.root, kiln_home()))
+        self.status = StatusBar(cwd=str(self.root))
+        self.memory = Memory(self.root, kiln_home())
+        self.usage = Usage()
+        self.cost_usd = 0.0
+        self.step_count = int(self.state.get("steps", 0))
+        self.turn = int(self.state.get("turns", 0))
+        self.turn_steps = 0
+        self.turn_started = time.monotonic()
+        self.refusals: list[dict[str, Any]] = []
+        self.files_modified: list[str] = list(self.state.get("files_modified", []))
+        self.memory_proposals: list[dict[str, Any]] = []
+        self.pending_tail: list[str] = []
+        self.tainted = False  # external content entered the context this turn
+        self.command_env: dict[str, str] = {}
+        self._index = index
+        self._task: asyncio.Task[StopReason] | None = None
+        self.tools: dict[str, Tool] = {t.spec.name: t for t in self._make_tools()}
+        self.deferred: dict[str, Any] = {}
+        self._edit_calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.secrets = self._collect_secrets() if config.redact_env else []
+        self.extensions: list[Any] = []  # context sources (skills, compaction…) registered by name
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        root: Path | str,
+        *,
+        host: Host,
+        config: AgentConfig | None = None,
+        model: Model | None = None,
+        store: SessionStore | None = None,
+        index: Any = None,
+    ) -> Session:
+        from agent.providers import select_model
+
+        config = config or AgentConfig()
+        model = model or select_model({"provider": config.provider, "model": config.model})
+        store = store or SessionStore()
+        root = Path(root).resolve()
+        if not root.is_dir():
+            raise KilnError(
+                f"workspace {root} is not a directory", hint="pass an existing folder with --root"
+            )
+        sid = store.create(
+            root,
+            provider=getattr(model, "provider", model.name),
+            model=model.name,
+            mode=config.mode,
+        )
+        session = cls(
+            session_id=sid,
+            root=root,
+            model=model,
+            host=host,
+            config=config,
+            store=store,
+            index=index,
+        )
+        session.pending_tail += [session._environment_block(), *session.memory.initial_blocks()]
+        return session
+
+    @classmethod
+    def load(
+        cls,
+        session_id: str,
+        *,
+        host: Host,
+        config: AgentConfig | None = None,
+        model: Model | None = None,
+        store: SessionStore | None = None,
+        index: Any = None,
+    ) -> Session:
+        from agent.providers import select_model
+
+        store = store or SessionStore()
+        info = store.get(session_id)
+        config = config or AgentConfig(mode=info["mode"])
+        model = model or select_model(
+            {"provider": config.provider or info["provider"] or None, "model": config.model}
+        )
+        session = cls(
+            session_id=session_id,
+            root=Path(info["root"]),
+            model=model,
+            host=host,
+            config=config,
+            store=store,
+            messages=store.messages(session_id, info["epoch"]),
+            epoch=info["epoch"],
+            state=info["state"],
+            index=index,
+        )
+        session.memory.loaded_dirs.add(session.root)
+        return session
+
+    def _make_tools(self) -> list[Tool]:
+        tools = builtin_tools(self._extension_tools())
+        if self.config.subagent:
+            tools = [t for t in tools if t.spec.name in READ_ONLY]
+        return tools
+
+    def _extension_tools(self) -> list[Tool]:
+        try:
+            from agent.tools.skill_tools import make_tools
+        except ImportError:
+            return []
+        return list(make_tools(self))
+
+    def _environment_block(self) -> str:
+        return (
+            "<environment>\n"
+            f"workspace_root: {self.root}\nos: {platform.system()} {platform.release()} {platform.machine()}\n"
+            f"python: {platform.python_version()}\npermission_mode: {self.config.mode}\n"
+            f"date: {time.strftime('%Y-%m-%d')}\n</environment>"
+        )
+
+    def _collect_secrets(self) -> list[tuple[str, str]]:
+        return sorted(
+            (
+                (k, v)
+                for k, v in os.environ.items()
+                if len(v) >= 8 and any(h in k.upper() for h in SECRET_NAME_HINTS)
+            ),
+            key=lambda kv: -len(kv[1]),
+        )
+
+    # -- the request ------------------------------------------------------------------------
+
+    def prefix(self) -> dict[str, Any]:
+        return {"system": SYSTEM_PROMPT, "tools": [t.spec.to_dict() for t in self.tools.values()]}
+
+    def build_request(self) -> Request:
+        return Request(
+            system=SYSTEM_PROMPT,
+            tools=[t.spec for t in self.tools.values()],
+            messages=self.messages,
+            max_tokens=self.config.max_tokens,
+            deferred_tools=[t.spec for t in self.deferred.values()],
+        )
+
+    def _tail_blocks(self) -> list[Block]:
+        for ext in self.extensions:
+            block = ext.tail_block(self) if hasattr(ext, "tail_block") else None
+            if block:
+                self.pending_tail.append(block)
+        status = self.status.changed_block()
+        blocks = [*self.pending_tail, *([status] if status and self.step_count else [])]
+        self.pending_tail = []
+        return [{"type": "text", "text": b} for b in blocks]
+
+    def append(self, message: Message) -> None:
+        self.store.append_message(self.id, self.epoch, len(self.messages), message)
+        self.messages.append(message)
+
+    def append_tool_results(self, results: list[Block]) -> None:
+        self.append({"role": "user", "content": [*results, *self._tail_blocks()]})
+
+    # -- a turn -----------------------------------------------------------------------------
+
+    async def prompt(self, content: list[Block] | str) -> StopReason:
+        """Run one user turn to its end; safe to cancel with ``cancel()``."""
+        if self._task is not None and not self._task.done():
+            raise KilnError(
+                "a turn is already in progress in this session", hint="cancel it or wait"
+            )
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        self._task = asyncio.ensure_future(loop.run_turn(self, blocks))
+        try:
+            return await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            self._task.cancel()
+            return await self._task
+
+    def cancel(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def begin_turn(self, prompt: list[Block]) -> None:
+        self.turn += 1
+        self.turn_steps = 0
+        self.turn_started = time.monotonic()
+        self.tainted = False
+        if not self.state.get("title"):
+            first = next((b["text"] for b in prompt if b.get("type") == "text"), "")
+            self.state["title"] = first[:80]
+            self.store.update(self.id, title=self.state["title"])
+        self.append({"role": "user", "content": [*self._tail_blocks(), *prompt]})
+
+    def check_limits(self) -> None:
+        if self.turn_steps >= self.config.max_steps:
+            raise loop.TurnEnded("max_steps", f"step limit reached ({self.config.max_steps})")
+        if (
+            self.config.max_seconds
+            and time.monotonic() - self.turn_started > self.config.max_seconds
+        ):
+            raise loop.TurnEnded("max_time", f"time limit reached ({self.config.max_seconds:g}s)")
+        if self.config.max_cost_usd is not None and self.cost_usd >= self.config.max_cost_usd:
+            raise loop.TurnEnded(
+                "max_cost",
+                f"cost limit reached (${self.cost_usd:.4f} of ${self.config.max_cost_usd:g})",
+            )
+
+    async def step(self) -> ModelReply:
+        for ext in self.extensions:
+            if hasattr(ext, "before_request"):
+                await ext.before_request(self)
+        request = self.build_request()
+        self.step_count += 1
+        self.turn_steps += 1
+        self.store.record_request(
+            self.id,
+            self.step_count,
+            self.turn,
+            self.epoch,
+            len(self.messages),
+            self.prefix(),
+            list(self.deferred),
+            request.max_tokens,
+        )
+        reply: ModelReply | None = None
+        partial: list[str] = []
+        async for item in self.model.stream(request):
+            if isinstance(item, TextDelta):
+                partial.append(item.text)
+                await self.emit("text_delta", text=item.text)
+            elif isinstance(item, ToolCallDelta):
+                pass
+            elif isinstance(item, ModelReply):
+                reply = item
+        if reply is None:
+            raise ProviderError("the provider ended the stream without a reply")
+        self.append(reply.message)
+        await self._account(reply)
+        return reply
+
+    async def _account(self, reply: ModelReply) -> None:
+        from agent.providers.pricing import cost_usd
+
+        cost = cost_usd(reply.model or self.model.name, reply.usage)
+        self.usage = self.usage + reply.usage
+        self.cost_usd += cost
+        self.store.record_usage(
+            self.id, self.step_count, self.turn, reply.model or self.model.name, reply.usage, cost
+        )
+        window = getattr(self.model, "context_window", 0) or 0
+        if window:
+            self.status.context_used = (
+                reply.usage.total_input + reply.usage.output_tokens
+            ) / window
+        await self.emit(
+            "usage", **reply.usage.to_dict(), cost_usd=round(self.cost_usd, 6), step=self.step_count
+        )
+
+    async def end_turn(self, reason: StopReason) -> None:
+        self._close_dangling_tool_uses(reason)
+        self.state.update(
+            steps=self.step_count,
+            turns=self.turn,
+            files_modified=self.files_modified,
+            deferred=list(self.deferred),
+        )
+        self.store.update(self.id, state=self.state, status="idle")
+        await self.emit("done", stop_reason=reason)
+
+    def _close_dangling_tool_uses(self, reason: str) -> None:
+        """A cancelled turn may leave tool_use blocks unanswered; answer them so the session stays valid."""
+        if not self.messages or self.messages[-1].get("role") != "assistant":
+            return
+        pending = [b for b in self.messages[-1]["content"] if b.get("type") == "tool_use"]
+        if pending:
+            self.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": b["id"],
+                            "content": f"not run: turn ended ({reason})",
+                            "is_error": True,
+                        }
+                        for b in pending
+                    ],
+                }
+            )
+
+    async def note_stop(self, detail: str) -> None:
+        await self.emit("status", text=detail)
+
+    async def provider_failed(self, exc: ProviderError) -> None:
+        text = getattr(exc, "partial_text", "") or ""
+        if text:
+            self.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
+        await self.emit("error", message=str(exc), hint=getattr(exc, "hint", ""))
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def find_tool(self, name: str) -> Tool | None:
+        return self.tools.get(name) or self.deferred.get(name)
+
+    async def run_tool(self, call: Block) -> Block:
+        name, args, call_id = call["name"], call.get("input", {}), call["id"]
+        tool = self.find_tool(name)
+        kind = getattr(tool, "kind", "other")
+        await self.emit(
+            "tool_call",
+            id=call_id,
+            name=name,
+            title=_title(name, args),
+            tool_kind=kind,
+            arguments=args,
+            locations=_locations(self, args),
+        )
+        started = time.monotonic()
+        error: tuple[str, str] | None = None
+        try:
+            if tool is None:
+                known = ", ".join(self.tools)
+                raise ToolError(
+                    f"unknown tool {name!r}",
+                    suggestion=f"available tools: {known}; use tool_search for others",
+                )
+            args = check_arguments(tool.spec, args)
+            if kind == "edit":  # edits are authorised in propose_edit, once the diff is known
+                self._edit_calls[call_id] = (name, args)
+            else:
+                await self._authorise(name, args, call_id)
+            output = await tool.run(
+                args, ToolContext(root=self.root, session=self, call_id=call_id)
+            )
+            if "<external_content" in output:
+                self.tainted = True
+            output = apply_budget(
+                output,
+                folder=self.store.folder(self.id),
+                name=f"{self.step_count}-{call_id}",
+                budget=self.config.output_budget,
+            )
+            is_error = False
+        except (ToolError, PathOutsideWorkspace, KilnError) as exc:
+            suggestion = getattr(exc, "suggestion", "") or getattr(exc, "hint", "")
+            error = (str(exc), suggestion)
+            output = _error_text(type(exc).__name__, name, args, str(exc), suggestion)
+            is_error = True
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a tool bug is reported to the model, never crashes the loop
+            error = (f"{type(exc).__name__}: {exc}", "")
+            output = _error_text(
+                type(exc).__name__,
+                name,
+                args,
+                str(exc),
+                "this looks like a tool bug; try another approach",
+            )
+            is_error = True
+        seconds = time.monotonic() - started
+        output = self.redact(output)
+        self.status.record_call(name, args if isinstance(args, dict) else {}, seconds, error)
+        await self.emit(
+            "tool_call_update",
+            id=call_id,
+            name=name,
+            status="failed" if is_error else "completed",
+            output=output[:4000],
+            is_error=is_error,
+            duration_ms=int(seconds * 1000),
+        )
+        return {
+            "type": "tool_result",
+            "tool_use_id": call_id,
+            "content": output,
+            "is_error": is_error,
+        }
+
+    async def _authorise(
+        self, name: str, args: dict[str, Any], call_id: str, proposal: EditProposal | None = None
+    ) -> None:
+        check = self.permissions.check(name, args, from_external=self.tainted)
+        if check.verdict == "allow":
+            return
+        if check.verdict == "ask":
+            request = PermissionRequest(
+                tool=name,
+                title=_title(name, args),
+                arguments=args,
+                reason=check.reason,
+                call_id=call_id,
+                from_external=self.tainted,
+                edit=proposal,
+            )
+            await self.emit("permission", id=call_id, tool=name, reason=check.reason)
+            decision = await self.host.request_permission(request)
+            if decision in ("allow_once", "allow_always"):
+                self.permissions.remember_answer(name, args, decision)
+                return
+            check.reason = check.reason or "the user declined"
+        self.refusals.append(
+            {"tool": name, "arguments": args, "reason": check.reason or "denied", "turn": self.turn}
+        )
+        await self.emit("refusal", id=call_id, tool=name, reason=check.reason)
+        from agent.errors import PermissionDenied
+
+        raise PermissionDenied(
+            f"permission denied for {name}: {check.reason or 'not allowed'}",
+            hint="do not retry this action; continue without it or explain what you need",
+        )
+
+    # -- services the tools call ------------------------------------------------------------
+
+    def read_text(self, path: Path) -> str:
+        buffered = self.host.read_buffer(path)
+        if buffered is not None:
+            return buffered
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise ToolError(
+                f"{self.workspace.relative(path)} does not exist",
+                suggestion="check the path with list_files",
+            ) from None
+        except OSError as exc:
+            raise ToolError(
+                f"cannot read {self.workspace.relative(path)}: {exc.strerror}"
+            ) from None
+        if b"\0" in data[:8192]:
+            raise ToolError(f"{self.workspace.relative(path)} is a binary file")
+        return data.decode("utf-8", errors="replace")
+
+    def touch(self, path: Path) -> None:
+        self.pending_tail += self.memory.blocks_for(path)
+
+    async def propose_edit(self, path: Path, old: str, new: str, *, call_id: str = "") -> str:
+        rel = self.workspace.relative(path)
+        proposal = EditProposal(
+            path=rel,
+            old_text=old,
+            new_text=new,
+            proposal_id=uuid.uuid4().hex[:12],
+            call_id=call_id,
+            meta={"abspath": str(path)},
+        )
+        name, args = self._edit_calls.pop(call_id, ("write_file", {"path": rel}))
+        await self._authorise(name, args, call_id, proposal)
+        await self.emit(
+            "edit",
+            id=call_id,
+            proposal_id=proposal.proposal_id,
+            path=rel,
+            old_text=old,
+            new_text=new,
+        )
+        outcome = await self.host.apply_edit(proposal)
+        if outcome == "applied" and rel not in self.files_modified:
+            self.files_modified.append(rel)
+        if outcome in ("applied", "deferred"):
+            self.touch(path)
+            if self._index is not None or self.state.get("indexed"):
+                try:
+                    self.code_index().update_file(path, new)
+                except Exception:  # noqa: BLE001 - the index is a cache; never fail an edit on it
+                    pass
+        return outcome
+
+    async def set_todos(self, items: list[dict[str, Any]]) -> None:
+        self.status.todos = items
+        self.state["todos"] = items
+        await self.emit("plan", entries=items)
+
+    async def propose_memory(self, text: str, *, call_id: str = "") -> str:
+        proposal = {"text": text, "from_external": self.tainted, "turn": self.turn}
+        self.memory_proposals.append(proposal)
+        await self.emit("memory_proposal", **proposal)
+        if self.config.mode == "ci":
+            return (
+                "recorded as a memory proposal in the run report (ci mode writes no memory files)"
+            )
+        path = self.memory.append(text)
+        return f"remembered in {self.workspace.relative(path)}"
+
+    async def run_subagent(self, description: str) -> str:
+        config = AgentConfig(
+            mode="ask",
+            max_steps=min(15, self.config.max_steps),
+            max_tokens=self.config.max_tokens,
+            subagent=True,
+        )
+        child = Session.create(
+            self.root,
+            host=DiskHost(),
+            config=config,
+            model=self.model,
+            store=self.store,
+            index=self._index,
+        )
+        child.state["parent"] = self.id
+        reason = await child.prompt(
+            f"{description}\n\nExplore read-only and answer in at most 15 lines with paths and line numbers."
+        )
+        self.usage = self.usage + child.usage
+        self.cost_usd += child.cost_usd
+        answer = child.final_text() or f"(the sub-agent stopped: {reason})"
+        return f"sub-agent {child.id} ({child.step_count} steps):\n{answer[:4000]}"
+
+    def announce_tools(self, tools: list[Any]) -> list[Any]:
+        """Make deferred tools callable from now on; returns the ones that are new."""
+        new = [t for t in tools if t.name not in self.deferred and t.name not in self.tools]
+        for tool in new:
+            self.deferred[tool.name] = _DeferredAdapter(tool)
+        return new
+
+    def code_index(self) -> Any:
+        if self._index is None:
+            from indexer import Index
+
+            self._index = Index(self.root)
+        if not self.state.get("indexed"):
+            self._index.update()
+            self.state["indexed"] = True
+        return self._index
+
+    def redact(self, text: str) -> str:
+        for name, value in self.secrets:
+            text = text.replace(value, f"[REDACTED:{name}]")
+        return text
+
+    def final_text(self) -> str:
+        for message in reversed(self.messages):
+            if message["role"] == "assistant":
+                texts = [b["text"] for b in message["content"] if b.get("type") == "text"]
+                if texts:
+                    return "\n".join(texts)
+        return ""
+
+    async def emit(self, kind: str, **data: Any) -> None:
+        await self.host.emit(Event(kind, data, self.id))
+
+
+class _DeferredAdapter:
+    """A deferred tool from skills_registry seen through the harness's Tool protocol."""
+
+    kind = "other"
+
+    def __init__(self, tool: Any) -> None:
+        from agent.types import ToolSpec
+
+        self.tool = tool
+        self.spec = ToolSpec(tool.name, tool.description, tool.input_schema)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        from agent.tools.base import external
+
+        return external(f"tool:{self.tool.name}", await self.tool.call(args))
+
+
+def _title(name: str, args: Any) -> str:
+    if not isinstance(args, dict):
+        return name
+    for key in ("path", "command", "query", "pattern", "name", "description"):
+        if key in args:
+            return f"{name}: {str(args[key])[:80]}"
+    return name
+
+
+def _locations(session: Session, args: Any) -> list[dict[str, Any]]:
+    if isinstance(args, dict) and isinstance(args.get("path"), str):
+        return [{"path": args["path"], "line": args.get("offset")}]
+    return []
+
+
+def _error_text(kind: str, tool: str, args: Any, message: str, suggestion: str) -> str:
+    from agent.types import canonical_json
+
+    shown = canonical_json(args)[:500] if isinstance(args, dict) else repr(args)[:500]
+    lines = [f"error: {kind}", f"tool: {tool}", f"arguments: {shown}", f"message: {message}"]
+    if suggestion:
+        lines.append(f"suggestion: {suggestion}")
+    return "\n".join(lines)

@@ -1,0 +1,318 @@
+"""The session store: every session, message, request and usage row in SQLite under KILN_HOME.
+
+Messages are stored as canonical JSON, written as they are appended, so a crash loses at most
+the step in flight and a resumed session replays byte-identical requests. A compaction starts a
+new *epoch* of messages; older epochs stay for the inspector and for search.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agent.errors import SessionNotFound
+from agent.types import Message, Usage, canonical_json
+
+
+def kiln_home() -> Path:
+    return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln").expanduser()
+
+
+def _m001_initial(db: sqlite3.Connection) -> None:
+    db.executescript(
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY, root TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
+            title TEXT NOT NULL DEFAULT '', provider TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '',
+            mode TEXT NOT NULL DEFAULT 'ask', status TEXT NOT NULL DEFAULT 'idle', epoch INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE messages (
+            session_id TEXT NOT NULL, epoch INTEGER NOT NULL, seq INTEGER NOT NULL, json TEXT NOT NULL,
+            PRIMARY KEY (session_id, epoch, seq)
+        );
+        CREATE TABLE requests (
+            session_id TEXT NOT NULL, step INTEGER NOT NULL, turn INTEGER NOT NULL, epoch INTEGER NOT NULL,
+            message_count INTEGER NOT NULL, prefix_sha TEXT NOT NULL, deferred TEXT NOT NULL,
+            max_tokens INTEGER NOT NULL, created REAL NOT NULL,
+            PRIMARY KEY (session_id, step)
+        );
+        CREATE TABLE prefixes (sha TEXT PRIMARY KEY, json TEXT NOT NULL);
+        CREATE TABLE usage (
+            session_id TEXT NOT NULL, step INTEGER NOT NULL, turn INTEGER NOT NULL, model TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL,
+            cache_write_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL,
+            created REAL NOT NULL, PRIMARY KEY (session_id, step)
+        );
+        CREATE TABLE events (
+            session_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, json TEXT NOT NULL,
+            created REAL NOT NULL, PRIMARY KEY (session_id, seq)
+        );
+        CREATE INDEX messages_by_session ON messages(session_id, epoch, seq);
+        """
+    )
+
+
+def _m002_search(db: sqlite3.Connection) -> None:
+    db.executescript(
+        """
+        CREATE VIRTUAL TABLE session_text USING fts5(session_id UNINDEXED, kind UNINDEXED, text,
+            tokenize = 'porter unicode61');
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+    ("m001_initial", _m001_initial),
+    ("m002_search", _m002_search),
+]
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)"
+    )
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    for name, fn in MIGRATIONS:
+        if name in done:
+            continue
+        with db:
+            fn(db)
+            db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, time.time()))
+
+
+class SessionStore:
+    """One SQLite file shared by all sessions of a KILN_HOME; safe across threads and processes."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or kiln_home() / "sessions.db"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self.db = sqlite3.connect(
+            self.path, check_same_thread=False, timeout=30, isolation_level=None
+        )
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA busy_timeout=30000")
+        migrate(self.db)
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()
+
+    def _write(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute(sql, params)
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def folder(self, session_id: str) -> Path:
+        path = self.path.parent / "sessions" / session_id
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def create(self, root: Path, *, provider: str, model: str, mode: str, title: str = "") -> str:
+        session_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:8]
+        now = time.time()
+        self._write(
+            "INSERT INTO sessions (id, root, created, updated, title, provider, model, mode) VALUES (?,?,?,?,?,?,?,?)",
+            (session_id, str(root), now, now, title, provider, model, mode),
+        )
+        return session_id
+
+    def get(self, session_id: str) -> dict[str, Any]:
+        with self._lock:
+            cur = self.db.execute("SELECT * FROM sessions WHERE id = ?", (session_id,))
+            row = cur.fetchone()
+            cols = [c[0] for c in cur.description]
+        if row is None:
+            raise SessionNotFound(f"no session {session_id!r}", hint="see `kiln sessions list`")
+        info = dict(zip(cols, row, strict=True))
+        info["state"] = json.loads(info["state"])
+        return info
+
+    def update(self, session_id: str, **fields: Any) -> None:
+        if "state" in fields:
+            fields["state"] = canonical_json(fields["state"])
+        fields["updated"] = time.time()
+        assigns = ", ".join(f"{k} = ?" for k in fields)
+        self._write(f"UPDATE sessions SET {assigns} WHERE id = ?", (*fields.values(), session_id))
+
+    def list(self, root: Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        sql = (
+            "SELECT id, root, created, updated, title, provider, model, mode, status FROM sessions"
+        )
+        params: tuple[Any, ...] = ()
+        if root is not None:
+            sql += " WHERE root = ?"
+            params = (str(root),)
+        sql += " ORDER BY updated DESC LIMIT ?"
+        with self._lock:
+            cur = self.db.execute(sql, (*params, limit))
+            cols = [c[0] for c in cur.description]
+            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+    # -- messages ---------------------------------------------------------------------------
+
+    def append_message(self, session_id: str, epoch: int, seq: int, message: Message) -> None:
+        text = canonical_json(message)
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute(
+                    "INSERT INTO messages VALUES (?,?,?,?)", (session_id, epoch, seq, text)
+                )
+                searchable = _searchable_text(message)
+                if searchable:
+                    self.db.execute(
+                        "INSERT INTO session_text VALUES (?,?,?)",
+                        (session_id, message.get("role", ""), searchable),
+                    )
+                self.db.execute(
+                    "UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), session_id)
+                )
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def messages(self, session_id: str, epoch: int | None = None) -> list[Message]:
+        if epoch is None:
+            epoch = int(self.get(session_id)["epoch"])
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT json FROM messages WHERE session_id = ? AND epoch = ? ORDER BY seq",
+                (session_id, epoch),
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def add_search_text(self, session_id: str, kind: str, text: str) -> None:
+        self._write("INSERT INTO session_text VALUES (?,?,?)", (session_id, kind, text))
+
+    # -- requests and usage -----------------------------------------------------------------
+
+    def record_request(
+        self,
+        session_id: str,
+        step: int,
+        turn: int,
+        epoch: int,
+        message_count: int,
+        prefix: dict[str, Any],
+        deferred: list[str],
+        max_tokens: int,
+    ) -> None:
+        import hashlib
+
+        text = canonical_json(prefix)
+        sha = hashlib.sha256(text.encode()).hexdigest()
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute("INSERT OR IGNORE INTO prefixes VALUES (?, ?)", (sha, text))
+                self.db.execute(
+                    "INSERT OR REPLACE INTO requests VALUES (?,?,?,?,?,?,?,?,?)",
+                    (
+                        session_id,
+                        step,
+                        turn,
+                        epoch,
+                        message_count,
+                        sha,
+                        canonical_json(deferred),
+                        max_tokens,
+                        time.time(),
+                    ),
+                )
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def requests(self, session_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            cur = self.db.execute(
+                "SELECT r.*, p.json AS prefix FROM requests r JOIN prefixes p ON p.sha = r.prefix_sha "
+                "WHERE r.session_id = ? ORDER BY r.step",
+                (session_id,),
+            )
+            cols = [c[0] for c in cur.description]
+            rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+        for row in rows:
+            row["prefix"] = json.loads(row["prefix"])
+            row["deferred"] = json.loads(row["deferred"])
+        return rows
+
+    def record_usage(
+        self, session_id: str, step: int, turn: int, model: str, usage: Usage, cost: float
+    ) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO usage VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                session_id,
+                step,
+                turn,
+                model,
+                usage.input_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                usage.output_tokens,
+                cost,
+                time.time(),
+            ),
+        )
+
+    def usage(self, session_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            cur = self.db.execute(
+                "SELECT * FROM usage WHERE session_id = ? ORDER BY step", (session_id,)
+            )
+            cols = [c[0] for c in cur.description]
+            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+    def search(self, query: str, root: Path | None = None, limit: int = 10) -> list[dict[str, Any]]:
+        """Full-text search over transcripts and summaries; returns short excerpts."""
+        terms = [t for t in (w.strip("\"'*()^:-") for w in query.split()) if t]
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
+        sql = (
+            "SELECT t.session_id, t.kind, snippet(session_text, 2, '[', ']', '…', 16) AS excerpt, "
+            "s.created, s.title, s.root FROM session_text t JOIN sessions s ON s.id = t.session_id "
+            "WHERE session_text MATCH ?"
+        )
+        params: list[Any] = [match]
+        if root is not None:
+            sql += " AND s.root = ?"
+            params.append(str(root))
+        sql += " ORDER BY bm25(session_text) LIMIT ?"
+        params.append(limit)
+        with self._lock:
+            cur = self.db.execute(sql, params)
+            cols = [c[0] for c in cur.description]
+            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+def _searchable_text(message: Message) -> str:
+    parts = []
+    for block in message.get("content", []):
+        if block.get("type") == "text":
+            parts.append(block["text"])
+        elif block.get("type") == "tool_use":
+            parts.append(f"{block['name']} {canonical_json(block.get('input', {}))}")
+        elif block.get("type") == "tool_result":
+            content = block.get("content", "")
+            parts.append(content[:2000] if isinstance(content, str) else "")
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,251 @@
+"""File tools: read_file, list_files, grep, write_file, edit_file. Paths stay inside the workspace."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from agent.errors import ToolError
+from agent.protocols import ToolContext
+from agent.tools.base import FunctionTool, external, schema
+from agent.types import ToolSpec
+
+MAX_READ_LINES = 2000
+SKIP_DIRS = {
+    ".git",
+    ".kiln",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+}
+
+
+async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    session = ctx.session
+    path = session.workspace.resolve(args["path"], for_read=True)
+    if path.is_dir():
+        raise ToolError(
+            f"{args['path']} is a directory", suggestion="use list_files for directories"
+        )
+    text = session.read_text(path)
+    lines = text.splitlines()
+    offset = max(int(args.get("offset", 1) or 1), 1)
+    limit = int(args.get("limit", MAX_READ_LINES) or MAX_READ_LINES)
+    chunk = lines[offset - 1 : offset - 1 + limit]
+    width = len(str(offset + len(chunk)))
+    numbered = "\n".join(f"{n:>{width}}\t{line}" for n, line in enumerate(chunk, start=offset))
+    rel = session.workspace.relative(path)
+    more = ""
+    if offset - 1 + limit < len(lines):
+        more = (
+            f"\n[{len(lines) - (offset - 1 + limit)} more lines: read with offset={offset + limit}]"
+        )
+    session.touch(path)
+    return external(f"file:{rel}", numbered + more) if numbered else f"{rel} is empty"
+
+
+async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
+    ws = ctx.session.workspace
+    base = ws.resolve(args.get("path") or ".")
+    if not base.is_dir():
+        raise ToolError(
+            f"{args.get('path')} is not a directory", suggestion="use read_file for files"
+        )
+    entries: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        rel = Path(dirpath).relative_to(ws.root)
+        for name in sorted(filenames):
+            entries.append((rel / name).as_posix())
+            if len(entries) >= 500:
+                entries.append("[listing truncated at 500 entries: list a subdirectory]")
+                return "\n".join(entries)
+    ctx.session.touch(base)
+    return "\n".join(entries) or "(empty directory)"
+
+
+async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
+    ws = ctx.session.workspace
+    try:
+        pattern = re.compile(args["pattern"])
+    except re.error as exc:
+        raise ToolError(
+            f"invalid regular expression: {exc}", suggestion="escape special characters"
+        ) from None
+    base = ws.resolve(args.get("path") or ".", for_read=True)
+    files = [base] if base.is_file() else []
+    if base.is_dir():
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(
+                d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
+            )
+            files.extend(Path(dirpath) / f for f in sorted(filenames))
+    hits: list[str] = []
+    for file in files:
+        try:
+            text = ctx.session.read_text(file)
+        except ToolError:
+            continue
+        for n, line in enumerate(text.splitlines(), start=1):
+            if pattern.search(line):
+                hits.append(f"{ws.relative(file)}:{n}: {line[:300]}")
+                if len(hits) >= 200:
+                    hits.append("[more than 200 matches: narrow the pattern or the path]")
+                    return external(f"grep:{args['pattern']}", "\n".join(hits))
+    return external(f"grep:{args['pattern']}", "\n".join(hits)) if hits else "no matches"
+
+
+async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    session = ctx.session
+    path = session.workspace.resolve(args["path"])
+    if path.is_dir():
+        raise ToolError(f"{args['path']} is a directory")
+    old = session.read_text(path) if path.exists() else ""
+    outcome = await session.propose_edit(path, old, args["content"], call_id=ctx.call_id)
+    return _edit_result(session.workspace.relative(path), outcome, old, args["content"])
+
+
+async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    session = ctx.session
+    path = session.workspace.resolve(args["path"])
+    if not path.is_file():
+        raise ToolError(f"{args['path']} does not exist", suggestion="create it with write_file")
+    old = session.read_text(path)
+    old_text, new_text = args["old_text"], args["new_text"]
+    if not old_text:
+        raise ToolError(
+            "old_text is empty", suggestion="give the exact text to replace, or use write_file"
+        )
+    count = old.count(old_text)
+    if count == 0:
+        near = difflib.get_close_matches(
+            old_text.strip().splitlines()[0] if old_text.strip() else old_text,
+            old.splitlines(),
+            n=1,
+            cutoff=0.6,
+        )
+        hint = (
+            f"closest line in the file: {near[0]!r}"
+            if near
+            else "read the file first and copy the text exactly"
+        )
+        raise ToolError(f"old_text not found in {args['path']}", suggestion=hint)
+    if count > 1:
+        raise ToolError(
+            f"old_text occurs {count} times in {args['path']}",
+            suggestion="include more surrounding lines so the text is unique",
+        )
+    new = old.replace(old_text, new_text, 1)
+    outcome = await session.propose_edit(path, old, new, call_id=ctx.call_id)
+    return _edit_result(session.workspace.relative(path), outcome, old, new)
+
+
+def _edit_result(rel: str, outcome: str, old: str, new: str) -> str:
+    if outcome == "applied":
+        added = sum(
+            1 for line in difflib.ndiff(old.splitlines(), new.splitlines()) if line.startswith("+ ")
+        )
+        removed = sum(
+            1 for line in difflib.ndiff(old.splitlines(), new.splitlines()) if line.startswith("- ")
+        )
+        return f"edited {rel} (+{added} -{removed} lines)"
+    if outcome == "deferred":
+        return f"edit to {rel} proposed; the user will review it later. Continue as if it may not be applied."
+    if outcome == "stale":
+        raise ToolError(
+            f"{rel} changed while the edit was proposed",
+            suggestion="read the file again and redo the edit",
+        )
+    raise ToolError(
+        f"the user rejected the edit to {rel}",
+        suggestion="ask what they want instead or try another approach",
+    )
+
+
+TOOLS = [
+    FunctionTool(
+        ToolSpec(
+            "read_file",
+            "Read a text file from the workspace, with line numbers.\n"
+            "Use it before editing a file, to see exact text, or to follow a search hit. Open "
+            "documents are read with their unsaved changes. For large files pass offset (1-based "
+            "line) and limit (lines). Not for directories (use list_files) or for finding code "
+            '(use search_code or grep).\nExample: {"path": "src/app.py", "offset": 120, "limit": 80}',
+            schema(
+                {
+                    "path": {"type": "string"},
+                    "offset": {"type": "integer", "minimum": 1},
+                    "limit": {"type": "integer", "minimum": 1},
+                },
+                ["path"],
+            ),
+        ),
+        "read",
+        read_file,
+    ),
+    FunctionTool(
+        ToolSpec(
+            "list_files",
+            "List files under a workspace directory (recursive, hidden and build folders skipped, "
+            "at most 500 entries).\nUse it to get oriented in an unfamiliar tree. Not for finding "
+            'code by meaning (use search_code).\nExample: {"path": "src"}',
+            schema({"path": {"type": "string"}}, []),
+        ),
+        "read",
+        list_files,
+    ),
+    FunctionTool(
+        ToolSpec(
+            "grep",
+            "Find lines matching a regular expression (Python syntax) in a file or directory. "
+            "Use it for exact names, error messages and literals. At most 200 matches.\n"
+            'Example: {"pattern": "def load_config", "path": "src"}',
+            schema(
+                {"pattern": {"type": "string", "minLength": 1}, "path": {"type": "string"}},
+                ["pattern"],
+            ),
+        ),
+        "search",
+        grep,
+    ),
+    FunctionTool(
+        ToolSpec(
+            "edit_file",
+            "Replace one exact, unique occurrence of old_text with new_text in a file.\n"
+            "Copy old_text exactly from read_file output (without the line-number prefix), "
+            "including enough lines to be unique. Fails if the text is missing or ambiguous. "
+            "Prefer it over write_file for changes to existing files.\n"
+            'Example: {"path": "src/app.py", "old_text": "return a - b", "new_text": "return a + b"}',
+            schema(
+                {
+                    "path": {"type": "string"},
+                    "old_text": {"type": "string"},
+                    "new_text": {"type": "string"},
+                },
+                ["path", "old_text", "new_text"],
+            ),
+        ),
+        "edit",
+        edit_file,
+    ),
+    FunctionTool(
+        ToolSpec(
+            "write_file",
+            "Create a file, or replace a whole file, with the given content.\nUse it for new "
+            "files; for changes to existing files use edit_file.\n"
+            'Example: {"path": "tests/test_new.py", "content": "def test_x():\\n    assert True\\n"}',
+            schema(
+                {"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]
+            ),
+        ),
+        "edit",
+        write_file,
+    ),
+]

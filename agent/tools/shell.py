@@ -1,0 +1,95 @@
+"""run_command: a shell command in the workspace, with a timeout, captured output and a clean kill.
+
+The command runs in its own process group so a timeout or a cancelled turn kills the whole tree,
+not just the shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from typing import Any
+
+from agent.errors import ToolError
+from agent.protocols import ToolContext
+from agent.tools.base import FunctionTool, external, schema
+from agent.types import ToolSpec
+
+DEFAULT_TIMEOUT = 120
+MAX_TIMEOUT = 1800
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def run_command(args: dict[str, Any], ctx: ToolContext) -> str:
+    command = args["command"]
+    timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
+    session = ctx.session
+    env = dict(os.environ)
+    env.update(getattr(session, "command_env", {}) or {})
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_shell(
+        command,
+        cwd=str(session.workspace.root),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout=timeout)
+    except TimeoutError:
+        _kill_group(proc)
+        out = b""
+        if proc.stdout is not None:
+            try:
+                out = await asyncio.wait_for(proc.stdout.read(), timeout=2)
+            except (TimeoutError, ValueError):
+                pass
+        await proc.wait()
+        text = session.redact(out.decode("utf-8", "replace"))
+        raise ToolError(
+            f"command timed out after {timeout:g}s: {command}\n{text[-2000:]}",
+            suggestion="pass a larger timeout, run a narrower command, or run it in the background with output to a file",
+        ) from None
+    except asyncio.CancelledError:
+        _kill_group(proc)
+        await proc.wait()
+        raise
+    elapsed = time.monotonic() - started
+    text = session.redact(out.decode("utf-8", "replace"))
+    header = f"exit code {proc.returncode} after {elapsed:.1f}s"
+    return external(f"command:{command}", f"{header}\n{text}" if text else header)
+
+
+TOOLS = [
+    FunctionTool(
+        ToolSpec(
+            "run_command",
+            "Run a shell command in the workspace root and return its exit code and combined "
+            "output. Use it to run tests, linters, builds and git queries to verify changes. "
+            "Commands may need the user's permission; network and destructive commands are "
+            "refused in CI. Default timeout 120 s (max 1800). Not for reading or searching files "
+            "(use read_file, grep, search_code).\n"
+            'Example: {"command": "pytest -q tests/test_app.py", "timeout": 300}',
+            schema(
+                {
+                    "command": {"type": "string", "minLength": 1},
+                    "timeout": {"type": "number", "exclusiveMinimum": 0},
+                },
+                ["command"],
+            ),
+        ),
+        "execute",
+        run_command,
+    ),
+]

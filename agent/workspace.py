@@ -1,0 +1,66 @@
+"""The workspace boundary: every path a tool touches resolves inside the root, symlinks included.
+
+Reads prefer the host's open-buffer text (unsaved edits) over the disk, so the agent sees what
+the editor sees. Writes are atomic (temp file + rename) so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from agent.errors import PathOutsideWorkspace, ToolError
+
+
+class Workspace:
+    def __init__(self, root: Path | str, read_roots: list[Path] | None = None) -> None:
+        self.root = Path(root).resolve()
+        # Extra folders readable but not writable (the session folder with saved tool outputs).
+        self.read_roots = [p.resolve() for p in read_roots or []]
+
+    def resolve(self, path: str | Path, *, for_read: bool = False) -> Path:
+        """Absolute, symlink-resolved path inside the root, or PathOutsideWorkspace."""
+        raw = Path(os.path.expanduser(str(path))) if str(path).startswith("~") else Path(path)
+        candidate = raw if raw.is_absolute() else self.root / raw
+        try:
+            resolved = candidate.resolve(strict=False)
+        except (OSError, RuntimeError) as exc:  # symlink loops
+            raise ToolError(f"cannot resolve {path}: {exc}") from exc
+        if for_read and any(r == resolved or r in resolved.parents for r in self.read_roots):
+            return resolved
+        if resolved != self.root and self.root not in resolved.parents:
+            raise PathOutsideWorkspace(
+                f"path {path!s} resolves outside the workspace ({self.root})"
+            )
+        return resolved
+
+    def relative(self, path: Path | str) -> str:
+        p = Path(path)
+        try:
+            return p.resolve().relative_to(self.root).as_posix() or "."
+        except ValueError:
+            return str(p)
+
+    def contains(self, path: str | Path) -> bool:
+        try:
+            self.resolve(path)
+        except (PathOutsideWorkspace, ToolError):
+            return False
+        return True
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write text so readers see the old or the new file, never a torn one; keeps the mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".kiln-tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,132 @@
+"""The loop end to end with the scripted model and Kiln's real tools on a real git repo."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+from agent.providers.scripted import ScriptedModel
+from agent.session import AgentConfig, DiskHost, Session
+from agent.sessions import SessionStore
+from agent.types import Event
+from tests.agent.conftest import PYTEST
+
+
+def call(name: str, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "input": args}]}
+
+
+def fix_script() -> list:
+    return [
+        call("grep", pattern="def add"),
+        {"match": "calc.py:1", **call("read_file", path="calc.py")},
+        call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
+        call("run_command", command=PYTEST),
+        {"match": "1 passed", "text": "Fixed `add` in calc.py; the test passes."},
+    ]
+
+
+async def run(
+    root: Path, script: list, mode: str = "yolo", **cfg: object
+) -> tuple[Session, str, list[Event]]:
+    events: list[Event] = []
+    session = Session.create(
+        root,
+        host=DiskHost(events.append),
+        config=AgentConfig(mode=mode, **cfg),
+        model=ScriptedModel(script),
+    )
+    reason = await session.prompt("The test fails. Fix it.")
+    return session, reason, events
+
+
+async def test_scripted_model_fixes_failing_test(failing_repo: Path) -> None:
+    before = subprocess.run(PYTEST, shell=True, cwd=failing_repo, capture_output=True)
+    assert before.returncode != 0
+    session, reason, events = await run(failing_repo, fix_script())
+    assert reason == "end_turn"
+    after = subprocess.run(PYTEST, shell=True, cwd=failing_repo, capture_output=True)
+    assert after.returncode == 0
+    kinds = [e.kind for e in events]
+    assert kinds.count("tool_call") == 4 and kinds[-1] == "done"
+    # the transcript shows every step, stored in SQLite
+    stored = SessionStore().messages(session.id)
+    tool_names = [b["name"] for m in stored for b in m["content"] if b.get("type") == "tool_use"]
+    assert tool_names == ["grep", "read_file", "edit_file", "run_command"]
+    results = [b for m in stored for b in m["content"] if b.get("type") == "tool_result"]
+    assert all(not r["is_error"] for r in results)
+    assert '<external_content source="file:calc.py">' in results[1]["content"]
+    assert session.files_modified == ["calc.py"]
+
+
+async def test_malformed_tool_calls_are_answered_not_crashed(failing_repo: Path) -> None:
+    script = [
+        {"tool_calls": [{"name": "read_file", "arguments": "{not json"}]},
+        call("read_file", path=7),
+        call("no_such_tool", x=1),
+        call("read_file", path="../outside.txt"),
+        "gave up politely",
+    ]
+    session, reason, _ = await run(failing_repo, script)
+    assert reason == "end_turn"
+    results = [b for m in session.messages for b in m["content"] if b.get("type") == "tool_result"]
+    assert [r["is_error"] for r in results] == [True, True, True, True]
+    assert "not valid JSON" in results[0]["content"]
+    assert "path" in results[1]["content"] and "suggestion:" in results[1]["content"]
+    assert "unknown tool 'no_such_tool'" in results[2]["content"]
+    assert "outside the workspace" in results[3]["content"]
+
+
+async def test_edit_refusals(failing_repo: Path) -> None:
+    script = [
+        call("edit_file", path="calc.py", old_text="a", new_text="b"),
+        call("edit_file", path="calc.py", old_text="nothing like this", new_text="x"),
+        call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
+        "done",
+    ]
+    # ask mode with nobody answering: the edit is refused, and the file is unchanged
+    session, reason, events = await run(failing_repo, script, mode="ask")
+    results = [b for m in session.messages for b in m["content"] if b.get("type") == "tool_result"]
+    assert "occurs" in results[0]["content"]
+    assert "not found" in results[1]["content"]
+    assert "permission denied" in results[2]["content"]
+    assert "return a - b" in (failing_repo / "calc.py").read_text()
+    assert session.refusals and any(e.kind == "refusal" for e in events)
+
+
+async def test_step_limit_and_resume_replays_identical_requests(failing_repo: Path) -> None:
+    model = ScriptedModel([call("list_files"), call("list_files", path="."), "late answer"])
+    session = Session.create(
+        failing_repo, host=DiskHost(), config=AgentConfig(mode="yolo", max_steps=2), model=model
+    )
+    reason = await session.prompt("look around")
+    assert reason == "max_steps"
+    first_requests = len(model.requests)
+    # resume from the store: the next request starts with the same bytes as the stored trajectory
+    again = Session.load(session.id, host=DiskHost(), config=AgentConfig(mode="yolo"), model=model)
+    assert again.messages == session.messages
+    assert again.build_request().system == session.build_request().system
+    reason = await again.prompt("go on")
+    assert reason == "end_turn"
+    from agent.types import canonical_json
+
+    old = canonical_json([m for m in model.requests[first_requests - 1].messages])
+    new = canonical_json(model.requests[first_requests].messages)
+    assert new.startswith(old[:-1])
+
+
+async def test_cancel_kills_running_command(failing_repo: Path) -> None:
+    model = ScriptedModel([call("run_command", command="sleep 30; touch finished.txt"), "never"])
+    session = Session.create(
+        failing_repo, host=DiskHost(), config=AgentConfig(mode="yolo"), model=model
+    )
+    task = asyncio.ensure_future(session.prompt("wait"))
+    await asyncio.sleep(1.0)
+    session.cancel()
+    reason = await asyncio.wait_for(task, 10)
+    assert reason == "cancelled"
+    await asyncio.sleep(0.2)
+    assert not (failing_repo / "finished.txt").exists()
+    last = session.messages[-1]
+    assert last["content"][0]["type"] == "tool_result" and last["content"][0]["is_error"]
