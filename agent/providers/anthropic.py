@@ -1,0 +1,236 @@
+"""Anthropic Messages API provider, with prompt-cache breakpoints that match the harness's
+frozen-prefix design.
+
+Two breakpoints: one on the system block (caching tools + system, the frozen prefix) and one on
+the last content block of the latest message (the moving tail, so each turn reads everything
+before it from the cache). Tools discovered later are appended after the built-ins with
+``defer_loading: true`` so the built-ins' bytes and order never change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent.errors import ProviderError, ProviderUnavailable, ServerError
+from agent.providers.retry import (
+    RetryPolicy,
+    classify_sdk_error,
+    is_transport_error,
+    provider_error,
+    retrying_stream,
+)
+from agent.providers.scripted import parse_arguments
+from agent.types import (
+    Block,
+    Message,
+    ModelReply,
+    Request,
+    StreamItem,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def build_params(request: Request, model: str) -> dict[str, Any]:
+    """The JSON body (minus ``stream``) for one call; pure, so prefix stability is testable."""
+    tools: list[dict[str, Any]] = [t.to_dict() for t in request.tools]
+    # Deferred tools go after the built-ins, never between them, so the cached prefix stays
+    # byte-identical. The transcript's tool_search result carries tool_reference-style blocks
+    # naming them; ``defer_loading`` tells the API they were not part of the initial prompt.
+    tools += [{**t.to_dict(), "defer_loading": True} for t in request.deferred_tools]
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "system": [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
+        "messages": with_tail_breakpoint(request.messages),
+    }
+    if tools:
+        params["tools"] = tools
+    return params
+
+
+def with_tail_breakpoint(messages: list[Message]) -> list[Message]:
+    """A copy of ``messages`` whose last content block carries ``cache_control``.
+
+    Only the last message is copied; the stored transcript is never modified.
+    """
+    if not messages:
+        return []
+    last = dict(messages[-1])
+    content = last.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}] if content else []
+    if content:
+        content = list(content)
+        content[-1] = {**content[-1], "cache_control": EPHEMERAL}
+        last["content"] = content
+    return [*messages[:-1], last]
+
+
+class AnthropicModel:
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        context_window: int = 200_000,
+        retry: RetryPolicy | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        self.model = model or os.environ.get("KILN_MODEL") or DEFAULT_MODEL
+        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            if not self.base_url:
+                raise ProviderUnavailable(
+                    "anthropic: no API key",
+                    hint="export ANTHROPIC_API_KEY=... (or ANTHROPIC_BASE_URL for a compatible server)",
+                )
+            key = "not-needed"
+        self._api_key = key
+        self.context_window = context_window
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> AnthropicModel:
+        return cls(
+            model=config.get("model"),
+            api_key=config.get("api_key"),
+            base_url=config.get("base_url"),
+        )
+
+    def _sdk_client(self) -> Any:
+        """One client per event loop: its connection pool belongs to the loop that made it."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            import anthropic
+
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+            )
+            self._client_loop = loop
+        return self._client
+
+    def stream(self, request: Request) -> AsyncIterator[StreamItem]:
+        return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)
+
+    async def _once(self, request: Request) -> AsyncIterator[StreamItem]:
+        params = build_params(request, self.model)
+        state = _Accumulator(self.model)
+        try:
+            events = await self._sdk_client().messages.create(**params, stream=True)
+            async with events:
+                async for event in events:
+                    for item in state.feed(event):
+                        yield item
+        except ProviderError:
+            raise
+        except Exception as exc:
+            if is_transport_error(exc) or type(exc).__module__.split(".")[0] == "anthropic":
+                raise classify_sdk_error(
+                    exc,
+                    provider=self.name,
+                    key_var="ANTHROPIC_API_KEY",
+                    base_var="ANTHROPIC_BASE_URL",
+                    base_url=self.base_url,
+                ) from exc
+            raise
+        if not state.finished:
+            raise provider_error(
+                ServerError, "anthropic: the stream ended before message_stop", hint="retry"
+            )
+        yield state.reply()
+
+
+class _Accumulator:
+    """Folds raw stream events into deltas for the caller and one final neutral message."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.blocks: dict[int, Block] = {}
+        self.json_parts: dict[int, list[str]] = {}
+        self.usage = Usage()
+        self.stop_reason = "end_turn"
+        self.finished = False
+
+    def feed(self, event: Any) -> list[StreamItem]:
+        kind = event.type
+        if kind == "message_start":
+            self.model = event.message.model or self.model
+            self._take_usage(event.message.usage)
+        elif kind == "content_block_start":
+            block = event.content_block
+            if block.type == "tool_use":
+                self.blocks[event.index] = {
+                    "type": "tool_use",
+                    "id": block.id,
+                    "name": block.name,
+                    "input": {},
+                }
+                self.json_parts[event.index] = []
+                return [ToolCallDelta(block.id, block.name)]
+            if block.type == "text":
+                self.blocks[event.index] = {"type": "text", "text": block.text or ""}
+                return [TextDelta(block.text)] if block.text else []
+            self.blocks[event.index] = block.model_dump(exclude_none=True)
+        elif kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                self.blocks[event.index]["text"] += delta.text
+                return [TextDelta(delta.text)]
+            if delta.type == "input_json_delta":
+                self.json_parts[event.index].append(delta.partial_json)
+            elif delta.type == "thinking_delta":
+                block = self.blocks[event.index]
+                block["thinking"] = block.get("thinking", "") + delta.thinking
+            elif delta.type == "signature_delta":
+                self.blocks[event.index]["signature"] = delta.signature
+        elif kind == "content_block_stop":
+            if event.index in self.json_parts:
+                self.blocks[event.index]["input"] = parse_arguments(
+                    "".join(self.json_parts.pop(event.index))
+                )
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self._take_usage(event.usage)
+        elif kind == "message_stop":
+            self.finished = True
+        return []
+
+    def _take_usage(self, usage: Any) -> None:
+        """Fields present in an event replace earlier values (message_delta carries totals)."""
+        if usage is None:
+            return
+        for ours, theirs in (
+            ("input_tokens", "input_tokens"),
+            ("cache_read_tokens", "cache_read_input_tokens"),
+            ("cache_write_tokens", "cache_creation_input_tokens"),
+            ("output_tokens", "output_tokens"),
+        ):
+            value = getattr(usage, theirs, None)
+            if value is not None:
+                setattr(self.usage, ours, int(value))
+
+    def reply(self) -> ModelReply:
+        content = [
+            b
+            for _, b in sorted(self.blocks.items())
+            if not (b.get("type") == "text" and not b["text"])
+        ]
+        message: Message = {"role": "assistant", "content": content}
+        return ModelReply(
+            message=message, usage=self.usage, stop_reason=self.stop_reason, model=self.model
+        )

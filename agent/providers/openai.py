@@ -1,0 +1,293 @@
+"""OpenAI Chat Completions provider; works against any OpenAI-compatible base URL (OpenAI,
+Ollama, llama.cpp server, vLLM).
+
+The harness keeps Anthropic-shaped messages; this module converts on the way out (tool results
+become ``role: tool`` messages, ``tool_use`` blocks become ``tool_calls``) and back (streamed
+tool-call pieces are gathered by index, so parallel calls come out whole). The conversion is a
+pure function of the stored transcript, so the same transcript always yields the same bytes and
+the provider's automatic prefix cache keeps hitting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent.errors import ProviderError, ProviderUnavailable, ServerError
+from agent.providers.retry import (
+    RetryPolicy,
+    classify_sdk_error,
+    is_transport_error,
+    provider_error,
+    retrying_stream,
+)
+from agent.providers.scripted import parse_arguments
+from agent.types import (
+    Block,
+    Message,
+    ModelReply,
+    Request,
+    StreamItem,
+    TextDelta,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+)
+
+DEFAULT_MODEL = "gpt-4.1"
+_FINISH = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+_WINDOWS = {"gpt-4.1": 1_047_576, "gpt-5": 400_000, "gpt-4o": 128_000}
+
+
+def to_openai_tools(request: Request) -> list[dict[str, Any]]:
+    """Built-ins first in their fixed order, then deferred tools in discovery order."""
+
+    def one(spec: ToolSpec) -> dict[str, Any]:
+        fn = {"name": spec.name, "description": spec.description, "parameters": spec.input_schema}
+        return {"type": "function", "function": fn}
+
+    return [one(t) for t in request.tools] + [one(t) for t in request.deferred_tools]
+
+
+def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for msg in messages:
+        role, content = msg.get("role", "user"), msg.get("content")
+        if isinstance(content, str):
+            out.append({"role": role, "content": content})
+        elif role == "assistant":
+            out.append(_assistant(content or []))
+        else:
+            # Tool results must directly follow the assistant's tool_calls, so they go first and
+            # any text in the same message (status bar, user note) follows as a user message.
+            texts: list[str] = []
+            for block in content or []:
+                if block.get("type") == "tool_result":
+                    text = _result_text(block.get("content"))
+                    if block.get("is_error"):
+                        text = f"Error: {text}"
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": block.get("tool_use_id", ""),
+                            "content": text,
+                        }
+                    )
+                elif block.get("type") == "text":
+                    texts.append(str(block.get("text", "")))
+            if texts:
+                out.append({"role": role, "content": "\n\n".join(texts)})
+    return out
+
+
+def _assistant(content: list[Block]) -> dict[str, Any]:
+    text = "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+    calls = [
+        {
+            "id": b["id"],
+            "type": "function",
+            "function": {"name": b["name"], "arguments": _arguments_json(b.get("input"))},
+        }
+        for b in content
+        if b.get("type") == "tool_use"
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def _arguments_json(value: Any) -> str:
+    if isinstance(value, dict) and set(value) == {"__invalid_json__"}:
+        return str(value["__invalid_json__"])  # send back exactly what the model wrote
+    return json.dumps(value or {}, ensure_ascii=False)
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and "text" in b
+        )
+    return "" if content is None else str(content)
+
+
+def build_params(request: Request, model: str) -> dict[str, Any]:
+    """The JSON body for one streamed call; pure, so tests can compare bytes across turns."""
+    params: dict[str, Any] = {
+        "model": model,
+        "messages": to_openai_messages(request.system, request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    # Reasoning-family models refuse max_tokens; everything compatible accepts it otherwise.
+    limit_key = (
+        "max_completion_tokens" if model.startswith(("gpt-5", "o1", "o3", "o4")) else "max_tokens"
+    )
+    params[limit_key] = request.max_tokens
+    tools = to_openai_tools(request)
+    if tools:
+        params["tools"] = tools
+    return params
+
+
+class OpenAIModel:
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        context_window: int | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        self.model = model or os.environ.get("KILN_MODEL") or DEFAULT_MODEL
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if not self.base_url:
+                raise ProviderUnavailable(
+                    "openai: no API key",
+                    hint="export OPENAI_API_KEY=... (or OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama)",
+                )
+            key = "not-needed"  # Ollama, llama.cpp and vLLM ignore the key
+        self._api_key = key
+        family = next(
+            (f for f in sorted(_WINDOWS, key=len, reverse=True) if self.model.startswith(f)), None
+        )
+        self.context_window = context_window or (_WINDOWS[family] if family else 128_000)
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> OpenAIModel:
+        return cls(
+            model=config.get("model"),
+            api_key=config.get("api_key"),
+            base_url=config.get("base_url"),
+            context_window=config.get("context_window"),
+        )
+
+    def _sdk_client(self) -> Any:
+        """One client per event loop: its connection pool belongs to the loop that made it."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+            )
+            self._client_loop = loop
+        return self._client
+
+    def stream(self, request: Request) -> AsyncIterator[StreamItem]:
+        return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)
+
+    async def _once(self, request: Request) -> AsyncIterator[StreamItem]:
+        params = build_params(request, self.model)
+        state = _Accumulator(self.model)
+        try:
+            chunks = await self._sdk_client().chat.completions.create(**params)
+            async with chunks:
+                async for chunk in chunks:
+                    for item in state.feed(chunk):
+                        yield item
+        except ProviderError:
+            raise
+        except Exception as exc:
+            if is_transport_error(exc) or type(exc).__module__.split(".")[0] == "openai":
+                raise classify_sdk_error(
+                    exc,
+                    provider=self.name,
+                    key_var="OPENAI_API_KEY",
+                    base_var="OPENAI_BASE_URL",
+                    base_url=self.base_url,
+                ) from exc
+            raise
+        if state.finish is None:
+            raise provider_error(
+                ServerError, "openai: the stream ended without a finish_reason", hint="retry"
+            )
+        yield state.reply()
+
+
+class _Accumulator:
+    """Gathers streamed chunks: text, tool calls by index, the finish reason and usage."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+        self.usage = Usage()
+
+    def feed(self, chunk: Any) -> list[StreamItem]:
+        items: list[StreamItem] = []
+        self.model = getattr(chunk, "model", None) or self.model
+        if chunk.usage is not None:
+            self._take_usage(chunk.usage)
+        for choice in chunk.choices or []:
+            delta = choice.delta
+            if delta is not None and delta.content:
+                self.text.append(delta.content)
+                items.append(TextDelta(delta.content))
+            for tc in (delta.tool_calls if delta is not None else None) or []:
+                slot = self.calls.setdefault(
+                    tc.index, {"id": None, "name": "", "args": [], "announced": False}
+                )
+                if tc.id:
+                    slot["id"] = tc.id
+                if tc.function is not None:
+                    if tc.function.name:
+                        slot["name"] = tc.function.name
+                    if tc.function.arguments:
+                        slot["args"].append(tc.function.arguments)
+                if slot["name"] and not slot["announced"]:
+                    slot["id"] = slot["id"] or f"call_{tc.index}"
+                    slot["announced"] = True
+                    items.append(ToolCallDelta(slot["id"], slot["name"]))
+            if choice.finish_reason:
+                self.finish = choice.finish_reason
+        return items
+
+    def _take_usage(self, usage: Any) -> None:
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = int(getattr(details, "cached_tokens", 0) or 0)
+        prompt = int(usage.prompt_tokens or 0)
+        self.usage = Usage(
+            input_tokens=max(0, prompt - cached),
+            cache_read_tokens=cached,
+            output_tokens=int(usage.completion_tokens or 0),
+        )
+
+    def reply(self) -> ModelReply:
+        content: list[Block] = []
+        text = "".join(self.text)
+        if text:
+            content.append({"type": "text", "text": text})
+        for index, call in sorted(self.calls.items()):
+            content.append({
+                "type": "tool_use",
+                "id": call["id"] or f"call_{index}",
+                "name": call["name"],
+                "input": parse_arguments("".join(call["args"])),
+            })  # fmt: skip
+        stop = _FINISH.get(self.finish or "stop", self.finish or "end_turn")
+        if stop == "end_turn" and self.calls:
+            stop = "tool_use"  # some compatible servers say "stop" even after tool calls
+        message: Message = {"role": "assistant", "content": content}
+        return ModelReply(message=message, usage=self.usage, stop_reason=stop, model=self.model)
