@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import pytest
+
+from skills_registry.deferred import DeferredTool, ToolCatalog, load_sidecar_tools, qualify
+from skills_registry.errors import ToolCallError
+from skills_registry.skill import load_skill
+from skills_registry.tool_search import render_tool_search_description, tokenize
+
+from .conftest import FIXTURES
+
+TOOLBOX = FIXTURES / "sidecar" / "toolbox"
+
+
+def toolbox(**limits: float) -> dict[str, DeferredTool]:
+    warnings: list[str] = []
+    tools = load_sidecar_tools(load_skill(TOOLBOX), warnings=warnings, **limits)  # type: ignore[arg-type]
+    assert len(warnings) == 2
+    assert any("outside the skill folder" in w for w in warnings)
+    assert any("broken.json" in w for w in warnings)
+    return {t.tool_name: t for t in tools}
+
+
+async def test_sidecar_echo_receives_json_on_stdin() -> None:
+    tool = toolbox()["echo"]
+    assert tool.name == "toolbox__echo" and tool.source == "skill:toolbox"
+    assert await tool.call({"text": "hé"}) == '{"echo": {"text": "h\\u00e9"}}\n'
+
+
+async def test_missing_required_argument_is_a_clear_error() -> None:
+    with pytest.raises(ToolCallError, match="missing required argument"):
+        await toolbox()["echo"].call({})
+
+
+async def test_hanging_script_times_out() -> None:
+    with pytest.raises(ToolCallError, match=r"timed out after 0.5s") as info:
+        await toolbox(timeout=0.5)["hang"].call({"text": "x"})
+    assert info.value.hint
+
+
+async def test_flooding_script_is_capped() -> None:
+    out = await toolbox(output_cap=1000, timeout=20)["flood"].call({"text": "x"})
+    assert out == "x" * 1000 + "\n[output truncated at 1000 bytes]"
+
+
+async def test_failing_script_reports_status_and_stderr_tail() -> None:
+    with pytest.raises(ToolCallError) as info:
+        await toolbox()["fail"].call({"text": "x"})
+    message = str(info.value)
+    assert "exited with status 3" in message and message.endswith("database is locked")
+    assert len(message) < 2200
+
+
+def test_catalog_search_namespaces_and_description() -> None:
+    catalog = ToolCatalog()
+    skill = load_skill(TOOLBOX)
+    assert len(catalog.add_skill(skill)) == 2
+    assert len(catalog) == 4
+    assert [t.name for t in catalog.search("flood output", k=1)] == ["toolbox__flood"]
+    assert catalog.search("toolbox__hang", k=1)[0].name == "toolbox__hang"
+    assert catalog.search("zzz-nothing") == []
+    assert catalog.namespaces() == {"toolbox": skill.description}
+    text = render_tool_search_description(catalog.namespaces())
+    assert text == render_tool_search_description(dict(catalog.namespaces()))
+    assert text.splitlines()[-2:] == ["Namespaces:", f"- toolbox: {skill.description}"]
+    assert catalog.get("toolbox__echo") is not None and catalog.get("echo") is None
+
+
+def test_qualified_names_are_api_safe() -> None:
+    assert qualify("github", "create_issue") == "github__create_issue"
+    weird = qualify("日本語", "do.thing")
+    assert weird.isascii() and "__" in weird and len(weird) <= 64
+    assert (
+        qualify("a" * 60, "b" * 60) != qualify("a" * 60, "b" * 59)
+        and len(qualify("a" * 60, "b" * 60)) == 64
+    )
+
+
+def test_tokenizer_splits_identifiers_and_stems() -> None:
+    assert tokenize("gh__createIssue") == ["gh", "creat", "issu"]
+    assert tokenize("Creating issues") == tokenize("create issue")
+    assert tokenize("The list of HTTPServers") == ["list", "http", "server"]
