@@ -1,6 +1,7 @@
 """Exact SemVer 2.0 versions and the small range language clients use to resolve them.
 
-Ranges: ``1.2.3`` (exact), ``^1.2.3``, ``~1.2.3``, ``>=1.2.3``, ``*`` (any). Pre-releases only
+Ranges: ``1.2.3`` (exact), ``^1.2.3``, ``~1.2.3``, ``>=1.2.3``, ``*`` (any); partial forms
+``^1``, ``1`` (1.x) and ``1.2`` (1.2.x) as in npm. Pre-releases only
 match an exact range, as in npm, so a ``^1.0.0`` user never gets ``2.0.0-rc.1`` by surprise.
 """
 
@@ -63,7 +64,7 @@ def is_version(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Range:
-    op: str  # "=", "^", "~", ">=", "*"
+    op: str  # "=", "^", "~", ">=", "*", "x" (same major)
     base: Version | None
 
     @classmethod
@@ -73,8 +74,14 @@ class Range:
             return cls("*", None)
         for op in (">=", "^", "~", "="):
             if text.startswith(op):
-                return cls(op, Version.parse(text[len(op) :]))
-        return cls("=", Version.parse(text))
+                base, partial = _pad(text[len(op) :])
+                return cls(op, Version.parse(base))
+        base, partial = _pad(text)
+        if partial == 1:  # "1" means 1.x, as in npm
+            return cls("x", Version.parse(base))
+        if partial == 2:  # "1.2" means 1.2.x
+            return cls("~", Version.parse(base))
+        return cls("=", Version.parse(base))
 
     def matches(self, version: Version) -> bool:
         if self.op == "=":
@@ -90,6 +97,8 @@ class Range:
             return False
         if self.op == ">=":
             return True
+        if self.op == "x":
+            return version.major == base.major
         if self.op == "~":
             return (version.major, version.minor) == (base.major, base.minor)
         # "^": the left-most non-zero component is fixed.
@@ -100,7 +109,21 @@ class Range:
         return (version.major, version.minor, version.patch) == (0, 0, base.patch)
 
     def __str__(self) -> str:
-        return "*" if self.base is None else ("" if self.op == "=" else self.op) + str(self.base)
+        if self.base is None:
+            return "*"
+        if self.op == "x":
+            return str(self.base.major)
+        return ("" if self.op == "=" else self.op) + str(self.base)
+
+
+def _pad(text: str) -> tuple[str, int]:
+    """``1`` -> ``1.0.0`` and ``1.2`` -> ``1.2.0``; returns how many parts were given (0 = full)."""
+    text = text.strip()
+    if re.fullmatch(r"\d+", text):
+        return f"{text}.0.0", 1
+    if re.fullmatch(r"\d+\.\d+", text):
+        return f"{text}.0", 2
+    return text, 0
 
 
 def max_satisfying(versions: Iterable[str], spec: str) -> str | None:

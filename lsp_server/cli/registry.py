@@ -1,0 +1,105 @@
+"""`kiln registry ...`: run the skills registry server and manage its publish tokens.
+
+``serve`` binds the socket itself so ``--port 0`` works and the real address is printed
+(on stderr, ``kiln registry: listening on http://HOST:PORT``) before the first request.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import click
+
+
+def _default_data() -> Path:
+    import os
+
+    return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln") / "registry"
+
+
+@click.group(name="registry")
+def registry_group() -> None:
+    """Run a skills registry (the marketplace) and manage its tokens."""
+
+
+@registry_group.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option(
+    "--port", default=8750, show_default=True, type=int, help="Port (0 picks a free one)."
+)
+@click.option(
+    "--data",
+    "data",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data folder (SQLite, blobs, signing key). Default: $KILN_HOME/registry.",
+)
+@click.option(
+    "--name", default="kiln-registry", show_default=True, help="Registry name shown to clients."
+)
+@click.option(
+    "--log-level",
+    default="warning",
+    show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+)
+def serve_cmd(host: str, port: int, data: Path | None, name: str, log_level: str) -> None:
+    """Serve the registry API until interrupted."""
+    import uvicorn
+
+    from skills_registry.registry.app import create_app
+
+    data_dir = data or _default_data()
+    app = create_app(data_dir, name=name)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        raise click.ClickException(f"cannot bind {host}:{port}: {exc.strerror or exc}") from None
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    click.echo(f"kiln registry: listening on http://{shown}:{bound} (data {data_dir})", err=True)
+    config = uvicorn.Config(
+        app,
+        log_level=log_level,
+        access_log=False,
+        lifespan="off",
+        timeout_keep_alive=30,
+        backlog=2048,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+@registry_group.command("token")
+@click.option(
+    "--data",
+    "data",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data folder of the registry. Default: $KILN_HOME/registry.",
+)
+@click.option("--namespace", required=True, help="Namespace the token may publish to.")
+def token_cmd(data: Path | None, namespace: str) -> None:
+    """Create a publish token scoped to NAMESPACE and print it."""
+    from skills_registry.registry.storage import SQLiteStore
+
+    store = SQLiteStore((data or _default_data()) / "registry.db")
+    click.echo(store.create_token(namespace))
+
+
+@registry_group.command("marketplace")
+@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--base-url", required=True, help="Public URL of the registry, used in plugin sources."
+)
+def marketplace_cmd(data: Path | None, base_url: str) -> None:
+    """Print a Claude-Code-compatible marketplace.json of the registry's skills."""
+    from skills_registry.registry.marketplace import build_marketplace
+    from skills_registry.registry.storage import SQLiteStore
+
+    store = SQLiteStore((data or _default_data()) / "registry.db")
+    click.echo(json.dumps(build_marketplace(store, base_url), indent=2))

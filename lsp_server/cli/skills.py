@@ -1,0 +1,349 @@
+"""`kiln skills ...`: find, review, install and publish skills from a registry.
+
+Output meant for scripts goes to stdout (``--json`` where it matters); the review summary and
+progress go to stderr. Every refusal (bad signature, changed key, local edits, unreviewed
+scripts in CI) is one line and a non-zero exit, raised as a typed error the CLI root prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from skills_registry.client import RegistryClient, default_registry, load_token, save_token
+from skills_registry.install import Installer, Scope, parse_spec, resolve, review_summary
+from skills_registry.registry.errors import UsageError
+
+_registry_opt = click.option(
+    "--registry",
+    "registry",
+    default=None,
+    metavar="URL",
+    help="Registry URL (default: KILN_REGISTRY or settings.json 'registry').",
+)
+
+
+def _scope_opts(fn: Any) -> Any:
+    fn = click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Project root (default: current folder).",
+    )(fn)
+    fn = click.option("--user", "scope", flag_value="user", help="Use $KILN_HOME/skills.")(fn)
+    fn = click.option(
+        "--project",
+        "scope",
+        flag_value="project",
+        default=True,
+        help="Use <project>/.kiln/skills (default).",
+    )(fn)
+    return fn
+
+
+def _scope(scope: str, root: Path | None) -> Scope:
+    return Scope.user() if scope == "user" else Scope.project(root or Path.cwd())
+
+
+def _ci(flag: bool) -> bool:
+    return flag or os.environ.get("KILN_CI", "").lower() in ("1", "true", "yes")
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    echo = lambda text="": click.echo(text, err=True)  # noqa: E731
+    echo(f"{summary['id']}@{summary['version']}  ({summary['status']})")
+    echo(f"  {summary['description']}")
+    echo(
+        f"  size: {summary['sizeBytes']} bytes, ~{summary['tokens']['total']} tokens "
+        f"(SKILL.md ~{summary['tokens']['skillMd']})"
+    )
+    echo(f"  files: {len(summary['files'])}")
+    for f in summary["files"][:40]:
+        echo(f"    {f['size']:>9}  {f['path']}")
+    echo(f"  scripts: {', '.join(summary['scripts']) or 'none'}")
+    echo(f"  allowed-tools: {summary['allowedTools'] or 'not set'}")
+    findings = summary["findings"]
+    echo(f"  scan findings: {len(findings) or 'none'}")
+    for f in findings:
+        where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
+        echo(f"    [{f['severity']}] {f['rule']} {where}: {f['message']}")
+
+
+def _confirm(summary: dict[str, Any]) -> bool:
+    _print_summary(summary)
+    if not sys.stdin.isatty():
+        return False
+    return click.confirm("Install this skill?", default=False, err=True)
+
+
+@click.group(name="skills")
+def skills_group() -> None:
+    """Find, review, install and publish skills."""
+
+
+@skills_group.command("search")
+@click.argument("query", default="")
+@_registry_opt
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100))
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print [{id, name, description, latestVersion}]."
+)
+def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> None:
+    """Search the registry by name and description."""
+    with RegistryClient(default_registry(registry)) as client:
+        skills = client.search(query, limit=limit)["skills"]
+    rows = [
+        {
+            "id": s["id"],
+            "name": s["name"],
+            "description": s["description"],
+            "latestVersion": s["latestVersion"],
+        }
+        for s in skills
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        click.echo(f"{row['id']}@{row['latestVersion'] or '-'}  {row['description'][:100]}")
+    if not rows:
+        click.echo("no skills found", err=True)
+
+
+@skills_group.command("info")
+@click.argument("spec")
+@_registry_opt
+@click.option("--json", "as_json", is_flag=True)
+def info_cmd(spec: str, registry: str | None, as_json: bool) -> None:
+    """Show what a skill version contains: files, scripts, allowed-tools, scan findings."""
+    from skills_registry.client import Cache
+
+    skill_id, wanted = parse_spec(spec)
+    with RegistryClient(default_registry(registry)) as client:
+        summary = review_summary(resolve(client, Cache(), skill_id, wanted))
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        _print_summary(summary)
+
+
+@skills_group.command("install")
+@click.argument("specs", nargs=-1)
+@_registry_opt
+@_scope_opts
+@click.option("--yes", "-y", is_flag=True, help="Skip the review prompt.")
+@click.option(
+    "--frozen",
+    is_flag=True,
+    help="Install exactly the lockfile (offline from the cache if needed).",
+)
+@click.option("--force", is_flag=True, help="Overwrite locally modified skills.")
+@click.option(
+    "--ci",
+    is_flag=True,
+    help="Refuse unreviewed scripts not pinned in the lockfile (also KILN_CI=1).",
+)
+def install_cmd(
+    specs: tuple[str, ...],
+    registry: str | None,
+    scope: str,
+    root: Path | None,
+    yes: bool,
+    frozen: bool,
+    force: bool,
+    ci: bool,
+) -> None:
+    """Install ID[@RANGE] (ranges: 1.2.3, ^1.2.3, ~1.2.3, >=1.2.3, *, or a dist-tag)."""
+    installer = Installer(_scope(scope, root), yes=yes, ci=_ci(ci), force=force, confirm=_confirm)
+    if frozen:
+        if specs:
+            raise UsageError("--frozen installs the lockfile; do not name skills")
+        results = installer.install_frozen(lambda url: RegistryClient(url))
+    else:
+        if not specs:
+            raise UsageError(
+                "name a skill to install", hint="kiln skills install NAMESPACE/NAME[@RANGE]"
+            )
+        with RegistryClient(default_registry(registry)) as client:
+            results = [installer.install(client, spec) for spec in specs]
+    for r in results:
+        click.echo(f"{r.action} {r.id}@{r.version} -> {r.path}")
+
+
+@skills_group.command("update")
+@click.argument("ids", nargs=-1)
+@_scope_opts
+@click.option("--yes", "-y", is_flag=True)
+@click.option("--force", is_flag=True)
+@click.option("--ci", is_flag=True)
+def update_cmd(
+    ids: tuple[str, ...], scope: str, root: Path | None, yes: bool, force: bool, ci: bool
+) -> None:
+    """Move locked skills to the newest version their requested range allows."""
+    installer = Installer(_scope(scope, root), yes=yes, ci=_ci(ci), force=force, confirm=_confirm)
+    entries = installer.lock.entries
+    for skill_id in ids or sorted(entries):
+        entry = entries.get(skill_id)
+        if entry is None:
+            raise UsageError(f"{skill_id} is not in {installer.lock.path}")
+        with RegistryClient(entry.registry) as client:
+            r = installer.install(client, f"{skill_id}@{entry.requested}")
+        click.echo(f"{r.action} {r.id}@{r.version}")
+
+
+@skills_group.command("outdated")
+@_scope_opts
+@click.option("--json", "as_json", is_flag=True)
+def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
+    """List locked skills with newer versions (wanted = within range, latest = dist-tag)."""
+    from skills_registry.lockfile import Lockfile
+    from skills_registry.registry.semver import max_satisfying
+
+    rows = []
+    for skill_id, entry in sorted(Lockfile.load(_scope(scope, root).lock_path).entries.items()):
+        with RegistryClient(entry.registry) as client:
+            skill = client.skill(skill_id)
+        live = [v["version"] for v in skill.get("versions", []) if v["status"] != "yanked"]
+        row = {
+            "id": skill_id,
+            "current": entry.version,
+            "wanted": max_satisfying(live, entry.requested),
+            "latest": skill.get("distTags", {}).get("latest"),
+        }
+        if row["wanted"] != entry.version or row["latest"] != entry.version:
+            rows.append(row)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    for row in [] if as_json else rows:
+        click.echo(
+            f"{row['id']}  current {row['current']}  wanted {row['wanted']}  latest {row['latest']}"
+        )
+
+
+@skills_group.command("remove")
+@click.argument("skill_id")
+@_scope_opts
+@click.option("--force", is_flag=True, help="Remove even if modified locally.")
+def remove_cmd(skill_id: str, scope: str, root: Path | None, force: bool) -> None:
+    """Uninstall a skill and drop it from the lockfile."""
+    path = Installer(_scope(scope, root), force=force).remove(skill_id)
+    click.echo(f"removed {skill_id} ({path})")
+
+
+@skills_group.command("verify")
+@_scope_opts
+@click.option("--json", "as_json", is_flag=True)
+def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
+    """Check installed skills against the lockfile and pinned registry keys (offline)."""
+    report = Installer(_scope(scope, root)).verify()
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    for row in [] if as_json else report:
+        click.echo(
+            f"{'ok  ' if row['ok'] else 'FAIL'} {row['id']}@{row['version']}  {'; '.join(row['problems'])}"
+        )
+    if not all(r["ok"] for r in report):
+        raise click.exceptions.Exit(1)
+
+
+@skills_group.command("publish")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_registry_opt
+@click.option("--token", default=None, help="Publish token (default: from `kiln skills login`).")
+@click.option(
+    "--version", "version", default=None, help="Version (default: metadata.version in SKILL.md)."
+)
+@click.option("--namespace", default=None, help="Namespace (default: the token's namespace).")
+def publish_cmd(
+    path: Path, registry: str | None, token: str | None, version: str | None, namespace: str | None
+) -> None:
+    """Validate, pack and publish the skill folder PATH."""
+    from skills_registry.archive import build_archive, read_dir
+    from skills_registry.registry.errors import ValidationFailed
+    from skills_registry.spec import parse_frontmatter, validate_skill_dir
+
+    problems = validate_skill_dir(path)
+    if problems:
+        raise ValidationFailed(problems, hint="run `kiln skills validate PATH`")
+    front, _ = parse_frontmatter((path / "SKILL.md").read_text(encoding="utf-8-sig"))
+    meta = front.get("metadata") if isinstance(front.get("metadata"), dict) else {}
+    version = version or (str(meta["version"]) if meta.get("version") else None)
+    if not version:
+        raise UsageError(
+            "no version given", hint="pass --version X.Y.Z or set metadata.version in SKILL.md"
+        )
+    url = default_registry(registry)
+    token = token or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
+    with RegistryClient(url, token) as client:
+        namespace = namespace or client.whoami()
+        contents = read_dir(path)
+        contents.top = str(front["name"])
+        doc = client.publish(f"{namespace}/{front['name']}", version, build_archive(contents))
+    click.echo(f"published {doc['id']}@{doc['version']} sha256:{doc['archiveSha256']}")
+    for f in doc.get("scan", {}).get("findings", []):
+        click.echo(f"  [{f['severity']}] {f['rule']} {f['path']}: {f['message']}", err=True)
+
+
+@skills_group.command("login")
+@_registry_opt
+@click.option(
+    "--token", prompt=True, hide_input=True, help="Publish token from the registry operator."
+)
+def login_cmd(registry: str | None, token: str) -> None:
+    """Store a publish token for a registry in $KILN_HOME/credentials.json (mode 0600)."""
+    url = default_registry(registry)
+    with RegistryClient(url, token) as client:
+        namespace = client.whoami()
+    path = save_token(url, token)
+    click.echo(f"logged in to {url} as namespace {namespace!r} (token stored in {path})")
+
+
+@skills_group.command("yank")
+@click.argument("spec")
+@_registry_opt
+@click.option("--token", default=None)
+@click.option("--reason", default="", help="Why (shown to users).")
+@click.option("--undo", is_flag=True, help="Restore a yanked version.")
+def yank_cmd(spec: str, registry: str | None, token: str | None, reason: str, undo: bool) -> None:
+    """Yank ID@VERSION: kept for lockfiles, dropped from resolution."""
+    skill_id, version = parse_spec(spec)
+    url = default_registry(registry)
+    with RegistryClient(url, token or load_token(url)) as client:
+        doc = client.set_status(skill_id, version, "active" if undo else "yanked", reason)
+    click.echo(f"{doc['id']}@{doc['version']} is now {doc['status']}")
+
+
+@skills_group.command("deprecate")
+@click.argument("skill_id")
+@click.option("--message", default=None, help="Deprecation message; omit with --undo.")
+@click.option("--undo", is_flag=True)
+@_registry_opt
+@click.option("--token", default=None)
+def deprecate_cmd(
+    skill_id: str, message: str | None, undo: bool, registry: str | None, token: str | None
+) -> None:
+    """Mark a whole skill deprecated (still installable, flagged in search)."""
+    if not undo and not message:
+        raise UsageError("pass --message TEXT (or --undo)")
+    url = default_registry(registry)
+    with RegistryClient(url, token or load_token(url)) as client:
+        client.deprecate(skill_id, None if undo else message)
+    click.echo(f"{skill_id}: {'undeprecated' if undo else 'deprecated'}")
+
+
+def _add_local_commands() -> None:
+    """The local commands (validate, list) live in their own module; absent is not fatal."""
+    try:
+        from lsp_server.cli.skills_local import list_cmd, validate_cmd
+    except ImportError:
+        return
+    skills_group.add_command(validate_cmd, "validate")
+    skills_group.add_command(list_cmd, "list")
+
+
+_add_local_commands()

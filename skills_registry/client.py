@@ -1,0 +1,317 @@
+"""The registry client: HTTP calls, and the local state that makes installs trustworthy.
+
+Local state lives under ``$KILN_HOME``: ``credentials.json`` (publish tokens, mode 0600),
+``trusted_keys.json`` (the registry key pinned on first use; a changed key is refused),
+``cache/blobs/<sha256>`` (verified archives, so re-installs and offline installs need no
+network) and ``cache/meta`` (version documents, so resolution works offline too). The install
+flow itself is in ``skills_registry.install``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from skills_registry.registry.errors import (
+    Conflict,
+    Forbidden,
+    NotFound,
+    RegistryError,
+    RegistryUnavailable,
+    TooLarge,
+    TrustError,
+    Unauthorized,
+    UsageError,
+    ValidationFailed,
+)
+
+_BY_STATUS: dict[int, type[RegistryError]] = {
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    413: TooLarge,
+}
+
+
+def kiln_home() -> Path:
+    return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}", hint="fix or delete the file") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} must hold a JSON object")
+    return data
+
+
+def _write_json(path: Path, data: dict[str, Any], mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def normalize_url(url: str) -> str:
+    url = url.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"registry URL {url!r} must start with http:// or https://")
+    return url
+
+
+def default_registry(explicit: str | None = None) -> str:
+    """``--registry``, else ``KILN_REGISTRY``, else ``registry`` in ``$KILN_HOME/settings.json``."""
+    url = (
+        explicit
+        or os.environ.get("KILN_REGISTRY")
+        or _read_json(kiln_home() / "settings.json").get("registry")
+    )
+    if not url:
+        raise UsageError(
+            "no registry configured",
+            hint="pass --registry URL, set KILN_REGISTRY, or add 'registry' to $KILN_HOME/settings.json",
+        )
+    return normalize_url(str(url))
+
+
+def save_token(registry: str, token: str) -> Path:
+    path = kiln_home() / "credentials.json"
+    data = _read_json(path)
+    data[normalize_url(registry)] = {"token": token}
+    _write_json(path, data, mode=0o600)
+    return path
+
+
+def load_token(registry: str) -> str | None:
+    entry = _read_json(kiln_home() / "credentials.json").get(normalize_url(registry))
+    return entry.get("token") if isinstance(entry, dict) else None
+
+
+class TrustStore:
+    """Registry signing keys pinned on first use (TOFU), one per registry URL."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or kiln_home() / "trusted_keys.json"
+
+    def pinned(self, registry: str) -> dict[str, str] | None:
+        entry = _read_json(self.path).get(normalize_url(registry))
+        return entry if isinstance(entry, dict) else None
+
+    def check(self, registry: str, keys: list[dict[str, Any]]) -> dict[str, str]:
+        """Pin the registry's key on first sight; afterwards refuse any other key."""
+        if not keys or not isinstance(keys[0], dict) or "publicKey" not in keys[0]:
+            raise TrustError(f"registry {registry} publishes no signing key")
+        offered = {"keyId": str(keys[0]["keyId"]), "publicKey": str(keys[0]["publicKey"])}
+        pinned = self.pinned(registry)
+        if pinned is None:
+            data = _read_json(self.path)
+            data[normalize_url(registry)] = offered
+            _write_json(self.path, data, mode=0o600)
+            return offered
+        if all(k.get("publicKey") != pinned["publicKey"] for k in keys if isinstance(k, dict)):
+            raise TrustError(
+                f"registry {registry} now signs with key {offered['keyId']}, "
+                f"but {pinned['keyId']} was pinned on first use"
+            )
+        return pinned
+
+
+class Cache:
+    """Verified archives by sha256 and version documents by registry/id/version."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or kiln_home() / "cache"
+
+    def blob_path(self, sha256: str) -> Path:
+        if len(sha256) != 64 or not all(c in "0123456789abcdef" for c in sha256):
+            raise UsageError(f"invalid sha256 {sha256!r}")
+        return self.root / "blobs" / sha256
+
+    def get_blob(self, sha256: str) -> bytes | None:
+        path = self.blob_path(sha256)
+        if not path.exists():
+            return None
+        data = path.read_bytes()
+        return (
+            data if hashlib.sha256(data).hexdigest() == sha256 else None
+        )  # a corrupt entry is a miss
+
+    def put_blob(self, data: bytes) -> str:
+        sha = hashlib.sha256(data).hexdigest()
+        path = self.blob_path(sha)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{sha}.{os.getpid()}")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+        return sha
+
+    def _meta_dir(self, registry: str, skill_id: str) -> Path:
+        key = hashlib.sha256(normalize_url(registry).encode()).hexdigest()[:16]
+        return self.root / "meta" / key / skill_id
+
+    def put_doc(self, registry: str, doc: dict[str, Any]) -> None:
+        _write_json(self._meta_dir(registry, doc["id"]) / f"{doc['version']}.json", doc)
+
+    def docs(self, registry: str, skill_id: str) -> dict[str, dict[str, Any]]:
+        folder = self._meta_dir(registry, skill_id)
+        return {p.stem: _read_json(p) for p in folder.glob("*.json")} if folder.is_dir() else {}
+
+
+class RegistryClient:
+    """Thin, typed calls to one registry; HTTP failures become ``RegistryError`` subclasses."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = normalize_url(base_url)
+        headers = {"User-Agent": "kiln-skills/1", "Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+            follow_redirects=False,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise RegistryUnavailable(f"cannot reach registry {self.base_url}: {exc}") from None
+        if response.status_code < 400:
+            return response
+        try:
+            body = response.json()
+            error = body.get("error", {})
+            message, hint = (
+                str(error.get("message") or response.reason_phrase),
+                str(error.get("hint") or ""),
+            )
+        except (ValueError, AttributeError):
+            body, message, hint = {}, f"HTTP {response.status_code} {response.reason_phrase}", ""
+        if response.status_code == 422:
+            raise ValidationFailed(list(body.get("errors") or [message]), hint=hint or None)
+        if response.status_code >= 500:
+            raise RegistryUnavailable(f"registry {self.base_url} failed: {message}")
+        cls = _BY_STATUS.get(response.status_code, UsageError)
+        raise cls(message, hint=hint or None)
+
+    def _get(self, path: str, **params: Any) -> dict[str, Any]:
+        data: dict[str, Any] = self._request(
+            "GET", path, params={k: v for k, v in params.items() if v}
+        ).json()
+        return data
+
+    @staticmethod
+    def _skill_path(skill_id: str) -> str:
+        namespace, _, name = skill_id.partition("/")
+        if not namespace or not name or "/" in name:
+            raise UsageError(f"invalid skill id {skill_id!r}", hint="use <namespace>/<name>")
+        return f"/v1/skills/{quote(namespace, safe='')}/{quote(name, safe='')}"
+
+    def info(self) -> dict[str, Any]:
+        return self._get("/.well-known/kiln-registry.json")
+
+    def search(
+        self,
+        query: str = "",
+        *,
+        limit: int = 20,
+        cursor: str | None = None,
+        namespace: str | None = None,
+        updated_since: str | None = None,
+    ) -> dict[str, Any]:
+        return self._get(
+            "/v1/skills",
+            q=query,
+            limit=limit,
+            cursor=cursor,
+            namespace=namespace,
+            updated_since=updated_since,
+        )
+
+    def skill(self, skill_id: str) -> dict[str, Any]:
+        return self._get(self._skill_path(skill_id))
+
+    def version(self, skill_id: str, version: str) -> dict[str, Any]:
+        return self._get(f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}")
+
+    def download(self, skill_id: str, version: str) -> bytes:
+        return self._request(
+            "GET", f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/archive"
+        ).content
+
+    def file(self, skill_id: str, version: str, path: str) -> bytes:
+        url = f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/files/{quote(path)}"
+        return self._request("GET", url).content
+
+    def tools(self, skill_id: str, version: str) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = self._get(
+            f"{self._skill_path(skill_id)}/versions/{version}/tools"
+        )["tools"]
+        return tools
+
+    def whoami(self) -> str:
+        return str(self._get("/v1/whoami")["namespace"])
+
+    def publish(self, skill_id: str, version: str, archive: bytes) -> dict[str, Any]:
+        response = self._request(
+            "PUT",
+            f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}",
+            content=archive,
+            headers={"Content-Type": "application/gzip"},
+        )
+        data: dict[str, Any] = response.json()
+        return data
+
+    def set_status(
+        self, skill_id: str, version: str, status: str, reason: str = ""
+    ) -> dict[str, Any]:
+        url = f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/status"
+        data: dict[str, Any] = self._request(
+            "PUT", url, json={"status": status, "reason": reason}
+        ).json()
+        return data
+
+    def deprecate(self, skill_id: str, message: str | None) -> dict[str, Any]:
+        data: dict[str, Any] = self._request(
+            "PUT", f"{self._skill_path(skill_id)}/deprecation", json={"message": message}
+        ).json()
+        return data
+
+    def set_dist_tag(self, skill_id: str, tag: str, version: str) -> dict[str, Any]:
+        data: dict[str, Any] = self._request(
+            "PUT", f"{self._skill_path(skill_id)}/dist-tags/{quote(tag)}", json={"version": version}
+        ).json()
+        return data

@@ -1,0 +1,430 @@
+"""Verified installs: resolve, download, verify, review, swap into place, lock.
+
+Order matters: nothing touches the skills folder until the archive's sha256 matches the
+version document, the registry's signature over ``id@version:sha256`` verifies against the key
+pinned on first use, the archive unpacks safely into a temp folder next to the target, and the
+unpacked tree hash matches. Only then does a rename put it in place, so an interrupted or
+rejected install leaves the previous state untouched. A skill whose files differ from its lock
+entry was edited locally and is never overwritten without ``force``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skills_registry.archive import (
+    MARKER_FILE,
+    extract,
+    read_archive,
+    sha256_hex,
+    tree_hash,
+    tree_hash_dir,
+)
+from skills_registry.client import Cache, RegistryClient, TrustStore, kiln_home
+from skills_registry.lockfile import LOCK_NAME, LockEntry, Lockfile
+from skills_registry.registry.errors import (
+    IntegrityError,
+    LocallyModified,
+    NotFound,
+    RegistryError,
+    RegistryUnavailable,
+    ReviewRequired,
+    UsageError,
+)
+from skills_registry.registry.semver import Range, Version, max_satisfying
+from skills_registry.registry.signing import verify_release
+
+Confirm = Callable[[dict[str, Any]], bool]
+
+
+@dataclass
+class Scope:
+    """Where skills go and which lockfile records them (project or user)."""
+
+    skills_dir: Path
+    lock_path: Path
+
+    @classmethod
+    def project(cls, root: Path) -> Scope:
+        return cls(Path(root) / ".kiln" / "skills", Path(root) / LOCK_NAME)
+
+    @classmethod
+    def user(cls) -> Scope:
+        return cls(kiln_home() / "skills", kiln_home() / LOCK_NAME)
+
+
+@dataclass
+class Installed:
+    id: str
+    version: str
+    path: Path
+    action: str  # "installed" | "updated" | "unchanged"
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    skill_id, _, wanted = spec.partition("@")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*", skill_id):
+        raise UsageError(f"invalid skill id {skill_id!r}", hint="use <namespace>/<name>[@RANGE]")
+    return skill_id, wanted or "*"
+
+
+def review_summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """What a person should see before saying yes: the facts, not the registry's opinion."""
+    front = doc.get("frontmatter", {})
+    skill_md = next((f["size"] for f in doc.get("files", []) if f["path"] == "SKILL.md"), 0)
+    return {
+        "id": doc["id"],
+        "version": doc["version"],
+        "description": doc.get("description", ""),
+        "files": [{"path": f["path"], "size": f["size"]} for f in doc.get("files", [])],
+        "scripts": doc.get("scan", {}).get("scripts", []),
+        "allowedTools": front.get("allowed-tools"),
+        "findings": doc.get("scan", {}).get("findings", []),
+        "status": doc.get("status", "active"),
+        "sizeBytes": doc.get("unpackedSize", 0),
+        "tokens": {"skillMd": skill_md // 4, "total": doc.get("unpackedSize", 0) // 4},
+    }
+
+
+def resolve(client: RegistryClient, cache: Cache, skill_id: str, wanted: str) -> dict[str, Any]:
+    """Pick the version document for ``wanted``: a range, a dist-tag, or an exact version.
+
+    Yanked versions only match an exact request (lockfiles keep working); offline, the cached
+    documents stand in for the registry.
+    """
+    try:
+        skill = client.skill(skill_id)
+        versions = {v["version"]: v["status"] for v in skill.get("versions", [])}
+        tags = skill.get("distTags", {})
+    except RegistryUnavailable:
+        cached = cache.docs(client.base_url, skill_id)
+        if not cached:
+            raise
+        versions, tags = {v: d.get("status", "active") for v, d in cached.items()}, {}
+    if wanted in tags and not _is_range(wanted):
+        chosen: str | None = tags[wanted]
+    elif wanted == "*" and tags.get("latest") and versions.get(tags["latest"]) != "yanked":
+        chosen = tags["latest"]
+    else:
+        exact = _is_exact(wanted)
+        pool = [
+            v
+            for v, s in versions.items()
+            if s != "yanked" or (exact and Version.parse(v).key() == exact.key())
+        ]
+        chosen = max_satisfying(pool, wanted)
+    if chosen is None:
+        raise NotFound(
+            f"no version of {skill_id} matches {wanted!r}",
+            hint=f"available: {', '.join(sorted(versions)) or 'none'}",
+        )
+    try:
+        doc = client.version(skill_id, chosen)
+        cache.put_doc(client.base_url, doc)
+    except RegistryUnavailable:
+        doc = cache.docs(client.base_url, skill_id).get(chosen) or {}
+        if not doc:
+            raise
+    return doc
+
+
+def _is_range(text: str) -> bool:
+    try:
+        Range.parse(text)
+    except UsageError:
+        return False
+    return True
+
+
+def _is_exact(text: str) -> Version | None:
+    try:
+        parsed = Range.parse(text)
+    except UsageError:
+        return None
+    return parsed.base if parsed.op == "=" else None
+
+
+def trusted_key(client: RegistryClient, trust: TrustStore) -> dict[str, str]:
+    """The pinned key for this registry; fetched and pinned on first use, checked if online."""
+    try:
+        keys = client.info().get("keys", [])
+    except RegistryUnavailable:
+        pinned = trust.pinned(client.base_url)
+        if pinned is None:
+            raise
+        return pinned
+    return trust.check(client.base_url, keys)
+
+
+def fetch_verified(
+    client: RegistryClient,
+    cache: Cache,
+    key: dict[str, str],
+    skill_id: str,
+    version: str,
+    sha256: str,
+    signature: str,
+    expected_tree: str,
+) -> tuple[bytes, Any]:
+    """Archive bytes and vetted contents, or ``IntegrityError``; cache hits are re-verified."""
+    archive = cache.get_blob(sha256)
+    if archive is None:
+        archive = client.download(skill_id, version)
+    if sha256_hex(archive) != sha256:
+        raise IntegrityError(
+            f"{skill_id}@{version}: archive sha256 {sha256_hex(archive)[:12]}… does not match {sha256[:12]}…"
+        )
+    if not verify_release(key["publicKey"], skill_id, version, sha256, signature):
+        raise IntegrityError(
+            f"{skill_id}@{version}: signature does not verify with the pinned key {key['keyId']}"
+        )
+    contents = read_archive(archive)
+    if tree_hash(contents.files) != expected_tree:
+        raise IntegrityError(
+            f"{skill_id}@{version}: unpacked files do not match the published tree hash"
+        )
+    cache.put_blob(archive)
+    return archive, contents
+
+
+def _signature_for(doc: dict[str, Any], key: dict[str, str]) -> str:
+    for sig in doc.get("signatures", []):
+        if sig.get("keyId") == key["keyId"]:
+            return str(sig["signature"])
+    raise IntegrityError(
+        f"{doc['id']}@{doc['version']} is not signed by the pinned key {key['keyId']}"
+    )
+
+
+def _read_marker(target: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((target / MARKER_FILE).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _place(contents: Any, target: Path, marker: dict[str, Any]) -> None:
+    """Extract next to the target, then swap with renames: the old tree survives any failure."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".tmp-{target.name}-{uuid.uuid4().hex[:8]}"
+    try:
+        extract(contents, tmp)
+        (tmp / MARKER_FILE).write_text(
+            json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        old = None
+        if target.exists() or target.is_symlink():
+            old = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
+            target.rename(old)
+        tmp.rename(target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _guard_target(target: Path, skill_id: str, locked: LockEntry | None, force: bool) -> str | None:
+    """Refuse to clobber another skill or local edits; return the current tree hash if any."""
+    if not target.exists() and not target.is_symlink():
+        return None
+    if target.is_symlink() or not target.is_dir():
+        if force:
+            return ""
+        raise LocallyModified(f"{target} exists and is not an installed skill folder")
+    marker = _read_marker(target)
+    if marker.get("id") != skill_id and not force:
+        owner = marker.get("id") or "a local skill"
+        raise LocallyModified(
+            f"{target} holds {owner}, not {skill_id}", hint="remove it first or pass --force"
+        )
+    current = tree_hash_dir(target)
+    expected = locked.treeHash if locked else marker.get("treeHash")
+    if expected and current != expected and not force:
+        raise LocallyModified(f"{skill_id} at {target} was modified locally")
+    return current
+
+
+class Installer:
+    """One install session against one scope; ``confirm`` is asked before new content lands."""
+
+    def __init__(
+        self,
+        scope: Scope,
+        *,
+        yes: bool = False,
+        ci: bool = False,
+        force: bool = False,
+        confirm: Confirm | None = None,
+        trust: TrustStore | None = None,
+        cache: Cache | None = None,
+    ) -> None:
+        self.scope, self.yes, self.ci, self.force, self.confirm = scope, yes, ci, force, confirm
+        self.trust, self.cache = trust or TrustStore(), cache or Cache()
+        self.lock = Lockfile.load(scope.lock_path)
+
+    def install(self, client: RegistryClient, spec: str) -> Installed:
+        skill_id, wanted = parse_spec(spec)
+        key = trusted_key(client, self.trust)
+        doc = resolve(client, self.cache, skill_id, wanted)
+        signature = _signature_for(doc, key)
+        locked = self.lock.entries.get(skill_id)
+        target = self.scope.skills_dir / doc["name"]
+        current = _guard_target(target, skill_id, locked, self.force)
+        if current == doc["treeHash"] and locked and locked.version == doc["version"]:
+            return Installed(skill_id, doc["version"], target, "unchanged")
+        _archive, contents = fetch_verified(
+            client,
+            self.cache,
+            key,
+            skill_id,
+            doc["version"],
+            doc["archiveSha256"],
+            signature,
+            doc["treeHash"],
+        )
+        summary = review_summary(doc)
+        pinned = locked is not None and locked.sha256 == doc["archiveSha256"]
+        self._review(summary, pinned)
+        requested = (
+            wanted
+            if wanted != "*"
+            else f"^{doc['version']}"
+            if not Version.parse(doc["version"]).prerelease
+            else doc["version"]
+        )
+        if locked and wanted == "*":
+            requested = locked.requested
+        entry = LockEntry(
+            id=skill_id,
+            version=doc["version"],
+            requested=requested,
+            registry=client.base_url,
+            sha256=doc["archiveSha256"],
+            treeHash=doc["treeHash"],
+            signature=signature,
+            keyId=key["keyId"],
+            path=self._rel(target),
+            scripts=list(summary["scripts"]),
+        )
+        _place(contents, target, self._marker(entry))
+        action = "installed" if current is None else "updated"
+        self.lock.entries[skill_id] = entry
+        self.lock.save()
+        return Installed(skill_id, doc["version"], target, action, summary["findings"])
+
+    def install_frozen(self, client_for: Callable[[str], RegistryClient]) -> list[Installed]:
+        """Install exactly what the lockfile says; works offline from the cache."""
+        if not self.lock.entries and not self.lock.path.exists():
+            raise UsageError(
+                f"no lockfile at {self.lock.path}", hint="run `kiln skills install ID` first"
+            )
+        results = []
+        for skill_id, entry in sorted(self.lock.entries.items()):
+            target = self.scope.skills_dir / entry.path.rsplit("/", 1)[-1]
+            current = _guard_target(target, skill_id, entry, self.force)
+            if current == entry.treeHash:
+                results.append(Installed(skill_id, entry.version, target, "unchanged"))
+                continue
+            with client_for(entry.registry) as client:
+                key = trusted_key(client, self.trust)
+                if key["keyId"] != entry.keyId:
+                    raise IntegrityError(
+                        f"{skill_id}: locked key {entry.keyId} is not the pinned key {key['keyId']}"
+                    )
+                _archive, contents = fetch_verified(
+                    client,
+                    self.cache,
+                    key,
+                    skill_id,
+                    entry.version,
+                    entry.sha256,
+                    entry.signature,
+                    entry.treeHash,
+                )
+            _place(contents, target, self._marker(entry))
+            results.append(Installed(skill_id, entry.version, target, "installed"))
+        return results
+
+    def remove(self, skill_id: str) -> Path:
+        entry = self.lock.entries.get(skill_id)
+        name = skill_id.partition("/")[2]
+        target = self.scope.skills_dir / (entry.path.rsplit("/", 1)[-1] if entry else name)
+        if entry is None and _read_marker(target).get("id") != skill_id:
+            raise NotFound(f"{skill_id} is not installed in {self.scope.skills_dir}")
+        if target.exists():
+            _guard_target(target, skill_id, entry, self.force)
+            shutil.rmtree(target)
+        self.lock.entries.pop(skill_id, None)
+        self.lock.save()
+        return target
+
+    def verify(self) -> list[dict[str, Any]]:
+        """Check every locked skill on disk (tree hash, marker) and its pinned signature."""
+        report = []
+        for skill_id, entry in sorted(self.lock.entries.items()):
+            target = self.scope.skills_dir / entry.path.rsplit("/", 1)[-1]
+            problems = []
+            key = self.trust.pinned(entry.registry)
+            if key is None or not verify_release(
+                key["publicKey"], skill_id, entry.version, entry.sha256, entry.signature
+            ):
+                problems.append("signature does not verify with the pinned registry key")
+            if not target.is_dir():
+                problems.append(f"missing folder {target}")
+            else:
+                if _read_marker(target).get("id") != skill_id:
+                    problems.append("install marker missing or for another skill")
+                try:
+                    if tree_hash_dir(target) != entry.treeHash:
+                        problems.append("files differ from the lockfile (modified locally)")
+                except RegistryError as exc:
+                    problems.append(str(exc))
+            report.append(
+                {"id": skill_id, "version": entry.version, "ok": not problems, "problems": problems}
+            )
+        return report
+
+    def _review(self, summary: dict[str, Any], pinned: bool) -> None:
+        if pinned:
+            return  # the lockfile records a reviewed artifact with this exact sha256
+        if self.ci:
+            if summary["scripts"]:
+                raise ReviewRequired(
+                    f"{summary['id']}@{summary['version']} brings scripts "
+                    f"({', '.join(summary['scripts'])}) that are not pinned in the lockfile"
+                )
+            return
+        if self.yes:
+            return
+        if self.confirm is None or not self.confirm(summary):
+            raise ReviewRequired(
+                f"install of {summary['id']}@{summary['version']} was not confirmed",
+                hint="review the summary and answer yes, or pass --yes",
+            )
+
+    def _marker(self, entry: LockEntry) -> dict[str, Any]:
+        return {
+            "id": entry.id,
+            "version": entry.version,
+            "sha256": entry.sha256,
+            "treeHash": entry.treeHash,
+            "registry": entry.registry,
+            "keyId": entry.keyId,
+            "thirdParty": True,
+        }
+
+    def _rel(self, target: Path) -> str:
+        try:
+            return target.relative_to(self.scope.lock_path.parent).as_posix()
+        except ValueError:
+            return target.as_posix()

@@ -1,0 +1,88 @@
+"""``skills-lock.json``: what is installed, from where, and the hashes that prove it.
+
+Written sorted and without timestamps so it diffs cleanly and two identical installs produce
+byte-identical files. An entry pins the exact version, the archive sha256 and signature (to
+re-verify an offline install) and the tree hash (to notice a locally modified skill).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skills_registry.registry.errors import UsageError
+
+LOCK_NAME = "skills-lock.json"
+LOCK_VERSION = 1
+
+
+@dataclass
+class LockEntry:
+    id: str
+    version: str
+    requested: str
+    registry: str
+    sha256: str
+    treeHash: str  # noqa: N815 - the JSON key, kept verbatim
+    signature: str
+    keyId: str  # noqa: N815
+    path: str
+    scripts: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, skill_id: str, data: Any) -> LockEntry:
+        if not isinstance(data, dict):
+            raise UsageError(f"lockfile entry {skill_id!r} is not an object")
+        try:
+            return cls(
+                id=skill_id,
+                **{k: data[k] for k in cls.__dataclass_fields__ if k != "id" and k in data},
+            )
+        except TypeError as exc:
+            raise UsageError(
+                f"lockfile entry {skill_id!r} is incomplete ({exc})",
+                hint="delete the entry and install the skill again",
+            ) from None
+
+
+class Lockfile:
+    def __init__(self, path: Path, entries: dict[str, LockEntry] | None = None) -> None:
+        self.path = Path(path)
+        self.entries: dict[str, LockEntry] = entries or {}
+
+    @classmethod
+    def load(cls, path: Path) -> Lockfile:
+        path = Path(path)
+        if not path.exists():
+            return cls(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UsageError(
+                f"cannot read {path}: {exc}", hint="fix or delete the lockfile"
+            ) from None
+        if not isinstance(data, dict) or not isinstance(data.get("skills"), dict):
+            raise UsageError(f"{path} is not a skills lockfile (no 'skills' object)")
+        return cls(path, {k: LockEntry.from_json(k, v) for k, v in data["skills"].items()})
+
+    def to_text(self) -> str:
+        skills = {
+            k: {f: v for f, v in asdict(e).items() if f != "id"}
+            for k, e in sorted(self.entries.items())
+        }
+        return (
+            json.dumps(
+                {"lockfileVersion": LOCK_VERSION, "skills": skills}, indent=2, sort_keys=True
+            )
+            + "\n"
+        )
+
+    def save(self) -> None:
+        """Write atomically (temp file + rename) so a crash never leaves half a lockfile."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(self.to_text(), encoding="utf-8")
+        os.replace(tmp, self.path)
