@@ -69,9 +69,22 @@ def _m002_search(db: sqlite3.Connection) -> None:
     )
 
 
+def _m003_compactions(db: sqlite3.Connection) -> None:
+    """One row per compaction (agent.compaction): which epoch it started and what it removed."""
+    db.executescript(
+        """
+        CREATE TABLE compactions (
+            session_id TEXT NOT NULL, epoch INTEGER NOT NULL, created REAL NOT NULL,
+            tier INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (session_id, epoch)
+        );
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_initial", _m001_initial),
     ("m002_search", _m002_search),
+    ("m003_compactions", _m003_compactions),
 ]
 
 
