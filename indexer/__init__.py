@@ -2,3 +2,27 @@
 
 A leaf library: it imports nothing from the rest of Kiln.
 """
+
+from indexer.errors import (
+    IndexError_,
+    IndexLocked,
+    IndexUnavailable,
+    NotADirectory,
+    PathOutsideRoot,
+)
+from indexer.index import Index, IndexStats
+from indexer.ranking import Hit
+from indexer.watcher import Watcher, watch
+
+__all__ = [
+    "Hit",
+    "Index",
+    "IndexError_",
+    "IndexLocked",
+    "IndexStats",
+    "IndexUnavailable",
+    "NotADirectory",
+    "PathOutsideRoot",
+    "Watcher",
+    "watch",
+]

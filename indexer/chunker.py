@@ -1,0 +1,378 @@
+"""Cut one source file into blocks with tree-sitter: functions, methods, class skeletons and a
+module preamble, each with its qualified name, signature, docstring and referenced names.
+
+Definitions come from the per-language query (``queries/<lang>.scm``); everything else here is
+language-neutral, which is why a new language is a query file plus an extension mapping.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any
+
+from indexer.blocks import (
+    MAX_BLOCK_LINES,
+    MAX_DOCSTRING,
+    MAX_SIGNATURE,
+    TINY_LINES,
+    Block,
+    line_windows,
+    merge_tiny,
+    module_name,
+)
+from indexer.languages import (
+    ATTACHED_TYPES,
+    BRACE_BODY,
+    INDENT_BODY,
+    INDENT_LANGUAGES,
+    grammar,
+    language_for,
+    new_parser,
+)
+from indexer.tokens import camel_parts
+
+_local = threading.local()
+_COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\*/|\*|#|--)\s?")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass
+class _Def:
+    node: Any
+    kind: str  # function | class | type
+    name: str
+    body: Any
+    start_row: int  # with attached decorators/comments
+    children: list[_Def] = field(default_factory=list)
+
+
+def _parser(language: str) -> Any:
+    parsers = _local.__dict__.setdefault("parsers", {})
+    if language not in parsers:
+        parsers[language] = new_parser(language)
+    return parsers[language]
+
+
+def chunk_file(path: str, data: bytes, language: str | None = None) -> list[Block]:
+    """All blocks of one file. ``path`` is repo-relative (POSIX); bad UTF-8 is replaced."""
+    language = language or language_for(path)
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    g = grammar(language)
+    blocks = (
+        line_windows(lines, path, language)
+        if g is None
+        else _Chunker(path, data, lines, language, g).run()
+    )
+    for b in blocks:
+        b.idents = camel_parts(b.text)
+    return blocks
+
+
+class _Chunker:
+    def __init__(self, path: str, data: bytes, lines: list[str], language: str, g: Any) -> None:
+        self.path, self.data, self.lines, self.language, self.g = path, data, lines, language, g
+        self.module = module_name(path)
+
+    def run(self) -> list[Block]:
+        import tree_sitter as ts
+
+        tree = _parser(self.language).parse(self.data)
+        cursor = ts.QueryCursor(self.g.query)
+        defs: dict[int, _Def] = {}
+        refs: list[tuple[int, str]] = []
+        for _, caps in cursor.matches(tree.root_node):
+            kind = next((k for k in caps if k.startswith("definition.")), None)
+            if kind is None:
+                for key, nodes in caps.items():
+                    if key.startswith("reference."):
+                        refs.extend((n.start_point[0], _text(n)) for n in nodes)
+                continue
+            node, name_node = caps[kind][0], caps["name"][0]
+            prior = defs.get(name_node.id)
+            if (
+                prior is not None
+                and prior.node.end_byte - prior.node.start_byte >= node.end_byte - node.start_byte
+            ):
+                continue
+            name = _text(name_node)
+            if "receiver" in caps:
+                name = _text(caps["receiver"][0]) + "." + name
+            body = caps["body"][0] if "body" in caps else None
+            defs[name_node.id] = _Def(
+                node, kind.split(".", 1)[1], name, body, self._attached_start(node)
+            )
+        roots = _nest(sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
+        blocks = self._emit(roots, [], in_class=False)
+        blocks.extend(self._preamble(roots, tree.root_node))
+        self._assign_refs(blocks, refs)
+        blocks = self._merge(blocks)
+        blocks.sort(key=lambda b: (b.start_line, -b.end_line))
+        return blocks
+
+    # ---- definitions ------------------------------------------------------------------
+
+    def _attached_start(self, node: Any) -> int:
+        """Row where a definition starts once its decorators and leading comments are attached."""
+        row = node.start_point[0]
+        prev = node.prev_sibling
+        while prev is not None and prev.type in ATTACHED_TYPES and prev.end_point[0] >= row - 1:
+            prow, pcol = prev.start_point
+            if self.lines[prow][:pcol].strip():  # a trailing comment of the previous statement
+                break
+            row = prow
+            prev = prev.prev_sibling
+        return row
+
+    def _emit(self, defs: list[_Def], scope: list[str], in_class: bool) -> list[Block]:
+        out: list[Block] = []
+        for d in defs:
+            qualified = ".".join([*scope, d.name]) if scope else d.name
+            short = re.split(r"::|\.", d.name)[-1]
+            if d.kind == "function":
+                out.extend(
+                    self._function(d, qualified, short, "method" if in_class else "function")
+                )
+            else:
+                out.append(self._class(d, qualified, short))
+                out.extend(self._emit(d.children, [*scope, d.name], in_class=True))
+        return out
+
+    def _function(self, d: _Def, qualified: str, short: str, kind: str) -> list[Block]:
+        end = d.node.end_point[0]
+        sig, doc = self._signature(d), self._docstring(d)
+        parts = self._split(d, end) if end - d.start_row + 1 > MAX_BLOCK_LINES else None
+        if not parts:
+            block = self._block(kind, qualified, sig, doc, d.start_row, end, [short])
+            block.mergeable = block.lines <= TINY_LINES
+            return [block]
+        header = self.lines[d.start_row : parts[0][0]]
+        blocks = []
+        for i, (first, last) in enumerate(parts):
+            start = d.start_row if i == 0 else first
+            text_lines = (
+                self.lines[start : last + 1] if i == 0 else header + self.lines[first : last + 1]
+            )
+            block = self._block(
+                kind, qualified, sig, doc if i == 0 else "", start, last, [short] if i == 0 else []
+            )
+            block.text = "\n".join(text_lines)
+            blocks.append(block)
+        return blocks
+
+    def _split(self, d: _Def, end: int) -> list[tuple[int, int]] | None:
+        """Row ranges of statement groups, each small enough to fit with the repeated header."""
+        body = d.body
+        if body is None:
+            return None
+        stmts = body.named_children
+        while len(stmts) == 1 and stmts[0].named_child_count > 1:  # Go's statement_list
+            stmts = stmts[0].named_children
+        if len(stmts) < 2 or stmts[0].start_point[0] <= d.node.start_point[0]:
+            return None
+        first_row = stmts[0].start_point[0]
+        budget = max(MAX_BLOCK_LINES - (first_row - d.start_row), MAX_BLOCK_LINES // 2)
+        groups: list[tuple[int, int]] = []
+        start, last = first_row, -1
+        for stmt in stmts:
+            s_end = stmt.end_point[0]
+            if last >= start and s_end - start + 1 > budget:
+                groups.append((start, last))
+                start = last + 1
+            last = max(last, s_end)
+        groups.append((start, max(last, end)))
+        return groups if len(groups) > 1 else None
+
+    def _class(self, d: _Def, qualified: str, short: str) -> Block:
+        """A skeleton: the class text with every nested definition's body collapsed."""
+        end = d.node.end_point[0]
+        start_byte = self._line_start(d.start_row)
+        pieces: list[bytes] = []
+        pos = start_byte
+        indent = self.language in INDENT_LANGUAGES
+        for child in d.children:
+            body = child.body
+            if body is None:
+                continue
+            if indent:
+                cut = (
+                    body.prev_sibling.end_byte if body.prev_sibling is not None else body.start_byte
+                )
+                repl = INDENT_BODY
+            else:
+                cut, repl = body.start_byte, BRACE_BODY
+            if cut < pos:
+                continue
+            pieces.append(self.data[pos:cut])
+            pieces.append(repl.encode())
+            pos = body.end_byte
+        pieces.append(self.data[pos : d.node.end_byte])
+        block = self._block(
+            d.kind, qualified, self._signature(d), self._docstring(d), d.start_row, end, [short]
+        )
+        block.text = b"".join(pieces).decode("utf-8", errors="replace")
+        return block
+
+    def _signature(self, d: _Def) -> str:
+        name_row_start = self._line_start(self._name_row(d))
+        stop = d.body.start_byte if d.body is not None else d.node.end_byte
+        raw = self.data[name_row_start:stop].decode("utf-8", errors="replace")
+        if d.body is None:
+            raw = raw.split("\n", 1)[0]
+        return _SPACES.sub(" ", raw).strip().rstrip("{:").strip()[:MAX_SIGNATURE]
+
+    def _name_row(self, d: _Def) -> int:
+        node = d.node
+        for field_name in ("definition", "declaration"):  # unwrap decorators / export
+            inner = node.child_by_field_name(field_name)
+            if inner is not None:
+                node = inner
+        return int(node.start_point[0])
+
+    def _docstring(self, d: _Def) -> str:
+        if self.language == "python" and d.body is not None:
+            doc = _py_docstring(d.body)
+            if doc:
+                return doc
+        comment = self.lines[d.start_row : self._name_row(d)]
+        cleaned = [
+            _COMMENT_MARKS.sub("", ln).rstrip("*/ ").strip()
+            for ln in comment
+            if not ln.lstrip().startswith("@")
+        ]
+        return "\n".join(c for c in cleaned if c)[:MAX_DOCSTRING]
+
+    # ---- module preamble ----------------------------------------------------------------
+
+    def _preamble(self, roots: list[_Def], root_node: Any) -> list[Block]:
+        """Top-level lines no definition covers (imports, constants, scripts), in bounded parts."""
+        covered = bytearray(len(self.lines))
+        for d in roots:
+            covered[d.start_row : d.node.end_point[0] + 1] = b"\x01" * (
+                d.node.end_point[0] + 1 - d.start_row
+            )
+        rows = [r for r, line in enumerate(self.lines) if not covered[r] and line.strip()]
+        if not rows:
+            return []
+        doc = _py_docstring(root_node) if self.language == "python" else ""
+        blocks = []
+        for i in range(0, len(rows), MAX_BLOCK_LINES):
+            part = rows[i : i + MAX_BLOCK_LINES]
+            text = "\n".join(self.lines[r] for r in part)
+            sig = self.lines[part[0]].strip()[:MAX_SIGNATURE]
+            block = self._block(
+                "module", self.module, sig, doc if i == 0 else "", part[0], part[-1], []
+            )
+            block.text = text
+            block.refs = set()
+            blocks.append(block)
+            block._rows = part  # type: ignore[attr-defined]
+        return blocks
+
+    # ---- references and merging -----------------------------------------------------------
+
+    def _assign_refs(self, blocks: list[Block], refs: list[tuple[int, str]]) -> None:
+        owner = [-1] * len(self.lines)
+        order = sorted(
+            range(len(blocks)),
+            key=lambda i: (blocks[i].kind != "class", blocks[i].kind == "module"),
+        )
+        for i in order:
+            b = blocks[i]
+            rows = getattr(b, "_rows", None)
+            if rows is not None:
+                for r in rows:
+                    owner[r] = i
+            else:
+                owner[b.start_line - 1 : b.end_line] = [i] * b.lines
+        for row, name in refs:
+            i = owner[row] if row < len(owner) else -1
+            if i >= 0:
+                blocks[i].refs.add(name)
+        for b in blocks:
+            b.refs.difference_update(b.defines)
+
+    def _merge(self, blocks: list[Block]) -> list[Block]:
+        """Merge tiny adjacent siblings; siblings share a scope (the name minus its last part)."""
+        out: list[Block] = []
+        run: list[Block] = []
+        scope = None
+        for b in blocks:
+            b_scope = b.name.rsplit(".", 1)[0] if b.mergeable else None
+            if run and (not b.mergeable or b_scope != scope):
+                out.extend(merge_tiny(run, self.lines))
+                run = []
+            if b.mergeable:
+                run.append(b)
+                scope = b_scope
+            else:
+                out.append(b)
+        out.extend(merge_tiny(run, self.lines))
+        return out
+
+    # ---- helpers ------------------------------------------------------------------------
+
+    def _line_start(self, row: int) -> int:
+        starts = self.__dict__.get("_starts")
+        if starts is None:
+            starts = [0, *accumulate(len(line) + 1 for line in self.data.split(b"\n"))]
+            self._starts = starts
+        return starts[row] if row < len(starts) else len(self.data)
+
+    def _block(
+        self, kind: str, name: str, sig: str, doc: str, start: int, end: int, defines: list[str]
+    ) -> Block:
+        return Block(
+            kind=kind,
+            name=name,
+            signature=sig,
+            docstring=doc,
+            start_line=start + 1,
+            end_line=end + 1,
+            text="\n".join(self.lines[start : end + 1]),
+            language=self.language,
+            defines=defines,
+        )
+
+
+def _nest(defs: list[_Def]) -> list[_Def]:
+    """Build the definition tree by byte containment; a function's nested defs stay inside it."""
+    roots: list[_Def] = []
+    stack: list[_Def] = []
+    for d in defs:
+        while stack and d.node.start_byte >= stack[-1].node.end_byte:
+            stack.pop()
+        if stack:
+            parent = stack[-1]
+            if parent.kind == "function":
+                continue  # nested in a function: part of its text, not its own block
+            parent.children.append(d)
+        else:
+            roots.append(d)
+        stack.append(d)
+    return roots
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", errors="replace") if node.text is not None else ""
+
+
+def _py_docstring(body: Any) -> str:
+    """The string literal that opens a Python body (grammar versions differ in wrapping it)."""
+    first = body.named_children[0] if body.named_child_count else None
+    if first is not None and first.type == "expression_statement" and first.named_child_count:
+        first = first.named_children[0]
+    if first is None or first.type != "string":
+        return ""
+    return _strip_string(_text(first))[:MAX_DOCSTRING]
+
+
+def _strip_string(s: str) -> str:
+    s = s.lstrip("rRbBuUfF")
+    for q in ('"""', "'''", '"', "'"):
+        if s.startswith(q) and s.endswith(q) and len(s) >= 2 * len(q):
+            return s[len(q) : -len(q)].strip()
+    return s.strip()

@@ -1,0 +1,340 @@
+"""The ``Index``: a workspace's code index, kept fresh incrementally and searched by ranking.
+
+Files are skipped by mtime+size first, then by content hash, so only changed files are
+re-parsed. Each file's rows are replaced inside one transaction and transactions commit in
+small batches: an interrupted run keeps every finished file and the next run resumes. Writers
+share one connection under a lock; every reading thread gets its own connection, so searches
+never wait for an indexing run (WAL mode).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from indexer import store
+from indexer.blocks import Block
+from indexer.chunker import chunk_file
+from indexer.errors import IndexLocked, IndexUnavailable, NotADirectory, PathOutsideRoot
+from indexer.files import MAX_FILE_BYTES, Candidate, excluded, looks_indexable, walk
+from indexer.languages import language_for
+from indexer.ranking import Hit, search
+
+Progress = Callable[[int, int, str], None]
+BATCH_SECONDS = 0.5  # commit at least this often during a full run
+POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
+POOL_WORKERS = 2
+
+
+@dataclass
+class IndexStats:
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_removed: int = 0
+    blocks: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    skipped: list[str] = field(default_factory=list)  # "path: reason" for files that failed
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _prepare(
+    rel: str, path: str, known_hash: str | None
+) -> tuple[str, str, list[Block] | None, int, str]:
+    """Read, hash and chunk one file (runs in a worker process for big runs).
+
+    Returns (rel, status, blocks, size, hash); status is ``indexed``, ``same``, ``skip`` or
+    ``gone``/``error: ...``.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return rel, "gone", None, 0, ""
+    except OSError as exc:
+        return rel, f"error: {exc.strerror or exc}", None, 0, ""
+    h = digest(data)
+    if h == known_hash:
+        return rel, "same", None, len(data), h
+    if len(data) > MAX_FILE_BYTES or not looks_indexable(data):
+        return rel, "skip", None, len(data), h
+    return rel, "indexed", chunk_file(rel, data), len(data), h
+
+
+class Index:
+    """A workspace's index at ``<root>/.kiln/index.db`` (created, migrated or rebuilt on open)."""
+
+    def __init__(self, root: Path | str, *, busy_timeout: float = 5.0) -> None:
+        self.root = Path(root).expanduser().resolve()
+        if not self.root.is_dir():
+            raise NotADirectory(f"not a folder: {root}")
+        self.db_path = self.root / ".kiln" / "index.db"
+        self.busy_timeout = busy_timeout
+        self.recovered: str | None = None  # set when a corrupt index.db was rebuilt
+        self._write_lock = threading.RLock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        try:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexUnavailable(f"cannot create {self.db_path.parent}: {exc.strerror}") from exc
+        self._conn = self._open()
+
+    # ---- opening and recovery ----------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            return self._connect_checked()
+        except sqlite3.DatabaseError as exc:
+            if _is_locked(exc):
+                raise IndexLocked(f"{self.db_path} is locked") from exc
+            if not _is_corrupt(exc):
+                raise IndexUnavailable(f"cannot open {self.db_path}: {exc}") from exc
+            self.recovered = f"{self.db_path} was unreadable ({exc}); rebuilt it from scratch"
+            self._move_aside()
+            return self._connect_checked()
+
+    def _connect_checked(self) -> sqlite3.Connection:
+        conn = store.connect(self.db_path, self.busy_timeout)
+        try:
+            store.migrate(conn)
+            conn.execute("SELECT count(*) FROM files").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _move_aside(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(str(self.db_path) + suffix)
+            if src.exists():
+                shutil.move(str(src), str(self.db_path.with_name("index.db.corrupt" + suffix)))
+
+    def _reader(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = store.connect(self.db_path, self.busy_timeout)
+            self._local.conn = conn
+            with self._write_lock:
+                self._readers.append(conn)
+        return conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._write_lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if _is_locked(exc):
+                    raise IndexLocked(f"{self.db_path} is locked by another process") from exc
+                raise
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    # ---- public API ----------------------------------------------------------------------
+
+    def update(self, progress: Progress | None = None) -> IndexStats:
+        """Bring the index in line with the disk; only new or changed files are parsed."""
+        started = time.perf_counter()
+        stats = IndexStats()
+        known = {
+            row[0]: (row[1], row[2], row[3])
+            for row in self._conn.execute("SELECT path, mtime_ns, size, hash FROM files")
+        }
+        candidates = list(walk(self.root))
+        stats.files_seen = len(candidates)
+        seen = {c.rel for c in candidates}
+        work: list[Candidate] = []
+        done = 0
+        for cand in candidates:
+            old = known.get(cand.rel)
+            if old is not None and old[0] == cand.mtime_ns and old[1] == cand.size:
+                done += 1
+                if progress is not None:
+                    progress(done, len(candidates), cand.rel)
+                continue
+            work.append(cand)
+        by_rel = {c.rel: c for c in work}
+        results = self._prepared(work, {r: known[r][2] for r in by_rel if r in known})
+        batch_started = time.monotonic()
+        tx = self._transaction()
+        conn = tx.__enter__()
+        try:
+            for rel, status, blocks, size, h in results:
+                cand = by_rel[rel]
+                done += 1
+                if status == "indexed":
+                    assert blocks is not None
+                    store.write_file(conn, rel, language_for(rel), cand.mtime_ns, size, h, blocks)
+                    stats.files_indexed += 1
+                    stats.blocks += len(blocks)
+                    stats.bytes += size
+                elif status == "same":
+                    conn.execute(
+                        "UPDATE files SET mtime_ns=?, size=? WHERE path=?",
+                        (cand.mtime_ns, size, rel),
+                    )
+                elif status == "skip":  # recorded without blocks so mtime skips it next time
+                    store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, [])
+                else:  # gone or unreadable
+                    if store.remove_file(conn, rel):
+                        stats.files_removed += 1
+                    seen.discard(rel)
+                    if status.startswith("error"):
+                        stats.skipped.append(f"{rel}: {status[7:]}")
+                if progress is not None:
+                    progress(done, len(candidates), rel)
+                if time.monotonic() - batch_started > BATCH_SECONDS:
+                    tx.__exit__(None, None, None)
+                    tx = self._transaction()
+                    conn = tx.__enter__()
+                    batch_started = time.monotonic()
+            for rel in known.keys() - seen:
+                if store.remove_file(conn, rel):
+                    stats.files_removed += 1
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('last_indexed', ?)", (str(time.time()),)
+            )
+        except BaseException as exc:
+            tx.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        finally:
+            results.close()
+        tx.__exit__(None, None, None)
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _prepared(self, work: list[Candidate], hashes: dict[str, str]) -> Iterator[tuple]:
+        args = [(c.rel, str(c.path), hashes.get(c.rel)) for c in work]
+        if len(work) < POOL_MIN_FILES or (os.cpu_count() or 1) < 2:
+            for a in args:
+                yield _prepare(*a)
+            return
+        import multiprocessing
+
+        # fork is cheap and needs no re-import of __main__, but is only safe single-threaded.
+        single = threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if single else "spawn")
+        with ProcessPoolExecutor(POOL_WORKERS, mp_context=ctx) as pool:
+            try:
+                yield from pool.map(_prepare, *zip(*args, strict=True), chunksize=16)
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+
+    def update_file(self, path: str | Path, text: str | None = None) -> int:
+        """Re-index one file, from ``text`` (an unsaved buffer) or from disk; returns its block count."""
+        rel, full = self._rel(path)
+        if excluded(self.root, rel):
+            return 0
+        if text is None:
+            try:
+                st = full.stat()
+                data = full.read_bytes() if st.st_size <= MAX_FILE_BYTES else b""
+            except FileNotFoundError:
+                self.remove_file(rel)
+                return 0
+            mtime_ns, size = st.st_mtime_ns, st.st_size
+        else:
+            data = text.encode("utf-8", errors="replace")
+            mtime_ns, size = -1, len(data)  # -1: the next scan re-checks the disk by hash
+        h = digest(data)
+        row = self._conn.execute("SELECT hash, blocks FROM files WHERE path = ?", (rel,)).fetchone()
+        if row is not None and row[0] == h:
+            if text is None:
+                with self._transaction() as conn:
+                    conn.execute(
+                        "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (mtime_ns, size, rel)
+                    )
+            return int(row[1])
+        if not data or not looks_indexable(data):
+            with self._transaction() as conn:
+                store.write_file(conn, rel, "skipped", mtime_ns, size, h, [])
+            return 0
+        blocks = chunk_file(rel, data)
+        with self._transaction() as conn:
+            store.write_file(conn, rel, language_for(rel), mtime_ns, size, h, blocks)
+        return len(blocks)
+
+    def remove_file(self, path: str | Path) -> None:
+        rel, _ = self._rel(path)
+        with self._transaction() as conn:
+            store.remove_file(conn, rel)
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """Ranked blocks for a query; empty when the query has no searchable words."""
+        return search(self._reader(), query, k)
+
+    def status(self) -> dict[str, Any]:
+        conn = self._reader()
+        files, blocks = conn.execute(
+            "SELECT count(*), COALESCE(sum(blocks), 0) FROM files"
+        ).fetchone()
+        last = conn.execute("SELECT value FROM meta WHERE key = 'last_indexed'").fetchone()
+        size = sum(
+            p.stat().st_size for p in (self.db_path, Path(str(self.db_path) + "-wal")) if p.exists()
+        )
+        return {
+            "root": str(self.root),
+            "files": files,
+            "blocks": blocks,
+            "db_bytes": size,
+            "last_indexed": float(last[0]) if last else None,
+        }
+
+    def close(self) -> None:
+        with self._write_lock:
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+            self._conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _rel(self, path: str | Path) -> tuple[str, Path]:
+        p = Path(path)
+        full = p if p.is_absolute() else self.root / p
+        resolved = Path(os.path.abspath(full))
+        try:
+            rel = resolved.relative_to(self.root).as_posix()
+        except ValueError:
+            raise PathOutsideRoot(f"{path} is outside {self.root}") from None
+        if rel in ("", ".") or rel.startswith("../"):
+            raise PathOutsideRoot(f"{path} is outside {self.root}")
+        return rel, resolved
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(
+        m in text for m in ("not a database", "malformed", "corrupt", "disk image", "file format")
+    )
+
+
+def _is_locked(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text

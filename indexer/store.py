@@ -1,0 +1,221 @@
+"""The SQLite side of the index: schema migrations, atomic per-file replacement, raw reads.
+
+One file, ``<root>/.kiln/index.db``, in WAL mode so searches never wait for the indexer.
+Migrations are named functions recorded in ``_migrations``. FTS5 is an external-content table
+over ``blocks``, maintained explicitly here, so text is stored once and a file's rows are
+replaced with a handful of set-based statements (no per-row Python work beyond one
+``executemany``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import sqlite_utils
+
+from indexer.blocks import Block
+from indexer.tokens import name_terms, path_terms
+
+# Bumped when chunking changes shape: every file is re-parsed once.
+CHUNKER_VERSION = "3"
+FTS_COLUMNS = ("fts_path", "fts_name", "signature", "docstring", "text", "idents")
+
+
+def _script(db: sqlite_utils.Database, sql: str) -> None:
+    """Run statements one by one (``executescript`` would commit the migration's transaction)."""
+    for statement in sql.split(";\n"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _m001_initial(db: sqlite_utils.Database) -> None:
+    _script(
+        db,
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            language TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            blocks INTEGER NOT NULL,
+            indexed_at REAL NOT NULL
+        );
+        CREATE TABLE blocks (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            language TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            signature TEXT NOT NULL,
+            docstring TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            text TEXT NOT NULL,
+            refs TEXT NOT NULL,
+            fts_path TEXT NOT NULL,
+            fts_name TEXT NOT NULL,
+            idents TEXT NOT NULL
+        );
+        CREATE INDEX blocks_file ON blocks(file_id);
+        CREATE VIRTUAL TABLE blocks_fts USING fts5(
+            fts_path, fts_name, signature, docstring, text, idents,
+            content='blocks', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE TABLE defs (name TEXT NOT NULL, block_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
+                           PRIMARY KEY (name, block_id)) WITHOUT ROWID;
+        CREATE INDEX defs_file ON defs(file_id);
+        CREATE TABLE refs (name TEXT NOT NULL, block_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
+                           PRIMARY KEY (name, block_id)) WITHOUT ROWID;
+        CREATE INDEX refs_file ON refs(file_id);
+        """,
+    )
+
+
+def _m002_fts_vocab(db: sqlite_utils.Database) -> None:
+    """Term document counts, used to drop query terms that match most of the repository."""
+    db.execute("CREATE VIRTUAL TABLE blocks_vocab USING fts5vocab(blocks_fts, 'row')")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial, _m002_fts_vocab]
+
+
+def connect(db_path: Path, busy_timeout: float) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        str(db_path), timeout=busy_timeout, check_same_thread=False, isolation_level=None
+    )
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-65536")
+    conn.execute("PRAGMA mmap_size=268435456")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the named migrations not yet recorded, each in its own transaction."""
+    db = sqlite_utils.Database(conn)
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    for fn in MIGRATIONS:
+        name = fn.__name__.lstrip("_")
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            fn(db)
+            conn.execute("INSERT INTO _migrations VALUES (?, ?)", (name, time.time()))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    version = conn.execute("SELECT value FROM meta WHERE key='chunker'").fetchone()
+    if version is None or version[0] != CHUNKER_VERSION:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("UPDATE files SET hash = '', mtime_ns = -1")  # forces a re-parse
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunker', ?)", (CHUNKER_VERSION,))
+        conn.execute("COMMIT")
+
+
+def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
+    """Remove everything one file contributed (call inside a transaction)."""
+    cols = ", ".join(FTS_COLUMNS)
+    conn.execute(
+        f"INSERT INTO blocks_fts(blocks_fts, rowid, {cols}) SELECT 'delete', id, {cols} FROM blocks WHERE file_id = ?",
+        (file_id,),
+    )
+    conn.execute("DELETE FROM blocks WHERE file_id = ?", (file_id,))
+    conn.execute("DELETE FROM defs WHERE file_id = ?", (file_id,))
+    conn.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
+
+
+def write_file(
+    conn: sqlite3.Connection,
+    rel: str,
+    language: str,
+    mtime_ns: int,
+    size: int,
+    digest: str,
+    blocks: list[Block],
+) -> None:
+    """Replace one file's rows (call inside a transaction: all of it lands or none)."""
+    row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
+    if row is not None:
+        file_id = row[0]
+        delete_file_rows(conn, file_id)
+        conn.execute(
+            "UPDATE files SET language=?, mtime_ns=?, size=?, hash=?, blocks=?, indexed_at=? WHERE id=?",
+            (language, mtime_ns, size, digest, len(blocks), time.time(), file_id),
+        )
+    else:
+        cur = conn.execute(
+            "INSERT INTO files (path, language, mtime_ns, size, hash, blocks, indexed_at) VALUES (?,?,?,?,?,?,?)",
+            (rel, language, mtime_ns, size, digest, len(blocks), time.time()),
+        )
+        file_id = cur.lastrowid
+    if not blocks:
+        return
+    first_id = (conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM blocks").fetchone())[0]
+    ptext = path_terms(rel)
+    conn.executemany(
+        "INSERT INTO blocks (id, file_id, path, language, kind, name, signature, docstring, start_line,"
+        " end_line, hash, text, refs, fts_path, fts_name, idents) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                first_id + i,
+                file_id,
+                rel,
+                b.language,
+                b.kind,
+                b.name,
+                b.signature,
+                b.docstring,
+                b.start_line,
+                b.end_line,
+                b.hash,
+                b.text,
+                " ".join(sorted(b.refs)),
+                ptext,
+                name_terms(b.name),
+                b.idents,
+            )
+            for i, b in enumerate(blocks)
+        ],
+    )
+    cols = ", ".join(FTS_COLUMNS)
+    conn.execute(
+        f"INSERT INTO blocks_fts(rowid, {cols}) SELECT id, {cols} FROM blocks WHERE file_id = ?",
+        (file_id,),
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO defs VALUES (?, ?, ?)",
+        _pairs(((first_id + i, b.defines) for i, b in enumerate(blocks)), file_id),
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO refs VALUES (?, ?, ?)",
+        _pairs(((first_id + i, b.refs) for i, b in enumerate(blocks)), file_id),
+    )
+
+
+def _pairs(
+    items: Iterable[tuple[int, Iterable[str]]], file_id: int
+) -> Iterable[tuple[str, int, int]]:
+    for block_id, names in items:
+        for name in {n.lower() for n in names}:
+            yield name, block_id, file_id
+
+
+def remove_file(conn: sqlite3.Connection, rel: str) -> bool:
+    row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
+    if row is None:
+        return False
+    delete_file_rows(conn, row[0])
+    conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+    return True

@@ -1,0 +1,140 @@
+"""Turning code and queries into search terms: split identifiers, paths and stop words.
+
+FTS5's unicode61 tokenizer already splits ``snake_case`` and paths on punctuation; what it
+cannot do is split ``camelCase``/``PascalCase``, so those parts are computed here and stored
+in their own column. Queries go through the same splitting so ``getUser`` finds ``get_user``.
+"""
+
+from __future__ import annotations
+
+import re
+
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "those",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+        "find",
+        "show",
+        "all",
+        "code",
+        "function",
+        "method",
+        "class",
+        "please",
+        "whats",
+    ]
+)
+
+
+def split_identifier(word: str) -> list[str]:
+    """``parseHTTPResponse_v2`` -> ``["parse", "http", "response", "v", "2"]`` (lower-cased)."""
+    parts: list[str] = []
+    for piece in word.split("_"):
+        parts.extend(p.lower() for p in _PARTS.findall(piece))
+    return parts
+
+
+def camel_parts(text: str) -> str:
+    """Space-joined parts of every camelCase identifier in ``text`` (deduplicated)."""
+    seen: dict[str, None] = {}
+    for ident in set(_IDENT.findall(text)):
+        if ident.islower() or ident.isupper() or ident[1:].islower():  # C-speed pre-filter
+            continue
+        for part in split_identifier(ident):
+            seen[part] = None
+    return " ".join(seen)
+
+
+def name_terms(name: str) -> str:
+    """A qualified name plus its split parts, for the name column."""
+    return name + " " + " ".join(split_identifier(name))
+
+
+def path_terms(path: str) -> str:
+    """``src/userStore/get_user.py`` -> ``src userStore get_user py user store get user``."""
+    words = _WORD.findall(path)
+    return " ".join(words) + " " + " ".join(p for w in words for p in split_identifier(w))
+
+
+def query_words(query: str) -> list[str]:
+    """The identifiers/words of a query, minus stop words; empty means nothing to search."""
+    out: list[str] = []
+    for word in _WORD.findall(query):
+        if word.lower() not in STOP_WORDS:
+            out.append(word)
+    return out
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-cased search terms: each word plus its identifier parts, deduplicated."""
+    terms: dict[str, None] = {}
+    for word in query_words(query):
+        low = word.lower().strip("_")
+        if low and low not in STOP_WORDS:
+            terms[low] = None
+        for part in split_identifier(word):
+            if part not in STOP_WORDS and (len(part) > 1 or part.isdigit()):
+                terms[part] = None
+    return list(terms)
+
+
+def fts_match(terms: list[str]) -> str:
+    """An FTS5 MATCH expression OR-ing quoted terms (quoting neutralises FTS syntax)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

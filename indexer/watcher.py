@@ -1,0 +1,144 @@
+"""Keep an index fresh from file-system events (watchdog), debounced and batched.
+
+Editors save in bursts (write, rename, chmod), so events are collected until the tree has been
+quiet for ``debounce`` seconds and then applied as one batch: changed files re-indexed one by
+one, or a full incremental scan when the batch is large or folders moved.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from indexer.index import Index, IndexStats
+
+DEBOUNCE_SECONDS = 0.3
+FULL_SCAN_OVER = 200  # a batch bigger than this is cheaper as one full incremental scan
+
+OnBatch = Callable[[list[str], IndexStats], None]
+
+
+class Watcher:
+    """A started watchdog observer; use as a context manager or call ``stop()``."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        on_batch: OnBatch | None = None,
+        *,
+        index: Index | None = None,
+        debounce: float = DEBOUNCE_SECONDS,
+    ) -> None:
+        self.index = index or Index(root)
+        self._own_index = index is None
+        self.root = self.index.root
+        self.on_batch = on_batch
+        self.debounce = debounce
+        self.errors: list[str] = []
+        self._pending: set[str] = set()
+        self._full = False
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._observer: Any = None
+
+    def start(self) -> Watcher:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                if event.event_type in ("opened", "closed_no_write"):
+                    return
+                paths = [event.src_path, getattr(event, "dest_path", "") or ""]
+                watcher._note(
+                    [p if isinstance(p, str) else p.decode() for p in paths if p],
+                    event.is_directory,
+                )
+
+        self._observer = Observer()
+        self._observer.schedule(Handler(), str(self.root), recursive=True)
+        self._observer.daemon = True
+        self._observer.start()
+        return self
+
+    def _note(self, paths: list[str], is_directory: bool) -> None:
+        rels = []
+        for p in paths:
+            try:
+                rel = Path(p).relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            if rel.startswith(".kiln/") or rel == ".kiln" or "/.git/" in f"/{rel}/":
+                continue
+            rels.append(rel)
+        if not rels:
+            return
+        with self._lock:
+            if is_directory or any(r.endswith(".gitignore") for r in rels):
+                self._full = True
+            self._pending.update(rels)
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self.debounce, self._flush)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _flush(self) -> None:
+        with self._lock:
+            batch, full = sorted(self._pending), self._full
+            self._pending.clear()
+            self._full = False
+            self._timer = None
+        if not batch:
+            return
+        try:
+            if full or len(batch) > FULL_SCAN_OVER:
+                stats = self.index.update()
+            else:
+                stats = IndexStats(files_seen=len(batch))
+                for rel in batch:
+                    if (self.root / rel).is_file():
+                        count = self.index.update_file(rel)
+                        stats.files_indexed += 1
+                        stats.blocks += count
+                    else:
+                        self.index.remove_file(rel)
+                        stats.files_removed += 1
+        except Exception as exc:  # noqa: BLE001 - a watcher thread must survive one bad batch
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            return
+        if self.on_batch is not None:
+            self.on_batch(batch, stats)
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        if self._own_index:
+            self.index.close()
+
+    def __enter__(self) -> Watcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def watch(
+    root: Path | str,
+    on_batch: OnBatch | None = None,
+    *,
+    index: Index | None = None,
+    debounce: float = DEBOUNCE_SECONDS,
+) -> Watcher:
+    """Start watching ``root``; returns a started ``Watcher`` (stop it or use ``with``)."""
+    return Watcher(root, on_batch, index=index, debounce=debounce).start()

@@ -1,0 +1,45 @@
+"""Every ranking weight and constant in one place, so the retrieval benchmark can tune them.
+
+Nothing else in the indexer hard-codes a ranking number; they are imported from here.
+"""
+
+from __future__ import annotations
+
+# BM25 column weights, in the FTS column order (see store.FTS_COLUMNS).
+COLUMN_WEIGHTS: dict[str, float] = {
+    "fts_path": 2.0,  # split path segments
+    "fts_name": 8.0,  # qualified name and its split parts
+    "signature": 3.0,
+    "docstring": 2.0,
+    "text": 1.0,  # raw code
+    "idents": 1.5,  # camelCase parts of identifiers used in the code
+}
+
+# How many lexical candidates are pulled from FTS5 before fusion.
+LEXICAL_CANDIDATES = 200
+
+# Reciprocal-rank fusion: score = W / (FUSION_K + rank).
+FUSION_K = 20.0
+LEXICAL_WEIGHT = 1.0
+GRAPH_WEIGHT = 0.6
+
+# Personalised PageRank over the local definition->reference graph.
+PAGERANK_DAMPING = 0.7
+PAGERANK_ITERATIONS = 15
+SEED_TOP_LEXICAL = 15  # top lexical hits that seed the walk
+SEED_NAME_WEIGHT = 3.0  # a block defining an identifier the query names
+SEED_PATH_WEIGHT = 0.5  # a block in a file whose path the query mentions
+GRAPH_FANOUT_MAX = 25  # names defined (or referenced) in more blocks than this carry no signal
+GRAPH_MAX_NODES = 2000
+
+# Exact name matches get a direct boost on top of fusion (multiplier).
+NAME_MATCH_BOOST = 1.5
+
+# Light penalties (multipliers) for paths that are rarely what a query is after.
+TEST_PENALTY = 0.75
+EXAMPLE_PENALTY = 0.85
+VENDOR_PENALTY = 0.6
+TEXT_WINDOW_PENALTY = 0.8  # non-code fallback blocks
+
+# At most this many hits from one file before the others are pushed down the list.
+GROUP_LIMIT = 3

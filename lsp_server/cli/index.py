@@ -1,0 +1,165 @@
+"""`kiln index` and `kiln search`: build, watch and query a workspace's code index.
+
+Progress goes to stderr (a rich bar, only on a terminal); results and the summary go to stdout,
+as text or, with ``--json``, as one JSON document for scripts and editors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from indexer import Index, IndexStats
+
+_ROOT = click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[int, int, str], None] | None]:
+    """A rich progress bar on stderr when it is a terminal; otherwise no callback at all."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}", style="dim"),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def report(done: int, total: int, path: str) -> None:
+            bar.update(task, completed=done, total=total, description=path[-60:])
+
+        yield report
+
+
+def _summary(stats: IndexStats, idx: Index) -> str:
+    status = idx.status()
+    rate = stats.bytes / 1e6 / stats.seconds if stats.seconds > 0 else 0.0
+    return (
+        f"indexed {status['files']} files, {status['blocks']} blocks "
+        f"({stats.files_indexed} changed, {stats.files_removed} removed) "
+        f"in {stats.seconds:.2f}s, {rate:.1f} MB/s"
+    )
+
+
+def _open(root: Path) -> Index:
+    idx = Index(root)
+    if idx.recovered:
+        click.echo(f"kiln: {idx.recovered}", err=True)
+    return idx
+
+
+def _build(idx: Index, as_json: bool) -> IndexStats:
+    with _progress(not as_json) as report:
+        stats = idx.update(report)
+    for line in stats.skipped:
+        click.echo(f"kiln: skipped {line}", err=True)
+    return stats
+
+
+@click.command("index")
+@click.argument("path", required=False, default=".", type=_ROOT)
+@click.option("--watch", is_flag=True, help="Keep the index fresh until interrupted.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def index_cmd(path: Path, watch: bool, as_json: bool) -> None:
+    """Build or refresh the code index of PATH (default: the current folder)."""
+    idx = _open(path)
+    try:
+        stats = _build(idx, as_json)
+        if as_json:
+            status = idx.status()
+            rate = stats.bytes / 1e6 / stats.seconds if stats.seconds > 0 else 0.0
+            click.echo(
+                json.dumps(
+                    {
+                        **stats.to_dict(),
+                        "mb_per_s": round(rate, 3),
+                        "root": status["root"],
+                        "total_files": status["files"],
+                        "total_blocks": status["blocks"],
+                        "db_bytes": status["db_bytes"],
+                    }
+                )
+            )
+        else:
+            click.echo(_summary(stats, idx))
+        if watch:
+            _watch(idx, as_json)
+    finally:
+        idx.close()
+
+
+def _watch(idx: Index, as_json: bool) -> None:
+    from indexer import watch as start_watch
+
+    def on_batch(paths: list[str], stats: IndexStats) -> None:
+        if as_json:
+            click.echo(json.dumps({"event": "batch", "paths": paths, **stats.to_dict()}))
+        else:
+            click.echo(
+                f"updated {len(paths)} path(s): {stats.blocks} blocks, {stats.files_removed} removed"
+            )
+
+    if not as_json:
+        click.echo("watching for changes (Ctrl-C to stop)", err=True)
+    with start_watch(idx.root, on_batch, index=idx):
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+@click.command("search")
+@click.argument("query")
+@click.option(
+    "--root", "root", default=".", type=_ROOT, help="Workspace folder (default: current)."
+)
+@click.option(
+    "-k", "k", default=10, show_default=True, type=click.IntRange(min=1, max=1000), help="Results."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print results as a JSON list.")
+def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
+    """Search the code index of --root; builds the index first if there is none."""
+    from indexer.tokens import query_terms
+
+    idx = _open(root)
+    try:
+        if idx.status()["files"] == 0:
+            _build(idx, as_json=True)
+        if not query_terms(query):
+            click.echo(
+                "kiln: the query has no searchable words (only stop words or punctuation)", err=True
+            )
+            hits = []
+        else:
+            hits = idx.search(query, k)
+    finally:
+        idx.close()
+    if as_json:
+        click.echo(json.dumps([h.to_dict() for h in hits]))
+        return
+    if not hits:
+        click.echo("no results", err=True)
+    for h in hits:
+        click.echo(_line(h))
+
+
+def _line(h: Any) -> str:
+    span = f"{h.path}:{h.start_line}-{h.end_line}"
+    return f"{span}  {h.kind} {h.name}  ({h.score:.4f})\n    {h.signature.splitlines()[0] if h.signature else ''}"
