@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from skills_registry.deferred import ToolCatalog
+from skills_registry.errors import McpConfigError, ToolCallError
+from skills_registry.mcp_source import McpServerConfig, McpSource, load_mcp_config
+
+SERVER = Path(__file__).with_name("mcp_server.py")
+
+
+def write_config(path: Path, servers: dict[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": servers}))
+
+
+def test_config_merges_project_over_user(tmp_path: Path) -> None:
+    home = tmp_path / "kiln"
+    write_config(
+        home / "mcp.json",
+        {"notes": {"command": "user-notes"}, "web": {"url": "http://127.0.0.1:1/mcp"}},
+    )
+    write_config(
+        tmp_path / ".kiln" / "mcp.json",
+        {"notes": {"command": "python", "args": ["s.py"], "env": {"A": "1"}}},
+    )
+    configs = load_mcp_config(tmp_path, home)
+    assert list(configs) == ["notes", "web"]
+    assert configs["notes"].command == "python" and configs["notes"].args == ["s.py"]
+    assert configs["notes"].env == {"A": "1"} and configs["web"].transport == "http"
+    assert load_mcp_config(tmp_path / "none", tmp_path / "none") == {}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"servers": {}}', "missing the 'mcpServers' object"),
+        ('{"mcpServers": {"a": {}}}', "needs exactly one of 'command' (stdio) or 'url' (HTTP)"),
+        (
+            '{"mcpServers": {"a": {"command": "x", "args": "y"}}}',
+            "'args' must be a list of strings",
+        ),
+        ('{"mcpServers": {"a": {"url": "ftp://x"}}}', "'url' must be an http(s) URL"),
+        (
+            '{"mcpServers": {"a": {"command": "x", "env": {"A": 1}}}}',
+            "'env' must be an object of string values",
+        ),
+    ],
+)
+def test_config_errors_are_precise(tmp_path: Path, content: str, message: str) -> None:
+    (tmp_path / ".kiln").mkdir()
+    (tmp_path / ".kiln" / "mcp.json").write_text(content)
+    with pytest.raises(McpConfigError) as info:
+        load_mcp_config(tmp_path, tmp_path / "home")
+    assert message in str(info.value) and info.value.exit_code == 2 and info.value.hint
+
+
+async def check_notes_server(source: McpSource) -> None:
+    await source.start()
+    try:
+        assert "Team notes" in source.instructions
+        tools = await source.list_tools()
+        assert sorted(t.name for t in tools) == [
+            "notes__add_numbers",
+            "notes__explode",
+            "notes__search_notes",
+        ]
+        catalog = ToolCatalog()
+        catalog.extend(tools)
+        catalog.describe_namespace("notes", source.instructions)
+        found = catalog.search("search team notes", k=1)
+        assert [t.name for t in found] == ["notes__search_notes"]
+        assert await found[0].call({"query": "deploy"}) == "deploy checklist: run migrations first"
+        add = catalog.get("notes__add_numbers")
+        assert add is not None and add.input_schema["required"] == ["a", "b"]
+        assert await add.call({"a": 2, "b": 40}) == "42"
+        with pytest.raises(ToolCallError, match="notes__explode failed: .*explode"):
+            await catalog.get("notes__explode").call({"reason": "boom"})  # type: ignore[union-attr]
+    finally:
+        await source.close()
+    with pytest.raises(ToolCallError, match="not running"):
+        await source.call("add_numbers", {"a": 1, "b": 1})
+
+
+async def test_stdio_server_tools_listed_searched_and_called() -> None:
+    config = McpServerConfig(name="notes", command=sys.executable, args=[str(SERVER)])
+    await check_notes_server(McpSource(config))
+
+
+async def test_server_that_cannot_start_is_one_clear_error(tmp_path: Path) -> None:
+    config = McpServerConfig(
+        name="ghost", command=str(tmp_path / "missing-binary"), origin="mcp.json"
+    )
+    with pytest.raises(ToolCallError, match="MCP server 'ghost' failed to start") as info:
+        await McpSource(config, start_timeout=20).start()
+    assert "mcp.json" in info.value.hint
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+async def test_streamable_http_server(http_server: str) -> None:
+    await check_notes_server(McpSource(McpServerConfig(name="notes", url=http_server)))
