@@ -1,0 +1,117 @@
+"""Fixtures for the marketplace tests: a real registry on a loopback port, real skill folders.
+
+The server runs uvicorn in a thread over a socket bound to port 0 (no port guessing); the CLI
+tests start `kiln registry serve` as a subprocess instead.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from skills_registry.registry.app import create_app
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "skills" / "anthropic"
+
+
+@dataclass
+class LiveRegistry:
+    url: str
+    data: Path
+    app: object
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    def token(self, namespace: str) -> str:
+        return self.app.state.registry.store.create_token(namespace)  # type: ignore[attr-defined]
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def start_registry(data: Path) -> LiveRegistry:
+    app = create_app(data)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="error", lifespan="off", access_log=False)
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("registry did not start")
+        time.sleep(0.01)
+    return LiveRegistry(f"http://127.0.0.1:{port}", data, app, server, thread)
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Iterator[LiveRegistry]:
+    live = start_registry(tmp_path / "registry-data")
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+def make_skill(
+    root: Path,
+    name: str,
+    description: str = "A test skill.",
+    body: str = "# Test\n",
+    extra: dict[str, str] | None = None,
+    front: str = "",
+) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n{front}---\n{body}", encoding="utf-8"
+    )
+    for rel, text in (extra or {}).items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return folder
+
+
+def tree_snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (and its parent's siblings are checked by the caller)."""
+    if not root.exists():
+        return {}
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else b"<dir>")
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def kiln(
+    *args: str, env: dict[str, str], cwd: Path, input: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", *args],
+        env=env,
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+    env.update({"KILN_HOME": str(home), **extra})
+    return env

@@ -1,0 +1,287 @@
+"""The registry API over real HTTP on loopback: publish rules, reads, pagination, feeds."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skills_registry.archive import build_archive, read_dir, sha256_hex
+from skills_registry.registry.signing import verify_release
+from tests.registry.conftest import FIXTURES, LiveRegistry, make_skill, tree_snapshot
+from tests.registry.hostile import CASES
+
+HTTP = httpx.Client(timeout=30)  # one pool for the module: fast, like a real client
+
+
+def _publish(
+    reg: LiveRegistry, token: str, skill_id: str, version: str, archive: bytes
+) -> httpx.Response:
+    return HTTP.put(
+        f"{reg.url}/v1/skills/{skill_id}/versions/{version}",
+        content=archive,
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+
+def _archive(folder: Path) -> bytes:
+    return build_archive(read_dir(folder))
+
+
+def test_publish_then_read_everything(registry: LiveRegistry, tmp_path: Path) -> None:
+    token = registry.token("acme")
+    archive = _archive(FIXTURES / "internal-comms")
+    created = _publish(registry, token, "acme/internal-comms", "1.0.0", archive)
+    assert created.status_code == 201, created.text
+    doc = created.json()
+    assert doc["archiveSha256"] == sha256_hex(archive)
+    assert {"path": "SKILL.md"}.items() <= next(
+        f for f in doc["files"] if f["path"] == "SKILL.md"
+    ).items()
+
+    info = HTTP.get(f"{registry.url}/.well-known/kiln-registry.json").json()
+    key = info["keys"][0]
+    sig = doc["signatures"][0]
+    assert sig["keyId"] == key["keyId"]
+    assert verify_release(
+        key["publicKey"], "acme/internal-comms", "1.0.0", doc["archiveSha256"], sig["signature"]
+    )
+
+    base = f"{registry.url}/v1/skills/acme/internal-comms"
+    detail = HTTP.get(base).json()
+    assert detail["distTags"] == {"latest": "1.0.0"} and detail["status"] == "active"
+    assert [v["version"] for v in HTTP.get(f"{base}/versions").json()["versions"]] == ["1.0.0"]
+
+    download = HTTP.get(f"{base}/versions/1.0.0/archive")
+    assert download.content == archive
+    etag = download.headers["etag"]
+    assert etag == f'"{doc["archiveSha256"]}"'
+    assert (
+        HTTP.get(f"{base}/versions/1.0.0/archive", headers={"If-None-Match": etag}).status_code
+        == 304
+    )
+    part = HTTP.get(f"{base}/versions/1.0.0/archive", headers={"Range": "bytes=0-99"})
+    assert part.status_code == 206 and part.content == archive[:100]
+
+    preview = HTTP.get(f"{base}/versions/1.0.0/files/examples/faq-answers.md")
+    assert preview.status_code == 200 and preview.headers["content-type"].startswith("text/plain")
+    assert preview.content == (FIXTURES / "internal-comms/examples/faq-answers.md").read_bytes()
+    assert HTTP.get(f"{base}/versions/1.0.0/files/../../registry.db").status_code == 404
+
+    market = HTTP.get(f"{registry.url}/.claude-plugin/marketplace.json").json()
+    assert market["owner"]["name"] and market["plugins"][0]["name"] == "acme-internal-comms"
+    assert market["plugins"][0]["source"]["url"].endswith("/versions/1.0.0/archive")
+
+
+def test_publish_rules(registry: LiveRegistry, tmp_path: Path) -> None:
+    token = registry.token("acme")
+    archive = _archive(FIXTURES / "brand-guidelines")
+    assert _publish(registry, token, "acme/brand-guidelines", "1.0.0", archive).status_code == 201
+    again = _publish(registry, token, "acme/brand-guidelines", "1.0.0", archive)
+    assert again.status_code == 409 and "already published" in again.json()["error"]["message"]
+
+    other = _publish(registry, token, "someone/brand-guidelines", "1.0.0", archive)
+    assert (
+        other.status_code == 403
+        and "scoped to namespace 'acme'" in other.json()["error"]["message"]
+    )
+    assert (
+        _publish(registry, "kiln_bogus", "acme/brand-guidelines", "1.0.1", archive).status_code
+        == 401
+    )
+    assert (
+        HTTP.put(
+            f"{registry.url}/v1/skills/acme/brand-guidelines/versions/1.0.1", content=archive
+        ).status_code
+        == 401
+    )
+
+    bad = make_skill(tmp_path, "bad-skill", description="", front="colour: blue\n")
+    invalid = _publish(registry, token, "acme/bad-skill", "1.x", _archive(bad))
+    assert invalid.status_code == 422
+    errors = invalid.json()["errors"]
+    assert len(errors) >= 3
+    assert any("invalid version" in e for e in errors)
+    assert any("description" in e for e in errors)
+    assert any("colour" in e for e in errors)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "zip-slip",
+        "symlink",
+        "hardlink",
+        "device",
+        "declared-1gb",
+        "gzip-bomb",
+        "duplicate",
+        "invalid-utf8",
+        "absolute",
+    ],
+)
+def test_hostile_publish_rejected(registry: LiveRegistry, case: str) -> None:
+    token = registry.token("acme")
+    before = tree_snapshot(registry.data / "blobs")
+    builder, words = CASES[case]
+    response = _publish(registry, token, "acme/evil", "1.0.0", builder())
+    assert response.status_code == 422
+    assert any(words in e for e in response.json()["errors"])
+    assert tree_snapshot(registry.data / "blobs") == before
+    assert HTTP.get(f"{registry.url}/v1/skills/acme/evil").status_code == 404
+
+
+def test_oversized_bodies_are_refused(registry: LiveRegistry, tmp_path: Path) -> None:
+    token = registry.token("acme")
+    headers = {"Authorization": f"Bearer {token}"}
+    big = b"\x1f\x8b" + b"\0" * (9 * 1024 * 1024)
+    assert (
+        HTTP.put(
+            f"{registry.url}/v1/skills/acme/big/versions/1.0.0", content=big, headers=headers
+        ).status_code
+        == 413
+    )
+    assert (
+        _publish(
+            registry,
+            token,
+            "acme/brand-guidelines",
+            "1.0.0",
+            _archive(FIXTURES / "brand-guidelines"),
+        ).status_code
+        == 201
+    )
+    url = f"{registry.url}/v1/skills/acme/brand-guidelines/versions/1.0.0/status"
+    huge = json.dumps({"status": "yanked", "reason": "x" * 100_000})
+    response = HTTP.put(url, content=huge, headers={**headers, "Content-Type": "application/json"})
+    assert response.status_code == 413 and "limit" in response.json()["error"]["message"]
+
+    def chunks():  # no Content-Length: the cap must hold while streaming
+        for _ in range(100):
+            yield b" " * 1024
+
+    assert HTTP.put(url, content=chunks(), headers=headers).status_code == 413
+    assert HTTP.get(f"{registry.url}/v1/skills/acme/brand-guidelines").json()["status"] == "active"
+
+
+def _skill_archive(name: str, description: str) -> bytes:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        data = f"---\nname: {name}\ndescription: {description}\n---\nbody\n".encode()
+        info = tarfile.TarInfo(f"{name}/SKILL.md")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    import gzip
+
+    return gzip.compress(raw.getvalue())
+
+
+def test_search_pagination_yank_tags_and_feed(registry: LiveRegistry) -> None:
+    token = registry.token("acme")
+    for i in range(7):
+        desc = "Render PDF reports" if i % 2 else "Lint YAML files"
+        assert (
+            _publish(
+                registry, token, f"acme/tool-{i}", "1.0.0", _skill_archive(f"tool-{i}", desc)
+            ).status_code
+            == 201
+        )
+    for version in ("1.1.0", "2.0.0-rc.1"):
+        assert (
+            _publish(
+                registry, token, "acme/tool-0", version, _skill_archive("tool-0", "Lint YAML files")
+            ).status_code
+            == 201
+        )
+
+    hits = HTTP.get(f"{registry.url}/v1/skills", params={"q": "pdf"}).json()["skills"]
+    assert {h["id"] for h in hits} == {"acme/tool-1", "acme/tool-3", "acme/tool-5"}
+    seen, cursor = [], None
+    while True:
+        page = HTTP.get(
+            f"{registry.url}/v1/skills",
+            params={"limit": 3, **({"cursor": cursor} if cursor else {})},
+        ).json()
+        seen += [s["id"] for s in page["skills"]]
+        cursor = page["metadata"]["nextCursor"]
+        if cursor is None:
+            break
+    assert seen == sorted(f"acme/tool-{i}" for i in range(7))
+    assert HTTP.get(f"{registry.url}/v1/skills", params={"cursor": "garbage!"}).status_code == 400
+    assert (
+        HTTP.get(f"{registry.url}/v1/skills", params={"updated_since": "2999-01-01"}).json()[
+            "skills"
+        ]
+        == []
+    )
+
+    base = f"{registry.url}/v1/skills/acme/tool-0"
+    auth = {"Authorization": f"Bearer {token}"}
+    assert HTTP.get(base).json()["distTags"]["latest"] == "1.1.0"
+    yanked = HTTP.put(
+        f"{base}/versions/1.1.0/status", json={"status": "yanked", "reason": "broken"}, headers=auth
+    )
+    assert yanked.status_code == 200 and yanked.json()["status"] == "yanked"
+    assert HTTP.get(base).json()["distTags"]["latest"] == "1.0.0"
+    assert (
+        HTTP.get(f"{base}/versions/1.1.0/archive").status_code == 200
+    )  # still downloadable exactly
+    tagged = HTTP.put(f"{base}/dist-tags/next", json={"version": "2.0.0-rc.1"}, headers=auth)
+    assert tagged.json()["distTags"] == {"latest": "1.0.0", "next": "2.0.0-rc.1"}
+    assert (
+        HTTP.put(f"{base}/deprecation", json={"message": "use tool-1"}, headers=auth).json()[
+            "status"
+        ]
+        == "deprecated"
+    )
+
+    feed = HTTP.get(f"{registry.url}/v1/changes", params={"since": 0, "limit": 1000}).json()
+    kinds = [(c["id"], c["kind"]) for c in feed["changes"]]
+    assert kinds[-3:] == [
+        ("acme/tool-0", "yanked"),
+        ("acme/tool-0", "dist-tag:next"),
+        ("acme/tool-0", "deprecate"),
+    ]
+    later = HTTP.get(
+        f"{registry.url}/v1/changes", params={"since": feed["metadata"]["nextSince"]}
+    ).json()
+    assert later["changes"] == []
+
+
+def test_tool_schemas_are_served_without_download(registry: LiveRegistry, tmp_path: Path) -> None:
+    schema = {
+        "name": "lint_yaml",
+        "description": "Lint a YAML file",
+        "input_schema": {"type": "object"},
+    }
+    skill = make_skill(tmp_path, "yaml-tools", extra={"tools/lint_yaml.json": json.dumps(schema)})
+    token = registry.token("acme")
+    assert _publish(registry, token, "acme/yaml-tools", "0.1.0", _archive(skill)).status_code == 201
+    tools = HTTP.get(f"{registry.url}/v1/skills/acme/yaml-tools/versions/0.1.0/tools").json()[
+        "tools"
+    ]
+    assert tools == [{"path": "tools/lint_yaml.json", **schema}]
+    broken = make_skill(tmp_path / "b", "yaml-tools", extra={"tools/bad.json": "{not json"})
+    response = _publish(registry, token, "acme/yaml-tools", "0.2.0", _archive(broken))
+    assert response.status_code == 422 and "tools/bad.json" in response.json()["errors"][0]
+
+
+def test_signing_key_persists_across_restarts(tmp_path: Path) -> None:
+    from tests.registry.conftest import start_registry
+
+    first = start_registry(tmp_path / "data")
+    key1 = HTTP.get(f"{first.url}/.well-known/kiln-registry.json").json()["keys"][0]
+    first.stop()
+    second = start_registry(tmp_path / "data")
+    try:
+        key2 = HTTP.get(f"{second.url}/.well-known/kiln-registry.json").json()["keys"][0]
+    finally:
+        second.stop()
+    assert key1 == key2
+    assert len(base64.b64decode(key1["publicKey"])) == 32
+    assert ((tmp_path / "data/keys/ed25519.key").stat().st_mode & 0o777) == 0o600
