@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import loop
+from agent.compaction import CompactionConfig, Compactor
 from agent.errors import KilnError, PathOutsideWorkspace, ProviderError, ToolError
 from agent.memory import Memory
 from agent.output_budget import DEFAULT_BUDGET_CHARS, apply_budget
@@ -137,6 +138,7 @@ class Session:
         self._edit_calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self.secrets = self._collect_secrets() if config.redact_env else []
         self.extensions: list[Any] = []  # context sources (skills, compaction…) registered by name
+        self.extensions.append(Compactor(CompactionConfig.from_extra(config.extra)))
 
     # -- construction -------------------------------------------------------------------------
 
