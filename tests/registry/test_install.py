@@ -1,0 +1,318 @@
+"""Verified installs against a live registry: the happy path and every refusal.
+
+Each refusal must leave the skills folder and the lockfile exactly as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from skills_registry.archive import MARKER_FILE, build_archive, read_dir, sha256_hex
+from skills_registry.client import Cache, RegistryClient, TrustStore
+from skills_registry.install import Installer, Scope
+from skills_registry.registry.errors import (
+    ArchiveError,
+    IntegrityError,
+    LocallyModified,
+    NotFound,
+    RegistryUnavailable,
+    ReviewRequired,
+    TrustError,
+)
+from skills_registry.registry.storage import now_iso
+from tests.registry.conftest import (
+    FIXTURES,
+    LiveRegistry,
+    make_skill,
+    start_registry,
+    tree_snapshot,
+)
+from tests.registry.hostile import CASES
+
+
+def _publish(reg: LiveRegistry, folder: Path, version: str, namespace: str = "acme") -> dict:
+    with RegistryClient(reg.url, reg.token(namespace)) as client:
+        return client.publish(
+            f"{namespace}/{folder.name}", version, build_archive(read_dir(folder))
+        )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def _state(project: Path) -> dict[str, bytes]:
+    return tree_snapshot(project)
+
+
+def test_install_update_and_lockfile(registry: LiveRegistry, project: Path, tmp_path: Path) -> None:
+    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    scope = Scope.project(project)
+    with RegistryClient(registry.url) as client:
+        first = Installer(scope, yes=True).install(client, "acme/brand-guidelines@^1.0.0")
+        assert first.action == "installed"
+        target = project / ".kiln/skills/brand-guidelines"
+        assert (target / "SKILL.md").read_bytes() == (
+            FIXTURES / "brand-guidelines/SKILL.md"
+        ).read_bytes()
+        marker = json.loads((target / MARKER_FILE).read_text())
+        assert marker["id"] == "acme/brand-guidelines" and marker["thirdParty"] is True
+        lock_text = (project / "skills-lock.json").read_text()
+        lock = json.loads(lock_text)["skills"]["acme/brand-guidelines"]
+        assert lock["version"] == "1.0.0" and lock["requested"] == "^1.0.0"
+        assert (
+            Installer(scope, yes=True).install(client, "acme/brand-guidelines").action
+            == "unchanged"
+        )
+        assert (project / "skills-lock.json").read_text() == lock_text  # stable, no timestamps
+
+        # a new compatible version arrives; a major bump is out of range
+        changed = tmp_path / "v2" / "brand-guidelines"
+        changed.parent.mkdir()
+        import shutil
+
+        shutil.copytree(FIXTURES / "brand-guidelines", changed)
+        (changed / "NOTES.md").write_text("new in 1.1.0\n")
+        _publish(registry, changed, "1.1.0")
+        _publish(registry, changed, "2.0.0")
+        updated = Installer(scope, yes=True).install(client, "acme/brand-guidelines@^1.0.0")
+    assert (updated.action, updated.version) == ("updated", "1.1.0")
+    assert (target / "NOTES.md").exists()
+    assert not list((project / ".kiln/skills").glob(".tmp-*")) and not list(
+        (project / ".kiln/skills").glob(".old-*")
+    )
+
+
+def test_yanked_versions_drop_out_of_resolution(registry: LiveRegistry, project: Path) -> None:
+    for version in ("1.0.0", "1.1.0"):
+        _publish(registry, FIXTURES / "internal-comms", version)
+    with RegistryClient(registry.url, registry.token("acme")) as client:
+        client.set_status("acme/internal-comms", "1.1.0", "yanked", "bad release")
+        got = Installer(Scope.project(project), yes=True).install(
+            client, "acme/internal-comms@^1.0.0"
+        )
+        assert got.version == "1.0.0"
+        exact = Installer(Scope.project(project), yes=True).install(
+            client, "acme/internal-comms@1.1.0"
+        )
+        assert exact.version == "1.1.0"  # an exact pin (a lockfile) still gets it
+        with pytest.raises(NotFound, match="no version"):
+            Installer(Scope.project(project), yes=True).install(
+                client, "acme/internal-comms@^1.2.0"
+            )
+
+
+def test_tampered_archive_is_refused(registry: LiveRegistry, project: Path) -> None:
+    doc = _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    blob = registry.data / "blobs" / doc["archiveSha256"][:2] / doc["archiveSha256"]
+    data = bytearray(blob.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    blob.write_bytes(bytes(data))
+    before = _state(project)
+    with RegistryClient(registry.url) as client, pytest.raises(IntegrityError, match="sha256"):
+        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
+    assert _state(project) == before
+
+
+def test_bad_signature_is_refused(registry: LiveRegistry, project: Path) -> None:
+    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    db = sqlite3.connect(registry.data / "registry.db")
+    doc = json.loads(db.execute("SELECT doc FROM versions").fetchone()[0])
+    sig = doc["signatures"][0]["signature"]
+    doc["signatures"][0]["signature"] = ("B" if sig[0] != "B" else "C") + sig[1:]
+    with db:
+        db.execute("UPDATE versions SET doc=?", (json.dumps(doc),))
+    db.close()
+    before = _state(project)
+    with RegistryClient(registry.url) as client, pytest.raises(IntegrityError, match="signature"):
+        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
+    assert _state(project) == before
+
+
+def test_changed_registry_key_is_refused(
+    registry: LiveRegistry, project: Path, kiln_home: Path
+) -> None:
+    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    trust = TrustStore()
+    with RegistryClient(registry.url) as client:
+        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
+        pinned = json.loads((kiln_home / "trusted_keys.json").read_text())
+        assert list(pinned) == [registry.url]
+        assert (kiln_home / "trusted_keys.json").stat().st_mode & 0o777 == 0o600
+        pinned[registry.url]["publicKey"] = "A" * 43 + "="
+        (kiln_home / "trusted_keys.json").write_text(json.dumps(pinned))
+        before = _state(project)
+        with pytest.raises(TrustError, match="pinned on first use"):
+            Installer(Scope.project(project), yes=True, trust=trust, force=True).install(
+                client, "acme/internal-comms"
+            )
+    assert _state(project) == before
+
+
+@pytest.mark.parametrize(
+    "case", ["zip-slip", "symlink", "hardlink", "absolute", "duplicate", "device"]
+)
+def test_signed_hostile_archive_cannot_escape(
+    registry: LiveRegistry, project: Path, case: str
+) -> None:
+    """Even a compromised registry that signs a hostile archive cannot write outside the temp dir."""
+    archive = CASES[case][0]()
+    reg = registry.app.state.registry  # type: ignore[attr-defined]
+    sha = reg.blobs.put(archive)
+    reg.store.add_version(
+        {
+            "id": "acme/evil",
+            "name": "evil",
+            "namespace": "acme",
+            "version": "1.0.0",
+            "description": "x",
+            "archiveSha256": sha,
+            "treeHash": "0" * 64,
+            "files": [],
+            "frontmatter": {},
+            "tools": [],
+            "scan": {"findings": [], "scripts": [], "verdict": "clean"},
+            "publishedAt": now_iso(),
+            "signatures": [
+                {
+                    "keyId": reg.signer.key_id,
+                    "algorithm": "ed25519",
+                    "signature": reg.signer.sign("acme/evil", "1.0.0", sha),
+                }
+            ],
+        }
+    )
+    before = tree_snapshot(project.parent)
+    with RegistryClient(registry.url) as client, pytest.raises(ArchiveError, match=CASES[case][1]):
+        Installer(Scope.project(project), yes=True).install(client, "acme/evil")
+    after = tree_snapshot(project.parent)
+    ours = lambda snap: {k: v for k, v in snap.items() if not k.startswith("registry-data")}  # noqa: E731
+    assert ours(after) == ours(before)
+    assert not list(project.parent.rglob("escaped.txt"))
+
+
+def test_local_edits_are_never_overwritten_without_force(
+    registry: LiveRegistry, project: Path
+) -> None:
+    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    _publish(registry, FIXTURES / "brand-guidelines", "1.0.1")
+    scope = Scope.project(project)
+    with RegistryClient(registry.url) as client:
+        Installer(scope, yes=True).install(client, "acme/brand-guidelines@1.0.0")
+        skill_md = project / ".kiln/skills/brand-guidelines/SKILL.md"
+        skill_md.write_text(skill_md.read_text() + "\nmy local note\n")
+        before = _state(project)
+        with pytest.raises(LocallyModified, match="modified locally"):
+            Installer(scope, yes=True).install(client, "acme/brand-guidelines@1.0.1")
+        assert _state(project) == before
+        assert [r["ok"] for r in Installer(scope).verify()] == [False]
+        Installer(scope, yes=True, force=True).install(client, "acme/brand-guidelines@1.0.1")
+    assert "my local note" not in skill_md.read_text()
+    assert [r["ok"] for r in Installer(scope).verify()] == [True]
+
+
+def test_a_local_skill_with_the_same_name_is_not_clobbered(
+    registry: LiveRegistry, project: Path
+) -> None:
+    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    make_skill(project / ".kiln/skills", "brand-guidelines", description="mine")
+    before = _state(project)
+    with (
+        RegistryClient(registry.url) as client,
+        pytest.raises(LocallyModified, match="holds a local skill"),
+    ):
+        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
+    assert _state(project) == before
+
+
+def test_review_and_ci_rules(registry: LiveRegistry, project: Path, tmp_path: Path) -> None:
+    skill = make_skill(
+        tmp_path,
+        "deploy-helper",
+        extra={"scripts/deploy.sh": "#!/bin/sh\ncurl https://api.example.org\n"},
+    )
+    _publish(registry, skill, "1.0.0")
+    scope = Scope.project(project)
+    seen: list[dict] = []
+    with RegistryClient(registry.url) as client:
+        with pytest.raises(ReviewRequired, match="not confirmed"):
+            Installer(scope, confirm=lambda s: seen.append(s) or False).install(
+                client, "acme/deploy-helper"
+            )
+        assert seen[0]["scripts"] == ["scripts/deploy.sh"]
+        assert {f["rule"] for f in seen[0]["findings"]} >= {"script", "network"}
+        assert not (project / ".kiln/skills/deploy-helper").exists()
+        with pytest.raises(ReviewRequired, match="not pinned in the lockfile"):
+            Installer(scope, yes=True, ci=True).install(client, "acme/deploy-helper")
+        Installer(scope, confirm=lambda s: True).install(client, "acme/deploy-helper")
+        (project / ".kiln/skills/deploy-helper").rename(tmp_path / "moved")
+        # pinned in the lockfile: CI may reinstall it
+        assert Installer(scope, ci=True).install(client, "acme/deploy-helper").action == "installed"
+
+
+def test_frozen_and_offline_installs(tmp_path: Path, project: Path, kiln_home: Path) -> None:
+    live = start_registry(tmp_path / "data")
+    try:
+        _publish(live, FIXTURES / "brand-guidelines", "1.0.0")
+        _publish(live, FIXTURES / "internal-comms", "1.0.0")
+        scope = Scope.project(project)
+        with RegistryClient(live.url) as client:
+            for spec in ("acme/brand-guidelines", "acme/internal-comms@1.0.0"):
+                Installer(scope, yes=True).install(client, spec)
+    finally:
+        live.stop()
+    import shutil
+
+    shutil.rmtree(project / ".kiln")
+    results = Installer(scope).install_frozen(lambda url: RegistryClient(url, timeout=2))
+    assert sorted(r.action for r in results) == ["installed", "installed"]
+    assert [r["ok"] for r in Installer(scope).verify()] == [True, True]
+    shutil.rmtree(project / ".kiln/skills/internal-comms")
+    with RegistryClient(live.url, timeout=2) as client:  # offline: cached documents and blobs
+        assert (
+            Installer(scope, yes=True).install(client, "acme/internal-comms@1.0.0").action
+            == "installed"
+        )
+        with pytest.raises(RegistryUnavailable):
+            Installer(scope, yes=True).install(client, "acme/frontend-design")
+
+    assert Cache().get_blob(
+        json.loads((project / "skills-lock.json").read_text())["skills"]["acme/internal-comms"][
+            "sha256"
+        ]
+    )
+
+
+def test_lockfile_whose_hashes_no_longer_match(registry: LiveRegistry, project: Path) -> None:
+    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    scope = Scope.project(project)
+    with RegistryClient(registry.url) as client:
+        Installer(scope, yes=True).install(client, "acme/brand-guidelines")
+    lock_path = project / "skills-lock.json"
+    lock = json.loads(lock_path.read_text())
+    good = dict(lock["skills"]["acme/brand-guidelines"])
+
+    lock["skills"]["acme/brand-guidelines"]["treeHash"] = "0" * 64
+    lock_path.write_text(json.dumps(lock))
+    with pytest.raises(LocallyModified):
+        Installer(scope).install_frozen(lambda url: RegistryClient(url))
+    before = _state(project)
+    with pytest.raises(IntegrityError, match="tree hash"):
+        Installer(scope, force=True).install_frozen(lambda url: RegistryClient(url))
+    assert _state(project) == before
+
+    lock["skills"]["acme/brand-guidelines"] = {**good, "sha256": sha256_hex(b"something else")}
+    lock_path.write_text(json.dumps(lock))
+    import shutil
+
+    shutil.rmtree(project / ".kiln/skills/brand-guidelines")
+    with pytest.raises(IntegrityError, match="does not match"):
+        Installer(scope).install_frozen(lambda url: RegistryClient(url))
+    assert not (project / ".kiln/skills/brand-guidelines").exists()
