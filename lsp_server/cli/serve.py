@@ -1,0 +1,43 @@
+"""`kiln lsp` and `kiln acp`: the two editor-facing servers, both speaking JSON-RPC on stdio.
+
+Stdout is the protocol channel, so nothing here prints; logs go to stderr (or the client's log
+window). Server modules are imported inside the commands to keep `kiln --help` fast.
+"""
+
+from __future__ import annotations
+
+import click
+
+from agent.errors import UsageError
+
+
+def _parse_tcp(value: str | None) -> tuple[str, int] | None:
+    if value is None:
+        return None
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(
+            f"--tcp expects HOST:PORT, got {value!r}", hint="e.g. --tcp 127.0.0.1:2087"
+        )
+    return host, int(port)
+
+
+@click.command("lsp")
+@click.option(
+    "--tcp", "tcp", metavar="HOST:PORT", help="Listen on TCP instead of stdio (debugging)."
+)
+@click.option("--log-level", default="WARNING", show_default=True, help="stderr log level.")
+def lsp_cmd(tcp: str | None, log_level: str) -> None:
+    """Run the Kiln language server (stdio by default)."""
+    address = _parse_tcp(tcp)
+    from lsp_server.lsp.server import run
+
+    run(tcp=address, log_level=log_level)
+
+
+@click.command("acp")
+def acp_cmd() -> None:
+    """Run the Agent Client Protocol server on stdio (Zed, JetBrains, Neovim ACP plugins)."""
+    from lsp_server.acp.server import run_stdio
+
+    run_stdio()

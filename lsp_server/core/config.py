@@ -1,0 +1,77 @@
+"""What a client configures (initializationOptions, workspace/configuration, session options)
+and what a transport must supply (``Frontend``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from agent.protocols import EditOutcome, EditProposal
+from lsp_server.core.errors import InvalidParams
+
+EDIT_MODES = ("ask", "deferred", "auto")
+
+
+@dataclass
+class CoreConfig:
+    """Settings a client sends (initializationOptions / workspace/configuration)."""
+
+    provider: str | None = None
+    model: str | None = None
+    mode: str = "ask"  # agent permission mode: ask | auto-edit | ci | yolo
+    edit_mode: str = "ask"  # ask | deferred | auto
+    permission_timeout: float = 120.0
+    max_steps: int = 50
+
+    @classmethod
+    def from_options(
+        cls, options: dict[str, Any] | None, base: CoreConfig | None = None
+    ) -> CoreConfig:
+        """Merge camelCase client options over ``base``; unknown keys are ignored."""
+        config = replace(base) if base else cls()
+        options = options or {}
+        if not isinstance(options, dict):
+            raise InvalidParams("options must be an object")
+        keys = {"provider": "provider", "model": "model", "mode": "mode",
+                "permissionMode": "mode", "editMode": "edit_mode",
+                "permissionTimeout": "permission_timeout", "maxSteps": "max_steps"}  # fmt: skip
+        for key, attr in keys.items():
+            if options.get(key) is not None:
+                setattr(config, attr, options[key])
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        from agent.permissions import MODES
+
+        if self.mode not in MODES:
+            raise InvalidParams(
+                f"unknown mode {self.mode!r}", hint=f"use one of: {', '.join(MODES)}"
+            )
+        if self.edit_mode not in EDIT_MODES:
+            raise InvalidParams(
+                f"unknown editMode {self.edit_mode!r}", hint=f"use one of: {', '.join(EDIT_MODES)}"
+            )
+        try:
+            self.permission_timeout = float(self.permission_timeout)
+            self.max_steps = int(self.max_steps)
+        except (TypeError, ValueError):
+            raise InvalidParams("permissionTimeout and maxSteps must be numbers") from None
+
+
+class Frontend(Protocol):
+    """What a transport supplies; every method is called on the server's event loop."""
+
+    async def send_update(self, session_id: str, update: dict[str, Any]) -> None: ...
+
+    async def ask_permission(
+        self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, str]]
+    ) -> Any:
+        """Return the client's answer (an ACP RequestPermissionResponse dict or an optionId)."""
+        ...
+
+    def read_buffer(self, path: Path) -> str | None: ...
+
+    async def apply_edit(self, session_id: str, proposal: EditProposal) -> EditOutcome: ...

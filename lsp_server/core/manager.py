@@ -1,0 +1,277 @@
+"""The table of live sessions and the agent ``Host`` each one gets.
+
+The host maps events to updates, answers edit permissions by edit mode, keeps deferred
+proposals, and turns an unanswered permission request into a denial after a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.errors import KilnError
+from agent.protocols import Decision, EditOutcome, EditProposal, PermissionRequest
+from agent.session import AgentConfig, Session
+from agent.sessions import SessionStore
+from agent.types import Event
+from lsp_server.core.config import CoreConfig, Frontend
+from lsp_server.core.errors import (
+    NOT_ALLOWED,
+    CoreError,
+    InvalidParams,
+    TurnInProgress,
+    UnknownSession,
+)
+from lsp_server.core.prompts import prompt_to_blocks, read_disk, uri_to_path
+from lsp_server.core.updates import (
+    PERMISSION_OPTIONS,
+    decision_from_answer,
+    event_to_update,
+    permission_tool_call,
+)
+
+log = logging.getLogger("kiln.core")
+
+
+class CoreHost:
+    """The agent ``Host`` for one session: maps events, times out asks, applies edit modes."""
+
+    def __init__(self, manager: SessionManager, config: CoreConfig) -> None:
+        self.manager = manager
+        self.config = config
+        self.session_id = ""
+        self.root = manager.root or Path.cwd()
+        self.context_window = 0
+
+    async def emit(self, event: Event) -> None:
+        update = event_to_update(event, root=self.root, context_window=self.context_window)
+        if update is not None:
+            await self.manager.frontend.send_update(event.session_id or self.session_id, update)
+
+    async def request_permission(self, request: PermissionRequest) -> Decision:
+        if request.edit is not None and self.config.edit_mode in ("auto", "deferred"):
+            return "allow_once"
+        tool_call = permission_tool_call(request, root=self.root)
+        try:
+            answer = await asyncio.wait_for(
+                self.manager.frontend.ask_permission(
+                    self.session_id, tool_call, PERMISSION_OPTIONS
+                ),
+                timeout=self.config.permission_timeout,
+            )
+        except TimeoutError:
+            log.info("permission request %s timed out; denying", request.call_id)
+            return "reject_once"
+        except CoreError as exc:
+            log.info("permission request %s failed (%s); denying", request.call_id, exc)
+            return "reject_once"
+        return decision_from_answer(answer)
+
+    def read_buffer(self, path: Path) -> str | None:
+        return self.manager.frontend.read_buffer(path)
+
+    async def apply_edit(self, proposal: EditProposal) -> EditOutcome:
+        if self.config.edit_mode == "deferred":
+            self.manager.pending_edits[proposal.proposal_id] = (self.session_id, proposal)
+            return "deferred"
+        return await self.manager.frontend.apply_edit(self.session_id, proposal)
+
+
+@dataclass
+class _Live:
+    session: Session
+    host: CoreHost
+    turn: asyncio.Task[str] | None = None
+    started: float = field(default_factory=time.monotonic)
+
+
+class SessionManager:
+    """The table of live sessions of one server process; every method runs on its event loop."""
+
+    def __init__(
+        self,
+        frontend: Frontend,
+        *,
+        root: Path | None = None,
+        config: CoreConfig | None = None,
+        store: SessionStore | None = None,
+        index: Any = None,
+    ) -> None:
+        self.frontend = frontend
+        self.root = Path(root).resolve() if root else None
+        self.config = config or CoreConfig()
+        self._store = store
+        self.index = index  # a shared indexer.Index for sessions in ``root``, if any
+        self.live: dict[str, _Live] = {}
+        self.pending_edits: dict[str, tuple[str, EditProposal]] = {}
+
+    @property
+    def store(self) -> SessionStore:
+        if self._store is None:
+            self._store = SessionStore()
+        return self._store
+
+    def _cwd(self, cwd: str | None) -> Path:
+        if cwd is None:
+            if self.root is None:
+                raise InvalidParams(
+                    "cwd is required", hint="pass the workspace folder as an absolute path"
+                )
+            return self.root
+        if not isinstance(cwd, str):
+            raise InvalidParams("cwd must be a string path")
+        path = Path(uri_to_path(cwd) or cwd).resolve()
+        if self.root is not None and path != self.root and self.root not in path.parents:
+            raise CoreError(f"cwd {path} is outside the workspace {self.root}", code=NOT_ALLOWED)
+        if not path.is_dir():
+            raise InvalidParams(f"cwd {path} is not a directory")
+        return path
+
+    def _session_config(self, config: CoreConfig) -> AgentConfig:
+        return AgentConfig(
+            mode=config.mode,
+            max_steps=config.max_steps,
+            provider=config.provider,
+            model=config.model,
+        )
+
+    async def new_session(
+        self, cwd: str | None = None, options: dict[str, Any] | None = None
+    ) -> Session:
+        """Create a session (``options`` as in CoreConfig.from_options override the defaults)."""
+        config = CoreConfig.from_options(options, self.config)
+        root = self._cwd(cwd)
+        host = CoreHost(self, config)
+        host.root = root
+        index = self.index if root == self.root else None
+        session = await asyncio.to_thread(
+            Session.create,
+            root,
+            host=host,
+            config=self._session_config(config),
+            store=self.store,
+            index=index,
+        )
+        self._adopt(session, host)
+        return session
+
+    async def load_session(self, session_id: str, options: dict[str, Any] | None = None) -> Session:
+        """Resume a stored session; a session already live is returned as is."""
+        if not isinstance(session_id, str) or not session_id:
+            raise InvalidParams("sessionId must be a non-empty string")
+        if session_id in self.live:
+            return self.live[session_id].session
+        config = CoreConfig.from_options(options, self.config)
+        try:
+            info = self.store.get(session_id)
+        except KilnError:
+            raise UnknownSession(
+                f"no session {session_id!r}", hint="see kiln/session/list"
+            ) from None
+        self._cwd(info["root"])
+        config.mode = (options or {}).get("mode") or info["mode"] or config.mode
+        host = CoreHost(self, config)
+        host.root = Path(info["root"])
+        index = self.index if host.root == self.root else None
+        session = await asyncio.to_thread(
+            Session.load,
+            session_id,
+            host=host,
+            config=self._session_config(config),
+            store=self.store,
+            index=index,
+        )
+        self._adopt(session, host)
+        return session
+
+    def _adopt(self, session: Session, host: CoreHost) -> None:
+        host.session_id = session.id
+        host.context_window = int(getattr(session.model, "context_window", 0) or 0)
+        if self.index is not None and host.root == self.root:
+            session.state["indexed"] = True  # the front-end keeps the shared index fresh
+        self.live[session.id] = _Live(session, host)
+
+    def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
+        root = self._cwd(cwd) if cwd is not None else self.root
+        rows = self.store.list(root)
+        return [
+            {
+                "sessionId": r["id"],
+                "cwd": r["root"],
+                "title": r["title"] or "",
+                "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r["updated"])),
+                "mode": r["mode"],
+                "live": r["id"] in self.live,
+                "busy": self.is_busy(r["id"]),
+            }
+            for r in rows
+        ]
+
+    def get(self, session_id: Any) -> Session:
+        if not isinstance(session_id, str) or not session_id:
+            raise InvalidParams("sessionId must be a non-empty string")
+        live = self.live.get(session_id)
+        if live is None:
+            raise UnknownSession(
+                f"no live session {session_id!r}", hint="create one with session/new or load it"
+            )
+        return live.session
+
+    def is_busy(self, session_id: str) -> bool:
+        live = self.live.get(session_id)
+        return bool(live and live.turn is not None and not live.turn.done())
+
+    async def prompt(self, session_id: str, prompt: Any) -> str:
+        """Run one turn to its end and return the agent's stop reason (never raises on cancel)."""
+        session = self.get(session_id)
+        live = self.live[session_id]
+        if self.is_busy(session_id):
+            raise TurnInProgress(
+                "a turn is already running in this session", hint="cancel it or wait"
+            )
+        read = self.frontend.read_buffer
+        blocks = prompt_to_blocks(
+            prompt, root=session.root, read_text=lambda p: read(p) or read_disk(p)
+        )
+        live.turn = asyncio.ensure_future(session.prompt(blocks))
+        try:
+            return await asyncio.shield(live.turn)
+        except asyncio.CancelledError:  # the request itself was cancelled: a hard cancel
+            session.cancel()
+            return await live.turn
+
+    def cancel(self, session_id: str) -> bool:
+        """Cancel the running turn; its prompt call then returns "cancelled". False if idle."""
+        session = self.get(session_id)
+        busy = self.is_busy(session_id)
+        session.cancel()
+        return busy
+
+    async def resolve_edit(self, proposal_id: Any, decision: Any) -> EditOutcome:
+        """Apply or drop a deferred proposal (``decision``: "accept" | "reject")."""
+        if decision not in ("accept", "reject"):
+            raise InvalidParams("decision must be 'accept' or 'reject'")
+        if not isinstance(proposal_id, str) or proposal_id not in self.pending_edits:
+            raise CoreError(
+                f"no pending edit {proposal_id!r}", code=NOT_ALLOWED, hint="see kiln/edit/list"
+            )
+        session_id, proposal = self.pending_edits.pop(proposal_id)
+        if decision == "reject":
+            return "rejected"
+        outcome = await self.frontend.apply_edit(session_id, proposal)
+        live = self.live.get(session_id)
+        if outcome == "applied" and live and proposal.path not in live.session.files_modified:
+            live.session.files_modified.append(proposal.path)
+        return outcome
+
+    async def shutdown(self) -> None:
+        """Cancel every running turn and wait, so transcripts end consistent and state is saved."""
+        turns = [live.turn for live in self.live.values() if live.turn and not live.turn.done()]
+        for live in self.live.values():
+            live.session.cancel()
+        if turns:
+            await asyncio.gather(*turns, return_exceptions=True)

@@ -1,0 +1,85 @@
+"""Prompt content (ACP content blocks, LSP resource references with ranges) to agent blocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent.types import Block
+from lsp_server.core.errors import CoreError, InvalidParams
+
+
+def prompt_to_blocks(prompt: Any, *, root: Path, read_text: Any) -> list[Block]:
+    """ACP content blocks (text, resource_link, resource) plus ranges -> agent text blocks.
+
+    ``read_text(path) -> str | None`` reads unsaved buffers first. A reference with a ``range``
+    (LSP positions, 0-based lines) contributes only those lines, so a selection reaches the model.
+    """
+    if isinstance(prompt, str):
+        prompt = [{"type": "text", "text": prompt}]
+    if not isinstance(prompt, list) or not prompt:
+        raise InvalidParams("prompt must be a non-empty list of content blocks")
+    blocks: list[Block] = []
+    for item in prompt:
+        if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+            raise InvalidParams("each prompt item needs a 'type'")
+        kind = item["type"]
+        if kind == "text":
+            if not isinstance(item.get("text"), str):
+                raise InvalidParams("a text block needs 'text'")
+            blocks.append({"type": "text", "text": item["text"]})
+        elif kind in ("resource_link", "resource"):
+            blocks.append({"type": "text", "text": _reference_text(item, root, read_text)})
+        else:
+            raise InvalidParams(
+                f"unsupported prompt block type {kind!r}",
+                hint="use text, resource_link or resource",
+            )
+    return blocks
+
+
+def _reference_text(item: dict[str, Any], root: Path, read_text: Any) -> str:
+    resource = item.get("resource") if item["type"] == "resource" else item
+    if not isinstance(resource, dict) or not isinstance(resource.get("uri"), str):
+        raise InvalidParams("a resource reference needs a 'uri'")
+    uri = resource["uri"]
+    path = uri_to_path(uri)
+    text = resource.get("text") if isinstance(resource.get("text"), str) else None
+    rel = uri
+    if path is not None:
+        try:
+            rel = str(path.resolve().relative_to(root))
+        except ValueError:
+            raise CoreError(
+                f"{uri} is outside the workspace", hint="reference files inside the workspace root"
+            ) from None
+        if text is None:
+            text = read_text(path)
+    if text is None:
+        return f'<reference uri="{uri}" path="{rel}"/>'
+    span = item.get("range") or item.get("selection") or resource.get("range")
+    attrs = f'path="{rel}"'
+    if isinstance(span, dict):
+        try:
+            start, end = int(span["start"]["line"]), int(span["end"]["line"])
+        except (KeyError, TypeError, ValueError):
+            raise InvalidParams("range needs start.line and end.line") from None
+        lines = text.splitlines()
+        text = "\n".join(lines[start : end + 1])
+        attrs += f' lines="{start + 1}-{end + 1}"'
+    return f"<reference {attrs}>\n{text}\n</reference>"
+
+
+def uri_to_path(uri: str) -> Path | None:
+    if not uri.startswith("file:"):
+        return None
+    from urllib.parse import unquote, urlparse
+
+    return Path(unquote(urlparse(uri).path))
+
+
+def read_disk(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

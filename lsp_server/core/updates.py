@@ -1,0 +1,239 @@
+"""Agent ``Event``s to ACP v1 ``session/update`` payloads, and ACP permission shapes.
+
+One mapping for both front-ends: the LSP server sends these dicts as ``kiln/session/update``,
+the ACP server as ``session/update``; Kiln-only kinds are listed apart so ACP can filter them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+from agent.protocols import Decision, PermissionRequest
+from agent.types import Event, text_block
+
+DECISIONS = ("allow_once", "allow_always", "reject_once", "reject_always")
+PERMISSION_OPTIONS: list[dict[str, str]] = [
+    {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+    {"optionId": "reject_always", "name": "Always reject", "kind": "reject_always"},
+]
+# sessionUpdate kinds defined by ACP v1; the others below are Kiln extensions an ACP
+# front-end may drop or fold into agent_thought_chunk.
+ACP_UPDATE_KINDS = frozenset(
+    {"agent_message_chunk", "user_message_chunk", "agent_thought_chunk", "tool_call",
+     "tool_call_update", "plan", "usage_update", "session_info_update"}
+)  # fmt: skip
+ACP_TOOL_KINDS = frozenset(
+    {"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"}
+)
+
+
+def _abs(root: Path, path: str) -> str:
+    return str((root / path).resolve()) if path else str(root)
+
+
+def _text_content(text: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def diff_content(root: Path, path: str, old: str | None, new: str) -> dict[str, Any]:
+    return {"type": "diff", "path": _abs(root, path), "oldText": old, "newText": new}
+
+
+def event_to_update(event: Event, *, root: Path, context_window: int = 0) -> dict[str, Any] | None:
+    """Map one agent event to an ACP-shaped ``update`` dict; None for events with no update."""
+    d, kind = event.data, event.kind
+    if kind == "text_delta":
+        return {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": d["text"]},
+        }
+    if kind == "tool_call":
+        tool_kind = d.get("tool_kind") or d.get("kind") or "other"
+        return {
+            "sessionUpdate": "tool_call",
+            "toolCallId": d["id"],
+            "title": d.get("title") or d.get("name", ""),
+            "kind": tool_kind if tool_kind in ACP_TOOL_KINDS else "other",
+            "status": "in_progress",
+            "locations": [
+                {
+                    "path": _abs(root, loc["path"]),
+                    **({"line": loc["line"]} if loc.get("line") else {}),
+                }
+                for loc in d.get("locations") or []
+            ],
+            "rawInput": d.get("arguments", {}),
+            "_meta": {"tool": d.get("name", "")},
+        }
+    if kind == "tool_call_update":
+        return {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": d["id"],
+            "status": d.get("status", "completed"),
+            "content": [_text_content(d.get("output", ""))],
+            "rawOutput": {
+                "isError": d.get("is_error", False),
+                "durationMs": d.get("duration_ms", 0),
+            },
+        }
+    if kind == "edit":
+        return {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": d["id"],
+            "kind": "edit",
+            "content": [diff_content(root, d["path"], d.get("old_text"), d["new_text"])],
+            "_meta": {"proposalId": d["proposal_id"], "path": d["path"]},
+        }
+    if kind == "plan":
+        return {
+            "sessionUpdate": "plan",
+            "entries": [
+                {
+                    "content": e.get("content", ""),
+                    "priority": e.get("priority", "medium"),
+                    "status": e.get("status")
+                    if e.get("status") in ("pending", "in_progress", "completed")
+                    else "pending",
+                    "_meta": {"id": str(e.get("id", ""))},
+                }
+                for e in d.get("entries", [])
+            ],
+        }
+    if kind == "usage":
+        tokens = {
+            k: int(d.get(k, 0))
+            for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+        }
+        return {
+            "sessionUpdate": "usage_update",
+            "used": sum(tokens.values()),
+            "size": int(context_window),
+            "cost": {"amount": float(d.get("cost_usd", 0.0)), "currency": "USD"},
+            "_meta": {
+                "inputTokens": tokens["input_tokens"],
+                "cacheReadTokens": tokens["cache_read_tokens"],
+                "cacheWriteTokens": tokens["cache_write_tokens"],
+                "outputTokens": tokens["output_tokens"],
+                "step": d.get("step", 0),
+            },
+        }
+    if kind == "status":
+        return {"sessionUpdate": "status", "text": d.get("text", "")}
+    if kind == "compaction":
+        return {"sessionUpdate": "compaction", **d}
+    if kind == "refusal":
+        return {
+            "sessionUpdate": "refusal",
+            "toolCallId": d.get("id", ""),
+            "tool": d.get("tool", ""),
+            "reason": d.get("reason", ""),
+        }
+    if kind == "memory_proposal":
+        return {
+            "sessionUpdate": "memory_proposal",
+            "text": d.get("text", ""),
+            "fromExternal": d.get("from_external", False),
+            "turn": d.get("turn", 0),
+        }
+    if kind == "error":
+        return {
+            "sessionUpdate": "error",
+            "message": d.get("message", ""),
+            "hint": d.get("hint", ""),
+        }
+    return None  # permission (the request itself is the signal), done (the prompt result is)
+
+
+def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str, Any]:
+    """The ``toolCall`` of a requestPermission: ACP ToolCallUpdate shape plus Kiln's reason."""
+    call: dict[str, Any] = {
+        "toolCallId": request.call_id,
+        "title": request.title,
+        "kind": "edit"
+        if request.edit
+        else ("execute" if request.tool == "run_command" else "other"),
+        "status": "pending",
+        "rawInput": request.arguments,
+        "_meta": {
+            "tool": request.tool,
+            "reason": request.reason,
+            "fromExternal": request.from_external,
+        },
+    }
+    if request.edit is not None:
+        e = request.edit
+        call["content"] = [diff_content(root, e.path, e.old_text, e.new_text)]
+        call["locations"] = [{"path": _abs(root, e.path)}]
+        call["_meta"]["proposalId"] = e.proposal_id
+    return call
+
+
+def decision_from_answer(answer: Any) -> Decision:
+    """Accept ACP's ``{"outcome": {"outcome": "selected", "optionId": ...}}`` or a bare id."""
+    if isinstance(answer, dict):
+        outcome = answer.get("outcome", answer)
+        if isinstance(outcome, dict):
+            answer = (
+                outcome.get("optionId")
+                if outcome.get("outcome", "selected") == "selected"
+                else None
+            )
+        else:
+            answer = answer.get("optionId")
+    return cast(Decision, answer) if answer in DECISIONS else "reject_once"
+
+
+def acp_stop_reason(reason: str) -> str:
+    """Agent stop reasons to ACP's (end_turn, max_tokens, max_turn_requests, refusal, cancelled)."""
+    return {"max_steps": "max_turn_requests", "max_time": "max_turn_requests",
+            "max_cost": "max_turn_requests", "error": "end_turn"}.get(reason, reason)  # fmt: skip
+
+
+def history_updates(messages: list[dict[str, Any]], *, root: Path) -> list[dict[str, Any]]:
+    """Replay a stored transcript as updates (ACP ``session/load`` streams the history).
+
+    Tail blocks the harness appended (environment, memory, status) are not the user's words and
+    are skipped; tool results become finished tool calls.
+    """
+    updates: list[dict[str, Any]] = []
+    for message in messages:
+        for block in message.get("content", []):
+            kind = block.get("type")
+            if kind == "text" and message["role"] == "user":
+                if not block["text"].lstrip().startswith("<"):
+                    updates.append(
+                        {
+                            "sessionUpdate": "user_message_chunk",
+                            "content": text_block(block["text"]),
+                        }
+                    )
+            elif kind == "text":
+                updates.append(
+                    {"sessionUpdate": "agent_message_chunk", "content": text_block(block["text"])}
+                )
+            elif kind == "tool_use":
+                updates.append(
+                    {
+                        "sessionUpdate": "tool_call",
+                        "toolCallId": block["id"],
+                        "title": block["name"],
+                        "kind": "other",
+                        "status": "in_progress",
+                        "rawInput": block.get("input", {}),
+                    }
+                )
+            elif kind == "tool_result":
+                content = block.get("content")
+                text = content if isinstance(content, str) else str(content)
+                updates.append(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": block["tool_use_id"],
+                        "status": "failed" if block.get("is_error") else "completed",
+                        "content": [_text_content(text[:4000])],
+                    }
+                )
+    return updates
