@@ -95,11 +95,11 @@ def test_catalog_render_is_stable_and_escaped(
     text = first.render()
     assert text == second.render() and first.fingerprint == second.fingerprint
     lines = text.splitlines()
-    assert lines[0] == "<available_skills>" and lines[-1] == "</available_skills>"
+    assert lines[0] == "<skills>" and lines[-1] == "</skills>"
     assert lines[2:5] == [
-        '<skill name="alpha">First one</skill>',
-        '<skill name="mid" third_party="true">Installed</skill>',
-        '<skill name="zeta">Last &lt;b&gt;one&lt;/b&gt; &amp; more</skill>',
+        "- alpha: First one",
+        "- mid [third-party]: Installed",
+        "- zeta: Last &lt;b&gt;one&lt;/b&gt; &amp; more",
     ]
     assert discover_skills(root / "nothing", home, kiln_home=tmp_empty(root)).render() == ""
 

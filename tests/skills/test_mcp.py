@@ -91,6 +91,7 @@ async def check_notes_server(source: McpSource) -> None:
         await source.call("add_numbers", {"a": 1, "b": 1})
 
 
+@pytest.mark.slow
 async def test_stdio_server_tools_listed_searched_and_called() -> None:
     config = McpServerConfig(name="notes", command=sys.executable, args=[str(SERVER)])
     await check_notes_server(McpSource(config))

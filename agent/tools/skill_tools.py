@@ -1,0 +1,265 @@
+"""The two tools that open the skills library to the model: ``skill`` and ``tool_search``.
+
+Progressive disclosure: the catalog of skill names and descriptions rides at the tail of the
+context (``SkillsContext.tail_block``, re-sent only when its fingerprint changes); ``skill``
+returns one body on demand; bundled files are read later. Deferred tool schemas (skill sidecars
+and MCP servers) never enter the prefix: ``tool_search`` ranks them and asks the session to
+announce the matches, which makes them callable through the usual permission and output-budget
+path. MCP servers start on the first search, so a session that never needs them never pays.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from agent.errors import ToolError
+from agent.protocols import ToolContext
+from agent.tools.base import check_arguments, external, schema
+from agent.types import ToolSpec
+from skills_registry.deferred import DeferredTool, ToolCatalog
+from skills_registry.discovery import SkillCatalog, discover_skills
+from skills_registry.errors import SkillsError
+from skills_registry.mcp_source import McpSource, load_mcp_config
+from skills_registry.tool_search import render_tool_search_description
+
+log = logging.getLogger("kiln.skills")
+
+SEARCH_RESULTS = 5
+# allowed-tools entries written for Claude-style agents, mapped to Kiln's built-ins. Only bare
+# names map: "Bash(git:*)" must not become "run_command" (that would allow every command).
+CLAUDE_TOOL_NAMES = {
+    "read": "read_file",
+    "write": "write_file",
+    "edit": "edit_file",
+    "multiedit": "edit_file",
+    "bash": "run_command",
+    "grep": "grep",
+    "glob": "list_files",
+    "ls": "list_files",
+    "todowrite": "todo_write",
+}
+
+SKILL_MANUAL = (
+    "Load a skill: packaged instructions for a kind of task, listed by name and description in "
+    "the <skills> block of the context. Call it before starting a task that matches a skill's "
+    "description, then follow the instructions it returns. The answer lists the skill's bundled "
+    "files (references/, scripts/, assets/); read one only when the instructions point to it, "
+    "passing `file` when the skill lives outside the workspace. Do not call it for skills that "
+    "are not listed, and do not load the same skill twice in a task.\n"
+    'Example: {"name": "pdf-processing"} then {"name": "pdf-processing", "file": "references/forms.md"}'
+)
+
+
+def kiln_tool_names(allowed_tools: list[str]) -> set[str]:
+    """The entries as given plus their Kiln built-in names where the mapping is exact."""
+    names = set(allowed_tools)
+    for entry in allowed_tools:
+        mapped = CLAUDE_TOOL_NAMES.get(entry.lower())
+        if mapped and "(" not in entry:
+            names.add(mapped)
+    return names
+
+
+class SkillTool:
+    """``skill{name, file?}``: level 2 (the body) and, for files outside the workspace, level 3."""
+
+    kind = "read"
+
+    def __init__(self, catalog_provider: Callable[[], SkillCatalog]) -> None:
+        self.catalog_provider = catalog_provider
+        self.spec = ToolSpec(
+            "skill",
+            SKILL_MANUAL,
+            schema(
+                {
+                    "name": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "skill name from the catalog",
+                    },
+                    "file": {"type": "string", "description": "optional: a bundled file to read"},
+                },
+                ["name"],
+            ),
+        )
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        args = check_arguments(self.spec, args)
+        catalog = self.catalog_provider()
+        name = args["name"].strip()
+        skill = catalog.get(name)
+        if skill is None:
+            close = difflib.get_close_matches(name, list(catalog.skills), n=3)
+            known = ", ".join(sorted(catalog.skills)[:20]) or "none installed"
+            raise ToolError(
+                f"no skill named {name!r}",
+                suggestion=f"did you mean {', '.join(close)}?"
+                if close
+                else f"available skills: {known}",
+            )
+        if args.get("file"):
+            try:
+                path = skill.resolve_file(args["file"])
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except (SkillsError, OSError) as exc:
+                files = ", ".join(skill.files()[:20]) or "none"
+                raise ToolError(str(exc), suggestion=f"files in this skill: {files}") from None
+            return (
+                external(f"skill:{skill.name}/{args['file']}", text) if skill.third_party else text
+            )
+        _activate(ctx.session, skill.allowed_tools)
+        return skill.render()
+
+
+def _activate(session: Any, allowed_tools: list[str]) -> None:
+    """Pre-approve the active skill's allowed-tools (replacing the previous skill's)."""
+    permissions = getattr(session, "permissions", None)
+    if permissions is not None and hasattr(permissions, "skill_allowed"):
+        permissions.skill_allowed = kiln_tool_names(allowed_tools)
+
+
+class ToolSearchTool:
+    """``tool_search{query}``: rank deferred tools, announce the matches, summarise them."""
+
+    kind = "search"
+
+    def __init__(
+        self,
+        tool_catalog: ToolCatalog,
+        *,
+        prepare: Callable[[], Awaitable[None]] | None = None,
+        extra_namespaces: dict[str, str] | None = None,
+    ) -> None:
+        self.tool_catalog = tool_catalog
+        self.prepare = prepare
+        namespaces = {**(extra_namespaces or {}), **tool_catalog.namespaces()}
+        self.spec = ToolSpec(
+            "tool_search",
+            render_tool_search_description(namespaces),
+            schema({"query": {"type": "string", "minLength": 1, "maxLength": 500}}, ["query"]),
+        )
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        args = check_arguments(self.spec, args)
+        if self.prepare is not None:
+            await self.prepare()
+        matches = self.tool_catalog.search(args["query"], k=SEARCH_RESULTS)
+        if not matches:
+            names = ", ".join(self.tool_catalog.namespaces()) or "none"
+            return (
+                f"No deferred tool matches {args['query']!r}. Namespaces: {names}. "
+                "Try other words for the action or the object, or use the built-in tools."
+            )
+        announce = getattr(ctx.session, "announce_tools", None)
+        if callable(announce):
+            announce(matches)
+        return render_matches(matches)
+
+
+def render_matches(matches: list[DeferredTool]) -> str:
+    lines = [f"{len(matches)} tool(s) found; call them by these names from now on:"]
+    for tool in matches:
+        desc = " ".join(tool.description.split())
+        if len(desc) > 200:
+            desc = desc[:199] + "…"
+        lines.append(f"- {tool.name}({tool.param_summary()}): {desc}")
+    return "\n".join(lines)
+
+
+class SkillsContext:
+    """One session's skills state: catalog with live reload, deferred tools, MCP connections."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        home: Path | None = None,
+        kiln_home: Path | None = None,
+        start_mcp: bool = True,
+    ) -> None:
+        self.root = Path(root)
+        self.warnings: list[str] = []
+        self._catalog = discover_skills(self.root, home, kiln_home=kiln_home)
+        self.tool_catalog = ToolCatalog()
+        for skill in self._catalog.skills.values():
+            self.warnings.extend(self.tool_catalog.add_skill(skill))
+        self.mcp_sources: list[McpSource] = []
+        self._mcp_started = not start_mcp
+        if start_mcp:
+            try:
+                configs = load_mcp_config(self.root, kiln_home)
+            except SkillsError as exc:
+                self.warnings.append(str(exc))
+                configs = {}
+            self.mcp_sources = [McpSource(c) for c in configs.values()]
+        self.announced_fingerprint = ""
+        for warning in self.warnings + self._catalog.warnings:
+            log.warning("%s", warning)
+
+    def catalog(self) -> SkillCatalog:
+        """The current catalog, re-discovered only when a skill folder changed on disk."""
+        fresh = self._catalog.reload_if_changed()
+        if fresh is not self._catalog:
+            for name in {*self._catalog.skills, *fresh.skills}:
+                self.tool_catalog.remove_namespace(name)
+            for skill in fresh.skills.values():
+                self.warnings.extend(self.tool_catalog.add_skill(skill))
+            self._catalog = fresh
+        return self._catalog
+
+    def mcp_namespaces(self) -> dict[str, str]:
+        return {s.name: f"MCP server ({s.config.transport})" for s in self.mcp_sources}
+
+    async def ensure_mcp(self) -> None:
+        """Start configured MCP servers once and add their tools; failures become warnings."""
+        if self._mcp_started:
+            return
+        self._mcp_started = True
+        for source in self.mcp_sources:
+            try:
+                await source.start()
+                self.tool_catalog.extend(await source.list_tools())
+                summary = source.instructions or f"MCP server {source.name}"
+                self.tool_catalog.describe_namespace(source.name, summary)
+            except SkillsError as exc:
+                self.warnings.append(str(exc))
+                log.warning("%s", exc)
+
+    async def aclose(self) -> None:
+        for source in self.mcp_sources:
+            await source.close()
+
+    def tail_block(self, session: Any = None) -> str | None:
+        """The catalog block when it differs from what the model last saw, else None."""
+        catalog = self.catalog()
+        state = getattr(session, "state", None)
+        seen = state.get("skills_fingerprint", "") if isinstance(state, dict) else ""
+        fingerprint = catalog.fingerprint if catalog.skills else ""
+        if fingerprint == (seen or self.announced_fingerprint):
+            return None
+        self.announced_fingerprint = fingerprint
+        if isinstance(state, dict):
+            state["skills_fingerprint"] = fingerprint
+        return catalog.render() or "<skills>\nNo skills are available any more.\n</skills>"
+
+
+def make_tools(session: Any) -> list[Any]:
+    """Build ``skill`` and ``tool_search`` for a session (the harness's extension hook).
+
+    The shared ``SkillsContext`` is left on ``session.skills_context`` so the session can
+    register it as a tail-block extension and close MCP connections at the end.
+    """
+    context = SkillsContext(Path(session.root))
+    session.skills_context = context
+    return [
+        SkillTool(context.catalog),
+        ToolSearchTool(
+            context.tool_catalog,
+            prepare=context.ensure_mcp,
+            extra_namespaces=context.mcp_namespaces(),
+        ),
+    ]

@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.errors import ToolError
+from agent.protocols import ToolContext
+from agent.tools.skill_tools import (
+    SkillsContext,
+    SkillTool,
+    ToolSearchTool,
+    kiln_tool_names,
+    make_tools,
+)
+
+from .conftest import FIXTURES, SkillFactory
+
+
+class Permissions:
+    def __init__(self) -> None:
+        self.skill_allowed: set[str] = set()
+
+
+class Session:
+    """The two seams the tools touch on a live session, recorded for assertions."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.state: dict[str, Any] = {}
+        self.permissions = Permissions()
+        self.announced: list[str] = []
+
+    def announce_tools(self, tools: list[Any]) -> list[Any]:
+        self.announced.extend(t.name for t in tools)
+        return tools
+
+
+@pytest.fixture
+def project(tmp_path: Path, make_skill: SkillFactory) -> Path:
+    skills = tmp_path / ".kiln" / "skills"
+    shutil.copytree(FIXTURES / "sidecar" / "toolbox", skills / "toolbox")
+    shutil.copytree(FIXTURES / "anthropic" / "internal-comms", skills / "internal-comms")
+    make_skill(
+        skills,
+        "release",
+        frontmatter="name: release\ndescription: Cut a release.\nallowed-tools: Read Bash(git tag:*)\n",
+    )
+    return tmp_path
+
+
+def ctx_for(session: Session) -> ToolContext:
+    return ToolContext(root=session.root, session=session, call_id="c1")
+
+
+async def test_skill_tool_loads_body_and_activates_allowed_tools(project: Path) -> None:
+    session = Session(project)
+    context = SkillsContext(project, home=project / "home", start_mcp=False)
+    tool = SkillTool(context.catalog)
+    assert tool.spec.name == "skill" and "Example:" in tool.spec.description
+    text = await tool.run({"name": "release"}, ctx_for(session))
+    assert text.startswith('<skill name="release"') and "# Steps" in text
+    assert session.permissions.skill_allowed == {"Read", "read_file", "Bash(git tag:*)"}
+    comms = await tool.run({"name": "internal-comms"}, ctx_for(session))
+    assert "examples/3p-updates.md" in comms and session.permissions.skill_allowed == set()
+    example = await tool.run(
+        {"name": "internal-comms", "file": "examples/3p-updates.md"}, ctx_for(session)
+    )
+    assert (
+        example
+        == (FIXTURES / "anthropic" / "internal-comms" / "examples" / "3p-updates.md").read_text()
+    )
+
+
+async def test_skill_tool_errors_suggest_fixes(project: Path) -> None:
+    session = Session(project)
+    tool = SkillTool(SkillsContext(project, home=project / "home", start_mcp=False).catalog)
+    with pytest.raises(ToolError) as info:
+        await tool.run({"name": "relase"}, ctx_for(session))
+    assert info.value.suggestion == "did you mean release?"
+    with pytest.raises(ToolError, match="outside skill"):
+        await tool.run({"name": "release", "file": "../toolbox/SKILL.md"}, ctx_for(session))
+    with pytest.raises(ToolError, match="invalid arguments"):
+        await tool.run({}, ctx_for(session))
+
+
+async def test_tool_search_announces_matches(project: Path) -> None:
+    session = Session(project)
+    context = SkillsContext(project, home=project / "home", start_mcp=False)
+    search = ToolSearchTool(context.tool_catalog, extra_namespaces={"github": "MCP server (stdio)"})
+    description = search.spec.description
+    assert "- github: MCP server (stdio)" in description and "- toolbox: Test skill" in description
+    text = await search.run({"query": "echo some text"}, ctx_for(session))
+    assert text.splitlines()[1].startswith("- toolbox__echo(text: string (required)): ")
+    assert session.announced[0] == "toolbox__echo"
+    none = await search.run({"query": "kubernetes pods"}, ctx_for(session))
+    assert none.startswith("No deferred tool matches 'kubernetes pods'")
+
+
+async def test_catalog_tail_block_only_when_changed(
+    project: Path, make_skill: SkillFactory
+) -> None:
+    session = Session(project)
+    context = SkillsContext(project, home=project / "home", start_mcp=False)
+    first = context.tail_block(session)
+    assert (
+        first is not None and first.startswith("<skills>") and "- release: Cut a release." in first
+    )
+    assert context.tail_block(session) is None
+    make_skill(project / ".kiln" / "skills", "hotfix", "Patch production.")
+    again = context.tail_block(session)
+    assert again is not None and "- hotfix: Patch production." in again
+
+
+def test_kiln_tool_names_never_widen_patterns() -> None:
+    assert kiln_tool_names(["Bash(git:*)", "Grep", "mcp__x"]) == {
+        "Bash(git:*)",
+        "Grep",
+        "grep",
+        "mcp__x",
+    }
+
+
+@pytest.mark.slow
+async def test_make_tools_with_mcp_config(project: Path) -> None:
+    server = Path(__file__).with_name("mcp_server.py")
+    config = {"mcpServers": {"notes": {"command": sys.executable, "args": [str(server)]}}}
+    (project / ".kiln" / "mcp.json").write_text(json.dumps(config))
+    session = Session(project)
+    skill_tool, search = make_tools(session)
+    context: SkillsContext = session.skills_context  # type: ignore[attr-defined]
+    try:
+        assert "- notes: MCP server (stdio)" in search.spec.description
+        text = await search.run({"query": "add two numbers"}, ctx_for(session))
+        assert "notes__add_numbers(a: integer (required), b: integer (required))" in text
+        tool = context.tool_catalog.get("notes__add_numbers")
+        assert tool is not None and await tool.call({"a": 1, "b": 2}) == "3"
+    finally:
+        await context.aclose()
