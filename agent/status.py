@@ -1,7 +1,10 @@
 """The status bar: facts about the session kept by code (never written by a model).
 
 Rendered as key-value lines inside ``<agent_status>`` and appended at the tail of the next
-request when its content changed, each reading with one line of guidance.
+request when its content changed. Every reading carries one line of guidance after ``->`` so the
+model gets a nudge ("3 identical failures -> change approach") rather than a bare number. Append
+mode (the default) re-sends the whole block when anything changed; ``delta`` mode sends only
+the lines that changed, for long sessions where the block itself would add up.
 """
 
 from __future__ import annotations
@@ -17,6 +20,25 @@ from agent.types import canonical_json
 SLOW_FACTOR = 3.0
 SLOW_MIN_SECONDS = 10.0
 REPEAT_LIMIT = 3
+CONTEXT_WARN = 0.6
+CONTEXT_FINISH = 0.8
+STATUS_MODES = ("append", "delta")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One status line: what was measured and what to do about it."""
+
+    key: str
+    value: str
+    guidance: str = ""
+
+    def line(self) -> str:
+        return f"{self.key}: {self.value}" + (f" -> {self.guidance}" if self.guidance else "")
+
+
+def _call_key(tool: str, args: dict[str, Any]) -> str:
+    return f"{tool}{canonical_json(args)}"
 
 
 @dataclass
@@ -26,71 +48,178 @@ class StatusBar:
     calls: Counter[str] = field(default_factory=Counter)
     durations: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     repeats: Counter[str] = field(default_factory=Counter)
+    failed_repeats: Counter[str] = field(default_factory=Counter)
     consecutive_failures: int = 0
     last_error: tuple[str, str, str] | None = None  # tool, message, suggestion
     slow: list[str] = field(default_factory=list)
     todos: list[dict[str, Any]] = field(default_factory=list)
     context_used: float = 0.0
     budget_note: str = ""
+    steps: int = 0
+    max_steps: int = 0
+    max_seconds: float | None = None
+    os_name: str = field(default_factory=lambda: f"{platform.system()} {platform.machine()}")
+    mode: str = "append"
+    clock: Any = time.monotonic
     _last_rendered: str = ""
+    _last_lines: dict[str, str] = field(default_factory=dict)
 
     def record_call(
         self, tool: str, args: dict[str, Any], seconds: float, error: tuple[str, str] | None
     ) -> None:
         usual = self.durations[tool]
-        if usual and seconds > max(SLOW_MIN_SECONDS, SLOW_FACTOR * (sum(usual) / len(usual))):
-            self.slow.append(f"{tool} took {seconds:.0f}s (usual {sum(usual) / len(usual):.1f}s)")
-            self.slow = self.slow[-3:]
+        if usual:
+            mean = sum(usual) / len(usual)
+            if seconds > max(SLOW_MIN_SECONDS, SLOW_FACTOR * mean):
+                self.slow.append(f"{tool} took {seconds:.0f}s (usual {mean:.1f}s)")
+                self.slow = self.slow[-3:]
         usual.append(seconds)
         self.calls[tool] += 1
-        self.repeats[f"{tool}:{canonical_json(args)}"] += 1
+        key = _call_key(tool, args)
+        self.repeats[key] += 1
         if error:
             self.consecutive_failures += 1
+            self.failed_repeats[key] += 1
             self.last_error = (tool, error[0], error[1])
         else:
             self.consecutive_failures = 0
+            self.last_error = (
+                None if self.last_error and self.last_error[0] == tool else self.last_error
+            )
 
-    def render(self) -> str:
-        lines = [f"cwd: {self.cwd}", f"os: {platform.system()} {platform.machine()}"]
-        minutes = (time.monotonic() - self.started) / 60
-        lines.append(f"elapsed: {minutes:.0f} min")
+    # -- readings ---------------------------------------------------------------------------
+
+    def readings(self) -> list[Reading]:
+        """Every reading in a fixed order, each with its guidance."""
+        out = [
+            Reading("cwd", self.cwd, "paths in tool calls are relative to it"),
+            Reading("os", self.os_name, "use commands that exist on this system"),
+            self._elapsed(),
+        ]
+        if self.max_steps:
+            left = self.max_steps - self.steps
+            out.append(
+                Reading(
+                    "steps",
+                    f"{self.steps} of {self.max_steps}",
+                    "finish now: verify and report" if left <= 3 else "",
+                )
+            )
         if self.calls:
-            lines.append(
-                "tool_calls: " + ", ".join(f"{k}={v}" for k, v in sorted(self.calls.items()))
+            total = sum(self.calls.values())
+            out.append(
+                Reading(
+                    "tool_calls",
+                    ", ".join(f"{k}={v}" for k, v in sorted(self.calls.items())),
+                    "many calls: prefer search_code or task over more reads" if total >= 40 else "",
+                )
             )
-        worst = max(self.repeats.values(), default=0)
-        if worst >= REPEAT_LIMIT:
-            lines.append(
-                f"repeated_call: the same call was made {worst} times -> change approach instead of repeating it"
-            )
+        out += self._repeats()
         if self.last_error:
             tool, message, suggestion = self.last_error
-            lines.append(f"last_error: {tool}: {message.splitlines()[0][:200]}")
-            if suggestion:
-                lines.append(f"suggestion: {suggestion[:200]}")
+            first = message.splitlines()[0][:200] if message else "failed"
+            out.append(
+                Reading(
+                    "last_error",
+                    f"{tool}: {first}",
+                    suggestion[:200] if suggestion else "read the error before retrying",
+                )
+            )
         if self.consecutive_failures >= REPEAT_LIMIT:
-            lines.append(
-                f"failures_in_a_row: {self.consecutive_failures} -> stop retrying; diagnose or change approach"
+            out.append(
+                Reading(
+                    "failures_in_a_row",
+                    str(self.consecutive_failures),
+                    "stop retrying; diagnose or change approach",
+                )
             )
         for note in self.slow:
-            lines.append(f"slow_call: {note} -> check why before running it again")
+            out.append(Reading("slow_call", note, "check why before running it again"))
         if self.todos:
-            lines.append(
-                "todos: " + "; ".join(f"[{t['status']}] {t['content'][:80]}" for t in self.todos)
-            )
+            out.append(self._todos())
         if self.context_used:
-            guidance = (
-                " -> finish the current step and summarise" if self.context_used > 0.8 else ""
-            )
-            lines.append(f"context_used: {self.context_used:.0%}{guidance}")
+            out.append(self._context())
         if self.budget_note:
-            lines.append(f"budget: {self.budget_note}")
+            out.append(Reading("budget", self.budget_note, "finish the task within it"))
+        return out
+
+    def _elapsed(self) -> Reading:
+        seconds = self.clock() - self.started
+        value = f"{seconds / 60:.0f} min"
+        if self.max_seconds:
+            left = self.max_seconds - seconds
+            value += f" of {self.max_seconds / 60:.0f} min"
+            if left < 0.2 * self.max_seconds:
+                return Reading("elapsed", value, "time is short: wrap up and report")
+        return Reading("elapsed", value)
+
+    def _repeats(self) -> list[Reading]:
+        out = []
+        key, worst = max(self.repeats.items(), key=lambda kv: kv[1], default=("", 0))
+        if worst >= REPEAT_LIMIT:
+            out.append(
+                Reading(
+                    "repeated_call",
+                    f"{key[:120]} made {worst} times",
+                    "change approach instead of repeating it",
+                )
+            )
+        fkey, fails = max(self.failed_repeats.items(), key=lambda kv: kv[1], default=("", 0))
+        if fails >= REPEAT_LIMIT:
+            out.append(
+                Reading(
+                    "identical_failures",
+                    f"{fkey[:120]} failed {fails} times",
+                    f"{fails} identical failures: change approach",
+                )
+            )
+        return out
+
+    def _todos(self) -> Reading:
+        items = "; ".join(
+            f"[{t.get('status', '?')}] {str(t.get('content', ''))[:80]}" for t in self.todos
+        )
+        open_items = [t for t in self.todos if t.get("status") != "completed"]
+        if not open_items:
+            guidance = "all done: verify and report"
+        elif not any(t.get("status") == "in_progress" for t in open_items):
+            guidance = f"{len(open_items)} open: mark the next one in_progress"
+        else:
+            guidance = f"{len(open_items)} open: keep the list current as you finish each"
+        return Reading("todos", items, guidance)
+
+    def _context(self) -> Reading:
+        used = self.context_used
+        if used > CONTEXT_FINISH:
+            guidance = "finish the current step and summarise; older rounds will be compacted"
+        elif used > CONTEXT_WARN:
+            guidance = "read ranges (offset/limit) and delegate broad exploration to task"
+        else:
+            guidance = ""
+        return Reading("context_used", f"{used:.0%} of the window", guidance)
+
+    # -- rendering --------------------------------------------------------------------------
+
+    def render(self) -> str:
+        lines = [r.line() for r in self.readings()]
         return "<agent_status>\n" + "\n".join(lines) + "\n</agent_status>"
 
     def changed_block(self) -> str | None:
-        """The rendering if it differs from the last one appended, else None."""
-        text = self.render()
+        """The block to append if anything changed since the last one, else None."""
+        readings = self.readings()
+        text = "<agent_status>\n" + "\n".join(r.line() for r in readings) + "\n</agent_status>"
         if text == self._last_rendered:
             return None
         self._last_rendered = text
-        return text
+        current = {r.key + ("" if r.key != "slow_call" else r.value): r.line() for r in readings}
+        previous, self._last_lines = self._last_lines, current
+        if self.mode != "delta" or not previous:
+            return text
+        changed = [line for key, line in current.items() if previous.get(key) != line]
+        gone = [f"{key.split(' ')[0]}: (cleared)" for key in previous if key not in current]
+        return '<agent_status mode="delta">\n' + "\n".join(changed + gone) + "\n</agent_status>"
+
+    def reset(self) -> None:
+        """Forget what was sent, so the next block is complete (after a compaction)."""
+        self._last_rendered = ""
+        self._last_lines = {}

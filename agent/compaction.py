@@ -1,0 +1,379 @@
+"""Tiered compaction: keep a long session inside the model's window without losing what matters.
+
+It runs as a session extension, before each request, when the request reaches ``trigger``
+(default 80 %) of the window: (1) drop noise — superseded file reads and large search results
+already acted on become stubs; (2) summarise the oldest rounds one by one; (3) a full summary of
+everything but the latest round. Summaries come from the session's model; when it fails a
+deterministic extractive summary is used, and after ``max_failures`` failures in a row the model
+is no longer asked (circuit breaker). Whatever the tier, code — not the model — carries forward
+verbatim the user's goals, decisions and constraints, files modified, verification status, open
+TODOs, ``<skill>`` blocks and identifiers, and the block names the file holding the full text.
+Every compaction starts a new message epoch in the store and is recorded in ``compactions``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent.compaction_facts import protected_facts, render_facts
+from agent.types import Message, ModelReply, Request, canonical_json, user_message
+
+if TYPE_CHECKING:
+    from agent.session import Session
+
+HISTORY_TAG = "<compacted_history"
+SUMMARY_MARKER = "<compaction_request>"
+SUMMARY_SYSTEM = (
+    "You summarise part of a coding agent's transcript for the agent itself. Keep every "
+    "decision, constraint, finding, file path, identifier, number and error verbatim; drop "
+    "chatter. Answer with at most 12 short lines of plain text."
+)
+SEARCH_TOOLS = {"search_code", "grep", "list_files", "tool_search"}
+EDIT_TOOLS = {"edit_file", "write_file"}
+
+
+def estimate_tokens(value: Any) -> int:
+    """Planning estimate only: canonical-JSON characters / 4 (measured usage wins when known)."""
+    return len(value if isinstance(value, str) else canonical_json(value)) // 4
+
+
+@dataclass
+class CompactionConfig:
+    trigger: float = 0.8  # fraction of the window that starts a compaction
+    target: float = 0.5  # stop compacting once under this fraction
+    keep_rounds: int = 3  # latest rounds kept verbatim
+    noise_min_chars: int = 1500  # search results smaller than this are not noise
+    max_failures: int = 3  # summariser failures in a row before the breaker opens
+    summary_max_tokens: int = 1024
+
+    @classmethod
+    def from_extra(cls, extra: dict[str, Any]) -> CompactionConfig:
+        given = extra.get("compaction", {})
+        return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class CompactionRecord:
+    epoch: int
+    tier: int
+    reason: str
+    before_tokens: int
+    after_tokens: int
+    removed_messages: int
+    kept_messages: int
+    source: str  # "model" | "extractive" | "none"
+    archive: str
+
+
+class Compactor:
+    """Session extension; ``before_request`` keeps the status readings fresh and compacts."""
+
+    def __init__(self, config: CompactionConfig | None = None) -> None:
+        self.config = config or CompactionConfig()
+
+    async def before_request(self, session: Session) -> None:
+        status = session.status
+        status.steps, status.max_steps = session.turn_steps, session.config.max_steps
+        status.max_seconds = session.config.max_seconds
+        window = int(getattr(session.model, "context_window", 0) or 0)
+        if not window or len(session.messages) < 3:
+            return
+        used = self.request_tokens(session)
+        state = self._state(session)
+        if used < self.config.trigger * window:
+            return
+        if state.get("stalled_at") and used < state["stalled_at"] * 1.05:
+            return  # the last attempt could not get under the trigger; wait for real growth
+        record = await self.compact(session, reason=f"{used} tokens of {window}")
+        after = record.after_tokens if record else used
+        state["stalled_at"] = used if after >= self.config.trigger * window else 0
+
+    def request_tokens(self, session: Session) -> int:
+        estimate = estimate_tokens(session.build_request().to_dict())
+        window = int(getattr(session.model, "context_window", 0) or 0)
+        return max(estimate, int(session.status.context_used * window))
+
+    @staticmethod
+    def _state(session: Session) -> dict[str, Any]:
+        return session.state.setdefault("compaction", {"count": 0, "failures": 0, "summaries": []})
+
+    # -- the tiers ----------------------------------------------------------------------------
+
+    async def compact(self, session: Session, *, reason: str = "manual") -> CompactionRecord | None:
+        """Run the tiers until the request is under ``target``; None when nothing could go."""
+        window = int(getattr(session.model, "context_window", 0) or 0) or 200_000
+        target = self.config.target * window
+        before = self.request_tokens(session)
+        messages = [dict(m) for m in session.messages]
+        archive_parts: list[str] = []
+        tier, source = 1, "none"
+        messages = self._drop_noise(session, messages, archive_parts)
+        state = self._state(session)
+        summaries: list[str] = list(state.get("summaries", []))
+        facts: dict[str, list[str]] = {k: list(v) for k, v in state.get("facts", {}).items()}
+        head = [b for b in messages[0]["content"] if not _is_history(b)]
+        rounds = _rounds(messages)
+        keep = max(1, self.config.keep_rounds)
+        removed: list[Message] = []
+
+        def rebuilt() -> list[Message]:
+            merged = protected_facts(session, removed, facts)
+            block = _history_block(session, summaries, merged, removed_total + len(removed))
+            return [{"role": "user", "content": [*head, block]}, *[m for r in rounds for m in r]]
+
+        removed_total = int(state.get("removed", 0))
+        while estimate_tokens(_request_like(session, rebuilt())) > target and len(rounds) > keep:
+            tier = 2
+            batch = rounds.pop(0)
+            removed.extend(batch)
+            text, source = await self._summarise(session, batch, source)
+            summaries.append(f"round {removed_total + len(removed) // 2}: {text}")
+        if estimate_tokens(_request_like(session, rebuilt())) > target and (
+            summaries or len(rounds) > 1
+        ):
+            tier = 3
+            while len(rounds) > 1:
+                removed.extend(rounds.pop(0))
+            text, source = await self._summarise(session, removed, source, prior=summaries)
+            summaries = [f"full summary: {text}"]
+        if tier == 1 and messages == session.messages:
+            return None
+        archive_parts += [_render_message(m, i) for i, m in enumerate(removed)]
+        new_messages = rebuilt() if tier > 1 else messages
+        archive = self._write_archive(session, archive_parts)
+        if tier > 1:
+            new_messages = rebuilt_with_archive(new_messages, archive)
+        state.update(
+            count=int(state.get("count", 0)) + 1,
+            summaries=summaries,
+            facts=protected_facts(session, removed, facts),
+            removed=removed_total + len(removed),
+        )
+        record = CompactionRecord(
+            epoch=session.epoch + 1,
+            tier=tier,
+            reason=reason,
+            before_tokens=before,
+            after_tokens=estimate_tokens(_request_like(session, new_messages)),
+            removed_messages=len(removed),
+            kept_messages=len(new_messages),
+            source=source,
+            archive=str(archive),
+        )
+        self._switch_epoch(session, new_messages, record)
+        await session.emit("compaction", **asdict(record))
+        return record
+
+    def _drop_noise(
+        self, session: Session, messages: list[Message], archive: list[str]
+    ) -> list[Message]:
+        """Tier 1: stub superseded reads and large, acted-on search results (structure kept)."""
+        calls: dict[str, tuple[int, str, dict[str, Any]]] = {}
+        for i, m in enumerate(messages):
+            for b in m.get("content", []):
+                if b.get("type") == "tool_use":
+                    calls[b["id"]] = (i, b["name"], b.get("input") or {})
+        protected_from = _protected_start(messages, self.config.keep_rounds)
+        path = self._archive_path(session)
+        out = []
+        for i, m in enumerate(messages):
+            if i == 0 or i >= protected_from or m.get("role") != "user":
+                out.append(m)
+                continue
+            content = []
+            for b in m.get("content", []):
+                why = self._noise_reason(b, calls, i)
+                if why:
+                    archive.append(
+                        f"=== tool result {b['tool_use_id']} (message {i}) ===\n{b['content']}"
+                    )
+                    b = {
+                        **b,
+                        "content": f"[compacted: {why}; the full text is in {path} under {b['tool_use_id']}]",
+                    }
+                content.append(b)
+            out.append({**m, "content": content})
+        return out
+
+    def _noise_reason(self, block: dict[str, Any], calls: dict[str, Any], index: int) -> str:
+        if block.get("type") != "tool_result" or not isinstance(block.get("content"), str):
+            return ""
+        if block["content"].startswith("[compacted:") or "<skill" in block["content"]:
+            return ""
+        _, name, args = calls.get(block.get("tool_use_id", ""), (0, "", {}))
+        if name == "read_file":
+            later = [
+                n
+                for (j, n, a) in calls.values()
+                if j > index
+                and a.get("path") == args.get("path")
+                and n in ({"read_file"} | EDIT_TOOLS)
+            ]
+            if later:
+                return f"superseded read of {args.get('path')} (later {later[0]})"
+        if name in SEARCH_TOOLS and len(block["content"]) >= self.config.noise_min_chars:
+            return f"{name} result of {len(block['content'])} characters, already acted on"
+        return ""
+
+    async def _summarise(
+        self, session: Session, batch: list[Message], source: str, prior: list[str] | None = None
+    ) -> tuple[str, str]:
+        """The model's summary, or the extractive one when it fails or the breaker is open."""
+        state = self._state(session)
+        transcript = "\n".join(_render_message(m, i) for i, m in enumerate(batch))[:60_000]
+        if int(state.get("failures", 0)) < self.config.max_failures:
+            earlier = ("Earlier summaries:\n" + "\n".join(prior) + "\n\n") if prior else ""
+            prompt = (
+                f"{SUMMARY_MARKER}\n{earlier}Summarise this part of the transcript:\n{transcript}"
+            )
+            request = Request(
+                system=SUMMARY_SYSTEM,
+                tools=[],
+                messages=[user_message(prompt)],
+                max_tokens=self.config.summary_max_tokens,
+            )
+            try:
+                reply: ModelReply | None = None
+                async for item in session.model.stream(request):
+                    if isinstance(item, ModelReply):
+                        reply = item
+                text = " ".join(
+                    b["text"]
+                    for b in (reply.message["content"] if reply else [])
+                    if b.get("type") == "text"
+                ).strip()
+                if text:
+                    state["failures"] = 0
+                    return " ".join(text.split())[:2000], "model"
+            except Exception:  # noqa: BLE001 - any summariser failure falls back to extraction
+                pass
+            state["failures"] = int(state.get("failures", 0)) + 1
+        return extractive_summary(batch), (
+            "extractive" if source != "model" else "model+extractive"
+        )
+
+    # -- persistence ----------------------------------------------------------------------------
+
+    def _archive_path(self, session: Session) -> Path:
+        return session.store.folder(session.id) / f"compaction-{session.epoch + 1}.txt"
+
+    def _write_archive(self, session: Session, parts: list[str]) -> Path:
+        path = self._archive_path(session)
+        path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+        return path
+
+    def _switch_epoch(
+        self, session: Session, messages: list[Message], record: CompactionRecord
+    ) -> None:
+        epoch = session.epoch + 1
+        for seq, message in enumerate(messages):
+            session.store.append_message(session.id, epoch, seq, message)
+        record_compaction(session.store, session.id, record)
+        session.store.update(session.id, epoch=epoch, state=session.state)
+        session.epoch, session.messages = epoch, messages
+        window = int(getattr(session.model, "context_window", 0) or 0)
+        session.status.context_used = record.after_tokens / window if window else 0.0
+        session.status.reset()
+
+
+def rebuilt_with_archive(messages: list[Message], archive: Path) -> list[Message]:
+    first = dict(messages[0])
+    first["content"] = [
+        {**b, "text": b["text"].replace("{archive}", str(archive))} if _is_history(b) else b
+        for b in first["content"]
+    ]
+    return [first, *messages[1:]]
+
+
+def extractive_summary(batch: list[Message]) -> str:
+    """Deterministic summary: what was said, which tools ran, and how each ended."""
+    parts: list[str] = []
+    for m in batch:
+        for b in m.get("content", []):
+            kind = b.get("type")
+            if kind == "text" and m["role"] == "assistant":
+                parts.append("said: " + " ".join(b["text"].split())[:200])
+            elif kind == "tool_use":
+                parts.append(f"called {b['name']} {canonical_json(b.get('input', {}))[:200]}")
+            elif kind == "tool_result":
+                text = b.get("content") if isinstance(b.get("content"), str) else ""
+                lines = [ln for ln in (text or "").splitlines() if ln and not ln.startswith("<")]
+                state = "failed" if b.get("is_error") else "ok"
+                parts.append(f"-> {state}: {(lines[0] if lines else '')[:160]}")
+    return "; ".join(parts)[:2000]
+
+
+# -- message helpers ----------------------------------------------------------------------------
+
+
+def _is_history(block: dict[str, Any]) -> bool:
+    return block.get("type") == "text" and str(block.get("text", "")).startswith(HISTORY_TAG)
+
+
+def _rounds(messages: list[Message]) -> list[list[Message]]:
+    """(assistant, user) pairs after the first message; a trailing assistant stays alone."""
+    rest = messages[1:]
+    return [rest[i : i + 2] for i in range(0, len(rest), 2)]
+
+
+def _protected_start(messages: list[Message], keep_rounds: int) -> int:
+    return max(1, len(messages) - 2 * max(1, keep_rounds))
+
+
+def _request_like(session: Session, messages: list[Message]) -> dict[str, Any]:
+    request = session.build_request()
+    return {**request.to_dict(), "messages": messages}
+
+
+def _history_block(
+    session: Session, summaries: list[str], facts: dict[str, list[str]], removed: int
+) -> dict[str, Any]:
+    lines = [
+        f'{HISTORY_TAG} removed_messages="{removed}">',
+        "Older rounds were compacted to save context. The full text is in {archive} "
+        "(read_file or grep it) and in earlier epochs of this session's store.",
+    ]
+    if summaries:
+        lines += ["## Summary", *summaries]
+    lines += render_facts(facts)
+    lines.append("</compacted_history>")
+    return {"type": "text", "text": "\n".join(lines)}
+
+
+def _render_message(message: Message, index: int) -> str:
+    out = [f"=== message {index} ({message.get('role')}) ==="]
+    for b in message.get("content", []):
+        if b.get("type") == "text":
+            out.append(b["text"])
+        elif b.get("type") == "tool_use":
+            out.append(f"[tool_use {b['id']}] {b['name']} {canonical_json(b.get('input', {}))}")
+        elif b.get("type") == "tool_result":
+            content = b.get("content")
+            out.append(
+                f"[tool_result {b.get('tool_use_id')}] {content if isinstance(content, str) else canonical_json(content)}"
+            )
+    return "\n".join(out)
+
+
+# -- the compactions record -----------------------------------------------------------------------
+
+
+def record_compaction(store: Any, session_id: str, record: CompactionRecord) -> None:
+    store._write(
+        "INSERT INTO compactions (session_id, epoch, created, tier, json) VALUES (?,?,?,?,?)",
+        (session_id, record.epoch, time.time(), record.tier, canonical_json(asdict(record))),
+    )
+
+
+def compactions(store: Any, session_id: str) -> list[dict[str, Any]]:
+    import json
+
+    with store._lock:
+        rows = store.db.execute(
+            "SELECT json, created FROM compactions WHERE session_id = ? ORDER BY epoch",
+            (session_id,),
+        ).fetchall()
+    return [{**json.loads(r[0]), "created": r[1]} for r in rows]

@@ -1,0 +1,170 @@
+"""What compaction must never lose, extracted by code so no summariser can drop or garble it.
+
+From the messages a compaction removes: the user's own words (goals, later instructions),
+sentences that state decisions or constraints, verification runs and how they ended, ``<skill>``
+blocks and other context blocks (memory, skill catalog, environment), and identifiers (paths,
+hashes, ids, URLs, numbers). From the session: files modified and open TODOs. Facts accumulate
+across compactions, so a second compaction keeps what the first one preserved.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from agent.types import Message, canonical_json
+
+if TYPE_CHECKING:
+    from agent.session import Session
+
+CONTEXT_TAGS = ("<memory", "<skills", "<environment", "<discovered_tools")
+SKIP_TAGS = ("<agent_status", "<compacted_history")
+SKILL_RE = re.compile(r"<skill\b[^>]*>.*?</skill>", re.S)
+DECISION_RE = re.compile(
+    r"\b(decid\w*|decision|chose|choose|must|never|always|constraint\w*|do not|don't|"
+    r"should not|shouldn't|required?|requirement|prefer\w*|we will|i will use|keep)\b",
+    re.I,
+)
+VERIFY_RE = re.compile(
+    r"\b(pytest|tests?|ruff|mypy|lint|make|tox|nox|cargo|go test|npm|build|check)\b"
+)
+URL_RE = re.compile(r"https?://[^\s<>\"'`)\]]+")
+PATH_RE = re.compile(
+    r"(?<![\w/])(?:\.{1,2}/|/|~/)?[\w.\-]+(?:/[\w.\-]+)+/?|\b[\w\-]+\.[a-zA-Z][a-zA-Z0-9]{0,7}\b"
+)
+HASH_RE = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b")
+ID_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[-_:][A-Za-z0-9_\-:]*\d[A-Za-z0-9_\-]*\b")
+NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")
+MAX_IDENTIFIERS = 1500
+MAX_FROM_RESULTS = 100
+KEYS = ("goals", "decisions", "verification", "context", "skills", "identifiers")
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    return [x for x in items if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
+
+
+def identifiers(text: str, *, everything: bool = True) -> list[str]:
+    """Paths, URLs, hashes, ids and numbers, in order of appearance.
+
+    ``everything=False`` (for tool output, whose full text is archived on disk) keeps only
+    URLs, paths with a folder and hashes: code read from files is full of names and numbers.
+    """
+    found: list[tuple[int, str]] = []
+    spans: list[tuple[int, int]] = []
+    patterns = [URL_RE, PATH_RE, HASH_RE] + ([ID_RE, NUMBER_RE] if everything else [])
+    for pattern in patterns:
+        for m in pattern.finditer(text):
+            token = m.group(0).rstrip(".,;:")
+            if len(token) < 2 or any(a <= m.start() < b for a, b in spans):
+                continue
+            if pattern is PATH_RE and (
+                not re.search(r"[A-Za-z]", token) or (not everything and "/" not in token)
+            ):
+                continue
+            spans.append((m.start(), m.start() + len(token)))
+            found.append((m.start(), token))
+    return [t for _, t in sorted(found)]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    return content if isinstance(content, str) else canonical_json(content or "")
+
+
+def extract(removed: list[Message]) -> dict[str, list[str]]:
+    """The protected items found in the removed messages."""
+    out: dict[str, list[str]] = {k: [] for k in KEYS}
+    from_results: list[str] = []
+    commands: dict[str, str] = {}
+    for message in removed:
+        role = message.get("role")
+        for block in message.get("content", []):
+            kind = block.get("type")
+            if kind == "text":
+                text = str(block.get("text", ""))
+                stripped = text.lstrip()
+                out["skills"] += SKILL_RE.findall(text)
+                if stripped.startswith(CONTEXT_TAGS):
+                    out["context"].append(text)
+                    continue
+                if stripped.startswith(SKIP_TAGS) or stripped.startswith("<skill"):
+                    continue
+                if role == "user":
+                    out["goals"].append(text)
+                out["decisions"] += [s for s in _sentences(text) if DECISION_RE.search(s)]
+                out["identifiers"] += identifiers(text)
+            elif kind == "tool_use":
+                args = block.get("input") or {}
+                out["identifiers"] += identifiers(canonical_json(args))
+                if block.get("name") == "run_command" and VERIFY_RE.search(
+                    str(args.get("command", ""))
+                ):
+                    commands[block["id"]] = str(args.get("command"))
+            elif kind == "tool_result":
+                text = _result_text(block)
+                out["skills"] += SKILL_RE.findall(text)
+                from_results += identifiers(SKILL_RE.sub("", text), everything=False)
+                if block.get("tool_use_id") in commands:
+                    out["verification"].append(_verification(commands[block["tool_use_id"]], block))
+    out["identifiers"] += _dedupe(from_results)[:MAX_FROM_RESULTS]
+    return out
+
+
+def _verification(command: str, block: dict[str, Any]) -> str:
+    lines = [ln.strip() for ln in _result_text(block).splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("<") and not ln.startswith("</")]
+    header = next(
+        (ln for ln in lines if ln.startswith("exit code")),
+        "failed" if block.get("is_error") else "",
+    )
+    last = lines[-1] if lines else ""
+    return f"`{command}` -> {header}" + (f" | {last[:200]}" if last and last != header else "")
+
+
+def protected_facts(
+    session: Session, removed: list[Message], prior: dict[str, list[str]]
+) -> dict[str, list[str]]:
+    """Prior facts plus those in ``removed``, plus the session's files modified and open TODOs."""
+    new = extract(removed)
+    facts = {k: _dedupe([*prior.get(k, []), *new[k]]) for k in KEYS}
+    facts["identifiers"] = facts["identifiers"][:MAX_IDENTIFIERS]
+    facts["files_modified"] = list(session.files_modified)
+    facts["open_todos"] = [
+        f"[{t.get('status')}] {t.get('id', '')}: {t.get('content', '')}"
+        for t in session.status.todos
+        if t.get("status") != "completed"
+    ]
+    return facts
+
+
+def render_facts(facts: dict[str, list[str]]) -> list[str]:
+    """Lines for the history block; each section only when it has something."""
+    lines = ["## Preserved verbatim"]
+    labels = [
+        ("goals", "user messages"),
+        ("decisions", "decisions and constraints"),
+        ("files_modified", "files modified"),
+        ("verification", "verification"),
+        ("open_todos", "open todos"),
+    ]
+    for key, label in labels:
+        items = facts.get(key) or []
+        if items:
+            lines.append(f"### {label}")
+            lines += [f"- {item}" for item in items]
+    if facts.get("identifiers"):
+        lines += ["### identifiers", " ".join(facts["identifiers"])]
+    for key, label in (
+        ("context", "context blocks"),
+        ("skills", "skills (exempt from summarising)"),
+    ):
+        if facts.get(key):
+            lines.append(f"### {label}")
+            lines += facts[key]
+    return lines
