@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Self
 
 from agent.errors import ProviderError, ProviderUnavailable, ServerError
 from agent.providers.retry import (
@@ -34,7 +34,8 @@ from agent.types import (
     Usage,
 )
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+# claude-sonnet-4-5 reaches end-of-life on 2026-11-30 (the SDK warns), so the default moved on.
+DEFAULT_MODEL = "claude-sonnet-4-6"
 EPHEMERAL = {"type": "ephemeral"}
 
 
@@ -123,6 +124,18 @@ class AnthropicModel:
             )
             self._client_loop = loop
         return self._client
+
+    async def aclose(self) -> None:
+        """Close pooled connections while their event loop is still running."""
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)

@@ -14,7 +14,7 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Self
 
 from agent.errors import ProviderError, ProviderUnavailable, ServerError
 from agent.providers.retry import (
@@ -193,6 +193,18 @@ class OpenAIModel:
             )
             self._client_loop = loop
         return self._client
+
+    async def aclose(self) -> None:
+        """Close pooled connections while their event loop is still running."""
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)

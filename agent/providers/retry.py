@@ -82,6 +82,8 @@ class RetryPolicy:
     max_delay: float = 20.0
     jitter: float = 0.25  # +/- fraction of the computed delay
     max_retry_after: float = 60.0  # a server asking for longer than this is obeyed only this far
+    # How to wait; tests pass a recorder to see the delays without spending them.
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Wait before attempt ``attempt + 1``; the server's ``retry-after`` wins when given."""
@@ -99,7 +101,6 @@ async def retrying_stream(
     *,
     policy: RetryPolicy,
     provider: str,
-    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
 ) -> AsyncIterator[StreamItem]:
     """Run ``open_stream`` until it finishes, retrying retryable errors raised before any output.
 
@@ -141,7 +142,7 @@ async def retrying_stream(
                 policy.max_attempts - 1,
                 wait,
             )
-            await sleep(wait)
+            await policy.sleep(wait)
 
 
 def _mro_names(exc: BaseException) -> set[str]:

@@ -227,7 +227,9 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 body = None
             server._record(
-                RecordedRequest("POST", self.path, dict(self.headers.items()), raw, body)
+                RecordedRequest(
+                    "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, raw, body
+                )
             )
             path = self.path.split("?", 1)[0]
             if path.endswith("/messages"):
