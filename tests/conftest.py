@@ -6,11 +6,24 @@ from pathlib import Path
 
 import pytest
 
+from tests.repos import make_failing_repo
+
 
 @pytest.fixture(autouse=True)
 def kiln_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("kiln_home")
     monkeypatch.setenv("KILN_HOME", str(home))
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "KILN_PROVIDER"):
+    for var in (
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "KILN_PROVIDER",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture
+def failing_repo(tmp_path: Path) -> Path:
+    return make_failing_repo(tmp_path)

@@ -10,7 +10,7 @@ from agent.providers.scripted import ScriptedModel
 from agent.session import AgentConfig, DiskHost, Session
 from agent.sessions import SessionStore
 from agent.types import Event
-from tests.agent.conftest import PYTEST
+from tests.repos import PYTEST
 
 
 def call(name: str, **args: object) -> dict:

@@ -1,12 +1,10 @@
-"""Fixtures for harness tests: a real git repo with a real failing pytest."""
+"""A real git repo with a real failing pytest, shared by harness, CI and editor tests."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 CALC = '''def add(a, b):
     """Return the sum of a and b."""
@@ -27,8 +25,7 @@ def git(root: Path, *args: str) -> str:
     ).stdout
 
 
-@pytest.fixture
-def failing_repo(tmp_path: Path) -> Path:
+def make_failing_repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
     (root / "calc.py").write_text(CALC)
@@ -41,4 +38,4 @@ def failing_repo(tmp_path: Path) -> Path:
     return root
 
 
-PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider test_calc.py"
+PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider test_calc.py"

@@ -1,0 +1,132 @@
+"""`kiln run TASK`: one agent session in the current workspace, for a terminal or a pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from agent.permissions import MODES
+
+
+@click.command("run")
+@click.argument("task", required=False)
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Workspace root.",
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json", "stream-json"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Model calls per run.",
+)
+@click.option(
+    "--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Wall-clock limit."
+)
+@click.option(
+    "--max-cost-usd",
+    type=click.FloatRange(min=0),
+    help="Cost limit from recorded usage and the price table.",
+)
+@click.option(
+    "--mode", type=click.Choice(MODES), default="ask", show_default=True, help="Permission mode."
+)
+@click.option(
+    "--yes", "-y", "assume_yes", is_flag=True, help="Answer yes to every permission question."
+)
+@click.option(
+    "--ci",
+    is_flag=True,
+    help="Non-interactive CI mode: ci permissions, patch, summary, exit codes.",
+)
+@click.option(
+    "--task-file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Read the task from a file.",
+)
+@click.option(
+    "--github-event",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Take the task from a GitHub event payload (comment, issue or PR).",
+)
+@click.option(
+    "--verify", help="Command that proves the task is done (run before and after in --ci)."
+)
+@click.option("--commit-branch", help="With --ci: commit the changes on this new branch.")
+@click.option("--author", help="Commit author, 'Name <email>'.")
+@click.option(
+    "--artifacts",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the patch, summary, report and transcript (default: the session folder).",
+)
+@click.option("--resume", "resume", metavar="SESSION", help="Continue an earlier session.")
+@click.option("--provider", help="Model provider (anthropic, openai, local, scripted).")
+@click.option("--model", help="Model id for the provider.")
+def run_cmd(
+    task: str | None,
+    root: Path,
+    output_format: str,
+    max_steps: int,
+    max_minutes: float | None,
+    max_cost_usd: float | None,
+    mode: str,
+    assume_yes: bool,
+    ci: bool,
+    task_file: Path | None,
+    github_event: Path | None,
+    verify: str | None,
+    commit_branch: str | None,
+    author: str | None,
+    artifacts: Path | None,
+    resume: str | None,
+    provider: str | None,
+    model: str | None,
+) -> None:
+    """Run TASK with the agent in the workspace and print the stream."""
+    from lsp_server.headless.github import task_from_event
+    from lsp_server.headless.runner import RunOptions, run_or_exit
+
+    sources = [s for s in (task, task_file, github_event) if s]
+    if len(sources) != 1:
+        raise click.UsageError("give exactly one of TASK, --task-file or --github-event")
+    if task_file:
+        task = task_file.read_text(encoding="utf-8")
+    elif github_event:
+        task = task_from_event(github_event)
+    assert task is not None
+    if not task.strip():
+        raise click.UsageError("the task is empty")
+    if commit_branch and not ci:
+        raise click.UsageError("--commit-branch needs --ci")
+    if not root.is_dir():
+        raise click.UsageError(f"--root {root} is not a directory")
+    opts = RunOptions(
+        task=task,
+        root=root.resolve(),
+        output_format=output_format,
+        mode=mode,
+        ci=ci,
+        verify=verify,
+        max_steps=max_steps,
+        max_minutes=max_minutes,
+        max_cost_usd=max_cost_usd,
+        commit_branch=commit_branch,
+        author=author,
+        artifacts=artifacts.resolve() if artifacts else None,
+        resume=resume,
+        provider=provider,
+        model=model,
+        assume_yes=assume_yes,
+    )
+    run_or_exit(opts)

@@ -1,0 +1,234 @@
+"""CI extras around a headless run: verification before/after, the patch, an optional branch
+commit, and the Markdown summary for a PR comment.
+
+The patch is computed with a throw-away git index, so the user's own index is never touched and
+new files are included; Kiln's state folder (`.kiln/`) is always excluded.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+EXCLUDE = [":(exclude).kiln", ":(exclude).kiln/**"]
+
+
+@dataclass
+class Verification:
+    command: str
+    passed: bool
+    exit_code: int
+    seconds: float
+    tail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "passed": self.passed,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 2),
+            "tail": self.tail,
+        }
+
+
+def run_verify(
+    command: str, root: Path, timeout: float = 1800, env: dict[str, str] | None = None
+) -> Verification:
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            command,
+            shell=True,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
+        code, out = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        code, out = 124, f"{exc.stdout or ''}\n[timed out after {timeout:g}s]"
+    tail = "\n".join(str(out).strip().splitlines()[-15:])
+    return Verification(command, code == 0, code, time.monotonic() - started, tail)
+
+
+def git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def is_git_repo(root: Path) -> bool:
+    return (
+        subprocess.run(["git", "rev-parse", "--git-dir"], cwd=root, capture_output=True).returncode
+        == 0
+    )
+
+
+def working_tree_patch(root: Path) -> str:
+    """The diff of the working tree (tracked and new files) against HEAD, as a patch."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        has_head = (
+            subprocess.run(
+                ["git", "rev-parse", "--verify", "HEAD"], cwd=root, capture_output=True
+            ).returncode
+            == 0
+        )
+        if has_head:
+            git(root, "read-tree", "HEAD", env=env)
+        git(root, "add", "-A", "--", ".", *EXCLUDE, env=env)
+        if has_head:
+            return git(root, "diff", "--cached", "--binary", "HEAD", env=env)
+        return git(root, "diff", "--cached", "--binary", "--root", env=env)
+
+
+def diffstat(patch: str) -> list[dict[str, Any]]:
+    files: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for line in patch.splitlines():
+        if line.startswith("diff --git "):
+            path = line.split(" b/", 1)[-1]
+            current = {"path": path, "added": 0, "removed": 0}
+            files.append(current)
+        elif current is not None and line.startswith("+") and not line.startswith("+++"):
+            current["added"] += 1
+        elif current is not None and line.startswith("-") and not line.startswith("---"):
+            current["removed"] += 1
+    return files
+
+
+def commit_branch(root: Path, branch: str, message: str, author: str | None) -> str:
+    """Commit the working tree (minus .kiln) on a new branch; returns the commit id."""
+    git(root, "switch", "-c", branch)
+    git(root, "add", "-A", "--", ".", *EXCLUDE)
+    args = [
+        "-c",
+        "user.name=Kiln",
+        "-c",
+        "user.email=kiln@localhost",
+        "commit",
+        "-q",
+        "-m",
+        message,
+    ]
+    if author:
+        args += ["--author", author]
+    git(root, *args)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+@dataclass
+class RunReport:
+    task: str
+    exit_code: int
+    outcome: str
+    stop_reason: str
+    session_id: str
+    answer: str = ""
+    verify_before: Verification | None = None
+    verify_after: Verification | None = None
+    agent_ran_verify: bool = False
+    files: list[dict[str, Any]] = field(default_factory=list)
+    patch_path: str = ""
+    transcript_path: str = ""
+    summary_path: str = ""
+    branch: str = ""
+    commit: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    cost_usd: float = 0.0
+    steps: int = 0
+    refusals: list[dict[str, Any]] = field(default_factory=list)
+    memory_proposals: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "exit_code": self.exit_code,
+            "outcome": self.outcome,
+            "stop_reason": self.stop_reason,
+            "session_id": self.session_id,
+            "result": self.answer,
+            "verify_before": self.verify_before.to_dict() if self.verify_before else None,
+            "verify_after": self.verify_after.to_dict() if self.verify_after else None,
+            "agent_ran_verify": self.agent_ran_verify,
+            "files_changed": self.files,
+            "patch": self.patch_path,
+            "transcript": self.transcript_path,
+            "summary": self.summary_path,
+            "branch": self.branch,
+            "commit": self.commit,
+            "usage": self.usage,
+            "cost_usd": round(self.cost_usd, 6),
+            "steps": self.steps,
+            "refusals": self.refusals,
+            "memory_proposals": self.memory_proposals,
+            "error": self.error,
+        }
+
+
+def cache_share(usage: dict[str, Any]) -> float:
+    total = (
+        usage.get("input_tokens", 0)
+        + usage.get("cache_read_tokens", 0)
+        + usage.get("cache_write_tokens", 0)
+    )
+    return usage.get("cache_read_tokens", 0) / total if total else 0.0
+
+
+def markdown_summary(report: RunReport) -> str:
+    lines = [f"## Kiln: {report.outcome}", "", f"**Task:** {report.task.strip()[:500]}", ""]
+    if report.files:
+        lines += ["### What changed", "", "| file | + | - |", "|---|---:|---:|"]
+        lines += [f"| `{f['path']}` | {f['added']} | {f['removed']} |" for f in report.files]
+        lines.append("")
+    else:
+        lines += ["No files were changed.", ""]
+    if report.answer:
+        lines += ["### Why", "", report.answer.strip()[:3000], ""]
+    if report.verify_before or report.verify_after:
+        lines += ["### Verification", ""]
+        for label, v in (("before", report.verify_before), ("after", report.verify_after)):
+            if v:
+                mark = "passed" if v.passed else f"failed (exit {v.exit_code})"
+                lines.append(f"- {label}: `{v.command}` {mark}")
+        lines.append(
+            f"- the agent ran the verification itself: {'yes' if report.agent_ran_verify else 'no'}"
+        )
+        lines.append("")
+    if report.refusals:
+        lines += ["### Refused by policy", ""]
+        lines += [f"- `{r['tool']}`: {r['reason']}" for r in report.refusals]
+        lines.append("")
+    if report.memory_proposals:
+        lines += ["### Memory proposals (not written in CI)", ""]
+        lines += [
+            f"- {m['text'][:300]}"
+            + (" *(from external content)*" if m.get("from_external") else "")
+            for m in report.memory_proposals
+        ]
+        lines.append("")
+    u = report.usage
+    lines += [
+        "### Usage",
+        "",
+        f"- steps: {report.steps}; tokens in {u.get('input_tokens', 0)}, cache read {u.get('cache_read_tokens', 0)}, "
+        f"cache write {u.get('cache_write_tokens', 0)}, out {u.get('output_tokens', 0)}",
+        f"- cache hit share: {cache_share(u):.0%}; cost ${report.cost_usd:.4f}",
+        f"- stop reason: {report.stop_reason}; exit code {report.exit_code}",
+    ]
+    if report.branch:
+        lines.append(f"- branch `{report.branch}` at `{report.commit[:12]}`")
+    if report.transcript_path:
+        lines.append(f"- transcript: `{report.transcript_path}`")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,238 @@
+"""Run one agent session without an editor: for a terminal (`kiln run`) or a pipeline (`--ci`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agent.errors import KilnError, ProviderError
+from agent.protocols import PermissionRequest
+from agent.session import AgentConfig, DiskHost, Session
+from agent.types import Event
+from lsp_server.headless import ci, exit_codes
+from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, print_json
+
+CI_PREAMBLE = (
+    "You are running unattended in CI: nobody can answer questions, so make reasonable choices, "
+    "keep changes minimal, and finish with a short report of what you changed and why."
+)
+
+
+@dataclass
+class RunOptions:
+    task: str
+    root: Path
+    output_format: str = "text"
+    mode: str = "ask"
+    ci: bool = False
+    verify: str | None = None
+    max_steps: int = 50
+    max_minutes: float | None = None
+    max_cost_usd: float | None = None
+    commit_branch: str | None = None
+    author: str | None = None
+    artifacts: Path | None = None
+    resume: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    assume_yes: bool = False
+
+
+def _asker(opts: RunOptions) -> Any:
+    if opts.assume_yes:
+        return lambda request: "allow_once"
+    if opts.ci or opts.output_format != "text" or not sys.stdin.isatty():
+        return None  # nobody to ask: refuse
+
+    def ask(request: PermissionRequest) -> str:
+        why = f" ({request.reason})" if request.reason else ""
+        ok = click.confirm(f"Allow {request.title}{why}?", default=False, err=True)
+        return "allow_once" if ok else "reject_once"
+
+    return ask
+
+
+def _task_text(opts: RunOptions) -> str:
+    text = opts.task
+    if opts.verify:
+        text += f"\n\nVerify your work by running `{opts.verify}` with run_command; the task is done when it passes."
+    if opts.ci:
+        text = f"{CI_PREAMBLE}\n\n{text}"
+    return text
+
+
+def run(opts: RunOptions) -> int:
+    """Run the task; prints per output format; returns the exit code."""
+    renderer: Any = {"text": TextRenderer, "stream-json": StreamJsonRenderer}.get(
+        opts.output_format, lambda: None
+    )()
+    events: list[Event] = []
+
+    def on_event(event: Event) -> None:
+        events.append(event)
+        if renderer is not None:
+            renderer(event)
+
+    host = DiskHost(on_event, _asker(opts))
+    config = AgentConfig(
+        mode="ci" if opts.ci else opts.mode,
+        max_steps=opts.max_steps,
+        max_seconds=opts.max_minutes * 60 if opts.max_minutes else None,
+        max_cost_usd=opts.max_cost_usd,
+        provider=opts.provider,
+        model=opts.model,
+        redact_env=opts.ci,
+    )
+    if opts.ci and not ci.is_git_repo(opts.root):
+        raise KilnError(
+            f"{opts.root} is not a git checkout",
+            hint="--ci needs a git working tree to diff against",
+        )
+    before = ci.run_verify(opts.verify, opts.root) if opts.verify and opts.ci else None
+    if opts.resume:
+        session = Session.load(opts.resume, host=host, config=config)
+    else:
+        session = Session.create(opts.root, host=host, config=config)
+    reason = _drive(session, _task_text(opts))
+    return _finish(opts, session, reason, before, events)
+
+
+def _drive(session: Session, text: str) -> str:
+    async def main() -> str:
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(session.prompt(text))
+        try:
+            loop.add_signal_handler(signal.SIGINT, session.cancel)
+            loop.add_signal_handler(signal.SIGTERM, session.cancel)
+        except (NotImplementedError, RuntimeError):
+            pass
+        return await task
+
+    return asyncio.run(main())
+
+
+def _finish(
+    opts: RunOptions,
+    session: Session,
+    reason: str,
+    before: ci.Verification | None,
+    events: list[Event],
+) -> int:
+    errors = [e.data for e in events if e.kind == "error"]
+    report = ci.RunReport(
+        task=opts.task,
+        exit_code=0,
+        outcome="",
+        stop_reason=reason,
+        session_id=session.id,
+        answer=session.redact(session.final_text()),
+        usage=session.usage.to_dict(),
+        cost_usd=session.cost_usd,
+        steps=session.step_count,
+        refusals=session.refusals,
+        memory_proposals=session.memory_proposals,
+        error=errors[-1]["message"] if errors else "",
+    )
+    folder = opts.artifacts or session.store.folder(session.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    transcript = folder / "transcript.jsonl"
+    with transcript.open("w", encoding="utf-8") as fh:
+        for message in session.messages:
+            fh.write(session.redact(json.dumps(message, ensure_ascii=False)) + "\n")
+    report.transcript_path = str(transcript)
+    if opts.ci:
+        _ci_outputs(opts, session, report, before, folder)
+    report.exit_code = _exit_code(opts, report)
+    report.outcome = exit_codes.MEANING[report.exit_code]
+    if opts.ci:
+        summary = folder / "summary.md"
+        summary.write_text(ci.markdown_summary(report), encoding="utf-8")
+        report.summary_path = str(summary)
+        (folder / "report.json").write_text(
+            json.dumps(report.to_dict(), indent=2), encoding="utf-8"
+        )
+    if opts.output_format == "json":
+        print_json(report.to_dict())
+    elif opts.output_format == "stream-json":
+        sys.stdout.write(
+            json.dumps({"type": "result", **report.to_dict()}, ensure_ascii=False) + "\n"
+        )
+    else:
+        err = click.get_text_stream("stderr")
+        usage = report.usage
+        err.write(
+            f"\n[{report.outcome}] {reason}; {report.steps} steps; tokens in {usage['input_tokens']} "
+            f"(cache read {usage['cache_read_tokens']}), out {usage['output_tokens']}; session {session.id}\n"
+        )
+        if opts.ci:
+            err.write(f"summary: {report.summary_path}\npatch: {report.patch_path}\n")
+    return report.exit_code
+
+
+def _ci_outputs(
+    opts: RunOptions,
+    session: Session,
+    report: ci.RunReport,
+    before: ci.Verification | None,
+    folder: Path,
+) -> None:
+    report.verify_before = before
+    if opts.verify:
+        report.agent_ran_verify = any(
+            b.get("type") == "tool_use"
+            and b["name"] == "run_command"
+            and opts.verify in b["input"].get("command", "")
+            for m in session.messages
+            for b in m["content"]
+        )
+        report.verify_after = ci.run_verify(opts.verify, opts.root)
+    patch = session.redact(ci.working_tree_patch(opts.root))
+    patch_path = folder / "changes.patch"
+    patch_path.write_text(patch, encoding="utf-8")
+    report.patch_path = str(patch_path)
+    report.files = ci.diffstat(patch)
+    if opts.commit_branch and report.files:
+        first_line = (report.answer.strip().splitlines() or ["Kiln changes"])[0][:72]
+        message = f"{first_line}\n\nTask: {opts.task.strip()[:500]}\nKiln session: {session.id}\n"
+        report.commit = ci.commit_branch(opts.root, opts.commit_branch, message, opts.author)
+        report.branch = opts.commit_branch
+
+
+def _exit_code(opts: RunOptions, report: ci.RunReport) -> int:
+    reason = report.stop_reason
+    if reason == "error":
+        return exit_codes.PROVIDER
+    if reason in ("max_steps", "max_time", "max_cost"):
+        return exit_codes.LIMIT
+    if reason == "cancelled":
+        return exit_codes.CANCELLED
+    if not opts.ci:
+        return exit_codes.REFUSED if report.refusals else exit_codes.OK
+    changed = bool(report.files)
+    if report.verify_after is not None:
+        if report.verify_after.passed:
+            if not changed:
+                return exit_codes.NOTHING_TO_DO
+            return exit_codes.OK
+        if report.refusals:
+            return exit_codes.REFUSED
+        return exit_codes.CHANGED_UNVERIFIED if changed else exit_codes.NOT_FIXED
+    if report.refusals and not changed:
+        return exit_codes.REFUSED
+    return exit_codes.CHANGED_UNVERIFIED if changed else exit_codes.NOTHING_TO_DO
+
+
+def run_or_exit(opts: RunOptions) -> None:
+    try:
+        code = run(opts)
+    except ProviderError as exc:
+        click.echo(f"kiln: {exc}" + (f" ({exc.hint})" if exc.hint else ""), err=True)
+        sys.exit(exit_codes.PROVIDER)
+    sys.exit(code)

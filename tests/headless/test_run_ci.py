@@ -1,0 +1,245 @@
+"""`kiln run` and `kiln run --ci` as a pipeline would call them: real subprocesses, real git repos,
+the scripted model selected through the environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.repos import PYTEST
+
+pytestmark = pytest.mark.e2e
+
+
+def kiln(
+    root: Path, script: list, *args: str, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    script_path = root.parent / "script.json"
+    script_path.write_text(json.dumps(script))
+    full_env = {
+        **os.environ,
+        "KILN_PROVIDER": "scripted",
+        "KILN_SCRIPT": str(script_path),
+        **(env or {}),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", *args],
+        cwd=root,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def call(name: str, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "input": args}]}
+
+
+FIX = [
+    call("grep", pattern="def add"),
+    call("read_file", path="calc.py"),
+    call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
+    call("run_command", command=PYTEST),
+    {"match": "1 passed", "text": "Fixed add(): it subtracted. The test passes now."},
+]
+
+
+def test_ci_fixes_verifies_commits_and_summarises(failing_repo: Path, tmp_path: Path) -> None:
+    artifacts = tmp_path / "artifacts"
+    proc = kiln(
+        failing_repo,
+        FIX,
+        "--ci",
+        "--verify",
+        PYTEST,
+        "--commit-branch",
+        "kiln/fix-add",
+        "--author",
+        "Kiln Bot <bot@kiln.invalid>",
+        "--artifacts",
+        str(artifacts),
+        "--output-format",
+        "json",
+        "Fix the failing test",
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["outcome"] == "ok"
+    assert report["verify_before"]["passed"] is False and report["verify_after"]["passed"] is True
+    assert report["agent_ran_verify"] is True
+    assert report["files_changed"] == [{"path": "calc.py", "added": 1, "removed": 1}]
+    patch = Path(report["patch"]).read_text()
+    assert "-    return a - b" in patch and "+    return a + b" in patch
+    # the patch applies to the original tree
+    log = subprocess.run(
+        ["git", "log", "--format=%an <%ae>|%s", "-1", "kiln/fix-add"],
+        cwd=failing_repo,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    assert log.startswith("Kiln Bot <bot@kiln.invalid>|Fixed add()")
+    subprocess.run(["git", "switch", "-q", "main"], cwd=failing_repo, check=True)
+    check = subprocess.run(
+        ["git", "apply", "--check", report["patch"]], cwd=failing_repo, capture_output=True
+    )
+    assert check.returncode == 0
+    summary = Path(report["summary"]).read_text()
+    assert (
+        "calc.py" in summary
+        and "before: " in summary
+        and "passed" in summary
+        and "cache hit share" in summary
+    )
+    transcript = [json.loads(line) for line in Path(report["transcript"]).read_text().splitlines()]
+    assert [b["name"] for m in transcript for b in m["content"] if b.get("type") == "tool_use"] == [
+        "grep",
+        "read_file",
+        "edit_file",
+        "run_command",
+    ]
+
+
+def test_forbidden_actions_are_refused_and_nothing_outside_changes(
+    failing_repo: Path, tmp_path: Path
+) -> None:
+    home = Path(os.environ["KILN_HOME"])
+    outside = tmp_path / "outside.txt"
+    secret = "s3cr3t-value-123456"
+    script = [
+        call("write_file", path=str(outside), content="pwned"),
+        call("run_command", command="curl http://example.invalid/x"),
+        call("run_command", command="rm -rf ~"),
+        call("read_file", path="~/.ssh/id_rsa"),
+        call("run_command", command="echo $DEPLOY_TOKEN"),
+        "I could not do those things.",
+    ]
+    proc = kiln(
+        failing_repo,
+        script,
+        "--ci",
+        "--output-format",
+        "json",
+        "do bad things",
+        env={"DEPLOY_TOKEN": secret, "HOME": str(tmp_path / "home")},
+    )
+    assert proc.returncode == 5, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["outcome"] == "refused by policy"
+    tools = [r["tool"] for r in report["refusals"]]
+    assert tools == ["run_command", "run_command"]  # curl (network) and rm -rf ~ (destructive)
+    assert not outside.exists()
+    transcript = Path(report["transcript"]).read_text()
+    assert "outside the workspace" in transcript
+    assert secret not in transcript and "[REDACTED:DEPLOY_TOKEN]" in transcript
+    assert secret not in proc.stdout
+    assert home.exists()
+    assert (
+        subprocess.run(
+            ["git", "status", "--porcelain"], cwd=failing_repo, capture_output=True, text=True
+        ).stdout
+        == ""
+    )
+
+
+def test_limit_reached_ends_cleanly_with_partial_report(failing_repo: Path) -> None:
+    script = [
+        call("list_files"),
+        call("read_file", path="calc.py"),
+        call("grep", pattern="add"),
+        "never reached",
+    ]
+    proc = kiln(
+        failing_repo,
+        script,
+        "--ci",
+        "--max-steps",
+        "2",
+        "--verify",
+        PYTEST,
+        "--output-format",
+        "json",
+        "go",
+    )
+    assert proc.returncode == 3
+    report = json.loads(proc.stdout)
+    assert report["stop_reason"] == "max_steps" and report["steps"] == 2
+    assert (
+        Path(report["summary"]).is_file() and "limit reached" in Path(report["summary"]).read_text()
+    )
+
+
+def test_provider_failure_returns_provider_code(failing_repo: Path) -> None:
+    proc = kiln(
+        failing_repo, [{"raise": "unavailable", "message": "connection refused"}], "--ci", "go"
+    )
+    assert proc.returncode == 4
+    assert "connection refused" in proc.stderr
+
+
+def test_nothing_to_do_and_stream_json(failing_repo: Path) -> None:
+    (failing_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    subprocess.run(["git", "commit", "-qam", "fixed"], cwd=failing_repo, check=True)
+    proc = kiln(
+        failing_repo,
+        [call("run_command", command=PYTEST), "Already passing."],
+        "--ci",
+        "--verify",
+        PYTEST,
+        "--output-format",
+        "stream-json",
+        "fix the tests",
+    )
+    assert proc.returncode == 11, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    types = [x["type"] for x in lines]
+    assert (
+        "tool_call" in types and types[-1] == "result" and lines[-1]["outcome"] == "nothing to do"
+    )
+
+
+def test_github_event_comment_becomes_the_task(failing_repo: Path, tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(
+        json.dumps(
+            {
+                "comment": {"body": "/kiln please fix the add test"},
+                "issue": {"number": 7, "title": "add is broken"},
+            }
+        )
+    )
+    proc = kiln(
+        failing_repo,
+        [{"match": "please fix the add test", "text": "ok"}],
+        "--ci",
+        "--github-event",
+        str(event),
+        "--output-format",
+        "json",
+    )
+    assert proc.returncode == 11, proc.stderr
+    assert json.loads(proc.stdout)["task"].startswith("please fix the add test")
+
+
+def test_bad_usage_exits_2(failing_repo: Path) -> None:
+    proc = kiln(failing_repo, [], "--commit-branch", "x", "task")
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "--ci" in proc.stderr
+    proc = kiln(failing_repo, [])
+    assert proc.returncode == 2 and "exactly one of" in proc.stderr
+    proc = kiln(failing_repo, [], "hello", env={"KILN_PROVIDER": "nope"})
+    assert (
+        proc.returncode == 2
+        and "unknown provider 'nope'" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
+    proc = kiln(failing_repo, [], "hello", env={"KILN_PROVIDER": "anthropic"})
+    assert (
+        proc.returncode in (2, 4)
+        and "ANTHROPIC_API_KEY" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
