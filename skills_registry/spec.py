@@ -217,12 +217,12 @@ def validate_skill_dir(path: Path | str) -> list[str]:
     """Check a skill folder against the spec; every problem found, ``[]`` when valid."""
     folder = Path(path)
     if not folder.exists():
-        return [f"{folder} does not exist"]
+        return ["path does not exist"]
     if not folder.is_dir():
-        return [f"{folder} is not a folder (a skill is a folder containing {SKILL_FILE})"]
+        return [f"not a folder (a skill is a folder containing {SKILL_FILE})"]
     skill_md = folder / SKILL_FILE
     if not skill_md.is_file():
-        return [f"missing {SKILL_FILE} in {folder}"]
+        return [f"missing {SKILL_FILE}"]
     try:
         data, _body = parse_frontmatter(read_skill_text(skill_md))
     except SkillInvalid as exc:
