@@ -139,6 +139,8 @@ class Session:
         self.secrets = self._collect_secrets() if config.redact_env else []
         self.extensions: list[Any] = []  # context sources (skills, compaction…) registered by name
         self.extensions.append(Compactor(CompactionConfig.from_extra(config.extra)))
+        if getattr(self, "skills_context", None) is not None:  # set by skill_tools.make_tools
+            self.extensions.append(self.skills_context)
 
     # -- construction -------------------------------------------------------------------------
 
