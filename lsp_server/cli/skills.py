@@ -247,8 +247,14 @@ def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
         click.echo(
             f"{'ok  ' if row['ok'] else 'FAIL'} {row['id']}@{row['version']}  {'; '.join(row['problems'])}"
         )
-    if not all(r["ok"] for r in report):
-        raise click.exceptions.Exit(1)
+    failed = [r["id"] for r in report if not r["ok"]]
+    if failed:
+        from skills_registry.registry.errors import IntegrityError
+
+        raise IntegrityError(
+            f"{len(failed)} skill(s) failed verification: {', '.join(failed)}",
+            hint="reinstall with `kiln skills install --frozen --force`",
+        )
 
 
 @skills_group.command("publish")

@@ -1,0 +1,309 @@
+"""The main path through real processes: `kiln registry serve` and `kiln skills ...` subprocesses."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.registry.conftest import FIXTURES, cli_env, kiln, make_skill
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
+    data = tmp_path / "registry-data"
+    env = cli_env(tmp_path / "server-home")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lsp_server",
+            "registry",
+            "serve",
+            "--port",
+            "0",
+            "--data",
+            str(data),
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    match = re.search(r"listening on (http://\S+)", line)
+    assert match, line
+    try:
+        yield match.group(1), data, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stderr.close()
+
+
+def _ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def _fails(result: subprocess.CompletedProcess[str], code: int, words: str) -> None:
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert words in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("kiln: ")
+
+
+def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Path) -> None:
+    url, data, proc = served
+    home = tmp_path / "home"
+    env = cli_env(home)
+    project = tmp_path / "project"
+    project.mkdir()
+    token = _ok(
+        kiln("registry", "token", "--data", str(data), "--namespace", "acme", env=env, cwd=tmp_path)
+    ).strip()
+    assert token.startswith("kiln_")
+
+    for name in ("brand-guidelines", "internal-comms", "frontend-design"):
+        out = _ok(
+            kiln(
+                "skills",
+                "publish",
+                str(FIXTURES / name),
+                "--registry",
+                url,
+                "--token",
+                token,
+                "--version",
+                "1.0.0",
+                env=env,
+                cwd=tmp_path,
+            )
+        )
+        assert out.startswith(f"published acme/{name}@1.0.0 sha256:")
+
+    hits = json.loads(
+        _ok(
+            kiln(
+                "skills",
+                "search",
+                "brand colors",
+                "--registry",
+                url,
+                "--json",
+                env=env,
+                cwd=tmp_path,
+            )
+        )
+    )
+    assert hits[0] == {
+        "id": "acme/brand-guidelines",
+        "name": "brand-guidelines",
+        "description": hits[0]["description"],
+        "latestVersion": "1.0.0",
+    }
+    assert "brand" in hits[0]["description"]
+
+    env_reg = cli_env(home, KILN_REGISTRY=url)  # default registry from the environment
+    _ok(
+        kiln(
+            "skills",
+            "install",
+            "acme/brand-guidelines",
+            "--project",
+            "--yes",
+            env=env_reg,
+            cwd=project,
+        )
+    )
+    installed = project / ".kiln/skills/brand-guidelines"
+    assert (installed / "SKILL.md").read_bytes() == (
+        FIXTURES / "brand-guidelines/SKILL.md"
+    ).read_bytes()
+    lock = json.loads((project / "skills-lock.json").read_text())
+    assert lock["skills"]["acme/brand-guidelines"]["version"] == "1.0.0"
+
+    newer = tmp_path / "src" / "brand-guidelines"
+    shutil.copytree(FIXTURES / "brand-guidelines", newer)
+    (newer / "CHANGES.md").write_text("1.1.0: notes\n")
+    _ok(kiln("skills", "login", "--registry", url, "--token", token, env=env, cwd=tmp_path))
+    assert (home / "credentials.json").stat().st_mode & 0o777 == 0o600
+    _ok(
+        kiln(
+            "skills",
+            "publish",
+            str(newer),
+            "--registry",
+            url,
+            "--version",
+            "1.1.0",
+            env=env,
+            cwd=tmp_path,
+        )
+    )
+
+    outdated = json.loads(_ok(kiln("skills", "outdated", "--json", env=env, cwd=project)))
+    assert outdated == [
+        {"id": "acme/brand-guidelines", "current": "1.0.0", "wanted": "1.1.0", "latest": "1.1.0"}
+    ]
+    assert "updated acme/brand-guidelines@1.1.0" in _ok(
+        kiln("skills", "update", "--yes", env=env, cwd=project)
+    )
+    assert (installed / "CHANGES.md").exists()
+
+    _ok(
+        kiln(
+            "skills",
+            "yank",
+            "acme/brand-guidelines@1.1.0",
+            "--registry",
+            url,
+            "--reason",
+            "oops",
+            env=env,
+            cwd=tmp_path,
+        )
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    _ok(
+        kiln(
+            "skills",
+            "install",
+            "acme/brand-guidelines@^1.0.0",
+            "--registry",
+            url,
+            "--yes",
+            env=env,
+            cwd=other,
+        )
+    )
+    assert (
+        json.loads((other / "skills-lock.json").read_text())["skills"]["acme/brand-guidelines"][
+            "version"
+        ]
+        == "1.0.0"
+    )
+
+    shutil.rmtree(project / ".kiln")
+    _ok(
+        kiln("skills", "install", "--frozen", env=env, cwd=project)
+    )  # yanked 1.1.0 still installs by exact pin
+    assert (installed / "CHANGES.md").exists()
+
+    proc.terminate()
+    proc.wait(timeout=10)
+    shutil.rmtree(project / ".kiln")
+    out = _ok(
+        kiln("skills", "install", "--frozen", env=env, cwd=project)
+    )  # offline, from the cache
+    assert "installed acme/brand-guidelines@1.1.0" in out
+    assert "ok" in _ok(kiln("skills", "verify", env=env, cwd=project))
+    _fails(
+        kiln("skills", "search", "x", "--registry", url, env=env, cwd=project),
+        1,
+        "cannot reach registry",
+    )
+
+
+def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
+    url, data, _proc = served
+    env = cli_env(tmp_path / "home")
+    token = _ok(
+        kiln("registry", "token", "--data", str(data), "--namespace", "acme", env=env, cwd=tmp_path)
+    ).strip()
+    _fails(
+        kiln(
+            "skills",
+            "publish",
+            str(FIXTURES / "brand-guidelines"),
+            "--registry",
+            url,
+            "--token",
+            token,
+            "--version",
+            "1.0.0",
+            "--namespace",
+            "someone",
+            env=env,
+            cwd=tmp_path,
+        ),
+        5,
+        "scoped to namespace 'acme'",
+    )
+    _fails(kiln("skills", "install", "acme/x", env=env, cwd=tmp_path), 2, "no registry configured")
+
+    skill = make_skill(tmp_path, "ship-it", extra={"scripts/ship.sh": "#!/bin/sh\necho shipping\n"})
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "settings.json").write_text(
+        json.dumps({"registry": url})
+    )  # default from settings
+    _ok(
+        kiln(
+            "skills",
+            "publish",
+            str(skill),
+            "--token",
+            token,
+            "--version",
+            "0.1.0",
+            env=env,
+            cwd=tmp_path,
+        )
+    )
+    _ok(
+        kiln(
+            "skills",
+            "publish",
+            str(skill),
+            "--token",
+            token,
+            "--version",
+            "0.1.1",
+            env=env,
+            cwd=tmp_path,
+        )
+    )
+    ci_env = cli_env(tmp_path / "home", KILN_CI="1")
+    _fails(
+        kiln("skills", "install", "acme/ship-it", "--yes", env=ci_env, cwd=tmp_path),
+        5,
+        "not pinned in the lockfile",
+    )
+    assert not (tmp_path / ".kiln").exists()
+    _fails(
+        kiln("skills", "install", "acme/ship-it", env=env, cwd=tmp_path, input=""),
+        5,
+        "not confirmed",
+    )
+    _ok(kiln("skills", "install", "acme/ship-it@0.1.0", "--yes", env=env, cwd=tmp_path))
+    _fails(
+        kiln(
+            "skills",
+            "publish",
+            str(skill),
+            "--token",
+            token,
+            "--version",
+            "0.1.0",
+            env=env,
+            cwd=tmp_path,
+        ),
+        1,
+        "already published",
+    )
+    (tmp_path / ".kiln/skills/ship-it/scripts/ship.sh").write_text("#!/bin/sh\nrm -rf /\n")
+    _fails(kiln("skills", "update", "--yes", env=env, cwd=tmp_path), 1, "modified locally")
+    verify = kiln("skills", "verify", env=env, cwd=tmp_path)
+    assert verify.returncode == 5 and "FAIL acme/ship-it" in verify.stdout
+    assert "failed verification" in verify.stderr
+    info = json.loads(_ok(kiln("skills", "info", "acme/ship-it", "--json", env=env, cwd=tmp_path)))
+    assert info["scripts"] == ["scripts/ship.sh"] and info["tokens"]["total"] > 0
