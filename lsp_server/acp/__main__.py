@@ -1,0 +1,6 @@
+"""`python -m lsp_server.acp`: the same server as `kiln acp`, for clients configured with a module."""
+
+from lsp_server.acp.server import run_stdio
+
+if __name__ == "__main__":
+    run_stdio()

@@ -1,0 +1,189 @@
+"""The ACP transport under the shared core: where updates go, how the user is asked, files.
+
+``lsp_server.core`` turns agent events into ACP-shaped update dicts and owns sessions; this
+module only moves them over the wire. Updates ACP does not define (status, refusal, error…)
+are folded into ``agent_thought_chunk``/``agent_message_chunk`` text so standard clients show
+them. When the client advertises ``fs.readTextFile``/``fs.writeTextFile``, reads and edits go
+through the client, so the agent sees and changes what the editor holds, unsaved text included;
+otherwise the disk is used.
+
+``Host.read_buffer`` is synchronous while ACP is not, so the client's text of a file is fetched
+when a tool call naming that file *starts* (the ``tool_call`` update precedes the tool's run)
+and served from that snapshot until the call completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+from acp.schema import PermissionOption, SessionNotification, ToolCallUpdate
+
+from agent.errors import ToolError
+from agent.protocols import EditOutcome, EditProposal
+from agent.session import DiskHost
+from lsp_server.core import ACP_UPDATE_KINDS
+
+log = logging.getLogger("kiln.acp")
+
+FS_TIMEOUT = 30.0
+
+
+def fold_update(update: dict[str, Any]) -> dict[str, Any] | None:
+    """An ACP v1 update for any core update; Kiln-only kinds become visible text or nothing."""
+    kind = update.get("sessionUpdate")
+    if kind in ACP_UPDATE_KINDS:
+        return update
+    text = ""
+    if kind == "error":
+        hint = f" ({update['hint']})" if update.get("hint") else ""
+        return _chunk("agent_message_chunk", f"\n\nError: {update.get('message', '')}{hint}\n")
+    if kind == "status":
+        text = str(update.get("text", ""))
+    elif kind == "refusal":
+        text = f"Not allowed: {update.get('tool', '')}: {update.get('reason', '') or 'denied'}"
+    elif kind == "memory_proposal":
+        text = f"Proposed memory: {update.get('text', '')}"
+    elif kind == "compaction":
+        text = "Compacted the conversation to fit the context window."
+    if not text:
+        return None
+    return _chunk("agent_thought_chunk", text + "\n", meta={"kiln": update})
+
+
+def _chunk(kind: str, text: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    update: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+    if meta:
+        update["_meta"] = meta
+    return update
+
+
+class AcpFrontend:
+    """``lsp_server.core.Frontend`` over one ACP connection (``acp.AgentSideConnection``)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.can_read = False
+        self.can_write = False
+        self._disk = DiskHost()
+        self.roots: dict[str, Path] = {}  # session id -> workspace root, for the prefetch check
+        # resolved path -> (client text, ids of the running tool calls that fetched it)
+        self._buffers: dict[Path, tuple[str, set[str]]] = {}
+
+    def set_capabilities(self, capabilities: Any) -> None:
+        fs = getattr(capabilities, "fs", None)
+        self.can_read = bool(getattr(fs, "read_text_file", False))
+        self.can_write = bool(getattr(fs, "write_text_file", False))
+
+    # -- updates ------------------------------------------------------------------------------
+
+    async def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        kind = update.get("sessionUpdate")
+        if kind == "tool_call":
+            await self._prefetch(session_id, update)
+        folded = fold_update(update)
+        if folded is not None:
+            await self.notify(session_id, folded)
+        if kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
+            self._release(str(update.get("toolCallId", "")))
+
+    async def notify(self, session_id: str, update: dict[str, Any]) -> None:
+        """Validate an ACP update dict and send it as a ``session/update`` notification."""
+        note = SessionNotification.model_validate({"sessionId": session_id, "update": update})
+        try:
+            await self.client.session_update(session_id=session_id, update=note.update)
+        except ConnectionError:
+            log.info("client gone; dropped a %s update", update.get("sessionUpdate"))
+
+    # -- permissions --------------------------------------------------------------------------
+
+    async def ask_permission(
+        self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, str]]
+    ) -> Any:
+        """Ask the client; the core applies the timeout and turns any failure into a denial."""
+        call = ToolCallUpdate.model_validate(tool_call)
+        choices = [PermissionOption.model_validate(o) for o in options]
+        try:
+            response = await self.client.request_permission(
+                session_id=session_id, tool_call=call, options=choices
+            )
+        except (RequestError, ConnectionError) as exc:
+            log.info("session/request_permission failed (%s): denied", exc)
+            return None
+        return response.model_dump(by_alias=True, exclude_none=True)
+
+    # -- files --------------------------------------------------------------------------------
+
+    def read_buffer(self, path: Path) -> str | None:
+        entry = self._buffers.get(Path(path).resolve())
+        return entry[0] if entry else None
+
+    async def apply_edit(self, session_id: str, proposal: EditProposal) -> EditOutcome:
+        if not self.can_write:
+            return await self._disk.apply_edit(proposal)  # type: ignore[return-value]
+        path = Path(proposal.meta["abspath"]).resolve()
+        current = await self.client_text(session_id, path) if self.can_read else None
+        if current is None:
+            current = _disk_text(path)
+        if (current or "") != proposal.old_text:
+            return "stale"
+        try:
+            await asyncio.wait_for(
+                self.client.write_text_file(
+                    session_id=session_id, path=str(path), content=proposal.new_text
+                ),
+                timeout=FS_TIMEOUT,
+            )
+        except (RequestError, ConnectionError, TimeoutError) as exc:
+            raise ToolError(
+                f"the editor could not write {proposal.path}: {exc}",
+                suggestion="check that the file is writable in the editor, then retry once",
+            ) from None
+        if path in self._buffers:  # later reads in the same call see the new text
+            self._buffers[path] = (proposal.new_text, self._buffers[path][1])
+        return "applied"
+
+    async def client_text(self, session_id: str, path: Path) -> str | None:
+        """The client's text of a file, or None when it has none (missing file, error)."""
+        if not self.can_read or path.is_dir():
+            return None
+        try:
+            response = await asyncio.wait_for(
+                self.client.read_text_file(session_id=session_id, path=str(path)),
+                timeout=FS_TIMEOUT,
+            )
+        except (RequestError, ConnectionError, TimeoutError) as exc:
+            log.info("fs/read_text_file %s failed (%s); using the disk", path, exc)
+            return None
+        return str(response.content)
+
+    async def _prefetch(self, session_id: str, update: dict[str, Any]) -> None:
+        """Snapshot the client's text of the files a starting tool call names."""
+        call_id = str(update.get("toolCallId", ""))
+        root = self.roots.get(session_id)
+        for location in update.get("locations") or []:
+            path = Path(location["path"]).resolve()
+            if root is None or (path != root and root not in path.parents):
+                continue  # the tool refuses such paths; never ask the client for them
+            if path in self._buffers:
+                self._buffers[path][1].add(call_id)
+                continue
+            text = await self.client_text(session_id, path)
+            if text is not None:
+                self._buffers[path] = (text, {call_id})
+
+    def _release(self, call_id: str) -> None:
+        for path, (_, owners) in list(self._buffers.items()):
+            owners.discard(call_id)
+            if not owners:
+                del self._buffers[path]
+
+
+def _disk_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

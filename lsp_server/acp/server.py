@@ -1,0 +1,324 @@
+"""`kiln acp`: the Agent Client Protocol server over stdio, a thin mapping over the shared core.
+
+ACP clients (Zed, JetBrains, Neovim plugins) start this process and speak JSON-RPC on its
+stdin/stdout. Sessions, turns, permission timeouts and the event→update mapping live in
+``lsp_server.core``; this module answers the ACP methods, replays stored conversations on
+``session/load`` and turns the core's typed errors into JSON-RPC errors. Stdout carries only
+protocol frames: file descriptor 1 is handed to the protocol and then pointed at stderr, so a
+stray ``print`` anywhere cannot corrupt the channel. Logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from acp import PROTOCOL_VERSION, RequestError, run_agent
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+)
+
+from agent.errors import KilnError, SessionNotFound
+from agent.session import Session
+from lsp_server.acp.frontend import AcpFrontend
+from lsp_server.core import (
+    INVALID_PARAMS,
+    SESSION_NOT_FOUND,
+    CoreConfig,
+    CoreError,
+    InvalidParams,
+    SessionManager,
+    TurnInProgress,
+    acp_stop_reason,
+    history_updates,
+)
+from lsp_server.version import __version__
+
+log = logging.getLogger("kiln.acp")
+
+STDIO_LIMIT = 50 * 1024 * 1024
+# Permission modes a client can switch between (``ci`` is for headless runs only).
+MODES: dict[str, tuple[str, str]] = {
+    "ask": ("Ask", "Reads are free; edits and commands ask first."),
+    "auto-edit": ("Auto-edit", "Edits are applied without asking; commands ask."),
+    "yolo": ("Yolo", "Everything is allowed without asking (paths stay in the workspace)."),
+}
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def rpc_errors(fn: F) -> F:
+    """Turn Kiln's typed errors into JSON-RPC errors: one line and a hint, no traceback."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except RequestError:
+            raise
+        except CoreError as exc:
+            raise _request_error(exc.code, exc) from None
+        except SessionNotFound as exc:
+            raise _request_error(SESSION_NOT_FOUND, exc) from None
+        except KilnError as exc:
+            code = INVALID_PARAMS if exc.exit_code == 2 else -32603
+            raise _request_error(code, exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _request_error(code: int, exc: BaseException) -> RequestError:
+    hint = getattr(exc, "hint", "") or ""
+    return RequestError(code, str(exc), {"hint": hint} if hint else None)
+
+
+def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
+    """Server defaults: ``KILN_ACP_MODE`` and ``KILN_ACP_PERMISSION_TIMEOUT`` (seconds)."""
+    options: dict[str, Any] = {}
+    if os.environ.get("KILN_ACP_MODE"):
+        options["mode"] = os.environ["KILN_ACP_MODE"]
+    if os.environ.get("KILN_ACP_PERMISSION_TIMEOUT"):
+        options["permissionTimeout"] = os.environ["KILN_ACP_PERMISSION_TIMEOUT"]
+    return CoreConfig.from_options(options, base)
+
+
+class KilnAcpAgent:
+    """The ``acp.Agent`` implementation; one instance per connection."""
+
+    def __init__(self, *, config: CoreConfig | None = None, store: Any = None) -> None:
+        self.config = config or CoreConfig()
+        self.store = store
+        self.frontend: AcpFrontend | None = None
+        self.manager: SessionManager | None = None
+
+    def on_connect(self, conn: Any) -> None:
+        self.frontend = AcpFrontend(conn)
+        self.manager = SessionManager(self.frontend, config=self.config, store=self.store)
+
+    @property
+    def core(self) -> SessionManager:
+        if self.manager is None:
+            raise RequestError.internal_error({"details": "not connected"})
+        return self.manager
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @rpc_errors
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        assert self.frontend is not None
+        self.frontend.set_capabilities(client_capabilities)
+        if isinstance(kwargs.get("kiln"), dict):  # _meta: {"kiln": {...CoreConfig options}}
+            self.core.config = CoreConfig.from_options(kwargs["kiln"], self.core.config)
+        name = getattr(client_info, "name", "") or "an ACP client"
+        log.info("initialize from %s (protocol %s)", name, protocol_version)
+        return InitializeResponse(
+            protocol_version=min(int(protocol_version), PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="kiln", title="Kiln", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        raise RequestError.invalid_params(
+            {"message": f"unknown auth method {method_id!r}", "hint": "kiln needs no login"}
+        )
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    @rpc_errors
+    async def new_session(
+        self, cwd: str, mcp_servers: Any = None, additional_directories: Any = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        _check_absolute(cwd)
+        options = kwargs.get("kiln") if isinstance(kwargs.get("kiln"), dict) else None
+        session = await self.core.new_session(cwd, options)
+        self._track(session)
+        log.info("session %s in %s", session.id, session.root)
+        return NewSessionResponse(session_id=session.id, modes=_modes(session))
+
+    @rpc_errors
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Any = None,
+        additional_directories: Any = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        _check_absolute(cwd)
+        if self.core.is_busy(session_id):
+            raise TurnInProgress("the session is running a turn", hint="cancel it or wait")
+        session = await self.core.load_session(session_id)
+        if Path(cwd).resolve() != session.root:
+            log.warning("session %s belongs to %s, not %s", session_id, session.root, cwd)
+        self._track(session)
+        assert self.frontend is not None
+        for update in history_updates(session.messages, root=session.root):
+            await self.frontend.notify(session.id, update)
+        return LoadSessionResponse(modes=_modes(session))
+
+    @rpc_errors
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        if cwd is not None:
+            _check_absolute(cwd)
+        rows = self.core.list_sessions(cwd) if cwd is not None else self._all_sessions()
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=r["sessionId"],
+                    cwd=r["cwd"],
+                    title=r["title"] or None,
+                    updated_at=r["updatedAt"],
+                )
+                for r in rows
+            ]
+        )
+
+    def _all_sessions(self) -> list[dict[str, Any]]:
+        import time
+
+        return [
+            {
+                "sessionId": r["id"],
+                "cwd": r["root"],
+                "title": r["title"],
+                "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r["updated"])),
+            }
+            for r in self.core.store.list()
+        ]
+
+    @rpc_errors
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        session = self.core.get(session_id)
+        if mode_id not in MODES:
+            raise InvalidParams(f"unknown mode {mode_id!r}", hint=f"use one of: {', '.join(MODES)}")
+        session.config.mode = mode_id
+        session.permissions.mode = mode_id
+        return SetSessionModeResponse()
+
+    def _track(self, session: Session) -> None:
+        assert self.frontend is not None
+        self.frontend.roots[session.id] = session.root
+
+    # -- turns --------------------------------------------------------------------------------
+
+    @rpc_errors
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        blocks = [
+            b.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if hasattr(b, "model_dump")
+            else b
+            for b in prompt
+        ]
+        reason = await self.core.prompt(session_id, blocks)
+        return PromptResponse(stop_reason=acp_stop_reason(reason))  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """A notification: nothing to answer, so an unknown session is only logged."""
+        try:
+            self.core.cancel(session_id)
+        except CoreError as exc:
+            log.info("session/cancel ignored: %s", exc)
+
+    async def shutdown(self) -> None:
+        if self.manager is not None:
+            await self.manager.shutdown()
+
+
+def _check_absolute(cwd: Any) -> None:
+    if not isinstance(cwd, str) or not Path(cwd).is_absolute():
+        raise InvalidParams(
+            f"cwd must be an absolute path, got {cwd!r}", hint="ACP requires absolute paths"
+        )
+
+
+def _modes(session: Session) -> SessionModeState:
+    current = session.config.mode if session.config.mode in MODES else "ask"
+    return SessionModeState(
+        current_mode_id=current,
+        available_modes=[
+            SessionMode(id=mode, name=name, description=text)
+            for mode, (name, text) in MODES.items()
+        ],
+    )
+
+
+# ---- stdio --------------------------------------------------------------------------------
+
+
+class StdioError(KilnError):
+    exit_code = 2
+    hint = "kiln acp is started by an ACP client (Zed, JetBrains, Neovim) with piped stdio"
+
+
+async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Reader on stdin and a writer on a private copy of stdout; fd 1 then points at stderr."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=STDIO_LIMIT)
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
+    except (ValueError, OSError) as exc:
+        out.close()
+        raise StdioError(f"cannot use stdin/stdout for the protocol: {exc}") from None
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
+    agent = agent or KilnAcpAgent(config=config_from_env())
+    reader, writer = await protocol_streams()
+    try:
+        await run_agent(agent, writer, reader)  # type: ignore[arg-type]
+    finally:
+        await agent.shutdown()
+
+
+def run_stdio() -> None:
+    """Entry point of `kiln acp`: serve one ACP client on stdin/stdout until it hangs up."""
+    level = os.environ.get("KILN_LOG_LEVEL", "WARNING").upper()
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level, logging.WARNING),
+        format="kiln acp: %(levelname)s %(name)s: %(message)s",
+    )
+    config_from_env()  # a bad KILN_ACP_* value is a one-line error before the protocol starts
+    try:
+        asyncio.run(serve_stdio())
+    except KeyboardInterrupt:
+        pass
