@@ -34,6 +34,7 @@ Progress = Callable[[int, int, str], None]
 BATCH_SECONDS = 0.5  # commit at least this often during a full run
 POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
 POOL_WORKERS = 2
+DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a writer waits for another writer (KILN_INDEX_BUSY_TIMEOUT)
 
 
 @dataclass
@@ -80,11 +81,13 @@ def _prepare(
 class Index:
     """A workspace's index at ``<root>/.kiln/index.db`` (created, migrated or rebuilt on open)."""
 
-    def __init__(self, root: Path | str, *, busy_timeout: float = 5.0) -> None:
+    def __init__(self, root: Path | str, *, busy_timeout: float | None = None) -> None:
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
             raise NotADirectory(f"not a folder: {root}")
         self.db_path = self.root / ".kiln" / "index.db"
+        if busy_timeout is None:
+            busy_timeout = float(os.environ.get("KILN_INDEX_BUSY_TIMEOUT", DEFAULT_BUSY_TIMEOUT))
         self.busy_timeout = busy_timeout
         self.recovered: str | None = None  # set when a corrupt index.db was rebuilt
         self._write_lock = threading.RLock()

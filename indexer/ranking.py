@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path, is_vendored_path
 from indexer.store import FTS_COLUMNS
-from indexer.tokens import fts_match, query_terms, query_words
+from indexer.tokens import fts_match, query_terms, query_words, split_identifier
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
 
@@ -63,6 +63,7 @@ def search(conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
         )
     ]
     words = {w.lower() for w in query_words(query)}
+    term_set = set(terms)
     meta = _meta(conn, lexical)
     seeds = _seeds(conn, lexical, words)
     graph_rank = _pagerank(conn, seeds, meta)[: W.LEXICAL_CANDIDATES]
@@ -76,7 +77,7 @@ def search(conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
         fused[block_id] += W.GRAPH_WEIGHT / (W.FUSION_K + rank + 1)
     for block_id in fused:
         path, kind, name = meta[block_id][:3]
-        fused[block_id] *= _prior(path, kind, name, words)
+        fused[block_id] *= _prior(path, kind, name, words, term_set)
     ordered = sorted(fused, key=lambda i: (-fused[i], i))
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)
@@ -211,8 +212,15 @@ def _pagerank(
     return [nodes_l[i] for i in sorted(range(len(nodes_l)), key=lambda i: (-rank[i], nodes_l[i]))]
 
 
-def _prior(path: str, kind: str, name: str, words: set[str]) -> float:
-    factor = 1.0
+def name_match(name: str, terms: set[str]) -> float:
+    """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
+    parts = set(split_identifier(name.replace(".", "_").replace(",", "_").replace(":", "_")))
+    common = len(parts & terms)
+    return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
+
+
+def _prior(path: str, kind: str, name: str, words: set[str], terms: set[str]) -> float:
+    factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
     if words & short_names(name):
         factor *= W.NAME_MATCH_BOOST
     if is_test_path(path):

@@ -34,6 +34,8 @@ GRAPH_MAX_NODES = 2000
 
 # Exact name matches get a direct boost on top of fusion (multiplier).
 NAME_MATCH_BOOST = 1.5
+# Multiplier 1 + w * (coverage x precision) of the query terms in the block's qualified name.
+NAME_COVERAGE_WEIGHT = 1.0
 
 # Light penalties (multipliers) for paths that are rarely what a query is after.
 TEST_PENALTY = 0.75

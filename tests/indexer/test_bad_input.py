@@ -1,0 +1,173 @@
+"""Bad input never crashes the indexer: every case below ends in a usable index."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from indexer import Index, IndexLocked, NotADirectory
+from indexer import index as index_module
+
+from .conftest import write
+
+
+def fts_ok(root: Path) -> None:
+    """The external-content FTS table agrees with the blocks table."""
+    conn = sqlite3.connect(root / ".kiln" / "index.db")
+    try:
+        conn.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('integrity-check', 1)")
+        orphans = conn.execute(
+            "SELECT count(*) FROM blocks WHERE file_id NOT IN (SELECT id FROM files)"
+        )
+        assert orphans.fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file_is_reported_and_skipped(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "ok.py", "def readable_one():\n    pass\n")
+    secret = write(repo, "secret.py", "def hidden_one():\n    pass\n")
+    secret.chmod(0)
+    idx = open_index(repo)
+    stats = idx.update()
+    assert stats.skipped and stats.skipped[0].startswith("secret.py:")
+    assert [h.name for h in idx.search("readable_one")] == ["readable_one"]
+
+
+def test_special_files_are_skipped_without_blocking(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "ok.py", "def regular_one():\n    pass\n")
+    os.mkfifo(repo / "pipe.py")  # opening it for reading would block forever
+    (repo / "dangling.py").symlink_to(repo / "missing.py")
+    stats = open_index(repo).update()
+    assert (stats.files_seen, stats.files_indexed) == (1, 1)
+
+
+def test_invalid_utf8_is_indexed_with_replacement(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    (repo / "latin.py").write_bytes(b"# caf\xe9\ndef brule_order():\n    return '\xff\xfe'\n")
+    idx = open_index(repo)
+    idx.update()
+    hit = idx.search("brule_order")[0]
+    assert hit.name == "brule_order" and "\ufffd" in hit.text
+
+
+def test_parse_errors_keep_the_valid_parts(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(
+        repo,
+        "broken.py",
+        "def before_error():\n    return 1\n\ndef (:\n    ]]]\n\ndef after_error():\n    return 2\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    assert idx.search("before_error")[0].name == "before_error"
+    assert idx.search("after_error")[0].name == "after_error"
+
+
+def test_symlink_loops_are_walked_once(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(repo, "a/mod.py", "def looped_symbol():\n    pass\n")
+    (repo / "a" / "again").symlink_to(repo / "a", target_is_directory=True)
+    (repo / "up").symlink_to(repo, target_is_directory=True)
+    (repo / "outside").symlink_to("/usr", target_is_directory=True)
+    idx = open_index(repo)
+    stats = idx.update()
+    assert stats.files_seen == 1
+    assert [h.path for h in idx.search("looped_symbol")] == ["a/mod.py"]
+
+
+def test_file_deleted_mid_index(repo: Path, open_index: Callable[..., Index]) -> None:
+    for i in range(5):
+        write(repo, f"f{i}.py", f"def fleeting_{i}():\n    pass\n")
+
+    def progress(done: int, total: int, path: str) -> None:
+        if done == 1:
+            (repo / "f3.py").unlink()
+
+    idx = open_index(repo)
+    stats = idx.update(progress)
+    assert stats.files_indexed == 4
+    assert idx.search("fleeting_3") == [] or all(
+        h.name != "fleeting_3" for h in idx.search("fleeting_3")
+    )
+    fts_ok(repo)
+
+
+def test_corrupt_index_is_rebuilt_with_a_message(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "m.py", "def survivor_symbol():\n    pass\n")
+    (repo / ".kiln").mkdir()
+    (repo / ".kiln" / "index.db").write_bytes(b"this is not a database " * 400)
+    idx = open_index(repo)
+    assert idx.recovered and "rebuilt" in idx.recovered
+    assert (repo / ".kiln" / "index.db.corrupt").exists()
+    idx.update()
+    assert idx.search("survivor_symbol")[0].name == "survivor_symbol"
+
+
+def test_locked_index_raises_a_retryable_error(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "m.py", "def x():\n    pass\n")
+    open_index(repo).update()
+    holder = sqlite3.connect(repo / ".kiln" / "index.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute("INSERT INTO meta VALUES ('held', '1')")
+        idx = open_index(repo, busy_timeout=0.05)
+        with pytest.raises(IndexLocked) as info:
+            idx.update_file("m.py", "def y():\n    pass\n")
+        assert info.value.retryable and info.value.hint and info.value.exit_code == 1
+        assert [h.name for h in idx.search("x")] == ["x"]  # readers are not blocked (WAL)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_interrupted_run_resumes_cleanly(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "BATCH_SECONDS", 0.0)  # commit after every file
+    for i in range(8):
+        write(repo, f"m{i}.py", f"def resumable_{i}():\n    pass\n")
+
+    def interrupt(done: int, total: int, path: str) -> None:
+        if done == 4:
+            raise KeyboardInterrupt
+
+    idx = open_index(repo)
+    with pytest.raises(KeyboardInterrupt):
+        idx.update(interrupt)
+    committed = idx.status()["files"]
+    assert 0 < committed < 8
+    fts_ok(repo)
+    stats = open_index(repo).update()
+    assert stats.files_indexed == 8 - committed
+    assert all(idx.search(f"resumable_{i}")[0].name == f"resumable_{i}" for i in range(8))
+
+
+def test_query_of_stop_words_or_punctuation_is_empty(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "m.py", "def the():\n    return 'of and'\n")
+    idx = open_index(repo)
+    idx.update()
+    assert idx.search("the of and") == []
+    assert idx.search("?!*()[]") == []
+    assert idx.search('" OR NEAR(') == []
+    assert idx.search('m" OR x*') is not None  # FTS syntax is quoted, never an error
+
+
+def test_root_must_be_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(NotADirectory) as info:
+        Index(tmp_path / "missing")
+    assert info.value.exit_code == 2

@@ -1,0 +1,123 @@
+"""`kiln index` / `kiln search` as a user runs them: real subprocesses on a temp repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import write
+
+pytestmark = pytest.mark.e2e
+
+
+def kiln(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    write(
+        repo,
+        "app/orders.py",
+        'def cancel_order(order_id):\n    """Cancel an order and refund it."""\n    return refund(order_id)\n',
+    )
+    write(repo, "app/refunds.py", "def refund(order_id):\n    return order_id\n")
+    write(repo, "README.md", "# Orders\n\nCancelling an order triggers a refund.\n")
+    return repo
+
+
+def test_search_builds_the_index_first_and_prints_json(project: Path) -> None:
+    result = kiln("search", "cancel order", "--json", "-k", "3", cwd=project)
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert hits[0]["path"] == "app/orders.py" and hits[0]["name"] == "cancel_order"
+    for hit in hits:
+        assert set(hit) == {"path", "start_line", "end_line", "kind", "name", "score"}
+        assert not hit["path"].startswith("/")
+    assert (project / ".kiln" / "index.db").exists()
+
+
+def test_index_json_summary_then_incremental(project: Path) -> None:
+    first = kiln("index", str(project), "--json", cwd=project.parent)
+    assert first.returncode == 0, first.stderr
+    stats = json.loads(first.stdout)
+    assert stats["files_indexed"] == 3 and stats["total_blocks"] >= 3
+    second = json.loads(kiln("index", "--json", cwd=project).stdout)
+    assert second["files_indexed"] == 0 and second["total_files"] == 3
+
+
+def test_index_text_summary_is_one_line(project: Path) -> None:
+    result = kiln("index", cwd=project)
+    assert result.returncode == 0
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("indexed 3 files") and "MB/s" in lines[0]
+    assert result.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_search_text_output(project: Path) -> None:
+    result = kiln("search", "refund", "--root", str(project), cwd=project.parent)
+    assert result.returncode == 0
+    assert "app/refunds.py:1-2  function refund" in result.stdout
+
+
+def test_stop_word_query_is_a_clear_empty_result(project: Path) -> None:
+    result = kiln("search", "the of ?", "--json", cwd=project)
+    assert result.returncode == 0
+    assert json.loads(result.stdout) == []
+    assert "no searchable words" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search",),
+        ("search", "x", "-k", "0"),
+        ("search", "x", "--root", "/definitely/not/here"),
+        ("index", "/definitely/not/here"),
+        ("index", "--bogus"),
+    ],
+)
+def test_misuse_exits_2_with_one_line(project: Path, args: tuple[str, ...]) -> None:
+    result = kiln(*args, cwd=project)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_corrupt_index_is_rebuilt_with_a_message(project: Path) -> None:
+    (project / ".kiln").mkdir()
+    (project / ".kiln" / "index.db").write_bytes(b"garbage" * 1000)
+    result = kiln("search", "refund", "--json", cwd=project)
+    assert result.returncode == 0
+    assert "rebuilt" in result.stderr and json.loads(result.stdout)[0]["name"] == "refund"
+
+
+def test_locked_index_is_one_line_and_exit_1(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert kiln("index", cwd=project).returncode == 0
+    holder = sqlite3.connect(project / ".kiln" / "index.db", isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("INSERT INTO meta VALUES ('held', '1')")
+        monkeypatch.setenv("KILN_INDEX_BUSY_TIMEOUT", "0.1")
+        result = kiln("index", cwd=project)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "locked" in result.stderr

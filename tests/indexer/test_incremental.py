@@ -1,0 +1,150 @@
+"""Incremental indexing: mtime first, then hash; deletes, renames, unsaved buffers, .gitignore."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from indexer import Index, PathOutsideRoot
+
+from .conftest import write
+
+
+def names(idx: Index, query: str, k: int = 10) -> list[tuple[str, str]]:
+    return [(h.path, h.name) for h in idx.search(query, k)]
+
+
+def test_second_run_parses_nothing_and_touch_only_rehashes(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "a.py", "def alpha_handler():\n    return 1\n")
+    write(repo, "b.py", "def beta_handler():\n    return 2\n")
+    idx = open_index(repo)
+    first = idx.update()
+    assert (first.files_seen, first.files_indexed, first.blocks) == (2, 2, 2)
+    assert idx.update().files_indexed == 0  # mtime + size unchanged: not even read
+
+    st = (repo / "a.py").stat()
+    os.utime(repo / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    touched = idx.update()
+    assert touched.files_indexed == 0  # same hash: not re-parsed
+    assert idx.update().files_indexed == 0  # and the new mtime was recorded
+
+
+def test_changed_file_is_reparsed_and_old_symbols_disappear(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    path = write(repo, "svc.py", "def old_name_handler():\n    return 1\n")
+    idx = open_index(repo)
+    idx.update()
+    path.write_text("def fresh_name_handler():\n    return 2\n\n\ndef extra():\n    return 3\n")
+    os.utime(path, ns=(0, path.stat().st_mtime_ns + 1_000_000_000))
+    stats = idx.update()
+    assert (stats.files_indexed, stats.blocks) == (1, 2)
+    assert names(idx, "fresh name handler")[0] == ("svc.py", "fresh_name_handler")
+    assert all(n != "old_name_handler" for _, n in names(idx, "old name handler"))
+
+
+def test_deleted_and_renamed_files_leave_the_results(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "gone.py", "def vanishing_symbol():\n    pass\n")
+    write(repo, "old/place.py", "def wandering_symbol():\n    pass\n")
+    idx = open_index(repo)
+    idx.update()
+    (repo / "gone.py").unlink()
+    (repo / "new").mkdir()
+    (repo / "old" / "place.py").rename(repo / "new" / "place.py")
+    stats = idx.update()
+    assert stats.files_removed == 2 and stats.files_indexed == 1
+    assert idx.search("vanishing") == []
+    assert names(idx, "wandering symbol") == [("new/place.py", "wandering_symbol")]
+    assert idx.status()["files"] == 1
+
+
+def test_update_file_indexes_unsaved_text_not_the_disk(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "editor.py", "def on_disk_version():\n    return 1\n")
+    idx = open_index(repo)
+    idx.update()
+    count = idx.update_file("editor.py", "def in_buffer_version():\n    return 2\n")
+    assert count == 1
+    assert names(idx, "in buffer version") == [("editor.py", "in_buffer_version")]
+    assert idx.search("disk") == []
+    # The next scan re-checks the disk (the buffer was never saved).
+    idx.update()
+    assert names(idx, "on disk version") == [("editor.py", "on_disk_version")]
+    assert idx.search("buffer") == []
+
+
+def test_update_file_from_disk_and_remove_file(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    idx = open_index(repo)
+    idx.update()
+    write(repo, "pkg/new_mod.py", "class FreshlyAddedWidget:\n    pass\n")
+    assert idx.update_file(repo / "pkg" / "new_mod.py") == 1
+    assert names(idx, "FreshlyAddedWidget")[0] == ("pkg/new_mod.py", "FreshlyAddedWidget")
+    idx.remove_file("pkg/new_mod.py")
+    assert idx.search("FreshlyAddedWidget") == []
+
+
+def test_update_file_refuses_paths_outside_the_root(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    idx = open_index(repo)
+    with pytest.raises(PathOutsideRoot) as info:
+        idx.update_file("../elsewhere.py", "x = 1\n")
+    assert info.value.exit_code == 2 and info.value.hint
+
+
+def test_gitignore_is_honoured(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(repo, ".gitignore", "generated/\n*.tmp.py\n")
+    write(repo, "src/keep.py", "def kept_symbol():\n    pass\n")
+    write(repo, "generated/out.py", "def ignored_folder_symbol():\n    pass\n")
+    write(repo, "src/scratch.tmp.py", "def ignored_pattern_symbol():\n    pass\n")
+    write(repo, "src/.gitignore", "local_only.py\n")
+    write(repo, "src/local_only.py", "def nested_ignore_symbol():\n    pass\n")
+    write(repo, "node_modules/lib/index.js", "function vendoredThing() {}\n")
+    idx = open_index(repo)
+    stats = idx.update()
+    assert stats.files_seen == 1
+    for query in (
+        "ignored_folder_symbol",
+        "ignored_pattern_symbol",
+        "nested_ignore_symbol",
+        "vendoredThing",
+    ):
+        assert all(h.name == "kept_symbol" for h in idx.search(query)), query
+    assert idx.update_file("generated/out.py") == 0  # one-file updates obey the same rules
+
+
+def test_binaries_minified_and_generated_files_are_skipped(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    (repo / "blob.py").write_bytes(b"def binary_thing():\x00\x01\x02 pass\n")
+    write(repo, "bundle.js", "function minifiedThing(){return 1};" * 400)
+    write(
+        repo,
+        "pb.py",
+        "# Code generated by protoc. DO NOT EDIT.\ndef generated_thing():\n    pass\n",
+    )
+    (repo / "huge.py").write_text("x = 1\n" * 300_000)
+    idx = open_index(repo)
+    idx.update()
+    assert idx.status()["blocks"] == 0
+    for query in ("binary thing", "minifiedThing", "generated thing"):
+        assert idx.search(query) == []
+
+
+def test_status_reports_counts(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(repo, "m.py", "A = 1\n\n\ndef f():\n    return A\n")
+    idx = open_index(repo)
+    idx.update()
+    status = idx.status()
+    assert (status["files"], status["blocks"]) == (1, 2)
+    assert status["db_bytes"] > 0 and status["last_indexed"] > 0

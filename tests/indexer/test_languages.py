@@ -1,0 +1,57 @@
+"""One fixture file per language, one key-symbol assertion each: the block exists with the
+right kind and name, and searching for the symbol finds it first."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from indexer import Index
+from indexer.chunker import chunk_file
+
+from .conftest import FIXTURES
+
+CASES = [
+    ("sample.py", "method", "InvoiceBuilder.add_line", "add line item invoice"),
+    ("sample.js", "class", "ShoppingCart", "shopping cart"),
+    ("sample.ts", "function", "withRetries", "retries exponential backoff"),
+    ("sample.tsx", "function", "StatusBadge", "status badge label"),
+    ("sample.go", "function", "TokenBucket.Allow", "token bucket allow request"),
+    ("sample.rs", "method", "LruCache.evict_oldest", "evict oldest entry"),
+    ("Sample.java", "method", "OrderValidator.validateOrder", "validate order items"),
+    ("sample.c", "function", "ring_buffer_push", "ring buffer push byte"),
+    ("sample.cpp", "class", "BoundingBox", "bounding box"),
+    ("sample.rb", "method", "Notifications.Mailer.deliver_welcome", "deliver welcome message"),
+    ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
+]
+
+
+@pytest.fixture(scope="module")
+def fixture_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    root = tmp_path_factory.mktemp("langs")
+    for f in FIXTURES.iterdir():
+        shutil.copy(f, root / f.name)
+    idx = Index(root)
+    idx.update()
+    yield idx
+    idx.close()
+
+
+@pytest.mark.parametrize(("filename", "kind", "name", "query"), CASES)
+def test_key_symbol(filename: str, kind: str, name: str, query: str, fixture_index: Index) -> None:
+    blocks = chunk_file(filename, (FIXTURES / filename).read_bytes())
+    assert any(b.kind == kind and b.name == name for b in blocks), [
+        (b.kind, b.name) for b in blocks
+    ]
+    top = fixture_index.search(query, k=1)[0]
+    assert (top.path, top.name) == (filename, name)
+
+
+def test_every_language_has_a_fixture(open_index: Callable[..., Index]) -> None:
+    from indexer.languages import EXTENSIONS
+
+    covered = {Path(c[0]).suffix for c in CASES}
+    assert set(EXTENSIONS.values()) <= {EXTENSIONS.get(s, "") for s in covered}

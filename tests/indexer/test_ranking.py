@@ -1,0 +1,98 @@
+"""Ranking signals: name matches, the symbol graph, penalties and per-file grouping."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from indexer import Index
+
+from .conftest import write
+
+
+def test_exact_name_beats_incidental_mentions(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(repo, "a.py", "def parse_config(text):\n    return text.split()\n")
+    write(
+        repo,
+        "b.py",
+        "def load():\n    # parse the config, then parse it again; config config parse\n    return parse_config(read())\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    assert idx.search("parse_config", 2)[0].name == "parse_config"
+    assert (
+        idx.search("parseConfig", 2)[0].name == "parse_config"
+    )  # camelCase query, snake_case code
+
+
+def test_graph_brings_in_the_definition_a_hit_calls(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(
+        repo,
+        "shop/checkout.py",
+        "def checkout_basket(basket):\n    return settle(basket, compute_vat(basket))\n",
+    )
+    write(repo, "shop/tax.py", "def compute_vat(amount):\n    return amount * RATE\n")
+    for i in range(30):
+        write(repo, f"noise/n{i}.py", f"def unrelated_{i}(x):\n    return x + {i}\n")
+    idx = open_index(repo)
+    idx.update()
+    names = [h.name for h in idx.search("checkout basket", 5)]
+    assert names[0] == "checkout_basket"
+    assert "compute_vat" in names  # no lexical match: reached through the call edge
+
+
+def test_camelcase_identifiers_are_split(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(
+        repo,
+        "svc.ts",
+        "export function fetchUserProfile(id: string) {\n  return httpGet(`/users/${id}`);\n}\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    assert idx.search("user profile", 1)[0].name == "fetchUserProfile"
+
+
+def test_tests_and_vendored_copies_rank_below_the_source(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    body = "def settle_invoice(invoice):\n    return invoice.close()\n"
+    write(repo, "tests/test_billing.py", body)
+    write(repo, "lib/_vendor/billing.py", body)
+    write(repo, "app/billing.py", body)
+    idx = open_index(repo)
+    idx.update()
+    assert [h.path for h in idx.search("settle invoice", 3)] == [
+        "app/billing.py",
+        "tests/test_billing.py",
+        "lib/_vendor/billing.py",
+    ]
+
+
+def test_one_file_does_not_flood_the_results(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(
+        repo,
+        "big.py",
+        "".join(f"def widget_op_{i}(widget):\n    return widget.op{i}()\n\n\n" for i in range(8)),
+    )
+    write(repo, "other.py", "def helper(widget):\n    # widget\n    return widget\n")
+    idx = open_index(repo)
+    idx.update()
+    paths = [h.path for h in idx.search("widget", 4)]
+    assert paths.count("big.py") == 3 and "other.py" in paths
+
+
+def test_hits_carry_text_and_metadata(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(
+        repo,
+        "pkg/geo.py",
+        'def haversine(a, b):\n    """Great-circle distance."""\n    return 0.0\n',
+    )
+    idx = open_index(repo)
+    idx.update()
+    hit = idx.search("great circle distance", 1)[0]
+    assert (hit.path, hit.start_line, hit.end_line, hit.kind) == ("pkg/geo.py", 1, 3, "function")
+    assert hit.language == "python" and hit.signature == "def haversine(a, b)"
+    assert "Great-circle" in hit.text and hit.score > 0
+    assert set(hit.to_dict()) == {"path", "start_line", "end_line", "kind", "name", "score"}

@@ -1,0 +1,43 @@
+"""The watcher keeps the index fresh from real file-system events, in debounced batches."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from indexer import Index, IndexStats, watch
+
+from .conftest import write
+
+
+def test_watcher_indexes_created_changed_and_deleted_files(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "keep.py", "def steady():\n    pass\n")
+    idx = open_index(repo)
+    idx.update()
+    batches: list[list[str]] = []
+    arrived = threading.Event()
+
+    def on_batch(paths: list[str], stats: IndexStats) -> None:
+        batches.append(paths)
+        arrived.set()
+
+    with watch(repo, on_batch, index=idx, debounce=0.1) as watcher:
+        write(repo, "pkg/fresh.py", "def watched_newcomer():\n    pass\n")
+        assert arrived.wait(10), watcher.errors
+        assert [h.name for h in idx.search("watched_newcomer")] == ["watched_newcomer"]
+
+        arrived.clear()
+        (repo / "pkg" / "fresh.py").unlink()
+        assert arrived.wait(10), watcher.errors
+        assert idx.search("watched_newcomer") == []
+
+        arrived.clear()
+        write(repo, ".kiln/ignored.txt", "the index folder itself never triggers a batch")
+        write(repo, "keep.py", "def steady_changed():\n    pass\n")
+        assert arrived.wait(10)
+    assert all(not p.startswith(".kiln") for batch in batches for p in batch)
+    assert [h.name for h in idx.search("steady_changed")] == ["steady_changed"]
+    assert watcher.errors == []
