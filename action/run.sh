@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs `kiln run --ci` for the GitHub Action from KILN_* variables and publishes its outputs.
+# Plain shell so the test suite runs exactly this script.
+set -uo pipefail
+
+artifacts="${KILN_ARTIFACTS:-${RUNNER_TEMP:-/tmp}/kiln-artifacts}"
+mkdir -p "$artifacts"
+args=(run --ci --output-format json --artifacts "$artifacts" --max-steps "${KILN_MAX_STEPS:-40}")
+if [ -n "${KILN_TASK:-}" ]; then
+  args+=("$KILN_TASK")
+elif [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ]; then
+  args+=(--github-event "$GITHUB_EVENT_PATH")
+else
+  echo "kiln action: no task given and no event payload found" >&2
+  exit 2
+fi
+[ -n "${KILN_VERIFY:-}" ] && args+=(--verify "$KILN_VERIFY")
+[ -n "${KILN_COMMIT_BRANCH:-}" ] && args+=(--commit-branch "$KILN_COMMIT_BRANCH")
+[ -n "${KILN_AUTHOR:-}" ] && args+=(--author "$KILN_AUTHOR")
+[ -n "${KILN_MAX_MINUTES:-}" ] && args+=(--max-minutes "$KILN_MAX_MINUTES")
+[ -n "${KILN_MAX_COST_USD:-}" ] && args+=(--max-cost-usd "$KILN_MAX_COST_USD")
+[ -n "${KILN_MODEL:-}" ] && args+=(--model "$KILN_MODEL")
+[ -z "${KILN_PROVIDER:-}" ] && unset KILN_PROVIDER
+
+kiln_cmd=${KILN_COMMAND:-kiln}
+$kiln_cmd "${args[@]}" > "$artifacts/report.stdout.json"
+code=$?
+
+outcome=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("outcome",""))' "$artifacts/report.stdout.json" 2>/dev/null || echo "failed")
+summary="$artifacts/summary.md"
+patch="$artifacts/changes.patch"
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+  {
+    echo "exit-code=$code"
+    echo "outcome=$outcome"
+    [ -f "$summary" ] && echo "summary=$summary"
+    [ -f "$patch" ] && echo "patch=$patch"
+  } >> "$GITHUB_OUTPUT"
+fi
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$summary" ]; then
+  cat "$summary" >> "$GITHUB_STEP_SUMMARY"
+fi
+echo "kiln: $outcome (exit $code)"
+# "changed but unverified" and "nothing to do" are results to review, not failed steps.
+case "$code" in
+  0|10|11) exit 0 ;;
+  *) exit "$code" ;;
+esac
