@@ -100,6 +100,8 @@ def run(opts: RunOptions) -> int:
         session = Session.load(opts.resume, host=host, config=config)
     else:
         session = Session.create(opts.root, host=host, config=config)
+        session.state["title"] = " ".join(opts.task.split())[:80]
+        session.store.update(session.id, title=session.state["title"])
     reason = _drive(session, _task_text(opts))
     return _finish(opts, session, reason, before, events)
 

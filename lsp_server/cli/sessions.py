@@ -1,0 +1,119 @@
+"""`kiln sessions list|show|search`: the stored sessions of this machine (under KILN_HOME)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+
+def _store():  # type: ignore[no-untyped-def]
+    from agent.sessions import SessionStore
+
+    return SessionStore()
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+@click.group("sessions")
+def sessions_group() -> None:
+    """List, show and search past sessions."""
+
+
+@sessions_group.command("list")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Only sessions of this workspace.",
+)
+@click.option("--all", "all_roots", is_flag=True, help="Sessions of every workspace.")
+@click.option("-n", "limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def list_cmd(root: Path | None, all_roots: bool, limit: int, as_json: bool) -> None:
+    """Sessions, newest first (this workspace unless --all)."""
+    store = _store()
+    where = None if all_roots else (root or Path.cwd()).resolve()
+    rows = store.list(where, limit)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("no sessions" + ("" if all_roots else " in this workspace (try --all)"))
+        return
+    for row in rows:
+        click.echo(
+            f"{row['id']}  {_when(row['updated'])}  {row['model']:<20.20}  {row['title'][:60]}"
+        )
+
+
+@sessions_group.command("show")
+@click.argument("session_id")
+@click.option("--json", "as_json", is_flag=True, help="The stored messages as JSON.")
+def show_cmd(session_id: str, as_json: bool) -> None:
+    """The transcript of a session."""
+    store = _store()
+    info = store.get(session_id)
+    messages = store.messages(session_id)
+    usage = store.usage(session_id)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"session": info, "messages": messages, "usage": usage},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return
+    click.echo(
+        f"session {info['id']}  root {info['root']}  model {info['model']}  mode {info['mode']}"
+    )
+    for message in messages:
+        for block in message["content"]:
+            kind = block.get("type")
+            if kind == "text":
+                label = "user" if message["role"] == "user" else "assistant"
+                click.echo(f"\n[{label}] {block['text']}")
+            elif kind == "tool_use":
+                click.echo(
+                    f"\n[tool call] {block['name']} {json.dumps(block['input'], ensure_ascii=False)[:300]}"
+                )
+            elif kind == "tool_result":
+                status = "error" if block.get("is_error") else "ok"
+                content = str(block.get("content", ""))
+                click.echo(f"[tool result: {status}] {content[:500]}")
+    tokens = {
+        k: sum(u[k] for u in usage)
+        for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+    }
+    click.echo(f"\nusage: {tokens}, cost ${sum(u['cost_usd'] for u in usage):.4f}")
+
+
+@sessions_group.command("search")
+@click.argument("query")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Only sessions of this workspace.",
+)
+@click.option("--all", "all_roots", is_flag=True, help="Search every workspace.")
+@click.option("-k", "limit", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def search_cmd(query: str, root: Path | None, all_roots: bool, limit: int, as_json: bool) -> None:
+    """Find earlier sessions by what was discussed, changed or decided."""
+    store = _store()
+    where = None if all_roots else (root or Path.cwd()).resolve()
+    hits = store.search(query, where, limit)
+    if as_json:
+        click.echo(json.dumps(hits, indent=2, ensure_ascii=False))
+        return
+    if not hits:
+        click.echo("no matching sessions")
+        return
+    for hit in hits:
+        click.echo(
+            f"{hit['session_id']}  {_when(hit['created'])}  [{hit['kind']}] {hit['excerpt']}"
+        )
