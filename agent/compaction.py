@@ -79,6 +79,7 @@ class Compactor:
         status.steps, status.max_steps = session.turn_steps, session.config.max_steps
         status.max_seconds = session.config.max_seconds
         window = int(getattr(session.model, "context_window", 0) or 0)
+        session.state["context_window"] = window  # for `kiln context show` percentages
         if not window or len(session.messages) < 3:
             return
         used = self.request_tokens(session)

@@ -1,0 +1,297 @@
+"""Seeing the context: rebuild the exact request a step sent, break it down by component, and
+find where one request stopped sharing a prefix with the one before it (and why).
+
+Everything is reconstructed from the session store: a ``requests`` row holds the prefix JSON
+(system + tools), the message epoch and how many messages were sent, and messages are
+append-only within an epoch, so the first ``message_count`` messages of that epoch are exactly
+what the model saw. Token figures are estimates (canonical-JSON characters / 4) unless the
+``usage`` table has measured numbers for that step, which are then shown next to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agent.compaction import compactions
+from agent.errors import UsageError
+from agent.providers.scripted import common_prefix_len
+from agent.types import Message, canonical_json
+
+DEFAULT_WINDOW = 200_000
+TAGS = (
+    ("<memory", "memory"),
+    ("<skills", "skills"),
+    ("<skill", "skills"),
+    ("<environment", "environment"),
+    ("<agent_status", "status"),
+    ("<compacted_history", "compacted history"),
+    ("<discovered_tools", "tools"),
+)
+COMPONENTS = (
+    "system", "tools", "memory", "skills", "environment", "history",
+    "compacted history", "tool results", "status", "reserve",
+)  # fmt: skip
+
+
+def tokens(text: str) -> int:
+    return len(text) // 4
+
+
+@dataclass
+class RequestView:
+    """One request as the model received it (provider-neutral; cache markers not shown)."""
+
+    session_id: str
+    step: int
+    turn: int
+    epoch: int
+    system: str
+    tools: list[dict[str, Any]]
+    deferred: list[str]
+    messages: list[Message]
+    max_tokens: int
+    usage: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def segments(self) -> list[tuple[str, str]]:
+        """The request linearised in the order a prompt cache reads it: tools, system, messages.
+
+        Deferred tools are announced with ``defer_loading`` and sit outside the cached prefix,
+        so they are not part of it here either.
+        """
+        out = [(f"tool {t['name']}", canonical_json(t)) for t in self.tools]
+        out.append(("system prompt", self.system))
+        for i, m in enumerate(self.messages):
+            for j, block in enumerate(m.get("content", [])):
+                out.append((f"message {i} ({m.get('role')}) block {j}", canonical_json(block)))
+        return out
+
+    def text(self) -> str:
+        return "".join(s for _, s in self.segments())
+
+
+@dataclass
+class Component:
+    name: str
+    tokens: int
+    percent: float
+
+
+@dataclass
+class Budget:
+    window: int
+    components: list[Component]
+    estimated_input: int
+    measured_input: int | None
+    note: str = "tokens estimated as characters / 4"
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _rows(store: Any, session_id: str) -> list[dict[str, Any]]:
+    store.get(session_id)  # SessionNotFound with a hint when the id is wrong
+    rows = store.requests(session_id)
+    if not rows:
+        raise UsageError(
+            f"session {session_id} has no recorded requests", hint="run a prompt in it first"
+        )
+    return rows
+
+
+def select_step(
+    store: Any,
+    session_id: str,
+    *,
+    turn: int | None = None,
+    step: int | None = None,
+    first: bool = False,
+) -> int:
+    """The step number for ``--step``, ``--turn`` (its last request, or first) or the latest."""
+    rows = _rows(store, session_id)
+    if step is not None:
+        if not any(r["step"] == step for r in rows):
+            raise UsageError(
+                f"session {session_id} has no step {step}",
+                hint=f"steps run from {rows[0]['step']} to {rows[-1]['step']}",
+            )
+        return step
+    if turn is not None:
+        steps = [r["step"] for r in rows if r["turn"] == turn]
+        if not steps:
+            turns = sorted({r["turn"] for r in rows})
+            raise UsageError(
+                f"session {session_id} has no turn {turn}",
+                hint=f"turns: {', '.join(map(str, turns))}",
+            )
+        return steps[0] if first else steps[-1]
+    return int(rows[-1]["step"])
+
+
+def request_at(store: Any, session_id: str, step: int) -> RequestView:
+    row = next(r for r in _rows(store, session_id) if r["step"] == step)
+    messages = store.messages(session_id, row["epoch"])[: row["message_count"]]
+    usage = next((u for u in store.usage(session_id) if u["step"] == step), None)
+    return RequestView(
+        session_id=session_id,
+        step=step,
+        turn=row["turn"],
+        epoch=row["epoch"],
+        system=row["prefix"]["system"],
+        tools=row["prefix"]["tools"],
+        deferred=row["deferred"],
+        messages=messages,
+        max_tokens=row["max_tokens"],
+        usage=usage,
+    )
+
+
+def _classify(message: Message, block: dict[str, Any]) -> str:
+    if block.get("type") == "tool_result":
+        content = block.get("content")
+        return (
+            "skills" if isinstance(content, str) and "<skill" in content[:400] else "tool results"
+        )
+    if block.get("type") == "text" and message.get("role") == "user":
+        head = str(block.get("text", "")).lstrip()
+        for tag, name in TAGS:
+            if head.startswith(tag):
+                return name
+    return "history"
+
+
+def budget(view: RequestView, window: int = DEFAULT_WINDOW) -> Budget:
+    sizes = dict.fromkeys(COMPONENTS, 0)
+    sizes["system"] = tokens(view.system)
+    sizes["tools"] = tokens(canonical_json(view.tools))
+    for m in view.messages:
+        for block in m.get("content", []):
+            sizes[_classify(m, block)] += tokens(canonical_json(block))
+    sizes["reserve"] = view.max_tokens
+    estimated = sum(v for k, v in sizes.items() if k != "reserve")
+    measured = None
+    if view.usage:
+        u = view.usage
+        measured = u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"]
+    return Budget(
+        window=window,
+        components=[Component(k, v, round(100 * v / window, 2)) for k, v in sizes.items()],
+        estimated_input=estimated,
+        measured_input=measured,
+    )
+
+
+def cache_share(store: Any, session_id: str) -> dict[str, Any]:
+    """Share of input that was a cache-eligible prefix: estimated from the requests themselves
+    (each one's common prefix with the one before) and measured from the usage table."""
+    rows = _rows(store, session_id)
+    eligible = total = 0
+    previous = ""
+    for row in rows:
+        current = request_at(store, session_id, row["step"]).text()
+        eligible += tokens(current[: common_prefix_len(previous, current)]) if previous else 0
+        total += tokens(current)
+        previous = current
+    usage = store.usage(session_id)
+    measured_total = sum(
+        u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"] for u in usage
+    )
+    measured_read = sum(u["cache_read_tokens"] for u in usage)
+    return {
+        "requests": len(rows),
+        "prefix_tokens": eligible,
+        "input_tokens": total,
+        "prefix_share": round(eligible / total, 4) if total else 0.0,
+        "measured_cache_read_share": round(measured_read / measured_total, 4)
+        if measured_total
+        else None,
+    }
+
+
+@dataclass
+class PrefixDiff:
+    step: int
+    previous_step: int | None
+    shared_tokens: int
+    total_tokens: int
+    share: float
+    diverges_at: str  # the segment where the bytes first differ, or "" when fully shared
+    cause: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def prefix_diff(store: Any, session_id: str, step: int) -> PrefixDiff:
+    """Where ``step`` stopped sharing a prefix with the request before it, and why."""
+    rows = _rows(store, session_id)
+    steps = [r["step"] for r in rows]
+    current = request_at(store, session_id, step)
+    index = steps.index(step)
+    cur_segments = current.segments()
+    cur_text = "".join(s for _, s in cur_segments)
+    if index == 0:
+        return PrefixDiff(step, None, 0, tokens(cur_text), 0.0, "", "first request of the session")
+    previous = request_at(store, session_id, steps[index - 1])
+    prev_text = previous.text()
+    shared = common_prefix_len(prev_text, cur_text)
+    where = ""
+    if shared < len(prev_text):
+        offset = 0
+        for name, text in cur_segments:
+            if offset + len(text) > shared:
+                where = name
+                break
+            offset += len(text)
+    return PrefixDiff(
+        step=step,
+        previous_step=previous.step,
+        shared_tokens=tokens(cur_text[:shared]),
+        total_tokens=tokens(cur_text),
+        share=round(shared / len(cur_text), 4) if cur_text else 0.0,
+        diverges_at=where,
+        cause=_cause(store, previous, current, where),
+    )
+
+
+def _cause(store: Any, previous: RequestView, current: RequestView, where: str) -> str:
+    if not where:
+        extra = ""
+        if current.deferred != previous.deferred:
+            new = [d for d in current.deferred if d not in previous.deferred]
+            extra = f"; tools discovered (deferred, outside the prefix): {', '.join(new)}"
+        return "append-only: the previous request is a prefix of this one" + extra
+    if current.epoch != previous.epoch:
+        records = [r for r in compactions(store, current.session_id) if r["epoch"] == current.epoch]
+        if records:
+            r = records[0]
+            return (
+                f"compaction to epoch {r['epoch']} (tier {r['tier']}, {r['removed_messages']} "
+                f"messages removed, {r['before_tokens']} -> {r['after_tokens']} tokens; full text "
+                f"in {r['archive']})"
+            )
+        return (
+            f"message epoch changed {previous.epoch} -> {current.epoch} without a compaction record"
+        )
+    if current.tools != previous.tools:
+        before = [t["name"] for t in previous.tools]
+        after = [t["name"] for t in current.tools]
+        added = [n for n in after if n not in before]
+        removed = [n for n in before if n not in after]
+        changed = [
+            t["name"] for t in current.tools if t["name"] in before and t not in previous.tools
+        ]
+        parts = [
+            f"added {added}" if added else "",
+            f"removed {removed}" if removed else "",
+            f"changed {changed}" if changed else "",
+            "reordered" if not (added or removed or changed) else "",
+        ]
+        return "the tool list changed: " + ", ".join(p for p in parts if p)
+    if current.system != previous.system:
+        return "the system prompt changed"
+    return f"an already-sent message was rewritten ({where}) with no compaction: a prefix-stability bug"
