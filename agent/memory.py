@@ -8,9 +8,13 @@ subdirectory, so the frozen prefix never changes. ``@path`` lines import other f
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
 import re
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from agent.workspace import atomic_write
@@ -102,11 +106,38 @@ class Memory:
                 return self.root / name
         return self.root / "KILN.md"
 
+    def user_file(self) -> Path:
+        for name in MEMORY_NAMES:
+            if (self.home / name).is_file():
+                return self.home / name
+        return self.home / "KILN.md"
+
     def append(self, text: str, target: Path | None = None) -> Path:
-        """Append one bullet, atomically, keeping the user's formatting; safe across threads."""
+        """Append one bullet atomically, keeping the user's formatting; safe across threads and
+        processes (two sessions remembering at once both land)."""
         target = target or self.project_file()
-        with _write_lock:
-            old = target.read_text(encoding="utf-8") if target.exists() else "# Project memory\n"
-            sep = "" if old.endswith("\n") else "\n"
-            atomic_write(target, f"{old}{sep}- {text.strip()}\n")
+        line = " ".join(text.split())
+        with _locked(self.home, target):
+            old = target.read_text(encoding="utf-8") if target.exists() else "# Memory\n\n"
+            sep = "" if not old or old.endswith("\n") else "\n"
+            atomic_write(target, f"{old}{sep}- {line}\n")
         return target
+
+
+@contextlib.contextmanager
+def _locked(home: Path, target: Path) -> Iterator[None]:
+    """A per-file lock kept under KILN_HOME so the project tree gets no lock files."""
+    locks = home / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(str(target.resolve()).encode()).hexdigest()[:16]
+    with _write_lock, open(locks / f"{name}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def memory_blocks(root: Path, home: Path) -> list[str]:
+    """What a new session in ``root`` starts with (for `kiln memory show`)."""
+    return Memory(root, home).initial_blocks()

@@ -13,6 +13,24 @@ async def remember(args: dict[str, Any], ctx: ToolContext) -> str:
     return await ctx.session.propose_memory(args["text"], call_id=ctx.call_id)
 
 
+async def search_sessions(args: dict[str, Any], ctx: ToolContext) -> str:
+    import asyncio
+    import time
+
+    session = ctx.session
+    hits = await asyncio.to_thread(
+        session.store.search, args["query"], session.root, int(args.get("limit") or 8)
+    )
+    hits = [h for h in hits if h["session_id"] != session.id]
+    if not hits:
+        return f"no earlier session in this workspace mentions {args['query']!r}"
+    lines = [
+        f"{h['session_id']} ({time.strftime('%Y-%m-%d', time.localtime(h['created']))}) [{h['kind']}] {h['excerpt']}"
+        for h in hits
+    ]
+    return "\n".join(lines)
+
+
 async def task(args: dict[str, Any], ctx: ToolContext) -> str:
     return await ctx.session.run_subagent(args["description"])
 
@@ -30,6 +48,25 @@ TOOLS = [
         ),
         "other",
         remember,
+    ),
+    FunctionTool(
+        ToolSpec(
+            "search_sessions",
+            "Full-text search over earlier sessions in this workspace (what was discussed, "
+            "changed or decided, and compaction summaries). Returns short excerpts with session "
+            'ids and dates. Use it when the user refers to earlier work ("like we did last '
+            'time") or before redoing an investigation.\n'
+            'Example: {"query": "flaky upload test retry"}',
+            schema(
+                {
+                    "query": {"type": "string", "minLength": 1},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 30},
+                },
+                ["query"],
+            ),
+        ),
+        "search",
+        search_sessions,
     ),
     FunctionTool(
         ToolSpec(

@@ -1,0 +1,84 @@
+"""`kiln memory show|add|edit|path`: the memory files a session in this workspace starts with."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import click
+
+
+def _memory(root: Path):  # type: ignore[no-untyped-def]
+    from agent.memory import Memory
+    from agent.sessions import kiln_home
+
+    return Memory(root.resolve(), kiln_home())
+
+
+_root_option = click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Workspace root.",
+)
+_user_option = click.option(
+    "--user", "user_level", is_flag=True, help="The user-level file under KILN_HOME."
+)
+
+
+@click.group("memory")
+def memory_group() -> None:
+    """Show and edit KILN.md / AGENTS.md / CLAUDE.md memory."""
+
+
+@memory_group.command("show")
+@_root_option
+def show_cmd(root: Path) -> None:
+    """The memory blocks a new session here starts with (user, then project), imports expanded."""
+    blocks = _memory(root).initial_blocks()
+    click.echo(
+        "\n\n".join(blocks)
+        if blocks
+        else "no memory files (create one with `kiln memory add TEXT`)"
+    )
+
+
+@memory_group.command("path")
+@_root_option
+@_user_option
+def path_cmd(root: Path, user_level: bool) -> None:
+    """The file `add` writes to."""
+    memory = _memory(root)
+    click.echo(str(memory.user_file() if user_level else memory.project_file()))
+
+
+@memory_group.command("add")
+@click.argument("text")
+@_root_option
+@_user_option
+def add_cmd(text: str, root: Path, user_level: bool) -> None:
+    """Append TEXT as one bullet."""
+    if not text.strip():
+        raise click.UsageError("the text is empty")
+    memory = _memory(root)
+    target = memory.user_file() if user_level else memory.project_file()
+    click.echo(f"added to {memory.append(text, target)}")
+
+
+@memory_group.command("edit")
+@_root_option
+@_user_option
+def edit_cmd(root: Path, user_level: bool) -> None:
+    """Open the memory file in $VISUAL / $EDITOR."""
+    memory = _memory(root)
+    target = memory.user_file() if user_level else memory.project_file()
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("# Memory\n\n", encoding="utf-8")
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    code = subprocess.call([*shlex.split(editor), str(target)])
+    if code != 0:
+        raise click.ClickException(f"the editor exited with {code}")
