@@ -120,6 +120,43 @@ def tokenize(text: str) -> list[str]:
     return words
 
 
+# Verbs people use for the same CRUD action; a query word also matches its synonyms at a
+# reduced weight, so "add an index" finds create_index without outranking exact words.
+SYNONYM_WEIGHT = 0.5
+_SYNONYMS = {
+    "add": ("create", "insert"),
+    "make": ("create",),
+    "new": ("create",),
+    "open": ("create",),
+    "find": ("search", "list", "lookup"),
+    "look": ("search", "get"),
+    "show": ("get", "list", "describe"),
+    "fetch": ("get",),
+    "read": ("get",),
+    "remove": ("delete",),
+    "erase": ("delete",),
+    "edit": ("update",),
+    "change": ("update",),
+    "modify": ("update",),
+    "remind": ("reminder",),
+    "send": ("post",),
+    "kill": ("terminate", "cancel"),
+}
+_STEMMED_SYNONYMS: dict[str, tuple[str, ...]] = {}
+
+
+def expand_query(query: str) -> dict[str, float]:
+    """Query terms with weights: 1 for the words given, ``SYNONYM_WEIGHT`` for synonyms."""
+    if not _STEMMED_SYNONYMS:
+        for word, alts in _SYNONYMS.items():
+            _STEMMED_SYNONYMS[_stem(word)] = tuple(_stem(a) for a in alts)
+    terms = dict.fromkeys(tokenize(query), 1.0)
+    for term in list(terms):
+        for alt in _STEMMED_SYNONYMS.get(term, ()):
+            terms.setdefault(alt, SYNONYM_WEIGHT)
+    return terms
+
+
 def schema_param_names(schema: dict[str, Any] | None) -> list[str]:
     props = (schema or {}).get("properties")
     return list(props) if isinstance(props, dict) else []
@@ -178,11 +215,11 @@ class Bm25Index:
         exact = self._by_name.get(query.strip().lower())
         if exact is not None:
             scores[exact] += 1000.0  # the model asked for a tool by its full name
-        for term in set(tokenize(query)):
+        for term, weight in expand_query(query).items():
             postings = self._postings.get(term)
             if not postings:
                 continue
-            idf = self._idf[term]
+            idf = self._idf[term] * weight
             for i, tf in postings:
                 scores[i] += idf * tf * (K1 + 1) / (tf + self._norm[i])
         ranked = sorted(scores.items(), key=lambda item: (-item[1], self.docs[item[0]].name))
