@@ -28,8 +28,10 @@ from skills_registry.spec import (
     validate_frontmatter,
 )
 
-# A registry install marks its skills without touching SKILL.md (which is hashed): either this
-# file in the skill folder, or a ``kiln-origin`` metadata key whose value is not "local".
+# A registry install marks its skills without touching SKILL.md (which is hashed): the
+# installer's ``.kiln-install.json`` (see ``archive.MARKER_FILE``), an ``.kiln-origin.json``
+# whose "origin" is not local, or a ``kiln-origin`` metadata key whose value is not "local".
+INSTALL_MARKER = ".kiln-install.json"
 ORIGIN_MARKER = ".kiln-origin.json"
 ORIGIN_METADATA_KEY = "kiln-origin"
 MAX_LISTED_FILES = 200
@@ -145,6 +147,8 @@ class Skill:
 def _is_marked_third_party(folder: Path, metadata: dict[str, str]) -> bool:
     origin = metadata.get(ORIGIN_METADATA_KEY)
     if origin is not None and origin.strip().lower() not in ("", "local", "project"):
+        return True
+    if (folder / INSTALL_MARKER).is_file():
         return True
     marker = folder / ORIGIN_MARKER
     if not marker.is_file():

@@ -173,8 +173,13 @@ def test_registry_marker_makes_a_project_skill_third_party(
         frontmatter="name: meta\ndescription: d\nmetadata:\n  kiln-origin: registry\n",
     )
     assert meta.exists()
+    registry = make_skill(root / ".kiln" / "skills", "from-registry")
+    (registry / ".kiln-install.json").write_text("{}")
+    local = make_skill(root / ".kiln" / "skills", "mine")
+    (local / ".kiln-origin.json").write_text(json.dumps({"origin": "local"}))
     catalog = discover_skills(root, home, kiln_home=kiln_home)
     assert catalog.skills["installed"].third_party and catalog.skills["meta"].third_party
+    assert catalog.skills["from-registry"].third_party and not catalog.skills["mine"].third_party
 
 
 def test_allowed_tools_parsing_keeps_patterns_whole() -> None:
