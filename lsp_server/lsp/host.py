@@ -1,0 +1,142 @@
+"""The LSP transport behind the shared core: updates as notifications, asks as requests, edits as
+``workspace/applyEdit``.
+
+``lsp_server.core`` owns the agent ``Host`` (event mapping, permission timeout, edit modes); this
+``Frontend`` only knows JSON-RPC over the pygls connection and the editor's documents. An edit is
+checked against what the editor holds right now; if the text moved on since the agent read it,
+the edit is reported "stale" rather than applied over the user's typing.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+
+from agent.protocols import EditOutcome, EditProposal
+from agent.workspace import atomic_write
+from lsp_server.lsp.documents import find_document
+from lsp_server.lsp.edits import workspace_edit
+
+log = logging.getLogger("kiln.lsp.host")
+
+UPDATE = "kiln/session/update"
+REQUEST_PERMISSION = "kiln/session/requestPermission"
+
+
+class LspFrontend:
+    """``lsp_server.core.Frontend`` over a pygls ``LanguageServer``."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.confirm_edits = False  # ask the editor for needsConfirmation when it supports it
+
+    # -- capabilities negotiated at initialize ---------------------------------------------
+
+    @property
+    def position_encoding(self) -> str:
+        caps = getattr(self.server.protocol, "server_capabilities", None)
+        encoding = getattr(caps, "position_encoding", None) or "utf-16"
+        return str(getattr(encoding, "value", encoding))
+
+    def _workspace_edit_caps(self) -> Any:
+        caps = self.server.protocol.client_capabilities
+        workspace = getattr(caps, "workspace", None)
+        return getattr(workspace, "workspace_edit", None)
+
+    @property
+    def document_changes(self) -> bool:
+        return bool(getattr(self._workspace_edit_caps(), "document_changes", False))
+
+    @property
+    def create_supported(self) -> bool:
+        ops = getattr(self._workspace_edit_caps(), "resource_operations", None) or []
+        return any(str(getattr(op, "value", op)) == "create" for op in ops)
+
+    @property
+    def annotations_supported(self) -> bool:
+        return getattr(self._workspace_edit_caps(), "change_annotation_support", None) is not None
+
+    # -- Frontend ---------------------------------------------------------------------------
+
+    async def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        try:
+            self.server.protocol.notify(UPDATE, {"sessionId": session_id, "update": update})
+        except Exception as exc:  # noqa: BLE001 - a gone client must not end the turn abruptly
+            log.info("could not send an update: %s", exc)
+
+    async def ask_permission(
+        self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, str]]
+    ) -> Any:
+        params = {"sessionId": session_id, "toolCall": tool_call, "options": options}
+        return _plain(await self.server.protocol.send_request_async(REQUEST_PERMISSION, params))
+
+    def read_buffer(self, path: Path) -> str | None:
+        doc = find_document(self.server.workspace, path)
+        return None if doc is None else doc.source
+
+    async def apply_edit(self, session_id: str, proposal: EditProposal) -> EditOutcome:
+        path = Path(proposal.meta.get("abspath") or proposal.path)
+        doc = find_document(self.server.workspace, path)
+        if doc is not None:
+            current: str | None = doc.source
+            version = doc.version
+            uri = doc.uri
+        else:
+            current = path.read_text(encoding="utf-8") if path.is_file() else None
+            version = None
+            uri = path.as_uri()
+        if (current or "") != proposal.old_text:
+            return "stale"
+        annotation = None
+        if self.annotations_supported:
+            annotation = {
+                "label": "Kiln edit",
+                "needsConfirmation": self.confirm_edits,
+                "description": f"{proposal.path} (proposal {proposal.proposal_id})",
+            }
+        edit = workspace_edit(
+            uri,
+            current or "",
+            proposal.new_text,
+            encoding=self.position_encoding,
+            version=version,
+            exists=current is not None,
+            document_changes=self.document_changes,
+            create_supported=self.create_supported,
+            annotation=annotation,
+        )
+        if edit is None:  # the client cannot create files: a new file goes straight to disk
+            atomic_write(path, proposal.new_text)
+            return "applied"
+        params = get_converter().structure(
+            {"label": f"Kiln: edit {proposal.path}", "edit": edit}, types.ApplyWorkspaceEditParams
+        )
+        result = _plain(await self.server.workspace_apply_edit_async(params))
+        if isinstance(result, dict) and result.get("applied"):
+            return "applied"
+        doc = find_document(self.server.workspace, path)
+        if doc is not None and version is not None and doc.version != version:
+            return "stale"
+        log.info("edit %s not applied: %s", proposal.proposal_id, result)
+        return "rejected"
+
+
+def _plain(value: Any) -> Any:
+    """Responses may come back as attrs objects or namedtuples; the core wants dicts."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple) and not hasattr(value, "_asdict"):
+        return [_plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if hasattr(value, "__attrs_attrs__"):
+        from lsprotocol import converters
+
+        return converters.get_converter().unstructure(value)
+    return value

@@ -1,0 +1,294 @@
+"""`kiln lsp`: the pygls language server that hosts the agent.
+
+Standard LSP keeps documents (incremental sync) and the code index in step with the editor;
+the ``kiln/*`` methods (see ``lsp_server/PROTOCOL.md``) expose the shared session core. Every
+handler is async and anything slow runs in a worker thread, so hovers and status requests are
+answered while turns stream. Stdout is the JSON-RPC channel: logs go to stderr and, once the
+client is connected, to ``window/logMessage``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from lsp_server.core import CoreConfig, SessionManager, uri_to_path
+from lsp_server.lsp.documents import IndexSync, find_document
+from lsp_server.lsp.host import LspFrontend, _plain
+from lsp_server.version import __version__
+
+log = logging.getLogger("kiln.lsp")
+
+PROTOCOL_VERSION = 1
+
+
+class KilnServer(LanguageServer):
+    """A LanguageServer plus the session core, the index and the client's Kiln settings."""
+
+    def __init__(self) -> None:
+        super().__init__("kiln", __version__)
+        self.frontend = LspFrontend(self)
+        self.config = CoreConfig()
+        self.manager: SessionManager | None = None
+        self.index_sync: IndexSync | None = None
+        self.root: Path | None = None
+        self.options: dict[str, Any] = {}
+        self.background: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        """Run ``coro`` in the background, keeping a reference so it is not collected."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+        return task
+
+    def core(self) -> SessionManager:
+        if self.manager is None:
+            from lsp_server.core import CoreError
+
+            raise CoreError("the server is not initialized", hint="send initialize first")
+        return self.manager
+
+    def log_to_client(self, level: int, message: str) -> None:
+        kind = (
+            types.MessageType.Error
+            if level >= logging.ERROR
+            else types.MessageType.Warning
+            if level >= logging.WARNING
+            else types.MessageType.Info
+            if level >= logging.INFO
+            else types.MessageType.Log
+        )
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+
+class ClientLogHandler(logging.Handler):
+    """Forwards log records to ``window/logMessage`` from any thread."""
+
+    def __init__(self, server: KilnServer, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(logging.INFO)
+        self.server, self.loop = server, loop
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = self.format(record)
+            self.loop.call_soon_threadsafe(self.server.log_to_client, record.levelno, message)
+        except Exception:  # noqa: BLE001 - logging must never raise
+            pass
+
+
+def _workspace_root(params: types.InitializeParams) -> Path:
+    for uri in [
+        *(f.uri for f in params.workspace_folders or []),
+        params.root_uri,
+    ]:
+        path = uri_to_path(uri) if uri else None
+        if path is not None and path.is_dir():
+            return path.resolve()
+    if params.root_path and Path(params.root_path).is_dir():
+        return Path(params.root_path).resolve()
+    return Path.cwd().resolve()
+
+
+def create_server() -> KilnServer:
+    server = KilnServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
+        options = _plain(params.initialization_options) or {}
+        ls.options = options if isinstance(options, dict) else {}
+        ls.config = CoreConfig.from_options(ls.options)
+        ls.frontend.confirm_edits = bool(ls.options.get("confirmEdits", False))
+        ls.root = _workspace_root(params)
+        ls.index_sync = IndexSync(ls.root, enabled=ls.options.get("index", True) is not False)
+        ls.manager = SessionManager(ls.frontend, root=ls.root, config=ls.config)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: KilnServer, params: types.InitializedParams) -> None:
+        handler = ClientLogHandler(ls, asyncio.get_running_loop())
+        handler.setFormatter(logging.Formatter("kiln: %(message)s"))
+        logging.getLogger("kiln").addHandler(handler)
+        await _pull_configuration(ls)
+        ls.spawn(_index_workspace(ls))
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: KilnServer, params: Any) -> None:
+        if ls.manager is not None:
+            await ls.manager.shutdown()
+        if ls.index_sync is not None:
+            ls.index_sync.close()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: KilnServer, params: types.DidOpenTextDocumentParams) -> None:
+        _buffer_changed(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: KilnServer, params: types.DidChangeTextDocumentParams) -> None:
+        _buffer_changed(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: KilnServer, params: types.DidSaveTextDocumentParams) -> None:
+        path = uri_to_path(params.text_document.uri)
+        if path is not None and ls.index_sync is not None:
+            await ls.index_sync.update_file(path)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: KilnServer, params: types.DidCloseTextDocumentParams) -> None:
+        path = uri_to_path(params.text_document.uri)
+        if path is not None and ls.index_sync is not None:
+            await ls.index_sync.update_file(path)  # back to what the disk holds
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def watched(ls: KilnServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if ls.index_sync is None:
+            return
+        for change in params.changes:
+            path = uri_to_path(change.uri)
+            if path is not None and find_document(ls.workspace, path) is None:
+                await ls.index_sync.update_file(path)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def configuration_changed(
+        ls: KilnServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        settings = _plain(params.settings)
+        if isinstance(settings, dict) and isinstance(settings.get("kiln"), dict):
+            _apply_settings(ls, settings["kiln"])
+        else:
+            await _pull_configuration(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None:
+        return await _hover(ls, params)
+
+    from lsp_server.lsp import extras, sessions
+
+    sessions.register(server)
+    extras.register(server)
+    return server
+
+
+def _buffer_changed(ls: KilnServer, uri: str) -> None:
+    path = uri_to_path(uri)
+    if path is None or ls.index_sync is None:
+        return
+    doc = ls.workspace.get_text_document(uri)
+    ls.index_sync.buffer_changed(path, doc.source)
+
+
+def _apply_settings(ls: KilnServer, settings: dict[str, Any]) -> None:
+    try:
+        ls.config = CoreConfig.from_options(settings, ls.config)
+    except Exception as exc:  # noqa: BLE001 - a bad setting is reported, the old one kept
+        log.warning("ignoring kiln settings: %s", exc)
+        return
+    if ls.manager is not None:
+        ls.manager.config = ls.config
+    if "confirmEdits" in settings:
+        ls.frontend.confirm_edits = bool(settings["confirmEdits"])
+
+
+async def _pull_configuration(ls: KilnServer) -> None:
+    workspace = getattr(ls.client_capabilities, "workspace", None)
+    if not getattr(workspace, "configuration", False):
+        return
+    try:
+        result = await asyncio.wait_for(
+            ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="kiln")])
+            ),
+            timeout=5,
+        )
+    except Exception as exc:  # noqa: BLE001 - configuration is optional
+        log.info("workspace/configuration failed: %s", exc)
+        return
+    settings = _plain(result[0]) if result else None
+    if isinstance(settings, dict):
+        _apply_settings(ls, settings)
+
+
+async def _index_workspace(ls: KilnServer) -> None:
+    """Open the index, scan once with work-done progress, then watch the disk."""
+    sync = ls.index_sync
+    if sync is None or await sync.open() is None:
+        return
+    if ls.manager is not None:
+        ls.manager.index = sync.index
+    loop = asyncio.get_running_loop()
+    token = None
+    window = getattr(ls.client_capabilities, "window", None)
+    if getattr(window, "work_done_progress", False):
+        token = f"kiln-index-{uuid.uuid4().hex[:8]}"
+        try:
+            await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5)
+            ls.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title="Kiln: indexing", percentage=0, cancellable=False
+                ),
+            )
+        except Exception as exc:  # noqa: BLE001
+            log.info("no progress token: %s", exc)
+            token = None
+    last = [-1]
+
+    def report(done: int, total: int, rel: str) -> None:
+        percent = int(100 * done / total) if total else 100
+        if token is None or (percent == last[0] and done != total):
+            return
+        last[0] = percent
+        value = types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percent)
+        loop.call_soon_threadsafe(ls.work_done_progress.report, token, value)
+
+    stats = await sync.initial_update(report)
+    status = await sync.status()
+    files, blocks = stats.get("files_seen", 0), status.get("blocks", 0)
+    if token is not None:
+        ls.work_done_progress.end(
+            token, types.WorkDoneProgressEnd(message=f"{files} files, {blocks} blocks")
+        )
+    log.info("indexed %s files (%s blocks)", files, blocks)
+    sync.start_watching()
+
+
+async def _hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None:
+    """Where the word under the cursor is defined, from the index (cheap, read-only)."""
+    sync = ls.index_sync
+    if sync is None or sync.index is None:
+        return None
+    doc = ls.workspace.get_text_document(params.text_document.uri)
+    word = doc.word_at_position(params.position)
+    if not word:
+        return None
+    hits = await asyncio.to_thread(sync.index.search, word, 3)
+    if not hits:
+        return None
+    lines = [
+        f"- `{getattr(h, 'name', '')}` {getattr(h, 'path', '')}:{getattr(h, 'start_line', '')}"
+        for h in hits
+    ]
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(lines))
+    )
+
+
+def run(tcp: tuple[str, int] | None = None, log_level: str = "WARNING") -> None:
+    """Serve on stdio (or TCP for debugging) until the client disconnects."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    root_logger = logging.getLogger()
+    handler.setLevel(log_level.upper())
+    root_logger.addHandler(handler)
+    root_logger.setLevel(min(logging.INFO, handler.level))
+    server = create_server()
+    if tcp is not None:
+        server.start_tcp(*tcp)
+    else:
+        server.start_io()
