@@ -74,10 +74,14 @@ class Compactor:
     def __init__(self, config: CompactionConfig | None = None) -> None:
         self.config = config or CompactionConfig()
 
-    async def before_request(self, session: Session) -> None:
+    def tail_block(self, session: Session) -> None:
+        """Called just before the status bar is rendered: bring its step/limit readings up to date."""
         status = session.status
         status.steps, status.max_steps = session.turn_steps, session.config.max_steps
         status.max_seconds = session.config.max_seconds
+
+    async def before_request(self, session: Session) -> None:
+        self.tail_block(session)
         window = int(getattr(session.model, "context_window", 0) or 0)
         session.state["context_window"] = window  # for `kiln context show` percentages
         if not window or len(session.messages) < 3:

@@ -1,0 +1,143 @@
+"""The status bar: each reading and its guidance, change detection, and the live session tail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.status import StatusBar
+from agent.types import canonical_json
+from tests.context.conftest import call, make_session
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def bar(**kw: object) -> tuple[StatusBar, Clock]:
+    clock = Clock()
+    return StatusBar(
+        cwd="/work/app", started=clock.now, clock=clock, os_name="Linux x86_64", **kw
+    ), clock
+
+
+def lines(status: StatusBar) -> dict[str, str]:
+    return {r.key: r.line() for r in status.readings()}
+
+
+def test_static_readings_have_guidance() -> None:
+    status, _ = bar()
+    got = lines(status)
+    assert got["cwd"] == "cwd: /work/app -> paths in tool calls are relative to it"
+    assert got["os"] == "os: Linux x86_64 -> use commands that exist on this system"
+    assert got["elapsed"] == "elapsed: 0 min"
+
+
+def test_calls_per_tool_and_repeats() -> None:
+    status, _ = bar()
+    for _ in range(3):
+        status.record_call("grep", {"pattern": "x"}, 0.1, None)
+    status.record_call("read_file", {"path": "a.py"}, 0.1, None)
+    got = lines(status)
+    assert got["tool_calls"] == "tool_calls: grep=3, read_file=1"
+    assert got["repeated_call"] == (
+        'repeated_call: grep{"pattern":"x"} made 3 times -> change approach instead of repeating it'
+    )
+
+
+def test_identical_failures_and_last_error() -> None:
+    status, _ = bar()
+    for _ in range(3):
+        status.record_call("run_command", {"command": "make"}, 0.1, ("exit 2", "install make"))
+    got = lines(status)
+    assert got["identical_failures"].endswith("-> 3 identical failures: change approach")
+    assert (
+        got["failures_in_a_row"]
+        == "failures_in_a_row: 3 -> stop retrying; diagnose or change approach"
+    )
+    assert got["last_error"] == "last_error: run_command: exit 2 -> install make"
+    status.record_call("run_command", {"command": "ls"}, 0.1, None)
+    assert "failures_in_a_row" not in lines(status) and "last_error" not in lines(status)
+
+
+def test_slow_call_against_usual_duration() -> None:
+    status, _ = bar()
+    for _ in range(3):
+        status.record_call("run_command", {"command": "pytest"}, 2.0, None)
+    status.record_call("run_command", {"command": "pytest"}, 30.0, None)
+    assert lines(status)["slow_call"] == (
+        "slow_call: run_command took 30s (usual 2.0s) -> check why before running it again"
+    )
+
+
+def test_elapsed_and_steps_near_their_limits() -> None:
+    status, clock = bar(max_seconds=600.0, max_steps=50)
+    status.steps = 10
+    assert lines(status)["steps"] == "steps: 10 of 50"
+    clock.now += 540
+    status.steps = 48
+    got = lines(status)
+    assert got["elapsed"] == "elapsed: 9 min of 10 min -> time is short: wrap up and report"
+    assert got["steps"] == "steps: 48 of 50 -> finish now: verify and report"
+
+
+def test_todos_with_status() -> None:
+    status, _ = bar()
+    status.todos = [{"id": "1", "content": "fix", "status": "pending"}]
+    assert lines(status)["todos"] == "todos: [pending] fix -> 1 open: mark the next one in_progress"
+    status.todos = [
+        {"id": "1", "content": "fix", "status": "in_progress"},
+        {"id": "2", "content": "test", "status": "pending"},
+    ]
+    assert lines(status)["todos"].endswith("-> 2 open: keep the list current as you finish each")
+    status.todos = [{"id": "1", "content": "fix", "status": "completed"}]
+    assert lines(status)["todos"] == "todos: [completed] fix -> all done: verify and report"
+
+
+def test_context_use() -> None:
+    status, _ = bar()
+    status.context_used = 0.3
+    assert lines(status)["context_used"] == "context_used: 30% of the window"
+    status.context_used = 0.65
+    assert "read ranges (offset/limit)" in lines(status)["context_used"]
+    status.context_used = 0.85
+    assert "older rounds will be compacted" in lines(status)["context_used"]
+
+
+def test_changed_block_append_and_delta_modes() -> None:
+    status, _ = bar()
+    first = status.changed_block()
+    assert first is not None and first.startswith("<agent_status>\ncwd: /work/app")
+    assert status.changed_block() is None  # nothing changed: nothing appended
+    status.record_call("grep", {"pattern": "x"}, 0.1, None)
+    again = status.changed_block()
+    assert again is not None and "cwd:" in again and "tool_calls: grep=1" in again
+
+    delta, _ = bar(mode="delta")
+    assert "cwd:" in (delta.changed_block() or "")
+    delta.record_call("grep", {"pattern": "x"}, 0.1, None)
+    block = delta.changed_block() or ""
+    assert block == '<agent_status mode="delta">\ntool_calls: grep=1\n</agent_status>'
+
+
+async def test_session_tail_carries_the_status(workspace: Path) -> None:
+    missing = call("read_file", path="src/missing.py")
+    session, _ = make_session(workspace, [missing, missing, missing, "giving up"])
+    await session.prompt("read src/missing.py")
+    tails = [
+        b["text"]
+        for m in session.messages
+        for b in m["content"]
+        if b.get("type") == "text" and b["text"].startswith("<agent_status>")
+    ]
+    assert len(tails) == 3  # appended after each step, only because something changed
+    assert "3 identical failures: change approach" in tails[-1]
+    assert "last_error: read_file: src/missing.py does not exist -> check the path" in tails[-1]
+    assert "steps: 3 of 50" in tails[-1]
+    # appended, never rewritten: the earlier blocks are still there, byte for byte
+    assert canonical_json(session.messages[:3]) == canonical_json(
+        session.model.requests[1].messages
+    )
