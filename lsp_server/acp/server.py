@@ -4,22 +4,24 @@ ACP clients (Zed, JetBrains, Neovim plugins) start this process and speak JSON-R
 stdin/stdout. Sessions, turns, permission timeouts and the event→update mapping live in
 ``lsp_server.core``; this module answers the ACP methods, replays stored conversations on
 ``session/load`` and turns the core's typed errors into JSON-RPC errors. Stdout carries only
-protocol frames: file descriptor 1 is handed to the protocol and then pointed at stderr, so a
-stray ``print`` anywhere cannot corrupt the channel. Logs go to stderr.
+protocol frames (see ``stdio``); logs go to stderr.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from acp import PROTOCOL_VERSION, RequestError, run_agent
+from acp import PROTOCOL_VERSION, RequestError
+from acp.core import AgentSideConnection
 from acp.schema import (
     AgentCapabilities,
     Implementation,
@@ -40,6 +42,7 @@ from acp.schema import (
 from agent.errors import KilnError, SessionNotFound
 from agent.session import Session
 from lsp_server.acp.frontend import AcpFrontend
+from lsp_server.acp.stdio import protocol_streams
 from lsp_server.core import (
     INVALID_PARAMS,
     SESSION_NOT_FOUND,
@@ -55,13 +58,15 @@ from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.acp")
 
-STDIO_LIMIT = 50 * 1024 * 1024
 # Permission modes a client can switch between (``ci`` is for headless runs only).
 MODES: dict[str, tuple[str, str]] = {
     "ask": ("Ask", "Reads are free; edits and commands ask first."),
     "auto-edit": ("Auto-edit", "Edits are applied without asking; commands ask."),
     "yolo": ("Yolo", "Everything is allowed without asking (paths stay in the workspace)."),
 }
+
+GRACE_SECONDS = 2.0  # after the client hangs up, running requests may finish on their own
+DRAIN_SECONDS = 5.0  # then turns are cancelled and their answers flushed within this bound
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
@@ -70,9 +75,12 @@ def rpc_errors(fn: F) -> F:
     """Turn Kiln's typed errors into JSON-RPC errors: one line and a hint, no traceback."""
 
     @functools.wraps(fn)
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+    async def wrapper(self: KilnAcpAgent, *args: Any, **kwargs: Any) -> Any:
+        task = asyncio.current_task()
+        if task is not None:
+            self.inflight.add(task)
         try:
-            return await fn(*args, **kwargs)
+            return await fn(self, *args, **kwargs)
         except RequestError:
             raise
         except CoreError as exc:
@@ -82,6 +90,9 @@ def rpc_errors(fn: F) -> F:
         except KilnError as exc:
             code = INVALID_PARAMS if exc.exit_code == 2 else -32603
             raise _request_error(code, exc) from None
+        finally:
+            if task is not None:
+                self.inflight.discard(task)
 
     return wrapper  # type: ignore[return-value]
 
@@ -109,6 +120,7 @@ class KilnAcpAgent:
         self.store = store
         self.frontend: AcpFrontend | None = None
         self.manager: SessionManager | None = None
+        self.inflight: set[asyncio.Task[Any]] = set()  # request handlers still running
 
     def on_connect(self, conn: Any) -> None:
         self.frontend = AcpFrontend(conn)
@@ -253,9 +265,19 @@ class KilnAcpAgent:
         except CoreError as exc:
             log.info("session/cancel ignored: %s", exc)
 
-    async def shutdown(self) -> None:
+    async def drain(self, timeout: float) -> None:
+        """Wait (bounded) for running requests to finish and send their responses."""
+        pending = [t for t in self.inflight if t is not asyncio.current_task()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
+
+    async def shutdown(self, grace: float = GRACE_SECONDS) -> None:
+        """The client hung up: let quick requests finish, then cancel turns so each prompt
+        answers "cancelled" and every transcript ends consistent."""
+        await self.drain(grace)
         if self.manager is not None:
             await self.manager.shutdown()
+        await self.drain(DRAIN_SECONDS)
 
 
 def _check_absolute(cwd: Any) -> None:
@@ -279,34 +301,21 @@ def _modes(session: Session) -> SessionModeState:
 # ---- stdio --------------------------------------------------------------------------------
 
 
-class StdioError(KilnError):
-    exit_code = 2
-    hint = "kiln acp is started by an ACP client (Zed, JetBrains, Neovim) with piped stdio"
-
-
-async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Reader on stdin and a writer on a private copy of stdout; fd 1 then points at stderr."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=STDIO_LIMIT)
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
-    except (ValueError, OSError) as exc:
-        out.close()
-        raise StdioError(f"cannot use stdin/stdout for the protocol: {exc}") from None
-    sys.stdout.flush()
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
-
-
 async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
+    """Serve until stdin closes or SIGTERM/SIGINT arrives, then shut down in order."""
     agent = agent or KilnAcpAgent(config=config_from_env())
     reader, writer = await protocol_streams()
+    conn = AgentSideConnection(agent, writer, reader, listening=False)  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    listening = asyncio.ensure_future(conn.listen())
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, listening.cancel)
     try:
-        await run_agent(agent, writer, reader)  # type: ignore[arg-type]
+        await asyncio.wait([listening])
     finally:
-        await agent.shutdown()
+        await agent.shutdown(grace=0.0 if listening.cancelled() else GRACE_SECONDS)
+        await conn.close()
 
 
 def run_stdio() -> None:
