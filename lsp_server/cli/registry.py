@@ -54,7 +54,9 @@ def serve_cmd(host: str, port: int, data: Path | None, name: str, log_level: str
     data_dir = data or _default_data()
     app = create_app(data_dir, name=name)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio only disables Nagle on sockets whose proto says TCP, and
+    # without it every keep-alive response waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

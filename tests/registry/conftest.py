@@ -42,7 +42,9 @@ class LiveRegistry:
 
 def start_registry(data: Path) -> LiveRegistry:
     app = create_app(data)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(
+        socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+    )  # Nagle off, see cli/registry.py
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
