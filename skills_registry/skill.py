@@ -127,10 +127,17 @@ class Skill:
             raise SkillInvalid(f"skill '{self.name}' has no file {relative!r}")
         return target
 
-    def render(self) -> str:
-        """Level 2: the body as a ``<skill>`` block, third-party bodies marked as external."""
+    def render(self, root: Path | None = None) -> str:
+        """Level 2: the body as a ``<skill>`` block, third-party bodies marked as external.
+
+        ``path`` is shown relative to ``root`` (the workspace) when the skill lives inside it,
+        so the agent's file tools can open the listed files directly.
+        """
         files = self.files()
-        attrs = f'name="{escape(self.name)}" path="{escape(str(self.path))}"'
+        shown = self.path
+        if root is not None and self.path.is_relative_to(Path(root).resolve()):
+            shown = self.path.relative_to(Path(root).resolve())
+        attrs = f'name="{escape(self.name)}" path="{escape(shown.as_posix())}"'
         if self.third_party:
             attrs += ' third_party="true"'
         parts = [f"<skill {attrs}>"]

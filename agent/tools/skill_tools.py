@@ -10,6 +10,7 @@ path. MCP servers start on the first search, so a session that never needs them 
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import logging
 from collections.abc import Awaitable, Callable
@@ -112,7 +113,7 @@ class SkillTool:
                 external(f"skill:{skill.name}/{args['file']}", text) if skill.third_party else text
             )
         _activate(ctx.session, skill.allowed_tools)
-        return skill.render()
+        return skill.render(ctx.root)
 
 
 def _activate(session: Any, allowed_tools: list[str]) -> None:
@@ -219,7 +220,8 @@ class SkillsContext:
         if self._mcp_started:
             return
         self._mcp_started = True
-        for source in self.mcp_sources:
+
+        async def open_one(source: McpSource) -> None:
             try:
                 await source.start()
                 self.tool_catalog.extend(await source.list_tools())
@@ -228,6 +230,9 @@ class SkillsContext:
             except SkillsError as exc:
                 self.warnings.append(str(exc))
                 log.warning("%s", exc)
+
+        # Concurrently: one slow server must not add its start-up time to every other one.
+        await asyncio.gather(*(open_one(s) for s in self.mcp_sources))
 
     async def aclose(self) -> None:
         for source in self.mcp_sources:

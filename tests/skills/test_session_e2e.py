@@ -50,7 +50,8 @@ async def test_catalog_skill_search_and_deferred_call(tmp_path: Path) -> None:
     )
     results = [b for m in session.messages for b in m["content"] if b.get("type") == "tool_result"]
     texts = [r["content"] if isinstance(r["content"], str) else str(r["content"]) for r in results]
-    assert '<skill name="brand-guidelines"' in texts[0] and "LICENSE.txt" in texts[0]
+    assert '<skill name="brand-guidelines" path=".kiln/skills/brand-guidelines">' in texts[0]
+    assert "LICENSE.txt" in texts[0]
     assert "toolbox__echo(text: string (required))" in texts[1]
     assert '{"echo": {"text": "ping"}}' in texts[2] and not results[2].get("is_error")
     # announced once, then kept in place for later requests
