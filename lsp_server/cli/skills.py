@@ -277,7 +277,8 @@ def publish_cmd(
     if problems:
         raise ValidationFailed(problems, hint="run `kiln skills validate PATH`")
     front, _ = parse_frontmatter((path / "SKILL.md").read_text(encoding="utf-8-sig"))
-    meta = front.get("metadata") if isinstance(front.get("metadata"), dict) else {}
+    meta = front.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     version = version or (str(meta["version"]) if meta.get("version") else None)
     if not version:
         raise UsageError(

@@ -2,8 +2,9 @@
 
 Reads run inline on the event loop: each is a sub-millisecond SQLite query, and handing them
 to a thread pool costs more than it saves (under 200 concurrent clients the GIL convoy between
-pool threads and the loop cut throughput by 3x). Publish, which hashes, scans and signs, goes
-to the pool after streaming its body under a byte cap. Every error is JSON
+pool threads and the loop cut throughput by 3x). Heavier work goes to the pool: publish (hash,
+scan, sign, after streaming its body under a byte cap), file previews (unpacking) and the
+marketplace (a walk over every skill). Every error is JSON
 ``{"error": {"code", "message", "hint"}}`` and a 422 also lists ``errors``, all of them.
 """
 
@@ -381,8 +382,8 @@ def create_app_with(
         Route("/v1/skills", _inline(list_skills)),
         Route("/v1/whoami", _inline(whoami)),
         Route("/v1/changes", _inline(change_feed)),
-        Route("/v1/marketplace.json", _inline(marketplace)),
-        Route("/.claude-plugin/marketplace.json", _inline(marketplace)),
+        Route("/v1/marketplace.json", marketplace),
+        Route("/.claude-plugin/marketplace.json", marketplace),
         Route(_SKILL, _inline(skill_detail)),
         Route(_SKILL + "/versions", _inline(list_versions)),
         Route(_SKILL + "/deprecation", set_deprecation, methods=["PUT"]),
@@ -392,7 +393,7 @@ def create_app_with(
         Route(_VERSION + "/status", set_status, methods=["PUT"]),
         Route(_VERSION + "/archive", _inline(download)),
         Route(_VERSION + "/tools", _inline(tool_schemas)),
-        Route(_VERSION + "/files/{path:path}", _inline(file_preview)),
+        Route(_VERSION + "/files/{path:path}", file_preview),
     ]
     app = Starlette(
         routes=routes,
