@@ -10,6 +10,7 @@ or ``{"answer": "..."}``. Generation runs in a worker thread (llama.cpp blocks) 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.metadata
 import importlib.util
 import json
@@ -53,6 +54,14 @@ ws ::= [ ]?
 
 _models: dict[tuple[str, int, int], Any] = {}
 _models_lock = threading.Lock()
+
+
+def _close_models() -> None:
+    """Free llama.cpp models before interpreter teardown, when their finalisers would fail."""
+    with _models_lock:
+        for llama, _ in _models.values():
+            llama.close()
+        _models.clear()
 
 
 def find_gguf() -> Path:
@@ -202,11 +211,16 @@ class LocalModel:
             if key not in _models:
                 from llama_cpp import Llama
 
+                if not _models:
+                    atexit.register(_close_models)
                 llama = Llama(
                     model_path=key[0], n_ctx=key[1], n_threads=key[2], seed=self.seed, verbose=False
                 )
                 _models[key] = (llama, threading.Lock())
             return _models[key]
+
+    async def aclose(self) -> None:
+        """The loaded model stays cached for the next session in this process."""
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         tools = [*request.tools, *request.deferred_tools]

@@ -251,6 +251,9 @@ class ScriptedModel:
     def enqueue(self, *steps: Step) -> None:
         self.script.enqueue(*steps)
 
+    async def aclose(self) -> None:
+        """Nothing to release; present so callers can close any provider alike."""
+
     def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)
 

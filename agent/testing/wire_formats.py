@@ -90,7 +90,7 @@ def anthropic_sse(reply: WireReply, usage: WireUsage, *, model: str, msg_id: str
         frames.append(f"event: {event}\ndata: {_dump({'type': event, **data})}\n\n".encode())
 
     start_usage = {**anthropic_usage(usage), "output_tokens": 1}
-    message = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+    message: dict[str, Any] = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
                "stop_reason": None, "stop_sequence": None, "usage": start_usage}  # fmt: skip
     emit("message_start", {"message": message})
     index = 0

@@ -1,0 +1,96 @@
+"""The wire server as a standalone process, the way editor-client tests (Node, Neovim) use it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def start(script: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agent.testing.wire_server",
+            "--script",
+            str(script),
+            "--port",
+            "0",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    return proc, url
+
+
+def test_standalone_server_serves_a_scripted_flow(tmp_path: Path) -> None:
+    script = tmp_path / "flow.json"
+    log = tmp_path / "requests.jsonl"
+    script.write_text(
+        json.dumps(
+            [
+                {"tool_calls": [{"name": "search_code", "input": {"query": "add"}}]},
+                {
+                    "match": "calc.py",
+                    "tool_calls": [{"name": "read_file", "input": {"path": "calc.py"}}],
+                },
+                {"match": "return a - b", "text": "Found the bug."},
+            ]
+        )
+    )
+    proc, url = start(script, "--requests-log", str(log))
+    try:
+        assert url.startswith("http://127.0.0.1:")
+        messages: list[dict] = [{"role": "user", "content": "fix add"}]
+        replies = []
+        for tool_output in ["calc.py:1 def add(a, b)", "def add(a, b):\n    return a - b"]:
+            body = {"model": "m", "max_tokens": 100, "messages": messages}
+            reply = httpx.post(f"{url}/v1/messages", json=body, timeout=10).json()
+            replies.append(reply)
+            call = reply["content"][0]
+            messages += [
+                {"role": "assistant", "content": reply["content"]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": call["id"], "content": tool_output}
+                    ],
+                },
+            ]
+        final = httpx.post(
+            f"{url}/v1/messages",
+            json={"model": "m", "max_tokens": 9, "messages": messages},
+            timeout=10,
+        ).json()
+        assert [r["content"][0]["name"] for r in replies] == ["search_code", "read_file"]
+        assert final["content"] == [{"type": "text", "text": "Found the bug."}]
+        recorded = httpx.get(f"{url}/_kiln/requests", timeout=10).json()
+        assert len(recorded) == 3 and len(log.read_text().splitlines()) == 3
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert proc.returncode == 0
+
+
+def test_bad_script_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    proc = subprocess.run(
+        [sys.executable, "-m", "agent.testing.wire_server", "--script", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and "not valid JSON" in proc.stderr
