@@ -20,6 +20,7 @@ from typing import Any
 from agent import loop
 from agent.compaction import CompactionConfig, Compactor
 from agent.errors import KilnError, PathOutsideWorkspace, ProviderError, ToolError
+from agent.injection import TaintTracker
 from agent.memory import Memory
 from agent.output_budget import DEFAULT_BUDGET_CHARS, apply_budget
 from agent.permissions import Permissions, load_rules
@@ -139,6 +140,7 @@ class Session:
         self.secrets = self._collect_secrets() if config.redact_env else []
         self.extensions: list[Any] = []  # context sources (skills, compaction…) registered by name
         self.extensions.append(Compactor(CompactionConfig.from_extra(config.extra)))
+        self.extensions.append(TaintTracker())  # external text in context taints every turn
         if getattr(self, "skills_context", None) is not None:  # set by skill_tools.make_tools
             self.extensions.append(self.skills_context)
 
