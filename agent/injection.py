@@ -1,0 +1,53 @@
+"""Injection defence, the part that follows the context: is third-party text in front of the model?
+
+Tools wrap file contents, command output, search hits, web pages and third-party skill text in
+``<external_content>``; the permission rules then ask before risky actions taken "from external
+content". The session resets its flag at each user turn, but the text itself stays in the
+context until compaction removes it, so an instruction read in turn 1 can still steer turn 2.
+``TaintTracker`` keeps the flag true for as long as such text is in the request.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agent.types import Message
+
+if TYPE_CHECKING:
+    from agent.session import Session
+
+MARKER = "<external_content"
+
+
+def has_external(message: Message) -> bool:
+    """Whether any block of the message carries wrapped third-party text."""
+    for block in message.get("content", []):
+        for key in ("text", "content"):
+            value: Any = block.get(key)
+            if isinstance(value, str) and MARKER in value:
+                return True
+            if isinstance(value, list) and any(
+                has_external({"content": [v]}) for v in value if isinstance(v, dict)
+            ):
+                return True
+    return False
+
+
+class TaintTracker:
+    """Session extension: before each request, mark the session tainted while external text is
+    in the context. Scans only messages appended since the last look (the trajectory is
+    append-only within an epoch) and starts over when a compaction opens a new epoch."""
+
+    def __init__(self) -> None:
+        self._epoch = -1
+        self._seen = 0
+        self._found = False
+
+    async def before_request(self, session: Session) -> None:
+        if session.epoch != self._epoch or len(session.messages) < self._seen:
+            self._epoch, self._seen, self._found = session.epoch, 0, False
+        if not self._found:
+            self._found = any(has_external(m) for m in session.messages[self._seen :])
+        self._seen = len(session.messages)
+        if self._found:
+            session.tainted = True
