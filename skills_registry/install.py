@@ -195,6 +195,20 @@ def fetch_verified(
     return archive, contents
 
 
+def _check_doc(doc: dict[str, Any], skill_id: str) -> None:
+    """The document names what we asked for; its name is the folder we will write (no '..')."""
+    if doc.get("id") != skill_id or doc.get("name") != skill_id.partition("/")[2]:
+        raise IntegrityError(f"registry answered {doc.get('id')!r} for {skill_id!r}")
+    for key in ("version", "archiveSha256", "treeHash"):
+        if not isinstance(doc.get(key), str):
+            raise IntegrityError(f"{skill_id}: version document lacks {key!r}")
+
+
+def _folder(skill_id: str) -> str:
+    """The install folder name, from an id already checked by ``parse_spec`` (never from a path)."""
+    return parse_spec(skill_id)[0].partition("/")[2]
+
+
 def _signature_for(doc: dict[str, Any], key: dict[str, str]) -> str:
     for sig in doc.get("signatures", []):
         if sig.get("keyId") == key["keyId"]:
@@ -276,6 +290,7 @@ class Installer:
         skill_id, wanted = parse_spec(spec)
         key = trusted_key(client, self.trust)
         doc = resolve(client, self.cache, skill_id, wanted)
+        _check_doc(doc, skill_id)
         signature = _signature_for(doc, key)
         locked = self.lock.entries.get(skill_id)
         target = self.scope.skills_dir / doc["name"]
@@ -330,7 +345,7 @@ class Installer:
             )
         results = []
         for skill_id, entry in sorted(self.lock.entries.items()):
-            target = self.scope.skills_dir / entry.path.rsplit("/", 1)[-1]
+            target = self.scope.skills_dir / _folder(skill_id)
             current = _guard_target(target, skill_id, entry, self.force)
             if current == entry.treeHash:
                 results.append(Installed(skill_id, entry.version, target, "unchanged"))
@@ -357,8 +372,7 @@ class Installer:
 
     def remove(self, skill_id: str) -> Path:
         entry = self.lock.entries.get(skill_id)
-        name = skill_id.partition("/")[2]
-        target = self.scope.skills_dir / (entry.path.rsplit("/", 1)[-1] if entry else name)
+        target = self.scope.skills_dir / _folder(skill_id)
         if entry is None and _read_marker(target).get("id") != skill_id:
             raise NotFound(f"{skill_id} is not installed in {self.scope.skills_dir}")
         if target.exists():
@@ -372,7 +386,7 @@ class Installer:
         """Check every locked skill on disk (tree hash, marker) and its pinned signature."""
         report = []
         for skill_id, entry in sorted(self.lock.entries.items()):
-            target = self.scope.skills_dir / entry.path.rsplit("/", 1)[-1]
+            target = self.scope.skills_dir / _folder(skill_id)
             problems = []
             key = self.trust.pinned(entry.registry)
             if key is None or not verify_release(

@@ -130,6 +130,10 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
     ).read_bytes()
     lock = json.loads((project / "skills-lock.json").read_text())
     assert lock["skills"]["acme/brand-guidelines"]["version"] == "1.0.0"
+    listed = _ok(kiln("skills", "list", env=env, cwd=project))
+    assert (
+        "brand-guidelines" in listed and "third-party" in listed
+    )  # the marker is seen by discovery
 
     newer = tmp_path / "src" / "brand-guidelines"
     shutil.copytree(FIXTURES / "brand-guidelines", newer)

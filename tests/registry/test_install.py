@@ -316,3 +316,51 @@ def test_lockfile_whose_hashes_no_longer_match(registry: LiveRegistry, project: 
     with pytest.raises(IntegrityError, match="does not match"):
         Installer(scope).install_frozen(lambda url: RegistryClient(url))
     assert not (project / ".kiln/skills/brand-guidelines").exists()
+
+
+def test_user_scope_install_and_remove(
+    registry: LiveRegistry, kiln_home: Path, project: Path
+) -> None:
+    _publish(registry, FIXTURES / "frontend-design", "1.0.0")
+    scope = Scope.user()
+    with RegistryClient(registry.url) as client:
+        got = Installer(scope, yes=True).install(client, "acme/frontend-design")
+    assert got.path == kiln_home / "skills" / "frontend-design"
+    assert (
+        "acme/frontend-design" in json.loads((kiln_home / "skills-lock.json").read_text())["skills"]
+    )
+    assert not (project / "skills-lock.json").exists()
+    with pytest.raises(NotFound):
+        Installer(scope).remove("acme/other")
+    Installer(scope).remove("acme/frontend-design")
+    assert not got.path.exists()
+    assert json.loads((kiln_home / "skills-lock.json").read_text())["skills"] == {}
+
+
+def test_hostile_lockfile_ids_are_refused(project: Path) -> None:
+    (project / "skills-lock.json").write_text(
+        json.dumps(
+            {
+                "lockfileVersion": 1,
+                "skills": {
+                    "acme/../../etc": {
+                        "version": "1.0.0",
+                        "requested": "1.0.0",
+                        "registry": "http://127.0.0.1:9",
+                        "sha256": "0" * 64,
+                        "treeHash": "0" * 64,
+                        "signature": "",
+                        "keyId": "",
+                        "path": "../../etc",
+                        "scripts": [],
+                    }
+                },
+            }
+        )
+    )
+    before = tree_snapshot(project.parent)
+    from skills_registry.registry.errors import UsageError
+
+    with pytest.raises(UsageError, match="invalid skill id"):
+        Installer(Scope.project(project)).install_frozen(lambda url: RegistryClient(url, timeout=1))
+    assert tree_snapshot(project.parent) == before
