@@ -59,7 +59,6 @@ async def test_subagent_tokens_never_enter_the_parent_context(workspace: Path) -
         - len(canonical_json(parent_requests[0].messages))
         < 2000
     )
-    assert (
-        session.usage.total_input
-        > sum(len(canonical_json(r.to_dict())) // 4 for r in parent_requests) - 10
-    )  # the child's tokens are still paid for (accounted), just not in the context
+    # the child's tokens are paid for (accounted in the parent's usage), just not in its context
+    sent = [len(canonical_json(r.to_dict())) // 4 for r in session.model.requests]
+    assert session.usage.total_input == sum(sent)
