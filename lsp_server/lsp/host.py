@@ -9,7 +9,9 @@ the edit is reported "stale" rather than applied over the user's typing.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ log = logging.getLogger("kiln.lsp.host")
 
 UPDATE = "kiln/session/update"
 REQUEST_PERMISSION = "kiln/session/requestPermission"
+CANCEL_REQUEST = "$/cancelRequest"
 
 
 class LspFrontend:
@@ -71,8 +74,21 @@ class LspFrontend:
     async def ask_permission(
         self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, str]]
     ) -> Any:
+        """Ask the editor; when the core gives up (timeout, cancel) the editor is told with
+        ``$/cancelRequest`` so it can close its prompt, and a late answer is ignored."""
         params = {"sessionId": session_id, "toolCall": tool_call, "options": options}
-        return _plain(await self.server.protocol.send_request_async(REQUEST_PERMISSION, params))
+        msg_id = f"kiln-permission-{uuid.uuid4().hex[:12]}"
+        future = self.server.protocol.send_request_async(REQUEST_PERMISSION, params, msg_id=msg_id)
+        try:
+            # Shielded: cancelling the wait must not cancel pygls's own future, or the late
+            # response would hit a cancelled future inside pygls.
+            return _plain(await asyncio.shield(future))
+        except asyncio.CancelledError:
+            try:
+                self.server.protocol.notify(CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            except Exception:  # noqa: BLE001 - the client may be gone
+                pass
+            raise
 
     def read_buffer(self, path: Path) -> str | None:
         doc = find_document(self.server.workspace, path)

@@ -92,3 +92,22 @@ def require(params: dict[str, Any], key: str, kind: type | tuple[type, ...] = st
     if not isinstance(value, kind) or (isinstance(value, str) and not value):
         raise InvalidParams(f"param {key!r} has the wrong type")
     return value
+
+
+def json_converter() -> Any:
+    """pygls's converter, except that params/results of methods it does not know stay dicts.
+
+    By default pygls turns them into namedtuples, which renames keys that are not Python
+    identifiers (``_meta`` included) and so loses data a client sent.
+    """
+    from pygls.protocol import (
+        JsonRPCNotification,
+        JsonRPCRequestMessage,
+        JsonRPCResponseMessage,
+        default_converter,
+    )
+
+    converter = default_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
+        converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+    return converter

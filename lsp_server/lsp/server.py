@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from lsp_server.core import CoreConfig, SessionManager, uri_to_path
 from lsp_server.lsp.documents import IndexSync, find_document
 from lsp_server.lsp.host import LspFrontend, _plain
+from lsp_server.lsp.rpc import json_converter
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.lsp")
@@ -33,7 +34,7 @@ class KilnServer(LanguageServer):
     """A LanguageServer plus the session core, the index and the client's Kiln settings."""
 
     def __init__(self) -> None:
-        super().__init__("kiln", __version__)
+        super().__init__("kiln", __version__, converter_factory=json_converter)
         self.frontend = LspFrontend(self)
         self.config = CoreConfig()
         self.manager: SessionManager | None = None

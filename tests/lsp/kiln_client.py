@@ -20,6 +20,8 @@ from pygls.lsp.client import LanguageClient
 from pygls.workspace.position_codec import PositionCodec
 from pygls.workspace.text_document import TextDocument
 
+from lsp_server.lsp.rpc import json_converter
+
 ALLOW = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 REJECT = {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
 
@@ -32,7 +34,7 @@ def plain(value: Any) -> Any:
 
 class Editor(LanguageClient):
     def __init__(self, *, encoding: str = "utf-16", annotations: bool = False) -> None:
-        super().__init__("kiln-test-editor", "1")
+        super().__init__("kiln-test-editor", "1", converter_factory=json_converter)
         self.encoding = encoding
         self.annotations = annotations
         self.updates: list[dict[str, Any]] = []
@@ -42,6 +44,7 @@ class Editor(LanguageClient):
         self.logs: list[str] = []
         self.progress: list[dict[str, Any]] = []
         self.docs: dict[str, TextDocument] = {}
+        self.closing = asyncio.Event()
         self.stderr = bytearray()
         # Policies a test may replace: return an answer, or None to never answer.
         self.on_permission: Callable[[dict[str, Any]], Any] = lambda params: ALLOW
@@ -61,8 +64,9 @@ class Editor(LanguageClient):
             request = plain(params)
             ls.permission_requests.append(request)
             answer = ls.on_permission(request)
-            if answer is None:
-                await asyncio.Event().wait()  # never answers
+            if answer is None:  # never answers (until the editor closes)
+                await ls.closing.wait()
+                return REJECT
             return answer
 
         @self.feature(types.WORKSPACE_APPLY_EDIT)
@@ -233,6 +237,8 @@ class Editor(LanguageClient):
         return await asyncio.wait_for(wait(), timeout)
 
     async def close(self) -> None:
+        self.closing.set()
+        await asyncio.sleep(0)
         if self._server is not None and self._server.returncode is None:
             try:
                 await asyncio.wait_for(self.shutdown_async(None), 10)

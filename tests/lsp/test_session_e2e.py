@@ -1,0 +1,289 @@
+"""`kiln lsp` end to end: unsaved buffers reach the model, updates stream, turns cancel cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from agent.sessions import SessionStore
+from agent.testing.wire_server import WireServer
+from tests.lsp.conftest import running, server_env
+from tests.lsp.kiln_client import ALLOW
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_unsaved_text_reaches_the_model_over_the_anthropic_wire(
+    workspace: Path, kiln_home: Path
+) -> None:
+    steps = [
+        {
+            "text": "Let me look.",
+            "tool_calls": [{"name": "read_file", "input": {"path": "app.py"}}],
+        },
+        "The greeting word is bonjour.",
+    ]
+    with WireServer(steps) as wire:
+        env = server_env(kiln_home, ANTHROPIC_BASE_URL=wire.url, ANTHROPIC_API_KEY="test")
+        async with running(workspace, env) as editor:
+            hello = await editor.request("kiln/hello", {})
+            assert hello["protocolVersion"] == 1
+            assert "kiln/session/prompt" in hello["capabilities"]["methods"]
+
+            uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+            editor.type_text(uri, 'def greet(name):\n    return "bonjour " + name  # unsaved\n')
+            session = await editor.request("kiln/session/new", {})
+            sid = session["sessionId"]
+            result = await editor.request(
+                "kiln/session/prompt",
+                {"sessionId": sid, "prompt": [{"type": "text", "text": "Which greeting word?"}]},
+            )
+
+            assert result["stopReason"] == "end_turn"
+            # The unsaved buffer, not the disk, went to the model as the tool result.
+            second = json.dumps(wire.bodies("/v1/messages")[-1])
+            assert "bonjour" in second and "# unsaved" in second
+            assert "hello" not in (workspace / "app.py").read_text() or True
+            text = "".join(
+                u["content"]["text"] for u in editor.updates_for(sid, "agent_message_chunk")
+            )
+            assert "bonjour" in text
+            call = editor.updates_for(sid, "tool_call")[0]
+            assert call["kind"] == "read" and call["title"].startswith("read_file")
+            assert call["locations"][0]["path"] == str(workspace / "app.py")
+            done = editor.updates_for(sid, "tool_call_update")[0]
+            assert (
+                done["status"] == "completed" and "bonjour" in done["content"][0]["content"]["text"]
+            )
+            usage = editor.updates_for(sid, "usage_update")[-1]
+            assert usage["used"] > 0 and "cacheReadTokens" in usage["_meta"]
+            assert (workspace / "app.py").read_text().count("hello") == 1  # disk untouched
+
+
+async def test_plan_updates_and_session_list_and_load(
+    workspace: Path, scripted_env: object
+) -> None:
+    steps = [
+        {
+            "text": "planning",
+            "tool_calls": [
+                {
+                    "name": "todo_write",
+                    "input": {
+                        "items": [{"id": "1", "content": "read code", "status": "in_progress"}]
+                    },
+                }
+            ],
+        },
+        "planned",
+    ]
+    env = scripted_env(steps)  # type: ignore[operator]
+    async with running(workspace, env) as editor:
+        sid = (await editor.request("kiln/session/new", {"mode": "ask"}))["sessionId"]
+        result = await editor.request(
+            "kiln/session/prompt", {"sessionId": sid, "prompt": "make a plan"}
+        )
+        assert result["stopReason"] == "end_turn"
+        plan = editor.updates_for(sid, "plan")[0]
+        assert plan["entries"] == [
+            {
+                "content": "read code",
+                "priority": "medium",
+                "status": "in_progress",
+                "_meta": {"id": "1"},
+            }
+        ]
+        listed = await editor.request("kiln/session/list", {})
+        assert [s["sessionId"] for s in listed["sessions"]] == [sid]
+        assert listed["sessions"][0]["title"] == "make a plan"
+
+    # A new server process resumes the stored session and replays its history.
+    async with running(workspace, scripted_env(["resumed"])) as editor:  # type: ignore[operator]
+        loaded = await editor.request("kiln/session/load", {"sessionId": sid})
+        assert loaded["messages"] >= 4
+        kinds = [u["sessionUpdate"] for u in editor.updates_for(sid)]
+        assert kinds[0] == "user_message_chunk" and "tool_call" in kinds
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "again"})
+        assert result["stopReason"] == "end_turn"
+        assert "resumed" in editor.updates_for(sid, "agent_message_chunk")[-1]["content"]["text"]
+
+
+async def _wait_for_pid(path: Path) -> int:
+    for _ in range(200):
+        if path.exists() and path.read_text().strip():
+            return int(path.read_text())
+        await asyncio.sleep(0.05)
+    raise AssertionError("the command never started")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return any(line.startswith("State:\tZ") for line in fh)
+    except FileNotFoundError:
+        return True
+
+
+async def _wait_gone(pid: int) -> bool:
+    for _ in range(100):
+        if _gone(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+SLEEPER = (
+    "python3 -c \"import os,time; open('pid.txt','w').write(str(os.getpid())); time.sleep(60)\""
+)
+
+
+async def test_cancel_notification_resolves_the_prompt_and_kills_the_command(
+    workspace: Path, scripted_env: object
+) -> None:
+    steps = [
+        {"text": "running", "tool_calls": [{"name": "run_command", "input": {"command": SLEEPER}}]},
+        "after cancel",
+    ]
+    async with running(workspace, scripted_env(steps), options={"mode": "yolo"}) as editor:  # type: ignore[operator]
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        prompt = asyncio.ensure_future(
+            editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "sleep"})
+        )
+        pid = await _wait_for_pid(workspace / "pid.txt")
+        status = await editor.request("kiln/index/status", {})  # answered mid-turn
+        assert status["root"] == str(workspace)
+        editor.notify("kiln/session/cancel", {"sessionId": sid})
+        result = await prompt
+        assert result["stopReason"] == "cancelled"
+        assert await _wait_gone(pid)
+        # The transcript stays valid: the dangling tool_use was answered.
+        messages = SessionStore().messages(sid)
+        last = messages[-1]
+        assert last["role"] == "user" and last["content"][0]["type"] == "tool_result"
+        # And the session takes the next turn.
+        again = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "go on"})
+        assert again["stopReason"] == "end_turn"
+
+
+async def test_cancel_request_is_a_hard_cancel(workspace: Path, scripted_env: object) -> None:
+    steps = [
+        {"text": "running", "tool_calls": [{"name": "run_command", "input": {"command": SLEEPER}}]},
+        "next turn",
+    ]
+    async with running(workspace, scripted_env(steps), options={"mode": "yolo"}) as editor:  # type: ignore[operator]
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        future = editor.protocol.send_request_async(
+            "kiln/session/prompt", {"sessionId": sid, "prompt": "sleep"}, msg_id="hard-1"
+        )
+        pid = await _wait_for_pid(workspace / "pid.txt")
+        editor.notify("$/cancelRequest", types.CancelParams(id="hard-1"))
+        try:
+            outcome = await asyncio.wait_for(future, 20)
+            assert outcome["stopReason"] == "cancelled"
+        except Exception as exc:  # -32800 is the other legal answer to a cancelled request
+            assert getattr(exc, "code", None) == -32800, exc
+        assert await _wait_gone(pid)
+        listed = await editor.request("kiln/session/list", {})
+        assert listed["sessions"][0]["busy"] is False
+        again = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "go on"})
+        assert again["stopReason"] == "end_turn"
+
+
+async def test_permission_answered_and_unanswered(workspace: Path, scripted_env: object) -> None:
+    steps = [
+        {
+            "match": "first",
+            "text": "",
+            "tool_calls": [{"name": "run_command", "input": {"command": "echo answered-yes"}}],
+        },
+        {"match": "answered-yes", "text": "ran it"},
+        {
+            "match": "second",
+            "text": "",
+            "tool_calls": [{"name": "run_command", "input": {"command": "echo never"}}],
+        },
+        {"match": "denied", "text": "it was refused"},
+    ]
+    async with running(
+        workspace, scripted_env(steps), options={"permissionTimeout": 0.5}
+    ) as editor:  # type: ignore[operator]
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        editor.on_permission = lambda params: ALLOW
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "first"})
+        assert result["stopReason"] == "end_turn"
+        asked = editor.permission_requests[0]
+        assert asked["sessionId"] == sid and asked["toolCall"]["kind"] == "execute"
+        assert [o["optionId"] for o in asked["options"]] == [
+            "allow_once",
+            "allow_always",
+            "reject_once",
+            "reject_always",
+        ]
+        assert (
+            "answered-yes"
+            in editor.updates_for(sid, "tool_call_update")[0]["content"][0]["content"]["text"]
+        )
+
+        editor.on_permission = lambda params: None  # the user walks away
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "second"})
+        assert result["stopReason"] == "end_turn"
+        assert len(editor.permission_requests) == 2
+        refusal = editor.updates_for(sid, "refusal")[-1]
+        assert refusal["tool"] == "run_command"
+        failed = editor.updates_for(sid, "tool_call_update")[-1]
+        assert (
+            failed["status"] == "failed"
+            and "permission denied" in failed["content"][0]["content"]["text"]
+        )
+
+
+async def test_requests_are_answered_while_a_turn_streams(
+    workspace: Path, scripted_env: object
+) -> None:
+    steps = [{"sleep": 2.0}, "slow answer"]
+    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        other = (await editor.request("kiln/session/new", {}))["sessionId"]
+        turn = asyncio.ensure_future(
+            editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "slow"})
+        )
+        await asyncio.sleep(0.3)
+        status = await editor.request("kiln/index/status", {})
+        hello = await editor.request("kiln/hello", {})
+        shown = await editor.request("kiln/context/show", {"sessionId": other})
+        assert not turn.done()  # all three answered while the turn was still running
+        assert status["state"] in ("indexing", "ready") and hello["protocolVersion"] == 1
+        assert shown["busy"] is False and shown["sessionId"] == other
+        busy = await editor.request("kiln/context/show", {"sessionId": sid})
+        assert busy["busy"] is True
+        assert (await turn)["stopReason"] == "end_turn"
+
+
+async def test_client_disconnect_mid_turn_saves_the_session(
+    workspace: Path, scripted_env: object
+) -> None:
+    steps = [
+        {"text": "running", "tool_calls": [{"name": "run_command", "input": {"command": SLEEPER}}]}
+    ]
+    async with running(workspace, scripted_env(steps), options={"mode": "yolo"}) as editor:  # type: ignore[operator]
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        asyncio.ensure_future(
+            editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "x"})
+        )
+        pid = await _wait_for_pid(workspace / "pid.txt")
+        server = editor._server
+        assert server is not None and server.stdin is not None
+        server.stdin.close()  # the editor crashes: stdin hits EOF
+        code = await asyncio.wait_for(server.wait(), 20)
+        assert code == 0
+        assert await _wait_gone(pid)
+    info = SessionStore().get(sid)
+    assert info["status"] == "idle"
+    messages = SessionStore().messages(sid)
+    assert messages[-1]["content"][0]["type"] == "tool_result"
+    assert os.path.exists(workspace / "pid.txt")
