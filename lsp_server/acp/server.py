@@ -194,7 +194,8 @@ class KilnAcpAgent:
             log.warning("session %s belongs to %s, not %s", session_id, session.root, cwd)
         self._track(session)
         assert self.frontend is not None
-        for update in history_updates(session.messages, root=session.root):
+        kinds = {name: str(getattr(tool, "kind", "other")) for name, tool in session.tools.items()}
+        for update in history_updates(session.messages, root=session.root, tool_kinds=kinds):
             await self.frontend.notify(session.id, update)
         return LoadSessionResponse(modes=_modes(session))
 

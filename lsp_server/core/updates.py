@@ -192,18 +192,25 @@ def acp_stop_reason(reason: str) -> str:
             "max_cost": "max_turn_requests", "error": "end_turn"}.get(reason, reason)  # fmt: skip
 
 
-def history_updates(messages: list[dict[str, Any]], *, root: Path) -> list[dict[str, Any]]:
+def history_updates(
+    messages: list[dict[str, Any]], *, root: Path, tool_kinds: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """Replay a stored transcript as updates (ACP ``session/load`` streams the history).
 
     Tail blocks the harness appended (environment, memory, status) are not the user's words and
-    are skipped; tool results become finished tool calls.
+    are skipped (a ``<reference>`` the user attached is kept); tool results become finished tool
+    calls. ``tool_kinds`` (tool name -> ACP kind) lets clients show the right icon.
     """
+    from agent.session import _title as tool_title  # the same title the live tool_call had
+
+    kinds = tool_kinds or {}
     updates: list[dict[str, Any]] = []
     for message in messages:
         for block in message.get("content", []):
             kind = block.get("type")
             if kind == "text" and message["role"] == "user":
-                if not block["text"].lstrip().startswith("<"):
+                text = block["text"].lstrip()
+                if not text.startswith("<") or text.startswith("<reference "):
                     updates.append(
                         {
                             "sessionUpdate": "user_message_chunk",
@@ -219,12 +226,17 @@ def history_updates(messages: list[dict[str, Any]], *, root: Path) -> list[dict[
                     {
                         "sessionUpdate": "tool_call",
                         "toolCallId": block["id"],
-                        "title": block["name"],
-                        "kind": "other",
+                        "title": tool_title(block["name"], block.get("input", {})),
+                        "kind": kinds.get(block["name"], "other")
+                        if kinds.get(block["name"]) in ACP_TOOL_KINDS
+                        else "other",
                         "status": "in_progress",
                         "rawInput": block.get("input", {}),
                     }
                 )
+                path = (block.get("input") or {}).get("path")
+                if isinstance(path, str) and path:
+                    updates[-1]["locations"] = [{"path": _abs(root, path)}]
             elif kind == "tool_result":
                 content = block.get("content")
                 text = content if isinstance(content, str) else str(content)

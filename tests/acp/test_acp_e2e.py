@@ -175,6 +175,8 @@ async def test_load_session_replays_the_conversation(spawn, workspace: Path) -> 
             "agent_message_chunk",
         ]
         assert replayed[0]["content"]["text"] == "summarise notes.txt"
+        assert replayed[1]["kind"] == "read" and replayed[1]["title"] == "read_file: notes.txt"
+        assert replayed[1]["locations"] == [{"path": str(workspace / "notes.txt")}]
         assert "disk text of the notes" in replayed[2]["content"][0]["content"]["text"]
         assert replayed[3]["content"]["text"] == "The notes are about disks."
         assert all(u["_session"] == sid for u in replayed)
