@@ -197,9 +197,12 @@ class McpSource:
                 self._session = session
                 self._ready.set_result(None)
                 await self._stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - handed to start() or logged away
+        except BaseException as exc:  # noqa: BLE001 - handed to start(), never left unread
             if not self._ready.done():
-                self._ready.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    self._ready.cancel()  # a cancelled future warns nobody when left unread
+                else:
+                    self._ready.set_exception(exc)
         finally:
             self._session = None
 
@@ -292,15 +295,18 @@ class McpSource:
 
     async def close(self) -> None:
         """Stop the connection (and the server process for stdio); safe to call twice."""
-        self._stop.set()
         task, self._task = self._task, None
-        if task is not None:
-            try:
-                await asyncio.wait_for(task, 10)
-            except (TimeoutError, asyncio.CancelledError):
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+        if task is None:
+            return
+        if self._session is None and not task.done():
+            task.cancel()  # still connecting: nothing to shut down politely
+        else:
+            self._stop.set()
+        done, _ = await asyncio.wait({task}, timeout=10)
+        if not done:
+            task.cancel()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await task
         self._session = None
 
 

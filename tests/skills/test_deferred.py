@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from skills_registry.deferred import DeferredTool, ToolCatalog, load_sidecar_tools, qualify
@@ -80,3 +83,35 @@ def test_tokenizer_splits_identifiers_and_stems() -> None:
     assert tokenize("gh__createIssue") == ["gh", "creat", "issu"]
     assert tokenize("Creating issues") == tokenize("create issue")
     assert tokenize("The list of HTTPServers") == ["list", "http", "server"]
+
+
+def write_tool(skill: Path, name: str, command: str, script: str | None = None) -> None:
+    (skill / "tools").mkdir(parents=True, exist_ok=True)
+    spec = {"name": name, "description": f"{name} tool", "command": command}
+    (skill / "tools" / f"{name}.json").write_text(json.dumps(spec))
+    if script is not None:
+        (skill / command).parent.mkdir(parents=True, exist_ok=True)
+        (skill / command).write_text(script)
+
+
+async def test_scripts_do_not_see_secret_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
+    monkeypatch.setenv("PLAIN_SETTING", "visible")
+    skill = tmp_path / "envcheck"
+    write_tool(
+        skill, "env", "scripts/env.py", "import json, os\nprint(json.dumps(sorted(os.environ)))\n"
+    )
+    (tool,) = load_sidecar_tools(skill)
+    names = json.loads(await tool.call({}))
+    assert "PLAIN_SETTING" in names and "KILN_SKILL_DIR" in names and "GITHUB_TOKEN" not in names
+
+
+async def test_unrunnable_command_is_a_clear_error(tmp_path: Path) -> None:
+    skill = tmp_path / "norun"
+    write_tool(skill, "data", "assets/data.bin", "not a program")
+    (tool,) = load_sidecar_tools(skill)
+    with pytest.raises(ToolCallError, match=r"norun__data: cannot start .*data.bin") as info:
+        await tool.call({})
+    assert "executable" in info.value.hint

@@ -136,3 +136,13 @@ def http_server() -> Iterator[str]:
 @pytest.mark.slow
 async def test_streamable_http_server(http_server: str) -> None:
     await check_notes_server(McpSource(McpServerConfig(name="notes", url=http_server)))
+
+
+async def test_server_that_never_answers_times_out_and_is_stopped(tmp_path: Path) -> None:
+    config = McpServerConfig(
+        name="mute", command=sys.executable, args=["-c", "import time; time.sleep(60)"]
+    )
+    source = McpSource(config, start_timeout=1)
+    with pytest.raises(ToolCallError, match="did not initialise within 1s"):
+        await source.start()
+    assert source._task is None  # the connection task (and its process) is gone
