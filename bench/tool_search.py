@@ -156,8 +156,10 @@ def main() -> None:
     out: dict[str, Any] = {"estimator": "tokens = len(canonical JSON or text) / 4"}
 
     builtins, how = builtin_prefix({})
+    search_spec = next(t for t in builtins if t["name"] == "tool_search")
     out["prefix_builtins_only"] = {
         "tools": len(builtins),
+        "tool_search_spec_tokens": tokens(search_spec),
         "tokens": tokens(builtins),
         "source": how,
     }
@@ -172,12 +174,14 @@ def main() -> None:
         }
 
     deferred_prefix, _ = builtin_prefix(servers)
+    search_spec_5 = next(t for t in deferred_prefix if t["name"] == "tool_search")
     eager = builtins + [t.to_spec() for t in tools]
     saving = 1 - tokens(deferred_prefix) / tokens(eager)
     added_deferred = tokens(deferred_prefix) - tokens(builtins)
     added_eager = tokens(eager) - tokens(builtins)
     out["deferred_200_schemas"] = {
         "prefix_tokens_deferred": tokens(deferred_prefix),
+        "tool_search_spec_tokens": tokens(search_spec_5),
         "prefix_tokens_eager": tokens(eager),
         "saving_whole_prefix": round(saving, 4),
         "tokens_added_by_mcp_deferred": added_deferred,
@@ -243,6 +247,10 @@ def main() -> None:
     print(
         f"prefix, built-ins only ({out['prefix_builtins_only']['tools']} tools, "
         f"{out['prefix_builtins_only']['source']}): {out['prefix_builtins_only']['tokens']} tokens"
+    )
+    print(
+        f"tool_search spec alone: {out['prefix_builtins_only']['tool_search_spec_tokens']} tokens "
+        f"with no namespaces, {d['tool_search_spec_tokens']} with the 5 MCP namespaces"
     )
     print(f"skill catalog, 100 skills (tail block): {out['skill_catalog_100']['tokens']} tokens")
     print(
