@@ -104,6 +104,7 @@ class Editor(LanguageClient):
             if change.get("kind") == "create":
                 path = Path(types_uri_path(change["uri"]))
                 if not path.exists():
+                    path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text("", encoding="utf-8")
                 continue
             uri, version = change["textDocument"]["uri"], change["textDocument"].get("version")

@@ -1,0 +1,175 @@
+"""Edits arrive as ``workspace/applyEdit``: approved, rejected, stale, deferred, non-ASCII."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.sessions import SessionStore
+from tests.lsp.conftest import running
+from tests.lsp.kiln_client import REJECT
+
+pytestmark = pytest.mark.e2e
+
+
+def _tool_results(session_id: str) -> list[str]:
+    return [
+        str(block["content"])
+        for message in SessionStore().messages(session_id)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def _edit(path: str, old: str, new: str) -> dict[str, object]:
+    return {"name": "edit_file", "input": {"path": path, "old_text": old, "new_text": new}}
+
+
+async def test_approved_edit_lands_in_the_buffer_and_rejected_one_is_reported(
+    workspace: Path, scripted_env: object
+) -> None:
+    steps = [
+        {"match": "one", "text": "", "tool_calls": [_edit("app.py", "hello", "hi")]},
+        {"match": "edited", "text": "first done"},
+        {"match": "two", "text": "", "tool_calls": [_edit("app.py", "greet", "salute")]},
+        {"match": "rejected", "text": "second refused"},
+        {"match": "three", "text": "", "tool_calls": [_edit("app.py", "return", "yield")]},
+        {"match": "denied", "text": "third denied"},
+    ]
+    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
+        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+
+        # 1. permission allowed, editor applies: the buffer changes, the disk does not.
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "one"})
+        assert result["stopReason"] == "end_turn" and result["filesModified"] == ["app.py"]
+        asked = editor.permission_requests[0]["toolCall"]
+        assert asked["kind"] == "edit" and asked["content"][0]["type"] == "diff"
+        assert asked["content"][0]["path"] == str(workspace / "app.py")
+        assert "hi" in asked["content"][0]["newText"]
+        sent = editor.apply_requests[0]["edit"]["documentChanges"][0]
+        assert sent["textDocument"] == {"uri": uri, "version": 1}
+        assert editor.docs[uri].source == 'def greet(name):\n    return "hi " + name\n'
+        assert "hello" in (workspace / "app.py").read_text()
+        diff = [u for u in editor.updates_for(sid, "tool_call_update") if u.get("kind") == "edit"][
+            0
+        ]
+        assert diff["_meta"]["proposalId"] and diff["content"][0]["oldText"].count("hello") == 1
+
+        # 2. the editor refuses the applyEdit: the model hears "rejected".
+        editor.on_apply = lambda params: False
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "two"})
+        assert result["stopReason"] == "end_turn", editor.updates_for(sid, "error")
+        assert any("rejected" in r for r in _tool_results(sid))
+        assert "salute" not in editor.docs[uri].source
+
+        # 3. the user rejects the permission: no applyEdit at all.
+        editor.on_permission = lambda params: REJECT
+        before = len(editor.apply_requests)
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "three"})
+        assert len(editor.apply_requests) == before
+        assert editor.updates_for(sid, "refusal")[-1]["tool"] == "edit_file"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+async def test_non_ascii_lines_survive_every_position_encoding(
+    workspace: Path, scripted_env: object, encoding: str
+) -> None:
+    text = "a = 'é😀中'  # x\nb = '😀😀' + 'tail'\n"
+    (workspace / "u.py").write_text(text, encoding="utf-8")
+    steps = [{"text": "", "tool_calls": [_edit("u.py", "'tail'", "'ok ✓'")]}, "done"]
+    async with running(
+        workspace,
+        scripted_env(steps),
+        encoding=encoding,
+        options={"editMode": "auto"},  # type: ignore[operator]
+    ) as editor:
+        hello = await editor.request("kiln/hello", {})
+        assert hello["capabilities"]["positionEncoding"] == encoding
+        uri = editor.open(workspace / "u.py", text)
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "fix"})
+        assert editor.permission_requests == []  # auto edit mode asks nobody
+        assert editor.docs[uri].source == "a = 'é😀中'  # x\nb = '😀😀' + 'ok ✓'\n"
+
+
+async def test_stale_buffer_is_reported_and_new_files_are_created(
+    workspace: Path, scripted_env: object
+) -> None:
+    steps = [
+        {"match": "stale", "text": "", "tool_calls": [_edit("app.py", "hello", "hey")]},
+        {"match": "changed", "text": "it moved"},
+        {
+            "match": "create",
+            "text": "",
+            "tool_calls": [
+                {"name": "write_file", "input": {"path": "new/mod.py", "content": "X = 1\n"}}
+            ],
+        },
+        "created",
+    ]
+    async with running(workspace, scripted_env(steps), options={"editMode": "auto"}) as editor:  # type: ignore[operator]
+        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        # The user types while the agent is deciding: the editor refuses the old version.
+        original = editor.on_apply
+
+        def type_first(params: dict[str, object]) -> bool:
+            editor.type_text(uri, editor.docs[uri].source + "# typed meanwhile\n")
+            return original(params)
+
+        editor.on_apply = type_first
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "stale"})
+        assert any("changed" in r or "stale" in r for r in _tool_results(sid))
+        assert (
+            "hey" not in editor.docs[uri].source and "# typed meanwhile" in editor.docs[uri].source
+        )
+
+        editor.on_apply = original
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "create"})
+        ops = editor.apply_requests[-1]["edit"]["documentChanges"]
+        assert ops[0]["kind"] == "create" and ops[1]["textDocument"]["version"] is None
+        assert (workspace / "new" / "mod.py").read_text() == "X = 1\n"
+
+
+async def test_deferred_edits_wait_for_resolve_and_annotations_when_supported(
+    workspace: Path, scripted_env: object
+) -> None:
+    steps = [
+        {
+            "text": "",
+            "tool_calls": [_edit("app.py", "hello", "howdy"), _edit("notes.txt", "café", "thé")],
+        },
+        "proposed both",
+    ]
+    async with running(
+        workspace,
+        scripted_env(steps),  # type: ignore[operator]
+        annotations=True,
+        options={"editMode": "deferred", "confirmEdits": True},
+    ) as editor:
+        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "edit"})
+        assert result["stopReason"] == "end_turn"
+        assert editor.permission_requests == [] and editor.apply_requests == []
+        pending = (await editor.request("kiln/edit/list", {"sessionId": sid}))["edits"]
+        assert sorted(e["path"] for e in pending) == ["app.py", "notes.txt"]
+        by_path = {e["path"]: e["proposalId"] for e in pending}
+
+        accepted = await editor.request(
+            "kiln/edit/resolve", {"proposalId": by_path["app.py"], "decision": "accept"}
+        )
+        assert accepted["outcome"] == "applied"
+        edit = editor.apply_requests[0]["edit"]
+        assert edit["changeAnnotations"]["kiln.edit"]["needsConfirmation"] is True
+        assert edit["documentChanges"][0]["edits"][0]["annotationId"] == "kiln.edit"
+        assert "howdy" in editor.docs[uri].source
+
+        rejected = await editor.request(
+            "kiln/edit/resolve", {"proposalId": by_path["notes.txt"], "decision": "reject"}
+        )
+        assert rejected["outcome"] == "rejected"
+        assert (workspace / "notes.txt").read_text(encoding="utf-8") == "café au lait\n"
+        assert (await editor.request("kiln/edit/list", {}))["edits"] == []
