@@ -71,6 +71,7 @@ def _walk(base: Path) -> Iterator[tuple[Path, int]]:
             continue
         visited += 1
         if visited > MAX_ENTRIES_PER_DIR:
+            yield base, -2  # tells the caller the scan was cut short
             return
         skill_entry = next((e for e in entries if e.name == SKILL_FILE and e.is_file()), None)
         if skill_entry is not None and folder != base:
@@ -86,23 +87,34 @@ def _walk(base: Path) -> Iterator[tuple[Path, int]]:
                 stack.append((Path(entry.path), depth + 1))
 
 
-def _stamp_and_folders(dirs: list[tuple[Path, str]]) -> tuple[str, list[tuple[Path, str]]]:
+def _stamp_and_folders(
+    dirs: list[tuple[Path, str]], warnings: list[str] | None = None
+) -> tuple[str, list[tuple[Path, str]]]:
     digest = hashlib.sha256()
     found: list[tuple[Path, str]] = []
+    notes = warnings if warnings is not None else []
     for base, scope in dirs:
         if not base.is_dir():
             digest.update(f"absent:{base}\n".encode())
             continue
         count = 0
         for folder, mtime in _walk(base):
+            if mtime == -2:
+                notes.append(f"{base}: stopped scanning after {MAX_ENTRIES_PER_DIR} folders")
+                continue
             try:
                 dir_mtime = folder.stat().st_mtime_ns
             except OSError:
                 continue
             digest.update(f"{folder}:{dir_mtime}:{mtime}\n".encode())
-            if mtime >= 0 and count < MAX_SKILLS_PER_DIR:
-                found.append((folder, scope))
+            if mtime >= 0:
                 count += 1
+                if count <= MAX_SKILLS_PER_DIR:
+                    found.append((folder, scope))
+                elif count == MAX_SKILLS_PER_DIR + 1:
+                    notes.append(
+                        f"{base}: more than {MAX_SKILLS_PER_DIR} skills; the rest are ignored"
+                    )
     return digest.hexdigest(), found
 
 
@@ -169,8 +181,10 @@ def discover_skills(
     """
     root = Path(root).resolve()
     dirs = skill_dirs(root, home, kiln_home)
-    stamp, folders = _stamp_and_folders(dirs)
+    limits: list[str] = []
+    stamp, folders = _stamp_and_folders(dirs, limits)
     catalog = SkillCatalog(stamp=stamp, root=root, home=home, kiln_home=kiln_home)
+    catalog.warnings.extend(limits)
     for folder, scope in folders:
         try:
             skill = load_skill(folder, third_party=(scope != "project"), scope=scope)

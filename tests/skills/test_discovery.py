@@ -202,3 +202,15 @@ def test_vendored_anthropic_skills_load_unchanged(tmp_path: Path) -> None:
         assert skill.body.strip() and "LICENSE.txt" in skill.files()
     comms = load_skill(FIXTURES / "anthropic" / "internal-comms")
     assert "examples/3p-updates.md" in comms.files()
+
+
+def test_skill_count_cap_warns(
+    dirs: tuple[Path, Path, Path], make_skill: SkillFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, home, kiln_home = dirs
+    monkeypatch.setattr("skills_registry.discovery.MAX_SKILLS_PER_DIR", 3)
+    for i in range(5):
+        make_skill(root / ".kiln" / "skills", f"s{i}")
+    catalog = discover_skills(root, home, kiln_home=kiln_home)
+    assert sorted(catalog.skills) == ["s0", "s1", "s2"]
+    assert any("more than 3 skills" in w for w in catalog.warnings)
