@@ -285,3 +285,21 @@ def test_signing_key_persists_across_restarts(tmp_path: Path) -> None:
     assert key1 == key2
     assert len(base64.b64decode(key1["publicKey"])) == 32
     assert ((tmp_path / "data/keys/ed25519.key").stat().st_mode & 0o777) == 0o600
+
+
+def test_search_cache_sees_writes_from_other_connections(tmp_path: Path) -> None:
+    from skills_registry.registry.storage import SQLiteStore, now_iso
+
+    reader, writer = SQLiteStore(tmp_path / "r.db"), SQLiteStore(tmp_path / "r.db")
+    doc = {
+        "id": "acme/pdf-tool",
+        "version": "1.0.0",
+        "publishedAt": now_iso(),
+        "description": "PDF tool",
+        "archiveSha256": "0" * 64,
+    }
+    assert reader.search("pdf")[0] == []
+    writer.add_version(doc)  # another connection, as another server process would be
+    assert [s["id"] for s in reader.search("pdf")[0]] == ["acme/pdf-tool"]
+    reader.add_version({**doc, "id": "acme/pdf-two"})
+    assert len(reader.search("pdf")[0]) == 2
