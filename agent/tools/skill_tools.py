@@ -25,6 +25,7 @@ from skills_registry.deferred import DeferredTool, ToolCatalog
 from skills_registry.discovery import SkillCatalog, discover_skills
 from skills_registry.errors import SkillsError
 from skills_registry.mcp_source import McpSource, load_mcp_config
+from skills_registry.skill import Skill
 from skills_registry.tool_search import render_tool_search_description
 
 log = logging.getLogger("kiln.skills")
@@ -70,8 +71,14 @@ class SkillTool:
 
     kind = "read"
 
-    def __init__(self, catalog_provider: Callable[[], SkillCatalog]) -> None:
+    def __init__(
+        self,
+        catalog_provider: Callable[[], SkillCatalog],
+        *,
+        on_activate: Callable[[Any, Skill], None] | None = None,
+    ) -> None:
         self.catalog_provider = catalog_provider
+        self.on_activate = on_activate or activate_skill
         self.spec = ToolSpec(
             "skill",
             SKILL_MANUAL,
@@ -112,15 +119,16 @@ class SkillTool:
             return (
                 external(f"skill:{skill.name}/{args['file']}", text) if skill.third_party else text
             )
-        _activate(ctx.session, skill.allowed_tools)
+        self.on_activate(ctx.session, skill)
         return skill.render(ctx.root)
 
 
-def _activate(session: Any, allowed_tools: list[str]) -> None:
-    """Pre-approve the active skill's allowed-tools (replacing the previous skill's)."""
+def activate_skill(session: Any, skill: Skill | None) -> None:
+    """Pre-approve the active skill's allowed-tools (replacing the previous skill's); ``None``
+    clears them."""
     permissions = getattr(session, "permissions", None)
     if permissions is not None and hasattr(permissions, "skill_allowed"):
-        permissions.skill_allowed = kiln_tool_names(allowed_tools)
+        permissions.skill_allowed = kiln_tool_names(skill.allowed_tools) if skill else set()
 
 
 class ToolSearchTool:
@@ -198,6 +206,7 @@ class SkillsContext:
                 configs = {}
             self.mcp_sources = [McpSource(c) for c in configs.values()]
         self.announced_fingerprint = ""
+        self.active_turn: int | None = None
         for warning in self.warnings + self._catalog.warnings:
             log.warning("%s", warning)
 
@@ -238,8 +247,19 @@ class SkillsContext:
         for source in self.mcp_sources:
             await source.close()
 
+    def activate(self, session: Any, skill: Skill) -> None:
+        """A skill was loaded: its allowed-tools hold until the user's next turn."""
+        activate_skill(session, skill)
+        self.active_turn = getattr(session, "turn", None)
+
     def tail_block(self, session: Any = None) -> str | None:
-        """The catalog block when it differs from what the model last saw, else None."""
+        """The catalog block when it differs from what the model last saw, else None.
+
+        Called as each turn begins, it also ends the previous turn's skill pre-approvals.
+        """
+        if self.active_turn is not None and getattr(session, "turn", None) != self.active_turn:
+            activate_skill(session, None)
+            self.active_turn = None
         catalog = self.catalog()
         state = getattr(session, "state", None)
         seen = state.get("skills_fingerprint", "") if isinstance(state, dict) else ""
@@ -261,7 +281,7 @@ def make_tools(session: Any) -> list[Any]:
     context = SkillsContext(Path(session.root))
     session.skills_context = context
     return [
-        SkillTool(context.catalog),
+        SkillTool(context.catalog, on_activate=context.activate),
         ToolSearchTool(
             context.tool_catalog,
             prepare=context.ensure_mcp,

@@ -141,3 +141,16 @@ async def test_make_tools_with_mcp_config(project: Path) -> None:
         assert tool is not None and await tool.call({"a": 1, "b": 2}) == "3"
     finally:
         await context.aclose()
+
+
+async def test_allowed_tools_last_until_the_next_turn(project: Path) -> None:
+    session = Session(project)
+    session.turn = 1  # type: ignore[attr-defined]
+    context = SkillsContext(project, home=project / "home", start_mcp=False)
+    tool = SkillTool(context.catalog, on_activate=context.activate)
+    await tool.run({"name": "release"}, ctx_for(session))
+    context.tail_block(session)  # same turn: tool results come back
+    assert "read_file" in session.permissions.skill_allowed
+    session.turn = 2  # type: ignore[attr-defined]
+    context.tail_block(session)  # the next user turn begins
+    assert session.permissions.skill_allowed == set()
