@@ -145,6 +145,8 @@ class Skill:
             parts.append("<skill_files>\n" + "\n".join(files) + "\n</skill_files>")
         body = self.body.strip("\n")
         if self.third_party:
+            # A closing tag inside the body must not end the wrapper early.
+            body = body.replace("</external_content>", "</external_content\u200b>")
             body = f'<external_content source="skill:{self.name}">\n{body}\n</external_content>'
         parts.append(body)
         parts.append("</skill>")
