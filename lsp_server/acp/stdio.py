@@ -3,18 +3,23 @@
 The protocol gets a private duplicate of file descriptor 1, and fd 1 is then pointed at stderr,
 so a stray ``print`` in any library cannot corrupt the JSON-RPC channel. Pipes and sockets (what
 editors use) get non-blocking transports; regular files (``kiln acp < requests.jsonl > out``,
-handy to replay a conversation) fall back to a reader thread and blocking writes.
+handy to replay a conversation) fall back to a reader thread and blocking writes. Lines that
+are not JSON objects are answered with a JSON-RPC error here, before the SDK sees them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import sys
 import threading
 from typing import Any, BinaryIO
 
 from agent.errors import KilnError
+
+log = logging.getLogger("kiln.acp")
 
 STDIO_LIMIT = 50 * 1024 * 1024
 
@@ -86,4 +91,48 @@ async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter
         transport, protocol = _BlockingWriteTransport(out), asyncio.streams.FlowControlMixin(loop)
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), out_fd)
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return guard(reader, writer), writer
+
+
+def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.StreamReader:
+    """Pass on only lines that are JSON objects; answer the rest with a JSON-RPC error.
+
+    The SDK skips unparsable lines with a logged traceback and stops on JSON that is not an
+    object; a client's framing mistake should cost it one error response, not the server.
+    """
+    checked = asyncio.StreamReader(limit=STDIO_LIMIT)
+
+    async def pump() -> None:
+        try:
+            while True:
+                try:
+                    line = await raw.readline()
+                except ValueError:  # longer than the limit; the reader dropped it
+                    _reject(writer, -32600, "Invalid request", "message exceeds the size limit")
+                    continue
+                if not line:
+                    break
+                if not line.strip():
+                    continue
+                try:
+                    message = json.loads(line)
+                except ValueError as exc:
+                    _reject(writer, -32700, "Parse error", str(exc))
+                    continue
+                if not isinstance(message, dict):
+                    _reject(writer, -32600, "Invalid request", "a message must be a JSON object")
+                    continue
+                checked.feed_data(line if line.endswith(b"\n") else line + b"\n")
+        finally:
+            checked.feed_eof()
+
+    checked._kiln_pump = asyncio.ensure_future(pump())  # type: ignore[attr-defined]  # kept alive
+    return checked
+
+
+def _reject(writer: asyncio.StreamWriter, code: int, message: str, detail: str) -> None:
+    log.warning("rejected a malformed message: %s", detail)
+    error = {"code": code, "message": message, "data": {"details": detail}}
+    frame = {"jsonrpc": "2.0", "id": None, "error": error}
+    writer.write((json.dumps(frame, separators=(",", ":")) + "\n").encode("utf-8"))

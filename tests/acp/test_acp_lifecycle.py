@@ -1,0 +1,154 @@
+"""`kiln acp` as a process: raw framing errors, regular-file stdio, modes, SIGTERM mid-turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.acp.conftest import KILN_ACP, EditorClient
+
+pytestmark = pytest.mark.e2e
+
+
+def frame(id_: int, method: str, params: dict[str, Any]) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params})
+
+
+def run_raw(lines: list[str], kiln_home: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted"}
+    return subprocess.run(
+        KILN_ACP,
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        **kwargs,
+    )
+
+
+def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Path) -> None:
+    done = run_raw(
+        [
+            "this is not json",
+            "[1, 2]",
+            frame(1, "session/prompt", {"sessionId": 5}),
+            frame(2, "initialize", {"protocolVersion": 1}),
+        ],
+        kiln_home,
+    )
+    assert done.returncode == 0
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["error"]["code"] for r in replies[:2]] == [-32700, -32600]
+    assert replies[2]["id"] == 1 and replies[2]["error"]["code"] == -32602
+    assert replies[3]["id"] == 2 and replies[3]["result"]["agentInfo"]["name"] == "kiln"
+    assert "Traceback" not in done.stderr
+
+
+def test_regular_files_as_stdio_answer_every_request(tmp_path: Path, kiln_home: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        frame(0, "initialize", {"protocolVersion": 1})
+        + "\n"
+        + frame(1, "session/new", {"cwd": str(root), "mcpServers": []})
+        + "\n"
+    )
+    out = tmp_path / "out.jsonl"
+    with requests.open("rb") as stdin, out.open("wb") as stdout:
+        (tmp_path / "script.json").write_text("[]")
+        env = {"KILN_HOME": str(kiln_home), "KILN_PROVIDER": "scripted"}
+        env["KILN_SCRIPT"] = str(tmp_path / "script.json")
+        code = subprocess.run(
+            KILN_ACP, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=env, timeout=60
+        ).returncode
+    assert code == 0
+    replies = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert set(replies) == {0, 1}  # only protocol frames on stdout
+    assert replies[1]["result"]["sessionId"]
+
+
+async def test_auto_edit_mode_applies_edits_without_asking(spawn, workspace: Path) -> None:
+    client = EditorClient(answer="reject_once")
+    script = [
+        {"tool_calls": [{"name": "write_file", "input": {"path": "new.txt", "content": "hi\n"}}]},
+        "Written.",
+    ]
+    async with spawn(script, client) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        await agent.conn.set_session_mode(session_id=sid, mode_id="auto-edit")
+        result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
+        assert result.stop_reason == "end_turn"
+    assert client.permissions == []
+    assert client.writes == [(str(workspace / "new.txt"), "hi\n")]
+
+
+async def test_sigterm_mid_turn_answers_cancelled_and_keeps_the_session(
+    spawn, workspace: Path
+) -> None:
+    client = EditorClient()
+    script = [
+        {"tool_calls": [{"name": "todo_write", "input": {"items": [{"id": "1", "content": "x", "status": "pending"}]}}]},
+        {"sleep": 60},
+        "never",
+    ]  # fmt: skip
+    async with spawn(script, client) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        turn = asyncio.ensure_future(
+            agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "plan then wait"}])
+        )
+        await client.wait_for(lambda u: u["sessionUpdate"] == "plan")
+        agent.process.send_signal(signal.SIGTERM)
+        result = await asyncio.wait_for(turn, 20)
+        assert result.stop_reason == "cancelled"
+        assert await asyncio.wait_for(agent.process.wait(), 20) == 0
+
+    again = EditorClient()
+    async with spawn(["Resumed."], again) as agent:
+        await agent.start()
+        await agent.conn.load_session(cwd=str(workspace), session_id=sid)
+        assert [u["sessionUpdate"] for u in again.updates] == [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call_update",
+        ]
+        result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go on"}])
+        assert result.stop_reason == "end_turn" and again.text() == "Resumed."
+
+
+def test_stray_stdout_writes_do_not_reach_the_protocol(tmp_path: Path, kiln_home: Path) -> None:
+    """A library printing to stdout after startup lands on stderr, not in the JSON-RPC stream."""
+    code = (
+        "import asyncio, os\n"
+        "from lsp_server.acp import server\n"
+        "streams = server.protocol_streams\n"
+        "async def noisy():\n"
+        "    pair = await streams()\n"
+        "    print('STRAY', flush=True); os.write(1, b'RAW\\n')\n"
+        "    return pair\n"
+        "server.protocol_streams = noisy\n"
+        "asyncio.run(server.serve_stdio())\n"
+    )
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    out, err = proc.communicate(frame(0, "initialize", {"protocolVersion": 1}) + "\n", timeout=60)
+    assert proc.returncode == 0
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [0]
+    assert "STRAY" in err and "RAW" in err
