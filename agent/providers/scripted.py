@@ -189,16 +189,24 @@ def scripted_usage(
     With ``previous`` requests given, the longest common prefix with any of them counts as a
     cache read, the way a provider's prompt cache would.
     """
-    text = canonical_json(request.to_dict())
-    total = len(text) // 4
+    total = len(canonical_json(request.to_dict())) // 4
     cached = 0
-    for old in previous or []:
-        cached = max(cached, common_prefix_len(text, canonical_json(old.to_dict())) // 4)
+    if previous:
+        text = _prompt_order(request)
+        cached = max(common_prefix_len(text, _prompt_order(old)) for old in previous) // 4
+        cached = min(cached, total)
     return Usage(
         input_tokens=total - cached,
         cache_read_tokens=cached,
         output_tokens=max(1, len(canonical_json(message["content"])) // 4),
     )
+
+
+def _prompt_order(request: Request) -> str:
+    """Tools, system, then the conversation: the order a prompt cache sees them (deferred tools
+    are left out, as Anthropic's ``defer_loading`` keeps them out of the prefix)."""
+    parts = [[t.to_dict() for t in request.tools], request.system, request.messages]
+    return "".join(canonical_json(p) for p in parts)
 
 
 def common_prefix_len(a: str | bytes, b: str | bytes) -> int:

@@ -3,7 +3,8 @@ Completions wire formats with scripted replies, so tests and benchmarks exercise
 
 It records every request (raw bytes and parsed JSON) so tests can check that the frozen prefix
 stays byte-stable, and it reports usage the way a prompt cache would: the longest common prefix
-(in canonical JSON of tools + system + messages, ``cache_control`` markers ignored) with any
+(in canonical JSON of tools, system, messages in that order, ``cache_control`` markers ignored;
+see ``prompt_text``) with any
 earlier request counts as cache read, characters / 4 as tokens. On ``/v1/messages`` caching
 only happens when the request carries ``cache_control`` breakpoints, as on the real API.
 
@@ -68,6 +69,19 @@ def strip_cache_control(value: Any) -> Any:
     return value
 
 
+def prompt_text(api: str, body: dict[str, Any]) -> str:
+    """The request in the order the model reads it (tools, system, messages), as canonical JSON.
+
+    Anthropic tools sent with ``defer_loading`` are left out: the API expands them where a
+    ``tool_reference`` names them instead of in the prefix, which is what keeps the cache warm.
+    """
+    tools = body.get("tools") or []
+    if api == "anthropic":
+        tools = [t for t in tools if not (isinstance(t, dict) and t.get("defer_loading"))]
+    parts = [tools, body.get("system") or "", body.get("messages") or []]
+    return "".join(canonical_json(strip_cache_control(p)) for p in parts)
+
+
 def _has_cache_control(value: Any) -> bool:
     if isinstance(value, dict):
         return "cache_control" in value or any(_has_cache_control(v) for v in value.values())
@@ -89,7 +103,7 @@ class WireServer:
         self._lock = threading.Lock()
         self._ids = 0
         self._connections: set[socket.socket] = set()
-        self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
+        self._httpd = _QuietServer((host, port), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -156,10 +170,9 @@ class WireServer:
             return f"{prefix}{self._ids:04d}"
 
     def _usage(self, api: str, body: dict[str, Any], reply: wf.WireReply) -> wf.WireUsage:
-        relevant = {k: body.get(k) for k in ("tools", "system", "messages")}
-        text = canonical_json(strip_cache_control(relevant))
+        text = prompt_text(api, body)
         total = len(text) // 4
-        caching = api == "openai" or _has_cache_control(relevant)
+        caching = api == "openai" or _has_cache_control(body)
         with self._lock:
             history = self._history.setdefault(api, [])
             lcp = (
@@ -178,6 +191,15 @@ class WireServer:
         )
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up mid-exchange is normal here; anything else is still reported."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
 def _close_quietly(conn: socket.socket) -> None:
     try:
         conn.shutdown(socket.SHUT_RDWR)
@@ -192,6 +214,8 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
 
         def setup(self) -> None:
             super().setup()
+            # Many small SSE writes: without this, Nagle + delayed ACK add ~40 ms per frame.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with server._lock:
                 server._connections.add(self.connection)
 

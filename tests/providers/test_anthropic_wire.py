@@ -9,8 +9,8 @@ import pytest
 from agent.errors import ProviderError, ProviderUnavailable, RateLimited, ServerError
 from agent.providers.anthropic import AnthropicModel
 from agent.providers.retry import PartialReplyError, RetryPolicy
-from agent.testing.wire_server import WireServer
-from agent.types import ModelReply, TextDelta, ToolCallDelta, canonical_json, user_message
+from agent.testing.wire_server import WireServer, prompt_text
+from agent.types import ModelReply, TextDelta, ToolCallDelta, user_message
 from tests.providers.helpers import DEFERRED, collect, make_request, track
 
 
@@ -94,16 +94,8 @@ async def test_cache_breakpoints_prefix_stability_and_usage(wire: WireServer) ->
     assert u1.cache_read_tokens == 0 and u1.cache_write_tokens > 0 and u1.output_tokens > 0
     assert u2.cache_read_tokens > 0 and u2.cache_write_tokens > 0
     # the server's arithmetic: canonical prefix length / 4, so the provider passed the numbers through
-    total2 = (
-        len(canonical_json({k: _strip(body2[k]) for k in ("messages", "system", "tools")})) // 4
-    )
+    total2 = len(prompt_text("anthropic", body2)) // 4
     assert u2.cache_read_tokens + u2.cache_write_tokens + u2.input_tokens == total2
-
-
-def _strip(value: object) -> object:
-    from agent.testing.wire_server import strip_cache_control
-
-    return strip_cache_control(value)
 
 
 async def test_retries_429_and_5xx_then_succeeds_honouring_retry_after(
