@@ -1,3 +1,5 @@
+import sys
+
 from lsp_server.cli import main
 
-main()
+sys.exit(main())

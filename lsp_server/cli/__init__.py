@@ -75,7 +75,8 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: user mistakes become one line and an exit code, never a traceback."""
     try:
-        return cli.main(args=argv, prog_name="kiln", standalone_mode=False)
+        result = cli.main(args=argv, prog_name="kiln", standalone_mode=False)
+        return result if isinstance(result, int) else 0
     except click.exceptions.Abort:
         click.echo("kiln: aborted", err=True)
         sys.exit(130)
