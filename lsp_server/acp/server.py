@@ -44,7 +44,6 @@ from agent.session import Session
 from lsp_server.acp.frontend import AcpFrontend
 from lsp_server.acp.stdio import protocol_streams
 from lsp_server.core import (
-    INVALID_PARAMS,
     SESSION_NOT_FOUND,
     CoreConfig,
     CoreError,
@@ -65,6 +64,7 @@ MODES: dict[str, tuple[str, str]] = {
     "yolo": ("Yolo", "Everything is allowed without asking (paths stay in the workspace)."),
 }
 
+INTERNAL_ERROR = -32603
 GRACE_SECONDS = 2.0  # after the client hangs up, running requests may finish on their own
 DRAIN_SECONDS = 5.0  # then turns are cancelled and their answers flushed within this bound
 
@@ -87,9 +87,8 @@ def rpc_errors(fn: F) -> F:
             raise _request_error(exc.code, exc) from None
         except SessionNotFound as exc:
             raise _request_error(SESSION_NOT_FOUND, exc) from None
-        except KilnError as exc:
-            code = INVALID_PARAMS if exc.exit_code == 2 else -32603
-            raise _request_error(code, exc) from None
+        except KilnError as exc:  # e.g. no model provider configured: the hint says how
+            raise _request_error(INTERNAL_ERROR, exc) from None
         finally:
             if task is not None:
                 self.inflight.discard(task)

@@ -143,6 +143,9 @@ async def test_cancel_mid_turn_returns_cancelled(spawn, workspace: Path) -> None
             agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "slow"}])
         )
         await client.wait_for(lambda u: u["sessionUpdate"] == "plan")
+        with pytest.raises(RequestError) as busy:
+            await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "again"}])
+        assert busy.value.code == -31002
         await agent.conn.cancel(session_id=sid)
         result = await asyncio.wait_for(turn, 20)
         assert result.stop_reason == "cancelled"
