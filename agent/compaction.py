@@ -126,7 +126,8 @@ class Compactor:
 
         def rebuilt() -> list[Message]:
             merged = protected_facts(session, removed, facts)
-            block = _history_block(session, summaries, merged, removed_total + len(removed))
+            log = [*state.get("log", []), _removal_note(session.epoch + 1, removed, "{archive}")]
+            block = _history_block(summaries, merged, removed_total + len(removed), log)
             return [{"role": "user", "content": [*head, block]}, *[m for r in rounds for m in r]]
 
         removed_total = int(state.get("removed", 0))
@@ -146,16 +147,21 @@ class Compactor:
             summaries = [f"full summary: {text}"]
         if tier == 1 and messages == session.messages:
             return None
+        stubbed = len(archive_parts)
         archive_parts += [_render_message(m, i) for i, m in enumerate(removed)]
         new_messages = rebuilt() if tier > 1 else messages
         archive = self._write_archive(session, archive_parts)
         if tier > 1:
             new_messages = rebuilt_with_archive(new_messages, archive)
+        note = _removal_note(session.epoch + 1, removed, str(archive))
+        if stubbed:
+            note += f" ({stubbed} older tool results replaced by stubs)"
         state.update(
             count=int(state.get("count", 0)) + 1,
             summaries=summaries,
             facts=protected_facts(session, removed, facts),
             removed=removed_total + len(removed),
+            log=[*state.get("log", []), note],
         )
         record = CompactionRecord(
             epoch=session.epoch + 1,
@@ -333,13 +339,26 @@ def _request_like(session: Session, messages: list[Message]) -> dict[str, Any]:
     return {**request.to_dict(), "messages": messages}
 
 
+def _removal_note(epoch: int, removed: list[Message], archive: str) -> str:
+    """One line per compaction: what went, and the file that still has every byte of it."""
+    calls: dict[str, int] = {}
+    for m in removed:
+        for b in m.get("content", []):
+            if b.get("type") == "tool_use":
+                calls[b["name"]] = calls.get(b["name"], 0) + 1
+    shown = ", ".join(f"{name} ×{n}" for name, n in sorted(calls.items())) or "no tool calls"
+    return f"- compaction {epoch}: {len(removed)} messages ({shown}); full text: {archive}"
+
+
 def _history_block(
-    session: Session, summaries: list[str], facts: dict[str, list[str]], removed: int
+    summaries: list[str], facts: dict[str, list[str]], removed: int, log: list[str]
 ) -> dict[str, Any]:
     lines = [
         f'{HISTORY_TAG} removed_messages="{removed}">',
-        "Older rounds were compacted to save context. The full text is in {archive} "
-        "(read_file or grep it) and in earlier epochs of this session's store.",
+        "Older rounds were compacted to save context. Their full text is in the files below "
+        "(read_file or grep them) and in earlier epochs of this session's store.",
+        "## Removed",
+        *log,
     ]
     if summaries:
         lines += ["## Summary", *summaries]

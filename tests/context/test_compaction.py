@@ -116,6 +116,9 @@ async def test_compaction_preserves_every_protected_item(workspace: Path) -> Non
     # the summary names the file that holds the full text, and that file has it
     archive = Path(records[-1]["archive"])
     assert str(archive) in text and archive.is_file()
+    for r in records:  # each compaction says what it removed and where the full text lives
+        assert f"- compaction {r['epoch']}: {r['removed_messages']} messages (" in text
+        assert r["archive"] in text
     assert "helper number 7 of alpha" in "".join(
         p.read_text() for p in archive.parent.glob("compaction-*.txt")
     )
