@@ -76,10 +76,18 @@ def show_cmd(
     view = cr.request_at(store, sid, chosen)
     report = cr.budget(view, _window(store, sid))
     report.cache = cr.cache_share(store, sid)
+    info = store.get(sid)
+    settings = {
+        "provider": info["provider"],
+        "model": info["model"],
+        "mode": info["mode"],
+        "max_tokens": view.max_tokens,
+        "window": report.window,
+    }
     if as_json:
         click.echo(
             json.dumps(
-                {"request": view.to_dict(), "budget": report.to_dict()},
+                {"request": view.to_dict(), "settings": settings, "budget": report.to_dict()},
                 ensure_ascii=False,
                 indent=2,
             )
@@ -89,6 +97,7 @@ def show_cmd(
         f"session {sid}  turn {view.turn}  step {view.step}  epoch {view.epoch}  "
         f"messages {len(view.messages)}  max_tokens {view.max_tokens}"
     )
+    click.echo(f"model {settings['provider']}/{settings['model']}  mode {settings['mode']}")
     click.echo(f"budget ({report.note}; window {report.window}):")
     for c in report.components:
         click.echo(f"  {c.name:<18} {c.tokens:>8}  {c.percent:6.2f}%")

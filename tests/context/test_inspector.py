@@ -68,6 +68,7 @@ async def test_show_cli_defaults_to_latest_session_of_cwd(workspace: Path) -> No
     names = [c["name"] for c in data["budget"]["components"]]
     assert names[:2] == ["system", "tools"] and names[-1] == "reserve"
     assert data["budget"]["note"] == "tokens estimated as characters / 4"
+    assert data["settings"]["model"] == "scripted" and data["settings"]["mode"] == "yolo"
     assert 0 < data["budget"]["cache"]["prefix_share"] <= 1
 
     text = kiln("context", "show", session.id, "--turn", "1", cwd=workspace)
