@@ -66,6 +66,8 @@ class LspFrontend:
     # -- Frontend ---------------------------------------------------------------------------
 
     async def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        if getattr(self.server.protocol, "_shutdown", False):
+            return
         try:
             self.server.protocol.notify(UPDATE, {"sessionId": session_id, "update": update})
         except Exception as exc:  # noqa: BLE001 - a gone client must not end the turn abruptly

@@ -111,3 +111,27 @@ def json_converter() -> Any:
     for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
     return converter
+
+
+class QuietUserErrors(logging.Filter):
+    """pygls logs every error response with a traceback; for a user's mistake (any error code
+    but "internal error") one line is enough, so the traceback is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, ValueError | BrokenPipeError | ConnectionError) and "send" in str(
+            record.msg
+        ):  # the client left: nothing to fix, nothing to trace
+            record.msg, record.args, record.exc_info, record.exc_text = (
+                f"client gone, message dropped ({exc})",
+                (),
+                None,
+                None,
+            )
+        elif isinstance(exc, JsonRpcException) and exc.code != -32603:
+            record.msg = f"request failed ({exc.code}): {exc.message}"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True

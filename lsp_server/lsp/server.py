@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from lsp_server.core import CoreConfig, SessionManager, uri_to_path
 from lsp_server.lsp.documents import IndexSync, find_document
 from lsp_server.lsp.host import LspFrontend, _plain
-from lsp_server.lsp.rpc import json_converter
+from lsp_server.lsp.rpc import QuietUserErrors, json_converter
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.lsp")
@@ -58,6 +58,8 @@ class KilnServer(LanguageServer):
         return self.manager
 
     def log_to_client(self, level: int, message: str) -> None:
+        if self.protocol._shutdown:  # after shutdown the channel may already be closed
+            return
         kind = (
             types.MessageType.Error
             if level >= logging.ERROR
@@ -286,6 +288,7 @@ def run(tcp: tuple[str, int] | None = None, log_level: str = "WARNING") -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     root_logger = logging.getLogger()
     handler.setLevel(log_level.upper())
+    handler.addFilter(QuietUserErrors())
     root_logger.addHandler(handler)
     root_logger.setLevel(min(logging.INFO, handler.level))
     server = create_server()

@@ -1,0 +1,160 @@
+"""Bad requests get JSON-RPC errors and the server keeps serving; the index follows the buffers."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from lsp_server.core import (
+    INVALID_PARAMS,
+    NOT_ALLOWED,
+    NOT_AVAILABLE,
+    SESSION_NOT_FOUND,
+    TURN_IN_PROGRESS,
+)
+from tests.lsp.conftest import running
+
+pytestmark = pytest.mark.e2e
+
+
+async def _error(editor: object, method: str, params: object) -> tuple[int, str, object]:
+    try:
+        await editor.request(method, params)  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - the JSON-RPC error is the point
+        return getattr(exc, "code", None), str(exc), getattr(exc, "data", None)  # type: ignore[return-value]
+    raise AssertionError(f"{method} {params!r} succeeded")
+
+
+async def test_errors_are_json_rpc_errors_and_the_server_survives(
+    workspace: Path, scripted_env: object
+) -> None:
+    async with running(workspace, scripted_env([{"sleep": 1.5}, "slow", "x"])) as editor:  # type: ignore[operator]
+        code, message, data = await _error(
+            editor, "kiln/session/prompt", {"sessionId": "nope", "prompt": "hi"}
+        )
+        assert code == SESSION_NOT_FOUND and "nope" in message and data["hint"]
+        code, _, _ = await _error(
+            editor, "kiln/session/load", {"sessionId": "20200101-000000-deadbeef"}
+        )
+        assert code == SESSION_NOT_FOUND
+        code, message, _ = await _error(editor, "kiln/session/prompt", {"prompt": "hi"})
+        assert code == INVALID_PARAMS and "sessionId" in message
+        code, _, _ = await _error(editor, "kiln/session/new", ["not", "an", "object"])
+        assert code == INVALID_PARAMS
+        code, message, _ = await _error(editor, "kiln/session/new", {"mode": "godmode"})
+        assert code == INVALID_PARAMS and "godmode" in message
+        code, _, _ = await _error(editor, "kiln/session/new", {"cwd": "/"})
+        assert code == NOT_ALLOWED  # outside the workspace
+        code, _, _ = await _error(
+            editor, "kiln/edit/resolve", {"proposalId": "x", "decision": "maybe"}
+        )
+        assert code == INVALID_PARAMS
+        code, _, _ = await _error(
+            editor, "kiln/edit/resolve", {"proposalId": "x", "decision": "accept"}
+        )
+        assert code == NOT_ALLOWED
+        code, _, _ = await _error(editor, "kiln/no/such/method", {})
+        assert code == -32601
+
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        code, _, _ = await _error(
+            editor, "kiln/session/prompt", {"sessionId": sid, "prompt": [{"type": "video"}]}
+        )
+        assert code == INVALID_PARAMS
+        code, _, _ = await _error(
+            editor,
+            "kiln/session/prompt",
+            {"sessionId": sid, "prompt": [{"type": "resource_link", "uri": "file:///etc/passwd"}]},
+        )
+        assert code == NOT_ALLOWED
+        first = asyncio.ensure_future(
+            editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "a"})
+        )
+        await asyncio.sleep(0.3)
+        code, _, _ = await _error(editor, "kiln/session/prompt", {"sessionId": sid, "prompt": "b"})
+        assert code == TURN_IN_PROGRESS
+        editor.notify(
+            "kiln/session/cancel", {"sessionId": "unknown"}
+        )  # a notification: no answer, no crash
+        editor.notify("kiln/session/cancel", ["garbage"])
+        assert (await first)["stopReason"] == "end_turn"
+        assert (await editor.request("kiln/hello", {}))["protocolVersion"] == 1
+
+
+async def test_prompt_references_carry_the_unsaved_selection(
+    workspace: Path, scripted_env: object
+) -> None:
+    steps = [{"match": "secret-unsaved-line", "text": "saw the selection"}, "missed it"]
+    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
+        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+        editor.type_text(uri, "line0\nsecret-unsaved-line\nline2\n")
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        prompt = [
+            {"type": "text", "text": "explain this"},
+            {
+                "type": "resource_link",
+                "uri": uri,
+                "name": "app.py",
+                "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 5}},
+            },
+        ]
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": prompt})
+        chunks = editor.updates_for(sid, "agent_message_chunk")
+        assert "".join(c["content"]["text"] for c in chunks) == "saw the selection"
+
+
+async def test_index_follows_unsaved_buffers_with_progress_and_hover(
+    workspace: Path, scripted_env: object
+) -> None:
+    async with running(workspace, scripted_env(["x"])) as editor:  # type: ignore[operator]
+        for _ in range(100):
+            status = await editor.request("kiln/index/status", {})
+            if status["state"] == "ready":
+                break
+            await asyncio.sleep(0.1)
+        assert status["state"] == "ready" and status["files"] >= 2
+        kinds = [p["value"]["kind"] for p in editor.progress]
+        assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
+        assert any("files" in (p["value"].get("message") or "") for p in editor.progress)
+        assert any("indexed" in line for line in editor.logs)
+
+        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+        editor.type_text(uri, "def zebrafinch_total(a, b):\n    return a + b\n")
+        hover = None
+        for _ in range(100):  # the buffer is re-indexed after a short debounce
+            hover = await editor.text_document_hover_async(
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    position=types.Position(line=0, character=6),
+                )
+            )
+            if hover is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert hover is not None and "zebrafinch_total" in hover.contents.value
+        assert "zebrafinch" not in (workspace / "app.py").read_text()
+
+
+async def test_skills_list_and_context_show(workspace: Path, scripted_env: object) -> None:
+    skill = workspace / ".kiln" / "skills" / "greeter"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: greeter\ndescription: Says hello politely.\n---\nBe polite.\n", encoding="utf-8"
+    )
+    async with running(workspace, scripted_env(["hi"])) as editor:  # type: ignore[operator]
+        skills = await editor.request("kiln/skills/list", {})
+        assert [s["name"] for s in skills["skills"]] == ["greeter"]
+        assert skills["skills"][0]["scope"] == "project"
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "hello"})
+        shown = await editor.request("kiln/context/show", {"sessionId": sid})
+        assert shown["messages"] == 2 and shown["turns"] == 1 and "read_file" in shown["tools"]
+        code, _, _ = await _error(editor, "kiln/skills/remove", {"id": "nobody/nothing"})
+        assert code not in (None, -32603)
+        code, _, _ = await _error(
+            editor, "kiln/skills/search", {"query": "x", "registry": "http://127.0.0.1:9"}
+        )
+        assert code not in (None, -32603, NOT_AVAILABLE)
