@@ -220,29 +220,54 @@ def install_time(url: str, data: Path, runs: int) -> dict[str, float]:
     }
 
 
+async def _raw_get(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, path: str
+) -> int:
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    await writer.drain()
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    length = next(
+        int(v)
+        for k, _, v in (line.partition(":") for line in lines[1:])
+        if k.lower() == "content-length"
+    )
+    await reader.readexactly(length)
+    return status
+
+
 async def load(url: str, clients: int, duration: float, ids: list[str]) -> dict[str, float]:
     errors: list[str] = []
     latencies: list[float] = []
     deadline = time.monotonic() + duration
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
 
-    async def worker(http: httpx.AsyncClient, seed: int) -> None:
+    host, _, port = url.removeprefix("http://").partition(":")
+
+    async def worker(seed: int) -> None:
+        # One keep-alive connection per simulated user, spoken with a minimal HTTP/1.1 client:
+        # on 2 cores a full client library (httpx) spends more CPU than the server being measured.
         rng = random.Random(seed)
-        while time.monotonic() < deadline:
-            try:
-                t = time.perf_counter()
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            while time.monotonic() < deadline:
                 if rng.random() < 0.5:
-                    r = await http.get("/v1/skills", params={"q": rng.choice(WORDS)})
+                    path = f"/v1/skills?q={rng.choice(WORDS)}"
                 else:
-                    r = await http.get(f"/v1/skills/{rng.choice(ids)}/versions/1.0.0/archive")
+                    path = f"/v1/skills/{rng.choice(ids)}/versions/1.0.0/archive"
+                t = time.perf_counter()
+                try:
+                    status = await _raw_get(reader, writer, host, path)
+                except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+                    errors.append(type(exc).__name__)
+                    break
                 latencies.append(time.perf_counter() - t)
-                if r.status_code != 200:
-                    errors.append(f"HTTP {r.status_code}")
-            except httpx.HTTPError as exc:
-                errors.append(type(exc).__name__)
+                if status != 200:
+                    errors.append(f"HTTP {status}")
+        finally:
+            writer.close()
 
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as http:
-        await asyncio.gather(*(worker(http, i) for i in range(clients)))
+    await asyncio.gather(*(worker(i) for i in range(clients)))
     return {
         "requests": len(latencies),
         "errors": len(errors),
@@ -293,8 +318,8 @@ def main() -> None:
         f"seeded {args.skills} skills via the publish pipeline in {results['seed']['seconds']:.1f}s"
     )  # type: ignore[index]
     print(
-        f"search  p50 {s['search_p50_ms']:.2f} ms  p95 {s['search_p95_ms']:.2f} ms (target <= 20)  "
-        f"baseline p95 {s['baseline_p95_ms']:.2f} ms  ratio {s['ratio_p95']:.1f}x"
+        f"search  cold p50 {s['search_p50_ms']:.2f} ms  p95 {s['search_p95_ms']:.2f} ms (target <= 20)  "
+        f"warm p95 {s['warm_p95_ms']:.2f} ms  baseline p95 {s['baseline_p95_ms']:.2f} ms  ratio {s['ratio_p95']:.1f}x"
     )
     print(
         f"install {i['unpacked_kb']:.0f} KB skill  median {i['install_median_ms']:.1f} ms  p95 {i['install_p95_ms']:.1f} ms "

@@ -118,14 +118,26 @@ def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> N
 @skills_group.command("info")
 @click.argument("spec")
 @_registry_opt
+@click.option(
+    "--file",
+    "file_path",
+    default=None,
+    metavar="PATH",
+    help="Print one file of the skill (review before install).",
+)
 @click.option("--json", "as_json", is_flag=True)
-def info_cmd(spec: str, registry: str | None, as_json: bool) -> None:
+def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bool) -> None:
     """Show what a skill version contains: files, scripts, allowed-tools, scan findings."""
     from skills_registry.client import Cache
 
     skill_id, wanted = parse_spec(spec)
     with RegistryClient(default_registry(registry)) as client:
-        summary = review_summary(resolve(client, Cache(), skill_id, wanted))
+        doc = resolve(client, Cache(), skill_id, wanted)
+        if file_path is not None:
+            data = client.file(skill_id, doc["version"], file_path)
+            click.echo(data.decode("utf-8", errors="replace"), nl=False)
+            return
+    summary = review_summary(doc)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:

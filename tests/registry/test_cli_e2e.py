@@ -311,3 +311,15 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
     assert "failed verification" in verify.stderr
     info = json.loads(_ok(kiln("skills", "info", "acme/ship-it", "--json", env=env, cwd=tmp_path)))
     assert info["scripts"] == ["scripts/ship.sh"] and info["tokens"]["total"] > 0
+    preview = _ok(
+        kiln(
+            "skills",
+            "info",
+            "acme/ship-it@0.1.0",
+            "--file",
+            "scripts/ship.sh",
+            env=env,
+            cwd=tmp_path,
+        )
+    )
+    assert preview == "#!/bin/sh\necho shipping\n"
