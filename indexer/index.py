@@ -93,6 +93,7 @@ class Index:
         self._write_lock = threading.RLock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self._df_cache: dict[str, int] = {}  # term -> blocks containing it (a ranking heuristic)
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -224,6 +225,8 @@ class Index:
         finally:
             results.close()
         tx.__exit__(None, None, None)
+        if stats.files_indexed or stats.files_removed:
+            self._df_cache.clear()
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -286,7 +289,7 @@ class Index:
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Ranked blocks for a query; empty when the query has no searchable words."""
-        return search(self._reader(), query, k)
+        return search(self._reader(), query, k, self._df_cache)
 
     def status(self) -> dict[str, Any]:
         conn = self._reader()

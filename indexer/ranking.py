@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path, is_vendored_path
 from indexer.store import FTS_COLUMNS
-from indexer.tokens import fts_match, query_terms, query_words, split_identifier
+from indexer.tokens import fts_match, query_terms, query_words, split_cached, stem
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
 
@@ -50,23 +50,19 @@ def short_names(qualified: str) -> set[str]:
     return {_NAME_SPLIT.split(p)[-1].lower() for p in parts if p}
 
 
-def search(conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
+def search(
+    conn: sqlite3.Connection, query: str, k: int, df_cache: dict[str, int] | None = None
+) -> list[Hit]:
+    """Top ``k`` blocks for ``query``. ``df_cache`` keeps term document counts between calls."""
     terms = query_terms(query)
     if not terms or k <= 0:
         return []
-    weights = ", ".join(str(W.COLUMN_WEIGHTS[c]) for c in FTS_COLUMNS)
-    lexical = [
-        row[0]
-        for row in conn.execute(
-            f"SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? ORDER BY bm25(blocks_fts, {weights}) LIMIT ?",
-            (fts_match(terms), W.LEXICAL_CANDIDATES),
-        )
-    ]
+    lexical = _lexical(conn, terms, k, {} if df_cache is None else df_cache)
     words = {w.lower() for w in query_words(query)}
     term_set = set(terms)
     meta = _meta(conn, lexical)
     seeds = _seeds(conn, lexical, words)
-    graph_rank = _pagerank(conn, seeds, meta)[: W.LEXICAL_CANDIDATES]
+    graph_rank = _pagerank(conn, seeds, meta)[: W.GRAPH_CANDIDATES]
     missing = [i for i in graph_rank if i not in meta]
     meta.update(_meta(conn, missing))
 
@@ -75,10 +71,11 @@ def search(conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
         fused[block_id] += W.LEXICAL_WEIGHT / (W.FUSION_K + rank + 1)
     for rank, block_id in enumerate(graph_rank):
         fused[block_id] += W.GRAPH_WEIGHT / (W.FUSION_K + rank + 1)
-    for block_id in fused:
+    ordered = sorted(fused, key=lambda i: (-fused[i], i))[: max(W.PRIOR_TOP, 4 * k)]
+    for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         fused[block_id] *= _prior(path, kind, name, words, term_set)
-    ordered = sorted(fused, key=lambda i: (-fused[i], i))
+    ordered.sort(key=lambda i: (-fused[i], i))
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)
     hits = []
@@ -87,6 +84,45 @@ def search(conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
         text, language, signature = texts[block_id]
         hits.append(Hit(path, start, end, kind, name, fused[block_id], text, language, signature))
     return hits
+
+
+def _lexical(
+    conn: sqlite3.Connection, terms: list[str], k: int, df_cache: dict[str, int]
+) -> list[int]:
+    """BM25 candidates within a bounded amount of work.
+
+    Scoring a match costs far more than finding it, so terms are taken rarest first until the
+    blocks they match would exceed ``MATCH_DOC_BUDGET``; BM25 gives the dropped, common terms
+    little weight anyway. When some terms were dropped, blocks containing *all* terms (a cheap
+    intersection) come first. A lone very common term is scored on a bounded scan.
+    """
+    for term in terms:
+        if term not in df_cache:
+            row = conn.execute(
+                "SELECT doc FROM blocks_vocab WHERE term = ?", (stem(term),)
+            ).fetchone()
+            df_cache[term] = row[0] if row else 0  # phrases count as rare: they are selective
+    selected: list[str] = []
+    used = 0
+    for term in sorted(terms, key=lambda t: df_cache[t]):
+        if not selected or used + df_cache[term] <= W.MATCH_DOC_BUDGET:
+            selected.append(term)
+            used += df_cache[term]
+    weights = ", ".join(str(W.COLUMN_WEIGHTS[c]) for c in FTS_COLUMNS)
+    ranked = f"SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? ORDER BY bm25(blocks_fts, {weights}) LIMIT ?"
+    found: dict[int, None] = {}
+    if len(selected) < len(terms):
+        for (rowid,) in conn.execute(ranked, (fts_match(terms, "AND"), W.LEXICAL_CANDIDATES)):
+            found[rowid] = None
+    if used <= W.MATCH_DOC_BUDGET:
+        rows = conn.execute(ranked, (fts_match(selected), W.LEXICAL_CANDIDATES)).fetchall()
+    else:
+        scan = f"SELECT rowid, bm25(blocks_fts, {weights}) FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ?"
+        scored = conn.execute(scan, (fts_match(selected), W.MATCH_DOC_BUDGET)).fetchall()
+        rows = sorted(scored, key=lambda r: r[1])[: W.LEXICAL_CANDIDATES]
+    for row in rows:
+        found.setdefault(row[0], None)
+    return list(found)[: W.LEXICAL_CANDIDATES]
 
 
 def _meta(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple]:
@@ -120,31 +156,29 @@ def _seeds(conn: sqlite3.Connection, lexical: list[int], words: set[str]) -> dic
         for ids in by_name.values():
             for block_id in ids:
                 seeds[block_id] += W.SEED_NAME_WEIGHT / len(ids)
-        long_words = [w for w in words if len(w) >= 3]
-        if long_words:
-            clauses = " OR ".join("path LIKE ?" for _ in long_words)
-            files = conn.execute(
-                f"SELECT id FROM files WHERE {clauses} LIMIT 20", [f"%{w}%" for w in long_words]
-            ).fetchall()
+        stems = [w for w in words if len(w) >= 3]
+        if stems:  # files named like a query word: src/router.py for "router"
+            clauses = " OR ".join("path LIKE ? OR path LIKE ?" for _ in stems)
+            args = [p for w in stems for p in (f"{w}.%", f"%/{w}.%")]
+            files = conn.execute(f"SELECT id FROM files WHERE {clauses} LIMIT 5", args).fetchall()
             for (file_id,) in files:
                 blocks = conn.execute(
-                    "SELECT id FROM blocks WHERE file_id = ? LIMIT 50", (file_id,)
+                    "SELECT id FROM blocks WHERE file_id = ? LIMIT 20", (file_id,)
                 ).fetchall()
                 for (block_id,) in blocks:
-                    seeds[block_id] += W.SEED_PATH_WEIGHT / max(len(blocks), 1) / max(len(files), 1)
+                    seeds[block_id] += W.SEED_PATH_WEIGHT / len(blocks) / len(files)
     return seeds
 
 
 def _lookup(conn: sqlite3.Connection, table: str, names: set[str]) -> dict[str, list[int]]:
     """name -> block ids in ``defs`` or ``refs``; names too common to mean anything are dropped."""
-    out: dict[str, list[int]] = defaultdict(list)
-    for chunk in _chunks(sorted(names)):
-        marks = ",".join("?" * len(chunk))
-        for name, block_id in conn.execute(
-            f"SELECT name, block_id FROM {table} WHERE name IN ({marks})", chunk
-        ):
-            out[name].append(block_id)
-    return {n: ids for n, ids in out.items() if len(ids) <= W.GRAPH_FANOUT_MAX}
+    out: dict[str, list[int]] = {}
+    sql = f"SELECT block_id FROM {table} WHERE name = ? LIMIT {W.GRAPH_FANOUT_MAX + 1}"
+    for name in sorted(names):
+        ids = [r[0] for r in conn.execute(sql, (name,))]
+        if 0 < len(ids) <= W.GRAPH_FANOUT_MAX:
+            out[name] = ids
+    return out
 
 
 def _pagerank(
@@ -153,13 +187,14 @@ def _pagerank(
     """Personalised PageRank on the seeds' one-hop neighbourhood; node ids, best first."""
     if not seeds:
         return []
+    expand = sorted(seeds, key=lambda i: (-seeds[i], i))[: W.GRAPH_EXPAND_SEEDS]
     seed_meta = dict(meta)
-    seed_meta.update(_meta(conn, [i for i in seeds if i not in meta]))
+    seed_meta.update(_meta(conn, [i for i in expand if i not in meta]))
     nodes = set(seeds)
     edges: set[tuple[int, int]] = set()
     # Outgoing: what the seeds reference -> where it is defined.
     ref_names: dict[str, list[int]] = defaultdict(list)
-    for block_id in seeds:
+    for block_id in expand:
         row = seed_meta.get(block_id)
         if row:
             for name in row[5].split():
@@ -170,7 +205,7 @@ def _pagerank(
                 edges.add((src, dst))
     # Incoming: who references what the seeds define.
     def_names: dict[str, list[int]] = defaultdict(list)
-    for block_id in seeds:
+    for block_id in expand:
         row = seed_meta.get(block_id)
         if row:
             for name in short_names(row[2]):
@@ -214,7 +249,7 @@ def _pagerank(
 
 def name_match(name: str, terms: set[str]) -> float:
     """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
-    parts = set(split_identifier(name.replace(".", "_").replace(",", "_").replace(":", "_")))
+    parts = set(split_cached(name.replace(".", "_").replace(",", "_").replace(":", "_")))
     common = len(parts & terms)
     return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
 

@@ -8,6 +8,9 @@ in their own column. Queries go through the same splitting so ``getUser`` finds 
 from __future__ import annotations
 
 import re
+import sqlite3
+import threading
+from functools import lru_cache
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -83,6 +86,11 @@ STOP_WORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=65536)
+def split_cached(word: str) -> tuple[str, ...]:
+    return tuple(split_identifier(word))
+
+
 def split_identifier(word: str) -> list[str]:
     """``parseHTTPResponse_v2`` -> ``["parse", "http", "response", "v", "2"]`` (lower-cased)."""
     parts: list[str] = []
@@ -135,6 +143,27 @@ def query_terms(query: str) -> list[str]:
     return list(terms)
 
 
-def fts_match(terms: list[str]) -> str:
-    """An FTS5 MATCH expression OR-ing quoted terms (quoting neutralises FTS syntax)."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+_stem_lock = threading.Lock()
+_stem_db: list[sqlite3.Connection] = []
+
+
+@lru_cache(maxsize=65536)
+def stem(term: str) -> str:
+    """The token FTS5's porter tokenizer stores for ``term`` (asked of SQLite itself, so the
+    vocabulary lookup for document counts uses exactly the indexed form)."""
+    with _stem_lock:
+        if not _stem_db:
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
+            conn.execute("CREATE VIRTUAL TABLE s USING fts5(x, tokenize='porter unicode61')")
+            conn.execute("CREATE VIRTUAL TABLE sv USING fts5vocab(s, 'row')")
+            _stem_db.append(conn)
+        conn = _stem_db[0]
+        conn.execute("INSERT INTO s(x) VALUES (?)", (term,))
+        rows = conn.execute("SELECT term FROM sv").fetchall()
+        conn.execute("DELETE FROM s")
+    return rows[0][0] if len(rows) == 1 else term  # several tokens: a phrase, kept as is
+
+
+def fts_match(terms: list[str], op: str = "OR") -> str:
+    """An FTS5 MATCH expression joining quoted terms (quoting neutralises FTS syntax)."""
+    return f" {op} ".join('"' + t.replace('"', '""') + '"' for t in terms)

@@ -15,8 +15,13 @@ COLUMN_WEIGHTS: dict[str, float] = {
     "idents": 1.5,  # camelCase parts of identifiers used in the code
 }
 
-# How many lexical candidates are pulled from FTS5 before fusion.
-LEXICAL_CANDIDATES = 200
+# How many lexical candidates are pulled from FTS5, and graph nodes kept, before fusion.
+LEXICAL_CANDIDATES = 100
+GRAPH_CANDIDATES = 100
+# Most blocks whose BM25 score is computed per query (rarest terms first; see ranking._lexical).
+MATCH_DOC_BUDGET = 2000
+# Name match, penalties and the like are applied to this many fused candidates (at least 4k).
+PRIOR_TOP = 60
 
 # Reciprocal-rank fusion: score = W / (FUSION_K + rank).
 FUSION_K = 20.0
@@ -30,7 +35,8 @@ SEED_TOP_LEXICAL = 15  # top lexical hits that seed the walk
 SEED_NAME_WEIGHT = 3.0  # a block defining an identifier the query names
 SEED_PATH_WEIGHT = 0.5  # a block in a file whose path the query mentions
 GRAPH_FANOUT_MAX = 25  # names defined (or referenced) in more blocks than this carry no signal
-GRAPH_MAX_NODES = 2000
+GRAPH_MAX_NODES = 400
+GRAPH_EXPAND_SEEDS = 12  # the strongest seeds whose neighbours join the walk
 
 # Exact name matches get a direct boost on top of fusion (multiplier).
 NAME_MATCH_BOOST = 1.5

@@ -1,0 +1,140 @@
+"""Index speed benchmark: prints figures, asserts nothing.
+
+    python bench/index_speed.py --corpus PATH [--queries 200] [--edits 40]
+
+The corpus is copied to a temp folder (the index lives in ``<root>/.kiln``). Measured in the
+same run, so ratios are comparable across machines:
+  * baseline: tree-sitter parsing alone, one process (MB/s)
+  * full index: walk + parse + chunk + SQLite/FTS5 writes (MB/s, ratio to the baseline)
+  * no-change rescan (seconds)
+  * one changed file searchable: update_file(path, text) + a search that finds the new symbol (p50/p95 ms)
+  * query latency over identifiers and phrases taken from the corpus (p50/p95 ms)
+  * peak memory (ru_maxrss of this process and of the parse workers)
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import shutil
+import statistics
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+from indexer import Index
+from indexer.files import walk
+from indexer.languages import language_for, new_parser
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def parse_baseline(root: Path) -> tuple[float, int]:
+    parsers: dict[str, object] = {}
+    total = 0
+    elapsed = 0.0
+    for cand in walk(root):
+        lang = language_for(cand.rel)
+        if lang == "text":
+            continue
+        data = cand.path.read_bytes()
+        parser = parsers.get(lang) or parsers.setdefault(lang, new_parser(lang))
+        t = time.perf_counter()
+        parser.parse(data)  # type: ignore[attr-defined]
+        elapsed += time.perf_counter() - t
+        total += len(data)
+    return total / 1e6 / elapsed, total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--corpus", type=Path, default=Path(sysconfig.get_path("stdlib")))
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--edits", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    if not args.corpus.is_dir():
+        sys.exit(f"index_speed: not a folder: {args.corpus}")
+    rng = random.Random(args.seed)
+
+    with tempfile.TemporaryDirectory(prefix="kiln-bench-") as tmp:
+        root = Path(tmp) / "corpus"
+        shutil.copytree(
+            args.corpus, root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), symlinks=True
+        )
+        base_rate, code_bytes = parse_baseline(root)
+        print(
+            f"corpus            {args.corpus}  ({code_bytes / 1e6:.1f} MB of code with a grammar)"
+        )
+        print(f"baseline parse    {base_rate:6.2f} MB/s  (tree-sitter alone, 1 process)")
+
+        idx = Index(root)
+        stats = idx.update()
+        rate = stats.bytes / 1e6 / stats.seconds
+        status = idx.status()
+        print(
+            f"full index        {rate:6.2f} MB/s  ({stats.bytes / 1e6:.1f} MB, {stats.files_indexed} files, "
+            f"{stats.blocks} blocks in {stats.seconds:.1f}s; {rate / base_rate:.2f}x baseline; "
+            f"db {status['db_bytes'] / 1e6:.0f} MB)"
+        )
+        t = time.perf_counter()
+        again = idx.update()
+        print(
+            f"no-change rescan  {time.perf_counter() - t:6.2f} s    ({again.files_seen} files, {again.files_indexed} re-parsed)"
+        )
+
+        rows = (
+            idx._reader()
+            .execute(
+                "SELECT path, name, kind FROM blocks WHERE kind IN ('function','method','class') AND language='python'"
+            )
+            .fetchall()
+        )
+        py_files = sorted({r[0] for r in rows})
+        edit_times = []
+        for i, rel in enumerate(rng.sample(py_files, min(args.edits, len(py_files)))):
+            text = (root / rel).read_text("utf-8", errors="replace")
+            marker = f"bench_marker_symbol_{i}"
+            t = time.perf_counter()
+            idx.update_file(rel, text + f"\n\ndef {marker}():\n    return {i}\n")
+            hits = idx.search(marker, 1)
+            edit_times.append((time.perf_counter() - t) * 1000)
+            assert hits and hits[0].name == marker, (marker, hits[:1])
+        print(
+            f"edit->searchable  p50 {pct(edit_times, 50):6.1f} ms  p95 {pct(edit_times, 95):6.1f} ms  ({len(edit_times)} files)"
+        )
+
+        sample = rng.sample(rows, min(args.queries, len(rows)))
+        queries = []
+        for j, (_, name, _) in enumerate(sample):
+            short = name.split(", ")[0].rsplit(".", 1)[-1]
+            queries.append(
+                short
+                if j % 2
+                else " ".join(p for p in short.replace("_", " ").split() if p) + " function"
+            )
+        query_times = []
+        for q in queries:
+            t = time.perf_counter()
+            idx.search(q, 10)
+            query_times.append((time.perf_counter() - t) * 1000)
+        print(
+            f"query             p50 {pct(query_times, 50):6.1f} ms  p95 {pct(query_times, 95):6.1f} ms  "
+            f"({len(queries)} queries, mean {statistics.mean(query_times):.1f} ms)"
+        )
+        idx.close()
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak memory       {own:6.0f} MB (this process), {kids:.0f} MB (largest parse worker)")
+
+
+if __name__ == "__main__":
+    main()
