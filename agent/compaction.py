@@ -75,10 +75,8 @@ class Compactor:
         self.config = config or CompactionConfig()
 
     def tail_block(self, session: Session) -> None:
-        """Called just before the status bar is rendered: bring its step/limit readings up to date."""
-        status = session.status
-        status.steps, status.max_steps = session.turn_steps, session.config.max_steps
-        status.max_seconds = session.config.max_seconds
+        """Called just before the status bar is rendered: bring its readings up to date."""
+        session.status.sync(session)
 
     async def before_request(self, session: Session) -> None:
         self.tail_block(session)

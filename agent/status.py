@@ -63,6 +63,7 @@ class StatusBar:
     clock: Any = time.monotonic
     _last_rendered: str = ""
     _last_lines: dict[str, str] = field(default_factory=dict)
+    _synced: bool = False
 
     def record_call(
         self, tool: str, args: dict[str, Any], seconds: float, error: tuple[str, str] | None
@@ -86,6 +87,22 @@ class StatusBar:
             self.last_error = (
                 None if self.last_error and self.last_error[0] == tool else self.last_error
             )
+
+    def sync(self, session: Any) -> None:
+        """Bring the limit readings up to date; after a resume, rebuild the counters from the
+        stored trajectory (tool calls per tool) and state (TODOs) the first time."""
+        self.steps, self.max_steps = session.turn_steps, session.config.max_steps
+        self.max_seconds = session.config.max_seconds
+        if self._synced:
+            return
+        self._synced = True
+        if not self.calls:
+            for message in session.messages:
+                for block in message.get("content", []):
+                    if block.get("type") == "tool_use":
+                        self.calls[block["name"]] += 1
+        if not self.todos and session.state.get("todos"):
+            self.todos = list(session.state["todos"])
 
     # -- readings ---------------------------------------------------------------------------
 

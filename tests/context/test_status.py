@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent.providers.scripted import ScriptedModel
+from agent.session import DiskHost, Session
 from agent.status import StatusBar
 from agent.types import canonical_json
 from tests.context.conftest import call, make_session
@@ -141,3 +143,17 @@ async def test_session_tail_carries_the_status(workspace: Path) -> None:
     assert canonical_json(session.messages[:3]) == canonical_json(
         session.model.requests[1].messages
     )
+
+
+async def test_counters_and_todos_survive_resume(workspace: Path) -> None:
+    todo = [{"id": "1", "content": "ship it", "status": "in_progress"}]
+    script = [call("todo_write", items=todo), call("grep", pattern="def main"), "ok"]
+    session, _ = make_session(workspace, script)
+    await session.prompt("plan and look")
+    model = ScriptedModel([call("list_files"), "done"])
+    resumed = Session.load(session.id, host=DiskHost(), model=model)
+    await resumed.prompt("go on")
+    status = resumed.messages[-2]["content"][-1]["text"]
+    assert status.startswith("<agent_status>")
+    assert "tool_calls: grep=1, list_files=1, todo_write=1" in status
+    assert "todos: [in_progress] ship it" in status
