@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsp_server.core import EDIT_MODES, InvalidParams, history_updates
+from lsp_server.core import (
+    EDIT_MODES,
+    STALE_DOCUMENT,
+    CoreError,
+    InvalidParams,
+    history_updates,
+)
 from lsp_server.lsp.rpc import method, require
 
 
@@ -112,4 +118,10 @@ def register(server: Any) -> None:
         proposal_id = require(params, "proposalId")
         decision = require(params, "decision")
         outcome = await ls.core().resolve_edit(proposal_id, decision)
+        if outcome == "stale":
+            raise CoreError(
+                f"the document changed since proposal {proposal_id} was made",
+                code=STALE_DOCUMENT,
+                hint="ask the agent to redo the edit on the current text",
+            )
         return {"proposalId": proposal_id, "outcome": outcome}
