@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acp import RequestError
 
+from agent.testing.wire_server import WireServer
 from tests.acp.conftest import EditorClient
 
 pytestmark = pytest.mark.e2e
@@ -202,6 +204,10 @@ async def test_bad_requests_get_json_rpc_errors_and_the_server_lives(
         with pytest.raises(RequestError) as relative:
             await agent.conn.new_session(cwd="relative/dir")
         assert relative.value.code == -32602
+        with pytest.raises(RequestError) as no_provider:
+            await agent.conn.new_session(cwd=str(workspace), kiln={"provider": "nope"})
+        assert no_provider.value.code == -32603 and "nope" in str(no_provider.value)
+        assert no_provider.value.data["hint"]
         with pytest.raises(RequestError) as missing:
             await agent.conn.load_session(cwd=str(workspace), session_id="20990101-000000-dead")
         assert "no session" in str(missing.value)
@@ -223,3 +229,24 @@ async def test_bad_requests_get_json_rpc_errors_and_the_server_lives(
         assert result.stop_reason == "end_turn"
         assert agent.process.returncode is None
     assert "Traceback" not in agent.stderr.read_text()
+
+
+async def test_client_buffer_reaches_the_model_over_the_anthropic_wire(
+    spawn, workspace: Path
+) -> None:
+
+    notes = str(workspace / "notes.txt")
+    client = EditorClient(buffers={notes: "WIRE-CHECK unsaved line\n"})
+    steps = [call("read_file", path="notes.txt"), "Read it."]
+    with WireServer(steps) as wire:
+        env = {"KILN_PROVIDER": "anthropic", "ANTHROPIC_BASE_URL": wire.url}
+        async with spawn([], client, ANTHROPIC_API_KEY="test", **env) as agent:
+            await agent.start()
+            sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+            result = await agent.conn.prompt(
+                session_id=sid, prompt=[{"type": "text", "text": "read notes.txt"}]
+            )
+        sent = json.dumps(wire.bodies("/v1/messages")[-1])
+    assert result.stop_reason == "end_turn"
+    assert "WIRE-CHECK unsaved line" in sent and "disk text of the notes" not in sent
+    assert client.text() == "Read it."
