@@ -11,6 +11,7 @@ only happens when the request carries ``cache_control`` breakpoints, as on the r
 Script steps use the scripted model's vocabulary (see ``agent.providers.scripted``), plus:
 ``{"error": 429 | 500 | 529 | 400, "retry_after"?: seconds, "message"?: ...}`` for an HTTP
 error, ``{"text": "...", "die": true}`` for a stream that breaks off after the text,
+``{"stream_error": "overloaded_error"}`` for an SSE ``error`` event inside a 200 stream,
 ``{"raise": "unavailable"}`` to drop the connection without answering, and
 ``{"sleep": seconds}`` / a reply's ``"delay"`` to wait.
 
@@ -304,7 +305,8 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
             ]
             reply = wf.WireReply(text=str(step.get("text") or ""), tool_calls=calls,
                                  stop_reason=step.get("stop_reason"),
-                                 die=bool(step.get("die")) or kind == "partial")  # fmt: skip
+                                 die=bool(step.get("die")) or kind == "partial",
+                                 stream_error=step.get("stream_error"))  # fmt: skip
             if kind == "partial" and not reply.text:
                 reply.text = "The answer is"
             usage = server._usage(api, body, reply)

@@ -154,6 +154,16 @@ async def test_stream_dying_before_any_text_is_retried(wire: WireServer, fast_re
     assert items[-1].message["content"][0]["text"] == "second try" and len(wire.requests) == 3
 
 
+async def test_overloaded_error_event_inside_the_stream_is_retried(
+    wire: WireServer, fast_retry
+) -> None:
+    wire.enqueue({"stream_error": "overloaded_error"}, "after the overload")
+    items = await collect(model_for(wire, fast_retry).stream(make_request()))
+    assert (
+        items[-1].message["content"][0]["text"] == "after the overload" and len(wire.requests) == 2
+    )
+
+
 async def test_unreachable_endpoint_is_one_clear_error(unused_port: int) -> None:
     model = track(AnthropicModel(api_key="k", base_url=f"http://127.0.0.1:{unused_port}"))
     with pytest.raises(ProviderUnavailable) as info:

@@ -94,3 +94,29 @@ def test_bad_script_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1 and "not valid JSON" in proc.stderr
+
+
+def test_in_process_server_answers_plain_json_chat_completions() -> None:
+    from agent.testing.wire_server import WireServer
+
+    with WireServer(
+        [
+            {"text": "hi", "tool_calls": [{"name": "grep", "input": {"pattern": "x"}}]},
+            {"error": 429, "retry_after": 2},
+        ]
+    ) as srv:
+        body = {"model": "local", "messages": [{"role": "user", "content": "hello"}]}
+        ok = httpx.post(f"{srv.openai_base_url}/chat/completions", json=body, timeout=10)
+        limited = httpx.post(f"{srv.openai_base_url}/chat/completions", json=body, timeout=10)
+        missing = httpx.post(f"{srv.url}/v1/nothing", json=body, timeout=10)
+    choice = ok.json()["choices"][0]
+    assert choice["finish_reason"] == "tool_calls" and choice["message"]["content"] == "hi"
+    assert json.loads(choice["message"]["tool_calls"][0]["function"]["arguments"]) == {
+        "pattern": "x"
+    }
+    assert ok.json()["usage"]["prompt_tokens"] > 0
+    assert limited.status_code == 429 and limited.headers["retry-after"] == "2"
+    assert limited.json()["error"]["type"] == "rate_limit_exceeded" and missing.status_code == 404
+    assert (
+        srv.requests[0].raw == json.dumps(body).encode() or json.loads(srv.requests[0].raw) == body
+    )
