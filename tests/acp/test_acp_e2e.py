@@ -157,6 +157,7 @@ async def test_cancel_mid_turn_returns_cancelled(spawn, workspace: Path) -> None
         assert sid in [s.session_id for s in listed.sessions]
 
 
+@pytest.mark.slow
 async def test_load_session_replays_the_conversation(spawn, workspace: Path) -> None:
     first = EditorClient()
     script = [call("read_file", path="notes.txt"), "The notes are about disks."]
@@ -231,6 +232,7 @@ async def test_bad_requests_get_json_rpc_errors_and_the_server_lives(
     assert "Traceback" not in agent.stderr.read_text()
 
 
+@pytest.mark.slow
 async def test_client_buffer_reaches_the_model_over_the_anthropic_wire(
     spawn, workspace: Path
 ) -> None:

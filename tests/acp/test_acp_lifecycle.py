@@ -92,6 +92,7 @@ async def test_auto_edit_mode_applies_edits_without_asking(spawn, workspace: Pat
     assert client.writes == [(str(workspace / "new.txt"), "hi\n")]
 
 
+@pytest.mark.slow
 async def test_sigterm_mid_turn_answers_cancelled_and_keeps_the_session(
     spawn, workspace: Path
 ) -> None:
