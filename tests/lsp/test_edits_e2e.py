@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent.sessions import SessionStore
+from lsp_server.core import STALE_DOCUMENT
 from tests.lsp.conftest import running
 from tests.lsp.kiln_client import REJECT
 
@@ -139,7 +140,11 @@ async def test_deferred_edits_wait_for_resolve_and_annotations_when_supported(
     steps = [
         {
             "text": "",
-            "tool_calls": [_edit("app.py", "hello", "howdy"), _edit("notes.txt", "café", "thé")],
+            "tool_calls": [
+                _edit("app.py", "hello", "howdy"),
+                _edit("notes.txt", "café", "thé"),
+                {"name": "write_file", "input": {"path": "draft.txt", "content": "draft\n"}},
+            ],
         },
         "proposed both",
     ]
@@ -155,7 +160,7 @@ async def test_deferred_edits_wait_for_resolve_and_annotations_when_supported(
         assert result["stopReason"] == "end_turn"
         assert editor.permission_requests == [] and editor.apply_requests == []
         pending = (await editor.request("kiln/edit/list", {"sessionId": sid}))["edits"]
-        assert sorted(e["path"] for e in pending) == ["app.py", "notes.txt"]
+        assert sorted(e["path"] for e in pending) == ["app.py", "draft.txt", "notes.txt"]
         by_path = {e["path"]: e["proposalId"] for e in pending}
 
         accepted = await editor.request(
@@ -168,8 +173,17 @@ async def test_deferred_edits_wait_for_resolve_and_annotations_when_supported(
         assert "howdy" in editor.docs[uri].source
 
         rejected = await editor.request(
-            "kiln/edit/resolve", {"proposalId": by_path["notes.txt"], "decision": "reject"}
+            "kiln/edit/resolve", {"proposalId": by_path["draft.txt"], "decision": "reject"}
         )
-        assert rejected["outcome"] == "rejected"
-        assert (workspace / "notes.txt").read_text(encoding="utf-8") == "café au lait\n"
+        assert rejected["outcome"] == "rejected" and not (workspace / "draft.txt").exists()
+
+        (workspace / "notes.txt").write_text("changed on disk\n", encoding="utf-8")
+        try:
+            await editor.request(
+                "kiln/edit/resolve", {"proposalId": by_path["notes.txt"], "decision": "accept"}
+            )
+            raise AssertionError("a stale proposal was applied")
+        except Exception as exc:  # noqa: BLE001
+            assert getattr(exc, "code", None) == STALE_DOCUMENT, exc
+        assert (workspace / "notes.txt").read_text(encoding="utf-8") == "changed on disk\n"
         assert (await editor.request("kiln/edit/list", {}))["edits"] == []

@@ -1,0 +1,209 @@
+"""Pure pieces of the LSP host: positions in every encoding, ACP-shaped updates, prompts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from acp import schema
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+from pygls.workspace.text_document import TextDocument
+
+from agent.protocols import EditProposal, PermissionRequest
+from agent.types import Event
+from lsp_server.core import (
+    CoreConfig,
+    InvalidParams,
+    decision_from_answer,
+    event_to_update,
+    history_updates,
+    permission_tool_call,
+    prompt_to_blocks,
+)
+from lsp_server.lsp.edits import minimal_replacement, workspace_edit
+
+TEXT = st.lists(
+    st.sampled_from(["a", "b", " ", "\n", "\r\n", "é", "中", "😀", "\t"]), max_size=12
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=TEXT, new=TEXT, encoding=st.sampled_from(["utf-8", "utf-16", "utf-32"]))
+def test_replacement_applied_by_pygls_gives_the_new_text(old: str, new: str, encoding: str) -> None:
+    """pygls's own document model is the oracle: an editor applying our range gets ``new``."""
+    rep = minimal_replacement(old, new, encoding)
+    doc = TextDocument("file:///x.txt", old, 1, position_codec=PositionCodec(encoding))
+    doc.apply_change(
+        types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(**rep.start), end=types.Position(**rep.end)),
+            text=rep.new_text,
+        )
+    )
+    assert doc.source == new
+
+
+def test_replacement_is_trimmed_and_counts_code_units() -> None:
+    rep = minimal_replacement("x = '😀'; y\n", "x = '😀'; z\n", "utf-16")
+    assert rep.start == {"line": 0, "character": 10} and rep.new_text == "z"
+    assert minimal_replacement("x = '😀'; y\n", "x = '😀'; z\n", "utf-8").start["character"] == 12
+    assert minimal_replacement("x = '😀'; y\n", "x = '😀'; z\n", "utf-32").start["character"] == 9
+
+
+def test_workspace_edit_shapes() -> None:
+    uri = "file:///w/a.py"
+    plain = workspace_edit(uri, "a\n", "b\n", encoding="utf-16", version=3, exists=True,
+                           document_changes=False, create_supported=False)  # fmt: skip
+    assert plain == {
+        "changes": {
+            uri: [
+                {
+                    "range": {
+                        "start": {"line": 0, "character": 0},
+                        "end": {"line": 0, "character": 1},
+                    },
+                    "newText": "b",
+                }
+            ]
+        }
+    }
+    created = workspace_edit(uri, "", "b\n", encoding="utf-16", version=None, exists=False,
+                             document_changes=True, create_supported=True)  # fmt: skip
+    assert created is not None and created["documentChanges"][0]["kind"] == "create"
+    assert workspace_edit(uri, "", "b", encoding="utf-16", version=None, exists=False,
+                          document_changes=True, create_supported=False) is None  # fmt: skip
+
+
+ROOT = Path("/w")
+
+
+@pytest.mark.parametrize(
+    ("event", "model"),
+    [
+        (Event("text_delta", {"text": "hi"}), schema.AgentMessageChunk),
+        (
+            Event(
+                "tool_call",
+                {
+                    "id": "t1",
+                    "name": "read_file",
+                    "title": "read_file: a.py",
+                    "tool_kind": "read",
+                    "arguments": {"path": "a.py"},
+                    "locations": [{"path": "a.py", "line": 3}],
+                },
+            ),  # fmt: skip
+            schema.ToolCallStart,
+        ),
+        (
+            Event(
+                "tool_call_update",
+                {
+                    "id": "t1",
+                    "name": "read_file",
+                    "status": "failed",
+                    "output": "boom",
+                    "is_error": True,
+                    "duration_ms": 4,
+                },
+            ),  # fmt: skip
+            schema.ToolCallProgress,
+        ),
+        (
+            Event(
+                "edit",
+                {"id": "t2", "proposal_id": "p1", "path": "a.py", "old_text": "a", "new_text": "b"},
+            ),  # fmt: skip
+            schema.ToolCallProgress,
+        ),
+        (
+            Event("plan", {"entries": [{"id": "1", "content": "x", "status": "completed"}]}),
+            schema.AgentPlanUpdate,
+        ),
+        (
+            Event(
+                "usage",
+                {
+                    "input_tokens": 5,
+                    "cache_read_tokens": 7,
+                    "cache_write_tokens": 1,
+                    "output_tokens": 2,
+                    "cost_usd": 0.5,
+                    "step": 1,
+                },
+            ),  # fmt: skip
+            schema.UsageUpdate,
+        ),
+    ],
+)
+def test_updates_validate_against_the_acp_schema(event: Event, model: type) -> None:
+    update = event_to_update(event, root=ROOT, context_window=1000)
+    assert update is not None
+    parsed = model.model_validate(update)
+    assert parsed.session_update == update["sessionUpdate"]
+
+
+def test_usage_keeps_cache_tokens_and_edit_keeps_proposal() -> None:
+    usage = event_to_update(Event("usage", {"input_tokens": 5, "cache_read_tokens": 7,
+                                            "cache_write_tokens": 1, "output_tokens": 2}),
+                            root=ROOT, context_window=100)  # fmt: skip
+    assert usage is not None and usage["used"] == 15 and usage["_meta"]["cacheReadTokens"] == 7
+    edit = event_to_update(Event("edit", {"id": "t", "proposal_id": "p9", "path": "d/a.py",
+                                          "old_text": "", "new_text": "x"}), root=ROOT)  # fmt: skip
+    assert edit is not None and edit["content"][0]["path"] == "/w/d/a.py"
+    assert edit["_meta"]["proposalId"] == "p9"
+    assert event_to_update(Event("done", {"stop_reason": "end_turn"}), root=ROOT) is None
+
+
+def test_permission_request_and_answers() -> None:
+    proposal = EditProposal("a.py", "a", "b", proposal_id="p1", call_id="t1")
+    call = permission_tool_call(
+        PermissionRequest(
+            "edit_file", "edit_file: a.py", {"path": "a.py"}, call_id="t1", edit=proposal
+        ),
+        root=ROOT,
+    )
+    schema.ToolCallUpdate.model_validate(call)
+    assert call["kind"] == "edit" and call["content"][0]["newText"] == "b"
+    assert (
+        decision_from_answer({"outcome": {"outcome": "selected", "optionId": "allow_always"}})
+        == "allow_always"
+    )
+    assert decision_from_answer({"outcome": {"outcome": "cancelled"}}) == "reject_once"
+    assert decision_from_answer("allow_once") == "allow_once"
+    assert decision_from_answer({"optionId": "bogus"}) == "reject_once"
+    assert decision_from_answer(None) == "reject_once"
+
+
+def test_prompt_blocks_and_config_errors(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("l0\nl1\nl2\n")
+    blocks = prompt_to_blocks(
+        [{"type": "resource_link", "uri": (tmp_path / "f.py").as_uri(),
+          "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}}],
+        root=tmp_path, read_text=lambda p: p.read_text(),
+    )  # fmt: skip
+    assert blocks[0]["text"] == '<reference path="f.py" lines="2-3">\nl1\nl2\n</reference>'
+    with pytest.raises(InvalidParams):
+        prompt_to_blocks([], root=tmp_path, read_text=lambda p: None)
+    with pytest.raises(InvalidParams):
+        CoreConfig.from_options({"editMode": "sometimes"})
+    assert (
+        CoreConfig.from_options(
+            {"permissionMode": "yolo", "permissionTimeout": "3"}
+        ).permission_timeout
+        == 3.0
+    )
+
+
+def test_history_replay_skips_harness_blocks() -> None:
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "<environment>x</environment>"},
+                                     {"type": "text", "text": "fix it"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"},
+                                          {"type": "tool_use", "id": "t", "name": "grep", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]},
+    ]  # fmt: skip
+    kinds = [u["sessionUpdate"] for u in history_updates(messages, root=ROOT)]
+    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update"]
