@@ -13,12 +13,19 @@ Every compaction starts a new message epoch in the store and is recorded in ``co
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.compaction_facts import protected_facts, render_facts
+from agent.compaction_facts import (
+    extractive_summary,
+    protected_facts,
+    render_facts,
+    render_message,
+)
+from agent.errors import ConfigError
 from agent.types import Message, ModelReply, Request, canonical_json, user_message
 
 if TYPE_CHECKING:
@@ -51,7 +58,20 @@ class CompactionConfig:
 
     @classmethod
     def from_extra(cls, extra: dict[str, Any]) -> CompactionConfig:
-        given = extra.get("compaction", {})
+        """``AgentConfig.extra["compaction"]`` overrides; ``KILN_COMPACT_AT`` sets the trigger."""
+        given = dict(extra.get("compaction", {}))
+        raw = os.environ.get("KILN_COMPACT_AT")
+        if raw and "trigger" not in given:
+            try:
+                value = float(raw.rstrip("%")) / (100 if raw.endswith("%") else 1)
+            except ValueError:
+                value = -1.0
+            if not 0.1 <= value <= 1.0:
+                raise ConfigError(
+                    f"KILN_COMPACT_AT={raw!r} is not a share of the window",
+                    hint="use a fraction such as 0.8 or a percentage such as 80%",
+                )
+            given["trigger"] = value
         return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
 
 
@@ -146,7 +166,7 @@ class Compactor:
         if tier == 1 and messages == session.messages:
             return None
         stubbed = len(archive_parts)
-        archive_parts += [_render_message(m, i) for i, m in enumerate(removed)]
+        archive_parts += [render_message(m, i) for i, m in enumerate(removed)]
         new_messages = rebuilt() if tier > 1 else messages
         archive = self._write_archive(session, archive_parts)
         if tier > 1:
@@ -232,7 +252,7 @@ class Compactor:
     ) -> tuple[str, str]:
         """The model's summary, or the extractive one when it fails or the breaker is open."""
         state = self._state(session)
-        transcript = "\n".join(_render_message(m, i) for i, m in enumerate(batch))[:60_000]
+        transcript = "\n".join(render_message(m, i) for i, m in enumerate(batch))[:60_000]
         if int(state.get("failures", 0)) < self.config.max_failures:
             earlier = ("Earlier summaries:\n" + "\n".join(prior) + "\n\n") if prior else ""
             prompt = (
@@ -297,24 +317,6 @@ def rebuilt_with_archive(messages: list[Message], archive: Path) -> list[Message
     return [first, *messages[1:]]
 
 
-def extractive_summary(batch: list[Message]) -> str:
-    """Deterministic summary: what was said, which tools ran, and how each ended."""
-    parts: list[str] = []
-    for m in batch:
-        for b in m.get("content", []):
-            kind = b.get("type")
-            if kind == "text" and m["role"] == "assistant":
-                parts.append("said: " + " ".join(b["text"].split())[:200])
-            elif kind == "tool_use":
-                parts.append(f"called {b['name']} {canonical_json(b.get('input', {}))[:200]}")
-            elif kind == "tool_result":
-                text = b.get("content") if isinstance(b.get("content"), str) else ""
-                lines = [ln for ln in (text or "").splitlines() if ln and not ln.startswith("<")]
-                state = "failed" if b.get("is_error") else "ok"
-                parts.append(f"-> {state}: {(lines[0] if lines else '')[:160]}")
-    return "; ".join(parts)[:2000]
-
-
 # -- message helpers ----------------------------------------------------------------------------
 
 
@@ -363,21 +365,6 @@ def _history_block(
     lines += render_facts(facts)
     lines.append("</compacted_history>")
     return {"type": "text", "text": "\n".join(lines)}
-
-
-def _render_message(message: Message, index: int) -> str:
-    out = [f"=== message {index} ({message.get('role')}) ==="]
-    for b in message.get("content", []):
-        if b.get("type") == "text":
-            out.append(b["text"])
-        elif b.get("type") == "tool_use":
-            out.append(f"[tool_use {b['id']}] {b['name']} {canonical_json(b.get('input', {}))}")
-        elif b.get("type") == "tool_result":
-            content = b.get("content")
-            out.append(
-                f"[tool_result {b.get('tool_use_id')}] {content if isinstance(content, str) else canonical_json(content)}"
-            )
-    return "\n".join(out)
 
 
 # -- the compactions record -----------------------------------------------------------------------

@@ -168,3 +168,37 @@ def render_facts(facts: dict[str, list[str]]) -> list[str]:
             lines.append(f"### {label}")
             lines += facts[key]
     return lines
+
+
+def extractive_summary(batch: list[Message]) -> str:
+    """Deterministic summary: what was said, which tools ran, and how each ended."""
+    parts: list[str] = []
+    for m in batch:
+        for b in m.get("content", []):
+            kind = b.get("type")
+            if kind == "text" and m["role"] == "assistant":
+                parts.append("said: " + " ".join(b["text"].split())[:200])
+            elif kind == "tool_use":
+                parts.append(f"called {b['name']} {canonical_json(b.get('input', {}))[:200]}")
+            elif kind == "tool_result":
+                text = b.get("content") if isinstance(b.get("content"), str) else ""
+                lines = [ln for ln in (text or "").splitlines() if ln and not ln.startswith("<")]
+                state = "failed" if b.get("is_error") else "ok"
+                parts.append(f"-> {state}: {(lines[0] if lines else '')[:160]}")
+    return "; ".join(parts)[:2000]
+
+
+def render_message(message: Message, index: int) -> str:
+    """A message as plain text for archives and summarisation prompts."""
+    out = [f"=== message {index} ({message.get('role')}) ==="]
+    for b in message.get("content", []):
+        if b.get("type") == "text":
+            out.append(b["text"])
+        elif b.get("type") == "tool_use":
+            out.append(f"[tool_use {b['id']}] {b['name']} {canonical_json(b.get('input', {}))}")
+        elif b.get("type") == "tool_result":
+            content = b.get("content")
+            out.append(
+                f"[tool_result {b.get('tool_use_id')}] {content if isinstance(content, str) else canonical_json(content)}"
+            )
+    return "\n".join(out)

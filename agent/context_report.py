@@ -134,19 +134,36 @@ def select_step(
 
 def request_at(store: Any, session_id: str, step: int) -> RequestView:
     row = next(r for r in _rows(store, session_id) if r["step"] == step)
-    messages = store.messages(session_id, row["epoch"])[: row["message_count"]]
-    usage = next((u for u in store.usage(session_id) if u["step"] == step), None)
+    messages = store.messages(session_id, row["epoch"])
+    usage = {u["step"]: u for u in store.usage(session_id)}
+    return _view(session_id, row, messages, usage)
+
+
+def all_requests(store: Any, session_id: str) -> list[RequestView]:
+    """Every request of the session, loading each epoch's messages once."""
+    rows = _rows(store, session_id)
+    usage = {u["step"]: u for u in store.usage(session_id)}
+    epochs: dict[int, list[Message]] = {}
+    for row in rows:
+        if row["epoch"] not in epochs:
+            epochs[row["epoch"]] = store.messages(session_id, row["epoch"])
+    return [_view(session_id, row, epochs[row["epoch"]], usage) for row in rows]
+
+
+def _view(
+    session_id: str, row: dict[str, Any], messages: list[Message], usage: dict[int, Any]
+) -> RequestView:
     return RequestView(
         session_id=session_id,
-        step=step,
+        step=row["step"],
         turn=row["turn"],
         epoch=row["epoch"],
         system=row["prefix"]["system"],
         tools=row["prefix"]["tools"],
         deferred=row["deferred"],
-        messages=messages,
+        messages=messages[: row["message_count"]],
         max_tokens=row["max_tokens"],
-        usage=usage,
+        usage=usage.get(row["step"]),
     )
 
 
@@ -188,11 +205,11 @@ def budget(view: RequestView, window: int = DEFAULT_WINDOW) -> Budget:
 def cache_share(store: Any, session_id: str) -> dict[str, Any]:
     """Share of input that was a cache-eligible prefix: estimated from the requests themselves
     (each one's common prefix with the one before) and measured from the usage table."""
-    rows = _rows(store, session_id)
+    views = all_requests(store, session_id)
     eligible = total = 0
     previous = ""
-    for row in rows:
-        current = request_at(store, session_id, row["step"]).text()
+    for view in views:
+        current = view.text()
         eligible += tokens(current[: common_prefix_len(previous, current)]) if previous else 0
         total += tokens(current)
         previous = current
@@ -202,7 +219,7 @@ def cache_share(store: Any, session_id: str) -> dict[str, Any]:
     )
     measured_read = sum(u["cache_read_tokens"] for u in usage)
     return {
-        "requests": len(rows),
+        "requests": len(views),
         "prefix_tokens": eligible,
         "input_tokens": total,
         "prefix_share": round(eligible / total, 4) if total else 0.0,

@@ -93,6 +93,9 @@ class StatusBar:
         stored trajectory (tool calls per tool) and state (TODOs) the first time."""
         self.steps, self.max_steps = session.turn_steps, session.config.max_steps
         self.max_seconds = session.config.max_seconds
+        mode = session.config.extra.get("status_mode")
+        if mode in STATUS_MODES:
+            self.mode = mode
         if self._synced:
             return
         self._synced = True

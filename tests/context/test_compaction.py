@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agent.compaction import (
     SUMMARY_MARKER,
     SUMMARY_SYSTEM,
@@ -12,6 +14,7 @@ from agent.compaction import (
     compactions,
 )
 from agent.compaction_facts import SKILL_RE
+from agent.errors import ConfigError
 from agent.session import DiskHost, Session
 from agent.sessions import SessionStore
 from agent.types import canonical_json
@@ -188,3 +191,15 @@ async def test_nothing_to_compact_returns_none(workspace: Path) -> None:
     await session.prompt("hi")
     assert await Compactor().compact(session) is None
     assert session.epoch == 0
+
+
+async def test_trigger_is_configurable_from_the_environment(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KILN_COMPACT_AT", "60%")
+    assert CompactionConfig.from_extra({}).trigger == 0.6
+    assert CompactionConfig.from_extra({"compaction": {"trigger": 0.9}}).trigger == 0.9
+    monkeypatch.setenv("KILN_COMPACT_AT", "lots")
+    with pytest.raises(ConfigError) as info:
+        make_session(workspace, ["hi"])
+    assert "KILN_COMPACT_AT='lots'" in str(info.value) and "0.8" in info.value.hint
