@@ -52,6 +52,7 @@ from lsp_server.core import (
     TurnInProgress,
     acp_stop_reason,
     history_updates,
+    uri_to_path,
 )
 from lsp_server.version import __version__
 
@@ -255,8 +256,30 @@ class KilnAcpAgent:
             else b
             for b in prompt
         ]
-        reason = await self.core.prompt(session_id, blocks)
+        reason = await self.core.prompt(session_id, await self._embed_links(session_id, blocks))
         return PromptResponse(stop_reason=acp_stop_reason(reason))  # type: ignore[arg-type]
+
+    async def _embed_links(self, session_id: str, blocks: list[Any]) -> list[Any]:
+        """Resolve ``resource_link``s to workspace files through the client, so an attached
+        file reaches the model with its unsaved text (the core reads links from the disk)."""
+        assert self.frontend is not None
+        root = self.frontend.roots.get(session_id)
+        if root is None or not self.frontend.can_read:
+            return blocks
+        out = []
+        for block in blocks:
+            if isinstance(block, dict) and block.get("type") == "resource_link":
+                path = uri_to_path(str(block.get("uri", "")))
+                path = path.resolve() if path is not None else None
+                if path is not None and (path == root or root in path.parents):
+                    text = await self.frontend.client_text(session_id, path)
+                    if text is not None:
+                        block = {
+                            "type": "resource",
+                            "resource": {"uri": block["uri"], "text": text},
+                        }
+            out.append(block)
+        return out
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """A notification: nothing to answer, so an unknown session is only logged."""

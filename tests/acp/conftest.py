@@ -44,6 +44,8 @@ class EditorClient:
     reads: list[str] = field(default_factory=list)
     writes: list[tuple[str, str]] = field(default_factory=list)
     permissions: list[dict[str, Any]] = field(default_factory=list)
+    # path -> text the buffer holds after its first read (the user typing meanwhile)
+    typed_after_read: dict[str, str] = field(default_factory=dict)
     waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[None]]] = field(
         default_factory=list
     )
@@ -83,7 +85,10 @@ class EditorClient:
     ) -> ReadTextFileResponse:
         self.reads.append(path)
         if path in self.buffers:
-            return ReadTextFileResponse(content=self.buffers[path])
+            content = self.buffers[path]
+            if path in self.typed_after_read:
+                self.buffers[path] = self.typed_after_read.pop(path)
+            return ReadTextFileResponse(content=content)
         try:
             return ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:

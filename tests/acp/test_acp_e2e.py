@@ -252,3 +252,55 @@ async def test_client_buffer_reaches_the_model_over_the_anthropic_wire(
     assert result.stop_reason == "end_turn"
     assert "WIRE-CHECK unsaved line" in sent and "disk text of the notes" not in sent
     assert client.text() == "Read it."
+
+
+async def test_edit_of_a_buffer_changed_meanwhile_is_not_written(spawn, workspace: Path) -> None:
+    app = str(workspace / "app.py")
+    original = "def greet():\n    return 'hello'\n"
+    client = EditorClient(
+        buffers={app: original}, typed_after_read={app: original + "# the user typed this\n"}
+    )
+    script = [
+        call("edit_file", path="app.py", old_text="'hello'", new_text="'hi'"),
+        {"match": "changed while the edit was proposed", "text": "I will read it again."},
+    ]
+    async with spawn(script, client) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "edit"}])
+    assert result.stop_reason == "end_turn"
+    assert len(client.permissions) == 1  # asked, allowed, then found stale at write time
+    assert client.writes == []
+    assert client.buffers[app].endswith("# the user typed this\n")
+    assert client.text() == "I will read it again."
+
+
+async def test_attached_files_use_the_client_and_provider_errors_are_shown(
+    spawn, workspace: Path
+) -> None:
+    notes = workspace / "notes.txt"
+    client = EditorClient(buffers={str(notes): "LINKED-BUFFER text\n"})
+    script = [
+        {"match": "explode", "raise": "bad_request", "message": "the model refused the request"},
+        {"match": "re:LINKED-BUFFER[\\s\\S]*EMBEDDED-TEXT", "text": "Both attachments seen."},
+        {"text": "Attachments missing."},
+    ]
+    async with spawn(script, client) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        attached = [
+            {"type": "text", "text": "compare these"},
+            {"type": "resource_link", "name": "notes.txt", "uri": notes.as_uri()},
+            {
+                "type": "resource",
+                "resource": {"uri": (workspace / "app.py").as_uri(), "text": "EMBEDDED-TEXT"},
+            },
+        ]
+        first = await agent.conn.prompt(session_id=sid, prompt=attached)
+        assert first.stop_reason == "end_turn"
+        assert client.text() == "Both attachments seen."
+        second = await agent.conn.prompt(
+            session_id=sid, prompt=[{"type": "text", "text": "explode"}]
+        )
+        assert second.stop_reason == "end_turn"
+        assert "Error: the model refused the request" in client.text()
