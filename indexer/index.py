@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from indexer import store
-from indexer.blocks import Block
 from indexer.chunker import chunk_file
 from indexer.errors import IndexLocked, IndexUnavailable, NotADirectory, PathOutsideRoot
 from indexer.files import MAX_FILE_BYTES, Candidate, excluded, looks_indexable, walk
@@ -51,13 +50,16 @@ class IndexStats:
         return asdict(self)
 
 
+_EMPTY = store.Prepared([], [], [])
+
+
 def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _prepare(
     rel: str, path: str, known_hash: str | None
-) -> tuple[str, str, list[Block] | None, int, str]:
+) -> tuple[str, str, store.Prepared | None, int, str]:
     """Read, hash and chunk one file (runs in a worker process for big runs).
 
     Returns (rel, status, blocks, size, hash); status is ``indexed``, ``same``, ``skip`` or
@@ -75,7 +77,7 @@ def _prepare(
         return rel, "same", None, len(data), h
     if len(data) > MAX_FILE_BYTES or not looks_indexable(data):
         return rel, "skip", None, len(data), h
-    return rel, "indexed", chunk_file(rel, data), len(data), h
+    return rel, "indexed", store.prepare(rel, chunk_file(rel, data)), len(data), h
 
 
 class Index:
@@ -199,7 +201,7 @@ class Index:
                         (cand.mtime_ns, size, rel),
                     )
                 elif status == "skip":  # recorded without blocks so mtime skips it next time
-                    store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, [])
+                    store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, _EMPTY)
                 else:  # gone or unreadable
                     if store.remove_file(conn, rel):
                         stats.files_removed += 1
@@ -275,12 +277,12 @@ class Index:
             return int(row[1])
         if not data or not looks_indexable(data):
             with self._transaction() as conn:
-                store.write_file(conn, rel, "skipped", mtime_ns, size, h, [])
+                store.write_file(conn, rel, "skipped", mtime_ns, size, h, _EMPTY)
             return 0
-        blocks = chunk_file(rel, data)
+        prepared = store.prepare(rel, chunk_file(rel, data))
         with self._transaction() as conn:
-            store.write_file(conn, rel, language_for(rel), mtime_ns, size, h, blocks)
-        return len(blocks)
+            store.write_file(conn, rel, language_for(rel), mtime_ns, size, h, prepared)
+        return len(prepared)
 
     def remove_file(self, path: str | Path) -> None:
         rel, _ = self._rel(path)

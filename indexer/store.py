@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import sqlite_utils
@@ -84,7 +85,17 @@ def _m002_fts_vocab(db: sqlite_utils.Database) -> None:
     db.execute("CREATE VIRTUAL TABLE blocks_vocab USING fts5vocab(blocks_fts, 'row')")
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial, _m002_fts_vocab]
+def _m003_fts_merge(db: sqlite_utils.Database) -> None:
+    """Merge FTS segments less eagerly: bulk indexing was dominated by segment merges."""
+    db.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('automerge', 8)")
+    db.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('crisismerge', 64)")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+    _m001_initial,
+    _m002_fts_vocab,
+    _m003_fts_merge,
+]
 
 
 def connect(db_path: Path, busy_timeout: float) -> sqlite3.Connection:
@@ -136,41 +147,34 @@ def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
     conn.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
 
 
-def write_file(
-    conn: sqlite3.Connection,
-    rel: str,
-    language: str,
-    mtime_ns: int,
-    size: int,
-    digest: str,
-    blocks: list[Block],
-) -> None:
-    """Replace one file's rows (call inside a transaction: all of it lands or none)."""
-    row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
-    if row is not None:
-        file_id = row[0]
-        delete_file_rows(conn, file_id)
-        conn.execute(
-            "UPDATE files SET language=?, mtime_ns=?, size=?, hash=?, blocks=?, indexed_at=? WHERE id=?",
-            (language, mtime_ns, size, digest, len(blocks), time.time(), file_id),
-        )
-    else:
-        cur = conn.execute(
-            "INSERT INTO files (path, language, mtime_ns, size, hash, blocks, indexed_at) VALUES (?,?,?,?,?,?,?)",
-            (rel, language, mtime_ns, size, digest, len(blocks), time.time()),
-        )
-        file_id = cur.lastrowid
-    if not blocks:
-        return
-    first_id = (conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM blocks").fetchone())[0]
+@dataclass
+class Prepared:
+    """A file's rows, built where the file was chunked (a worker process during full runs) so
+    the writer only binds parameters."""
+
+    rows: list[tuple]  # block columns after (id, file_id), in BLOCK_COLUMNS order
+    defs: list[list[str]]  # per block: lower-cased names it defines
+    refs: list[list[str]]  # per block: lower-cased names it references
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+BLOCK_COLUMNS = (
+    "path, language, kind, name, signature, docstring, start_line, end_line, hash, text, refs, "
+    "fts_path, fts_name, idents"
+)
+
+
+def prepare(rel: str, blocks: list[Block]) -> Prepared:
     ptext = path_terms(rel)
-    conn.executemany(
-        "INSERT INTO blocks (id, file_id, path, language, kind, name, signature, docstring, start_line,"
-        " end_line, hash, text, refs, fts_path, fts_name, idents) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        [
+    rows = []
+    defs = []
+    refs = []
+    for b in blocks:
+        ref_names = sorted({n.lower() for n in b.refs})
+        rows.append(
             (
-                first_id + i,
-                file_id,
                 rel,
                 b.language,
                 b.kind,
@@ -181,13 +185,48 @@ def write_file(
                 b.end_line,
                 b.hash,
                 b.text,
-                " ".join(sorted(b.refs)),
+                " ".join(ref_names),
                 ptext,
                 name_terms(b.name),
                 b.idents,
             )
-            for i, b in enumerate(blocks)
-        ],
+        )
+        defs.append(sorted({n.lower() for n in b.defines}))
+        refs.append(ref_names)
+    return Prepared(rows, defs, refs)
+
+
+def write_file(
+    conn: sqlite3.Connection,
+    rel: str,
+    language: str,
+    mtime_ns: int,
+    size: int,
+    digest: str,
+    prepared: Prepared,
+) -> None:
+    """Replace one file's rows (call inside a transaction: all of it lands or none)."""
+    count = len(prepared.rows)
+    row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
+    if row is not None:
+        file_id = row[0]
+        delete_file_rows(conn, file_id)
+        conn.execute(
+            "UPDATE files SET language=?, mtime_ns=?, size=?, hash=?, blocks=?, indexed_at=? WHERE id=?",
+            (language, mtime_ns, size, digest, count, time.time(), file_id),
+        )
+    else:
+        cur = conn.execute(
+            "INSERT INTO files (path, language, mtime_ns, size, hash, blocks, indexed_at) VALUES (?,?,?,?,?,?,?)",
+            (rel, language, mtime_ns, size, digest, count, time.time()),
+        )
+        file_id = cur.lastrowid
+    if not count:
+        return
+    first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM blocks").fetchone()[0]
+    conn.executemany(
+        f"INSERT INTO blocks (id, file_id, {BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [(first + i, file_id, *r) for i, r in enumerate(prepared.rows)],
     )
     cols = ", ".join(FTS_COLUMNS)
     conn.execute(
@@ -196,20 +235,12 @@ def write_file(
     )
     conn.executemany(
         "INSERT OR IGNORE INTO defs VALUES (?, ?, ?)",
-        _pairs(((first_id + i, b.defines) for i, b in enumerate(blocks)), file_id),
+        [(n, first + i, file_id) for i, names in enumerate(prepared.defs) for n in names],
     )
     conn.executemany(
         "INSERT OR IGNORE INTO refs VALUES (?, ?, ?)",
-        _pairs(((first_id + i, b.refs) for i, b in enumerate(blocks)), file_id),
+        [(n, first + i, file_id) for i, names in enumerate(prepared.refs) for n in names],
     )
-
-
-def _pairs(
-    items: Iterable[tuple[int, Iterable[str]]], file_id: int
-) -> Iterable[tuple[str, int, int]]:
-    for block_id, names in items:
-        for name in {n.lower() for n in names}:
-            yield name, block_id, file_id
 
 
 def remove_file(conn: sqlite3.Connection, rel: str) -> bool:
