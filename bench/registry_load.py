@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -154,7 +155,9 @@ def search_latency(url: str, queries: int) -> dict[str, float]:
     picked = rng.sample(pool, min(queries, len(pool)))
     with httpx.Client(base_url=url) as http:
         http.get("/v1/skills", params={"q": "warmup"})
-        base, cold, warm = [], [], []
+        base: list[float] = []
+        cold: list[float] = []
+        warm: list[float] = []
         for timings in (cold, warm):
             for q in picked:
                 t = time.perf_counter()
@@ -237,7 +240,7 @@ async def _raw_get(
     return status
 
 
-async def load(url: str, clients: int, duration: float, ids: list[str]) -> dict[str, float]:
+async def load(url: str, clients: int, duration: float, ids: list[str]) -> dict[str, Any]:
     errors: list[str] = []
     latencies: list[float] = []
     deadline = time.monotonic() + duration
@@ -290,7 +293,7 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="kiln-registry-bench-"))
     data = root / "data"
-    results: dict[str, object] = {"skills": args.skills}
+    results: dict[str, Any] = {"skills": args.skills}
     proc = None
     try:
         seconds = seed(data, args.skills)

@@ -87,7 +87,7 @@ def serve_cmd(host: str, port: int, data: Path | None, name: str, log_level: str
 @click.option("--namespace", required=True, help="Namespace the token may publish to.")
 def token_cmd(data: Path | None, namespace: str) -> None:
     """Create a publish token scoped to NAMESPACE and print it."""
-    from skills_registry.registry.storage import SQLiteStore
+    from skills_registry.registry.sqlite_store import SQLiteStore
 
     store = SQLiteStore((data or _default_data()) / "registry.db")
     click.echo(store.create_token(namespace))
@@ -101,7 +101,7 @@ def token_cmd(data: Path | None, namespace: str) -> None:
 def marketplace_cmd(data: Path | None, base_url: str) -> None:
     """Print a Claude-Code-compatible marketplace.json of the registry's skills."""
     from skills_registry.registry.marketplace import build_marketplace
-    from skills_registry.registry.storage import SQLiteStore
+    from skills_registry.registry.sqlite_store import SQLiteStore
 
     store = SQLiteStore((data or _default_data()) / "registry.db")
     click.echo(json.dumps(build_marketplace(store, base_url), indent=2))

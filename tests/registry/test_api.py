@@ -288,7 +288,8 @@ def test_signing_key_persists_across_restarts(tmp_path: Path) -> None:
 
 
 def test_search_cache_sees_writes_from_other_connections(tmp_path: Path) -> None:
-    from skills_registry.registry.storage import SQLiteStore, now_iso
+    from skills_registry.registry.sqlite_store import SQLiteStore
+    from skills_registry.registry.storage import now_iso
 
     reader, writer = SQLiteStore(tmp_path / "r.db"), SQLiteStore(tmp_path / "r.db")
     doc = {
