@@ -171,6 +171,10 @@ class KilnAcpAgent:
         self, cwd: str, mcp_servers: Any = None, additional_directories: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
         _check_absolute(cwd)
+        if mcp_servers:
+            log.info(
+                "ignoring %d MCP server(s) from the client; see .kiln/mcp.json", len(mcp_servers)
+            )
         options = kwargs.get("kiln") if isinstance(kwargs.get("kiln"), dict) else None
         session = await self.core.new_session(cwd, options)
         self._track(session)
@@ -205,7 +209,7 @@ class KilnAcpAgent:
     ) -> ListSessionsResponse:
         if cwd is not None:
             _check_absolute(cwd)
-        rows = self.core.list_sessions(cwd) if cwd is not None else self._all_sessions()
+        rows = self.core.list_sessions(cwd)  # every stored session when cwd is None
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
@@ -217,19 +221,6 @@ class KilnAcpAgent:
                 for r in rows
             ]
         )
-
-    def _all_sessions(self) -> list[dict[str, Any]]:
-        import time
-
-        return [
-            {
-                "sessionId": r["id"],
-                "cwd": r["root"],
-                "title": r["title"],
-                "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r["updated"])),
-            }
-            for r in self.core.store.list()
-        ]
 
     @rpc_errors
     async def set_session_mode(
