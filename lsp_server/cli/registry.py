@@ -96,12 +96,22 @@ def token_cmd(data: Path | None, namespace: str) -> None:
 @registry_group.command("marketplace")
 @click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option(
-    "--base-url", required=True, help="Public URL of the registry, used in plugin sources."
+    "--base-url", required=True, help="Public URL of the registry (for links and archive URLs)."
 )
-def marketplace_cmd(data: Path | None, base_url: str) -> None:
-    """Print a Claude-Code-compatible marketplace.json of the registry's skills."""
-    from skills_registry.registry.marketplace import build_marketplace
-    from skills_registry.registry.sqlite_store import SQLiteStore
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write a Claude Code marketplace folder (.claude-plugin/marketplace.json + skills/).",
+)
+def marketplace_cmd(data: Path | None, base_url: str, out: Path | None) -> None:
+    """Print (or export with --out) a Claude-Code-compatible marketplace of the registry's skills."""
+    from skills_registry.registry.marketplace import build_marketplace, export_marketplace
+    from skills_registry.registry.storage import open_storage
 
-    store = SQLiteStore((data or _default_data()) / "registry.db")
-    click.echo(json.dumps(build_marketplace(store, base_url), indent=2))
+    store, blobs = open_storage(data or _default_data())
+    if out is None:
+        click.echo(json.dumps(build_marketplace(store, base_url), indent=2))
+        return
+    market = export_marketplace(store, blobs, base_url, out)
+    click.echo(f"wrote {len(market['plugins'])} skills to {out}")

@@ -1,15 +1,38 @@
 """A Claude-Code-compatible ``marketplace.json`` generated from the registry's contents.
 
 Claude Code reads ``{name, owner, metadata, plugins: [{name, source, description, version,
-...}]}``. Each registry skill becomes one plugin whose ``source`` points at its archive URL;
-``strict: false`` tells Claude Code the entry itself is the manifest (there is no plugin.json).
+...}]}`` and fetches plugins from relative paths, GitHub, git URLs or package registries; it
+cannot fetch a tarball. So each skill's ``source`` is the relative path ``./skills/<ns>/<name>``
+and ``export_marketplace`` materialises that tree (latest non-yanked versions, safely extracted)
+next to ``.claude-plugin/marketplace.json``: a folder or git repository that ``claude plugin
+marketplace add`` accepts. ``strict: false`` makes the entry the manifest (there is no
+plugin.json); the ``kiln`` key (ignored by Claude Code) keeps the registry's archive URL and
+hashes so the copy can be checked against the registry.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
 from typing import Any
 
-from skills_registry.registry.storage import MetadataStore
+from skills_registry.archive import extract, read_archive
+from skills_registry.registry.storage import BlobStore, MetadataStore
+
+
+def _latest(store: MetadataStore) -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        page, cursor = store.search("", cursor=cursor, limit=100)
+        for skill in page:
+            if skill.get("latestVersion"):  # every version yanked: nothing to offer
+                doc = store.get_version(skill["id"], skill["latestVersion"])
+                if doc is not None:
+                    docs.append(doc)
+        if cursor is None:
+            return docs
 
 
 def build_marketplace(
@@ -17,36 +40,30 @@ def build_marketplace(
 ) -> dict[str, Any]:
     base_url = base_url.rstrip("/")
     plugins: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while True:
-        page, cursor = store.search("", cursor=cursor, limit=100)
-        for skill in page:
-            version = skill.get("latestVersion")
-            if not version:
-                continue  # every version yanked: nothing to offer
-            doc = store.get_version(skill["id"], version) or {}
-            frontmatter = doc.get("frontmatter", {})
-            entry: dict[str, Any] = {
-                "name": f"{skill['namespace']}-{skill['name']}",
-                "description": skill["description"],
-                "version": version,
-                "author": {"name": skill["namespace"]},
-                "source": {
-                    "source": "url",
-                    "url": f"{base_url}/v1/skills/{skill['id']}/versions/{version}/archive",
-                },
-                "strict": False,
-                "skills": ["./"],
-                "keywords": ["skill", skill["namespace"]],
-                "category": "skills",
-            }
-            if isinstance(frontmatter.get("license"), str):
-                entry["license"] = frontmatter["license"]
-            plugins.append(entry)
-        if cursor is None:
-            break
+    for doc in _latest(store):
+        entry: dict[str, Any] = {
+            "name": f"{doc['namespace']}-{doc['name']}",
+            "source": f"./skills/{doc['namespace']}/{doc['name']}",
+            "description": doc["description"],
+            "version": doc["version"],
+            "author": {"name": doc["namespace"]},
+            "homepage": f"{base_url}/v1/skills/{doc['id']}",
+            "keywords": ["skill", doc["namespace"]],
+            "category": "skills",
+            "strict": False,
+            "skills": ["./"],
+            "kiln": {
+                "id": doc["id"],
+                "archive": f"{base_url}/v1/skills/{doc['id']}/versions/{doc['version']}/archive",
+                "sha256": doc["archiveSha256"],
+                "treeHash": doc["treeHash"],
+            },
+        }
+        license_ = doc.get("frontmatter", {}).get("license")
+        if isinstance(license_, str):
+            entry["license"] = license_
+        plugins.append(entry)
     return {
-        "$schema": "https://anthropic.com/claude-code/marketplace.schema.json",
         "name": name,
         "owner": {"name": name, "url": base_url},
         "metadata": {
@@ -55,3 +72,22 @@ def build_marketplace(
         },
         "plugins": plugins,
     }
+
+
+def export_marketplace(
+    store: MetadataStore, blobs: BlobStore, base_url: str, out: Path, *, name: str = "kiln-registry"
+) -> dict[str, Any]:
+    """Write ``out/.claude-plugin/marketplace.json`` and ``out/skills/<ns>/<name>/`` (replaced)."""
+    out = Path(out)
+    market = build_marketplace(store, base_url, name=name)
+    skills_dir = out / "skills"
+    if skills_dir.exists():
+        shutil.rmtree(skills_dir)
+    for plugin in market["plugins"]:
+        contents = read_archive(blobs.get(plugin["kiln"]["sha256"]))
+        extract(contents, out / plugin["source"].removeprefix("./"))
+    (out / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    (out / ".claude-plugin" / "marketplace.json").write_text(
+        json.dumps(market, indent=2) + "\n", encoding="utf-8"
+    )
+    return market
