@@ -28,7 +28,7 @@ from skills_registry.archive import (
     tree_hash_dir,
 )
 from skills_registry.client import Cache, RegistryClient, TrustStore, kiln_home
-from skills_registry.lockfile import LOCK_NAME, LockEntry, Lockfile
+from skills_registry.lockfile import LOCK_NAME, LockEntry, Lockfile, edit_lockfile
 from skills_registry.registry.errors import (
     IntegrityError,
     LocallyModified,
@@ -333,8 +333,9 @@ class Installer:
         )
         _place(contents, target, self._marker(entry))
         action = "installed" if current is None else "updated"
-        self.lock.entries[skill_id] = entry
-        self.lock.save()
+        with edit_lockfile(self.scope.lock_path) as lock:
+            lock.entries[skill_id] = entry
+        self.lock = lock
         return Installed(skill_id, doc["version"], target, action, summary["findings"])
 
     def install_frozen(self, client_for: Callable[[str], RegistryClient]) -> list[Installed]:
@@ -378,8 +379,9 @@ class Installer:
         if target.exists():
             _guard_target(target, skill_id, entry, self.force)
             shutil.rmtree(target)
-        self.lock.entries.pop(skill_id, None)
-        self.lock.save()
+        with edit_lockfile(self.scope.lock_path) as lock:
+            lock.entries.pop(skill_id, None)
+        self.lock = lock
         return target
 
     def verify(self) -> list[dict[str, Any]]:

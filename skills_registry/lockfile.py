@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: last writer wins
+    fcntl = None  # type: ignore[assignment]
 
 from skills_registry.registry.errors import UsageError
 
@@ -86,3 +93,16 @@ class Lockfile:
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         tmp.write_text(self.to_text(), encoding="utf-8")
         os.replace(tmp, self.path)
+
+
+@contextmanager
+def edit_lockfile(path: Path) -> Iterator[Lockfile]:
+    """Load, change and save under an exclusive lock, so two installs never lose an entry."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f".{path.name}.lock", "a+") as guard:
+        if fcntl is not None:
+            fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
+        lock = Lockfile.load(path)
+        yield lock
+        lock.save()

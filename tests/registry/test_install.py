@@ -364,3 +364,34 @@ def test_hostile_lockfile_ids_are_refused(project: Path) -> None:
     with pytest.raises(UsageError, match="invalid skill id"):
         Installer(Scope.project(project)).install_frozen(lambda url: RegistryClient(url, timeout=1))
     assert tree_snapshot(project.parent) == before
+
+
+def test_concurrent_installs_keep_every_lock_entry(registry: LiveRegistry, project: Path) -> None:
+    import threading
+
+    names = ("brand-guidelines", "internal-comms", "frontend-design")
+    for name in names:
+        _publish(registry, FIXTURES / name, "1.0.0")
+    installers = [
+        Installer(Scope.project(project), yes=True) for _ in names
+    ]  # all read an empty lock
+    errors: list[BaseException] = []
+
+    def run(installer: Installer, name: str) -> None:
+        try:
+            with RegistryClient(registry.url) as client:
+                installer.install(client, f"acme/{name}")
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the assert below
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=run, args=pair) for pair in zip(installers, names, strict=True)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(json.loads((project / "skills-lock.json").read_text())["skills"]) == [
+        f"acme/{n}" for n in sorted(names)
+    ]
