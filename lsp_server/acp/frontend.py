@@ -21,6 +21,7 @@ from typing import Any
 
 from acp import RequestError
 from acp.schema import PermissionOption, SessionNotification, ToolCallUpdate
+from pydantic import ValidationError
 
 from agent.errors import ToolError
 from agent.protocols import EditOutcome, EditProposal
@@ -92,11 +93,16 @@ class AcpFrontend:
 
     async def notify(self, session_id: str, update: dict[str, Any]) -> None:
         """Validate an ACP update dict and send it as a ``session/update`` notification."""
-        note = SessionNotification.model_validate({"sessionId": session_id, "update": update})
+        kind = update.get("sessionUpdate")
+        try:
+            note = SessionNotification.model_validate({"sessionId": session_id, "update": update})
+        except ValidationError as exc:  # a mapping bug must not end the user's turn
+            log.warning("dropped a malformed %s update: %s", kind, exc.errors()[:1])
+            return
         try:
             await self.client.session_update(session_id=session_id, update=note.update)
-        except ConnectionError:
-            log.info("client gone; dropped a %s update", update.get("sessionUpdate"))
+        except (ConnectionError, RuntimeError):
+            log.info("client gone; dropped a %s update", kind)
 
     # -- permissions --------------------------------------------------------------------------
 
@@ -104,8 +110,12 @@ class AcpFrontend:
         self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, str]]
     ) -> Any:
         """Ask the client; the core applies the timeout and turns any failure into a denial."""
-        call = ToolCallUpdate.model_validate(tool_call)
-        choices = [PermissionOption.model_validate(o) for o in options]
+        try:
+            call = ToolCallUpdate.model_validate(tool_call)
+            choices = [PermissionOption.model_validate(o) for o in options]
+        except ValidationError as exc:
+            log.warning("malformed permission request (%s): denied", exc.errors()[:1])
+            return None
         try:
             response = await self.client.request_permission(
                 session_id=session_id, tool_call=call, options=choices

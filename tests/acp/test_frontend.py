@@ -1,0 +1,119 @@
+"""The ACP frontend in process, against a recording client (the SDK connection's method shape)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError
+from acp.schema import ClientCapabilities, FileSystemCapabilities, ReadTextFileResponse
+
+from agent.errors import ToolError
+from agent.protocols import EditProposal
+from lsp_server.acp.frontend import AcpFrontend, fold_update
+
+
+class RecordingClient:
+    def __init__(self, files: dict[str, str] | None = None) -> None:
+        self.files = files or {}
+        self.sent: list[dict[str, Any]] = []
+        self.reads: list[str] = []
+        self.writes: list[tuple[str, str]] = []
+
+    async def session_update(self, session_id: str, update: Any) -> None:
+        self.sent.append(update.model_dump(by_alias=True, exclude_none=True))
+
+    async def read_text_file(self, session_id: str, path: str) -> ReadTextFileResponse:
+        self.reads.append(path)
+        if path not in self.files:
+            raise RequestError.resource_not_found(path)
+        return ReadTextFileResponse(content=self.files[path])
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        self.writes.append((path, content))
+        self.files[path] = content
+
+
+def frontend(client: RecordingClient, root: Path, fs: bool = True) -> AcpFrontend:
+    front = AcpFrontend(client)
+    caps = FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+    front.set_capabilities(ClientCapabilities(fs=caps))
+    front.roots["s1"] = root.resolve()
+    return front
+
+
+def test_kiln_only_updates_become_visible_text() -> None:
+    error = fold_update({"sessionUpdate": "error", "message": "boom", "hint": "retry later"})
+    assert error == {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": "\n\nError: boom (retry later)\n"},
+    }
+    status = fold_update({"sessionUpdate": "status", "text": "step limit reached"})
+    assert status is not None and status["sessionUpdate"] == "agent_thought_chunk"
+    assert status["_meta"]["kiln"]["text"] == "step limit reached"
+    refusal = fold_update({"sessionUpdate": "refusal", "tool": "run_command", "reason": ""})
+    assert refusal is not None and "Not allowed: run_command: denied" in refusal["content"]["text"]
+    plan = {"sessionUpdate": "plan", "entries": []}
+    assert fold_update(plan) is plan
+    assert fold_update({"sessionUpdate": "something_new"}) is None
+
+
+async def test_a_malformed_update_is_dropped_not_raised(tmp_path: Path) -> None:
+    client = RecordingClient()
+    front = frontend(client, tmp_path)
+    await front.send_update("s1", {"sessionUpdate": "tool_call", "title": 5})
+    await front.send_update(
+        "s1", {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ok"}}
+    )
+    assert [u["content"]["text"] for u in client.sent] == ["ok"]
+
+
+async def test_only_workspace_files_are_fetched_and_released_when_the_call_ends(
+    tmp_path: Path,
+) -> None:
+    inside = tmp_path / "a.txt"
+    inside.write_text("disk")
+    outside = tmp_path.parent / "secret.txt"
+    client = RecordingClient({str(inside): "buffer", str(outside): "secret"})
+    front = frontend(client, tmp_path)
+    start = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "c1",
+        "title": "read_file",
+        "locations": [{"path": str(inside)}, {"path": str(outside)}],
+    }
+    await front.send_update("s1", start)
+    assert client.reads == [str(inside)]
+    assert front.read_buffer(inside) == "buffer" and front.read_buffer(outside) is None
+    await front.send_update(
+        "s1", {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}
+    )
+    assert front.read_buffer(inside) is None
+
+
+async def test_without_fs_capability_edits_use_the_disk_with_a_stale_check(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "f.txt"
+    target.write_text("old\n")
+    client = RecordingClient()
+    front = frontend(client, tmp_path, fs=False)
+    proposal = EditProposal("f.txt", "old\n", "new\n", meta={"abspath": str(target)})
+    assert await front.apply_edit("s1", proposal) == "applied"
+    assert target.read_text() == "new\n" and client.writes == []
+    assert await front.apply_edit("s1", proposal) == "stale"  # computed against "old\n"
+
+
+async def test_client_write_failure_is_a_tool_error(tmp_path: Path) -> None:
+    class FailingClient(RecordingClient):
+        async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+            raise RequestError.internal_error({"details": "read-only buffer"})
+
+    target = tmp_path / "f.txt"
+    client = FailingClient({str(target): "old\n"})
+    front = frontend(client, tmp_path)
+    proposal = EditProposal("f.txt", "old\n", "new\n", meta={"abspath": str(target)})
+    with pytest.raises(ToolError) as failed:
+        await front.apply_edit("s1", proposal)
+    assert "could not write f.txt" in str(failed.value)
