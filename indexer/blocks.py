@@ -32,12 +32,17 @@ class Block:
     language: str
     defines: list[str] = field(default_factory=list)  # short names defined here
     refs: set[str] = field(default_factory=set)  # names referenced (graph edges)
-    idents: str = ""  # camelCase parts for the FTS column (computed where chunking runs)
     mergeable: bool = False
 
     @property
     def hash(self) -> str:
-        return hashlib.blake2b(self.text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hashlib.blake2b(
+                self.text.encode("utf-8", "replace"), digest_size=8
+            ).hexdigest()
+            self.__dict__["_hash"] = cached
+        return cached
 
     @property
     def lines(self) -> int:

@@ -32,7 +32,6 @@ from indexer.languages import (
     language_for,
     new_parser,
 )
-from indexer.tokens import camel_parts
 
 _local = threading.local()
 _COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\*/|\*|#|--)\s?")
@@ -62,14 +61,9 @@ def chunk_file(path: str, data: bytes, language: str | None = None) -> list[Bloc
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
     g = grammar(language)
-    blocks = (
-        line_windows(lines, path, language)
-        if g is None
-        else _Chunker(path, data, lines, language, g).run()
-    )
-    for b in blocks:
-        b.idents = camel_parts(b.text)
-    return blocks
+    if g is None:
+        return line_windows(lines, path, language)
+    return _Chunker(path, data, lines, language, g).run()
 
 
 class _Chunker:

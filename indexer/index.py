@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -232,7 +232,9 @@ class Index:
         stats.seconds = time.perf_counter() - started
         return stats
 
-    def _prepared(self, work: list[Candidate], hashes: dict[str, str]) -> Iterator[tuple]:
+    def _prepared(
+        self, work: list[Candidate], hashes: dict[str, str]
+    ) -> Generator[tuple, None, None]:
         args = [(c.rel, str(c.path), hashes.get(c.rel)) for c in work]
         if len(work) < POOL_MIN_FILES or (os.cpu_count() or 1) < 2:
             for a in args:
@@ -279,7 +281,14 @@ class Index:
             with self._transaction() as conn:
                 store.write_file(conn, rel, "skipped", mtime_ns, size, h, _EMPTY)
             return 0
-        prepared = store.prepare(rel, chunk_file(rel, data))
+        known = frozenset(
+            r[0]
+            for r in self._conn.execute(
+                "SELECT b.hash FROM blocks b JOIN files f ON f.id = b.file_id WHERE f.path = ?",
+                (rel,),
+            )
+        )
+        prepared = store.prepare(rel, chunk_file(rel, data), known)
         with self._transaction() as conn:
             store.write_file(conn, rel, language_for(rel), mtime_ns, size, h, prepared)
         return len(prepared)

@@ -18,7 +18,7 @@ from pathlib import Path
 import sqlite_utils
 
 from indexer.blocks import Block
-from indexer.tokens import name_terms, path_terms
+from indexer.tokens import camel_parts, name_terms, path_terms
 
 # Bumped when chunking changes shape: every file is re-parsed once.
 CHUNKER_VERSION = "3"
@@ -166,7 +166,9 @@ BLOCK_COLUMNS = (
 )
 
 
-def prepare(rel: str, blocks: list[Block]) -> Prepared:
+def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) -> Prepared:
+    """Rows for ``blocks``; blocks whose hash is in ``known`` are about to be kept as they are,
+    so their derived search columns are not computed."""
     ptext = path_terms(rel)
     rows = []
     defs = []
@@ -188,7 +190,7 @@ def prepare(rel: str, blocks: list[Block]) -> Prepared:
                 " ".join(ref_names),
                 ptext,
                 name_terms(b.name),
-                b.idents,
+                "" if b.hash in known else camel_parts(b.text),
             )
         )
         defs.append(sorted({n.lower() for n in b.defines}))
@@ -207,10 +209,11 @@ def write_file(
 ) -> None:
     """Replace one file's rows (call inside a transaction: all of it lands or none)."""
     count = len(prepared.rows)
+    fresh = list(range(count))
     row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
     if row is not None:
         file_id = row[0]
-        delete_file_rows(conn, file_id)
+        fresh = _reuse_unchanged(conn, file_id, prepared)
         conn.execute(
             "UPDATE files SET language=?, mtime_ns=?, size=?, hash=?, blocks=?, indexed_at=? WHERE id=?",
             (language, mtime_ns, size, digest, count, time.time(), file_id),
@@ -221,26 +224,66 @@ def write_file(
             (rel, language, mtime_ns, size, digest, count, time.time()),
         )
         file_id = cur.lastrowid
-    if not count:
+    if not fresh:
         return
     first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM blocks").fetchone()[0]
+    ids = {i: first + n for n, i in enumerate(fresh)}
     conn.executemany(
         f"INSERT INTO blocks (id, file_id, {BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        [(first + i, file_id, *r) for i, r in enumerate(prepared.rows)],
+        [(ids[i], file_id, *prepared.rows[i]) for i in fresh],
     )
     cols = ", ".join(FTS_COLUMNS)
     conn.execute(
-        f"INSERT INTO blocks_fts(rowid, {cols}) SELECT id, {cols} FROM blocks WHERE file_id = ?",
-        (file_id,),
+        f"INSERT INTO blocks_fts(rowid, {cols}) SELECT id, {cols} FROM blocks WHERE id >= ?",
+        (first,),
     )
     conn.executemany(
         "INSERT OR IGNORE INTO defs VALUES (?, ?, ?)",
-        [(n, first + i, file_id) for i, names in enumerate(prepared.defs) for n in names],
+        [(n, ids[i], file_id) for i in fresh for n in prepared.defs[i]],
     )
     conn.executemany(
         "INSERT OR IGNORE INTO refs VALUES (?, ?, ?)",
-        [(n, first + i, file_id) for i, names in enumerate(prepared.refs) for n in names],
+        [(n, ids[i], file_id) for i in fresh for n in prepared.refs[i]],
     )
+
+
+_HASH, _NAME, _KIND, _START, _END = 8, 3, 2, 6, 7  # positions in a prepared row
+
+
+def _reuse_unchanged(conn: sqlite3.Connection, file_id: int, prepared: Prepared) -> list[int]:
+    """Keep the rows of blocks whose text did not change (only their lines may move), delete
+    the rest; returns the indexes of prepared rows still to insert. An edit then costs FTS
+    work for the edited blocks only, which is what keeps ``update_file`` fast."""
+    old: dict[tuple, list[int]] = {}
+    for block_id, h, name, kind in conn.execute(
+        "SELECT id, hash, name, kind FROM blocks WHERE file_id = ?", (file_id,)
+    ):
+        old.setdefault((h, name, kind), []).append(block_id)
+    moved: list[tuple[int, int, int]] = []
+    fresh: list[int] = []
+    for i, r in enumerate(prepared.rows):
+        same = old.get((r[_HASH], r[_NAME], r[_KIND]))
+        if same:
+            moved.append((r[_START], r[_END], same.pop()))
+        else:
+            fresh.append(i)
+    stale = [block_id for ids in old.values() for block_id in ids]
+    if stale:
+        cols = ", ".join(FTS_COLUMNS)
+        marks = ",".join("?" * len(stale))
+        conn.execute(
+            f"INSERT INTO blocks_fts(blocks_fts, rowid, {cols}) SELECT 'delete', id, {cols} FROM blocks WHERE id IN ({marks})",
+            stale,
+        )
+        conn.execute(f"DELETE FROM blocks WHERE id IN ({marks})", stale)
+        conn.execute(
+            f"DELETE FROM defs WHERE file_id = ? AND block_id IN ({marks})", [file_id, *stale]
+        )
+        conn.execute(
+            f"DELETE FROM refs WHERE file_id = ? AND block_id IN ({marks})", [file_id, *stale]
+        )
+    conn.executemany("UPDATE blocks SET start_line = ?, end_line = ? WHERE id = ?", moved)
+    return fresh
 
 
 def remove_file(conn: sqlite3.Connection, rel: str) -> bool:

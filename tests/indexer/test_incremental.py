@@ -148,3 +148,18 @@ def test_status_reports_counts(repo: Path, open_index: Callable[..., Index]) -> 
     status = idx.status()
     assert (status["files"], status["blocks"]) == (1, 2)
     assert status["db_bytes"] > 0 and status["last_indexed"] > 0
+
+
+def test_unchanged_blocks_follow_their_lines_after_an_edit_above(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    source = "def first_block():\n    return 1\n\n\ndef second_block():\n    return 2\n"
+    write(repo, "lines.py", source)
+    idx = open_index(repo)
+    idx.update()
+    idx.update_file("lines.py", "import os\nimport sys\n\n\n" + source.replace("return 1", "return 10"))
+    second = idx.search("second_block", 1)[0]
+    assert (second.name, second.start_line, second.end_line) == ("second_block", 9, 10)
+    first = idx.search("first_block", 1)[0]
+    assert (first.start_line, "return 10" in first.text) == (5, True)
+    assert idx.status()["blocks"] == 3
