@@ -67,6 +67,7 @@ class Installed:
     path: Path
     action: str  # "installed" | "updated" | "unchanged"
     findings: list[dict[str, Any]] = field(default_factory=list)
+    warning: str = ""
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -336,7 +337,15 @@ class Installer:
         with edit_lockfile(self.scope.lock_path) as lock:
             lock.entries[skill_id] = entry
         self.lock = lock
-        return Installed(skill_id, doc["version"], target, action, summary["findings"])
+        warning = f"{skill_id}@{doc['version']} is deprecated: {doc.get('statusReason') or 'no reason given'}"
+        return Installed(
+            skill_id,
+            doc["version"],
+            target,
+            action,
+            summary["findings"],
+            warning if doc.get("status") == "deprecated" else "",
+        )
 
     def install_frozen(self, client_for: Callable[[str], RegistryClient]) -> list[Installed]:
         """Install exactly what the lockfile says; works offline from the cache."""

@@ -185,6 +185,8 @@ def install_cmd(
             results = [installer.install(client, spec) for spec in specs]
     for r in results:
         click.echo(f"{r.action} {r.id}@{r.version} -> {r.path}")
+        if r.warning:
+            click.echo(f"kiln: warning: {r.warning}", err=True)
 
 
 @skills_group.command("update")

@@ -1,6 +1,6 @@
 """A static scan of a skill at publish time: what a reviewer should look at before installing.
 
-It does not decide; it points. Findings cover bundled scripts, network and exfiltration
+It does not decide; it points. Findings cover bundled scripts, files that look like secrets, network and exfiltration
 patterns, text hidden from a human reader (zero-width and bidi characters, HTML comments),
 prompt-injection phrases, and ``allowed-tools`` broad enough to run anything.
 """
@@ -47,6 +47,9 @@ _EXFIL = re.compile(
     r"\b(printenv|env)\s*\||os\.environ\b|process\.env\b|base64\s.*\|\s*(curl|nc)|"
     r"(ANTHROPIC|OPENAI|AWS|GITHUB)_[A-Z_]*(KEY|TOKEN|SECRET)",
 )
+_SECRET_FILE = re.compile(
+    r"(^|/)(\.env(\.[\w-]+)?|id_rsa|id_ecdsa|id_ed25519|[^/]+\.pem|[^/]+\.p12|\.npmrc|\.pypirc|\.netrc|credentials\.json)$"
+)
 _BROAD_TOOLS = re.compile(
     r"^(\*|Bash|Bash\(\*\)|Bash\(\s*\*?\s*:\s*\*\s*\)|Shell|Execute|Write)$", re.I
 )
@@ -74,6 +77,16 @@ def scan_files(
     scripts: list[str] = []
     for path in sorted(files):
         data = files[path]
+        if _SECRET_FILE.search(path):
+            findings.append(
+                _finding(
+                    "secret-file",
+                    "high",
+                    path,
+                    0,
+                    "looks like a credential or key file; was it published by mistake?",
+                )
+            )
         script = is_script(path, data, path in executables)
         if script:
             scripts.append(path)
