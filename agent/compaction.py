@@ -84,8 +84,9 @@ class CompactionRecord:
     after_tokens: int
     removed_messages: int
     kept_messages: int
-    source: str  # "model" | "extractive" | "none"
+    source: str  # "model", "extractive", "extractive+model" (mixed) or "none" (tier 1 only)
     archive: str
+    summary_tokens: int = 0  # tokens the summarisation requests used (input + output)
 
 
 class Compactor:
@@ -93,6 +94,7 @@ class Compactor:
 
     def __init__(self, config: CompactionConfig | None = None) -> None:
         self.config = config or CompactionConfig()
+        self.summary_tokens = 0
 
     def tail_block(self, session: Session) -> None:
         """Called just before the status bar is rendered: bring its readings up to date."""
@@ -132,7 +134,8 @@ class Compactor:
         before = self.request_tokens(session)
         messages = [dict(m) for m in session.messages]
         archive_parts: list[str] = []
-        tier, source = 1, "none"
+        tier, sources = 1, set()
+        self.summary_tokens = 0
         messages = self._drop_noise(session, messages, archive_parts)
         state = self._state(session)
         summaries: list[str] = list(state.get("summaries", []))
@@ -153,7 +156,8 @@ class Compactor:
             tier = 2
             batch = rounds.pop(0)
             removed.extend(batch)
-            text, source = await self._summarise(session, batch, source)
+            text, used = await self._summarise(session, batch)
+            sources.add(used)
             summaries.append(f"round {removed_total + len(removed) // 2}: {text}")
         if estimate_tokens(_request_like(session, rebuilt())) > target and (
             summaries or len(rounds) > 1
@@ -161,7 +165,8 @@ class Compactor:
             tier = 3
             while len(rounds) > 1:
                 removed.extend(rounds.pop(0))
-            text, source = await self._summarise(session, removed, source, prior=summaries)
+            text, used = await self._summarise(session, removed, prior=summaries)
+            sources.add(used)
             summaries = [f"full summary: {text}"]
         if tier == 1 and messages == session.messages:
             return None
@@ -189,8 +194,9 @@ class Compactor:
             after_tokens=estimate_tokens(_request_like(session, new_messages)),
             removed_messages=len(removed),
             kept_messages=len(new_messages),
-            source=source,
+            source="+".join(sorted(sources)) or "none",
             archive=str(archive),
+            summary_tokens=self.summary_tokens,
         )
         self._switch_epoch(session, new_messages, record)
         await session.emit("compaction", **asdict(record))
@@ -248,7 +254,7 @@ class Compactor:
         return ""
 
     async def _summarise(
-        self, session: Session, batch: list[Message], source: str, prior: list[str] | None = None
+        self, session: Session, batch: list[Message], prior: list[str] | None = None
     ) -> tuple[str, str]:
         """The model's summary, or the extractive one when it fails or the breaker is open."""
         state = self._state(session)
@@ -274,15 +280,23 @@ class Compactor:
                     for b in (reply.message["content"] if reply else [])
                     if b.get("type") == "text"
                 ).strip()
+                if reply is not None:
+                    self._account(session, reply)
                 if text:
                     state["failures"] = 0
                     return " ".join(text.split())[:2000], "model"
             except Exception:  # noqa: BLE001 - any summariser failure falls back to extraction
                 pass
             state["failures"] = int(state.get("failures", 0)) + 1
-        return extractive_summary(batch), (
-            "extractive" if source != "model" else "model+extractive"
-        )
+        return extractive_summary(batch), "extractive"
+
+    def _account(self, session: Session, reply: ModelReply) -> None:
+        """Summaries cost tokens like any request: add them to the session's usage and cost."""
+        from agent.providers.pricing import cost_usd
+
+        session.usage = session.usage + reply.usage
+        session.cost_usd += cost_usd(reply.model or session.model.name, reply.usage)
+        self.summary_tokens += reply.usage.total_input + reply.usage.output_tokens
 
     # -- persistence ----------------------------------------------------------------------------
 

@@ -86,6 +86,10 @@ async def test_compaction_preserves_every_protected_item(workspace: Path) -> Non
     records = compactions(session.store, session.id)
     assert [r["epoch"] for r in records] == list(range(1, session.epoch + 1))
     assert records[0]["source"] == "model" and records[0]["removed_messages"] > 0
+    # summarisation requests are paid for: their tokens are in the session's usage
+    assert all(r["summary_tokens"] > 0 for r in records)
+    sent = [len(canonical_json(r.to_dict())) // 4 for r in session.model.requests]
+    assert session.usage.total_input == sum(sent)
 
     text = session.messages[0]["content"][-1]["text"]
     assert text.startswith("<compacted_history")
