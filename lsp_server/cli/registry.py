@@ -8,15 +8,28 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import click
+
+T = TypeVar("T")
 
 
 def _default_data() -> Path:
     import os
 
     return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln") / "registry"
+
+
+def _open(factory: Callable[[], T], data_dir: Path) -> T:
+    """Open the data folder; an unusable folder is a one-line error, not a traceback."""
+    try:
+        return factory()
+    except (OSError, sqlite3.Error) as exc:
+        raise click.ClickException(f"cannot use data folder {data_dir}: {exc}") from None
 
 
 @click.group(name="registry")
@@ -52,7 +65,7 @@ def serve_cmd(host: str, port: int, data: Path | None, name: str, log_level: str
     from skills_registry.registry.app import create_app
 
     data_dir = data or _default_data()
-    app = create_app(data_dir, name=name)
+    app = _open(lambda: create_app(data_dir, name=name), data_dir)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only disables Nagle on sockets whose proto says TCP, and
     # without it every keep-alive response waits ~40 ms for a delayed ACK.
@@ -89,7 +102,8 @@ def token_cmd(data: Path | None, namespace: str) -> None:
     """Create a publish token scoped to NAMESPACE and print it."""
     from skills_registry.registry.sqlite_store import SQLiteStore
 
-    store = SQLiteStore((data or _default_data()) / "registry.db")
+    data_dir = data or _default_data()
+    store = _open(lambda: SQLiteStore(data_dir / "registry.db"), data_dir)
     click.echo(store.create_token(namespace))
 
 
@@ -109,7 +123,8 @@ def marketplace_cmd(data: Path | None, base_url: str, out: Path | None) -> None:
     from skills_registry.registry.marketplace import build_marketplace, export_marketplace
     from skills_registry.registry.storage import open_storage
 
-    store, blobs = open_storage(data or _default_data())
+    data_dir = data or _default_data()
+    store, blobs = _open(lambda: open_storage(data_dir), data_dir)
     if out is None:
         click.echo(json.dumps(build_marketplace(store, base_url), indent=2))
         return
