@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,12 +42,14 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
     line = proc.stderr.readline()
     match = re.search(r"listening on (http://\S+)", line)
     assert match, line
+    threading.Thread(
+        target=proc.stderr.read, daemon=True
+    ).start()  # drain: a full pipe would stall it
     try:
         yield match.group(1), data, proc
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-        proc.stderr.close()
 
 
 def _ok(result: subprocess.CompletedProcess[str]) -> str:
