@@ -81,6 +81,34 @@ def find_gguf() -> Path:
     )
 
 
+# What the grammar keeps of a JSON schema. Length, pattern and range constraints expand into
+# huge repetition rules that llama.cpp refuses to parse (and a refused grammar crashes the
+# sampler), while the loop validates arguments anyway.
+_SCHEMA_KEYS = {"type", "properties", "required", "items", "enum", "const"}
+_MAX_GRAMMAR_CHARS = 60_000
+
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` reduced to the structural keys the grammar needs; objects allow no extras."""
+    if isinstance(schema, list):
+        return [grammar_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key not in _SCHEMA_KEYS:
+            continue
+        if key == "properties":
+            out[key] = {name: grammar_schema(sub) for name, sub in value.items()}
+        elif key == "items":
+            out[key] = grammar_schema(value)
+        else:
+            out[key] = value
+    if out.get("type") == "object" and "properties" in out:
+        out["additionalProperties"] = False
+    return out
+
+
 def build_grammar(tools: list[ToolSpec]) -> str:
     """GBNF for one reply: a call to one of ``tools`` (with its argument schema) or an answer."""
     from llama_cpp.llama_grammar import json_schema_to_gbnf
@@ -90,7 +118,7 @@ def build_grammar(tools: list[ToolSpec]) -> str:
             "type": "object",
             "properties": {
                 "tool": {"const": t.name},
-                "arguments": t.input_schema or {"type": "object"},
+                "arguments": grammar_schema(t.input_schema) or {"type": "object"},
             },
             "required": ["tool", "arguments"],
         }
@@ -100,21 +128,23 @@ def build_grammar(tools: list[ToolSpec]) -> str:
         {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
     )
     try:
-        return json_schema_to_gbnf(json.dumps({"oneOf": alternatives}))
+        grammar = json_schema_to_gbnf(json.dumps({"oneOf": alternatives}))
+        if len(grammar) <= _MAX_GRAMMAR_CHARS:
+            return grammar
     except Exception:
-        names = " | ".join(json.dumps(json.dumps(t.name)) for t in tools) or '"\\"none\\""'
-        return _FALLBACK_GRAMMAR.replace("TOOLNAMES", names)
+        pass
+    names = " | ".join(json.dumps(json.dumps(t.name)) for t in tools) or '"\\"none\\""'
+    return _FALLBACK_GRAMMAR.replace("TOOLNAMES", names)
 
 
 def render_messages(request: Request, tools: list[ToolSpec]) -> list[dict[str, str]]:
     """The conversation as chat-template messages; tool calls shown as the JSON the model writes."""
-    guide = "\n".join(
-        f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}" for t in tools
-    )
+    guide = "\n".join(f"- {t.name}({_arg_names(t)}): {_first_line(t.description)}" for t in tools)
     system = (
         f"{request.system}\n\nTools:\n{guide}\n\n"
         'Reply with one JSON object: {"tool": "<name>", "arguments": {...}} to call a tool, '
-        'or {"answer": "<text>"} when the task is done.'
+        'or {"answer": "<text>"} when the task is done. Example: '
+        '{"tool": "read_file", "arguments": {"path": "src/main.py"}}'
     )
     names: dict[str, str] = {}
     chat = [{"role": "system", "content": system}]
@@ -152,6 +182,18 @@ def render_messages(request: Request, tools: list[ToolSpec]) -> list[dict[str, s
                 parts.append(str(b.get("text", "")))
         chat.append({"role": "user", "content": "\n\n".join(parts)})
     return chat
+
+
+def _arg_names(tool: ToolSpec) -> str:
+    props = (tool.input_schema or {}).get("properties") or {}
+    required = set((tool.input_schema or {}).get("required") or [])
+    return ", ".join(name if name in required else f"{name}?" for name in props)
+
+
+def _first_line(text: str) -> str:
+    """First sentence only: a 135M model gains nothing from the long version."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line.split(". ")[0].rstrip(".")
 
 
 def parse_reply(raw: str, call_id: str) -> tuple[list[Block], str]:

@@ -90,3 +90,13 @@ def test_plugins_register_the_same_way() -> None:
         from agent.providers import _PROVIDERS
 
         _PROVIDERS.pop("echo-test")
+
+
+def test_explicit_local_without_the_extra_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    monkeypatch.setenv("KILN_PROVIDER", "local")
+    with pytest.raises(ProviderUnavailable) as info:
+        select_model()
+    assert info.value.hint == "pip install 'kiln-agent[local]'"
