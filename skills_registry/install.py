@@ -196,6 +196,15 @@ def fetch_verified(
     return archive, contents
 
 
+def _requested(wanted: str, version: str, locked: LockEntry | None) -> str:
+    """The range ``update`` will follow: as asked, else kept from the lock, else ``^version``."""
+    if wanted != "*":
+        return wanted
+    if locked is not None:
+        return locked.requested
+    return version if Version.parse(version).prerelease else f"^{version}"
+
+
 def _check_doc(doc: dict[str, Any], skill_id: str) -> None:
     """The document names what we asked for; its name is the folder we will write (no '..')."""
     if doc.get("id") != skill_id or doc.get("name") != skill_id.partition("/")[2]:
@@ -311,19 +320,10 @@ class Installer:
         summary = review_summary(doc)
         pinned = locked is not None and locked.sha256 == doc["archiveSha256"]
         self._review(summary, pinned)
-        requested = (
-            wanted
-            if wanted != "*"
-            else f"^{doc['version']}"
-            if not Version.parse(doc["version"]).prerelease
-            else doc["version"]
-        )
-        if locked and wanted == "*":
-            requested = locked.requested
         entry = LockEntry(
             id=skill_id,
             version=doc["version"],
-            requested=requested,
+            requested=_requested(wanted, doc["version"], locked),
             registry=client.base_url,
             sha256=doc["archiveSha256"],
             treeHash=doc["treeHash"],
