@@ -169,5 +169,7 @@ def spawn(tmp_path: Path, kiln_home: Path) -> Callable[..., Any]:
                 client, *KILN_ACP, env=environment, transport_kwargs={"stderr": err.fileno()}
             ) as (conn, process):
                 yield Agent(conn, process, client, stderr_path)
+        logged = stderr_path.read_text(errors="replace")
+        assert "Traceback" not in logged, logged  # user-facing problems are one-line logs
 
     return _spawn
