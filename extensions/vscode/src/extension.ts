@@ -1,0 +1,100 @@
+/**
+ * Extension entry: wires the server, the chat view, the diff provider, the status bar and the
+ * commands together. Everything with logic lives in `host/` and `protocol/`.
+ */
+
+import * as vscode from "vscode";
+import { ChatPanel, VIEW_ID } from "./host/chatPanel";
+import { ChatController } from "./host/controller";
+import { ProposalDiffs, SCHEME } from "./host/diff";
+import { askAboutSelection, explainFile } from "./host/editorCommands";
+import { languageClientFactory } from "./host/languageClient";
+import { KilnServer, readSettings } from "./host/server";
+import { installSkill, listSkills, searchSkills, showError } from "./host/skills";
+import { IndexStatusBar } from "./host/statusBar";
+
+let server: KilnServer | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel("Kiln");
+  const diffs = new ProposalDiffs();
+  let controller: ChatController | undefined = undefined;
+  const panel = new ChatPanel(
+    context.extensionUri,
+    (message) => void controller?.handle(message),
+    (line) => output.appendLine(line),
+  );
+  controller = new ChatController((m) => panel.post(m), diffs);
+  const chat = controller;
+  const kiln = new KilnServer(
+    languageClientFactory(output, () => kiln.restarted()),
+    () => readSettings(vscode.workspace.getConfiguration("kiln")),
+    output,
+  );
+  server = kiln;
+  const status = new IndexStatusBar(() => chat.protocol?.indexStatus());
+  kiln.onState((state, client) => {
+    if (state === "running" && client) chat.attach(client);
+    else chat.detach(state === "failed" ? "failed" : state === "starting" ? "stopped" : "stopped", kiln.problem?.message);
+    status.setServer(state);
+  });
+
+  const needProtocol = () => {
+    if (!chat.protocol) {
+      void vscode.window.showErrorMessage('The Kiln server is not running. Run "Kiln: Restart Server".');
+      return undefined;
+    }
+    return chat.protocol;
+  };
+  const focusChat = () => vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+  const ask = async (a: Parameters<Parameters<typeof explainFile>[0]>[0]) => {
+    await focusChat();
+    try {
+      await chat.send(a.blocks, a.text, a.references);
+    } catch (err) {
+      showError(err);
+    }
+  };
+
+  context.subscriptions.push(
+    output,
+    status,
+    chat,
+    kiln,
+    vscode.window.registerWebviewViewProvider(VIEW_ID, panel, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, diffs),
+    vscode.commands.registerCommand("kiln.askAboutSelection", () => askAboutSelection(ask)),
+    vscode.commands.registerCommand("kiln.explainFile", () => explainFile(ask)),
+    vscode.commands.registerCommand("kiln.newSession", async () => {
+      await focusChat();
+      await chat.handle({ type: "newSession" });
+    }),
+    vscode.commands.registerCommand("kiln.stop", () => chat.handle({ type: "cancel" })),
+    vscode.commands.registerCommand("kiln.restartServer", () => kiln.restart()),
+    vscode.commands.registerCommand("kiln.skills.search", () => {
+      const p = needProtocol();
+      return p && searchSkills(p);
+    }),
+    vscode.commands.registerCommand("kiln.skills.install", () => {
+      const p = needProtocol();
+      return p && installSkill(p);
+    }),
+    vscode.commands.registerCommand("kiln.skills.list", () => {
+      const p = needProtocol();
+      return p && listSkills(p);
+    }),
+    vscode.commands.registerCommand("kiln.showIndexStatus", async () => {
+      if (kiln.state !== "running") return kiln.restart();
+      const s = await status.poll();
+      void vscode.window.showInformationMessage(`Kiln index: ${JSON.stringify(s ?? {})}`);
+    }),
+  );
+  await kiln.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

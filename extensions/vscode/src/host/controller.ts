@@ -1,0 +1,254 @@
+/**
+ * The chat session as the extension host runs it: webview messages in, `kiln/*` calls out,
+ * server updates and permission requests back to the webview.
+ *
+ * Permission requests wait for the user's click in the panel; when the server gives up first
+ * (`$/cancelRequest`, a timeout on its side) the prompt is withdrawn from the panel.
+ */
+
+import * as vscode from "vscode";
+import {
+  CANCELLED,
+  type CancellationTokenLike,
+  KilnProtocol,
+  KilnRpcError,
+  type RpcConnection,
+  selected,
+} from "../protocol/client";
+import type { HostToWebview, Reference, WebviewToHost } from "../protocol/messages";
+import type {
+  PermissionRequest,
+  PermissionResponse,
+  PromptBlock,
+  ToolCallContent,
+  UpdateNotification,
+} from "../protocol/types";
+import type { ProposalDiffs } from "./diff";
+
+interface Proposal {
+  path: string;
+  oldText: string | null;
+  newText: string;
+}
+
+export class ChatController implements vscode.Disposable {
+  protocol: KilnProtocol | undefined;
+  sessionId: string | null = null;
+  running = false;
+  private requestCounter = 0;
+  private readonly permissions = new Map<string, (answer: PermissionResponse) => void>();
+  readonly proposals = new Map<string, Proposal>();
+
+  constructor(
+    private readonly post: (message: HostToWebview) => void,
+    private readonly diffs: ProposalDiffs,
+  ) {}
+
+  /** The server is up: speak the protocol over its connection. */
+  attach(connection: RpcConnection): KilnProtocol {
+    this.protocol?.dispose();
+    this.protocol = new KilnProtocol(connection, {
+      onUpdate: (n) => this.onUpdate(n),
+      onPermission: (r, token) => this.onPermission(r, token),
+    });
+    this.post({ type: "server", state: "running" });
+    void this.resume(this.protocol);
+    return this.protocol;
+  }
+
+  /** After a restart the new server process has no live sessions: bring the current one back. */
+  private async resume(protocol: KilnProtocol): Promise<void> {
+    if (this.sessionId) {
+      try {
+        await protocol.loadSession(this.sessionId, false);
+      } catch (err) {
+        this.report(err);
+      }
+    }
+    await this.refreshSessions();
+  }
+
+  /** The server went away: nothing can be answered any more. */
+  detach(state: "stopped" | "failed", message?: string): void {
+    this.protocol?.dispose();
+    this.protocol = undefined;
+    for (const [id, resolve] of this.permissions) {
+      resolve(CANCELLED);
+      this.post({ type: "permissionClosed", requestId: id, reason: "cancelled" });
+    }
+    this.permissions.clear();
+    if (this.running) {
+      this.running = false;
+      this.post({ type: "turn", state: "idle", stopReason: "server stopped" });
+    }
+    this.post({ type: "server", state, ...(message ? { message } : {}) });
+  }
+
+  private require(): KilnProtocol {
+    if (!this.protocol) {
+      throw new KilnRpcError("The Kiln server is not running.", undefined, 'Run "Kiln: Restart Server".');
+    }
+    return this.protocol;
+  }
+
+  private report(err: unknown): void {
+    const e = KilnRpcError.from(err);
+    this.post({ type: "error", message: e.message, ...(e.hint ? { hint: e.hint } : {}) });
+  }
+
+  async handle(message: WebviewToHost): Promise<void> {
+    try {
+      switch (message.type) {
+        case "ready":
+          this.post({ type: "server", state: this.protocol ? "running" : "starting" });
+          if (this.protocol) await this.refreshSessions();
+          return;
+        case "prompt":
+          await this.send([{ type: "text", text: message.text }], message.text, []);
+          return;
+        case "cancel":
+          if (this.sessionId && this.running) await this.require().cancel(this.sessionId);
+          return;
+        case "permission":
+          this.answer(message.requestId, selected(message.optionId));
+          return;
+        case "newSession":
+          await this.newSession();
+          return;
+        case "listSessions":
+          await this.refreshSessions();
+          return;
+        case "loadSession":
+          await this.loadSession(message.sessionId);
+          return;
+        case "openDiff": {
+          const p = this.proposals.get(message.toolCallId);
+          if (p) await this.diffs.show(p.path, p.oldText, p.newText);
+          else this.post({ type: "error", message: "That proposal is no longer available." });
+          return;
+        }
+        case "openLocation": {
+          const line = Math.max((message.line ?? 1) - 1, 0);
+          const position = new vscode.Position(line, 0);
+          await vscode.window.showTextDocument(vscode.Uri.file(message.path), {
+            selection: new vscode.Range(position, position),
+            preview: true,
+          });
+          return;
+        }
+      }
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  async refreshSessions(): Promise<void> {
+    if (!this.protocol) return;
+    try {
+      const sessions = await this.protocol.listSessions();
+      this.post({
+        type: "sessions",
+        sessions: sessions.map((s) => ({ sessionId: s.sessionId, title: s.title, updatedAt: s.updatedAt })),
+      });
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  async newSession(): Promise<string> {
+    if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
+    const created = await this.require().newSession();
+    this.sessionId = created.sessionId;
+    this.proposals.clear();
+    this.post({ type: "session", sessionId: created.sessionId, title: "New session" });
+    return created.sessionId;
+  }
+
+  async loadSession(sessionId: string): Promise<void> {
+    if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
+    const protocol = this.require();
+    // The replay streams as updates before the answer; the view must already expect them.
+    this.sessionId = sessionId;
+    this.proposals.clear();
+    this.post({ type: "session", sessionId, title: "" });
+    await protocol.loadSession(sessionId, true);
+    await this.refreshSessions();
+  }
+
+  /** Send one prompt in the current session (creating one first if needed). */
+  async send(blocks: PromptBlock[], text: string, references: Reference[]): Promise<string> {
+    const protocol = this.require();
+    if (this.running) throw new KilnRpcError("Kiln is still answering.", undefined, "Wait, or press Stop.");
+    const sessionId = this.sessionId ?? (await this.newSession());
+    this.running = true;
+    this.post({ type: "userMessage", text, references });
+    this.post({ type: "turn", state: "running" });
+    let stopReason = "error";
+    try {
+      stopReason = (await protocol.prompt(sessionId, blocks)).stopReason;
+    } catch (err) {
+      this.report(err);
+    } finally {
+      this.running = false;
+      this.post({ type: "turn", state: "idle", stopReason });
+    }
+    void this.refreshSessions();
+    return stopReason;
+  }
+
+  private remember(toolCallId: string, content: unknown): void {
+    if (!Array.isArray(content)) return;
+    for (const c of content as ToolCallContent[]) {
+      if (c?.type === "diff" && typeof c.path === "string" && typeof c.newText === "string") {
+        this.proposals.set(toolCallId, { path: c.path, oldText: c.oldText ?? null, newText: c.newText });
+      }
+    }
+  }
+
+  private onUpdate(n: UpdateNotification): void {
+    const u = n.update;
+    if (typeof u?.toolCallId === "string") this.remember(u.toolCallId, u.content);
+    if (n.sessionId === this.sessionId) this.post({ type: "update", sessionId: n.sessionId, update: u });
+  }
+
+  private onPermission(request: PermissionRequest, token: CancellationTokenLike): Promise<PermissionResponse> {
+    const requestId = `p${++this.requestCounter}`;
+    this.remember(request.toolCall.toolCallId, request.toolCall.content);
+    return new Promise<PermissionResponse>((resolve) => {
+      const sub = token.onCancellationRequested(() => {
+        if (this.permissions.delete(requestId)) {
+          this.post({ type: "permissionClosed", requestId, reason: "cancelled" });
+          resolve(CANCELLED);
+        }
+        sub.dispose();
+      });
+      this.permissions.set(requestId, (answer) => {
+        sub.dispose();
+        resolve(answer);
+      });
+      this.post({
+        type: "permission",
+        requestId,
+        sessionId: request.sessionId,
+        toolCall: { ...request.toolCall },
+        options: request.options,
+      });
+    });
+  }
+
+  private answer(requestId: string, answer: PermissionResponse): void {
+    const resolve = this.permissions.get(requestId);
+    if (!resolve) return;
+    this.permissions.delete(requestId);
+    resolve(answer);
+    this.post({ type: "permissionClosed", requestId, reason: "answered" });
+  }
+
+  get pendingPermissions(): number {
+    return this.permissions.size;
+  }
+
+  dispose(): void {
+    this.detach("stopped");
+  }
+}

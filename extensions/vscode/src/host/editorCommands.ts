@@ -1,0 +1,75 @@
+/**
+ * "Ask about selection" and "Explain this file": the editor's selection or file goes to the
+ * agent as a resource reference (URI, buffer text and range), not pasted into the question,
+ * so the server can place it, label it and read unsaved text the same way for every client.
+ */
+
+import * as vscode from "vscode";
+import type { Reference } from "../protocol/messages";
+import type { PromptBlock } from "../protocol/types";
+
+export interface Ask {
+  blocks: PromptBlock[];
+  text: string;
+  references: Reference[];
+}
+
+export function selectionReference(editor: vscode.TextEditor): Ask | string {
+  const sel = editor.selection;
+  if (sel.isEmpty) return "Select some code first, then run Kiln: Ask About Selection.";
+  const doc = editor.document;
+  const endLine = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line - 1 : sel.end.line;
+  const rel = vscode.workspace.asRelativePath(doc.uri, false);
+  return {
+    blocks: [
+      {
+        type: "resource",
+        resource: { uri: doc.uri.toString(), text: doc.getText(), mimeType: "text/plain" },
+        range: {
+          start: { line: sel.start.line, character: sel.start.character },
+          end: { line: endLine, character: sel.end.character },
+        },
+      },
+    ],
+    text: "",
+    references: [{ uri: doc.uri.toString(), label: `${rel}:${sel.start.line + 1}-${endLine + 1}` }],
+  };
+}
+
+export async function askAboutSelection(send: (ask: Ask) => Promise<unknown>): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showWarningMessage("Open a file and select some code first.");
+    return;
+  }
+  const ref = selectionReference(editor);
+  if (typeof ref === "string") {
+    void vscode.window.showWarningMessage(ref);
+    return;
+  }
+  const question = await vscode.window.showInputBox({
+    prompt: "Ask Kiln about the selection",
+    placeHolder: "What does this do?",
+  });
+  if (!question) return;
+  await send({ ...ref, blocks: [{ type: "text", text: question }, ...ref.blocks], text: question });
+}
+
+export async function explainFile(send: (ask: Ask) => Promise<unknown>): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showWarningMessage("Open the file you want explained first.");
+    return;
+  }
+  const doc = editor.document;
+  const rel = vscode.workspace.asRelativePath(doc.uri, false);
+  const text = "Explain this file: what it is for, its main parts, and how they fit together.";
+  await send({
+    blocks: [
+      { type: "text", text },
+      { type: "resource", resource: { uri: doc.uri.toString(), text: doc.getText(), mimeType: "text/plain" } },
+    ],
+    text,
+    references: [{ uri: doc.uri.toString(), label: rel }],
+  });
+}

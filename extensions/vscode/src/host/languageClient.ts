@@ -1,0 +1,66 @@
+/**
+ * The real `vscode-languageclient` behind `KilnServer`: stdio transport, every `file:` document
+ * synced (so the agent reads unsaved buffers), `kiln` settings pushed on change, and the crash
+ * policy decided by `KilnServer` instead of the client's fixed default.
+ */
+
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+import type { ClientFactory, ClientHandle } from "./server";
+
+export function languageClientFactory(
+  output: vscode.OutputChannel,
+  onRunning: () => void,
+): ClientFactory {
+  return (cmd, initializationOptions, hooks) => {
+    const serverOptions: ServerOptions = {
+      command: cmd.command,
+      args: cmd.args,
+      options: { env: cmd.env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file" }],
+      synchronize: { configurationSection: "kiln" },
+      initializationOptions,
+      outputChannel: output,
+      errorHandler: {
+        error: (error, _message, count) => {
+          hooks.failed(error.message);
+          return { action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown };
+        },
+        closed: () =>
+          hooks.closed()
+            ? { action: CloseAction.Restart }
+            : { action: CloseAction.DoNotRestart, handled: true },
+      },
+    };
+    const client = new LanguageClient("kiln", "Kiln", serverOptions, clientOptions);
+    let started = false;
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running && started) onRunning();
+    });
+    const handle: ClientHandle = {
+      start: async () => {
+        await client.start();
+        started = true;
+      },
+      stop: () => client.stop(),
+      sendRequest: (method, params, token) =>
+        token
+          ? client.sendRequest(method, params, token as vscode.CancellationToken)
+          : client.sendRequest(method, params),
+      sendNotification: (method, params) => client.sendNotification(method, params),
+      onNotification: (method, handler) => client.onNotification(method, handler as unknown as (p: unknown) => void),
+      onRequest: (method, handler) =>
+        client.onRequest(method, handler as unknown as (p: unknown, t: vscode.CancellationToken) => unknown),
+    };
+    return handle;
+  };
+}

@@ -1,0 +1,207 @@
+/**
+ * The chat panel's DOM. It owns no state of its own beyond what the user is typing and which
+ * tool cards are expanded: every host message goes through the shared schema and the
+ * `chatState` reducer, and the panel is redrawn from the result.
+ */
+
+import { type ChatState, type Entry, initialState, reduce, usageText } from "../protocol/chatState";
+import { parseHostMessage, type WebviewToHost } from "../protocol/messages";
+import { renderMarkdown } from "./markdown";
+
+type Post = (message: WebviewToHost) => void;
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  text?: string,
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+const STATUS_ICON: Record<string, string> = {
+  pending: "…",
+  in_progress: "⟳",
+  completed: "✓",
+  failed: "✗",
+};
+
+export class ChatView {
+  state: ChatState = initialState();
+  private readonly open = new Set<string>();
+  private readonly sessions: HTMLSelectElement;
+  private readonly plan: HTMLElement;
+  private readonly transcript: HTMLElement;
+  private readonly permissions: HTMLElement;
+  private readonly usage: HTMLElement;
+  private readonly banner: HTMLElement;
+  private readonly input: HTMLTextAreaElement;
+  private readonly send: HTMLButtonElement;
+  private readonly stop: HTMLButtonElement;
+
+  constructor(
+    root: HTMLElement,
+    private readonly post: Post,
+  ) {
+    root.replaceChildren();
+    const header = el("div", { class: "header" });
+    this.sessions = el("select", { class: "sessions", title: "Session history" });
+    const refresh = el("button", { class: "history", title: "Refresh history" }, "History");
+    const fresh = el("button", { class: "new", title: "New session" }, "New");
+    header.append(this.sessions, refresh, fresh);
+    this.banner = el("div", { class: "banner", hidden: "" });
+    this.plan = el("ul", { class: "plan" });
+    this.transcript = el("div", { class: "transcript", role: "log", "aria-live": "polite" });
+    this.permissions = el("div", { class: "permissions" });
+    this.usage = el("div", { class: "usage" });
+    const composer = el("form", { class: "composer" });
+    this.input = el("textarea", { class: "input", rows: "3", placeholder: "Ask Kiln…" });
+    this.send = el("button", { class: "send", type: "submit" }, "Send");
+    this.stop = el("button", { class: "stop", type: "button" }, "Stop");
+    composer.append(this.input, this.send, this.stop);
+    root.append(header, this.banner, this.plan, this.transcript, this.permissions, this.usage, composer);
+
+    composer.addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.submit();
+    });
+    this.input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) {
+        e.preventDefault();
+        this.submit();
+      }
+    });
+    this.stop.addEventListener("click", () => this.post({ type: "cancel" }));
+    fresh.addEventListener("click", () => this.post({ type: "newSession" }));
+    refresh.addEventListener("click", () => this.post({ type: "listSessions" }));
+    this.sessions.addEventListener("change", () => {
+      if (this.sessions.value) this.post({ type: "loadSession", sessionId: this.sessions.value });
+    });
+    this.render();
+  }
+
+  private submit(): void {
+    const text = this.input.value.trim();
+    if (!text || this.state.running) return;
+    this.input.value = "";
+    this.post({ type: "prompt", text });
+  }
+
+  /** A raw message from the host; invalid ones are shown, not dropped silently. */
+  receive(raw: unknown): void {
+    const parsed = parseHostMessage(raw);
+    if (!parsed.ok) {
+      this.state = reduce(this.state, {
+        type: "error",
+        message: `Kiln panel got a malformed message: ${parsed.error}`,
+      });
+    } else {
+      this.state = reduce(this.state, parsed.message);
+    }
+    this.render();
+  }
+
+  private render(): void {
+    const s = this.state;
+    this.send.disabled = s.running || s.server.state !== "running";
+    this.stop.disabled = !s.running;
+    this.banner.hidden = s.server.state === "running";
+    this.banner.textContent =
+      s.server.state === "running" ? "" : `Kiln server ${s.server.state}${s.server.message ? `: ${s.server.message}` : ""}`;
+
+    this.sessions.replaceChildren(
+      el("option", { value: "" }, s.sessionId ? s.title || "Current session" : "No session"),
+      ...s.sessions
+        .filter((x) => x.sessionId !== s.sessionId)
+        .map((x) => el("option", { value: x.sessionId }, x.title || x.sessionId)),
+    );
+
+    this.plan.replaceChildren(
+      ...s.plan.map((p) =>
+        el("li", { class: `plan-entry ${p.status}` }, `${STATUS_ICON[p.status] ?? "•"} ${p.content}`),
+      ),
+    );
+    this.plan.hidden = s.plan.length === 0;
+
+    const nearBottom =
+      this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight < 40;
+    this.transcript.replaceChildren(...s.entries.map((e) => this.entry(e)));
+    if (nearBottom) this.transcript.scrollTop = this.transcript.scrollHeight;
+
+    this.permissions.replaceChildren(
+      ...s.permissions.map((p) => {
+        const box = el("div", { class: "permission", "data-request": p.requestId });
+        box.append(el("div", { class: "permission-title" }, `Allow ${p.title}?`));
+        if (p.reason) box.append(el("div", { class: "permission-reason" }, p.reason));
+        if (p.hasDiff) {
+          const diff = el("button", { class: "show-diff" }, "Show diff");
+          diff.addEventListener("click", () =>
+            this.post({ type: "openDiff", toolCallId: p.toolCallId }),
+          );
+          box.append(diff);
+        }
+        for (const o of p.options) {
+          const b = el("button", { class: `option ${o.kind}`, "data-option": o.optionId }, o.name);
+          b.addEventListener("click", () =>
+            this.post({ type: "permission", requestId: p.requestId, optionId: o.optionId }),
+          );
+          box.append(b);
+        }
+        return box;
+      }),
+    );
+
+    this.usage.textContent = s.usage ? usageText(s.usage) : "";
+  }
+
+  private entry(e: Entry): HTMLElement {
+    switch (e.kind) {
+      case "user": {
+        const node = el("div", { class: "message user" });
+        node.append(el("div", { class: "text" }, e.text));
+        for (const r of e.references) node.append(el("span", { class: "reference", title: r.uri }, r.label));
+        return node;
+      }
+      case "agent": {
+        const node = el("div", { class: "message agent" });
+        node.innerHTML = renderMarkdown(e.text);
+        return node;
+      }
+      case "thought":
+        return el("div", { class: "message thought" }, e.text);
+      case "notice":
+        return el("div", { class: `notice ${e.level}` }, e.text);
+      case "tool": {
+        const card = el("details", { class: `tool ${e.status}`, "data-tool": e.id });
+        if (this.open.has(e.id)) card.open = true;
+        card.addEventListener("toggle", () => {
+          if (card.open) this.open.add(e.id);
+          else this.open.delete(e.id);
+        });
+        const summary = el("summary");
+        summary.append(
+          el("span", { class: "status", title: e.status }, STATUS_ICON[e.status] ?? e.status),
+          el("span", { class: "title" }, ` ${e.title}`),
+        );
+        card.append(summary);
+        for (const loc of e.locations) {
+          const a = el("a", { class: "location", href: "#" }, loc.line ? `${loc.path}:${loc.line}` : loc.path);
+          a.addEventListener("click", (ev) => {
+            ev.preventDefault();
+            this.post({ type: "openLocation", path: loc.path, ...(loc.line ? { line: loc.line } : {}) });
+          });
+          card.append(a);
+        }
+        if (e.diffs.length) {
+          const b = el("button", { class: "show-diff" }, "Show diff");
+          b.addEventListener("click", () => this.post({ type: "openDiff", toolCallId: e.id }));
+          card.append(b);
+        }
+        if (e.output) card.append(el("pre", { class: "output" }, e.output));
+        return card;
+      }
+    }
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * Starts the real `kiln lsp` (`python -m lsp_server lsp`) with the in-package scripted model
+ * and a temp KILN_HOME, and connects the extension's own protocol module to it over stdio with
+ * `vscode-jsonrpc`. The test plays the editor: it answers permissions and applies edits.
+ */
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+  createMessageConnection,
+  type MessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from "vscode-jsonrpc/node";
+import { KilnProtocol, type ProtocolHandlers, type RpcConnection } from "../../src/protocol/client";
+import type { UpdateNotification } from "../../src/protocol/types";
+
+export interface Running {
+  protocol: KilnProtocol;
+  connection: MessageConnection;
+  updates: UpdateNotification[];
+  applied: unknown[];
+  stderr: () => string;
+  close: () => Promise<void>;
+}
+
+export function python(): string {
+  return process.env.KILN_PYTHON || "python3";
+}
+
+export function makeWorkspace(files: Record<string, string>): { root: string; home: string; cleanup: () => void } {
+  const base = mkdtempSync(join(tmpdir(), "kiln-vscode-"));
+  const root = join(base, "ws");
+  const home = join(base, "home");
+  mkdirSync(root, { recursive: true });
+  mkdirSync(home, { recursive: true });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(root, name), text, "utf8");
+  return { root, home, cleanup: () => rmSync(base, { recursive: true, force: true }) };
+}
+
+function serverEnv(home: string, script: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^(ANTHROPIC_|OPENAI_|KILN_)/.test(k)) env[k] = v;
+  }
+  return { ...env, KILN_HOME: home, KILN_PROVIDER: "scripted", KILN_SCRIPT: script, PYTHONUNBUFFERED: "1" };
+}
+
+export async function startKiln(
+  root: string,
+  home: string,
+  steps: unknown[],
+  handlers: Omit<ProtocolHandlers, "onUpdate"> = {},
+  options: Record<string, unknown> = {},
+): Promise<Running> {
+  const script = join(home, `script-${Date.now()}-${Math.random().toString(16).slice(2)}.json`);
+  writeFileSync(script, JSON.stringify(steps), "utf8");
+  const child: ChildProcess = spawn(python(), ["-m", "lsp_server", "lsp"], {
+    cwd: root,
+    env: serverEnv(home, script),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+  const spawned = new Promise<void>((resolve, reject) => {
+    child.once("spawn", resolve);
+    child.once("error", reject);
+  });
+  await spawned;
+  const connection = createMessageConnection(
+    new StreamMessageReader(child.stdout!),
+    new StreamMessageWriter(child.stdin!),
+  );
+  const updates: UpdateNotification[] = [];
+  const applied: unknown[] = [];
+  const protocol = new KilnProtocol(connection as unknown as RpcConnection, {
+    ...handlers,
+    onUpdate: (n) => updates.push(n),
+    onApplyEdit: handlers.onApplyEdit
+      ? async (p) => {
+          applied.push(p);
+          return handlers.onApplyEdit!(p);
+        }
+      : undefined,
+  });
+  connection.onRequest("window/workDoneProgress/create", () => null);
+  connection.onRequest("workspace/configuration", () => [null]);
+  connection.onNotification("window/logMessage", () => {});
+  connection.listen();
+  const uri = pathToFileURL(root).href;
+  await connection.sendRequest("initialize", {
+    processId: process.pid,
+    rootUri: uri,
+    workspaceFolders: [{ uri, name: "ws" }],
+    initializationOptions: { index: false, ...options },
+    capabilities: {
+      general: { positionEncodings: ["utf-16"] },
+      workspace: {
+        applyEdit: true,
+        workspaceEdit: { documentChanges: true, resourceOperations: ["create"] },
+        configuration: true,
+      },
+      window: { workDoneProgress: false },
+    },
+  });
+  await connection.sendNotification("initialized", {});
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return {
+    protocol,
+    connection,
+    updates,
+    applied,
+    stderr: () => stderr,
+    close: async () => {
+      try {
+        await Promise.race([
+          connection.sendRequest("shutdown"),
+          new Promise((r) => setTimeout(r, 5000)),
+        ]);
+        await connection.sendNotification("exit");
+      } catch {
+        // the server may already be gone
+      }
+      connection.dispose();
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Wait until `check` holds, polling; fails with `what` after `ms`. */
+export async function waitFor<T>(check: () => T | undefined | false, what: string, ms = 15000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
