@@ -3,8 +3,9 @@
 Local state lives under ``$KILN_HOME``: ``credentials.json`` (publish tokens, mode 0600),
 ``trusted_keys.json`` (the registry key pinned on first use; a changed key is refused),
 ``cache/blobs/<sha256>`` (verified archives, so re-installs and offline installs need no
-network) and ``cache/meta`` (version documents, so resolution works offline too). The install
-flow itself is in ``skills_registry.install``.
+network) and ``cache/meta`` (version documents, so resolution works offline too). Resolution
+(range or dist-tag to one version document) lives here too; verifying and placing files is
+``skills_registry.install``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -30,6 +32,7 @@ from skills_registry.registry.errors import (
     UsageError,
     ValidationFailed,
 )
+from skills_registry.registry.semver import Range, Version, max_satisfying
 
 _BY_STATUS: dict[int, type[RegistryError]] = {
     401: Unauthorized,
@@ -315,3 +318,80 @@ class RegistryClient:
             "PUT", f"{self._skill_path(skill_id)}/dist-tags/{quote(tag)}", json={"version": version}
         ).json()
         return data
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    skill_id, _, wanted = spec.partition("@")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*", skill_id):
+        raise UsageError(f"invalid skill id {skill_id!r}", hint="use <namespace>/<name>[@RANGE]")
+    return skill_id, wanted or "*"
+
+
+def resolve(client: RegistryClient, cache: Cache, skill_id: str, wanted: str) -> dict[str, Any]:
+    """Pick the version document for ``wanted``: a range, a dist-tag, or an exact version.
+
+    Yanked versions only match an exact request (lockfiles keep working); offline, the cached
+    documents stand in for the registry.
+    """
+    try:
+        skill = client.skill(skill_id)
+        versions = {v["version"]: v["status"] for v in skill.get("versions", [])}
+        tags = skill.get("distTags", {})
+    except RegistryUnavailable:
+        cached = cache.docs(client.base_url, skill_id)
+        if not cached:
+            raise
+        versions, tags = {v: d.get("status", "active") for v, d in cached.items()}, {}
+    if wanted in tags and not _is_range(wanted):
+        chosen: str | None = tags[wanted]
+    elif wanted == "*" and tags.get("latest") and versions.get(tags["latest"]) != "yanked":
+        chosen = tags["latest"]
+    else:
+        exact = _is_exact(wanted)
+        pool = [
+            v
+            for v, s in versions.items()
+            if s != "yanked" or (exact and Version.parse(v).key() == exact.key())
+        ]
+        chosen = max_satisfying(pool, wanted)
+    if chosen is None:
+        raise NotFound(
+            f"no version of {skill_id} matches {wanted!r}",
+            hint=f"available: {', '.join(sorted(versions)) or 'none'}",
+        )
+    try:
+        doc = client.version(skill_id, chosen)
+        cache.put_doc(client.base_url, doc)
+    except RegistryUnavailable:
+        doc = cache.docs(client.base_url, skill_id).get(chosen) or {}
+        if not doc:
+            raise
+    return doc
+
+
+def _is_range(text: str) -> bool:
+    try:
+        Range.parse(text)
+    except UsageError:
+        return False
+    return True
+
+
+def _is_exact(text: str) -> Version | None:
+    try:
+        parsed = Range.parse(text)
+    except UsageError:
+        return None
+    return parsed.base if parsed.op == "=" else None
+
+
+def trusted_key(client: RegistryClient, trust: TrustStore) -> dict[str, str]:
+    """The pinned key for this registry; fetched and pinned on first use, checked if online."""
+    try:
+        keys = client.info().get("keys", [])
+    except RegistryUnavailable:
+        pinned = trust.pinned(client.base_url)
+        if pinned is None:
+            raise
+        return pinned
+    return trust.check(client.base_url, keys)

@@ -11,7 +11,6 @@ entry was edited locally and is never overwritten without ``force``.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import uuid
 from collections.abc import Callable
@@ -27,18 +26,25 @@ from skills_registry.archive import (
     tree_hash,
     tree_hash_dir,
 )
-from skills_registry.client import Cache, RegistryClient, TrustStore, kiln_home
+from skills_registry.client import (
+    Cache,
+    RegistryClient,
+    TrustStore,
+    kiln_home,
+    parse_spec,
+    resolve,
+    trusted_key,
+)
 from skills_registry.lockfile import LOCK_NAME, LockEntry, Lockfile, edit_lockfile
 from skills_registry.registry.errors import (
     IntegrityError,
     LocallyModified,
     NotFound,
     RegistryError,
-    RegistryUnavailable,
     ReviewRequired,
     UsageError,
 )
-from skills_registry.registry.semver import Range, Version, max_satisfying
+from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import verify_release
 
 Confirm = Callable[[dict[str, Any]], bool]
@@ -70,13 +76,6 @@ class Installed:
     warning: str = ""
 
 
-def parse_spec(spec: str) -> tuple[str, str]:
-    skill_id, _, wanted = spec.partition("@")
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*", skill_id):
-        raise UsageError(f"invalid skill id {skill_id!r}", hint="use <namespace>/<name>[@RANGE]")
-    return skill_id, wanted or "*"
-
-
 def review_summary(doc: dict[str, Any]) -> dict[str, Any]:
     """What a person should see before saying yes: the facts, not the registry's opinion."""
     front = doc.get("frontmatter", {})
@@ -93,76 +92,6 @@ def review_summary(doc: dict[str, Any]) -> dict[str, Any]:
         "sizeBytes": doc.get("unpackedSize", 0),
         "tokens": {"skillMd": skill_md // 4, "total": doc.get("unpackedSize", 0) // 4},
     }
-
-
-def resolve(client: RegistryClient, cache: Cache, skill_id: str, wanted: str) -> dict[str, Any]:
-    """Pick the version document for ``wanted``: a range, a dist-tag, or an exact version.
-
-    Yanked versions only match an exact request (lockfiles keep working); offline, the cached
-    documents stand in for the registry.
-    """
-    try:
-        skill = client.skill(skill_id)
-        versions = {v["version"]: v["status"] for v in skill.get("versions", [])}
-        tags = skill.get("distTags", {})
-    except RegistryUnavailable:
-        cached = cache.docs(client.base_url, skill_id)
-        if not cached:
-            raise
-        versions, tags = {v: d.get("status", "active") for v, d in cached.items()}, {}
-    if wanted in tags and not _is_range(wanted):
-        chosen: str | None = tags[wanted]
-    elif wanted == "*" and tags.get("latest") and versions.get(tags["latest"]) != "yanked":
-        chosen = tags["latest"]
-    else:
-        exact = _is_exact(wanted)
-        pool = [
-            v
-            for v, s in versions.items()
-            if s != "yanked" or (exact and Version.parse(v).key() == exact.key())
-        ]
-        chosen = max_satisfying(pool, wanted)
-    if chosen is None:
-        raise NotFound(
-            f"no version of {skill_id} matches {wanted!r}",
-            hint=f"available: {', '.join(sorted(versions)) or 'none'}",
-        )
-    try:
-        doc = client.version(skill_id, chosen)
-        cache.put_doc(client.base_url, doc)
-    except RegistryUnavailable:
-        doc = cache.docs(client.base_url, skill_id).get(chosen) or {}
-        if not doc:
-            raise
-    return doc
-
-
-def _is_range(text: str) -> bool:
-    try:
-        Range.parse(text)
-    except UsageError:
-        return False
-    return True
-
-
-def _is_exact(text: str) -> Version | None:
-    try:
-        parsed = Range.parse(text)
-    except UsageError:
-        return None
-    return parsed.base if parsed.op == "=" else None
-
-
-def trusted_key(client: RegistryClient, trust: TrustStore) -> dict[str, str]:
-    """The pinned key for this registry; fetched and pinned on first use, checked if online."""
-    try:
-        keys = client.info().get("keys", [])
-    except RegistryUnavailable:
-        pinned = trust.pinned(client.base_url)
-        if pinned is None:
-            raise
-        return pinned
-    return trust.check(client.base_url, keys)
 
 
 def fetch_verified(

@@ -15,8 +15,15 @@ from typing import Any
 
 import click
 
-from skills_registry.client import RegistryClient, default_registry, load_token, save_token
-from skills_registry.install import Installer, Scope, parse_spec, resolve, review_summary
+from skills_registry.client import (
+    RegistryClient,
+    default_registry,
+    load_token,
+    parse_spec,
+    resolve,
+    save_token,
+)
+from skills_registry.install import Installer, Scope, review_summary
 from skills_registry.registry.errors import UsageError
 
 _registry_opt = click.option(
