@@ -7,12 +7,12 @@ from __future__ import annotations
 
 # BM25 column weights, in the FTS column order (see store.FTS_COLUMNS).
 COLUMN_WEIGHTS: dict[str, float] = {
-    "fts_path": 2.0,  # split path segments
-    "fts_name": 8.0,  # qualified name and its split parts
-    "signature": 3.0,
-    "docstring": 2.0,
+    "fts_path": 0.5,  # split path segments
+    "fts_name": 4.0,  # qualified name and its split parts
+    "signature": 5.0,
+    "docstring": 1.0,
     "text": 1.0,  # raw code
-    "idents": 1.5,  # camelCase parts of identifiers used in the code
+    "idents": 0.5,  # camelCase parts of identifiers used in the code
 }
 
 # How many lexical candidates are pulled from FTS5, and graph nodes kept, before fusion.
@@ -24,9 +24,9 @@ MATCH_DOC_BUDGET = 2000
 PRIOR_TOP = 60
 
 # Reciprocal-rank fusion: score = W / (FUSION_K + rank).
-FUSION_K = 20.0
+FUSION_K = 40.0
 LEXICAL_WEIGHT = 1.0
-GRAPH_WEIGHT = 0.6
+GRAPH_WEIGHT = 0.1
 
 # Personalised PageRank over the local definition->reference graph.
 PAGERANK_DAMPING = 0.7
@@ -44,10 +44,10 @@ NAME_MATCH_BOOST = 1.5
 NAME_COVERAGE_WEIGHT = 1.0
 
 # Light penalties (multipliers) for paths that are rarely what a query is after.
-TEST_PENALTY = 0.75
-EXAMPLE_PENALTY = 0.85
+TEST_PENALTY = 0.5
+EXAMPLE_PENALTY = 0.6
 VENDOR_PENALTY = 0.6
-TEXT_WINDOW_PENALTY = 0.8  # non-code fallback blocks
+TEXT_WINDOW_PENALTY = 0.4  # non-code fallback blocks
 
 # At most this many hits from one file before the others are pushed down the list.
 GROUP_LIMIT = 3

@@ -115,9 +115,11 @@ def _watch(idx: Index, as_json: bool) -> None:
                 f"updated {len(paths)} path(s): {stats.blocks} blocks, {stats.files_removed} removed"
             )
 
-    if not as_json:
-        click.echo("watching for changes (Ctrl-C to stop)", err=True)
     with start_watch(idx.root, on_batch, index=idx):
+        if as_json:
+            click.echo(json.dumps({"event": "watching", "root": str(idx.root)}))
+        else:
+            click.echo("watching for changes (Ctrl-C to stop)", err=True)
         try:
             while True:
                 time.sleep(3600)

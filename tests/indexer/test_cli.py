@@ -121,3 +121,35 @@ def test_locked_index_is_one_line_and_exit_1(
         holder.close()
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "locked" in result.stderr
+
+
+def test_index_watch_reports_batches_and_stops_on_ctrl_c(project: Path) -> None:
+    import select
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "index", "--watch", "--json"],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def line() -> dict:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 20)
+        assert ready, "no output from kiln index --watch"
+        return json.loads(proc.stdout.readline())
+
+    try:
+        assert line()["total_files"] == 3
+        assert line()["event"] == "watching"
+        write(project, "app/late.py", "def arrived_while_watching():\n    pass\n")
+        batch = line()
+        assert batch["event"] == "batch" and "app/late.py" in batch["paths"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
+    found = json.loads(kiln("search", "arrived_while_watching", "--json", cwd=project).stdout)
+    assert found[0]["name"] == "arrived_while_watching"

@@ -157,7 +157,9 @@ def test_unchanged_blocks_follow_their_lines_after_an_edit_above(
     write(repo, "lines.py", source)
     idx = open_index(repo)
     idx.update()
-    idx.update_file("lines.py", "import os\nimport sys\n\n\n" + source.replace("return 1", "return 10"))
+    idx.update_file(
+        "lines.py", "import os\nimport sys\n\n\n" + source.replace("return 1", "return 10")
+    )
     second = idx.search("second_block", 1)[0]
     assert (second.name, second.start_line, second.end_line) == ("second_block", 9, 10)
     first = idx.search("first_block", 1)[0]
