@@ -28,6 +28,7 @@ log = logging.getLogger("kiln.lsp.host")
 UPDATE = "kiln/session/update"
 REQUEST_PERMISSION = "kiln/session/requestPermission"
 CANCEL_REQUEST = "$/cancelRequest"
+COALESCE_SECONDS = 0.02
 
 
 class LspFrontend:
@@ -36,6 +37,8 @@ class LspFrontend:
     def __init__(self, server: Any) -> None:
         self.server = server
         self.confirm_edits = False  # ask the editor for needsConfirmation when it supports it
+        self._text: dict[str, list[str]] = {}
+        self._flush_at: dict[str, asyncio.TimerHandle] = {}
 
     # -- capabilities negotiated at initialize ---------------------------------------------
 
@@ -66,6 +69,36 @@ class LspFrontend:
     # -- Frontend ---------------------------------------------------------------------------
 
     async def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        """Send an update; streamed text is coalesced for a few milliseconds (a model emits
+        a delta every few tokens, an editor re-renders per notification). Any other update,
+        a permission request and the end of the turn flush it first, so order is kept."""
+        content = update.get("content")
+        if (
+            update.get("sessionUpdate") == "agent_message_chunk"
+            and isinstance(content, dict)
+            and content.get("type") == "text"
+            and len(update) == 2
+        ):
+            self._text.setdefault(session_id, []).append(content["text"])
+            if session_id not in self._flush_at:
+                loop = asyncio.get_running_loop()
+                self._flush_at[session_id] = loop.call_later(
+                    COALESCE_SECONDS, self.flush, session_id
+                )
+            return
+        self.flush(session_id)
+        self._notify(session_id, update)
+
+    def flush(self, session_id: str) -> None:
+        handle = self._flush_at.pop(session_id, None)
+        if handle is not None:
+            handle.cancel()
+        parts = self._text.pop(session_id, None)
+        if parts:
+            text = {"type": "text", "text": "".join(parts)}
+            self._notify(session_id, {"sessionUpdate": "agent_message_chunk", "content": text})
+
+    def _notify(self, session_id: str, update: dict[str, Any]) -> None:
         if getattr(self.server.protocol, "_shutdown", False):
             return
         try:
@@ -78,6 +111,7 @@ class LspFrontend:
     ) -> Any:
         """Ask the editor; when the core gives up (timeout, cancel) the editor is told with
         ``$/cancelRequest`` so it can close its prompt, and a late answer is ignored."""
+        self.flush(session_id)
         params = {"sessionId": session_id, "toolCall": tool_call, "options": options}
         msg_id = f"kiln-permission-{uuid.uuid4().hex[:12]}"
         future = self.server.protocol.send_request_async(REQUEST_PERMISSION, params, msg_id=msg_id)

@@ -63,7 +63,10 @@ def register(server: Any) -> None:
         session_id = require(params, "sessionId")
         if "prompt" not in params:
             raise InvalidParams("missing required param 'prompt'")
-        reason = await ls.core().prompt(session_id, params["prompt"])
+        try:
+            reason = await ls.core().prompt(session_id, params["prompt"])
+        finally:
+            ls.frontend.flush(session_id)  # all streamed text arrives before the answer
         session = ls.core().get(session_id)
         return {
             "stopReason": reason,

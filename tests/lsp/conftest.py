@@ -18,7 +18,9 @@ from tests.lsp.kiln_client import Editor
 def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
-    (root / "app.py").write_text('def greet(name):\n    return "hello " + name\n', encoding="utf-8")
+    (root / "app.py").write_text(
+        'def greet(name):\n    return "😀 hello " + name\n', encoding="utf-8"
+    )
     (root / "notes.txt").write_text("café au lait\n", encoding="utf-8")
     return root
 

@@ -31,7 +31,25 @@ async def _error(editor: object, method: str, params: object) -> tuple[int, str,
 async def test_errors_are_json_rpc_errors_and_the_server_survives(
     workspace: Path, scripted_env: object
 ) -> None:
-    async with running(workspace, scripted_env([{"sleep": 1.5}, "slow", "x"])) as editor:  # type: ignore[operator]
+    steps = [{"match": "secret-unsaved-line", "text": "saw the selection"}, {"sleep": 1.5}, "slow"]
+    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
+        # A reference with a range carries just those lines of the unsaved buffer.
+        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+        editor.type_text(uri, "line0\nsecret-unsaved-line\nline2\n")
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        prompt = [
+            {"type": "text", "text": "explain this"},
+            {
+                "type": "resource_link",
+                "uri": uri,
+                "name": "app.py",
+                "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 5}},
+            },
+        ]
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": prompt})
+        chunks = editor.updates_for(sid, "agent_message_chunk")
+        assert "".join(c["content"]["text"] for c in chunks) == "saw the selection"
+
         code, message, data = await _error(
             editor, "kiln/session/prompt", {"sessionId": "nope", "prompt": "hi"}
         )
@@ -59,7 +77,6 @@ async def test_errors_are_json_rpc_errors_and_the_server_survives(
         code, _, _ = await _error(editor, "kiln/no/such/method", {})
         assert code == -32601
 
-        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
         code, _, _ = await _error(
             editor, "kiln/session/prompt", {"sessionId": sid, "prompt": [{"type": "video"}]}
         )
@@ -84,32 +101,15 @@ async def test_errors_are_json_rpc_errors_and_the_server_survives(
         assert (await editor.request("kiln/hello", {}))["protocolVersion"] == 1
 
 
-async def test_prompt_references_carry_the_unsaved_selection(
+async def test_index_follows_buffers_and_skills_and_context_answer(
     workspace: Path, scripted_env: object
 ) -> None:
-    steps = [{"match": "secret-unsaved-line", "text": "saw the selection"}, "missed it"]
-    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
-        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
-        editor.type_text(uri, "line0\nsecret-unsaved-line\nline2\n")
-        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
-        prompt = [
-            {"type": "text", "text": "explain this"},
-            {
-                "type": "resource_link",
-                "uri": uri,
-                "name": "app.py",
-                "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 5}},
-            },
-        ]
-        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": prompt})
-        chunks = editor.updates_for(sid, "agent_message_chunk")
-        assert "".join(c["content"]["text"] for c in chunks) == "saw the selection"
-
-
-async def test_index_follows_unsaved_buffers_with_progress_and_hover(
-    workspace: Path, scripted_env: object
-) -> None:
-    async with running(workspace, scripted_env(["x"])) as editor:  # type: ignore[operator]
+    skill = workspace / ".kiln" / "skills" / "greeter"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: greeter\ndescription: Says hello politely.\n---\nBe polite.\n", encoding="utf-8"
+    )
+    async with running(workspace, scripted_env(["hi"])) as editor:  # type: ignore[operator]
         for _ in range(100):
             status = await editor.request("kiln/index/status", {})
             if status["state"] == "ready":
@@ -137,14 +137,6 @@ async def test_index_follows_unsaved_buffers_with_progress_and_hover(
         assert hover is not None and "zebrafinch_total" in hover.contents.value
         assert "zebrafinch" not in (workspace / "app.py").read_text()
 
-
-async def test_skills_list_and_context_show(workspace: Path, scripted_env: object) -> None:
-    skill = workspace / ".kiln" / "skills" / "greeter"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text(
-        "---\nname: greeter\ndescription: Says hello politely.\n---\nBe polite.\n", encoding="utf-8"
-    )
-    async with running(workspace, scripted_env(["hi"])) as editor:  # type: ignore[operator]
         skills = await editor.request("kiln/skills/list", {})
         assert [s["name"] for s in skills["skills"]] == ["greeter"]
         assert skills["skills"][0]["scope"] == "project"
