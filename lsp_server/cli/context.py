@@ -76,6 +76,9 @@ def show_cmd(
     view = cr.request_at(store, sid, chosen)
     report = cr.budget(view, _window(store, sid))
     report.cache = cr.cache_share(store, sid)
+    from agent.compaction import compactions
+
+    history = compactions(store, sid)
     info = store.get(sid)
     settings = {
         "provider": info["provider"],
@@ -87,7 +90,12 @@ def show_cmd(
     if as_json:
         click.echo(
             json.dumps(
-                {"request": view.to_dict(), "settings": settings, "budget": report.to_dict()},
+                {
+                    "request": view.to_dict(),
+                    "settings": settings,
+                    "budget": report.to_dict(),
+                    "compactions": history,
+                },
                 ensure_ascii=False,
                 indent=2,
             )
@@ -111,6 +119,12 @@ def show_cmd(
         f"{cache['requests']} requests"
         + (f"; measured cache reads {100 * read:.1f}%" if read is not None else "")
     )
+    for r in history:
+        click.echo(
+            f"compaction -> epoch {r['epoch']}: tier {r['tier']}, {r['removed_messages']} messages "
+            f"removed, {r['before_tokens']} -> {r['after_tokens']} tokens, summary by "
+            f"{r['source']}; full text in {r['archive']}"
+        )
     click.echo(
         f"tools: {', '.join(t['name'] for t in view.tools)}"
         + (f"; deferred: {', '.join(view.deferred)}" if view.deferred else "")

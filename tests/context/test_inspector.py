@@ -98,6 +98,11 @@ async def test_diff_explains_append_only_and_compaction(workspace: Path) -> None
     text = kiln("context", "diff", session.id, "--step", str(last), cwd=workspace)
     assert text.returncode == 0, text.stderr
     assert "cause: compaction to epoch 1" in text.stdout
+    shown = kiln("context", "show", session.id, "--json", cwd=workspace)
+    records = json.loads(shown.stdout)["compactions"]
+    assert [r["epoch"] for r in records] == [1] and Path(records[0]["archive"]).is_file()
+    plain = kiln("context", "show", session.id, cwd=workspace).stdout
+    assert "compaction -> epoch 1: tier" in plain
     assert "diverges at: message 0 (user) block" in text.stdout
 
 
