@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Self
 
 from agent.errors import ProviderError, ProviderUnavailable, ServerError
@@ -140,7 +140,7 @@ class AnthropicModel:
     def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)
 
-    async def _once(self, request: Request) -> AsyncIterator[StreamItem]:
+    async def _once(self, request: Request) -> AsyncGenerator[StreamItem, None]:
         params = build_params(request, self.model)
         state = _Accumulator(self.model)
         try:

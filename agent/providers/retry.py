@@ -10,9 +10,10 @@ that decides when to try again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -97,7 +98,7 @@ NO_RETRY = RetryPolicy(max_attempts=1)
 
 
 async def retrying_stream(
-    open_stream: Callable[[], AsyncIterator[StreamItem]],
+    open_stream: Callable[[], AsyncGenerator[StreamItem, None]],
     *,
     policy: RetryPolicy,
     provider: str,
@@ -113,12 +114,15 @@ async def retrying_stream(
         said: list[str] = []
         streamed = False
         try:
-            async for item in open_stream():
-                if isinstance(item, TextDelta):
-                    said.append(item.text)
-                if not isinstance(item, ModelReply):
-                    streamed = True
-                yield item
+            # aclosing: a caller that stops early (or is cancelled) closes the HTTP stream now,
+            # not whenever the garbage collector gets to it.
+            async with contextlib.aclosing(open_stream()) as items:
+                async for item in items:
+                    if isinstance(item, TextDelta):
+                        said.append(item.text)
+                    if not isinstance(item, ModelReply):
+                        streamed = True
+                    yield item
             return
         except PartialReplyError:
             raise

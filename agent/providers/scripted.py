@@ -24,7 +24,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -265,7 +265,7 @@ class ScriptedModel:
     def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)
 
-    async def _once(self, request: Request) -> AsyncIterator[StreamItem]:
+    async def _once(self, request: Request) -> AsyncGenerator[StreamItem, None]:
         previous = list(self.requests)
         self.requests.append(copy.deepcopy(request))
         step = await self._next_reply(request)

@@ -5,31 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent.providers import local_available
-from agent.types import ModelReply, ToolCallDelta, ToolSpec, user_message
+from agent.types import ModelReply, ToolCallDelta, user_message
 from tests.providers.helpers import collect, make_request
-
-TODO = ToolSpec(
-    "todo_write",
-    "Record the plan.",
-    {
-        "type": "object",
-        "properties": {
-            "items": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "content": {"type": "string"},
-                        "status": {"type": "string", "enum": ["pending", "done"]},
-                    },
-                    "required": ["id", "content", "status"],
-                },
-            }
-        },
-        "required": ["items"],
-    },
-)
 
 
 @pytest.fixture
