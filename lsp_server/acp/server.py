@@ -39,7 +39,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from agent.errors import KilnError, SessionNotFound
+from agent.errors import KilnError, SessionNotFound, UsageError
 from agent.session import Session
 from lsp_server.acp.frontend import AcpFrontend
 from lsp_server.acp.stdio import protocol_streams
@@ -109,7 +109,10 @@ def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
         options["mode"] = os.environ["KILN_ACP_MODE"]
     if os.environ.get("KILN_ACP_PERMISSION_TIMEOUT"):
         options["permissionTimeout"] = os.environ["KILN_ACP_PERMISSION_TIMEOUT"]
-    return CoreConfig.from_options(options, base)
+    try:
+        return CoreConfig.from_options(options, base)
+    except CoreError as exc:
+        raise UsageError(f"bad KILN_ACP_* setting: {exc}", hint=exc.hint or None) from None
 
 
 class KilnAcpAgent:

@@ -153,3 +153,16 @@ def test_stray_stdout_writes_do_not_reach_the_protocol(tmp_path: Path, kiln_home
     assert proc.returncode == 0
     assert [json.loads(line)["id"] for line in out.splitlines()] == [0]
     assert "STRAY" in err and "RAW" in err
+
+
+def test_a_bad_setting_is_one_line_and_exit_2(kiln_home: Path) -> None:
+    env = {"KILN_HOME": str(kiln_home), "KILN_ACP_MODE": "reckless"}
+    done = subprocess.run(
+        KILN_ACP, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "kiln: bad KILN_ACP_* setting: unknown mode 'reckless' "
+        "(use one of: ask, auto-edit, ci, yolo)"
+    ]
