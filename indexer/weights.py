@@ -46,7 +46,7 @@ NAME_COVERAGE_WEIGHT = 1.0
 # Light penalties (multipliers) for paths that are rarely what a query is after.
 TEST_PENALTY = 0.5
 EXAMPLE_PENALTY = 0.6
-VENDOR_PENALTY = 0.6
+VENDOR_PENALTY = 0.4
 TEXT_WINDOW_PENALTY = 0.4  # non-code fallback blocks
 
 # At most this many hits from one file before the others are pushed down the list.
