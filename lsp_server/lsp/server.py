@@ -119,6 +119,7 @@ def create_server() -> KilnServer:
         handler.setFormatter(logging.Formatter("kiln: %(message)s"))
         logging.getLogger("kiln").addHandler(handler)
         await _pull_configuration(ls)
+        ls.spawn(_register_file_watching(ls))
         ls.spawn(_index_workspace(ls))
 
     @server.feature(types.SHUTDOWN)
@@ -215,6 +216,32 @@ async def _pull_configuration(ls: KilnServer) -> None:
     settings = _plain(result[0]) if result else None
     if isinstance(settings, dict):
         _apply_settings(ls, settings)
+
+
+async def _register_file_watching(ls: KilnServer) -> None:
+    """Ask the editor for ``workspace/didChangeWatchedFiles`` (it sees changes made by tools
+    and git that the server's own watcher may miss, e.g. on network drives)."""
+    workspace = getattr(ls.client_capabilities, "workspace", None)
+    watched = getattr(workspace, "did_change_watched_files", None)
+    if not getattr(watched, "dynamic_registration", False):
+        return
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+    )
+    registration = types.Registration(
+        id=f"kiln-watch-{uuid.uuid4().hex[:8]}",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=options,
+    )
+    try:
+        await asyncio.wait_for(
+            ls.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            ),
+            timeout=5,
+        )
+    except Exception as exc:  # noqa: BLE001 - the server's own watcher still runs
+        log.info("client file watching not registered: %s", exc)
 
 
 async def _index_workspace(ls: KilnServer) -> None:

@@ -45,6 +45,7 @@ class Editor(LanguageClient):
         self.progress: list[dict[str, Any]] = []
         self.docs: dict[str, TextDocument] = {}
         self.closing = asyncio.Event()
+        self.registrations: list[str] = []
         self.stderr = bytearray()
         # Policies a test may replace: return an answer, or None to never answer.
         self.on_permission: Callable[[dict[str, Any]], Any] = lambda params: ALLOW
@@ -94,6 +95,10 @@ class Editor(LanguageClient):
         @self.feature(types.PROGRESS)
         def on_progress(ls: Editor, params: Any) -> None:
             ls.progress.append(plain(params))
+
+        @self.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def on_register(ls: Editor, params: types.RegistrationParams) -> None:
+            ls.registrations.extend(r.method for r in params.registrations)
 
         @self.feature(types.WORKSPACE_CONFIGURATION)
         def on_configuration(ls: Editor, params: Any) -> list[Any]:
@@ -166,7 +171,12 @@ class Editor(LanguageClient):
                     general=types.GeneralClientCapabilities(position_encodings=[self.encoding]),
                     window=types.WindowClientCapabilities(work_done_progress=True),
                     workspace=types.WorkspaceClientCapabilities(
-                        workspace_edit=workspace_edit, apply_edit=True, configuration=True
+                        workspace_edit=workspace_edit,
+                        apply_edit=True,
+                        configuration=True,
+                        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                            dynamic_registration=True
+                        ),
                     ),
                 ),
             )

@@ -137,6 +137,32 @@ async def test_index_follows_buffers_and_skills_and_context_answer(
         assert hover is not None and "zebrafinch_total" in hover.contents.value
         assert "zebrafinch" not in (workspace / "app.py").read_text()
 
+        # Files changed behind the editor's back arrive as didChangeWatchedFiles.
+        assert types.WORKSPACE_DID_CHANGE_WATCHED_FILES in editor.registrations
+        (workspace / "extra.py").write_text("def okapi_counter():\n    return 1\n")
+        editor.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[
+                    types.FileEvent(
+                        uri=(workspace / "extra.py").as_uri(), type=types.FileChangeType.Created
+                    )
+                ]
+            )
+        )
+        editor.type_text(uri, "okapi_counter()\n")
+        hover = None
+        for _ in range(100):
+            hover = await editor.text_document_hover_async(
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    position=types.Position(line=0, character=3),
+                )
+            )
+            if hover is not None and "extra.py" in hover.contents.value:
+                break
+            await asyncio.sleep(0.1)
+        assert hover is not None and "extra.py" in hover.contents.value
+
         skills = await editor.request("kiln/skills/list", {})
         assert [s["name"] for s in skills["skills"]] == ["greeter"]
         assert skills["skills"][0]["scope"] == "project"
@@ -150,3 +176,54 @@ async def test_index_follows_buffers_and_skills_and_context_answer(
             editor, "kiln/skills/search", {"query": "x", "registry": "http://127.0.0.1:9"}
         )
         assert code not in (None, -32603, NOT_AVAILABLE)
+
+
+def test_bad_tcp_address_is_one_line_and_exit_2() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "lsp", "--tcp", "nowhere"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "kiln: --tcp expects HOST:PORT, got 'nowhere' (e.g. --tcp 127.0.0.1:2087)"
+    ]
+
+
+@pytest.mark.slow
+async def test_tcp_mode_serves_one_client(workspace: Path, scripted_env: object) -> None:
+    import socket
+    import sys
+
+    from tests.lsp.kiln_client import Editor
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "lsp_server", "lsp", "--tcp", f"127.0.0.1:{port}",
+        env=scripted_env(["hi"]), stderr=asyncio.subprocess.DEVNULL,  # type: ignore[operator]
+    )  # fmt: skip
+    editor = Editor()
+    try:
+        for _ in range(200):
+            try:
+                await editor.start_tcp("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        await editor.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri()
+            )
+        )
+        hello = await editor.request("kiln/hello", {})
+        assert hello["root"] == str(workspace)
+    finally:
+        proc.kill()
+        await proc.wait()
+        await editor.stop()
