@@ -20,6 +20,7 @@ from typing import Any
 
 from skills_registry.archive import (
     MARKER_FILE,
+    ArchiveContents,
     extract,
     read_archive,
     sha256_hex,
@@ -95,7 +96,7 @@ def review_summary(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def fetch_verified(
-    client: RegistryClient,
+    client: RegistryClient | None,
     cache: Cache,
     key: dict[str, str],
     skill_id: str,
@@ -103,10 +104,15 @@ def fetch_verified(
     sha256: str,
     signature: str,
     expected_tree: str,
-) -> tuple[bytes, Any]:
-    """Archive bytes and vetted contents, or ``IntegrityError``; cache hits are re-verified."""
+) -> ArchiveContents:
+    """Vetted contents, or ``IntegrityError``; cache hits are verified like downloads.
+
+    ``client`` may be None when the caller knows the blob is cached (offline frozen installs).
+    """
     archive = cache.get_blob(sha256)
     if archive is None:
+        if client is None:
+            raise IntegrityError(f"{skill_id}@{version}: archive {sha256[:12]}… is not cached")
         archive = client.download(skill_id, version)
     if sha256_hex(archive) != sha256:
         raise IntegrityError(
@@ -122,7 +128,7 @@ def fetch_verified(
             f"{skill_id}@{version}: unpacked files do not match the published tree hash"
         )
     cache.put_blob(archive)
-    return archive, contents
+    return contents
 
 
 def _requested(wanted: str, version: str, locked: LockEntry | None) -> str:
@@ -165,7 +171,7 @@ def _read_marker(target: Path) -> dict[str, Any]:
         return {}
 
 
-def _place(contents: Any, target: Path, marker: dict[str, Any]) -> None:
+def _place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> None:
     """Extract next to the target, then swap with renames: the old tree survives any failure."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".tmp-{target.name}-{uuid.uuid4().hex[:8]}"
@@ -236,7 +242,7 @@ class Installer:
         current = _guard_target(target, skill_id, locked, self.force)
         if current == doc["treeHash"] and locked and locked.version == doc["version"]:
             return Installed(skill_id, doc["version"], target, "unchanged")
-        _archive, contents = fetch_verified(
+        contents = fetch_verified(
             client,
             self.cache,
             key,
@@ -289,25 +295,38 @@ class Installer:
             if current == entry.treeHash:
                 results.append(Installed(skill_id, entry.version, target, "unchanged"))
                 continue
-            with client_for(entry.registry) as client:
-                key = trusted_key(client, self.trust)
-                if key["keyId"] != entry.keyId:
-                    raise IntegrityError(
-                        f"{skill_id}: locked key {entry.keyId} is not the pinned key {key['keyId']}"
-                    )
-                _archive, contents = fetch_verified(
-                    client,
-                    self.cache,
-                    key,
-                    skill_id,
-                    entry.version,
-                    entry.sha256,
-                    entry.signature,
-                    entry.treeHash,
-                )
+            contents = self._frozen_contents(skill_id, entry, client_for)
             _place(contents, target, self._marker(entry))
             results.append(Installed(skill_id, entry.version, target, "installed"))
         return results
+
+    def _frozen_contents(
+        self, skill_id: str, entry: LockEntry, client_for: Callable[[str], RegistryClient]
+    ) -> ArchiveContents:
+        """From the cache with the pinned key when possible: no network at all offline."""
+        pinned = self.trust.pinned(entry.registry)
+        if pinned is not None and self.cache.get_blob(entry.sha256) is not None:
+            return self._verify_locked(None, pinned, skill_id, entry)
+        with client_for(entry.registry) as client:
+            return self._verify_locked(client, trusted_key(client, self.trust), skill_id, entry)
+
+    def _verify_locked(
+        self, client: RegistryClient | None, key: dict[str, str], skill_id: str, entry: LockEntry
+    ) -> ArchiveContents:
+        if key["keyId"] != entry.keyId:
+            raise IntegrityError(
+                f"{skill_id}: locked key {entry.keyId} is not the pinned key {key['keyId']}"
+            )
+        return fetch_verified(
+            client,
+            self.cache,
+            key,
+            skill_id,
+            entry.version,
+            entry.sha256,
+            entry.signature,
+            entry.treeHash,
+        )
 
     def remove(self, skill_id: str) -> Path:
         entry = self.lock.entries.get(skill_id)

@@ -271,7 +271,11 @@ def test_frozen_and_offline_installs(tmp_path: Path, project: Path, kiln_home: P
     import shutil
 
     shutil.rmtree(project / ".kiln")
-    results = Installer(scope).install_frozen(lambda url: RegistryClient(url, timeout=2))
+
+    def no_network(url: str) -> RegistryClient:
+        raise AssertionError(f"frozen install from the cache must not contact {url}")
+
+    results = Installer(scope).install_frozen(no_network)
     assert sorted(r.action for r in results) == ["installed", "installed"]
     assert [r["ok"] for r in Installer(scope).verify()] == [True, True]
     shutil.rmtree(project / ".kiln/skills/internal-comms")
