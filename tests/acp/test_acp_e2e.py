@@ -304,3 +304,22 @@ async def test_attached_files_use_the_client_and_provider_errors_are_shown(
         )
         assert second.stop_reason == "end_turn"
         assert "Error: the model refused the request" in client.text()
+
+
+async def test_allow_always_is_asked_once_per_session(spawn, workspace: Path) -> None:
+    client = EditorClient(answer="allow_always")
+    script = [
+        call("write_file", path="one.txt", content="1\n"),
+        call("write_file", path="two.txt", content="2\n"),
+        "Both written.",
+    ]
+    async with spawn(script, client) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
+    assert result.stop_reason == "end_turn"
+    assert len(client.permissions) == 1
+    assert [path for path, _ in client.writes] == [
+        str(workspace / "one.txt"),
+        str(workspace / "two.txt"),
+    ]
