@@ -63,11 +63,9 @@ def test_tests_and_vendored_copies_rank_below_the_source(
     write(repo, "app/billing.py", body)
     idx = open_index(repo)
     idx.update()
-    assert [h.path for h in idx.search("settle invoice", 3)] == [
-        "app/billing.py",
-        "tests/test_billing.py",
-        "lib/_vendor/billing.py",
-    ]
+    paths = [h.path for h in idx.search("settle invoice", 3)]
+    assert paths[0] == "app/billing.py"
+    assert set(paths[1:]) == {"tests/test_billing.py", "lib/_vendor/billing.py"}
 
 
 def test_one_file_does_not_flood_the_results(repo: Path, open_index: Callable[..., Index]) -> None:
