@@ -205,7 +205,8 @@ class Compactor:
     def _drop_noise(
         self, session: Session, messages: list[Message], archive: list[str]
     ) -> list[Message]:
-        """Tier 1: stub superseded reads and large, acted-on search results (structure kept)."""
+        """Tier 1: stub superseded reads and large, acted-on search results, and drop status
+        blocks a later one supersedes (message structure kept)."""
         calls: dict[str, tuple[int, str, dict[str, Any]]] = {}
         for i, m in enumerate(messages):
             for b in m.get("content", []):
@@ -220,6 +221,8 @@ class Compactor:
                 continue
             content = []
             for b in m.get("content", []):
+                if _is_status(b) and len(m["content"]) > 1:
+                    continue  # the latest status, in the protected rounds, supersedes it
                 why = self._noise_reason(b, calls, i)
                 if why:
                     archive.append(
@@ -336,6 +339,10 @@ def rebuilt_with_archive(messages: list[Message], archive: Path) -> list[Message
 
 def _is_history(block: dict[str, Any]) -> bool:
     return block.get("type") == "text" and str(block.get("text", "")).startswith(HISTORY_TAG)
+
+
+def _is_status(block: dict[str, Any]) -> bool:
+    return block.get("type") == "text" and str(block.get("text", "")).startswith("<agent_status")
 
 
 def _rounds(messages: list[Message]) -> list[list[Message]]:

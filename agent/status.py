@@ -216,7 +216,8 @@ class StatusBar:
             guidance = "read ranges (offset/limit) and delegate broad exploration to task"
         else:
             guidance = ""
-        return Reading("context_used", f"{used:.0%} of the window", guidance)
+        # 5 % steps: the block is re-sent when a reading changes, not on every token
+        return Reading("context_used", f"{round(used * 20) * 5}% of the window", guidance)
 
     # -- rendering --------------------------------------------------------------------------
 

@@ -188,6 +188,13 @@ async def test_tier_one_drops_superseded_reads_only(workspace: Path) -> None:
     assert "helper number 3 of alpha" in Path(record.archive).read_text()
     assert SessionStore().messages(session.id) == session.messages
     assert [e.data["tier"] for e in events if e.kind == "compaction"] == [1]
+    # superseded status blocks went too; the ones in the protected rounds stay
+    with_status = [
+        i
+        for i, m in enumerate(session.messages)
+        if any(b.get("text", "").startswith("<agent_status") for b in m["content"])
+    ]
+    assert with_status and min(with_status) >= len(session.messages) - 4
 
 
 async def test_nothing_to_compact_returns_none(workspace: Path) -> None:
