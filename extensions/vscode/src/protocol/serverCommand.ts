@@ -68,7 +68,7 @@ export function describeStartFailure(
       fix: INSTALL_FIX,
     };
   }
-  if (/SyntaxError|requires a different Python|Python 3\.1[01]/.test(stderr)) {
+  if (/Kiln needs Python 3\.11|SyntaxError|requires a different Python/.test(stderr)) {
     return {
       message: `\`${cmd.command}\` is too old for Kiln (it needs Python 3.11 or newer).`,
       fix: 'Set "kiln.server.python" to a Python 3.11+ interpreter with Kiln installed.',
@@ -80,6 +80,13 @@ export function describeStartFailure(
     fix: 'Check the "Kiln" output channel, and the "kiln.server.*" settings.',
   };
 }
+
+// Finds the package without importing it, so the check costs a bare interpreter start.
+const PREFLIGHT = [
+  "import sys, importlib.util",
+  "if sys.version_info < (3, 11): sys.exit('Kiln needs Python 3.11 or newer, not ' + sys.version.split()[0])",
+  "if importlib.util.find_spec('lsp_server') is None: sys.exit(\"No module named 'lsp_server'\")",
+].join("\n");
 
 /** Check that the interpreter exists and can import Kiln, without starting the server. */
 export function preflight(cmd: ServerCommand, timeoutMs = 15000): Promise<StartProblem | null> {
@@ -94,7 +101,7 @@ export function preflight(cmd: ServerCommand, timeoutMs = 15000): Promise<StartP
         resolve(value);
       }
     };
-    const child = spawn(cmd.command, ["-c", "import lsp_server.lsp.server"], {
+    const child = spawn(cmd.command, ["-c", PREFLIGHT], {
       env: cmd.env,
       stdio: ["ignore", "ignore", "pipe"],
     });

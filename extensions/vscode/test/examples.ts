@@ -1,0 +1,34 @@
+import type { HostToWebview, WebviewToHost } from "../src/protocol/messages";
+
+/** One valid example of every message kind, so adding a kind without a test fails below. */
+export const HOST_EXAMPLES: HostToWebview[] = [
+  { type: "session", sessionId: "s1", title: "New session" },
+  { type: "session", sessionId: null, title: "" },
+  { type: "update", sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } } },
+  { type: "userMessage", text: "why?", references: [{ uri: "file:///a.py", label: "a.py:1-3" }] },
+  {
+    type: "permission",
+    requestId: "p1",
+    sessionId: "s1",
+    toolCall: { toolCallId: "t1", title: "run_command: ls", kind: "execute" },
+    options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }],
+  },
+  { type: "permissionClosed", requestId: "p1", reason: "cancelled" },
+  { type: "turn", state: "running" },
+  { type: "turn", state: "idle", stopReason: "end_turn" },
+  { type: "sessions", sessions: [{ sessionId: "s1", title: "t", updatedAt: "2026-01-01T00:00:00Z" }] },
+  { type: "server", state: "failed", message: "python3 not found" },
+  { type: "error", message: "boom", hint: "do this" },
+];
+
+export const WEBVIEW_EXAMPLES: WebviewToHost[] = [
+  { type: "ready" },
+  { type: "prompt", text: "hello" },
+  { type: "cancel" },
+  { type: "permission", requestId: "p1", optionId: "allow_once" },
+  { type: "newSession" },
+  { type: "listSessions" },
+  { type: "loadSession", sessionId: "s1" },
+  { type: "openDiff", toolCallId: "t1" },
+  { type: "openLocation", path: "/w/a.py", line: 3 },
+];

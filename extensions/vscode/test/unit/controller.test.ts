@@ -1,0 +1,177 @@
+import { beforeEach, describe, expect, test } from "vitest";
+import * as vscode from "vscode";
+import { ChatController } from "../../src/host/controller";
+import { ProposalDiffs } from "../../src/host/diff";
+import { type HostToWebview, parseHostMessage } from "../../src/protocol/messages";
+import { Peer, Token } from "../stubs/peer";
+import { executed, opened, reset } from "../stubs/vscode";
+
+let posted: HostToWebview[];
+let peer: Peer;
+let diffs: ProposalDiffs;
+let chat: ChatController;
+
+/** The host validates nothing it sends at run time; the tests check every message instead. */
+function post(message: HostToWebview): void {
+  const parsed = parseHostMessage(JSON.parse(JSON.stringify(message)));
+  expect(parsed, JSON.stringify(message)).toMatchObject({ ok: true });
+  posted.push(message);
+}
+const ofType = <T extends HostToWebview["type"]>(t: T) =>
+  posted.filter((m): m is Extract<HostToWebview, { type: T }> => m.type === t);
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+const DIFF = { type: "diff", path: "/w/app.py", oldText: "old\n", newText: "new\n" };
+
+beforeEach(() => {
+  reset();
+  posted = [];
+  peer = new Peer()
+    .on("kiln/session/list", () => ({ sessions: [{ sessionId: "s1", title: "hi", updatedAt: "x", cwd: "/w", mode: "ask", live: true, busy: false }] }))
+    .on("kiln/session/new", () => ({ sessionId: "s1", cwd: "/w", mode: "ask", editMode: "ask" }));
+  diffs = new ProposalDiffs();
+  chat = new ChatController(post, diffs);
+});
+
+describe("chat controller", () => {
+  test("attach listens for updates and permission requests and fills the history", async () => {
+    chat.attach(peer);
+    await tick();
+    expect(peer.listening.sort()).toEqual(["kiln/session/requestPermission", "kiln/session/update"]);
+    expect(ofType("server").at(-1)).toEqual({ type: "server", state: "running" });
+    expect(ofType("sessions").at(-1)?.sessions[0].sessionId).toBe("s1");
+  });
+
+  test("a prompt creates a session, streams updates and ends the turn", async () => {
+    chat.attach(peer);
+    peer.on("kiln/session/prompt", async (p) => {
+      peer.notify("kiln/session/update", { sessionId: p.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Hi" } } });
+      peer.notify("kiln/session/update", { sessionId: "someone-else", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "no" } } });
+      return { stopReason: "end_turn", usage: {}, filesModified: [] };
+    });
+    await chat.handle({ type: "prompt", text: "hello" });
+    expect(peer.calls("kiln/session/prompt")).toEqual([{ sessionId: "s1", prompt: [{ type: "text", text: "hello" }] }]);
+    const kinds = posted.map((m) => m.type).filter((t) => t !== "sessions" && t !== "server");
+    expect(kinds).toEqual(["session", "userMessage", "turn", "update", "turn"]);
+    expect(ofType("turn").at(-1)).toEqual({ type: "turn", state: "idle", stopReason: "end_turn" });
+    expect(chat.running).toBe(false);
+  });
+
+  test("a failed prompt shows the server's message and hint and frees the composer", async () => {
+    chat.attach(peer);
+    peer.on("kiln/session/prompt", () => {
+      throw { code: -32602, message: "prompt must be a non-empty list", data: { hint: "send text" } };
+    });
+    await chat.handle({ type: "prompt", text: "x" });
+    expect(ofType("error").at(-1)).toEqual({ type: "error", message: "prompt must be a non-empty list", hint: "send text" });
+    expect(ofType("turn").at(-1)).toEqual({ type: "turn", state: "idle", stopReason: "error" });
+  });
+
+  test("Stop sends kiln/session/cancel for the running turn", async () => {
+    chat.attach(peer);
+    let finish!: (v: unknown) => void;
+    peer.on("kiln/session/prompt", () => new Promise((r) => (finish = r)));
+    peer.on("kiln/session/cancel", () => finish({ stopReason: "cancelled", usage: {}, filesModified: [] }));
+    const turn = chat.handle({ type: "prompt", text: "long job" });
+    await tick();
+    await tick();
+    expect(chat.running).toBe(true);
+    await chat.handle({ type: "cancel" });
+    await turn;
+    expect(peer.calls("kiln/session/cancel")).toEqual([{ sessionId: "s1" }]);
+    expect(ofType("turn").at(-1)).toEqual({ type: "turn", state: "idle", stopReason: "cancelled" });
+  });
+
+  test("a permission request waits for the user's button and returns the chosen option", async () => {
+    chat.attach(peer);
+    const answer = peer.request("kiln/session/requestPermission", {
+      sessionId: "s1",
+      toolCall: { toolCallId: "t1", title: "edit_file app.py", kind: "edit", content: [DIFF] },
+      options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }],
+    });
+    await tick();
+    const asked = ofType("permission")[0];
+    expect(asked.toolCall.title).toBe("edit_file app.py");
+    await chat.handle({ type: "permission", requestId: asked.requestId, optionId: "allow_once" });
+    expect(await answer).toEqual({ outcome: { outcome: "selected", optionId: "allow_once" } });
+    expect(ofType("permissionClosed")).toEqual([{ type: "permissionClosed", requestId: asked.requestId, reason: "answered" }]);
+    // A second click on the same request changes nothing.
+    await chat.handle({ type: "permission", requestId: asked.requestId, optionId: "reject_once" });
+    expect(ofType("permissionClosed")).toHaveLength(1);
+  });
+
+  test("when the server withdraws a request ($/cancelRequest) the prompt is closed as cancelled", async () => {
+    chat.attach(peer);
+    const token = new Token();
+    const answer = peer.request(
+      "kiln/session/requestPermission",
+      { sessionId: "s1", toolCall: { toolCallId: "t2", title: "run_command: make" }, options: [] },
+      token,
+    );
+    await tick();
+    token.cancel();
+    expect(await answer).toEqual({ outcome: { outcome: "cancelled" } });
+    expect(ofType("permissionClosed").at(-1)).toMatchObject({ reason: "cancelled" });
+    expect(chat.pendingPermissions).toBe(0);
+  });
+
+  test("a server that stops answers open requests as cancelled and ends the turn", async () => {
+    chat.attach(peer);
+    const answer = peer.request("kiln/session/requestPermission", {
+      sessionId: "s1",
+      toolCall: { toolCallId: "t3", title: "x" },
+      options: [],
+    });
+    await tick();
+    chat.detach("failed", "the server crashed");
+    expect(await answer).toEqual({ outcome: { outcome: "cancelled" } });
+    expect(ofType("server").at(-1)).toEqual({ type: "server", state: "failed", message: "the server crashed" });
+    await chat.handle({ type: "prompt", text: "still there?" });
+    expect(ofType("error").at(-1)).toMatchObject({ message: "The Kiln server is not running." });
+  });
+
+  test("Show diff opens VS Code's diff editor with the current text and the proposal", async () => {
+    chat.attach(peer);
+    peer.notify("kiln/session/update", { sessionId: "s1", update: { sessionUpdate: "tool_call_update", toolCallId: "t4", content: [DIFF] } });
+    await chat.handle({ type: "openDiff", toolCallId: "t4" });
+    const call = executed.find((e) => e.command === "vscode.diff")!;
+    const [left, right, title] = call.args as [vscode.Uri, vscode.Uri, string];
+    expect(left.scheme).toBe("kiln-proposal");
+    expect(diffs.provideTextDocumentContent(left)).toBe("old\n");
+    expect(diffs.provideTextDocumentContent(right)).toBe("new\n");
+    expect(title).toBe("app.py ↔ Kiln proposal");
+    await chat.handle({ type: "openDiff", toolCallId: "unknown" });
+    expect(ofType("error").at(-1)?.message).toMatch(/no longer available/);
+  });
+
+  test("loading a session resets the view before the replayed updates arrive", async () => {
+    chat.attach(peer);
+    peer.on("kiln/session/load", (p) => {
+      peer.notify("kiln/session/update", { sessionId: p.sessionId, update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: "earlier" } } });
+      return { sessionId: p.sessionId, cwd: "/w", mode: "ask", messages: 2, replayed: 1 };
+    });
+    await chat.handle({ type: "loadSession", sessionId: "s0" });
+    const order = posted.filter((m) => m.type === "session" || m.type === "update");
+    expect(order.map((m) => m.type)).toEqual(["session", "update"]);
+    expect(peer.calls("kiln/session/load")).toEqual([{ sessionId: "s0", replay: true }]);
+    expect(chat.sessionId).toBe("s0");
+  });
+
+  test("after a restart the current session is loaded again without replay", async () => {
+    chat.attach(peer);
+    await chat.handle({ type: "newSession" });
+    peer.on("kiln/session/load", (p) => ({ sessionId: p.sessionId, cwd: "/w", mode: "ask", messages: 0, replayed: 0 }));
+    chat.detach("stopped");
+    const again = new Peer().on("kiln/session/list", () => ({ sessions: [] }));
+    again.on("kiln/session/load", (p) => ({ ...p, cwd: "/w", mode: "ask", messages: 0, replayed: 0 }));
+    chat.attach(again);
+    await tick();
+    expect(again.calls("kiln/session/load")).toEqual([{ sessionId: "s1", replay: false }]);
+  });
+
+  test("openLocation opens the file at the line", async () => {
+    await chat.handle({ type: "openLocation", path: "/w/app.py", line: 7 });
+    expect(opened[0].uri.path).toBe("/w/app.py");
+    expect((opened[0].options as { selection: vscode.Range }).selection.start.line).toBe(6);
+  });
+});

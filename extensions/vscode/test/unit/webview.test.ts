@@ -1,0 +1,159 @@
+// @vitest-environment jsdom
+import { beforeEach, describe, expect, test } from "vitest";
+import { parseWebviewMessage, type WebviewToHost } from "../../src/protocol/messages";
+import { ChatView } from "../../src/webview/view";
+import { HOST_EXAMPLES } from "../examples";
+
+let posted: WebviewToHost[];
+let root: HTMLElement;
+let view: ChatView;
+
+/** Every message the view posts must pass the shared schema, like the host will check it. */
+function post(message: WebviewToHost): void {
+  const parsed = parseWebviewMessage(JSON.parse(JSON.stringify(message)));
+  expect(parsed, JSON.stringify(message)).toMatchObject({ ok: true });
+  posted.push(message);
+}
+
+const $ = <T extends Element = HTMLElement>(sel: string) => root.querySelector(sel) as T;
+const $$ = (sel: string) => Array.from(root.querySelectorAll(sel)) as HTMLElement[];
+
+beforeEach(() => {
+  document.body.innerHTML = '<div id="kiln-root"></div>';
+  root = document.getElementById("kiln-root")!;
+  posted = [];
+  view = new ChatView(root, post);
+  view.receive({ type: "server", state: "running" });
+  view.receive({ type: "session", sessionId: "s1", title: "Fix the bug" });
+});
+
+const update = (u: Record<string, unknown>) => view.receive({ type: "update", sessionId: "s1", update: u });
+
+describe("chat view", () => {
+  test("renders every example host message without a malformed-message notice", () => {
+    for (const m of HOST_EXAMPLES) view.receive(m);
+    expect(root.textContent).not.toContain("malformed");
+  });
+
+  test("a malformed host message is shown, not silently dropped", () => {
+    view.receive({ type: "update", sessionId: "s1" });
+    expect($(".notice.error").textContent).toMatch(/malformed message: .*update/);
+  });
+
+  test("typing and Enter sends a prompt; Send is disabled while a turn runs; Stop cancels", () => {
+    const input = $<HTMLTextAreaElement>(".input");
+    input.value = "  why does it fail?  ";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    expect(posted).toEqual([{ type: "prompt", text: "why does it fail?" }]);
+    expect(input.value).toBe("");
+    view.receive({ type: "turn", state: "running" });
+    expect($<HTMLButtonElement>(".send").disabled).toBe(true);
+    expect($<HTMLButtonElement>(".stop").disabled).toBe(false);
+    $(".stop").click();
+    expect(posted.at(-1)).toEqual({ type: "cancel" });
+    view.receive({ type: "turn", state: "idle", stopReason: "cancelled" });
+    expect($<HTMLButtonElement>(".stop").disabled).toBe(true);
+    expect($(".notice.info").textContent).toBe("Stopped: cancelled");
+  });
+
+  test("Shift+Enter does not send, and nothing is sent while the server is down", () => {
+    const input = $<HTMLTextAreaElement>(".input");
+    input.value = "line one";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", shiftKey: true, bubbles: true }));
+    expect(posted).toEqual([]);
+    view.receive({ type: "server", state: "failed", message: "python3 was not found" });
+    expect($<HTMLButtonElement>(".send").disabled).toBe(true);
+    expect($(".banner").hidden).toBe(false);
+    expect($(".banner").textContent).toBe("Kiln server failed: python3 was not found");
+  });
+
+  test("streamed markdown renders as HTML, and raw HTML from the model is escaped", () => {
+    update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Use **bold** and `code`.\n\n<img src=x onerror=alert(1)>" } });
+    const agent = $(".message.agent");
+    expect(agent.querySelector("strong")?.textContent).toBe("bold");
+    expect(agent.querySelector("code")?.textContent).toBe("code");
+    expect(agent.querySelector("img")).toBeNull();
+    expect(agent.textContent).toContain("<img src=x onerror=alert(1)>");
+    update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: " More." } });
+    expect($$(".message.agent")).toHaveLength(1);
+    expect($(".message.agent").textContent).toContain("More.");
+  });
+
+  test("tool cards show title and status, expand to the output, and stay open while streaming", () => {
+    update({ sessionUpdate: "tool_call", toolCallId: "t1", title: "run_command: pytest", kind: "execute", status: "in_progress", locations: [{ path: "/w/test_app.py", line: 12 }] });
+    const card = () => $<HTMLDetailsElement>('details.tool[data-tool="t1"]');
+    expect(card().querySelector(".title")?.textContent).toContain("run_command: pytest");
+    expect(card().classList.contains("in_progress")).toBe(true);
+    card().open = true;
+    card().dispatchEvent(new Event("toggle"));
+    update({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "failed", content: [{ type: "content", content: { type: "text", text: "1 failed" } }] });
+    expect(card().open).toBe(true);
+    expect(card().classList.contains("failed")).toBe(true);
+    expect(card().querySelector("pre.output")?.textContent).toBe("1 failed");
+    (card().querySelector("a.location") as HTMLElement).click();
+    expect(posted.at(-1)).toEqual({ type: "openLocation", path: "/w/test_app.py", line: 12 });
+  });
+
+  test("an edit card offers the diff", () => {
+    update({ sessionUpdate: "tool_call", toolCallId: "e1", title: "edit_file app.py", kind: "edit", status: "in_progress" });
+    update({ sessionUpdate: "tool_call_update", toolCallId: "e1", content: [{ type: "diff", path: "/w/app.py", oldText: "a", newText: "b" }] });
+    $('details.tool[data-tool="e1"] .show-diff').click();
+    expect(posted.at(-1)).toEqual({ type: "openDiff", toolCallId: "e1" });
+  });
+
+  test("permission requests get approve/deny buttons and a diff button; answering posts the option", () => {
+    view.receive({
+      type: "permission",
+      requestId: "p7",
+      sessionId: "s1",
+      toolCall: {
+        toolCallId: "e2",
+        title: "edit_file app.py",
+        kind: "edit",
+        _meta: { reason: "edits need approval in ask mode" },
+        content: [{ type: "diff", path: "/w/app.py", oldText: "a", newText: "b" }],
+      },
+      options: [
+        { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+        { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+      ],
+    });
+    const box = $('.permission[data-request="p7"]');
+    expect(box.querySelector(".permission-title")?.textContent).toBe("Allow edit_file app.py?");
+    expect(box.querySelector(".permission-reason")?.textContent).toBe("edits need approval in ask mode");
+    (box.querySelector(".show-diff") as HTMLElement).click();
+    expect(posted.at(-1)).toEqual({ type: "openDiff", toolCallId: "e2" });
+    (box.querySelector('[data-option="reject_once"]') as HTMLElement).click();
+    expect(posted.at(-1)).toEqual({ type: "permission", requestId: "p7", optionId: "reject_once" });
+    view.receive({ type: "permissionClosed", requestId: "p7", reason: "answered" });
+    expect($$(".permission")).toHaveLength(0);
+  });
+
+  test("plan, usage line and user references", () => {
+    update({ sessionUpdate: "plan", entries: [{ content: "reproduce", status: "completed" }, { content: "fix", status: "in_progress" }] });
+    expect($$(".plan-entry").map((li) => li.textContent)).toEqual(["✓ reproduce", "⟳ fix"]);
+    update({ sessionUpdate: "usage_update", cost: { amount: 0.5 }, _meta: { inputTokens: 10, cacheReadTokens: 90, cacheWriteTokens: 0, outputTokens: 5 } });
+    expect($(".usage").textContent).toBe("in 100 · out 5 · cache 90% hit · $0.5000");
+    view.receive({ type: "userMessage", text: "what is this?", references: [{ uri: "file:///w/a.py", label: "a.py:3-9" }] });
+    expect($(".message.user .reference").textContent).toBe("a.py:3-9");
+  });
+
+  test("session history: the list fills the picker; picking loads; New and History ask the host", () => {
+    view.receive({
+      type: "sessions",
+      sessions: [
+        { sessionId: "s1", title: "Fix the bug" },
+        { sessionId: "s0", title: "Earlier work" },
+      ],
+    });
+    const select = $<HTMLSelectElement>(".sessions");
+    expect(Array.from(select.options).map((o) => o.textContent)).toEqual(["Fix the bug", "Earlier work"]);
+    select.value = "s0";
+    select.dispatchEvent(new Event("change"));
+    expect(posted.at(-1)).toEqual({ type: "loadSession", sessionId: "s0" });
+    $(".new").click();
+    expect(posted.at(-1)).toEqual({ type: "newSession" });
+    $(".history").click();
+    expect(posted.at(-1)).toEqual({ type: "listSessions" });
+  });
+});
