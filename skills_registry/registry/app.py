@@ -70,7 +70,7 @@ class Registry:
         self, store: MetadataStore, blobs: BlobStore, signer: Signer, name: str = "kiln-registry"
     ) -> None:
         self.store, self.blobs, self.signer, self.name = store, blobs, signer, name
-        self.unpacked = lru_cache(maxsize=32)(self._unpack)
+        self.unpacked = lru_cache(maxsize=8)(self._unpack)  # bounded: up to 8 x 32 MB worst case
 
     def _unpack(self, sha256: str) -> ArchiveContents:
         return read_archive(self.blobs.get(sha256))
