@@ -41,6 +41,32 @@ def test_unreadable_file_is_reported_and_skipped(
     assert [h.name for h in idx.search("readable_one")] == ["readable_one"]
 
 
+def test_file_that_cannot_be_opened_is_reported_and_skipped(
+    repo: Path, open_index: Callable[..., Index], tmp_path: Path
+) -> None:
+    """Even root cannot open() a socket: swap one in after the listing, before the read."""
+    import socket
+
+    for i in range(4):
+        write(repo, f"s{i}.py", f"def sturdy_{i}():\n    pass\n")
+    sock = socket.socket(socket.AF_UNIX)
+
+    def progress(done: int, total: int, path: str) -> None:
+        if done == 1:
+            (repo / "s2.py").unlink()
+            sock.bind(str(repo / "s2.py"))
+
+    try:
+        idx = open_index(repo)
+        stats = idx.update(progress)
+    finally:
+        sock.close()
+    assert len(stats.skipped) == 1 and stats.skipped[0].startswith("s2.py: ")
+    assert stats.files_indexed == 3
+    assert idx.search("sturdy_3")[0].name == "sturdy_3"
+    assert all(h.name != "sturdy_2" for h in idx.search("sturdy_2"))
+
+
 def test_special_files_are_skipped_without_blocking(
     repo: Path, open_index: Callable[..., Index]
 ) -> None:

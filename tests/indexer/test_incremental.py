@@ -165,3 +165,35 @@ def test_unchanged_blocks_follow_their_lines_after_an_edit_above(
     first = idx.search("first_block", 1)[0]
     assert (first.start_line, "return 10" in first.text) == (5, True)
     assert idx.status()["blocks"] == 3
+
+
+def test_update_file_in_one_thread_while_another_searches(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    import threading
+
+    write(repo, "live.py", "def live_version_0():\n    pass\n")
+    idx = open_index(repo)
+    idx.update()
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def searcher() -> None:
+        try:
+            while not done.is_set():
+                for hit in idx.search("live version", 5):
+                    assert hit.path == "live.py"
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=searcher)
+    thread.start()
+    try:
+        for i in range(1, 40):
+            idx.update_file("live.py", f"def live_version_{i}():\n    pass\n")
+    finally:
+        done.set()
+        thread.join(10)
+    assert errors == []
+    assert [h.name for h in idx.search("live_version_39")] == ["live_version_39"]
+    assert idx.status()["blocks"] == 1
