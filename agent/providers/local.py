@@ -143,8 +143,8 @@ def render_messages(request: Request, tools: list[ToolSpec]) -> list[dict[str, s
     system = (
         f"{request.system}\n\nTools:\n{guide}\n\n"
         'Reply with one JSON object: {"tool": "<name>", "arguments": {...}} to call a tool, '
-        'or {"answer": "<text>"} when the task is done. Example: '
-        '{"tool": "read_file", "arguments": {"path": "src/main.py"}}'
+        # No worked example: a 135M model copies an example's arguments verbatim.
+        'or {"answer": "<text>"} when the task is done.'
     )
     names: dict[str, str] = {}
     chat = [{"role": "system", "content": system}]

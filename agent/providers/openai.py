@@ -17,14 +17,9 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Self
 
 from agent.errors import ProviderError, ProviderUnavailable, ServerError
-from agent.providers.retry import (
-    RetryPolicy,
-    classify_sdk_error,
-    is_transport_error,
-    provider_error,
-    retrying_stream,
-)
+from agent.providers.retry import RetryPolicy, provider_error, retrying_stream
 from agent.providers.scripted import parse_arguments
+from agent.providers.sdk_errors import classify_sdk_error, is_transport_error
 from agent.types import (
     Block,
     Message,
