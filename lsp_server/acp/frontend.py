@@ -71,8 +71,8 @@ class AcpFrontend:
         self.can_write = False
         self._disk = DiskHost()
         self.roots: dict[str, Path] = {}  # session id -> workspace root, for the prefetch check
-        # resolved path -> (client text, ids of the running tool calls that fetched it)
-        self._buffers: dict[Path, tuple[str, set[str]]] = {}
+        # resolved path -> (client text, (session id, call id) of the running calls naming it)
+        self._buffers: dict[Path, tuple[str, set[tuple[str, str]]]] = {}
 
     def set_capabilities(self, capabilities: Any) -> None:
         fs = getattr(capabilities, "fs", None)
@@ -89,7 +89,7 @@ class AcpFrontend:
         if folded is not None:
             await self.notify(session_id, folded)
         if kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
-            self._release(str(update.get("toolCallId", "")))
+            self.release(session_id, str(update.get("toolCallId", "")))
 
     async def notify(self, session_id: str, update: dict[str, Any]) -> None:
         """Validate an ACP update dict and send it as a ``session/update`` notification."""
@@ -171,23 +171,24 @@ class AcpFrontend:
         return str(response.content)
 
     async def _prefetch(self, session_id: str, update: dict[str, Any]) -> None:
-        """Snapshot the client's text of the files a starting tool call names."""
-        call_id = str(update.get("toolCallId", ""))
+        """Snapshot the client's text of the files a starting tool call names (always fresh:
+        the user may have typed since an earlier call read the file)."""
+        owner = (session_id, str(update.get("toolCallId", "")))
         root = self.roots.get(session_id)
         for location in update.get("locations") or []:
             path = Path(location["path"]).resolve()
             if root is None or (path != root and root not in path.parents):
                 continue  # the tool refuses such paths; never ask the client for them
-            if path in self._buffers:
-                self._buffers[path][1].add(call_id)
-                continue
             text = await self.client_text(session_id, path)
             if text is not None:
-                self._buffers[path] = (text, {call_id})
+                owners = self._buffers[path][1] if path in self._buffers else set()
+                self._buffers[path] = (text, owners | {owner})
 
-    def _release(self, call_id: str) -> None:
+    def release(self, session_id: str, call_id: str | None = None) -> None:
+        """Drop snapshots held for a finished call, or (``call_id=None``) for a whole turn:
+        a cancelled tool never sends its final update, and its snapshot must not outlive it."""
         for path, (_, owners) in list(self._buffers.items()):
-            owners.discard(call_id)
+            owners -= {o for o in owners if o[0] == session_id and call_id in (None, o[1])}
             if not owners:
                 del self._buffers[path]
 

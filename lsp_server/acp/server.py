@@ -250,7 +250,11 @@ class KilnAcpAgent:
             else b
             for b in prompt
         ]
-        reason = await self.core.prompt(session_id, await self._embed_links(session_id, blocks))
+        try:
+            reason = await self.core.prompt(session_id, await self._embed_links(session_id, blocks))
+        finally:
+            if self.frontend is not None and not self.core.is_busy(session_id):
+                self.frontend.release(session_id)
         return PromptResponse(stop_reason=acp_stop_reason(reason))  # type: ignore[arg-type]
 
     async def _embed_links(self, session_id: str, blocks: list[Any]) -> list[Any]:

@@ -90,6 +90,11 @@ async def test_only_workspace_files_are_fetched_and_released_when_the_call_ends(
         "s1", {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}
     )
     assert front.read_buffer(inside) is None
+    # A cancelled call never sends its final update: the end of the turn drops its snapshot.
+    await front.send_update("s1", {**start, "toolCallId": "c2"})
+    assert front.read_buffer(inside) == "buffer"
+    front.release("s1")
+    assert front.read_buffer(inside) is None
 
 
 async def test_without_fs_capability_edits_use_the_disk_with_a_stale_check(
