@@ -48,9 +48,10 @@ def scripted_env(kiln_home: Path, tmp_path: Path) -> Callable[[list[Any]], dict[
 @asynccontextmanager
 async def running(root: Path, env: dict[str, str], **kwargs: Any) -> AsyncIterator[Editor]:
     options = kwargs.pop("options", None)
+    settings = kwargs.pop("settings", None)
     editor = Editor(**kwargs)
     try:
-        await editor.start(root, env, options)
+        await editor.start(root, env, options, settings)
         yield editor
     finally:
         await editor.close()

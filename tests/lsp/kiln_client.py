@@ -46,6 +46,7 @@ class Editor(LanguageClient):
         self.docs: dict[str, TextDocument] = {}
         self.closing = asyncio.Event()
         self.registrations: list[str] = []
+        self.settings: dict[str, Any] | None = None  # answered to workspace/configuration
         self.stderr = bytearray()
         # Policies a test may replace: return an answer, or None to never answer.
         self.on_permission: Callable[[dict[str, Any]], Any] = lambda params: ALLOW
@@ -102,7 +103,7 @@ class Editor(LanguageClient):
 
         @self.feature(types.WORKSPACE_CONFIGURATION)
         def on_configuration(ls: Editor, params: Any) -> list[Any]:
-            return [None]
+            return [ls.settings]
 
     def _apply(self, edit: dict[str, Any]) -> types.ApplyWorkspaceEditResult:
         for change in edit.get("documentChanges") or []:
@@ -147,8 +148,13 @@ class Editor(LanguageClient):
     # -- what a test does ------------------------------------------------------------------
 
     async def start(
-        self, root: Path, env: dict[str, str], options: dict[str, Any] | None = None
+        self,
+        root: Path,
+        env: dict[str, str],
+        options: dict[str, Any] | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> types.InitializeResult:
+        self.settings = settings
         await self.start_io(sys.executable, "-m", "lsp_server", "lsp", env=env, cwd=str(root))
         assert self._server is not None and self._server.stderr is not None
         self._async_tasks.append(asyncio.create_task(self._drain(self._server.stderr)))

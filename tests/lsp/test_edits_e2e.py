@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -85,9 +86,14 @@ async def test_non_ascii_lines_survive_every_position_encoding(
         workspace,
         scripted_env(steps),
         encoding=encoding,
-        options={"editMode": "auto"},  # type: ignore[operator]
+        settings={"editMode": "auto"},  # type: ignore[operator]
     ) as editor:
-        hello = await editor.request("kiln/hello", {})
+        for _ in range(100):  # workspace/configuration is pulled after initialized
+            hello = await editor.request("kiln/hello", {})
+            if hello["config"]["editMode"] == "auto":
+                break
+            await asyncio.sleep(0.05)
+        assert hello["config"]["editMode"] == "auto"
         assert hello["capabilities"]["positionEncoding"] == encoding
         uri = editor.open(workspace / "u.py", text)
         sid = (await editor.request("kiln/session/new", {}))["sessionId"]

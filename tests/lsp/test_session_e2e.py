@@ -241,26 +241,35 @@ async def test_permission_answered_and_unanswered(workspace: Path, scripted_env:
         )
 
 
-async def test_requests_are_answered_while_a_turn_streams(
+async def test_requests_are_answered_while_turns_stream_in_two_sessions(
     workspace: Path, scripted_env: object
 ) -> None:
-    steps = [{"sleep": 2.0}, "slow answer"]
+    steps = [{"sleep": 2.0}, "slow answer"]  # each session's model gets its own copy
     async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
         sid = (await editor.request("kiln/session/new", {}))["sessionId"]
         other = (await editor.request("kiln/session/new", {}))["sessionId"]
-        turn = asyncio.ensure_future(
-            editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "slow"})
-        )
+        idle = (await editor.request("kiln/session/new", {}))["sessionId"]
+        turns = [
+            asyncio.ensure_future(
+                editor.request("kiln/session/prompt", {"sessionId": s, "prompt": "slow"})
+            )
+            for s in (sid, other)
+        ]
         await asyncio.sleep(0.3)
         status = await editor.request("kiln/index/status", {})
         hello = await editor.request("kiln/hello", {})
-        shown = await editor.request("kiln/context/show", {"sessionId": other})
-        assert not turn.done()  # all three answered while the turn was still running
-        assert status["state"] in ("indexing", "ready") and hello["protocolVersion"] == 1
-        assert shown["busy"] is False and shown["sessionId"] == other
+        shown = await editor.request("kiln/context/show", {"sessionId": idle})
         busy = await editor.request("kiln/context/show", {"sessionId": sid})
-        assert busy["busy"] is True
-        assert (await turn)["stopReason"] == "end_turn"
+        listed = {
+            s["sessionId"]: s["busy"]
+            for s in (await editor.request("kiln/session/list", {}))["sessions"]
+        }
+        assert not any(t.done() for t in turns)  # all answered while both turns were running
+        assert status["state"] in ("indexing", "ready") and hello["protocolVersion"] == 1
+        assert shown["busy"] is False and busy["busy"] is True
+        assert listed == {sid: True, other: True, idle: False}
+        results = await asyncio.gather(*turns)
+        assert [r["stopReason"] for r in results] == ["end_turn", "end_turn"]
 
 
 async def test_client_disconnect_mid_turn_saves_the_session(
