@@ -182,55 +182,58 @@ class Index:
             work.append(cand)
         by_rel = {c.rel: c for c in work}
         results = self._prepared(work, {r: known[r][2] for r in by_rel if r in known})
-        batch_started = time.monotonic()
-        tx = self._transaction()
-        conn = tx.__enter__()
         try:
-            for rel, status, blocks, size, h in results:
-                cand = by_rel[rel]
-                done += 1
-                if status == "indexed":
-                    assert blocks is not None
-                    store.write_file(conn, rel, language_for(rel), cand.mtime_ns, size, h, blocks)
-                    stats.files_indexed += 1
-                    stats.blocks += len(blocks)
-                    stats.bytes += size
-                elif status == "same":
-                    conn.execute(
-                        "UPDATE files SET mtime_ns=?, size=? WHERE path=?",
-                        (cand.mtime_ns, size, rel),
-                    )
-                elif status == "skip":  # recorded without blocks so mtime skips it next time
-                    store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, _EMPTY)
-                else:  # gone or unreadable
-                    if store.remove_file(conn, rel):
-                        stats.files_removed += 1
-                    seen.discard(rel)
-                    if status.startswith("error"):
-                        stats.skipped.append(f"{rel}: {status[7:]}")
-                if progress is not None:
-                    progress(done, len(candidates), rel)
-                if time.monotonic() - batch_started > BATCH_SECONDS:
-                    tx.__exit__(None, None, None)
-                    tx = self._transaction()
-                    conn = tx.__enter__()
-                    batch_started = time.monotonic()
-            for rel in known.keys() - seen:
-                if store.remove_file(conn, rel):
-                    stats.files_removed += 1
-            conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('last_indexed', ?)", (str(time.time()),)
-            )
-        except BaseException as exc:
-            tx.__exit__(type(exc), exc, exc.__traceback__)
-            raise
+            pending = iter(results)
+            finished = False
+            while not finished:  # one transaction per batch: an interrupt keeps finished batches
+                with self._transaction() as conn:
+                    deadline = time.monotonic() + BATCH_SECONDS
+                    for item in pending:
+                        self._apply(conn, item, by_rel[item[0]], stats, seen)
+                        done += 1
+                        if progress is not None:
+                            progress(done, len(candidates), item[0])
+                        if time.monotonic() > deadline:
+                            break
+                    else:
+                        for rel in known.keys() - seen:
+                            if store.remove_file(conn, rel):
+                                stats.files_removed += 1
+                        conn.execute(
+                            "INSERT OR REPLACE INTO meta VALUES ('last_indexed', ?)",
+                            (str(time.time()),),
+                        )
+                        finished = True
         finally:
             results.close()
-        tx.__exit__(None, None, None)
         if stats.files_indexed or stats.files_removed:
             self._df_cache.clear()
         stats.seconds = time.perf_counter() - started
         return stats
+
+    @staticmethod
+    def _apply(
+        conn: sqlite3.Connection, item: tuple, cand: Candidate, stats: IndexStats, seen: set[str]
+    ) -> None:
+        """Record one prepared file: its new rows, a new mtime, a skip, or its removal."""
+        rel, status, prepared, size, h = item
+        if status == "indexed":
+            store.write_file(conn, rel, language_for(rel), cand.mtime_ns, size, h, prepared)
+            stats.files_indexed += 1
+            stats.blocks += len(prepared)
+            stats.bytes += size
+        elif status == "same":
+            conn.execute(
+                "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (cand.mtime_ns, size, rel)
+            )
+        elif status == "skip":  # recorded without blocks so mtime skips it next time
+            store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, _EMPTY)
+        else:  # gone since the listing, or unreadable
+            if store.remove_file(conn, rel):
+                stats.files_removed += 1
+            seen.discard(rel)
+            if status.startswith("error"):
+                stats.skipped.append(f"{rel}: {status[7:]}")
 
     def _prepared(
         self, work: list[Candidate], hashes: dict[str, str]
