@@ -71,6 +71,7 @@ class AcpFrontend:
         self.can_write = False
         self._disk = DiskHost()
         self.roots: dict[str, Path] = {}  # session id -> workspace root, for the prefetch check
+        self.rejected_always: set[tuple[str, str]] = set()  # (session id, tool name)
         # resolved path -> (client text, (session id, call id) of the running calls naming it)
         self._buffers: dict[Path, tuple[str, set[tuple[str, str]]]] = {}
 
@@ -109,7 +110,14 @@ class AcpFrontend:
     async def ask_permission(
         self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, str]]
     ) -> Any:
-        """Ask the client; the core applies the timeout and turns any failure into a denial."""
+        """Ask the client; the core applies the timeout and turns any failure into a denial.
+
+        "Always reject" is honoured here for the rest of the session (the harness remembers
+        "always allow" itself), so the user is not asked again about a tool they refused.
+        """
+        tool = str((tool_call.get("_meta") or {}).get("tool") or tool_call.get("title", ""))
+        if (session_id, tool) in self.rejected_always:
+            return {"outcome": {"outcome": "selected", "optionId": "reject_always"}}
         try:
             call = ToolCallUpdate.model_validate(tool_call)
             choices = [PermissionOption.model_validate(o) for o in options]
@@ -123,7 +131,10 @@ class AcpFrontend:
         except (RequestError, ConnectionError) as exc:
             log.info("session/request_permission failed (%s): denied", exc)
             return None
-        return response.model_dump(by_alias=True, exclude_none=True)
+        answer = response.model_dump(by_alias=True, exclude_none=True)
+        if answer.get("outcome", {}).get("optionId") == "reject_always":
+            self.rejected_always.add((session_id, tool))
+        return answer
 
     # -- files --------------------------------------------------------------------------------
 

@@ -92,18 +92,23 @@ async def test_allowed_edit_goes_through_fs_write(spawn, workspace: Path) -> Non
 
 
 async def test_rejected_edit_leaves_the_file_alone(spawn, workspace: Path) -> None:
-    client = EditorClient(answer="reject_once")
-    script = [call("write_file", path="app.py", content="overwritten\n"), "Understood."]
+    client = EditorClient(answer="reject_always")
+    script = [
+        call("write_file", path="app.py", content="overwritten\n"),
+        call("write_file", path="app.py", content="overwritten again\n"),
+        "Understood.",
+    ]
     async with spawn(script, client) as agent:
         await agent.start()
         sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
         result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
     assert result.stop_reason == "end_turn"
-    assert len(client.permissions) == 1
+    assert len(client.permissions) == 1  # "always reject" holds for the second try
     assert client.writes == []
     assert (workspace / "app.py").read_text() == "def greet():\n    return 'hello'\n"
     failed = [u for u in tool_updates(client, "tool_call_update") if u.get("status") == "failed"]
-    assert "permission denied" in failed[0]["content"][0]["content"]["text"]
+    assert len(failed) == 2
+    assert all("permission denied" in u["content"][0]["content"]["text"] for u in failed)
 
 
 async def test_unanswered_permission_is_denied_after_the_timeout(spawn, workspace: Path) -> None:
