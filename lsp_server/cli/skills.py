@@ -192,6 +192,10 @@ def install_cmd(
             results = [installer.install(client, spec) for spec in specs]
     for r in results:
         click.echo(f"{r.action} {r.id}@{r.version} -> {r.path}")
+        for f in (
+            r.findings if yes else []
+        ):  # reviewed interactively already otherwise; keep CI logs honest
+            click.echo(f"  [{f['severity']}] {f['rule']} {f['path']}: {f['message']}", err=True)
         if r.warning:
             click.echo(f"kiln: warning: {r.warning}", err=True)
 
