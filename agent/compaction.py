@@ -95,6 +95,8 @@ class Compactor:
     def __init__(self, config: CompactionConfig | None = None) -> None:
         self.config = config or CompactionConfig()
         self.summary_tokens = 0
+        self._sized_epoch = -1
+        self._sizes: list[int] = []
 
     def tail_block(self, session: Session) -> None:
         """Called just before the status bar is rendered: bring its readings up to date."""
@@ -117,7 +119,11 @@ class Compactor:
         state["stalled_at"] = used if after >= self.config.trigger * window else 0
 
     def request_tokens(self, session: Session) -> int:
-        estimate = estimate_tokens(session.build_request().to_dict())
+        """Estimate of the next request; message sizes are cached (append-only per epoch)."""
+        if session.epoch != self._sized_epoch or len(session.messages) < len(self._sizes):
+            self._sized_epoch, self._sizes = session.epoch, []
+        self._sizes += [estimate_tokens(m) for m in session.messages[len(self._sizes) :]]
+        estimate = estimate_tokens(_request_like(session, [])) + sum(self._sizes)
         window = int(getattr(session.model, "context_window", 0) or 0)
         return max(estimate, int(session.status.context_used * window))
 
@@ -145,26 +151,35 @@ class Compactor:
         keep = max(1, self.config.keep_rounds)
         removed: list[Message] = []
 
+        removed_total = int(state.get("removed", 0))
+        acc = protected_facts(session, [], facts)  # grows batch by batch, not re-scanned
+        fixed = estimate_tokens(_request_like(session, []))
+        round_sizes = [sum(estimate_tokens(m) for m in r) for r in rounds]
+
         def rebuilt() -> list[Message]:
-            merged = protected_facts(session, removed, facts)
             log = [*state.get("log", []), _removal_note(session.epoch + 1, removed, "{archive}")]
-            block = _history_block(summaries, merged, removed_total + len(removed), log)
+            block = _history_block(summaries, acc, removed_total + len(removed), log)
             return [{"role": "user", "content": [*head, block]}, *[m for r in rounds for m in r]]
 
-        removed_total = int(state.get("removed", 0))
-        while estimate_tokens(_request_like(session, rebuilt())) > target and len(rounds) > keep:
+        def size() -> int:
+            return fixed + estimate_tokens(rebuilt()[0]) + sum(round_sizes)
+
+        while size() > target and len(rounds) > keep:
             tier = 2
             batch = rounds.pop(0)
+            round_sizes.pop(0)
             removed.extend(batch)
+            acc = protected_facts(session, batch, acc)
             text, used = await self._summarise(session, batch)
             sources.add(used)
-            summaries.append(f"round {removed_total + len(removed) // 2}: {text}")
-        if estimate_tokens(_request_like(session, rebuilt())) > target and (
-            summaries or len(rounds) > 1
-        ):
+            summaries.append(f"round {(removed_total + len(removed)) // 2}: {text}")
+        if size() > target and (summaries or len(rounds) > 1):
             tier = 3
             while len(rounds) > 1:
-                removed.extend(rounds.pop(0))
+                batch = rounds.pop(0)
+                round_sizes.pop(0)
+                removed.extend(batch)
+                acc = protected_facts(session, batch, acc)
             text, used = await self._summarise(session, removed, prior=summaries)
             sources.add(used)
             summaries = [f"full summary: {text}"]
@@ -182,7 +197,7 @@ class Compactor:
         state.update(
             count=int(state.get("count", 0)) + 1,
             summaries=summaries,
-            facts=protected_facts(session, removed, facts),
+            facts=acc,
             removed=removed_total + len(removed),
             log=[*state.get("log", []), note],
         )
