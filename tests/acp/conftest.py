@@ -44,6 +44,7 @@ class EditorClient:
     reads: list[str] = field(default_factory=list)
     writes: list[tuple[str, str]] = field(default_factory=list)
     permissions: list[dict[str, Any]] = field(default_factory=list)
+    asked: asyncio.Event = field(default_factory=asyncio.Event)  # set at each permission request
     # path -> text the buffer holds after its first read (the user typing meanwhile)
     typed_after_read: dict[str, str] = field(default_factory=dict)
     waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[None]]] = field(
@@ -67,6 +68,7 @@ class EditorClient:
                 "options": [o.model_dump(mode="json", by_alias=True) for o in options],
             }
         )
+        self.asked.set()
         if self.answer == "never":
             await asyncio.Event().wait()
         if self.answer == "cancelled":

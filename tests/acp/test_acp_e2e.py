@@ -328,3 +328,19 @@ async def test_allow_always_is_asked_once_per_session(spawn, workspace: Path) ->
         str(workspace / "one.txt"),
         str(workspace / "two.txt"),
     ]
+
+
+async def test_cancel_while_the_permission_dialog_is_open(spawn, workspace: Path) -> None:
+    client = EditorClient(answer="never")
+    script = [call("write_file", path="new.txt", content="x\n"), "never reached"]
+    async with spawn(script, client, KILN_ACP_PERMISSION_TIMEOUT="600") as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        turn = asyncio.ensure_future(
+            agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "write"}])
+        )
+        await asyncio.wait_for(client.asked.wait(), 20)
+        await agent.conn.cancel(session_id=sid)
+        result = await asyncio.wait_for(turn, 20)
+    assert result.stop_reason == "cancelled"
+    assert client.writes == [] and not (workspace / "new.txt").exists()
