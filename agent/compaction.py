@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.compaction_facts import (
+    HISTORY_TAG,
     extractive_summary,
+    history_block,
     protected_facts,
-    render_facts,
+    removal_note,
     render_message,
 )
 from agent.errors import ConfigError
@@ -31,7 +33,6 @@ from agent.types import Message, ModelReply, Request, canonical_json, user_messa
 if TYPE_CHECKING:
     from agent.session import Session
 
-HISTORY_TAG = "<compacted_history"
 SUMMARY_MARKER = "<compaction_request>"
 SUMMARY_SYSTEM = (
     "You summarise part of a coding agent's transcript for the agent itself. Keep every "
@@ -157,8 +158,8 @@ class Compactor:
         round_sizes = [sum(estimate_tokens(m) for m in r) for r in rounds]
 
         def rebuilt() -> list[Message]:
-            log = [*state.get("log", []), _removal_note(session.epoch + 1, removed, "{archive}")]
-            block = _history_block(summaries, acc, removed_total + len(removed), log)
+            log = [*state.get("log", []), removal_note(session.epoch + 1, removed, "{archive}")]
+            block = history_block(summaries, acc, removed_total + len(removed), log)
             return [{"role": "user", "content": [*head, block]}, *[m for r in rounds for m in r]]
 
         def size() -> int:
@@ -191,7 +192,7 @@ class Compactor:
         archive = self._write_archive(session, archive_parts)
         if tier > 1:
             new_messages = rebuilt_with_archive(new_messages, archive)
-        note = _removal_note(session.epoch + 1, removed, str(archive))
+        note = removal_note(session.epoch + 1, removed, str(archive))
         if stubbed:
             note += f" ({stubbed} older tool results replaced by stubs)"
         state.update(
@@ -373,34 +374,6 @@ def _protected_start(messages: list[Message], keep_rounds: int) -> int:
 def _request_like(session: Session, messages: list[Message]) -> dict[str, Any]:
     request = session.build_request()
     return {**request.to_dict(), "messages": messages}
-
-
-def _removal_note(epoch: int, removed: list[Message], archive: str) -> str:
-    """One line per compaction: what went, and the file that still has every byte of it."""
-    calls: dict[str, int] = {}
-    for m in removed:
-        for b in m.get("content", []):
-            if b.get("type") == "tool_use":
-                calls[b["name"]] = calls.get(b["name"], 0) + 1
-    shown = ", ".join(f"{name} ×{n}" for name, n in sorted(calls.items())) or "no tool calls"
-    return f"- compaction {epoch}: {len(removed)} messages ({shown}); full text: {archive}"
-
-
-def _history_block(
-    summaries: list[str], facts: dict[str, list[str]], removed: int, log: list[str]
-) -> dict[str, Any]:
-    lines = [
-        f'{HISTORY_TAG} removed_messages="{removed}">',
-        "Older rounds were compacted to save context. Their full text is in the files below "
-        "(read_file or grep them) and in earlier epochs of this session's store.",
-        "## Removed",
-        *log,
-    ]
-    if summaries:
-        lines += ["## Summary", *summaries]
-    lines += render_facts(facts)
-    lines.append("</compacted_history>")
-    return {"type": "text", "text": "\n".join(lines)}
 
 
 # -- the compactions record -----------------------------------------------------------------------

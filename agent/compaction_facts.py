@@ -17,6 +17,7 @@ from agent.types import Message, canonical_json
 if TYPE_CHECKING:
     from agent.session import Session
 
+HISTORY_TAG = "<compacted_history"
 CONTEXT_TAGS = ("<memory", "<skills", "<environment", "<discovered_tools")
 SKIP_TAGS = ("<agent_status", "<compacted_history")
 SKILL_RE = re.compile(r"<skill\b[^>]*>.*?</skill>", re.S)
@@ -202,3 +203,31 @@ def render_message(message: Message, index: int) -> str:
                 f"[tool_result {b.get('tool_use_id')}] {content if isinstance(content, str) else canonical_json(content)}"
             )
     return "\n".join(out)
+
+
+def removal_note(epoch: int, removed: list[Message], archive: str) -> str:
+    """One line per compaction: what went, and the file that still has every byte of it."""
+    calls: dict[str, int] = {}
+    for m in removed:
+        for b in m.get("content", []):
+            if b.get("type") == "tool_use":
+                calls[b["name"]] = calls.get(b["name"], 0) + 1
+    shown = ", ".join(f"{name} ×{n}" for name, n in sorted(calls.items())) or "no tool calls"
+    return f"- compaction {epoch}: {len(removed)} messages ({shown}); full text: {archive}"
+
+
+def history_block(
+    summaries: list[str], facts: dict[str, list[str]], removed: int, log: list[str]
+) -> dict[str, Any]:
+    lines = [
+        f'{HISTORY_TAG} removed_messages="{removed}">',
+        "Older rounds were compacted to save context. Their full text is in the files below "
+        "(read_file or grep them) and in earlier epochs of this session's store.",
+        "## Removed",
+        *log,
+    ]
+    if summaries:
+        lines += ["## Summary", *summaries]
+    lines += render_facts(facts)
+    lines.append("</compacted_history>")
+    return {"type": "text", "text": "\n".join(lines)}
