@@ -55,12 +55,13 @@ export async function startKiln(
   steps: unknown[],
   handlers: Omit<ProtocolHandlers, "onUpdate"> = {},
   options: Record<string, unknown> = {},
+  extraEnv: Record<string, string> = {},
 ): Promise<Running> {
   const script = join(home, `script-${Date.now()}-${Math.random().toString(16).slice(2)}.json`);
   writeFileSync(script, JSON.stringify(steps), "utf8");
   const child: ChildProcess = spawn(python(), ["-m", "lsp_server", "lsp"], {
     cwd: root,
-    env: serverEnv(home, script),
+    env: { ...serverEnv(home, script), ...extraEnv },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";
@@ -141,4 +142,46 @@ export async function waitFor<T>(check: () => T | undefined | false, what: strin
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** Run `python -m lsp_server ARGS` to completion; its stdout, or an error with its stderr. */
+export function kilnCli(args: string[], env: Record<string, string>, cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(python(), ["-m", "lsp_server", ...args], { cwd, env: { ...process.env, ...env } });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
+    child.stderr.on("data", (c: Buffer) => (err += c.toString("utf8")));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`kiln ${args[0]} failed: ${err}`))));
+  });
+}
+
+/** `kiln registry serve` on a loopback port; resolves with its URL once it listens. */
+export async function startRegistry(
+  data: string,
+  home: string,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const child = spawn(python(), ["-m", "lsp_server", "registry", "serve", "--port", "0", "--data", data], {
+    env: { ...process.env, KILN_HOME: home },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let err = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on("data", (c: Buffer) => {
+      err += c.toString("utf8");
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]);
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => reject(new Error(`registry exited ${code}: ${err}`)));
+  });
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  return {
+    url,
+    close: async () => {
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
 }
