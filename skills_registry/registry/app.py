@@ -221,9 +221,7 @@ def download(request: Request) -> Response:
     etag = f'"{sha}"'
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers={"ETag": etag})
-    path = reg.blobs.path(sha)
-    if path is None:
-        raise NotFound(f"archive {sha} is missing from the blob store")
+    path = reg.blobs.path(sha)  # None for stores without local files (object storage)
     headers = {
         "ETag": etag,
         "Cache-Control": "public, max-age=31536000, immutable",
@@ -231,16 +229,14 @@ def download(request: Request) -> Response:
         "X-Kiln-Signature": doc["signatures"][0]["signature"],
         "Content-Disposition": f'attachment; filename="{doc["name"]}-{doc["version"]}.tar.gz"',
     }
-    if "range" in request.headers or doc.get("archiveSize", 0) > INLINE_DOWNLOAD_BYTES:
+    large = doc.get("archiveSize", 0) > INLINE_DOWNLOAD_BYTES
+    if path is not None and ("range" in request.headers or large):
         return FileResponse(
             path, media_type="application/gzip", headers=headers
         )  # ranges, streaming
     # Small archives (nearly all skills) in one read from the page cache: no thread hops.
-    return Response(
-        path.read_bytes(),
-        media_type="application/gzip",
-        headers={**headers, "Accept-Ranges": "bytes"},
-    )
+    data = path.read_bytes() if path is not None else reg.blobs.get(sha)
+    return Response(data, media_type="application/gzip", headers=headers)
 
 
 def file_preview(request: Request) -> Response:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -40,8 +41,8 @@ class LiveRegistry:
         self.thread.join(timeout=10)
 
 
-def start_registry(data: Path) -> LiveRegistry:
-    app = create_app(data)
+def start_registry(data: Path, app: Any = None) -> LiveRegistry:
+    app = app if app is not None else create_app(data)
     sock = socket.socket(
         socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
     )  # Nagle off, see cli/registry.py

@@ -315,3 +315,49 @@ def test_search_cache_sees_writes_from_other_connections(tmp_path: Path) -> None
     assert [s["id"] for s in reader.search("pdf")[0]] == ["acme/pdf-tool"]
     reader.add_version({**doc, "id": "acme/pdf-two"})
     assert len(reader.search("pdf")[0]) == 2
+
+
+class MemoryBlobs:
+    """A blob store with no local files, like object storage: the app must not need paths."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+
+    def put(self, data: bytes) -> str:
+        sha = sha256_hex(data)
+        self.data[sha] = data
+        return sha
+
+    def get(self, sha256: str) -> bytes:
+        return self.data[sha256]
+
+    def path(self, sha256: str) -> None:
+        return None
+
+
+def test_storage_seam_accepts_a_blob_store_without_files(tmp_path: Path) -> None:
+    from skills_registry.registry.app import create_app_with
+    from skills_registry.registry.signing import load_or_create_signer
+    from skills_registry.registry.sqlite_store import SQLiteStore
+    from tests.registry.conftest import start_registry
+
+    blobs = MemoryBlobs()
+    app = create_app_with(SQLiteStore(tmp_path / "meta.db"), blobs, load_or_create_signer(tmp_path))
+    live = start_registry(tmp_path, app)
+    try:
+        archive = _archive(FIXTURES / "brand-guidelines")
+        assert (
+            _publish(
+                live, live.token("acme"), "acme/brand-guidelines", "1.0.0", archive
+            ).status_code
+            == 201
+        )
+        assert list(blobs.data) == [sha256_hex(archive)]
+        got = HTTP.get(f"{live.url}/v1/skills/acme/brand-guidelines/versions/1.0.0/archive")
+        assert got.status_code == 200 and got.content == archive
+        preview = HTTP.get(
+            f"{live.url}/v1/skills/acme/brand-guidelines/versions/1.0.0/files/SKILL.md"
+        )
+        assert preview.content == (FIXTURES / "brand-guidelines/SKILL.md").read_bytes()
+    finally:
+        live.stop()
