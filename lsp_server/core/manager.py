@@ -233,6 +233,11 @@ class SessionManager:
             raise TurnInProgress(
                 "a turn is already running in this session", hint="cancel it or wait"
             )
+        if session._index is None and self.index is not None and live.host.root == self.root:
+            # The front-end's index opened after this session was made: share it rather than
+            # letting the session build its own on the event loop.
+            session._index = self.index
+            session.state["indexed"] = True
         read = self.frontend.read_buffer
         blocks = prompt_to_blocks(
             prompt, root=session.root, read_text=lambda p: read(p) or read_disk(p)
