@@ -27,13 +27,14 @@ def _resolve(store: Any, session: str | None, root: Path | None) -> str:
     if session:
         return session
     where = (root or Path.cwd()).resolve()
-    latest = store.list(where, limit=1)
-    if not latest:
-        raise UsageError(
-            f"no sessions for {where}",
-            hint="pass a SESSION id (see `kiln sessions list`) or --root",
-        )
-    return str(latest[0]["id"])
+    # from a subfolder, the workspace is the nearest parent that has sessions
+    for folder in [where, *where.parents] if root is None else [where]:
+        latest = store.list(folder, limit=1)
+        if latest:
+            return str(latest[0]["id"])
+    raise UsageError(
+        f"no sessions for {where}", hint="pass a SESSION id (see `kiln sessions list`) or --root"
+    )
 
 
 def _window(store: Any, session_id: str) -> int:

@@ -71,6 +71,9 @@ async def test_show_cli_defaults_to_latest_session_of_cwd(workspace: Path) -> No
     assert data["settings"]["model"] == "scripted" and data["settings"]["mode"] == "yolo"
     assert 0 < data["budget"]["cache"]["prefix_share"] <= 1
 
+    nested = kiln("context", "show", "--json", cwd=workspace / "src")
+    assert json.loads(nested.stdout)["request"]["session_id"] == session.id
+
     text = kiln("context", "show", session.id, "--turn", "1", cwd=workspace)
     assert text.returncode == 0, text.stderr
     assert f"session {session.id}  turn 1  step 3" in text.stdout
