@@ -109,7 +109,16 @@ async def test_index_follows_buffers_and_skills_and_context_answer(
     (skill / "SKILL.md").write_text(
         "---\nname: greeter\ndescription: Says hello politely.\n---\nBe polite.\n", encoding="utf-8"
     )
-    async with running(workspace, scripted_env(["hi"])) as editor:  # type: ignore[operator]
+    steps = [
+        {
+            "match": "find",
+            "text": "",
+            "tool_calls": [{"name": "search_code", "input": {"query": "zebrafinch total"}}],
+        },
+        {"match": "app.py", "text": "found it"},
+        "hi",
+    ]
+    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
         for _ in range(100):
             status = await editor.request("kiln/index/status", {})
             if status["state"] == "ready":
@@ -136,6 +145,13 @@ async def test_index_follows_buffers_and_skills_and_context_answer(
             await asyncio.sleep(0.1)
         assert hover is not None and "zebrafinch_total" in hover.contents.value
         assert "zebrafinch" not in (workspace / "app.py").read_text()
+        # The agent's search_code sees the same (unsaved) index.
+        searcher = (await editor.request("kiln/session/new", {}))["sessionId"]
+        await editor.request("kiln/session/prompt", {"sessionId": searcher, "prompt": "find it"})
+        output = editor.updates_for(searcher, "tool_call_update")[0]["content"][0]["content"][
+            "text"
+        ]
+        assert "app.py" in output and "zebrafinch_total" in output
 
         # Files changed behind the editor's back arrive as didChangeWatchedFiles.
         assert types.WORKSPACE_DID_CHANGE_WATCHED_FILES in editor.registrations
