@@ -131,7 +131,7 @@ class _Chunker:
                     self._function(d, qualified, short, "method" if in_class else "function")
                 )
             else:
-                out.append(self._class(d, qualified, short))
+                out.extend(self._class(d, qualified, short))
                 out.extend(self._emit(d.children, [*scope, d.name], in_class=True))
         return out
 
@@ -180,35 +180,69 @@ class _Chunker:
         groups.append((start, max(last, end)))
         return groups if len(groups) > 1 else None
 
-    def _class(self, d: _Def, qualified: str, short: str) -> Block:
-        """A skeleton: the class text with every nested definition's body collapsed."""
+    def _class(self, d: _Def, qualified: str, short: str) -> list[Block]:
+        """A skeleton: the class text with every nested definition's body collapsed; a skeleton
+        longer than a block is cut into parts that repeat the class header."""
         end = d.node.end_point[0]
-        start_byte = self._line_start(d.start_row)
         pieces: list[bytes] = []
-        pos = start_byte
+        pos = self._line_start(d.start_row)
+        jumps: dict[int, int] = {}  # row where a body was cut -> row where that body ended
         indent = self.language in INDENT_LANGUAGES
         for child in d.children:
             body = child.body
             if body is None:
                 continue
-            if indent:
-                cut = (
-                    body.prev_sibling.end_byte if body.prev_sibling is not None else body.start_byte
+            if indent and body.prev_sibling is not None:
+                cut, cut_row, repl = (
+                    body.prev_sibling.end_byte,
+                    body.prev_sibling.end_point[0],
+                    INDENT_BODY,
                 )
-                repl = INDENT_BODY
             else:
-                cut, repl = body.start_byte, BRACE_BODY
+                cut, cut_row = body.start_byte, body.start_point[0]
+                repl = INDENT_BODY if indent else BRACE_BODY
             if cut < pos:
                 continue
             pieces.append(self.data[pos:cut])
             pieces.append(repl.encode())
             pos = body.end_byte
+            jumps[cut_row] = body.end_point[0]
         pieces.append(self.data[pos : d.node.end_byte])
-        block = self._block(
-            d.kind, qualified, self._signature(d), self._docstring(d), d.start_row, end, [short]
+        text = b"".join(pieces).decode("utf-8", errors="replace")
+        sig, doc = self._signature(d), self._docstring(d)
+        skeleton = text.split("\n")
+        if len(skeleton) <= MAX_BLOCK_LINES:
+            block = self._block(d.kind, qualified, sig, doc, d.start_row, end, [short])
+            block.text = text
+            return [block]
+        rows = []  # original row of each skeleton line
+        row = d.start_row
+        for _ in skeleton:
+            rows.append(row)
+            while jumps.get(row, row) != row:
+                row = jumps[row]
+            row += 1
+        name_row = self._name_row(d)
+        header = next(
+            (ln for ln, r in zip(skeleton, rows, strict=True) if r == name_row), skeleton[0]
         )
-        block.text = b"".join(pieces).decode("utf-8", errors="replace")
-        return block
+        parts = []
+        for i in range(0, len(skeleton), MAX_BLOCK_LINES):
+            last = min(i + MAX_BLOCK_LINES, len(skeleton)) - 1
+            first_row = d.start_row if i == 0 else rows[i]
+            last_row = end if last == len(skeleton) - 1 else rows[last]
+            block = self._block(
+                d.kind,
+                qualified,
+                sig,
+                doc if i == 0 else "",
+                first_row,
+                last_row,
+                [short] if i == 0 else [],
+            )
+            block.text = "\n".join(([header] if i else []) + skeleton[i : last + 1])
+            parts.append(block)
+        return parts
 
     def _signature(self, d: _Def) -> str:
         name_row_start = self._line_start(self._name_row(d))

@@ -137,3 +137,30 @@ def test_block_hash_changes_with_content() -> None:
     a = chunk_file("x.py", b"def f():\n    return 1\n")[0]
     b = chunk_file("x.py", b"def f():\n    return 2\n")[0]
     assert a.hash != b.hash and len(a.hash) == 16
+
+
+def test_long_class_skeleton_is_cut_into_parts_with_the_header_repeated() -> None:
+    methods = "".join(
+        f"    def method_{i}(self, value):\n        return value + {i}\n\n" for i in range(200)
+    )
+    source = f'class Huge(Base):\n    """Many methods."""\n\n{methods}'
+    skeletons = [b for b in chunk_file("huge.py", source.encode()) if b.kind == "class"]
+    assert len(skeletons) >= 2 and all(b.name == "Huge" for b in skeletons)
+    assert skeletons[0].text.startswith("class Huge(Base):")
+    for part in skeletons[1:]:
+        assert part.text.startswith("class Huge(Base):\n")
+        assert part.lines > 1
+    for prev, nxt in zip(skeletons, skeletons[1:], strict=False):
+        assert nxt.start_line > prev.end_line
+    assert skeletons[-1].end_line == source.rstrip("\n").count("\n") + 1
+    # every method signature is in exactly one part, on the line its definition starts
+    last = skeletons[-1]
+    assert "def method_199(self, value): ..." in last.text
+    assert sum(b.text.count("def method_") for b in skeletons) == 200
+    src_lines = source.split("\n")
+    for part in skeletons[1:]:  # line numbers map back to the original file
+        body = part.text.split("\n")[1:]
+        assert all(
+            src_lines[part.start_line - 1 + j].startswith(ln.removesuffix(" ..."))
+            for j, ln in enumerate(body[:1])
+        )
