@@ -122,7 +122,7 @@ class StatusBar:
                 Reading(
                     "steps",
                     f"{self.steps} of {self.max_steps}",
-                    "finish now: verify and report" if left <= 3 else "",
+                    "finish now: verify and report" if left <= 3 else f"{left} left in this turn",
                 )
             )
         if self.calls:
@@ -131,7 +131,9 @@ class StatusBar:
                 Reading(
                     "tool_calls",
                     ", ".join(f"{k}={v}" for k, v in sorted(self.calls.items())),
-                    "many calls: prefer search_code or task over more reads" if total >= 40 else "",
+                    "many calls: prefer search_code or task over more reads"
+                    if total >= 40
+                    else "run independent calls together in one step",
                 )
             )
         out += self._repeats()
@@ -171,7 +173,8 @@ class StatusBar:
             value += f" of {self.max_seconds / 60:.0f} min"
             if left < 0.2 * self.max_seconds:
                 return Reading("elapsed", value, "time is short: wrap up and report")
-        return Reading("elapsed", value)
+            return Reading("elapsed", value, f"{left / 60:.0f} min left")
+        return Reading("elapsed", value, "no time limit; stay on the user's task")
 
     def _repeats(self) -> list[Reading]:
         out = []
@@ -215,7 +218,7 @@ class StatusBar:
         elif used > CONTEXT_WARN:
             guidance = "read ranges (offset/limit) and delegate broad exploration to task"
         else:
-            guidance = ""
+            guidance = "room to spare"
         # 5 % steps: the block is re-sent when a reading changes, not on every token
         return Reading("context_used", f"{round(used * 20) * 5}% of the window", guidance)
 

@@ -35,7 +35,8 @@ def test_static_readings_have_guidance() -> None:
     got = lines(status)
     assert got["cwd"] == "cwd: /work/app -> paths in tool calls are relative to it"
     assert got["os"] == "os: Linux x86_64 -> use commands that exist on this system"
-    assert got["elapsed"] == "elapsed: 0 min"
+    assert got["elapsed"] == "elapsed: 0 min -> no time limit; stay on the user's task"
+    assert all(r.guidance for r in status.readings())  # every reading carries guidance
 
 
 def test_calls_per_tool_and_repeats() -> None:
@@ -44,7 +45,9 @@ def test_calls_per_tool_and_repeats() -> None:
         status.record_call("grep", {"pattern": "x"}, 0.1, None)
     status.record_call("read_file", {"path": "a.py"}, 0.1, None)
     got = lines(status)
-    assert got["tool_calls"] == "tool_calls: grep=3, read_file=1"
+    assert got["tool_calls"] == (
+        "tool_calls: grep=3, read_file=1 -> run independent calls together in one step"
+    )
     assert got["repeated_call"] == (
         'repeated_call: grep{"pattern":"x"} made 3 times -> change approach instead of repeating it'
     )
@@ -78,7 +81,8 @@ def test_slow_call_against_usual_duration() -> None:
 def test_elapsed_and_steps_near_their_limits() -> None:
     status, clock = bar(max_seconds=600.0, max_steps=50)
     status.steps = 10
-    assert lines(status)["steps"] == "steps: 10 of 50"
+    assert lines(status)["steps"] == "steps: 10 of 50 -> 40 left in this turn"
+    assert lines(status)["elapsed"] == "elapsed: 0 min of 10 min -> 10 min left"
     clock.now += 540
     status.steps = 48
     got = lines(status)
@@ -102,7 +106,7 @@ def test_todos_with_status() -> None:
 def test_context_use() -> None:
     status, _ = bar()
     status.context_used = 0.3
-    assert lines(status)["context_used"] == "context_used: 30% of the window"
+    assert lines(status)["context_used"] == "context_used: 30% of the window -> room to spare"
     status.context_used = 0.65
     assert "read ranges (offset/limit)" in lines(status)["context_used"]
     status.context_used = 0.85
@@ -122,7 +126,10 @@ def test_changed_block_append_and_delta_modes() -> None:
     assert "cwd:" in (delta.changed_block() or "")
     delta.record_call("grep", {"pattern": "x"}, 0.1, None)
     block = delta.changed_block() or ""
-    assert block == '<agent_status mode="delta">\ntool_calls: grep=1\n</agent_status>'
+    assert block == (
+        '<agent_status mode="delta">\n'
+        "tool_calls: grep=1 -> run independent calls together in one step\n</agent_status>"
+    )
 
 
 async def test_session_tail_carries_the_status(workspace: Path) -> None:
