@@ -4,7 +4,8 @@ Tools wrap file contents, command output, search hits, web pages and third-party
 ``<external_content>``; the permission rules then ask before risky actions taken "from external
 content". The session resets its flag at each user turn, but the text itself stays in the
 context until compaction removes it, so an instruction read in turn 1 can still steer turn 2.
-``TaintTracker`` keeps the flag true for as long as such text is in the request.
+``TaintTracker`` keeps the flag true for as long as such text is in the request, including a
+sub-agent's answer (its retelling of files it read arrives without the wrapper).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from agent.session import Session
 
 MARKER = "<external_content"
+SUBAGENT_PREFIX = "sub-agent "  # how Session.run_subagent introduces a sub-agent's answer
 
 
 def has_external(message: Message) -> bool:
@@ -33,6 +35,17 @@ def has_external(message: Message) -> bool:
     return False
 
 
+def _has_subagent_result(message: Message) -> bool:
+    """A ``task`` answer is a sub-agent's retelling of files it read: third-party text too,
+    though it arrives unwrapped (sub-agent results carry a ``sub-agent <id>`` header)."""
+    return any(
+        block.get("type") == "tool_result"
+        and isinstance(block.get("content"), str)
+        and block["content"].startswith(SUBAGENT_PREFIX)
+        for block in message.get("content", [])
+    )
+
+
 class TaintTracker:
     """Session extension: before each request, mark the session tainted while external text is
     in the context. Scans only messages appended since the last look (the trajectory is
@@ -47,7 +60,9 @@ class TaintTracker:
         if session.epoch != self._epoch or len(session.messages) < self._seen:
             self._epoch, self._seen, self._found = session.epoch, 0, False
         if not self._found:
-            self._found = any(has_external(m) for m in session.messages[self._seen :])
+            self._found = any(
+                has_external(m) or _has_subagent_result(m) for m in session.messages[self._seen :]
+            )
         self._seen = len(session.messages)
         if self._found:
             session.tainted = True
