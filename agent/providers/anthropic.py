@@ -219,7 +219,11 @@ class _Accumulator:
         return []
 
     def _take_usage(self, usage: Any) -> None:
-        """Fields present in an event replace earlier values (message_delta carries totals)."""
+        """message_start carries the prompt counts, message_delta the final output count.
+
+        Later events may repeat the prompt counts (cumulative) or, from some proxies, send
+        zeros; a count therefore only ever grows.
+        """
         if usage is None:
             return
         for ours, theirs in (
@@ -230,7 +234,7 @@ class _Accumulator:
         ):
             value = getattr(usage, theirs, None)
             if value is not None:
-                setattr(self.usage, ours, int(value))
+                setattr(self.usage, ours, max(getattr(self.usage, ours), int(value)))
 
     def reply(self) -> ModelReply:
         content = [

@@ -253,8 +253,10 @@ class _Accumulator:
                 self.text.append(delta.content)
                 items.append(TextDelta(delta.content))
             for tc in (delta.tool_calls if delta is not None else None) or []:
+                # Some compatible servers omit ``index`` when each call arrives whole.
+                index = tc.index if tc.index is not None else len(self.calls)
                 slot = self.calls.setdefault(
-                    tc.index, {"id": None, "name": "", "args": [], "announced": False}
+                    index, {"id": None, "name": "", "args": [], "announced": False}
                 )
                 if tc.id:
                     slot["id"] = tc.id
@@ -264,7 +266,7 @@ class _Accumulator:
                     if tc.function.arguments:
                         slot["args"].append(tc.function.arguments)
                 if slot["name"] and not slot["announced"]:
-                    slot["id"] = slot["id"] or f"call_{tc.index}"
+                    slot["id"] = slot["id"] or f"call_{index}"
                     slot["announced"] = True
                     items.append(ToolCallDelta(slot["id"], slot["name"]))
             if choice.finish_reason:
