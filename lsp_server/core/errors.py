@@ -4,6 +4,8 @@ plus the ``hint``/``exit_code`` shape of ``agent.errors`` so the CLI can print t
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent.errors import KilnError
 
 # JSON-RPC error codes, outside the ranges JSON-RPC (-32768..-32000) and LSP reserve.
@@ -19,6 +21,7 @@ class CoreError(KilnError):
     """A request the core refuses; ``code`` is the JSON-RPC error code to answer with."""
 
     code = NOT_ALLOWED
+    data: dict[str, Any] | None = None  # extra JSON for the error response (besides the hint)
 
     def __init__(self, message: str, *, hint: str | None = None, code: int | None = None) -> None:
         super().__init__(message, hint=hint)

@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from lsp_server.core import EDIT_MODES, NotAvailable
+from lsp_server.core import EDIT_MODES, CoreError, NotAvailable
 from lsp_server.lsp.rpc import method, require
 from lsp_server.version import __version__
 
@@ -141,8 +141,14 @@ def register(server: Any) -> None:
         scope = _scope(install, params, ls.root)
         yes = bool(params.get("yes", False))
 
+        reviews: list[dict[str, Any]] = []
+
+        def confirm(summary: dict[str, Any]) -> bool:
+            reviews.append(summary)
+            return yes
+
         def run() -> dict[str, Any]:
-            installer = install.Installer(scope, yes=yes, confirm=lambda summary: yes)
+            installer = install.Installer(scope, yes=yes, confirm=confirm)
             with client.RegistryClient(client.default_registry(params.get("registry"))) as rc:
                 done = installer.install(rc, spec)
             return {
@@ -152,7 +158,17 @@ def register(server: Any) -> None:
                 "action": done.action,
             }
 
-        return await asyncio.to_thread(run)
+        try:
+            return await asyncio.to_thread(run)
+        except Exception as exc:
+            if not reviews or yes:
+                raise
+            # The editor shows what would be installed and asks again with ``yes``.
+            error = CoreError(
+                str(exc), hint="show the review to the user, then call again with yes: true"
+            )
+            error.data = {"review": _jsonable(reviews[-1])}
+            raise error from None
 
     @method(server, "kiln/skills/remove")
     async def skills_remove(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -174,3 +190,9 @@ def _scope(install: Any, params: dict[str, Any], root: Path | None) -> Any:
 
         raise InvalidParams("scope must be 'project' or 'user'")
     return install.Scope.project(root or Path.cwd())
+
+
+def _jsonable(value: Any) -> Any:
+    import json
+
+    return json.loads(json.dumps(value, default=str))

@@ -42,7 +42,8 @@ def to_rpc_error(exc: BaseException) -> JsonRpcException:
         code = NOT_ALLOWED
     else:
         code = REQUEST_FAILED
-    return JsonRpcException(message=str(exc), code=code, data={"hint": hint} if hint else None)
+    data = {**({"hint": hint} if hint else {}), **(getattr(exc, "data", None) or {})}
+    return JsonRpcException(message=str(exc), code=code, data=data or None)
 
 
 def params_dict(params: Any) -> dict[str, Any]:

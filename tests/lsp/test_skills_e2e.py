@@ -1,0 +1,63 @@
+"""`kiln/skills/*` against a real registry on a loopback port: search, install, list, remove."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lsp_server.core import NOT_ALLOWED
+from skills_registry.archive import build_archive, read_dir
+from skills_registry.client import RegistryClient
+from tests.lsp.conftest import running
+from tests.registry.conftest import LiveRegistry, make_skill, start_registry
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Iterator[LiveRegistry]:
+    live = start_registry(tmp_path / "registry-data")
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+async def test_search_install_list_remove_through_the_language_server(
+    workspace: Path, scripted_env: object, registry: LiveRegistry, tmp_path: Path
+) -> None:
+    folder = make_skill(tmp_path / "src", "tidy-imports", "Sorts and groups Python imports.")
+    with RegistryClient(registry.url, registry.token("acme")) as client:
+        client.publish("acme/tidy-imports", "1.0.0", build_archive(read_dir(folder)))
+
+    async with running(workspace, scripted_env(["x"])) as editor:  # type: ignore[operator]
+        found = await editor.request(
+            "kiln/skills/search", {"query": "imports", "registry": registry.url}
+        )
+        assert "acme/tidy-imports" in str(found)
+
+        # Without "yes" the install is declined and the error carries the review to show.
+        try:
+            await editor.request(
+                "kiln/skills/install", {"spec": "acme/tidy-imports", "registry": registry.url}
+            )
+            raise AssertionError("installed without confirmation")
+        except Exception as exc:  # noqa: BLE001
+            assert getattr(exc, "code", None) == NOT_ALLOWED, exc
+            assert exc.data["review"]["id"] == "acme/tidy-imports" and exc.data["hint"]  # type: ignore[attr-defined]
+        assert not (workspace / ".kiln" / "skills" / "tidy-imports").exists()
+
+        done = await editor.request(
+            "kiln/skills/install",
+            {"spec": "acme/tidy-imports", "registry": registry.url, "yes": True},
+        )
+        assert done["id"] == "acme/tidy-imports" and done["version"] == "1.0.0"
+        assert (workspace / ".kiln" / "skills" / "tidy-imports" / "SKILL.md").is_file()
+        listed = await editor.request("kiln/skills/list", {})
+        assert [s["name"] for s in listed["skills"]] == ["tidy-imports"]
+
+        removed = await editor.request("kiln/skills/remove", {"id": "acme/tidy-imports"})
+        assert removed["id"] == "acme/tidy-imports"
+        assert (await editor.request("kiln/skills/list", {}))["skills"] == []
