@@ -158,6 +158,7 @@ class Permissions:
         self.mode = mode
         self.rules = rules or Rules()
         self.session_allow: set[str] = set()  # "allow_always" answers, per tool+subject
+        self.session_deny: set[str] = set()  # "reject_always" answers
         self.skill_allowed: set[str] = set()  # allowed-tools of the active skill
 
     def check(self, tool: str, args: dict[str, Any], *, from_external: bool = False) -> Check:
@@ -184,6 +185,8 @@ class Permissions:
         if sensitive:
             return Check("ask", "edits memory or settings")
         key = f"{tool}:{subject}"
+        if key in self.session_deny or tool in self.session_deny:
+            return Check("deny", "the user declined this for the session")
         if key in self.session_allow or tool in self.session_allow:
             return Check("allow")
         for rule in self.rules.ask:
@@ -201,5 +204,8 @@ class Permissions:
         return Check("ask")
 
     def remember_answer(self, tool: str, args: dict[str, Any], decision: str) -> None:
+        key = tool if tool in EDIT_TOOLS else f"{tool}:{_subject(tool, args)}"
         if decision == "allow_always":
-            self.session_allow.add(tool if tool in EDIT_TOOLS else f"{tool}:{_subject(tool, args)}")
+            self.session_allow.add(key)
+        elif decision == "reject_always":
+            self.session_deny.add(key)

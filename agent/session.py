@@ -520,8 +520,8 @@ class Session:
             )
             await self.emit("permission", id=call_id, tool=name, reason=check.reason)
             decision = await self.host.request_permission(request)
+            self.permissions.remember_answer(name, args, decision)
             if decision in ("allow_once", "allow_always"):
-                self.permissions.remember_answer(name, args, decision)
                 return
             check.reason = check.reason or "the user declined"
         self.refusals.append(
