@@ -7,7 +7,8 @@ A script is a list of steps, consumed in order:
   reply (``arguments`` may be given instead of ``input``, as a dict or a raw JSON string);
 - ``{"raise": "rate_limit" | "server" | "overloaded" | "unavailable" | "bad_request" |
   "partial", "message"?: ..., "text"?: ...}`` — fail the way a provider would;
-- ``{"sleep": seconds}`` — wait, then go on with the next step in the same call;
+- ``{"sleep": seconds}`` — wait, then go on with the next step in the same call (a reply or
+  error with ``"delay"`` waits before answering);
 - a callable (Python only) that receives the ``Request`` and returns one of the above.
 
 Any step may carry ``"match": "substring"`` (or ``"re:pattern"``): it is then taken only when
@@ -312,6 +313,8 @@ class ScriptedModel:
             if "sleep" in step and not ({"text", "tool_calls", "raise"} & step.keys()):
                 await asyncio.sleep(float(step["sleep"]))
                 continue
+            # A reply (or error) may itself wait first: "delay", or "sleep" given alongside it.
+            await asyncio.sleep(float(step.get("delay", step.get("sleep", 0))))
             if "raise" in step:
                 if step["raise"] == "partial":
                     return step

@@ -198,3 +198,14 @@ def test_bad_scripts_are_config_errors(
     with pytest.raises(ConfigError) as info:
         select_model()
     assert needle in f"{info.value} {info.value.hint}" and info.value.exit_code == 2
+
+
+async def test_a_delayed_reply_can_be_cancelled_mid_wait() -> None:
+    model = ScriptedModel([{"text": "late", "delay": 30}])
+    task = asyncio.ensure_future(reply_of(model, make_request()))
+    await asyncio.sleep(0.05)
+    assert not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(model.requests) == 1
