@@ -100,6 +100,7 @@ def main() -> None:
         )
         py_files = sorted({r[0] for r in rows})
         edit_times = []
+        misses = 0
         for i, rel in enumerate(rng.sample(py_files, min(args.edits, len(py_files)))):
             text = (root / rel).read_text("utf-8", errors="replace")
             marker = f"bench_marker_symbol_{i}"
@@ -107,9 +108,9 @@ def main() -> None:
             idx.update_file(rel, text + f"\n\ndef {marker}():\n    return {i}\n")
             hits = idx.search(marker, 1)
             edit_times.append((time.perf_counter() - t) * 1000)
-            assert hits and hits[0].name == marker, (marker, hits[:1])
+            misses += not (hits and hits[0].name == marker)
         print(
-            f"edit->searchable  p50 {pct(edit_times, 50):6.1f} ms  p95 {pct(edit_times, 95):6.1f} ms  ({len(edit_times)} files)"
+            f"edit->searchable  p50 {pct(edit_times, 50):6.1f} ms  p95 {pct(edit_times, 95):6.1f} ms  ({len(edit_times)} files, {misses} not ranked first)"
         )
 
         sample = rng.sample(rows, min(args.queries, len(rows)))

@@ -255,9 +255,11 @@ def name_match(name: str, terms: set[str]) -> float:
 
 
 def _prior(path: str, kind: str, name: str, words: set[str], terms: set[str]) -> float:
+    """Name evidence up, unlikely places down; a block the query names exactly is exempt from
+    the path penalties (asking for ``test_parse_header`` means the test)."""
     factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
     if words & short_names(name):
-        factor *= W.NAME_MATCH_BOOST
+        return factor * W.NAME_MATCH_BOOST
     if is_test_path(path):
         factor *= W.TEST_PENALTY
     elif is_example_path(path):

@@ -94,3 +94,17 @@ def test_hits_carry_text_and_metadata(repo: Path, open_index: Callable[..., Inde
     assert hit.language == "python" and hit.signature == "def haversine(a, b)"
     assert "Great-circle" in hit.text and hit.score > 0
     assert set(hit.to_dict()) == {"path", "start_line", "end_line", "kind", "name", "score"}
+
+
+def test_an_exactly_named_test_is_not_penalised(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(
+        repo,
+        "tests/test_headers.py",
+        "def test_parse_header_folding():\n    assert parse_header('a') == 'a'\n",
+    )
+    write(repo, "src/headers.py", "def parse_header_folding_rules(text):\n    return text\n")
+    idx = open_index(repo)
+    idx.update()
+    assert idx.search("test_parse_header_folding", 1)[0].path == "tests/test_headers.py"
