@@ -19,6 +19,7 @@ export const HOST_EXAMPLES: HostToWebview[] = [
   { type: "sessions", sessions: [{ sessionId: "s1", title: "t", updatedAt: "2026-01-01T00:00:00Z" }] },
   { type: "server", state: "failed", message: "python3 not found" },
   { type: "error", message: "boom", hint: "do this" },
+  { type: "pendingEdits", edits: [{ proposalId: "a1", toolCallId: "t1", path: "app.py" }] },
 ];
 
 export const WEBVIEW_EXAMPLES: WebviewToHost[] = [
@@ -30,5 +31,6 @@ export const WEBVIEW_EXAMPLES: WebviewToHost[] = [
   { type: "listSessions" },
   { type: "loadSession", sessionId: "s1" },
   { type: "openDiff", toolCallId: "t1" },
+  { type: "resolveEdit", proposalId: "a1", decision: "accept" },
   { type: "openLocation", path: "/w/a.py", line: 3 },
 ];

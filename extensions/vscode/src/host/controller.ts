@@ -127,6 +127,14 @@ export class ChatController implements vscode.Disposable {
           else this.post({ type: "error", message: "That proposal is no longer available." });
           return;
         }
+        case "resolveEdit": {
+          const done = await this.require().resolveEdit(message.proposalId, message.decision);
+          if (done.outcome !== "applied" && message.decision === "accept") {
+            this.post({ type: "error", message: `The edit was not applied (${done.outcome}).` });
+          }
+          await this.refreshPendingEdits();
+          return;
+        }
         case "openLocation": {
           const line = Math.max((message.line ?? 1) - 1, 0);
           const position = new vscode.Position(line, 0);
@@ -155,6 +163,23 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  /** Deferred proposals of the current session, for the panel's Apply/Discard list. */
+  async refreshPendingEdits(): Promise<void> {
+    if (!this.protocol || !this.sessionId) return;
+    try {
+      const { edits } = await this.protocol.listEdits(this.sessionId);
+      for (const e of edits) {
+        this.proposals.set(e.toolCallId, { path: e.path, oldText: e.oldText, newText: e.newText });
+      }
+      this.post({
+        type: "pendingEdits",
+        edits: edits.map((e) => ({ proposalId: e.proposalId, toolCallId: e.toolCallId, path: e.path })),
+      });
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
   async newSession(): Promise<string> {
     if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
     const created = await this.require().newSession();
@@ -173,6 +198,7 @@ export class ChatController implements vscode.Disposable {
     this.post({ type: "session", sessionId, title: "" });
     await protocol.loadSession(sessionId, true);
     await this.refreshSessions();
+    await this.refreshPendingEdits();
   }
 
   /** Send one prompt in the current session (creating one first if needed). */
@@ -193,6 +219,7 @@ export class ChatController implements vscode.Disposable {
       this.post({ type: "turn", state: "idle", stopReason });
     }
     void this.refreshSessions();
+    await this.refreshPendingEdits();
     return stopReason;
   }
 

@@ -45,6 +45,8 @@ export interface PermissionPrompt {
   reason: string;
   toolCallId: string;
   hasDiff: boolean;
+  /** Asked while the agent was acting on external content (web, command output): say so. */
+  fromExternal: boolean;
   options: { optionId: string; name: string; kind: string }[];
 }
 
@@ -58,6 +60,7 @@ export interface ChatState {
   permissions: PermissionPrompt[];
   sessions: { sessionId: string; title: string; updatedAt?: string }[];
   server: { state: string; message?: string };
+  pendingEdits: { proposalId: string; toolCallId: string; path: string }[];
 }
 
 export function initialState(): ChatState {
@@ -71,6 +74,7 @@ export function initialState(): ChatState {
     permissions: [],
     sessions: [],
     server: { state: "starting" },
+    pendingEdits: [],
   };
 }
 
@@ -182,6 +186,27 @@ export function applyUpdate(state: ChatState, update: Obj): ChatState {
       const text = str(update.message) + (hint ? ` — ${hint}` : "");
       return { ...state, entries: [...state.entries, { kind: "notice", level: "error", text }] };
     }
+    case "status":
+    case "compaction":
+      return {
+        ...state,
+        entries: [
+          ...state.entries,
+          {
+            kind: "notice",
+            level: "info",
+            text: kind === "status" ? str(update.text) : "The conversation was compacted to fit the context window.",
+          },
+        ],
+      };
+    case "memory_proposal":
+      return {
+        ...state,
+        entries: [
+          ...state.entries,
+          { kind: "notice", level: "info", text: `Kiln proposes to remember: ${str(update.text)}` },
+        ],
+      };
     case "refusal":
       return {
         ...state,
@@ -202,6 +227,7 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
       return {
         ...initialState(),
         sessions: state.sessions,
+        pendingEdits: [],
         server: state.server,
         sessionId: message.sessionId,
         title: message.title,
@@ -225,6 +251,7 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
         reason: str(obj(tc._meta).reason),
         toolCallId: message.toolCall.toolCallId,
         hasDiff: diffsOf(tc.content).length > 0,
+        fromExternal: obj(tc._meta).fromExternal === true,
         options: message.options,
       };
       return { ...state, permissions: [...state.permissions, prompt] };
@@ -246,6 +273,8 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
       };
     case "sessions":
       return { ...state, sessions: message.sessions };
+    case "pendingEdits":
+      return { ...state, pendingEdits: message.edits };
     case "server":
       return { ...state, server: { state: message.state, message: message.message } };
     case "error": {

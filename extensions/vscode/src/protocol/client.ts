@@ -15,6 +15,7 @@ import {
   type LoadSessionResult,
   METHODS,
   type NewSessionResult,
+  type PendingEdit,
   type PermissionRequest,
   type PermissionResponse,
   type PromptBlock,
@@ -166,6 +167,10 @@ export class KilnProtocol implements Disposable {
       proposalId,
       decision,
     });
+  }
+
+  listEdits(sessionId?: string) {
+    return this.call<{ edits: PendingEdit[] }>(METHODS.editList, sessionId ? { sessionId } : {});
   }
 
   indexStatus() {

@@ -48,6 +48,11 @@ export const hostToWebview = z.discriminatedUnion("type", [
     message: z.string().optional(),
   }),
   z.object({ type: z.literal("error"), message: z.string(), hint: z.string().optional() }),
+  /** Deferred proposals waiting for the user (editMode "deferred"). */
+  z.object({
+    type: z.literal("pendingEdits"),
+    edits: z.array(z.object({ proposalId: z.string(), toolCallId: z.string(), path: z.string() })),
+  }),
 ]);
 
 export const webviewToHost = z.discriminatedUnion("type", [
@@ -59,6 +64,11 @@ export const webviewToHost = z.discriminatedUnion("type", [
   z.object({ type: z.literal("listSessions") }),
   z.object({ type: z.literal("loadSession"), sessionId: z.string() }),
   z.object({ type: z.literal("openDiff"), toolCallId: z.string() }),
+  z.object({
+    type: z.literal("resolveEdit"),
+    proposalId: z.string(),
+    decision: z.enum(["accept", "reject"]),
+  }),
   z.object({
     type: z.literal("openLocation"),
     path: z.string(),

@@ -197,3 +197,12 @@ export interface InstallResult {
   path: string;
   action: string;
 }
+
+export interface PendingEdit {
+  proposalId: string;
+  sessionId: string;
+  toolCallId: string;
+  path: string;
+  oldText: string | null;
+  newText: string;
+}

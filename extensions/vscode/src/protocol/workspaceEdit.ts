@@ -7,6 +7,7 @@
  */
 
 import { promises as fs } from "node:fs";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ApplyWorkspaceEditResult, Position, TextEdit, WorkspaceEdit } from "./types";
 
@@ -50,7 +51,9 @@ export const diskStore: TextStore = {
     }
   },
   async write(uri, text) {
-    await fs.writeFile(fileURLToPath(uri), text, "utf8");
+    const path = fileURLToPath(uri);
+    await fs.mkdir(dirname(path), { recursive: true }); // a create may name new folders
+    await fs.writeFile(path, text, "utf8");
   },
 };
 
@@ -82,6 +85,10 @@ export async function applyWorkspaceEdit(
     if (text === undefined) return { applied: false, failureReason: `${uri} does not exist` };
     pending.set(uri, applyTextEdits(text, edits));
   }
-  for (const [uri, text] of pending) await store.write(uri, text);
+  try {
+    for (const [uri, text] of pending) await store.write(uri, text);
+  } catch (err) {
+    return { applied: false, failureReason: `could not write: ${(err as Error).message}` };
+  }
   return { applied: true };
 }

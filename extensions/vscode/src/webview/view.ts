@@ -35,6 +35,7 @@ export class ChatView {
   private readonly plan: HTMLElement;
   private readonly transcript: HTMLElement;
   private readonly permissions: HTMLElement;
+  private readonly pending: HTMLElement;
   private readonly usage: HTMLElement;
   private readonly banner: HTMLElement;
   private readonly input: HTMLTextAreaElement;
@@ -55,13 +56,23 @@ export class ChatView {
     this.plan = el("ul", { class: "plan" });
     this.transcript = el("div", { class: "transcript", role: "log", "aria-live": "polite" });
     this.permissions = el("div", { class: "permissions" });
+    this.pending = el("div", { class: "pending-edits" });
     this.usage = el("div", { class: "usage" });
     const composer = el("form", { class: "composer" });
     this.input = el("textarea", { class: "input", rows: "3", placeholder: "Ask Kiln…" });
     this.send = el("button", { class: "send", type: "submit" }, "Send");
     this.stop = el("button", { class: "stop", type: "button" }, "Stop");
     composer.append(this.input, this.send, this.stop);
-    root.append(header, this.banner, this.plan, this.transcript, this.permissions, this.usage, composer);
+    root.append(
+      header,
+      this.banner,
+      this.plan,
+      this.transcript,
+      this.permissions,
+      this.pending,
+      this.usage,
+      composer,
+    );
 
     composer.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -134,6 +145,15 @@ export class ChatView {
       ...s.permissions.map((p) => {
         const box = el("div", { class: "permission", "data-request": p.requestId });
         box.append(el("div", { class: "permission-title" }, `Allow ${p.title}?`));
+        if (p.fromExternal) {
+          box.append(
+            el(
+              "div",
+              { class: "permission-external" },
+              "⚠ Asked while Kiln was acting on external content (web page, command output, third-party skill). Check it carefully.",
+            ),
+          );
+        }
         if (p.reason) box.append(el("div", { class: "permission-reason" }, p.reason));
         if (p.hasDiff) {
           const diff = el("button", { class: "show-diff" }, "Show diff");
@@ -150,6 +170,25 @@ export class ChatView {
           box.append(b);
         }
         return box;
+      }),
+    );
+
+    this.pending.replaceChildren(
+      ...s.pendingEdits.map((e) => {
+        const row = el("div", { class: "pending-edit", "data-proposal": e.proposalId });
+        row.append(el("span", { class: "path" }, `Pending edit: ${e.path}`));
+        const diff = el("button", { class: "show-diff" }, "Diff");
+        diff.addEventListener("click", () => this.post({ type: "openDiff", toolCallId: e.toolCallId }));
+        const apply = el("button", { class: "apply" }, "Apply");
+        apply.addEventListener("click", () =>
+          this.post({ type: "resolveEdit", proposalId: e.proposalId, decision: "accept" }),
+        );
+        const discard = el("button", { class: "discard reject_once" }, "Discard");
+        discard.addEventListener("click", () =>
+          this.post({ type: "resolveEdit", proposalId: e.proposalId, decision: "reject" }),
+        );
+        row.append(diff, apply, discard);
+        return row;
       }),
     );
 

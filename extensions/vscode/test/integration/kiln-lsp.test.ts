@@ -50,6 +50,12 @@ describe("kiln lsp through the extension's protocol module", () => {
       },
       { match: "cancel", text: "after the cancel" },
       { match: "again", text: "still here" },
+      {
+        match: "later",
+        text: "Proposing.",
+        tool_calls: [{ name: "write_file", input: { path: "notes/todo.md", content: "- ship it\n" } }],
+      },
+      { match: "write_file=1", text: "Proposed; it waits for you." },
     ];
     kiln = await startKiln(ws.root, ws.home, steps, {
       onPermission: (request, token) => {
@@ -119,6 +125,23 @@ describe("kiln lsp through the extension's protocol module", () => {
     // Non-ASCII on the edited line: positions must be UTF-16, as the protocol module applies them.
     assert.equal(readFileSync(join(ws.root, "app.py"), "utf8"), APP.replace('"hello "', '"bonjour "'));
     assert.deepEqual(result.filesModified, ["app.py"]);
+  });
+
+  test("a deferred edit waits in kiln/edit/list until accepted, then creates the file", async () => {
+    const before = kiln.applied.length;
+    const { sessionId, editMode } = await kiln.protocol.newSession({ mode: "auto-edit", editMode: "deferred" });
+    assert.equal(editMode, "deferred");
+    const result = await kiln.protocol.prompt(sessionId, "write it later");
+    assert.equal(result.stopReason, "end_turn");
+    assert.equal(kiln.applied.length, before, "nothing applied during the turn");
+    const { edits } = await kiln.protocol.listEdits(sessionId);
+    assert.equal(edits.length, 1);
+    assert.equal(edits[0].path, "notes/todo.md");
+    assert.equal(edits[0].newText, "- ship it\n");
+    const done = await kiln.protocol.resolveEdit(edits[0].proposalId, "accept");
+    assert.equal(done.outcome, "applied");
+    assert.equal(readFileSync(join(ws.root, "notes", "todo.md"), "utf8"), "- ship it\n");
+    assert.deepEqual((await kiln.protocol.listEdits(sessionId)).edits, []);
   });
 
   test("a denied command does not run", async () => {

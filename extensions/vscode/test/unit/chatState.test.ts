@@ -98,6 +98,7 @@ describe("chat state", () => {
         reason: "edits need approval",
         toolCallId: "t9",
         hasDiff: true,
+        fromExternal: false,
         options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }],
       },
     ]);
@@ -118,6 +119,19 @@ describe("chat state", () => {
     expect(s.entries).toEqual([]);
     expect(s.sessions).toHaveLength(1);
     expect(s.server.state).toBe("running");
+  });
+
+  test("status, compaction and memory proposals are shown as notices", () => {
+    const s = run([
+      { type: "update", sessionId: "s", update: { sessionUpdate: "status", text: "step limit reached (50)" } },
+      { type: "update", sessionId: "s", update: { sessionUpdate: "compaction", tier: 3 } },
+      { type: "update", sessionId: "s", update: { sessionUpdate: "memory_proposal", text: "tests run with pytest -q", fromExternal: false, turn: 2 } },
+    ]);
+    expect(s.entries.map((e) => (e as { text: string }).text)).toEqual([
+      "step limit reached (50)",
+      "The conversation was compacted to fit the context window.",
+      "Kiln proposes to remember: tests run with pytest -q",
+    ]);
   });
 
   test("errors and refusals become notices; unknown kinds are ignored", () => {

@@ -28,7 +28,8 @@ beforeEach(() => {
   posted = [];
   peer = new Peer()
     .on("kiln/session/list", () => ({ sessions: [{ sessionId: "s1", title: "hi", updatedAt: "x", cwd: "/w", mode: "ask", live: true, busy: false }] }))
-    .on("kiln/session/new", () => ({ sessionId: "s1", cwd: "/w", mode: "ask", editMode: "ask" }));
+    .on("kiln/session/new", () => ({ sessionId: "s1", cwd: "/w", mode: "ask", editMode: "ask" }))
+    .on("kiln/edit/list", () => ({ edits: [] }));
   diffs = new ProposalDiffs();
   chat = new ChatController(post, diffs);
 });
@@ -52,7 +53,7 @@ describe("chat controller", () => {
     await chat.handle({ type: "prompt", text: "hello" });
     expect(peer.calls("kiln/session/prompt")).toEqual([{ sessionId: "s1", prompt: [{ type: "text", text: "hello" }] }]);
     const kinds = posted.map((m) => m.type).filter((t) => t !== "sessions" && t !== "server");
-    expect(kinds).toEqual(["session", "userMessage", "turn", "update", "turn"]);
+    expect(kinds).toEqual(["session", "userMessage", "turn", "update", "turn", "pendingEdits"]);
     expect(ofType("turn").at(-1)).toEqual({ type: "turn", state: "idle", stopReason: "end_turn" });
     expect(chat.running).toBe(false);
   });
@@ -167,6 +168,35 @@ describe("chat controller", () => {
     chat.attach(again);
     await tick();
     expect(again.calls("kiln/session/load")).toEqual([{ sessionId: "s1", replay: false }]);
+  });
+
+  test("deferred edits are listed after the turn, can be diffed, applied or discarded", async () => {
+    chat.attach(peer);
+    const pending = [{ proposalId: "pr1", sessionId: "s1", toolCallId: "t5", path: "app.py", oldText: "a\n", newText: "b\n" }];
+    peer.on("kiln/edit/list", () => ({ edits: [...pending] }));
+    peer.on("kiln/session/prompt", () => ({ stopReason: "end_turn", usage: {}, filesModified: [] }));
+    peer.on("kiln/edit/resolve", (p) => {
+      pending.length = 0;
+      return { proposalId: p.proposalId, outcome: p.decision === "accept" ? "applied" : "rejected" };
+    });
+    await chat.handle({ type: "prompt", text: "change it later" });
+    expect(ofType("pendingEdits").at(-1)).toEqual({ type: "pendingEdits", edits: [{ proposalId: "pr1", toolCallId: "t5", path: "app.py" }] });
+    await chat.handle({ type: "openDiff", toolCallId: "t5" });
+    const [left, right] = executed.find((e) => e.command === "vscode.diff")!.args as [vscode.Uri, vscode.Uri];
+    expect([diffs.provideTextDocumentContent(left), diffs.provideTextDocumentContent(right)]).toEqual(["a\n", "b\n"]);
+    await chat.handle({ type: "resolveEdit", proposalId: "pr1", decision: "accept" });
+    expect(peer.calls("kiln/edit/resolve")).toEqual([{ proposalId: "pr1", decision: "accept" }]);
+    expect(ofType("pendingEdits").at(-1)).toEqual({ type: "pendingEdits", edits: [] });
+  });
+
+  test("a stale deferred edit is reported with the server's words", async () => {
+    chat.attach(peer);
+    await chat.handle({ type: "newSession" });
+    peer.on("kiln/edit/resolve", () => {
+      throw { code: -31003, message: "app.py changed since the edit was proposed", data: { hint: "ask Kiln to redo it" } };
+    });
+    await chat.handle({ type: "resolveEdit", proposalId: "pr2", decision: "accept" });
+    expect(ofType("error").at(-1)).toEqual({ type: "error", message: "app.py changed since the edit was proposed", hint: "ask Kiln to redo it" });
   });
 
   test("openLocation opens the file at the line", async () => {
