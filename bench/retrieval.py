@@ -24,8 +24,8 @@ from typing import Protocol
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.baseline import WholeFileBM25, python_files  # noqa: E402
 from bench.datasets import DatasetError, Hit, Query, Target  # noqa: E402
+from bench.retrieval_baseline import WholeFileBM25, python_files  # noqa: E402
 
 KS = (1, 5, 10)
 DEPTH = 50  # hits asked of each method; block hits collapse to fewer files

@@ -76,7 +76,7 @@ def test_whole_file_bm25_ranks_the_file_that_shares_the_words(
     assert [h.path for h in bm25.search("send HTTP request")][0] == "net/http_client.py"
     assert [h.path for h in bm25.search("check the password")] == ["auth/login.py"]
     assert bm25.search("nothing matches zebra") == []
-    from bench.baseline import tokenize
+    from bench.retrieval_baseline import tokenize
 
     assert tokenize("parseHTTPResponse_v2 of the x_y") == ["parse", "http", "response"]
 
