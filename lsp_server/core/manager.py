@@ -66,7 +66,7 @@ class CoreHost:
         except TimeoutError:
             log.info("permission request %s timed out; denying", request.call_id)
             return "reject_once"
-        except CoreError as exc:
+        except Exception as exc:  # noqa: BLE001 - an error answer or a gone client means "no"
             log.info("permission request %s failed (%s); denying", request.call_id, exc)
             return "reject_once"
         return decision_from_answer(answer)

@@ -52,7 +52,6 @@ class IndexSync:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kiln-index")
         self._pending: dict[Path, asyncio.TimerHandle] = {}
         self._watcher: Any = None
-        self._ready = asyncio.Event()
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -91,8 +90,6 @@ class IndexSync:
             self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
             log.warning("indexing failed: %s", self.error)
             return {}
-        finally:
-            self._ready.set()
         self.state = "ready"
         self.last_stats = _stats_dict(stats)
         return self.last_stats

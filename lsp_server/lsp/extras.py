@@ -58,6 +58,7 @@ def register(server: Any) -> None:
                 "model": ls.config.model,
                 "permissionTimeout": ls.config.permission_timeout,
             },
+            **({"configError": ls.config_error} if ls.config_error else {}),
         }
 
     @method(server, "kiln/index/status")

@@ -19,7 +19,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from lsp_server.core import CoreConfig, SessionManager, uri_to_path
+from lsp_server.core import CoreConfig, CoreError, SessionManager, uri_to_path
 from lsp_server.lsp.documents import IndexSync, find_document
 from lsp_server.lsp.host import LspFrontend, _plain
 from lsp_server.lsp.rpc import QuietUserErrors, json_converter
@@ -41,6 +41,7 @@ class KilnServer(LanguageServer):
         self.index_sync: IndexSync | None = None
         self.root: Path | None = None
         self.options: dict[str, Any] = {}
+        self.config_error = ""
         self.background: set[asyncio.Task[Any]] = set()
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
@@ -52,8 +53,6 @@ class KilnServer(LanguageServer):
 
     def core(self) -> SessionManager:
         if self.manager is None:
-            from lsp_server.core import CoreError
-
             raise CoreError("the server is not initialized", hint="send initialize first")
         return self.manager
 
@@ -107,7 +106,11 @@ def create_server() -> KilnServer:
     def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
         options = _plain(params.initialization_options) or {}
         ls.options = options if isinstance(options, dict) else {}
-        ls.config = CoreConfig.from_options(ls.options)
+        try:
+            ls.config = CoreConfig.from_options(ls.options)
+        except CoreError as exc:  # start anyway; kiln/hello reports what was ignored
+            ls.config_error = f"{exc} ({exc.hint})" if exc.hint else str(exc)
+            log.warning("ignoring initializationOptions: %s", ls.config_error)
         ls.frontend.confirm_edits = bool(ls.options.get("confirmEdits", False))
         ls.root = _workspace_root(params)
         ls.index_sync = IndexSync(ls.root, enabled=ls.options.get("index", True) is not False)
