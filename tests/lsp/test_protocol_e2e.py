@@ -234,11 +234,15 @@ async def test_tcp_mode_serves_one_client(workspace: Path, scripted_env: object)
                 await asyncio.sleep(0.05)
         await editor.initialize_async(
             types.InitializeParams(
-                capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri()
+                capabilities=types.ClientCapabilities(),
+                root_uri=workspace.as_uri(),
+                initialization_options={"editMode": "sometimes"},
             )
         )
         hello = await editor.request("kiln/hello", {})
         assert hello["root"] == str(workspace)
+        # A bad option does not stop the server; it is reported and the default kept.
+        assert "sometimes" in hello["configError"] and hello["config"]["editMode"] == "ask"
     finally:
         proc.kill()
         await proc.wait()
