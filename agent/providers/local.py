@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from agent.errors import ProviderUnavailable
+from agent.errors import ProviderError, ProviderUnavailable
 from agent.types import (
     Block,
     Message,
@@ -268,7 +268,13 @@ class LocalModel:
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         tools = [*request.tools, *request.deferred_tools]
-        raw, usage = await asyncio.to_thread(self._generate, request, tools)
+        try:
+            raw, usage = await asyncio.to_thread(self._generate, request, tools)
+        except (ValueError, RuntimeError, OSError) as exc:
+            # llama.cpp reports context overflows and load failures as plain exceptions.
+            raise ProviderError(
+                f"local: {exc}", hint="shorten the conversation or use a larger model"
+            ) from exc
         self._calls += 1
         blocks, stop = parse_reply(raw, f"local_{self._calls}")
         for block in blocks:

@@ -314,7 +314,7 @@ class ScriptedModel:
                 await asyncio.sleep(float(step["sleep"]))
                 continue
             # A reply (or error) may itself wait first: "delay", or "sleep" given alongside it.
-            await asyncio.sleep(float(step.get("delay", step.get("sleep", 0))))
+            await asyncio.sleep(float(step.get("delay") or step.get("sleep") or 0))
             if "raise" in step:
                 if step["raise"] == "partial":
                     return step

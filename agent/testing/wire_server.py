@@ -284,7 +284,7 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
                     time.sleep(float(step["sleep"]))
                     continue
                 break
-            time.sleep(float(step.get("delay", step.get("sleep", 0))))
+            time.sleep(float(step.get("delay") or step.get("sleep") or 0))
             kind = step.get("raise")
             if kind == "unavailable":
                 self.close_connection = True
