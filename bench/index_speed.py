@@ -9,12 +9,14 @@ same run, so ratios are comparable across machines:
   * no-change rescan (seconds)
   * one changed file searchable: update_file(path, text) + a search that finds the new symbol (p50/p95 ms)
   * query latency over identifiers and phrases taken from the corpus (p50/p95 ms)
+  * CPU cost: MB per CPU-second over all processes (robust to other load on the machine)
   * peak memory (ru_maxrss of this process and of the parse workers)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import resource
 import shutil
@@ -35,21 +37,29 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def parse_baseline(root: Path) -> tuple[float, int]:
+def cpu_seconds() -> float:
+    """User + system time of this process and its finished children (the parse workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def parse_baseline(root: Path) -> tuple[float, int, float]:
     parsers: dict[str, object] = {}
     total = 0
-    elapsed = 0.0
+    elapsed = cpu = 0.0
     for cand in walk(root):
         lang = language_for(cand.rel)
         if lang == "text":
             continue
         data = cand.path.read_bytes()
         parser = parsers.get(lang) or parsers.setdefault(lang, new_parser(lang))
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         parser.parse(data)  # type: ignore[attr-defined]
         elapsed += time.perf_counter() - t
+        cpu += time.process_time() - c
         total += len(data)
-    return total / 1e6 / elapsed, total
+    return total / 1e6 / elapsed, total, total / 1e6 / cpu
 
 
 def main() -> None:
@@ -70,20 +80,27 @@ def main() -> None:
         shutil.copytree(
             args.corpus, root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), symlinks=True
         )
-        base_rate, code_bytes = parse_baseline(root)
+        base_rate, code_bytes, base_cpu_rate = parse_baseline(root)
         print(
             f"corpus            {args.corpus}  ({code_bytes / 1e6:.1f} MB of code with a grammar)"
         )
         print(f"baseline parse    {base_rate:6.2f} MB/s  (tree-sitter alone, 1 process)")
 
         idx = Index(root)
+        cpu_before = cpu_seconds()
         stats = idx.update()
+        cpu = cpu_seconds() - cpu_before
         rate = stats.bytes / 1e6 / stats.seconds
         status = idx.status()
         print(
             f"full index        {rate:6.2f} MB/s  ({stats.bytes / 1e6:.1f} MB, {stats.files_indexed} files, "
             f"{stats.blocks} blocks in {stats.seconds:.1f}s; {rate / base_rate:.2f}x baseline; "
             f"db {status['db_bytes'] / 1e6:.0f} MB)"
+        )
+        # CPU time is what a loaded machine cannot distort: MB per CPU-second, all processes.
+        print(
+            f"cpu cost          {stats.bytes / 1e6 / cpu:6.2f} MB per CPU-s  (baseline {base_cpu_rate:.2f}; "
+            f"with {os.cpu_count()} cores the wall-clock ceiling is {stats.bytes / 1e6 / cpu * min(2, os.cpu_count() or 1):.2f} MB/s)"
         )
         t = time.perf_counter()
         again = idx.update()
@@ -99,19 +116,22 @@ def main() -> None:
             .fetchall()
         )
         py_files = sorted({r[0] for r in rows})
-        edit_times = []
+        edit_times: list[float] = []
+        edit_cpu: list[float] = []
         misses = 0
         for i, rel in enumerate(rng.sample(py_files, min(args.edits, len(py_files)))):
             text = (root / rel).read_text("utf-8", errors="replace")
             marker = f"bench_marker_symbol_{i}"
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             idx.update_file(rel, text + f"\n\ndef {marker}():\n    return {i}\n")
             hits = idx.search(marker, 1)
             edit_times.append((time.perf_counter() - t) * 1000)
+            edit_cpu.append((time.process_time() - c) * 1000)
             misses += not (hits and hits[0].name == marker)
         print(
             f"edit->searchable  p50 {pct(edit_times, 50):6.1f} ms  p95 {pct(edit_times, 95):6.1f} ms  ({len(edit_times)} files, {misses} not ranked first)"
         )
+        print(f"  cpu time        p50 {pct(edit_cpu, 50):6.1f} ms  p95 {pct(edit_cpu, 95):6.1f} ms")
 
         sample = rng.sample(rows, min(args.queries, len(rows)))
         queries = []
@@ -122,14 +142,19 @@ def main() -> None:
                 if j % 2
                 else " ".join(p for p in short.replace("_", " ").split() if p) + " function"
             )
-        query_times = []
+        query_times: list[float] = []
+        query_cpu: list[float] = []
         for q in queries:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             idx.search(q, 10)
             query_times.append((time.perf_counter() - t) * 1000)
+            query_cpu.append((time.process_time() - c) * 1000)
         print(
             f"query             p50 {pct(query_times, 50):6.1f} ms  p95 {pct(query_times, 95):6.1f} ms  "
             f"({len(queries)} queries, mean {statistics.mean(query_times):.1f} ms)"
+        )
+        print(
+            f"  cpu time        p50 {pct(query_cpu, 50):6.1f} ms  p95 {pct(query_cpu, 95):6.1f} ms"
         )
         idx.close()
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
