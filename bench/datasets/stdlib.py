@@ -122,6 +122,22 @@ def _check_lines(original: ast.Module, stripped: ast.Module) -> bool:
     return lines(original) == lines(stripped)
 
 
+_MARKER = ".kiln-bench-corpus"
+
+
+def _reset(out_dir: Path) -> None:
+    """Empty a corpus dir we made before; never delete a folder someone else filled."""
+    if out_dir.exists() and any(out_dir.iterdir()):
+        if not (out_dir / _MARKER).exists():
+            raise DatasetError(
+                f"refusing to overwrite {out_dir}: not a corpus this benchmark wrote",
+                hint="pass an empty or new folder to --data",
+            )
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / _MARKER).write_text("written by bench/retrieval.py; safe to delete\n")
+
+
 def build(
     out_dir: Path,
     *,
@@ -134,11 +150,13 @@ def build(
     root = source_root or stdlib_root()
     candidates = eligible_modules(root)
     if not candidates:
-        raise DatasetError(f"no Python modules found under {root}", hint="pass --stdlib PATH")
+        raise DatasetError(
+            f"no Python modules found under {root}",
+            hint="the stdlib set needs a CPython install with its .py sources",
+        )
     rng = random.Random(seed)
     chosen = sorted(rng.sample(candidates, min(modules, len(candidates))))
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
+    _reset(out_dir)
     pool: list[Query] = []
     for rel in chosen:
         source = (root / rel).read_text(encoding="utf-8")

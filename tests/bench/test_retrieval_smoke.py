@@ -157,3 +157,30 @@ def test_cli_reports_a_bad_repo_in_one_line(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: not a directory") and "Traceback" not in proc.stderr
+
+
+def test_stdlib_corpus_never_overwrites_a_folder_it_did_not_write(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    from bench.datasets import DatasetError, stdlib
+
+    src = tmp_path / "lib"
+    src.mkdir()
+    body = (
+        "def parse(text):\n    "
+        + '"""Split the given text into words for the parser."""'
+        + "\n    return text.split()\n"
+    )
+    (src / "mod.py").write_text(body * 80)  # big enough to be eligible
+    out = tmp_path / "corpus"
+    queries = stdlib.build(out, modules=5, queries=5, source_root=src)
+    assert (out / "mod.py").exists() and "Split the given" not in (out / "mod.py").read_text()
+    assert queries == []  # forty definitions share one summary: ambiguous, so none is asked
+    stdlib.build(out, modules=5, queries=5, source_root=src)  # rebuilding its own corpus is fine
+
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("mine")
+    with pytest.raises(DatasetError) as err:
+        stdlib.build(precious, source_root=src)
+    assert (precious / "keep.txt").read_text() == "mine" and err.value.hint
