@@ -264,7 +264,7 @@ class Index:
             try:
                 st = full.stat()
                 data = full.read_bytes() if st.st_size <= MAX_FILE_BYTES else b""
-            except FileNotFoundError:
+            except OSError:  # gone, a folder, unreadable: it has no place in the index
                 self.remove_file(rel)
                 return 0
             mtime_ns, size = st.st_mtime_ns, st.st_size
@@ -345,6 +345,10 @@ class Index:
             raise PathOutsideRoot(f"{path} is outside {self.root}") from None
         if rel in ("", ".") or rel.startswith("../"):
             raise PathOutsideRoot(f"{path} is outside {self.root}")
+        try:  # a symlink inside the root may still point outside it
+            resolved.resolve().relative_to(self.root)
+        except ValueError:
+            raise PathOutsideRoot(f"{path} resolves outside {self.root}") from None
         return rel, resolved
 
 

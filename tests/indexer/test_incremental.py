@@ -100,6 +100,11 @@ def test_update_file_refuses_paths_outside_the_root(
     with pytest.raises(PathOutsideRoot) as info:
         idx.update_file("../elsewhere.py", "x = 1\n")
     assert info.value.exit_code == 2 and info.value.hint
+    (repo / "escape.py").symlink_to("/etc/hostname")
+    with pytest.raises(PathOutsideRoot):
+        idx.update_file("escape.py")
+    (repo / "folder.py").mkdir()
+    assert idx.update_file("folder.py") == 0  # not a file: nothing indexed, no error
 
 
 def test_gitignore_is_honoured(repo: Path, open_index: Callable[..., Index]) -> None:
