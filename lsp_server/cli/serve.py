@@ -26,7 +26,13 @@ def _parse_tcp(value: str | None) -> tuple[str, int] | None:
 @click.option(
     "--tcp", "tcp", metavar="HOST:PORT", help="Listen on TCP instead of stdio (debugging)."
 )
-@click.option("--log-level", default="WARNING", show_default=True, help="stderr log level.")
+@click.option(
+    "--log-level",
+    default="WARNING",
+    show_default=True,
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    help="stderr log level.",
+)
 def lsp_cmd(tcp: str | None, log_level: str) -> None:
     """Run the Kiln language server (stdio by default)."""
     address = _parse_tcp(tcp)
