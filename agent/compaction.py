@@ -331,10 +331,7 @@ class Compactor:
         self, session: Session, messages: list[Message], record: CompactionRecord
     ) -> None:
         epoch = session.epoch + 1
-        for seq, message in enumerate(messages):
-            session.store.append_message(session.id, epoch, seq, message)
-        record_compaction(session.store, session.id, record)
-        session.store.update(session.id, epoch=epoch, state=session.state)
+        store_epoch(session.store, session.id, messages, record, session.state)
         session.epoch, session.messages = epoch, messages
         window = int(getattr(session.model, "context_window", 0) or 0)
         session.status.context_used = record.after_tokens / window if window else 0.0
@@ -379,11 +376,46 @@ def _request_like(session: Session, messages: list[Message]) -> dict[str, Any]:
 # -- the compactions record -----------------------------------------------------------------------
 
 
-def record_compaction(store: Any, session_id: str, record: CompactionRecord) -> None:
-    store._write(
-        "INSERT INTO compactions (session_id, epoch, created, tier, json) VALUES (?,?,?,?,?)",
-        (session_id, record.epoch, time.time(), record.tier, canonical_json(asdict(record))),
-    )
+def store_epoch(
+    store: Any, session_id: str, messages: list[Message], record: CompactionRecord, state: Any
+) -> None:
+    """The new epoch's messages, the compaction record and the session's epoch, in one
+    transaction: a crash leaves either the old epoch current or the new one complete."""
+    history = next((b["text"] for b in messages[0]["content"] if _is_history(b)), "")
+    with store._lock:
+        store.db.execute("BEGIN IMMEDIATE")
+        try:
+            store.db.execute(
+                "DELETE FROM messages WHERE session_id = ? AND epoch = ?",
+                (session_id, record.epoch),
+            )
+            store.db.executemany(
+                "INSERT INTO messages VALUES (?,?,?,?)",
+                [(session_id, record.epoch, i, canonical_json(m)) for i, m in enumerate(messages)],
+            )
+            if history:  # summaries are searchable like the transcript they replace
+                store.db.execute(
+                    "INSERT INTO session_text VALUES (?,?,?)", (session_id, "compaction", history)
+                )
+            store.db.execute(
+                "INSERT OR REPLACE INTO compactions (session_id, epoch, created, tier, json) "
+                "VALUES (?,?,?,?,?)",
+                (
+                    session_id,
+                    record.epoch,
+                    time.time(),
+                    record.tier,
+                    canonical_json(asdict(record)),
+                ),
+            )
+            store.db.execute(
+                "UPDATE sessions SET epoch = ?, state = ?, updated = ? WHERE id = ?",
+                (record.epoch, canonical_json(state), time.time(), session_id),
+            )
+            store.db.execute("COMMIT")
+        except BaseException:
+            store.db.execute("ROLLBACK")
+            raise
 
 
 def compactions(store: Any, session_id: str) -> list[dict[str, Any]]:

@@ -214,3 +214,24 @@ async def test_trigger_is_configurable_from_the_environment(
     with pytest.raises(ConfigError) as info:
         make_session(workspace, ["hi"])
     assert "KILN_COMPACT_AT='lots'" in str(info.value) and "0.8" in info.value.hint
+
+
+async def test_epoch_switch_is_atomic_and_searchable(workspace: Path) -> None:
+    script = [
+        {"match": SUMMARY_MARKER, "text": "Looked at the zanzibar helpers."},
+        call("read_file", path="src/alpha.py"),
+        call("read_file", path="src/beta.py"),
+        call("read_file", path="src/gamma.py"),
+        "done",
+    ]
+    session, _ = make_session(workspace, script)
+    await session.prompt("look")
+    # leftovers of an earlier attempt that crashed half-way through writing epoch 1
+    session.store.append_message(session.id, 1, 0, {"role": "user", "content": []})
+    session.model.context_window = 6000
+    record = await Compactor(CompactionConfig(keep_rounds=1)).compact(session)
+    assert record is not None and record.epoch == 1
+    assert SessionStore().messages(session.id) == session.messages
+    assert SessionStore().get(session.id)["epoch"] == 1
+    hits = SessionStore().search("zanzibar")
+    assert any(h["session_id"] == session.id and h["kind"] == "compaction" for h in hits)
