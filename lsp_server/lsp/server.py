@@ -294,7 +294,7 @@ async def _index_workspace(ls: KilnServer) -> None:
 async def _hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None:
     """Where the word under the cursor is defined, from the index (cheap, read-only)."""
     sync = ls.index_sync
-    if sync is None or sync.index is None:
+    if sync is None or sync.index is None or ls.options.get("hover", True) is False:
         return None
     doc = ls.workspace.get_text_document(params.text_document.uri)
     word = doc.word_at_position(params.position)
