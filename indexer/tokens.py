@@ -14,7 +14,7 @@ from functools import lru_cache
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_WORD = re.compile(r"[A-Za-z0-9_]+")
+_WORD = re.compile(r"\w+")
 
 STOP_WORDS = frozenset(
     [
@@ -95,7 +95,10 @@ def split_identifier(word: str) -> list[str]:
     """``parseHTTPResponse_v2`` -> ``["parse", "http", "response", "v", "2"]`` (lower-cased)."""
     parts: list[str] = []
     for piece in word.split("_"):
-        parts.extend(p.lower() for p in _PARTS.findall(piece))
+        if piece.isascii():
+            parts.extend(p.lower() for p in _PARTS.findall(piece))
+        elif piece:  # case rules of other scripts are not ours to guess: keep the word whole
+            parts.append(piece.lower())
     return parts
 
 

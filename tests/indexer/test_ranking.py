@@ -108,3 +108,10 @@ def test_an_exactly_named_test_is_not_penalised(
     idx = open_index(repo)
     idx.update()
     assert idx.search("test_parse_header_folding", 1)[0].path == "tests/test_headers.py"
+
+
+def test_non_ascii_identifiers_are_searchable(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(repo, "calc.py", "def größe_berechnen(maß):\n    return maß * 2\n")
+    idx = open_index(repo)
+    idx.update()
+    assert idx.search("größe", 1)[0].name == "größe_berechnen"
