@@ -184,6 +184,15 @@ def render_messages(request: Request, tools: list[ToolSpec]) -> list[dict[str, s
     return chat
 
 
+def _common_tokens(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _arg_names(tool: ToolSpec) -> str:
     props = (tool.input_schema or {}).get("properties") or {}
     required = set((tool.input_schema or {}).get("required") or [])
@@ -293,6 +302,7 @@ class LocalModel:
         max_tokens = min(self.max_tokens, request.max_tokens)
         chat = self._fit(llama, render_messages(request, tools), max_tokens)
         with lock:
+            before = list(getattr(llama, "_input_ids", []))
             out = llama.create_chat_completion(
                 messages=chat,
                 grammar=grammar,
@@ -300,10 +310,16 @@ class LocalModel:
                 temperature=0.0,
                 seed=self.seed,
             )
+            after = list(getattr(llama, "_input_ids", []))
         raw = out["choices"][0]["message"]["content"] or ""
         used = out.get("usage") or {}
+        prompt = int(used.get("prompt_tokens", 0))
+        # llama.cpp keeps the KV cache of the previous prompt and re-evaluates only what follows
+        # the shared token prefix: that prefix is this engine's cache read.
+        reused = min(_common_tokens(before, after[:prompt]), max(0, prompt - 1))
         return raw, Usage(
-            input_tokens=int(used.get("prompt_tokens", 0)),
+            input_tokens=prompt - reused,
+            cache_read_tokens=reused,
             output_tokens=int(used.get("completion_tokens", 0)),
         )
 

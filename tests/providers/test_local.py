@@ -45,6 +45,9 @@ async def test_one_real_tool_call_repeatably(local_model) -> None:
     again = (await collect(local_model.stream(request)))[-1]
     strip = lambda m: [{k: v for k, v in b.items() if k != "id"} for b in m["content"]]  # noqa: E731
     assert strip(again.message) == strip(reply.message)
+    # and llama.cpp's KV cache served the repeated prompt: reported as a cache read
+    assert again.usage.cache_read_tokens > 0
+    assert again.usage.total_input == reply.usage.total_input
 
 
 def test_grammar_schema_keeps_structure_and_drops_expanding_constraints() -> None:
