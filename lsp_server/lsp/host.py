@@ -118,7 +118,7 @@ class LspFrontend:
         try:
             # Shielded: cancelling the wait must not cancel pygls's own future, or the late
             # response would hit a cancelled future inside pygls.
-            return _plain(await asyncio.shield(future))
+            return plain_json(await asyncio.shield(future))
         except asyncio.CancelledError:
             try:
                 self.server.protocol.notify(CANCEL_REQUEST, types.CancelParams(id=msg_id))
@@ -167,7 +167,7 @@ class LspFrontend:
         params = get_converter().structure(
             {"label": f"Kiln: edit {proposal.path}", "edit": edit}, types.ApplyWorkspaceEditParams
         )
-        result = _plain(await self.server.workspace_apply_edit_async(params))
+        result = plain_json(await self.server.workspace_apply_edit_async(params))
         if isinstance(result, dict) and result.get("applied"):
             return "applied"
         doc = find_document(self.server.workspace, path)
@@ -177,16 +177,16 @@ class LspFrontend:
         return "rejected"
 
 
-def _plain(value: Any) -> Any:
+def plain_json(value: Any) -> Any:
     """Responses may come back as attrs objects or namedtuples; the core wants dicts."""
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple) and not hasattr(value, "_asdict"):
-        return [_plain(v) for v in value]
+        return [plain_json(v) for v in value]
     if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
+        return {k: plain_json(v) for k, v in value._asdict().items()}
     if hasattr(value, "__attrs_attrs__"):
         from lsprotocol import converters
 

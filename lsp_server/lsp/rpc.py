@@ -21,7 +21,7 @@ from lsp_server.core import (
     CoreError,
     InvalidParams,
 )
-from lsp_server.lsp.host import _plain
+from lsp_server.lsp.host import plain_json
 
 log = logging.getLogger("kiln.lsp.rpc")
 
@@ -47,7 +47,7 @@ def to_rpc_error(exc: BaseException) -> JsonRpcException:
 
 
 def params_dict(params: Any) -> dict[str, Any]:
-    value = _plain(params)
+    value = plain_json(params)
     if value is None:
         return {}
     if not isinstance(value, dict):

@@ -21,13 +21,11 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_server.core import CoreConfig, CoreError, SessionManager, uri_to_path
 from lsp_server.lsp.documents import IndexSync, find_document
-from lsp_server.lsp.host import LspFrontend, _plain
+from lsp_server.lsp.host import LspFrontend, plain_json
 from lsp_server.lsp.rpc import QuietUserErrors, json_converter
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.lsp")
-
-PROTOCOL_VERSION = 1
 
 
 class KilnServer(LanguageServer):
@@ -104,7 +102,7 @@ def create_server() -> KilnServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
-        options = _plain(params.initialization_options) or {}
+        options = plain_json(params.initialization_options) or {}
         ls.options = options if isinstance(options, dict) else {}
         try:
             ls.config = CoreConfig.from_options(ls.options)
@@ -165,7 +163,7 @@ def create_server() -> KilnServer:
     async def configuration_changed(
         ls: KilnServer, params: types.DidChangeConfigurationParams
     ) -> None:
-        settings = _plain(params.settings)
+        settings = plain_json(params.settings)
         if isinstance(settings, dict) and isinstance(settings.get("kiln"), dict):
             _apply_settings(ls, settings["kiln"])
         else:
@@ -216,7 +214,7 @@ async def _pull_configuration(ls: KilnServer) -> None:
     except Exception as exc:  # noqa: BLE001 - configuration is optional
         log.info("workspace/configuration failed: %s", exc)
         return
-    settings = _plain(result[0]) if result else None
+    settings = plain_json(result[0]) if result else None
     if isinstance(settings, dict):
         _apply_settings(ls, settings)
 

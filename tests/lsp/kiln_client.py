@@ -27,9 +27,9 @@ REJECT = {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
 
 
 def plain(value: Any) -> Any:
-    from lsp_server.lsp.host import _plain
+    from lsp_server.lsp.host import plain_json
 
-    return _plain(value)
+    return plain_json(value)
 
 
 class Editor(LanguageClient):
