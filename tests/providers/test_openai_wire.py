@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent.errors import ProviderUnavailable, ServerError
 from agent.providers.openai import OpenAIModel, build_params, to_openai_messages
@@ -172,3 +174,41 @@ def test_missing_key_and_base_url_names_both_variables() -> None:
     with pytest.raises(ProviderUnavailable) as info:
         OpenAIModel()
     assert "OPENAI_API_KEY" in info.value.hint and "OPENAI_BASE_URL" in info.value.hint
+
+
+@given(
+    rounds=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(["read_file", "grep", "run_command"]), min_size=0, max_size=3),
+            st.booleans(),  # the answering user message also carries text (status bar)
+            st.text(max_size=20),
+        ),
+        max_size=6,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_converted_transcripts_keep_tool_messages_right_after_their_calls(rounds: list) -> None:
+    messages = [user_message("goal")]
+    for n, (names, with_text, text) in enumerate(rounds):
+        calls = [
+            {"type": "tool_use", "id": f"c{n}_{i}", "name": name, "input": {"i": i}}
+            for i, name in enumerate(names)
+        ]
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": text}, *calls]})
+        answer = [
+            {"type": "tool_result", "tool_use_id": c["id"], "content": f"out {c['id']}"}
+            for c in calls
+        ]
+        if with_text or not answer:
+            answer.append({"type": "text", "text": "<agent_status>ok</agent_status>"})
+        messages.append({"role": "user", "content": answer})
+    out = to_openai_messages("sys", messages)
+    assert out == to_openai_messages("sys", messages)  # deterministic
+    pending: list[str] = []
+    for msg in out:
+        if msg["role"] == "tool":
+            assert msg["tool_call_id"] == pending.pop(0)  # in order, right after its call
+        else:
+            assert not pending, "a non-tool message interrupted the tool results"
+            pending = [c["id"] for c in msg.get("tool_calls", [])]
+    assert not pending
