@@ -14,7 +14,6 @@ Every compaction starts a new message epoch in the store and is recorded in ``co
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from agent.compaction_facts import (
     removal_note,
     render_message,
 )
+from agent.compaction_store import CompactionRecord, store_epoch
 from agent.errors import ConfigError
 from agent.types import Message, ModelReply, Request, canonical_json, user_message
 
@@ -74,20 +74,6 @@ class CompactionConfig:
                 )
             given["trigger"] = value
         return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
-
-
-@dataclass
-class CompactionRecord:
-    epoch: int
-    tier: int
-    reason: str
-    before_tokens: int
-    after_tokens: int
-    removed_messages: int
-    kept_messages: int
-    source: str  # "model", "extractive", "extractive+model" (mixed) or "none" (tier 1 only)
-    archive: str
-    summary_tokens: int = 0  # tokens the summarisation requests used (input + output)
 
 
 class Compactor:
@@ -371,59 +357,3 @@ def _protected_start(messages: list[Message], keep_rounds: int) -> int:
 def _request_like(session: Session, messages: list[Message]) -> dict[str, Any]:
     request = session.build_request()
     return {**request.to_dict(), "messages": messages}
-
-
-# -- the compactions record -----------------------------------------------------------------------
-
-
-def store_epoch(
-    store: Any, session_id: str, messages: list[Message], record: CompactionRecord, state: Any
-) -> None:
-    """The new epoch's messages, the compaction record and the session's epoch, in one
-    transaction: a crash leaves either the old epoch current or the new one complete."""
-    history = next((b["text"] for b in messages[0]["content"] if _is_history(b)), "")
-    with store._lock:
-        store.db.execute("BEGIN IMMEDIATE")
-        try:
-            store.db.execute(
-                "DELETE FROM messages WHERE session_id = ? AND epoch = ?",
-                (session_id, record.epoch),
-            )
-            store.db.executemany(
-                "INSERT INTO messages VALUES (?,?,?,?)",
-                [(session_id, record.epoch, i, canonical_json(m)) for i, m in enumerate(messages)],
-            )
-            if history:  # summaries are searchable like the transcript they replace
-                store.db.execute(
-                    "INSERT INTO session_text VALUES (?,?,?)", (session_id, "compaction", history)
-                )
-            store.db.execute(
-                "INSERT OR REPLACE INTO compactions (session_id, epoch, created, tier, json) "
-                "VALUES (?,?,?,?,?)",
-                (
-                    session_id,
-                    record.epoch,
-                    time.time(),
-                    record.tier,
-                    canonical_json(asdict(record)),
-                ),
-            )
-            store.db.execute(
-                "UPDATE sessions SET epoch = ?, state = ?, updated = ? WHERE id = ?",
-                (record.epoch, canonical_json(state), time.time(), session_id),
-            )
-            store.db.execute("COMMIT")
-        except BaseException:
-            store.db.execute("ROLLBACK")
-            raise
-
-
-def compactions(store: Any, session_id: str) -> list[dict[str, Any]]:
-    import json
-
-    with store._lock:
-        rows = store.db.execute(
-            "SELECT json, created FROM compactions WHERE session_id = ? ORDER BY epoch",
-            (session_id,),
-        ).fetchall()
-    return [{**json.loads(r[0]), "created": r[1]} for r in rows]

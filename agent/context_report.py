@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agent.compaction import compactions
+from agent.compaction_store import compactions
 from agent.errors import UsageError
 from agent.providers.scripted import common_prefix_len
 from agent.types import Message, canonical_json

@@ -77,7 +77,7 @@ def show_cmd(
     view = cr.request_at(store, sid, chosen)
     report = cr.budget(view, _window(store, sid))
     report.cache = cr.cache_share(store, sid)
-    from agent.compaction import compactions
+    from agent.compaction_store import compactions
 
     history = compactions(store, sid)
     info = store.get(sid)

@@ -11,9 +11,9 @@ from agent.compaction import (
     SUMMARY_SYSTEM,
     CompactionConfig,
     Compactor,
-    compactions,
 )
 from agent.compaction_facts import SKILL_RE
+from agent.compaction_store import compactions
 from agent.errors import ConfigError
 from agent.session import DiskHost, Session
 from agent.sessions import SessionStore
