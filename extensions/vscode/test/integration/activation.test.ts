@@ -1,0 +1,129 @@
+/**
+ * The built extension, activated in Node: real `vscode-languageclient`, real `kiln lsp`, the
+ * chat driven through the webview message path, and an approved edit applied through
+ * `workspace.applyEdit` by the language client. Only the editor is a stand-in.
+ */
+
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { URI } from "vscode-uri";
+import { parseHostMessage, parseWebviewMessage } from "../../src/protocol/messages";
+import { host, installVscodeModule, touched } from "./editorHost";
+import { makeWorkspace, python, waitFor } from "./harness";
+
+installVscodeModule();
+
+const APP = 'def greet(name):\n    return "hello " + name  # café ☕\n';
+
+describe("the extension activated against the real server", () => {
+  let ws: ReturnType<typeof makeWorkspace>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let extension: any;
+  const delivered: unknown[] = [];
+  let send: (m: unknown) => void = () => {};
+
+  before(async () => {
+    ws = makeWorkspace({ "app.py": APP });
+    const script = join(ws.home, "script.json");
+    writeFileSync(
+      script,
+      JSON.stringify([
+        { match: "stream", text: "Streamed **answer**." },
+        {
+          match: "rename",
+          text: "Renaming.",
+          tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: '"hello "', new_text: '"salut "' } }],
+        },
+        { match: "edit_file=1", text: "Done." },
+      ]),
+    );
+    host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
+    host.settings = {
+      kiln: {
+        server: {
+          python: python(),
+          env: { KILN_PROVIDER: "scripted", KILN_SCRIPT: script, KILN_HOME: ws.home },
+          maxRestarts: 2,
+        },
+        mode: "ask",
+        editMode: "ask",
+      },
+    };
+    // Loaded at run time (not bundled into this test): the real build output.
+    const built = join(__dirname, "..", "..", "dist", "extension.js");
+    extension = require(built);
+    const context = { subscriptions: [] as { dispose(): unknown }[], extensionUri: URI.file(join(__dirname, "..", "..")) };
+    await extension.activate(context);
+    const provider = host.providers.get("kiln.chat") as { resolveWebviewView(v: unknown): void };
+    const listeners: ((m: unknown) => void)[] = [];
+    provider.resolveWebviewView({
+      webview: {
+        options: {},
+        html: "",
+        cspSource: "vscode-webview:",
+        asWebviewUri: (u: URI) => u,
+        onDidReceiveMessage: (l: (m: unknown) => void) => listeners.push(l),
+        postMessage: async (m: unknown) => {
+          assert.ok(parseHostMessage(m).ok, JSON.stringify(m));
+          delivered.push(m);
+          return true;
+        },
+      },
+      onDidDispose: () => ({ dispose() {} }),
+    });
+    send = (m) => {
+      assert.ok(parseWebviewMessage(m).ok);
+      listeners.forEach((l) => l(m));
+    };
+    send({ type: "ready" });
+  });
+
+  after(async () => {
+    await extension?.deactivate();
+    ws?.cleanup();
+  });
+
+  const ofType = (t: string) => delivered.filter((m) => (m as { type: string }).type === t) as Record<string, unknown>[];
+
+  test("the server starts and the panel hears about it; the status bar shows the index", async () => {
+    await waitFor(() => ofType("server").some((m) => m.state === "running"), "server running");
+    assert.ok(!host.shown.some((m) => m.startsWith("error")), host.shown.join("\n"));
+    await waitFor(() => host.statusTexts.some((t) => /Kiln: (\d+ files|indexing)/.test(t)), "index status");
+  });
+
+  test("a prompt from the panel streams back and ends the turn", async () => {
+    send({ type: "prompt", text: "stream please" });
+    await waitFor(() => ofType("turn").some((m) => m.state === "idle"), "turn end", 30000);
+    const text = ofType("update")
+      .map((m) => m.update as { sessionUpdate: string; content?: { text?: string } })
+      .filter((u) => u.sessionUpdate === "agent_message_chunk")
+      .map((u) => u.content?.text)
+      .join("");
+    assert.equal(text, "Streamed **answer**.");
+    assert.equal(ofType("turn").at(-1)?.stopReason, "end_turn");
+  });
+
+  test("an edit is approved in the panel and applied by the language client", async () => {
+    const turns = ofType("turn").length;
+    send({ type: "prompt", text: "rename the greeting" });
+    const ask = await waitFor(() => ofType("permission")[0], "permission request", 30000);
+    send({ type: "permission", requestId: ask.requestId, optionId: "allow_once" });
+    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    assert.equal(ofType("turn").at(-1)?.stopReason, "end_turn");
+    assert.equal(host.applied.length, 1);
+    assert.equal(readFileSync(join(ws.root, "app.py"), "utf8"), APP.replace('"hello "', '"salut "'));
+  });
+
+  test("Stop and restart commands exist and the server restarts cleanly", async () => {
+    for (const id of ["kiln.askAboutSelection", "kiln.explainFile", "kiln.skills.search", "kiln.restartServer"]) {
+      assert.ok(host.commands.has(id), id);
+    }
+    const before = ofType("server").length;
+    await host.commands.get("kiln.restartServer")!();
+    await waitFor(() => ofType("server").slice(before).some((m) => m.state === "running"), "running again", 30000);
+    // Names the stand-in did not implement, for the record (not an assertion on VS Code).
+    if (process.env.KILN_SHOW_STANDIN_GAPS) console.log([...touched].sort().join("\n"));
+  });
+});
