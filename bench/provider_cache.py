@@ -126,7 +126,8 @@ async def main() -> None:
         t2 = time.perf_counter()
         print(
             f"local     first call (load + generate) {t1 - t0:.2f}s, warm call {t2 - t1:.2f}s, "
-            f"{reply.usage.output_tokens / max(t2 - t1, 1e-9):.1f} output tok/s; reply: {reply.message['content'][0]}"
+            f"{reply.usage.output_tokens / max(t2 - t1, 1e-9):.1f} output tok/s, warm cache read "
+            f"{reply.usage.cache_read_tokens}/{reply.usage.total_input} tokens; reply: {reply.message['content'][0]}"
         )
 
 
