@@ -240,7 +240,10 @@ class SessionManager:
             session.state["indexed"] = True
         read = self.frontend.read_buffer
         blocks = prompt_to_blocks(
-            prompt, root=session.root, read_text=lambda p: read(p) or read_disk(p)
+            prompt,
+            root=session.root,
+            read_text=lambda p: read(p) or read_disk(p),
+            read_uri=getattr(self.frontend, "read_uri", None),
         )
         live.turn = asyncio.ensure_future(session.prompt(blocks))
         try:

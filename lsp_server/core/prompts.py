@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -9,11 +10,15 @@ from agent.types import Block
 from lsp_server.core.errors import CoreError, InvalidParams
 
 
-def prompt_to_blocks(prompt: Any, *, root: Path, read_text: Any) -> list[Block]:
+def prompt_to_blocks(
+    prompt: Any, *, root: Path, read_text: Any, read_uri: Any = None
+) -> list[Block]:
     """ACP content blocks (text, resource_link, resource) plus ranges -> agent text blocks.
 
-    ``read_text(path) -> str | None`` reads unsaved buffers first. A reference with a ``range``
-    (LSP positions, 0-based lines) contributes only those lines, so a selection reaches the model.
+    ``read_text(path) -> str | None`` reads unsaved buffers first; ``read_uri(uri)`` (optional)
+    reads documents that have no file, such as an editor's ``untitled:`` buffers. A reference
+    with a ``range`` (LSP positions, 0-based lines) contributes only those lines, so a selection
+    reaches the model.
     """
     if isinstance(prompt, str):
         prompt = [{"type": "text", "text": prompt}]
@@ -29,7 +34,8 @@ def prompt_to_blocks(prompt: Any, *, root: Path, read_text: Any) -> list[Block]:
                 raise InvalidParams("a text block needs 'text'")
             blocks.append({"type": "text", "text": item["text"]})
         elif kind in ("resource_link", "resource"):
-            blocks.append({"type": "text", "text": _reference_text(item, root, read_text)})
+            text = _reference_text(item, root, read_text, read_uri)
+            blocks.append({"type": "text", "text": text})
         else:
             raise InvalidParams(
                 f"unsupported prompt block type {kind!r}",
@@ -38,7 +44,7 @@ def prompt_to_blocks(prompt: Any, *, root: Path, read_text: Any) -> list[Block]:
     return blocks
 
 
-def _reference_text(item: dict[str, Any], root: Path, read_text: Any) -> str:
+def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: Any) -> str:
     resource = item.get("resource") if item["type"] == "resource" else item
     if not isinstance(resource, dict) or not isinstance(resource.get("uri"), str):
         raise InvalidParams("a resource reference needs a 'uri'")
@@ -55,10 +61,12 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any) -> str:
             ) from None
         if text is None:
             text = read_text(path)
+    elif text is None and read_uri is not None:
+        text = read_uri(uri)
+    attrs = f'path="{escape(rel)}"' if path is not None else f'uri="{escape(uri)}"'
     if text is None:
-        return f'<reference uri="{uri}" path="{rel}"/>'
+        return f"<reference {attrs}/>"
     span = item.get("range") or item.get("selection") or resource.get("range")
-    attrs = f'path="{rel}"'
     if isinstance(span, dict):
         try:
             start, end = int(span["start"]["line"]), int(span["end"]["line"])

@@ -126,6 +126,11 @@ class LspFrontend:
                 pass
             raise
 
+    def read_uri(self, uri: str) -> str | None:
+        """A document without a file (``untitled:``…), as the editor synced it."""
+        doc = (getattr(self.server.workspace, "text_documents", {}) or {}).get(uri)
+        return None if doc is None else doc.source
+
     def read_buffer(self, path: Path) -> str | None:
         doc = find_document(self.server.workspace, path)
         return None if doc is None else doc.source

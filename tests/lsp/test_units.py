@@ -207,3 +207,19 @@ def test_history_replay_skips_harness_blocks() -> None:
     ]  # fmt: skip
     kinds = [u["sessionUpdate"] for u in history_updates(messages, root=ROOT)]
     assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update"]
+
+
+def test_references_to_untitled_buffers_and_odd_names(tmp_path: Path) -> None:
+    blocks = prompt_to_blocks(
+        [{"type": "resource_link", "uri": "untitled:Untitled-1"},
+         {"type": "resource_link", "uri": "untitled:gone"}],
+        root=tmp_path, read_text=lambda p: None,
+        read_uri=lambda uri: "scratch text" if uri == "untitled:Untitled-1" else None,
+    )  # fmt: skip
+    assert blocks[0]["text"] == '<reference uri="untitled:Untitled-1">\nscratch text\n</reference>'
+    assert blocks[1]["text"] == '<reference uri="untitled:gone"/>'
+    odd = tmp_path / 'a"b.py'
+    odd.write_text("x")
+    block = prompt_to_blocks([{"type": "resource_link", "uri": odd.as_uri()}], root=tmp_path,
+                             read_text=lambda p: p.read_text())[0]  # fmt: skip
+    assert block["text"].startswith('<reference path="a&quot;b.py">')
