@@ -258,12 +258,8 @@ def prefix_diff(store: Any, session_id: str, step: int) -> PrefixDiff:
     shared = common_prefix_len(prev_text, cur_text)
     where = ""
     if shared < len(prev_text):
-        offset = 0
-        for name, text in cur_segments:
-            if offset + len(text) > shared:
-                where = name
-                break
-            offset += len(text)
+        now, before = _segment_at(cur_segments, shared), _segment_at(previous.segments(), shared)
+        where = now if now == before else f"{now} (previously {before})"
     return PrefixDiff(
         step=step,
         previous_step=previous.step,
@@ -273,6 +269,16 @@ def prefix_diff(store: Any, session_id: str, step: int) -> PrefixDiff:
         diverges_at=where,
         cause=_cause(store, previous, current, where),
     )
+
+
+def _segment_at(segments: list[tuple[str, str]], offset: int) -> str:
+    """Name of the segment holding character ``offset`` (the end, if past it)."""
+    start = 0
+    for name, text in segments:
+        if start + len(text) > offset:
+            return name
+        start += len(text)
+    return "end of request"
 
 
 def _cause(store: Any, previous: RequestView, current: RequestView, where: str) -> str:

@@ -119,3 +119,17 @@ async def test_bad_input_is_one_line_and_non_zero(workspace: Path) -> None:
     session = await two_turns(workspace)
     bad_turn = kiln("context", "diff", session.id, "--turn", "9", cwd=workspace)
     assert bad_turn.returncode == 2 and "has no turn 9 (turns: 1, 2)" in bad_turn.stderr
+
+
+async def test_diff_names_a_changed_tool_list(workspace: Path) -> None:
+    session, _ = make_session(workspace, ["one", "two"])
+    await session.prompt("first")
+    names = list(session.tools)
+    after = names[names.index("task") + 1] if names[-1] != "task" else None
+    del session.tools["task"]  # what a config change between turns would do
+    await session.prompt("second")
+    diff = cr.prefix_diff(session.store, session.id, 2)
+    now = f"tool {after}" if after else "system prompt"
+    assert diff.diverges_at == f"{now} (previously tool task)"
+    assert diff.cause == "the tool list changed: removed ['task']"
+    assert 0 < diff.share < 1
