@@ -7,6 +7,9 @@ Both SDKs share a shape (``APIStatusError`` with ``status_code``/``response``/``
 
 from __future__ import annotations
 
+import errno
+import socket
+
 from agent.errors import ProviderError, ProviderUnavailable, RateLimited, ServerError
 from agent.providers.retry import parse_retry_after, provider_error
 
@@ -76,7 +79,7 @@ def classify_sdk_error(
             else "check your network connection"
         )
         return provider_error(
-            ProviderUnavailable, f"{provider}: cannot connect to {where} ({chain[-1]})", hint=fix
+            ProviderUnavailable, f"{provider}: cannot connect to {where} ({_why(chain)})", hint=fix
         )
     if any("Timeout" in type(e).__name__ for e in chain):
         return provider_error(
@@ -91,6 +94,21 @@ def classify_sdk_error(
         f"{provider}: {type(exc).__name__}: {exc}",
         hint="unexpected error from the provider SDK",
     )
+
+
+def _why(chain: list[BaseException]) -> str:
+    """The root cause in a few words: refused, unknown host, or the OS's own message."""
+    for exc in reversed(chain):
+        if isinstance(exc, socket.gaierror):
+            return "host name not found"
+        if (
+            isinstance(exc, ConnectionRefusedError)
+            or getattr(exc, "errno", None) == errno.ECONNREFUSED
+        ):
+            return "connection refused"
+        if isinstance(exc, OSError) and exc.strerror:
+            return exc.strerror.lower()
+    return str(chain[-1]) or type(chain[-1]).__name__
 
 
 def _api_message(exc: BaseException) -> str:

@@ -170,6 +170,7 @@ async def test_unreachable_endpoint_is_one_clear_error(unused_port: int) -> None
         await collect(model.stream(make_request()))
     message = str(info.value)
     assert "\n" not in message and "cannot connect" in message and str(unused_port) in message
+    assert "connection refused" in message
     assert "ANTHROPIC_BASE_URL" in info.value.hint and not info.value.retryable
 
 
