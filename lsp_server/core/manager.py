@@ -276,6 +276,21 @@ class SessionManager:
             live.session.files_modified.append(proposal.path)
         return outcome
 
+    async def close_session(self, session_id: str) -> bool:
+        """Forget a live session (its turn is cancelled first); it stays stored and loadable.
+
+        Pending deferred edits of the session are dropped. False if it was not live."""
+        live = self.live.get(session_id)
+        if live is None:
+            return False
+        if live.turn is not None and not live.turn.done():
+            live.session.cancel()
+            await asyncio.gather(live.turn, return_exceptions=True)
+        for pid in [p for p, (sid, _) in self.pending_edits.items() if sid == session_id]:
+            del self.pending_edits[pid]
+        del self.live[session_id]
+        return True
+
     async def shutdown(self) -> None:
         """Cancel every running turn and wait, so transcripts end consistent and state is saved."""
         turns = [live.turn for live in self.live.values() if live.turn and not live.turn.done()]

@@ -18,7 +18,7 @@ from lsp_server.version import __version__
 PROTOCOL_VERSION = 1
 METHODS = [
     "kiln/hello", "kiln/session/new", "kiln/session/load", "kiln/session/list",
-    "kiln/session/prompt", "kiln/session/cancel", "kiln/session/setMode", "kiln/edit/list",
+    "kiln/session/prompt", "kiln/session/cancel", "kiln/session/close", "kiln/session/setMode", "kiln/edit/list",
     "kiln/edit/resolve", "kiln/skills/list", "kiln/skills/search", "kiln/skills/install",
     "kiln/skills/remove", "kiln/index/status", "kiln/context/show",
 ]  # fmt: skip

@@ -14,6 +14,7 @@ from lsp_server.core import (
     STALE_DOCUMENT,
     CoreError,
     InvalidParams,
+    TurnInProgress,
     history_updates,
 )
 from lsp_server.lsp.rpc import method, require
@@ -40,6 +41,10 @@ def register(server: Any) -> None:
     @method(server, "kiln/session/load")
     async def session_load(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
         session_id = require(params, "sessionId")
+        if params.get("replay", True) and ls.core().is_busy(session_id):
+            raise TurnInProgress(
+                "the session is running a turn", hint="load it without replay, or after the turn"
+            )
         session = await ls.core().load_session(session_id, _options(params))
         replayed = 0
         if params.get("replay", True):
@@ -77,6 +82,10 @@ def register(server: Any) -> None:
     @method(server, "kiln/session/cancel", notification=True)
     async def session_cancel(ls: Any, params: dict[str, Any]) -> None:
         ls.core().cancel(require(params, "sessionId"))
+
+    @method(server, "kiln/session/close")
+    async def session_close(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return {"closed": await ls.core().close_session(require(params, "sessionId"))}
 
     @method(server, "kiln/session/setMode")
     async def session_set_mode(ls: Any, params: dict[str, Any]) -> dict[str, Any]:

@@ -100,6 +100,9 @@ async def test_plan_updates_and_session_list_and_load(
         listed = await editor.request("kiln/session/list", {})
         assert [s["sessionId"] for s in listed["sessions"]] == [sid]
         assert listed["sessions"][0]["title"] == "make a plan"
+        assert (await editor.request("kiln/session/close", {"sessionId": sid})) == {"closed": True}
+        listed = await editor.request("kiln/session/list", {})
+        assert listed["sessions"][0]["live"] is False
 
     # A new server process resumes the stored session and replays its history.
     async with running(workspace, scripted_env(["resumed"])) as editor:  # type: ignore[operator]
