@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -239,16 +240,12 @@ class Index:
         self, work: list[Candidate], hashes: dict[str, str]
     ) -> Generator[tuple, None, None]:
         args = [(c.rel, str(c.path), hashes.get(c.rel)) for c in work]
-        if len(work) < POOL_MIN_FILES or (os.cpu_count() or 1) < 2:
+        ctx = _fork_context() if len(work) >= POOL_MIN_FILES else None
+        if ctx is None:
             for a in args:
                 yield _prepare(*a)
             return
-        import multiprocessing
-
-        # fork is cheap and needs no re-import of __main__, but is only safe single-threaded.
-        single = threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if single else "spawn")
-        with ProcessPoolExecutor(POOL_WORKERS, mp_context=ctx) as pool:
+        with ProcessPoolExecutor(POOL_WORKERS, mp_context=ctx, initializer=_after_fork) as pool:
             try:
                 yield from pool.map(_prepare, *zip(*args, strict=True), chunksize=16)
             except BaseException:
@@ -350,6 +347,32 @@ class Index:
         except ValueError:
             raise PathOutsideRoot(f"{path} resolves outside {self.root}") from None
         return rel, resolved
+
+
+def _fork_context() -> Any:
+    """A fork context for the parse workers, or None to parse in-process.
+
+    Only fork: spawn would re-import ``__main__``, and ``python -m lsp_server`` runs the CLI at
+    import. Forking a multi-threaded process (the language server) is safe here because the
+    children only read files and parse (``_after_fork`` renews the locks they take); Python
+    3.12+ warns about it, so there a multi-threaded caller parses in-process instead.
+    """
+    import multiprocessing
+
+    if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    if threading.active_count() > 1 and sys.version_info >= (3, 12):
+        return None
+    return multiprocessing.get_context("fork")
+
+
+def _after_fork() -> None:
+    """Worker initializer: locks copied from a busy parent may be held by a thread that does
+    not exist in the child, so the child gets fresh ones."""
+    from indexer import languages, tokens
+
+    languages._lock = threading.Lock()
+    tokens._stem_lock = threading.Lock()
 
 
 def _is_corrupt(exc: BaseException) -> bool:
