@@ -1,0 +1,216 @@
+-- The one `kiln lsp` client per workspace: starting it with vim.lsp.start, attaching file
+-- buffers under the root, and thin request/notify wrappers the UI modules share.
+local config = require('kiln.config')
+
+local M = {}
+
+local GROUP = 'kiln.client'
+
+---@type table<string, integer> root -> client id
+local by_root = {}
+
+--- Root of the workspace that holds `bufnr` (the nearest marker), else the cwd.
+function M.root(bufnr)
+  bufnr = bufnr or 0
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local start = name ~= '' and vim.fs.dirname(name) or vim.fn.getcwd()
+  local found = vim.fs.root(start, config.options.root_markers)
+  return vim.fs.normalize(found or vim.fn.getcwd())
+end
+
+local function capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  -- documentChanges lets the server send the buffer version, so a buffer the user edited
+  -- after the proposal is refused instead of being overwritten. No changeAnnotationSupport:
+  -- proposals are reviewed in our own diff view before the server applies them.
+  caps.workspace.workspaceEdit = {
+    documentChanges = true,
+    resourceOperations = { 'create' },
+  }
+  caps.workspace.configuration = true
+  return caps
+end
+
+local function handlers()
+  return {
+    ['kiln/session/update'] = function(_, params)
+      require('kiln.chat').on_update(params)
+    end,
+    ['kiln/session/requestPermission'] = function(_, params)
+      return require('kiln.review').on_permission(params)
+    end,
+    ['workspace/applyEdit'] = function(_, params, ctx)
+      return require('kiln.edits').apply(params, ctx)
+    end,
+    ['$/cancelRequest'] = function()
+      require('kiln.review').on_server_cancel()
+    end,
+  }
+end
+
+local function missing_message(cmd)
+  return string.format(
+    'kiln: cannot start the server: `%s` is not installed or not on PATH. '
+      .. 'Install it with `pip install kiln-agent`, or set require("kiln").setup{ cmd = {...} }.',
+    cmd[1]
+  )
+end
+
+local function is_file_buffer(bufnr)
+  return vim.api.nvim_buf_is_valid(bufnr)
+    and vim.bo[bufnr].buftype == ''
+    and vim.api.nvim_buf_get_name(bufnr) ~= ''
+end
+
+--- Start (or reuse) the client for the workspace of `bufnr`. Returns the client, or nil and
+--- a one-line reason (also shown with vim.notify).
+function M.start(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local opts = config.options
+  local cmd = opts.cmd
+  if type(cmd) == 'string' then
+    cmd = { cmd }
+  end
+  if type(cmd) ~= 'table' or not cmd[1] or vim.fn.executable(cmd[1]) == 0 then
+    local msg = missing_message(type(cmd) == 'table' and cmd or { tostring(cmd) })
+    vim.notify(msg, vim.log.levels.ERROR)
+    return nil, msg
+  end
+  local root = M.root(bufnr)
+  local existing = by_root[root] and vim.lsp.get_client_by_id(by_root[root])
+  if existing and not existing:is_stopped() then
+    if is_file_buffer(bufnr) then
+      vim.lsp.buf_attach_client(bufnr, existing.id)
+    end
+    return existing
+  end
+  local id = vim.lsp.start({
+    name = 'kiln',
+    cmd = cmd,
+    cmd_env = opts.cmd_env,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
+    capabilities = capabilities(),
+    init_options = opts.init_options,
+    settings = { kiln = opts.settings },
+    handlers = handlers(),
+  }, { bufnr = bufnr, attach = is_file_buffer(bufnr) })
+  if not id then
+    local msg = 'kiln: the language server did not start (see :LspLog)'
+    vim.notify(msg, vim.log.levels.ERROR)
+    return nil, msg
+  end
+  by_root[root] = id
+  last_root = root
+  M.watch_buffers()
+  return vim.lsp.get_client_by_id(id)
+end
+
+--- The root of the client used last (the chat and other scratch buffers have no file, so
+--- they talk to the workspace the user came from).
+local last_root = nil
+
+local function running(root)
+  local client = root and by_root[root] and vim.lsp.get_client_by_id(by_root[root])
+  if client and not client:is_stopped() then
+    return client
+  end
+end
+
+--- The running client for the current buffer's workspace (for a scratch buffer: the last
+--- workspace used), starting it if needed.
+function M.get()
+  local buf = vim.api.nvim_get_current_buf()
+  local root = is_file_buffer(buf) and M.root(buf) or last_root or M.root(buf)
+  local client = running(root)
+  if not client then
+    local why
+    client, why = M.start(buf)
+    if not client then
+      return nil, why
+    end
+  end
+  last_root = client.root_dir
+  return client
+end
+
+--- Root of the workspace the plugin talks to (the last one used).
+function M.current_root()
+  return last_root or M.root(0)
+end
+
+--- Attach every file buffer under a client's root, so the agent reads unsaved text.
+function M.watch_buffers()
+  local group = vim.api.nvim_create_augroup(GROUP, { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufEnter' }, {
+    group = group,
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) then
+      M.attach(buf)
+    end
+  end
+end
+
+function M.attach(bufnr)
+  if not is_file_buffer(bufnr) then
+    return
+  end
+  local name = vim.fs.normalize(vim.api.nvim_buf_get_name(bufnr))
+  for root, id in pairs(by_root) do
+    local client = vim.lsp.get_client_by_id(id)
+    if client and (name:sub(1, #root + 1) == root .. '/') then
+      if not vim.lsp.buf_is_attached(bufnr, id) then
+        vim.lsp.buf_attach_client(bufnr, id)
+      end
+    end
+  end
+end
+
+--- Send a request; `cb(err, result)` runs on the main loop. Errors carry the server's hint.
+function M.request(method, params, cb)
+  local client, why = M.get()
+  if not client then
+    return cb({ message = why })
+  end
+  local ok = client:request(method, params, function(err, result)
+    if err then
+      local hint = type(err.data) == 'table' and err.data.hint or nil
+      err = { code = err.code, message = err.message, hint = hint }
+    end
+    cb(err, result)
+  end)
+  if not ok then
+    cb({ message = 'kiln: the language server is not running' })
+  end
+end
+
+function M.notify(method, params)
+  local client = M.get()
+  return client ~= nil and client:notify(method, params)
+end
+
+--- Format an error from M.request as one line for vim.notify.
+function M.describe(err)
+  local text = 'kiln: ' .. tostring(err.message or err)
+  if err.hint and err.hint ~= '' then
+    text = text .. ' (' .. err.hint .. ')'
+  end
+  return text
+end
+
+--- Stop every client started by this plugin (tests and :KilnRestart).
+function M.stop()
+  for root, id in pairs(by_root) do
+    local client = vim.lsp.get_client_by_id(id)
+    if client then
+      client:stop()
+    end
+    by_root[root] = nil
+  end
+end
+
+return M

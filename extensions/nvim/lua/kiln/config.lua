@@ -1,0 +1,36 @@
+-- Options for the Kiln plugin: defaults merged with what the user passes to setup{}.
+-- Kept apart so every module reads the same table and tests can reset it.
+local M = {}
+
+M.defaults = {
+  -- Command that starts the language server; a list, as vim.lsp.start expects.
+  cmd = { 'kiln', 'lsp' },
+  -- Extra environment for the server process (e.g. { KILN_PROVIDER = 'anthropic' }).
+  cmd_env = nil,
+  -- Files or folders that mark the workspace root (searched upwards from the buffer).
+  root_markers = { '.kiln', '.git', 'pyproject.toml', 'package.json' },
+  -- Sent as initializationOptions (provider, model, mode, editMode, ...; see PROTOCOL.md).
+  init_options = {},
+  -- Answered when the server asks workspace/configuration for section "kiln".
+  settings = {},
+  -- Start the server as soon as setup{} runs (otherwise on the first :Kiln* command).
+  auto_start = true,
+  chat = {
+    layout = 'vsplit', -- 'vsplit', 'split' or 'float'
+    width = 0.4, -- fraction of the editor (vsplit, float)
+    height = 0.4, -- fraction of the editor (split, float)
+    input_height = 3,
+  },
+  review = {
+    layout = 'tab', -- 'tab' or 'float'
+  },
+}
+
+M.options = vim.deepcopy(M.defaults)
+
+function M.set(opts)
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  return M.options
+end
+
+return M

@@ -1,0 +1,114 @@
+-- Applying the server's workspace/applyEdit. Neovim's default handler ignores a stale buffer
+-- version and leaves files it had to load unsaved; the agent needs both done right: a buffer
+-- the user typed in since the proposal is refused, and a file that was not open is written.
+local util = vim.lsp.util
+
+local M = {}
+
+local function changed_uris(edit)
+  local uris = {}
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.textDocument then
+      table.insert(uris, change.textDocument.uri)
+    end
+  end
+  for uri in pairs(edit.changes or {}) do
+    table.insert(uris, uri)
+  end
+  return uris
+end
+
+--- The first document whose buffer moved past the version the server saw, if any.
+local function stale_document(edit)
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local doc = change.textDocument
+    local version = doc and doc.version
+    if type(version) == 'number' then
+      local bufnr = vim.uri_to_bufnr(doc.uri)
+      local current = util.buf_versions[bufnr]
+      if vim.api.nvim_buf_is_loaded(bufnr) and current ~= nil and current ~= version then
+        return doc.uri
+      end
+    end
+  end
+end
+
+--- Handler for workspace/applyEdit; returns an ApplyWorkspaceEditResult.
+function M.apply(params, ctx)
+  local edit = params.edit or {}
+  local stale = stale_document(edit)
+  if stale then
+    return {
+      applied = false,
+      failureReason = 'the buffer changed since the edit was proposed: ' .. vim.uri_to_fname(stale),
+    }
+  end
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local encoding = client and client.offset_encoding or 'utf-16'
+  local was_loaded = {}
+  for _, uri in ipairs(changed_uris(edit)) do
+    local bufnr = vim.fn.bufnr(vim.uri_to_fname(uri))
+    was_loaded[uri] = bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr)
+  end
+  local ok, err = pcall(util.apply_workspace_edit, edit, encoding)
+  if not ok then
+    return { applied = false, failureReason = tostring(err) }
+  end
+  -- Files that were not open are edited on disk, as the server expects (version null).
+  for uri, loaded in pairs(was_loaded) do
+    if not loaded then
+      local bufnr = vim.uri_to_bufnr(uri)
+      vim.api.nvim_buf_call(bufnr, function()
+        vim.cmd('silent write')
+      end)
+    end
+  end
+  return { applied = true }
+end
+
+--- :KilnEdits — review the session's deferred proposals one after another (editMode
+--- "deferred"); each is accepted or rejected with kiln/edit/resolve.
+function M.review_pending(cb)
+  local client = require('kiln.client')
+  local session = require('kiln.chat').state.session_id
+  client.request('kiln/edit/list', { sessionId = session }, function(err, result)
+    if err then
+      vim.notify(client.describe(err), vim.log.levels.ERROR)
+      return cb and cb(err)
+    end
+    local queue = result.edits or {}
+    if #queue == 0 then
+      vim.notify('kiln: no pending edits')
+      return cb and cb(nil)
+    end
+    local options = {
+      { optionId = 'accept', kind = 'allow_once' },
+      { optionId = 'reject', kind = 'reject_once' },
+    }
+    local function next_one(i)
+      local p = queue[i]
+      if not p then
+        return cb and cb(nil)
+      end
+      local root = client.current_root()
+      local diff = { path = root .. '/' .. p.path, oldText = p.oldText, newText = p.newText }
+      require('kiln.review').open_diff(p.path, { diff }, options, function(choice)
+        if not choice then
+          return cb and cb(nil)
+        end
+        local params = { proposalId = p.proposalId, decision = choice }
+        client.request('kiln/edit/resolve', params, function(rerr, res)
+          if rerr then
+            vim.notify(client.describe(rerr), vim.log.levels.WARN)
+          else
+            vim.notify(string.format('kiln: %s %s', p.path, res.outcome))
+          end
+          next_one(i + 1)
+        end)
+      end)
+    end
+    next_one(1)
+  end)
+end
+
+return M

@@ -1,0 +1,247 @@
+-- Permission requests and the plugin's own diff review. Neovim does not advertise
+-- change-annotation support, so an edit is shown here as a unified diff before the server
+-- applies it; other requests (commands, risky actions) go through vim.ui.select.
+local config = require('kiln.config')
+
+local M = {}
+
+--- Open reviews, oldest first: { title, buf, win, tab, decide = fun(option_id|nil) }.
+M.pending = {}
+
+local KEYS = {
+  { 'a', 'allow_once', 'accept' },
+  { 'A', 'allow_always', 'accept all edits this session' },
+  { 'r', 'reject_once', 'reject' },
+  { 'R', 'reject_always', 'reject all edits this session' },
+  { 'q', 'reject_once', 'reject and close' },
+}
+
+local function option_id(options, kind)
+  for _, opt in ipairs(options or {}) do
+    if opt.kind == kind or opt.optionId == kind then
+      return opt.optionId
+    end
+  end
+end
+
+--- Unified diff lines for one `diff` content block (whole-file texts).
+function M.diff_lines(diff, root)
+  local path = diff.path or '?'
+  if root and path:sub(1, #root + 1) == root .. '/' then
+    path = path:sub(#root + 2)
+  end
+  local old, new = diff.oldText or '', diff.newText or ''
+  if old ~= '' and old:sub(-1) ~= '\n' then
+    old = old .. '\n'
+  end
+  if new ~= '' and new:sub(-1) ~= '\n' then
+    new = new .. '\n'
+  end
+  local body = vim.diff(old, new, { result_type = 'unified', ctxlen = 3 }) --[[@as string]]
+  local lines = { '--- a/' .. path, '+++ b/' .. path }
+  if diff.oldText == nil or diff.oldText == vim.NIL then
+    lines[1] = '--- /dev/null (new file)'
+  end
+  vim.list_extend(lines, vim.split(body, '\n', { trimempty = true }))
+  return lines
+end
+
+local function close(review)
+  for i, r in ipairs(M.pending) do
+    if r == review then
+      table.remove(M.pending, i)
+      break
+    end
+  end
+  if review.win and vim.api.nvim_win_is_valid(review.win) then
+    if review.tab and #vim.api.nvim_list_tabpages() > 1 then
+      pcall(vim.cmd.tabclose, vim.api.nvim_tabpage_get_number(review.tab))
+    else
+      pcall(vim.api.nvim_win_close, review.win, true)
+    end
+  end
+  if review.buf and vim.api.nvim_buf_is_valid(review.buf) then
+    pcall(vim.api.nvim_buf_delete, review.buf, { force = true })
+  end
+end
+
+local function open_window(buf, title)
+  if config.options.review.layout == 'float' then
+    local width = math.floor(vim.o.columns * 0.8)
+    local height = math.floor(vim.o.lines * 0.7)
+    local win = vim.api.nvim_open_win(buf, true, {
+      relative = 'editor',
+      width = width,
+      height = height,
+      row = math.floor((vim.o.lines - height) / 2),
+      col = math.floor((vim.o.columns - width) / 2),
+      border = 'rounded',
+      title = ' ' .. title .. ' ',
+    })
+    return win, nil
+  end
+  vim.cmd('tab split')
+  local win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, buf)
+  return win, vim.api.nvim_get_current_tabpage()
+end
+
+--- Show a diff review; `decide(option_id)` is called once, with nil when the review is
+--- withdrawn. Returns the review (tests and the chat use `M.resolve`).
+function M.open_diff(title, diffs, options, decide)
+  local root = require('kiln.client').current_root()
+  local lines = { 'Kiln wants to edit: ' .. title, '' }
+  local help = {}
+  for _, key in ipairs(KEYS) do
+    if option_id(options, key[2]) then
+      table.insert(help, key[1] .. ' ' .. key[3])
+    end
+  end
+  table.insert(lines, 'Keys: ' .. table.concat(help, ' · '))
+  table.insert(lines, '')
+  for _, diff in ipairs(diffs) do
+    vim.list_extend(lines, M.diff_lines(diff, root))
+    table.insert(lines, '')
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].filetype = 'diff'
+  pcall(vim.api.nvim_buf_set_name, buf, 'kiln://review/' .. buf)
+  local review = { title = title, buf = buf, options = options }
+  review.decide = function(choice)
+    if review.done then
+      return
+    end
+    review.done = true
+    close(review)
+    decide(choice)
+  end
+  review.win, review.tab = open_window(buf, title)
+  for _, key in ipairs(KEYS) do
+    local id = option_id(options, key[2])
+    if id then
+      vim.keymap.set('n', key[1], function()
+        review.decide(id)
+      end, { buffer = buf, nowait = true, desc = 'Kiln: ' .. key[3] })
+    end
+  end
+  table.insert(M.pending, review)
+  return review
+end
+
+--- Answer the oldest open review: 'accept', 'accept_all', 'reject', 'reject_all' or an
+--- optionId. Returns false when nothing is pending.
+function M.resolve(answer)
+  local review = M.pending[1]
+  if not review then
+    return false
+  end
+  local kinds = {
+    accept = 'allow_once',
+    accept_all = 'allow_always',
+    reject = 'reject_once',
+    reject_all = 'reject_always',
+  }
+  review.decide(option_id(review.options, kinds[answer] or answer) or answer)
+  return true
+end
+
+local function answer(choice)
+  if not choice then
+    return { outcome = { outcome = 'cancelled' } }
+  end
+  return { outcome = { outcome = 'selected', optionId = choice } }
+end
+
+local function diffs_of(tool_call)
+  local out = {}
+  for _, block in ipairs(tool_call.content or {}) do
+    if block.type == 'diff' then
+      table.insert(out, block)
+    end
+  end
+  return out
+end
+
+--- Ask with vim.ui.select; `decide(option_id|nil)`.
+local function select(tool_call, options, decide)
+  local meta = tool_call._meta or {}
+  local prompt = 'Kiln: ' .. (tool_call.title or 'permission')
+  if tool_call.rawInput and tool_call.rawInput.command then
+    prompt = prompt .. '\n  $ ' .. tostring(tool_call.rawInput.command)
+  end
+  if meta.fromExternal then
+    prompt = '[after reading external content] ' .. prompt
+  end
+  if meta.reason and meta.reason ~= '' then
+    prompt = prompt .. ' (' .. meta.reason .. ')'
+  end
+  vim.ui.select(options, {
+    prompt = prompt,
+    kind = 'kiln.permission',
+    format_item = function(opt)
+      return opt.name or opt.optionId
+    end,
+  }, function(opt)
+    decide(opt and opt.optionId or nil)
+  end)
+end
+
+--- Handler for kiln/session/requestPermission. Runs inside the RPC coroutine Neovim gives
+--- server requests, so it can wait for the user without blocking the editor.
+function M.on_permission(params)
+  local tool_call = params.toolCall or {}
+  local options = params.options or {}
+  local co, is_main = coroutine.running()
+  if not co or is_main then
+    return answer(nil)
+  end
+  require('kiln.chat').on_permission(params)
+  local waiting = true
+  local function decide(choice)
+    if waiting then
+      waiting = false
+      vim.schedule(function()
+        coroutine.resume(co, choice)
+      end)
+    end
+  end
+  local diffs = diffs_of(tool_call)
+  if tool_call.kind == 'edit' and #diffs > 0 then
+    M.open_diff(tool_call.title or 'edit', diffs, options, decide)
+  else
+    local entry = { title = tool_call.title, options = options }
+    entry.decide = function(choice)
+      for i, r in ipairs(M.pending) do
+        if r == entry then
+          table.remove(M.pending, i)
+        end
+      end
+      decide(choice)
+    end
+    table.insert(M.pending, entry)
+    select(tool_call, options, entry.decide)
+  end
+  local choice = coroutine.yield()
+  require('kiln.chat').on_permission_answered(params, choice)
+  return answer(choice)
+end
+
+--- The server stopped waiting ($/cancelRequest): withdraw the oldest open review.
+function M.on_server_cancel()
+  local review = M.pending[1]
+  if review then
+    review.decide(nil)
+  end
+end
+
+--- Withdraw every open review (the turn was cancelled from our side).
+function M.withdraw_all()
+  while M.pending[1] do
+    M.pending[1].decide(nil)
+  end
+end
+
+return M

@@ -1,0 +1,44 @@
+-- User commands for Kiln. Loading this file only defines commands; nothing starts until
+-- require("kiln").setup{} or the first command runs.
+if vim.g.loaded_kiln then
+  return
+end
+vim.g.loaded_kiln = true
+
+local function cmd(name, fn, opts)
+  vim.api.nvim_create_user_command(name, fn, opts)
+end
+
+cmd('KilnChat', function(o)
+  require('kiln').chat(o.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return { 'vsplit', 'split', 'float' }
+  end,
+  desc = 'Kiln: open the chat',
+})
+
+cmd('KilnAsk', function(o)
+  local line1, line2 = o.line1, o.line2
+  if o.range == 0 then
+    line1, line2 = 1, vim.api.nvim_buf_line_count(0)
+  end
+  require('kiln').ask(o.args, 0, line1, line2)
+end, { nargs = '*', range = true, desc = 'Kiln: ask about the selected lines' })
+
+cmd('KilnStop', function()
+  require('kiln').stop()
+end, { desc = 'Kiln: cancel the running turn' })
+
+cmd('KilnNew', function()
+  require('kiln.chat').reset()
+end, { desc = 'Kiln: start a new session' })
+
+cmd('KilnEdits', function()
+  require('kiln.edits').review_pending()
+end, { desc = 'Kiln: review deferred edits' })
+
+cmd('KilnSkills', function(o)
+  require('kiln.skills').command(o.args)
+end, { nargs = '*', desc = 'Kiln: search, install or list skills' })

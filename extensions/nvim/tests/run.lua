@@ -1,0 +1,231 @@
+-- End-to-end tests of the Kiln plugin: real headless Neovim against a real `kiln lsp`
+-- (python -m lsp_server lsp) driven by the in-package scripted model.
+-- Run: nvim --headless --clean -l extensions/nvim/tests/run.lua
+-- Env: KILN_PYTHON (interpreter with Kiln installed, default python3); KILN_HOME is set to a
+-- temp dir here unless given.
+local here = vim.fs.dirname(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p'))
+local plugin_root = vim.fs.dirname(here)
+vim.opt.rtp:prepend(plugin_root)
+vim.cmd('runtime plugin/kiln.lua')
+
+local python = vim.env.KILN_PYTHON or 'python3'
+local TIMEOUT = 20000
+
+local results = { passed = 0, failed = 0 }
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = msg, level = level })
+end
+
+local function test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    results.passed = results.passed + 1
+    io.stdout:write('ok - ' .. name .. '\n')
+  else
+    results.failed = results.failed + 1
+    io.stdout:write('not ok - ' .. name .. '\n  ' .. tostring(err):gsub('\n', '\n  ') .. '\n')
+  end
+end
+
+local function eq(expected, actual, what)
+  if not vim.deep_equal(expected, actual) then
+    error(string.format('%s: expected %s, got %s', what or 'value', vim.inspect(expected),
+      vim.inspect(actual)), 2)
+  end
+end
+
+local function wait_for(what, cond, timeout)
+  if not vim.wait(timeout or TIMEOUT, cond, 20) then
+    error('timed out waiting for ' .. what, 2)
+  end
+end
+
+local function contains(lines, needle)
+  for _, l in ipairs(lines) do
+    if l:find(needle, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, 'w'))
+  f:write(text)
+  f:close()
+end
+
+-- A workspace, a temp KILN_HOME and the model's script, consumed in order by the tests below.
+local ws = vim.fs.normalize(vim.fn.tempname() .. '-ws')
+vim.fn.mkdir(ws .. '/.git', 'p')
+write(ws .. '/app.py', 'def greet(name):\n    return "hello " + name\n\n\nSECRET = "marker-7731"\n')
+vim.fn.chdir(ws)
+vim.env.KILN_HOME = vim.env.KILN_HOME or (vim.fn.tempname() .. '-home')
+local function edit(old, new)
+  return { name = 'edit_file', input = { path = 'app.py', old_text = old, new_text = new } }
+end
+local script = {
+  'Hello from Kiln, a streamed answer.',
+  { match = 'marker-7731', text = 'I saw the selection.' },
+  {
+    text = 'Renaming the greeting.',
+    tool_calls = {
+      { name = 'todo_write', input = { items = { { id = '1', content = 'Shorten the greeting', status = 'in_progress' } } } },
+      edit('"hello "', '"hi "'),
+    },
+  },
+  'The edit is in.',
+  { text = 'Another try.', tool_calls = { edit('"hi "', '"bye "') } },
+  'Understood, leaving it.',
+  { text = 'Running it.', tool_calls = { { name = 'run_command', input = { command = 'echo kiln-ran' } } } },
+  'The command ran.',
+  { sleep = 60 },
+  'never reached',
+}
+local script_path = vim.fn.tempname() .. '-script.json'
+write(script_path, vim.json.encode(script))
+vim.env.KILN_PROVIDER = 'scripted'
+vim.env.KILN_SCRIPT = script_path
+
+local kiln = require('kiln')
+local chat = require('kiln.chat')
+local review = require('kiln.review')
+
+test('a missing kiln command gives one clear message and no client', function()
+  require('kiln.config').set({ cmd = { 'kiln-not-installed-anywhere', 'lsp' } })
+  local client, msg = require('kiln.client').start()
+  eq(nil, client, 'client')
+  assert(msg:find('kiln%-not%-installed%-anywhere') and msg:find('pip install kiln%-agent'), msg)
+  eq(vim.log.levels.ERROR, notes[#notes].level, 'notify level')
+  eq(0, #vim.lsp.get_clients({ name = 'kiln' }), 'clients')
+end)
+
+test('the help file has valid tags', function()
+  local dir = vim.fn.tempname() .. '-doc'
+  vim.fn.mkdir(dir, 'p')
+  vim.fn.writefile(vim.fn.readfile(plugin_root .. '/doc/kiln.txt'), dir .. '/kiln.txt')
+  vim.cmd.helptags(vim.fn.fnameescape(dir))
+  local tags = table.concat(vim.fn.readfile(dir .. '/tags'), '\n')
+  for _, tag in ipairs({ 'kiln', 'kiln.setup()', ':KilnChat', ':KilnAsk', ':KilnStop', ':KilnSkills' }) do
+    assert(tags:find('^' .. vim.pesc(tag) .. '\t') or tags:find('\n' .. vim.pesc(tag) .. '\t'),
+      'missing tag ' .. tag)
+  end
+end)
+
+vim.cmd.edit(vim.fn.fnameescape(ws .. '/app.py'))
+local app = vim.api.nvim_get_current_buf()
+
+test('setup starts kiln lsp for the workspace and attaches the buffer', function()
+  kiln.setup({ cmd = { python, '-m', 'lsp_server', 'lsp' }, init_options = { index = false } })
+  local client
+  wait_for('the client to initialize', function()
+    client = vim.lsp.get_clients({ name = 'kiln' })[1]
+    return client ~= nil and client.initialized == true
+  end)
+  eq(ws, client.root_dir, 'root')
+  assert(vim.lsp.buf_is_attached(app, client.id), 'app.py not attached')
+end)
+
+local function turn(text, blocks)
+  chat.send(text, blocks)
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  return chat.last_result
+end
+
+test(':KilnChat opens the chat and a prompt streams the answer', function()
+  vim.cmd('KilnChat')
+  assert(vim.api.nvim_win_is_valid(chat.state.win), 'chat window')
+  eq('prompt', vim.bo[vim.api.nvim_win_get_buf(chat.state.input_win)].buftype, 'input buffer')
+  local result = turn('say hello')
+  eq('end_turn', result.stopReason, 'stopReason')
+  local lines = chat.lines()
+  assert(contains(lines, 'Hello from Kiln, a streamed answer.'), vim.inspect(lines))
+  assert(contains(lines, 'say hello'), 'the user line is shown')
+end)
+
+test(':KilnAsk sends the selected lines as a resource reference', function()
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(app))
+  vim.cmd('5,5KilnAsk what is this constant?')
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq('end_turn', chat.last_result.stopReason, vim.inspect(chat.last_result))
+  local lines = chat.lines()
+  assert(contains(lines, '@app.py:5-5'), vim.inspect(lines))
+  assert(contains(lines, 'I saw the selection.'), 'the model did not see the selection')
+end)
+
+test('an approved edit is reviewed as a diff and changes the buffer', function()
+  chat.send('shorten the greeting')
+  wait_for('the diff review', function()
+    return review.pending[1] ~= nil
+  end)
+  local shown = vim.api.nvim_buf_get_lines(review.pending[1].buf, 0, -1, false)
+  assert(contains(shown, '-    return "hello " + name'), vim.inspect(shown))
+  assert(contains(shown, '+    return "hi " + name'), vim.inspect(shown))
+  eq('diff', vim.bo[review.pending[1].buf].filetype, 'filetype')
+  assert(review.resolve('accept'))
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq('end_turn', chat.last_result.stopReason, 'stopReason')
+  eq('    return "hi " + name', vim.api.nvim_buf_get_lines(app, 1, 2, false)[1], 'buffer line')
+  local lines = chat.lines()
+  assert(contains(lines, 'Plan:') and contains(lines, 'Shorten the greeting'), 'plan shown')
+  assert(contains(lines, '✓ edit_file'), vim.inspect(lines))
+  assert(contains(lines, 'The edit is in.'), 'answer after the edit')
+end)
+
+test('a rejected edit leaves the buffer unchanged', function()
+  local before = vim.api.nvim_buf_get_lines(app, 0, -1, false)
+  chat.send('try another greeting')
+  wait_for('the diff review', function()
+    return review.pending[1] ~= nil
+  end)
+  assert(review.resolve('reject'))
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq(before, vim.api.nvim_buf_get_lines(app, 0, -1, false), 'buffer')
+  assert(contains(chat.lines(), 'Understood, leaving it.'), vim.inspect(chat.lines()))
+end)
+
+test('a command permission is asked with vim.ui.select', function()
+  local asked
+  vim.ui.select = function(items, opts, on_choice)
+    asked = opts.prompt
+    for _, item in ipairs(items) do
+      if item.optionId == 'allow_once' then
+        return on_choice(item)
+      end
+    end
+  end
+  local result = turn('run it')
+  assert(asked and asked:find('echo kiln%-ran'), tostring(asked))
+  eq('end_turn', result.stopReason, 'stopReason')
+  assert(contains(chat.lines(), '✓ run_command'), vim.inspect(chat.lines()))
+end)
+
+test(':KilnStop cancels a long turn', function()
+  chat.send('take your time')
+  wait_for('the turn to start', function()
+    return chat.state.busy
+  end)
+  vim.wait(300)
+  vim.cmd('KilnStop')
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end, 10000)
+  eq('cancelled', chat.last_result.stopReason, 'stopReason')
+  assert(contains(chat.lines(), '— cancelled'), vim.inspect(chat.lines()))
+end)
+
+require('kiln.client').stop()
+vim.wait(2000, function()
+  return #vim.lsp.get_clients({ name = 'kiln' }) == 0
+end)
+io.stdout:write(string.format('# %d passed, %d failed\n', results.passed, results.failed))
+os.exit(results.failed == 0 and 0 or 1)
