@@ -300,6 +300,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--per-query", action="store_true", help="with --json: each query's file rank"
     )
+    parser.add_argument(
+        "--weights", type=Path, help="ranking constants from this copy of indexer/weights.py"
+    )
     sub = parser.add_subparsers(dest="dataset", required=True)
     sl = sub.add_parser("stdlib", help="stdlib definitions without docstrings, queried by them")
     sl.add_argument("--modules", type=int, default=60)
@@ -312,11 +315,42 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def load_weights(path: Path) -> dict[str, object]:
+    """Ranking constants from another copy of ``indexer/weights.py`` (e.g. an older commit's),
+    applied for this run only, so before/after figures come from one script and one index
+    version. Only literal top-level assignments are read; nothing in the file is executed."""
+    import ast
+
+    import indexer.weights as live
+
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise DatasetError(f"cannot read weights from {path}: {exc}") from exc
+    found: dict[str, object] = {}
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if isinstance(target, ast.Name) and target.id.isupper() and node.value is not None:  # type: ignore[attr-defined]
+            try:
+                found[target.id] = ast.literal_eval(node.value)  # type: ignore[attr-defined]
+            except ValueError:
+                continue
+    if not found:
+        raise DatasetError(
+            f"no constants found in {path}", hint="pass a copy of indexer/weights.py"
+        )
+    for name, value in found.items():
+        setattr(live, name, value)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     results: list[Result] = []
     try:
+        if args.weights is not None:
+            load_weights(args.weights)
         with tempfile.TemporaryDirectory(prefix="kiln-retrieval-") as tmp:
             if args.dataset == "stdlib":
                 corpus = args.data or Path(tmp) / "stdlib"

@@ -184,3 +184,21 @@ def test_stdlib_corpus_never_overwrites_a_folder_it_did_not_write(
     with pytest.raises(DatasetError) as err:
         stdlib.build(precious, source_root=src)
     assert (precious / "keep.txt").read_text() == "mine" and err.value.hint
+
+
+def test_weights_file_overrides_only_literal_constants(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import indexer.weights as live
+
+    for name in ("FUSION_K", "COLUMN_WEIGHTS"):
+        monkeypatch.setattr(live, name, getattr(live, name))  # restored after the test
+    old = tmp_path / "weights.py"
+    old.write_text(
+        'FUSION_K = 99.0\nCOLUMN_WEIGHTS: dict = {"text": 3.0}\nTOUCHED = open("x")\nlower = 1\n'
+    )
+    applied = bench.load_weights(old)
+    assert applied == {"FUSION_K": 99.0, "COLUMN_WEIGHTS": {"text": 3.0}}
+    assert live.FUSION_K == 99.0 and not hasattr(live, "TOUCHED")
+    with pytest.raises(bench.DatasetError):
+        bench.load_weights(tmp_path / "missing.py")
