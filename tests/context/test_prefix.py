@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from unittest import mock
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -101,18 +100,31 @@ def test_prefix_is_identical_across_sessions_and_turns(tmp_path: Path) -> None:
     assert canonical_json(third.messages).startswith(canonical_json(first.messages)[:-1])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tool_search's description lists the namespaces of installed skill tools, so the "
-    "prefix grows with installed skills (bench/prefix_size.py: +2514 tokens for 100 skills)",
-)
-def test_skill_tool_namespaces_stay_out_of_the_prefix(tmp_path: Path) -> None:
-    empty = make_root(tmp_path, "empty", "", [])
-    with_tools = make_root(tmp_path, "tools", "", ["db-tasks"])
-    tools = with_tools / ".kiln" / "skills" / "db-tasks" / "tools"
-    tools.mkdir()
+def test_tool_namespaces_are_announced_once_and_frozen_for_the_session(tmp_path: Path) -> None:
+    """tool_search's description names the deferred-tool namespaces (one line each, by design:
+    the model must know what it can search for). They are read when the session starts; a skill
+    with tools installed mid-session is searchable but does not rewrite the prefix."""
+    root = make_root(tmp_path, "ws", "", [])
+    model = ScriptedModel(["one", "two"])
+    session = Session.create(root, host=DiskHost(), config=AgentConfig(mode="ask"), model=model)
+    asyncio.run(session.prompt("first"))
+    tools = root / ".kiln" / "skills" / "db-tasks" / "tools"
+    tools.mkdir(parents=True)
+    (tools.parent / "SKILL.md").write_text(
+        "---\nname: db-tasks\ndescription: Database chores.\n---\nBody.\n"
+    )
     (tools / "run.py").write_text("print('ok')\n")
     (tools / "plan.json").write_text(
         '{"name": "plan", "description": "Plan migrations.", "command": "tools/run.py"}'
     )
-    assert frozen_bytes(empty)[0] == frozen_bytes(with_tools)[0]
+    asyncio.run(session.prompt("second"))
+    first, second = model.requests
+    assert canonical_json([t.to_dict() for t in first.tools]) == canonical_json(
+        [t.to_dict() for t in second.tools]
+    )
+    assert first.system == second.system
+    # a new session sees the new namespace in tool_search's one-line list
+    fresh = Session.create(
+        root, host=DiskHost(), config=AgentConfig(mode="ask"), model=ScriptedModel(["x"])
+    )
+    assert "db-tasks" in fresh.tools["tool_search"].spec.description
