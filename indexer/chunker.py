@@ -55,15 +55,20 @@ def _parser(language: str) -> Any:
     return parsers[language]
 
 
-def chunk_file(path: str, data: bytes, language: str | None = None) -> list[Block]:
-    """All blocks of one file. ``path`` is repo-relative (POSIX); bad UTF-8 is replaced."""
+def chunk_file(
+    path: str, data: bytes, language: str | None = None, trees: Any = None
+) -> list[Block]:
+    """All blocks of one file. ``path`` is repo-relative (POSIX); bad UTF-8 is replaced.
+    ``trees`` (an ``incremental.TreeCache``) lets a re-edited file be re-parsed incrementally."""
     language = language or language_for(path)
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
     g = grammar(language)
     if g is None:
         return line_windows(lines, path, language)
-    return _Chunker(path, data, lines, language, g).run()
+    parser = _parser(language)
+    tree = parser.parse(data) if trees is None else trees.parse(path, language, data, parser)
+    return _Chunker(path, data, lines, language, g).run(tree)
 
 
 class _Chunker:
@@ -71,10 +76,9 @@ class _Chunker:
         self.path, self.data, self.lines, self.language, self.g = path, data, lines, language, g
         self.module = module_name(path)
 
-    def run(self) -> list[Block]:
+    def run(self, tree: Any) -> list[Block]:
         import tree_sitter as ts
 
-        tree = _parser(self.language).parse(self.data)
         cursor = ts.QueryCursor(self.g.query)
         defs: dict[int, _Def] = {}
         refs: list[tuple[int, str]] = []

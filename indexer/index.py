@@ -27,6 +27,7 @@ from indexer import store
 from indexer.chunker import chunk_file
 from indexer.errors import IndexLocked, IndexUnavailable, NotADirectory, PathOutsideRoot
 from indexer.files import MAX_FILE_BYTES, Candidate, excluded, looks_indexable, walk
+from indexer.incremental import TreeCache
 from indexer.languages import language_for
 from indexer.ranking import Hit, search
 
@@ -96,6 +97,7 @@ class Index:
         self._write_lock = threading.RLock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self._trees = TreeCache()  # recently edited files re-parse incrementally
         self._df_cache: dict[str, int] = {}  # term -> blocks containing it (a ranking heuristic)
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -288,13 +290,14 @@ class Index:
                 (rel,),
             )
         )
-        prepared = store.prepare(rel, chunk_file(rel, data), known)
+        prepared = store.prepare(rel, chunk_file(rel, data, trees=self._trees), known)
         with self._transaction() as conn:
             store.write_file(conn, rel, language_for(rel), mtime_ns, size, h, prepared)
         return len(prepared)
 
     def remove_file(self, path: str | Path) -> None:
         rel, _ = self._rel(path)
+        self._trees.forget(rel)
         with self._transaction() as conn:
             store.remove_file(conn, rel)
 
