@@ -297,6 +297,20 @@ class Session:
             self._task.cancel()
             return await self._task
 
+    async def aclose(self) -> None:
+        """Release what the session holds open (MCP connections, SDK clients); safe to repeat."""
+        for ext in self.extensions:
+            if hasattr(ext, "aclose"):
+                try:
+                    await ext.aclose()
+                except Exception:  # noqa: BLE001 - closing must not mask the turn's outcome
+                    pass
+        if hasattr(self.model, "aclose"):
+            try:
+                await self.model.aclose()
+            except Exception:  # noqa: BLE001
+                pass
+
     def cancel(self) -> None:
         if self._task is not None and not self._task.done():
             self._task.cancel()

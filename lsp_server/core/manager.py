@@ -289,6 +289,7 @@ class SessionManager:
         for pid in [p for p, (sid, _) in self.pending_edits.items() if sid == session_id]:
             del self.pending_edits[pid]
         del self.live[session_id]
+        await live.session.aclose()
         return True
 
     async def shutdown(self) -> None:
@@ -298,3 +299,5 @@ class SessionManager:
             live.session.cancel()
         if turns:
             await asyncio.gather(*turns, return_exceptions=True)
+        for live in list(self.live.values()):
+            await live.session.aclose()

@@ -115,7 +115,10 @@ def _drive(session: Session, text: str) -> str:
             loop.add_signal_handler(signal.SIGTERM, session.cancel)
         except (NotImplementedError, RuntimeError):
             pass
-        return await task
+        try:
+            return await task
+        finally:
+            await session.aclose()
 
     return asyncio.run(main())
 
