@@ -169,8 +169,8 @@ class Session:
             )
         sid = store.create(
             root,
-            provider=getattr(model, "provider", model.name),
-            model=model.name,
+            provider=model.name,
+            model=str(getattr(model, "model", "") or model.name),
             mode=config.mode,
         )
         session = cls(
