@@ -36,14 +36,11 @@ SKIP_DIRS = frozenset(
         ".ruff_cache",
         ".idea",
         ".vscode",
-        "dist",
-        "build",
-        "target",
-        ".next",
         ".cache",
-        "coverage",
     }
 )
+# Build output folders, skipped only at the top: deeper down, ``build/`` is often a source package.
+ROOT_SKIP_DIRS = frozenset({"build", "dist", "target", "coverage", ".next", "out"})
 SKIP_SUFFIXES = frozenset(
     {
         ".lock",
@@ -136,7 +133,11 @@ def walk(root: Path) -> Iterator[Candidate]:
             except OSError:
                 continue
             if is_dir:
-                if entry.name in SKIP_DIRS or _ignored(specs, rel + "/"):
+                if (
+                    entry.name in SKIP_DIRS
+                    or (not rel_folder and entry.name in ROOT_SKIP_DIRS)
+                    or _ignored(specs, rel + "/")
+                ):
                     continue
                 subdirs.append((Path(entry.path), rel + "/", specs))
                 continue
@@ -213,6 +214,8 @@ def excluded(root: Path, rel: str) -> bool:
     """Whether a single path would be skipped by ``walk`` (for one-file updates)."""
     parts = rel.split("/")
     if any(p in SKIP_DIRS for p in parts[:-1]) or not _wanted_name(parts[-1]):
+        return True
+    if len(parts) > 1 and parts[0] in ROOT_SKIP_DIRS:
         return True
     specs: list[tuple[str, pathspec.PathSpec]] = []
     folder, base = root, ""

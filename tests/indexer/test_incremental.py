@@ -115,16 +115,20 @@ def test_gitignore_is_honoured(repo: Path, open_index: Callable[..., Index]) -> 
     write(repo, "src/.gitignore", "local_only.py\n")
     write(repo, "src/local_only.py", "def nested_ignore_symbol():\n    pass\n")
     write(repo, "node_modules/lib/index.js", "function vendoredThing() {}\n")
+    write(repo, "dist/bundle.py", "def built_output_symbol():\n    pass\n")
+    write(repo, "src/build/steps.py", "def build_step_symbol():\n    pass\n")  # deeper: source
     idx = open_index(repo)
     stats = idx.update()
-    assert stats.files_seen == 1
+    assert stats.files_seen == 2
+    assert idx.search("build_step_symbol", 1)[0].path == "src/build/steps.py"
+    assert idx.update_file("dist/bundle.py") == 0
     for query in (
         "ignored_folder_symbol",
         "ignored_pattern_symbol",
         "nested_ignore_symbol",
         "vendoredThing",
     ):
-        assert all(h.name == "kept_symbol" for h in idx.search(query)), query
+        assert all(h.name in ("kept_symbol", "build_step_symbol") for h in idx.search(query)), query
     assert idx.update_file("generated/out.py") == 0  # one-file updates obey the same rules
 
 

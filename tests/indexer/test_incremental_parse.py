@@ -23,7 +23,9 @@ def helper(x):
 '''
 
 EDITS = [
-    lambda s: s.replace("return self.items[key]", "value = self.items.get(key)\n        return value"),
+    lambda s: s.replace(
+        "return self.items[key]", "value = self.items.get(key)\n        return value"
+    ),
     lambda s: s + "\n\ndef appended(a, b):\n    return a + b\n",
     lambda s: "#!/usr/bin/env python\n" + s,
     lambda s: s.replace("    def put(self, key, value):\n        self.items[key] = value\n", ""),
@@ -35,13 +37,18 @@ EDITS = [
 
 
 def shape(blocks: list) -> list[tuple]:
-    return [(b.kind, b.name, b.start_line, b.end_line, b.signature, b.text, sorted(b.refs)) for b in blocks]
+    return [
+        (b.kind, b.name, b.start_line, b.end_line, b.signature, b.text, sorted(b.refs))
+        for b in blocks
+    ]
 
 
 def test_incremental_blocks_match_full_parses() -> None:
     trees = TreeCache()
     text = BASE
-    assert shape(chunk_file("m.py", text.encode(), trees=trees)) == shape(chunk_file("m.py", text.encode()))
+    assert shape(chunk_file("m.py", text.encode(), trees=trees)) == shape(
+        chunk_file("m.py", text.encode())
+    )
     for edit in EDITS:
         text = edit(text)
         data = text.encode()
