@@ -42,3 +42,23 @@ end, { desc = 'Kiln: review deferred edits' })
 cmd('KilnSkills', function(o)
   require('kiln.skills').command(o.args)
 end, { nargs = '*', desc = 'Kiln: search, install or list skills' })
+
+cmd('KilnMode', function(o)
+  require('kiln.chat').set_mode({ mode = o.args })
+end, {
+  nargs = 1,
+  complete = function()
+    return { 'ask', 'auto-edit', 'ci', 'yolo' }
+  end,
+  desc = 'Kiln: what the agent may do without asking',
+})
+
+cmd('KilnEditMode', function(o)
+  require('kiln.chat').set_mode({ editMode = o.args })
+end, {
+  nargs = 1,
+  complete = function()
+    return { 'ask', 'deferred', 'auto' }
+  end,
+  desc = 'Kiln: how edits reach files',
+})

@@ -59,11 +59,12 @@ end
 -- A workspace, a temp KILN_HOME and the model's script, consumed in order by the tests below.
 local ws = vim.fs.normalize(vim.fn.tempname() .. '-ws')
 vim.fn.mkdir(ws .. '/.git', 'p')
+write(ws .. '/notes.txt', 'first note\n')
 write(ws .. '/app.py', 'def greet(name):\n    return "hello " + name\n\n\nSECRET = "marker-7731"\n')
 vim.fn.chdir(ws)
 vim.env.KILN_HOME = vim.env.KILN_HOME or (vim.fn.tempname() .. '-home')
-local function edit(old, new)
-  return { name = 'edit_file', input = { path = 'app.py', old_text = old, new_text = new } }
+local function edit(old, new, path)
+  return { name = 'edit_file', input = { path = path or 'app.py', old_text = old, new_text = new } }
 end
 local script = {
   'Hello from Kiln, a streamed answer.',
@@ -80,6 +81,13 @@ local script = {
   'Understood, leaving it.',
   { text = 'Running it.', tool_calls = { { name = 'run_command', input = { command = 'echo kiln-ran' } } } },
   'The command ran.',
+  { text = 'Editing the notes.', tool_calls = { edit('first note', 'second note', 'notes.txt') } },
+  'Notes updated.',
+  { text = 'One more.', tool_calls = { edit('"hi "', '"yo "') } },
+  'The buffer moved on.',
+  { text = 'Proposing.', tool_calls = { edit('"hi "', '"hey "') } },
+  'Proposed for later.',
+  { text = 'Again.', tool_calls = { edit('"hey "', '"hallo "') } },
   { sleep = 60 },
   'never reached',
 }
@@ -175,7 +183,12 @@ test('an approved edit is reviewed as a diff and changes the buffer', function()
   eq('    return "hi " + name', vim.api.nvim_buf_get_lines(app, 1, 2, false)[1], 'buffer line')
   local lines = chat.lines()
   assert(contains(lines, 'Plan:') and contains(lines, 'Shorten the greeting'), 'plan shown')
-  assert(contains(lines, '✓ edit_file'), vim.inspect(lines))
+  assert(contains(lines, '✓ edit_file: app.py'), vim.inspect(lines))
+  local count = 0
+  for _, l in ipairs(lines) do
+    count = count + (l:find('todo_write', 1, true) and 1 or 0)
+  end
+  eq(1, count, 'one line per tool call')
   assert(contains(lines, 'The edit is in.'), 'answer after the edit')
 end)
 
@@ -209,6 +222,88 @@ test('a command permission is asked with vim.ui.select', function()
   assert(contains(chat.lines(), '✓ run_command'), vim.inspect(chat.lines()))
 end)
 
+test('an accepted edit to a file that is not open is written to disk', function()
+  chat.send('update the notes')
+  wait_for('the diff review', function()
+    return review.pending[1] ~= nil
+  end)
+  eq(-1, vim.fn.bufnr(ws .. '/notes.txt'), 'notes.txt is not open')
+  review.resolve('accept')
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq('end_turn', chat.last_result.stopReason, 'stopReason')
+  eq({ 'second note' }, vim.fn.readfile(ws .. '/notes.txt'), 'notes.txt on disk')
+end)
+
+test('an edit accepted after the user changed the buffer is not applied', function()
+  chat.send('one more edit')
+  wait_for('the diff review', function()
+    return review.pending[1] ~= nil
+  end)
+  vim.api.nvim_buf_set_lines(app, 0, 0, false, { '# typed by the user' })
+  review.resolve('accept')
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  local text = table.concat(vim.api.nvim_buf_get_lines(app, 0, -1, false), '\n')
+  assert(text:find('# typed by the user', 1, true), text)
+  assert(not text:find('yo ', 1, true), 'the stale edit was applied: ' .. text)
+  assert(contains(chat.lines(), 'The buffer moved on.'), vim.inspect(chat.lines()))
+  vim.api.nvim_buf_set_lines(app, 0, 1, false, {})
+end)
+
+test('deferred edits wait for :KilnEdits', function()
+  local switched
+  chat.set_mode({ editMode = 'deferred' }, function(err, res)
+    switched = err or res
+  end)
+  wait_for('setMode', function()
+    return switched ~= nil
+  end)
+  eq('deferred', switched.editMode, 'editMode')
+  local result = turn('propose something')
+  eq('end_turn', result.stopReason, 'stopReason')
+  eq('    return "hi " + name', vim.api.nvim_buf_get_lines(app, 1, 2, false)[1], 'not applied yet')
+  assert(contains(chat.lines(), ':KilnEdits'), vim.inspect(chat.lines()))
+  local done = false
+  require('kiln.edits').review_pending(function()
+    done = true
+  end)
+  wait_for('the deferred review', function()
+    return review.pending[1] ~= nil
+  end)
+  review.resolve('accept')
+  wait_for('the proposal to be resolved', function()
+    return done
+  end)
+  eq('    return "hey " + name', vim.api.nvim_buf_get_lines(app, 1, 2, false)[1], 'applied')
+  switched = nil
+  chat.set_mode({ editMode = 'ask' }, function(err, res)
+    switched = err or res
+  end)
+  wait_for('setMode', function()
+    return switched ~= nil
+  end)
+end)
+
+test(':KilnStop while a review is open withdraws it and leaves the buffer', function()
+  local before = vim.api.nvim_buf_get_lines(app, 0, -1, false)
+  chat.send('edit again')
+  wait_for('the diff review', function()
+    return review.pending[1] ~= nil
+  end)
+  local review_buf = review.pending[1].buf
+  vim.cmd('KilnStop')
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq('cancelled', chat.last_result.stopReason, 'stopReason')
+  eq(0, #review.pending, 'open reviews')
+  eq(false, vim.api.nvim_buf_is_valid(review_buf), 'review buffer closed')
+  eq(before, vim.api.nvim_buf_get_lines(app, 0, -1, false), 'buffer')
+end)
+
 test(':KilnStop cancels a long turn', function()
   chat.send('take your time')
   wait_for('the turn to start', function()
@@ -221,6 +316,15 @@ test(':KilnStop cancels a long turn', function()
   end, 10000)
   eq('cancelled', chat.last_result.stopReason, 'stopReason')
   assert(contains(chat.lines(), '— cancelled'), vim.inspect(chat.lines()))
+end)
+
+test(':KilnChat float opens the chat in floating windows', function()
+  chat.close()
+  vim.cmd('KilnChat float')
+  eq('editor', vim.api.nvim_win_get_config(chat.state.win).relative, 'transcript window')
+  eq('editor', vim.api.nvim_win_get_config(chat.state.input_win).relative, 'input window')
+  assert(contains(chat.lines(), 'Hello from Kiln'), 'the same transcript')
+  chat.close()
 end)
 
 require('kiln.client').stop()

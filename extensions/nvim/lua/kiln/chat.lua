@@ -147,14 +147,18 @@ local function update_tool(id, fields)
     tool = { title = fields.title or id, status = 'in_progress' }
     S.tools[id] = tool
     local at = append({ '' })
-    tool.mark = vim.api.nvim_buf_set_extmark(S.buf, ns, at, 0, {})
+    -- Left gravity at column 0: rewriting the line's text keeps the mark on it.
+    tool.mark = vim.api.nvim_buf_set_extmark(S.buf, ns, at, 0, { right_gravity = false })
   end
   tool.title = fields.title or tool.title
   tool.status = fields.status or tool.status
   tool.note = fields.note or tool.note
   local row = vim.api.nvim_buf_get_extmark_by_id(S.buf, ns, tool.mark, {})[1]
   if row then
-    set_lines(row, row + 1, { tool_line(id) })
+    local old = vim.api.nvim_buf_get_lines(S.buf, row, row + 1, false)[1] or ''
+    vim.bo[S.buf].modifiable = true
+    vim.api.nvim_buf_set_text(S.buf, row, 0, row, #old, { tool_line(id) })
+    vim.bo[S.buf].modifiable = false
   end
 end
 
@@ -316,7 +320,8 @@ local function with_session(cb)
   if not c then
     return
   end
-  client.request('kiln/session/new', { cwd = c.root_dir }, function(err, result)
+  local params = vim.tbl_extend('force', config.options.session or {}, { cwd = c.root_dir })
+  client.request('kiln/session/new', params, function(err, result)
     if err then
       vim.notify(client.describe(err), vim.log.levels.ERROR)
       return
@@ -360,11 +365,7 @@ function M.send(text, blocks, cb)
       if err then
         append({ '[error] ' .. client.describe(err) })
       else
-        local line = '— ' .. tostring(res.stopReason)
-        if res.filesModified and #res.filesModified > 0 then
-          line = line .. ' · modified: ' .. table.concat(res.filesModified, ', ')
-        end
-        append({ line, '' })
+        append({ '— ' .. tostring(res.stopReason), '' })
       end
       M.refresh_title()
       if cb then
@@ -384,6 +385,29 @@ function M.stop()
   client.notify('kiln/session/cancel', { sessionId = S.session_id })
   require('kiln.review').withdraw_all()
   return true
+end
+
+--- Change the session's permission mode and/or edit mode (`{ mode = ..., editMode = ... }`);
+--- without a session yet, the values apply to the next one.
+function M.set_mode(modes, cb)
+  local function done(err, result)
+    if err then
+      vim.notify(client.describe(err), vim.log.levels.ERROR)
+    else
+      S.edit_mode = result.editMode or S.edit_mode
+      vim.notify(string.format('kiln: mode %s, edit mode %s', result.mode, result.editMode))
+    end
+    if cb then
+      cb(err, result)
+    end
+  end
+  if not S.session_id then
+    local session = vim.tbl_extend('force', config.options.session or {}, modes)
+    config.options.session = session
+    return done(nil, { mode = session.mode or '(default)', editMode = session.editMode or '(default)' })
+  end
+  local params = vim.tbl_extend('force', modes, { sessionId = S.session_id })
+  client.request('kiln/session/setMode', params, done)
 end
 
 --- Start a fresh session the next time a prompt is sent, with an empty transcript.

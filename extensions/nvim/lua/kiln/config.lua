@@ -11,6 +11,9 @@ M.defaults = {
   root_markers = { '.kiln', '.git', 'pyproject.toml', 'package.json' },
   -- Sent as initializationOptions (provider, model, mode, editMode, ...; see PROTOCOL.md).
   init_options = {},
+  -- Extra kiln/session/new parameters for each new chat session (mode, editMode,
+  -- permissionTimeout, maxSteps, provider, model).
+  session = {},
   -- Answered when the server asks workspace/configuration for section "kiln".
   settings = {},
   -- Start the server as soon as setup{} runs (otherwise on the first :Kiln* command).
