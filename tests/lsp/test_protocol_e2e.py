@@ -93,11 +93,18 @@ async def test_errors_are_json_rpc_errors_and_the_server_survives(
         await asyncio.sleep(0.3)
         code, _, _ = await _error(editor, "kiln/session/prompt", {"sessionId": sid, "prompt": "b"})
         assert code == TURN_IN_PROGRESS
-        editor.notify(
-            "kiln/session/cancel", {"sessionId": "unknown"}
-        )  # a notification: no answer, no crash
+        # Notifications have no answer: bad ones are logged, nothing crashes.
+        editor.notify("kiln/session/cancel", {"sessionId": "unknown"})
         editor.notify("kiln/session/cancel", ["garbage"])
         assert (await first)["stopReason"] == "end_turn"
+        code, _, _ = await _error(
+            editor, "kiln/session/setMode", {"sessionId": sid, "mode": "root"}
+        )
+        assert code == INVALID_PARAMS
+        modes = await editor.request(
+            "kiln/session/setMode", {"sessionId": sid, "editMode": "deferred"}
+        )
+        assert modes == {"mode": "ask", "editMode": "deferred"}
         assert (await editor.request("kiln/hello", {}))["protocolVersion"] == 1
 
 

@@ -223,3 +223,17 @@ def test_references_to_untitled_buffers_and_odd_names(tmp_path: Path) -> None:
     block = prompt_to_blocks([{"type": "resource_link", "uri": odd.as_uri()}], root=tmp_path,
                              read_text=lambda p: p.read_text())[0]  # fmt: skip
     assert block["text"].startswith('<reference path="a&quot;b.py">')
+
+
+def test_kiln_only_updates_are_named_and_carry_their_fields() -> None:
+    cases = {
+        "status": ({"text": "step limit reached (50)"}, {"text": "step limit reached (50)"}),
+        "refusal": ({"id": "t", "tool": "run_command", "reason": "no"}, {"toolCallId": "t", "tool": "run_command", "reason": "no"}),
+        "memory_proposal": ({"text": "use uv", "from_external": True, "turn": 2}, {"text": "use uv", "fromExternal": True, "turn": 2}),
+        "error": ({"message": "boom", "hint": "retry"}, {"message": "boom", "hint": "retry"}),
+        "compaction": ({"tier": 3, "saved_tokens": 900}, {"tier": 3, "saved_tokens": 900}),
+    }  # fmt: skip
+    for kind, (data, expected) in cases.items():
+        update = event_to_update(Event(kind, data), root=ROOT)
+        assert update == {"sessionUpdate": kind, **expected}
+    assert event_to_update(Event("permission", {"id": "t"}), root=ROOT) is None
