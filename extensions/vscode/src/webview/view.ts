@@ -31,6 +31,8 @@ const STATUS_ICON: Record<string, string> = {
 export class ChatView {
   state: ChatState = initialState();
   private readonly open = new Set<string>();
+  /** The reducer replaces only entries that changed, so an unchanged entry keeps its node. */
+  private nodes = new WeakMap<Entry, HTMLElement>();
   private readonly sessions: HTMLSelectElement;
   private readonly plan: HTMLElement;
   private readonly transcript: HTMLElement;
@@ -138,7 +140,7 @@ export class ChatView {
 
     const nearBottom =
       this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight < 40;
-    this.transcript.replaceChildren(...s.entries.map((e) => this.entry(e)));
+    this.syncTranscript(s.entries);
     if (nearBottom) this.transcript.scrollTop = this.transcript.scrollHeight;
 
     this.permissions.replaceChildren(
@@ -193,6 +195,28 @@ export class ChatView {
     );
 
     this.usage.textContent = s.usage ? usageText(s.usage) : "";
+  }
+
+  /** Touch only the nodes that changed: streaming changes the last entry, not the history. */
+  private syncTranscript(entries: Entry[]): void {
+    const children = this.transcript.children;
+    for (let i = 0; i < entries.length; i++) {
+      const node = this.node(entries[i]);
+      const current = children[i];
+      if (current === node) continue;
+      if (current) this.transcript.replaceChild(node, current);
+      else this.transcript.appendChild(node);
+    }
+    while (children.length > entries.length) children[children.length - 1].remove();
+  }
+
+  private node(e: Entry): HTMLElement {
+    let node = this.nodes.get(e);
+    if (!node) {
+      node = this.entry(e);
+      this.nodes.set(e, node);
+    }
+    return node;
   }
 
   private entry(e: Entry): HTMLElement {
