@@ -22,9 +22,10 @@ _ROOT = click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
 
 
 @contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[int, int, str], None] | None]:
-    """A rich progress bar on stderr when it is a terminal; otherwise no callback at all."""
-    if not enabled or not sys.stderr.isatty():
+def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
+    """A rich progress bar on stderr when it is a terminal (stdout stays clean for --json);
+    otherwise no callback at all."""
+    if not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
@@ -64,8 +65,8 @@ def _open(root: Path) -> Index:
     return idx
 
 
-def _build(idx: Index, as_json: bool) -> IndexStats:
-    with _progress(not as_json) as report:
+def _build(idx: Index) -> IndexStats:
+    with _progress() as report:
         stats = idx.update(report)
     for line in stats.skipped:
         click.echo(f"kiln: skipped {line}", err=True)
@@ -80,7 +81,7 @@ def index_cmd(path: Path, watch: bool, as_json: bool) -> None:
     """Build or refresh the code index of PATH (default: the current folder)."""
     idx = _open(path)
     try:
-        stats = _build(idx, as_json)
+        stats = _build(idx)
         if as_json:
             status = idx.status()
             rate = stats.bytes / 1e6 / stats.seconds if stats.seconds > 0 else 0.0
@@ -143,7 +144,7 @@ def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
     idx = _open(root)
     try:
         if idx.status()["files"] == 0:
-            _build(idx, as_json=True)
+            _build(idx)
         if not query_terms(query):
             click.echo(
                 "kiln: the query has no searchable words (only stop words or punctuation)", err=True
