@@ -13,9 +13,14 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from skills_registry.archive import build_archive, read_dir
+from skills_registry.client import RegistryClient
+from tests.registry.conftest import LiveRegistry, make_skill, start_registry
 
 pytestmark = [pytest.mark.e2e]
 
@@ -39,9 +44,24 @@ def _env(kiln_home: Path, tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_plugin_suite_passes(kiln_home: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def registry(tmp_path: Path) -> Iterator[LiveRegistry]:
+    """A real registry on a loopback port with two published skills."""
+    live = start_registry(tmp_path / "registry-data")
+    try:
+        with RegistryClient(live.url, live.token("acme")) as client:
+            for name, about in [("pdf-forms", "Fill in PDF forms."), ("lint-rules", "Lint.")]:
+                folder = make_skill(tmp_path / "skills-src", name, about)
+                client.publish(f"acme/{name}", "1.0.0", build_archive(read_dir(folder)))
+        yield live
+    finally:
+        live.stop()
+
+
+def test_plugin_suite_passes(kiln_home: Path, tmp_path: Path, registry: LiveRegistry) -> None:
     nvim = _nvim()
     env = _env(kiln_home, tmp_path)
+    env["KILN_REGISTRY"] = registry.url
     result = subprocess.run(
         [nvim, "--headless", "--clean", "-l", str(PLUGIN / "tests" / "run.lua")],
         cwd=tmp_path,
@@ -54,7 +74,8 @@ def test_plugin_suite_passes(kiln_home: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, output[-8000:]
     summary = re.search(r"# (\d+) passed, (\d+) failed", output)
     assert summary is not None, output[-8000:]
-    assert int(summary.group(1)) >= 9 and summary.group(2) == "0", output[-8000:]
+    assert "SKIP" not in output
+    assert int(summary.group(1)) >= 16 and summary.group(2) == "0", output[-8000:]
     assert "not ok" not in output
     log = tmp_path / "xdg_state_home" / "nvim" / "lsp.log"
     server_log = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""

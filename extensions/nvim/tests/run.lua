@@ -318,6 +318,46 @@ test(':KilnStop cancels a long turn', function()
   assert(contains(chat.lines(), '— cancelled'), vim.inspect(chat.lines()))
 end)
 
+if vim.env.KILN_REGISTRY then
+  test(':KilnSkills searches the registry, shows the review and installs on yes', function()
+    local prompts = {}
+    vim.ui.select = function(items, opts, on_choice)
+      table.insert(prompts, opts.prompt)
+      on_choice(opts.kind == 'kiln.confirm' and 'Install' or items[1])
+    end
+    local finished, result
+    require('kiln.skills').search('pdf forms', nil, function(err, res)
+      finished, result = true, err or res
+    end)
+    wait_for('the install', function()
+      return finished
+    end)
+    eq('acme/pdf-forms', result.id, vim.inspect(result))
+    eq('installed', result.action, 'action')
+    assert(prompts[1]:find('pdf forms', 1, true), prompts[1])
+    assert(prompts[2]:find('Install acme/pdf-forms@1.0.0?', 1, true), tostring(prompts[2]))
+    eq(1, vim.fn.filereadable(result.path .. '/SKILL.md'), 'SKILL.md installed')
+    assert(vim.startswith(vim.fs.normalize(result.path), ws .. '/'), result.path)
+  end)
+
+  test(':KilnSkills install is not done when the user declines', function()
+    vim.ui.select = function(_, _, on_choice)
+      on_choice('Cancel')
+    end
+    local finished, result = false, 'unset'
+    require('kiln.skills').install('acme/lint-rules', nil, function(err, res)
+      finished, result = true, err or res
+    end)
+    wait_for('the answer', function()
+      return finished
+    end)
+    eq(nil, result, 'result')
+    eq(0, vim.fn.isdirectory(ws .. '/.kiln/skills/lint-rules'), 'not installed')
+  end)
+else
+  io.stdout:write('ok - # SKIP :KilnSkills (KILN_REGISTRY is not set)\n')
+end
+
 test(':KilnChat float opens the chat in floating windows', function()
   chat.close()
   vim.cmd('KilnChat float')

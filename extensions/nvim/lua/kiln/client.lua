@@ -179,7 +179,7 @@ function M.request(method, params, cb)
   local ok = client:request(method, params, function(err, result)
     if err then
       local hint = type(err.data) == 'table' and err.data.hint or nil
-      err = { code = err.code, message = err.message, hint = hint }
+      err = { code = err.code, message = err.message, hint = hint, data = err.data }
     end
     cb(err, result)
   end)

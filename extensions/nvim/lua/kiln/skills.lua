@@ -8,34 +8,61 @@ local function notify_err(err)
   vim.notify(client.describe(err), vim.log.levels.ERROR)
 end
 
---- Install `spec` ("owner/name" or "owner/name@range") after the user confirms.
---- `cb(err, result)` is optional.
+local function done_message(result)
+  return string.format('kiln: %s %s@%s (%s)', result.action, result.id, result.version, result.path)
+end
+
+--- What the server's review says about a skill, as lines for the confirmation prompt.
+function M.review_lines(review)
+  local lines = {
+    string.format('Install %s@%s?', review.id or '?', review.version or '?'),
+  }
+  if review.description and review.description ~= '' then
+    table.insert(lines, '  ' .. review.description)
+  end
+  table.insert(lines, string.format('  %d file(s), %d bytes', #(review.files or {}), review.sizeBytes or 0))
+  if review.scripts and #review.scripts > 0 then
+    table.insert(lines, '  scripts: ' .. table.concat(review.scripts, ', '))
+  end
+  if type(review.allowedTools) == 'string' and review.allowedTools ~= '' then
+    table.insert(lines, '  allowed tools: ' .. review.allowedTools)
+  end
+  for _, f in ipairs(review.findings or {}) do
+    local text = type(f) == 'table' and (f.message or f.rule or vim.inspect(f)) or tostring(f)
+    local where = type(f) == 'table' and f.path and (' (' .. f.path .. ')') or ''
+    table.insert(lines, '  finding: ' .. text .. where)
+  end
+  return lines
+end
+
+--- Install `spec` ("owner/name" or "owner/name@range"). The server first answers with a
+--- review (files, scripts, scan findings); it is shown and the install repeated only if the
+--- user says yes. `cb(err, result)` is optional; `result` is nil when the user declined.
 function M.install(spec, opts, cb)
   opts = opts or {}
-  local params = { spec = spec, yes = true, scope = opts.scope, registry = opts.registry }
-  client.request('kiln/skills/install', params, function(err, result)
+  local params = { spec = spec, scope = opts.scope, registry = opts.registry }
+  local function finish(err, result)
     if err then
       notify_err(err)
-    else
-      vim.notify(
-        string.format('kiln: %s %s@%s (%s)', result.action, result.id, result.version, result.path)
-      )
+    elseif result then
+      vim.notify(done_message(result))
     end
     if cb then
       cb(err, result)
     end
-  end)
-end
-
-local function confirm_install(item, opts, cb)
-  local spec = item.id
-  local label = string.format('Install %s@%s?', item.id, item.latestVersion or 'latest')
-  vim.ui.select({ 'Install', 'Cancel' }, { prompt = label, kind = 'kiln.confirm' }, function(c)
-    if c == 'Install' then
-      M.install(spec, opts, cb)
-    elseif cb then
-      cb(nil, nil)
+  end
+  client.request('kiln/skills/install', params, function(err, result)
+    local review = err and type(err.data) == 'table' and err.data.review
+    if not review then
+      return finish(err, result)
     end
+    local prompt = table.concat(M.review_lines(review), '\n')
+    vim.ui.select({ 'Install', 'Cancel' }, { prompt = prompt, kind = 'kiln.confirm' }, function(c)
+      if c ~= 'Install' then
+        return finish(nil, nil)
+      end
+      client.request('kiln/skills/install', vim.tbl_extend('force', params, { yes = true }), finish)
+    end)
   end)
 end
 
@@ -62,7 +89,7 @@ function M.search(query, opts, cb)
       end,
     }, function(item)
       if item then
-        confirm_install(item, opts, cb)
+        M.install(item.id, opts, cb)
       elseif cb then
         cb(nil, nil)
       end
