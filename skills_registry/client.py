@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -61,7 +62,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def _write_json(path: Path, data: dict[str, Any], mode: int = 0o644) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2, sort_keys=True)
@@ -158,7 +159,7 @@ class Cache:
         sha = hashlib.sha256(data).hexdigest()
         path = self.blob_path(sha)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{sha}.{os.getpid()}")
+        tmp = path.with_name(f".{sha}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
         tmp.write_bytes(data)
         os.replace(tmp, path)
         return sha
