@@ -66,7 +66,10 @@ vim.env.KILN_HOME = vim.env.KILN_HOME or (vim.fn.tempname() .. '-home')
 local function edit(old, new, path)
   return { name = 'edit_file', input = { path = path or 'app.py', old_text = old, new_text = new } }
 end
+-- Each session's model gets its own copy of the script; `match` steps are taken only when the
+-- latest user text contains the key, so the first session skips the step for the last test.
 local script = {
+  { match = 'timeout-please', text = 'Asking.', tool_calls = { edit('greet', 'salute') } },
   'Hello from Kiln, a streamed answer.',
   { match = 'marker-7731', text = 'I saw the selection.' },
   {
@@ -365,6 +368,25 @@ test(':KilnChat float opens the chat in floating windows', function()
   eq('editor', vim.api.nvim_win_get_config(chat.state.input_win).relative, 'input window')
   assert(contains(chat.lines(), 'Hello from Kiln'), 'the same transcript')
   chat.close()
+end)
+
+test('a review the server stops waiting for is withdrawn', function()
+  chat.reset()
+  require('kiln.config').options.session = { permissionTimeout = 1 }
+  local before = vim.api.nvim_buf_get_lines(app, 0, -1, false)
+  chat.send('timeout-please')
+  wait_for('the diff review', function()
+    return review.pending[1] ~= nil
+  end)
+  wait_for('the review to be withdrawn', function()
+    return review.pending[1] == nil
+  end, 10000)
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq('end_turn', chat.last_result.stopReason, 'stopReason')
+  eq(before, vim.api.nvim_buf_get_lines(app, 0, -1, false), 'buffer')
+  assert(not contains(chat.lines(), 'say hello'), 'a new session starts an empty transcript')
 end)
 
 require('kiln.client').stop()
