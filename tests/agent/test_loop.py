@@ -130,3 +130,23 @@ async def test_cancel_kills_running_command(failing_repo: Path) -> None:
     assert not (failing_repo / "finished.txt").exists()
     last = session.messages[-1]
     assert last["content"][0]["type"] == "tool_result" and last["content"][0]["is_error"]
+
+
+async def test_provider_dying_mid_stream_keeps_the_partial_text(failing_repo: Path) -> None:
+    events: list[Event] = []
+    model = ScriptedModel([{"raise": "partial", "text": "I was halfway through expl"}])
+    session = Session.create(
+        failing_repo, host=DiskHost(events.append), config=AgentConfig(mode="yolo"), model=model
+    )
+    reason = await session.prompt("explain")
+    assert reason == "error"
+    assert session.messages[-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "I was halfway through expl"}],
+    }
+    assert [e.kind for e in events][-2:] == ["error", "done"]
+    # the stored transcript is consistent and the session can go on
+    again = Session.load(
+        session.id, host=DiskHost(), config=AgentConfig(mode="yolo"), model=ScriptedModel(["ok"])
+    )
+    assert await again.prompt("go on") == "end_turn"
