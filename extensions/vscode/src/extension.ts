@@ -34,8 +34,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   server = kiln;
   const status = new IndexStatusBar(() => chat.protocol?.indexStatus());
   kiln.onState((state, client) => {
-    if (state === "running" && client) chat.attach(client);
-    else chat.detach(state === "failed" ? "failed" : state === "starting" ? "stopped" : "stopped", kiln.problem?.message);
+    if (state === "running") {
+      if (client) chat.attach(client);
+    } else {
+      chat.detach(state, state === "failed" ? kiln.problem?.message : undefined);
+    }
     status.setServer(state);
   });
 

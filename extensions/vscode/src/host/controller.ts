@@ -69,7 +69,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** The server went away: nothing can be answered any more. */
-  detach(state: "stopped" | "failed", message?: string): void {
+  detach(state: "starting" | "stopped" | "failed", message?: string): void {
     this.protocol?.dispose();
     this.protocol = undefined;
     for (const [id, resolve] of this.permissions) {

@@ -79,6 +79,16 @@ describe("chat view", () => {
     expect($(".message.agent").textContent).toContain("More.");
   });
 
+  test("streaming touches only the last entry: earlier nodes are kept as they are", () => {
+    view.receive({ type: "userMessage", text: "first question", references: [] });
+    update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Part one" } });
+    const first = $(".message.user");
+    for (let i = 0; i < 5; i++) update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: ` more ${i}` } });
+    expect($(".message.user")).toBe(first);
+    expect($$(".transcript > *")).toHaveLength(2);
+    expect($(".message.agent").textContent).toContain("more 4");
+  });
+
   test("tool cards show title and status, expand to the output, and stay open while streaming", () => {
     update({ sessionUpdate: "tool_call", toolCallId: "t1", title: "run_command: pytest", kind: "execute", status: "in_progress", locations: [{ path: "/w/test_app.py", line: 12 }] });
     const card = () => $<HTMLDetailsElement>('details.tool[data-tool="t1"]');
