@@ -4,6 +4,7 @@ A leaf library: it imports nothing from the rest of Kiln.
 """
 
 from indexer.errors import (
+    IndexCorrupt,
     IndexError_,
     IndexLocked,
     IndexUnavailable,
@@ -16,6 +17,7 @@ from indexer.watcher import Watcher, watch
 
 __all__ = [
     "Hit",
+    "IndexCorrupt",
     "Index",
     "IndexError_",
     "IndexLocked",

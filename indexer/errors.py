@@ -27,6 +27,12 @@ class IndexLocked(IndexError_):
     hint = "another kiln process is writing the index; retry when it finishes"
 
 
+class IndexCorrupt(IndexError_):
+    """index.db was found damaged while in use; ``Index.update`` rebuilds it."""
+
+    hint = "run `kiln index` to rebuild it"
+
+
 class IndexUnavailable(IndexError_):
     """The index folder cannot be created or written (permissions, read-only disk)."""
 

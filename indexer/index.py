@@ -25,7 +25,13 @@ from typing import Any
 
 from indexer import store
 from indexer.chunker import chunk_file
-from indexer.errors import IndexLocked, IndexUnavailable, NotADirectory, PathOutsideRoot
+from indexer.errors import (
+    IndexCorrupt,
+    IndexLocked,
+    IndexUnavailable,
+    NotADirectory,
+    PathOutsideRoot,
+)
 from indexer.files import MAX_FILE_BYTES, Candidate, excluded, looks_indexable, walk
 from indexer.incremental import TreeCache
 from indexer.languages import language_for
@@ -97,6 +103,8 @@ class Index:
         self._write_lock = threading.RLock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self._generation = 0  # bumped by rebuild(): readers opened before it reconnect
+        self._damaged: str | None = None  # set when a search met a damaged page
         self._trees = TreeCache()  # recently edited files re-parse incrementally
         self._df_cache: dict[str, int] = {}  # term -> blocks containing it (a ranking heuristic)
         try:
@@ -136,13 +144,26 @@ class Index:
                 shutil.move(str(src), str(self.db_path.with_name("index.db.corrupt" + suffix)))
 
     def _reader(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
+        held = getattr(self._local, "conn", None)
+        if held is None or held[0] != self._generation:  # none yet, or opened before a rebuild
             conn = store.connect(self.db_path, self.busy_timeout)
-            self._local.conn = conn
+            self._local.conn = (self._generation, conn)
             with self._write_lock:
                 self._readers.append(conn)
-        return conn
+            return conn
+        return held[1]
+
+    def rebuild(self, reason: str) -> None:
+        """Set a damaged index.db aside and start an empty one (the next update refills it)."""
+        with self._write_lock:
+            self._close_all()
+            self._move_aside()
+            self._generation += 1
+            self._df_cache.clear()
+            self._trees = TreeCache()
+            self._damaged = None
+            self._conn = self._connect_checked()
+            self.recovered = f"{self.db_path} was unreadable ({reason}); rebuilt it from scratch"
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -163,7 +184,19 @@ class Index:
     # ---- public API ----------------------------------------------------------------------
 
     def update(self, progress: Progress | None = None) -> IndexStats:
-        """Bring the index in line with the disk; only new or changed files are parsed."""
+        """Bring the index in line with the disk; only new or changed files are parsed.
+        A database found damaged (here, or by an earlier search) is rebuilt first."""
+        if self._damaged is not None:
+            self.rebuild(self._damaged)
+        try:
+            return self._update(progress)
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                raise
+            self.rebuild(str(exc))
+            return self._update(progress)
+
+    def _update(self, progress: Progress | None) -> IndexStats:
         started = time.perf_counter()
         stats = IndexStats()
         known = {
@@ -303,7 +336,13 @@ class Index:
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Ranked blocks for a query; empty when the query has no searchable words."""
-        return search(self._reader(), query, k, self._df_cache)
+        try:
+            return search(self._reader(), query, k, self._df_cache)
+        except sqlite3.DatabaseError as exc:
+            if _is_corrupt(exc):
+                self._damaged = str(exc)
+                raise IndexCorrupt(f"{self.db_path} is damaged ({exc})") from exc
+            raise
 
     def status(self) -> dict[str, Any]:
         conn = self._reader()
@@ -324,10 +363,13 @@ class Index:
 
     def close(self) -> None:
         with self._write_lock:
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
-            self._conn.close()
+            self._close_all()
+
+    def _close_all(self) -> None:
+        for conn in self._readers:
+            conn.close()
+        self._readers.clear()
+        self._conn.close()
 
     def __enter__(self) -> Index:
         return self

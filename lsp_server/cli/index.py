@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from indexer import Index, IndexStats
+from indexer import Index, IndexCorrupt, IndexStats
 
 _ROOT = click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
 
@@ -151,7 +151,13 @@ def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
             )
             hits = []
         else:
-            hits = idx.search(query, k)
+            try:
+                hits = idx.search(query, k)
+            except IndexCorrupt as exc:
+                idx.rebuild(str(exc))
+                click.echo(f"kiln: {idx.recovered}", err=True)
+                _build(idx)
+                hits = idx.search(query, k)
     finally:
         idx.close()
     if as_json:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer import Index, IndexLocked, NotADirectory
+from indexer import Index, IndexCorrupt, IndexLocked, NotADirectory
 from indexer import index as index_module
 
 from .conftest import write
@@ -138,6 +138,33 @@ def test_corrupt_index_is_rebuilt_with_a_message(
     assert (repo / ".kiln" / "index.db.corrupt").exists()
     idx.update()
     assert idx.search("survivor_symbol")[0].name == "survivor_symbol"
+
+
+def damage_middle(db: Path) -> None:
+    size = db.stat().st_size
+    with db.open("r+b") as fh:
+        fh.seek(size // 2)
+        fh.write(b"\xde\xad\xbe\xef" * 2000)
+
+
+def test_index_damaged_after_opening_is_rebuilt_by_update(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    for i in range(20):
+        write(repo, f"m{i}.py", f"def durable_{i}(x):\n    return x * {i}\n")
+    first = open_index(repo)
+    first.update()
+    first.close()
+    damage_middle(repo / ".kiln" / "index.db")
+    idx = open_index(repo)  # the header is intact: the damage shows only when pages are read
+    with pytest.raises(IndexCorrupt) as info:
+        for i in range(20):
+            idx.search(f"durable_{i}")
+    assert "kiln index" in info.value.hint
+    stats = idx.update()
+    assert stats.files_indexed == 20 and idx.recovered and "rebuilt" in idx.recovered
+    assert idx.search("durable_7")[0].name == "durable_7"
+    fts_ok(repo)
 
 
 def test_locked_index_raises_a_retryable_error(

@@ -105,6 +105,19 @@ def test_corrupt_index_is_rebuilt_with_a_message(project: Path) -> None:
     assert "rebuilt" in result.stderr and json.loads(result.stdout)[0]["name"] == "refund"
 
 
+def test_index_damaged_inside_is_rebuilt_by_search(project: Path) -> None:
+    for i in range(20):
+        write(project, f"more/m{i}.py", f"def padding_{i}(x):\n    return x + {i}\n")
+    assert kiln("index", cwd=project).returncode == 0
+    db = project / ".kiln" / "index.db"
+    with db.open("r+b") as fh:
+        fh.seek(db.stat().st_size // 2)
+        fh.write(b"\x00\xff" * 4000)
+    result = kiln("search", "refund", "--json", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)[0]["name"] == "refund"
+
+
 def test_locked_index_is_one_line_and_exit_1(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
