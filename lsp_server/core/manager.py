@@ -7,7 +7,9 @@ proposals, and turns an unanswered permission request into a denial after a time
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +37,8 @@ from lsp_server.core.updates import (
 )
 
 log = logging.getLogger("kiln.core")
+
+_PROVIDER_SDKS = {"anthropic": "anthropic", "openai": "openai"}
 
 
 class CoreHost:
@@ -156,6 +160,7 @@ class SessionManager:
             store=self.store,
             index=index,
         )
+        await self._warm(session)
         self._adopt(session, host)
         return session
 
@@ -185,8 +190,22 @@ class SessionManager:
             store=self.store,
             index=index,
         )
+        await self._warm(session)
         self._adopt(session, host)
         return session
+
+    async def _warm(self, session: Session) -> None:
+        """Import the provider's SDK in a worker thread now: it would otherwise be imported on
+        the first model call, inside the event loop, freezing every request for seconds."""
+        model = session.model
+        module = _PROVIDER_SDKS.get(
+            str(getattr(model, "provider", "") or getattr(model, "name", ""))
+        )
+        if module and module not in sys.modules:
+            try:
+                await asyncio.to_thread(importlib.import_module, module)
+            except ImportError:  # the provider reports it properly on its first call
+                pass
 
     def _adopt(self, session: Session, host: CoreHost) -> None:
         host.session_id = session.id
