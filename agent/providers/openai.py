@@ -10,15 +10,15 @@ the provider's automatic prefix cache keeps hitting.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any, Self
+from collections.abc import AsyncGenerator
+from typing import Any
 
 from agent.errors import ProviderError, ProviderUnavailable, ServerError
-from agent.providers.retry import RetryPolicy, provider_error, retrying_stream
+from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.scripted import parse_arguments
+from agent.providers.sdk_client import SdkClientModel
 from agent.providers.sdk_errors import classify_sdk_error, is_transport_error
 from agent.types import (
     Block,
@@ -135,7 +135,7 @@ def build_params(request: Request, model: str) -> dict[str, Any]:
     return params
 
 
-class OpenAIModel:
+class OpenAIModel(SdkClientModel):
     name = "openai"
 
     def __init__(
@@ -165,8 +165,6 @@ class OpenAIModel:
         self.context_window = context_window or (_WINDOWS[family] if family else 128_000)
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> OpenAIModel:
@@ -177,32 +175,12 @@ class OpenAIModel:
             context_window=config.get("context_window"),
         )
 
-    def _sdk_client(self) -> Any:
-        """One client per event loop: its connection pool belongs to the loop that made it."""
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            import openai
+    def _new_client(self) -> Any:
+        import openai
 
-            self._client = openai.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-            )
-            self._client_loop = loop
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close pooled connections while their event loop is still running."""
-        client, self._client = self._client, None
-        if client is not None and self._client_loop is asyncio.get_running_loop():
-            await client.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def stream(self, request: Request) -> AsyncIterator[StreamItem]:
-        return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)
+        return openai.AsyncOpenAI(
+            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+        )
 
     async def _once(self, request: Request) -> AsyncGenerator[StreamItem, None]:
         params = build_params(request, self.model)
