@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { URI } from "vscode-uri";
@@ -14,6 +14,23 @@ import { host, installVscodeModule, touched } from "./editorHost";
 import { makeWorkspace, python, waitFor } from "./harness";
 
 installVscodeModule();
+
+/** Pids of the `lsp_server lsp` processes this test process started (Linux /proc). */
+function serverPids(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const cmd = readFileSync(`/proc/${name}/cmdline`, "utf8");
+      if (ppid === process.pid && cmd.includes("lsp_server")) pids.push(Number(name));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids;
+}
 
 const APP = 'def greet(name):\n    return "hello " + name  # café ☕\n';
 
@@ -37,6 +54,7 @@ describe("the extension activated against the real server", () => {
           tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: '"hello "', new_text: '"salut "' } }],
         },
         { match: "edit_file=1", text: "Done." },
+        { match: "stream again", text: "Back again." },
       ]),
     );
     host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
@@ -125,5 +143,24 @@ describe("the extension activated against the real server", () => {
     await waitFor(() => ofType("server").slice(before).some((m) => m.state === "running"), "running again", 30000);
     // Names the stand-in did not implement, for the record (not an assertion on VS Code).
     if (process.env.KILN_SHOW_STANDIN_GAPS) console.log([...touched].sort().join("\n"));
+  });
+
+  test("a crashed server is restarted by the language client and the panel comes back", { skip: process.platform !== "linux" }, async () => {
+    const [pid] = serverPids();
+    assert.ok(pid, "the server is a child of this process");
+    const before = ofType("server").length;
+    process.kill(pid, "SIGKILL");
+    await waitFor(() => ofType("server").slice(before).some((m) => m.state === "starting"), "the panel told of the restart", 30000);
+    await waitFor(() => ofType("server").slice(before).some((m) => m.state === "running"), "running after the crash", 30000);
+    const [again] = await waitFor(() => {
+      const fresh = serverPids().filter((p) => p !== pid);
+      return fresh.length ? fresh : undefined;
+    }, "a new server process");
+    assert.notEqual(again, pid);
+    assert.ok(host.output.some((l) => /restarting \(1\/2\)/.test(l)), host.output.join("\n"));
+    // The chat still works on the new process.
+    const turns = ofType("turn").length;
+    send({ type: "prompt", text: "stream again" });
+    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
   });
 });
