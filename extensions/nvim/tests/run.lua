@@ -18,10 +18,12 @@ vim.notify = function(msg, level)
 end
 
 local function test(name, fn)
+  local started = vim.uv.hrtime()
   local ok, err = xpcall(fn, debug.traceback)
   if ok then
     results.passed = results.passed + 1
-    io.stdout:write('ok - ' .. name .. '\n')
+    local ms = (vim.uv.hrtime() - started) / 1e6
+    io.stdout:write(string.format('ok - %s (%d ms)\n', name, ms))
   else
     results.failed = results.failed + 1
     io.stdout:write('not ok - ' .. name .. '\n  ' .. tostring(err):gsub('\n', '\n  ') .. '\n')
@@ -387,6 +389,74 @@ test('a review the server stops waiting for is withdrawn', function()
   eq('end_turn', chat.last_result.stopReason, 'stopReason')
   eq(before, vim.api.nvim_buf_get_lines(app, 0, -1, false), 'buffer')
   assert(not contains(chat.lines(), 'say hello'), 'a new session starts an empty transcript')
+end)
+
+test(':checkhealth kiln reports the command and the running client', function()
+  vim.cmd('silent checkhealth kiln')
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  assert(text:find('server command: ' .. python, 1, true), text)
+  assert(text:find('client %d+ for ' .. vim.pesc(ws)), text)
+  vim.cmd('bwipeout')
+end)
+
+-- A second server with its own script, for the tests that end the server or the review early.
+local function restart(steps)
+  require('kiln.client').stop()
+  wait_for('the old client to stop', function()
+    return #vim.lsp.get_clients({ name = 'kiln' }) == 0
+  end)
+  local path = vim.fn.tempname() .. '-script.json'
+  write(path, vim.json.encode(steps))
+  vim.env.KILN_SCRIPT = path
+  chat.reset()
+  require('kiln.config').options.session = {}
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(app))
+  kiln.setup({ cmd = { python, '-m', 'lsp_server', 'lsp' }, init_options = { index = false } })
+  wait_for('the new client', function()
+    local c = vim.lsp.get_clients({ name = 'kiln' })[1]
+    return c ~= nil and c.initialized == true
+  end)
+end
+
+restart({
+  { text = 'Proposing.', tool_calls = { edit('greet', 'salute') } },
+  'Fine, no edit.',
+  { sleep = 60 },
+})
+
+test('closing the review window rejects the edit', function()
+  local before = vim.api.nvim_buf_get_lines(app, 0, -1, false)
+  chat.send('close it')
+  wait_for('the diff review', function()
+    return review.pending[1] ~= nil
+  end)
+  vim.api.nvim_set_current_win(review.pending[1].win)
+  vim.cmd('close')
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq('end_turn', chat.last_result.stopReason, 'stopReason')
+  eq(before, vim.api.nvim_buf_get_lines(app, 0, -1, false), 'buffer')
+  assert(contains(chat.lines(), 'Fine, no edit.'), vim.inspect(chat.lines()))
+end)
+
+test('a server that dies mid-turn ends the turn with a message', function()
+  chat.send('wait for me')
+  wait_for('the turn to start', function()
+    return chat.state.busy and chat.state.session_id ~= nil
+  end)
+  vim.wait(300)
+  local children = vim.api.nvim_get_proc_children(vim.fn.getpid())
+  assert(#children > 0, 'no server process')
+  for _, pid in ipairs(children) do
+    vim.uv.kill(pid, 'sigkill')
+  end
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  assert(chat.last_result.error, vim.inspect(chat.last_result))
+  eq(false, chat.state.busy, 'busy')
+  assert(contains(chat.lines(), 'the server exited'), vim.inspect(chat.lines()))
 end)
 
 require('kiln.client').stop()

@@ -410,6 +410,25 @@ function M.set_mode(modes, cb)
   client.request('kiln/session/setMode', params, done)
 end
 
+--- The server went away: a running turn will never answer, so end it here. The session is
+--- stored by the server; the next prompt starts a new one.
+function M.on_exit(code, signal)
+  require('kiln.review').withdraw_all()
+  local was_busy = S.busy
+  S.busy, S.session_id = false, nil
+  if code ~= 0 or was_busy then
+    local msg = string.format('kiln: the server exited (code %s, signal %s); see :LspLog', code, signal)
+    if valid_buf(S.buf) then
+      append({ '[error] ' .. msg })
+    end
+    if was_busy then
+      M.last_result = { error = { message = msg } }
+    end
+    vim.notify(msg, vim.log.levels.WARN)
+  end
+  M.refresh_title()
+end
+
 --- Start a fresh session the next time a prompt is sent, with an empty transcript.
 function M.reset()
   S.session_id, S.edit_mode, S.busy, S.usage = nil, nil, false, nil

@@ -94,6 +94,11 @@ function M.start(bufnr)
     init_options = opts.init_options,
     settings = { kiln = opts.settings },
     handlers = handlers(),
+    on_exit = function(code, signal)
+      vim.schedule(function()
+        require('kiln.chat').on_exit(code, signal)
+      end)
+    end,
   }, { bufnr = bufnr, attach = is_file_buffer(bufnr) })
   if not id then
     local msg = 'kiln: the language server did not start (see :LspLog)'

@@ -47,8 +47,7 @@ function M.apply(params, ctx)
   local encoding = client and client.offset_encoding or 'utf-16'
   local was_loaded = {}
   for _, uri in ipairs(changed_uris(edit)) do
-    local bufnr = vim.fn.bufnr(vim.uri_to_fname(uri))
-    was_loaded[uri] = bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr)
+    was_loaded[uri] = vim.api.nvim_buf_is_loaded(vim.uri_to_bufnr(uri))
   end
   local ok, err = pcall(util.apply_workspace_edit, edit, encoding)
   if not ok then

@@ -119,6 +119,16 @@ function M.open_diff(title, diffs, options, decide)
     decide(choice)
   end
   review.win, review.tab = open_window(buf, title)
+  -- Closing the review any other way (:q, :bwipe) counts as "reject".
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = buf,
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        review.decide(nil)
+      end)
+    end,
+  })
   for _, key in ipairs(KEYS) do
     local id = option_id(options, key[2])
     if id then
