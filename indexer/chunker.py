@@ -290,18 +290,21 @@ class _Chunker:
         if not rows:
             return []
         doc = _py_docstring(root_node) if self.language == "python" else ""
+        parts: list[list[int]] = [[rows[0]]]
+        for prev, row in zip(rows, rows[1:], strict=False):
+            # A definition in between, or a full part, starts a new part: spans stay exact.
+            if b"\x01" in covered[prev + 1 : row] or len(parts[-1]) >= MAX_BLOCK_LINES:
+                parts.append([row])
+            else:
+                parts[-1].append(row)
         blocks = []
-        for i in range(0, len(rows), MAX_BLOCK_LINES):
-            part = rows[i : i + MAX_BLOCK_LINES]
-            text = "\n".join(self.lines[r] for r in part)
+        for i, part in enumerate(parts):
             sig = self.lines[part[0]].strip()[:MAX_SIGNATURE]
-            block = self._block(
-                "module", self.module, sig, doc if i == 0 else "", part[0], part[-1], []
+            blocks.append(
+                self._block(
+                    "module", self.module, sig, doc if i == 0 else "", part[0], part[-1], []
+                )
             )
-            block.text = text
-            block.refs = set()
-            blocks.append(block)
-            block._rows = part  # type: ignore[attr-defined]
         return blocks
 
     # ---- references and merging -----------------------------------------------------------
@@ -314,12 +317,7 @@ class _Chunker:
         )
         for i in order:
             b = blocks[i]
-            rows = getattr(b, "_rows", None)
-            if rows is not None:
-                for r in rows:
-                    owner[r] = i
-            else:
-                owner[b.start_line - 1 : b.end_line] = [i] * b.lines
+            owner[b.start_line - 1 : b.end_line] = [i] * b.lines
         for row, name in refs:
             i = owner[row] if row < len(owner) else -1
             if i >= 0:

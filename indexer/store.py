@@ -21,7 +21,7 @@ from indexer.blocks import Block
 from indexer.tokens import camel_parts, name_terms, path_terms
 
 # Bumped when chunking changes shape: every file is re-parsed once.
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"
 FTS_COLUMNS = ("fts_path", "fts_name", "signature", "docstring", "text", "idents")
 
 

@@ -164,3 +164,13 @@ def test_long_class_skeleton_is_cut_into_parts_with_the_header_repeated() -> Non
             src_lines[part.start_line - 1 + j].startswith(ln.removesuffix(" ..."))
             for j, ln in enumerate(body[:1])
         )
+
+
+def test_preamble_parts_have_exact_spans() -> None:
+    source = "import os\n\n\ndef a():\n    return 1\n\n\nLIMIT = 10\n\n\ndef b():\n    return 2\n\n\nif __name__ == '__main__':\n    a()\n"
+    modules = [
+        (m.start_line, m.end_line)
+        for m in chunk_file("s.py", source.encode())
+        if m.kind == "module"
+    ]
+    assert modules == [(1, 1), (8, 8), (15, 16)]
