@@ -32,8 +32,15 @@ end
 
 local function eq(expected, actual, what)
   if not vim.deep_equal(expected, actual) then
-    error(string.format('%s: expected %s, got %s', what or 'value', vim.inspect(expected),
-      vim.inspect(actual)), 2)
+    error(
+      string.format(
+        '%s: expected %s, got %s',
+        what or 'value',
+        vim.inspect(expected),
+        vim.inspect(actual)
+      ),
+      2
+    )
   end
 end
 
@@ -77,14 +84,22 @@ local script = {
   {
     text = 'Renaming the greeting.',
     tool_calls = {
-      { name = 'todo_write', input = { items = { { id = '1', content = 'Shorten the greeting', status = 'in_progress' } } } },
+      {
+        name = 'todo_write',
+        input = {
+          items = { { id = '1', content = 'Shorten the greeting', status = 'in_progress' } },
+        },
+      },
       edit('"hello "', '"hi "'),
     },
   },
   'The edit is in.',
   { text = 'Another try.', tool_calls = { edit('"hi "', '"bye "') } },
   'Understood, leaving it.',
-  { text = 'Running it.', tool_calls = { { name = 'run_command', input = { command = 'echo kiln-ran' } } } },
+  {
+    text = 'Running it.',
+    tool_calls = { { name = 'run_command', input = { command = 'echo kiln-ran' } } },
+  },
   'The command ran.',
   { text = 'Editing the notes.', tool_calls = { edit('first note', 'second note', 'notes.txt') } },
   'Notes updated.',
@@ -120,9 +135,18 @@ test('the help file has valid tags', function()
   vim.fn.writefile(vim.fn.readfile(plugin_root .. '/doc/kiln.txt'), dir .. '/kiln.txt')
   vim.cmd.helptags(vim.fn.fnameescape(dir))
   local tags = table.concat(vim.fn.readfile(dir .. '/tags'), '\n')
-  for _, tag in ipairs({ 'kiln', 'kiln.setup()', ':KilnChat', ':KilnAsk', ':KilnStop', ':KilnSkills' }) do
-    assert(tags:find('^' .. vim.pesc(tag) .. '\t') or tags:find('\n' .. vim.pesc(tag) .. '\t'),
-      'missing tag ' .. tag)
+  for _, tag in ipairs({
+    'kiln',
+    'kiln.setup()',
+    ':KilnChat',
+    ':KilnAsk',
+    ':KilnStop',
+    ':KilnSkills',
+  }) do
+    assert(
+      tags:find('^' .. vim.pesc(tag) .. '\t') or tags:find('\n' .. vim.pesc(tag) .. '\t'),
+      'missing tag ' .. tag
+    )
   end
 end)
 

@@ -1,27 +1,20 @@
--- The chat: a transcript buffer (plan on top, then messages, streamed answer text and one
--- line per tool call with its status) and a prompt buffer below it. One session per editor;
--- :KilnChat reopens the same conversation.
+-- The chat: the session, the windows (transcript above, prompt buffer below), sending a
+-- prompt and stopping a turn. One session per editor; :KilnChat reopens the same one.
 local client = require('kiln.client')
 local config = require('kiln.config')
+local transcript = require('kiln.transcript')
 
 local M = {}
 
-local ns = vim.api.nvim_create_namespace('kiln.chat')
-
-local ICONS = { pending = '?', in_progress = '…', completed = '✓', failed = '✗' }
-
 ---@class kiln.ChatState
 local S = {
-  buf = nil, -- transcript buffer
+  buf = nil, -- transcript buffer (owned by kiln.transcript)
   input = nil, -- prompt buffer
   win = nil,
   input_win = nil,
   session_id = nil,
   edit_mode = nil,
   busy = false,
-  streaming = false, -- the last transcript line is open for more answer text
-  plan_lines = 0,
-  tools = {}, -- toolCallId -> { mark = extmark id, title = string }
   usage = nil,
 }
 M.state = S
@@ -38,16 +31,7 @@ local function valid_win(win)
 end
 
 local function ensure_buffers()
-  if not valid_buf(S.buf) then
-    S.buf = vim.api.nvim_create_buf(false, true)
-    vim.bo[S.buf].buftype = 'nofile'
-    vim.bo[S.buf].bufhidden = 'hide'
-    vim.bo[S.buf].swapfile = false
-    vim.bo[S.buf].filetype = 'kiln-chat'
-    vim.bo[S.buf].modifiable = false
-    pcall(vim.api.nvim_buf_set_name, S.buf, 'kiln://chat')
-    S.plan_lines, S.tools, S.streaming = 0, {}, false
-  end
+  S.buf = transcript.buffer()
   if not valid_buf(S.input) then
     S.input = vim.api.nvim_create_buf(false, true)
     vim.bo[S.input].buftype = 'prompt'
@@ -68,165 +52,34 @@ local function ensure_buffers()
   end
 end
 
---- Replace lines [first, last) of the transcript (the buffer stays read-only to the user).
-local function set_lines(first, last, lines)
-  vim.bo[S.buf].modifiable = true
-  vim.api.nvim_buf_set_lines(S.buf, first, last, false, lines)
-  vim.bo[S.buf].modifiable = false
-end
-
-local function scroll()
-  if valid_win(S.win) then
-    vim.api.nvim_win_set_cursor(S.win, { vim.api.nvim_buf_line_count(S.buf), 0 })
-  end
-end
-
-local function is_empty()
-  local n = vim.api.nvim_buf_line_count(S.buf)
-  return n == 1 and vim.api.nvim_buf_get_lines(S.buf, 0, 1, false)[1] == ''
-end
-
---- Append whole lines at the end; returns the 0-based index of the first one.
-local function append(lines)
-  ensure_buffers()
-  S.streaming = false
-  local at = vim.api.nvim_buf_line_count(S.buf)
-  if is_empty() then
-    set_lines(0, 1, lines)
-    at = 0
-  else
-    set_lines(at, at, lines)
-  end
-  scroll()
-  return at
-end
-
---- Append streamed text to the open answer line, starting new lines at newlines.
-local function stream(text)
-  ensure_buffers()
-  local parts = vim.split(text, '\n', { plain = true })
-  if not S.streaming then
-    append({ '' })
-    S.streaming = true
-  end
-  local last = vim.api.nvim_buf_line_count(S.buf) - 1
-  local current = vim.api.nvim_buf_get_lines(S.buf, last, last + 1, false)[1] or ''
-  parts[1] = current .. parts[1]
-  set_lines(last, last + 1, parts)
-  scroll()
-end
-
-local function render_plan(entries)
-  local lines = {}
-  if entries and #entries > 0 then
-    table.insert(lines, 'Plan:')
-    local marks = { pending = '[ ]', in_progress = '[~]', completed = '[x]' }
-    for _, e in ipairs(entries) do
-      table.insert(lines, string.format('  %s %s', marks[e.status] or '[ ]', e.content or ''))
-    end
-    table.insert(lines, string.rep('─', 40))
-  end
-  ensure_buffers()
-  if S.plan_lines == 0 and is_empty() then
-    set_lines(0, 1, #lines > 0 and lines or { '' })
-  else
-    set_lines(0, S.plan_lines, lines)
-  end
-  S.plan_lines = #lines
-end
-
-local function tool_line(id)
-  local tool = S.tools[id]
-  local icon = ICONS[tool.status] or '•'
-  return string.format('  %s %s%s', icon, tool.title, tool.note and (' — ' .. tool.note) or '')
-end
-
-local function update_tool(id, fields)
-  local tool = S.tools[id]
-  if not tool then
-    tool = { title = fields.title or id, status = 'in_progress' }
-    S.tools[id] = tool
-    local at = append({ '' })
-    -- Left gravity at column 0: rewriting the line's text keeps the mark on it.
-    tool.mark = vim.api.nvim_buf_set_extmark(S.buf, ns, at, 0, { right_gravity = false })
-  end
-  tool.title = fields.title or tool.title
-  tool.status = fields.status or tool.status
-  tool.note = fields.note or tool.note
-  local row = vim.api.nvim_buf_get_extmark_by_id(S.buf, ns, tool.mark, {})[1]
-  if row then
-    local old = vim.api.nvim_buf_get_lines(S.buf, row, row + 1, false)[1] or ''
-    vim.bo[S.buf].modifiable = true
-    vim.api.nvim_buf_set_text(S.buf, row, 0, row, #old, { tool_line(id) })
-    vim.bo[S.buf].modifiable = false
-  end
-end
-
-local function first_text(content)
-  for _, block in ipairs(content or {}) do
-    local inner = block.content
-    if block.type == 'content' and type(inner) == 'table' and inner.text then
-      return (vim.split(inner.text, '\n', { plain = true })[1] or '')
-    end
-  end
-end
-
 --- Handler for kiln/session/update notifications.
 function M.on_update(params)
   if S.session_id and params.sessionId ~= S.session_id then
     return
   end
   local u = params.update or {}
-  local kind = u.sessionUpdate
-  if kind == 'agent_message_chunk' then
-    stream(u.content and u.content.text or '')
-  elseif kind == 'user_message_chunk' then
-    append({ '## You', u.content and u.content.text or '', '' })
-  elseif kind == 'tool_call' then
-    update_tool(u.toolCallId, { title = u.title, status = u.status or 'in_progress' })
-  elseif kind == 'tool_call_update' then
-    local meta = u._meta or {}
-    if u.kind == 'edit' and meta.proposalId then
-      local note = S.edit_mode == 'deferred' and 'edit proposed (review with :KilnEdits)'
-        or 'edit proposed'
-      update_tool(u.toolCallId, { note = note })
-    else
-      local note = u.status == 'failed' and first_text(u.content) or nil
-      update_tool(u.toolCallId, { status = u.status, note = note })
-    end
-  elseif kind == 'plan' then
-    render_plan(u.entries)
-  elseif kind == 'usage_update' then
+  if u.sessionUpdate == 'usage_update' then
     S.usage = u
     M.refresh_title()
-  elseif kind == 'refusal' then
-    append({ string.format('  ⊘ %s refused: %s', u.tool or 'tool', u.reason or '') })
-  elseif kind == 'status' then
-    append({ '[kiln] ' .. (u.text or '') })
-  elseif kind == 'error' then
-    local hint = (u.hint and u.hint ~= '') and (' (' .. u.hint .. ')') or ''
-    append({ '[error] ' .. (u.message or 'the model failed') .. hint })
-  elseif kind == 'memory_proposal' then
-    append({ '[kiln wants to remember] ' .. (u.text or '') })
-  elseif kind == 'compaction' then
-    append({ '[kiln] the context was compacted' })
+  else
+    transcript.render(u, S.edit_mode)
   end
 end
 
 function M.on_permission(params)
   local tc = params.toolCall or {}
-  if tc.toolCallId and S.tools[tc.toolCallId] then
-    update_tool(tc.toolCallId, { status = 'pending', note = 'waiting for your answer' })
+  if transcript.has_tool(tc.toolCallId) then
+    transcript.tool(tc.toolCallId, { status = 'pending', note = 'waiting for your answer' })
   else
-    append({ '  ? ' .. (tc.title or 'permission requested') })
+    transcript.append({ '  ? ' .. (tc.title or 'permission requested') })
   end
 end
 
 function M.on_permission_answered(params, choice)
   local tc = params.toolCall or {}
-  if tc.toolCallId and S.tools[tc.toolCallId] then
+  if transcript.has_tool(tc.toolCallId) then
     local note = choice and choice:match('^allow') and 'allowed' or 'rejected'
-    update_tool(tc.toolCallId, { status = 'in_progress', note = note })
+    transcript.tool(tc.toolCallId, { status = 'in_progress', note = note })
   end
 end
 
@@ -299,7 +152,7 @@ function M.open(layout)
   end
   vim.api.nvim_set_current_win(S.input_win)
   M.refresh_title()
-  scroll()
+  transcript.set_window(S.win)
 end
 
 function M.close()
@@ -309,6 +162,7 @@ function M.close()
     end
   end
   S.win, S.input_win = nil, nil
+  transcript.set_window(nil)
 end
 
 --- Create the session if there is none yet, then call `cb(session_id)`.
@@ -352,7 +206,7 @@ function M.send(text, blocks, cb)
     end
   end
   vim.list_extend(shown, { '', '## Kiln' })
-  append(shown)
+  transcript.append(shown)
   S.busy = true
   M.last_result = nil
   M.refresh_title()
@@ -363,9 +217,9 @@ function M.send(text, blocks, cb)
       S.busy = false
       M.last_result = err and { error = err } or res
       if err then
-        append({ '[error] ' .. client.describe(err) })
+        transcript.append({ '[error] ' .. client.describe(err) })
       else
-        append({ '— ' .. tostring(res.stopReason), '' })
+        transcript.append({ '— ' .. tostring(res.stopReason), '' })
       end
       M.refresh_title()
       if cb then
@@ -404,7 +258,10 @@ function M.set_mode(modes, cb)
   if not S.session_id then
     local session = vim.tbl_extend('force', config.options.session or {}, modes)
     config.options.session = session
-    return done(nil, { mode = session.mode or '(default)', editMode = session.editMode or '(default)' })
+    return done(
+      nil,
+      { mode = session.mode or '(default)', editMode = session.editMode or '(default)' }
+    )
   end
   local params = vim.tbl_extend('force', modes, { sessionId = S.session_id })
   client.request('kiln/session/setMode', params, done)
@@ -417,9 +274,10 @@ function M.on_exit(code, signal)
   local was_busy = S.busy
   S.busy, S.session_id = false, nil
   if code ~= 0 or was_busy then
-    local msg = string.format('kiln: the server exited (code %s, signal %s); see :LspLog', code, signal)
+    local msg =
+      string.format('kiln: the server exited (code %s, signal %s); see :LspLog', code, signal)
     if valid_buf(S.buf) then
-      append({ '[error] ' .. msg })
+      transcript.append({ '[error] ' .. msg })
     end
     if was_busy then
       M.last_result = { error = { message = msg } }
@@ -432,19 +290,12 @@ end
 --- Start a fresh session the next time a prompt is sent, with an empty transcript.
 function M.reset()
   S.session_id, S.edit_mode, S.busy, S.usage = nil, nil, false, nil
-  if valid_buf(S.buf) then
-    set_lines(0, -1, { '' })
-    vim.api.nvim_buf_clear_namespace(S.buf, ns, 0, -1)
-  end
-  S.plan_lines, S.tools, S.streaming = 0, {}, false
+  transcript.clear()
 end
 
 --- The transcript as a list of lines.
 function M.lines()
-  if not valid_buf(S.buf) then
-    return {}
-  end
-  return vim.api.nvim_buf_get_lines(S.buf, 0, -1, false)
+  return transcript.lines()
 end
 
 return M

@@ -20,7 +20,10 @@ function M.review_lines(review)
   if review.description and review.description ~= '' then
     table.insert(lines, '  ' .. review.description)
   end
-  table.insert(lines, string.format('  %d file(s), %d bytes', #(review.files or {}), review.sizeBytes or 0))
+  table.insert(
+    lines,
+    string.format('  %d file(s), %d bytes', #(review.files or {}), review.sizeBytes or 0)
+  )
   if review.scripts and #review.scripts > 0 then
     table.insert(lines, '  scripts: ' .. table.concat(review.scripts, ', '))
   end

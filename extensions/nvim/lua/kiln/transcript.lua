@@ -1,0 +1,200 @@
+-- The chat transcript buffer: the plan on top (replaced in place), then messages, streamed
+-- answer text, and one line per tool call that is rewritten as its status changes.
+local M = {}
+
+local ns = vim.api.nvim_create_namespace('kiln.transcript')
+
+local ICONS = { pending = '?', in_progress = '…', completed = '✓', failed = '✗' }
+
+local S = {
+  buf = nil,
+  win = nil, -- the window showing it, scrolled to the end as text arrives
+  streaming = false, -- the last line is open for more answer text
+  plan_lines = 0,
+  tools = {}, -- toolCallId -> { mark = extmark id, title, status, note }
+}
+
+--- The transcript buffer, created on first use.
+function M.buffer()
+  if S.buf == nil or not vim.api.nvim_buf_is_valid(S.buf) then
+    S.buf = vim.api.nvim_create_buf(false, true)
+    vim.bo[S.buf].buftype = 'nofile'
+    vim.bo[S.buf].bufhidden = 'hide'
+    vim.bo[S.buf].swapfile = false
+    vim.bo[S.buf].filetype = 'kiln-chat'
+    vim.bo[S.buf].modifiable = false
+    pcall(vim.api.nvim_buf_set_name, S.buf, 'kiln://chat')
+    S.plan_lines, S.tools, S.streaming = 0, {}, false
+  end
+  return S.buf
+end
+
+--- Follow the end of the transcript in `win` (nil: not shown).
+function M.set_window(win)
+  S.win = win
+  if win then
+    M.scroll()
+  end
+end
+
+--- Replace lines [first, last) of the transcript (the buffer stays read-only to the user).
+local function set_lines(first, last, lines)
+  vim.bo[S.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(S.buf, first, last, false, lines)
+  vim.bo[S.buf].modifiable = false
+end
+
+function M.scroll()
+  if S.win and vim.api.nvim_win_is_valid(S.win) then
+    vim.api.nvim_win_set_cursor(S.win, { vim.api.nvim_buf_line_count(S.buf), 0 })
+  end
+end
+
+local function is_empty()
+  local n = vim.api.nvim_buf_line_count(S.buf)
+  return n == 1 and vim.api.nvim_buf_get_lines(S.buf, 0, 1, false)[1] == ''
+end
+
+--- Append whole lines at the end; returns the 0-based index of the first one.
+function M.append(lines)
+  M.buffer()
+  S.streaming = false
+  local at = vim.api.nvim_buf_line_count(S.buf)
+  if is_empty() then
+    set_lines(0, 1, lines)
+    at = 0
+  else
+    set_lines(at, at, lines)
+  end
+  M.scroll()
+  return at
+end
+
+--- Append streamed text to the open answer line, starting new lines at newlines.
+function M.stream(text)
+  M.buffer()
+  local parts = vim.split(text, '\n', { plain = true })
+  if not S.streaming then
+    M.append({ '' })
+    S.streaming = true
+  end
+  local last = vim.api.nvim_buf_line_count(S.buf) - 1
+  local current = vim.api.nvim_buf_get_lines(S.buf, last, last + 1, false)[1] or ''
+  parts[1] = current .. parts[1]
+  set_lines(last, last + 1, parts)
+  M.scroll()
+end
+
+function M.plan(entries)
+  local lines = {}
+  if entries and #entries > 0 then
+    table.insert(lines, 'Plan:')
+    local marks = { pending = '[ ]', in_progress = '[~]', completed = '[x]' }
+    for _, e in ipairs(entries) do
+      table.insert(lines, string.format('  %s %s', marks[e.status] or '[ ]', e.content or ''))
+    end
+    table.insert(lines, string.rep('─', 40))
+  end
+  M.buffer()
+  if S.plan_lines == 0 and is_empty() then
+    set_lines(0, 1, #lines > 0 and lines or { '' })
+  else
+    set_lines(0, S.plan_lines, lines)
+  end
+  S.plan_lines = #lines
+end
+
+local function tool_line(id)
+  local tool = S.tools[id]
+  local icon = ICONS[tool.status] or '•'
+  return string.format('  %s %s%s', icon, tool.title, tool.note and (' — ' .. tool.note) or '')
+end
+
+--- Add or rewrite the line of tool call `id` (`fields`: title, status, note).
+function M.tool(id, fields)
+  local tool = S.tools[id]
+  if not tool then
+    tool = { title = fields.title or id, status = 'in_progress' }
+    S.tools[id] = tool
+    local at = M.append({ '' })
+    -- Left gravity at column 0: rewriting the line's text keeps the mark on it.
+    tool.mark = vim.api.nvim_buf_set_extmark(S.buf, ns, at, 0, { right_gravity = false })
+  end
+  tool.title = fields.title or tool.title
+  tool.status = fields.status or tool.status
+  tool.note = fields.note or tool.note
+  local row = vim.api.nvim_buf_get_extmark_by_id(S.buf, ns, tool.mark, {})[1]
+  if row then
+    local old = vim.api.nvim_buf_get_lines(S.buf, row, row + 1, false)[1] or ''
+    vim.bo[S.buf].modifiable = true
+    vim.api.nvim_buf_set_text(S.buf, row, 0, row, #old, { tool_line(id) })
+    vim.bo[S.buf].modifiable = false
+  end
+end
+
+local function first_text(content)
+  for _, block in ipairs(content or {}) do
+    local inner = block.content
+    if block.type == 'content' and type(inner) == 'table' and inner.text then
+      return (vim.split(inner.text, '\n', { plain = true })[1] or '')
+    end
+  end
+end
+
+--- Render one `kiln/session/update` payload; `edit_mode` words the note on proposed edits.
+function M.render(u, edit_mode)
+  local kind = u.sessionUpdate
+  if kind == 'agent_message_chunk' then
+    M.stream(u.content and u.content.text or '')
+  elseif kind == 'user_message_chunk' then
+    M.append({ '## You', u.content and u.content.text or '', '' })
+  elseif kind == 'tool_call' then
+    M.tool(u.toolCallId, { title = u.title, status = u.status or 'in_progress' })
+  elseif kind == 'tool_call_update' then
+    local meta = u._meta or {}
+    if u.kind == 'edit' and meta.proposalId then
+      local note = edit_mode == 'deferred' and 'edit proposed (review with :KilnEdits)'
+        or 'edit proposed'
+      M.tool(u.toolCallId, { note = note })
+    else
+      local note = u.status == 'failed' and first_text(u.content) or nil
+      M.tool(u.toolCallId, { status = u.status, note = note })
+    end
+  elseif kind == 'plan' then
+    M.plan(u.entries)
+  elseif kind == 'refusal' then
+    M.append({ string.format('  ⊘ %s refused: %s', u.tool or 'tool', u.reason or '') })
+  elseif kind == 'status' then
+    M.append({ '[kiln] ' .. (u.text or '') })
+  elseif kind == 'error' then
+    local hint = (u.hint and u.hint ~= '') and (' (' .. u.hint .. ')') or ''
+    M.append({ '[error] ' .. (u.message or 'the model failed') .. hint })
+  elseif kind == 'memory_proposal' then
+    M.append({ '[kiln wants to remember] ' .. (u.text or '') })
+  elseif kind == 'compaction' then
+    M.append({ '[kiln] the context was compacted' })
+  end
+end
+
+function M.has_tool(id)
+  return id ~= nil and S.tools[id] ~= nil
+end
+
+--- Empty the transcript (a new session).
+function M.clear()
+  if S.buf and vim.api.nvim_buf_is_valid(S.buf) then
+    set_lines(0, -1, { '' })
+    vim.api.nvim_buf_clear_namespace(S.buf, ns, 0, -1)
+  end
+  S.plan_lines, S.tools, S.streaming = 0, {}, false
+end
+
+--- The transcript as a list of lines.
+function M.lines()
+  if S.buf == nil or not vim.api.nvim_buf_is_valid(S.buf) then
+    return {}
+  end
+  return vim.api.nvim_buf_get_lines(S.buf, 0, -1, false)
+end
+
+return M
