@@ -51,6 +51,8 @@ export class KilnRpcError extends Error {
     message: string,
     readonly code: number | undefined,
     readonly hint: string,
+    /** The error's whole `data` object (method-specific fields, e.g. an install's `review`). */
+    readonly data: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = "KilnRpcError";
@@ -58,11 +60,12 @@ export class KilnRpcError extends Error {
 
   static from(err: unknown): KilnRpcError {
     if (err instanceof KilnRpcError) return err;
-    const e = err as { message?: unknown; code?: unknown; data?: { hint?: unknown } };
+    const e = err as { message?: unknown; code?: unknown; data?: unknown };
     const message = typeof e?.message === "string" ? e.message : String(err);
     const code = typeof e?.code === "number" ? e.code : undefined;
-    const hint = typeof e?.data?.hint === "string" ? e.data.hint : "";
-    return new KilnRpcError(message, code, hint);
+    const data = e?.data && typeof e.data === "object" ? (e.data as Record<string, unknown>) : {};
+    const hint = typeof data.hint === "string" ? data.hint : "";
+    return new KilnRpcError(message, code, hint, data);
   }
 }
 

@@ -54,6 +54,12 @@ describe("skills through kiln lsp and a real registry", () => {
       assert.ok(err instanceof KilnRpcError);
       assert.match(err.message, /not confirmed/);
       assert.match(err.hint, /review/);
+      // The review the extension shows before asking again with yes.
+      const review = err.data.review as Record<string, unknown>;
+      assert.equal(review.id, "acme/pdf-forms");
+      assert.equal(review.version, "1.0.0");
+      assert.deepEqual((review.files as { path: string }[]).map((f) => f.path), ["SKILL.md"]);
+      assert.deepEqual(review.scripts, []);
       return true;
     });
     const done = await kiln.protocol.installSkill("acme/pdf-forms@1.0.0", { scope: "project", yes: true });
