@@ -35,6 +35,10 @@ cmd('KilnNew', function()
   require('kiln.chat').reset()
 end, { desc = 'Kiln: start a new session' })
 
+cmd('KilnResume', function()
+  require('kiln.chat').pick_session()
+end, { desc = 'Kiln: resume a stored session' })
+
 cmd('KilnEdits', function()
   require('kiln.edits').review_pending()
 end, { desc = 'Kiln: review deferred edits' })

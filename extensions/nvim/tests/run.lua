@@ -367,6 +367,18 @@ if vim.env.KILN_REGISTRY then
     assert(prompts[2]:find('Install acme/pdf-forms@1.0.0?', 1, true), tostring(prompts[2]))
     eq(1, vim.fn.filereadable(result.path .. '/SKILL.md'), 'SKILL.md installed')
     assert(vim.startswith(vim.fs.normalize(result.path), ws .. '/'), result.path)
+    local listed
+    require('kiln.skills').list(function(err, res)
+      listed = err or res
+    end)
+    wait_for('the list', function()
+      return listed ~= nil
+    end)
+    eq(
+      'pdf-forms',
+      listed.skills and listed.skills[1] and listed.skills[1].name,
+      vim.inspect(listed)
+    )
   end)
 
   test(':KilnSkills install is not done when the user declines', function()
@@ -396,7 +408,9 @@ test(':KilnChat float opens the chat in floating windows', function()
   chat.close()
 end)
 
+local first_session
 test('a review the server stops waiting for is withdrawn', function()
+  first_session = chat.state.session_id
   chat.reset()
   require('kiln.config').options.session = { permissionTimeout = 1 }
   local before = vim.api.nvim_buf_get_lines(app, 0, -1, false)
@@ -447,6 +461,33 @@ restart({
   'Fine, no edit.',
   { sleep = 60 },
 })
+
+test(':KilnResume replays a session stored by the earlier server', function()
+  assert(first_session, 'no first session')
+  local listed
+  vim.ui.select = function(items, opts, on_choice)
+    listed = items
+    for _, item in ipairs(items) do
+      if item.sessionId == first_session then
+        return on_choice(item)
+      end
+    end
+    on_choice(nil)
+  end
+  local done
+  require('kiln.chat').pick_session(function(err, res)
+    done = err or res or 'declined'
+  end)
+  wait_for('the session to load', function()
+    return done ~= nil
+  end)
+  eq(first_session, done.sessionId, vim.inspect(done))
+  assert(#listed >= 2, 'both sessions are listed')
+  local lines = chat.lines()
+  assert(contains(lines, 'say hello'), vim.inspect(lines))
+  assert(contains(lines, 'Hello from Kiln, a streamed answer.'), vim.inspect(lines))
+  assert(contains(lines, 'resumed session ' .. first_session), vim.inspect(lines))
+end)
 
 test('closing the review window rejects the edit', function()
   local before = vim.api.nvim_buf_get_lines(app, 0, -1, false)

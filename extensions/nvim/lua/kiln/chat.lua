@@ -293,6 +293,59 @@ function M.reset()
   transcript.clear()
 end
 
+--- Resume a stored session (also one from an earlier server): its history is replayed into
+--- the transcript, then new prompts continue it. `cb(err, result)` is optional.
+function M.resume(session_id, cb)
+  if S.busy then
+    vim.notify('kiln: a turn is running; :KilnStop first', vim.log.levels.WARN)
+    return false
+  end
+  M.reset()
+  S.session_id = session_id -- set first: the replayed updates carry this id
+  client.request('kiln/session/load', { sessionId = session_id, replay = true }, function(err, res)
+    if err then
+      S.session_id = nil
+      vim.notify(client.describe(err), vim.log.levels.ERROR)
+    else
+      S.edit_mode = res.editMode or S.edit_mode
+      transcript.append({ string.format('— resumed session %s', session_id), '' })
+    end
+    if cb then
+      cb(err, res)
+    end
+  end)
+  return true
+end
+
+--- :KilnResume — pick one of the workspace's stored sessions with vim.ui.select.
+function M.pick_session(cb)
+  client.request('kiln/session/list', vim.empty_dict(), function(err, res)
+    if err then
+      vim.notify(client.describe(err), vim.log.levels.ERROR)
+      return cb and cb(err)
+    end
+    local sessions = res.sessions or {}
+    if #sessions == 0 then
+      vim.notify('kiln: no stored sessions for this workspace')
+      return cb and cb(nil)
+    end
+    vim.ui.select(sessions, {
+      prompt = 'Resume a Kiln session',
+      kind = 'kiln.session',
+      format_item = function(item)
+        return string.format('%s  %s', item.updatedAt or '', item.title or item.sessionId)
+      end,
+    }, function(item)
+      if item then
+        M.open()
+        M.resume(item.sessionId, cb)
+      elseif cb then
+        cb(nil)
+      end
+    end)
+  end)
+end
+
 --- The transcript as a list of lines.
 function M.lines()
   return transcript.lines()

@@ -102,7 +102,7 @@ end
 
 --- Show the installed skills (project and user) in a scratch list.
 function M.list(cb)
-  client.request('kiln/skills/list', {}, function(err, result)
+  client.request('kiln/skills/list', vim.empty_dict(), function(err, result)
     if err then
       notify_err(err)
       return cb and cb(err, nil)

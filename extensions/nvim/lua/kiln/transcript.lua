@@ -45,7 +45,7 @@ local function set_lines(first, last, lines)
 end
 
 function M.scroll()
-  if S.win and vim.api.nvim_win_is_valid(S.win) then
+  if S.win and vim.api.nvim_win_is_valid(S.win) and vim.api.nvim_win_get_buf(S.win) == S.buf then
     vim.api.nvim_win_set_cursor(S.win, { vim.api.nvim_buf_line_count(S.buf), 0 })
   end
 end
@@ -147,7 +147,10 @@ function M.render(u, edit_mode)
   if kind == 'agent_message_chunk' then
     M.stream(u.content and u.content.text or '')
   elseif kind == 'user_message_chunk' then
-    M.append({ '## You', u.content and u.content.text or '', '' })
+    local lines = { '## You' }
+    vim.list_extend(lines, vim.split(u.content and u.content.text or '', '\n', { plain = true }))
+    vim.list_extend(lines, { '', '## Kiln' })
+    M.append(lines)
   elseif kind == 'tool_call' then
     M.tool(u.toolCallId, { title = u.title, status = u.status or 'in_progress' })
   elseif kind == 'tool_call_update' then
