@@ -14,11 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from indexer.blocks import Block
 from indexer.tokens import camel_parts, name_terms, path_terms
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # Bumped when chunking changes shape: every file is re-parsed once.
 CHUNKER_VERSION = "5"
@@ -111,14 +113,19 @@ def connect(db_path: Path, busy_timeout: float) -> sqlite3.Connection:
 
 
 def migrate(conn: sqlite3.Connection) -> None:
-    """Apply the named migrations not yet recorded, each in its own transaction."""
-    db = sqlite_utils.Database(conn)
+    """Apply the named migrations not yet recorded, each in its own transaction.
+
+    sqlite-utils (which pulls in numpy when present: ~1 s) is imported only when a migration
+    is pending, so opening an up-to-date index stays cheap for one-shot CLI searches."""
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
     done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-    for fn in MIGRATIONS:
+    pending = [fn for fn in MIGRATIONS if fn.__name__.lstrip("_") not in done]
+    if pending:
+        import sqlite_utils
+
+        db = sqlite_utils.Database(conn)
+    for fn in pending:
         name = fn.__name__.lstrip("_")
-        if name in done:
-            continue
         conn.execute("BEGIN IMMEDIATE")
         try:
             fn(db)
