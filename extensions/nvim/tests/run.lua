@@ -1,69 +1,19 @@
 -- End-to-end tests of the Kiln plugin: real headless Neovim against a real `kiln lsp`
--- (python -m lsp_server lsp) driven by the in-package scripted model.
+-- (python -m lsp_server lsp) driven by the in-package scripted model. This file holds one
+-- session's story; lifecycle.lua continues with new sessions, a second server and skills.
 -- Run: nvim --headless --clean -l extensions/nvim/tests/run.lua
--- Env: KILN_PYTHON (interpreter with Kiln installed, default python3); KILN_HOME is set to a
--- temp dir here unless given.
+-- Env: KILN_PYTHON (interpreter with Kiln installed, default python3); KILN_REGISTRY (a
+-- registry with acme/pdf-forms and acme/lint-rules, for the skills tests); KILN_HOME is set to
+-- a temp dir here unless given.
 local here = vim.fs.dirname(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p'))
 local plugin_root = vim.fs.dirname(here)
 vim.opt.rtp:prepend(plugin_root)
 vim.cmd('runtime plugin/kiln.lua')
 
+local H = dofile(here .. '/harness.lua')
+local test, eq, wait_for, contains, write = H.test, H.eq, H.wait_for, H.contains, H.write
+local notes = H.notes
 local python = vim.env.KILN_PYTHON or 'python3'
-local TIMEOUT = 20000
-
-local results = { passed = 0, failed = 0 }
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level })
-end
-
-local function test(name, fn)
-  local started = vim.uv.hrtime()
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then
-    results.passed = results.passed + 1
-    local ms = (vim.uv.hrtime() - started) / 1e6
-    io.stdout:write(string.format('ok - %s (%d ms)\n', name, ms))
-  else
-    results.failed = results.failed + 1
-    io.stdout:write('not ok - ' .. name .. '\n  ' .. tostring(err):gsub('\n', '\n  ') .. '\n')
-  end
-end
-
-local function eq(expected, actual, what)
-  if not vim.deep_equal(expected, actual) then
-    error(
-      string.format(
-        '%s: expected %s, got %s',
-        what or 'value',
-        vim.inspect(expected),
-        vim.inspect(actual)
-      ),
-      2
-    )
-  end
-end
-
-local function wait_for(what, cond, timeout)
-  if not vim.wait(timeout or TIMEOUT, cond, 20) then
-    error('timed out waiting for ' .. what, 2)
-  end
-end
-
-local function contains(lines, needle)
-  for _, l in ipairs(lines) do
-    if l:find(needle, 1, true) then
-      return true
-    end
-  end
-  return false
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, 'w'))
-  f:write(text)
-  f:close()
-end
 
 -- A workspace, a temp KILN_HOME and the model's script, consumed in order by the tests below.
 local ws = vim.fs.normalize(vim.fn.tempname() .. '-ws')
@@ -347,186 +297,16 @@ test(':KilnStop cancels a long turn', function()
   assert(contains(chat.lines(), '— cancelled'), vim.inspect(chat.lines()))
 end)
 
-if vim.env.KILN_REGISTRY then
-  test(':KilnSkills searches the registry, shows the review and installs on yes', function()
-    local prompts = {}
-    vim.ui.select = function(items, opts, on_choice)
-      table.insert(prompts, opts.prompt)
-      on_choice(opts.kind == 'kiln.confirm' and 'Install' or items[1])
-    end
-    local finished, result
-    require('kiln.skills').search('pdf forms', nil, function(err, res)
-      finished, result = true, err or res
-    end)
-    wait_for('the install', function()
-      return finished
-    end)
-    eq('acme/pdf-forms', result.id, vim.inspect(result))
-    eq('installed', result.action, 'action')
-    assert(prompts[1]:find('pdf forms', 1, true), prompts[1])
-    assert(prompts[2]:find('Install acme/pdf-forms@1.0.0?', 1, true), tostring(prompts[2]))
-    eq(1, vim.fn.filereadable(result.path .. '/SKILL.md'), 'SKILL.md installed')
-    assert(vim.startswith(vim.fs.normalize(result.path), ws .. '/'), result.path)
-    local listed
-    require('kiln.skills').list(function(err, res)
-      listed = err or res
-    end)
-    wait_for('the list', function()
-      return listed ~= nil
-    end)
-    eq(
-      'pdf-forms',
-      listed.skills and listed.skills[1] and listed.skills[1].name,
-      vim.inspect(listed)
-    )
-  end)
-
-  test(':KilnSkills install is not done when the user declines', function()
-    vim.ui.select = function(_, _, on_choice)
-      on_choice('Cancel')
-    end
-    local finished, result = false, 'unset'
-    require('kiln.skills').install('acme/lint-rules', nil, function(err, res)
-      finished, result = true, err or res
-    end)
-    wait_for('the answer', function()
-      return finished
-    end)
-    eq(nil, result, 'result')
-    eq(0, vim.fn.isdirectory(ws .. '/.kiln/skills/lint-rules'), 'not installed')
-  end)
-else
-  io.stdout:write('ok - # SKIP :KilnSkills (KILN_REGISTRY is not set)\n')
-end
-
-test(':KilnChat float opens the chat in floating windows', function()
-  chat.close()
-  vim.cmd('KilnChat float')
-  eq('editor', vim.api.nvim_win_get_config(chat.state.win).relative, 'transcript window')
-  eq('editor', vim.api.nvim_win_get_config(chat.state.input_win).relative, 'input window')
-  assert(contains(chat.lines(), 'Hello from Kiln'), 'the same transcript')
-  chat.close()
-end)
-
-local first_session
-test('a review the server stops waiting for is withdrawn', function()
-  first_session = chat.state.session_id
-  chat.reset()
-  require('kiln.config').options.session = { permissionTimeout = 1 }
-  local before = vim.api.nvim_buf_get_lines(app, 0, -1, false)
-  chat.send('timeout-please')
-  wait_for('the diff review', function()
-    return review.pending[1] ~= nil
-  end)
-  wait_for('the review to be withdrawn', function()
-    return review.pending[1] == nil
-  end, 10000)
-  wait_for('the turn to end', function()
-    return chat.last_result ~= nil
-  end)
-  eq('end_turn', chat.last_result.stopReason, 'stopReason')
-  eq(before, vim.api.nvim_buf_get_lines(app, 0, -1, false), 'buffer')
-  assert(not contains(chat.lines(), 'say hello'), 'a new session starts an empty transcript')
-end)
-
-test(':checkhealth kiln reports the command and the running client', function()
-  vim.cmd('silent checkhealth kiln')
-  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
-  assert(text:find('server command: ' .. python, 1, true), text)
-  assert(text:find('client %d+ for ' .. vim.pesc(ws)), text)
-  vim.cmd('bwipeout')
-end)
-
--- A second server with its own script, for the tests that end the server or the review early.
-local function restart(steps)
-  require('kiln.client').stop()
-  wait_for('the old client to stop', function()
-    return #vim.lsp.get_clients({ name = 'kiln' }) == 0
-  end)
-  local path = vim.fn.tempname() .. '-script.json'
-  write(path, vim.json.encode(steps))
-  vim.env.KILN_SCRIPT = path
-  chat.reset()
-  require('kiln.config').options.session = {}
-  vim.api.nvim_set_current_win(vim.fn.bufwinid(app))
-  kiln.setup({ cmd = { python, '-m', 'lsp_server', 'lsp' }, init_options = { index = false } })
-  wait_for('the new client', function()
-    local c = vim.lsp.get_clients({ name = 'kiln' })[1]
-    return c ~= nil and c.initialized == true
-  end)
-end
-
-restart({
-  { text = 'Proposing.', tool_calls = { edit('greet', 'salute') } },
-  'Fine, no edit.',
-  { sleep = 60 },
+dofile(here .. '/lifecycle.lua')({
+  H = H,
+  ws = ws,
+  app = app,
+  python = python,
+  edit = edit,
 })
-
-test(':KilnResume replays a session stored by the earlier server', function()
-  assert(first_session, 'no first session')
-  local listed
-  vim.ui.select = function(items, opts, on_choice)
-    listed = items
-    for _, item in ipairs(items) do
-      if item.sessionId == first_session then
-        return on_choice(item)
-      end
-    end
-    on_choice(nil)
-  end
-  local done
-  require('kiln.chat').pick_session(function(err, res)
-    done = err or res or 'declined'
-  end)
-  wait_for('the session to load', function()
-    return done ~= nil
-  end)
-  eq(first_session, done.sessionId, vim.inspect(done))
-  assert(#listed >= 2, 'both sessions are listed')
-  local lines = chat.lines()
-  assert(contains(lines, 'say hello'), vim.inspect(lines))
-  assert(contains(lines, 'Hello from Kiln, a streamed answer.'), vim.inspect(lines))
-  assert(contains(lines, 'resumed session ' .. first_session), vim.inspect(lines))
-end)
-
-test('closing the review window rejects the edit', function()
-  local before = vim.api.nvim_buf_get_lines(app, 0, -1, false)
-  chat.send('close it')
-  wait_for('the diff review', function()
-    return review.pending[1] ~= nil
-  end)
-  vim.api.nvim_set_current_win(review.pending[1].win)
-  vim.cmd('close')
-  wait_for('the turn to end', function()
-    return chat.last_result ~= nil
-  end)
-  eq('end_turn', chat.last_result.stopReason, 'stopReason')
-  eq(before, vim.api.nvim_buf_get_lines(app, 0, -1, false), 'buffer')
-  assert(contains(chat.lines(), 'Fine, no edit.'), vim.inspect(chat.lines()))
-end)
-
-test('a server that dies mid-turn ends the turn with a message', function()
-  chat.send('wait for me')
-  wait_for('the turn to start', function()
-    return chat.state.busy and chat.state.session_id ~= nil
-  end)
-  vim.wait(300)
-  local children = vim.api.nvim_get_proc_children(vim.fn.getpid())
-  assert(#children > 0, 'no server process')
-  for _, pid in ipairs(children) do
-    vim.uv.kill(pid, 'sigkill')
-  end
-  wait_for('the turn to end', function()
-    return chat.last_result ~= nil
-  end)
-  assert(chat.last_result.error, vim.inspect(chat.last_result))
-  eq(false, chat.state.busy, 'busy')
-  assert(contains(chat.lines(), 'the server exited'), vim.inspect(chat.lines()))
-end)
 
 require('kiln.client').stop()
 vim.wait(2000, function()
   return #vim.lsp.get_clients({ name = 'kiln' }) == 0
 end)
-io.stdout:write(string.format('# %d passed, %d failed\n', results.passed, results.failed))
-os.exit(results.failed == 0 and 0 or 1)
+H.finish()
