@@ -9,15 +9,12 @@ never wait for an indexing run (WAL mode).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sqlite3
-import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,12 +32,11 @@ from indexer.errors import (
 from indexer.files import MAX_FILE_BYTES, Candidate, excluded, looks_indexable, walk
 from indexer.incremental import TreeCache
 from indexer.languages import language_for
+from indexer.pipeline import digest, prepared
 from indexer.ranking import Hit, search
 
 Progress = Callable[[int, int, str], None]
 BATCH_SECONDS = 0.5  # commit at least this often during a full run
-POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
-POOL_WORKERS = 2
 DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a writer waits for another writer (KILN_INDEX_BUSY_TIMEOUT)
 
 
@@ -58,34 +54,7 @@ class IndexStats:
         return asdict(self)
 
 
-_EMPTY = store.Prepared([], [], [])
-
-
-def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _prepare(
-    rel: str, path: str, known_hash: str | None
-) -> tuple[str, str, store.Prepared | None, int, str]:
-    """Read, hash and chunk one file (runs in a worker process for big runs).
-
-    Returns (rel, status, blocks, size, hash); status is ``indexed``, ``same``, ``skip`` or
-    ``gone``/``error: ...``.
-    """
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        return rel, "gone", None, 0, ""
-    except OSError as exc:
-        return rel, f"error: {exc.strerror or exc}", None, 0, ""
-    h = digest(data)
-    if h == known_hash:
-        return rel, "same", None, len(data), h
-    if len(data) > MAX_FILE_BYTES or not looks_indexable(data):
-        return rel, "skip", None, len(data), h
-    return rel, "indexed", store.prepare(rel, chunk_file(rel, data)), len(data), h
+EMPTY = store.Prepared([], [], [])
 
 
 class Index:
@@ -217,7 +186,7 @@ class Index:
                 continue
             work.append(cand)
         by_rel = {c.rel: c for c in work}
-        results = self._prepared(work, {r: known[r][2] for r in by_rel if r in known})
+        results = prepared(work, {r: known[r][2] for r in by_rel if r in known})
         try:
             pending = iter(results)
             finished = False
@@ -263,29 +232,13 @@ class Index:
                 "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (cand.mtime_ns, size, rel)
             )
         elif status == "skip":  # recorded without blocks so mtime skips it next time
-            store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, _EMPTY)
+            store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, EMPTY)
         else:  # gone since the listing, or unreadable
             if store.remove_file(conn, rel):
                 stats.files_removed += 1
             seen.discard(rel)
             if status.startswith("error"):
                 stats.skipped.append(f"{rel}: {status[7:]}")
-
-    def _prepared(
-        self, work: list[Candidate], hashes: dict[str, str]
-    ) -> Generator[tuple, None, None]:
-        args = [(c.rel, str(c.path), hashes.get(c.rel)) for c in work]
-        ctx = _fork_context() if len(work) >= POOL_MIN_FILES else None
-        if ctx is None:
-            for a in args:
-                yield _prepare(*a)
-            return
-        with ProcessPoolExecutor(POOL_WORKERS, mp_context=ctx, initializer=_after_fork) as pool:
-            try:
-                yield from pool.map(_prepare, *zip(*args, strict=True), chunksize=16)
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
 
     def update_file(self, path: str | Path, text: str | None = None) -> int:
         """Re-index one file, from ``text`` (an unsaved buffer) or from disk; returns its block count."""
@@ -314,7 +267,7 @@ class Index:
             return int(row[1])
         if not data or not looks_indexable(data):
             with self._transaction() as conn:
-                store.write_file(conn, rel, "skipped", mtime_ns, size, h, _EMPTY)
+                store.write_file(conn, rel, "skipped", mtime_ns, size, h, EMPTY)
             return 0
         known = frozenset(
             r[0]
@@ -392,32 +345,6 @@ class Index:
         except ValueError:
             raise PathOutsideRoot(f"{path} resolves outside {self.root}") from None
         return rel, resolved
-
-
-def _fork_context() -> Any:
-    """A fork context for the parse workers, or None to parse in-process.
-
-    Only fork: spawn would re-import ``__main__``, and ``python -m lsp_server`` runs the CLI at
-    import. Forking a multi-threaded process (the language server) is safe here because the
-    children only read files and parse (``_after_fork`` renews the locks they take); Python
-    3.12+ warns about it, so there a multi-threaded caller parses in-process instead.
-    """
-    import multiprocessing
-
-    if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    if threading.active_count() > 1 and sys.version_info >= (3, 12):
-        return None
-    return multiprocessing.get_context("fork")
-
-
-def _after_fork() -> None:
-    """Worker initializer: locks copied from a busy parent may be held by a thread that does
-    not exist in the child, so the child gets fresh ones."""
-    from indexer import languages, tokens
-
-    languages._lock = threading.Lock()
-    tokens._stem_lock = threading.Lock()
 
 
 def _is_corrupt(exc: BaseException) -> bool:

@@ -30,8 +30,12 @@ class Watcher:
         *,
         index: Index | None = None,
         debounce: float = DEBOUNCE_SECONDS,
+        skip: Callable[[Path], bool] | None = None,
     ) -> None:
         self.index = index or Index(root)
+        # Files someone else keeps fresh (an editor's unsaved buffers): disk events must not
+        # overwrite what the index holds for them.
+        self.skip = skip
         self._own_index = index is None
         self.root = self.index.root
         self.on_batch = on_batch
@@ -101,6 +105,8 @@ class Watcher:
             else:
                 stats = IndexStats(files_seen=len(batch))
                 for rel in batch:
+                    if self.skip is not None and self.skip(self.root / rel):
+                        continue
                     if (self.root / rel).is_file():
                         count = self.index.update_file(rel)
                         stats.files_indexed += 1
@@ -139,6 +145,7 @@ def watch(
     *,
     index: Index | None = None,
     debounce: float = DEBOUNCE_SECONDS,
+    skip: Callable[[Path], bool] | None = None,
 ) -> Watcher:
     """Start watching ``root``; returns a started ``Watcher`` (stop it or use ``with``)."""
-    return Watcher(root, on_batch, index=index, debounce=debounce).start()
+    return Watcher(root, on_batch, index=index, debounce=debounce, skip=skip).start()

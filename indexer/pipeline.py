@@ -1,0 +1,90 @@
+"""The parse pipeline of a full run: read, hash, chunk and prepare rows per file, in forked
+worker processes when there are many files, while the caller writes to SQLite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import threading
+from collections.abc import Generator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from indexer import store
+from indexer.chunker import chunk_file
+from indexer.files import MAX_FILE_BYTES, Candidate, looks_indexable
+
+POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
+POOL_WORKERS = 2
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _prepare(
+    rel: str, path: str, known_hash: str | None
+) -> tuple[str, str, store.Prepared | None, int, str]:
+    """Read, hash and chunk one file (runs in a worker process for big runs).
+
+    Returns (rel, status, blocks, size, hash); status is ``indexed``, ``same``, ``skip`` or
+    ``gone``/``error: ...``.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return rel, "gone", None, 0, ""
+    except OSError as exc:
+        return rel, f"error: {exc.strerror or exc}", None, 0, ""
+    h = digest(data)
+    if h == known_hash:
+        return rel, "same", None, len(data), h
+    if len(data) > MAX_FILE_BYTES or not looks_indexable(data):
+        return rel, "skip", None, len(data), h
+    return rel, "indexed", store.prepare(rel, chunk_file(rel, data)), len(data), h
+
+
+def prepared(work: list[Candidate], hashes: dict[str, str]) -> Generator[tuple, None, None]:
+    """Prepared rows for each file of ``work``, in order: in-process for a few files, in two
+    forked workers for a full run (parsing is the CPU-bound part; the caller writes)."""
+    args = [(c.rel, str(c.path), hashes.get(c.rel)) for c in work]
+    ctx = _fork_context() if len(work) >= POOL_MIN_FILES else None
+    if ctx is None:
+        for a in args:
+            yield _prepare(*a)
+        return
+    with ProcessPoolExecutor(POOL_WORKERS, mp_context=ctx, initializer=_after_fork) as pool:
+        try:
+            yield from pool.map(_prepare, *zip(*args, strict=True), chunksize=16)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _fork_context() -> Any:
+    """A fork context for the parse workers, or None to parse in-process.
+
+    Only fork: spawn would re-import ``__main__``, and ``python -m lsp_server`` runs the CLI at
+    import. Forking a multi-threaded process (the language server) is safe here because the
+    children only read files and parse (``_after_fork`` renews the locks they take); Python
+    3.12+ warns about it, so there a multi-threaded caller parses in-process instead.
+    """
+    import multiprocessing
+
+    if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    if threading.active_count() > 1 and sys.version_info >= (3, 12):
+        return None
+    return multiprocessing.get_context("fork")
+
+
+def _after_fork() -> None:
+    """Worker initializer: locks copied from a busy parent may be held by a thread that does
+    not exist in the child, so the child gets fresh ones."""
+    from indexer import languages, tokens
+
+    languages._lock = threading.Lock()
+    tokens._stem_lock = threading.Lock()
