@@ -16,8 +16,9 @@ import {
   selected,
 } from "../protocol/client";
 import type { HostToWebview, Reference, WebviewToHost } from "../protocol/messages";
-import type {
-  PermissionRequest,
+import {
+  PROTOCOL_VERSION,
+  type PermissionRequest,
   PermissionResponse,
   PromptBlock,
   ToolCallContent,
@@ -36,6 +37,7 @@ export class ChatController implements vscode.Disposable {
   sessionId: string | null = null;
   running = false;
   private requestCounter = 0;
+  private pendingEditCount = 0;
   private readonly permissions = new Map<string, (answer: PermissionResponse) => void>();
   readonly proposals = new Map<string, Proposal>();
 
@@ -58,9 +60,22 @@ export class ChatController implements vscode.Disposable {
 
   /** After a restart the new server process has no live sessions: bring the current one back. */
   private async resume(protocol: KilnProtocol): Promise<void> {
-    if (this.sessionId) {
+    const current = this.sessionId; // taken now: the user may pick another session meanwhile
+    try {
+      const hello = await protocol.hello();
+      if (hello.protocolVersion !== PROTOCOL_VERSION) {
+        this.post({
+          type: "error",
+          message: `The Kiln server speaks protocol version ${hello.protocolVersion}; this extension speaks ${PROTOCOL_VERSION}.`,
+          hint: "Update Kiln or the extension so that both match.",
+        });
+      }
+    } catch {
+      // A server without kiln/hello is older than version 1; the calls below will say more.
+    }
+    if (current) {
       try {
-        await protocol.loadSession(this.sessionId, false);
+        await protocol.loadSession(current, false);
       } catch (err) {
         this.report(err);
       }
@@ -171,6 +186,7 @@ export class ChatController implements vscode.Disposable {
       for (const e of edits) {
         this.proposals.set(e.toolCallId, { path: e.path, oldText: e.oldText, newText: e.newText });
       }
+      this.pendingEditCount = edits.length;
       this.post({
         type: "pendingEdits",
         edits: edits.map((e) => ({ proposalId: e.proposalId, toolCallId: e.toolCallId, path: e.path })),
@@ -180,8 +196,19 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  /** Free the current session on the server, unless it still holds deferred edits to review. */
+  private async closeCurrent(protocol: KilnProtocol): Promise<void> {
+    if (!this.sessionId || this.pendingEditCount > 0) return;
+    try {
+      await protocol.closeSession(this.sessionId);
+    } catch {
+      // Not live any more, or a server without kiln/session/close: nothing to free.
+    }
+  }
+
   async newSession(): Promise<string> {
     if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
+    await this.closeCurrent(this.require());
     const created = await this.require().newSession();
     this.sessionId = created.sessionId;
     this.proposals.clear();
@@ -192,6 +219,7 @@ export class ChatController implements vscode.Disposable {
   async loadSession(sessionId: string): Promise<void> {
     if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
     const protocol = this.require();
+    if (sessionId !== this.sessionId) await this.closeCurrent(protocol);
     // The replay streams as updates before the answer; the view must already expect them.
     this.sessionId = sessionId;
     this.proposals.clear();

@@ -157,6 +157,11 @@ export class KilnProtocol implements Disposable {
     await this.connection.sendNotification(METHODS.sessionCancel, { sessionId });
   }
 
+  /** Free a live session on the server (it stays stored and can be loaded again). */
+  closeSession(sessionId: string) {
+    return this.call<{ closed: boolean }>(METHODS.sessionClose, { sessionId });
+  }
+
   setMode(sessionId: string, mode?: string, editMode?: string) {
     return this.call<{ mode: string; editMode: string }>(METHODS.sessionSetMode, {
       sessionId,

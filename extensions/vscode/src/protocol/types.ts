@@ -12,6 +12,7 @@ export const METHODS = {
   sessionList: "kiln/session/list",
   sessionPrompt: "kiln/session/prompt",
   sessionCancel: "kiln/session/cancel",
+  sessionClose: "kiln/session/close",
   sessionSetMode: "kiln/session/setMode",
   sessionUpdate: "kiln/session/update",
   requestPermission: "kiln/session/requestPermission",

@@ -199,6 +199,22 @@ describe("chat controller", () => {
     expect(ofType("error").at(-1)).toEqual({ type: "error", message: "app.py changed since the edit was proposed", hint: "ask Kiln to redo it" });
   });
 
+  test("starting another session frees the previous one on the server", async () => {
+    chat.attach(peer);
+    peer.on("kiln/session/close", () => ({ closed: true }));
+    await chat.handle({ type: "newSession" });
+    await chat.handle({ type: "newSession" });
+    expect(peer.calls("kiln/session/close")).toEqual([{ sessionId: "s1" }]);
+  });
+
+  test("a server speaking another protocol version is reported", async () => {
+    peer.on("kiln/hello", () => ({ protocolVersion: 2, serverVersion: "9", root: "/w", capabilities: {}, config: {} }));
+    chat.attach(peer);
+    await tick();
+    await tick();
+    expect(ofType("error").at(-1)?.message).toMatch(/protocol version 2; this extension speaks 1/);
+  });
+
   test("openLocation opens the file at the line", async () => {
     await chat.handle({ type: "openLocation", path: "/w/app.py", line: 7 });
     expect(opened[0].uri.path).toBe("/w/app.py");
