@@ -48,6 +48,14 @@ local function handlers()
   }
 end
 
+--- An empty Lua table encodes as a JSON array; the server expects objects.
+local function as_object(t)
+  if t == nil or next(t) == nil then
+    return vim.empty_dict()
+  end
+  return t
+end
+
 local function missing_message(cmd)
   return string.format(
     'kiln: cannot start the server: `%s` is not installed or not on PATH. '
@@ -91,8 +99,8 @@ function M.start(bufnr)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
     capabilities = capabilities(),
-    init_options = opts.init_options,
-    settings = { kiln = opts.settings },
+    init_options = as_object(opts.init_options),
+    settings = { kiln = as_object(opts.settings) },
     handlers = handlers(),
     on_exit = function(code, signal)
       vim.schedule(function()
