@@ -166,6 +166,27 @@ return function(ctx)
     assert(contains(chat.lines(), 'Fine, no edit.'), vim.inspect(chat.lines()))
   end)
 
+  test('a prompt from another workspace goes to its own server and session', function()
+    local ws2 = vim.fs.normalize(vim.fn.tempname() .. '-ws2')
+    vim.fn.mkdir(ws2 .. '/.git', 'p')
+    write(ws2 .. '/other.py', 'y = 2\n')
+    local first = chat.state.session_id
+    vim.cmd.edit(vim.fn.fnameescape(ws2 .. '/other.py'))
+    chat.send('and here?')
+    wait_for('the turn to end', function()
+      return chat.last_result ~= nil
+    end)
+    eq('end_turn', chat.last_result.stopReason, vim.inspect(chat.last_result))
+    assert(chat.state.session_id ~= first, 'a new session')
+    local roots = {}
+    for _, c in ipairs(vim.lsp.get_clients({ name = 'kiln' })) do
+      roots[c.root_dir] = true
+    end
+    eq({ [ws] = true, [ws2] = true }, roots, 'one server per workspace')
+    assert(contains(chat.lines(), 'now in ' .. ws2), vim.inspect(chat.lines()))
+    vim.cmd.buffer(app)
+  end)
+
   test('a server that dies mid-turn ends the turn with a message', function()
     chat.send('wait for me')
     wait_for('the turn to start', function()

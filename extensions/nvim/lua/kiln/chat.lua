@@ -13,6 +13,7 @@ local S = {
   win = nil,
   input_win = nil,
   session_id = nil,
+  client_id = nil, -- the server that holds the session
   edit_mode = nil,
   busy = false,
   usage = nil,
@@ -28,6 +29,15 @@ end
 
 local function valid_win(win)
   return win ~= nil and vim.api.nvim_win_is_valid(win)
+end
+
+--- The client that holds the session (sessions live in one server), else the current one.
+local function bound()
+  local c = S.client_id and vim.lsp.get_client_by_id(S.client_id)
+  if c and not c:is_stopped() then
+    return c
+  end
+  return client.get()
 end
 
 local function ensure_buffers()
@@ -170,7 +180,7 @@ local function with_session(cb)
   if S.session_id then
     return cb(S.session_id)
   end
-  local c = client.get()
+  local c = bound()
   if not c then
     return
   end
@@ -180,9 +190,9 @@ local function with_session(cb)
       vim.notify(client.describe(err), vim.log.levels.ERROR)
       return
     end
-    S.session_id, S.edit_mode = result.sessionId, result.editMode
+    S.session_id, S.edit_mode, S.client_id = result.sessionId, result.editMode, c.id
     cb(S.session_id)
-  end)
+  end, c)
 end
 
 --- Send a prompt. `text` is shown in the transcript; `blocks` are extra prompt blocks
@@ -192,9 +202,16 @@ function M.send(text, blocks, cb)
     vim.notify('kiln: a turn is running; :KilnStop to cancel it', vim.log.levels.WARN)
     return false
   end
-  if not client.get() then
+  local c = client.get()
+  if not c then
     return false
   end
+  if S.session_id and S.client_id ~= c.id then
+    -- The user moved to another workspace: its server holds no session of ours yet.
+    transcript.append({ '[kiln] now in ' .. c.root_dir .. ': a new session', '' })
+    S.session_id = nil
+  end
+  S.client_id = c.id
   ensure_buffers()
   local shown = { '## You' }
   vim.list_extend(shown, vim.split(text, '\n', { plain = true }))
@@ -225,7 +242,7 @@ function M.send(text, blocks, cb)
       if cb then
         cb(err, res)
       end
-    end)
+    end, bound())
   end)
   return true
 end
@@ -236,7 +253,7 @@ function M.stop()
     vim.notify('kiln: no turn is running', vim.log.levels.INFO)
     return false
   end
-  client.notify('kiln/session/cancel', { sessionId = S.session_id })
+  client.notify('kiln/session/cancel', { sessionId = S.session_id }, bound())
   require('kiln.review').withdraw_all()
   return true
 end
@@ -264,12 +281,15 @@ function M.set_mode(modes, cb)
     )
   end
   local params = vim.tbl_extend('force', modes, { sessionId = S.session_id })
-  client.request('kiln/session/setMode', params, done)
+  client.request('kiln/session/setMode', params, done, bound())
 end
 
 --- The server went away: a running turn will never answer, so end it here. The session is
 --- stored by the server; the next prompt starts a new one.
-function M.on_exit(code, signal)
+function M.on_exit(code, signal, client_id)
+  if S.client_id and client_id and client_id ~= S.client_id then
+    return -- another workspace's server; our session is elsewhere
+  end
   require('kiln.review').withdraw_all()
   local was_busy = S.busy
   S.busy, S.session_id = false, nil
@@ -289,7 +309,7 @@ end
 
 --- Start a fresh session the next time a prompt is sent, with an empty transcript.
 function M.reset()
-  S.session_id, S.edit_mode, S.busy, S.usage = nil, nil, false, nil
+  S.session_id, S.client_id, S.edit_mode, S.busy, S.usage = nil, nil, nil, false, nil
   transcript.clear()
 end
 
@@ -300,9 +320,14 @@ function M.resume(session_id, cb)
     vim.notify('kiln: a turn is running; :KilnStop first', vim.log.levels.WARN)
     return false
   end
+  local c = client.get()
+  if not c then
+    return false
+  end
   M.reset()
-  S.session_id = session_id -- set first: the replayed updates carry this id
-  client.request('kiln/session/load', { sessionId = session_id, replay = true }, function(err, res)
+  S.session_id, S.client_id = session_id, c.id -- set first: the replay carries this id
+  local params = { sessionId = session_id, replay = true }
+  client.request('kiln/session/load', params, function(err, res)
     if err then
       S.session_id = nil
       vim.notify(client.describe(err), vim.log.levels.ERROR)
@@ -313,7 +338,7 @@ function M.resume(session_id, cb)
     if cb then
       cb(err, res)
     end
-  end)
+  end, c)
   return true
 end
 

@@ -102,9 +102,9 @@ function M.start(bufnr)
     init_options = as_object(opts.init_options),
     settings = { kiln = as_object(opts.settings) },
     handlers = handlers(),
-    on_exit = function(code, signal)
+    on_exit = function(code, signal, client_id)
       vim.schedule(function()
-        require('kiln.chat').on_exit(code, signal)
+        require('kiln.chat').on_exit(code, signal, client_id)
       end)
     end,
   }, { bufnr = bufnr, attach = is_file_buffer(bufnr) })
@@ -183,9 +183,13 @@ function M.attach(bufnr)
   end
 end
 
---- Send a request; `cb(err, result)` runs on the main loop. Errors carry the server's hint.
-function M.request(method, params, cb)
-  local client, why = M.get()
+--- Send a request to `target` (default: the current workspace's client); `cb(err, result)`
+--- runs on the main loop. Errors carry the server's hint.
+function M.request(method, params, cb, target)
+  local client, why = target, nil
+  if not client then
+    client, why = M.get()
+  end
   if not client then
     return cb({ message = why })
   end
@@ -201,8 +205,8 @@ function M.request(method, params, cb)
   end
 end
 
-function M.notify(method, params)
-  local client = M.get()
+function M.notify(method, params, target)
+  local client = target or M.get()
   return client ~= nil and client:notify(method, params)
 end
 
