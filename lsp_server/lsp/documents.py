@@ -31,7 +31,7 @@ def find_document(workspace: Any, path: Path) -> Any | None:
     if doc is not None:
         return doc
     target = path.resolve()
-    for doc_uri, doc in docs.items():
+    for doc_uri, doc in list(docs.items()):  # may run on the watcher thread
         doc_path = uri_to_path(doc_uri)
         if doc_path is not None and doc_path.resolve() == target:
             return doc
@@ -94,13 +94,14 @@ class IndexSync:
         self.last_stats = _stats_dict(stats)
         return self.last_stats
 
-    def start_watching(self) -> None:
+    def start_watching(self, skip: Callable[[Path], bool] | None = None) -> None:
+        """Watch the disk; ``skip`` names open documents, whose buffers own their index rows."""
         if self.index is None:
             return
         try:
             from indexer import watch
 
-            self._watcher = watch(self.root, index=self.index)
+            self._watcher = watch(self.root, index=self.index, skip=skip)
         except Exception as exc:  # noqa: BLE001 - watching is an optimisation
             log.warning("file watching unavailable: %s", exc)
 

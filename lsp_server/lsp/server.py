@@ -286,7 +286,7 @@ async def _index_workspace(ls: KilnServer) -> None:
             token, types.WorkDoneProgressEnd(message=f"{files} files, {blocks} blocks")
         )
     log.info("indexed %s files (%s blocks)", files, blocks)
-    sync.start_watching()
+    sync.start_watching(skip=lambda path: find_document(ls.workspace, path) is not None)
 
 
 async def _hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None:
