@@ -152,20 +152,23 @@ class Index:
 
     # ---- public API ----------------------------------------------------------------------
 
-    def update(self, progress: Progress | None = None) -> IndexStats:
+    def update(
+        self, progress: Progress | None = None, *, keep: Callable[[str], bool] | None = None
+    ) -> IndexStats:
         """Bring the index in line with the disk; only new or changed files are parsed.
+        ``keep(rel)`` True leaves a file's rows as they are (an open buffer's unsaved text).
         A database found damaged (here, or by an earlier search) is rebuilt first."""
         if self._damaged is not None:
             self.rebuild(self._damaged)
         try:
-            return self._update(progress)
+            return self._update(progress, keep)
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc):
                 raise
             self.rebuild(str(exc))
-            return self._update(progress)
+            return self._update(progress, keep)
 
-    def _update(self, progress: Progress | None) -> IndexStats:
+    def _update(self, progress: Progress | None, keep: Callable[[str], bool] | None) -> IndexStats:
         started = time.perf_counter()
         stats = IndexStats()
         known = {
@@ -179,7 +182,8 @@ class Index:
         done = 0
         for cand in candidates:
             old = known.get(cand.rel)
-            if old is not None and old[0] == cand.mtime_ns and old[1] == cand.size:
+            unchanged = old is not None and old[0] == cand.mtime_ns and old[1] == cand.size
+            if unchanged or (keep is not None and old is not None and keep(cand.rel)):
                 done += 1
                 if progress is not None:
                     progress(done, len(candidates), cand.rel)
