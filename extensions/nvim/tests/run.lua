@@ -29,7 +29,7 @@ end
 -- latest user text contains the key, so the first session skips the step for the last test.
 local script = {
   { match = 'timeout-please', text = 'Asking.', tool_calls = { edit('greet', 'salute') } },
-  'Hello from Kiln, a streamed answer.',
+  'Hello from Kiln, a streamed answer.\nIt has a second line.',
   { match = 'marker-7731', text = 'I saw the selection.' },
   {
     text = 'Renaming the greeting.',
@@ -129,7 +129,9 @@ test(':KilnChat opens the chat and a prompt streams the answer', function()
   local result = turn('say hello')
   eq('end_turn', result.stopReason, 'stopReason')
   local lines = chat.lines()
-  assert(contains(lines, 'Hello from Kiln, a streamed answer.'), vim.inspect(lines))
+  local at = vim.fn.index(lines, 'Hello from Kiln, a streamed answer.')
+  assert(at >= 0, vim.inspect(lines))
+  eq('It has a second line.', lines[at + 2], 'the second line of the answer')
   assert(contains(lines, 'say hello'), 'the user line is shown')
 end)
 
@@ -154,6 +156,7 @@ test('an approved edit is reviewed as a diff and changes the buffer', function()
   assert(contains(shown, '-    return "hello " + name'), vim.inspect(shown))
   assert(contains(shown, '+    return "hi " + name'), vim.inspect(shown))
   eq('diff', vim.bo[review.pending[1].buf].filetype, 'filetype')
+  assert(not contains(shown, 'external content'), 'no warning before any external content')
   assert(review.resolve('accept'))
   wait_for('the turn to end', function()
     return chat.last_result ~= nil
@@ -206,6 +209,9 @@ test('an accepted edit to a file that is not open is written to disk', function(
   wait_for('the diff review', function()
     return review.pending[1] ~= nil
   end)
+  -- The command's output came first, so the server marks this request fromExternal.
+  local shown = vim.api.nvim_buf_get_lines(review.pending[1].buf, 0, -1, false)
+  assert(shown[1]:find('external content', 1, true), vim.inspect(shown))
   eq(-1, vim.fn.bufnr(ws .. '/notes.txt'), 'notes.txt is not open')
   review.resolve('accept')
   wait_for('the turn to end', function()

@@ -87,10 +87,18 @@ local function open_window(buf, title)
 end
 
 --- Show a diff review; `decide(option_id)` is called once, with nil when the review is
---- withdrawn. Returns the review (tests and the chat use `M.resolve`).
-function M.open_diff(title, diffs, options, decide)
+--- withdrawn. `meta` is the request's `_meta` (fromExternal, reason). Returns the review (tests and the chat use `M.resolve`).
+function M.open_diff(title, diffs, options, decide, meta)
   local root = require('kiln.client').current_root()
   local lines = { 'Kiln wants to edit: ' .. title, '' }
+  meta = meta or {}
+  if meta.fromExternal then
+    table.insert(lines, 1, '!! Asked while the agent was acting on external content (web pages,')
+    table.insert(lines, 2, '!! command output). Check that you asked for this change.')
+  end
+  if type(meta.reason) == 'string' and meta.reason ~= '' then
+    table.insert(lines, 'Reason: ' .. meta.reason)
+  end
   local help = {}
   for _, key in ipairs(KEYS) do
     if option_id(options, key[2]) then
@@ -220,7 +228,7 @@ function M.on_permission(params)
   end
   local diffs = diffs_of(tool_call)
   if tool_call.kind == 'edit' and #diffs > 0 then
-    M.open_diff(tool_call.title or 'edit', diffs, options, decide)
+    M.open_diff(tool_call.title or 'edit', diffs, options, decide, tool_call._meta)
   else
     local entry = { title = tool_call.title, options = options }
     entry.decide = function(choice)
