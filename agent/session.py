@@ -25,7 +25,16 @@ from agent.memory import Memory
 from agent.output_budget import DEFAULT_BUDGET_CHARS, apply_budget
 from agent.permissions import Permissions, load_rules
 from agent.prompts import SYSTEM_PROMPT
-from agent.protocols import EditProposal, Host, Model, PermissionRequest, Tool, ToolContext
+from agent.protocols import (
+    Decision,
+    EditOutcome,
+    EditProposal,
+    Host,
+    Model,
+    PermissionRequest,
+    Tool,
+    ToolContext,
+)
 from agent.sessions import SessionStore, kiln_home
 from agent.status import StatusBar
 from agent.tools import READ_ONLY, builtin_tools
@@ -74,16 +83,21 @@ class DiskHost:
             if asyncio.iscoroutine(result):
                 await result
 
-    async def request_permission(self, request: PermissionRequest) -> str:
+    async def request_permission(self, request: PermissionRequest) -> Decision:
         if self.answer is None:
             return "reject_once"
         result = self.answer(request)
-        return await result if asyncio.iscoroutine(result) else result
+        decision = await result if asyncio.iscoroutine(result) else result
+        return (
+            decision
+            if decision in ("allow_once", "allow_always", "reject_always")
+            else "reject_once"
+        )
 
     def read_buffer(self, path: Path) -> str | None:
         return None
 
-    async def apply_edit(self, edit: EditProposal) -> str:
+    async def apply_edit(self, edit: EditProposal) -> EditOutcome:
         path = Path(edit.meta["abspath"])
         current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current != edit.old_text:
@@ -141,8 +155,9 @@ class Session:
         self.extensions: list[Any] = []  # context sources (skills, compaction…) registered by name
         self.extensions.append(Compactor(CompactionConfig.from_extra(config.extra)))
         self.extensions.append(TaintTracker())  # external text in context taints every turn
-        if getattr(self, "skills_context", None) is not None:  # set by skill_tools.make_tools
-            self.extensions.append(self.skills_context)
+        skills_context = getattr(self, "skills_context", None)  # set by skill_tools.make_tools
+        if skills_context is not None:
+            self.extensions.append(skills_context)
 
     # -- construction -------------------------------------------------------------------------
 

@@ -163,7 +163,7 @@ class SessionStore:
         assigns = ", ".join(f"{k} = ?" for k in fields)
         self._write(f"UPDATE sessions SET {assigns} WHERE id = ?", (*fields.values(), session_id))
 
-    def list(self, root: Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def recent(self, root: Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = (
             "SELECT id, root, created, updated, title, provider, model, mode, status FROM sessions"
         )

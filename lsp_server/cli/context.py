@@ -29,7 +29,7 @@ def _resolve(store: Any, session: str | None, root: Path | None) -> str:
     where = (root or Path.cwd()).resolve()
     # from a subfolder, the workspace is the nearest parent that has sessions
     for folder in [where, *where.parents] if root is None else [where]:
-        latest = store.list(folder, limit=1)
+        latest = store.recent(folder, limit=1)
         if latest:
             return str(latest[0]["id"])
     raise UsageError(

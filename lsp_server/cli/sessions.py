@@ -37,7 +37,7 @@ def list_cmd(root: Path | None, all_roots: bool, limit: int, as_json: bool) -> N
     """Sessions, newest first (this workspace unless --all)."""
     store = _store()
     where = None if all_roots else (root or Path.cwd()).resolve()
-    rows = store.list(where, limit)
+    rows = store.recent(where, limit)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

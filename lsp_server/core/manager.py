@@ -216,7 +216,7 @@ class SessionManager:
 
     def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
         root = self._cwd(cwd) if cwd is not None else self.root
-        rows = self.store.list(root)
+        rows = self.store.recent(root)
         return [
             {
                 "sessionId": r["id"],

@@ -53,7 +53,12 @@ def run_verify(
         )
         code, out = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
-        code, out = 124, f"{exc.stdout or ''}\n[timed out after {timeout:g}s]"
+        partial = (
+            exc.stdout.decode("utf-8", "replace")
+            if isinstance(exc.stdout, bytes)
+            else exc.stdout or ""
+        )
+        code, out = 124, f"{partial}\n[timed out after {timeout:g}s]"
     tail = "\n".join(str(out).strip().splitlines()[-15:])
     return Verification(command, code == 0, code, time.monotonic() - started, tail)
 
