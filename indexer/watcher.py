@@ -33,8 +33,8 @@ class Watcher:
         skip: Callable[[Path], bool] | None = None,
     ) -> None:
         self.index = index or Index(root)
-        # Files someone else keeps fresh (an editor's unsaved buffers): disk events must not
-        # overwrite what the index holds for them.
+        # Files someone else keeps fresh (an editor's open, maybe unsaved, buffers): disk events
+        # must not replace what the index holds for them.
         self.skip = skip
         self._own_index = index is None
         self.root = self.index.root
@@ -57,6 +57,8 @@ class Watcher:
             def on_any_event(self, event: Any) -> None:
                 if event.event_type in ("opened", "closed_no_write"):
                     return
+                if event.is_directory and event.event_type == "modified":
+                    return  # a folder's own mtime: its files report their changes themselves
                 paths = [event.src_path, getattr(event, "dest_path", "") or ""]
                 watcher._note(
                     [p if isinstance(p, str) else p.decode() for p in paths if p],
@@ -101,7 +103,8 @@ class Watcher:
             return
         try:
             if full or len(batch) > FULL_SCAN_OVER:
-                stats = self.index.update()
+                keep = None if self.skip is None else (lambda rel: self.skip(self.root / rel))
+                stats = self.index.update(keep=keep)
             else:
                 stats = IndexStats(files_seen=len(batch))
                 for rel in batch:

@@ -41,3 +41,30 @@ def test_watcher_indexes_created_changed_and_deleted_files(
     assert all(not p.startswith(".kiln") for batch in batches for p in batch)
     assert [h.name for h in idx.search("steady_changed")] == ["steady_changed"]
     assert watcher.errors == []
+
+
+def test_watcher_leaves_files_owned_by_open_buffers_alone(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "open.py", "def on_disk_version():\n    pass\n")
+    idx = open_index(repo)
+    idx.update()
+    idx.update_file("open.py", "def unsaved_buffer_version():\n    pass\n")
+    arrived = threading.Event()
+    owned = {(repo / "open.py").resolve()}
+
+    with watch(
+        repo,
+        lambda p, s: arrived.set(),
+        index=idx,
+        debounce=0.1,
+        skip=lambda path: path.resolve() in owned,
+    ) as watcher:
+        write(repo, "open.py", "def changed_on_disk_meanwhile():\n    pass\n")
+        write(repo, "other.py", "def other_file_changed():\n    pass\n")
+        assert arrived.wait(10), watcher.errors
+    assert [h.name for h in idx.search("unsaved_buffer_version")] == ["unsaved_buffer_version"]
+    assert all(
+        h.name != "changed_on_disk_meanwhile" for h in idx.search("changed_on_disk_meanwhile")
+    )
+    assert [h.name for h in idx.search("other_file_changed")] == ["other_file_changed"]
