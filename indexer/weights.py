@@ -10,7 +10,7 @@ COLUMN_WEIGHTS: dict[str, float] = {
     "fts_path": 0.5,  # split path segments
     "fts_name": 4.0,  # qualified name and its split parts
     "signature": 5.0,
-    "docstring": 1.0,
+    "docstring": 0.5,
     "text": 1.0,  # raw code
     "idents": 0.5,  # camelCase parts of identifiers used in the code
 }
