@@ -147,6 +147,8 @@ export class KilnServer implements vscode.Disposable {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    // Listeners drop the connection first, so nothing new is sent while it shuts down.
+    this.set("stopped");
     if (client) {
       try {
         await client.stop();
@@ -154,7 +156,6 @@ export class KilnServer implements vscode.Disposable {
         this.out.appendLine(`stop: ${(err as Error)?.message ?? err}`);
       }
     }
-    this.set("stopped");
   }
 
   async restart(): Promise<boolean> {
