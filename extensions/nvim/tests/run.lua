@@ -165,7 +165,7 @@ test('an approved edit is reviewed as a diff and changes the buffer', function()
   eq('    return "hi " + name', vim.api.nvim_buf_get_lines(app, 1, 2, false)[1], 'buffer line')
   local lines = chat.lines()
   assert(contains(lines, 'Plan:') and contains(lines, 'Shorten the greeting'), 'plan shown')
-  assert(contains(lines, '✓ edit_file: app.py'), vim.inspect(lines))
+  assert(contains(lines, '✓ edit_file: app.py — applied'), vim.inspect(lines))
   local count = 0
   for _, l in ipairs(lines) do
     count = count + (l:find('todo_write', 1, true) and 1 or 0)
@@ -235,6 +235,10 @@ test('an edit accepted after the user changed the buffer is not applied', functi
   assert(text:find('# typed by the user', 1, true), text)
   assert(not text:find('yo ', 1, true), 'the stale edit was applied: ' .. text)
   assert(contains(chat.lines(), 'The buffer moved on.'), vim.inspect(chat.lines()))
+  assert(
+    contains(chat.lines(), '✗ edit_file: app.py — app.py changed while the edit was proposed'),
+    vim.inspect(chat.lines())
+  )
   vim.api.nvim_buf_set_lines(app, 0, 1, false, {})
 end)
 

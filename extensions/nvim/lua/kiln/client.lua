@@ -36,8 +36,8 @@ local function handlers()
     ['kiln/session/update'] = function(_, params)
       require('kiln.chat').on_update(params)
     end,
-    ['kiln/session/requestPermission'] = function(_, params)
-      return require('kiln.review').on_permission(params)
+    ['kiln/session/requestPermission'] = function(_, params, ctx)
+      return require('kiln.review').on_permission(params, ctx)
     end,
     ['workspace/applyEdit'] = function(_, params, ctx)
       return require('kiln.edits').apply(params, ctx)

@@ -207,9 +207,22 @@ local function select(tool_call, options, decide)
   end)
 end
 
+--- Send buffer changes Neovim is still debouncing before the answer, so the server compares
+--- the proposal with what the user sees and reports "changed" rather than "rejected".
+--- (Neovim flushes them before its own requests, not before answers; the module is internal,
+--- hence the pcall.)
+local function flush_changes(ctx)
+  local client = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+  if client then
+    pcall(function()
+      require('vim.lsp._changetracking').flush(client)
+    end)
+  end
+end
+
 --- Handler for kiln/session/requestPermission. Runs inside the RPC coroutine Neovim gives
 --- server requests, so it can wait for the user without blocking the editor.
-function M.on_permission(params)
+function M.on_permission(params, ctx)
   local tool_call = params.toolCall or {}
   local options = params.options or {}
   local co, is_main = coroutine.running()
@@ -244,6 +257,7 @@ function M.on_permission(params)
   end
   local choice = coroutine.yield()
   require('kiln.chat').on_permission_answered(params, choice)
+  flush_changes(ctx)
   return answer(choice)
 end
 

@@ -123,6 +123,7 @@ function M.tool(id, fields)
   tool.title = fields.title or tool.title
   tool.status = fields.status or tool.status
   tool.note = fields.note or tool.note
+  tool.kind = fields.kind or tool.kind
   local row = vim.api.nvim_buf_get_extmark_by_id(S.buf, ns, tool.mark, {})[1]
   if row then
     local old = vim.api.nvim_buf_get_lines(S.buf, row, row + 1, false)[1] or ''
@@ -132,11 +133,22 @@ function M.tool(id, fields)
   end
 end
 
-local function first_text(content)
+--- A short reason from a failed tool's output: its `message:` line when the agent's error
+--- report has one, else the first line; at most 160 characters.
+local function failure_text(content)
   for _, block in ipairs(content or {}) do
     local inner = block.content
     if block.type == 'content' and type(inner) == 'table' and inner.text then
-      return (vim.split(inner.text, '\n', { plain = true })[1] or '')
+      local lines = vim.split(inner.text, '\n', { plain = true, trimempty = true })
+      local text = lines[1] or ''
+      for _, line in ipairs(lines) do
+        local message = line:match('^message:%s*(.+)$')
+        if message then
+          text = message
+          break
+        end
+      end
+      return #text > 160 and (text:sub(1, 157) .. '...') or text
     end
   end
 end
@@ -152,7 +164,7 @@ function M.render(u, edit_mode)
     vim.list_extend(lines, { '', '## Kiln' })
     M.append(lines)
   elseif kind == 'tool_call' then
-    M.tool(u.toolCallId, { title = u.title, status = u.status or 'in_progress' })
+    M.tool(u.toolCallId, { title = u.title, status = u.status or 'in_progress', kind = u.kind })
   elseif kind == 'tool_call_update' then
     local meta = u._meta or {}
     if u.kind == 'edit' and meta.proposalId then
@@ -160,7 +172,11 @@ function M.render(u, edit_mode)
         or 'edit proposed'
       M.tool(u.toolCallId, { note = note })
     else
-      local note = u.status == 'failed' and first_text(u.content) or nil
+      local note = u.status == 'failed' and failure_text(u.content) or nil
+      local tool = S.tools[u.toolCallId]
+      if u.status == 'completed' and tool and tool.kind == 'edit' and edit_mode ~= 'deferred' then
+        note = 'applied'
+      end
       M.tool(u.toolCallId, { status = u.status, note = note })
     end
   elseif kind == 'plan' then
