@@ -95,11 +95,13 @@ return function(ctx)
     local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
     assert(text:find('server command: ' .. python, 1, true), text)
     assert(text:find('client %d+ for ' .. vim.pesc(ws)), text)
+    assert(text:find('protocol 1, mode ask', 1, true), text)
+    assert(text:find('index: ', 1, true), text)
     vim.cmd('bwipeout')
   end)
 
   -- A second server with its own script, for the tests that end the server or the review early.
-  local function restart(steps)
+  local function restart(steps, init_options)
     require('kiln.client').stop()
     wait_for('the old client to stop', function()
       return #vim.lsp.get_clients({ name = 'kiln' }) == 0
@@ -110,7 +112,7 @@ return function(ctx)
     chat.reset()
     require('kiln.config').options.session = {}
     vim.api.nvim_set_current_win(vim.fn.bufwinid(app))
-    kiln.setup({ cmd = { python, '-m', 'lsp_server', 'lsp' }, init_options = { index = false } })
+    kiln.setup({ cmd = { python, '-m', 'lsp_server', 'lsp' }, init_options = init_options })
     wait_for('the new client', function()
       local c = vim.lsp.get_clients({ name = 'kiln' })[1]
       return c ~= nil and c.initialized == true
@@ -121,7 +123,21 @@ return function(ctx)
     { text = 'Proposing.', tool_calls = { edit('greet', 'salute') } },
     'Fine, no edit.',
     { sleep = 60 },
-  })
+  }, { index = false, mode = 'bogus' })
+
+  test('init_options the server refuses are reported in one line', function()
+    local found
+    wait_for('the kiln/hello answer', function()
+      for _, n in ipairs(H.notes) do
+        if n.msg:find('^kiln: init_options: ') then
+          found = n
+        end
+      end
+      return found ~= nil
+    end, 5000)
+    eq(vim.log.levels.WARN, found.level, 'level')
+    assert(found.msg:find('bogus', 1, true), found.msg)
+  end)
 
   test(':KilnResume replays a session stored by the earlier server', function()
     assert(first_session, 'no first session')

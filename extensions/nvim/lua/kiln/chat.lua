@@ -309,6 +309,11 @@ end
 
 --- Start a fresh session the next time a prompt is sent, with an empty transcript.
 function M.reset()
+  -- Free the old session in its server (it stays stored; :KilnResume brings it back).
+  local old = S.client_id and vim.lsp.get_client_by_id(S.client_id)
+  if S.session_id and old and not old:is_stopped() then
+    old:request('kiln/session/close', { sessionId = S.session_id }, function() end)
+  end
   S.session_id, S.client_id, S.edit_mode, S.busy, S.usage = nil, nil, nil, false, nil
   transcript.clear()
 end
@@ -324,7 +329,11 @@ function M.resume(session_id, cb)
   if not c then
     return false
   end
-  M.reset()
+  if session_id == S.session_id then
+    transcript.clear() -- the same live session: replay it without closing it first
+  else
+    M.reset()
+  end
   S.session_id, S.client_id = session_id, c.id -- set first: the replay carries this id
   local params = { sessionId = session_id, replay = true }
   client.request('kiln/session/load', params, function(err, res)

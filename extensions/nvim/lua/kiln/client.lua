@@ -5,6 +5,7 @@ local config = require('kiln.config')
 local M = {}
 
 local GROUP = 'kiln.client'
+local PROTOCOL_VERSION = 1 -- lsp_server/PROTOCOL.md
 
 ---@type table<string, integer> root -> client id
 local by_root = {}
@@ -102,6 +103,9 @@ function M.start(bufnr)
     init_options = as_object(opts.init_options),
     settings = { kiln = as_object(opts.settings) },
     handlers = handlers(),
+    on_init = function(client)
+      M.greet(client)
+    end,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         require('kiln.chat').on_exit(code, signal, client_id)
@@ -145,6 +149,33 @@ function M.get()
   end
   last_root = client.root_dir
   return client
+end
+
+--- The server's kiln/hello answer per client id (version, capabilities, effective config).
+M.hello = {}
+
+--- Ask kiln/hello once the client is up: warn about a protocol this plugin does not speak and
+--- about initializationOptions the server refused (it reports them here, not as a failure).
+function M.greet(client)
+  client:request('kiln/hello', vim.empty_dict(), function(err, result)
+    if err or type(result) ~= 'table' then
+      return
+    end
+    M.hello[client.id] = result
+    if result.protocolVersion ~= PROTOCOL_VERSION then
+      vim.notify(
+        string.format(
+          'kiln: the server speaks protocol %s; this plugin was written for %d (update one of them)',
+          tostring(result.protocolVersion),
+          PROTOCOL_VERSION
+        ),
+        vim.log.levels.WARN
+      )
+    end
+    if result.configError then
+      vim.notify('kiln: init_options: ' .. tostring(result.configError), vim.log.levels.WARN)
+    end
+  end)
 end
 
 --- Root of the workspace the plugin talks to (the last one used).

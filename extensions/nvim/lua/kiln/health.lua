@@ -26,6 +26,37 @@ function M.check()
   end
   for _, client in ipairs(clients) do
     health.ok(string.format('client %d for %s', client.id, client.root_dir or '?'))
+    local hello = require('kiln.client').hello[client.id]
+    if hello then
+      local cfg = hello.config or {}
+      health.info(
+        string.format(
+          'server %s, protocol %s, mode %s, edit mode %s, provider %s',
+          tostring(hello.serverVersion),
+          tostring(hello.protocolVersion),
+          tostring(cfg.mode),
+          tostring(cfg.editMode),
+          cfg.provider == nil and '(from the environment)' or tostring(cfg.provider)
+        )
+      )
+      if hello.configError then
+        health.warn('init_options: ' .. tostring(hello.configError))
+      end
+    end
+    local res = client:request_sync('kiln/index/status', vim.empty_dict(), 2000)
+    local status = res and res.result
+    if status then
+      health.info(
+        string.format(
+          'index: %s, %s files, %s blocks',
+          tostring(status.state),
+          tostring(status.files),
+          tostring(status.blocks)
+        )
+      )
+    elseif res and res.err then
+      health.info('index: ' .. tostring(res.err.message))
+    end
   end
 end
 
