@@ -47,7 +47,10 @@ export class ChatView {
   constructor(
     root: HTMLElement,
     private readonly post: Post,
+    saved?: ChatState,
+    private readonly save: (state: ChatState) => void = () => {},
   ) {
+    if (saved && Array.isArray(saved.entries)) this.state = { ...initialState(), ...saved };
     root.replaceChildren();
     const header = el("div", { class: "header" });
     this.sessions = el("select", { class: "sessions", title: "Session history" });
@@ -114,6 +117,7 @@ export class ChatView {
       this.state = reduce(this.state, parsed.message);
     }
     this.render();
+    this.save(this.state);
   }
 
   private render(): void {

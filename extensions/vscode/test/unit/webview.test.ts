@@ -89,6 +89,19 @@ describe("chat view", () => {
     expect($(".message.agent").textContent).toContain("more 4");
   });
 
+  test("the transcript is saved and a reopened view starts from it", () => {
+    let saved: unknown;
+    document.body.innerHTML = '<div id="again"></div>';
+    const first = new ChatView(document.getElementById("again")!, post, undefined, (st) => (saved = st));
+    first.receive({ type: "session", sessionId: "s9", title: "kept" });
+    first.receive({ type: "userMessage", text: "remember me", references: [] });
+    document.body.innerHTML = '<div id="reopened"></div>';
+    const reopened = document.getElementById("reopened")!;
+    const second = new ChatView(reopened, post, JSON.parse(JSON.stringify(saved)));
+    expect(second.state.sessionId).toBe("s9");
+    expect(reopened.querySelector(".message.user")?.textContent).toBe("remember me");
+  });
+
   test("tool cards show title and status, expand to the output, and stay open while streaming", () => {
     update({ sessionUpdate: "tool_call", toolCallId: "t1", title: "run_command: pytest", kind: "execute", status: "in_progress", locations: [{ path: "/w/test_app.py", line: 12 }] });
     const card = () => $<HTMLDetailsElement>('details.tool[data-tool="t1"]');
