@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { URI } from "vscode-uri";
 import { parseHostMessage, parseWebviewMessage } from "../../src/protocol/messages";
-import { host, installVscodeModule, touched } from "./editorHost";
+import { host, installVscodeModule, touched, vscodeStandIn } from "./editorHost";
 import { makeWorkspace, python, waitFor } from "./harness";
 
 installVscodeModule();
@@ -71,6 +71,7 @@ describe("the extension activated against the real server", () => {
         },
         { match: "edit_file=1", text: "Done." },
         { match: "stream again", text: "Back again." },
+        { match: 'lines="2-2"', text: "That line returns the greeting." },
       ]),
     );
     host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
@@ -149,6 +150,29 @@ describe("the extension activated against the real server", () => {
     assert.equal(ofType("turn").at(-1)?.stopReason, "end_turn");
     assert.equal(host.applied.length, 1);
     assert.equal(readFileSync(join(ws.root, "app.py"), "utf8"), APP.replace('"hello "', '"salut "'));
+  });
+
+  test("Ask About Selection sends the selected lines as a reference the model receives", async () => {
+    const text = readFileSync(join(ws.root, "app.py"), "utf8");
+    host.activeTextEditor = {
+      document: { uri: URI.file(join(ws.root, "app.py")), getText: () => text },
+      selection: new vscodeStandIn.Range(1, 4, 1, 10),
+    };
+    host.inputs.push("what does this line do?");
+    const turns = ofType("turn").length;
+    await host.commands.get("kiln.askAboutSelection")!();
+    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    // The scripted model only answers this when the request holds the reference to line 2.
+    const answer = ofType("update")
+      .map((m) => m.update as { sessionUpdate: string; content?: { text?: string } })
+      .filter((u) => u.sessionUpdate === "agent_message_chunk")
+      .map((u) => u.content?.text ?? "")
+      .join("");
+    assert.match(answer, /That line returns the greeting\./);
+    const shown = ofType("userMessage").at(-1) as { text: string; references: { label: string }[] };
+    assert.equal(shown.text, "what does this line do?");
+    assert.equal(shown.references[0].label.endsWith("app.py:2-2"), true);
+    host.activeTextEditor = undefined;
   });
 
   test("Stop and restart commands exist and the server restarts cleanly", async () => {

@@ -109,6 +109,8 @@ export const host = {
   providers: new Map<string, unknown>(),
   commands: new Map<string, (...args: unknown[]) => unknown>(),
   statusTexts: [] as string[],
+  inputs: [] as (string | undefined)[],
+  activeTextEditor: undefined as unknown,
 };
 
 function lookup(path: string): unknown {
@@ -168,7 +170,10 @@ const api = {
   ViewColumn: { Active: -1, One: 1 },
   env: { appName: "Stand-in", language: "en", machineId: "test", sessionId: "test", uiKind: 1 },
   window: namespace("window", {
-    activeTextEditor: undefined,
+    get activeTextEditor() {
+      return host.activeTextEditor;
+    },
+    showInputBox: async () => host.inputs.shift(),
     visibleTextEditors: [],
     createOutputChannel: outputChannel,
     showErrorMessage: async (m: string) => void host.shown.push(`error: ${m}`),

@@ -52,6 +52,7 @@ describe("skills through kiln lsp and a real registry", () => {
   test("install without the user's yes is refused with a hint; with it, the skill lands and is listed", async () => {
     await assert.rejects(kiln.protocol.installSkill("acme/pdf-forms@1.0.0", { scope: "project" }), (err) => {
       assert.ok(err instanceof KilnRpcError);
+      assert.equal(err.code, -31004); // "not allowed", as PROTOCOL.md §6 says
       assert.match(err.message, /not confirmed/);
       assert.match(err.hint, /review/);
       // The review the extension shows before asking again with yes.
