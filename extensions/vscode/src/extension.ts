@@ -75,6 +75,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await chat.handle({ type: "newSession" });
     }),
     vscode.commands.registerCommand("kiln.stop", () => chat.handle({ type: "cancel" })),
+    vscode.commands.registerCommand("kiln.setMode", () => chat.pickMode().catch(showError)),
     vscode.commands.registerCommand("kiln.restartServer", () => kiln.restart()),
     vscode.commands.registerCommand("kiln.skills.search", () => {
       const p = needProtocol();

@@ -196,6 +196,29 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  /** Change what the agent may do without asking (and how edits land) for the current session. */
+  async pickMode(): Promise<void> {
+    const protocol = this.require();
+    const sessionId = this.sessionId ?? (await this.newSession());
+    const modes = [
+      { label: "ask", description: "reads free; edits and commands ask" },
+      { label: "auto-edit", description: "edits free; commands ask" },
+      { label: "ci", description: "no questions; risky commands denied" },
+      { label: "yolo", description: "everything allowed" },
+    ];
+    const edits = [
+      { label: "ask", description: "approve each edit" },
+      { label: "deferred", description: "collect edits for review in the panel" },
+      { label: "auto", description: "apply edits at once" },
+    ];
+    const mode = await vscode.window.showQuickPick(modes, { title: "Kiln: permission mode" });
+    if (!mode) return;
+    const edit = await vscode.window.showQuickPick(edits, { title: "Kiln: how edits land" });
+    if (!edit) return;
+    const done = await protocol.setMode(sessionId, mode.label, edit.label);
+    void vscode.window.showInformationMessage(`Kiln: mode ${done.mode}, edits ${done.editMode}.`);
+  }
+
   /** Free the current session on the server, unless it still holds deferred edits to review. */
   private async closeCurrent(protocol: KilnProtocol): Promise<void> {
     if (!this.sessionId || this.pendingEditCount > 0) return;

@@ -4,7 +4,7 @@ import { ChatController } from "../../src/host/controller";
 import { ProposalDiffs } from "../../src/host/diff";
 import { type HostToWebview, parseHostMessage } from "../../src/protocol/messages";
 import { Peer, Token } from "../stubs/peer";
-import { executed, opened, reset } from "../stubs/vscode";
+import { executed, opened, reset, shown, user } from "../stubs/vscode";
 
 let posted: HostToWebview[];
 let peer: Peer;
@@ -213,6 +213,15 @@ describe("chat controller", () => {
     await tick();
     await tick();
     expect(ofType("error").at(-1)?.message).toMatch(/protocol version 2; this extension speaks 1/);
+  });
+
+  test("Set Mode sends the picked permission and edit modes for the session", async () => {
+    chat.attach(peer);
+    peer.on("kiln/session/setMode", (p) => ({ mode: p.mode, editMode: p.editMode }));
+    user.picks.push((items) => items.find((i) => i.label === "auto-edit"), (items) => items.find((i) => i.label === "deferred"));
+    await chat.pickMode();
+    expect(peer.calls("kiln/session/setMode")).toEqual([{ sessionId: "s1", mode: "auto-edit", editMode: "deferred" }]);
+    expect(shown.at(-1)?.message).toBe("Kiln: mode auto-edit, edits deferred.");
   });
 
   test("openLocation opens the file at the line", async () => {
