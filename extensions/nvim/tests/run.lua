@@ -31,6 +31,7 @@ local script = {
   { match = 'timeout-please', text = 'Asking.', tool_calls = { edit('greet', 'salute') } },
   'Hello from Kiln, a streamed answer.\nIt has a second line.',
   { match = 'marker-7731', text = 'I saw the selection.' },
+  { match = 'scratch-9913', text = 'I saw the scratch text.' },
   {
     text = 'Renaming the greeting.',
     tool_calls = {
@@ -53,6 +54,13 @@ local script = {
   'The command ran.',
   { text = 'Editing the notes.', tool_calls = { edit('first note', 'second note', 'notes.txt') } },
   'Notes updated.',
+  {
+    text = 'Creating a file.',
+    tool_calls = {
+      { name = 'write_file', input = { path = 'docs/created.md', content = '# Made by Kiln\n' } },
+    },
+  },
+  'Created.',
   { text = 'One more.', tool_calls = { edit('"hi "', '"yo "') } },
   'The buffer moved on.',
   { text = 'Proposing.', tool_calls = { edit('"hi "', '"hey "') } },
@@ -147,6 +155,21 @@ test(':KilnAsk sends the selected lines as a resource reference', function()
   assert(contains(lines, 'I saw the selection.'), 'the model did not see the selection')
 end)
 
+test(':KilnAsk on a scratch buffer sends the text itself', function()
+  local scratch = vim.api.nvim_create_buf(true, true)
+  vim.api.nvim_buf_set_lines(scratch, 0, -1, false, { 'first', 'token scratch-9913 here', 'last' })
+  vim.api.nvim_set_current_buf(scratch)
+  vim.cmd('2,2KilnAsk what is this?')
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq('end_turn', chat.last_result.stopReason, vim.inspect(chat.last_result))
+  assert(contains(chat.lines(), 'I saw the scratch text.'), vim.inspect(chat.lines()))
+  assert(contains(chat.lines(), '@untitled:buffer-' .. scratch), vim.inspect(chat.lines()))
+  vim.api.nvim_buf_delete(scratch, { force = true })
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(app))
+end)
+
 test('an approved edit is reviewed as a diff and changes the buffer', function()
   chat.send('shorten the greeting')
   wait_for('the diff review', function()
@@ -219,6 +242,21 @@ test('an accepted edit to a file that is not open is written to disk', function(
   end)
   eq('end_turn', chat.last_result.stopReason, 'stopReason')
   eq({ 'second note' }, vim.fn.readfile(ws .. '/notes.txt'), 'notes.txt on disk')
+end)
+
+test('an accepted new file is created on disk', function()
+  chat.send('create a file')
+  wait_for('the diff review', function()
+    return review.pending[1] ~= nil
+  end)
+  local shown = vim.api.nvim_buf_get_lines(review.pending[1].buf, 0, -1, false)
+  assert(contains(shown, '+# Made by Kiln'), vim.inspect(shown))
+  review.resolve('accept')
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq('end_turn', chat.last_result.stopReason, 'stopReason')
+  eq({ '# Made by Kiln' }, vim.fn.readfile(ws .. '/docs/created.md'), 'docs/created.md')
 end)
 
 test('an edit accepted after the user changed the buffer is not applied', function()

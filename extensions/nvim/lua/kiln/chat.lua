@@ -216,7 +216,9 @@ function M.send(text, blocks, cb)
   local shown = { '## You' }
   vim.list_extend(shown, vim.split(text, '\n', { plain = true }))
   for _, b in ipairs(blocks or {}) do
-    if b.type == 'resource_link' then
+    if b.type == 'resource' and b.resource then
+      table.insert(shown, '  @' .. tostring(b.resource.uri))
+    elseif b.type == 'resource_link' then
       local r = b.range
       local where = r and string.format(':%d-%d', r.start.line + 1, r['end'].line + 1) or ''
       table.insert(shown, '  @' .. (b.name or b.uri) .. where)

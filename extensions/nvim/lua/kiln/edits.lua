@@ -33,6 +33,54 @@ local function stale_document(edit)
   end
 end
 
+--- New files are written here, not through buffers: Neovim skips a `create` with
+--- ignoreIfExists (no folder, no file), and inserting "text\n" into an empty buffer leaves a
+--- trailing empty line the file would not have. Returns the rest of the edit, or nil and why.
+local function create_files(edit)
+  local changes = edit.documentChanges
+  if not changes then
+    return edit
+  end
+  local new = {}
+  for _, change in ipairs(changes) do
+    if
+      change.kind == 'create'
+      and change.uri
+      and vim.fn.filereadable(vim.uri_to_fname(change.uri)) == 0
+    then
+      new[change.uri] = {}
+    end
+  end
+  if next(new) == nil then
+    return edit
+  end
+  local rest = {}
+  for _, change in ipairs(changes) do
+    local doc = change.textDocument
+    if change.kind == 'create' and new[change.uri] then
+      -- written below
+    elseif doc and new[doc.uri] then
+      for _, e in ipairs(change.edits or {}) do
+        table.insert(new[doc.uri], e.newText or '')
+      end
+    else
+      table.insert(rest, change)
+    end
+  end
+  for uri, texts in pairs(new) do
+    local fname = vim.uri_to_fname(uri)
+    vim.fn.mkdir(vim.fs.dirname(fname), 'p')
+    local file, err = io.open(fname, 'wb')
+    if not file then
+      return nil, 'could not create ' .. fname .. ': ' .. tostring(err)
+    end
+    -- Edits of an empty document all insert at 0:0; LSP keeps their array order.
+    file:write(table.concat(texts))
+    file:close()
+  end
+  return vim.tbl_extend('force', edit, { documentChanges = rest })
+end
+
 --- Handler for workspace/applyEdit; returns an ApplyWorkspaceEditResult.
 function M.apply(params, ctx)
   local edit = params.edit or {}
@@ -45,6 +93,11 @@ function M.apply(params, ctx)
   end
   local client = vim.lsp.get_client_by_id(ctx.client_id)
   local encoding = client and client.offset_encoding or 'utf-16'
+  local created, cerr = create_files(edit)
+  if not created then
+    return { applied = false, failureReason = cerr }
+  end
+  edit = created
   local was_loaded = {}
   for _, uri in ipairs(changed_uris(edit)) do
     was_loaded[uri] = vim.api.nvim_buf_is_loaded(vim.uri_to_bufnr(uri))
@@ -57,9 +110,15 @@ function M.apply(params, ctx)
   for uri, loaded in pairs(was_loaded) do
     if not loaded then
       local bufnr = vim.uri_to_bufnr(uri)
-      vim.api.nvim_buf_call(bufnr, function()
+      local wrote, werr = pcall(vim.api.nvim_buf_call, bufnr, function()
         vim.cmd('silent write')
       end)
+      if not wrote then
+        return {
+          applied = false,
+          failureReason = 'could not write ' .. uri .. ': ' .. tostring(werr),
+        }
+      end
     end
   end
   return { applied = true }
