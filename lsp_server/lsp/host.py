@@ -172,7 +172,17 @@ class LspFrontend:
         params = get_converter().structure(
             {"label": f"Kiln: edit {proposal.path}", "edit": edit}, types.ApplyWorkspaceEditParams
         )
-        result = plain_json(await self.server.workspace_apply_edit_async(params))
+        try:
+            result = plain_json(await self.server.workspace_apply_edit_async(params))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an editor that errors has not applied the edit
+            log.info(
+                "edit %s: the client answered applyEdit with an error: %s",
+                proposal.proposal_id,
+                exc,
+            )
+            result = {"applied": False, "failureReason": str(exc)}
         if isinstance(result, dict) and result.get("applied"):
             return "applied"
         doc = find_document(self.server.workspace, path)

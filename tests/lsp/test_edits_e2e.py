@@ -194,3 +194,26 @@ async def test_deferred_edits_wait_for_resolve_and_annotations_when_supported(
             assert getattr(exc, "code", None) == STALE_DOCUMENT, exc
         assert (workspace / "notes.txt").read_text(encoding="utf-8") == "changed on disk\n"
         assert (await editor.request("kiln/edit/list", {}))["edits"] == []
+
+
+async def test_an_editor_that_errors_on_apply_edit_counts_as_not_applied(
+    workspace: Path, scripted_env: object
+) -> None:
+    steps = [
+        {"match": "go", "text": "", "tool_calls": [_edit("app.py", "greet", "salute")]},
+        {"match": "rejected", "text": "the editor refused"},
+    ]
+    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
+        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+
+        def broken(params: object) -> bool:
+            raise RuntimeError("editor exploded")
+
+        editor.on_apply = broken
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "go"})
+        assert result["stopReason"] == "end_turn"
+        assert any("rejected" in r for r in _tool_results(sid))
+        assert "salute" not in editor.docs[uri].source
+        # the server is still answering
+        assert (await editor.request("kiln/hello", {}))["protocolVersion"]
