@@ -10,6 +10,18 @@ vim.notify = function(msg, level)
   table.insert(H.notes, { msg = msg, level = level })
 end
 
+-- Globals the plugin's own files create (a forgotten `local`), checked by a test at the end.
+H.leaked_globals = {}
+setmetatable(_G, {
+  __newindex = function(t, key, value)
+    local info = debug.getinfo(2, 'S')
+    if info and info.source:find('/lua/kiln/', 1, true) then
+      table.insert(H.leaked_globals, string.format('%s (%s)', key, info.short_src))
+    end
+    rawset(t, key, value)
+  end,
+})
+
 function H.test(name, fn)
   local started = vim.uv.hrtime()
   local ok, err = xpcall(fn, debug.traceback)

@@ -353,6 +353,10 @@ dofile(here .. '/lifecycle.lua')({
   edit = edit,
 })
 
+test('the plugin sets no global variables', function()
+  eq({}, H.leaked_globals, 'globals')
+end)
+
 require('kiln.client').stop()
 vim.wait(2000, function()
   return #vim.lsp.get_clients({ name = 'kiln' }) == 0

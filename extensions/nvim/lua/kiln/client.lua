@@ -10,6 +10,10 @@ local PROTOCOL_VERSION = 1 -- lsp_server/PROTOCOL.md
 ---@type table<string, integer> root -> client id
 local by_root = {}
 
+--- The root of the client used last (the chat and other scratch buffers have no file, so
+--- they talk to the workspace the user came from).
+local last_root = nil
+
 --- Root of the workspace that holds `bufnr` (the nearest marker), else the cwd.
 function M.root(bufnr)
   bufnr = bufnr or 0
@@ -122,10 +126,6 @@ function M.start(bufnr)
   M.watch_buffers()
   return vim.lsp.get_client_by_id(id)
 end
-
---- The root of the client used last (the chat and other scratch buffers have no file, so
---- they talk to the workspace the user came from).
-local last_root = nil
 
 local function running(root)
   local client = root and by_root[root] and vim.lsp.get_client_by_id(by_root[root])
