@@ -70,8 +70,21 @@ return function(ctx)
   end)
 
   local first_session
-  test('a review the server stops waiting for is withdrawn', function()
+  test('a session the server refuses ends the prompt with its message', function()
     first_session = chat.state.session_id
+    chat.reset()
+    require('kiln.config').options.session = { mode = 'bogus' }
+    chat.send('anything')
+    wait_for('the answer', function()
+      return chat.last_result ~= nil
+    end)
+    local err = chat.last_result.error
+    assert(err and err.message:find('bogus', 1, true), vim.inspect(chat.last_result))
+    eq(false, chat.state.busy, 'busy')
+    assert(contains(chat.lines(), '[error] kiln: '), vim.inspect(chat.lines()))
+  end)
+
+  test('a review the server stops waiting for is withdrawn', function()
     chat.reset()
     require('kiln.config').options.session = { permissionTimeout = 1 }
     local before = vim.api.nvim_buf_get_lines(app, 0, -1, false)

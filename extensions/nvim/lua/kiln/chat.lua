@@ -175,23 +175,22 @@ function M.close()
   transcript.set_window(nil)
 end
 
---- Create the session if there is none yet, then call `cb(session_id)`.
+--- Create the session if there is none yet, then call `cb(err, session_id)`.
 local function with_session(cb)
   if S.session_id then
-    return cb(S.session_id)
+    return cb(nil, S.session_id)
   end
   local c = bound()
   if not c then
-    return
+    return cb({ message = 'the language server is not running' })
   end
   local params = vim.tbl_extend('force', config.options.session or {}, { cwd = c.root_dir })
   client.request('kiln/session/new', params, function(err, result)
     if err then
-      vim.notify(client.describe(err), vim.log.levels.ERROR)
-      return
+      return cb(err)
     end
     S.session_id, S.edit_mode, S.client_id = result.sessionId, result.editMode, c.id
-    cb(S.session_id)
+    cb(nil, S.session_id)
   end, c)
 end
 
@@ -231,20 +230,24 @@ function M.send(text, blocks, cb)
   M.refresh_title()
   local prompt = { { type = 'text', text = text } }
   vim.list_extend(prompt, blocks or {})
-  with_session(function(sid)
-    client.request('kiln/session/prompt', { sessionId = sid, prompt = prompt }, function(err, res)
-      S.busy = false
-      M.last_result = err and { error = err } or res
-      if err then
-        transcript.append({ '[error] ' .. client.describe(err) })
-      else
-        transcript.append({ '— ' .. tostring(res.stopReason), '' })
-      end
-      M.refresh_title()
-      if cb then
-        cb(err, res)
-      end
-    end, bound())
+  local function finish(err, res)
+    S.busy = false
+    M.last_result = err and { error = err } or res
+    if err then
+      transcript.append({ '[error] ' .. client.describe(err), '' })
+    else
+      transcript.append({ '— ' .. tostring(res.stopReason), '' })
+    end
+    M.refresh_title()
+    if cb then
+      cb(err, res)
+    end
+  end
+  with_session(function(serr, sid)
+    if serr then
+      return finish(serr)
+    end
+    client.request('kiln/session/prompt', { sessionId = sid, prompt = prompt }, finish, bound())
   end)
   return true
 end
