@@ -140,6 +140,8 @@ test(':KilnChat opens the chat and a prompt streams the answer', function()
   local at = vim.fn.index(lines, 'Hello from Kiln, a streamed answer.')
   assert(at >= 0, vim.inspect(lines))
   eq('It has a second line.', lines[at + 2], 'the second line of the answer')
+  -- The window bar carries the session cost from usage_update, and no "working" once done.
+  eq('Kiln · $0.0000', vim.wo[chat.state.win].winbar, 'winbar')
   assert(contains(lines, 'say hello'), 'the user line is shown')
 end)
 
