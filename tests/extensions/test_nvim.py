@@ -75,7 +75,7 @@ def test_plugin_suite_passes(kiln_home: Path, tmp_path: Path, registry: LiveRegi
     summary = re.search(r"# (\d+) passed, (\d+) failed", output)
     assert summary is not None, output[-8000:]
     assert "SKIP" not in output
-    assert int(summary.group(1)) >= 27 and summary.group(2) == "0", output[-8000:]
+    assert int(summary.group(1)) >= 28 and summary.group(2) == "0", output[-8000:]
     assert "not ok" not in output
     log = tmp_path / "xdg_state_home" / "nvim" / "lsp.log"
     server_log = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""

@@ -4,6 +4,7 @@ local H = {}
 
 local TIMEOUT = 20000
 
+vim.o.showmode = false -- no "-- INSERT --" in the report
 H.results = { passed = 0, failed = 0 }
 H.notes = {}
 vim.notify = function(msg, level)

@@ -30,6 +30,7 @@ end
 local script = {
   { match = 'timeout-please', text = 'Asking.', tool_calls = { edit('greet', 'salute') } },
   'Hello from Kiln, a streamed answer.\nIt has a second line.',
+  'Typed prompt received.',
   { match = 'marker-7731', text = 'I saw the selection.' },
   { match = 'scratch-9913', text = 'I saw the scratch text.' },
   {
@@ -143,6 +144,24 @@ test(':KilnChat opens the chat and a prompt streams the answer', function()
   -- The window bar carries the session cost from usage_update, and no "working" once done.
   eq('Kiln · $0.0000', vim.wo[chat.state.win].winbar, 'winbar')
   assert(contains(lines, 'say hello'), 'the user line is shown')
+end)
+
+test('Enter in the prompt buffer sends what was typed', function()
+  vim.api.nvim_set_current_win(chat.state.input_win)
+  chat.last_result = nil
+  vim.api.nvim_feedkeys(
+    vim.keycode('A') .. 'typed question' .. vim.keycode('<CR><Esc>'),
+    'xt',
+    false
+  )
+  wait_for('the turn to end', function()
+    return chat.last_result ~= nil
+  end)
+  eq('end_turn', chat.last_result.stopReason, 'stopReason')
+  local lines = chat.lines()
+  assert(contains(lines, 'typed question'), vim.inspect(lines))
+  assert(contains(lines, 'Typed prompt received.'), vim.inspect(lines))
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(app))
 end)
 
 test(':KilnAsk sends the selected lines as a resource reference', function()
