@@ -201,7 +201,9 @@ test('an approved edit is reviewed as a diff and changes the buffer', function()
   assert(contains(shown, '+    return "hi " + name'), vim.inspect(shown))
   eq('diff', vim.bo[review.pending[1].buf].filetype, 'filetype')
   assert(not contains(shown, 'external content'), 'no warning before any external content')
-  assert(review.resolve('accept'))
+  -- Press the key in the review window, as a user would.
+  eq(review.pending[1].buf, vim.api.nvim_get_current_buf(), 'the review has the focus')
+  vim.api.nvim_feedkeys('a', 'xt', false)
   wait_for('the turn to end', function()
     return chat.last_result ~= nil
   end)
@@ -224,7 +226,8 @@ test('a rejected edit leaves the buffer unchanged', function()
   wait_for('the diff review', function()
     return review.pending[1] ~= nil
   end)
-  assert(review.resolve('reject'))
+  eq(review.pending[1].buf, vim.api.nvim_get_current_buf(), 'the review has the focus')
+  vim.api.nvim_feedkeys('r', 'xt', false)
   wait_for('the turn to end', function()
     return chat.last_result ~= nil
   end)
