@@ -190,7 +190,11 @@ def is_test_path(rel: str) -> bool:
     parts = rel.lower().split("/")
     name = parts[-1]
     return (
-        any(p in ("test", "tests", "testing", "__tests__", "spec", "specs") for p in parts[:-1])
+        any(
+            p
+            in ("test", "tests", "testing", "testsuite", "test_suite", "__tests__", "spec", "specs")
+            for p in parts[:-1]
+        )
         or name.startswith("test_")
         or name.rsplit(".", 1)[0].endswith(("_test", ".test", ".spec", "_spec", "tests"))
     )
@@ -198,7 +202,19 @@ def is_test_path(rel: str) -> bool:
 
 def is_example_path(rel: str) -> bool:
     return any(
-        p in ("example", "examples", "demo", "demos", "samples", "sample")
+        p
+        in (
+            "example",
+            "examples",
+            "demo",
+            "demos",
+            "samples",
+            "sample",
+            "docs",
+            "doc",
+            "scripts",
+            "benchmarks",
+        )
         for p in rel.lower().split("/")[:-1]
     )
 

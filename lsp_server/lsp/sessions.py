@@ -68,6 +68,7 @@ def register(server: Any) -> None:
         session_id = require(params, "sessionId")
         if "prompt" not in params:
             raise InvalidParams("missing required param 'prompt'")
+        before = set(ls.core().get(session_id).files_modified)
         try:
             reason = await ls.core().prompt(session_id, params["prompt"])
         finally:
@@ -76,7 +77,7 @@ def register(server: Any) -> None:
         return {
             "stopReason": reason,
             "usage": {**session.usage.to_dict(), "costUsd": round(session.cost_usd, 6)},
-            "filesModified": list(session.files_modified),
+            "filesModified": [p for p in session.files_modified if p not in before],  # this turn's
         }
 
     @method(server, "kiln/session/cancel", notification=True)
