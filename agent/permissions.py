@@ -84,7 +84,7 @@ class Rules:
 
 
 def load_rules(root: Path, home: Path) -> Rules:
-    """Project rules first, then user rules; a malformed file is a clear error, not a crash."""
+    """Project rules first, then user rules; a malformed file is a clear error, never a grant."""
     rules = Rules()
     for path in (root / ".kiln" / "settings.json", home / "settings.json"):
         if not path.is_file():
@@ -95,15 +95,34 @@ def load_rules(root: Path, home: Path) -> Rules:
             raise ConfigError(
                 f"cannot read {path}: {exc}", hint="fix or delete the settings file"
             ) from exc
-        perms = data.get("permissions", {}) if isinstance(data, dict) else {}
-        rules.extend(
-            Rules(
-                list(perms.get("allow", [])),
-                list(perms.get("ask", [])),
-                list(perms.get("deny", [])),
-            )
-        )
+        rules.extend(_parse_rules(path, data))
     return rules
+
+
+def _parse_rules(path: Path, data: Any) -> Rules:
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path} must hold a JSON object", hint='e.g. {"permissions": {"allow": []}}'
+        )
+    perms = data.get("permissions", {})
+    if not isinstance(perms, dict):
+        raise ConfigError(f'{path}: "permissions" must be an object with allow/ask/deny lists')
+    lists: dict[str, list[str]] = {}
+    for key in ("allow", "ask", "deny"):
+        value = perms.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(
+                f"{path}: permissions.{key} must be a list of strings",
+                hint='e.g. "allow": ["run_command(pytest*)", "edit_file(src/**)"]',
+            )
+        for rule in value:
+            if not RULE_RE.fullmatch(rule.strip()):
+                raise ConfigError(
+                    f"{path}: permissions.{key}: {rule!r} is not a rule",
+                    hint='a rule is TOOL or TOOL(pattern), e.g. "run_command(make *)"',
+                )
+        lists[key] = value
+    return Rules(lists["allow"], lists["ask"], lists["deny"])
 
 
 def _subject(tool: str, args: dict[str, Any]) -> str:
@@ -112,8 +131,11 @@ def _subject(tool: str, args: dict[str, Any]) -> str:
     return str(args.get("path", args.get("name", "")))
 
 
+RULE_RE = re.compile(r"([\w\-\*]+)(?:\((.*)\))?")
+
+
 def _rule_matches(rule: str, tool: str, subject: str) -> bool:
-    m = re.fullmatch(r"([\w\-\*]+)(?:\((.*)\))?", rule.strip())
+    m = RULE_RE.fullmatch(rule.strip())
     if not m:
         return False
     name, pattern = m.group(1), m.group(2)

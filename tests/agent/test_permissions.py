@@ -85,3 +85,23 @@ def test_malformed_settings_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / ".kiln" / "settings.json").write_text("{nope")
     with pytest.raises(ConfigError, match="settings.json"):
         load_rules(tmp_path, tmp_path / "home")
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"permissions": {"allow": "run_command(*)"}},
+        {"permissions": {"deny": "edit_file(*)"}},
+        {"permissions": {"allow": [1, 2]}},
+        {"permissions": "yes"},
+        ["x"],
+        {"permissions": {"allow": ["(bad"]}},
+    ],
+)
+def test_settings_of_the_wrong_shape_are_errors_not_grants(
+    tmp_path: Path, settings: object
+) -> None:
+    (tmp_path / ".kiln").mkdir()
+    (tmp_path / ".kiln" / "settings.json").write_text(json.dumps(settings))
+    with pytest.raises(ConfigError, match="settings.json"):
+        load_rules(tmp_path, tmp_path / "home")
