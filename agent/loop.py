@@ -43,7 +43,9 @@ async def run_turn(session: Session, prompt: list[Block]) -> StopReason:
         reason = "error"
         await session.provider_failed(exc)
     except asyncio.CancelledError:
-        reason = "cancelled"
+        reason = session.cancel_reason  # "cancelled", or the time limit that interrupted a tool
+        if reason != "cancelled":
+            await session.note_stop(f"time limit reached ({session.config.max_seconds:g}s)")
     finally:
         await session.end_turn(reason)
     return reason

@@ -83,6 +83,13 @@ class DiskHost:
             if asyncio.iscoroutine(result):
                 await result
 
+    @property
+    def unattended_reason(self) -> str:
+        """Why nobody could be asked (so the refusal does not claim a user declined)."""
+        if self.answer is not None:
+            return ""
+        return "nobody to ask (no terminal): pass --yes, or choose --mode auto-edit or yolo"
+
     async def request_permission(self, request: PermissionRequest) -> Decision:
         if self.answer is None:
             return "reject_once"
@@ -148,6 +155,7 @@ class Session:
         self.command_env: dict[str, str] = {}
         self._index = index
         self._task: asyncio.Task[StopReason] | None = None
+        self.cancel_reason: StopReason = "cancelled"
         self.tools: dict[str, Tool] = {t.spec.name: t for t in self._make_tools()}
         self.deferred: dict[str, Any] = {}
         self._edit_calls: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -305,12 +313,22 @@ class Session:
                 "a turn is already in progress in this session", hint="cancel it or wait"
             )
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        self.cancel_reason: StopReason = "cancelled"
         self._task = asyncio.ensure_future(loop.run_turn(self, blocks))
+        timer = None
+        if self.config.max_seconds:
+            # The wall-clock limit also interrupts a tool that is still running.
+            timer = asyncio.get_running_loop().call_later(
+                self.config.max_seconds, self.cancel, "max_time"
+            )
         try:
             return await asyncio.shield(self._task)
         except asyncio.CancelledError:
             self._task.cancel()
             return await self._task
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     async def aclose(self) -> None:
         """Release what the session holds open (MCP connections, SDK clients); safe to repeat."""
@@ -326,8 +344,9 @@ class Session:
             except Exception:  # noqa: BLE001
                 pass
 
-    def cancel(self) -> None:
+    def cancel(self, reason: StopReason = "cancelled") -> None:
         if self._task is not None and not self._task.done():
+            self.cancel_reason = reason
             self._task.cancel()
 
     @property
@@ -552,7 +571,8 @@ class Session:
             self.permissions.remember_answer(name, args, decision)
             if decision in ("allow_once", "allow_always"):
                 return
-            check.reason = check.reason or "the user declined"
+            unattended = getattr(self.host, "unattended_reason", "")
+            check.reason = unattended or check.reason or "the user declined"
         self.refusals.append(
             {"tool": name, "arguments": args, "reason": check.reason or "denied", "turn": self.turn}
         )

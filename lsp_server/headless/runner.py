@@ -6,6 +6,7 @@ import asyncio
 import json
 import signal
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,10 +52,26 @@ def _asker(opts: RunOptions) -> Any:
     if opts.ci or opts.output_format != "text" or not sys.stdin.isatty():
         return None  # nobody to ask: refuse
 
-    def ask(request: PermissionRequest) -> str:
+    async def ask(request: PermissionRequest) -> str:
+        # The question blocks on the terminal, so it runs in a daemon thread: Ctrl-C still
+        # reaches the event loop (and cancels the turn), and exit never waits for an answer.
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[bool] = loop.create_future()
         why = f" ({request.reason})" if request.reason else ""
-        ok = click.confirm(f"Allow {request.title}{why}?", default=False, err=True)
-        return "allow_once" if ok else "reject_once"
+
+        def settle(ok: bool) -> None:
+            if not answer.done():
+                answer.set_result(ok)
+
+        def question() -> None:
+            try:
+                ok = click.confirm(f"Allow {request.title}{why}?", default=False, err=True)
+            except (click.Abort, EOFError, KeyboardInterrupt):
+                ok = False
+            loop.call_soon_threadsafe(settle, ok)
+
+        threading.Thread(target=question, daemon=True, name="kiln-ask").start()
+        return "allow_once" if await answer else "reject_once"
 
     return ask
 

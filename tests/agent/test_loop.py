@@ -150,3 +150,23 @@ async def test_provider_dying_mid_stream_keeps_the_partial_text(failing_repo: Pa
         session.id, host=DiskHost(), config=AgentConfig(mode="yolo"), model=ScriptedModel(["ok"])
     )
     assert await again.prompt("go on") == "end_turn"
+
+
+async def test_time_limit_interrupts_a_running_tool(failing_repo: Path) -> None:
+    model = ScriptedModel([call("run_command", command="sleep 30; touch late.txt"), "never"])
+    session = Session.create(
+        failing_repo, host=DiskHost(), config=AgentConfig(mode="yolo", max_seconds=1.0), model=model
+    )
+    reason = await asyncio.wait_for(session.prompt("wait"), 15)
+    assert reason == "max_time"
+    assert not (failing_repo / "late.txt").exists()
+    assert session.messages[-1]["content"][0]["is_error"]
+
+
+async def test_unattended_refusal_says_nobody_was_asked(failing_repo: Path) -> None:
+    model = ScriptedModel([call("run_command", command="make"), "ok"])
+    session = Session.create(
+        failing_repo, host=DiskHost(), config=AgentConfig(mode="ask"), model=model
+    )
+    await session.prompt("build")
+    assert "nobody to ask" in session.refusals[0]["reason"]
