@@ -8,6 +8,8 @@ new files are included; Kiln's state folder (`.kiln/`) is always excluded.
 from __future__ import annotations
 
 import os
+import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -39,28 +41,39 @@ class Verification:
 def run_verify(
     command: str, root: Path, timeout: float = 1800, env: dict[str, str] | None = None
 ) -> Verification:
+    """Run the verification command in its own process group, killed whole on timeout or Ctrl-C."""
     started = time.monotonic()
+    proc = subprocess.Popen(
+        command,
+        shell=True,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
     try:
-        proc = subprocess.run(
-            command,
-            shell=True,
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env={**os.environ, **(env or {})},
-            start_new_session=True,
-        )
-        code, out = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        partial = (
-            exc.stdout.decode("utf-8", "replace")
-            if isinstance(exc.stdout, bytes)
-            else exc.stdout or ""
-        )
-        code, out = 124, f"{partial}\n[timed out after {timeout:g}s]"
+        out, _ = proc.communicate(timeout=timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, _ = proc.communicate()
+        code, out = 124, f"{out or ''}\n[timed out after {timeout:g}s]"
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
     tail = "\n".join(str(out).strip().splitlines()[-15:])
     return Verification(command, code == 0, code, time.monotonic() - started, tail)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
@@ -79,8 +92,17 @@ def is_git_repo(root: Path) -> bool:
     )
 
 
-def working_tree_patch(root: Path) -> str:
-    """The diff of the working tree (tracked and new files) against HEAD, as a patch."""
+def dirty_paths(root: Path) -> set[str]:
+    """Paths that differ from HEAD (tracked changes and untracked files), `.kiln/` excluded."""
+    out = git(root, "status", "--porcelain", "-z", "-uall", "--no-renames")
+    paths = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
+    return {p for p in paths if p != ".kiln" and not p.startswith(".kiln/")}
+
+
+def working_tree_patch(root: Path, paths: list[str] | None = None) -> str:
+    """The diff against HEAD of ``paths`` (default: the whole tree, new files included)."""
+    if paths is not None and not paths:
+        return ""
     with tempfile.TemporaryDirectory() as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         has_head = (
@@ -91,7 +113,7 @@ def working_tree_patch(root: Path) -> str:
         )
         if has_head:
             git(root, "read-tree", "HEAD", env=env)
-        git(root, "add", "-A", "--", ".", *EXCLUDE, env=env)
+        git(root, "add", "-A", "--", *(paths if paths is not None else ["."]), *EXCLUDE, env=env)
         if has_head:
             return git(root, "diff", "--cached", "--binary", "HEAD", env=env)
         return git(root, "diff", "--cached", "--binary", "--root", env=env)
@@ -112,10 +134,38 @@ def diffstat(patch: str) -> list[dict[str, Any]]:
     return files
 
 
-def commit_branch(root: Path, branch: str, message: str, author: str | None) -> str:
-    """Commit the working tree (minus .kiln) on a new branch; returns the commit id."""
+AUTHOR_RE = re.compile(r"[^<>]+ <[^<>\s]+@[^<>\s]+>")
+
+
+def check_branch_options(root: Path, branch: str, author: str | None) -> None:
+    """Refuse a bad branch or author before the run, so the run never ends half-committed."""
+    from agent.errors import UsageError
+
+    if subprocess.run(
+        ["git", "check-ref-format", "--branch", branch], cwd=root, capture_output=True
+    ).returncode:
+        raise UsageError(f"--commit-branch {branch!r} is not a valid branch name")
+    if (
+        subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+            cwd=root,
+            capture_output=True,
+        ).returncode
+        == 0
+    ):
+        raise UsageError(
+            f"branch {branch!r} already exists", hint="choose a new --commit-branch name"
+        )
+    if author is not None and not AUTHOR_RE.fullmatch(author.strip()):
+        raise UsageError(f"--author {author!r} is not 'Name <email>'")
+
+
+def commit_branch(
+    root: Path, branch: str, message: str, author: str | None, paths: list[str]
+) -> str:
+    """Commit ``paths`` (what the run changed) on a new branch; returns the commit id."""
     git(root, "switch", "-c", branch)
-    git(root, "add", "-A", "--", ".", *EXCLUDE)
+    git(root, "add", "-A", "--", *paths)
     args = [
         "-c",
         "user.name=Kiln",
@@ -125,9 +175,11 @@ def commit_branch(root: Path, branch: str, message: str, author: str | None) -> 
         "-q",
         "-m",
         message,
+        "--",
+        *paths,
     ]
     if author:
-        args += ["--author", author]
+        args[6:6] = ["--author", author]
     git(root, *args)
     return git(root, "rev-parse", "HEAD").strip()
 
@@ -144,6 +196,7 @@ class RunReport:
     verify_after: Verification | None = None
     agent_ran_verify: bool = False
     files: list[dict[str, Any]] = field(default_factory=list)
+    files_modified: list[str] = field(default_factory=list)
     patch_path: str = ""
     transcript_path: str = ""
     summary_path: str = ""
@@ -168,6 +221,7 @@ class RunReport:
             "verify_after": self.verify_after.to_dict() if self.verify_after else None,
             "agent_ran_verify": self.agent_ran_verify,
             "files_changed": self.files,
+            "files_modified": self.files_modified,
             "patch": self.patch_path,
             "transcript": self.transcript_path,
             "summary": self.summary_path,

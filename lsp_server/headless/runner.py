@@ -112,6 +112,9 @@ def run(opts: RunOptions) -> int:
             f"{opts.root} is not a git checkout",
             hint="--ci needs a git working tree to diff against",
         )
+    if opts.ci and opts.commit_branch:
+        ci.check_branch_options(opts.root, opts.commit_branch, opts.author)
+    dirty_before = ci.dirty_paths(opts.root) if opts.ci else set()
     before = ci.run_verify(opts.verify, opts.root) if opts.verify and opts.ci else None
     if opts.resume:
         session = Session.load(opts.resume, host=host, config=config)
@@ -120,7 +123,7 @@ def run(opts: RunOptions) -> int:
         session.state["title"] = " ".join(opts.task.split())[:80]
         session.store.update(session.id, title=session.state["title"])
     reason = _drive(session, _task_text(opts))
-    return _finish(opts, session, reason, before, events)
+    return _finish(opts, session, reason, before, events, dirty_before)
 
 
 def _drive(session: Session, text: str) -> str:
@@ -146,6 +149,7 @@ def _finish(
     reason: str,
     before: ci.Verification | None,
     events: list[Event],
+    dirty_before: set[str],
 ) -> int:
     errors = [e.data for e in events if e.kind == "error"]
     report = ci.RunReport(
@@ -160,6 +164,7 @@ def _finish(
         steps=session.step_count,
         refusals=session.refusals,
         memory_proposals=session.memory_proposals,
+        files_modified=list(session.files_modified),
         error=errors[-1]["message"] if errors else "",
     )
     folder = opts.artifacts or session.store.folder(session.id)
@@ -170,7 +175,7 @@ def _finish(
             fh.write(session.redact(json.dumps(message, ensure_ascii=False)) + "\n")
     report.transcript_path = str(transcript)
     if opts.ci:
-        _ci_outputs(opts, session, report, before, folder)
+        _ci_outputs(opts, session, report, before, folder, dirty_before)
     report.exit_code = _exit_code(opts, report)
     report.outcome = exit_codes.MEANING[report.exit_code]
     if opts.ci:
@@ -190,7 +195,7 @@ def _finish(
         err = click.get_text_stream("stderr")
         usage = report.usage
         err.write(
-            f"\n[{report.outcome}] {reason}; {report.steps} steps; tokens in {usage['input_tokens']} "
+            f"\n[{report.outcome}] {reason}; {report.steps} steps; tokens in {session.usage.total_input} "
             f"(cache read {usage['cache_read_tokens']}), out {usage['output_tokens']}; session {session.id}\n"
         )
         if opts.ci:
@@ -204,6 +209,7 @@ def _ci_outputs(
     report: ci.RunReport,
     before: ci.Verification | None,
     folder: Path,
+    dirty_before: set[str],
 ) -> None:
     report.verify_before = before
     if opts.verify:
@@ -215,7 +221,17 @@ def _ci_outputs(
             for b in m["content"]
         )
         report.verify_after = ci.run_verify(opts.verify, opts.root)
-    patch = session.redact(ci.working_tree_patch(opts.root))
+    # What this run changed: files that became dirty during it, plus files the agent edited
+    # that were dirty already; never the run's own artifacts or files dirty before it.
+    after = ci.dirty_paths(opts.root)
+    paths = (after - dirty_before) | (set(session.files_modified) & after)
+    try:
+        artifacts = folder.resolve().relative_to(opts.root).as_posix() + "/"
+        paths = {p for p in paths if not p.startswith(artifacts)}
+    except ValueError:
+        pass
+    changed = sorted(paths)
+    patch = session.redact(ci.working_tree_patch(opts.root, changed))
     patch_path = folder / "changes.patch"
     patch_path.write_text(patch, encoding="utf-8")
     report.patch_path = str(patch_path)
@@ -223,7 +239,9 @@ def _ci_outputs(
     if opts.commit_branch and report.files:
         first_line = (report.answer.strip().splitlines() or ["Kiln changes"])[0][:72]
         message = f"{first_line}\n\nTask: {opts.task.strip()[:500]}\nKiln session: {session.id}\n"
-        report.commit = ci.commit_branch(opts.root, opts.commit_branch, message, opts.author)
+        report.commit = ci.commit_branch(
+            opts.root, opts.commit_branch, message, opts.author, changed
+        )
         report.branch = opts.commit_branch
 
 

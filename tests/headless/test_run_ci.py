@@ -243,3 +243,51 @@ def test_bad_usage_exits_2(failing_repo: Path) -> None:
         and "ANTHROPIC_API_KEY" in proc.stderr
         and "Traceback" not in proc.stderr
     )
+
+
+def test_patch_and_commit_hold_only_what_the_run_changed(failing_repo: Path) -> None:
+    (failing_repo / "notes.txt").write_text("the user's own untracked notes\n")
+    proc = kiln(
+        failing_repo,
+        FIX,
+        "--ci",
+        "--verify",
+        PYTEST,
+        "--commit-branch",
+        "kiln/only-mine",
+        "--artifacts",
+        "kiln-out",
+        "--output-format",
+        "json",
+        "Fix the failing test",
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [f["path"] for f in report["files_changed"]] == ["calc.py"]
+    committed = subprocess.run(
+        ["git", "show", "--name-only", "--format=", "kiln/only-mine"],
+        cwd=failing_repo,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert committed == ["calc.py"]
+    assert (failing_repo / "notes.txt").exists() and (
+        failing_repo / "kiln-out" / "summary.md"
+    ).exists()
+
+
+def test_bad_branch_or_author_is_refused_before_the_run(failing_repo: Path) -> None:
+    subprocess.run(["git", "branch", "taken"], cwd=failing_repo, check=True)
+    proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", "taken", "fix")
+    assert (
+        proc.returncode == 2 and "already exists" in proc.stderr and "Traceback" not in proc.stderr
+    )
+    proc = kiln(
+        failing_repo, FIX, "--ci", "--commit-branch", "new-one", "--author", "nobody", "fix"
+    )
+    assert proc.returncode == 2 and "Name <email>" in proc.stderr
+    assert (failing_repo / "calc.py").read_text().count("a - b") == 1  # the run never started
+    head = subprocess.run(
+        ["git", "branch", "--show-current"], cwd=failing_repo, capture_output=True, text=True
+    )
+    assert head.stdout.strip() == "main"
