@@ -313,7 +313,7 @@ class Session:
                 "a turn is already in progress in this session", hint="cancel it or wait"
             )
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        self.cancel_reason: StopReason = "cancelled"
+        self.cancel_reason = "cancelled"
         self._task = asyncio.ensure_future(loop.run_turn(self, blocks))
         timer = None
         if self.config.max_seconds:
