@@ -101,7 +101,9 @@ def edit_lockfile(path: Path) -> Iterator[Lockfile]:
     """Load, change and save under an exclusive lock, so two installs never lose an entry."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.parent / f".{path.name}.lock", "a+") as guard:
+    locks = path.parent / ".kiln" / "locks"  # inside Kiln's own (git-ignored) folder
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{path.name}.lock", "a+") as guard:
         if fcntl is not None:
             fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
         lock = Lockfile.load(path)

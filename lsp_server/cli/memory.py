@@ -79,6 +79,11 @@ def edit_cmd(root: Path, user_level: bool) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("# Memory\n\n", encoding="utf-8")
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    code = subprocess.call([*shlex.split(editor), str(target)])
+    try:
+        code = subprocess.call([*shlex.split(editor), str(target)])
+    except OSError as exc:
+        raise click.ClickException(
+            f"cannot start the editor {editor!r}: {exc.strerror}; set VISUAL or EDITOR"
+        ) from None
     if code != 0:
         raise click.ClickException(f"the editor exited with {code}")

@@ -40,7 +40,11 @@ def registry_group() -> None:
 @registry_group.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option(
-    "--port", default=8750, show_default=True, type=int, help="Port (0 picks a free one)."
+    "--port",
+    default=8750,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (0 picks a free one).",
 )
 @click.option(
     "--data",

@@ -61,8 +61,9 @@ def _ci(flag: bool) -> bool:
     return flag or os.environ.get("KILN_CI", "").lower() in ("1", "true", "yes")
 
 
-def _print_summary(summary: dict[str, Any]) -> None:
-    echo = lambda text="": click.echo(text, err=True)  # noqa: E731
+def _print_summary(summary: dict[str, Any], *, err: bool = True) -> None:
+    """The review summary: on stderr before a question, on stdout for `kiln skills info`."""
+    echo = lambda text="": click.echo(text, err=err)  # noqa: E731
     echo(f"{summary['id']}@{summary['version']}  ({summary['status']})")
     echo(f"  {summary['description']}")
     echo(
@@ -148,7 +149,7 @@ def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bo
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
-        _print_summary(summary)
+        _print_summary(summary, err=False)
 
 
 @skills_group.command("install")
