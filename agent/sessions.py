@@ -8,6 +8,7 @@ new *epoch* of messages; older epochs stay for the inspector and for search.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -17,8 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.errors import SessionNotFound
+from agent.errors import KilnError, SessionNotFound
 from agent.types import Message, Usage, canonical_json
+
+log = logging.getLogger("kiln.sessions")
 
 
 def kiln_home() -> Path:
@@ -108,12 +111,36 @@ class SessionStore:
         self.path = path or kiln_home() / "sessions.db"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self.db = sqlite3.connect(
-            self.path, check_same_thread=False, timeout=30, isolation_level=None
-        )
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA busy_timeout=30000")
-        migrate(self.db)
+        self.recovered = ""
+        try:
+            self.db = self._open()
+        except sqlite3.DatabaseError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise KilnError(
+                    f"the session store {self.path} is locked: {exc}",
+                    hint="another Kiln process holds it; retry in a moment",
+                ) from None
+            # A damaged store must not take every command down: keep it aside, start afresh.
+            kept = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            for suffix in ("", "-wal", "-shm"):
+                old = Path(f"{self.path}{suffix}")
+                if old.exists():
+                    old.rename(Path(f"{kept}{suffix}"))
+            self.recovered = f"the session store was damaged ({exc}); it was moved to {kept} and a new one started"
+            log.warning("kiln: %s", self.recovered)
+            self.db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA busy_timeout=30000")
+            db.execute("PRAGMA quick_check(1)").fetchone()
+            migrate(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def close(self) -> None:
         with self._lock:

@@ -45,3 +45,12 @@ async def test_list_show_search(failing_repo: Path) -> None:
     assert "no matching sessions" in elsewhere.stdout
     missing = kiln("sessions", "show", "no-such-id", cwd=failing_repo)
     assert missing.returncode == 2 and missing.stderr.startswith("kiln: no session")
+
+
+def test_a_damaged_session_store_is_set_aside_not_fatal(tmp_path: Path, kiln_home: Path) -> None:
+    (kiln_home / "sessions.db").write_bytes(b"garbage, not a database" * 100)
+    proc = kiln("sessions", "list", cwd=tmp_path)
+    assert proc.returncode == 0 and "no sessions" in proc.stdout
+    assert "session store was damaged" in proc.stderr and "Traceback" not in proc.stderr
+    kept = list(kiln_home.glob("sessions.db.corrupt-*"))
+    assert len(kept) == 1 and kept[0].read_bytes().startswith(b"garbage")
