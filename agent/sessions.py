@@ -345,11 +345,15 @@ class SessionStore:
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
 
+HARNESS_TAGS = ("<agent_status>", "<environment>", "<memory", "<skills")
+
+
 def _searchable_text(message: Message) -> str:
     parts = []
     for block in message.get("content", []):
         if block.get("type") == "text":
-            parts.append(block["text"])
+            if not block["text"].startswith(HARNESS_TAGS):  # context the harness appended
+                parts.append(block["text"])
         elif block.get("type") == "tool_use":
             parts.append(f"{block['name']} {canonical_json(block.get('input', {}))}")
         elif block.get("type") == "tool_result":

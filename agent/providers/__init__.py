@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from agent.errors import ConfigError
+from agent.errors import ConfigError, ProviderUnavailable
 from agent.protocols import Model
 
 ModelFactory = Callable[[dict[str, Any]], Model]
@@ -41,7 +41,10 @@ def create_model(name: str, config: dict[str, Any] | None = None) -> Model:
             f"unknown provider {name!r}",
             hint=f"KILN_PROVIDER must be one of: {', '.join(provider_names())}",
         )
-    return factory(dict(config or {}))
+    try:
+        return factory(dict(config or {}))
+    except ProviderUnavailable as exc:  # at construction this means "not configured": bad usage
+        raise ConfigError(str(exc), hint=exc.hint) from None
 
 
 def local_available() -> bool:

@@ -15,7 +15,7 @@ class TextRenderer:
     """Assistant text to stdout as it streams; tool calls and status to stderr."""
 
     def __init__(self) -> None:
-        self.err = Console(stderr=True, highlight=False)
+        self.err = Console(stderr=True, highlight=False, soft_wrap=True)  # no hard wraps in CI logs
         self.at_line_start = True
 
     def __call__(self, event: Event) -> None:

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from agent.errors import ConfigError, ProviderUnavailable
+from agent.errors import ConfigError
 from agent.providers import (
     create_model,
     local_available,
@@ -51,9 +51,11 @@ def test_explicit_provider_without_credentials_says_which_variable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("KILN_PROVIDER", "anthropic")
-    with pytest.raises(ProviderUnavailable) as info:
+    with pytest.raises(
+        ConfigError
+    ) as info:  # not configured = bad usage (exit 2), like no provider
         select_model()
-    assert "ANTHROPIC_API_KEY" in info.value.hint and info.value.exit_code == 4
+    assert "ANTHROPIC_API_KEY" in info.value.hint and info.value.exit_code == 2
 
 
 def test_unknown_provider_lists_the_known_ones(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,6 +99,6 @@ def test_explicit_local_without_the_extra_says_how_to_install(
 ) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
     monkeypatch.setenv("KILN_PROVIDER", "local")
-    with pytest.raises(ProviderUnavailable) as info:
+    with pytest.raises(ConfigError) as info:
         select_model()
     assert info.value.hint == "pip install 'kiln-agent[local]'"
