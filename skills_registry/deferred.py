@@ -9,6 +9,7 @@ provider APIs, so two servers may both offer ``search`` without clashing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -239,6 +240,9 @@ async def run_script(
         out, truncated = await _read_capped(proc.stdout, output_cap)  # type: ignore[arg-type]
         if truncated:
             _kill(proc)
+            # Drain what the pipe still holds: asyncio reports the exit only once every pipe
+            # has reached EOF, and a paused reader never gets there.
+            await _read_tail(proc.stdout, 0)  # type: ignore[arg-type]
         code = await proc.wait()
         err = await err_task
         await feeder
@@ -248,7 +252,9 @@ async def run_script(
         out, truncated, err, code = await asyncio.wait_for(collect(), timeout)
     except TimeoutError:
         _kill(proc)
-        await proc.wait()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_read_tail(proc.stdout, 0), 5)  # type: ignore[arg-type]
+            await asyncio.wait_for(proc.wait(), 5)
         raise ToolCallError(
             f"{label}: timed out after {timeout:g}s and was stopped",
             hint="narrow the request, or the tool may be waiting for input it will never get",
