@@ -13,32 +13,27 @@ import os
 import platform
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import loop
+from agent import loop, tool_calls
 from agent.compaction import CompactionConfig, Compactor
-from agent.errors import KilnError, PathOutsideWorkspace, ProviderError, ToolError
+from agent.config import AgentConfig
+from agent.errors import KilnError, ProviderError, ToolError
+from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
-from agent.output_budget import DEFAULT_BUDGET_CHARS, apply_budget
 from agent.permissions import Permissions, load_rules
 from agent.prompts import SYSTEM_PROMPT
 from agent.protocols import (
-    Decision,
-    EditOutcome,
     EditProposal,
     Host,
     Model,
-    PermissionRequest,
     Tool,
-    ToolContext,
 )
 from agent.sessions import SessionStore, kiln_home
 from agent.status import StatusBar
 from agent.tools import READ_ONLY, builtin_tools
-from agent.tools.base import check_arguments
 from agent.types import (
     Block,
     Event,
@@ -50,67 +45,11 @@ from agent.types import (
     ToolCallDelta,
     Usage,
 )
-from agent.workspace import Workspace, atomic_write
+from agent.workspace import Workspace
+
+__all__ = ["AgentConfig", "DiskHost", "Session"]
 
 SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
-
-
-@dataclass
-class AgentConfig:
-    mode: str = "ask"
-    max_steps: int = 50
-    max_seconds: float | None = None
-    max_cost_usd: float | None = None
-    max_tokens: int = 8192
-    output_budget: int = DEFAULT_BUDGET_CHARS
-    provider: str | None = None
-    model: str | None = None
-    redact_env: bool = False  # redact secret-looking env values from outputs (CI)
-    subagent: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class DiskHost:
-    """The headless host: events go to a callback, edits go straight to disk, asks are denied."""
-
-    def __init__(self, on_event: Any = None, answer: Any = None) -> None:
-        self.on_event = on_event
-        self.answer = answer
-
-    async def emit(self, event: Event) -> None:
-        if self.on_event is not None:
-            result = self.on_event(event)
-            if asyncio.iscoroutine(result):
-                await result
-
-    @property
-    def unattended_reason(self) -> str:
-        """Why nobody could be asked (so the refusal does not claim a user declined)."""
-        if self.answer is not None:
-            return ""
-        return "nobody to ask (no terminal): pass --yes, or choose --mode auto-edit or yolo"
-
-    async def request_permission(self, request: PermissionRequest) -> Decision:
-        if self.answer is None:
-            return "reject_once"
-        result = self.answer(request)
-        decision = await result if asyncio.iscoroutine(result) else result
-        return (
-            decision
-            if decision in ("allow_once", "allow_always", "reject_always")
-            else "reject_once"
-        )
-
-    def read_buffer(self, path: Path) -> str | None:
-        return None
-
-    async def apply_edit(self, edit: EditProposal) -> EditOutcome:
-        path = Path(edit.meta["abspath"])
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
-        if current != edit.old_text:
-            return "stale"
-        atomic_write(path, edit.new_text)
-        return "applied"
 
 
 class Session:
@@ -476,113 +415,12 @@ class Session:
         return self.tools.get(name) or self.deferred.get(name)
 
     async def run_tool(self, call: Block) -> Block:
-        name, args, call_id = call["name"], call.get("input", {}), call["id"]
-        tool = self.find_tool(name)
-        kind = getattr(tool, "kind", "other")
-        await self.emit(
-            "tool_call",
-            id=call_id,
-            name=name,
-            title=_title(name, args),
-            tool_kind=kind,
-            arguments=args,
-            locations=_locations(self, args),
-        )
-        started = time.monotonic()
-        error: tuple[str, str] | None = None
-        try:
-            if tool is None:
-                known = ", ".join(self.tools)
-                raise ToolError(
-                    f"unknown tool {name!r}",
-                    suggestion=f"available tools: {known}; use tool_search for others",
-                )
-            args = check_arguments(tool.spec, args)
-            if kind == "edit":  # edits are authorised in propose_edit, once the diff is known
-                self._edit_calls[call_id] = (name, args)
-            else:
-                await self._authorise(name, args, call_id)
-            output = await tool.run(
-                args, ToolContext(root=self.root, session=self, call_id=call_id)
-            )
-            if "<external_content" in output:
-                self.tainted = True
-            output = apply_budget(
-                output,
-                folder=self.store.folder(self.id),
-                name=f"{self.step_count}-{call_id}",
-                budget=self.config.output_budget,
-            )
-            is_error = False
-        except (ToolError, PathOutsideWorkspace, KilnError) as exc:
-            suggestion = getattr(exc, "suggestion", "") or getattr(exc, "hint", "")
-            error = (str(exc), suggestion)
-            output = _error_text(type(exc).__name__, name, args, str(exc), suggestion)
-            is_error = True
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a tool bug is reported to the model, never crashes the loop
-            error = (f"{type(exc).__name__}: {exc}", "")
-            output = _error_text(
-                type(exc).__name__,
-                name,
-                args,
-                str(exc),
-                "this looks like a tool bug; try another approach",
-            )
-            is_error = True
-        seconds = time.monotonic() - started
-        output = self.redact(output)
-        self.status.record_call(name, args if isinstance(args, dict) else {}, seconds, error)
-        await self.emit(
-            "tool_call_update",
-            id=call_id,
-            name=name,
-            status="failed" if is_error else "completed",
-            output=output[:4000],
-            is_error=is_error,
-            duration_ms=int(seconds * 1000),
-        )
-        return {
-            "type": "tool_result",
-            "tool_use_id": call_id,
-            "content": output,
-            "is_error": is_error,
-        }
+        return await tool_calls.run_tool(self, call)
 
     async def _authorise(
         self, name: str, args: dict[str, Any], call_id: str, proposal: EditProposal | None = None
     ) -> None:
-        check = self.permissions.check(name, args, from_external=self.tainted)
-        if check.verdict == "allow":
-            return
-        if check.verdict == "ask":
-            request = PermissionRequest(
-                tool=name,
-                title=_title(name, args),
-                arguments=args,
-                reason=check.reason,
-                call_id=call_id,
-                from_external=self.tainted,
-                edit=proposal,
-            )
-            await self.emit("permission", id=call_id, tool=name, reason=check.reason)
-            decision = await self.host.request_permission(request)
-            self.permissions.remember_answer(name, args, decision)
-            if decision in ("allow_once", "allow_always"):
-                return
-            unattended = getattr(self.host, "unattended_reason", "")
-            check.reason = unattended or check.reason or "the user declined"
-        self.refusals.append(
-            {"tool": name, "arguments": args, "reason": check.reason or "denied", "turn": self.turn}
-        )
-        await self.emit("refusal", id=call_id, tool=name, reason=check.reason)
-        from agent.errors import PermissionDenied
-
-        raise PermissionDenied(
-            f"permission denied for {name}: {check.reason or 'not allowed'}",
-            hint="do not retry this action; continue without it or explain what you need",
-        )
+        await tool_calls.authorise(self, name, args, call_id, proposal)
 
     # -- services the tools call ------------------------------------------------------------
 
@@ -684,7 +522,7 @@ class Session:
         """Make deferred tools callable from now on; returns the ones that are new."""
         new = [t for t in tools if t.name not in self.deferred and t.name not in self.tools]
         for tool in new:
-            self.deferred[tool.name] = _DeferredAdapter(tool)
+            self.deferred[tool.name] = tool_calls.DeferredAdapter(tool)
         return new
 
     def code_index(self) -> Any:
@@ -712,45 +550,3 @@ class Session:
 
     async def emit(self, kind: str, **data: Any) -> None:
         await self.host.emit(Event(kind, data, self.id))
-
-
-class _DeferredAdapter:
-    """A deferred tool from skills_registry seen through the harness's Tool protocol."""
-
-    kind = "other"
-
-    def __init__(self, tool: Any) -> None:
-        from agent.types import ToolSpec
-
-        self.tool = tool
-        self.spec = ToolSpec(tool.name, tool.description, tool.input_schema)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        from agent.tools.base import external
-
-        return external(f"tool:{self.tool.name}", await self.tool.call(args))
-
-
-def _title(name: str, args: Any) -> str:
-    if not isinstance(args, dict):
-        return name
-    for key in ("path", "command", "query", "pattern", "name", "description"):
-        if key in args:
-            return f"{name}: {str(args[key])[:80]}"
-    return name
-
-
-def _locations(session: Session, args: Any) -> list[dict[str, Any]]:
-    if isinstance(args, dict) and isinstance(args.get("path"), str):
-        return [{"path": args["path"], "line": args.get("offset")}]
-    return []
-
-
-def _error_text(kind: str, tool: str, args: Any, message: str, suggestion: str) -> str:
-    from agent.types import canonical_json
-
-    shown = canonical_json(args)[:500] if isinstance(args, dict) else repr(args)[:500]
-    lines = [f"error: {kind}", f"tool: {tool}", f"arguments: {shown}", f"message: {message}"]
-    if suggestion:
-        lines.append(f"suggestion: {suggestion}")
-    return "\n".join(lines)

@@ -201,7 +201,7 @@ def history_updates(
     are skipped (a ``<reference>`` the user attached is kept); tool results become finished tool
     calls. ``tool_kinds`` (tool name -> ACP kind) lets clients show the right icon.
     """
-    from agent.session import _title as tool_title  # the same title the live tool_call had
+    from agent.tool_calls import title as tool_title  # the same title the live tool_call had
 
     kinds = tool_kinds or {}
     updates: list[dict[str, Any]] = []

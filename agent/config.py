@@ -1,0 +1,23 @@
+"""What a session is configured with (limits, permission mode, provider), set by its host."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.output_budget import DEFAULT_BUDGET_CHARS
+
+
+@dataclass
+class AgentConfig:
+    mode: str = "ask"
+    max_steps: int = 50
+    max_seconds: float | None = None
+    max_cost_usd: float | None = None
+    max_tokens: int = 8192
+    output_budget: int = DEFAULT_BUDGET_CHARS
+    provider: str | None = None
+    model: str | None = None
+    redact_env: bool = False  # redact secret-looking env values from outputs (CI)
+    subagent: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
