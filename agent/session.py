@@ -12,14 +12,13 @@ import asyncio
 import os
 import platform
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
-from agent import loop, tool_calls
+from agent import loop, services, tool_calls
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
-from agent.errors import KilnError, ProviderError, ToolError
+from agent.errors import KilnError, ProviderError
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
@@ -425,58 +424,13 @@ class Session:
     # -- services the tools call ------------------------------------------------------------
 
     def read_text(self, path: Path) -> str:
-        buffered = self.host.read_buffer(path)
-        if buffered is not None:
-            return buffered
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise ToolError(
-                f"{self.workspace.relative(path)} does not exist",
-                suggestion="check the path with list_files",
-            ) from None
-        except OSError as exc:
-            raise ToolError(
-                f"cannot read {self.workspace.relative(path)}: {exc.strerror}"
-            ) from None
-        if b"\0" in data[:8192]:
-            raise ToolError(f"{self.workspace.relative(path)} is a binary file")
-        return data.decode("utf-8", errors="replace")
+        return services.read_text(self, path)
 
     def touch(self, path: Path) -> None:
         self.pending_tail += self.memory.blocks_for(path)
 
     async def propose_edit(self, path: Path, old: str, new: str, *, call_id: str = "") -> str:
-        rel = self.workspace.relative(path)
-        proposal = EditProposal(
-            path=rel,
-            old_text=old,
-            new_text=new,
-            proposal_id=uuid.uuid4().hex[:12],
-            call_id=call_id,
-            meta={"abspath": str(path)},
-        )
-        name, args = self._edit_calls.pop(call_id, ("write_file", {"path": rel}))
-        await self._authorise(name, args, call_id, proposal)
-        await self.emit(
-            "edit",
-            id=call_id,
-            proposal_id=proposal.proposal_id,
-            path=rel,
-            old_text=old,
-            new_text=new,
-        )
-        outcome = await self.host.apply_edit(proposal)
-        if outcome == "applied" and rel not in self.files_modified:
-            self.files_modified.append(rel)
-        if outcome in ("applied", "deferred"):
-            self.touch(path)
-            if self._index is not None or self.state.get("indexed"):
-                try:
-                    self.code_index().update_file(path, new)
-                except Exception:  # noqa: BLE001 - the index is a cache; never fail an edit on it
-                    pass
-        return outcome
+        return await services.propose_edit(self, path, old, new, call_id=call_id)
 
     async def set_todos(self, items: list[dict[str, Any]]) -> None:
         self.status.todos = items
@@ -484,39 +438,10 @@ class Session:
         await self.emit("plan", entries=items)
 
     async def propose_memory(self, text: str, *, call_id: str = "") -> str:
-        proposal = {"text": text, "from_external": self.tainted, "turn": self.turn}
-        self.memory_proposals.append(proposal)
-        await self.emit("memory_proposal", **proposal)
-        if self.config.mode == "ci":
-            return (
-                "recorded as a memory proposal in the run report (ci mode writes no memory files)"
-            )
-        path = self.memory.append(text)
-        return f"remembered in {self.workspace.relative(path)}"
+        return await services.propose_memory(self, text, call_id=call_id)
 
     async def run_subagent(self, description: str) -> str:
-        config = AgentConfig(
-            mode="ask",
-            max_steps=min(15, self.config.max_steps),
-            max_tokens=self.config.max_tokens,
-            subagent=True,
-        )
-        child = Session.create(
-            self.root,
-            host=DiskHost(),
-            config=config,
-            model=self.model,
-            store=self.store,
-            index=self._index,
-        )
-        child.state["parent"] = self.id
-        reason = await child.prompt(
-            f"{description}\n\nExplore read-only and answer in at most 15 lines with paths and line numbers."
-        )
-        self.usage = self.usage + child.usage
-        self.cost_usd += child.cost_usd
-        answer = child.final_text() or f"(the sub-agent stopped: {reason})"
-        return f"sub-agent {child.id} ({child.step_count} steps):\n{answer[:4000]}"
+        return await services.run_subagent(self, description)
 
     def announce_tools(self, tools: list[Any]) -> list[Any]:
         """Make deferred tools callable from now on; returns the ones that are new."""
