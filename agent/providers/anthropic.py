@@ -9,15 +9,13 @@ before it from the cache). Tools discovered later are appended after the built-i
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from agent.errors import ProviderError, ProviderUnavailable, ServerError
+from agent.errors import ServerError
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.scripted import parse_arguments
 from agent.providers.sdk_client import SdkClientModel
-from agent.providers.sdk_errors import classify_sdk_error, is_transport_error
 from agent.types import (
     Block,
     Message,
@@ -72,6 +70,8 @@ def with_tail_breakpoint(messages: list[Message]) -> list[Message]:
 
 class AnthropicModel(SdkClientModel):
     name = "anthropic"
+    key_var = "ANTHROPIC_API_KEY"
+    base_var = "ANTHROPIC_BASE_URL"
 
     def __init__(
         self,
@@ -83,20 +83,16 @@ class AnthropicModel(SdkClientModel):
         retry: RetryPolicy | None = None,
         timeout: float = 600.0,
     ) -> None:
-        self.model = model or os.environ.get("KILN_MODEL") or DEFAULT_MODEL
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            if not self.base_url:
-                raise ProviderUnavailable(
-                    "anthropic: no API key",
-                    hint="export ANTHROPIC_API_KEY=... (or ANTHROPIC_BASE_URL for a compatible server)",
-                )
-            key = "not-needed"
-        self._api_key = key
+        self._init_endpoint(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            retry=retry,
+            timeout=timeout,
+            default_model=DEFAULT_MODEL,
+            no_key_hint="export ANTHROPIC_API_KEY=... (or ANTHROPIC_BASE_URL for a compatible server)",
+        )
         self.context_window = context_window
-        self.retry = retry or RetryPolicy()
-        self.timeout = timeout
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> AnthropicModel:
@@ -116,24 +112,11 @@ class AnthropicModel(SdkClientModel):
     async def _once(self, request: Request) -> AsyncGenerator[StreamItem, None]:
         params = build_params(request, self.model)
         state = _Accumulator(self.model)
-        try:
-            events = await self._sdk_client().messages.create(**params, stream=True)
-            async with events:
-                async for event in events:
-                    for item in state.feed(event):
-                        yield item
-        except ProviderError:
-            raise
-        except Exception as exc:
-            if is_transport_error(exc) or type(exc).__module__.split(".")[0] == "anthropic":
-                raise classify_sdk_error(
-                    exc,
-                    provider=self.name,
-                    key_var="ANTHROPIC_API_KEY",
-                    base_var="ANTHROPIC_BASE_URL",
-                    base_url=self.base_url,
-                ) from exc
-            raise
+        client = self._sdk_client()
+        async for item in self._relay(
+            lambda: client.messages.create(**params, stream=True), state.feed
+        ):
+            yield item
         if not state.finished:
             raise provider_error(
                 ServerError, "anthropic: the stream ended before message_stop", hint="retry"

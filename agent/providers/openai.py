@@ -11,15 +11,13 @@ the provider's automatic prefix cache keeps hitting.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from agent.errors import ProviderError, ProviderUnavailable, ServerError
+from agent.errors import ServerError
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.scripted import parse_arguments
 from agent.providers.sdk_client import SdkClientModel
-from agent.providers.sdk_errors import classify_sdk_error, is_transport_error
 from agent.types import (
     Block,
     Message,
@@ -137,6 +135,8 @@ def build_params(request: Request, model: str) -> dict[str, Any]:
 
 class OpenAIModel(SdkClientModel):
     name = "openai"
+    key_var = "OPENAI_API_KEY"
+    base_var = "OPENAI_BASE_URL"
 
     def __init__(
         self,
@@ -148,23 +148,19 @@ class OpenAIModel(SdkClientModel):
         retry: RetryPolicy | None = None,
         timeout: float = 600.0,
     ) -> None:
-        self.model = model or os.environ.get("KILN_MODEL") or DEFAULT_MODEL
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if not self.base_url:
-                raise ProviderUnavailable(
-                    "openai: no API key",
-                    hint="export OPENAI_API_KEY=... (or OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama)",
-                )
-            key = "not-needed"  # Ollama, llama.cpp and vLLM ignore the key
-        self._api_key = key
+        self._init_endpoint(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            retry=retry,
+            timeout=timeout,
+            default_model=DEFAULT_MODEL,
+            no_key_hint="export OPENAI_API_KEY=... (or OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama)",
+        )
         family = next(
             (f for f in sorted(_WINDOWS, key=len, reverse=True) if self.model.startswith(f)), None
         )
         self.context_window = context_window or (_WINDOWS[family] if family else 128_000)
-        self.retry = retry or RetryPolicy()
-        self.timeout = timeout
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> OpenAIModel:
@@ -185,24 +181,9 @@ class OpenAIModel(SdkClientModel):
     async def _once(self, request: Request) -> AsyncGenerator[StreamItem, None]:
         params = build_params(request, self.model)
         state = _Accumulator(self.model)
-        try:
-            chunks = await self._sdk_client().chat.completions.create(**params)
-            async with chunks:
-                async for chunk in chunks:
-                    for item in state.feed(chunk):
-                        yield item
-        except ProviderError:
-            raise
-        except Exception as exc:
-            if is_transport_error(exc) or type(exc).__module__.split(".")[0] == "openai":
-                raise classify_sdk_error(
-                    exc,
-                    provider=self.name,
-                    key_var="OPENAI_API_KEY",
-                    base_var="OPENAI_BASE_URL",
-                    base_url=self.base_url,
-                ) from exc
-            raise
+        client = self._sdk_client()
+        async for item in self._relay(lambda: client.chat.completions.create(**params), state.feed):
+            yield item
         if state.finish is None:
             raise provider_error(
                 ServerError, "openai: the stream ended without a finish_reason", hint="retry"

@@ -4,15 +4,21 @@ that loop still runs, and the one retry policy around each streamed call."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator
+import os
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Self
 
+from agent.errors import ProviderError, ProviderUnavailable
 from agent.providers.retry import RetryPolicy, retrying_stream
+from agent.providers.sdk_errors import classify_sdk_error, is_transport_error
 from agent.types import Request, StreamItem
 
 
 class SdkClientModel:
-    name = "sdk"
+    name = "sdk"  # also the SDK's top-level module, whose exceptions are classified
+    key_var = ""  # e.g. ANTHROPIC_API_KEY
+    base_var = ""  # e.g. ANTHROPIC_BASE_URL
+    model: str
     base_url: str | None
     timeout: float
     retry: RetryPolicy
@@ -20,6 +26,53 @@ class SdkClientModel:
 
     _client: Any = None
     _client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _init_endpoint(
+        self,
+        *,
+        model: str | None,
+        api_key: str | None,
+        base_url: str | None,
+        retry: RetryPolicy | None,
+        timeout: float,
+        default_model: str,
+        no_key_hint: str,
+    ) -> None:
+        """Model, endpoint and key from the arguments, else the SDK's usual variables."""
+        self.model = model or os.environ.get("KILN_MODEL") or default_model
+        self.base_url = base_url or os.environ.get(self.base_var) or None
+        key = api_key or os.environ.get(self.key_var)
+        if not key:
+            if not self.base_url:
+                raise ProviderUnavailable(f"{self.name}: no API key", hint=no_key_hint)
+            key = "not-needed"  # compatible servers (Ollama, llama.cpp, vLLM) ignore the key
+        self._api_key = key
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+
+    async def _relay(
+        self, open_stream: Callable[[], Awaitable[Any]], feed: Callable[[Any], Iterable[StreamItem]]
+    ) -> AsyncGenerator[StreamItem, None]:
+        """Yield what ``feed`` makes of each streamed event; SDK and transport failures become
+        the harness's typed provider errors."""
+        try:
+            stream = await open_stream()
+            async with stream:
+                async for event in stream:
+                    for item in feed(event):
+                        yield item
+        except ProviderError:
+            raise
+        except Exception as exc:
+            if is_transport_error(exc) or type(exc).__module__.split(".")[0] == self.name:
+                raise classify_sdk_error(
+                    exc,
+                    provider=self.name,
+                    key_var=self.key_var,
+                    base_var=self.base_var,
+                    base_url=self.base_url,
+                ) from exc
+            raise
 
     def _new_client(self) -> Any:
         """Build the SDK's async client (``max_retries=0``: ``retry`` is the only policy)."""
