@@ -43,7 +43,11 @@ class ToolSpec:
     input_schema: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
 
 
 @dataclass
@@ -92,7 +96,9 @@ class Usage:
         return asdict(self)
 
 
-StopReason = Literal["end_turn", "max_steps", "max_time", "max_cost", "cancelled", "refusal", "error"]
+StopReason = Literal[
+    "end_turn", "max_steps", "max_time", "max_cost", "cancelled", "refusal", "error"
+]
 
 
 @dataclass

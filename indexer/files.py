@@ -226,6 +226,16 @@ def is_vendored_path(rel: str) -> bool:
     )
 
 
+def nested_package_roots(rel: str) -> list[str]:
+    """Where ``rel`` would be a copied-in library if its folder is a Python package: for
+    ``requests/packages/urllib3/util.py`` that is ``requests`` (a ``packages/`` folder inside a
+    package, holding whole packages of its own). A top-level ``packages/`` (a monorepo) and
+    modules directly inside ``packages/`` (the project's own shim) never qualify. Callers check
+    that ``<root>/__init__.py`` exists."""
+    parts = rel.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) - 2) if parts[i] == "packages"]
+
+
 def excluded(root: Path, rel: str) -> bool:
     """Whether a single path would be skipped by ``walk`` (for one-file updates)."""
     parts = rel.split("/")

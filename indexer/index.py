@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer import store
+from indexer import history, store
 from indexer.chunker import chunk_file
 from indexer.errors import (
     IndexCorrupt,
@@ -48,6 +48,7 @@ class IndexStats:
     blocks: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    commits: int = 0  # commits on HEAD newly recorded for the history signal
     skipped: list[str] = field(default_factory=list)  # "path: reason" for files that failed
 
     def to_dict(self) -> dict[str, Any]:
@@ -217,6 +218,13 @@ class Index:
             results.close()
         if stats.files_indexed or stats.files_removed:
             self._df_cache.clear()
+        with self._write_lock:
+            try:
+                stats.commits = history.sync(self._conn, self.root)
+            except sqlite3.OperationalError as exc:
+                if _is_locked(exc):
+                    raise IndexLocked(f"{self.db_path} is locked by another process") from exc
+                raise
         stats.seconds = time.perf_counter() - started
         return stats
 

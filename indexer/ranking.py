@@ -13,8 +13,9 @@ import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
 
+from indexer import history
 from indexer import weights as W
-from indexer.files import is_example_path, is_test_path, is_vendored_path
+from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
 from indexer.store import FTS_COLUMNS
 from indexer.tokens import fts_match, query_terms, query_words, split_cached, stem
 
@@ -72,10 +73,20 @@ def search(
     for rank, block_id in enumerate(graph_rank):
         fused[block_id] += W.GRAPH_WEIGHT / (W.FUSION_K + rank + 1)
     ordered = sorted(fused, key=lambda i: (-fused[i], i))[: max(W.PRIOR_TOP, 4 * k)]
+    vendored = _Vendored(conn)
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
-        fused[block_id] *= _prior(path, kind, name, words, term_set)
+        fused[block_id] *= _prior(path, kind, name, words, term_set, vendored(path))
     ordered.sort(key=lambda i: (-fused[i], i))
+    if ordered and W.HISTORY_WEIGHT > 0:
+        evidence = history.file_scores(conn, terms, {meta[i][0] for i in ordered})
+        if evidence:
+            best = fused[ordered[0]]
+            for block_id in ordered:
+                fused[block_id] = fused[block_id] / best + W.HISTORY_WEIGHT * evidence.get(
+                    meta[block_id][0], 0.0
+                )
+            ordered.sort(key=lambda i: (-fused[i], i))
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)
     hits = []
@@ -254,7 +265,31 @@ def name_match(name: str, terms: set[str]) -> float:
     return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
 
 
-def _prior(path: str, kind: str, name: str, words: set[str], terms: set[str]) -> float:
+class _Vendored:
+    """Whether a path is a vendored copy: by folder name, or a whole package inside a nested
+    ``packages/`` folder of a Python package (one lookup per such folder and search)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._packages: dict[str, bool] = {}
+
+    def __call__(self, path: str) -> bool:
+        if is_vendored_path(path):
+            return True
+        for parent in nested_package_roots(path):
+            if parent not in self._packages:
+                row = self._conn.execute(
+                    "SELECT 1 FROM files WHERE path = ?", (parent + "/__init__.py",)
+                ).fetchone()
+                self._packages[parent] = row is not None
+            if self._packages[parent]:
+                return True
+        return False
+
+
+def _prior(
+    path: str, kind: str, name: str, words: set[str], terms: set[str], vendored: bool
+) -> float:
     """Name evidence up, unlikely places down; a block the query names exactly is exempt from
     the path penalties (asking for ``test_parse_header`` means the test)."""
     factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
@@ -264,7 +299,7 @@ def _prior(path: str, kind: str, name: str, words: set[str], terms: set[str]) ->
         factor *= W.TEST_PENALTY
     elif is_example_path(path):
         factor *= W.EXAMPLE_PENALTY
-    if is_vendored_path(path):
+    if vendored:
         factor *= W.VENDOR_PENALTY
     if kind == "text":
         factor *= W.TEXT_WINDOW_PENALTY

@@ -93,10 +93,31 @@ def _m003_fts_merge(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('crisismerge', 64)")
 
 
+def _m004_history(db: sqlite_utils.Database) -> None:
+    """Commits on HEAD (message, files touched), for the history signal (see history.py)."""
+    _script(
+        db,
+        """
+        CREATE TABLE commits (
+            id INTEGER PRIMARY KEY,
+            sha TEXT NOT NULL UNIQUE,
+            time INTEGER NOT NULL,
+            message TEXT NOT NULL,
+            files INTEGER NOT NULL
+        );
+        CREATE TABLE commit_files (commit_id INTEGER NOT NULL, path TEXT NOT NULL,
+                                   PRIMARY KEY (commit_id, path)) WITHOUT ROWID;
+        CREATE INDEX commit_files_path ON commit_files(path);
+        CREATE VIRTUAL TABLE commits_fts USING fts5(message, tokenize='porter unicode61')
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
     _m002_fts_vocab,
     _m003_fts_merge,
+    _m004_history,
 ]
 
 

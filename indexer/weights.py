@@ -49,5 +49,15 @@ EXAMPLE_PENALTY = 0.6
 VENDOR_PENALTY = 0.4
 TEXT_WINDOW_PENALTY = 0.4  # non-code fallback blocks
 
+# History: earlier commits whose messages match the query vouch for the files they changed.
+# A candidate's final score is (its score / the best candidate's) + HISTORY_WEIGHT x (its
+# file's history evidence / the best file's); 0 turns the signal off.
+HISTORY_WEIGHT = 0.3
+HISTORY_SIMILAR_COMMITS = 20  # most similar commit messages considered
+HISTORY_VOTE_CUTOFF = 0.5  # ... of which those scoring at least this share of the best vote
+HISTORY_SIMILARITY_POWER = 2.0  # a vote is (score / best score) ** this
+HISTORY_CHURN_POWER = 2.0  # a file's votes are divided by log(2 + commits touching it) ** this
+HISTORY_MAX_COMMITS = 20000  # newest commits on HEAD recorded in the index
+
 # At most this many hits from one file before the others are pushed down the list.
 GROUP_LIMIT = 3

@@ -3,16 +3,17 @@ are the answer, and the corpus is the repository as it was just before the fix (
 
 Each query is run against its own parent snapshot, not one shared snapshot: a single base commit
 would hold files that moved or did not exist yet. To keep that affordable, one private worktree
-follows the parents in commit order with ``git read-tree -u --reset``, which rewrites only the
-files that differ, so an index with mtime/hash change detection re-reads a handful of files per
-step. The user's repository is only read: the worktree has its own index file and no HEAD.
+follows the parents in commit order with ``git checkout``, which rewrites only the files that
+differ, so an index with mtime/hash change detection re-reads a handful of files per step. The
+checkout is a ``--shared`` clone whose ``HEAD`` is the parent, so the index's history signal
+sees only commits that existed before the fix. The user's repository is only read.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -101,7 +102,8 @@ def git_dir(repo: Path) -> Path:
 def mine(repo: Path, *, max_commits: int = 150, max_files: int = 4) -> list[FixCommit]:
     """The newest ``max_commits`` fix-like commits, oldest first.
 
-    Kept: one parent, a fix-like subject that is not about docs/tests/tooling, 1..max_files
+    Kept: one parent, a fix-like subject that is not about docs/tests/tooling and that no older
+    commit already had, 1..max_files
     source files touched and all of them modified in place (an added file cannot be found in
     the parent; a deleted one is not where the fix went).
     """
@@ -115,12 +117,16 @@ def mine(repo: Path, *, max_commits: int = 150, max_files: int = 4) -> list[FixC
         "--name-status",
         "HEAD",
     )
+    records = [r.partition("\n") for r in log.split("\x1e") if r.strip()]
+    # A subject an older commit already had (a cherry-pick, a re-applied fix): the history
+    # signal would be handed the answer, so such repeats are not queries.
+    older = Counter(clean_subject(h.split("\x1f", 2)[2]).lower() for h, _, _ in records)
     found: list[FixCommit] = []
-    for record in log.split("\x1e"):
-        if not record.strip():
-            continue
-        header, _, body = record.partition("\n")
+    for header, _, body in records:
         sha, parents, subject = header.split("\x1f", 2)
+        older[clean_subject(subject).lower()] -= 1
+        if older[clean_subject(subject).lower()] > 0:
+            continue
         if len(parents.split()) != 1:
             continue
         if not FIX_SUBJECT.search(subject) or NOISE_SUBJECT.search(subject):
@@ -145,27 +151,36 @@ def queries(commits: list[FixCommit]) -> list[Query]:
 
 
 class Snapshot:
-    """A private worktree of ``repo`` that can be moved to any commit, rewriting only changes."""
+    """A private checkout of ``repo`` that can be moved to any commit, rewriting only changes.
+
+    It is a ``git clone --shared`` (objects are read from ``repo``, which is never written),
+    so ``HEAD`` in the checkout is the snapshot's commit and the index sees the history that
+    existed at that point, no later commit."""
 
     def __init__(self, repo: Path, root: Path) -> None:
         self.repo = repo
         self.root = root
-        self._env = {
-            **os.environ,
-            "GIT_DIR": str(git_dir(repo)),
-            "GIT_WORK_TREE": str(root),
-            "GIT_INDEX_FILE": str(root.parent / f".{root.name}.gitindex"),
-        }
         self.commit = ""
+        git_dir(repo)
 
     def goto(self, commit: str) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        _git(self.root, "read-tree", "-u", "--reset", commit, env=self._env)
+        if not (self.root / ".git").exists():
+            self.root.parent.mkdir(parents=True, exist_ok=True)
+            _git(
+                self.root.parent,
+                "clone",
+                "--quiet",
+                "--shared",
+                "--no-checkout",
+                str(self.repo.resolve()),
+                str(self.root),
+            )
+        _git(self.root, "-c", "advice.detachedHead=false", "checkout", "--quiet", "-f", commit)
         self.commit = commit
 
     def blobs(self, suffix: str = ".py") -> dict[str, str]:
         """Path -> blob id of the current commit's files, for caching per content."""
-        out = _git(self.root, "ls-tree", "-r", "--full-tree", self.commit, env=self._env)
+        out = _git(self.root, "ls-tree", "-r", "--full-tree", self.commit)
         blobs = {}
         for line in out.splitlines():
             meta, _, path = line.partition("\t")

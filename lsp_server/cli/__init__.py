@@ -58,7 +58,9 @@ class LazyGroup(click.Group):
 
 
 def _unavailable(name: str, why: str) -> click.Command:
-    @click.command(name=name, help=f"(unavailable: {why})", context_settings={"ignore_unknown_options": True})
+    @click.command(
+        name=name, help=f"(unavailable: {why})", context_settings={"ignore_unknown_options": True}
+    )
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     def cmd(args: tuple[str, ...]) -> None:
         raise click.UsageError(f"'kiln {name}' is unavailable: {why}")

@@ -55,6 +55,7 @@ def _summary(stats: IndexStats, idx: Index) -> str:
         f"indexed {status['files']} files, {status['blocks']} blocks "
         f"({stats.files_indexed} changed, {stats.files_removed} removed) "
         f"in {stats.seconds:.2f}s, {rate:.1f} MB/s"
+        + (f"; {stats.commits} new commits of git history" if stats.commits else "")
     )
 
 

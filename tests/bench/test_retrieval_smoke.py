@@ -48,6 +48,21 @@ def test_recall_and_mrr_from_ranks(bench: ModuleType) -> None:
     assert bench.summarize([]) == {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0}
 
 
+def test_bootstrap_interval_and_pooled_rows(bench: ModuleType) -> None:
+    assert bench.bootstrap_ci([1] * 20, 1) == (1.0, 1.0)
+    lo, hi = bench.bootstrap_ci([1, None] * 75, 1)
+    assert lo < 0.5 < hi and hi - lo < 0.25
+    rows = [
+        bench.Result("history(a, 2 fixes)", "kiln", 2, {}, None, 1.0, 2.0, {"q1": 1, "q2": None}),
+        bench.Result("history(b, 1 fixes)", "kiln", 1, {}, None, 3.0, 5.0, {"q3": 4}),
+        bench.Result("stdlib(x)", "kiln", 1, {}, None, 1.0, 1.0, {"s": 1}),
+    ]
+    (pooled,) = bench.pooled(rows)
+    assert pooled.dataset == "history(pooled: a+b, 3 fixes)" and pooled.queries == 3
+    assert pooled.file["R@1"] == 0.3333 and pooled.file["R@5"] == 0.6667
+    assert pooled.search_ms == 3.0 and pooled.index_seconds == 4.0
+
+
 def test_block_hits_collapse_to_files_and_blocks_must_sit_inside_the_definition(
     bench: ModuleType,
 ) -> None:
@@ -122,6 +137,7 @@ def test_history_mining_keeps_source_fixes_and_checks_out_the_parent(
     commit("Fix typo in docs", {"pkg/core.py": "x = 3\n"})
     commit("Fix flaky check", {"tests/test_core.py": "assert 1\n"})
     commit("Add new parser", {"pkg/new.py": "y = 1\n"})
+    commit("Fix crash when parsing empty input (#13)", {"pkg/core.py": "x = 4\n"})  # a repeat
 
     fixes = history.mine(repo)
     assert [(f.subject, f.files) for f in fixes] == [
@@ -131,6 +147,10 @@ def test_history_mining_keeps_source_fixes_and_checks_out_the_parent(
     snap.goto(fixes[0].parent)
     assert (snap.root / "pkg/core.py").read_text() == "x = 1\n"
     assert set(snap.blobs()) == {"pkg/core.py", "tests/test_core.py"}
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=snap.root, capture_output=True, text=True, check=True
+    )
+    assert head.stdout.strip() == fixes[0].parent  # the index sees no later history
     status = subprocess.run(
         ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True
     )

@@ -115,3 +115,23 @@ def test_non_ascii_identifiers_are_searchable(repo: Path, open_index: Callable[.
     idx = open_index(repo)
     idx.update()
     assert idx.search("größe", 1)[0].name == "größe_berechnen"
+
+
+def test_packages_copied_into_a_package_count_as_vendored(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    body = "def settle_invoice(invoice):\n    return invoice.close()\n"
+    write(repo, "shop/__init__.py", "")
+    write(repo, "shop/packages/__init__.py", "from .billkit import billing\n")  # the shim
+    write(repo, "shop/packages/billkit/__init__.py", "__version__ = '2.0'\n")
+    write(repo, "shop/packages/billkit/billing.py", body)  # a copied-in library
+    write(repo, "tests/test_billing.py", body)
+    write(repo, "packages/web/billing.py", body)  # a monorepo's top-level packages/ folder
+    idx = open_index(repo)
+    idx.update()
+    paths = [h.path for h in idx.search("settle invoice", 3)]
+    assert paths == [
+        "packages/web/billing.py",
+        "tests/test_billing.py",
+        "shop/packages/billkit/billing.py",
+    ]

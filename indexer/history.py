@@ -1,0 +1,205 @@
+"""What the repository's own history says: earlier commits whose messages resemble a query point
+at the files they changed.
+
+A query like "redirect drops the auth header" often shares words with earlier fixes ("Strip
+Authorization on cross-host redirects") that touched the file the new fix belongs in, even when
+the code itself never says "redirect" near the bug. So ``Index.update`` records each commit on
+``HEAD`` (message and files touched, merges excluded) in the index, and a search ranks the
+commit messages by BM25 and spreads each similar commit's score over the source files it
+changed. Only commits scoring at least half the best one vote, each with (its score / the
+best's) squared; a file every commit touches says little, so a file's share is divided by the
+squared log of how many recorded commits touched it.
+
+Only ``HEAD``'s history is read (in a workspace that is a sub-folder of a repository, the
+commits that touched it, with paths relative to it), through ``git log`` with the repository's hooks,
+fsmonitor and pager disabled; a folder that is not a git work tree (or a machine without git)
+simply has no history signal. Syncing is incremental: when the recorded head is an ancestor of
+the new one only the commits in between are read; otherwise (a checkout of another branch, a
+rebase) the table is rebuilt from the new head.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sqlite3
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+from indexer import weights as W
+from indexer.files import is_example_path, is_test_path
+from indexer.tokens import camel_parts, fts_match
+
+_GIT_TIMEOUT = 60.0
+# Issue numbers, URLs and hashes name tickets and commits, not code.
+_NOISE = re.compile(r"\(\s*#\d+\s*\)|\b(gh-|#)\d+\b|\bhttps?://\S+|\b[0-9a-f]{7,40}\b")
+_RECORD, _FIELD, _FILES = "\x1e", "\x1f", "\x1d"
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """stdout of a read-only git command in ``root``; None when git is missing or fails."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    cmd = [
+        "git",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "--no-pager",
+        *args,
+    ]
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=root,
+            env=env,
+            capture_output=True,
+            timeout=_GIT_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode("utf-8", errors="replace")
+
+
+def head(root: Path) -> str | None:
+    """The commit ``HEAD`` names, or None outside a git work tree (or one with no commits)."""
+    out = _git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    return out.strip() or None if out else None
+
+
+def _log(root: Path, revision: str, limit: int) -> list[tuple[str, int, str, list[str]]]:
+    out = _git(
+        root,
+        "log",
+        "--no-merges",
+        "--no-renames",
+        f"--max-count={limit}",
+        f"--format={_RECORD}%H{_FIELD}%ct{_FIELD}%B{_FILES}",
+        "--name-only",
+        "--relative",  # paths relative to the workspace; commits outside it list no files
+        revision,
+        "--",
+    )
+    commits = []
+    for record in (out or "").split(_RECORD):
+        if _FILES not in record:
+            continue
+        header, _, names = record.partition(_FILES)
+        sha, when, message = header.split(_FIELD, 2)
+        files = sorted({n for n in names.splitlines() if n.strip()})
+        if files:
+            commits.append((sha, int(when or 0), message.strip(), files))
+    return commits
+
+
+def sync(conn: sqlite3.Connection, root: Path) -> int:
+    """Bring the recorded history in line with ``HEAD``; returns how many commits were added.
+    Runs its own transaction, so a failure leaves the previous history in place."""
+    new_head = head(root)
+    row = conn.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchone()
+    old_head = row[0] if row else None
+    if new_head == old_head:
+        return 0
+    rebuild = True
+    revision = new_head or ""
+    if new_head and old_head:
+        fast_forward = _git(root, "merge-base", "--is-ancestor", old_head, new_head)
+        if fast_forward is not None:  # exit 0: the old head is an ancestor
+            rebuild, revision = False, f"{old_head}..{new_head}"
+    commits = _log(root, revision, W.HISTORY_MAX_COMMITS) if new_head else []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if rebuild:
+            conn.execute("DELETE FROM commits")
+            conn.execute("DELETE FROM commit_files")
+            conn.execute("DELETE FROM commits_fts")
+        for sha, when, message, files in reversed(commits):  # oldest first: ids follow time
+            text = _NOISE.sub(" ", message)
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO commits (sha, time, message, files) VALUES (?, ?, ?, ?)",
+                (sha, when, text, len(files)),
+            )
+            if not cur.rowcount:
+                continue
+            commit_id = cur.lastrowid
+            conn.execute(
+                "INSERT INTO commits_fts (rowid, message) VALUES (?, ?)",
+                (commit_id, text + "\n" + camel_parts(text)),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO commit_files VALUES (?, ?)",
+                [(commit_id, path) for path in files],
+            )
+        if new_head:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('history_head', ?)", (new_head,))
+        else:
+            conn.execute("DELETE FROM meta WHERE key = 'history_head'")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return len(commits)
+
+
+def file_scores(conn: sqlite3.Connection, terms: list[str], paths: set[str]) -> dict[str, float]:
+    """Evidence from similar earlier commits for each of ``paths`` (source files only), scaled
+    so the best file has 1.0; empty when no recorded commit shares a word with the query."""
+    if not terms or not paths:
+        return {}
+    try:
+        similar = conn.execute(
+            "SELECT rowid, -bm25(commits_fts) FROM commits_fts WHERE commits_fts MATCH ? "
+            "ORDER BY bm25(commits_fts) LIMIT ?",
+            (fts_match(terms), W.HISTORY_SIMILAR_COMMITS),
+        ).fetchall()
+    except sqlite3.OperationalError:  # an index written before the history tables
+        return {}
+    if not similar:
+        return {}
+    floor = similar[0][1] * W.HISTORY_VOTE_CUTOFF  # a commit sharing one common word is no peer
+    similar = [(commit_id, s) for commit_id, s in similar if s >= floor]
+    ids = [commit_id for commit_id, _ in similar]
+    strength = dict(similar)
+    marks = ",".join("?" * len(ids))
+    touched: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for commit_id, path, language in conn.execute(
+        "SELECT c.commit_id, c.path, f.language FROM commit_files c JOIN files f ON f.path = c.path "
+        f"WHERE f.blocks > 0 AND c.commit_id IN ({marks})",
+        ids,
+    ):
+        touched[commit_id].append((path, language))
+    wanted = {
+        path
+        for changed in touched.values()
+        for path, language in changed
+        if path in paths
+        and language != "text"
+        and not is_test_path(path)
+        and not is_example_path(path)
+    }
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    churn = dict(
+        conn.execute(
+            f"SELECT path, count(*) FROM commit_files WHERE path IN ({marks}) GROUP BY path",
+            sorted(wanted),
+        )
+    )
+    scores: dict[str, float] = defaultdict(float)
+    best = similar[0][1]
+    for commit_id, changed in touched.items():
+        vote = (strength[commit_id] / best) ** W.HISTORY_SIMILARITY_POWER / len(changed)
+        for path, _ in changed:  # shared among the commit's files that are still indexed
+            if path in wanted:
+                scores[path] += vote / math.log(2 + churn[path]) ** W.HISTORY_CHURN_POWER
+    top = max(scores.values(), default=0.0)
+    return {p: s / top for p, s in scores.items()} if top > 0 else {}

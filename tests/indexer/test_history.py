@@ -1,0 +1,126 @@
+"""The history signal: earlier commits whose messages match a query vouch for the files they
+changed. Real git repositories in temp folders; nothing about git is faked."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from indexer import Index
+from indexer import weights as W
+
+from .conftest import write
+
+# Two modules the query matches equally well by their code: only history can tell them apart.
+TWIN = "def compute_total(items):\n    return sum(item.price for item in items)\n"
+
+
+def git(root: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "Kiln Test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "Kiln Test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "HOME": str(root.parent),
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+    }
+    proc = subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
+    )
+    return proc.stdout.strip()
+
+
+def commit(root: Path, message: str, files: dict[str, str]) -> str:
+    for rel, text in files.items():
+        write(root, rel, text)
+    git(root, "add", "-A", "--", *files)
+    git(root, "commit", "-q", "-m", message)
+    return git(root, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def history_repo(repo: Path) -> Path:
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "Add billing and shipping totals", {"billing.py": TWIN, "shipping.py": TWIN})
+    commit(
+        repo,
+        "Fix rounding of parcel weight surcharges\n\nHeavy parcels were billed one cent short.",
+        {"shipping.py": TWIN + "\n# surcharge rounding\n"},
+    )
+    return repo
+
+
+def paths(idx: Index, query: str) -> list[str]:
+    return [h.path for h in idx.search(query, 5)]
+
+
+def test_files_changed_by_similar_earlier_fixes_rank_first(
+    history_repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idx = open_index(history_repo)
+    stats = idx.update()
+    assert stats.commits == 2
+    query = "compute total wrong for parcel surcharge"
+    assert paths(idx, query)[0] == "shipping.py"
+    monkeypatch.setattr(W, "HISTORY_WEIGHT", 0.0)  # the code alone ties: lower block id first
+    assert paths(idx, query)[0] == "billing.py"
+
+
+def test_history_follows_head_incrementally_and_across_checkouts(
+    history_repo: Path, open_index: Callable[..., Index]
+) -> None:
+    idx = open_index(history_repo)
+    idx.update()
+    first = git(history_repo, "rev-list", "--max-parents=0", "HEAD")
+    commit(history_repo, "Handle empty invoices in billing", {"billing.py": TWIN + "\n# empty\n"})
+    assert idx.update().commits == 1  # only the new commit is read
+    assert idx.update().commits == 0
+    assert paths(idx, "compute total for empty invoices")[0] == "billing.py"
+
+    git(history_repo, "checkout", "-q", "--detach", first)  # back in time: rebuilt from there
+    assert idx.update().commits == 1
+    messages = [r[0] for r in idx._conn.execute("SELECT message FROM commits")]
+    assert messages == ["Add billing and shipping totals"]
+
+
+def test_tests_and_docs_get_no_history_boost(
+    history_repo: Path, open_index: Callable[..., Index]
+) -> None:
+    commit(
+        history_repo,
+        "Fix parcel surcharge rounding again",
+        {
+            "tests/test_shipping.py": "def test_compute_total():\n    assert compute_total([]) == 0\n"
+        },
+    )
+    idx = open_index(history_repo)
+    idx.update()
+    ranked = paths(idx, "compute total parcel surcharge rounding")
+    assert ranked.index("shipping.py") < ranked.index("tests/test_shipping.py")
+
+
+def test_a_folder_outside_git_has_no_history_and_still_searches(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "billing.py", TWIN)
+    idx = open_index(repo)
+    stats = idx.update()
+    assert stats.commits == 0
+    assert paths(idx, "compute total") == ["billing.py"]
+
+
+def test_a_workspace_inside_a_repository_sees_only_its_own_commits(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "Add the app", {"app/billing.py": TWIN, "app/shipping.py": TWIN})
+    commit(repo, "Fix parcel surcharge in the app", {"app/shipping.py": TWIN + "\n# fixed\n"})
+    commit(repo, "Fix parcel surcharge in the docs", {"docs/notes.md": "parcel surcharge\n"})
+    idx = open_index(repo / "app")
+    assert idx.update().commits == 2  # the docs-only commit touched nothing in app/
+    files = {r[0] for r in idx._conn.execute("SELECT path FROM commit_files")}
+    assert files == {"billing.py", "shipping.py"}  # relative to the workspace
+    assert paths(idx, "compute total parcel surcharge")[0] == "shipping.py"
