@@ -11,8 +11,9 @@ best's) squared; a file every commit touches says little, so a file's share is d
 squared log of how many recorded commits touched it.
 
 Only ``HEAD``'s history is read (in a workspace that is a sub-folder of a repository, the
-commits that touched it, with paths relative to it), through ``git log`` with the repository's hooks,
-fsmonitor and pager disabled; a folder that is not a git work tree (or a machine without git)
+commits that touched it, with paths relative to it), through ``git log`` with the repository's
+hooks, fsmonitor, pager and signature checks disabled (a cloned repository's config must not get
+to run a program); a folder that is not a git work tree (or a machine without git)
 simply has no history signal. Syncing is incremental: when the recorded head is an ancestor of
 the new one only the commits in between are read; otherwise (a checkout of another branch, a
 rebase) the table is rebuilt from the new head.
@@ -49,6 +50,8 @@ def _git(root: Path, *args: str) -> str | None:
         "core.fsmonitor=false",
         "-c",
         "core.hooksPath=/dev/null",
+        "-c",
+        "log.showSignature=false",  # a repository's config could name any gpg.program
         "--no-pager",
         *args,
     ]
