@@ -218,13 +218,7 @@ class Index:
             results.close()
         if stats.files_indexed or stats.files_removed:
             self._df_cache.clear()
-        with self._write_lock:
-            try:
-                stats.commits = history.sync(self._conn, self.root)
-            except sqlite3.OperationalError as exc:
-                if _is_locked(exc):
-                    raise IndexLocked(f"{self.db_path} is locked by another process") from exc
-                raise
+        stats.commits = self.sync_history()
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -251,6 +245,17 @@ class Index:
             seen.discard(rel)
             if status.startswith("error"):
                 stats.skipped.append(f"{rel}: {status[7:]}")
+
+    def sync_history(self) -> int:
+        """Record the commits new on ``HEAD`` for the history signal (see ``history``); returns
+        how many. ``update()`` calls it; the watcher calls it when ``.git`` moves ``HEAD``."""
+        with self._write_lock:
+            try:
+                return history.sync(self._conn, self.root)
+            except sqlite3.OperationalError as exc:
+                if _is_locked(exc):
+                    raise IndexLocked(f"{self.db_path} is locked by another process") from exc
+                raise
 
     def update_file(self, path: str | Path, text: str | None = None) -> int:
         """Re-index one file, from ``text`` (an unsaved buffer) or from disk; returns its block count."""

@@ -43,6 +43,7 @@ class Watcher:
         self.errors: list[str] = []
         self._pending: set[str] = set()
         self._full = False
+        self._head_moved = False  # a commit, checkout or reset: the history signal catches up
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._observer: Any = None
@@ -73,17 +74,22 @@ class Watcher:
 
     def _note(self, paths: list[str], is_directory: bool) -> None:
         rels = []
+        head_moved = False
         for p in paths:
             try:
                 rel = Path(p).relative_to(self.root).as_posix()
             except ValueError:
                 continue
+            if rel in (".git/HEAD", ".git/packed-refs") or rel.startswith(".git/refs/heads/"):
+                head_moved = True
+                continue
             if rel.startswith(".kiln/") or rel == ".kiln" or "/.git/" in f"/{rel}/":
                 continue
             rels.append(rel)
-        if not rels:
+        if not rels and not head_moved:
             return
         with self._lock:
+            self._head_moved = self._head_moved or head_moved
             if is_directory or any(r.endswith(".gitignore") for r in rels):
                 self._full = True
             self._pending.update(rels)
@@ -95,11 +101,12 @@ class Watcher:
 
     def _flush(self) -> None:
         with self._lock:
-            batch, full = sorted(self._pending), self._full
+            batch, full, head_moved = sorted(self._pending), self._full, self._head_moved
             self._pending.clear()
             self._full = False
+            self._head_moved = False
             self._timer = None
-        if not batch:
+        if not batch and not head_moved:
             return
         try:
             if full or len(batch) > FULL_SCAN_OVER:
@@ -117,6 +124,8 @@ class Watcher:
                     else:
                         self.index.remove_file(rel)
                         stats.files_removed += 1
+                if head_moved:
+                    stats.commits = self.index.sync_history()
         except Exception as exc:  # noqa: BLE001 - a watcher thread must survive one bad batch
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return

@@ -115,6 +115,7 @@ def _watch(idx: Index, as_json: bool) -> None:
         else:
             click.echo(
                 f"updated {len(paths)} path(s): {stats.blocks} blocks, {stats.files_removed} removed"
+                + (f"; {stats.commits} new commits" if stats.commits else "")
             )
 
     with start_watch(idx.root, on_batch, index=idx):

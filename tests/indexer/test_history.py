@@ -124,3 +124,27 @@ def test_a_workspace_inside_a_repository_sees_only_its_own_commits(
     files = {r[0] for r in idx._conn.execute("SELECT path FROM commit_files")}
     assert files == {"billing.py", "shipping.py"}  # relative to the workspace
     assert paths(idx, "compute total parcel surcharge")[0] == "shipping.py"
+
+
+def test_the_watcher_catches_up_with_a_new_commit(
+    history_repo: Path, open_index: Callable[..., Index]
+) -> None:
+    import threading
+
+    from indexer import IndexStats, watch
+
+    idx = open_index(history_repo)
+    idx.update()
+    seen: list[int] = []
+    arrived = threading.Event()
+
+    def on_batch(paths: list[str], stats: IndexStats) -> None:
+        seen.append(stats.commits)
+        if stats.commits:
+            arrived.set()
+
+    with watch(history_repo, on_batch, index=idx, debounce=0.1) as watcher:
+        commit(history_repo, "Handle empty invoices in billing", {"billing.py": TWIN + "\n#\n"})
+        assert arrived.wait(10), (seen, watcher.errors)
+    assert sum(seen) == 1
+    assert paths(idx, "compute total for empty invoices")[0] == "billing.py"
