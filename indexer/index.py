@@ -320,6 +320,8 @@ class Index:
             "SELECT count(*), COALESCE(sum(blocks), 0) FROM files"
         ).fetchone()
         last = conn.execute("SELECT value FROM meta WHERE key = 'last_indexed'").fetchone()
+        head = conn.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchone()
+        commits = conn.execute("SELECT count(*) FROM commits").fetchone()[0]
         size = sum(
             p.stat().st_size for p in (self.db_path, Path(str(self.db_path) + "-wal")) if p.exists()
         )
@@ -329,6 +331,8 @@ class Index:
             "blocks": blocks,
             "db_bytes": size,
             "last_indexed": float(last[0]) if last else None,
+            "commits": commits,  # recorded for the history signal
+            "history_head": head[0] if head else None,
         }
 
     def close(self) -> None:

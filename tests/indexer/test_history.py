@@ -63,6 +63,9 @@ def test_files_changed_by_similar_earlier_fixes_rank_first(
     idx = open_index(history_repo)
     stats = idx.update()
     assert stats.commits == 2
+    status = idx.status()
+    assert status["commits"] == 2
+    assert status["history_head"] == git(history_repo, "rev-parse", "HEAD")
     query = "compute total wrong for parcel surcharge"
     assert paths(idx, query)[0] == "shipping.py"
     monkeypatch.setattr(W, "HISTORY_WEIGHT", 0.0)  # the code alone ties: lower block id first
@@ -109,6 +112,7 @@ def test_a_folder_outside_git_has_no_history_and_still_searches(
     idx = open_index(repo)
     stats = idx.update()
     assert stats.commits == 0
+    assert idx.status()["commits"] == 0 and idx.status()["history_head"] is None
     assert paths(idx, "compute total") == ["billing.py"]
 
 
