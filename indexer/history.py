@@ -52,6 +52,8 @@ def _git(root: Path, *args: str) -> str | None:
         "core.hooksPath=/dev/null",
         "-c",
         "log.showSignature=false",  # a repository's config could name any gpg.program
+        "-c",
+        "core.quotePath=false",  # non-ASCII paths as they are, not as "caf\303\251.py"
         "--no-pager",
         *args,
     ]

@@ -152,3 +152,24 @@ def test_the_watcher_catches_up_with_a_new_commit(
         assert arrived.wait(10), (seen, watcher.errors)
     assert sum(seen) == 1
     assert paths(idx, "compute total for empty invoices")[0] == "billing.py"
+
+
+def test_non_ascii_paths_match_their_indexed_files(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "Add both", {"alpha.py": TWIN, "zoë.py": TWIN})  # ties go to alpha.py
+    commit(repo, "Fix parcel surcharge rounding", {"zoë.py": TWIN + "\n# fixed\n"})
+    idx = open_index(repo)
+    idx.update()
+    assert paths(idx, "compute total parcel surcharge")[0] == "zoë.py"
+
+
+def test_without_git_on_the_path_the_index_still_works(
+    history_repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(history_repo / "no-such-bin"))
+    idx = open_index(history_repo)
+    stats = idx.update()
+    assert stats.commits == 0 and stats.files_indexed == 2
+    assert set(paths(idx, "compute total")) == {"billing.py", "shipping.py"}
