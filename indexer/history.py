@@ -80,7 +80,8 @@ def head(root: Path) -> str | None:
     return out.strip() or None if out else None
 
 
-def _log(root: Path, revision: str, limit: int) -> list[tuple[str, int, str, list[str]]]:
+def _log(root: Path, revision: str, limit: int) -> list[tuple[str, int, str, list[str]]] | None:
+    """Commits in ``revision`` (newest first), or None when git could not list them."""
     out = _git(
         root,
         "log",
@@ -93,8 +94,10 @@ def _log(root: Path, revision: str, limit: int) -> list[tuple[str, int, str, lis
         revision,
         "--",
     )
+    if out is None:
+        return None
     commits = []
-    for record in (out or "").split(_RECORD):
+    for record in out.split(_RECORD):
         if _FILES not in record:
             continue
         header, _, names = record.partition(_FILES)
@@ -120,6 +123,8 @@ def sync(conn: sqlite3.Connection, root: Path) -> int:
         if fast_forward is not None:  # exit 0: the old head is an ancestor
             rebuild, revision = False, f"{old_head}..{new_head}"
     commits = _log(root, revision, W.HISTORY_MAX_COMMITS) if new_head else []
+    if commits is None:  # git failed part-way: keep what is recorded, try again next time
+        return 0
     conn.execute("BEGIN IMMEDIATE")
     try:
         if rebuild:

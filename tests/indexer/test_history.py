@@ -173,3 +173,18 @@ def test_without_git_on_the_path_the_index_still_works(
     stats = idx.update()
     assert stats.commits == 0 and stats.files_indexed == 2
     assert set(paths(idx, "compute total")) == {"billing.py", "shipping.py"}
+
+
+def test_a_git_failure_keeps_the_recorded_history(
+    history_repo: Path, open_index: Callable[..., Index]
+) -> None:
+    idx = open_index(history_repo)
+    idx.update()
+    before = idx.status()
+    commit(history_repo, "Handle empty invoices in billing", {"billing.py": TWIN + "\n#\n"})
+    tree = git(history_repo, "rev-parse", "HEAD^{tree}")
+    (history_repo / ".git" / "objects" / tree[:2] / tree[2:]).unlink()  # git log cannot list it
+    assert idx.update().commits == 0
+    after = idx.status()
+    assert (after["commits"], after["history_head"]) == (before["commits"], before["history_head"])
+    assert paths(idx, "compute total parcel surcharge")[0] == "shipping.py"  # history still used
