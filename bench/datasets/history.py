@@ -2,7 +2,7 @@
 are the answer, and the corpus is the repository as it was just before the fix (the parent).
 
 Each query is run against its own parent snapshot, not one shared snapshot: a single base commit
-would hold files that moved or did not exist yet. To keep that affordable, one private worktree
+would hold files that moved or did not exist yet. To keep that affordable, one private checkout
 follows the parents in commit order with ``git checkout``, which rewrites only the files that
 differ, so an index with mtime/hash change detection re-reads a handful of files per step. The
 checkout is a ``--shared`` clone whose ``HEAD`` is the parent, so the index's history signal
@@ -103,9 +103,8 @@ def mine(repo: Path, *, max_commits: int = 150, max_files: int = 4) -> list[FixC
     """The newest ``max_commits`` fix-like commits, oldest first.
 
     Kept: one parent, a fix-like subject that is not about docs/tests/tooling and that no older
-    commit already had, 1..max_files
-    source files touched and all of them modified in place (an added file cannot be found in
-    the parent; a deleted one is not where the fix went).
+    commit already had, 1..max_files source files touched and all of them modified in place
+    (an added file cannot be found in the parent; a deleted one is not where the fix went).
     """
     git_dir(repo)
     log = _git(
@@ -124,8 +123,9 @@ def mine(repo: Path, *, max_commits: int = 150, max_files: int = 4) -> list[FixC
     found: list[FixCommit] = []
     for header, _, body in records:
         sha, parents, subject = header.split("\x1f", 2)
-        older[clean_subject(subject).lower()] -= 1
-        if older[clean_subject(subject).lower()] > 0:
+        key = clean_subject(subject).lower()
+        older[key] -= 1
+        if older[key] > 0:
             continue
         if len(parents.split()) != 1:
             continue
