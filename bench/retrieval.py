@@ -3,9 +3,10 @@ code that nothing in Kiln is tuned on, against a whole-file BM25 baseline run in
 
     python -m bench.retrieval stdlib [--modules 60] [--queries 300] [--json]
     python -m bench.retrieval history --repo PATH [--repo PATH ...] [--max-commits 150] [--json]
+    python -m bench.retrieval names --repo PATH [--repo PATH ...] [--queries 200] [--json]
 
 File-level: a method's hits are collapsed to files in rank order; R@k is the share of queries
-with at least one relevant file in the top k, MRR is over the top 10. Block-level (stdlib only):
+with at least one relevant file in the top k, MRR is over the top 10. Block-level (stdlib, names):
 a hit counts when its span contains the definition's line and stays inside the definition.
 """
 
@@ -23,7 +24,7 @@ from typing import Protocol
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.datasets import DatasetError, Hit  # noqa: E402
+from bench.datasets import DatasetError, Hit, Query  # noqa: E402
 from bench.retrieval_baseline import WholeFileBM25, python_files  # noqa: E402
 from bench.retrieval_metrics import (  # noqa: E402, F401  (re-exported for the tests)
     KS,
@@ -136,28 +137,31 @@ def _result(
 
 
 def pooled(results: list[Result]) -> list[Result]:
-    """One row per method over the queries of every history set together (each query counts
-    once, so a larger set weighs more); per-query ranks are what is pooled, not averages."""
+    """One row per method and kind of repository set (history, names) over the queries of all
+    its sets together: each query counts once, so a larger set weighs more; per-query ranks are
+    what is pooled, not averages."""
     out = []
-    for method in dict.fromkeys(r.method for r in results):
-        rows = [r for r in results if r.method == method and r.dataset.startswith("history(")]
-        if len(rows) < 2:
-            continue
-        ranks = [rank for r in rows for rank in r.per_query.values()]
-        names = "+".join(r.dataset[len("history(") :].split(",")[0] for r in rows)
-        out.append(
-            Result(
-                f"history(pooled: {names}, {len(ranks)} fixes)",
-                method,
-                len(ranks),
-                summarize(ranks),
-                None,
-                round(sum(r.index_seconds for r in rows), 3),
-                round(sum(r.search_ms * r.queries for r in rows) / max(len(ranks), 1), 2),
-                {f"{r.dataset}:{q}": rank for r in rows for q, rank in r.per_query.items()},
-                {f"R@{k}": bootstrap_ci(ranks, k) for k in (1, 5)},
+    for kind in ("history", "names"):
+        for method in dict.fromkeys(r.method for r in results):
+            rows = [r for r in results if r.method == method and r.dataset.startswith(kind + "(")]
+            if len(rows) < 2:
+                continue
+            ranks = [rank for r in rows for rank in r.per_query.values()]
+            sets = "+".join(r.dataset[len(kind) + 1 :].split(",")[0] for r in rows)
+            unit = "fixes" if kind == "history" else "queries"
+            out.append(
+                Result(
+                    f"{kind}(pooled: {sets}, {len(ranks)} {unit})",
+                    method,
+                    len(ranks),
+                    summarize(ranks),
+                    None,
+                    round(sum(r.index_seconds for r in rows), 3),
+                    round(sum(r.search_ms * r.queries for r in rows) / max(len(ranks), 1), 2),
+                    {f"{r.dataset}:{q}": rank for r in rows for q, rank in r.per_query.items()},
+                    {f"R@{k}": bootstrap_ci(ranks, k) for k in (1, 5)},
+                )
             )
-        )
     return out
 
 
@@ -167,9 +171,23 @@ def run_stdlib(
     from bench.datasets import stdlib
 
     qs = stdlib.build(corpus, modules=modules, queries=queries, seed=seed)
-    dataset = (
-        f"stdlib(py{sys.version_info[0]}.{sys.version_info[1]}, {modules} modules, seed {seed})"
-    )
+    version = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    return _run_corpus(methods, corpus, qs, f"stdlib({version}, {modules} modules, seed {seed})")
+
+
+def run_names(
+    methods: list[str], repo: Path, *, queries: int, seed: int, work: Path
+) -> list[Result]:
+    """Navigational queries (a definition's name as words) against the repository at HEAD."""
+    from bench.datasets import names
+
+    qs = names.build(repo, work / "checkout", queries=queries, seed=seed)
+    dataset = f"names({repo.resolve().name}, {len(qs)} names, seed {seed})"
+    return _run_corpus(methods, work / "checkout", qs, dataset)
+
+
+def _run_corpus(methods: list[str], corpus: Path, qs: list[Query], dataset: str) -> list[Result]:
+    """One corpus, every query: each method indexes it once, then answers them all."""
     files = python_files(corpus)
     results = []
     for name in methods:
@@ -305,6 +323,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     hi = sub.add_parser("history", help="bug-fix subjects -> files the fix touched")
     hi.add_argument("--repo", type=Path, action="append", required=True, help="a local git clone")
     hi.add_argument("--max-commits", type=int, default=150)
+    na = sub.add_parser("names", help="a definition's name as words -> its file, at HEAD")
+    na.add_argument("--repo", type=Path, action="append", required=True, help="a local git clone")
+    na.add_argument("--queries", type=int, default=200)
+    na.add_argument("--seed", type=int, default=1)
     return parser.parse_args(argv)
 
 
@@ -350,6 +372,12 @@ def main(argv: list[str] | None = None) -> int:
                 results = run_stdlib(
                     methods, corpus, modules=args.modules, queries=args.queries, seed=args.seed
                 )
+            elif args.dataset == "names":
+                for n, repo in enumerate(args.repo):
+                    results += run_names(
+                        methods, repo, queries=args.queries, seed=args.seed, work=Path(tmp) / str(n)
+                    )
+                results += pooled(results)
             else:
                 for n, repo in enumerate(args.repo):
                     results += run_history(

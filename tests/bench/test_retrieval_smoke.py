@@ -222,3 +222,35 @@ def test_weights_file_overrides_only_literal_constants(
     assert live.FUSION_K == 99.0 and not hasattr(live, "TOUCHED")
     with pytest.raises(bench.DatasetError):
         bench.load_weights(tmp_path / "missing.py")
+
+
+def test_names_set_asks_for_unique_public_definitions(bench: ModuleType, tmp_path: Path) -> None:
+    from bench.datasets import names
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "pkg/http.py").write_text(
+        "class HTTPAdapter:\n    def send_request(self):\n        pass\n"
+        "    def _private_helper(self):\n        pass\n\n"
+        "@decorated\ndef parse_url(text):\n    pass\n"
+    )
+    (repo / "pkg/other.py").write_text("def parse_url(x):\n    pass\n\ndef close():\n    pass\n")
+    (repo / "tests/test_http.py").write_text("def test_send_request():\n    pass\n")
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "init"],
+        cwd=repo,
+        check=True,
+    )
+    assert names.words("HTTPAdapter") == ["http", "adapter"]
+    qs = names.build(repo, tmp_path / "checkout", queries=10, seed=1)
+    # parse_url is defined twice (no single answer), close is one word, tests are not library code
+    assert sorted(q.text for q in qs) == ["http adapter", "send request"]
+    send = next(q for q in qs if q.text == "send request")
+    assert send.files == {"pkg/http.py"} and send.targets[0].line == 2
+    results = bench.run_names(["bm25-file"], repo, queries=10, seed=1, work=tmp_path / "w")
+    assert results[0].queries == 2 and results[0].file["R@5"] == 1.0
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True)
+    assert status.stdout == b""  # the user's clone is only read
