@@ -78,7 +78,7 @@ def search(
         path, kind, name = meta[block_id][:3]
         fused[block_id] *= _prior(path, kind, name, words, term_set, vendored(path))
     ordered.sort(key=lambda i: (-fused[i], i))
-    if ordered and W.HISTORY_WEIGHT > 0:
+    if ordered and W.HISTORY_WEIGHT > 0 and not _names_a_definition(ordered, meta, term_set):
         evidence = history.file_scores(conn, terms, {meta[i][0] for i in ordered})
         if evidence:
             best = fused[ordered[0]]
@@ -263,6 +263,17 @@ def name_match(name: str, terms: set[str]) -> float:
     parts = set(split_cached(name.replace(".", "_").replace(",", "_").replace(":", "_")))
     common = len(parts & terms)
     return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
+
+
+def _names_a_definition(ordered: list[int], meta: dict[int, tuple], terms: set[str]) -> bool:
+    """Whether the query is the name of a candidate definition ("send request" for
+    ``send_request``): then it asks for that definition, and no commit history should outvote
+    it."""
+    for block_id in ordered[: W.SEED_TOP_LEXICAL]:
+        for part in meta[block_id][2].split(", "):  # merged siblings list several names
+            if set(split_cached(_NAME_SPLIT.split(part.strip())[-1])) == terms:
+                return True
+    return False
 
 
 class _Vendored:

@@ -188,3 +188,26 @@ def test_a_git_failure_keeps_the_recorded_history(
     after = idx.status()
     assert (after["commits"], after["history_head"]) == (before["commits"], before["history_head"])
     assert paths(idx, "compute total parcel surcharge")[0] == "shipping.py"  # history still used
+
+
+def test_a_query_that_names_a_definition_is_not_outvoted_by_history(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    git(repo, "init", "-q", "-b", "main")
+    client = (
+        "class Client:\n    def send_request(self, request):\n"
+        "        return self.transport.handle(request)\n"
+    )
+    pool = (
+        "def send_all(pool, requests):\n    # send each request through the pool\n"
+        "    for request in requests:\n        pool.send(request)\n"
+    )
+    commit(repo, "Add the client and the pool", {"client.py": client, "pool.py": pool})
+    for n in range(3):
+        commit(
+            repo, f"Fix how the pool sends a request, take {n}", {"pool.py": pool + "#" * (n + 1)}
+        )
+    idx = open_index(repo)
+    idx.update()
+    assert paths(idx, "send request")[0] == "client.py"  # the name of Client.send_request
+    assert paths(idx, "pool sends request")[0] == "pool.py"
