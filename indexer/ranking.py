@@ -20,6 +20,7 @@ from indexer.store import FTS_COLUMNS
 from indexer.tokens import fts_match, query_terms, query_words, split_cached, stem
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
+_WORDS = re.compile(r"[A-Za-z0-9]+")
 
 
 @dataclass
@@ -61,6 +62,7 @@ def search(
     lexical = _lexical(conn, terms, k, {} if df_cache is None else df_cache)
     words = {w.lower() for w in query_words(query)}
     term_set = set(terms)
+    named = words | joined_words(query)
     meta = _meta(conn, lexical)
     seeds = _seeds(conn, lexical, words)
     graph_rank = _pagerank(conn, seeds, meta)[: W.GRAPH_CANDIDATES]
@@ -76,7 +78,7 @@ def search(
     vendored = _Vendored(conn)
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
-        fused[block_id] *= _prior(path, kind, name, words, term_set, vendored(path))
+        fused[block_id] *= _prior(path, kind, name, named, term_set, vendored(path))
     ordered.sort(key=lambda i: (-fused[i], i))
     if ordered and W.HISTORY_WEIGHT > 0 and not _names_a_definition(ordered, meta, term_set):
         evidence = history.file_scores(conn, terms, {meta[i][0] for i in ordered})
@@ -256,6 +258,20 @@ def _pagerank(
                 nxt[i] += dangling * r
         rank = nxt
     return [nodes_l[i] for i in sorted(range(len(nodes_l)), key=lambda i: (-rank[i], nodes_l[i]))]
+
+
+def joined_words(query: str, longest: int = 4) -> set[str]:
+    """Names a run of query words could spell: "log startup" -> ``log_startup``, ``logstartup``
+    (how ``log_startup`` and ``LogStartup`` look lower-cased), so asking in words for a
+    definition finds it by name, not a neighbour named after one of the words."""
+    parts = [w.lower() for w in _WORDS.findall(query)]
+    out: set[str] = set()
+    for size in range(2, longest + 1):
+        for i in range(len(parts) - size + 1):
+            run = parts[i : i + size]
+            out.add("_".join(run))
+            out.add("".join(run))
+    return out
 
 
 def name_match(name: str, terms: set[str]) -> float:

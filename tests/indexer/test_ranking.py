@@ -135,3 +135,26 @@ def test_packages_copied_into_a_package_count_as_vendored(
         "tests/test_billing.py",
         "shop/packages/billkit/billing.py",
     ]
+
+
+def test_words_that_spell_a_name_find_that_definition(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(
+        repo,
+        "serving.py",
+        "class RequestHandler:\n"
+        "    def log(self, kind, message):\n"
+        "        print(kind, message)\n\n\n"
+        "def log_startup(sock):\n"
+        "    print('running on', sock)\n\n\n"
+        "class Event:\n    pass\n\n\n"
+        "def next_event(parser):\n    return parser.pop()\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    # a single query word naming another definition (log, event) must not win over the name
+    # the words spell together
+    assert idx.search("log startup", 1)[0].name == "log_startup"
+    assert idx.search("next event", 1)[0].name == "next_event"
+    assert idx.search("request handler", 1)[0].name == "RequestHandler"
