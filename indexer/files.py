@@ -101,11 +101,24 @@ def _ignore_spec(folder: Path) -> pathspec.PathSpec | None:
 
 
 def walk(root: Path) -> Iterator[Candidate]:
-    """Every indexable file under ``root`` (sorted per folder, so runs are reproducible)."""
+    """Every indexable file under ``root`` (sorted per folder, so runs are reproducible).
+
+    A folder or file reachable both by its real path and through a symlink inside the root is
+    listed once, under its real path: symlinked entries are walked only after the real tree,
+    and only where they lead somewhere the real tree did not (a checkout that links
+    ``maint/test/app/pkg -> ../../../pkg`` must not index ``pkg`` under the alias)."""
     root = root.resolve()
     seen_dirs: set[tuple[int, int]] = set()
+    seen_files: set[tuple[int, int]] = set()
+    aliases: list[tuple[Path, str, list[tuple[str, pathspec.PathSpec]], bool]] = []
     stack: list[tuple[Path, str, list[tuple[str, pathspec.PathSpec]]]] = [(root, "", [])]
-    while stack:
+    while stack or aliases:
+        if not stack:  # the real tree is done: now the symlinks, in the order they were met
+            folder, rel, specs, is_dir = aliases.pop(0)
+            if not is_dir:
+                yield from _file(folder, rel, seen_files)
+                continue
+            stack.append((folder, rel, specs))
         folder, rel_folder, specs = stack.pop()
         try:
             st = folder.stat()
@@ -139,18 +152,31 @@ def walk(root: Path) -> Iterator[Candidate]:
                     or _ignored(specs, rel + "/")
                 ):
                     continue
-                subdirs.append((Path(entry.path), rel + "/", specs))
+                if is_link:
+                    aliases.append((Path(entry.path), rel + "/", specs, True))
+                else:
+                    subdirs.append((Path(entry.path), rel + "/", specs))
                 continue
             if not _wanted_name(entry.name) or _ignored(specs, rel):
                 continue
-            try:
-                est = entry.stat()
-            except OSError:
-                continue  # dangling symlink, or deleted since the listing
-            if not stat.S_ISREG(est.st_mode) or est.st_size > MAX_FILE_BYTES:
+            if is_link:
+                aliases.append((Path(entry.path), rel, specs, False))
                 continue
-            yield Candidate(rel, Path(entry.path), est.st_mtime_ns, est.st_size)
+            yield from _file(Path(entry.path), rel, seen_files)
         stack.extend(reversed(subdirs))
+
+
+def _file(path: Path, rel: str, seen: set[tuple[int, int]]) -> Iterator[Candidate]:
+    """One regular file within the size cap, unless it was listed already by another route."""
+    try:
+        est = path.stat()
+    except OSError:
+        return  # dangling symlink, or deleted since the listing
+    key = (est.st_dev, est.st_ino)
+    if not stat.S_ISREG(est.st_mode) or est.st_size > MAX_FILE_BYTES or key in seen:
+        return
+    seen.add(key)
+    yield Candidate(rel, path, est.st_mtime_ns, est.st_size)
 
 
 def _inside(root: Path, path: str) -> bool:

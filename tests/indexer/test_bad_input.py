@@ -110,6 +110,25 @@ def test_symlink_loops_are_walked_once(repo: Path, open_index: Callable[..., Ind
     assert [h.path for h in idx.search("looped_symbol")] == ["a/mod.py"]
 
 
+def test_a_folder_linked_from_elsewhere_is_indexed_under_its_real_path(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "pkg/web.py", "def check_etag_header(request):\n    pass\n")
+    write(repo, "pkg/README.md", "notes\n")
+    (repo / "maint" / "app").mkdir(parents=True)  # walked before pkg/: sorted first
+    (repo / "maint" / "app" / "pkg").symlink_to(repo / "pkg", target_is_directory=True)
+    (repo / "a_notes.md").symlink_to(repo / "pkg" / "README.md")
+    (repo / "elsewhere").mkdir()
+    (repo / "linked").symlink_to(repo / "elsewhere", target_is_directory=True)
+    write(repo, "elsewhere/only.py", "def reached_once():\n    pass\n")
+    (repo / "linked_only").mkdir()
+    idx = open_index(repo)
+    stats = idx.update()
+    assert [h.path for h in idx.search("check_etag_header")] == ["pkg/web.py"]
+    assert stats.files_seen == 3  # pkg/web.py, pkg/README.md, elsewhere/only.py: no aliases
+    assert [h.path for h in idx.search("reached_once")] == ["elsewhere/only.py"]
+
+
 def test_file_deleted_mid_index(repo: Path, open_index: Callable[..., Index]) -> None:
     for i in range(5):
         write(repo, f"f{i}.py", f"def fleeting_{i}():\n    pass\n")
