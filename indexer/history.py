@@ -6,7 +6,9 @@ Authorization on cross-host redirects") that touched the file the new fix belong
 the code itself never says "redirect" near the bug. So ``Index.update`` records each commit on
 ``HEAD`` (message and files touched, merges excluded) in the index, and a search ranks the
 commit messages by BM25 and spreads each similar commit's score over the source files it
-changed. Only commits scoring at least half the best one vote, each with (its score / the
+changed. (A second, query-independent signal comes from the same tables: how often each
+candidate changed in the newest commits, see ``recent_activity``.) Only commits scoring at
+least half the best one vote, each with (its score / the
 best's) squared; a file every commit touches says little, so a file's share is divided by the
 squared log of how many recorded commits touched it.
 
@@ -213,3 +215,24 @@ def file_scores(conn: sqlite3.Connection, terms: list[str], paths: set[str]) -> 
                 scores[path] += vote / math.log(2 + churn[path]) ** W.HISTORY_CHURN_POWER
     top = max(scores.values(), default=0.0)
     return {p: s / top for p, s in scores.items()} if top > 0 else {}
+
+
+def recent_activity(conn: sqlite3.Connection, paths: set[str]) -> dict[str, float]:
+    """How busy each of ``paths`` (source files only) was in the newest recorded commits:
+    log(1 + commits touching it) among the last ``RECENCY_COMMITS``, scaled so the busiest
+    has 1.0. Code that is being worked on is where the next fix tends to go."""
+    if not paths:
+        return {}
+    marks = ",".join("?" * len(paths))
+    try:
+        rows = conn.execute(
+            "SELECT c.path, count(*) FROM commit_files c JOIN files f ON f.path = c.path "
+            "WHERE c.commit_id > (SELECT COALESCE(MAX(id), 0) FROM commits) - ? "
+            f"AND c.path IN ({marks}) AND f.language != 'text' GROUP BY c.path",
+            [W.RECENCY_COMMITS, *sorted(paths)],
+        ).fetchall()
+    except sqlite3.OperationalError:  # an index written before the history tables
+        return {}
+    counts = {p: n for p, n in rows if not is_test_path(p) and not is_example_path(p)}
+    top = max(counts.values(), default=0)
+    return {p: math.log1p(n) / math.log1p(top) for p, n in counts.items()} if top else {}

@@ -80,15 +80,8 @@ def search(
         path, kind, name = meta[block_id][:3]
         fused[block_id] *= _prior(path, kind, name, named, term_set, vendored(path))
     ordered.sort(key=lambda i: (-fused[i], i))
-    if ordered and W.HISTORY_WEIGHT > 0 and not _names_a_definition(ordered, meta, term_set):
-        evidence = history.file_scores(conn, terms, {meta[i][0] for i in ordered})
-        if evidence:
-            best = fused[ordered[0]]
-            for block_id in ordered:
-                fused[block_id] = fused[block_id] / best + W.HISTORY_WEIGHT * evidence.get(
-                    meta[block_id][0], 0.0
-                )
-            ordered.sort(key=lambda i: (-fused[i], i))
+    if ordered and not _names_a_definition(ordered, meta, term_set):
+        _add_history(conn, terms, ordered, meta, fused)
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)
     hits = []
@@ -279,6 +272,30 @@ def name_match(name: str, terms: set[str]) -> float:
     parts = set(split_cached(name.replace(".", "_").replace(",", "_").replace(":", "_")))
     common = len(parts & terms)
     return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
+
+
+def _add_history(
+    conn: sqlite3.Connection,
+    terms: list[str],
+    ordered: list[int],
+    meta: dict[int, tuple],
+    fused: dict[int, float],
+) -> None:
+    """Rescore and re-sort ``ordered`` with what the git history says about their files."""
+    files = {meta[i][0] for i in ordered}
+    evidence = history.file_scores(conn, terms, files) if W.HISTORY_WEIGHT > 0 else {}
+    recent = history.recent_activity(conn, files) if W.RECENCY_WEIGHT > 0 else {}
+    if not evidence and not recent:
+        return
+    best = fused[ordered[0]]
+    for block_id in ordered:
+        path = meta[block_id][0]
+        fused[block_id] = (
+            fused[block_id] / best
+            + W.HISTORY_WEIGHT * evidence.get(path, 0.0)
+            + W.RECENCY_WEIGHT * recent.get(path, 0.0)
+        )
+    ordered.sort(key=lambda i: (-fused[i], i))
 
 
 def _names_a_definition(ordered: list[int], meta: dict[int, tuple], terms: set[str]) -> bool:

@@ -51,8 +51,11 @@ TEXT_WINDOW_PENALTY = 0.4  # non-code fallback blocks
 
 # History: earlier commits whose messages match the query vouch for the files they changed.
 # A candidate's final score is (its score / the best candidate's) + HISTORY_WEIGHT x (its
-# file's history evidence / the best file's); 0 turns the signal off.
-HISTORY_WEIGHT = 0.3
+# file's history evidence / the best file's) + RECENCY_WEIGHT x (its file's recent activity /
+# the busiest candidate's); 0 turns a signal off.
+HISTORY_WEIGHT = 0.4
+RECENCY_WEIGHT = 0.1
+RECENCY_COMMITS = 50  # "recent": the newest this many recorded commits
 HISTORY_SIMILAR_COMMITS = 20  # most similar commit messages considered
 HISTORY_VOTE_CUTOFF = 0.5  # ... of which those scoring at least this share of the best vote
 HISTORY_SIMILARITY_POWER = 2.0  # a vote is (score / best score) ** this

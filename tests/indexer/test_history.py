@@ -68,7 +68,24 @@ def test_files_changed_by_similar_earlier_fixes_rank_first(
     assert status["history_head"] == git(history_repo, "rev-parse", "HEAD")
     query = "compute total wrong for parcel surcharge"
     assert paths(idx, query)[0] == "shipping.py"
-    monkeypatch.setattr(W, "HISTORY_WEIGHT", 0.0)  # the code alone ties: lower block id first
+    monkeypatch.setattr(W, "HISTORY_WEIGHT", 0.0)
+    monkeypatch.setattr(W, "RECENCY_WEIGHT", 0.0)  # the code alone ties: lower block id first
+    assert paths(idx, query)[0] == "billing.py"
+
+
+def test_recently_active_files_win_ties_no_commit_message_decides(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "Start", {"billing.py": TWIN, "shipping.py": TWIN, "tests/test_x.py": TWIN})
+    for n in range(3):
+        commit(repo, f"Rework step {n}", {"shipping.py": TWIN + "#" * (n + 1)})
+        commit(repo, f"Tidy step {n}", {"tests/test_x.py": TWIN + "#" * (n + 1)})
+    idx = open_index(repo)
+    idx.update()
+    query = "total price of the items"
+    assert paths(idx, query)[:2] == ["shipping.py", "billing.py"]  # tests get no boost
+    monkeypatch.setattr(W, "RECENCY_WEIGHT", 0.0)
     assert paths(idx, query)[0] == "billing.py"
 
 
