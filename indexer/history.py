@@ -33,7 +33,7 @@ from pathlib import Path
 
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
-from indexer.tokens import camel_parts, fts_match
+from indexer.tokens import camel_parts, fts_match, stem
 
 _GIT_TIMEOUT = 60.0
 # Issue numbers, URLs and hashes name tickets and commits, not code.
@@ -170,7 +170,7 @@ def file_scores(conn: sqlite3.Connection, terms: list[str], paths: set[str]) -> 
         similar = conn.execute(
             "SELECT rowid, -bm25(commits_fts) FROM commits_fts WHERE commits_fts MATCH ? "
             "ORDER BY bm25(commits_fts) LIMIT ?",
-            (fts_match(terms), W.HISTORY_SIMILAR_COMMITS),
+            (fts_match(_selective(conn, terms)), W.HISTORY_SIMILAR_COMMITS),
         ).fetchall()
     except sqlite3.OperationalError:  # an index written before the history tables
         return {}
@@ -215,6 +215,24 @@ def file_scores(conn: sqlite3.Connection, terms: list[str], paths: set[str]) -> 
                 scores[path] += vote / math.log(2 + churn[path]) ** W.HISTORY_CHURN_POWER
     top = max(scores.values(), default=0.0)
     return {p: s / top for p, s in scores.items()} if top > 0 else {}
+
+
+def _selective(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+    """The query's terms, rarest first, while the commits they match stay within
+    ``HISTORY_MATCH_BUDGET``: scoring every commit that says "fix" costs milliseconds and BM25
+    gives such words almost no weight. The rarest term is always kept."""
+    counts = {}
+    for term in terms:
+        row = conn.execute("SELECT doc FROM commits_vocab WHERE term = ?", (stem(term),)).fetchone()
+        counts[term] = row[0] if row else 0
+    chosen: list[str] = []
+    used = 0
+    for term in sorted(terms, key=lambda t: counts[t]):
+        if chosen and used + counts[term] > W.HISTORY_MATCH_BUDGET:
+            break
+        chosen.append(term)
+        used += counts[term]
+    return chosen
 
 
 def recent_activity(conn: sqlite3.Connection, paths: set[str]) -> dict[str, float]:

@@ -113,11 +113,17 @@ def _m004_history(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m005_history_vocab(db: sqlite_utils.Database) -> None:
+    """Commit-message term counts, so a search can leave out words most commits contain."""
+    db.execute("CREATE VIRTUAL TABLE commits_vocab USING fts5vocab(commits_fts, 'row')")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
     _m002_fts_vocab,
     _m003_fts_merge,
     _m004_history,
+    _m005_history_vocab,
 ]
 
 

@@ -57,6 +57,7 @@ HISTORY_WEIGHT = 0.4
 RECENCY_WEIGHT = 0.1
 RECENCY_COMMITS = 50  # "recent": the newest this many recorded commits
 HISTORY_SIMILAR_COMMITS = 20  # most similar commit messages considered
+HISTORY_MATCH_BUDGET = 2000  # commits a search may score (common words are left out first)
 HISTORY_VOTE_CUTOFF = 0.5  # ... of which those scoring at least this share of the best vote
 HISTORY_SIMILARITY_POWER = 2.0  # a vote is (score / best score) ** this
 HISTORY_CHURN_POWER = 2.0  # a file's votes are divided by log(2 + commits touching it) ** this

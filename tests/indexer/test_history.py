@@ -228,3 +228,22 @@ def test_a_query_that_names_a_definition_is_not_outvoted_by_history(
     idx.update()
     assert paths(idx, "send request")[0] == "client.py"  # the name of Client.send_request
     assert paths(idx, "pool sends request")[0] == "pool.py"
+
+
+def test_words_most_commits_contain_are_left_out_of_the_commit_search(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indexer import history
+
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "Add both", {"billing.py": TWIN, "shipping.py": TWIN})
+    for n in range(4):
+        commit(repo, f"Fix billing rounding {n}", {"billing.py": TWIN + "#" * (n + 1)})
+    commit(repo, "Fix parcel surcharge", {"shipping.py": TWIN + "\n# surcharge\n"})
+    idx = open_index(repo)
+    idx.update()
+    monkeypatch.setattr(W, "HISTORY_MATCH_BUDGET", 2)  # "fix" is in five commits: too common
+    assert history._selective(idx._conn, ["fix", "surcharge"]) == ["surcharge"]
+    assert paths(idx, "fix the total surcharge")[0] == "shipping.py"
+    monkeypatch.setattr(W, "HISTORY_MATCH_BUDGET", 100)
+    assert history._selective(idx._conn, ["fix", "surcharge"]) == ["surcharge", "fix"]
