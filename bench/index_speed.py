@@ -80,7 +80,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kiln-bench-") as tmp:
         root = Path(tmp) / "corpus"
         shutil.copytree(
-            args.corpus, root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), symlinks=True
+            args.corpus,
+            root,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".kiln"),
+            symlinks=True,
         )
         base_rate, code_bytes, base_cpu_rate = parse_baseline(root)
         print(
