@@ -201,8 +201,10 @@ BLOCK_COLUMNS = (
 
 
 def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) -> Prepared:
-    """Rows for ``blocks``; blocks whose hash is in ``known`` are about to be kept as they are,
-    so their derived search columns are not computed."""
+    """Rows for ``blocks``; blocks whose hash is in ``known`` are probably about to be kept as
+    they are, so their derived search columns (name parts, camelCase parts) are left as
+    ``None`` and computed by ``write_file`` only if such a row is inserted after all (a block
+    pasted twice: the second copy has nothing to be kept as)."""
     ptext = path_terms(rel)
     rows = []
     defs = []
@@ -223,8 +225,8 @@ def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) 
                 b.text,
                 " ".join(ref_names),
                 ptext,
-                name_terms(b.name),
-                "" if b.hash in known else camel_parts(b.text),
+                None if b.hash in known else name_terms(b.name),
+                None if b.hash in known else camel_parts(b.text),
             )
         )
         defs.append(sorted({n.lower() for n in b.defines}))
@@ -264,7 +266,7 @@ def write_file(
     ids = {i: first + n for n, i in enumerate(fresh)}
     conn.executemany(
         f"INSERT INTO blocks (id, file_id, {BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        [(ids[i], file_id, *prepared.rows[i]) for i in fresh],
+        [(ids[i], file_id, *_complete(prepared.rows[i])) for i in fresh],
     )
     cols = ", ".join(FTS_COLUMNS)
     conn.execute(
@@ -281,7 +283,14 @@ def write_file(
     )
 
 
-_HASH, _NAME, _KIND, _START, _END = 8, 3, 2, 6, 7  # positions in a prepared row
+_HASH, _NAME, _KIND, _START, _END, _TEXT = 8, 3, 2, 6, 7, 9  # positions in a prepared row
+
+
+def _complete(row: tuple) -> tuple:
+    """A prepared row with the derived columns ``prepare`` skipped filled in."""
+    if row[-1] is not None:
+        return row
+    return (*row[:-2], name_terms(row[_NAME]), camel_parts(row[_TEXT]))
 
 
 def _reuse_unchanged(conn: sqlite3.Connection, file_id: int, prepared: Prepared) -> list[int]:

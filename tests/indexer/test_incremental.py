@@ -206,3 +206,16 @@ def test_update_file_in_one_thread_while_another_searches(
     assert errors == []
     assert [h.name for h in idx.search("live_version_39")] == ["live_version_39"]
     assert idx.status()["blocks"] == 1
+
+
+def test_a_block_pasted_twice_is_searchable_in_both_places(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    steps = "".join(f"    step_{i} = stage({i}, user)\n" for i in range(12))
+    body = f"def refresh(user):\n{steps}    return loadUserProfile(user)\n"  # big: not merged
+    write(repo, "app.py", body)
+    idx = open_index(repo)
+    idx.update()
+    idx.update_file("app.py", body + "\n\n" + body)  # the copy's text is already indexed
+    hits = idx.search("profile", 5)  # "profile" is only a camelCase part, never a whole word
+    assert sorted(h.start_line for h in hits) == [1, 17]
