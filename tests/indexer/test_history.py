@@ -3,7 +3,6 @@ changed. Real git repositories in temp folders; nothing about git is faked."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from indexer import Index
 from indexer import weights as W
+from tests import repos
 
 from .conftest import write
 
@@ -19,18 +19,13 @@ TWIN = "def compute_total(items):\n    return sum(item.price for item in items)\
 
 
 def git(root: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "Kiln Test",
-        "GIT_AUTHOR_EMAIL": "test@example.invalid",
-        "GIT_COMMITTER_NAME": "Kiln Test",
-        "GIT_COMMITTER_EMAIL": "test@example.invalid",
-        "HOME": str(root.parent),
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-    }
-    proc = subprocess.run(
-        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
-    )
-    return proc.stdout.strip()
+    return repos.git(root, *args).strip()
+
+
+def init(root: Path) -> None:
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "test@kiln.invalid")
+    git(root, "config", "user.name", "Kiln tests")
 
 
 def commit(root: Path, message: str, files: dict[str, str]) -> str:
@@ -43,7 +38,7 @@ def commit(root: Path, message: str, files: dict[str, str]) -> str:
 
 @pytest.fixture
 def history_repo(repo: Path) -> Path:
-    git(repo, "init", "-q", "-b", "main")
+    init(repo)
     commit(repo, "Add billing and shipping totals", {"billing.py": TWIN, "shipping.py": TWIN})
     commit(
         repo,
@@ -76,7 +71,7 @@ def test_files_changed_by_similar_earlier_fixes_rank_first(
 def test_recently_active_files_win_ties_no_commit_message_decides(
     repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    git(repo, "init", "-q", "-b", "main")
+    init(repo)
     commit(repo, "Start", {"billing.py": TWIN, "shipping.py": TWIN, "tests/test_x.py": TWIN})
     for n in range(3):
         commit(repo, f"Rework step {n}", {"shipping.py": TWIN + "#" * (n + 1)})
@@ -136,7 +131,7 @@ def test_a_folder_outside_git_has_no_history_and_still_searches(
 def test_a_workspace_inside_a_repository_sees_only_its_own_commits(
     repo: Path, open_index: Callable[..., Index]
 ) -> None:
-    git(repo, "init", "-q", "-b", "main")
+    init(repo)
     commit(repo, "Add the app", {"app/billing.py": TWIN, "app/shipping.py": TWIN})
     commit(repo, "Fix parcel surcharge in the app", {"app/shipping.py": TWIN + "\n# fixed\n"})
     commit(repo, "Fix parcel surcharge in the docs", {"docs/notes.md": "parcel surcharge\n"})
@@ -174,7 +169,7 @@ def test_the_watcher_catches_up_with_a_new_commit(
 def test_non_ascii_paths_match_their_indexed_files(
     repo: Path, open_index: Callable[..., Index]
 ) -> None:
-    git(repo, "init", "-q", "-b", "main")
+    init(repo)
     commit(repo, "Add both", {"alpha.py": TWIN, "zoë.py": TWIN})  # ties go to alpha.py
     commit(repo, "Fix parcel surcharge rounding", {"zoë.py": TWIN + "\n# fixed\n"})
     idx = open_index(repo)
@@ -210,7 +205,7 @@ def test_a_git_failure_keeps_the_recorded_history(
 def test_a_query_that_names_a_definition_is_not_outvoted_by_history(
     repo: Path, open_index: Callable[..., Index]
 ) -> None:
-    git(repo, "init", "-q", "-b", "main")
+    init(repo)
     client = (
         "class Client:\n    def send_request(self, request):\n"
         "        return self.transport.handle(request)\n"
@@ -235,7 +230,7 @@ def test_words_most_commits_contain_are_left_out_of_the_commit_search(
 ) -> None:
     from indexer import history
 
-    git(repo, "init", "-q", "-b", "main")
+    init(repo)
     commit(repo, "Add both", {"billing.py": TWIN, "shipping.py": TWIN})
     for n in range(4):
         commit(repo, f"Fix billing rounding {n}", {"billing.py": TWIN + "#" * (n + 1)})
