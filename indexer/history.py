@@ -33,7 +33,7 @@ from pathlib import Path
 
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
-from indexer.tokens import camel_parts, fts_match, stem
+from indexer.tokens import camel_parts, fts_match, rarest_within, stem
 
 _GIT_TIMEOUT = 60.0
 # Issue numbers, URLs and hashes name tickets and commits, not code.
@@ -220,19 +220,12 @@ def file_scores(conn: sqlite3.Connection, terms: list[str], paths: set[str]) -> 
 def _selective(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
     """The query's terms, rarest first, while the commits they match stay within
     ``HISTORY_MATCH_BUDGET``: scoring every commit that says "fix" costs milliseconds and BM25
-    gives such words almost no weight. The rarest term is always kept."""
+    gives such words almost no weight."""
     counts = {}
     for term in terms:
         row = conn.execute("SELECT doc FROM commits_vocab WHERE term = ?", (stem(term),)).fetchone()
         counts[term] = row[0] if row else 0
-    chosen: list[str] = []
-    used = 0
-    for term in sorted(terms, key=lambda t: counts[t]):
-        if chosen and used + counts[term] > W.HISTORY_MATCH_BUDGET:
-            break
-        chosen.append(term)
-        used += counts[term]
-    return chosen
+    return rarest_within(terms, counts, W.HISTORY_MATCH_BUDGET)[0]
 
 
 def recent_activity(conn: sqlite3.Connection, paths: set[str]) -> dict[str, float]:

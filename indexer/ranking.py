@@ -17,7 +17,14 @@ from indexer import history
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
 from indexer.store import FTS_COLUMNS
-from indexer.tokens import fts_match, query_terms, query_words, split_cached, stem
+from indexer.tokens import (
+    fts_match,
+    query_terms,
+    query_words,
+    rarest_within,
+    split_cached,
+    stem,
+)
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -108,12 +115,7 @@ def _lexical(
                 "SELECT doc FROM blocks_vocab WHERE term = ?", (stem(term),)
             ).fetchone()
             df_cache[term] = row[0] if row else 0  # phrases count as rare: they are selective
-    selected: list[str] = []
-    used = 0
-    for term in sorted(terms, key=lambda t: df_cache[t]):
-        if not selected or used + df_cache[term] <= W.MATCH_DOC_BUDGET:
-            selected.append(term)
-            used += df_cache[term]
+    selected, used = rarest_within(terms, df_cache, W.MATCH_DOC_BUDGET)
     weights = ", ".join(str(W.COLUMN_WEIGHTS[c]) for c in FTS_COLUMNS)
     ranked = f"SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? ORDER BY bm25(blocks_fts, {weights}) LIMIT ?"
     found: dict[int, None] = {}

@@ -167,6 +167,19 @@ def stem(term: str) -> str:
     return rows[0][0] if len(rows) == 1 else term  # several tokens: a phrase, kept as is
 
 
+def rarest_within(terms: list[str], counts: dict[str, int], budget: int) -> tuple[list[str], int]:
+    """Terms rarest first while the documents they match stay within ``budget`` (the rarest is
+    always kept), and how many documents that is: the common words left out are the ones
+    BM25 would weigh least, and scoring their matches is what costs time."""
+    chosen: list[str] = []
+    used = 0
+    for term in sorted(terms, key=lambda t: counts[t]):
+        if not chosen or used + counts[term] <= budget:
+            chosen.append(term)
+            used += counts[term]
+    return chosen, used
+
+
 def fts_match(terms: list[str], op: str = "OR") -> str:
     """An FTS5 MATCH expression joining quoted terms (quoting neutralises FTS syntax)."""
     return f" {op} ".join('"' + t.replace('"', '""') + '"' for t in terms)
