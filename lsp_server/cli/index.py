@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from indexer import Index, IndexCorrupt, IndexStats
+from lsp_server.cli.query_args import QueryCommand
 
 _ROOT = click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
 
@@ -130,7 +131,7 @@ def _watch(idx: Index, as_json: bool) -> None:
             pass
 
 
-@click.command("search")
+@click.command("search", cls=QueryCommand)
 @click.argument("query")
 @click.option(
     "--root", "root", default=".", type=_ROOT, help="Workspace folder (default: current)."
@@ -140,7 +141,9 @@ def _watch(idx: Index, as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print results as a JSON list.")
 def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
-    """Search the code index of --root; builds the index first if there is none."""
+    """Search the code index of --root; builds the index first if there is none.
+
+    QUERY may start with a dash ("- allow lists"); only the options below are options."""
     from indexer.tokens import query_terms
 
     idx = _open(root)

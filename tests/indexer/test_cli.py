@@ -84,6 +84,38 @@ def test_stop_word_query_is_a_clear_empty_result(project: Path) -> None:
 @pytest.mark.parametrize(
     "args",
     [
+        ("search", "- refund an order", "--json", "-k", "2"),  # a changelog-style subject
+        ("search", "--json", "-refund order"),
+        ("search", "-k", "2", "--refund", "--json"),
+        ("search", "-k2", "--json", "-kind of refund"),  # -k2 is -k; "-kind …" is not
+        ("search", "--root=.", "--json", "--", "-refund"),  # `--` still works
+    ],
+)
+def test_a_query_starting_with_a_dash_is_a_query(project: Path, args: tuple[str, ...]) -> None:
+    result = kiln(*args, cwd=project)
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert hits[0]["path"] == "app/refunds.py" and hits[0]["name"] == "refund"
+    if "-k" in args or "-k2" in args:
+        assert len(hits) <= 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("search", "refund", "-k"), "Option '-k' requires an argument"),
+        (("search", "-k", "many", "refund"), "'many' is not a valid integer"),
+        (("search", "refund", "--root", "/definitely/not/here"), "does not exist"),
+    ],
+)
+def test_real_options_keep_their_errors(project: Path, args: tuple[str, ...], message: str) -> None:
+    result = kiln(*args, cwd=project)
+    assert result.returncode == 2 and message in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
         ("search",),
         ("search", "x", "-k", "0"),
         ("search", "x", "--root", "/definitely/not/here"),
