@@ -1,67 +1,26 @@
 """The embedded metadata store: one SQLite file in WAL mode, a connection per thread.
 
-Migrations are named functions recorded in ``_migrations``; every write is one ``BEGIN
-IMMEDIATE`` transaction that also appends to the change feed. Version documents are stored
-whole as JSON; the columns beside them exist only to search, sort and resolve.
+The schema is named migrations (``sqlite_schema``) applied by the constructor; every write is
+one ``BEGIN IMMEDIATE`` transaction that also appends to the change feed. Version documents are
+stored whole as JSON; the columns beside them exist only to search, sort and resolve. Tokens,
+the audit log and trusted publishers are ``sqlite_accounts``.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import re
-import secrets
 import sqlite3
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from skills_registry.registry.errors import Conflict, NotFound, UsageError
 from skills_registry.registry.semver import Version
-from skills_registry.registry.storage import NAMESPACE_RE, STATUSES, normalize_time, now_iso
-
-
-def _m001_initial(db: sqlite3.Connection) -> None:
-    db.executescript(
-        """
-        CREATE TABLE skills (
-            pk INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, namespace TEXT NOT NULL,
-            name TEXT NOT NULL, description TEXT NOT NULL, latest TEXT, deprecated TEXT,
-            created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-        CREATE INDEX skills_updated ON skills(updated_at);
-        CREATE INDEX skills_namespace ON skills(namespace, id);
-        CREATE VIRTUAL TABLE skills_fts USING fts5(name, description, tokenize='unicode61');
-        CREATE TABLE versions (
-            skill_id TEXT NOT NULL, version TEXT NOT NULL, status TEXT NOT NULL,
-            status_reason TEXT NOT NULL DEFAULT '', published_at TEXT NOT NULL, doc TEXT NOT NULL,
-            PRIMARY KEY (skill_id, version));
-        CREATE TABLE dist_tags (skill_id TEXT NOT NULL, tag TEXT NOT NULL, version TEXT NOT NULL,
-            PRIMARY KEY (skill_id, tag));
-        CREATE TABLE tokens (token_sha256 TEXT PRIMARY KEY, namespace TEXT NOT NULL, created_at TEXT NOT NULL);
-        CREATE TABLE changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, skill_id TEXT NOT NULL,
-            version TEXT, kind TEXT NOT NULL, at TEXT NOT NULL);
-        """
-    )
-
-
-MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
-    ("m001_initial", _m001_initial)
-]
-
-
-def migrate(db: sqlite3.Connection) -> None:
-    """Apply named migrations once each, recorded in ``_migrations``."""
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
-    done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
-    for name, step in MIGRATIONS:
-        if name not in done:
-            with db:
-                step(db)
-                db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, now_iso()))
+from skills_registry.registry.sqlite_accounts import SQLiteAccounts
+from skills_registry.registry.sqlite_schema import fts_query, migrate, search_text
+from skills_registry.registry.storage import STATUSES, normalize_time, now_iso
 
 
 def _encode_cursor(value: dict[str, Any]) -> str:
@@ -77,12 +36,10 @@ def _decode_cursor(cursor: str) -> dict[str, Any]:
         raise UsageError("invalid cursor", hint="pass back metadata.nextCursor unchanged") from None
 
 
-def _fts_query(query: str) -> str:
-    words = re.findall(r"\w+", query)
-    return " ".join(f'"{w}"*' for w in words[:16])
+NAME_WEIGHT = 4.0  # a query word in the name counts like four in the description
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteAccounts):
     """The embedded metadata store: one SQLite file in WAL mode, a connection per thread."""
 
     def __init__(self, path: Path) -> None:
@@ -91,7 +48,7 @@ class SQLiteStore:
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._generation = 0
-        migrate(self._db())
+        migrate(self.path)
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -108,6 +65,19 @@ class SQLiteStore:
     def _write(self) -> _Tx:
         self._generation += 1  # before and after: a reader never caches a half-seen write
         return _Tx(self._db(), self._write_lock, self)
+
+    def connection(self) -> sqlite3.Connection:
+        return self._db()
+
+    def transaction(self) -> _Tx:
+        return self._write()
+
+    def _index(self, db: sqlite3.Connection, pk: int, name: str, description: str) -> None:
+        db.execute("DELETE FROM skills_fts WHERE rowid=?", (pk,))
+        db.execute(
+            "INSERT INTO skills_fts (rowid, name, description) VALUES (?, ?, ?)",
+            (pk, *search_text(name, description)),
+        )
 
     def _log(self, db: sqlite3.Connection, skill_id: str, version: str | None, kind: str) -> None:
         db.execute(
@@ -141,19 +111,12 @@ class SQLiteStore:
             if not new.prerelease and (latest is None or Version.parse(latest) < new):
                 latest = version
                 db.execute("UPDATE skills SET description=? WHERE pk=?", (doc["description"], pk))
-                db.execute("DELETE FROM skills_fts WHERE rowid=?", (pk,))
-                db.execute(
-                    "INSERT INTO skills_fts (rowid, name, description) VALUES (?, ?, ?)",
-                    (pk, name.replace("-", " ") + " " + name, doc["description"]),
-                )
+                self._index(db, pk, name, doc["description"])
                 db.execute(
                     "INSERT OR REPLACE INTO dist_tags VALUES (?, 'latest', ?)", (skill_id, version)
                 )
             elif row is None:
-                db.execute(
-                    "INSERT INTO skills_fts (rowid, name, description) VALUES (?, ?, ?)",
-                    (pk, name.replace("-", " ") + " " + name, doc["description"]),
-                )
+                self._index(db, pk, name, doc["description"])
             db.execute("UPDATE skills SET latest=?, updated_at=? WHERE pk=?", (latest, at, pk))
             self._log(db, skill_id, version, "publish")
 
@@ -184,6 +147,8 @@ class SQLiteStore:
         skill["status"] = (
             "deprecated" if row["deprecated"] else ("active" if row["latest"] else "yanked")
         )
+        seq = db.execute("SELECT max(seq) FROM changes WHERE skill_id=?", (skill_id,)).fetchone()
+        skill["changeSeq"] = int(seq[0] or 0)
         return skill
 
     def search(
@@ -235,18 +200,18 @@ class SQLiteStore:
             where.append("s.updated_at >= ?")
             params.append(normalize_time(updated_since))
         state = _decode_cursor(cursor) if cursor else {}
-        fts = _fts_query(query)
+        fts = fts_query(query)
         if fts:
             offset = int(state.get("offset", 0))
             if where:
                 sql = (
                     "SELECT s.* FROM skills_fts f JOIN skills s ON s.pk = f.rowid WHERE skills_fts MATCH ?"
                     + "".join(f" AND {w}" for w in where)
-                    + " ORDER BY bm25(skills_fts, 5.0, 1.0), s.id LIMIT ? OFFSET ?"
+                    + f" ORDER BY bm25(skills_fts, {NAME_WEIGHT}, 1.0), s.id LIMIT ? OFFSET ?"
                 )
             else:  # rank inside the FTS index, then join only the page (~30% faster at 10k skills)
                 sql = (
-                    "SELECT s.* FROM (SELECT rowid, bm25(skills_fts, 5.0, 1.0) AS r FROM skills_fts"
+                    f"SELECT s.* FROM (SELECT rowid, bm25(skills_fts, {NAME_WEIGHT}, 1.0) AS r FROM skills_fts"
                     " WHERE skills_fts MATCH ? ORDER BY r, rowid LIMIT ? OFFSET ?) m"
                     " JOIN skills s ON s.pk = m.rowid ORDER BY m.r, s.pk"
                 )
@@ -379,31 +344,6 @@ class SQLiteStore:
             }
             for r in rows
         ]
-
-    def create_token(self, namespace: str) -> str:
-        if not NAMESPACE_RE.match(namespace):
-            raise UsageError(
-                f"invalid namespace {namespace!r}",
-                hint="use 1-40 lowercase letters, digits and inner '-'",
-            )
-        token = "kiln_" + secrets.token_urlsafe(24)
-        with self._write() as db:
-            db.execute(
-                "INSERT INTO tokens VALUES (?, ?, ?)",
-                (hashlib.sha256(token.encode()).hexdigest(), namespace, now_iso()),
-            )
-        return token
-
-    def token_namespace(self, token: str) -> str | None:
-        row = (
-            self._db()
-            .execute(
-                "SELECT namespace FROM tokens WHERE token_sha256=?",
-                (hashlib.sha256(token.encode()).hexdigest(),),
-            )
-            .fetchone()
-        )
-        return row[0] if row else None
 
     def count(self) -> int:
         return int(self._db().execute("SELECT count(*) FROM skills").fetchone()[0])

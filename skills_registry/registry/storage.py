@@ -4,7 +4,8 @@ Both are small Protocols so a deployment can swap the embedded defaults (one SQL
 ``blobs/`` folder under ``--data``) for PostgreSQL and object storage without touching the app.
 Version documents are stored whole as JSON; the columns beside them exist only to search, sort
 and resolve. Published versions are immutable: the only later writes are status, dist-tags and
-deprecation, and each write is recorded in the change feed that mirrors follow.
+deprecation, and each write is recorded in the change feed that mirrors follow and in the audit
+log with the token that made it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import re
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from skills_registry.registry.errors import NotFound, UsageError
 
 NAMESPACE_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 STATUSES = ("active", "deprecated", "yanked")
+# What a token may do: publish versions; yank/restore/deprecate; move dist-tags.
+SCOPES = ("publish", "yank", "tag")
 
 
 def now_iso() -> str:
@@ -46,6 +50,23 @@ class BlobStore(Protocol):
 
 
 class MetadataStore(Protocol):
+    """Skills, versions, tokens and the audit log. Contracts every implementation keeps:
+
+    - ``add_version`` raises ``Conflict`` for an existing ``id@version``; a store never rewrites
+      a stored document. ``get_version`` adds the mutable ``status``/``statusReason``.
+    - ``get_skill`` returns ``changeSeq``: the ``seq`` of that skill's newest change-feed entry.
+      It only grows; signed metadata carries it so clients can refuse a rollback.
+    - ``search`` with a query ranks by BM25 with OR semantics over stemmed words (name weighted
+      above description) plus a trigram path for CJK text; without one it lists by id.
+    - Tokens are stored hashed. ``create_token`` returns the secret once; its public id is
+      ``token_id(secret)``. ``get_token`` returns the record whatever its state (the caller
+      decides what expired or revoked means to the user); ``token_namespace`` only for a live
+      token. Records never include the secret or its hash.
+    - ``record_audit`` is called after every successful write with who did it; ``audit_log``
+      reads it back oldest first.
+    - ``claim_jti`` is true exactly once per OIDC token id (replay protection).
+    """
+
     def add_version(self, doc: dict[str, Any]) -> None: ...
     def get_skill(self, skill_id: str) -> dict[str, Any] | None: ...
     def search(
@@ -65,9 +86,56 @@ class MetadataStore(Protocol):
     def set_deprecation(self, skill_id: str, message: str | None) -> None: ...
     def set_dist_tag(self, skill_id: str, tag: str, version: str | None) -> None: ...
     def changes(self, since: int, limit: int) -> list[dict[str, Any]]: ...
-    def create_token(self, namespace: str) -> str: ...
-    def token_namespace(self, token: str) -> str | None: ...
     def count(self) -> int: ...
+
+    # Tokens: {id, namespace, label, scopes: [..], createdAt, expiresAt|None, revokedAt|None}
+    def create_token(
+        self,
+        namespace: str,
+        *,
+        label: str = "",
+        scopes: Sequence[str] = SCOPES,
+        expires_at: str | None = None,
+    ) -> str: ...
+    def get_token(self, token: str) -> dict[str, Any] | None: ...
+    def token_namespace(self, token: str) -> str | None: ...
+    def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]: ...
+    def revoke_token(self, token_id: str, namespace: str | None = None) -> dict[str, Any]: ...
+
+    # Audit: {seq, at, action, id, version, sha256, namespace, tokenId, tokenLabel}
+    def record_audit(
+        self,
+        *,
+        action: str,
+        skill_id: str,
+        version: str | None,
+        sha256: str | None,
+        token: dict[str, Any],
+    ) -> None: ...
+    def audit_log(
+        self, namespace: str | None = None, since: int = 0, limit: int = 100
+    ) -> list[dict[str, Any]]: ...
+
+    # Trusted publishers (OIDC): {id, namespace, issuer, repository, workflow, environment}
+    def add_trusted_publisher(
+        self, namespace: str, issuer: str, repository: str, workflow: str, environment: str = ""
+    ) -> dict[str, Any]: ...
+    def trusted_publishers(self, namespace: str | None = None) -> list[dict[str, Any]]: ...
+    def remove_trusted_publisher(self, publisher_id: str) -> None: ...
+    def claim_jti(self, issuer: str, jti: str, expires_at: str) -> bool: ...
+
+
+def token_id(token: str) -> str:
+    """The public id of a token secret: safe to list, log and revoke by."""
+    return "tok_" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def token_live(record: dict[str, Any], at: str | None = None) -> bool:
+    """Neither revoked nor past ``expiresAt`` (ISO 8601 UTC strings compare as text)."""
+    if record.get("revokedAt"):
+        return False
+    expires = record.get("expiresAt")
+    return not expires or expires > (at or now_iso())
 
 
 class BlobDir:

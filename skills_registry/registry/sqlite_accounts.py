@@ -1,0 +1,244 @@
+"""Who may write to the embedded registry, and the record of what they wrote.
+
+Tokens are stored as sha256 hashes with a public id, a label, scopes, an optional expiry and a
+revocation time; the audit log keeps one row per successful write with the token's id and
+label; trusted publishers map an OIDC identity (issuer, repository, workflow, environment) to
+a namespace, and ``oidc_jti`` remembers used OIDC token ids until they expire. The methods are
+mixed into ``SQLiteStore``, which provides ``connection()`` and ``transaction()``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import sqlite3
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from skills_registry.registry.errors import NotFound, UsageError
+from skills_registry.registry.storage import (
+    NAMESPACE_RE,
+    SCOPES,
+    normalize_time,
+    now_iso,
+    token_id,
+    token_live,
+)
+
+MAX_LABEL = 100
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _token_row(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "namespace": row["namespace"],
+        "label": row["label"] or "",
+        "scopes": (row["scopes"] or "").split(),
+        "createdAt": row["created_at"],
+        "expiresAt": row["expires_at"],
+        "revokedAt": row["revoked_at"],
+    }
+
+
+def check_scopes(scopes: Sequence[str]) -> list[str]:
+    wanted = sorted(set(scopes), key=lambda s: SCOPES.index(s) if s in SCOPES else 99)
+    unknown = [s for s in wanted if s not in SCOPES]
+    if unknown or not wanted:
+        raise UsageError(
+            f"invalid token scopes {', '.join(unknown) or '(none)'}",
+            hint=f"use one or more of {', '.join(SCOPES)}",
+        )
+    return wanted
+
+
+class SQLiteAccounts:
+    """Tokens, audit log and trusted publishers over the store's connection."""
+
+    def connection(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def create_token(
+        self,
+        namespace: str,
+        *,
+        label: str = "",
+        scopes: Sequence[str] = SCOPES,
+        expires_at: str | None = None,
+    ) -> str:
+        if not NAMESPACE_RE.match(namespace):
+            raise UsageError(
+                f"invalid namespace {namespace!r}",
+                hint="use 1-40 lowercase letters, digits and inner '-'",
+            )
+        if len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
+            raise UsageError(f"token label must be at most {MAX_LABEL} printable characters")
+        wanted = check_scopes(scopes)
+        expires = normalize_time(expires_at) if expires_at else None
+        token = "kiln_" + secrets.token_urlsafe(24)
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO tokens (token_sha256, namespace, created_at, id, label, scopes,"
+                " expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+                (
+                    _hash(token),
+                    namespace,
+                    now_iso(),
+                    token_id(token),
+                    label,
+                    " ".join(wanted),
+                    expires,
+                ),
+            )
+        return token
+
+    def get_token(self, token: str) -> dict[str, Any] | None:
+        row = (
+            self.connection()
+            .execute("SELECT * FROM tokens WHERE token_sha256=?", (_hash(token),))
+            .fetchone()
+        )
+        return _token_row(row) if row else None
+
+    def token_namespace(self, token: str) -> str | None:
+        record = self.get_token(token)
+        return record["namespace"] if record and token_live(record) else None
+
+    def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM tokens", []
+        if namespace:
+            sql, params = sql + " WHERE namespace=?", [namespace]
+        rows = self.connection().execute(sql + " ORDER BY created_at, id", params)
+        return [_token_row(r) for r in rows]
+
+    def revoke_token(self, token_id: str, namespace: str | None = None) -> dict[str, Any]:
+        with self.transaction() as db:
+            row = db.execute("SELECT * FROM tokens WHERE id=?", (token_id,)).fetchone()
+            if row is None or (namespace and row["namespace"] != namespace):
+                raise NotFound(f"no token {token_id!r}", hint="list ids with `token list`")
+            if not row["revoked_at"]:
+                db.execute("UPDATE tokens SET revoked_at=? WHERE id=?", (now_iso(), token_id))
+            row = db.execute("SELECT * FROM tokens WHERE id=?", (token_id,)).fetchone()
+        return _token_row(row)
+
+    def record_audit(
+        self,
+        *,
+        action: str,
+        skill_id: str,
+        version: str | None,
+        sha256: str | None,
+        token: dict[str, Any],
+    ) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO audit (at, action, skill_id, version, sha256, namespace, token_id,"
+                " token_label) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    now_iso(),
+                    action,
+                    skill_id,
+                    version,
+                    sha256,
+                    skill_id.partition("/")[0],
+                    str(token.get("id", "")),
+                    str(token.get("label", "")),
+                ),
+            )
+
+    def audit_log(
+        self, namespace: str | None = None, since: int = 0, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM audit WHERE seq > ?", [since]
+        if namespace:
+            sql, params = sql + " AND namespace = ?", [*params, namespace]
+        rows = self.connection().execute(
+            sql + " ORDER BY seq LIMIT ?", [*params, max(1, min(limit, 1000))]
+        )
+        return [
+            {
+                "seq": r["seq"],
+                "at": r["at"],
+                "action": r["action"],
+                "id": r["skill_id"],
+                "version": r["version"],
+                "sha256": r["sha256"],
+                "namespace": r["namespace"],
+                "tokenId": r["token_id"],
+                "tokenLabel": r["token_label"],
+            }
+            for r in rows
+        ]
+
+    def add_trusted_publisher(
+        self, namespace: str, issuer: str, repository: str, workflow: str, environment: str = ""
+    ) -> dict[str, Any]:
+        if not NAMESPACE_RE.match(namespace):
+            raise UsageError(f"invalid namespace {namespace!r}")
+        if not issuer.startswith(("https://", "http://")):
+            raise UsageError(f"issuer {issuer!r} must be an http(s) URL")
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
+            raise UsageError(f"repository {repository!r} must be OWNER/NAME")
+        if not workflow or "@" in workflow:
+            raise UsageError(
+                f"workflow {workflow!r} must be a workflow file path such as "
+                ".github/workflows/release.yml (no @ref)"
+            )
+        record = {
+            "id": "tp_" + secrets.token_hex(6),
+            "namespace": namespace,
+            "issuer": issuer.rstrip("/"),
+            "repository": repository,
+            "workflow": workflow,
+            "environment": environment,
+            "created_at": now_iso(),
+        }
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO trusted_publishers VALUES (:id, :namespace, :issuer, :repository,"
+                " :workflow, :environment, :created_at)",
+                record,
+            )
+        return _publisher(record)
+
+    def trusted_publishers(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM trusted_publishers", []
+        if namespace:
+            sql, params = sql + " WHERE namespace=?", [namespace]
+        return [
+            _publisher(dict(r)) for r in self.connection().execute(sql + " ORDER BY id", params)
+        ]
+
+    def remove_trusted_publisher(self, publisher_id: str) -> None:
+        with self.transaction() as db:
+            cur = db.execute("DELETE FROM trusted_publishers WHERE id=?", (publisher_id,))
+            if cur.rowcount == 0:
+                raise NotFound(f"no trusted publisher {publisher_id!r}")
+
+    def claim_jti(self, issuer: str, jti: str, expires_at: str) -> bool:
+        with self.transaction() as db:
+            db.execute("DELETE FROM oidc_jti WHERE expires_at < ?", (now_iso(),))
+            cur = db.execute(
+                "INSERT OR IGNORE INTO oidc_jti VALUES (?, ?, ?)", (issuer, jti, expires_at)
+            )
+            return cur.rowcount == 1
+
+
+def _publisher(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "namespace": row["namespace"],
+        "issuer": row["issuer"],
+        "repository": row["repository"],
+        "workflow": row["workflow"],
+        "environment": row["environment"],
+        "createdAt": row["created_at"],
+    }

@@ -1,0 +1,190 @@
+"""The registry database's schema as named migrations (sqlite-migrate), plus its search text.
+
+Each migration is a function recorded in ``_sqlite_migrations`` once applied; tables are
+created through sqlite-utils, virtual (FTS5) tables with plain SQL. Every migration is
+idempotent, so a database written by the earlier hand-rolled migrator (which recorded
+``m001_initial`` in ``_migrations``) upgrades in place.
+
+Search text: names and descriptions go into one FTS5 table with the porter stemmer, so
+``documents`` finds ``document``. CJK has no spaces between words and most Chinese words are
+two characters, which a trigram index cannot match; each CJK run is indexed (and queried) as
+its overlapping character bigrams instead, the way Lucene's CJK analyzer does.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_migrate import Migrations
+
+migrations = Migrations("kiln-registry")
+
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]+"
+)
+STOPWORDS = frozenset(
+    "a an and are as at be by do for from how i in into is it me my of on or our please that "
+    "the this to use using want we with you your".split()
+)
+MAX_QUERY_TERMS = 24
+
+
+def cjk_bigrams(text: str) -> str:
+    """Replace each CJK run with its overlapping bigrams (a lone character stays itself)."""
+
+    def split(match: re.Match[str]) -> str:
+        run = match.group(0)
+        if len(run) == 1:
+            return f" {run} "
+        return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
+
+    return _CJK.sub(split, text)
+
+
+def search_text(name: str, description: str) -> tuple[str, str]:
+    """The two indexed columns of a skill: its name's words (and the name) and description."""
+    return cjk_bigrams(name.replace("-", " ") + " " + name), cjk_bigrams(description)
+
+
+def fts_query(query: str) -> str:
+    """An FTS5 OR-query: stop words dropped (unless nothing else is left), prefix terms of 3+."""
+    words = re.findall(r"\w+", cjk_bigrams(query.lower()))
+    kept = [w for w in words if w not in STOPWORDS] or words
+    seen: list[str] = []
+    for word in kept:
+        if word not in seen:
+            seen.append(word)
+    terms = [f'"{w}"*' if len(w) >= 3 or _CJK.match(w) else f'"{w}"' for w in seen]
+    return " OR ".join(terms[:MAX_QUERY_TERMS])
+
+
+@migrations()
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db["skills"].create(
+        {
+            "pk": int,
+            "id": str,
+            "namespace": str,
+            "name": str,
+            "description": str,
+            "latest": str,
+            "deprecated": str,
+            "created_at": str,
+            "updated_at": str,
+        },
+        pk="pk",
+        not_null={"id", "namespace", "name", "description", "created_at", "updated_at"},
+        if_not_exists=True,
+    )
+    db["skills"].create_index(["id"], unique=True, if_not_exists=True)
+    db["skills"].create_index(["updated_at"], index_name="skills_updated", if_not_exists=True)
+    db["skills"].create_index(
+        ["namespace", "id"], index_name="skills_namespace", if_not_exists=True
+    )
+    db["versions"].create(
+        {
+            "skill_id": str,
+            "version": str,
+            "status": str,
+            "status_reason": str,
+            "published_at": str,
+            "doc": str,
+        },
+        pk=("skill_id", "version"),
+        not_null={"skill_id", "version", "status", "status_reason", "published_at", "doc"},
+        defaults={"status_reason": ""},
+        if_not_exists=True,
+    )
+    db["dist_tags"].create(
+        {"skill_id": str, "tag": str, "version": str},
+        pk=("skill_id", "tag"),
+        not_null={"skill_id", "tag", "version"},
+        if_not_exists=True,
+    )
+    db["tokens"].create(
+        {"token_sha256": str, "namespace": str, "created_at": str},
+        pk="token_sha256",
+        not_null={"namespace", "created_at"},
+        if_not_exists=True,
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " skill_id TEXT NOT NULL, version TEXT, kind TEXT NOT NULL, at TEXT NOT NULL)"
+    )
+
+
+@migrations()
+def m002_search_porter_cjk(db: sqlite_utils.Database) -> None:
+    """Stemmed OR search: rebuild the FTS table with porter and CJK bigram text."""
+    db.execute("DROP TABLE IF EXISTS skills_fts")
+    db.execute(
+        "CREATE VIRTUAL TABLE skills_fts USING fts5(name, description,"
+        " tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    for row in db.query("SELECT pk, name, description FROM skills"):
+        name, description = search_text(row["name"], row["description"])
+        db.execute(
+            "INSERT INTO skills_fts (rowid, name, description) VALUES (?, ?, ?)",
+            (row["pk"], name, description),
+        )
+
+
+@migrations()
+def m003_token_lifecycle(db: sqlite_utils.Database) -> None:
+    """Labelled, scoped, expiring, revocable tokens; tokens from before get every scope."""
+    tokens = db["tokens"]
+    columns = {c.name for c in tokens.columns}  # type: ignore[union-attr]
+    for column in ("id", "label", "scopes", "expires_at", "revoked_at"):
+        if column not in columns:
+            tokens.add_column(column, str)  # type: ignore[union-attr]
+    db.execute(
+        "UPDATE tokens SET id = 'tok_' || substr(token_sha256, 1, 12),"
+        " label = coalesce(label, ''), scopes = coalesce(scopes, 'publish yank tag')"
+        " WHERE id IS NULL"
+    )
+    tokens.create_index(["id"], unique=True, if_not_exists=True)  # type: ignore[union-attr]
+    tokens.create_index(["namespace"], if_not_exists=True)  # type: ignore[union-attr]
+
+
+@migrations()
+def m004_audit_and_trusted_publishers(db: sqlite_utils.Database) -> None:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS audit (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " at TEXT NOT NULL, action TEXT NOT NULL, skill_id TEXT NOT NULL, version TEXT,"
+        " sha256 TEXT, namespace TEXT NOT NULL, token_id TEXT NOT NULL, token_label TEXT NOT NULL)"
+    )
+    db["audit"].create_index(["namespace", "seq"], if_not_exists=True)
+    db["changes"].create_index(["skill_id", "seq"], if_not_exists=True)
+    db["trusted_publishers"].create(
+        {
+            "id": str,
+            "namespace": str,
+            "issuer": str,
+            "repository": str,
+            "workflow": str,
+            "environment": str,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"namespace", "issuer", "repository", "workflow", "environment", "created_at"},
+        if_not_exists=True,
+    )
+    db["oidc_jti"].create(
+        {"issuer": str, "jti": str, "expires_at": str},
+        pk=("issuer", "jti"),
+        not_null={"expires_at"},
+        if_not_exists=True,
+    )
+
+
+def migrate(path: Path) -> None:
+    """Apply pending migrations on a connection of their own, then close it."""
+    conn = sqlite3.connect(path, timeout=30)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        migrations.apply(sqlite_utils.Database(conn))
+    finally:
+        conn.close()
