@@ -26,8 +26,43 @@ _CJK = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]+"
 )
 STOPWORDS = frozenset(
-    "a an and are as at be by do for from how i in into is it me my of on or our please that "
-    "the this to use using want we with you your".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "into",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "that",
+        "the",
+        "this",
+        "to",
+        "use",
+        "using",
+        "want",
+        "we",
+        "with",
+        "you",
+        "your",
+    ]
 )
 MAX_QUERY_TERMS = 24
 

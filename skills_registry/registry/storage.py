@@ -14,9 +14,9 @@ import hashlib
 import os
 import re
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Protocol
 
 from skills_registry.registry.errors import NotFound, UsageError

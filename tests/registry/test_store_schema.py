@@ -1,0 +1,88 @@
+"""The registry's SQLite schema: named migrations, upgrade in place, token records, audit log."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from skills_registry.registry.errors import NotFound, UsageError
+from skills_registry.registry.sqlite_store import SQLiteStore
+from skills_registry.registry.storage import token_id, token_live
+
+# The schema the earlier hand-written migrator created, recorded in `_migrations`.
+_OLD_SCHEMA = """
+CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL);
+INSERT INTO _migrations VALUES ('m001_initial', '2026-01-01T00:00:00Z');
+CREATE TABLE skills (pk INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, namespace TEXT NOT NULL,
+    name TEXT NOT NULL, description TEXT NOT NULL, latest TEXT, deprecated TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE VIRTUAL TABLE skills_fts USING fts5(name, description, tokenize='unicode61');
+CREATE TABLE versions (skill_id TEXT NOT NULL, version TEXT NOT NULL, status TEXT NOT NULL,
+    status_reason TEXT NOT NULL DEFAULT '', published_at TEXT NOT NULL, doc TEXT NOT NULL,
+    PRIMARY KEY (skill_id, version));
+CREATE TABLE dist_tags (skill_id TEXT NOT NULL, tag TEXT NOT NULL, version TEXT NOT NULL,
+    PRIMARY KEY (skill_id, tag));
+CREATE TABLE tokens (token_sha256 TEXT PRIMARY KEY, namespace TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, skill_id TEXT NOT NULL,
+    version TEXT, kind TEXT NOT NULL, at TEXT NOT NULL);
+INSERT INTO skills VALUES (1, 'acme/pdf', 'acme', 'pdf', 'Extract text from PDF documents',
+    '1.0.0', NULL, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z');
+INSERT INTO skills_fts (rowid, name, description) VALUES (1, 'pdf pdf', 'Extract text from PDF documents');
+INSERT INTO tokens VALUES ('{sha}', 'acme', '2026-01-01T00:00:00Z');
+"""
+
+
+def test_database_from_the_old_migrator_upgrades_in_place(tmp_path: Path) -> None:
+    import hashlib
+
+    secret = "kiln_old-token"
+    path = tmp_path / "registry.db"
+    db = sqlite3.connect(path)
+    db.executescript(_OLD_SCHEMA.replace("{sha}", hashlib.sha256(secret.encode()).hexdigest()))
+    db.close()
+
+    store = SQLiteStore(path)
+    applied = [r[0] for r in sqlite3.connect(path).execute("SELECT name FROM _sqlite_migrations")]
+    assert applied[0] == "m001_initial" and "m003_token_lifecycle" in applied
+    # the old token keeps working, now with an id, every scope and no expiry
+    record = store.get_token(secret)
+    assert record is not None and record["id"] == token_id(secret)
+    assert record["scopes"] == ["publish", "yank", "tag"] and token_live(record)
+    # the search index was rebuilt with the stemmer: "document" finds "documents"
+    assert [s["id"] for s in store.search("document")[0]] == ["acme/pdf"]
+    SQLiteStore(path)  # a second open applies nothing and fails nothing
+
+
+def test_token_lifecycle(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.db")
+    ci = store.create_token("acme", label="ci release", scopes=["publish"])
+    old = store.create_token("acme", label="old", expires_at="2000-01-01T00:00:00Z")
+    assert store.token_namespace(ci) == "acme"
+    assert store.token_namespace(old) is None  # expired
+    listed = {t["label"]: t for t in store.list_tokens("acme")}
+    assert listed["ci release"]["scopes"] == ["publish"]
+    assert listed["old"]["expiresAt"] == "2000-01-01T00:00:00.000000Z"
+    assert all("token" not in k.lower() or k == "tokenId" for t in listed.values() for k in t)
+    revoked = store.revoke_token(token_id(ci))
+    assert revoked["revokedAt"] and store.token_namespace(ci) is None
+    with pytest.raises(NotFound):
+        store.revoke_token(token_id(ci), namespace="other")
+    with pytest.raises(UsageError, match="scopes"):
+        store.create_token("acme", scopes=["admin"])
+
+
+def test_audit_log_and_jti_replay(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.db")
+    token = {"id": "tok_x", "label": "laptop"}
+    store.record_audit(
+        action="publish", skill_id="acme/a", version="1.0.0", sha256="ab", token=token
+    )
+    store.record_audit(action="yank", skill_id="other/b", version="1.0.0", sha256=None, token=token)
+    rows = store.audit_log("acme")
+    assert [(r["action"], r["id"], r["tokenLabel"], r["sha256"]) for r in rows] == [
+        ("publish", "acme/a", "laptop", "ab")
+    ]
+    assert store.claim_jti("https://issuer", "j1", "2999-01-01T00:00:00Z")
+    assert not store.claim_jti("https://issuer", "j1", "2999-01-01T00:00:00Z")
