@@ -20,7 +20,8 @@ METHODS = [
     "kiln/hello", "kiln/session/new", "kiln/session/load", "kiln/session/list",
     "kiln/session/prompt", "kiln/session/cancel", "kiln/session/close", "kiln/session/setMode", "kiln/edit/list",
     "kiln/edit/resolve", "kiln/skills/list", "kiln/skills/search", "kiln/skills/install",
-    "kiln/skills/remove", "kiln/index/status", "kiln/context/show",
+    "kiln/skills/remove", "kiln/index/status", "kiln/context/show", "kiln/complete/mentions",
+    "kiln/complete/commands", "kiln/skills/use", "kiln/session/compact",
 ]  # fmt: skip
 
 

@@ -173,10 +173,11 @@ def create_server() -> KilnServer:
     async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None:
         return await _hover(ls, params)
 
-    from lsp_server.lsp import extras, sessions
+    from lsp_server.lsp import composer, extras, sessions
 
     sessions.register(server)
     extras.register(server)
+    composer.register(server)
     return server
 
 

@@ -115,7 +115,12 @@ function M.start(bufnr)
         require('kiln.chat').on_exit(code, signal, client_id)
       end)
     end,
-  }, { bufnr = bufnr, attach = is_file_buffer(bufnr) })
+    -- A buffer named on the command line is not loaded yet when setup{} runs from init.lua;
+    -- attaching it now fails, so it is attached by the BufReadPost autocmd instead.
+  }, {
+    bufnr = bufnr,
+    attach = is_file_buffer(bufnr) and vim.api.nvim_buf_is_loaded(bufnr),
+  })
   if not id then
     local msg = 'kiln: the language server did not start (see :LspLog)'
     vim.notify(msg, vim.log.levels.ERROR)

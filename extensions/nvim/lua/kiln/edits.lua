@@ -1,9 +1,13 @@
 -- Applying the server's workspace/applyEdit. Neovim's default handler ignores a stale buffer
--- version and leaves files it had to load unsaved; the agent needs both done right: a buffer
--- the user typed in since the proposal is refused, and a file that was not open is written.
+-- version and leaves edited buffers unsaved; the agent needs both done right: a buffer the user
+-- typed in since the proposal is refused, and an edited file is saved so that the commands the
+-- agent runs next see it — unless the buffer held the user's own unsaved changes.
 local util = vim.lsp.util
 
 local M = {}
+
+--- URIs of edited buffers left unsaved because they held the user's own changes.
+M.unsaved = {}
 
 local function changed_uris(edit)
   local uris = {}
@@ -98,20 +102,34 @@ function M.apply(params, ctx)
     return { applied = false, failureReason = cerr }
   end
   edit = created
-  local was_loaded = {}
+  -- Which buffers held the user's own unsaved changes before the edit: those are not saved
+  -- (that would write the user's half-typed text behind their back); every other edited
+  -- buffer is saved, so the commands the agent runs next (tests, builds) see the edit.
+  local dirty = {}
   for _, uri in ipairs(changed_uris(edit)) do
-    was_loaded[uri] = vim.api.nvim_buf_is_loaded(vim.uri_to_bufnr(uri))
+    local bufnr = vim.uri_to_bufnr(uri)
+    dirty[uri] = vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].modified
   end
   local ok, err = pcall(util.apply_workspace_edit, edit, encoding)
   if not ok then
     return { applied = false, failureReason = tostring(err) }
   end
-  -- Files that were not open are edited on disk, as the server expects (version null).
-  for uri, loaded in pairs(was_loaded) do
-    if not loaded then
-      local bufnr = vim.uri_to_bufnr(uri)
+  for uri, was_dirty in pairs(dirty) do
+    local bufnr = vim.uri_to_bufnr(uri)
+    if was_dirty then
+      M.unsaved[uri] = true
+      vim.notify(
+        string.format(
+          'kiln: %s had unsaved changes of yours, so the edit was not saved; '
+            .. ':write it for the agent\'s commands to see it',
+          vim.fn.fnamemodify(vim.uri_to_fname(uri), ':~:.')
+        ),
+        vim.log.levels.WARN
+      )
+    else
+      -- noautocmd: format-on-save hooks would change the text the server just computed.
       local wrote, werr = pcall(vim.api.nvim_buf_call, bufnr, function()
-        vim.cmd('silent write')
+        vim.cmd('silent noautocmd keepalt write')
       end)
       if not wrote then
         return {

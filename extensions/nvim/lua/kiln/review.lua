@@ -127,6 +127,8 @@ function M.open_diff(title, diffs, options, decide, meta)
     decide(choice)
   end
   review.win, review.tab = open_window(buf, title)
+  -- The chat's prompt is in Insert mode; the review keys (a, r, q) are Normal-mode keys.
+  vim.cmd('stopinsert')
   -- Closing the review any other way (:q, :bwipe) counts as "reject".
   vim.api.nvim_create_autocmd('BufWipeout', {
     buffer = buf,

@@ -4,7 +4,7 @@ local M = {}
 
 local ns = vim.api.nvim_create_namespace('kiln.transcript')
 
-local ICONS = { pending = '?', in_progress = '…', completed = '✓', failed = '✗' }
+local ICONS = { pending = '?', in_progress = '…', completed = '✓', failed = '✗', stopped = '⊘' }
 
 local S = {
   buf = nil,
@@ -24,6 +24,11 @@ function M.buffer()
     vim.bo[S.buf].filetype = 'kiln-chat'
     vim.bo[S.buf].modifiable = false
     pcall(vim.api.nvim_buf_set_name, S.buf, 'kiln://chat')
+    -- The transcript is markdown ("## You", the model's answers): tree-sitter's markdown parser
+    -- highlights it and injects each fenced block's language when that parser is installed.
+    if pcall(vim.treesitter.start, S.buf, 'markdown') then
+      vim.b[S.buf].kiln_treesitter = true
+    end
     S.plan_lines, S.tools, S.streaming = 0, {}, false
   end
   return S.buf
@@ -44,10 +49,21 @@ local function set_lines(first, last, lines)
   vim.bo[S.buf].modifiable = false
 end
 
+local function shown()
+  return S.win and vim.api.nvim_win_is_valid(S.win) and vim.api.nvim_win_get_buf(S.win) == S.buf
+end
+
 function M.scroll()
-  if S.win and vim.api.nvim_win_is_valid(S.win) and vim.api.nvim_win_get_buf(S.win) == S.buf then
+  if shown() then
     vim.api.nvim_win_set_cursor(S.win, { vim.api.nvim_buf_line_count(S.buf), 0 })
   end
+end
+
+--- Whether the window follows the end: its cursor is on the last line. A user who moved up to
+--- read earlier output is left where they are while more text arrives.
+local function following()
+  return not shown()
+    or vim.api.nvim_win_get_cursor(S.win)[1] >= vim.api.nvim_buf_line_count(S.buf)
 end
 
 local function is_empty()
@@ -58,6 +74,7 @@ end
 --- Append whole lines at the end; returns the 0-based index of the first one.
 function M.append(lines)
   M.buffer()
+  local follow = following()
   S.streaming = false
   local at = vim.api.nvim_buf_line_count(S.buf)
   if is_empty() then
@@ -66,13 +83,16 @@ function M.append(lines)
   else
     set_lines(at, at, lines)
   end
-  M.scroll()
+  if follow then
+    M.scroll()
+  end
   return at
 end
 
 --- Append streamed text to the open answer line, starting new lines at newlines.
 function M.stream(text)
   M.buffer()
+  local follow = following()
   local parts = vim.split(text, '\n', { plain = true })
   if not S.streaming then
     M.append({ '' })
@@ -82,7 +102,9 @@ function M.stream(text)
   local current = vim.api.nvim_buf_get_lines(S.buf, last, last + 1, false)[1] or ''
   parts[1] = current .. parts[1]
   set_lines(last, last + 1, parts)
-  M.scroll()
+  if follow then
+    M.scroll()
+  end
 end
 
 function M.plan(entries)
@@ -192,6 +214,16 @@ function M.render(u, edit_mode)
     M.append({ '[kiln wants to remember] ' .. (u.text or '') })
   elseif kind == 'compaction' then
     M.append({ '[kiln] the context was compacted' })
+  end
+end
+
+--- The turn ended: a tool line still waiting (a review withdrawn by :KilnStop, a command
+--- killed) no longer shows the running or question icon.
+function M.settle(reason)
+  for id, tool in pairs(S.tools) do
+    if tool.status == 'pending' or tool.status == 'in_progress' then
+      M.tool(id, { status = 'stopped', note = reason })
+    end
   end
 end
 

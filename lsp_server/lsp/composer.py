@@ -1,0 +1,227 @@
+"""What a chat panel's composer asks while the user types: ``@`` mentions, ``/`` commands.
+
+``kiln/complete/mentions`` ranks files, folders and symbols from Kiln's own index (which follows
+unsaved buffers through didChange) plus the open documents; ``kiln/complete/commands`` lists the
+built-in slash commands and the installed skills; ``kiln/skills/use`` turns ``/name`` into a
+prompt block carrying that skill's instructions; ``kiln/session/compact`` is ``/compact``.
+Index reads open their own read-only SQLite connection in a worker thread, so completion never
+waits for a scan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from lsp_server.core import CoreError, InvalidParams, NotAvailable, TurnInProgress, uri_to_path
+from lsp_server.lsp.rpc import method, require
+
+BUILTIN_COMMANDS = [
+    ("clear", "", "start a new session with an empty transcript"),
+    ("compact", "", "compact the session's context now"),
+    ("mode", "ask|auto-edit|ci|yolo", "what the agent may do without asking"),
+    ("model", "NAME", "use another model (starts a new session)"),
+    ("context", "", "how the context window is spent"),
+]
+MAX_LIMIT = 100
+
+
+def _rank_key(name: str, query: str) -> int:
+    """0: exact, 1: prefix, 2: word prefix (``cfg`` in ``load_cfg``), 3: substring, 4: none."""
+    n, q = name.lower(), query.lower()
+    if not q or n == q:
+        return 0 if n == q else 1
+    if n.startswith(q):
+        return 1
+    words = n.replace("-", "_").replace(".", "_").replace("/", "_").split("_")
+    if any(w.startswith(q) for w in words):
+        return 2
+    return 3 if q in n else 4
+
+
+def _index_candidates(db: Path, query: str, limit: int) -> tuple[list[dict[str, Any]], bool]:
+    """Symbols (ranked by how often the index sees them referenced) and indexed file paths."""
+    if not db.is_file():
+        return [], False
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
+    try:
+        like = f"%{query.lower()}%" if query else "%"
+        rows = conn.execute(
+            """SELECT b.name, b.kind, b.path, b.start_line, b.end_line, b.signature,
+                      (SELECT count(*) FROM refs r WHERE r.name = d.name) AS uses
+               FROM defs d JOIN blocks b ON b.id = d.block_id
+               WHERE lower(d.name) LIKE ? AND b.kind NOT IN ('module', 'preamble')
+               ORDER BY uses DESC LIMIT ?""",
+            (like, limit * 20),
+        ).fetchall()
+        files = conn.execute(
+            """SELECT f.path, (SELECT count(*) FROM refs r JOIN defs d ON d.name = r.name
+                               WHERE d.file_id = f.id) AS uses
+               FROM files f WHERE lower(f.path) LIKE ? ORDER BY uses DESC LIMIT ?""",
+            (like, limit * 20),
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        return [], False
+    finally:
+        conn.close()
+    symbols = [
+        {
+            "kind": "symbol",
+            "label": name.rsplit(".", 1)[-1],
+            "detail": f"{kind} · {path}:{start}",
+            "path": path,
+            "line": start,
+            "endLine": end,
+            "symbolKind": kind,
+            "signature": sig,
+            "_uses": uses,
+        }
+        for name, kind, path, start, end, sig, uses in rows
+    ]
+    paths = [{"kind": "file", "label": Path(p).name, "path": p, "_uses": u} for p, u in files]
+    return symbols + paths, True
+
+
+def _folders(paths: list[str], query: str) -> list[dict[str, Any]]:
+    seen: dict[str, int] = {}
+    for p in paths:
+        parts = Path(p).parts[:-1]
+        for i in range(1, len(parts) + 1):
+            folder = "/".join(parts[:i])
+            seen[folder] = seen.get(folder, 0) + 1
+    return [
+        {"kind": "folder", "label": Path(f).name + "/", "path": f + "/", "_uses": n}
+        for f, n in seen.items()
+        if not query or query.lower() in f.lower()
+    ]
+
+
+def mention_items(
+    root: Path, db: Path | None, open_docs: list[Path], query: str, limit: int
+) -> dict[str, Any]:
+    """Candidates for ``@query``: open buffers first among equals, then by the index's counts."""
+    query = query.strip().lstrip("@")
+    items, indexed = _index_candidates(db, query, limit) if db else ([], False)
+    known = {i["path"] for i in items if i["kind"] == "file"}
+    opened: set[str] = set()
+    for doc in open_docs:
+        try:
+            rel = doc.resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue
+        opened.add(rel)
+        if rel not in known and (not query or query.lower() in rel.lower()):
+            items.append({"kind": "file", "label": doc.name, "path": rel, "_uses": 0})
+    items += _folders([i["path"] for i in items if i["kind"] == "file"], query)
+
+    def key(item: dict[str, Any]) -> tuple[int, int, int, int, str]:
+        name = item["label"].rstrip("/")
+        order = {"file": 0, "symbol": 1, "folder": 2}[item["kind"]]
+        return (
+            _rank_key(name, query),
+            0 if item["path"] in opened else 1,
+            -int(item["_uses"]),
+            order,
+            item["path"],
+        )
+
+    ranked, seen = [], set()
+    for item in sorted(items, key=key):
+        ident = (item["kind"], item["path"], item.get("line"))
+        if ident in seen:
+            continue
+        seen.add(ident)
+        item.pop("_uses", None)
+        item["uri"] = (root / item["path"].rstrip("/")).as_uri()
+        ranked.append(item)
+        if len(ranked) >= limit:
+            break
+    return {"items": ranked, "indexed": indexed}
+
+
+def _limit(params: dict[str, Any], default: int) -> int:
+    value = params.get("limit", default)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LIMIT:
+        raise InvalidParams(f"limit must be an integer from 1 to {MAX_LIMIT}")
+    return value
+
+
+def _skills(root: Path) -> Any:
+    try:
+        from skills_registry import discovery
+    except ImportError as exc:
+        raise NotAvailable(f"skills are not available in this build: {exc}") from None
+    return discovery.discover_skills(root)
+
+
+def register(server: Any) -> None:
+    @method(server, "kiln/complete/mentions")
+    async def mentions(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
+        query = params.get("query", "")
+        if not isinstance(query, str):
+            raise InvalidParams("query must be a string")
+        limit = _limit(params, 20)
+        root = ls.root or Path.cwd()
+        sync = ls.index_sync
+        db = sync.index.db_path if sync is not None and sync.index is not None else None
+        docs = getattr(ls.workspace, "text_documents", {}) or {}
+        paths = [p for p in (uri_to_path(u) for u in list(docs)) if p is not None]
+        return await asyncio.to_thread(mention_items, root, db, paths, query, limit)
+
+    @method(server, "kiln/complete/commands")
+    async def commands(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
+        query = str(params.get("query", "")).lstrip("/").lower()
+        items = [
+            {"name": n, "kind": "builtin", "args": a, "description": d}
+            for n, a, d in BUILTIN_COMMANDS
+        ]
+        try:
+            catalog = await asyncio.to_thread(_skills, ls.root or Path.cwd())
+            names = {n for n, _, _ in BUILTIN_COMMANDS}
+            items += [
+                {"name": s.name, "kind": "skill", "args": "", "description": s.description}
+                for s in sorted(catalog.skills.values(), key=lambda s: s.name)
+                if s.name not in names
+            ]
+        except NotAvailable:
+            pass
+        items = [i for i in items if i["name"].lower().startswith(query)]
+        return {"commands": items}
+
+    @method(server, "kiln/skills/use")
+    async def use_skill(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name = require(params, "name")
+        root = ls.root or Path.cwd()
+        catalog = await asyncio.to_thread(_skills, root)
+        skill = catalog.get(name) if isinstance(name, str) else None
+        if skill is None:
+            raise CoreError(f"no installed skill named {name!r}", hint="see kiln/skills/list")
+        body = await asyncio.to_thread(skill.render, root)
+        block = {
+            "type": "resource",
+            "resource": {
+                "uri": f"kiln-skill:{skill.name}",
+                "mimeType": "text/markdown",
+                "text": body,
+            },
+        }
+        return {"name": skill.name, "description": skill.description, "block": block}
+
+    @method(server, "kiln/session/compact")
+    async def compact(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
+        session = ls.core().get(require(params, "sessionId"))
+        if ls.core().is_busy(session.id):
+            raise TurnInProgress("a turn is running", hint="stop it or wait, then compact")
+        compactor = next((e for e in session.extensions if hasattr(e, "compact")), None)
+        if compactor is None:
+            raise NotAvailable("this session has no compaction")
+        record = await compactor.compact(session, reason="manual")
+        if record is None:
+            return {"compacted": False}
+        return {
+            "compacted": True,
+            "beforeTokens": record.before_tokens,
+            "afterTokens": record.after_tokens,
+        }

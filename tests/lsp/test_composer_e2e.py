@@ -1,0 +1,103 @@
+"""``@`` and ``/`` completion for chat composers, against a real ``kiln lsp`` and its index."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from lsp_server.core import INVALID_PARAMS
+from tests.lsp.conftest import running
+
+pytestmark = pytest.mark.e2e
+
+
+async def _wait_indexed(editor: object) -> None:
+    for _ in range(400):
+        status = await editor.request("kiln/index/status", {})  # type: ignore[attr-defined]
+        if status["state"] == "ready":
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"index never ready: {status}")
+
+
+async def test_mentions_rank_index_symbols_files_and_unsaved_buffers(
+    workspace: Path, scripted_env: object
+) -> None:
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "config.py").write_text(
+        "def load_config(path):\n    return {}\n\n\ndef config_path():\n    return 'x'\n"
+    )
+    (workspace / "pkg" / "use.py").write_text(
+        "from pkg.config import load_config\n\n\ndef main():\n    return load_config('a')\n"
+    )
+    async with running(workspace, scripted_env([])) as editor:  # type: ignore[operator]
+        await _wait_indexed(editor)
+        found = await editor.request("kiln/complete/mentions", {"query": "load_conf"})
+        assert found["indexed"] is True
+        first = found["items"][0]
+        assert first["kind"] == "symbol" and first["label"] == "load_config", found
+        assert first["path"] == "pkg/config.py" and first["line"] == 1
+        assert first["uri"] == (workspace / "pkg" / "config.py").as_uri()
+
+        files = await editor.request("kiln/complete/mentions", {"query": "conf"})
+        kinds = {(i["kind"], i["path"]) for i in files["items"]}
+        assert ("file", "pkg/config.py") in kinds
+
+        folders = await editor.request("kiln/complete/mentions", {"query": "pk"})
+        assert ("folder", "pkg/") in {(i["kind"], i["path"]) for i in folders["items"]}
+
+        # A symbol that exists only in an unsaved buffer is offered once the index follows it.
+        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+        editor.type_text(uri, "def brand_new_helper():\n    return 1\n")
+        for _ in range(200):
+            got = await editor.request("kiln/complete/mentions", {"query": "brand_new"})
+            if got["items"]:
+                break
+            await asyncio.sleep(0.05)
+        assert got["items"][0]["label"] == "brand_new_helper", got
+        assert "brand_new_helper" not in (workspace / "app.py").read_text()
+
+        try:
+            await editor.request("kiln/complete/mentions", {"query": "x", "limit": 0})
+        except Exception as exc:  # noqa: BLE001 - the JSON-RPC error is the point
+            assert getattr(exc, "code", None) == INVALID_PARAMS
+        else:
+            raise AssertionError("limit 0 was accepted")
+
+
+async def test_commands_list_builtins_and_skills_and_use_loads_the_skill(
+    workspace: Path, scripted_env: object
+) -> None:
+    skill = workspace / ".kiln" / "skills" / "pdf"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: pdf\ndescription: Fill in PDF forms.\n---\nUse pdftk-marker-4411 to fill forms.\n"
+    )
+    steps = [{"match": "pdftk-marker-4411", "text": "the skill was loaded"}, "no skill"]
+    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
+        listed = await editor.request("kiln/complete/commands", {})
+        names = [(c["name"], c["kind"]) for c in listed["commands"]]
+        for builtin in ("clear", "compact", "mode", "model", "context"):
+            assert (builtin, "builtin") in names
+        assert ("pdf", "skill") in names
+        only = await editor.request("kiln/complete/commands", {"query": "/pd"})
+        assert [c["name"] for c in only["commands"]] == ["pdf"]
+
+        used = await editor.request("kiln/skills/use", {"name": "pdf"})
+        assert "pdftk-marker-4411" in used["block"]["resource"]["text"]
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        prompt = [used["block"], {"type": "text", "text": "fill the form"}]
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": prompt})
+        chunks = editor.updates_for(sid, "agent_message_chunk")
+        assert "".join(c["content"]["text"] for c in chunks) == "the skill was loaded"
+        # A two-message session has nothing to compact; the answer says so.
+        compacted = await editor.request("kiln/session/compact", {"sessionId": sid})
+        assert compacted == {"compacted": False}
+        try:
+            await editor.request("kiln/skills/use", {"name": "nope"})
+        except Exception as exc:  # noqa: BLE001
+            assert "nope" in str(exc)
+        else:
+            raise AssertionError("an unknown skill was loaded")
