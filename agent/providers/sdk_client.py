@@ -72,7 +72,14 @@ class SdkClientModel:
                     base_var=self.base_var,
                     base_url=self.base_url,
                 ) from exc
-            raise
+            # Bytes that are not UTF-8, not SSE, or events of an unknown shape: the server at the
+            # other end does not speak this API. Same answer again would not help.
+            raise ProviderError(
+                f"{self.name}: malformed reply stream from {self.base_url or 'the API'} "
+                f"({type(exc).__name__}: {str(exc)[:200]})",
+                hint=f"check that {self.base_var or 'the base URL'} points at a server that "
+                f"speaks the {self.name} API",
+            ) from exc
 
     def _new_client(self) -> Any:
         """Build the SDK's async client (``max_retries=0``: ``retry`` is the only policy)."""

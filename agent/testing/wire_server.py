@@ -12,7 +12,8 @@ Script steps use the scripted model's vocabulary (see ``agent.providers.scripted
 ``{"error": 429 | 500 | 529 | 400, "retry_after"?: seconds, "message"?: ...}`` for an HTTP
 error, ``{"text": "...", "die": true}`` for a stream that breaks off after the text,
 ``{"stream_error": "overloaded_error"}`` for an SSE ``error`` event inside a 200 stream,
-``{"raise": "unavailable"}`` to drop the connection without answering, and
+``{"raise": "unavailable"}`` to drop the connection without answering, ``{"garbage": true}``
+for a 200 ``text/event-stream`` reply of bytes that are neither UTF-8 nor SSE, and
 ``{"sleep": seconds}`` / a reply's ``"delay"`` to wait.
 
     with WireServer(["hello"]) as srv:  # srv.url, srv.openai_base_url, srv.requests
@@ -49,6 +50,8 @@ from agent.providers.scripted import (
 from agent.testing import wire_formats as wf
 from agent.types import canonical_json
 
+# What a broken proxy might send with a 200 and an SSE content type: not UTF-8, not SSE.
+GARBAGE = b"\xff\xfe\x00garbage\x80\x81\xc3(\n\ndata: \xe2\x28\xa1\n\n"
 _RAISE_STATUS = {"rate_limit": 429, "server": 500, "overloaded": 529, "bad_request": 400}
 
 
@@ -289,6 +292,9 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
             if kind == "unavailable":
                 self.close_connection = True
                 _close_quietly(self.connection)
+                return
+            if step.get("garbage"):
+                self._sse([GARBAGE], False)
                 return
             status = step.get("error") or _RAISE_STATUS.get(str(kind), 0)
             if status:
