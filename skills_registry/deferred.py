@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from skills_registry.errors import ToolCallError
-from skills_registry.tool_search import Bm25Index, SearchDoc, schema_param_names
+from skills_registry.tool_search import SearchDoc, ToolIndex, schema_param_names
 
 SEPARATOR = "__"
 MAX_NAME = 64  # the strictest provider limit (OpenAI function names)
@@ -102,7 +102,7 @@ class ToolCatalog:
     def __init__(self) -> None:
         self._tools: dict[str, DeferredTool] = {}
         self._namespaces: dict[str, str] = {}
-        self._index: Bm25Index | None = None
+        self._index: ToolIndex | None = None
 
     def add(self, tool: DeferredTool) -> None:
         """Add or replace a tool (a reloaded source replaces its tools by name)."""
@@ -154,7 +154,7 @@ class ToolCatalog:
                 )
                 for t in self._tools.values()
             ]
-            self._index = Bm25Index(docs)
+            self._index = ToolIndex(docs)
         return [self._tools[doc.name] for doc, _score in self._index.search(query, k)]
 
 

@@ -1,27 +1,28 @@
-"""BM25 ranking of deferred tools, small and fast enough to run on every ``tool_search`` call.
+"""Ranking deferred tools for ``tool_search``: SQLite FTS5 with the porter tokenizer and
+``bm25()``, the same machinery the code index uses, in an in-memory database per tool set.
 
-A tool's document is its name split into words (``gh__create_issue`` -> gh, create, issue),
-its description and its parameter names, with name words weighted higher because models
-phrase queries as actions on objects. Tokens get a light suffix stemmer so "issues",
-"creating" and "created" meet "issue" and "create". The index is an inverted index built once
-per change of the tool set; a query touches only the postings of its own terms.
+A tool's row holds its name split into words (``gh__create_issue`` -> gh create issue), its
+namespace, description and parameter names; name words weigh more in ``bm25()`` because models
+phrase queries as actions on objects. Porter stemming makes "issues", "creating" and "created"
+meet "issue" and "create". Query words are ORed; common synonyms of CRUD verbs count at half
+weight through a second ``bm25()`` query; a query that is a tool's full name wins outright.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter, defaultdict
+import sqlite3
+import threading
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-K1 = 1.2
-B = 0.75
-NAME_WEIGHT = 3
-NAMESPACE_WEIGHT = 1
-PARAM_WEIGHT = 1
-DESCRIPTION_WEIGHT = 1
+NAME_WEIGHT = 3.0
+NAMESPACE_WEIGHT = 1.0
+DESCRIPTION_WEIGHT = 1.0
+PARAM_WEIGHT = 1.0
+EXACT_NAME_BONUS = 1000.0
 
 _CHUNK = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -78,46 +79,18 @@ _STOP = frozenset(
 )
 
 
-def _stem(word: str) -> str:
-    """Strip the commonest English inflections; deliberately crude and predictable."""
-    stem = _strip_suffix(word)
-    return stem[:-1] if stem.endswith("e") and len(stem) > 4 else stem  # delete/deleted meet
-
-
-def _strip_suffix(word: str) -> str:
-    if len(word) <= 3:
-        return word
-    for suffix, repl in (
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-    ):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                return word
-            if suffix == "es" and not word.endswith(("shes", "ches", "xes", "zes", "sses")):
-                return word[:-1]  # "updates" -> "update", not "updat"
-            stem = word[: len(word) - len(suffix)] + repl
-            if suffix in ("ing", "ed") and len(stem) > 2 and stem[-1] == stem[-2] not in "lsz":
-                stem = stem[:-1]  # "mapped" -> "map"
-            return stem
-    return word
-
-
-def tokenize(text: str) -> list[str]:
-    """Split identifiers and prose into lowercase stemmed words, dropping stop words."""
+def split_words(text: str) -> list[str]:
+    """Identifiers and prose as lowercase words: ``gh__createIssue`` -> gh, create, issue."""
     words = []
     for chunk in _CHUNK.findall(text):
         parts = _CAMEL.findall(chunk) if chunk.isascii() else [chunk]
-        for raw in parts:
-            word = raw.lower()
-            if word in _STOP:
-                continue
-            words.append(_stem(word))
+        words += [raw.lower() for raw in parts]
     return words
+
+
+def tokenize(text: str) -> list[str]:
+    """The words of ``text`` minus stop words (stemming is FTS5's porter tokenizer's job)."""
+    return [w for w in split_words(text) if w not in _STOP]
 
 
 # Verbs people use for the same CRUD action; a query word also matches its synonyms at a
@@ -142,19 +115,13 @@ _SYNONYMS = {
     "send": ("post",),
     "kill": ("terminate", "cancel"),
 }
-_STEMMED_SYNONYMS: dict[str, tuple[str, ...]] = {}
 
 
-def expand_query(query: str) -> dict[str, float]:
-    """Query terms with weights: 1 for the words given, ``SYNONYM_WEIGHT`` for synonyms."""
-    if not _STEMMED_SYNONYMS:
-        for word, alts in _SYNONYMS.items():
-            _STEMMED_SYNONYMS[_stem(word)] = tuple(_stem(a) for a in alts)
-    terms = dict.fromkeys(tokenize(query), 1.0)
-    for term in list(terms):
-        for alt in _STEMMED_SYNONYMS.get(term, ()):
-            terms.setdefault(alt, SYNONYM_WEIGHT)
-    return terms
+def expand_query(query: str) -> tuple[list[str], list[str]]:
+    """The query's words, and synonyms of them that the query does not already contain."""
+    terms = list(dict.fromkeys(tokenize(query)))
+    extra = [alt for term in terms for alt in _SYNONYMS.get(term, ()) if alt not in terms]
+    return terms, list(dict.fromkeys(extra))
 
 
 def schema_param_names(schema: dict[str, Any] | None) -> list[str]:
@@ -171,63 +138,68 @@ class SearchDoc:
     description: str
     params: tuple[str, ...] = ()
 
-    def weighted_terms(self) -> Counter[str]:
-        terms: Counter[str] = Counter()
+    def row(self) -> tuple[str, str, str, str]:
         local = self.name.split("__", 1)[-1]
-        for token in tokenize(local):
-            terms[token] += NAME_WEIGHT
-        for token in tokenize(self.namespace):
-            terms[token] += NAMESPACE_WEIGHT
-        for token in tokenize(self.description):
-            terms[token] += DESCRIPTION_WEIGHT
-        for param in self.params:
-            for token in tokenize(param):
-                terms[token] += PARAM_WEIGHT
-        return terms
+        return (
+            " ".join(split_words(local)),
+            " ".join(split_words(self.namespace)),
+            self.description,
+            " ".join(w for p in self.params for w in split_words(p)),
+        )
 
 
-class Bm25Index:
-    """Inverted index over ``SearchDoc``s; rebuild by constructing a new one."""
+def _match_expression(words: Sequence[str]) -> str:
+    """FTS5 query: each word quoted (so no word is read as an operator), ORed."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+class ToolIndex:
+    """An in-memory FTS5 table over ``SearchDoc``s; rebuild by constructing a new one."""
 
     def __init__(self, docs: Sequence[SearchDoc]) -> None:
         self.docs = list(docs)
-        self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
-        lengths = []
-        for i, doc in enumerate(self.docs):
-            terms = doc.weighted_terms()
-            lengths.append(sum(terms.values()))
-            for term, tf in terms.items():
-                self._postings[term].append((i, float(tf)))
-        n = len(self.docs)
-        avg = (sum(lengths) / n) if n else 1.0
-        self._norm = [K1 * (1 - B + B * length / avg) for length in lengths]
-        self._idf = {
-            term: math.log(1 + (n - len(posts) + 0.5) / (len(posts) + 0.5))
-            for term, posts in self._postings.items()
-        }
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute(
+            "CREATE VIRTUAL TABLE tools USING fts5("
+            "name, namespace, description, params, tokenize='porter unicode61')"
+        )
+        self._db.executemany(
+            "INSERT INTO tools(rowid, name, namespace, description, params) VALUES (?, ?, ?, ?, ?)",
+            [(i, *doc.row()) for i, doc in enumerate(self.docs)],
+        )
         self._by_name = {doc.name.lower(): i for i, doc in enumerate(self.docs)}
+
+    def _bm25(self, words: Sequence[str]) -> dict[int, float]:
+        if not words:
+            return {}
+        rows = self._db.execute(
+            "SELECT rowid, bm25(tools, ?, ?, ?, ?) FROM tools WHERE tools MATCH ?",
+            (NAME_WEIGHT, NAMESPACE_WEIGHT, DESCRIPTION_WEIGHT, PARAM_WEIGHT,
+             _match_expression(words)),
+        ).fetchall()  # fmt: skip
+        return {int(rowid): -float(score) for rowid, score in rows}  # bm25() is negative
 
     def search(self, query: str, k: int = 5) -> list[tuple[SearchDoc, float]]:
         """Top ``k`` documents with scores, best first; ties broken by name for stability."""
         if k <= 0 or not self.docs:
             return []
+        terms, synonyms = expand_query(query)
         scores: dict[int, float] = defaultdict(float)
+        with self._lock:
+            for i, score in self._bm25(terms).items():
+                scores[i] += score
+            for i, score in self._bm25(synonyms).items():
+                scores[i] += SYNONYM_WEIGHT * score
         exact = self._by_name.get(query.strip().lower())
         if exact is not None:
-            scores[exact] += 1000.0  # the model asked for a tool by its full name
-        for term, weight in expand_query(query).items():
-            postings = self._postings.get(term)
-            if not postings:
-                continue
-            idf = self._idf[term] * weight
-            for i, tf in postings:
-                scores[i] += idf * tf * (K1 + 1) / (tf + self._norm[i])
+            scores[exact] += EXACT_NAME_BONUS  # the model asked for a tool by its full name
         ranked = sorted(scores.items(), key=lambda item: (-item[1], self.docs[item[0]].name))
         return [(self.docs[i], score) for i, score in ranked[:k] if score > 0]
 
 
-def build_index(docs: Iterable[SearchDoc]) -> Bm25Index:
-    return Bm25Index(list(docs))
+def build_index(docs: Iterable[SearchDoc]) -> ToolIndex:
+    return ToolIndex(list(docs))
 
 
 TOOL_SEARCH_MANUAL = (

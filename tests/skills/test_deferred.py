@@ -79,10 +79,24 @@ def test_qualified_names_are_api_safe() -> None:
     )
 
 
-def test_tokenizer_splits_identifiers_and_stems() -> None:
-    assert tokenize("gh__createIssue") == ["gh", "creat", "issu"]
-    assert tokenize("Creating issues") == tokenize("create issue")
-    assert tokenize("The list of HTTPServers") == ["list", "http", "server"]
+def test_tokenizer_splits_identifiers() -> None:
+    assert tokenize("gh__createIssue") == ["gh", "create", "issue"]
+    assert tokenize("The list of HTTPServers") == ["list", "http", "servers"]
+
+
+def test_fts5_porter_ranking_meets_inflections_and_synonyms() -> None:
+    catalog = ToolCatalog()
+    schema = {"type": "object", "properties": {"title": {"type": "string"}}}
+    for name, desc in (
+        ("create_issue", "Open a new issue in a repository."),
+        ("list_issues", "List issues of a repository."),
+        ("delete_branch", "Delete a git branch."),
+    ):
+        catalog.add(DeferredTool(qualify("gh", name), "gh", desc, schema, "mcp:gh", name))
+    assert catalog.search("creating issues", k=1)[0].name == "gh__create_issue"
+    assert catalog.search("add an issue", k=1)[0].name == "gh__create_issue"  # synonym
+    assert catalog.search("remove branches", k=1)[0].name == "gh__delete_branch"
+    assert catalog.search('quote " OR NEAR(', k=3) == []  # operators are words, not syntax
 
 
 def write_tool(skill: Path, name: str, command: str, script: str | None = None) -> None:
