@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer import history, store
+from indexer import history, schema, store
 from indexer.chunker import chunk_file
 from indexer.errors import (
     IndexCorrupt,
@@ -98,9 +98,9 @@ class Index:
             return self._connect_checked()
 
     def _connect_checked(self) -> sqlite3.Connection:
-        conn = store.connect(self.db_path, self.busy_timeout)
+        conn = schema.connect(self.db_path, self.busy_timeout)
         try:
-            store.migrate(conn)
+            schema.migrate(conn)
             conn.execute("SELECT count(*) FROM files").fetchone()
         except BaseException:
             conn.close()
@@ -116,7 +116,7 @@ class Index:
     def _reader(self) -> sqlite3.Connection:
         held = getattr(self._local, "conn", None)
         if held is None or held[0] != self._generation:  # none yet, or opened before a rebuild
-            conn = store.connect(self.db_path, self.busy_timeout)
+            conn = schema.connect(self.db_path, self.busy_timeout)
             self._local.conn = (self._generation, conn)
             with self._write_lock:
                 self._readers.append(conn)

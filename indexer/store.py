@@ -1,172 +1,21 @@
-"""The SQLite side of the index: schema migrations, atomic per-file replacement, raw reads.
+"""The SQLite side of the index: atomic per-file replacement of a file's rows.
 
-One file, ``<root>/.kiln/index.db``, in WAL mode so searches never wait for the indexer.
-Migrations are named functions recorded in ``_migrations``. FTS5 is an external-content table
-over ``blocks``, maintained explicitly here, so text is stored once and a file's rows are
-replaced with a handful of set-based statements (no per-row Python work beyond one
-``executemany``).
+One file, ``<root>/.kiln/index.db``, in WAL mode so searches never wait for the indexer (its
+schema and migrations: ``schema``). FTS5 is an external-content table over ``blocks``,
+maintained explicitly here, so text is stored once and a file's rows are replaced with a
+handful of set-based statements (no per-row Python work beyond one ``executemany``).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from indexer.blocks import Block
 from indexer.tokens import camel_parts, name_terms, path_terms
 
-if TYPE_CHECKING:
-    import sqlite_utils
-
-# Bumped when chunking changes shape: every file is re-parsed once.
-CHUNKER_VERSION = "5"
 FTS_COLUMNS = ("fts_path", "fts_name", "signature", "docstring", "text", "idents")
-
-
-def _script(db: sqlite_utils.Database, sql: str) -> None:
-    """Run statements one by one (``executescript`` would commit the migration's transaction)."""
-    for statement in sql.split(";\n"):
-        if statement.strip():
-            db.execute(statement)
-
-
-def _m001_initial(db: sqlite_utils.Database) -> None:
-    _script(
-        db,
-        """
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
-        CREATE TABLE files (
-            id INTEGER PRIMARY KEY,
-            path TEXT NOT NULL UNIQUE,
-            language TEXT NOT NULL,
-            mtime_ns INTEGER NOT NULL,
-            size INTEGER NOT NULL,
-            hash TEXT NOT NULL,
-            blocks INTEGER NOT NULL,
-            indexed_at REAL NOT NULL
-        );
-        CREATE TABLE blocks (
-            id INTEGER PRIMARY KEY,
-            file_id INTEGER NOT NULL,
-            path TEXT NOT NULL,
-            language TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            name TEXT NOT NULL,
-            signature TEXT NOT NULL,
-            docstring TEXT NOT NULL,
-            start_line INTEGER NOT NULL,
-            end_line INTEGER NOT NULL,
-            hash TEXT NOT NULL,
-            text TEXT NOT NULL,
-            refs TEXT NOT NULL,
-            fts_path TEXT NOT NULL,
-            fts_name TEXT NOT NULL,
-            idents TEXT NOT NULL
-        );
-        CREATE INDEX blocks_file ON blocks(file_id);
-        CREATE VIRTUAL TABLE blocks_fts USING fts5(
-            fts_path, fts_name, signature, docstring, text, idents,
-            content='blocks', content_rowid='id', tokenize='porter unicode61'
-        );
-        CREATE TABLE defs (name TEXT NOT NULL, block_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
-                           PRIMARY KEY (name, block_id)) WITHOUT ROWID;
-        CREATE INDEX defs_file ON defs(file_id);
-        CREATE TABLE refs (name TEXT NOT NULL, block_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
-                           PRIMARY KEY (name, block_id)) WITHOUT ROWID;
-        CREATE INDEX refs_file ON refs(file_id);
-        """,
-    )
-
-
-def _m002_fts_vocab(db: sqlite_utils.Database) -> None:
-    """Term document counts, used to drop query terms that match most of the repository."""
-    db.execute("CREATE VIRTUAL TABLE blocks_vocab USING fts5vocab(blocks_fts, 'row')")
-
-
-def _m003_fts_merge(db: sqlite_utils.Database) -> None:
-    """Merge FTS segments less eagerly: bulk indexing was dominated by segment merges."""
-    db.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('automerge', 8)")
-    db.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('crisismerge', 64)")
-
-
-def _m004_history(db: sqlite_utils.Database) -> None:
-    """Commits on HEAD (message, files touched), for the history signal (see history.py)."""
-    _script(
-        db,
-        """
-        CREATE TABLE commits (
-            id INTEGER PRIMARY KEY,
-            sha TEXT NOT NULL UNIQUE,
-            time INTEGER NOT NULL,
-            message TEXT NOT NULL,
-            files INTEGER NOT NULL
-        );
-        CREATE TABLE commit_files (commit_id INTEGER NOT NULL, path TEXT NOT NULL,
-                                   PRIMARY KEY (commit_id, path)) WITHOUT ROWID;
-        CREATE INDEX commit_files_path ON commit_files(path);
-        CREATE VIRTUAL TABLE commits_fts USING fts5(message, tokenize='porter unicode61')
-        """,
-    )
-
-
-def _m005_history_vocab(db: sqlite_utils.Database) -> None:
-    """Commit-message term counts, so a search can leave out words most commits contain."""
-    db.execute("CREATE VIRTUAL TABLE commits_vocab USING fts5vocab(commits_fts, 'row')")
-
-
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
-    _m001_initial,
-    _m002_fts_vocab,
-    _m003_fts_merge,
-    _m004_history,
-    _m005_history_vocab,
-]
-
-
-def connect(db_path: Path, busy_timeout: float) -> sqlite3.Connection:
-    conn = sqlite3.connect(
-        str(db_path), timeout=busy_timeout, check_same_thread=False, isolation_level=None
-    )
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA temp_store=MEMORY")
-    conn.execute("PRAGMA cache_size=-65536")
-    conn.execute("PRAGMA mmap_size=268435456")
-    return conn
-
-
-def migrate(conn: sqlite3.Connection) -> None:
-    """Apply the named migrations not yet recorded, each in its own transaction.
-
-    sqlite-utils (which pulls in numpy when present: ~1 s) is imported only when a migration
-    is pending, so opening an up-to-date index stays cheap for one-shot CLI searches."""
-    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
-    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-    pending = [fn for fn in MIGRATIONS if fn.__name__.lstrip("_") not in done]
-    if pending:
-        import sqlite_utils
-
-        db = sqlite_utils.Database(conn)
-    for fn in pending:
-        name = fn.__name__.lstrip("_")
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            fn(db)
-            conn.execute("INSERT INTO _migrations VALUES (?, ?)", (name, time.time()))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    version = conn.execute("SELECT value FROM meta WHERE key='chunker'").fetchone()
-    if version is None or version[0] != CHUNKER_VERSION:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("UPDATE files SET hash = '', mtime_ns = -1")  # forces a re-parse
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunker', ?)", (CHUNKER_VERSION,))
-        conn.execute("COMMIT")
 
 
 def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:

@@ -1,0 +1,181 @@
+"""The index database's schema: connection settings and named migrations.
+
+Migrations are functions registered, in order, with a ``sqlite_migrate.Migrations`` set and
+recorded in its ``_sqlite_migrations`` table; plain tables are created with sqlite-utils, the
+FTS5 tables (external content over ``blocks``, maintained by ``store``), their vocabulary views
+and the WITHOUT ROWID symbol tables with the SQL sqlite-utils has no words for. Index files
+written before the move (names recorded in a ``_migrations`` table) are adopted as they are:
+the same names, so nothing re-runs. A changed chunker forces every file to be re-parsed once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+    from sqlite_migrate import Migrations
+
+# Bumped when chunking changes shape: every file is re-parsed once.
+CHUNKER_VERSION = "5"
+MIGRATION_SET = "kiln.index"
+MIGRATIONS_TABLE = "_sqlite_migrations"
+LEGACY_TABLE = "_migrations"  # the hand-written migrator's record, before sqlite-migrate
+
+
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["files"].create(
+        {
+            "id": int,
+            "path": str,
+            "language": str,
+            "mtime_ns": int,
+            "size": int,
+            "hash": str,
+            "blocks": int,
+            "indexed_at": float,
+        },
+        pk="id",
+        not_null={"path", "language", "mtime_ns", "size", "hash", "blocks", "indexed_at"},
+    )
+    db["files"].create_index(["path"], unique=True)
+    text = ("path", "language", "kind", "name", "signature", "docstring", "hash", "text", "refs")
+    columns: dict[str, type] = {"id": int, "file_id": int}
+    columns.update(dict.fromkeys(text[:6], str))
+    columns.update({"start_line": int, "end_line": int})
+    columns.update(dict.fromkeys((*text[6:], "fts_path", "fts_name", "idents"), str))
+    db["blocks"].create(columns, pk="id", not_null=set(columns) - {"id"})
+    db["blocks"].create_index(["file_id"], index_name="blocks_file")
+    db.execute(
+        "CREATE VIRTUAL TABLE blocks_fts USING fts5("
+        "fts_path, fts_name, signature, docstring, text, idents, "
+        "content='blocks', content_rowid='id', tokenize='porter unicode61')"
+    )
+    for table in ("defs", "refs"):  # name -> block: a covering key, no rowid needed
+        db.execute(
+            f"CREATE TABLE {table} (name TEXT NOT NULL, block_id INTEGER NOT NULL, "
+            "file_id INTEGER NOT NULL, PRIMARY KEY (name, block_id)) WITHOUT ROWID"
+        )
+        db[table].create_index(["file_id"], index_name=f"{table}_file")
+
+
+def m002_fts_vocab(db: sqlite_utils.Database) -> None:
+    """Term document counts, used to drop query terms that match most of the repository."""
+    db.execute("CREATE VIRTUAL TABLE blocks_vocab USING fts5vocab(blocks_fts, 'row')")
+
+
+def m003_fts_merge(db: sqlite_utils.Database) -> None:
+    """Merge FTS segments less eagerly: bulk indexing was dominated by segment merges."""
+    db.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('automerge', 8)")
+    db.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('crisismerge', 64)")
+
+
+def m004_history(db: sqlite_utils.Database) -> None:
+    """Commits on HEAD (message, files touched), for the history signal (see history.py)."""
+    db["commits"].create(
+        {"id": int, "sha": str, "time": int, "message": str, "files": int},
+        pk="id",
+        not_null={"sha", "time", "message", "files"},
+    )
+    db["commits"].create_index(["sha"], unique=True)
+    db.execute(
+        "CREATE TABLE commit_files (commit_id INTEGER NOT NULL, path TEXT NOT NULL, "
+        "PRIMARY KEY (commit_id, path)) WITHOUT ROWID"
+    )
+    db["commit_files"].create_index(["path"], index_name="commit_files_path")
+    db.execute("CREATE VIRTUAL TABLE commits_fts USING fts5(message, tokenize='porter unicode61')")
+
+
+def m005_history_vocab(db: sqlite_utils.Database) -> None:
+    """Commit-message term counts, so a search can leave out words most commits contain."""
+    db.execute("CREATE VIRTUAL TABLE commits_vocab USING fts5vocab(commits_fts, 'row')")
+
+
+# In order; a name, once released, never changes (it is what an index file records).
+STEPS = (m001_initial, m002_fts_vocab, m003_fts_merge, m004_history, m005_history_vocab)
+
+
+def migration_set() -> Migrations:
+    """The steps registered with sqlite-migrate (built on demand: importing sqlite-utils costs
+    ~0.2 s, which a one-shot ``kiln search`` on an up-to-date index should not pay)."""
+    from sqlite_migrate import Migrations
+
+    migrations = Migrations(MIGRATION_SET)
+    for step in STEPS:
+        migrations(name=step.__name__)(step)
+    return migrations
+
+
+def connect(db_path: object, busy_timeout: float) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        str(db_path), timeout=busy_timeout, check_same_thread=False, isolation_level=None
+    )
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-65536")
+    conn.execute("PRAGMA mmap_size=268435456")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the steps not yet recorded, all in one IMMEDIATE transaction (two processes
+    opening a new index at once: the second waits, then finds nothing to do); then force a
+    re-parse if the chunker changed."""
+    if _pending_names(conn):
+        import sqlite_utils
+
+        db = sqlite_utils.Database(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _adopt_legacy_record(conn, db)
+            migration_set().apply(db)  # each step in a savepoint, with its record
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    version = conn.execute("SELECT value FROM meta WHERE key='chunker'").fetchone()
+    if version is None or version[0] != CHUNKER_VERSION:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("UPDATE files SET hash = '', mtime_ns = -1")  # forces a re-parse
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunker', ?)", (CHUNKER_VERSION,))
+        conn.execute("COMMIT")
+
+
+def _pending_names(conn: sqlite3.Connection) -> set[str]:
+    """Steps not recorded yet, read with plain SQL (no sqlite-utils import on the fast path)."""
+    names = {step.__name__ for step in STEPS}
+    if not _has_table(conn, MIGRATIONS_TABLE):
+        return names
+    done = conn.execute(
+        f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?", (MIGRATION_SET,)
+    )
+    return names - {row[0] for row in done}
+
+
+def _adopt_legacy_record(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
+    """Move the names an older Kiln recorded in ``_migrations`` (same step names, with a
+    leading underscore dropped then as now) into sqlite-migrate's table."""
+    if not _has_table(conn, LEGACY_TABLE):
+        return
+    migrations = migration_set()
+    migrations.ensure_migrations_table(db)
+    known = {step.__name__ for step in STEPS}
+    for name, applied_at in conn.execute(f"SELECT name, applied_at FROM {LEGACY_TABLE}"):
+        if name in known:
+            conn.execute(
+                f"INSERT OR IGNORE INTO {MIGRATIONS_TABLE} (migration_set, name, applied_at) "
+                "VALUES (?, ?, datetime(?, 'unixepoch'))",
+                (MIGRATION_SET, name, applied_at),
+            )
+    conn.execute(f"DROP TABLE {LEGACY_TABLE}")
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None

@@ -1,0 +1,171 @@
+"""The index schema: sqlite-migrate's record on new files, and index files written by the
+hand-written migrator that came before it still open, keep their rows and are searchable."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from indexer import Index, schema
+from indexer.chunker import chunk_file
+from indexer.store import prepare, write_file
+
+from .conftest import write
+
+# The schema exactly as the hand-written migrator created it (indexer/store.py before
+# sqlite-migrate), with the names it recorded in `_migrations`.
+LEGACY_DDL = """
+CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, language TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, hash TEXT NOT NULL,
+    blocks INTEGER NOT NULL, indexed_at REAL NOT NULL);
+CREATE TABLE blocks (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, path TEXT NOT NULL,
+    language TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, signature TEXT NOT NULL,
+    docstring TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    hash TEXT NOT NULL, text TEXT NOT NULL, refs TEXT NOT NULL, fts_path TEXT NOT NULL,
+    fts_name TEXT NOT NULL, idents TEXT NOT NULL);
+CREATE INDEX blocks_file ON blocks(file_id);
+CREATE VIRTUAL TABLE blocks_fts USING fts5(fts_path, fts_name, signature, docstring, text,
+    idents, content='blocks', content_rowid='id', tokenize='porter unicode61');
+CREATE TABLE defs (name TEXT NOT NULL, block_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
+    PRIMARY KEY (name, block_id)) WITHOUT ROWID;
+CREATE INDEX defs_file ON defs(file_id);
+CREATE TABLE refs (name TEXT NOT NULL, block_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
+    PRIMARY KEY (name, block_id)) WITHOUT ROWID;
+CREATE INDEX refs_file ON refs(file_id);
+CREATE VIRTUAL TABLE blocks_vocab USING fts5vocab(blocks_fts, 'row');
+INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('automerge', 8);
+INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('crisismerge', 64);
+CREATE TABLE commits (id INTEGER PRIMARY KEY, sha TEXT NOT NULL UNIQUE, time INTEGER NOT NULL,
+    message TEXT NOT NULL, files INTEGER NOT NULL);
+CREATE TABLE commit_files (commit_id INTEGER NOT NULL, path TEXT NOT NULL,
+    PRIMARY KEY (commit_id, path)) WITHOUT ROWID;
+CREATE INDEX commit_files_path ON commit_files(path);
+CREATE VIRTUAL TABLE commits_fts USING fts5(message, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE commits_vocab USING fts5vocab(commits_fts, 'row');
+INSERT INTO _migrations VALUES ('m001_initial', 1764000000.0), ('m002_fts_vocab', 1764000000.0),
+    ('m003_fts_merge', 1764000000.0), ('m004_history', 1764000000.0),
+    ('m005_history_vocab', 1764000000.0);
+"""
+
+SOURCE = 'def settle_invoice(invoice):\n    """Mark an invoice paid."""\n    return invoice\n'
+
+
+def _recorded(db: Path) -> list[str]:
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY id",
+            (schema.MIGRATION_SET,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [r[0] for r in rows]
+
+
+def test_a_new_index_records_every_named_step(repo: Path, open_index: Callable[..., Index]) -> None:
+    write(repo, "billing.py", SOURCE)
+    idx = open_index(repo)
+    idx.update()
+    assert _recorded(idx.db_path) == [step.__name__ for step in schema.STEPS]
+    assert idx.search("settle invoice")[0].name == "settle_invoice"
+
+
+def test_a_legacy_index_is_adopted_without_rerunning_or_losing_rows(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    path = write(repo, "billing.py", SOURCE)
+    db = repo / ".kiln" / "index.db"
+    db.parent.mkdir()
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.executescript(LEGACY_DDL)
+    st = path.stat()
+    prepared = prepare("billing.py", chunk_file("billing.py", path.read_bytes()))
+    conn.execute("BEGIN")
+    write_file(conn, "billing.py", "python", st.st_mtime_ns, st.st_size, "legacy", prepared)
+    conn.execute("INSERT INTO meta VALUES ('chunker', ?)", (schema.CHUNKER_VERSION,))
+    conn.execute("COMMIT")
+    block_ids = conn.execute("SELECT id FROM blocks ORDER BY id").fetchall()
+    conn.close()
+
+    idx = open_index(repo)
+    assert idx.search("invoice paid")[0].name == "settle_invoice"  # rows kept, no rebuild
+    stats = idx.update()
+    assert stats.files_indexed == 0  # mtime and size still match: nothing re-parsed
+    assert _recorded(db) == [step.__name__ for step in schema.STEPS]
+    check = sqlite3.connect(db)
+    try:
+        assert check.execute("SELECT id FROM blocks ORDER BY id").fetchall() == block_ids
+        legacy = check.execute(
+            "SELECT count(*) FROM sqlite_master WHERE name = '_migrations'"
+        ).fetchone()
+        assert legacy == (0,)
+    finally:
+        check.close()
+
+
+def test_a_new_step_runs_once_on_an_existing_index(
+    repo: Path, open_index: Callable[..., Index], monkeypatch
+) -> None:
+    write(repo, "billing.py", SOURCE)
+    open_index(repo).close()
+    calls: list[str] = []
+
+    def m999_probe(db) -> None:  # a future migration
+        calls.append("ran")
+        db["probe"].create({"id": int}, pk="id")
+
+    monkeypatch.setattr(schema, "STEPS", (*schema.STEPS, m999_probe))
+    open_index(repo).close()
+    open_index(repo).close()
+    assert calls == ["ran"]
+    assert _recorded(repo / ".kiln" / "index.db")[-1] == "m999_probe"
+
+
+def test_a_failing_step_leaves_nothing_half_written(
+    repo: Path, open_index: Callable[..., Index], monkeypatch
+) -> None:
+    open_index(repo).close()
+
+    def m999_broken(db) -> None:
+        db["half"].create({"id": int}, pk="id")
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(schema, "STEPS", (*schema.STEPS, m999_broken))
+    try:
+        open_index(repo)
+    except RuntimeError as exc:
+        assert "disk on fire" in str(exc)
+    else:
+        raise AssertionError("the broken migration did not raise")
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    finally:
+        conn.close()
+    assert "half" not in tables
+    assert "m999_broken" not in _recorded(repo / ".kiln" / "index.db")
+
+
+def test_four_connections_opening_a_new_index_at_once_all_succeed(repo: Path) -> None:
+    write(repo, "billing.py", SOURCE)
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def open_one() -> None:
+        start.wait()
+        try:
+            Index(repo).close()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert _recorded(repo / ".kiln" / "index.db") == [s.__name__ for s in schema.STEPS]
