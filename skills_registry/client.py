@@ -1,15 +1,17 @@
 """The registry client: HTTP calls, and the local state that makes installs trustworthy.
 
 Local state lives under ``$KILN_HOME``: ``credentials.json`` (publish tokens, mode 0600),
-``trusted_keys.json`` (the registry key pinned on first use; a changed key is refused),
-``cache/blobs/<sha256>`` (verified archives, so re-installs and offline installs need no
-network) and ``cache/meta`` (version documents, so resolution works offline too). Resolution
-(range or dist-tag to one version document) lives here too; verifying and placing files is
-``skills_registry.install``.
+``trusted_keys.json`` (registry keys pinned out of band with ``kiln skills trust`` or, for an
+interactive install only, on first use; a changed key is refused), ``cache/blobs/<sha256>``
+(verified archives, so re-installs and offline installs need no network), ``cache/meta``
+(version documents, so resolution works offline) and ``cache/signed`` (the last accepted
+signed metadata per signing key and skill, so a rollback is noticed on any mirror).
+Verified resolution is ``skills_registry.verified``; placing files is ``skills_registry.install``.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -33,7 +35,6 @@ from skills_registry.registry.errors import (
     UsageError,
     ValidationFailed,
 )
-from skills_registry.registry.semver import Range, Version, max_satisfying
 
 _BY_STATUS: dict[int, type[RegistryError]] = {
     401: Unauthorized,
@@ -116,23 +117,52 @@ class TrustStore:
         entry = _read_json(self.path).get(normalize_url(registry))
         return entry if isinstance(entry, dict) else None
 
-    def check(self, registry: str, keys: list[dict[str, Any]]) -> dict[str, str]:
-        """Pin the registry's key on first sight; afterwards refuse any other key."""
+    def pin(self, registry: str, public_key_b64: str) -> dict[str, str]:
+        """Pin ``public_key_b64`` for ``registry`` (out of band; replaces an earlier pin)."""
+        from skills_registry.registry.signing import key_id
+
+        try:
+            raw = base64.b64decode(public_key_b64.strip(), validate=True)
+        except ValueError:
+            raw = b""
+        if len(raw) != 32:
+            raise UsageError(
+                "the key must be a base64 ed25519 public key (32 bytes)",
+                hint="copy 'publicKey' from the registry's /.well-known/kiln-registry.json",
+            )
+        entry = {"keyId": key_id(raw), "publicKey": base64.b64encode(raw).decode()}
+        data = _read_json(self.path)
+        data[normalize_url(registry)] = entry
+        _write_json(self.path, data, mode=0o600)
+        return entry
+
+    def check(
+        self, registry: str, keys: list[dict[str, Any]], *, first_use: bool = True
+    ) -> dict[str, str]:
+        """The pinned key if the registry still offers it; pin on first sight if allowed."""
         if not keys or not isinstance(keys[0], dict) or "publicKey" not in keys[0]:
             raise TrustError(f"registry {registry} publishes no signing key")
         offered = {"keyId": str(keys[0]["keyId"]), "publicKey": str(keys[0]["publicKey"])}
         pinned = self.pinned(registry)
         if pinned is None:
-            data = _read_json(self.path)
-            data[normalize_url(registry)] = offered
-            _write_json(self.path, data, mode=0o600)
-            return offered
+            if not first_use:
+                raise unpinned(registry)
+            return self.pin(registry, offered["publicKey"])
         if all(k.get("publicKey") != pinned["publicKey"] for k in keys if isinstance(k, dict)):
             raise TrustError(
                 f"registry {registry} now signs with key {offered['keyId']}, "
-                f"but {pinned['keyId']} was pinned on first use"
+                f"but {pinned['keyId']} was pinned"
             )
         return pinned
+
+
+def unpinned(registry: str) -> TrustError:
+    return TrustError(
+        f"no key is pinned for registry {registry}; frozen and CI installs never trust a key "
+        "on first use",
+        hint=f"pin it out of band: kiln skills trust {registry} --key KEY "
+        f"(the operator's key; also served at {registry}/.well-known/kiln-registry.json)",
+    )
 
 
 class Cache:
@@ -173,7 +203,20 @@ class Cache:
 
     def docs(self, registry: str, skill_id: str) -> dict[str, dict[str, Any]]:
         folder = self._meta_dir(registry, skill_id)
-        return {p.stem: _read_json(p) for p in folder.glob("*.json")} if folder.is_dir() else {}
+        if not folder.is_dir():
+            return {}
+        return {p.stem: _read_json(p) for p in folder.glob("*.json") if p.stem[:1].isdigit()}
+
+    def _signed_path(self, key_id: str, skill_id: str) -> Path:
+        """By signing key, not URL: a mirror of the same registry shares the rollback floor."""
+        key = hashlib.sha256(key_id.encode()).hexdigest()[:16]
+        return self.root / "signed" / key / f"{skill_id}.json"
+
+    def put_metadata(self, key_id: str, skill_id: str, envelope: dict[str, Any]) -> None:
+        _write_json(self._signed_path(key_id, skill_id), envelope)
+
+    def metadata(self, key_id: str, skill_id: str) -> dict[str, Any] | None:
+        return _read_json(self._signed_path(key_id, skill_id)) or None
 
 
 class RegistryClient:
@@ -268,6 +311,10 @@ class RegistryClient:
     def skill(self, skill_id: str) -> dict[str, Any]:
         return self._get(self._skill_path(skill_id))
 
+    def metadata(self, skill_id: str) -> dict[str, Any]:
+        """The signed envelope ``{signed, signatures}``; verify with ``verified.check_metadata``."""
+        return self._get(f"{self._skill_path(skill_id)}/metadata")
+
     def version(self, skill_id: str, version: str) -> dict[str, Any]:
         return self._get(f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}")
 
@@ -328,71 +375,21 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return skill_id, wanted or "*"
 
 
-def resolve(client: RegistryClient, cache: Cache, skill_id: str, wanted: str) -> dict[str, Any]:
-    """Pick the version document for ``wanted``: a range, a dist-tag, or an exact version.
+def trusted_key(
+    client: RegistryClient, trust: TrustStore, *, first_use: bool = True
+) -> dict[str, str]:
+    """The pinned key for this registry, checked against the served one when online.
 
-    Yanked versions only match an exact request (lockfiles keep working); offline, the cached
-    documents stand in for the registry.
+    ``first_use=False`` (frozen and CI installs) refuses a registry with no pinned key instead
+    of trusting whatever key it serves.
     """
-    try:
-        skill = client.skill(skill_id)
-        versions = {v["version"]: v["status"] for v in skill.get("versions", [])}
-        tags = skill.get("distTags", {})
-    except RegistryUnavailable:
-        cached = cache.docs(client.base_url, skill_id)
-        if not cached:
-            raise
-        versions, tags = {v: d.get("status", "active") for v, d in cached.items()}, {}
-    if wanted in tags and not _is_range(wanted):
-        chosen: str | None = tags[wanted]
-    elif wanted == "*" and tags.get("latest") and versions.get(tags["latest"]) != "yanked":
-        chosen = tags["latest"]
-    else:
-        exact = _is_exact(wanted)
-        pool = [
-            v
-            for v, s in versions.items()
-            if s != "yanked" or (exact and Version.parse(v).key() == exact.key())
-        ]
-        chosen = max_satisfying(pool, wanted)
-    if chosen is None:
-        raise NotFound(
-            f"no version of {skill_id} matches {wanted!r}",
-            hint=f"available: {', '.join(sorted(versions)) or 'none'}",
-        )
-    try:
-        doc = client.version(skill_id, chosen)
-        cache.put_doc(client.base_url, doc)
-    except RegistryUnavailable:
-        doc = cache.docs(client.base_url, skill_id).get(chosen) or {}
-        if not doc:
-            raise
-    return doc
-
-
-def _is_range(text: str) -> bool:
-    try:
-        Range.parse(text)
-    except UsageError:
-        return False
-    return True
-
-
-def _is_exact(text: str) -> Version | None:
-    try:
-        parsed = Range.parse(text)
-    except UsageError:
-        return None
-    return parsed.base if parsed.op == "=" else None
-
-
-def trusted_key(client: RegistryClient, trust: TrustStore) -> dict[str, str]:
-    """The pinned key for this registry; fetched and pinned on first use, checked if online."""
+    pinned = trust.pinned(client.base_url)
+    if pinned is None and not first_use:
+        raise unpinned(client.base_url)
     try:
         keys = client.info().get("keys", [])
     except RegistryUnavailable:
-        pinned = trust.pinned(client.base_url)
         if pinned is None:
             raise
         return pinned
-    return trust.check(client.base_url, keys)
+    return trust.check(client.base_url, keys, first_use=first_use)

@@ -1,11 +1,13 @@
 """Verified installs: resolve, download, verify, review, swap into place, lock.
 
-Order matters: nothing touches the skills folder until the archive's sha256 matches the
-version document, the registry's signature over ``id@version:sha256`` verifies against the key
-pinned on first use, the archive unpacks safely into a temp folder next to the target, and the
-unpacked tree hash matches. Only then does a rename put it in place, so an interrupted or
-rejected install leaves the previous state untouched. A skill whose files differ from its lock
-entry was edited locally and is never overwritten without ``force``.
+Order matters: nothing touches the skills folder until the signed metadata and the version
+document verify against the pinned key (``skills_registry.verified``), the archive's sha256
+matches them, the registry's signature over ``id@version:sha256`` verifies, the archive unpacks
+safely in memory and its tree hash matches. The review (files, scripts, scan) is then
+recomputed from those verified bytes, and only after it passes does a rename put the skill in
+place, so an interrupted or rejected install leaves the previous state untouched. A skill
+whose files differ from its lock entry was edited locally and is never overwritten without
+``force``. Frozen and CI installs never pin a key on first use.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from skills_registry.client import (
     TrustStore,
     kiln_home,
     parse_spec,
-    resolve,
     trusted_key,
+    unpinned,
 )
 from skills_registry.lockfile import LOCK_NAME, LockEntry, Lockfile, edit_lockfile
 from skills_registry.registry.errors import (
@@ -47,6 +49,7 @@ from skills_registry.registry.errors import (
 )
 from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import verify_release
+from skills_registry.verified import recomputed_review, resolve_verified
 
 Confirm = Callable[[dict[str, Any]], bool]
 
@@ -90,6 +93,7 @@ def review_summary(doc: dict[str, Any]) -> dict[str, Any]:
         "allowedTools": front.get("allowed-tools"),
         "findings": doc.get("scan", {}).get("findings", []),
         "status": doc.get("status", "active"),
+        "statusReason": doc.get("statusReason", ""),
         "sizeBytes": doc.get("unpackedSize", 0),
         "tokens": {"skillMd": skill_md // 4, "total": doc.get("unpackedSize", 0) // 4},
     }
@@ -233,15 +237,17 @@ class Installer:
 
     def install(self, client: RegistryClient, spec: str) -> Installed:
         skill_id, wanted = parse_spec(spec)
-        key = trusted_key(client, self.trust)
-        doc = resolve(client, self.cache, skill_id, wanted)
+        key = trusted_key(client, self.trust, first_use=not self.ci)
+        resolved = resolve_verified(client, self.cache, key, skill_id, wanted)
+        doc = resolved.doc
         _check_doc(doc, skill_id)
         signature = _signature_for(doc, key)
         locked = self.lock.entries.get(skill_id)
         target = self.scope.skills_dir / doc["name"]
         current = _guard_target(target, skill_id, locked, self.force)
+        warning = "; ".join(resolved.warnings())
         if current == doc["treeHash"] and locked and locked.version == doc["version"]:
-            return Installed(skill_id, doc["version"], target, "unchanged")
+            return Installed(skill_id, doc["version"], target, "unchanged", warning=warning)
         contents = fetch_verified(
             client,
             self.cache,
@@ -252,7 +258,7 @@ class Installer:
             signature,
             doc["treeHash"],
         )
-        summary = review_summary(doc)
+        summary = recomputed_review(contents, resolved)
         pinned = locked is not None and locked.sha256 == doc["archiveSha256"]
         self._review(summary, pinned)
         entry = LockEntry(
@@ -272,15 +278,7 @@ class Installer:
         with edit_lockfile(self.scope.lock_path) as lock:
             lock.entries[skill_id] = entry
         self.lock = lock
-        warning = f"{skill_id}@{doc['version']} is deprecated: {doc.get('statusReason') or 'no reason given'}"
-        return Installed(
-            skill_id,
-            doc["version"],
-            target,
-            action,
-            summary["findings"],
-            warning if doc.get("status") == "deprecated" else "",
-        )
+        return Installed(skill_id, doc["version"], target, action, summary["findings"], warning)
 
     def install_frozen(self, client_for: Callable[[str], RegistryClient]) -> list[Installed]:
         """Install exactly what the lockfile says; works offline from the cache."""
@@ -305,10 +303,13 @@ class Installer:
     ) -> ArchiveContents:
         """From the cache with the pinned key when possible: no network at all offline."""
         pinned = self.trust.pinned(entry.registry)
-        if pinned is not None and self.cache.get_blob(entry.sha256) is not None:
+        if pinned is None:  # never trust on first use, nor follow an entry to a new URL
+            raise unpinned(entry.registry)
+        if self.cache.get_blob(entry.sha256) is not None:
             return self._verify_locked(None, pinned, skill_id, entry)
         with client_for(entry.registry) as client:
-            return self._verify_locked(client, trusted_key(client, self.trust), skill_id, entry)
+            key = trusted_key(client, self.trust, first_use=False)
+            return self._verify_locked(client, key, skill_id, entry)
 
     def _verify_locked(
         self, client: RegistryClient | None, key: dict[str, str], skill_id: str, entry: LockEntry

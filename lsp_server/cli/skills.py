@@ -20,7 +20,6 @@ from skills_registry.client import (
     default_registry,
     load_token,
     parse_spec,
-    resolve,
     save_token,
 )
 from skills_registry.install import Installer, Scope, review_summary
@@ -66,6 +65,10 @@ def _print_summary(summary: dict[str, Any], *, err: bool = True) -> None:
     echo = lambda text="": click.echo(text, err=err)  # noqa: E731
     echo(f"{summary['id']}@{summary['version']}  ({summary['status']})")
     echo(f"  {summary['description']}")
+    if summary.get("status") in ("yanked", "deprecated"):
+        echo(f"  {summary['status']}: {summary.get('statusReason') or 'no reason given'}")
+    if summary.get("deprecated"):
+        echo(f"  DEPRECATED: {summary['deprecated']}")
     echo(
         f"  size: {summary['sizeBytes']} bytes, ~{summary['tokens']['total']} tokens "
         f"(SKILL.md ~{summary['tokens']['skillMd']})"
@@ -111,6 +114,7 @@ def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> N
             "name": s["name"],
             "description": s["description"],
             "latestVersion": s["latestVersion"],
+            "deprecated": s.get("deprecated") or None,
         }
         for s in skills
     ]
@@ -118,7 +122,8 @@ def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> N
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        click.echo(f"{row['id']}@{row['latestVersion'] or '-'}  {row['description'][:100]}")
+        flag = f"  [deprecated: {row['deprecated'][:60]}]" if row["deprecated"] else ""
+        click.echo(f"{row['id']}@{row['latestVersion'] or '-'}  {row['description'][:100]}{flag}")
     if not rows:
         click.echo("no skills found", err=True)
 
@@ -136,16 +141,18 @@ def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> N
 @click.option("--json", "as_json", is_flag=True)
 def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bool) -> None:
     """Show what a skill version contains: files, scripts, allowed-tools, scan findings."""
-    from skills_registry.client import Cache
+    from skills_registry.client import Cache, TrustStore, trusted_key
+    from skills_registry.verified import resolve_verified
 
     skill_id, wanted = parse_spec(spec)
     with RegistryClient(default_registry(registry)) as client:
-        doc = resolve(client, Cache(), skill_id, wanted)
+        key = trusted_key(client, TrustStore(), first_use=not _ci(False))
+        resolved = resolve_verified(client, Cache(), key, skill_id, wanted)
         if file_path is not None:
-            data = client.file(skill_id, doc["version"], file_path)
+            data = client.file(skill_id, resolved.doc["version"], file_path)
             click.echo(data.decode("utf-8", errors="replace"), nl=False)
             return
-    summary = review_summary(doc)
+    summary = {**review_summary(resolved.doc), "deprecated": resolved.deprecated}
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
@@ -199,6 +206,29 @@ def install_cmd(
             click.echo(f"  [{f['severity']}] {f['rule']} {f['path']}: {f['message']}", err=True)
         if r.warning:
             click.echo(f"kiln: warning: {r.warning}", err=True)
+
+
+@skills_group.command("trust")
+@click.argument("url")
+@click.option("--key", "key", default=None, metavar="BASE64", help="The registry's public key.")
+def trust_cmd(url: str, key: str | None) -> None:
+    """Pin a registry's signing key out of band (frozen and CI installs require a pin).
+
+    Without --key, show the key the registry serves and how to pin it; compare it with the
+    key the operator published before pinning.
+    """
+    from skills_registry.client import TrustStore, normalize_url
+
+    url = normalize_url(url)
+    if key is None:
+        with RegistryClient(url) as client:
+            served = client.info().get("keys", [])
+        for k in served:
+            click.echo(f"{url} serves {k.get('keyId')}: {k.get('publicKey')}")
+        click.echo(f"pin it with: kiln skills trust {url} --key KEY", err=True)
+        return
+    entry = TrustStore().pin(url, key)
+    click.echo(f"pinned {entry['keyId']} for {url}")
 
 
 @skills_group.command("update")

@@ -10,139 +10,41 @@ marketplace (a walk over every skill). Every error is JSON
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
-from functools import lru_cache, wraps
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
-from skills_registry.archive import (
-    MAX_ARCHIVE_BYTES,
-    MAX_FILES,
-    MAX_UNPACKED_BYTES,
-    ArchiveContents,
-    read_archive,
+from skills_registry.archive import MAX_ARCHIVE_BYTES, MAX_FILES, MAX_UNPACKED_BYTES
+from skills_registry.registry import writes
+from skills_registry.registry.errors import NotFound, RegistryError, ValidationFailed
+from skills_registry.registry.http import (
+    MAX_JSON_BYTES,
+    Registry,
+    inline,
+    int_param,
+    registry_of,
+    skill_id_of,
 )
-from skills_registry.registry.errors import (
-    Forbidden,
-    NotFound,
-    RegistryError,
-    TooLarge,
-    Unauthorized,
-    UsageError,
-    ValidationFailed,
-)
+from skills_registry.registry.http import json_response as _json
 from skills_registry.registry.marketplace import build_marketplace
-from skills_registry.registry.publish import build_release, check_id
+from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS, skill_metadata
+from skills_registry.registry.oidc import JwksCache
 from skills_registry.registry.signing import Signer, load_or_create_signer
 from skills_registry.registry.storage import BlobStore, MetadataStore, open_storage
 
-MAX_JSON_BYTES = 64 * 1024
 INLINE_DOWNLOAD_BYTES = 256 * 1024
 API_VERSION = "v1"
-
-
-def _inline(handler: Callable[[Request], Response]) -> Callable[[Request], Awaitable[Response]]:
-    """Run a fast sync handler on the loop instead of starlette's thread pool."""
-
-    @wraps(handler)
-    async def endpoint(request: Request) -> Response:
-        return handler(request)
-
-    return endpoint
-
-
-def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(data, status_code=status, headers=headers)
-
-
-class Registry:
-    """The app's state: stores, signer and a small cache of unpacked archives for previews."""
-
-    def __init__(
-        self, store: MetadataStore, blobs: BlobStore, signer: Signer, name: str = "kiln-registry"
-    ) -> None:
-        self.store, self.blobs, self.signer, self.name = store, blobs, signer, name
-        self.unpacked = lru_cache(maxsize=8)(self._unpack)  # bounded: up to 8 x 32 MB worst case
-
-    def _unpack(self, sha256: str) -> ArchiveContents:
-        return read_archive(self.blobs.get(sha256))
-
-    def version_doc(self, request: Request) -> dict[str, Any]:
-        skill_id = _skill_id(request)
-        version = request.path_params["version"]
-        doc = self.store.get_version(skill_id, version)
-        if doc is None:
-            raise NotFound(
-                f"no version {skill_id}@{version}", hint="list versions at /v1/skills/{id}/versions"
-            )
-        return doc
-
-
-def _skill_id(request: Request) -> str:
-    return f"{request.path_params['namespace']}/{request.path_params['name']}"
-
-
-def _reg(request: Request) -> Registry:
-    registry: Registry = request.app.state.registry
-    return registry
-
-
-def _int_param(request: Request, name: str, default: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise UsageError(f"query parameter {name!r} must be an integer") from None
-
-
-def _authorize(request: Request, namespace: str) -> str:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("a bearer token is required")
-    owner = _reg(request).store.token_namespace(token.strip())
-    if owner is None:
-        raise Unauthorized("the token is not known to this registry")
-    if owner != namespace:
-        raise Forbidden(
-            f"the token is scoped to namespace {owner!r}, not {namespace!r}",
-            hint=f"publish as {owner}/<name> or get a token for {namespace!r}",
-        )
-    return owner
-
-
-async def _read_body(request: Request, cap: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > cap:
-        raise TooLarge(f"request body is {declared} bytes; the limit is {cap}")
-    chunks, total = [], 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > cap:
-            raise TooLarge(f"request body exceeds {cap} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def _read_json(request: Request) -> dict[str, Any]:
-    body = await _read_body(request, MAX_JSON_BYTES)
-    try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise UsageError("request body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise UsageError("request body must be a JSON object")
-    return data
+_reg, _skill_id, _int_param, _inline = (
+    registry_of,
+    skill_id_of,
+    int_param,
+    inline,
+)  # short local names
 
 
 def well_known(request: Request) -> Response:
@@ -166,8 +68,19 @@ def well_known(request: Request) -> Response:
                 "jsonBytes": MAX_JSON_BYTES,
             },
             "skills": reg.store.count(),
+            "metadataTtlSeconds": reg.metadata_ttl,
+            "oidc": {"audience": reg.audience, "exchange": "/v1/oidc/token"},
         }
     )
+
+
+def signed_metadata(request: Request) -> Response:
+    """Versions with status and sha256, dist-tags and deprecation, signed with an expiry."""
+    reg = _reg(request)
+    envelope = skill_metadata(
+        reg.store, reg.signer, _skill_id(request), ttl_seconds=reg.metadata_ttl
+    )
+    return _json(envelope, headers={"Cache-Control": "no-cache"})
 
 
 def list_skills(request: Request) -> Response:
@@ -280,77 +193,6 @@ def marketplace(request: Request) -> Response:
     return _json(build_marketplace(reg.store, str(request.base_url), name=reg.name))
 
 
-def whoami(request: Request) -> Response:
-    header = request.headers.get("authorization", "")
-    token = header.partition(" ")[2].strip()
-    namespace = _reg(request).store.token_namespace(token) if token else None
-    if namespace is None:
-        raise Unauthorized("a valid bearer token is required")
-    return _json({"namespace": namespace})
-
-
-async def publish(request: Request) -> Response:
-    reg = _reg(request)
-    skill_id = _skill_id(request)
-    namespace, _ = check_id(skill_id)
-    _authorize(request, namespace)
-    body = await _read_body(request, MAX_ARCHIVE_BYTES)
-    doc = await run_in_threadpool(
-        build_release, skill_id, request.path_params["version"], body, reg.signer
-    )
-    await run_in_threadpool(reg.blobs.put, body)
-    await run_in_threadpool(reg.store.add_version, doc)
-    stored = await run_in_threadpool(reg.store.get_version, skill_id, doc["version"])
-    return _json(
-        stored, status=201, headers={"Location": f"/v1/skills/{skill_id}/versions/{doc['version']}"}
-    )
-
-
-async def set_status(request: Request) -> Response:
-    reg = _reg(request)
-    skill_id = _skill_id(request)
-    _authorize(request, request.path_params["namespace"])
-    data = await _read_json(request)
-    status = data.get("status")
-    if not isinstance(status, str):
-        raise ValidationFailed(["'status' must be one of active, deprecated, yanked"])
-    doc = await run_in_threadpool(
-        reg.store.set_status,
-        skill_id,
-        request.path_params["version"],
-        status,
-        str(data.get("reason") or ""),
-    )
-    return _json(doc)
-
-
-async def set_deprecation(request: Request) -> Response:
-    reg = _reg(request)
-    _authorize(request, request.path_params["namespace"])
-    data = await _read_json(request)
-    message = data.get("message")
-    if message is not None and not isinstance(message, str):
-        raise ValidationFailed(["'message' must be a string or null"])
-    await run_in_threadpool(reg.store.set_deprecation, _skill_id(request), message)
-    return _json(reg.store.get_skill(_skill_id(request)))
-
-
-async def set_dist_tag(request: Request) -> Response:
-    reg = _reg(request)
-    _authorize(request, request.path_params["namespace"])
-    version: str | None = None
-    if request.method == "PUT":
-        data = await _read_json(request)
-        if not isinstance(data.get("version"), str):
-            raise ValidationFailed(["'version' must be a string"])
-        version = data["version"]
-    await run_in_threadpool(
-        reg.store.set_dist_tag, _skill_id(request), request.path_params["tag"], version
-    )
-    skill = reg.store.get_skill(_skill_id(request)) or {}
-    return _json({"distTags": skill.get("distTags", {})})
-
-
 async def on_registry_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RegistryError)
     body: dict[str, Any] = {"error": {"code": exc.code, "message": str(exc), "hint": exc.hint}}
@@ -370,29 +212,44 @@ _SKILL = "/v1/skills/{namespace}/{name}"
 _VERSION = _SKILL + "/versions/{version}"
 
 
-def create_app(data_dir: Path, *, name: str = "kiln-registry") -> Starlette:
+def create_app(
+    data_dir: Path, *, name: str = "kiln-registry", metadata_ttl: int = DEFAULT_TTL_SECONDS
+) -> Starlette:
     """Build the ASGI app over the embedded stores under ``data_dir`` (created if missing)."""
     store, blobs = open_storage(Path(data_dir))
-    return create_app_with(store, blobs, load_or_create_signer(Path(data_dir)), name=name)
+    return create_app_with(
+        store, blobs, load_or_create_signer(Path(data_dir)), name=name, metadata_ttl=metadata_ttl
+    )
 
 
 def create_app_with(
-    store: MetadataStore, blobs: BlobStore, signer: Signer, *, name: str = "kiln-registry"
+    store: MetadataStore,
+    blobs: BlobStore,
+    signer: Signer,
+    *,
+    name: str = "kiln-registry",
+    metadata_ttl: int = DEFAULT_TTL_SECONDS,
+    jwks: JwksCache | None = None,
 ) -> Starlette:
     routes = [
         Route("/.well-known/kiln-registry.json", _inline(well_known)),
         Route("/v1/skills", _inline(list_skills)),
-        Route("/v1/whoami", _inline(whoami)),
+        Route("/v1/whoami", _inline(writes.whoami)),
+        Route("/v1/tokens", _inline(writes.list_tokens)),
+        Route("/v1/tokens/{token_id}", writes.revoke_token, methods=["DELETE"]),
+        Route("/v1/audit", _inline(writes.audit_log)),
+        Route("/v1/oidc/token", writes.oidc_exchange, methods=["POST"]),
         Route("/v1/changes", _inline(change_feed)),
         Route("/v1/marketplace.json", marketplace),
         Route("/.claude-plugin/marketplace.json", marketplace),
         Route(_SKILL, _inline(skill_detail)),
+        Route(_SKILL + "/metadata", _inline(signed_metadata)),
         Route(_SKILL + "/versions", _inline(list_versions)),
-        Route(_SKILL + "/deprecation", set_deprecation, methods=["PUT"]),
-        Route(_SKILL + "/dist-tags/{tag}", set_dist_tag, methods=["PUT", "DELETE"]),
+        Route(_SKILL + "/deprecation", writes.set_deprecation, methods=["PUT"]),
+        Route(_SKILL + "/dist-tags/{tag}", writes.set_dist_tag, methods=["PUT", "DELETE"]),
         Route(_VERSION, _inline(version_detail), methods=["GET"]),
-        Route(_VERSION, publish, methods=["PUT", "POST"]),
-        Route(_VERSION + "/status", set_status, methods=["PUT"]),
+        Route(_VERSION, writes.publish, methods=["PUT", "POST"]),
+        Route(_VERSION + "/status", writes.set_status, methods=["PUT"]),
         Route(_VERSION + "/archive", _inline(download)),
         Route(_VERSION + "/tools", _inline(tool_schemas)),
         Route(_VERSION + "/files/{path:path}", file_preview),
@@ -401,5 +258,5 @@ def create_app_with(
         routes=routes,
         exception_handlers={RegistryError: on_registry_error, HTTPException: on_http_error},
     )
-    app.state.registry = Registry(store, blobs, signer, name)
+    app.state.registry = Registry(store, blobs, signer, name, metadata_ttl=metadata_ttl, jwks=jwks)
     return app

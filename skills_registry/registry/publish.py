@@ -93,7 +93,7 @@ def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -
         }
         for p, d in sorted(contents.files.items())
     ]
-    return {
+    doc = {
         "id": skill_id,
         "namespace": namespace,
         "name": name,
@@ -116,3 +116,5 @@ def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -
         "tools": tools,
         "publishedAt": now_iso(),
     }
+    doc["signatures"][0]["document"] = signer.sign_document(doc)
+    return doc

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.registry.conftest import FIXTURES, cli_env, kiln, make_skill
@@ -112,6 +113,7 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
         "name": "brand-guidelines",
         "description": hits[0]["description"],
         "latestVersion": "1.0.0",
+        "deprecated": None,
     }
     assert "brand" in hits[0]["description"]
 
@@ -280,6 +282,21 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
         )
     )
     ci_env = cli_env(tmp_path / "home", KILN_CI="1")
+    _fails(  # CI never trusts a registry key on first use
+        kiln("skills", "install", "acme/ship-it", "--yes", env=ci_env, cwd=tmp_path),
+        5,
+        "no key is pinned",
+    )
+    served_key = httpx.get(f"{url}/.well-known/kiln-registry.json").json()["keys"][0]
+    shown = _ok(kiln("skills", "trust", url, env=env, cwd=tmp_path))
+    assert served_key["publicKey"] in shown and not (tmp_path / "home/trusted_keys.json").exists()
+    _fails(
+        kiln("skills", "trust", url, "--key", "bm90IGEga2V5", env=env, cwd=tmp_path), 2, "32 bytes"
+    )
+    pinned = _ok(
+        kiln("skills", "trust", url, "--key", served_key["publicKey"], env=env, cwd=tmp_path)
+    )
+    assert served_key["keyId"] in pinned
     _fails(
         kiln("skills", "install", "acme/ship-it", "--yes", env=ci_env, cwd=tmp_path),
         5,

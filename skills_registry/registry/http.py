@@ -1,0 +1,127 @@
+"""What every registry endpoint shares: the app state and request/response helpers.
+
+``Registry`` owns the stores, the signer, the OIDC key cache and a small cache of unpacked
+archives for previews; handlers in ``app`` (reads) and ``writes`` reach it through
+``registry_of(request)``. Version documents leave the server with a document signature: one
+stored at publish, or (for documents published before documents were signed) made on read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from functools import lru_cache, wraps
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from skills_registry.archive import ArchiveContents, read_archive
+from skills_registry.registry.errors import NotFound, TooLarge, UsageError
+from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS
+from skills_registry.registry.oidc import JwksCache
+from skills_registry.registry.signing import Signer
+from skills_registry.registry.storage import BlobStore, MetadataStore
+
+MAX_JSON_BYTES = 64 * 1024
+
+
+class Registry:
+    """The app's state: stores, signer, OIDC keys and unpacked archives for previews."""
+
+    def __init__(
+        self,
+        store: MetadataStore,
+        blobs: BlobStore,
+        signer: Signer,
+        name: str = "kiln-registry",
+        *,
+        metadata_ttl: int = DEFAULT_TTL_SECONDS,
+        jwks: JwksCache | None = None,
+    ) -> None:
+        self.store, self.blobs, self.signer, self.name = store, blobs, signer, name
+        self.metadata_ttl = metadata_ttl
+        self.jwks = jwks or JwksCache()
+        self.unpacked = lru_cache(maxsize=8)(self._unpack)  # bounded: up to 8 x 32 MB worst case
+
+    @property
+    def audience(self) -> str:
+        """The ``aud`` an OIDC ID token must carry to publish here."""
+        return self.name
+
+    def _unpack(self, sha256: str) -> ArchiveContents:
+        return read_archive(self.blobs.get(sha256))
+
+    def version_doc(self, request: Request) -> dict[str, Any]:
+        skill_id = skill_id_of(request)
+        version = request.path_params["version"]
+        doc = self.store.get_version(skill_id, version)
+        if doc is None:
+            raise NotFound(
+                f"no version {skill_id}@{version}", hint="list versions at /v1/skills/{id}/versions"
+            )
+        sig = doc["signatures"][0]
+        if sig.get("keyId") == self.signer.key_id and "document" not in sig:
+            sig["document"] = self.signer.sign_document(doc)
+        return doc
+
+
+def inline(handler: Callable[[Request], Response]) -> Callable[[Request], Awaitable[Response]]:
+    """Run a fast sync handler on the loop instead of starlette's thread pool."""
+
+    @wraps(handler)
+    async def endpoint(request: Request) -> Response:
+        return handler(request)
+
+    return endpoint
+
+
+def json_response(
+    data: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(data, status_code=status, headers=headers)
+
+
+def skill_id_of(request: Request) -> str:
+    return f"{request.path_params['namespace']}/{request.path_params['name']}"
+
+
+def registry_of(request: Request) -> Registry:
+    registry: Registry = request.app.state.registry
+    return registry
+
+
+def int_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise UsageError(f"query parameter {name!r} must be an integer") from None
+
+
+async def read_body(request: Request, cap: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > cap:
+        raise TooLarge(f"request body is {declared} bytes; the limit is {cap}")
+    chunks, total = [], 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > cap:
+            raise TooLarge(f"request body exceeds {cap} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_json(request: Request, *, required: bool = False) -> dict[str, Any]:
+    body = await read_body(request, MAX_JSON_BYTES)
+    if required and not body.strip():
+        raise UsageError("request body is empty; send a JSON object")
+    try:
+        data = json.loads(body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UsageError("request body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise UsageError("request body must be a JSON object")
+    return data

@@ -1,0 +1,224 @@
+"""The registry's write endpoints: publish, status, deprecation, dist-tags, tokens, OIDC.
+
+Every write names a bearer token whose scope allows it (``publish``; ``yank`` for status and
+deprecation; ``tag`` for dist-tags), is refused when the token is expired or revoked, and is
+recorded in the audit log with the token's id and label and the archive sha256 it concerns.
+Publish refuses what it can before reading the body (wrong token, version taken) and writes
+the blob only after validation passed and the version is known to be free, so a rejected
+upload never leaves bytes behind.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from skills_registry.archive import MAX_ARCHIVE_BYTES
+from skills_registry.registry.errors import (
+    Conflict,
+    Forbidden,
+    Unauthorized,
+    UsageError,
+    ValidationFailed,
+)
+from skills_registry.registry.http import (
+    int_param,
+    json_response,
+    read_body,
+    read_json,
+    registry_of,
+    skill_id_of,
+)
+from skills_registry.registry.oidc import exchange
+from skills_registry.registry.publish import build_release, check_id
+from skills_registry.registry.semver import Version
+from skills_registry.registry.storage import MetadataStore, token_live
+
+
+def _bearer(request: Request) -> str:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("a bearer token is required")
+    return token.strip()
+
+
+def authenticate(request: Request) -> dict[str, Any]:
+    """The live token record behind the request's bearer token."""
+    record = registry_of(request).store.get_token(_bearer(request))
+    if record is None:
+        raise Unauthorized("the token is not known to this registry")
+    if record["revokedAt"]:
+        raise Unauthorized(f"token {record['id']} was revoked at {record['revokedAt']}")
+    if not token_live(record):
+        raise Unauthorized(f"token {record['id']} expired at {record['expiresAt']}")
+    return record
+
+
+def authorize(request: Request, namespace: str, scope: str) -> dict[str, Any]:
+    record = authenticate(request)
+    if record["namespace"] != namespace:
+        raise Forbidden(
+            f"the token is scoped to namespace {record['namespace']!r}, not {namespace!r}",
+            hint=f"publish as {record['namespace']}/<name> or get a token for {namespace!r}",
+        )
+    if scope not in record["scopes"]:
+        raise Forbidden(
+            f"token {record['id']} ({record['label'] or 'no label'}) lacks the {scope!r} scope",
+            hint=f"its scopes are {', '.join(record['scopes'])}",
+        )
+    return record
+
+
+def check_version_free(store: MetadataStore, skill_id: str, version: str) -> None:
+    """409 for a taken version, or one equal to it but for build metadata (1.0.0+b5 vs 1.0.0)."""
+    if store.get_version(skill_id, version) is not None:
+        raise Conflict(f"{skill_id}@{version} is already published")
+    try:
+        wanted = Version.parse(version).key()
+    except UsageError:
+        return  # build_release lists the bad version with every other problem
+    if store.get_skill(skill_id) is None:
+        return
+    for row in store.versions(skill_id):
+        if Version.parse(row["version"]).key() == wanted:
+            raise Conflict(
+                f"{skill_id}@{version} has the same precedence as the published "
+                f"{row['version']} (build metadata after '+' does not make a new version)",
+                hint="bump the version number instead",
+            )
+
+
+async def publish(request: Request) -> Response:
+    reg = registry_of(request)
+    skill_id = skill_id_of(request)
+    version = request.path_params["version"]
+    namespace, _ = check_id(skill_id)
+    token = authorize(request, namespace, "publish")
+    await run_in_threadpool(check_version_free, reg.store, skill_id, version)
+    body = await read_body(request, MAX_ARCHIVE_BYTES)
+    doc = await run_in_threadpool(build_release, skill_id, version, body, reg.signer)
+    await run_in_threadpool(check_version_free, reg.store, skill_id, version)
+    await run_in_threadpool(reg.blobs.put, body)
+    await run_in_threadpool(reg.store.add_version, doc)
+    await run_in_threadpool(
+        reg.store.record_audit,
+        action="publish",
+        skill_id=skill_id,
+        version=version,
+        sha256=doc["archiveSha256"],
+        token=token,
+    )
+    stored = await run_in_threadpool(reg.version_doc, request)
+    return json_response(
+        stored, status=201, headers={"Location": f"/v1/skills/{skill_id}/versions/{version}"}
+    )
+
+
+async def set_status(request: Request) -> Response:
+    reg = registry_of(request)
+    skill_id = skill_id_of(request)
+    token = authorize(request, request.path_params["namespace"], "yank")
+    data = await read_json(request, required=True)
+    status = data.get("status")
+    if not isinstance(status, str):
+        raise ValidationFailed(["'status' must be one of active, deprecated, yanked"])
+    version = request.path_params["version"]
+    await run_in_threadpool(
+        reg.store.set_status, skill_id, version, status, str(data.get("reason") or "")
+    )
+    doc = reg.version_doc(request)
+    reg.store.record_audit(
+        action=f"status:{status}",
+        skill_id=skill_id,
+        version=version,
+        sha256=doc["archiveSha256"],
+        token=token,
+    )
+    return json_response(doc)
+
+
+async def set_deprecation(request: Request) -> Response:
+    """``{"message": "..."}`` deprecates, ``{"message": null}`` un-deprecates; nothing else."""
+    reg = registry_of(request)
+    skill_id = skill_id_of(request)
+    token = authorize(request, request.path_params["namespace"], "yank")
+    data = await read_json(request, required=True)
+    if "message" not in data:
+        raise ValidationFailed(
+            ["'message' is required: a non-empty string to deprecate, or null to un-deprecate"]
+        )
+    message = data["message"]
+    if message is not None and (not isinstance(message, str) or not message.strip()):
+        raise ValidationFailed(["'message' must be a non-empty string (or null to un-deprecate)"])
+    await run_in_threadpool(reg.store.set_deprecation, skill_id, message)
+    action = "deprecate" if message else "undeprecate"
+    reg.store.record_audit(action=action, skill_id=skill_id, version=None, sha256=None, token=token)
+    return json_response(reg.store.get_skill(skill_id))
+
+
+async def set_dist_tag(request: Request) -> Response:
+    reg = registry_of(request)
+    skill_id = skill_id_of(request)
+    token = authorize(request, request.path_params["namespace"], "tag")
+    version: str | None = None
+    if request.method == "PUT":
+        data = await read_json(request, required=True)
+        if not isinstance(data.get("version"), str):
+            raise ValidationFailed(["'version' must be a string"])
+        version = data["version"]
+    tag = request.path_params["tag"]
+    await run_in_threadpool(reg.store.set_dist_tag, skill_id, tag, version)
+    doc = reg.store.get_version(skill_id, version) if version else None
+    reg.store.record_audit(
+        action=f"dist-tag:{tag}",
+        skill_id=skill_id,
+        version=version,
+        sha256=doc["archiveSha256"] if doc else None,
+        token=token,
+    )
+    skill = reg.store.get_skill(skill_id) or {}
+    return json_response({"distTags": skill.get("distTags", {})})
+
+
+def whoami(request: Request) -> Response:
+    record = authenticate(request)
+    return json_response({**record, "namespace": record["namespace"]})
+
+
+def list_tokens(request: Request) -> Response:
+    record = authenticate(request)
+    return json_response({"tokens": registry_of(request).store.list_tokens(record["namespace"])})
+
+
+async def revoke_token(request: Request) -> Response:
+    """Any live token of a namespace may revoke any token of it (a leak is an emergency)."""
+    record = authenticate(request)
+    store = registry_of(request).store
+    revoked = await run_in_threadpool(
+        store.revoke_token, request.path_params["token_id"], record["namespace"]
+    )
+    return json_response(revoked)
+
+
+def audit_log(request: Request) -> Response:
+    record = authenticate(request)
+    rows = registry_of(request).store.audit_log(
+        record["namespace"], int_param(request, "since", 0), int_param(request, "limit", 100)
+    )
+    return json_response(
+        {"audit": rows, "metadata": {"nextSince": rows[-1]["seq"] if rows else None}}
+    )
+
+
+async def oidc_exchange(request: Request) -> Response:
+    """``{"token": "<OIDC ID token>"}`` -> ``{"token", "namespace", "expiresAt"}``."""
+    reg = registry_of(request)
+    data = await read_json(request, required=True)
+    id_token = data.get("token")
+    if not isinstance(id_token, str) or not id_token:
+        raise ValidationFailed(["'token' must be the CI provider's OIDC ID token"])
+    minted = await run_in_threadpool(exchange, reg.store, reg.jwks, id_token, reg.audience)
+    return json_response(minted, status=201)

@@ -1,0 +1,227 @@
+"""Resolution against signed registry metadata, and review facts recomputed from the archive.
+
+A client acts on three things a registry says: which versions exist and their status (yanked,
+deprecated, dist-tags), what a version contains, and the archive bytes. Here each is checked
+against the pinned key before use:
+
+- the skill metadata envelope must verify, name the skill asked for, not be expired (a mirror
+  cannot freeze a client on old metadata) and not go back in ``seq`` from the last one this
+  client accepted (a mirror cannot replay an older signed copy to roll it back);
+- the version document must carry a valid document signature and the archive sha256 the
+  metadata lists for that version;
+- the review facts (file list, scripts, scan, frontmatter) are recomputed from the verified
+  archive, never copied from a document, so a stripped or stale field cannot hide a script.
+
+Offline, the last accepted metadata stands in, expiry not checked: it came from this client's
+own cache, and refusing it would only break offline installs, not stop an attacker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from skills_registry.archive import ArchiveContents
+from skills_registry.client import Cache, RegistryClient
+from skills_registry.errors import SkillInvalid
+from skills_registry.registry.errors import (
+    IntegrityError,
+    NotFound,
+    RegistryUnavailable,
+    UsageError,
+)
+from skills_registry.registry.scan import is_script, scan_files
+from skills_registry.registry.semver import Range, Version, max_satisfying
+from skills_registry.registry.signing import document_message, metadata_message, verify_bytes
+from skills_registry.spec import parse_frontmatter
+
+METADATA_TYPE = "kiln-skill-metadata"
+
+
+class StaleMetadata(IntegrityError):
+    hint = "the registry or mirror serves expired metadata; try again later or another mirror"
+
+
+class RolledBack(IntegrityError):
+    hint = "a mirror or proxy is replaying older signed metadata; use the registry directly"
+
+
+@dataclass
+class Resolved:
+    doc: dict[str, Any]
+    status: str
+    status_reason: str
+    deprecated: str | None
+
+    def warnings(self) -> list[str]:
+        label = f"{self.doc['id']}@{self.doc['version']}"
+        out = []
+        if self.status == "yanked":
+            out.append(f"{label} is yanked: {self.status_reason or 'no reason given'}")
+        elif self.status == "deprecated":
+            out.append(f"{label} is deprecated: {self.status_reason or 'no reason given'}")
+        if self.deprecated:
+            out.append(f"{self.doc['id']} is deprecated: {self.deprecated}")
+        return out
+
+
+def _parse_time(text: Any) -> datetime:
+    try:
+        value = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        raise IntegrityError(f"signed metadata has an invalid time {text!r}") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def check_metadata(envelope: Any, key: dict[str, str], skill_id: str) -> dict[str, Any]:
+    """The ``signed`` part of an envelope whose signature by ``key`` verifies, else raise."""
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("signed"), dict):
+        raise IntegrityError(f"{skill_id}: the registry sent no signed metadata")
+    signed: dict[str, Any] = envelope["signed"]
+    sigs = [s for s in envelope.get("signatures", []) if isinstance(s, dict)]
+    message = metadata_message(signed)
+    if not any(
+        s.get("keyId") == key["keyId"]
+        and verify_bytes(key["publicKey"], message, str(s.get("signature")))
+        for s in sigs
+    ):
+        raise IntegrityError(f"{skill_id}: metadata is not signed by the pinned key {key['keyId']}")
+    if signed.get("_type") != METADATA_TYPE or signed.get("id") != skill_id:
+        raise IntegrityError(f"{skill_id}: signed metadata is for {signed.get('id')!r}")
+    if not isinstance(signed.get("versions"), dict) or not isinstance(signed.get("seq"), int):
+        raise IntegrityError(f"{skill_id}: signed metadata lacks versions or seq")
+    return signed
+
+
+def fetch_metadata(
+    client: RegistryClient, cache: Cache, key: dict[str, str], skill_id: str
+) -> dict[str, Any]:
+    """Fresh, verified, not rolled back; offline, the last accepted copy."""
+    previous = cache.metadata(key["keyId"], skill_id)
+    known = check_metadata(previous, key, skill_id) if previous else None
+    try:
+        envelope = client.metadata(skill_id)
+    except RegistryUnavailable:
+        if known is None:
+            raise
+        return known
+    signed = check_metadata(envelope, key, skill_id)
+    if _parse_time(signed.get("expires")) <= datetime.now(UTC):
+        raise StaleMetadata(f"{skill_id}: signed metadata expired at {signed.get('expires')}")
+    if known is not None and signed["seq"] < known["seq"]:
+        raise RolledBack(
+            f"{skill_id}: signed metadata seq {signed['seq']} is older than seq "
+            f"{known['seq']} already seen"
+        )
+    cache.put_metadata(key["keyId"], skill_id, envelope)
+    return signed
+
+
+def check_document(doc: dict[str, Any], key: dict[str, str], sha256: str) -> None:
+    """The whole version document is what the registry signed, for the listed archive."""
+    sig = next(
+        (
+            s
+            for s in doc.get("signatures", [])
+            if isinstance(s, dict) and s.get("keyId") == key["keyId"]
+        ),
+        None,
+    )
+    if sig is None or not verify_bytes(
+        key["publicKey"], document_message(doc), str(sig.get("document"))
+    ):
+        raise IntegrityError(
+            f"{doc.get('id')}@{doc.get('version')}: the version document was altered or is "
+            f"unsigned (document signature does not verify with {key['keyId']})"
+        )
+    if doc.get("archiveSha256") != sha256:
+        raise IntegrityError(
+            f"{doc.get('id')}@{doc.get('version')}: document and signed metadata name "
+            "different archives"
+        )
+
+
+def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:
+    """A range, a dist-tag or an exact version; yanked versions only match exactly."""
+    versions = {v: str(d.get("status", "active")) for v, d in signed["versions"].items()}
+    tags = signed.get("distTags") or {}
+    if wanted in tags and not _is_range(wanted):
+        chosen: str | None = tags[wanted]
+    elif wanted == "*" and tags.get("latest") and versions.get(tags["latest"]) != "yanked":
+        chosen = tags["latest"]
+    else:
+        exact = _exact(wanted)
+        pool = [
+            v
+            for v, s in versions.items()
+            if s != "yanked" or (exact and Version.parse(v).key() == exact.key())
+        ]
+        chosen = max_satisfying(pool, wanted)
+    if chosen is None or chosen not in versions:
+        raise NotFound(
+            f"no version of {skill_id} matches {wanted!r}",
+            hint=f"available: {', '.join(sorted(versions)) or 'none'}",
+        )
+    return chosen
+
+
+def resolve_verified(
+    client: RegistryClient, cache: Cache, key: dict[str, str], skill_id: str, wanted: str
+) -> Resolved:
+    signed = fetch_metadata(client, cache, key, skill_id)
+    version = choose(signed, skill_id, wanted)
+    entry = signed["versions"][version]
+    try:
+        doc = client.version(skill_id, version)
+    except RegistryUnavailable:
+        doc = cache.docs(client.base_url, skill_id).get(version) or {}
+        if not doc:
+            raise
+    check_document(doc, key, str(entry.get("archiveSha256")))
+    cache.put_doc(client.base_url, doc)
+    doc = {**doc, "status": entry.get("status", "active")}
+    doc["statusReason"] = entry.get("statusReason", "")
+    return Resolved(doc, doc["status"], doc["statusReason"], signed.get("deprecated") or None)
+
+
+def recomputed_review(contents: ArchiveContents, resolved: Resolved) -> dict[str, Any]:
+    """The review summary from the archive's own bytes (status from signed metadata)."""
+    try:
+        front, _ = parse_frontmatter(contents.files.get("SKILL.md", b"").decode("utf-8-sig"))
+    except (SkillInvalid, UnicodeDecodeError):
+        front = {}
+    scan = scan_files(contents.files, front, contents.executables)
+    skill_md = len(contents.files.get("SKILL.md", b""))
+    return {
+        "id": resolved.doc["id"],
+        "version": resolved.doc["version"],
+        "description": str(front.get("description", "")),
+        "files": [{"path": p, "size": len(d)} for p, d in sorted(contents.files.items())],
+        "scripts": sorted(
+            p for p, d in contents.files.items() if is_script(p, d, p in contents.executables)
+        ),
+        "allowedTools": front.get("allowed-tools"),
+        "findings": scan.get("findings", []),
+        "status": resolved.status,
+        "statusReason": resolved.status_reason,
+        "deprecated": resolved.deprecated,
+        "sizeBytes": contents.size,
+        "tokens": {"skillMd": skill_md // 4, "total": contents.size // 4},
+    }
+
+
+def _is_range(text: str) -> bool:
+    try:
+        Range.parse(text)
+    except UsageError:
+        return False
+    return True
+
+
+def _exact(text: str) -> Version | None:
+    try:
+        parsed = Range.parse(text)
+    except UsageError:
+        return None
+    return parsed.base if parsed.op == "=" else None
