@@ -356,4 +356,6 @@ def _protected_start(messages: list[Message], keep_rounds: int) -> int:
 
 def _request_like(session: Session, messages: list[Message]) -> dict[str, Any]:
     request = session.build_request()
-    return {**request.to_dict(), "messages": messages}
+    # Deferred tools are left out: no provider puts their schemas in the model's context
+    # before a tool_search loads them (and then they are counted in the transcript).
+    return {**request.to_dict(), "deferred_tools": [], "messages": messages}

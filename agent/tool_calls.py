@@ -11,7 +11,8 @@ from agent.errors import KilnError, PathOutsideWorkspace, PermissionDenied, Tool
 from agent.output_budget import apply_budget
 from agent.protocols import EditProposal, PermissionRequest, ToolContext
 from agent.tools.base import check_arguments
-from agent.types import Block
+from agent.tools.deferred_tools import tool_description, unwrap_proxy
+from agent.types import Block, ToolOutput
 
 if TYPE_CHECKING:
     from agent.session import Session
@@ -19,7 +20,9 @@ if TYPE_CHECKING:
 
 async def run_tool(session: Session, call: Block) -> Block:
     """Run one tool call to a tool_result block: check, authorise, run, budget, report."""
-    name, args, call_id = call["name"], call.get("input", {}), call["id"]
+    # call_tool{name, arguments} runs the named tool: checked, authorised and reported as it.
+    name, args = unwrap_proxy(call["name"], call.get("input", {}))
+    call_id = call["id"]
     tool = session.find_tool(name)
     kind = getattr(tool, "kind", "other")
     await session.emit(
@@ -33,12 +36,14 @@ async def run_tool(session: Session, call: Block) -> Block:
     )
     started = time.monotonic()
     error: tuple[str, str] | None = None
+    rich: ToolOutput | None = None
     try:
         if tool is None:
             known = ", ".join(session.tools)
             raise ToolError(
                 f"unknown tool {name!r}",
-                suggestion=f"available tools: {known}; use tool_search for others",
+                suggestion=f"available tools: {known}; use tool_search to find others, "
+                "then call_tool to run them",
             )
         args = check_arguments(tool.spec, args)
         if kind == "edit":  # edits are authorised in propose_edit, once the diff is known
@@ -48,6 +53,8 @@ async def run_tool(session: Session, call: Block) -> Block:
         output = await tool.run(
             args, ToolContext(root=session.root, session=session, call_id=call_id)
         )
+        if isinstance(output, ToolOutput):
+            rich, output = output, output.text
         if "<external_content" in output:
             session.tainted = True
         output = apply_budget(
@@ -89,7 +96,7 @@ async def run_tool(session: Session, call: Block) -> Block:
     return {
         "type": "tool_result",
         "tool_use_id": call_id,
-        "content": output,
+        "content": rich.content(output) if rich is not None and not is_error else output,
         "is_error": is_error,
     }
 
@@ -142,7 +149,7 @@ class DeferredAdapter:
         from agent.types import ToolSpec
 
         self.tool = tool
-        self.spec = ToolSpec(tool.name, tool.description, tool.input_schema)
+        self.spec = ToolSpec(tool.name, tool_description(tool), tool.input_schema)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         from agent.tools.base import external

@@ -50,6 +50,28 @@ class ToolSpec:
         }
 
 
+def tool_reference(name: str) -> Block:
+    """A ``tool_result`` content block that loads the deferred tool ``name`` (Anthropic)."""
+    return {"type": "tool_reference", "tool_name": name}
+
+
+@dataclass
+class ToolOutput:
+    """A tool result with more than text: ``references`` name deferred tools the result loads.
+
+    Stored as ``[text, tool_reference...]``; providers with native tool search send the
+    references, the others the text (which carries the found schemas).
+    """
+
+    text: str
+    references: list[str] = field(default_factory=list)
+
+    def content(self, text: str) -> str | list[Block]:
+        if not self.references:
+            return text
+        return [text_block(text), *(tool_reference(n) for n in self.references)]
+
+
 @dataclass
 class Request:
     """Everything one model call sends. ``system`` and ``tools`` are the frozen prefix."""
@@ -58,8 +80,11 @@ class Request:
     tools: list[ToolSpec]
     messages: list[Message]
     max_tokens: int = 4096
-    # Tools discovered by tool_search, announced in the trajectory; providers that need them
-    # declared (all do) send them in a way that keeps the earlier prefix stable.
+    # Deferred tools (skill sidecars, MCP servers). A provider with native tool search
+    # (Anthropic) declares every one of them from the first request with ``defer_loading`` and
+    # ``tool_search`` results load them by ``tool_reference``; the others never send them: the
+    # found schema arrives in the ``tool_search`` result and ``call_tool`` runs the tool, so
+    # ``tools`` is the same on every request.
     deferred_tools: list[ToolSpec] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:

@@ -70,12 +70,14 @@ def builtin_prefix(namespaces: dict[str, str]) -> tuple[list[dict[str, Any]], st
     """The real built-in specs when the agent package is present, else a stated fallback."""
     try:
         from agent.tools import builtin_tools
+        from agent.tools.deferred_tools import CallTool
         from agent.tools.skill_tools import SkillTool, ToolSearchTool
         from skills_registry.discovery import SkillCatalog
 
-        catalog = ToolCatalog()
-        search = ToolSearchTool(catalog, extra_namespaces=namespaces)
-        tools = builtin_tools([SkillTool(SkillCatalog), search])
+        # tool_search's definition no longer lists namespaces (they ride at the tail), so the
+        # prefix is the same for any ``namespaces``; call_tool is the fixed proxy.
+        search = ToolSearchTool(ToolCatalog())
+        tools = builtin_tools([SkillTool(SkillCatalog), search, CallTool()])
         return [t.spec.to_dict() for t in tools], "agent.tools specs"
     except ImportError:
         desc = render_tool_search_description(namespaces)

@@ -203,12 +203,12 @@ def build_index(docs: Iterable[SearchDoc]) -> ToolIndex:
 
 
 TOOL_SEARCH_MANUAL = (
-    "Find tools that are available but not loaded yet: tools from skills and MCP servers. "
-    "Use it when no loaded tool fits the task (e.g. creating a ticket, querying a database, "
-    "posting a message); describe the action and its object in a few words, e.g. "
-    '{"query": "create github issue"}. Matching tools become callable right after, by the '
-    "qualified names it returns (namespace__tool). Do not use it for files or code in the "
-    "workspace: the built-in tools cover those."
+    "Find tools that are available but not loaded yet: tools from skills and MCP servers (the "
+    "<deferred_tools> block of the context names their sources). Use it when no loaded tool "
+    "fits the task (e.g. creating a ticket, querying a database, posting a message); describe "
+    'the action and its object in a few words, e.g. {"query": "create github issue"}. The '
+    "result gives each match's qualified name (namespace__tool) and input schema. Do not use "
+    "it for files or code in the workspace: the built-in tools cover those."
 )
 
 

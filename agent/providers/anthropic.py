@@ -1,10 +1,16 @@
 """Anthropic Messages API provider, with prompt-cache breakpoints that match the harness's
 frozen-prefix design.
 
-Two breakpoints: one on the system block (caching tools + system, the frozen prefix) and one on
+Breakpoints: one on the system block (caching tools + system, the frozen prefix) and one on
 the last content block of the latest message (the moving tail, so each turn reads everything
-before it from the cache). Tools discovered later are appended after the built-ins with
-``defer_loading: true`` so the built-ins' bytes and order never change.
+before it from the cache). The API looks back at most ``LOOKBACK_BLOCKS`` blocks from a
+breakpoint for an earlier cache entry, so when one step adds more blocks than that (a dozen
+parallel tool calls and their results) a third breakpoint marks the previous request's last
+block, where the previous request wrote its entry. Never more than ``MAX_BREAKPOINTS``.
+
+Tool search is native: every deferred tool is declared from the first request with
+``defer_loading: true`` (after the built-ins, so their bytes and order never change), and a
+``tool_search`` result loads the found ones with ``tool_reference`` blocks.
 """
 
 from __future__ import annotations
@@ -30,46 +36,92 @@ from agent.types import (
 # claude-sonnet-4-5 reaches end-of-life on 2026-11-30 (the SDK warns), so the default moved on.
 DEFAULT_MODEL = "claude-sonnet-4-6"
 EPHEMERAL = {"type": "ephemeral"}
+LOOKBACK_BLOCKS = 20  # how far back from a breakpoint the API looks for an earlier entry
+MAX_BREAKPOINTS = 4
 
 
 def build_params(request: Request, model: str) -> dict[str, Any]:
     """The JSON body (minus ``stream``) for one call; pure, so prefix stability is testable."""
     tools: list[dict[str, Any]] = [t.to_dict() for t in request.tools]
-    # Deferred tools go after the built-ins, never between them, so the cached prefix stays
-    # byte-identical. The transcript's tool_search result carries tool_reference-style blocks
-    # naming them; ``defer_loading`` tells the API they were not part of the initial prompt.
     tools += [{**t.to_dict(), "defer_loading": True} for t in request.deferred_tools]
+    deferred = {t.name for t in request.deferred_tools}
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
         "system": [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
-        "messages": with_tail_breakpoint(request.messages),
+        "messages": with_breakpoints(wire_messages(request.messages, deferred), budget=3),
     }
     if tools:
         params["tools"] = tools
     return params
 
 
-def with_tail_breakpoint(messages: list[Message]) -> list[Message]:
-    """A copy of ``messages`` whose last content block carries ``cache_control``.
+def wire_messages(messages: list[Message], deferred: set[str]) -> list[Message]:
+    """Tool results that load deferred tools are sent as their ``tool_reference`` blocks only
+    (the text beside them is for providers without native tool search). A reference to a tool
+    the request does not declare would be rejected; such a result falls back to its text."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        loads = isinstance(content, list) and any(_references(b) for b in content)
+        if loads and message.get("role") == "user":
+            message = {**message, "content": [_load_block(b, deferred) for b in content]}
+        out.append(message)
+    return out
 
-    Only the last message is copied; the stored transcript is never modified.
-    """
-    if not messages:
+
+def _references(block: Block) -> list[Block]:
+    content = block.get("content") if block.get("type") == "tool_result" else None
+    if not isinstance(content, list):
         return []
-    last = dict(messages[-1])
-    content = last.get("content")
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_reference"]
+
+
+def _load_block(block: Block, deferred: set[str]) -> Block:
+    refs = _references(block)
+    if not refs:
+        return block
+    known = [r for r in refs if r.get("tool_name") in deferred]
+    if known:
+        return {**block, "content": known}
+    text = "\n".join(str(b.get("text", "")) for b in block["content"] if b.get("type") == "text")
+    return {**block, "content": text}
+
+
+def _as_blocks(message: Message) -> list[Block]:
+    content = message.get("content")
     if isinstance(content, str):
-        content = [{"type": "text", "text": content}] if content else []
-    if content:
-        content = list(content)
-        content[-1] = {**content[-1], "cache_control": EPHEMERAL}
-        last["content"] = content
-    return [*messages[:-1], last]
+        return [{"type": "text", "text": content}] if content else []
+    return list(content or [])
+
+
+def with_breakpoints(messages: list[Message], budget: int = 3) -> list[Message]:
+    """A copy of ``messages`` with ``cache_control`` on the last block and, when the latest
+    step added more than ``LOOKBACK_BLOCKS`` blocks, on the previous request's last block.
+
+    The previous request ended where the latest assistant reply began (the harness alternates
+    user and assistant messages). Only the messages touched are copied; the stored transcript
+    is never modified. ``budget`` is how many breakpoints the messages may use.
+    """
+    if not messages or budget <= 0:
+        return list(messages)
+    out = list(messages)
+    marks = [len(out) - 1]
+    if len(out) >= 3 and out[-2].get("role") == "assistant" and budget >= 2:
+        added = len(_as_blocks(out[-2])) + len(_as_blocks(out[-1]))
+        if added > LOOKBACK_BLOCKS and _as_blocks(out[-3]):
+            marks.append(len(out) - 3)
+    for index in marks:
+        content = _as_blocks(out[index])
+        if content:
+            content[-1] = {**content[-1], "cache_control": EPHEMERAL}
+            out[index] = {**out[index], "content": content}
+    return out
 
 
 class AnthropicModel(SdkClientModel):
     name = "anthropic"
+    native_tool_search = True  # deferred tools declared up front, loaded by tool_reference
     key_var = "ANTHROPIC_API_KEY"
     base_var = "ANTHROPIC_BASE_URL"
 

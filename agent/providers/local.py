@@ -172,7 +172,7 @@ def render_messages(request: Request, tools: list[ToolSpec]) -> list[dict[str, s
                 result = b.get("content")
                 if isinstance(result, list):
                     result = "\n".join(
-                        str(x.get("text", "")) for x in result if isinstance(x, dict)
+                        str(x["text"]) for x in result if isinstance(x, dict) and "text" in x
                     )
                 tool = names.get(b.get("tool_use_id", ""), "tool")
                 parts.append(
@@ -276,7 +276,7 @@ class LocalModel:
         """The loaded model stays cached for the next session in this process."""
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
-        tools = [*request.tools, *request.deferred_tools]
+        tools = list(request.tools)  # deferred tools run through call_tool
         try:
             raw, usage = await asyncio.to_thread(self._generate, request, tools)
         except (ValueError, RuntimeError, OSError) as exc:

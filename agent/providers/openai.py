@@ -41,13 +41,14 @@ _WINDOWS = {"gpt-4.1": 1_047_576, "gpt-5": 400_000, "gpt-4o": 128_000}
 
 
 def to_openai_tools(request: Request) -> list[dict[str, Any]]:
-    """Built-ins first in their fixed order, then deferred tools in discovery order."""
+    """The built-ins in their fixed order, the same on every request. Deferred tools are never
+    declared: ``tool_search`` results carry their schemas and ``call_tool`` runs them."""
 
     def one(spec: ToolSpec) -> dict[str, Any]:
         fn = {"name": spec.name, "description": spec.description, "parameters": spec.input_schema}
         return {"type": "function", "function": fn}
 
-    return [one(t) for t in request.tools] + [one(t) for t in request.deferred_tools]
+    return [one(t) for t in request.tools]
 
 
 def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:

@@ -86,6 +86,39 @@ def prompt_text(api: str, body: dict[str, Any]) -> str:
     return "".join(canonical_json(strip_cache_control(p)) for p in parts)
 
 
+def anthropic_tool_problem(body: dict[str, Any]) -> str:
+    """What the real API rejects about deferred tools and breakpoints: a ``tool_reference``
+    to a tool not declared with ``defer_loading``, every tool deferred, more than four
+    ``cache_control`` breakpoints. Empty when the request is fine."""
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    deferred = {t.get("name") for t in tools if t.get("defer_loading")}
+    if tools and len(deferred) == len(tools):
+        return "at least one tool must not have defer_loading set"
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            inner = block.get("content") if isinstance(block, dict) else None
+            for ref in inner if isinstance(inner, list) else []:
+                is_ref = isinstance(ref, dict) and ref.get("type") == "tool_reference"
+                if is_ref and ref.get("tool_name") not in deferred:
+                    return (
+                        f"tool_reference to {ref.get('tool_name')!r}, which is not a tool "
+                        "declared with defer_loading in this request"
+                    )
+    if _count_cache_control(body) > 4:
+        return "a maximum of 4 blocks with cache_control may be provided"
+    return ""
+
+
+def _count_cache_control(value: Any) -> int:
+    if isinstance(value, dict):
+        own = 1 if "cache_control" in value else 0
+        return own + sum(_count_cache_control(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_cache_control(v) for v in value)
+    return 0
+
+
 def _has_cache_control(value: Any) -> bool:
     if isinstance(value, dict):
         return "cache_control" in value or any(_has_cache_control(v) for v in value.values())
@@ -269,6 +302,10 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
                 return
             if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
                 self._error(api, 400, "request body must be a JSON object with a messages list")
+                return
+            problem = anthropic_tool_problem(body) if api == "anthropic" else ""
+            if problem:
+                self._error(api, 400, problem)
                 return
             self._answer(api, body)
 

@@ -7,7 +7,7 @@ from agent.tools import files, meta, planning, search, shell
 
 BUILTIN_ORDER = (
     "read_file", "list_files", "search_code", "grep", "edit_file", "write_file",
-    "run_command", "todo_write", "skill", "tool_search", "remember", "task", "search_sessions",
+    "run_command", "todo_write", "skill", "tool_search", "call_tool", "remember", "task", "search_sessions",
 )  # fmt: skip
 
 READ_ONLY = ("read_file", "list_files", "search_code", "grep")

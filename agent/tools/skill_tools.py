@@ -20,13 +20,14 @@ from typing import Any
 from agent.errors import ToolError
 from agent.protocols import ToolContext
 from agent.tools.base import check_arguments, external, schema
+from agent.tools.deferred_tools import CallTool, render_found
 from agent.types import ToolSpec
-from skills_registry.deferred import DeferredTool, ToolCatalog
+from skills_registry.deferred import ToolCatalog
 from skills_registry.discovery import SkillCatalog, discover_skills
 from skills_registry.errors import SkillsError
 from skills_registry.mcp_source import McpSource, load_mcp_config
 from skills_registry.skill import Skill
-from skills_registry.tool_search import render_tool_search_description
+from skills_registry.tool_search import TOOL_SEARCH_MANUAL
 
 log = logging.getLogger("kiln.skills")
 
@@ -132,7 +133,12 @@ def activate_skill(session: Any, skill: Skill | None) -> None:
 
 
 class ToolSearchTool:
-    """``tool_search{query}``: rank deferred tools, announce the matches, summarise them."""
+    """``tool_search{query}``: rank deferred tools, announce the matches, return their schemas
+    (text, for the ``call_tool`` proxy) and references (loaded natively by Anthropic).
+
+    Its definition is the same whatever is installed, so the prefix is too; the namespaces
+    ride at the tail in the ``<deferred_tools>`` block.
+    """
 
     kind = "search"
 
@@ -141,18 +147,16 @@ class ToolSearchTool:
         tool_catalog: ToolCatalog,
         *,
         prepare: Callable[[], Awaitable[None]] | None = None,
-        extra_namespaces: dict[str, str] | None = None,
     ) -> None:
         self.tool_catalog = tool_catalog
         self.prepare = prepare
-        namespaces = {**(extra_namespaces or {}), **tool_catalog.namespaces()}
         self.spec = ToolSpec(
             "tool_search",
-            render_tool_search_description(namespaces),
+            TOOL_SEARCH_MANUAL,
             schema({"query": {"type": "string", "minLength": 1, "maxLength": 500}}, ["query"]),
         )
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         args = check_arguments(self.spec, args)
         if self.prepare is not None:
             await self.prepare()
@@ -166,17 +170,7 @@ class ToolSearchTool:
         announce = getattr(ctx.session, "announce_tools", None)
         if callable(announce):
             announce(matches)
-        return render_matches(matches)
-
-
-def render_matches(matches: list[DeferredTool]) -> str:
-    lines = [f"{len(matches)} tool(s) found; call them by these names from now on:"]
-    for tool in matches:
-        desc = " ".join(tool.description.split())
-        if len(desc) > 200:
-            desc = desc[:199] + "…"
-        lines.append(f"- {tool.name}({tool.param_summary()}): {desc}")
-    return "\n".join(lines)
+        return render_found(matches)
 
 
 class SkillsContext:
@@ -263,13 +257,48 @@ class SkillsContext:
         catalog = self.catalog()
         state = getattr(session, "state", None)
         seen = state.get("skills_fingerprint", "") if isinstance(state, dict) else ""
+        mcp = self.mcp_namespaces()
         fingerprint = catalog.fingerprint if catalog.skills else ""
+        if mcp:
+            fingerprint += "|mcp:" + ",".join(sorted(mcp))
         if fingerprint == (seen or self.announced_fingerprint):
             return None
         self.announced_fingerprint = fingerprint
         if isinstance(state, dict):
             state["skills_fingerprint"] = fingerprint
-        return catalog.render() or "<skills>\nNo skills are available any more.\n</skills>"
+        text = catalog.render() or "<skills>\nNo skills are available any more.\n</skills>"
+        summary = self.deferred_summary()
+        return f"{text}\n{summary}" if summary else text
+
+    def deferred_summary(self) -> str:
+        """One short block naming where deferred tools come from (not the tools themselves)."""
+        sidecar = {t.namespace for t in self.tool_catalog if t.source.startswith("skill:")}
+        count = sum(1 for t in self.tool_catalog if t.source.startswith("skill:"))
+        mcp = sorted(self.mcp_namespaces())
+        if not sidecar and not mcp:
+            return ""
+        parts = []
+        if sidecar:
+            parts.append(f"{count} tools from {len(sidecar)} skill(s) (namespace = skill name)")
+        if mcp:
+            shown = ", ".join(mcp[:20]) + (f" and {len(mcp) - 20} more" if len(mcp) > 20 else "")
+            parts.append(f"MCP servers: {shown}")
+        return (
+            "<deferred_tools>\n"
+            + "; ".join(parts)
+            + ". Find them with tool_search; tool names are namespace__tool.\n</deferred_tools>"
+        )
+
+    async def before_request(self, session: Any) -> None:
+        """Native tool search (Anthropic): every deferred tool is declared from the first
+        request on, so MCP servers start now and the whole catalog is announced; tools added
+        later (a skill installed mid-session) are appended, never inserted."""
+        if not getattr(getattr(session, "model", None), "native_tool_search", False):
+            return
+        await self.ensure_mcp()
+        announce = getattr(session, "announce_tools", None)
+        if callable(announce):
+            announce(list(self.tool_catalog))
 
 
 def make_tools(session: Any) -> list[Any]:
@@ -282,9 +311,6 @@ def make_tools(session: Any) -> list[Any]:
     session.skills_context = context
     return [
         SkillTool(context.catalog, on_activate=context.activate),
-        ToolSearchTool(
-            context.tool_catalog,
-            prepare=context.ensure_mcp,
-            extra_namespaces=context.mcp_namespaces(),
-        ),
+        ToolSearchTool(context.tool_catalog, prepare=context.ensure_mcp),
+        CallTool(),
     ]

@@ -46,3 +46,5 @@ def test_prefix_size_figures() -> None:
     assert result["static_prefix_tokens"] > 1000
     assert result["all_schemas_in_prefix_tokens"] > result["static_prefix_tokens"]
     assert result["catalog_tail_tokens"] > 0
+    assert result["prefix_unchanged"] and result["prefix_with_skills_tokens"] <= 3000
+    assert result["deferral_saving"] > 0.5  # >= 0.85 at the bench's 100 skills / 200 tools

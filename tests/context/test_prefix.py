@@ -100,10 +100,10 @@ def test_prefix_is_identical_across_sessions_and_turns(tmp_path: Path) -> None:
     assert canonical_json(third.messages).startswith(canonical_json(first.messages)[:-1])
 
 
-def test_tool_namespaces_are_announced_once_and_frozen_for_the_session(tmp_path: Path) -> None:
-    """tool_search's description names the deferred-tool namespaces (one line each, by design:
-    the model must know what it can search for). They are read when the session starts; a skill
-    with tools installed mid-session is searchable but does not rewrite the prefix."""
+def test_tool_definitions_do_not_depend_on_what_is_installed(tmp_path: Path) -> None:
+    """tool_search and call_tool have fixed definitions: the prefix of a workspace with a skill
+    that declares tools is byte-identical to an empty one's; the namespaces ride at the tail,
+    and a skill installed mid-session shows up there, never in ``tools``."""
     root = make_root(tmp_path, "ws", "", [])
     model = ScriptedModel(["one", "two"])
     session = Session.create(root, host=DiskHost(), config=AgentConfig(mode="ask"), model=model)
@@ -123,8 +123,9 @@ def test_tool_namespaces_are_announced_once_and_frozen_for_the_session(tmp_path:
         [t.to_dict() for t in second.tools]
     )
     assert first.system == second.system
-    # a new session sees the new namespace in tool_search's one-line list
+    tail = [b["text"] for b in second.messages[-1]["content"] if b.get("type") == "text"]
+    assert any("<deferred_tools>" in t and "1 tools from 1 skill(s)" in t for t in tail)
     fresh = Session.create(
         root, host=DiskHost(), config=AgentConfig(mode="ask"), model=ScriptedModel(["x"])
     )
-    assert "db-tasks" in fresh.tools["tool_search"].spec.description
+    assert fresh.prefix() == session.prefix()

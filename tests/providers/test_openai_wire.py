@@ -86,10 +86,8 @@ async def test_usage_maps_cached_tokens_and_transcript_converts(wire: WireServer
     }
     assert tool == {"role": "tool", "tool_call_id": call["id"], "content": "x = 1"}
     names = [t["function"]["name"] for t in body2["tools"]]
-    assert (
-        names == ["read_file", "search_code", "jira_create"]
-        and body2["tools"][:2] == body1["tools"]
-    )
+    # deferred tools are never declared: tools is the same on every request (call_tool proxy)
+    assert names == ["read_file", "search_code"] and body2["tools"] == body1["tools"]
 
     assert reply1.usage.cache_read_tokens == 0 and reply1.usage.input_tokens > 0
     # the second prompt shares the first one's prefix: the server reports it as cached tokens,

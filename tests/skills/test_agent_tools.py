@@ -91,11 +91,13 @@ async def test_skill_tool_errors_suggest_fixes(project: Path) -> None:
 async def test_tool_search_announces_matches(project: Path) -> None:
     session = Session(project)
     context = SkillsContext(project, home=project / "home", start_mcp=False)
-    search = ToolSearchTool(context.tool_catalog, extra_namespaces={"github": "MCP server (stdio)"})
-    description = search.spec.description
-    assert "- github: MCP server (stdio)" in description and "- toolbox: Test skill" in description
-    text = await search.run({"query": "echo some text"}, ctx_for(session))
-    assert text.splitlines()[1].startswith("- toolbox__echo(text: string (required)): ")
+    search = ToolSearchTool(context.tool_catalog)
+    empty = ToolSearchTool(SkillsContext(project / "home", start_mcp=False).tool_catalog)
+    assert search.spec == empty.spec  # the definition does not depend on what is installed
+    found = await search.run({"query": "echo some text"}, ctx_for(session))
+    assert found.text.splitlines()[1] == "- name: toolbox__echo"
+    assert '"required": ["text"]' in found.text  # the schema travels in the result
+    assert found.references[0] == "toolbox__echo"
     assert session.announced[0] == "toolbox__echo"
     none = await search.run({"query": "kubernetes pods"}, ctx_for(session))
     assert none.startswith("No deferred tool matches 'kubernetes pods'")
@@ -131,12 +133,15 @@ async def test_make_tools_with_mcp_config(project: Path) -> None:
     config = {"mcpServers": {"notes": {"command": sys.executable, "args": [str(server)]}}}
     (project / ".kiln" / "mcp.json").write_text(json.dumps(config))
     session = Session(project)
-    skill_tool, search = make_tools(session)
+    skill_tool, search, proxy = make_tools(session)
     context: SkillsContext = session.skills_context  # type: ignore[attr-defined]
     try:
-        assert "- notes: MCP server (stdio)" in search.spec.description
-        text = await search.run({"query": "add two numbers"}, ctx_for(session))
-        assert "notes__add_numbers(a: integer (required), b: integer (required))" in text
+        assert proxy.spec.name == "call_tool"
+        assert "MCP servers: notes" in (context.tail_block(session) or "")
+        found = await search.run({"query": "add two numbers"}, ctx_for(session))
+        assert "- name: notes__add_numbers" in found.text
+        # an MCP server's description is third-party text: wrapped as external content
+        assert '  description: <external_content source="mcp:notes">' in found.text
         tool = context.tool_catalog.get("notes__add_numbers")
         assert tool is not None and await tool.call({"a": 1, "b": 2}) == "3"
     finally:

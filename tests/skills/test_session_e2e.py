@@ -33,8 +33,7 @@ async def test_catalog_skill_search_and_deferred_call(tmp_path: Path) -> None:
         config=AgentConfig(mode="yolo"),
         model=ScriptedModel(script),
     )
-    search_spec = session.tools["tool_search"].spec
-    assert "- toolbox: Test skill whose sidecar tools misbehave" in search_spec.description
+    assert "toolbox" not in session.tools["tool_search"].spec.description  # fixed definition
     assert not any(name.startswith("toolbox__") for name in session.tools)  # not in the prefix
 
     assert await session.prompt("Make the landing page on-brand, then echo ping.") == "end_turn"
@@ -52,7 +51,10 @@ async def test_catalog_skill_search_and_deferred_call(tmp_path: Path) -> None:
     texts = [r["content"] if isinstance(r["content"], str) else str(r["content"]) for r in results]
     assert '<skill name="brand-guidelines" path=".kiln/skills/brand-guidelines">' in texts[0]
     assert "LICENSE.txt" in texts[0]
-    assert "toolbox__echo(text: string (required))" in texts[1]
+    assert "- name: toolbox__echo" in texts[1] and '"required": ["text"]' in texts[1]
+    assert {"type": "tool_reference", "tool_name": "toolbox__echo"} in results[1]["content"]
+    deferred_block = [b["text"] for b in first_user if "<deferred_tools>" in b.get("text", "")]
+    assert len(deferred_block) == 1 and "tools from 1 skill(s)" in deferred_block[0]
     assert '{"echo": {"text": "ping"}}' in texts[2] and not results[2].get("is_error")
     # announced once, then kept in place for later requests
     assert "toolbox__echo" in session.deferred

@@ -1,0 +1,95 @@
+"""Deferred tools without changing ``tools``: the ``call_tool`` proxy and ``tool_search`` answers.
+
+A request's ``tools`` is part of the cached prefix, so it must not grow when ``tool_search``
+finds something. Anthropic loads found tools by ``tool_reference`` (every deferred tool is
+declared with ``defer_loading`` from the first request). Every other provider gets one fixed
+proxy, ``call_tool{name, arguments}``, and the found tools' schemas in the ``tool_search``
+result. MCP descriptions are third-party text, so they reach the model wrapped as external
+content in both places (result text and the deferred definition).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.errors import ToolError
+from agent.protocols import ToolContext
+from agent.tools.base import external, schema
+from agent.types import ToolOutput, ToolSpec
+
+PROXY_NAME = "call_tool"
+CALL_TOOL_MANUAL = (
+    "Run a tool that tool_search found (skill and MCP tools are not in your tool list). Pass "
+    "its qualified name and arguments matching the input schema the search result showed, e.g. "
+    '{"name": "github__create_issue", "arguments": {"title": "Crash on start"}}. Call '
+    "tool_search first; do not use this for built-in tools."
+)
+MAX_DESCRIPTION = 600
+
+
+def is_third_party(tool: Any) -> bool:
+    return str(getattr(tool, "source", "")).startswith("mcp:")
+
+
+def tool_description(tool: Any) -> str:
+    """The description the model sees; MCP servers' text is wrapped as external content."""
+    text = " ".join(str(tool.description).split())
+    if len(text) > MAX_DESCRIPTION:
+        text = text[: MAX_DESCRIPTION - 1] + "…"
+    return external(tool.source, text) if is_third_party(tool) else text
+
+
+class CallTool:
+    """``call_tool{name, arguments}``; the harness unwraps it before lookup and permission, so
+    the named tool is checked, authorised and reported under its own name."""
+
+    kind = "other"
+
+    def __init__(self) -> None:
+        self.spec = ToolSpec(
+            PROXY_NAME,
+            CALL_TOOL_MANUAL,
+            schema(
+                {
+                    "name": {"type": "string", "minLength": 1, "description": "qualified name"},
+                    "arguments": {"type": "object", "description": "the tool's arguments"},
+                },
+                ["name"],
+            ),
+        )
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        raise ToolError(
+            "call_tool could not find the tool to run",
+            suggestion="pass the qualified name a tool_search result showed",
+        )
+
+
+def unwrap_proxy(name: str, args: Any) -> tuple[str, Any]:
+    """``call_tool{name, arguments}`` -> (name, arguments); anything else unchanged.
+
+    Arguments given as a JSON string (a common model habit) are decoded.
+    """
+    if name != PROXY_NAME or not isinstance(args, dict) or not isinstance(args.get("name"), str):
+        return name, args
+    inner = args.get("arguments", {})
+    if isinstance(inner, str):
+        try:
+            inner = json.loads(inner) if inner.strip() else {}
+        except json.JSONDecodeError:
+            inner = {"__invalid_json__": inner}
+    return args["name"].strip(), inner
+
+
+def render_found(matches: list[Any]) -> ToolOutput:
+    """The ``tool_search`` answer: text with each tool's schema (for the proxy) and references."""
+    lines = [
+        f"{len(matches)} tool(s) found. Run one with call_tool "
+        '{"name": <name>, "arguments": {...}} (or call it by name where your tool list has it):'
+    ]
+    for tool in matches:
+        lines.append(f"- name: {tool.name}")
+        lines.append(f"  description: {tool_description(tool)}")
+        lines.append(f"  input_schema: {json.dumps(tool.input_schema, sort_keys=True)}")
+    return ToolOutput("\n".join(lines), [t.name for t in matches])
