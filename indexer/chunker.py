@@ -48,6 +48,31 @@ class _Def:
     children: list[_Def] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Region:
+    """Whole top-level nodes of a file to chunk on their own (an edit's neighbourhood): bytes
+    ``[lo_byte, hi_byte)``, rows ``[first_row, end_row)``; ``first_part`` says whether the
+    file's first preamble part (the one carrying the module docstring) falls inside."""
+
+    lo_byte: int
+    hi_byte: int
+    first_row: int
+    end_row: int
+    first_part: bool
+    scope: tuple[str, ...] | list[str] = ()  # names of the classes around the region
+
+
+def parser_for(language: str) -> Any:
+    """This thread's parser for ``language`` (parsers are not thread-safe)."""
+    return _parser(language)
+
+
+def chunk_region(path: str, data: bytes, language: str, tree: Any, region: Region) -> list[Block]:
+    """The blocks of ``region`` of an already parsed file (see ``rechunk``)."""
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    return _Chunker(path, data, lines, language, grammar(language)).run(tree, region)
+
+
 def _parser(language: str) -> Any:
     parsers = _local.__dict__.setdefault("parsers", {})
     if language not in parsers:
@@ -56,18 +81,20 @@ def _parser(language: str) -> Any:
 
 
 def chunk_file(
-    path: str, data: bytes, language: str | None = None, trees: Any = None
+    path: str, data: bytes, language: str | None = None, trees: Any = None, tree: Any = None
 ) -> list[Block]:
     """All blocks of one file. ``path`` is repo-relative (POSIX); bad UTF-8 is replaced.
-    ``trees`` (an ``incremental.TreeCache``) lets a re-edited file be re-parsed incrementally."""
+    ``trees`` (an ``incremental.TreeCache``) lets a re-edited file be re-parsed incrementally;
+    ``tree`` is the file already parsed."""
     language = language or language_for(path)
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
     g = grammar(language)
     if g is None:
         return line_windows(lines, path, language)
-    parser = _parser(language)
-    tree = parser.parse(data) if trees is None else trees.parse(path, language, data, parser)
+    if tree is None:
+        parser = _parser(language)
+        tree = parser.parse(data) if trees is None else trees.parse(path, language, data, parser)
     return _Chunker(path, data, lines, language, g).run(tree)
 
 
@@ -76,10 +103,14 @@ class _Chunker:
         self.path, self.data, self.lines, self.language, self.g = path, data, lines, language, g
         self.module = module_name(path)
 
-    def run(self, tree: Any) -> list[Block]:
+    def run(self, tree: Any, region: Region | None = None) -> list[Block]:
+        """The file's blocks; with ``region``, only the blocks of those rows (see ``Region``)."""
         import tree_sitter as ts
 
         cursor = ts.QueryCursor(self.g.query)
+        lo, hi = (region.first_row, region.end_row) if region else (0, len(self.lines))
+        if region is not None:
+            cursor.set_byte_range(region.lo_byte, region.hi_byte)
         defs: dict[int, _Def] = {}
         refs: list[tuple[int, str]] = []
         for _, caps in cursor.matches(tree.root_node):
@@ -87,9 +118,17 @@ class _Chunker:
             if kind is None:
                 for key, nodes in caps.items():
                     if key.startswith("reference."):
-                        refs.extend((n.start_point[0], _text(n)) for n in nodes)
+                        refs.extend(
+                            (n.start_point[0], _text(n))
+                            for n in nodes
+                            if lo <= n.start_point[0] < hi
+                        )
                 continue
             node, name_node = caps[kind][0], caps["name"][0]
+            if region is not None and (
+                node.start_byte < region.lo_byte or node.end_byte > region.hi_byte
+            ):
+                continue
             prior = defs.get(name_node.id)
             if (
                 prior is not None
@@ -104,8 +143,9 @@ class _Chunker:
                 node, kind.split(".", 1)[1], name, body, self._attached_start(node)
             )
         roots = _nest(sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
-        blocks = self._emit(roots, [], in_class=False)
-        blocks.extend(self._preamble(roots, tree.root_node))
+        scope = list(region.scope) if region else []
+        blocks = self._emit(roots, scope, in_class=bool(scope))
+        blocks.extend(self._preamble(roots, tree.root_node, lo, hi, region))
         self._assign_refs(blocks, refs)
         blocks = self._merge(blocks)
         blocks.sort(key=lambda b: (b.start_line, -b.end_line))
@@ -279,17 +319,21 @@ class _Chunker:
 
     # ---- module preamble ----------------------------------------------------------------
 
-    def _preamble(self, roots: list[_Def], root_node: Any) -> list[Block]:
+    def _preamble(
+        self, roots: list[_Def], root_node: Any, lo: int, hi: int, region: Region | None
+    ) -> list[Block]:
         """Top-level lines no definition covers (imports, constants, scripts), in bounded parts."""
         covered = bytearray(len(self.lines))
         for d in roots:
             covered[d.start_row : d.node.end_point[0] + 1] = b"\x01" * (
                 d.node.end_point[0] + 1 - d.start_row
             )
-        rows = [r for r, line in enumerate(self.lines) if not covered[r] and line.strip()]
+        lines = self.lines
+        rows = [r for r in range(lo, hi) if not covered[r] and lines[r].strip()]
         if not rows:
             return []
-        doc = _py_docstring(root_node) if self.language == "python" else ""
+        first_part = region is None or region.first_part
+        doc = _py_docstring(root_node) if self.language == "python" and first_part else ""
         parts: list[list[int]] = [[rows[0]]]
         for prev, row in zip(rows, rows[1:], strict=False):
             # A definition in between, or a full part, starts a new part: spans stay exact.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 CACHE_FILES = 32  # trees kept for the most recently edited files
@@ -64,29 +65,54 @@ def byte_edit(old: bytes, new: bytes) -> dict[str, Any] | None:
     }
 
 
+@dataclass
+class Entry:
+    """The last version of a file seen: its bytes, tree and (when chunked) blocks."""
+
+    language: str
+    data: bytes
+    tree: Any
+    blocks: list[Any] | None = None
+
+
 class TreeCache:
-    """Last bytes and tree per recently edited file; thread-safe, bounded."""
+    """Last bytes, tree and blocks per recently edited file; thread-safe, bounded."""
 
     def __init__(self, size: int = CACHE_FILES) -> None:
         self.size = size
-        self._items: OrderedDict[str, tuple[str, bytes, Any]] = OrderedDict()
+        self._items: OrderedDict[str, Entry] = OrderedDict()
         self._lock = threading.Lock()
 
-    def parse(self, rel: str, language: str, data: bytes, parser: Any) -> Any:
+    def take(self, rel: str) -> Entry | None:
+        """Remove and return a file's entry (the caller puts back the next version)."""
         with self._lock:
-            old = self._items.pop(rel, None)
-        if old is not None and old[0] == language:
-            _, old_data, tree = old
-            edit = byte_edit(old_data, data)
-            if edit is not None:
-                tree.edit(**edit)
-                tree = parser.parse(data, tree)
-        else:
-            tree = parser.parse(data)
+            return self._items.pop(rel, None)
+
+    def put(self, rel: str, entry: Entry) -> None:
         with self._lock:
-            self._items[rel] = (language, data, tree)
+            self._items[rel] = entry
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+    @staticmethod
+    def reparse(entry: Entry, data: bytes, parser: Any) -> tuple[Any, dict | None, list]:
+        """The tree of ``data`` from ``entry``'s tree (which is edited in place), the edit,
+        and the ranges whose syntax changed."""
+        edit = byte_edit(entry.data, data)
+        if edit is None:
+            return entry.tree, None, []
+        old = entry.tree
+        old.edit(**edit)
+        tree = parser.parse(data, old)
+        return tree, edit, list(old.changed_ranges(tree))
+
+    def parse(self, rel: str, language: str, data: bytes, parser: Any) -> Any:
+        old = self.take(rel)
+        if old is not None and old.language == language:
+            tree = self.reparse(old, data, parser)[0]
+        else:
+            tree = parser.parse(data)
+        self.put(rel, Entry(language, data, tree))
         return tree
 
     def forget(self, rel: str) -> None:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from indexer import history, schema, store
-from indexer.chunker import chunk_file
 from indexer.errors import (
     IndexCorrupt,
     IndexLocked,
@@ -34,6 +33,7 @@ from indexer.incremental import TreeCache
 from indexer.languages import language_for
 from indexer.pipeline import digest, prepared
 from indexer.ranking import Hit, search
+from indexer.rechunk import chunk_edit
 
 Progress = Callable[[int, int, str], None]
 BATCH_SECONDS = 0.5  # commit at least this often during a full run
@@ -286,17 +286,22 @@ class Index:
             with self._transaction() as conn:
                 store.write_file(conn, rel, "skipped", mtime_ns, size, h, EMPTY)
             return 0
-        known = frozenset(
-            r[0]
-            for r in self._conn.execute(
-                "SELECT b.hash FROM blocks b JOIN files f ON f.id = b.file_id WHERE f.path = ?",
-                (rel,),
-            )
-        )
-        prepared = store.prepare(rel, chunk_file(rel, data, trees=self._trees), known)
+        blocks, splice = chunk_edit(self._trees, rel, data)
+        meta = (language_for(rel), mtime_ns, size, h)
         with self._transaction() as conn:
-            store.write_file(conn, rel, language_for(rel), mtime_ns, size, h, prepared)
-        return len(prepared)
+            if splice is not None and store.write_splice(
+                conn, rel, meta, len(blocks), splice, store.prepare(rel, splice.blocks)
+            ):
+                return len(blocks)
+            known = frozenset(
+                r[0]
+                for r in conn.execute(
+                    "SELECT b.hash FROM blocks b JOIN files f ON f.id = b.file_id WHERE f.path = ?",
+                    (rel,),
+                )
+            )
+            store.write_file(conn, rel, *meta, store.prepare(rel, blocks, known))
+        return len(blocks)
 
     def remove_file(self, path: str | Path) -> None:
         rel, _ = self._rel(path)

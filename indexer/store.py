@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from indexer.blocks import Block
 from indexer.tokens import camel_parts, name_terms, path_terms
@@ -109,6 +110,55 @@ def write_file(
             (rel, language, mtime_ns, size, digest, count, time.time()),
         )
         file_id = cur.lastrowid
+    _insert(conn, file_id, prepared, fresh)
+
+
+def write_splice(
+    conn: sqlite3.Connection,
+    rel: str,
+    meta: tuple[str, int, int, str],
+    count: int,
+    splice: Any,
+    prepared: Prepared,
+) -> bool:
+    """Replace one function's rows after an edit inside it (a ``rechunk.Splice``): its old
+    rows go, the rows below move by the lines the edit added, every other row stays as it is.
+    Returns False, having written nothing, when the stored rows are not the version the
+    splice applies to (the caller then writes the whole file)."""
+    language, mtime_ns, size, digest = meta
+    row = conn.execute("SELECT id, hash FROM files WHERE path = ?", (rel,)).fetchone()
+    if row is None or row[1] != splice.old_digest:
+        return False
+    file_id = row[0]
+    stale = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM blocks WHERE file_id = ? AND start_line >= ? AND end_line <= ?",
+            (file_id, splice.old_first, splice.old_last),
+        )
+    ]
+    if len(stale) != splice.replaced:
+        return False
+    _delete_blocks(conn, file_id, stale)
+    if splice.delta:
+        conn.execute(
+            "UPDATE blocks SET start_line = start_line + ? WHERE file_id = ? AND start_line > ?",
+            (splice.delta, file_id, splice.edit_last),
+        )
+        conn.execute(
+            "UPDATE blocks SET end_line = end_line + ? WHERE file_id = ? AND end_line >= ?",
+            (splice.delta, file_id, splice.edit_last),
+        )
+    conn.execute(
+        "UPDATE files SET language=?, mtime_ns=?, size=?, hash=?, blocks=?, indexed_at=? WHERE id=?",
+        (language, mtime_ns, size, digest, count, time.time(), file_id),
+    )
+    _insert(conn, file_id, prepared, list(range(len(prepared.rows))))
+    return True
+
+
+def _insert(conn: sqlite3.Connection, file_id: int, prepared: Prepared, fresh: list[int]) -> None:
+    """Insert the prepared rows numbered ``fresh`` with their FTS, symbol and reference rows."""
     if not fresh:
         return
     first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM blocks").fetchone()[0]
@@ -159,23 +209,23 @@ def _reuse_unchanged(conn: sqlite3.Connection, file_id: int, prepared: Prepared)
             moved.append((r[_START], r[_END], same.pop()))
         else:
             fresh.append(i)
-    stale = [block_id for ids in old.values() for block_id in ids]
-    if stale:
-        cols = ", ".join(FTS_COLUMNS)
-        marks = ",".join("?" * len(stale))
-        conn.execute(
-            f"INSERT INTO blocks_fts(blocks_fts, rowid, {cols}) SELECT 'delete', id, {cols} FROM blocks WHERE id IN ({marks})",
-            stale,
-        )
-        conn.execute(f"DELETE FROM blocks WHERE id IN ({marks})", stale)
-        conn.execute(
-            f"DELETE FROM defs WHERE file_id = ? AND block_id IN ({marks})", [file_id, *stale]
-        )
-        conn.execute(
-            f"DELETE FROM refs WHERE file_id = ? AND block_id IN ({marks})", [file_id, *stale]
-        )
+    _delete_blocks(conn, file_id, [block_id for ids in old.values() for block_id in ids])
     conn.executemany("UPDATE blocks SET start_line = ?, end_line = ? WHERE id = ?", moved)
     return fresh
+
+
+def _delete_blocks(conn: sqlite3.Connection, file_id: int, stale: list[int]) -> None:
+    if not stale:
+        return
+    cols = ", ".join(FTS_COLUMNS)
+    marks = ",".join("?" * len(stale))
+    conn.execute(
+        f"INSERT INTO blocks_fts(blocks_fts, rowid, {cols}) SELECT 'delete', id, {cols} FROM blocks WHERE id IN ({marks})",
+        stale,
+    )
+    conn.execute(f"DELETE FROM blocks WHERE id IN ({marks})", stale)
+    conn.execute(f"DELETE FROM defs WHERE file_id = ? AND block_id IN ({marks})", [file_id, *stale])
+    conn.execute(f"DELETE FROM refs WHERE file_id = ? AND block_id IN ({marks})", [file_id, *stale])
 
 
 def remove_file(conn: sqlite3.Connection, rel: str) -> bool:

@@ -1,0 +1,203 @@
+"""Re-chunking only the edited function gives exactly the blocks of a full chunk, on random
+edit sequences in several languages, and the index keeps the rows of untouched blocks."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from indexer import Index
+from indexer.chunker import chunk_file
+from indexer.incremental import TreeCache
+from indexer.rechunk import chunk_edit
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "langs"
+
+
+def _python_module() -> str:
+    long_body = "\n".join(f"    total += step_{i}(value)  # step {i}" for i in range(170))
+    methods = "\n\n".join(
+        f"    def method_{i}(self, value):\n        result = value * {i}\n        return result"
+        for i in range(60)
+    )
+    return (
+        '"""A module."""\n'
+        "import os\n\n"
+        "LIMIT = 3\n\n\n"
+        "# attached to the class\n"
+        "class Service:\n"
+        '    """Does things."""\n\n'
+        "    name = 'svc'\n\n"
+        f"{methods}\n\n"
+        "    def tiny(self): return 1\n"
+        "    def tiny2(self): return 2\n\n"
+        "    @property\n"
+        "    def decorated(self):\n"
+        "        def inner(x):\n            return x + 1\n"
+        "        return inner(self.name)\n\n"
+        "    class Nested:\n"
+        "        def deep(self, a):\n            a += 1\n            return a\n\n\n"
+        f"def long_function(value):\n    total = 0\n{long_body}\n    return total\n\n\n"
+        "def helper(x):\n    if x:\n        return os.path.join(x, 'y')\n    return None\n\n\n"
+        "if __name__ == '__main__':\n    helper(LIMIT)\n"
+    )
+
+
+BASES = {
+    "mod.py": _python_module(),
+    "sample.js": (FIXTURES / "sample.js").read_text() * 3,
+    "sample.go": (FIXTURES / "sample.go").read_text(),
+    "sample.rs": (FIXTURES / "sample.rs").read_text(),
+    "Sample.java": (FIXTURES / "Sample.java").read_text(),
+}
+SNIPPETS = [
+    "x",
+    "\n",
+    "    y = 2\n",
+    "        z = f(q)\n",
+    "(",
+    ")",
+    "{",
+    "}",
+    '"',
+    "#",
+    "def ",
+    ":",
+]
+
+
+def shape(blocks: list) -> list[tuple]:
+    return [
+        (
+            b.kind,
+            b.name,
+            b.start_line,
+            b.end_line,
+            b.signature,
+            b.docstring,
+            b.text,
+            sorted(b.refs),
+            b.defines,
+        )
+        for b in blocks
+    ]
+
+
+@st.composite
+def edit_sequences(draw: st.DrawFn) -> tuple[str, list[tuple[float, int, str]]]:
+    path = draw(st.sampled_from(sorted(BASES)))
+    edits = draw(
+        st.lists(
+            st.tuples(
+                st.floats(0, 1),  # where, as a share of the text
+                st.integers(0, 12),  # characters removed there
+                st.sampled_from(SNIPPETS) | st.text("ab \n(){}:", max_size=6),
+            ),
+            min_size=1,
+            max_size=6,
+        )
+    )
+    return path, edits
+
+
+def _apply(text: str, where: float, cut: int, insert: str) -> str:
+    at = int(where * len(text))
+    lines_start = text.rfind("\n", 0, at) + 1
+    if insert.endswith("\n"):
+        at = lines_start  # whole lines go in at a line start, as typed
+    return text[:at] + insert + text[at + cut :]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edit_sequences())
+def test_random_edits_give_the_blocks_of_a_full_chunk(case: tuple) -> None:
+    path, edits = case
+    trees = TreeCache()
+    text = BASES[path]
+    chunk_edit(trees, path, text.encode())
+    for where, cut, insert in edits:
+        text = _apply(text, where, cut, insert)
+        data = text.encode()
+        blocks, _ = chunk_edit(trees, path, data)
+        assert shape(blocks) == shape(chunk_file(path, data)), (path, text)
+
+
+def test_typing_inside_a_method_rechunks_only_that_method() -> None:
+    trees = TreeCache()
+    text = BASES["mod.py"]
+    chunk_edit(trees, "mod.py", text.encode())
+    for i in (3, 17, 42):
+        anchor = f"        result = value * {i}\n"
+        text = text.replace(anchor, anchor + f"        result += {i}\n        log(result)\n")
+        blocks, splice = chunk_edit(trees, "mod.py", text.encode())
+        assert splice is not None and [b.name for b in splice.blocks] == [f"Service.method_{i}"]
+        assert splice.delta == 2
+        assert shape(blocks) == shape(chunk_file("mod.py", text.encode()))
+    body = "    total += step_99(value)  # step 99\n"
+    text = text.replace(body, body + "    total -= 1\n")
+    blocks, splice = chunk_edit(trees, "mod.py", text.encode())
+    assert splice is not None and {b.name for b in splice.blocks} == {"long_function"}
+    assert len(splice.blocks) >= 2  # a long function is split; all its parts are redone
+    assert shape(blocks) == shape(chunk_file("mod.py", text.encode()))
+
+
+def test_an_edit_in_a_signature_or_a_tiny_function_chunks_the_whole_file() -> None:
+    trees = TreeCache()
+    text = BASES["mod.py"]
+    chunk_edit(trees, "mod.py", text.encode())
+    for old, new in [
+        ("def helper(x):", "def helper(x, y=1):"),
+        ("def tiny(self): return 1", "def tiny(self): return 10"),
+    ]:
+        text = text.replace(old, new)
+        blocks, splice = chunk_edit(trees, "mod.py", text.encode())
+        assert splice is None
+        assert shape(blocks) == shape(chunk_file("mod.py", text.encode()))
+
+
+def _rows(db: Path) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            "SELECT id, path, kind, name, start_line, end_line, hash, text, refs, fts_name, idents"
+            " FROM blocks ORDER BY path, start_line, end_line"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_an_edit_keeps_the_rows_of_untouched_blocks_and_matches_a_full_index(
+    tmp_path: Path, open_index: Callable[..., Index]
+) -> None:
+    repo, fresh = tmp_path / "repo", tmp_path / "fresh"
+    repo.mkdir()
+    fresh.mkdir()
+    text = BASES["mod.py"]
+    (repo / "mod.py").write_text(text)
+    idx = open_index(repo)
+    idx.update()
+    idx.update_file("mod.py", text)  # an editor opens the file: its tree is cached
+    before = {(r[3], r[6]): r for r in _rows(idx.db_path)}
+    anchor = "        result = value * 7\n"
+    text = text.replace(anchor, anchor + "        result = settle_refund(result)\n")
+    idx.update_file("mod.py", text)
+    after = _rows(idx.db_path)
+    edited = [r for r in after if (r[3], r[6]) not in before]
+    assert [r[3] for r in edited] == ["Service.method_7"]  # the only new row
+    kept = [r for r in after if (r[3], r[6]) in before]
+    assert len(kept) == len(before) - 1  # every other block kept its row id ...
+    for row in kept:
+        old = before[(row[3], row[6])]
+        assert row[0] == old[0] and row[7:] == old[7:]
+        moved = 1 if row[4] > edited[0][5] else 0  # ... and moved only if it lies below
+        assert row[4] == old[4] + moved
+    assert idx.search("settle refund")[0].name == "Service.method_7"
+
+    (fresh / "mod.py").write_text(text)
+    full = open_index(fresh)
+    full.update()
+    assert [r[1:] for r in after] == [r[1:] for r in _rows(full.db_path)]
