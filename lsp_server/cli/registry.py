@@ -1,7 +1,9 @@
-"""`kiln registry ...`: run the skills registry server and manage its publish tokens.
+"""`kiln registry ...`: run the skills registry server, print its key, export a marketplace.
 
-``serve`` binds the socket itself so ``--port 0`` works and the real address is printed
-(on stderr, ``kiln registry: listening on http://HOST:PORT``) before the first request.
+``serve`` binds the socket itself so ``--port 0`` works, and prints the real address (on
+stderr, ``kiln registry: listening on http://HOST:PORT``) only once the server accepts
+connections, so a script that waits for the line can connect at once. Tokens, the audit log
+and trusted publishers are ``registry_accounts``.
 """
 
 from __future__ import annotations
@@ -62,14 +64,23 @@ def registry_group() -> None:
     show_default=True,
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
 )
-def serve_cmd(host: str, port: int, data: Path | None, name: str, log_level: str) -> None:
+@click.option(
+    "--metadata-ttl",
+    default=24 * 3600,
+    show_default=True,
+    type=click.IntRange(60, 30 * 24 * 3600),
+    help="Seconds signed skill metadata stays valid (how long a frozen mirror can go unnoticed).",
+)
+def serve_cmd(
+    host: str, port: int, data: Path | None, name: str, log_level: str, metadata_ttl: int
+) -> None:
     """Serve the registry API until interrupted."""
     import uvicorn
 
     from skills_registry.registry.app import create_app
 
     data_dir = data or _default_data()
-    app = _open(lambda: create_app(data_dir, name=name), data_dir)
+    app = _open(lambda: create_app(data_dir, name=name, metadata_ttl=metadata_ttl), data_dir)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only disables Nagle on sockets whose proto says TCP, and
     # without it every keep-alive response waits ~40 ms for a delayed ACK.
@@ -81,7 +92,14 @@ def serve_cmd(host: str, port: int, data: Path | None, name: str, log_level: str
         raise click.ClickException(f"cannot bind {host}:{port}: {exc.strerror or exc}") from None
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    click.echo(f"kiln registry: listening on http://{shown}:{bound} (data {data_dir})", err=True)
+    line = f"kiln registry: listening on http://{shown}:{bound} (data {data_dir})"
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:  # the socket listens and the loop serves it: say so now
+                click.echo(line, err=True)
+
     config = uvicorn.Config(
         app,
         log_level=log_level,
@@ -90,25 +108,18 @@ def serve_cmd(host: str, port: int, data: Path | None, name: str, log_level: str
         timeout_keep_alive=30,
         backlog=2048,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    Server(config).run(sockets=[sock])
 
 
-@registry_group.command("token")
-@click.option(
-    "--data",
-    "data",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data folder of the registry. Default: $KILN_HOME/registry.",
-)
-@click.option("--namespace", required=True, help="Namespace the token may publish to.")
-def token_cmd(data: Path | None, namespace: str) -> None:
-    """Create a publish token scoped to NAMESPACE and print it."""
-    from skills_registry.registry.sqlite_store import SQLiteStore
+@registry_group.command("key")
+@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), default=None)
+def key_cmd(data: Path | None) -> None:
+    """Print the registry's public signing key (publish it so clients can pin it out of band)."""
+    from skills_registry.registry.signing import load_or_create_signer
 
     data_dir = data or _default_data()
-    store = _open(lambda: SQLiteStore(data_dir / "registry.db"), data_dir)
-    click.echo(store.create_token(namespace))
+    signer = _open(lambda: load_or_create_signer(data_dir), data_dir)
+    click.echo(f"{signer.key_id} {signer.public_key_b64}")
 
 
 @registry_group.command("marketplace")
@@ -134,3 +145,14 @@ def marketplace_cmd(data: Path | None, base_url: str, out: Path | None) -> None:
         return
     market = export_marketplace(store, blobs, base_url, out)
     click.echo(f"wrote {len(market['plugins'])} skills to {out}")
+
+
+def _add_account_commands() -> None:
+    from lsp_server.cli.registry_accounts import audit_cmd, publisher_group, token_group
+
+    registry_group.add_command(token_group, "token")
+    registry_group.add_command(audit_cmd, "audit")
+    registry_group.add_command(publisher_group, "trusted-publisher")
+
+
+_add_account_commands()

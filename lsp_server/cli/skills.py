@@ -316,7 +316,12 @@ def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
 @skills_group.command("publish")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @_registry_opt
-@click.option("--token", default=None, help="Publish token (default: from `kiln skills login`).")
+@click.option(
+    "--token",
+    default=None,
+    help="Publish token (default: KILN_REGISTRY_TOKEN, `kiln skills login`, or the CI's OIDC "
+    "identity via trusted publishing).",
+)
 @click.option(
     "--version", "version", default=None, help="Version (default: metadata.version in SKILL.md)."
 )
@@ -342,6 +347,8 @@ def publish_cmd(
         )
     url = default_registry(registry)
     token = token or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
+    if not token:  # trusted publishing: the CI's OIDC identity instead of a stored secret
+        token = _trusted_publishing_token(url)
     with RegistryClient(url, token) as client:
         namespace = namespace or client.whoami()
         contents = read_dir(path)
@@ -350,6 +357,22 @@ def publish_cmd(
     click.echo(f"published {doc['id']}@{doc['version']} sha256:{doc['archiveSha256']}")
     for f in doc.get("scan", {}).get("findings", []):
         click.echo(f"  [{f['severity']}] {f['rule']} {f['path']}: {f['message']}", err=True)
+
+
+def _trusted_publishing_token(url: str) -> str | None:
+    from skills_registry.client import ci_id_token
+
+    with RegistryClient(url) as client:
+        audience = str(client.info().get("oidc", {}).get("audience") or "")
+        id_token = ci_id_token(audience) if audience else None
+        if id_token is None:
+            return None
+        minted = client.exchange_oidc(id_token)
+    click.echo(
+        f"trusted publishing: token for {minted['namespace']!r} until {minted['expiresAt']}",
+        err=True,
+    )
+    return str(minted["token"])
 
 
 @skills_group.command("login")

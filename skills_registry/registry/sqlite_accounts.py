@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
+from urllib.parse import urlsplit
 
 from skills_registry.registry.errors import NotFound, UsageError
 from skills_registry.registry.storage import (
@@ -183,8 +184,11 @@ class SQLiteAccounts:
     ) -> dict[str, Any]:
         if not NAMESPACE_RE.match(namespace):
             raise UsageError(f"invalid namespace {namespace!r}")
-        if not issuer.startswith(("https://", "http://")):
-            raise UsageError(f"issuer {issuer!r} must be an http(s) URL")
+        host = urlsplit(issuer).hostname or ""
+        if not issuer.startswith("https://") and not (
+            issuer.startswith("http://") and host in ("127.0.0.1", "localhost", "::1")
+        ):
+            raise UsageError(f"issuer {issuer!r} must be an https:// URL (http only on loopback)")
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
             raise UsageError(f"repository {repository!r} must be OWNER/NAME")
         if not workflow or "@" in workflow:

@@ -1,0 +1,183 @@
+"""`kiln registry token|audit|trusted-publisher`: who may write to a registry, and who did.
+
+Operator commands over the data folder (they open the SQLite store directly, so they work
+while ``serve`` runs). ``token`` alone creates a token (the secret is printed once, to stdout);
+``token list`` and ``token revoke ID`` manage them; ``audit`` prints every write with the token
+that made it; ``trusted-publisher`` maps a CI identity (OIDC) to a namespace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from skills_registry.registry.errors import UsageError
+
+_data_opt = click.option(
+    "--data",
+    "data",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data folder of the registry. Default: $KILN_HOME/registry.",
+)
+
+
+def _store(data: Path | None) -> Any:
+    from skills_registry.registry.sqlite_store import SQLiteStore
+
+    data_dir = data or Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln") / "registry"
+    try:
+        return SQLiteStore(data_dir / "registry.db")
+    except (OSError, sqlite3.Error) as exc:
+        raise click.ClickException(f"cannot use data folder {data_dir}: {exc}") from None
+
+
+def expiry(text: str | None) -> str | None:
+    """``30d``, ``12h``, ``90m`` from now, or an ISO 8601 time; None for no expiry."""
+    if not text:
+        return None
+    match = re.fullmatch(r"(\d+)([dhm])", text.strip())
+    if match:
+        unit = {"d": "days", "h": "hours", "m": "minutes"}[match[2]]
+        return (datetime.now(UTC) + timedelta(**{unit: int(match[1])})).isoformat()
+    return text
+
+
+@click.group("token", invoke_without_command=True)
+@_data_opt
+@click.option("--namespace", default=None, help="Namespace the token may write to.")
+@click.option(
+    "--label", default="", help="What the token is for (shown in lists and the audit log)."
+)
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    type=click.Choice(["publish", "yank", "tag"]),
+    help="Allowed writes (repeat; default all): publish, yank (status, deprecation), tag.",
+)
+@click.option("--expires", default=None, metavar="30d|12h|ISO", help="Expiry (default: none).")
+@click.pass_context
+def token_group(
+    ctx: click.Context,
+    data: Path | None,
+    namespace: str | None,
+    label: str,
+    scopes: tuple[str, ...],
+    expires: str | None,
+) -> None:
+    """Create a token for NAMESPACE and print it once (or: token list, token revoke ID)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not namespace:
+        raise UsageError("pass --namespace NS to create a token", hint="or: token list / revoke ID")
+    store = _store(data)
+    kwargs: dict[str, Any] = {"label": label, "expires_at": expiry(expires)}
+    if scopes:
+        kwargs["scopes"] = list(scopes)
+    click.echo(store.create_token(namespace, **kwargs))
+
+
+@token_group.command("list")
+@_data_opt
+@click.option("--namespace", default=None)
+@click.option("--json", "as_json", is_flag=True)
+def token_list(data: Path | None, namespace: str | None, as_json: bool) -> None:
+    """List tokens (ids, labels, scopes, expiry, revocation; never secrets)."""
+    rows = _store(data).list_tokens(namespace)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for t in rows:
+        state = (
+            f"revoked {t['revokedAt']}"
+            if t["revokedAt"]
+            else f"expires {t['expiresAt'] or 'never'}"
+        )
+        click.echo(
+            f"{t['id']}  {t['namespace']}  {','.join(t['scopes'])}  {state}  {t['label'] or '-'}"
+        )
+
+
+@token_group.command("revoke")
+@click.argument("token_id")
+@_data_opt
+def token_revoke(token_id: str, data: Path | None) -> None:
+    """Revoke a token by id: every later request with it is refused (401)."""
+    record = _store(data).revoke_token(token_id)
+    click.echo(f"revoked {record['id']} ({record['label'] or 'no label'})")
+
+
+@click.command("audit")
+@_data_opt
+@click.option("--namespace", default=None)
+@click.option("--since", default=0, type=int, help="Only entries after this sequence number.")
+@click.option("--json", "as_json", is_flag=True)
+def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: bool) -> None:
+    """Every write: when, what, which archive sha256, and the token (id and label) that did it."""
+    rows = _store(data).audit_log(namespace, since, 1000)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        what = f"{r['id']}@{r['version']}" if r["version"] else r["id"]
+        sha = f" sha256:{r['sha256']}" if r["sha256"] else ""
+        click.echo(
+            f"{r['seq']} {r['at']} {r['action']} {what}{sha} by {r['tokenId']} ({r['tokenLabel']})"
+        )
+
+
+@click.group("trusted-publisher")
+def publisher_group() -> None:
+    """Let a CI workflow publish with its OIDC ID token instead of a stored secret."""
+
+
+@publisher_group.command("add")
+@_data_opt
+@click.option("--namespace", required=True)
+@click.option("--repository", required=True, help="OWNER/NAME of the CI repository.")
+@click.option("--workflow", required=True, help="Workflow file, e.g. .github/workflows/release.yml")
+@click.option("--environment", default="", help="Required deployment environment (optional).")
+@click.option(
+    "--issuer",
+    default="https://token.actions.githubusercontent.com",
+    show_default=True,
+    help="OIDC issuer (GitHub Actions by default).",
+)
+def publisher_add(
+    data: Path | None,
+    namespace: str,
+    repository: str,
+    workflow: str,
+    environment: str,
+    issuer: str,
+) -> None:
+    record = _store(data).add_trusted_publisher(
+        namespace, issuer, repository, workflow, environment
+    )
+    click.echo(f"{record['id']}  {namespace} <- {repository} {workflow} ({issuer})")
+
+
+@publisher_group.command("list")
+@_data_opt
+def publisher_list(data: Path | None) -> None:
+    for p in _store(data).trusted_publishers():
+        env = f" env={p['environment']}" if p["environment"] else ""
+        click.echo(
+            f"{p['id']}  {p['namespace']} <- {p['repository']} {p['workflow']}{env} ({p['issuer']})"
+        )
+
+
+@publisher_group.command("remove")
+@click.argument("publisher_id")
+@_data_opt
+def publisher_remove(publisher_id: str, data: Path | None) -> None:
+    _store(data).remove_trusted_publisher(publisher_id)
+    click.echo(f"removed {publisher_id}")
