@@ -27,6 +27,33 @@ cmd('KilnAsk', function(o)
   require('kiln').ask(o.args, 0, line1, line2)
 end, { nargs = '*', range = true, desc = 'Kiln: ask about the selected lines' })
 
+cmd('KilnEdit', function(o)
+  local line1, line2 = o.line1, o.line2
+  if o.range == 0 then
+    line1, line2 = vim.fn.line('.'), vim.fn.line('.')
+  end
+  require('kiln').edit(o.args, 0, line1, line2)
+end, { nargs = '*', range = true, desc = 'Kiln: edit the selected lines as told' })
+
+cmd('KilnAdd', function(o)
+  if o.args == 'clear' then
+    return require('kiln.input').clear_context()
+  end
+  local line1, line2 = o.line1, o.line2
+  if o.range == 0 then
+    line1, line2 = 1, vim.api.nvim_buf_line_count(0)
+  end
+  require('kiln').add(0, line1, line2)
+end, { nargs = '?', range = true, desc = 'Kiln: add the selection as context of the next question' })
+
+cmd('KilnModel', function(o)
+  if o.args ~= '' then
+    require('kiln.commands').set_model(o.args)
+  else
+    require('kiln.chat').pick_model()
+  end
+end, { nargs = '?', desc = 'Kiln: the model of the next session' })
+
 cmd('KilnStop', function()
   require('kiln').stop()
 end, { desc = 'Kiln: cancel the running turn' })

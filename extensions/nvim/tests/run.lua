@@ -134,7 +134,7 @@ end
 test(':KilnChat opens the chat and a prompt streams the answer', function()
   vim.cmd('KilnChat')
   assert(vim.api.nvim_win_is_valid(chat.state.win), 'chat window')
-  eq('prompt', vim.bo[vim.api.nvim_win_get_buf(chat.state.input_win)].buftype, 'input buffer')
+  eq('kiln-prompt', vim.bo[vim.api.nvim_win_get_buf(chat.state.input_win)].filetype, 'input buffer')
   local result = turn('say hello')
   eq('end_turn', result.stopReason, 'stopReason')
   local lines = chat.lines()
@@ -142,7 +142,7 @@ test(':KilnChat opens the chat and a prompt streams the answer', function()
   assert(at >= 0, vim.inspect(lines))
   eq('It has a second line.', lines[at + 2], 'the second line of the answer')
   -- The window bar carries the session cost from usage_update, and no "working" once done.
-  eq('Kiln · $0.0000', vim.wo[chat.state.win].winbar, 'winbar')
+  eq('Kiln · ask · edits ask · $0.0000', vim.wo[chat.state.win].winbar, 'winbar')
   assert(contains(lines, 'say hello'), 'the user line is shown')
 end)
 

@@ -42,23 +42,17 @@ end
 
 local function ensure_buffers()
   S.buf = transcript.buffer()
-  if not valid_buf(S.input) then
-    S.input = vim.api.nvim_create_buf(false, true)
-    vim.bo[S.input].buftype = 'prompt'
-    vim.bo[S.input].bufhidden = 'hide'
-    vim.bo[S.input].swapfile = false
-    pcall(vim.api.nvim_buf_set_name, S.input, 'kiln://prompt')
-    vim.fn.prompt_setprompt(S.input, 'kiln> ')
-    vim.fn.prompt_setcallback(S.input, function(text)
-      if vim.trim(text) ~= '' then
-        M.send(text)
-      end
-    end)
-    vim.fn.prompt_setinterrupt(S.input, M.stop)
-  end
+  S.input = require('kiln.input').buffer(function(text, blocks, labels)
+    return M.submit(text, blocks, labels)
+  end, M.stop)
   for _, buf in ipairs({ S.buf, S.input }) do
-    vim.keymap.set('n', '<C-c>', M.stop, { buffer = buf, desc = 'Kiln: stop the turn' })
-    vim.keymap.set('n', 'q', M.close, { buffer = buf, desc = 'Kiln: close the chat' })
+    local function map(lhs, fn, desc)
+      vim.keymap.set('n', lhs, fn, { buffer = buf, desc = 'Kiln: ' .. desc })
+    end
+    map('<C-c>', M.stop, 'stop the turn')
+    map('q', M.close, 'close the chat')
+    map('gm', M.pick_mode, 'pick the permission and edit mode')
+    map('gM', M.pick_model, 'pick the model')
   end
 end
 
@@ -98,6 +92,14 @@ function M.refresh_title()
     return
   end
   local parts = { 'Kiln' }
+  local session = config.options.session or {}
+  table.insert(parts, S.mode or session.mode or 'ask')
+  if S.edit_mode or session.editMode then
+    table.insert(parts, 'edits ' .. (S.edit_mode or session.editMode))
+  end
+  if session.model then
+    table.insert(parts, session.model)
+  end
   if S.busy then
     table.insert(parts, 'working… (:KilnStop)')
   end
@@ -190,13 +192,14 @@ local function with_session(cb)
       return cb(err)
     end
     S.session_id, S.edit_mode, S.client_id = result.sessionId, result.editMode, c.id
+    S.mode = result.mode
     cb(nil, S.session_id)
   end, c)
 end
 
 --- Send a prompt. `text` is shown in the transcript; `blocks` are extra prompt blocks
 --- (e.g. a resource_link for a selection). `cb(err, result)` runs when the turn ends.
-function M.send(text, blocks, cb)
+function M.send(text, blocks, cb, labels)
   if S.busy then
     vim.notify('kiln: a turn is running; :KilnStop to cancel it', vim.log.levels.WARN)
     return false
@@ -214,8 +217,10 @@ function M.send(text, blocks, cb)
   ensure_buffers()
   local shown = { '## You' }
   vim.list_extend(shown, vim.split(text, '\n', { plain = true }))
-  for _, b in ipairs(blocks or {}) do
-    if b.type == 'resource' and b.resource then
+  for i, b in ipairs(blocks or {}) do
+    if labels and labels[i] then
+      table.insert(shown, '  ' .. labels[i])
+    elseif b.type == 'resource' and b.resource then
       table.insert(shown, '  @' .. tostring(b.resource.uri))
     elseif b.type == 'resource_link' then
       local r = b.range
@@ -233,10 +238,16 @@ function M.send(text, blocks, cb)
   local function finish(err, res)
     S.busy = false
     M.last_result = err and { error = err } or res
+    transcript.settle(err and 'error' or (res.stopReason ~= 'end_turn' and res.stopReason or nil))
     if err then
       transcript.append({ '[error] ' .. client.describe(err), '' })
     else
-      transcript.append({ '— ' .. tostring(res.stopReason), '' })
+      local files = res.filesModified or {}
+      local closing = '— ' .. tostring(res.stopReason)
+      if #files > 0 then
+        closing = closing .. ' · modified: ' .. table.concat(files, ', ')
+      end
+      transcript.append({ closing, '' })
     end
     M.refresh_title()
     if cb then
@@ -271,6 +282,8 @@ function M.set_mode(modes, cb)
       vim.notify(client.describe(err), vim.log.levels.ERROR)
     else
       S.edit_mode = result.editMode or S.edit_mode
+      S.mode = result.mode or S.mode
+      M.refresh_title()
       vim.notify(string.format('kiln: mode %s, edit mode %s', result.mode, result.editMode))
     end
     if cb then
@@ -320,7 +333,9 @@ function M.reset()
     old:request('kiln/session/close', { sessionId = S.session_id }, function() end)
   end
   S.session_id, S.client_id, S.edit_mode, S.busy, S.usage = nil, nil, nil, false, nil
+  S.mode = nil
   transcript.clear()
+  M.refresh_title()
 end
 
 --- Resume a stored session (also one from an earlier server): its history is replayed into
@@ -382,6 +397,49 @@ function M.pick_session(cb)
         cb(nil)
       end
     end)
+  end)
+end
+
+--- What the prompt sends: a `/command` is run (see kiln.commands), anything else is asked.
+function M.submit(text, blocks, labels)
+  if text:sub(1, 1) == '/' then
+    return require('kiln.commands').run(text, blocks, labels)
+  end
+  return M.send(text, blocks, nil, labels)
+end
+
+local MODES = {
+  { mode = 'ask', about = 'reads free; edits and commands ask' },
+  { mode = 'auto-edit', about = 'edits free; commands ask' },
+  { mode = 'ci', about = 'no questions; risky commands denied' },
+  { mode = 'yolo', about = 'everything allowed' },
+  { editMode = 'ask', about = 'approve each edit' },
+  { editMode = 'deferred', about = 'collect edits, review with :KilnEdits' },
+  { editMode = 'auto', about = 'apply edits at once' },
+}
+
+--- gm in the chat: pick the permission mode or the edit mode.
+function M.pick_mode()
+  vim.ui.select(MODES, {
+    prompt = 'Kiln mode',
+    kind = 'kiln.mode',
+    format_item = function(m)
+      return (m.mode and ('mode ' .. m.mode) or ('edits ' .. m.editMode)) .. ' — ' .. m.about
+    end,
+  }, function(choice)
+    if choice then
+      M.set_mode({ mode = choice.mode, editMode = choice.editMode })
+    end
+  end)
+end
+
+--- gM in the chat: the model for the next session (a session keeps its model).
+function M.pick_model()
+  local current = (config.options.session or {}).model or ''
+  vim.ui.input({ prompt = 'Kiln model (empty: the default): ', default = current }, function(name)
+    if name ~= nil then
+      require('kiln.commands').set_model(vim.trim(name))
+    end
   end)
 end
 

@@ -18,6 +18,10 @@ M.defaults = {
   settings = {},
   -- Start the server as soon as setup{} runs (otherwise on the first :Kiln* command).
   auto_start = true,
+  -- Default mappings (<leader>kc chat, visual <leader>ka ask, <leader>ki / <C-i> edit the
+  -- selection, <leader>k+ add it as context, <leader>ks stop, <leader>ke deferred edits);
+  -- keys you already mapped are left alone.
+  keymaps = true,
   chat = {
     layout = 'vsplit', -- 'vsplit', 'split' or 'float'
     width = 0.4, -- fraction of the editor (vsplit, float)

@@ -7,6 +7,9 @@ local M = {}
 --- Configure the plugin and, unless auto_start is false, start `kiln lsp` for the workspace.
 function M.setup(opts)
   config.set(opts)
+  if config.options.keymaps then
+    M.keymaps()
+  end
   if config.options.auto_start then
     require('kiln.client').start()
   end
@@ -68,6 +71,67 @@ function M.ask(question, bufnr, line1, line2)
     go(question)
   else
     vim.ui.input({ prompt = 'Ask Kiln about the selection: ' }, go)
+  end
+end
+
+--- :KilnAdd — lines [line1, line2] of `bufnr` become a context pill of the next question.
+function M.add(bufnr, line1, line2)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local block = M.reference(bufnr, line1, line2)
+  local name = vim.fs.basename(vim.api.nvim_buf_get_name(bufnr))
+  local label = string.format('@%s:%d-%d', name ~= '' and name or ('buffer-' .. bufnr), line1, line2)
+  require('kiln.chat').open()
+  require('kiln.input').add_context(block, label)
+end
+
+--- :KilnEdit — ask the agent to change lines [line1, line2] of `bufnr` as `instruction` says;
+--- the edit comes back through the usual review (per hunk). Without an instruction, ask for one.
+function M.edit(instruction, bufnr, line1, line2)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local function go(text)
+    if not text or vim.trim(text) == '' then
+      return
+    end
+    local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':.')
+    local question = string.format(
+      'Edit lines %d-%d of %s: %s\nChange only those lines, with edit_file; no explanation needed.',
+      line1,
+      line2,
+      path,
+      vim.trim(text)
+    )
+    local from = vim.api.nvim_get_current_win()
+    local chat = require('kiln.chat')
+    chat.open()
+    chat.send(question, { M.reference(bufnr, line1, line2) }, nil, {
+      string.format('@%s:%d-%d', vim.fs.basename(path), line1, line2),
+    })
+    if vim.api.nvim_win_is_valid(from) then
+      vim.api.nvim_set_current_win(from)
+    end
+  end
+  if instruction and vim.trim(instruction) ~= '' then
+    go(instruction)
+  else
+    vim.ui.input({ prompt = 'Kiln: edit the selection to… ' }, go)
+  end
+end
+
+--- Default mappings (setup{ keymaps = false } turns them off); a key already mapped is kept.
+function M.keymaps()
+  local maps = {
+    { 'n', '<leader>kc', '<Cmd>KilnChat<CR>', 'open the chat' },
+    { 'x', '<leader>ka', ':KilnAsk<CR>', 'ask about the selection' },
+    { 'x', '<leader>ki', ':KilnEdit<CR>', 'edit the selection' },
+    { 'x', '<C-i>', ':KilnEdit<CR>', 'edit the selection' },
+    { 'x', '<leader>k+', ':KilnAdd<CR>', 'add the selection as context' },
+    { 'n', '<leader>ks', '<Cmd>KilnStop<CR>', 'stop the turn' },
+    { 'n', '<leader>ke', '<Cmd>KilnEdits<CR>', 'review deferred edits' },
+  }
+  for _, m in ipairs(maps) do
+    if vim.fn.maparg(m[2], m[1]) == '' then
+      vim.keymap.set(m[1], m[2], m[3], { desc = 'Kiln: ' .. m[4], silent = true })
+    end
   end
 end
 

@@ -3,6 +3,19 @@
 local M = {}
 
 local ns = vim.api.nvim_create_namespace('kiln.transcript')
+local welcome_ns = vim.api.nvim_create_namespace('kiln.welcome')
+
+-- Shown (as virtual text, not buffer lines) while the transcript is empty.
+M.WELCOME = {
+  'Kiln — ask about this workspace. Type below and press <CR> to send;',
+  '<S-CR> or <C-j> for a new line, <C-c> stops a turn.',
+  '',
+  '  @name       mention a file, folder or symbol (completion from the index)',
+  '  /command    /clear /compact /mode /model /context, or an installed skill',
+  '  gm / gM     pick the mode / the model        q  close the chat',
+  '  :KilnAdd    add the selection as context     :KilnEdit  edit the selection',
+  '  :KilnEdits  review deferred edits            :help kiln',
+}
 
 local ICONS = { pending = '?', in_progress = '…', completed = '✓', failed = '✗', stopped = '⊘' }
 
@@ -26,12 +39,26 @@ function M.buffer()
     pcall(vim.api.nvim_buf_set_name, S.buf, 'kiln://chat')
     -- The transcript is markdown ("## You", the model's answers): tree-sitter's markdown parser
     -- highlights it and injects each fenced block's language when that parser is installed.
+    pcall(vim.treesitter.language.register, 'markdown', 'kiln-chat')
     if pcall(vim.treesitter.start, S.buf, 'markdown') then
       vim.b[S.buf].kiln_treesitter = true
     end
     S.plan_lines, S.tools, S.streaming = 0, {}, false
+    M.welcome(true)
   end
   return S.buf
+end
+
+--- Show (or hide) the welcome text of an empty transcript.
+function M.welcome(show)
+  vim.api.nvim_buf_clear_namespace(S.buf, welcome_ns, 0, -1)
+  if show then
+    local lines = {}
+    for _, l in ipairs(M.WELCOME) do
+      table.insert(lines, { { l, 'Comment' } })
+    end
+    vim.api.nvim_buf_set_extmark(S.buf, welcome_ns, 0, 0, { virt_lines = lines })
+  end
 end
 
 --- Follow the end of the transcript in `win` (nil: not shown).
@@ -44,6 +71,7 @@ end
 
 --- Replace lines [first, last) of the transcript (the buffer stays read-only to the user).
 local function set_lines(first, last, lines)
+  vim.api.nvim_buf_clear_namespace(S.buf, welcome_ns, 0, -1)
   vim.bo[S.buf].modifiable = true
   vim.api.nvim_buf_set_lines(S.buf, first, last, false, lines)
   vim.bo[S.buf].modifiable = false
@@ -236,6 +264,7 @@ function M.clear()
   if S.buf and vim.api.nvim_buf_is_valid(S.buf) then
     set_lines(0, -1, { '' })
     vim.api.nvim_buf_clear_namespace(S.buf, ns, 0, -1)
+    M.welcome(true)
   end
   S.plan_lines, S.tools, S.streaming = 0, {}, false
 end

@@ -1,0 +1,117 @@
+-- Slash commands typed in the chat prompt: the built-ins (/clear, /compact, /mode, /model,
+-- /context) run here; any other name is an installed skill, whose instructions are loaded
+-- with kiln/skills/use and sent ahead of the rest of the line (`/pdf fill the form`).
+local client = require('kiln.client')
+local config = require('kiln.config')
+local transcript = require('kiln.transcript')
+
+local M = {}
+
+local EDIT_MODES = { deferred = true, auto = true }
+
+local function say(lines)
+  transcript.append(vim.list_extend(vim.deepcopy(lines), { '' }))
+end
+
+--- The model for the next session; the current session is closed (a session keeps its model).
+function M.set_model(name)
+  local session = vim.deepcopy(config.options.session or {})
+  session.model = name ~= '' and name or nil
+  config.options.session = session
+  require('kiln.chat').reset()
+  say({ '[kiln] model ' .. (session.model or '(default)') .. ': the next question starts a new session' })
+end
+
+local function context()
+  local chat = require('kiln.chat')
+  local sid = chat.state.session_id
+  if not sid then
+    return say({ '[kiln] no session yet: nothing in the context' })
+  end
+  client.request('kiln/context/show', { sessionId = sid }, function(err, res)
+    if err then
+      return say({ '[error] ' .. client.describe(err) })
+    end
+    local lines = {
+      string.format(
+        '[kiln] context: %d messages, %d turns, %d steps; window %s tokens',
+        res.messages or 0,
+        res.turns or 0,
+        res.steps or 0,
+        tostring(res.contextWindow or '?')
+      ),
+    }
+    local budget = res.budget
+    if type(budget) == 'table' and type(budget.components) == 'table' then
+      for _, c in ipairs(budget.components) do
+        if type(c) == 'table' then
+          table.insert(lines, string.format('  %-24s %s', tostring(c.name), tostring(c.tokens)))
+        end
+      end
+    end
+    if res.filesModified and #res.filesModified > 0 then
+      table.insert(lines, '  files modified: ' .. table.concat(res.filesModified, ', '))
+    end
+    say(lines)
+  end, chat.state.client_id and vim.lsp.get_client_by_id(chat.state.client_id) or nil)
+end
+
+local function compact()
+  local sid = require('kiln.chat').state.session_id
+  if not sid then
+    return say({ '[kiln] no session yet: nothing to compact' })
+  end
+  client.request('kiln/session/compact', { sessionId = sid }, function(err, res)
+    if err then
+      return say({ '[error] ' .. client.describe(err) })
+    end
+    if res.compacted then
+      say({ string.format('[kiln] compacted: %s → %s tokens', res.beforeTokens, res.afterTokens) })
+    else
+      say({ '[kiln] nothing to compact yet' })
+    end
+  end)
+end
+
+--- Run `/name args`; returns false when the line was not accepted (the prompt keeps it).
+function M.run(text, blocks, labels)
+  local name, args = text:match('^/([%w%._%-]+)%s*(.*)$')
+  local chat = require('kiln.chat')
+  if not name then
+    say({ '[kiln] not a command: ' .. text })
+    return false
+  end
+  args = vim.trim(args or '')
+  if name == 'clear' then
+    chat.reset()
+  elseif name == 'compact' then
+    compact()
+  elseif name == 'context' then
+    context()
+  elseif name == 'mode' then
+    if args == '' then
+      chat.pick_mode()
+    elseif EDIT_MODES[args] then
+      chat.set_mode({ editMode = args })
+    else
+      chat.set_mode({ mode = args })
+    end
+  elseif name == 'model' then
+    M.set_model(args)
+  else
+    client.request('kiln/skills/use', { name = name }, function(err, res)
+      if err then
+        return say({ '[error] ' .. client.describe(err) })
+      end
+      local all = { res.block }
+      vim.list_extend(all, blocks or {})
+      local shown = { 'skill ' .. res.name }
+      vim.list_extend(shown, labels or {})
+      local question = args ~= '' and args or ('Use the ' .. res.name .. ' skill.')
+      chat.send(question, all, nil, shown)
+    end)
+  end
+  return true
+end
+
+return M

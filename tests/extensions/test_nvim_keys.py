@@ -1,0 +1,192 @@
+"""The Neovim chat as a user drives it: real ``nvim --embed`` with a UI, keys and pastes only,
+against a real ``kiln lsp`` whose model is the in-package scripted one.
+
+One story per test function (a server start is the slow part): start without an error, paste a
+multi-line question, ``@`` and ``/`` completion with context pills, the review in Normal mode, an
+accepted edit saved before the agent's command runs (an unrelated unsaved buffer left alone),
+stop during a review, reading while an answer streams, an inline edit of a selection, and the
+transcript's markdown highlighting.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.extensions.nvim_ui import Editor, nvim_env, nvim_path
+
+pytestmark = [pytest.mark.e2e]
+
+CALC = "def add(a, b):\n    return a - b\n"
+CHECK = "python3 -c \"import calc; print('sum-is', calc.add(2, 3))\""
+
+
+def _edit(old: str, new: str, path: str = "calc.py") -> dict:
+    return {"name": "edit_file", "input": {"path": path, "old_text": old, "new_text": new}}
+
+
+SCRIPT = [
+    {"match": "paste-7", "text": "got both lines\n\n```lua\nlocal answer = 42\n```\n"},
+    {"match": "def add(", "text": "saw calc"},
+    {"match": "pdftk-marker-4411", "text": "skill loaded"},
+    {"match": "fix add", "text": "Fixing.", "tool_calls": [_edit("a - b", "a + b")]},
+    {
+        "match": "edited calc.py",
+        "text": "Checking.",
+        "tool_calls": [{"name": "run_command", "input": {"command": CHECK}}],
+    },
+    {"match": "sum-is 5", "text": "The fix works."},
+    {"match": "change it again", "text": "Again.", "tool_calls": [_edit("a + b", "a * b")]},
+    {"match": "take-your-time", "sleep": 4},
+    {"match": "take-your-time", "text": "slow answer done"},
+    {
+        "match": "rename add to plus",
+        "text": "Renaming.",
+        "tool_calls": [_edit("def add", "def plus")],
+    },
+    {"match": "edited calc.py", "text": "Renamed."},
+]
+
+
+@pytest.fixture
+def editor(tmp_path: Path, kiln_home: Path) -> Editor:
+    nvim_path()
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "calc.py").write_text(CALC)
+    (ws / "other.py").write_text("x = 1\n")
+    skill = ws / ".kiln" / "skills" / "pdf"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: pdf\ndescription: Fill in PDF forms.\n---\nUse pdftk-marker-4411.\n"
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"])
+    ed.ws = ws  # type: ignore[attr-defined]
+    yield ed
+    ed.close()
+
+
+def _turn_done(ed: Editor, count: int) -> bool:
+    return sum(1 for line in ed.transcript() if line.startswith("— ")) >= count
+
+
+def test_chat_flows_by_keys(editor: Editor) -> None:
+    ed, ws = editor, editor.ws  # type: ignore[attr-defined]
+    # Start: the server comes up for the file given on the command line, no error, no prompt.
+    ed.wait(
+        "the client to attach calc.py",
+        lambda: ed.lua(
+            "local c = vim.lsp.get_clients({name='kiln'})[1]; "
+            "return c ~= nil and c.initialized and vim.lsp.buf_is_attached(0, c.id)"
+        ),
+    )
+    assert not ed.mode()["blocking"]
+    assert "did not start" not in ed.messages()
+
+    # An unrelated unsaved change the agent's edits must not write to disk.
+    ed.keys(":e other.py<CR>Ounsaved-by-user<Esc>:e calc.py<CR>")
+    ed.wait("calc.py", lambda: ed.nvim.current.buffer.name.endswith("calc.py"))
+
+    # Open the chat with the default mapping; the welcome text shows while it is empty.
+    ed.keys("\\kc")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    welcome = ed.lua(
+        "local ns = vim.api.nvim_get_namespaces()['kiln.welcome']; "
+        "return #vim.api.nvim_buf_get_extmarks(require('kiln.chat').state.buf, ns, 0, -1, {})"
+    )
+    assert welcome == 1
+
+    # A pasted multi-line question is sent whole.
+    ed.keys("i")
+    ed.paste("first line of the question\nsecond line paste-7")
+    ed.keys("<CR>")
+    ed.wait("the answer to the paste", lambda: ed.transcript_has("got both lines"))
+    lines = ed.transcript()
+    assert "first line of the question" in lines and "second line paste-7" in lines
+
+    # Markdown with tree-sitter: the fenced lua block is highlighted as lua.
+    lang = ed.lua(
+        "local buf = require('kiln.chat').state.buf; "
+        "local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false); "
+        "for i, l in ipairs(lines) do if l:find('local answer', 1, true) then "
+        "  vim.treesitter.get_parser(buf):parse(true); "
+        "  for _, c in ipairs(vim.treesitter.get_captures_at_pos(buf, i - 1, 0)) do "
+        "    if c.lang == 'lua' then return c.capture end end end end"
+    )
+    assert lang == "keyword", lang
+
+    # @ completion from the index, accepted with <CR>: a context pill, then the question.
+    ed.wait("the turn to end", lambda: _turn_done(ed, 1))
+    ed.keys("@calc")  # still in Insert mode after sending
+    ed.wait("the completion menu", lambda: ed.nvim.funcs.pumvisible() == 1)
+    words = [i["word"] for i in ed.nvim.funcs.complete_info(["items"])["items"]]
+    assert "@calc.py" in words, words
+    ed.keys("<CR>")
+    ed.wait("the pill", lambda: "[@calc.py]" in ed.nvim.current.window.options["winbar"])
+    ed.keys(" explain it<CR>")
+    ed.wait("the answer about calc", lambda: ed.transcript_has("saw calc"))
+    ed.wait("the turn to end", lambda: _turn_done(ed, 2))
+    assert ed.nvim.current.window.options["winbar"] == ""  # pills are cleared once sent
+
+    # / completion lists the installed skill; choosing it loads the skill for the question.
+    ed.keys("/pd")
+    ed.wait("the command menu", lambda: ed.nvim.funcs.pumvisible() == 1)
+    words = [i["word"] for i in ed.nvim.funcs.complete_info(["items"])["items"]]
+    assert words == ["/pdf "], words
+    ed.keys("<CR>fill the form<CR>")
+    ed.wait("the skill answer", lambda: ed.transcript_has("skill loaded"))
+    ed.wait("the turn to end", lambda: _turn_done(ed, 3))
+
+    # An edit is reviewed in Normal mode; `a` accepts; the command the agent runs sees it.
+    ed.keys("fix add<CR>")
+    ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
+    assert ed.mode()["mode"] == "n"
+    ed.keys("a")
+    ed.wait_prompt("the command permission menu")
+    ed.keys("1<CR>")
+    ed.wait("the verdict", lambda: ed.transcript_has("The fix works."))
+    ed.wait("the turn to end", lambda: _turn_done(ed, 4))
+    assert (ws / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    assert ed.transcript_has("— end_turn · modified: calc.py"), ed.transcript()
+    assert (ws / "other.py").read_text() == "x = 1\n"
+    assert ed.lua("return vim.bo[vim.fn.bufnr('other.py')].modified") is True
+
+    # Stop during a review: the review closes and no tool line keeps a running icon.
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("ichange it again<CR>")
+    ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
+    ed.keys(":KilnStop<CR>")
+    ed.wait("the turn to end", lambda: _turn_done(ed, 5))
+    tool_lines = [line for line in ed.transcript() if "edit_file: calc.py" in line]
+    assert tool_lines[-1].lstrip().startswith("⊘"), tool_lines
+    assert not any(line.startswith(("  ? ", "  … ")) for line in ed.transcript())
+    assert "a + b" in (ws / "calc.py").read_text()
+
+    # Reading earlier output while an answer streams: the cursor stays where the user put it.
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("itake-your-time<CR>")
+    ed.wait("the question", lambda: ed.transcript_has("take-your-time"))
+    ed.keys("<Esc><C-w>kgg")
+    chat_win = ed.lua("return require('kiln.chat').state.win")
+    ed.wait("the transcript window", lambda: ed.nvim.current.window.handle == chat_win)
+    ed.wait("the slow answer", lambda: ed.transcript_has("slow answer done"))
+    ed.wait("the turn to end", lambda: _turn_done(ed, 6))
+    assert ed.nvim.current.window.cursor[0] == 1
+
+    # Inline edit: select a line, <C-i>, type the instruction; accept in the review.
+    ed.keys("<C-w>h")
+    ed.wait("calc.py", lambda: ed.nvim.current.buffer.name.endswith("calc.py"))
+    ed.keys("ggV<C-i>")
+    ed.wait_prompt("the instruction prompt")
+    ed.keys("rename add to plus<CR>")
+    ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
+    assert ed.mode()["mode"] == "n"
+    ed.keys("a")
+    ed.wait("the rename", lambda: ed.transcript_has("Renamed."))
+    ed.wait("the turn to end", lambda: _turn_done(ed, 7))
+    assert (ws / "calc.py").read_text().startswith("def plus(a, b):")
+    assert "did not start" not in ed.messages()
