@@ -17,6 +17,7 @@ from agent.compaction_store import compactions
 from agent.errors import UsageError
 from agent.providers.scripted import common_prefix_len
 from agent.types import Message, canonical_json
+from agent.wire_log import WireLog, WireRequest, first_difference
 
 DEFAULT_WINDOW = 200_000
 TAGS = (
@@ -238,17 +239,40 @@ class PrefixDiff:
     share: float
     diverges_at: str  # the segment where the bytes first differ, or "" when fully shared
     cause: str
+    measured: bool = False  # compared the recorded wire bodies (else rebuilt from the store)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def prefix_diff(store: Any, session_id: str, step: int) -> PrefixDiff:
-    """Where ``step`` stopped sharing a prefix with the request before it, and why."""
+    """Where ``step`` stopped sharing a prefix with the request before it, and why.
+
+    Measured on the wire bodies the session recorded (tools, system, messages as sent, in the
+    provider's format) when they exist; sessions from before the wire log are rebuilt from
+    the store.
+    """
     rows = _rows(store, session_id)
     steps = [r["step"] for r in rows]
     current = request_at(store, session_id, step)
     index = steps.index(step)
+    wire = WireLog(store.folder(session_id)).requests()
+    if index > 0 and step in wire and steps[index - 1] in wire:
+        previous = request_at(store, session_id, steps[index - 1])
+        before, after = wire[steps[index - 1]], wire[step]
+        shared, now, was = first_difference(before, after)
+        where = "" if now is None else (now if now == was else f"{now} (previously {was})")
+        total = len(after.text())
+        return PrefixDiff(
+            step=step,
+            previous_step=previous.step,
+            shared_tokens=tokens(after.text()[:shared]),
+            total_tokens=tokens(after.text()),
+            share=round(shared / total, 4) if total else 0.0,
+            diverges_at=where,
+            cause=_cause(store, previous, current, where, wire_labels=(before, after)),
+            measured=True,
+        )
     cur_segments = current.segments()
     cur_text = "".join(s for _, s in cur_segments)
     if index == 0:
@@ -281,13 +305,29 @@ def _segment_at(segments: list[tuple[str, str]], offset: int) -> str:
     return "end of request"
 
 
-def _cause(store: Any, previous: RequestView, current: RequestView, where: str) -> str:
+def _cause(
+    store: Any,
+    previous: RequestView,
+    current: RequestView,
+    where: str,
+    wire_labels: tuple[WireRequest, WireRequest] | None = None,
+) -> str:
     if not where:
-        extra = ""
-        if current.deferred != previous.deferred:
-            new = [d for d in current.deferred if d not in previous.deferred]
-            extra = f"; tools discovered (deferred, outside the prefix): {', '.join(new)}"
-        return "append-only: the previous request is a prefix of this one" + extra
+        return "append-only: the previous request, as sent, is a prefix of this one"
+    if wire_labels is not None and where.startswith("tool ") and current.epoch == previous.epoch:
+        before, after = (
+            {k[5:]: v for k, v in w.blocks if k.startswith("tool ")} for w in wire_labels
+        )
+        added = [n for n in after if n not in before]
+        removed = [n for n in before if n not in after]
+        changed = [n for n in after if n in before and after[n] != before[n]]
+        parts = [
+            f"added {added}" if added else "",
+            f"removed {removed}" if removed else "",
+            f"changed {changed}" if changed else "",
+            "reordered" if not (added or removed or changed) else "",
+        ]
+        return "the tool list changed: " + ", ".join(p for p in parts if p)
     if current.epoch != previous.epoch:
         records = [r for r in compactions(store, current.session_id) if r["epoch"] == current.epoch]
         if records:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent import loop, services, tool_calls
+from agent import loop, services, tool_calls, wire_log
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
 from agent.errors import KilnError, ProviderError
@@ -323,6 +323,7 @@ class Session:
         request = self.build_request()
         self.step_count += 1
         self.turn_steps += 1
+        wire_log.record(self.store.folder(self.id), self.step_count, self.model, request)
         self.store.record_request(
             self.id,
             self.step_count,

@@ -161,6 +161,10 @@ class AnthropicModel(SdkClientModel):
             api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
         )
 
+    def wire_body(self, request: Request) -> dict[str, Any]:
+        """The JSON body this request goes out as (for the session's wire log)."""
+        return build_params(request, self.model)
+
     async def _once(self, request: Request) -> AsyncGenerator[StreamItem, None]:
         params = build_params(request, self.model)
         state = _Accumulator(self.model)

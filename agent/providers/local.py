@@ -275,6 +275,10 @@ class LocalModel:
     async def aclose(self) -> None:
         """The loaded model stays cached for the next session in this process."""
 
+    def wire_body(self, request: Request) -> dict[str, Any]:
+        """The chat messages this request is rendered to (before fitting to the window)."""
+        return {"messages": render_messages(request, list(request.tools))}
+
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         tools = list(request.tools)  # deferred tools run through call_tool
         try:

@@ -182,9 +182,10 @@ def diff_cmd(
         click.echo(json.dumps(diff.to_dict(), ensure_ascii=False, indent=2))
         return
     against = f"step {diff.previous_step}" if diff.previous_step is not None else "nothing"
+    how = "measured on the requests as sent" if diff.measured else "rebuilt from the store"
     click.echo(
         f"step {diff.step} vs {against}: {diff.shared_tokens} of {diff.total_tokens} tokens "
-        f"shared ({100 * diff.share:.1f}%)"
+        f"shared ({100 * diff.share:.1f}%, {how})"
     )
     if diff.diverges_at:
         click.echo(f"diverges at: {diff.diverges_at}")
