@@ -2,36 +2,57 @@
 
 ``serve`` binds the socket itself so ``--port 0`` works, and prints the real address (on
 stderr, ``kiln registry: listening on http://HOST:PORT``) only once the server accepts
-connections, so a script that waits for the line can connect at once. Tokens, the audit log
-and trusted publishers are ``registry_accounts``.
+connections, so a script that waits for the line can connect at once. ``--db``/``--blobs``
+choose the backends (``registry_options``). Tokens, the audit log and trusted publishers are
+``registry_accounts``; copying and sweeping are ``registry_ops``.
 """
 
 from __future__ import annotations
 
 import json
 import socket
-import sqlite3
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import click
 
-T = TypeVar("T")
+from lsp_server.cli.registry_options import (
+    BLOBS_OPTION,
+    DATA_OPTION,
+    DB_OPTION,
+    default_data,
+    open_or_fail,
+)
+
+_default_data, _open = default_data, open_or_fail
+
+SIGNING_KEY_OPTION = click.option(
+    "--signing-key",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    envvar="KILN_REGISTRY_SIGNING_KEY_FILE",
+    help="Ed25519 key file shared by every instance (created 0600 if missing); "
+    "or the key itself in KILN_REGISTRY_SIGNING_KEY. Default: <data>/keys/ed25519.key.",
+)
 
 
-def _default_data() -> Path:
-    import os
-
-    return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln") / "registry"
-
-
-def _open(factory: Callable[[], T], data_dir: Path) -> T:
-    """Open the data folder; an unusable folder is a one-line error, not a traceback."""
+def _server_extras() -> None:
     try:
-        return factory()
-    except (OSError, sqlite3.Error) as exc:
-        raise click.ClickException(f"cannot use data folder {data_dir}: {exc}") from None
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise click.ClickException(
+            "the registry server needs its extra: pip install 'kiln-agent[registry]'"
+        ) from None
+
+
+def _redact(url: str) -> str:
+    """A database URL without its password, for logs."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        return url.replace(f":{parts.password}@", ":***@", 1)
+    return url
 
 
 @click.group(name="registry")
@@ -48,13 +69,16 @@ def registry_group() -> None:
     type=click.IntRange(0, 65535),
     help="Port (0 picks a free one).",
 )
+@DATA_OPTION
+@DB_OPTION
+@BLOBS_OPTION
+@SIGNING_KEY_OPTION
 @click.option(
-    "--data",
-    "data",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data folder (SQLite, blobs, signing key). Default: $KILN_HOME/registry.",
+    "--redirect-downloads",
+    is_flag=True,
+    help="Answer archive downloads from object storage with a 302 to a presigned URL.",
 )
+@click.option("--access-log", is_flag=True, help="One JSON line per request on stderr.")
 @click.option(
     "--name", default="kiln-registry", show_default=True, help="Registry name shown to clients."
 )
@@ -72,15 +96,40 @@ def registry_group() -> None:
     help="Seconds signed skill metadata stays valid (how long a frozen mirror can go unnoticed).",
 )
 def serve_cmd(
-    host: str, port: int, data: Path | None, name: str, log_level: str, metadata_ttl: int
+    host: str,
+    port: int,
+    data: Path | None,
+    db: str | None,
+    blobs: str | None,
+    signing_key: Path | None,
+    redirect_downloads: bool,
+    access_log: bool,
+    name: str,
+    log_level: str,
+    metadata_ttl: int,
 ) -> None:
     """Serve the registry API until interrupted."""
+    _server_extras()
     import uvicorn
 
     from skills_registry.registry.app import create_app
+    from skills_registry.registry.ops import enable_access_log
 
     data_dir = data or _default_data()
-    app = _open(lambda: create_app(data_dir, name=name, metadata_ttl=metadata_ttl), data_dir)
+    app = _open(
+        lambda: create_app(
+            data_dir,
+            name=name,
+            metadata_ttl=metadata_ttl,
+            db=db,
+            blobs=blobs,
+            signing_key=signing_key,
+            redirect_downloads=redirect_downloads,
+        ),
+        data_dir,
+    )
+    if access_log:
+        enable_access_log()
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only disables Nagle on sockets whose proto says TCP, and
     # without it every keep-alive response waits ~40 ms for a delayed ACK.
@@ -92,7 +141,8 @@ def serve_cmd(
         raise click.ClickException(f"cannot bind {host}:{port}: {exc.strerror or exc}") from None
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    line = f"kiln registry: listening on http://{shown}:{bound} (data {data_dir})"
+    where = f"db {_redact(db)}" if db else f"data {data_dir}"
+    line = f"kiln registry: listening on http://{shown}:{bound} ({where})"
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -112,18 +162,21 @@ def serve_cmd(
 
 
 @registry_group.command("key")
-@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), default=None)
-def key_cmd(data: Path | None) -> None:
+@DATA_OPTION
+@SIGNING_KEY_OPTION
+def key_cmd(data: Path | None, signing_key: Path | None) -> None:
     """Print the registry's public signing key (publish it so clients can pin it out of band)."""
-    from skills_registry.registry.signing import load_or_create_signer
+    from skills_registry.registry.backends import load_signer
 
     data_dir = data or _default_data()
-    signer = _open(lambda: load_or_create_signer(data_dir), data_dir)
+    signer = _open(lambda: load_signer(data_dir, signing_key), data_dir)
     click.echo(f"{signer.key_id} {signer.public_key_b64}")
 
 
 @registry_group.command("marketplace")
-@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path), default=None)
+@DATA_OPTION
+@DB_OPTION
+@BLOBS_OPTION
 @click.option(
     "--base-url", required=True, help="Public URL of the registry (for links and archive URLs)."
 )
@@ -133,17 +186,19 @@ def key_cmd(data: Path | None) -> None:
     default=None,
     help="Write a Claude Code marketplace folder (.claude-plugin/marketplace.json + skills/).",
 )
-def marketplace_cmd(data: Path | None, base_url: str, out: Path | None) -> None:
+def marketplace_cmd(
+    data: Path | None, db: str | None, blobs: str | None, base_url: str, out: Path | None
+) -> None:
     """Print (or export with --out) a Claude-Code-compatible marketplace of the registry's skills."""
+    from skills_registry.registry.backends import open_backends
     from skills_registry.registry.marketplace import build_marketplace, export_marketplace
-    from skills_registry.registry.storage import open_storage
 
     data_dir = data or _default_data()
-    store, blobs = _open(lambda: open_storage(data_dir), data_dir)
+    backends = _open(lambda: open_backends(data_dir, db, blobs), data_dir)
     if out is None:
-        click.echo(json.dumps(build_marketplace(store, base_url), indent=2))
+        click.echo(json.dumps(build_marketplace(backends.store, base_url), indent=2))
         return
-    market = export_marketplace(store, blobs, base_url, out)
+    market = export_marketplace(backends.store, backends.blobs, base_url, out)
     click.echo(f"wrote {len(market['plugins'])} skills to {out}")
 
 
@@ -153,6 +208,10 @@ def _add_account_commands() -> None:
     registry_group.add_command(token_group, "token")
     registry_group.add_command(audit_cmd, "audit")
     registry_group.add_command(publisher_group, "trusted-publisher")
+    from lsp_server.cli.registry_ops import migrate_cmd, sweep_cmd
+
+    registry_group.add_command(migrate_cmd, "migrate")
+    registry_group.add_command(sweep_cmd, "sweep")
 
 
 _add_account_commands()

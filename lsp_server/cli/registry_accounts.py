@@ -9,34 +9,24 @@ that made it; ``trusted-publisher`` maps a CI identity (OIDC) to a namespace.
 from __future__ import annotations
 
 import json
-import os
 import re
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import click
 
+from lsp_server.cli.registry_options import DATA_OPTION, DB_OPTION_HIDDEN_VALUE, open_store
 from skills_registry.registry.errors import UsageError
 
-_data_opt = click.option(
-    "--data",
-    "data",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data folder of the registry. Default: $KILN_HOME/registry.",
-)
+
+def _data_opt(command: Any) -> Any:
+    """``--data`` and ``--db`` (the store these commands open)."""
+    return DATA_OPTION(DB_OPTION_HIDDEN_VALUE(command))
 
 
 def _store(data: Path | None) -> Any:
-    from skills_registry.registry.sqlite_store import SQLiteStore
-
-    data_dir = data or Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln") / "registry"
-    try:
-        return SQLiteStore(data_dir / "registry.db")
-    except (OSError, sqlite3.Error) as exc:
-        raise click.ClickException(f"cannot use data folder {data_dir}: {exc}") from None
+    return open_store(data)
 
 
 def expiry(text: str | None) -> str | None:

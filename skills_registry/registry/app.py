@@ -15,12 +15,15 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from skills_registry.archive import MAX_ARCHIVE_BYTES, MAX_FILES, MAX_UNPACKED_BYTES
 from skills_registry.registry import writes
+from skills_registry.registry.backends import load_signer, open_backends
+from skills_registry.registry.downloads import serve_archive
 from skills_registry.registry.errors import NotFound, RegistryError, ValidationFailed
 from skills_registry.registry.http import (
     MAX_JSON_BYTES,
@@ -34,8 +37,9 @@ from skills_registry.registry.http import json_response as _json
 from skills_registry.registry.marketplace import build_marketplace
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS, skill_metadata
 from skills_registry.registry.oidc import JwksCache
-from skills_registry.registry.signing import Signer, load_or_create_signer
-from skills_registry.registry.storage import BlobStore, MetadataStore, open_storage
+from skills_registry.registry.ops import Observe, healthz, metrics, readyz
+from skills_registry.registry.signing import Signer
+from skills_registry.registry.storage import BlobStore, MetadataStore
 
 INLINE_DOWNLOAD_BYTES = 256 * 1024
 API_VERSION = "v1"
@@ -127,29 +131,10 @@ def version_detail(request: Request) -> Response:
     return _json(_reg(request).version_doc(request))
 
 
-def download(request: Request) -> Response:
+async def download(request: Request) -> Response:
     reg = _reg(request)
     doc = reg.version_doc(request)  # yanked versions stay downloadable by exact version
-    sha = doc["archiveSha256"]
-    etag = f'"{sha}"'
-    if request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers={"ETag": etag})
-    path = reg.blobs.path(sha)  # None for stores without local files (object storage)
-    headers = {
-        "ETag": etag,
-        "Cache-Control": "public, max-age=31536000, immutable",
-        "X-Kiln-Sha256": sha,
-        "X-Kiln-Signature": doc["signatures"][0]["signature"],
-        "Content-Disposition": f'attachment; filename="{doc["name"]}-{doc["version"]}.tar.gz"',
-    }
-    large = doc.get("archiveSize", 0) > INLINE_DOWNLOAD_BYTES
-    if path is not None and ("range" in request.headers or large):
-        return FileResponse(
-            path, media_type="application/gzip", headers=headers
-        )  # ranges, streaming
-    # Small archives (nearly all skills) in one read from the page cache: no thread hops.
-    data = path.read_bytes() if path is not None else reg.blobs.get(sha)
-    return Response(data, media_type="application/gzip", headers=headers)
+    return await serve_archive(reg, request, doc)
 
 
 def file_preview(request: Request) -> Response:
@@ -213,12 +198,24 @@ _VERSION = _SKILL + "/versions/{version}"
 
 
 def create_app(
-    data_dir: Path, *, name: str = "kiln-registry", metadata_ttl: int = DEFAULT_TTL_SECONDS
+    data_dir: Path,
+    *,
+    name: str = "kiln-registry",
+    metadata_ttl: int = DEFAULT_TTL_SECONDS,
+    db: str | None = None,
+    blobs: str | None = None,
+    signing_key: Path | None = None,
+    redirect_downloads: bool = False,
 ) -> Starlette:
-    """Build the ASGI app over the embedded stores under ``data_dir`` (created if missing)."""
-    store, blobs = open_storage(Path(data_dir))
+    """Build the ASGI app; without ``db``/``blobs`` URLs the stores live under ``data_dir``."""
+    backends = open_backends(Path(data_dir), db, blobs)
     return create_app_with(
-        store, blobs, load_or_create_signer(Path(data_dir)), name=name, metadata_ttl=metadata_ttl
+        backends.store,
+        backends.blobs,
+        load_signer(Path(data_dir), signing_key),
+        name=name,
+        metadata_ttl=metadata_ttl,
+        redirect_downloads=redirect_downloads,
     )
 
 
@@ -230,8 +227,14 @@ def create_app_with(
     name: str = "kiln-registry",
     metadata_ttl: int = DEFAULT_TTL_SECONDS,
     jwks: JwksCache | None = None,
+    redirect_downloads: bool = False,
 ) -> Starlette:
+    """The app over given stores; refuses a database already bound to another signing key."""
+    store.bind_signing_key(signer.key_id)
     routes = [
+        Route("/healthz", _inline(healthz)),
+        Route("/readyz", readyz),
+        Route("/metrics", metrics),
         Route("/.well-known/kiln-registry.json", _inline(well_known)),
         Route("/v1/skills", _inline(list_skills)),
         Route("/v1/whoami", _inline(writes.whoami)),
@@ -250,13 +253,23 @@ def create_app_with(
         Route(_VERSION, _inline(version_detail), methods=["GET"]),
         Route(_VERSION, writes.publish, methods=["PUT", "POST"]),
         Route(_VERSION + "/status", writes.set_status, methods=["PUT"]),
-        Route(_VERSION + "/archive", _inline(download)),
+        Route(_VERSION + "/archive", download),
         Route(_VERSION + "/tools", _inline(tool_schemas)),
         Route(_VERSION + "/files/{path:path}", file_preview),
     ]
+    registry = Registry(
+        store,
+        blobs,
+        signer,
+        name,
+        metadata_ttl=metadata_ttl,
+        jwks=jwks,
+        redirect_downloads=redirect_downloads,
+    )
     app = Starlette(
         routes=routes,
         exception_handlers={RegistryError: on_registry_error, HTTPException: on_http_error},
+        middleware=[Middleware(Observe, metrics=registry.metrics)],
     )
-    app.state.registry = Registry(store, blobs, signer, name, metadata_ttl=metadata_ttl, jwks=jwks)
+    app.state.registry = registry
     return app

@@ -20,6 +20,7 @@ from skills_registry.archive import ArchiveContents, read_archive
 from skills_registry.registry.errors import NotFound, TooLarge, UsageError
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS
 from skills_registry.registry.oidc import JwksCache
+from skills_registry.registry.ops import Metrics
 from skills_registry.registry.signing import Signer
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
@@ -38,8 +39,11 @@ class Registry:
         *,
         metadata_ttl: int = DEFAULT_TTL_SECONDS,
         jwks: JwksCache | None = None,
+        redirect_downloads: bool = False,
     ) -> None:
         self.store, self.blobs, self.signer, self.name = store, blobs, signer, name
+        self.redirect_downloads = redirect_downloads
+        self.metrics = Metrics()
         self.metadata_ttl = metadata_ttl
         self.jwks = jwks or JwksCache()
         self.unpacked = lru_cache(maxsize=8)(self._unpack)  # bounded: up to 8 x 32 MB worst case

@@ -88,10 +88,19 @@ class Signer:
 
 
 def load_or_create_signer(data_dir: Path) -> Signer:
-    """Load the registry key, creating it (0600, atomically) on first use."""
-    path = Path(data_dir) / KEY_FILE
+    """Load the registry key under ``data_dir``, creating it (0600, atomically) on first use."""
+    return load_or_create_key_file(Path(data_dir) / KEY_FILE)
+
+
+def load_or_create_key_file(path: Path) -> Signer:
+    """Load a key file (base64 of the 32-byte seed), creating it mode 0600 when missing.
+
+    Created with a hard link from a private temp name, so when several instances start at once
+    exactly one key wins and every instance loads that one.
+    """
+    path = Path(path)
     if path.exists():
-        return Signer(SigningKey(base64.b64decode(path.read_bytes().strip())))
+        return signer_from_text(path.read_text(encoding="ascii", errors="replace"), str(path))
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     key = SigningKey.generate()
     tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -102,9 +111,20 @@ def load_or_create_signer(data_dir: Path) -> Signer:
         os.link(tmp, path)  # fails if another process won the race; then use theirs
     except FileExistsError:
         tmp.unlink()
-        return load_or_create_signer(data_dir)
+        return load_or_create_key_file(path)
     tmp.unlink()
     return Signer(key)
+
+
+def signer_from_text(text: str, source: str) -> Signer:
+    """A signer from base64 key text; a malformed key is a ValueError naming ``source``."""
+    try:
+        seed = base64.b64decode(text.strip(), validate=True)
+        return Signer(SigningKey(seed))
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"{source} is not an ed25519 signing key (base64 of 32 bytes): {exc}"
+        ) from None
 
 
 def verify_bytes(public_key_b64: str, message: bytes, signature_b64: str) -> bool:

@@ -215,6 +215,14 @@ def m004_audit_and_trusted_publishers(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m005_registry_meta(db: sqlite_utils.Database) -> None:
+    """Facts about the registry itself (which signing key its documents are signed with)."""
+    db["registry_meta"].create(
+        {"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True
+    )
+
+
 def migrate(path: Path) -> None:
     """Apply pending migrations on a connection of their own, then close it."""
     conn = sqlite3.connect(path, timeout=30)

@@ -348,6 +348,30 @@ class SQLiteStore(SQLiteAccounts):
     def count(self) -> int:
         return int(self._db().execute("SELECT count(*) FROM skills").fetchone()[0])
 
+    def ping(self) -> None:
+        self._db().execute("SELECT 1").fetchone()
+
+    def bind_signing_key(self, key_id: str) -> None:
+        with self._write() as db:
+            db.execute("INSERT OR IGNORE INTO registry_meta VALUES ('signing_key', ?)", (key_id,))
+            bound = db.execute("SELECT value FROM registry_meta WHERE key='signing_key'").fetchone()
+        if bound[0] != key_id:
+            raise Conflict(
+                f"this registry database is signed with {bound[0]}, but this instance's key is {key_id}",
+                hint="give every instance the same --signing-key file (or KILN_REGISTRY_SIGNING_KEY)",
+            )
+
+    def archive_referenced(self, sha256: str) -> bool:
+        row = (
+            self._db()
+            .execute(
+                "SELECT 1 FROM versions WHERE json_extract(doc, '$.archiveSha256') = ? LIMIT 1",
+                (sha256,),
+            )
+            .fetchone()
+        )
+        return row is not None
+
 
 class _Tx:
     """``BEGIN IMMEDIATE`` under a process-local lock: one writer, readers never blocked (WAL)."""

@@ -10,11 +10,14 @@ log with the token that made it.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import os
 import re
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,10 +46,31 @@ def normalize_time(text: str) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+def encode_cursor(value: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> dict[str, Any]:
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        assert isinstance(value, dict)
+        return value
+    except Exception:  # noqa: BLE001 - any garbage cursor is the same user mistake
+        raise UsageError("invalid cursor", hint="pass back metadata.nextCursor unchanged") from None
+
+
 class BlobStore(Protocol):
+    """Archives by sha256. ``put`` returns only once the stored bytes are known to hash right."""
+
     def put(self, data: bytes) -> str: ...
     def get(self, sha256: str) -> bytes: ...
     def path(self, sha256: str) -> Path | None: ...
+    def size(self, sha256: str) -> int | None: ...
+    def stream(self, sha256: str, start: int = 0, end: int | None = None) -> Iterator[bytes]: ...
+    def presigned_url(self, sha256: str, filename: str) -> str | None: ...
+    def unreferenced_candidates(self, older_than: float) -> Iterator[str]: ...
+    def delete(self, sha256: str) -> None: ...
+    def ping(self) -> None: ...
 
 
 class MetadataStore(Protocol):
@@ -87,6 +111,11 @@ class MetadataStore(Protocol):
     def set_dist_tag(self, skill_id: str, tag: str, version: str | None) -> None: ...
     def changes(self, since: int, limit: int) -> list[dict[str, Any]]: ...
     def count(self) -> int: ...
+
+    # Operations: readiness, the one signing key of a shared database, orphan-archive sweeping.
+    def ping(self) -> None: ...
+    def bind_signing_key(self, key_id: str) -> None: ...
+    def archive_referenced(self, sha256: str) -> bool: ...
 
     # Tokens: {id, namespace, label, scopes: [..], createdAt, expiresAt|None, revokedAt|None}
     def create_token(
@@ -168,6 +197,44 @@ class BlobDir:
     def path(self, sha256: str) -> Path | None:
         target = self._path(sha256)
         return target if target.exists() else None
+
+    def size(self, sha256: str) -> int | None:
+        path = self.path(sha256)
+        return path.stat().st_size if path is not None else None
+
+    def stream(self, sha256: str, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+        path = self.path(sha256)
+        if path is None:
+            raise NotFound(f"no blob {sha256}")
+        with path.open("rb") as handle:
+            handle.seek(start)
+            left = None if end is None else end - start + 1
+            while left is None or left > 0:
+                chunk = handle.read(65536 if left is None else min(65536, left))
+                if not chunk:
+                    return
+                left = None if left is None else left - len(chunk)
+                yield chunk
+
+    def presigned_url(self, sha256: str, filename: str) -> str | None:
+        return None  # a folder has no URL of its own: the server streams it
+
+    def unreferenced_candidates(self, older_than: float) -> Iterator[str]:
+        """Blobs written more than ``older_than`` seconds ago (the sweeper checks references)."""
+        cutoff = time.time() - older_than
+        if not self.root.is_dir():
+            return
+        for path in self.root.glob("??/*"):
+            if re.fullmatch(r"[0-9a-f]{64}", path.name) and path.stat().st_mtime < cutoff:
+                yield path.name
+
+    def delete(self, sha256: str) -> None:
+        self._path(sha256).unlink(missing_ok=True)
+
+    def ping(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        if not os.access(self.root, os.W_OK):
+            raise OSError(f"{self.root} is not writable")
 
 
 def open_storage(data_dir: Path) -> tuple[MetadataStore, BlobDir]:

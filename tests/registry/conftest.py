@@ -1,7 +1,9 @@
 """Fixtures for the marketplace tests: a real registry on a loopback port, real skill folders.
 
 The server runs uvicorn in a thread over a socket bound to port 0 (no port guessing); the CLI
-tests start `kiln registry serve` as a subprocess instead.
+tests start `kiln registry serve` as a subprocess instead. ``backend_registry`` runs the same
+app over each backend pair: SQLite + a folder, and PostgreSQL + S3 (a real PostgreSQL cluster
+and moto's S3 server, started once per session; see ``servers.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 import uvicorn
 
 from skills_registry.registry.app import create_app
+from tests.registry.servers import Postgres, S3Server, start_postgres, start_s3
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "skills" / "anthropic"
 
@@ -68,6 +71,67 @@ def registry(tmp_path: Path) -> Iterator[LiveRegistry]:
         yield live
     finally:
         live.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    server = start_s3()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
+    """The S3 server with the standard AWS variables pointing at it for this test."""
+    for key, value in s3_server.env().items():
+        monkeypatch.setenv(key, value)
+    return s3_server
+
+
+BACKENDS = ["sqlite+folder", "postgresql+s3"]
+
+
+def backend_urls(
+    kind: str, data: Path, request: pytest.FixtureRequest
+) -> tuple[str | None, str | None]:
+    """Fresh ``(db, blobs)`` URLs for one backend pair (None: the defaults under ``data``)."""
+    if kind == "sqlite+folder":
+        return None, None
+    pg: Postgres = request.getfixturevalue("postgres")
+    server: S3Server = request.getfixturevalue("s3")
+    return pg.new_database(), f"s3://{server.new_bucket()}/skills"
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_registry(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LiveRegistry]:
+    """A live registry over each backend pair in turn."""
+    db, blobs = backend_urls(request.param, tmp_path / "registry-data", request)
+    app = create_app(tmp_path / "registry-data", db=db, blobs=blobs)
+    live = start_registry(tmp_path / "registry-data", app)
+    try:
+        yield live
+    finally:
+        live.stop()
+        close = getattr(app.state.registry.store, "close", None)
+        if close is not None:
+            close()
+
+
+def blob_names(live: LiveRegistry) -> set[str]:
+    """Every archive the registry's blob store holds, whatever the store."""
+    blobs = live.app.state.registry.blobs  # type: ignore[attr-defined]
+    return set(blobs.unreferenced_candidates(older_than=-3600))
 
 
 def make_skill(

@@ -13,10 +13,16 @@ import pytest
 
 from skills_registry.archive import build_archive, read_dir, sha256_hex
 from skills_registry.registry.signing import verify_release
-from tests.registry.conftest import FIXTURES, LiveRegistry, make_skill, tree_snapshot
+from tests.registry.conftest import FIXTURES, LiveRegistry, blob_names, make_skill
 from tests.registry.hostile import CASES
 
 HTTP = httpx.Client(timeout=30)  # one pool for the module: fast, like a real client
+
+
+@pytest.fixture
+def registry(backend_registry: LiveRegistry) -> LiveRegistry:
+    """Every API test runs on each backend pair (SQLite + folder, PostgreSQL + S3)."""
+    return backend_registry
 
 
 def _publish(
@@ -138,12 +144,12 @@ def test_publish_rules(registry: LiveRegistry, tmp_path: Path) -> None:
 )
 def test_hostile_publish_rejected(registry: LiveRegistry, case: str) -> None:
     token = registry.token("acme")
-    before = tree_snapshot(registry.data / "blobs")
+    before = blob_names(registry)
     builder, words = CASES[case]
     response = _publish(registry, token, "acme/evil", "1.0.0", builder())
     assert response.status_code == 422
     assert any(words in e for e in response.json()["errors"])
-    assert tree_snapshot(registry.data / "blobs") == before
+    assert blob_names(registry) == before
     assert HTTP.get(f"{registry.url}/v1/skills/acme/evil").status_code == 404
 
 

@@ -68,3 +68,17 @@ def test_invalid_versions_are_usage_errors(bad: str) -> None:
         Version.parse(bad)
     assert "invalid version" in str(info.value)
     assert info.value.hint and info.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [("1.x", "1.10.0"), (">=1.0.0 <1.2.5", "1.2.0"), ("0.1 || 1.2", "1.2.7"), ("~0", "0.2.0")],
+)
+def test_npm_range_forms(spec: str, expected: str) -> None:
+    assert max_satisfying(VERSIONS, spec) == expected
+
+
+def test_garbage_range_is_a_usage_error() -> None:
+    with pytest.raises(UsageError) as info:
+        Range.parse("newest please")
+    assert "invalid version range" in str(info.value)

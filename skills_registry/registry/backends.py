@@ -1,0 +1,124 @@
+"""Choose the registry's stores and key from URLs: embedded by default, shared when deployed.
+
+``--db sqlite:///path/registry.db`` or ``postgresql://user@host/db``; ``--blobs
+file:///path/blobs`` or ``s3://bucket/prefix``. Without them everything lives under ``--data``
+(one SQLite file, a ``blobs/`` folder, ``keys/ed25519.key``). Instances that share a database
+must share a signing key (``--signing-key FILE`` or ``KILN_REGISTRY_SIGNING_KEY``); the
+database records the key's id at first start and refuses an instance with another one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from skills_registry.registry.errors import UsageError
+from skills_registry.registry.signing import (
+    KEY_FILE,
+    Signer,
+    load_or_create_key_file,
+    signer_from_text,
+)
+from skills_registry.registry.storage import BlobDir, BlobStore, MetadataStore
+
+KEY_ENV = "KILN_REGISTRY_SIGNING_KEY"
+SWEEP_GRACE_SECONDS = 3600.0  # a blob younger than this may belong to a publish in flight
+
+
+@dataclass
+class Backends:
+    store: MetadataStore
+    blobs: BlobStore
+    db_url: str
+    blobs_url: str
+
+    def close(self) -> None:
+        close = getattr(self.store, "close", None)
+        if close is not None:
+            close()
+
+
+def default_db_url(data_dir: Path) -> str:
+    return f"sqlite://{(Path(data_dir) / 'registry.db').resolve()}"
+
+
+def default_blobs_url(data_dir: Path) -> str:
+    return f"file://{(Path(data_dir) / 'blobs').resolve()}"
+
+
+def open_metadata(url: str) -> MetadataStore:
+    scheme = url.partition("://")[0].lower()
+    if scheme == "sqlite":
+        from skills_registry.registry.sqlite_store import SQLiteStore
+
+        path = unquote(url[len("sqlite://") :])
+        if not path.startswith("/"):
+            raise UsageError(f"--db {url!r}: use an absolute path, sqlite:///path/registry.db")
+        return SQLiteStore(Path(path))
+    if scheme in ("postgresql", "postgres"):
+        try:
+            from skills_registry.registry.pg_store import PostgresStore
+        except ImportError as exc:
+            raise UsageError(
+                f"PostgreSQL support is not installed ({exc.name})",
+                hint="pip install 'kiln-agent[registry]'",
+            ) from None
+        return PostgresStore(url)
+    raise UsageError(
+        f"unknown database URL {url!r}", hint="use sqlite:///path/registry.db or postgresql://..."
+    )
+
+
+def open_blobs(url: str) -> BlobStore:
+    parts = urlsplit(url)
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise UsageError(f"--blobs {url!r}: use file:///absolute/path")
+        return BlobDir(Path(unquote(parts.path)))
+    if parts.scheme == "s3":
+        if not parts.netloc:
+            raise UsageError(f"--blobs {url!r}: name a bucket, s3://bucket/prefix")
+        try:
+            from skills_registry.registry.s3_blobs import S3Blobs
+
+            return S3Blobs(parts.netloc, unquote(parts.path))
+        except ImportError as exc:
+            raise UsageError(
+                f"S3 support is not installed ({exc.name})",
+                hint="pip install 'kiln-agent[registry]'",
+            ) from None
+    raise UsageError(
+        f"unknown blob store URL {url!r}", hint="use file:///path/blobs or s3://bucket/prefix"
+    )
+
+
+def open_backends(data_dir: Path, db: str | None = None, blobs: str | None = None) -> Backends:
+    db_url = db or default_db_url(data_dir)
+    blobs_url = blobs or default_blobs_url(data_dir)
+    store = open_metadata(db_url)
+    return Backends(store, open_blobs(blobs_url), db_url, blobs_url)
+
+
+def load_signer(data_dir: Path, key_file: Path | None = None) -> Signer:
+    """The signing key: ``KILN_REGISTRY_SIGNING_KEY``, else ``key_file``, else ``data_dir``'s."""
+    text = os.environ.get(KEY_ENV)
+    try:
+        if text:
+            return signer_from_text(text, KEY_ENV)
+        return load_or_create_key_file(key_file or Path(data_dir) / KEY_FILE)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def sweep_orphans(
+    store: MetadataStore, blobs: BlobStore, older_than: float = SWEEP_GRACE_SECONDS
+) -> list[str]:
+    """Delete archives no version references (a failed or refused publish); returns their shas."""
+    removed = []
+    for sha in list(blobs.unreferenced_candidates(older_than)):
+        if not store.archive_referenced(sha):
+            blobs.delete(sha)
+            removed.append(sha)
+    return removed

@@ -1,0 +1,115 @@
+"""Copy a whole registry between backends (SQLite + folder <-> PostgreSQL + S3), verified.
+
+Every archive is read back from the source, hashed and checked against its version document,
+and every document's signature is checked against the source's key before anything is written;
+the archive is stored before its version row, as a publish does. A version already present at
+the target is compared, not rewritten, so running the copy again (after an interruption, or to
+catch up) only adds what is missing: idempotent and resumable. Statuses, deprecations and
+dist-tags are then set to the source's values. Tokens are not copied: they are secrets hashed
+at rest, and a copy is a good moment to issue new ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from skills_registry.registry.errors import Conflict, IntegrityError
+from skills_registry.registry.signing import Signer, verify_release
+from skills_registry.registry.storage import BlobStore, MetadataStore
+
+
+@dataclass
+class MigrateReport:
+    copied: int = 0
+    present: int = 0
+    skills: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _all_skills(store: MetadataStore) -> Iterator[dict[str, Any]]:
+    cursor: str | None = None
+    while True:
+        page, cursor = store.search("", cursor=cursor, limit=100)
+        yield from page
+        if cursor is None:
+            return
+
+
+def _check(doc: dict[str, Any], data: bytes, signer: Signer) -> None:
+    label = f"{doc['id']}@{doc['version']}"
+    if hashlib.sha256(data).hexdigest() != doc["archiveSha256"]:
+        raise IntegrityError(f"{label}: archive does not match its sha256 at the source")
+    sig = doc["signatures"][0]
+    if not verify_release(
+        signer.public_key_b64, doc["id"], doc["version"], doc["archiveSha256"], sig["signature"]
+    ):
+        raise IntegrityError(f"{label}: signature does not verify with the source's key")
+
+
+def _stored(doc: dict[str, Any]) -> dict[str, Any]:
+    """The immutable document, without the mutable status fields the store adds on read."""
+    return {k: v for k, v in doc.items() if k not in ("status", "statusReason")}
+
+
+def migrate_registry(
+    source: MetadataStore,
+    source_blobs: BlobStore,
+    target: MetadataStore,
+    target_blobs: BlobStore,
+    signer: Signer,
+    progress: Callable[[str], None] = lambda _line: None,
+) -> MigrateReport:
+    """Copy every version (oldest first per skill), then statuses, deprecations and tags."""
+    report = MigrateReport()
+    for skill in _all_skills(source):
+        report.skills += 1
+        skill_id = skill["id"]
+        versions = list(reversed(source.versions(skill_id)))  # oldest first, as published
+        versions.sort(key=lambda v: v["publishedAt"])
+        for entry in versions:
+            doc = source.get_version(skill_id, entry["version"])
+            assert doc is not None
+            immutable = _stored(doc)
+            existing = target.get_version(skill_id, entry["version"])
+            if existing is not None:
+                if _stored(existing) != immutable:
+                    raise Conflict(
+                        f"{skill_id}@{entry['version']} differs at the target",
+                        hint="the target already holds another release under this version",
+                    )
+                report.present += 1
+            else:
+                data = source_blobs.get(doc["archiveSha256"])
+                _check(doc, data, signer)
+                target_blobs.put(data)
+                target.add_version(immutable)
+                report.copied += 1
+                progress(f"copied {skill_id}@{entry['version']}")
+            if doc.get("status", "active") != "active":
+                current = target.get_version(skill_id, entry["version"]) or {}
+                if (current.get("status"), current.get("statusReason")) != (
+                    doc["status"],
+                    doc.get("statusReason", ""),
+                ):
+                    target.set_status(
+                        skill_id, entry["version"], doc["status"], doc.get("statusReason", "")
+                    )
+        _copy_skill_state(source, target, skill_id)
+    return report
+
+
+def _copy_skill_state(source: MetadataStore, target: MetadataStore, skill_id: str) -> None:
+    want = source.get_skill(skill_id) or {}
+    have = target.get_skill(skill_id) or {}
+    if want.get("deprecated") != have.get("deprecated"):
+        target.set_deprecation(skill_id, want.get("deprecated"))
+    tags, current = want.get("distTags", {}), have.get("distTags", {})
+    for tag, version in tags.items():
+        if tag != "latest" and current.get(tag) != version:
+            target.set_dist_tag(skill_id, tag, version)
+    for tag in current:
+        if tag != "latest" and tag not in tags:
+            target.set_dist_tag(skill_id, tag, None)

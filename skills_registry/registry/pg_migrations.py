@@ -1,0 +1,94 @@
+"""The PostgreSQL schema as named migrations, applied once each under an advisory lock.
+
+Several instances may start at the same moment against one database: each takes the same
+session-level advisory lock before reading ``_migrations``, so exactly one applies a step and the
+others find it recorded. Each step runs in its own transaction with its record.
+
+Immutability is the database's job, not only the app's: a version row is keyed by
+``(skill_id, version)`` and a trigger refuses any change to its document or any delete, so a bug
+or a second writer cannot rewrite a release that clients already pinned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+MIGRATION_LOCK = 0x6B696C6E  # "kiln": the advisory-lock key every instance agrees on
+
+M001 = """
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+CREATE TABLE skills (
+    pk BIGSERIAL PRIMARY KEY, id TEXT UNIQUE NOT NULL, namespace TEXT NOT NULL,
+    name TEXT NOT NULL, description TEXT NOT NULL, latest TEXT, deprecated TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    search tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('simple', replace(name, '-', ' ') || ' ' || name), 'A')
+        || setweight(to_tsvector('simple', description), 'B')) STORED,
+    search_text TEXT GENERATED ALWAYS AS (lower(name || ' ' || description)) STORED);
+CREATE INDEX skills_updated ON skills(updated_at);
+CREATE INDEX skills_namespace ON skills(namespace, id);
+CREATE INDEX skills_search ON skills USING GIN (search);
+CREATE INDEX skills_trgm ON skills USING GIN (search_text gin_trgm_ops);
+CREATE TABLE versions (
+    skill_id TEXT NOT NULL REFERENCES skills(id), version TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('active', 'deprecated', 'yanked')),
+    status_reason TEXT NOT NULL DEFAULT '', published_at TEXT NOT NULL, doc TEXT NOT NULL,
+    archive_sha256 TEXT NOT NULL CHECK (archive_sha256 ~ '^[0-9a-f]{64}$'),
+    PRIMARY KEY (skill_id, version));
+CREATE INDEX versions_archive ON versions(archive_sha256);
+CREATE FUNCTION versions_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'published versions are immutable (delete of %@%)',
+            OLD.skill_id, OLD.version;
+    END IF;
+    IF NEW.doc IS DISTINCT FROM OLD.doc OR NEW.version IS DISTINCT FROM OLD.version
+       OR NEW.skill_id IS DISTINCT FROM OLD.skill_id
+       OR NEW.archive_sha256 IS DISTINCT FROM OLD.archive_sha256
+       OR NEW.published_at IS DISTINCT FROM OLD.published_at THEN
+        RAISE EXCEPTION 'published versions are immutable (%@%)', OLD.skill_id, OLD.version;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER versions_immutable BEFORE UPDATE OR DELETE ON versions
+    FOR EACH ROW EXECUTE FUNCTION versions_immutable();
+CREATE TABLE dist_tags (skill_id TEXT NOT NULL REFERENCES skills(id), tag TEXT NOT NULL,
+    version TEXT NOT NULL, PRIMARY KEY (skill_id, tag),
+    FOREIGN KEY (skill_id, version) REFERENCES versions(skill_id, version));
+CREATE TABLE tokens (token_sha256 TEXT PRIMARY KEY, namespace TEXT NOT NULL,
+    created_at TEXT NOT NULL);
+CREATE TABLE changes (seq BIGSERIAL PRIMARY KEY, skill_id TEXT NOT NULL, version TEXT,
+    kind TEXT NOT NULL, at TEXT NOT NULL);
+CREATE TABLE registry_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [("m001_initial", M001)]
+
+
+def migrate(conn: Any) -> list[str]:
+    """Apply missing migrations (``conn`` in autocommit mode); returns the names applied here."""
+    applied: list[str] = []
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+        for name, step in MIGRATIONS:
+            if name in done:
+                continue
+            with conn.transaction():
+                if callable(step):
+                    step(conn)
+                else:
+                    conn.execute(step)
+                conn.execute(
+                    "INSERT INTO _migrations VALUES (%s, to_char(now() AT TIME ZONE 'UTC',"
+                    ' \'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\'))',
+                    (name,),
+                )
+            applied.append(name)
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+    return applied

@@ -1,0 +1,373 @@
+"""The metadata store on PostgreSQL (psycopg 3 and a connection pool), for many instances.
+
+Same documents, columns and answers as the SQLite store; what changes is how the guarantees are
+kept when several server processes write at once:
+
+- a version is inserted with ``ON CONFLICT DO NOTHING``: of two racing publishes of one version
+  exactly one inserts a row, the other gets a 409; the skill row is locked (``FOR UPDATE``) so
+  ``latest`` and dist-tags are computed by one writer at a time per skill;
+- the change feed's ``seq`` comes from a sequence, and sequences are not gap-safe by themselves
+  (seq 7 may commit before seq 6, and a mirror that read 7 would never see 6). Each write takes a
+  transaction-level advisory lock just before it appends to the feed and holds it to commit, so
+  feed rows become visible in ``seq`` order;
+- search uses a weighted ``tsvector`` (name A, description B) over a GIN index, and ``pg_trgm``
+  for substrings and scripts without word breaks (CJK).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from skills_registry.registry.errors import Conflict, NotFound, UsageError
+from skills_registry.registry.pg_migrations import migrate
+from skills_registry.registry.semver import Version
+from skills_registry.registry.storage import (
+    NAMESPACE_RE,
+    STATUSES,
+    decode_cursor,
+    encode_cursor,
+    normalize_time,
+    now_iso,
+)
+
+FEED_LOCK = 0x6B696C66  # transaction-level advisory lock that orders the change feed
+
+
+def _ts_query(query: str) -> str:
+    words = re.findall(r"\w+", query.lower())[:16]
+    return " & ".join(f"{w}:*" for w in words)
+
+
+def _skill_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "namespace": row["namespace"],
+        "name": row["name"],
+        "description": row["description"],
+        "latestVersion": row["latest"],
+        "deprecated": row["deprecated"],
+        "createdAt": row["created_at"],
+        "updatedAt": row["updated_at"],
+    }
+
+
+_SKILL_COLS = (
+    "s.id, s.namespace, s.name, s.description, s.latest, s.deprecated, s.created_at, s.updated_at"
+)
+
+
+class PostgresStore:
+    """Metadata in PostgreSQL; safe for any number of server processes on one database."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+        self.url = url
+        with psycopg.connect(url, autocommit=True) as conn:
+            migrate(conn)
+        self.pool = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            open=True,
+            name="kiln-registry",
+        )
+        self.pool.wait(timeout=30)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[psycopg.Connection[Any]]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def _read(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        with self.pool.connection() as conn:
+            return conn.execute(sql, params).fetchall()  # type: ignore[return-value]
+
+    def _log(
+        self, conn: psycopg.Connection[Any], skill_id: str, version: str | None, kind: str
+    ) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (FEED_LOCK,))
+        conn.execute(
+            "INSERT INTO changes (skill_id, version, kind, at) VALUES (%s, %s, %s, %s)",
+            (skill_id, version, kind, now_iso()),
+        )
+
+    def ping(self) -> None:
+        self._read("SELECT 1")
+
+    def bind_signing_key(self, key_id: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO registry_meta VALUES ('signing_key', %s) ON CONFLICT DO NOTHING",
+                (key_id,),
+            )
+            row = conn.execute("SELECT value FROM registry_meta WHERE key='signing_key'").fetchone()
+        bound = row["value"]  # type: ignore[index]
+        if bound != key_id:
+            raise Conflict(
+                f"this registry database is signed with {bound}, but this instance's key is {key_id}",
+                hint="give every instance the same --signing-key file (or KILN_REGISTRY_SIGNING_KEY)",
+            )
+
+    def add_version(self, doc: dict[str, Any]) -> None:
+        skill_id, version, at = doc["id"], doc["version"], doc["publishedAt"]
+        namespace, name = skill_id.split("/", 1)
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO skills (id, namespace, name, description, created_at, updated_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (skill_id, namespace, name, doc["description"], at, at),
+            )
+            row = conn.execute(
+                "SELECT pk, latest FROM skills WHERE id=%s FOR UPDATE", (skill_id,)
+            ).fetchone()
+            assert row is not None
+            inserted = conn.execute(
+                "INSERT INTO versions VALUES (%s, %s, 'active', '', %s, %s, %s)"
+                " ON CONFLICT DO NOTHING",
+                (skill_id, version, at, json.dumps(doc, sort_keys=True), doc["archiveSha256"]),
+            ).rowcount
+            if not inserted:
+                raise Conflict(f"{skill_id}@{version} is already published")
+            latest = row["latest"]
+            new = Version.parse(version)
+            if not new.prerelease and (latest is None or Version.parse(latest) < new):
+                latest = version
+                conn.execute(
+                    "UPDATE skills SET description=%s WHERE pk=%s", (doc["description"], row["pk"])
+                )
+                self._tag(conn, skill_id, "latest", version)
+            conn.execute(
+                "UPDATE skills SET latest=%s, updated_at=%s WHERE pk=%s", (latest, at, row["pk"])
+            )
+            self._log(conn, skill_id, version, "publish")
+
+    def _tag(self, conn: psycopg.Connection[Any], skill_id: str, tag: str, version: str) -> None:
+        conn.execute(
+            "INSERT INTO dist_tags VALUES (%s, %s, %s)"
+            " ON CONFLICT (skill_id, tag) DO UPDATE SET version=EXCLUDED.version",
+            (skill_id, tag, version),
+        )
+
+    def get_skill(self, skill_id: str) -> dict[str, Any] | None:
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                f"SELECT {_SKILL_COLS} FROM skills s WHERE id=%s", (skill_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            tags = conn.execute(
+                "SELECT tag, version FROM dist_tags WHERE skill_id=%s ORDER BY tag", (skill_id,)
+            ).fetchall()
+        skill = _skill_row(row)  # type: ignore[arg-type]
+        skill["distTags"] = {r["tag"]: r["version"] for r in tags}  # type: ignore[call-overload]
+        skill["status"] = (
+            "deprecated" if row["deprecated"] else ("active" if row["latest"] else "yanked")  # type: ignore[call-overload]
+        )
+        return skill
+
+    def search(
+        self,
+        query: str = "",
+        *,
+        namespace: str | None = None,
+        updated_since: str | None = None,
+        cursor: str | None = None,
+        limit: int = 20,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        limit = max(1, min(int(limit), 100))
+        where: list[str] = []
+        args: dict[str, Any] = {"lim": limit + 1}
+        if namespace:
+            where.append("s.namespace = %(ns)s")
+            args["ns"] = namespace
+        if updated_since:
+            where.append("s.updated_at >= %(since)s")
+            args["since"] = normalize_time(updated_since)
+        state = decode_cursor(cursor) if cursor else {}
+        tsq, text = _ts_query(query), query.strip().lower()
+        if text:
+            args.update(
+                tsq=tsq, like="%" + _escape_like(text) + "%", off=int(state.get("offset", 0))
+            )
+            match = ["s.search @@ to_tsquery('simple', %(tsq)s)"] if tsq else []
+            if len(text) >= 3 or not tsq:  # substrings and CJK, through the trigram index
+                match.append("s.search_text LIKE %(like)s")
+            rank = "ts_rank(s.search, to_tsquery('simple', %(tsq)s))" if tsq else "0"
+            sql = (
+                f"SELECT {_SKILL_COLS}, {rank} + (CASE WHEN s.name LIKE %(like)s THEN 1 ELSE 0 END)"
+                f" AS r FROM skills s WHERE ({' OR '.join(match)})"
+                + "".join(f" AND {w}" for w in where)
+                + " ORDER BY r DESC, s.id LIMIT %(lim)s OFFSET %(off)s"
+            )
+            rows = self._read(sql, args)
+            next_state: dict[str, Any] = {"offset": args["off"] + limit}
+        else:
+            if "after" in state:
+                where.append("s.id > %(after)s")
+                args["after"] = str(state["after"])
+            sql = (
+                f"SELECT {_SKILL_COLS} FROM skills s"
+                + (" WHERE " + " AND ".join(where) if where else "")
+                + " ORDER BY s.id LIMIT %(lim)s"
+            )
+            rows = self._read(sql, args)
+            next_state = {"after": rows[limit - 1]["id"]} if len(rows) > limit else {}
+        items = [_skill_row(r) for r in rows[:limit]]
+        return items, (encode_cursor(next_state) if len(rows) > limit else None)
+
+    def versions(self, skill_id: str) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT version, status, status_reason, published_at, archive_sha256"
+            " FROM versions WHERE skill_id=%s",
+            (skill_id,),
+        )
+        out = [
+            {
+                "version": r["version"],
+                "status": r["status"],
+                "statusReason": r["status_reason"],
+                "publishedAt": r["published_at"],
+                "archiveSha256": r["archive_sha256"],
+            }
+            for r in rows
+        ]
+        return sorted(out, key=lambda v: Version.parse(v["version"]).key(), reverse=True)
+
+    def get_version(self, skill_id: str, version: str) -> dict[str, Any] | None:
+        rows = self._read(
+            "SELECT status, status_reason, doc FROM versions WHERE skill_id=%s AND version=%s",
+            (skill_id, version),
+        )
+        if not rows:
+            return None
+        doc: dict[str, Any] = json.loads(rows[0]["doc"])
+        doc["status"], doc["statusReason"] = rows[0]["status"], rows[0]["status_reason"]
+        return doc
+
+    def set_status(
+        self, skill_id: str, version: str, status: str, reason: str = ""
+    ) -> dict[str, Any]:
+        if status not in STATUSES:
+            raise UsageError(f"unknown status {status!r}", hint=f"use one of {', '.join(STATUSES)}")
+        with self._tx() as conn:
+            if not conn.execute(
+                "SELECT 1 FROM skills WHERE id=%s FOR UPDATE", (skill_id,)
+            ).fetchone():
+                raise NotFound(f"no version {skill_id}@{version}")
+            cur = conn.execute(
+                "UPDATE versions SET status=%s, status_reason=%s WHERE skill_id=%s AND version=%s",
+                (status, reason[:500], skill_id, version),
+            )
+            if cur.rowcount == 0:
+                raise NotFound(f"no version {skill_id}@{version}")
+            live = [
+                r["version"]  # type: ignore[call-overload]
+                for r in conn.execute(
+                    "SELECT version FROM versions WHERE skill_id=%s AND status != 'yanked'",
+                    (skill_id,),
+                )
+            ]
+            releases = [Version.parse(v) for v in live if not Version.parse(v).prerelease]
+            latest = str(max(releases, key=Version.key)) if releases else None
+            conn.execute(
+                "UPDATE skills SET latest=%s, updated_at=%s WHERE id=%s",
+                (latest, now_iso(), skill_id),
+            )
+            if latest:
+                self._tag(conn, skill_id, "latest", latest)
+            else:
+                conn.execute(
+                    "DELETE FROM dist_tags WHERE skill_id=%s AND tag='latest'", (skill_id,)
+                )
+            self._log(conn, skill_id, version, status if status != "active" else "restore")
+        doc = self.get_version(skill_id, version)
+        assert doc is not None
+        return doc
+
+    def set_deprecation(self, skill_id: str, message: str | None) -> None:
+        with self._tx() as conn:
+            cur = conn.execute(
+                "UPDATE skills SET deprecated=%s, updated_at=%s WHERE id=%s",
+                (message[:500] if message else None, now_iso(), skill_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFound(f"no skill {skill_id}")
+            self._log(conn, skill_id, None, "deprecate" if message else "undeprecate")
+
+    def set_dist_tag(self, skill_id: str, tag: str, version: str | None) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", tag):
+            raise UsageError(
+                f"invalid dist-tag {tag!r}", hint="use lowercase letters, digits and '-'"
+            )
+        with self._tx() as conn:
+            if version is None:
+                conn.execute("DELETE FROM dist_tags WHERE skill_id=%s AND tag=%s", (skill_id, tag))
+            else:
+                if not conn.execute(
+                    "SELECT 1 FROM versions WHERE skill_id=%s AND version=%s", (skill_id, version)
+                ).fetchone():
+                    raise NotFound(f"no version {skill_id}@{version}")
+                self._tag(conn, skill_id, tag, version)
+            conn.execute("UPDATE skills SET updated_at=%s WHERE id=%s", (now_iso(), skill_id))
+            self._log(conn, skill_id, version, f"dist-tag:{tag}")
+
+    def changes(self, since: int, limit: int) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT seq, skill_id, version, kind, at FROM changes WHERE seq > %s"
+            " ORDER BY seq LIMIT %s",
+            (since, max(1, min(limit, 1000))),
+        )
+        return [
+            {
+                "seq": r["seq"],
+                "id": r["skill_id"],
+                "version": r["version"],
+                "kind": r["kind"],
+                "at": r["at"],
+            }
+            for r in rows
+        ]
+
+    def create_token(self, namespace: str) -> str:
+        if not NAMESPACE_RE.match(namespace):
+            raise UsageError(
+                f"invalid namespace {namespace!r}",
+                hint="use 1-40 lowercase letters, digits and inner '-'",
+            )
+        token = "kiln_" + secrets.token_urlsafe(24)
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO tokens VALUES (%s, %s, %s)",
+                (hashlib.sha256(token.encode()).hexdigest(), namespace, now_iso()),
+            )
+        return token
+
+    def token_namespace(self, token: str) -> str | None:
+        rows = self._read(
+            "SELECT namespace FROM tokens WHERE token_sha256=%s",
+            (hashlib.sha256(token.encode()).hexdigest(),),
+        )
+        return rows[0]["namespace"] if rows else None
+
+    def count(self) -> int:
+        return int(self._read("SELECT count(*) AS n FROM skills")[0]["n"])
+
+    def archive_referenced(self, sha256: str) -> bool:
+        return bool(self._read("SELECT 1 FROM versions WHERE archive_sha256=%s LIMIT 1", (sha256,)))
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

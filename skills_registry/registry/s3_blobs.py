@@ -1,0 +1,136 @@
+"""Archives in S3-compatible object storage (AWS S3, MinIO, R2, Ceph) through boto3.
+
+Keys are content addresses, ``<prefix>/<aa>/<sha256>``, so a key never changes meaning and a
+CDN may cache it forever. An upload sends its SHA-256 (``ChecksumSHA256``): the server refuses
+bytes that do not hash to it, and ``put`` then reads the object's size back, so by the time the
+publish writes its version row the archive is known to be stored whole. Configuration is boto3's
+own: ``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from skills_registry.registry.errors import IntegrityError, NotFound, RegistryUnavailable
+
+_SHA = re.compile(r"[0-9a-f]{64}")
+
+
+def _client() -> Any:
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        retries={"max_attempts": 5, "mode": "standard"},
+        max_pool_connections=32,
+        s3={"addressing_style": "path"},
+    )
+    return boto3.session.Session().client("s3", config=config)
+
+
+class S3Blobs:
+    """Content-addressed archives under ``s3://bucket/prefix``."""
+
+    def __init__(self, bucket: str, prefix: str = "", client: Any = None) -> None:
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.client = client if client is not None else _client()
+
+    def _key(self, sha256: str) -> str:
+        if not _SHA.fullmatch(sha256):
+            raise NotFound(f"no blob {sha256!r}")
+        return "/".join(p for p in (self.prefix, sha256[:2], sha256) if p)
+
+    def _errors(self) -> tuple[type[Exception], ...]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        return (BotoCoreError, ClientError)
+
+    def put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data)
+        sha = digest.hexdigest()
+        key = self._key(sha)
+        if self.size(sha) == len(data):
+            return sha  # content-addressed: the same bytes are already there
+        try:
+            self.client.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=data,
+                ContentType="application/gzip",
+                ChecksumSHA256=base64.b64encode(digest.digest()).decode(),
+                Metadata={"sha256": sha},
+            )
+        except self._errors() as exc:
+            raise RegistryUnavailable(f"object storage refused the archive: {exc}") from None
+        if self.size(sha) != len(data):
+            raise IntegrityError(f"object storage did not keep archive {sha} whole")
+        return sha
+
+    def get(self, sha256: str) -> bytes:
+        return b"".join(self.stream(sha256))
+
+    def path(self, sha256: str) -> Path | None:
+        return None
+
+    def size(self, sha256: str) -> int | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=self._key(sha256))
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise RegistryUnavailable(f"object storage: {exc}") from None
+        return int(head["ContentLength"])
+
+    def stream(self, sha256: str, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+        from botocore.exceptions import ClientError
+
+        args: dict[str, Any] = {"Bucket": self.bucket, "Key": self._key(sha256)}
+        if start or end is not None:
+            args["Range"] = f"bytes={start}-{'' if end is None else end}"
+        try:
+            body = self.client.get_object(**args)["Body"]
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey"):
+                raise NotFound(f"no blob {sha256}") from None
+            raise RegistryUnavailable(f"object storage: {exc}") from None
+        try:
+            yield from body.iter_chunks(65536)
+        finally:
+            body.close()
+
+    def presigned_url(self, sha256: str, filename: str) -> str | None:
+        url: str = self.client.generate_presigned_url(
+            "get_object",
+            Params={
+                "Bucket": self.bucket,
+                "Key": self._key(sha256),
+                "ResponseContentDisposition": f'attachment; filename="{filename}"',
+            },
+            ExpiresIn=3600,
+        )
+        return url
+
+    def unreferenced_candidates(self, older_than: float) -> Iterator[str]:
+        cutoff = time.time() - older_than
+        paginator = self.client.get_paginator("list_objects_v2")
+        prefix = f"{self.prefix}/" if self.prefix else ""
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                name = item["Key"].rsplit("/", 1)[-1]
+                if _SHA.fullmatch(name) and item["LastModified"].timestamp() < cutoff:
+                    yield name
+
+    def delete(self, sha256: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(sha256))
+
+    def ping(self) -> None:
+        self.client.head_bucket(Bucket=self.bucket)
