@@ -63,7 +63,57 @@ CREATE TABLE changes (seq BIGSERIAL PRIMARY KEY, skill_id TEXT NOT NULL, version
 CREATE TABLE registry_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
-MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [("m001_initial", M001)]
+
+def m002_search_accounts(conn: Any) -> None:
+    """Stemmed OR search with CJK bigrams (as the SQLite store), and the token lifecycle,
+    audit log, trusted publishers and OIDC replay tables."""
+    from skills_registry.registry.sqlite_schema import search_text
+
+    conn.execute(
+        "ALTER TABLE skills DROP COLUMN search,"
+        " ADD COLUMN search_name TEXT NOT NULL DEFAULT '',"
+        " ADD COLUMN search_desc TEXT NOT NULL DEFAULT ''"
+    )
+    for pk, name, description in conn.execute(
+        "SELECT pk, name, description FROM skills"
+    ).fetchall():
+        conn.execute(
+            "UPDATE skills SET search_name=%s, search_desc=%s WHERE pk=%s",
+            (*search_text(name, description), pk),
+        )
+    conn.execute(
+        "ALTER TABLE skills ADD COLUMN search tsvector GENERATED ALWAYS AS ("
+        " setweight(to_tsvector('english', search_name), 'A')"
+        " || setweight(to_tsvector('english', search_desc), 'B')) STORED"
+    )
+    conn.execute("CREATE INDEX skills_search ON skills USING GIN (search)")
+    conn.execute(
+        """
+        ALTER TABLE tokens ADD COLUMN id TEXT, ADD COLUMN label TEXT NOT NULL DEFAULT '',
+            ADD COLUMN scopes TEXT NOT NULL DEFAULT 'publish yank tag',
+            ADD COLUMN expires_at TEXT, ADD COLUMN revoked_at TEXT;
+        UPDATE tokens SET id = 'tok_' || substr(token_sha256, 1, 12) WHERE id IS NULL;
+        ALTER TABLE tokens ALTER COLUMN id SET NOT NULL;
+        CREATE UNIQUE INDEX tokens_id ON tokens(id);
+        CREATE INDEX tokens_namespace ON tokens(namespace);
+        CREATE TABLE audit (seq BIGSERIAL PRIMARY KEY, at TEXT NOT NULL, action TEXT NOT NULL,
+            skill_id TEXT NOT NULL, version TEXT, sha256 TEXT, namespace TEXT NOT NULL,
+            token_id TEXT NOT NULL, token_label TEXT NOT NULL);
+        CREATE INDEX audit_namespace ON audit(namespace, seq);
+        CREATE INDEX changes_skill ON changes(skill_id, seq);
+        CREATE TABLE trusted_publishers (id TEXT PRIMARY KEY, namespace TEXT NOT NULL,
+            issuer TEXT NOT NULL, repository TEXT NOT NULL, workflow TEXT NOT NULL,
+            environment TEXT NOT NULL, created_at TEXT NOT NULL);
+        CREATE TABLE oidc_jti (issuer TEXT NOT NULL, jti TEXT NOT NULL, expires_at TEXT NOT NULL,
+            PRIMARY KEY (issuer, jti));
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
+    ("m001_initial", M001),
+    ("m002_search_accounts", m002_search_accounts),
+]
 
 
 def migrate(conn: Any) -> list[str]:

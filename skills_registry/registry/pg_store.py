@@ -16,10 +16,8 @@ kept when several server processes write at once:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -29,10 +27,16 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from skills_registry.registry.errors import Conflict, NotFound, UsageError
+from skills_registry.registry.pg_accounts import PostgresAccounts
 from skills_registry.registry.pg_migrations import migrate
 from skills_registry.registry.semver import Version
+from skills_registry.registry.sqlite_schema import (
+    MAX_QUERY_TERMS,
+    STOPWORDS,
+    cjk_bigrams,
+    search_text,
+)
 from skills_registry.registry.storage import (
-    NAMESPACE_RE,
     STATUSES,
     decode_cursor,
     encode_cursor,
@@ -44,8 +48,16 @@ FEED_LOCK = 0x6B696C66  # transaction-level advisory lock that orders the change
 
 
 def _ts_query(query: str) -> str:
-    words = re.findall(r"\w+", query.lower())[:16]
-    return " & ".join(f"{w}:*" for w in words)
+    """OR of the query's words (stop words dropped unless nothing else is left), prefix
+    matching for words of 3+ characters and CJK bigrams: the SQLite store's ``fts_query``."""
+    words = re.findall(r"\w+", cjk_bigrams(query.lower()))
+    kept = [w for w in words if w not in STOPWORDS] or words
+    seen: list[str] = []
+    for word in kept:
+        if word not in seen:
+            seen.append(word)
+    terms = [f"'{w}':*" if len(w) >= 3 and w.isascii() else f"'{w}'" for w in seen]
+    return " | ".join(terms[:MAX_QUERY_TERMS])
 
 
 def _skill_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +78,7 @@ _SKILL_COLS = (
 )
 
 
-class PostgresStore:
+class PostgresStore(PostgresAccounts):
     """Metadata in PostgreSQL; safe for any number of server processes on one database."""
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
@@ -131,9 +143,10 @@ class PostgresStore:
                 (skill_id, namespace, name, doc["description"], at, at),
             )
             row = conn.execute(
-                "SELECT pk, latest FROM skills WHERE id=%s FOR UPDATE", (skill_id,)
+                "SELECT pk, latest, search_name FROM skills WHERE id=%s FOR UPDATE", (skill_id,)
             ).fetchone()
             assert row is not None
+            fresh = not row["search_name"]
             inserted = conn.execute(
                 "INSERT INTO versions VALUES (%s, %s, 'active', '', %s, %s, %s)"
                 " ON CONFLICT DO NOTHING",
@@ -148,11 +161,20 @@ class PostgresStore:
                 conn.execute(
                     "UPDATE skills SET description=%s WHERE pk=%s", (doc["description"], row["pk"])
                 )
+                self._index(conn, row["pk"], name, doc["description"])
                 self._tag(conn, skill_id, "latest", version)
+            elif fresh:
+                self._index(conn, row["pk"], name, doc["description"])
             conn.execute(
                 "UPDATE skills SET latest=%s, updated_at=%s WHERE pk=%s", (latest, at, row["pk"])
             )
             self._log(conn, skill_id, version, "publish")
+
+    def _index(self, conn: psycopg.Connection[Any], pk: int, name: str, description: str) -> None:
+        conn.execute(
+            "UPDATE skills SET search_name=%s, search_desc=%s WHERE pk=%s",
+            (*search_text(name, description), pk),
+        )
 
     def _tag(self, conn: psycopg.Connection[Any], skill_id: str, tag: str, version: str) -> None:
         conn.execute(
@@ -171,11 +193,15 @@ class PostgresStore:
             tags = conn.execute(
                 "SELECT tag, version FROM dist_tags WHERE skill_id=%s ORDER BY tag", (skill_id,)
             ).fetchall()
+            seq = conn.execute(
+                "SELECT max(seq) AS seq FROM changes WHERE skill_id=%s", (skill_id,)
+            ).fetchone()
         skill = _skill_row(row)  # type: ignore[arg-type]
         skill["distTags"] = {r["tag"]: r["version"] for r in tags}  # type: ignore[call-overload]
         skill["status"] = (
             "deprecated" if row["deprecated"] else ("active" if row["latest"] else "yanked")  # type: ignore[call-overload]
         )
+        skill["changeSeq"] = int(seq["seq"] or 0)  # type: ignore[index]
         return skill
 
     def search(
@@ -202,10 +228,15 @@ class PostgresStore:
             args.update(
                 tsq=tsq, like="%" + _escape_like(text) + "%", off=int(state.get("offset", 0))
             )
-            match = ["s.search @@ to_tsquery('simple', %(tsq)s)"] if tsq else []
-            if len(text) >= 3 or not tsq:  # substrings and CJK, through the trigram index
+            match = ["s.search @@ to_tsquery('english', %(tsq)s)"] if tsq else []
+            if len(text) >= 3 or not tsq:  # substrings, through the trigram index
                 match.append("s.search_text LIKE %(like)s")
-            rank = "ts_rank(s.search, to_tsquery('simple', %(tsq)s))" if tsq else "0"
+            # ts_rank with weights {D, C, B, A}: a word in the name counts 4x one in the description
+            rank = (
+                "ts_rank('{0.1, 0.2, 0.25, 1.0}', s.search, to_tsquery('english', %(tsq)s))"
+                if tsq
+                else "0"
+            )
             sql = (
                 f"SELECT {_SKILL_COLS}, {rank} + (CASE WHEN s.name LIKE %(like)s THEN 1 ELSE 0 END)"
                 f" AS r FROM skills s WHERE ({' OR '.join(match)})"
@@ -340,27 +371,6 @@ class PostgresStore:
             }
             for r in rows
         ]
-
-    def create_token(self, namespace: str) -> str:
-        if not NAMESPACE_RE.match(namespace):
-            raise UsageError(
-                f"invalid namespace {namespace!r}",
-                hint="use 1-40 lowercase letters, digits and inner '-'",
-            )
-        token = "kiln_" + secrets.token_urlsafe(24)
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO tokens VALUES (%s, %s, %s)",
-                (hashlib.sha256(token.encode()).hexdigest(), namespace, now_iso()),
-            )
-        return token
-
-    def token_namespace(self, token: str) -> str | None:
-        rows = self._read(
-            "SELECT namespace FROM tokens WHERE token_sha256=%s",
-            (hashlib.sha256(token.encode()).hexdigest(),),
-        )
-        return rows[0]["namespace"] if rows else None
 
     def count(self) -> int:
         return int(self._read("SELECT count(*) AS n FROM skills")[0]["n"])

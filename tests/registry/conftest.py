@@ -128,6 +128,24 @@ def backend_registry(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator
             close()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def metadata_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """Each MetadataStore implementation in turn, empty."""
+    from skills_registry.registry.backends import open_metadata
+
+    if request.param == "sqlite":
+        url = f"sqlite://{tmp_path / 'registry.db'}"
+    else:
+        url = request.getfixturevalue("postgres").new_database()
+    store = open_metadata(url)
+    try:
+        yield store
+    finally:
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+
+
 def blob_names(live: LiveRegistry) -> set[str]:
     """Every archive the registry's blob store holds, whatever the store."""
     blobs = live.app.state.registry.blobs  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,8 +56,8 @@ def test_database_from_the_old_migrator_upgrades_in_place(tmp_path: Path) -> Non
     SQLiteStore(path)  # a second open applies nothing and fails nothing
 
 
-def test_token_lifecycle(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "r.db")
+def test_token_lifecycle(metadata_store: Any) -> None:
+    store = metadata_store
     ci = store.create_token("acme", label="ci release", scopes=["publish"])
     old = store.create_token("acme", label="old", expires_at="2000-01-01T00:00:00Z")
     assert store.token_namespace(ci) == "acme"
@@ -73,8 +74,8 @@ def test_token_lifecycle(tmp_path: Path) -> None:
         store.create_token("acme", scopes=["admin"])
 
 
-def test_audit_log_and_jti_replay(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "r.db")
+def test_audit_log_and_jti_replay(metadata_store: Any) -> None:
+    store = metadata_store
     token = {"id": "tok_x", "label": "laptop"}
     store.record_audit(
         action="publish", skill_id="acme/a", version="1.0.0", sha256="ab", token=token

@@ -1,0 +1,222 @@
+"""Tokens, the audit log and trusted publishers on PostgreSQL: ``sqlite_accounts``' twin.
+
+Same records and rules (hashed secrets with a public id, scopes, expiry, revocation; one audit
+row per write; OIDC publishers and single-use token ids), on the shared database so every
+instance sees a revocation at once. Mixed into ``PostgresStore``, which provides ``_tx`` and
+``_read``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from skills_registry.registry.errors import NotFound, UsageError
+from skills_registry.registry.sqlite_accounts import MAX_LABEL, check_scopes
+from skills_registry.registry.storage import (
+    NAMESPACE_RE,
+    SCOPES,
+    normalize_time,
+    now_iso,
+    token_id,
+    token_live,
+)
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _token_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "namespace": row["namespace"],
+        "label": row["label"] or "",
+        "scopes": (row["scopes"] or "").split(),
+        "createdAt": row["created_at"],
+        "expiresAt": row["expires_at"],
+        "revokedAt": row["revoked_at"],
+    }
+
+
+def _publisher(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "namespace": row["namespace"],
+        "issuer": row["issuer"],
+        "repository": row["repository"],
+        "workflow": row["workflow"],
+        "environment": row["environment"],
+        "createdAt": row["created_at"],
+    }
+
+
+class PostgresAccounts:
+    def _tx(self) -> AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def _read(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def create_token(
+        self,
+        namespace: str,
+        *,
+        label: str = "",
+        scopes: Sequence[str] = SCOPES,
+        expires_at: str | None = None,
+    ) -> str:
+        if not NAMESPACE_RE.match(namespace):
+            raise UsageError(
+                f"invalid namespace {namespace!r}",
+                hint="use 1-40 lowercase letters, digits and inner '-'",
+            )
+        if len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
+            raise UsageError(f"token label must be at most {MAX_LABEL} printable characters")
+        wanted = check_scopes(scopes)
+        expires = normalize_time(expires_at) if expires_at else None
+        token = "kiln_" + secrets.token_urlsafe(24)
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO tokens (token_sha256, namespace, created_at, id, label, scopes,"
+                " expires_at, revoked_at) VALUES (%s, %s, %s, %s, %s, %s, %s, NULL)",
+                (
+                    _hash(token),
+                    namespace,
+                    now_iso(),
+                    token_id(token),
+                    label,
+                    " ".join(wanted),
+                    expires,
+                ),
+            )
+        return token
+
+    def get_token(self, token: str) -> dict[str, Any] | None:
+        rows = self._read("SELECT * FROM tokens WHERE token_sha256=%s", (_hash(token),))
+        return _token_row(rows[0]) if rows else None
+
+    def token_namespace(self, token: str) -> str | None:
+        record = self.get_token(token)
+        return record["namespace"] if record and token_live(record) else None
+
+    def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        where, params = ("WHERE namespace=%s", [namespace]) if namespace else ("", [])
+        rows = self._read(f"SELECT * FROM tokens {where} ORDER BY created_at, id", params)
+        return [_token_row(r) for r in rows]
+
+    def revoke_token(self, token_id: str, namespace: str | None = None) -> dict[str, Any]:
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT * FROM tokens WHERE id=%s FOR UPDATE", (token_id,)
+            ).fetchone()
+            if row is None or (namespace and row["namespace"] != namespace):
+                raise NotFound(f"no token {token_id!r}", hint="list ids with `token list`")
+            if not row["revoked_at"]:
+                conn.execute("UPDATE tokens SET revoked_at=%s WHERE id=%s", (now_iso(), token_id))
+            row = conn.execute("SELECT * FROM tokens WHERE id=%s", (token_id,)).fetchone()
+        return _token_row(row)
+
+    def record_audit(
+        self,
+        *,
+        action: str,
+        skill_id: str,
+        version: str | None,
+        sha256: str | None,
+        token: dict[str, Any],
+    ) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO audit (at, action, skill_id, version, sha256, namespace, token_id,"
+                " token_label) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    now_iso(),
+                    action,
+                    skill_id,
+                    version,
+                    sha256,
+                    skill_id.partition("/")[0],
+                    str(token.get("id", "")),
+                    str(token.get("label", "")),
+                ),
+            )
+
+    def audit_log(
+        self, namespace: str | None = None, since: int = 0, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM audit WHERE seq > %s", [since]
+        if namespace:
+            sql, params = sql + " AND namespace = %s", [*params, namespace]
+        rows = self._read(sql + " ORDER BY seq LIMIT %s", [*params, max(1, min(limit, 1000))])
+        return [
+            {
+                "seq": r["seq"],
+                "at": r["at"],
+                "action": r["action"],
+                "id": r["skill_id"],
+                "version": r["version"],
+                "sha256": r["sha256"],
+                "namespace": r["namespace"],
+                "tokenId": r["token_id"],
+                "tokenLabel": r["token_label"],
+            }
+            for r in rows
+        ]
+
+    def add_trusted_publisher(
+        self, namespace: str, issuer: str, repository: str, workflow: str, environment: str = ""
+    ) -> dict[str, Any]:
+        if not NAMESPACE_RE.match(namespace):
+            raise UsageError(f"invalid namespace {namespace!r}")
+        if not issuer.startswith(("https://", "http://")):
+            raise UsageError(f"issuer {issuer!r} must be an http(s) URL")
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
+            raise UsageError(f"repository {repository!r} must be OWNER/NAME")
+        if not workflow or "@" in workflow:
+            raise UsageError(
+                f"workflow {workflow!r} must be a workflow file path such as "
+                ".github/workflows/release.yml (no @ref)"
+            )
+        record = {
+            "id": "tp_" + secrets.token_hex(6),
+            "namespace": namespace,
+            "issuer": issuer.rstrip("/"),
+            "repository": repository,
+            "workflow": workflow,
+            "environment": environment,
+            "created_at": now_iso(),
+        }
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO trusted_publishers VALUES (%(id)s, %(namespace)s, %(issuer)s,"
+                " %(repository)s, %(workflow)s, %(environment)s, %(created_at)s)",
+                record,
+            )
+        return _publisher(record)
+
+    def trusted_publishers(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        where, params = ("WHERE namespace=%s", [namespace]) if namespace else ("", [])
+        return [
+            _publisher(r)
+            for r in self._read(f"SELECT * FROM trusted_publishers {where} ORDER BY id", params)
+        ]
+
+    def remove_trusted_publisher(self, publisher_id: str) -> None:
+        with self._tx() as conn:
+            cur = conn.execute("DELETE FROM trusted_publishers WHERE id=%s", (publisher_id,))
+            if cur.rowcount == 0:
+                raise NotFound(f"no trusted publisher {publisher_id!r}")
+
+    def claim_jti(self, issuer: str, jti: str, expires_at: str) -> bool:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM oidc_jti WHERE expires_at < %s", (now_iso(),))
+            cur = conn.execute(
+                "INSERT INTO oidc_jti VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                (issuer, jti, expires_at),
+            )
+            return bool(cur.rowcount == 1)
