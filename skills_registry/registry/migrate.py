@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skills_registry.registry.errors import Conflict, IntegrityError
-from skills_registry.registry.signing import Signer, verify_release
+from skills_registry.registry.signing import Signer, document_message, verify_bytes, verify_release
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
 
@@ -47,6 +47,10 @@ def _check(doc: dict[str, Any], data: bytes, signer: Signer) -> None:
         signer.public_key_b64, doc["id"], doc["version"], doc["archiveSha256"], sig["signature"]
     ):
         raise IntegrityError(f"{label}: signature does not verify with the source's key")
+    if "document" in sig and not verify_bytes(
+        signer.public_key_b64, document_message(doc), sig["document"]
+    ):
+        raise IntegrityError(f"{label}: document signature does not verify with the source's key")
 
 
 def _stored(doc: dict[str, Any]) -> dict[str, Any]:
