@@ -28,8 +28,10 @@ MAX_UNPACKED_BYTES = 32 * 1024 * 1024  # decompressed tar stream, headers includ
 MAX_FILES = 1000
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MARKER_FILE = ".kiln-install.json"
-# Never packed: build junk and our own install marker.
-_SKIP_NAMES = {".git", "__pycache__", ".DS_Store", MARKER_FILE, ".venv", "node_modules"}
+# Never packed (and refused in an uploaded archive): build junk and our own install marker.
+# An installed tree is hashed without them, so an archive holding them could never verify.
+SKIP_NAMES = frozenset({".git", "__pycache__", ".DS_Store", MARKER_FILE, ".venv", "node_modules"})
+MAX_NAME_BYTES = 255  # one path component: NAME_MAX on Linux, macOS and Windows
 
 
 @dataclass
@@ -67,9 +69,9 @@ def read_dir(root: Path) -> ArchiveContents:
     files: dict[str, bytes] = {}
     executables: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_NAMES)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES)
         for name in sorted(filenames):
-            if name in _SKIP_NAMES:
+            if name in SKIP_NAMES:
                 continue
             full = Path(dirpath) / name
             info = full.lstat()
@@ -215,6 +217,7 @@ def read_archive(
                 files[rel] = handle.read()
                 if member.mode & 0o111:
                     executables.add(rel)
+        _drain_after_end(stream)
     except tarfile.TarError as exc:
         raise ArchiveError(f"archive is not a valid tar ({exc})") from None
     except (EOFError, zlib.error, OSError) as exc:
@@ -227,6 +230,18 @@ def read_archive(
             raise ArchiveError(f"{rel!r} is both a file and inside a file")
     _check_totals(len(files), sum(len(b) for b in files.values()), max_files)
     return ArchiveContents(top, files, executables)
+
+
+def _drain_after_end(stream: io.BufferedReader) -> None:
+    """Read past the tar end marker to the end of the gzip data: only zero padding may follow.
+
+    tarfile stops at the end-of-archive blocks, so without this a second gzip member or bytes
+    after the marker (which other tar readers may extract) would pass unseen; reading on lets
+    ``_CappedGunzip`` refuse trailing members and keeps the decompression cap in force.
+    """
+    while chunk := stream.read(64 * 1024):
+        if chunk.strip(b"\0"):
+            raise ArchiveError("archive holds data after the end of the tar stream")
 
 
 def _kind(member: tarfile.TarInfo) -> str:
@@ -254,6 +269,12 @@ def _check_name(name: str) -> tuple[str, str]:
     parts = [p for p in name.rstrip("/").split("/")]
     if any(p in ("", ".", "..") for p in parts):
         raise ArchiveError(f"path {name!r} has an empty, '.' or '..' component")
+    long = next((p for p in parts if len(p.encode("utf-8")) > MAX_NAME_BYTES), None)
+    if long is not None:
+        raise ArchiveError(
+            f"path component {long[:40]!r}… is {len(long.encode('utf-8'))} bytes; "
+            f"file systems allow {MAX_NAME_BYTES}"
+        )
     if any(ord(ch) < 32 for ch in name):
         raise ArchiveError(f"entry name {name!r} has control characters")
     return parts[0], "/".join(parts[1:])

@@ -27,6 +27,8 @@ MAX_COMPATIBILITY = 500
 # A SKILL.md is instructions for a model; anything this large is a mistake or an attack.
 MAX_SKILL_BYTES = 1024 * 1024
 ALLOWED_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+# Frontmatter is a handful of fields; deeper nesting only serves to crash a recursive parser.
+MAX_FRONTMATTER_DEPTH = 16
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -85,9 +87,14 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         raise SkillInvalid("frontmatter is not closed: add a '---' line after the YAML fields")
     raw = "".join(lines[1:end])
     try:
+        _check_shape(raw)
         data = yaml.load(raw, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise SkillInvalid(f"frontmatter is not valid YAML: {_yaml_reason(exc)}") from None
+    except RecursionError:  # belt and braces: _check_shape should have refused it
+        raise SkillInvalid(
+            f"frontmatter nests too deeply; the limit is {MAX_FRONTMATTER_DEPTH} levels"
+        ) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -96,6 +103,29 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         )
     body = "".join(lines[end + 1 :])
     return data, body
+
+
+def _check_shape(raw: str) -> None:
+    """Refuse deep nesting and aliases from the event stream, before anything recurses.
+
+    PyYAML's parser is iterative but its composer and constructor recurse per level (~300
+    levels crash them), and aliases let a few lines expand into gigabytes once serialised.
+    """
+    depth = 0
+    for event in yaml.parse(raw, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise SkillInvalid("frontmatter uses a YAML alias (*name); write the value out instead")
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_FRONTMATTER_DEPTH:
+                mark = event.start_mark
+                line = f" (line {mark.line + 2})" if mark is not None else ""
+                raise SkillInvalid(
+                    f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels{line}; "
+                    "frontmatter is a few flat fields"
+                )
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
 
 
 def _yaml_reason(exc: yaml.YAMLError) -> str:

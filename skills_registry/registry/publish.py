@@ -11,16 +11,31 @@ import json
 import re
 from typing import Any
 
-from skills_registry.archive import ArchiveContents, read_archive, sha256_hex, tree_hash
+from skills_registry.archive import (
+    SKIP_NAMES,
+    ArchiveContents,
+    read_archive,
+    sha256_hex,
+    tree_hash,
+)
 from skills_registry.errors import SkillInvalid
 from skills_registry.registry.errors import ArchiveError, ValidationFailed
 from skills_registry.registry.scan import is_script, scan_files
 from skills_registry.registry.semver import is_version
 from skills_registry.registry.signing import Signer
 from skills_registry.registry.storage import NAMESPACE_RE, now_iso
-from skills_registry.spec import parse_frontmatter, validate_frontmatter
+from skills_registry.spec import (
+    MAX_SKILL_BYTES,
+    name_problems,
+    parse_frontmatter,
+    validate_frontmatter,
+)
 
 NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+# Registry names are ASCII even where the Agent Skills spec allows any Unicode letter: they are
+# URL path segments and folder names on every client, and look-alike letters (Cyrillic 'а' for
+# Latin 'a') would let one skill pass for another.
+ASCII_NAME_RULE = "registry names are ASCII: lowercase a-z, digits and inner '-', max 64"
 MAX_TOOL_SCHEMAS = 64
 
 
@@ -30,9 +45,13 @@ def check_id(skill_id: str) -> tuple[str, str]:
     if not NAMESPACE_RE.match(namespace):
         problems.append(f"invalid namespace {namespace!r} (lowercase letters, digits, inner '-')")
     if not NAME_RE.match(name):
-        problems.append(
-            f"invalid skill name {name!r} (lowercase letters, digits, inner '-', max 64)"
-        )
+        if not name.isascii() and not name_problems(name):
+            problems.append(
+                f"skill name {name!r} is valid under the Agent Skills spec, but {ASCII_NAME_RULE} "
+                "(look-alike Unicode letters could impersonate another skill); rename the skill"
+            )
+        else:
+            problems.append(f"invalid skill name {name!r} ({ASCII_NAME_RULE})")
     if problems:
         raise ValidationFailed(problems)
     return namespace, name
@@ -65,12 +84,27 @@ def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -
         contents = read_archive(archive)
     except ArchiveError as exc:
         raise ValidationFailed([*errors, str(exc)]) from None
+    for path in sorted(contents.files):
+        junk = next((part for part in path.split("/") if part in SKIP_NAMES), None)
+        if junk is not None:
+            errors.append(
+                f"{path}: {junk!r} is build output or install state and is never part of a "
+                "skill; publish with `kiln skills publish PATH`, which leaves it out"
+            )
+            break
+    skill_md = contents.files.get("SKILL.md", b"")
+    if len(skill_md) > MAX_SKILL_BYTES:
+        errors.append(
+            f"SKILL.md is {len(skill_md)} bytes; the limit is {MAX_SKILL_BYTES} "
+            "(agents refuse to load larger ones; move detail into referenced files)"
+        )
+        skill_md = b""
     if contents.top != name:
         errors.append(f"archive top folder is {contents.top!r}; expected {name!r} (the skill name)")
     frontmatter: dict[str, Any] = {}
     if "SKILL.md" not in contents.files:
         errors.append("missing SKILL.md in the top folder")
-    else:
+    elif skill_md:
         try:
             frontmatter, _body = parse_frontmatter(contents.files["SKILL.md"].decode("utf-8-sig"))
             errors.extend(validate_frontmatter(frontmatter, name))

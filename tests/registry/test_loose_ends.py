@@ -1,0 +1,189 @@
+"""The registry's loose ends, each refused or shown the way a user can act on, over real HTTP."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+import socket
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skills_registry.archive import ArchiveContents, build_archive
+from tests.registry.conftest import LiveRegistry, cli_env, kiln, make_skill
+
+SKILL_MD = b"---\nname: notes\ndescription: Writes meeting notes.\n---\n# Notes\n"
+DEEP = "---\nname: deep\ndescription: d\nmetadata: " + "[" * 500 + "]" * 500 + "\n---\nbody\n"
+
+
+def _archive(files: dict[str, bytes], top: str = "notes") -> bytes:
+    return build_archive(ArchiveContents(top, files))
+
+
+def _put(reg: LiveRegistry, token: str, name: str, version: str, body: bytes) -> httpx.Response:
+    return httpx.put(
+        f"{reg.url}/v1/skills/acme/{name}/versions/{version}",
+        content=body,
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+
+def _blobs(reg: LiveRegistry) -> list[Path]:
+    root = reg.data / "blobs"
+    return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+@pytest.mark.parametrize(
+    ("files", "words"),
+    [
+        ({"SKILL.md": DEEP.replace("deep", "notes").encode()}, "nests deeper than 16 levels"),
+        ({"SKILL.md": SKILL_MD, "a" * 300 + ".md": b"x"}, "file systems allow 255"),
+        (
+            {"SKILL.md": SKILL_MD, ".kiln-install.json": b"{}"},
+            "'.kiln-install.json' is build output",
+        ),
+        ({"SKILL.md": SKILL_MD, "node_modules/x/index.js": b""}, "'node_modules' is build output"),
+        ({"SKILL.md": SKILL_MD, "lib/__pycache__/a.pyc": b""}, "'__pycache__' is build output"),
+        ({"SKILL.md": SKILL_MD + b"x" * (1024 * 1024)}, "the limit is 1048576"),
+    ],
+)
+def test_refused_at_publish_with_a_clear_message(
+    registry: LiveRegistry, files: dict[str, bytes], words: str
+) -> None:
+    response = _put(registry, registry.token("acme"), "notes", "1.0.0", _archive(files))
+    assert response.status_code == 422, response.text
+    assert any(words in e for e in response.json()["errors"]), response.json()
+    assert _blobs(registry) == []
+
+
+def test_trailing_gzip_member_is_refused(registry: LiveRegistry) -> None:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        info = tarfile.TarInfo("notes/hidden.sh")
+        info.size = 4
+        tar.addfile(info, io.BytesIO(b"evil"))
+    body = _archive({"SKILL.md": SKILL_MD}) + gzip.compress(raw.getvalue())
+    response = _put(registry, registry.token("acme"), "notes", "1.0.0", body)
+    assert response.status_code == 422 and "trailing data" in response.text
+    assert _blobs(registry) == []
+
+
+def test_rejected_uploads_leave_no_blob_and_build_metadata_is_no_new_version(
+    registry: LiveRegistry,
+) -> None:
+    token = registry.token("acme")
+    assert (
+        _put(registry, token, "notes", "1.0.0", _archive({"SKILL.md": SKILL_MD})).status_code == 201
+    )
+    assert len(_blobs(registry)) == 1
+    other = _archive({"SKILL.md": SKILL_MD, "more.md": b"more"})
+    taken = _put(registry, token, "notes", "1.0.0", other)
+    assert taken.status_code == 409
+    same = _put(registry, token, "notes", "1.0.0+build.5", other)
+    assert same.status_code == 409 and "same precedence" in same.json()["error"]["message"]
+    invalid = _put(registry, token, "notes", "1.0.1", _archive({"SKILL.md": b"no frontmatter"}))
+    assert invalid.status_code == 422
+    assert len(_blobs(registry)) == 1
+
+
+def test_unicode_names_get_the_rule_by_name(registry: LiveRegistry) -> None:
+    body = _archive({"SKILL.md": "---\nname: café\ndescription: Coffee.\n---\n".encode()}, "café")
+    response = _put(registry, registry.token("acme"), "café", "1.0.0", body)
+    assert response.status_code == 422
+    message = response.json()["errors"][0]
+    assert "valid under the Agent Skills spec" in message and "registry names are ASCII" in message
+
+
+def test_empty_deprecation_body_is_an_error_not_an_undo(registry: LiveRegistry) -> None:
+    token = registry.token("acme")
+    _put(registry, token, "notes", "1.0.0", _archive({"SKILL.md": SKILL_MD}))
+    url = f"{registry.url}/v1/skills/acme/notes/deprecation"
+    auth = {"Authorization": f"Bearer {token}"}
+    assert httpx.put(url, json={"message": "use acme/minutes"}, headers=auth).status_code == 200
+    for body in (b"", b"{}", b'{"message": ""}'):
+        assert httpx.put(url, content=body, headers=auth).status_code in (400, 422), body
+    assert (
+        httpx.get(f"{registry.url}/v1/skills/acme/notes").json()["deprecated"] == "use acme/minutes"
+    )
+    assert httpx.put(url, json={"message": None}, headers=auth).json()["deprecated"] is None
+
+
+def test_deprecation_and_yanks_reach_cli_users(registry: LiveRegistry, tmp_path: Path) -> None:
+    token = registry.token("acme")
+    for version in ("1.0.0", "1.1.0"):
+        _put(registry, token, "notes", version, _archive({"SKILL.md": SKILL_MD}))
+    auth = {"Authorization": f"Bearer {token}"}
+    base = f"{registry.url}/v1/skills/acme/notes"
+    httpx.put(f"{base}/deprecation", json={"message": "use acme/minutes"}, headers=auth)
+    httpx.put(
+        f"{base}/versions/1.1.0/status",
+        json={"status": "yanked", "reason": "leaks tokens"},
+        headers=auth,
+    )
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
+
+    search = kiln("skills", "search", "notes", env=env, cwd=tmp_path)
+    assert "[deprecated: use acme/minutes]" in search.stdout
+    info = kiln("skills", "info", "acme/notes", env=env, cwd=tmp_path)
+    assert "DEPRECATED: use acme/minutes" in info.stdout
+    install = kiln("skills", "install", "acme/notes@1.1.0", "--yes", env=env, cwd=tmp_path)
+    assert install.returncode == 0, install.stderr
+    assert "acme/notes@1.1.0 is yanked: leaks tokens" in install.stderr
+    assert "acme/notes is deprecated: use acme/minutes" in install.stderr
+
+
+def test_deep_frontmatter_in_a_cloned_project_is_skipped_not_fatal(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    make_skill(project / ".kiln" / "skills", "fine", description="A fine skill.")
+    deep = project / ".kiln" / "skills" / "deep"
+    deep.mkdir(parents=True)
+    (deep / "SKILL.md").write_text(DEEP, encoding="utf-8")
+    env = cli_env(tmp_path / "home")
+
+    validate = kiln("skills", "validate", str(project / ".kiln" / "skills"), env=env, cwd=project)
+    assert validate.returncode == 1 and "Traceback" not in validate.stderr
+    assert "nests deeper than 16 levels" in validate.stdout and "fine: valid" in validate.stdout
+    listed = kiln("skills", "list", "--json", env=env, cwd=project)
+    assert listed.returncode == 0 and [s["name"] for s in json.loads(listed.stdout)] == ["fine"]
+    assert "nests deeper" in listed.stderr
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "done"}]))
+    run_env = {**env, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    run = kiln("run", "hello", env=run_env, cwd=project)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert "done" in run.stdout
+
+
+def test_listening_line_means_the_socket_accepts(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lsp_server",
+            "registry",
+            "serve",
+            "--port",
+            "0",
+            "--data",
+            str(tmp_path / "data"),
+        ],
+        env=cli_env(tmp_path / "home"),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        host, port = re.search(r"listening on http://([\d.]+):(\d+)", line).groups()  # type: ignore[union-attr]
+        socket.create_connection((host, int(port)), timeout=5).close()  # refused if too early
+        assert httpx.get(f"http://{host}:{port}/.well-known/kiln-registry.json").status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
