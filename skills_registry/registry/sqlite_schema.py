@@ -65,6 +65,19 @@ STOPWORDS = frozenset(
     ]
 )
 MAX_QUERY_TERMS = 24
+# Names people search by that skill descriptions spell differently: office formats by product
+# name, and a few abbreviations. Expansion only adds OR terms; the word itself is kept.
+ALIASES = {
+    "excel": "xlsx spreadsheet",
+    "word": "docx",
+    "powerpoint": "pptx presentation",
+    "ppt": "pptx",
+    "tdd": "test driven development",
+    "js": "javascript",
+    "ts": "typescript",
+    "py": "python",
+    "k8s": "kubernetes",
+}
 
 
 def cjk_bigrams(text: str) -> str:
@@ -85,9 +98,11 @@ def search_text(name: str, description: str) -> tuple[str, str]:
 
 
 def fts_query(query: str) -> str:
-    """An FTS5 OR-query: stop words dropped (unless nothing else is left), prefix terms of 3+."""
+    """An FTS5 OR-query: stop words dropped (unless nothing else is left), aliases added,
+    prefix matching for words of three letters or more."""
     words = re.findall(r"\w+", cjk_bigrams(query.lower()))
     kept = [w for w in words if w not in STOPWORDS] or words
+    kept = [x for w in kept for x in [w, *ALIASES.get(w, "").split()]]
     seen: list[str] = []
     for word in kept:
         if word not in seen:
