@@ -198,5 +198,7 @@ def start_s3() -> S3Server:
         stderr=subprocess.DEVNULL,
     )
     server = S3Server(f"http://127.0.0.1:{port}", proc)
-    _wait(lambda: httpx.get(server.endpoint + "/moto-api/", timeout=2).status_code < 500, "moto", proc)
+    _wait(
+        lambda: httpx.get(server.endpoint + "/moto-api/", timeout=2).status_code < 500, "moto", proc
+    )
     return server

@@ -1,0 +1,159 @@
+"""What only shared backends must guarantee: many writers on one PostgreSQL, archives in S3.
+
+Real PostgreSQL (a throwaway cluster) and a real S3 server (moto) driven through boto3; each
+concurrency test uses several independent store objects, each with its own connection pool,
+as several server processes would.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from skills_registry.archive import build_archive, read_dir
+from skills_registry.registry.errors import Conflict
+from skills_registry.registry.pg_store import PostgresStore
+from skills_registry.registry.publish import build_release
+from skills_registry.registry.signing import load_or_create_key_file
+from skills_registry.registry.sqlite_store import SQLiteStore
+from skills_registry.registry.storage import BlobDir, BlobStore, MetadataStore
+from tests.registry.conftest import make_skill
+from tests.registry.servers import Postgres
+
+
+def _protocol_methods(proto: type) -> set[str]:
+    return {n for n in vars(proto) if not n.startswith("_")}
+
+
+def test_every_store_implements_the_whole_protocol() -> None:
+    """A store operation added to the Protocol but not mirrored in a backend fails here."""
+    from skills_registry.registry.s3_blobs import S3Blobs
+
+    for impl in (SQLiteStore, PostgresStore):
+        assert _protocol_methods(MetadataStore) - set(dir(impl)) == set(), impl
+    for blob_impl in (BlobDir, S3Blobs):
+        assert _protocol_methods(BlobStore) - set(dir(blob_impl)) == set(), blob_impl
+
+
+def _doc(
+    tmp_path: Path, signer: Any, skill_id: str, version: str, desc: str = "A skill."
+) -> dict[str, Any]:
+    name = skill_id.split("/")[1]
+    folder = make_skill(tmp_path / f"src-{name}-{version}", name, description=desc)
+    return build_release(skill_id, version, build_archive(read_dir(folder)), signer)
+
+
+def test_racing_publishes_of_one_version_have_exactly_one_winner(
+    postgres: Postgres, tmp_path: Path
+) -> None:
+    url = postgres.new_database()
+    signer = load_or_create_key_file(tmp_path / "key")
+    stores = [PostgresStore(url, max_size=2) for _ in range(4)]
+    docs = [_doc(tmp_path, signer, "acme/race", "1.0.0", f"Variant {i}") for i in range(8)]
+    barrier = threading.Barrier(8)
+
+    def publish(i: int) -> str:
+        barrier.wait()
+        try:
+            stores[i % 4].add_version(docs[i])
+            return "won"
+        except Conflict:
+            return "conflict"
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(publish, range(8)))
+    assert sorted(outcomes) == ["conflict"] * 7 + ["won"]
+    stored = stores[0].get_version("acme/race", "1.0.0")
+    assert stored is not None and stored["description"] in {d["description"] for d in docs}
+    assert [c["kind"] for c in stores[0].changes(0, 100)] == ["publish"]
+    for store in stores:
+        store.close()
+
+
+def test_change_feed_never_skips_an_entry_under_concurrent_writers(
+    postgres: Postgres, tmp_path: Path
+) -> None:
+    """A follower that always asks for ``since=<last seq seen>`` sees every change exactly once."""
+    url = postgres.new_database()
+    signer = load_or_create_key_file(tmp_path / "key")
+    writers = [PostgresStore(url, max_size=2) for _ in range(3)]
+    reader = PostgresStore(url, max_size=1)
+    docs = [_doc(tmp_path, signer, f"acme/s{i % 6}", f"1.0.{i}") for i in range(36)]
+    done = threading.Event()
+    seen: list[int] = []
+
+    def follow() -> None:
+        since = 0
+        while True:
+            finished = done.is_set()
+            for change in reader.changes(since, 1000):
+                seen.append(change["seq"])
+                since = change["seq"]
+            if finished:
+                return
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(lambda i: writers[i % 3].add_version(docs[i]), range(36)))
+    done.set()
+    follower.join(timeout=60)
+    every = [c["seq"] for c in reader.changes(0, 1000)]
+    assert len(every) == 36 and seen == every
+    for store in [*writers, reader]:
+        store.close()
+
+
+def test_published_versions_are_immutable_in_the_database(
+    postgres: Postgres, tmp_path: Path
+) -> None:
+    url = postgres.new_database()
+    store = PostgresStore(url)
+    store.add_version(_doc(tmp_path, load_or_create_key_file(tmp_path / "k"), "acme/a", "1.0.0"))
+    with psycopg.connect(url, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.RaiseException, match="immutable"):
+            conn.execute("UPDATE versions SET doc = '{}'")
+        with pytest.raises(psycopg.errors.RaiseException, match="immutable"):
+            conn.execute("DELETE FROM versions")
+        conn.execute("UPDATE versions SET status = 'yanked'")  # status is the mutable part
+    store.close()
+
+
+def test_migrations_run_once_when_instances_start_together(postgres: Postgres) -> None:
+    url = postgres.new_database()
+    barrier = threading.Barrier(5)
+
+    def start(_: int) -> PostgresStore:
+        barrier.wait()
+        return PostgresStore(url, max_size=1)
+
+    with ThreadPoolExecutor(5) as pool:
+        stores = list(pool.map(start, range(5)))
+    with psycopg.connect(url) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")]
+    assert names == ["m001_initial", "m002_search_accounts"]
+    for store in stores:
+        store.close()
+
+
+def test_search_is_stemmed_or_ranked_with_cjk(metadata_store: Any, tmp_path: Path) -> None:
+    store, tmp = metadata_store, tmp_path
+    signer = load_or_create_key_file(tmp / "k")
+    for skill_id, desc in [
+        ("acme/pdf", "Extract text and tables from PDF documents"),
+        ("acme/xlsx", "Create spreadsheets with formulas"),
+        ("acme/zh-notes", "整理会议记录并生成中文摘要"),
+        ("acme/pdf-merge", "Merge several PDF files into one"),
+    ]:
+        store.add_version(_doc(tmp, signer, skill_id, "1.0.0", desc))
+    ids = lambda q: [s["id"] for s in store.search(q)[0]]  # noqa: E731
+    assert ids("document")[0] == "acme/pdf"  # stemmed
+    assert set(ids("merge spreadsheets")) == {"acme/pdf-merge", "acme/xlsx"}  # OR
+    assert ids("pdf")[0] in {"acme/pdf", "acme/pdf-merge"}  # the name counts most
+    assert ids("中文摘要") == ["acme/zh-notes"]
+    assert ids("会议") == ["acme/zh-notes"]
