@@ -51,7 +51,6 @@ from lsp_server.core import (
     SessionManager,
     TurnInProgress,
     acp_stop_reason,
-    history_updates,
     uri_to_path,
 )
 from lsp_server.version import __version__
@@ -201,8 +200,7 @@ class KilnAcpAgent:
             log.warning("session %s belongs to %s, not %s", session_id, session.root, cwd)
         self._track(session)
         assert self.frontend is not None
-        kinds = {name: str(getattr(tool, "kind", "other")) for name, tool in session.tools.items()}
-        for update in history_updates(session.messages, root=session.root, tool_kinds=kinds):
+        for update in self.core.history(session.id):
             await self.frontend.notify(session.id, update)
         return LoadSessionResponse(modes=_modes(session))
 

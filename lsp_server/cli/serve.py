@@ -6,6 +6,8 @@ window). Server modules are imported inside the commands to keep `kiln --help` f
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from agent.errors import UsageError
@@ -38,7 +40,7 @@ def lsp_cmd(tcp: str | None, log_level: str) -> None:
     address = _parse_tcp(tcp)
     from lsp_server.lsp.server import run
 
-    run(tcp=address, log_level=log_level)
+    sys.exit(run(tcp=address, log_level=log_level))
 
 
 @click.command("acp")

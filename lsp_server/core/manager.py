@@ -33,6 +33,7 @@ from lsp_server.core.updates import (
     PERMISSION_OPTIONS,
     decision_from_answer,
     event_to_update,
+    history_updates,
     permission_tool_call,
 )
 
@@ -229,6 +230,14 @@ class SessionManager:
             }
             for r in rows
         ]
+
+    def history(self, session_id: str) -> list[dict[str, Any]]:
+        """A live session's stored conversation as updates, for a load that replays it (the
+        same for ACP and LSP): tool calls keep the kind of the tool that made them."""
+        session = self.get(session_id)
+        tools = {**session.deferred, **session.tools}
+        kinds = {name: str(getattr(tool, "kind", "other")) for name, tool in tools.items()}
+        return history_updates(session.messages, root=session.root, tool_kinds=kinds)
 
     def get(self, session_id: Any) -> Session:
         if not isinstance(session_id, str) or not session_id:

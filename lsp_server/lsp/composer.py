@@ -13,10 +13,14 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsp_server.core import CoreError, InvalidParams, NotAvailable, TurnInProgress, uri_to_path
-from lsp_server.lsp.rpc import method, require
+from lsp_server.lsp.methods import kiln_method
+from lsp_server.lsp.params import CompleteParams, SessionRef, SkillUseParams
+
+if TYPE_CHECKING:
+    from lsp_server.lsp.server import KilnServer
 
 BUILTIN_COMMANDS = [
     ("clear", "", "start a new session with an empty transcript"),
@@ -141,87 +145,81 @@ def mention_items(
     return {"items": ranked, "indexed": indexed}
 
 
-def _limit(params: dict[str, Any], default: int) -> int:
-    value = params.get("limit", default)
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LIMIT:
+def _limit(value: int) -> int:
+    if not 1 <= value <= MAX_LIMIT:
         raise InvalidParams(f"limit must be an integer from 1 to {MAX_LIMIT}")
     return value
 
 
 def _skills(root: Path) -> Any:
-    try:
-        from skills_registry import discovery
-    except ImportError as exc:
-        raise NotAvailable(f"skills are not available in this build: {exc}") from None
+    from skills_registry import discovery
+
     return discovery.discover_skills(root)
 
 
-def register(server: Any) -> None:
-    @method(server, "kiln/complete/mentions")
-    async def mentions(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
-        query = params.get("query", "")
-        if not isinstance(query, str):
-            raise InvalidParams("query must be a string")
-        limit = _limit(params, 20)
-        root = ls.root or Path.cwd()
-        sync = ls.index_sync
-        db = sync.index.db_path if sync is not None and sync.index is not None else None
-        docs = getattr(ls.workspace, "text_documents", {}) or {}
-        paths = [p for p in (uri_to_path(u) for u in list(docs)) if p is not None]
-        return await asyncio.to_thread(mention_items, root, db, paths, query, limit)
+@kiln_method("kiln/complete/mentions")
+async def mentions(ls: KilnServer, params: CompleteParams) -> dict[str, Any]:
+    limit = _limit(params.limit)
+    root = ls.root or Path.cwd()
+    sync = ls.index_sync
+    db = sync.index.db_path if sync is not None and sync.index is not None else None
+    docs = getattr(ls.workspace, "text_documents", {}) or {}
+    paths = [p for p in (uri_to_path(u) for u in list(docs)) if p is not None]
+    return await asyncio.to_thread(mention_items, root, db, paths, params.query, limit)
 
-    @method(server, "kiln/complete/commands")
-    async def commands(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
-        query = str(params.get("query", "")).lstrip("/").lower()
-        items = [
-            {"name": n, "kind": "builtin", "args": a, "description": d}
-            for n, a, d in BUILTIN_COMMANDS
-        ]
-        try:
-            catalog = await asyncio.to_thread(_skills, ls.root or Path.cwd())
-            names = {n for n, _, _ in BUILTIN_COMMANDS}
-            items += [
-                {"name": s.name, "kind": "skill", "args": "", "description": s.description}
-                for s in sorted(catalog.skills.values(), key=lambda s: s.name)
-                if s.name not in names
-            ]
-        except NotAvailable:
-            pass
-        items = [i for i in items if i["name"].lower().startswith(query)]
-        return {"commands": items}
 
-    @method(server, "kiln/skills/use")
-    async def use_skill(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
-        name = require(params, "name")
-        root = ls.root or Path.cwd()
-        catalog = await asyncio.to_thread(_skills, root)
-        skill = catalog.get(name) if isinstance(name, str) else None
-        if skill is None:
-            raise CoreError(f"no installed skill named {name!r}", hint="see kiln/skills/list")
-        body = await asyncio.to_thread(skill.render, root)
-        block = {
-            "type": "resource",
-            "resource": {
-                "uri": f"kiln-skill:{skill.name}",
-                "mimeType": "text/markdown",
-                "text": body,
-            },
-        }
-        return {"name": skill.name, "description": skill.description, "block": block}
+@kiln_method("kiln/complete/commands")
+async def commands(ls: KilnServer, params: CompleteParams) -> dict[str, Any]:
+    query = params.query.lstrip("/").lower()
+    items = [
+        {"name": n, "kind": "builtin", "args": a, "description": d} for n, a, d in BUILTIN_COMMANDS
+    ]
+    catalog = await asyncio.to_thread(_skills, ls.root or Path.cwd())
+    names = {n for n, _, _ in BUILTIN_COMMANDS}
+    items += [
+        {"name": s.name, "kind": "skill", "args": "", "description": s.description}
+        for s in sorted(catalog.skills.values(), key=lambda s: s.name)
+        if s.name not in names
+    ]
+    items = [i for i in items if i["name"].lower().startswith(query)]
+    return {"commands": items}
 
-    @method(server, "kiln/session/compact")
-    async def compact(ls: Any, params: dict[str, Any]) -> dict[str, Any]:
-        session = ls.core().get(require(params, "sessionId"))
-        if ls.core().is_busy(session.id):
-            raise TurnInProgress("a turn is running", hint="stop it or wait, then compact")
-        compactor = next((e for e in session.extensions if hasattr(e, "compact")), None)
-        if compactor is None:
-            raise NotAvailable("this session has no compaction")
-        record = await compactor.compact(session, reason="manual")
-        if record is None:
-            return {"compacted": False}
-        return {
-            "compacted": True,
-            "beforeTokens": record.before_tokens,
-            "afterTokens": record.after_tokens,
-        }
+
+@kiln_method("kiln/skills/use")
+async def use_skill(ls: KilnServer, params: SkillUseParams) -> dict[str, Any]:
+    root = ls.root or Path.cwd()
+    catalog = await asyncio.to_thread(_skills, root)
+    skill = catalog.get(params.name)
+    if skill is None:
+        raise CoreError(f"no installed skill named {params.name!r}", hint="see kiln/skills/list")
+    body = await asyncio.to_thread(skill.render, root)
+    block = {
+        "type": "resource",
+        "resource": {
+            "uri": f"kiln-skill:{skill.name}",
+            "mimeType": "text/markdown",
+            "text": body,
+        },
+    }
+    return {"name": skill.name, "description": skill.description, "block": block}
+
+
+@kiln_method("kiln/session/compact")
+async def compact(ls: KilnServer, params: SessionRef) -> dict[str, Any]:
+    session = ls.core().get(params.session_id)
+    if ls.core().is_busy(session.id):
+        raise TurnInProgress("a turn is running", hint="stop it or wait, then compact")
+    compactor = next((e for e in session.extensions if hasattr(e, "compact")), None)
+    if compactor is None:
+        raise NotAvailable("this session has no compaction")
+    record = await compactor.compact(session, reason="manual")
+    if record is None:
+        return {"compacted": False}
+    return {
+        "compacted": True,
+        "beforeTokens": record.before_tokens,
+        "afterTokens": record.after_tokens,
+    }
+
+
+HANDLERS = [mentions, commands, use_skill, compact]

@@ -4,7 +4,9 @@
 ``lsp_server.core`` owns the agent ``Host`` (event mapping, permission timeout, edit modes); this
 ``Frontend`` only knows JSON-RPC over the pygls connection and the editor's documents. An edit is
 checked against what the editor holds right now; if the text moved on since the agent read it,
-the edit is reported "stale" rather than applied over the user's typing.
+the edit is reported "stale" rather than applied over the user's typing. ``workspace/applyEdit``
+is only sent to clients that advertise it; otherwise (or when the client answers it with an
+error) an allowed edit is written to the disk.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 
+from agent.errors import ToolError
 from agent.protocols import EditOutcome, EditProposal
 from agent.workspace import atomic_write
 from lsp_server.lsp.documents import find_document
@@ -54,6 +57,12 @@ class LspFrontend:
         return getattr(workspace, "workspace_edit", None)
 
     @property
+    def apply_edit_supported(self) -> bool:
+        """The client advertised ``workspace.applyEdit``; without it edits go to the disk."""
+        caps = getattr(self.server.protocol, "client_capabilities", None)
+        return bool(getattr(getattr(caps, "workspace", None), "apply_edit", False))
+
+    @property
     def document_changes(self) -> bool:
         return bool(getattr(self._workspace_edit_caps(), "document_changes", False))
 
@@ -86,6 +95,10 @@ class LspFrontend:
                     COALESCE_SECONDS, self.flush, session_id
                 )
             return
+        self.send_now(session_id, update)
+
+    def send_now(self, session_id: str, update: dict[str, Any]) -> None:
+        """Send an update at once (after any text still held), without coalescing it."""
         self.flush(session_id)
         self._notify(session_id, update)
 
@@ -136,6 +149,9 @@ class LspFrontend:
         return None if doc is None else doc.source
 
     async def apply_edit(self, session_id: str, proposal: EditProposal) -> EditOutcome:
+        """Send the edit as ``workspace/applyEdit``; a client without that capability, or one
+        that answers with an error (it never saw the edit, so nobody rejected it), gets the
+        file written on disk instead, when the disk holds what the edit was computed on."""
         path = Path(proposal.meta.get("abspath") or proposal.path)
         doc = find_document(self.server.workspace, path)
         if doc is not None:
@@ -143,11 +159,13 @@ class LspFrontend:
             version = doc.version
             uri = doc.uri
         else:
-            current = path.read_text(encoding="utf-8") if path.is_file() else None
+            current = _disk_text(path)
             version = None
             uri = path.as_uri()
         if (current or "") != proposal.old_text:
             return "stale"
+        if not self.apply_edit_supported:
+            return self._write_disk(path, proposal, "the editor does not apply workspace edits")
         annotation = None
         if self.annotations_supported:
             annotation = {
@@ -176,13 +194,9 @@ class LspFrontend:
             result = plain_json(await self.server.workspace_apply_edit_async(params))
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - an editor that errors has not applied the edit
-            log.info(
-                "edit %s: the client answered applyEdit with an error: %s",
-                proposal.proposal_id,
-                exc,
-            )
-            result = {"applied": False, "failureReason": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - an error answer is not a user's rejection
+            log.info("edit %s: applyEdit failed (%s); writing the file", proposal.proposal_id, exc)
+            return self._write_disk(path, proposal, f"the editor answered applyEdit with {exc}")
         if isinstance(result, dict) and result.get("applied"):
             return "applied"
         doc = find_document(self.server.workspace, path)
@@ -190,6 +204,24 @@ class LspFrontend:
             return "stale"
         log.info("edit %s not applied: %s", proposal.proposal_id, result)
         return "rejected"
+
+    def _write_disk(self, path: Path, proposal: EditProposal, why: str) -> EditOutcome:
+        """Write an allowed edit ourselves; a file whose disk text differs from what the edit
+        was computed on (unsaved editor changes) is not overwritten: the model hears why."""
+        if (_disk_text(path) or "") != proposal.old_text:
+            raise ToolError(
+                f"{why}, and {proposal.path} has unsaved changes in the editor",
+                suggestion="ask the user to save the file, then redo the edit",
+            )
+        atomic_write(path, proposal.new_text)
+        return "applied"
+
+
+def _disk_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def plain_json(value: Any) -> Any:

@@ -1,13 +1,12 @@
 """Turning handler failures into JSON-RPC errors a client can act on.
 
-A ``kiln/*`` handler receives plain params (dicts) and raises core errors; ``method`` registers
-it so that user mistakes become an error response with our code, a message and ``data.hint``,
-never a traceback or an "internal error" for something the user can fix.
+``kiln/*`` handlers raise core errors; ``methods`` turns them into error responses with our
+code, a message and ``data.hint`` (``to_rpc_error``), never a traceback or an "internal error"
+for something the user can fix.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,9 +18,7 @@ from lsp_server.core import (
     NOT_ALLOWED,
     SESSION_NOT_FOUND,
     CoreError,
-    InvalidParams,
 )
-from lsp_server.lsp.host import plain_json
 
 log = logging.getLogger("kiln.lsp.rpc")
 
@@ -44,55 +41,6 @@ def to_rpc_error(exc: BaseException) -> JsonRpcException:
         code = REQUEST_FAILED
     data = {**({"hint": hint} if hint else {}), **(getattr(exc, "data", None) or {})}
     return JsonRpcException(message=str(exc), code=code, data=data or None)
-
-
-def params_dict(params: Any) -> dict[str, Any]:
-    value = plain_json(params)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InvalidParams("params must be an object")
-    return value
-
-
-def method(server: Any, name: str, *, notification: bool = False) -> Callable[[Handler], Handler]:
-    """Register an async ``kiln/*`` handler with error translation.
-
-    A notification has nobody to answer, so its failures are only logged.
-    """
-
-    def decorate(fn: Handler) -> Handler:
-        @functools.wraps(fn)
-        async def handler(ls: Any, params: Any = None) -> Any:
-            try:
-                return await fn(ls, params_dict(params))
-            except JsonRpcException:
-                raise
-            except Exception as exc:
-                if notification:
-                    log.warning("%s: %s", name, exc)
-                    return None
-                if hasattr(exc, "hint") or isinstance(exc, CoreError):
-                    log.info("%s failed: %s", name, exc)
-                    raise to_rpc_error(exc) from None
-                log.exception("%s crashed", name)
-                raise JsonRpcException(
-                    message=f"{type(exc).__name__}: {exc}", code=-32603
-                ) from None
-
-        server.feature(name)(handler)
-        return handler
-
-    return decorate
-
-
-def require(params: dict[str, Any], key: str, kind: type | tuple[type, ...] = str) -> Any:
-    value = params.get(key)
-    if value is None:
-        raise InvalidParams(f"missing required param {key!r}")
-    if not isinstance(value, kind) or (isinstance(value, str) and not value):
-        raise InvalidParams(f"param {key!r} has the wrong type")
-    return value
 
 
 def json_converter() -> Any:

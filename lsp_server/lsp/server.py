@@ -1,38 +1,54 @@
 """`kiln lsp`: the pygls language server that hosts the agent.
 
-Standard LSP keeps documents (incremental sync) and the code index in step with the editor;
-the ``kiln/*`` methods (see ``lsp_server/PROTOCOL.md``) expose the shared session core. Every
-handler is async and anything slow runs in a worker thread, so hovers and status requests are
-answered while turns stream. Stdout is the JSON-RPC channel: logs go to stderr and, once the
-client is connected, to ``window/logMessage``.
+``KilnServer`` holds the state of one connection (the session core, the index, the client's
+settings); the handlers are module-level functions in ``features`` (standard LSP) and
+``sessions``/``extras`` (the ``kiln/*`` methods, see ``lsp_server/PROTOCOL.md``), registered in
+``create_server``. Framing and the lifecycle rules live in ``transport``. Stdout is the JSON-RPC
+channel: logs go to stderr and, once the client is connected, to ``window/logMessage``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol.language_server import lsp_method
 
-from lsp_server.core import CoreConfig, CoreError, SessionManager, uri_to_path
-from lsp_server.lsp.documents import IndexSync, find_document
-from lsp_server.lsp.host import LspFrontend, plain_json
+from lsp_server.core import CoreConfig, CoreError, SessionManager
+from lsp_server.lsp import composer, extras, features, methods, sessions
+from lsp_server.lsp.documents import IndexSync
+from lsp_server.lsp.host import LspFrontend
 from lsp_server.lsp.rpc import QuietUserErrors, json_converter
+from lsp_server.lsp.transport import KilnProtocol, serve
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.lsp")
+
+
+class KilnLspProtocol(KilnProtocol):
+    """Adds Kiln's capabilities to the ``initialize`` result (``experimental.kiln``), so a
+    client knows the ``kiln/*`` methods without an extra round trip."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"kiln": extras.capabilities(self._server)}
+        return result
 
 
 class KilnServer(LanguageServer):
     """A LanguageServer plus the session core, the index and the client's Kiln settings."""
 
     def __init__(self) -> None:
-        super().__init__("kiln", __version__, converter_factory=json_converter)
+        super().__init__(
+            "kiln", __version__, protocol_cls=KilnLspProtocol, converter_factory=json_converter
+        )
         self.frontend = LspFrontend(self)
         self.config = CoreConfig()
         self.manager: SessionManager | None = None
@@ -41,6 +57,7 @@ class KilnServer(LanguageServer):
         self.options: dict[str, Any] = {}
         self.config_error = ""
         self.background: set[asyncio.Task[Any]] = set()
+        self._closed = False
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run ``coro`` in the background, keeping a reference so it is not collected."""
@@ -54,8 +71,36 @@ class KilnServer(LanguageServer):
             raise CoreError("the server is not initialized", hint="send initialize first")
         return self.manager
 
+    async def close_down(self, timeout: float = 30.0) -> None:
+        """Cancel running turns (their commands are killed, their answers sent) and close the
+        index; safe to call again (``shutdown`` and then the end of the connection)."""
+        if not self._closed:
+            self._closed = True
+            if self.manager is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.manager.shutdown(), timeout)
+            if self.index_sync is not None:
+                self.index_sync.close()
+        pending = [
+            f for f in self.protocol._request_futures.values() if isinstance(f, asyncio.Future)
+        ]
+        pending = [f for f in pending if f is not asyncio.current_task() and not f.done()]
+        if pending:  # answers still owed (a cancelled prompt answers "cancelled")
+            await asyncio.wait(pending, timeout=timeout)
+        for task in list(self.background):
+            task.cancel()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls would pop up "Error in server: <Python error>" in the editor; log it instead."""
+        log.warning("%s: %s", getattr(source, "__name__", source), error)
+
+    def attach_client_log(self) -> None:
+        handler = ClientLogHandler(self, asyncio.get_running_loop())
+        handler.setFormatter(logging.Formatter("kiln: %(message)s"))
+        logging.getLogger("kiln").addHandler(handler)
+
     def log_to_client(self, level: int, message: str) -> None:
-        if self.protocol._shutdown:  # after shutdown the channel may already be closed
+        if self.protocol._shutdown or self._closed:  # the channel may already be closed
             return
         kind = (
             types.MessageType.Error
@@ -84,235 +129,43 @@ class ClientLogHandler(logging.Handler):
             pass
 
 
-def _workspace_root(params: types.InitializeParams) -> Path:
-    for uri in [
-        *(f.uri for f in params.workspace_folders or []),
-        params.root_uri,
-    ]:
-        path = uri_to_path(uri) if uri else None
-        if path is not None and path.is_dir():
-            return path.resolve()
-    if params.root_path and Path(params.root_path).is_dir():
-        return Path(params.root_path).resolve()
-    return Path.cwd().resolve()
-
-
 def create_server() -> KilnServer:
     server = KilnServer()
-
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
-        options = plain_json(params.initialization_options) or {}
-        ls.options = options if isinstance(options, dict) else {}
-        try:
-            ls.config = CoreConfig.from_options(ls.options)
-        except CoreError as exc:  # start anyway; kiln/hello reports what was ignored
-            ls.config_error = f"{exc} ({exc.hint})" if exc.hint else str(exc)
-            log.warning("ignoring initializationOptions: %s", ls.config_error)
-        ls.frontend.confirm_edits = bool(ls.options.get("confirmEdits", False))
-        ls.root = _workspace_root(params)
-        ls.index_sync = IndexSync(ls.root, enabled=ls.options.get("index", True) is not False)
-        ls.manager = SessionManager(ls.frontend, root=ls.root, config=ls.config)
-
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: KilnServer, params: types.InitializedParams) -> None:
-        handler = ClientLogHandler(ls, asyncio.get_running_loop())
-        handler.setFormatter(logging.Formatter("kiln: %(message)s"))
-        logging.getLogger("kiln").addHandler(handler)
-        await _pull_configuration(ls)
-        ls.spawn(_register_file_watching(ls))
-        ls.spawn(_index_workspace(ls))
-
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: KilnServer, params: Any) -> None:
-        if ls.manager is not None:
-            await ls.manager.shutdown()
-        if ls.index_sync is not None:
-            ls.index_sync.close()
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: KilnServer, params: types.DidOpenTextDocumentParams) -> None:
-        _buffer_changed(ls, params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls: KilnServer, params: types.DidChangeTextDocumentParams) -> None:
-        _buffer_changed(ls, params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    async def did_save(ls: KilnServer, params: types.DidSaveTextDocumentParams) -> None:
-        path = uri_to_path(params.text_document.uri)
-        if path is not None and ls.index_sync is not None:
-            await ls.index_sync.update_file(path)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    async def did_close(ls: KilnServer, params: types.DidCloseTextDocumentParams) -> None:
-        path = uri_to_path(params.text_document.uri)
-        if path is not None and ls.index_sync is not None:
-            await ls.index_sync.update_file(path)  # back to what the disk holds
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    async def watched(ls: KilnServer, params: types.DidChangeWatchedFilesParams) -> None:
-        if ls.index_sync is None:
-            return
-        for change in params.changes:
-            path = uri_to_path(change.uri)
-            if path is not None and find_document(ls.workspace, path) is None:
-                await ls.index_sync.update_file(path)
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def configuration_changed(
-        ls: KilnServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        settings = plain_json(params.settings)
-        if isinstance(settings, dict) and isinstance(settings.get("kiln"), dict):
-            _apply_settings(ls, settings["kiln"])
-        else:
-            await _pull_configuration(ls)
-
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None:
-        return await _hover(ls, params)
-
-    from lsp_server.lsp import composer, extras, sessions
-
-    sessions.register(server)
-    extras.register(server)
-    composer.register(server)
+    for name, handler in features.FEATURES:
+        server.feature(name)(handler)
+    methods.register(server, [*sessions.HANDLERS, *extras.HANDLERS, *composer.HANDLERS])
     return server
 
 
-def _buffer_changed(ls: KilnServer, uri: str) -> None:
-    path = uri_to_path(uri)
-    if path is None or ls.index_sync is None:
-        return
-    doc = ls.workspace.get_text_document(uri)
-    ls.index_sync.buffer_changed(path, doc.source)
+async def _serve_stdio(server: KilnServer) -> int:
+    from lsp_server.stdio import open_stdio
+
+    reader, writer = await open_stdio()
+    return await serve(server, reader, writer, signals=True)
 
 
-def _apply_settings(ls: KilnServer, settings: dict[str, Any]) -> None:
-    try:
-        ls.config = CoreConfig.from_options(settings, ls.config)
-    except Exception as exc:  # noqa: BLE001 - a bad setting is reported, the old one kept
-        log.warning("ignoring kiln settings: %s", exc)
-        return
-    if ls.manager is not None:
-        ls.manager.config = ls.config
-    if "confirmEdits" in settings:
-        ls.frontend.confirm_edits = bool(settings["confirmEdits"])
+async def _serve_tcp(server: KilnServer, host: str, port: int) -> int:
+    """One client over TCP (debugging); a second connection is refused."""
+    done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
-
-async def _pull_configuration(ls: KilnServer) -> None:
-    workspace = getattr(ls.client_capabilities, "workspace", None)
-    if not getattr(workspace, "configuration", False):
-        return
-    try:
-        result = await asyncio.wait_for(
-            ls.workspace_configuration_async(
-                types.ConfigurationParams(items=[types.ConfigurationItem(section="kiln")])
-            ),
-            timeout=5,
-        )
-    except Exception as exc:  # noqa: BLE001 - configuration is optional
-        log.info("workspace/configuration failed: %s", exc)
-        return
-    settings = plain_json(result[0]) if result else None
-    if isinstance(settings, dict):
-        _apply_settings(ls, settings)
-
-
-async def _register_file_watching(ls: KilnServer) -> None:
-    """Ask the editor for ``workspace/didChangeWatchedFiles`` (it sees changes made by tools
-    and git that the server's own watcher may miss, e.g. on network drives)."""
-    workspace = getattr(ls.client_capabilities, "workspace", None)
-    watched = getattr(workspace, "did_change_watched_files", None)
-    if not getattr(watched, "dynamic_registration", False):
-        return
-    options = types.DidChangeWatchedFilesRegistrationOptions(
-        watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
-    )
-    registration = types.Registration(
-        id=f"kiln-watch-{uuid.uuid4().hex[:8]}",
-        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-        register_options=options,
-    )
-    try:
-        await asyncio.wait_for(
-            ls.client_register_capability_async(
-                types.RegistrationParams(registrations=[registration])
-            ),
-            timeout=5,
-        )
-    except Exception as exc:  # noqa: BLE001 - the server's own watcher still runs
-        log.info("client file watching not registered: %s", exc)
-
-
-async def _index_workspace(ls: KilnServer) -> None:
-    """Open the index, scan once with work-done progress, then watch the disk."""
-    sync = ls.index_sync
-    if sync is None or await sync.open() is None:
-        return
-    if ls.manager is not None:
-        ls.manager.index = sync.index
-    loop = asyncio.get_running_loop()
-    token = None
-    window = getattr(ls.client_capabilities, "window", None)
-    if getattr(window, "work_done_progress", False):
-        token = f"kiln-index-{uuid.uuid4().hex[:8]}"
-        try:
-            await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5)
-            ls.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title="Kiln: indexing", percentage=0, cancellable=False
-                ),
-            )
-        except Exception as exc:  # noqa: BLE001
-            log.info("no progress token: %s", exc)
-            token = None
-    last = [-1]
-
-    def report(done: int, total: int, rel: str) -> None:
-        percent = int(100 * done / total) if total else 100
-        if token is None or (percent == last[0] and done != total):
+    async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if done.done() or getattr(on_client, "busy", False):
+            writer.close()
             return
-        last[0] = percent
-        value = types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percent)
-        loop.call_soon_threadsafe(ls.work_done_progress.report, token, value)
+        on_client.busy = True  # type: ignore[attr-defined]
+        try:
+            done.set_result(await serve(server, reader, writer, signals=False))
+        except Exception as exc:  # noqa: BLE001
+            if not done.done():
+                done.set_exception(exc)
 
-    stats = await sync.initial_update(report)
-    status = await sync.status()
-    files, blocks = stats.get("files_seen", 0), status.get("blocks", 0)
-    if token is not None:
-        ls.work_done_progress.end(
-            token, types.WorkDoneProgressEnd(message=f"{files} files, {blocks} blocks")
-        )
-    log.info("indexed %s files (%s blocks)", files, blocks)
-    sync.start_watching(skip=lambda path: find_document(ls.workspace, path) is not None)
+    listener = await asyncio.start_server(on_client, host, port)
+    async with listener:
+        return await done
 
 
-async def _hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None:
-    """Where the word under the cursor is defined, from the index (cheap, read-only)."""
-    sync = ls.index_sync
-    if sync is None or sync.index is None or ls.options.get("hover", True) is False:
-        return None
-    doc = ls.workspace.get_text_document(params.text_document.uri)
-    word = doc.word_at_position(params.position)
-    if not word:
-        return None
-    hits = await asyncio.to_thread(sync.index.search, word, 3)
-    if not hits:
-        return None
-    lines = [
-        f"- `{getattr(h, 'name', '')}` {getattr(h, 'path', '')}:{getattr(h, 'start_line', '')}"
-        for h in hits
-    ]
-    return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(lines))
-    )
-
-
-def run(tcp: tuple[str, int] | None = None, log_level: str = "WARNING") -> None:
-    """Serve on stdio (or TCP for debugging) until the client disconnects."""
+def run(tcp: tuple[str, int] | None = None, log_level: str = "WARNING") -> int:
+    """Serve on stdio (or TCP for debugging) until the client exits or leaves."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     root_logger = logging.getLogger()
@@ -321,7 +174,8 @@ def run(tcp: tuple[str, int] | None = None, log_level: str = "WARNING") -> None:
     root_logger.addHandler(handler)
     root_logger.setLevel(min(logging.INFO, handler.level))
     server = create_server()
-    if tcp is not None:
-        server.start_tcp(*tcp)
-    else:
-        server.start_io()
+    main = _serve_stdio(server) if tcp is None else _serve_tcp(server, *tcp)
+    try:
+        return asyncio.run(main)
+    except KeyboardInterrupt:
+        return 130

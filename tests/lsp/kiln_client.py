@@ -33,10 +33,13 @@ def plain(value: Any) -> Any:
 
 
 class Editor(LanguageClient):
-    def __init__(self, *, encoding: str = "utf-16", annotations: bool = False) -> None:
+    def __init__(
+        self, *, encoding: str = "utf-16", annotations: bool = False, apply_edit: bool = True
+    ) -> None:
         super().__init__("kiln-test-editor", "1", converter_factory=json_converter)
         self.encoding = encoding
         self.annotations = annotations
+        self.apply_edit = apply_edit
         self.updates: list[dict[str, Any]] = []
         self.update_event = asyncio.Event()
         self.permission_requests: list[dict[str, Any]] = []
@@ -178,7 +181,7 @@ class Editor(LanguageClient):
                     window=types.WindowClientCapabilities(work_done_progress=True),
                     workspace=types.WorkspaceClientCapabilities(
                         workspace_edit=workspace_edit,
-                        apply_edit=True,
+                        apply_edit=self.apply_edit,
                         configuration=True,
                         did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
                             dynamic_registration=True

@@ -196,24 +196,54 @@ async def test_deferred_edits_wait_for_resolve_and_annotations_when_supported(
         assert (await editor.request("kiln/edit/list", {}))["edits"] == []
 
 
-async def test_an_editor_that_errors_on_apply_edit_counts_as_not_applied(
+async def test_an_apply_edit_error_is_not_a_rejection_the_file_is_written(
+    workspace: Path, scripted_env: object
+) -> None:
+    """An editor that answers applyEdit with an error (-32601 here) never saw the edit: the
+    allowed edit is written to disk; with unsaved changes in the way the model hears why."""
+    from pygls.exceptions import JsonRpcMethodNotFound
+
+    steps = [
+        {"match": "go", "text": "", "tool_calls": [_edit("app.py", "greet", "salute")]},
+        {"match": "edited app.py", "text": "done"},
+        {"match": "two", "text": "", "tool_calls": [_edit("notes.txt", "typed", "tea")]},
+        {"match": "unsaved changes", "text": "please save"},
+    ]
+    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
+        editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+
+        def unsupported(params: object) -> bool:
+            raise JsonRpcMethodNotFound.of("workspace/applyEdit")
+
+        editor.on_apply = unsupported
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "go"})
+        assert result["stopReason"] == "end_turn" and result["filesModified"] == ["app.py"]
+        assert len(editor.apply_requests) == 1
+        assert "salute" in (workspace / "app.py").read_text(encoding="utf-8")
+        notes = editor.open(workspace / "notes.txt", "typed, not saved\n", language="plaintext")
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "two"})
+        assert result["stopReason"] == "end_turn"
+        assert (workspace / "notes.txt").read_text(encoding="utf-8") == "café au lait\n"
+        assert editor.docs[notes].source == "typed, not saved\n"
+        results = _tool_results(sid)
+        assert not any("rejected" in r for r in results), results
+        assert "unsaved changes" in results[-1]
+
+
+async def test_a_client_without_apply_edit_gets_edits_on_disk(
     workspace: Path, scripted_env: object
 ) -> None:
     steps = [
         {"match": "go", "text": "", "tool_calls": [_edit("app.py", "greet", "salute")]},
-        {"match": "rejected", "text": "the editor refused"},
+        {"match": "edited app.py", "text": "done"},
     ]
-    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
-        uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
+    env = scripted_env(steps)  # type: ignore[operator]
+    async with running(workspace, env, apply_edit=False, options={"mode": "auto-edit"}) as editor:
         sid = (await editor.request("kiln/session/new", {}))["sessionId"]
-
-        def broken(params: object) -> bool:
-            raise RuntimeError("editor exploded")
-
-        editor.on_apply = broken
         result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "go"})
         assert result["stopReason"] == "end_turn"
-        assert any("rejected" in r for r in _tool_results(sid))
-        assert "salute" not in editor.docs[uri].source
-        # the server is still answering
-        assert (await editor.request("kiln/hello", {}))["protocolVersion"]
+        assert editor.apply_requests == []  # never sent to a client that did not advertise it
+        assert "salute" in (workspace / "app.py").read_text(encoding="utf-8")
+        hello = await editor.request("kiln/hello")
+        assert hello["capabilities"]["applyEdit"] is False

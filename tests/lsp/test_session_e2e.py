@@ -268,7 +268,8 @@ async def test_requests_are_answered_while_turns_stream_in_two_sessions(
             for s in (await editor.request("kiln/session/list", {}))["sessions"]
         }
         assert not any(t.done() for t in turns)  # all answered while both turns were running
-        assert status["state"] in ("indexing", "ready") and hello["protocolVersion"] == 1
+        # the index may not have started yet on a loaded machine; it answers either way
+        assert status["state"] in ("idle", "indexing", "ready") and hello["protocolVersion"] == 1
         assert shown["busy"] is False and busy["busy"] is True
         assert listed == {sid: True, other: True, idle: False}
         results = await asyncio.gather(*turns)

@@ -1,0 +1,248 @@
+"""The standard LSP features of `kiln lsp`: lifecycle, document sync, settings, hover, index.
+
+Module-level handlers the pygls way (``ls: KilnServer`` first, lsprotocol params second),
+listed in ``FEATURES`` for ``server.create_server``. Documents and the code index follow what
+the user sees; anything slow runs in a worker thread so requests are answered while turns
+stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from lsp_server.core import CoreConfig, CoreError, SessionManager, uri_to_path
+from lsp_server.lsp.documents import IndexSync, find_document
+from lsp_server.lsp.host import plain_json
+from lsp_server.lsp.transport import watch_parent
+
+if TYPE_CHECKING:
+    from lsp_server.lsp.server import KilnServer
+
+log = logging.getLogger("kiln.lsp")
+
+
+def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
+    options = plain_json(params.initialization_options) or {}
+    ls.options = options if isinstance(options, dict) else {}
+    try:
+        ls.config = CoreConfig.from_options(ls.options)
+    except CoreError as exc:  # start anyway; kiln/hello reports what was ignored
+        ls.config_error = f"{exc} ({exc.hint})" if exc.hint else str(exc)
+        log.warning("ignoring initializationOptions: %s", ls.config_error)
+    ls.frontend.confirm_edits = bool(ls.options.get("confirmEdits", False))
+    ls.root = _workspace_root(params)
+    ls.index_sync = IndexSync(ls.root, enabled=ls.options.get("index", True) is not False)
+    ls.manager = SessionManager(ls.frontend, root=ls.root, config=ls.config)
+    if isinstance(params.process_id, int) and params.process_id > 0:
+        ls.spawn(watch_parent(ls.protocol, params.process_id))
+
+
+async def initialized(ls: KilnServer, params: types.InitializedParams) -> None:
+    ls.attach_client_log()
+    await _pull_configuration(ls)
+    ls.spawn(_register_file_watching(ls))
+    ls.spawn(_index_workspace(ls))
+
+
+async def shutdown(ls: KilnServer, params: Any) -> None:
+    await ls.close_down()
+
+
+async def did_open(ls: KilnServer, params: types.DidOpenTextDocumentParams) -> None:
+    _buffer_changed(ls, params.text_document.uri)
+
+
+async def did_change(ls: KilnServer, params: types.DidChangeTextDocumentParams) -> None:
+    _buffer_changed(ls, params.text_document.uri)
+
+
+async def did_save(ls: KilnServer, params: types.DidSaveTextDocumentParams) -> None:
+    path = uri_to_path(params.text_document.uri)
+    if path is not None and ls.index_sync is not None:
+        await ls.index_sync.update_file(path)
+
+
+async def did_close(ls: KilnServer, params: types.DidCloseTextDocumentParams) -> None:
+    path = uri_to_path(params.text_document.uri)
+    if path is not None and ls.index_sync is not None:
+        await ls.index_sync.update_file(path)  # back to what the disk holds
+
+
+async def watched_files_changed(ls: KilnServer, params: types.DidChangeWatchedFilesParams) -> None:
+    if ls.index_sync is None:
+        return
+    for change in params.changes:
+        path = uri_to_path(change.uri)
+        if path is not None and find_document(ls.workspace, path) is None:
+            await ls.index_sync.update_file(path)
+
+
+async def configuration_changed(ls: KilnServer, params: types.DidChangeConfigurationParams) -> None:
+    settings = plain_json(params.settings)
+    if isinstance(settings, dict) and isinstance(settings.get("kiln"), dict):
+        _apply_settings(ls, settings["kiln"])
+    else:
+        await _pull_configuration(ls)
+
+
+async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None:
+    """Where the word under the cursor is defined, from the index (cheap, read-only)."""
+    sync = ls.index_sync
+    if sync is None or sync.index is None or ls.options.get("hover", True) is False:
+        return None
+    doc = ls.workspace.get_text_document(params.text_document.uri)
+    word = doc.word_at_position(params.position)
+    if not word:
+        return None
+    hits = await asyncio.to_thread(sync.index.search, word, 3)
+    if not hits:
+        return None
+    lines = [
+        f"- `{getattr(h, 'name', '')}` {getattr(h, 'path', '')}:{getattr(h, 'start_line', '')}"
+        for h in hits
+    ]
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(lines))
+    )
+
+
+FEATURES = [
+    (types.INITIALIZE, initialize),
+    (types.INITIALIZED, initialized),
+    (types.SHUTDOWN, shutdown),
+    (types.TEXT_DOCUMENT_DID_OPEN, did_open),
+    (types.TEXT_DOCUMENT_DID_CHANGE, did_change),
+    (types.TEXT_DOCUMENT_DID_SAVE, did_save),
+    (types.TEXT_DOCUMENT_DID_CLOSE, did_close),
+    (types.WORKSPACE_DID_CHANGE_WATCHED_FILES, watched_files_changed),
+    (types.WORKSPACE_DID_CHANGE_CONFIGURATION, configuration_changed),
+    (types.TEXT_DOCUMENT_HOVER, hover),
+]
+
+
+def _workspace_root(params: types.InitializeParams) -> Path:
+    for uri in [
+        *(f.uri for f in params.workspace_folders or []),
+        params.root_uri,
+    ]:
+        path = uri_to_path(uri) if uri else None
+        if path is not None and path.is_dir():
+            return path.resolve()
+    if params.root_path and Path(params.root_path).is_dir():
+        return Path(params.root_path).resolve()
+    return Path.cwd().resolve()
+
+
+def _buffer_changed(ls: KilnServer, uri: str) -> None:
+    path = uri_to_path(uri)
+    if path is None or ls.index_sync is None:
+        return
+    doc = ls.workspace.get_text_document(uri)
+    ls.index_sync.buffer_changed(path, doc.source)
+
+
+def _apply_settings(ls: KilnServer, settings: dict[str, Any]) -> None:
+    try:
+        ls.config = CoreConfig.from_options(settings, ls.config)
+    except Exception as exc:  # noqa: BLE001 - a bad setting is reported, the old one kept
+        log.warning("ignoring kiln settings: %s", exc)
+        return
+    if ls.manager is not None:
+        ls.manager.config = ls.config
+    if "confirmEdits" in settings:
+        ls.frontend.confirm_edits = bool(settings["confirmEdits"])
+
+
+async def _pull_configuration(ls: KilnServer) -> None:
+    workspace = getattr(ls.client_capabilities, "workspace", None)
+    if not getattr(workspace, "configuration", False):
+        return
+    try:
+        result = await asyncio.wait_for(
+            ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="kiln")])
+            ),
+            timeout=5,
+        )
+    except Exception as exc:  # noqa: BLE001 - configuration is optional
+        log.info("workspace/configuration failed: %s", exc)
+        return
+    settings = plain_json(result[0]) if result else None
+    if isinstance(settings, dict):
+        _apply_settings(ls, settings)
+
+
+async def _register_file_watching(ls: KilnServer) -> None:
+    """Ask the editor for ``workspace/didChangeWatchedFiles`` (it sees changes made by tools
+    and git that the server's own watcher may miss, e.g. on network drives)."""
+    workspace = getattr(ls.client_capabilities, "workspace", None)
+    watched = getattr(workspace, "did_change_watched_files", None)
+    if not getattr(watched, "dynamic_registration", False):
+        return
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+    )
+    registration = types.Registration(
+        id=f"kiln-watch-{uuid.uuid4().hex[:8]}",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=options,
+    )
+    try:
+        await asyncio.wait_for(
+            ls.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            ),
+            timeout=5,
+        )
+    except Exception as exc:  # noqa: BLE001 - the server's own watcher still runs
+        log.info("client file watching not registered: %s", exc)
+
+
+async def _index_workspace(ls: KilnServer) -> None:
+    """Open the index, scan once with work-done progress, then watch the disk."""
+    sync = ls.index_sync
+    if sync is None or await sync.open() is None:
+        return
+    if ls.manager is not None:
+        ls.manager.index = sync.index
+    loop = asyncio.get_running_loop()
+    token = None
+    window = getattr(ls.client_capabilities, "window", None)
+    if getattr(window, "work_done_progress", False):
+        token = f"kiln-index-{uuid.uuid4().hex[:8]}"
+        try:
+            await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5)
+            ls.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title="Kiln: indexing", percentage=0, cancellable=False
+                ),
+            )
+        except Exception as exc:  # noqa: BLE001
+            log.info("no progress token: %s", exc)
+            token = None
+    last = [-1]
+
+    def report(done: int, total: int, rel: str) -> None:
+        percent = int(100 * done / total) if total else 100
+        if token is None or (percent == last[0] and done != total):
+            return
+        last[0] = percent
+        value = types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percent)
+        loop.call_soon_threadsafe(ls.work_done_progress.report, token, value)
+
+    stats = await sync.initial_update(report)
+    status = await sync.status()
+    files, blocks = stats.get("files_seen", 0), status.get("blocks", 0)
+    if token is not None:
+        ls.work_done_progress.end(
+            token, types.WorkDoneProgressEnd(message=f"{files} files, {blocks} blocks")
+        )
+    log.info("indexed %s files (%s blocks)", files, blocks)
+    sync.start_watching(skip=lambda path: find_document(ls.workspace, path) is not None)

@@ -1,0 +1,230 @@
+"""JSON-RPC 2.0 framing and the LSP 3.17 lifecycle around pygls's dispatcher.
+
+pygls routes messages to handlers; the rules around them live here, because a client is owed an
+answer to every request it sends: a body that is not JSON gets -32700 (``id: null``), a message
+that is not a JSON-RPC 2.0 object -32600, a request before ``initialize`` -32002, a request after
+``shutdown`` -32600, and params pygls cannot read -32602. A request may omit ``params``.
+``exit`` ends the process with 0 after ``shutdown`` and 1 without it.
+
+The server also stops on its own when stdin closes, on SIGTERM/SIGINT, and when the editor
+named in ``initialize.processId`` is gone; every way out first cancels running turns (which
+kills the commands they started, process group and all) and sends the answers still owed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol
+
+log = logging.getLogger("kiln.lsp.transport")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+SERVER_NOT_INITIALIZED = -32002
+MAX_BODY = 50 * 1024 * 1024
+PARENT_POLL_SECONDS = float(os.environ.get("KILN_PARENT_POLL_SECONDS", "2"))
+DRAIN_SECONDS = 5.0  # bound on cancelling turns and sending their answers when stopping
+
+
+class KilnProtocol(LanguageServerProtocol):
+    """pygls's LSP protocol plus the lifecycle rules it leaves to the server."""
+
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        self.initialize_received = False
+        self.exit_code: int | None = None
+        self.stop_requested = asyncio.Event()
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    def request_stop(self, exit_code: int, why: str) -> None:
+        """Stop reading and shut down; the first reason given decides the exit code."""
+        if self.exit_code is None:
+            self.exit_code = exit_code
+            log.info("stopping (%s)", why)
+        self.stop_requested.set()
+
+    # -- receiving -----------------------------------------------------------------------------
+
+    def receive(self, body: bytes) -> None:
+        """One framed body: answer what cannot be dispatched, dispatch the rest."""
+        try:
+            data = json.loads(body)
+        except ValueError as exc:  # UnicodeDecodeError included
+            self.reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        if not isinstance(data, dict):
+            self.reply_error(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
+            return
+        msg_id = data.get("id")
+        if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str)):
+            self.reply_error(
+                None, INVALID_REQUEST, "Invalid request: id must be a string or number"
+            )
+            return
+        method = data.get("method")
+        if data.get("jsonrpc") != "2.0":
+            self.reply_error(msg_id, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
+            return
+        if "method" in data and not isinstance(method, str):
+            self.reply_error(msg_id, INVALID_REQUEST, "Invalid request: method must be a string")
+            return
+        if method is not None and "params" not in data:
+            data["params"] = None  # JSON-RPC lets a request or notification omit params
+        try:
+            message = self.structure(data)
+        except Exception as exc:  # noqa: BLE001 - a malformed message costs its sender one error
+            if method is not None and "id" in data:
+                self.reply_error(msg_id, INVALID_PARAMS, f"Invalid params for {method}: {exc}")
+            else:
+                log.warning("dropped a malformed message (%s): %s", method or "response", exc)
+            return
+        self.handle_message(message)
+
+    def structure(self, data: dict[str, Any]) -> Any:
+        """``structure_message`` without pygls's logged traceback (the sender hears about it)."""
+        from pygls.protocol import (
+            JsonRPCNotification,
+            JsonRPCRequestMessage,
+            JsonRPCResponseMessage,
+        )
+
+        conv = self._converter
+        if "id" in data and "method" not in data:
+            if "error" in data:
+                return conv.structure(data, types.ResponseErrorMessage)
+            kind = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+            return conv.structure(data, kind)
+        if "id" in data:
+            return conv.structure(
+                data, self.get_message_type(data["method"]) or JsonRPCRequestMessage
+            )
+        return conv.structure(data, self.get_message_type(data["method"]) or JsonRPCNotification)
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        is_request = method is not None and hasattr(message, "id")
+        if method == types.EXIT:
+            self.request_stop(0 if self._shutdown else 1, "exit")
+            return
+        if is_request:
+            if self._shutdown:
+                self.reply_error(message.id, INVALID_REQUEST, f"{method}: the server is shut down")
+                return
+            if method == types.INITIALIZE:
+                if self.initialize_received:
+                    self.reply_error(message.id, INVALID_REQUEST, "initialize was already sent")
+                    return
+                self.initialize_received = True
+            elif not self.initialize_received:
+                self.reply_error(
+                    message.id, SERVER_NOT_INITIALIZED, f"{method}: send initialize first"
+                )
+                return
+        elif method is not None and (not self.initialize_received or self._shutdown):
+            log.info(
+                "dropped notification %s (%s)",
+                method,
+                "shut down" if self._shutdown else "before initialize",
+            )
+            return
+        super().handle_message(message)
+
+    def reply_error(self, msg_id: Any, code: int, message: str) -> None:
+        log.info("answered %s with %s: %s", msg_id, code, message)
+        error = {"code": code, "message": message}
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+
+# ---- the read loop ----------------------------------------------------------------------------
+
+
+async def read_frames(protocol: KilnProtocol, reader: asyncio.StreamReader) -> None:
+    """``Content-Length`` framed bodies from ``reader`` to ``protocol`` until EOF."""
+    while True:
+        headers: dict[str, str] = {}
+        while True:
+            try:
+                line = await reader.readline()
+            except ValueError:  # a header line over the reader's limit
+                protocol.reply_error(None, PARSE_ERROR, "Parse error: header line too long")
+                continue
+            if not line:
+                return
+            if not line.strip():
+                if headers:
+                    break
+                continue  # stray blank line between messages
+            name, _, value = line.decode("ascii", "replace").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = headers.get("content-length", "")
+        if not length.isdigit():
+            protocol.reply_error(None, PARSE_ERROR, "Parse error: missing Content-Length header")
+            continue
+        size = int(length)
+        try:
+            if size > MAX_BODY:
+                while size:
+                    size -= len(await reader.readexactly(min(size, 1 << 20)))
+                protocol.reply_error(None, INVALID_REQUEST, "Invalid request: body over 50 MB")
+                continue
+            body = await reader.readexactly(size)
+        except asyncio.IncompleteReadError:
+            return
+        protocol.receive(body)
+
+
+async def serve(
+    server: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, signals: bool
+) -> int:
+    """Serve one client until it exits or leaves (or a signal arrives); returns the exit code."""
+    protocol: KilnProtocol = server.protocol
+    protocol.set_writer(writer, include_headers=True)
+    loop = asyncio.get_running_loop()
+    if signals:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, protocol.request_stop, 0, signal.Signals(sig).name)
+    reading = asyncio.ensure_future(read_frames(protocol, reader))
+    stopping = asyncio.ensure_future(protocol.stop_requested.wait())
+    await asyncio.wait([reading, stopping], return_when=asyncio.FIRST_COMPLETED)
+    if reading.done():
+        protocol.request_stop(0, "the client closed the connection")
+    reading.cancel()
+    stopping.cancel()
+    await server.close_down(DRAIN_SECONDS)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(writer.drain(), 2)
+    writer.close()
+    return protocol.exit_code or 0
+
+
+async def watch_parent(protocol: KilnProtocol, pid: int) -> None:
+    """End the server when the editor that started it is gone (LSP ``processId``)."""
+    while not protocol.stop_requested.is_set():
+        await asyncio.sleep(PARENT_POLL_SECONDS)
+        if not process_alive(pid):
+            log.warning("the editor (process %s) is gone; shutting down", pid)
+            protocol.request_stop(0 if protocol._shutdown else 1, f"process {pid} is gone")
+            return
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    except OSError:
+        return False
+    return True
