@@ -31,6 +31,7 @@ from lsp_server.core.errors import (
 from lsp_server.core.prompts import prompt_to_blocks, read_disk, uri_to_path
 from lsp_server.core.updates import (
     PERMISSION_OPTIONS,
+    closed_tool_call,
     decision_from_answer,
     event_to_update,
     history_updates,
@@ -51,11 +52,25 @@ class CoreHost:
         self.session_id = ""
         self.root = manager.root or Path.cwd()
         self.context_window = 0
+        self.open_calls: dict[str, None] = {}  # tool calls announced and not finished, in order
 
     async def emit(self, event: Event) -> None:
         update = event_to_update(event, root=self.root, context_window=self.context_window)
         if update is not None:
-            await self.manager.frontend.send_update(event.session_id or self.session_id, update)
+            await self.send(update, event.session_id or self.session_id)
+
+    async def send(self, update: dict[str, Any], session_id: str = "") -> None:
+        kind, call_id = update.get("sessionUpdate"), str(update.get("toolCallId", ""))
+        if kind == "tool_call":
+            self.open_calls[call_id] = None
+        elif kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
+            self.open_calls.pop(call_id, None)
+        await self.manager.frontend.send_update(session_id or self.session_id, update)
+
+    async def close_open_calls(self, reason: str) -> None:
+        """A turn that ended while tools ran (cancel, limits) closes their calls on the wire."""
+        for call_id in list(self.open_calls):
+            await self.send(closed_tool_call(call_id, reason))
 
     async def request_permission(self, request: PermissionRequest) -> Decision:
         if request.edit is not None and self.config.edit_mode in ("auto", "deferred"):
@@ -275,10 +290,12 @@ class SessionManager:
         )
         live.turn = asyncio.ensure_future(session.prompt(blocks))
         try:
-            return await asyncio.shield(live.turn)
+            reason = await asyncio.shield(live.turn)
         except asyncio.CancelledError:  # the request itself was cancelled: a hard cancel
             session.cancel()
-            return await live.turn
+            reason = await live.turn
+        await live.host.close_open_calls(reason)
+        return reason
 
     def cancel(self, session_id: str) -> bool:
         """Cancel the running turn; its prompt call then returns "cancelled". False if idle."""

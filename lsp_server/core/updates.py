@@ -147,6 +147,18 @@ def event_to_update(event: Event, *, root: Path, context_window: int = 0) -> dic
     return None  # permission (the request itself is the signal), done (the prompt result is)
 
 
+def closed_tool_call(call_id: str, reason: str) -> dict[str, Any]:
+    """The last update of a tool call the turn stopped before it finished."""
+    text = f"not finished: the turn ended ({reason})"
+    return {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "status": "failed",
+        "content": [_text_content(text)],
+        "rawOutput": {"isError": True, "durationMs": 0, "stopReason": reason},
+    }
+
+
 def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str, Any]:
     """The ``toolCall`` of a requestPermission: ACP ToolCallUpdate shape plus Kiln's reason."""
     call: dict[str, Any] = {

@@ -78,6 +78,8 @@ class KilnProtocol(LanguageServerProtocol):
         if "method" in data and not isinstance(method, str):
             self.reply_error(msg_id, INVALID_REQUEST, "Invalid request: method must be a string")
             return
+        if self.refused(data):
+            return
         if method is not None and "params" not in data:
             data["params"] = None  # JSON-RPC lets a request or notification omit params
         try:
@@ -110,34 +112,32 @@ class KilnProtocol(LanguageServerProtocol):
             )
         return conv.structure(data, self.get_message_type(data["method"]) or JsonRPCNotification)
 
-    def handle_message(self, message: Any) -> None:
-        method = getattr(message, "method", None)
-        is_request = method is not None and hasattr(message, "id")
+    def refused(self, data: dict[str, Any]) -> bool:
+        """Apply the lifecycle rules to a message before it is read; True if it was answered
+        (or dropped) here."""
+        method, msg_id = data.get("method"), data.get("id")
+        if method is None:
+            return False  # a response to one of our requests
         if method == types.EXIT:
             self.request_stop(0 if self._shutdown else 1, "exit")
-            return
-        if is_request:
-            if self._shutdown:
-                self.reply_error(message.id, INVALID_REQUEST, f"{method}: the server is shut down")
-                return
-            if method == types.INITIALIZE:
-                if self.initialize_received:
-                    self.reply_error(message.id, INVALID_REQUEST, "initialize was already sent")
-                    return
-                self.initialize_received = True
-            elif not self.initialize_received:
-                self.reply_error(
-                    message.id, SERVER_NOT_INITIALIZED, f"{method}: send initialize first"
-                )
-                return
-        elif method is not None and (not self.initialize_received or self._shutdown):
+            return True
+        if "id" not in data:  # a notification
+            if self.initialize_received and not self._shutdown:
+                return False
             log.info(
-                "dropped notification %s (%s)",
-                method,
-                "shut down" if self._shutdown else "before initialize",
+                "dropped %s (%s)", method, "shut down" if self._shutdown else "not initialized"
             )
-            return
-        super().handle_message(message)
+            return True
+        if self._shutdown:
+            self.reply_error(msg_id, INVALID_REQUEST, f"{method}: the server is shut down")
+        elif method == types.INITIALIZE and self.initialize_received:
+            self.reply_error(msg_id, INVALID_REQUEST, "initialize was already sent")
+        elif method != types.INITIALIZE and not self.initialize_received:
+            self.reply_error(msg_id, SERVER_NOT_INITIALIZED, f"{method}: send initialize first")
+        else:
+            self.initialize_received = True
+            return False
+        return True
 
     def reply_error(self, msg_id: Any, code: int, message: str) -> None:
         log.info("answered %s with %s: %s", msg_id, code, message)

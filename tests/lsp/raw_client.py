@@ -1,0 +1,151 @@
+"""A bytes-level JSON-RPC client for `kiln lsp`: what a client library would hide (omitted
+params, bad JSON, requests out of lifecycle order) is sent exactly as written."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+OMIT = object()
+
+
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+class RawServer:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.messages: list[dict[str, Any]] = []
+        self.arrived = asyncio.Event()
+        self.stderr = bytearray()
+        self._tasks = [
+            asyncio.ensure_future(self._read()),
+            asyncio.ensure_future(self._drain()),
+        ]
+
+    @classmethod
+    async def start(cls, root: Path, env: dict[str, str]) -> RawServer:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "lsp_server", "lsp",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=str(root), env=env,
+        )  # fmt: skip
+        return cls(proc)
+
+    async def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = None
+            while True:
+                line = await out.readline()
+                if not line:
+                    self.arrived.set()
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            assert length is not None, "a frame without Content-Length"
+            self.messages.append(json.loads(await out.readexactly(length)))
+            self.arrived.set()
+
+    async def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        while chunk := await self.proc.stderr.read(65536):
+            self.stderr.extend(chunk)
+
+    def send_bytes(self, body: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(frame(body))
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_bytes(json.dumps(message).encode())
+
+    def notify(self, method: str, params: Any = OMIT) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not OMIT:
+            message["params"] = params
+        self.send(message)
+
+    def request_nowait(self, msg_id: Any, method: str, params: Any = OMIT) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not OMIT:
+            message["params"] = params
+        self.send(message)
+
+    async def request(self, msg_id: Any, method: str, params: Any = OMIT) -> dict[str, Any]:
+        """Send a request; return its whole response message (``result`` or ``error``)."""
+        self.request_nowait(msg_id, method, params)
+        return await self.response(msg_id)
+
+    async def wait_for(self, predicate: Any, timeout: float = 30) -> dict[str, Any]:
+        async def wait() -> dict[str, Any]:
+            while True:
+                for message in self.messages:
+                    if predicate(message):
+                        return message
+                if self.proc.stdout is not None and self.proc.stdout.at_eof():
+                    raise AssertionError(f"the server closed stdout; got {self.messages}")
+                self.arrived.clear()
+                await self.arrived.wait()
+
+        return await asyncio.wait_for(wait(), timeout)
+
+    async def response(self, msg_id: Any, timeout: float = 30) -> dict[str, Any]:
+        return await self.wait_for(lambda m: "method" not in m and m.get("id") == msg_id, timeout)
+
+    async def initialize(self, root: Path, **params: Any) -> dict[str, Any]:
+        base = {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {}}
+        reply = await self.request("init", "initialize", {**base, **params})
+        assert "result" in reply, reply
+        self.notify("initialized", {})
+        return reply["result"]
+
+    async def exit_code(self, timeout: float = 30) -> int:
+        code = await asyncio.wait_for(self.proc.wait(), timeout)
+        await asyncio.gather(*self._tasks)
+        return code
+
+    async def close(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker in cmdline and state != "Z" and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+async def until(predicate: Any, timeout: float = 30, what: str = "") -> None:
+    """Wait until ``predicate()`` holds (for state outside the protocol, e.g. processes)."""
+
+    async def wait() -> None:
+        while not predicate():
+            await asyncio.sleep(0.05)
+
+    try:
+        await asyncio.wait_for(wait(), timeout)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what or predicate}") from None

@@ -1,0 +1,164 @@
+"""`kiln lsp` against JSON-RPC 2.0 and the LSP 3.17 lifecycle, byte for byte over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lsp.conftest import server_env
+from tests.lsp.raw_client import RawServer, processes_with, until
+
+pytestmark = pytest.mark.e2e
+
+
+def _code(reply: dict[str, Any]) -> int:
+    assert "error" in reply, reply
+    return int(reply["error"]["code"])
+
+
+async def test_framing_errors_lifecycle_order_and_omitted_params(
+    workspace: Path, kiln_home: Path
+) -> None:
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        # Before initialize: requests get -32002, notifications are dropped.
+        assert _code(await server.request(1, "kiln/hello")) == -32002
+        assert _code(await server.request(2, "textDocument/hover", {})) == -32002
+        server.notify("kiln/session/cancel", {"sessionId": "x"})
+        # Malformed messages get an answer with id null; the server keeps serving.
+        server.send_bytes(b'{"jsonrpc": "2.0", "id": 3, "method": ')
+        server.send_bytes(b"[1, 2]")
+        server.send_bytes(b"\xff\xfe not utf-8")
+        server.send({"jsonrpc": "1.0", "id": 4, "method": "kiln/hello"})
+        server.send({"jsonrpc": "2.0", "id": 5, "method": 42})
+        await server.wait_for(lambda m: m.get("id") == 5)
+        nulls = [m["error"]["code"] for m in server.messages if m.get("id") is None]
+        assert nulls == [-32700, -32600, -32700]
+        assert _code(await server.response(4)) == -32600
+        assert _code(await server.response(5)) == -32600
+
+        result = await server.initialize(workspace)
+        kiln = result["capabilities"]["experimental"]["kiln"]
+        assert "kiln/session/prompt" in kiln["methods"] and kiln["protocolVersion"] == 1
+        assert _code(await server.request(6, "initialize", {"capabilities": {}})) == -32600
+
+        # params omitted (allowed by JSON-RPC) on every kind of kiln/* method.
+        hello = await server.request(7, "kiln/hello")
+        assert hello["result"]["capabilities"]["methods"] == kiln["methods"]
+        assert "sessions" in (await server.request(8, "kiln/session/list"))["result"]
+        assert "state" in (await server.request(9, "kiln/index/status"))["result"]
+        missing = await server.request(10, "kiln/session/prompt")
+        assert _code(missing) == -32602 and "sessionId" in missing["error"]["message"]
+        server.notify("kiln/session/cancel")  # a notification without params: logged, no reply
+        assert (await server.request(11, "kiln/hello", None))["result"]["protocolVersion"] == 1
+        bad_hover = await server.request(12, "textDocument/hover", {"textDocument": 3})
+        assert _code(bad_hover) == -32602
+        assert _code(await server.request(13, "kiln/no/such")) == -32601
+
+        assert (await server.request(14, "shutdown"))["result"] is None
+        after = await server.request(15, "kiln/hello")
+        assert _code(after) == -32600
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
+    methods = [m.get("method") for m in server.messages]
+    assert "window/showMessage" not in methods  # no popups for protocol mistakes
+    stderr = server.stderr.decode(errors="replace")
+    assert "Traceback" not in stderr and "AttributeError" not in stderr, stderr
+
+
+async def test_exit_without_shutdown_exits_1(workspace: Path, kiln_home: Path) -> None:
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace)
+        server.notify("exit")
+        assert await server.exit_code() == 1
+    finally:
+        await server.close()
+
+
+def _command_turn(marker: str) -> list[Any]:
+    command = f"sh -c 'sleep {marker} & sleep {marker}; wait'"
+    return [
+        {"match": "run", "text": "", "tool_calls": [{"name": "run_command", "input": {"command": command}}]},
+        "finished",
+    ]  # fmt: skip
+
+
+def _marker() -> str:
+    return f"1{uuid.uuid4().int % 10**6}.{os.getpid()}"  # a unique `sleep` duration
+
+
+async def _start_turn(server: RawServer, workspace: Path) -> None:
+    await server.initialize(workspace, initializationOptions={"mode": "yolo"})
+    session = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+    server.request_nowait("turn", "kiln/session/prompt", {"sessionId": session, "prompt": "run"})
+    await server.wait_for(
+        lambda m: (
+            m.get("method") == "kiln/session/update"
+            and m["params"]["update"].get("kind") == "execute"
+        )
+    )
+
+
+@pytest.mark.slow
+async def test_sigterm_mid_turn_kills_the_command_tree_and_answers(
+    workspace: Path, scripted_env: Any
+) -> None:
+    marker = _marker()
+    server = await RawServer.start(workspace, scripted_env(_command_turn(marker)))
+    try:
+        await _start_turn(server, workspace)
+        await until(lambda: len(processes_with(f"sleep {marker}")) >= 2, what="the command")
+        server.proc.send_signal(signal.SIGTERM)
+        answer = await server.response("turn")
+        assert answer["result"]["stopReason"] == "cancelled"
+        assert await server.exit_code() == 0
+        await until(lambda: not processes_with(f"sleep {marker}"), what="the tree to die")
+        updates = [
+            m["params"]["update"]
+            for m in server.messages
+            if m.get("method") == "kiln/session/update"
+        ]
+        closed = [u for u in updates if u["sessionUpdate"] == "tool_call_update"]
+        assert closed and closed[-1]["status"] == "failed"  # not left in_progress
+    finally:
+        await server.close()
+
+
+@pytest.mark.slow
+async def test_the_server_ends_when_the_editor_process_is_gone(
+    workspace: Path, scripted_env: Any
+) -> None:
+    marker = _marker()
+    parent = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import time; time.sleep(600)"
+    )
+    env = {**scripted_env(_command_turn(marker)), "KILN_PARENT_POLL_SECONDS": "0.2"}
+    server = await RawServer.start(workspace, env)
+    try:
+        await server.initialize(
+            workspace, processId=parent.pid, initializationOptions={"mode": "yolo"}
+        )
+        session = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        server.request_nowait(
+            "turn", "kiln/session/prompt", {"sessionId": session, "prompt": "run"}
+        )
+        await until(lambda: len(processes_with(f"sleep {marker}")) >= 2, what="the command")
+        parent.kill()
+        await parent.wait()
+        assert await server.exit_code() == 1  # gone without shutdown
+        await until(lambda: not processes_with(f"sleep {marker}"), what="the tree to die")
+    finally:
+        await server.close()
+        if parent.returncode is None:
+            parent.kill()
+            await parent.wait()
