@@ -3,7 +3,7 @@
 ``lsp_server.core`` turns agent events into ACP-shaped update dicts and owns sessions; this
 module only moves them over the wire. Updates ACP does not define (status, refusal, error…)
 are folded into ``agent_thought_chunk``/``agent_message_chunk`` text so standard clients show
-them. When the client advertises ``fs.readTextFile``/``fs.writeTextFile``, reads and edits go
+them. Streamed text is coalesced (20 ms) like `kiln lsp` does. When the client advertises ``fs.readTextFile``/``fs.writeTextFile``, reads and edits go
 through the client, so the agent sees and changes what the editor holds, unsaved text included;
 otherwise the disk is used.
 
@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from agent.errors import ToolError
 from agent.protocols import EditOutcome, EditProposal
 from agent.session import DiskHost
-from lsp_server.core import ACP_UPDATE_KINDS
+from lsp_server.core import ACP_UPDATE_KINDS, COALESCE_SECONDS, is_text_chunk
 
 log = logging.getLogger("kiln.acp")
 
@@ -74,6 +74,9 @@ class AcpFrontend:
         self.rejected_always: set[tuple[str, str]] = set()  # (session id, tool name)
         # resolved path -> (client text, (session id, call id) of the running calls naming it)
         self._buffers: dict[Path, tuple[str, set[tuple[str, str]]]] = {}
+        self._text: dict[str, list[str]] = {}  # session id -> text held for coalescing
+        self._flush_at: dict[str, asyncio.TimerHandle] = {}
+        self._tail: dict[str, asyncio.Future[None]] = {}  # the session's last queued send
 
     def set_capabilities(self, capabilities: Any) -> None:
         fs = getattr(capabilities, "fs", None)
@@ -83,14 +86,57 @@ class AcpFrontend:
     # -- updates ------------------------------------------------------------------------------
 
     async def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        """Send an update in order; streamed text is coalesced for a few milliseconds, as in
+        `kiln lsp` (a model emits a delta every few tokens), and flushed before anything else."""
         kind = update.get("sessionUpdate")
+        if is_text_chunk(update):
+            self._text.setdefault(session_id, []).append(update["content"]["text"])
+            if session_id not in self._flush_at:
+                self._flush_at[session_id] = asyncio.get_running_loop().call_later(
+                    COALESCE_SECONDS, self._flush_text, session_id
+                )
+            return
         if kind == "tool_call":
             await self._prefetch(session_id, update)
         folded = fold_update(update)
         if folded is not None:
-            await self.notify(session_id, folded)
+            await self.send_now(session_id, folded)
         if kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
             self.release(session_id, str(update.get("toolCallId", "")))
+
+    async def send_now(self, session_id: str, update: dict[str, Any]) -> None:
+        """Send an ACP update after everything queued before it (held text included)."""
+        self._flush_text(session_id)
+        await self._queue(session_id, update)
+
+    async def flush(self, session_id: str) -> None:
+        """Send held text and wait until every queued update of the session is written."""
+        self._flush_text(session_id)
+        tail = self._tail.get(session_id)
+        if tail is not None:
+            await asyncio.shield(tail)
+
+    def _flush_text(self, session_id: str) -> None:
+        handle = self._flush_at.pop(session_id, None)
+        if handle is not None:
+            handle.cancel()
+        parts = self._text.pop(session_id, None)
+        if parts:
+            text = {"type": "text", "text": "".join(parts)}
+            self._queue(session_id, {"sessionUpdate": "agent_message_chunk", "content": text})
+
+    def _queue(self, session_id: str, update: dict[str, Any]) -> asyncio.Future[None]:
+        """Chain the send after the session's previous one, so order is the call order."""
+        previous = self._tail.get(session_id)
+
+        async def send() -> None:
+            if previous is not None:
+                await asyncio.gather(previous, return_exceptions=True)
+            await self.notify(session_id, update)
+
+        future = asyncio.ensure_future(send())
+        self._tail[session_id] = future
+        return future
 
     async def notify(self, session_id: str, update: dict[str, Any]) -> None:
         """Validate an ACP update dict and send it as a ``session/update`` notification."""
@@ -115,6 +161,7 @@ class AcpFrontend:
         "Always reject" is honoured here for the rest of the session (the harness remembers
         "always allow" itself), so the user is not asked again about a tool they refused.
         """
+        await self.flush(session_id)
         tool = str((tool_call.get("_meta") or {}).get("tool") or tool_call.get("title", ""))
         if (session_id, tool) in self.rejected_always:
             return {"outcome": {"outcome": "selected", "optionId": "reject_always"}}

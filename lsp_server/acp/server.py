@@ -65,6 +65,7 @@ MODES: dict[str, tuple[str, str]] = {
 }
 
 INTERNAL_ERROR = -32603
+INVALID_REQUEST = -32600
 GRACE_SECONDS = 2.0  # after the client hangs up, running requests may finish on their own
 DRAIN_SECONDS = 5.0  # then turns are cancelled and their answers flushed within this bound
 
@@ -123,6 +124,7 @@ class KilnAcpAgent:
         self.frontend: AcpFrontend | None = None
         self.manager: SessionManager | None = None
         self.inflight: set[asyncio.Task[Any]] = set()  # request handlers still running
+        self.initialized = False
 
     def on_connect(self, conn: Any) -> None:
         self.frontend = AcpFrontend(conn)
@@ -145,6 +147,13 @@ class KilnAcpAgent:
         **kwargs: Any,
     ) -> InitializeResponse:
         assert self.frontend is not None
+        if self.initialized:  # capabilities are negotiated once per connection
+            raise RequestError(
+                INVALID_REQUEST,
+                "initialize was already sent on this connection",
+                {"hint": "start a new `kiln acp` process to negotiate again"},
+            )
+        self.initialized = True
         self.frontend.set_capabilities(client_capabilities)
         if isinstance(kwargs.get("kiln"), dict):  # _meta: {"kiln": {...CoreConfig options}}
             self.core.config = CoreConfig.from_options(kwargs["kiln"], self.core.config)
@@ -201,7 +210,7 @@ class KilnAcpAgent:
         self._track(session)
         assert self.frontend is not None
         for update in self.core.history(session.id):
-            await self.frontend.notify(session.id, update)
+            await self.frontend.send_now(session.id, update)
         return LoadSessionResponse(modes=_modes(session))
 
     @rpc_errors
@@ -251,8 +260,10 @@ class KilnAcpAgent:
         try:
             reason = await self.core.prompt(session_id, await self._embed_links(session_id, blocks))
         finally:
-            if self.frontend is not None and not self.core.is_busy(session_id):
-                self.frontend.release(session_id)
+            if self.frontend is not None:
+                await self.frontend.flush(session_id)  # all streamed text before the answer
+                if not self.core.is_busy(session_id):
+                    self.frontend.release(session_id)
         return PromptResponse(stop_reason=acp_stop_reason(reason))  # type: ignore[arg-type]
 
     async def _embed_links(self, session_id: str, blocks: list[Any]) -> list[Any]:

@@ -31,6 +31,7 @@ from lsp_server.core.prompts import prompt_to_blocks, uri_to_path
 from lsp_server.core.updates import (
     ACP_TOOL_KINDS,
     ACP_UPDATE_KINDS,
+    COALESCE_SECONDS,
     DECISIONS,
     PERMISSION_OPTIONS,
     acp_stop_reason,
@@ -38,15 +39,16 @@ from lsp_server.core.updates import (
     diff_content,
     event_to_update,
     history_updates,
+    is_text_chunk,
     permission_tool_call,
 )
 
 __all__ = [
-    "ACP_TOOL_KINDS", "ACP_UPDATE_KINDS", "DECISIONS", "EDIT_MODES", "INVALID_PARAMS",
+    "ACP_TOOL_KINDS", "ACP_UPDATE_KINDS", "COALESCE_SECONDS", "DECISIONS", "EDIT_MODES", "INVALID_PARAMS",
     "NOT_ALLOWED", "NOT_AVAILABLE", "PERMISSION_OPTIONS", "SESSION_NOT_FOUND", "STALE_DOCUMENT",
     "TURN_IN_PROGRESS", "CoreConfig", "CoreError", "CoreHost", "Frontend", "InvalidParams",
     "NotAvailable", "SessionManager", "TurnInProgress", "UnknownSession", "acp_stop_reason",
-    "decision_from_answer", "diff_content", "event_to_update", "history_updates",
+    "decision_from_answer", "diff_content", "event_to_update", "history_updates", "is_text_chunk",
     "permission_tool_call",
     "prompt_to_blocks", "uri_to_path",
 ]  # fmt: skip

@@ -30,6 +30,22 @@ ACP_TOOL_KINDS = frozenset(
 )
 
 
+# Streamed text arriving within this window goes out as one agent_message_chunk (both servers).
+COALESCE_SECONDS = 0.02
+
+
+def is_text_chunk(update: dict[str, Any]) -> bool:
+    """A plain streamed-text update, which a front-end may merge with its neighbours."""
+    content = update.get("content")
+    return (
+        update.get("sessionUpdate") == "agent_message_chunk"
+        and len(update) == 2
+        and isinstance(content, dict)
+        and content.get("type") == "text"
+        and isinstance(content.get("text"), str)
+    )
+
+
 def _abs(root: Path, path: str) -> str:
     return str((root / path).resolve()) if path else str(root)
 

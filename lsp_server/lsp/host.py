@@ -23,6 +23,7 @@ from lsprotocol.converters import get_converter
 from agent.errors import ToolError
 from agent.protocols import EditOutcome, EditProposal
 from agent.workspace import atomic_write
+from lsp_server.core import COALESCE_SECONDS, is_text_chunk
 from lsp_server.lsp.documents import find_document
 from lsp_server.lsp.edits import workspace_edit
 
@@ -31,7 +32,6 @@ log = logging.getLogger("kiln.lsp.host")
 UPDATE = "kiln/session/update"
 REQUEST_PERMISSION = "kiln/session/requestPermission"
 CANCEL_REQUEST = "$/cancelRequest"
-COALESCE_SECONDS = 0.02
 
 
 class LspFrontend:
@@ -81,14 +81,8 @@ class LspFrontend:
         """Send an update; streamed text is coalesced for a few milliseconds (a model emits
         a delta every few tokens, an editor re-renders per notification). Any other update,
         a permission request and the end of the turn flush it first, so order is kept."""
-        content = update.get("content")
-        if (
-            update.get("sessionUpdate") == "agent_message_chunk"
-            and isinstance(content, dict)
-            and content.get("type") == "text"
-            and len(update) == 2
-        ):
-            self._text.setdefault(session_id, []).append(content["text"])
+        if is_text_chunk(update):
+            self._text.setdefault(session_id, []).append(update["content"]["text"])
             if session_id not in self._flush_at:
                 loop = asyncio.get_running_loop()
                 self._flush_at[session_id] = loop.call_later(

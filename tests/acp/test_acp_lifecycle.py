@@ -166,3 +166,28 @@ def test_a_bad_setting_is_one_line_and_exit_2(kiln_home: Path) -> None:
         "kiln: bad KILN_ACP_* setting: unknown mode 'reckless' "
         "(use one of: ask, auto-edit, ci, yolo)"
     ]
+
+
+async def test_a_second_initialize_is_rejected_and_text_is_batched(spawn, workspace: Path) -> None:
+    from acp import RequestError
+
+    client = EditorClient(buffers={str(workspace / "notes.txt"): "the client's unsaved notes\n"})
+    answer = "".join(f"word{i:03d} " for i in range(52))  # 416 characters, 26 model deltas
+    script = [
+        {"tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]},
+        {"match": "unsaved notes", "text": answer},
+    ]
+    async with spawn(script, client) as agent:
+        await agent.start(fs=True)
+        try:
+            await agent.start(fs=False)  # would send edits straight to the disk
+            raise AssertionError("a second initialize was accepted")
+        except RequestError as exc:
+            assert exc.code == -32600
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
+        assert result.stop_reason == "end_turn"
+    assert client.reads == [str(workspace / "notes.txt")]  # still the first capabilities
+    chunks = [u for u in client.updates if u["sessionUpdate"] == "agent_message_chunk"]
+    assert "".join(c["content"]["text"] for c in chunks) == answer  # all of it, before the answer
+    assert len(chunks) < 26 // 2  # coalesced, not one notification per model delta

@@ -66,6 +66,7 @@ async def test_a_malformed_update_is_dropped_not_raised(tmp_path: Path) -> None:
     await front.send_update(
         "s1", {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ok"}}
     )
+    await front.flush("s1")
     assert [u["content"]["text"] for u in client.sent] == ["ok"]
 
 

@@ -108,8 +108,18 @@ async def test_plan_updates_and_session_list_and_load(
     async with running(workspace, scripted_env(["resumed"])) as editor:  # type: ignore[operator]
         loaded = await editor.request("kiln/session/load", {"sessionId": sid})
         assert loaded["messages"] >= 4
-        kinds = [u["sessionUpdate"] for u in editor.updates_for(sid)]
-        assert kinds[0] == "user_message_chunk" and "tool_call" in kinds
+        # The whole replay, its last text chunk included, arrived before the answer.
+        replayed = editor.updates_for(sid)
+        assert [u["sessionUpdate"] for u in replayed] == [
+            "user_message_chunk",
+            "agent_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk",
+        ]
+        assert loaded["replayed"] == len(replayed)
+        assert replayed[-1]["content"]["text"] == "planned"
+        assert replayed[2]["kind"] == "think"  # the tool's real kind, as in the live turn
         result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "again"})
         assert result["stopReason"] == "end_turn"
         assert "resumed" in editor.updates_for(sid, "agent_message_chunk")[-1]["content"]["text"]
