@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -195,8 +196,16 @@ def marketplace_cmd(
 
     data_dir = data or _default_data()
     backends = _open(lambda: open_backends(data_dir, db, blobs), data_dir)
-    if out is None:
-        click.echo(json.dumps(build_marketplace(backends.store, base_url), indent=2))
+    if out is None:  # served shape: absolute git sources, as GET /.claude-plugin/marketplace.json
+        from skills_registry.archive import read_archive
+        from skills_registry.registry.gitrepo import build_repo
+
+        def commit(doc: dict[str, Any]) -> str:
+            contents = read_archive(backends.blobs.get(doc["archiveSha256"]))
+            return build_repo(contents, f"{doc['id']}@{doc['version']}").commit
+
+        market = build_marketplace(backends.store, base_url, git_commit=commit)
+        click.echo(json.dumps(market, indent=2))
         return
     market = export_marketplace(backends.store, backends.blobs, base_url, out)
     click.echo(f"wrote {len(market['plugins'])} skills to {out}")

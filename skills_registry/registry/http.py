@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 
 from skills_registry.archive import ArchiveContents, read_archive
 from skills_registry.registry.errors import NotFound, TooLarge, UsageError
+from skills_registry.registry.gitrepo import GitRepo, build_repo
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS
 from skills_registry.registry.oidc import JwksCache
 from skills_registry.registry.ops import Metrics
@@ -47,6 +48,7 @@ class Registry:
         self.metadata_ttl = metadata_ttl
         self.jwks = jwks or JwksCache()
         self.unpacked = lru_cache(maxsize=8)(self._unpack)  # bounded: up to 8 x 32 MB worst case
+        self.git_repo = lru_cache(maxsize=16)(self._git_repo)
 
     @property
     def audience(self) -> str:
@@ -55,6 +57,18 @@ class Registry:
 
     def _unpack(self, sha256: str) -> ArchiveContents:
         return read_archive(self.blobs.get(sha256))
+
+    def _git_repo(self, sha256: str, label: str) -> GitRepo:
+        return build_repo(self.unpacked(sha256), label)
+
+    def latest_repo(self, skill_id: str) -> GitRepo:
+        """The git repository of the skill's latest non-yanked release."""
+        skill = self.store.get_skill(skill_id)
+        latest = skill.get("latestVersion") if skill else None
+        doc = self.store.get_version(skill_id, latest) if latest else None
+        if doc is None:
+            raise NotFound(f"no released version of {skill_id}")
+        return self.git_repo(doc["archiveSha256"], f"{skill_id}@{latest}")
 
     def version_doc(self, request: Request) -> dict[str, Any]:
         skill_id = skill_id_of(request)

@@ -2,10 +2,12 @@
 
 Claude Code reads ``{name, owner, metadata, plugins: [{name, source, description, version,
 ...}]}`` and fetches plugins from relative paths, GitHub, git URLs or package registries; it
-cannot fetch a tarball. So each skill's ``source`` is the relative path ``./skills/<ns>/<name>``
-and ``export_marketplace`` materialises that tree (latest non-yanked versions, safely extracted)
-next to ``.claude-plugin/marketplace.json``: a folder or git repository that ``claude plugin
-marketplace add`` accepts. ``strict: false`` makes the entry the manifest (there is no
+cannot fetch a tarball, and it refuses relative paths in a marketplace added by URL. So the
+served marketplace gives each skill an absolute git source (``gitrepo``: the registry serves
+each latest release as a git repository, pinned by commit ``sha``), while
+``export_marketplace`` writes a folder with relative sources ``./skills/<ns>/<name>`` (latest
+non-yanked versions, safely extracted) next to ``.claude-plugin/marketplace.json``, which
+``claude plugin marketplace add FOLDER`` (or a git repository of it) accepts. ``strict: false`` makes the entry the manifest (there is no
 plugin.json); the ``kiln`` key (ignored by Claude Code) keeps the registry's archive URL and
 hashes so the copy can be checked against the registry.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +39,26 @@ def _latest(store: MetadataStore) -> list[dict[str, Any]]:
 
 
 def build_marketplace(
-    store: MetadataStore, base_url: str, *, name: str = "kiln-registry"
+    store: MetadataStore,
+    base_url: str,
+    *,
+    name: str = "kiln-registry",
+    git_commit: Callable[[dict[str, Any]], str] | None = None,
 ) -> dict[str, Any]:
+    """``git_commit`` given: absolute git sources (served marketplace); else relative paths."""
     base_url = base_url.rstrip("/")
     plugins: list[dict[str, Any]] = []
     for doc in _latest(store):
+        source: Any = f"./skills/{doc['namespace']}/{doc['name']}"
+        if git_commit is not None:
+            source = {
+                "source": "url",
+                "url": f"{base_url}/git/{doc['namespace']}/{doc['name']}.git",
+                "sha": git_commit(doc),
+            }
         entry: dict[str, Any] = {
             "name": f"{doc['namespace']}-{doc['name']}",
-            "source": f"./skills/{doc['namespace']}/{doc['name']}",
+            "source": source,
             "description": doc["description"],
             "version": doc["version"],
             "author": {"name": doc["namespace"]},

@@ -82,7 +82,8 @@ def test_publish_then_read_everything(registry: LiveRegistry, tmp_path: Path) ->
     market = HTTP.get(f"{registry.url}/.claude-plugin/marketplace.json").json()
     assert market["owner"]["name"] and market["plugins"][0]["name"] == "acme-internal-comms"
     plugin = market["plugins"][0]
-    assert plugin["source"] == "./skills/acme/internal-comms" and plugin["strict"] is False
+    assert plugin["strict"] is False
+    assert plugin["source"]["url"] == f"{registry.url}/git/acme/internal-comms.git"
     assert plugin["kiln"]["archive"].endswith("/versions/1.0.0/archive")
 
     from skills_registry.archive import tree_hash_dir
@@ -91,7 +92,7 @@ def test_publish_then_read_everything(registry: LiveRegistry, tmp_path: Path) ->
     reg = registry.app.state.registry  # type: ignore[attr-defined]
     export_marketplace(reg.store, reg.blobs, registry.url, tmp_path / "market")
     written = json.loads((tmp_path / "market/.claude-plugin/marketplace.json").read_text())
-    assert written["plugins"] == market["plugins"]
+    assert written["plugins"][0]["source"] == "./skills/acme/internal-comms"  # a folder: relative
     assert tree_hash_dir(tmp_path / "market/skills/acme/internal-comms") == doc["treeHash"]
 
 

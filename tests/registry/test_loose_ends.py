@@ -187,3 +187,38 @@ def test_listening_line_means_the_socket_accepts(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_served_marketplace_plugins_install_with_git(
+    registry: LiveRegistry, tmp_path: Path
+) -> None:
+    """Claude Code refuses relative sources in a URL-added marketplace: every source is a git
+    URL pinned by commit, and a real `git clone` of it gives the skill's files."""
+    files = {"SKILL.md": SKILL_MD, "scripts/run.sh": b"#!/bin/sh\necho hi\n", "a/b/c.md": b"deep"}
+    body = build_archive(ArchiveContents("notes", files, {"scripts/run.sh"}))
+    assert _put(registry, registry.token("acme"), "notes", "1.0.0", body).status_code == 201
+    market = httpx.get(f"{registry.url}/.claude-plugin/marketplace.json").json()
+    [plugin] = market["plugins"]
+    source = plugin["source"]
+    assert source["source"] == "url" and source["url"].startswith(registry.url + "/")
+    clone = tmp_path / "clone"
+    env = {"GIT_TERMINAL_PROMPT": "0", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        ["git", "clone", "-q", source["url"], str(clone)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    head = subprocess.run(
+        ["git", "-C", str(clone), "rev-parse", "HEAD"], env=env, capture_output=True, text=True
+    )
+    assert head.stdout.strip() == source["sha"]
+    fsck = subprocess.run(
+        ["git", "-C", str(clone), "fsck", "--strict"], env=env, capture_output=True
+    )
+    assert fsck.returncode == 0, fsck.stderr
+    got = {
+        p.relative_to(clone).as_posix(): p.read_bytes()
+        for p in clone.rglob("*")
+        if p.is_file() and ".git" not in p.parts
+    }
+    assert got == files
+    assert (clone / "scripts/run.sh").stat().st_mode & 0o111
