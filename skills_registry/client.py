@@ -26,6 +26,7 @@ import httpx
 from skills_registry.registry.errors import (
     Conflict,
     Forbidden,
+    NoRegistry,
     NotFound,
     RegistryError,
     RegistryUnavailable,
@@ -87,7 +88,7 @@ def default_registry(explicit: str | None = None) -> str:
         or _read_json(kiln_home() / "settings.json").get("registry")
     )
     if not url:
-        raise UsageError(
+        raise NoRegistry(
             "no registry configured",
             hint="pass --registry URL, set KILN_REGISTRY, or add 'registry' to $KILN_HOME/settings.json",
         )

@@ -132,12 +132,11 @@ async def skills_list(ls: KilnServer, params: NoParams) -> dict[str, Any]:
 
 def _registry(explicit: str | None) -> str:
     """The registry URL to use; "not available" (-31005) when none is configured."""
-    from agent.errors import UsageError
     from skills_registry import client
 
     try:
         return client.default_registry(explicit)
-    except UsageError as exc:
+    except client.NoRegistry as exc:
         raise NotAvailable(str(exc), hint=exc.hint or None) from None
 
 

@@ -19,6 +19,10 @@ class UsageError(RegistryError):
     exit_code = 2
 
 
+class NoRegistry(UsageError):
+    """No registry URL was given or configured."""
+
+
 class ArchiveError(RegistryError):
     """An archive is unsafe or malformed; nothing from it was written."""
 

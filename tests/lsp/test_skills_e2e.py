@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.core import NOT_ALLOWED
+from lsp_server.core import NOT_ALLOWED, NOT_AVAILABLE
 from skills_registry.archive import build_archive, read_dir
 from skills_registry.client import RegistryClient
 from tests.lsp.conftest import running
@@ -61,3 +61,21 @@ async def test_search_install_list_remove_through_the_language_server(
         removed = await editor.request("kiln/skills/remove", {"id": "acme/tidy-imports"})
         assert removed["id"] == "acme/tidy-imports"
         assert (await editor.request("kiln/skills/list", {}))["skills"] == []
+
+
+async def test_without_a_registry_search_and_install_answer_not_available(
+    workspace: Path, scripted_env: object
+) -> None:
+    """PROTOCOL.md §7: -31005 "not available", with a hint saying how to configure one."""
+    async with running(workspace, scripted_env(["x"])) as editor:  # type: ignore[operator]
+        for method, params in [
+            ("kiln/skills/search", {"query": "imports"}),
+            ("kiln/skills/install", {"spec": "acme/tidy-imports", "yes": True}),
+        ]:
+            try:
+                await editor.request(method, params)
+                raise AssertionError(f"{method} answered without a registry")
+            except Exception as exc:  # noqa: BLE001
+                assert getattr(exc, "code", None) == NOT_AVAILABLE, exc
+                assert "no registry configured" in str(exc)
+                assert "KILN_REGISTRY" in exc.data["hint"]  # type: ignore[attr-defined]

@@ -24,6 +24,10 @@ export const METHODS = {
   skillsRemove: "kiln/skills/remove",
   indexStatus: "kiln/index/status",
   contextShow: "kiln/context/show",
+  completeMentions: "kiln/complete/mentions",
+  completeCommands: "kiln/complete/commands",
+  skillsUse: "kiln/skills/use",
+  sessionCompact: "kiln/session/compact",
   applyEdit: "workspace/applyEdit",
 } as const;
 
