@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsp_server.core import CoreError, InvalidParams, NotAvailable, TurnInProgress, uri_to_path
 from lsp_server.lsp.methods import kiln_method
 from lsp_server.lsp.params import CompleteParams, SessionRef, SkillUseParams
+from lsp_server.lsp.rpc import REQUEST_FAILED
 
 if TYPE_CHECKING:
     from lsp_server.lsp.server import KilnServer
@@ -191,7 +192,11 @@ async def use_skill(ls: KilnServer, params: SkillUseParams) -> dict[str, Any]:
     catalog = await asyncio.to_thread(_skills, root)
     skill = catalog.get(params.name)
     if skill is None:
-        raise CoreError(f"no installed skill named {params.name!r}", hint="see kiln/skills/list")
+        raise CoreError(
+            f"no installed skill named {params.name!r}",
+            hint="see kiln/skills/list",
+            code=REQUEST_FAILED,
+        )
     body = await asyncio.to_thread(skill.render, root)
     block = {
         "type": "resource",

@@ -98,6 +98,6 @@ async def test_commands_list_builtins_and_skills_and_use_loads_the_skill(
         try:
             await editor.request("kiln/skills/use", {"name": "nope"})
         except Exception as exc:  # noqa: BLE001
-            assert "nope" in str(exc)
+            assert "nope" in str(exc) and getattr(exc, "code", None) == -31000  # PROTOCOL.md
         else:
             raise AssertionError("an unknown skill was loaded")

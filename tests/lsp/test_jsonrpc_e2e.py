@@ -162,3 +162,14 @@ async def test_the_server_ends_when_the_editor_process_is_gone(
         if parent.returncode is None:
             parent.kill()
             await parent.wait()
+
+
+async def test_stdin_closing_ends_the_server_with_0(workspace: Path, kiln_home: Path) -> None:
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace)
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()

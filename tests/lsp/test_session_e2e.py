@@ -173,6 +173,15 @@ async def test_cancel_notification_resolves_the_prompt_and_kills_the_command(
         result = await prompt
         assert result["stopReason"] == "cancelled"
         assert await _wait_gone(pid)
+        # The running tool call was closed on the wire before the answer, not left in_progress.
+        started = editor.updates_for(sid, "tool_call")[-1]
+        ends = [
+            u
+            for u in editor.updates_for(sid, "tool_call_update")
+            if u["toolCallId"] == started["toolCallId"] and u.get("status")
+        ]
+        assert [u["status"] for u in ends] == ["failed"]
+        assert "cancelled" in ends[0]["content"][0]["content"]["text"]
         # The transcript stays valid: the dangling tool_use was answered.
         messages = SessionStore().messages(sid)
         last = messages[-1]
