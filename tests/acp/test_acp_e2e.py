@@ -344,3 +344,11 @@ async def test_cancel_while_the_permission_dialog_is_open(spawn, workspace: Path
         result = await asyncio.wait_for(turn, 20)
     assert result.stop_reason == "cancelled"
     assert client.writes == [] and not (workspace / "new.txt").exists()
+    # The write_file call is closed on the wire, not left in_progress.
+    (started,) = tool_updates(client, "tool_call")
+    ends = [
+        u
+        for u in tool_updates(client, "tool_call_update")
+        if u["toolCallId"] == started["toolCallId"] and u.get("status")
+    ]
+    assert [u["status"] for u in ends] == ["failed"]
