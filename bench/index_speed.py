@@ -9,6 +9,9 @@ same run, so ratios are comparable across machines:
   * no-change rescan (seconds)
   * one changed file searchable: update_file(path, text) + a search that finds the new symbol,
     for a file's first edit (full parse) and its next one (incremental parse), p50/p95 ms
+  * typing inside function bodies of the largest modules (--large N): a new statement line
+    per edit, edit -> searchable p50/p95, against the same edits with the whole file re-chunked
+    (the previous behaviour: incremental parse, full chunk), and how many edits were spliced
   * query latency over identifiers and phrases taken from the corpus (p50/p95 ms); in a git
     checkout also over commit subjects, with the history signal's own cost (reading the log)
   * CPU cost: MB per CPU-second over all processes (robust to other load on the machine)
@@ -72,6 +75,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--edits", type=int, default=40)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--large", type=int, default=3, help="largest modules typed in")
+    ap.add_argument("--typing", type=int, default=30, help="edits per large module")
     args = ap.parse_args()
     if not args.corpus.is_dir():
         sys.exit(f"index_speed: not a folder: {args.corpus}")
@@ -153,6 +158,8 @@ def main() -> None:
             f"                  {len(wall[0])} files, {misses} of {2 * len(wall[0])} markers not ranked first"
         )
 
+        typing_in_bodies(idx, root, rng, args.large, args.typing)
+
         sample = rng.sample(rows, min(args.queries, len(rows)))
         queries = []
         for j, (_, name, _) in enumerate(sample):
@@ -188,6 +195,85 @@ def main() -> None:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"peak memory       {own:6.0f} MB (this process), {kids:.0f} MB (largest parse worker)")
+
+
+_OPENERS = ("def ", "async def ", "if ", "elif ", "else:", "for ", "while ", "with ", "try:")
+
+
+def _statement_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, str]]:
+    """(line index, indentation) of the first statement of a block inside a function body
+    (the line after ``if ...:``, ``for ...:``, ``def ...:``), where a new statement line can
+    be typed above it and the file still parses."""
+    lines = text.split("\n")
+    out = []
+    for start, end in spans:
+        for i in range(start + 1, min(end, len(lines))):  # 0-based: skips the def line
+            line, prev = lines[i], lines[i - 1]
+            stripped, opener = line.lstrip(), prev.strip()
+            indent = len(line) - len(stripped)
+            if (
+                stripped
+                and not stripped.startswith(("#", '"', "'", ")", "]", "}"))
+                and opener.endswith(":")
+                and opener.startswith(_OPENERS)
+                and indent > len(prev) - len(prev.lstrip())
+            ):
+                out.append((i, line[:indent]))
+    return out
+
+
+def typing_in_bodies(idx: Index, root: Path, rng: random.Random, large: int, edits: int) -> None:
+    """New statement lines typed into function bodies of the largest modules, searchable after
+    each; then the same edits with the whole file re-chunked (rechunk's splice switched off)."""
+    from indexer import rechunk
+
+    files = sorted(
+        (p for p in root.rglob("*.py") if ".kiln" not in p.parts),
+        key=lambda p: -p.stat().st_size,
+    )[:large]
+    plans = []
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text("utf-8", errors="replace")
+        spans = [
+            (r[0] - 1, r[1])
+            for r in idx._reader().execute(
+                "SELECT start_line, end_line FROM blocks WHERE path = ? AND kind IN "
+                "('function', 'method') AND end_line - start_line >= 2 AND name NOT LIKE '%, %'",
+                (rel,),
+            )
+        ]
+        spots = _statement_lines(text, spans)
+        plans.append((rel, text, sorted(rng.sample(spots, min(edits, len(spots))), reverse=True)))
+    results = {}
+    real_splice = rechunk._splice
+    for label, splice in (("re-chunk the edited function", real_splice), ("whole file", None)):
+        if splice is None:
+            rechunk._splice = lambda *a, **k: None  # the baseline: every edit chunks the file
+        wall: list[float] = []
+        misses = 0
+        try:
+            for rel, text, spots in plans:
+                lines = text.split("\n")
+                idx.update_file(rel, text)  # the editor opens the file: full parse, cached
+                for n, (i, indent) in enumerate(spots):  # bottom-up: line numbers stay valid
+                    marker = f"kiln_typed_{n}_{len(lines)}"
+                    lines.insert(i, f"{indent}{marker} = {n}")
+                    t = time.perf_counter()
+                    idx.update_file(rel, "\n".join(lines))
+                    hits = idx.search(marker, 1)
+                    wall.append((time.perf_counter() - t) * 1000)
+                    misses += not hits
+                idx.update_file(rel, text)
+        finally:
+            rechunk._splice = real_splice
+        results[label] = wall
+        print(
+            f"typing in bodies  {label:28s} p50 {pct(wall, 50):6.1f} ms  p95 {pct(wall, 95):6.1f} ms"
+            f"  ({len(wall)} edits in {len(plans)} files, {misses} not found)"
+        )
+    sizes = ", ".join(f"{(root / rel).stat().st_size / 1e3:.0f} kB" for rel, _, _ in plans)
+    print(f"                  files: {', '.join(rel for rel, _, _ in plans)} ({sizes})")
 
 
 if __name__ == "__main__":

@@ -67,10 +67,50 @@ def parser_for(language: str) -> Any:
     return _parser(language)
 
 
-def chunk_region(path: str, data: bytes, language: str, tree: Any, region: Region) -> list[Block]:
-    """The blocks of ``region`` of an already parsed file (see ``rechunk``)."""
-    lines = data.decode("utf-8", errors="replace").split("\n")
-    return _Chunker(path, data, lines, language, grammar(language)).run(tree, region)
+def chunk_region(
+    path: str, data: bytes, language: str, tree: Any, region: Region, lo_byte: int
+) -> list[Block]:
+    """The blocks of ``region`` of an already parsed file (see ``rechunk``); ``lo_byte`` is
+    where ``region.first_row`` starts: only the region's lines are decoded."""
+    lines = _RegionLines(data, region.first_row, lo_byte, region.end_row)
+    chunker = _Chunker(path, data, lines, language, grammar(language))  # type: ignore[arg-type]
+    chunker.row_base = (region.first_row, lo_byte)
+    return chunker.run(tree, region)
+
+
+class _RegionLines:
+    """A file's lines as the chunker reads them (``lines[row]``, ``lines[a:b]``), decoded from
+    ``first_row`` to ``end_row`` only; any other row decodes the whole file once."""
+
+    def __init__(self, data: bytes, first_row: int, lo_byte: int, end_row: int) -> None:
+        end = lo_byte
+        for _ in range(end_row - first_row):
+            end = data.find(b"\n", end) + 1
+            if end == 0:
+                end = len(data)
+                break
+        self.data, self.first = data, first_row
+        self.own = data[lo_byte:end].decode("utf-8", errors="replace").split("\n")
+        self.whole: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def _all(self) -> list[str]:
+        if self.whole is None:
+            self.whole = self.data.decode("utf-8", errors="replace").split("\n")
+        return self.whole
+
+    def __getitem__(self, key: int | slice) -> Any:
+        first, own = self.first, self.own
+        if isinstance(key, slice):
+            start, stop = key.start or 0, key.stop
+            if start >= first and stop is not None and stop - first <= len(own) and not key.step:
+                return own[start - first : stop - first]
+            return self._all()[key]
+        if first <= key < first + len(own):
+            return own[key - first]
+        return self._all()[key]
 
 
 def _parser(language: str) -> Any:
@@ -102,6 +142,8 @@ class _Chunker:
     def __init__(self, path: str, data: bytes, lines: list[str], language: str, g: Any) -> None:
         self.path, self.data, self.lines, self.language, self.g = path, data, lines, language, g
         self.module = module_name(path)
+        self.row_base = (0, 0)  # (row, byte) where line starts are counted from
+        self.rows = len(lines)
 
     def run(self, tree: Any, region: Region | None = None) -> list[Block]:
         """The file's blocks; with ``region``, only the blocks of those rows (see ``Region``)."""
@@ -109,6 +151,7 @@ class _Chunker:
 
         cursor = ts.QueryCursor(self.g.query)
         lo, hi = (region.first_row, region.end_row) if region else (0, len(self.lines))
+        self.rows = hi
         if region is not None:
             cursor.set_byte_range(region.lo_byte, region.hi_byte)
         defs: dict[int, _Def] = {}
@@ -323,7 +366,7 @@ class _Chunker:
         self, roots: list[_Def], root_node: Any, lo: int, hi: int, region: Region | None
     ) -> list[Block]:
         """Top-level lines no definition covers (imports, constants, scripts), in bounded parts."""
-        covered = bytearray(len(self.lines))
+        covered = bytearray(self.rows)
         for d in roots:
             covered[d.start_row : d.node.end_point[0] + 1] = b"\x01" * (
                 d.node.end_point[0] + 1 - d.start_row
@@ -354,7 +397,7 @@ class _Chunker:
     # ---- references and merging -----------------------------------------------------------
 
     def _assign_refs(self, blocks: list[Block], refs: list[tuple[int, str]]) -> None:
-        owner = [-1] * len(self.lines)
+        owner = [-1] * self.rows
         order = sorted(
             range(len(blocks)),
             key=lambda i: (blocks[i].kind != "class", blocks[i].kind == "module"),
@@ -390,10 +433,18 @@ class _Chunker:
     # ---- helpers ------------------------------------------------------------------------
 
     def _line_start(self, row: int) -> int:
+        base_row, base = self.row_base
+        if row < base_row:  # above a region (a region never reads there): count from 0
+            pos = 0
+            for _ in range(row):
+                pos = self.data.find(b"\n", pos) + 1
+            return pos
         starts = self.__dict__.get("_starts")
         if starts is None:
-            starts = [0, *accumulate(len(line) + 1 for line in self.data.split(b"\n"))]
+            lines = self.data[base:].split(b"\n", self.rows - base_row)
+            starts = list(accumulate(map((1).__add__, map(len, lines)), initial=base))
             self._starts = starts
+        row -= base_row
         return starts[row] if row < len(starts) else len(self.data)
 
     def _block(

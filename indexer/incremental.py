@@ -43,8 +43,9 @@ def _suffix(a: bytes, b: bytes, limit: int) -> int:
     return lo
 
 
-def _point(data: bytes, offset: int) -> tuple[int, int]:
-    row = data.count(b"\n", 0, offset)
+def _point(data: bytes, offset: int, start: int, start_row: int) -> tuple[int, int]:
+    """Row and column of ``offset``, counting newlines only from ``start`` (at ``start_row``)."""
+    row = start_row + data.count(b"\n", start, offset)
     return row, offset - (data.rfind(b"\n", 0, offset) + 1)
 
 
@@ -55,13 +56,14 @@ def byte_edit(old: bytes, new: bytes) -> dict[str, Any] | None:
     start = _prefix(old, new)
     same_tail = _suffix(old, new, min(len(old), len(new)) - start)
     old_end, new_end = len(old) - same_tail, len(new) - same_tail
+    start_point = _point(old, start, 0, 0)
     return {
         "start_byte": start,
         "old_end_byte": old_end,
         "new_end_byte": new_end,
-        "start_point": _point(old, start),
-        "old_end_point": _point(old, old_end),
-        "new_end_point": _point(new, new_end),
+        "start_point": start_point,
+        "old_end_point": _point(old, old_end, start, start_point[0]),
+        "new_end_point": _point(new, new_end, start, start_point[0]),
     }
 
 
@@ -73,6 +75,9 @@ class Entry:
     data: bytes
     tree: Any
     blocks: list[Any] | None = None
+    digest: str | None = None  # content hash of ``data``, when the caller has it
+    fresh: bool = True  # False: the tree's positions follow ``data`` but one function's
+    # content is older (``rechunk`` re-parsed it on its own); never reuse it for parsing
 
 
 class TreeCache:
@@ -103,14 +108,17 @@ class TreeCache:
             return entry.tree, None, []
         old = entry.tree
         old.edit(**edit)
-        tree = parser.parse(data, old)
+        tree = parser.parse(data, old_tree=old)  # a keyword: the second positional is not the tree
         return tree, edit, list(old.changed_ranges(tree))
 
     def parse(self, rel: str, language: str, data: bytes, parser: Any) -> Any:
         old = self.take(rel)
-        if old is not None and old.language == language:
+        tree = None
+        if old is not None and old.language == language and old.fresh:
             tree = self.reparse(old, data, parser)[0]
-        else:
+            if tree.root_node.has_error:  # error recovery may differ from a fresh parse's
+                tree = None
+        if tree is None:
             tree = parser.parse(data)
         self.put(rel, Entry(language, data, tree))
         return tree

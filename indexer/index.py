@@ -286,7 +286,7 @@ class Index:
             with self._transaction() as conn:
                 store.write_file(conn, rel, "skipped", mtime_ns, size, h, EMPTY)
             return 0
-        blocks, splice = chunk_edit(self._trees, rel, data)
+        blocks, splice = chunk_edit(self._trees, rel, data, data_digest=h)
         meta = (language_for(rel), mtime_ns, size, h)
         with self._transaction() as conn:
             if splice is not None and store.write_splice(

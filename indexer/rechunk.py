@@ -1,29 +1,35 @@
 """Re-chunk only what an edit touched.
 
 An edit to an open file (a didChange, a watcher event) usually lands inside one function body.
-The file is re-parsed incrementally from the last tree (``incremental``); tree-sitter reports
-which ranges changed structure; if the edit and those ranges lie strictly inside the body of
-one function (at the top level or a method of classes at any depth), only that function is
-chunked again. Every other block keeps its text — a class skeleton collapses the body, so it
-cannot change — and only moves by the lines the edit added or removed. Anything else (an edit
-across definitions, in a signature, a function small enough to be merged with its siblings,
-a parse that changed elsewhere) chunks the whole file, so the result is always exactly what a
-full chunk would give; ``tests/indexer/test_rechunk.py`` holds that on random edits.
+The last tree of the file is moved along with the edit (``Tree.edit``: positions only, cheap)
+and locates the function around it — at the top level, or a method of classes at any depth.
+If the edit lies inside that function's body, only the function's own lines are parsed (the
+parser's included ranges: nodes keep their positions in the file) and chunked again; every
+other block keeps its text — a class skeleton collapses the body, so it cannot change — and
+moves by the lines the edit added or removed. The file's tree is then out of date inside that
+function, so the next edit that needs the whole file parses it from scratch.
+
+Anything else — an edit across definitions, in a signature, a function small enough to be
+merged with its siblings, a function whose text no longer parses on its own — chunks the whole
+file, so the blocks are always exactly those of a full chunk; ``tests/indexer/test_rechunk.py``
+holds that on random edit sequences in five languages.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 from indexer.blocks import TINY_LINES, Block
 from indexer.chunker import Region, chunk_file, chunk_region, parser_for
-from indexer.incremental import Entry, TreeCache
-from indexer.languages import grammar, language_for
+from indexer.incremental import Entry, TreeCache, byte_edit
+from indexer.languages import INDENT_LANGUAGES, grammar, language_for, new_parser
 from indexer.pipeline import digest
 
 FUNCTION_KINDS = ("function", "method")
+_local = threading.local()
 
 
 @dataclass(frozen=True)
@@ -39,99 +45,184 @@ class Splice:
     delta: int
     blocks: list[Block]
     replaced: int  # how many blocks the function had before the edit
-    old_digest: str  # content hash of the version the splice applies to
+    old_digest: str = ""  # content hash of the version the splice applies to
 
 
 def chunk_edit(
-    trees: TreeCache, path: str, data: bytes, language: str | None = None
+    trees: TreeCache,
+    path: str,
+    data: bytes,
+    language: str | None = None,
+    data_digest: str | None = None,
 ) -> tuple[list[Block], Splice | None]:
     """All blocks of ``path`` as ``data``, and the splice that produced them from the last
-    version cached in ``trees`` (None: the whole file was chunked)."""
+    version cached in ``trees`` (None: the whole file was chunked). ``data_digest``, the
+    caller's content hash of ``data``, saves hashing the old version on the next edit."""
     language = language or language_for(path)
     if grammar(language) is None:
         return chunk_file(path, data, language), None
-    parser = parser_for(language)
     entry = trees.take(path)
-    if entry is None or entry.language != language or entry.blocks is None:
-        tree = parser.parse(data) if entry is None else trees.reparse(entry, data, parser)[0]
-        return _full(trees, path, data, language, tree), None
-    old_blocks = entry.blocks
-    tree, edit, changed = trees.reparse(entry, data, parser)
-    if edit is None:
-        trees.put(path, Entry(language, data, tree, old_blocks))
-        return list(old_blocks), None
-    splice = _splice(path, data, language, tree, edit, changed, old_blocks)
-    if splice is None:
-        return _full(trees, path, data, language, tree), None
-    splice = dataclasses.replace(splice, old_digest=digest(entry.data))
-    blocks = _apply(old_blocks, splice)
-    trees.put(path, Entry(language, data, tree, blocks))
-    return blocks, splice
-
-
-def _full(trees: TreeCache, path: str, data: bytes, language: str, tree: Any) -> list[Block]:
+    if entry is not None and (entry.language != language or entry.blocks is None):
+        entry = None
+    tree = None
+    if entry is not None:
+        assert entry.blocks is not None
+        edit = byte_edit(entry.data, data)
+        if edit is None:
+            entry.digest = entry.digest or data_digest
+            trees.put(path, entry)
+            return list(entry.blocks), None
+        entry.tree.edit(**edit)  # positions follow the edit; the content is the old one
+        splice = None
+        if not entry.tree.root_node.has_error:  # error recovery is not local: parse it all
+            splice = _splice(path, data, language, entry.tree, edit, entry.blocks)
+        if splice is not None:
+            old_digest = entry.digest or digest(entry.data)
+            splice = dataclasses.replace(splice, old_digest=old_digest)
+            blocks = _apply(entry.blocks, splice)
+            trees.put(path, Entry(language, data, entry.tree, blocks, data_digest, fresh=False))
+            return blocks, splice
+        if entry.fresh:
+            tree = parser_for(language).parse(data, old_tree=entry.tree)
+            if tree.root_node.has_error:  # error recovery may differ from a fresh parse's
+                tree = None
+    if tree is None:
+        tree = parser_for(language).parse(data)
     blocks = chunk_file(path, data, language, tree=tree)
-    trees.put(path, Entry(language, data, tree, blocks))
-    return blocks
+    trees.put(path, Entry(language, data, tree, blocks, data_digest))
+    return blocks, None
 
 
 def _splice(
-    path: str,
-    data: bytes,
-    language: str,
-    tree: Any,
-    edit: dict[str, Any],
-    changed: list[Any],
-    old_blocks: list[Block],
+    path: str, data: bytes, language: str, tree: Any, edit: dict[str, Any], old: list[Block]
 ) -> Splice | None:
-    lo = min([edit["start_byte"], *(r.start_byte for r in changed)])
-    hi = max([edit["new_end_byte"], *(r.end_byte for r in changed)])
-    grown = edit["new_end_byte"] - edit["old_end_byte"]
-    found = _enclosing_function(language, tree, lo, hi)
+    lo, hi = edit["start_byte"], edit["new_end_byte"]
+    found = _enclosing_function(language, tree, data, lo, hi)
     if found is None:
         return None
-    node, body, scope = found
-    if not (body.start_byte < lo and hi <= body.end_byte):
-        return None  # the signature or the body's first byte: the skeletons may change
-    if edit["old_end_byte"] > body.end_byte - grown:
-        return None  # the edit was not inside the body before it either
+    node, body, scope, outer = found
+    # where a class skeleton cuts this body (chunker._class): after the colon, or at the brace
+    indent = language in INDENT_LANGUAGES and body.prev_sibling is not None
+    cut = body.prev_sibling.end_byte if indent else body.start_byte
+    if not (cut < lo and hi < body.end_byte):
+        return None  # the signature or the body's edges: the skeletons may change
     delta = edit["new_end_point"][0] - edit["old_end_point"][0]
     edit_first, edit_last = edit["start_point"][0] + 1, edit["old_end_point"][0] + 1
-    new_last = node.end_point[0] + 1
-    region = Region(
-        node.start_byte, node.end_byte, node.start_point[0], new_last, False, tuple(scope)
-    )
-    blocks = chunk_region(path, data, language, tree, region)
-    if not blocks or any(b.kind not in FUNCTION_KINDS or b.mergeable for b in blocks):
-        return None
-    first = blocks[0].start_line
-    if any(b.name != blocks[0].name for b in blocks) or first > edit_first:
-        return None
+    def_line, new_last = node.start_point[0] + 1, node.end_point[0] + 1
     old_last = new_last - delta
-    mine = [b for b in old_blocks if b.start_line >= first and b.end_line <= old_last]
-    if not mine or any(b.name != blocks[0].name or _merged(b) for b in mine):
+    mine = [b for b in old if b.kind in FUNCTION_KINDS and def_line <= b.end_line <= old_last]
+    if not mine or any(b.name != mine[0].name or _merged(b) for b in mine):
         return None
-    if mine[0].start_line != first or max(b.end_line for b in mine) != old_last:
-        return None  # the function grew or shrank beyond the edit (an unclosed brace)
-    for b in old_blocks:
-        if first <= b.start_line <= old_last and b.end_line <= old_last:
-            continue  # the function's own blocks
+    first = mine[0].start_line
+    if first > def_line or max(b.end_line for b in mine) != old_last:
+        return None
+    own = {id(b) for b in mine}
+    for b in old:
+        if first <= b.start_line and b.end_line <= old_last:
+            if id(b) not in own:
+                return None
+            continue
         inside = edit_first <= b.start_line <= edit_last or edit_first <= b.end_line < edit_last
         overlaps = b.start_line <= old_last and b.end_line >= first
         encloses = b.start_line < first and b.end_line >= old_last
         if inside or (overlaps and not encloses):
             return None
-    return Splice(first, old_last, edit_last, delta, blocks, len(mine), "")
+    lo_byte = _line_start(data, node.start_byte - node.start_point[1], def_line - first)
+    if indent and _dedented(data, node, body):
+        return None  # a line left of the def (a comment?): the file's parse may differ
+    ranges = _ranges(language, data, outer, lo_byte, node, first)
+    if ranges is None:
+        return None
+    blocks = _chunk_function(path, data, language, ranges, lo_byte, node, first, scope)
+    if blocks is None or any(b.name != mine[0].name for b in blocks):
+        return None
+    if blocks[0].start_line != first or max(b.end_line for b in blocks) != new_last:
+        return None
+    return Splice(first, old_last, edit_last, delta, blocks, len(mine))
+
+
+def _ranges(
+    language: str, data: bytes, outer: list[tuple[Any, Any]], lo_byte: int, node: Any, first: int
+) -> list[Any] | None:
+    """What to parse for one function: each enclosing class's header lines (and, with braces,
+    its closing brace), and the function's own lines, from ``lo_byte`` (its first line with
+    attached comments) to the end of its node. Positions stay those of the file."""
+    import tree_sitter as ts
+
+    heads, tails = [], []
+    for cls, body in outer:
+        start = cls.start_byte - cls.start_point[1]
+        opening = body.start_byte if language not in INDENT_LANGUAGES else body.prev_sibling
+        end_byte = opening if isinstance(opening, int) else getattr(opening, "end_byte", None)
+        if end_byte is None:
+            return None
+        stop = data.find(b"\n", end_byte) + 1 or len(data)
+        if stop > lo_byte:
+            return None  # the class header shares a line with the function
+        rows = (cls.start_point[0], data.count(b"\n", start, stop) + cls.start_point[0])
+        heads.append(ts.Range(ts.Point(rows[0], 0), ts.Point(rows[1], 0), start, stop))
+        if language not in INDENT_LANGUAGES:
+            if data[body.end_byte - 1 : body.end_byte] != b"}":
+                return None
+            end = body.end_point
+            tails.append(
+                ts.Range(ts.Point(end[0], end[1] - 1), end, body.end_byte - 1, body.end_byte)
+            )
+    own = ts.Range(ts.Point(first - 1, 0), node.end_point, lo_byte, node.end_byte)
+    if tails and tails[-1].start_byte < node.end_byte:
+        return None
+    return [*heads, own, *reversed(tails)]
+
+
+def _dedented(data: bytes, node: Any, body: Any) -> bool:
+    """Whether a line of the function's body starts left of, or at, the ``def``."""
+    column = node.start_point[1]
+    start = data.rfind(b"\n", 0, body.start_byte) + 1
+    lines = data[start : node.end_byte].split(b"\n")
+    return any(line.strip() and len(line) - len(line.lstrip()) <= column for line in lines)
+
+
+def _chunk_function(
+    path: str,
+    data: bytes,
+    language: str,
+    ranges: list[Any],
+    lo_byte: int,
+    node: Any,
+    first: int,
+    scope: list[str],
+) -> list[Block] | None:
+    """The blocks of one function, parsing only ``ranges``; None if that text does not parse
+    cleanly on its own."""
+    parsers = _local.__dict__.setdefault("parsers", {})
+    parser = parsers.get(language) or parsers.setdefault(language, new_parser(language))
+    parser.included_ranges = ranges
+    tree = parser.parse(data)
+    if tree is None or tree.root_node.has_error:
+        return None
+    region = Region(lo_byte, node.end_byte, first - 1, node.end_point[0] + 1, False, tuple(scope))
+    blocks = chunk_region(path, data, language, tree, region, lo_byte)
+    if not blocks or any(b.kind not in FUNCTION_KINDS or b.mergeable for b in blocks):
+        return None
+    return blocks
+
+
+def _line_start(data: bytes, pos: int, up: int) -> int:
+    """The start of the line ``up`` lines above the line starting at ``pos``."""
+    for _ in range(up):
+        pos = data.rfind(b"\n", 0, pos - 1) + 1
+    return pos
 
 
 def _merged(block: Block) -> bool:
     return ", " in block.name or block.lines <= TINY_LINES
 
 
-def _enclosing_function(language: str, tree: Any, lo: int, hi: int) -> tuple | None:
+def _enclosing_function(language: str, tree: Any, data: bytes, lo: int, hi: int) -> tuple | None:
     """The function whose blocks hold bytes ``[lo, hi)``: the outermost function on the way
     down from the module through classes only (a function's nested definitions are part of
-    its text); with its body node and the names of the classes around it."""
+    its text); with its body node and the names of the classes around it. Names are read from
+    ``data``: the tree's own text is that of an older version."""
     import tree_sitter as ts
 
     cursor = ts.QueryCursor(grammar(language).query)
@@ -145,19 +236,23 @@ def _enclosing_function(language: str, tree: Any, lo: int, hi: int) -> tuple | N
         if not (node.start_byte <= lo and hi <= node.end_byte):
             continue
         size = node.end_byte - node.start_byte
-        prior = chain.get(name_node.id)
+        prior = chain.get(name_node.start_byte)
         if prior is not None and prior[0] >= size:
             continue
-        name = _text(name_node)
+        name = _text(data, name_node)
         if "receiver" in caps:
-            name = _text(caps["receiver"][0]) + "." + name
+            name = _text(data, caps["receiver"][0]) + "." + name
         body = caps["body"][0] if "body" in caps else None
-        chain[name_node.id] = (size, kind.split(".", 1)[1], node, body, name)
+        chain[name_node.start_byte] = (size, kind.split(".", 1)[1], node, body, name)
     scope: list[str] = []
+    outer: list[tuple[Any, Any]] = []
     for _, kind, node, body, name in sorted(chain.values(), key=lambda c: -c[0]):
         if kind == "function":
-            return (node, body, scope) if body is not None else None
+            return (node, body, scope, outer) if body is not None else None
+        if body is None:
+            return None
         scope.append(name)
+        outer.append((node, body))
     return None
 
 
@@ -170,14 +265,13 @@ def _apply(old: list[Block], s: Splice) -> list[Block]:
         if (start, end) == (b.start_line, b.end_line):
             moved.append(b)
             continue
-        copy = dataclasses.replace(b, start_line=start, end_line=end, refs=set(b.refs))
-        if "_hash" in b.__dict__:
-            copy.__dict__["_hash"] = b.__dict__["_hash"]
+        copy = object.__new__(Block)  # the same block (its cached hash too), moved
+        copy.__dict__.update(b.__dict__, start_line=start, end_line=end)
         moved.append(copy)
     moved.extend(s.blocks)
     moved.sort(key=lambda b: (b.start_line, -b.end_line))
     return moved
 
 
-def _text(node: Any) -> str:
-    return node.text.decode("utf-8", errors="replace") if node.text is not None else ""
+def _text(data: bytes, node: Any) -> str:
+    return data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")

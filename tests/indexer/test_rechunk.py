@@ -55,6 +55,9 @@ BASES = {
     "Sample.java": (FIXTURES / "Sample.java").read_text(),
 }
 SNIPPETS = [
+    "STATEMENT",  # three times: the common edit, which re-chunks one function
+    "STATEMENT",
+    "STATEMENT",
     "x",
     "\n",
     "    y = 2\n",
@@ -107,6 +110,10 @@ def edit_sequences(draw: st.DrawFn) -> tuple[str, list[tuple[float, int, str]]]:
 def _apply(text: str, where: float, cut: int, insert: str) -> str:
     at = int(where * len(text))
     lines_start = text.rfind("\n", 0, at) + 1
+    if insert == "STATEMENT":  # a statement line typed above this one, at its indentation
+        line = text[lines_start:].split("\n", 1)[0]
+        indent = line[: len(line) - len(line.lstrip())]
+        return text[:lines_start] + f"{indent}q = 1;\n" + text[lines_start:]
     if insert.endswith("\n"):
         at = lines_start  # whole lines go in at a line start, as typed
     return text[:at] + insert + text[at + cut :]
