@@ -230,8 +230,9 @@ class Session:
             block = ext.tail_block(self) if hasattr(ext, "tail_block") else None
             if block:
                 self.pending_tail.append(block)
-        status = self.status.changed_block()
-        blocks = [*self.pending_tail, *([status] if status and self.step_count else [])]
+        # No status before the first request: the first block sent is then the complete one.
+        status = self.status.changed_block() if self.step_count else None
+        blocks = [*self.pending_tail, *([status] if status else [])]
         self.pending_tail = []
         return [{"type": "text", "text": b} for b in blocks]
 

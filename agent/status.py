@@ -1,17 +1,25 @@
 """The status bar: facts about the session kept by code (never written by a model).
 
 Rendered as key-value lines inside ``<agent_status>`` and appended at the tail of the next
-request when its content changed. Every reading carries one line of guidance after ``->`` so the
-model gets a nudge ("3 identical failures -> change approach") rather than a bare number. Append
-mode (the default) re-sends the whole block when anything changed; ``delta`` mode sends only
-the lines that changed, for long sessions where the block itself would add up.
+request. Every reading carries one line of guidance after ``->`` so the model gets a nudge
+("3 identical failures -> change approach") rather than a bare number. Every block stays in the
+transcript (nothing sent is rewritten), so the bar must stay small: in ``short`` mode (the
+default) the first block is complete and later ones carry only readings that call for
+attention and changed (an error, repeats, a slow call, TODOs, a context band, a limit close
+by), or nothing at all; counters and the clock appear in full blocks only. ``delta`` sends every
+changed line; ``full`` re-sends the whole block whenever anything changed. After a compaction
+the next block is complete again.
+
+Readings clear themselves: ``repeated_call`` once the agent's last calls are other calls,
+``last_error`` after ``ERROR_TTL`` further calls, and a command that exits non-zero counts as
+an error.
 """
 
 from __future__ import annotations
 
 import platform
 import time
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +28,16 @@ from agent.types import canonical_json
 SLOW_FACTOR = 3.0
 SLOW_MIN_SECONDS = 10.0
 REPEAT_LIMIT = 3
+RECENT_CALLS = 10  # repeats are counted among this many latest calls
+ERROR_TTL = 4  # calls after which an error no longer shows (unless it recurs)
 CONTEXT_WARN = 0.6
 CONTEXT_FINISH = 0.8
-STATUS_MODES = ("append", "delta")
+STATUS_MODES = ("short", "delta", "full", "append")  # "append" is the old name of "full"
+# Readings that a short-mode block carries when they change; the rest wait for a full block.
+NOTABLE = frozenset(
+    ["last_error", "failures_in_a_row", "repeated_call", "identical_failures", "slow_call",
+     "todos", "context_used", "budget"]
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -47,10 +62,12 @@ class StatusBar:
     started: float = field(default_factory=time.monotonic)
     calls: Counter[str] = field(default_factory=Counter)
     durations: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    repeats: Counter[str] = field(default_factory=Counter)
-    failed_repeats: Counter[str] = field(default_factory=Counter)
+    recent: deque[tuple[str, bool]] = field(
+        default_factory=lambda: deque(maxlen=RECENT_CALLS)
+    )  # (call key, failed) of the latest calls
     consecutive_failures: int = 0
     last_error: tuple[str, str, str] | None = None  # tool, message, suggestion
+    last_error_at: int = 0  # total calls when it happened
     slow: list[str] = field(default_factory=list)
     todos: list[dict[str, Any]] = field(default_factory=list)
     context_used: float = 0.0
@@ -59,10 +76,11 @@ class StatusBar:
     max_steps: int = 0
     max_seconds: float | None = None
     os_name: str = field(default_factory=lambda: f"{platform.system()} {platform.machine()}")
-    mode: str = "append"
+    mode: str = "short"
     clock: Any = time.monotonic
     _last_rendered: str = ""
-    _last_lines: dict[str, str] = field(default_factory=dict)
+    _last_lines: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _sent_full: bool = False
     _synced: bool = False
 
     def record_call(
@@ -76,12 +94,11 @@ class StatusBar:
                 self.slow = self.slow[-3:]
         usual.append(seconds)
         self.calls[tool] += 1
-        key = _call_key(tool, args)
-        self.repeats[key] += 1
+        self.recent.append((_call_key(tool, args), bool(error)))
         if error:
             self.consecutive_failures += 1
-            self.failed_repeats[key] += 1
             self.last_error = (tool, error[0], error[1])
+            self.last_error_at = sum(self.calls.values())
         else:
             self.consecutive_failures = 0
             self.last_error = (
@@ -137,6 +154,8 @@ class StatusBar:
                 )
             )
         out += self._repeats()
+        if self.last_error and sum(self.calls.values()) - self.last_error_at >= ERROR_TTL:
+            self.last_error = None  # aged out: several calls since, none failing like it
         if self.last_error:
             tool, message, suggestion = self.last_error
             first = message.splitlines()[0][:200] if message else "failed"
@@ -177,8 +196,13 @@ class StatusBar:
         return Reading("elapsed", value, "no time limit; stay on the user's task")
 
     def _repeats(self) -> list[Reading]:
+        """Repeats among the latest calls, shown only while the agent is still making that call
+        (one of its last two): once it changes course the reading clears."""
         out = []
-        key, worst = max(self.repeats.items(), key=lambda kv: kv[1], default=("", 0))
+        latest = [key for key, _ in list(self.recent)[-2:]]
+        made = Counter(key for key, _ in self.recent if key in latest)
+        failed = Counter(key for key, bad in self.recent if bad and key in latest)
+        key, worst = max(made.items(), key=lambda kv: kv[1], default=("", 0))
         if worst >= REPEAT_LIMIT:
             out.append(
                 Reading(
@@ -187,7 +211,7 @@ class StatusBar:
                     "change approach instead of repeating it",
                 )
             )
-        fkey, fails = max(self.failed_repeats.items(), key=lambda kv: kv[1], default=("", 0))
+        fkey, fails = max(failed.items(), key=lambda kv: kv[1], default=("", 0))
         if fails >= REPEAT_LIMIT:
             out.append(
                 Reading(
@@ -229,21 +253,60 @@ class StatusBar:
         return "<agent_status>\n" + "\n".join(lines) + "\n</agent_status>"
 
     def changed_block(self) -> str | None:
-        """The block to append if anything changed since the last one, else None."""
+        """The block to append now, else None: complete the first time (and after a reset);
+        then per ``mode`` (see the module docstring)."""
         readings = self.readings()
         text = "<agent_status>\n" + "\n".join(r.line() for r in readings) + "\n</agent_status>"
         if text == self._last_rendered:
             return None
         self._last_rendered = text
-        current = {r.key + ("" if r.key != "slow_call" else r.value): r.line() for r in readings}
-        previous, self._last_lines = self._last_lines, current
-        if self.mode != "delta" or not previous:
+        if self.mode in ("short", "delta"):
+            readings = [r for r in readings if self.mode == "delta" or self._notable(r)]
+        current = {self._key(r): (self._signature(r), r.line()) for r in readings}
+        previous, first = self._last_lines, not self._last_lines and not self._sent_full
+        if self.mode in ("full", "append") or first:
+            self._sent_full = True
+            self._last_lines = current
             return text
-        changed = [line for key, line in current.items() if previous.get(key) != line]
+        changed = [
+            line for key, (sig, line) in current.items() if previous.get(key, ("",))[0] != sig
+        ]
         gone = [f"{key.split(' ')[0]}: (cleared)" for key in previous if key not in current]
+        self._last_lines = current
+        if not changed and not gone:
+            return None
         return '<agent_status mode="delta">\n' + "\n".join(changed + gone) + "\n</agent_status>"
+
+    def full_block(self) -> str:
+        """The complete block, for a caller that asks for it (it also restarts the deltas)."""
+        text = self.render()
+        self._last_rendered = text
+        self._sent_full = True
+        self._last_lines = {self._key(r): (self._signature(r), r.line()) for r in self.readings()
+                            if self.mode != "short" or self._notable(r)}  # fmt: skip
+        return text
+
+    @staticmethod
+    def _key(reading: Reading) -> str:
+        return reading.key + ("" if reading.key != "slow_call" else " " + reading.value)
+
+    def _notable(self, reading: Reading) -> bool:
+        if reading.key == "context_used":
+            return self.context_used > CONTEXT_WARN / 2  # room to spare is not news
+        if reading.key in NOTABLE:
+            return True
+        limit_close = reading.guidance.startswith(("finish now", "time is short"))
+        return reading.key in ("steps", "elapsed") and limit_close
+
+    def _signature(self, reading: Reading) -> str:
+        """What must change for a reading to be re-sent: the context reading only when it
+        enters another fifth of the window or another guidance band, in short mode."""
+        if reading.key == "context_used" and self.mode == "short":
+            return f"{int(self.context_used * 5)}|{reading.guidance}"
+        return reading.line()
 
     def reset(self) -> None:
         """Forget what was sent, so the next block is complete (after a compaction)."""
         self._last_rendered = ""
         self._last_lines = {}
+        self._sent_full = False

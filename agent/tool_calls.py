@@ -55,6 +55,8 @@ async def run_tool(session: Session, call: Block) -> Block:
         )
         if isinstance(output, ToolOutput):
             rich, output = output, output.text
+            if rich.error:
+                error = (rich.error, "read the output and fix the cause before running it again")
         if "<external_content" in output:
             session.tainted = True
         output = apply_budget(

@@ -57,7 +57,8 @@ def tool_reference(name: str) -> Block:
 
 @dataclass
 class ToolOutput:
-    """A tool result with more than text: ``references`` name deferred tools the result loads.
+    """A tool result with more than text: ``references`` name deferred tools the result loads,
+    ``error`` a failure to report.
 
     Stored as ``[text, tool_reference...]``; providers with native tool search send the
     references, the others the text (which carries the found schemas).
@@ -65,6 +66,9 @@ class ToolOutput:
 
     text: str
     references: list[str] = field(default_factory=list)
+    # Set when the result reports a failure the status bar should show although the tool ran
+    # (a command that exited non-zero); the result itself is not marked as an error.
+    error: str = ""
 
     def content(self, text: str) -> str | list[Block]:
         if not self.references:

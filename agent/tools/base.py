@@ -10,9 +10,9 @@ import jsonschema
 
 from agent.errors import ToolError
 from agent.protocols import ToolContext
-from agent.types import ToolSpec
+from agent.types import ToolOutput, ToolSpec
 
-Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str]]
+Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str | ToolOutput]]
 
 
 @dataclass
@@ -21,7 +21,7 @@ class FunctionTool:
     kind: str
     fn: Runner
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
         return await self.fn(args, ctx)
 
 

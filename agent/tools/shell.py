@@ -15,7 +15,7 @@ from typing import Any
 from agent.errors import ToolError
 from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, external, schema
-from agent.types import ToolSpec
+from agent.types import ToolOutput, ToolSpec
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 1800
@@ -28,7 +28,7 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
-async def run_command(args: dict[str, Any], ctx: ToolContext) -> str:
+async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
     command = args["command"]
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
     session = ctx.session
@@ -68,7 +68,11 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str:
     elapsed = time.monotonic() - started
     text = session.redact(out.decode("utf-8", "replace"))
     header = f"exit code {proc.returncode} after {elapsed:.1f}s"
-    return external(f"command:{command}", f"{header}\n{text}" if text else header)
+    result = external(f"command:{command}", f"{header}\n{text}" if text else header)
+    if proc.returncode:
+        # Not a failed tool call (the output is what the model needs), but an error to show.
+        return ToolOutput(result, error=f"{command[:80]}: exit code {proc.returncode}")
+    return result
 
 
 TOOLS = [

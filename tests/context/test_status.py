@@ -113,8 +113,61 @@ def test_context_use() -> None:
     assert "older rounds will be compacted" in lines(status)["context_used"]
 
 
-def test_changed_block_append_and_delta_modes() -> None:
+def test_short_mode_sends_only_notable_changes() -> None:
     status, _ = bar()
+    first = status.changed_block()
+    assert first is not None and first.startswith("<agent_status>\ncwd: /work/app")
+    status.record_call("grep", {"pattern": "x"}, 0.1, None)
+    assert status.changed_block() is None  # a counter moved: not worth a block
+    status.record_call("run_command", {"command": "make"}, 0.1, ("make: exit code 2", "fix"))
+    block = status.changed_block() or ""
+    assert block == (
+        '<agent_status mode="delta">\nlast_error: run_command: make: exit code 2 -> fix\n'
+        "</agent_status>"
+    )
+    status.context_used = 0.05  # room to spare is not news
+    assert status.changed_block() is None
+    status.context_used = 0.41
+    assert "context_used: 40%" in (status.changed_block() or "")
+    status.context_used = 0.46  # same fifth of the window, same band: not re-sent
+    assert status.changed_block() is None
+    status.reset()  # after a compaction: complete again
+    assert (status.changed_block() or "").startswith("<agent_status>\ncwd:")
+
+
+def test_repeated_call_clears_when_the_agent_changes_course() -> None:
+    status, _ = bar()
+    for _ in range(3):
+        status.record_call("grep", {"pattern": "x"}, 0.1, None)
+    assert "repeated_call" in lines(status)
+    status.record_call("read_file", {"path": "a.py"}, 0.1, None)
+    status.record_call("edit_file", {"path": "a.py"}, 0.1, None)
+    assert "repeated_call" not in lines(status)
+
+
+def test_last_error_ages_out() -> None:
+    status, _ = bar()
+    status.record_call("grep", {"pattern": "("}, 0.1, ("bad regex", "escape it"))
+    for i in range(3):
+        status.record_call("read_file", {"path": f"{i}.py"}, 0.1, None)
+        assert "last_error" in lines(status)
+    status.record_call("read_file", {"path": "3.py"}, 0.1, None)
+    assert "last_error" not in lines(status)
+
+
+async def test_nonzero_exit_is_an_error_the_bar_shows(workspace: Path) -> None:
+    failing = call("run_command", command="exit 3")
+    session, _ = make_session(workspace, [failing, "done"])
+    await session.prompt("run it")
+    result = session.messages[2]["content"][0]
+    assert result["type"] == "tool_result" and not result["is_error"]
+    assert "exit code 3" in result["content"]
+    status = session.messages[2]["content"][-1]["text"]
+    assert "last_error: run_command: exit 3: exit code 3" in status
+
+
+def test_changed_block_full_and_delta_modes() -> None:
+    status, _ = bar(mode="full")
     first = status.changed_block()
     assert first is not None and first.startswith("<agent_status>\ncwd: /work/app")
     assert status.changed_block() is None  # nothing changed: nothing appended
@@ -140,12 +193,16 @@ async def test_session_tail_carries_the_status(workspace: Path) -> None:
         b["text"]
         for m in session.messages
         for b in m["content"]
-        if b.get("type") == "text" and b["text"].startswith("<agent_status>")
+        if b.get("type") == "text" and b["text"].startswith("<agent_status")
     ]
-    assert len(tails) == 3  # appended after each step, only because something changed
+    # after each step only when something notable changed: the second identical failure
+    # changes nothing the model needs to hear again
+    assert len(tails) == 2
+    assert tails[0].startswith("<agent_status>\ncwd:") and "steps: 1 of 50" in tails[0]
+    assert tails[1].startswith('<agent_status mode="delta">')
     assert "3 identical failures: change approach" in tails[-1]
-    assert "last_error: read_file: src/missing.py does not exist -> check the path" in tails[-1]
-    assert "steps: 3 of 50" in tails[-1]
+    assert "last_error: read_file: src/missing.py does not exist -> check the path" in tails[0]
+    assert "steps:" not in tails[-1]  # counters wait for a full block
     # appended, never rewritten: the earlier blocks are still there, byte for byte
     assert canonical_json(session.messages[:3]) == canonical_json(
         session.model.requests[1].messages
@@ -160,7 +217,10 @@ async def test_counters_and_todos_survive_resume(workspace: Path) -> None:
     model = ScriptedModel([call("list_files"), "done"])
     resumed = Session.load(session.id, host=DiskHost(), model=model)
     await resumed.prompt("go on")
-    status = resumed.messages[-2]["content"][-1]["text"]
+    turn_start = next(
+        m for m in reversed(resumed.messages) if m["content"][-1].get("text") == "go on"
+    )
+    status = turn_start["content"][0]["text"]  # the first block after a resume is complete
     assert status.startswith("<agent_status>")
-    assert "tool_calls: grep=1, list_files=1, todo_write=1" in status
+    assert "tool_calls: grep=1, todo_write=1" in status
     assert "todos: [in_progress] ship it" in status
