@@ -2,8 +2,10 @@
 
 It runs as a session extension, before each request, when the request reaches ``trigger``
 (default 80 %) of the window: (1) drop noise — superseded file reads and large search results
-already acted on become stubs; (2) summarise the oldest rounds one by one; (3) a full summary of
-everything but the latest round. Summaries come from the session's model; when it fails a
+already acted on become stubs; (2) summarise the oldest rounds; (3) a full summary of everything
+but the latest round. Whatever the tier, what goes is chosen first and summarised in one model
+call. A compaction never runs twice without new messages in between, and a trigger at or below
+the target pulls the target under it. Summaries come from the session's model; when it fails a
 deterministic extractive summary is used, and after ``max_failures`` failures in a row the model
 is no longer asked (circuit breaker). Whatever the tier, code — not the model — carries forward
 verbatim the user's goals, decisions and constraints, files modified, verification status, open
@@ -39,6 +41,7 @@ SUMMARY_SYSTEM = (
     "decision, constraint, finding, file path, identifier, number and error verbatim; drop "
     "chatter. Answer with at most 12 short lines of plain text."
 )
+TARGET_SHARE_OF_TRIGGER = 0.6  # the clamped target when a trigger is set at or below it
 SEARCH_TOOLS = {"search_code", "grep", "list_files", "tool_search"}
 EDIT_TOOLS = {"edit_file", "write_file"}
 
@@ -73,14 +76,33 @@ class CompactionConfig:
                     hint="use a fraction such as 0.8 or a percentage such as 80%",
                 )
             given["trigger"] = value
-        return cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
+        config = cls(**{k: v for k, v in given.items() if k in cls.__dataclass_fields__})
+        return config.validated()
+
+    def validated(self) -> CompactionConfig:
+        """Settings that cannot work are refused with one clear line; a trigger at or below the
+        target (``KILN_COMPACT_AT=0.1`` against the default 0.5) pulls the target under it, so
+        a compaction frees real room instead of running again on the next step."""
+        if not 0 < self.trigger <= 1:
+            raise ConfigError(
+                f"compaction trigger {self.trigger!r} is not a share of the window",
+                hint="use a fraction such as 0.8",
+            )
+        if self.keep_rounds < 1 or self.summary_max_tokens < 64 or self.max_failures < 0:
+            raise ConfigError(
+                "compaction settings out of range (keep_rounds >= 1, summary_max_tokens >= 64)",
+                hint="fix the compaction settings",
+            )
+        if not 0 < self.target < self.trigger:
+            self.target = round(self.trigger * TARGET_SHARE_OF_TRIGGER, 4)
+        return self
 
 
 class Compactor:
     """Session extension; ``before_request`` keeps the status readings fresh and compacts."""
 
     def __init__(self, config: CompactionConfig | None = None) -> None:
-        self.config = config or CompactionConfig()
+        self.config = (config or CompactionConfig()).validated()
         self.summary_tokens = 0
         self._sized_epoch = -1
         self._sizes: list[int] = []
@@ -97,13 +119,14 @@ class Compactor:
             return
         used = self.request_tokens(session)
         state = self._state(session)
-        if used < self.config.trigger * window:
+        if used < max(self.config.trigger * window, float(state.get("next_at") or 0)):
             return
-        if state.get("stalled_at") and used < state["stalled_at"] * 1.05:
-            return  # the last attempt could not get under the trigger; wait for real growth
         record = await self.compact(session, reason=f"{used} tokens of {window}")
         after = record.after_tokens if record else used
-        state["stalled_at"] = used if after >= self.config.trigger * window else 0
+        # The next compaction waits for as much new content as a compaction is meant to free
+        # (trigger - target): when the fixed part of the request sits near the trigger, the
+        # last one could not free that much, and compacting again now would only rewrite.
+        state["next_at"] = after + (self.config.trigger - self.config.target) * window
 
     def request_tokens(self, session: Session) -> int:
         """Estimate of the next request; message sizes are cached (append-only per epoch)."""
@@ -121,8 +144,12 @@ class Compactor:
     # -- the tiers ----------------------------------------------------------------------------
 
     async def compact(self, session: Session, *, reason: str = "manual") -> CompactionRecord | None:
-        """Run the tiers until the request is under ``target``; None when nothing could go."""
+        """Run the tiers until the request is under ``target``; None when nothing could go or
+        nothing was added since the last compaction (compacting it again would only rewrite)."""
         window = int(getattr(session.model, "context_window", 0) or 0) or 200_000
+        last = self._state(session).get("after")
+        if last and last == [session.epoch, len(session.messages)]:
+            return None
         target = self.config.target * window
         before = self.request_tokens(session)
         messages = [dict(m) for m in session.messages]
@@ -151,25 +178,33 @@ class Compactor:
         def size() -> int:
             return fixed + estimate_tokens(rebuilt()[0]) + sum(round_sizes)
 
-        while size() > target and len(rounds) > keep:
+        # Choose what goes first, by size, then summarise it in ONE model call: tier 2 takes
+        # the oldest rounds until the request fits (budgeting the summary it will get), tier 3
+        # everything but the latest round, folding earlier summaries into one.
+        reserve = self.config.summary_max_tokens // 2
+        while size() + reserve > target and len(rounds) > keep:
             tier = 2
             batch = rounds.pop(0)
             round_sizes.pop(0)
             removed.extend(batch)
             acc = protected_facts(session, batch, acc)
-            text, used = await self._summarise(session, batch)
-            sources.add(used)
-            summaries.append(f"round {(removed_total + len(removed)) // 2}: {text}")
-        if size() > target and (summaries or len(rounds) > 1):
+        if size() + reserve > target and (summaries or len(rounds) > 1):
             tier = 3
             while len(rounds) > 1:
                 batch = rounds.pop(0)
                 round_sizes.pop(0)
                 removed.extend(batch)
                 acc = protected_facts(session, batch, acc)
+        if removed:
             text, used = await self._summarise(session, removed, prior=summaries)
             sources.add(used)
-            summaries = [f"full summary: {text}"]
+            if tier == 3:
+                summaries = [f"full summary: {text}"]
+            else:
+                first = removed_total // 2 + 1
+                last = (removed_total + len(removed)) // 2
+                span = f"round {first}" if first >= last else f"rounds {first}-{last}"
+                summaries.append(f"{span}: {text}")
         if tier == 1 and messages == session.messages:
             return None
         stubbed = len(archive_parts)
@@ -201,6 +236,7 @@ class Compactor:
             summary_tokens=self.summary_tokens,
         )
         self._switch_epoch(session, new_messages, record)
+        state["after"] = [session.epoch, len(session.messages)]
         await session.emit("compaction", **asdict(record))
         return record
 
@@ -263,7 +299,10 @@ class Compactor:
     ) -> tuple[str, str]:
         """The model's summary, or the extractive one when it fails or the breaker is open."""
         state = self._state(session)
-        transcript = "\n".join(render_message(m, i) for i, m in enumerate(batch))[:60_000]
+        # One call covers every removed round: the transcript may use up to half the window.
+        window = int(getattr(session.model, "context_window", 0) or 0)
+        cap = max(60_000, 2 * window)  # characters, ~4 per token
+        transcript = "\n".join(render_message(m, i) for i, m in enumerate(batch))[:cap]
         if int(state.get("failures", 0)) < self.config.max_failures:
             earlier = ("Earlier summaries:\n" + "\n".join(prior) + "\n\n") if prior else ""
             prompt = (

@@ -37,7 +37,8 @@ HASH_RE = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b")
 ID_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[-_:][A-Za-z0-9_\-:]*\d[A-Za-z0-9_\-]*\b")
 NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")
 MAX_IDENTIFIERS = 1500
-MAX_FROM_RESULTS = 100
+MAX_FROM_RESULTS = 400
+FILE_READERS = {"read_file", "skill"}
 KEYS = ("goals", "decisions", "verification", "context", "skills", "identifiers")
 
 
@@ -83,6 +84,7 @@ def extract(removed: list[Message]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {k: [] for k in KEYS}
     from_results: list[str] = []
     commands: dict[str, str] = {}
+    names: dict[str, str] = {}  # tool_use id -> tool name
     for message in removed:
         role = message.get("role")
         for block in message.get("content", []):
@@ -101,6 +103,7 @@ def extract(removed: list[Message]) -> dict[str, list[str]]:
                 out["decisions"] += [s for s in _sentences(text) if DECISION_RE.search(s)]
                 out["identifiers"] += identifiers(text)
             elif kind == "tool_use":
+                names[block.get("id", "")] = str(block.get("name", ""))
                 args = block.get("input") or {}
                 out["identifiers"] += identifiers(canonical_json(args))
                 if block.get("name") == "run_command" and VERIFY_RE.search(
@@ -110,7 +113,11 @@ def extract(removed: list[Message]) -> dict[str, list[str]]:
             elif kind == "tool_result":
                 text = _result_text(block)
                 out["skills"] += SKILL_RE.findall(text)
-                from_results += identifiers(SKILL_RE.sub("", text), everything=False)
+                # A file's text stays on disk and in the archive: only its paths, URLs and
+                # hashes. Other output (commands, MCP tools, searches) may be the only record
+                # of an id, a number or a URL: keep all of them.
+                whole = names.get(block.get("tool_use_id", "")) not in FILE_READERS
+                from_results += identifiers(SKILL_RE.sub("", text), everything=whole)
                 if block.get("tool_use_id") in commands:
                     out["verification"].append(_verification(commands[block["tool_use_id"]], block))
     out["identifiers"] += _dedupe(from_results)[:MAX_FROM_RESULTS]
