@@ -8,6 +8,7 @@ import hashlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Generator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -18,6 +19,7 @@ from indexer.files import MAX_FILE_BYTES, Candidate, looks_indexable
 
 POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
 POOL_WORKERS = 2
+PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still there
 
 
 def digest(data: bytes) -> str:
@@ -83,8 +85,33 @@ def _fork_context() -> Any:
 
 def _after_fork() -> None:
     """Worker initializer: locks copied from a busy parent may be held by a thread that does
-    not exist in the child, so the child gets fresh ones."""
+    not exist in the child, so the child gets fresh ones; and the worker ends with its parent
+    (a host killed hard must not leave parse workers behind)."""
     from indexer import languages, tokens
 
     languages._lock = threading.Lock()
     tokens._stem_lock = threading.Lock()
+    _die_with_parent(os.getppid())
+
+
+def _die_with_parent(parent: int) -> None:
+    """Exit when ``parent`` goes away: at once on Linux (PR_SET_PDEATHSIG), and elsewhere, or
+    if the parent died before that was set, when the worker finds it has a new parent."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="kiln-parent-watch", daemon=True).start()

@@ -1,0 +1,87 @@
+"""Parse workers end with their parent: `kill -9` of `kiln index` mid-run leaves no process
+behind, and the next run finishes the index."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.skipif(sys.platform != "linux", reason="uses /proc"),
+]
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return found
+    for task in tasks:
+        try:
+            text = Path(f"/proc/{pid}/task/{task}/children").read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        found.update(int(c) for c in text.split())
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"  # a zombie has exited; only its parent's reaping is left
+
+
+def _wait(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)  # polling /proc for an event, not a fixed wait
+    return condition()
+
+
+def test_killing_kiln_index_hard_ends_its_workers_and_the_index_resumes(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    body = "".join(
+        f"def handler_{j}(request, value):\n    total = value * {j}\n    return total\n\n"
+        for j in range(120)
+    )
+    for i in range(300):  # enough files for the worker pool, and seconds of work
+        path = repo / f"pkg{i % 20}" / f"module_{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'"""Module {i}."""\n\n' + body)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "index", str(repo), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert _wait(lambda: len(_children(proc.pid)) >= 2, 60), "no worker processes started"
+        workers = _children(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert _wait(lambda: not any(_alive(w) for w in workers), 20), "workers outlived kiln"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    again = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "index", str(repo), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["total_files"] == 300
