@@ -1,9 +1,17 @@
-"""Memory files: KILN.md, AGENTS.md and CLAUDE.md at user level, the workspace root, and in
-subdirectories (loaded the first time the agent touches something under them).
+"""Memory files, found the way the tools users already have find them.
 
-Each file becomes a tagged ``<memory>`` block appended at the tail, user before project before
-subdirectory, so the frozen prefix never changes. ``@path`` lines import other files (relative or
-``~``), with a depth limit and cycle detection; a missing import is a visible note, not a crash.
+- User level: ``KILN.md``, ``AGENTS.md``, ``CLAUDE.md`` in ``KILN_HOME``, and ``~/.claude/CLAUDE.md``.
+- From the repository root down to the workspace: ``KILN.md``, ``CLAUDE.md`` and
+  ``CLAUDE.local.md`` at every level (as Claude Code does), ``AGENTS.md`` from the nearest level
+  only (nearest wins, as Codex does). Without a repository the workspace is the only level.
+- Below the workspace: the same names in a subdirectory, loaded the first time the agent touches
+  something under it.
+
+Each file becomes a tagged ``<memory>`` block appended at the tail, farthest first, so the frozen
+prefix never changes. ``@path`` lines import other files (relative to the importing file, or
+``~``), at most ``MAX_DEPTH`` deep, cycles stopped, and only from allowed folders (the repository,
+``KILN_HOME``, ``~/.claude``, ``~/.codex``, ``~/.agents``): a repository's memory file cannot pull
+``~/.ssh`` into the model's context. A refused or missing import is a visible note, not a crash.
 """
 
 from __future__ import annotations
@@ -14,19 +22,41 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from agent.workspace import atomic_write
 
-MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")
+MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")  # KILN_HOME and `kiln memory` targets
+LEVEL_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
+NEAREST_ONLY = "AGENTS.md"
+USER_DIRS = (".claude", ".codex", ".agents")  # under the user's home: allowed import roots
 MAX_DEPTH = 5
 MAX_BYTES = 40_000
 IMPORT_RE = re.compile(r"^\s*@(\S+)\s*$")
 _write_lock = threading.Lock()
 
 
-def expand_imports(path: Path, depth: int = 0, seen: frozenset[Path] = frozenset()) -> str:
+def repository_root(start: Path) -> Path:
+    """The nearest folder at or above ``start`` holding ``.git`` (a folder or a worktree's
+    file); ``start`` itself when there is none."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path.is_relative_to(root) for root in roots)
+
+
+def expand_imports(
+    path: Path,
+    depth: int = 0,
+    seen: frozenset[Path] = frozenset(),
+    allowed: Sequence[Path] | None = None,
+) -> str:
     """The file's text with ``@path`` lines replaced by the imported files' text."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -49,35 +79,71 @@ def expand_imports(path: Path, depth: int = 0, seen: frozenset[Path] = frozenset
             out.append(
                 f"[memory note: @{target_raw} skipped: imports nest deeper than {MAX_DEPTH}]"
             )
+        elif allowed is not None and not _inside(target, allowed):
+            out.append(
+                f"[memory note: @{target_raw} skipped: outside the folders memory may import "
+                "from (the repository, KILN_HOME, ~/.claude, ~/.codex, ~/.agents)]"
+            )
         elif not target.is_file():
             out.append(f"[memory note: @{target_raw} not found]")
         else:
-            out.append(expand_imports(target, depth + 1, seen | {path.resolve()}))
+            out.append(expand_imports(target, depth + 1, seen | {path.resolve()}, allowed))
     return "\n".join(out)
 
 
-def _block(level: str, path: Path) -> str:
-    text = expand_imports(path)
-    note = ""
+def _block(level: str, path: Path, allowed: Sequence[Path] | None = None, note: str = "") -> str:
+    text = expand_imports(path, allowed=allowed)
     if len(text.encode()) > MAX_BYTES:
         text = text.encode()[:MAX_BYTES].decode("utf-8", "ignore")
-        note = (
+        note += (
             f"\n[memory note: {path.name} truncated to {MAX_BYTES} bytes; keep memory files short]"
         )
     return f'<memory level="{level}" source="{path}">\n{text.strip()}{note}\n</memory>'
 
 
 class Memory:
-    def __init__(self, root: Path, home: Path) -> None:
+    def __init__(self, root: Path, home: Path, user_home: Path | None = None) -> None:
         self.root = root
         self.home = home
+        self.user_home = user_home if user_home is not None else Path.home()
+        self.repo = repository_root(root)
+        self.allowed = [
+            p.resolve() for p in (self.repo, root, home, *(self.user_home / d for d in USER_DIRS))
+        ]
         self.loaded_dirs: set[Path] = set()
 
+    def levels(self) -> list[Path]:
+        """Folders from the repository root down to the workspace root."""
+        root = self.root.resolve()
+        if self.repo == root or not root.is_relative_to(self.repo):
+            return [root]
+        parts = root.relative_to(self.repo).parts
+        return [self.repo.joinpath(*parts[:i]) for i in range(len(parts) + 1)]
+
     def initial_blocks(self) -> list[str]:
-        blocks = [_block("user", self.home / n) for n in MEMORY_NAMES if (self.home / n).is_file()]
-        blocks += [
-            _block("project", self.root / n) for n in MEMORY_NAMES if (self.root / n).is_file()
+        blocks = [
+            _block("user", self.home / n, self.allowed)
+            for n in MEMORY_NAMES
+            if (self.home / n).is_file()
         ]
+        claude_user = self.user_home / ".claude" / "CLAUDE.md"
+        if claude_user.is_file():
+            blocks.append(_block("user", claude_user, self.allowed))
+        levels = self.levels()
+        with_agents = [d for d in levels if (d / NEAREST_ONLY).is_file()]
+        nearest = with_agents[-1] if with_agents else None
+        for folder in levels:
+            level = "project" if folder in (self.repo, levels[-1]) else "directory"
+            for name in LEVEL_NAMES:
+                path = folder / name
+                if not path.is_file() or (name == NEAREST_ONLY and folder != nearest):
+                    continue
+                note = ""
+                if name == NEAREST_ONLY and len(with_agents) > 1:
+                    farther = ", ".join(str(d / name) for d in with_agents[:-1])
+                    note = f"\n[memory note: nearest {name}; it takes precedence over {farther}]"
+                blocks.append(_block(level, path, self.allowed, note))
+            self.loaded_dirs.add(folder)
         self.loaded_dirs.add(self.root)
         return blocks
 
@@ -96,7 +162,9 @@ class Memory:
                 continue
             self.loaded_dirs.add(current)
             blocks += [
-                _block("subdirectory", current / n) for n in MEMORY_NAMES if (current / n).is_file()
+                _block("subdirectory", current / n, self.allowed)
+                for n in LEVEL_NAMES
+                if (current / n).is_file()
             ]
         return blocks
 

@@ -198,8 +198,14 @@ class Session:
             "<environment>\n"
             f"workspace_root: {self.root}\nos: {platform.system()} {platform.release()} {platform.machine()}\n"
             f"python: {platform.python_version()}\npermission_mode: {self.config.mode}\n"
-            f"date: {time.strftime('%Y-%m-%d')}\n</environment>"
+            f"date: {time.strftime('%Y-%m-%d')}\n{self._user_cwd()}</environment>"
         )
+
+    def _user_cwd(self) -> str:
+        cwd = self.config.extra.get("user_cwd")
+        if not cwd:
+            return ""
+        return f"user_cwd: {cwd} (where the user ran kiln, relative to workspace_root)\n"
 
     def _collect_secrets(self) -> list[tuple[str, str]]:
         return sorted(

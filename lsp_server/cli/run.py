@@ -9,6 +9,23 @@ import click
 from agent.permissions import MODES
 
 
+def _given(ctx: click.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source != click.core.ParameterSource.DEFAULT
+
+
+def workspace_for(root: Path, *, explicit: bool) -> tuple[Path, str]:
+    """The workspace and the user's directory relative to it: without ``--root``, the
+    repository holding the current directory (so its root memory and files are visible)."""
+    from agent.memory import repository_root
+
+    here = root.resolve()
+    if explicit:
+        return here, ""
+    repo = repository_root(here)
+    return (repo, str(here.relative_to(repo))) if repo != here else (here, "")
+
+
 @click.command("run")
 @click.argument("task", required=False)
 @click.option(
@@ -111,9 +128,13 @@ def run_cmd(
         raise click.UsageError("--commit-branch needs --ci")
     if not root.is_dir():
         raise click.UsageError(f"--root {root} is not a directory")
+    root, cwd = workspace_for(root, explicit=_given(click.get_current_context(), "root"))
+    if cwd:
+        click.echo(f"kiln: workspace is the repository root {root} (cwd: {cwd})", err=True)
     opts = RunOptions(
         task=task,
-        root=root.resolve(),
+        root=root,
+        cwd=cwd,
         output_format=output_format,
         mode=mode,
         ci=ci,

@@ -44,6 +44,7 @@ class RunOptions:
     provider: str | None = None
     model: str | None = None
     assume_yes: bool = False
+    cwd: str = ""  # the user's directory relative to root, when kiln ran from a subdirectory
 
 
 def _asker(opts: RunOptions) -> Any:
@@ -106,6 +107,7 @@ def run(opts: RunOptions) -> int:
         provider=opts.provider,
         model=opts.model,
         redact_env=opts.ci,
+        extra={"user_cwd": opts.cwd} if opts.cwd else {},
     )
     if opts.ci and not ci.is_git_repo(opts.root):
         raise KilnError(

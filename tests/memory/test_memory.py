@@ -39,12 +39,12 @@ def test_imports_relative_home_cycles_missing_and_depth(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = tmp_path / "home"
-    (home / "notes").mkdir(parents=True)
+    (home / ".claude" / "notes").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
-    (home / "notes" / "style.md").write_text("STYLE: short functions")
+    (home / ".claude" / "notes" / "style.md").write_text("STYLE: short functions")
     root = tmp_path / "ws"
     (root / "docs").mkdir(parents=True)
-    (root / "KILN.md").write_text("top\n@docs/a.md\n@~/notes/style.md\n@missing.md\n")
+    (root / "KILN.md").write_text("top\n@docs/a.md\n@~/.claude/notes/style.md\n@missing.md\n")
     (root / "docs" / "a.md").write_text("A-TEXT\n@b.md")
     (root / "docs" / "b.md").write_text("B-TEXT\n@a.md")  # cycle back to a
     chain = root / "deep0.md"
