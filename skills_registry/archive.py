@@ -232,7 +232,7 @@ def read_archive(
     return ArchiveContents(top, files, executables)
 
 
-def _drain_after_end(stream: io.BufferedReader) -> None:
+def _drain_after_end(stream: io.BufferedIOBase) -> None:
     """Read past the tar end marker to the end of the gzip data: only zero padding may follow.
 
     tarfile stops at the end-of-archive blocks, so without this a second gzip member or bytes

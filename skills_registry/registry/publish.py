@@ -127,7 +127,7 @@ def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -
         }
         for p, d in sorted(contents.files.items())
     ]
-    doc = {
+    doc: dict[str, Any] = {
         "id": skill_id,
         "namespace": namespace,
         "name": name,

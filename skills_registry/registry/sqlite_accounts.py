@@ -158,7 +158,8 @@ class SQLiteAccounts:
     def audit_log(
         self, namespace: str | None = None, since: int = 0, limit: int = 100
     ) -> list[dict[str, Any]]:
-        sql, params = "SELECT * FROM audit WHERE seq > ?", [since]
+        sql = "SELECT * FROM audit WHERE seq > ?"
+        params: list[Any] = [since]
         if namespace:
             sql, params = sql + " AND namespace = ?", [*params, namespace]
         rows = self.connection().execute(

@@ -113,7 +113,7 @@ def fts_query(query: str) -> str:
 
 @migrations()
 def m001_initial(db: sqlite_utils.Database) -> None:
-    db["skills"].create(
+    db.table("skills").create(
         {
             "pk": int,
             "id": str,
@@ -129,12 +129,12 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         not_null={"id", "namespace", "name", "description", "created_at", "updated_at"},
         if_not_exists=True,
     )
-    db["skills"].create_index(["id"], unique=True, if_not_exists=True)
-    db["skills"].create_index(["updated_at"], index_name="skills_updated", if_not_exists=True)
-    db["skills"].create_index(
+    db.table("skills").create_index(["id"], unique=True, if_not_exists=True)
+    db.table("skills").create_index(["updated_at"], index_name="skills_updated", if_not_exists=True)
+    db.table("skills").create_index(
         ["namespace", "id"], index_name="skills_namespace", if_not_exists=True
     )
-    db["versions"].create(
+    db.table("versions").create(
         {
             "skill_id": str,
             "version": str,
@@ -148,13 +148,13 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         defaults={"status_reason": ""},
         if_not_exists=True,
     )
-    db["dist_tags"].create(
+    db.table("dist_tags").create(
         {"skill_id": str, "tag": str, "version": str},
         pk=("skill_id", "tag"),
         not_null={"skill_id", "tag", "version"},
         if_not_exists=True,
     )
-    db["tokens"].create(
+    db.table("tokens").create(
         {"token_sha256": str, "namespace": str, "created_at": str},
         pk="token_sha256",
         not_null={"namespace", "created_at"},
@@ -185,18 +185,18 @@ def m002_search_porter_cjk(db: sqlite_utils.Database) -> None:
 @migrations()
 def m003_token_lifecycle(db: sqlite_utils.Database) -> None:
     """Labelled, scoped, expiring, revocable tokens; tokens from before get every scope."""
-    tokens = db["tokens"]
-    columns = {c.name for c in tokens.columns}  # type: ignore[union-attr]
+    tokens = db.table("tokens")
+    columns = {c.name for c in tokens.columns}
     for column in ("id", "label", "scopes", "expires_at", "revoked_at"):
         if column not in columns:
-            tokens.add_column(column, str)  # type: ignore[union-attr]
+            tokens.add_column(column, str)
     db.execute(
         "UPDATE tokens SET id = 'tok_' || substr(token_sha256, 1, 12),"
         " label = coalesce(label, ''), scopes = coalesce(scopes, 'publish yank tag')"
         " WHERE id IS NULL"
     )
-    tokens.create_index(["id"], unique=True, if_not_exists=True)  # type: ignore[union-attr]
-    tokens.create_index(["namespace"], if_not_exists=True)  # type: ignore[union-attr]
+    tokens.create_index(["id"], unique=True, if_not_exists=True)
+    tokens.create_index(["namespace"], if_not_exists=True)
 
 
 @migrations()
@@ -206,9 +206,9 @@ def m004_audit_and_trusted_publishers(db: sqlite_utils.Database) -> None:
         " at TEXT NOT NULL, action TEXT NOT NULL, skill_id TEXT NOT NULL, version TEXT,"
         " sha256 TEXT, namespace TEXT NOT NULL, token_id TEXT NOT NULL, token_label TEXT NOT NULL)"
     )
-    db["audit"].create_index(["namespace", "seq"], if_not_exists=True)
-    db["changes"].create_index(["skill_id", "seq"], if_not_exists=True)
-    db["trusted_publishers"].create(
+    db.table("audit").create_index(["namespace", "seq"], if_not_exists=True)
+    db.table("changes").create_index(["skill_id", "seq"], if_not_exists=True)
+    db.table("trusted_publishers").create(
         {
             "id": str,
             "namespace": str,
@@ -222,7 +222,7 @@ def m004_audit_and_trusted_publishers(db: sqlite_utils.Database) -> None:
         not_null={"namespace", "issuer", "repository", "workflow", "environment", "created_at"},
         if_not_exists=True,
     )
-    db["oidc_jti"].create(
+    db.table("oidc_jti").create(
         {"issuer": str, "jti": str, "expires_at": str},
         pk=("issuer", "jti"),
         not_null={"expires_at"},
@@ -233,7 +233,7 @@ def m004_audit_and_trusted_publishers(db: sqlite_utils.Database) -> None:
 @migrations()
 def m005_registry_meta(db: sqlite_utils.Database) -> None:
     """Facts about the registry itself (which signing key its documents are signed with)."""
-    db["registry_meta"].create(
+    db.table("registry_meta").create(
         {"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True
     )
 

@@ -72,7 +72,7 @@ class SQLiteStore(SQLiteAccounts):
     def transaction(self) -> _Tx:
         return self._write()
 
-    def _index(self, db: sqlite3.Connection, pk: int, name: str, description: str) -> None:
+    def _index(self, db: sqlite3.Connection, pk: int | None, name: str, description: str) -> None:
         db.execute("DELETE FROM skills_fts WHERE rowid=?", (pk,))
         db.execute(
             "INSERT INTO skills_fts (rowid, name, description) VALUES (?, ?, ?)",
