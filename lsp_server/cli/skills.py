@@ -257,19 +257,23 @@ def update_cmd(
 @click.option("--json", "as_json", is_flag=True)
 def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
     """List locked skills with newer versions (wanted = within range, latest = dist-tag)."""
+    from skills_registry.client import Cache, TrustStore, trusted_key
     from skills_registry.lockfile import Lockfile
     from skills_registry.registry.semver import max_satisfying
+    from skills_registry.verified import fetch_metadata
 
     rows = []
+    trust, cache = TrustStore(), Cache()
     for skill_id, entry in sorted(Lockfile.load(_scope(scope, root).lock_path).entries.items()):
-        with RegistryClient(entry.registry) as client:
-            skill = client.skill(skill_id)
-        live = [v["version"] for v in skill.get("versions", []) if v["status"] != "yanked"]
+        with RegistryClient(entry.registry) as client:  # signed metadata, as install resolves
+            key = trusted_key(client, trust, first_use=False)
+            signed = fetch_metadata(client, cache, key, skill_id)
+        live = [v for v, d in signed["versions"].items() if d.get("status") != "yanked"]
         row = {
             "id": skill_id,
             "current": entry.version,
             "wanted": max_satisfying(live, entry.requested),
-            "latest": skill.get("distTags", {}).get("latest"),
+            "latest": (signed.get("distTags") or {}).get("latest"),
         }
         if row["wanted"] != entry.version or row["latest"] != entry.version:
             rows.append(row)
