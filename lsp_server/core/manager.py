@@ -20,6 +20,7 @@ from agent.protocols import Decision, EditOutcome, EditProposal, PermissionReque
 from agent.session import AgentConfig, Session
 from agent.sessions import SessionStore
 from agent.types import Event
+from lsp_server.core import partial
 from lsp_server.core.config import CoreConfig, Frontend
 from lsp_server.core.errors import (
     NOT_ALLOWED,
@@ -53,6 +54,7 @@ class CoreHost:
         self.root = manager.root or Path.cwd()
         self.context_window = 0
         self.open_calls: dict[str, None] = {}  # tool calls announced and not finished, in order
+        self.kept: dict[str, str] = {}  # proposal id -> the text the user kept (per-hunk review)
 
     async def emit(self, event: Event) -> None:
         update = event_to_update(event, root=self.root, context_window=self.context_window)
@@ -89,7 +91,11 @@ class CoreHost:
         except Exception as exc:  # noqa: BLE001 - an error answer or a gone client means "no"
             log.info("permission request %s failed (%s); denying", request.call_id, exc)
             return "reject_once"
-        return decision_from_answer(answer)
+        decision = decision_from_answer(answer)
+        kept = partial.kept_text(answer, request.edit) if decision.startswith("allow") else None
+        if kept is not None and request.edit is not None:
+            self.kept[request.edit.proposal_id] = kept
+        return decision
 
     def read_buffer(self, path: Path) -> str | None:
         return self.manager.frontend.read_buffer(path)
@@ -98,7 +104,16 @@ class CoreHost:
         if self.config.edit_mode == "deferred":
             self.manager.pending_edits[proposal.proposal_id] = (self.session_id, proposal)
             return "deferred"
-        return await self.manager.frontend.apply_edit(self.session_id, proposal)
+        kept = self.kept.pop(proposal.proposal_id, None)
+        if kept is None:
+            return await self.manager.frontend.apply_edit(self.session_id, proposal)
+        outcome = await self.manager.frontend.apply_edit(
+            self.session_id, partial.with_kept_text(proposal, kept)
+        )
+        live = self.manager.live.get(self.session_id)
+        if outcome == "applied" and live is not None:
+            live.session.pending_tail.append(partial.note_for_model(proposal.path))
+        return outcome
 
 
 @dataclass

@@ -101,3 +101,28 @@ async def test_commands_list_builtins_and_skills_and_use_loads_the_skill(
             assert "nope" in str(exc) and getattr(exc, "code", None) == -31000  # PROTOCOL.md
         else:
             raise AssertionError("an unknown skill was loaded")
+
+
+async def test_an_edit_accepted_with_some_hunks_applies_only_those(
+    workspace: Path, scripted_env: object
+) -> None:
+    old = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6\ng = 7\nh = 8\ni = 9\nj = 10\n"
+    (workspace / "nums.py").write_text(old)
+    new = old.replace("a = 1", "a = 100").replace("j = 10", "j = 1000")
+    kept = old.replace("a = 1", "a = 100")  # the first hunk only
+    call = {"name": "write_file", "input": {"path": "nums.py", "content": new}}
+    steps = [
+        {"match": "bump", "text": "Bumping.", "tool_calls": [call]},
+        {"match": "re:only some hunks of your edit to nums.py", "text": "I will read it again."},
+    ]
+    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
+        editor.on_permission = lambda params: {
+            "outcome": {"outcome": "selected", "optionId": "allow_once"},
+            "_meta": {"newText": kept},
+        }
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "bump"})
+        assert result["stopReason"] == "end_turn"
+        assert (workspace / "nums.py").read_text() == kept
+        chunks = editor.updates_for(sid, "agent_message_chunk")
+        assert "I will read it again." in "".join(c["content"]["text"] for c in chunks)

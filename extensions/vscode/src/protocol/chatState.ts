@@ -61,6 +61,7 @@ export interface ChatState {
   sessions: { sessionId: string; title: string; updatedAt?: string }[];
   server: { state: string; message?: string };
   pendingEdits: { proposalId: string; toolCallId: string; path: string }[];
+  config: { mode: string; editMode: string; model: string };
 }
 
 export function initialState(): ChatState {
@@ -75,6 +76,7 @@ export function initialState(): ChatState {
     sessions: [],
     server: { state: "starting" },
     pendingEdits: [],
+    config: { mode: "ask", editMode: "ask", model: "" },
   };
 }
 
@@ -229,6 +231,7 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
         sessions: state.sessions,
         pendingEdits: [],
         server: state.server,
+        config: state.config,
         sessionId: message.sessionId,
         title: message.title,
       };
@@ -277,6 +280,13 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
       return { ...state, pendingEdits: message.edits };
     case "server":
       return { ...state, server: { state: message.state, message: message.message } };
+    case "config":
+      return { ...state, config: { mode: message.mode, editMode: message.editMode, model: message.model } };
+    case "info":
+      return { ...state, entries: [...state.entries, { kind: "notice", level: "info", text: message.message }] };
+    case "completions":
+    case "addContext":
+      return state; // the composer's own business, not the transcript's
     case "error": {
       const text = message.message + (message.hint ? ` — ${message.hint}` : "");
       return { ...state, entries: [...state.entries, { kind: "notice", level: "error", text }] };

@@ -14,6 +14,20 @@ const toolCall = z
   .object({ toolCallId: z.string(), title: z.string(), kind: z.string().optional() })
   .passthrough();
 const reference = z.object({ uri: z.string(), label: z.string() });
+/** A context pill: a file, folder, symbol or selection sent with the next question. */
+const contextItem = z.object({
+  label: z.string(),
+  uri: z.string(),
+  range: z.object({ startLine: z.number().int().nonnegative(), endLine: z.number().int().nonnegative() }).optional(),
+});
+const completion = z.object({
+  kind: z.string(),
+  label: z.string(),
+  detail: z.string().optional(),
+  /** Text that replaces the `@word` or `/word` being typed. */
+  insert: z.string(),
+  context: contextItem.optional(),
+});
 const sessionInfo = z
   .object({ sessionId: z.string(), title: z.string(), updatedAt: z.string().optional() })
   .passthrough();
@@ -44,10 +58,22 @@ export const hostToWebview = z.discriminatedUnion("type", [
   z.object({ type: z.literal("sessions"), sessions: z.array(sessionInfo) }),
   z.object({
     type: z.literal("server"),
-    state: z.enum(["starting", "running", "stopped", "failed"]),
+    state: z.enum(["starting", "running", "stopped", "failed", "no-folder"]),
     message: z.string().optional(),
   }),
   z.object({ type: z.literal("error"), message: z.string(), hint: z.string().optional() }),
+  /** Answer to a `complete` request of the composer (same id). */
+  z.object({ type: z.literal("completions"), id: z.number().int(), items: z.array(completion) }),
+  /** The session's settings, for the pickers in the panel header. */
+  z.object({
+    type: z.literal("config"),
+    mode: z.string(),
+    editMode: z.string(),
+    model: z.string(),
+  }),
+  /** Something the editor added to the next question (e.g. "Kiln: Add Selection to Chat"). */
+  z.object({ type: z.literal("addContext"), item: contextItem }),
+  z.object({ type: z.literal("info"), message: z.string() }),
   /** Deferred proposals waiting for the user (editMode "deferred"). */
   z.object({
     type: z.literal("pendingEdits"),
@@ -57,7 +83,32 @@ export const hostToWebview = z.discriminatedUnion("type", [
 
 export const webviewToHost = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready") }),
-  z.object({ type: z.literal("prompt"), text: z.string().min(1) }),
+  z.object({ type: z.literal("prompt"), text: z.string().min(1), context: z.array(contextItem).optional() }),
+  /** A slash command typed in the composer: `/name args`. */
+  z.object({
+    type: z.literal("command"),
+    name: z.string().min(1),
+    args: z.string(),
+    context: z.array(contextItem).optional(),
+  }),
+  z.object({
+    type: z.literal("complete"),
+    id: z.number().int(),
+    trigger: z.enum(["@", "/"]),
+    query: z.string(),
+  }),
+  /** A workspace-relative path the answer mentioned; the host opens it only inside the workspace. */
+  z.object({ type: z.literal("openFile"), path: z.string(), line: z.number().int().positive().optional() }),
+  z.object({
+    type: z.literal("codeAction"),
+    action: z.enum(["copy", "insert", "apply"]),
+    code: z.string(),
+    lang: z.string(),
+    target: z.string(),
+  }),
+  z.object({ type: z.literal("setMode"), mode: z.string().optional(), editMode: z.string().optional() }),
+  z.object({ type: z.literal("setModel"), model: z.string() }),
+  z.object({ type: z.literal("openFolder") }),
   z.object({ type: z.literal("cancel") }),
   z.object({ type: z.literal("permission"), requestId: z.string(), optionId: z.string() }),
   z.object({ type: z.literal("newSession") }),
@@ -79,6 +130,8 @@ export const webviewToHost = z.discriminatedUnion("type", [
 export type HostToWebview = z.infer<typeof hostToWebview>;
 export type WebviewToHost = z.infer<typeof webviewToHost>;
 export type Reference = z.infer<typeof reference>;
+export type ContextItem = z.infer<typeof contextItem>;
+export type Completion = z.infer<typeof completion>;
 
 export type Parsed<T> = { ok: true; message: T } | { ok: false; error: string };
 

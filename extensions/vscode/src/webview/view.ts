@@ -6,6 +6,7 @@
 
 import { type ChatState, type Entry, initialState, reduce, usageText } from "../protocol/chatState";
 import { parseHostMessage, type WebviewToHost } from "../protocol/messages";
+import { Composer } from "./composer";
 import { renderMarkdown } from "./markdown";
 
 type Post = (message: WebviewToHost) => void;
@@ -40,9 +41,11 @@ export class ChatView {
   private readonly pending: HTMLElement;
   private readonly usage: HTMLElement;
   private readonly banner: HTMLElement;
-  private readonly input: HTMLTextAreaElement;
-  private readonly send: HTMLButtonElement;
-  private readonly stop: HTMLButtonElement;
+  private readonly welcome: HTMLElement;
+  private readonly composer: Composer;
+  private readonly mode: HTMLSelectElement;
+  private readonly editMode: HTMLSelectElement;
+  private readonly model: HTMLInputElement;
 
   constructor(
     root: HTMLElement,
@@ -57,57 +60,101 @@ export class ChatView {
     const refresh = el("button", { class: "history", title: "Refresh history" }, "History");
     const fresh = el("button", { class: "new", title: "New session" }, "New");
     header.append(this.sessions, refresh, fresh);
+    const pickers = el("div", { class: "pickers" });
+    this.mode = el("select", { class: "mode", title: "What Kiln may do without asking" });
+    for (const m of ["ask", "auto-edit", "ci", "yolo"]) this.mode.append(el("option", { value: m }, `mode: ${m}`));
+    this.editMode = el("select", { class: "edit-mode", title: "How edits reach files" });
+    for (const m of ["ask", "deferred", "auto"]) this.editMode.append(el("option", { value: m }, `edits: ${m}`));
+    this.model = el("input", { class: "model", placeholder: "model (default)", title: "Model for new sessions" });
+    pickers.append(this.mode, this.editMode, this.model);
     this.banner = el("div", { class: "banner", hidden: "" });
+    this.welcome = el("div", { class: "welcome" });
+    this.welcome.append(
+      el("h3", {}, "Kiln"),
+      el("p", {}, "Ask about this workspace, or have Kiln change it. Edits wait for your review."),
+      el(
+        "ul",
+        {},
+      ),
+    );
+    const tips = this.welcome.querySelector("ul") as HTMLElement;
+    for (const tip of [
+      "@ mentions a file, folder or symbol (ranked by Kiln's index)",
+      "/ runs a command: /clear /compact /mode /model /context, or an installed skill",
+      "Ctrl+I (Cmd+I) in an editor edits the selection; Ctrl+Alt+K opens this chat",
+      "Enter sends, Shift+Enter starts a new line",
+    ]) {
+      tips.append(el("li", {}, tip));
+    }
+    const openFolder = el("button", { class: "open-folder", hidden: "" }, "Open Folder");
+    openFolder.addEventListener("click", () => this.post({ type: "openFolder" }));
+    this.banner.after(openFolder);
     this.plan = el("ul", { class: "plan" });
     this.transcript = el("div", { class: "transcript", role: "log", "aria-live": "polite" });
     this.permissions = el("div", { class: "permissions" });
     this.pending = el("div", { class: "pending-edits" });
     this.usage = el("div", { class: "usage" });
-    const composer = el("form", { class: "composer" });
-    this.input = el("textarea", { class: "input", rows: "3", placeholder: "Ask Kiln…" });
-    this.send = el("button", { class: "send", type: "submit" }, "Send");
-    this.stop = el("button", { class: "stop", type: "button" }, "Stop");
-    composer.append(this.input, this.send, this.stop);
+    this.composer = new Composer(this.post, () => !this.state.running && this.state.server.state === "running");
     root.append(
       header,
+      pickers,
       this.banner,
+      openFolder,
+      this.welcome,
       this.plan,
       this.transcript,
       this.permissions,
       this.pending,
       this.usage,
-      composer,
+      this.composer.form,
     );
+    this.openFolder = openFolder;
 
-    composer.addEventListener("submit", (e) => {
-      e.preventDefault();
-      this.submit();
-    });
-    this.input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && !e.shiftKey) {
-        e.preventDefault();
-        this.submit();
-      }
-    });
-    this.stop.addEventListener("click", () => this.post({ type: "cancel" }));
     fresh.addEventListener("click", () => this.post({ type: "newSession" }));
     refresh.addEventListener("click", () => this.post({ type: "listSessions" }));
     this.sessions.addEventListener("change", () => {
       if (this.sessions.value) this.post({ type: "loadSession", sessionId: this.sessions.value });
     });
+    this.mode.addEventListener("change", () => this.post({ type: "setMode", mode: this.mode.value }));
+    this.editMode.addEventListener("change", () => this.post({ type: "setMode", editMode: this.editMode.value }));
+    this.model.addEventListener("change", () => this.post({ type: "setModel", model: this.model.value.trim() }));
+    this.transcript.addEventListener("click", (e) => this.clicked(e));
     this.render();
   }
 
-  private submit(): void {
-    const text = this.input.value.trim();
-    if (!text || this.state.running) return;
-    this.input.value = "";
-    this.post({ type: "prompt", text });
+  private readonly openFolder: HTMLElement;
+
+  /** File links and code-block buttons in answers (rendered as HTML, so handled here). */
+  private clicked(e: Event): void {
+    const target = e.target as HTMLElement | null;
+    const link = target?.closest("a.file-link") as HTMLElement | null;
+    if (link) {
+      e.preventDefault();
+      const line = Number(link.dataset.line);
+      this.post({ type: "openFile", path: link.dataset.path ?? "", ...(line > 0 ? { line } : {}) });
+      return;
+    }
+    const button = target?.closest("button.code-action") as HTMLElement | null;
+    const block = button?.closest(".code-block") as HTMLElement | null;
+    if (button && block) {
+      const action = button.dataset.action as "copy" | "insert" | "apply";
+      const code = block.querySelector("code")?.textContent ?? "";
+      this.post({ type: "codeAction", action, code, lang: block.dataset.lang ?? "", target: block.dataset.target ?? "" });
+    }
   }
 
   /** A raw message from the host; invalid ones are shown, not dropped silently. */
   receive(raw: unknown): void {
     const parsed = parseHostMessage(raw);
+    if (parsed.ok && parsed.message.type === "completions") {
+      this.composer.completions(parsed.message.id, parsed.message.items);
+      return;
+    }
+    if (parsed.ok && parsed.message.type === "addContext") {
+      this.composer.add(parsed.message.item);
+      this.composer.input.focus();
+      return;
+    }
     if (!parsed.ok) {
       this.state = reduce(this.state, {
         type: "error",
@@ -122,11 +169,20 @@ export class ChatView {
 
   private render(): void {
     const s = this.state;
-    this.send.disabled = s.running || s.server.state !== "running";
-    this.stop.disabled = !s.running;
+    this.composer.send.disabled = s.running || s.server.state !== "running";
+    this.composer.stop.disabled = !s.running;
     this.banner.hidden = s.server.state === "running";
     this.banner.textContent =
-      s.server.state === "running" ? "" : `Kiln server ${s.server.state}${s.server.message ? `: ${s.server.message}` : ""}`;
+      s.server.state === "running"
+        ? ""
+        : s.server.state === "no-folder"
+          ? "Open a folder to use Kiln: it indexes and edits the folder you open."
+          : `Kiln server ${s.server.state}${s.server.message ? `: ${s.server.message}` : ""}`;
+    this.openFolder.hidden = s.server.state !== "no-folder";
+    this.welcome.hidden = s.entries.length > 0;
+    this.mode.value = s.config.mode;
+    this.editMode.value = s.config.editMode;
+    if (document.activeElement !== this.model) this.model.value = s.config.model;
 
     this.sessions.replaceChildren(
       el("option", { value: "" }, s.sessionId ? s.title || "Current session" : "No session"),
