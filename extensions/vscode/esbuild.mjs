@@ -41,3 +41,15 @@ if (target === "all" || target === "tests") {
     packages: "external",
   });
 }
+
+if (target === "browser-test") {
+  await build({
+    ...common,
+    entryPoints: ["test/browser/webview.ts"],
+    outfile: "out/browser/webview.cjs",
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    packages: "external",
+  });
+}

@@ -7,13 +7,16 @@ import * as vscode from "vscode";
 import { ChatPanel, VIEW_ID } from "./host/chatPanel";
 import { ChatController } from "./host/controller";
 import { ProposalDiffs, SCHEME } from "./host/diff";
-import { askAboutSelection, explainFile } from "./host/editorCommands";
+import { askAboutSelection, explainFile, inlineEdit, selectionContext } from "./host/editorCommands";
 import { languageClientFactory } from "./host/languageClient";
 import { KilnServer, readSettings } from "./host/server";
 import { installSkill, listSkills, searchSkills, showError } from "./host/skills";
-import { IndexStatusBar } from "./host/statusBar";
+import { IndexStatusBar, indexStatusReport } from "./host/statusBar";
 
 let server: KilnServer | undefined;
+
+const NO_FOLDER = "Kiln works on a folder: open one (File > Open Folder) to start it.";
+const hasFolder = () => (vscode.workspace.workspaceFolders ?? []).length > 0;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("Kiln");
@@ -90,11 +93,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return p && listSkills(p);
     }),
     vscode.commands.registerCommand("kiln.showIndexStatus", async () => {
+      if (!hasFolder()) return void vscode.window.showInformationMessage(NO_FOLDER);
       if (kiln.state !== "running") return kiln.restart();
       const s = await status.poll();
-      void vscode.window.showInformationMessage(`Kiln index: ${JSON.stringify(s ?? {})}`);
+      const report = indexStatusReport(s ?? null);
+      output.appendLine(report.join("\n"));
+      void vscode.window.showInformationMessage(report.join(" · "));
+    }),
+    vscode.commands.registerCommand("kiln.focusChat", focusChat),
+    vscode.commands.registerCommand("kiln.inlineEdit", () => inlineEdit(ask)),
+    vscode.commands.registerCommand("kiln.addSelection", async () => {
+      const item = selectionContext();
+      if (typeof item === "string") return void vscode.window.showWarningMessage(item);
+      await focusChat();
+      panel.post({ type: "addContext", item });
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      if (hasFolder() && kiln.state !== "running") void kiln.start();
     }),
   );
+  // Without a folder the server would index (and create .kiln/ in) whatever directory VS Code
+  // was started from: ask for a folder instead.
+  if (!hasFolder()) {
+    chat.detach("no-folder");
+    status.setServer("no folder");
+    return;
+  }
   await kiln.start();
 }
 

@@ -20,6 +20,15 @@ export const HOST_EXAMPLES: HostToWebview[] = [
   { type: "server", state: "failed", message: "python3 not found" },
   { type: "error", message: "boom", hint: "do this" },
   { type: "pendingEdits", edits: [{ proposalId: "a1", toolCallId: "t1", path: "app.py" }] },
+  {
+    type: "completions",
+    id: 1,
+    items: [{ kind: "file", label: "calc.py", insert: "@calc.py ", context: { label: "@calc.py", uri: "file:///w/calc.py" } }],
+  },
+  { type: "config", mode: "ask", editMode: "ask", model: "" },
+  { type: "addContext", item: { label: "@calc.py:1-2", uri: "file:///w/calc.py", range: { startLine: 1, endLine: 2 } } },
+  { type: "info", message: "Copied to the clipboard." },
+  { type: "server", state: "no-folder" },
 ];
 
 export const WEBVIEW_EXAMPLES: WebviewToHost[] = [
@@ -33,4 +42,11 @@ export const WEBVIEW_EXAMPLES: WebviewToHost[] = [
   { type: "openDiff", toolCallId: "t1" },
   { type: "resolveEdit", proposalId: "a1", decision: "accept" },
   { type: "openLocation", path: "/w/a.py", line: 3 },
+  { type: "command", name: "pdf", args: "fill the form", context: [{ label: "@a.py", uri: "file:///w/a.py" }] },
+  { type: "complete", id: 1, trigger: "@", query: "cal" },
+  { type: "openFile", path: "calc.py", line: 3 },
+  { type: "codeAction", action: "copy", code: "x = 1", lang: "python", target: "" },
+  { type: "setMode", mode: "auto-edit" },
+  { type: "setModel", model: "claude-sonnet-4-5" },
+  { type: "openFolder" },
 ];

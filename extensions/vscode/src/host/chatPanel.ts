@@ -6,6 +6,7 @@
 
 import * as vscode from "vscode";
 import { type HostToWebview, parseWebviewMessage, type WebviewToHost } from "../protocol/messages";
+import { webviewHtml } from "./webviewHtml";
 
 export const VIEW_ID = "kiln.chat";
 
@@ -57,28 +58,10 @@ export class ChatPanel implements vscode.WebviewViewProvider {
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    const nonce = Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16)).join("");
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.js"));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.css"));
-    const csp = [
-      "default-src 'none'",
-      `style-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource} https: data:`,
-      `script-src 'nonce-${nonce}'`,
-    ].join("; ");
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}">
-<title>Kiln</title>
-</head>
-<body>
-<div id="kiln-root"></div>
-<script nonce="${nonce}" src="${script}"></script>
-</body>
-</html>`;
+    return webviewHtml(
+      webview.cspSource,
+      webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.js")).toString(),
+      webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.css")).toString(),
+    );
   }
 }

@@ -24,6 +24,7 @@ import {
   ToolCallContent,
   UpdateNotification,
 } from "../protocol/types";
+import { codeAction, completions, contextBlocks, openWorkspaceFile } from "./composerHost";
 import type { ProposalDiffs } from "./diff";
 
 interface Proposal {
@@ -38,6 +39,11 @@ export class ChatController implements vscode.Disposable {
   running = false;
   private requestCounter = 0;
   private pendingEditCount = 0;
+  /** The model for new sessions, chosen in the panel (empty: the server's setting). */
+  model = "";
+  private mode = { mode: "ask", editMode: "ask" };
+  /** What the user picked in the panel; new sessions get it (else the server's settings). */
+  private chosen: { mode?: string; editMode?: string } = {};
   private readonly permissions = new Map<string, (answer: PermissionResponse) => void>();
   readonly proposals = new Map<string, Proposal>();
 
@@ -63,6 +69,11 @@ export class ChatController implements vscode.Disposable {
     const current = this.sessionId; // taken now: the user may pick another session meanwhile
     try {
       const hello = await protocol.hello();
+      const config = hello.config ?? {};
+      if (typeof config.mode === "string") this.mode.mode = config.mode;
+      if (typeof config.editMode === "string") this.mode.editMode = config.editMode;
+      if (!this.model && typeof config.model === "string") this.model = config.model;
+      this.postConfig();
       if (hello.protocolVersion !== PROTOCOL_VERSION) {
         this.post({
           type: "error",
@@ -84,7 +95,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** The server went away: nothing can be answered any more. */
-  detach(state: "starting" | "stopped" | "failed", message?: string): void {
+  detach(state: "starting" | "stopped" | "failed" | "no-folder", message?: string): void {
     this.protocol?.dispose();
     this.protocol = undefined;
     for (const [id, resolve] of this.permissions) {
@@ -118,15 +129,46 @@ export class ChatController implements vscode.Disposable {
           this.post({ type: "server", state: this.protocol ? "running" : "starting" });
           if (this.protocol) await this.refreshSessions();
           return;
-        case "prompt":
-          await this.send([{ type: "text", text: message.text }], message.text, []);
+        case "prompt": {
+          const refs = (message.context ?? []).map((c) => ({ uri: c.uri, label: c.label }));
+          await this.send([{ type: "text", text: message.text }, ...contextBlocks(message.context)], message.text, refs);
+          return;
+        }
+        case "command":
+          await this.command(message.name, message.args, message.context ?? []);
+          return;
+        case "complete": {
+          const items = this.protocol ? await completions(this.protocol, message.trigger, message.query) : [];
+          this.post({ type: "completions", id: message.id, items });
+          return;
+        }
+        case "openFile": {
+          const problem = await openWorkspaceFile(message.path, message.line);
+          if (problem) this.post({ type: "error", message: problem });
+          return;
+        }
+        case "codeAction": {
+          const said = await codeAction(message.action, message.code, message.target);
+          if (said) this.post({ type: "info", message: said });
+          return;
+        }
+        case "setMode":
+          await this.setMode(message.mode, message.editMode);
+          return;
+        case "setModel":
+          await this.setModel(message.model);
+          return;
+        case "openFolder":
+          await vscode.commands.executeCommand("vscode.openFolder");
           return;
         case "cancel":
           if (this.sessionId && this.running) await this.require().cancel(this.sessionId);
           return;
-        case "permission":
-          this.answer(message.requestId, selected(message.optionId));
+        case "permission": {
+          const answer = selected(message.optionId);
+          this.answer(message.requestId, message.newText !== undefined ? { ...answer, _meta: { newText: message.newText } } : answer);
           return;
+        }
         case "newSession":
           await this.newSession();
           return;
@@ -151,12 +193,9 @@ export class ChatController implements vscode.Disposable {
           return;
         }
         case "openLocation": {
-          const line = Math.max((message.line ?? 1) - 1, 0);
-          const position = new vscode.Position(line, 0);
-          await vscode.window.showTextDocument(vscode.Uri.file(message.path), {
-            selection: new vscode.Range(position, position),
-            preview: true,
-          });
+          // Tool cards carry absolute paths; only files inside the workspace are opened.
+          const problem = await openWorkspaceFile(message.path, message.line);
+          if (problem) this.post({ type: "error", message: problem });
           return;
         }
       }
@@ -219,6 +258,75 @@ export class ChatController implements vscode.Disposable {
     void vscode.window.showInformationMessage(`Kiln: mode ${done.mode}, edits ${done.editMode}.`);
   }
 
+  private postConfig(): void {
+    this.post({ type: "config", ...this.mode, model: this.model });
+  }
+
+  /** The panel's mode pickers: for the current session, and for the next ones. */
+  async setMode(mode?: string, editMode?: string): Promise<void> {
+    this.chosen = { ...this.chosen, ...(mode ? { mode } : {}), ...(editMode ? { editMode } : {}) };
+    this.mode = { mode: mode ?? this.mode.mode, editMode: editMode ?? this.mode.editMode };
+    if (this.sessionId && this.protocol) {
+      const done = await this.protocol.setMode(this.sessionId, mode, editMode);
+      this.mode = { mode: done.mode, editMode: done.editMode };
+    }
+    this.postConfig();
+  }
+
+  /** A session keeps its model: choosing another starts a new session with it. */
+  async setModel(model: string): Promise<void> {
+    this.model = model;
+    this.postConfig();
+    if (this.sessionId && !this.running) {
+      await this.newSession();
+      this.post({ type: "info", message: `Model ${model || "(default)"}: a new session started.` });
+    }
+  }
+
+  /** `/name args` from the composer: built-ins here, anything else is an installed skill. */
+  async command(name: string, args: string, context: { uri: string; label: string }[]): Promise<void> {
+    const protocol = this.require();
+    switch (name) {
+      case "clear":
+        await this.newSession();
+        return;
+      case "compact": {
+        if (!this.sessionId) return this.post({ type: "info", message: "Nothing to compact yet." });
+        const done = await protocol.compact(this.sessionId);
+        this.post({
+          type: "info",
+          message: done.compacted ? `Compacted: ${done.beforeTokens} → ${done.afterTokens} tokens.` : "Nothing to compact yet.",
+        });
+        return;
+      }
+      case "mode": {
+        const edits = ["deferred", "auto"].includes(args);
+        if (!args) return this.post({ type: "info", message: `Mode ${this.mode.mode}, edits ${this.mode.editMode}.` });
+        await this.setMode(edits ? undefined : args, edits ? args : undefined);
+        return;
+      }
+      case "model":
+        await this.setModel(args);
+        return;
+      case "context": {
+        if (!this.sessionId) return this.post({ type: "info", message: "No session yet: the context is empty." });
+        const c = await protocol.contextShow(this.sessionId);
+        const files = Array.isArray(c.filesModified) && c.filesModified.length ? `; files modified: ${c.filesModified.join(", ")}` : "";
+        this.post({
+          type: "info",
+          message: `Context: ${c.messages} messages, ${c.turns} turns, ${c.steps} steps, window ${c.contextWindow ?? "?"} tokens${files}.`,
+        });
+        return;
+      }
+      default: {
+        const skill = await protocol.useSkill(name);
+        const text = args || `Use the ${skill.name} skill.`;
+        const refs = [{ uri: `kiln-skill:${skill.name}`, label: `/${skill.name}` }, ...context.map((c) => ({ uri: c.uri, label: c.label }))];
+        await this.send([skill.block, { type: "text", text }, ...contextBlocks(context as never)], text, refs);
+      }
+    }
+  }
+
   /** Free the current session on the server, unless it still holds deferred edits to review. */
   private async closeCurrent(protocol: KilnProtocol): Promise<void> {
     if (!this.sessionId || this.pendingEditCount > 0) return;
@@ -232,8 +340,10 @@ export class ChatController implements vscode.Disposable {
   async newSession(): Promise<string> {
     if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
     await this.closeCurrent(this.require());
-    const created = await this.require().newSession();
+    const created = await this.require().newSession({ ...this.chosen, ...(this.model ? { model: this.model } : {}) });
     this.sessionId = created.sessionId;
+    this.mode = { mode: created.mode ?? this.mode.mode, editMode: created.editMode ?? this.mode.editMode };
+    this.postConfig();
     this.proposals.clear();
     this.post({ type: "session", sessionId: created.sessionId, title: "New session" });
     return created.sessionId;

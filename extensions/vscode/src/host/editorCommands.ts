@@ -5,7 +5,7 @@
  */
 
 import * as vscode from "vscode";
-import type { Reference } from "../protocol/messages";
+import type { ContextItem, Reference } from "../protocol/messages";
 import type { PromptBlock } from "../protocol/types";
 
 export interface Ask {
@@ -72,4 +72,44 @@ export async function explainFile(send: (ask: Ask) => Promise<unknown>): Promise
     text,
     references: [{ uri: doc.uri.toString(), label: rel }],
   });
+}
+
+/** "Kiln: Add Selection to Chat": the selection as a context pill of the next question. */
+export function selectionContext(): ContextItem | string {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) return "Open a file and select some code first.";
+  const ref = selectionReference(editor);
+  if (typeof ref === "string") return ref;
+  const sel = editor.selection;
+  const endLine = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line : sel.end.line + 1;
+  return {
+    label: `@${ref.references[0].label}`,
+    uri: editor.document.uri.toString(),
+    range: { startLine: sel.start.line + 1, endLine },
+  };
+}
+
+/**
+ * Inline edit (Ctrl+I / Cmd+I on a selection): the agent is asked to change only those lines;
+ * its edit comes back through the usual review, hunk by hunk.
+ */
+export async function inlineEdit(send: (ask: Ask) => Promise<unknown>): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showWarningMessage("Open a file and select the code to edit first.");
+    return;
+  }
+  const ref = selectionReference(editor);
+  if (typeof ref === "string") {
+    void vscode.window.showWarningMessage("Select the code to edit first, then press Ctrl+I.");
+    return;
+  }
+  const instruction = await vscode.window.showInputBox({
+    prompt: "Kiln: edit the selection",
+    placeHolder: "e.g. handle the empty list",
+  });
+  if (!instruction) return;
+  const where = ref.references[0].label;
+  const text = `Edit ${where}: ${instruction}\nChange only those lines, with edit_file; no explanation needed.`;
+  await send({ ...ref, blocks: [{ type: "text", text }, ...ref.blocks], text });
 }

@@ -13,6 +13,8 @@ import {
   type ServerOptions,
   State,
 } from "vscode-languageclient/node";
+import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult } from "../protocol/types";
+import { applyThenSave } from "./saveEdited";
 import type { ClientFactory, ClientHandle } from "./server";
 
 export function languageClientFactory(
@@ -42,6 +44,21 @@ export function languageClientFactory(
       },
     };
     const client = new LanguageClient("kiln", "Kiln", serverOptions, clientOptions);
+    // The client's own applyEdit handler (version check, then workspace.applyEdit), followed
+    // by saving what it edited. Handlers registered here replace the built-in one and are
+    // registered again after every restart.
+    const builtIn = (client as unknown as {
+      handleApplyWorkspaceEdit(p: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
+    }).handleApplyWorkspaceEdit.bind(client);
+    client.onRequest("workspace/applyEdit", (params: ApplyWorkspaceEditParams) =>
+      applyThenSave(
+        params,
+        builtIn,
+        () => vscode.workspace.textDocuments,
+        (uri) => vscode.Uri.parse(uri).toString(),
+        (message) => void vscode.window.showWarningMessage(message),
+      ),
+    );
     let started = false;
     client.onDidChangeState((e) => {
       if (e.newState === State.Running && started) onRunning();

@@ -25,6 +25,22 @@ export function statusText(status: IndexStatus | null, server: string): { text: 
   };
 }
 
+/** "Show Index Status" as readable lines, not JSON. */
+export function indexStatusReport(s: IndexStatus | null): string[] {
+  if (!s) return ["Kiln index: no answer from the server yet."];
+  const lines = [`Kiln index: ${s.state ?? "unknown"}${s.root ? ` — ${s.root}` : ""}`];
+  const p = s.progress;
+  if (s.state === "indexing" && p) lines.push(`Indexing: ${p.done} of ${p.total} files`);
+  if (typeof s.files === "number") lines.push(`${s.files} files, ${typeof s.blocks === "number" ? s.blocks : 0} blocks`);
+  const raw = s as Record<string, unknown>;
+  if (typeof raw.db_bytes === "number") lines.push(`Database: ${(raw.db_bytes / 1048576).toFixed(1)} MB`);
+  if (typeof raw.last_indexed === "number") lines.push(`Last indexed: ${new Date(raw.last_indexed * 1000).toLocaleString()}`);
+  if (typeof raw.commits === "number" && raw.commits > 0) lines.push(`History: ${raw.commits} commits`);
+  lines.push(s.watching ? "Watching for changes" : "Not watching for changes");
+  if (s.error) lines.push(`Error: ${s.error}`);
+  return lines;
+}
+
 export class IndexStatusBar implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
   private timer: ReturnType<typeof setTimeout> | undefined;

@@ -45,6 +45,8 @@ export interface PermissionPrompt {
   reason: string;
   toolCallId: string;
   hasDiff: boolean;
+  /** Whole-file texts of the proposed edit, reviewed hunk by hunk in the card. */
+  diffs: { path: string; oldText: string; newText: string }[];
   /** Asked while the agent was acting on external content (web, command output): say so. */
   fromExternal: boolean;
   options: { optionId: string; name: string; kind: string }[];
@@ -254,6 +256,11 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
         reason: str(obj(tc._meta).reason),
         toolCallId: message.toolCall.toolCallId,
         hasDiff: diffsOf(tc.content).length > 0,
+        diffs: Array.isArray(tc.content)
+          ? tc.content
+              .filter((c) => obj(c).type === "diff")
+              .map((c) => ({ path: str(obj(c).path), oldText: str(obj(c).oldText), newText: str(obj(c).newText) }))
+          : [],
         fromExternal: obj(tc._meta).fromExternal === true,
         options: message.options,
       };

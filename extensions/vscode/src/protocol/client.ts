@@ -9,6 +9,8 @@
 import {
   type ApplyWorkspaceEditParams,
   type ApplyWorkspaceEditResult,
+  type CommandItem,
+  type MentionItem,
   type HelloResult,
   type IndexStatus,
   type InstallResult,
@@ -136,7 +138,7 @@ export class KilnProtocol implements Disposable {
     return this.call(METHODS.hello, {});
   }
 
-  newSession(options: { cwd?: string; mode?: string; editMode?: string } = {}) {
+  newSession(options: { cwd?: string; mode?: string; editMode?: string; model?: string } = {}) {
     return this.call<NewSessionResult>(METHODS.sessionNew, options);
   }
 
@@ -187,6 +189,25 @@ export class KilnProtocol implements Disposable {
 
   contextShow(sessionId: string) {
     return this.call<Record<string, unknown>>(METHODS.contextShow, { sessionId });
+  }
+
+  completeMentions(query: string, limit = 20) {
+    return this.call<{ items: MentionItem[]; indexed: boolean }>(METHODS.completeMentions, { query, limit });
+  }
+
+  completeCommands(query = "") {
+    return this.call<{ commands: CommandItem[] }>(METHODS.completeCommands, { query });
+  }
+
+  useSkill(name: string) {
+    return this.call<{ name: string; description: string; block: PromptBlock }>(METHODS.skillsUse, { name });
+  }
+
+  compact(sessionId: string) {
+    return this.call<{ compacted: boolean; beforeTokens?: number; afterTokens?: number }>(
+      METHODS.sessionCompact,
+      { sessionId },
+    );
   }
 
   async listSkills(): Promise<{ skills: SkillInfo[]; warnings: unknown[] }> {

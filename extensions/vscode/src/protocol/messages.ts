@@ -110,7 +110,13 @@ export const webviewToHost = z.discriminatedUnion("type", [
   z.object({ type: z.literal("setModel"), model: z.string() }),
   z.object({ type: z.literal("openFolder") }),
   z.object({ type: z.literal("cancel") }),
-  z.object({ type: z.literal("permission"), requestId: z.string(), optionId: z.string() }),
+  z.object({
+    type: z.literal("permission"),
+    requestId: z.string(),
+    optionId: z.string(),
+    /** Per-hunk review: the file as the user kept it (only with an allow option). */
+    newText: z.string().optional(),
+  }),
   z.object({ type: z.literal("newSession") }),
   z.object({ type: z.literal("listSessions") }),
   z.object({ type: z.literal("loadSession"), sessionId: z.string() }),

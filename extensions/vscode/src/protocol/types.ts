@@ -146,7 +146,7 @@ export interface PermissionRequest {
 }
 
 export type PermissionResponse =
-  | { outcome: { outcome: "selected"; optionId: string } }
+  | { outcome: { outcome: "selected"; optionId: string }; _meta?: { newText?: string } }
   | { outcome: { outcome: "cancelled" } };
 
 export interface TextEdit {
@@ -210,4 +210,22 @@ export interface PendingEdit {
   path: string;
   oldText: string | null;
   newText: string;
+}
+
+/** One `kiln/complete/mentions` item (lines 1-based, symbols only). */
+export interface MentionItem {
+  kind: "file" | "folder" | "symbol";
+  label: string;
+  path: string;
+  uri: string;
+  line?: number;
+  endLine?: number;
+  detail?: string;
+}
+
+export interface CommandItem {
+  name: string;
+  kind: "builtin" | "skill";
+  args: string;
+  description: string;
 }

@@ -77,7 +77,7 @@ rules.image = (tokens, idx) => {
     return `<img src="${escape(src)}" alt="${escape(alt)}">`;
   }
   // Shown, never fetched: the user decides whether to open it.
-  return `<a class="remote-image" href="${escape(src)}" title="${escape(src)}">🖼 ${escape(alt)}</a>`;
+  return `<a class="remote-image" href="${escape(src)}" title="${escape(src)}">[image: ${escape(alt)}]</a>`;
 };
 
 rules.fence = (tokens, idx) => {

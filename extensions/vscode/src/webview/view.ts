@@ -6,6 +6,7 @@
 
 import { type ChatState, type Entry, initialState, reduce, usageText } from "../protocol/chatState";
 import { parseHostMessage, type WebviewToHost } from "../protocol/messages";
+import { hunks, keepHunks } from "../protocol/hunks";
 import { Composer } from "./composer";
 import { renderMarkdown } from "./markdown";
 
@@ -224,11 +225,46 @@ export class ChatView {
           );
           box.append(diff);
         }
+        // Per-hunk review: every hunk is kept unless unticked; an allow answer then carries
+        // the file with only the ticked hunks.
+        const review = p.diffs.length === 1 ? p.diffs[0] : undefined;
+        const keep: boolean[] = [];
+        for (const d of p.diffs) {
+          const file = el("div", { class: "diff" });
+          file.append(el("div", { class: "diff-path" }, d.path.split("/").slice(-2).join("/")));
+          hunks(d.oldText, d.newText).forEach((h, i) => {
+            const hunk = el("div", { class: "hunk" });
+            if (d === review) {
+              keep.push(true);
+              const tick = el("input", { type: "checkbox", class: "hunk-keep", title: "Keep this hunk" });
+              tick.checked = true;
+              tick.addEventListener("change", () => (keep[i] = tick.checked));
+              const label = el("label", { class: "hunk-label" });
+              label.append(tick, el("span", {}, ` hunk ${i + 1}: lines ${h.oldStart + 1}–${h.oldStart + Math.max(h.oldCount, 1)}`));
+              hunk.append(label);
+            }
+            const pre = el("pre", { class: "hunk-lines" });
+            for (const line of h.lines) {
+              const cls = line[0] === "+" ? "add" : line[0] === "-" ? "del" : "ctx";
+              pre.append(el("span", { class: cls }, line.endsWith("\n") ? line : `${line}\n`));
+            }
+            hunk.append(pre);
+            file.append(hunk);
+          });
+          box.append(file);
+        }
         for (const o of p.options) {
           const b = el("button", { class: `option ${o.kind}`, "data-option": o.optionId }, o.name);
-          b.addEventListener("click", () =>
-            this.post({ type: "permission", requestId: p.requestId, optionId: o.optionId }),
-          );
+          b.addEventListener("click", () => {
+            const partial = review && o.kind.startsWith("allow") && keep.some((k) => !k);
+            const newText = partial ? keepHunks(review.oldText, review.newText, keep) : undefined;
+            this.post({
+              type: "permission",
+              requestId: p.requestId,
+              optionId: o.optionId,
+              ...(newText !== undefined ? { newText } : {}),
+            });
+          });
           box.append(b);
         }
         return box;

@@ -183,6 +183,16 @@ export const commands = {
 };
 
 export const workspace = {
+  get workspaceFolders() {
+    const folders = settings["__folders"] as string[] | undefined;
+    return folders?.map((f, index) => ({ uri: Uri.file(f), name: f, index }));
+  },
+  fs: {
+    async stat(uri: Uri) {
+      const { statSync } = await import("node:fs");
+      return statSync(uri.fsPath);
+    },
+  },
   asRelativePath(uri: Uri | string, _includeFolder?: boolean): string {
     const path = typeof uri === "string" ? uri : uri.path;
     const root = (settings["__root"] as string | undefined) ?? "";

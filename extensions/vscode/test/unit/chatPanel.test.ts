@@ -37,11 +37,18 @@ describe("chat panel", () => {
     const { view } = fakeView();
     panel.resolveWebviewView(view as never);
     const html = view.webview.html;
-    const nonce = /script-src 'nonce-([0-9a-f]{32})'/.exec(html)?.[1];
+    const nonce = /script-src 'nonce-([A-Za-z0-9+/=]{24})'/.exec(html)?.[1];
     expect(nonce).toBeTruthy();
     expect(html).toContain(`<script nonce="${nonce}" src="file:///ext/dist/webview.js">`);
     expect(html).toContain("default-src 'none'");
     expect(html).not.toContain("unsafe-inline");
+    // Images only from the extension or data: URLs — never the network.
+    const img = /img-src ([^;"]*)/.exec(html)?.[1];
+    expect(img).toBe("vscode-resource: data:");
+    expect(html).not.toMatch(/https:|http:|\*/);
+    // A fresh nonce per page.
+    panel.resolveWebviewView(view as never);
+    expect(/script-src 'nonce-([^']+)'/.exec(view.webview.html)?.[1]).not.toBe(nonce);
   });
 
   test("messages wait for the webview's ready, then arrive in order", () => {

@@ -98,6 +98,7 @@ describe("chat state", () => {
         reason: "edits need approval",
         toolCallId: "t9",
         hasDiff: true,
+        diffs: [{ path: "/w/app.py", oldText: "a", newText: "b" }],
         fromExternal: false,
         options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }],
       },

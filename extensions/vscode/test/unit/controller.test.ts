@@ -4,7 +4,10 @@ import { ChatController } from "../../src/host/controller";
 import { ProposalDiffs } from "../../src/host/diff";
 import { type HostToWebview, parseHostMessage } from "../../src/protocol/messages";
 import { Peer, Token } from "../stubs/peer";
-import { executed, opened, reset, shown, user } from "../stubs/vscode";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { executed, opened, reset, settings, shown, user } from "../stubs/vscode";
 
 let posted: HostToWebview[];
 let peer: Peer;
@@ -52,7 +55,7 @@ describe("chat controller", () => {
     });
     await chat.handle({ type: "prompt", text: "hello" });
     expect(peer.calls("kiln/session/prompt")).toEqual([{ sessionId: "s1", prompt: [{ type: "text", text: "hello" }] }]);
-    const kinds = posted.map((m) => m.type).filter((t) => t !== "sessions" && t !== "server");
+    const kinds = posted.map((m) => m.type).filter((t) => t !== "sessions" && t !== "config" && t !== "server");
     expect(kinds).toEqual(["session", "userMessage", "turn", "update", "turn", "pendingEdits"]);
     expect(ofType("turn").at(-1)).toEqual({ type: "turn", state: "idle", stopReason: "end_turn" });
     expect(chat.running).toBe(false);
@@ -224,9 +227,22 @@ describe("chat controller", () => {
     expect(shown.at(-1)?.message).toBe("Kiln: mode auto-edit, edits deferred.");
   });
 
-  test("openLocation opens the file at the line", async () => {
-    await chat.handle({ type: "openLocation", path: "/w/app.py", line: 7 });
-    expect(opened[0].uri.path).toBe("/w/app.py");
+  test("openLocation opens a workspace file at the line, and nothing outside the workspace", async () => {
+    const root = mkdtempSync(join(tmpdir(), "kiln-open-"));
+    writeFileSync(join(root, "app.py"), "x = 1\n");
+    settings["__folders"] = [root];
+    await chat.handle({ type: "openLocation", path: join(root, "app.py"), line: 7 });
+    expect(opened[0].uri.path).toBe(join(root, "app.py"));
     expect((opened[0].options as { selection: vscode.Range }).selection.start.line).toBe(6);
+    for (const path of ["/etc/passwd", join(root, "..", "elsewhere.py"), "../../etc/passwd"]) {
+      await chat.handle({ type: "openLocation", path });
+      await chat.handle({ type: "openFile", path });
+    }
+    await chat.handle({ type: "openFile", path: "missing.py" });
+    expect(opened).toHaveLength(1);
+    expect(posted.filter((m) => m.type === "error")).toHaveLength(7);
+    await chat.handle({ type: "openFile", path: "app.py", line: 1 });
+    expect(opened.at(-1)?.uri.path).toBe(join(root, "app.py"));
+    delete settings["__folders"];
   });
 });

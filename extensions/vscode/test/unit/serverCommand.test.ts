@@ -46,7 +46,7 @@ describe("server command", () => {
     if (!bare) ctx.skip();
     const problem = await preflight(resolveServerCommand({ python: bare }, process.env));
     expect(problem?.message).toBe(`Kiln is not installed for \`${bare}\`.`);
-    expect(problem?.fix).toMatch(/pip install kiln/);
+    expect(problem?.fix).toMatch(/pip install kiln-agent/);
   }, 30000);
 
   test("the Python running these tests has Kiln: no problem", async () => {

@@ -1,0 +1,92 @@
+/**
+ * The host side of the composer: completions from the server, context pills as prompt blocks,
+ * slash commands, code-block buttons and file links. Paths coming from the panel are untrusted
+ * (an answer may be a prompt injection): a file is opened only if it resolves inside a
+ * workspace folder.
+ */
+
+import * as path from "node:path";
+import * as vscode from "vscode";
+import type { KilnProtocol } from "../protocol/client";
+import { commandCompletions, mentionCompletions } from "../protocol/completions";
+import type { Completion, ContextItem } from "../protocol/messages";
+import type { PromptBlock } from "../protocol/types";
+
+export async function completions(protocol: KilnProtocol, trigger: "@" | "/", query: string): Promise<Completion[]> {
+  if (trigger === "/") return commandCompletions((await protocol.completeCommands(query)).commands);
+  return mentionCompletions((await protocol.completeMentions(query, 30)).items);
+}
+
+/** Pills as prompt blocks: a reference the server reads from the live buffer or the disk. */
+export function contextBlocks(items: ContextItem[] = []): PromptBlock[] {
+  return items.map((c) => ({
+    type: "resource_link",
+    uri: c.uri,
+    name: c.label.replace(/^@/, ""),
+    ...(c.range
+      ? {
+          range: {
+            start: { line: c.range.startLine - 1, character: 0 },
+            end: { line: c.range.endLine - 1, character: 0 },
+          },
+        }
+      : {}),
+  }));
+}
+
+/** `rel` (from an answer or a tool card) as a file inside a workspace folder, else undefined. */
+export function insideWorkspace(rel: string): vscode.Uri | undefined {
+  for (const folder of vscode.workspace.workspaceFolders ?? []) {
+    const root = folder.uri.fsPath;
+    const full = path.resolve(root, rel);
+    const back = path.relative(root, full);
+    if (back && !back.startsWith("..") && !path.isAbsolute(back)) return vscode.Uri.file(full);
+  }
+  return undefined;
+}
+
+export async function openWorkspaceFile(rel: string, line?: number): Promise<string | undefined> {
+  const uri = insideWorkspace(rel);
+  if (!uri) return `${rel} is not a file in this workspace.`;
+  try {
+    await vscode.workspace.fs.stat(uri);
+  } catch {
+    return `${rel} does not exist in this workspace.`;
+  }
+  const at = new vscode.Position(Math.max((line ?? 1) - 1, 0), 0);
+  await vscode.window.showTextDocument(uri, { selection: new vscode.Range(at, at), preview: true });
+  return undefined;
+}
+
+/** Copy / Insert / Apply of a code block; returns a line to show in the panel, if any. */
+export async function codeAction(action: "copy" | "insert" | "apply", code: string, target: string): Promise<string | undefined> {
+  if (action === "copy") {
+    await vscode.env.clipboard.writeText(code);
+    return "Copied to the clipboard.";
+  }
+  if (action === "insert") {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) return "Open a file to insert the code into.";
+    await editor.edit((b) => b.replace(editor.selection, code));
+    return undefined;
+  }
+  // Apply: the named file (```python calc.py) or the active editor, whole file or selection,
+  // after the user saw the diff and confirmed.
+  let uri = target ? insideWorkspace(target) : vscode.window.activeTextEditor?.document.uri;
+  if (target && !uri) return `${target} is not a file in this workspace.`;
+  if (!uri) return "Open the file to apply the code to, or name it after the language (```python calc.py).";
+  const doc = await vscode.workspace.openTextDocument(uri);
+  const editor = vscode.window.activeTextEditor;
+  const selection = editor && editor.document.uri.toString() === uri.toString() && !editor.selection.isEmpty ? editor.selection : undefined;
+  const range = selection ?? new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
+  const where = vscode.workspace.asRelativePath(uri, false);
+  const choice = await vscode.window.showInformationMessage(
+    `Replace ${selection ? "the selection in" : "the whole of"} ${where} with this code block?`,
+    { modal: true },
+    "Apply",
+  );
+  if (choice !== "Apply") return undefined;
+  const edit = new vscode.WorkspaceEdit();
+  edit.replace(uri, range, code);
+  return (await vscode.workspace.applyEdit(edit)) ? `Applied to ${where}.` : `Could not apply to ${where}.`;
+}
