@@ -162,7 +162,7 @@ def test_chat_flows_by_keys(editor: Editor) -> None:
     ed.keys(":KilnStop<CR>")
     ed.wait("the turn to end", lambda: _turn_done(ed, 5))
     tool_lines = [line for line in ed.transcript() if "edit_file: calc.py" in line]
-    assert tool_lines[-1].lstrip().startswith("⊘"), tool_lines
+    assert tool_lines[-1].lstrip()[0] in "✗⊘", tool_lines  # closed, no running/waiting icon
     assert not any(line.startswith(("  ? ", "  … ")) for line in ed.transcript())
     assert "a + b" in (ws / "calc.py").read_text()
 
