@@ -10,10 +10,15 @@ from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, external, schema
 from agent.types import ToolSpec
 
+DEFAULT_HITS = 30  # ranked blocks considered; the view decides how much of each is shown
+BUDGET_TOKENS = 2000  # what one search may cost the context (bench/budget_recall.py)
+
 
 async def search_code(args: dict[str, Any], ctx: ToolContext) -> str:
+    from indexer.view import render
+
     query = args["query"].strip()
-    limit = int(args.get("limit") or 8)
+    limit = int(args.get("limit") or DEFAULT_HITS)
     index = ctx.session.code_index()
     hits = await asyncio.to_thread(index.search, query, limit)
     if not hits:
@@ -21,13 +26,7 @@ async def search_code(args: dict[str, Any], ctx: ToolContext) -> str:
             f"no results for {query!r}",
             suggestion="try other words, an identifier, or grep for a literal",
         )
-    lines = []
-    for hit in hits:
-        snippet = "\n".join(f"    {line}" for line in (hit.text or "").splitlines()[:6])
-        lines.append(
-            f"{hit.path}:{hit.start_line}-{hit.end_line} {hit.kind} {hit.name} (score {hit.score:.3f})\n{snippet}"
-        )
-    return external(f"search:{query}", "\n".join(lines))
+    return external(f"search:{query}", render(hits, query, BUDGET_TOKENS))
 
 
 TOOLS = [
@@ -36,9 +35,10 @@ TOOLS = [
             "search_code",
             "Ranked search over the code index (functions, classes, module preambles) by words, "
             "identifiers or paths. Use it first to locate where something is defined or handled; "
-            "it sees unsaved editor buffers. Returns path:start-end, kind, name and a snippet per "
-            "hit. Not for exact string matches (use grep).\n"
-            'Example: {"query": "parse config file", "limit": 8}',
+            "it sees unsaved editor buffers. Returns files in rank order: each path once, one "
+            "line per hit (lines, kind, name, parameters), then the lines holding your words. "
+            "Not for exact string matches (use grep).\n"
+            'Example: {"query": "parse config file", "limit": 30}',
             schema(
                 {
                     "query": {"type": "string", "minLength": 1},
