@@ -20,6 +20,8 @@ from tests.extensions.nvim_ui import Editor, nvim_env, nvim_path
 pytestmark = [pytest.mark.e2e]
 
 CALC = "def add(a, b):\n    return a - b\n"
+NUMS = "a = 1\n" + "".join(f"x{i} = {i}\n" for i in range(10)) + "z = 26\n"
+NUMS_NEW = NUMS.replace("a = 1", "a = 100").replace("z = 26", "z = 2600")
 CHECK = "python3 -c \"import calc; print('sum-is', calc.add(2, 3))\""
 
 
@@ -47,6 +49,12 @@ SCRIPT = [
         "tool_calls": [_edit("def add", "def plus")],
     },
     {"match": "edited calc.py", "text": "Renamed."},
+    {
+        "match": "bump both",
+        "text": "Bumping.",
+        "tool_calls": [{"name": "write_file", "input": {"path": "nums.py", "content": NUMS_NEW}}],
+    },
+    {"match": "only some hunks of your edit to nums.py", "text": "Kept the first hunk."},
 ]
 
 
@@ -57,6 +65,7 @@ def editor(tmp_path: Path, kiln_home: Path) -> Editor:
     (ws / ".git").mkdir(parents=True)
     (ws / "calc.py").write_text(CALC)
     (ws / "other.py").write_text("x = 1\n")
+    (ws / "nums.py").write_text(NUMS)
     skill = ws / ".kiln" / "skills" / "pdf"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(
@@ -189,4 +198,14 @@ def test_chat_flows_by_keys(editor: Editor) -> None:
     ed.wait("the rename", lambda: ed.transcript_has("Renamed."))
     ed.wait("the turn to end", lambda: _turn_done(ed, 7))
     assert (ws / "calc.py").read_text().startswith("def plus(a, b):")
+
+    # Review per hunk: drop the second hunk with `s`, accept the rest with `a`.
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("ibump both<CR>")
+    ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
+    ed.keys("<Esc>/hunk 2<CR>s")
+    ed.wait("hunk 2 dropped", lambda: any("[ ] hunk 2" in x for x in ed.nvim.current.buffer[:]))
+    ed.keys("a")
+    ed.wait("the answer", lambda: ed.transcript_has("Kept the first hunk."))
+    assert (ws / "nums.py").read_text() == NUMS.replace("a = 1", "a = 100")
     assert "did not start" not in ed.messages()

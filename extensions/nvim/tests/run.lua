@@ -369,6 +369,26 @@ test(':KilnStop cancels a long turn', function()
   assert(contains(chat.lines(), '— cancelled'), vim.inspect(chat.lines()))
 end)
 
+test('the nvim-cmp and blink.cmp sources complete @ and / from the server', function()
+  -- Called the way nvim-cmp and blink.cmp call a source; the items come from the real server.
+  local got
+  require('kiln.complete').cmp_source.new():complete({
+    context = { cursor_before_line = 'look at @app', cursor = { row = 1 } },
+  }, function(res)
+    got = res
+  end)
+  local labels = vim.tbl_map(function(i)
+    return i.label
+  end, got.items)
+  assert(vim.tbl_contains(labels, '@app.py'), vim.inspect(labels))
+  local blink
+  require('kiln.blink').new():get_completions({ line = '/cle', cursor = { 1, 4 } }, function(res)
+    blink = res
+  end)
+  eq('/clear ', blink.items[1].label, 'blink item')
+  eq({ start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 4 } }, blink.items[1].textEdit.range, 'range')
+end)
+
 dofile(here .. '/lifecycle.lua')({
   H = H,
   ws = ws,

@@ -16,6 +16,11 @@ local KEYS = {
   { 'q', 'reject_once', 'reject and close' },
 }
 
+--- A diff's text (a new file's oldText is JSON null).
+local function str(v)
+  return type(v) == 'string' and v or ''
+end
+
 local function option_id(options, kind)
   for _, opt in ipairs(options or {}) do
     if opt.kind == kind or opt.optionId == kind then
@@ -30,7 +35,7 @@ function M.diff_lines(diff, root)
   if root and path:sub(1, #root + 1) == root .. '/' then
     path = path:sub(#root + 2)
   end
-  local old, new = diff.oldText or '', diff.newText or ''
+  local old, new = str(diff.oldText), str(diff.newText)
   if old ~= '' and old:sub(-1) ~= '\n' then
     old = old .. '\n'
   end
@@ -88,8 +93,12 @@ end
 
 --- Show a diff review; `decide(option_id)` is called once, with nil when the review is
 --- withdrawn. `meta` is the request's `_meta` (fromExternal, reason). Returns the review (tests and the chat use `M.resolve`).
-function M.open_diff(title, diffs, options, decide, meta)
+function M.open_diff(title, diffs, options, decide, meta, per_hunk)
   local root = require('kiln.client').current_root()
+  local hunks = require('kiln.hunks')
+  -- Per hunk: one diff reviewed through a permission request (the answer can carry the kept text).
+  local single = per_hunk and #diffs == 1 and diffs[1] or nil
+  local ticks, headers, first = {}, {}, 0
   local lines = { 'Kiln wants to edit: ' .. title, '' }
   meta = meta or {}
   if meta.fromExternal then
@@ -105,10 +114,22 @@ function M.open_diff(title, diffs, options, decide, meta)
       table.insert(help, key[1] .. ' ' .. key[3])
     end
   end
+  if single then
+    table.insert(help, 's keep/drop the hunk under the cursor')
+  end
   table.insert(lines, 'Keys: ' .. table.concat(help, ' · '))
   table.insert(lines, '')
   for _, diff in ipairs(diffs) do
-    vim.list_extend(lines, M.diff_lines(diff, root))
+    if diff == single then
+      local head = M.diff_lines(diff, root)
+      vim.list_extend(lines, { head[1], head[2] })
+      first = #lines
+      local body
+      body, headers = hunks.render(str(diff.oldText), str(diff.newText), ticks)
+      vim.list_extend(lines, body)
+    else
+      vim.list_extend(lines, M.diff_lines(diff, root))
+    end
     table.insert(lines, '')
   end
   local buf = vim.api.nvim_create_buf(false, true)
@@ -124,7 +145,31 @@ function M.open_diff(title, diffs, options, decide, meta)
     end
     review.done = true
     close(review)
-    decide(choice)
+    local kept = nil
+    if single and choice and choice:match('^allow') and vim.tbl_contains(ticks, false) then
+      kept = hunks.keep(str(single.oldText), str(single.newText), ticks)
+    end
+    decide(choice, kept)
+  end
+  if single then
+    local hs = hunks.hunks(str(single.oldText), str(single.newText))
+    vim.keymap.set('n', 's', function()
+      local row = vim.api.nvim_win_get_cursor(0)[1]
+      local at = nil
+      for i, line in ipairs(headers) do
+        if first + line <= row then
+          at = i
+        end
+      end
+      if not at then
+        return
+      end
+      ticks[at] = ticks[at] == false
+      vim.bo[buf].modifiable = true
+      local header = first + headers[at]
+      vim.api.nvim_buf_set_lines(buf, header - 1, header, false, { hunks.header(at, hs[at], ticks[at] ~= false) })
+      vim.bo[buf].modifiable = false
+    end, { buffer = buf, nowait = true, desc = 'Kiln: keep or drop this hunk' })
   end
   review.win, review.tab = open_window(buf, title)
   -- The chat's prompt is in Insert mode; the review keys (a, r, q) are Normal-mode keys.
@@ -233,17 +278,17 @@ function M.on_permission(params, ctx)
   end
   require('kiln.chat').on_permission(params)
   local waiting = true
-  local function decide(choice)
+  local function decide(choice, kept)
     if waiting then
       waiting = false
       vim.schedule(function()
-        coroutine.resume(co, choice)
+        coroutine.resume(co, choice, kept)
       end)
     end
   end
   local diffs = diffs_of(tool_call)
   if tool_call.kind == 'edit' and #diffs > 0 then
-    M.open_diff(tool_call.title or 'edit', diffs, options, decide, tool_call._meta)
+    M.open_diff(tool_call.title or 'edit', diffs, options, decide, tool_call._meta, true)
   else
     local entry = { title = tool_call.title, options = options }
     entry.decide = function(choice)
@@ -257,10 +302,14 @@ function M.on_permission(params, ctx)
     table.insert(M.pending, entry)
     select(tool_call, options, entry.decide)
   end
-  local choice = coroutine.yield()
+  local choice, kept = coroutine.yield()
   require('kiln.chat').on_permission_answered(params, choice)
   flush_changes(ctx)
-  return answer(choice)
+  local result = answer(choice)
+  if kept then
+    result._meta = { newText = kept }
+  end
+  return result
 end
 
 --- The server stopped waiting ($/cancelRequest): withdraw the oldest open review.

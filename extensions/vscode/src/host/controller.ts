@@ -39,6 +39,8 @@ export class ChatController implements vscode.Disposable {
   running = false;
   private requestCounter = 0;
   private pendingEditCount = 0;
+  /** What the panel shows while there is no connection. */
+  private down: "starting" | "failed" | "no-folder" = "starting";
   /** The model for new sessions, chosen in the panel (empty: the server's setting). */
   model = "";
   private mode = { mode: "ask", editMode: "ask" };
@@ -107,6 +109,7 @@ export class ChatController implements vscode.Disposable {
       this.running = false;
       this.post({ type: "turn", state: "idle", stopReason: "server stopped" });
     }
+    this.down = state === "stopped" ? "starting" : state;
     this.post({ type: "server", state, ...(message ? { message } : {}) });
   }
 
@@ -126,7 +129,7 @@ export class ChatController implements vscode.Disposable {
     try {
       switch (message.type) {
         case "ready":
-          this.post({ type: "server", state: this.protocol ? "running" : "starting" });
+          this.post({ type: "server", state: this.protocol ? "running" : this.down });
           if (this.protocol) await this.refreshSessions();
           return;
         case "prompt": {
