@@ -18,9 +18,7 @@ import click
 from skills_registry.client import (
     RegistryClient,
     default_registry,
-    load_token,
     parse_spec,
-    save_token,
 )
 from skills_registry.install import Installer, Scope, review_summary
 from skills_registry.registry.errors import UsageError
@@ -317,123 +315,15 @@ def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
         )
 
 
-@skills_group.command("publish")
-@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@_registry_opt
-@click.option(
-    "--token",
-    default=None,
-    help="Publish token (default: KILN_REGISTRY_TOKEN, `kiln skills login`, or the CI's OIDC "
-    "identity via trusted publishing).",
-)
-@click.option(
-    "--version", "version", default=None, help="Version (default: metadata.version in SKILL.md)."
-)
-@click.option("--namespace", default=None, help="Namespace (default: the token's namespace).")
-def publish_cmd(
-    path: Path, registry: str | None, token: str | None, version: str | None, namespace: str | None
-) -> None:
-    """Validate, pack and publish the skill folder PATH."""
-    from skills_registry.archive import build_archive, read_dir
-    from skills_registry.registry.errors import ValidationFailed
-    from skills_registry.spec import parse_frontmatter, validate_skill_dir
+def _add_commands() -> None:
+    """Local commands (validate, list) and author commands (publish, login, yank, deprecate)."""
+    from lsp_server.cli.skills_author import deprecate_cmd, login_cmd, publish_cmd, yank_cmd
+    from lsp_server.cli.skills_local import list_cmd, validate_cmd
 
-    problems = validate_skill_dir(path)
-    if problems:
-        raise ValidationFailed(problems, hint="run `kiln skills validate PATH`")
-    front, _ = parse_frontmatter((path / "SKILL.md").read_text(encoding="utf-8-sig"))
-    meta = front.get("metadata")
-    meta = meta if isinstance(meta, dict) else {}
-    version = version or (str(meta["version"]) if meta.get("version") else None)
-    if not version:
-        raise UsageError(
-            "no version given", hint="pass --version X.Y.Z or set metadata.version in SKILL.md"
-        )
-    url = default_registry(registry)
-    token = token or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
-    if not token:  # trusted publishing: the CI's OIDC identity instead of a stored secret
-        token = _trusted_publishing_token(url)
-    with RegistryClient(url, token) as client:
-        namespace = namespace or client.whoami()
-        contents = read_dir(path)
-        contents.top = str(front["name"])
-        doc = client.publish(f"{namespace}/{front['name']}", version, build_archive(contents))
-    click.echo(f"published {doc['id']}@{doc['version']} sha256:{doc['archiveSha256']}")
-    for f in doc.get("scan", {}).get("findings", []):
-        click.echo(f"  [{f['severity']}] {f['rule']} {f['path']}: {f['message']}", err=True)
-
-
-def _trusted_publishing_token(url: str) -> str | None:
-    from skills_registry.client import ci_id_token
-
-    with RegistryClient(url) as client:
-        audience = str(client.info().get("oidc", {}).get("audience") or "")
-        id_token = ci_id_token(audience) if audience else None
-        if id_token is None:
-            return None
-        minted = client.exchange_oidc(id_token)
-    click.echo(
-        f"trusted publishing: token for {minted['namespace']!r} until {minted['expiresAt']}",
-        err=True,
-    )
-    return str(minted["token"])
-
-
-@skills_group.command("login")
-@_registry_opt
-@click.option(
-    "--token", prompt=True, hide_input=True, help="Publish token from the registry operator."
-)
-def login_cmd(registry: str | None, token: str) -> None:
-    """Store a publish token for a registry in $KILN_HOME/credentials.json (mode 0600)."""
-    url = default_registry(registry)
-    with RegistryClient(url, token) as client:
-        namespace = client.whoami()
-    path = save_token(url, token)
-    click.echo(f"logged in to {url} as namespace {namespace!r} (token stored in {path})")
-
-
-@skills_group.command("yank")
-@click.argument("spec")
-@_registry_opt
-@click.option("--token", default=None)
-@click.option("--reason", default="", help="Why (shown to users).")
-@click.option("--undo", is_flag=True, help="Restore a yanked version.")
-def yank_cmd(spec: str, registry: str | None, token: str | None, reason: str, undo: bool) -> None:
-    """Yank ID@VERSION: kept for lockfiles, dropped from resolution."""
-    skill_id, version = parse_spec(spec)
-    url = default_registry(registry)
-    with RegistryClient(url, token or load_token(url)) as client:
-        doc = client.set_status(skill_id, version, "active" if undo else "yanked", reason)
-    click.echo(f"{doc['id']}@{doc['version']} is now {doc['status']}")
-
-
-@skills_group.command("deprecate")
-@click.argument("skill_id")
-@click.option("--message", default=None, help="Deprecation message; omit with --undo.")
-@click.option("--undo", is_flag=True)
-@_registry_opt
-@click.option("--token", default=None)
-def deprecate_cmd(
-    skill_id: str, message: str | None, undo: bool, registry: str | None, token: str | None
-) -> None:
-    """Mark a whole skill deprecated (still installable, flagged in search)."""
-    if not undo and not message:
-        raise UsageError("pass --message TEXT (or --undo)")
-    url = default_registry(registry)
-    with RegistryClient(url, token or load_token(url)) as client:
-        client.deprecate(skill_id, None if undo else message)
-    click.echo(f"{skill_id}: {'undeprecated' if undo else 'deprecated'}")
-
-
-def _add_local_commands() -> None:
-    """The local commands (validate, list) live in their own module; absent is not fatal."""
-    try:
-        from lsp_server.cli.skills_local import list_cmd, validate_cmd
-    except ImportError:
-        return
     skills_group.add_command(validate_cmd, "validate")
     skills_group.add_command(list_cmd, "list")
+    for command in (publish_cmd, login_cmd, yank_cmd, deprecate_cmd):
+        skills_group.add_command(command)
 
 
-_add_local_commands()
+_add_commands()

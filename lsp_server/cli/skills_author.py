@@ -1,0 +1,140 @@
+"""`kiln skills publish|login|yank|deprecate`: the commands of a skill's author.
+
+Publishing validates the folder locally first (every problem at once), then packs it the way
+the registry expects. Without a token it tries trusted publishing: in a CI that offers an
+OIDC ID token (GitHub Actions with ``id-token: write``, or ``KILN_OIDC_TOKEN``) it trades that
+for a short-lived publish token, so no long-lived secret has to live in the CI.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from skills_registry.client import (
+    RegistryClient,
+    default_registry,
+    load_token,
+    parse_spec,
+    save_token,
+)
+from skills_registry.registry.errors import UsageError
+
+_registry_opt = click.option(
+    "--registry",
+    "registry",
+    default=None,
+    metavar="URL",
+    help="Registry URL (default: KILN_REGISTRY or settings.json 'registry').",
+)
+
+
+@click.command("publish")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_registry_opt
+@click.option(
+    "--token",
+    default=None,
+    help="Publish token (default: KILN_REGISTRY_TOKEN, `kiln skills login`, or the CI's OIDC "
+    "identity via trusted publishing).",
+)
+@click.option(
+    "--version", "version", default=None, help="Version (default: metadata.version in SKILL.md)."
+)
+@click.option("--namespace", default=None, help="Namespace (default: the token's namespace).")
+def publish_cmd(
+    path: Path, registry: str | None, token: str | None, version: str | None, namespace: str | None
+) -> None:
+    """Validate, pack and publish the skill folder PATH."""
+    from skills_registry.archive import build_archive, read_dir
+    from skills_registry.registry.errors import ValidationFailed
+    from skills_registry.spec import parse_frontmatter, validate_skill_dir
+
+    problems = validate_skill_dir(path)
+    if problems:
+        raise ValidationFailed(problems, hint="run `kiln skills validate PATH`")
+    front, _ = parse_frontmatter((path / "SKILL.md").read_text(encoding="utf-8-sig"))
+    meta = front.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    version = version or (str(meta["version"]) if meta.get("version") else None)
+    if not version:
+        raise UsageError(
+            "no version given", hint="pass --version X.Y.Z or set metadata.version in SKILL.md"
+        )
+    url = default_registry(registry)
+    token = token or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
+    if not token:  # trusted publishing: the CI's OIDC identity instead of a stored secret
+        token = _trusted_publishing_token(url)
+    with RegistryClient(url, token) as client:
+        namespace = namespace or client.whoami()
+        contents = read_dir(path)
+        contents.top = str(front["name"])
+        doc = client.publish(f"{namespace}/{front['name']}", version, build_archive(contents))
+    click.echo(f"published {doc['id']}@{doc['version']} sha256:{doc['archiveSha256']}")
+    for f in doc.get("scan", {}).get("findings", []):
+        click.echo(f"  [{f['severity']}] {f['rule']} {f['path']}: {f['message']}", err=True)
+
+
+def _trusted_publishing_token(url: str) -> str | None:
+    from skills_registry.ci_identity import ci_id_token
+
+    with RegistryClient(url) as client:
+        audience = str(client.info().get("oidc", {}).get("audience") or "")
+        id_token = ci_id_token(audience) if audience else None
+        if id_token is None:
+            return None
+        minted = client.exchange_oidc(id_token)
+    click.echo(
+        f"trusted publishing: token for {minted['namespace']!r} until {minted['expiresAt']}",
+        err=True,
+    )
+    return str(minted["token"])
+
+
+@click.command("login")
+@_registry_opt
+@click.option(
+    "--token", prompt=True, hide_input=True, help="Publish token from the registry operator."
+)
+def login_cmd(registry: str | None, token: str) -> None:
+    """Store a publish token for a registry in $KILN_HOME/credentials.json (mode 0600)."""
+    url = default_registry(registry)
+    with RegistryClient(url, token) as client:
+        namespace = client.whoami()
+    path = save_token(url, token)
+    click.echo(f"logged in to {url} as namespace {namespace!r} (token stored in {path})")
+
+
+@click.command("yank")
+@click.argument("spec")
+@_registry_opt
+@click.option("--token", default=None)
+@click.option("--reason", default="", help="Why (shown to users).")
+@click.option("--undo", is_flag=True, help="Restore a yanked version.")
+def yank_cmd(spec: str, registry: str | None, token: str | None, reason: str, undo: bool) -> None:
+    """Yank ID@VERSION: kept for lockfiles, dropped from resolution."""
+    skill_id, version = parse_spec(spec)
+    url = default_registry(registry)
+    with RegistryClient(url, token or load_token(url)) as client:
+        doc = client.set_status(skill_id, version, "active" if undo else "yanked", reason)
+    click.echo(f"{doc['id']}@{doc['version']} is now {doc['status']}")
+
+
+@click.command("deprecate")
+@click.argument("skill_id")
+@click.option("--message", default=None, help="Deprecation message; omit with --undo.")
+@click.option("--undo", is_flag=True)
+@_registry_opt
+@click.option("--token", default=None)
+def deprecate_cmd(
+    skill_id: str, message: str | None, undo: bool, registry: str | None, token: str | None
+) -> None:
+    """Mark a whole skill deprecated (still installable, flagged in search)."""
+    if not undo and not message:
+        raise UsageError("pass --message TEXT (or --undo)")
+    url = default_registry(registry)
+    with RegistryClient(url, token or load_token(url)) as client:
+        client.deprecate(skill_id, None if undo else message)
+    click.echo(f"{skill_id}: {'undeprecated' if undo else 'deprecated'}")
