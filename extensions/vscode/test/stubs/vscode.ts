@@ -102,6 +102,25 @@ export const executed: { command: string; args: unknown[] }[] = [];
 export const opened: { uri: Uri; options: unknown }[] = [];
 export const statusItems: { text: string; tooltip: string; command: string; visible: boolean; disposed: boolean }[] = [];
 export const settings: Record<string, unknown> = {};
+export const clipboard: string[] = [];
+export const appliedEdits: { uri: Uri; range: Range; text: string }[][] = [];
+/** Documents `workspace.openTextDocument` returns, by path. */
+export const documents = new Map<string, string>();
+
+export class WorkspaceEdit {
+  readonly ops: { uri: Uri; range: Range; text: string }[] = [];
+  replace(uri: Uri, range: Range, text: string) {
+    this.ops.push({ uri, range, text });
+  }
+}
+
+export const env = {
+  clipboard: {
+    async writeText(text: string) {
+      clipboard.push(text);
+    },
+  },
+};
 
 export function setActiveEditor(editor: unknown): void {
 
@@ -116,6 +135,9 @@ export function reset(): void {
   executed.length = 0;
   opened.length = 0;
   statusItems.length = 0;
+  clipboard.length = 0;
+  appliedEdits.length = 0;
+  documents.clear();
   for (const k of Object.keys(settings)) delete settings[k];
   setActiveEditor(undefined);
 }
@@ -183,6 +205,22 @@ export const commands = {
 };
 
 export const workspace = {
+  async openTextDocument(uri: Uri) {
+    const text = documents.get(uri.fsPath);
+    if (text === undefined) throw new Error(`cannot open ${uri.fsPath}`);
+    return {
+      uri,
+      getText: () => text,
+      positionAt: (offset: number) => {
+        const before = text.slice(0, offset).split("\n");
+        return new Position(before.length - 1, before[before.length - 1].length);
+      },
+    };
+  },
+  async applyEdit(edit: WorkspaceEdit) {
+    appliedEdits.push(edit.ops);
+    return true;
+  },
   get workspaceFolders() {
     const folders = settings["__folders"] as string[] | undefined;
     return folders?.map((f, index) => ({ uri: Uri.file(f), name: f, index }));

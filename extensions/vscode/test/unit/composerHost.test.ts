@@ -1,0 +1,64 @@
+import { beforeEach, expect, test } from "vitest";
+import * as vscode from "vscode";
+import { codeAction, contextBlocks } from "../../src/host/composerHost";
+import { appliedEdits, clipboard, documents, reset, setActiveEditor, settings, shown, user } from "../stubs/vscode";
+
+beforeEach(() => {
+  reset();
+  settings["__folders"] = ["/w"];
+});
+
+test("Copy puts the code block on the clipboard", async () => {
+  expect(await codeAction("copy", "x = 1\n", "")).toBe("Copied to the clipboard.");
+  expect(clipboard).toEqual(["x = 1\n"]);
+});
+
+test("Insert replaces the active editor's selection", async () => {
+  const edits: [unknown, string][] = [];
+  const selection = new vscode.Selection(new vscode.Position(1, 0), new vscode.Position(1, 0));
+  setActiveEditor({
+    selection,
+    document: { uri: vscode.Uri.file("/w/app.py") },
+    edit: async (fn: (b: { replace(r: unknown, t: string): void }) => void) => {
+      fn({ replace: (r, t) => edits.push([r, t]) });
+      return true;
+    },
+  });
+  await codeAction("insert", "y = 2\n", "");
+  expect(edits).toEqual([[selection, "y = 2\n"]]);
+  setActiveEditor(undefined);
+  expect(await codeAction("insert", "y = 2\n", "")).toMatch(/Open a file/);
+});
+
+test("Apply replaces the named workspace file after a confirmation; never a file outside", async () => {
+  documents.set("/w/calc.py", "def add(a, b):\n    return a - b\n");
+  user.buttons.push("Apply");
+  expect(await codeAction("apply", "def add(a, b):\n    return a + b\n", "calc.py")).toBe("Applied to /w/calc.py.");
+  expect(shown.at(-1)?.message).toMatch(/Replace the whole of .*calc\.py/);
+  expect(appliedEdits[0][0].text).toBe("def add(a, b):\n    return a + b\n");
+  expect(appliedEdits[0][0].range.end).toEqual(new vscode.Position(2, 0));
+  // Declined: nothing applied.
+  user.buttons.push(undefined);
+  expect(await codeAction("apply", "z", "calc.py")).toBeUndefined();
+  expect(appliedEdits).toHaveLength(1);
+  // Outside the workspace: refused without asking.
+  expect(await codeAction("apply", "z", "../etc/passwd")).toMatch(/not a file in this workspace/);
+  expect(appliedEdits).toHaveLength(1);
+});
+
+test("pills become resource links, a symbol with its lines", () => {
+  expect(
+    contextBlocks([
+      { label: "@calc.py", uri: "file:///w/calc.py" },
+      { label: "@add", uri: "file:///w/calc.py", range: { startLine: 1, endLine: 2 } },
+    ]),
+  ).toEqual([
+    { type: "resource_link", uri: "file:///w/calc.py", name: "calc.py" },
+    {
+      type: "resource_link",
+      uri: "file:///w/calc.py",
+      name: "add",
+      range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } },
+    },
+  ]);
+});
