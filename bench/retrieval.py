@@ -211,6 +211,7 @@ def run_history(methods: list[str], repo: Path, *, max_commits: int, work: Path)
     from bench.datasets import history
 
     qs = history.queries(history.mine(repo, max_commits=max_commits))
+    suffixes = history.suffixes_of(qs)
     snap = history.Snapshot(repo, work / "worktree")
     snap.goto(qs[0].snapshot)
     made = [_make(name, snap.root) for name in methods]
@@ -220,7 +221,7 @@ def run_history(methods: list[str], repo: Path, *, max_commits: int, work: Path)
     for q in qs:
         if q.snapshot != snap.commit:
             snap.goto(q.snapshot)
-        files = snap.blobs()
+        files = snap.blobs(suffixes)
         for i, method in enumerate(made):
             index_s[i] += _refresh(method, snap.root, files)
             started = time.perf_counter()

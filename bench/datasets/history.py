@@ -31,6 +31,13 @@ NOISE_SUBJECT = re.compile(
     r"tests?|release|version|bump|revert|merge)\b",
     re.IGNORECASE,
 )
+# The same for other ecosystems' tooling (applied to non-Python fixes only, so the Python
+# sets stay exactly as they were).
+_OTHER_NOISE = re.compile(
+    r"\b(clippy|rustfmt|gofmt|golangci|eslint|prettier|tsc|deps|dependencies|dependabot|chore|"
+    r"cargo|msrv|gradle|maven|pom|javadoc|jsdoc|benchmarks?)\b",
+    re.IGNORECASE,
+)
 _ISSUE_REFS = re.compile(r"\(\s*#\d+\s*\)|\b(gh-|#)\d+\b|\bhttps?://\S+")
 _NON_SOURCE_DIRS = {
     "test",
@@ -54,14 +61,68 @@ _NON_SOURCE_FILES = {
 }
 
 
+# Source files of the other languages a set may be mined from, by family (the baseline reads
+# every file of the set's family).
+FAMILIES = {
+    ".py": (".py",),
+    ".rs": (".rs",),
+    ".go": (".go",),
+    ".java": (".java",),
+    **dict.fromkeys(
+        (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"),
+        (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"),
+    ),
+}
+# Beyond the Python rules: where other ecosystems keep tests, fixtures, benchmarks, vendored
+# and generated code.
+_OTHER_NON_SOURCE_DIRS = {
+    "__tests__",
+    "__mocks__",
+    "testdata",
+    "test-data",
+    "fixtures",
+    "benches",
+    "benchmarks",
+    "bench",
+    "e2e",
+    "vendor",
+    "third_party",
+    "node_modules",
+    "dist",
+    "build",
+    "target",
+    "generated",
+}
+_OTHER_TEST_NAME = re.compile(
+    r"(_test\.go|\.(test|spec)\.[cm]?[jt]sx?|\.d\.[cm]?ts|(Test|Tests|IT|TestCase)\.java|"
+    r"^build\.rs|\.(conf|config)\.[cm]?[jt]s|^(gulpfile|gruntfile)\.[cm]?js|^\..*)$",
+    re.IGNORECASE,
+)
+
+
 def is_source(path: str) -> bool:
-    """Library code a fix can be located in: Python, outside tests, docs and tooling."""
+    """Library code a fix can be located in: outside tests, docs and tooling (Python, Rust,
+    Go, JavaScript/TypeScript, Java)."""
     p = PurePosixPath(path)
-    if p.suffix != ".py" or p.name in _NON_SOURCE_FILES:
+    if p.suffix not in FAMILIES or p.name in _NON_SOURCE_FILES:
         return False
-    if p.name.startswith("test_") or p.name.endswith("_test.py"):
+    if p.suffix == ".py":
+        if p.name.startswith("test_") or p.name.endswith("_test.py"):
+            return False
+        return not any(part in _NON_SOURCE_DIRS for part in p.parts[:-1])
+    if _OTHER_TEST_NAME.search(p.name):
         return False
-    return not any(part in _NON_SOURCE_DIRS for part in p.parts[:-1])
+    dirs = _NON_SOURCE_DIRS | _OTHER_NON_SOURCE_DIRS
+    return not any(part in dirs or part.startswith(".") for part in p.parts[:-1])
+
+
+def suffixes_of(qs: list[Query]) -> tuple[str, ...]:
+    """The source suffixes of a set's language(s): what its baseline reads."""
+    found: set[str] = set()
+    for q in qs:
+        for f in q.files:
+            found.update(FAMILIES.get(PurePosixPath(f).suffix, ()))
+    return tuple(sorted(found)) or (".py",)
 
 
 def clean_subject(subject: str) -> str:
@@ -135,6 +196,8 @@ def mine(repo: Path, *, max_commits: int = 150, max_files: int = 4) -> list[FixC
         source = [(st, path) for st, path, *_ in changes if is_source(path)]
         if not 1 <= len(source) <= max_files or any(st != "M" for st, _ in source):
             continue
+        if any(not p.endswith(".py") for _, p in source) and _OTHER_NOISE.search(subject):
+            continue
         query = clean_subject(subject)
         if len(re.findall(r"[A-Za-z]{2,}", query)) < 3:
             continue
@@ -178,7 +241,7 @@ class Snapshot:
         _git(self.root, "-c", "advice.detachedHead=false", "checkout", "--quiet", "-f", commit)
         self.commit = commit
 
-    def blobs(self, suffix: str = ".py") -> dict[str, str]:
+    def blobs(self, suffix: str | tuple[str, ...] = ".py") -> dict[str, str]:
         """Path -> blob id of the current commit's files, for caching per content."""
         out = _git(self.root, "ls-tree", "-r", "--full-tree", self.commit)
         blobs = {}

@@ -254,3 +254,40 @@ def test_names_set_asks_for_unique_public_definitions(bench: ModuleType, tmp_pat
     assert results[0].queries == 2 and results[0].file["R@5"] == 1.0
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True)
     assert status.stdout == b""  # the user's clone is only read
+
+
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("src/click/core.py", True),
+        ("tests/test_core.py", False),
+        ("crates/core/src/lib.rs", True),
+        ("crates/core/tests/it.rs", False),
+        ("crates/core/benches/speed.rs", False),
+        ("build.rs", False),
+        ("internal/router/tree.go", True),
+        ("internal/router/tree_test.go", False),
+        ("pkg/api/testdata/fixture.go", False),
+        ("lib/adapters/http.js", True),
+        ("lib/adapters/http.test.js", False),
+        ("src/__tests__/parse.ts", False),
+        ("types/index.d.ts", False),
+        ("src/main/java/com/google/gson/Gson.java", True),
+        ("src/test/java/com/google/gson/GsonTest.java", False),
+        ("gson/src/main/java/com/google/gson/JsonParserTest.java", False),
+        ("README.md", False),
+    ],
+)
+def test_source_files_of_every_mined_language(path: str, source: bool) -> None:
+    from bench.datasets.history import is_source
+
+    assert is_source(path) is source
+
+
+@pytest.mark.parametrize(
+    "path", [".eslintrc.cjs", "karma.conf.js", "index.d.cts", "vite.config.ts"]
+)
+def test_tooling_files_of_js_projects_are_not_source(path: str) -> None:
+    from bench.datasets.history import is_source
+
+    assert not is_source(path)
