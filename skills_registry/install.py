@@ -235,9 +235,13 @@ class Installer:
         self.trust, self.cache = trust or TrustStore(), cache or Cache()
         self.lock = Lockfile.load(scope.lock_path)
 
-    def install(self, client: RegistryClient, spec: str) -> Installed:
+    def install(
+        self, client: RegistryClient, spec: str, *, from_lockfile: bool = False
+    ) -> Installed:
+        """``from_lockfile``: the registry URL came from the lockfile, not from the user, so a
+        key is never pinned on first use (an edited lockfile must not pick the registry)."""
         skill_id, wanted = parse_spec(spec)
-        key = trusted_key(client, self.trust, first_use=not self.ci)
+        key = trusted_key(client, self.trust, first_use=not (self.ci or from_lockfile))
         resolved = resolve_verified(client, self.cache, key, skill_id, wanted)
         doc = resolved.doc
         _check_doc(doc, skill_id)

@@ -246,7 +246,7 @@ def update_cmd(
         if entry is None:
             raise UsageError(f"{skill_id} is not in {installer.lock.path}")
         with RegistryClient(entry.registry) as client:
-            r = installer.install(client, f"{skill_id}@{entry.requested}")
+            r = installer.install(client, f"{skill_id}@{entry.requested}", from_lockfile=True)
         click.echo(f"{r.action} {r.id}@{r.version}")
 
 

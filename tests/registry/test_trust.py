@@ -227,6 +227,8 @@ def test_frozen_ci_never_follows_a_lockfile_to_a_new_registry(
         assert result.returncode == 5 and "no key is pinned" in result.stderr, result.stderr
         assert "kiln skills trust" in result.stderr
         assert not (project / ".kiln" / "skills" / "notes").exists()
+        update = kiln("skills", "update", "--yes", env=env, cwd=project)  # not even interactive
+        assert update.returncode == 5 and "no key is pinned" in update.stderr, update.stderr
         assert evil.url not in (tmp_path / "home" / "trusted_keys.json").read_text()
     finally:
         evil.stop()
