@@ -337,6 +337,15 @@ class RegistryClient:
     def whoami(self) -> str:
         return str(self._get("/v1/whoami")["namespace"])
 
+    def tokens(self) -> list[dict[str, Any]]:
+        return list(self._get("/v1/tokens")["tokens"])
+
+    def revoke_token(self, token_id: str) -> dict[str, Any]:
+        return dict(self._request("DELETE", f"/v1/tokens/{quote(token_id, safe='')}").json())
+
+    def audit(self, since: int = 0) -> list[dict[str, Any]]:
+        return list(self._get("/v1/audit", since=since, limit=1000)["audit"])
+
     def exchange_oidc(self, id_token: str) -> dict[str, Any]:
         """Trade a CI OIDC ID token for a short-lived publish token (trusted publishing)."""
         data: dict[str, Any] = self._request(

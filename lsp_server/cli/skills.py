@@ -317,12 +317,19 @@ def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
 
 def _add_commands() -> None:
     """Local commands (validate, list) and author commands (publish, login, yank, deprecate)."""
-    from lsp_server.cli.skills_author import deprecate_cmd, login_cmd, publish_cmd, yank_cmd
+    from lsp_server.cli.skills_author import (
+        audit_cmd,
+        deprecate_cmd,
+        login_cmd,
+        publish_cmd,
+        tokens_cmd,
+        yank_cmd,
+    )
     from lsp_server.cli.skills_local import list_cmd, validate_cmd
 
     skills_group.add_command(validate_cmd, "validate")
     skills_group.add_command(list_cmd, "list")
-    for command in (publish_cmd, login_cmd, yank_cmd, deprecate_cmd):
+    for command in (publish_cmd, login_cmd, yank_cmd, deprecate_cmd, tokens_cmd, audit_cmd):
         skills_group.add_command(command)
 
 

@@ -1,4 +1,4 @@
-"""`kiln skills publish|login|yank|deprecate`: the commands of a skill's author.
+"""`kiln skills publish|login|yank|deprecate|tokens|audit`: the commands of a skill's author.
 
 Publishing validates the folder locally first (every problem at once), then packs it the way
 the registry expects. Without a token it tries trusted publishing: in a CI that offers an
@@ -138,3 +138,55 @@ def deprecate_cmd(
     with RegistryClient(url, token or load_token(url)) as client:
         client.deprecate(skill_id, None if undo else message)
     click.echo(f"{skill_id}: {'undeprecated' if undo else 'deprecated'}")
+
+
+@click.command("tokens")
+@_registry_opt
+@click.option("--token", default=None)
+@click.option("--revoke", "revoke", default=None, metavar="ID", help="Revoke this token id.")
+@click.option("--json", "as_json", is_flag=True)
+def tokens_cmd(registry: str | None, token: str | None, revoke: str | None, as_json: bool) -> None:
+    """List your namespace's tokens (labels, scopes, expiry; never secrets), or revoke one."""
+    import json
+
+    url = default_registry(registry)
+    with RegistryClient(
+        url, token or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
+    ) as client:
+        if revoke:
+            record = client.revoke_token(revoke)
+            click.echo(f"revoked {record['id']} ({record['label'] or 'no label'})")
+            return
+        rows = client.tokens()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for t in rows:
+        state = (
+            f"revoked {t['revokedAt']}"
+            if t["revokedAt"]
+            else f"expires {t['expiresAt'] or 'never'}"
+        )
+        click.echo(f"{t['id']}  {','.join(t['scopes'])}  {state}  {t['label'] or '-'}")
+
+
+@click.command("audit")
+@_registry_opt
+@click.option("--token", default=None)
+@click.option("--json", "as_json", is_flag=True)
+def audit_cmd(registry: str | None, token: str | None, as_json: bool) -> None:
+    """Every write to your namespace: when, what, archive sha256, and which token did it."""
+    import json
+
+    url = default_registry(registry)
+    with RegistryClient(
+        url, token or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
+    ) as client:
+        rows = client.audit()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        what = f"{r['id']}@{r['version']}" if r["version"] else r["id"]
+        sha = f" sha256:{r['sha256']}" if r["sha256"] else ""
+        click.echo(f"{r['at']} {r['action']} {what}{sha} by {r['tokenId']} ({r['tokenLabel']})")

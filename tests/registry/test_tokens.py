@@ -255,3 +255,22 @@ def test_cli_publish_in_github_actions_uses_trusted_publishing(
     )
     assert result.returncode == 0, result.stderr
     assert "published acme/notes@1.0.0" in result.stdout and "trusted publishing" in result.stderr
+
+
+def test_authors_list_revoke_and_audit_from_the_cli(registry: LiveRegistry, tmp_path: Path) -> None:
+    store = registry.app.state.registry.store  # type: ignore[attr-defined]
+    mine = store.create_token("acme", label="laptop")
+    leaked = store.create_token("acme", label="old ci", scopes=["publish"])
+    store.create_token("other", label="not mine")
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url, KILN_REGISTRY_TOKEN=mine)
+    folder = make_skill(tmp_path, "notes", description="Writes notes.")
+    assert _put(registry, leaked, "notes", "1.0.0", folder).status_code == 201
+
+    listed = kiln("skills", "tokens", env=env, cwd=tmp_path)
+    assert listed.returncode == 0 and "laptop" in listed.stdout and "old ci" in listed.stdout
+    assert "not mine" not in listed.stdout and leaked not in listed.stdout
+    revoked = kiln("skills", "tokens", "--revoke", token_id(leaked), env=env, cwd=tmp_path)
+    assert revoked.returncode == 0 and "revoked" in revoked.stdout
+    assert _put(registry, leaked, "notes", "1.0.1", folder).status_code == 401
+    audit = kiln("skills", "audit", env=env, cwd=tmp_path)
+    assert "publish acme/notes@1.0.0 sha256:" in audit.stdout and "(old ci)" in audit.stdout
