@@ -32,6 +32,7 @@ from indexer.languages import (
     language_for,
     new_parser,
 )
+from indexer.regions import Region, RegionLines, node_text, py_docstring
 
 _local = threading.local()
 _COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\*/|\*|#|--)\s?")
@@ -48,20 +49,6 @@ class _Def:
     children: list[_Def] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Region:
-    """Whole top-level nodes of a file to chunk on their own (an edit's neighbourhood): bytes
-    ``[lo_byte, hi_byte)``, rows ``[first_row, end_row)``; ``first_part`` says whether the
-    file's first preamble part (the one carrying the module docstring) falls inside."""
-
-    lo_byte: int
-    hi_byte: int
-    first_row: int
-    end_row: int
-    first_part: bool
-    scope: tuple[str, ...] | list[str] = ()  # names of the classes around the region
-
-
 def parser_for(language: str) -> Any:
     """This thread's parser for ``language`` (parsers are not thread-safe)."""
     return _parser(language)
@@ -72,45 +59,10 @@ def chunk_region(
 ) -> list[Block]:
     """The blocks of ``region`` of an already parsed file (see ``rechunk``); ``lo_byte`` is
     where ``region.first_row`` starts: only the region's lines are decoded."""
-    lines = _RegionLines(data, region.first_row, lo_byte, region.end_row)
+    lines = RegionLines(data, region.first_row, lo_byte, region.end_row)
     chunker = _Chunker(path, data, lines, language, grammar(language))  # type: ignore[arg-type]
     chunker.row_base = (region.first_row, lo_byte)
     return chunker.run(tree, region)
-
-
-class _RegionLines:
-    """A file's lines as the chunker reads them (``lines[row]``, ``lines[a:b]``), decoded from
-    ``first_row`` to ``end_row`` only; any other row decodes the whole file once."""
-
-    def __init__(self, data: bytes, first_row: int, lo_byte: int, end_row: int) -> None:
-        end = lo_byte
-        for _ in range(end_row - first_row):
-            end = data.find(b"\n", end) + 1
-            if end == 0:
-                end = len(data)
-                break
-        self.data, self.first = data, first_row
-        self.own = data[lo_byte:end].decode("utf-8", errors="replace").split("\n")
-        self.whole: list[str] | None = None
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-    def _all(self) -> list[str]:
-        if self.whole is None:
-            self.whole = self.data.decode("utf-8", errors="replace").split("\n")
-        return self.whole
-
-    def __getitem__(self, key: int | slice) -> Any:
-        first, own = self.first, self.own
-        if isinstance(key, slice):
-            start, stop = key.start or 0, key.stop
-            if start >= first and stop is not None and stop - first <= len(own) and not key.step:
-                return own[start - first : stop - first]
-            return self._all()[key]
-        if first <= key < first + len(own):
-            return own[key - first]
-        return self._all()[key]
 
 
 def _parser(language: str) -> Any:
@@ -162,7 +114,7 @@ class _Chunker:
                 for key, nodes in caps.items():
                     if key.startswith("reference."):
                         refs.extend(
-                            (n.start_point[0], _text(n))
+                            (n.start_point[0], node_text(n))
                             for n in nodes
                             if lo <= n.start_point[0] < hi
                         )
@@ -178,9 +130,9 @@ class _Chunker:
                 and prior.node.end_byte - prior.node.start_byte >= node.end_byte - node.start_byte
             ):
                 continue
-            name = _text(name_node)
+            name = node_text(name_node)
             if "receiver" in caps:
-                name = _text(caps["receiver"][0]) + "." + name
+                name = node_text(caps["receiver"][0]) + "." + name
             body = caps["body"][0] if "body" in caps else None
             defs[name_node.id] = _Def(
                 node, kind.split(".", 1)[1], name, body, self._attached_start(node)
@@ -349,7 +301,7 @@ class _Chunker:
 
     def _docstring(self, d: _Def) -> str:
         if self.language == "python" and d.body is not None:
-            doc = _py_docstring(d.body)
+            doc = py_docstring(d.body)
             if doc:
                 return doc
         comment = self.lines[d.start_row : self._name_row(d)]
@@ -376,7 +328,7 @@ class _Chunker:
         if not rows:
             return []
         first_part = region is None or region.first_part
-        doc = _py_docstring(root_node) if self.language == "python" and first_part else ""
+        doc = py_docstring(root_node) if self.language == "python" and first_part else ""
         parts: list[list[int]] = [[rows[0]]]
         for prev, row in zip(rows, rows[1:], strict=False):
             # A definition in between, or a full part, starts a new part: spans stay exact.
@@ -479,25 +431,3 @@ def _nest(defs: list[_Def]) -> list[_Def]:
             roots.append(d)
         stack.append(d)
     return roots
-
-
-def _text(node: Any) -> str:
-    return node.text.decode("utf-8", errors="replace") if node.text is not None else ""
-
-
-def _py_docstring(body: Any) -> str:
-    """The string literal that opens a Python body (grammar versions differ in wrapping it)."""
-    first = body.named_children[0] if body.named_child_count else None
-    if first is not None and first.type == "expression_statement" and first.named_child_count:
-        first = first.named_children[0]
-    if first is None or first.type != "string":
-        return ""
-    return _strip_string(_text(first))[:MAX_DOCSTRING]
-
-
-def _strip_string(s: str) -> str:
-    s = s.lstrip("rRbBuUfF")
-    for q in ('"""', "'''", '"', "'"):
-        if s.startswith(q) and s.endswith(q) and len(s) >= 2 * len(q):
-            return s[len(q) : -len(q)].strip()
-    return s.strip()

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexer.blocks import TINY_LINES, Block
-from indexer.chunker import Region, chunk_file, chunk_region, parser_for
+from indexer.chunker import chunk_file, chunk_region, parser_for
 from indexer.incremental import Entry, TreeCache, byte_edit
 from indexer.languages import INDENT_LANGUAGES, grammar, language_for, new_parser
 from indexer.pipeline import digest
+from indexer.regions import Region
 
 FUNCTION_KINDS = ("function", "method")
 _local = threading.local()
