@@ -6,9 +6,9 @@ request. Every reading carries one line of guidance after ``->`` so the model ge
 transcript (nothing sent is rewritten), so the bar must stay small: in ``short`` mode (the
 default) the first block is complete and later ones carry only readings that call for
 attention and changed (an error, repeats, a slow call, TODOs, a context band, a limit close
-by), or nothing at all; counters and the clock appear in full blocks only. ``delta`` sends every
-changed line; ``full`` re-sends the whole block whenever anything changed. After a compaction
-the next block is complete again.
+by), or nothing at all; counters and the clock appear in complete blocks only. ``delta`` sends
+every changed line; ``full`` (ask for it with ``status_mode``) re-sends the whole block whenever
+anything changed. After a compaction the next block is complete again.
 
 Readings clear themselves: ``repeated_call`` once the agent's last calls are other calls,
 ``last_error`` after ``ERROR_TTL`` further calls, and a command that exits non-zero counts as
@@ -276,15 +276,6 @@ class StatusBar:
         if not changed and not gone:
             return None
         return '<agent_status mode="delta">\n' + "\n".join(changed + gone) + "\n</agent_status>"
-
-    def full_block(self) -> str:
-        """The complete block, for a caller that asks for it (it also restarts the deltas)."""
-        text = self.render()
-        self._last_rendered = text
-        self._sent_full = True
-        self._last_lines = {self._key(r): (self._signature(r), r.line()) for r in self.readings()
-                            if self.mode != "short" or self._notable(r)}  # fmt: skip
-        return text
 
     @staticmethod
     def _key(reading: Reading) -> str:

@@ -295,6 +295,8 @@ class SkillsContext:
         later (a skill installed mid-session) are appended, never inserted."""
         if not getattr(getattr(session, "model", None), "native_tool_search", False):
             return
+        if getattr(getattr(session, "config", None), "subagent", False):
+            return  # a read-only sub-agent gets no deferred tools
         await self.ensure_mcp()
         announce = getattr(session, "announce_tools", None)
         if callable(announce):
