@@ -31,7 +31,7 @@ from agent.protocols import (
     Tool,
 )
 from agent.sessions import SessionStore, kiln_home
-from agent.status import StatusBar
+from agent.status import StatusBar, status_mode
 from agent.tools import READ_ONLY, builtin_tools
 from agent.types import (
     Block,
@@ -77,7 +77,7 @@ class Session:
         self.state: dict[str, Any] = state or {}
         self.workspace = Workspace(self.root, read_roots=[store.folder(session_id)])
         self.permissions = Permissions(config.mode, load_rules(self.root, kiln_home()))
-        self.status = StatusBar(cwd=str(self.root))
+        self.status = StatusBar(cwd=str(self.root), mode=status_mode(config.extra))
         self.memory = Memory(self.root, kiln_home())
         self.usage = Usage()
         self.cost_usd = 0.0

@@ -7,7 +7,7 @@ transcript (nothing sent is rewritten), so the bar must stay small: in ``short``
 default) the first block is complete and later ones carry only readings that call for
 attention and changed (an error, repeats, a slow call, TODOs, a context band, a limit close
 by), or nothing at all; counters and the clock appear in complete blocks only. ``delta`` sends
-every changed line; ``full`` (ask for it with ``status_mode``) re-sends the whole block whenever
+every changed line; ``full`` (ask for it with ``KILN_STATUS_MODE``) re-sends the whole block whenever
 anything changed. After a compaction the next block is complete again.
 
 Readings clear themselves: ``repeated_call`` once the agent's last calls are other calls,
@@ -17,12 +17,14 @@ an error.
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.errors import ConfigError
 from agent.types import canonical_json
 
 SLOW_FACTOR = 3.0
@@ -50,6 +52,17 @@ class Reading:
 
     def line(self) -> str:
         return f"{self.key}: {self.value}" + (f" -> {self.guidance}" if self.guidance else "")
+
+
+def status_mode(extra: dict[str, Any]) -> str:
+    """``status_mode`` from the session config, else ``KILN_STATUS_MODE``, else ``short``."""
+    raw = extra.get("status_mode") or os.environ.get("KILN_STATUS_MODE") or "short"
+    if raw not in STATUS_MODES:
+        raise ConfigError(
+            f"status mode {raw!r} is not one of {', '.join(STATUS_MODES[:3])}",
+            hint="set KILN_STATUS_MODE to short (the default), delta or full",
+        )
+    return "full" if raw == "append" else str(raw)
 
 
 def _call_key(tool: str, args: dict[str, Any]) -> str:
@@ -110,9 +123,6 @@ class StatusBar:
         stored trajectory (tool calls per tool) and state (TODOs) the first time."""
         self.steps, self.max_steps = session.turn_steps, session.config.max_steps
         self.max_seconds = session.config.max_seconds
-        mode = session.config.extra.get("status_mode")
-        if mode in STATUS_MODES:
-            self.mode = mode
         if self._synced:
             return
         self._synced = True

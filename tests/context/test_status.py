@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from agent.errors import ConfigError
 from agent.providers.scripted import ScriptedModel
 from agent.session import DiskHost, Session
-from agent.status import StatusBar
+from agent.status import StatusBar, status_mode
 from agent.types import canonical_json
 from tests.context.conftest import call, make_session
 
@@ -224,3 +230,23 @@ async def test_counters_and_todos_survive_resume(workspace: Path) -> None:
     assert status.startswith("<agent_status>")
     assert "tool_calls: grep=1, todo_write=1" in status
     assert "todos: [in_progress] ship it" in status
+
+
+def test_status_mode_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert status_mode({}) == "short"
+    monkeypatch.setenv("KILN_STATUS_MODE", "full")
+    assert status_mode({}) == "full" and status_mode({"status_mode": "delta"}) == "delta"
+    monkeypatch.setenv("KILN_STATUS_MODE", "loud")
+    with pytest.raises(ConfigError, match="status mode 'loud'"):
+        status_mode({})
+    script = tmp_path / "script.json"
+    script.write_text('["hello"]')
+    monkeypatch.setenv("KILN_SCRIPT", str(script))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "hi", "--root", str(tmp_path),
+         "--provider", "scripted"],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )  # fmt: skip
+    assert proc.returncode == 2 and "status mode 'loud'" in proc.stderr
+    assert "Traceback" not in proc.stderr
