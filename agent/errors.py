@@ -55,6 +55,12 @@ class PermissionDenied(KilnError):
     exit_code = EXIT_PERMISSION
 
 
+class NoAnswer(KilnError):
+    """A permission question nobody answered (the host stopped waiting, or the question could
+    not be delivered). The action is refused with this message as the reason, so neither the
+    model nor the user is told that someone declined."""
+
+
 class PathOutsideWorkspace(PermissionDenied):
     hint = "paths must resolve inside the workspace root"
 

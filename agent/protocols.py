@@ -77,7 +77,9 @@ EditOutcome = Literal["applied", "rejected", "stale", "deferred"]
 class Host(Protocol):
     async def emit(self, event: Event) -> None: ...
 
-    async def request_permission(self, request: PermissionRequest) -> Decision: ...
+    async def request_permission(self, request: PermissionRequest) -> Decision:
+        """The user's answer; raises ``agent.errors.NoAnswer`` when nobody answered."""
+        ...
 
     def read_buffer(self, path: Path) -> str | None:
         """Text of an open, possibly unsaved document; None to read the disk."""

@@ -48,7 +48,8 @@ async def propose_edit(
         meta={"abspath": str(path)},
     )
     name, args = session._edit_calls.pop(call_id, ("write_file", {"path": rel}))
-    await session._authorise(name, args, call_id, proposal)
+    # The diff is announced first, so a front-end shows it while the permission is asked
+    # (and the user sees what was refused, if it is).
     await session.emit(
         "edit",
         id=call_id,
@@ -57,6 +58,7 @@ async def propose_edit(
         old_text=old,
         new_text=new,
     )
+    await session._authorise(name, args, call_id, proposal)
     outcome = await session.host.apply_edit(proposal)
     if outcome == "applied" and rel not in session.files_modified:
         session.files_modified.append(rel)

@@ -7,7 +7,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from agent.errors import KilnError, PathOutsideWorkspace, PermissionDenied, ToolError
+from agent.errors import KilnError, NoAnswer, PathOutsideWorkspace, PermissionDenied, ToolError
 from agent.output_budget import apply_budget
 from agent.protocols import EditProposal, PermissionRequest, ToolContext
 from agent.tools.base import check_arguments
@@ -125,12 +125,16 @@ async def authorise(
             edit=proposal,
         )
         await session.emit("permission", id=call_id, tool=name, reason=check.reason)
-        decision = await session.host.request_permission(request)
-        session.permissions.remember_answer(name, args, decision)
-        if decision in ("allow_once", "allow_always"):
-            return
-        unattended = getattr(session.host, "unattended_reason", "")
-        check.reason = unattended or check.reason or "the user declined"
+        try:
+            decision = await session.host.request_permission(request)
+        except NoAnswer as exc:  # refused, but nobody declined: say what happened
+            check.reason = str(exc)
+        else:
+            session.permissions.remember_answer(name, args, decision)
+            if decision in ("allow_once", "allow_always"):
+                return
+            unattended = getattr(session.host, "unattended_reason", "")
+            check.reason = unattended or check.reason or "the user declined"
     session.refusals.append(
         {"tool": name, "arguments": args, "reason": check.reason or "denied", "turn": session.turn}
     )

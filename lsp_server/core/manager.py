@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.errors import KilnError
+from agent.errors import KilnError, NoAnswer
 from agent.protocols import Decision, EditOutcome, EditProposal, PermissionRequest
 from agent.session import AgentConfig, Session
 from agent.sessions import SessionStore
@@ -86,11 +86,14 @@ class CoreHost:
                 timeout=self.config.permission_timeout,
             )
         except TimeoutError:
-            log.info("permission request %s timed out; denying", request.call_id)
-            return "reject_once"
-        except Exception as exc:  # noqa: BLE001 - an error answer or a gone client means "no"
-            log.info("permission request %s failed (%s); denying", request.call_id, exc)
-            return "reject_once"
+            log.info("permission request %s timed out; refusing", request.call_id)
+            seconds = f"{self.config.permission_timeout:g}"
+            raise NoAnswer(
+                f"no answer within {seconds} s (the permission request timed out)"
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - an error answer or a gone client is no "yes"
+            log.info("permission request %s failed (%s); refusing", request.call_id, exc)
+            raise NoAnswer(f"the permission request failed: {exc}") from None
         decision = decision_from_answer(answer)
         kept = partial.kept_text(answer, request.edit) if decision.startswith("allow") else None
         if kept is not None and request.edit is not None:

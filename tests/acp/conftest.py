@@ -45,6 +45,7 @@ class EditorClient:
     writes: list[tuple[str, str]] = field(default_factory=list)
     permissions: list[dict[str, Any]] = field(default_factory=list)
     asked: asyncio.Event = field(default_factory=asyncio.Event)  # set at each permission request
+    diffs_when_asked: list[list[str]] = field(default_factory=list)  # diff paths seen by then
     # path -> text the buffer holds after its first read (the user typing meanwhile)
     typed_after_read: dict[str, str] = field(default_factory=dict)
     waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[None]]] = field(
@@ -67,6 +68,15 @@ class EditorClient:
                 "tool_call": tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
                 "options": [o.model_dump(mode="json", by_alias=True) for o in options],
             }
+        )
+        self.diffs_when_asked.append(
+            [
+                c["path"]
+                for u in self.updates
+                if u["sessionUpdate"] == "tool_call_update"
+                for c in u.get("content") or []
+                if c.get("type") == "diff"
+            ]
         )
         self.asked.set()
         if self.answer == "never":

@@ -122,6 +122,13 @@ async def test_unanswered_permission_is_denied_after_the_timeout(spawn, workspac
     assert len(client.permissions) == 1
     assert client.writes == [] and not (workspace / "new.txt").exists()
     assert client.text() == "Gave up on it."
+    # Reported as a timeout, to the user (thought text) and the model (tool result).
+    thought = client.text("agent_thought_chunk")
+    assert "timed out" in thought and "declined" not in thought
+    (failed,) = [u for u in tool_updates(client, "tool_call_update") if u.get("status")]
+    assert "the permission request timed out" in failed["content"][0]["content"]["text"]
+    # The diff was shown before the question (the client saw it when asked).
+    assert client.diffs_when_asked == [[str(workspace / "new.txt")]]
 
 
 async def test_without_fs_capability_edits_hit_the_disk(spawn, workspace: Path) -> None:

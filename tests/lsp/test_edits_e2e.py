@@ -68,11 +68,26 @@ async def test_approved_edit_lands_in_the_buffer_and_rejected_one_is_reported(
         assert "salute" not in editor.docs[uri].source
 
         # 3. the user rejects the permission: no applyEdit at all.
-        editor.on_permission = lambda params: REJECT
+        diffs_when_asked: list[list[str]] = []
+
+        def reject(params: dict[str, object]) -> object:
+            diffs_when_asked.append(_diff_calls(editor, sid))
+            return REJECT
+
+        editor.on_permission = reject
         before = len(editor.apply_requests)
         result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "three"})
         assert len(editor.apply_requests) == before
         assert editor.updates_for(sid, "refusal")[-1]["tool"] == "edit_file"
+        # PROTOCOL.md §5: the diff was on screen before the question, also for a refused edit.
+        call_id = editor.permission_requests[-1]["toolCall"]["toolCallId"]
+        assert diffs_when_asked == [_diff_calls(editor, sid)] and call_id in diffs_when_asked[0]
+        assert _diff_calls(editor, sid).count(call_id) == 1  # announced once
+
+
+def _diff_calls(editor: object, sid: str) -> list[str]:
+    updates = editor.updates_for(sid, "tool_call_update")  # type: ignore[attr-defined]
+    return [u["toolCallId"] for u in updates if u.get("kind") == "edit"]
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-32"])  # utf-16: the test above

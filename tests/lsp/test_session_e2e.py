@@ -256,11 +256,12 @@ async def test_permission_answered_and_unanswered(workspace: Path, scripted_env:
         assert len(editor.permission_requests) == 2
         refusal = editor.updates_for(sid, "refusal")[-1]
         assert refusal["tool"] == "run_command"
+        # Nobody declined: the user and the model are told the question timed out.
+        assert "timed out" in refusal["reason"] and "declined" not in refusal["reason"]
         failed = editor.updates_for(sid, "tool_call_update")[-1]
-        assert (
-            failed["status"] == "failed"
-            and "permission denied" in failed["content"][0]["content"]["text"]
-        )
+        told = failed["content"][0]["content"]["text"]
+        assert failed["status"] == "failed" and "permission denied" in told
+        assert "no answer within 0.5 s (the permission request timed out)" in told
 
 
 async def test_requests_are_answered_while_turns_stream_in_two_sessions(

@@ -221,6 +221,9 @@ function M.render(u, edit_mode)
       local note = edit_mode == 'deferred' and 'edit proposed (review with :KilnEdits)'
         or 'edit proposed'
       M.tool(u.toolCallId, { note = note })
+    elseif u.status == 'failed' and type(u.rawOutput) == 'table' and u.rawOutput.stopReason then
+      -- the server closed a call the turn stopped before it finished (cancel, a limit)
+      M.tool(u.toolCallId, { status = 'stopped', note = u.rawOutput.stopReason })
     else
       local note = u.status == 'failed' and failure_text(u.content) or nil
       local tool = S.tools[u.toolCallId]
