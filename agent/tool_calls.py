@@ -11,7 +11,7 @@ from agent.errors import KilnError, NoAnswer, PathOutsideWorkspace, PermissionDe
 from agent.output_budget import apply_budget
 from agent.protocols import EditProposal, PermissionRequest, ToolContext
 from agent.tools.base import check_arguments
-from agent.tools.deferred_tools import tool_description, unwrap_proxy
+from agent.tools.deferred_tools import PROXY_NAME, tool_description, unwrap_proxy
 from agent.types import Block, ToolOutput
 
 if TYPE_CHECKING:
@@ -46,6 +46,11 @@ async def run_tool(session: Session, call: Block) -> Block:
                 "then call_tool to run them",
             )
         args = check_arguments(tool.spec, args)
+        if name == PROXY_NAME:  # still the proxy after unwrapping: it named itself
+            raise ToolError(
+                "call_tool cannot run call_tool",
+                suggestion='call_tool{"name": <found tool>, "arguments": {...}}',
+            )
         if kind == "edit":  # edits are authorised in propose_edit, once the diff is known
             session._edit_calls[call_id] = (name, args)
         else:

@@ -10,6 +10,7 @@ request. ``cache_control`` markers are left out: a moving breakpoint is not cont
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -131,11 +132,17 @@ class WireLog:
         return out
 
 
+@functools.lru_cache(maxsize=32)
+def _log_for(folder: Path) -> WireLog:
+    """One log object per session folder, so its set of stored hashes is read from disk once."""
+    return WireLog(folder)
+
+
 def record(folder: Path, step: int, model: Any, request: Request) -> None:
     """Keep the body ``model`` sends for ``request`` (its ``wire_body``, else a neutral one)."""
     make = getattr(model, "wire_body", None)
     body = make(request) if callable(make) else neutral_body(request)
-    WireLog(folder).record(step, body)
+    _log_for(Path(folder)).record(step, body)
 
 
 def first_difference(before: WireRequest, after: WireRequest) -> tuple[int, str | None, str | None]:

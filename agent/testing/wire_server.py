@@ -77,13 +77,32 @@ def prompt_text(api: str, body: dict[str, Any]) -> str:
     """The request in the order the model reads it (tools, system, messages), as canonical JSON.
 
     Anthropic tools sent with ``defer_loading`` are left out: the API expands them where a
-    ``tool_reference`` names them instead of in the prefix, which is what keeps the cache warm.
+    ``tool_reference`` names them (counted there) instead of in the prefix, which is what keeps
+    the cache warm.
     """
     tools = body.get("tools") or []
+    messages = body.get("messages") or []
     if api == "anthropic":
+        deferred = {
+            t.get("name"): t for t in tools if isinstance(t, dict) and t.get("defer_loading")
+        }
         tools = [t for t in tools if not (isinstance(t, dict) and t.get("defer_loading"))]
-    parts = [tools, body.get("system") or "", body.get("messages") or []]
+        messages = _expand_references(messages, deferred)
+    parts = [tools, body.get("system") or "", messages]
     return "".join(canonical_json(strip_cache_control(p)) for p in parts)
+
+
+def _expand_references(value: Any, deferred: dict[str, Any]) -> Any:
+    """A ``tool_reference`` counts as the definition it loads, where it stands (as the API
+    expands it), so usage includes the loaded schema."""
+    if isinstance(value, list):
+        return [_expand_references(v, deferred) for v in value]
+    if isinstance(value, dict):
+        if value.get("type") == "tool_reference" and value.get("tool_name") in deferred:
+            tool = {k: v for k, v in deferred[value["tool_name"]].items() if k != "defer_loading"}
+            return {"type": "tool_definition", "tool": tool}
+        return {k: _expand_references(v, deferred) for k, v in value.items()}
+    return value
 
 
 def anthropic_tool_problem(body: dict[str, Any]) -> str:

@@ -155,3 +155,33 @@ async def test_breakpoint_covers_the_previous_tail_when_a_step_adds_many_blocks(
         finally:
             await model.aclose()
         assert _marks(srv.bodies("/v1/messages")[0]) == expected
+
+
+async def test_call_tool_cannot_bypass_permissions(tmp_path: Path) -> None:
+    """Attack: the proxy used to reach a built-in (or itself, nested) is checked under the real
+    tool's name, so a refused command stays refused."""
+    from agent.protocols import PermissionRequest
+    from agent.providers.scripted import ScriptedModel
+
+    root = workspace_with_tools(tmp_path / "ws")
+    asked: list[PermissionRequest] = []
+
+    def refuse(request: PermissionRequest) -> str:
+        asked.append(request)
+        return "reject_once"
+
+    script = [
+        proxy("run_command", {"command": "touch pwned"}),
+        proxy("call_tool", {"name": "run_command", "arguments": {"command": "touch pwned2"}}),
+        "ok",
+    ]
+    session = Session.create(
+        root, host=DiskHost(answer=refuse), config=AgentConfig(mode="ask"),
+        model=ScriptedModel(script),
+    )  # fmt: skip
+    await session.prompt("go")
+    assert not (root / "pwned").exists() and not (root / "pwned2").exists()
+    assert [r.tool for r in asked] == ["run_command"]
+    out = results(session)
+    assert out[0]["is_error"] and "permission denied for run_command" in out[0]["content"]
+    assert out[1]["is_error"] and "call_tool cannot run call_tool" in out[1]["content"]
