@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -227,4 +228,4 @@ async def compact(ls: KilnServer, params: SessionRef) -> dict[str, Any]:
     }
 
 
-HANDLERS = [mentions, commands, use_skill, compact]
+HANDLERS: list[Callable[..., Awaitable[Any]]] = [mentions, commands, use_skill, compact]

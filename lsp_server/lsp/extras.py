@@ -8,6 +8,7 @@ libraries), done in a worker thread. Skills methods that need a registry answer 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -200,7 +201,7 @@ async def skills_remove(ls: KilnServer, params: SkillsRemoveParams) -> dict[str,
     return {"id": params.id, "path": str(path)}
 
 
-HANDLERS = [
+HANDLERS: list[Callable[..., Awaitable[Any]]] = [
     hello, index_status, context_show, skills_list, skills_search, skills_install, skills_remove,
 ]  # fmt: skip
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +113,7 @@ async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None
     )
 
 
-FEATURES = [
+FEATURES: list[tuple[str, Callable[..., Any]]] = [
     (types.INITIALIZE, initialize),
     (types.INITIALIZED, initialized),
     (types.SHUTDOWN, shutdown),

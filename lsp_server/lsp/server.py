@@ -14,7 +14,7 @@ import contextlib
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -38,12 +38,15 @@ class KilnLspProtocol(KilnProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"kiln": extras.capabilities(self._server)}
+        server = cast(KilnServer, self._server)
+        result.capabilities.experimental = {"kiln": extras.capabilities(server)}
         return result
 
 
 class KilnServer(LanguageServer):
     """A LanguageServer plus the session core, the index and the client's Kiln settings."""
+
+    protocol: KilnLspProtocol
 
     def __init__(self) -> None:
         super().__init__(
@@ -81,12 +84,13 @@ class KilnServer(LanguageServer):
                     await asyncio.wait_for(self.manager.shutdown(), timeout)
             if self.index_sync is not None:
                 self.index_sync.close()
-        pending = [
-            f for f in self.protocol._request_futures.values() if isinstance(f, asyncio.Future)
-        ]
-        pending = [f for f in pending if f is not asyncio.current_task() and not f.done()]
+        pending: list[asyncio.Future[Any]] = []
+        for future in list(self.protocol._request_futures.values()):
+            own = future is asyncio.current_task()
+            if isinstance(future, asyncio.Future) and not own and not future.done():
+                pending.append(future)
         if pending:  # answers still owed (a cancelled prompt answers "cancelled")
-            await asyncio.wait(pending, timeout=timeout)
+            await asyncio.wait(pending, timeout=min(timeout, 5.0))
         for task in list(self.background):
             task.cancel()
 

@@ -7,6 +7,7 @@ notification and the pending ``kiln/session/prompt`` then resolves normally with
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from lsp_server.core import EDIT_MODES, STALE_DOCUMENT, CoreError, InvalidParams, TurnInProgress
@@ -142,7 +143,7 @@ async def edit_resolve(ls: KilnServer, params: EditResolveParams) -> dict[str, A
     return {"proposalId": params.proposal_id, "outcome": outcome}
 
 
-HANDLERS = [
+HANDLERS: list[Callable[..., Awaitable[Any]]] = [
     session_new, session_load, session_list, session_prompt, session_cancel, session_close,
     session_set_mode, edit_list, edit_resolve,
 ]  # fmt: skip

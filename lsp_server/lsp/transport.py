@@ -31,7 +31,7 @@ INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
 MAX_BODY = 50 * 1024 * 1024
-PARENT_POLL_SECONDS = float(os.environ.get("KILN_PARENT_POLL_SECONDS", "2"))
+PARENT_POLL_SECONDS = 2.0  # KILN_PARENT_POLL_SECONDS overrides it (tests)
 DRAIN_SECONDS = 5.0  # bound on cancelling turns and sending their answers when stopping
 
 
@@ -210,8 +210,9 @@ async def serve(
 
 async def watch_parent(protocol: KilnProtocol, pid: int) -> None:
     """End the server when the editor that started it is gone (LSP ``processId``)."""
+    interval = float(os.environ.get("KILN_PARENT_POLL_SECONDS") or PARENT_POLL_SECONDS)
     while not protocol.stop_requested.is_set():
-        await asyncio.sleep(PARENT_POLL_SECONDS)
+        await asyncio.sleep(interval)
         if not process_alive(pid):
             log.warning("the editor (process %s) is gone; shutting down", pid)
             protocol.request_stop(0 if protocol._shutdown else 1, f"process {pid} is gone")

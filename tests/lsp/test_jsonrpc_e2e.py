@@ -61,6 +61,14 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         bad_hover = await server.request(12, "textDocument/hover", {"textDocument": 3})
         assert _code(bad_hover) == -32602
         assert _code(await server.request(13, "kiln/no/such")) == -32601
+        # Notifications that cannot be read or that fail are logged, never shown as popups.
+        server.notify("textDocument/didOpen", {"textDocument": "nope"})
+        unknown = {"uri": (workspace / "never-opened.py").as_uri(), "version": 2}
+        change = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "x"}  # fmt: skip
+        server.notify(
+            "textDocument/didChange", {"textDocument": unknown, "contentChanges": [change]}
+        )
+        assert (await server.request(16, "kiln/hello"))["result"]["protocolVersion"] == 1
 
         assert (await server.request(14, "shutdown"))["result"] is None
         after = await server.request(15, "kiln/hello")
