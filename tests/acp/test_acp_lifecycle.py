@@ -191,3 +191,17 @@ async def test_a_second_initialize_is_rejected_and_text_is_batched(spawn, worksp
     chunks = [u for u in client.updates if u["sessionUpdate"] == "agent_message_chunk"]
     assert "".join(c["content"]["text"] for c in chunks) == answer  # all of it, before the answer
     assert len(chunks) < 26 // 2  # coalesced, not one notification per model delta
+
+
+async def test_kiln_options_in_meta_of_initialize_and_session_new(spawn, workspace: Path) -> None:
+    """docs/acp.md: `_meta.kiln` of `initialize` sets server-wide defaults, of `session/new`
+    that session's."""
+    from acp import PROTOCOL_VERSION
+
+    client = EditorClient()
+    async with spawn(["ok"], client) as agent:
+        await agent.conn.initialize(protocol_version=PROTOCOL_VERSION, kiln={"mode": "auto-edit"})
+        first = await agent.conn.new_session(cwd=str(workspace))
+        second = await agent.conn.new_session(cwd=str(workspace), kiln={"mode": "yolo"})
+    assert first.modes is not None and first.modes.current_mode_id == "auto-edit"
+    assert second.modes is not None and second.modes.current_mode_id == "yolo"

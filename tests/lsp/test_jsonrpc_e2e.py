@@ -58,6 +58,8 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         assert _code(missing) == -32602 and "sessionId" in missing["error"]["message"]
         server.notify("kiln/session/cancel")  # a notification without params: logged, no reply
         assert (await server.request(11, "kiln/hello", None))["result"]["protocolVersion"] == 1
+        listed = await server.request(17, "kiln/session/list", {"someFutureField": 1})
+        assert listed["result"] == {"sessions": []}  # unknown keys are ignored
         bad_hover = await server.request(12, "textDocument/hover", {"textDocument": 3})
         assert _code(bad_hover) == -32602
         assert _code(await server.request(13, "kiln/no/such")) == -32601
@@ -181,3 +183,40 @@ async def test_stdin_closing_ends_the_server_with_0(workspace: Path, kiln_home: 
         assert await server.exit_code() == 0
     finally:
         await server.close()
+
+
+async def test_an_unanswered_permission_request_is_withdrawn(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """PROTOCOL.md §4: after permissionTimeout the server sends $/cancelRequest for its
+    request, refuses the action as timed out, and ignores a late answer."""
+    steps = [
+        {"match": "run", "text": "", "tool_calls": [{"name": "run_command", "input": {"command": "echo hi"}}]},
+        {"match": "timed out", "text": "nobody answered"},
+    ]  # fmt: skip
+    server = await RawServer.start(workspace, scripted_env(steps))
+    try:
+        await server.initialize(workspace, initializationOptions={"permissionTimeout": 0.5})
+        session = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        server.request_nowait(
+            "turn", "kiln/session/prompt", {"sessionId": session, "prompt": "run"}
+        )
+        asked = await server.wait_for(lambda m: m.get("method") == "kiln/session/requestPermission")
+        withdrawn = await server.wait_for(lambda m: m.get("method") == "$/cancelRequest")
+        assert withdrawn["params"] == {"id": asked["id"]}
+        assert (await server.response("turn"))["result"]["stopReason"] == "end_turn"
+        late = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+        server.send({"jsonrpc": "2.0", "id": asked["id"], "result": late})
+        assert (await server.request("after", "kiln/hello"))["result"]["protocolVersion"] == 1
+    finally:
+        await server.close()
+    refusals = [
+        m["params"]["update"]
+        for m in server.messages
+        if m.get("method") == "kiln/session/update"
+        and m["params"]["update"]["sessionUpdate"] == "refusal"
+    ]
+    assert [r["reason"] for r in refusals] == [
+        "no answer within 0.5 s (the permission request timed out)"
+    ]
+    assert "Traceback" not in server.stderr.decode(errors="replace")
