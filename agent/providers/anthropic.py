@@ -63,8 +63,10 @@ def wire_messages(messages: list[Message], deferred: set[str]) -> list[Message]:
     out = []
     for message in messages:
         content = message.get("content")
-        loads = isinstance(content, list) and any(_references(b) for b in content)
-        if loads and message.get("role") == "user":
+        if not isinstance(content, list) or message.get("role") != "user":
+            out.append(message)
+            continue
+        if any(_references(b) for b in content):
             message = {**message, "content": [_load_block(b, deferred) for b in content]}
         out.append(message)
     return out
