@@ -90,6 +90,8 @@ class KilnProtocol(LanguageServerProtocol):
             else:
                 log.warning("dropped a malformed message (%s): %s", method or "response", exc)
             return
+        if method == types.INITIALIZE:
+            self.initialize_received = True  # only a readable one counts: a bad one may retry
         self.handle_message(message)
 
     def structure(self, data: dict[str, Any]) -> Any:
@@ -135,7 +137,6 @@ class KilnProtocol(LanguageServerProtocol):
         elif method != types.INITIALIZE and not self.initialize_received:
             self.reply_error(msg_id, SERVER_NOT_INITIALIZED, f"{method}: send initialize first")
         else:
-            self.initialize_received = True
             return False
         return True
 

@@ -44,6 +44,8 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         assert _code(await server.response(4)) == -32600
         assert _code(await server.response(5)) == -32600
 
+        bad_init = await server.request("bad-init", "initialize", {"processId": "abc"})
+        assert _code(bad_init) == -32602  # unreadable: the client may send a good one
         result = await server.initialize(workspace)
         kiln = result["capabilities"]["experimental"]["kiln"]
         assert "kiln/session/prompt" in kiln["methods"] and kiln["protocolVersion"] == 1
