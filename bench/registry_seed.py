@@ -73,8 +73,28 @@ WORDS = [
 ]
 
 
+def _vocabulary(size: int = 1000) -> list[str]:
+    """The 50 topic words plus pronounceable made-up words (a catalogue's long tail)."""
+    rng = random.Random(13)
+    words, seen = list(WORDS), set(WORDS)
+    while len(words) < size:
+        word = "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(3))
+        if word not in seen and not any(word.startswith(w) or w.startswith(word) for w in WORDS):
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+VOCAB = _vocabulary()
+
+
+def describe(rng: random.Random) -> str:
+    """Eight distinct words drawn uniformly from ``VOCAB``: each word is in ~0.8% of skills."""
+    return " ".join(rng.sample(VOCAB, 8)).capitalize() + "."
+
+
 def skill_archive(name: str, rng: random.Random, body_bytes: int = 0) -> bytes:
-    desc = " ".join(rng.sample(WORDS, 8)).capitalize() + "."
+    desc = describe(rng)
     files = {
         "SKILL.md": f"---\nname: {name}\ndescription: {desc}\n---\n# {name}\n\nUse it well.\n".encode()
     }
@@ -105,13 +125,13 @@ def clones(pool: list[dict[str, Any]], count: int, signer: Signer) -> list[dict[
     out = []
     for i in range(count):
         base = pool[i % len(pool)]
-        name = f"{rng.choice(WORDS)}-{rng.choice(WORDS)}-{i}"
+        name = f"{rng.choice(VOCAB)}-{rng.choice(VOCAB)}-{i}"
         doc = {
             **base,
             "id": f"ns{i % 50}/{name}",
             "namespace": f"ns{i % 50}",
             "name": name,
-            "description": " ".join(rng.sample(WORDS, 8)).capitalize() + ".",
+            "description": describe(rng),
             "publishedAt": now_iso(),
         }
         sig = {"keyId": signer.key_id, "algorithm": "ed25519"}
@@ -179,4 +199,5 @@ def bulk_postgres(store: Any, docs: list[dict[str, Any]]) -> None:
         with cur.copy("COPY changes (skill_id, version, kind, at) FROM STDIN") as copy:
             for r in rows:
                 copy.write_row((r[0], "1.0.0", "publish", r[4]))
-        cur.execute("ANALYZE skills")
+    with store.pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
+        conn.execute("VACUUM ANALYZE skills")

@@ -110,9 +110,19 @@ def m002_search_accounts(conn: Any) -> None:
     )
 
 
+# GIN's pending list makes new entries cheap to insert and slow to search until a vacuum
+# merges them; a registry is read far more than written, so entries go straight in.
+M003 = """
+ALTER INDEX skills_search SET (fastupdate = off);
+ALTER INDEX skills_trgm SET (fastupdate = off);
+SELECT gin_clean_pending_list('skills_search'::regclass);
+SELECT gin_clean_pending_list('skills_trgm'::regclass);
+"""
+
 MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
     ("m001_initial", M001),
     ("m002_search_accounts", m002_search_accounts),
+    ("m003_gin_without_pending_list", M003),
 ]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -94,6 +95,9 @@ class PostgresStore(PostgresAccounts):
             name="kiln-registry",
         )
         self.pool.wait(timeout=30)
+        self._cache_lock = threading.Lock()
+        self._cache_marker: int | None = -1
+        self._cache: dict[tuple[Any, ...], tuple[list[dict[str, Any]], str | None]] = {}
 
     def close(self) -> None:
         self.pool.close()
@@ -213,6 +217,35 @@ class PostgresStore(PostgresAccounts):
         cursor: str | None = None,
         limit: int = 20,
     ) -> tuple[list[dict[str, Any]], str | None]:
+        """Search or list, through a small cache valid while no write has committed anywhere.
+
+        Every write appends to the change feed, whose newest ``seq`` (gap-safe, see above) is
+        one index lookup: while it is unchanged, an earlier answer is still the answer.
+        """
+        marker = self._read("SELECT max(seq) AS seq FROM changes")[0]["seq"]
+        key = (query, namespace, updated_since, cursor, limit)
+        with self._cache_lock:
+            if self._cache_marker != marker:
+                self._cache_marker, self._cache = marker, {}
+            hit = self._cache.get(key)
+        if hit is None:
+            hit = self._search(query, namespace, updated_since, cursor, limit)
+            with self._cache_lock:
+                if self._cache_marker == marker:
+                    if len(self._cache) >= 1024:
+                        self._cache.clear()
+                    self._cache[key] = hit
+        items, next_cursor = hit
+        return [dict(item) for item in items], next_cursor
+
+    def _search(
+        self,
+        query: str,
+        namespace: str | None,
+        updated_since: str | None,
+        cursor: str | None,
+        limit: int,
+    ) -> tuple[list[dict[str, Any]], str | None]:
         limit = max(1, min(int(limit), 100))
         where: list[str] = []
         args: dict[str, Any] = {"lim": limit + 1}
@@ -228,20 +261,30 @@ class PostgresStore(PostgresAccounts):
             args.update(
                 tsq=tsq, like="%" + _escape_like(text) + "%", off=int(state.get("offset", 0))
             )
-            match = ["s.search @@ to_tsquery('english', %(tsq)s)"] if tsq else []
-            if len(text) >= 3 or not tsq:  # substrings, through the trigram index
-                match.append("s.search_text LIKE %(like)s")
-            # ts_rank with weights {D, C, B, A}: a word in the name counts 4x one in the description
-            rank = (
-                "ts_rank('{0.1, 0.2, 0.25, 1.0}', s.search, to_tsquery('english', %(tsq)s))"
+            # Each path through its own index, ranked on the matches alone; only the page is
+            # joined back (one WHERE with an OR lets the planner scan every row instead).
+            score = "(CASE WHEN name LIKE %(like)s THEN 1 ELSE 0 END)"
+            if tsq:  # ts_rank weights {D, C, B, A}: a word in the name counts 4x the description
+                score += (
+                    " + ts_rank('{0.1, 0.2, 0.25, 1.0}', search, to_tsquery('english', %(tsq)s))"
+                )
+            filters = "".join(f" AND {w}" for w in where).replace("s.", "")
+            paths = (
+                [
+                    f"SELECT pk, {score} AS r FROM skills WHERE search @@ to_tsquery('english', %(tsq)s){filters}"
+                ]
                 if tsq
-                else "0"
+                else []
             )
+            if not tsq or (len(text) >= 3 and " " not in text):  # substrings: trigram index
+                paths.append(
+                    f"SELECT pk, {score} AS r FROM skills WHERE search_text LIKE %(like)s{filters}"
+                )
             sql = (
-                f"SELECT {_SKILL_COLS}, {rank} + (CASE WHEN s.name LIKE %(like)s THEN 1 ELSE 0 END)"
-                f" AS r FROM skills s WHERE ({' OR '.join(match)})"
-                + "".join(f" AND {w}" for w in where)
-                + " ORDER BY r DESC, s.id LIMIT %(lim)s OFFSET %(off)s"
+                f"SELECT {_SKILL_COLS}, m.r FROM (SELECT pk, max(r) AS r FROM ("
+                + " UNION ALL ".join(paths)
+                + ") u GROUP BY pk ORDER BY r DESC, pk LIMIT %(lim)s OFFSET %(off)s) m"
+                " JOIN skills s ON s.pk = m.pk ORDER BY m.r DESC, s.pk"
             )
             rows = self._read(sql, args)
             next_state: dict[str, Any] = {"offset": args["off"] + limit}

@@ -5,6 +5,9 @@ CDN may cache it forever. An upload sends its SHA-256 (``ChecksumSHA256``): the 
 bytes that do not hash to it, and ``put`` then reads the object's size back, so by the time the
 publish writes its version row the archive is known to be stored whole. Configuration is boto3's
 own: ``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``.
+
+A key never changes meaning, so small archives read once are kept in a bounded in-memory cache
+(popular skills are downloaded far more often than published); nothing can make it stale.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +25,8 @@ from typing import Any
 from skills_registry.registry.errors import IntegrityError, NotFound, RegistryUnavailable
 
 _SHA = re.compile(r"[0-9a-f]{64}")
+CACHE_BYTES = 64 * 1024 * 1024
+CACHE_ITEM_BYTES = 1024 * 1024
 
 
 def _client() -> Any:
@@ -41,6 +48,9 @@ class S3Blobs:
         self.bucket = bucket
         self.prefix = prefix.strip("/")
         self.client = client if client is not None else _client()
+        self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._cached_bytes = 0
+        self._lock = threading.Lock()
 
     def _key(self, sha256: str) -> str:
         if not _SHA.fullmatch(sha256):
@@ -74,7 +84,23 @@ class S3Blobs:
         return sha
 
     def get(self, sha256: str) -> bytes:
-        return b"".join(self.stream(sha256))
+        with self._lock:
+            data = self._cache.get(sha256)
+            if data is not None:
+                self._cache.move_to_end(sha256)
+                return data
+        data = b"".join(self.stream(sha256))
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise IntegrityError(f"object storage returned other bytes for archive {sha256}")
+        if len(data) <= CACHE_ITEM_BYTES:
+            with self._lock:
+                if sha256 not in self._cache:
+                    self._cache[sha256] = data
+                    self._cached_bytes += len(data)
+                while self._cached_bytes > CACHE_BYTES:
+                    _, dropped = self._cache.popitem(last=False)
+                    self._cached_bytes -= len(dropped)
+        return data
 
     def path(self, sha256: str) -> Path | None:
         return None
@@ -130,6 +156,9 @@ class S3Blobs:
                     yield name
 
     def delete(self, sha256: str) -> None:
+        with self._lock:
+            dropped = self._cache.pop(sha256, None)
+            self._cached_bytes -= len(dropped or b"")
         self.client.delete_object(Bucket=self.bucket, Key=self._key(sha256))
 
     def ping(self) -> None:

@@ -136,7 +136,7 @@ def test_migrations_run_once_when_instances_start_together(postgres: Postgres) -
         stores = list(pool.map(start, range(5)))
     with psycopg.connect(url) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")]
-    assert names == ["m001_initial", "m002_search_accounts"]
+    assert names == ["m001_initial", "m002_search_accounts", "m003_gin_without_pending_list"]
     for store in stores:
         store.close()
 
@@ -157,3 +157,17 @@ def test_search_is_stemmed_or_ranked_with_cjk(metadata_store: Any, tmp_path: Pat
     assert ids("pdf")[0] in {"acme/pdf", "acme/pdf-merge"}  # the name counts most
     assert ids("中文摘要") == ["acme/zh-notes"]
     assert ids("会议") == ["acme/zh-notes"]
+
+
+def test_search_cache_sees_writes_from_other_instances(postgres: Postgres, tmp_path: Path) -> None:
+    url = postgres.new_database()
+    signer = load_or_create_key_file(tmp_path / "k")
+    here, there = PostgresStore(url), PostgresStore(url)
+    here.add_version(_doc(tmp_path, signer, "acme/xlsx", "1.0.0", "Spreadsheets"))
+    assert here.search("pdf")[0] == [] and here.search("pdf")[0] == []  # cached
+    there.add_version(_doc(tmp_path, signer, "acme/pdf", "1.0.0", "Read PDF files"))
+    assert [s["id"] for s in here.search("pdf")[0]] == ["acme/pdf"]
+    there.set_deprecation("acme/pdf", "use acme/pdf2")
+    assert here.search("pdf")[0][0]["deprecated"] == "use acme/pdf2"
+    here.close()
+    there.close()
