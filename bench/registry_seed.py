@@ -177,6 +177,10 @@ def bulk_sqlite(store: Any, docs: list[dict[str, Any]]) -> None:
 
 def bulk_postgres(store: Any, docs: list[dict[str, Any]]) -> None:
     rows = _rows(docs)
+    gin = ("skills_search", "skills_trgm")
+    with store.pool.connection() as conn:  # batch the GIN inserts, merged by the VACUUM below
+        for index in gin:
+            conn.execute(f"ALTER INDEX {index} SET (fastupdate = on)")
     with store.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
         with cur.copy(
             "COPY skills (id, namespace, name, description, latest, created_at, updated_at,"
@@ -201,3 +205,6 @@ def bulk_postgres(store: Any, docs: list[dict[str, Any]]) -> None:
                 copy.write_row((r[0], "1.0.0", "publish", r[4]))
     with store.pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
         conn.execute("VACUUM ANALYZE skills")
+        for index in gin:
+            conn.execute(f"SELECT gin_clean_pending_list('{index}'::regclass)")
+            conn.execute(f"ALTER INDEX {index} SET (fastupdate = off)")
