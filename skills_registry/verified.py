@@ -179,6 +179,11 @@ def resolve_verified(
         if not doc:
             raise
     check_document(doc, key, str(entry.get("archiveSha256")))
+    if doc.get("id") != skill_id or doc.get("version") != version:
+        raise IntegrityError(
+            f"asked for {skill_id}@{version}, got the document of "
+            f"{doc.get('id')}@{doc.get('version')}"
+        )
     cache.put_doc(client.base_url, doc)
     doc = {**doc, "status": entry.get("status", "active")}
     doc["statusReason"] = entry.get("statusReason", "")

@@ -41,6 +41,8 @@ class Mirror:
         path = request.url.path
         if self.mode == "replay" and path.endswith("/metadata") and self.replay is not None:
             return JSONResponse(self.replay)
+        if self.mode == "swap":  # answer for 1.1.0 with 1.0.0's (validly signed) document
+            path = path.replace("/versions/1.1.0", "/versions/1.0.0")
         async with httpx.AsyncClient() as http:
             upstream = await http.get(self.upstream + path, params=request.query_params)
         if "/versions/" in path and path.count("/") == 6 and upstream.status_code == 200:
@@ -242,3 +244,28 @@ def test_frozen_ci_never_follows_a_lockfile_to_a_new_registry(
     _pin(ci_env, registry.url, registry, project)
     done = kiln("skills", "install", "--frozen", "--ci", env=ci_env, cwd=project)
     assert done.returncode == 0 and (project / ".kiln" / "skills" / "notes" / "SKILL.md").exists()
+
+
+def test_another_versions_signed_document_is_refused(
+    mirrored: tuple[LiveRegistry, Mirror, LiveRegistry], tmp_path: Path
+) -> None:
+    registry, mirror, proxy = mirrored
+    folder = make_skill(tmp_path / "src", "notes", description="Writes notes.")
+    _publish(registry, folder, "1.0.0")
+    _publish(registry, folder, "1.1.0")  # the same bytes: only the version tells them apart
+    project = tmp_path / "project"
+    project.mkdir()
+    env = cli_env(tmp_path / "home")
+    _pin(env, proxy.url, registry, project)
+    mirror.mode = "swap"
+    result = kiln(
+        "skills",
+        "install",
+        "acme/notes@1.1.0",
+        "--yes",
+        "--registry",
+        proxy.url,
+        env=env,
+        cwd=project,
+    )
+    assert result.returncode == 5 and "got the document of acme/notes@1.0.0" in result.stderr
