@@ -1,6 +1,7 @@
 """Provider faults through the real SDKs against the wire server: a 200 SSE reply of garbage,
 a stream that drops before any output (retried like a 5xx), one that drops after output (the
-partial reply is kept and the message says so)."""
+partial reply is kept and the message says so). The `kiln run` cases run the wire server as
+its own process, as editor and CI tests do."""
 
 from __future__ import annotations
 
@@ -44,16 +45,39 @@ async def _collect(model: Any) -> tuple[str, ModelReply | None]:
     return "".join(text), reply
 
 
+class WireProcess:
+    """``python -m agent.testing.wire_server`` in its own process, stopped on exit."""
+
+    def __init__(self, steps: list[Any], folder: Path) -> None:
+        script = folder / "script.json"
+        script.write_text(json.dumps(steps))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "agent.testing.wire_server", "--script", str(script),
+             "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        assert self.url.startswith("http://127.0.0.1:")
+
+    def __enter__(self) -> WireProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        self.proc.communicate(timeout=30)
+
+
 def _run_kiln(
-    provider: str, srv: WireServer, repo: Path, home: Path
+    provider: str, srv: WireProcess, repo: Path, home: Path
 ) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     env["KILN_HOME"] = str(home)
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     if provider == "anthropic":
-        env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.anthropic_base_url)
+        env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url)
     else:
-        env.update(OPENAI_BASE_URL=srv.openai_base_url)
+        env.update(OPENAI_BASE_URL=srv.url + "/v1")
     argv = [sys.executable, "-m", "lsp_server", "run", "say hi", "--root", str(repo)]
     argv += ["--output-format", "json", "--ci"]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
@@ -75,7 +99,7 @@ def test_garbage_event_stream_exits_4_with_result_patch_and_transcript(
     tmp_path: Path, provider: str
 ) -> None:
     repo = _repo(tmp_path)
-    with WireServer([{"garbage": True}] * 8) as srv:
+    with WireProcess([{"garbage": True}] * 8, tmp_path) as srv:
         proc = _run_kiln(provider, srv, repo, tmp_path / "home")
     assert proc.returncode == 4, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -113,7 +137,7 @@ async def test_drop_after_output_is_final_and_keeps_the_text(
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_kiln_run_keeps_partial_reply_when_stream_drops(tmp_path: Path, provider: str) -> None:
     repo = _repo(tmp_path)
-    with WireServer([{"text": "Partial findings so far", "die": True}]) as srv:
+    with WireProcess([{"text": "Partial findings so far", "die": True}], tmp_path) as srv:
         proc = _run_kiln(provider, srv, repo, tmp_path / "home")
     assert proc.returncode == 4, proc.stderr
     result = json.loads(proc.stdout)
