@@ -201,6 +201,7 @@ class SkillsContext:
             self.mcp_sources = [McpSource(c) for c in configs.values()]
         self.announced_fingerprint = ""
         self.active_turn: int | None = None
+        self._restored = False
         for warning in self.warnings + self._catalog.warnings:
             log.warning("%s", warning)
 
@@ -293,14 +294,20 @@ class SkillsContext:
         """Native tool search (Anthropic): every deferred tool is declared from the first
         request on, so MCP servers start now and the whole catalog is announced; tools added
         later (a skill installed mid-session) are appended, never inserted."""
-        if not getattr(getattr(session, "model", None), "native_tool_search", False):
-            return
-        if getattr(getattr(session, "config", None), "subagent", False):
-            return  # a read-only sub-agent gets no deferred tools
-        await self.ensure_mcp()
         announce = getattr(session, "announce_tools", None)
-        if callable(announce):
+        if getattr(getattr(session, "config", None), "subagent", False) or not callable(announce):
+            return  # a read-only sub-agent gets no deferred tools
+        if getattr(getattr(session, "model", None), "native_tool_search", False):
+            await self.ensure_mcp()
             announce(list(self.tool_catalog))
+        elif not self._restored:
+            # A resumed session: tools found before stay callable through call_tool.
+            self._restored = True
+            state = getattr(session, "state", None)
+            found = set(state.get("deferred", [])) if isinstance(state, dict) else set()
+            if found and any(name.split("__", 1)[0] in self.mcp_namespaces() for name in found):
+                await self.ensure_mcp()
+            announce([t for t in self.tool_catalog if t.name in found])
 
 
 def make_tools(session: Any) -> list[Any]:

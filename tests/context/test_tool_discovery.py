@@ -185,3 +185,18 @@ async def test_call_tool_cannot_bypass_permissions(tmp_path: Path) -> None:
     out = results(session)
     assert out[0]["is_error"] and "permission denied for run_command" in out[0]["content"]
     assert out[1]["is_error"] and "call_tool cannot run call_tool" in out[1]["content"]
+
+
+async def test_found_tools_stay_callable_after_resume(tmp_path: Path) -> None:
+    root = workspace_with_tools(tmp_path / "ws")
+    first, _ = await run(root, "openai", [call("tool_search", query="plan migrations"), "found"])
+    with WireServer([proxy("db__plan", {"schema": "app"}), "planned"]) as srv:
+        resumed = Session.load(first.id, host=DiskHost(), model=model_for("openai", srv))
+        try:
+            assert await resumed.prompt("now plan") == "end_turn"
+        finally:
+            await resumed.aclose()
+        bodies = srv.bodies("/chat/completions")
+    out = results(resumed)[-1]
+    assert not out["is_error"] and "plan for" in out["content"]
+    assert bodies[0]["tools"] == bodies[1]["tools"]
