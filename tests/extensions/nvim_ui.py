@@ -99,7 +99,7 @@ class Editor:
     def wait_prompt(self, what: str, timeout: float = 60) -> None:
         """Until Neovim waits for typed input outside the buffer (inputlist, input(), hit-enter)."""
         deadline = time.monotonic() + timeout
-        while not (self.mode()["blocking"] or self.mode()["mode"] in ("c", "r", "rm")):
+        while not (self.mode()["blocking"] or self.mode()["mode"] in ("c", "r", "rm", "r?")):
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {what}; {self.debug()}")
             time.sleep(0.05)
@@ -121,8 +121,11 @@ class Editor:
 
     def close(self) -> None:
         try:
-            self.lua("require('kiln.client').stop()")
-            self.nvim.command("qa!")
+            # Leave any prompt first: a blocked Neovim would not answer the calls below.
+            self.nvim.input("<C-c><Esc>")
+            if not self.mode()["blocking"]:
+                self.lua("require('kiln.client').stop()")
+            self.nvim.command("qa!", async_=True)
         except Exception:  # noqa: BLE001 - the process may already be gone
             pass
         try:

@@ -32,7 +32,10 @@ def _edit(old: str, new: str, path: str = "calc.py") -> dict:
 SCRIPT = [
     {"match": "paste-7", "text": "got both lines\n\n```lua\nlocal answer = 42\n```\n"},
     {"match": "def add(", "text": "saw calc"},
-    {"match": "pdftk-marker-4411", "text": "skill loaded"},
+    {
+        "match": "pdftk-marker-4411",
+        "text": "skill loaded\n\n```python apply_me.py\nnew = 2\n```\n",
+    },
     {"match": "fix add", "text": "Fixing.", "tool_calls": [_edit("a - b", "a + b")]},
     {
         "match": "edited calc.py",
@@ -66,6 +69,7 @@ def editor(tmp_path: Path, kiln_home: Path) -> Editor:
     (ws / "calc.py").write_text(CALC)
     (ws / "other.py").write_text("x = 1\n")
     (ws / "nums.py").write_text(NUMS)
+    (ws / "apply_me.py").write_text("old = 1\n")
     skill = ws / ".kiln" / "skills" / "pdf"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(
@@ -150,8 +154,17 @@ def test_chat_flows_by_keys(editor: Editor) -> None:
     ed.wait("the skill answer", lambda: ed.transcript_has("skill loaded"))
     ed.wait("the turn to end", lambda: _turn_done(ed, 3))
 
+    # Code block actions in the transcript: gy copies, ga applies to the named file.
+    ed.keys("<Esc><C-w>k/new = 2<CR>gy")
+    ed.wait("the copy", lambda: ed.nvim.funcs.getreg('"') == "new = 2\n")
+    ed.keys("ga")
+    ed.wait_prompt("the confirmation")
+    ed.keys("y")
+    ed.wait("the apply", lambda: (ws / "apply_me.py").read_text() == "new = 2\n")
+
     # An edit is reviewed in Normal mode; `a` accepts; the command the agent runs sees it.
-    ed.keys("fix add<CR>")
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("ifix add<CR>")
     ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
     assert ed.mode()["mode"] == "n"
     ed.keys("a")

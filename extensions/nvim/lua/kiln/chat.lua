@@ -54,6 +54,7 @@ local function ensure_buffers()
     map('gm', M.pick_mode, 'pick the permission and edit mode')
     map('gM', M.pick_model, 'pick the model')
   end
+  require('kiln.codeblock').map(S.buf)
 end
 
 --- Handler for kiln/session/update notifications.

@@ -13,6 +13,7 @@ M.WELCOME = {
   '  @name       mention a file, folder or symbol (completion from the index)',
   '  /command    /clear /compact /mode /model /context, or an installed skill',
   '  gm / gM     pick the mode / the model        q  close the chat',
+  '  gy gi ga    copy / insert / apply the code block under the cursor',
   '  :KilnAdd    add the selection as context     :KilnEdit  edit the selection',
   '  :KilnEdits  review deferred edits            :help kiln',
 }
