@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, test } from "vitest";
 import * as vscode from "vscode";
-import { type Ask, askAboutSelection, explainFile, selectionReference } from "../../src/host/editorCommands";
+import { type Ask, askAboutSelection, explainFile, inlineEdit, selectionContext, selectionReference } from "../../src/host/editorCommands";
+import { indexStatusReport } from "../../src/host/statusBar";
 import { reset, setActiveEditor, settings, shown, user } from "../stubs/vscode";
 
 const TEXT = "import os\n\ndef main():\n    print(os.getcwd())\n";
@@ -62,5 +63,41 @@ describe("editor commands", () => {
       resource: { uri: "file:///w/src/app.py", text: TEXT, mimeType: "text/plain" },
     });
     expect(sent[0].references[0].label).toBe("src/app.py");
+  });
+
+  test("inline edit (Ctrl+I) sends the instruction with the selected lines only", async () => {
+    setActiveEditor(editor([2, 0, 4, 0]));
+    user.inputs.push("print the home folder instead");
+    await inlineEdit(send);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].text).toMatch(/^Edit src\/app\.py:3-4: print the home folder instead\nChange only those lines/);
+    expect(sent[0].blocks[1]).toMatchObject({ type: "resource", range: { start: { line: 2 }, end: { line: 3 } } });
+    setActiveEditor(editor([1, 0, 1, 0]));
+    await inlineEdit(send);
+    expect(sent).toHaveLength(1);
+    expect(shown.at(-1)?.message).toMatch(/Select the code to edit/);
+  });
+
+  test("add selection to chat gives a pill with the selected lines", () => {
+    setActiveEditor(editor([2, 0, 4, 0]));
+    expect(selectionContext()).toEqual({
+      label: "@src/app.py:3-4",
+      uri: "file:///w/src/app.py",
+      range: { startLine: 3, endLine: 4 },
+    });
+  });
+
+  test("Show Index Status is readable text, not JSON", () => {
+    const lines = indexStatusReport({
+      state: "ready",
+      root: "/w",
+      files: 12,
+      blocks: 80,
+      watching: true,
+      db_bytes: 2 * 1048576,
+      commits: 0,
+    });
+    expect(lines).toEqual(["Kiln index: ready — /w", "12 files, 80 blocks", "Database: 2.0 MB", "Watching for changes"]);
+    expect(lines.join(" ")).not.toMatch(/[{}"]/);
   });
 });
