@@ -10,7 +10,6 @@ marketplace (a walk over every skill). Every error is JSON
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from skills_registry.registry import writes
 from skills_registry.registry.backends import load_signer, open_backends
 from skills_registry.registry.downloads import serve_archive
 from skills_registry.registry.errors import NotFound, RegistryError, ValidationFailed
+from skills_registry.registry.git_http import git_files, git_upload_pack
 from skills_registry.registry.http import (
     MAX_JSON_BYTES,
     Registry,
@@ -184,29 +184,6 @@ def marketplace(request: Request) -> Response:
     return _json(market)
 
 
-_LOOSE = re.compile(r"objects/([0-9a-f]{2})/([0-9a-f]{38})")
-
-
-def git_dumb_http(request: Request) -> Response:
-    """``git clone BASE/git/NS/NAME.git``: info/refs, HEAD and loose objects, read-only."""
-    repo_name, rest = request.path_params["repo"], request.path_params["rest"]
-    if not repo_name.endswith(".git"):
-        raise NotFound("git repositories are at /git/{namespace}/{name}.git")
-    repo = _reg(request).latest_repo(f"{request.path_params['namespace']}/{repo_name[:-4]}")
-    text = "text/plain; charset=utf-8"
-    if rest == "info/refs":
-        return Response(repo.info_refs(), media_type=text)
-    if rest == "HEAD":
-        return Response(b"ref: refs/heads/main\n", media_type=text)
-    if rest == "objects/info/packs":
-        return Response(b"\n", media_type=text)
-    match = _LOOSE.fullmatch(rest)
-    data = repo.loose(match[1] + match[2]) if match else None
-    if data is None:
-        raise NotFound(f"no {rest} in {repo_name}")
-    return Response(data, media_type="application/x-git-loose-object")
-
-
 async def on_registry_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RegistryError)
     body: dict[str, Any] = {"error": {"code": exc.code, "message": str(exc), "hint": exc.hint}}
@@ -274,7 +251,8 @@ def create_app_with(
         Route("/v1/changes", _inline(change_feed)),
         Route("/v1/marketplace.json", marketplace),
         Route("/.claude-plugin/marketplace.json", marketplace),
-        Route("/git/{namespace}/{repo}/{rest:path}", git_dumb_http),
+        Route("/git/{namespace}/{repo}/git-upload-pack", git_upload_pack, methods=["POST"]),
+        Route("/git/{namespace}/{repo}/{rest:path}", git_files),
         Route(_SKILL, _inline(skill_detail)),
         Route(_SKILL + "/metadata", _inline(signed_metadata)),
         Route(_SKILL + "/versions", _inline(list_versions)),

@@ -1,4 +1,4 @@
-"""Each skill's latest release as a read-only git repository over git's "dumb" HTTP protocol.
+"""Each skill's latest release as a read-only git repository over git's HTTP protocols.
 
 Claude Code installs a plugin from a URL-added marketplace only from an absolute source (a git
 URL, GitHub, npm); relative paths work only for marketplaces cloned with git. So the live
@@ -6,7 +6,10 @@ URL, GitHub, npm); relative paths work only for marketplaces cloned with git. So
 a commit ``sha``, and this module serves that repository: one commit whose tree is the skill's
 verified files, built in memory from the archive (blobs, trees and commit in git's object
 format, zlib-compressed as loose objects) with fixed author and time, so the same archive
-always gives the same commit. ``git clone`` falls back to the dumb protocol on its own.
+always gives the same commit. Claude Code clones with ``--depth 1``, which git's dumb protocol
+cannot serve, so the smart protocol (v0, stateless over HTTP) is spoken too: the ref
+advertisement and an ``upload-pack`` answer with a pack of every object (no deltas: a skill is
+small). There is one parentless commit, so a shallow fetch has nothing to cut.
 """
 
 from __future__ import annotations
@@ -32,6 +35,62 @@ class GitRepo:
     def loose(self, sha: str) -> bytes | None:
         raw = self.objects.get(sha)
         return zlib.compress(raw) if raw is not None else None
+
+    def advertisement(self) -> bytes:
+        """``GET info/refs?service=git-upload-pack``: the smart protocol's ref list."""
+        caps = "shallow no-progress symref=HEAD:refs/heads/main agent=kiln-registry"
+        return (
+            _pkt(b"# service=git-upload-pack\n")
+            + b"0000"
+            + _pkt(f"{self.commit} HEAD\0{caps}\n".encode())
+            + _pkt(f"{self.commit} refs/heads/main\n".encode())
+            + b"0000"
+        )
+
+    def upload_pack(self, request: bytes) -> bytes:
+        """``POST git-upload-pack``: shallow section if asked, NAK, and the pack once ``done``."""
+        lines = _pkt_lines(request)
+        wants = {line.split()[1] for line in lines if line.startswith(b"want ")}
+        if not wants or wants != {self.commit.encode()}:
+            raise ValueError("only the advertised commit can be fetched")
+        deepen = any(line.startswith((b"deepen", b"shallow ")) for line in lines)
+        out = b"0000" if deepen else b""  # no shallow lines: the one commit has no parents
+        if any(line.strip() == b"done" for line in lines):
+            out += _pkt(b"NAK\n") + self.pack()
+        elif not deepen:
+            out += _pkt(b"NAK\n")  # a negotiation round without shallow info: nothing in common
+        return out
+
+    def pack(self) -> bytes:
+        kinds = {b"commit": 1, b"tree": 2, b"blob": 3}
+        body = bytearray(b"PACK" + (2).to_bytes(4, "big") + len(self.objects).to_bytes(4, "big"))
+        for raw in self.objects.values():
+            header, _, data = raw.partition(b"\0")
+            kind, size = kinds[header.split()[0]], len(data)
+            byte = (kind << 4) | (size & 0x0F)
+            size >>= 4
+            while size:
+                body.append(byte | 0x80)
+                byte, size = size & 0x7F, size >> 7
+            body.append(byte)
+            body += zlib.compress(data)
+        return bytes(body) + hashlib.sha1(body).digest()  # noqa: S324 - git's pack checksum
+
+
+def _pkt(data: bytes) -> bytes:
+    return f"{len(data) + 4:04x}".encode() + data
+
+
+def _pkt_lines(data: bytes) -> list[bytes]:
+    lines, i = [], 0
+    while i + 4 <= len(data):
+        size = int(data[i : i + 4], 16)
+        if size == 0:
+            i += 4
+            continue
+        lines.append(data[i + 4 : i + size].rstrip(b"\n"))
+        i += size
+    return lines
 
 
 def build_repo(contents: ArchiveContents, message: str) -> GitRepo:

@@ -201,12 +201,20 @@ def test_served_marketplace_plugins_install_with_git(
     [plugin] = market["plugins"]
     source = plugin["source"]
     assert source["source"] == "url" and source["url"].startswith(registry.url + "/")
-    clone = tmp_path / "clone"
     env = {"GIT_TERMINAL_PROMPT": "0", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        ["git", "clone", "-q", source["url"], str(clone)], env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
+    # the smart protocol, shallow as Claude Code clones; then the dumb protocol, full
+    for folder, argv, extra in (
+        ("clone", ["--depth=1"], {}),
+        ("dumb", [], {"GIT_SMART_HTTP": "0"}),
+    ):
+        done = subprocess.run(
+            ["git", "clone", "-q", *argv, source["url"], str(tmp_path / folder)],
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+    clone = tmp_path / "clone"
     head = subprocess.run(
         ["git", "-C", str(clone), "rev-parse", "HEAD"], env=env, capture_output=True, text=True
     )
@@ -215,10 +223,11 @@ def test_served_marketplace_plugins_install_with_git(
         ["git", "-C", str(clone), "fsck", "--strict"], env=env, capture_output=True
     )
     assert fsck.returncode == 0, fsck.stderr
-    got = {
-        p.relative_to(clone).as_posix(): p.read_bytes()
-        for p in clone.rglob("*")
-        if p.is_file() and ".git" not in p.parts
-    }
-    assert got == files
+    for root in (clone, tmp_path / "dumb"):
+        got = {
+            p.relative_to(root).as_posix(): p.read_bytes()
+            for p in root.rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(root).parts
+        }
+        assert got == files, root
     assert (clone / "scripts/run.sh").stat().st_mode & 0o111

@@ -1,0 +1,70 @@
+"""The ``/git/<ns>/<name>.git`` endpoints: a skill's latest release for ``git clone``.
+
+The dumb protocol (``info/refs``, ``HEAD``, loose objects) and the smart protocol's stateless
+fetch (ref advertisement, ``git-upload-pack``) over the repository ``gitrepo`` builds; the
+served marketplace points Claude Code here. Read-only: there is no receive-pack.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from skills_registry.registry.errors import NotFound, UsageError
+from skills_registry.registry.gitrepo import GitRepo
+from skills_registry.registry.http import MAX_JSON_BYTES, read_body, registry_of
+
+_LOOSE = re.compile(r"objects/([0-9a-f]{2})/([0-9a-f]{38})")
+
+
+def _git_repo(request: Request) -> tuple[str, GitRepo]:
+    repo_name = request.path_params["repo"]
+    if not repo_name.endswith(".git"):
+        raise NotFound("git repositories are at /git/{namespace}/{name}.git")
+    skill_id = f"{request.path_params['namespace']}/{repo_name[:-4]}"
+    return repo_name, registry_of(request).latest_repo(skill_id)
+
+
+async def git_upload_pack(request: Request) -> Response:
+    """The smart protocol's fetch (``git clone --depth 1`` needs it), read-only."""
+    _, repo = _git_repo(request)
+    body = await read_body(request, MAX_JSON_BYTES)
+    if request.headers.get("content-encoding") == "gzip":  # git compresses large requests
+        try:
+            body = gzip.decompress(body)[: MAX_JSON_BYTES * 4]
+        except (OSError, EOFError):
+            raise UsageError("request body is not valid gzip") from None
+    try:
+        answer = await run_in_threadpool(repo.upload_pack, body)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return Response(answer, media_type="application/x-git-upload-pack-result")
+
+
+def git_files(request: Request) -> Response:
+    """``git clone BASE/git/NS/NAME.git``: refs, HEAD and loose objects (dumb), or the smart
+    protocol's ref advertisement."""
+    rest = request.path_params["rest"]
+    repo_name, repo = _git_repo(request)
+    text = "text/plain; charset=utf-8"
+    if rest == "info/refs" and request.query_params.get("service") == "git-upload-pack":
+        return Response(
+            repo.advertisement(),
+            media_type="application/x-git-upload-pack-advertisement",
+            headers={"Cache-Control": "no-cache"},
+        )
+    if rest == "info/refs":
+        return Response(repo.info_refs(), media_type=text)
+    if rest == "HEAD":
+        return Response(b"ref: refs/heads/main\n", media_type=text)
+    if rest == "objects/info/packs":
+        return Response(b"\n", media_type=text)
+    match = _LOOSE.fullmatch(rest)
+    data = repo.loose(match[1] + match[2]) if match else None
+    if data is None:
+        raise NotFound(f"no {rest} in {repo_name}")
+    return Response(data, media_type="application/x-git-loose-object")
