@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent.compaction_facts import (
     HISTORY_TAG,
@@ -30,10 +30,9 @@ from agent.compaction_facts import (
 )
 from agent.compaction_store import CompactionRecord, store_epoch
 from agent.errors import ConfigError
+from agent.events import Compacted
+from agent.protocols import SessionView
 from agent.types import Message, ModelReply, Request, canonical_json, user_message
-
-if TYPE_CHECKING:
-    from agent.session import Session
 
 SUMMARY_MARKER = "<compaction_request>"
 SUMMARY_SYSTEM = (
@@ -107,15 +106,23 @@ class Compactor:
         self._sized_epoch = -1
         self._sizes: list[int] = []
 
-    def tail_block(self, session: Session) -> None:
+    def tail_block(self, session: SessionView) -> None:
         """Called just before the status bar is rendered: bring its readings up to date."""
-        session.status.sync(session)
+        session.status.sync(
+            steps=session.turn.steps,
+            config=session.config,
+            messages=session.transcript.messages,
+            state=session.state,
+        )
 
-    async def before_request(self, session: Session) -> None:
+    async def aclose(self) -> None:
+        pass
+
+    async def before_request(self, session: SessionView) -> None:
         self.tail_block(session)
         window = int(getattr(session.model, "context_window", 0) or 0)
         session.state["context_window"] = window  # for `kiln context show` percentages
-        if not window or len(session.messages) < 3:
+        if not window or len(session.transcript.messages) < 3:
             return
         used = self.request_tokens(session)
         state = self._state(session)
@@ -128,31 +135,35 @@ class Compactor:
         # last one could not free that much, and compacting again now would only rewrite.
         state["next_at"] = after + (self.config.trigger - self.config.target) * window
 
-    def request_tokens(self, session: Session) -> int:
+    def request_tokens(self, session: SessionView) -> int:
         """Estimate of the next request; message sizes are cached (append-only per epoch)."""
-        if session.epoch != self._sized_epoch or len(session.messages) < len(self._sizes):
-            self._sized_epoch, self._sizes = session.epoch, []
-        self._sizes += [estimate_tokens(m) for m in session.messages[len(self._sizes) :]]
+        if session.transcript.epoch != self._sized_epoch or len(session.transcript.messages) < len(
+            self._sizes
+        ):
+            self._sized_epoch, self._sizes = session.transcript.epoch, []
+        self._sizes += [estimate_tokens(m) for m in session.transcript.messages[len(self._sizes) :]]
         estimate = estimate_tokens(_request_like(session, [])) + sum(self._sizes)
         window = int(getattr(session.model, "context_window", 0) or 0)
         return max(estimate, int(session.status.context_used * window))
 
     @staticmethod
-    def _state(session: Session) -> dict[str, Any]:
+    def _state(session: SessionView) -> dict[str, Any]:
         return session.state.setdefault("compaction", {"count": 0, "failures": 0, "summaries": []})
 
     # -- the tiers ----------------------------------------------------------------------------
 
-    async def compact(self, session: Session, *, reason: str = "manual") -> CompactionRecord | None:
+    async def compact(
+        self, session: SessionView, *, reason: str = "manual"
+    ) -> CompactionRecord | None:
         """Run the tiers until the request is under ``target``; None when nothing could go or
         nothing was added since the last compaction (compacting it again would only rewrite)."""
         window = int(getattr(session.model, "context_window", 0) or 0) or 200_000
         last = self._state(session).get("after")
-        if last and last == [session.epoch, len(session.messages)]:
+        if last and last == [session.transcript.epoch, len(session.transcript.messages)]:
             return None
         target = self.config.target * window
         before = self.request_tokens(session)
-        messages = [dict(m) for m in session.messages]
+        messages = [dict(m) for m in session.transcript.messages]
         archive_parts: list[str] = []
         tier, sources = 1, set()
         self.summary_tokens = 0
@@ -171,7 +182,10 @@ class Compactor:
         round_sizes = [sum(estimate_tokens(m) for m in r) for r in rounds]
 
         def rebuilt() -> list[Message]:
-            log = [*state.get("log", []), removal_note(session.epoch + 1, removed, "{archive}")]
+            log = [
+                *state.get("log", []),
+                removal_note(session.transcript.epoch + 1, removed, "{archive}"),
+            ]
             block = history_block(summaries, acc, removed_total + len(removed), log)
             return [{"role": "user", "content": [*head, block]}, *[m for r in rounds for m in r]]
 
@@ -205,7 +219,7 @@ class Compactor:
                 last = (removed_total + len(removed)) // 2
                 span = f"round {first}" if first >= last else f"rounds {first}-{last}"
                 summaries.append(f"{span}: {text}")
-        if tier == 1 and messages == session.messages:
+        if tier == 1 and messages == session.transcript.messages:
             return None
         stubbed = len(archive_parts)
         archive_parts += [render_message(m, i) for i, m in enumerate(removed)]
@@ -213,7 +227,7 @@ class Compactor:
         archive = self._write_archive(session, archive_parts)
         if tier > 1:
             new_messages = rebuilt_with_archive(new_messages, archive)
-        note = removal_note(session.epoch + 1, removed, str(archive))
+        note = removal_note(session.transcript.epoch + 1, removed, str(archive))
         if stubbed:
             note += f" ({stubbed} older tool results replaced by stubs)"
         state.update(
@@ -224,7 +238,7 @@ class Compactor:
             log=[*state.get("log", []), note],
         )
         record = CompactionRecord(
-            epoch=session.epoch + 1,
+            epoch=session.transcript.epoch + 1,
             tier=tier,
             reason=reason,
             before_tokens=before,
@@ -236,12 +250,12 @@ class Compactor:
             summary_tokens=self.summary_tokens,
         )
         self._switch_epoch(session, new_messages, record)
-        state["after"] = [session.epoch, len(session.messages)]
-        await session.emit("compaction", **asdict(record))
+        state["after"] = [session.transcript.epoch, len(session.transcript.messages)]
+        await session.emit(Compacted(**asdict(record)))
         return record
 
     def _drop_noise(
-        self, session: Session, messages: list[Message], archive: list[str]
+        self, session: SessionView, messages: list[Message], archive: list[str]
     ) -> list[Message]:
         """Tier 1: stub superseded reads and large, acted-on search results, and drop status
         blocks a later one supersedes (message structure kept)."""
@@ -295,7 +309,7 @@ class Compactor:
         return ""
 
     async def _summarise(
-        self, session: Session, batch: list[Message], prior: list[str] | None = None
+        self, session: SessionView, batch: list[Message], prior: list[str] | None = None
     ) -> tuple[str, str]:
         """The model's summary, or the extractive one when it fails or the breaker is open."""
         state = self._state(session)
@@ -334,30 +348,31 @@ class Compactor:
             state["failures"] = int(state.get("failures", 0)) + 1
         return extractive_summary(batch), "extractive"
 
-    def _account(self, session: Session, reply: ModelReply) -> None:
+    def _account(self, session: SessionView, reply: ModelReply) -> None:
         """Summaries cost tokens like any request: add them to the session's usage and cost."""
         from agent.providers.pricing import cost_usd
 
-        session.usage = session.usage + reply.usage
-        session.cost_usd += cost_usd(reply.model or session.model.name, reply.usage)
+        session.turn.add_usage(
+            reply.usage, cost_usd(reply.model or session.model.name, reply.usage)
+        )
         self.summary_tokens += reply.usage.total_input + reply.usage.output_tokens
 
     # -- persistence ----------------------------------------------------------------------------
 
-    def _archive_path(self, session: Session) -> Path:
-        return session.store.folder(session.id) / f"compaction-{session.epoch + 1}.txt"
+    def _archive_path(self, session: SessionView) -> Path:
+        return session.store.folder(session.id) / f"compaction-{session.transcript.epoch + 1}.txt"
 
-    def _write_archive(self, session: Session, parts: list[str]) -> Path:
+    def _write_archive(self, session: SessionView, parts: list[str]) -> Path:
         path = self._archive_path(session)
         path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
         return path
 
     def _switch_epoch(
-        self, session: Session, messages: list[Message], record: CompactionRecord
+        self, session: SessionView, messages: list[Message], record: CompactionRecord
     ) -> None:
-        epoch = session.epoch + 1
+        epoch = session.transcript.epoch + 1
         store_epoch(session.store, session.id, messages, record, session.state)
-        session.epoch, session.messages = epoch, messages
+        session.transcript.start_epoch(epoch, messages)
         window = int(getattr(session.model, "context_window", 0) or 0)
         session.status.context_used = record.after_tokens / window if window else 0.0
         session.status.reset()
@@ -393,7 +408,7 @@ def _protected_start(messages: list[Message], keep_rounds: int) -> int:
     return max(1, len(messages) - 2 * max(1, keep_rounds))
 
 
-def _request_like(session: Session, messages: list[Message]) -> dict[str, Any]:
+def _request_like(session: SessionView, messages: list[Message]) -> dict[str, Any]:
     request = session.build_request()
     # Deferred tools are left out: no provider puts their schemas in the model's context
     # before a tool_search loads them (and then they are counted in the transcript).

@@ -10,12 +10,10 @@ across compactions, so a second compaction keeps what the first one preserved.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agent.protocols import SessionView
 from agent.types import Message, canonical_json
-
-if TYPE_CHECKING:
-    from agent.session import Session
 
 HISTORY_TAG = "<compacted_history"
 CONTEXT_TAGS = ("<memory", "<skills", "<environment", "<discovered_tools")
@@ -136,13 +134,13 @@ def _verification(command: str, block: dict[str, Any]) -> str:
 
 
 def protected_facts(
-    session: Session, removed: list[Message], prior: dict[str, list[str]]
+    session: SessionView, removed: list[Message], prior: dict[str, list[str]]
 ) -> dict[str, list[str]]:
     """Prior facts plus those in ``removed``, plus the session's files modified and open TODOs."""
     new = extract(removed)
     facts = {k: _dedupe([*prior.get(k, []), *new[k]]) for k in KEYS}
     facts["identifiers"] = facts["identifiers"][:MAX_IDENTIFIERS]
-    facts["files_modified"] = list(session.files_modified)
+    facts["files_modified"] = list(session.turn.files_modified)
     facts["open_todos"] = [
         f"[{t.get('status')}] {t.get('id', '')}: {t.get('content', '')}"
         for t in session.status.todos

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from agent.compaction_facts import HISTORY_TAG
+from agent.session_store import SessionStore
 from agent.types import Message, canonical_json
 
 
@@ -28,7 +29,11 @@ class CompactionRecord:
 
 
 def store_epoch(
-    store: Any, session_id: str, messages: list[Message], record: CompactionRecord, state: Any
+    store: SessionStore,
+    session_id: str,
+    messages: list[Message],
+    record: CompactionRecord,
+    state: Any,
 ) -> None:
     """The new epoch's messages, the compaction record and the session's epoch, in one
     transaction: a crash leaves either the old epoch current or the new one complete."""
@@ -40,47 +45,39 @@ def store_epoch(
         ),
         "",
     )
-    with store._lock:
-        store.db.execute("BEGIN IMMEDIATE")
-        try:
-            store.db.execute(
-                "DELETE FROM messages WHERE session_id = ? AND epoch = ?",
-                (session_id, record.epoch),
+    with store.transaction() as db:
+        db.execute(
+            "DELETE FROM messages WHERE session_id = ? AND epoch = ?",
+            (session_id, record.epoch),
+        )
+        db.executemany(
+            "INSERT INTO messages VALUES (?,?,?,?)",
+            [(session_id, record.epoch, i, canonical_json(m)) for i, m in enumerate(messages)],
+        )
+        if history:  # summaries are searchable like the transcript they replace
+            db.execute(
+                "INSERT INTO session_text VALUES (?,?,?)", (session_id, "compaction", history)
             )
-            store.db.executemany(
-                "INSERT INTO messages VALUES (?,?,?,?)",
-                [(session_id, record.epoch, i, canonical_json(m)) for i, m in enumerate(messages)],
-            )
-            if history:  # summaries are searchable like the transcript they replace
-                store.db.execute(
-                    "INSERT INTO session_text VALUES (?,?,?)", (session_id, "compaction", history)
-                )
-            store.db.execute(
-                "INSERT OR REPLACE INTO compactions (session_id, epoch, created, tier, json) "
-                "VALUES (?,?,?,?,?)",
-                (
-                    session_id,
-                    record.epoch,
-                    time.time(),
-                    record.tier,
-                    canonical_json(asdict(record)),
-                ),
-            )
-            store.db.execute(
-                "UPDATE sessions SET epoch = ?, state = ?, updated = ? WHERE id = ?",
-                (record.epoch, canonical_json(state), time.time(), session_id),
-            )
-            store.db.execute("COMMIT")
-        except BaseException:
-            store.db.execute("ROLLBACK")
-            raise
+        db.execute(
+            "INSERT OR REPLACE INTO compactions (session_id, epoch, created, tier, json) "
+            "VALUES (?,?,?,?,?)",
+            (
+                session_id,
+                record.epoch,
+                time.time(),
+                record.tier,
+                canonical_json(asdict(record)),
+            ),
+        )
+        db.execute(
+            "UPDATE sessions SET epoch = ?, state = ?, updated = ? WHERE id = ?",
+            (record.epoch, canonical_json(state), time.time(), session_id),
+        )
 
 
-def compactions(store: Any, session_id: str) -> list[dict[str, Any]]:
+def compactions(store: SessionStore, session_id: str) -> list[dict[str, Any]]:
     """Every compaction of a session, oldest first."""
-    with store._lock:
-        rows = store.db.execute(
-            "SELECT json, created FROM compactions WHERE session_id = ? ORDER BY epoch",
-            (session_id,),
-        ).fetchall()
+    rows = store.query(
+        "SELECT json, created FROM compactions WHERE session_id = ? ORDER BY epoch", (session_id,)
+    )
     return [{**json.loads(r[0]), "created": r[1]} for r in rows]

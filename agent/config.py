@@ -10,7 +10,7 @@ from agent.output_budget import DEFAULT_BUDGET_CHARS
 
 @dataclass
 class AgentConfig:
-    mode: str = "ask"
+    mode: str = "ask"  # the mode a session starts in; the live one is Session.mode
     max_steps: int = 50
     max_seconds: float | None = None
     max_cost_usd: float | None = None

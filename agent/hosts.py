@@ -7,8 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from agent.events import AgentEvent
 from agent.protocols import Decision, EditOutcome, EditProposal, PermissionRequest
-from agent.types import Event
 from agent.workspace import atomic_write
 
 
@@ -19,7 +19,7 @@ class DiskHost:
         self.on_event = on_event
         self.answer = answer
 
-    async def emit(self, event: Event) -> None:
+    async def emit(self, event: AgentEvent) -> None:
         if self.on_event is not None:
             result = self.on_event(event)
             if asyncio.iscoroutine(result):

@@ -10,12 +10,10 @@ sub-agent's answer (its retelling of files it read arrives without the wrapper).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agent.protocols import SessionView
 from agent.types import Message
-
-if TYPE_CHECKING:
-    from agent.session import Session
 
 MARKER = "<external_content"
 SUBAGENT_PREFIX = "sub-agent "  # how Session.run_subagent introduces a sub-agent's answer
@@ -56,13 +54,20 @@ class TaintTracker:
         self._seen = 0
         self._found = False
 
-    async def before_request(self, session: Session) -> None:
-        if session.epoch != self._epoch or len(session.messages) < self._seen:
-            self._epoch, self._seen, self._found = session.epoch, 0, False
+    def tail_block(self, session: SessionView) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        pass
+
+    async def before_request(self, session: SessionView) -> None:
+        if session.transcript.epoch != self._epoch or len(session.transcript.messages) < self._seen:
+            self._epoch, self._seen, self._found = session.transcript.epoch, 0, False
         if not self._found:
             self._found = any(
-                has_external(m) or _has_subagent_result(m) for m in session.messages[self._seen :]
+                has_external(m) or _has_subagent_result(m)
+                for m in session.transcript.messages[self._seen :]
             )
-        self._seen = len(session.messages)
+        self._seen = len(session.transcript.messages)
         if self._found:
-            session.tainted = True
+            session.turn.tainted = True

@@ -8,23 +8,14 @@ turn is closed in ``finally`` so a crash, a cancel or a provider error leaves a 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from agent.errors import ProviderError
+from agent.protocols import TurnDriver
+from agent.turn import TurnEnded
 from agent.types import Block, StopReason
 
-if TYPE_CHECKING:
-    from agent.session import Session
 
-
-class TurnEnded(Exception):
-    def __init__(self, reason: StopReason, detail: str = "") -> None:
-        super().__init__(detail or reason)
-        self.reason: StopReason = reason
-        self.detail = detail
-
-
-async def run_turn(session: Session, prompt: list[Block]) -> StopReason:
+async def run_turn(session: TurnDriver, prompt: list[Block]) -> StopReason:
     reason: StopReason = "end_turn"
     session.begin_turn(prompt)
     try:
@@ -34,8 +25,7 @@ async def run_turn(session: Session, prompt: list[Block]) -> StopReason:
             calls = [b for b in reply.message["content"] if b.get("type") == "tool_use"]
             if not calls:
                 break
-            results = await asyncio.gather(*(session.run_tool(call) for call in calls))
-            session.append_tool_results(list(results))
+            await session.run_tools(calls)
     except TurnEnded as ended:
         reason = ended.reason
         await session.note_stop(ended.detail or reason)

@@ -1,109 +1,138 @@
-"""What tools ask of their session: buffer-aware reads, edits through the host (after
-permission), memory proposals and sub-agents. Functions of the session, kept apart so the
-session module stays about the turn itself."""
+"""What tools ask of their session (the ``ToolServices`` a tool's context carries):
+buffer-aware reads, edits through the tool runner, the TODO plan, memory proposals, the code
+index, session search and sub-agents. Each service is given only the parts it uses.
+"""
 
 from __future__ import annotations
 
-import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-from agent.config import AgentConfig
+from agent.context import ContextAssembler
 from agent.errors import ToolError
-from agent.hosts import DiskHost
-from agent.protocols import EditProposal
-
-if TYPE_CHECKING:
-    from agent.session import Session
-
-
-def read_text(session: Session, path: Path) -> str:
-    buffered = session.host.read_buffer(path)
-    if buffered is not None:
-        return buffered
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(
-            f"{session.workspace.relative(path)} does not exist",
-            suggestion="check the path with list_files",
-        ) from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {session.workspace.relative(path)}: {exc.strerror}") from None
-    if b"\0" in data[:8192]:
-        raise ToolError(f"{session.workspace.relative(path)} is a binary file")
-    return data.decode("utf-8", errors="replace")
+from agent.events import AgentEvent, MemoryProposed, PlanUpdated
+from agent.memory import Memory
+from agent.protocols import Host
+from agent.session_store import SessionStore
+from agent.status import StatusBar
+from agent.tool_runner import ToolRunner
+from agent.turn import TurnState
+from agent.workspace import Workspace
 
 
-async def propose_edit(
-    session: Session, path: Path, old: str, new: str, *, call_id: str = ""
-) -> str:
-    rel = session.workspace.relative(path)
-    proposal = EditProposal(
-        path=rel,
-        old_text=old,
-        new_text=new,
-        proposal_id=uuid.uuid4().hex[:12],
-        call_id=call_id,
-        meta={"abspath": str(path)},
-    )
-    name, args = session._edit_calls.pop(call_id, ("write_file", {"path": rel}))
-    # The diff is announced first, so a front-end shows it while the permission is asked
-    # (and the user sees what was refused, if it is).
-    await session.emit(
-        "edit",
-        id=call_id,
-        proposal_id=proposal.proposal_id,
-        path=rel,
-        old_text=old,
-        new_text=new,
-    )
-    await session._authorise(name, args, call_id, proposal)
-    outcome = await session.host.apply_edit(proposal)
-    if outcome == "applied" and rel not in session.files_modified:
-        session.files_modified.append(rel)
-    if outcome in ("applied", "deferred"):
-        session.touch(path)
-        if session._index is not None or session.state.get("indexed"):
-            try:
-                session.code_index().update_file(path, new)
-            except Exception:  # noqa: BLE001 - the index is a cache; never fail an edit on it
-                pass
-    return outcome
+class SessionServices:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        workspace: Workspace,
+        host: Host,
+        runner: ToolRunner,
+        context: ContextAssembler,
+        memory: Memory,
+        turn: TurnState,
+        status: StatusBar,
+        store: SessionStore,
+        state: dict[str, Any],
+        emit: Callable[[AgentEvent], Awaitable[None]],
+        spawn: Callable[[str], Awaitable[str]],
+        index: Any = None,
+    ) -> None:
+        self.id = session_id
+        self.root = workspace.root
+        self.workspace = workspace
+        self.command_env: dict[str, str] = {}
+        self._host = host
+        self._runner = runner
+        self._context = context
+        self._memory = memory
+        self._turn = turn
+        self._status = status
+        self._store = store
+        self._state = state
+        self._emit = emit
+        self._spawn = spawn
+        self._index = index
 
+    def read_text(self, path: Path) -> str:
+        """The editor's unsaved text when the host has it, else the file (text only)."""
+        buffered = self._host.read_buffer(path)
+        if buffered is not None:
+            return buffered
+        rel = self.workspace.relative(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise ToolError(
+                f"{rel} does not exist", suggestion="check the path with list_files"
+            ) from None
+        except OSError as exc:
+            raise ToolError(f"cannot read {rel}: {exc.strerror}") from None
+        if b"\0" in data[:8192]:
+            raise ToolError(f"{rel} is a binary file")
+        return data.decode("utf-8", errors="replace")
 
-async def propose_memory(session: Session, text: str, *, call_id: str = "") -> str:
-    proposal = {"text": text, "from_external": session.tainted, "turn": session.turn}
-    session.memory_proposals.append(proposal)
-    await session.emit("memory_proposal", **proposal)
-    if session.config.mode == "ci":
-        return "recorded as a memory proposal in the run report (ci mode writes no memory files)"
-    path = session.memory.append(text)
-    return f"remembered in {session.workspace.relative(path)}"
+    def touch(self, path: Path) -> None:
+        """The agent looked at ``path``: load the memory files of directories new to it."""
+        self._context.add(*self._memory.blocks_for(path))
 
+    async def propose_edit(self, path: Path, old: str, new: str, *, call_id: str = "") -> str:
+        outcome = await self._runner.propose_edit(path, old, new, call_id)
+        if outcome in ("applied", "deferred"):
+            self.touch(path)
+            if self._index is not None or self._state.get("indexed"):
+                try:
+                    self.code_index().update_file(path, new)
+                except Exception:  # noqa: BLE001 - the index is a cache; never fail an edit on it
+                    pass
+        return outcome
 
-async def run_subagent(session: Session, description: str) -> str:
-    config = AgentConfig(
-        mode="ask",
-        max_steps=min(15, session.config.max_steps),
-        max_tokens=session.config.max_tokens,
-        subagent=True,
-    )
-    from agent.session import Session as SessionClass
+    async def set_todos(self, items: list[dict[str, Any]]) -> None:
+        self._status.todos = items
+        self._state["todos"] = items
+        await self._emit(PlanUpdated(entries=items))
 
-    child = SessionClass.create(
-        session.root,
-        host=DiskHost(),
-        config=config,
-        model=session.model,
-        store=session.store,
-        index=session._index,
-    )
-    child.state["parent"] = session.id
-    reason = await child.prompt(
-        f"{description}\n\nExplore read-only and answer in at most 15 lines with paths and line numbers."
-    )
-    session.usage = session.usage + child.usage
-    session.cost_usd += child.cost_usd
-    answer = child.final_text() or f"(the sub-agent stopped: {reason})"
-    return f"sub-agent {child.id} ({child.step_count} steps):\n{answer[:4000]}"
+    async def propose_memory(self, text: str, *, call_id: str = "") -> str:
+        tainted, turn = self._turn.tainted, self._turn.number
+        self._turn.memory_proposals.append({"text": text, "from_external": tainted, "turn": turn})
+        await self._emit(MemoryProposed(text=text, from_external=tainted, turn=turn))
+        if self._runner.permissions.mode == "ci":
+            return (
+                "recorded as a memory proposal in the run report (ci mode writes no memory files)"
+            )
+        path = self._memory.append(text)
+        return f"remembered in {self.workspace.relative(path)}"
+
+    async def run_subagent(self, description: str) -> str:
+        return await self._spawn(description)
+
+    def use_index(self, index: Any) -> None:
+        """Share an index the host keeps fresh (it then need not be updated here)."""
+        self._index = index
+        self._state["indexed"] = True
+
+    @property
+    def index(self) -> Any:
+        """The code index if one is open, else None (never opens one)."""
+        return self._index
+
+    def code_index(self) -> Any:
+        if self._index is None:
+            from indexer import Index
+
+            self._index = Index(self.root)
+        if not self._state.get("indexed"):
+            self._index.update()
+            self._state["indexed"] = True
+        return self._index
+
+    def search_sessions(self, query: str, limit: int) -> list[dict[str, Any]]:
+        hits = self._store.search(query, self.root, limit)
+        return [h for h in hits if h["session_id"] != self.id]
+
+    def redact(self, text: str) -> str:
+        return self._runner.redact(text)
+
+    def announce_tools(self, tools: list[Any]) -> list[Any]:
+        return self._runner.announce(tools)

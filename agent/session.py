@@ -1,54 +1,43 @@
 """A session: one conversation in one workspace, persisted, resumable, hosted by any front-end.
 
-The request is a frozen prefix (system prompt + built-in tool specs, byte-identical for the
-session) followed by an append-only trajectory. Dynamic context (environment, memory, skills,
-status) is appended as tagged text blocks to the next user message at the moment it is created,
-so nothing already sent is ever rewritten (compaction excepted, and recorded).
+``Session`` is the coordinator. It builds the parts and hands each only what it uses:
+``Transcript`` (the messages), ``TurnState`` (counters, limits, spend), ``ToolRunner`` (tools,
+permissions, edit proposals, redaction), ``ContextAssembler`` (prefix + tail, extensions) and
+``SessionServices`` (what tools may ask). It drives one turn at a time through
+``agent.loop.run_turn`` and owns the permission mode (``set_mode``, persisted in the store).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import platform
-import time
 from pathlib import Path
 from typing import Any
 
-from agent import loop, services, tool_calls, wire_log
+from agent import loop, wire_log
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
+from agent.context import ContextAssembler, environment_block
 from agent.errors import KilnError, ProviderError
+from agent.events import AgentEvent, ErrorReported, StatusNote, TextChunk, TurnDone, UsageReported
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
 from agent.permissions import Permissions, load_rules
-from agent.prompts import SYSTEM_PROMPT
-from agent.protocols import (
-    EditProposal,
-    Host,
-    Model,
-    Tool,
-)
-from agent.sessions import SessionStore, kiln_home
+from agent.protocols import Extension, Host, Model
+from agent.providers import select_model
+from agent.providers.pricing import cost_usd
+from agent.services import SessionServices
+from agent.session_store import SessionStore, kiln_home
 from agent.status import StatusBar, status_mode
+from agent.tool_runner import ToolRunner, env_secrets
 from agent.tools import READ_ONLY, builtin_tools
-from agent.types import (
-    Block,
-    Event,
-    Message,
-    ModelReply,
-    Request,
-    StopReason,
-    TextDelta,
-    ToolCallDelta,
-    Usage,
-)
+from agent.tools.skill_tools import SkillsContext
+from agent.transcript import Transcript
+from agent.turn import TurnState
+from agent.types import Block, ModelReply, Request, StopReason, TextDelta
 from agent.workspace import Workspace
 
 __all__ = ["AgentConfig", "DiskHost", "Session"]
-
-SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 
 
 class Session:
@@ -61,7 +50,7 @@ class Session:
         host: Host,
         config: AgentConfig,
         store: SessionStore,
-        messages: list[Message] | None = None,
+        messages: list[Any] | None = None,
         epoch: int = 0,
         state: dict[str, Any] | None = None,
         index: Any = None,
@@ -72,38 +61,54 @@ class Session:
         self.host = host
         self.config = config
         self.store = store
-        self.messages: list[Message] = messages or []
-        self.epoch = epoch
         self.state: dict[str, Any] = state or {}
-        self.workspace = Workspace(self.root, read_roots=[store.folder(session_id)])
-        self.permissions = Permissions(config.mode, load_rules(self.root, kiln_home()))
+        self.transcript = Transcript(store, session_id, messages or [], epoch)
+        self.turn = TurnState(self.state)
         self.status = StatusBar(cwd=str(self.root), mode=status_mode(config.extra))
+        self.permissions = Permissions(config.mode, load_rules(self.root, kiln_home()))
         self.memory = Memory(self.root, kiln_home())
-        self.usage = Usage()
-        self.cost_usd = 0.0
-        self.step_count = int(self.state.get("steps", 0))
-        self.turn = int(self.state.get("turns", 0))
-        self.turn_steps = 0
-        self.turn_started = time.monotonic()
-        self.refusals: list[dict[str, Any]] = []
-        self.files_modified: list[str] = list(self.state.get("files_modified", []))
-        self.memory_proposals: list[dict[str, Any]] = []
-        self.pending_tail: list[str] = []
-        self.tainted = False  # external content entered the context this turn
-        self.command_env: dict[str, str] = {}
-        self._index = index
+        workspace = Workspace(self.root, read_roots=[store.folder(session_id)])
+        skills = None if config.subagent else SkillsContext(self.root, permissions=self.permissions)
+        self.skills = skills  # the skills catalog and deferred tools (None in a sub-agent)
+        tools = builtin_tools(skills.tools() if skills else [])
+        if config.subagent:
+            tools = [t for t in tools if t.spec.name in READ_ONLY]
+        self.runner = ToolRunner(
+            tools,
+            permissions=self.permissions,
+            host=host,
+            emit=self.emit,
+            turn=self.turn,
+            status=self.status,
+            workspace=workspace,
+            output_folder=store.folder(session_id),
+            output_budget=config.output_budget,
+            secrets=env_secrets() if config.redact_env else [],
+        )
+        self.compactor = Compactor(CompactionConfig.from_extra(config.extra))
+        extensions: list[Extension] = [
+            self.compactor,
+            TaintTracker(),  # external text in context taints every turn
+            *([skills] if skills else []),
+        ]
+        self.context = ContextAssembler(self.runner, self.status, extensions)
+        self.services = SessionServices(
+            session_id=session_id,
+            workspace=workspace,
+            host=host,
+            runner=self.runner,
+            context=self.context,
+            memory=self.memory,
+            turn=self.turn,
+            status=self.status,
+            store=store,
+            state=self.state,
+            emit=self.emit,
+            spawn=self._run_subagent,
+            index=index,
+        )
         self._task: asyncio.Task[StopReason] | None = None
         self.cancel_reason: StopReason = "cancelled"
-        self.tools: dict[str, Tool] = {t.spec.name: t for t in self._make_tools()}
-        self.deferred: dict[str, Any] = {}
-        self._edit_calls: dict[str, tuple[str, dict[str, Any]]] = {}
-        self.secrets = self._collect_secrets() if config.redact_env else []
-        self.extensions: list[Any] = []  # context sources (skills, compaction…) registered by name
-        self.extensions.append(Compactor(CompactionConfig.from_extra(config.extra)))
-        self.extensions.append(TaintTracker())  # external text in context taints every turn
-        skills_context = getattr(self, "skills_context", None)  # set by skill_tools.make_tools
-        if skills_context is not None:
-            self.extensions.append(skills_context)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -118,8 +123,6 @@ class Session:
         store: SessionStore | None = None,
         index: Any = None,
     ) -> Session:
-        from agent.providers import select_model
-
         config = config or AgentConfig()
         model = model or select_model({"provider": config.provider, "model": config.model})
         store = store or SessionStore()
@@ -143,7 +146,10 @@ class Session:
             store=store,
             index=index,
         )
-        session.pending_tail += [session._environment_block(), *session.memory.initial_blocks()]
+        session.context.add(
+            environment_block(session.root, config.mode, config.extra.get("user_cwd", "")),
+            *session.memory.initial_blocks(),
+        )
         return session
 
     @classmethod
@@ -157,8 +163,8 @@ class Session:
         store: SessionStore | None = None,
         index: Any = None,
     ) -> Session:
-        from agent.providers import select_model
-
+        """Resume a stored session in the permission mode it was left in (unless ``config``
+        names another, which is then recorded)."""
         store = store or SessionStore()
         info = store.get(session_id)
         config = config or AgentConfig(mode=info["mode"])
@@ -177,89 +183,34 @@ class Session:
             state=info["state"],
             index=index,
         )
+        if config.mode != info["mode"]:
+            store.update(session_id, mode=config.mode)
         session.memory.loaded_dirs.add(session.root)
         return session
 
-    def _make_tools(self) -> list[Tool]:
-        tools = builtin_tools(self._extension_tools())
-        if self.config.subagent:
-            tools = [t for t in tools if t.spec.name in READ_ONLY]
-        return tools
+    # -- the permission mode --------------------------------------------------------------------
 
-    def _extension_tools(self) -> list[Tool]:
-        try:
-            from agent.tools.skill_tools import make_tools
-        except ImportError:
-            return []
-        return list(make_tools(self))
+    @property
+    def mode(self) -> str:
+        return self.permissions.mode
 
-    def _environment_block(self) -> str:
-        return (
-            "<environment>\n"
-            f"workspace_root: {self.root}\nos: {platform.system()} {platform.release()} {platform.machine()}\n"
-            f"python: {platform.python_version()}\npermission_mode: {self.config.mode}\n"
-            f"date: {time.strftime('%Y-%m-%d')}\n{self._user_cwd()}</environment>"
-        )
+    def set_mode(self, mode: str) -> None:
+        """The one writer of the permission mode: checked, applied and persisted."""
+        Permissions(mode)  # raises ConfigError for an unknown mode
+        self.permissions.mode = mode
+        self.store.update(self.id, mode=mode)
 
-    def _user_cwd(self) -> str:
-        cwd = self.config.extra.get("user_cwd")
-        if not cwd:
-            return ""
-        return f"user_cwd: {cwd} (where the user ran kiln, relative to workspace_root)\n"
-
-    def _collect_secrets(self) -> list[tuple[str, str]]:
-        return sorted(
-            (
-                (k, v)
-                for k, v in os.environ.items()
-                if len(v) >= 8 and any(h in k.upper() for h in SECRET_NAME_HINTS)
-            ),
-            key=lambda kv: -len(kv[1]),
-        )
-
-    # -- the request ------------------------------------------------------------------------
-
-    def prefix(self) -> dict[str, Any]:
-        return {"system": SYSTEM_PROMPT, "tools": [t.spec.to_dict() for t in self.tools.values()]}
-
-    def build_request(self) -> Request:
-        return Request(
-            system=SYSTEM_PROMPT,
-            tools=[t.spec for t in self.tools.values()],
-            messages=self.messages,
-            max_tokens=self.config.max_tokens,
-            deferred_tools=[t.spec for t in self.deferred.values()],
-        )
-
-    def _tail_blocks(self) -> list[Block]:
-        for ext in self.extensions:
-            block = ext.tail_block(self) if hasattr(ext, "tail_block") else None
-            if block:
-                self.pending_tail.append(block)
-        # No status before the first request: the first block sent is then the complete one.
-        status = self.status.changed_block() if self.step_count else None
-        blocks = [*self.pending_tail, *([status] if status else [])]
-        self.pending_tail = []
-        return [{"type": "text", "text": b} for b in blocks]
-
-    def append(self, message: Message) -> None:
-        self.store.append_message(self.id, self.epoch, len(self.messages), message)
-        self.messages.append(message)
-
-    def append_tool_results(self, results: list[Block]) -> None:
-        self.append({"role": "user", "content": [*results, *self._tail_blocks()]})
-
-    # -- a turn -----------------------------------------------------------------------------
+    # -- a turn -------------------------------------------------------------------------------
 
     async def prompt(self, content: list[Block] | str) -> StopReason:
         """Run one user turn to its end; safe to cancel with ``cancel()``."""
-        if self._task is not None and not self._task.done():
+        if self.busy:
             raise KilnError(
                 "a turn is already in progress in this session", hint="cancel it or wait"
             )
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         self.cancel_reason = "cancelled"
-        self._task = asyncio.ensure_future(loop.run_turn(self, blocks))
+        task = self._task = asyncio.ensure_future(loop.run_turn(self, blocks))
         timer = None
         if self.config.max_seconds:
             # The wall-clock limit also interrupts a tool that is still running.
@@ -267,27 +218,13 @@ class Session:
                 self.config.max_seconds, self.cancel, "max_time"
             )
         try:
-            return await asyncio.shield(self._task)
+            return await asyncio.shield(task)
         except asyncio.CancelledError:
-            self._task.cancel()
-            return await self._task
+            task.cancel()
+            return await task
         finally:
             if timer is not None:
                 timer.cancel()
-
-    async def aclose(self) -> None:
-        """Release what the session holds open (MCP connections, SDK clients); safe to repeat."""
-        for ext in self.extensions:
-            if hasattr(ext, "aclose"):
-                try:
-                    await ext.aclose()
-                except Exception:  # noqa: BLE001 - closing must not mask the turn's outcome
-                    pass
-        if hasattr(self.model, "aclose"):
-            try:
-                await self.model.aclose()
-            except Exception:  # noqa: BLE001
-                pass
 
     def cancel(self, reason: StopReason = "cancelled") -> None:
         if self._task is not None and not self._task.done():
@@ -298,73 +235,71 @@ class Session:
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()
 
+    async def aclose(self) -> None:
+        """Release what the session holds open (MCP connections, SDK clients); safe to repeat."""
+        await self.context.aclose()
+        close = getattr(self.model, "aclose", None)  # optional on Model: SDK-backed ones have it
+        if close is not None:
+            try:
+                await close()
+            except Exception:  # noqa: BLE001 - closing must not mask the turn's outcome
+                pass
+
+    async def emit(self, event: AgentEvent) -> None:
+        event.session_id = self.id
+        await self.host.emit(event)
+
+    # -- what the loop drives (agent.protocols.TurnDriver) --------------------------------------
+
     def begin_turn(self, prompt: list[Block]) -> None:
-        self.turn += 1
-        self.turn_steps = 0
-        self.turn_started = time.monotonic()
-        self.tainted = False
+        self.turn.begin()
         if not self.state.get("title"):
             first = next((b["text"] for b in prompt if b.get("type") == "text"), "")
             self.state["title"] = first[:80]
             self.store.update(self.id, title=self.state["title"])
-        self.append({"role": "user", "content": [*self._tail_blocks(), *prompt]})
+        tail = self.context.tail(self, with_status=self.turn.step_count > 0)
+        self.transcript.append({"role": "user", "content": [*tail, *prompt]})
 
     def check_limits(self) -> None:
-        if self.turn_steps >= self.config.max_steps:
-            raise loop.TurnEnded("max_steps", f"step limit reached ({self.config.max_steps})")
-        if (
-            self.config.max_seconds
-            and time.monotonic() - self.turn_started > self.config.max_seconds
-        ):
-            raise loop.TurnEnded("max_time", f"time limit reached ({self.config.max_seconds:g}s)")
-        if self.config.max_cost_usd is not None and self.cost_usd >= self.config.max_cost_usd:
-            raise loop.TurnEnded(
-                "max_cost",
-                f"cost limit reached (${self.cost_usd:.4f} of ${self.config.max_cost_usd:g})",
-            )
+        self.turn.check_limits(self.config)
+
+    def build_request(self) -> Request:
+        return self.context.request(self.transcript.messages, self.config.max_tokens)
+
+    def announce_tools(self, tools: list[Any]) -> list[Any]:
+        """Make deferred tools callable from now on (extensions announce them too)."""
+        return self.runner.announce(tools)
 
     async def step(self) -> ModelReply:
-        for ext in self.extensions:
-            if hasattr(ext, "before_request"):
-                await ext.before_request(self)
+        """One model request: extensions first, then stream the reply and account for it."""
+        await self.context.before_request(self)
         request = self.build_request()
-        self.step_count += 1
-        self.turn_steps += 1
-        wire_log.record(self.store.folder(self.id), self.step_count, self.model, request)
+        self.turn.next_step()
+        wire_log.record(self.store.folder(self.id), self.turn.step_count, self.model, request)
         self.store.record_request(
             self.id,
-            self.step_count,
-            self.turn,
-            self.epoch,
-            len(self.messages),
-            self.prefix(),
-            list(self.deferred),
+            self.turn.step_count,
+            self.turn.number,
+            self.transcript.epoch,
+            len(self.transcript.messages),
+            self.context.prefix(),
+            list(self.runner.deferred),
             request.max_tokens,
         )
         reply: ModelReply | None = None
-        partial: list[str] = []
         async for item in self.model.stream(request):
             if isinstance(item, TextDelta):
-                partial.append(item.text)
-                await self.emit("text_delta", text=item.text)
-            elif isinstance(item, ToolCallDelta):
-                pass
+                await self.emit(TextChunk(text=item.text))
             elif isinstance(item, ModelReply):
                 reply = item
         if reply is None:
             raise ProviderError("the provider ended the stream without a reply")
-        self.append(reply.message)
-        await self._account(reply)
-        return reply
-
-    async def _account(self, reply: ModelReply) -> None:
-        from agent.providers.pricing import cost_usd
-
-        cost = cost_usd(reply.model or self.model.name, reply.usage)
-        self.usage = self.usage + reply.usage
-        self.cost_usd += cost
+        self.transcript.append(reply.message)
+        model = reply.model or self.model.name
+        cost = cost_usd(model, reply.usage)
+        self.turn.add_usage(reply.usage, cost)
         self.store.record_usage(
-            self.id, self.step_count, self.turn, reply.model or self.model.name, reply.usage, cost
+            self.id, self.turn.step_count, self.turn.number, model, reply.usage, cost
         )
         window = getattr(self.model, "context_window", 0) or 0
         if window:
@@ -372,114 +307,63 @@ class Session:
                 reply.usage.total_input + reply.usage.output_tokens
             ) / window
         await self.emit(
-            "usage", **reply.usage.to_dict(), cost_usd=round(self.cost_usd, 6), step=self.step_count
-        )
-
-    async def end_turn(self, reason: StopReason) -> None:
-        self._close_dangling_tool_uses(reason)
-        self.state.update(
-            steps=self.step_count,
-            turns=self.turn,
-            files_modified=self.files_modified,
-            deferred=list(self.deferred),
-        )
-        self.store.update(self.id, state=self.state, status="idle")
-        await self.emit("done", stop_reason=reason)
-
-    def _close_dangling_tool_uses(self, reason: str) -> None:
-        """A cancelled turn may leave tool_use blocks unanswered; answer them so the session stays valid."""
-        if not self.messages or self.messages[-1].get("role") != "assistant":
-            return
-        pending = [b for b in self.messages[-1]["content"] if b.get("type") == "tool_use"]
-        if pending:
-            self.append(
-                {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": b["id"],
-                            "content": f"not run: turn ended ({reason})",
-                            "is_error": True,
-                        }
-                        for b in pending
-                    ],
-                }
+            UsageReported(
+                input_tokens=reply.usage.input_tokens,
+                cache_read_tokens=reply.usage.cache_read_tokens,
+                cache_write_tokens=reply.usage.cache_write_tokens,
+                output_tokens=reply.usage.output_tokens,
+                cost_usd=round(self.turn.cost_usd, 6),
+                step=self.turn.step_count,
             )
+        )
+        return reply
+
+    async def run_tools(self, calls: list[Block]) -> list[Block]:
+        """Run a step's tool calls together and append their results with the next tail."""
+        results = await asyncio.gather(*(self.runner.run(c, self.services) for c in calls))
+        tail = self.context.tail(self, with_status=self.turn.step_count > 0)
+        self.transcript.append({"role": "user", "content": [*results, *tail]})
+        return list(results)
 
     async def note_stop(self, detail: str) -> None:
-        await self.emit("status", text=detail)
+        await self.emit(StatusNote(text=detail))
 
-    async def provider_failed(self, exc: ProviderError) -> None:
+    async def provider_failed(self, exc: Exception) -> None:
         text = getattr(exc, "partial_text", "") or ""
         if text:
-            self.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
-        await self.emit("error", message=str(exc), hint=getattr(exc, "hint", ""))
+            self.transcript.append(
+                {"role": "assistant", "content": [{"type": "text", "text": text}]}
+            )
+        await self.emit(ErrorReported(message=str(exc), hint=getattr(exc, "hint", "")))
 
-    # -- tools ------------------------------------------------------------------------------
+    async def end_turn(self, reason: StopReason) -> None:
+        self.transcript.close_dangling(reason)
+        self.state.update(self.turn.saved(), deferred=list(self.runner.deferred))
+        self.store.update(self.id, state=self.state, status="idle")
+        await self.emit(TurnDone(stop_reason=reason))
 
-    def find_tool(self, name: str) -> Tool | None:
-        return self.tools.get(name) or self.deferred.get(name)
+    # -- sub-agents -------------------------------------------------------------------------------
 
-    async def run_tool(self, call: Block) -> Block:
-        return await tool_calls.run_tool(self, call)
-
-    async def _authorise(
-        self, name: str, args: dict[str, Any], call_id: str, proposal: EditProposal | None = None
-    ) -> None:
-        await tool_calls.authorise(self, name, args, call_id, proposal)
-
-    # -- services the tools call ------------------------------------------------------------
-
-    def read_text(self, path: Path) -> str:
-        return services.read_text(self, path)
-
-    def touch(self, path: Path) -> None:
-        self.pending_tail += self.memory.blocks_for(path)
-
-    async def propose_edit(self, path: Path, old: str, new: str, *, call_id: str = "") -> str:
-        return await services.propose_edit(self, path, old, new, call_id=call_id)
-
-    async def set_todos(self, items: list[dict[str, Any]]) -> None:
-        self.status.todos = items
-        self.state["todos"] = items
-        await self.emit("plan", entries=items)
-
-    async def propose_memory(self, text: str, *, call_id: str = "") -> str:
-        return await services.propose_memory(self, text, call_id=call_id)
-
-    async def run_subagent(self, description: str) -> str:
-        return await services.run_subagent(self, description)
-
-    def announce_tools(self, tools: list[Any]) -> list[Any]:
-        """Make deferred tools callable from now on; returns the ones that are new."""
-        new = [t for t in tools if t.name not in self.deferred and t.name not in self.tools]
-        for tool in new:
-            self.deferred[tool.name] = tool_calls.DeferredAdapter(tool)
-        return new
-
-    def code_index(self) -> Any:
-        if self._index is None:
-            from indexer import Index
-
-            self._index = Index(self.root)
-        if not self.state.get("indexed"):
-            self._index.update()
-            self.state["indexed"] = True
-        return self._index
-
-    def redact(self, text: str) -> str:
-        for name, value in self.secrets:
-            text = text.replace(value, f"[REDACTED:{name}]")
-        return text
-
-    def final_text(self) -> str:
-        for message in reversed(self.messages):
-            if message["role"] == "assistant":
-                texts = [b["text"] for b in message["content"] if b.get("type") == "text"]
-                if texts:
-                    return "\n".join(texts)
-        return ""
-
-    async def emit(self, kind: str, **data: Any) -> None:
-        await self.host.emit(Event(kind, data, self.id))
+    async def _run_subagent(self, description: str) -> str:
+        """``task``: a read-only child session with its own context; its spend is ours."""
+        config = AgentConfig(
+            mode="ask",
+            max_steps=min(15, self.config.max_steps),
+            max_tokens=self.config.max_tokens,
+            subagent=True,
+        )
+        child = Session.create(
+            self.root,
+            host=DiskHost(),
+            config=config,
+            model=self.model,
+            store=self.store,
+            index=self.services.index,
+        )
+        child.state["parent"] = self.id
+        reason = await child.prompt(
+            f"{description}\n\nExplore read-only and answer in at most 15 lines with paths and line numbers."
+        )
+        self.turn.add_usage(child.turn.usage, child.turn.cost_usd)
+        answer = child.transcript.final_text() or f"(the sub-agent stopped: {reason})"
+        return f"sub-agent {child.id} ({child.turn.step_count} steps):\n{answer[:4000]}"

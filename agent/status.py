@@ -118,21 +118,29 @@ class StatusBar:
                 None if self.last_error and self.last_error[0] == tool else self.last_error
             )
 
-    def sync(self, session: Any) -> None:
-        """Bring the limit readings up to date; after a resume, rebuild the counters from the
-        stored trajectory (tool calls per tool) and state (TODOs) the first time."""
-        self.steps, self.max_steps = session.turn_steps, session.config.max_steps
-        self.max_seconds = session.config.max_seconds
+    def sync(
+        self,
+        *,
+        steps: int,
+        config: Any,
+        messages: list[dict[str, Any]],
+        state: dict[str, Any],
+    ) -> None:
+        """Bring the limit readings up to date (``config`` is the session's ``AgentConfig``);
+        after a resume, rebuild the counters from the stored trajectory (tool calls per tool)
+        and state (TODOs) the first time."""
+        self.steps, self.max_steps = steps, config.max_steps
+        self.max_seconds = config.max_seconds
         if self._synced:
             return
         self._synced = True
         if not self.calls:
-            for message in session.messages:
+            for message in messages:
                 for block in message.get("content", []):
                     if block.get("type") == "tool_use":
                         self.calls[block["name"]] += 1
-        if not self.todos and session.state.get("todos"):
-            self.todos = list(session.state["todos"])
+        if not self.todos and state.get("todos"):
+            self.todos = list(state["todos"])
 
     # -- readings ---------------------------------------------------------------------------
 

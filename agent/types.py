@@ -1,4 +1,4 @@
-"""Provider-neutral data the harness passes around: messages, tool specs, requests, usage, events.
+"""Provider-neutral data the harness passes around: messages, tool specs, requests, usage.
 
 Messages are plain JSON-able dicts in the Anthropic Messages shape, because it is the richer of
 the two wire formats (the OpenAI provider converts on the way out). Storing plain dicts and
@@ -157,25 +157,3 @@ class ToolCallDelta:
 
 
 StreamItem = TextDelta | ToolCallDelta | ModelReply
-
-
-# ---- events the loop emits to every front-end ----------------------------------------------
-
-
-@dataclass
-class Event:
-    """``kind`` names the event; ``data`` is JSON-able. Front-ends map these to their protocol.
-
-    kinds: text_delta{text} · tool_call{id,name,title,kind,arguments,locations} ·
-    tool_call_update{id,status,output,is_error,duration_ms} · plan{entries} ·
-    usage{input_tokens,cache_read_tokens,cache_write_tokens,output_tokens} ·
-    status{text} · compaction{...} · permission{...} · memory_proposal{...} ·
-    error{message,hint} · done{stop_reason}
-    """
-
-    kind: str
-    data: dict[str, Any]
-    session_id: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "session_id": self.session_id, **self.data}

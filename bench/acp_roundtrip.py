@@ -33,7 +33,7 @@ from acp.schema import (  # noqa: E402
 
 from agent.providers.scripted import ScriptedModel  # noqa: E402
 from agent.session import AgentConfig, DiskHost, Session  # noqa: E402
-from agent.sessions import SessionStore  # noqa: E402
+from agent.session_store import SessionStore  # noqa: E402
 
 
 def script(turns: int) -> list[Any]:

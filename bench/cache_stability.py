@@ -248,7 +248,7 @@ async def run_session(root: Path, window: int, api: str) -> tuple[Any, list[dict
             for prompt in prompts:
                 reason = await session.prompt(prompt)
                 if reason != "end_turn":
-                    raise SystemExit(f"turn ended with {reason}: {session.final_text()}")
+                    raise SystemExit(f"turn ended with {reason}: {session.transcript.final_text()}")
         finally:
             await session.aclose()
         path = "/chat/completions" if api == "openai" else "/v1/messages"
@@ -315,7 +315,11 @@ def analyse(session: Any, bodies: list[dict[str, Any]], summary_calls: int) -> d
         "compaction_model_calls": summary_calls,
         "measured_cache_read_share": sum(u["cache_read_tokens"] for u in usage) / max(1, total_in),
         "deferred_tools_called": deferred_calls(
-            [m for e in range(session.epoch + 1) for m in session.store.messages(session.id, e)]
+            [
+                m
+                for e in range(session.transcript.epoch + 1)
+                for m in session.store.messages(session.id, e)
+            ]
         ),
     }
 

@@ -94,9 +94,9 @@ def measure(root: Path) -> dict[str, Any]:
     session = Session.create(
         root, host=DiskHost(), config=AgentConfig(mode="ask"), model=ScriptedModel(["ok"])
     )
-    prefix = session.prefix()
-    context = getattr(session, "skills_context", None)
-    catalog_block = context.tail_block(None) if context is not None else None
+    prefix = session.context.prefix()
+    context = session.skills
+    catalog_block = context.catalog().render() if context is not None else None
     deferred = list(context.tool_catalog) if context is not None else []
     schemas = [
         {"name": t.name, "description": t.description, "input_schema": t.input_schema}
@@ -118,15 +118,15 @@ def measure(root: Path) -> dict[str, Any]:
 
 
 async def search_cost(session: Session) -> tuple[int, int]:
-    tool = session.tools.get("tool_search")
+    tool = session.runner.tools.get("tool_search")
     if tool is None:
         return 0, 0
     from agent.protocols import ToolContext
 
     found = await tool.run(
-        {"query": "export invoices batch"}, ToolContext(root=session.root, session=session)
+        {"query": "export invoices batch"}, ToolContext(root=session.root, session=session.services)
     )
-    referenced = [session.deferred[n].spec.to_dict() for n in found.references]
+    referenced = [session.runner.deferred[n].spec.to_dict() for n in found.references]
     return tokens(found.text), tokens(referenced)
 
 

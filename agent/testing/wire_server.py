@@ -156,18 +156,18 @@ class WireServer:
         self.requests: list[RecordedRequest] = []
         self.requests_log = requests_log
         self._history: dict[str, list[str]] = {}
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         self._ids = 0
-        self._connections: set[socket.socket] = set()
-        self._httpd = _QuietServer((host, port), _make_handler(self))
-        self._httpd.daemon_threads = True
+        self.connections: set[socket.socket] = set()
+        self.httpd = _QuietServer((host, port), _make_handler(self))
+        self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
+        host, port = self.httpd.server_address[:2]
         return f"http://{host!s}:{port}"
 
     @property
@@ -179,20 +179,20 @@ class WireServer:
         return self.url + "/v1"
 
     def start(self) -> WireServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="kiln-wire-server", daemon=True)  # fmt: skip
         self._thread.start()
         return self
 
     def stop(self) -> None:
         if self._thread is not None:
-            self._httpd.shutdown()
+            self.httpd.shutdown()
             self._thread.join(timeout=5)
             self._thread = None
-        with self._lock:
-            for conn in list(self._connections):
+        with self.lock:
+            for conn in list(self.connections):
                 _close_quietly(conn)
-        self._httpd.server_close()
+        self.httpd.server_close()
 
     def __enter__(self) -> WireServer:
         return self.start()
@@ -211,8 +211,8 @@ class WireServer:
 
     # -- bookkeeping used by the handler -----------------------------------------------------
 
-    def _record(self, rec: RecordedRequest) -> None:
-        with self._lock:
+    def record(self, rec: RecordedRequest) -> None:
+        with self.lock:
             self.requests.append(rec)
             if self.requests_log is not None:
                 with self.requests_log.open("a", encoding="utf-8") as fh:
@@ -220,16 +220,16 @@ class WireServer:
                         json.dumps({"path": rec.path, "body": rec.body}, ensure_ascii=False) + "\n"
                     )
 
-    def _next_id(self, prefix: str) -> str:
-        with self._lock:
+    def next_id(self, prefix: str) -> str:
+        with self.lock:
             self._ids += 1
             return f"{prefix}{self._ids:04d}"
 
-    def _usage(self, api: str, body: dict[str, Any], reply: wf.WireReply) -> wf.WireUsage:
+    def usage_for(self, api: str, body: dict[str, Any], reply: wf.WireReply) -> wf.WireUsage:
         text = prompt_text(api, body)
         total = len(text) // 4
         caching = api == "openai" or _has_cache_control(body)
-        with self._lock:
+        with self.lock:
             history = self._history.setdefault(api, [])
             lcp = (
                 max((common_prefix_len(text, old) for old in history), default=0) if caching else 0
@@ -272,12 +272,12 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
             super().setup()
             # Many small SSE writes: without this, Nagle + delayed ACK add ~40 ms per frame.
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with server._lock:
-                server._connections.add(self.connection)
+            with server.lock:
+                server.connections.add(self.connection)
 
         def finish(self) -> None:
-            with server._lock:
-                server._connections.discard(self.connection)
+            with server.lock:
+                server.connections.discard(self.connection)
             try:
                 super().finish()
             except OSError:
@@ -306,7 +306,7 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
                 body = None
-            server._record(
+            server.record(
                 RecordedRequest(
                     "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, raw, body
                 )
@@ -362,18 +362,16 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
                 )
                 return
             prefix = "toolu_" if api == "anthropic" else "call_"
-            calls = [
-                {**c, "id": c["id"] or server._next_id(prefix)} for c in reply_tool_calls(step)
-            ]
+            calls = [{**c, "id": c["id"] or server.next_id(prefix)} for c in reply_tool_calls(step)]
             reply = wf.WireReply(text=str(step.get("text") or ""), tool_calls=calls,
                                  stop_reason=step.get("stop_reason"),
                                  die=bool(step.get("die")) or kind == "partial",
                                  stream_error=step.get("stream_error"))  # fmt: skip
             if kind == "partial" and not reply.text:
                 reply.text = "The answer is"
-            usage = server._usage(api, body, reply)
+            usage = server.usage_for(api, body, reply)
             model = server.model or str(body.get("model") or "wire-model")
-            msg_id = server._next_id("msg_" if api == "anthropic" else "chatcmpl-")
+            msg_id = server.next_id("msg_" if api == "anthropic" else "chatcmpl-")
             if not body.get("stream"):
                 make = wf.anthropic_json if api == "anthropic" else wf.openai_json
                 self._json(200, make(reply, usage, model=model, msg_id=msg_id))
@@ -455,11 +453,11 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     try:
-        srv._httpd.serve_forever(poll_interval=0.1)
+        srv.httpd.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:
         pass
     finally:
-        srv._httpd.server_close()
+        srv.httpd.server_close()
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from agent.protocols import ToolContext
@@ -14,14 +16,10 @@ async def remember(args: dict[str, Any], ctx: ToolContext) -> str:
 
 
 async def search_sessions(args: dict[str, Any], ctx: ToolContext) -> str:
-    import asyncio
-    import time
-
     session = ctx.session
     hits = await asyncio.to_thread(
-        session.store.search, args["query"], session.root, int(args.get("limit") or 8)
+        session.search_sessions, args["query"], int(args.get("limit") or 8)
     )
-    hits = [h for h in hits if h["session_id"] != session.id]
     if not hits:
         return f"no earlier session in this workspace mentions {args['query']!r}"
     lines = [

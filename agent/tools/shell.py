@@ -33,7 +33,7 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
     session = ctx.session
     env = dict(os.environ)
-    env.update(getattr(session, "command_env", {}) or {})
+    env.update(session.command_env)
     env.setdefault("PYTHONUNBUFFERED", "1")
     started = time.monotonic()
     proc = await asyncio.create_subprocess_shell(

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ToolError
-from agent.protocols import ToolContext
+from agent.permissions import Permissions
+from agent.protocols import SessionView, Tool, ToolContext
 from agent.tools.base import check_arguments, external, schema
 from agent.tools.deferred_tools import CallTool, render_found
 from agent.types import ToolSpec
@@ -76,10 +77,10 @@ class SkillTool:
         self,
         catalog_provider: Callable[[], SkillCatalog],
         *,
-        on_activate: Callable[[Any, Skill], None] | None = None,
+        on_activate: Callable[[Skill], None] | None = None,
     ) -> None:
         self.catalog_provider = catalog_provider
-        self.on_activate = on_activate or activate_skill
+        self.on_activate = on_activate
         self.spec = ToolSpec(
             "skill",
             SKILL_MANUAL,
@@ -120,16 +121,9 @@ class SkillTool:
             return (
                 external(f"skill:{skill.name}/{args['file']}", text) if skill.third_party else text
             )
-        self.on_activate(ctx.session, skill)
+        if self.on_activate is not None:
+            self.on_activate(skill)
         return skill.render(ctx.root)
-
-
-def activate_skill(session: Any, skill: Skill | None) -> None:
-    """Pre-approve the active skill's allowed-tools (replacing the previous skill's); ``None``
-    clears them."""
-    permissions = getattr(session, "permissions", None)
-    if permissions is not None and hasattr(permissions, "skill_allowed"):
-        permissions.skill_allowed = kiln_tool_names(skill.allowed_tools) if skill else set()
 
 
 class ToolSearchTool:
@@ -167,19 +161,23 @@ class ToolSearchTool:
                 f"No deferred tool matches {args['query']!r}. Namespaces: {names}. "
                 "Try other words for the action or the object, or use the built-in tools."
             )
-        announce = getattr(ctx.session, "announce_tools", None)
-        if callable(announce):
-            announce(matches)
+        ctx.session.announce_tools(matches)
         return render_found(matches)
 
 
 class SkillsContext:
-    """One session's skills state: catalog with live reload, deferred tools, MCP connections."""
+    """One session's skills state: catalog with live reload, deferred tools, MCP connections.
+
+    A session extension (``agent.protocols.Extension``): its tail block is the catalog. Given
+    the session's ``Permissions``, a loaded skill's allowed-tools are pre-approved until the
+    user's next turn.
+    """
 
     def __init__(
         self,
         root: Path,
         *,
+        permissions: Permissions | None = None,
         home: Path | None = None,
         kiln_home: Path | None = None,
         start_mcp: bool = True,
@@ -199,9 +197,11 @@ class SkillsContext:
                 self.warnings.append(str(exc))
                 configs = {}
             self.mcp_sources = [McpSource(c) for c in configs.values()]
+        self.permissions = permissions
         self.announced_fingerprint = ""
         self.active_turn: int | None = None
-        self._restored = False
+        self.current_turn = 0  # the session's turn number as last seen before a request
+        self.restored = False  # tools found before a resume were announced again
         for warning in self.warnings + self._catalog.warnings:
             log.warning("%s", warning)
 
@@ -242,22 +242,33 @@ class SkillsContext:
         for source in self.mcp_sources:
             await source.close()
 
-    def activate(self, session: Any, skill: Skill) -> None:
-        """A skill was loaded: its allowed-tools hold until the user's next turn."""
-        activate_skill(session, skill)
-        self.active_turn = getattr(session, "turn", None)
+    def tools(self) -> list[Tool]:
+        """``skill``, ``tool_search`` and the ``call_tool`` proxy over this context."""
+        return [
+            SkillTool(self.catalog, on_activate=self.activate),
+            ToolSearchTool(self.tool_catalog, prepare=self.ensure_mcp),
+            CallTool(),
+        ]
 
-    def tail_block(self, session: Any = None) -> str | None:
+    def activate(self, skill: Skill | None) -> None:
+        """A skill was loaded (None: none is active): its allowed-tools hold until the user's
+        next turn, replacing the previous skill's."""
+        if self.permissions is not None:
+            self.permissions.skill_allowed = (
+                kiln_tool_names(skill.allowed_tools) if skill else set()
+            )
+        self.active_turn = self.current_turn if skill else None
+
+    def tail_block(self, session: SessionView) -> str | None:
         """The catalog block when it differs from what the model last saw, else None.
 
         Called as each turn begins, it also ends the previous turn's skill pre-approvals.
         """
-        if self.active_turn is not None and getattr(session, "turn", None) != self.active_turn:
-            activate_skill(session, None)
-            self.active_turn = None
+        self.current_turn = session.turn.number
+        if self.active_turn is not None and self.current_turn != self.active_turn:
+            self.activate(None)
         catalog = self.catalog()
-        state = getattr(session, "state", None)
-        seen = state.get("skills_fingerprint", "") if isinstance(state, dict) else ""
+        seen = session.state.get("skills_fingerprint", "")
         mcp = self.mcp_namespaces()
         fingerprint = catalog.fingerprint if catalog.skills else ""
         if mcp:
@@ -265,8 +276,7 @@ class SkillsContext:
         if fingerprint == (seen or self.announced_fingerprint):
             return None
         self.announced_fingerprint = fingerprint
-        if isinstance(state, dict):
-            state["skills_fingerprint"] = fingerprint
+        session.state["skills_fingerprint"] = fingerprint
         text = catalog.render() or "<skills>\nNo skills are available any more.\n</skills>"
         summary = self.deferred_summary()
         return f"{text}\n{summary}" if summary else text
@@ -290,36 +300,21 @@ class SkillsContext:
             + ". Find them with tool_search; tool names are namespace__tool.\n</deferred_tools>"
         )
 
-    async def before_request(self, session: Any) -> None:
-        """Native tool search (Anthropic): every deferred tool is declared from the first
-        request on, so MCP servers start now and the whole catalog is announced; tools added
-        later (a skill installed mid-session) are appended, never inserted."""
-        announce = getattr(session, "announce_tools", None)
-        if getattr(getattr(session, "config", None), "subagent", False) or not callable(announce):
+    async def before_request(self, session: SessionView) -> None:
+        """Note the turn (allowed-tools last until the next one). Native tool search
+        (Anthropic): every deferred tool is declared from the first request on, so MCP servers
+        start now and the whole catalog is announced; tools added later (a skill installed
+        mid-session) are appended, never inserted. Otherwise, in a resumed session, tools
+        found before stay callable through call_tool."""
+        self.current_turn = session.turn.number
+        if session.config.subagent:
             return  # a read-only sub-agent gets no deferred tools
-        if getattr(getattr(session, "model", None), "native_tool_search", False):
+        if getattr(session.model, "native_tool_search", False):
             await self.ensure_mcp()
-            announce(list(self.tool_catalog))
-        elif not self._restored:
-            # A resumed session: tools found before stay callable through call_tool.
-            self._restored = True
-            state = getattr(session, "state", None)
-            found = set(state.get("deferred", [])) if isinstance(state, dict) else set()
+            session.announce_tools(list(self.tool_catalog))
+        elif not self.restored:
+            self.restored = True
+            found = set(session.state.get("deferred", []))
             if found and any(name.split("__", 1)[0] in self.mcp_namespaces() for name in found):
                 await self.ensure_mcp()
-            announce([t for t in self.tool_catalog if t.name in found])
-
-
-def make_tools(session: Any) -> list[Any]:
-    """Build ``skill`` and ``tool_search`` for a session (the harness's extension hook).
-
-    The shared ``SkillsContext`` is left on ``session.skills_context`` so the session can
-    register it as a tail-block extension and close MCP connections at the end.
-    """
-    context = SkillsContext(Path(session.root))
-    session.skills_context = context
-    return [
-        SkillTool(context.catalog, on_activate=context.activate),
-        ToolSearchTool(context.tool_catalog, prepare=context.ensure_mcp),
-        CallTool(),
-    ]
+            session.announce_tools([t for t in self.tool_catalog if t.name in found])

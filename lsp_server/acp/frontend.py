@@ -1,8 +1,8 @@
 """The ACP transport under the shared core: where updates go, how the user is asked, files.
 
 ``lsp_server.core`` turns agent events into ACP-shaped update dicts and owns sessions; this
-module only moves them over the wire. Updates ACP does not define (status, refusal, error…)
-are folded into ``agent_thought_chunk``/``agent_message_chunk`` text so standard clients show
+module renders agent events for ACP (``render_event``) and moves them over the wire. Events ACP
+does not define (status, refusal, error…) are folded into ``agent_thought_chunk``/``agent_message_chunk`` text so standard clients show
 them. Streamed text is coalesced (20 ms) like `kiln lsp` does. When the client advertises ``fs.readTextFile``/``fs.writeTextFile``, reads and edits go
 through the client, so the agent sees and changes what the editor holds, unsaved text included;
 otherwise the disk is used.
@@ -17,39 +17,68 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from acp import RequestError
 from acp.schema import PermissionOption, SessionNotification, ToolCallUpdate
 from pydantic import ValidationError
 
 from agent.errors import ToolError
+from agent.events import (
+    AgentEvent,
+    Compacted,
+    EditProposed,
+    ErrorReported,
+    MemoryProposed,
+    PermissionAsked,
+    PlanUpdated,
+    Refused,
+    StatusNote,
+    TextChunk,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnDone,
+    UsageReported,
+)
+from agent.hosts import DiskHost
 from agent.protocols import EditOutcome, EditProposal
-from agent.session import DiskHost
-from lsp_server.core import ACP_UPDATE_KINDS, COALESCE_SECONDS, is_text_chunk
+from lsp_server.core.updates import COALESCE_SECONDS, event_to_update, is_text_chunk
 
 log = logging.getLogger("kiln.acp")
 
 FS_TIMEOUT = 30.0
 
 
-def fold_update(update: dict[str, Any]) -> dict[str, Any] | None:
-    """An ACP v1 update for any core update; Kiln-only kinds become visible text or nothing."""
-    kind = update.get("sessionUpdate")
-    if kind in ACP_UPDATE_KINDS:
-        return update
-    text = ""
-    if kind == "error":
-        hint = f" ({update['hint']})" if update.get("hint") else ""
-        return _chunk("agent_message_chunk", f"\n\nError: {update.get('message', '')}{hint}\n")
-    if kind == "status":
-        text = str(update.get("text", ""))
-    elif kind == "refusal":
-        text = f"Not allowed: {update.get('tool', '')}: {update.get('reason', '') or 'denied'}"
-    elif kind == "memory_proposal":
-        text = f"Proposed memory: {update.get('text', '')}"
-    elif kind == "compaction":
-        text = "Compacted the conversation to fit the context window."
+def render_event(
+    event: AgentEvent, *, root: Path, context_window: int = 0
+) -> dict[str, Any] | None:
+    """The ACP v1 update for an agent event; Kiln-only kinds become visible text or nothing."""
+    update = event_to_update(event, root=root, context_window=context_window)
+    match event:
+        case (
+            TextChunk()
+            | ToolCallStarted()
+            | ToolCallFinished()
+            | EditProposed()
+            | PlanUpdated()
+            | UsageReported()
+        ):
+            return update  # kinds ACP v1 defines
+        case ErrorReported(message=message, hint=hint):
+            hint = f" ({hint})" if hint else ""
+            return _chunk("agent_message_chunk", f"\n\nError: {message}{hint}\n")
+        case StatusNote(text=text):
+            pass
+        case Refused(tool=tool, reason=reason):
+            text = f"Not allowed: {tool}: {reason or 'denied'}"
+        case MemoryProposed(text=proposal):
+            text = f"Proposed memory: {proposal}"
+        case Compacted():
+            text = "Compacted the conversation to fit the context window."
+        case PermissionAsked() | TurnDone():
+            return None  # the permission request and the prompt response carry these
+        case _:
+            assert_never(event)
     if not text:
         return None
     return _chunk("agent_thought_chunk", text + "\n", meta={"kiln": update})
@@ -85,6 +114,11 @@ class AcpFrontend:
 
     # -- updates ------------------------------------------------------------------------------
 
+    def render(
+        self, event: AgentEvent, *, root: Path, context_window: int = 0
+    ) -> dict[str, Any] | None:
+        return render_event(event, root=root, context_window=context_window)
+
     async def send_update(self, session_id: str, update: dict[str, Any]) -> None:
         """Send an update in order; streamed text is coalesced for a few milliseconds, as in
         `kiln lsp` (a model emits a delta every few tokens), and flushed before anything else."""
@@ -98,9 +132,7 @@ class AcpFrontend:
             return
         if kind == "tool_call":
             await self._prefetch(session_id, update)
-        folded = fold_update(update)
-        if folded is not None:
-            await self.send_now(session_id, folded)
+        await self.send_now(session_id, update)  # already ACP-shaped (``render``)
         if kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
             self.release(session_id, str(update.get("toolCallId", "")))
 

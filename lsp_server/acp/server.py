@@ -227,6 +227,7 @@ class KilnAcpAgent:
                     cwd=r["cwd"],
                     title=r["title"] or None,
                     updated_at=r["updatedAt"],
+                    field_meta={"kiln": {"mode": r["mode"]}},  # the persisted permission mode
                 )
                 for r in rows
             ]
@@ -239,8 +240,7 @@ class KilnAcpAgent:
         session = self.core.get(session_id)
         if mode_id not in MODES:
             raise InvalidParams(f"unknown mode {mode_id!r}", hint=f"use one of: {', '.join(MODES)}")
-        session.config.mode = mode_id
-        session.permissions.mode = mode_id
+        session.set_mode(mode_id)
         return SetSessionModeResponse()
 
     def _track(self, session: Session) -> None:
@@ -318,7 +318,7 @@ def _check_absolute(cwd: Any) -> None:
 
 
 def _modes(session: Session) -> SessionModeState:
-    current = session.config.mode if session.config.mode in MODES else "ask"
+    current = session.mode if session.mode in MODES else "ask"
     return SessionModeState(
         current_mode_id=current,
         available_modes=[

@@ -22,6 +22,9 @@ async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter
     return guard(reader, writer), writer
 
 
+_PUMPS: set[asyncio.Task[None]] = set()
+
+
 def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.StreamReader:
     """Pass on only lines that are JSON objects; answer the rest with a JSON-RPC error.
 
@@ -54,7 +57,9 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.St
         finally:
             checked.feed_eof()
 
-    checked._kiln_pump = asyncio.ensure_future(pump())  # type: ignore[attr-defined]  # kept alive
+    task = asyncio.ensure_future(pump())
+    _PUMPS.add(task)  # kept alive until the input ends
+    task.add_done_callback(_PUMPS.discard)
     return checked
 
 

@@ -16,7 +16,7 @@ PREVIEW = 300
 
 
 def _store() -> Any:
-    from agent.sessions import SessionStore
+    from agent.session_store import SessionStore
 
     return SessionStore()
 

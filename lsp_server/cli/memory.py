@@ -12,7 +12,7 @@ import click
 
 def _memory(root: Path):  # type: ignore[no-untyped-def]
     from agent.memory import Memory
-    from agent.sessions import kiln_home
+    from agent.session_store import kiln_home
 
     return Memory(root.resolve(), kiln_home())
 

@@ -10,7 +10,7 @@ import click
 
 
 def _store():  # type: ignore[no-untyped-def]
-    from agent.sessions import SessionStore
+    from agent.session_store import SessionStore
 
     return SessionStore()
 

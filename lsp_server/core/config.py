@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent.events import AgentEvent
 from agent.protocols import EditOutcome, EditProposal
 from lsp_server.core.errors import InvalidParams
 
@@ -63,6 +64,12 @@ class CoreConfig:
 
 class Frontend(Protocol):
     """What a transport supplies; every method is called on the server's event loop."""
+
+    def render(
+        self, event: AgentEvent, *, root: Path, context_window: int = 0
+    ) -> dict[str, Any] | None:
+        """The update dict for an agent event in this transport's shape (None: nothing)."""
+        ...
 
     async def send_update(self, session_id: str, update: dict[str, Any]) -> None: ...
 

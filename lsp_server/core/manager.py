@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import KilnError, NoAnswer
+from agent.events import AgentEvent
 from agent.protocols import Decision, EditOutcome, EditProposal, PermissionRequest
 from agent.session import AgentConfig, Session
-from agent.sessions import SessionStore
-from agent.types import Event
+from agent.session_store import SessionStore
 from lsp_server.core import partial
 from lsp_server.core.config import CoreConfig, Frontend
 from lsp_server.core.errors import (
@@ -34,7 +34,6 @@ from lsp_server.core.updates import (
     PERMISSION_OPTIONS,
     closed_tool_call,
     decision_from_answer,
-    event_to_update,
     history_updates,
     permission_tool_call,
 )
@@ -55,9 +54,12 @@ class CoreHost:
         self.context_window = 0
         self.open_calls: dict[str, None] = {}  # tool calls announced and not finished, in order
         self.kept: dict[str, str] = {}  # proposal id -> the text the user kept (per-hunk review)
+        self.unattended_reason = ""  # an editor user is there to ask
 
-    async def emit(self, event: Event) -> None:
-        update = event_to_update(event, root=self.root, context_window=self.context_window)
+    async def emit(self, event: AgentEvent) -> None:
+        update = self.manager.frontend.render(
+            event, root=self.root, context_window=self.context_window
+        )
         if update is not None:
             await self.send(update, event.session_id or self.session_id)
 
@@ -115,7 +117,7 @@ class CoreHost:
         )
         live = self.manager.live.get(self.session_id)
         if outcome == "applied" and live is not None:
-            live.session.pending_tail.append(partial.note_for_model(proposal.path))
+            live.session.context.add(partial.note_for_model(proposal.path))
         return outcome
 
 
@@ -268,9 +270,9 @@ class SessionManager:
         """A live session's stored conversation as updates, for a load that replays it (the
         same for ACP and LSP): tool calls keep the kind of the tool that made them."""
         session = self.get(session_id)
-        tools = {**session.deferred, **session.tools}
-        kinds = {name: str(getattr(tool, "kind", "other")) for name, tool in tools.items()}
-        return history_updates(session.messages, root=session.root, tool_kinds=kinds)
+        tools = {**session.runner.deferred, **session.runner.tools}
+        kinds = {name: tool.kind for name, tool in tools.items()}
+        return history_updates(session.transcript.messages, root=session.root, tool_kinds=kinds)
 
     def get(self, session_id: Any) -> Session:
         if not isinstance(session_id, str) or not session_id:
@@ -294,11 +296,14 @@ class SessionManager:
             raise TurnInProgress(
                 "a turn is already running in this session", hint="cancel it or wait"
             )
-        if session._index is None and self.index is not None and live.host.root == self.root:
+        if (
+            session.services.index is None
+            and self.index is not None
+            and live.host.root == self.root
+        ):
             # The front-end's index opened after this session was made: share it rather than
             # letting the session build its own on the event loop.
-            session._index = self.index
-            session.state["indexed"] = True
+            session.services.use_index(self.index)
         read = self.frontend.read_buffer
         blocks = prompt_to_blocks(
             prompt,
@@ -335,8 +340,8 @@ class SessionManager:
             return "rejected"
         outcome = await self.frontend.apply_edit(session_id, proposal)
         live = self.live.get(session_id)
-        if outcome == "applied" and live and proposal.path not in live.session.files_modified:
-            live.session.files_modified.append(proposal.path)
+        if outcome == "applied" and live:
+            live.session.turn.modified(proposal.path)
         return outcome
 
     async def close_session(self, session_id: str) -> bool:

@@ -7,10 +7,27 @@ the ACP server as ``session/update``; Kiln-only kinds are listed apart so ACP ca
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, assert_never, cast
 
+from agent.events import (
+    AgentEvent,
+    Compacted,
+    EditProposed,
+    ErrorReported,
+    MemoryProposed,
+    PermissionAsked,
+    PlanUpdated,
+    Refused,
+    StatusNote,
+    TextChunk,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnDone,
+    UsageReported,
+)
 from agent.protocols import Decision, PermissionRequest
-from agent.types import Event, text_block
+from agent.tool_runner import title as tool_title  # the same title the live tool_call had
+from agent.types import text_block
 
 DECISIONS = ("allow_once", "allow_always", "reject_once", "reject_always")
 PERMISSION_OPTIONS: list[dict[str, str]] = [
@@ -58,109 +75,107 @@ def diff_content(root: Path, path: str, old: str | None, new: str) -> dict[str, 
     return {"type": "diff", "path": _abs(root, path), "oldText": old, "newText": new}
 
 
-def event_to_update(event: Event, *, root: Path, context_window: int = 0) -> dict[str, Any] | None:
+def event_to_update(
+    event: AgentEvent, *, root: Path, context_window: int = 0
+) -> dict[str, Any] | None:
     """Map one agent event to an ACP-shaped ``update`` dict; None for events with no update."""
-    d, kind = event.data, event.kind
-    if kind == "text_delta":
-        return {
-            "sessionUpdate": "agent_message_chunk",
-            "content": {"type": "text", "text": d["text"]},
-        }
-    if kind == "tool_call":
-        tool_kind = d.get("tool_kind") or d.get("kind") or "other"
-        return {
-            "sessionUpdate": "tool_call",
-            "toolCallId": d["id"],
-            "title": d.get("title") or d.get("name", ""),
-            "kind": tool_kind if tool_kind in ACP_TOOL_KINDS else "other",
-            "status": "in_progress",
-            "locations": [
-                {
-                    "path": _abs(root, loc["path"]),
-                    **({"line": loc["line"]} if loc.get("line") else {}),
-                }
-                for loc in d.get("locations") or []
-            ],
-            "rawInput": d.get("arguments", {}),
-            "_meta": {"tool": d.get("name", "")},
-        }
-    if kind == "tool_call_update":
-        return {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": d["id"],
-            "status": d.get("status", "completed"),
-            "content": [_text_content(d.get("output", ""))],
-            "rawOutput": {
-                "isError": d.get("is_error", False),
-                "durationMs": d.get("duration_ms", 0),
-            },
-        }
-    if kind == "edit":
-        return {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": d["id"],
-            "kind": "edit",
-            "content": [diff_content(root, d["path"], d.get("old_text"), d["new_text"])],
-            "_meta": {"proposalId": d["proposal_id"], "path": d["path"]},
-        }
-    if kind == "plan":
-        return {
-            "sessionUpdate": "plan",
-            "entries": [
-                {
-                    "content": e.get("content", ""),
-                    "priority": e.get("priority", "medium"),
-                    "status": e.get("status")
-                    if e.get("status") in ("pending", "in_progress", "completed")
-                    else "pending",
-                    "_meta": {"id": str(e.get("id", ""))},
-                }
-                for e in d.get("entries", [])
-            ],
-        }
-    if kind == "usage":
-        tokens = {
-            k: int(d.get(k, 0))
-            for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
-        }
-        return {
-            "sessionUpdate": "usage_update",
-            "used": sum(tokens.values()),
-            "size": int(context_window),
-            "cost": {"amount": float(d.get("cost_usd", 0.0)), "currency": "USD"},
-            "_meta": {
-                "inputTokens": tokens["input_tokens"],
-                "cacheReadTokens": tokens["cache_read_tokens"],
-                "cacheWriteTokens": tokens["cache_write_tokens"],
-                "outputTokens": tokens["output_tokens"],
-                "step": d.get("step", 0),
-            },
-        }
-    if kind == "status":
-        return {"sessionUpdate": "status", "text": d.get("text", "")}
-    if kind == "compaction":
-        return {"sessionUpdate": "compaction", **d}
-    if kind == "refusal":
-        return {
-            "sessionUpdate": "refusal",
-            "toolCallId": d.get("id", ""),
-            "tool": d.get("tool", ""),
-            "reason": d.get("reason", ""),
-        }
-    if kind == "memory_proposal":
-        return {
-            "sessionUpdate": "memory_proposal",
-            "text": d.get("text", ""),
-            "fromExternal": d.get("from_external", False),
-            "turn": d.get("turn", 0),
-        }
-    if kind == "error":
-        return {
-            "sessionUpdate": "error",
-            "message": d.get("message", ""),
-            "hint": d.get("hint", ""),
-        }
-    return None  # permission (the request itself is the signal), done (the prompt result is)
+    match event:
+        case TextChunk(text=text):
+            return {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": text},
+            }
+        case ToolCallStarted():
+            return {
+                "sessionUpdate": "tool_call",
+                "toolCallId": event.id,
+                "title": event.title or event.name,
+                "kind": event.tool_kind if event.tool_kind in ACP_TOOL_KINDS else "other",
+                "status": "in_progress",
+                "locations": [
+                    {
+                        "path": _abs(root, loc["path"]),
+                        **({"line": loc["line"]} if loc.get("line") else {}),
+                    }
+                    for loc in event.locations
+                ],
+                "rawInput": event.arguments,
+                "_meta": {"tool": event.name},
+            }
+        case ToolCallFinished():
+            return {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": event.id,
+                "status": event.status,
+                "content": [_text_content(event.output)],
+                "rawOutput": {"isError": event.is_error, "durationMs": event.duration_ms},
+            }
+        case EditProposed():
+            return {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": event.id,
+                "kind": "edit",
+                "content": [diff_content(root, event.path, event.old_text, event.new_text)],
+                "_meta": {"proposalId": event.proposal_id, "path": event.path},
+            }
+        case PlanUpdated(entries=entries):
+            return {
+                "sessionUpdate": "plan",
+                "entries": [
+                    {
+                        "content": e.get("content", ""),
+                        "priority": e.get("priority", "medium"),
+                        "status": e.get("status")
+                        if e.get("status") in ("pending", "in_progress", "completed")
+                        else "pending",
+                        "_meta": {"id": str(e.get("id", ""))},
+                    }
+                    for e in entries
+                ],
+            }
+        case UsageReported():
+            return {
+                "sessionUpdate": "usage_update",
+                "used": event.input_tokens
+                + event.cache_read_tokens
+                + event.cache_write_tokens
+                + event.output_tokens,
+                "size": int(context_window),
+                "cost": {"amount": float(event.cost_usd), "currency": "USD"},
+                "_meta": {
+                    "inputTokens": event.input_tokens,
+                    "cacheReadTokens": event.cache_read_tokens,
+                    "cacheWriteTokens": event.cache_write_tokens,
+                    "outputTokens": event.output_tokens,
+                    "step": event.step,
+                },
+            }
+        case StatusNote(text=text):
+            return {"sessionUpdate": "status", "text": text}
+        case Compacted():
+            fields = event.to_dict()
+            del fields["kind"], fields["session_id"]
+            return {"sessionUpdate": "compaction", **fields}
+        case Refused():
+            return {
+                "sessionUpdate": "refusal",
+                "toolCallId": event.id,
+                "tool": event.tool,
+                "reason": event.reason,
+            }
+        case MemoryProposed():
+            return {
+                "sessionUpdate": "memory_proposal",
+                "text": event.text,
+                "fromExternal": event.from_external,
+                "turn": event.turn,
+            }
+        case ErrorReported():
+            return {"sessionUpdate": "error", "message": event.message, "hint": event.hint}
+        case PermissionAsked() | TurnDone():
+            return None  # the permission request itself is the signal; the prompt result is
+        case _:
+            assert_never(event)
 
 
 def closed_tool_call(call_id: str, reason: str) -> dict[str, Any]:
@@ -229,7 +244,6 @@ def history_updates(
     are skipped (a ``<reference>`` the user attached is kept); tool results become finished tool
     calls. ``tool_kinds`` (tool name -> ACP kind) lets clients show the right icon.
     """
-    from agent.tool_calls import title as tool_title  # the same title the live tool_call had
 
     kinds = tool_kinds or {}
     updates: list[dict[str, Any]] = []

@@ -4,65 +4,106 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, assert_never
 
 from rich.console import Console
+from rich.text import Text
 
-from agent.types import Event
+from agent.events import (
+    AgentEvent,
+    Compacted,
+    EditProposed,
+    ErrorReported,
+    Event,
+    MemoryProposed,
+    PermissionAsked,
+    PlanUpdated,
+    Refused,
+    StatusNote,
+    TextChunk,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnDone,
+    UsageReported,
+)
 
 
 class TextRenderer:
-    """Assistant text to stdout as it streams; tool calls and status to stderr."""
+    """Assistant text to stdout as it streams; tool calls and status to stderr.
+
+    Model and tool text is never parsed as rich markup (a grep pattern such as ``[/a-z]`` is
+    text): every line is a ``Text`` built from plain strings and styles.
+    """
 
     def __init__(self) -> None:
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)  # no hard wraps in CI logs
         self.at_line_start = True
 
-    def __call__(self, event: Event) -> None:
-        kind, data = event.kind, event.data
-        if kind == "text_delta":
-            sys.stdout.write(data["text"])
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, TextChunk):
+            sys.stdout.write(event.text)
             sys.stdout.flush()
-            self.at_line_start = data["text"].endswith("\n")
+            self.at_line_start = event.text.endswith("\n")
             return
         if not self.at_line_start:
             sys.stdout.write("\n")
             sys.stdout.flush()
             self.at_line_start = True
-        if kind == "tool_call":
-            self.err.print(f"[cyan]▶ {data['title']}[/cyan]", markup=True)
-        elif kind == "tool_call_update":
-            mark = "[red]✗[/red]" if data["is_error"] else "[green]✓[/green]"
-            first = [
-                x
-                for x in (data.get("output") or "").strip().splitlines()
-                if not x.startswith(("<external_content", "</external_content"))
-            ]
-            line = first[0][:120] if first else ""
-            if data["is_error"]:
-                line = next((x for x in first if x.startswith("message:")), line)[:160]
-            self.err.print(
-                f"  {mark} {data['name']} ({data['duration_ms']} ms) {line}", markup=True
-            )
-        elif kind == "refusal":
-            self.err.print(
-                f"[yellow]⛔ refused {data['tool']}: {data['reason']}[/yellow]", markup=True
-            )
-        elif kind == "plan":
-            for item in data["entries"]:
-                box = {"completed": "☑", "in_progress": "▣"}.get(item["status"], "☐")
-                self.err.print(f"  {box} {item['content']}", markup=False)
-        elif kind in ("status", "compaction"):
-            self.err.print(f"[dim]{data.get('text') or data.get('summary', '')}[/dim]", markup=True)
-        elif kind == "error":
-            self.err.print(f"[red]error: {data['message']}[/red]", markup=True)
+        line = self.line(event)
+        if line is not None:
+            self.err.print(line)
+
+    def line(self, event: AgentEvent) -> Text | None:
+        """The stderr line for an event, or None for events this view leaves out."""
+        match event:
+            case TextChunk(text=text):
+                return Text(text)
+            case ToolCallStarted(title=title):
+                return Text(f"▶ {title}", style="cyan")
+            case ToolCallFinished():
+                shown = [
+                    x
+                    for x in event.output.strip().splitlines()
+                    if not x.startswith(("<external_content", "</external_content"))
+                ]
+                detail = shown[0][:120] if shown else ""
+                if event.is_error:
+                    detail = next((x for x in shown if x.startswith("message:")), detail)[:160]
+                mark = Text("✗", style="red") if event.is_error else Text("✓", style="green")
+                return Text.assemble("  ", mark, f" {event.name} ({event.duration_ms} ms) {detail}")
+            case Refused(tool=tool, reason=reason):
+                return Text(f"⛔ refused {tool}: {reason}", style="yellow")
+            case PlanUpdated(entries=entries):
+                boxes = {"completed": "☑", "in_progress": "▣"}
+                return Text(
+                    "\n".join(
+                        f"  {boxes.get(item.get('status', ''), '☐')} {item.get('content', '')}"
+                        for item in entries
+                    )
+                )
+            case StatusNote(text=text):
+                return Text(text, style="dim")
+            case Compacted():
+                return Text(
+                    f"compacted (tier {event.tier}): {event.before_tokens} -> "
+                    f"{event.after_tokens} tokens, {event.removed_messages} messages archived",
+                    style="dim",
+                )
+            case ErrorReported(message=message):
+                return Text(f"error: {message}", style="red")
+            case (
+                EditProposed() | UsageReported() | PermissionAsked() | MemoryProposed() | TurnDone()
+            ):
+                return None  # shown by the run report at the end, or by the tool call line
+            case _:
+                assert_never(event)
 
 
 class StreamJsonRenderer:
     """One JSON object per line on stdout, for log viewers and pipelines."""
 
     def __call__(self, event: Event) -> None:
-        if event.kind == "text_delta" and not event.data.get("text"):
+        if isinstance(event, TextChunk) and not event.text:
             return
         sys.stdout.write(
             json.dumps({"type": event.kind, **event.to_dict()}, ensure_ascii=False) + "\n"

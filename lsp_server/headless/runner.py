@@ -14,9 +14,9 @@ from typing import Any
 import click
 
 from agent.errors import KilnError, ProviderError
+from agent.events import ErrorReported, Event
 from agent.protocols import PermissionRequest
 from agent.session import AgentConfig, DiskHost, Session
-from agent.types import Event
 from lsp_server.headless import ci, exit_codes
 from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, print_json
 
@@ -153,28 +153,28 @@ def _finish(
     events: list[Event],
     dirty_before: set[str],
 ) -> int:
-    errors = [e.data for e in events if e.kind == "error"]
+    errors = [e for e in events if isinstance(e, ErrorReported)]
     report = ci.RunReport(
         task=opts.task,
         exit_code=0,
         outcome="",
         stop_reason=reason,
         session_id=session.id,
-        answer=session.redact(session.final_text()),
-        usage=session.usage.to_dict(),
-        cost_usd=session.cost_usd,
-        steps=session.step_count,
-        refusals=session.refusals,
-        memory_proposals=session.memory_proposals,
-        files_modified=list(session.files_modified),
-        error=errors[-1]["message"] if errors else "",
+        answer=session.runner.redact(session.transcript.final_text()),
+        usage=session.turn.usage.to_dict(),
+        cost_usd=session.turn.cost_usd,
+        steps=session.turn.step_count,
+        refusals=session.turn.refusals,
+        memory_proposals=session.turn.memory_proposals,
+        files_modified=list(session.turn.files_modified),
+        error=errors[-1].message if errors else "",
     )
     folder = opts.artifacts or session.store.folder(session.id)
     folder.mkdir(parents=True, exist_ok=True)
     transcript = folder / "transcript.jsonl"
     with transcript.open("w", encoding="utf-8") as fh:
-        for message in session.messages:
-            fh.write(session.redact(json.dumps(message, ensure_ascii=False)) + "\n")
+        for message in session.transcript.messages:
+            fh.write(session.runner.redact(json.dumps(message, ensure_ascii=False)) + "\n")
     report.transcript_path = str(transcript)
     if opts.ci:
         _ci_outputs(opts, session, report, before, folder, dirty_before)
@@ -197,7 +197,7 @@ def _finish(
         err = click.get_text_stream("stderr")
         usage = report.usage
         err.write(
-            f"\n[{report.outcome}] {reason}; {report.steps} steps; tokens in {session.usage.total_input} "
+            f"\n[{report.outcome}] {reason}; {report.steps} steps; tokens in {session.turn.usage.total_input} "
             f"(cache read {usage['cache_read_tokens']}), out {usage['output_tokens']}; session {session.id}\n"
         )
         if opts.ci:
@@ -219,21 +219,21 @@ def _ci_outputs(
             b.get("type") == "tool_use"
             and b["name"] == "run_command"
             and opts.verify in b["input"].get("command", "")
-            for m in session.messages
+            for m in session.transcript.messages
             for b in m["content"]
         )
         report.verify_after = ci.run_verify(opts.verify, opts.root)
     # What this run changed: files that became dirty during it, plus files the agent edited
     # that were dirty already; never the run's own artifacts or files dirty before it.
     after = ci.dirty_paths(opts.root)
-    paths = (after - dirty_before) | (set(session.files_modified) & after)
+    paths = (after - dirty_before) | (set(session.turn.files_modified) & after)
     try:
         artifacts = folder.resolve().relative_to(opts.root).as_posix() + "/"
         paths = {p for p in paths if not p.startswith(artifacts)}
     except ValueError:
         pass
     changed = sorted(paths)
-    patch = session.redact(ci.working_tree_patch(opts.root, changed))
+    patch = session.runner.redact(ci.working_tree_patch(opts.root, changed))
     patch_path = folder / "changes.patch"
     patch_path.write_text(patch, encoding="utf-8")
     report.patch_path = str(patch_path)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsp_server.core import CoreError, InvalidParams, NotAvailable, TurnInProgress, uri_to_path
+from lsp_server.core import CoreError, InvalidParams, TurnInProgress, uri_to_path
 from lsp_server.lsp.methods import kiln_method
 from lsp_server.lsp.params import CompleteParams, SessionRef, SkillUseParams
 from lsp_server.lsp.rpc import REQUEST_FAILED
@@ -215,10 +215,7 @@ async def compact(ls: KilnServer, params: SessionRef) -> dict[str, Any]:
     session = ls.core().get(params.session_id)
     if ls.core().is_busy(session.id):
         raise TurnInProgress("a turn is running", hint="stop it or wait, then compact")
-    compactor = next((e for e in session.extensions if hasattr(e, "compact")), None)
-    if compactor is None:
-        raise NotAvailable("this session has no compaction")
-    record = await compactor.compact(session, reason="manual")
+    record = await session.compactor.compact(session, reason="manual")
     if record is None:
         return {"compacted": False}
     return {

@@ -21,9 +21,10 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 
 from agent.errors import ToolError
+from agent.events import AgentEvent
 from agent.protocols import EditOutcome, EditProposal
 from agent.workspace import atomic_write
-from lsp_server.core import COALESCE_SECONDS, is_text_chunk
+from lsp_server.core import COALESCE_SECONDS, event_to_update, is_text_chunk
 from lsp_server.lsp.documents import find_document
 from lsp_server.lsp.edits import workspace_edit
 
@@ -77,6 +78,11 @@ class LspFrontend:
 
     # -- Frontend ---------------------------------------------------------------------------
 
+    def render(
+        self, event: AgentEvent, *, root: Path, context_window: int = 0
+    ) -> dict[str, Any] | None:
+        return event_to_update(event, root=root, context_window=context_window)
+
     async def send_update(self, session_id: str, update: dict[str, Any]) -> None:
         """Send an update; streamed text is coalesced for a few milliseconds (a model emits
         a delta every few tokens, an editor re-renders per notification). Any other update,
@@ -106,7 +112,7 @@ class LspFrontend:
             self._notify(session_id, {"sessionUpdate": "agent_message_chunk", "content": text})
 
     def _notify(self, session_id: str, update: dict[str, Any]) -> None:
-        if getattr(self.server.protocol, "_shutdown", False):
+        if getattr(self.server.protocol, "shut_down", False):
             return
         try:
             self.server.protocol.notify(UPDATE, {"sessionId": session_id, "update": update})

@@ -84,11 +84,11 @@ class KilnServer(LanguageServer):
                     await asyncio.wait_for(self.manager.shutdown(), timeout)
             if self.index_sync is not None:
                 self.index_sync.close()
-        pending: list[asyncio.Future[Any]] = []
-        for future in list(self.protocol._request_futures.values()):
-            own = future is asyncio.current_task()
-            if isinstance(future, asyncio.Future) and not own and not future.done():
-                pending.append(future)
+        pending: list[asyncio.Future[Any]] = [
+            f
+            for f in cast(KilnProtocol, self.protocol).pending_requests()
+            if f is not asyncio.current_task() and not f.done()
+        ]
         if pending:  # answers still owed (a cancelled prompt answers "cancelled")
             await asyncio.wait(pending, timeout=min(timeout, 5.0))
         for task in list(self.background):
@@ -104,7 +104,9 @@ class KilnServer(LanguageServer):
         logging.getLogger("kiln").addHandler(handler)
 
     def log_to_client(self, level: int, message: str) -> None:
-        if self.protocol._shutdown or self._closed:  # the channel may already be closed
+        if (
+            cast(KilnProtocol, self.protocol).shut_down or self._closed
+        ):  # the channel may already be closed
             return
         kind = (
             types.MessageType.Error

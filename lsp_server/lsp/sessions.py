@@ -34,7 +34,7 @@ async def session_new(ls: KilnServer, params: SessionNewParams) -> dict[str, Any
     return {
         "sessionId": session.id,
         "cwd": str(session.root),
-        "mode": session.config.mode,
+        "mode": session.mode,
         "editMode": live.host.config.edit_mode,
     }
 
@@ -55,8 +55,9 @@ async def session_load(ls: KilnServer, params: SessionLoadParams) -> dict[str, A
     return {
         "sessionId": session.id,
         "cwd": str(session.root),
-        "mode": session.config.mode,
-        "messages": len(session.messages),
+        "mode": session.mode,
+        "editMode": core.live[session.id].host.config.edit_mode,
+        "messages": len(session.transcript.messages),
         "replayed": len(updates),
     }
 
@@ -69,7 +70,7 @@ async def session_list(ls: KilnServer, params: SessionListParams) -> dict[str, A
 @kiln_method("kiln/session/prompt")
 async def session_prompt(ls: KilnServer, params: SessionPromptParams) -> dict[str, Any]:
     core = ls.core()
-    before = set(core.get(params.session_id).files_modified)
+    before = set(core.get(params.session_id).turn.files_modified)
     try:
         reason = await core.prompt(params.session_id, params.prompt)
     finally:
@@ -77,8 +78,8 @@ async def session_prompt(ls: KilnServer, params: SessionPromptParams) -> dict[st
     session = core.get(params.session_id)
     return {
         "stopReason": reason,
-        "usage": {**session.usage.to_dict(), "costUsd": round(session.cost_usd, 6)},
-        "filesModified": [p for p in session.files_modified if p not in before],  # this turn's
+        "usage": {**session.turn.usage.to_dict(), "costUsd": round(session.turn.cost_usd, 6)},
+        "filesModified": [p for p in session.turn.files_modified if p not in before],  # this turn's
     }
 
 
@@ -106,12 +107,10 @@ async def session_set_mode(ls: KilnServer, params: SetModeParams) -> dict[str, A
             f"unknown editMode {edit_mode!r}", hint=f"use one of: {', '.join(EDIT_MODES)}"
         )
     if mode is not None:
-        session.config.mode = mode
-        session.permissions.mode = mode
-        host.config.mode = mode
+        session.set_mode(mode)  # the one owner: applied and persisted
     if edit_mode is not None:
         host.config.edit_mode = edit_mode
-    return {"mode": session.config.mode, "editMode": host.config.edit_mode}
+    return {"mode": session.mode, "editMode": host.config.edit_mode}
 
 
 @kiln_method("kiln/edit/list")

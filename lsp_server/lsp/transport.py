@@ -44,6 +44,15 @@ class KilnProtocol(LanguageServerProtocol):
         self.exit_code: int | None = None
         self.stop_requested = asyncio.Event()
 
+    @property
+    def shut_down(self) -> bool:
+        """Whether ``shutdown`` was answered (pygls keeps the flag private)."""
+        return bool(self._shutdown)
+
+    def pending_requests(self) -> list[asyncio.Future[Any]]:
+        """Requests from the client still being handled (their answers are owed)."""
+        return [f for f in self._request_futures.values() if isinstance(f, asyncio.Future)]
+
     # -- stopping ------------------------------------------------------------------------------
 
     def request_stop(self, exit_code: int, why: str) -> None:
@@ -216,7 +225,7 @@ async def watch_parent(protocol: KilnProtocol, pid: int) -> None:
         await asyncio.sleep(interval)
         if not process_alive(pid):
             log.warning("the editor (process %s) is gone; shutting down", pid)
-            protocol.request_stop(0 if protocol._shutdown else 1, f"process {pid} is gone")
+            protocol.request_stop(0 if protocol.shut_down else 1, f"process {pid} is gone")
             return
 
 

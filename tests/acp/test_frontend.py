@@ -10,8 +10,9 @@ from acp import RequestError
 from acp.schema import ClientCapabilities, FileSystemCapabilities, ReadTextFileResponse
 
 from agent.errors import ToolError
+from agent.events import ErrorReported, PlanUpdated, Refused, StatusNote, TurnDone
 from agent.protocols import EditProposal
-from lsp_server.acp.frontend import AcpFrontend, fold_update
+from lsp_server.acp.frontend import AcpFrontend, render_event
 
 
 class RecordingClient:
@@ -43,20 +44,21 @@ def frontend(client: RecordingClient, root: Path, fs: bool = True) -> AcpFronten
     return front
 
 
-def test_kiln_only_updates_become_visible_text() -> None:
-    error = fold_update({"sessionUpdate": "error", "message": "boom", "hint": "retry later"})
+def test_kiln_only_events_become_visible_text() -> None:
+    root = Path("/w")
+    error = render_event(ErrorReported(message="boom", hint="retry later"), root=root)
     assert error == {
         "sessionUpdate": "agent_message_chunk",
         "content": {"type": "text", "text": "\n\nError: boom (retry later)\n"},
     }
-    status = fold_update({"sessionUpdate": "status", "text": "step limit reached"})
+    status = render_event(StatusNote(text="step limit reached"), root=root)
     assert status is not None and status["sessionUpdate"] == "agent_thought_chunk"
     assert status["_meta"]["kiln"]["text"] == "step limit reached"
-    refusal = fold_update({"sessionUpdate": "refusal", "tool": "run_command", "reason": ""})
+    refusal = render_event(Refused(id="t", tool="run_command"), root=root)
     assert refusal is not None and "Not allowed: run_command: denied" in refusal["content"]["text"]
-    plan = {"sessionUpdate": "plan", "entries": []}
-    assert fold_update(plan) is plan
-    assert fold_update({"sessionUpdate": "something_new"}) is None
+    plan = render_event(PlanUpdated(entries=[]), root=root)
+    assert plan == {"sessionUpdate": "plan", "entries": []}
+    assert render_event(TurnDone(stop_reason="end_turn"), root=root) is None
 
 
 async def test_a_malformed_update_is_dropped_not_raised(tmp_path: Path) -> None:

@@ -6,10 +6,10 @@ import asyncio
 import subprocess
 from pathlib import Path
 
+from agent.events import Event
 from agent.providers.scripted import ScriptedModel
 from agent.session import AgentConfig, DiskHost, Session
-from agent.sessions import SessionStore
-from agent.types import Event
+from agent.session_store import SessionStore
 from tests.repos import PYTEST
 
 
@@ -57,7 +57,7 @@ async def test_scripted_model_fixes_failing_test(failing_repo: Path) -> None:
     results = [b for m in stored for b in m["content"] if b.get("type") == "tool_result"]
     assert all(not r["is_error"] for r in results)
     assert '<external_content source="file:calc.py">' in results[1]["content"]
-    assert session.files_modified == ["calc.py"]
+    assert session.turn.files_modified == ["calc.py"]
 
 
 async def test_malformed_tool_calls_are_answered_not_crashed(failing_repo: Path) -> None:
@@ -70,7 +70,12 @@ async def test_malformed_tool_calls_are_answered_not_crashed(failing_repo: Path)
     ]
     session, reason, _ = await run(failing_repo, script)
     assert reason == "end_turn"
-    results = [b for m in session.messages for b in m["content"] if b.get("type") == "tool_result"]
+    results = [
+        b
+        for m in session.transcript.messages
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert [r["is_error"] for r in results] == [True, True, True, True]
     assert "not valid JSON" in results[0]["content"]
     assert "path" in results[1]["content"] and "suggestion:" in results[1]["content"]
@@ -87,12 +92,17 @@ async def test_edit_refusals(failing_repo: Path) -> None:
     ]
     # ask mode with nobody answering: the edit is refused, and the file is unchanged
     session, reason, events = await run(failing_repo, script, mode="ask")
-    results = [b for m in session.messages for b in m["content"] if b.get("type") == "tool_result"]
+    results = [
+        b
+        for m in session.transcript.messages
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert "occurs" in results[0]["content"]
     assert "not found" in results[1]["content"]
     assert "permission denied" in results[2]["content"]
     assert "return a - b" in (failing_repo / "calc.py").read_text()
-    assert session.refusals and any(e.kind == "refusal" for e in events)
+    assert session.turn.refusals and any(e.kind == "refusal" for e in events)
 
 
 async def test_step_limit_and_resume_replays_identical_requests(failing_repo: Path) -> None:
@@ -105,7 +115,7 @@ async def test_step_limit_and_resume_replays_identical_requests(failing_repo: Pa
     first_requests = len(model.requests)
     # resume from the store: the next request starts with the same bytes as the stored trajectory
     again = Session.load(session.id, host=DiskHost(), config=AgentConfig(mode="yolo"), model=model)
-    assert again.messages == session.messages
+    assert again.transcript.messages == session.transcript.messages
     assert again.build_request().system == session.build_request().system
     reason = await again.prompt("go on")
     assert reason == "end_turn"
@@ -128,7 +138,7 @@ async def test_cancel_kills_running_command(failing_repo: Path) -> None:
     assert reason == "cancelled"
     await asyncio.sleep(0.2)
     assert not (failing_repo / "finished.txt").exists()
-    last = session.messages[-1]
+    last = session.transcript.messages[-1]
     assert last["content"][0]["type"] == "tool_result" and last["content"][0]["is_error"]
 
 
@@ -140,7 +150,7 @@ async def test_provider_dying_mid_stream_keeps_the_partial_text(failing_repo: Pa
     )
     reason = await session.prompt("explain")
     assert reason == "error"
-    assert session.messages[-1] == {
+    assert session.transcript.messages[-1] == {
         "role": "assistant",
         "content": [{"type": "text", "text": "I was halfway through expl"}],
     }
@@ -160,7 +170,7 @@ async def test_time_limit_interrupts_a_running_tool(failing_repo: Path) -> None:
     reason = await asyncio.wait_for(session.prompt("wait"), 15)
     assert reason == "max_time"
     assert not (failing_repo / "late.txt").exists()
-    assert session.messages[-1]["content"][0]["is_error"]
+    assert session.transcript.messages[-1]["content"][0]["is_error"]
 
 
 async def test_unattended_refusal_says_nobody_was_asked(failing_repo: Path) -> None:
@@ -169,4 +179,4 @@ async def test_unattended_refusal_says_nobody_was_asked(failing_repo: Path) -> N
         failing_repo, host=DiskHost(), config=AgentConfig(mode="ask"), model=model
     )
     await session.prompt("build")
-    assert "nobody to ask" in session.refusals[0]["reason"]
+    assert "nobody to ask" in session.turn.refusals[0]["reason"]

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from agent.events import Event
 from agent.providers.scripted import ScriptedModel
 from agent.session import AgentConfig, DiskHost, Session
-from agent.types import Event
 
 
 def call(name: str, **args: object) -> dict[str, Any]:

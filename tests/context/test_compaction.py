@@ -15,8 +15,9 @@ from agent.compaction import (
 from agent.compaction_facts import SKILL_RE
 from agent.compaction_store import compactions
 from agent.errors import ConfigError
+from agent.events import Compacted
 from agent.session import DiskHost, Session
-from agent.sessions import SessionStore
+from agent.session_store import SessionStore
 from agent.types import canonical_json
 from tests.context.conftest import call, make_session
 
@@ -52,11 +53,11 @@ def long_script(summary_steps: list) -> list:
 
 
 def context_text(session: Session) -> str:
-    return canonical_json(session.messages)
+    return canonical_json(session.transcript.messages)
 
 
 def assert_valid_pairs(session: Session) -> None:
-    msgs = session.messages
+    msgs = session.transcript.messages
     assert msgs[0]["role"] == "user"
     for prev, cur in zip(msgs, msgs[1:], strict=False):
         assert prev["role"] != cur["role"]
@@ -82,16 +83,16 @@ async def test_compaction_preserves_every_protected_item(workspace: Path) -> Non
     session, events = await run_long(workspace, [summary] * 40)
     compaction_events = [e for e in events if e.kind == "compaction"]
     assert compaction_events, "the window was exceeded, so a compaction must have happened"
-    assert session.epoch == len(compaction_events)
+    assert session.transcript.epoch == len(compaction_events)
     records = compactions(session.store, session.id)
-    assert [r["epoch"] for r in records] == list(range(1, session.epoch + 1))
+    assert [r["epoch"] for r in records] == list(range(1, session.transcript.epoch + 1))
     assert records[0]["source"] == "model" and records[0]["removed_messages"] > 0
     # summarisation requests are paid for: their tokens are in the session's usage
     assert all(r["summary_tokens"] > 0 for r in records)
     sent = [len(canonical_json(r.to_dict())) // 4 for r in session.model.requests]
-    assert session.usage.total_input == sum(sent)
+    assert session.turn.usage.total_input == sum(sent)
 
-    text = session.messages[0]["content"][-1]["text"]
+    text = session.transcript.messages[0]["content"][-1]["text"]
     assert text.startswith("<compacted_history")
     for planted in (
         GOAL,
@@ -104,10 +105,12 @@ async def test_compaction_preserves_every_protected_item(workspace: Path) -> Non
         "src/app.py",
     ):
         assert planted in context_text(session) or planted in text, planted
-    head = "\n".join(b.get("text", "") for b in session.messages[0]["content"])
+    head = "\n".join(b.get("text", "") for b in session.transcript.messages[0]["content"])
     assert GOAL in head and DECISION in text and CONSTRAINT in text  # the goal stays in place
     # the <skill> block as the model first saw it (line-numbered by read_file) is kept verbatim
-    earlier = [m for e in range(session.epoch) for m in session.store.messages(session.id, e)]
+    earlier = [
+        m for e in range(session.transcript.epoch) for m in session.store.messages(session.id, e)
+    ]
     seen = [
         found
         for m in earlier
@@ -137,7 +140,7 @@ async def test_compaction_preserves_every_protected_item(workspace: Path) -> Non
 async def test_verification_status_survives(workspace: Path) -> None:
     summary = {"match": SUMMARY_MARKER, "text": "summary"}
     session, _ = await run_long(workspace, [summary] * 40, extra={"compaction": {"keep_rounds": 1}})
-    text = session.messages[0]["content"][-1]["text"]
+    text = session.transcript.messages[0]["content"][-1]["text"]
     assert "### verification\n- `echo 'test run: 3 passed'` -> exit code 0" in text
     assert "test run: 3 passed" in text
 
@@ -150,7 +153,7 @@ async def test_circuit_breaker_falls_back_to_extraction(workspace: Path) -> None
     assert session.state["compaction"]["failures"] >= 3
     records = compactions(session.store, session.id)
     assert records and all("extractive" in r["source"] for r in records)
-    text = session.messages[0]["content"][-1]["text"]
+    text = session.transcript.messages[0]["content"][-1]["text"]
     assert "called read_file" in text and DECISION in text  # extractive summary, decisions
     assert any(e.kind == "compaction" for e in events)
 
@@ -159,9 +162,9 @@ async def test_resume_after_compaction_replays_identical_requests(workspace: Pat
     session, _ = await run_long(workspace, [{"match": SUMMARY_MARKER, "text": "s"}] * 40)
     before = canonical_json(session.build_request().to_dict())
     again = Session.load(session.id, host=DiskHost(), model=session.model)
-    assert again.epoch == session.epoch > 0
+    assert again.transcript.epoch == session.transcript.epoch > 0
     assert canonical_json(again.build_request().to_dict()) == before
-    assert again.state["compaction"]["count"] == session.epoch
+    assert again.state["compaction"]["count"] == session.transcript.epoch
 
 
 async def test_tier_one_drops_superseded_reads_only(workspace: Path) -> None:
@@ -178,7 +181,12 @@ async def test_tier_one_drops_superseded_reads_only(workspace: Path) -> None:
     await session.prompt("look around")
     record = await Compactor(CompactionConfig(keep_rounds=2)).compact(session)
     assert record is not None and record.tier == 1 and record.removed_messages == 0
-    results = [b for m in session.messages for b in m["content"] if b.get("type") == "tool_result"]
+    results = [
+        b
+        for m in session.transcript.messages
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert results[0]["content"].startswith(
         "[compacted: superseded read of src/alpha.py (later read_file)"
     )
@@ -186,22 +194,22 @@ async def test_tier_one_drops_superseded_reads_only(workspace: Path) -> None:
     assert "helper number 3 of alpha" in results[2]["content"]  # the latest read: kept
     assert all("[compacted" not in r["content"] for r in results[3:])  # protected rounds
     assert "helper number 3 of alpha" in Path(record.archive).read_text()
-    assert SessionStore().messages(session.id) == session.messages
-    assert [e.data["tier"] for e in events if e.kind == "compaction"] == [1]
+    assert SessionStore().messages(session.id) == session.transcript.messages
+    assert [e.tier for e in events if isinstance(e, Compacted)] == [1]
     # superseded status blocks went too; the ones in the protected rounds stay
     with_status = [
         i
-        for i, m in enumerate(session.messages)
+        for i, m in enumerate(session.transcript.messages)
         if any(b.get("text", "").startswith("<agent_status") for b in m["content"])
     ]
-    assert all(i >= len(session.messages) - 4 for i in with_status)
+    assert all(i >= len(session.transcript.messages) - 4 for i in with_status)
 
 
 async def test_nothing_to_compact_returns_none(workspace: Path) -> None:
     session, _ = make_session(workspace, ["hello"])
     await session.prompt("hi")
     assert await Compactor().compact(session) is None
-    assert session.epoch == 0
+    assert session.transcript.epoch == 0
 
 
 async def test_trigger_is_configurable_from_the_environment(
@@ -231,7 +239,7 @@ async def test_epoch_switch_is_atomic_and_searchable(workspace: Path) -> None:
     session.model.context_window = 6000
     record = await Compactor(CompactionConfig(keep_rounds=1)).compact(session)
     assert record is not None and record.epoch == 1
-    assert SessionStore().messages(session.id) == session.messages
+    assert SessionStore().messages(session.id) == session.transcript.messages
     assert SessionStore().get(session.id)["epoch"] == 1
     hits = SessionStore().search("zanzibar")
     assert any(h["session_id"] == session.id and h["kind"] == "compaction" for h in hits)

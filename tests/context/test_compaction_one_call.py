@@ -45,7 +45,7 @@ async def test_a_compaction_that_removes_many_rounds_makes_one_model_call(
     assert records and max(r["removed_messages"] for r in records) >= 6  # several rounds
     assert summary_calls(session) == len(records)  # one call per compaction
     assert all(r["source"] == "model" for r in records)
-    history = session.messages[0]["content"][-1]["text"]
+    history = session.transcript.messages[0]["content"][-1]["text"]
     for ident in ("dep-7f3a9c21", "4f9e2b1c", "48213", "https://ci.example.com/runs/991",
                   "artifacts/out/app.tar.gz", "37.5s"):  # fmt: skip
         assert ident.rstrip("s") in history, ident
@@ -77,7 +77,7 @@ async def test_a_low_trigger_does_not_rewrite_history_every_step(
     records = compactions(session.store, session.id)
     # with the old target (0.5, above the 0.1 trigger) every step from the first over 10 %
     # compacted; now each compaction frees room for several steps
-    assert records and len(records) <= session.step_count // 4
+    assert records and len(records) <= session.turn.step_count // 4
 
 
 async def test_never_compacts_twice_without_new_content(workspace: Path) -> None:

@@ -62,7 +62,9 @@ def run(planted: dict[str, str], decision: str) -> tuple[str, str]:
         model.context_window = 4000
         record = asyncio.run(Compactor(CompactionConfig(keep_rounds=1)).compact(session))
         assert record is not None and record.removed_messages > 0
-        return canonical_json(session.messages), session.messages[0]["content"][-1]["text"]
+        return canonical_json(session.transcript.messages), session.transcript.messages[0][
+            "content"
+        ][-1]["text"]
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -75,7 +75,7 @@ async def attack(
 
 
 def refused(session: Session, tool: str) -> bool:
-    return any(r["tool"] == tool for r in session.refusals)
+    return any(r["tool"] == tool for r in session.turn.refusals)
 
 
 @pytest.mark.parametrize("mode", GUARDED)
@@ -131,7 +131,7 @@ async def test_poisoned_remember_this(tmp_path: Path, mode: str) -> None:
     session, _ = await attack(tmp_path, mode, script, ["Read CONTRIBUTING.md"])
     assert not (tmp_path / "KILN.md").exists()
     if mode == "ci":  # nobody to ask: recorded for the run report, flagged, never written
-        assert session.memory_proposals == [{"text": poison, "from_external": True, "turn": 1}]
+        assert session.turn.memory_proposals == [{"text": poison, "from_external": True, "turn": 1}]
     else:
         assert refused(session, "remember")
 

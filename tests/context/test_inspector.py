@@ -95,9 +95,9 @@ async def test_diff_explains_append_only_and_compaction(workspace: Path) -> None
     from agent.compaction import CompactionConfig, Compactor
 
     session.model.context_window = 3000  # the next request is over the trigger
-    session.extensions = [Compactor(CompactionConfig(keep_rounds=1))]
+    session.context.extensions = [Compactor(CompactionConfig(keep_rounds=1))]
     assert await session.prompt("and now?") == "end_turn"
-    last = session.step_count
+    last = session.turn.step_count
     text = kiln("context", "diff", session.id, "--step", str(last), cwd=workspace)
     assert text.returncode == 0, text.stderr
     assert "cause: compaction to epoch 1" in text.stdout
@@ -124,9 +124,9 @@ async def test_bad_input_is_one_line_and_non_zero(workspace: Path) -> None:
 async def test_diff_names_a_changed_tool_list(workspace: Path) -> None:
     session, _ = make_session(workspace, ["one", "two"])
     await session.prompt("first")
-    names = list(session.tools)
+    names = list(session.runner.tools)
     after = names[names.index("task") + 1] if names[-1] != "task" else None
-    del session.tools["task"]  # what a config change between turns would do
+    del session.runner.tools["task"]  # what a config change between turns would do
     await session.prompt("second")
     diff = cr.prefix_diff(session.store, session.id, 2)
     now = f"tool {after}" if after else "system prompt"

@@ -32,7 +32,7 @@ def frozen_bytes(root: Path) -> tuple[str, str]:
     request = session.model.requests[0]
     params = build_params(request, "claude-test")
     tail = canonical_json(request.messages)
-    return canonical_json(session.prefix()), canonical_json(
+    return canonical_json(session.context.prefix()), canonical_json(
         [params["system"], params["tools"]]
     ) + "\0" + tail
 
@@ -128,4 +128,4 @@ def test_tool_definitions_do_not_depend_on_what_is_installed(tmp_path: Path) -> 
     fresh = Session.create(
         root, host=DiskHost(), config=AgentConfig(mode="ask"), model=ScriptedModel(["x"])
     )
-    assert fresh.prefix() == session.prefix()
+    assert fresh.context.prefix() == session.context.prefix()

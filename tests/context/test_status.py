@@ -165,10 +165,10 @@ async def test_nonzero_exit_is_an_error_the_bar_shows(workspace: Path) -> None:
     failing = call("run_command", command="exit 3")
     session, _ = make_session(workspace, [failing, "done"])
     await session.prompt("run it")
-    result = session.messages[2]["content"][0]
+    result = session.transcript.messages[2]["content"][0]
     assert result["type"] == "tool_result" and not result["is_error"]
     assert "exit code 3" in result["content"]
-    status = session.messages[2]["content"][-1]["text"]
+    status = session.transcript.messages[2]["content"][-1]["text"]
     assert "last_error: run_command: exit 3: exit code 3" in status
 
 
@@ -197,7 +197,7 @@ async def test_session_tail_carries_the_status(workspace: Path) -> None:
     await session.prompt("read src/missing.py")
     tails = [
         b["text"]
-        for m in session.messages
+        for m in session.transcript.messages
         for b in m["content"]
         if b.get("type") == "text" and b["text"].startswith("<agent_status")
     ]
@@ -210,7 +210,7 @@ async def test_session_tail_carries_the_status(workspace: Path) -> None:
     assert "last_error: read_file: src/missing.py does not exist -> check the path" in tails[0]
     assert "steps:" not in tails[-1]  # counters wait for a full block
     # appended, never rewritten: the earlier blocks are still there, byte for byte
-    assert canonical_json(session.messages[:3]) == canonical_json(
+    assert canonical_json(session.transcript.messages[:3]) == canonical_json(
         session.model.requests[1].messages
     )
 
@@ -224,7 +224,7 @@ async def test_counters_and_todos_survive_resume(workspace: Path) -> None:
     resumed = Session.load(session.id, host=DiskHost(), model=model)
     await resumed.prompt("go on")
     turn_start = next(
-        m for m in reversed(resumed.messages) if m["content"][-1].get("text") == "go on"
+        m for m in reversed(resumed.transcript.messages) if m["content"][-1].get("text") == "go on"
     )
     status = turn_start["content"][0]["text"]  # the first block after a resume is complete
     assert status.startswith("<agent_status>")

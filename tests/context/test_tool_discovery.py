@@ -50,7 +50,9 @@ async def run(root: Path, api: str, script: list[Any]) -> tuple[Session, list[di
             root, host=DiskHost(), config=AgentConfig(mode="yolo"), model=model_for(api, srv)
         )
         try:
-            assert await session.prompt("plan the migrations") == "end_turn", session.final_text()
+            assert await session.prompt("plan the migrations") == "end_turn", (
+                session.transcript.final_text()
+            )
         finally:
             await session.aclose()
         path = "/v1/messages" if api == "anthropic" else "/chat/completions"
@@ -58,7 +60,12 @@ async def run(root: Path, api: str, script: list[Any]) -> tuple[Session, list[di
 
 
 def results(session: Session) -> list[dict[str, Any]]:
-    return [b for m in session.messages for b in m["content"] if b.get("type") == "tool_result"]
+    return [
+        b
+        for m in session.transcript.messages
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 async def test_anthropic_declares_deferred_tools_up_front_and_loads_by_reference(

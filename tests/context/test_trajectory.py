@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agent.providers.scripted import ScriptedModel
 from agent.session import DiskHost, Session
-from agent.sessions import SessionStore
+from agent.session_store import SessionStore
 from agent.types import canonical_json
 from tests.context.conftest import call, make_session
 
@@ -17,7 +17,7 @@ async def test_output_budget_preview_is_stored_and_replayed_on_resume(workspace:
         workspace, [call("read_file", path="src/alpha.py"), "read it"], output_budget=2000
     )
     await session.prompt("read alpha")
-    result = session.messages[2]["content"][0]
+    result = session.transcript.messages[2]["content"][0]
     assert result["type"] == "tool_result"
     preview = result["content"]
     assert "characters omitted; the full output" in preview and len(preview) < 12_000
@@ -30,7 +30,9 @@ async def test_output_budget_preview_is_stored_and_replayed_on_resume(workspace:
     await resumed.prompt("and now?")
     sent = model.requests[0].messages
     # the preview decided in the first run is what the resumed session sends, byte for byte
-    assert canonical_json(sent[: len(session.messages)]) == canonical_json(session.messages)
+    assert canonical_json(sent[: len(session.transcript.messages)]) == canonical_json(
+        session.transcript.messages
+    )
     assert sent[2]["content"][0]["content"] == preview
 
 
@@ -51,7 +53,7 @@ async def test_subagent_tokens_never_enter_the_parent_context(workspace: Path) -
     assert any("helper number 7 of alpha" in canonical_json(r.messages) for r in child_requests)
     for request in parent_requests:
         assert "helper number 7 of alpha" not in canonical_json(request.messages)
-    answer = session.messages[2]["content"][0]["content"]
+    answer = session.transcript.messages[2]["content"][0]["content"]
     assert "alpha.py defines alpha_0 .. alpha_149 (150 helpers)." in answer
     # the parent's context grew by the short answer only
     assert (
@@ -61,4 +63,4 @@ async def test_subagent_tokens_never_enter_the_parent_context(workspace: Path) -
     )
     # the child's tokens are paid for (accounted in the parent's usage), just not in its context
     sent = [len(canonical_json(r.to_dict())) // 4 for r in session.model.requests]
-    assert session.usage.total_input == sum(sent)
+    assert session.turn.usage.total_input == sum(sent)

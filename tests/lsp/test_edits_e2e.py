@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.sessions import SessionStore
+from agent.session_store import SessionStore
 from lsp_server.core import STALE_DOCUMENT
 from tests.lsp.conftest import running
 from tests.lsp.kiln_client import REJECT

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from agent.sessions import SessionStore
+from agent.session_store import SessionStore
 from agent.testing.wire_server import WireServer
 from tests.lsp.conftest import running, server_env
 from tests.lsp.kiln_client import ALLOW

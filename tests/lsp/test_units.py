@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import schema
@@ -12,8 +13,8 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 from pygls.workspace.text_document import TextDocument
 
+from agent import events as ev
 from agent.protocols import EditProposal, PermissionRequest
-from agent.types import Event
 from lsp_server.core import (
     CoreConfig,
     InvalidParams,
@@ -82,63 +83,51 @@ ROOT = Path("/w")
 @pytest.mark.parametrize(
     ("event", "model"),
     [
-        (Event("text_delta", {"text": "hi"}), schema.AgentMessageChunk),
+        (ev.TextChunk(text="hi"), schema.AgentMessageChunk),
         (
-            Event(
-                "tool_call",
-                {
-                    "id": "t1",
-                    "name": "read_file",
-                    "title": "read_file: a.py",
-                    "tool_kind": "read",
-                    "arguments": {"path": "a.py"},
-                    "locations": [{"path": "a.py", "line": 3}],
-                },
-            ),  # fmt: skip
+            ev.ToolCallStarted(
+                id="t1",
+                name="read_file",
+                title="read_file: a.py",
+                tool_kind="read",
+                arguments={"path": "a.py"},
+                locations=[{"path": "a.py", "line": 3}],
+            ),
             schema.ToolCallStart,
         ),
         (
-            Event(
-                "tool_call_update",
-                {
-                    "id": "t1",
-                    "name": "read_file",
-                    "status": "failed",
-                    "output": "boom",
-                    "is_error": True,
-                    "duration_ms": 4,
-                },
-            ),  # fmt: skip
+            ev.ToolCallFinished(
+                id="t1",
+                name="read_file",
+                status="failed",
+                output="boom",
+                is_error=True,
+                duration_ms=4,
+            ),
             schema.ToolCallProgress,
         ),
         (
-            Event(
-                "edit",
-                {"id": "t2", "proposal_id": "p1", "path": "a.py", "old_text": "a", "new_text": "b"},
-            ),  # fmt: skip
+            ev.EditProposed(id="t2", proposal_id="p1", path="a.py", old_text="a", new_text="b"),
             schema.ToolCallProgress,
         ),
         (
-            Event("plan", {"entries": [{"id": "1", "content": "x", "status": "completed"}]}),
+            ev.PlanUpdated(entries=[{"id": "1", "content": "x", "status": "completed"}]),
             schema.AgentPlanUpdate,
         ),
         (
-            Event(
-                "usage",
-                {
-                    "input_tokens": 5,
-                    "cache_read_tokens": 7,
-                    "cache_write_tokens": 1,
-                    "output_tokens": 2,
-                    "cost_usd": 0.5,
-                    "step": 1,
-                },
-            ),  # fmt: skip
+            ev.UsageReported(
+                input_tokens=5,
+                cache_read_tokens=7,
+                cache_write_tokens=1,
+                output_tokens=2,
+                cost_usd=0.5,
+                step=1,
+            ),
             schema.UsageUpdate,
         ),
     ],
 )
-def test_updates_validate_against_the_acp_schema(event: Event, model: type) -> None:
+def test_updates_validate_against_the_acp_schema(event: ev.AgentEvent, model: type) -> None:
     update = event_to_update(event, root=ROOT, context_window=1000)
     assert update is not None
     parsed = model.model_validate(update)
@@ -146,15 +135,15 @@ def test_updates_validate_against_the_acp_schema(event: Event, model: type) -> N
 
 
 def test_usage_keeps_cache_tokens_and_edit_keeps_proposal() -> None:
-    usage = event_to_update(Event("usage", {"input_tokens": 5, "cache_read_tokens": 7,
-                                            "cache_write_tokens": 1, "output_tokens": 2}),
+    usage = event_to_update(ev.UsageReported(input_tokens=5, cache_read_tokens=7,
+                                             cache_write_tokens=1, output_tokens=2),
                             root=ROOT, context_window=100)  # fmt: skip
     assert usage is not None and usage["used"] == 15 and usage["_meta"]["cacheReadTokens"] == 7
-    edit = event_to_update(Event("edit", {"id": "t", "proposal_id": "p9", "path": "d/a.py",
-                                          "old_text": "", "new_text": "x"}), root=ROOT)  # fmt: skip
+    edit = event_to_update(ev.EditProposed(id="t", proposal_id="p9", path="d/a.py",
+                                           old_text="", new_text="x"), root=ROOT)  # fmt: skip
     assert edit is not None and edit["content"][0]["path"] == "/w/d/a.py"
     assert edit["_meta"]["proposalId"] == "p9"
-    assert event_to_update(Event("done", {"stop_reason": "end_turn"}), root=ROOT) is None
+    assert event_to_update(ev.TurnDone(stop_reason="end_turn"), root=ROOT) is None
 
 
 def test_permission_request_and_answers() -> None:
@@ -226,14 +215,16 @@ def test_references_to_untitled_buffers_and_odd_names(tmp_path: Path) -> None:
 
 
 def test_kiln_only_updates_are_named_and_carry_their_fields() -> None:
-    cases = {
-        "status": ({"text": "step limit reached (50)"}, {"text": "step limit reached (50)"}),
-        "refusal": ({"id": "t", "tool": "run_command", "reason": "no"}, {"toolCallId": "t", "tool": "run_command", "reason": "no"}),
-        "memory_proposal": ({"text": "use uv", "from_external": True, "turn": 2}, {"text": "use uv", "fromExternal": True, "turn": 2}),
-        "error": ({"message": "boom", "hint": "retry"}, {"message": "boom", "hint": "retry"}),
-        "compaction": ({"tier": 3, "saved_tokens": 900}, {"tier": 3, "saved_tokens": 900}),
-    }  # fmt: skip
-    for kind, (data, expected) in cases.items():
-        update = event_to_update(Event(kind, data), root=ROOT)
-        assert update == {"sessionUpdate": kind, **expected}
-    assert event_to_update(Event("permission", {"id": "t"}), root=ROOT) is None
+    compaction = dict(epoch=1, tier=3, reason="auto", before_tokens=900, after_tokens=300,
+                      removed_messages=4, kept_messages=3, source="model", archive="/a.txt")  # fmt: skip
+    cases: list[tuple[ev.AgentEvent, dict[str, Any]]] = [
+        (ev.StatusNote(text="step limit reached (50)"), {"text": "step limit reached (50)"}),
+        (ev.Refused(id="t", tool="run_command", reason="no"), {"toolCallId": "t", "tool": "run_command", "reason": "no"}),
+        (ev.MemoryProposed(text="use uv", from_external=True, turn=2), {"text": "use uv", "fromExternal": True, "turn": 2}),
+        (ev.ErrorReported(message="boom", hint="retry"), {"message": "boom", "hint": "retry"}),
+        (ev.Compacted(**compaction), {**compaction, "summary_tokens": 0}),
+    ]  # fmt: skip
+    for event, expected in cases:
+        update = event_to_update(event, root=ROOT)
+        assert update == {"sessionUpdate": event.kind, **expected}
+    assert event_to_update(ev.PermissionAsked(id="t", tool="run_command"), root=ROOT) is None

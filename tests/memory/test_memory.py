@@ -111,9 +111,9 @@ async def test_confirmation_flow_per_mode(
         assert "- Build with `make all`" in kiln_md.read_text()
     assert bool(asked) == (mode in ("ask", "auto-edit"))
     if written or mode == "ci":
-        assert session.memory_proposals[0]["text"] == "Build with `make all`"
+        assert session.turn.memory_proposals[0]["text"] == "Build with `make all`"
     else:
-        assert session.refusals[0]["tool"] == "remember"
+        assert session.turn.refusals[0]["tool"] == "remember"
 
 
 async def test_poisoned_memory_from_a_file_is_marked_and_never_auto_accepted(
@@ -141,7 +141,7 @@ async def test_poisoned_memory_from_a_file_is_marked_and_never_auto_accepted(
     await session.prompt("summarise the readme")
     assert not (tmp_path / "KILN.md").exists()
     assert asked and asked[0].from_external and asked[0].tool == "remember"
-    assert session.refusals and session.refusals[0]["tool"] == "remember"
+    assert session.turn.refusals and session.turn.refusals[0]["tool"] == "remember"
 
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path, kiln_home: Path) -> None:

@@ -9,29 +9,30 @@ from typing import Any
 import pytest
 
 from agent.errors import ToolError
+from agent.permissions import Permissions
 from agent.protocols import ToolContext
 from agent.tools.skill_tools import (
     SkillsContext,
     SkillTool,
     ToolSearchTool,
     kiln_tool_names,
-    make_tools,
 )
 
 from .conftest import FIXTURES, SkillFactory
 
 
-class Permissions:
-    def __init__(self) -> None:
-        self.skill_allowed: set[str] = set()
+class Turn:
+    number = 1
 
 
 class Session:
-    """The two seams the tools touch on a live session, recorded for assertions."""
+    """The seams the skill tools touch on a live session, recorded for assertions: the real
+    permissions, the turn number and state an extension sees, and tool announcements."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.state: dict[str, Any] = {}
+        self.turn = Turn()
         self.permissions = Permissions()
         self.announced: list[str] = []
 
@@ -59,8 +60,10 @@ def ctx_for(session: Session) -> ToolContext:
 
 async def test_skill_tool_loads_body_and_activates_allowed_tools(project: Path) -> None:
     session = Session(project)
-    context = SkillsContext(project, home=project / "home", start_mcp=False)
-    tool = SkillTool(context.catalog)
+    context = SkillsContext(
+        project, permissions=session.permissions, home=project / "home", start_mcp=False
+    )
+    tool = SkillTool(context.catalog, on_activate=context.activate)
     assert tool.spec.name == "skill" and "Example:" in tool.spec.description
     text = await tool.run({"name": "release"}, ctx_for(session))
     assert text.startswith('<skill name="release"') and "# Steps" in text
@@ -133,8 +136,8 @@ async def test_make_tools_with_mcp_config(project: Path) -> None:
     config = {"mcpServers": {"notes": {"command": sys.executable, "args": [str(server)]}}}
     (project / ".kiln" / "mcp.json").write_text(json.dumps(config))
     session = Session(project)
-    skill_tool, search, proxy = make_tools(session)
-    context: SkillsContext = session.skills_context  # type: ignore[attr-defined]
+    context = SkillsContext(project)
+    skill_tool, search, proxy = context.tools()
     try:
         assert proxy.spec.name == "call_tool"
         assert "MCP servers: notes" in (context.tail_block(session) or "")
@@ -150,12 +153,15 @@ async def test_make_tools_with_mcp_config(project: Path) -> None:
 
 async def test_allowed_tools_last_until_the_next_turn(project: Path) -> None:
     session = Session(project)
-    session.turn = 1  # type: ignore[attr-defined]
-    context = SkillsContext(project, home=project / "home", start_mcp=False)
+    session.turn.number = 1
+    context = SkillsContext(
+        project, permissions=session.permissions, home=project / "home", start_mcp=False
+    )
     tool = SkillTool(context.catalog, on_activate=context.activate)
+    await context.before_request(session)  # type: ignore[arg-type]  # the step that calls it
     await tool.run({"name": "release"}, ctx_for(session))
     context.tail_block(session)  # same turn: tool results come back
     assert "read_file" in session.permissions.skill_allowed
-    session.turn = 2  # type: ignore[attr-defined]
+    session.turn.number = 2
     context.tail_block(session)  # the next user turn begins
     assert session.permissions.skill_allowed == set()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from agent.events import Event
 from agent.providers.scripted import ScriptedModel
 from agent.session import AgentConfig, DiskHost, Session
-from agent.types import Event
 
 from .conftest import FIXTURES
 
@@ -33,12 +33,14 @@ async def test_catalog_skill_search_and_deferred_call(tmp_path: Path) -> None:
         config=AgentConfig(mode="yolo"),
         model=ScriptedModel(script),
     )
-    assert "toolbox" not in session.tools["tool_search"].spec.description  # fixed definition
-    assert not any(name.startswith("toolbox__") for name in session.tools)  # not in the prefix
+    assert "toolbox" not in session.runner.tools["tool_search"].spec.description  # fixed definition
+    assert not any(
+        name.startswith("toolbox__") for name in session.runner.tools
+    )  # not in the prefix
 
     assert await session.prompt("Make the landing page on-brand, then echo ping.") == "end_turn"
 
-    first_user = session.messages[0]["content"]
+    first_user = session.transcript.messages[0]["content"]
     catalog = [
         b["text"]
         for b in first_user
@@ -47,7 +49,12 @@ async def test_catalog_skill_search_and_deferred_call(tmp_path: Path) -> None:
     assert (
         len(catalog) == 1 and "- brand-guidelines: Applies Anthropic's official brand" in catalog[0]
     )
-    results = [b for m in session.messages for b in m["content"] if b.get("type") == "tool_result"]
+    results = [
+        b
+        for m in session.transcript.messages
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     texts = [r["content"] if isinstance(r["content"], str) else str(r["content"]) for r in results]
     assert '<skill name="brand-guidelines" path=".kiln/skills/brand-guidelines">' in texts[0]
     assert "LICENSE.txt" in texts[0]
@@ -57,7 +64,9 @@ async def test_catalog_skill_search_and_deferred_call(tmp_path: Path) -> None:
     assert len(deferred_block) == 1 and "tools from 1 skill(s)" in deferred_block[0]
     assert '{"echo": {"text": "ping"}}' in texts[2] and not results[2].get("is_error")
     # announced once, then kept in place for later requests
-    assert "toolbox__echo" in session.deferred
+    assert "toolbox__echo" in session.runner.deferred
     # the catalog is not re-sent when nothing changed
-    later = [b for m in session.messages[1:] for b in m["content"] if b.get("type") == "text"]
+    later = [
+        b for m in session.transcript.messages[1:] for b in m["content"] if b.get("type") == "text"
+    ]
     assert not any(b["text"].startswith("<skills>") for b in later)

@@ -14,7 +14,8 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -146,15 +147,25 @@ class SessionStore:
         with self._lock:
             self.db.close()
 
-    def _write(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection inside one write transaction (committed, or rolled back on error)."""
         with self._lock:
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                self.db.execute(sql, params)
+                yield self.db
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
+
+    def query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self.db.execute(sql, params).fetchall()
+
+    def _write(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+        with self.transaction() as db:
+            db.execute(sql, params)
 
     def folder(self, session_id: str) -> Path:
         path = self.path.parent / "sessions" / session_id

@@ -1,0 +1,308 @@
+"""The tool runner: lookup (built-in and deferred tools), argument checks, permission, edit
+proposals, the output budget, redaction, and errors turned into tool results the model can act
+on (a tool never crashes the loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from agent.errors import KilnError, NoAnswer, PathOutsideWorkspace, PermissionDenied, ToolError
+from agent.events import (
+    AgentEvent,
+    EditProposed,
+    PermissionAsked,
+    Refused,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from agent.output_budget import apply_budget
+from agent.permissions import Permissions
+from agent.protocols import (
+    EditOutcome,
+    EditProposal,
+    Host,
+    PermissionRequest,
+    Tool,
+    ToolContext,
+    ToolServices,
+)
+from agent.status import StatusBar
+from agent.tools.base import check_arguments, external
+from agent.tools.deferred_tools import PROXY_NAME, tool_description, unwrap_proxy
+from agent.turn import TurnState
+from agent.types import Block, ToolOutput, ToolSpec, canonical_json
+from agent.workspace import Workspace
+
+SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+
+Emit = Callable[[AgentEvent], Awaitable[None]]
+
+
+def env_secrets() -> list[tuple[str, str]]:
+    """Secret-looking environment values, longest first (so no secret is half-redacted)."""
+    return sorted(
+        (
+            (k, v)
+            for k, v in os.environ.items()
+            if len(v) >= 8 and any(h in k.upper() for h in SECRET_NAME_HINTS)
+        ),
+        key=lambda kv: -len(kv[1]),
+    )
+
+
+class ToolRunner:
+    def __init__(
+        self,
+        tools: list[Tool],
+        *,
+        permissions: Permissions,
+        host: Host,
+        emit: Emit,
+        turn: TurnState,
+        status: StatusBar,
+        workspace: Workspace,
+        output_folder: Path,
+        output_budget: int,
+        secrets: list[tuple[str, str]],
+    ) -> None:
+        self.tools: dict[str, Tool] = {t.spec.name: t for t in tools}
+        self.deferred: dict[str, Tool] = {}
+        self.permissions = permissions
+        self.host = host
+        self.emit = emit
+        self.turn = turn
+        self.status = status
+        self.workspace = workspace
+        self.output_folder = output_folder
+        self.output_budget = output_budget
+        self.secrets = secrets
+        self._edit_calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (tool, args)
+
+    # -- the tool table (ToolSpecs) -------------------------------------------------------------
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec for t in self.tools.values()]
+
+    def deferred_specs(self) -> list[ToolSpec]:
+        return [t.spec for t in self.deferred.values()]
+
+    def find(self, name: str) -> Tool | None:
+        return self.tools.get(name) or self.deferred.get(name)
+
+    def announce(self, tools: list[Any]) -> list[Any]:
+        """Make deferred tools callable from now on; returns the ones that are new."""
+        new = [t for t in tools if t.name not in self.deferred and t.name not in self.tools]
+        for tool in new:
+            self.deferred[tool.name] = DeferredAdapter(tool)
+        return new
+
+    def redact(self, text: str) -> str:
+        for name, value in self.secrets:
+            text = text.replace(value, f"[REDACTED:{name}]")
+        return text
+
+    # -- one call -------------------------------------------------------------------------------
+
+    async def run(self, call: Block, services: ToolServices) -> Block:
+        """Run one tool call to a tool_result block: check, authorise, run, budget, report."""
+        # call_tool{name, arguments} runs the named tool: checked, authorised and reported as it.
+        name, args = unwrap_proxy(call["name"], call.get("input", {}))
+        call_id = call["id"]
+        tool = self.find(name)
+        kind = getattr(tool, "kind", "other")
+        await self.emit(
+            ToolCallStarted(
+                id=call_id,
+                name=name,
+                title=title(name, args),
+                tool_kind=kind,
+                arguments=args,
+                locations=locations(args),
+            )
+        )
+        started = time.monotonic()
+        error: tuple[str, str] | None = None
+        rich: ToolOutput | None = None
+        try:
+            if tool is None:
+                raise ToolError(
+                    f"unknown tool {name!r}",
+                    suggestion=f"available tools: {', '.join(self.tools)}; use tool_search to find "
+                    "others, then call_tool to run them",
+                )
+            args = check_arguments(tool.spec, args)
+            if name == PROXY_NAME:  # still the proxy after unwrapping: it named itself
+                raise ToolError(
+                    "call_tool cannot run call_tool",
+                    suggestion='call_tool{"name": <found tool>, "arguments": {...}}',
+                )
+            if kind == "edit":  # edits are authorised in propose_edit, once the diff is known
+                self._edit_calls[call_id] = (name, args)
+            else:
+                await self.authorise(name, args, call_id)
+            output = await tool.run(args, ToolContext(self.workspace.root, services, call_id))
+            if isinstance(output, ToolOutput):
+                rich, output = output, output.text
+                if rich.error:
+                    error = (
+                        rich.error,
+                        "read the output and fix the cause before running it again",
+                    )
+            if "<external_content" in output:
+                self.turn.tainted = True
+            output = apply_budget(
+                output,
+                folder=self.output_folder,
+                name=f"{self.turn.step_count}-{call_id}",
+                budget=self.output_budget,
+            )
+            is_error = False
+        except (ToolError, PathOutsideWorkspace, KilnError) as exc:
+            suggestion = getattr(exc, "suggestion", "") or exc.hint
+            error = (str(exc), suggestion)
+            output = error_text(type(exc).__name__, name, args, str(exc), suggestion)
+            is_error = True
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a tool bug is reported to the model, never crashes the loop
+            error = (f"{type(exc).__name__}: {exc}", "")
+            output = error_text(
+                type(exc).__name__,
+                name,
+                args,
+                str(exc),
+                "this looks like a tool bug; try another approach",
+            )
+            is_error = True
+        finally:
+            self._edit_calls.pop(call_id, None)
+        seconds = time.monotonic() - started
+        output = self.redact(output)
+        self.status.record_call(name, args if isinstance(args, dict) else {}, seconds, error)
+        await self.emit(
+            ToolCallFinished(
+                id=call_id,
+                name=name,
+                status="failed" if is_error else "completed",
+                output=output[:4000],
+                is_error=is_error,
+                duration_ms=int(seconds * 1000),
+            )
+        )
+        return {
+            "type": "tool_result",
+            "tool_use_id": call_id,
+            "content": rich.content(output) if rich is not None and not is_error else output,
+            "is_error": is_error,
+        }
+
+    async def authorise(
+        self, name: str, args: dict[str, Any], call_id: str, proposal: EditProposal | None = None
+    ) -> None:
+        """Allow, ask the host, or refuse (recorded, and raised as PermissionDenied)."""
+        tainted = self.turn.tainted
+        check = self.permissions.check(name, args, from_external=tainted)
+        if check.verdict == "allow":
+            return
+        if check.verdict == "ask":
+            request = PermissionRequest(
+                tool=name,
+                title=title(name, args),
+                arguments=args,
+                reason=check.reason,
+                call_id=call_id,
+                from_external=tainted,
+                edit=proposal,
+            )
+            await self.emit(PermissionAsked(id=call_id, tool=name, reason=check.reason))
+            try:
+                decision = await self.host.request_permission(request)
+            except NoAnswer as exc:  # refused, but nobody declined: say what happened
+                check.reason = str(exc)
+            else:
+                self.permissions.remember_answer(name, args, decision)
+                if decision in ("allow_once", "allow_always"):
+                    return
+                check.reason = self.host.unattended_reason or check.reason or "the user declined"
+        self.turn.refusals.append(
+            {
+                "tool": name,
+                "arguments": args,
+                "reason": check.reason or "denied",
+                "turn": self.turn.number,
+            }
+        )
+        await self.emit(Refused(id=call_id, tool=name, reason=check.reason))
+        raise PermissionDenied(
+            f"permission denied for {name}: {check.reason or 'not allowed'}",
+            hint="do not retry this action; continue without it or explain what you need",
+        )
+
+    async def propose_edit(self, path: Path, old: str, new: str, call_id: str) -> EditOutcome:
+        """Authorise a whole-file edit with its diff, announce it, and hand it to the host."""
+        rel = self.workspace.relative(path)
+        proposal = EditProposal(
+            path=rel,
+            old_text=old,
+            new_text=new,
+            proposal_id=uuid.uuid4().hex[:12],
+            call_id=call_id,
+            meta={"abspath": str(path)},
+        )
+        name, args = self._edit_calls.pop(call_id, ("write_file", {"path": rel}))
+        # The diff is announced first, so a front-end shows it while the permission is asked
+        # (and the user sees what was refused, if it is).
+        await self.emit(
+            EditProposed(
+                id=call_id, proposal_id=proposal.proposal_id, path=rel, old_text=old, new_text=new
+            )
+        )
+        await self.authorise(name, args, call_id, proposal)
+        outcome = await self.host.apply_edit(proposal)
+        if outcome == "applied":
+            self.turn.modified(rel)
+        return outcome
+
+
+class DeferredAdapter:
+    """A deferred tool from skills_registry seen through the harness's Tool protocol."""
+
+    kind = "other"
+
+    def __init__(self, tool: Any) -> None:
+        self.tool = tool
+        self.spec = ToolSpec(tool.name, tool_description(tool), tool.input_schema)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        return external(f"tool:{self.tool.name}", await self.tool.call(args))
+
+
+def title(name: str, args: Any) -> str:
+    """The one-line title a tool call is shown with (live and when a transcript is replayed)."""
+    if not isinstance(args, dict):
+        return name
+    for key in ("path", "command", "query", "pattern", "name", "description"):
+        if key in args:
+            return f"{name}: {str(args[key])[:80]}"
+    return name
+
+
+def locations(args: Any) -> list[dict[str, Any]]:
+    if isinstance(args, dict) and isinstance(args.get("path"), str):
+        return [{"path": args["path"], "line": args.get("offset")}]
+    return []
+
+
+def error_text(kind: str, tool: str, args: Any, message: str, suggestion: str) -> str:
+    shown = canonical_json(args)[:500] if isinstance(args, dict) else repr(args)[:500]
+    lines = [f"error: {kind}", f"tool: {tool}", f"arguments: {shown}", f"message: {message}"]
+    if suggestion:
+        lines.append(f"suggestion: {suggestion}")
+    return "\n".join(lines)

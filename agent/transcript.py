@@ -1,0 +1,60 @@
+"""The trajectory of one session: its messages in the current epoch, appended and persisted.
+
+Append-only within an epoch (a compaction replaces it as a whole with ``start_epoch``), so a
+resumed session replays byte-identical requests.
+"""
+
+from __future__ import annotations
+
+from agent.session_store import SessionStore
+from agent.types import Message
+
+
+class Transcript:
+    def __init__(
+        self, store: SessionStore, session_id: str, messages: list[Message], epoch: int
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.messages = messages
+        self.epoch = epoch
+
+    def append(self, message: Message) -> None:
+        """Persist first, then keep: a failed write never leaves an unsaved message in memory."""
+        self.store.append_message(self.session_id, self.epoch, len(self.messages), message)
+        self.messages.append(message)
+
+    def start_epoch(self, epoch: int, messages: list[Message]) -> None:
+        """Adopt a compacted trajectory the store already holds as ``epoch``."""
+        self.epoch, self.messages = epoch, messages
+
+    def close_dangling(self, reason: str) -> None:
+        """A cancelled turn may leave tool_use blocks unanswered; answer them so the
+        trajectory stays valid for the next request."""
+        if not self.messages or self.messages[-1].get("role") != "assistant":
+            return
+        pending = [b for b in self.messages[-1]["content"] if b.get("type") == "tool_use"]
+        if pending:
+            self.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": b["id"],
+                            "content": f"not run: turn ended ({reason})",
+                            "is_error": True,
+                        }
+                        for b in pending
+                    ],
+                }
+            )
+
+    def final_text(self) -> str:
+        """The text of the last assistant message that has any."""
+        for message in reversed(self.messages):
+            if message["role"] == "assistant":
+                texts = [b["text"] for b in message["content"] if b.get("type") == "text"]
+                if texts:
+                    return "\n".join(texts)
+        return ""
