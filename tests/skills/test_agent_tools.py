@@ -33,6 +33,7 @@ class Session:
         self.root = root
         self.state: dict[str, Any] = {}
         self.turn = Turn()
+        self.model = None  # no native tool search
         self.permissions = Permissions()
         self.announced: list[str] = []
 
