@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agent.config import AgentConfig
 from agent.errors import ToolError
 from agent.permissions import Permissions
 from agent.protocols import ToolContext
@@ -34,6 +35,7 @@ class Session:
         self.state: dict[str, Any] = {}
         self.turn = Turn()
         self.model = None  # no native tool search
+        self.config = AgentConfig()
         self.permissions = Permissions()
         self.announced: list[str] = []
 
