@@ -69,7 +69,7 @@ describe("the extension activated against the real server", () => {
           text: "Renaming.",
           tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: '"hello "', new_text: '"salut "' } }],
         },
-        { match: "edit_file=1", text: "Done." },
+        { match: "edited app.py", text: "Done." },
         { match: "stream again", text: "Back again." },
         { match: 'lines="2-2"', text: "That line returns the greeting." },
       ]),
@@ -141,15 +141,25 @@ describe("the extension activated against the real server", () => {
     assert.equal(ofType("turn").at(-1)?.stopReason, "end_turn");
   });
 
-  test("an edit is approved in the panel and applied by the language client", async () => {
+  test("an edit is approved in the panel, applied by the language client and saved", async () => {
+    // app.py is open and clean; notes.py is open with unsaved changes of the user's own.
+    host.openDocs.set(join(ws.root, "app.py"), { text: APP, dirty: false, version: 1 });
+    writeFileSync(join(ws.root, "notes.py"), "saved = 1\n");
+    host.openDocs.set(join(ws.root, "notes.py"), { text: "typing = 2\n", dirty: true, version: 3 });
     const turns = ofType("turn").length;
     send({ type: "prompt", text: "rename the greeting" });
     const ask = await waitFor(() => ofType("permission")[0], "permission request", 30000);
     send({ type: "permission", requestId: ask.requestId, optionId: "allow_once" });
     await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
-    assert.equal(ofType("turn").at(-1)?.stopReason, "end_turn");
+    assert.equal(ofType("turn").at(-1)?.stopReason, "end_turn", JSON.stringify([...ofType("error"), ...ofType("update").slice(-4)]));
     assert.equal(host.applied.length, 1);
+    // The edit landed in the open document, and the document was saved: the disk has it.
+    assert.equal(host.openDocs.get(join(ws.root, "app.py"))?.dirty, false);
     assert.equal(readFileSync(join(ws.root, "app.py"), "utf8"), APP.replace('"hello "', '"salut "'));
+    // The user's unrelated unsaved document was not written.
+    assert.equal(readFileSync(join(ws.root, "notes.py"), "utf8"), "saved = 1\n");
+    assert.equal(host.openDocs.get(join(ws.root, "notes.py"))?.dirty, true);
+    host.openDocs.clear();
   });
 
   test("Ask About Selection sends the selected lines as a reference the model receives", async () => {

@@ -111,7 +111,29 @@ export const host = {
   statusTexts: [] as string[],
   inputs: [] as (string | undefined)[],
   activeTextEditor: undefined as unknown,
+  /** Documents open in the stand-in editor, by path: edits to them stay in memory until saved. */
+  openDocs: new Map<string, { text: string; dirty: boolean; version: number }>(),
+  warnings: [] as string[],
 };
+
+function openDocument(path: string) {
+  const doc = host.openDocs.get(path)!;
+  return {
+    uri: URI.file(path),
+    get version() {
+      return doc.version;
+    },
+    get isDirty() {
+      return doc.dirty;
+    },
+    getText: () => doc.text,
+    async save() {
+      writeFileSync(path, doc.text);
+      doc.dirty = false;
+      return true;
+    },
+  };
+}
 
 function lookup(path: string): unknown {
   let cur: unknown = host.settings;
@@ -177,7 +199,10 @@ const api = {
     visibleTextEditors: [],
     createOutputChannel: outputChannel,
     showErrorMessage: async (m: string) => void host.shown.push(`error: ${m}`),
-    showWarningMessage: async (m: string) => void host.shown.push(`warning: ${m}`),
+    showWarningMessage: async (m: string) => {
+      host.shown.push(`warning: ${m}`);
+      host.warnings.push(m);
+    },
     showInformationMessage: async (m: string) => void host.shown.push(`info: ${m}`),
     registerWebviewViewProvider: (id: string, provider: unknown) => {
       host.providers.set(id, provider);
@@ -204,7 +229,9 @@ const api = {
     get workspaceFolders() {
       return host.workspaceFolders;
     },
-    textDocuments: [],
+    get textDocuments() {
+      return [...host.openDocs.keys()].map(openDocument);
+    },
     getConfiguration: (section?: string) => ({
       get: (key: string, fallback?: unknown) => lookup(section ? `${section}.${key}` : key) ?? fallback,
       has: (key: string) => lookup(section ? `${section}.${key}` : key) !== undefined,
@@ -232,8 +259,16 @@ const api = {
           }
           continue;
         }
-        const text = readFileSync(path, "utf8");
-        writeFileSync(path, text.slice(0, offset(text, op.range.start)) + op.newText + text.slice(offset(text, op.range.end)));
+        const open = host.openDocs.get(path);
+        const text = open ? open.text : readFileSync(path, "utf8");
+        const next = text.slice(0, offset(text, op.range.start)) + op.newText + text.slice(offset(text, op.range.end));
+        if (open) {
+          open.text = next; // like VS Code: an open document is edited, not the file
+          open.dirty = true;
+          open.version += 1;
+        } else {
+          writeFileSync(path, next);
+        }
       }
       host.applied.push(edit);
       return true;
