@@ -93,6 +93,10 @@ class TreeCache:
         with self._lock:
             return self._items.pop(rel, None)
 
+    def has(self, rel: str) -> bool:
+        with self._lock:
+            return rel in self._items
+
     def put(self, rel: str, entry: Entry) -> None:
         with self._lock:
             self._items[rel] = entry

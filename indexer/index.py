@@ -281,6 +281,9 @@ class Index:
                     conn.execute(
                         "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (mtime_ns, size, rel)
                     )
+            elif not self._trees.has(rel) and data and looks_indexable(data):
+                chunk_edit(self._trees, rel, data, data_digest=h)  # an opened buffer: the
+                # first keystroke then re-chunks one function, not the file
             return int(row[1])
         if not data or not looks_indexable(data):
             with self._transaction() as conn:
