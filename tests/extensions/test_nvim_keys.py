@@ -98,6 +98,7 @@ def test_chat_flows_by_keys(editor: Editor) -> None:
         ),
     )
     assert not ed.mode()["blocking"]
+
     assert "did not start" not in ed.messages()
 
     # An unrelated unsaved change the agent's edits must not write to disk.
@@ -221,4 +222,13 @@ def test_chat_flows_by_keys(editor: Editor) -> None:
     ed.keys("a")
     ed.wait("the answer", lambda: ed.transcript_has("Kept the first hunk."))
     assert (ws / "nums.py").read_text() == NUMS.replace("a = 1", "a = 100")
+    # Built-in slash commands: /context reports on the session, /clear starts afresh.
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("i/cont")
+    ed.wait("the command menu", lambda: ed.nvim.funcs.pumvisible() == 1)
+    ed.keys("<CR><CR>")
+    ed.wait("the context report", lambda: ed.transcript_has("[kiln] context: "))
+    assert ed.transcript_has("files modified: calc.py")
+    ed.keys("/clear<Esc><CR>")
+    ed.wait("an empty transcript", lambda: ed.transcript() == [""])
     assert "did not start" not in ed.messages()

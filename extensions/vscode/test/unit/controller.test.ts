@@ -245,4 +245,63 @@ describe("chat controller", () => {
     expect(opened.at(-1)?.uri.path).toBe(join(root, "app.py"));
     delete settings["__folders"];
   });
+
+  test("slash commands: skills load through kiln/skills/use, built-ins call their methods", async () => {
+    chat.attach(peer);
+    peer
+      .on("kiln/skills/use", (p) => ({
+        name: p.name,
+        description: "Fill in PDF forms.",
+        block: { type: "resource", resource: { uri: `kiln-skill:${p.name}`, text: "skill body" } },
+      }))
+      .on("kiln/session/prompt", () => ({ stopReason: "end_turn", usage: {}, filesModified: [] }))
+      .on("kiln/session/compact", () => ({ compacted: false }))
+      .on("kiln/context/show", () => ({ messages: 4, turns: 1, steps: 2, contextWindow: 1000, filesModified: ["a.py"] }))
+      .on("kiln/session/setMode", (p) => ({ mode: p.mode ?? "ask", editMode: p.editMode ?? "ask" }));
+    await chat.handle({
+      type: "command",
+      name: "pdf",
+      args: "fill the form",
+      context: [{ label: "@form.pdf", uri: "file:///w/form.pdf" }],
+    });
+    expect(peer.calls("kiln/session/prompt")[0]).toEqual({
+      sessionId: "s1",
+      prompt: [
+        { type: "resource", resource: { uri: "kiln-skill:pdf", text: "skill body" } },
+        { type: "text", text: "fill the form" },
+        { type: "resource_link", uri: "file:///w/form.pdf", name: "form.pdf" },
+      ],
+    });
+    await chat.handle({ type: "command", name: "compact", args: "" });
+    expect(ofType("info").at(-1)?.message).toBe("Nothing to compact yet.");
+    await chat.handle({ type: "command", name: "context", args: "" });
+    expect(ofType("info").at(-1)?.message).toMatch(/4 messages, 1 turns, 2 steps, window 1000 tokens; files modified: a\.py/);
+    await chat.handle({ type: "command", name: "mode", args: "deferred" });
+    expect(peer.calls("kiln/session/setMode").at(-1)).toEqual({ sessionId: "s1", mode: undefined, editMode: "deferred" });
+    expect(ofType("config").at(-1)).toEqual({ type: "config", mode: "ask", editMode: "deferred", model: "" });
+    await chat.handle({ type: "command", name: "clear", args: "" });
+    expect(ofType("session").at(-1)?.title).toBe("New session");
+  });
+
+  test("@ completions come from the server as menu items with pills", async () => {
+    chat.attach(peer);
+    peer.on("kiln/complete/mentions", () => ({
+      items: [{ kind: "symbol", label: "load", path: "pkg/c.py", uri: "file:///w/pkg/c.py", line: 3, endLine: 5, detail: "function · pkg/c.py:3" }],
+      indexed: true,
+    }));
+    await chat.handle({ type: "complete", id: 7, trigger: "@", query: "lo" });
+    expect(ofType("completions").at(-1)).toEqual({
+      type: "completions",
+      id: 7,
+      items: [
+        {
+          kind: "symbol",
+          label: "load",
+          detail: "function · pkg/c.py:3",
+          insert: "@load ",
+          context: { label: "@load", uri: "file:///w/pkg/c.py", range: { startLine: 3, endLine: 5 } },
+        },
+      ],
+    });
+  });
 });
