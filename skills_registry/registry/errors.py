@@ -89,9 +89,9 @@ class IntegrityError(RegistryError):
 
 
 class TrustError(IntegrityError):
-    """The registry's signing key differs from the one pinned on first use."""
+    """The registry's signing key is not pinned (where first use is not allowed) or differs."""
 
-    hint = "if the key rotation is expected, remove the entry from $KILN_HOME/trusted_keys.json"
+    hint = "if the operator announced a new key, pin it: kiln skills trust URL --key KEY"
 
 
 class LocallyModified(RegistryError):
