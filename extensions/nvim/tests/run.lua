@@ -389,6 +389,34 @@ test('the nvim-cmp and blink.cmp sources complete @ and / from the server', func
   eq({ start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 4 } }, blink.items[1].textEdit.range, 'range')
 end)
 
+test('a code block naming a file outside the workspace is not applied', function()
+  local outside = vim.fs.dirname(ws) .. '/outside-kiln.py'
+  write(outside, 'keep = 1\n')
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { '```python ../outside-kiln.py', 'owned = 1', '```' })
+  local win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, buf)
+  vim.api.nvim_win_set_cursor(win, { 2, 0 })
+  local asked = false
+  local confirm = vim.fn.confirm
+  vim.fn.confirm = function()
+    asked = true
+    return 1
+  end
+  require('kiln.codeblock').apply()
+  vim.fn.confirm = confirm
+  eq(false, asked, 'asked to confirm')
+  assert(notes[#notes].msg:find('not a file in this workspace', 1, true), notes[#notes].msg)
+  eq({ 'keep = 1' }, vim.fn.readfile(outside), 'the outside file')
+  eq(
+    { code = 'owned = 1\n', lang = 'python', target = '../outside-kiln.py' },
+    require('kiln.codeblock').at({ '```python ../outside-kiln.py', 'owned = 1', '```' }, 2),
+    'parsed block'
+  )
+  vim.api.nvim_win_set_buf(win, app)
+  vim.api.nvim_buf_delete(buf, { force = true })
+end)
+
 dofile(here .. '/lifecycle.lua')({
   H = H,
   ws = ws,
