@@ -45,6 +45,10 @@ def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
 
 
 async def initialized(ls: KilnServer, params: types.InitializedParams) -> None:
+    if ls.started:  # a repeated `initialized` must not index and watch twice
+        log.info("ignoring a repeated initialized notification")
+        return
+    ls.started = True
     ls.attach_client_log()
     await _pull_configuration(ls)
     ls.spawn(_register_file_watching(ls))

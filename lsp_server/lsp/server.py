@@ -61,6 +61,7 @@ class KilnServer(LanguageServer):
         self.config_error = ""
         self.background: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self.started = False  # `initialized` arrived: logging to the client, indexing
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run ``coro`` in the background, keeping a reference so it is not collected."""

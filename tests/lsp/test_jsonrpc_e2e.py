@@ -59,6 +59,7 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         missing = await server.request(10, "kiln/session/prompt")
         assert _code(missing) == -32602 and "sessionId" in missing["error"]["message"]
         server.notify("kiln/session/cancel")  # a notification without params: logged, no reply
+        server.notify("initialized", {})  # a repeated one changes nothing
         assert (await server.request(11, "kiln/hello", None))["result"]["protocolVersion"] == 1
         listed = await server.request(17, "kiln/session/list", {"someFutureField": 1})
         assert listed["result"] == {"sessions": []}  # unknown keys are ignored
