@@ -1,10 +1,14 @@
 """The errors table: typed exceptions with a user-facing hint, a retryable flag and an exit code.
 
-The CLI turns any exception carrying ``hint`` and ``exit_code`` into one line and that exit code;
-the leaf libraries follow the same duck-typed shape without importing this module.
+Every class here derives from ``kiln_errors.KilnError`` (re-exported), the base the leaf
+libraries' errors share too; the CLI turns any of them into one line and its exit code.
 """
 
 from __future__ import annotations
+
+from kiln_errors import KilnError
+
+__all__ = ["KilnError"]  # and the subclasses below
 
 # Exit codes of `kiln run` (a contract: scripts and CI rely on them).
 EXIT_OK = 0
@@ -14,17 +18,6 @@ EXIT_LIMIT = 3
 EXIT_PROVIDER = 4
 EXIT_PERMISSION = 5
 EXIT_CANCELLED = 130
-
-
-class KilnError(Exception):
-    hint: str = ""
-    retryable: bool = False
-    exit_code: int = EXIT_FAILED
-
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        if hint is not None:
-            self.hint = hint
 
 
 class UsageError(KilnError):

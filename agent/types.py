@@ -22,6 +22,10 @@ from typing import Any, Literal
 Message = dict[str, Any]
 Block = dict[str, Any]
 
+# Key of a tool_use ``input`` holding arguments that were not a JSON object, kept raw so the
+# tool runner can tell the model (``agent.providers.arguments.parse_arguments``).
+INVALID_JSON = "__invalid_json__"
+
 
 def canonical_json(value: Any) -> str:
     """One serialisation everywhere: stable key order, no whitespace, UTF-8 kept."""

@@ -94,12 +94,7 @@ def _make(name: str, root: Path) -> WholeFileBM25 | KilnIndex:
     if name == "bm25-file":
         return WholeFileBM25()
     if name == "kiln":
-        try:
-            return KilnIndex(root)
-        except ImportError as exc:
-            raise DatasetError(
-                f"the indexer is not importable: {exc}", hint="run with --methods bm25-file"
-            ) from exc
+        return KilnIndex(root)
     raise DatasetError(f"unknown method {name!r}", hint="choose from kiln, bm25-file")
 
 

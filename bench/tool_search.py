@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from skills_registry.deferred import DeferredTool, ToolCatalog, qualify  # noqa: E402
 from skills_registry.discovery import discover_skills  # noqa: E402
-from skills_registry.tool_search import render_tool_search_description, tokenize  # noqa: E402
+from skills_registry.tool_search import tokenize  # noqa: E402
 
 DATA = Path(__file__).with_name("tool_intents.json")
 
@@ -67,22 +67,17 @@ def load_tools(data: dict[str, Any]) -> tuple[list[DeferredTool], dict[str, str]
 
 
 def builtin_prefix(namespaces: dict[str, str]) -> tuple[list[dict[str, Any]], str]:
-    """The real built-in specs when the agent package is present, else a stated fallback."""
-    try:
-        from agent.tools import builtin_tools
-        from agent.tools.deferred_tools import CallTool
-        from agent.tools.skill_tools import SkillTool, ToolSearchTool
-        from skills_registry.discovery import SkillCatalog
+    """The real built-in specs (``namespaces`` no longer changes them: they ride at the tail)."""
+    from agent.tools import builtin_tools
+    from agent.tools.deferred_tools import CallTool
+    from agent.tools.skill_tools import SkillTool, ToolSearchTool
+    from skills_registry.discovery import SkillCatalog
 
-        # tool_search's definition no longer lists namespaces (they ride at the tail), so the
-        # prefix is the same for any ``namespaces``; call_tool is the fixed proxy.
-        search = ToolSearchTool(ToolCatalog())
-        tools = builtin_tools([SkillTool(SkillCatalog), search, CallTool()])
-        return [t.spec.to_dict() for t in tools], "agent.tools specs"
-    except ImportError:
-        desc = render_tool_search_description(namespaces)
-        spec = {"name": "tool_search", "description": desc, "input_schema": {"type": "object"}}
-        return [spec], "agent.tools not importable: tool_search only (built-ins not counted)"
+    # tool_search's definition no longer lists namespaces (they ride at the tail), so the
+    # prefix is the same for any ``namespaces``; call_tool is the fixed proxy.
+    search = ToolSearchTool(ToolCatalog())
+    tools = builtin_tools([SkillTool(SkillCatalog), search, CallTool()])
+    return [t.spec.to_dict() for t in tools], "agent.tools specs"
 
 
 def synthetic_skills(root: Path, count: int) -> None:

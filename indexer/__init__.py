@@ -5,7 +5,7 @@ A leaf library: it imports nothing from the rest of Kiln.
 
 from indexer.errors import (
     IndexCorrupt,
-    IndexError_,
+    IndexerError,
     IndexLocked,
     IndexUnavailable,
     NotADirectory,
@@ -19,7 +19,7 @@ __all__ = [
     "Hit",
     "IndexCorrupt",
     "Index",
-    "IndexError_",
+    "IndexerError",
     "IndexLocked",
     "IndexStats",
     "IndexUnavailable",

@@ -1,23 +1,16 @@
-"""Errors of the skills library, in the same duck-typed shape as ``agent.errors``.
+"""Errors of the skills library, derived from ``kiln_errors.KilnError``.
 
-This package is a leaf and must not import ``agent``; the CLI root only looks for ``hint`` and
-``exit_code`` attributes, so these errors still become one clear line and an exit code.
+This package is a leaf and must not import ``agent``; sharing the base class with the rest of
+Kiln, its errors still become one clear line and an exit code in the CLI.
 """
 
 from __future__ import annotations
 
+from kiln_errors import KilnError
 
-class SkillsError(Exception):
+
+class SkillsError(KilnError):
     """Base of every error this package raises on purpose."""
-
-    hint: str = ""
-    retryable: bool = False
-    exit_code: int = 1
-
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        if hint is not None:
-            self.hint = hint
 
 
 class SkillInvalid(SkillsError):

@@ -19,8 +19,8 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from agent.errors import ServerError
+from agent.providers.arguments import parse_arguments
 from agent.providers.retry import RetryPolicy, provider_error
-from agent.providers.scripted import parse_arguments
 from agent.providers.sdk_client import SdkClientModel
 from agent.types import (
     Block,

@@ -15,10 +15,11 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from agent.errors import ServerError
+from agent.providers.arguments import parse_arguments
 from agent.providers.retry import RetryPolicy, provider_error
-from agent.providers.scripted import parse_arguments
 from agent.providers.sdk_client import SdkClientModel
 from agent.types import (
+    INVALID_JSON,
     Block,
     Message,
     ModelReply,
@@ -100,8 +101,8 @@ def _assistant(content: list[Block]) -> dict[str, Any]:
 
 
 def _arguments_json(value: Any) -> str:
-    if isinstance(value, dict) and set(value) == {"__invalid_json__"}:
-        return str(value["__invalid_json__"])  # send back exactly what the model wrote
+    if isinstance(value, dict) and set(value) == {INVALID_JSON}:
+        return str(value[INVALID_JSON])  # send back exactly what the model wrote
     return json.dumps(value or {}, ensure_ascii=False)
 
 

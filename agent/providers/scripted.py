@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable, RateLimited, ServerError
+from agent.providers.arguments import parse_arguments
 from agent.providers.retry import (
     NO_RETRY,
     RetryPolicy,
@@ -136,19 +137,6 @@ def load_script(source: str | os.PathLike[str]) -> list[Step]:
             f"script file {path} must hold a JSON list of steps", hint='e.g. ["hello"]'
         )
     return data
-
-
-def parse_arguments(raw: Any) -> dict[str, Any]:
-    """Tool arguments as a dict; invalid JSON is kept raw so the loop can tell the model."""
-    if isinstance(raw, dict):
-        return raw
-    if raw is None or raw == "":
-        return {}
-    try:
-        value = json.loads(raw)
-    except (TypeError, json.JSONDecodeError):
-        return {"__invalid_json__": str(raw)}
-    return value if isinstance(value, dict) else {"__invalid_json__": str(raw)}
 
 
 def reply_tool_calls(step: dict[str, Any]) -> list[dict[str, Any]]:

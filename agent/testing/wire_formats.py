@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.providers.scripted import parse_arguments
+from agent.providers.arguments import parse_arguments
 
 
 @dataclass

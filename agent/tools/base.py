@@ -10,7 +10,7 @@ import jsonschema
 
 from agent.errors import ToolError
 from agent.protocols import ToolContext
-from agent.types import ToolOutput, ToolSpec
+from agent.types import INVALID_JSON, ToolOutput, ToolSpec
 
 Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str | ToolOutput]]
 
@@ -36,9 +36,9 @@ def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
     """Validate model-supplied arguments; the error names the problem and shows the schema."""
-    if isinstance(args, dict) and "__invalid_json__" in args:
+    if isinstance(args, dict) and INVALID_JSON in args:
         raise ToolError(
-            f"the arguments for {spec.name} were not valid JSON: {str(args['__invalid_json__'])[:200]}",
+            f"the arguments for {spec.name} were not valid JSON: {str(args[INVALID_JSON])[:200]}",
             suggestion="send the arguments as one JSON object matching the tool's input schema",
         )
     if not isinstance(args, dict):

@@ -16,7 +16,7 @@ from typing import Any
 from agent.errors import ToolError
 from agent.protocols import ToolContext
 from agent.tools.base import external, schema
-from agent.types import ToolOutput, ToolSpec
+from agent.types import INVALID_JSON, ToolOutput, ToolSpec
 
 PROXY_NAME = "call_tool"
 CALL_TOOL_MANUAL = (
@@ -78,7 +78,7 @@ def unwrap_proxy(name: str, args: Any) -> tuple[str, Any]:
         try:
             inner = json.loads(inner) if inner.strip() else {}
         except json.JSONDecodeError:
-            inner = {"__invalid_json__": inner}
+            inner = {INVALID_JSON: inner}
     return args["name"].strip(), inner
 
 

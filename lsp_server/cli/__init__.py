@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from kiln_errors import KilnError
 from lsp_server.version import __version__
 
 # name -> "module:attribute"; a plugin registers the same way (explicit, no reflection).
@@ -90,13 +91,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
-        hint = getattr(exc, "hint", None)
-        code = getattr(exc, "exit_code", None)
-        if code is None:
-            raise
-        line = f"kiln: {exc}"
-        if hint:
-            line += f" ({hint})"
+    except KilnError as exc:  # the one place that turns errors into exit codes
+        line = f"kiln: {exc}" + (f" ({exc.hint})" if exc.hint else "")
         click.echo(line, err=True)
-        sys.exit(int(code))
+        sys.exit(int(exc.exit_code))

@@ -62,11 +62,8 @@ class IndexSync:
             self.state = "unavailable"
             self.error = "indexing disabled by initializationOptions"
             return None
-        try:
-            from indexer import Index
-        except ImportError as exc:  # the leaf library is optional for the server to run
-            self.state, self.error = "unavailable", f"indexer not available: {exc}"
-            return None
+        from indexer import Index  # imported here: tree-sitter loads only when indexing starts
+
         try:
             self.index = await self._run(Index, self.root)
         except Exception as exc:  # noqa: BLE001 - a broken index must not stop the server

@@ -13,6 +13,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+from agent.errors import ConfigError, PermissionDenied, SessionNotFound, UsageError
 from lsp_server.core import (
     INVALID_PARAMS,
     NOT_ALLOWED,
@@ -31,11 +32,11 @@ def to_rpc_error(exc: BaseException) -> JsonRpcException:
     hint = getattr(exc, "hint", "") or ""
     if isinstance(exc, CoreError):
         code = exc.code
-    elif type(exc).__name__ == "SessionNotFound":
+    elif isinstance(exc, SessionNotFound):
         code = SESSION_NOT_FOUND
-    elif type(exc).__name__ in ("ConfigError", "UsageError"):
+    elif isinstance(exc, ConfigError | UsageError):
         code = INVALID_PARAMS
-    elif type(exc).__name__ in ("PermissionDenied", "PathOutsideWorkspace"):
+    elif isinstance(exc, PermissionDenied):  # PathOutsideWorkspace included
         code = NOT_ALLOWED
     else:
         code = REQUEST_FAILED

@@ -9,6 +9,7 @@ database records the key's id at first start and refuses an instance with anothe
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,13 +59,9 @@ def open_metadata(url: str) -> MetadataStore:
             raise UsageError(f"--db {url!r}: use an absolute path, sqlite:///path/registry.db")
         return SQLiteStore(Path(path))
     if scheme in ("postgresql", "postgres"):
-        try:
-            from skills_registry.registry.pg_store import PostgresStore
-        except ImportError as exc:
-            raise UsageError(
-                f"PostgreSQL support is not installed ({exc.name})",
-                hint="pip install 'kiln-agent[registry]'",
-            ) from None
+        _require_extra("PostgreSQL", "psycopg", "psycopg_pool")
+        from skills_registry.registry.pg_store import PostgresStore
+
         return PostgresStore(url)
     raise UsageError(
         f"unknown database URL {url!r}", hint="use sqlite:///path/registry.db or postgresql://..."
@@ -80,15 +77,10 @@ def open_blobs(url: str) -> BlobStore:
     if parts.scheme == "s3":
         if not parts.netloc:
             raise UsageError(f"--blobs {url!r}: name a bucket, s3://bucket/prefix")
-        try:
-            from skills_registry.registry.s3_blobs import S3Blobs
+        _require_extra("S3", "boto3", "botocore")
+        from skills_registry.registry.s3_blobs import S3Blobs
 
-            return S3Blobs(parts.netloc, unquote(parts.path))
-        except ImportError as exc:
-            raise UsageError(
-                f"S3 support is not installed ({exc.name})",
-                hint="pip install 'kiln-agent[registry]'",
-            ) from None
+        return S3Blobs(parts.netloc, unquote(parts.path))
     raise UsageError(
         f"unknown blob store URL {url!r}", hint="use file:///path/blobs or s3://bucket/prefix"
     )
@@ -122,3 +114,14 @@ def sweep_orphans(
             blobs.delete(sha)
             removed.append(sha)
     return removed
+
+
+def _require_extra(feature: str, *modules: str) -> None:
+    """A clear error when an optional dependency is missing (checked before importing our own
+    module, so a broken import of our code still fails loudly)."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"{feature} support is not installed ({', '.join(missing)})",
+            hint="pip install 'kiln-agent[registry]'",
+        )

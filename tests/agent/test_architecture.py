@@ -127,3 +127,72 @@ def private_reads(package: str) -> list[str]:
 def test_no_private_reads_across_objects() -> None:
     found = private_reads("agent") + private_reads("lsp_server")
     assert not found, "private names read from outside their object:\n" + "\n".join(found)
+
+
+PACKAGES = ("kiln_errors", "indexer", "skills_registry", "agent", "lsp_server")
+MAY_IMPORT = {  # imports flow one way: kiln_errors <- indexer, skills_registry <- agent <- lsp_server
+    "kiln_errors": set(),
+    "indexer": {"kiln_errors"},
+    "skills_registry": {"kiln_errors"},
+    "agent": {"kiln_errors", "indexer", "skills_registry"},
+    "lsp_server": {"kiln_errors", "indexer", "skills_registry", "agent"},
+}
+
+
+def project_imports(package: str) -> set[str]:
+    """The other project packages that ``package`` imports anywhere (type-only included)."""
+    found = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            found |= {n.split(".")[0] for n in names} & (set(PACKAGES) - {package})
+    return found
+
+
+def test_imports_flow_one_way() -> None:
+    for package in PACKAGES:
+        extra = project_imports(package) - MAY_IMPORT[package]
+        assert not extra, f"{package} imports {sorted(extra)}"
+
+
+def test_errors_share_one_base_class() -> None:
+    from agent.errors import KilnError as AgentBase
+    from indexer.errors import IndexerError
+    from kiln_errors import KilnError
+    from skills_registry.errors import SkillsError
+    from skills_registry.registry.errors import RegistryError
+
+    assert AgentBase is KilnError
+    assert all(issubclass(c, KilnError) for c in (IndexerError, SkillsError, RegistryError))
+
+
+def test_no_import_error_guard_around_project_modules() -> None:
+    """A broken import of our own code must fail loudly, not switch a feature off."""
+    found = []
+    for package in (*PACKAGES, "bench", "tests"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.Try):
+                    continue
+                caught = {ast.unparse(h.type) for h in node.handlers if h.type is not None}
+                if not caught & {"ImportError", "ModuleNotFoundError"}:
+                    continue
+                imported = project_imports_in(node.body)
+                if imported:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {sorted(imported)}")
+    assert not found, "except ImportError around project modules:\n" + "\n".join(found)
+
+
+def project_imports_in(body: list[ast.stmt]) -> set[str]:
+    names = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    return names & set(PACKAGES)
