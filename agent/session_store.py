@@ -2,7 +2,8 @@
 
 Messages are stored as canonical JSON, written as they are appended, so a crash loses at most
 the step in flight and a resumed session replays byte-identical requests. A compaction starts a
-new *epoch* of messages; older epochs stay for the inspector and for search.
+new *epoch* of messages; older epochs stay for the inspector and for search. The schema is a
+list of named migrations (``agent.session_schema``) the constructor applies.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import sqlite_utils
+from sqlite_utils.db import NotFoundError
+
 from agent.errors import KilnError, SessionNotFound
+from agent.session_schema import migrate
 from agent.types import Message, Usage, canonical_json
 
 log = logging.getLogger("kiln.sessions")
@@ -29,82 +34,6 @@ def kiln_home() -> Path:
     return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln").expanduser()
 
 
-def _m001_initial(db: sqlite3.Connection) -> None:
-    db.executescript(
-        """
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY, root TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
-            title TEXT NOT NULL DEFAULT '', provider TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '',
-            mode TEXT NOT NULL DEFAULT 'ask', status TEXT NOT NULL DEFAULT 'idle', epoch INTEGER NOT NULL DEFAULT 0,
-            state TEXT NOT NULL DEFAULT '{}'
-        );
-        CREATE TABLE messages (
-            session_id TEXT NOT NULL, epoch INTEGER NOT NULL, seq INTEGER NOT NULL, json TEXT NOT NULL,
-            PRIMARY KEY (session_id, epoch, seq)
-        );
-        CREATE TABLE requests (
-            session_id TEXT NOT NULL, step INTEGER NOT NULL, turn INTEGER NOT NULL, epoch INTEGER NOT NULL,
-            message_count INTEGER NOT NULL, prefix_sha TEXT NOT NULL, deferred TEXT NOT NULL,
-            max_tokens INTEGER NOT NULL, created REAL NOT NULL,
-            PRIMARY KEY (session_id, step)
-        );
-        CREATE TABLE prefixes (sha TEXT PRIMARY KEY, json TEXT NOT NULL);
-        CREATE TABLE usage (
-            session_id TEXT NOT NULL, step INTEGER NOT NULL, turn INTEGER NOT NULL, model TEXT NOT NULL,
-            input_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL,
-            cache_write_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL,
-            created REAL NOT NULL, PRIMARY KEY (session_id, step)
-        );
-        CREATE TABLE events (
-            session_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, json TEXT NOT NULL,
-            created REAL NOT NULL, PRIMARY KEY (session_id, seq)
-        );
-        CREATE INDEX messages_by_session ON messages(session_id, epoch, seq);
-        """
-    )
-
-
-def _m002_search(db: sqlite3.Connection) -> None:
-    db.executescript(
-        """
-        CREATE VIRTUAL TABLE session_text USING fts5(session_id UNINDEXED, kind UNINDEXED, text,
-            tokenize = 'porter unicode61');
-        """
-    )
-
-
-def _m003_compactions(db: sqlite3.Connection) -> None:
-    """One row per compaction (agent.compaction): which epoch it started and what it removed."""
-    db.executescript(
-        """
-        CREATE TABLE compactions (
-            session_id TEXT NOT NULL, epoch INTEGER NOT NULL, created REAL NOT NULL,
-            tier INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (session_id, epoch)
-        );
-        """
-    )
-
-
-MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
-    ("m001_initial", _m001_initial),
-    ("m002_search", _m002_search),
-    ("m003_compactions", _m003_compactions),
-]
-
-
-def migrate(db: sqlite3.Connection) -> None:
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)"
-    )
-    done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
-    for name, fn in MIGRATIONS:
-        if name in done:
-            continue
-        with db:
-            fn(db)
-            db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, time.time()))
-
-
 class SessionStore:
     """One SQLite file shared by all sessions of a KILN_HOME; safe across threads and processes."""
 
@@ -112,6 +41,7 @@ class SessionStore:
         self.path = path or kiln_home() / "sessions.db"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._tables: sqlite_utils.Database | None = None
         self.recovered = ""
         try:
             self.db = self._open()
@@ -130,6 +60,13 @@ class SessionStore:
             self.recovered = f"the session store was damaged ({exc}); it was moved to {kept} and a new one started"
             log.warning("kiln: %s", self.recovered)
             self.db = self._open()
+
+    @property
+    def tables(self) -> sqlite_utils.Database:
+        """The store's tables through sqlite-utils (callers hold the lock)."""
+        if self._tables is None or self._tables.conn is not self.db:
+            self._tables = sqlite_utils.Database(self.db)
+        return self._tables
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
@@ -177,43 +114,42 @@ class SessionStore:
     def create(self, root: Path, *, provider: str, model: str, mode: str, title: str = "") -> str:
         session_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:8]
         now = time.time()
-        self._write(
-            "INSERT INTO sessions (id, root, created, updated, title, provider, model, mode) VALUES (?,?,?,?,?,?,?,?)",
-            (session_id, str(root), now, now, title, provider, model, mode),
-        )
+        row = {"id": session_id, "root": str(root), "created": now, "updated": now,
+               "title": title, "provider": provider, "model": model, "mode": mode}  # fmt: skip
+        with self.transaction():
+            self.tables.table("sessions").insert(row)
         return session_id
 
     def get(self, session_id: str) -> dict[str, Any]:
-        with self._lock:
-            cur = self.db.execute("SELECT * FROM sessions WHERE id = ?", (session_id,))
-            row = cur.fetchone()
-            cols = [c[0] for c in cur.description]
-        if row is None:
-            raise SessionNotFound(f"no session {session_id!r}", hint="see `kiln sessions list`")
-        info = dict(zip(cols, row, strict=True))
+        try:
+            with self._lock:
+                info = dict(self.tables.table("sessions").get(session_id))
+        except NotFoundError:
+            raise SessionNotFound(
+                f"no session {session_id!r}", hint="see `kiln sessions list`"
+            ) from None
         info["state"] = json.loads(info["state"])
         return info
 
     def update(self, session_id: str, **fields: Any) -> None:
+        """Change columns of a session (``mode`` included: the store keeps the live mode)."""
         if "state" in fields:
             fields["state"] = canonical_json(fields["state"])
         fields["updated"] = time.time()
-        assigns = ", ".join(f"{k} = ?" for k in fields)
-        self._write(f"UPDATE sessions SET {assigns} WHERE id = ?", (*fields.values(), session_id))
+        with self.transaction():
+            self.tables.table("sessions").update(session_id, fields)
 
     def recent(self, root: Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        sql = (
-            "SELECT id, root, created, updated, title, provider, model, mode, status FROM sessions"
-        )
-        params: tuple[Any, ...] = ()
-        if root is not None:
-            sql += " WHERE root = ?"
-            params = (str(root),)
-        sql += " ORDER BY updated DESC LIMIT ?"
+        columns = ["id", "root", "created", "updated", "title", "provider", "model", "mode"]
         with self._lock:
-            cur = self.db.execute(sql, (*params, limit))
-            cols = [c[0] for c in cur.description]
-            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+            rows = self.tables.table("sessions").rows_where(
+                "root = ?" if root is not None else None,
+                [str(root)] if root is not None else None,
+                select=", ".join([*columns, "status"]),
+                order_by="updated desc",
+                limit=limit,
+            )
+            return [dict(r) for r in rows]
 
     # -- messages ---------------------------------------------------------------------------
 

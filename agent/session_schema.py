@@ -1,0 +1,121 @@
+"""The session store's schema: named migrations recorded in a table.
+
+Each step is a function registered, in order, with a ``sqlite_migrate.Migrations`` set and
+recorded in its ``_sqlite_migrations`` table; tables are created with sqlite-utils, the FTS5
+search table with the SQL sqlite-utils has no words for. Stores written before the move
+(names recorded in a ``_migrations`` table) are adopted as they are: the same step names, so
+nothing re-runs and every row is kept.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import sqlite_utils
+from sqlite_migrate import Migrations
+
+MIGRATION_SET = "kiln.sessions"
+MIGRATIONS_TABLE = "_sqlite_migrations"
+LEGACY_TABLE = "_migrations"  # the hand-written migrator's record, before sqlite-migrate
+
+
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db.table("sessions").create(
+        {"id": str, "root": str, "created": float, "updated": float, "title": str,
+         "provider": str, "model": str, "mode": str, "status": str, "epoch": int, "state": str},
+        pk="id",
+        not_null={"root", "created", "updated", "title", "provider", "model", "mode", "status",
+                  "epoch", "state"},
+        defaults={"title": "", "provider": "", "model": "", "mode": "ask", "status": "idle",
+                  "epoch": 0, "state": "{}"},
+    )  # fmt: skip
+    db.table("messages").create(
+        {"session_id": str, "epoch": int, "seq": int, "json": str},
+        pk=("session_id", "epoch", "seq"),
+        not_null={"session_id", "epoch", "seq", "json"},
+    )
+    db.table("messages").create_index(
+        ["session_id", "epoch", "seq"], index_name="messages_by_session"
+    )
+    db.table("requests").create(
+        {"session_id": str, "step": int, "turn": int, "epoch": int, "message_count": int,
+         "prefix_sha": str, "deferred": str, "max_tokens": int, "created": float},
+        pk=("session_id", "step"),
+        not_null={"session_id", "step", "turn", "epoch", "message_count", "prefix_sha",
+                  "deferred", "max_tokens", "created"},
+    )  # fmt: skip
+    db.table("prefixes").create({"sha": str, "json": str}, pk="sha", not_null={"json"})
+    usage = {"session_id": str, "step": int, "turn": int, "model": str, "input_tokens": int,
+             "cache_read_tokens": int, "cache_write_tokens": int, "output_tokens": int,
+             "cost_usd": float, "created": float}  # fmt: skip
+    db.table("usage").create(usage, pk=("session_id", "step"), not_null=set(usage))
+    events = {"session_id": str, "seq": int, "kind": str, "json": str, "created": float}
+    db.table("events").create(events, pk=("session_id", "seq"), not_null=set(events))
+
+
+def m002_search(db: sqlite_utils.Database) -> None:
+    """Full-text search over transcripts and compaction summaries (``kiln sessions search``)."""
+    db.execute(
+        "CREATE VIRTUAL TABLE session_text USING fts5(session_id UNINDEXED, kind UNINDEXED, "
+        "text, tokenize = 'porter unicode61')"
+    )
+
+
+def m003_compactions(db: sqlite_utils.Database) -> None:
+    """One row per compaction (agent.compaction): which epoch it started and what it removed."""
+    columns = {"session_id": str, "epoch": int, "created": float, "tier": int, "json": str}
+    db.table("compactions").create(columns, pk=("session_id", "epoch"), not_null=set(columns))
+
+
+# In order; a name, once released, never changes (it is what a store file records).
+STEPS = (m001_initial, m002_search, m003_compactions)
+
+
+def migration_set() -> Migrations:
+    migrations = Migrations(MIGRATION_SET)
+    for step in STEPS:
+        migrations(name=step.__name__)(step)
+    return migrations
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the steps not yet recorded, all in one IMMEDIATE transaction (two processes
+    opening a new store at once: the second waits, then finds nothing to do)."""
+    db = sqlite_utils.Database(conn)
+    migrations = migration_set()
+    if not _has_table(conn, LEGACY_TABLE) and not migrations.pending(db):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _adopt_legacy_record(conn, db, migrations)
+        migrations.apply(db)  # each step in a savepoint, with its record
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _adopt_legacy_record(
+    conn: sqlite3.Connection, db: sqlite_utils.Database, migrations: Migrations
+) -> None:
+    """Move the names an older Kiln recorded in ``_migrations`` into sqlite-migrate's table."""
+    if not _has_table(conn, LEGACY_TABLE):
+        return
+    migrations.ensure_migrations_table(db)
+    known = {step.__name__ for step in STEPS}
+    for name, applied in conn.execute(f"SELECT name, applied FROM {LEGACY_TABLE}").fetchall():
+        if name in known:
+            conn.execute(
+                f"INSERT OR IGNORE INTO {MIGRATIONS_TABLE} (migration_set, name, applied_at) "
+                "VALUES (?, ?, datetime(?, 'unixepoch'))",
+                (MIGRATION_SET, name, applied),
+            )
+    conn.execute(f"DROP TABLE {LEGACY_TABLE}")
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
