@@ -51,7 +51,11 @@ class KilnProtocol(LanguageServerProtocol):
 
     def pending_requests(self) -> list[asyncio.Future[Any]]:
         """Requests from the client still being handled (their answers are owed)."""
-        return [f for f in self._request_futures.values() if isinstance(f, asyncio.Future)]
+        pending: list[asyncio.Future[Any]] = []
+        for future in list(self._request_futures.values()):
+            if isinstance(future, asyncio.Future):  # not the ones we sent (concurrent futures)
+                pending.append(future)
+        return pending
 
     # -- stopping ------------------------------------------------------------------------------
 
