@@ -231,4 +231,14 @@ def test_chat_flows_by_keys(editor: Editor) -> None:
     assert ed.transcript_has("files modified: calc.py")
     ed.keys("/clear<Esc><CR>")
     ed.wait("an empty transcript", lambda: ed.transcript() == [""])
+
+    # The mode picker: gm in the chat, a choice from the list; the window bar shows it.
+    chat_win = ed.lua("return require('kiln.chat').state.win")
+    ed.keys("gm")
+    ed.wait_prompt("the mode list")
+    ed.keys("2<CR>")
+    ed.wait(
+        "the mode in the window bar",
+        lambda: "auto-edit" in ed.nvim.api.get_option_value("winbar", {"win": chat_win}),
+    )
     assert "did not start" not in ed.messages()

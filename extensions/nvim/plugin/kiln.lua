@@ -50,7 +50,7 @@ cmd('KilnModel', function(o)
   if o.args ~= '' then
     require('kiln.commands').set_model(o.args)
   else
-    require('kiln.chat').pick_model()
+    require('kiln.commands').pick_model()
   end
 end, { nargs = '?', desc = 'Kiln: the model of the next session' })
 

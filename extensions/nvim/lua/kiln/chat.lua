@@ -51,8 +51,12 @@ local function ensure_buffers()
     end
     map('<C-c>', M.stop, 'stop the turn')
     map('q', M.close, 'close the chat')
-    map('gm', M.pick_mode, 'pick the permission and edit mode')
-    map('gM', M.pick_model, 'pick the model')
+    map('gm', function()
+      require('kiln.commands').pick_mode()
+    end, 'pick the permission and edit mode')
+    map('gM', function()
+      require('kiln.commands').pick_model()
+    end, 'pick the model')
   end
   require('kiln.codeblock').map(S.buf)
 end
@@ -407,41 +411,6 @@ function M.submit(text, blocks, labels)
     return require('kiln.commands').run(text, blocks, labels)
   end
   return M.send(text, blocks, nil, labels)
-end
-
-local MODES = {
-  { mode = 'ask', about = 'reads free; edits and commands ask' },
-  { mode = 'auto-edit', about = 'edits free; commands ask' },
-  { mode = 'ci', about = 'no questions; risky commands denied' },
-  { mode = 'yolo', about = 'everything allowed' },
-  { editMode = 'ask', about = 'approve each edit' },
-  { editMode = 'deferred', about = 'collect edits, review with :KilnEdits' },
-  { editMode = 'auto', about = 'apply edits at once' },
-}
-
---- gm in the chat: pick the permission mode or the edit mode.
-function M.pick_mode()
-  vim.ui.select(MODES, {
-    prompt = 'Kiln mode',
-    kind = 'kiln.mode',
-    format_item = function(m)
-      return (m.mode and ('mode ' .. m.mode) or ('edits ' .. m.editMode)) .. ' — ' .. m.about
-    end,
-  }, function(choice)
-    if choice then
-      M.set_mode({ mode = choice.mode, editMode = choice.editMode })
-    end
-  end)
-end
-
---- gM in the chat: the model for the next session (a session keeps its model).
-function M.pick_model()
-  local current = (config.options.session or {}).model or ''
-  vim.ui.input({ prompt = 'Kiln model (empty: the default): ', default = current }, function(name)
-    if name ~= nil then
-      require('kiln.commands').set_model(vim.trim(name))
-    end
-  end)
 end
 
 --- The transcript as a list of lines.

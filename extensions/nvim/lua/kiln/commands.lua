@@ -73,6 +73,42 @@ local function compact()
   end)
 end
 
+local MODES = {
+  { mode = 'ask', about = 'reads free; edits and commands ask' },
+  { mode = 'auto-edit', about = 'edits free; commands ask' },
+  { mode = 'ci', about = 'no questions; risky commands denied' },
+  { mode = 'yolo', about = 'everything allowed' },
+  { editMode = 'ask', about = 'approve each edit' },
+  { editMode = 'deferred', about = 'collect edits, review with :KilnEdits' },
+  { editMode = 'auto', about = 'apply edits at once' },
+}
+
+--- gm in the chat: pick the permission mode or the edit mode.
+function M.pick_mode()
+  vim.ui.select(MODES, {
+    prompt = 'Kiln mode',
+    kind = 'kiln.mode',
+    format_item = function(m)
+      return (m.mode and ('mode ' .. m.mode) or ('edits ' .. m.editMode)) .. ' — ' .. m.about
+    end,
+  }, function(choice)
+    vim.cmd('redraw') -- clear the list, so the confirmation needs no Press-ENTER
+    if choice then
+      require('kiln.chat').set_mode({ mode = choice.mode, editMode = choice.editMode })
+    end
+  end)
+end
+
+--- gM in the chat: the model for the next session (a session keeps its model).
+function M.pick_model()
+  local current = (config.options.session or {}).model or ''
+  vim.ui.input({ prompt = 'Kiln model (empty: the default): ', default = current }, function(name)
+    if name ~= nil then
+      M.set_model(vim.trim(name))
+    end
+  end)
+end
+
 --- Run `/name args`; returns false when the line was not accepted (the prompt keeps it).
 function M.run(text, blocks, labels)
   local name, args = text:match('^/([%w%._%-]+)%s*(.*)$')
@@ -90,7 +126,7 @@ function M.run(text, blocks, labels)
     context()
   elseif name == 'mode' then
     if args == '' then
-      chat.pick_mode()
+      M.pick_mode()
     elseif EDIT_MODES[args] then
       chat.set_mode({ editMode = args })
     else

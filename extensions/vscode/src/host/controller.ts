@@ -25,6 +25,7 @@ import {
   UpdateNotification,
 } from "../protocol/types";
 import { codeAction, completions, contextBlocks, openWorkspaceFile } from "./composerHost";
+import { runCommand } from "./slashCommands";
 import type { ProposalDiffs } from "./diff";
 
 interface Proposal {
@@ -43,7 +44,7 @@ export class ChatController implements vscode.Disposable {
   private down: "starting" | "failed" | "no-folder" = "starting";
   /** The model for new sessions, chosen in the panel (empty: the server's setting). */
   model = "";
-  private mode = { mode: "ask", editMode: "ask" };
+  mode = { mode: "ask", editMode: "ask" };
   /** What the user picked in the panel; new sessions get it (else the server's settings). */
   private chosen: { mode?: string; editMode?: string } = {};
   private readonly permissions = new Map<string, (answer: PermissionResponse) => void>();
@@ -138,7 +139,7 @@ export class ChatController implements vscode.Disposable {
           return;
         }
         case "command":
-          await this.command(message.name, message.args, message.context ?? []);
+          await runCommand(this, this.require(), message.name, message.args, message.context ?? []);
           return;
         case "complete": {
           const items = this.protocol ? await completions(this.protocol, message.trigger, message.query) : [];
@@ -261,6 +262,10 @@ export class ChatController implements vscode.Disposable {
     void vscode.window.showInformationMessage(`Kiln: mode ${done.mode}, edits ${done.editMode}.`);
   }
 
+  info(message: string): void {
+    this.post({ type: "info", message });
+  }
+
   private postConfig(): void {
     this.post({ type: "config", ...this.mode, model: this.model });
   }
@@ -283,50 +288,6 @@ export class ChatController implements vscode.Disposable {
     if (this.sessionId && !this.running) {
       await this.newSession();
       this.post({ type: "info", message: `Model ${model || "(default)"}: a new session started.` });
-    }
-  }
-
-  /** `/name args` from the composer: built-ins here, anything else is an installed skill. */
-  async command(name: string, args: string, context: { uri: string; label: string }[]): Promise<void> {
-    const protocol = this.require();
-    switch (name) {
-      case "clear":
-        await this.newSession();
-        return;
-      case "compact": {
-        if (!this.sessionId) return this.post({ type: "info", message: "Nothing to compact yet." });
-        const done = await protocol.compact(this.sessionId);
-        this.post({
-          type: "info",
-          message: done.compacted ? `Compacted: ${done.beforeTokens} → ${done.afterTokens} tokens.` : "Nothing to compact yet.",
-        });
-        return;
-      }
-      case "mode": {
-        const edits = ["deferred", "auto"].includes(args);
-        if (!args) return this.post({ type: "info", message: `Mode ${this.mode.mode}, edits ${this.mode.editMode}.` });
-        await this.setMode(edits ? undefined : args, edits ? args : undefined);
-        return;
-      }
-      case "model":
-        await this.setModel(args);
-        return;
-      case "context": {
-        if (!this.sessionId) return this.post({ type: "info", message: "No session yet: the context is empty." });
-        const c = await protocol.contextShow(this.sessionId);
-        const files = Array.isArray(c.filesModified) && c.filesModified.length ? `; files modified: ${c.filesModified.join(", ")}` : "";
-        this.post({
-          type: "info",
-          message: `Context: ${c.messages} messages, ${c.turns} turns, ${c.steps} steps, window ${c.contextWindow ?? "?"} tokens${files}.`,
-        });
-        return;
-      }
-      default: {
-        const skill = await protocol.useSkill(name);
-        const text = args || `Use the ${skill.name} skill.`;
-        const refs = [{ uri: `kiln-skill:${skill.name}`, label: `/${skill.name}` }, ...context.map((c) => ({ uri: c.uri, label: c.label }))];
-        await this.send([skill.block, { type: "text", text }, ...contextBlocks(context as never)], text, refs);
-      }
     }
   }
 
