@@ -6,11 +6,14 @@ set -uo pipefail
 artifacts="${KILN_ARTIFACTS:-${RUNNER_TEMP:-/tmp}/kiln-artifacts}"
 mkdir -p "$artifacts"
 args=(run --ci --output-format json --artifacts "$artifacts" --max-steps "${KILN_MAX_STEPS:-40}")
+# The event always goes along: kiln refuses runs asked for by someone without write access
+# (author_association) who is not in KILN_ALLOWED_USERS, and pull requests from forks.
+if [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ]; then
+  args+=(--github-event "$GITHUB_EVENT_PATH")
+fi
 if [ -n "${KILN_TASK:-}" ]; then
   args+=("$KILN_TASK")
-elif [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ]; then
-  args+=(--github-event "$GITHUB_EVENT_PATH")
-else
+elif [ -z "${GITHUB_EVENT_PATH:-}" ] || [ ! -f "$GITHUB_EVENT_PATH" ]; then
   echo "kiln action: no task given and no event payload found" >&2
   exit 2
 fi

@@ -1,23 +1,30 @@
-"""Who may do what: permission modes, per-tool/path rules from settings, and hard limits.
+"""Who may do what: permission modes, rules from settings, and the checks every tool call passes.
 
-Modes: ``ask`` (editors' default: reads free, edits and commands ask), ``auto-edit`` (edits free,
-commands ask), ``ci`` (nobody to ask: workspace writes allowed, network and destructive commands
-denied), ``yolo`` (everything allowed). Hard limits hold in every mode: paths stay inside the
-workspace. Rules in ``.kiln/settings.json`` and ``$KILN_HOME/settings.json`` look like
-``{"permissions": {"allow": ["run_command(pytest*)"], "ask": [], "deny": ["edit_file(secrets/**)"]}}``.
+Modes: ``ask`` (editors' default: reads free, edits and commands ask), ``auto-edit`` (ordinary
+workspace edits free, commands ask), ``ci`` (nobody to ask: ordinary workspace edits and
+understood commands allowed; network, destructive, not-understood commands and edits of memory,
+settings or files outside the workspace refused), ``yolo`` (everything allowed — commands still
+run in the sandbox). Paths of file tools stay inside the workspace in every mode.
+
+Rules (vocabulary in ``agent.rules``) live in ``.kiln/settings.json`` and
+``$KILN_HOME/settings.json``: ``{"permissions": {"allow": [...], "ask": [...], "deny": [...]}}``.
+A command line is parsed (``agent.shell_parse``): a deny rule matching any simple command or any
+written path refuses the line; an allow rule approves it only when EVERY simple command is allowed
+and every write is allowed; a line the parser cannot understand is never approved by a rule.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
-import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agent import command_risk
 from agent.errors import ConfigError
+from agent.rules import READ_PATH_TOOLS, Rule, parse_rule
+from agent.shell_parse import ParsedCommand, parse_command
+from agent.write_policy import WriteTarget, classify_write
 
 MODES = ("ask", "auto-edit", "ci", "yolo")
 Verdict = Literal["allow", "ask", "deny"]
@@ -34,41 +41,16 @@ READ_TOOLS = {
     "search_sessions",
 }
 EDIT_TOOLS = {"edit_file", "write_file"}
-
-NETWORK_COMMANDS = {
-    "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp",
-    "socat", "nmap", "ping", "dig", "nslookup", "http", "https", "aria2c",
-}  # fmt: skip
-DESTRUCTIVE_PATTERNS = [
-    r"\brm\s+(-[a-zA-Z]*[rf][a-zA-Z]*\s+)+(/|~|\$HOME|\*|\.\.?)(\s|/?$)",
-    r"\brm\s+-[a-zA-Z]*\s+/\S*",
-    r"\bsudo\b",
-    r"\bmkfs(\.\w+)?\b",
-    r"\bdd\s+.*\bof=/dev/",
-    r"\b(shutdown|reboot|halt|poweroff)\b",
-    r"\bgit\s+push\b",
-    r"\bgit\s+(reset\s+--hard|clean\s+-[a-z]*f)",
-    r"\bchmod\s+-R\s+[0-7]{3,4}\s+/",
-    r":\(\)\s*\{.*\};\s*:",  # fork bomb
-    r">\s*/dev/sd[a-z]",
-    r"~/\.ssh|\$HOME/\.ssh|/\.ssh/",
-    r"\b(pip|npm|apt(-get)?|gem|cargo)\s+(install|add)\b",
-]
-SENSITIVE_FILES = (
-    "KILN.md",
-    "AGENTS.md",
-    "CLAUDE.md",
-    ".kiln/settings.json",
-    ".kiln/mcp.json",
-    ".git/config",
-    ".git/hooks/",
-)
+MEMORY_FILE = "KILN.md"  # where remember writes (project memory), for the write rules
 
 
 @dataclass
 class Check:
     verdict: Verdict
     reason: str = ""
+    network: bool = False  # the command may use the network (granted, see ``agent.sandbox``)
+    external: bool = False  # an action injected text would want, after untrusted content
+    parts: str = ""  # the parsed simple commands, for prompts
 
 
 @dataclass
@@ -82,28 +64,37 @@ class Rules:
         self.ask += other.ask
         self.deny += other.deny
 
+    def parsed(self, key: str) -> list[Rule]:
+        return [parse_rule(r) for r in getattr(self, key)]
+
 
 def load_rules(root: Path, home: Path) -> Rules:
     """Project rules first, then user rules; a malformed file is a clear error, never a grant."""
     rules = Rules()
     for path in (root / ".kiln" / "settings.json", home / "settings.json"):
-        if not path.is_file():
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(
-                f"cannot read {path}: {exc}", hint="fix or delete the settings file"
-            ) from exc
-        rules.extend(_parse_rules(path, data))
+        data = read_settings(path)
+        if data is not None:
+            rules.extend(_parse_rules(path, data))
     return rules
 
 
-def _parse_rules(path: Path, data: Any) -> Rules:
+def read_settings(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(
+            f"cannot read {path}: {exc}", hint="fix or delete the settings file"
+        ) from exc
     if not isinstance(data, dict):
         raise ConfigError(
             f"{path} must hold a JSON object", hint='e.g. {"permissions": {"allow": []}}'
         )
+    return data
+
+
+def _parse_rules(path: Path, data: dict[str, Any]) -> Rules:
     perms = data.get("permissions", {})
     if not isinstance(perms, dict):
         raise ConfigError(f'{path}: "permissions" must be an object with allow/ask/deny lists')
@@ -113,121 +104,277 @@ def _parse_rules(path: Path, data: Any) -> Rules:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(
                 f"{path}: permissions.{key} must be a list of strings",
-                hint='e.g. "allow": ["run_command(pytest*)", "edit_file(src/**)"]',
+                hint='e.g. "allow": ["run_command(pytest*)", "Edit(src/**)"]',
             )
         for rule in value:
-            if not RULE_RE.fullmatch(rule.strip()):
+            try:
+                parse_rule(rule)
+            except ValueError as exc:
                 raise ConfigError(
-                    f"{path}: permissions.{key}: {rule!r} is not a rule",
-                    hint='a rule is TOOL or TOOL(pattern), e.g. "run_command(make *)"',
-                )
+                    f"{path}: permissions.{key}: {rule!r} is not a rule: {exc}",
+                    hint='a rule is TOOL or TOOL(pattern), e.g. "Bash(make *)", "Edit(src/**)"',
+                ) from None
         lists[key] = value
     return Rules(lists["allow"], lists["ask"], lists["deny"])
 
 
-def _subject(tool: str, args: dict[str, Any]) -> str:
-    if tool == "run_command":
-        return str(args.get("command", ""))
-    return str(args.get("path", args.get("name", "")))
-
-
-RULE_RE = re.compile(r"([\w\-\*]+)(?:\((.*)\))?")
-
-
-def _rule_matches(rule: str, tool: str, subject: str) -> bool:
-    m = RULE_RE.fullmatch(rule.strip())
-    if not m:
-        return False
-    name, pattern = m.group(1), m.group(2)
-    if not fnmatch.fnmatchcase(tool, name):
-        return False
-    return pattern is None or fnmatch.fnmatchcase(subject, pattern)
-
-
-def command_words(command: str) -> list[str]:
-    """First word of each pipeline/sequence segment, so `a && curl x` is seen as using curl."""
-    words = []
-    for segment in re.split(r"&&|\|\||[;|&\n]|\$\(|`", command):
-        try:
-            parts = shlex.split(segment)
-        except ValueError:
-            parts = segment.split()
-        while parts and re.fullmatch(r"\w+=.*", parts[0]):  # env assignments
-            parts = parts[1:]
-        if parts:
-            words.append(Path(parts[0]).name)
-    return words
-
-
 def classify_command(command: str) -> str | None:
-    """Why a command is dangerous ("network"/"destructive"), or None."""
-    if any(w in NETWORK_COMMANDS for w in command_words(command)) or re.search(
-        r"https?://", command
-    ):
-        return "network"
-    for pattern in DESTRUCTIVE_PATTERNS:
-        if re.search(pattern, command):
-            return "destructive"
+    """Why a command line is risky ("network", "destructive", "secrets"), or None."""
+    return command_risk.line_risk(parse_command(command))
+
+
+_SUBJECT_KEYS = ("path", "file_path", "filename", "file")
+
+
+def _write_path(tool: str, args: dict[str, Any]) -> str | None:
+    """The path a non-command tool writes, if any: edits, memory, any tool given a path."""
+    if tool == "remember":
+        return MEMORY_FILE
+    if tool in READ_TOOLS:
+        return None
+    for key in _SUBJECT_KEYS:
+        if isinstance(args.get(key), str):
+            return str(args[key])
     return None
 
 
 class Permissions:
-    def __init__(self, mode: str = "ask", rules: Rules | None = None) -> None:
+    def __init__(self, mode: str = "ask", rules: Rules | None = None, root: Path | None = None):
         if mode not in MODES:
             raise ConfigError(
                 f"unknown permission mode {mode!r}", hint=f"use one of: {', '.join(MODES)}"
             )
         self.mode = mode
         self.rules = rules or Rules()
-        self.session_allow: set[str] = set()  # "allow_always" answers, per tool+subject
+        self.root = Path(root or Path.cwd()).resolve()
+        self._allow, self._ask, self._deny = (
+            self.rules.parsed(k) for k in ("allow", "ask", "deny")
+        )
+        self.session_allow: set[str] = set()  # "allow_always" answers: tools, or simple commands
         self.session_deny: set[str] = set()  # "reject_always" answers
-        self.skill_allowed: set[str] = set()  # allowed-tools of the active skill
+        self.network_granted: set[str] = set()  # simple commands granted the network
+        self.network_rules: list[Rule] = []  # command rules granted the network by settings
+        # The active skill's allowed-tools: they only NARROW (see ``narrowed``), except names the
+        # user granted at install/review (``skill_granted``, read from the user's lockfile).
+        self.skill_allowed: set[str] = set()
+        self.skill_granted: set[str] = set()
+        self.skill_grants: dict[str, set[str]] = {}  # installed skill folder -> user grants
+
+    # -- the check ----------------------------------------------------------------------------
 
     def check(self, tool: str, args: dict[str, Any], *, from_external: bool = False) -> Check:
-        subject = _subject(tool, args)
-        for rule in self.rules.deny:
-            if _rule_matches(rule, tool, subject):
-                return Check("deny", f"denied by rule {rule}")
-        danger = classify_command(subject) if tool == "run_command" else None
-        sensitive = tool in EDIT_TOOLS and any(s in subject for s in SENSITIVE_FILES)
-        if tool == "remember" and from_external and self.mode != "ci":
-            return Check("ask", "memory proposed while acting on external content")
+        if tool == "run_command":
+            check = self._check_command(str(args.get("command", "")), from_external)
+        else:
+            check = self._check_tool(tool, args, from_external)
+        return self._narrowed(tool, check)
+
+    def _deny_rule(self, kind: str, subject: Any) -> Rule | None:
+        for rule in self._deny:
+            if kind == "command" and rule.matches_command(subject):
+                return rule
+            if kind in ("write", "read") and rule.matches_path(kind, subject, self.root):  # type: ignore[arg-type]
+                return rule
+        return None
+
+    def _check_tool(self, tool: str, args: dict[str, Any], from_external: bool) -> Check:
+        subject = str(args.get("path", args.get("name", "")))
+        for rule in self._deny:
+            if rule.matches_tool(tool, subject):
+                return Check("deny", f"denied by rule {rule.text}")
+        if tool in READ_PATH_TOOLS and isinstance(args.get("path"), str):
+            rule = self._deny_rule("read", args["path"])
+            if rule is not None:
+                return Check("deny", f"denied by rule {rule.text}")
+        written = _write_path(tool, args)
+        target = classify_write(written, self.root) if written is not None else None
+        if target is not None:
+            rule = self._deny_rule("write", written)
+            if rule is not None:
+                return Check("deny", f"denied by rule {rule.text}")
+        sensitive = target is not None and target.where in ("sensitive", "outside")
+        risky = sensitive or tool == "remember"
+        external = from_external and risky
         if self.mode == "yolo":
-            return Check("allow")
+            return Check("allow", external=external)
         if self.mode == "ci":
-            if danger:
-                return Check("deny", f"{danger} commands are not allowed in ci mode")
-            if sensitive:
+            if target is not None and target.where == "outside":
+                return Check("deny", "writes outside the workspace are not allowed in ci mode")
+            if sensitive and tool != "remember":
                 return Check("deny", "memory and settings files are not edited in ci mode")
             return Check("allow")  # remember only records a proposal in the run report
-        if from_external and (danger or sensitive or tool == "remember"):
-            return Check("ask", "requested while acting on external content")
-        if danger:
-            return Check("ask", f"{danger} command")
+        if external:
+            return Check("ask", "requested while acting on external content", external=True)
         if sensitive:
             return Check("ask", "edits memory or settings")
-        key = f"{tool}:{subject}"
-        if key in self.session_deny or tool in self.session_deny:
+        if tool in self.session_deny:
             return Check("deny", "the user declined this for the session")
-        if key in self.session_allow or tool in self.session_allow:
+        if tool in self.session_allow:
             return Check("allow")
-        for rule in self.rules.ask:
-            if _rule_matches(rule, tool, subject):
-                return Check("ask", f"rule {rule}")
-        for rule in self.rules.allow:
-            if _rule_matches(rule, tool, subject):
-                return Check("allow", f"allowed by rule {rule}")
-        if tool in self.skill_allowed:
-            return Check("allow", "allowed by the active skill")
+        for rule in self._ask:
+            if rule.matches_tool(tool, subject) or (
+                written is not None and rule.matches_path("write", written, self.root)
+            ):
+                return Check("ask", f"rule {rule.text}")
+            if tool in READ_PATH_TOOLS and rule.matches_path("read", subject, self.root):
+                return Check("ask", f"rule {rule.text}")
+        for rule in self._allow:
+            if rule.matches_tool(tool, subject) or (
+                written is not None and rule.matches_path("write", written, self.root)
+            ):
+                return Check("allow", f"allowed by rule {rule.text}")
+        if tool in self.skill_granted:
+            return Check("allow", "granted to the active skill at install")
         if tool in READ_TOOLS:
             return Check("allow")
         if tool in EDIT_TOOLS and self.mode == "auto-edit":
             return Check("allow")
         return Check("ask")
 
-    def remember_answer(self, tool: str, args: dict[str, Any], decision: str) -> None:
-        key = tool if tool in EDIT_TOOLS else f"{tool}:{_subject(tool, args)}"
+    def _check_command(self, command: str, from_external: bool) -> Check:
+        parsed = parse_command(command)
+        parts = parsed.describe()
+        for simple in parsed.commands:
+            if simple.argv:
+                rule = self._deny_rule("command", simple.argv)
+                if rule is not None:
+                    return Check("deny", f"denied by rule {rule.text} ({simple.text})", parts=parts)
+        targets = [classify_write(w, self.root) for w in parsed.writes]
+        for target in targets:
+            rule = self._deny_rule("write", target.given)
+            if rule is not None:
+                return Check(
+                    "deny", f"denied by rule {rule.text} (writes {target.given})", parts=parts
+                )
+        for rule in self._deny:
+            if rule.kind == "tool" and rule.matches_tool("run_command", command):
+                return Check("deny", f"denied by rule {rule.text}", parts=parts)
+        risk = command_risk.line_risk(parsed)
+        bad_writes = [t for t in targets if t.where in ("sensitive", "outside")]
+        wants_network = risk == "network"
+        granted = wants_network and self._network_granted(parsed)
+        external = from_external and (
+            wants_network or bool(bad_writes) or not self._approved_by_rules(parsed, targets)
+        )
+        if self.mode == "yolo":
+            return Check("allow", network=granted, external=external, parts=parts)
+        if self.mode == "ci":
+            if not parsed.understood:
+                return Check(
+                    "deny", f"not understood ({parsed.opaque[0]}); ci mode refuses it", parts=parts
+                )
+            if risk and not granted:
+                return Check("deny", f"{risk} commands are not allowed in ci mode", parts=parts)
+            if bad_writes:
+                return Check(
+                    "deny", _write_reason(bad_writes[0]) + "; refused in ci mode", parts=parts
+                )
+            return Check("allow", network=granted, parts=parts)
+        if command in self.session_deny:
+            return Check("deny", "the user declined this for the session", parts=parts)
+        if external:
+            return Check(
+                "ask",
+                "requested while acting on external content",
+                network=wants_network,
+                external=True,
+                parts=parts,
+            )
+        if risk and not granted:
+            return Check("ask", f"{risk} command", network=wants_network, parts=parts)
+        if bad_writes:
+            return Check("ask", _write_reason(bad_writes[0]), parts=parts)
+        if not parsed.understood:
+            return Check("ask", f"not understood: {parsed.opaque[0]}", parts=parts)
+        for simple in parsed.commands:
+            for rule in self._ask:
+                if simple.argv and rule.matches_command(simple.argv):
+                    return Check("ask", f"rule {rule.text} ({simple.text})", parts=parts)
+        if self._approved_by_rules(parsed, targets):
+            return Check("allow", "allowed by rule", network=granted, parts=parts)
+        return Check("ask", network=wants_network, parts=parts)
+
+    def _approved_by_rules(self, parsed: ParsedCommand, targets: list[WriteTarget]) -> bool:
+        """Every simple command allowed (rule or session answer), every write allowed."""
+        if not parsed.understood or not parsed.commands:
+            return False
+        for simple in parsed.commands:
+            if not simple.argv:
+                continue
+            if simple.text in self.session_allow or "run_command" in self.session_allow:
+                continue
+            if "run_command" in self.skill_granted:
+                continue
+            if not any(r.matches_command(simple.argv) for r in self._allow):
+                return False
+        for target in targets:
+            if target.where in ("device", "scratch"):
+                continue
+            if target.where == "workspace" and self.mode in ("auto-edit", "yolo"):
+                continue
+            if not any(r.matches_path("write", target.given, self.root) for r in self._allow):
+                return False
+        return True
+
+    def _network_granted(self, parsed: ParsedCommand) -> bool:
+        risky = [c for c in parsed.commands if command_risk.command_risk(c) == "network"]
+        return bool(risky) and all(
+            c.text in self.network_granted
+            or any(r.matches_command(c.argv) for r in self.network_rules)
+            for c in risky
+        )
+
+    def _narrowed(self, tool: str, check: Check) -> Check:
+        """A third-party skill's allowed-tools only narrow: while it is active, a tool outside
+        its list is never allowed without asking (refused in ci)."""
+        if not self.skill_allowed or check.verdict != "allow" or self.mode == "yolo":
+            return check
+        if tool in self.skill_allowed or tool in READ_TOOLS or tool in self.skill_granted:
+            return check
+        if self.mode == "ci":
+            return Check(
+                "deny", f"{tool} is outside the active skill's allowed-tools", parts=check.parts
+            )
+        return Check("ask", f"{tool} is outside the active skill's allowed-tools",
+                     network=check.network, external=check.external, parts=check.parts)  # fmt: skip
+
+    # -- answers ------------------------------------------------------------------------------
+
+    def remember_answer(
+        self, tool: str, args: dict[str, Any], decision: str, check: Check | None = None
+    ) -> None:
+        """Record an "always" answer: edits per tool, commands per simple command."""
+        if tool == "run_command":
+            command = str(args.get("command", ""))
+            parsed = parse_command(command)
+            if decision == "allow_always" and parsed.understood:
+                self.session_allow.update(c.text for c in parsed.commands if c.argv)
+            elif decision == "reject_always":
+                self.session_deny.add(command)
+            if decision == "allow_always" and check is not None and check.network:
+                self.network_granted.update(
+                    c.text for c in parsed.commands if command_risk.command_risk(c) == "network"
+                )
+            return
         if decision == "allow_always":
-            self.session_allow.add(key)
+            self.session_allow.add(tool)
         elif decision == "reject_always":
-            self.session_deny.add(key)
+            self.session_deny.add(tool)
+
+    def grant_network(self, command: str) -> None:
+        """Grant the network to the network-using parts of ``command`` (settings, answers)."""
+        parsed = parse_command(command)
+        self.network_granted.update(
+            c.text for c in parsed.commands if command_risk.command_risk(c) == "network"
+        )
+
+
+def _write_reason(target: WriteTarget) -> str:
+    if target.where == "outside":
+        return f"writes outside the workspace ({target.given})"
+    return f"writes memory, settings or repository config ({target.given})"
+
+
+def redirect_summary(command: str) -> str:
+    """The parsed parts of a command line, for prompts (one line per simple command)."""
+    return parse_command(command).describe()

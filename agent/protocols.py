@@ -49,6 +49,11 @@ class ToolServices(Protocol):
     root: Path
     workspace: Workspace
     command_env: dict[str, str]  # extra environment for commands the agent runs
+    sandbox: Any  # agent.sandbox.Sandbox: confines the commands (None: run as given)
+
+    def network_granted(self, call_id: str) -> bool:
+        """Whether the permission check granted this command call the network."""
+        ...
 
     def read_text(self, path: Path) -> str: ...
 
@@ -114,6 +119,9 @@ class PermissionRequest:
     from_external: bool = False
     # For edits: the proposed change, so the front-end can show a diff before answering.
     edit: EditProposal | None = None
+    # What is approved, in full, for front-ends to show: the command line with its parsed
+    # simple commands (and whether it gets the network), the text ``remember`` would store.
+    detail: str = ""
 
 
 EditOutcome = Literal["applied", "rejected", "stale", "deferred"]

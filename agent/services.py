@@ -43,6 +43,7 @@ class SessionServices:
         self.root = workspace.root
         self.workspace = workspace
         self.command_env: dict[str, str] = {}
+        self.sandbox: Any = None  # set by agent.sandbox.attach
         self._host = host
         self._runner = runner
         self._context = context
@@ -72,6 +73,9 @@ class SessionServices:
         if b"\0" in data[:8192]:
             raise ToolError(f"{rel} is a binary file")
         return data.decode("utf-8", errors="replace")
+
+    def network_granted(self, call_id: str) -> bool:
+        return self._runner.command_grants.pop(call_id, False)
 
     def touch(self, path: Path) -> None:
         """The agent looked at ``path``: load the memory files of directories new to it."""

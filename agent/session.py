@@ -26,6 +26,7 @@ from agent.permissions import Permissions, load_rules
 from agent.protocols import Extension, Host, Model
 from agent.providers import select_model
 from agent.providers.pricing import cost_usd
+from agent.sandbox.attach import attach as attach_sandbox
 from agent.services import SessionServices
 from agent.session_store import SessionStore, kiln_home
 from agent.status import StatusBar, status_mode
@@ -65,7 +66,9 @@ class Session:
         self.transcript = Transcript(store, session_id, messages or [], epoch)
         self.turn = TurnState(self.state)
         self.status = StatusBar(cwd=str(self.root), mode=status_mode(config.extra))
-        self.permissions = Permissions(config.mode, load_rules(self.root, kiln_home()))
+        self.permissions = Permissions(
+            config.mode, load_rules(self.root, kiln_home()), root=self.root
+        )
         self.memory = Memory(self.root, kiln_home())
         workspace = Workspace(self.root, read_roots=[store.folder(session_id)])
         skills = None if config.subagent else SkillsContext(self.root, permissions=self.permissions)
@@ -107,6 +110,7 @@ class Session:
             spawn=self._run_subagent,
             index=index,
         )
+        self.sandbox = attach_sandbox(self, kiln_home())  # commands run confined
         self._task: asyncio.Task[StopReason] | None = None
         self.cancel_reason: StopReason = "cancelled"
 

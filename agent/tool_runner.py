@@ -84,6 +84,8 @@ class ToolRunner:
         self.output_budget = output_budget
         self.secrets = secrets
         self._edit_calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (tool, args)
+        self.sandbox: Any = None  # agent.sandbox.Sandbox, set by agent.sandbox.attach
+        self.command_grants: dict[str, bool] = {}  # run_command call id -> granted the network
 
     # -- the tool table (ToolSpecs) -------------------------------------------------------------
 
@@ -147,7 +149,9 @@ class ToolRunner:
                 self._edit_calls[call_id] = (name, args)
             else:
                 await self.authorise(name, args, call_id)
-            output = await tool.run(args, ToolContext(self.workspace.root, services, call_id))
+            output = await self._run_confined(
+                tool, args, ToolContext(self.workspace.root, services, call_id)
+            )
             if isinstance(output, ToolOutput):
                 rich, output = output, output.text
                 if rich.error:
@@ -203,13 +207,25 @@ class ToolRunner:
             "is_error": is_error,
         }
 
+    async def _run_confined(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> Any:
+        """Run a tool with the sandbox as the launcher of any process it starts (skill scripts,
+        sidecar tools, stdio MCP servers: ``skills_registry.launcher``)."""
+        from skills_registry.launcher import LAUNCHER
+
+        token = LAUNCHER.set(self.sandbox.launcher() if self.sandbox is not None else None)
+        try:
+            return await tool.run(args, ctx)
+        finally:
+            LAUNCHER.reset(token)
+
     async def authorise(
         self, name: str, args: dict[str, Any], call_id: str, proposal: EditProposal | None = None
     ) -> None:
         """Allow, ask the host, or refuse (recorded, and raised as PermissionDenied)."""
-        tainted = self.turn.tainted
-        check = self.permissions.check(name, args, from_external=tainted)
+        check = self.permissions.check(name, args, from_external=self.turn.tainted)
         if check.verdict == "allow":
+            if name == "run_command":
+                self.command_grants[call_id] = check.network
             return
         if check.verdict == "ask":
             request = PermissionRequest(
@@ -218,8 +234,9 @@ class ToolRunner:
                 arguments=args,
                 reason=check.reason,
                 call_id=call_id,
-                from_external=tainted,
+                from_external=check.external,  # an action injected text would want, after it
                 edit=proposal,
+                detail=prompt_detail(name, args, check),
             )
             await self.emit(PermissionAsked(id=call_id, tool=name, reason=check.reason))
             try:
@@ -227,8 +244,10 @@ class ToolRunner:
             except NoAnswer as exc:  # refused, but nobody declined: say what happened
                 check.reason = str(exc)
             else:
-                self.permissions.remember_answer(name, args, decision)
+                self.permissions.remember_answer(name, args, decision, check)
                 if decision in ("allow_once", "allow_always"):
+                    if name == "run_command":
+                        self.command_grants[call_id] = check.network  # a yes grants the network
                     return
                 check.reason = self.host.unattended_reason or check.reason or "the user declined"
         self.turn.refusals.append(
@@ -282,6 +301,20 @@ class DeferredAdapter:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         return external(f"tool:{self.tool.name}", await self.tool.call(args))
+
+
+def prompt_detail(name: str, args: dict[str, Any], check: Any) -> str:
+    """What the user approves, in full: the command and its parsed parts, the memory text."""
+    if name == "run_command":
+        lines = [f"$ {args.get('command', '')}"]
+        if check.parts:
+            lines += ["runs:", check.parts]
+        if check.network:
+            lines.append("with network access")
+        return "\n".join(lines)
+    if name == "remember":
+        return f"add to memory: {args.get('text', '')}"
+    return ""
 
 
 def title(name: str, args: Any) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skills_registry import launcher
 from skills_registry.errors import ToolCallError
 from skills_registry.tool_search import SearchDoc, ToolIndex, schema_param_names
 
@@ -209,13 +210,14 @@ async def run_script(
     carrying the tail of stderr.
     """
     try:
+        argv, env = launcher.prepare(argv, cwd, _script_env(cwd))
         proc = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
-            env=_script_env(cwd),
+            env=env,
             start_new_session=True,
         )
     except OSError as exc:

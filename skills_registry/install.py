@@ -80,6 +80,15 @@ class Installed:
     warning: str = ""
 
 
+def allowed_tools_list(value: Any) -> list[str]:
+    """``allowed-tools`` as a list ("Bash Write" and ["Bash", "Write"] alike)."""
+    if isinstance(value, str):
+        return [t for t in value.replace(",", " ").split() if t]
+    if isinstance(value, list):
+        return [str(t) for t in value if str(t).strip()]
+    return []
+
+
 def review_summary(doc: dict[str, Any]) -> dict[str, Any]:
     """What a person should see before saying yes: the facts, not the registry's opinion."""
     front = doc.get("frontmatter", {})
@@ -230,8 +239,11 @@ class Installer:
         confirm: Confirm | None = None,
         trust: TrustStore | None = None,
         cache: Cache | None = None,
+        grant: Confirm | None = None,
     ) -> None:
         self.scope, self.yes, self.ci, self.force, self.confirm = scope, yes, ci, force, confirm
+        # Asked (after the review) whether the user grants the skill's allowed-tools.
+        self.grant = grant
         self.trust, self.cache = trust or TrustStore(), cache or Cache()
         self.lock = Lockfile.load(scope.lock_path)
 
@@ -276,6 +288,7 @@ class Installer:
             keyId=key["keyId"],
             path=self._rel(target),
             scripts=list(summary["scripts"]),
+            grants=self._grants(summary, locked),
         )
         _place(contents, target, self._marker(entry))
         action = "installed" if current is None else "updated"
@@ -389,6 +402,18 @@ class Installer:
                 f"install of {summary['id']}@{summary['version']} was not confirmed",
                 hint="review the summary and answer yes, or pass --yes",
             )
+
+    def _grants(self, summary: dict[str, Any], locked: LockEntry | None) -> list[str]:
+        """The allowed-tools the user grants: asked with the list in view; an earlier grant is
+        kept only while the list is unchanged."""
+        tools = allowed_tools_list(summary.get("allowedTools"))
+        if not tools:
+            return []
+        if locked is not None and locked.grants and sorted(locked.grants) == sorted(tools):
+            return list(locked.grants)
+        if self.grant is not None and self.grant(summary):
+            return tools
+        return []
 
     def _marker(self, entry: LockEntry) -> dict[str, Any]:
         return {

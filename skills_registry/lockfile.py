@@ -39,6 +39,9 @@ class LockEntry:
     keyId: str  # noqa: N815
     path: str
     scripts: list[str] = field(default_factory=list)
+    # allowed-tools the user granted at install/review (shown the list, said yes); only these
+    # ever widen permissions, and only from the user's own lockfile (agent.skill_grants).
+    grants: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, skill_id: str, data: Any) -> LockEntry:
@@ -78,7 +81,7 @@ class Lockfile:
 
     def to_text(self) -> str:
         skills = {
-            k: {f: v for f, v in asdict(e).items() if f != "id"}
+            k: {f: v for f, v in asdict(e).items() if f != "id" and not (f == "grants" and not v)}
             for k, e in sorted(self.entries.items())
         }
         return (

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skills_registry import launcher
 from skills_registry.deferred import DeferredTool, qualify
 from skills_registry.errors import McpConfigError, ToolCallError
 
@@ -175,10 +176,16 @@ class McpSource:
             )
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
+        argv, env = launcher.prepare(
+            [self.config.command or "", *self.config.args],
+            Path(self.config.cwd) if self.config.cwd else None,
+            _default_env(),
+        )
+        # Variables the configuration names are meant for the server; inherited ones were scrubbed.
         params = StdioServerParameters(
-            command=self.config.command or "",
-            args=self.config.args,
-            env=self.config.env or None,
+            command=argv[0],
+            args=argv[1:],
+            env={**(env or {}), **self.config.env} or None,
             cwd=self.config.cwd,
         )
         return stdio_client(params, errlog=_stderr_sink())
@@ -330,3 +337,10 @@ def _stderr_sink() -> Any:
     import sys
 
     return sys.stderr
+
+
+def _default_env() -> dict[str, str]:
+    """The environment the MCP SDK gives a stdio server by default (it passes few variables)."""
+    from mcp.client.stdio import get_default_environment
+
+    return dict(get_default_environment())

@@ -14,10 +14,17 @@ from typing import Any
 
 from agent.errors import ToolError
 from agent.protocols import ToolContext
+from agent.sandbox.guard import MemoryGuard
 from agent.tools.base import FunctionTool, external, schema
 from agent.types import ToolOutput, ToolSpec
 
 DEFAULT_TIMEOUT = 120
+
+
+class CommandTimeout(ToolError):
+    """The command ran out of time and was stopped (reported as a timeout, not a failure)."""
+
+
 MAX_TIMEOUT = 1800
 
 
@@ -35,9 +42,18 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
     env = dict(os.environ)
     env.update(session.command_env)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    argv = ["/bin/sh", "-c", command]
+    sandbox = getattr(session, "sandbox", None)
+    guard = None
+    if sandbox is not None:
+        argv = sandbox.shell(
+            command, network=session.network_granted(ctx.call_id), cwd=session.workspace.root
+        )
+        env = sandbox.env(env)
+        guard = MemoryGuard(session.workspace.root)
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_shell(
-        command,
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
         cwd=str(session.workspace.root),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
@@ -57,17 +73,23 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
                 pass
         await proc.wait()
         text = session.redact(out.decode("utf-8", "replace"))
-        raise ToolError(
-            f"command timed out after {timeout:g}s: {command}\n{text[-2000:]}",
+        if guard is not None:
+            guard.undo()
+        raise CommandTimeout(
+            f"command timed out after {timeout:g}s (stopped): {command}\n{text[-2000:]}",
             suggestion="pass a larger timeout, run a narrower command, or run it in the background with output to a file",
         ) from None
     except asyncio.CancelledError:
         _kill_group(proc)
         await proc.wait()
+        if guard is not None:
+            guard.undo()
         raise
     elapsed = time.monotonic() - started
     text = session.redact(out.decode("utf-8", "replace"))
     header = f"exit code {proc.returncode} after {elapsed:.1f}s"
+    if guard is not None and (removed := guard.undo()):
+        header += f"\n[removed {', '.join(removed)}: memory files are added with remember, not by commands]"
     result = external(f"command:{command}", f"{header}\n{text}" if text else header)
     if proc.returncode:
         # Not a failed tool call (the output is what the model needs), but an error to show.

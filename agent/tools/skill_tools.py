@@ -252,11 +252,17 @@ class SkillsContext:
 
     def activate(self, skill: Skill | None) -> None:
         """A skill was loaded (None: none is active): its allowed-tools hold until the user's
-        next turn, replacing the previous skill's."""
+        next turn, replacing the previous skill's. They only narrow what the rules allow; a tool
+        widens only if the user granted it to this installed skill (``agent.skill_grants``)."""
         if self.permissions is not None:
-            self.permissions.skill_allowed = (
-                kiln_tool_names(skill.allowed_tools) if skill else set()
+            allowed = kiln_tool_names(skill.allowed_tools) if skill else set()
+            self.permissions.skill_allowed = allowed
+            grants = (
+                self.permissions.skill_grants.get(str(skill.path.resolve()), set())
+                if skill
+                else set()
             )
+            self.permissions.skill_granted = kiln_tool_names(sorted(grants)) & allowed
         self.active_turn = self.current_turn if skill else None
 
     def tail_block(self, session: SessionView) -> str | None:

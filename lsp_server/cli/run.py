@@ -75,7 +75,8 @@ def workspace_for(root: Path, *, explicit: bool) -> tuple[Path, str]:
 @click.option(
     "--github-event",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Take the task from a GitHub event payload (comment, issue or PR).",
+    help="Take the task from a GitHub event payload (comment, issue or PR); refused unless the "
+    "author has write access (or is in KILN_ALLOWED_USERS) and it is not a fork's PR.",
 )
 @click.option(
     "--verify", help="Command that proves the task is done (run before and after in --ci)."
@@ -86,6 +87,11 @@ def workspace_for(root: Path, *, explicit: bool) -> tuple[Path, str]:
     "--artifacts",
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder for the patch, summary, report and transcript (default: the session folder).",
+)
+@click.option(
+    "--no-sandbox",
+    is_flag=True,
+    help="Run commands unconfined (without bubblewrap/sandbox-exec); --ci otherwise refuses them.",
 )
 @click.option("--resume", "resume", metavar="SESSION", help="Continue an earlier session.")
 @click.option("--provider", help="Model provider (anthropic, openai, local, scripted).")
@@ -106,20 +112,26 @@ def run_cmd(
     commit_branch: str | None,
     author: str | None,
     artifacts: Path | None,
+    no_sandbox: bool,
     resume: str | None,
     provider: str | None,
     model: str | None,
 ) -> None:
     """Run TASK with the agent in the workspace and print the stream."""
-    from lsp_server.headless.github import task_from_event
+    import os
+
+    from lsp_server.headless.github import check_event_actor, task_from_event
     from lsp_server.headless.runner import RunOptions, run_or_exit
 
-    sources = [s for s in (task, task_file, github_event) if s]
-    if len(sources) != 1:
+    sources = [s for s in (task, task_file) if s]
+    if len(sources) > 1 or not (sources or github_event):
         raise click.UsageError("give exactly one of TASK, --task-file or --github-event")
+    if github_event:
+        # Who asked is checked whenever there is an event, even if the task text is given.
+        check_event_actor(github_event, os.environ.get("KILN_ALLOWED_USERS", ""))
     if task_file:
         task = task_file.read_text(encoding="utf-8")
-    elif github_event:
+    elif github_event and not task:
         task = task_from_event(github_event)
     assert task is not None
     if not task.strip():
@@ -149,5 +161,6 @@ def run_cmd(
         provider=provider,
         model=model,
         assume_yes=assume_yes,
+        no_sandbox=no_sandbox,
     )
     run_or_exit(opts)

@@ -90,6 +90,17 @@ def _confirm(summary: dict[str, Any]) -> bool:
     return click.confirm("Install this skill?", default=False, err=True)
 
 
+def _confirm_grant(summary: dict[str, Any]) -> bool:
+    """Ask once, with the list in view, whether the skill's allowed-tools are granted."""
+    if not sys.stdin.isatty():
+        return False
+    return click.confirm(
+        f"Let this skill use {summary['allowedTools']} without asking while it is active?",
+        default=False,
+        err=True,
+    )
+
+
 @click.group(name="skills")
 def skills_group() -> None:
     """Find, review, install and publish skills."""
@@ -173,6 +184,11 @@ def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bo
     is_flag=True,
     help="Refuse unreviewed scripts not pinned in the lockfile (also KILN_CI=1).",
 )
+@click.option(
+    "--grant-tools",
+    is_flag=True,
+    help="Grant the skill's allowed-tools (recorded in the lockfile); without it they only narrow.",
+)
 def install_cmd(
     specs: tuple[str, ...],
     registry: str | None,
@@ -182,9 +198,17 @@ def install_cmd(
     frozen: bool,
     force: bool,
     ci: bool,
+    grant_tools: bool,
 ) -> None:
     """Install ID[@RANGE] (ranges: 1.2.3, ^1.2.3, ~1.2.3, >=1.2.3, *, or a dist-tag)."""
-    installer = Installer(_scope(scope, root), yes=yes, ci=_ci(ci), force=force, confirm=_confirm)
+    installer = Installer(
+        _scope(scope, root),
+        yes=yes,
+        ci=_ci(ci),
+        force=force,
+        confirm=_confirm,
+        grant=(lambda summary: True) if grant_tools else _confirm_grant,
+    )
     if frozen:
         if specs:
             raise UsageError("--frozen installs the lockfile; do not name skills")
@@ -239,7 +263,14 @@ def update_cmd(
     ids: tuple[str, ...], scope: str, root: Path | None, yes: bool, force: bool, ci: bool
 ) -> None:
     """Move locked skills to the newest version their requested range allows."""
-    installer = Installer(_scope(scope, root), yes=yes, ci=_ci(ci), force=force, confirm=_confirm)
+    installer = Installer(
+        _scope(scope, root),
+        yes=yes,
+        ci=_ci(ci),
+        force=force,
+        confirm=_confirm,
+        grant=_confirm_grant,
+    )
     entries = installer.lock.entries
     for skill_id in ids or sorted(entries):
         entry = entries.get(skill_id)

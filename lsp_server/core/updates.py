@@ -211,6 +211,10 @@ def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str,
         call["content"] = [diff_content(root, e.path, e.old_text, e.new_text)]
         call["locations"] = [{"path": _abs(root, e.path)}]
         call["_meta"]["proposalId"] = e.proposal_id
+    elif request.detail:
+        # The full command with its parsed parts, or the memory text: what is approved.
+        call["content"] = [_text_content(request.detail)]
+        call["_meta"]["detail"] = request.detail
     return call
 
 

@@ -39,19 +39,28 @@ class Verification:
 
 
 def run_verify(
-    command: str, root: Path, timeout: float = 1800, env: dict[str, str] | None = None
+    command: str,
+    root: Path,
+    timeout: float = 1800,
+    env: dict[str, str] | None = None,
+    sandbox: Any = None,
 ) -> Verification:
-    """Run the verification command in its own process group, killed whole on timeout or Ctrl-C."""
+    """Run the verification command in its own process group, killed whole on timeout or Ctrl-C;
+    inside the session's sandbox when one is given (the command comes from the repository's
+    side of the trust line as much as any other)."""
     started = time.monotonic()
+    full_env = {**os.environ, **(env or {})}
+    argv = ["/bin/sh", "-c", command]
+    if sandbox is not None:
+        argv, full_env = sandbox.shell(command, cwd=root), sandbox.env(full_env)
     proc = subprocess.Popen(
-        command,
-        shell=True,
+        argv,
         cwd=root,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         errors="replace",
-        env={**os.environ, **(env or {})},
+        env=full_env,
         start_new_session=True,
     )
     try:
@@ -76,9 +85,51 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
         pass
 
 
+# The repository under test is not trusted: its config must not make Kiln's own git calls run
+# programs on the host (hooks, fsmonitor, ssh, pagers, external diff, gpg). Commands the agent
+# starts cannot change .git/config or .git/hooks (read-only in the sandbox), and these options
+# hold even if the checkout arrived with them.
+SAFE_GIT = [
+    "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.sshCommand=false",
+    "-c", "core.pager=cat", "-c", "diff.external=", "-c", "commit.gpgSign=false",
+    "-c", "tag.gpgSign=false", "-c", "gpg.program=false", "-c", "core.askPass=false",
+    "-c", "credential.helper=", "-c", "protocol.allow=never", "--no-pager",
+]  # fmt: skip
+
+
+def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
+    return {**env, **(extra or {})}
+
+
+def filter_overrides(root: Path) -> list[str]:
+    """``-c`` options that switch off every filter driver the config defines (a driver's clean
+    command runs on ``git add``); reading the config runs nothing."""
+    proc = subprocess.run(
+        ["git", *SAFE_GIT, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=git_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    drivers = {k.rsplit(".", 1)[0] for k in proc.stdout.split("\0") if k.count(".") >= 2}
+    out: list[str] = []
+    for driver in sorted(drivers):
+        for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+            out += ["-c", f"{driver}.{key}={value}"]
+    return out
+
+
 def git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
     proc = subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, env={**os.environ, **(env or {})}
+        ["git", *SAFE_GIT, *filter_overrides(root), *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=git_env(env),
+        stdin=subprocess.DEVNULL,
     )
     if check and proc.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
@@ -87,7 +138,12 @@ def git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool =
 
 def is_git_repo(root: Path) -> bool:
     return (
-        subprocess.run(["git", "rev-parse", "--git-dir"], cwd=root, capture_output=True).returncode
+        subprocess.run(
+            ["git", *SAFE_GIT, "rev-parse", "--git-dir"],
+            cwd=root,
+            capture_output=True,
+            env=git_env(),
+        ).returncode
         == 0
     )
 
@@ -107,7 +163,10 @@ def working_tree_patch(root: Path, paths: list[str] | None = None) -> str:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         has_head = (
             subprocess.run(
-                ["git", "rev-parse", "--verify", "HEAD"], cwd=root, capture_output=True
+                ["git", *SAFE_GIT, "rev-parse", "--verify", "HEAD"],
+                cwd=root,
+                capture_output=True,
+                env=git_env(),
             ).returncode
             == 0
         )
@@ -115,8 +174,26 @@ def working_tree_patch(root: Path, paths: list[str] | None = None) -> str:
             git(root, "read-tree", "HEAD", env=env)
         git(root, "add", "-A", "--", *(paths if paths is not None else ["."]), *EXCLUDE, env=env)
         if has_head:
-            return git(root, "diff", "--cached", "--binary", "HEAD", env=env)
-        return git(root, "diff", "--cached", "--binary", "--root", env=env)
+            return git(
+                root,
+                "diff",
+                "--cached",
+                "--binary",
+                "--no-ext-diff",
+                "--no-textconv",
+                "HEAD",
+                env=env,
+            )
+        return git(
+            root,
+            "diff",
+            "--cached",
+            "--binary",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--root",
+            env=env,
+        )
 
 
 def diffstat(patch: str) -> list[dict[str, Any]]:
@@ -142,12 +219,15 @@ def check_branch_options(root: Path, branch: str, author: str | None) -> None:
     from agent.errors import UsageError
 
     if subprocess.run(
-        ["git", "check-ref-format", "--branch", branch], cwd=root, capture_output=True
+        ["git", *SAFE_GIT, "check-ref-format", "--branch", branch],
+        cwd=root,
+        capture_output=True,
+        env=git_env(),
     ).returncode:
         raise UsageError(f"--commit-branch {branch!r} is not a valid branch name")
     if (
         subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+            ["git", *SAFE_GIT, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
             cwd=root,
             capture_output=True,
         ).returncode
@@ -172,6 +252,7 @@ def commit_branch(
         "-c",
         "user.email=kiln@localhost",
         "commit",
+        "--no-verify",
         "-q",
         "-m",
         message,
@@ -179,7 +260,7 @@ def commit_branch(
         *paths,
     ]
     if author:
-        args[6:6] = ["--author", author]
+        args[7:7] = ["--author", author]
     git(root, *args)
     return git(root, "rev-parse", "HEAD").strip()
 

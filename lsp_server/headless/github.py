@@ -1,10 +1,12 @@
-"""Turn a GitHub Actions event payload into a task: the comment that mentions Kiln, or the issue."""
+"""GitHub Actions events: who may start a run (write access, never a fork's pull request), and
+the task they ask for (the comment that mentions Kiln, or the issue)."""
 
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from agent.errors import UsageError
 
@@ -12,14 +14,7 @@ TRIGGER = re.compile(r"^\s*(/kiln|@kiln)\b[:,]?\s*", re.IGNORECASE)
 
 
 def task_from_event(path: Path) -> str:
-    try:
-        event = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"GitHub event file not found: {path}") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"GitHub event file {path} is not JSON: {exc}") from None
-    if not isinstance(event, dict):
-        raise UsageError(f"GitHub event file {path} must hold a JSON object")
+    event = _load(path)
     comment = (event.get("comment") or {}).get("body")
     if comment:
         task = TRIGGER.sub("", comment, count=1).strip()
@@ -37,3 +32,66 @@ def task_from_event(path: Path) -> str:
         f"no task found in GitHub event {path}",
         hint="expected a comment body, an issue or a pull request",
     )
+
+
+WRITE_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
+
+
+def _actor(event: dict[str, Any]) -> tuple[str, str]:
+    """(login, author_association) of whoever asked: the comment's, review's, issue's or pull
+    request's author; the association GitHub put in the payload, never anything the text says."""
+    for key in ("comment", "review", "issue", "pull_request"):
+        item = event.get(key)
+        if isinstance(item, dict) and item.get("author_association"):
+            login = (item.get("user") or {}).get("login") or ""
+            return str(login), str(item["author_association"]).upper()
+    sender = event.get("sender") or {}
+    return str(sender.get("login") or ""), ""
+
+
+def _from_fork(event: dict[str, Any]) -> bool:
+    pr = event.get("pull_request")
+    if not isinstance(pr, dict):
+        return False
+    head = ((pr.get("head") or {}).get("repo")) or {}
+    base = ((pr.get("base") or {}).get("repo")) or {}
+    if head.get("fork") is True:
+        return True
+    return bool(head.get("full_name")) and head.get("full_name") != base.get("full_name")
+
+
+def check_event_actor(path: Path, allowed_users: str = "") -> None:
+    """Refuse a run that someone without write access asked for, or that comes from a fork.
+
+    A run holds the repository's model keys and a write token; on a public repository anyone
+    can comment "/kiln", and a pull request from a fork carries code its author controls.
+    """
+    event = _load(path)
+    login, association = _actor(event)
+    allowed = {u.strip().lstrip("@").lower() for u in allowed_users.split(",") if u.strip()}
+    if _from_fork(event):
+        raise UsageError(
+            "refusing a run for a pull request from a fork: its code must never run with this "
+            "repository's secrets",
+            hint="run Kiln on the fork's own repository, or check the changes out as a maintainer",
+        )
+    if association in WRITE_ASSOCIATIONS or (login and login.lower() in allowed):
+        return
+    who = f"@{login}" if login else "the event's sender"
+    raise UsageError(
+        f"refusing a run started by {who} (author_association {association or 'unknown'}): "
+        "only OWNER, MEMBER or COLLABORATOR may start Kiln",
+        hint="add the login to the action's allowed-users input (KILN_ALLOWED_USERS) to trust it",
+    )
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        event = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"GitHub event file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"GitHub event file {path} is not JSON: {exc}") from None
+    if not isinstance(event, dict):
+        raise UsageError(f"GitHub event file {path} must hold a JSON object")
+    return event

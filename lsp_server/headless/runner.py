@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import signal
 import sys
@@ -45,6 +46,12 @@ class RunOptions:
     model: str | None = None
     assume_yes: bool = False
     cwd: str = ""  # the user's directory relative to root, when kiln ran from a subdirectory
+    no_sandbox: bool = False
+
+    @property
+    def sandbox(self) -> str:
+        """ "off" with --no-sandbox; "required" in --ci (refuse commands without a sandbox)."""
+        return "off" if self.no_sandbox else ("required" if self.ci else "auto")
 
 
 def _asker(opts: RunOptions) -> Any:
@@ -59,6 +66,7 @@ def _asker(opts: RunOptions) -> Any:
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[bool] = loop.create_future()
         why = f" ({request.reason})" if request.reason else ""
+        shown = approval_text(request)
 
         def settle(ok: bool) -> None:
             if not answer.done():
@@ -66,6 +74,8 @@ def _asker(opts: RunOptions) -> Any:
 
         def question() -> None:
             try:
+                if shown:
+                    click.echo(shown, err=True)
                 ok = click.confirm(f"Allow {request.title}{why}?", default=False, err=True)
             except (click.Abort, EOFError, KeyboardInterrupt):
                 ok = False
@@ -75,6 +85,29 @@ def _asker(opts: RunOptions) -> Any:
         return "allow_once" if await answer else "reject_once"
 
     return ask
+
+
+def approval_text(request: PermissionRequest) -> str:
+    """What the user is asked to approve: the diff of an edit, the command and its parts, the
+    memory text; marked when untrusted content came before it."""
+    lines = []
+    if request.from_external:
+        lines.append(
+            "! requested after reading content from outside your trust "
+            "(files, command output, web, MCP, third-party skills)"
+        )
+    if request.edit is not None:
+        e = request.edit
+        lines += difflib.unified_diff(
+            e.old_text.splitlines(),
+            e.new_text.splitlines(),
+            f"a/{e.path}",
+            f"b/{e.path}",
+            lineterm="",
+        )
+    elif request.detail:
+        lines.append(request.detail)
+    return "\n".join(lines)
 
 
 def _task_text(opts: RunOptions) -> str:
@@ -107,7 +140,7 @@ def run(opts: RunOptions) -> int:
         provider=opts.provider,
         model=opts.model,
         redact_env=opts.ci,
-        extra={"user_cwd": opts.cwd} if opts.cwd else {},
+        extra={"sandbox": opts.sandbox, **({"user_cwd": opts.cwd} if opts.cwd else {})},
     )
     if opts.ci and not ci.is_git_repo(opts.root):
         raise KilnError(
@@ -117,7 +150,11 @@ def run(opts: RunOptions) -> int:
     if opts.ci and opts.commit_branch:
         ci.check_branch_options(opts.root, opts.commit_branch, opts.author)
     dirty_before = ci.dirty_paths(opts.root) if opts.ci else set()
-    before = ci.run_verify(opts.verify, opts.root) if opts.verify and opts.ci else None
+    before = (
+        ci.run_verify(opts.verify, opts.root, sandbox=_verify_sandbox(opts))
+        if opts.verify and opts.ci
+        else None
+    )
     if opts.resume:
         session = Session.load(opts.resume, host=host, config=config)
     else:
@@ -126,6 +163,22 @@ def run(opts: RunOptions) -> int:
         session.store.update(session.id, title=session.state["title"])
     reason = _drive(session, _task_text(opts))
     return _finish(opts, session, reason, before, events, dirty_before)
+
+
+def _verify_sandbox(opts: RunOptions) -> Any:
+    """The sandbox the verification runs in before the session exists (same policy)."""
+    from agent.sandbox import Sandbox, load_policy
+    from agent.session_store import kiln_home
+
+    home = kiln_home()
+    policy = load_policy(opts.root, home, "ci" if opts.ci else opts.mode)
+    return Sandbox(
+        opts.root,
+        policy,
+        kiln_home=home,
+        required=opts.sandbox == "required",
+        disabled=opts.sandbox == "off",
+    )
 
 
 def _drive(session: Session, text: str) -> str:
@@ -222,7 +275,7 @@ def _ci_outputs(
             for m in session.transcript.messages
             for b in m["content"]
         )
-        report.verify_after = ci.run_verify(opts.verify, opts.root)
+        report.verify_after = ci.run_verify(opts.verify, opts.root, sandbox=session.sandbox)
     # What this run changed: files that became dirty during it, plus files the agent edited
     # that were dirty already; never the run's own artifacts or files dirty before it.
     after = ci.dirty_paths(opts.root)

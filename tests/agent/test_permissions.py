@@ -22,9 +22,9 @@ from agent.permissions import Permissions, classify_command, load_rules
         ("rm -rf ~", "destructive"),
         ("rm -rf /", "destructive"),
         ("sudo ls", "destructive"),
-        ("git push origin main", "destructive"),
-        ("cat ~/.ssh/id_rsa", "destructive"),
-        ("pip install requests", "destructive"),
+        ("git push origin main", "network"),
+        ("cat ~/.ssh/id_rsa", "secrets"),
+        ("pip install requests", "network"),
         ("rm -rf build/", None),
         ("git status", None),
     ],
@@ -55,7 +55,9 @@ def test_external_content_raises_the_bar() -> None:
     perms = Permissions("auto-edit")
     assert perms.check("edit_file", {"path": "KILN.md"}, from_external=True).verdict == "ask"
     assert perms.check("edit_file", {"path": "src/a.py"}, from_external=True).verdict == "allow"
-    assert Permissions("yolo").check("remember", {"text": "x"}, from_external=True).verdict == "ask"
+    # yolo asks nothing, as the README says; the flag still marks the action for the panels
+    yolo = Permissions("yolo").check("remember", {"text": "x"}, from_external=True)
+    assert (yolo.verdict, yolo.external) == ("allow", True)
     assert Permissions("ci").check("edit_file", {"path": ".kiln/settings.json"}).verdict == "deny"
 
 

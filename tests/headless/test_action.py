@@ -44,7 +44,10 @@ def test_run_script_fixes_and_publishes_outputs(failing_repo: Path, tmp_path: Pa
     event = tmp_path / "event.json"
     event.write_text(
         json.dumps(
-            {"comment": {"body": "/kiln fix the add test"}, "issue": {"number": 3, "title": "t"}}
+            {
+                "comment": {"body": "/kiln fix the add test", "author_association": "OWNER"},
+                "issue": {"number": 3, "title": "t"},
+            }
         )
     )
     output, step_summary = tmp_path / "github_output", tmp_path / "step_summary.md"

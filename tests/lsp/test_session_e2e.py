@@ -133,32 +133,42 @@ async def _wait_for_pid(path: Path) -> int:
     raise AssertionError("the command never started")
 
 
-def _gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            return any(line.startswith("State:\tZ") for line in fh)
-    except FileNotFoundError:
-        return True
+def _running(tag: str) -> bool:
+    """Whether a host process has ``tag`` in its command line (the command runs in a PID
+    namespace, so the pid it writes is not a host pid)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and tag.encode() in (proc / "cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
-async def _wait_gone(pid: int) -> bool:
+async def _wait_gone(tag: Path) -> bool:
     for _ in range(100):
-        if _gone(pid):
+        if not _running(str(tag)):
             return True
         await asyncio.sleep(0.05)
     return False
 
 
-SLEEPER = (
-    "python3 -c \"import os,time; open('pid.txt','w').write(str(os.getpid())); time.sleep(60)\""
-)
+def sleeper(tag: Path) -> str:
+    """A command that records that it started, then sleeps; ``tag`` marks its command line."""
+    return (
+        "python3 -c \"import os,time; open('pid.txt','w').write(str(os.getpid())); "
+        f'time.sleep(60)" {tag}'
+    )
 
 
 async def test_cancel_notification_resolves_the_prompt_and_kills_the_command(
     workspace: Path, scripted_env: object
 ) -> None:
     steps = [
-        {"text": "running", "tool_calls": [{"name": "run_command", "input": {"command": SLEEPER}}]},
+        {
+            "text": "running",
+            "tool_calls": [{"name": "run_command", "input": {"command": sleeper(workspace)}}],
+        },
         "after cancel",
     ]
     async with running(workspace, scripted_env(steps), options={"mode": "yolo"}) as editor:  # type: ignore[operator]
@@ -166,13 +176,14 @@ async def test_cancel_notification_resolves_the_prompt_and_kills_the_command(
         prompt = asyncio.ensure_future(
             editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "sleep"})
         )
-        pid = await _wait_for_pid(workspace / "pid.txt")
+        await _wait_for_pid(workspace / "pid.txt")
+        assert _running(str(workspace))  # seen on the host before it is stopped
         status = await editor.request("kiln/index/status", {})  # answered mid-turn
         assert status["root"] == str(workspace)
         editor.notify("kiln/session/cancel", {"sessionId": sid})
         result = await prompt
         assert result["stopReason"] == "cancelled"
-        assert await _wait_gone(pid)
+        assert await _wait_gone(workspace)
         # The running tool call was closed on the wire before the answer, not left in_progress.
         started = editor.updates_for(sid, "tool_call")[-1]
         ends = [
@@ -193,7 +204,10 @@ async def test_cancel_notification_resolves_the_prompt_and_kills_the_command(
 
 async def test_cancel_request_is_a_hard_cancel(workspace: Path, scripted_env: object) -> None:
     steps = [
-        {"text": "running", "tool_calls": [{"name": "run_command", "input": {"command": SLEEPER}}]},
+        {
+            "text": "running",
+            "tool_calls": [{"name": "run_command", "input": {"command": sleeper(workspace)}}],
+        },
         "next turn",
     ]
     async with running(workspace, scripted_env(steps), options={"mode": "yolo"}) as editor:  # type: ignore[operator]
@@ -201,14 +215,15 @@ async def test_cancel_request_is_a_hard_cancel(workspace: Path, scripted_env: ob
         future = editor.protocol.send_request_async(
             "kiln/session/prompt", {"sessionId": sid, "prompt": "sleep"}, msg_id="hard-1"
         )
-        pid = await _wait_for_pid(workspace / "pid.txt")
+        await _wait_for_pid(workspace / "pid.txt")
+        assert _running(str(workspace))  # seen on the host before it is stopped
         editor.notify("$/cancelRequest", types.CancelParams(id="hard-1"))
         try:
             outcome = await asyncio.wait_for(future, 20)
             assert outcome["stopReason"] == "cancelled"
         except Exception as exc:  # -32800 is the other legal answer to a cancelled request
             assert getattr(exc, "code", None) == -32800, exc
-        assert await _wait_gone(pid)
+        assert await _wait_gone(workspace)
         listed = await editor.request("kiln/session/list", {})
         assert listed["sessions"][0]["busy"] is False
         again = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "go on"})
@@ -300,20 +315,24 @@ async def test_client_disconnect_mid_turn_saves_the_session(
     workspace: Path, scripted_env: object
 ) -> None:
     steps = [
-        {"text": "running", "tool_calls": [{"name": "run_command", "input": {"command": SLEEPER}}]}
+        {
+            "text": "running",
+            "tool_calls": [{"name": "run_command", "input": {"command": sleeper(workspace)}}],
+        }
     ]
     async with running(workspace, scripted_env(steps), options={"mode": "yolo"}) as editor:  # type: ignore[operator]
         sid = (await editor.request("kiln/session/new", {}))["sessionId"]
         asyncio.ensure_future(
             editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "x"})
         )
-        pid = await _wait_for_pid(workspace / "pid.txt")
+        await _wait_for_pid(workspace / "pid.txt")
+        assert _running(str(workspace))  # seen on the host before it is stopped
         server = editor._server
         assert server is not None and server.stdin is not None
         server.stdin.close()  # the editor crashes: stdin hits EOF
         code = await asyncio.wait_for(server.wait(), 20)
         assert code == 0
-        assert await _wait_gone(pid)
+        assert await _wait_gone(workspace)
     info = SessionStore().get(sid)
     assert info["status"] == "idle"
     messages = SessionStore().messages(sid)

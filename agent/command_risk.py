@@ -1,0 +1,79 @@
+"""What a parsed simple command would do that needs a human: reach the network, destroy data, or
+touch credentials. The labels drive prompts and the ``ci`` refusals; the sandbox, not this list,
+is what actually stops a command that slips past it (``python -c`` opening a socket)."""
+
+from __future__ import annotations
+
+import re
+
+from agent.shell_parse import ParsedCommand, SimpleCommand
+
+NETWORK_COMMANDS = {
+    "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp",
+    "socat", "nmap", "ping", "dig", "nslookup", "host", "http", "https", "aria2c", "gh",
+}  # fmt: skip
+GIT_NETWORK = {"push", "fetch", "pull", "clone", "ls-remote", "submodule", "remote"}
+INSTALLERS = {
+    "pip": {"install", "download"},
+    "pip3": {"install", "download"},
+    "uv": {"add", "sync", "pip"},
+    "poetry": {"add", "install", "update"},
+    "npm": {"install", "i", "add", "ci", "publish"},
+    "npx": None,
+    "yarn": {"add", "install"},
+    "pnpm": {"add", "install", "i"},
+    "gem": {"install"},
+    "cargo": {"install", "add", "publish"},
+    "go": {"get", "install"},
+    "apt": {"install"},
+    "apt-get": {"install", "update"},
+}
+DESTRUCTIVE = [
+    re.compile(r"^rm (.* )?-[a-zA-Z]*[rRf][a-zA-Z]* (.* )?(/|~|\$HOME|\*|\.\.?|/\S*)( |$)"),
+    re.compile(r"^rm (.* )?/\S*"),
+    re.compile(r"^(sudo|doas|su)( |$)"),
+    re.compile(r"^mkfs(\.\w+)?( |$)"),
+    re.compile(r"^dd .*\bof=/dev/"),
+    re.compile(r"^(shutdown|reboot|halt|poweroff)( |$)"),
+    re.compile(r"^git (.* )?(reset (.* )?--hard|clean (.* )?-[a-z]*f)"),
+    re.compile(r"^chmod (.* )?-R [0-7]{3,4} /"),
+    re.compile(r"^(chown|chmod) .*( /|~)( |$)"),
+]
+SECRET_PATHS = re.compile(
+    r"(~|\$HOME|\$\{HOME\}|/root|/home/[^/ ]+)/\.(ssh|aws|netrc|gnupg|config/gh|docker|kube|git-credentials)"
+    r"|/etc/(shadow|gshadow|sudoers)"
+)
+
+
+def command_risk(command: SimpleCommand) -> str | None:
+    argv = command.argv
+    if not argv:
+        return None
+    name = command.name
+    line = " ".join(argv)
+    if SECRET_PATHS.search(line):
+        return "secrets"
+    if name in NETWORK_COMMANDS or re.search(r"\b(https?|ftp|ssh|git)://", line):
+        return "network"
+    if name == "git" and any(a in GIT_NETWORK for a in argv[1:3]):
+        return "network"
+    module_args = argv[2:] if len(argv) > 2 and argv[1] == "-m" else None
+    if name.startswith("python") and module_args and module_args[0] in INSTALLERS:
+        name, argv = module_args[0], tuple(module_args)
+    if name in INSTALLERS:
+        verbs = INSTALLERS[name]
+        if verbs is None or (len(argv) > 1 and argv[1] in verbs):
+            return "network"
+    stripped = " ".join([name, *argv[1:]])
+    if any(p.search(stripped) for p in DESTRUCTIVE):
+        return "destructive"
+    return None
+
+
+def line_risk(parsed: ParsedCommand) -> str | None:
+    """The most serious risk of any simple command in the line."""
+    risks = {command_risk(c) for c in parsed.commands} - {None}
+    for label in ("secrets", "destructive", "network"):
+        if label in risks:
+            return label
+    return None

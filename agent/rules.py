@@ -1,0 +1,123 @@
+"""The permission rule vocabulary: one spelling per subject, Claude Code's spellings as aliases.
+
+A rule is ``NAME`` or ``NAME(pattern)``. The name says what the pattern is matched against:
+
+- command rules — ``run_command(...)``, alias ``Bash(...)``: a glob over ONE simple command of a
+  parsed shell line (``pytest*``; Claude's prefix form ``npm run test:*`` means ``npm run test``
+  or ``npm run test *``). Without a pattern: every command.
+- write rules — ``write(...)``, aliases ``edit_file``, ``write_file``, ``Edit``, ``Write``,
+  ``MultiEdit``, ``NotebookEdit``: a path glob checked for EVERY write — edit_file, write_file,
+  remember (the memory file), any other tool given a ``path``, and every file a shell line writes
+  through a redirection or ``tee``.
+- read rules — ``read(...)``, aliases ``read_file``, ``Read``: a path glob checked for the tools
+  that read files (read_file, list_files, grep).
+- any other name is a tool name glob (``remember``, ``mcp__github__*``, ``skill``), optionally with
+  a pattern over its ``path``/``name`` argument.
+
+Path globs are relative to the workspace root (``secrets/**``); ``//abs/**``
+is absolute, ``~/x`` is under the home folder, a pattern starting with the workspace's own
+absolute path is taken as written, and any other single leading ``/`` (Claude's "relative to the
+project") is the workspace root.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Kind = Literal["command", "write", "read", "tool"]
+
+RULE_RE = re.compile(r"([\w\-\*\.]+)(?:\((.*)\))?", re.DOTALL)
+COMMAND_NAMES = {"run_command", "bash", "shell"}
+WRITE_NAMES = {"write", "edit_file", "write_file", "edit", "multiedit", "notebookedit"}
+READ_NAMES = {"read", "read_file"}
+READ_PATH_TOOLS = {"read_file", "list_files", "grep"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    text: str
+    kind: Kind
+    name: str  # the tool name glob for "tool" rules
+    pattern: str | None
+
+    def matches_command(self, words: tuple[str, ...]) -> bool:
+        if self.kind != "command":
+            return False
+        if self.pattern is None:
+            return True
+        line = " ".join(words)
+        pattern = self.pattern
+        if pattern.endswith(":*"):  # Claude Code's prefix rule
+            prefix = pattern[:-2]
+            return line == prefix or line.startswith(prefix + " ")
+        return fnmatch.fnmatchcase(line, pattern)
+
+    def matches_path(self, kind: Kind, path: str, root: Path) -> bool:
+        if self.kind != kind:
+            return False
+        if self.pattern is None:
+            return True
+        return path_matches(self.pattern, path, root)
+
+    def matches_tool(self, tool: str, subject: str) -> bool:
+        if self.kind != "tool" or not fnmatch.fnmatchcase(tool, self.name):
+            return False
+        return self.pattern is None or fnmatch.fnmatchcase(subject, self.pattern)
+
+
+def parse_rule(text: str) -> Rule:
+    """A rule from its text; ValueError with the reason when it is not one."""
+    m = RULE_RE.fullmatch(text.strip())
+    if not m:
+        raise ValueError("a rule is NAME or NAME(pattern), e.g. run_command(make *)")
+    name, pattern = m.group(1), m.group(2)
+    if pattern is not None and not pattern.strip():
+        raise ValueError("the pattern inside ( ) is empty")
+    low = name.lower()
+    if low in COMMAND_NAMES:
+        return Rule(text, "command", "run_command", pattern)
+    if low in WRITE_NAMES:
+        return Rule(text, "write", "write", pattern)
+    if low in READ_NAMES:
+        return Rule(text, "read", "read", pattern)
+    return Rule(text, "tool", name, pattern)
+
+
+def path_matches(pattern: str, path: str, root: Path) -> bool:
+    """Whether ``path`` (absolute, or relative to ``root``) matches a rule's path glob."""
+    absolute = Path(path) if os.path.isabs(path) else root / path
+    absolute = Path(os.path.normpath(absolute))
+    if pattern.startswith("//"):
+        target, candidate = pattern[1:], absolute.as_posix()
+    elif pattern.startswith("~/"):
+        target, candidate = os.path.expanduser(pattern), absolute.as_posix()
+    elif _under(Path(pattern.split("*")[0] or "."), root):
+        target, candidate = pattern, absolute.as_posix()  # spelled with the workspace's path
+    elif pattern.startswith("/"):
+        target, candidate = pattern.lstrip("/"), _relative(absolute, root)
+    else:
+        target, candidate = pattern, _relative(absolute, root)
+    if candidate is None:
+        return False
+    if fnmatch.fnmatchcase(candidate, target):
+        return True
+    # "dir/**" also covers the folder itself, and "**/x" covers x at the top.
+    if target.endswith("/**") and candidate == target[:-3]:
+        return True
+    return target.startswith("**/") and fnmatch.fnmatchcase(candidate, target[3:])
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None

@@ -1,0 +1,141 @@
+"""The OS sandbox around every command the agent starts (run_command, ``--verify``, skill
+scripts, sidecar tools, stdio MCP servers).
+
+``Sandbox`` turns a command into a confined one: on Linux through bubblewrap (``bwrap``), on
+macOS through ``sandbox-exec``. Without a backend, commands run unconfined — unless the host made
+the sandbox ``required`` (``kiln run --ci`` without ``--no-sandbox``), in which case they are
+refused. The policy (``agent.sandbox.policy``) comes from the settings files; the network is off
+unless granted for the command (a yes to a network command, ``network_commands``) or the session
+(``network``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from agent.errors import ToolError
+from agent.sandbox import bwrap, seatbelt
+from agent.sandbox.env import scrub
+from agent.sandbox.policy import SandboxPolicy, load_policy
+
+__all__ = ["Sandbox", "SandboxPolicy", "SandboxUnavailable", "find_backend", "load_policy"]
+
+SHELL = "/bin/sh"
+
+
+class SandboxUnavailable(ToolError):
+    """Commands are refused: the sandbox is required but no backend works here."""
+
+
+def find_backend() -> tuple[str, str] | None:
+    """(name, executable) of a working backend, or None."""
+    if sys.platform == "darwin" and Path(seatbelt.SANDBOX_EXEC).exists():
+        return "seatbelt", seatbelt.SANDBOX_EXEC
+    if sys.platform.startswith("linux"):
+        # KILN_BWRAP names the bubblewrap executable to use (one that is not there: none).
+        named = os.environ.get("KILN_BWRAP")
+        exe = (named if os.access(named, os.X_OK) else None) if named else shutil.which("bwrap")
+        if exe:
+            return "bwrap", exe
+    return None
+
+
+class Sandbox:
+    """One session's sandbox: its policy, its private temp folder, its backend."""
+
+    def __init__(
+        self,
+        root: Path,
+        policy: SandboxPolicy,
+        *,
+        kiln_home: Path,
+        required: bool = False,
+        disabled: bool = False,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.policy = policy
+        self.kiln_home = Path(kiln_home)
+        self.required = required
+        self.backend = None if disabled or not policy.enabled else find_backend()
+        self._tmp: Path | None = None
+        # Paths the permission rules deny writing (read-only here) or reading (hidden here), so
+        # a command cannot do through an interpreter what the rules refuse to a tool.
+        self.readonly: list[Path] = []
+        self.denied_reads: list[Path] = []
+
+    @property
+    def confined(self) -> bool:
+        return self.backend is not None
+
+    def status(self) -> str:
+        """One line for status bars: how commands run."""
+        if self.backend is None:
+            if self.required:
+                return "commands are refused: no sandbox (install bubblewrap or pass --no-sandbox)"
+            return "commands are unconfined (no sandbox: install bubblewrap)"
+        net = "network on" if self.policy.network else "no network"
+        return f"commands run in the {self.backend[0]} sandbox ({net} unless granted)"
+
+    def tmp(self) -> Path:
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="kiln-sandbox-"))
+        return self._tmp
+
+    def wrap(self, argv: list[str], *, network: bool = False, cwd: Path | None = None) -> list[str]:
+        """``argv`` as a confined command line (or as is, when unconfined and allowed)."""
+        if self.backend is None:
+            if self.required:
+                raise SandboxUnavailable(
+                    "commands are refused: the sandbox is required and no backend is available "
+                    "(bubblewrap on Linux, sandbox-exec on macOS)",
+                    suggestion="install bubblewrap (apt-get install bubblewrap) or run with --no-sandbox",
+                )
+            return argv
+        net = network or self.policy.network
+        common = dict(
+            root=self.root,
+            tmp=self.tmp(),
+            writable=list(self.policy.write),
+            hidden=[*self.policy.hide, *self.denied_reads],
+            readable=[self.kiln_home / "skills"],
+            network=net,
+            readonly=list(self.readonly),
+        )
+        if self.backend[0] == "seatbelt":
+            return seatbelt.build_argv(argv, **common)  # type: ignore[arg-type]
+        return bwrap.build_argv(self.backend[1], argv, cwd=Path(cwd or self.root), **common)  # type: ignore[arg-type]
+
+    def shell(self, command: str, *, network: bool = False, cwd: Path | None = None) -> list[str]:
+        return self.wrap([SHELL, "-c", command], network=network, cwd=cwd)
+
+    def env(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment for a command: secrets scrubbed when confined (and when required)."""
+        env = dict(os.environ if base is None else base)
+        if self.backend is None and not self.required:
+            return scrub(env, self.policy.env_pass) if self.policy.enabled else env
+        env = scrub(env, self.policy.env_pass)
+        if self.backend is not None:
+            env["TMPDIR"] = "/tmp" if self.backend[0] == "bwrap" else str(self.tmp())
+        return env
+
+    def launcher(self):  # type: ignore[no-untyped-def]
+        """The hook skills_registry calls to start skill scripts and stdio MCP servers; the
+        network only when ``network_commands`` names the command line."""
+        from agent.rules import parse_rule
+
+        rules = [parse_rule(r) for r in self.policy.network_commands]
+
+        def launch(argv: list[str], cwd: Path | None, env: dict[str, str] | None):  # type: ignore[no-untyped-def]
+            network = any(r.matches_command(tuple(argv)) for r in rules)
+            return self.wrap(argv, network=network, cwd=cwd), self.env(env)
+
+        return launch
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None

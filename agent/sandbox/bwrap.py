@@ -1,0 +1,83 @@
+"""The Linux backend: a bubblewrap (``bwrap``) command line around the command.
+
+The whole filesystem is mounted read-only; the workspace and a private temp folder (at ``/tmp``)
+are bound writable; secret paths are covered (a folder by an empty tmpfs, a file by
+``/dev/null``); repository config that makes git or Kiln run code on their own (``.git/config``,
+``.git/hooks``, ``.git/info``, ``.kiln/``) stays read-only inside the workspace. The command gets
+fresh PID, IPC, UTS and (unless granted) network namespaces, so it cannot signal host processes,
+reach the host's abstract sockets or open any connection; ``--die-with-parent`` and the PID
+namespace end every process it started when it ends.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# Local daemons a command could drive to escape (a Docker socket is root on the host).
+DAEMON_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+)
+PROTECTED_IN_WORKSPACE = (
+    ".git/config", ".git/hooks", ".git/info", ".kiln", ".claude", ".agents", "KILN.md",
+    "AGENTS.md", "CLAUDE.md", ".envrc",
+)  # fmt: skip
+
+
+def build_argv(
+    bwrap: str,
+    argv: list[str],
+    *,
+    root: Path,
+    cwd: Path,
+    tmp: Path,
+    writable: list[Path],
+    hidden: list[Path],
+    readable: list[Path],
+    network: bool,
+    readonly: list[Path] = (),  # type: ignore[assignment]
+) -> list[str]:
+    args = [
+        bwrap,
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
+    if not network:
+        args.append("--unshare-net")
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args += ["--bind", str(tmp), "/tmp"]
+    args += ["--bind", str(root), str(root)]
+    for path in writable:
+        if path.exists():
+            args += ["--bind", str(path), str(path)]
+    for path in [*hidden, *(Path(s) for s in DAEMON_SOCKETS)]:
+        args += _hide(path, root)
+    for path in readable:  # given back read-only inside a hidden folder (user skills)
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    protected = [root / rel for rel in PROTECTED_IN_WORKSPACE] + list(readonly)
+    for path in protected:
+        if path.exists() and not path.is_symlink():
+            args += ["--ro-bind", str(path), str(path)]
+    args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *argv]
+    return args
+
+
+def _hide(path: Path, root: Path) -> list[str]:
+    if not path.exists() and not path.is_symlink():
+        return []
+    if path == root or path in root.parents:
+        return []  # never cover the workspace itself
+    out: list[str] = []
+    for target in {path, path.resolve()}:
+        if target.is_dir():
+            out += ["--tmpfs", str(target)]
+        elif target.exists():
+            out += ["--ro-bind", "/dev/null", str(target)]
+    return out

@@ -1,0 +1,46 @@
+"""The environment a sandboxed command gets: the host's, minus anything that looks secret.
+
+A variable is dropped when its NAME looks like a credential (KEY, TOKEN, SECRET, PASSWORD,
+PASSWD, CREDENTIAL, AUTH, COOKIE, PRIVATE, SESSION, DSN; cloud and CI credential prefixes) or its
+VALUE has the shape of a well-known token (``ghp_``, ``github_pat_``, ``sk-``, ``AKIA``,
+``xox?-``, a PEM private key). ``env_pass`` in the user's settings keeps named variables anyway.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE|SESSION|DSN|WEBHOOK",
+    re.IGNORECASE,
+)
+SECRET_PREFIXES = (
+    "AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_", "GH_", "GITHUB_TOKEN",
+    "ACTIONS_", "NPM_", "PYPI_", "TWINE_", "DOCKER_", "HF_", "HUGGING", "ANTHROPIC_", "OPENAI_",
+    "KILN_",
+)  # fmt: skip
+SECRET_VALUE = re.compile(
+    r"^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|rk_live_|AKIA|ASIA|xox[abpr]-|AIza)"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+)
+# Harmless names that match the patterns above.
+KEEP = {"XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_SESSION_DESKTOP", "KEYTIMEOUT"}
+
+
+def is_secret(name: str, value: str) -> bool:
+    if name in KEEP:
+        return False
+    upper = name.upper()
+    return bool(
+        SECRET_NAME.search(upper)
+        or upper.startswith(SECRET_PREFIXES)
+        or upper == "SSH_AUTH_SOCK"
+        or SECRET_VALUE.search(value)
+    )
+
+
+def scrub(env: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
+    """``env`` without secret-looking variables (``keep`` names survive)."""
+    kept = set(keep)
+    return {k: v for k, v in env.items() if k in kept or not is_secret(k, v)}

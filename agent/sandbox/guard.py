@@ -1,0 +1,39 @@
+"""Memory files a command must not create: read-only binds cannot cover a file that does not
+exist yet, so the files a command created at these names are removed when it ends (the PID
+namespace has ended every process it started by then, so nothing can race the check)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# At the workspace root: memory and settings loaded into every session, skill folders whose
+# contents the next session would offer, and direnv's auto-run file.
+GUARDED = (
+    "KILN.md", "AGENTS.md", "CLAUDE.md", ".envrc", ".kiln/settings.json", ".kiln/mcp.json",
+    ".kiln/skills", ".claude", ".agents",
+)  # fmt: skip
+
+
+class MemoryGuard:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.absent = [name for name in GUARDED if not _exists(self.root / name)]
+
+    def undo(self) -> list[str]:
+        """Remove what the command created at guarded names; returns their names."""
+        removed = []
+        for name in self.absent:
+            path = self.root / name
+            if _exists(path):
+                if path.is_dir() and not path.is_symlink():
+                    import shutil
+
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+                removed.append(name)
+        return removed
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or path.is_symlink()

@@ -1,0 +1,166 @@
+"""The sandbox policy: what a command the agent starts may see, write and reach.
+
+Read from the ``"sandbox"`` object of ``$KILN_HOME/settings.json`` (the user's) and of
+``.kiln/settings.json`` (the project's). The project file comes with the repository, which may be
+hostile (a pull request under CI), so it may only NARROW: it can add hidden paths and turn the
+network off, never add writable paths, network, passed-through secrets or switch the sandbox off;
+such keys there are ignored with a warning. Schema (every key optional)::
+
+    {"sandbox": {
+        "enabled": true,            # user file only: false runs commands unconfined
+        "network": false,           # user file only: network for every command of a session
+        "network_commands": [],     # user file only: command rules granted the network,
+                                    #   e.g. ["pip install *", "Bash(npm ci)"]
+        "write": [],                # user file only: extra writable paths ("~/.cache/pip")
+        "hide": [],                 # extra paths made invisible (files or folders)
+        "env_pass": [],             # user file only: variables passed although they look secret
+        "modes": {"ci": {...}, "ask": {...}, "auto-edit": {...}, "yolo": {...}}
+                                    # per-mode values of network / network_commands / write
+    }}
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.errors import ConfigError
+from agent.permissions import read_settings
+from agent.rules import parse_rule
+
+# Credentials under $HOME that no command needs to read; hidden (tmpfs / empty file) in the sandbox.
+HOME_SECRETS = (
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config/gh",
+    ".config/gcloud",
+    ".config/hub",
+    ".netrc",
+    ".git-credentials",
+    ".gnupg",
+    ".docker/config.json",
+    ".kube",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".password-store",
+)
+SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
+WIDENING_KEYS = ("enabled", "network", "network_commands", "write", "env_pass")
+MODE_KEYS = ("network", "network_commands", "write")
+
+
+@dataclass
+class SandboxPolicy:
+    enabled: bool = True
+    network: bool = False
+    network_commands: list[str] = field(default_factory=list)
+    write: list[Path] = field(default_factory=list)
+    hide: list[Path] = field(default_factory=list)
+    env_pass: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def home_dirs() -> list[Path]:
+    """$HOME and the account's home from the password database (they can differ)."""
+    homes = {Path(os.path.expanduser("~"))}
+    try:
+        import pwd
+
+        homes.add(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    except (ImportError, KeyError):
+        pass
+    return sorted(h for h in homes if str(h) not in ("", "/"))
+
+
+def default_hidden(kiln_home: Path) -> list[Path]:
+    hidden = [h / s for h in home_dirs() for s in HOME_SECRETS]
+    hidden += [Path(p) for p in SYSTEM_SECRETS]
+    hidden.append(kiln_home)  # sessions, credentials.json, trusted keys: Kiln's own state
+    return hidden
+
+
+def load_policy(root: Path, kiln_home: Path, mode: str) -> SandboxPolicy:
+    policy = SandboxPolicy(hide=default_hidden(kiln_home))
+    user = _section(kiln_home / "settings.json")
+    project = _section(root / ".kiln" / "settings.json")
+    for origin, data in (("user", user), ("project", project)):
+        if data is None:
+            continue
+        where = "$KILN_HOME/settings.json" if origin == "user" else ".kiln/settings.json"
+        merged = dict(data)
+        modes = data.get("modes", {})
+        if not isinstance(modes, dict):
+            raise ConfigError(f"{where}: sandbox.modes must be an object of mode names")
+        per_mode = modes.get(mode, {})
+        if not isinstance(per_mode, dict):
+            raise ConfigError(f"{where}: sandbox.modes.{mode} must be an object")
+        merged.update({k: v for k, v in per_mode.items() if k in MODE_KEYS})
+        if origin == "project":
+            for key in WIDENING_KEYS:
+                narrowing = merged.get(key) is (key == "enabled") and key in ("enabled", "network")
+                if key in merged and not narrowing:
+                    policy.warnings.append(
+                        f".kiln/settings.json: sandbox.{key} ignored (only "
+                        "$KILN_HOME/settings.json may widen the sandbox)"
+                    )
+                    merged.pop(key)
+            if merged.get("network") is False:
+                policy.network = False
+                policy.network_commands = []
+        _apply(policy, merged, where, kiln_home)
+    return policy
+
+
+def _section(path: Path) -> dict[str, Any] | None:
+    data = read_settings(path)
+    if data is None or "sandbox" not in data:
+        return None
+    section = data["sandbox"]
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f'{path}: "sandbox" must be an object', hint='e.g. {"sandbox": {"network": false}}'
+        )
+    return section
+
+
+def _apply(policy: SandboxPolicy, data: dict[str, Any], where: str, kiln_home: Path) -> None:
+    if "enabled" in data:
+        policy.enabled = _bool(data["enabled"], where, "enabled")
+    if "network" in data:
+        policy.network = _bool(data["network"], where, "network")
+    for key in ("network_commands", "write", "hide", "env_pass"):
+        if key not in data:
+            continue
+        value = data[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise ConfigError(f"{where}: sandbox.{key} must be a list of non-empty strings")
+        if key == "network_commands":
+            for text in value:
+                rule = text if "(" in text else f"run_command({text})"
+                try:
+                    parsed = parse_rule(rule)
+                except ValueError as exc:
+                    raise ConfigError(
+                        f"{where}: sandbox.network_commands: {text!r}: {exc}"
+                    ) from None
+                if parsed.kind != "command":
+                    raise ConfigError(
+                        f"{where}: sandbox.network_commands: {text!r} is not a command rule"
+                    )
+                policy.network_commands.append(rule)
+        elif key == "env_pass":
+            policy.env_pass += value
+        else:
+            paths = [Path(os.path.expanduser(v)).absolute() for v in value]
+            getattr(policy, key).extend(paths)
+
+
+def _bool(value: Any, where: str, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: sandbox.{key} must be true or false")
+    return value

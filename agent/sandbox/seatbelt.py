@@ -1,0 +1,55 @@
+"""The macOS backend: a ``sandbox-exec`` (Seatbelt) profile equivalent to the bubblewrap one.
+
+Everything may be read except the hidden paths; writes only to the workspace, the private temp
+folder and the terminal devices, never to the protected repository config; no network unless
+granted (local Unix sockets stay usable for the command's own children).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.sandbox.bwrap import DAEMON_SOCKETS, PROTECTED_IN_WORKSPACE
+
+SANDBOX_EXEC = "/usr/bin/sandbox-exec"
+
+
+def _quote(path: Path | str) -> str:
+    return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def profile(
+    *,
+    root: Path,
+    tmp: Path,
+    writable: list[Path],
+    hidden: list[Path],
+    readable: list[Path],
+    network: bool,
+    readonly: list[Path] = (),  # type: ignore[assignment]
+) -> str:
+    lines = ["(version 1)", "(allow default)", "(deny file-write*)"]
+    allowed = [root, tmp, *writable]
+    lines.append(
+        "(allow file-write* "
+        + " ".join(f"(subpath {_quote(p)})" for p in allowed)
+        + ' (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/fd/"))'
+    )
+    protected = [root / rel for rel in PROTECTED_IN_WORKSPACE] + list(readonly)
+    lines.append("(deny file-write* " + " ".join(f"(subpath {_quote(p)})" for p in protected) + ")")
+    secret = [*hidden, *(Path(s) for s in DAEMON_SOCKETS)]
+    lines.append(
+        "(deny file-read* file-write* " + " ".join(f"(subpath {_quote(p)})" for p in secret) + ")"
+    )
+    if readable:
+        lines.append(
+            "(allow file-read* " + " ".join(f"(subpath {_quote(p)})" for p in readable) + ")"
+        )
+    if not network:
+        lines.append("(deny network*)")
+        lines.append('(allow network* (remote unix-socket (path-regex #"^/private/tmp/")))')
+    return "\n".join(lines) + "\n"
+
+
+def build_argv(argv: list[str], **kwargs: object) -> list[str]:
+    return [SANDBOX_EXEC, "-p", profile(**kwargs), *argv]  # type: ignore[arg-type]

@@ -1,0 +1,317 @@
+"""A shell command line as the permission rules see it: the simple commands it would run.
+
+Parsed with tree-sitter-bash (the grammar bundled in ``tree-sitter-language-pack``), so
+``pytest && touch X``, ``pytest; touch X``, ``pytest $(touch X)``, pipes, subshells, backticks,
+process substitution and function bodies all yield every command inside them. Wrappers that run
+another command (``env``, ``sh -c``, ``bash -c``, ``xargs``, ``nohup``, ``timeout``, ``nice``,
+``command``, ``exec``, ``time``, ``stdbuf``, ``sudo``) are unwrapped: the wrapped command is
+checked as well as the wrapper. A redirection that writes (``>``, ``>>``, ``&>``, ``>|``) and
+``tee FILE`` become writes to those paths, which the write policy checks.
+
+Anything the parser cannot vouch for makes the whole line ``opaque``: a syntax error, a command
+name that is not a literal word (``$CMD``, ``$(echo rm)``), ``eval``/``source``, a here-document
+fed to a shell, an ``sh -c`` whose script is not a literal. Opaque lines are never approved by an
+allow rule; they ask (or are refused in ``ci``).
+"""
+
+from __future__ import annotations
+
+import functools
+import shlex
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+# Commands that run their arguments as another command line: name -> how many leading options
+# take a value (the first word that is not an option or an option's value is the wrapped command).
+_WRAPPERS: dict[str, set[str]] = {
+    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
+    "nohup": set(),
+    "timeout": {"-s", "--signal", "-k", "--kill-after"},
+    "nice": {"-n", "--adjustment"},
+    "ionice": {"-c", "-n", "-p"},
+    "command": set(),
+    "exec": {"-a"},
+    "time": {"-f", "-o"},
+    "stdbuf": {"-i", "-o", "-e"},
+    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
+    "doas": {"-u", "-C"},
+    "xargs": {"-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--max-args"},
+    "watch": {"-n", "-d"},
+    "chroot": set(),
+    "setsid": set(),
+    "unbuffer": set(),
+    "caffeinate": set(),
+}
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "fish"}
+_EVALUATORS = {"eval", "source", ".", "trap"}
+# Built-ins and words that only shape the line, never a command of their own.
+_SKIP_NAMES = {"[[", "]]", "!", "{", "}"}
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    """One command the line would run: its words (literal where they could be read) and the
+    files its redirections write."""
+
+    argv: tuple[str, ...]
+    writes: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.argv[0]).name if self.argv else ""
+
+    @property
+    def text(self) -> str:
+        return shlex.join(self.argv)
+
+
+@dataclass
+class ParsedCommand:
+    source: str
+    commands: list[SimpleCommand] = field(default_factory=list)
+    opaque: list[str] = field(default_factory=list)  # why the line is not fully understood
+
+    @property
+    def understood(self) -> bool:
+        return not self.opaque
+
+    @property
+    def writes(self) -> list[str]:
+        return [w for c in self.commands for w in c.writes]
+
+    def describe(self) -> str:
+        """One line per simple command, for permission prompts."""
+        lines = [f"- {c.text}" + (f"  (writes {', '.join(c.writes)})" if c.writes else "")
+                 for c in self.commands]  # fmt: skip
+        lines += [f"- not understood: {why}" for why in self.opaque]
+        return "\n".join(lines)
+
+
+@functools.cache
+def _parser() -> Any:
+    from tree_sitter_language_pack import get_parser
+
+    return get_parser("bash")
+
+
+MAX_DEPTH = 8
+XARGS_INPUT = "<arguments from stdin>"
+
+
+def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
+    """The simple commands of ``source``, wrappers and ``sh -c`` scripts included."""
+    result = ParsedCommand(source)
+    if _depth > MAX_DEPTH:
+        result.opaque.append("nested too deeply")
+        return result
+    tree = _parser().parse(source.encode("utf-8"))
+    if tree.root_node.has_error:
+        result.opaque.append("the shell grammar cannot parse it")
+    _Walker(result, _depth).visit(tree.root_node, [])
+    return result
+
+
+class _Walker:
+    def __init__(self, result: ParsedCommand, depth: int) -> None:
+        self.result = result
+        self.depth = depth
+
+    def visit(self, node: Any, pending_writes: list[str]) -> None:
+        kind = node.type
+        if kind == "redirected_statement":
+            writes: list[str] = []
+            body = None
+            for child in node.children:
+                if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                    self._redirect(child, writes)
+                elif body is None:
+                    body = child
+            if body is not None:
+                self.visit(body, writes)
+            else:
+                self._add(SimpleCommand((), tuple(writes)))
+            return
+        if kind == "command":
+            self._command(node, pending_writes)
+            return
+        if kind == "function_definition":
+            self.result.opaque.append("defines a shell function")
+        if kind in ("declaration_command", "unset_command", "test_command"):
+            # `export X=$(cmd)`, `[[ -f $(cmd) ]]`: the words may hide substitutions.
+            self._add(SimpleCommand((node.children[0].text.decode(),), tuple(pending_writes)))
+            pending_writes = []
+        for child in node.children:
+            self.visit(child, pending_writes if kind in _PASS_WRITES else [])
+        if pending_writes and kind not in _PASS_WRITES:
+            self._add(SimpleCommand((), tuple(pending_writes)))
+
+    def _redirect(self, node: Any, writes: list[str]) -> None:
+        ops = [c.type for c in node.children if not c.is_named]
+        target = next(
+            (c for c in node.children if c.is_named and c.type != "file_descriptor"), None
+        )
+        for child in node.children:
+            if child.type == "file_redirect":
+                self._redirect(child, writes)  # `cat <<EOF > f`: nested in the here-document
+            elif child.is_named:
+                self._substitutions(child)
+        if node.type != "file_redirect" or target is None:
+            return
+        op = ops[0] if ops else ""
+        literal = self._word(target)
+        if op in (">", ">>", "&>", "&>>", ">|", "<>") or (
+            op == ">&" and target.type != "number" and literal != "-"
+        ):
+            if literal is None:
+                self.result.opaque.append(f"writes to a computed path {target.text.decode()!r}")
+            writes.append(literal or target.text.decode())
+
+    def _command(self, node: Any, writes: list[str]) -> None:
+        words: list[str] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                self._substitutions(child)
+                continue
+            if child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                self._redirect(child, writes)
+                continue
+            if child.type == "command_name":
+                name_node = child.children[0] if child.children else child
+                literal = self._word(name_node)
+                if literal is None:
+                    self.result.opaque.append(f"command name {child.text.decode()!r} is computed")
+                    self._substitutions(child)
+                    words.append(child.text.decode())
+                else:
+                    words.append(literal)
+                continue
+            if child.is_named:
+                self._substitutions(child)
+                words.append(self._word(child) or child.text.decode())
+        self._add_with_wrappers(tuple(words), tuple(writes))
+
+    def _add(self, command: SimpleCommand) -> None:
+        self.result.commands.append(command)
+
+    def _add_with_wrappers(self, argv: tuple[str, ...], writes: tuple[str, ...]) -> None:
+        if not argv:
+            if writes:
+                self._add(SimpleCommand((), writes))
+            return
+        name = PurePosixPath(argv[0]).name
+        if name in _SKIP_NAMES:
+            argv = argv[1:]
+            if not argv:
+                return
+            name = PurePosixPath(argv[0]).name
+        extra_writes = tuple(a for a in _tee_targets(argv)) if name == "tee" else ()
+        self._add(SimpleCommand(argv, writes + extra_writes))
+        if name in _EVALUATORS:
+            self.result.opaque.append(f"{name} runs text the parser cannot see")
+            return
+        if name in _SHELLS:
+            self._shell(argv)
+            return
+        if name in _WRAPPERS:
+            inner = _unwrap(name, argv[1:])
+            if inner is None:
+                return
+            if name == "env" and any(a in ("-S", "--split-string") or a.startswith("-S")
+                                     for a in argv[1:]):  # fmt: skip
+                self.result.opaque.append("env -S splits a string into a command")
+                return
+            if name == "xargs":  # the arguments come from stdin: never a closed command
+                inner = [*inner, XARGS_INPUT]
+            self._add_with_wrappers(tuple(inner), ())
+
+    def _shell(self, argv: tuple[str, ...]) -> None:
+        args = list(argv[1:])
+        if "-c" in args or any(a.startswith("-") and "c" in a[1:] and not a.startswith("--")
+                               for a in args):  # fmt: skip
+            idx = next(i for i, a in enumerate(args) if a.startswith("-") and "c" in a)
+            script = args[idx + 1] if idx + 1 < len(args) else None
+            if script is None:
+                self.result.opaque.append("sh -c without a script")
+                return
+            inner = parse_command(script, self.depth + 1)
+            self.result.commands.extend(inner.commands)
+            self.result.opaque.extend(inner.opaque)
+        elif any(not a.startswith("-") for a in args):
+            return  # `sh script.sh`: a script file, judged as the command `sh script.sh`
+        else:
+            self.result.opaque.append(f"{argv[0]} reads its commands from stdin")
+
+    def _substitutions(self, node: Any) -> None:
+        """Commands inside $( ), backticks and <( ) anywhere in a word."""
+        if node.type in ("command_substitution", "process_substitution"):
+            for child in node.children:
+                if child.is_named:
+                    self.visit(child, [])
+            return
+        for child in node.children:
+            self._substitutions(child)
+
+    def _word(self, node: Any) -> str | None:
+        """The literal value of a word, or None when it depends on expansion."""
+        kind = node.type
+        text = node.text.decode("utf-8", "replace")
+        if kind in ("word", "number"):
+            return _unescape(text)
+        if kind == "raw_string":
+            return text[1:-1]
+        if kind == "string":
+            parts = [c for c in node.children if c.is_named]
+            if all(c.type == "string_content" for c in parts):
+                return text[1:-1]
+            return None
+        if kind == "concatenation":
+            pieces = [self._word(c) for c in node.children]
+            return None if any(p is None for p in pieces) else "".join(pieces)  # type: ignore[arg-type]
+        if kind == "ansi_c_string":
+            return None
+        return None
+
+
+_PASS_WRITES = {"program", "list", "pipeline", "subshell", "compound_statement"}
+
+
+def _unescape(word: str) -> str:
+    try:
+        parts = shlex.split(word)
+    except ValueError:
+        return word
+    return parts[0] if len(parts) == 1 else word
+
+
+def _tee_targets(argv: tuple[str, ...]) -> list[str]:
+    return [a for a in argv[1:] if not a.startswith("-")]
+
+
+def _unwrap(name: str, args: tuple[str, ...]) -> list[str] | None:
+    """The command a wrapper runs, or None when it runs none."""
+    takes_value = _WRAPPERS[name]
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            i += 1
+            break
+        if name == "env" and "=" in arg and not arg.startswith("-"):
+            i += 1
+            continue
+        if arg.startswith("-") and arg != "-":
+            i += 2 if arg in takes_value else 1
+            continue
+        if name == "timeout" and i == 0 or (name == "timeout" and _is_duration(arg) and i <= 2):
+            i += 1
+            continue
+        break
+    rest = list(args[i:])
+    if name == "timeout" and rest and _is_duration(rest[0]):
+        rest = rest[1:]
+    return rest or None
+
+
+def _is_duration(word: str) -> bool:
+    return bool(word) and word.rstrip("smhd").replace(".", "", 1).isdigit()

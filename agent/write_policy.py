@@ -1,0 +1,79 @@
+"""Where a write lands, for every tool that writes and every shell redirection or ``tee``.
+
+One classification serves edit_file, write_file, remember, tools that take a ``path`` and the
+files a command line writes, so a path rule cannot be dodged by choosing another tool:
+
+- ``device``: ``/dev/null``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/tty``, ``/dev/fd/N`` — no file;
+- ``scratch``: the private temp folder commands get (``/tmp`` inside the sandbox);
+- ``workspace``: an ordinary file under the root (symlinks resolved);
+- ``sensitive``: memory, settings and files that make tools run code on their own (``.git/``,
+  ``.kiln/``, ``.claude/``, ``.agents/``, ``KILN.md``/``AGENTS.md``/``CLAUDE.md``, ``.envrc``,
+  ``.vscode/settings.json``/``tasks.json``) — edits need a yes, are refused in ``ci``;
+- ``outside``: anywhere else — never approved by an allow rule, refused in ``ci``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Where = Literal["device", "scratch", "workspace", "sensitive", "outside"]
+
+DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
+SCRATCH_ROOTS = ("/tmp",)
+SENSITIVE_GLOBS = (
+    ".git",
+    ".git/*",
+    ".kiln/*",
+    ".claude/*",
+    ".agents/*",
+    "KILN.md",
+    "*/KILN.md",
+    "AGENTS.md",
+    "*/AGENTS.md",
+    "CLAUDE.md",
+    "*/CLAUDE.md",
+    ".envrc",
+    "*/.envrc",
+    ".vscode/settings.json",
+    ".vscode/tasks.json",
+)
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    given: str
+    path: Path  # absolute, symlinks resolved
+    where: Where
+
+    @property
+    def shown(self) -> str:
+        return self.given
+
+
+def classify_write(given: str, root: Path) -> WriteTarget:
+    """Where a write to ``given`` (absolute, ``~``-relative, or relative to ``root``) lands."""
+    root = Path(root).resolve()
+    raw = os.path.expanduser(given) if given.startswith("~") else given
+    if raw in DEVICES or raw.startswith("/dev/fd/") or raw.startswith("/proc/self/fd/"):
+        return WriteTarget(given, Path(raw), "device")
+    candidate = Path(raw) if os.path.isabs(raw) else root / raw
+    try:
+        resolved = candidate.resolve(strict=False)
+    except (OSError, RuntimeError):
+        return WriteTarget(given, candidate, "outside")
+    if resolved == root or root in resolved.parents:
+        rel = resolved.relative_to(root).as_posix()
+        if any(fnmatch.fnmatchcase(rel, g) for g in SENSITIVE_GLOBS):
+            return WriteTarget(given, resolved, "sensitive")
+        return WriteTarget(given, resolved, "workspace")
+    if any(resolved == Path(s) or Path(s) in resolved.parents for s in SCRATCH_ROOTS):
+        return WriteTarget(given, resolved, "scratch")
+    return WriteTarget(given, resolved, "outside")
+
+
+def is_sensitive(rel: str) -> bool:
+    return any(fnmatch.fnmatchcase(rel, g) for g in SENSITIVE_GLOBS)

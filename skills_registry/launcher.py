@@ -1,0 +1,27 @@
+"""How skill scripts and stdio MCP servers are started: the host may confine them.
+
+The harness sets ``LAUNCHER`` (a context variable, so each session's tool calls see their own)
+to a function ``(argv, cwd, env) -> (argv, env)`` that wraps the process in its OS sandbox and
+scrubs the environment. Unset, processes start as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from pathlib import Path
+
+Launcher = Callable[
+    [list[str], "Path | None", "dict[str, str] | None"], tuple[list[str], dict[str, str]]
+]
+LAUNCHER: ContextVar[Launcher | None] = ContextVar("kiln_launcher", default=None)
+
+
+def prepare(
+    argv: list[str], cwd: Path | None, env: dict[str, str] | None
+) -> tuple[list[str], dict[str, str] | None]:
+    """The argv and environment to start, after the host's launcher (if any)."""
+    launch = LAUNCHER.get()
+    if launch is None:
+        return argv, env
+    return launch(argv, cwd, env)

@@ -1,0 +1,185 @@
+"""The sandbox's parts: the policy from settings (a project file only narrows), the scrubbed
+environment, the bubblewrap command line run for real, the macOS profile's text, and the refusal
+when the sandbox is required but missing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.errors import ConfigError
+from agent.sandbox import Sandbox, SandboxUnavailable, find_backend, load_policy, seatbelt
+from agent.sandbox.env import scrub
+
+needs_bwrap = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+
+def settings(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def test_project_settings_only_narrow(tmp_path: Path) -> None:
+    root, home = tmp_path / "repo", tmp_path / "kh"
+    settings(
+        home / "settings.json",
+        {"sandbox": {"network_commands": ["pip install *"], "write": [str(tmp_path / "cache")]}},
+    )
+    settings(root / ".kiln" / "settings.json", {"sandbox": {
+        "network": True, "write": ["/"], "env_pass": ["GITHUB_TOKEN"], "enabled": False,
+        "hide": [str(tmp_path / "private")], "modes": {"ci": {"network": True}}}})  # fmt: skip
+    policy = load_policy(root, home, "ci")
+    assert policy.enabled and not policy.network and policy.env_pass == []
+    assert policy.write == [tmp_path / "cache"] and policy.network_commands == [
+        "run_command(pip install *)"
+    ]
+    assert tmp_path / "private" in policy.hide
+    ignored = " ".join(policy.warnings)
+    for key in ("network", "write", "env_pass", "enabled"):
+        assert f"sandbox.{key} ignored" in ignored
+    settings(root / ".kiln" / "settings.json", {"sandbox": {"network": False}})
+    settings(home / "settings.json", {"sandbox": {"network": True}})
+    assert load_policy(root, home, "ask").network is False  # the project may turn it off
+
+
+def test_user_settings_per_mode_and_bad_values(tmp_path: Path) -> None:
+    home = tmp_path / "kh"
+    settings(
+        home / "settings.json",
+        {"sandbox": {"network": False, "modes": {"yolo": {"network": True}}}},
+    )
+    assert (
+        load_policy(tmp_path, home, "yolo").network
+        and not load_policy(tmp_path, home, "ask").network
+    )
+    for bad in ({"sandbox": []}, {"sandbox": {"network": "yes"}}, {"sandbox": {"write": "/x"}},
+                {"sandbox": {"network_commands": ["Edit(x)"]}}, {"sandbox": {"modes": []}}):  # fmt: skip
+        settings(home / "settings.json", bad)
+        with pytest.raises(ConfigError):
+            load_policy(tmp_path, home, "ask")
+
+
+def test_environment_is_scrubbed() -> None:
+    env = {
+        "PATH": "/bin", "HOME": "/h", "LANG": "C", "DEPLOY_TOKEN": "x", "AWS_SECRET_ACCESS_KEY": "x",
+        "AWS_REGION": "eu", "GITHUB_TOKEN": "x", "DB_PASSWORD": "x", "SSH_AUTH_SOCK": "/s",
+        "ANTHROPIC_BASE_URL": "http://x", "INNOCENT": "ghp_abcdefghijklmnop", "PEM": "-----BEGIN RSA PRIVATE KEY-----",
+        "KILN_HOME": "/k", "XDG_SESSION_TYPE": "tty", "MY_TOKEN": "keep",
+    }  # fmt: skip
+    assert scrub(env, keep=["MY_TOKEN"]) == {"PATH": "/bin", "HOME": "/h", "LANG": "C",
+                                              "XDG_SESSION_TYPE": "tty", "MY_TOKEN": "keep"}  # fmt: skip
+
+
+@needs_bwrap
+def test_bubblewrap_walls(tmp_path: Path) -> None:
+    root, home, out = (
+        tmp_path / "ws",
+        Path("/var/tmp") / f"kiln-unit-{tmp_path.name}",
+        tmp_path / "kh",
+    )
+    scratch = Path("/tmp") / f"kiln-unit-{tmp_path.name}.txt"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n")
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("SECRET\n")
+    try:
+        policy = load_policy(root, out, "ask")
+        policy.hide.append(home / ".ssh")
+        box = Sandbox(root, policy, kiln_home=out)
+        script = (
+            f"echo ok > ws.txt; echo $? ; cat {home}/.ssh/id_rsa; echo x >> .git/config; "
+            f"echo x > {home}/x; echo private > {scratch} && cat {scratch}; "
+            "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 2)' 2>&1 | tail -1"
+        )
+        out_text = subprocess.run(
+            box.shell(script), cwd=root, capture_output=True, text=True, env=box.env()
+        ).stdout
+        out_text += subprocess.run(
+            box.shell(script), cwd=root, capture_output=True, text=True, env=box.env()
+        ).stderr
+        assert (root / "ws.txt").read_text() == "ok\n"  # the workspace is writable
+        assert "SECRET" not in out_text  # hidden
+        assert (root / ".git" / "config").read_text() == "[core]\n"  # read-only
+        assert not (home / "x").exists()  # the rest is read-only
+        assert "private" in out_text and not scratch.exists()  # /tmp is the sandbox's own
+        assert "Network is unreachable" in out_text
+        box.close()
+    finally:
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_required_sandbox_refuses_without_a_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KILN_BWRAP", str(tmp_path / "no-such-bwrap"))
+    monkeypatch.setattr("sys.platform", "linux")
+    policy = load_policy(tmp_path, tmp_path / "kh", "ci")
+    with pytest.raises(SandboxUnavailable):
+        Sandbox(tmp_path, policy, kiln_home=tmp_path / "kh", required=True).shell("true")
+    loose = Sandbox(tmp_path, policy, kiln_home=tmp_path / "kh")
+    assert loose.shell("true") == ["/bin/sh", "-c", "true"]
+    assert "commands are unconfined" in loose.status()
+    assert "DEPLOY_TOKEN" not in loose.env({"DEPLOY_TOKEN": "x", "PATH": "/bin"})
+
+
+def test_seatbelt_profile_has_the_same_walls(tmp_path: Path) -> None:
+    text = seatbelt.profile(
+        root=tmp_path / "ws", tmp=tmp_path / "tmp", writable=[], hidden=[Path("/Users/me/.ssh")],
+        readable=[tmp_path / "kh" / "skills"], network=False,
+    )  # fmt: skip
+    assert "(deny file-write*)" in text
+    assert f'(subpath "{tmp_path / "ws"}")' in text
+    assert f'(subpath "{tmp_path / "ws" / ".git/hooks"}")' in text
+    assert '(deny file-read* file-write* (subpath "/Users/me/.ssh")' in text
+    assert "(deny network*)" in text
+    granted = seatbelt.profile(
+        root=tmp_path, tmp=tmp_path, writable=[], hidden=[], readable=[], network=True
+    )
+    assert "(deny network*)" not in granted
+
+
+def _running(marker: str) -> bool:
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker.encode() in (proc / "cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+@needs_bwrap
+def test_processes_a_command_leaves_behind_end_with_it(tmp_path: Path) -> None:
+    import sys
+    import time
+
+    box = Sandbox(
+        tmp_path, load_policy(tmp_path, tmp_path / "kh", "ask"), kiln_home=tmp_path / "kh"
+    )
+    marker = f"kiln-bg-{tmp_path.name}"
+    command = f"nohup {sys.executable} -c 'import time; time.sleep(300)' {marker} >/dev/null 2>&1 & echo started"
+    out = subprocess.run(
+        box.shell(command), cwd=tmp_path, capture_output=True, text=True, env=box.env()
+    )
+    assert out.stdout.strip() == "started"
+    deadline = (
+        time.monotonic() + 10
+    )  # waits for the event (the process gone); fires only if it stays
+    while _running(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(marker)
+    unconfined = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", marker])
+    try:
+        deadline = time.monotonic() + 10
+        while not _running(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _running(marker)  # the observer sees such a process when it does survive
+    finally:
+        unconfined.kill()
+        unconfined.wait()
