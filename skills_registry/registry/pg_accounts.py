@@ -149,6 +149,7 @@ class PostgresAccounts:
     def audit_log(
         self, namespace: str | None = None, since: int = 0, limit: int = 100
     ) -> list[dict[str, Any]]:
+        params: list[Any]
         sql, params = "SELECT * FROM audit WHERE seq > %s", [since]
         if namespace:
             sql, params = sql + " AND namespace = %s", [*params, namespace]

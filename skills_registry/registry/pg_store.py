@@ -189,23 +189,24 @@ class PostgresStore(PostgresAccounts):
 
     def get_skill(self, skill_id: str) -> dict[str, Any] | None:
         with self.pool.connection() as conn:
-            row = conn.execute(
+            cur = conn.cursor(row_factory=dict_row)
+            row = cur.execute(
                 f"SELECT {_SKILL_COLS} FROM skills s WHERE id=%s", (skill_id,)
             ).fetchone()
             if row is None:
                 return None
-            tags = conn.execute(
+            tags = cur.execute(
                 "SELECT tag, version FROM dist_tags WHERE skill_id=%s ORDER BY tag", (skill_id,)
             ).fetchall()
-            seq = conn.execute(
+            seq = cur.execute(
                 "SELECT max(seq) AS seq FROM changes WHERE skill_id=%s", (skill_id,)
             ).fetchone()
-        skill = _skill_row(row)  # type: ignore[arg-type]
-        skill["distTags"] = {r["tag"]: r["version"] for r in tags}  # type: ignore[call-overload]
+        skill = _skill_row(row)
+        skill["distTags"] = {r["tag"]: r["version"] for r in tags}
         skill["status"] = (
-            "deprecated" if row["deprecated"] else ("active" if row["latest"] else "yanked")  # type: ignore[call-overload]
+            "deprecated" if row["deprecated"] else ("active" if row["latest"] else "yanked")
         )
-        skill["changeSeq"] = int(seq["seq"] or 0)  # type: ignore[index]
+        skill["changeSeq"] = int((seq or {}).get("seq") or 0)
         return skill
 
     def search(

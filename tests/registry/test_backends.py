@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from skills_registry.archive import build_archive, read_dir
+from skills_registry.registry.backends import open_blobs
 from skills_registry.registry.errors import Conflict
 from skills_registry.registry.pg_store import PostgresStore
 from skills_registry.registry.publish import build_release
@@ -23,7 +24,7 @@ from skills_registry.registry.signing import load_or_create_key_file
 from skills_registry.registry.sqlite_store import SQLiteStore
 from skills_registry.registry.storage import BlobDir, BlobStore, MetadataStore
 from tests.registry.conftest import make_skill
-from tests.registry.servers import Postgres
+from tests.registry.servers import Postgres, S3Server
 
 
 def _protocol_methods(proto: type) -> set[str]:
@@ -171,3 +172,21 @@ def test_search_cache_sees_writes_from_other_instances(postgres: Postgres, tmp_p
     assert here.search("pdf")[0][0]["deprecated"] == "use acme/pdf2"
     here.close()
     there.close()
+
+
+def test_a_tampered_object_in_the_bucket_is_refused(s3: S3Server) -> None:
+    """Whoever can write to the bucket cannot make the registry hand out other bytes."""
+    import boto3
+
+    from skills_registry.registry.errors import IntegrityError
+    from skills_registry.registry.s3_blobs import S3Blobs
+
+    bucket = s3.new_bucket()
+    blobs = open_blobs(f"s3://{bucket}/p")
+    sha = blobs.put(b"the real archive")
+    assert isinstance(blobs, S3Blobs)
+    assert blobs.size(sha) == len(b"the real archive")
+    raw = boto3.client("s3", endpoint_url=s3.endpoint)
+    raw.put_object(Bucket=bucket, Key=f"p/{sha[:2]}/{sha}", Body=b"swapped by an attacker")
+    with pytest.raises(IntegrityError, match="other bytes"):
+        open_blobs(f"s3://{bucket}/p").get(sha)  # a fresh store: nothing cached
