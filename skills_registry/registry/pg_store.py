@@ -57,8 +57,23 @@ def _ts_query(query: str) -> str:
     for word in kept:
         if word not in seen:
             seen.append(word)
-    terms = [f"'{w}':*" if len(w) >= 3 and w.isascii() else f"'{w}'" for w in seen]
-    return " | ".join(terms[:MAX_QUERY_TERMS])
+    return " | ".join(_ts_terms(seen))
+
+
+def _ts_terms(words: list[str]) -> list[str]:
+    return [f"'{w}':*" if len(w) >= 3 and w.isascii() else f"'{w}'" for w in words][
+        :MAX_QUERY_TERMS
+    ]
+
+
+RANKED_TERMS = 8  # the score counts the first 8 query words; later ones still match
+
+
+def _weighted(tsq: str, weight: str) -> list[str]:
+    """Each term of an OR-query restricted to one weight (A: name, B: description)."""
+    return [t + weight if t.endswith(":*") else f"{t}:{weight}" for t in tsq.split(" | ")][
+        :RANKED_TERMS
+    ]
 
 
 def _skill_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -262,32 +277,8 @@ class PostgresStore(PostgresAccounts):
             args.update(
                 tsq=tsq, like="%" + _escape_like(text) + "%", off=int(state.get("offset", 0))
             )
-            # Each path through its own index, ranked on the matches alone; only the page is
-            # joined back (one WHERE with an OR lets the planner scan every row instead).
-            score = "(CASE WHEN name LIKE %(like)s THEN 1 ELSE 0 END)"
-            if tsq:  # ts_rank weights {D, C, B, A}: a word in the name counts 4x the description
-                score += (
-                    " + ts_rank('{0.1, 0.2, 0.25, 1.0}', search, to_tsquery('english', %(tsq)s))"
-                )
             filters = "".join(f" AND {w}" for w in where).replace("s.", "")
-            paths = (
-                [
-                    f"SELECT pk, {score} AS r FROM skills WHERE search @@ to_tsquery('english', %(tsq)s){filters}"
-                ]
-                if tsq
-                else []
-            )
-            if not tsq or (len(text) >= 3 and " " not in text):  # substrings: trigram index
-                paths.append(
-                    f"SELECT pk, {score} AS r FROM skills WHERE search_text LIKE %(like)s{filters}"
-                )
-            sql = (
-                f"SELECT {_SKILL_COLS}, m.r FROM (SELECT pk, max(r) AS r FROM ("
-                + " UNION ALL ".join(paths)
-                + ") u GROUP BY pk ORDER BY r DESC, pk LIMIT %(lim)s OFFSET %(off)s) m"
-                " JOIN skills s ON s.pk = m.pk ORDER BY m.r DESC, s.pk"
-            )
-            rows = self._read(sql, args)
+            rows = self._text_search(args, tsq, text, filters, limit + 1)
             next_state: dict[str, Any] = {"offset": args["off"] + limit}
         else:
             if "after" in state:
@@ -302,6 +293,52 @@ class PostgresStore(PostgresAccounts):
             next_state = {"after": rows[limit - 1]["id"]} if len(rows) > limit else {}
         items = [_skill_row(r) for r in rows[:limit]]
         return items, (encode_cursor(next_state) if len(rows) > limit else None)
+
+    def _text_search(
+        self, args: dict[str, Any], tsq: str, text: str, filters: str, want: int
+    ) -> list[dict[str, Any]]:
+        """Word matches ranked (the GIN index), then substring-only matches (the trigram index).
+
+        Substring matches the word search missed rank after all of its matches, so the second
+        query runs only when the requested page reaches past them. Each query ranks the matches
+        alone and joins back only the page (an OR of both paths in one WHERE lets the planner
+        choose a scan that evaluates the tsquery on every row).
+        """
+        bonus = "(CASE WHEN name LIKE %(like)s THEN 1 ELSE 0 END)"
+        words = "search @@ to_tsquery('english', %(tsq)s)"
+        page = (
+            f"SELECT {_SKILL_COLS}, m.r FROM (SELECT pk, {{score}} AS r FROM skills WHERE {{match}}"
+            f"{filters} ORDER BY r DESC, pk LIMIT %(lim)s OFFSET %(off)s) m"
+            " JOIN skills s ON s.pk = m.pk ORDER BY m.r DESC, s.pk"
+        )
+        rows: list[dict[str, Any]] = []
+        off = int(args["off"])
+        if tsq:
+            # Each query word found in the name scores 4, in the description 1 (as the SQLite
+            # store's bm25 weights). Weight-restricted matches are cheap per row; ts_rank is
+            # several times slower and this runs on every match, not only the page.
+            terms: dict[str, str] = {}
+            parts = []
+            for i, (name_t, desc_t) in enumerate(
+                zip(_weighted(tsq, "A"), _weighted(tsq, "B"), strict=True)
+            ):
+                terms[f"n{i}"], terms[f"d{i}"] = name_t, desc_t
+                parts.append(
+                    f"(CASE WHEN search @@ to_tsquery('english', %(n{i})s) THEN 4 ELSE 0 END"
+                    f" + CASE WHEN search @@ to_tsquery('english', %(d{i})s) THEN 1 ELSE 0 END)"
+                )
+            score = " + ".join(parts)
+            rows = self._read(page.format(score=score, match=words), {**args, **terms, "lim": want})
+        if len(rows) >= want or (tsq and (len(text) < 3 or " " in text)):
+            return rows
+        before = off + len(rows)
+        if tsq and not rows and off:
+            before = self._read(f"SELECT count(*) AS n FROM skills WHERE {words}{filters}", args)[
+                0
+            ]["n"]
+        match = "search_text LIKE %(like)s" + (f" AND NOT {words}" if tsq else "")
+        extra = {**args, "lim": want - len(rows), "off": max(0, off - before)}
+        return rows + self._read(page.format(score=bonus, match=match), extra)
 
     def versions(self, skill_id: str) -> list[dict[str, Any]]:
         rows = self._read(

@@ -190,3 +190,26 @@ def test_a_tampered_object_in_the_bucket_is_refused(s3: S3Server) -> None:
     raw.put_object(Bucket=bucket, Key=f"p/{sha[:2]}/{sha}", Body=b"swapped by an attacker")
     with pytest.raises(IntegrityError, match="other bytes"):
         open_blobs(f"s3://{bucket}/p").get(sha)  # a fresh store: nothing cached
+
+
+def test_word_matches_then_substring_matches_page_consistently(
+    metadata_store: Any, tmp_path: Path
+) -> None:
+    """Pages of a query walk every match once: word matches first, then substring-only ones."""
+    store, signer = metadata_store, load_or_create_key_file(tmp_path / "k")
+    for i in range(5):
+        store.add_version(_doc(tmp_path, signer, f"acme/sheet-{i}", "1.0.0", "Sheet tools"))
+    for i in range(5):
+        store.add_version(_doc(tmp_path, signer, f"acme/calc-{i}", "1.0.0", "Spreadsheet math"))
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page, cursor = store.search("sheet", limit=3, cursor=cursor)
+        seen += [s["id"] for s in page]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen))
+    assert {s for s in seen[:5]} == {f"acme/sheet-{i}" for i in range(5)}
+    # PostgreSQL's trigram path also finds "sheet" inside a word; SQLite's FTS does not
+    inside = {f"acme/calc-{i}" for i in range(5)} if isinstance(store, PostgresStore) else set()
+    assert set(seen[5:]) == inside
