@@ -222,6 +222,17 @@ def test_chat_flows_by_keys(editor: Editor) -> None:
     ed.keys("a")
     ed.wait("the answer", lambda: ed.transcript_has("Kept the first hunk."))
     assert (ws / "nums.py").read_text() == NUMS.replace("a = 1", "a = 100")
+    # gi inserts the code block under the cursor into the file window, below its cursor.
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.win)")
+    ed.keys("<Esc>gg/new = 2<CR>gi")
+    ed.wait(
+        "the insert",
+        lambda: (
+            "new = 2"
+            in ed.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('calc.py'), 0, -1, false)")
+        ),
+    )
+
     # Built-in slash commands: /context reports on the session, /clear starts afresh.
     ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
     ed.keys("i/cont")
