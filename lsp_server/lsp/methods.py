@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcException
 
-from lsp_server.core import CoreError
+from kiln_errors import KilnError
 from lsp_server.lsp.host import REQUEST_PERMISSION, UPDATE, plain_json
 from lsp_server.lsp.params import parse
 from lsp_server.lsp.rpc import to_rpc_error
@@ -81,7 +81,7 @@ def _endpoint(method: KilnMethod) -> Callable[..., Awaitable[Any]]:
             if method.notification:  # nobody to answer: log it
                 log.warning("%s: %s", method.name, exc)
                 return None
-            if hasattr(exc, "hint") or isinstance(exc, CoreError):
+            if isinstance(exc, KilnError):  # ours, with a hint: CoreError and every table
                 log.info("%s failed: %s", method.name, exc)
                 raise to_rpc_error(exc) from None
             log.exception("%s crashed", method.name)
