@@ -5,6 +5,7 @@ presigned downloads, orphan sweeping, one signing key, and copying a registry be
 from __future__ import annotations
 
 import json
+import os
 import re
 import stat
 import subprocess
@@ -295,3 +296,19 @@ def test_migrate_refuses_a_tampered_archive(
     listing = boto3.client("s3", endpoint_url=s3.endpoint).list_objects_v2(Bucket=bucket)
     assert listing.get("KeyCount", 0) == 0
     backends.close()
+
+
+def test_serve_without_the_server_extra_says_how_to_install_it(tmp_path: Path) -> None:
+    """The client side works without starlette/uvicorn; `serve` names the extra to install."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "uvicorn.py").write_text("raise ImportError('uvicorn is not installed')\n")
+    env = cli_env(
+        tmp_path / "home",
+        PYTHONPATH=os.pathsep.join([str(shadow), os.environ.get("PYTHONPATH", "")]),
+    )
+    result = kiln("registry", "serve", "--port", "0", env=env, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "kiln: the registry server needs its extra: pip install 'kiln-agent[registry]'"
+    ]
