@@ -208,3 +208,8 @@ def bulk_postgres(store: Any, docs: list[dict[str, Any]]) -> None:
         for index in gin:
             conn.execute(f"SELECT gin_clean_pending_list('{index}'::regclass)")
             conn.execute(f"ALTER INDEX {index} SET (fastupdate = off)")
+        # COPY and VACUUM go through small ring buffers, so the table would start cold in
+        # PostgreSQL's cache; a registry that has been serving for a while has it warm.
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        for relation in ("skills", "skills_pkey", *gin):
+            conn.execute("SELECT pg_prewarm(%s)", (relation,))
