@@ -282,8 +282,8 @@ def prefix_diff(store: Any, session_id: str, step: int) -> PrefixDiff:
     shared = common_prefix_len(prev_text, cur_text)
     where = ""
     if shared < len(prev_text):
-        now, before = _segment_at(cur_segments, shared), _segment_at(previous.segments(), shared)
-        where = now if now == before else f"{now} (previously {before})"
+        now, was = _segment_at(cur_segments, shared), _segment_at(previous.segments(), shared)
+        where = now if now == was else f"{now} (previously {was})"
     return PrefixDiff(
         step=step,
         previous_step=previous.step,
@@ -341,12 +341,12 @@ def _cause(
             f"message epoch changed {previous.epoch} -> {current.epoch} without a compaction record"
         )
     if current.tools != previous.tools:
-        before = [t["name"] for t in previous.tools]
-        after = [t["name"] for t in current.tools]
-        added = [n for n in after if n not in before]
-        removed = [n for n in before if n not in after]
+        old_names = [t["name"] for t in previous.tools]
+        new_names = [t["name"] for t in current.tools]
+        added = [n for n in new_names if n not in old_names]
+        removed = [n for n in old_names if n not in new_names]
         changed = [
-            t["name"] for t in current.tools if t["name"] in before and t not in previous.tools
+            t["name"] for t in current.tools if t["name"] in old_names and t not in previous.tools
         ]
         parts = [
             f"added {added}" if added else "",

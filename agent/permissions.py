@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from agent import command_risk
 from agent.errors import ConfigError
-from agent.rules import READ_PATH_TOOLS, Rule, parse_rule
+from agent.rules import READ_PATH_TOOLS, Kind, Rule, parse_rule
 from agent.shell_parse import ParsedCommand, parse_command
 from agent.write_policy import WriteTarget, classify_write
 
@@ -169,11 +169,11 @@ class Permissions:
             check = self._check_tool(tool, args, from_external)
         return self._narrowed(tool, check)
 
-    def _deny_rule(self, kind: str, subject: Any) -> Rule | None:
+    def _deny_rule(self, kind: Kind, subject: Any) -> Rule | None:
         for rule in self._deny:
             if kind == "command" and rule.matches_command(subject):
                 return rule
-            if kind in ("write", "read") and rule.matches_path(kind, subject, self.root):  # type: ignore[arg-type]
+            if kind in ("write", "read") and rule.matches_path(kind, subject, self.root):
                 return rule
         return None
 
@@ -183,15 +183,15 @@ class Permissions:
             if rule.matches_tool(tool, subject):
                 return Check("deny", f"denied by rule {rule.text}")
         if tool in READ_PATH_TOOLS and isinstance(args.get("path"), str):
-            rule = self._deny_rule("read", args["path"])
-            if rule is not None:
-                return Check("deny", f"denied by rule {rule.text}")
+            denied = self._deny_rule("read", args["path"])
+            if denied is not None:
+                return Check("deny", f"denied by rule {denied.text}")
         written = _write_path(tool, args)
         target = classify_write(written, self.root) if written is not None else None
         if target is not None:
-            rule = self._deny_rule("write", written)
-            if rule is not None:
-                return Check("deny", f"denied by rule {rule.text}")
+            denied = self._deny_rule("write", written)
+            if denied is not None:
+                return Check("deny", f"denied by rule {denied.text}")
         sensitive = target is not None and target.where in ("sensitive", "outside")
         risky = sensitive or tool == "remember"
         external = from_external and risky

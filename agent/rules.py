@@ -92,6 +92,7 @@ def path_matches(pattern: str, path: str, root: Path) -> bool:
     """Whether ``path`` (absolute, or relative to ``root``) matches a rule's path glob."""
     absolute = Path(path) if os.path.isabs(path) else root / path
     absolute = Path(os.path.normpath(absolute))
+    candidate: str | None
     if pattern.startswith("//"):
         target, candidate = pattern[1:], absolute.as_posix()
     elif pattern.startswith("~/"):

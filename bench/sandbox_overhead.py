@@ -28,7 +28,11 @@ def make_repo(root: Path) -> None:
     (root / "test_calc.py").write_text(TEST)
     for i in range(20):
         (root / f"mod{i}.py").write_text(f"X = {i}\n")
-    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "x"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "x"],
+    ):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
@@ -37,7 +41,9 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str] | None) -> float:
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
-        raise SystemExit(f"command failed ({proc.returncode}): {argv[-1]}\n{proc.stderr.decode()[-500:]}")
+        raise SystemExit(
+            f"command failed ({proc.returncode}): {argv[-1]}\n{proc.stderr.decode()[-500:]}"
+        )
     return elapsed
 
 
@@ -81,7 +87,9 @@ def main() -> None:
         print(json.dumps({"backend": find_backend()[0], "runs": args.runs, "rows": rows}, indent=2))  # type: ignore[index]
         return
     print(f"backend: {find_backend()[0]}; {args.runs} runs each, alternating")  # type: ignore[index]
-    print(f"{'command':<18}{'plain ms':>10}{'sandbox ms':>12}{'overhead ms':>13}  (medians; means {'plain/sandbox'})")
+    print(
+        f"{'command':<18}{'plain ms':>10}{'sandbox ms':>12}{'overhead ms':>13}  (medians; means {'plain/sandbox'})"
+    )
     for r in rows:
         print(
             f"{r['command']:<18}{r['unsandboxed_median_ms']:>10}{r['sandboxed_median_ms']:>12}"

@@ -226,7 +226,10 @@ def _enclosing_function(language: str, tree: Any, data: bytes, lo: int, hi: int)
     ``data``: the tree's own text is that of an older version."""
     import tree_sitter as ts
 
-    cursor = ts.QueryCursor(grammar(language).query)
+    g = grammar(language)
+    if g is None:  # plain text: no functions
+        return None
+    cursor = ts.QueryCursor(g.query)
     cursor.set_byte_range(lo, max(hi, lo + 1))
     chain: dict[int, tuple[int, str, Any, Any, str]] = {}
     for _, caps in cursor.matches(tree.root_node):

@@ -25,8 +25,8 @@ LEGACY_TABLE = "_migrations"  # the hand-written migrator's record, before sqlit
 
 
 def m001_initial(db: sqlite_utils.Database) -> None:
-    db["meta"].create({"key": str, "value": str}, pk="key")
-    db["files"].create(
+    db.table("meta").create({"key": str, "value": str}, pk="key")
+    db.table("files").create(
         {
             "id": int,
             "path": str,
@@ -40,14 +40,14 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"path", "language", "mtime_ns", "size", "hash", "blocks", "indexed_at"},
     )
-    db["files"].create_index(["path"], unique=True)
+    db.table("files").create_index(["path"], unique=True)
     text = ("path", "language", "kind", "name", "signature", "docstring", "hash", "text", "refs")
     columns: dict[str, type] = {"id": int, "file_id": int}
     columns.update(dict.fromkeys(text[:6], str))
     columns.update({"start_line": int, "end_line": int})
     columns.update(dict.fromkeys((*text[6:], "fts_path", "fts_name", "idents"), str))
-    db["blocks"].create(columns, pk="id", not_null=set(columns) - {"id"})
-    db["blocks"].create_index(["file_id"], index_name="blocks_file")
+    db.table("blocks").create(columns, pk="id", not_null=set(columns) - {"id"})
+    db.table("blocks").create_index(["file_id"], index_name="blocks_file")
     db.execute(
         "CREATE VIRTUAL TABLE blocks_fts USING fts5("
         "fts_path, fts_name, signature, docstring, text, idents, "
@@ -58,7 +58,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
             f"CREATE TABLE {table} (name TEXT NOT NULL, block_id INTEGER NOT NULL, "
             "file_id INTEGER NOT NULL, PRIMARY KEY (name, block_id)) WITHOUT ROWID"
         )
-        db[table].create_index(["file_id"], index_name=f"{table}_file")
+        db.table(table).create_index(["file_id"], index_name=f"{table}_file")
 
 
 def m002_fts_vocab(db: sqlite_utils.Database) -> None:
@@ -74,17 +74,17 @@ def m003_fts_merge(db: sqlite_utils.Database) -> None:
 
 def m004_history(db: sqlite_utils.Database) -> None:
     """Commits on HEAD (message, files touched), for the history signal (see history.py)."""
-    db["commits"].create(
+    db.table("commits").create(
         {"id": int, "sha": str, "time": int, "message": str, "files": int},
         pk="id",
         not_null={"sha", "time", "message", "files"},
     )
-    db["commits"].create_index(["sha"], unique=True)
+    db.table("commits").create_index(["sha"], unique=True)
     db.execute(
         "CREATE TABLE commit_files (commit_id INTEGER NOT NULL, path TEXT NOT NULL, "
         "PRIMARY KEY (commit_id, path)) WITHOUT ROWID"
     )
-    db["commit_files"].create_index(["path"], index_name="commit_files_path")
+    db.table("commit_files").create_index(["path"], index_name="commit_files_path")
     db.execute("CREATE VIRTUAL TABLE commits_fts USING fts5(message, tokenize='porter unicode61')")
 
 

@@ -92,7 +92,7 @@ def prompt_text(api: str, body: dict[str, Any]) -> str:
     return "".join(canonical_json(strip_cache_control(p)) for p in parts)
 
 
-def _expand_references(value: Any, deferred: dict[str, Any]) -> Any:
+def _expand_references(value: Any, deferred: dict[Any, dict[str, Any]]) -> Any:
     """A ``tool_reference`` counts as the definition it loads, where it stands (as the API
     expands it), so usage includes the loaded schema."""
     if isinstance(value, list):
