@@ -116,7 +116,7 @@ def test_a_new_step_runs_once_on_an_existing_index(
 
     def m999_probe(db) -> None:  # a future migration
         calls.append("ran")
-        db["probe"].create({"id": int}, pk="id")
+        db.table("probe").create({"id": int}, pk="id")
 
     monkeypatch.setattr(schema, "STEPS", (*schema.STEPS, m999_probe))
     open_index(repo).close()
@@ -131,7 +131,7 @@ def test_a_failing_step_leaves_nothing_half_written(
     open_index(repo).close()
 
     def m999_broken(db) -> None:
-        db["half"].create({"id": int}, pk="id")
+        db.table("half").create({"id": int}, pk="id")
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(schema, "STEPS", (*schema.STEPS, m999_broken))
