@@ -11,8 +11,10 @@ unless granted for the command (a yes to a network command, ``network_commands``
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -39,9 +41,21 @@ def find_backend() -> tuple[str, str] | None:
         # KILN_BWRAP names the bubblewrap executable to use (one that is not there: none).
         named = os.environ.get("KILN_BWRAP")
         exe = (named if os.access(named, os.X_OK) else None) if named else shutil.which("bwrap")
-        if exe:
+        if exe and _bwrap_works(exe):
             return "bwrap", exe
     return None
+
+
+@functools.cache
+def _bwrap_works(exe: str) -> bool:
+    """Whether bubblewrap can create its namespaces here (unprivileged user namespaces may be
+    disabled, e.g. by AppArmor): a sandbox that cannot start is no sandbox."""
+    probe = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+             "--unshare-net", "--die-with-parent", "--", "true"]  # fmt: skip
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 class Sandbox:

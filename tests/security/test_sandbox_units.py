@@ -183,3 +183,26 @@ def test_processes_a_command_leaves_behind_end_with_it(tmp_path: Path) -> None:
     finally:
         unconfined.kill()
         unconfined.wait()
+
+
+def test_a_bubblewrap_that_cannot_start_is_no_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where user namespaces are off, bwrap exists but fails: commands must not run through it
+    (every one would fail) and must not count as confined."""
+    broken = tmp_path / "bwrap"
+    broken.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
+    )
+    broken.chmod(0o755)
+    monkeypatch.setenv("KILN_BWRAP", str(broken))
+    monkeypatch.setattr("sys.platform", "linux")
+    assert find_backend() is None
+    box = Sandbox(
+        tmp_path,
+        load_policy(tmp_path, tmp_path / "kh", "ci"),
+        kiln_home=tmp_path / "kh",
+        required=True,
+    )
+    with pytest.raises(SandboxUnavailable):
+        box.shell("true")
