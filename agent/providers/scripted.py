@@ -9,6 +9,8 @@ A script is a list of steps, consumed in order:
   "partial", "message"?: ..., "text"?: ...}`` — fail the way a provider would;
 - ``{"sleep": seconds}`` — wait, then go on with the next step in the same call (a reply or
   error with ``"delay"`` waits before answering);
+- ``{"wait_for": "path"}`` — wait until that file exists, then go on likewise (a test holds a
+  turn open for as long as it needs and releases it by creating the file);
 - a callable (Python only) that receives the ``Request`` and returns one of the above.
 
 Any step may carry ``"match": "substring"`` (or ``"re:pattern"``): it is then taken only when
@@ -300,6 +302,10 @@ class ScriptedModel:
                 )
             if "sleep" in step and not ({"text", "tool_calls", "raise"} & step.keys()):
                 await asyncio.sleep(float(step["sleep"]))
+                continue
+            if "wait_for" in step:
+                while not Path(step["wait_for"]).exists():
+                    await asyncio.sleep(0.02)
                 continue
             # A reply (or error) may itself wait first: "delay", or "sleep" given alongside it.
             await asyncio.sleep(float(step.get("delay") or step.get("sleep") or 0))

@@ -14,7 +14,8 @@ error, ``{"text": "...", "die": true}`` for a stream that breaks off after the t
 ``{"stream_error": "overloaded_error"}`` for an SSE ``error`` event inside a 200 stream,
 ``{"raise": "unavailable"}`` to drop the connection without answering, ``{"garbage": true}``
 for a 200 ``text/event-stream`` reply of bytes that are neither UTF-8 nor SSE, and
-``{"sleep": seconds}`` / a reply's ``"delay"`` to wait.
+``{"sleep": seconds}`` / a reply's ``"delay"`` to wait, ``{"wait_for": "path"}`` to wait until a
+file exists.
 
     with WireServer(["hello"]) as srv:  # srv.url, srv.openai_base_url, srv.requests
         ...
@@ -341,6 +342,10 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
                     step = {"text": step}
                 if "sleep" in step and not ({"text", "tool_calls", "raise", "error"} & step.keys()):
                     time.sleep(float(step["sleep"]))
+                    continue
+                if "wait_for" in step:
+                    while not Path(step["wait_for"]).exists():
+                        time.sleep(0.02)
                     continue
                 break
             time.sleep(float(step.get("delay") or step.get("sleep") or 0))

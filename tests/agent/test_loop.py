@@ -11,6 +11,7 @@ from agent.providers.scripted import ScriptedModel
 from agent.session import AgentConfig, DiskHost, Session
 from agent.session_store import SessionStore
 from tests.repos import PYTEST
+from tests.waiting import processes_with, until
 
 
 def call(name: str, **args: object) -> dict:
@@ -127,16 +128,21 @@ async def test_step_limit_and_resume_replays_identical_requests(failing_repo: Pa
 
 
 async def test_cancel_kills_running_command(failing_repo: Path) -> None:
-    model = ScriptedModel([call("run_command", command="sleep 30; touch finished.txt"), "never"])
+    tag = str(failing_repo / "sleeper")  # marks the sleeper's command line
+    command = (
+        f"touch started.txt; python3 -c 'import time; time.sleep(30)' {tag}; touch finished.txt"
+    )
+    model = ScriptedModel([call("run_command", command=command), "never"])
     session = Session.create(
         failing_repo, host=DiskHost(), config=AgentConfig(mode="yolo"), model=model
     )
     task = asyncio.ensure_future(session.prompt("wait"))
-    await asyncio.sleep(1.0)
+    started = failing_repo / "started.txt"
+    await until(lambda: started.exists() and processes_with(tag), what="the command to start")
     session.cancel()
-    reason = await asyncio.wait_for(task, 10)
+    reason = await asyncio.wait_for(task, 60)
     assert reason == "cancelled"
-    await asyncio.sleep(0.2)
+    await until(lambda: not processes_with(tag), what="the command to be killed")
     assert not (failing_repo / "finished.txt").exists()
     last = session.transcript.messages[-1]
     assert last["content"][0]["type"] == "tool_result" and last["content"][0]["is_error"]

@@ -197,7 +197,7 @@ class Editor(LanguageClient):
         while chunk := await stream.read(65536):
             self.stderr.extend(chunk)
 
-    async def request(self, method: str, params: Any = None, timeout: float = 20) -> Any:
+    async def request(self, method: str, params: Any = None, timeout: float = 60) -> Any:
         result = await asyncio.wait_for(self.protocol.send_request_async(method, params), timeout)
         return plain(result)
 
@@ -244,7 +244,7 @@ class Editor(LanguageClient):
         ]
 
     async def wait_for_update(
-        self, session_id: str, kind: str, timeout: float = 15
+        self, session_id: str, kind: str, timeout: float = 60
     ) -> dict[str, Any]:
         async def wait() -> dict[str, Any]:
             while True:
@@ -255,6 +255,19 @@ class Editor(LanguageClient):
                 await self.update_event.wait()
 
         return await asyncio.wait_for(wait(), timeout)
+
+    async def until_busy(self, *session_ids: str, timeout: float = 60) -> None:
+        """Wait until each of ``session_ids`` has a turn running, as kiln/session/list says."""
+
+        async def wait() -> None:
+            while True:
+                listed = await self.request("kiln/session/list", {})
+                busy = {s["sessionId"] for s in listed["sessions"] if s["busy"]}
+                if busy.issuperset(session_ids):
+                    return
+                await asyncio.sleep(0.05)
+
+        await asyncio.wait_for(wait(), timeout)
 
     async def close(self) -> None:
         self.closing.set()

@@ -120,32 +120,3 @@ class RawServer:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-def processes_with(marker: str) -> list[int]:
-    """Live (not zombie) processes whose command line contains ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker in cmdline and state != "Z" and int(entry.name) != os.getpid():
-            found.append(int(entry.name))
-    return found
-
-
-async def until(predicate: Any, timeout: float = 30, what: str = "") -> None:
-    """Wait until ``predicate()`` holds (for state outside the protocol, e.g. processes)."""
-
-    async def wait() -> None:
-        while not predicate():
-            await asyncio.sleep(0.05)
-
-    try:
-        await asyncio.wait_for(wait(), timeout)
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {what or predicate}") from None

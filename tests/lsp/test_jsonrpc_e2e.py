@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tests.lsp.conftest import server_env
-from tests.lsp.raw_client import RawServer, processes_with, until
+from tests.lsp.raw_client import RawServer
+from tests.waiting import processes_with, until
 
 pytestmark = pytest.mark.e2e
 

@@ -29,9 +29,14 @@ async def _error(editor: object, method: str, params: object) -> tuple[int, str,
 
 
 async def test_errors_are_json_rpc_errors_and_the_server_survives(
-    workspace: Path, scripted_env: object
+    workspace: Path, scripted_env: object, tmp_path: Path
 ) -> None:
-    steps = [{"match": "secret-unsaved-line", "text": "saw the selection"}, {"sleep": 1.5}, "slow"]
+    release = tmp_path / "release"  # the second turn's model answers once this file exists
+    steps = [
+        {"match": "secret-unsaved-line", "text": "saw the selection"},
+        {"wait_for": str(release)},
+        "slow",
+    ]
     async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
         # A reference with a range carries just those lines of the unsaved buffer.
         uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
@@ -90,12 +95,13 @@ async def test_errors_are_json_rpc_errors_and_the_server_survives(
         first = asyncio.ensure_future(
             editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "a"})
         )
-        await asyncio.sleep(0.3)
+        await editor.until_busy(sid)
         code, _, _ = await _error(editor, "kiln/session/prompt", {"sessionId": sid, "prompt": "b"})
         assert code == TURN_IN_PROGRESS
         # Notifications have no answer: bad ones are logged, nothing crashes.
         editor.notify("kiln/session/cancel", {"sessionId": "unknown"})
         editor.notify("kiln/session/cancel", ["garbage"])
+        release.touch()
         assert (await first)["stopReason"] == "end_turn"
         code, _, _ = await _error(
             editor, "kiln/session/setMode", {"sessionId": sid, "mode": "root"}

@@ -14,6 +14,7 @@ from agent.session_store import SessionStore
 from agent.testing.wire_server import WireServer
 from tests.lsp.conftest import running, server_env
 from tests.lsp.kiln_client import ALLOW
+from tests.waiting import processes_with, until
 
 pytestmark = pytest.mark.e2e
 
@@ -125,32 +126,14 @@ async def test_plan_updates_and_session_list_and_load(
         assert "resumed" in editor.updates_for(sid, "agent_message_chunk")[-1]["content"]["text"]
 
 
-async def _wait_for_pid(path: Path) -> int:
-    for _ in range(200):
-        if path.exists() and path.read_text().strip():
-            return int(path.read_text())
-        await asyncio.sleep(0.05)
-    raise AssertionError("the command never started")
+async def _wait_for_pid(path: Path) -> None:
+    await until(lambda: path.exists() and path.read_text().strip(), what="the command to start")
 
 
-def _running(tag: str) -> bool:
-    """Whether a host process has ``tag`` in its command line (the command runs in a PID
-    namespace, so the pid it writes is not a host pid)."""
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and tag.encode() in (proc / "cmdline").read_bytes():
-                return True
-        except OSError:
-            continue
-    return False
-
-
-async def _wait_gone(tag: Path) -> bool:
-    for _ in range(100):
-        if not _running(str(tag)):
-            return True
-        await asyncio.sleep(0.05)
-    return False
+async def _wait_gone(tag: Path) -> None:
+    """The command is stopped (it runs in a PID namespace: found by ``tag`` in its command
+    line, not by the pid it wrote)."""
+    await until(lambda: not processes_with(str(tag)), what="the command to be stopped")
 
 
 def sleeper(tag: Path) -> str:
@@ -177,13 +160,13 @@ async def test_cancel_notification_resolves_the_prompt_and_kills_the_command(
             editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "sleep"})
         )
         await _wait_for_pid(workspace / "pid.txt")
-        assert _running(str(workspace))  # seen on the host before it is stopped
+        assert processes_with(str(workspace))  # seen on the host before it is stopped
         status = await editor.request("kiln/index/status", {})  # answered mid-turn
         assert status["root"] == str(workspace)
         editor.notify("kiln/session/cancel", {"sessionId": sid})
         result = await prompt
         assert result["stopReason"] == "cancelled"
-        assert await _wait_gone(workspace)
+        await _wait_gone(workspace)
         # The running tool call was closed on the wire before the answer, not left in_progress.
         started = editor.updates_for(sid, "tool_call")[-1]
         ends = [
@@ -216,14 +199,14 @@ async def test_cancel_request_is_a_hard_cancel(workspace: Path, scripted_env: ob
             "kiln/session/prompt", {"sessionId": sid, "prompt": "sleep"}, msg_id="hard-1"
         )
         await _wait_for_pid(workspace / "pid.txt")
-        assert _running(str(workspace))  # seen on the host before it is stopped
+        assert processes_with(str(workspace))  # seen on the host before it is stopped
         editor.notify("$/cancelRequest", types.CancelParams(id="hard-1"))
         try:
-            outcome = await asyncio.wait_for(future, 20)
+            outcome = await asyncio.wait_for(future, 60)
             assert outcome["stopReason"] == "cancelled"
         except Exception as exc:  # -32800 is the other legal answer to a cancelled request
             assert getattr(exc, "code", None) == -32800, exc
-        assert await _wait_gone(workspace)
+        await _wait_gone(workspace)
         listed = await editor.request("kiln/session/list", {})
         assert listed["sessions"][0]["busy"] is False
         again = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "go on"})
@@ -280,9 +263,10 @@ async def test_permission_answered_and_unanswered(workspace: Path, scripted_env:
 
 
 async def test_requests_are_answered_while_turns_stream_in_two_sessions(
-    workspace: Path, scripted_env: object
+    workspace: Path, scripted_env: object, tmp_path: Path
 ) -> None:
-    steps = [{"sleep": 2.0}, "slow answer"]  # each session's model gets its own copy
+    release = tmp_path / "release"  # the models answer once this file exists
+    steps = [{"wait_for": str(release)}, "slow answer"]  # each session's model gets its own copy
     async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
         sid = (await editor.request("kiln/session/new", {}))["sessionId"]
         other = (await editor.request("kiln/session/new", {}))["sessionId"]
@@ -293,7 +277,7 @@ async def test_requests_are_answered_while_turns_stream_in_two_sessions(
             )
             for s in (sid, other)
         ]
-        await asyncio.sleep(0.3)
+        await editor.until_busy(sid, other)
         status = await editor.request("kiln/index/status", {})
         hello = await editor.request("kiln/hello", {})
         shown = await editor.request("kiln/context/show", {"sessionId": idle})
@@ -307,6 +291,7 @@ async def test_requests_are_answered_while_turns_stream_in_two_sessions(
         assert status["state"] in ("idle", "indexing", "ready") and hello["protocolVersion"] == 1
         assert shown["busy"] is False and busy["busy"] is True
         assert listed == {sid: True, other: True, idle: False}
+        release.touch()
         results = await asyncio.gather(*turns)
         assert [r["stopReason"] for r in results] == ["end_turn", "end_turn"]
 
@@ -326,13 +311,13 @@ async def test_client_disconnect_mid_turn_saves_the_session(
             editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "x"})
         )
         await _wait_for_pid(workspace / "pid.txt")
-        assert _running(str(workspace))  # seen on the host before it is stopped
+        assert processes_with(str(workspace))  # seen on the host before it is stopped
         server = editor._server
         assert server is not None and server.stdin is not None
         server.stdin.close()  # the editor crashes: stdin hits EOF
-        code = await asyncio.wait_for(server.wait(), 20)
+        code = await asyncio.wait_for(server.wait(), 60)
         assert code == 0
-        assert await _wait_gone(workspace)
+        await _wait_gone(workspace)
     info = SessionStore().get(sid)
     assert info["status"] == "idle"
     messages = SessionStore().messages(sid)

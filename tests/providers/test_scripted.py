@@ -105,6 +105,17 @@ async def test_sleep_step_delays_and_can_be_cancelled() -> None:
         await task
 
 
+async def test_wait_for_step_holds_the_reply_until_the_file_exists(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    model = ScriptedModel([{"wait_for": str(release)}, "released"])
+    task = asyncio.ensure_future(reply_of(model, make_request()))
+    done, _ = await asyncio.wait({task}, timeout=0.2)
+    assert not done  # held while the file is missing
+    release.touch()
+    reply = await asyncio.wait_for(task, 60)
+    assert reply.message["content"][0]["text"] == "released"
+
+
 async def test_callable_steps_see_the_request_and_may_be_async() -> None:
     def echo(request: Request) -> dict:
         last = request.messages[-1]["content"][0]["text"]
