@@ -16,6 +16,7 @@ and every write is allowed; a line the parser cannot understand is never approve
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -126,10 +127,10 @@ def classify_command(command: str) -> str | None:
 _SUBJECT_KEYS = ("path", "file_path", "filename", "file")
 
 
-def _write_path(tool: str, args: dict[str, Any]) -> str | None:
+def _write_path(tool: str, args: dict[str, Any], memory_file: str) -> str | None:
     """The path a non-command tool writes, if any: edits, memory, any tool given a path."""
     if tool == "remember":
-        return MEMORY_FILE
+        return memory_file
     if tool in READ_TOOLS:
         return None
     for key in _SUBJECT_KEYS:
@@ -159,6 +160,9 @@ class Permissions:
         self.skill_allowed: set[str] = set()
         self.skill_granted: set[str] = set()
         self.skill_grants: dict[str, set[str]] = {}  # installed skill folder -> user grants
+        # Where remember would write (the session sets the project's memory file), so a write
+        # rule on AGENTS.md covers remember when AGENTS.md is the project memory.
+        self.memory_file: Callable[[], str] = lambda: MEMORY_FILE
 
     # -- the check ----------------------------------------------------------------------------
 
@@ -186,7 +190,7 @@ class Permissions:
             denied = self._deny_rule("read", args["path"])
             if denied is not None:
                 return Check("deny", f"denied by rule {denied.text}")
-        written = _write_path(tool, args)
+        written = _write_path(tool, args, self.memory_file())
         target = classify_write(written, self.root) if written is not None else None
         if target is not None:
             denied = self._deny_rule("write", written)

@@ -30,6 +30,8 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
     permissions = session.permissions
     permissions.network_rules = [parse_rule(r) for r in policy.network_commands]
     permissions.skill_grants = user_skill_grants(kiln_home)
+    memory, root = session.memory, session.root
+    permissions.memory_file = lambda: memory.project_file().relative_to(root).as_posix()
     for rule in permissions.rules.parsed("deny"):
         if rule.kind in ("write", "read"):
             paths = rule_paths(session.root, rule.pattern)

@@ -157,3 +157,22 @@ def test_external_flag_only_for_what_injected_text_would_want(tmp_path: Path) ->
     assert p.check("write_file", {"path": "AGENTS.md"}, **plain).external
     assert p.check("remember", {"text": "x"}, **plain).external
     assert not p.check("remember", {"text": "x"}).external
+
+
+async def test_a_write_rule_on_the_project_memory_file_covers_remember(tmp_path: Path) -> None:
+    """remember appends to the project's memory file, whichever it is (here AGENTS.md)."""
+    from agent.providers.scripted import ScriptedModel
+    from agent.session import AgentConfig, DiskHost, Session
+
+    (tmp_path / "AGENTS.md").write_text("# Agents\n")
+    (tmp_path / ".kiln").mkdir()
+    (tmp_path / ".kiln" / "settings.json").write_text(
+        '{"permissions": {"deny": ["Edit(AGENTS.md)"]}}'
+    )
+    model = ScriptedModel([{"tool_calls": [{"name": "remember", "input": {"text": "x"}}]}, "done"])
+    session = Session.create(
+        tmp_path, host=DiskHost(), config=AgentConfig(mode="yolo"), model=model
+    )
+    await session.prompt("go")
+    assert (tmp_path / "AGENTS.md").read_text() == "# Agents\n"
+    assert "denied by rule Edit(AGENTS.md)" in session.turn.refusals[0]["reason"]
