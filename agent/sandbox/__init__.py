@@ -115,13 +115,28 @@ class Sandbox:
             tmp=self.tmp(),
             writable=list(self.policy.write),
             hidden=[*self.policy.hide, *self.denied_reads],
-            readable=[self.kiln_home / "skills"],
+            readable=[self.kiln_home / "skills", *self._interpreter_dirs()],
             network=net,
             readonly=list(self.readonly),
         )
         if self.backend[0] == "seatbelt":
             return seatbelt.build_argv(argv, **common)  # type: ignore[arg-type]
         return bwrap.build_argv(self.backend[1], argv, cwd=Path(cwd or self.root), **common)  # type: ignore[arg-type]
+
+    def _interpreter_dirs(self) -> list[Path]:
+        """The Python environment Kiln runs from when it lies under ``/tmp`` (which the sandbox
+        replaces with its own), given back read-only so ``python -m pytest`` and the venv's tools
+        still run; never one that overlaps the workspace or ``$KILN_HOME``."""
+        tmp, home = Path("/tmp").resolve(), self.kiln_home.resolve()
+        out: list[Path] = []
+        for prefix in dict.fromkeys(Path(p).resolve() for p in (sys.prefix, sys.base_prefix)):
+            if tmp not in prefix.parents:
+                continue
+            overlaps = [self.root, home]
+            if any(o == prefix or o in prefix.parents or prefix in o.parents for o in overlaps):
+                continue
+            out.append(prefix)
+        return out
 
     def shell(self, command: str, *, network: bool = False, cwd: Path | None = None) -> list[str]:
         return self.wrap([SHELL, "-c", command], network=network, cwd=cwd)

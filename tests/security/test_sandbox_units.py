@@ -206,3 +206,35 @@ def test_a_bubblewrap_that_cannot_start_is_no_sandbox(
     )
     with pytest.raises(SandboxUnavailable):
         box.shell("true")
+
+
+def test_a_python_environment_under_tmp_stays_runnable(tmp_path: Path, monkeypatch) -> None:
+    """A venv under /tmp (the sandbox's /tmp is its own) is given back read-only, so commands
+    run with Kiln's interpreter work; the workspace stays writable and the venv does not."""
+    if find_backend() is None:
+        pytest.skip("no sandbox backend (bubblewrap) here")
+    venv = Path("/tmp") / f"kiln-venv-{tmp_path.name}"
+    (venv / "bin").mkdir(parents=True)
+    tool = venv / "bin" / "tool"
+    tool.write_text("#!/bin/sh\necho tool-ran\n")
+    tool.chmod(0o755)
+    root = tmp_path / "ws"
+    root.mkdir()
+    try:
+        monkeypatch.setattr("sys.prefix", str(venv))
+        box = Sandbox(root, load_policy(root, tmp_path / "kh", "ask"), kiln_home=tmp_path / "kh")
+        proc = subprocess.run(
+            box.shell(f"{tool}; echo x > {venv}/new; echo w > ws.txt"),
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env=box.env(),
+        )
+        box.close()
+        assert "tool-ran" in proc.stdout, proc.stderr
+        assert not (venv / "new").exists()  # read-only
+        assert (root / "ws.txt").read_text() == "w\n"
+    finally:
+        import shutil
+
+        shutil.rmtree(venv, ignore_errors=True)
