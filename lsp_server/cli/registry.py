@@ -195,6 +195,12 @@ def marketplace_cmd(
     from skills_registry.registry.marketplace import build_marketplace, export_marketplace
 
     data_dir = data or _default_data()
+    if db is None and not (data_dir / "registry.db").exists():
+        # An export reads a registry; a mistyped folder must not become a new, empty one.
+        raise click.ClickException(
+            f"no registry in {data_dir} (no registry.db: pass the --data folder "
+            "`kiln registry serve` uses, or --db URL)"
+        )
     backends = _open(lambda: open_backends(data_dir, db, blobs), data_dir)
     if out is None:  # served shape: absolute git sources, as GET /.claude-plugin/marketplace.json
         from skills_registry.archive import read_archive

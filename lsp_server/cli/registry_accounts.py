@@ -37,6 +37,13 @@ def expiry(text: str | None) -> str | None:
     if match:
         unit = {"d": "days", "h": "hours", "m": "minutes"}[match[2]]
         return (datetime.now(UTC) + timedelta(**{unit: int(match[1])})).isoformat()
+    try:
+        datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(
+            f"{text!r} (use 30d, 12h, 90m or an ISO 8601 time such as 2026-01-31T12:00:00Z)",
+            param_hint="'--expires'",
+        ) from None
     return text
 
 

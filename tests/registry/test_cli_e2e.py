@@ -343,3 +343,61 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
         )
     )
     assert preview == "#!/bin/sh\necho shipping\n"
+
+
+def test_operator_typos_are_one_line_and_create_nothing(tmp_path: Path) -> None:
+    """A mistyped --data folder is not exported as a new empty registry; a bad --expires is
+    refused before a token exists."""
+    env = cli_env(tmp_path / "home")
+    typo = tmp_path / "registry-dta"
+    _fails(
+        kiln(
+            "registry",
+            "marketplace",
+            "--data",
+            str(typo),
+            "--base-url",
+            "http://x",
+            env=env,
+            cwd=tmp_path,
+        ),
+        1,
+        "no registry in",
+    )
+    assert not typo.exists()
+    data = tmp_path / "registry-data"
+    _fails(
+        kiln(
+            "registry",
+            "token",
+            "--data",
+            str(data),
+            "--namespace",
+            "acme",
+            "--expires",
+            "forever",
+            env=env,
+            cwd=tmp_path,
+        ),
+        2,
+        "use 30d, 12h, 90m or an ISO 8601 time",
+    )
+    listed = _ok(
+        kiln("registry", "token", "list", "--data", str(data), "--json", env=env, cwd=tmp_path)
+    )
+    assert json.loads(listed) == []  # no token was made by the refused call
+    token = _ok(
+        kiln(
+            "registry",
+            "token",
+            "--data",
+            str(data),
+            "--namespace",
+            "acme",
+            "--expires",
+            "2099-01-31T12:00:00Z",
+            env=env,
+            cwd=tmp_path,
+        )
+    ).strip()
+    assert token.startswith("kiln_")
