@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 POLL = 0.05
+T = TypeVar("T")
 
 
 async def until(predicate: Callable[[], Any], timeout: float = 60, what: str = "") -> None:
@@ -53,3 +54,16 @@ def processes_with(marker: str) -> list[int]:
         if marker in cmdline and state != "Z" and int(entry.name) != os.getpid():
             found.append(int(entry.name))
     return found
+
+
+async def answer_when(
+    ask: Callable[[], Awaitable[T]], ready: Callable[[T], Any], timeout: float = 60
+) -> T:
+    """Ask again until ``ready(answer)`` holds, and return that answer; past ``timeout``, the
+    last answer, for the caller's assertion to show what it was."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = await ask()
+        if ready(answer) or time.monotonic() > deadline:
+            return answer
+        await asyncio.sleep(POLL)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.lsp.conftest import running
+from tests.waiting import answer_when
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -81,10 +82,9 @@ async def _record(workspace: Path, scripted_env: object, out: Path) -> None:
         await editor.request(
             "kiln/session/prompt", {"sessionId": sid, "prompt": "why does add fail?"}
         )
-        for _ in range(200):
-            status = await editor.request("kiln/index/status", {})
-            if status["state"] == "ready":
-                break
+        await answer_when(
+            lambda: editor.request("kiln/index/status", {}), lambda s: s["state"] == "ready"
+        )
         mentions = await editor.request("kiln/complete/mentions", {"query": "cal"})
         commands = await editor.request("kiln/complete/commands", {})
         recording = {

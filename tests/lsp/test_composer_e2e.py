@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lsp_server.core import INVALID_PARAMS
 from tests.lsp.conftest import running
+from tests.waiting import answer_when
 
 pytestmark = pytest.mark.e2e
 
 
-async def _wait_indexed(editor: object) -> None:
-    for _ in range(400):
-        status = await editor.request("kiln/index/status", {})  # type: ignore[attr-defined]
-        if status["state"] == "ready":
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"index never ready: {status}")
+async def _wait_indexed(editor: Any) -> None:
+    status = await answer_when(
+        lambda: editor.request("kiln/index/status", {}), lambda s: s["state"] == "ready"
+    )
+    assert status["state"] == "ready", f"index never ready: {status}"
 
 
 async def test_mentions_rank_index_symbols_files_and_unsaved_buffers(
@@ -51,11 +50,10 @@ async def test_mentions_rank_index_symbols_files_and_unsaved_buffers(
         # A symbol that exists only in an unsaved buffer is offered once the index follows it.
         uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
         editor.type_text(uri, "def brand_new_helper():\n    return 1\n")
-        for _ in range(200):
-            got = await editor.request("kiln/complete/mentions", {"query": "brand_new"})
-            if got["items"]:
-                break
-            await asyncio.sleep(0.05)
+        got = await answer_when(
+            lambda: editor.request("kiln/complete/mentions", {"query": "brand_new"}),
+            lambda got: got["items"],
+        )
         assert got["items"][0]["label"] == "brand_new_helper", got
         assert "brand_new_helper" not in (workspace / "app.py").read_text()
 

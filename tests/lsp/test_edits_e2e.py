@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from agent.session_store import SessionStore
 from lsp_server.core import STALE_DOCUMENT
 from tests.lsp.conftest import running
 from tests.lsp.kiln_client import REJECT
+from tests.waiting import answer_when
 
 pytestmark = pytest.mark.e2e
 
@@ -103,11 +103,9 @@ async def test_non_ascii_lines_survive_every_position_encoding(
         encoding=encoding,
         settings={"editMode": "auto"},  # type: ignore[operator]
     ) as editor:
-        for _ in range(100):  # workspace/configuration is pulled after initialized
-            hello = await editor.request("kiln/hello", {})
-            if hello["config"]["editMode"] == "auto":
-                break
-            await asyncio.sleep(0.05)
+        hello = await answer_when(  # workspace/configuration is pulled after initialized
+            lambda: editor.request("kiln/hello", {}), lambda h: h["config"]["editMode"] == "auto"
+        )
         assert hello["config"]["editMode"] == "auto"
         assert hello["capabilities"]["positionEncoding"] == encoding
         uri = editor.open(workspace / "u.py", text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from lsp_server.core import (
     TURN_IN_PROGRESS,
 )
 from tests.lsp.conftest import running
+from tests.waiting import answer_when
 
 pytestmark = pytest.mark.e2e
 
@@ -132,11 +134,9 @@ async def test_index_follows_buffers_and_skills_and_context_answer(
         "hi",
     ]
     async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
-        for _ in range(100):
-            status = await editor.request("kiln/index/status", {})
-            if status["state"] == "ready":
-                break
-            await asyncio.sleep(0.1)
+        status = await answer_when(
+            lambda: editor.request("kiln/index/status", {}), lambda s: s["state"] == "ready"
+        )
         assert status["state"] == "ready" and status["files"] >= 2
         kinds = [p["value"]["kind"] for p in editor.progress]
         assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
@@ -145,17 +145,15 @@ async def test_index_follows_buffers_and_skills_and_context_answer(
 
         uri = editor.open(workspace / "app.py", (workspace / "app.py").read_text())
         editor.type_text(uri, "def zebrafinch_total(a, b):\n    return a + b\n")
-        hover = None
-        for _ in range(100):  # the buffer is re-indexed after a short debounce
-            hover = await editor.text_document_hover_async(
+        hover = await answer_when(  # the buffer is re-indexed after a short debounce
+            lambda: editor.text_document_hover_async(
                 types.HoverParams(
                     text_document=types.TextDocumentIdentifier(uri=uri),
                     position=types.Position(line=0, character=6),
                 )
-            )
-            if hover is not None:
-                break
-            await asyncio.sleep(0.1)
+            ),
+            lambda hover: hover is not None,
+        )
         assert hover is not None and "zebrafinch_total" in hover.contents.value
         assert "zebrafinch" not in (workspace / "app.py").read_text()
         # The agent's search_code sees the same (unsaved) index.
@@ -179,17 +177,15 @@ async def test_index_follows_buffers_and_skills_and_context_answer(
             )
         )
         editor.type_text(uri, "okapi_counter()\n")
-        hover = None
-        for _ in range(100):
-            hover = await editor.text_document_hover_async(
+        hover = await answer_when(
+            lambda: editor.text_document_hover_async(
                 types.HoverParams(
                     text_document=types.TextDocumentIdentifier(uri=uri),
                     position=types.Position(line=0, character=3),
                 )
-            )
-            if hover is not None and "extra.py" in hover.contents.value:
-                break
-            await asyncio.sleep(0.1)
+            ),
+            lambda hover: hover is not None and "extra.py" in hover.contents.value,
+        )
         assert hover is not None and "extra.py" in hover.contents.value
 
         skills = await editor.request("kiln/skills/list", {})
@@ -239,11 +235,14 @@ async def test_tcp_mode_serves_one_client(workspace: Path, scripted_env: object)
     )  # fmt: skip
     editor = Editor()
     try:
-        for _ in range(200):
+        deadline = time.monotonic() + 60  # the server may take a while to listen
+        while True:
             try:
                 await editor.start_tcp("127.0.0.1", port)
                 break
             except OSError:
+                if time.monotonic() > deadline:
+                    raise
                 await asyncio.sleep(0.05)
         await editor.initialize_async(
             types.InitializeParams(
