@@ -208,11 +208,12 @@ def test_a_bubblewrap_that_cannot_start_is_no_sandbox(
         box.shell("true")
 
 
-def test_a_python_environment_under_tmp_stays_runnable(tmp_path: Path, monkeypatch) -> None:
+@needs_bwrap
+def test_a_python_environment_under_tmp_stays_runnable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A venv under /tmp (the sandbox's /tmp is its own) is given back read-only, so commands
     run with Kiln's interpreter work; the workspace stays writable and the venv does not."""
-    if find_backend() is None:
-        pytest.skip("no sandbox backend (bubblewrap) here")
     venv = Path("/tmp") / f"kiln-venv-{tmp_path.name}"
     (venv / "bin").mkdir(parents=True)
     tool = venv / "bin" / "tool"
