@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agent.errors import ToolError
+from agent.errors import EXIT_USAGE, ToolError
 from agent.sandbox import bwrap, seatbelt
 from agent.sandbox.env import scrub
 from agent.sandbox.policy import SandboxPolicy, load_policy
@@ -31,6 +31,8 @@ SHELL = "/bin/sh"
 
 class SandboxUnavailable(ToolError):
     """Commands are refused: the sandbox is required but no backend works here."""
+
+    exit_code = EXIT_USAGE  # where it ends a run (``--verify``): a setup to fix, as docs/ci.md says
 
 
 def find_backend() -> tuple[str, str] | None:
