@@ -114,7 +114,7 @@ class EditorClient:
         return WriteTextFileResponse()
 
     async def wait_for(
-        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 20
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60
     ) -> None:
         if any(predicate(u) for u in self.updates):
             return

@@ -161,7 +161,7 @@ async def test_cancel_mid_turn_returns_cancelled(spawn, workspace: Path) -> None
             await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "again"}])
         assert busy.value.code == -31002
         await agent.conn.cancel(session_id=sid)
-        result = await asyncio.wait_for(turn, 20)
+        result = await asyncio.wait_for(turn, 60)
         assert result.stop_reason == "cancelled"
         assert "never reached" not in client.text()
         # The session is still usable after the cancel.
@@ -346,9 +346,9 @@ async def test_cancel_while_the_permission_dialog_is_open(spawn, workspace: Path
         turn = asyncio.ensure_future(
             agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "write"}])
         )
-        await asyncio.wait_for(client.asked.wait(), 20)
+        await asyncio.wait_for(client.asked.wait(), 60)
         await agent.conn.cancel(session_id=sid)
-        result = await asyncio.wait_for(turn, 20)
+        result = await asyncio.wait_for(turn, 60)
     assert result.stop_reason == "cancelled"
     assert client.writes == [] and not (workspace / "new.txt").exists()
     # The write_file call is closed on the wire, not left in_progress.

@@ -110,9 +110,9 @@ async def test_sigterm_mid_turn_answers_cancelled_and_keeps_the_session(
         )
         await client.wait_for(lambda u: u["sessionUpdate"] == "plan")
         agent.process.send_signal(signal.SIGTERM)
-        result = await asyncio.wait_for(turn, 20)
+        result = await asyncio.wait_for(turn, 60)
         assert result.stop_reason == "cancelled"
-        assert await asyncio.wait_for(agent.process.wait(), 20) == 0
+        assert await asyncio.wait_for(agent.process.wait(), 60) == 0
 
     again = EditorClient()
     async with spawn(["Resumed."], again) as agent:

@@ -161,7 +161,7 @@ def test_the_watcher_catches_up_with_a_new_commit(
 
     with watch(history_repo, on_batch, index=idx, debounce=0.1) as watcher:
         commit(history_repo, "Handle empty invoices in billing", {"billing.py": TWIN + "\n#\n"})
-        assert arrived.wait(10), (seen, watcher.errors)
+        assert arrived.wait(60), (seen, watcher.errors)
     assert sum(seen) == 1
     assert paths(idx, "compute total for empty invoices")[0] == "billing.py"
 

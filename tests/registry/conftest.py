@@ -56,7 +56,7 @@ def start_registry(data: Path, app: Any = None) -> LiveRegistry:
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # generous: a loaded machine starts slowly
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("registry did not start")
