@@ -41,6 +41,7 @@ class KilnProtocol(LanguageServerProtocol):
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
         self.initialize_received = False
+        self.shutdown_received = False
         self.exit_code: int | None = None
         self.stop_requested = asyncio.Event()
 
@@ -134,7 +135,7 @@ class KilnProtocol(LanguageServerProtocol):
         if method is None:
             return False  # a response to one of our requests
         if method == types.EXIT:
-            self.request_stop(0 if self._shutdown else 1, "exit")
+            self.request_stop(0 if self._shutdown or self.shutdown_received else 1, "exit")
             return True
         if "id" not in data:  # a notification
             if self.initialize_received and not self._shutdown:
@@ -150,6 +151,8 @@ class KilnProtocol(LanguageServerProtocol):
         elif method != types.INITIALIZE and not self.initialize_received:
             self.reply_error(msg_id, SERVER_NOT_INITIALIZED, f"{method}: send initialize first")
         else:
+            if method == types.SHUTDOWN:  # received: an `exit` right behind it still exits 0
+                self.shutdown_received = True
             return False
         return True
 

@@ -99,6 +99,19 @@ async def test_exit_without_shutdown_exits_1(workspace: Path, kiln_home: Path) -
         await server.close()
 
 
+async def test_exit_right_behind_shutdown_exits_0(workspace: Path, kiln_home: Path) -> None:
+    """A client that writes `exit` without waiting for the `shutdown` answer: the shutdown was
+    received first, so the exit code is 0 (LSP spec), and the shutdown is still answered."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace)
+        server.request_nowait(2, "shutdown")
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
+
+
 def _command_turn(marker: str) -> list[Any]:
     command = f"sh -c 'sleep {marker} & sleep {marker}; wait'"
     return [
