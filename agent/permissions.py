@@ -155,6 +155,7 @@ class Permissions:
         self.session_deny: set[str] = set()  # "reject_always" answers
         self.network_granted: set[str] = set()  # simple commands granted the network
         self.network_rules: list[Rule] = []  # command rules granted the network by settings
+        self.network_all = False  # the user's settings give every command the network
         # The active skill's allowed-tools: they only NARROW (see ``narrowed``), except names the
         # user granted at install/review (``skill_granted``, read from the user's lockfile).
         self.skill_allowed: set[str] = set()
@@ -322,6 +323,8 @@ class Permissions:
 
     def _network_granted(self, parsed: ParsedCommand) -> bool:
         risky = [c for c in parsed.commands if command_risk.command_risk(c) == "network"]
+        if risky and self.network_all:
+            return True
         return bool(risky) and all(
             c.text in self.network_granted
             or any(r.matches_command(c.argv) for r in self.network_rules)

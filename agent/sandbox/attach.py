@@ -29,6 +29,7 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
     session.services.sandbox = sandbox
     permissions = session.permissions
     permissions.network_rules = [parse_rule(r) for r in policy.network_commands]
+    permissions.network_all = policy.network
     permissions.skill_grants = user_skill_grants(kiln_home)
     memory, root = session.memory, session.root
     permissions.memory_file = lambda: memory.project_file().relative_to(root).as_posix()

@@ -176,3 +176,29 @@ async def test_a_write_rule_on_the_project_memory_file_covers_remember(tmp_path:
     await session.prompt("go")
     assert (tmp_path / "AGENTS.md").read_text() == "# Agents\n"
     assert "denied by rule Edit(AGENTS.md)" in session.turn.refusals[0]["reason"]
+
+
+async def test_network_granted_in_the_user_settings_is_granted_in_ci(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """`sandbox.network_commands` in $KILN_HOME/settings.json lets that command reach the network
+    in ci (asked for nowhere else); the same key in the project file does nothing."""
+    from agent.providers.scripted import ScriptedModel
+    from agent.session import AgentConfig, DiskHost, Session
+
+    (kiln_home / "settings.json").write_text(
+        '{"sandbox": {"network_commands": ["pip download *"]}}'
+    )
+    (tmp_path / ".kiln").mkdir()
+    (tmp_path / ".kiln" / "settings.json").write_text(
+        '{"sandbox": {"network_commands": ["curl *"]}}'
+    )
+    session = Session.create(
+        tmp_path, host=DiskHost(), config=AgentConfig(mode="ci"), model=ScriptedModel(["x"])
+    )
+    pip = session.permissions.check("run_command", {"command": "pip download requests"})
+    assert (pip.verdict, pip.network) == ("allow", True)
+    assert (
+        session.permissions.check("run_command", {"command": "curl https://x.io"}).verdict == "deny"
+    )
+    await session.aclose()
