@@ -318,16 +318,7 @@ def _cause(
         before, after = (
             {k[5:]: v for k, v in w.blocks if k.startswith("tool ")} for w in wire_labels
         )
-        added = [n for n in after if n not in before]
-        removed = [n for n in before if n not in after]
-        changed = [n for n in after if n in before and after[n] != before[n]]
-        parts = [
-            f"added {added}" if added else "",
-            f"removed {removed}" if removed else "",
-            f"changed {changed}" if changed else "",
-            "reordered" if not (added or removed or changed) else "",
-        ]
-        return "the tool list changed: " + ", ".join(p for p in parts if p)
+        return _tool_list_change(before, after)
     if current.epoch != previous.epoch:
         records = [r for r in compactions(store, current.session_id) if r["epoch"] == current.epoch]
         if records:
@@ -341,20 +332,23 @@ def _cause(
             f"message epoch changed {previous.epoch} -> {current.epoch} without a compaction record"
         )
     if current.tools != previous.tools:
-        old_names = [t["name"] for t in previous.tools]
-        new_names = [t["name"] for t in current.tools]
-        added = [n for n in new_names if n not in old_names]
-        removed = [n for n in old_names if n not in new_names]
-        changed = [
-            t["name"] for t in current.tools if t["name"] in old_names and t not in previous.tools
-        ]
-        parts = [
-            f"added {added}" if added else "",
-            f"removed {removed}" if removed else "",
-            f"changed {changed}" if changed else "",
-            "reordered" if not (added or removed or changed) else "",
-        ]
-        return "the tool list changed: " + ", ".join(p for p in parts if p)
+        return _tool_list_change(
+            {t["name"]: t for t in previous.tools}, {t["name"]: t for t in current.tools}
+        )
     if current.system != previous.system:
         return "the system prompt changed"
     return f"an already-sent message was rewritten ({where}) with no compaction: a prefix-stability bug"
+
+
+def _tool_list_change(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """How two tool lists (name -> definition, in request order) differ."""
+    added = [n for n in after if n not in before]
+    removed = [n for n in before if n not in after]
+    changed = [n for n in after if n in before and after[n] != before[n]]
+    parts = [
+        f"added {added}" if added else "",
+        f"removed {removed}" if removed else "",
+        f"changed {changed}" if changed else "",
+        "reordered" if not (added or removed or changed) else "",
+    ]
+    return "the tool list changed: " + ", ".join(p for p in parts if p)

@@ -42,7 +42,8 @@ from agent.events import (
 )
 from agent.hosts import DiskHost
 from agent.protocols import EditOutcome, EditProposal
-from lsp_server.core.updates import COALESCE_SECONDS, event_to_update, is_text_chunk
+from lsp_server.core.coalesce import TextCoalescer
+from lsp_server.core.updates import event_to_update, is_text_chunk
 
 log = logging.getLogger("kiln.acp")
 
@@ -103,8 +104,7 @@ class AcpFrontend:
         self.rejected_always: set[tuple[str, str]] = set()  # (session id, tool name)
         # resolved path -> (client text, (session id, call id) of the running calls naming it)
         self._buffers: dict[Path, tuple[str, set[tuple[str, str]]]] = {}
-        self._text: dict[str, list[str]] = {}  # session id -> text held for coalescing
-        self._flush_at: dict[str, asyncio.TimerHandle] = {}
+        self._held = TextCoalescer(self._queue)
         self._tail: dict[str, asyncio.Future[None]] = {}  # the session's last queued send
 
     def set_capabilities(self, capabilities: Any) -> None:
@@ -124,11 +124,7 @@ class AcpFrontend:
         `kiln lsp` (a model emits a delta every few tokens), and flushed before anything else."""
         kind = update.get("sessionUpdate")
         if is_text_chunk(update):
-            self._text.setdefault(session_id, []).append(update["content"]["text"])
-            if session_id not in self._flush_at:
-                self._flush_at[session_id] = asyncio.get_running_loop().call_later(
-                    COALESCE_SECONDS, self._flush_text, session_id
-                )
+            self._held.hold(session_id, update)
             return
         if kind == "tool_call":
             await self._prefetch(session_id, update)
@@ -138,24 +134,15 @@ class AcpFrontend:
 
     async def send_now(self, session_id: str, update: dict[str, Any]) -> None:
         """Send an ACP update after everything queued before it (held text included)."""
-        self._flush_text(session_id)
+        self._held.flush(session_id)
         await self._queue(session_id, update)
 
     async def flush(self, session_id: str) -> None:
         """Send held text and wait until every queued update of the session is written."""
-        self._flush_text(session_id)
+        self._held.flush(session_id)
         tail = self._tail.get(session_id)
         if tail is not None:
             await asyncio.shield(tail)
-
-    def _flush_text(self, session_id: str) -> None:
-        handle = self._flush_at.pop(session_id, None)
-        if handle is not None:
-            handle.cancel()
-        parts = self._text.pop(session_id, None)
-        if parts:
-            text = {"type": "text", "text": "".join(parts)}
-            self._queue(session_id, {"sessionUpdate": "agent_message_chunk", "content": text})
 
     def _queue(self, session_id: str, update: dict[str, Any]) -> asyncio.Future[None]:
         """Chain the send after the session's previous one, so order is the call order."""

@@ -24,7 +24,8 @@ from agent.errors import ToolError
 from agent.events import AgentEvent
 from agent.protocols import EditOutcome, EditProposal
 from agent.workspace import atomic_write
-from lsp_server.core import COALESCE_SECONDS, event_to_update, is_text_chunk
+from lsp_server.core import event_to_update, is_text_chunk
+from lsp_server.core.coalesce import TextCoalescer
 from lsp_server.lsp.documents import find_document
 from lsp_server.lsp.edits import workspace_edit
 
@@ -41,8 +42,7 @@ class LspFrontend:
     def __init__(self, server: Any) -> None:
         self.server = server
         self.confirm_edits = False  # ask the editor for needsConfirmation when it supports it
-        self._text: dict[str, list[str]] = {}
-        self._flush_at: dict[str, asyncio.TimerHandle] = {}
+        self._held = TextCoalescer(self._notify)
 
     # -- capabilities negotiated at initialize ---------------------------------------------
 
@@ -88,12 +88,7 @@ class LspFrontend:
         a delta every few tokens, an editor re-renders per notification). Any other update,
         a permission request and the end of the turn flush it first, so order is kept."""
         if is_text_chunk(update):
-            self._text.setdefault(session_id, []).append(update["content"]["text"])
-            if session_id not in self._flush_at:
-                loop = asyncio.get_running_loop()
-                self._flush_at[session_id] = loop.call_later(
-                    COALESCE_SECONDS, self.flush, session_id
-                )
+            self._held.hold(session_id, update)
             return
         self.send_now(session_id, update)
 
@@ -103,13 +98,7 @@ class LspFrontend:
         self._notify(session_id, update)
 
     def flush(self, session_id: str) -> None:
-        handle = self._flush_at.pop(session_id, None)
-        if handle is not None:
-            handle.cancel()
-        parts = self._text.pop(session_id, None)
-        if parts:
-            text = {"type": "text", "text": "".join(parts)}
-            self._notify(session_id, {"sessionUpdate": "agent_message_chunk", "content": text})
+        self._held.flush(session_id)
 
     def _notify(self, session_id: str, update: dict[str, Any]) -> None:
         if getattr(self.server.protocol, "shut_down", False):
