@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agent.compaction import SUMMARY_MARKER  # noqa: E402
 from agent.compaction_store import compactions  # noqa: E402
 from agent.providers.scripted import common_prefix_len  # noqa: E402
-from agent.testing.wire_server import WireServer, strip_cache_control  # noqa: E402
+from agent.testing.wire_requests import strip_cache_control  # noqa: E402
+from agent.testing.wire_server import WireServer  # noqa: E402
 from agent.types import canonical_json  # noqa: E402
 
 MODULE = '''"""{name}: helpers for the demo service."""

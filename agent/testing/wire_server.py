@@ -4,7 +4,7 @@ Completions wire formats with scripted replies, so tests and benchmarks exercise
 It records every request (raw bytes and parsed JSON) so tests can check that the frozen prefix
 stays byte-stable, and it reports usage the way a prompt cache would: the longest common prefix
 (in canonical JSON of tools, system, messages in that order, ``cache_control`` markers ignored;
-see ``prompt_text``) with any
+see ``wire_requests.prompt_text``) with any
 earlier request counts as cache read, characters / 4 as tokens. On ``/v1/messages`` caching
 only happens when the request carries ``cache_control`` breakpoints, as on the real API.
 
@@ -49,6 +49,7 @@ from agent.providers.scripted import (
     reply_tool_calls,
 )
 from agent.testing import wire_formats as wf
+from agent.testing.wire_requests import anthropic_tool_problem, has_cache_control, prompt_text
 from agent.types import canonical_json
 
 # What a broken proxy might send with a 200 and an SSE content type: not UTF-8, not SSE.
@@ -63,88 +64,6 @@ class RecordedRequest:
     headers: dict[str, str]
     raw: bytes
     body: Any
-
-
-def strip_cache_control(value: Any) -> Any:
-    """The request without ``cache_control`` markers: a moving breakpoint is not content."""
-    if isinstance(value, dict):
-        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_cache_control(v) for v in value]
-    return value
-
-
-def prompt_text(api: str, body: dict[str, Any]) -> str:
-    """The request in the order the model reads it (tools, system, messages), as canonical JSON.
-
-    Anthropic tools sent with ``defer_loading`` are left out: the API expands them where a
-    ``tool_reference`` names them (counted there) instead of in the prefix, which is what keeps
-    the cache warm.
-    """
-    tools = body.get("tools") or []
-    messages = body.get("messages") or []
-    if api == "anthropic":
-        deferred = {
-            t.get("name"): t for t in tools if isinstance(t, dict) and t.get("defer_loading")
-        }
-        tools = [t for t in tools if not (isinstance(t, dict) and t.get("defer_loading"))]
-        messages = _expand_references(messages, deferred)
-    parts = [tools, body.get("system") or "", messages]
-    return "".join(canonical_json(strip_cache_control(p)) for p in parts)
-
-
-def _expand_references(value: Any, deferred: dict[Any, dict[str, Any]]) -> Any:
-    """A ``tool_reference`` counts as the definition it loads, where it stands (as the API
-    expands it), so usage includes the loaded schema."""
-    if isinstance(value, list):
-        return [_expand_references(v, deferred) for v in value]
-    if isinstance(value, dict):
-        if value.get("type") == "tool_reference" and value.get("tool_name") in deferred:
-            tool = {k: v for k, v in deferred[value["tool_name"]].items() if k != "defer_loading"}
-            return {"type": "tool_definition", "tool": tool}
-        return {k: _expand_references(v, deferred) for k, v in value.items()}
-    return value
-
-
-def anthropic_tool_problem(body: dict[str, Any]) -> str:
-    """What the real API rejects about deferred tools and breakpoints: a ``tool_reference``
-    to a tool not declared with ``defer_loading``, every tool deferred, more than four
-    ``cache_control`` breakpoints. Empty when the request is fine."""
-    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
-    deferred = {t.get("name") for t in tools if t.get("defer_loading")}
-    if tools and len(deferred) == len(tools):
-        return "at least one tool must not have defer_loading set"
-    for message in body.get("messages") or []:
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else []:
-            inner = block.get("content") if isinstance(block, dict) else None
-            for ref in inner if isinstance(inner, list) else []:
-                is_ref = isinstance(ref, dict) and ref.get("type") == "tool_reference"
-                if is_ref and ref.get("tool_name") not in deferred:
-                    return (
-                        f"tool_reference to {ref.get('tool_name')!r}, which is not a tool "
-                        "declared with defer_loading in this request"
-                    )
-    if _count_cache_control(body) > 4:
-        return "a maximum of 4 blocks with cache_control may be provided"
-    return ""
-
-
-def _count_cache_control(value: Any) -> int:
-    if isinstance(value, dict):
-        own = 1 if "cache_control" in value else 0
-        return own + sum(_count_cache_control(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(_count_cache_control(v) for v in value)
-    return 0
-
-
-def _has_cache_control(value: Any) -> bool:
-    if isinstance(value, dict):
-        return "cache_control" in value or any(_has_cache_control(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_cache_control(v) for v in value)
-    return False
 
 
 class WireServer:
@@ -229,7 +148,7 @@ class WireServer:
     def usage_for(self, api: str, body: dict[str, Any], reply: wf.WireReply) -> wf.WireUsage:
         text = prompt_text(api, body)
         total = len(text) // 4
-        caching = api == "openai" or _has_cache_control(body)
+        caching = api == "openai" or has_cache_control(body)
         with self.lock:
             history = self._history.setdefault(api, [])
             lcp = (

@@ -14,7 +14,8 @@ import pytest
 from agent.providers.anthropic import LOOKBACK_BLOCKS, AnthropicModel, build_params
 from agent.providers.openai import OpenAIModel
 from agent.session import AgentConfig, DiskHost, Session
-from agent.testing.wire_server import WireServer, anthropic_tool_problem
+from agent.testing.wire_requests import anthropic_tool_problem
+from agent.testing.wire_server import WireServer
 from agent.types import Request, ToolSpec
 from tests.context.conftest import call
 

@@ -9,7 +9,8 @@ import pytest
 from agent.errors import ProviderError, ProviderUnavailable, RateLimited, ServerError
 from agent.providers.anthropic import AnthropicModel
 from agent.providers.retry import PartialReplyError, RetryPolicy
-from agent.testing.wire_server import WireServer, prompt_text
+from agent.testing.wire_requests import prompt_text
+from agent.testing.wire_server import WireServer
 from agent.types import ModelReply, TextDelta, ToolCallDelta, user_message
 from tests.providers.helpers import DEFERRED, collect, make_request, track
 

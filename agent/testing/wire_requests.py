@@ -1,0 +1,92 @@
+"""How the wire server reads a request the way the real APIs do: the prompt text a prompt cache
+compares (tools, system, messages; ``cache_control`` markers ignored; deferred Anthropic tools
+counted where a ``tool_reference`` loads them), and what the Anthropic API rejects about deferred
+tools and cache breakpoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.types import canonical_json
+
+
+def strip_cache_control(value: Any) -> Any:
+    """The request without ``cache_control`` markers: a moving breakpoint is not content."""
+    if isinstance(value, dict):
+        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [strip_cache_control(v) for v in value]
+    return value
+
+
+def prompt_text(api: str, body: dict[str, Any]) -> str:
+    """The request in the order the model reads it (tools, system, messages), as canonical JSON.
+
+    Anthropic tools sent with ``defer_loading`` are left out: the API expands them where a
+    ``tool_reference`` names them (counted there) instead of in the prefix, which is what keeps
+    the cache warm.
+    """
+    tools = body.get("tools") or []
+    messages = body.get("messages") or []
+    if api == "anthropic":
+        deferred = {
+            t.get("name"): t for t in tools if isinstance(t, dict) and t.get("defer_loading")
+        }
+        tools = [t for t in tools if not (isinstance(t, dict) and t.get("defer_loading"))]
+        messages = _expand_references(messages, deferred)
+    parts = [tools, body.get("system") or "", messages]
+    return "".join(canonical_json(strip_cache_control(p)) for p in parts)
+
+
+def _expand_references(value: Any, deferred: dict[Any, dict[str, Any]]) -> Any:
+    """A ``tool_reference`` counts as the definition it loads, where it stands (as the API
+    expands it), so usage includes the loaded schema."""
+    if isinstance(value, list):
+        return [_expand_references(v, deferred) for v in value]
+    if isinstance(value, dict):
+        if value.get("type") == "tool_reference" and value.get("tool_name") in deferred:
+            tool = {k: v for k, v in deferred[value["tool_name"]].items() if k != "defer_loading"}
+            return {"type": "tool_definition", "tool": tool}
+        return {k: _expand_references(v, deferred) for k, v in value.items()}
+    return value
+
+
+def anthropic_tool_problem(body: dict[str, Any]) -> str:
+    """What the real API rejects about deferred tools and breakpoints: a ``tool_reference``
+    to a tool not declared with ``defer_loading``, every tool deferred, more than four
+    ``cache_control`` breakpoints. Empty when the request is fine."""
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    deferred = {t.get("name") for t in tools if t.get("defer_loading")}
+    if tools and len(deferred) == len(tools):
+        return "at least one tool must not have defer_loading set"
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            inner = block.get("content") if isinstance(block, dict) else None
+            for ref in inner if isinstance(inner, list) else []:
+                is_ref = isinstance(ref, dict) and ref.get("type") == "tool_reference"
+                if is_ref and ref.get("tool_name") not in deferred:
+                    return (
+                        f"tool_reference to {ref.get('tool_name')!r}, which is not a tool "
+                        "declared with defer_loading in this request"
+                    )
+    if _count_cache_control(body) > 4:
+        return "a maximum of 4 blocks with cache_control may be provided"
+    return ""
+
+
+def _count_cache_control(value: Any) -> int:
+    if isinstance(value, dict):
+        own = 1 if "cache_control" in value else 0
+        return own + sum(_count_cache_control(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_cache_control(v) for v in value)
+    return 0
+
+
+def has_cache_control(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "cache_control" in value or any(has_cache_control(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_cache_control(v) for v in value)
+    return False
