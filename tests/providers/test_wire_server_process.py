@@ -10,6 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.waiting import wait_until
+
 pytestmark = pytest.mark.e2e
 
 
@@ -120,3 +122,20 @@ def test_in_process_server_answers_plain_json_chat_completions() -> None:
     assert (
         srv.requests[0].raw == json.dumps(body).encode() or json.loads(srv.requests[0].raw) == body
     )
+
+
+def test_wait_for_step_holds_the_answer_until_the_file_exists(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agent.testing.wire_server import WireServer
+
+    release = tmp_path / "release"
+    body = {"model": "local", "messages": [{"role": "user", "content": "hello"}]}
+    with WireServer([{"wait_for": str(release)}, "released"]) as srv, ThreadPoolExecutor(1) as pool:
+        url = f"{srv.openai_base_url}/chat/completions"
+        answer = pool.submit(httpx.post, url, json=body, timeout=60)
+        assert wait_until(lambda: len(srv.requests) == 1)  # the request arrived
+        assert not answer.done()  # and is held while the file is missing
+        release.touch()
+        reply = answer.result(timeout=60)
+    assert reply.json()["choices"][0]["message"]["content"] == "released"
