@@ -351,6 +351,11 @@ async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
 def run_stdio() -> None:
     """Entry point of `kiln acp`: serve one ACP client on stdin/stdout until it hangs up."""
     level = os.environ.get("KILN_LOG_LEVEL", "WARNING").upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise UsageError(
+            f"bad KILN_LOG_LEVEL {level.lower()!r}",
+            hint="use one of: debug, info, warning, error, critical",
+        )
     logging.basicConfig(
         stream=sys.stderr,
         level=getattr(logging, level, logging.WARNING),

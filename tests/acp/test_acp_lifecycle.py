@@ -168,6 +168,17 @@ def test_a_bad_setting_is_one_line_and_exit_2(kiln_home: Path) -> None:
     ]
 
 
+def test_a_bad_log_level_is_one_line_and_exit_2(kiln_home: Path) -> None:
+    env = {"KILN_HOME": str(kiln_home), "KILN_LOG_LEVEL": "loud"}
+    done = subprocess.run(
+        KILN_ACP, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.strip().splitlines() == [
+        "kiln: bad KILN_LOG_LEVEL 'loud' (use one of: debug, info, warning, error, critical)"
+    ]
+
+
 async def test_a_second_initialize_is_rejected_and_text_is_batched(spawn, workspace: Path) -> None:
     from acp import RequestError
 
