@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.repos import make_failing_repo
+
+if TYPE_CHECKING:
+    from tests.registry.conftest import LiveRegistry
 
 
 @pytest.fixture(autouse=True)
@@ -27,3 +32,15 @@ def kiln_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
 @pytest.fixture
 def failing_repo(tmp_path: Path) -> Path:
     return make_failing_repo(tmp_path)
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Iterator[LiveRegistry]:
+    """A registry server in a thread on a loopback port, stopped after the test."""
+    from tests.registry.conftest import start_registry  # the registry extra, only when used
+
+    live = start_registry(tmp_path / "registry-data")
+    try:
+        yield live
+    finally:
+        live.stop()

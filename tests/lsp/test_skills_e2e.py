@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,18 +10,9 @@ from lsp_server.core import NOT_ALLOWED, NOT_AVAILABLE
 from skills_registry.archive import build_archive, read_dir
 from skills_registry.client import RegistryClient
 from tests.lsp.conftest import running
-from tests.registry.conftest import LiveRegistry, make_skill, start_registry
+from tests.registry.conftest import LiveRegistry, make_skill
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def registry(tmp_path: Path) -> Iterator[LiveRegistry]:
-    live = start_registry(tmp_path / "registry-data")
-    try:
-        yield live
-    finally:
-        live.stop()
 
 
 async def test_search_install_list_remove_through_the_language_server(

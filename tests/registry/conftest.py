@@ -64,15 +64,6 @@ def start_registry(data: Path, app: Any = None) -> LiveRegistry:
     return LiveRegistry(f"http://127.0.0.1:{port}", data, app, server, thread)
 
 
-@pytest.fixture
-def registry(tmp_path: Path) -> Iterator[LiveRegistry]:
-    live = start_registry(tmp_path / "registry-data")
-    try:
-        yield live
-    finally:
-        live.stop()
-
-
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
     server = start_postgres()
