@@ -11,6 +11,7 @@ import importlib
 import logging
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -187,18 +188,7 @@ class SessionManager:
         root = self._cwd(cwd)
         host = CoreHost(self, config)
         host.root = root
-        index = self.index if root == self.root else None
-        session = await asyncio.to_thread(
-            Session.create,
-            root,
-            host=host,
-            config=self._session_config(config),
-            store=self.store,
-            index=index,
-        )
-        await self._warm(session)
-        self._adopt(session, host)
-        return session
+        return await self._open(Session.create, root, host, config)
 
     async def load_session(self, session_id: str, options: dict[str, Any] | None = None) -> Session:
         """Resume a stored session; a session already live is returned as is."""
@@ -217,10 +207,16 @@ class SessionManager:
         config.mode = (options or {}).get("mode") or info["mode"] or config.mode
         host = CoreHost(self, config)
         host.root = Path(info["root"])
+        return await self._open(Session.load, session_id, host, config)
+
+    async def _open(
+        self, opener: Callable[..., Session], key: Any, host: CoreHost, config: CoreConfig
+    ) -> Session:
+        """Create or load (``opener`` with ``key``) off the event loop, then make it live."""
         index = self.index if host.root == self.root else None
         session = await asyncio.to_thread(
-            Session.load,
-            session_id,
+            opener,
+            key,
             host=host,
             config=self._session_config(config),
             store=self.store,
