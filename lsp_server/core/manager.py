@@ -323,8 +323,13 @@ class SessionManager:
         session.cancel()
         return busy
 
-    async def resolve_edit(self, proposal_id: Any, decision: Any) -> EditOutcome:
-        """Apply or drop a deferred proposal (``decision``: "accept" | "reject")."""
+    async def resolve_edit(
+        self, proposal_id: Any, decision: Any, new_text: str | None = None
+    ) -> EditOutcome:
+        """Apply or drop a deferred proposal (``decision``: "accept" | "reject").
+
+        ``new_text`` (accept only) is the file as the user kept it, some hunks left out: it is
+        applied instead, and the model hears that only part of its edit landed."""
         if decision not in ("accept", "reject"):
             raise InvalidParams("decision must be 'accept' or 'reject'")
         if not isinstance(proposal_id, str) or proposal_id not in self.pending_edits:
@@ -334,10 +339,15 @@ class SessionManager:
         session_id, proposal = self.pending_edits.pop(proposal_id)
         if decision == "reject":
             return "rejected"
+        kept = partial.kept_text({"_meta": {"newText": new_text}}, proposal)
+        if kept is not None:
+            proposal = partial.with_kept_text(proposal, kept)
         outcome = await self.frontend.apply_edit(session_id, proposal)
         live = self.live.get(session_id)
         if outcome == "applied" and live:
             live.session.turn.modified(proposal.path)
+            if kept is not None:
+                live.session.context.add(partial.note_for_model(proposal.path))
         return outcome
 
     async def close_session(self, session_id: str) -> bool:

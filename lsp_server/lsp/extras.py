@@ -1,4 +1,4 @@
-"""``kiln/hello``, ``kiln/index/status``, ``kiln/context/show`` and ``kiln/skills/*``.
+"""``kiln/hello``, ``kiln/index/status``, ``kiln/context/show``, ``kiln/models/list``, ``kiln/skills/*``.
 
 Each one is a read of state that lives elsewhere (the index, the session store, the skills
 libraries), done in a worker thread. Skills methods that need a registry answer "not available"
@@ -201,8 +201,22 @@ async def skills_remove(ls: KilnServer, params: SkillsRemoveParams) -> dict[str,
     return {"id": params.id, "path": str(path)}
 
 
+@kiln_method("kiln/models/list")
+async def models_list(ls: KilnServer, params: NoParams) -> dict[str, Any]:
+    """The models the configured provider offers (see agent/providers/catalog.py)."""
+    from agent.errors import ConfigError
+    from agent.providers import catalog
+
+    config = {"provider": ls.config.provider, "model": ls.config.model}
+    try:
+        return await catalog.list_models(config)
+    except ConfigError as exc:
+        raise NotAvailable(str(exc), hint=exc.hint) from None
+
+
 HANDLERS: list[Callable[..., Awaitable[Any]]] = [
     hello, index_status, context_show, skills_list, skills_search, skills_install, skills_remove,
+    models_list,
 ]  # fmt: skip
 
 

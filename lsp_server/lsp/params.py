@@ -134,6 +134,7 @@ class EditListParams:
 class EditResolveParams:
     proposal_id: str
     decision: Literal["accept", "reject"]
+    new_text: str | None = None  # per-hunk review: the file as the user kept it
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -132,7 +132,9 @@ async def edit_list(ls: KilnServer, params: EditListParams) -> dict[str, Any]:
 
 @kiln_method("kiln/edit/resolve")
 async def edit_resolve(ls: KilnServer, params: EditResolveParams) -> dict[str, Any]:
-    outcome = await ls.core().resolve_edit(params.proposal_id, params.decision)
+    outcome = await ls.core().resolve_edit(
+        params.proposal_id, params.decision, new_text=params.new_text
+    )
     if outcome == "stale":
         raise CoreError(
             f"the document changed since proposal {params.proposal_id} was made",

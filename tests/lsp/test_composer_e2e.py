@@ -124,3 +124,35 @@ async def test_an_edit_accepted_with_some_hunks_applies_only_those(
         assert (workspace / "nums.py").read_text() == kept
         chunks = editor.updates_for(sid, "agent_message_chunk")
         assert "I will read it again." in "".join(c["content"]["text"] for c in chunks)
+
+
+async def test_a_deferred_edit_accepted_with_some_hunks_applies_only_those(
+    workspace: Path, scripted_env: object
+) -> None:
+    old = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6\ng = 7\nh = 8\ni = 9\nj = 10\n"
+    (workspace / "nums.py").write_text(old)
+    new = old.replace("a = 1", "a = 100").replace("j = 10", "j = 1000")
+    kept = old.replace("j = 10", "j = 1000")  # the second hunk only
+    call = {"name": "write_file", "input": {"path": "nums.py", "content": new}}
+    steps = [
+        {"match": "bump", "text": "Proposed.", "tool_calls": [call]},
+        {"match": "bump", "text": "Waiting for review."},
+        {"match": "re:only some hunks of your edit to nums.py", "text": "I will read it again."},
+    ]
+    async with running(  # type: ignore[operator]
+        workspace, scripted_env(steps), options={"editMode": "deferred"}
+    ) as editor:
+        sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "bump"})
+        assert (workspace / "nums.py").read_text() == old  # deferred: nothing landed yet
+        (pending,) = (await editor.request("kiln/edit/list", {"sessionId": sid}))["edits"]
+        resolved = await editor.request(
+            "kiln/edit/resolve",
+            {"proposalId": pending["proposalId"], "decision": "accept", "newText": kept},
+        )
+        assert resolved["outcome"] == "applied"
+        assert (workspace / "nums.py").read_text() == kept
+        # The next request tells the model only part of its edit landed (the script matches it).
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "and now?"})
+        chunks = editor.updates_for(sid, "agent_message_chunk")
+        assert "I will read it again." in "".join(c["content"]["text"] for c in chunks)

@@ -28,6 +28,7 @@ export const METHODS = {
   completeCommands: "kiln/complete/commands",
   skillsUse: "kiln/skills/use",
   sessionCompact: "kiln/session/compact",
+  modelsList: "kiln/models/list",
   applyEdit: "workspace/applyEdit",
 } as const;
 
