@@ -4,8 +4,8 @@ against a real ``kiln lsp`` whose model is the in-package scripted one.
 One story per test function (a server start is the slow part): start without an error, paste a
 multi-line question, ``@`` and ``/`` completion with context pills, the review in Normal mode, an
 accepted edit saved before the agent's command runs (an unrelated unsaved buffer left alone),
-stop during a review, reading while an answer streams, an inline edit of a selection, and the
-transcript's markdown highlighting.
+stop during a review, reading while an answer streams, an inline edit of a selection, the
+transcript's markdown highlighting; and a deferred edit reviewed per hunk with the model picker.
 """
 
 from __future__ import annotations
@@ -58,6 +58,12 @@ SCRIPT = [
         "tool_calls": [{"name": "write_file", "input": {"path": "nums.py", "content": NUMS_NEW}}],
     },
     {"match": "only some hunks of your edit to nums.py", "text": "Kept the first hunk."},
+    {
+        "match": "bump later",
+        "text": "Proposed.",
+        "tool_calls": [{"name": "write_file", "input": {"path": "nums.py", "content": NUMS_NEW}}],
+    },
+    {"match": "the user will review it later", "text": "It waits for your review."},
 ]
 
 
@@ -253,3 +259,49 @@ def test_chat_flows_by_keys(editor: Editor) -> None:
         lambda: "auto-edit" in ed.nvim.api.get_option_value("winbar", {"win": chat_win}),
     )
     assert "did not start" not in ed.messages()
+
+
+def test_deferred_edit_per_hunk_and_model_picker_by_keys(editor: Editor) -> None:
+    ed, ws = editor, editor.ws  # type: ignore[attr-defined]
+    ed.wait(
+        "the client to attach calc.py",
+        lambda: ed.lua(
+            "local c = vim.lsp.get_clients({name='kiln'})[1]; "
+            "return c ~= nil and c.initialized and vim.lsp.buf_is_attached(0, c.id)"
+        ),
+    )
+    ed.keys(":KilnEditMode deferred<CR>\\kc")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("ibump later<CR>")
+    ed.wait("the answer", lambda: ed.transcript_has("It waits for your review."))
+    ed.wait("the turn to end", lambda: _turn_done(ed, 1))
+    assert (ws / "nums.py").read_text() == NUMS  # deferred: nothing written yet
+
+    # :KilnEdits opens the pending edit; `s` drops hunk 2, `a` applies the rest.
+    ed.keys("<Esc>:KilnEdits<CR>")
+    ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
+    assert ed.mode()["mode"] == "n"
+    ed.keys("/hunk 2<CR>s")
+    ed.wait("hunk 2 dropped", lambda: any("[ ] hunk 2" in x for x in ed.nvim.current.buffer[:]))
+    ed.keys("a")
+    kept = NUMS.replace("a = 1", "a = 100")
+    ed.wait("only the kept hunk on disk", lambda: (ws / "nums.py").read_text() == kept)
+
+    # The next question tells the model that only part of its edit landed.
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("iwhat landed?<CR>")
+    ed.wait("the answer", lambda: ed.transcript_has("Kept the first hunk."))
+    ed.wait("the turn to end", lambda: _turn_done(ed, 2))
+
+    # gM lists the server's models (kiln/models/list); picking one sets the next session's.
+    ed.keys("<Esc>gM")
+    ed.wait_prompt("the model list")
+    ed.keys("1<CR>")  # a free-text field would have taken "1" as the model's name
+    ed.wait("the listed model", lambda: ed.transcript_has("[kiln] model scripted: the next"))
+    # "other…" (after the listed models) still takes any id, typed.
+    ed.keys("gM")
+    ed.wait_prompt("the model list")
+    ed.keys("2<CR>")
+    ed.wait_prompt("the model name prompt")
+    ed.keys("<C-u>my-own-model<CR>")
+    ed.wait("the typed model", lambda: ed.transcript_has("[kiln] model my-own-model: the next"))

@@ -1,7 +1,7 @@
 """The VS Code chat webview in real chromium, fed a session recorded from a real ``kiln lsp``.
 
 A scripted session runs against the real server (an answer with code, file names, a remote
-and a data: image; a tool call; an edit with two hunks asked as a permission); its updates,
+and a data: image; a tool call; an edit with two hunks asked as a permission, the same edit deferred; the model list); its updates,
 the permission request and real ``@`` / ``/`` completions are written to JSON. The extension's
 browser test (extensions/vscode/test/browser/webview.ts) then loads the real page and script in
 chromium, replays the recording and checks what the user would see and click, that nothing is
@@ -75,6 +75,12 @@ async def _record(workspace: Path, scripted_env: object, out: Path) -> None:
             ],
         },
         {"match": "declined", "text": "Leaving it."},
+        {
+            "match": "propose it for later",
+            "text": "Proposed.",
+            "tool_calls": [{"name": "write_file", "input": {"path": "calc.py", "content": new}}],
+        },
+        {"text": "It waits for your review."},
     ]
     async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
         editor.on_permission = lambda params: {"outcome": {"outcome": "cancelled"}}
@@ -85,6 +91,13 @@ async def _record(workspace: Path, scripted_env: object, out: Path) -> None:
         await answer_when(
             lambda: editor.request("kiln/index/status", {}), lambda s: s["state"] == "ready"
         )
+        # A deferred edit, reviewed later from the pending list (per hunk in the panel).
+        await editor.request("kiln/session/setMode", {"sessionId": sid, "editMode": "deferred"})
+        await editor.request(
+            "kiln/session/prompt", {"sessionId": sid, "prompt": "propose it for later"}
+        )
+        pending = (await editor.request("kiln/edit/list", {"sessionId": sid}))["edits"]
+        models = await editor.request("kiln/models/list", {})
         mentions = await editor.request("kiln/complete/mentions", {"query": "cal"})
         commands = await editor.request("kiln/complete/commands", {})
         recording = {
@@ -93,6 +106,8 @@ async def _record(workspace: Path, scripted_env: object, out: Path) -> None:
             "permission": editor.permission_requests[0],
             "mentions": mentions["items"],
             "commands": commands["commands"],
+            "pendingEdits": pending,
+            "models": models,
         }
     out.write_text(json.dumps(recording), encoding="utf-8")
 
@@ -117,10 +132,10 @@ async def test_webview_in_chromium(workspace: Path, scripted_env: object, tmp_pa
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["ok"] is True and report["hunks"] == 2
+    assert report["ok"] is True and report["hunks"] == 2 and report["pendingHunks"] == 2
     assert all(u.startswith("https://kiln-webview.test/") for u in report["network"]), report
     assert report["blockedByCsp"] == ["https://attacker.example/csp-probe.png"]
-    for name in ("welcome", "session", "mention-menu", "pills", "slash-menu"):
+    for name in ("welcome", "session", "pending-edit", "mention-menu", "pills", "slash-menu"):
         png = shots / f"{name}.png"
         assert png.stat().st_size > 1000, png
     print(f"webview screenshots: {shots}")

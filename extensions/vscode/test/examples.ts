@@ -20,6 +20,8 @@ export const HOST_EXAMPLES: HostToWebview[] = [
   { type: "server", state: "failed", message: "python3 not found" },
   { type: "error", message: "boom", hint: "do this" },
   { type: "pendingEdits", edits: [{ proposalId: "a1", toolCallId: "t1", path: "app.py" }] },
+  { type: "pendingEdits", edits: [{ proposalId: "a2", toolCallId: "t2", path: "new.py", oldText: null, newText: "x = 1\n" }] },
+  { type: "models", ids: ["gpt-4.1", "gpt-4o"], note: "showing known models" },
   {
     type: "completions",
     id: 1,
@@ -41,6 +43,7 @@ export const WEBVIEW_EXAMPLES: WebviewToHost[] = [
   { type: "loadSession", sessionId: "s1" },
   { type: "openDiff", toolCallId: "t1" },
   { type: "resolveEdit", proposalId: "a1", decision: "accept" },
+  { type: "resolveEdit", proposalId: "a1", decision: "accept", newText: "kept\n" },
   { type: "openLocation", path: "/w/a.py", line: 3 },
   { type: "command", name: "pdf", args: "fill the form", context: [{ label: "@a.py", uri: "file:///w/a.py" }] },
   { type: "complete", id: 1, trigger: "@", query: "cal" },

@@ -99,14 +99,9 @@ function M.pick_mode()
   end)
 end
 
---- gM in the chat: the model for the next session (a session keeps its model).
+--- gM in the chat: the model for the next session, from the server's list (kiln.models).
 function M.pick_model()
-  local current = (config.options.session or {}).model or ''
-  vim.ui.input({ prompt = 'Kiln model (empty: the default): ', default = current }, function(name)
-    if name ~= nil then
-      M.set_model(vim.trim(name))
-    end
-  end)
+  require('kiln.models').pick((config.options.session or {}).model or '', M.set_model)
 end
 
 --- Run `/name args`; returns false when the line was not accepted (the prompt keeps it).

@@ -143,7 +143,7 @@ function M.apply(params, ctx)
 end
 
 --- :KilnEdits — review the session's deferred proposals one after another (editMode
---- "deferred"); each is accepted or rejected with kiln/edit/resolve.
+--- "deferred"); each is accepted or rejected with kiln/edit/resolve, whole or per hunk.
 function M.review_pending(cb)
   local client = require('kiln.client')
   local session = require('kiln.chat').state.session_id
@@ -168,11 +168,12 @@ function M.review_pending(cb)
       end
       local root = client.current_root()
       local diff = { path = root .. '/' .. p.path, oldText = p.oldText, newText = p.newText }
-      require('kiln.review').open_diff(p.path, { diff }, options, function(choice)
+      require('kiln.review').open_diff(p.path, { diff }, options, function(choice, kept)
         if not choice then
           return cb and cb(nil)
         end
-        local params = { proposalId = p.proposalId, decision = choice }
+        -- Per-hunk review: `kept` is the file with only the hunks left ticked (s toggles one).
+        local params = { proposalId = p.proposalId, decision = choice, newText = kept }
         client.request('kiln/edit/resolve', params, function(rerr, res)
           if rerr then
             vim.notify(client.describe(rerr), vim.log.levels.WARN)
@@ -181,7 +182,7 @@ function M.review_pending(cb)
           end
           next_one(i + 1)
         end)
-      end)
+      end, nil, true)
     end
     next_one(1)
   end)

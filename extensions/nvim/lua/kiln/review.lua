@@ -29,6 +29,16 @@ local function option_id(options, kind)
   end
 end
 
+--- True when `choice` is an allow option (by id or kind): only then can kept hunks apply.
+local function accepts(options, choice)
+  for _, opt in ipairs(options or {}) do
+    if opt.optionId == choice then
+      return (opt.kind or choice):match('^allow') ~= nil
+    end
+  end
+  return choice:match('^allow') ~= nil
+end
+
 --- Unified diff lines for one `diff` content block (whole-file texts).
 function M.diff_lines(diff, root)
   local path = diff.path or '?'
@@ -96,7 +106,8 @@ end
 function M.open_diff(title, diffs, options, decide, meta, per_hunk)
   local root = require('kiln.client').current_root()
   local hunks = require('kiln.hunks')
-  -- Per hunk: one diff reviewed through a permission request (the answer can carry the kept text).
+  -- Per hunk: one diff reviewed through a permission request or a deferred edit (the answer
+  -- can carry the kept text).
   local single = per_hunk and #diffs == 1 and diffs[1] or nil
   local ticks, headers, first = {}, {}, 0
   local lines = { 'Kiln wants to edit: ' .. title, '' }
@@ -146,7 +157,7 @@ function M.open_diff(title, diffs, options, decide, meta, per_hunk)
     review.done = true
     close(review)
     local kept = nil
-    if single and choice and choice:match('^allow') and vim.tbl_contains(ticks, false) then
+    if single and choice and accepts(options, choice) and vim.tbl_contains(ticks, false) then
       kept = hunks.keep(str(single.oldText), str(single.newText), ticks)
     end
     decide(choice, kept)

@@ -26,6 +26,7 @@ import {
 } from "../protocol/types";
 import { codeAction, completions, contextBlocks, openWorkspaceFile } from "./composerHost";
 import { runCommand } from "./slashCommands";
+import { postModels } from "./models";
 import type { ProposalDiffs } from "./diff";
 
 interface Proposal {
@@ -77,6 +78,7 @@ export class ChatController implements vscode.Disposable {
       if (typeof config.editMode === "string") this.mode.editMode = config.editMode;
       if (!this.model && typeof config.model === "string") this.model = config.model;
       this.postConfig();
+      void postModels(protocol, this.post);
       if (hello.protocolVersion !== PROTOCOL_VERSION) {
         this.post({
           type: "error",
@@ -189,7 +191,7 @@ export class ChatController implements vscode.Disposable {
           return;
         }
         case "resolveEdit": {
-          const done = await this.require().resolveEdit(message.proposalId, message.decision);
+          const done = await this.require().resolveEdit(message.proposalId, message.decision, message.newText);
           if (done.outcome !== "applied" && message.decision === "accept") {
             this.post({ type: "error", message: `The edit was not applied (${done.outcome}).` });
           }
@@ -232,7 +234,7 @@ export class ChatController implements vscode.Disposable {
       this.pendingEditCount = edits.length;
       this.post({
         type: "pendingEdits",
-        edits: edits.map((e) => ({ proposalId: e.proposalId, toolCallId: e.toolCallId, path: e.path })),
+        edits: edits.map(({ proposalId, toolCallId, path, oldText, newText }) => ({ proposalId, toolCallId, path, oldText, newText })),
       });
     } catch (err) {
       this.report(err);

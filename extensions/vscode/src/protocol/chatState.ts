@@ -62,8 +62,10 @@ export interface ChatState {
   permissions: PermissionPrompt[];
   sessions: { sessionId: string; title: string; updatedAt?: string }[];
   server: { state: string; message?: string };
-  pendingEdits: { proposalId: string; toolCallId: string; path: string }[];
+  pendingEdits: { proposalId: string; toolCallId: string; path: string; oldText?: string | null; newText?: string }[];
   config: { mode: string; editMode: string; model: string };
+  /** The model picker's choices (from `kiln/models/list`). */
+  models: { ids: string[]; note?: string };
 }
 
 export function initialState(): ChatState {
@@ -79,6 +81,7 @@ export function initialState(): ChatState {
     server: { state: "starting" },
     pendingEdits: [],
     config: { mode: "ask", editMode: "ask", model: "" },
+    models: { ids: [] },
   };
 }
 
@@ -285,6 +288,8 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
       return { ...state, sessions: message.sessions };
     case "pendingEdits":
       return { ...state, pendingEdits: message.edits };
+    case "models":
+      return { ...state, models: { ids: message.ids, note: message.note } };
     case "server":
       return { ...state, server: { state: message.state, message: message.message } };
     case "config":

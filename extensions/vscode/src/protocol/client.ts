@@ -17,6 +17,7 @@ import {
   type LoadSessionResult,
   METHODS,
   type NewSessionResult,
+  type ModelList,
   type PendingEdit,
   type PermissionRequest,
   type PermissionResponse,
@@ -172,11 +173,17 @@ export class KilnProtocol implements Disposable {
     });
   }
 
-  resolveEdit(proposalId: string, decision: "accept" | "reject") {
+  /** `newText` (accept only): the file as the user kept it, some hunks left out. */
+  resolveEdit(proposalId: string, decision: "accept" | "reject", newText?: string) {
     return this.call<{ proposalId: string; outcome: string }>(METHODS.editResolve, {
       proposalId,
       decision,
+      ...(newText !== undefined ? { newText } : {}),
     });
+  }
+
+  listModels() {
+    return this.call<ModelList>(METHODS.modelsList, {});
   }
 
   listEdits(sessionId?: string) {

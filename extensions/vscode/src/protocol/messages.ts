@@ -77,8 +77,19 @@ export const hostToWebview = z.discriminatedUnion("type", [
   /** Deferred proposals waiting for the user (editMode "deferred"). */
   z.object({
     type: z.literal("pendingEdits"),
-    edits: z.array(z.object({ proposalId: z.string(), toolCallId: z.string(), path: z.string() })),
+    edits: z.array(
+      z.object({
+        proposalId: z.string(),
+        toolCallId: z.string(),
+        path: z.string(),
+        /** Whole-file texts, for per-hunk review in the panel (null oldText: a new file). */
+        oldText: z.string().nullable().optional(),
+        newText: z.string().optional(),
+      }),
+    ),
   }),
+  /** What `kiln/models/list` offers, for the model picker (`note`: why the list is partial). */
+  z.object({ type: z.literal("models"), ids: z.array(z.string()), note: z.string().optional() }),
 ]);
 
 export const webviewToHost = z.discriminatedUnion("type", [
@@ -125,6 +136,8 @@ export const webviewToHost = z.discriminatedUnion("type", [
     type: z.literal("resolveEdit"),
     proposalId: z.string(),
     decision: z.enum(["accept", "reject"]),
+    /** Per-hunk review: the file as the user kept it (accept only). */
+    newText: z.string().optional(),
   }),
   z.object({
     type: z.literal("openLocation"),

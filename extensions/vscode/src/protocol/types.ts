@@ -230,3 +230,12 @@ export interface CommandItem {
   args: string;
   description: string;
 }
+
+/** `kiln/models/list`: what the configured provider offers (see PROTOCOL.md §6). */
+export interface ModelList {
+  provider: string;
+  current: string | null;
+  source: "server" | "known";
+  models: { id: string; source: "configured" | "server" | "known" }[];
+  note?: string;
+}

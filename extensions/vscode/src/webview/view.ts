@@ -6,7 +6,7 @@
 
 import { type ChatState, type Entry, initialState, reduce, usageText } from "../protocol/chatState";
 import { parseHostMessage, type WebviewToHost } from "../protocol/messages";
-import { hunks, keepHunks } from "../protocol/hunks";
+import { hunkReview } from "./hunkReview";
 import { Composer } from "./composer";
 import { renderMarkdown } from "./markdown";
 
@@ -47,6 +47,8 @@ export class ChatView {
   private readonly mode: HTMLSelectElement;
   private readonly editMode: HTMLSelectElement;
   private readonly model: HTMLInputElement;
+  /** The models `kiln/models/list` offers; the field still takes any other id. */
+  private readonly models: HTMLDataListElement;
 
   constructor(
     root: HTMLElement,
@@ -66,8 +68,9 @@ export class ChatView {
     for (const m of ["ask", "auto-edit", "ci", "yolo"]) this.mode.append(el("option", { value: m }, `mode: ${m}`));
     this.editMode = el("select", { class: "edit-mode", title: "How edits reach files" });
     for (const m of ["ask", "deferred", "auto"]) this.editMode.append(el("option", { value: m }, `edits: ${m}`));
-    this.model = el("input", { class: "model", placeholder: "model (default)", title: "Model for new sessions" });
-    pickers.append(this.mode, this.editMode, this.model);
+    this.model = el("input", { class: "model", list: "kiln-models", placeholder: "model (default)", title: "Model for new sessions" });
+    this.models = el("datalist", { id: "kiln-models" });
+    pickers.append(this.mode, this.editMode, this.model, this.models);
     this.banner = el("div", { class: "banner", hidden: "" });
     this.welcome = el("div", { class: "welcome" });
     this.welcome.append(
@@ -184,6 +187,10 @@ export class ChatView {
     this.mode.value = s.config.mode;
     this.editMode.value = s.config.editMode;
     if (document.activeElement !== this.model) this.model.value = s.config.model;
+    if (this.models.children.length !== s.models.ids.length) {
+      this.models.replaceChildren(...s.models.ids.map((id) => el("option", { value: id })));
+    }
+    this.model.title = s.models.note ? `Model for new sessions (${s.models.note})` : "Model for new sessions";
 
     this.sessions.replaceChildren(
       el("option", { value: "" }, s.sessionId ? s.title || "Current session" : "No session"),
@@ -226,38 +233,13 @@ export class ChatView {
           box.append(diff);
         }
         // Per-hunk review: every hunk is kept unless unticked; an allow answer then carries
-        // the file with only the ticked hunks.
-        const review = p.diffs.length === 1 ? p.diffs[0] : undefined;
-        const keep: boolean[] = [];
-        for (const d of p.diffs) {
-          const file = el("div", { class: "diff" });
-          file.append(el("div", { class: "diff-path" }, d.path.split("/").slice(-2).join("/")));
-          hunks(d.oldText, d.newText).forEach((h, i) => {
-            const hunk = el("div", { class: "hunk" });
-            if (d === review) {
-              keep.push(true);
-              const tick = el("input", { type: "checkbox", class: "hunk-keep", title: "Keep this hunk" });
-              tick.checked = true;
-              tick.addEventListener("change", () => (keep[i] = tick.checked));
-              const label = el("label", { class: "hunk-label" });
-              label.append(tick, el("span", {}, ` hunk ${i + 1}: lines ${h.oldStart + 1}–${h.oldStart + Math.max(h.oldCount, 1)}`));
-              hunk.append(label);
-            }
-            const pre = el("pre", { class: "hunk-lines" });
-            for (const line of h.lines) {
-              const cls = line[0] === "+" ? "add" : line[0] === "-" ? "del" : "ctx";
-              pre.append(el("span", { class: cls }, line.endsWith("\n") ? line : `${line}\n`));
-            }
-            hunk.append(pre);
-            file.append(hunk);
-          });
-          box.append(file);
-        }
+        // the file with only the ticked hunks (one file per edit question).
+        const reviews = p.diffs.map((d) => hunkReview(d, p.diffs.length === 1));
+        box.append(...reviews.map((r) => r.node));
         for (const o of p.options) {
           const b = el("button", { class: `option ${o.kind}`, "data-option": o.optionId }, o.name);
           b.addEventListener("click", () => {
-            const partial = review && o.kind.startsWith("allow") && keep.some((k) => !k);
-            const newText = partial ? keepHunks(review.oldText, review.newText, keep) : undefined;
+            const newText = reviews.length === 1 && o.kind.startsWith("allow") ? reviews[0].kept() : undefined;
             this.post({
               type: "permission",
               requestId: p.requestId,
@@ -277,15 +259,19 @@ export class ChatView {
         row.append(el("span", { class: "path" }, `Pending edit: ${e.path}`));
         const diff = el("button", { class: "show-diff" }, "Diff");
         diff.addEventListener("click", () => this.post({ type: "openDiff", toolCallId: e.toolCallId }));
+        // Per-hunk review of a deferred edit: Apply sends only the ticked hunks.
+        const review = e.newText !== undefined ? hunkReview({ path: e.path, oldText: e.oldText ?? "", newText: e.newText }, true) : undefined;
         const apply = el("button", { class: "apply" }, "Apply");
-        apply.addEventListener("click", () =>
-          this.post({ type: "resolveEdit", proposalId: e.proposalId, decision: "accept" }),
-        );
+        apply.addEventListener("click", () => {
+          const newText = review?.kept();
+          this.post({ type: "resolveEdit", proposalId: e.proposalId, decision: "accept", ...(newText !== undefined ? { newText } : {}) });
+        });
         const discard = el("button", { class: "discard reject_once" }, "Discard");
         discard.addEventListener("click", () =>
           this.post({ type: "resolveEdit", proposalId: e.proposalId, decision: "reject" }),
         );
         row.append(diff, apply, discard);
+        if (review) row.append(review.node);
         return row;
       }),
     );

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { chromium, type Page } from "playwright-core";
 import { webviewHtml } from "../../src/host/webviewHtml";
 import { commandCompletions, mentionCompletions } from "../../src/protocol/completions";
-import type { CommandItem, MentionItem } from "../../src/protocol/types";
+import type { CommandItem, MentionItem, ModelList } from "../../src/protocol/types";
 
 const ORIGIN = "https://kiln-webview.test";
 const dist = join(__dirname, "..", "..", "dist");
@@ -28,6 +28,8 @@ const recording = JSON.parse(readFileSync(recordingPath, "utf8")) as {
   permission: { sessionId: string; toolCall: Record<string, unknown>; options: unknown[] };
   mentions: MentionItem[];
   commands: CommandItem[];
+  pendingEdits: { proposalId: string; toolCallId: string; path: string; oldText: string | null; newText: string }[];
+  models: ModelList;
 };
 
 async function main(): Promise<void> {
@@ -147,6 +149,28 @@ async function main(): Promise<void> {
   await send({ type: "permissionClosed", requestId: "p1", reason: "answered" });
   await send({ type: "turn", state: "idle", stopReason: "end_turn" });
 
+  // A deferred edit from the pending list, reviewed per hunk: keep only the second hunk.
+  const edits = recording.pendingEdits.map(({ proposalId, toolCallId, path, oldText, newText }) => ({ proposalId, toolCallId, path, oldText, newText }));
+  assert.equal(edits.length, 1);
+  await send({ type: "pendingEdits", edits });
+  const pendingTicks = page.locator(".pending-edit .hunk-keep");
+  const pendingHunks = await pendingTicks.count();
+  await pendingTicks.nth(0).uncheck();
+  await page.screenshot({ path: join(artifacts, "pending-edit.png"), fullPage: true });
+  await page.click(".pending-edit button.apply");
+  const resolve = await waitPosted(page, { type: "resolveEdit" });
+  assert.equal(resolve.proposalId, edits[0].proposalId);
+  assert.equal(resolve.decision, "accept");
+  assert.match(String(resolve.newText), /return a - b/);
+  assert.match(String(resolve.newText), /TOTAL = 10\n/);
+  await send({ type: "pendingEdits", edits: [] });
+
+  // The model picker offers what kiln/models/list answered.
+  await send({ type: "models", ids: recording.models.models.map((m) => m.id) });
+  const offered = await page.$$eval("#kiln-models option", (o) => o.map((x) => x.getAttribute("value")));
+  assert.deepEqual(offered, recording.models.models.map((m) => m.id));
+  assert.ok(offered.length >= 1);
+
   // The @ menu: typing asks the host, which answers with the server's items.
   const input = page.locator("textarea.input");
   await input.click();
@@ -200,7 +224,7 @@ async function main(): Promise<void> {
   // The answer's remote image was never even attempted; the raw probe was stopped by the policy.
   assert.ok(!requests.some((u) => u.includes("leak.png")), JSON.stringify(requests));
   assert.deepEqual(blockedByCsp, ["https://attacker.example/csp-probe.png"]);
-  console.log(JSON.stringify({ ok: true, network, blockedByCsp, violations: violations.length, hunks: hunkCount }));
+  console.log(JSON.stringify({ ok: true, network, blockedByCsp, violations: violations.length, hunks: hunkCount, pendingHunks }));
 }
 
 /** The latest message the panel posted whose fields equal `fields` (waits for it). */

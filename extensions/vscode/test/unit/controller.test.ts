@@ -183,13 +183,50 @@ describe("chat controller", () => {
       return { proposalId: p.proposalId, outcome: p.decision === "accept" ? "applied" : "rejected" };
     });
     await chat.handle({ type: "prompt", text: "change it later" });
-    expect(ofType("pendingEdits").at(-1)).toEqual({ type: "pendingEdits", edits: [{ proposalId: "pr1", toolCallId: "t5", path: "app.py" }] });
+    expect(ofType("pendingEdits").at(-1)).toEqual({
+      type: "pendingEdits",
+      edits: [{ proposalId: "pr1", toolCallId: "t5", path: "app.py", oldText: "a\n", newText: "b\n" }],
+    });
     await chat.handle({ type: "openDiff", toolCallId: "t5" });
     const [left, right] = executed.find((e) => e.command === "vscode.diff")!.args as [vscode.Uri, vscode.Uri];
     expect([diffs.provideTextDocumentContent(left), diffs.provideTextDocumentContent(right)]).toEqual(["a\n", "b\n"]);
     await chat.handle({ type: "resolveEdit", proposalId: "pr1", decision: "accept" });
     expect(peer.calls("kiln/edit/resolve")).toEqual([{ proposalId: "pr1", decision: "accept" }]);
     expect(ofType("pendingEdits").at(-1)).toEqual({ type: "pendingEdits", edits: [] });
+  });
+
+  test("a deferred edit applied with some hunks sends the kept text to kiln/edit/resolve", async () => {
+    chat.attach(peer);
+    await chat.handle({ type: "newSession" });
+    peer.on("kiln/edit/resolve", (p) => ({ proposalId: p.proposalId, outcome: "applied" }));
+    await chat.handle({ type: "resolveEdit", proposalId: "pr3", decision: "accept", newText: "kept\n" });
+    expect(peer.calls("kiln/edit/resolve")).toEqual([{ proposalId: "pr3", decision: "accept", newText: "kept\n" }]);
+    expect(ofType("error")).toEqual([]);
+  });
+
+  test("the model picker is filled from kiln/models/list, with the server's note", async () => {
+    peer.on("kiln/hello", () => ({ protocolVersion: 1, serverVersion: "1", root: "/w", capabilities: {}, config: { model: "gpt-4.1" } }));
+    peer.on("kiln/models/list", () => ({
+      provider: "openai",
+      current: "gpt-4.1",
+      source: "known",
+      models: [{ id: "gpt-4.1", source: "configured" }, { id: "gpt-4o", source: "known" }],
+      note: "the server did not list its models (refused); showing known models",
+    }));
+    chat.attach(peer);
+    for (let i = 0; i < 10 && ofType("models").length === 0; i++) await tick();
+    expect(ofType("models").at(-1)).toEqual({
+      type: "models",
+      ids: ["gpt-4.1", "gpt-4o"],
+      note: "the server did not list its models (refused); showing known models",
+    });
+  });
+
+  test("a server without kiln/models/list leaves the picker free text, with no error", async () => {
+    chat.attach(peer);
+    for (let i = 0; i < 5; i++) await tick();
+    expect(ofType("models")).toEqual([]);
+    expect(ofType("error")).toEqual([]);
   });
 
   test("a stale deferred edit is reported with the server's words", async () => {

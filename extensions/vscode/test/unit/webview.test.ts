@@ -177,6 +177,31 @@ describe("chat view", () => {
     expect($$(".pending-edit")).toHaveLength(0);
   });
 
+  test("a pending edit is reviewed per hunk: Apply sends only the ticked hunks", () => {
+    const oldText = Array.from({ length: 12 }, (_, i) => `l${i}\n`).join("");
+    const newText = oldText.replace("l0\n", "L0\n").replace("l11\n", "L11\n");
+    view.receive({ type: "pendingEdits", edits: [{ proposalId: "pr9", toolCallId: "t9", path: "a.txt", oldText, newText }] });
+    const row = $('.pending-edit[data-proposal="pr9"]');
+    const ticks = row.querySelectorAll<HTMLInputElement>(".hunk-keep");
+    expect(ticks).toHaveLength(2);
+    (row.querySelector(".apply") as HTMLElement).click();
+    expect(posted.at(-1)).toEqual({ type: "resolveEdit", proposalId: "pr9", decision: "accept" });
+    ticks[0].checked = false;
+    ticks[0].dispatchEvent(new Event("change"));
+    (row.querySelector(".apply") as HTMLElement).click();
+    expect(posted.at(-1)).toEqual({ type: "resolveEdit", proposalId: "pr9", decision: "accept", newText: oldText.replace("l11\n", "L11\n") });
+  });
+
+  test("the model field offers the server's models and still takes free text", () => {
+    view.receive({ type: "models", ids: ["qwen2.5-coder:7b", "llama3"], note: "from the server" });
+    const input = $("input.model") as HTMLInputElement;
+    expect(input.getAttribute("list")).toBe("kiln-models");
+    expect([...document.querySelectorAll("#kiln-models option")].map((o) => o.getAttribute("value"))).toEqual(["qwen2.5-coder:7b", "llama3"]);
+    input.value = "my-own-model";
+    input.dispatchEvent(new Event("change"));
+    expect(posted.at(-1)).toEqual({ type: "setModel", model: "my-own-model" });
+  });
+
   test("plan, usage line and user references", () => {
     update({ sessionUpdate: "plan", entries: [{ content: "reproduce", status: "completed" }, { content: "fix", status: "in_progress" }] });
     expect($$(".plan-entry").map((li) => li.textContent)).toEqual(["✓ reproduce", "⟳ fix"]);
