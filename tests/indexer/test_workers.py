@@ -8,10 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import wait_until
 
 pytestmark = [
     pytest.mark.e2e,
@@ -43,15 +44,6 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # a zombie has exited; only its parent's reaping is left
 
 
-def _wait(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)  # polling /proc for an event, not a fixed wait
-    return condition()
-
-
 def test_killing_kiln_index_hard_ends_its_workers_and_the_index_resumes(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     body = "".join(
@@ -68,11 +60,11 @@ def test_killing_kiln_index_hard_ends_its_workers_and_the_index_resumes(tmp_path
         stderr=subprocess.PIPE,
     )
     try:
-        assert _wait(lambda: len(_children(proc.pid)) >= 2, 60), "no worker processes started"
+        assert wait_until(lambda: len(_children(proc.pid)) >= 2, 60), "no worker processes started"
         workers = _children(proc.pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        assert _wait(lambda: not any(_alive(w) for w in workers), 20), "workers outlived kiln"
+        assert wait_until(lambda: not any(_alive(w) for w in workers), 60), "workers outlived kiln"
     finally:
         if proc.poll() is None:
             proc.kill()
