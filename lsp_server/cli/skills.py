@@ -272,6 +272,8 @@ def update_cmd(
         grant=_confirm_grant,
     )
     entries = installer.lock.entries
+    if not ids and not entries:
+        click.echo(f"nothing to update: no skills in {installer.lock.path}")
     for skill_id in ids or sorted(entries):
         entry = entries.get(skill_id)
         if entry is None:
@@ -293,7 +295,8 @@ def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
 
     rows = []
     trust, cache = TrustStore(), Cache()
-    for skill_id, entry in sorted(Lockfile.load(_scope(scope, root).lock_path).entries.items()):
+    lock = Lockfile.load(_scope(scope, root).lock_path)
+    for skill_id, entry in sorted(lock.entries.items()):
         with RegistryClient(entry.registry) as client:  # signed metadata, as install resolves
             key = trusted_key(client, trust, first_use=False)
             signed = fetch_metadata(client, cache, key, skill_id)
@@ -312,6 +315,12 @@ def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
         click.echo(
             f"{row['id']}  current {row['current']}  wanted {row['wanted']}  latest {row['latest']}"
         )
+    if not as_json and not rows:
+        click.echo(
+            f"all {len(lock.entries)} locked skill(s) are up to date"
+            if lock.entries
+            else f"no skills in {lock.path}"
+        )
 
 
 @skills_group.command("remove")
@@ -329,9 +338,12 @@ def remove_cmd(skill_id: str, scope: str, root: Path | None, force: bool) -> Non
 @click.option("--json", "as_json", is_flag=True)
 def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
     """Check installed skills against the lockfile and pinned registry keys (offline)."""
-    report = Installer(_scope(scope, root)).verify()
+    installer = Installer(_scope(scope, root))
+    report = installer.verify()
     if as_json:
         click.echo(json.dumps(report, indent=2))
+    elif not report:
+        click.echo(f"nothing to verify: no skills in {installer.lock.path}")
     for row in [] if as_json else report:
         click.echo(
             f"{'ok  ' if row['ok'] else 'FAIL'} {row['id']}@{row['version']}  {'; '.join(row['problems'])}"

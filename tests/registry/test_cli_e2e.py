@@ -401,3 +401,14 @@ def test_operator_typos_are_one_line_and_create_nothing(tmp_path: Path) -> None:
         )
     ).strip()
     assert token.startswith("kiln_")
+
+
+def test_lockfile_commands_say_when_nothing_is_locked(tmp_path: Path) -> None:
+    """verify/outdated/update in a project with no skills say so instead of printing nothing;
+    --json stays a JSON list."""
+    env = cli_env(tmp_path / "home")
+    for command in ("verify", "outdated", "update"):
+        out = _ok(kiln("skills", command, env=env, cwd=tmp_path))
+        assert "no skills in" in out and "skills-lock.json" in out, (command, out)
+    for command in ("verify", "outdated"):
+        assert json.loads(_ok(kiln("skills", command, "--json", env=env, cwd=tmp_path))) == []
