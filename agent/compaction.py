@@ -28,6 +28,7 @@ from agent.compaction_facts import (
     removal_note,
     render_message,
 )
+from agent.compaction_noise import drop_noise
 from agent.compaction_store import CompactionRecord, store_epoch
 from agent.errors import ConfigError
 from agent.events import Compacted
@@ -41,8 +42,6 @@ SUMMARY_SYSTEM = (
     "chatter. Answer with at most 12 short lines of plain text."
 )
 TARGET_SHARE_OF_TRIGGER = 0.6  # the clamped target when a trigger is set at or below it
-SEARCH_TOOLS = {"search_code", "grep", "list_files", "tool_search"}
-EDIT_TOOLS = {"edit_file", "write_file"}
 
 
 def estimate_tokens(value: Any) -> int:
@@ -167,7 +166,13 @@ class Compactor:
         archive_parts: list[str] = []
         tier, sources = 1, set()
         self.summary_tokens = 0
-        messages = self._drop_noise(session, messages, archive_parts)
+        messages = drop_noise(
+            messages,
+            keep_rounds=self.config.keep_rounds,
+            min_chars=self.config.noise_min_chars,
+            archive_path=self._archive_path(session),
+            archive=archive_parts,
+        )
         state = self._state(session)
         summaries: list[str] = list(state.get("summaries", []))
         facts: dict[str, list[str]] = {k: list(v) for k, v in state.get("facts", {}).items()}
@@ -253,60 +258,6 @@ class Compactor:
         state["after"] = [session.transcript.epoch, len(session.transcript.messages)]
         await session.emit(Compacted(**asdict(record)))
         return record
-
-    def _drop_noise(
-        self, session: SessionView, messages: list[Message], archive: list[str]
-    ) -> list[Message]:
-        """Tier 1: stub superseded reads and large, acted-on search results, and drop status
-        blocks a later one supersedes (message structure kept)."""
-        calls: dict[str, tuple[int, str, dict[str, Any]]] = {}
-        for i, m in enumerate(messages):
-            for b in m.get("content", []):
-                if b.get("type") == "tool_use":
-                    calls[b["id"]] = (i, b["name"], b.get("input") or {})
-        protected_from = _protected_start(messages, self.config.keep_rounds)
-        path = self._archive_path(session)
-        out = []
-        for i, m in enumerate(messages):
-            if i == 0 or i >= protected_from or m.get("role") != "user":
-                out.append(m)
-                continue
-            content = []
-            for b in m.get("content", []):
-                if _is_status(b) and len(m["content"]) > 1:
-                    continue  # the latest status, in the protected rounds, supersedes it
-                why = self._noise_reason(b, calls, i)
-                if why:
-                    archive.append(
-                        f"=== tool result {b['tool_use_id']} (message {i}) ===\n{b['content']}"
-                    )
-                    b = {
-                        **b,
-                        "content": f"[compacted: {why}; the full text is in {path} under {b['tool_use_id']}]",
-                    }
-                content.append(b)
-            out.append({**m, "content": content})
-        return out
-
-    def _noise_reason(self, block: dict[str, Any], calls: dict[str, Any], index: int) -> str:
-        if block.get("type") != "tool_result" or not isinstance(block.get("content"), str):
-            return ""
-        if block["content"].startswith("[compacted:") or "<skill" in block["content"]:
-            return ""
-        _, name, args = calls.get(block.get("tool_use_id", ""), (0, "", {}))
-        if name == "read_file":
-            later = [
-                n
-                for (j, n, a) in calls.values()
-                if j > index
-                and a.get("path") == args.get("path")
-                and n in ({"read_file"} | EDIT_TOOLS)
-            ]
-            if later:
-                return f"superseded read of {args.get('path')} (later {later[0]})"
-        if name in SEARCH_TOOLS and len(block["content"]) >= self.config.noise_min_chars:
-            return f"{name} result of {len(block['content'])} characters, already acted on"
-        return ""
 
     async def _summarise(
         self, session: SessionView, batch: list[Message], prior: list[str] | None = None
@@ -394,18 +345,10 @@ def _is_history(block: dict[str, Any]) -> bool:
     return block.get("type") == "text" and str(block.get("text", "")).startswith(HISTORY_TAG)
 
 
-def _is_status(block: dict[str, Any]) -> bool:
-    return block.get("type") == "text" and str(block.get("text", "")).startswith("<agent_status")
-
-
 def _rounds(messages: list[Message]) -> list[list[Message]]:
     """(assistant, user) pairs after the first message; a trailing assistant stays alone."""
     rest = messages[1:]
     return [rest[i : i + 2] for i in range(0, len(rest), 2)]
-
-
-def _protected_start(messages: list[Message], keep_rounds: int) -> int:
-    return max(1, len(messages) - 2 * max(1, keep_rounds))
 
 
 def _request_like(session: SessionView, messages: list[Message]) -> dict[str, Any]:
