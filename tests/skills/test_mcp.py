@@ -4,7 +4,6 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from skills_registry.deferred import ToolCatalog
 from skills_registry.errors import McpConfigError, ToolCallError
 from skills_registry.mcp_source import McpServerConfig, McpSource, load_mcp_config
+from tests.waiting import wait_until
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 
@@ -121,12 +121,12 @@ def http_server() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+
+        def listening() -> bool:
             with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+                return sock.connect_ex(("127.0.0.1", port)) == 0
+
+        assert wait_until(listening), "the MCP HTTP server did not listen within 60 s"
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
