@@ -232,10 +232,8 @@ export class ChatController implements vscode.Disposable {
         this.proposals.set(e.toolCallId, { path: e.path, oldText: e.oldText, newText: e.newText });
       }
       this.pendingEditCount = edits.length;
-      this.post({
-        type: "pendingEdits",
-        edits: edits.map(({ proposalId, toolCallId, path, oldText, newText }) => ({ proposalId, toolCallId, path, oldText, newText })),
-      });
+      const shown = edits.map(({ proposalId, toolCallId, path, oldText, newText }) => ({ proposalId, toolCallId, path, oldText, newText }));
+      this.post({ type: "pendingEdits", edits: shown });
     } catch (err) {
       this.report(err);
     }
