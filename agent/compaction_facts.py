@@ -41,8 +41,7 @@ KEYS = ("goals", "decisions", "verification", "context", "skills", "identifiers"
 
 
 def _dedupe(items: list[str]) -> list[str]:
-    seen: set[str] = set()
-    return [x for x in items if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
+    return list(dict.fromkeys(items))  # first occurrences, in order
 
 
 def identifiers(text: str, *, everything: bool = True) -> list[str]:

@@ -8,7 +8,7 @@ stable wire name (``kiln run --output-format stream-json`` prints it as ``type``
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 
 @dataclass(kw_only=True)
@@ -156,4 +156,4 @@ AgentEvent = (
 
 def event_classes() -> list[type[Event]]:
     """Every concrete event kind (what the renderer test enumerates)."""
-    return list(AgentEvent.__args__)  # type: ignore[attr-defined]
+    return list(get_args(AgentEvent))

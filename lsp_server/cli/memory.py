@@ -6,11 +6,15 @@ import os
 import shlex
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+if TYPE_CHECKING:
+    from agent.memory import Memory
 
-def _memory(root: Path):  # type: ignore[no-untyped-def]
+
+def _memory(root: Path) -> Memory:
     from agent.memory import Memory
     from agent.session_store import kiln_home
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+if TYPE_CHECKING:
+    from agent.session_store import SessionStore
 
-def _store():  # type: ignore[no-untyped-def]
+
+def _store() -> SessionStore:
     from agent.session_store import SessionStore
 
     return SessionStore()
