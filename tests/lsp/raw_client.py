@@ -85,7 +85,7 @@ class RawServer:
         self.request_nowait(msg_id, method, params)
         return await self.response(msg_id)
 
-    async def wait_for(self, predicate: Any, timeout: float = 30) -> dict[str, Any]:
+    async def wait_for(self, predicate: Any, timeout: float = 60) -> dict[str, Any]:
         async def wait() -> dict[str, Any]:
             while True:
                 for message in self.messages:
@@ -98,7 +98,7 @@ class RawServer:
 
         return await asyncio.wait_for(wait(), timeout)
 
-    async def response(self, msg_id: Any, timeout: float = 30) -> dict[str, Any]:
+    async def response(self, msg_id: Any, timeout: float = 60) -> dict[str, Any]:
         return await self.wait_for(lambda m: "method" not in m and m.get("id") == msg_id, timeout)
 
     async def initialize(self, root: Path, **params: Any) -> dict[str, Any]:
@@ -108,7 +108,7 @@ class RawServer:
         self.notify("initialized", {})
         return reply["result"]
 
-    async def exit_code(self, timeout: float = 30) -> int:
+    async def exit_code(self, timeout: float = 60) -> int:
         code = await asyncio.wait_for(self.proc.wait(), timeout)
         await asyncio.gather(*self._tasks)
         return code
