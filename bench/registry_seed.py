@@ -177,7 +177,7 @@ def bulk_sqlite(store: Any, docs: list[dict[str, Any]]) -> None:
 
 def bulk_postgres(store: Any, docs: list[dict[str, Any]]) -> None:
     rows = _rows(docs)
-    gin = ("skills_search", "skills_trgm")
+    gin = ("skills_search", "skills_trgm", "skills_search_names")
     with store.pool.connection() as conn:  # batch the GIN inserts, merged by the VACUUM below
         for index in gin:
             conn.execute(f"ALTER INDEX {index} SET (fastupdate = on)")

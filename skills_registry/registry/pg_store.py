@@ -336,8 +336,14 @@ class PostgresStore(PostgresAccounts):
                     f"(CASE WHEN search @@ to_tsquery('english', %(n{i})s) THEN 4 ELSE 0 END"
                     f" + CASE WHEN search @@ to_tsquery('english', %(d{i})s) THEN 1 ELSE 0 END)"
                 )
-            score = " + ".join(parts)
-            rows = self._read(page.format(score=score, match=words), {**args, **terms, "lim": want})
+            score, params = " + ".join(parts), {**args, **terms, "lim": want}
+            if len(parts) < 4:
+                # A name match scores >= 4 and a row without one <= len(parts) < 4: name matches
+                # come first, so a page they fill is read from the name-only index alone.
+                named = "search_names @@ to_tsquery('english', %(tsq)s)"
+                rows = self._read(page.format(score=score, match=named), params)
+            if len(rows) < want:
+                rows = self._read(page.format(score=score, match=words), params)
         if len(rows) >= want or (tsq and (len(text) < 3 or " " in text)):
             return rows
         before = off + len(rows)

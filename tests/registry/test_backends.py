@@ -137,7 +137,12 @@ def test_migrations_run_once_when_instances_start_together(postgres: Postgres) -
         stores = list(pool.map(start, range(5)))
     with psycopg.connect(url) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")]
-    assert names == ["m001_initial", "m002_search_accounts", "m003_gin_without_pending_list"]
+    assert names == [
+        "m001_initial",
+        "m002_search_accounts",
+        "m003_gin_without_pending_list",
+        "m004_name_search_index",
+    ]
     for store in stores:
         store.close()
 
@@ -158,6 +163,33 @@ def test_search_is_stemmed_or_ranked_with_cjk(metadata_store: Any, tmp_path: Pat
     assert ids("pdf")[0] in {"acme/pdf", "acme/pdf-merge"}  # the name counts most
     assert ids("中文摘要") == ["acme/zh-notes"]
     assert ids("会议") == ["acme/zh-notes"]
+
+
+def test_name_matches_page_then_the_rest_in_score_order(postgres: Postgres, tmp_path: Path) -> None:
+    """Pages the name-only index can fill, and pages that reach past the name matches, walk one
+    order: score (name 4, description 1 per word), then insertion."""
+    store, signer = PostgresStore(postgres.new_database()), load_or_create_key_file(tmp_path / "k")
+    for skill_id, desc in [
+        ("acme/beta", "An alpha helper in the description only"),
+        ("acme/alpha-one", "Nothing else"),
+        ("acme/alpha-tool", "Alpha release notes"),
+        ("acme/alpha-two", "Other things"),
+        ("acme/gamma", "Alphanumeric checks"),
+        ("acme/delta", "Unrelated"),
+    ]:
+        store.add_version(_doc(tmp_path, signer, skill_id, "1.0.0", desc))
+    pages, cursor = [], None
+    while True:
+        page, cursor = store.search("alpha", limit=2, cursor=cursor)
+        pages.append([s["id"] for s in page])
+        if cursor is None:
+            break
+    assert pages == [
+        ["acme/alpha-tool", "acme/alpha-one"],  # read from the name-only index
+        ["acme/alpha-two", "acme/beta"],  # past the name matches: every word match scored
+        ["acme/gamma"],
+    ]
+    store.close()
 
 
 def test_search_cache_sees_writes_from_other_instances(postgres: Postgres, tmp_path: Path) -> None:
