@@ -365,7 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         steps = load_script(args.script)
     except ConfigError as exc:
-        print(f"wire_server: {exc} ({exc.hint})", file=sys.stderr)
+        hint = "--script must name a JSON file of steps" if "KILN_SCRIPT" in exc.hint else exc.hint
+        print(f"wire_server: {exc} ({hint})", file=sys.stderr)
         return 2
     srv = WireServer(
         steps, host=args.host, port=args.port, model=args.model, requests_log=args.requests_log

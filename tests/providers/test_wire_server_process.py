@@ -96,6 +96,18 @@ def test_bad_script_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1 and "not valid JSON" in proc.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "agent.testing.wire_server", "--script", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and missing.stdout == ""
+    # The hint names this command's option, not the scripted provider's variable.
+    assert missing.stderr.strip().splitlines() == [
+        f"wire_server: script file not found: {tmp_path / 'none'} "
+        "(--script must name a JSON file of steps)"
+    ]
 
 
 def test_in_process_server_answers_plain_json_chat_completions() -> None:
