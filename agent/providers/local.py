@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ProviderError, ProviderUnavailable
+from agent.tools.deferred_tools import PROXY_NAME
 from agent.types import (
     Block,
     Message,
@@ -107,6 +108,25 @@ def grammar_schema(schema: Any) -> Any:
     if out.get("type") == "object" and "properties" in out:
         out["additionalProperties"] = False
     return out
+
+
+def offered_tools(request: Request) -> list[ToolSpec]:
+    """The tools a reply may call. A 135M model calls ``call_tool`` with names it invents, so the
+    proxy's ``name`` is limited to the deferred tools that exist, and with none of them the proxy
+    and ``tool_search`` are not offered at all."""
+    deferred = sorted(t.name for t in request.deferred_tools)
+    offered: list[ToolSpec] = []
+    for spec in request.tools:
+        if spec.name in (PROXY_NAME, "tool_search") and not deferred:
+            continue
+        if spec.name == PROXY_NAME:
+            schema = dict(spec.input_schema)
+            properties = dict(schema.get("properties", {}))
+            properties["name"] = {"type": "string", "enum": deferred}
+            schema["properties"] = properties
+            spec = ToolSpec(spec.name, spec.description, schema)
+        offered.append(spec)
+    return offered
 
 
 def build_grammar(tools: list[ToolSpec]) -> str:
@@ -277,10 +297,10 @@ class LocalModel:
 
     def wire_body(self, request: Request) -> dict[str, Any]:
         """The chat messages this request is rendered to (before fitting to the window)."""
-        return {"messages": render_messages(request, list(request.tools))}
+        return {"messages": render_messages(request, offered_tools(request))}
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
-        tools = list(request.tools)  # deferred tools run through call_tool
+        tools = offered_tools(request)  # deferred tools run through call_tool
         try:
             raw, usage = await asyncio.to_thread(self._generate, request, tools)
         except (ValueError, RuntimeError, OSError) as exc:

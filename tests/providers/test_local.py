@@ -84,3 +84,50 @@ def test_grammar_schema_keeps_structure_and_drops_expanding_constraints() -> Non
         "required": ["query"],
         "additionalProperties": False,
     }
+
+
+def _with_discovery(specs: list) -> list:
+    from agent.tools.deferred_tools import CallTool
+    from agent.types import ToolSpec
+
+    search = ToolSpec("tool_search", "find deferred tools", {"type": "object"})
+    return [*specs, search, CallTool().spec]
+
+
+def test_the_proxy_is_offered_only_for_deferred_tools_that_exist() -> None:
+    from agent.providers.local import offered_tools
+    from agent.tools import builtin_tools
+    from agent.types import ToolSpec
+
+    request = make_request(user_message("What does calc.py do?"))
+    request.tools[:] = _with_discovery([t.spec for t in builtin_tools()])
+    names = [t.name for t in offered_tools(request)]
+    # no skill or MCP tools installed: nothing to search for, nothing to proxy
+    assert "call_tool" not in names and "tool_search" not in names
+    assert "read_file" in names
+
+    request.deferred_tools[:] = [
+        ToolSpec("mcp__b", "b", {"type": "object"}),
+        ToolSpec("mcp__a", "a", {"type": "object"}),
+    ]
+    offered = {t.name: t for t in offered_tools(request)}
+    assert "tool_search" in offered
+    assert offered["call_tool"].input_schema["properties"]["name"]["enum"] == ["mcp__a", "mcp__b"]
+    # the request itself is not changed: its tools stay the cached prefix
+    proxy = next(t for t in request.tools if t.name == "call_tool")
+    assert "enum" not in proxy.input_schema["properties"]["name"]
+
+
+def test_the_grammar_limits_call_tool_to_found_names() -> None:
+    if not local_available():
+        pytest.skip("the local extra is not installed: pip install 'kiln-agent[local]'")
+    from agent.providers.local import build_grammar, offered_tools
+    from agent.tools import builtin_tools
+    from agent.types import ToolSpec
+
+    request = make_request(user_message("x"))
+    request.tools[:] = _with_discovery([t.spec for t in builtin_tools()])
+    request.deferred_tools[:] = [ToolSpec("mcp__only_tool", "d", {"type": "object"})]
+    grammar = build_grammar(offered_tools(request))
+    assert "mcp__only_tool" in grammar
+    assert '\\"call_tool\\"' in grammar or "call_tool" in grammar
