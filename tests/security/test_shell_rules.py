@@ -41,6 +41,10 @@ def verdict(p: Permissions, command: str) -> str:
         ("nice -n 5 xargs touch < list", ["nice", "xargs", "touch"]),
         ("FOO=$(touch X) pytest", ["touch", "pytest"]),
         ("cat <<EOF > f\n$(touch X)\nEOF", ["touch", "cat"]),
+        ("while pytest; do touch X; done", ["pytest", "touch"]),
+        ("command exec touch X", ["command", "exec", "touch"]),
+        ("time stdbuf -o0 touch X", ["time", "stdbuf", "touch"]),
+        ("sudo -u bob setsid touch X", ["sudo", "setsid", "touch"]),
     ],
 )
 def test_every_simple_command_is_found(line: str, names: list[str]) -> None:
@@ -79,7 +83,8 @@ def test_deny_rules_match_any_part_and_every_writing_tool(tmp_path: Path, mode: 
     p = perms(tmp_path, mode, deny=["edit_file(secrets/**)", "run_command(rm *)"])
     for line in ("true && rm -rf build", "bash -c 'rm -rf build'", "echo $(rm x)",
                  "xargs rm < list", "echo x > secrets/key.txt", "echo x | tee secrets/key.txt",
-                 "cat a >> secrets/sub/b"):  # fmt: skip
+                 "cat a >> secrets/sub/b", "pytest &> secrets/log", "pytest >| secrets/log",
+                 "sudo setsid stdbuf -o0 rm x", "time exec rm x"):  # fmt: skip
         assert verdict(p, line) == "deny", line
     for tool, args in (
         ("write_file", {"path": "secrets/key.txt", "content": "x"}),
