@@ -1,0 +1,56 @@
+"""`kiln run --ci` redacts secret-looking environment values (docs/ci.md): a value the model read
+from a file, wrote into a file and repeated in its answer appears in no output and no artifact."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+SECRET = "canary-redact-7f3a91c2"
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo,
+                   check=True, capture_output=True)  # fmt: skip
+
+
+def test_ci_outputs_and_artifacts_never_carry_a_secret_value(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "conf.txt").write_text(f"value={SECRET}\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "read_file", "input": {"path": "conf.txt"}}]},
+        {"tool_calls": [{"name": "write_file", "input": {"path": "leak.txt", "content": SECRET}}]},
+        f"The value is {SECRET}.",
+    ]))  # fmt: skip
+    artifacts = tmp_path / "out"
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script),
+           "MY_SERVICE_TOKEN": SECRET}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--no-sandbox", "--artifacts",
+         str(artifacts), "--output-format", "json", "go"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 10, proc.stderr  # changed, no --verify
+    assert (repo / "leak.txt").read_text() == SECRET  # the workspace file itself is the model's
+    outputs = {"stdout": proc.stdout, "stderr": proc.stderr}
+    for name in ("changes.patch", "summary.md", "report.json", "transcript.jsonl"):
+        outputs[name] = (artifacts / name).read_text()
+    leaked = [name for name, text in outputs.items() if SECRET in text]
+    assert leaked == [], leaked
+    assert "[REDACTED:MY_SERVICE_TOKEN]" in outputs["changes.patch"]
+    assert "[REDACTED:MY_SERVICE_TOKEN]" in outputs["transcript.jsonl"]
+    assert "[REDACTED:MY_SERVICE_TOKEN]" in json.loads(proc.stdout)["result"]
