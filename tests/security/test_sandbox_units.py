@@ -86,6 +86,9 @@ def test_bubblewrap_walls(tmp_path: Path) -> None:
     (root / ".git" / "config").write_text("[core]\n")
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("SECRET\n")
+    (out / "skills" / "pdf").mkdir(parents=True)
+    (out / "skills" / "pdf" / "SKILL.md").write_text("SKILL-TEXT\n")
+    (out / "credentials.json").write_text("KILN-CRED\n")
     try:
         policy = load_policy(root, out, "ask")
         policy.hide.append(home / ".ssh")
@@ -93,7 +96,8 @@ def test_bubblewrap_walls(tmp_path: Path) -> None:
         script = (
             f"echo ok > ws.txt; echo $? ; cat {home}/.ssh/id_rsa; echo x >> .git/config; "
             f"echo x > {home}/x; echo private > {scratch} && cat {scratch}; "
-            "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 2)' 2>&1 | tail -1"
+            "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 2)' 2>&1 | tail -1; "
+            f"cat {out}/credentials.json {out}/skills/pdf/SKILL.md; echo x >> {out}/skills/pdf/SKILL.md"
         )
         out_text = subprocess.run(
             box.shell(script), cwd=root, capture_output=True, text=True, env=box.env()
@@ -107,6 +111,9 @@ def test_bubblewrap_walls(tmp_path: Path) -> None:
         assert not (home / "x").exists()  # the rest is read-only
         assert "private" in out_text and not scratch.exists()  # /tmp is the sandbox's own
         assert "Network is unreachable" in out_text
+        assert "KILN-CRED" not in out_text  # $KILN_HOME hidden ...
+        assert "SKILL-TEXT" in out_text  # ... its skills/ given back ...
+        assert (out / "skills" / "pdf" / "SKILL.md").read_text() == "SKILL-TEXT\n"  # read-only
         box.close()
     finally:
         import shutil
