@@ -1,28 +1,28 @@
-"""The registry client: HTTP calls, and the local state that makes installs trustworthy.
+"""The registry client: typed HTTP calls to one registry, and the pinned-key check on them.
 
-Local state lives under ``$KILN_HOME``: ``credentials.json`` (publish tokens, mode 0600),
-``trusted_keys.json`` (registry keys pinned out of band with ``kiln skills trust`` or, for an
-interactive install only, on first use; a changed key is refused), ``cache/blobs/<sha256>``
-(verified archives, so re-installs and offline installs need no network), ``cache/meta``
-(version documents, so resolution works offline) and ``cache/signed`` (the last accepted
-signed metadata per signing key and skill, so a rollback is noticed on any mirror).
+The local state that makes installs trustworthy (tokens, pinned keys, the verified cache under
+``$KILN_HOME``) is ``skills_registry.local_state``; its names are re-exported here for callers.
 Verified resolution is ``skills_registry.verified``; placing files is ``skills_registry.install``.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import os
 import re
-import uuid
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
+from skills_registry.local_state import (
+    Cache,
+    TrustStore,
+    default_registry,
+    kiln_home,
+    load_token,
+    normalize_url,
+    save_token,
+    unpinned,
+)
 from skills_registry.registry.errors import (
     Conflict,
     Forbidden,
@@ -31,11 +31,26 @@ from skills_registry.registry.errors import (
     RegistryError,
     RegistryUnavailable,
     TooLarge,
-    TrustError,
     Unauthorized,
     UsageError,
     ValidationFailed,
 )
+
+# Re-exported: callers import the local state and the errors they catch from here.
+__all__ = [
+    "Cache",
+    "NoRegistry",
+    "RegistryClient",
+    "TrustStore",
+    "default_registry",
+    "kiln_home",
+    "load_token",
+    "normalize_url",
+    "parse_spec",
+    "save_token",
+    "trusted_key",
+    "unpinned",
+]
 
 _BY_STATUS: dict[int, type[RegistryError]] = {
     401: Unauthorized,
@@ -44,180 +59,6 @@ _BY_STATUS: dict[int, type[RegistryError]] = {
     409: Conflict,
     413: TooLarge,
 }
-
-
-def kiln_home() -> Path:
-    return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln")
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}", hint="fix or delete the file") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{path} must hold a JSON object")
-    return data
-
-
-def _write_json(path: Path, data: dict[str, Any], mode: int = 0o644) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True)
-        handle.write("\n")
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
-
-
-def normalize_url(url: str) -> str:
-    url = url.strip().rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        raise UsageError(f"registry URL {url!r} must start with http:// or https://")
-    return url
-
-
-def default_registry(explicit: str | None = None) -> str:
-    """``--registry``, else ``KILN_REGISTRY``, else ``registry`` in ``$KILN_HOME/settings.json``."""
-    url = (
-        explicit
-        or os.environ.get("KILN_REGISTRY")
-        or _read_json(kiln_home() / "settings.json").get("registry")
-    )
-    if not url:
-        raise NoRegistry(
-            "no registry configured",
-            hint="pass --registry URL, set KILN_REGISTRY, or add 'registry' to $KILN_HOME/settings.json",
-        )
-    return normalize_url(str(url))
-
-
-def save_token(registry: str, token: str) -> Path:
-    path = kiln_home() / "credentials.json"
-    data = _read_json(path)
-    data[normalize_url(registry)] = {"token": token}
-    _write_json(path, data, mode=0o600)
-    return path
-
-
-def load_token(registry: str) -> str | None:
-    entry = _read_json(kiln_home() / "credentials.json").get(normalize_url(registry))
-    return entry.get("token") if isinstance(entry, dict) else None
-
-
-class TrustStore:
-    """Registry signing keys pinned on first use (TOFU), one per registry URL."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or kiln_home() / "trusted_keys.json"
-
-    def pinned(self, registry: str) -> dict[str, str] | None:
-        entry = _read_json(self.path).get(normalize_url(registry))
-        return entry if isinstance(entry, dict) else None
-
-    def pin(self, registry: str, public_key_b64: str) -> dict[str, str]:
-        """Pin ``public_key_b64`` for ``registry`` (out of band; replaces an earlier pin)."""
-        from skills_registry.registry.signing import key_id
-
-        try:
-            raw = base64.b64decode(public_key_b64.strip(), validate=True)
-        except ValueError:
-            raw = b""
-        if len(raw) != 32:
-            raise UsageError(
-                "the key must be a base64 ed25519 public key (32 bytes)",
-                hint="copy 'publicKey' from the registry's /.well-known/kiln-registry.json",
-            )
-        entry = {"keyId": key_id(raw), "publicKey": base64.b64encode(raw).decode()}
-        data = _read_json(self.path)
-        data[normalize_url(registry)] = entry
-        _write_json(self.path, data, mode=0o600)
-        return entry
-
-    def check(
-        self, registry: str, keys: list[dict[str, Any]], *, first_use: bool = True
-    ) -> dict[str, str]:
-        """The pinned key if the registry still offers it; pin on first sight if allowed."""
-        if not keys or not isinstance(keys[0], dict) or "publicKey" not in keys[0]:
-            raise TrustError(f"registry {registry} publishes no signing key")
-        offered = {"keyId": str(keys[0]["keyId"]), "publicKey": str(keys[0]["publicKey"])}
-        pinned = self.pinned(registry)
-        if pinned is None:
-            if not first_use:
-                raise unpinned(registry)
-            return self.pin(registry, offered["publicKey"])
-        if all(k.get("publicKey") != pinned["publicKey"] for k in keys if isinstance(k, dict)):
-            raise TrustError(
-                f"registry {registry} now signs with key {offered['keyId']}, "
-                f"but {pinned['keyId']} was pinned"
-            )
-        return pinned
-
-
-def unpinned(registry: str) -> TrustError:
-    return TrustError(
-        f"no key is pinned for registry {registry}; frozen and CI installs never trust a key "
-        "on first use",
-        hint=f"pin it out of band: kiln skills trust {registry} --key KEY "
-        f"(the operator's key; also served at {registry}/.well-known/kiln-registry.json)",
-    )
-
-
-class Cache:
-    """Verified archives by sha256 and version documents by registry/id/version."""
-
-    def __init__(self, root: Path | None = None) -> None:
-        self.root = root or kiln_home() / "cache"
-
-    def blob_path(self, sha256: str) -> Path:
-        if len(sha256) != 64 or not all(c in "0123456789abcdef" for c in sha256):
-            raise UsageError(f"invalid sha256 {sha256!r}")
-        return self.root / "blobs" / sha256
-
-    def get_blob(self, sha256: str) -> bytes | None:
-        path = self.blob_path(sha256)
-        if not path.exists():
-            return None
-        data = path.read_bytes()
-        return (
-            data if hashlib.sha256(data).hexdigest() == sha256 else None
-        )  # a corrupt entry is a miss
-
-    def put_blob(self, data: bytes) -> str:
-        sha = hashlib.sha256(data).hexdigest()
-        path = self.blob_path(sha)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{sha}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-        return sha
-
-    def _meta_dir(self, registry: str, skill_id: str) -> Path:
-        key = hashlib.sha256(normalize_url(registry).encode()).hexdigest()[:16]
-        return self.root / "meta" / key / skill_id
-
-    def put_doc(self, registry: str, doc: dict[str, Any]) -> None:
-        _write_json(self._meta_dir(registry, doc["id"]) / f"{doc['version']}.json", doc)
-
-    def docs(self, registry: str, skill_id: str) -> dict[str, dict[str, Any]]:
-        folder = self._meta_dir(registry, skill_id)
-        if not folder.is_dir():
-            return {}
-        return {p.stem: _read_json(p) for p in folder.glob("*.json") if p.stem[:1].isdigit()}
-
-    def _signed_path(self, key_id: str, skill_id: str) -> Path:
-        """By signing key, not URL: a mirror of the same registry shares the rollback floor."""
-        key = hashlib.sha256(key_id.encode()).hexdigest()[:16]
-        return self.root / "signed" / key / f"{skill_id}.json"
-
-    def put_metadata(self, key_id: str, skill_id: str, envelope: dict[str, Any]) -> None:
-        _write_json(self._signed_path(key_id, skill_id), envelope)
-
-    def metadata(self, key_id: str, skill_id: str) -> dict[str, Any] | None:
-        return _read_json(self._signed_path(key_id, skill_id)) or None
 
 
 class RegistryClient:
