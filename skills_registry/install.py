@@ -7,23 +7,20 @@ safely in memory and its tree hash matches. The review (files, scripts, scan) is
 recomputed from those verified bytes, and only after it passes does a rename put the skill in
 place, so an interrupted or rejected install leaves the previous state untouched. A skill
 whose files differ from its lock entry was edited locally and is never overwritten without
-``force``. Frozen and CI installs never pin a key on first use.
+``force``. Frozen and CI installs never pin a key on first use. The skill folder itself (its
+marker, the guard against clobbering, the swap) is ``skills_registry.skill_folder``.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skills_registry.archive import (
-    MARKER_FILE,
     ArchiveContents,
-    extract,
     read_archive,
     sha256_hex,
     tree_hash,
@@ -41,7 +38,6 @@ from skills_registry.client import (
 from skills_registry.lockfile import LOCK_NAME, LockEntry, Lockfile, edit_lockfile
 from skills_registry.registry.errors import (
     IntegrityError,
-    LocallyModified,
     NotFound,
     RegistryError,
     ReviewRequired,
@@ -49,6 +45,7 @@ from skills_registry.registry.errors import (
 )
 from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import verify_release
+from skills_registry.skill_folder import folder_name, guard_target, place, read_marker
 from skills_registry.verified import recomputed_review, resolve_verified
 
 Confirm = Callable[[dict[str, Any]], bool]
@@ -162,11 +159,6 @@ def _check_doc(doc: dict[str, Any], skill_id: str) -> None:
             raise IntegrityError(f"{skill_id}: version document lacks {key!r}")
 
 
-def _folder(skill_id: str) -> str:
-    """The install folder name, from an id already checked by ``parse_spec`` (never from a path)."""
-    return parse_spec(skill_id)[0].partition("/")[2]
-
-
 def _signature_for(doc: dict[str, Any], key: dict[str, str]) -> str:
     for sig in doc.get("signatures", []):
         if sig.get("keyId") == key["keyId"]:
@@ -174,56 +166,6 @@ def _signature_for(doc: dict[str, Any], key: dict[str, str]) -> str:
     raise IntegrityError(
         f"{doc['id']}@{doc['version']} is not signed by the pinned key {key['keyId']}"
     )
-
-
-def _read_marker(target: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((target / MARKER_FILE).read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> None:
-    """Extract next to the target, then swap with renames: the old tree survives any failure."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".tmp-{target.name}-{uuid.uuid4().hex[:8]}"
-    try:
-        extract(contents, tmp)
-        (tmp / MARKER_FILE).write_text(
-            json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
-        old = None
-        if target.exists() or target.is_symlink():
-            old = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
-            target.rename(old)
-        tmp.rename(target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _guard_target(target: Path, skill_id: str, locked: LockEntry | None, force: bool) -> str | None:
-    """Refuse to clobber another skill or local edits; return the current tree hash if any."""
-    if not target.exists() and not target.is_symlink():
-        return None
-    if target.is_symlink() or not target.is_dir():
-        if force:
-            return ""
-        raise LocallyModified(f"{target} exists and is not an installed skill folder")
-    marker = _read_marker(target)
-    if marker.get("id") != skill_id and not force:
-        owner = marker.get("id") or "a local skill"
-        raise LocallyModified(
-            f"{target} holds {owner}, not {skill_id}", hint="remove it first or pass --force"
-        )
-    current = tree_hash_dir(target)
-    expected = locked.treeHash if locked else marker.get("treeHash")
-    if expected and current != expected and not force:
-        raise LocallyModified(f"{skill_id} at {target} was modified locally")
-    return current
 
 
 class Installer:
@@ -260,7 +202,7 @@ class Installer:
         signature = _signature_for(doc, key)
         locked = self.lock.entries.get(skill_id)
         target = self.scope.skills_dir / doc["name"]
-        current = _guard_target(target, skill_id, locked, self.force)
+        current = guard_target(target, skill_id, locked, self.force)
         warning = "; ".join(resolved.warnings())
         if current == doc["treeHash"] and locked and locked.version == doc["version"]:
             return Installed(skill_id, doc["version"], target, "unchanged", warning=warning)
@@ -290,7 +232,7 @@ class Installer:
             scripts=list(summary["scripts"]),
             grants=self._grants(summary, locked),
         )
-        _place(contents, target, self._marker(entry))
+        place(contents, target, self._marker(entry))
         action = "installed" if current is None else "updated"
         with edit_lockfile(self.scope.lock_path) as lock:
             lock.entries[skill_id] = entry
@@ -305,13 +247,13 @@ class Installer:
             )
         results = []
         for skill_id, entry in sorted(self.lock.entries.items()):
-            target = self.scope.skills_dir / _folder(skill_id)
-            current = _guard_target(target, skill_id, entry, self.force)
+            target = self.scope.skills_dir / folder_name(skill_id)
+            current = guard_target(target, skill_id, entry, self.force)
             if current == entry.treeHash:
                 results.append(Installed(skill_id, entry.version, target, "unchanged"))
                 continue
             contents = self._frozen_contents(skill_id, entry, client_for)
-            _place(contents, target, self._marker(entry))
+            place(contents, target, self._marker(entry))
             results.append(Installed(skill_id, entry.version, target, "installed"))
         return results
 
@@ -348,11 +290,11 @@ class Installer:
 
     def remove(self, skill_id: str) -> Path:
         entry = self.lock.entries.get(skill_id)
-        target = self.scope.skills_dir / _folder(skill_id)
-        if entry is None and _read_marker(target).get("id") != skill_id:
+        target = self.scope.skills_dir / folder_name(skill_id)
+        if entry is None and read_marker(target).get("id") != skill_id:
             raise NotFound(f"{skill_id} is not installed in {self.scope.skills_dir}")
         if target.exists():
-            _guard_target(target, skill_id, entry, self.force)
+            guard_target(target, skill_id, entry, self.force)
             shutil.rmtree(target)
         with edit_lockfile(self.scope.lock_path) as lock:
             lock.entries.pop(skill_id, None)
@@ -363,7 +305,7 @@ class Installer:
         """Check every locked skill on disk (tree hash, marker) and its pinned signature."""
         report = []
         for skill_id, entry in sorted(self.lock.entries.items()):
-            target = self.scope.skills_dir / _folder(skill_id)
+            target = self.scope.skills_dir / folder_name(skill_id)
             problems = []
             key = self.trust.pinned(entry.registry)
             if key is None or not verify_release(
@@ -373,7 +315,7 @@ class Installer:
             if not target.is_dir():
                 problems.append(f"missing folder {target}")
             else:
-                if _read_marker(target).get("id") != skill_id:
+                if read_marker(target).get("id") != skill_id:
                     problems.append("install marker missing or for another skill")
                 try:
                     if tree_hash_dir(target) != entry.treeHash:

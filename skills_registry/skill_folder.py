@@ -1,0 +1,76 @@
+"""An installed skill's folder on disk: its name, its marker file, the guarded swap into place.
+
+A folder is named from a skill id already checked by ``parse_spec``, never from a path. The
+marker file records which skill (and tree hash) a folder holds, so an install never clobbers
+another skill or local edits without ``force``; the swap extracts next to the target and
+renames, so the old tree survives any failure. The verified install that drives these is
+``skills_registry.install``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from skills_registry.archive import MARKER_FILE, ArchiveContents, extract, tree_hash_dir
+from skills_registry.client import parse_spec
+from skills_registry.lockfile import LockEntry
+from skills_registry.registry.errors import LocallyModified
+
+
+def folder_name(skill_id: str) -> str:
+    """The install folder name, from an id already checked by ``parse_spec`` (never from a path)."""
+    return parse_spec(skill_id)[0].partition("/")[2]
+
+
+def read_marker(target: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((target / MARKER_FILE).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> None:
+    """Extract next to the target, then swap with renames: the old tree survives any failure."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".tmp-{target.name}-{uuid.uuid4().hex[:8]}"
+    try:
+        extract(contents, tmp)
+        (tmp / MARKER_FILE).write_text(
+            json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        old = None
+        if target.exists() or target.is_symlink():
+            old = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
+            target.rename(old)
+        tmp.rename(target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def guard_target(target: Path, skill_id: str, locked: LockEntry | None, force: bool) -> str | None:
+    """Refuse to clobber another skill or local edits; return the current tree hash if any."""
+    if not target.exists() and not target.is_symlink():
+        return None
+    if target.is_symlink() or not target.is_dir():
+        if force:
+            return ""
+        raise LocallyModified(f"{target} exists and is not an installed skill folder")
+    marker = read_marker(target)
+    if marker.get("id") != skill_id and not force:
+        owner = marker.get("id") or "a local skill"
+        raise LocallyModified(
+            f"{target} holds {owner}, not {skill_id}", hint="remove it first or pass --force"
+        )
+    current = tree_hash_dir(target)
+    expected = locked.treeHash if locked else marker.get("treeHash")
+    if expected and current != expected and not force:
+        raise LocallyModified(f"{skill_id} at {target} was modified locally")
+    return current
