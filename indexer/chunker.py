@@ -3,13 +3,13 @@ module preamble, each with its qualified name, signature, docstring and referenc
 
 Definitions come from the per-language query (``queries/<lang>.scm``); everything else here is
 language-neutral, which is why a new language is a query file plus an extension mapping.
+Finding and nesting the definitions is ``indexer.definitions``; this module cuts them into blocks.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
@@ -23,8 +23,8 @@ from indexer.blocks import (
     merge_tiny,
     module_name,
 )
+from indexer.definitions import Def, find_definitions
 from indexer.languages import (
-    ATTACHED_TYPES,
     BRACE_BODY,
     INDENT_BODY,
     INDENT_LANGUAGES,
@@ -32,21 +32,11 @@ from indexer.languages import (
     language_for,
     new_parser,
 )
-from indexer.regions import Region, RegionLines, node_text, py_docstring
+from indexer.regions import Region, RegionLines, py_docstring
 
 _local = threading.local()
 _COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\*/|\*|#|--)\s?")
 _SPACES = re.compile(r"\s+")
-
-
-@dataclass
-class _Def:
-    node: Any
-    kind: str  # function | class | type
-    name: str
-    body: Any
-    start_row: int  # with attached decorators/comments
-    children: list[_Def] = field(default_factory=list)
 
 
 def parser_for(language: str) -> Any:
@@ -106,38 +96,7 @@ class _Chunker:
         self.rows = hi
         if region is not None:
             cursor.set_byte_range(region.lo_byte, region.hi_byte)
-        defs: dict[int, _Def] = {}
-        refs: list[tuple[int, str]] = []
-        for _, caps in cursor.matches(tree.root_node):
-            kind = next((k for k in caps if k.startswith("definition.")), None)
-            if kind is None:
-                for key, nodes in caps.items():
-                    if key.startswith("reference."):
-                        refs.extend(
-                            (n.start_point[0], node_text(n))
-                            for n in nodes
-                            if lo <= n.start_point[0] < hi
-                        )
-                continue
-            node, name_node = caps[kind][0], caps["name"][0]
-            if region is not None and (
-                node.start_byte < region.lo_byte or node.end_byte > region.hi_byte
-            ):
-                continue
-            prior = defs.get(name_node.id)
-            if (
-                prior is not None
-                and prior.node.end_byte - prior.node.start_byte >= node.end_byte - node.start_byte
-            ):
-                continue
-            name = node_text(name_node)
-            if "receiver" in caps:
-                name = node_text(caps["receiver"][0]) + "." + name
-            body = caps["body"][0] if "body" in caps else None
-            defs[name_node.id] = _Def(
-                node, kind.split(".", 1)[1], name, body, self._attached_start(node)
-            )
-        roots = _nest(sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
+        roots, refs = find_definitions(cursor, tree, self.lines, lo, hi, region)
         scope = list(region.scope) if region else []
         blocks = self._emit(roots, scope, in_class=bool(scope))
         blocks.extend(self._preamble(roots, tree.root_node, lo, hi, region))
@@ -148,19 +107,7 @@ class _Chunker:
 
     # ---- definitions ------------------------------------------------------------------
 
-    def _attached_start(self, node: Any) -> int:
-        """Row where a definition starts once its decorators and leading comments are attached."""
-        row = node.start_point[0]
-        prev = node.prev_sibling
-        while prev is not None and prev.type in ATTACHED_TYPES and prev.end_point[0] >= row - 1:
-            prow, pcol = prev.start_point
-            if self.lines[prow][:pcol].strip():  # a trailing comment of the previous statement
-                break
-            row = prow
-            prev = prev.prev_sibling
-        return row
-
-    def _emit(self, defs: list[_Def], scope: list[str], in_class: bool) -> list[Block]:
+    def _emit(self, defs: list[Def], scope: list[str], in_class: bool) -> list[Block]:
         out: list[Block] = []
         for d in defs:
             qualified = ".".join([*scope, d.name]) if scope else d.name
@@ -174,7 +121,7 @@ class _Chunker:
                 out.extend(self._emit(d.children, [*scope, d.name], in_class=True))
         return out
 
-    def _function(self, d: _Def, qualified: str, short: str, kind: str) -> list[Block]:
+    def _function(self, d: Def, qualified: str, short: str, kind: str) -> list[Block]:
         end = d.node.end_point[0]
         sig, doc = self._signature(d), self._docstring(d)
         parts = self._split(d, end) if end - d.start_row + 1 > MAX_BLOCK_LINES else None
@@ -196,7 +143,7 @@ class _Chunker:
             blocks.append(block)
         return blocks
 
-    def _split(self, d: _Def, end: int) -> list[tuple[int, int]] | None:
+    def _split(self, d: Def, end: int) -> list[tuple[int, int]] | None:
         """Row ranges of statement groups, each small enough to fit with the repeated header."""
         body = d.body
         if body is None:
@@ -219,7 +166,7 @@ class _Chunker:
         groups.append((start, max(last, end)))
         return groups if len(groups) > 1 else None
 
-    def _class(self, d: _Def, qualified: str, short: str) -> list[Block]:
+    def _class(self, d: Def, qualified: str, short: str) -> list[Block]:
         """A skeleton: the class text with every nested definition's body collapsed; a skeleton
         longer than a block is cut into parts that repeat the class header."""
         end = d.node.end_point[0]
@@ -283,7 +230,7 @@ class _Chunker:
             parts.append(block)
         return parts
 
-    def _signature(self, d: _Def) -> str:
+    def _signature(self, d: Def) -> str:
         name_row_start = self._line_start(self._name_row(d))
         stop = d.body.start_byte if d.body is not None else d.node.end_byte
         raw = self.data[name_row_start:stop].decode("utf-8", errors="replace")
@@ -291,7 +238,7 @@ class _Chunker:
             raw = raw.split("\n", 1)[0]
         return _SPACES.sub(" ", raw).strip().rstrip("{:").strip()[:MAX_SIGNATURE]
 
-    def _name_row(self, d: _Def) -> int:
+    def _name_row(self, d: Def) -> int:
         node = d.node
         for field_name in ("definition", "declaration"):  # unwrap decorators / export
             inner = node.child_by_field_name(field_name)
@@ -299,7 +246,7 @@ class _Chunker:
                 node = inner
         return int(node.start_point[0])
 
-    def _docstring(self, d: _Def) -> str:
+    def _docstring(self, d: Def) -> str:
         if self.language == "python" and d.body is not None:
             doc = py_docstring(d.body)
             if doc:
@@ -315,7 +262,7 @@ class _Chunker:
     # ---- module preamble ----------------------------------------------------------------
 
     def _preamble(
-        self, roots: list[_Def], root_node: Any, lo: int, hi: int, region: Region | None
+        self, roots: list[Def], root_node: Any, lo: int, hi: int, region: Region | None
     ) -> list[Block]:
         """Top-level lines no definition covers (imports, constants, scripts), in bounded parts."""
         covered = bytearray(self.rows)
@@ -413,21 +360,3 @@ class _Chunker:
             language=self.language,
             defines=defines,
         )
-
-
-def _nest(defs: list[_Def]) -> list[_Def]:
-    """Build the definition tree by byte containment; a function's nested defs stay inside it."""
-    roots: list[_Def] = []
-    stack: list[_Def] = []
-    for d in defs:
-        while stack and d.node.start_byte >= stack[-1].node.end_byte:
-            stack.pop()
-        if stack:
-            parent = stack[-1]
-            if parent.kind == "function":
-                continue  # nested in a function: part of its text, not its own block
-            parent.children.append(d)
-        else:
-            roots.append(d)
-        stack.append(d)
-    return roots

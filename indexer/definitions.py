@@ -1,0 +1,100 @@
+"""The definitions a language's query finds in a parsed file, nested by byte containment.
+
+Each definition carries the row where it starts once its decorators and leading comments are
+attached; a function's nested definitions stay inside it, a class's become its children. The
+references the query captures come back beside them. Cutting definitions into blocks is
+``indexer.chunker``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from indexer.languages import ATTACHED_TYPES
+from indexer.regions import Region, node_text
+
+
+@dataclass
+class Def:
+    """One definition the query matched, with the definitions nested in it (classes only)."""
+
+    node: Any
+    kind: str  # function | class | type
+    name: str
+    body: Any
+    start_row: int  # with attached decorators/comments
+    children: list[Def] = field(default_factory=list)
+
+
+def find_definitions(
+    cursor: Any, tree: Any, lines: Sequence[str], lo: int, hi: int, region: Region | None
+) -> tuple[list[Def], list[tuple[int, str]]]:
+    """The definition tree (roots) and the ``(row, name)`` references in rows ``lo``..``hi``
+    that ``cursor`` (a query cursor over the language's query) matches in ``tree``; with
+    ``region``, only definitions wholly inside its bytes."""
+    defs: dict[int, Def] = {}
+    refs: list[tuple[int, str]] = []
+    for _, caps in cursor.matches(tree.root_node):
+        kind = next((k for k in caps if k.startswith("definition.")), None)
+        if kind is None:
+            for key, nodes in caps.items():
+                if key.startswith("reference."):
+                    refs.extend(
+                        (n.start_point[0], node_text(n))
+                        for n in nodes
+                        if lo <= n.start_point[0] < hi
+                    )
+            continue
+        node, name_node = caps[kind][0], caps["name"][0]
+        if region is not None and (
+            node.start_byte < region.lo_byte or node.end_byte > region.hi_byte
+        ):
+            continue
+        prior = defs.get(name_node.id)
+        if (
+            prior is not None
+            and prior.node.end_byte - prior.node.start_byte >= node.end_byte - node.start_byte
+        ):
+            continue
+        name = node_text(name_node)
+        if "receiver" in caps:
+            name = node_text(caps["receiver"][0]) + "." + name
+        body = caps["body"][0] if "body" in caps else None
+        defs[name_node.id] = Def(
+            node, kind.split(".", 1)[1], name, body, attached_start(lines, node)
+        )
+    roots = _nest(sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
+    return roots, refs
+
+
+def attached_start(lines: Sequence[str], node: Any) -> int:
+    """Row where a definition starts once its decorators and leading comments are attached."""
+    row = node.start_point[0]
+    prev = node.prev_sibling
+    while prev is not None and prev.type in ATTACHED_TYPES and prev.end_point[0] >= row - 1:
+        prow, pcol = prev.start_point
+        if lines[prow][:pcol].strip():  # a trailing comment of the previous statement
+            break
+        row = prow
+        prev = prev.prev_sibling
+    return row
+
+
+def _nest(defs: list[Def]) -> list[Def]:
+    """Build the definition tree by byte containment; a function's nested defs stay inside it."""
+    roots: list[Def] = []
+    stack: list[Def] = []
+    for d in defs:
+        while stack and d.node.start_byte >= stack[-1].node.end_byte:
+            stack.pop()
+        if stack:
+            parent = stack[-1]
+            if parent.kind == "function":
+                continue  # nested in a function: part of its text, not its own block
+            parent.children.append(d)
+        else:
+            roots.append(d)
+        stack.append(d)
+    return roots
