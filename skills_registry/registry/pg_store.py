@@ -11,7 +11,7 @@ kept when several server processes write at once:
   transaction-level advisory lock just before it appends to the feed and holds it to commit, so
   feed rows become visible in ``seq`` order;
 - search uses a weighted ``tsvector`` (name A, description B) over a GIN index, and ``pg_trgm``
-  for substrings and scripts without word breaks (CJK).
+  for substrings and scripts without word breaks (CJK); that search is ``pg_search``.
 """
 
 from __future__ import annotations
@@ -30,68 +30,12 @@ from psycopg_pool import ConnectionPool
 from skills_registry.registry.errors import Conflict, NotFound, UsageError
 from skills_registry.registry.pg_accounts import PostgresAccounts
 from skills_registry.registry.pg_migrations import migrate
+from skills_registry.registry.pg_search import SKILL_COLS, PostgresSearch, skill_row
 from skills_registry.registry.semver import Version
-from skills_registry.registry.sqlite_schema import (
-    MAX_QUERY_TERMS,
-    STOPWORDS,
-    cjk_bigrams,
-    search_text,
-)
-from skills_registry.registry.storage import (
-    STATUSES,
-    decode_cursor,
-    encode_cursor,
-    normalize_time,
-    now_iso,
-)
+from skills_registry.registry.sqlite_schema import search_text
+from skills_registry.registry.storage import STATUSES, now_iso
 
 FEED_LOCK = 0x6B696C66  # transaction-level advisory lock that orders the change feed
-
-
-def _ts_query(query: str) -> str:
-    """OR of the query's words (stop words dropped unless nothing else is left), prefix
-    matching for words of 3+ characters and CJK bigrams: the SQLite store's ``fts_query``."""
-    words = re.findall(r"\w+", cjk_bigrams(query.lower()))
-    kept = [w for w in words if w not in STOPWORDS] or words
-    seen: list[str] = []
-    for word in kept:
-        if word not in seen:
-            seen.append(word)
-    return " | ".join(_ts_terms(seen))
-
-
-def _ts_terms(words: list[str]) -> list[str]:
-    return [f"'{w}':*" if len(w) >= 3 and w.isascii() else f"'{w}'" for w in words][
-        :MAX_QUERY_TERMS
-    ]
-
-
-RANKED_TERMS = 8  # the score counts the first 8 query words; later ones still match
-
-
-def _weighted(tsq: str, weight: str) -> list[str]:
-    """Each term of an OR-query restricted to one weight (A: name, B: description)."""
-    return [t + weight if t.endswith(":*") else f"{t}:{weight}" for t in tsq.split(" | ")][
-        :RANKED_TERMS
-    ]
-
-
-def _skill_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": row["id"],
-        "namespace": row["namespace"],
-        "name": row["name"],
-        "description": row["description"],
-        "latestVersion": row["latest"],
-        "deprecated": row["deprecated"],
-        "createdAt": row["created_at"],
-        "updatedAt": row["updated_at"],
-    }
-
-
-_SKILL_COLS = (
-    "s.id, s.namespace, s.name, s.description, s.latest, s.deprecated, s.created_at, s.updated_at"
-)
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -102,7 +46,7 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     conn.execute("SET plan_cache_mode = force_custom_plan")
 
 
-class PostgresStore(PostgresAccounts):
+class PostgresStore(PostgresAccounts, PostgresSearch):
     """Metadata in PostgreSQL; safe for any number of server processes on one database."""
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
@@ -215,7 +159,7 @@ class PostgresStore(PostgresAccounts):
         with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
             row = cur.execute(
-                f"SELECT {_SKILL_COLS} FROM skills s WHERE id=%s", (skill_id,)
+                f"SELECT {SKILL_COLS} FROM skills s WHERE id=%s", (skill_id,)
             ).fetchone()
             if row is None:
                 return None
@@ -225,135 +169,13 @@ class PostgresStore(PostgresAccounts):
             seq = cur.execute(
                 "SELECT max(seq) AS seq FROM changes WHERE skill_id=%s", (skill_id,)
             ).fetchone()
-        skill = _skill_row(row)
+        skill = skill_row(row)
         skill["distTags"] = {r["tag"]: r["version"] for r in tags}
         skill["status"] = (
             "deprecated" if row["deprecated"] else ("active" if row["latest"] else "yanked")
         )
         skill["changeSeq"] = int((seq or {}).get("seq") or 0)
         return skill
-
-    def search(
-        self,
-        query: str = "",
-        *,
-        namespace: str | None = None,
-        updated_since: str | None = None,
-        cursor: str | None = None,
-        limit: int = 20,
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        """Search or list, through a small cache valid while no write has committed anywhere.
-
-        Every write appends to the change feed, whose newest ``seq`` (gap-safe, see above) is
-        one index lookup: while it is unchanged, an earlier answer is still the answer.
-        """
-        marker = self._read("SELECT max(seq) AS seq FROM changes")[0]["seq"]
-        key = (query, namespace, updated_since, cursor, limit)
-        with self._cache_lock:
-            if self._cache_marker != marker:
-                self._cache_marker, self._cache = marker, {}
-            hit = self._cache.get(key)
-        if hit is None:
-            hit = self._search(query, namespace, updated_since, cursor, limit)
-            with self._cache_lock:
-                if self._cache_marker == marker:
-                    if len(self._cache) >= 1024:
-                        self._cache.clear()
-                    self._cache[key] = hit
-        items, next_cursor = hit
-        return [dict(item) for item in items], next_cursor
-
-    def _search(
-        self,
-        query: str,
-        namespace: str | None,
-        updated_since: str | None,
-        cursor: str | None,
-        limit: int,
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        limit = max(1, min(int(limit), 100))
-        where: list[str] = []
-        args: dict[str, Any] = {"lim": limit + 1}
-        if namespace:
-            where.append("s.namespace = %(ns)s")
-            args["ns"] = namespace
-        if updated_since:
-            where.append("s.updated_at >= %(since)s")
-            args["since"] = normalize_time(updated_since)
-        state = decode_cursor(cursor) if cursor else {}
-        tsq, text = _ts_query(query), query.strip().lower()
-        if text:
-            args.update(
-                tsq=tsq, like="%" + _escape_like(text) + "%", off=int(state.get("offset", 0))
-            )
-            filters = "".join(f" AND {w}" for w in where).replace("s.", "")
-            rows = self._text_search(args, tsq, text, filters, limit + 1)
-            next_state: dict[str, Any] = {"offset": args["off"] + limit}
-        else:
-            if "after" in state:
-                where.append("s.id > %(after)s")
-                args["after"] = str(state["after"])
-            sql = (
-                f"SELECT {_SKILL_COLS} FROM skills s"
-                + (" WHERE " + " AND ".join(where) if where else "")
-                + " ORDER BY s.id LIMIT %(lim)s"
-            )
-            rows = self._read(sql, args)
-            next_state = {"after": rows[limit - 1]["id"]} if len(rows) > limit else {}
-        items = [_skill_row(r) for r in rows[:limit]]
-        return items, (encode_cursor(next_state) if len(rows) > limit else None)
-
-    def _text_search(
-        self, args: dict[str, Any], tsq: str, text: str, filters: str, want: int
-    ) -> list[dict[str, Any]]:
-        """Word matches ranked (the GIN index), then substring-only matches (the trigram index).
-
-        Substring matches the word search missed rank after all of its matches, so the second
-        query runs only when the requested page reaches past them. Each query ranks the matches
-        alone and joins back only the page (an OR of both paths in one WHERE lets the planner
-        choose a scan that evaluates the tsquery on every row).
-        """
-        bonus = "(CASE WHEN name LIKE %(like)s THEN 1 ELSE 0 END)"
-        words = "search @@ to_tsquery('english', %(tsq)s)"
-        page = (
-            f"SELECT {_SKILL_COLS}, m.r FROM (SELECT pk, {{score}} AS r FROM skills WHERE {{match}}"
-            f"{filters} ORDER BY r DESC, pk LIMIT %(lim)s OFFSET %(off)s) m"
-            " JOIN skills s ON s.pk = m.pk ORDER BY m.r DESC, s.pk"
-        )
-        rows: list[dict[str, Any]] = []
-        off = int(args["off"])
-        if tsq:
-            # Each query word found in the name scores 4, in the description 1 (as the SQLite
-            # store's bm25 weights). Weight-restricted matches are cheap per row; ts_rank is
-            # several times slower and this runs on every match, not only the page.
-            terms: dict[str, str] = {}
-            parts = []
-            for i, (name_t, desc_t) in enumerate(
-                zip(_weighted(tsq, "A"), _weighted(tsq, "B"), strict=True)
-            ):
-                terms[f"n{i}"], terms[f"d{i}"] = name_t, desc_t
-                parts.append(
-                    f"(CASE WHEN search @@ to_tsquery('english', %(n{i})s) THEN 4 ELSE 0 END"
-                    f" + CASE WHEN search @@ to_tsquery('english', %(d{i})s) THEN 1 ELSE 0 END)"
-                )
-            score, params = " + ".join(parts), {**args, **terms, "lim": want}
-            if len(parts) < 4:
-                # A name match scores >= 4 and a row without one <= len(parts) < 4: name matches
-                # come first, so a page they fill is read from the name-only index alone.
-                named = "search_names @@ to_tsquery('english', %(tsq)s)"
-                rows = self._read(page.format(score=score, match=named), params)
-            if len(rows) < want:
-                rows = self._read(page.format(score=score, match=words), params)
-        if len(rows) >= want or (tsq and (len(text) < 3 or " " in text)):
-            return rows
-        before = off + len(rows)
-        if tsq and not rows and off:
-            before = self._read(f"SELECT count(*) AS n FROM skills WHERE {words}{filters}", args)[
-                0
-            ]["n"]
-        match = "search_text LIKE %(like)s" + (f" AND NOT {words}" if tsq else "")
-        extra = {**args, "lim": want - len(rows), "off": max(0, off - before)}
-        return rows + self._read(page.format(score=bonus, match=match), extra)
 
     def versions(self, skill_id: str) -> list[dict[str, Any]]:
         rows = self._read(
@@ -473,7 +295,3 @@ class PostgresStore(PostgresAccounts):
 
     def archive_referenced(self, sha256: str) -> bool:
         return bool(self._read("SELECT 1 FROM versions WHERE archive_sha256=%s LIMIT 1", (sha256,)))
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
