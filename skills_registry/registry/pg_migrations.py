@@ -120,7 +120,7 @@ SELECT gin_clean_pending_list('skills_trgm'::regclass);
 """
 
 # The name's words alone, with their own GIN index: a search whose page holds only name matches
-# (see ``PostgresStore._text_search``) reads those rows instead of every word match.
+# (see ``PostgresSearch._text_search`` in pg_search) reads those rows instead of every word match.
 M004 = """
 ALTER TABLE skills ADD COLUMN search_names tsvector
     GENERATED ALWAYS AS (to_tsvector('english', search_name)) STORED;
