@@ -62,11 +62,30 @@ def build_argv(
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
     protected = [root / rel for rel in PROTECTED_IN_WORKSPACE] + list(readonly)
+    if (root / ".git").is_file() and not (root / ".git").is_symlink():
+        protected.append(root / ".git")  # a worktree's "gitdir:" file names where hooks live
+    protected = [p for p in protected if p.exists() and not p.is_symlink()]
+    for folder in pinned_parents(root, protected):
+        args += ["--bind", str(folder), str(folder)]
     for path in protected:
-        if path.exists() and not path.is_symlink():
-            args += ["--ro-bind", str(path), str(path)]
+        args += ["--ro-bind", str(path), str(path)]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *argv]
     return args
+
+
+def pinned_parents(root: Path, protected: list[Path]) -> list[Path]:
+    """The folders between the workspace and each protected path, outermost first. Bound onto
+    themselves they become mount points, which cannot be renamed or removed: otherwise
+    ``mv .git x && cp -r x .git`` would swap a writable copy in under the read-only hooks."""
+    folders: set[Path] = set()
+    for path in protected:
+        if root not in path.parents:
+            continue
+        for parent in path.parents:
+            if parent == root:
+                break
+            folders.add(parent)
+    return sorted(folders, key=lambda f: len(f.parts))
 
 
 def _hide(path: Path, root: Path) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.sandbox.bwrap import DAEMON_SOCKETS, PROTECTED_IN_WORKSPACE
+from agent.sandbox.bwrap import DAEMON_SOCKETS, PROTECTED_IN_WORKSPACE, pinned_parents
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 
@@ -37,6 +37,14 @@ def profile(
     )
     protected = [root / rel for rel in PROTECTED_IN_WORKSPACE] + list(readonly)
     lines.append("(deny file-write* " + " ".join(f"(subpath {_quote(p)})" for p in protected) + ")")
+    # The folders above protected paths (and a worktree's .git file) may not be renamed away.
+    pinned = pinned_parents(root, [p for p in protected if p.exists()])
+    if (root / ".git").is_file():
+        pinned.append(root / ".git")
+    if pinned:
+        lines.append(
+            "(deny file-write* " + " ".join(f"(literal {_quote(p)})" for p in pinned) + ")"
+        )
     secret = [*hidden, *(Path(s) for s in DAEMON_SOCKETS)]
     lines.append(
         "(deny file-read* file-write* " + " ".join(f"(subpath {_quote(p)})" for p in secret) + ")"

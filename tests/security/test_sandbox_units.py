@@ -136,6 +136,7 @@ def test_required_sandbox_refuses_without_a_backend(
 
 
 def test_seatbelt_profile_has_the_same_walls(tmp_path: Path) -> None:
+    (tmp_path / "ws" / ".git" / "hooks").mkdir(parents=True)
     text = seatbelt.profile(
         root=tmp_path / "ws", tmp=tmp_path / "tmp", writable=[], hidden=[Path("/Users/me/.ssh")],
         readable=[tmp_path / "kh" / "skills"], network=False,
@@ -144,6 +145,7 @@ def test_seatbelt_profile_has_the_same_walls(tmp_path: Path) -> None:
     assert f'(subpath "{tmp_path / "ws"}")' in text
     assert f'(subpath "{tmp_path / "ws" / ".git/hooks"}")' in text
     assert '(deny file-read* file-write* (subpath "/Users/me/.ssh")' in text
+    assert f'(deny file-write* (literal "{tmp_path / "ws" / ".git"}"))' in text  # not renamed away
     assert "(deny network*)" in text
     granted = seatbelt.profile(
         root=tmp_path, tmp=tmp_path, writable=[], hidden=[], readable=[], network=True
@@ -246,3 +248,33 @@ def test_a_python_environment_under_tmp_stays_runnable(
         import shutil
 
         shutil.rmtree(venv, ignore_errors=True)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("gitfile", [False, True])
+def test_protected_paths_cannot_be_swapped_out(tmp_path: Path, gitfile: bool) -> None:
+    """Renaming the folder above a read-only path and putting a writable copy in its place
+    (``mv .git x && cp -r x .git``) fails; a worktree's ``.git`` file is read-only."""
+    root = tmp_path / "ws"
+    (root / "config").mkdir(parents=True)
+    (root / "config" / "prod.yml").write_text("safe\n")
+    if gitfile:
+        (root / ".git").write_text("gitdir: /elsewhere/.git/worktrees/ws\n")
+    else:
+        (root / ".git" / "hooks").mkdir(parents=True)
+        (root / ".git" / "config").write_text("[core]\n")
+    box = Sandbox(root, load_policy(root, tmp_path / "kh", "yolo"), kiln_home=tmp_path / "kh")
+    box.readonly.append(root / "config" / "prod.yml")  # as a deny rule Edit(config/prod.yml)
+    script = (
+        "mv .git .gitx && cp -r .gitx .git; mkdir -p .git/hooks;"
+        " echo 'touch pwned' > .git/hooks/pre-commit; echo 'gitdir: /tmp/evil' > .git;"
+        " mv config c2 && mkdir config; echo pwned > config/prod.yml; true"
+    )
+    subprocess.run(box.shell(script), cwd=root, capture_output=True, env=box.env())
+    box.close()
+    assert (root / "config" / "prod.yml").read_text() == "safe\n"
+    assert not (root / ".gitx").exists() and not (root / "c2").exists()
+    if gitfile:
+        assert (root / ".git").read_text() == "gitdir: /elsewhere/.git/worktrees/ws\n"
+    else:
+        assert not (root / ".git" / "hooks" / "pre-commit").exists()
