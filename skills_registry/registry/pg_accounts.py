@@ -16,13 +16,11 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from skills_registry.registry.errors import NotFound, UsageError
-from skills_registry.registry.sqlite_accounts import MAX_LABEL, check_scopes
+from skills_registry.registry.sqlite_accounts import new_token
 from skills_registry.registry.storage import (
     NAMESPACE_RE,
     SCOPES,
-    normalize_time,
     now_iso,
-    token_id,
     token_live,
 )
 
@@ -70,29 +68,12 @@ class PostgresAccounts:
         scopes: Sequence[str] = SCOPES,
         expires_at: str | None = None,
     ) -> str:
-        if not NAMESPACE_RE.match(namespace):
-            raise UsageError(
-                f"invalid namespace {namespace!r}",
-                hint="use 1-40 lowercase letters, digits and inner '-'",
-            )
-        if len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
-            raise UsageError(f"token label must be at most {MAX_LABEL} printable characters")
-        wanted = check_scopes(scopes)
-        expires = normalize_time(expires_at) if expires_at else None
-        token = "kiln_" + secrets.token_urlsafe(24)
+        token, row = new_token(namespace, label, scopes, expires_at)
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO tokens (token_sha256, namespace, created_at, id, label, scopes,"
                 " expires_at, revoked_at) VALUES (%s, %s, %s, %s, %s, %s, %s, NULL)",
-                (
-                    _hash(token),
-                    namespace,
-                    now_iso(),
-                    token_id(token),
-                    label,
-                    " ".join(wanted),
-                    expires,
-                ),
+                row,
             )
         return token
 

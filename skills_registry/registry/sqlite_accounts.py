@@ -58,6 +58,25 @@ def check_scopes(scopes: Sequence[str]) -> list[str]:
     return wanted
 
 
+def new_token(
+    namespace: str, label: str, scopes: Sequence[str], expires_at: str | None
+) -> tuple[str, tuple[Any, ...]]:
+    """A fresh token and its ``tokens`` row values (token_sha256, namespace, created_at, id,
+    label, scopes, expires_at), after the checks every store applies."""
+    if not NAMESPACE_RE.match(namespace):
+        raise UsageError(
+            f"invalid namespace {namespace!r}",
+            hint="use 1-40 lowercase letters, digits and inner '-'",
+        )
+    if len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
+        raise UsageError(f"token label must be at most {MAX_LABEL} printable characters")
+    wanted = check_scopes(scopes)
+    expires = normalize_time(expires_at) if expires_at else None
+    token = "kiln_" + secrets.token_urlsafe(24)
+    row = (_hash(token), namespace, now_iso(), token_id(token), label, " ".join(wanted), expires)
+    return token, row
+
+
 class SQLiteAccounts:
     """Tokens, audit log and trusted publishers over the store's connection."""
 
@@ -75,29 +94,12 @@ class SQLiteAccounts:
         scopes: Sequence[str] = SCOPES,
         expires_at: str | None = None,
     ) -> str:
-        if not NAMESPACE_RE.match(namespace):
-            raise UsageError(
-                f"invalid namespace {namespace!r}",
-                hint="use 1-40 lowercase letters, digits and inner '-'",
-            )
-        if len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
-            raise UsageError(f"token label must be at most {MAX_LABEL} printable characters")
-        wanted = check_scopes(scopes)
-        expires = normalize_time(expires_at) if expires_at else None
-        token = "kiln_" + secrets.token_urlsafe(24)
+        token, row = new_token(namespace, label, scopes, expires_at)
         with self.transaction() as db:
             db.execute(
                 "INSERT INTO tokens (token_sha256, namespace, created_at, id, label, scopes,"
                 " expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
-                (
-                    _hash(token),
-                    namespace,
-                    now_iso(),
-                    token_id(token),
-                    label,
-                    " ".join(wanted),
-                    expires,
-                ),
+                row,
             )
         return token
 
