@@ -17,7 +17,6 @@ kept when several server processes write at once:
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +32,7 @@ from skills_registry.registry.pg_migrations import migrate
 from skills_registry.registry.pg_search import SKILL_COLS, PostgresSearch, skill_row
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_schema import search_text
-from skills_registry.registry.storage import STATUSES, now_iso
+from skills_registry.registry.storage import STATUSES, check_dist_tag, now_iso
 
 FEED_LOCK = 0x6B696C66  # transaction-level advisory lock that orders the change feed
 
@@ -257,10 +256,7 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
             self._log(conn, skill_id, None, "deprecate" if message else "undeprecate")
 
     def set_dist_tag(self, skill_id: str, tag: str, version: str | None) -> None:
-        if not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", tag):
-            raise UsageError(
-                f"invalid dist-tag {tag!r}", hint="use lowercase letters, digits and '-'"
-            )
+        check_dist_tag(tag)
         with self._tx() as conn:
             if version is None:
                 conn.execute("DELETE FROM dist_tags WHERE skill_id=%s AND tag=%s", (skill_id, tag))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -20,7 +19,7 @@ from skills_registry.registry.errors import Conflict, NotFound, UsageError
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_accounts import SQLiteAccounts
 from skills_registry.registry.sqlite_schema import fts_query, migrate, search_text
-from skills_registry.registry.storage import STATUSES, normalize_time, now_iso
+from skills_registry.registry.storage import STATUSES, check_dist_tag, normalize_time, now_iso
 
 
 def _encode_cursor(value: dict[str, Any]) -> str:
@@ -311,10 +310,7 @@ class SQLiteStore(SQLiteAccounts):
             self._log(db, skill_id, None, "deprecate" if message else "undeprecate")
 
     def set_dist_tag(self, skill_id: str, tag: str, version: str | None) -> None:
-        if not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", tag):
-            raise UsageError(
-                f"invalid dist-tag {tag!r}", hint="use lowercase letters, digits and '-'"
-            )
+        check_dist_tag(tag)
         with self._write() as db:
             if version is None:
                 db.execute("DELETE FROM dist_tags WHERE skill_id=? AND tag=?", (skill_id, tag))

@@ -243,3 +243,9 @@ def open_storage(data_dir: Path) -> tuple[MetadataStore, BlobDir]:
 
     data_dir = Path(data_dir)
     return SQLiteStore(data_dir / "registry.db"), BlobDir(data_dir / "blobs")
+
+
+def check_dist_tag(tag: str) -> None:
+    """The dist-tag name rule every store applies."""
+    if not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", tag):
+        raise UsageError(f"invalid dist-tag {tag!r}", hint="use lowercase letters, digits and '-'")
