@@ -87,3 +87,14 @@ def test_audit_log_and_jti_replay(metadata_store: Any) -> None:
     ]
     assert store.claim_jti("https://issuer", "j1", "2999-01-01T00:00:00Z")
     assert not store.claim_jti("https://issuer", "j1", "2999-01-01T00:00:00Z")
+
+
+def test_every_store_refuses_bad_token_fields_and_dist_tags(metadata_store: Any) -> None:
+    store = metadata_store
+    with pytest.raises(UsageError, match="namespace"):
+        store.create_token("Not A Namespace")
+    with pytest.raises(UsageError, match="label"):
+        store.create_token("acme", label="line\nbreak")
+    with pytest.raises(UsageError, match="dist-tag"):
+        store.set_dist_tag("acme/tool", "Next!", "1.0.0")
+    assert store.list_tokens("acme") == []
