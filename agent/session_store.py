@@ -26,6 +26,7 @@ from sqlite_utils.db import NotFoundError
 from agent.errors import KilnError, SessionNotFound
 from agent.session_schema import migrate
 from agent.types import Message, Usage, canonical_json
+from kiln_errors.sqlite_wal import enable_wal
 
 log = logging.getLogger("kiln.sessions")
 
@@ -71,7 +72,7 @@ class SessionStore:
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
+            enable_wal(db, 30)
             db.execute("PRAGMA busy_timeout=30000")
             db.execute("PRAGMA quick_check(1)").fetchone()
             migrate(db)

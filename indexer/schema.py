@@ -13,6 +13,8 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
+from kiln_errors.sqlite_wal import enable_wal
+
 if TYPE_CHECKING:
     import sqlite_utils
     from sqlite_migrate import Migrations
@@ -112,7 +114,7 @@ def connect(db_path: object, busy_timeout: float) -> sqlite3.Connection:
     conn = sqlite3.connect(
         str(db_path), timeout=busy_timeout, check_same_thread=False, isolation_level=None
     )
-    conn.execute("PRAGMA journal_mode=WAL")
+    enable_wal(conn, busy_timeout)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-65536")

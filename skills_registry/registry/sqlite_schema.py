@@ -20,6 +20,8 @@ from pathlib import Path
 import sqlite_utils
 from sqlite_migrate import Migrations
 
+from kiln_errors.sqlite_wal import enable_wal
+
 migrations = Migrations("kiln-registry")
 
 _CJK = re.compile(
@@ -239,10 +241,22 @@ def m005_registry_meta(db: sqlite_utils.Database) -> None:
 
 
 def migrate(path: Path) -> None:
-    """Apply pending migrations on a connection of their own, then close it."""
-    conn = sqlite3.connect(path, timeout=30)
+    """Apply pending migrations on a connection of their own, then close it: all of them in
+    one IMMEDIATE transaction, so two processes opening a new registry at once do not both
+    start a read and then fail to upgrade it (the second waits, then finds nothing to do)."""
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        migrations.apply(sqlite_utils.Database(conn))
+        enable_wal(conn, 30)
+        db = sqlite_utils.Database(conn)
+        if not migrations.pending(db) and db["_sqlite_migrations"].exists():
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            migrations.apply(db)  # each step in a savepoint, with its record
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
     finally:
         conn.close()

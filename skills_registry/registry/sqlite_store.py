@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from kiln_errors.sqlite_wal import enable_wal
 from skills_registry.registry.errors import Conflict, NotFound, UsageError
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_accounts import SQLiteAccounts
@@ -56,7 +57,7 @@ class SQLiteStore(SQLiteAccounts):
                 self.path, timeout=30, check_same_thread=False, isolation_level=None
             )
             db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
+            enable_wal(db, 30)
             db.execute("PRAGMA synchronous=NORMAL")
             self._local.db = db
         return db

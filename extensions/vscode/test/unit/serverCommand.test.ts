@@ -44,7 +44,8 @@ describe("server command", () => {
 
   test("a Python without Kiln is told how to install it", async (ctx) => {
     if (!bare) ctx.skip();
-    const problem = await preflight(resolveServerCommand({ python: bare }, process.env));
+    const { PYTHONPATH: _inherited, ...env } = process.env; // a PYTHONPATH could lend it Kiln
+    const problem = await preflight(resolveServerCommand({ python: bare }, env));
     expect(problem?.message).toBe(`Kiln is not installed for \`${bare}\`.`);
     expect(problem?.fix).toMatch(/pip install kiln-agent/);
   }, 30000);
