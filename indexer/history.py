@@ -33,6 +33,7 @@ from pathlib import Path
 
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
+from indexer.structure import is_tooling_path
 from indexer.tokens import camel_parts, fts_match, rarest_within, stem
 
 _GIT_TIMEOUT = 60.0
@@ -196,6 +197,7 @@ def file_scores(conn: sqlite3.Connection, terms: list[str], paths: set[str]) -> 
         and language != "text"
         and not is_test_path(path)
         and not is_example_path(path)
+        and not is_tooling_path(path)
     }
     if not wanted:
         return {}
@@ -244,6 +246,10 @@ def recent_activity(conn: sqlite3.Connection, paths: set[str]) -> dict[str, floa
         ).fetchall()
     except sqlite3.OperationalError:  # an index written before the history tables
         return {}
-    counts = {p: n for p, n in rows if not is_test_path(p) and not is_example_path(p)}
+    counts = {
+        p: n
+        for p, n in rows
+        if not is_test_path(p) and not is_example_path(p) and not is_tooling_path(p)
+    }
     top = max(counts.values(), default=0)
     return {p: math.log1p(n) / math.log1p(top) for p, n in counts.items()} if top else {}

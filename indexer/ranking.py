@@ -17,6 +17,7 @@ from indexer import history
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
 from indexer.store import FTS_COLUMNS
+from indexer.structure import is_tooling_path, scope_match, scope_words
 from indexer.tokens import (
     fts_match,
     query_terms,
@@ -83,9 +84,12 @@ def search(
         fused[block_id] += W.GRAPH_WEIGHT / (W.FUSION_K + rank + 1)
     ordered = sorted(fused, key=lambda i: (-fused[i], i))[: max(W.PRIOR_TOP, 4 * k)]
     vendored = _Vendored(conn)
+    scope = scope_words(query)
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         fused[block_id] *= _prior(path, kind, name, named, term_set, vendored(path))
+        if scope:
+            fused[block_id] *= 1.0 + W.SCOPE_WEIGHT * scope_match(scope, path)
     ordered.sort(key=lambda i: (-fused[i], i))
     if ordered and not _names_a_definition(ordered, meta, term_set):
         _add_history(conn, terms, ordered, meta, fused)
@@ -345,6 +349,8 @@ def _prior(
         factor *= W.TEST_PENALTY
     elif is_example_path(path):
         factor *= W.EXAMPLE_PENALTY
+    elif is_tooling_path(path):
+        factor *= W.TOOLING_PENALTY
     if vendored:
         factor *= W.VENDOR_PENALTY
     if kind == "text":

@@ -47,7 +47,12 @@ NAME_COVERAGE_WEIGHT = 1.0
 TEST_PENALTY = 0.5
 EXAMPLE_PENALTY = 0.6
 VENDOR_PENALTY = 0.4
+TOOLING_PENALTY = 0.6
 TEXT_WINDOW_PENALTY = 0.4  # non-code fallback blocks
+
+# A query that names a component first ("ignore: …", "fix(fetch): …"): a candidate whose
+# folders or file name hold that component's words is multiplied by 1 + this x the share held.
+SCOPE_WEIGHT = 1.0
 
 # History: earlier commits whose messages match the query vouch for the files they changed.
 # A candidate's final score is (its score / the best candidate's) + HISTORY_WEIGHT x (its

@@ -1,0 +1,110 @@
+"""Where in the tree a candidate sits, as ranking evidence: the component a query names and
+the folders, crates and packages of a path.
+
+Commit subjects and issue titles in most ecosystems name the component first: ``ignore: fix
+handling of **`` (ripgrep's ``ignore`` crate), ``fix(fetch): …`` (axios's fetch adapter),
+``[globset] …``, ``grep-printer: …``. That prefix says *where*, and the words after it say
+*what*; a lexical match on the rest of the subject in another crate is usually wrong. The
+scope's words are compared with the words of a path's folders and file name (``crates/
+printer/src/standard.rs`` has ``crates``, ``printer``, ``src``, ``standard``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from indexer.tokens import split_cached
+
+# "scope: …", "type(scope): …", "type(scope)!: …", "[scope] …", at the start of the query.
+_SCOPED = re.compile(
+    r"^\s*(?:\[(?P<bracket>[^\]]{1,60})\]|(?P<head>[A-Za-z][\w./-]{0,60})\s*"
+    r"(?:\((?P<paren>[^)]{1,60})\))?!?:)\s"
+)
+# Conventional-commit types and the like: the kind of change, not where it is.
+_KINDS = frozenset(
+    {
+        "fix",
+        "fixes",
+        "fixed",
+        "bug",
+        "bugfix",
+        "hotfix",
+        "feat",
+        "feature",
+        "chore",
+        "refactor",
+        "perf",
+        "build",
+        "ci",
+        "docs",
+        "doc",
+        "style",
+        "test",
+        "tests",
+        "revert",
+        "security",
+        "breaking",
+        "change",
+        "update",
+        "add",
+        "remove",
+        "improve",
+        "deps",
+        "note",
+        "wip",
+    }
+)
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def scope_words(query: str) -> frozenset[str]:
+    """Lower-cased words of the component a query names in its prefix (empty when none)."""
+    found = _SCOPED.match(query)
+    if not found:
+        return frozenset()
+    pieces = [found["bracket"] or "", found["paren"] or ""]
+    head = found["head"] or ""
+    if head.lower() not in _KINDS:
+        pieces.append(head)
+    words = {
+        part
+        for piece in pieces
+        for word in _WORD.findall(piece)
+        for part in (word.lower(), *split_cached(word))
+        if len(part) > 1 and part not in _KINDS
+    }
+    return frozenset(words)
+
+
+@lru_cache(maxsize=65536)
+def path_words(path: str) -> frozenset[str]:
+    """Lower-cased words of a path's folders and file stem (``grep-printer/src/summary.rs``:
+    grep, printer, grep-printer, src, summary)."""
+    parts = path.split("/")
+    words: set[str] = set()
+    for seg in parts[:-1]:
+        words.add(seg.lower())
+        for word in _WORD.findall(seg):
+            words.add(word.lower())
+            words.update(split_cached(word))
+    return frozenset(words)
+
+
+def scope_match(scope: frozenset[str], path: str) -> float:
+    """Share of the scope's words found among the path's words, in [0, 1]."""
+    if not scope:
+        return 0.0
+    return 1.0 if scope & path_words(path) else 0.0
+
+
+# Files that describe or build the code rather than implement it: TypeScript declarations
+# (``index.d.ts`` repeats every exported name), bundler/test-runner configs, Cargo build scripts.
+_TOOLING = re.compile(
+    r"(\.d\.[cm]?ts|\.(config|conf)\.[cm]?[jt]s|^(gulpfile|gruntfile|jakefile)\.[cm]?js|^build\.rs)$",
+    re.IGNORECASE,
+)
+
+
+def is_tooling_path(path: str) -> bool:
+    return bool(_TOOLING.search(path.rsplit("/", 1)[-1]))

@@ -1,0 +1,108 @@
+"""Tree structure as ranking evidence: the component a query names, tooling files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from indexer import Index
+from indexer.structure import is_tooling_path, scope_words
+
+from .conftest import write
+
+
+@pytest.mark.parametrize(
+    ("query", "scope"),
+    [
+        ("ignore: fix handling of ** in globs", {"ignore"}),
+        ("grep-printer: fix truncated lines", {"grep", "printer"}),
+        ("fix(fetch): treat TypeError as a network error", {"fetch"}),
+        ("fix(core/axios)!: handle a read-only stack", {"core", "axios"}),
+        ("[globset] Fix recursive suffix matching", {"globset"}),
+        ("Fix: don't add null values", set()),  # a kind of change, not a place
+        ("feat: add a flag", set()),
+        ("fix the parser: it drops the last byte", set()),  # a colon later is no prefix
+        ("-- allow lists in the config", set()),
+    ],
+)
+def test_the_component_a_query_names_first(query: str, scope: set[str]) -> None:
+    assert scope_words(query) == scope
+
+
+def _two_crates(repo: Path) -> None:
+    write(
+        repo,
+        "crates/printer/src/summary.rs",
+        "pub fn write_summary(out: &mut Vec<u8>, line: &[u8]) {\n"
+        "    // a line terminator ends the summary line\n"
+        "    out.extend_from_slice(line);\n}\n",
+    )
+    write(
+        repo,
+        "crates/searcher/src/lines.rs",
+        "pub fn terminator_of(terminator: u8) -> u8 {\n"
+        "    // line terminator handling\n"
+        "    terminator\n}\n",
+    )
+
+
+def test_a_named_crate_outranks_a_better_word_match_elsewhere(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    _two_crates(repo)
+    idx = open_index(repo)
+    idx.update()
+    # without a component, the block that says the words most wins ...
+    assert idx.search("fix line terminator handling", 2)[0].path == "crates/searcher/src/lines.rs"
+    # ... with one, the crate it names does
+    hits = idx.search("printer: fix line terminator handling", 2)
+    assert hits[0].path == "crates/printer/src/summary.rs"
+
+
+def test_declarations_and_build_configs_rank_below_the_code(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(
+        repo,
+        "index.d.ts",
+        "/** Merge common headers with extra headers: common headers first. */\n"
+        "export function combine(common: Headers, extra: Headers): Headers;\n",
+    )
+    write(
+        repo,
+        "rollup.config.js",
+        "// merge common headers into every bundle, common headers first\n"
+        "export default { banner: combine(commonHeaders, {}) };\n",
+    )
+    write(
+        repo,
+        "lib/core/headers.js",
+        "// merge common headers with the extra ones\n"
+        "export function combine(common, extra) {\n  return {...common, ...extra};\n}\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    paths = [h.path for h in idx.search("merge common headers", 3)]
+    assert paths[0] == "lib/core/headers.js"
+    assert set(paths[1:]) == {"index.d.ts", "rollup.config.js"}
+
+
+@pytest.mark.parametrize(
+    ("path", "tooling"),
+    [
+        ("index.d.ts", True),
+        ("types/index.d.cts", True),
+        ("webpack.config.js", True),
+        ("karma.conf.cjs", True),
+        ("build.rs", True),
+        ("crates/core/build.rs", True),
+        ("Gulpfile.js", True),
+        ("lib/config.js", False),
+        ("src/builder.rs", False),
+        ("lib/adapters/http.ts", False),
+    ],
+)
+def test_tooling_paths(path: str, tooling: bool) -> None:
+    assert is_tooling_path(path) is tooling
