@@ -14,8 +14,9 @@ import sqlite3
 import sqlite_utils
 from sqlite_migrate import Migrations
 
+from kiln_errors.sqlite_common import adopt_legacy_record, has_table, immediate
+
 MIGRATION_SET = "kiln.sessions"
-MIGRATIONS_TABLE = "_sqlite_migrations"
 LEGACY_TABLE = "_migrations"  # the hand-written migrator's record, before sqlite-migrate
 
 
@@ -83,39 +84,10 @@ def migrate(conn: sqlite3.Connection) -> None:
     opening a new store at once: the second waits, then finds nothing to do)."""
     db = sqlite_utils.Database(conn)
     migrations = migration_set()
-    if not _has_table(conn, LEGACY_TABLE) and not migrations.pending(db):
+    if not has_table(conn, LEGACY_TABLE) and not migrations.pending(db):
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        _adopt_legacy_record(conn, db, migrations)
+    with immediate(conn):
+        adopt_legacy_record(
+            conn, db, migrations, legacy_table=LEGACY_TABLE, applied_column="applied"
+        )
         migrations.apply(db)  # each step in a savepoint, with its record
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _adopt_legacy_record(
-    conn: sqlite3.Connection, db: sqlite_utils.Database, migrations: Migrations
-) -> None:
-    """Move the names an older Kiln recorded in ``_migrations`` into sqlite-migrate's table."""
-    if not _has_table(conn, LEGACY_TABLE):
-        return
-    migrations.ensure_migrations_table(db)
-    known = {step.__name__ for step in STEPS}
-    for name, applied in conn.execute(f"SELECT name, applied FROM {LEGACY_TABLE}").fetchall():
-        if name in known:
-            conn.execute(
-                f"INSERT OR IGNORE INTO {MIGRATIONS_TABLE} (migration_set, name, applied_at) "
-                "VALUES (?, ?, datetime(?, 'unixepoch'))",
-                (MIGRATION_SET, name, applied),
-            )
-    conn.execute(f"DROP TABLE {LEGACY_TABLE}")
-
-
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-    ).fetchone()
-    return row is not None

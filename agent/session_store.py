@@ -26,7 +26,7 @@ from sqlite_utils.db import NotFoundError
 from agent.errors import KilnError, SessionNotFound
 from agent.session_schema import migrate
 from agent.types import Message, Usage, canonical_json
-from kiln_errors.sqlite_wal import enable_wal
+from kiln_errors.sqlite_common import enable_wal
 
 log = logging.getLogger("kiln.sessions")
 

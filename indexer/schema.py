@@ -13,7 +13,13 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from kiln_errors.sqlite_wal import enable_wal
+from kiln_errors.sqlite_common import (
+    MIGRATIONS_TABLE,
+    adopt_legacy_record,
+    enable_wal,
+    has_table,
+    immediate,
+)
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -22,7 +28,6 @@ if TYPE_CHECKING:
 # Bumped when chunking changes shape: every file is re-parsed once.
 CHUNKER_VERSION = "5"
 MIGRATION_SET = "kiln.index"
-MIGRATIONS_TABLE = "_sqlite_migrations"
 LEGACY_TABLE = "_migrations"  # the hand-written migrator's record, before sqlite-migrate
 
 
@@ -130,54 +135,25 @@ def migrate(conn: sqlite3.Connection) -> None:
         import sqlite_utils
 
         db = sqlite_utils.Database(conn)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            _adopt_legacy_record(conn, db)
-            migration_set().apply(db)  # each step in a savepoint, with its record
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        migrations = migration_set()
+        with immediate(conn):
+            adopt_legacy_record(
+                conn, db, migrations, legacy_table=LEGACY_TABLE, applied_column="applied_at"
+            )
+            migrations.apply(db)  # each step in a savepoint, with its record
     version = conn.execute("SELECT value FROM meta WHERE key='chunker'").fetchone()
     if version is None or version[0] != CHUNKER_VERSION:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("UPDATE files SET hash = '', mtime_ns = -1")  # forces a re-parse
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunker', ?)", (CHUNKER_VERSION,))
-        conn.execute("COMMIT")
+        with immediate(conn):
+            conn.execute("UPDATE files SET hash = '', mtime_ns = -1")  # forces a re-parse
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunker', ?)", (CHUNKER_VERSION,))
 
 
 def _pending_names(conn: sqlite3.Connection) -> set[str]:
     """Steps not recorded yet, read with plain SQL (no sqlite-utils import on the fast path)."""
     names = {step.__name__ for step in STEPS}
-    if not _has_table(conn, MIGRATIONS_TABLE):
+    if not has_table(conn, MIGRATIONS_TABLE):
         return names
     done = conn.execute(
         f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?", (MIGRATION_SET,)
     )
     return names - {row[0] for row in done}
-
-
-def _adopt_legacy_record(conn: sqlite3.Connection, db: sqlite_utils.Database) -> None:
-    """Move the names an older Kiln recorded in ``_migrations`` (same step names, with a
-    leading underscore dropped then as now) into sqlite-migrate's table."""
-    if not _has_table(conn, LEGACY_TABLE):
-        return
-    migrations = migration_set()
-    migrations.ensure_migrations_table(db)
-    known = {step.__name__ for step in STEPS}
-    for name, applied_at in conn.execute(f"SELECT name, applied_at FROM {LEGACY_TABLE}"):
-        if name in known:
-            conn.execute(
-                f"INSERT OR IGNORE INTO {MIGRATIONS_TABLE} (migration_set, name, applied_at) "
-                "VALUES (?, ?, datetime(?, 'unixepoch'))",
-                (MIGRATION_SET, name, applied_at),
-            )
-    conn.execute(f"DROP TABLE {LEGACY_TABLE}")
-
-
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-    ).fetchone()
-    return row is not None

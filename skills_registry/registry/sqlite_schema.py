@@ -20,7 +20,7 @@ from pathlib import Path
 import sqlite_utils
 from sqlite_migrate import Migrations
 
-from kiln_errors.sqlite_wal import enable_wal
+from kiln_errors.sqlite_common import MIGRATIONS_TABLE, enable_wal, immediate
 
 migrations = Migrations("kiln-registry")
 
@@ -248,15 +248,9 @@ def migrate(path: Path) -> None:
     try:
         enable_wal(conn, 30)
         db = sqlite_utils.Database(conn)
-        if not migrations.pending(db) and db["_sqlite_migrations"].exists():
+        if not migrations.pending(db) and db[MIGRATIONS_TABLE].exists():
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(conn):
             migrations.apply(db)  # each step in a savepoint, with its record
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
     finally:
         conn.close()

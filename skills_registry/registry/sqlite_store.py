@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kiln_errors.sqlite_wal import enable_wal
+from kiln_errors.sqlite_common import enable_wal
 from skills_registry.registry.errors import Conflict, NotFound, UsageError
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_accounts import SQLiteAccounts

@@ -1,0 +1,82 @@
+"""What every SQLite file Kiln shares (the index, the session store, the registry) is opened
+and migrated with.
+
+``PRAGMA journal_mode=WAL`` on a new file takes an exclusive lock and answers "database is
+locked" at once when another connection holds it: SQLite's busy handler does not run for a
+journal-mode change, so ``enable_wal`` retries for as long as the connection's own busy timeout
+would have waited. Migrations run in one IMMEDIATE transaction (``immediate``), so two
+processes opening a new file at once do not both start a read and then fail to upgrade it: the
+second waits, then finds nothing to do. Files written before the move to sqlite-migrate
+recorded their steps in a hand-written ``_migrations`` table; ``adopt_legacy_record`` carries
+those names over so nothing re-runs.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["adopt_legacy_record", "enable_wal", "has_table", "immediate"]
+
+MIGRATIONS_TABLE = "_sqlite_migrations"  # sqlite-migrate's record
+
+
+def enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Put ``conn``'s file in WAL mode, waiting up to ``timeout`` seconds for other openers."""
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One IMMEDIATE transaction on an autocommit connection: committed, or rolled back."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
+
+
+def adopt_legacy_record(
+    conn: sqlite3.Connection, db: Any, migrations: Any, *, legacy_table: str, applied_column: str
+) -> None:
+    """Move the step names an older Kiln recorded in ``legacy_table`` (with the Unix time in
+    ``applied_column``) into the table of the sqlite-migrate set ``migrations`` (``db`` is the
+    sqlite-utils view of ``conn``), then drop the old table. Call inside the transaction that
+    applies the steps."""
+    if not has_table(conn, legacy_table):
+        return
+    migrations.ensure_migrations_table(db)
+    known = {step.name for step in migrations.pending(db)}
+    rows = conn.execute(f"SELECT name, {applied_column} FROM {legacy_table}").fetchall()
+    for name, applied in rows:
+        if name in known:
+            conn.execute(
+                f"INSERT OR IGNORE INTO {MIGRATIONS_TABLE} (migration_set, name, applied_at) "
+                "VALUES (?, ?, datetime(?, 'unixepoch'))",
+                (migrations.name, name, applied),
+            )
+    conn.execute(f"DROP TABLE {legacy_table}")
