@@ -4,6 +4,8 @@
 subclasses; what they share is this shape: a message, a user-facing ``hint``, a ``retryable``
 flag and the ``exit_code`` the CLI exits with. Front-ends map errors to protocol codes with
 ``isinstance`` against these classes (never by comparing class names).
+
+The leaf also holds ``sqlite_common``: how every shared SQLite file is opened and migrated.
 """
 
 from __future__ import annotations
