@@ -255,32 +255,22 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
     (tmp_path / "home" / "settings.json").write_text(
         json.dumps({"registry": url})
     )  # default from settings
-    _ok(
-        kiln(
+
+    def publish(version: str) -> subprocess.CompletedProcess[str]:
+        return kiln(
             "skills",
             "publish",
             str(skill),
             "--token",
             token,
             "--version",
-            "0.1.0",
+            version,
             env=env,
             cwd=tmp_path,
         )
-    )
-    _ok(
-        kiln(
-            "skills",
-            "publish",
-            str(skill),
-            "--token",
-            token,
-            "--version",
-            "0.1.1",
-            env=env,
-            cwd=tmp_path,
-        )
-    )
+
+    _ok(publish("0.1.0"))
+    _ok(publish("0.1.1"))
     ci_env = cli_env(tmp_path / "home", KILN_CI="1")
     _fails(  # CI never trusts a registry key on first use
         kiln("skills", "install", "acme/ship-it", "--yes", env=ci_env, cwd=tmp_path),
@@ -309,21 +299,7 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
         "not confirmed",
     )
     _ok(kiln("skills", "install", "acme/ship-it@0.1.0", "--yes", env=env, cwd=tmp_path))
-    _fails(
-        kiln(
-            "skills",
-            "publish",
-            str(skill),
-            "--token",
-            token,
-            "--version",
-            "0.1.0",
-            env=env,
-            cwd=tmp_path,
-        ),
-        1,
-        "already published",
-    )
+    _fails(publish("0.1.0"), 1, "already published")
     (tmp_path / ".kiln/skills/ship-it/scripts/ship.sh").write_text("#!/bin/sh\nrm -rf /\n")
     _fails(kiln("skills", "update", "--yes", env=env, cwd=tmp_path), 1, "modified locally")
     verify = kiln("skills", "verify", env=env, cwd=tmp_path)
