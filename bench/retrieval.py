@@ -13,13 +13,14 @@ a hit counts when its span contains the definition's line and stays inside the d
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TextIO
 
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -67,6 +68,9 @@ class KilnIndex:
 
     def search(self, query: str, k: int = DEPTH) -> list[Hit]:
         return [Hit(h.path, h.start_line, h.end_line) for h in self._index.search(query, k=k)]
+
+    def connection(self):  # noqa: ANN201  (sqlite3.Connection; the diagnostics read it)
+        return self._index._conn
 
     def close(self) -> None:
         close = getattr(self._index, "close", None)
@@ -201,8 +205,18 @@ def _run_corpus(methods: list[str], corpus: Path, qs: list[Query], dataset: str)
     return results
 
 
-def run_history(methods: list[str], repo: Path, *, max_commits: int, work: Path) -> list[Result]:
-    """Every query against its own parent snapshot; indexes follow the snapshot incrementally."""
+def run_history(
+    methods: list[str],
+    repo: Path,
+    *,
+    max_commits: int,
+    work: Path,
+    hits_log: TextIO | None = None,
+    stages: bool = False,
+) -> list[Result]:
+    """Every query against its own parent snapshot; indexes follow the snapshot incrementally.
+    With ``hits_log``, each query's top files per method are written there as JSON lines (with
+    ``stages``, Kiln's rows also say where in the ranking the fixed file was lost)."""
     from bench.datasets import history
 
     qs = history.queries(history.mine(repo, max_commits=max_commits))
@@ -223,6 +237,13 @@ def run_history(methods: list[str], repo: Path, *, max_commits: int, work: Path)
             hits = method.search(q.text)
             search_s[i] += time.perf_counter() - started
             scores[i].add(q, hits, whole_file=method.whole_file)
+            if hits_log is not None:
+                extra = {}
+                if stages and isinstance(method, KilnIndex):
+                    from bench.retrieval_stages import stages as find_stages
+
+                    extra["stages"] = find_stages(method.connection(), q.text, q.files)
+                _log_hits(hits_log, repo, q, method.name, hits, extra)
     dataset = f"history({repo.resolve().name}, {len(qs)} fixes)"
     out = [
         _result(dataset, m, s, [q.qid for q in qs], i, t)
@@ -232,6 +253,24 @@ def run_history(methods: list[str], repo: Path, *, max_commits: int, work: Path)
         if isinstance(method, KilnIndex):
             method.close()
     return out
+
+
+def _log_hits(out: TextIO, repo: Path, q: Query, method: str, hits: list[Hit], extra: dict) -> None:
+    files = file_ranking(hits)[:20]
+    rank = first_rank([f in q.files for f in file_ranking(hits)])
+    row = {
+        "set": repo.resolve().name,
+        "qid": q.qid,
+        "query": q.text,
+        "snapshot": q.snapshot,
+        "relevant": sorted(q.files),
+        "method": method,
+        "rank": rank,
+        "top": files,
+        **extra,
+    }
+    out.write(json.dumps(row) + "\n")
+    out.flush()
 
 
 # ---------------------------------------------------------------- output
@@ -319,6 +358,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     hi = sub.add_parser("history", help="bug-fix subjects -> files the fix touched")
     hi.add_argument("--repo", type=Path, action="append", required=True, help="a local git clone")
     hi.add_argument("--max-commits", type=int, default=150)
+    hi.add_argument(
+        "--hits", type=Path, help="write each query's top 20 files per method here (JSON lines)"
+    )
+    hi.add_argument(
+        "--stages",
+        action="store_true",
+        help="with --hits: also Kiln's rank of the fixed file after each ranking step",
+    )
     na = sub.add_parser("names", help="a definition's name as words -> its file, at HEAD")
     na.add_argument("--repo", type=Path, action="append", required=True, help="a local git clone")
     na.add_argument("--queries", type=int, default=200)
@@ -375,10 +422,22 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 results += pooled(results)
             else:
-                for n, repo in enumerate(args.repo):
-                    results += run_history(
-                        methods, repo, max_commits=args.max_commits, work=Path(tmp) / str(n)
-                    )
+                with contextlib.ExitStack() as stack:
+                    log = None
+                    if args.hits is not None:
+                        try:
+                            log = stack.enter_context(args.hits.open("w", encoding="utf-8"))
+                        except OSError as exc:
+                            raise DatasetError(f"cannot write {args.hits}: {exc}") from exc
+                    for n, repo in enumerate(args.repo):
+                        results += run_history(
+                            methods,
+                            repo,
+                            max_commits=args.max_commits,
+                            work=Path(tmp) / str(n),
+                            hits_log=log,
+                            stages=args.stages,
+                        )
                 results += pooled(results)
     except DatasetError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""

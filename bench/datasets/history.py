@@ -11,6 +11,7 @@ sees only commits that existed before the fix. The user's repository is only rea
 
 from __future__ import annotations
 
+import glob
 import re
 import subprocess
 from collections import Counter
@@ -39,6 +40,10 @@ _OTHER_NOISE = re.compile(
     re.IGNORECASE,
 )
 _ISSUE_REFS = re.compile(r"\(\s*#\d+\s*\)|\b(gh-|#)\d+\b|\bhttps?://\S+")
+# A leading tracker key such as ``KAFKA-16511:`` (JIRA style) names the ticket, and follow-up commits of
+# the same ticket repeat it: removed from non-Python subjects only, so the Python sets' queries
+# stay exactly as they were.
+_TRACKER_KEY = re.compile(r"^(\[?[A-Z][A-Z0-9]+-\d+\]?[,:;]?\s*)+")
 _NON_SOURCE_DIRS = {
     "test",
     "tests",
@@ -100,6 +105,13 @@ _OTHER_TEST_NAME = re.compile(
 )
 
 
+# Rust keeps unit tests beside the code: ``tests.rs``, ``server.tests.rs`` (a ``#[path]`` module),
+# ``parser_test.rs``, ``server_test_utils.rs``.
+_RUST_TEST_NAME = re.compile(r"^(.*[._])?tests?(_utils?)?\.rs$")
+# Benchmark modules named as such (``jmh-benchmarks/``, ``perf_bench/``).
+_BENCH_PART = {"bench", "benches", "benchmark", "benchmarks", "jmh"}
+
+
 def is_source(path: str) -> bool:
     """Library code a fix can be located in: outside tests, docs and tooling (Python, Rust,
     Go, JavaScript/TypeScript, Java)."""
@@ -110,10 +122,13 @@ def is_source(path: str) -> bool:
         if p.name.startswith("test_") or p.name.endswith("_test.py"):
             return False
         return not any(part in _NON_SOURCE_DIRS for part in p.parts[:-1])
-    if _OTHER_TEST_NAME.search(p.name):
+    if _OTHER_TEST_NAME.search(p.name) or _RUST_TEST_NAME.match(p.name):
         return False
     dirs = _NON_SOURCE_DIRS | _OTHER_NON_SOURCE_DIRS
-    return not any(part in dirs or part.startswith(".") for part in p.parts[:-1])
+    return not any(
+        part in dirs or part.startswith(".") or _BENCH_PART & set(re.split(r"[-_]", part))
+        for part in p.parts[:-1]
+    )
 
 
 def suffixes_of(qs: list[Query]) -> tuple[str, ...]:
@@ -199,6 +214,8 @@ def mine(repo: Path, *, max_commits: int = 150, max_files: int = 4) -> list[FixC
         if any(not p.endswith(".py") for _, p in source) and _OTHER_NOISE.search(subject):
             continue
         query = clean_subject(subject)
+        if any(not p.endswith(".py") for _, p in source):
+            query = clean_subject(_TRACKER_KEY.sub(" ", query))
         if len(re.findall(r"[A-Za-z]{2,}", query)) < 3:
             continue
         found.append(FixCommit(sha, parents.strip(), query, tuple(sorted(p for _, p in source))))
@@ -224,6 +241,7 @@ class Snapshot:
         self.repo = repo
         self.root = root
         self.commit = ""
+        self.excluded: set[str] = set()  # paths whose blob the clone lacks
         git_dir(repo)
 
     def goto(self, commit: str) -> None:
@@ -238,8 +256,52 @@ class Snapshot:
                 str(self.repo.resolve()),
                 str(self.root),
             )
-        _git(self.root, "-c", "advice.detachedHead=false", "checkout", "--quiet", "-f", commit)
+        try:
+            self._checkout(commit)
+        except DatasetError:
+            # A mirror may lack its largest blobs (a capped snapshot): leave those files out
+            # of the checkout and of the corpus instead of failing the whole set.
+            if not self._exclude_missing(commit):
+                raise
+            self._checkout(commit)
         self.commit = commit
+
+    def _checkout(self, commit: str) -> None:
+        _git(self.root, "-c", "advice.detachedHead=false", "checkout", "--quiet", "-f", commit)
+
+    def _exclude_missing(self, commit: str) -> bool:
+        """Add the paths of ``commit``'s absent blobs to a sparse-checkout exclusion list;
+        False when none is absent (the checkout failed for another reason)."""
+        tree = _git(self.root, "ls-tree", "-r", "--full-tree", commit)
+        paths = {}
+        for line in tree.splitlines():
+            meta, _, path = line.partition("\t")
+            _, kind, sha = meta.split()
+            if kind == "blob":
+                paths.setdefault(sha, []).append(path)
+        check = subprocess.run(
+            ["git", "cat-file", "--batch-check"],
+            cwd=self.root,
+            input="\n".join(paths),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        absent = {
+            p
+            for line in check.stdout.splitlines()
+            if line.endswith(" missing")
+            for p in paths.get(line.split()[0], ())
+        }
+        if not absent - self.excluded:
+            return False
+        self.excluded |= absent
+        info = Path(_git(self.root, "rev-parse", "--absolute-git-dir").strip()) / "info"
+        info.mkdir(exist_ok=True)
+        patterns = ["/*", *(f"!/{glob.escape(p)}" for p in sorted(self.excluded))]
+        (info / "sparse-checkout").write_text("\n".join(patterns) + "\n", encoding="utf-8")
+        _git(self.root, "config", "core.sparseCheckout", "true")
+        return True
 
     def blobs(self, suffix: str | tuple[str, ...] = ".py") -> dict[str, str]:
         """Path -> blob id of the current commit's files, for caching per content."""
@@ -248,6 +310,11 @@ class Snapshot:
         for line in out.splitlines():
             meta, _, path = line.partition("\t")
             mode, kind, sha = meta.split()
-            if kind == "blob" and path.endswith(suffix) and mode != "120000":
+            if (
+                kind == "blob"
+                and path.endswith(suffix)
+                and mode != "120000"
+                and (path not in self.excluded)
+            ):
                 blobs[path] = sha
         return blobs
