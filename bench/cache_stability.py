@@ -38,6 +38,8 @@ from agent.providers.scripted import common_prefix_len  # noqa: E402
 from agent.testing.wire_requests import strip_cache_control  # noqa: E402
 from agent.testing.wire_server import WireServer  # noqa: E402
 from agent.types import canonical_json  # noqa: E402
+from skills_registry.mcp_config import default_kiln_home  # noqa: E402
+from skills_registry.mcp_trust import approve, plan_servers  # noqa: E402
 
 MODULE = '''"""{name}: helpers for the demo service."""
 
@@ -114,6 +116,10 @@ def add_mcp_server(root: Path) -> None:
     config = {"mcpServers": {"notes": {"command": sys.executable,
                                        "args": [str(root / ".kiln" / "mcp_notes.py")]}}}  # fmt: skip
     (root / ".kiln" / "mcp.json").write_text(json.dumps(config))
+    # A repository's server starts only once the user approved it (what `kiln mcp approve` does).
+    notes = plan_servers(root).project("notes")
+    assert notes is not None
+    approve(default_kiln_home(), root, [notes.config])
 
 
 def call(tool: str, **args: Any) -> dict[str, Any]:

@@ -1,11 +1,10 @@
 """MCP servers as a source of deferred tools, through the official ``mcp`` SDK.
 
-Servers are configured in ``.kiln/mcp.json`` (project) and ``$KILN_HOME/mcp.json`` (user), the
-project winning a name clash, in the shape other clients use:
-``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url", "headers"}}}``.
-Each ``McpSource`` owns one connection in a background task: the SDK's transports are anyio
-task groups that must be exited by the task that entered them, and the agent calls ``start``,
-tools and ``close`` from different tasks.
+An ``McpSource`` connects to one configured server (``skills_registry.mcp_config``); which
+servers may be started at all is decided before, by ``skills_registry.mcp_trust`` (a
+repository's servers only once the user approved them). Each ``McpSource`` owns one connection
+in a background task: the SDK's transports are anyio task groups that must be exited by the
+task that entered them, and the agent calls ``start``, tools and ``close`` from different tasks.
 """
 
 from __future__ import annotations
@@ -13,99 +12,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skills_registry import launcher
 from skills_registry.deferred import DeferredTool, qualify
-from skills_registry.errors import McpConfigError, ToolCallError
+from skills_registry.errors import ToolCallError
+from skills_registry.mcp_config import CONFIG_FILE, McpServerConfig
 
-CONFIG_FILE = "mcp.json"
+__all__ = ["McpServerConfig", "McpSource"]
+
 DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 120.0
 MAX_TOOLS_PER_SERVER = 500
-
-
-@dataclass
-class McpServerConfig:
-    name: str
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    origin: str = ""  # the mcp.json it came from
-
-    @property
-    def transport(self) -> str:
-        return "http" if self.url else "stdio"
-
-
-def _str_map(value: Any, where: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise McpConfigError(f"{where} must be an object of string values")
-    return dict(value)
-
-
-def _parse_server(name: str, raw: Any, origin: Path) -> McpServerConfig:
-    where = f"{origin}: server '{name}'"
-    if not isinstance(raw, dict):
-        raise McpConfigError(f"{where} must be an object")
-    command, url = raw.get("command"), raw.get("url")
-    if (command is None) == (url is None):
-        raise McpConfigError(f"{where} needs exactly one of 'command' (stdio) or 'url' (HTTP)")
-    if command is not None and (not isinstance(command, str) or not command.strip()):
-        raise McpConfigError(f"{where}: 'command' must be a non-empty string")
-    if url is not None and (
-        not isinstance(url, str) or not url.startswith(("http://", "https://"))
-    ):
-        raise McpConfigError(f"{where}: 'url' must be an http(s) URL")
-    args = raw.get("args", [])
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise McpConfigError(f"{where}: 'args' must be a list of strings")
-    cwd = raw.get("cwd")
-    if cwd is not None and not isinstance(cwd, str):
-        raise McpConfigError(f"{where}: 'cwd' must be a string")
-    return McpServerConfig(
-        name=name,
-        command=command,
-        args=list(args),
-        env=_str_map(raw.get("env"), f"{where}: 'env'"),
-        cwd=cwd,
-        url=url,
-        headers=_str_map(raw.get("headers"), f"{where}: 'headers'"),
-        origin=str(origin),
-    )
-
-
-def _read_config(path: Path) -> dict[str, McpServerConfig]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise McpConfigError(f"{path}: not valid JSON ({exc})") from None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        raise McpConfigError(f"{path}: missing the 'mcpServers' object")
-    return {name: _parse_server(name, raw, path) for name, raw in servers.items()}
-
-
-def load_mcp_config(root: Path, kiln_home: Path | None = None) -> dict[str, McpServerConfig]:
-    """Merged server configs, project over user; raises ``McpConfigError`` naming the file."""
-    if kiln_home is None:
-        env = os.environ.get("KILN_HOME")
-        kiln_home = Path(env).expanduser() if env else Path.home() / ".kiln"
-    merged = _read_config(kiln_home / CONFIG_FILE)
-    merged.update(_read_config(Path(root) / ".kiln" / CONFIG_FILE))
-    return dict(sorted(merged.items()))
 
 
 def _field(obj: Any, snake: str, camel: str, default: Any = None) -> Any:

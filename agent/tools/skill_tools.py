@@ -18,15 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ToolError
+from agent.events import StatusNote
 from agent.permissions import Permissions
 from agent.protocols import SessionView, Tool, ToolContext
 from agent.tools.base import check_arguments, external, schema
 from agent.tools.deferred_tools import CallTool, render_found
 from agent.types import ToolSpec
-from skills_registry.deferred import ToolCatalog
+from skills_registry.deferred import ToolCatalog, api_safe
 from skills_registry.discovery import SkillCatalog, discover_skills
 from skills_registry.errors import SkillsError
-from skills_registry.mcp_source import McpSource, load_mcp_config
+from skills_registry.mcp_source import McpSource
+from skills_registry.mcp_trust import plan_servers
 from skills_registry.skill import Skill
 from skills_registry.tool_search import TOOL_SEARCH_MANUAL
 
@@ -184,35 +186,54 @@ class SkillsContext:
     ) -> None:
         self.root = Path(root)
         self.warnings: list[str] = []
+        self.mcp_sources: list[McpSource] = []
+        # Lines for the host, sent once: servers not started (pending approval, shadowed) and why.
+        self.mcp_notes: list[str] = []
+        self._mcp_started = not start_mcp
+        if start_mcp:
+            # The user's blanket trust of project servers never counts in CI (hostile pull requests).
+            honour = permissions is None or permissions.mode != "ci"
+            try:
+                plan = plan_servers(self.root, kiln_home, honour_trust_setting=honour)
+            except SkillsError as exc:
+                self.mcp_notes.append(f"{exc}: no MCP server started")
+            else:
+                self.mcp_sources = [McpSource(c) for c in plan.runnable()]
+                self.mcp_notes.extend(plan.notes())
+        self._notes_sent = False
+        # A skill's sidecar tools never take an MCP server's namespace (a repository's skill
+        # named like the user's server would otherwise answer calls meant for it).
+        self._reserved = {api_safe(s.name) for s in self.mcp_sources}
         self._catalog = discover_skills(self.root, home, kiln_home=kiln_home)
         self.tool_catalog = ToolCatalog()
         for skill in self._catalog.skills.values():
-            self.warnings.extend(self.tool_catalog.add_skill(skill))
-        self.mcp_sources: list[McpSource] = []
-        self._mcp_started = not start_mcp
-        if start_mcp:
-            try:
-                configs = load_mcp_config(self.root, kiln_home)
-            except SkillsError as exc:
-                self.warnings.append(str(exc))
-                configs = {}
-            self.mcp_sources = [McpSource(c) for c in configs.values()]
+            self._add_skill_tools(skill)
         self.permissions = permissions
         self.announced_fingerprint = ""
         self.active_turn: int | None = None
         self.current_turn = 0  # the session's turn number as last seen before a request
         self.restored = False  # tools found before a resume were announced again
-        for warning in self.warnings + self._catalog.warnings:
+        for warning in self.warnings + self._catalog.warnings + self.mcp_notes:
             log.warning("%s", warning)
+
+    def _add_skill_tools(self, skill: Skill) -> None:
+        if api_safe(skill.name) in self._reserved:
+            if (skill.path / "tools").is_dir():
+                self.warnings.append(
+                    f"skill '{skill.name}': its tools are ignored: an MCP server has that name"
+                )
+            return
+        self.warnings.extend(self.tool_catalog.add_skill(skill))
 
     def catalog(self) -> SkillCatalog:
         """The current catalog, re-discovered only when a skill folder changed on disk."""
         fresh = self._catalog.reload_if_changed()
         if fresh is not self._catalog:
             for name in {*self._catalog.skills, *fresh.skills}:
-                self.tool_catalog.remove_namespace(name)
+                if api_safe(name) not in self._reserved:
+                    self.tool_catalog.remove_namespace(name)
             for skill in fresh.skills.values():
-                self.warnings.extend(self.tool_catalog.add_skill(skill))
+                self._add_skill_tools(skill)
             self._catalog = fresh
         return self._catalog
 
@@ -313,6 +334,10 @@ class SkillsContext:
         mid-session) are appended, never inserted. Otherwise, in a resumed session, tools
         found before stay callable through call_tool."""
         self.current_turn = session.turn.number
+        if not self._notes_sent:
+            self._notes_sent = True
+            for note in self.mcp_notes:
+                await session.emit(StatusNote(text=note))
         if session.config.subagent:
             return  # a read-only sub-agent gets no deferred tools
         if getattr(session.model, "native_tool_search", False):

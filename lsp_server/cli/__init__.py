@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "memory": "lsp_server.cli.memory:memory_group",
     "sessions": "lsp_server.cli.sessions:sessions_group",
     "context": "lsp_server.cli.context:context_group",
+    "mcp": "lsp_server.cli.mcp:mcp_group",
 }
 
 

@@ -246,6 +246,8 @@ ATTACKS: list[Attack] = [
     cmd("x-skill-script", "sh .kiln/skills/evil/scripts/payload.sh", "net"),
     tool("x-tool-search", "tool_search", "net", query="beacon network exfiltrate"),
     tool("x-sidecar", "evil__beacon", "net", query="go"),
+    # the repository's HTTP MCP server nobody approved: Kiln itself must never connect to it
+    tool("x-mcp-unapproved", "tool_search", "net", query="collect upload report"),
 ]
 
 INJECTION = """# Maintainer notes

@@ -18,6 +18,8 @@ from agent.tools.skill_tools import (
     ToolSearchTool,
     kiln_tool_names,
 )
+from skills_registry.discovery import kiln_home_dir
+from skills_registry.mcp_trust import approve, plan_servers
 
 from .conftest import FIXTURES, SkillFactory
 
@@ -138,6 +140,9 @@ async def test_make_tools_with_mcp_config(project: Path) -> None:
     server = Path(__file__).with_name("mcp_server.py")
     config = {"mcpServers": {"notes": {"command": sys.executable, "args": [str(server)]}}}
     (project / ".kiln" / "mcp.json").write_text(json.dumps(config))
+    notes = plan_servers(project).project("notes")
+    assert notes is not None
+    approve(kiln_home_dir(), project, [notes.config])  # a repository's server needs approval
     session = Session(project)
     context = SkillsContext(project)
     skill_tool, search, proxy = context.tools()

@@ -11,7 +11,8 @@ import pytest
 
 from skills_registry.deferred import ToolCatalog
 from skills_registry.errors import McpConfigError, ToolCallError
-from skills_registry.mcp_source import McpServerConfig, McpSource, load_mcp_config
+from skills_registry.mcp_source import McpServerConfig, McpSource
+from skills_registry.mcp_trust import plan_servers
 from tests.waiting import wait_until
 
 SERVER = Path(__file__).with_name("mcp_server.py")
@@ -22,7 +23,7 @@ def write_config(path: Path, servers: dict[str, object]) -> None:
     path.write_text(json.dumps({"mcpServers": servers}))
 
 
-def test_config_merges_project_over_user(tmp_path: Path) -> None:
+def test_config_user_entry_wins_a_name_clash(tmp_path: Path) -> None:
     home = tmp_path / "kiln"
     write_config(
         home / "mcp.json",
@@ -32,11 +33,16 @@ def test_config_merges_project_over_user(tmp_path: Path) -> None:
         tmp_path / ".kiln" / "mcp.json",
         {"notes": {"command": "python", "args": ["s.py"], "env": {"A": "1"}}},
     )
-    configs = load_mcp_config(tmp_path, home)
-    assert list(configs) == ["notes", "web"]
-    assert configs["notes"].command == "python" and configs["notes"].args == ["s.py"]
-    assert configs["notes"].env == {"A": "1"} and configs["web"].transport == "http"
-    assert load_mcp_config(tmp_path / "none", tmp_path / "none") == {}
+    plan = plan_servers(tmp_path, home)
+    assert [(c.name, c.command) for c in plan.runnable()] == [
+        ("notes", "user-notes"),
+        ("web", None),
+    ]
+    assert plan.runnable()[1].transport == "http"
+    project = plan.project("notes")
+    assert project is not None and project.status == "shadowed"
+    assert project.config.args == ["s.py"] and project.config.env == {"A": "1"}
+    assert plan_servers(tmp_path / "none", tmp_path / "none").servers == []
 
 
 @pytest.mark.parametrize(
@@ -60,7 +66,7 @@ def test_config_errors_are_precise(tmp_path: Path, content: str, message: str) -
     (tmp_path / ".kiln").mkdir()
     (tmp_path / ".kiln" / "mcp.json").write_text(content)
     with pytest.raises(McpConfigError) as info:
-        load_mcp_config(tmp_path, tmp_path / "home")
+        plan_servers(tmp_path, tmp_path / "home")
     assert message in str(info.value) and info.value.exit_code == 2 and info.value.hint
 
 

@@ -1,0 +1,254 @@
+"""Which configured MCP servers may start: the user's always, a repository's only once the user
+approved that exact entry for that workspace.
+
+A repository's ``.kiln/mcp.json`` is text from outside the user's trust: started unasked, a stdio
+entry runs a program of the repository's choosing and an HTTP entry makes Kiln itself (outside
+the sandbox) send tool arguments to a host of the repository's choosing. So a project entry
+starts only when ``$KILN_HOME/mcp-approvals.json`` holds, for this workspace and this name, the
+sha256 of the entry as written (``kiln mcp approve``); an entry changed since is pending again.
+A project entry never replaces a user entry of the same name (the user's is used, the project's
+ignored with a warning). The user may trust every project server with
+``{"mcp": {"trust_project_servers": true}}`` in ``$KILN_HOME/settings.json``; the caller decides
+whether that blanket setting counts (``kiln run --ci`` does not honour it). Nothing in the
+repository (its settings, a planted approvals file) is ever read as an approval.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from skills_registry.deferred import api_safe
+from skills_registry.errors import McpConfigError
+from skills_registry.mcp_config import (
+    McpServerConfig,
+    default_kiln_home,
+    project_config_path,
+    read_config,
+    shown_name,
+    user_config_path,
+)
+
+APPROVALS_FILE = "mcp-approvals.json"
+TRUST_SETTING = "trust_project_servers"
+# Keys other clients use to approve project servers; in a repository's settings they are ignored.
+PROJECT_APPROVAL_KEYS = ("mcp", "enableAllProjectMcpServers", "enabledMcpjsonServers")
+SUMMARY_CHARS = 160
+
+Status = Literal["user", "approved", "trusted", "pending", "changed", "shadowed"]
+RUNNABLE: frozenset[str] = frozenset({"user", "approved", "trusted"})
+
+
+def printable(text: str, limit: int = 0) -> str:
+    """Repository text made safe for one status line: control characters escaped, cut short."""
+    out = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
+    return out if not limit or len(out) <= limit else out[: limit - 1] + "…"
+
+
+@dataclass
+class ServerState:
+    config: McpServerConfig
+    status: Status
+
+    @property
+    def runnable(self) -> bool:
+        return self.status in RUNNABLE
+
+    def note(self, root: Path) -> str | None:
+        """The line a host shows for a server it does not start; None for one it starts."""
+        name = shown_name(self.config.name)
+        quoted = f"{shlex.quote(self.config.name)} --root {shlex.quote(str(root))}"
+        approve = printable(f"kiln mcp approve {quoted}")
+        what = printable(self.config.summary(), SUMMARY_CHARS)
+        if self.status == "pending":
+            return (
+                f"MCP server {name} from .kiln/mcp.json not started: not approved for this "
+                f"workspace ({what}); to approve it: {approve}"
+            )
+        if self.status == "changed":
+            return (
+                f"MCP server {name} from .kiln/mcp.json not started: its entry changed since you "
+                f"approved it ({what}); to approve the new entry: {approve}"
+            )
+        if self.status == "shadowed":
+            return (
+                f".kiln/mcp.json: server {name} ignored: your server of that name in "
+                "$KILN_HOME/mcp.json is used"
+            )
+        return None
+
+
+@dataclass
+class McpPlan:
+    """Every configured server with its status, user entries first, then the project's."""
+
+    root: Path
+    servers: list[ServerState] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def runnable(self) -> list[McpServerConfig]:
+        return [s.config for s in self.servers if s.runnable]
+
+    def notes(self) -> list[str]:
+        """Warnings, then one line per server that is not started."""
+        lines = list(self.warnings)
+        lines.extend(n for s in self.servers if (n := s.note(self.root)))
+        return lines
+
+    def project(self, name: str) -> ServerState | None:
+        return next(
+            (s for s in self.servers if s.config.scope == "project" and s.config.name == name),
+            None,
+        )
+
+    def user(self, name: str) -> ServerState | None:
+        return next(
+            (s for s in self.servers if s.config.scope == "user" and s.config.name == name), None
+        )
+
+
+def workspace_key(root: Path) -> str:
+    return str(Path(root).resolve())
+
+
+def approvals_path(kiln_home: Path) -> Path:
+    return kiln_home / APPROVALS_FILE
+
+
+def _read_approvals_file(kiln_home: Path) -> dict[str, Any]:
+    path = approvals_path(kiln_home)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"workspaces": {}}
+    except (OSError, ValueError) as exc:
+        raise McpConfigError(
+            f"cannot read {path}: {exc}", hint="fix or delete the file (it only holds approvals)"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("workspaces", {}), dict):
+        raise McpConfigError(
+            f'{path} must hold {{"workspaces": {{...}}}}', hint="fix or delete the file"
+        )
+    data.setdefault("workspaces", {})
+    return data
+
+
+def read_approvals(kiln_home: Path, root: Path) -> dict[str, str]:
+    """``{server name: approved entry sha256}`` for this workspace."""
+    entries = _read_approvals_file(kiln_home)["workspaces"].get(workspace_key(root), {})
+    if not isinstance(entries, dict):
+        return {}
+    return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write_approvals(kiln_home: Path, root: Path, entries: dict[str, str]) -> None:
+    data = _read_approvals_file(kiln_home)
+    key = workspace_key(root)
+    if entries:
+        data["workspaces"][key] = dict(sorted(entries.items()))
+    else:
+        data["workspaces"].pop(key, None)
+    path = approvals_path(kiln_home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    os.replace(tmp, path)  # never half-written
+
+
+def approve(kiln_home: Path, root: Path, configs: list[McpServerConfig]) -> None:
+    """Record the user's approval of these project entries, exactly as they are now."""
+    entries = read_approvals(kiln_home, root)
+    for config in configs:
+        if config.scope != "project":
+            raise McpConfigError(f"server {shown_name(config.name)} is not a project server")
+        entries[config.name] = config.fingerprint
+    _write_approvals(kiln_home, root, entries)
+
+
+def revoke(kiln_home: Path, root: Path, names: list[str] | None) -> list[str]:
+    """Forget approvals (all of this workspace's when ``names`` is None); the names removed."""
+    entries = read_approvals(kiln_home, root)
+    gone = sorted(entries) if names is None else [n for n in names if n in entries]
+    for name in gone:
+        del entries[name]
+    if gone:
+        _write_approvals(kiln_home, root, entries)
+    return gone
+
+
+def trust_setting(kiln_home: Path) -> tuple[bool, list[str]]:
+    """The user's blanket ``mcp.trust_project_servers`` (and a warning if it cannot be read)."""
+    path = kiln_home / "settings.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return False, []
+    except (OSError, ValueError) as exc:
+        return False, [f"cannot read {path} ({exc}): project MCP servers need approval"]
+    section = data.get("mcp") if isinstance(data, dict) else None
+    value = section.get(TRUST_SETTING, False) if isinstance(section, dict) else False
+    if not isinstance(value, bool):
+        return False, [f"{path}: mcp.{TRUST_SETTING} must be true or false; treated as false"]
+    return value, []
+
+
+def project_setting_warnings(root: Path) -> list[str]:
+    """A repository's settings cannot approve servers: say so when they try."""
+    path = Path(root) / ".kiln" / "settings.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []  # absent, or malformed: the permission rules report that one
+    if not isinstance(data, dict):
+        return []
+    return [
+        f".kiln/settings.json: {key} ignored (only the user approves MCP servers: kiln mcp approve)"
+        for key in PROJECT_APPROVAL_KEYS
+        if key in data
+    ]
+
+
+def plan_servers(
+    root: Path, kiln_home: Path | None = None, *, honour_trust_setting: bool = True
+) -> McpPlan:
+    """Every configured server and whether it may start; ``McpConfigError`` if a file is
+    malformed (then nothing starts: a broken user file must not un-shadow a project entry)."""
+    root = Path(root)
+    home = kiln_home if kiln_home is not None else default_kiln_home()
+    user = read_config(user_config_path(home), "user")
+    project = read_config(project_config_path(root), "project")
+    plan = McpPlan(root=root.resolve(), warnings=project_setting_warnings(root))
+    if project_config_path(root).resolve() == user_config_path(home).resolve():
+        project = {}  # the workspace is KILN_HOME's parent: the file is the user's own
+    trusted = False
+    if project and honour_trust_setting:
+        trusted, problems = trust_setting(home)
+        plan.warnings.extend(problems)
+    approved: dict[str, str] = {}
+    if project:
+        try:
+            approved = read_approvals(home, root)
+        except McpConfigError as exc:
+            plan.warnings.append(f"{exc}: no project MCP server is approved")
+    user_namespaces = {api_safe(name) for name in user}
+    plan.servers.extend(ServerState(config, "user") for config in user.values())
+    for name, config in project.items():
+        status: Status
+        if api_safe(name) in user_namespaces:
+            status = "shadowed"
+        elif approved.get(name) == config.fingerprint:
+            status = "approved"
+        elif trusted:
+            status = "trusted"
+        else:
+            status = "changed" if name in approved else "pending"
+        plan.servers.append(ServerState(config, status))
+    return plan
