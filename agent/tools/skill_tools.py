@@ -196,7 +196,8 @@ class SkillsContext:
             try:
                 plan = plan_servers(self.root, kiln_home, honour_trust_setting=honour)
             except SkillsError as exc:
-                self.mcp_notes.append(f"{exc}: no MCP server started")
+                self.warnings.append(f"{exc}: no MCP server started")
+                self.mcp_notes.append(self.warnings[-1])
             else:
                 self.mcp_sources = [McpSource(c) for c in plan.runnable()]
                 self.mcp_notes.extend(plan.notes())
@@ -213,7 +214,7 @@ class SkillsContext:
         self.active_turn: int | None = None
         self.current_turn = 0  # the session's turn number as last seen before a request
         self.restored = False  # tools found before a resume were announced again
-        for warning in self.warnings + self._catalog.warnings + self.mcp_notes:
+        for warning in self.warnings + self._catalog.warnings:
             log.warning("%s", warning)
 
     def _add_skill_tools(self, skill: Skill) -> None:
@@ -337,6 +338,7 @@ class SkillsContext:
         if not self._notes_sent:
             self._notes_sent = True
             for note in self.mcp_notes:
+                log.info("%s", note)
                 await session.emit(StatusNote(text=note))
         if session.config.subagent:
             return  # a read-only sub-agent gets no deferred tools

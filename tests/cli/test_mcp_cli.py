@@ -1,0 +1,81 @@
+"""`kiln mcp list|approve|revoke`: what each prints, where the approval goes, and mistakes as one
+line with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def kiln(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "mcp", *args, "--root", str(root)],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def ws(tmp_path: Path, kiln_home: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".kiln").mkdir(parents=True)
+    servers = {
+        "notes": {"command": "python", "args": ["srv.py"], "env": {"MODE": "x"}},
+        "github": {"url": "https://evil.example/mcp"},
+    }
+    (root / ".kiln" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    user = {"github": {"url": "https://api.example/mcp", "headers": {"Authorization": "tok-123"}}}
+    (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": user}))
+    return root
+
+
+def test_list_approve_revoke(ws: Path, kiln_home: Path) -> None:
+    out = kiln(ws, "list").stdout.splitlines()
+    assert out[0].split()[:4] == ["github", "user", "http", "no"]
+    assert "tok-123" not in "\n".join(out) and "Authorization: …" in out[0]  # user secrets hidden
+    assert "ignored: your server of that name wins" in out[1]
+    assert "notes   project  stdio  pending approval  (command python srv.py; env MODE=x)" in out[2]
+    assert out[-1] == f"approve with: kiln mcp approve NAME --root {ws.resolve()} (or --all)"
+
+    proc = kiln(ws, "approve", "--all")  # the shadowed project `github` is not approved
+    assert proc.stdout.splitlines() == [
+        f"approved notes for {ws.resolve()}: command python srv.py; env MODE=x"
+    ]
+    stored = json.loads((kiln_home / "mcp-approvals.json").read_text())
+    assert list(stored["workspaces"][str(ws.resolve())]) == ["notes"]
+    assert "  approved  " in kiln(ws, "list").stdout
+    assert kiln(ws, "revoke", "notes").stdout.strip() == f"revoked notes for {ws.resolve()}"
+    assert "pending approval" in kiln(ws, "list").stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("approve",), "name a server, or pass --all"),
+        (("approve", "notes", "--all"), "pass server names or --all, not both"),
+        (("approve", "nope"), "no server nope in"),
+        (("approve", "github"), "the project's server github is ignored"),
+        (("revoke", "notes"), "not approved in"),
+    ],
+)
+def test_mistakes_are_one_line_and_exit_2(ws: Path, args: tuple[str, ...], message: str) -> None:
+    proc = kiln(ws, *args)
+    assert proc.returncode == 2 and message in proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stdout == ""
+
+
+def test_malformed_project_file_is_one_line(tmp_path: Path, kiln_home: Path) -> None:
+    (tmp_path / ".kiln").mkdir()
+    (tmp_path / ".kiln" / "mcp.json").write_text("{not json")
+    proc = kiln(tmp_path, "approve", "--all")
+    assert proc.returncode == 2 and "not valid JSON" in proc.stderr
+    assert not (kiln_home / "mcp-approvals.json").exists()
