@@ -5,7 +5,8 @@ context (``SkillsContext.tail_block``, re-sent only when its fingerprint changes
 returns one body on demand; bundled files are read later. Deferred tool schemas (skill sidecars
 and MCP servers) never enter the prefix: ``tool_search`` ranks them and asks the session to
 announce the matches, which makes them callable through the usual permission and output-budget
-path. MCP servers start on the first search, so a session that never needs them never pays.
+path. MCP servers (the user's, and a repository's the user approved: ``skills_registry.mcp_trust``)
+start on the first search, so a session that never needs them never pays.
 """
 
 from __future__ import annotations

@@ -48,10 +48,14 @@ def write_json(path: Path, data: Any) -> None:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = make_failing_repo(tmp_path)  # a git checkout: `kiln run --ci` diffs against it
-    (root / ".kiln").mkdir()
-    (root / ".kiln" / "notes_server.py").write_text(MARKED_SERVER.format(server=str(NOTES_SERVER)))
+    write_marked_server(root)
     write_json(root / ".kiln" / "mcp.json", {"mcpServers": {"notes": marked_entry(root)}})
     return root
+
+
+def write_marked_server(root: Path) -> None:
+    (root / ".kiln").mkdir(exist_ok=True)
+    (root / ".kiln" / "notes_server.py").write_text(MARKED_SERVER.format(server=str(NOTES_SERVER)))
 
 
 def marked_entry(root: Path, *extra: str) -> dict[str, Any]:
