@@ -39,6 +39,8 @@ def save(repo: Path, data: Path, max_commits: int) -> int:
     qs = history.queries(history.mine(repo, max_commits=max_commits))
     out = data / repo.resolve().name
     out.mkdir(parents=True, exist_ok=True)
+    meta = [{"qid": q.qid, "text": q.text, "files": sorted(q.files)} for q in qs]
+    (out / "queries.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="kiln-replay-") as tmp:
         snap = history.Snapshot(repo, Path(tmp) / "worktree")
         snap.goto(qs[0].snapshot)
@@ -48,22 +50,26 @@ def save(repo: Path, data: Path, max_commits: int) -> int:
                 snap.goto(q.snapshot)
             index.update()
             target = out / f"{q.qid}.db"
-            if not target.exists():
-                dst = sqlite3.connect(target)
+            if not target.exists():  # written aside, then renamed: `score` may run meanwhile
+                part = target.with_suffix(".part")
+                part.unlink(missing_ok=True)
+                dst = sqlite3.connect(part)
                 index._reader().backup(dst)  # noqa: SLF001 (a bench tool reading its own index)
                 dst.close()
+                part.rename(target)
         index.close()
-    meta = [{"qid": q.qid, "text": q.text, "files": sorted(q.files)} for q in qs]
-    (out / "queries.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
     return len(qs)
 
 
 def score_set(folder: Path) -> dict[str, int | None]:
-    """First relevant file rank per query of one saved set, with the live ranking code."""
+    """First relevant file rank per query of one saved set, with the live ranking code (a
+    set still being saved is scored on the snapshots saved so far)."""
     from indexer.ranking import search
 
     ranks: dict[str, int | None] = {}
     for q in json.loads((folder / "queries.json").read_text(encoding="utf-8")):
+        if not (folder / (q["qid"] + ".db")).exists():
+            continue
         conn = sqlite3.connect(f"file:{folder / (q['qid'] + '.db')}?mode=ro", uri=True)
         try:
             hits = search(conn, q["text"], DEPTH, {})

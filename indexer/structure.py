@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from indexer.tokens import split_cached
+from indexer import weights as W
+from indexer.tokens import query_terms, split_cached
 
 # "scope: …", "type(scope): …", "type(scope)!: …", "[scope] …", at the start of the query.
 _SCOPED = re.compile(
@@ -56,6 +57,22 @@ _KINDS = frozenset(
     }
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+# Tracker keys (``KAFKA-16448``, ``[JDK-8293]``) and the words that only say a change is a fix.
+_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,15}-\d+\b")
+_CHANGE = re.compile(r"\b(fix(e[sd]|ing)?|bug(s|fix)?|hotfix)\b", re.IGNORECASE)
+
+
+def code_query(query: str) -> str:
+    """The query the code is searched with: a tracker key names a ticket, not code (its digits
+    are rare words that match by accident), and with ``CHANGE_WORDS_OUT`` "fix"/"bug" go too
+    (in a large Java tree "fix" is rare in code and matches ``FixedKeyRecord``). The history
+    step keeps the whole query: follow-up commits of a ticket repeat its key."""
+    out = _TICKET.sub(" ", query)
+    if W.CHANGE_WORDS_OUT:
+        out = _CHANGE.sub(" ", out)
+    return out if query_terms(out) else query
 
 
 def scope_words(query: str) -> frozenset[str]:
@@ -108,3 +125,24 @@ _TOOLING = re.compile(
 
 def is_tooling_path(path: str) -> bool:
     return bool(_TOOLING.search(path.rsplit("/", 1)[-1]))
+
+
+# What a test file is named after: FooTest.java, FooTests.kt, FooIT.java, TestFoo.java,
+# foo_test.go, test_foo.py, foo_test.py, foo.test.ts, foo.spec.js -> Foo / foo.
+_TEST_NAMES = (
+    re.compile(r"^(?P<s>[A-Z]\w*?)(Tests?|IT|TestCase)\.(java|kt|scala|groovy|cs)$"),
+    re.compile(r"^Test(?P<s>[A-Z]\w*)\.(java|kt|scala|groovy|cs)$"),
+    re.compile(r"^(?P<s>\w+?)_test\.(go|py|rs|rb|exs?)$"),
+    re.compile(r"^test_(?P<s>\w+)\.py$"),
+    re.compile(r"^(?P<s>[\w.-]+?)\.(test|spec)\.[cm]?[jt]sx?$"),
+)
+
+
+def subject_of_test(path: str) -> str | None:
+    """The file stem of the code a test file is named after (``FooTest.java`` -> ``Foo``)."""
+    name = path.rsplit("/", 1)[-1]
+    for pattern in _TEST_NAMES:
+        found = pattern.match(name)
+        if found:
+            return found["s"]
+    return None

@@ -50,6 +50,12 @@ VENDOR_PENALTY = 0.4
 TOOLING_PENALTY = 0.6
 TEXT_WINDOW_PENALTY = 0.4  # non-code fallback blocks
 
+# Whether "fix", "bug" and the like are left out of the words the code is searched with.
+CHANGE_WORDS_OUT = False
+
+# A query naming a test: the file the test is named after gets this x the test's score.
+TEST_SUBJECT_WEIGHT = 1.0
+
 # A query that names a component first ("ignore: …", "fix(fetch): …"): a candidate whose
 # folders or file name hold that component's words is multiplied by 1 + this x the share held.
 SCOPE_WEIGHT = 1.0

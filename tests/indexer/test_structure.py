@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from indexer import Index
-from indexer.structure import is_tooling_path, scope_words
+from indexer.structure import is_tooling_path, scope_words, subject_of_test
 
 from .conftest import write
 
@@ -106,3 +106,78 @@ def test_declarations_and_build_configs_rank_below_the_code(
 )
 def test_tooling_paths(path: str, tooling: bool) -> None:
     assert is_tooling_path(path) is tooling
+
+
+def test_a_named_test_brings_in_the_code_it_tests(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(
+        repo,
+        "appender/src/main/java/org/acme/log/KafkaAppender.java",
+        "package org.acme.log;\n\npublic class KafkaAppender {\n"
+        "    private Sender sender;\n\n"
+        "    public void close() {\n        sender = null;\n    }\n}\n",
+    )
+    write(
+        repo,
+        "appender/src/test/java/org/acme/log/KafkaAppenderTest.java",
+        "package org.acme.log;\n\npublic class KafkaAppenderTest {\n"
+        "    @Test\n    public void testProducerLeaks() {\n"
+        "        KafkaAppender appender = new KafkaAppender();\n        appender.close();\n    }\n}\n",
+    )
+    for i in range(12):  # other code that says "producer" more than the appender does
+        write(
+            repo,
+            f"clients/src/main/java/org/acme/clients/Producer{i}.java",
+            f"package org.acme.clients;\n\npublic class Producer{i} {{\n"
+            "    // a producer leaks buffers when the producer is not closed\n"
+            "    public void send() {}\n}\n",
+        )
+    idx = open_index(repo)
+    idx.update()
+    paths = [h.path for h in idx.search("Fix producer leaks in KafkaAppenderTest", 5)]
+    assert set(paths[:2]) == {
+        "appender/src/main/java/org/acme/log/KafkaAppender.java",
+        "appender/src/test/java/org/acme/log/KafkaAppenderTest.java",
+    }
+
+
+@pytest.mark.parametrize(
+    ("path", "subject"),
+    [
+        ("core/src/test/java/org/a/LogManagerTest.java", "LogManager"),
+        ("core/src/test/java/org/a/LogManagerIT.java", "LogManager"),
+        ("core/src/test/java/org/a/TestLogManager.java", "LogManager"),
+        ("pkg/router/tree_test.go", "tree"),
+        ("tests/test_decoders.py", "decoders"),
+        ("lib/core/buildURL.spec.ts", "buildURL"),
+        ("test/unit/headers.test.js", "headers"),
+        ("lib/core/Axios.js", None),
+        ("src/testing.rs", None),
+    ],
+)
+def test_what_a_test_file_is_named_after(path: str, subject: str | None) -> None:
+    assert subject_of_test(path) == subject
+
+
+def test_a_tracker_key_is_not_searched_for_in_the_code(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(
+        repo,
+        "streams/src/main/java/org/acme/TaskManager.java",
+        "public class TaskManager {\n"
+        "    public void handleTasks(StateUpdater updater) {\n"
+        "        updater.drainTasks();\n    }\n}\n",
+    )
+    write(  # mentions the ticket's digits, nothing else of the query
+        repo,
+        "clients/src/main/java/org/acme/Versions.java",
+        "public class Versions {\n    // 16508: raised the limit\n    int limit = 16508;\n}\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    hits = idx.search("KAFKA-16508: handle tasks in the state updater", 5)
+    assert {h.path for h in hits} == {"streams/src/main/java/org/acme/TaskManager.java"}
+    # a query that is only a key still finds where the key is written
+    assert idx.search("KAFKA-16508", 1)[0].path == "clients/src/main/java/org/acme/Versions.java"
