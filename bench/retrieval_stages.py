@@ -1,12 +1,12 @@
 """Where a history query's fixed file is lost inside ``indexer.ranking.search``: its rank after
-each step (BM25 candidates, the graph walk, fusion, the path and name priors, the history
-votes), which query terms were scored at all, and what the history signals gave it against
-the winner. Written next to each query's hits by ``python -m bench.retrieval history --hits
-FILE --stages``; read by hand (see ``bench/README.md``, large trees).
+each step (BM25 candidates, the graph walk, their fusion, the path, name and scope priors, the
+history votes), which query terms were scored at all, and what the history signals gave it
+against the winner. Written next to each query's hits by ``python -m bench.retrieval history
+--hits FILE --stages``; ``python -m bench.retrieval_stages FILE...`` counts the losses per set.
 
-It re-runs the steps of ``ranking.search`` from the ranking module's own helpers, so it
-describes the ranking of the same commit; when the helpers change shape it reports the error
-in the row instead of failing the run.
+The real ``ranking.search`` runs with its BM25, graph and history steps watched (the module's
+own helpers, wrapped for the one call), so the ranks are those of the code under test; if the
+helpers change shape, the row carries the error instead of ending the run.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from indexer import history, ranking
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
-from indexer.tokens import fts_match, query_terms, query_words, rarest_within, stem
+from indexer.tokens import fts_match, query_terms, rarest_within, stem
 
 
 def _file_rank(ids: list[int], meta: dict[int, tuple], relevant: frozenset[str]) -> int | None:
@@ -31,6 +31,15 @@ def _file_rank(ids: list[int], meta: dict[int, tuple], relevant: frozenset[str])
             if path in relevant:
                 return len(seen)
     return None
+
+
+def _path_rank(paths: list[str], relevant: frozenset[str]) -> int | None:
+    return next((i for i, p in enumerate(paths, 1) if p in relevant), None)
+
+
+def _df(conn: sqlite3.Connection, term: str) -> int:
+    row = conn.execute("SELECT doc FROM blocks_vocab WHERE term = ?", (stem(term),)).fetchone()
+    return row[0] if row else 0
 
 
 def _kind(path: str) -> str:
@@ -49,38 +58,50 @@ def stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: in
 
 
 def _stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: int) -> dict:
+    seen: dict[str, object] = {}
+    real = {n: getattr(ranking, n) for n in ("_lexical", "_pagerank", "_add_history")}
+
+    def lexical(*args: object) -> list[int]:
+        seen["lexical"] = out = real["_lexical"](*args)
+        return out
+
+    def pagerank(*args: object) -> list[int]:
+        seen["graph"] = out = real["_pagerank"](*args)
+        return out
+
+    def add_history(conn_, terms_, ordered, meta, fused) -> None:  # noqa: ANN001
+        seen["prior"] = list(ordered)
+        seen["meta"] = meta
+        real["_add_history"](conn_, terms_, ordered, meta, fused)
+
+    # The real search, watched at its steps (BM25 list, graph walk, the order history gets).
+    for name, fn in (("_lexical", lexical), ("_pagerank", pagerank), ("_add_history", add_history)):
+        setattr(ranking, name, fn)
+    try:
+        hits = ranking.search(conn, query, k, {})
+    finally:
+        for name, fn in real.items():
+            setattr(ranking, name, fn)
     terms = query_terms(query)
-    df: dict[str, int] = {}
-    lexical = ranking._lexical(conn, terms, k, df)
+    df = {t: _df(conn, t) for t in terms}
     selected, _ = rarest_within(terms, df, W.MATCH_DOC_BUDGET)
-    words = {w.lower() for w in query_words(query)}
-    named = words | ranking.joined_words(query)
-    meta = ranking._meta(conn, lexical)
-    seeds = ranking._seeds(conn, lexical, words)
-    graph = ranking._pagerank(conn, seeds, meta)[: W.GRAPH_CANDIDATES]
-    meta.update(ranking._meta(conn, [i for i in graph if i not in meta]))
+    lexical_ids = seen.get("lexical", [])
+    graph_ids = list(seen.get("graph", []))[: W.GRAPH_CANDIDATES]
+    meta = dict(seen.get("meta") or {})
+    meta.update(ranking._meta(conn, [i for i in lexical_ids + graph_ids if i not in meta]))
     fused: dict[int, float] = defaultdict(float)
-    for rank, block_id in enumerate(lexical):
+    for rank, block_id in enumerate(lexical_ids):
         fused[block_id] += W.LEXICAL_WEIGHT / (W.FUSION_K + rank + 1)
-    for rank, block_id in enumerate(graph):
+    for rank, block_id in enumerate(graph_ids):
         fused[block_id] += W.GRAPH_WEIGHT / (W.FUSION_K + rank + 1)
-    ordered = sorted(fused, key=lambda i: (-fused[i], i))[: max(W.PRIOR_TOP, 4 * k)]
-    fused_rank = _file_rank(ordered, meta, relevant)
-    vendored = ranking._Vendored(conn)
-    for block_id in ordered:
-        path, kind, name = meta[block_id][:3]
-        fused[block_id] *= ranking._prior(path, kind, name, named, set(terms), vendored(path))
-    ordered.sort(key=lambda i: (-fused[i], i))
-    prior_rank = _file_rank(ordered, meta, relevant)
-    top_file = meta[ordered[0]][0] if ordered else None
-    skipped = bool(ordered) and ranking._names_a_definition(ordered, meta, set(terms))
-    files = {meta[i][0] for i in ordered}
+    fused_ids = sorted(fused, key=lambda i: (-fused[i], i))
+    skipped = "prior" not in seen
+    final = [h.path for h in hits]
+    prior_files = list(dict.fromkeys(meta[i][0] for i in seen["prior"])) if not skipped else final
+    winner = final[0] if final else None
+    files = set(prior_files) | set(final)
     evidence = history.file_scores(conn, terms, files | set(relevant))
     recent = history.recent_activity(conn, files | set(relevant))
-    if ordered and not skipped:
-        ranking._add_history(conn, terms, ordered, meta, fused)
-    final_rank = _file_rank(ordered, meta, relevant)
-    winner = meta[ordered[0]][0] if ordered else None
     # Which query terms the fixed file contains at all (any block, any column).
     present = {}
     for path in sorted(relevant):
@@ -102,13 +123,13 @@ def _stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: i
         "terms": {t: df.get(t, 0) for t in terms},
         "scored_terms": selected,
         "blocks": n_blocks,
-        "lexical_rank": _file_rank(lexical, meta, relevant),
-        "graph_rank": _file_rank(graph, meta, relevant),
-        "fused_rank": fused_rank,
-        "prior_rank": prior_rank,
-        "final_rank": final_rank,
+        "lexical_rank": _file_rank(lexical_ids, meta, relevant),
+        "graph_rank": _file_rank(graph_ids, meta, relevant),
+        "fused_rank": _file_rank(fused_ids, meta, relevant),
+        "prior_rank": _path_rank(prior_files, relevant),
+        "final_rank": _path_rank(list(dict.fromkeys(final)), relevant),
         "history_skipped": skipped,
-        "top_before_history": top_file,
+        "top_before_history": prior_files[0] if prior_files else None,
         "winner": winner,
         "winner_kind": _kind(winner) if winner else None,
         "evidence": {p: round(evidence.get(p, 0.0), 3) for p in sorted(relevant)},

@@ -410,3 +410,44 @@ def test_hits_file_says_where_each_fixed_file_ranked_and_why(tmp_path: Path) -> 
         text=True,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error: cannot read")
+
+
+def test_saved_runs_pool_to_what_one_run_over_all_sets_prints(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    import json
+
+    a = bench.Result("history(a, 2 fixes)", "kiln", 2, {}, None, 1.0, 2.0, {"q1": 1, "q2": None})
+    b = bench.Result("history(b, 1 fixes)", "kiln", 1, {}, None, 3.0, 5.0, {"q3": 4})
+    (tmp_path / "a.json").write_text(bench.to_json([a, *bench.pooled([a])], per_query=True))
+    (tmp_path / "b.json").write_text(bench.to_json([b], per_query=True))
+    (tmp_path / "flat.json").write_text(bench.to_json([b], per_query=False))
+
+    def pool(*names: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "bench.retrieval_pool", "--json"]
+            + [str(tmp_path / n) for n in names],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+
+    done = pool("a.json", "b.json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["dataset"]: r for r in json.loads(done.stdout)}
+    expected = bench.pooled([a, b])[0]
+    assert (
+        rows[expected.dataset]["file"]
+        == expected.file
+        == {
+            "R@1": 0.3333,
+            "R@5": 0.6667,
+            "R@10": 0.6667,
+            "MRR": 0.4167,
+        }
+    )
+    assert rows[expected.dataset]["file_ci"]["R@1"] == list(expected.file_ci["R@1"])
+    twice = pool("b.json", "b.json")
+    assert twice.returncode == 2 and "appears twice" in twice.stderr
+    flat = pool("flat.json")
+    assert flat.returncode == 2 and "without --per-query" in flat.stderr
