@@ -92,12 +92,39 @@ class Candidate:
     size: int
 
 
+class _SpecCache:
+    """Compiled ``.gitignore`` files by path, valid while the file's stat is unchanged: one
+    file's update (every keystroke in an editor) checks each folder above it, and compiling
+    the patterns costs far more than a ``stat``."""
+
+    SIZE = 256
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[tuple[int, ...], pathspec.PathSpec]] = {}
+
+    def get(self, path: Path) -> pathspec.PathSpec | None:
+        try:
+            st = os.stat(path)
+            key = str(path)
+            sig = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+            hit = self._items.get(key)
+            if hit is not None and hit[0] == sig:
+                return hit[1]
+            text = path.read_text("utf-8", errors="replace")
+        except OSError:
+            return None
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", text.splitlines())
+        if len(self._items) >= self.SIZE:
+            self._items.pop(next(iter(self._items)), None)
+        self._items[key] = (sig, spec)
+        return spec
+
+
+_specs = _SpecCache()
+
+
 def _ignore_spec(folder: Path) -> pathspec.PathSpec | None:
-    try:
-        text = (folder / ".gitignore").read_text("utf-8", errors="replace")
-    except OSError:
-        return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", text.splitlines())
+    return _specs.get(folder / ".gitignore")
 
 
 def walk(root: Path) -> Iterator[Candidate]:

@@ -17,12 +17,12 @@ CACHE_FILES = 32  # trees kept for the most recently edited files
 
 
 def _prefix(a: bytes, b: bytes) -> int:
-    """Length of the common prefix (binary search over C-speed slice compares)."""
-    ma, mb = memoryview(a), memoryview(b)
+    """Length of the common prefix (binary search over C-speed slice compares: ``bytes``
+    slices, whose ``==`` is a memcmp; a memoryview's compares item by item, 70x slower)."""
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if ma[lo:mid] == mb[lo:mid]:
+        if a[lo:mid] == b[lo:mid]:
             lo = mid
         else:
             hi = mid - 1
@@ -31,12 +31,11 @@ def _prefix(a: bytes, b: bytes) -> int:
 
 def _suffix(a: bytes, b: bytes, limit: int) -> int:
     """Length of the common suffix, at most ``limit``."""
-    ma, mb = memoryview(a), memoryview(b)
     la, lb = len(a), len(b)
     lo, hi = 0, limit
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if ma[la - mid : la - lo] == mb[lb - mid : lb - lo]:
+        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
             lo = mid
         else:
             hi = mid - 1

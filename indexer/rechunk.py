@@ -17,7 +17,9 @@ holds that on random edit sequences in five languages.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -129,7 +131,7 @@ def _splice(
         if inside or (overlaps and not encloses):
             return None
     lo_byte = _line_start(data, node.start_byte - node.start_point[1], def_line - first)
-    if indent and _dedented(data, node, body):
+    if indent and _dedented(data, node, body, cut):
         return None  # a line left of the def (a comment?): the file's parse may differ
     ranges = _ranges(language, data, outer, lo_byte, node, first)
     if ranges is None:
@@ -175,12 +177,24 @@ def _ranges(
     return [*heads, own, *reversed(tails)]
 
 
-def _dedented(data: bytes, node: Any, body: Any) -> bool:
-    """Whether a line of the function's body starts left of, or at, the ``def``."""
+def _dedented(data: bytes, node: Any, body: Any, cut: int) -> bool:
+    """Whether the function's extent in a parse of the whole file may differ from its old one:
+    a line of its body (from the line after the header's colon, ``cut``: a line typed above
+    the first statement counts) starts left of, or at, the ``def``; or the first line after
+    the function is indented as deep as the body's shallowest line, so the body could run on
+    past its old end."""
     column = node.start_point[1]
-    start = data.rfind(b"\n", 0, body.start_byte) + 1
+    after_colon = data.find(b"\n", cut) + 1 or len(data)
+    start = min(data.rfind(b"\n", 0, body.start_byte) + 1, after_colon)
     lines = data[start : node.end_byte].split(b"\n")
-    return any(line.strip() and len(line) - len(line.lstrip()) <= column for line in lines)
+    shallowest = min((len(x) - len(x.lstrip()) for x in lines if x.strip()), default=0)
+    if shallowest <= column:
+        return True
+    following = _NEXT_LINE.search(data, node.end_byte)
+    return following is not None and len(following.group(1)) >= shallowest
+
+
+_NEXT_LINE = re.compile(rb"\n([ \t]*)\S")  # the indentation of the next non-blank line
 
 
 def _chunk_function(
@@ -261,20 +275,40 @@ def _enclosing_function(language: str, tree: Any, data: bytes, lo: int, hi: int)
 
 
 def _apply(old: list[Block], s: Splice) -> list[Block]:
-    out = [b for b in old if not (s.old_first <= b.start_line and b.end_line <= s.old_last)]
-    moved = []
-    for b in out:
-        start = b.start_line + s.delta if b.start_line > s.edit_last else b.start_line
-        end = b.end_line + s.delta if b.end_line >= s.edit_last else b.end_line
-        if (start, end) == (b.start_line, b.end_line):
-            moved.append(b)
-            continue
-        copy = object.__new__(Block)  # the same block (its cached hash too), moved
-        copy.__dict__.update(b.__dict__, start_line=start, end_line=end)
-        moved.append(copy)
-    moved.extend(s.blocks)
-    moved.sort(key=lambda b: (b.start_line, -b.end_line))
-    return moved
+    """``old`` (sorted by start line, longest first) with the function's blocks replaced and
+    the blocks around it moved. ``_splice`` made sure the function's blocks are one run of
+    ``old`` with every block above starting before it and every block below after it, so the
+    result is the part above, the new blocks, the part below: no sort, and only blocks whose
+    lines change are copied."""
+    first = bisect.bisect_left(old, s.old_first, key=_start)
+    last = first
+    while last < len(old) and old[last].end_line <= s.old_last:
+        last += 1
+    if last < len(old) and old[last].start_line <= s.old_last:  # not one run: the long way
+        kept = [b for b in old if not (s.old_first <= b.start_line and b.end_line <= s.old_last)]
+        return sorted([*(_moved(b, s) for b in kept), *s.blocks], key=_order)
+    out = [_moved(b, s) for b in old[:first]]
+    out.extend(s.blocks)
+    out.extend(_moved(b, s) for b in old[last:])
+    return out
+
+
+def _start(b: Block) -> int:
+    return b.start_line
+
+
+def _order(b: Block) -> tuple[int, int]:
+    return b.start_line, -b.end_line
+
+
+def _moved(b: Block, s: Splice) -> Block:
+    start = b.start_line + s.delta if b.start_line > s.edit_last else b.start_line
+    end = b.end_line + s.delta if b.end_line >= s.edit_last else b.end_line
+    if not s.delta or (start, end) == (b.start_line, b.end_line):
+        return b
+    copy = object.__new__(Block)  # the same block (its cached hash too), moved
+    copy.__dict__.update(b.__dict__, start_line=start, end_line=end)
+    return copy
 
 
 def _text(data: bytes, node: Any) -> str:

@@ -100,8 +100,62 @@ def m005_history_vocab(db: sqlite_utils.Database) -> None:
     db.execute("CREATE VIRTUAL TABLE commits_vocab USING fts5vocab(commits_fts, 'row')")
 
 
+ROW_COLUMNS = (  # of ``block_rows``: every column of ``blocks`` but the line span
+    "id, file_id, path, language, kind, name, signature, docstring, hash, text, refs, "
+    "fts_path, fts_name, idents"
+)
+BLOCKS_VIEW = (
+    "CREATE VIEW blocks AS SELECT r.id, r.file_id, r.path, r.language, r.kind, r.name, "
+    "r.signature, r.docstring, l.start_line, l.end_line, r.hash, r.text, r.refs, r.fts_path, "
+    "r.fts_name, r.idents FROM block_rows r JOIN block_lines l ON l.id = r.id"
+)
+
+
+def m006_block_lines(db: sqlite_utils.Database) -> None:
+    """Line spans in a narrow table of their own (``block_lines``), the rest of a block in
+    ``block_rows``, and ``blocks`` a view joining the two with the columns it had before.
+    An edit that adds a line moves every block below it: rewriting two integers per block in
+    ``block_lines`` touches a page or two, where rewriting ``blocks`` rows (texts and all)
+    touched a page per block or two, most of what an edit wrote. The view takes writes too
+    (INSTEAD OF triggers); the store writes the two tables directly."""
+    db.execute(
+        "CREATE TABLE block_lines (id INTEGER PRIMARY KEY, start_line INTEGER NOT NULL, "
+        "end_line INTEGER NOT NULL)"
+    )
+    db.execute("INSERT INTO block_lines SELECT id, start_line, end_line FROM blocks")
+    db.execute("ALTER TABLE blocks RENAME TO block_rows")
+    db.execute("ALTER TABLE block_rows DROP COLUMN start_line")
+    db.execute("ALTER TABLE block_rows DROP COLUMN end_line")
+    db.execute(BLOCKS_VIEW)
+    columns = ROW_COLUMNS.split(", ")
+    new = ", ".join(f"NEW.{c}" for c in columns)
+    sets = ", ".join(f"{c} = NEW.{c}" for c in columns[1:])
+    db.execute(
+        "CREATE TRIGGER blocks_insert INSTEAD OF INSERT ON blocks BEGIN "
+        f"INSERT INTO block_rows ({ROW_COLUMNS}) VALUES ({new}); "
+        "INSERT INTO block_lines VALUES (last_insert_rowid(), NEW.start_line, NEW.end_line); END"
+    )
+    db.execute(
+        "CREATE TRIGGER blocks_update INSTEAD OF UPDATE ON blocks BEGIN "
+        f"UPDATE block_rows SET {sets} WHERE id = OLD.id; "
+        "UPDATE block_lines SET start_line = NEW.start_line, end_line = NEW.end_line "
+        "WHERE id = OLD.id; END"
+    )
+    db.execute(
+        "CREATE TRIGGER blocks_delete INSTEAD OF DELETE ON blocks BEGIN "
+        "DELETE FROM block_rows WHERE id = OLD.id; DELETE FROM block_lines WHERE id = OLD.id; END"
+    )
+
+
 # In order; a name, once released, never changes (it is what an index file records).
-STEPS = (m001_initial, m002_fts_vocab, m003_fts_merge, m004_history, m005_history_vocab)
+STEPS = (
+    m001_initial,
+    m002_fts_vocab,
+    m003_fts_merge,
+    m004_history,
+    m005_history_vocab,
+    m006_block_lines,
+)
 
 
 def migration_set() -> Migrations:

@@ -132,6 +132,21 @@ def test_gitignore_is_honoured(repo: Path, open_index: Callable[..., Index]) -> 
     assert idx.update_file("generated/out.py") == 0  # one-file updates obey the same rules
 
 
+def test_an_edited_gitignore_applies_to_the_next_one_file_update(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, ".gitignore", "*.tmp.py\n")
+    write(repo, "src/notes.py", "def noted_symbol():\n    pass\n")
+    idx = open_index(repo)
+    idx.update()
+    assert idx.update_file("src/notes.py") == 1
+    write(repo, ".gitignore", "*.tmp.py\nnotes.py\n")  # compiled patterns are cached per file
+    assert idx.update_file("src/notes.py") == 0
+    write(repo, "src/.gitignore", "!notes.py\n")  # a new .gitignore deeper down is read too
+    (repo / ".gitignore").unlink()
+    assert idx.update_file("src/notes.py") == 1
+
+
 def test_binaries_minified_and_generated_files_are_skipped(
     repo: Path, open_index: Callable[..., Index]
 ) -> None:

@@ -4,6 +4,7 @@ edit sequences in several languages, and the index keeps the rows of untouched b
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,6 +59,8 @@ SNIPPETS = [
     "STATEMENT",  # three times: the common edit, which re-chunks one function
     "STATEMENT",
     "STATEMENT",
+    "DROP_LINE",  # a whole line deleted: a body loses a statement and what it referenced
+    "DROP_LINE",
     "x",
     "\n",
     "    y = 2\n",
@@ -114,6 +117,8 @@ def _apply(text: str, where: float, cut: int, insert: str) -> str:
         line = text[lines_start:].split("\n", 1)[0]
         indent = line[: len(line) - len(line.lstrip())]
         return text[:lines_start] + f"{indent}q = 1;\n" + text[lines_start:]
+    if insert == "DROP_LINE":
+        return text[:lines_start] + text[lines_start:].partition("\n")[2]
     if insert.endswith("\n"):
         at = lines_start  # whole lines go in at a line start, as typed
     return text[:at] + insert + text[at + cut :]
@@ -208,3 +213,57 @@ def test_an_edit_keeps_the_rows_of_untouched_blocks_and_matches_a_full_index(
     full = open_index(fresh)
     full.update()
     assert [r[1:] for r in after] == [r[1:] for r in _rows(full.db_path)]
+
+
+def _state(db: Path) -> dict[str, object]:
+    """What a search can see in an index file, row ids aside: blocks, the symbol rows by the
+    block they point at, the files' rows, and FTS term counts (after FTS5's own check that
+    its index matches the blocks' text)."""
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('integrity-check', 1)")
+        block = "b.path, b.start_line, b.end_line, b.name"
+        return {
+            "blocks": conn.execute(
+                "SELECT path, language, kind, name, signature, docstring, start_line, end_line,"
+                " hash, text, refs, fts_path, fts_name, idents FROM blocks"
+                " ORDER BY path, start_line, end_line, name"
+            ).fetchall(),
+            **{
+                table: sorted(
+                    conn.execute(
+                        f"SELECT t.name, {block}, f.path FROM {table} t"
+                        " JOIN blocks b ON b.id = t.block_id JOIN files f ON f.id = t.file_id"
+                    ).fetchall()
+                )
+                for table in ("defs", "refs")
+            },
+            "files": conn.execute("SELECT path, hash, blocks FROM files").fetchall(),
+            "terms": conn.execute("SELECT term, doc, cnt FROM blocks_vocab").fetchall(),
+        }
+    finally:
+        conn.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edit_sequences())
+def test_random_edits_leave_the_index_of_a_fresh_run(case: tuple) -> None:
+    """Each edit goes through ``update_file`` (spliced when it can be); the index file ends up
+    holding what a full index of the final text holds."""
+    path, edits = case
+    with tempfile.TemporaryDirectory() as tmp:
+        repo, fresh = Path(tmp, "repo"), Path(tmp, "fresh")
+        repo.mkdir()
+        fresh.mkdir()
+        text = BASES[path]
+        (repo / path).write_text(text)
+        with Index(repo) as idx:
+            idx.update()
+            idx.update_file(path, text)
+            for where, cut, insert in edits:
+                text = _apply(text, where, cut, insert)
+                idx.update_file(path, text)
+        (fresh / path).write_text(text)
+        with Index(fresh) as full:
+            full.update()
+        assert _state(repo / ".kiln" / "index.db") == _state(fresh / ".kiln" / "index.db")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from indexer import Index, schema
 from indexer.chunker import chunk_file
-from indexer.store import prepare, write_file
+from indexer.store import BLOCK_COLUMNS, FTS_COLUMNS, Prepared, prepare
 
 from .conftest import write
 
@@ -54,6 +54,29 @@ INSERT INTO _migrations VALUES ('m001_initial', 1764000000.0), ('m002_fts_vocab'
 SOURCE = 'def settle_invoice(invoice):\n    """Mark an invoice paid."""\n    return invoice\n'
 
 
+def _legacy_write(
+    conn: sqlite3.Connection, rel: str, mtime_ns: int, size: int, prepared: Prepared
+) -> None:
+    """A file's rows as the store wrote them into the legacy ``blocks`` table."""
+    file_id = conn.execute(
+        "INSERT INTO files (path, language, mtime_ns, size, hash, blocks, indexed_at)"
+        " VALUES (?, 'python', ?, ?, 'legacy', ?, 0)",
+        (rel, mtime_ns, size, len(prepared)),
+    ).lastrowid
+    conn.executemany(
+        f"INSERT INTO blocks (file_id, {BLOCK_COLUMNS}) VALUES ({', '.join('?' * 15)})",
+        [(file_id, *row) for row in prepared.rows],  # complete: no known hashes,
+    )
+    cols = ", ".join(FTS_COLUMNS)
+    conn.execute(f"INSERT INTO blocks_fts(rowid, {cols}) SELECT id, {cols} FROM blocks")
+    for table, names in (("defs", prepared.defs), ("refs", prepared.refs)):
+        ids = [r[0] for r in conn.execute("SELECT id FROM blocks ORDER BY id")]
+        conn.executemany(
+            f"INSERT OR IGNORE INTO {table} VALUES (?, ?, ?)",
+            [(n, block_id, file_id) for block_id, ns in zip(ids, names, strict=True) for n in ns],
+        )
+
+
 def _recorded(db: Path) -> list[str]:
     conn = sqlite3.connect(db)
     try:
@@ -85,10 +108,10 @@ def test_a_legacy_index_is_adopted_without_rerunning_or_losing_rows(
     st = path.stat()
     prepared = prepare("billing.py", chunk_file("billing.py", path.read_bytes()))
     conn.execute("BEGIN")
-    write_file(conn, "billing.py", "python", st.st_mtime_ns, st.st_size, "legacy", prepared)
+    _legacy_write(conn, "billing.py", st.st_mtime_ns, st.st_size, prepared)
     conn.execute("INSERT INTO meta VALUES ('chunker', ?)", (schema.CHUNKER_VERSION,))
     conn.execute("COMMIT")
-    block_ids = conn.execute("SELECT id FROM blocks ORDER BY id").fetchall()
+    block_ids = conn.execute("SELECT id, start_line, end_line FROM blocks ORDER BY id").fetchall()
     conn.close()
 
     idx = open_index(repo)
@@ -98,7 +121,8 @@ def test_a_legacy_index_is_adopted_without_rerunning_or_losing_rows(
     assert _recorded(db) == [step.__name__ for step in schema.STEPS]
     check = sqlite3.connect(db)
     try:
-        assert check.execute("SELECT id FROM blocks ORDER BY id").fetchall() == block_ids
+        rows = check.execute("SELECT id, start_line, end_line FROM blocks ORDER BY id")
+        assert rows.fetchall() == block_ids  # ids and line spans kept across m006's split
         legacy = check.execute(
             "SELECT count(*) FROM sqlite_master WHERE name = '_migrations'"
         ).fetchone()
