@@ -68,11 +68,14 @@ def score_set(folder: Path) -> dict[str, int | None]:
 
     ranks: dict[str, int | None] = {}
     for q in json.loads((folder / "queries.json").read_text(encoding="utf-8")):
-        if not (folder / (q["qid"] + ".db")).exists():
+        db = folder / (q["qid"] + ".db")
+        if not db.exists() or db.with_name(db.name + "-journal").exists():
             continue
         conn = sqlite3.connect(f"file:{folder / (q['qid'] + '.db')}?mode=ro", uri=True)
         try:
             hits = search(conn, q["text"], DEPTH, {})
+        except sqlite3.OperationalError:  # a snapshot still being written
+            continue
         finally:
             conn.close()
         files = file_ranking(hits)

@@ -16,12 +16,12 @@ COLUMN_WEIGHTS: dict[str, float] = {
 }
 
 # How many lexical candidates are pulled from FTS5, and graph nodes kept, before fusion.
-LEXICAL_CANDIDATES = 100
+LEXICAL_CANDIDATES = 200
 GRAPH_CANDIDATES = 100
 # Most blocks whose BM25 score is computed per query (rarest terms first; see ranking._lexical).
-MATCH_DOC_BUDGET = 2000
+MATCH_DOC_BUDGET = 6000
 # Name match, penalties and the like are applied to this many fused candidates (at least 4k).
-PRIOR_TOP = 60
+PRIOR_TOP = 100
 
 # Reciprocal-rank fusion: score = W / (FUSION_K + rank).
 FUSION_K = 40.0
@@ -51,7 +51,7 @@ TOOLING_PENALTY = 0.6
 TEXT_WINDOW_PENALTY = 0.4  # non-code fallback blocks
 
 # Whether "fix", "bug" and the like are left out of the words the code is searched with.
-CHANGE_WORDS_OUT = False
+CHANGE_WORDS_OUT = True
 
 # A query naming a test: the file the test is named after gets this x the test's score.
 TEST_SUBJECT_WEIGHT = 1.0

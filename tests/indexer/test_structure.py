@@ -181,3 +181,26 @@ def test_a_tracker_key_is_not_searched_for_in_the_code(
     assert {h.path for h in hits} == {"streams/src/main/java/org/acme/TaskManager.java"}
     # a query that is only a key still finds where the key is written
     assert idx.search("KAFKA-16508", 1)[0].path == "clients/src/main/java/org/acme/Versions.java"
+
+
+def test_fix_and_bug_are_not_searched_for_in_the_code(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(
+        repo,
+        "streams/src/main/java/org/acme/ProcessorNode.java",
+        "public class ProcessorNode {\n    public void process(Record record) {\n"
+        "        // a null key used to crash the processor\n"
+        "        if (record.key() == null) return;\n        child.process(record);\n    }\n}\n",
+    )
+    write(  # "Fixed" stems to "fix": without the rule this interface wins
+        repo,
+        "streams/src/main/java/org/acme/FixedKeyProcessor.java",
+        "public interface FixedKeyProcessor {\n    void process(FixedKeyRecord record);\n}\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    hit = idx.search("Fixed a crash in the processor", 1)[0]
+    assert hit.path == "streams/src/main/java/org/acme/ProcessorNode.java"
+    # a query of nothing but such words is still searched with them
+    assert idx.search("fixed", 1)[0].path == "streams/src/main/java/org/acme/FixedKeyProcessor.java"
