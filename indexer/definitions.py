@@ -36,16 +36,19 @@ def find_definitions(
     ``region``, only definitions wholly inside its bytes."""
     defs: dict[int, Def] = {}
     refs: list[tuple[int, str]] = []
-    for _, caps in cursor.matches(tree.root_node):
-        kind = next((k for k in caps if k.startswith("definition.")), None)
+    kinds: dict[int, str | None] = {}  # pattern -> its definition capture (None: references)
+    for pattern, caps in cursor.matches(tree.root_node):
+        if pattern in kinds:
+            kind = kinds[pattern]
+        else:
+            kind = kinds[pattern] = next((k for k in caps if k.startswith("definition.")), None)
         if kind is None:
             for key, nodes in caps.items():
                 if key.startswith("reference."):
-                    refs.extend(
-                        (n.start_point[0], node_text(n))
-                        for n in nodes
-                        if lo <= n.start_point[0] < hi
-                    )
+                    for n in nodes:
+                        row = n.start_point[0]
+                        if lo <= row < hi:
+                            refs.append((row, node_text(n)))
             continue
         node, name_node = caps[kind][0], caps["name"][0]
         if region is not None and (

@@ -28,8 +28,11 @@ import os
 import re
 import sqlite3
 import subprocess
+import tempfile
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
@@ -42,8 +45,8 @@ _NOISE = re.compile(r"\(\s*#\d+\s*\)|\b(gh-|#)\d+\b|\bhttps?://\S+|\b[0-9a-f]{7,
 _RECORD, _FIELD, _FILES = "\x1e", "\x1f", "\x1d"
 
 
-def _git(root: Path, *args: str) -> str | None:
-    """stdout of a read-only git command in ``root``; None when git is missing or fails."""
+def _git_command(root: Path, *args: str, stdout: Any) -> subprocess.Popen[bytes]:
+    """A read-only git command started in ``root`` (raises OSError when git is missing)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     env["GIT_TERMINAL_PROMPT"] = "0"
@@ -60,21 +63,25 @@ def _git(root: Path, *args: str) -> str | None:
         "--no-pager",
         *args,
     ]
+    return subprocess.Popen(
+        cmd, cwd=root, env=env, stdout=stdout, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """stdout of a read-only git command in ``root``; None when git is missing or fails."""
     try:
-        proc = subprocess.run(
-            cmd,
-            cwd=root,
-            env=env,
-            capture_output=True,
-            timeout=_GIT_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
+        with _git_command(root, *args, stdout=subprocess.PIPE) as proc:
+            try:
+                out, _ = proc.communicate(timeout=_GIT_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                return None
+    except OSError:
         return None
     if proc.returncode != 0:
         return None
-    return proc.stdout.decode("utf-8", errors="replace")
+    return out.decode("utf-8", errors="replace")
 
 
 def head(root: Path) -> str | None:
@@ -83,22 +90,10 @@ def head(root: Path) -> str | None:
     return out.strip() or None if out else None
 
 
-def _log(root: Path, revision: str, limit: int) -> list[tuple[str, int, str, list[str]]] | None:
-    """Commits in ``revision`` (newest first), or None when git could not list them."""
-    out = _git(
-        root,
-        "log",
-        "--no-merges",
-        "--no-renames",
-        f"--max-count={limit}",
-        f"--format={_RECORD}%H{_FIELD}%ct{_FIELD}%B{_FILES}",
-        "--name-only",
-        "--relative",  # paths relative to the workspace; commits outside it list no files
-        revision,
-        "--",
-    )
-    if out is None:
-        return None
+_LOG_FORMAT = f"--format={_RECORD}%H{_FIELD}%ct{_FIELD}%B{_FILES}"
+
+
+def _parse_log(out: str) -> list[tuple[str, int, str, list[str]]]:
     commits = []
     for record in out.split(_RECORD):
         if _FILES not in record:
@@ -111,26 +106,96 @@ def _log(root: Path, revision: str, limit: int) -> list[tuple[str, int, str, lis
     return commits
 
 
-def sync(conn: sqlite3.Connection, root: Path) -> int:
-    """Bring the recorded history in line with ``HEAD``; returns how many commits were added.
-    Runs its own transaction, so a failure leaves the previous history in place."""
+@dataclass
+class Reading:
+    """The commits new on ``HEAD`` being listed by a ``git log`` that runs in the background
+    (``start``), so a full index parses files while git walks the history; ``finish`` records
+    them. ``proc`` is None when there is nothing to read (an empty history, no git)."""
+
+    new_head: str | None
+    rebuild: bool
+    proc: subprocess.Popen[bytes] | None = None
+    out: Any = None  # the temporary file git writes to (a pipe would stall it when full)
+
+    def commits(self) -> list[tuple[str, int, str, list[str]]] | None:
+        """The listed commits, newest first; None when git failed part-way."""
+        if self.proc is None:
+            return []
+        try:
+            self.proc.wait(timeout=_GIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.close()
+            return None
+        if self.proc.returncode != 0:
+            self.close()
+            return None
+        self.out.seek(0)
+        text = self.out.read().decode("utf-8", errors="replace")
+        self.close()
+        return _parse_log(text)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.out is not None:
+            self.out.close()
+
+
+def start(conn: sqlite3.Connection, root: Path) -> Reading | None:
+    """Start listing the commits ``HEAD`` has beyond the recorded head; None when the
+    recorded history is already ``HEAD``'s."""
     new_head = head(root)
     row = conn.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchone()
     old_head = row[0] if row else None
     if new_head == old_head:
-        return 0
-    rebuild = True
-    revision = new_head or ""
-    if new_head and old_head:
+        return None
+    reading = Reading(new_head, rebuild=True)
+    if not new_head:
+        return reading
+    revision = new_head
+    if old_head:
         fast_forward = _git(root, "merge-base", "--is-ancestor", old_head, new_head)
         if fast_forward is not None:  # exit 0: the old head is an ancestor
-            rebuild, revision = False, f"{old_head}..{new_head}"
-    commits = _log(root, revision, W.HISTORY_MAX_COMMITS) if new_head else []
+            reading.rebuild, revision = False, f"{old_head}..{new_head}"
+    out = tempfile.TemporaryFile()  # noqa: SIM115 - outlives this call; Reading closes it
+    try:
+        reading.proc = _git_command(
+            root,
+            "log",
+            "--no-merges",
+            "--no-renames",
+            f"--max-count={W.HISTORY_MAX_COMMITS}",
+            _LOG_FORMAT,
+            "--name-only",
+            "--relative",  # paths relative to the workspace; commits outside it list no files
+            revision,
+            "--",
+            stdout=out,
+        )
+    except OSError:  # git went missing: record nothing, try again next time
+        out.close()
+        return None
+    reading.out = out
+    return reading
+
+
+def sync(conn: sqlite3.Connection, root: Path) -> int:
+    """Bring the recorded history in line with ``HEAD``; returns how many commits were added.
+    Runs its own transaction, so a failure leaves the previous history in place."""
+    reading = start(conn, root)
+    return finish(conn, reading) if reading is not None else 0
+
+
+def finish(conn: sqlite3.Connection, reading: Reading) -> int:
+    """Record what ``reading`` listed (in one transaction); returns how many commits."""
+    commits = reading.commits()
     if commits is None:  # git failed part-way: keep what is recorded, try again next time
         return 0
+    new_head = reading.new_head
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if rebuild:
+        if reading.rebuild:
             conn.execute("DELETE FROM commits")
             conn.execute("DELETE FROM commit_files")
             conn.execute("DELETE FROM commits_fts")

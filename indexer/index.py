@@ -37,6 +37,10 @@ from indexer.rechunk import chunk_edit
 
 Progress = Callable[[int, int, str], None]
 BATCH_SECONDS = 0.5  # commit at least this often during a full run
+# A run with this many files to parse writes with synchronous=OFF: SQLite then leaves flushing
+# to the OS, so a killed process loses nothing it committed (WAL) and only a power cut could
+# damage the file, which the next open detects and rebuilds. Below it, the usual NORMAL.
+BULK_FILES = 256
 DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a writer waits for another writer (KILN_INDEX_BUSY_TIMEOUT)
 
 
@@ -191,10 +195,14 @@ class Index:
                 continue
             work.append(cand)
         by_rel = {c.rel: c for c in work}
+        reading = self._start_history()  # git lists commits while the files are parsed
+        bulk = len(work) >= BULK_FILES
+        if bulk:  # see BULK_FILES: a killed run loses nothing it committed
+            self._pragma("synchronous=OFF")
         results = prepared(work, {r: known[r][2] for r in by_rel if r in known})
+        finished = False
         try:
             pending = iter(results)
-            finished = False
             while not finished:  # one transaction per batch: an interrupt keeps finished batches
                 with self._transaction() as conn:
                     deadline = time.monotonic() + BATCH_SECONDS
@@ -216,11 +224,19 @@ class Index:
                         finished = True
         finally:
             results.close()
+            if bulk:
+                self._pragma("synchronous=NORMAL")
+            if reading is not None and not finished:
+                reading.close()
         if stats.files_indexed or stats.files_removed:
             self._df_cache.clear()
-        stats.commits = self.sync_history()
+        stats.commits = self._finish_history(reading) if reading is not None else 0
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _pragma(self, setting: str) -> None:
+        with self._write_lock:
+            self._conn.execute(f"PRAGMA {setting}")
 
     @staticmethod
     def _apply(
@@ -248,14 +264,24 @@ class Index:
 
     def sync_history(self) -> int:
         """Record the commits new on ``HEAD`` for the history signal (see ``history``); returns
-        how many. ``update()`` calls it; the watcher calls it when ``.git`` moves ``HEAD``."""
+        how many. ``update()`` does it too; the watcher calls it when ``.git`` moves ``HEAD``."""
+        reading = self._start_history()
+        return self._finish_history(reading) if reading is not None else 0
+
+    def _start_history(self) -> history.Reading | None:
+        with self._write_lock:
+            return history.start(self._conn, self.root)
+
+    def _finish_history(self, reading: history.Reading) -> int:
         with self._write_lock:
             try:
-                return history.sync(self._conn, self.root)
+                return history.finish(self._conn, reading)
             except sqlite3.OperationalError as exc:
                 if _is_locked(exc):
                     raise IndexLocked(f"{self.db_path} is locked by another process") from exc
                 raise
+            finally:
+                reading.close()
 
     def update_file(self, path: str | Path, text: str | None = None) -> int:
         """Re-index one file, from ``text`` (an unsaved buffer) or from disk; returns its block count."""

@@ -9,8 +9,10 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Generator
+from collections import deque
+from collections.abc import Generator, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from itertools import islice
 from typing import Any
 
 from indexer import store
@@ -19,6 +21,9 @@ from indexer.files import MAX_FILE_BYTES, Candidate, looks_indexable
 
 POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
 POOL_WORKERS = 2
+BATCH_BYTES = 1 << 18  # source bytes per round trip to a worker ...
+BATCH_FILES = 32  # ... or this many files
+IN_FLIGHT = 4 * POOL_WORKERS  # batches submitted ahead of the one being written
 PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still there
 
 
@@ -49,18 +54,45 @@ def _prepare(
     return rel, "indexed", store.prepare(rel, chunk_file(rel, data)), len(data), h
 
 
+def _prepare_many(args: list[tuple[str, str, str | None]]) -> list[tuple]:
+    return [_prepare(*a) for a in args]
+
+
+def _batches(args: list[tuple[str, str, str | None]], sizes: list[int]) -> Iterator[list]:
+    """Consecutive runs of files of about ``BATCH_BYTES`` (at most ``BATCH_FILES``): one
+    round trip per run keeps the pickling and queue overhead per file small."""
+    batch: list[tuple[str, str, str | None]] = []
+    held = 0
+    for a, size in zip(args, sizes, strict=True):
+        batch.append(a)
+        held += size
+        if held >= BATCH_BYTES or len(batch) >= BATCH_FILES:
+            yield batch
+            batch, held = [], 0
+    if batch:
+        yield batch
+
+
 def prepared(work: list[Candidate], hashes: dict[str, str]) -> Generator[tuple, None, None]:
     """Prepared rows for each file of ``work``, in order: in-process for a few files, in two
-    forked workers for a full run (parsing is the CPU-bound part; the caller writes)."""
+    forked workers for a full run (parsing is the CPU-bound part; the caller writes while
+    they parse). At most ``IN_FLIGHT`` batches are submitted ahead of the one the caller
+    reads, so a writer slower than the workers holds a bounded amount of rows in memory."""
     args = [(c.rel, str(c.path), hashes.get(c.rel)) for c in work]
     ctx = _fork_context() if len(work) >= POOL_MIN_FILES else None
     if ctx is None:
         for a in args:
             yield _prepare(*a)
         return
+    batches = _batches(args, [c.size for c in work])
     with ProcessPoolExecutor(POOL_WORKERS, mp_context=ctx, initializer=_after_fork) as pool:
         try:
-            yield from pool.map(_prepare, *zip(*args, strict=True), chunksize=16)
+            ahead = deque(pool.submit(_prepare_many, b) for b in islice(batches, IN_FLIGHT))
+            while ahead:
+                done = ahead.popleft().result()
+                for b in islice(batches, 1):
+                    ahead.append(pool.submit(_prepare_many, b))
+                yield from done
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
@@ -91,6 +123,7 @@ def _after_fork() -> None:
 
     languages._lock = threading.Lock()
     tokens._stem_lock = threading.Lock()
+    tokens.camel_lock = threading.Lock()
     _die_with_parent(os.getppid())
 
 

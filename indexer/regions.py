@@ -59,14 +59,16 @@ class RegionLines:
 
 
 def node_text(node: Any) -> str:
-    return node.text.decode("utf-8", errors="replace") if node.text is not None else ""
+    text = node.text
+    return text.decode("utf-8", errors="replace") if text is not None else ""
 
 
 def py_docstring(body: Any) -> str:
     """The string literal that opens a Python body (grammar versions differ in wrapping it)."""
-    first = body.named_children[0] if body.named_child_count else None
+    # named_child, not named_children: that would build a list of every statement
+    first = body.named_child(0) if body.named_child_count else None
     if first is not None and first.type == "expression_statement" and first.named_child_count:
-        first = first.named_children[0]
+        first = first.named_child(0)
     if first is None or first.type != "string":
         return ""
     return strip_string(node_text(first))[:MAX_DOCSTRING]

@@ -11,6 +11,7 @@ import re
 import sqlite3
 import threading
 from functools import lru_cache
+from itertools import chain
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -102,15 +103,35 @@ def split_identifier(word: str) -> list[str]:
     return parts
 
 
+# Identifiers met so far, and the parts of those that are camelCase: a repository repeats its
+# names, so each is judged once per process (cleared when it grows past the cap).
+_SEEN_IDENTS: set[str] = set()
+_CAMEL: dict[str, tuple[str, ...]] = {}
+_CAMEL_KEYS: set[str] = set()
+_SEEN_CAP = 262144
+camel_lock = threading.Lock()
+
+
 def camel_parts(text: str) -> str:
-    """Space-joined parts of every camelCase identifier in ``text`` (deduplicated)."""
-    seen: dict[str, None] = {}
-    for ident in set(_IDENT.findall(text)):
-        if ident.islower() or ident.isupper() or ident[1:].islower():  # C-speed pre-filter
-            continue
-        for part in split_identifier(ident):
-            seen[part] = None
-    return " ".join(seen)
+    """Space-joined parts of every camelCase identifier in ``text`` (deduplicated; the order
+    carries no meaning: it is a bag of search terms)."""
+    idents = set(_IDENT.findall(text))
+    with camel_lock:
+        new = idents - _SEEN_IDENTS
+        if new:
+            if len(_SEEN_IDENTS) + len(new) > _SEEN_CAP:
+                _SEEN_IDENTS.clear()
+                _CAMEL.clear()
+                _CAMEL_KEYS.clear()
+                new = idents
+            _SEEN_IDENTS.update(new)
+            for ident in new:
+                if ident.islower() or ident.isupper() or ident[1:].islower():  # C-speed filter
+                    continue
+                _CAMEL[ident] = tuple(split_identifier(ident))
+                _CAMEL_KEYS.add(ident)
+        parts = map(_CAMEL.__getitem__, idents & _CAMEL_KEYS)
+        return " ".join(dict.fromkeys(chain.from_iterable(parts)))
 
 
 def name_terms(name: str) -> str:
