@@ -4,9 +4,9 @@ nothing.
     python -m bench.big_tree --source /tmp/repos/sqlalchemy --source ... [--mb 300]
         [--queries 200] [--keep DIR]
 
-Each ``--source`` folder's working tree (no ``.git``, ``.kiln`` or ``__pycache__``) is copied
-side by side into a temp folder, in the order given, as ``<name>``, then ``<name>-2``,
-``<name>-3``... until the tree holds ``--mb`` megabytes. Measured in the same run:
+Each ``--source`` folder's working tree (no ``.git``, ``.kiln``, ``__pycache__`` or
+``site-packages``) is copied side by side into a temp folder, in the order given, as
+``<name>``, then ``<name>-2``, ``<name>-3``... until the tree holds ``--mb`` megabytes. Measured in the same run:
   * tree size on disk and the bytes of code a grammar covers
   * baseline: tree-sitter parsing those files alone, one process (MB/s)
   * full index: wall time, MB/s, ratio to the baseline; CPU seconds of all processes
@@ -24,14 +24,14 @@ import random
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from bench.index_speed import cpu_seconds, parse_baseline, pct
+from bench.proc_memory import MemorySampler
 from indexer import Index
 
-IGNORED = shutil.ignore_patterns(".git", ".kiln", "__pycache__", "*.pyc")
+IGNORED = shutil.ignore_patterns(".git", ".kiln", "__pycache__", "*.pyc", "site-packages")
 
 
 def tree_bytes(root: Path) -> int:
@@ -58,68 +58,6 @@ def build_tree(sources: list[Path], root: Path, limit: int) -> list[str]:
             if total >= limit:
                 return made
     return made
-
-
-class MemorySampler:
-    """Peak memory of a process and its children, read from /proc while they run (Linux)."""
-
-    def __init__(self, pid: int, every: float = 0.05) -> None:
-        self.pid, self.every = pid, every
-        self.peak_rss = self.peak_pss = self.peak_one = 0
-        self.peak_procs = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> MemorySampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            pids = [self.pid, *_children(self.pid)]
-            rss = [_status_kb(p, "VmRSS:") for p in pids]
-            pss = [_pss_kb(p) for p in pids]
-            self.peak_rss = max(self.peak_rss, sum(rss))
-            self.peak_pss = max(self.peak_pss, sum(pss))
-            self.peak_one = max(self.peak_one, *rss)
-            self.peak_procs = max(self.peak_procs, len(pids))
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as fh:
-                out.extend(int(c) for c in fh.read().split())
-    except OSError:
-        pass
-    return out
-
-
-def _status_kb(pid: int, key: str) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith(key):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def _pss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as fh:
-            for line in fh:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def queries_from(idx: Index, n: int, rng: random.Random) -> list[str]:

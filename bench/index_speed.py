@@ -15,7 +15,8 @@ same run, so ratios are comparable across machines:
   * query latency over identifiers and phrases taken from the corpus (p50/p95 ms); in a git
     checkout also over commit subjects, with the history signal's own cost (reading the log)
   * CPU cost: MB per CPU-second over all processes (robust to other load on the machine)
-  * peak memory (ru_maxrss of this process and of the parse workers)
+  * peak memory while indexing (RSS and PSS summed over the processes, sampled from /proc),
+    and at the end ru_maxrss of this process and of the largest parse worker
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from indexer import Index
-from indexer.files import walk
-from indexer.languages import language_for, new_parser
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: this checkout
+
+from bench.proc_memory import MemorySampler  # noqa: E402
+from indexer import Index  # noqa: E402
+from indexer.files import walk  # noqa: E402
+from indexer.languages import language_for, new_parser  # noqa: E402
 
 
 def pct(values: list[float], p: float) -> float:
@@ -97,8 +101,10 @@ def main() -> None:
         print(f"baseline parse    {base_rate:6.2f} MB/s  (tree-sitter alone, 1 process)")
 
         idx = Index(root)
+        load = os.getloadavg()[0]
         cpu_before = cpu_seconds()
-        stats = idx.update()
+        with MemorySampler(os.getpid()) as mem:
+            stats = idx.update()
         cpu = cpu_seconds() - cpu_before
         rate = stats.bytes / 1e6 / stats.seconds
         status = idx.status()
@@ -108,9 +114,16 @@ def main() -> None:
             f"db {status['db_bytes'] / 1e6:.0f} MB)"
         )
         # CPU time is what a loaded machine cannot distort: MB per CPU-second, all processes.
+        cores = min(2, os.cpu_count() or 1)
         print(
             f"cpu cost          {stats.bytes / 1e6 / cpu:6.2f} MB per CPU-s  (baseline {base_cpu_rate:.2f}; "
-            f"with {os.cpu_count()} cores the wall-clock ceiling is {stats.bytes / 1e6 / cpu * min(2, os.cpu_count() or 1):.2f} MB/s)"
+            f"with {cores} free cores the wall-clock ceiling is {stats.bytes / 1e6 / cpu * cores:.2f} MB/s, "
+            f"{stats.bytes / 1e6 / cpu * cores / base_cpu_rate:.2f}x the parse; load average "
+            f"{load:.1f} before, {os.getloadavg()[0]:.1f} after)"
+        )
+        print(
+            f"index memory      {mem.peak_rss / 1024:6.0f} MB RSS summed over {mem.peak_procs} processes "
+            f"({mem.peak_pss / 1024:.0f} MB PSS; largest process {mem.peak_one / 1024:.0f} MB)"
         )
         if stats.commits:
             idx._conn.execute("DELETE FROM meta WHERE key = 'history_head'")  # forces a re-read

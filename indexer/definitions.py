@@ -37,6 +37,7 @@ def find_definitions(
     defs: dict[int, Def] = {}
     refs: list[tuple[int, str]] = []
     kinds: dict[int, str | None] = {}  # pattern -> its definition capture (None: references)
+    whole = region is None  # every row of the file is wanted
     for pattern, caps in cursor.matches(tree.root_node):
         if pattern in kinds:
             kind = kinds[pattern]
@@ -47,7 +48,7 @@ def find_definitions(
                 if key.startswith("reference."):
                     for n in nodes:
                         row = n.start_point[0]
-                        if lo <= row < hi:
+                        if whole or lo <= row < hi:
                             refs.append((row, node_text(n)))
             continue
         node, name_node = caps[kind][0], caps["name"][0]

@@ -40,8 +40,8 @@ def _prepare(
     ``gone``/``error: ...``.
     """
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        with open(path, "rb") as fh:  # read(n) allocates n bytes first: ask for the size
+            data = fh.read(min(os.fstat(fh.fileno()).st_size, MAX_FILE_BYTES) + 1)
     except FileNotFoundError:
         return rel, "gone", None, 0, ""
     except OSError as exc:

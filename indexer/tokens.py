@@ -136,7 +136,7 @@ def camel_parts(text: str) -> str:
 
 def name_terms(name: str) -> str:
     """A qualified name plus its split parts, for the name column."""
-    return name + " " + " ".join(split_identifier(name))
+    return name + " " + " ".join(split_cached(name))
 
 
 def path_terms(path: str) -> str:
