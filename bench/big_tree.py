@@ -10,7 +10,7 @@ Each ``--source`` folder's working tree (no ``.git``, ``.kiln``, ``__pycache__``
   * tree size on disk and the bytes of code a grammar covers
   * baseline: tree-sitter parsing those files alone, one process (MB/s)
   * full index: wall time, MB/s, ratio to the baseline; CPU seconds of all processes
-  * peak memory while indexing, sampled from /proc every 50 ms: the sum of the RSS of this
+  * peak memory while indexing, sampled from /proc every 100 ms: the sum of the RSS of this
     process and its parse workers at one instant (pages they share are counted in each),
     the same as PSS (shared pages split between them), and the largest single process
   * query latency over identifiers and phrases taken from the index (p50/p95 ms)
@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.index_speed import cpu_seconds, parse_baseline, pct
+from bench.index_speed import cpu_split, parse_baseline, pct
 from bench.proc_memory import MemorySampler
 from indexer import Index
 
@@ -109,10 +109,12 @@ def main() -> None:
         )
         load = os.getloadavg()
         idx = Index(root)
-        cpu_before = cpu_seconds()
+        own_before, kids_before = cpu_split()
         with MemorySampler(os.getpid()) as mem:
             stats = idx.update()
-        cpu = cpu_seconds() - cpu_before
+        own, kids = cpu_split()
+        own, kids = own - own_before, kids - kids_before - mem.cpu  # the sampler: not ours
+        cpu = own + kids
         code_seconds = code_bytes / 1e6 / base_rate
         print(
             f"full index        {stats.bytes / 1e6 / stats.seconds:6.2f} MB/s  ({stats.bytes / 1e6:.1f} MB in "
@@ -124,19 +126,26 @@ def main() -> None:
             f"per CPU-s; load average {load[0]:.1f} before, {os.getloadavg()[0]:.1f} after)"
         )
         print(
+            f"  split           {own:6.1f} s in this process (walk, SQLite/FTS5 writes), {kids:.1f} s "
+            f"in the workers (read, parse, chunk, rows); parse alone {code_bytes / 1e6 / base_cpu_rate:.1f} s"
+        )
+        print(
             f"peak memory       {mem.peak_rss / 1024:6.0f} MB RSS summed over {mem.peak_procs} "
             f"processes ({mem.peak_pss / 1024:.0f} MB PSS; largest process {mem.peak_one / 1024:.0f} MB)"
         )
         print(f"db                {idx.status()['db_bytes'] / 1e6:6.0f} MB")
         rng = random.Random(args.seed)
         times: list[float] = []
+        cpu_ms: list[float] = []
         for q in queries_from(idx, args.queries, rng):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             idx.search(q, 10)
             times.append((time.perf_counter() - t) * 1000)
+            cpu_ms.append((time.process_time() - c) * 1000)
         print(
             f"query             p50 {pct(times, 50):6.1f} ms  p95 {pct(times, 95):6.1f} ms  "
-            f"({len(times)} queries)"
+            f"({len(times)} queries; CPU p50 {pct(cpu_ms, 50):.1f}, p95 {pct(cpu_ms, 95):.1f} ms; "
+            f"load average {os.getloadavg()[0]:.1f})"
         )
         idx.close()
 

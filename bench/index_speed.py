@@ -48,9 +48,14 @@ def pct(values: list[float], p: float) -> float:
 
 def cpu_seconds() -> float:
     """User + system time of this process and its finished children (the parse workers)."""
+    return sum(cpu_split())
+
+
+def cpu_split() -> tuple[float, float]:
+    """(this process, its finished children) user + system seconds."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def parse_baseline(root: Path) -> tuple[float, int, float]:
@@ -102,10 +107,12 @@ def main() -> None:
 
         idx = Index(root)
         load = os.getloadavg()[0]
-        cpu_before = cpu_seconds()
+        own_before, kids_before = cpu_split()
         with MemorySampler(os.getpid()) as mem:
             stats = idx.update()
-        cpu = cpu_seconds() - cpu_before
+        own, kids = cpu_split()
+        own, kids = own - own_before, kids - kids_before - mem.cpu  # the sampler: not ours
+        cpu = own + kids
         rate = stats.bytes / 1e6 / stats.seconds
         status = idx.status()
         print(
@@ -120,6 +127,10 @@ def main() -> None:
             f"with {cores} free cores the wall-clock ceiling is {stats.bytes / 1e6 / cpu * cores:.2f} MB/s, "
             f"{stats.bytes / 1e6 / cpu * cores / base_cpu_rate:.2f}x the parse; load average "
             f"{load:.1f} before, {os.getloadavg()[0]:.1f} after)"
+        )
+        print(
+            f"  split           {own:6.2f} s in this process (walk, SQLite/FTS5 writes), {kids:.2f} s "
+            f"in workers and git (read, parse, chunk, rows); parse alone {code_bytes / 1e6 / base_cpu_rate:.2f} s"
         )
         print(
             f"index memory      {mem.peak_rss / 1024:6.0f} MB RSS summed over {mem.peak_procs} processes "

@@ -117,6 +117,10 @@ class Reading:
     proc: subprocess.Popen[bytes] | None = None
     out: Any = None  # the temporary file git writes to (a pipe would stall it when full)
 
+    def done(self) -> bool:
+        """Whether git has finished listing (``finish`` would not wait)."""
+        return self.proc is None or self.proc.poll() is not None
+
     def commits(self) -> list[tuple[str, int, str, list[str]]] | None:
         """The listed commits, newest first; None when git failed part-way."""
         if self.proc is None:

@@ -222,6 +222,10 @@ class Index:
                             (str(time.time()),),
                         )
                         finished = True
+                if reading is not None and not finished and reading.done():
+                    # git is done before the files: record it while the workers parse on
+                    stats.commits = self._finish_history(reading)
+                    reading = None
         finally:
             results.close()
             if bulk:
@@ -230,7 +234,8 @@ class Index:
                 reading.close()
         if stats.files_indexed or stats.files_removed:
             self._df_cache.clear()
-        stats.commits = self._finish_history(reading) if reading is not None else 0
+        if reading is not None:
+            stats.commits = self._finish_history(reading)
         stats.seconds = time.perf_counter() - started
         return stats
 

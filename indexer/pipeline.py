@@ -23,7 +23,7 @@ POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
 POOL_WORKERS = 2
 BATCH_BYTES = 1 << 18  # source bytes per round trip to a worker ...
 BATCH_FILES = 32  # ... or this many files
-IN_FLIGHT = 4 * POOL_WORKERS  # batches submitted ahead of the one being written
+IN_FLIGHT = 8 * POOL_WORKERS  # batches submitted ahead of the one being written (~4 MB)
 PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still there
 
 
