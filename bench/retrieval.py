@@ -238,12 +238,10 @@ def run_history(
             search_s[i] += time.perf_counter() - started
             scores[i].add(q, hits, whole_file=method.whole_file)
             if hits_log is not None:
-                extra = {}
-                if stages and isinstance(method, KilnIndex):
-                    from bench.retrieval_stages import stages as find_stages
+                from bench.retrieval_stages import record
 
-                    extra["stages"] = find_stages(method.connection(), q.text, q.files)
-                _log_hits(hits_log, repo, q, method.name, hits, extra)
+                conn = method.connection() if stages and isinstance(method, KilnIndex) else None
+                record(hits_log, repo.resolve().name, q, method.name, hits, conn)
     dataset = f"history({repo.resolve().name}, {len(qs)} fixes)"
     out = [
         _result(dataset, m, s, [q.qid for q in qs], i, t)
@@ -253,24 +251,6 @@ def run_history(
         if isinstance(method, KilnIndex):
             method.close()
     return out
-
-
-def _log_hits(out: TextIO, repo: Path, q: Query, method: str, hits: list[Hit], extra: dict) -> None:
-    files = file_ranking(hits)[:20]
-    rank = first_rank([f in q.files for f in file_ranking(hits)])
-    row = {
-        "set": repo.resolve().name,
-        "qid": q.qid,
-        "query": q.text,
-        "snapshot": q.snapshot,
-        "relevant": sorted(q.files),
-        "method": method,
-        "rank": rank,
-        "top": files,
-        **extra,
-    }
-    out.write(json.dumps(row) + "\n")
-    out.flush()
 
 
 # ---------------------------------------------------------------- output

@@ -11,15 +11,47 @@ helpers change shape, the row carries the error instead of ending the run.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import TextIO
 
+from bench.datasets import Hit, Query
+from bench.retrieval_metrics import file_ranking, first_rank
 from indexer import history, ranking
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
+from indexer.structure import code_query
 from indexer.tokens import fts_match, query_terms, rarest_within, stem
+
+
+def record(
+    out: TextIO,
+    name: str,
+    q: Query,
+    method: str,
+    hits: list[Hit],
+    conn: sqlite3.Connection | None = None,
+) -> None:
+    """One JSON line for a query and method: its top 20 files and the fixed file's rank, and
+    with ``conn`` (Kiln's index) where in the ranking that file was lost."""
+    files = file_ranking(hits)
+    row = {
+        "set": name,
+        "qid": q.qid,
+        "query": q.text,
+        "snapshot": q.snapshot,
+        "relevant": sorted(q.files),
+        "method": method,
+        "rank": first_rank([f in q.files for f in files]),
+        "top": files[:20],
+    }
+    if conn is not None:
+        row["stages"] = stages(conn, q.text, q.files)
+    out.write(json.dumps(row) + "\n")
+    out.flush()
 
 
 def _file_rank(ids: list[int], meta: dict[int, tuple], relevant: frozenset[str]) -> int | None:
@@ -82,7 +114,7 @@ def _stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: i
     finally:
         for name, fn in real.items():
             setattr(ranking, name, fn)
-    terms = query_terms(query)
+    terms = query_terms(code_query(query)) or query_terms(query)  # as ranking.search does
     df = {t: _df(conn, t) for t in terms}
     selected, _ = rarest_within(terms, df, W.MATCH_DOC_BUDGET)
     lexical_ids = seen.get("lexical", [])
@@ -239,7 +271,6 @@ def _order(key: str) -> tuple[int, str]:
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
-    import json
 
     parser = argparse.ArgumentParser(
         prog="python -m bench.retrieval_stages", description="where fixed files were lost"
