@@ -10,8 +10,9 @@ same run, so ratios are comparable across machines:
   * one changed file searchable: update_file(path, text) + a search that finds the new symbol,
     for a file's first edit (full parse) and its next one (incremental parse), p50/p95 ms
   * typing inside function bodies of the largest modules (--large N): a new statement line
-    per edit, edit -> searchable p50/p95, against the same edits with the whole file re-chunked
-    (the previous behaviour: incremental parse, full chunk), and how many edits were spliced
+    per edit, edit -> searchable p50/p95 (update_file + a search that finds the new name; and
+    update_file alone), against the same edits with the whole file re-chunked (the previous
+    behaviour: incremental parse, full chunk); --only-typing skips the other measurements
   * query latency over identifiers and phrases taken from the corpus (p50/p95 ms); in a git
     checkout also over commit subjects, with the history signal's own cost (reading the log)
   * CPU cost: MB per CPU-second over all processes (robust to other load on the machine)
@@ -86,6 +87,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--large", type=int, default=3, help="largest modules typed in")
     ap.add_argument("--typing", type=int, default=30, help="edits per large module")
+    ap.add_argument(
+        "--only-typing", action="store_true", help="index, then measure typing in bodies only"
+    )
     args = ap.parse_args()
     if not args.corpus.is_dir():
         sys.exit(f"index_speed: not a folder: {args.corpus}")
@@ -144,6 +148,10 @@ def main() -> None:
                 f"git history       {time.perf_counter() - t:6.2f} s    ({stats.commits} commits read "
                 f"and indexed, part of the full index above)"
             )
+        if args.only_typing:
+            typing_in_bodies(idx, root, rng, args.large, args.typing)
+            idx.close()
+            return
         t = time.perf_counter()
         again = idx.update()
         print(
@@ -275,6 +283,8 @@ def typing_in_bodies(idx: Index, root: Path, rng: random.Random, large: int, edi
             rechunk._splice = lambda *a, **k: None  # the baseline: every edit chunks the file
         wall: list[float] = []
         cpu: list[float] = []
+        update_wall: list[float] = []
+        update_cpu: list[float] = []
         misses = 0
         try:
             for rel, text, spots in plans:
@@ -285,6 +295,8 @@ def typing_in_bodies(idx: Index, root: Path, rng: random.Random, large: int, edi
                     lines.insert(i, f"{indent}{marker} = {n}")
                     t, c = time.perf_counter(), time.process_time()
                     idx.update_file(rel, "\n".join(lines))
+                    update_wall.append((time.perf_counter() - t) * 1000)
+                    update_cpu.append((time.process_time() - c) * 1000)
                     hits = idx.search(marker, 1)
                     wall.append((time.perf_counter() - t) * 1000)
                     cpu.append((time.process_time() - c) * 1000)
@@ -297,8 +309,14 @@ def typing_in_bodies(idx: Index, root: Path, rng: random.Random, large: int, edi
             f"  (cpu p50 {pct(cpu, 50):.1f}, p95 {pct(cpu, 95):.1f} ms; {len(wall)} edits in"
             f" {len(plans)} files, {misses} not found)"
         )
+        print(
+            f"  update_file alone {'':27s} p50 {pct(update_wall, 50):6.1f} ms  p95 {pct(update_wall, 95):6.1f} ms"
+            f"  (cpu p50 {pct(update_cpu, 50):.1f}, p95 {pct(update_cpu, 95):.1f} ms)"
+        )
     sizes = ", ".join(f"{(root / rel).stat().st_size / 1e3:.0f} kB" for rel, _, _ in plans)
     print(f"                  files: {', '.join(rel for rel, _, _ in plans)} ({sizes})")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"                  load average {load} (1, 5, 15 min) at the end")
 
 
 if __name__ == "__main__":

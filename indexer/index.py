@@ -330,7 +330,8 @@ class Index:
             known = frozenset(
                 r[0]
                 for r in conn.execute(
-                    "SELECT b.hash FROM blocks b JOIN files f ON f.id = b.file_id WHERE f.path = ?",
+                    "SELECT r.hash FROM block_rows r JOIN files f ON f.id = r.file_id"
+                    " WHERE f.path = ?",
                     (rel,),
                 )
             )
