@@ -37,7 +37,7 @@ from typing import Any
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
 from indexer.structure import is_tooling_path
-from indexer.tokens import camel_parts, fts_match, rarest_within, stem
+from indexer.tokens import camel_parts, fts_match, rarest_within, vocabulary_term
 
 _GIT_TIMEOUT = 60.0
 # Issue numbers, URLs and hashes name tickets and commits, not code.
@@ -294,7 +294,10 @@ def _selective(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
     gives such words almost no weight."""
     counts = {}
     for term in terms:
-        row = conn.execute("SELECT doc FROM commits_vocab WHERE term = ?", (stem(term),)).fetchone()
+        token = vocabulary_term(term)
+        row = None
+        if token is not None:  # a phrase matches no vocabulary row
+            row = conn.execute("SELECT doc FROM commits_vocab WHERE term = ?", (token,)).fetchone()
         counts[term] = row[0] if row else 0
     return rarest_within(terms, counts, W.HISTORY_MATCH_BUDGET)[0]
 

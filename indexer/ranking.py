@@ -30,7 +30,7 @@ from indexer.tokens import (
     query_words,
     rarest_within,
     split_cached,
-    stem,
+    vocabulary_term,
 )
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
@@ -125,9 +125,12 @@ def _lexical(
     """
     for term in terms:
         if term not in df_cache:
-            row = conn.execute(
-                "SELECT doc FROM blocks_vocab WHERE term = ?", (stem(term),)
-            ).fetchone()
+            token = vocabulary_term(term)
+            row = None
+            if token is not None:
+                row = conn.execute(
+                    "SELECT doc FROM blocks_vocab WHERE term = ?", (token,)
+                ).fetchone()
             df_cache[term] = row[0] if row else 0  # phrases count as rare: they are selective
     selected, used = rarest_within(terms, df_cache, W.MATCH_DOC_BUDGET)
     weights = ", ".join(str(W.COLUMN_WEIGHTS[c]) for c in FTS_COLUMNS)

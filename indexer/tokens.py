@@ -172,9 +172,9 @@ _stem_db: list[sqlite3.Connection] = []
 
 
 @lru_cache(maxsize=65536)
-def stem(term: str) -> str:
-    """The token FTS5's porter tokenizer stores for ``term`` (asked of SQLite itself, so the
-    vocabulary lookup for document counts uses exactly the indexed form)."""
+def _tokens(term: str) -> tuple[str, ...]:
+    """The distinct tokens FTS5's porter tokenizer stores for ``term`` (asked of SQLite
+    itself, so vocabulary lookups use exactly the indexed form)."""
     with _stem_lock:
         if not _stem_db:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
@@ -185,7 +185,22 @@ def stem(term: str) -> str:
         conn.execute("INSERT INTO s(x) VALUES (?)", (term,))
         rows = conn.execute("SELECT term FROM sv").fetchall()
         conn.execute("DELETE FROM s")
-    return rows[0][0] if len(rows) == 1 else term  # several tokens: a phrase, kept as is
+    return tuple(row[0] for row in rows)
+
+
+def stem(term: str) -> str:
+    """The token FTS5's porter tokenizer stores for ``term``; a term of several tokens (a
+    phrase) is kept as is."""
+    tokens = _tokens(term)
+    return tokens[0] if len(tokens) == 1 else term
+
+
+def vocabulary_term(term: str) -> str | None:
+    """The vocabulary row to look ``term``'s document count up in; None for a phrase
+    (``kiln_typed_3`` is the tokens ``kiln typed 3``), which no row can match: its count is
+    0 without asking (the lookup costs a probe of every FTS segment)."""
+    tokens = _tokens(term)
+    return tokens[0] if len(tokens) == 1 else None
 
 
 def rarest_within(terms: list[str], counts: dict[str, int], budget: int) -> tuple[list[str], int]:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from indexer import Index
+from indexer.tokens import stem, vocabulary_term
 
 from .conftest import write
 
@@ -158,3 +159,24 @@ def test_words_that_spell_a_name_find_that_definition(
     assert idx.search("log startup", 1)[0].name == "log_startup"
     assert idx.search("next event", 1)[0].name == "next_event"
     assert idx.search("request handler", 1)[0].name == "RequestHandler"
+
+
+def test_a_phrase_term_needs_no_vocabulary_lookup() -> None:
+    """``snake_case`` words are phrases to FTS5 (several tokens): no vocabulary row matches
+    one, so its document count is 0 without a lookup; a single word is looked up stemmed."""
+    assert vocabulary_term("kiln_typed_3") is None
+    assert vocabulary_term("settle refund") is None
+    assert vocabulary_term("Parsing") == stem("Parsing") == "pars"
+
+
+def test_a_new_snake_case_name_is_found_right_after_an_edit(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "app.py", "def handler(x):\n    y = x + 1\n    return y\n")
+    idx = open_index(repo)
+    idx.update()
+    assert idx.search("kiln_typed_3") == []  # asked before the name exists
+    idx.update_file(
+        "app.py", "def handler(x):\n    kiln_typed_3 = x\n    y = x + 1\n    return y\n"
+    )
+    assert [h.name for h in idx.search("kiln_typed_3", 1)] == ["handler"]
