@@ -1,0 +1,84 @@
+"""The replay tool's claim: ranks scored on saved snapshots equal an end-to-end history run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, env=env
+    )
+
+
+def _repo(repo: Path) -> None:
+    repo.mkdir(parents=True)
+
+    def commit(message: str, files: dict[str, str]) -> None:
+        for rel, text in files.items():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(text)
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+        subprocess.run(
+            ["git", "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", message],
+            cwd=repo,
+            check=True,
+        )
+
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    commit(
+        "Initial",
+        {
+            "crates/parser/src/header.rs": "fn parse_header(line: &str) -> usize { line.len() }\n",
+            "crates/printer/src/line.rs": 'fn print_line(line: &str) { println!("{}", line); }\n',
+        },
+    )
+    commit(
+        "parser: fix crash on an empty header line",
+        {"crates/parser/src/header.rs": "fn parse_header(l: &str) -> usize { l.len().max(1) }\n"},
+    )
+    commit(
+        "printer: fix a line printed twice",
+        {"crates/printer/src/line.rs": 'fn print_line(l: &str) { print!("{}", l); }\n'},
+    )
+
+
+def test_replayed_ranks_equal_an_end_to_end_run(tmp_path: Path) -> None:
+    repo, data = tmp_path / "repo", tmp_path / "replay"
+    _repo(repo)
+    saved = _run("bench.retrieval_replay", "save", "--data", str(data), "--repo", str(repo))
+    assert saved.returncode == 0, saved.stderr
+    assert "repo: 2 snapshots saved" in saved.stdout
+    ranks = tmp_path / "ranks.json"
+    scored = _run("bench.retrieval_replay", "score", "--data", str(data), "--save", str(ranks))
+    assert scored.returncode == 0, scored.stderr
+    assert scored.stdout.startswith("repo")
+    live = _run(
+        "bench.retrieval",
+        "--json",
+        "--per-query",
+        "--methods",
+        "kiln",
+        "history",
+        "--repo",
+        str(repo),
+    )
+    assert live.returncode == 0, live.stderr
+    (row,) = json.loads(live.stdout)
+    assert json.loads(ranks.read_text()) == {"repo": row["per_query"]}
+    assert set(row["per_query"].values()) == {1}
+
+
+def test_score_without_saved_sets_is_one_clear_line(tmp_path: Path) -> None:
+    proc = _run("bench.retrieval_replay", "score", "--data", str(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"error: no saved sets in {tmp_path} (run `save` first)"
+    ]
