@@ -10,9 +10,10 @@ moves by the lines the edit added or removed. The file's tree is then out of dat
 function, so the next edit that needs the whole file parses it from scratch.
 
 Anything else — an edit across definitions, in a signature, a function small enough to be
-merged with its siblings, a function whose text no longer parses on its own — chunks the whole
-file, so the blocks are always exactly those of a full chunk; ``tests/indexer/test_rechunk.py``
-holds that on random edit sequences in five languages.
+merged with its siblings, a function whose text no longer parses on its own, an indented body
+whose new indentation could let it run on past its old end — chunks the whole file, so the
+blocks are always exactly those of a full chunk; ``tests/indexer/test_rechunk.py`` holds that
+on random edit sequences in five languages, for the blocks and for the index file.
 """
 
 from __future__ import annotations

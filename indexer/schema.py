@@ -3,7 +3,8 @@
 Migrations are functions registered, in order, with a ``sqlite_migrate.Migrations`` set and
 recorded in its ``_sqlite_migrations`` table; plain tables are created with sqlite-utils, the
 FTS5 tables (external content over ``blocks``, maintained by ``store``), their vocabulary views
-and the WITHOUT ROWID symbol tables with the SQL sqlite-utils has no words for. Index files
+and the WITHOUT ROWID symbol tables with the SQL sqlite-utils has no words for. ``blocks`` is a
+view over ``block_rows`` and ``block_lines`` (``m006_block_lines``). Index files
 written before the move (names recorded in a ``_migrations`` table) are adopted as they are:
 the same names, so nothing re-runs. A changed chunker forces every file to be re-parsed once.
 """
