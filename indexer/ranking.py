@@ -17,13 +17,8 @@ from indexer import history
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
 from indexer.store import FTS_COLUMNS
-from indexer.structure import (
-    code_query,
-    is_tooling_path,
-    scope_match,
-    scope_words,
-    subject_of_test,
-)
+from indexer.structure import code_query, is_tooling_path, scope_match, scope_words
+from indexer.subjects import add_test_subjects
 from indexer.tokens import (
     fts_match,
     query_terms,
@@ -101,7 +96,7 @@ def search(
     ordered.sort(key=lambda i: (-fused[i], i))
     if ordered and not _names_a_definition(ordered, meta, term_set):
         if W.TEST_SUBJECT_WEIGHT > 0:
-            _add_test_subjects(conn, ordered, meta, fused, words)
+            add_test_subjects(conn, ordered, meta, fused, words, short_names, _meta)
         _add_history(conn, all_terms, ordered, meta, fused)
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)
@@ -315,61 +310,6 @@ def _add_history(
             + W.RECENCY_WEIGHT * recent.get(path, 0.0)
         )
     ordered.sort(key=lambda i: (-fused[i], i))
-
-
-def _add_test_subjects(
-    conn: sqlite3.Connection,
-    ordered: list[int],
-    meta: dict[int, tuple],
-    fused: dict[int, float],
-    words: set[str],
-) -> None:
-    """A query that names a test and says more ("fix flaky testIdleRatio", "leaks in
-    FooTest") is about the code under test as much as the test: the file the test is named
-    after (``Foo.java``, ``foo.go``, ``foo.ts``) joins the candidates at the test's score. A
-    query that is only the test's name asks for the test."""
-    done: set[str] = set()
-    for block_id in list(ordered[: W.SEED_TOP_LEXICAL]):
-        path, _kind, name = meta[block_id][:3]
-        subject = subject_of_test(path)
-        if subject is None or subject in done or not is_test_path(path):
-            continue
-        stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
-        own = short_names(name) | {stem}
-        if not words & own or not words - own:
-            continue
-        done.add(subject)
-        score = fused[block_id] * W.TEST_SUBJECT_WEIGHT
-        rows = conn.execute(
-            "SELECT id, path FROM files WHERE blocks > 0 AND language != 'text' "
-            "AND (path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\') LIMIT 8",
-            (_like(subject) + ".%", "%/" + _like(subject) + ".%"),
-        ).fetchall()
-        for file_id, subject_path in rows:
-            if (
-                is_test_path(subject_path)
-                or subject_path.rsplit("/", 1)[-1].split(".", 1)[0] != subject
-            ):
-                continue
-            mine = [i for i in ordered if meta[i][0] == subject_path]
-            if not mine:
-                first = conn.execute(
-                    "SELECT id FROM blocks WHERE file_id = ? ORDER BY start_line LIMIT 1",
-                    (file_id,),
-                ).fetchone()
-                if first is None:
-                    continue
-                meta.update(_meta(conn, [first[0]]))
-                fused[first[0]] = 0.0
-                ordered.append(first[0])
-                mine = [first[0]]
-            fused[mine[0]] = max(fused[mine[0]], score)
-    if done:
-        ordered.sort(key=lambda i: (-fused[i], i))
-
-
-def _like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _names_a_definition(ordered: list[int], meta: dict[int, tuple], terms: set[str]) -> bool:

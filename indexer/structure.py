@@ -5,8 +5,12 @@ Commit subjects and issue titles in most ecosystems name the component first: ``
 handling of **`` (ripgrep's ``ignore`` crate), ``fix(fetch): …`` (axios's fetch adapter),
 ``[globset] …``, ``grep-printer: …``. That prefix says *where*, and the words after it say
 *what*; a lexical match on the rest of the subject in another crate is usually wrong. The
-scope's words are compared with the words of a path's folders and file name (``crates/
-printer/src/standard.rs`` has ``crates``, ``printer``, ``src``, ``standard``).
+scope's words are compared with the words of a path's folders (``crates/printer/src/
+standard.rs`` has ``crates``, ``printer``, ``src``), not its file name: a scope such as
+``fix(formdata)`` names a concern, and the files named after it are often not the fix.
+
+Also here: files that describe or build the code rather than implement it, and the query the
+code is searched with (tracker keys and change words left out).
 """
 
 from __future__ import annotations
@@ -96,8 +100,8 @@ def scope_words(query: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def path_words(path: str) -> frozenset[str]:
-    """Lower-cased words of a path's folders and file stem (``grep-printer/src/summary.rs``:
-    grep, printer, grep-printer, src, summary)."""
+    """Lower-cased words of a path's folders (``grep-printer/src/summary.rs``: grep, printer,
+    grep-printer, src)."""
     parts = path.split("/")
     words: set[str] = set()
     for seg in parts[:-1]:
@@ -109,7 +113,7 @@ def path_words(path: str) -> frozenset[str]:
 
 
 def scope_match(scope: frozenset[str], path: str) -> float:
-    """Share of the scope's words found among the path's words, in [0, 1]."""
+    """1.0 when a folder of ``path`` holds one of the scope's words, else 0.0."""
     if not scope:
         return 0.0
     return 1.0 if scope & path_words(path) else 0.0
@@ -125,24 +129,3 @@ _TOOLING = re.compile(
 
 def is_tooling_path(path: str) -> bool:
     return bool(_TOOLING.search(path.rsplit("/", 1)[-1]))
-
-
-# What a test file is named after: FooTest.java, FooTests.kt, FooIT.java, TestFoo.java,
-# foo_test.go, test_foo.py, foo_test.py, foo.test.ts, foo.spec.js -> Foo / foo.
-_TEST_NAMES = (
-    re.compile(r"^(?P<s>[A-Z]\w*?)(Tests?|IT|TestCase)\.(java|kt|scala|groovy|cs)$"),
-    re.compile(r"^Test(?P<s>[A-Z]\w*)\.(java|kt|scala|groovy|cs)$"),
-    re.compile(r"^(?P<s>\w+?)_test\.(go|py|rs|rb|exs?)$"),
-    re.compile(r"^test_(?P<s>\w+)\.py$"),
-    re.compile(r"^(?P<s>[\w.-]+?)\.(test|spec)\.[cm]?[jt]sx?$"),
-)
-
-
-def subject_of_test(path: str) -> str | None:
-    """The file stem of the code a test file is named after (``FooTest.java`` -> ``Foo``)."""
-    name = path.rsplit("/", 1)[-1]
-    for pattern in _TEST_NAMES:
-        found = pattern.match(name)
-        if found:
-            return found["s"]
-    return None

@@ -56,8 +56,8 @@ CHANGE_WORDS_OUT = True
 # A query naming a test: the file the test is named after gets this x the test's score.
 TEST_SUBJECT_WEIGHT = 1.0
 
-# A query that names a component first ("ignore: …", "fix(fetch): …"): a candidate whose
-# folders or file name hold that component's words is multiplied by 1 + this x the share held.
+# A query that names a component first ("ignore: …", "fix(fetch): …"): a candidate with a
+# folder holding one of that component's words is multiplied by 1 + this.
 SCOPE_WEIGHT = 1.0
 
 # History: earlier commits whose messages match the query vouch for the files they changed.

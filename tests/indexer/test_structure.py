@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from indexer import Index
-from indexer.structure import is_tooling_path, scope_words, subject_of_test
+from indexer.structure import is_tooling_path, scope_words
+from indexer.subjects import subject_of_test
 
 from .conftest import write
 
