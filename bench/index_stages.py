@@ -1,0 +1,109 @@
+"""Where a full index spends its CPU, stage by stage, in one process; prints figures, asserts
+nothing.
+
+    python bench/index_stages.py --corpus PATH [--repeat 3]
+
+Each stage runs over every file of the corpus, ``--repeat`` times; the least CPU time of the
+repetitions is kept (other jobs on the host only ever add time), and each stage is printed as
+a multiple of parsing alone, so the figures carry across hosts:
+  * parse: tree-sitter parsing alone (the baseline of ``index_speed.py``)
+  * query: the language's definitions/references query over the parsed tree
+  * chunk: the rest of the chunker (definitions nested, blocks cut, names, docstrings, refs)
+  * rows: the search columns of each block (camelCase parts, name parts, hashes)
+  * worker: what a parse worker does per file (read, hash, parse, query, chunk, rows)
+  * write: the writer's SQLite/FTS5 work (rows, FTS5 index, name tables, commits)
+With two cores, a full index can run at most at 2 / (worker + write) times the parse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: this checkout
+
+from indexer import schema, store  # noqa: E402
+from indexer.chunker import chunk_file  # noqa: E402
+from indexer.files import walk  # noqa: E402
+from indexer.languages import grammar, language_for, new_parser  # noqa: E402
+from indexer.pipeline import _prepare  # noqa: E402
+
+
+def stages(files: list[tuple[str, str, bytes, str]]) -> dict[str, float]:
+    import tree_sitter as ts
+
+    cpu = dict.fromkeys(("parse", "query", "chunk", "rows", "worker", "write"), 0.0)
+    parsers: dict[str, object] = {}
+    for rel, lang, data, _ in files:
+        g = grammar(lang)
+        if g is None:
+            continue
+        parser = parsers.get(lang) or parsers.setdefault(lang, new_parser(lang))
+        c = time.process_time()
+        tree = parser.parse(data)  # type: ignore[attr-defined]
+        cpu["parse"] += time.process_time() - c
+        c = time.process_time()
+        list(ts.QueryCursor(g.query).matches(tree.root_node))
+        cpu["query"] += time.process_time() - c
+        c = time.process_time()
+        blocks = chunk_file(rel, data, lang, tree=tree)
+        cpu["chunk"] += time.process_time() - c
+        c = time.process_time()
+        store.prepare(rel, blocks)
+        cpu["rows"] += time.process_time() - c
+    cpu["chunk"] -= cpu["query"]  # chunk_file ran the query too
+    c = time.process_time()
+    out = [_prepare(rel, path, None) for rel, _, _, path in files]
+    cpu["worker"] = time.process_time() - c
+    with tempfile.TemporaryDirectory(prefix="kiln-stages-") as tmp:
+        conn = schema.connect(Path(tmp) / "index.db", 5.0)
+        schema.migrate(conn)
+        conn.execute("PRAGMA synchronous=OFF")  # as a full run writes
+        c = time.process_time()
+        conn.execute("BEGIN")
+        for i, (rel, _, prepared, size, h) in enumerate(out):
+            if prepared is not None:
+                store.write_file(conn, rel, language_for(rel), 0, size, h, prepared)
+            if i % 64 == 63:
+                conn.execute("COMMIT")
+                conn.execute("BEGIN")
+        conn.execute("COMMIT")
+        cpu["write"] += time.process_time() - c
+        conn.close()
+    return cpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    if not args.corpus.is_dir():
+        sys.exit(f"index_stages: not a folder: {args.corpus}")
+    files = []
+    for cand in walk(args.corpus):
+        if cand.rel.startswith(".kiln/"):
+            continue
+        files.append((cand.rel, language_for(cand.rel), cand.path.read_bytes(), str(cand.path)))
+    best: dict[str, float] = {}
+    for _ in range(max(1, args.repeat)):
+        for stage, seconds in stages(files).items():
+            best[stage] = min(best.get(stage, seconds), seconds)
+    code = sum(len(d) for _, lang, d, _ in files if lang != "text")
+    print(f"corpus     {args.corpus}  ({code / 1e6:.1f} MB of code, {len(files)} files)")
+    for stage, seconds in best.items():
+        print(f"{stage:10s} {seconds:6.2f} CPU-s  {seconds / best['parse']:5.2f}x parse")
+    total = best["worker"] + best["write"]
+    print(
+        f"worker + write = {total / best['parse']:.2f}x parse: with two free cores a full index "
+        f"runs at most at {2 * best['parse'] / total:.2f}x the parse"
+    )
+
+
+if __name__ == "__main__":
+    main()
