@@ -193,3 +193,42 @@ def test_four_connections_opening_a_new_index_at_once_all_succeed(repo: Path) ->
         t.join()
     assert errors == []
     assert _recorded(repo / ".kiln" / "index.db") == [s.__name__ for s in schema.STEPS]
+
+
+def test_blocks_is_a_view_that_takes_writes_into_both_tables(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    """``blocks`` joins ``block_rows`` and ``block_lines``; a writer that still writes
+    ``blocks`` (INSERT, UPDATE, DELETE) keeps the two tables in step."""
+    write(repo, "billing.py", SOURCE)
+    idx = open_index(repo)
+    idx.update()
+    conn = sqlite3.connect(idx.db_path, isolation_level=None)
+    try:
+        file_id, path = conn.execute("SELECT id, path FROM files").fetchone()
+        values = dict.fromkeys(("language", "kind", "name", "signature", "docstring"), "x")
+        values.update(hash="h", text="t", refs="", fts_path="", fts_name="", idents="")
+        columns = ", ".join(values)
+        conn.execute(
+            f"INSERT INTO blocks (file_id, path, start_line, end_line, {columns})"
+            f" VALUES (?, ?, 40, 44, {', '.join('?' * len(values))})",
+            (file_id, path, *values.values()),
+        )
+        new_id = conn.execute("SELECT max(id) FROM block_rows").fetchone()[0]
+        assert conn.execute("SELECT * FROM block_lines WHERE id = ?", (new_id,)).fetchone() == (
+            new_id,
+            40,
+            44,
+        )
+        conn.execute("UPDATE blocks SET end_line = 45, name = 'y' WHERE id = ?", (new_id,))
+        assert conn.execute(
+            "SELECT name, start_line, end_line FROM blocks WHERE id = ?", (new_id,)
+        ).fetchone() == ("y", 40, 45)
+        conn.execute("DELETE FROM blocks WHERE id = ?", (new_id,))
+        for table in ("block_rows", "block_lines"):
+            assert conn.execute(
+                f"SELECT count(*) FROM {table} WHERE id = ?", (new_id,)
+            ).fetchone() == (0,)
+    finally:
+        conn.close()
+    assert idx.search("settle invoice")[0].name == "settle_invoice"
