@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from indexer import Index
+from indexer import weights as W
 from indexer.structure import is_tooling_path, scope_words
 from indexer.subjects import subject_of_test
 
@@ -184,9 +185,10 @@ def test_a_tracker_key_is_not_searched_for_in_the_code(
     assert idx.search("KAFKA-16508", 1)[0].path == "clients/src/main/java/org/acme/Versions.java"
 
 
-def test_fix_and_bug_are_not_searched_for_in_the_code(
-    repo: Path, open_index: Callable[..., Index]
+def test_with_the_switch_on_fix_and_bug_are_not_searched_for_in_the_code(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(W, "CHANGE_WORDS_OUT", True)  # off by default: see weights.py
     write(
         repo,
         "streams/src/main/java/org/acme/ProcessorNode.java",
