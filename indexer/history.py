@@ -114,6 +114,7 @@ class Reading:
 
     new_head: str | None
     rebuild: bool
+    old_head: str | None = None  # the head recorded when the reading started
     proc: subprocess.Popen[bytes] | None = None
     out: Any = None  # the temporary file git writes to (a pipe would stall it when full)
 
@@ -154,7 +155,7 @@ def start(conn: sqlite3.Connection, root: Path) -> Reading | None:
     old_head = row[0] if row else None
     if new_head == old_head:
         return None
-    reading = Reading(new_head, rebuild=True)
+    reading = Reading(new_head, rebuild=True, old_head=old_head)
     if not new_head:
         return reading
     revision = new_head
@@ -199,6 +200,10 @@ def finish(conn: sqlite3.Connection, reading: Reading) -> int:
     new_head = reading.new_head
     conn.execute("BEGIN IMMEDIATE")
     try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchone()
+        if (row[0] if row else None) != reading.old_head:  # another sync recorded in between
+            conn.execute("ROLLBACK")
+            return 0
         if reading.rebuild:
             conn.execute("DELETE FROM commits")
             conn.execute("DELETE FROM commit_files")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer import Index
+from indexer import Index, history
 from indexer import index as index_module
 from tests import repos
 from tests.waiting import wait_until
@@ -101,3 +101,18 @@ def test_an_interrupted_bulk_run_resumes_with_the_history(
     assert again.files_indexed == FILES - kept
     assert idx.status()["files"] == FILES
     assert idx.status()["commits"] == 2
+
+
+def test_a_history_reading_overtaken_by_another_sync_records_nothing(
+    many_commits: Path, open_index: Callable[..., Index]
+) -> None:
+    idx = open_index(many_commits)
+    first = history.start(idx._conn, idx.root)  # lists the two commits, nothing recorded yet
+    assert first is not None
+    write(many_commits, "pkg1/module_1.py", "def handler_1(request):\n    return 'one'\n")
+    repos.git(many_commits, "commit", "-qam", "Return a name from handler one")
+    head = repos.git(many_commits, "rev-parse", "HEAD").strip()
+    assert idx.sync_history() == 3  # the watcher saw HEAD move and recorded all three
+    assert history.finish(idx._conn, first) == 0  # the older listing no longer applies
+    assert idx.status()["history_head"] == head
+    assert idx.status()["commits"] == 3
