@@ -85,7 +85,9 @@ def prepared(work: list[Candidate], hashes: dict[str, str]) -> Generator[tuple, 
             yield _prepare(*a)
         return
     batches = _batches(args, [c.size for c in work])
-    with ProcessPoolExecutor(POOL_WORKERS, mp_context=ctx, initializer=_after_fork) as pool:
+    with ProcessPoolExecutor(
+        POOL_WORKERS, mp_context=ctx, initializer=_after_fork, initargs=(os.getpid(),)
+    ) as pool:
         try:
             ahead = deque(pool.submit(_prepare_many, b) for b in islice(batches, IN_FLIGHT))
             while ahead:
@@ -115,16 +117,18 @@ def _fork_context() -> Any:
     return multiprocessing.get_context("fork")
 
 
-def _after_fork() -> None:
+def _after_fork(parent: int) -> None:
     """Worker initializer: locks copied from a busy parent may be held by a thread that does
     not exist in the child, so the child gets fresh ones; and the worker ends with its parent
-    (a host killed hard must not leave parse workers behind)."""
+    (a host killed hard must not leave parse workers behind). ``parent`` is the pid read
+    before the fork: read in the child, it would already be init's if the parent was killed
+    between the fork and this call, and the worker would never notice."""
     from indexer import languages, tokens
 
     languages._lock = threading.Lock()
     tokens._stem_lock = threading.Lock()
     tokens.camel_lock = threading.Lock()
-    _die_with_parent(os.getppid())
+    _die_with_parent(parent)
 
 
 def _die_with_parent(parent: int) -> None:
