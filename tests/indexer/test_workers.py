@@ -77,3 +77,38 @@ def test_killing_kiln_index_hard_ends_its_workers_and_the_index_resumes(tmp_path
     )
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["total_files"] == 300
+
+
+def test_a_worker_whose_parent_died_before_it_started_exits(tmp_path: Path) -> None:
+    """The race of a kill right after the fork: the worker's initializer runs when its parent
+    is already gone, so the parent it must watch is the pid taken before the fork, not the
+    one ``getppid()`` gives by then."""
+    script = (
+        "import os, time\n"
+        "from indexer.pipeline import _after_fork\n"
+        "parent = os.getpid()\n"
+        "r, w = os.pipe()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    null = os.open(os.devnull, os.O_WRONLY)\n"
+        "    os.dup2(null, 1)\n"  # let go of the test's pipes: run() returns when the parent ends
+        "    os.dup2(null, 2)\n"
+        "    os.close(w)\n"
+        "    os.read(r, 1)\n"  # returns once the parent has exited (the last writer is gone)
+        "    try:\n"
+        "        _after_fork(parent)\n"
+        "    except Exception:\n"
+        "        pass\n"  # a crash is no way to pass this test
+        "    time.sleep(600)\n"  # where a worker that did not notice would stay
+        "    os._exit(0)\n"
+        "print(pid, flush=True)\n"
+    )
+    parent = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    worker = int(parent.stdout)
+    try:
+        assert wait_until(lambda: not _alive(worker), 60), "the worker outlived its parent"
+    finally:
+        if _alive(worker):
+            os.kill(worker, signal.SIGKILL)
