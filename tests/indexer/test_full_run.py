@@ -25,7 +25,11 @@ def _git_children() -> list[int]:
     """Our child processes that are a running (not yet exited) git."""
     found = []
     for task in Path(f"/proc/{Path('/proc/self').resolve().name}/task").iterdir():
-        for child in (task / "children").read_text().split():
+        try:
+            children = (task / "children").read_text().split()
+        except (FileNotFoundError, ProcessLookupError):  # a thread that ended meanwhile
+            continue
+        for child in children:
             try:
                 comm = Path(f"/proc/{child}/comm").read_text().strip()
                 state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
