@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -54,8 +55,17 @@ def repo(tmp_path: Path) -> Path:
 
 
 def write_marked_server(root: Path) -> None:
+    """The servers run in the sandbox, which sees the workspace but not a checkout of the
+    tests under /tmp (its /tmp is private): the notes server is copied in beside them."""
     (root / ".kiln").mkdir(exist_ok=True)
-    (root / ".kiln" / "notes_server.py").write_text(MARKED_SERVER.format(server=str(NOTES_SERVER)))
+    shutil.copyfile(NOTES_SERVER, notes_copy(root))
+    (root / ".kiln" / "notes_server.py").write_text(
+        MARKED_SERVER.format(server=str(notes_copy(root)))
+    )
+
+
+def notes_copy(root: Path) -> Path:
+    return root / ".kiln" / "notes_impl.py"
 
 
 def marked_entry(root: Path, *extra: str) -> dict[str, Any]:
@@ -188,7 +198,7 @@ def test_project_entry_cannot_replace_the_users_server(
     repo: Path, tmp_path: Path, kiln_home: Path
 ) -> None:
     kiln(repo, "mcp", "approve", "notes")  # approved while the user had no server of that name
-    user_entry = {"command": sys.executable, "args": [str(NOTES_SERVER)]}
+    user_entry = {"command": sys.executable, "args": [str(notes_copy(repo))]}
     write_json(kiln_home / "mcp.json", {"mcpServers": {"notes": user_entry}})
     run = Run(repo, tmp_path, [SEARCH, CALL])
     assert "42" in run.results[1]  # the user's server answered...
