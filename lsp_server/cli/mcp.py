@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from lsp_server.cli.options import root_option
 from skills_registry.errors import McpConfigError
 from skills_registry.mcp_config import default_kiln_home, shown_name
 from skills_registry.mcp_trust import (
@@ -34,14 +35,6 @@ STATUS_TEXT = {
     "shadowed": "ignored: your server of that name wins",
 }
 
-_root_option = click.option(
-    "--root",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Workspace root.",
-)
-
 
 def _plan(root: Path, *, honour_trust_setting: bool = True) -> McpPlan:
     return plan_servers(
@@ -60,7 +53,7 @@ def mcp_group() -> None:
 
 
 @mcp_group.command("list")
-@_root_option
+@root_option
 @click.option("--json", "as_json", is_flag=True, help="Print the servers as a JSON list.")
 def list_cmd(root: Path, as_json: bool) -> None:
     """Every configured server: origin (user or project), transport and approval status."""
@@ -105,7 +98,7 @@ def _chosen(names: tuple[str, ...], all_: bool) -> None:
 @mcp_group.command("approve")
 @click.argument("names", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every project server of this workspace.")
-@_root_option
+@root_option
 def approve_cmd(names: tuple[str, ...], all_: bool, root: Path) -> None:
     """Let project servers (.kiln/mcp.json) start in this workspace, as their entries are now."""
     _chosen(names, all_)
@@ -142,7 +135,7 @@ def approve_cmd(names: tuple[str, ...], all_: bool, root: Path) -> None:
 @mcp_group.command("revoke")
 @click.argument("names", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every approval of this workspace.")
-@_root_option
+@root_option
 def revoke_cmd(names: tuple[str, ...], all_: bool, root: Path) -> None:
     """Forget approvals: those servers are pending again (the user's own are not affected)."""
     _chosen(names, all_)

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from lsp_server.cli.options import root_option
+
 if TYPE_CHECKING:
     from agent.memory import Memory
 
@@ -21,13 +23,6 @@ def _memory(root: Path) -> Memory:
     return Memory(root.resolve(), kiln_home())
 
 
-_root_option = click.option(
-    "--root",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Workspace root.",
-)
 _user_option = click.option(
     "--user", "user_level", is_flag=True, help="The user-level file under KILN_HOME."
 )
@@ -39,7 +34,7 @@ def memory_group() -> None:
 
 
 @memory_group.command("show")
-@_root_option
+@root_option
 def show_cmd(root: Path) -> None:
     """The memory blocks a new session here starts with (user, then project), imports expanded."""
     blocks = _memory(root).initial_blocks()
@@ -51,7 +46,7 @@ def show_cmd(root: Path) -> None:
 
 
 @memory_group.command("path")
-@_root_option
+@root_option
 @_user_option
 def path_cmd(root: Path, user_level: bool) -> None:
     """The file `add` writes to."""
@@ -61,7 +56,7 @@ def path_cmd(root: Path, user_level: bool) -> None:
 
 @memory_group.command("add")
 @click.argument("text")
-@_root_option
+@root_option
 @_user_option
 def add_cmd(text: str, root: Path, user_level: bool) -> None:
     """Append TEXT as one bullet."""
@@ -73,7 +68,7 @@ def add_cmd(text: str, root: Path, user_level: bool) -> None:
 
 
 @memory_group.command("edit")
-@_root_option
+@root_option
 @_user_option
 def edit_cmd(root: Path, user_level: bool) -> None:
     """Open the memory file in $VISUAL / $EDITOR."""
