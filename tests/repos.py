@@ -1,9 +1,11 @@
-"""A real git repo with a real failing pytest, shared by harness, CI and editor tests."""
+"""Real git repos for tests: one with a real failing pytest (harness, CI and editor tests),
+and an empty one that takes commits of whole files (history and retrieval tests)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 CALC = '''def add(a, b):
@@ -23,6 +25,26 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(
         ["git", *args], cwd=root, check=True, capture_output=True, text=True
     ).stdout
+
+
+def committing_repo(repo: Path) -> Callable[[str, dict[str, str]], None]:
+    """A new git repository at ``repo`` on branch main; returns ``commit(message, files)``,
+    which writes each file (relative path -> text) and commits them all."""
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+
+    def commit(message: str, files: dict[str, str]) -> None:
+        for rel, text in files.items():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(text)
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+        subprocess.run(
+            ["git", "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", message],
+            cwd=repo,
+            check=True,
+        )
+
+    return commit
 
 
 def make_failing_repo(tmp_path: Path) -> Path:

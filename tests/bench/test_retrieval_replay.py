@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.repos import committing_repo
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -19,20 +21,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _repo(repo: Path) -> None:
-    repo.mkdir(parents=True)
-
-    def commit(message: str, files: dict[str, str]) -> None:
-        for rel, text in files.items():
-            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-            (repo / rel).write_text(text)
-        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-        subprocess.run(
-            ["git", "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", message],
-            cwd=repo,
-            check=True,
-        )
-
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    commit = committing_repo(repo)
     commit(
         "Initial",
         {

@@ -10,11 +10,12 @@ import ast
 import importlib
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.repos import committing_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -301,29 +302,11 @@ def test_tooling_files_of_js_projects_are_not_source(path: str) -> None:
     assert not is_source(path)
 
 
-def _git_repo(repo: Path) -> Callable[[str, dict[str, str]], None]:
-    repo.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
-
-    def commit(message: str, files: dict[str, str]) -> None:
-        for rel, text in files.items():
-            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-            (repo / rel).write_text(text)
-        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-        subprocess.run(
-            ["git", "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", message],
-            cwd=repo,
-            check=True,
-        )
-
-    return commit
-
-
 def test_a_leading_tracker_key_is_not_part_of_a_non_python_query(tmp_path: Path) -> None:
     from bench.datasets import history
 
     repo = tmp_path / "repo"
-    commit = _git_repo(repo)
+    commit = committing_repo(repo)
     commit("Initial", {"core/Log.java": "class Log {}\n", "pkg/core.py": "x = 1\n"})
     commit(
         "KAFKA-16511: Fix the leaking tiered segments (#15817)",
@@ -346,7 +329,7 @@ def test_a_snapshot_leaves_out_files_whose_blob_the_clone_lacks(tmp_path: Path) 
     from bench.datasets import history
 
     repo = tmp_path / "repo"
-    commit = _git_repo(repo)
+    commit = committing_repo(repo)
     commit("Initial", {"src/lib.rs": "fn a() {}\n", "big/data.snap": "huge\n"})
     commit("Fix a crash in the parser", {"src/lib.rs": "fn a() { 1; }\n"})
     blob = subprocess.run(
@@ -366,7 +349,7 @@ def test_a_snapshot_leaves_out_files_whose_blob_the_clone_lacks(tmp_path: Path) 
 
 def test_hits_file_says_where_each_fixed_file_ranked_and_why(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    commit = _git_repo(repo)
+    commit = committing_repo(repo)
     commit(
         "Initial",
         {
