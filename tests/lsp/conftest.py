@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -56,3 +56,21 @@ async def running(root: Path, env: dict[str, str], **kwargs: Any) -> AsyncIterat
     finally:
         await editor.close()
         assert b"Traceback" not in editor.stderr, editor.stderr.decode(errors="replace")
+
+
+async def prompt_once(editor: Editor, text: str = "hi") -> dict[str, Any]:
+    """A new session and one prompt in it; the prompt's result."""
+    session = await editor.request("kiln/session/new", {})
+    return await editor.request(
+        "kiln/session/prompt",
+        {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": text}]},
+    )
+
+
+def status_texts(updates: Iterable[dict[str, Any]]) -> list[str]:
+    """The text of every ``status`` session update among ``updates``."""
+    return [
+        u["update"].get("text", "")
+        for u in updates
+        if u.get("update", {}).get("sessionUpdate") == "status"
+    ]

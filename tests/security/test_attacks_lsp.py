@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent.sandbox import find_backend
-from tests.lsp.conftest import running
+from tests.lsp.conftest import running, status_texts
 from tests.lsp.kiln_client import ALLOW, REJECT
 from tests.security.hostile import ATTACKS, Hostile, everything_written
 from tests.security.test_attacks_run import report
@@ -74,11 +74,7 @@ async def test_no_attack_escapes_kiln_lsp(hostile: Hostile, tmp_path: Path, mode
         updates = list(editor.updates)
         asked = list(editor.permission_requests)
     results = results_from_updates(hostile, updates)
-    statuses = " ".join(
-        u["update"].get("text", "")
-        for u in updates
-        if u.get("update", {}).get("sessionUpdate") == "status"
-    )
+    statuses = " ".join(status_texts(updates))
     assert "sandbox.network ignored" in statuses  # the repository's widening was refused, and said
     assert len(results) == len(ATTACKS)  # every attack ran and its result reached the editor
     counted_mode = "yolo" if mode == "yolo" else "ask"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.lsp.conftest import running, server_env
+from tests.lsp.conftest import prompt_once, running, server_env, status_texts
 from tests.repos import make_failing_repo
 
 pytestmark = pytest.mark.e2e
@@ -243,16 +243,8 @@ async def test_editor_is_told_which_server_waits_and_how_to_approve(
     script.write_text(json.dumps([SEARCH, "done"]))
     env = server_env(kiln_home, KILN_PROVIDER="scripted", KILN_SCRIPT=str(script))
     async with running(repo, env) as editor:
-        session = await editor.request("kiln/session/new", {})
-        await editor.request(
-            "kiln/session/prompt",
-            {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "hi"}]},
-        )
-        texts = [
-            u["update"].get("text", "")
-            for u in editor.updates
-            if u.get("update", {}).get("sessionUpdate") == "status"
-        ]
+        await prompt_once(editor)
+        texts = status_texts(editor.updates)
     assert any(
         "MCP server notes from .kiln/mcp.json not started" in t
         and f"kiln mcp approve notes --root {repo.resolve()}" in t

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lsp.conftest import running, server_env
+from tests.lsp.conftest import prompt_once, running, server_env, status_texts
 from tests.repos import PYTEST
 
 pytestmark = pytest.mark.e2e
@@ -63,14 +63,6 @@ async def test_editor_status_says_commands_are_unconfined(tmp_path: Path, kiln_h
         KILN_BWRAP=str(tmp_path / "none"),
     )
     async with running(root, env) as editor:
-        session = await editor.request("kiln/session/new", {})
-        await editor.request(
-            "kiln/session/prompt",
-            {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "hi"}]},
-        )
-        texts = [
-            u["update"].get("text", "")
-            for u in editor.updates
-            if u.get("update", {}).get("sessionUpdate") == "status"
-        ]
+        await prompt_once(editor)
+        texts = status_texts(editor.updates)
         assert any("commands are unconfined" in t for t in texts), editor.updates
