@@ -24,10 +24,9 @@ import random
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bench.index_speed import cpu_split, parse_baseline, pct
+from bench.index_speed import cpu_split, parse_baseline, pct, time_queries
 from bench.proc_memory import MemorySampler
 from indexer import Index
 
@@ -135,13 +134,7 @@ def main() -> None:
         )
         print(f"db                {idx.status()['db_bytes'] / 1e6:6.0f} MB")
         rng = random.Random(args.seed)
-        times: list[float] = []
-        cpu_ms: list[float] = []
-        for q in queries_from(idx, args.queries, rng):
-            t, c = time.perf_counter(), time.process_time()
-            idx.search(q, 10)
-            times.append((time.perf_counter() - t) * 1000)
-            cpu_ms.append((time.process_time() - c) * 1000)
+        times, cpu_ms = time_queries(idx, queries_from(idx, args.queries, rng))
         print(
             f"query             p50 {pct(times, 50):6.1f} ms  p95 {pct(times, 95):6.1f} ms  "
             f"({len(times)} queries; CPU p50 {pct(cpu_ms, 50):.1f}, p95 {pct(cpu_ms, 95):.1f} ms; "

@@ -47,6 +47,18 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+def time_queries(idx: Index, queries: list[str]) -> tuple[list[float], list[float]]:
+    """Each query's wall-clock and CPU milliseconds for ``idx.search(q, 10)``."""
+    wall: list[float] = []
+    cpu: list[float] = []
+    for q in queries:
+        t, c = time.perf_counter(), time.process_time()
+        idx.search(q, 10)
+        wall.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+    return wall, cpu
+
+
 def cpu_seconds() -> float:
     """User + system time of this process and its finished children (the parse workers)."""
     return sum(cpu_split())
@@ -209,13 +221,7 @@ def main() -> None:
             ]
             for j, subject in enumerate(subjects[: len(queries) // 3]):
                 queries[3 * j] = subject
-        query_times: list[float] = []
-        query_cpu: list[float] = []
-        for q in queries:
-            t, c = time.perf_counter(), time.process_time()
-            idx.search(q, 10)
-            query_times.append((time.perf_counter() - t) * 1000)
-            query_cpu.append((time.process_time() - c) * 1000)
+        query_times, query_cpu = time_queries(idx, queries)
         print(
             f"query             p50 {pct(query_times, 50):6.1f} ms  p95 {pct(query_times, 95):6.1f} ms  "
             f"({len(queries)} queries, mean {statistics.mean(query_times):.1f} ms)"
