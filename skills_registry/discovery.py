@@ -1,6 +1,8 @@
 """Finding skills on disk and rendering level 1 of progressive disclosure: the catalog.
 
-Project folders come first and win a name clash against user folders. The scan is bounded
+The user's folders come first and win a name clash: a repository's skill named like one the
+user installed (and may have granted tools to) is ignored, with a line for the host to show,
+so a hostile checkout cannot swap in its own instructions and sidecar tools. The scan is bounded
 (depth and count caps) so a stray huge folder cannot stall a turn, and it records a cheap
 ``stamp`` (mtimes of scanned folders and SKILL.md files) so the agent can check before each
 turn whether anything changed, and reload only then. The catalog's ``fingerprint`` hashes
@@ -17,6 +19,7 @@ from html import escape
 from pathlib import Path
 
 from skills_registry.errors import SkillsError
+from skills_registry.mcp_trust import printable
 from skills_registry.skill import Skill, load_skill
 from skills_registry.spec import SKILL_FILE
 
@@ -43,12 +46,11 @@ def kiln_home_dir() -> Path:
 def skill_dirs(
     root: Path, home: Path | None = None, kiln_home: Path | None = None
 ) -> list[tuple[Path, str]]:
-    """Folders to scan, highest precedence first, each with its scope."""
+    """Folders to scan, highest precedence first, each with its scope: the user's first."""
     user_home = home if home is not None else Path.home()
     state = kiln_home if kiln_home is not None else kiln_home_dir()
-    dirs = [(root / rel, "project") for rel in PROJECT_DIRS]
-    dirs.append((state / "skills", "user"))
-    dirs.append((user_home / ".agents" / "skills", "user"))
+    dirs = [(state / "skills", "user"), (user_home / ".agents" / "skills", "user")]
+    dirs.extend((root / rel, "project") for rel in PROJECT_DIRS)
     return dirs
 
 
@@ -122,6 +124,8 @@ def _stamp_and_folders(
 class SkillCatalog:
     skills: dict[str, Skill] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # Lines a host shows the user (also in ``warnings``): repository skills ignored.
+    notes: list[str] = field(default_factory=list)
     # Change detector over the scanned folders (not what the model sees); see ``changed``.
     stamp: str = ""
     root: Path | None = None
@@ -173,7 +177,7 @@ class SkillCatalog:
 def discover_skills(
     root: Path, home: Path | None = None, *, kiln_home: Path | None = None
 ) -> SkillCatalog:
-    """Scan project then user skill folders; the first skill of a name wins.
+    """Scan user then project skill folders; the first skill of a name wins.
 
     ``home`` is the user's home folder (for ``~/.agents/skills``; default ``Path.home()``);
     ``kiln_home`` defaults to ``$KILN_HOME`` or ``~/.kiln``. Skills that cannot load are
@@ -195,9 +199,23 @@ def discover_skills(
             catalog.warnings.append(f"{folder / SKILL_FILE}: {warning}")
         existing = catalog.skills.get(skill.name)
         if existing is not None:
-            catalog.warnings.append(
-                f"skill '{skill.name}' at {folder} is shadowed by {existing.path}"
-            )
+            if scope == "project" and existing.scope == "user":
+                note = ignored_note(root, folder, skill.name, existing.path)
+                catalog.notes.append(note)
+                catalog.warnings.append(note)
+            else:
+                catalog.warnings.append(
+                    f"skill '{skill.name}' at {folder} is shadowed by {existing.path}"
+                )
             continue
         catalog.skills[skill.name] = skill
     return catalog
+
+
+def ignored_note(root: Path, folder: Path, name: str, used: Path) -> str:
+    """The line for a repository skill named like the user's: the user's is used."""
+    try:
+        where = folder.relative_to(root).as_posix()
+    except ValueError:
+        where = str(folder)
+    return printable(f"{where}: skill {name} ignored: your skill of that name in {used} is used")

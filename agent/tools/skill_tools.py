@@ -203,6 +203,7 @@ class SkillsContext:
                 self.mcp_sources = [McpSource(c) for c in plan.runnable()]
                 self.mcp_notes.extend(plan.notes())
         self._notes_sent = False
+        self._skill_notes_sent: set[str] = set()  # repository skills ignored, told once each
         # A skill's sidecar tools never take an MCP server's namespace (a repository's skill
         # named like the user's server would otherwise answer calls meant for it).
         self._reserved = {api_safe(s.name) for s in self.mcp_sources}
@@ -216,7 +217,8 @@ class SkillsContext:
         self.current_turn = 0  # the session's turn number as last seen before a request
         self.restored = False  # tools found before a resume were announced again
         for warning in self.warnings + self._catalog.warnings:
-            log.warning("%s", warning)
+            if warning not in self._catalog.notes:  # those reach the host as status notes
+                log.warning("%s", warning)
 
     def _add_skill_tools(self, skill: Skill) -> None:
         if api_safe(skill.name) in self._reserved:
@@ -330,7 +332,8 @@ class SkillsContext:
         )
 
     async def before_request(self, session: SessionView) -> None:
-        """Note the turn (allowed-tools last until the next one). Native tool search
+        """Note the turn (allowed-tools last until the next one) and tell the host, once each,
+        which servers did not start and which repository skills are ignored. Native tool search
         (Anthropic): every deferred tool is declared from the first request on, so MCP servers
         start now and the whole catalog is announced; tools added later (a skill installed
         mid-session) are appended, never inserted. Otherwise, in a resumed session, tools
@@ -339,6 +342,11 @@ class SkillsContext:
         if not self._notes_sent:
             self._notes_sent = True
             for note in self.mcp_notes:
+                log.info("%s", note)
+                await session.emit(StatusNote(text=note))
+        for note in self.catalog().notes:
+            if note not in self._skill_notes_sent:
+                self._skill_notes_sent.add(note)
                 log.info("%s", note)
                 await session.emit(StatusNote(text=note))
         if session.config.subagent:

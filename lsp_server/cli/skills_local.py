@@ -63,7 +63,7 @@ def validate_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 def list_cmd(root: Path, as_json: bool) -> None:
-    """List the skills the agent would see here, project skills first on a name clash."""
+    """List the skills the agent would see here; on a name clash the user's skill is used."""
     catalog = discover_skills(root)
     rows: list[dict[str, Any]] = [
         {

@@ -60,11 +60,13 @@ def test_list_shows_precedence_and_json(
     tmp_path: Path, make_skill: SkillFactory, kiln_home: Path
 ) -> None:
     make_skill(tmp_path / ".agents" / "skills", "deploy", "Project deploy.")
+    make_skill(tmp_path / ".agents" / "skills", "lint", "Project lint.")
     make_skill(kiln_home / "skills", "deploy", "User deploy.")
     make_skill(kiln_home / "skills", "notes", "User notes.")
     result = CliRunner().invoke(list_cmd, ["--root", str(tmp_path), "--json"])
     assert result.exit_code == 0
     rows = json.loads(result.stdout)
     names = [(r["name"], r["scope"], r["third_party"]) for r in rows]
-    assert ("deploy", "project", False) in names and ("notes", "user", True) in names
-    assert [r["description"] for r in rows if r["name"] == "deploy"] == ["Project deploy."]
+    assert names == [("deploy", "user", True), ("lint", "project", False), ("notes", "user", True)]
+    assert [r["description"] for r in rows if r["name"] == "deploy"] == ["User deploy."]
+    assert "warning: .agents/skills/deploy: skill deploy ignored: your skill" in result.stderr

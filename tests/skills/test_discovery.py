@@ -22,21 +22,37 @@ def dirs(tmp_path: Path) -> tuple[Path, Path, Path]:
     return root, home, kiln_home
 
 
-def test_project_overrides_user_on_name_clash(
+def test_user_skill_wins_a_name_clash_and_the_project_copy_is_named(
     dirs: tuple[Path, Path, Path], make_skill: SkillFactory
 ) -> None:
     root, home, kiln_home = dirs
     make_skill(root / ".claude" / "skills", "deploy", "Project deploy steps.")
-    make_skill(kiln_home / "skills", "deploy", "User deploy steps.")
+    installed = make_skill(kiln_home / "skills", "deploy", "User deploy steps.")
     make_skill(home / ".agents" / "skills", "notes", "User notes.")
+    make_skill(root / ".kiln" / "skills", "lint", "Project lint steps.")
     catalog = discover_skills(root, home, kiln_home=kiln_home)
-    assert sorted(catalog.skills) == ["deploy", "notes"]
+    assert sorted(catalog.skills) == ["deploy", "lint", "notes"]
     deploy = catalog.get("deploy")
-    assert deploy is not None and deploy.description == "Project deploy steps."
-    assert deploy.scope == "project" and not deploy.third_party
-    notes = catalog.get("notes")
-    assert notes is not None and notes.third_party and notes.scope == "user"
-    assert any("shadowed" in w for w in catalog.warnings)
+    assert deploy is not None and deploy.description == "User deploy steps."
+    assert deploy.scope == "user" and deploy.third_party
+    lint = catalog.get("lint")  # a project-only skill is still found
+    assert lint is not None and lint.scope == "project" and not lint.third_party
+    assert catalog.notes == [
+        f".claude/skills/deploy: skill deploy ignored: your skill of that name in {installed} "
+        "is used"
+    ]
+    assert catalog.notes[0] in catalog.warnings
+
+
+def test_user_folders_keep_their_order_without_a_host_note(
+    dirs: tuple[Path, Path, Path], make_skill: SkillFactory
+) -> None:
+    root, home, kiln_home = dirs
+    make_skill(kiln_home / "skills", "notes", "Installed notes.")
+    make_skill(home / ".agents" / "skills", "notes", "Home notes.")
+    catalog = discover_skills(root, home, kiln_home=kiln_home)
+    assert catalog.skills["notes"].description == "Installed notes."
+    assert catalog.notes == [] and any("shadowed" in w for w in catalog.warnings)
 
 
 def test_kiln_home_defaults_to_env(
