@@ -136,16 +136,14 @@ def git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool =
     return proc.stdout
 
 
+def git_succeeds(root: Path, *args: str) -> bool:
+    """Whether a read-only git query exits 0 (no filter overrides: it runs no driver)."""
+    proc = subprocess.run(["git", *SAFE_GIT, *args], cwd=root, capture_output=True, env=git_env())
+    return proc.returncode == 0
+
+
 def is_git_repo(root: Path) -> bool:
-    return (
-        subprocess.run(
-            ["git", *SAFE_GIT, "rev-parse", "--git-dir"],
-            cwd=root,
-            capture_output=True,
-            env=git_env(),
-        ).returncode
-        == 0
-    )
+    return git_succeeds(root, "rev-parse", "--git-dir")
 
 
 def dirty_paths(root: Path) -> set[str]:
@@ -161,38 +159,13 @@ def working_tree_patch(root: Path, paths: list[str] | None = None) -> str:
         return ""
     with tempfile.TemporaryDirectory() as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        has_head = (
-            subprocess.run(
-                ["git", *SAFE_GIT, "rev-parse", "--verify", "HEAD"],
-                cwd=root,
-                capture_output=True,
-                env=git_env(),
-            ).returncode
-            == 0
-        )
+        has_head = git_succeeds(root, "rev-parse", "--verify", "HEAD")
         if has_head:
             git(root, "read-tree", "HEAD", env=env)
         git(root, "add", "-A", "--", *(paths if paths is not None else ["."]), *EXCLUDE, env=env)
-        if has_head:
-            return git(
-                root,
-                "diff",
-                "--cached",
-                "--binary",
-                "--no-ext-diff",
-                "--no-textconv",
-                "HEAD",
-                env=env,
-            )
+        base = "HEAD" if has_head else "--root"  # a repository without a commit yet
         return git(
-            root,
-            "diff",
-            "--cached",
-            "--binary",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--root",
-            env=env,
+            root, "diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", base, env=env
         )
 
 
