@@ -1,0 +1,40 @@
+"""Exit codes of a plain `kiln run` (docs/ci.md): 0 when the turn finished, 5 when an action was
+refused — here a question with no terminal to ask it in."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.headless.test_run_ci import call
+
+pytestmark = pytest.mark.e2e
+
+
+def kiln(root: Path, script: list, *args: str) -> subprocess.CompletedProcess:
+    """`kiln run` with no terminal on stdin (what a pipeline gives it)."""
+    script_path = root.parent / "script.json"
+    script_path.write_text(json.dumps(script))
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script_path)}
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", *args],
+        cwd=root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_plain_run_exits_0_when_finished_and_5_when_refused(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    script = [call("run_command", command="touch made.txt"), "done"]
+    asked = kiln(root, script, "--mode", "ask", "go")
+    assert asked.returncode == 5, asked.stderr
+    assert "nobody to ask (no terminal)" in asked.stdout + asked.stderr
+    assert not (root / "made.txt").exists()
+
+    finished = kiln(root, [call("list_files"), "done"], "--mode", "ask", "go")
+    assert finished.returncode == 0, finished.stderr
