@@ -1,7 +1,7 @@
 """The only way a skill's ``allowed-tools`` widens permissions: the user granted them.
 
-A grant is recorded at install or review (``kiln skills install --grant-tools``, or a yes to the
-question that shows the list) in the ``grants`` of the skill's entry in the USER's lockfile,
+A grant is recorded at install or review (``kiln skills install --user --grant-tools``, or a yes
+to the question that shows the list) in the ``grants`` of the skill's entry in the USER's lockfile,
 ``$KILN_HOME/skills-lock.json``. A project lockfile comes with the repository, like the skills in
 it, so its grants are never read. Without a grant, ``allowed-tools`` only narrows (see
 ``agent.permissions.Permissions._narrowed``).

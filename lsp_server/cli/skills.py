@@ -20,7 +20,7 @@ from skills_registry.client import (
     default_registry,
     parse_spec,
 )
-from skills_registry.install import Installer, Scope, review_summary
+from skills_registry.install import Confirm, Installer, Scope, review_summary
 from skills_registry.registry.errors import UsageError
 
 _registry_opt = click.option(
@@ -88,6 +88,12 @@ def _confirm(summary: dict[str, Any]) -> bool:
     if not sys.stdin.isatty():
         return False
     return click.confirm("Install this skill?", default=False, err=True)
+
+
+def _grant_question(scope: str) -> Confirm | None:
+    """Grants are read only from the user's lockfile (a project's comes with the repository),
+    so only a ``--user`` install asks for them."""
+    return _confirm_grant if scope == "user" else None
 
 
 def _confirm_grant(summary: dict[str, Any]) -> bool:
@@ -187,7 +193,8 @@ def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bo
 @click.option(
     "--grant-tools",
     is_flag=True,
-    help="Grant the skill's allowed-tools (recorded in the lockfile); without it they only narrow.",
+    help="With --user: grant the skill's allowed-tools (recorded in the user's lockfile); "
+    "without a grant they only narrow.",
 )
 def install_cmd(
     specs: tuple[str, ...],
@@ -201,13 +208,18 @@ def install_cmd(
     grant_tools: bool,
 ) -> None:
     """Install ID[@RANGE] (ranges: 1.2.3, ^1.2.3, ~1.2.3, >=1.2.3, *, or a dist-tag)."""
+    if grant_tools and scope != "user":
+        raise UsageError(
+            "--grant-tools needs --user: grants in a project lockfile are never read",
+            hint="kiln skills install --user ID --grant-tools",
+        )
     installer = Installer(
         _scope(scope, root),
         yes=yes,
         ci=_ci(ci),
         force=force,
         confirm=_confirm,
-        grant=(lambda summary: True) if grant_tools else _confirm_grant,
+        grant=(lambda summary: True) if grant_tools else _grant_question(scope),
     )
     if frozen:
         if specs:
@@ -269,7 +281,7 @@ def update_cmd(
         ci=_ci(ci),
         force=force,
         confirm=_confirm,
-        grant=_confirm_grant,
+        grant=_grant_question(scope),
     )
     entries = installer.lock.entries
     if not ids and not entries:

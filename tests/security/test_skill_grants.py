@@ -13,7 +13,7 @@ from agent.session import AgentConfig, DiskHost, Session
 from skills_registry.archive import build_archive, read_dir
 from skills_registry.client import RegistryClient
 from skills_registry.install import Installer, Scope
-from tests.registry.conftest import LiveRegistry, make_skill
+from tests.registry.conftest import LiveRegistry, cli_env, kiln, make_skill
 
 
 def call(tool: str, **args: object) -> dict:
@@ -92,3 +92,24 @@ async def test_a_project_copy_and_a_project_lockfile_get_no_grant(
     asked, _ = await run_skill(root)
     assert not (root / "built.txt").exists()
     assert [r.tool for r in asked] == ["run_command", "write_file"]
+
+
+def test_grant_tools_is_refused_for_a_project_install(
+    live_registry: LiveRegistry, tmp_path: Path, kiln_home: Path
+) -> None:
+    """A project lockfile's grants are never read, so `--grant-tools` there would grant nothing
+    while the user thinks it did: refused in one line, nothing installed; `--user` records it."""
+    publish(live_registry, tmp_path)
+    root = tmp_path / "ws"
+    root.mkdir()
+    env = cli_env(kiln_home, KILN_REGISTRY=live_registry.url)
+    refused = kiln("skills", "install", "acme/builder", "--yes", "--grant-tools", env=env, cwd=root)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "--grant-tools needs --user" in refused.stderr
+    assert not (root / ".kiln").exists() and not (root / "skills-lock.json").exists()
+
+    args = ("skills", "install", "acme/builder", "--user", "--yes", "--grant-tools")
+    granted = kiln(*args, env=env, cwd=root)
+    assert granted.returncode == 0, granted.stderr
+    lock = json.loads((kiln_home / "skills-lock.json").read_text())
+    assert lock["skills"]["acme/builder"]["grants"] == ["Bash"]
