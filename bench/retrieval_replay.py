@@ -73,7 +73,7 @@ def score_set(folder: Path) -> dict[str, int | None]:
             continue
         conn = sqlite3.connect(f"file:{folder / (q['qid'] + '.db')}?mode=ro", uri=True)
         try:
-            hits = search(conn, q["text"], DEPTH, {})
+            hits = search(conn, q["text"], DEPTH)
         except sqlite3.OperationalError:  # a snapshot still being written
             continue
         finally:

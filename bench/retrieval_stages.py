@@ -110,7 +110,7 @@ def _stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: i
     for name, fn in (("_lexical", lexical), ("_pagerank", pagerank), ("_add_history", add_history)):
         setattr(ranking, name, fn)
     try:
-        hits = ranking.search(conn, query, k, {})
+        hits = ranking.search(conn, query, k)
     finally:
         for name, fn in real.items():
             setattr(ranking, name, fn)

@@ -36,6 +36,7 @@ from typing import Any
 
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
+from indexer.search_cache import HistoryMemo
 from indexer.structure import is_tooling_path
 from indexer.tokens import camel_parts, fts_match, rarest_within, vocabulary_term
 
@@ -236,17 +237,23 @@ def finish(conn: sqlite3.Connection, reading: Reading) -> int:
     return len(commits)
 
 
-def file_scores(conn: sqlite3.Connection, terms: list[str], paths: set[str]) -> dict[str, float]:
+def file_scores(
+    conn: sqlite3.Connection, terms: list[str], paths: set[str], memo: HistoryMemo | None = None
+) -> dict[str, float]:
     """Evidence from similar earlier commits for each of ``paths`` (source files only), scaled
-    so the best file has 1.0; empty when no recorded commit shares a word with the query."""
+    so the best file has 1.0; empty when no recorded commit shares a word with the query.
+    ``memo`` (kept for the recorded history) spares the per-term work of earlier searches."""
     if not terms or not paths:
         return {}
     try:
-        similar = conn.execute(
-            "SELECT rowid, -bm25(commits_fts) FROM commits_fts WHERE commits_fts MATCH ? "
-            "ORDER BY bm25(commits_fts) LIMIT ?",
-            (fts_match(_selective(conn, terms)), W.HISTORY_SIMILAR_COMMITS),
-        ).fetchall()
+        selected = _selective(conn, terms, memo)
+        similar = memo.similar(conn, selected, W.HISTORY_SIMILAR_COMMITS) if memo else None
+        if similar is None:
+            similar = conn.execute(
+                "SELECT rowid, -bm25(commits_fts) FROM commits_fts WHERE commits_fts MATCH ? "
+                "ORDER BY bm25(commits_fts) LIMIT ?",
+                (fts_match(selected), W.HISTORY_SIMILAR_COMMITS),
+            ).fetchall()
     except sqlite3.OperationalError:  # an index written before the history tables
         return {}
     if not similar:
@@ -275,13 +282,7 @@ def file_scores(conn: sqlite3.Connection, terms: list[str], paths: set[str]) -> 
     }
     if not wanted:
         return {}
-    marks = ",".join("?" * len(wanted))
-    churn = dict(
-        conn.execute(
-            f"SELECT path, count(*) FROM commit_files WHERE path IN ({marks}) GROUP BY path",
-            sorted(wanted),
-        )
-    )
+    churn = _churn(conn, wanted, memo)
     scores: dict[str, float] = defaultdict(float)
     best = similar[0][1]
     for commit_id, changed in touched.items():
@@ -293,34 +294,69 @@ def file_scores(conn: sqlite3.Connection, terms: list[str], paths: set[str]) -> 
     return {p: s / top for p, s in scores.items()} if top > 0 else {}
 
 
-def _selective(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+def _churn(conn: sqlite3.Connection, paths: set[str], memo: HistoryMemo | None) -> dict[str, int]:
+    """path -> recorded commits touching it (kept in ``memo``: it changes with the history)."""
+    known = memo.churn if memo is not None else {}
+    missing = sorted(p for p in paths if p not in known)
+    if missing:
+        marks = ",".join("?" * len(missing))
+        found = dict.fromkeys(missing, 0)
+        found.update(
+            conn.execute(
+                f"SELECT path, count(*) FROM commit_files WHERE path IN ({marks}) GROUP BY path",
+                missing,
+            )
+        )
+        known.update(found)
+    return {p: known[p] for p in paths}
+
+
+def _selective(
+    conn: sqlite3.Connection, terms: list[str], memo: HistoryMemo | None = None
+) -> list[str]:
     """The query's terms, rarest first, while the commits they match stay within
     ``HISTORY_MATCH_BUDGET``: scoring every commit that says "fix" costs milliseconds and BM25
     gives such words almost no weight."""
-    counts = {}
+    known = memo.counts if memo is not None else {}
     for term in terms:
-        token = vocabulary_term(term)
-        row = None
-        if token is not None:  # a phrase matches no vocabulary row
-            row = conn.execute("SELECT doc FROM commits_vocab WHERE term = ?", (token,)).fetchone()
-        counts[term] = row[0] if row else 0
-    return rarest_within(terms, counts, W.HISTORY_MATCH_BUDGET)[0]
+        if term not in known:
+            token = vocabulary_term(term)
+            row = None
+            if token is not None:  # a phrase matches no vocabulary row
+                row = conn.execute(
+                    "SELECT doc FROM commits_vocab WHERE term = ?", (token,)
+                ).fetchone()
+            known[term] = row[0] if row else 0
+    return rarest_within(terms, {t: known[t] for t in terms}, W.HISTORY_MATCH_BUDGET)[0]
 
 
-def recent_activity(conn: sqlite3.Connection, paths: set[str]) -> dict[str, float]:
+def recent_activity(
+    conn: sqlite3.Connection, paths: set[str], memo: HistoryMemo | None = None
+) -> dict[str, float]:
     """How busy each of ``paths`` (source files only) was in the newest recorded commits:
     log(1 + commits touching it) among the last ``RECENCY_COMMITS``, scaled so the busiest
     has 1.0. Code that is being worked on is where the next fix tends to go."""
     if not paths:
         return {}
-    marks = ",".join("?" * len(paths))
     try:
-        rows = conn.execute(
-            "SELECT c.path, count(*) FROM commit_files c JOIN files f ON f.path = c.path "
-            "WHERE c.commit_id > (SELECT COALESCE(MAX(id), 0) FROM commits) - ? "
-            f"AND c.path IN ({marks}) AND f.language != 'text' GROUP BY c.path",
-            [W.RECENCY_COMMITS, *sorted(paths)],
-        ).fetchall()
+        if memo is not None:  # the newest commits' files are kept; only the files are asked
+            recent = memo.recent(conn)
+            busy = sorted(p for p in paths if p in recent)
+            marks = ",".join("?" * len(busy))
+            rows = [
+                (p, recent[p])
+                for (p,) in conn.execute(
+                    f"SELECT path FROM files WHERE language != 'text' AND path IN ({marks})", busy
+                )
+            ]
+        else:
+            marks = ",".join("?" * len(paths))
+            rows = conn.execute(
+                "SELECT c.path, count(*) FROM commit_files c JOIN files f ON f.path = c.path "
+                "WHERE c.commit_id > (SELECT COALESCE(MAX(id), 0) FROM commits) - ? "
+                f"AND c.path IN ({marks}) AND f.language != 'text' GROUP BY c.path",
+                [W.RECENCY_COMMITS, *sorted(paths)],
+            ).fetchall()
     except sqlite3.OperationalError:  # an index written before the history tables
         return {}
     counts = {

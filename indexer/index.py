@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer import history, schema, store
+from indexer import compact, history, schema, store
 from indexer.errors import (
     IndexCorrupt,
     IndexLocked,
@@ -34,6 +34,7 @@ from indexer.languages import language_for
 from indexer.pipeline import digest, prepared
 from indexer.ranking import Hit, search
 from indexer.rechunk import chunk_edit
+from indexer.search_cache import SearchCache
 
 Progress = Callable[[int, int, str], None]
 BATCH_SECONDS = 0.5  # commit at least this often during a full run
@@ -80,7 +81,7 @@ class Index:
         self._generation = 0  # bumped by rebuild(): readers opened before it reconnect
         self._damaged: str | None = None  # set when a search met a damaged page
         self._trees = TreeCache()  # recently edited files re-parse incrementally
-        self._df_cache: dict[str, int] = {}  # term -> blocks containing it (a ranking heuristic)
+        self._cache = SearchCache()  # what searches reuse (see search_cache)
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -133,7 +134,7 @@ class Index:
             self._close_all()
             self._move_aside()
             self._generation += 1
-            self._df_cache.clear()
+            self._cache.clear()
             self._trees = TreeCache()
             self._damaged = None
             self._conn = self._connect_checked()
@@ -233,9 +234,12 @@ class Index:
             if reading is not None and not finished:
                 reading.close()
         if stats.files_indexed or stats.files_removed:
-            self._df_cache.clear()
+            self._cache.df.clear()
         if reading is not None:
             stats.commits = self._finish_history(reading)
+        if finished and (bulk or stats.commits >= BULK_FILES):
+            while self.compact():  # one segment per FTS table: see indexer/compact.py
+                pass
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -287,6 +291,13 @@ class Index:
                 raise
             finally:
                 reading.close()
+
+    def compact(self, *, small_only: bool = False) -> bool:
+        """One bounded step merging the full-text indexes' segments (all of them, or with
+        ``small_only`` those edits left); True while more work remains. See ``compact``."""
+        step = compact.merge_small if small_only else compact.merge_all
+        with self._transaction() as conn:
+            return any([step(conn, table) for table in compact.TABLES])
 
     def update_file(self, path: str | Path, text: str | None = None) -> int:
         """Re-index one file, from ``text`` (an unsaved buffer) or from disk; returns its block count."""
@@ -347,7 +358,7 @@ class Index:
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Ranked blocks for a query; empty when the query has no searchable words."""
         try:
-            return search(self._reader(), query, k, self._df_cache)
+            return search(self._reader(), query, k, self._cache)
         except sqlite3.DatabaseError as exc:
             if _is_corrupt(exc):
                 self._damaged = str(exc)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from indexer import history
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
+from indexer.search_cache import HistoryMemo, SearchCache
 from indexer.store import FTS_COLUMNS
 from indexer.structure import code_query, is_tooling_path, scope_match, scope_words
 from indexer.subjects import add_test_subjects
@@ -62,15 +63,16 @@ def short_names(qualified: str) -> set[str]:
 
 
 def search(
-    conn: sqlite3.Connection, query: str, k: int, df_cache: dict[str, int] | None = None
+    conn: sqlite3.Connection, query: str, k: int, cache: SearchCache | None = None
 ) -> list[Hit]:
-    """Top ``k`` blocks for ``query``. ``df_cache`` keeps term document counts between calls."""
+    """Top ``k`` blocks for ``query``. ``cache`` keeps what later searches of the same index can
+    reuse (see ``search_cache``); without it every count is read afresh."""
     all_terms = query_terms(query)
     if not all_terms or k <= 0:
         return []
     query = code_query(query)  # what the code is searched with: no ticket keys (see there)
     terms = query_terms(query) or all_terms
-    lexical = _lexical(conn, terms, k, {} if df_cache is None else df_cache)
+    lexical = _lexical(conn, terms, k, {} if cache is None else cache.df)
     words = {w.lower() for w in query_words(query)}
     term_set = set(terms)
     named = words | joined_words(query)
@@ -97,7 +99,8 @@ def search(
     if ordered and not _names_a_definition(ordered, meta, term_set):
         if W.TEST_SUBJECT_WEIGHT > 0:
             add_test_subjects(conn, ordered, meta, fused, words, short_names, _meta)
-        _add_history(conn, all_terms, ordered, meta, fused)
+        memo = cache.history(conn) if cache is not None else None
+        _add_history(conn, all_terms, ordered, meta, fused, memo)
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)
     hits = []
@@ -294,11 +297,12 @@ def _add_history(
     ordered: list[int],
     meta: dict[int, tuple],
     fused: dict[int, float],
+    memo: HistoryMemo | None = None,
 ) -> None:
     """Rescore and re-sort ``ordered`` with what the git history says about their files."""
     files = {meta[i][0] for i in ordered}
-    evidence = history.file_scores(conn, terms, files) if W.HISTORY_WEIGHT > 0 else {}
-    recent = history.recent_activity(conn, files) if W.RECENCY_WEIGHT > 0 else {}
+    evidence = history.file_scores(conn, terms, files, memo) if W.HISTORY_WEIGHT > 0 else {}
+    recent = history.recent_activity(conn, files, memo) if W.RECENCY_WEIGHT > 0 else {}
     if not evidence and not recent:
         return
     best = fused[ordered[0]]

@@ -1,0 +1,108 @@
+"""What searches of one index keep between calls: term document counts, and the history step's
+per-term commit scores, which change only when the recorded history does.
+
+The history step ranks commit messages by BM25 over the query's terms (see ``history``).
+FTS5's ``bm25()`` is a sum over the query's phrases, in their order, of a per-phrase share that
+depends only on that phrase, the row and table-wide counts; so the score of an ``OR`` of
+phrases equals, bit for bit, the same sum of each phrase's single-phrase score. Commit rows
+and those counts change only when ``history.finish`` records commits, which moves the recorded
+head or the newest commit id: the memo is keyed on both and dropped when either moves. A term
+matching more commits than a search may score is not kept (the search asks SQLite as before).
+"""
+
+from __future__ import annotations
+
+import heapq
+import sqlite3
+import threading
+
+from indexer import weights as W
+from indexer.tokens import fts_match
+
+MAX_SCORES = 100_000  # (term, commit) scores kept per index; the oldest terms go first
+
+
+class HistoryMemo:
+    """Per-term scores and counts for one recorded history (``key``)."""
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+        self.counts: dict[str, int] = {}  # term -> commit messages containing it
+        self.churn: dict[str, int] = {}  # path -> recorded commits touching it
+        self._scores: dict[str, dict[int, float] | None] = {}  # None: matches too many
+        self._kept = 0
+        self._recent: dict[str, int] | None = None
+        self._lock = threading.Lock()
+
+    def similar(self, conn: sqlite3.Connection, terms: list[str], limit: int) -> list | None:
+        """``SELECT rowid, -bm25(commits_fts) ... MATCH <terms OR'd> ORDER BY bm25 LIMIT limit``
+        from the per-term scores; None when a term matches too many commits to keep."""
+        per_term = []
+        for term in terms:
+            scores = self._term_scores(conn, term)
+            if scores is None:
+                return None
+            per_term.append(scores)
+        total: dict[int, float] = {}
+        for scores in per_term:  # in the MATCH's phrase order, as FTS5 sums them
+            for rowid, share in scores.items():
+                total[rowid] = total.get(rowid, 0.0) + share
+        # ORDER BY ... LIMIT keeps equal scores in rowid order (the order FTS5 yields rows)
+        return heapq.nsmallest(limit, total.items(), key=lambda item: (-item[1], item[0]))
+
+    def recent(self, conn: sqlite3.Connection) -> dict[str, int]:
+        """path -> commits touching it among the newest ``RECENCY_COMMITS`` recorded."""
+        if self._recent is None:
+            self._recent = dict(
+                conn.execute(
+                    "SELECT path, count(*) FROM commit_files WHERE commit_id > "
+                    "(SELECT COALESCE(MAX(id), 0) FROM commits) - ? GROUP BY path",
+                    (W.RECENCY_COMMITS,),
+                )
+            )
+        return self._recent
+
+    def _term_scores(self, conn: sqlite3.Connection, term: str) -> dict[int, float] | None:
+        if term in self._scores:
+            return self._scores[term]
+        rows = conn.execute(
+            "SELECT rowid, -bm25(commits_fts) FROM commits_fts WHERE commits_fts MATCH ? LIMIT ?",
+            (fts_match([term]), W.HISTORY_MATCH_BUDGET + 1),
+        ).fetchall()
+        scores = dict(rows) if len(rows) <= W.HISTORY_MATCH_BUDGET else None
+        with self._lock:
+            if self._kept + len(rows) > MAX_SCORES:
+                self._scores.clear()
+                self._kept = 0
+            self._scores[term] = scores
+            self._kept += len(rows)
+        return scores
+
+
+class SearchCache:
+    """Kept by an ``Index`` across its searches (any thread); ``clear`` after a rebuild."""
+
+    def __init__(self) -> None:
+        # term -> blocks containing it: a ranking heuristic (which terms are worth scoring),
+        # refreshed when a full update changed files
+        self.df: dict[str, int] = {}
+        self._history: HistoryMemo | None = None
+
+    def clear(self) -> None:
+        self.df.clear()
+        self._history = None
+
+    def history(self, conn: sqlite3.Connection) -> HistoryMemo | None:
+        """The memo for the history ``conn`` sees now (a new one when it has changed); None
+        for an index written before the history tables."""
+        try:
+            key = conn.execute(
+                "SELECT (SELECT value FROM meta WHERE key = 'history_head'), "
+                "(SELECT MAX(id) FROM commits)"
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        memo = self._history
+        if memo is None or memo.key != key:
+            memo = self._history = HistoryMemo(key)
+        return memo

@@ -1,0 +1,134 @@
+"""What searches keep between calls (``indexer.search_cache``) and the merged FTS segments
+(``indexer.compact``) change no result: a search with the index's cache gives the hits and
+scores of a search that reads everything afresh, and follows new commits, deleted and renamed
+files at once. Real git repositories and real index files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import indexer.index as index_module
+from indexer import Index, compact, ranking
+from tests import repos
+
+from .conftest import write
+
+TWIN = "def compute_total(items):\n    return sum(item.price for item in items)\n"
+QUERIES = [
+    "compute total for empty invoices",
+    "fix typo",
+    "Fix typo in the shipping docs",
+    "parcel surcharge rounding",
+    "total price of the items",
+    "billing",
+]
+
+
+def hits(idx: Index, query: str, *, fresh: bool = False) -> list[tuple]:
+    """(path, lines, name, score) of each hit: through the index's cache, or read afresh."""
+    found = ranking.search(idx._reader(), query, 10) if fresh else idx.search(query, 10)
+    return [(h.path, h.start_line, h.end_line, h.name, h.score) for h in found]
+
+
+def same_as_fresh(idx: Index) -> dict[str, list[tuple]]:
+    """Every query's hits, checked equal (scores bit for bit) to an uncached search."""
+    out = {}
+    for query in QUERIES:
+        out[query] = hits(idx, query)
+        assert out[query] == hits(idx, query, fresh=True), query
+    return out
+
+
+def many_commits(repo: Path) -> Callable[[str, dict[str, str]], None]:
+    commit = repos.committing_repo(repo)
+    commit("Add billing and shipping totals", {"billing.py": TWIN, "shipping.py": TWIN})
+    for n in range(12):  # equal messages: equal BM25 scores, ordered by commit id
+        commit("Fix typo", {"shipping.py": TWIN + "#" * (n + 1)})
+        commit("Fix typo in docs", {f"docs/page{n}.md": f"page {n}\n"})
+    commit("Round parcel surcharges", {"shipping.py": TWIN + "# parcel\n"})
+    return commit
+
+
+def test_a_new_commit_reaches_the_next_search(
+    tmp_path: Path, open_index: Callable[..., Index]
+) -> None:
+    repo = tmp_path / "repo"
+    commit = many_commits(repo)
+    idx = open_index(repo)
+    idx.update()
+    before = same_as_fresh(idx)  # fills the per-term memo
+    # shipping.py changed in most commits: its share of the "totals" commit counts for less
+    assert before["compute total for empty invoices"][0][0] == "billing.py"
+    commit("Handle empty invoices in shipping", {"shipping.py": TWIN + "# empty\n"})
+    assert idx.sync_history() == 1  # the watcher's path when HEAD moves: no file re-read
+    after = same_as_fresh(idx)
+    assert after["compute total for empty invoices"][0][0] == "shipping.py"
+
+
+def test_deleted_and_renamed_files_leave_the_history_votes_at_once(
+    tmp_path: Path, open_index: Callable[..., Index]
+) -> None:
+    repo = tmp_path / "repo"
+    many_commits(repo)
+    idx = open_index(repo)
+    idx.update()
+    before = same_as_fresh(idx)
+    assert "shipping.py" in {h[0] for h in before["parcel surcharge rounding"]}
+    idx.remove_file("shipping.py")  # an editor deleted it: no commit yet
+    after = same_as_fresh(idx)
+    assert "shipping.py" not in {h[0] for hs in after.values() for h in hs}
+    (repo / "shipping.py").rename(repo / "freight.py")
+    idx.update()
+    renamed = same_as_fresh(idx)
+    assert "freight.py" in {h[0] for h in renamed["total price of the items"]}
+
+
+def test_an_edit_is_found_by_the_next_search_with_the_same_scores(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    for n in range(6):
+        write(repo, f"m{n}.py", TWIN.replace("compute_total", f"compute_total_{n}"))
+    idx = open_index(repo)
+    idx.update()
+    same_as_fresh(idx)
+    idx.update_file("m3.py", TWIN + "def empty_invoices():\n    return []\n")
+    found = same_as_fresh(idx)
+    assert found["compute total for empty invoices"][0][:4] == ("m3.py", 3, 4, "empty_invoices")
+
+
+def test_merging_segments_changes_no_hit_or_score(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    idx = open_index(repo)
+    for n in range(12):  # one transaction per file: one FTS segment each
+        write(repo, f"m{n}.py", TWIN.replace("items", f"items_{n}") + f"# parcel {n}\n")
+        idx.update_file(f"m{n}.py")
+    conn = idx._conn
+    assert compact.segments(conn, "blocks_fts") > 2
+    before = {q: hits(idx, q) for q in QUERIES}
+    while idx.compact(small_only=True):
+        pass
+    assert compact.segments(conn, "blocks_fts") < 12
+    while idx.compact():
+        pass
+    assert compact.segments(conn, "blocks_fts") == 1
+    assert {q: hits(idx, q) for q in QUERIES} == before
+    assert idx.compact() is False  # nothing left to do
+
+
+def test_a_large_update_leaves_one_segment(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "BULK_FILES", 8)
+    idx = open_index(repo)
+    for n in range(4):  # edits first: a segment each
+        write(repo, f"a{n}.py", TWIN.replace("items", f"items_{n}"))
+        idx.update_file(f"a{n}.py")
+    assert compact.segments(idx._conn, "blocks_fts") > 1
+    for n in range(10):  # then a large change (a checkout): parsed in bulk, then merged
+        write(repo, f"m{n}.py", TWIN.replace("items", f"parts_{n}"))
+    assert idx.update().files_indexed == 10
+    assert compact.segments(idx._conn, "blocks_fts") == 1
