@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 import uvicorn
 
+from skills_registry.archive import build_archive, read_dir
+from skills_registry.client import RegistryClient
 from skills_registry.registry.app import create_app
 from tests.registry.servers import Postgres, S3Server, start_postgres, start_s3
 
@@ -191,3 +193,21 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
     env.update({"KILN_HOME": str(home), **extra})
     return env
+
+
+def publish_skill(
+    reg: LiveRegistry, folder: Path, version: str, namespace: str = "acme"
+) -> dict[str, Any]:
+    """Publish ``folder`` to the live registry as ``namespace/<folder name>@version``."""
+    with RegistryClient(reg.url, reg.token(namespace)) as client:
+        return client.publish(
+            f"{namespace}/{folder.name}", version, build_archive(read_dir(folder))
+        )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder to install into."""
+    root = tmp_path / "project"
+    root.mkdir()
+    return root

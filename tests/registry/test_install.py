@@ -1,59 +1,37 @@
-"""Verified installs against a live registry: the happy path and every refusal.
-
-Each refusal must leave the skills folder and the lockfile exactly as they were.
+"""Verified installs against a live registry: install, update, yanks, local edits, review and CI
+rules, frozen and offline installs, scopes, concurrent installs (a lying registry or mirror:
+``test_install_refusals.py``). Each refusal leaves the skills folder and the lockfile as they were.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from skills_registry.archive import MARKER_FILE, build_archive, read_dir, sha256_hex
-from skills_registry.client import Cache, RegistryClient, TrustStore
+from skills_registry.archive import MARKER_FILE, sha256_hex
+from skills_registry.client import Cache, RegistryClient
 from skills_registry.install import Installer, Scope
 from skills_registry.registry.errors import (
-    ArchiveError,
     IntegrityError,
     LocallyModified,
     NotFound,
     RegistryUnavailable,
     ReviewRequired,
-    TrustError,
 )
-from skills_registry.registry.storage import now_iso
 from tests.registry.conftest import (
     FIXTURES,
     LiveRegistry,
     make_skill,
+    publish_skill,
     start_registry,
     tree_snapshot,
 )
-from tests.registry.hostile import CASES
-
-
-def _publish(reg: LiveRegistry, folder: Path, version: str, namespace: str = "acme") -> dict:
-    with RegistryClient(reg.url, reg.token(namespace)) as client:
-        return client.publish(
-            f"{namespace}/{folder.name}", version, build_archive(read_dir(folder))
-        )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-def _state(project: Path) -> dict[str, bytes]:
-    return tree_snapshot(project)
 
 
 def test_install_update_and_lockfile(registry: LiveRegistry, project: Path, tmp_path: Path) -> None:
-    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
     scope = Scope.project(project)
     with RegistryClient(registry.url) as client:
         first = Installer(scope, yes=True).install(client, "acme/brand-guidelines@^1.0.0")
@@ -80,8 +58,8 @@ def test_install_update_and_lockfile(registry: LiveRegistry, project: Path, tmp_
 
         shutil.copytree(FIXTURES / "brand-guidelines", changed)
         (changed / "NOTES.md").write_text("new in 1.1.0\n")
-        _publish(registry, changed, "1.1.0")
-        _publish(registry, changed, "2.0.0")
+        publish_skill(registry, changed, "1.1.0")
+        publish_skill(registry, changed, "2.0.0")
         updated = Installer(scope, yes=True).install(client, "acme/brand-guidelines@^1.0.0")
     assert (updated.action, updated.version) == ("updated", "1.1.0")
     assert (target / "NOTES.md").exists()
@@ -92,7 +70,7 @@ def test_install_update_and_lockfile(registry: LiveRegistry, project: Path, tmp_
 
 def test_yanked_versions_drop_out_of_resolution(registry: LiveRegistry, project: Path) -> None:
     for version in ("1.0.0", "1.1.0"):
-        _publish(registry, FIXTURES / "internal-comms", version)
+        publish_skill(registry, FIXTURES / "internal-comms", version)
     with RegistryClient(registry.url, registry.token("acme")) as client:
         client.set_status("acme/internal-comms", "1.1.0", "yanked", "bad release")
         got = Installer(Scope.project(project), yes=True).install(
@@ -109,109 +87,20 @@ def test_yanked_versions_drop_out_of_resolution(registry: LiveRegistry, project:
             )
 
 
-def test_tampered_archive_is_refused(registry: LiveRegistry, project: Path) -> None:
-    doc = _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
-    blob = registry.data / "blobs" / doc["archiveSha256"][:2] / doc["archiveSha256"]
-    data = bytearray(blob.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    blob.write_bytes(bytes(data))
-    before = _state(project)
-    with RegistryClient(registry.url) as client, pytest.raises(IntegrityError, match="sha256"):
-        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
-    assert _state(project) == before
-
-
-def test_bad_signature_is_refused(registry: LiveRegistry, project: Path) -> None:
-    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
-    db = sqlite3.connect(registry.data / "registry.db")
-    doc = json.loads(db.execute("SELECT doc FROM versions").fetchone()[0])
-    sig = doc["signatures"][0]["signature"]
-    doc["signatures"][0]["signature"] = ("B" if sig[0] != "B" else "C") + sig[1:]
-    with db:
-        db.execute("UPDATE versions SET doc=?", (json.dumps(doc),))
-    db.close()
-    before = _state(project)
-    with RegistryClient(registry.url) as client, pytest.raises(IntegrityError, match="signature"):
-        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
-    assert _state(project) == before
-
-
-def test_changed_registry_key_is_refused(
-    registry: LiveRegistry, project: Path, kiln_home: Path
-) -> None:
-    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
-    trust = TrustStore()
-    with RegistryClient(registry.url) as client:
-        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
-        pinned = json.loads((kiln_home / "trusted_keys.json").read_text())
-        assert list(pinned) == [registry.url]
-        assert (kiln_home / "trusted_keys.json").stat().st_mode & 0o777 == 0o600
-        pinned[registry.url]["publicKey"] = "A" * 43 + "="
-        (kiln_home / "trusted_keys.json").write_text(json.dumps(pinned))
-        before = _state(project)
-        with pytest.raises(TrustError, match="was pinned"):
-            Installer(Scope.project(project), yes=True, trust=trust, force=True).install(
-                client, "acme/internal-comms"
-            )
-    assert _state(project) == before
-
-
-@pytest.mark.parametrize(
-    "case", ["zip-slip", "symlink", "hardlink", "absolute", "duplicate", "device"]
-)
-def test_signed_hostile_archive_cannot_escape(
-    registry: LiveRegistry, project: Path, case: str
-) -> None:
-    """Even a compromised registry that signs a hostile archive cannot write outside the temp dir."""
-    archive = CASES[case][0]()
-    reg = registry.app.state.registry  # type: ignore[attr-defined]
-    sha = reg.blobs.put(archive)
-    reg.store.add_version(
-        {
-            "id": "acme/evil",
-            "name": "evil",
-            "namespace": "acme",
-            "version": "1.0.0",
-            "description": "x",
-            "archiveSha256": sha,
-            "treeHash": "0" * 64,
-            "files": [],
-            "frontmatter": {},
-            "tools": [],
-            "scan": {"findings": [], "scripts": [], "verdict": "clean"},
-            "publishedAt": now_iso(),
-            "signatures": [
-                {
-                    "keyId": reg.signer.key_id,
-                    "algorithm": "ed25519",
-                    "signature": reg.signer.sign("acme/evil", "1.0.0", sha),
-                }
-            ],
-        }
-    )
-    before = tree_snapshot(project.parent)
-    with RegistryClient(registry.url) as client, pytest.raises(ArchiveError, match=CASES[case][1]):
-        Installer(Scope.project(project), yes=True).install(client, "acme/evil")
-    after = tree_snapshot(project.parent)
-    ours = lambda snap: {k: v for k, v in snap.items() if not k.startswith("registry-data")}  # noqa: E731
-    assert ours(after) == ours(before)
-    assert not list(project.parent.rglob("escaped.txt"))
-
-
 def test_local_edits_are_never_overwritten_without_force(
     registry: LiveRegistry, project: Path
 ) -> None:
-    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
-    _publish(registry, FIXTURES / "brand-guidelines", "1.0.1")
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.1")
     scope = Scope.project(project)
     with RegistryClient(registry.url) as client:
         Installer(scope, yes=True).install(client, "acme/brand-guidelines@1.0.0")
         skill_md = project / ".kiln/skills/brand-guidelines/SKILL.md"
         skill_md.write_text(skill_md.read_text() + "\nmy local note\n")
-        before = _state(project)
+        before = tree_snapshot(project)
         with pytest.raises(LocallyModified, match="modified locally"):
             Installer(scope, yes=True).install(client, "acme/brand-guidelines@1.0.1")
-        assert _state(project) == before
+        assert tree_snapshot(project) == before
         assert [r["ok"] for r in Installer(scope).verify()] == [False]
         Installer(scope, yes=True, force=True).install(client, "acme/brand-guidelines@1.0.1")
     assert "my local note" not in skill_md.read_text()
@@ -221,15 +110,15 @@ def test_local_edits_are_never_overwritten_without_force(
 def test_a_local_skill_with_the_same_name_is_not_clobbered(
     registry: LiveRegistry, project: Path
 ) -> None:
-    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
     make_skill(project / ".kiln/skills", "brand-guidelines", description="mine")
-    before = _state(project)
+    before = tree_snapshot(project)
     with (
         RegistryClient(registry.url) as client,
         pytest.raises(LocallyModified, match="holds a local skill"),
     ):
         Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
-    assert _state(project) == before
+    assert tree_snapshot(project) == before
 
 
 def test_review_and_ci_rules(registry: LiveRegistry, project: Path, tmp_path: Path) -> None:
@@ -238,7 +127,7 @@ def test_review_and_ci_rules(registry: LiveRegistry, project: Path, tmp_path: Pa
         "deploy-helper",
         extra={"scripts/deploy.sh": "#!/bin/sh\ncurl https://api.example.org\n"},
     )
-    _publish(registry, skill, "1.0.0")
+    publish_skill(registry, skill, "1.0.0")
     scope = Scope.project(project)
     seen: list[dict] = []
     with RegistryClient(registry.url) as client:
@@ -260,8 +149,8 @@ def test_review_and_ci_rules(registry: LiveRegistry, project: Path, tmp_path: Pa
 def test_frozen_and_offline_installs(tmp_path: Path, project: Path, kiln_home: Path) -> None:
     live = start_registry(tmp_path / "data")
     try:
-        _publish(live, FIXTURES / "brand-guidelines", "1.0.0")
-        _publish(live, FIXTURES / "internal-comms", "1.0.0")
+        publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
+        publish_skill(live, FIXTURES / "internal-comms", "1.0.0")
         scope = Scope.project(project)
         with RegistryClient(live.url) as client:
             for spec in ("acme/brand-guidelines", "acme/internal-comms@1.0.0"):
@@ -295,7 +184,7 @@ def test_frozen_and_offline_installs(tmp_path: Path, project: Path, kiln_home: P
 
 
 def test_lockfile_whose_hashes_no_longer_match(registry: LiveRegistry, project: Path) -> None:
-    _publish(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
     scope = Scope.project(project)
     with RegistryClient(registry.url) as client:
         Installer(scope, yes=True).install(client, "acme/brand-guidelines")
@@ -307,10 +196,10 @@ def test_lockfile_whose_hashes_no_longer_match(registry: LiveRegistry, project: 
     lock_path.write_text(json.dumps(lock))
     with pytest.raises(LocallyModified):
         Installer(scope).install_frozen(lambda url: RegistryClient(url))
-    before = _state(project)
+    before = tree_snapshot(project)
     with pytest.raises(IntegrityError, match="tree hash"):
         Installer(scope, force=True).install_frozen(lambda url: RegistryClient(url))
-    assert _state(project) == before
+    assert tree_snapshot(project) == before
 
     lock["skills"]["acme/brand-guidelines"] = {**good, "sha256": sha256_hex(b"something else")}
     lock_path.write_text(json.dumps(lock))
@@ -325,7 +214,7 @@ def test_lockfile_whose_hashes_no_longer_match(registry: LiveRegistry, project: 
 def test_user_scope_install_and_remove(
     registry: LiveRegistry, kiln_home: Path, project: Path
 ) -> None:
-    _publish(registry, FIXTURES / "frontend-design", "1.0.0")
+    publish_skill(registry, FIXTURES / "frontend-design", "1.0.0")
     scope = Scope.user()
     with RegistryClient(registry.url) as client:
         got = Installer(scope, yes=True).install(client, "acme/frontend-design")
@@ -375,7 +264,7 @@ def test_concurrent_installs_keep_every_lock_entry(registry: LiveRegistry, proje
 
     names = ("brand-guidelines", "internal-comms", "frontend-design")
     for name in names:
-        _publish(registry, FIXTURES / name, "1.0.0")
+        publish_skill(registry, FIXTURES / name, "1.0.0")
     installers = [
         Installer(Scope.project(project), yes=True) for _ in names
     ]  # all read an empty lock

@@ -1,0 +1,106 @@
+"""Installs from a registry or mirror that lies: a tampered archive, a bad signature, a changed
+signing key, a hostile archive it signed. Each is refused and leaves the project as it was."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from skills_registry.client import RegistryClient, TrustStore
+from skills_registry.install import Installer, Scope
+from skills_registry.registry.errors import ArchiveError, IntegrityError, TrustError
+from skills_registry.registry.storage import now_iso
+from tests.registry.conftest import FIXTURES, LiveRegistry, publish_skill, tree_snapshot
+from tests.registry.hostile import CASES
+
+
+def test_tampered_archive_is_refused(registry: LiveRegistry, project: Path) -> None:
+    doc = publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    blob = registry.data / "blobs" / doc["archiveSha256"][:2] / doc["archiveSha256"]
+    data = bytearray(blob.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    blob.write_bytes(bytes(data))
+    before = tree_snapshot(project)
+    with RegistryClient(registry.url) as client, pytest.raises(IntegrityError, match="sha256"):
+        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
+    assert tree_snapshot(project) == before
+
+
+def test_bad_signature_is_refused(registry: LiveRegistry, project: Path) -> None:
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    db = sqlite3.connect(registry.data / "registry.db")
+    doc = json.loads(db.execute("SELECT doc FROM versions").fetchone()[0])
+    sig = doc["signatures"][0]["signature"]
+    doc["signatures"][0]["signature"] = ("B" if sig[0] != "B" else "C") + sig[1:]
+    with db:
+        db.execute("UPDATE versions SET doc=?", (json.dumps(doc),))
+    db.close()
+    before = tree_snapshot(project)
+    with RegistryClient(registry.url) as client, pytest.raises(IntegrityError, match="signature"):
+        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
+    assert tree_snapshot(project) == before
+
+
+def test_changed_registry_key_is_refused(
+    registry: LiveRegistry, project: Path, kiln_home: Path
+) -> None:
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    trust = TrustStore()
+    with RegistryClient(registry.url) as client:
+        Installer(Scope.project(project), yes=True).install(client, "acme/brand-guidelines")
+        pinned = json.loads((kiln_home / "trusted_keys.json").read_text())
+        assert list(pinned) == [registry.url]
+        assert (kiln_home / "trusted_keys.json").stat().st_mode & 0o777 == 0o600
+        pinned[registry.url]["publicKey"] = "A" * 43 + "="
+        (kiln_home / "trusted_keys.json").write_text(json.dumps(pinned))
+        before = tree_snapshot(project)
+        with pytest.raises(TrustError, match="was pinned"):
+            Installer(Scope.project(project), yes=True, trust=trust, force=True).install(
+                client, "acme/internal-comms"
+            )
+    assert tree_snapshot(project) == before
+
+
+@pytest.mark.parametrize(
+    "case", ["zip-slip", "symlink", "hardlink", "absolute", "duplicate", "device"]
+)
+def test_signed_hostile_archive_cannot_escape(
+    registry: LiveRegistry, project: Path, case: str
+) -> None:
+    """Even a compromised registry that signs a hostile archive cannot write outside the temp dir."""
+    archive = CASES[case][0]()
+    reg = registry.app.state.registry  # type: ignore[attr-defined]
+    sha = reg.blobs.put(archive)
+    reg.store.add_version(
+        {
+            "id": "acme/evil",
+            "name": "evil",
+            "namespace": "acme",
+            "version": "1.0.0",
+            "description": "x",
+            "archiveSha256": sha,
+            "treeHash": "0" * 64,
+            "files": [],
+            "frontmatter": {},
+            "tools": [],
+            "scan": {"findings": [], "scripts": [], "verdict": "clean"},
+            "publishedAt": now_iso(),
+            "signatures": [
+                {
+                    "keyId": reg.signer.key_id,
+                    "algorithm": "ed25519",
+                    "signature": reg.signer.sign("acme/evil", "1.0.0", sha),
+                }
+            ],
+        }
+    )
+    before = tree_snapshot(project.parent)
+    with RegistryClient(registry.url) as client, pytest.raises(ArchiveError, match=CASES[case][1]):
+        Installer(Scope.project(project), yes=True).install(client, "acme/evil")
+    after = tree_snapshot(project.parent)
+    ours = lambda snap: {k: v for k, v in snap.items() if not k.startswith("registry-data")}  # noqa: E731
+    assert ours(after) == ours(before)
+    assert not list(project.parent.rglob("escaped.txt"))
