@@ -1,8 +1,9 @@
--- The chat: the session, the windows (transcript above, prompt buffer below), sending a
--- prompt and stopping a turn. One session per editor; :KilnChat reopens the same one.
+-- The chat: the session, sending a prompt and stopping a turn, resuming a stored session; its
+-- windows are kiln.chat_window. One session per editor; :KilnChat reopens the same one.
 local client = require('kiln.client')
 local config = require('kiln.config')
 local transcript = require('kiln.transcript')
+local window = require('kiln.chat_window')
 
 local M = {}
 
@@ -23,12 +24,23 @@ M.state = S
 --- The last kiln/session/prompt result (or error), for callers and tests.
 M.last_result = nil
 
-local function valid_buf(buf)
-  return buf ~= nil and vim.api.nvim_buf_is_valid(buf)
-end
+local valid_buf = window.valid_buf
 
-local function valid_win(win)
-  return win ~= nil and vim.api.nvim_win_is_valid(win)
+-- What the windows call back into: the prompt's submit, stop and close.
+local handlers = {
+  submit = function(...)
+    return M.submit(...)
+  end,
+  stop = function()
+    return M.stop()
+  end,
+  close = function()
+    return M.close()
+  end,
+}
+
+local function ensure_buffers()
+  window.ensure_buffers(S, handlers)
 end
 
 --- The client that holds the session (sessions live in one server), else the current one.
@@ -38,27 +50,6 @@ local function bound()
     return c
   end
   return client.get()
-end
-
-local function ensure_buffers()
-  S.buf = transcript.buffer()
-  S.input = require('kiln.input').buffer(function(text, blocks, labels)
-    return M.submit(text, blocks, labels)
-  end, M.stop)
-  for _, buf in ipairs({ S.buf, S.input }) do
-    local function map(lhs, fn, desc)
-      vim.keymap.set('n', lhs, fn, { buffer = buf, desc = 'Kiln: ' .. desc })
-    end
-    map('<C-c>', M.stop, 'stop the turn')
-    map('q', M.close, 'close the chat')
-    map('gm', function()
-      require('kiln.commands').pick_mode()
-    end, 'pick the permission and edit mode')
-    map('gM', function()
-      require('kiln.commands').pick_model()
-    end, 'pick the model')
-  end
-  require('kiln.codeblock').map(S.buf)
 end
 
 --- Handler for kiln/session/update notifications.
@@ -93,93 +84,16 @@ function M.on_permission_answered(params, choice)
 end
 
 function M.refresh_title()
-  if not valid_win(S.win) then
-    return
-  end
-  local parts = { 'Kiln' }
-  local session = config.options.session or {}
-  table.insert(parts, S.mode or session.mode or 'ask')
-  if S.edit_mode or session.editMode then
-    table.insert(parts, 'edits ' .. (S.edit_mode or session.editMode))
-  end
-  if session.model then
-    table.insert(parts, session.model)
-  end
-  if S.busy then
-    table.insert(parts, 'working… (:KilnStop)')
-  end
-  local cost = S.usage and S.usage.cost and S.usage.cost.amount
-  if cost then
-    table.insert(parts, string.format('$%.4f', cost))
-  end
-  vim.wo[S.win].winbar = table.concat(parts, ' · ')
-end
-
-local function open_windows(layout)
-  local opts = config.options.chat
-  if layout == 'float' then
-    local width = math.floor(vim.o.columns * math.max(opts.width, 0.6))
-    local height = math.floor(vim.o.lines * math.max(opts.height, 0.6))
-    local row = math.floor((vim.o.lines - height) / 2)
-    local col = math.floor((vim.o.columns - width) / 2)
-    S.win = vim.api.nvim_open_win(S.buf, false, {
-      relative = 'editor',
-      width = width,
-      height = height - opts.input_height - 2,
-      row = row,
-      col = col,
-      border = 'rounded',
-      title = ' Kiln ',
-    })
-    S.input_win = vim.api.nvim_open_win(S.input, true, {
-      relative = 'editor',
-      width = width,
-      height = opts.input_height,
-      row = row + height - opts.input_height,
-      col = col,
-      border = 'rounded',
-    })
-  else
-    if layout == 'split' then
-      vim.cmd(string.format('botright %dsplit', math.floor(vim.o.lines * opts.height)))
-    else
-      vim.cmd(string.format('botright %dvsplit', math.floor(vim.o.columns * opts.width)))
-    end
-    S.win = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(S.win, S.buf)
-    vim.cmd(string.format('belowright %dsplit', opts.input_height))
-    S.input_win = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(S.input_win, S.input)
-  end
-  for _, win in ipairs({ S.win, S.input_win }) do
-    vim.wo[win].wrap = true
-    vim.wo[win].number = false
-    vim.wo[win].relativenumber = false
-    vim.wo[win].signcolumn = 'no'
-  end
-  vim.wo[S.win].linebreak = true
+  window.refresh_title(S)
 end
 
 --- Open (or focus) the chat. `layout`: 'vsplit', 'split' or 'float' (default from setup).
 function M.open(layout)
-  ensure_buffers()
-  if not (valid_win(S.win) and valid_win(S.input_win)) then
-    M.close()
-    open_windows(layout or config.options.chat.layout)
-  end
-  vim.api.nvim_set_current_win(S.input_win)
-  M.refresh_title()
-  transcript.set_window(S.win)
+  window.open(S, layout, handlers)
 end
 
 function M.close()
-  for _, win in ipairs({ S.input_win, S.win }) do
-    if valid_win(win) and #vim.api.nvim_list_wins() > 1 then
-      vim.api.nvim_win_close(win, true)
-    end
-  end
-  S.win, S.input_win = nil, nil
-  transcript.set_window(nil)
+  window.close(S)
 end
 
 --- Create the session if there is none yet, then call `cb(err, session_id)`.
