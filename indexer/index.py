@@ -294,7 +294,8 @@ class Index:
 
     def compact(self, *, small_only: bool = False) -> bool:
         """One bounded step merging the full-text indexes' segments (all of them, or with
-        ``small_only`` those edits left); True while more work remains. See ``compact``."""
+        ``small_only`` those edits left); False once a step found nothing to merge. See
+        ``indexer/compact.py``."""
         step = compact.merge_small if small_only else compact.merge_all
         with self._transaction() as conn:
             return any([step(conn, table) for table in compact.TABLES])

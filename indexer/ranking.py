@@ -251,23 +251,32 @@ def _pagerank(
             out_edges[index[s]].append(index[d])
     total = sum(seeds.values())
     restart = [seeds.get(n, 0.0) / total for n in nodes_l]
-    rank = list(restart)
+    return [nodes_l[i] for i in _walk(restart, out_edges)]
+
+
+def _walk(restart: list[float], out_edges: list[list[int]]) -> list[int]:
+    """Node indices by rank (ties by index). The sums run in the same order as a plain loop
+    over every node would (adding a zero changes no float), so ranks are the same bits."""
     damping = W.PAGERANK_DAMPING
+    rank = list(restart)
+    kept = [(1 - damping) * r for r in restart]
+    active = [(i, outs, len(outs)) for i, outs in enumerate(out_edges) if outs]
+    sinks = [i for i, outs in enumerate(out_edges) if not outs]
+    seeded = [(i, r) for i, r in enumerate(restart) if r]
     for _ in range(W.PAGERANK_ITERATIONS):
-        nxt = [(1 - damping) * r for r in restart]
+        nxt = kept[:]
+        for i, outs, n in active:
+            share = damping * rank[i] / n
+            for j in outs:
+                nxt[j] += share
         dangling = 0.0
-        for i, outs in enumerate(out_edges):
-            if outs:
-                share = damping * rank[i] / len(outs)
-                for j in outs:
-                    nxt[j] += share
-            else:
-                dangling += damping * rank[i]
+        for i in sinks:
+            dangling += damping * rank[i]
         if dangling:
-            for i, r in enumerate(restart):
+            for i, r in seeded:
                 nxt[i] += dangling * r
         rank = nxt
-    return [nodes_l[i] for i in sorted(range(len(nodes_l)), key=lambda i: (-rank[i], nodes_l[i]))]
+    return sorted(range(len(rank)), key=lambda i: (-rank[i], i))  # nodes_l is sorted
 
 
 def joined_words(query: str, longest: int = 4) -> set[str]:

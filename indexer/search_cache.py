@@ -43,12 +43,20 @@ class HistoryMemo:
             if scores is None:
                 return None
             per_term.append(scores)
-        total: dict[int, float] = {}
-        for scores in per_term:  # in the MATCH's phrase order, as FTS5 sums them
-            for rowid, share in scores.items():
-                total[rowid] = total.get(rowid, 0.0) + share
+        matched = [scores for scores in per_term if scores]
+        if len(matched) == 1:
+            total = matched[0]
+        else:
+            total = {}
+            for scores in matched:  # in the MATCH's phrase order, as FTS5 sums them
+                for rowid, share in scores.items():
+                    total[rowid] = total.get(rowid, 0.0) + share
+        if not total:
+            return []
         # ORDER BY ... LIMIT keeps equal scores in rowid order (the order FTS5 yields rows)
-        return heapq.nsmallest(limit, total.items(), key=lambda item: (-item[1], item[0]))
+        cut = heapq.nlargest(limit, total.values())[-1]
+        top = sorted((-share, rowid) for rowid, share in total.items() if share >= cut)
+        return [(rowid, -negated) for negated, rowid in top[:limit]]
 
     def recent(self, conn: sqlite3.Connection) -> dict[str, int]:
         """path -> commits touching it among the newest ``RECENCY_COMMITS`` recorded."""

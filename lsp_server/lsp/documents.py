@@ -21,6 +21,10 @@ from lsp_server.core import uri_to_path
 log = logging.getLogger("kiln.lsp.documents")
 
 DEBOUNCE_SECONDS = 0.3
+# Quiet time after the last buffer edit before the small full-text segments edits leave are
+# merged (``Index.compact``): a search probes every segment, so a long session of edits would
+# otherwise slow searches down, and merging inside an edit would slow the edit.
+IDLE_SECONDS = 2.0
 
 
 def find_document(workspace: Any, path: Path) -> Any | None:
@@ -52,6 +56,8 @@ class IndexSync:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kiln-index")
         self._pending: dict[Path, asyncio.TimerHandle] = {}
         self._watcher: Any = None
+        self._idle: asyncio.TimerHandle | None = None
+        self.merged = asyncio.Event()  # set when an idle merge has run (cleared by an edit)
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -121,10 +127,40 @@ class IndexSync:
         if self.index is None or not _inside(self.root, path):
             return 0
         try:
-            return int(await self._run(self.index.update_file, path, text))
+            count = int(await self._run(self.index.update_file, path, text))
         except Exception as exc:  # noqa: BLE001 - the index is a cache
             log.info("index update for %s failed: %s", path, exc)
             return 0
+        self._when_idle()
+        return count
+
+    def _when_idle(self) -> None:
+        """(Re)start the quiet-time timer after an edit."""
+        loop = asyncio.get_running_loop()
+        if self._idle is not None:
+            self._idle.cancel()
+        self.merged.clear()
+
+        def fire() -> None:
+            self._idle = None
+            loop.create_task(self._merge_segments())
+
+        self._idle = loop.call_later(IDLE_SECONDS, fire)
+
+    async def _merge_segments(self) -> int:
+        """Merge the segments edits left, one bounded step at a time on the index thread,
+        stopping as soon as an edit is waiting; returns the steps that did work."""
+        steps = 0
+        try:
+            while not self._pending and self._idle is None:
+                if not await self._run(lambda: self.index.compact(small_only=True)):
+                    break
+                steps += 1
+        except Exception as exc:  # noqa: BLE001 - the index is a cache
+            log.info("merging index segments failed: %s", exc)
+        if self._idle is None:
+            self.merged.set()
+        return steps
 
     async def status(self) -> dict[str, Any]:
         info: dict[str, Any] = {
@@ -151,6 +187,9 @@ class IndexSync:
         for handle in self._pending.values():
             handle.cancel()
         self._pending.clear()
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
         if self._watcher is not None:
             try:
                 self._watcher.stop()
