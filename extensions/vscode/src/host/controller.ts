@@ -1,14 +1,11 @@
 /**
  * The chat session as the extension host runs it: webview messages in, `kiln/*` calls out,
- * server updates and permission requests back to the webview.
- *
- * Permission requests wait for the user's click in the panel; when the server gives up first
- * (`$/cancelRequest`, a timeout on its side) the prompt is withdrawn from the panel.
+ * server updates and permission requests back to the webview (the open questions are kept by
+ * `PermissionQuestions`).
  */
 
 import * as vscode from "vscode";
 import {
-  CANCELLED,
   type CancellationTokenLike,
   KilnProtocol,
   KilnRpcError,
@@ -28,6 +25,8 @@ import { codeAction, completions, contextBlocks, openWorkspaceFile } from "./com
 import { runCommand } from "./slashCommands";
 import { postModels } from "./models";
 import type { ProposalDiffs } from "./diff";
+import { pickModes } from "./modePicker";
+import { PermissionQuestions } from "./permissionQuestions";
 
 interface Proposal {
   path: string;
@@ -39,7 +38,6 @@ export class ChatController implements vscode.Disposable {
   protocol: KilnProtocol | undefined;
   sessionId: string | null = null;
   running = false;
-  private requestCounter = 0;
   private pendingEditCount = 0;
   /** What the panel shows while there is no connection. */
   private down: "starting" | "failed" | "no-folder" = "starting";
@@ -48,13 +46,15 @@ export class ChatController implements vscode.Disposable {
   mode = { mode: "ask", editMode: "ask" };
   /** What the user picked in the panel; new sessions get it (else the server's settings). */
   private chosen: { mode?: string; editMode?: string } = {};
-  private readonly permissions = new Map<string, (answer: PermissionResponse) => void>();
+  private readonly questions: PermissionQuestions;
   readonly proposals = new Map<string, Proposal>();
 
   constructor(
     private readonly post: (message: HostToWebview) => void,
     private readonly diffs: ProposalDiffs,
-  ) {}
+  ) {
+    this.questions = new PermissionQuestions(post);
+  }
 
   /** The server is up: speak the protocol over its connection. */
   attach(connection: RpcConnection): KilnProtocol {
@@ -103,11 +103,7 @@ export class ChatController implements vscode.Disposable {
   detach(state: "starting" | "stopped" | "failed" | "no-folder", message?: string): void {
     this.protocol?.dispose();
     this.protocol = undefined;
-    for (const [id, resolve] of this.permissions) {
-      resolve(CANCELLED);
-      this.post({ type: "permissionClosed", requestId: id, reason: "cancelled" });
-    }
-    this.permissions.clear();
+    this.questions.cancelAll();
     if (this.running) {
       this.running = false;
       this.post({ type: "turn", state: "idle", stopReason: "server stopped" });
@@ -172,7 +168,7 @@ export class ChatController implements vscode.Disposable {
           return;
         case "permission": {
           const answer = selected(message.optionId);
-          this.answer(message.requestId, message.newText !== undefined ? { ...answer, _meta: { newText: message.newText } } : answer);
+          this.questions.answer(message.requestId, message.newText !== undefined ? { ...answer, _meta: { newText: message.newText } } : answer);
           return;
         }
         case "newSession":
@@ -243,22 +239,9 @@ export class ChatController implements vscode.Disposable {
   async pickMode(): Promise<void> {
     const protocol = this.require();
     const sessionId = this.sessionId ?? (await this.newSession());
-    const modes = [
-      { label: "ask", description: "reads free; edits and commands ask" },
-      { label: "auto-edit", description: "edits free; commands ask" },
-      { label: "ci", description: "no questions; risky commands denied" },
-      { label: "yolo", description: "everything allowed" },
-    ];
-    const edits = [
-      { label: "ask", description: "approve each edit" },
-      { label: "deferred", description: "collect edits for review in the panel" },
-      { label: "auto", description: "apply edits at once" },
-    ];
-    const mode = await vscode.window.showQuickPick(modes, { title: "Kiln: permission mode" });
-    if (!mode) return;
-    const edit = await vscode.window.showQuickPick(edits, { title: "Kiln: how edits land" });
-    if (!edit) return;
-    const done = await protocol.setMode(sessionId, mode.label, edit.label);
+    const picked = await pickModes();
+    if (!picked) return;
+    const done = await protocol.setMode(sessionId, picked.mode, picked.editMode);
     void vscode.window.showInformationMessage(`Kiln: mode ${done.mode}, edits ${done.editMode}.`);
   }
 
@@ -364,40 +347,12 @@ export class ChatController implements vscode.Disposable {
   }
 
   private onPermission(request: PermissionRequest, token: CancellationTokenLike): Promise<PermissionResponse> {
-    const requestId = `p${++this.requestCounter}`;
     this.remember(request.toolCall.toolCallId, request.toolCall.content);
-    return new Promise<PermissionResponse>((resolve) => {
-      const sub = token.onCancellationRequested(() => {
-        if (this.permissions.delete(requestId)) {
-          this.post({ type: "permissionClosed", requestId, reason: "cancelled" });
-          resolve(CANCELLED);
-        }
-        sub.dispose();
-      });
-      this.permissions.set(requestId, (answer) => {
-        sub.dispose();
-        resolve(answer);
-      });
-      this.post({
-        type: "permission",
-        requestId,
-        sessionId: request.sessionId,
-        toolCall: { ...request.toolCall },
-        options: request.options,
-      });
-    });
-  }
-
-  private answer(requestId: string, answer: PermissionResponse): void {
-    const resolve = this.permissions.get(requestId);
-    if (!resolve) return;
-    this.permissions.delete(requestId);
-    resolve(answer);
-    this.post({ type: "permissionClosed", requestId, reason: "answered" });
+    return this.questions.ask(request, token);
   }
 
   get pendingPermissions(): number {
-    return this.permissions.size;
+    return this.questions.size;
   }
 
   dispose(): void {
