@@ -90,9 +90,12 @@ def search(
     ordered = sorted(fused, key=lambda i: (-fused[i], i))[: max(W.PRIOR_TOP, 4 * k)]
     vendored = _Vendored(conn)
     scope = scope_words(query)
+    places: dict[str, tuple[float, bool]] = {}  # candidates share files: judge each once
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
-        fused[block_id] *= _prior(path, kind, name, named, term_set, vendored(path))
+        if path not in places:
+            places[path] = (_place_penalty(path), vendored(path))
+        fused[block_id] *= _prior(kind, name, named, term_set, *places[path])
         if scope:
             fused[block_id] *= 1.0 + W.SCOPE_WEIGHT * scope_match(scope, path)
     ordered.sort(key=lambda i: (-fused[i], i))
@@ -105,7 +108,7 @@ def search(
     texts = _texts(conn, chosen)
     hits = []
     for block_id in chosen:
-        path, kind, name, start, end, _refs = meta[block_id]
+        path, kind, name, start, end = meta[block_id]
         text, language, signature = texts[block_id]
         hits.append(Hit(path, start, end, kind, name, fused[block_id], text, language, signature))
     return hits
@@ -153,7 +156,7 @@ def _meta(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple]:
     for chunk in _chunks(ids):
         marks = ",".join("?" * len(chunk))
         for row in conn.execute(
-            f"SELECT id, path, kind, name, start_line, end_line, refs FROM blocks WHERE id IN ({marks})",
+            f"SELECT id, path, kind, name, start_line, end_line FROM blocks WHERE id IN ({marks})",
             chunk,
         ):
             out[row[0]] = row[1:]
@@ -211,16 +214,17 @@ def _pagerank(
     if not seeds:
         return []
     expand = sorted(seeds, key=lambda i: (-seeds[i], i))[: W.GRAPH_EXPAND_SEEDS]
-    seed_meta = dict(meta)
+    seed_meta = {i: meta[i] for i in expand if i in meta}
     seed_meta.update(_meta(conn, [i for i in expand if i not in meta]))
+    marks = ",".join("?" * len(expand))
+    refs = dict(conn.execute(f"SELECT id, refs FROM blocks WHERE id IN ({marks})", expand))
     nodes = set(seeds)
     edges: set[tuple[int, int]] = set()
     # Outgoing: what the seeds reference -> where it is defined.
     ref_names: dict[str, list[int]] = defaultdict(list)
     for block_id in expand:
-        row = seed_meta.get(block_id)
-        if row:
-            for name in row[5].split():
+        if block_id in refs:
+            for name in refs[block_id].split():
                 ref_names[name.lower()].append(block_id)
     for name, targets in _lookup(conn, "defs", set(ref_names)).items():
         for src in ref_names[name]:
@@ -358,20 +362,26 @@ class _Vendored:
         return False
 
 
+def _place_penalty(path: str) -> float:
+    """The multiplier for where a file sits: tests, examples, tooling (1.0 elsewhere)."""
+    if is_test_path(path):
+        return W.TEST_PENALTY
+    if is_example_path(path):
+        return W.EXAMPLE_PENALTY
+    if is_tooling_path(path):
+        return W.TOOLING_PENALTY
+    return 1.0
+
+
 def _prior(
-    path: str, kind: str, name: str, words: set[str], terms: set[str], vendored: bool
+    kind: str, name: str, words: set[str], terms: set[str], place: float, vendored: bool
 ) -> float:
     """Name evidence up, unlikely places down; a block the query names exactly is exempt from
     the path penalties (asking for ``test_parse_header`` means the test)."""
     factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
     if words & short_names(name):
         return factor * W.NAME_MATCH_BOOST
-    if is_test_path(path):
-        factor *= W.TEST_PENALTY
-    elif is_example_path(path):
-        factor *= W.EXAMPLE_PENALTY
-    elif is_tooling_path(path):
-        factor *= W.TOOLING_PENALTY
+    factor *= place  # x 1.0 changes no float
     if vendored:
         factor *= W.VENDOR_PENALTY
     if kind == "text":

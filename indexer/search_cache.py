@@ -44,15 +44,14 @@ class HistoryMemo:
                 return None
             per_term.append(scores)
         matched = [scores for scores in per_term if scores]
-        if len(matched) == 1:
-            total = matched[0]
-        else:
-            total = {}
-            for scores in matched:  # in the MATCH's phrase order, as FTS5 sums them
-                for rowid, share in scores.items():
-                    total[rowid] = total.get(rowid, 0.0) + share
-        if not total:
+        if not matched:
             return []
+        total = dict(matched[0])  # 0.0 + share is share
+        for scores in matched[1:]:  # in the MATCH's phrase order, as FTS5 sums them
+            for rowid in total.keys() & scores.keys():
+                total[rowid] += scores[rowid]
+            for rowid in scores.keys() - total.keys():
+                total[rowid] = scores[rowid]
         # ORDER BY ... LIMIT keeps equal scores in rowid order (the order FTS5 yields rows)
         cut = heapq.nlargest(limit, total.values())[-1]
         top = sorted((-share, rowid) for rowid, share in total.items() if share >= cut)
