@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from agent import command_risk
 from agent.errors import ConfigError
-from agent.rules import READ_PATH_TOOLS, Kind, Rule, parse_rule
+from agent.rules import READ_PATH_TOOLS, Kind, Rule, parse_rule, path_spellings
 from agent.shell_parse import ParsedCommand, parse_command
 from agent.write_policy import WriteTarget, classify_write
 
@@ -174,13 +174,22 @@ class Permissions:
             check = self._check_tool(tool, args, from_external)
         return self._narrowed(tool, check)
 
-    def _deny_rule(self, kind: Kind, subject: Any) -> Rule | None:
+    def _deny_rule(self, kind: Kind, subject: Any, *, shell: bool = False) -> Rule | None:
+        spellings = path_spellings(subject, self.root, shell=shell) if kind != "command" else []
         for rule in self._deny:
             if kind == "command" and rule.matches_command(subject):
                 return rule
-            if kind in ("write", "read") and rule.matches_path(kind, subject, self.root):
+            if any(rule.matches_path(kind, s, self.root) for s in spellings):
                 return rule
         return None
+
+    def _path_rule(
+        self, rule: Rule, kind: Kind, path: str, *, every: bool = False, shell: bool = False
+    ) -> bool:
+        """Whether ``rule`` covers ``path`` in any of its spellings (all of them: ``every``)."""
+        spellings = path_spellings(path, self.root, shell=shell)
+        hits = (rule.matches_path(kind, s, self.root) for s in spellings)
+        return all(hits) if every else any(hits)
 
     def _check_tool(self, tool: str, args: dict[str, Any], from_external: bool) -> Check:
         subject = str(args.get("path", args.get("name", "")))
@@ -218,14 +227,14 @@ class Permissions:
             return Check("allow")
         for rule in self._ask:
             if rule.matches_tool(tool, subject) or (
-                written is not None and rule.matches_path("write", written, self.root)
+                written is not None and self._path_rule(rule, "write", written)
             ):
                 return Check("ask", f"rule {rule.text}")
-            if tool in READ_PATH_TOOLS and rule.matches_path("read", subject, self.root):
+            if tool in READ_PATH_TOOLS and self._path_rule(rule, "read", subject):
                 return Check("ask", f"rule {rule.text}")
         for rule in self._allow:
             if rule.matches_tool(tool, subject) or (
-                written is not None and rule.matches_path("write", written, self.root)
+                written is not None and self._path_rule(rule, "write", written, every=True)
             ):
                 return Check("allow", f"allowed by rule {rule.text}")
         if tool in self.skill_granted:
@@ -246,7 +255,7 @@ class Permissions:
                     return Check("deny", f"denied by rule {rule.text} ({simple.text})", parts=parts)
         targets = [classify_write(w, self.root) for w in parsed.writes]
         for target in targets:
-            rule = self._deny_rule("write", target.given)
+            rule = self._deny_rule("write", target.given, shell=True)
             if rule is not None:
                 return Check(
                     "deny", f"denied by rule {rule.text} (writes {target.given})", parts=parts
@@ -317,7 +326,10 @@ class Permissions:
                 continue
             if target.where == "workspace" and self.mode in ("auto-edit", "yolo"):
                 continue
-            if not any(r.matches_path("write", target.given, self.root) for r in self._allow):
+            if not any(
+                self._path_rule(r, "write", target.given, every=True, shell=True)
+                for r in self._allow
+            ):
                 return False
         return True
 

@@ -113,6 +113,20 @@ def path_matches(pattern: str, path: str, root: Path) -> bool:
     return target.startswith("**/") and fnmatch.fnmatchcase(candidate, target[3:])
 
 
+def path_spellings(path: str, root: Path, *, shell: bool = False) -> list[str]:
+    """The spellings of ``path`` a path rule is matched against: as given (``~`` expanded when a
+    shell line wrote it) and where it lands, symlinks resolved. So a link inside the workspace
+    (``docs/s -> ../secrets``) or a ``~/…`` spelling of a workspace path meets the rules of the
+    file it reaches. Deny and ask rules match if any spelling does; allow rules need them all."""
+    given = os.path.expanduser(path) if shell and path.startswith("~") else path
+    absolute = Path(given) if os.path.isabs(given) else Path(root) / given
+    try:
+        landed = str(absolute.resolve(strict=False))
+    except (OSError, RuntimeError):
+        return [given]
+    return [given] if landed == given else [given, landed]
+
+
 def _under(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 

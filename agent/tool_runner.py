@@ -145,7 +145,10 @@ class ToolRunner:
                     "call_tool cannot run call_tool",
                     suggestion='call_tool{"name": <found tool>, "arguments": {...}}',
                 )
-            if kind == "edit":  # edits are authorised in propose_edit, once the diff is known
+            if kind == "edit":  # edits are authorised in propose_edit, once the diff is known,
+                check = self.permissions.check(name, args, from_external=self.turn.tainted)
+                if check.verdict == "deny":  # unless refused anyway: then nothing is read
+                    await self.authorise(name, args, call_id)
                 self._edit_calls[call_id] = (name, args)
             else:
                 await self.authorise(name, args, call_id)

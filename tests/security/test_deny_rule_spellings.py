@@ -1,0 +1,80 @@
+"""Path rules meet the file a path reaches, not only its spelling (docs/security.md section 3): a
+symlink the repository ships (`docs/link -> ../secrets`) and a `~/…` spelling of a workspace path
+do not get past a deny rule, through the real `kiln run` in `yolo` (deny rules hold in every
+mode), for the file tools and for command redirections alike; an allow rule approves a write only
+if it also covers where the write lands."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agent.permissions import Permissions, Rules
+
+CANARY = "deny-spelling-canary-7f3a"
+
+
+def step(tool: str, **args: object) -> dict[str, object]:
+    return {"tool_calls": [{"name": tool, "input": args}]}
+
+
+def hostile_checkout(tmp_path: Path) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    root = home / "proj"
+    (root / "secrets").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "secrets" / "key.txt").write_text(CANARY + "\n")
+    (root / "open.txt").write_text("visible\n")
+    (root / "docs" / "link").symlink_to("../secrets")
+    return home, root
+
+
+def test_a_symlink_or_a_tilde_does_not_get_past_deny_rules(tmp_path: Path, kiln_home: Path) -> None:
+    home, root = hostile_checkout(tmp_path)
+    rules = {"permissions": {"deny": ["Read(secrets/**)", "Edit(secrets/**)"]}}
+    (kiln_home / "settings.json").write_text(json.dumps(rules))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        step("read_file", path="docs/link/key.txt"),
+        step("write_file", path="docs/link/new.txt", content="pwned"),
+        step("edit_file", path="docs/link/key.txt", old_text="canary", new_text="pwned"),
+        step("run_command", command="echo pwned > ~/proj/secrets/cmd.txt"),
+        step("run_command", command="echo pwned | tee docs/link/tee.txt"),
+        step("read_file", path="open.txt"),
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo",
+         "--output-format", "stream-json", "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    transcript = Path(events[-1]["transcript"]).read_text()
+    results = [
+        json.dumps(block.get("content"))
+        for message in map(json.loads, transcript.splitlines())
+        for block in message.get("content", [])
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    assert len(results) == 6, results
+    for result in results[:5]:
+        assert "denied by rule" in result, result
+    assert "visible" in results[5]  # the control: an ordinary read goes through
+    assert sorted(p.name for p in (root / "secrets").iterdir()) == ["key.txt"]
+    assert (root / "secrets" / "key.txt").read_text() == CANARY + "\n"
+    assert CANARY not in transcript and CANARY not in proc.stdout + proc.stderr
+
+
+def test_an_allow_rule_must_also_cover_where_the_write_lands(tmp_path: Path) -> None:
+    _, root = hostile_checkout(tmp_path)
+    p = Permissions("ask", Rules(allow=["Edit(docs/**)", "Bash(echo *)"]), root=root)
+    assert p.check("write_file", {"path": "docs/guide.md", "content": "x"}).verdict == "allow"
+    assert p.check("write_file", {"path": "docs/link/f.txt", "content": "x"}).verdict == "ask"
+    assert p.check("run_command", {"command": "echo x > docs/guide.md"}).verdict == "allow"
+    assert p.check("run_command", {"command": "echo x > docs/link/f.txt"}).verdict == "ask"
