@@ -183,6 +183,10 @@ class Permissions:
                 return rule
         return None
 
+    def read_denied(self, path: str) -> bool:
+        """Whether a read deny rule covers ``path``: search tools leave such files out."""
+        return self._deny_rule("read", path) is not None
+
     def _path_rule(
         self, rule: Rule, kind: Kind, path: str, *, every: bool = False, shell: bool = False
     ) -> bool:

@@ -74,6 +74,9 @@ class SessionServices:
             raise ToolError(f"{rel} is a binary file")
         return data.decode("utf-8", errors="replace")
 
+    def read_denied(self, path: str | Path) -> bool:
+        return self._runner.permissions.read_denied(str(path))
+
     def network_granted(self, call_id: str) -> bool:
         return self._runner.command_grants.pop(call_id, False)
 

@@ -59,10 +59,17 @@ async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
             f"{args.get('path')} is not a directory", suggestion="use read_file for files"
         )
     entries: list[str] = []
+    denied = ctx.session.read_denied
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         rel = Path(dirpath).relative_to(ws.root)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS and not d.startswith(".") and not denied((rel / d).as_posix())
+        )
         for name in sorted(filenames):
+            if denied((rel / name).as_posix()):
+                continue
             entries.append((rel / name).as_posix())
             if len(entries) >= 500:
                 entries.append("[listing truncated at 500 entries: list a subdirectory]")
@@ -89,6 +96,8 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
             files.extend(Path(dirpath) / f for f in sorted(filenames))
     hits: list[str] = []
     for file in files:
+        if ctx.session.read_denied(ws.relative(file)):
+            continue  # a read deny rule hides it from every search, not only from read_file
         try:
             text = ctx.session.read_text(file)
         except ToolError:

@@ -21,6 +21,7 @@ async def search_code(args: dict[str, Any], ctx: ToolContext) -> str:
     limit = int(args.get("limit") or DEFAULT_HITS)
     index = ctx.session.code_index()
     hits = await asyncio.to_thread(index.search, query, limit)
+    hits = [h for h in hits if not ctx.session.read_denied(h.path)]
     if not hits:
         raise ToolError(
             f"no results for {query!r}",

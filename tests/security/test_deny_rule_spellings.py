@@ -2,7 +2,8 @@
 symlink the repository ships (`docs/link -> ../secrets`) and a `~/…` spelling of a workspace path
 do not get past a deny rule, through the real `kiln run` in `yolo` (deny rules hold in every
 mode), for the file tools and for command redirections alike; an allow rule approves a write only
-if it also covers where the write lands."""
+if it also covers where the write lands; and the searches (grep, list_files, search_code) leave
+out what a read deny rule hides, as read_file does."""
 
 from __future__ import annotations
 
@@ -32,20 +33,8 @@ def hostile_checkout(tmp_path: Path) -> tuple[Path, Path]:
     return home, root
 
 
-def test_a_symlink_or_a_tilde_does_not_get_past_deny_rules(tmp_path: Path, kiln_home: Path) -> None:
-    home, root = hostile_checkout(tmp_path)
-    rules = {"permissions": {"deny": ["Read(secrets/**)", "Edit(secrets/**)"]}}
-    (kiln_home / "settings.json").write_text(json.dumps(rules))
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        step("read_file", path="docs/link/key.txt"),
-        step("write_file", path="docs/link/new.txt", content="pwned"),
-        step("edit_file", path="docs/link/key.txt", old_text="canary", new_text="pwned"),
-        step("run_command", command="echo pwned > ~/proj/secrets/cmd.txt"),
-        step("run_command", command="echo pwned | tee docs/link/tee.txt"),
-        step("read_file", path="open.txt"),
-        "done",
-    ]))  # fmt: skip
+def run(root: Path, home: Path, kiln_home: Path, script: Path) -> tuple[str, str, list[str]]:
+    """`kiln run --mode yolo` with the scripted model: transcript, output, tool results."""
     env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
            "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
     proc = subprocess.run(
@@ -62,13 +51,31 @@ def test_a_symlink_or_a_tilde_does_not_get_past_deny_rules(tmp_path: Path, kiln_
         for block in message.get("content", [])
         if isinstance(block, dict) and block.get("type") == "tool_result"
     ]
+    return transcript, proc.stdout + proc.stderr, results
+
+
+def test_a_symlink_or_a_tilde_does_not_get_past_deny_rules(tmp_path: Path, kiln_home: Path) -> None:
+    home, root = hostile_checkout(tmp_path)
+    rules = {"permissions": {"deny": ["Read(secrets/**)", "Edit(secrets/**)"]}}
+    (kiln_home / "settings.json").write_text(json.dumps(rules))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        step("read_file", path="docs/link/key.txt"),
+        step("write_file", path="docs/link/new.txt", content="pwned"),
+        step("edit_file", path="docs/link/key.txt", old_text="canary", new_text="pwned"),
+        step("run_command", command="echo pwned > ~/proj/secrets/cmd.txt"),
+        step("run_command", command="echo pwned | tee docs/link/tee.txt"),
+        step("read_file", path="open.txt"),
+        "done",
+    ]))  # fmt: skip
+    transcript, output, results = run(root, home, kiln_home, script)
     assert len(results) == 6, results
     for result in results[:5]:
         assert "denied by rule" in result, result
     assert "visible" in results[5]  # the control: an ordinary read goes through
     assert sorted(p.name for p in (root / "secrets").iterdir()) == ["key.txt"]
     assert (root / "secrets" / "key.txt").read_text() == CANARY + "\n"
-    assert CANARY not in transcript and CANARY not in proc.stdout + proc.stderr
+    assert CANARY not in transcript and CANARY not in output
 
 
 def test_an_allow_rule_must_also_cover_where_the_write_lands(tmp_path: Path) -> None:
@@ -78,3 +85,25 @@ def test_an_allow_rule_must_also_cover_where_the_write_lands(tmp_path: Path) -> 
     assert p.check("write_file", {"path": "docs/link/f.txt", "content": "x"}).verdict == "ask"
     assert p.check("run_command", {"command": "echo x > docs/guide.md"}).verdict == "allow"
     assert p.check("run_command", {"command": "echo x > docs/link/f.txt"}).verdict == "ask"
+
+
+def test_searches_leave_out_what_a_read_deny_rule_hides(tmp_path: Path, kiln_home: Path) -> None:
+    home, root = hostile_checkout(tmp_path)
+    (root / "app.py").write_text("def canary_check():\n    return 'public canary'\n")
+    rules = {"permissions": {"deny": ["Read(secrets/**)"]}}
+    (kiln_home / "settings.json").write_text(json.dumps(rules))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        step("grep", pattern="canary"),
+        step("search_code", query="deny spelling canary"),
+        step("list_files"),
+        step("grep", pattern="canary", path="docs"),
+        "done",
+    ]))  # fmt: skip
+    transcript, output, results = run(root, home, kiln_home, script)
+    grep_all, search, listing, grep_docs = results
+    assert "app.py:2" in grep_all and "secrets" not in grep_all
+    assert "secrets" not in search
+    assert "app.py" in listing and "secrets" not in listing and "docs/link" not in listing
+    assert "no matches" in grep_docs
+    assert CANARY not in transcript and CANARY not in output
