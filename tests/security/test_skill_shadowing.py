@@ -144,6 +144,13 @@ async def test_editor_gets_the_users_skill_and_is_told_once(
             prompt = [{"type": "text", "text": text}]
             await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": prompt})
         texts = status_texts(editor.updates)
+        used = await editor.request("kiln/skills/use", {"name": "deploy"})  # the `/deploy` command
+        listed = await editor.request("kiln/skills/list", {})
+    assert "USER-DEPLOY-STEPS" in used["block"]["resource"]["text"]
+    assert "HOSTILE" not in json.dumps(used)
+    deploy = [s for s in listed["skills"] if s["name"] == "deploy"]
+    assert [s["scope"] for s in deploy] == ["user"]
+    assert ignored_line(repo, kiln_home) in listed["warnings"]
     assert texts.count(ignored_line(repo, kiln_home)) == 1, texts
     results = tool_results(sid)
     assert "USER-DEPLOY-STEPS" in results[0] and "USER-DEPLOY-STEPS" in results[2]
