@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sys
 import uuid
@@ -17,6 +18,14 @@ from tests.lsp.raw_client import RawServer
 from tests.waiting import processes_with, until
 
 pytestmark = pytest.mark.e2e
+
+
+def documented_methods() -> list[str]:
+    """The `methods` of kiln/hello as lsp_server/PROTOCOL.md §3 lists them."""
+    text = (Path(__file__).resolve().parents[2] / "lsp_server" / "PROTOCOL.md").read_text()
+    section = text[text.index("## 3. Discovery") :]
+    listed = section[section.index('"methods": [') : section.index('"clientMethods"')]
+    return re.findall(r'"(kiln/[a-zA-Z/]+)"', listed)
 
 
 def _code(reply: dict[str, Any]) -> int:
@@ -50,6 +59,7 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         result = await server.initialize(workspace)
         kiln = result["capabilities"]["experimental"]["kiln"]
         assert "kiln/session/prompt" in kiln["methods"] and kiln["protocolVersion"] == 1
+        assert kiln["methods"] == documented_methods()  # PROTOCOL.md §3 lists them all
         assert _code(await server.request(6, "initialize", {"capabilities": {}})) == -32600
 
         # params omitted (allowed by JSON-RPC) on every kind of kiln/* method.
