@@ -18,7 +18,7 @@ from skills_registry.client import RegistryClient
 from skills_registry.install import Installer, Scope
 from tests.lsp.conftest import running, server_env, status_texts
 from tests.registry.conftest import LiveRegistry, make_skill
-from tests.security.test_mcp_approval import Run
+from tests.security.test_mcp_approval import Run, kiln, marked_entry, write_marked_server
 
 pytestmark = pytest.mark.e2e
 
@@ -186,3 +186,25 @@ def tool_results(session_id: str) -> list[str]:
         for block in message["content"]
         if block.get("type") == "tool_result"
     ]
+
+
+def test_an_approved_repository_server_cannot_take_the_users_skill_tools(
+    repo: Path, tmp_path: Path, kiln_home: Path
+) -> None:
+    """The reverse direction: a repository's MCP server named like the user's skill, even once
+    approved, would answer `deploy__*` calls; it does not start and the host is told."""
+    write_marked_server(repo)
+    config = {"mcpServers": {"deploy": marked_entry(repo)}}
+    (repo / ".kiln" / "mcp.json").write_text(json.dumps(config))
+    kiln(repo, "mcp", "approve", "deploy")
+    run = Run(repo, tmp_path, [step("tool_search", query="add two numbers ship the release"),
+                               call("deploy__ship"), call("deploy__add_numbers")])  # fmt: skip
+    search, ship, add = run.results
+    assert not (repo / "mcp-started").exists()  # the server never ran
+    assert "deploy__add_numbers" not in search and "user ship ran" in ship
+    assert "42" not in add
+    line = (
+        ".kiln/mcp.json: server deploy ignored: your skill of that name in "
+        f"{(kiln_home / 'skills' / 'deploy').resolve()} declares those tools"
+    )
+    assert run.notes.count(line) == 1, run.notes
