@@ -101,10 +101,10 @@ def _stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: i
         seen["graph"] = out = real["_pagerank"](*args)
         return out
 
-    def add_history(conn_, terms_, ordered, meta, fused) -> None:  # noqa: ANN001
+    def add_history(conn_, terms_, ordered, meta, fused, *rest) -> None:  # noqa: ANN001, ANN002
         seen["prior"] = list(ordered)
         seen["meta"] = meta
-        real["_add_history"](conn_, terms_, ordered, meta, fused)
+        real["_add_history"](conn_, terms_, ordered, meta, fused, *rest)
 
     # The real search, watched at its steps (BM25 list, graph walk, the order history gets).
     for name, fn in (("_lexical", lexical), ("_pagerank", pagerank), ("_add_history", add_history)):
