@@ -19,7 +19,7 @@ from html import escape
 from pathlib import Path
 
 from skills_registry.errors import SkillsError
-from skills_registry.mcp_trust import printable
+from skills_registry.mcp_config import printable
 from skills_registry.skill import Skill, load_skill
 from skills_registry.spec import SKILL_FILE
 

@@ -77,6 +77,12 @@ class McpServerConfig:
         return "; ".join(parts)
 
 
+def printable(text: str, limit: int = 0) -> str:
+    """Repository text made safe for one status line: control characters escaped, cut short."""
+    out = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
+    return out if not limit or len(out) <= limit else out[: limit - 1] + "…"
+
+
 def shown_name(name: str) -> str:
     """A server name as safe to print: repository text may hold control characters or quotes."""
     return name if _PLAIN_NAME.match(name) else json.dumps(name)

@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skills_registry.deferred import api_safe
+from skills_registry.discovery import discover_skills
 from skills_registry.errors import McpConfigError
 from skills_registry.mcp_config import (
     McpServerConfig,
     default_kiln_home,
+    printable,
     project_config_path,
     read_config,
     shown_name,
@@ -40,20 +42,15 @@ TRUST_SETTING = "trust_project_servers"
 PROJECT_APPROVAL_KEYS = ("mcp", "enableAllProjectMcpServers", "enabledMcpjsonServers")
 SUMMARY_CHARS = 160
 
-Status = Literal["user", "approved", "trusted", "pending", "changed", "shadowed"]
+Status = Literal["user", "approved", "trusted", "pending", "changed", "shadowed", "skill"]
 RUNNABLE: frozenset[str] = frozenset({"user", "approved", "trusted"})
-
-
-def printable(text: str, limit: int = 0) -> str:
-    """Repository text made safe for one status line: control characters escaped, cut short."""
-    out = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
-    return out if not limit or len(out) <= limit else out[: limit - 1] + "…"
 
 
 @dataclass
 class ServerState:
     config: McpServerConfig
     status: Status
+    skill: Path | None = None  # status "skill": the user's skill whose tools the name would take
 
     @property
     def runnable(self) -> bool:
@@ -79,6 +76,11 @@ class ServerState:
             return (
                 f".kiln/mcp.json: server {name} ignored: your server of that name in "
                 "$KILN_HOME/mcp.json is used"
+            )
+        if self.status == "skill":
+            return printable(
+                f".kiln/mcp.json: server {self.config.name} ignored: your skill of that name in "
+                f"{self.skill} declares those tools"
             )
         return None
 
@@ -216,6 +218,17 @@ def project_setting_warnings(root: Path) -> list[str]:
     ]
 
 
+def user_skill_tools(root: Path, kiln_home: Path) -> dict[str, Path]:
+    """Tool namespace -> folder of each of the user's skills that declares sidecar tools: a
+    project server of that name would answer the calls meant for them."""
+    catalog = discover_skills(root, kiln_home=kiln_home)
+    return {
+        api_safe(s.name): s.path
+        for s in catalog.skills.values()
+        if s.scope == "user" and (s.path / "tools").is_dir()
+    }
+
+
 def plan_servers(
     root: Path, kiln_home: Path | None = None, *, honour_trust_setting: bool = True
 ) -> McpPlan:
@@ -239,11 +252,15 @@ def plan_servers(
         except McpConfigError as exc:
             plan.warnings.append(f"{exc}: no project MCP server is approved")
     user_namespaces = {api_safe(name) for name in user}
+    skill_tools = user_skill_tools(root, home) if project else {}
     plan.servers.extend(ServerState(config, "user") for config in user.values())
     for name, config in project.items():
         status: Status
         if api_safe(name) in user_namespaces:
             status = "shadowed"
+        elif api_safe(name) in skill_tools:
+            plan.servers.append(ServerState(config, "skill", skill_tools[api_safe(name)]))
+            continue
         elif approved.get(name) == config.fingerprint:
             status = "approved"
         elif trusted:

@@ -28,9 +28,8 @@ from agent.types import ToolSpec
 from skills_registry.deferred import ToolCatalog, api_safe
 from skills_registry.discovery import SkillCatalog, discover_skills
 from skills_registry.errors import SkillsError
-from skills_registry.mcp_config import McpServerConfig
 from skills_registry.mcp_source import McpSource
-from skills_registry.mcp_trust import plan_servers, printable
+from skills_registry.mcp_trust import plan_servers
 from skills_registry.skill import Skill
 from skills_registry.tool_search import TOOL_SEARCH_MANUAL
 
@@ -70,31 +69,6 @@ def kiln_tool_names(allowed_tools: list[str]) -> set[str]:
         if mapped and "(" not in entry:
             names.add(mapped)
     return names
-
-
-def _users_skill_tools_win(
-    servers: list[McpServerConfig], catalog: SkillCatalog, notes: list[str]
-) -> list[McpServerConfig]:
-    """The servers that may start: a repository's server never takes the namespace of sidecar
-    tools the user's own skill declares (it would answer the calls meant for them)."""
-    tools = {
-        api_safe(s.name): s
-        for s in catalog.skills.values()
-        if s.scope == "user" and (s.path / "tools").is_dir()
-    }
-    kept = []
-    for config in servers:
-        skill = tools.get(api_safe(config.name))
-        if config.scope == "project" and skill is not None:
-            notes.append(
-                printable(
-                    f".kiln/mcp.json: server {config.name} ignored: your skill of that name in "
-                    f"{skill.path} declares those tools"
-                )
-            )
-            continue
-        kept.append(config)
-    return kept
 
 
 class SkillTool:
@@ -227,9 +201,8 @@ class SkillsContext:
                 self.warnings.append(f"{exc}: no MCP server started")
                 self.mcp_notes.append(self.warnings[-1])
             else:
+                self.mcp_sources = [McpSource(c) for c in plan.runnable()]
                 self.mcp_notes.extend(plan.notes())
-                runnable = _users_skill_tools_win(plan.runnable(), self._catalog, self.mcp_notes)
-                self.mcp_sources = [McpSource(c) for c in runnable]
         self._notes_sent = False
         self._skill_notes_sent: set[str] = set()  # repository skills ignored, told once each
         # A skill's sidecar tools never take an MCP server's namespace (a repository's skill

@@ -33,6 +33,7 @@ STATUS_TEXT = {
     "pending": "pending approval",
     "changed": "pending: changed since approved",
     "shadowed": "ignored: your server of that name wins",
+    "skill": "ignored: your skill of that name declares those tools",
 }
 
 
@@ -105,7 +106,7 @@ def approve_cmd(names: tuple[str, ...], all_: bool, root: Path) -> None:
     plan = _plan(root, honour_trust_setting=False)
     project = [s for s in plan.servers if s.config.scope == "project"]
     if all_:
-        chosen = [s for s in project if s.status != "shadowed"]
+        chosen = [s for s in project if s.status not in ("shadowed", "skill")]
         if not chosen:
             click.echo(f"no project MCP servers to approve in {plan.root}")
             return
@@ -124,6 +125,12 @@ def approve_cmd(names: tuple[str, ...], all_: bool, root: Path) -> None:
                 raise McpConfigError(
                     f"the project's server {shown_name(name)} is ignored: your server of that "
                     "name in $KILN_HOME/mcp.json is used",
+                    hint="rename one of them to use both",
+                )
+            if state.status == "skill":
+                raise McpConfigError(
+                    f"the project's server {shown_name(name)} is ignored: your skill of that "
+                    f"name in {state.skill} declares those tools",
                     hint="rename one of them to use both",
                 )
             chosen.append(state)

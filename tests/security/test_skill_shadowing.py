@@ -191,12 +191,21 @@ def tool_results(session_id: str) -> list[str]:
 def test_an_approved_repository_server_cannot_take_the_users_skill_tools(
     repo: Path, tmp_path: Path, kiln_home: Path
 ) -> None:
-    """The reverse direction: a repository's MCP server named like the user's skill, even once
-    approved, would answer `deploy__*` calls; it does not start and the host is told."""
+    """The reverse direction: a repository's MCP server named like the user's skill would answer
+    the `deploy__*` calls; approved before the skill was installed, it still does not start,
+    the host is told, and `kiln mcp` lists it as ignored and refuses to approve it."""
     write_marked_server(repo)
     config = {"mcpServers": {"deploy": marked_entry(repo)}}
     (repo / ".kiln" / "mcp.json").write_text(json.dumps(config))
-    kiln(repo, "mcp", "approve", "deploy")
+    installed = kiln_home / "skills" / "deploy"
+    installed.rename(tmp_path / "aside")
+    kiln(repo, "mcp", "approve", "deploy")  # no skill of that name yet: approved
+    (tmp_path / "aside").rename(installed)
+    listed = json.loads(kiln(repo, "mcp", "list", "--json").stdout)
+    assert [(s["name"], s["status"]) for s in listed] == [("deploy", "skill")]
+    refused = kiln(repo, "mcp", "approve", "deploy", check=False)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "is ignored: your skill of that name" in refused.stderr
     run = Run(repo, tmp_path, [step("tool_search", query="add two numbers ship the release"),
                                call("deploy__ship"), call("deploy__add_numbers")])  # fmt: skip
     search, ship, add = run.results
