@@ -7,7 +7,7 @@ the sandbox) send tool arguments to a host of the repository's choosing. So a pr
 starts only when ``$KILN_HOME/mcp-approvals.json`` holds, for this workspace and this name, the
 sha256 of the entry as written (``kiln mcp approve``); an entry changed since is pending again.
 A project entry never replaces a user entry of the same name (the user's is used, the project's
-ignored with a warning). The user may trust every project server with
+ignored with a warning), nor takes the namespace of sidecar tools one of the user's skills declares. The user may trust every project server with
 ``{"mcp": {"trust_project_servers": true}}`` in ``$KILN_HOME/settings.json``; the caller decides
 whether that blanket setting counts (``kiln run --ci`` does not honour it). Nothing in the
 repository (its settings, a planted approvals file) is ever read as an approval.
