@@ -2,7 +2,9 @@
 
 Editors save in bursts (write, rename, chmod), so events are collected until the tree has been
 quiet for ``debounce`` seconds and then applied as one batch: changed files re-indexed one by
-one, or a full incremental scan when the batch is large or folders moved.
+one, or a full incremental scan when the batch is large or folders moved. Once the tree has been
+quiet for ``idle`` seconds after a batch, the small full-text segments the batches left are
+merged (``Index.compact``), so searches do not slow down over a long session.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from indexer.index import Index, IndexStats
 
 DEBOUNCE_SECONDS = 0.3
+IDLE_SECONDS = 2.0  # quiet time after a batch before the segments it left are merged
 FULL_SCAN_OVER = 200  # a batch bigger than this is cheaper as one full incremental scan
 
 OnBatch = Callable[[list[str], IndexStats], None]
@@ -31,6 +34,7 @@ class Watcher:
         index: Index | None = None,
         debounce: float = DEBOUNCE_SECONDS,
         skip: Callable[[Path], bool] | None = None,
+        idle: float = IDLE_SECONDS,
     ) -> None:
         self.index = index or Index(root)
         # Files someone else keeps fresh (an editor's open, maybe unsaved, buffers): disk events
@@ -40,6 +44,9 @@ class Watcher:
         self.root = self.index.root
         self.on_batch = on_batch
         self.debounce = debounce
+        self.idle = idle
+        self.merged = threading.Event()  # set when an idle merge has run (cleared by events)
+        self._idle_timer: threading.Timer | None = None
         self.errors: list[str] = []
         self._pending: set[str] = set()
         self._full = False
@@ -93,6 +100,7 @@ class Watcher:
             if is_directory or any(r.endswith(".gitignore") for r in rels):
                 self._full = True
             self._pending.update(rels)
+            self._cancel_idle()
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = threading.Timer(self.debounce, self._flush)
@@ -129,8 +137,37 @@ class Watcher:
         except Exception as exc:  # noqa: BLE001 - a watcher thread must survive one bad batch
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return
+        with self._lock:
+            if self._timer is None and self._observer is not None:  # quiet since: wait on
+                self._idle_timer = threading.Timer(self.idle, self._merge)
+                self._idle_timer.daemon = True
+                self._idle_timer.start()
         if self.on_batch is not None:
             self.on_batch(batch, stats)
+
+    def _cancel_idle(self) -> None:
+        """An event arrived: no merging until the tree is quiet again (call under the lock)."""
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        self.merged.clear()
+
+    def _busy(self) -> bool:
+        with self._lock:
+            return bool(self._pending) or self._timer is not None or self._observer is None
+
+    def _merge(self) -> None:
+        """Merge the segments the batches left, one bounded step at a time, stopping as soon as
+        new events wait."""
+        try:
+            while not self._busy() and self.index.compact(small_only=True):
+                pass
+        except Exception as exc:  # noqa: BLE001 - the index is a cache
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+        with self._lock:
+            if self._idle_timer is threading.current_thread():  # no event since it started
+                self._idle_timer = None
+                self.merged.set()
 
     def stop(self) -> None:
         if self._observer is not None:
@@ -141,6 +178,7 @@ class Watcher:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+            self._cancel_idle()
         if self._own_index:
             self.index.close()
 
@@ -158,6 +196,7 @@ def watch(
     index: Index | None = None,
     debounce: float = DEBOUNCE_SECONDS,
     skip: Callable[[Path], bool] | None = None,
+    idle: float = IDLE_SECONDS,
 ) -> Watcher:
     """Start watching ``root``; returns a started ``Watcher`` (stop it or use ``with``)."""
-    return Watcher(root, on_batch, index=index, debounce=debounce, skip=skip).start()
+    return Watcher(root, on_batch, index=index, debounce=debounce, skip=skip, idle=idle).start()

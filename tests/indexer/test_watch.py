@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from indexer import Index, IndexStats, watch
+from indexer import Index, IndexStats, compact, watch
 
 from .conftest import write
 
@@ -68,3 +68,26 @@ def test_watcher_leaves_files_owned_by_open_buffers_alone(
         h.name != "changed_on_disk_meanwhile" for h in idx.search("changed_on_disk_meanwhile")
     )
     assert [h.name for h in idx.search("other_file_changed")] == ["other_file_changed"]
+
+
+def test_segments_left_by_batches_are_merged_once_the_tree_is_quiet(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "keep.py", "def steady():\n    pass\n")
+    idx = open_index(repo)
+    idx.update()
+    arrived = threading.Event()
+    with watch(repo, lambda p, s: arrived.set(), index=idx, debounce=0.05, idle=0.2) as watcher:
+        for n in range(6):  # a batch each: a segment each (FTS5 merges by itself at 8)
+            arrived.clear()
+            write(repo, f"m{n}.py", f"def parcel_total_{n}():\n    return {n}\n")
+            assert arrived.wait(60), watcher.errors
+        assert compact.segments(idx._conn, "blocks_fts") > 4 or watcher.merged.is_set()
+        assert watcher.merged.wait(60), watcher.errors
+        assert compact.segments(idx._conn, "blocks_fts") <= 2
+        assert idx.search("parcel total 5", 1)[0].name == "parcel_total_5"
+        arrived.clear()
+        write(repo, "keep.py", "def steady_again():\n    pass\n")
+        assert arrived.wait(60), watcher.errors
+        assert watcher.merged.wait(60), watcher.errors  # quiet again: merged again
+    assert watcher.errors == []
