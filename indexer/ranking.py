@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from indexer import history
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
+from indexer.pagerank import walk
 from indexer.search_cache import HistoryMemo, SearchCache
 from indexer.store import FTS_COLUMNS
 from indexer.structure import code_query, is_tooling_path, scope_match, scope_words
@@ -255,32 +256,7 @@ def _pagerank(
             out_edges[index[s]].append(index[d])
     total = sum(seeds.values())
     restart = [seeds.get(n, 0.0) / total for n in nodes_l]
-    return [nodes_l[i] for i in _walk(restart, out_edges)]
-
-
-def _walk(restart: list[float], out_edges: list[list[int]]) -> list[int]:
-    """Node indices by rank (ties by index). The sums run in the same order as a plain loop
-    over every node would (adding a zero changes no float), so ranks are the same bits."""
-    damping = W.PAGERANK_DAMPING
-    rank = list(restart)
-    kept = [(1 - damping) * r for r in restart]
-    active = [(i, outs, len(outs)) for i, outs in enumerate(out_edges) if outs]
-    sinks = [i for i, outs in enumerate(out_edges) if not outs]
-    seeded = [(i, r) for i, r in enumerate(restart) if r]
-    for _ in range(W.PAGERANK_ITERATIONS):
-        nxt = kept[:]
-        for i, outs, n in active:
-            share = damping * rank[i] / n
-            for j in outs:
-                nxt[j] += share
-        dangling = 0.0
-        for i in sinks:
-            dangling += damping * rank[i]
-        if dangling:
-            for i, r in seeded:
-                nxt[i] += dangling * r
-        rank = nxt
-    return sorted(range(len(rank)), key=lambda i: (-rank[i], i))  # nodes_l is sorted
+    return [nodes_l[i] for i in walk(restart, out_edges)]
 
 
 def joined_words(query: str, longest: int = 4) -> set[str]:
