@@ -33,12 +33,14 @@ def hostile_checkout(tmp_path: Path) -> tuple[Path, Path]:
     return home, root
 
 
-def run(root: Path, home: Path, kiln_home: Path, script: Path) -> tuple[str, str, list[str]]:
-    """`kiln run --mode yolo` with the scripted model: transcript, output, tool results."""
+def run(
+    root: Path, home: Path, kiln_home: Path, script: Path, mode: str = "yolo"
+) -> tuple[str, str, list[str]]:
+    """`kiln run --mode MODE` with the scripted model: transcript, output, tool results."""
     env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
            "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
     proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo",
+        [sys.executable, "-m", "lsp_server", "run", "--mode", mode,
          "--output-format", "stream-json", "go"],
         cwd=root, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -107,3 +109,17 @@ def test_searches_leave_out_what_a_read_deny_rule_hides(tmp_path: Path, kiln_hom
     assert "app.py" in listing and "secrets" not in listing and "docs/link" not in listing
     assert "no matches" in grep_docs
     assert CANARY not in transcript and CANARY not in output
+
+
+def test_an_edit_refused_outright_is_not_read_nor_shown(tmp_path: Path, kiln_home: Path) -> None:
+    """`ci` mode never edits memory files: the edit is refused before KILN.md is read, so no
+    diff of it reaches the output."""
+    home, root = hostile_checkout(tmp_path)
+    (root / "KILN.md").write_text(f"# Notes\n{CANARY}\n")
+    script = tmp_path / "script.json"
+    edit = step("edit_file", path="KILN.md", old_text="# Notes", new_text="# Rules")
+    script.write_text(json.dumps([edit, "done"]))
+    transcript, output, results = run(root, home, kiln_home, script, mode="ci")
+    assert "not edited in ci mode" in results[0]
+    assert CANARY not in output and '"type": "edit"' not in output
+    assert (root / "KILN.md").read_text() == f"# Notes\n{CANARY}\n"
