@@ -175,6 +175,8 @@ class Permissions:
         return self._narrowed(tool, check)
 
     def _deny_rule(self, kind: Kind, subject: Any, *, shell: bool = False) -> Rule | None:
+        if not self._deny:
+            return None  # the common case: no path to resolve (grep asks once per file)
         spellings = path_spellings(subject, self.root, shell=shell) if kind != "command" else []
         for rule in self._deny:
             if kind == "command" and rule.matches_command(subject):
