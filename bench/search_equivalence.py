@@ -16,6 +16,8 @@ the ``indexer`` of the checkout it sits in); the cache is used when that checkou
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import sqlite3
 import subprocess
@@ -45,12 +47,10 @@ def jobs(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
 
 
 def dump(args: argparse.Namespace) -> None:
-    try:
-        from indexer.search_cache import SearchCache
-
-        new_cache = SearchCache
-    except ImportError:  # a checkout from before the cache: a dict of term counts
-        new_cache = dict  # type: ignore[assignment]
+    # a checkout from before the search cache kept its term counts in a plain dict
+    new_cache = dict
+    if importlib.util.find_spec("indexer.search_cache") is not None:
+        new_cache = importlib.import_module("indexer.search_cache").SearchCache
     rows = []
     for db, queries in jobs(args):
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
