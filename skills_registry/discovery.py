@@ -2,7 +2,8 @@
 
 The user's folders come first and win a name clash: a repository's skill named like one the
 user installed (and may have granted tools to) is ignored, with a line for the host to show,
-so a hostile checkout cannot swap in its own instructions and sidecar tools. The scan is bounded
+so a hostile checkout cannot swap in its own instructions and sidecar tools; nor can it add a
+skill whose name only looks like one of the user's (``lookalike.skeleton``). The scan is bounded
 (depth and count caps) so a stray huge folder cannot stall a turn, and it records a cheap
 ``stamp`` (mtimes of scanned folders and SKILL.md files) so the agent can check before each
 turn whether anything changed, and reload only then. The catalog's ``fingerprint`` hashes
@@ -19,6 +20,7 @@ from html import escape
 from pathlib import Path
 
 from skills_registry.errors import SkillsError
+from skills_registry.lookalike import shown, skeleton
 from skills_registry.mcp_config import printable
 from skills_registry.skill import Skill, load_skill
 from skills_registry.spec import SKILL_FILE
@@ -198,6 +200,12 @@ def discover_skills(
         for warning in skill.warnings:
             catalog.warnings.append(f"{folder / SKILL_FILE}: {warning}")
         existing = catalog.skills.get(skill.name)
+        lookalike = None if existing is not None else _users_lookalike(catalog, skill, scope)
+        if lookalike is not None:
+            note = lookalike_note(root, folder, skill.name, lookalike)
+            catalog.notes.append(note)
+            catalog.warnings.append(note)
+            continue
         if existing is not None:
             if scope == "project" and existing.scope == "user":
                 note = ignored_note(root, folder, skill.name, existing.path)
@@ -210,6 +218,29 @@ def discover_skills(
             continue
         catalog.skills[skill.name] = skill
     return catalog
+
+
+def _users_lookalike(catalog: SkillCatalog, skill: Skill, scope: str) -> Skill | None:
+    """The user's skill a repository skill's name only looks like (``dеploy`` for ``deploy``)."""
+    if scope != "project":
+        return None
+    shape = skeleton(skill.name)
+    for other in catalog.skills.values():
+        if other.scope == "user" and other.name != skill.name and skeleton(other.name) == shape:
+            return other
+    return None
+
+
+def lookalike_note(root: Path, folder: Path, name: str, user: Skill) -> str:
+    """The line for a repository skill whose name imitates one of the user's."""
+    try:
+        where = folder.relative_to(root).as_posix()
+    except ValueError:
+        where = str(folder)
+    return printable(
+        f"{shown(where)}: skill {shown(name)} ignored: its name looks like your skill "
+        f"{user.name} in {user.path}"
+    )
 
 
 def ignored_note(root: Path, folder: Path, name: str, used: Path) -> str:

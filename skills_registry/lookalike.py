@@ -1,0 +1,42 @@
+"""Skill names that read the same: the check behind "a repository skill cannot pass for yours".
+
+A skill name may use any letters (the spec allows Unicode), so a repository can name its skill
+``dеploy`` with a Cyrillic ``е`` and sit in the catalog beside the user's ``deploy``, where the
+model (and a person skimming the list) sees two skills called deploy. ``skeleton`` maps a name
+to the shape it reads as: compatibility forms folded (NFKC, then case), accents dropped, and the
+common look-alike letters of Cyrillic, Greek and Armenian, plus ``0``/``1``, replaced by the
+Latin letter they imitate. Two names with the same skeleton look the same; the table is a
+small subset of Unicode's confusables (UTS #39), the letters a lowercase skill name can use.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+_LATIN_LOOKALIKES = {
+    # Cyrillic
+    "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "ҽ": "e", "һ": "h",
+    "і": "i", "ї": "i", "ј": "j", "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o",
+    "р": "p", "ԛ": "q", "ѕ": "s", "т": "t", "ս": "u", "у": "y", "ѵ": "v", "ԝ": "w",
+    "х": "x", "ъ": "b", "ь": "b", "г": "r", "п": "n",
+    # Greek
+    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "μ": "u", "ν": "v",
+    "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "γ": "y", "ω": "w",
+    # Armenian
+    "օ": "o", "ց": "g", "հ": "h", "ո": "n", "զ": "q",
+    # Digits and Latin letters that read as other Latin letters
+    "0": "o", "1": "l", "ı": "i", "ɡ": "g", "ɑ": "a",
+}  # fmt: skip
+
+
+def skeleton(name: str) -> str:
+    """The shape ``name`` reads as: equal skeletons mean the names look alike."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    bare = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
+    mapped = "".join(_LATIN_LOOKALIKES.get(c, c) for c in bare)
+    return mapped.replace("_", "-")
+
+
+def shown(name: str) -> str:
+    """``name`` with every non-ASCII letter spelled out, so a note shows what differs."""
+    return name.encode("ascii", "backslashreplace").decode("ascii")
