@@ -13,7 +13,7 @@ import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
 
-from indexer import history
+from indexer import filelist, history
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
 from indexer.pagerank import walk
@@ -73,14 +73,16 @@ def search(
         return []
     query = code_query(query)  # what the code is searched with: no ticket keys (see there)
     terms = query_terms(query) or all_terms
-    lexical = _lexical(conn, terms, k, {} if cache is None else cache.df)
+    df = {} if cache is None else cache.df
+    lexical = _lexical(conn, terms, k, df)
     words = {w.lower() for w in query_words(query)}
     term_set = set(terms)
     named = words | joined_words(query)
     meta = _meta(conn, lexical)
     seeds = _seeds(conn, lexical, words)
     graph_rank = _pagerank(conn, seeds, meta)[: W.GRAPH_CANDIDATES]
-    missing = [i for i in graph_rank if i not in meta]
+    listed = filelist.candidates(conn, terms, lexical, df)
+    missing = [i for i in dict.fromkeys(graph_rank + listed) if i not in meta]
     meta.update(_meta(conn, missing))
 
     fused: dict[int, float] = defaultdict(float)
@@ -88,6 +90,8 @@ def search(
         fused[block_id] += W.LEXICAL_WEIGHT / (W.FUSION_K + rank + 1)
     for rank, block_id in enumerate(graph_rank):
         fused[block_id] += W.GRAPH_WEIGHT / (W.FUSION_K + rank + 1)
+    for rank, block_id in enumerate(listed):
+        fused[block_id] += W.FILE_LIST_WEIGHT / (W.FUSION_K + rank + 1)
     ordered = sorted(fused, key=lambda i: (-fused[i], i))[: max(W.PRIOR_TOP, 4 * k)]
     vendored = _Vendored(conn)
     scope = scope_words(query)

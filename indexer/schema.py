@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
+from indexer import filelist
 from kiln_errors.sqlite_common import (
     MIGRATIONS_TABLE,
     adopt_legacy_record,
@@ -148,6 +149,15 @@ def m006_block_lines(db: sqlite_utils.Database) -> None:
     )
 
 
+def m007_file_words(db: sqlite_utils.Database) -> None:
+    """The file list (``filelist``): one row of distinct words per file, so a search can score
+    every query term over files where block-level BM25 can afford only the rarest; filled in
+    from the stored block rows."""
+    db.execute(filelist.CREATE)
+    db.execute(filelist.CREATE_VOCAB)
+    filelist.backfill(db.conn)
+
+
 # In order; a name, once released, never changes (it is what an index file records).
 STEPS = (
     m001_initial,
@@ -156,6 +166,7 @@ STEPS = (
     m004_history,
     m005_history_vocab,
     m006_block_lines,
+    m007_file_words,
 )
 
 

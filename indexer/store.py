@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from indexer import filelist
 from indexer.blocks import Block
 from indexer.schema import ROW_COLUMNS
 from indexer.tokens import camel_parts, name_terms, path_terms
@@ -36,6 +37,7 @@ def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
     conn.execute("DELETE FROM block_rows WHERE file_id = ?", (file_id,))
     conn.execute("DELETE FROM defs WHERE file_id = ?", (file_id,))
     conn.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
+    filelist.remove(conn, file_id)
 
 
 @dataclass
@@ -46,6 +48,7 @@ class Prepared:
     rows: list[tuple]  # block columns after (id, file_id), in BLOCK_COLUMNS order
     defs: list[list[str]]  # per block: lower-cased names it defines
     refs: list[list[str]]  # per block: lower-cased names it references
+    words: str = ""  # the file's row in the file list (``filelist.words``)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -88,7 +91,8 @@ def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) 
         )
         defs.append(sorted({n.lower() for n in b.defines}))
         refs.append(ref_names)
-    return Prepared(rows, defs, refs)
+    blocks_words = ((b.name, b.signature, b.docstring, b.text) for b in blocks)
+    return Prepared(rows, defs, refs, filelist.words(rel, blocks_words))
 
 
 def write_file(
@@ -118,6 +122,7 @@ def write_file(
         )
         file_id = cur.lastrowid
     _insert(conn, file_id, prepared, fresh)
+    filelist.put(conn, file_id, prepared.words)
 
 
 def write_splice(
@@ -146,6 +151,14 @@ def write_splice(
     ).fetchall()
     if len(stale) != splice.replaced:
         return False
+    marks = ",".join("?" * len(stale))
+    old_words = filelist.words(
+        rel,
+        conn.execute(
+            f"SELECT name, signature, docstring, text FROM block_rows WHERE id IN ({marks})",
+            [r[0] for r in stale],
+        ),
+    )
     reused = stale[: len(prepared.rows)]
     _delete_blocks(conn, file_id, [r[0] for r in stale[len(reused) :]])
     _fts(conn, "delete", [r[0] for r in reused])
@@ -165,6 +178,8 @@ def write_splice(
     )
     _overwrite(conn, file_id, prepared, reused)
     _insert(conn, file_id, prepared, list(range(len(reused), len(prepared.rows))))
+    if prepared.words != old_words:  # the edit changed which words the function holds
+        filelist.refresh(conn, file_id, rel)
     return True
 
 

@@ -23,6 +23,12 @@ MATCH_DOC_BUDGET = 6000
 # Name match, penalties and the like are applied to this many fused candidates (at least 4k).
 PRIOR_TOP = 100
 
+# The file list (indexer/filelist.py): files scored on every query term, the best block of
+# each of the top FILE_CANDIDATES fused as a third list with this weight; 0 turns it off.
+FILE_CANDIDATES = 30
+FILE_LIST_WEIGHT = 1.0
+FILE_COMMON_SHARE = 0.15  # a term held by more than this share of the files is left out
+
 # Reciprocal-rank fusion: score = W / (FUSION_K + rank).
 FUSION_K = 40.0
 LEXICAL_WEIGHT = 1.0

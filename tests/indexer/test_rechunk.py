@@ -217,11 +217,12 @@ def test_an_edit_keeps_the_rows_of_untouched_blocks_and_matches_a_full_index(
 
 def _state(db: Path) -> dict[str, object]:
     """What a search can see in an index file, row ids aside: blocks, the symbol rows by the
-    block they point at, the files' rows, and FTS term counts (after FTS5's own check that
-    its index matches the blocks' text)."""
+    block they point at, the files' rows and their rows in the file list, and FTS term counts
+    of both (after FTS5's own check that its index matches the blocks' text)."""
     conn = sqlite3.connect(db)
     try:
         conn.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('integrity-check', 1)")
+        conn.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
         block = "b.path, b.start_line, b.end_line, b.name"
         return {
             "blocks": conn.execute(
@@ -240,6 +241,11 @@ def _state(db: Path) -> dict[str, object]:
             },
             "files": conn.execute("SELECT path, hash, blocks FROM files").fetchall(),
             "terms": conn.execute("SELECT term, doc, cnt FROM blocks_vocab").fetchall(),
+            "file_list": conn.execute(
+                "SELECT f.path, w.words FROM files_fts w JOIN files f ON f.id = w.rowid"
+                " ORDER BY f.path"
+            ).fetchall(),
+            "file_terms": conn.execute("SELECT term, doc FROM files_vocab").fetchall(),
         }
     finally:
         conn.close()

@@ -1,0 +1,145 @@
+"""The file list (indexer/filelist.py): a row of distinct words per file, kept with the file's
+blocks through full runs, edits, deletes and renames, filled in for indexes made before it,
+and searched with every query term when block-level BM25 had to leave terms out."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from indexer import Index
+from indexer import weights as W
+from indexer.schema import MIGRATION_SET
+
+from .conftest import write
+
+
+def file_rows(db: Path) -> dict[str, set[str]]:
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
+        rows = conn.execute(
+            "SELECT f.path, w.words FROM files_fts w JOIN files f ON f.id = w.rowid"
+        ).fetchall()
+        return {path: set(words.split()) for path, words in rows}
+    finally:
+        conn.close()
+
+
+def test_a_file_row_holds_its_path_names_and_code_words(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(
+        repo,
+        "pkg/userStore.py",
+        '''
+        def loadProfile(user_id):
+            """Fetch the profile."""
+            cache = LruCache(64)
+            return cache.get(user_id)  # cold path
+        ''',
+    )
+    write(repo, "image.bin", "\x00\x01 binary")
+    idx = open_index(repo)
+    idx.update()
+    rows = file_rows(idx.db_path)
+    assert set(rows) == {"pkg/userStore.py"}  # a file without blocks has no row
+    words = rows["pkg/userStore.py"]
+    assert {"pkg", "userstore", "user", "store", "py"} <= words  # the path
+    assert {"loadprofile", "load", "profile", "user_id", "fetch"} <= words  # names, docstring
+    assert {"lrucache", "lru", "cache", "cold", "path", "64"} <= words  # the code
+
+
+def test_rows_follow_edits_deletes_and_renames(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "gone.py", "def vanishing_symbol():\n    pass\n")
+    write(repo, "old/place.py", "def wandering_symbol():\n    pass\n")
+    idx = open_index(repo)
+    idx.update()
+    assert set(file_rows(idx.db_path)) == {"gone.py", "old/place.py"}
+    (repo / "gone.py").unlink()
+    (repo / "new").mkdir()
+    (repo / "old" / "place.py").rename(repo / "new" / "place.py")
+    idx.update()
+    rows = file_rows(idx.db_path)
+    assert set(rows) == {"new/place.py"}
+    assert {"new", "wandering_symbol"} <= rows["new/place.py"] and "old" not in rows["new/place.py"]
+    idx.update_file("new/place.py", "def settled_symbol():\n    return 1\n")
+    words = file_rows(idx.db_path)["new/place.py"]
+    assert "settled_symbol" in words and "wandering_symbol" not in words
+    idx.remove_file("new/place.py")
+    assert file_rows(idx.db_path) == {}
+
+
+def test_an_index_made_before_the_file_list_gets_it_on_open(repo: Path) -> None:
+    write(repo, "a.py", "def alpha_handler(request):\n    return request.body\n")
+    write(repo, "lib/b.py", "class BetaWidget:\n    def render(self):\n        return 'ok'\n")
+    with Index(repo) as idx:
+        idx.update()
+        db = idx.db_path
+    expected = file_rows(db)
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE files_vocab")
+    conn.execute("DROP TABLE files_fts")
+    conn.execute(
+        "DELETE FROM _sqlite_migrations WHERE migration_set = ? AND name = 'm007_file_words'",
+        (MIGRATION_SET,),
+    )
+    conn.commit()
+    conn.close()
+    with Index(repo) as idx:
+        assert [h.name for h in idx.search("beta widget render")][:1] == ["BetaWidget.render"]
+    assert file_rows(db) == expected and {"beta", "widget"} <= expected["lib/b.py"]
+
+
+def _tree(repo: Path) -> None:
+    """A file holding four of the query's five words, none of them the rarest; the rarest
+    word only in a file that holds nothing else of the query; filler files for bulk."""
+    write(
+        repo,
+        "ui/painter.py",
+        """
+        def paint_frame(canvas):
+            render(widget, border, color)
+
+        def unrelated_helper():
+            return 0
+        """,
+    )
+    write(repo, "misc/notes.py", "def frobnicate():\n    return 1\n")
+    for n, word in enumerate(("render", "widget", "border", "color")):
+        write(repo, f"other/user_{n}.py", f"def call_{n}():\n    return {word}()\n")
+    for n in range(40):
+        write(repo, f"filler/mod_{n}.py", f"def filler_{n}(x):\n    return x + {n}\n")
+
+
+def test_a_file_with_most_query_words_is_found_when_terms_are_left_out(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(repo)
+    idx = open_index(repo)
+    idx.update()
+    monkeypatch.setattr(W, "MATCH_DOC_BUDGET", 1)  # block BM25 scores "frobnicate" alone
+    query = "render widget border color frobnicate"
+    with_list = idx.search(query, k=10)
+    assert ("ui/painter.py", "paint_frame") in [(h.path, h.name) for h in with_list]
+    assert "unrelated_helper" not in [h.name for h in with_list]  # the file's best block
+    monkeypatch.setattr(W, "FILE_LIST_WEIGHT", 0.0)
+    without = idx.search(query, k=10)
+    assert "ui/painter.py" not in [h.path for h in without]
+
+
+def test_the_file_list_stays_out_when_every_term_is_scored(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(repo)
+    idx = open_index(repo)
+    idx.update()
+    query = "render widget border color frobnicate"
+    default = [(h.path, h.name, h.score) for h in idx.search(query, k=10)]
+    monkeypatch.setattr(W, "FILE_LIST_WEIGHT", 0.0)
+    assert [(h.path, h.name, h.score) for h in idx.search(query, k=10)] == default
