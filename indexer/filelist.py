@@ -17,7 +17,6 @@ distinct), so positions would be dead weight; its rowid is the file's id.
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 from collections.abc import Iterable
 
@@ -30,23 +29,23 @@ CREATE = (
 )
 VOCAB = "files_vocab"
 CREATE_VOCAB = f"CREATE VIRTUAL TABLE {VOCAB} USING fts5vocab({TABLE}, 'row')"
-_TOKEN = re.compile(r"\w+")
+# Bytes that end a word (ASCII other than letters, digits and "_"), as spaces; UTF-8 bytes of
+# other scripts stay word bytes (the FTS tokenizer splits what it must). A byte table and a
+# split: regular expressions cost ~4x as much over every line of code indexed.
+_SPACES = bytes(c if c >= 128 or c == 95 or chr(c).isalnum() else 32 for c in range(256))
 
 
 def words(path: str, blocks: Iterable[tuple[str, str, str, str]]) -> str:
     """The distinct words of a file with these (name, signature, docstring, text) blocks, and
     the parts of its camelCase identifiers (the tokenizer splits ``snake_case`` itself, not
     ``camelCase``), sorted so the same file always gives the same row; "" for no blocks."""
-    tokens: set[str] = set()
-    found = False
-    for name, signature, docstring, text in blocks:
-        found = True
-        for part in (name, signature, docstring, text):
-            if part:
-                tokens.update(_TOKEN.findall(part))
-    if not found:
+    parts = [path]
+    for block in blocks:
+        parts.extend(block)
+    if len(parts) == 1:
         return ""
-    tokens.update(_TOKEN.findall(path))
+    data = "\n".join(p for p in parts if p).encode("utf-8", errors="replace")
+    tokens = {t.decode("utf-8", errors="replace") for t in set(data.translate(_SPACES).split())}
     out = {t.lower() for t in tokens}
     for token in tokens:
         if not (token.islower() or token.isupper() or token[1:].islower()):
