@@ -126,27 +126,30 @@ def ranked(conn: sqlite3.Connection, terms: list[str], limit: int, common: float
 def best_blocks(
     conn: sqlite3.Connection, files: list[int], weights: dict[str, float]
 ) -> dict[int, int]:
-    """file id -> the block of the file holding the most query weight: each term in
-    ``weights`` (lower-cased, with its block-level IDF) found in the block's name or signature
-    counts its weight (a substring test: cheap, and close enough to choose one block of a
-    file); ties go to the earlier block. FTS5 cannot do this cheaply: ``bm25()`` counts every
-    match of every term in the whole index first, and rowid-bounded matches seek every
-    segment."""
+    """file id -> the block of the file whose defined names hold the most query weight: each
+    term in ``weights`` (lower-cased, with its block-level IDF) found in a name the block
+    defines counts its weight (a substring test on ``defs``, read from its file index alone);
+    ties, and files where no name holds a term, go to the earlier block. FTS5 cannot do this
+    cheaply: ``bm25()`` counts every match of every term in the whole index first, and
+    rowid-bounded matches seek every segment."""
     out: dict[int, int] = {}
+    best: dict[int, tuple[float, int]] = {}
     for start in range(0, len(files), 200):
         chunk = files[start : start + 200]
         marks = ",".join("?" * len(chunk))
-        best: dict[int, float] = {}
-        rows = conn.execute(
-            f"SELECT file_id, id, lower(name || ' ' || signature) FROM block_rows"
-            f" WHERE file_id IN ({marks}) ORDER BY file_id, id",
+        for file_id, block_id in conn.execute(
+            f"SELECT file_id, MIN(id) FROM block_rows WHERE file_id IN ({marks}) GROUP BY file_id",
             chunk,
-        )
-        for file_id, block_id, hay in rows:
-            score = sum(w for term, w in weights.items() if term in hay)
-            if file_id not in best or score > best[file_id]:
+        ):
+            best[file_id] = (0.0, -block_id)
+        for file_id, block_id, name in conn.execute(
+            f"SELECT file_id, block_id, name FROM defs WHERE file_id IN ({marks})", chunk
+        ):
+            score = (sum(w for term, w in weights.items() if term in name), -block_id)
+            if score > best.get(file_id, (0.0, 0)):
                 best[file_id] = score
-                out[file_id] = block_id
+    for file_id, (_, negative) in best.items():
+        out[file_id] = -negative
     return out
 
 
