@@ -367,7 +367,15 @@ class Index:
             raise
 
     def status(self) -> dict[str, Any]:
-        conn = self._reader()
+        try:
+            return self._status(self._reader())
+        except sqlite3.DatabaseError as exc:  # as in search: the next update rebuilds
+            if _is_corrupt(exc):
+                self._damaged = str(exc)
+                raise IndexCorrupt(f"{self.db_path} is damaged ({exc})") from exc
+            raise
+
+    def _status(self, conn: sqlite3.Connection) -> dict[str, Any]:
         files, blocks = conn.execute(
             "SELECT count(*), COALESCE(sum(blocks), 0) FROM files"
         ).fetchone()

@@ -148,7 +148,13 @@ def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
 
     idx = _open(root)
     try:
-        if idx.status()["files"] == 0:
+        try:
+            files = idx.status()["files"]
+        except IndexCorrupt as exc:
+            idx.rebuild(str(exc))
+            click.echo(f"kiln: {idx.recovered}", err=True)
+            files = 0
+        if files == 0:
             _build(idx)
         if not query_terms(query):
             click.echo(
