@@ -9,9 +9,9 @@
 
 Each file becomes a tagged ``<memory>`` block appended at the tail, farthest first, so the frozen
 prefix never changes. ``@path`` lines import other files (relative to the importing file, or
-``~``), at most ``MAX_DEPTH`` deep, cycles stopped, and only from allowed folders (the repository,
-``KILN_HOME``, ``~/.claude``, ``~/.codex``, ``~/.agents``): a repository's memory file cannot pull
-``~/.ssh`` into the model's context. A refused or missing import is a visible note, not a crash.
+``~``), bounded and kept to allowed folders by ``agent.memory_read``: a repository's memory file
+cannot pull ``~/.ssh``, ``~/.codex/auth.json`` or ``/proc/self/environ`` into the model's context.
+A refused or missing import is a visible note, not a crash.
 """
 
 from __future__ import annotations
@@ -19,21 +19,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import os
-import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
+from agent.memory_read import MAX_BYTES, Scope, expand
 from agent.workspace import atomic_write
 
 MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")  # KILN_HOME and `kiln memory` targets
 LEVEL_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
 NEAREST_ONLY = "AGENTS.md"
 USER_DIRS = (".claude", ".codex", ".agents")  # under the user's home: allowed import roots
-MAX_DEPTH = 5
-MAX_BYTES = 40_000
-IMPORT_RE = re.compile(r"^\s*@(\S+)\s*$")
 _write_lock = threading.Lock()
 
 
@@ -47,52 +43,10 @@ def repository_root(start: Path) -> Path:
     return start
 
 
-def _inside(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path.is_relative_to(root) for root in roots)
-
-
-def expand_imports(
-    path: Path,
-    depth: int = 0,
-    seen: frozenset[Path] = frozenset(),
-    allowed: Sequence[Path] | None = None,
+def _block(
+    level: str, path: Path, scope: Scope, note: str = "", *, users_own: bool = False
 ) -> str:
-    """The file's text with ``@path`` lines replaced by the imported files' text."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return f"[memory note: cannot read {path}: {exc.strerror}]"
-    out: list[str] = []
-    for line in text.splitlines():
-        m = IMPORT_RE.match(line)
-        if not m:
-            out.append(line)
-            continue
-        target_raw = m.group(1)
-        target = Path(os.path.expanduser(target_raw))
-        if not target.is_absolute():
-            target = path.parent / target
-        target = target.resolve()
-        if target in seen or target == path.resolve():
-            out.append(f"[memory note: import cycle at @{target_raw} skipped]")
-        elif depth + 1 > MAX_DEPTH:
-            out.append(
-                f"[memory note: @{target_raw} skipped: imports nest deeper than {MAX_DEPTH}]"
-            )
-        elif allowed is not None and not _inside(target, allowed):
-            out.append(
-                f"[memory note: @{target_raw} skipped: outside the folders memory may import "
-                "from (the repository, KILN_HOME, ~/.claude, ~/.codex, ~/.agents)]"
-            )
-        elif not target.is_file():
-            out.append(f"[memory note: @{target_raw} not found]")
-        else:
-            out.append(expand_imports(target, depth + 1, seen | {path.resolve()}, allowed))
-    return "\n".join(out)
-
-
-def _block(level: str, path: Path, allowed: Sequence[Path] | None = None, note: str = "") -> str:
-    text = expand_imports(path, allowed=allowed)
+    text = expand(path, scope, users_own=users_own)
     if len(text.encode()) > MAX_BYTES:
         text = text.encode()[:MAX_BYTES].decode("utf-8", "ignore")
         note += (
@@ -107,9 +61,11 @@ class Memory:
         self.home = home
         self.user_home = user_home if user_home is not None else Path.home()
         self.repo = repository_root(root)
-        self.allowed = [
-            p.resolve() for p in (self.repo, root, home, *(self.user_home / d for d in USER_DIRS))
-        ]
+        repository = (self.repo, root.resolve())
+        users = tuple(p.resolve() for p in (home, *(self.user_home / d for d in USER_DIRS)))
+        # The user's files import from any of these; a repository's only Markdown from the user's.
+        self.user_scope = Scope(repository + users)
+        self.project_scope = Scope(repository, markdown=users)
         self.loaded_dirs: set[Path] = set()
 
     def levels(self) -> list[Path]:
@@ -122,13 +78,13 @@ class Memory:
 
     def initial_blocks(self) -> list[str]:
         blocks = [
-            _block("user", self.home / n, self.allowed)
+            _block("user", self.home / n, self.user_scope, users_own=True)
             for n in MEMORY_NAMES
             if (self.home / n).is_file()
         ]
         claude_user = self.user_home / ".claude" / "CLAUDE.md"
         if claude_user.is_file():
-            blocks.append(_block("user", claude_user, self.allowed))
+            blocks.append(_block("user", claude_user, self.user_scope, users_own=True))
         levels = self.levels()
         with_agents = [d for d in levels if (d / NEAREST_ONLY).is_file()]
         nearest = with_agents[-1] if with_agents else None
@@ -142,7 +98,7 @@ class Memory:
                 if name == NEAREST_ONLY and len(with_agents) > 1:
                     farther = ", ".join(str(d / name) for d in with_agents[:-1])
                     note = f"\n[memory note: nearest {name}; it takes precedence over {farther}]"
-                blocks.append(_block(level, path, self.allowed, note))
+                blocks.append(_block(level, path, self.project_scope, note))
             self.loaded_dirs.add(folder)
         self.loaded_dirs.add(self.root)
         return blocks
@@ -162,7 +118,7 @@ class Memory:
                 continue
             self.loaded_dirs.add(current)
             blocks += [
-                _block("subdirectory", current / n, self.allowed)
+                _block("subdirectory", current / n, self.project_scope)
                 for n in LEVEL_NAMES
                 if (current / n).is_file()
             ]

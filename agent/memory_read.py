@@ -1,0 +1,127 @@
+"""Reading one memory file with its ``@path`` imports, bounded, from where it may read.
+
+Memory is sent to the model provider at the start of every session, before the user does
+anything, so whatever a memory file or an import reaches leaves the machine unasked. A
+repository's memory file (and what it imports) must therefore resolve inside the repository; from
+the user's agent folders (``KILN_HOME``, ``~/.claude``, ``~/.codex``, ``~/.agents``) it may import
+Markdown files only, never ``auth.json``, ``.credentials.json`` or session logs. The user's own
+memory files may import any file in those folders. Only regular files are read (a FIFO would
+block forever, ``/dev/zero`` never ends), each at most ``READ_LIMIT`` bytes, at most
+``MAX_IMPORTS`` per block (ten files importing the next level ten times would be 10^5 reads).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_DEPTH = 5
+MAX_BYTES = 40_000  # a block's text, imports expanded
+READ_LIMIT = MAX_BYTES + 1  # bytes read from any one file
+MAX_IMPORTS = 64  # files imported into one block
+IMPORT_RE = re.compile(r"^\s*@(\S+)\s*$")
+ROOTS_NOTE = "the repository, and Markdown files in KILN_HOME, ~/.claude, ~/.codex, ~/.agents"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a memory file and its imports may resolve: any file under ``anything``, Markdown
+    files only under ``markdown``."""
+
+    anything: tuple[Path, ...]
+    markdown: tuple[Path, ...] = ()
+    shown: str = ROOTS_NOTE
+
+    def admits(self, target: Path) -> bool:
+        if any(target.is_relative_to(r) for r in self.anything):
+            return True
+        markdown = target.suffix.lower() in (".md", ".markdown")
+        return markdown and any(target.is_relative_to(r) for r in self.markdown)
+
+
+@dataclass
+class _Budget:
+    imports: int = MAX_IMPORTS
+    seen: set[Path] = field(default_factory=set)
+
+
+def read_bounded(path: Path) -> str:
+    """At most ``READ_LIMIT`` bytes of a regular file (OSError for anything else)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(READ_LIMIT)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
+
+
+def refusal(path: Path, scope: Scope | None) -> str | None:
+    """Why the memory file ``path`` itself is not read, or None."""
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return f"[memory note: {path.name} skipped: cannot resolve it]"
+    if scope is not None and not scope.admits(resolved):
+        return f"[memory note: {path.name} skipped: it resolves outside the repository ({resolved})]"
+    return None
+
+
+def expand(path: Path, scope: Scope | None, *, users_own: bool = False) -> str:
+    """The file's text with ``@path`` lines replaced by the imported files' text. The user's own
+    memory files (``users_own``) may themselves be links to anywhere; imports stay in scope."""
+    stopped = None if users_own else refusal(path, scope)
+    if stopped is not None:
+        return stopped
+    return _expand(path.resolve(), 0, frozenset(), scope, _Budget())
+
+
+def _expand(path: Path, depth: int, chain: frozenset[Path], scope: Scope | None, b: _Budget) -> str:
+    try:
+        text = read_bounded(path)
+    except OSError as exc:
+        return f"[memory note: cannot read {path}: {exc.strerror}]"
+    out: list[str] = []
+    size = 0
+    for line in text.splitlines():
+        m = IMPORT_RE.match(line)
+        if not m:
+            out.append(line)
+            size += len(line) + 1
+            continue
+        raw = m.group(1)
+        target = Path(os.path.expanduser(raw))
+        if not target.is_absolute():
+            target = path.parent / target
+        try:
+            target = target.resolve()
+        except (OSError, RuntimeError):
+            out.append(f"[memory note: @{raw} not found]")
+            continue
+        if target in chain or target == path:
+            out.append(f"[memory note: import cycle at @{raw} skipped]")
+        elif depth + 1 > MAX_DEPTH:
+            out.append(f"[memory note: @{raw} skipped: imports nest deeper than {MAX_DEPTH}]")
+        elif scope is not None and not scope.admits(target):
+            out.append(
+                f"[memory note: @{raw} skipped: outside the folders memory may import from "
+                f"({scope.shown})]"
+            )
+        elif not target.exists():
+            out.append(f"[memory note: @{raw} not found]")
+        elif not target.is_file() or target.is_relative_to("/proc"):
+            out.append(f"[memory note: @{raw} skipped: not a regular file]")
+        elif b.imports <= 0:
+            out.append(f"[memory note: @{raw} skipped: more than {MAX_IMPORTS} imports]")
+        else:
+            b.imports -= 1
+            out.append(_expand(target, depth + 1, chain | {path}, scope, b))
+        size += len(out[-1]) + 1
+        if size > MAX_BYTES:
+            break  # the block is cut at MAX_BYTES anyway
+    return "\n".join(out)
