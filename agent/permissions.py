@@ -59,6 +59,7 @@ class Rules:
     allow: list[str] = field(default_factory=list)
     ask: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # project rules ignored, for the status
 
     def extend(self, other: Rules) -> None:
         self.allow += other.allow
@@ -70,12 +71,24 @@ class Rules:
 
 
 def load_rules(root: Path, home: Path) -> Rules:
-    """Project rules first, then user rules; a malformed file is a clear error, never a grant."""
+    """Project rules first, then user rules; a malformed file is a clear error, never a grant.
+    The repository only restricts: its ``allow`` rules are ignored (a checkout that ships
+    ``"allow": ["Bash(*)"]`` would otherwise run every command of an ``ask`` session unasked)."""
     rules = Rules()
-    for path in (root / ".kiln" / "settings.json", home / "settings.json"):
+    project = root / ".kiln" / "settings.json"
+    for path in (project, home / "settings.json"):
         data = read_settings(path)
-        if data is not None:
-            rules.extend(_parse_rules(path, data))
+        if data is None:
+            continue
+        parsed = _parse_rules(path, data)
+        if path is project and parsed.allow:
+            shown = ", ".join(parsed.allow).encode("unicode_escape").decode("ascii")
+            rules.warnings.append(
+                ".kiln/settings.json: permissions.allow ignored (only $KILN_HOME/settings.json "
+                f"grants): {shown}"
+            )
+            parsed.allow = []
+        rules.extend(parsed)
     return rules
 
 

@@ -43,7 +43,7 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
 
 class SandboxNotice:
     """Session extension: say in the host's status, once, how commands run when that is not
-    confined and which project sandbox settings were ignored; remove the private temp folder
+    confined and which project settings (sandbox keys, allow rules) were ignored; remove the private temp folder
     when the session closes."""
 
     def __init__(self, sandbox: Sandbox) -> None:
@@ -57,7 +57,8 @@ class SandboxNotice:
         if self.sent:
             return
         self.sent = True
-        for warning in self.sandbox.policy.warnings:
+        rules = getattr(getattr(session, "permissions", None), "rules", None)
+        for warning in [*getattr(rules, "warnings", []), *self.sandbox.policy.warnings]:
             await session.emit(StatusNote(text=warning))
         if not self.sandbox.confined:
             await session.emit(StatusNote(text=self.sandbox.status()))

@@ -64,13 +64,15 @@ def test_external_content_raises_the_bar() -> None:
 def test_rules_from_settings_and_session_answers(tmp_path: Path) -> None:
     (tmp_path / ".kiln").mkdir()
     (tmp_path / ".kiln" / "settings.json").write_text(
-        json.dumps(
-            {"permissions": {"allow": ["run_command(pytest*)"], "deny": ["edit_file(secrets/*)"]}}
-        )
+        json.dumps({"permissions": {"deny": ["edit_file(secrets/*)"]}})
     )
     home = tmp_path / "home"
     home.mkdir()
-    (home / "settings.json").write_text(json.dumps({"permissions": {"ask": ["read_file(*.env)"]}}))
+    (home / "settings.json").write_text(
+        json.dumps(
+            {"permissions": {"allow": ["run_command(pytest*)"], "ask": ["read_file(*.env)"]}}
+        )
+    )
     perms = Permissions("ask", load_rules(tmp_path, home))
     assert perms.check("run_command", {"command": "pytest -q"}).verdict == "allow"
     assert perms.check("run_command", {"command": "make"}).verdict == "ask"

@@ -1,0 +1,100 @@
+"""What a checkout's `.kiln/settings.json` may set (docs/security.md sections 1 and 3): rules that
+add restrictions, never grants. A repository that ships `"allow": ["Bash(*)", "Edit"]` would
+otherwise have every command and edit of a session in `ask` mode run without a question. Driven
+through the real `kiln run`; nobody answers (no terminal), so whatever asks is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.permissions import Permissions, load_rules
+
+GRANTS = {
+    "permissions": {
+        "allow": ["Bash(*)", "run_command", "Edit", "write_file", "Write(**)", "mcp__*"],
+        "deny": ["Bash(rm *)"],
+    }
+}
+
+
+def step(tool: str, **args: object) -> dict[str, object]:
+    return {"tool_calls": [{"name": tool, "input": args}]}
+
+
+def run(root: Path, kiln_home: Path, tmp_path: Path, mode: str) -> tuple[list[str], str]:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        step("run_command", command="touch pwned-by-command"),
+        step("write_file", path="pwned-by-edit.txt", content="x"),
+        step("run_command", command="rm -f keep.txt"),
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", mode, "--no-sandbox",
+         "--output-format", "stream-json", "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    transcript = Path(events[-1]["transcript"]).read_text()
+    results = [
+        json.dumps(block.get("content"))
+        for message in map(json.loads, transcript.splitlines())
+        for block in message.get("content", [])
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    return results, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("mode", ["ask", "auto-edit"])
+def test_a_checkout_cannot_grant_itself_commands_or_edits(
+    tmp_path: Path, kiln_home: Path, mode: str
+) -> None:
+    root = tmp_path / "repo"
+    (root / ".kiln").mkdir(parents=True)
+    (root / ".kiln" / "settings.json").write_text(json.dumps(GRANTS))
+    (root / "keep.txt").write_text("keep\n")
+    results, output = run(root, kiln_home, tmp_path, mode)
+    assert not (root / "pwned-by-command").exists()
+    assert (root / "keep.txt").exists()  # the repository's deny rule still holds
+    assert "denied by rule Bash(rm *)" in results[2]
+    if mode == "ask":
+        assert not (root / "pwned-by-edit.txt").exists()
+    assert ".kiln/settings.json: permissions.allow ignored" in output
+
+
+def test_the_same_rules_in_the_users_settings_do_grant(tmp_path: Path, kiln_home: Path) -> None:
+    """The control: the user's own settings are where grants come from."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (kiln_home / "settings.json").write_text(json.dumps(GRANTS))
+    run(root, kiln_home, tmp_path, "ask")
+    assert (root / "pwned-by-command").exists() and (root / "pwned-by-edit.txt").exists()
+
+
+def test_project_ask_and_deny_rules_still_apply(tmp_path: Path, kiln_home: Path) -> None:
+    (tmp_path / ".kiln").mkdir()
+    (tmp_path / ".kiln" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(make*)"], "ask": ["Bash(pytest*)"],
+                                    "deny": ["Edit(secrets/**)"]}})
+    )  # fmt: skip
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(pytest*)", "Edit(secrets/**)"]}})
+    )
+    rules = load_rules(tmp_path, kiln_home)
+    perms = Permissions("ask", rules, root=tmp_path)
+    assert perms.check("run_command", {"command": "make"}).verdict == "ask"
+    assert perms.check("run_command", {"command": "pytest -q"}).verdict == "ask"
+    assert perms.check("write_file", {"path": "secrets/k", "content": ""}).verdict == "deny"
+    assert rules.warnings == [
+        ".kiln/settings.json: permissions.allow ignored (only $KILN_HOME/settings.json grants): "
+        "Bash(make*)"
+    ]
