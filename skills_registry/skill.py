@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -65,6 +66,11 @@ def parse_allowed_tools(value: Any) -> list[str]:
     if current:
         entries.append("".join(current))
     return entries
+
+
+# The wrapper's closing tag in any spelling a model would read as one (agent.tools.base has the
+# same rule; imports flow from agent to skills_registry, not back).
+CLOSING_TAG = re.compile(r"<(\s*/\s*external_content)", re.IGNORECASE)
 
 
 @dataclass
@@ -146,7 +152,7 @@ class Skill:
         body = self.body.strip("\n")
         if self.third_party:
             # A closing tag inside the body must not end the wrapper early.
-            body = body.replace("</external_content>", "</external_content\u200b>")
+            body = CLOSING_TAG.sub(r"&lt;\1", body)
             body = f'<external_content source="skill:{self.name}">\n{body}\n</external_content>'
         parts.append(body)
         parts.append("</skill>")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -56,9 +57,13 @@ def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
     return args
 
 
+CLOSING_TAG = re.compile(r"<(\s*/\s*external_content)", re.IGNORECASE)
+
+
 def external(source: str, text: str) -> str:
     """Tag third-party text as data: the system prompt tells the model never to obey it."""
     safe_source = source.replace('"', "'")
-    # A closing tag inside the content must not end the wrapper early.
-    body = text.replace("</external_content>", "</external_content\u200b>")
+    # A closing tag inside the content must not end the wrapper early, in any spelling a model
+    # would still read as one (case, spaces, a newline, attributes): its "<" becomes "&lt;".
+    body = CLOSING_TAG.sub(r"&lt;\1", text)
     return f'<external_content source="{safe_source}">\n{body}\n</external_content>'
