@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lsp_server.headless.git_nested import nested_repositories
+
 EXCLUDE = [":(exclude).kiln", ":(exclude).kiln/**"]
 
 
@@ -103,18 +105,26 @@ def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**env, **(extra or {})}
 
 
-def filter_overrides(root: Path) -> list[str]:
-    """``-c`` options that switch off every filter driver the config defines (a driver's clean
-    command runs on ``git add``); reading the config runs nothing."""
-    proc = subprocess.run(
-        ["git", *SAFE_GIT, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
+def _quiet_git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A git call that only reads (config, index, trees): no filter overrides needed."""
+    return subprocess.run(
+        ["git", *SAFE_GIT, *args],
         cwd=root,
         capture_output=True,
         text=True,
         env=git_env(),
         stdin=subprocess.DEVNULL,
     )
-    drivers = {k.rsplit(".", 1)[0] for k in proc.stdout.split("\0") if k.count(".") >= 2}
+
+
+def filter_overrides(root: Path) -> list[str]:
+    """``-c`` options that switch off every filter driver the config defines (a driver's clean
+    command runs on ``git add``), the configs of nested repositories included (git status and
+    add look inside them: ``git_nested``); reading a config runs nothing."""
+    drivers: set[str] = set()
+    for repo in (root, *nested_repositories(root, _quiet_git)):
+        proc = _quiet_git(repo, "config", "--null", "--name-only", "--get-regexp", r"^filter\.")
+        drivers |= {k.rsplit(".", 1)[0] for k in proc.stdout.split("\0") if k.count(".") >= 2}
     out: list[str] = []
     for driver in sorted(drivers):
         for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
