@@ -35,7 +35,7 @@ from agent.protocols import (
 )
 from agent.status import StatusBar
 from agent.tools.base import check_arguments, external
-from agent.tools.deferred_tools import PROXY_NAME, tool_description, unwrap_proxy
+from agent.tools.deferred_tools import PROXY_NAME, tool_description, tool_schema, unwrap_proxy
 from agent.turn import TurnState
 from agent.types import Block, ToolOutput, ToolSpec, canonical_json
 from agent.workspace import Workspace
@@ -300,7 +300,7 @@ class DeferredAdapter:
 
     def __init__(self, tool: Any) -> None:
         self.tool = tool
-        self.spec = ToolSpec(tool.name, tool_description(tool), tool.input_schema)
+        self.spec = ToolSpec(tool.name, tool_description(tool), tool_schema(tool))
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         return external(f"tool:{self.tool.name}", await self.tool.call(args))

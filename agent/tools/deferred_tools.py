@@ -40,6 +40,28 @@ def tool_description(tool: Any) -> str:
     return external(tool.source, text) if is_third_party(tool) else text
 
 
+def tool_schema(tool: Any) -> Any:
+    """The input schema of the tool's definition; an MCP server's descriptions and titles inside
+    it are third-party text too (a parameter's description can carry instructions), so each is
+    wrapped as external content. Validation ignores them."""
+    if not is_third_party(tool):
+        return tool.input_schema
+    return _wrap_texts(tool.input_schema, str(tool.source))
+
+
+def _wrap_texts(value: Any, source: str) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: external(source, v)
+            if k in ("description", "title") and isinstance(v, str)
+            else _wrap_texts(v, source)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_wrap_texts(v, source) for v in value]
+    return value
+
+
 class CallTool:
     """``call_tool{name, arguments}``; the harness unwraps it before lookup and permission, so
     the named tool is checked, authorised and reported under its own name."""
@@ -91,5 +113,9 @@ def render_found(matches: list[Any]) -> ToolOutput:
     for tool in matches:
         lines.append(f"- name: {tool.name}")
         lines.append(f"  description: {tool_description(tool)}")
-        lines.append(f"  input_schema: {json.dumps(tool.input_schema, sort_keys=True)}")
+        shown = json.dumps(tool.input_schema, sort_keys=True)
+        # an MCP schema is third-party text as a whole: descriptions, defaults, enums, names
+        lines.append(
+            f"  input_schema: {external(tool.source, shown) if is_third_party(tool) else shown}"
+        )
     return ToolOutput("\n".join(lines), [t.name for t in matches])
