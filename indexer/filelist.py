@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 
 from indexer import weights as W
@@ -42,15 +44,99 @@ def words(path: str, blocks: Iterable[tuple[str, str, str, str]]) -> str:
     parts = [path]
     for block in blocks:
         parts.extend(block)
-    if len(parts) == 1:
-        return ""
+    return " ".join(sorted(_word_set(parts))) if len(parts) > 1 else ""
+
+
+def _word_set(parts: Iterable[str]) -> set[str]:
     data = "\n".join(p for p in parts if p).encode("utf-8", errors="replace")
-    tokens = {t.decode("utf-8", errors="replace") for t in set(data.translate(_SPACES).split())}
-    out = {t.lower() for t in tokens}
-    for token in tokens:
-        if not (token.islower() or token.isupper() or token[1:].islower()):
-            out.update(split_cached(token))
-    return " ".join(sorted(out))
+    out: set[str] = set()
+    for token in set(data.translate(_SPACES).split()):
+        out.update(_DERIVED.get(token) or _derive(token))
+    return out
+
+
+_DERIVED: dict[bytes, tuple[str, ...]] = {}  # a token -> its words (a repository repeats them)
+
+
+def _derive(token: bytes) -> tuple[str, ...]:
+    if len(_DERIVED) > 262144:
+        _DERIVED.clear()
+    word = token.decode("utf-8", errors="replace")
+    low = word.lower()
+    camel = not (word.islower() or word.isupper() or word[1:].islower())
+    got = (low, *split_cached(word)) if camel else (low,)
+    _DERIVED[token] = got
+    return got
+
+
+# Files being edited: path -> (content digest, how many of the file's blocks (and its path)
+# hold each word, the row). A pure function of the content, so a digest names it whatever the
+# index; an edit inside one function then updates the row from that function's text alone.
+_EDITED: OrderedDict[str, tuple[str, Counter[str], str]] = OrderedDict()
+_EDITED_MAX = 16
+_edited_lock = threading.Lock()
+
+Block = tuple[str, str, str, str]  # name, signature, docstring, text
+
+
+def spliced(
+    conn: sqlite3.Connection,
+    file_id: int,
+    path: str,
+    digests: tuple[str, str],
+    old: list[Block],
+    new: list[Block],
+    blocks: int,
+) -> None:
+    """Update a file's row after an edit replaced its blocks ``old`` by ``new`` (content
+    digest ``digests[0]`` before, ``digests[1]`` after; ``blocks`` in the file now); call
+    after the new rows are written."""
+    with _edited_lock:
+        entry = _EDITED.pop(path, None)
+    if entry is not None and entry[0] == digests[0]:
+        _, counts, before = entry
+        for block in old:
+            counts.subtract(_word_set(block))
+        for block in new:
+            counts.update(_word_set(block))
+    else:  # the first edit of this file here, and no ``prime``: count from the stored rows
+        before = None
+        counts = _count(conn, file_id, path)
+    text = " ".join(sorted(w for w, n in counts.items() if n > 0)) if blocks else ""
+    if text != before:
+        put(conn, file_id, text)
+    _keep(path, digests[1], counts, text)
+
+
+def prime(conn: sqlite3.Connection, path: str, digest: str) -> None:
+    """Count an opened file's words now (its row as stored has content ``digest``), so that
+    its first edit updates the row from the edited function alone."""
+    with _edited_lock:
+        entry = _EDITED.get(path)
+    if entry is not None and entry[0] == digest:
+        return
+    row = conn.execute("SELECT id, hash, blocks FROM files WHERE path = ?", (path,)).fetchone()
+    if row is None or row[1] != digest or not row[2]:
+        return
+    counts = _count(conn, row[0], path)
+    _keep(path, digest, counts, " ".join(sorted(counts)))
+
+
+def _count(conn: sqlite3.Connection, file_id: int, path: str) -> Counter[str]:
+    counts = Counter(_word_set([path]))
+    for block in conn.execute(
+        "SELECT name, signature, docstring, text FROM block_rows WHERE file_id = ?", (file_id,)
+    ):
+        counts.update(_word_set(block))
+    return counts
+
+
+def _keep(path: str, digest: str, counts: Counter[str], text: str) -> None:
+    with _edited_lock:
+        _EDITED[path] = (digest, +counts, text)
+        _EDITED.move_to_end(path)
+        while len(_EDITED) > _EDITED_MAX:
+            _EDITED.popitem(last=False)
 
 
 def put(conn: sqlite3.Connection, file_id: int, text: str) -> None:
@@ -62,37 +148,6 @@ def put(conn: sqlite3.Connection, file_id: int, text: str) -> None:
 
 def remove(conn: sqlite3.Connection, file_id: int) -> None:
     conn.execute(f"DELETE FROM {TABLE} WHERE rowid = ?", (file_id,))
-
-
-def stored_words(conn: sqlite3.Connection, file_id: int, path: str) -> str:
-    """A file's words as its stored block rows give them."""
-    rows = conn.execute(
-        "SELECT name, signature, docstring, text FROM block_rows WHERE file_id = ?", (file_id,)
-    )
-    return words(path, rows)
-
-
-def refresh(conn: sqlite3.Connection, file_id: int, path: str) -> None:
-    """Recompute a file's row from its stored blocks (after an in-place edit of some)."""
-    put(conn, file_id, stored_words(conn, file_id, path))
-
-
-def update(conn: sqlite3.Connection, file_id: int, path: str, old: str, new: str) -> None:
-    """After an edit replaced blocks holding the words ``old`` by blocks holding ``new`` (both
-    ``words`` rows, the path's words in each): when the edit only added words, the file's row
-    is its stored row plus them, the same row a recount gives (a row is the union of its
-    blocks' words) without reading the file's other blocks (~10 ms on a 300 kB module);
-    when a word may have left the file, the row is recomputed from the stored blocks."""
-    if old == new:
-        return
-    added = set(new.split())
-    row = None
-    if not set(old.split()) - added:
-        row = conn.execute(f"SELECT words FROM {TABLE} WHERE rowid = ?", (file_id,)).fetchone()
-    if row is None:
-        refresh(conn, file_id, path)
-        return
-    put(conn, file_id, " ".join(sorted(added.union(row[0].split()))))
 
 
 def backfill(conn: sqlite3.Connection) -> None:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer import compact, history, schema, store
+from indexer import compact, filelist, history, schema, store
 from indexer.errors import (
     IndexCorrupt,
     IndexLocked,
@@ -327,6 +327,7 @@ class Index:
             elif not self._trees.has(rel) and data and looks_indexable(data):
                 chunk_edit(self._trees, rel, data, data_digest=h)  # an opened buffer: the
                 # first keystroke then re-chunks one function, not the file
+                filelist.prime(self._reader(), rel, h)  # ... and re-counts its words alone
             return int(row[1])
         if not data or not looks_indexable(data):
             with self._transaction() as conn:

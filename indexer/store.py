@@ -152,13 +152,10 @@ def write_splice(
     if len(stale) != splice.replaced:
         return False
     marks = ",".join("?" * len(stale))
-    old_words = filelist.words(
-        rel,
-        conn.execute(
-            f"SELECT name, signature, docstring, text FROM block_rows WHERE id IN ({marks})",
-            [r[0] for r in stale],
-        ),
-    )
+    old_blocks = conn.execute(
+        f"SELECT name, signature, docstring, text FROM block_rows WHERE id IN ({marks})",
+        [r[0] for r in stale],
+    ).fetchall()
     reused = stale[: len(prepared.rows)]
     _delete_blocks(conn, file_id, [r[0] for r in stale[len(reused) :]])
     _fts(conn, "delete", [r[0] for r in reused])
@@ -178,7 +175,9 @@ def write_splice(
     )
     _overwrite(conn, file_id, prepared, reused)
     _insert(conn, file_id, prepared, list(range(len(reused), len(prepared.rows))))
-    filelist.update(conn, file_id, rel, old_words, prepared.words)
+    new_blocks = [(r[_NAME], r[_SIG], r[_DOC], r[_TEXT]) for r in prepared.rows]
+    digests = (splice.old_digest, digest)
+    filelist.spliced(conn, file_id, rel, digests, old_blocks, new_blocks, count)
     return True
 
 

@@ -162,13 +162,51 @@ def test_an_edit_inside_a_function_keeps_the_row_a_recount_gives(
     def stored() -> str:
         return conn.execute("SELECT words FROM files_fts WHERE rowid = ?", (file_id,)).fetchone()[0]
 
+    def recount() -> str:
+        blocks = conn.execute(
+            "SELECT name, signature, docstring, text FROM block_rows WHERE file_id = ?", (file_id,)
+        )
+        return filelist.words("big.py", blocks)
+
     typed = body.replace("    total = 0\n", "    total = 0\n    freshWord = 1\n", 1)
     idx.update_file("big.py", typed)  # words only added: the stored row plus them
     assert {"freshword", "fresh", "word"} <= set(stored().split())
-    assert stored() == filelist.stored_words(conn, file_id, "big.py")
+    assert stored() == recount()
     idx.update_file("big.py", body)  # a word leaves the file: recounted from the blocks
     assert "freshword" not in stored().split()
-    assert stored() == filelist.stored_words(conn, file_id, "big.py")
+    assert stored() == recount()
     idx.update_file("big.py", body.replace("items", "elements", 1))  # one of two spellings
     assert {"items", "elements"} <= set(stored().split())
-    assert stored() == filelist.stored_words(conn, file_id, "big.py")
+    assert stored() == recount()
+
+
+def test_edits_inside_a_function_keep_the_row_a_fresh_index_has(
+    tmp_path: Path, open_index: Callable[..., Index]
+) -> None:
+    """Typing in a function body updates the row from that function's text (spliced edits,
+    the first counting the file's stored rows, the next the edited function alone): a word
+    typed and then replaced leaves the row, as a fresh index of the text would have it."""
+    from .test_rechunk import BASES
+
+    repo, fresh = tmp_path / "repo", tmp_path / "fresh"
+    repo.mkdir()
+    fresh.mkdir()
+    text = BASES["mod.py"]
+    (repo / "mod.py").write_text(text)
+    idx = open_index(repo)
+    idx.update()
+    anchor = "        result = value * 7\n"
+    seen, ids = [], []
+    for line in ("settle_refund(result)", "computeTotalAmount(result)", "pass"):
+        edited = text.replace(anchor, f"{anchor}        {line}\n")
+        idx.update_file("mod.py", edited)  # the first: whole file (no tree yet); then spliced
+        seen.append(file_rows(idx.db_path)["mod.py"])
+        ids.append({r[0] for r in sqlite3.connect(idx.db_path).execute("SELECT id FROM blocks")})
+    assert ids[0] == ids[1] == ids[2]  # spliced: the function's rows rewritten in place
+    assert "settle_refund" in seen[0] and "computetotalamount" not in seen[0]
+    assert {"computetotalamount", "total", "amount"} <= seen[1] and "settle_refund" not in seen[1]
+    assert not {"settle_refund", "computetotalamount", "amount"} & seen[2]
+    (fresh / "mod.py").write_text(edited)
+    full = open_index(fresh)
+    full.update()
+    assert seen[2] == file_rows(full.db_path)["mod.py"]
