@@ -7,8 +7,9 @@ files a command line writes, so a path rule cannot be dodged by choosing another
 - ``scratch``: the private temp folder commands get (``/tmp`` inside the sandbox);
 - ``workspace``: an ordinary file under the root (symlinks resolved);
 - ``sensitive``: memory, settings and files that make tools run code on their own (``.git/``,
-  ``.kiln/``, ``.claude/``, ``.agents/``, ``KILN.md``/``AGENTS.md``/``CLAUDE.md``, ``.envrc``,
-  ``.vscode/settings.json``/``tasks.json``) — edits need a yes, are refused in ``ci``;
+  ``.kiln/``, ``.claude/``, ``.agents/``, ``KILN.md``/``AGENTS.md``/``CLAUDE.md``/
+  ``CLAUDE.local.md`` at any level, ``.envrc``, ``.vscode/settings.json``/``tasks.json``) —
+  edits need a yes, are refused in ``ci``;
 - ``outside``: anywhere else — never approved by an allow rule, refused in ``ci``.
 """
 
@@ -36,6 +37,8 @@ SENSITIVE_GLOBS = (
     "*/AGENTS.md",
     "CLAUDE.md",
     "*/CLAUDE.md",
+    "CLAUDE.local.md",
+    "*/CLAUDE.local.md",
     ".envrc",
     "*/.envrc",
     ".vscode/settings.json",

@@ -22,7 +22,7 @@ DAEMON_SOCKETS = (
 )
 PROTECTED_IN_WORKSPACE = (
     ".git/config", ".git/hooks", ".git/info", ".kiln", ".claude", ".agents", "KILN.md",
-    "AGENTS.md", "CLAUDE.md", ".envrc",
+    "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc",
 )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 # At the workspace root: memory and settings loaded into every session, skill folders whose
 # contents the next session would offer, and direnv's auto-run file.
 GUARDED = (
-    "KILN.md", "AGENTS.md", "CLAUDE.md", ".envrc", ".kiln/settings.json", ".kiln/mcp.json",
+    "KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc", ".kiln/settings.json", ".kiln/mcp.json",
     ".kiln/skills", ".claude", ".agents",
 )  # fmt: skip
 
