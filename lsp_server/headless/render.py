@@ -26,6 +26,7 @@ from agent.events import (
     TurnDone,
     UsageReported,
 )
+from lsp_server.headless.terminal import safe
 
 
 class TextRenderer:
@@ -41,7 +42,7 @@ class TextRenderer:
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, TextChunk):
-            sys.stdout.write(event.text)
+            sys.stdout.write(safe(event.text))
             sys.stdout.flush()
             self.at_line_start = event.text.endswith("\n")
             return
@@ -57,13 +58,13 @@ class TextRenderer:
         """The stderr line for an event, or None for events this view leaves out."""
         match event:
             case TextChunk(text=text):
-                return Text(text)
+                return Text(safe(text))
             case ToolCallStarted(title=title):
-                return Text(f"▶ {title}", style="cyan")
+                return Text(f"▶ {safe(title)}", style="cyan")
             case ToolCallFinished():
                 shown = [
                     x
-                    for x in event.output.strip().splitlines()
+                    for x in safe(event.output).strip().splitlines()
                     if not x.startswith(("<external_content", "</external_content"))
                 ]
                 detail = shown[0][:120] if shown else ""
@@ -72,17 +73,17 @@ class TextRenderer:
                 mark = Text("✗", style="red") if event.is_error else Text("✓", style="green")
                 return Text.assemble("  ", mark, f" {event.name} ({event.duration_ms} ms) {detail}")
             case Refused(tool=tool, reason=reason):
-                return Text(f"⛔ refused {tool}: {reason}", style="yellow")
+                return Text(f"⛔ refused {safe(tool)}: {safe(reason)}", style="yellow")
             case PlanUpdated(entries=entries):
                 boxes = {"completed": "☑", "in_progress": "▣"}
                 return Text(
                     "\n".join(
-                        f"  {boxes.get(item.get('status', ''), '☐')} {item.get('content', '')}"
+                        f"  {boxes.get(item.get('status', ''), '☐')} {safe(str(item.get('content', '')))}"
                         for item in entries
                     )
                 )
             case StatusNote(text=text):
-                return Text(text, style="dim")
+                return Text(safe(text), style="dim")
             case Compacted():
                 return Text(
                     f"compacted (tier {event.tier}): {event.before_tokens} -> "
@@ -90,7 +91,7 @@ class TextRenderer:
                     style="dim",
                 )
             case ErrorReported(message=message):
-                return Text(f"error: {message}", style="red")
+                return Text(f"error: {safe(message)}", style="red")
             case (
                 EditProposed() | UsageReported() | PermissionAsked() | MemoryProposed() | TurnDone()
             ):

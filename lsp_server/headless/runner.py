@@ -20,6 +20,7 @@ from agent.protocols import PermissionRequest
 from agent.session import AgentConfig, DiskHost, Session
 from lsp_server.headless import ci, exit_codes
 from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, print_json
+from lsp_server.headless.terminal import safe
 
 CI_PREAMBLE = (
     "You are running unattended in CI: nobody can answer questions, so make reasonable choices, "
@@ -65,8 +66,9 @@ def _asker(opts: RunOptions) -> Any:
         # reaches the event loop (and cancels the turn), and exit never waits for an answer.
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[bool] = loop.create_future()
-        why = f" ({request.reason})" if request.reason else ""
-        shown = approval_text(request)
+        # the question carries the model's command and the repository's text: escaped
+        why = f" ({safe(request.reason)})" if request.reason else ""
+        shown = safe(approval_text(request))
 
         def settle(ok: bool) -> None:
             if not answer.done():
@@ -76,7 +78,7 @@ def _asker(opts: RunOptions) -> Any:
             try:
                 if shown:
                     click.echo(shown, err=True)
-                ok = click.confirm(f"Allow {request.title}{why}?", default=False, err=True)
+                ok = click.confirm(f"Allow {safe(request.title)}{why}?", default=False, err=True)
             except (click.Abort, EOFError, KeyboardInterrupt):
                 ok = False
             loop.call_soon_threadsafe(settle, ok)

@@ -1,0 +1,18 @@
+"""Text for a terminal: what `kiln run` prints is the model's text, its commands and the
+repository's file text, any of which may carry control characters. A carriage return or an ANSI
+sequence could hide the part of a command being approved behind a harmless one; OSC sequences set
+the window title or write the clipboard; bidi controls reorder what is shown. Each such character
+is printed escaped (``\\x1b``, ``\\r``, ``\\u202e``); newlines and tabs stay."""
+
+from __future__ import annotations
+
+import json
+
+_KEEP = frozenset("\n\t")
+
+
+def safe(text: str) -> str:
+    """``text`` with every control or formatting character escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in _KEEP else json.dumps(c)[1:-1] for c in text)
