@@ -3,6 +3,9 @@ check honours, the user's skill grants, and a one-time notice when commands run 
 
 from __future__ import annotations
 
+import fnmatch
+import functools
+import os
 from pathlib import Path
 from typing import Any
 
@@ -82,14 +85,51 @@ def rule_paths(root: Path, pattern: str | None) -> list[Path]:
         base, glob = root, pattern[len(str(root)) :].lstrip("/")
     else:
         base, glob = root, pattern.lstrip("/")
+    glob = glob.rstrip("/")
     while glob.endswith("/**") or glob.endswith("/*"):
         glob = glob.rsplit("/", 1)[0]
     if not glob or glob in ("**", "*"):
         return [base]
+    parts = glob.split("/") if "/" in glob else ["**", glob]  # like fnmatch: any folder
+    return bounded_glob(base, parts)
+
+
+MAX_WALKED = 10_000  # folders a rule's glob may look into (a rule may come from the repository)
+NOT_WALKED = ("/proc", "/sys", "/dev")
+
+
+def bounded_glob(base: Path, parts: list[str]) -> list[Path]:
+    """Existing paths under ``base`` matching the glob segments (``**`` any folders), found by a
+    walk that follows no symlinks, skips what it cannot list and ``/proc``, ``/sys``, ``/dev``,
+    and stops after ``MAX_WALKED`` folders or ``MAX_RULE_PATHS`` matches: a rule such as
+    ``Read(//**/x)`` must not walk the whole machine at every session start."""
     found: list[Path] = []
-    globs = [glob] if "/" in glob else [glob, f"**/{glob}"]  # like fnmatch: any folder
-    for path in (p for g in globs for p in base.glob(g)):
-        found.append(path)
-        if len(found) >= MAX_RULE_PATHS:
+    walk = os.walk(base, onerror=lambda _exc: None)
+    for walked, (folder, dirs, files) in enumerate(walk, start=1):
+        here = Path(folder)
+        dirs[:] = [d for d in dirs if str(here / d) not in NOT_WALKED]
+        rel = here.relative_to(base).parts
+        last = parts[-1]  # never "**": trailing ones are stripped by rule_paths
+        for name in (*dirs, *files):
+            if fnmatch.fnmatchcase(name, last) and _matches([*rel, name], parts):
+                found.append(here / name)
+                if len(found) >= MAX_RULE_PATHS:
+                    return found
+        if walked >= MAX_WALKED:
             break
     return found
+
+
+def _matches(path: list[str], parts: list[str]) -> bool:
+    """Whether the path's segments match the glob's (``**``: any number of segments); memoized
+    by position, so a rule of many ``**`` stays linear in path length times pattern length."""
+
+    @functools.cache
+    def match(i: int, j: int) -> bool:
+        if j == len(parts):
+            return i == len(path)
+        if parts[j] == "**":
+            return match(i, j + 1) or (i < len(path) and match(i + 1, j))
+        return i < len(path) and fnmatch.fnmatchcase(path[i], parts[j]) and match(i + 1, j + 1)
+
+    return match(0, 0)

@@ -98,3 +98,32 @@ def test_project_ask_and_deny_rules_still_apply(tmp_path: Path, kiln_home: Path)
         ".kiln/settings.json: permissions.allow ignored (only $KILN_HOME/settings.json grants): "
         "Bash(make*)"
     ]
+
+
+def test_a_deny_rule_that_globs_the_whole_machine_neither_crashes_nor_hangs(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """Deny rules are turned into hidden paths for the sandbox by globbing them; a repository's
+    `Read(//**/x)` would walk the whole machine, /proc included (where listing some folders
+    fails). The walk is bounded and skips what it cannot list; the rule still holds for tools."""
+    root = tmp_path / "repo"
+    (root / ".kiln").mkdir(parents=True)
+    (root / "notes").mkdir()
+    (root / "notes" / "zz-never-named-9c1.txt").write_text("hidden\n")
+    rules = ["Read(//**/zz-never-named-9c1.txt)", "Read(//proc/**/zz)", "Edit(~/**/zz)"]
+    (root / ".kiln" / "settings.json").write_text(json.dumps({"permissions": {"deny": rules}}))
+    script = tmp_path / "script.json"
+    read = step("read_file", path="notes/zz-never-named-9c1.txt")
+    script.write_text(json.dumps([read, "done"]))
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
+         "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["stop_reason"] == "end_turn", result
+    transcript = Path(result["transcript"]).read_text()
+    assert "denied by rule Read(//**/zz-never-named-9c1.txt)" in transcript
