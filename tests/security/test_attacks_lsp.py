@@ -26,7 +26,7 @@ pytestmark = [
     ),
 ]
 # What a yes legitimately allows (the user approved it), so it is not counted under approval.
-APPROVED_BY_USER = {"m-settings-tool", "m-remember"}
+APPROVED_BY_USER = {"m-settings-tool", "m-remember", "m-claude-local-tool", "m-claude-local-sub"}
 
 
 def careless_user(request: dict[str, Any]) -> Any:
