@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 
-TABLES = ("blocks_fts", "commits_fts")
+TABLES = ("blocks_fts", "commits_fts", "files_fts")
 STEP_PAGES = 2000  # pages merged per step: ~0.1 s CPU, ~8 MB of WAL
 SMALL_LEVEL = 2  # ``usermerge``: a level with this many segments is merged by merge_small
 

@@ -240,6 +240,9 @@ class Index:
         if finished and (bulk or stats.commits >= BULK_FILES):
             while self.compact():  # one segment per FTS table: see indexer/compact.py
                 pass
+        elif self._reader().execute(f"SELECT 1 FROM {filelist.STALE} LIMIT 1").fetchone():
+            with self._transaction() as conn:  # rows an editor session left out of date
+                filelist.flush(conn)
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -298,7 +301,8 @@ class Index:
         ``indexer/compact.py``."""
         step = compact.merge_small if small_only else compact.merge_all
         with self._transaction() as conn:
-            return any([step(conn, table) for table in compact.TABLES])
+            flushed = filelist.flush(conn)  # rows edits left out of date (``filelist.STALE``)
+            return any([step(conn, table) for table in compact.TABLES]) or flushed > 0
 
     def update_file(self, path: str | Path, text: str | None = None) -> int:
         """Re-index one file, from ``text`` (an unsaved buffer) or from disk; returns its block count."""

@@ -158,6 +158,11 @@ def m007_file_words(db: sqlite_utils.Database) -> None:
     filelist.backfill(db.conn)
 
 
+def m008_file_words_stale(db: sqlite_utils.Database) -> None:
+    """Which files' rows in the file list an edit has made out of date (``filelist.flush``)."""
+    db.execute(filelist.CREATE_STALE)
+
+
 # In order; a name, once released, never changes (it is what an index file records).
 STEPS = (
     m001_initial,
@@ -167,6 +172,7 @@ STEPS = (
     m005_history_vocab,
     m006_block_lines,
     m007_file_words,
+    m008_file_words_stale,
 )
 
 

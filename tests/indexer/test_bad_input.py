@@ -160,10 +160,26 @@ def test_corrupt_index_is_rebuilt_with_a_message(
 
 
 def damage_middle(db: Path) -> None:
-    size = db.stat().st_size
+    """Overwrite the root pages of the tables every search reads (the block rows and their
+    full-text index), leaving the header and the schema page intact: wherever a new table
+    puts its pages, the damage shows on the first search and not on open."""
+    conn = sqlite3.connect(db)
+    try:
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        roots = [
+            row[0]
+            for row in conn.execute(
+                "SELECT rootpage FROM sqlite_master WHERE name IN"
+                " ('block_rows', 'blocks_fts_data', 'blocks_fts_idx')"
+            )
+        ]
+    finally:
+        conn.close()
+    assert len(roots) == 3 and 1 not in roots
     with db.open("r+b") as fh:
-        fh.seek(size // 2)
-        fh.write(b"\xde\xad\xbe\xef" * 2000)
+        for root in roots:
+            fh.seek((root - 1) * page)
+            fh.write(b"\xde\xad\xbe\xef" * (page // 4))
 
 
 def test_index_damaged_after_opening_is_rebuilt_by_update(

@@ -160,6 +160,7 @@ def test_an_edit_inside_a_function_keeps_the_row_a_recount_gives(
     file_id = conn.execute("SELECT id FROM files WHERE path = 'big.py'").fetchone()[0]
 
     def stored() -> str:
+        idx.compact()  # what an idle editor does: rows edits left out of date are rewritten
         return conn.execute("SELECT words FROM files_fts WHERE rowid = ?", (file_id,)).fetchone()[0]
 
     def recount() -> str:
@@ -200,6 +201,7 @@ def test_edits_inside_a_function_keep_the_row_a_fresh_index_has(
     for line in ("settle_refund(result)", "computeTotalAmount(result)", "pass"):
         edited = text.replace(anchor, f"{anchor}        {line}\n")
         idx.update_file("mod.py", edited)  # the first: whole file (no tree yet); then spliced
+        idx.compact()  # the idle step rewrites the row the edit marked out of date
         seen.append(file_rows(idx.db_path)["mod.py"])
         ids.append({r[0] for r in sqlite3.connect(idx.db_path).execute("SELECT id FROM blocks")})
     assert ids[0] == ids[1] == ids[2]  # spliced: the function's rows rewritten in place
@@ -210,3 +212,38 @@ def test_edits_inside_a_function_keep_the_row_a_fresh_index_has(
     full = open_index(fresh)
     full.update()
     assert seen[2] == file_rows(full.db_path)["mod.py"]
+
+
+def test_an_edit_marks_the_row_and_an_idle_step_or_the_next_update_rewrites_it(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    """A spliced edit leaves the file's row as it was (rewriting it costs more than the rest
+    of the edit) and marks it; the idle step (``compact``) rewrites it from the counts the
+    edit kept, and an index opened later (no counts in memory) rewrites it from the stored
+    rows on its next ``update``."""
+    body = "".join(
+        f"def helper_{n}(items):\n    total = 0\n    return total\n\n\n" for n in range(9)
+    )
+    write(repo, "big.py", body)
+    idx = open_index(repo)
+    idx.update()
+    idx.update_file("big.py", body)  # the editor opens it: its tree and counts are kept
+    typed = body.replace("    total = 0\n", "    total = 0\n    freshWord = 1\n", 1)
+    idx.update_file("big.py", typed)
+
+    def stale() -> list[tuple[int]]:
+        return sqlite3.connect(idx.db_path).execute("SELECT file_id FROM files_stale").fetchall()
+
+    assert "freshword" not in file_rows(idx.db_path)["big.py"]  # not yet rewritten ...
+    assert len(stale()) == 1  # ... but marked
+    assert idx.compact()
+    assert {"freshword", "fresh", "word"} <= file_rows(idx.db_path)["big.py"]
+    assert stale() == []
+
+    idx.update_file("big.py", body)  # the word leaves; the session ends before an idle step
+    assert len(stale()) == 1
+    idx.close()
+    later = open_index(repo)
+    later.update()
+    assert stale() == []
+    assert not {"freshword", "fresh"} & file_rows(later.db_path)["big.py"]

@@ -269,6 +269,7 @@ def test_random_edits_leave_the_index_of_a_fresh_run(case: tuple) -> None:
             for where, cut, insert in edits:
                 text = _apply(text, where, cut, insert)
                 idx.update_file(path, text)
+            idx.compact()  # the idle step: file-list rows the edits marked are rewritten
         (fresh / path).write_text(text)
         with Index(fresh) as full:
             full.update()
