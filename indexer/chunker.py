@@ -23,7 +23,7 @@ from indexer.blocks import (
     merge_tiny,
     module_name,
 )
-from indexer.definitions import Def, find_definitions
+from indexer.definitions import Def, find_definitions, ref_name
 from indexer.languages import (
     BRACE_BODY,
     INDENT_BODY,
@@ -239,12 +239,15 @@ class _Chunker:
         return _SPACES.sub(" ", raw).strip().rstrip("{:").strip()[:MAX_SIGNATURE]
 
     def _name_row(self, d: Def) -> int:
+        if d.name_row >= 0:
+            return d.name_row
         node = d.node
         for field_name in ("definition", "declaration"):  # unwrap decorators / export
             inner = node.child_by_field_name(field_name)
             if inner is not None:
                 node = inner
-        return int(node.start_point[0])
+        d.name_row = int(node.start_point[0])
+        return d.name_row
 
     def _docstring(self, d: Def) -> str:
         if self.language == "python" and d.body is not None:
@@ -295,7 +298,7 @@ class _Chunker:
 
     # ---- references and merging -----------------------------------------------------------
 
-    def _assign_refs(self, blocks: list[Block], refs: list[tuple[int, str]]) -> None:
+    def _assign_refs(self, blocks: list[Block], refs: list[tuple[int, bytes | None]]) -> None:
         owner = [-1] * self.rows
         order = sorted(
             range(len(blocks)),
@@ -304,12 +307,16 @@ class _Chunker:
         for i in order:
             b = blocks[i]
             owner[b.start_line - 1 : b.end_line] = [i] * b.lines
-        for row, name in refs:
-            i = owner[row] if row < len(owner) else -1
+        found: list[set[bytes | None]] = [set() for _ in blocks]
+        rows = len(owner)
+        for row, raw in refs:
+            i = owner[row] if row < rows else -1
             if i >= 0:
-                blocks[i].refs.add(name)
-        for b in blocks:
-            b.refs.difference_update(b.defines)
+                found[i].add(raw)
+        for b, raws in zip(blocks, found, strict=True):
+            if raws:
+                b.refs.update(map(ref_name, raws))
+                b.refs.difference_update(b.defines)
 
     def _merge(self, blocks: list[Block]) -> list[Block]:
         """Merge tiny adjacent siblings; siblings share a scope (the name minus its last part)."""

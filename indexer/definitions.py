@@ -26,16 +26,20 @@ class Def:
     body: Any
     start_row: int  # with attached decorators/comments
     children: list[Def] = field(default_factory=list)
+    name_row: int = -1  # the row of its name, once the chunker has looked (``_name_row``)
 
 
 def find_definitions(
     cursor: Any, tree: Any, lines: Sequence[str], lo: int, hi: int, region: Region | None
-) -> tuple[list[Def], list[tuple[int, str]]]:
+) -> tuple[list[Def], list[tuple[int, bytes | None]]]:
     """The definition tree (roots) and the ``(row, name)`` references in rows ``lo``..``hi``
     that ``cursor`` (a query cursor over the language's query) matches in ``tree``; with
-    ``region``, only definitions wholly inside its bytes."""
+    ``region``, only definitions wholly inside its bytes. A reference's name is left as the
+    node's bytes (``ref_name`` decodes it): a file names the same things over and over, and
+    each block decodes each of its names once."""
     defs: dict[int, Def] = {}
-    refs: list[tuple[int, str]] = []
+    refs: list[tuple[int, bytes | None]] = []
+    add = refs.append
     kinds: dict[int, str | None] = {}  # pattern -> its definition capture (None: references)
     whole = region is None  # every row of the file is wanted
     for pattern, caps in cursor.matches(tree.root_node):
@@ -49,7 +53,7 @@ def find_definitions(
                     for n in nodes:
                         row = n.start_point[0]
                         if whole or lo <= row < hi:
-                            refs.append((row, node_text(n)))
+                            add((row, n.text))
             continue
         node, name_node = caps[kind][0], caps["name"][0]
         if region is not None and (
@@ -71,6 +75,11 @@ def find_definitions(
         )
     roots = _nest(sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
     return roots, refs
+
+
+def ref_name(raw: bytes | None) -> str:
+    """A reference's name as ``find_definitions`` returns it, decoded (``node_text``'s rule)."""
+    return raw.decode("utf-8", errors="replace") if raw is not None else ""
 
 
 def attached_start(lines: Sequence[str], node: Any) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from operator import itemgetter
 from dataclasses import dataclass
 from typing import Any
 
@@ -256,10 +257,9 @@ def _insert(conn: sqlite3.Connection, file_id: int, prepared: Prepared, fresh: l
         "INSERT INTO block_lines VALUES (?, ?, ?)",
         [(ids[i], *lines) for i, (_, lines) in zip(fresh, split, strict=True)],
     )
-    cols = ", ".join(FTS_COLUMNS)
-    conn.execute(
-        f"INSERT INTO blocks_fts(rowid, {cols}) SELECT id, {cols} FROM block_rows WHERE id >= ?",
-        (first,),
+    conn.executemany(
+        f"INSERT INTO blocks_fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?,?,?,?,?,?,?)",
+        [(ids[i], *_fts_values(row)) for i, (row, _) in zip(fresh, split, strict=True)],
     )
     conn.executemany(
         "INSERT OR IGNORE INTO defs VALUES (?, ?, ?)",
@@ -269,6 +269,10 @@ def _insert(conn: sqlite3.Connection, file_id: int, prepared: Prepared, fresh: l
         "INSERT OR IGNORE INTO refs VALUES (?, ?, ?)",
         [(n, ids[i], file_id) for i in fresh for n in prepared.refs[i]],
     )
+
+
+# The FTS columns of a ``block_rows`` row after id and file_id (as ``_split`` gives it).
+_fts_values = itemgetter(*(ROW_COLUMNS.split(", ")[2:].index(c) for c in FTS_COLUMNS))
 
 
 _HASH, _NAME, _KIND, _START, _END, _TEXT = 8, 3, 2, 6, 7, 9  # positions in a prepared row

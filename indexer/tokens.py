@@ -103,35 +103,60 @@ def split_identifier(word: str) -> list[str]:
     return parts
 
 
-# Identifiers met so far, and the parts of those that are camelCase: a repository repeats its
-# names, so each is judged once per process (cleared when it grows past the cap).
-_SEEN_IDENTS: set[str] = set()
-_CAMEL: dict[str, tuple[str, ...]] = {}
-_CAMEL_KEYS: set[str] = set()
+# The runs of identifier characters met so far (as bytes), and the camelCase parts of those
+# that hold any: a repository repeats its names, so each run is judged once per process
+# (cleared when the set grows past the cap).
+_SEEN_RUNS: set[bytes] = set()
+_CAMEL: dict[bytes, tuple[str, ...]] = {}
+_CAMEL_KEYS: set[bytes] = set()
 _SEEN_CAP = 262144
 camel_lock = threading.Lock()
+# Every ASCII byte that cannot be in an identifier becomes a space; the others, and every byte
+# of a multi-byte character, stay.
+_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$")
+_RUNS_TABLE = bytes(c if c in _KEEP or c >= 0x80 else 0x20 for c in range(256))
 
 
 def camel_parts(text: str) -> str:
     """Space-joined parts of every camelCase identifier in ``text`` (deduplicated; the order
-    carries no meaning: it is a bag of search terms)."""
-    idents = set(_IDENT.findall(text))
+    carries no meaning: it is a bag of search terms).
+
+    The identifiers are ``_IDENT``'s matches, found run by run: the text's UTF-8 bytes are cut
+    at every ASCII byte no identifier holds (C-speed ``translate`` and ``split``, where the
+    regular expression over the whole text cost more than everything else here), and a run
+    not met before is matched with ``_IDENT`` on its own. No match spans such a byte, so the
+    identifiers are exactly those of the whole text."""
+    runs = text.encode("utf-8", "surrogatepass").translate(_RUNS_TABLE).split()
     with camel_lock:
-        new = idents - _SEEN_IDENTS
-        if new:
-            if len(_SEEN_IDENTS) + len(new) > _SEEN_CAP:
-                _SEEN_IDENTS.clear()
+        if not _SEEN_RUNS.issuperset(runs):
+            new = set(runs).difference(_SEEN_RUNS)
+            if len(_SEEN_RUNS) + len(new) > _SEEN_CAP:
+                _SEEN_RUNS.clear()
                 _CAMEL.clear()
                 _CAMEL_KEYS.clear()
-                new = idents
-            _SEEN_IDENTS.update(new)
-            for ident in new:
-                if ident.islower() or ident.isupper() or ident[1:].islower():  # C-speed filter
-                    continue
-                _CAMEL[ident] = tuple(split_identifier(ident))
-                _CAMEL_KEYS.add(ident)
-        parts = map(_CAMEL.__getitem__, idents & _CAMEL_KEYS)
+                new = set(runs)
+            _SEEN_RUNS.update(new)
+            for run in new:
+                parts = _run_parts(run)
+                if parts is not None:
+                    _CAMEL[run] = parts
+                    _CAMEL_KEYS.add(run)
+        parts = map(_CAMEL.__getitem__, _CAMEL_KEYS.intersection(runs))
         return " ".join(dict.fromkeys(chain.from_iterable(parts)))
+
+
+def _run_parts(run: bytes) -> tuple[str, ...] | None:
+    """The parts of the camelCase identifiers in one run; None when it holds none."""
+    if run.isascii() and (run.islower() or run.isupper()):  # C-speed filter: no camelCase
+        return None
+    parts: list[str] = []
+    camel = False
+    for ident in _IDENT.findall(run.decode("utf-8", "surrogatepass")):
+        if ident.islower() or ident.isupper() or ident[1:].islower():
+            continue
+        camel = True
+        parts.extend(split_identifier(ident))
+    return tuple(parts) if camel else None
 
 
 def name_terms(name: str) -> str:
