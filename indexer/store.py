@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from operator import itemgetter
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from indexer import filelist
