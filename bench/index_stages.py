@@ -10,14 +10,16 @@ a multiple of parsing alone, so the figures carry across hosts:
   * query: the language's definitions/references query over the parsed tree
   * chunk: the rest of the chunker (definitions nested, blocks cut, names, docstrings, refs)
   * rows: the search columns of each block (camelCase parts, name parts, hashes)
-  * worker: what a parse worker does per file (read, hash, parse, query, chunk, rows)
-  * write: the writer's SQLite/FTS5 work (rows, FTS5 index, name tables, commits)
+  * worker: what the parse workers do (read, hash, parse, query, chunk, rows; batches of
+    files, each batch's results pickled for the pipe); files without a grammar included
+  * write: the writer's work (unpickling, rows, FTS5 index, name tables, commits)
 With two cores, a full index can run at most at 2 / (worker + write) times the parse.
 """
 
 from __future__ import annotations
 
 import argparse
+import pickle
 import sys
 import tempfile
 import time
@@ -29,7 +31,7 @@ from indexer import schema, store  # noqa: E402
 from indexer.chunker import chunk_file  # noqa: E402
 from indexer.files import walk  # noqa: E402
 from indexer.languages import grammar, language_for, new_parser  # noqa: E402
-from indexer.pipeline import _prepare  # noqa: E402
+from indexer.pipeline import _batches, _prepare_many  # noqa: E402
 
 
 def stages(files: list[tuple[str, str, bytes, str]]) -> dict[str, float]:
@@ -55,14 +57,20 @@ def stages(files: list[tuple[str, str, bytes, str]]) -> dict[str, float]:
         store.prepare(rel, blocks)
         cpu["rows"] += time.process_time() - c
     cpu["chunk"] -= cpu["query"]  # chunk_file ran the query too
+    # As a full run does it: batches of files, each batch's results pickled to cross the pipe
+    # (kept as bytes here; the writer's side unpickles them).
+    args = [(rel, path, None) for rel, _, _, path in files]
     c = time.process_time()
-    out = [_prepare(rel, path, None) for rel, _, _, path in files]
+    sent = [
+        pickle.dumps(_prepare_many(b), -1) for b in _batches(args, [len(d) for *_, d, _ in files])
+    ]
     cpu["worker"] = time.process_time() - c
     with tempfile.TemporaryDirectory(prefix="kiln-stages-") as tmp:
         conn = schema.connect(Path(tmp) / "index.db", 5.0)
         schema.migrate(conn)
         conn.execute("PRAGMA synchronous=OFF")  # as a full run writes
         c = time.process_time()
+        out = (result for batch in sent for result in pickle.loads(batch))
         conn.execute("BEGIN")
         for i, (rel, _, prepared, size, h) in enumerate(out):
             if prepared is not None:

@@ -111,7 +111,7 @@ class _Chunker:
         out: list[Block] = []
         for d in defs:
             qualified = ".".join([*scope, d.name]) if scope else d.name
-            short = re.split(r"::|\.", d.name)[-1]
+            short = re.split(r"::|\.", d.name)[-1] if "." in d.name or "::" in d.name else d.name
             if d.kind == "function":
                 out.extend(
                     self._function(d, qualified, short, "method" if in_class else "function")

@@ -94,10 +94,12 @@ def split_cached(word: str) -> tuple[str, ...]:
 
 def split_identifier(word: str) -> list[str]:
     """``parseHTTPResponse_v2`` -> ``["parse", "http", "response", "v", "2"]`` (lower-cased)."""
+    if word.isascii():  # no part spans a "_": the pieces' parts are the whole word's
+        return list(map(str.lower, _PARTS.findall(word)))
     parts: list[str] = []
     for piece in word.split("_"):
         if piece.isascii():
-            parts.extend(p.lower() for p in _PARTS.findall(piece))
+            parts.extend(map(str.lower, _PARTS.findall(piece)))
         elif piece:  # case rules of other scripts are not ours to guess: keep the word whole
             parts.append(piece.lower())
     return parts
