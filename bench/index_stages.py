@@ -9,11 +9,13 @@ a multiple of parsing alone, so the figures carry across hosts:
   * parse: tree-sitter parsing alone (the baseline of ``index_speed.py``)
   * query: the language's definitions/references query over the parsed tree
   * chunk: the rest of the chunker (definitions nested, blocks cut, names, docstrings, refs)
-  * rows: the search columns of each block (camelCase parts, name parts, hashes)
+  * rows: the search columns of each block (camelCase parts, name parts, hashes) and the
+    file's row in the file list (``filelist.words``)
   * worker: what the parse workers do (read, hash, parse, query, chunk, rows; batches of
     files, each batch's results pickled for the pipe); files without a grammar included
-  * write: the writer's work (unpickling, rows, FTS5 index, name tables, commits)
-With two cores, a full index can run at most at 2 / (worker + write) times the parse.
+  * write: the writer's work (unpickling, rows, FTS5 indexes, name tables, commits)
+  * compact: the FTS segments merged down to one, as a bulk run ends (``indexer/compact.py``)
+With two cores, a full index can run at most at 2 / (worker + write + compact) times the parse.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: this checkout
 
-from indexer import schema, store  # noqa: E402
+from indexer import compact, schema, store  # noqa: E402
 from indexer.chunker import chunk_file  # noqa: E402
 from indexer.files import walk  # noqa: E402
 from indexer.languages import grammar, language_for, new_parser  # noqa: E402
@@ -37,7 +39,7 @@ from indexer.pipeline import _batches, _prepare_many  # noqa: E402
 def stages(files: list[tuple[str, str, bytes, str]]) -> dict[str, float]:
     import tree_sitter as ts
 
-    cpu = dict.fromkeys(("parse", "query", "chunk", "rows", "worker", "write"), 0.0)
+    cpu = dict.fromkeys(("parse", "query", "chunk", "rows", "worker", "write", "compact"), 0.0)
     parsers: dict[str, object] = {}
     for rel, lang, data, _ in files:
         g = grammar(lang)
@@ -80,6 +82,13 @@ def stages(files: list[tuple[str, str, bytes, str]]) -> dict[str, float]:
                 conn.execute("BEGIN")
         conn.execute("COMMIT")
         cpu["write"] += time.process_time() - c
+        c = time.process_time()
+        more = True
+        while more:  # as Index.update ends a bulk run: FTS segments merged down to one
+            conn.execute("BEGIN")
+            more = any([compact.merge_all(conn, table) for table in compact.TABLES])
+            conn.execute("COMMIT")
+        cpu["compact"] = time.process_time() - c
         conn.close()
     return cpu
 
@@ -106,9 +115,9 @@ def main() -> None:
     print(f"corpus     {args.corpus}  ({code / 1e6:.1f} MB of code, {len(files)} files)")
     for stage, seconds in best.items():
         print(f"{stage:10s} {seconds:6.2f} CPU-s  {seconds / best['parse']:5.2f}x parse")
-    total = best["worker"] + best["write"]
+    total = best["worker"] + best["write"] + best["compact"]
     print(
-        f"worker + write = {total / best['parse']:.2f}x parse: with two free cores a full index "
+        f"worker + write + compact = {total / best['parse']:.2f}x parse: with two free cores a full index "
         f"runs at most at {2 * best['parse'] / total:.2f}x the parse"
     )
 
