@@ -5,6 +5,8 @@ index, session search and sub-agents. Each service is given only the parts it us
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,22 @@ from agent.status import StatusBar
 from agent.tool_runner import ToolRunner
 from agent.turn import TurnState
 from agent.workspace import Workspace
+
+MAX_READ_BYTES = 64 * 1024 * 1024
+
+
+def read_regular(path: Path) -> bytes:
+    """A regular file's bytes. Opening a FIFO the agent made (``mkfifo``) would block the host
+    forever, a device never ends, and a huge file would be read whole into memory: each is an
+    OSError instead."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(0, "not a regular file")
+        if st.st_size > MAX_READ_BYTES:
+            raise OSError(0, f"larger than {MAX_READ_BYTES // 2**20} MB")
+        return fh.read()
 
 
 class SessionServices:
@@ -63,13 +81,16 @@ class SessionServices:
             return buffered
         rel = self.workspace.relative(path)
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except FileNotFoundError:
             raise ToolError(
                 f"{rel} does not exist", suggestion="check the path with list_files"
             ) from None
         except OSError as exc:
-            raise ToolError(f"cannot read {rel}: {exc.strerror}") from None
+            raise ToolError(
+                f"cannot read {rel}: {exc.strerror}",
+                suggestion="read a FIFO, device or huge file with a command (head, sed -n)",
+            ) from None
         if b"\0" in data[:8192]:
             raise ToolError(f"{rel} is a binary file")
         return data.decode("utf-8", errors="replace")

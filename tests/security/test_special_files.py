@@ -1,0 +1,52 @@
+"""A FIFO the agent made (`mkfifo` is an ordinary command, allowed in `ci`) must not hang the
+host: opening it for reading would block the Kiln process forever, and the run with it. Through
+the real `kiln run --ci` with bubblewrap: the command makes the FIFO, then the file tools read,
+search and edit it, and the run ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.sandbox import find_backend
+from tests.repos import git
+
+pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+
+def step(tool: str, **args: object) -> dict[str, object]:
+    return {"tool_calls": [{"name": tool, "input": args}]}
+
+
+def test_file_tools_on_a_fifo_do_not_hang_the_run(tmp_path: Path, kiln_home: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "a.txt").write_text("needle\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        step("run_command", command="mkfifo pipe.txt"),
+        step("read_file", path="pipe.txt"),
+        step("grep", pattern="needle"),
+        step("edit_file", path="pipe.txt", old_text="a", new_text="b"),
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format", "json", "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["stop_reason"] == "end_turn", result
+    transcript = Path(result["transcript"]).read_text()
+    assert "not a regular file" in transcript
+    assert "a.txt:1" in transcript  # grep went on past the FIFO
