@@ -1,0 +1,80 @@
+"""The camelCase column: ``camel_parts`` finds identifiers run by run over the text's bytes,
+and must find exactly what one regular expression over the whole text finds (the rule the
+column was defined by), for any text: Unicode letters and digits inside words, ``$``, digits
+before a name, replacement characters, lone surrogates."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer import tokens
+from indexer.chunker import chunk_file
+from indexer.store import prepare
+
+IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def reference(text: str) -> set[str]:
+    """The column's words by its definition: each identifier of the text that is not all
+    lower case, all upper case or Capitalised, split into its parts."""
+    words: set[str] = set()
+    for ident in set(IDENT.findall(text)):
+        if not (ident.islower() or ident.isupper() or ident[1:].islower()):
+            words.update(tokens.split_identifier(ident))
+    return words
+
+
+def words(text: str) -> set[str]:
+    return set(tokens.camel_parts(text).split())
+
+
+ALPHABET = "aAbBzZ_$09 .:-(\n\t\u00e9\u00c9\u00df\u01c5\u4e2d\u00a0\ufffd\u0663\ud800"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=ALPHABET, max_size=40))
+def test_same_words_as_one_expression_over_the_text(text: str) -> None:
+    assert words(text) == reference(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60))
+def test_any_unicode_text(text: str) -> None:
+    assert words(text) == reference(text)
+
+
+def test_runs_cut_where_no_identifier_can_go() -> None:
+    # "0xFF" holds the identifier "xFF"; "é" is a word character, so "éparseHTTP" is one run
+    # whose identifier starts at "p"; "$" joins ("get$Value"); "_1" has no cased letter.
+    text = "x = 0xFF + éparseHTTP(get$Value) - _1 + fooBar.bazQux\nALL_CAPS Capital lower"
+    assert words(text) == {
+        "x",
+        "ff",
+        "parse",
+        "http",
+        "get",
+        "value",
+        "1",
+        "foo",
+        "bar",
+        "baz",
+        "qux",
+    }
+    assert words(text) == reference(text)
+
+
+def test_a_block_seen_twice_gives_the_same_words() -> None:
+    # The second time every run is known to the process-wide cache.
+    text = "def loadUserData(userId):\n    return fetchJSON(userId)\n"
+    assert words(text) == words(text) == {"load", "user", "data", "id", "fetch", "json"}
+
+
+def test_rows_carry_the_words() -> None:
+    src = b"class HTTPServer:\n    def handleRequest(self, rawData):\n        return 1\n"
+    blocks = chunk_file("srv.py", src)
+    rows = prepare("srv.py", blocks).rows
+    by_name = {row[3]: set(row[13].split()) for row in rows}
+    assert by_name["HTTPServer"] == {"http", "server", "handle", "request", "raw", "data"}
