@@ -5,8 +5,6 @@ index, session search and sub-agents. Each service is given only the parts it us
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -20,23 +18,7 @@ from agent.session_store import SessionStore
 from agent.status import StatusBar
 from agent.tool_runner import ToolRunner
 from agent.turn import TurnState
-from agent.workspace import Workspace
-
-MAX_READ_BYTES = 64 * 1024 * 1024
-
-
-def read_regular(path: Path) -> bytes:
-    """A regular file's bytes. Opening a FIFO the agent made (``mkfifo``) would block the host
-    forever, a device never ends, and a huge file would be read whole into memory: each is an
-    OSError instead."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(0, "not a regular file")
-        if st.st_size > MAX_READ_BYTES:
-            raise OSError(0, f"larger than {MAX_READ_BYTES // 2**20} MB")
-        return fh.read()
+from agent.workspace import Workspace, read_regular
 
 
 class SessionServices:

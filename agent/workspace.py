@@ -7,6 +7,7 @@ the editor sees. Writes are atomic (temp file + rename) so a crash never leaves 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -64,3 +65,20 @@ def atomic_write(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+MAX_READ_BYTES = 64 * 1024 * 1024
+
+
+def read_regular(path: Path) -> bytes:
+    """A regular file's bytes. Opening a FIFO the agent made (``mkfifo``) would block the host
+    forever, a device never ends, and a huge file would be read whole into memory: each is an
+    OSError instead."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(0, "not a regular file")
+        if st.st_size > MAX_READ_BYTES:
+            raise OSError(0, f"larger than {MAX_READ_BYTES // 2**20} MB")
+        return fh.read()

@@ -25,6 +25,7 @@ from agent.protocols import SessionView, Tool, ToolContext
 from agent.tools.base import check_arguments, external, schema
 from agent.tools.deferred_tools import CallTool, render_found
 from agent.types import ToolSpec
+from agent.workspace import read_regular
 from skills_registry.deferred import ToolCatalog, api_safe
 from skills_registry.discovery import SkillCatalog, discover_skills
 from skills_registry.errors import SkillsError
@@ -117,7 +118,7 @@ class SkillTool:
         if args.get("file"):
             try:
                 path = skill.resolve_file(args["file"])
-                text = path.read_text(encoding="utf-8", errors="replace")
+                text = read_regular(path).decode("utf-8", errors="replace")
             except (SkillsError, OSError) as exc:
                 files = ", ".join(skill.files()[:20]) or "none"
                 raise ToolError(str(exc), suggestion=f"files in this skill: {files}") from None
