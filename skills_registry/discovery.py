@@ -176,6 +176,16 @@ class SkillCatalog:
         return discover_skills(self.root, self.home, kiln_home=self.kiln_home)
 
 
+def _stays_inside(folder: Path, root: Path) -> bool:
+    """A repository's skill folder and its SKILL.md resolve inside the repository: a link to the
+    user's private skill (or any SKILL.md-shaped file) would hand its text to the model."""
+    try:
+        places = (folder.resolve(), (folder / SKILL_FILE).resolve())
+    except (OSError, RuntimeError):
+        return False
+    return all(p.is_relative_to(root) for p in places)
+
+
 def discover_skills(
     root: Path, home: Path | None = None, *, kiln_home: Path | None = None
 ) -> SkillCatalog:
@@ -192,6 +202,12 @@ def discover_skills(
     catalog = SkillCatalog(stamp=stamp, root=root, home=home, kiln_home=kiln_home)
     catalog.warnings.extend(limits)
     for folder, scope in folders:
+        if scope == "project" and not _stays_inside(folder, root):
+            catalog.warnings.append(
+                f"skipped {folder}: it resolves outside the repository (a repository's skill "
+                "may not be a link to files elsewhere)"
+            )
+            continue
         try:
             skill = load_skill(folder, third_party=(scope != "project"), scope=scope)
         except SkillsError as exc:

@@ -1,0 +1,58 @@
+"""A repository's skill must be the repository's text (docs/security.md section 6): a skill folder
+or SKILL.md that is a link to one of the user's private skills (or any SKILL.md-shaped file)
+would hand that text to the model, and `skill{file}` every file beside it. Through the real
+`kiln run`; the skills are skipped with a warning."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PRIVATE = "private-skill-canary-3d7e"
+
+
+def private_skill(folder: Path, name: str) -> None:
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: internal {PRIVATE} notes\n---\n{PRIVATE} body\n"
+    )
+    (folder / "token.txt").write_text(PRIVATE + "\n")
+
+
+def test_a_repository_skill_that_links_outside_is_skipped(tmp_path: Path, kiln_home: Path) -> None:
+    home = tmp_path / "home"
+    private_skill(home / "private" / "linkedmd", "linkedmd")
+    private_skill(home / "private" / "linkeddir", "linkeddir")
+    root = tmp_path / "repo"
+    (root / ".kiln" / "skills" / "linkedmd").mkdir(parents=True)
+    (root / ".kiln" / "skills" / "linkedmd" / "SKILL.md").symlink_to(
+        home / "private" / "linkedmd" / "SKILL.md"
+    )
+    (root / ".kiln" / "skills" / "linkeddir").symlink_to(home / "private" / "linkeddir")
+    (root / ".kiln" / "skills" / "own").mkdir()
+    (root / ".kiln" / "skills" / "own" / "SKILL.md").write_text(
+        "---\nname: own\ndescription: the repository's own helper\n---\nOWN-BODY\n"
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "skill", "input": {"name": "linkedmd"}}]},
+        {"tool_calls": [{"name": "skill", "input": {"name": "linkeddir", "file": "token.txt"}}]},
+        {"tool_calls": [{"name": "skill", "input": {"name": "own"}}]},
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
+         "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    session = Path(json.loads(proc.stdout)["transcript"]).parent
+    stored = "\n".join(p.read_text(errors="replace") for p in session.rglob("*") if p.is_file())
+    assert "OWN-BODY" in stored  # the control: the repository's own skill is used
+    assert PRIVATE not in stored + proc.stdout + proc.stderr
+    assert proc.stderr.count("resolves outside the repository") == 2, proc.stderr
