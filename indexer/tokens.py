@@ -120,8 +120,8 @@ _RUNS_TABLE = bytes(c if c in _KEEP or c >= 0x80 else 0x20 for c in range(256))
 
 
 def camel_parts(text: str) -> str:
-    """Space-joined parts of every camelCase identifier in ``text`` (deduplicated; the order
-    carries no meaning: it is a bag of search terms).
+    """Space-joined parts of every camelCase identifier in ``text`` (deduplicated, in the order
+    the identifiers first appear, so the same text always gives the same column).
 
     The identifiers are ``_IDENT``'s matches, found run by run: the text's UTF-8 bytes are cut
     at every ASCII byte no identifier holds (C-speed ``translate`` and ``split``, where the
@@ -143,7 +143,9 @@ def camel_parts(text: str) -> str:
                 if parts is not None:
                     _CAMEL[run] = parts
                     _CAMEL_KEYS.add(run)
-        parts = map(_CAMEL.__getitem__, _CAMEL_KEYS.intersection(runs))
+        # first appearance first: a set's order would change with the process's hash seed,
+        # and with it the column's text, so two builds of one tree would differ
+        parts = [_CAMEL[run] for run in dict.fromkeys(runs) if run in _CAMEL_KEYS]
         return " ".join(dict.fromkeys(chain.from_iterable(parts)))
 
 

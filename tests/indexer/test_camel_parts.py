@@ -78,3 +78,26 @@ def test_rows_carry_the_words() -> None:
     rows = prepare("srv.py", blocks).rows
     by_name = {row[3]: set(row[13].split()) for row in rows}
     assert by_name["HTTPServer"] == {"http", "server", "handle", "request", "raw", "data"}
+
+
+def test_the_column_is_the_same_text_whatever_the_hash_seed() -> None:
+    """Two builds of one tree store the same column: the words come in the order their
+    identifiers first appear, never in a set's order (which follows ``PYTHONHASHSEED``)."""
+    import os
+    import subprocess
+    import sys
+
+    names = " ".join(f"getValue{n} setRowCount{n} parseHTTPResponse{n}" for n in range(40))
+    code = f"from indexer.tokens import camel_parts; print(camel_parts({names!r}))"
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout  # fmt: skip
+        for seed in (1, 2, 3, 4)
+    }
+    assert len(outputs) == 1
+    assert outputs.pop().split()[:5] == ["get", "value", "0", "set", "row"]
