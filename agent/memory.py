@@ -43,9 +43,7 @@ def repository_root(start: Path) -> Path:
     return start
 
 
-def _block(
-    level: str, path: Path, scope: Scope, note: str = "", *, users_own: bool = False
-) -> str:
+def _block(level: str, path: Path, scope: Scope, note: str = "", *, users_own: bool = False) -> str:
     text = expand(path, scope, users_own=users_own)
     if len(text.encode()) > MAX_BYTES:
         text = text.encode()[:MAX_BYTES].decode("utf-8", "ignore")

@@ -68,7 +68,9 @@ def refusal(path: Path, scope: Scope | None) -> str | None:
     except (OSError, RuntimeError):
         return f"[memory note: {path.name} skipped: cannot resolve it]"
     if scope is not None and not scope.admits(resolved):
-        return f"[memory note: {path.name} skipped: it resolves outside the repository ({resolved})]"
+        return (
+            f"[memory note: {path.name} skipped: it resolves outside the repository ({resolved})]"
+        )
     return None
 
 
