@@ -191,7 +191,7 @@ def query_terms(query: str) -> list[str]:
         if low and low not in STOP_WORDS:
             terms[low] = None
         for part in split_identifier(word):
-            if part not in STOP_WORDS and (len(part) > 1 or part.isdigit()):
+            if part not in STOP_WORDS and len(part) > 1:
                 terms[part] = None
     return list(terms)
 

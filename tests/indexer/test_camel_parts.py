@@ -101,3 +101,11 @@ def test_the_column_is_the_same_text_whatever_the_hash_seed() -> None:
     }
     assert len(outputs) == 1
     assert outputs.pop().split()[:5] == ["get", "value", "0", "set", "row"]
+
+
+def test_a_query_drops_the_one_character_parts_of_its_words_not_the_words() -> None:
+    """A one-character part of a query word (the ``2`` of ``http2`` or of a generated name)
+    is held by thousands of blocks and says nothing of which one is meant: it is not searched
+    on its own; the whole word is, and so is a one-character word the query holds alone."""
+    terms = tokens.query_terms("kiln_typed_2_8530 http2 python 3")
+    assert terms == ["kiln_typed_2_8530", "kiln", "typed", "8530", "http2", "http", "python", "3"]
