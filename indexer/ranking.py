@@ -29,6 +29,7 @@ from indexer.tokens import (
     split_cached,
     vocabulary_term,
 )
+from indexer.verbatim import verbatim_blocks
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -103,6 +104,9 @@ def search(
         fused[block_id] *= _prior(kind, name, named, term_set, *places[path])
         if scope:
             fused[block_id] *= 1.0 + W.SCOPE_WEIGHT * scope_match(scope, path)
+    if W.VERBATIM_WEIGHT != 1.0:
+        for block_id in verbatim_blocks(conn, query_words(query)) & fused.keys():
+            fused[block_id] *= W.VERBATIM_WEIGHT
     ordered.sort(key=lambda i: (-fused[i], i))
     if ordered and not _names_a_definition(ordered, meta, term_set):
         if W.TEST_SUBJECT_WEIGHT > 0:

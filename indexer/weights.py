@@ -83,3 +83,8 @@ HISTORY_MAX_COMMITS = 20000  # newest commits on HEAD recorded in the index
 
 # At most this many hits from one file before the others are pushed down the list.
 GROUP_LIMIT = 3
+
+# A query's identifier found verbatim in at most this many blocks (``verbatim``) multiplies
+# their score by VERBATIM_WEIGHT (1.0 switches it off).
+VERBATIM_MAX_BLOCKS = 3
+VERBATIM_WEIGHT = 3.0
