@@ -15,15 +15,15 @@ and every write is allowed; a line the parser cannot understand is never approve
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from agent import command_risk
 from agent.errors import ConfigError
-from agent.rules import READ_PATH_TOOLS, Kind, Rule, parse_rule, path_spellings
+from agent.permission_rules import Rules
+from agent.rules import READ_PATH_TOOLS, Kind, Rule, path_spellings
 from agent.shell_parse import ParsedCommand, parse_command
 from agent.write_policy import WriteTarget, classify_write
 
@@ -52,84 +52,6 @@ class Check:
     network: bool = False  # the command may use the network (granted, see ``agent.sandbox``)
     external: bool = False  # an action injected text would want, after untrusted content
     parts: str = ""  # the parsed simple commands, for prompts
-
-
-@dataclass
-class Rules:
-    allow: list[str] = field(default_factory=list)
-    ask: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # project rules ignored, for the status
-
-    def extend(self, other: Rules) -> None:
-        self.allow += other.allow
-        self.ask += other.ask
-        self.deny += other.deny
-
-    def parsed(self, key: str) -> list[Rule]:
-        return [parse_rule(r) for r in getattr(self, key)]
-
-
-def load_rules(root: Path, home: Path) -> Rules:
-    """Project rules first, then user rules; a malformed file is a clear error, never a grant.
-    The repository only restricts: its ``allow`` rules are ignored (a checkout that ships
-    ``"allow": ["Bash(*)"]`` would otherwise run every command of an ``ask`` session unasked)."""
-    rules = Rules()
-    project = root / ".kiln" / "settings.json"
-    for path in (project, home / "settings.json"):
-        data = read_settings(path)
-        if data is None:
-            continue
-        parsed = _parse_rules(path, data)
-        if path is project and parsed.allow:
-            shown = ", ".join(parsed.allow).encode("unicode_escape").decode("ascii")
-            rules.warnings.append(
-                ".kiln/settings.json: permissions.allow ignored (only $KILN_HOME/settings.json "
-                f"grants): {shown}"
-            )
-            parsed.allow = []
-        rules.extend(parsed)
-    return rules
-
-
-def read_settings(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(
-            f"cannot read {path}: {exc}", hint="fix or delete the settings file"
-        ) from exc
-    if not isinstance(data, dict):
-        raise ConfigError(
-            f"{path} must hold a JSON object", hint='e.g. {"permissions": {"allow": []}}'
-        )
-    return data
-
-
-def _parse_rules(path: Path, data: dict[str, Any]) -> Rules:
-    perms = data.get("permissions", {})
-    if not isinstance(perms, dict):
-        raise ConfigError(f'{path}: "permissions" must be an object with allow/ask/deny lists')
-    lists: dict[str, list[str]] = {}
-    for key in ("allow", "ask", "deny"):
-        value = perms.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(
-                f"{path}: permissions.{key} must be a list of strings",
-                hint='e.g. "allow": ["run_command(pytest*)", "Edit(src/**)"]',
-            )
-        for rule in value:
-            try:
-                parse_rule(rule)
-            except ValueError as exc:
-                raise ConfigError(
-                    f"{path}: permissions.{key}: {rule!r} is not a rule: {exc}",
-                    hint='a rule is TOOL or TOOL(pattern), e.g. "Bash(make *)", "Edit(src/**)"',
-                ) from None
-        lists[key] = value
-    return Rules(lists["allow"], lists["ask"], lists["deny"])
 
 
 def classify_command(command: str) -> str | None:

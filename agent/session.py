@@ -22,7 +22,8 @@ from agent.events import AgentEvent, ErrorReported, StatusNote, TextChunk, TurnD
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
-from agent.permissions import Permissions, load_rules
+from agent.permission_rules import load_rules
+from agent.permissions import Permissions
 from agent.protocols import Extension, Host, Model
 from agent.providers import select_model
 from agent.providers.pricing import cost_usd

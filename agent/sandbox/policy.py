@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ConfigError
-from agent.permissions import read_settings
+from agent.permission_rules import read_settings
 from agent.rules import parse_rule
 
 # Credentials under $HOME that no command needs to read; hidden (tmpfs / empty file) in the sandbox.

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent.errors import ConfigError
-from agent.permissions import Permissions, classify_command, load_rules
+from agent.permission_rules import load_rules
+from agent.permissions import Permissions, classify_command
 
 
 @pytest.mark.parametrize(

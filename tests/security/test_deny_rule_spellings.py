@@ -13,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent.permissions import Permissions, Rules
+from agent.permission_rules import Rules
+from agent.permissions import Permissions
 
 CANARY = "deny-spelling-canary-7f3a"
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.permissions import Permissions, load_rules
+from agent.permission_rules import load_rules
+from agent.permissions import Permissions
 
 GRANTS = {
     "permissions": {

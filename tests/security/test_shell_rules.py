@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.permissions import Permissions, Rules
+from agent.permission_rules import Rules
+from agent.permissions import Permissions
 from agent.shell_parse import parse_command
 
 

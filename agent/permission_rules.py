@@ -1,0 +1,95 @@
+"""Permission rules from settings files: the user's grant, the repository's only restrict.
+
+``.kiln/settings.json`` (the repository's) and ``$KILN_HOME/settings.json`` (the user's) hold
+``{"permissions": {"allow": [...], "ask": [...], "deny": [...]}}``; each rule is checked here
+when the file is read (``agent.rules`` has the vocabulary), so a malformed file is one clear
+error, never a grant. ``agent.permissions`` applies them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.errors import ConfigError
+from agent.rules import Rule, parse_rule
+
+
+@dataclass
+class Rules:
+    allow: list[str] = field(default_factory=list)
+    ask: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # project rules ignored, for the status
+
+    def extend(self, other: Rules) -> None:
+        self.allow += other.allow
+        self.ask += other.ask
+        self.deny += other.deny
+
+    def parsed(self, key: str) -> list[Rule]:
+        return [parse_rule(r) for r in getattr(self, key)]
+
+
+def load_rules(root: Path, home: Path) -> Rules:
+    """Project rules first, then user rules; a malformed file is a clear error, never a grant.
+    The repository only restricts: its ``allow`` rules are ignored (a checkout that ships
+    ``"allow": ["Bash(*)"]`` would otherwise run every command of an ``ask`` session unasked)."""
+    rules = Rules()
+    project = root / ".kiln" / "settings.json"
+    for path in (project, home / "settings.json"):
+        data = read_settings(path)
+        if data is None:
+            continue
+        parsed = _parse_rules(path, data)
+        if path is project and parsed.allow:
+            shown = ", ".join(parsed.allow).encode("unicode_escape").decode("ascii")
+            rules.warnings.append(
+                ".kiln/settings.json: permissions.allow ignored (only $KILN_HOME/settings.json "
+                f"grants): {shown}"
+            )
+            parsed.allow = []
+        rules.extend(parsed)
+    return rules
+
+
+def read_settings(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(
+            f"cannot read {path}: {exc}", hint="fix or delete the settings file"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path} must hold a JSON object", hint='e.g. {"permissions": {"allow": []}}'
+        )
+    return data
+
+
+def _parse_rules(path: Path, data: dict[str, Any]) -> Rules:
+    perms = data.get("permissions", {})
+    if not isinstance(perms, dict):
+        raise ConfigError(f'{path}: "permissions" must be an object with allow/ask/deny lists')
+    lists: dict[str, list[str]] = {}
+    for key in ("allow", "ask", "deny"):
+        value = perms.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(
+                f"{path}: permissions.{key} must be a list of strings",
+                hint='e.g. "allow": ["run_command(pytest*)", "Edit(src/**)"]',
+            )
+        for rule in value:
+            try:
+                parse_rule(rule)
+            except ValueError as exc:
+                raise ConfigError(
+                    f"{path}: permissions.{key}: {rule!r} is not a rule: {exc}",
+                    hint='a rule is TOOL or TOOL(pattern), e.g. "Bash(make *)", "Edit(src/**)"',
+                ) from None
+        lists[key] = value
+    return Rules(lists["allow"], lists["ask"], lists["deny"])
