@@ -5,11 +5,10 @@ so an edit never reaches the outside file (docs/security.md section 2), through 
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.security.scripted_run import kiln_run_json
 
 
 def test_file_tools_do_not_write_through_a_hard_link(
@@ -21,21 +20,11 @@ def test_file_tools_do_not_write_through_a_hard_link(
     root.mkdir()
     os.link(outside, root / "edit.js")
     os.link(outside, root / "write.js")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
+    kiln_run_json(root, [
         {"tool_calls": [{"name": "edit_file", "input": {"path": "edit.js", "old_text": "original",
                                                           "new_text": "edited"}}]},
         {"tool_calls": [{"name": "write_file", "input": {"path": "write.js", "content": "new\n"}}]},
-        "done",
-    ]))  # fmt: skip
-    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
-         "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
+    ], home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json")  # fmt: skip
     assert (root / "edit.js").read_text() == "edited\n"
     assert (root / "write.js").read_text() == "new\n"
     assert outside.read_text() == "original\n"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.security.scripted_run import kiln_run_json
 
 SSH = "ssh-canary-4c1d"
 ENV = "env-canary-9e27"
@@ -33,17 +33,10 @@ def fake_home(tmp_path: Path, kiln_home: Path) -> Path:
 
 def kiln_run(root: Path, home: Path, kiln_home: Path, tmp_path: Path) -> str:
     """Everything Kiln stored of the session (wire log and transcript) and printed."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(["done"]))
-    env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home), "MY_DEPLOY_TOKEN": ENV,
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
-         "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    proc, result = kiln_run_json(
+        root, [], home=home, kiln_home=kiln_home, script=tmp_path / "script.json",
+        env={"MY_DEPLOY_TOKEN": ENV},
     )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
-    result = json.loads(proc.stdout)
     assert result["stop_reason"] == "end_turn", result
     session = Path(result["transcript"]).parent
     stored = [p.read_text(errors="replace") for p in session.rglob("*") if p.is_file()]

@@ -15,6 +15,7 @@ import pytest
 
 from agent.permission_rules import load_rules
 from agent.permissions import Permissions
+from tests.security.scripted_run import kiln_run_json
 
 GRANTS = {
     "permissions": {
@@ -113,18 +114,11 @@ def test_a_deny_rule_that_globs_the_whole_machine_neither_crashes_nor_hangs(
     (root / "notes" / "zz-never-named-9c1.txt").write_text("hidden\n")
     rules = ["Read(//**/zz-never-named-9c1.txt)", "Read(//proc/**/zz)", "Edit(~/**/zz)"]
     (root / ".kiln" / "settings.json").write_text(json.dumps({"permissions": {"deny": rules}}))
-    script = tmp_path / "script.json"
     read = step("read_file", path="notes/zz-never-named-9c1.txt")
-    script.write_text(json.dumps([read, "done"]))
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
-         "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+    _, result = kiln_run_json(
+        root, [read], home=tmp_path / "home", kiln_home=kiln_home,
+        script=tmp_path / "script.json", timeout=300,
     )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
-    result = json.loads(proc.stdout)
     assert result["stop_reason"] == "end_turn", result
     transcript = Path(result["transcript"]).read_text()
     assert "denied by rule Read(//**/zz-never-named-9c1.txt)" in transcript

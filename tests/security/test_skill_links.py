@@ -5,11 +5,9 @@ would hand that text to the model, and `skill{file}` every file beside it. Throu
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.security.scripted_run import kiln_run_json
 
 PRIVATE = "private-skill-canary-3d7e"
 
@@ -36,22 +34,12 @@ def test_a_repository_skill_that_links_outside_is_skipped(tmp_path: Path, kiln_h
     (root / ".kiln" / "skills" / "own" / "SKILL.md").write_text(
         "---\nname: own\ndescription: the repository's own helper\n---\nOWN-BODY\n"
     )
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
+    proc, out = kiln_run_json(root, [
         {"tool_calls": [{"name": "skill", "input": {"name": "linkedmd"}}]},
         {"tool_calls": [{"name": "skill", "input": {"name": "linkeddir", "file": "token.txt"}}]},
         {"tool_calls": [{"name": "skill", "input": {"name": "own"}}]},
-        "done",
-    ]))  # fmt: skip
-    env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
-         "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
-    session = Path(json.loads(proc.stdout)["transcript"]).parent
+    ], home=home, kiln_home=kiln_home, script=tmp_path / "script.json")  # fmt: skip
+    session = Path(out["transcript"]).parent
     stored = "\n".join(p.read_text(errors="replace") for p in session.rglob("*") if p.is_file())
     assert "OWN-BODY" in stored  # the control: the repository's own skill is used
     assert PRIVATE not in stored + proc.stdout + proc.stderr
