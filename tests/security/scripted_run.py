@@ -11,6 +11,32 @@ from pathlib import Path
 from typing import Any
 
 
+def kiln_run(
+    root: Path,
+    *,
+    home: Path,
+    kiln_home: Path,
+    script: Path,
+    mode: str = "yolo",
+    output: str = "json",
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """`kiln run --mode MODE [EXTRA] --output-format OUTPUT go` in ``root``, the scripted model
+    following the steps in ``script``; no terminal to answer a question."""
+    full_env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
+                "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script), **(env or {})}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", mode, *extra,
+         "--output-format", output, "go"],
+        cwd=root, env=full_env, capture_output=True, text=True, timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
 def kiln_run_json(
     root: Path,
     steps: list[Any],
@@ -21,17 +47,16 @@ def kiln_run_json(
     env: dict[str, str] | None = None,
     timeout: float = 120,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    """`kiln run --mode yolo --output-format json go` in ``root``; the process and its result."""
+    """``steps`` (then "done") in yolo mode with JSON output: the process and its result."""
     script.write_text(json.dumps([*steps, "done"]))
-    full_env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
-                "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script), **(env or {})}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
-         "go"],
-        cwd=root, env=full_env, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
+    proc = kiln_run(root, home=home, kiln_home=kiln_home, script=script, env=env, timeout=timeout)
     return proc, json.loads(proc.stdout)
+
+
+def stream_transcript(proc: subprocess.CompletedProcess[str]) -> Path:
+    """The transcript a `--output-format stream-json` run names in its last event."""
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    return Path(events[-1]["transcript"])
 
 
 def tool_results(transcript: Path) -> list[Any]:

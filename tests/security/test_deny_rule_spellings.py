@@ -8,13 +8,11 @@ out what a read deny rule hides, as read_file does."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from agent.permission_rules import Rules
 from agent.permissions import Permissions
+from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
 
 CANARY = "deny-spelling-canary-7f3a"
 
@@ -38,23 +36,12 @@ def run(
     root: Path, home: Path, kiln_home: Path, script: Path, mode: str = "yolo"
 ) -> tuple[str, str, list[str]]:
     """`kiln run --mode MODE` with the scripted model: transcript, output, tool results."""
-    env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", mode,
-         "--output-format", "stream-json", "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    transcript = Path(events[-1]["transcript"]).read_text()
-    results = [
-        json.dumps(block.get("content"))
-        for message in map(json.loads, transcript.splitlines())
-        for block in message.get("content", [])
-        if isinstance(block, dict) and block.get("type") == "tool_result"
-    ]
-    return transcript, proc.stdout + proc.stderr, results
+    proc = kiln_run(
+        root, home=home, kiln_home=kiln_home, script=script, mode=mode, output="stream-json"
+    )
+    transcript = stream_transcript(proc)
+    results = [json.dumps(content) for content in tool_results(transcript)]
+    return transcript.read_text(), proc.stdout + proc.stderr, results
 
 
 def test_a_symlink_or_a_tilde_does_not_get_past_deny_rules(tmp_path: Path, kiln_home: Path) -> None:

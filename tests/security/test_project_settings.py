@@ -6,16 +6,13 @@ through the real `kiln run`; nobody answers (no terminal), so whatever asks is r
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent.permission_rules import load_rules
 from agent.permissions import Permissions
-from tests.security.scripted_run import kiln_run_json
+from tests.security.scripted_run import kiln_run, kiln_run_json, stream_transcript, tool_results
 
 GRANTS = {
     "permissions": {
@@ -37,22 +34,11 @@ def run(root: Path, kiln_home: Path, tmp_path: Path, mode: str) -> tuple[list[st
         step("run_command", command="rm -f keep.txt"),
         "done",
     ]))  # fmt: skip
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", mode, "--no-sandbox",
-         "--output-format", "stream-json", "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    proc = kiln_run(
+        root, home=tmp_path / "home", kiln_home=kiln_home, script=script, mode=mode,
+        output="stream-json", extra=("--no-sandbox",),
     )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    transcript = Path(events[-1]["transcript"]).read_text()
-    results = [
-        json.dumps(block.get("content"))
-        for message in map(json.loads, transcript.splitlines())
-        for block in message.get("content", [])
-        if isinstance(block, dict) and block.get("type") == "tool_result"
-    ]
+    results = [json.dumps(content) for content in tool_results(stream_transcript(proc))]
     return results, proc.stdout + proc.stderr
 
 
