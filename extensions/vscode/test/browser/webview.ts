@@ -154,6 +154,7 @@ async function main(): Promise<void> {
   assert.equal(edits.length, 1);
   await send({ type: "pendingEdits", edits });
   const pendingTicks = page.locator(".pending-edit .hunk-keep");
+  await pendingTicks.first().waitFor(); // the list renders after the message: count() does not wait
   const pendingHunks = await pendingTicks.count();
   await pendingTicks.nth(0).uncheck();
   await page.screenshot({ path: join(artifacts, "pending-edit.png"), fullPage: true });
