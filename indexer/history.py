@@ -39,6 +39,7 @@ from indexer.files import is_example_path, is_test_path
 from indexer.search_cache import HistoryMemo
 from indexer.structure import is_tooling_path
 from indexer.tokens import camel_parts, fts_match, rarest_within, vocabulary_term
+from kiln_errors.host_path import host_env
 
 _GIT_TIMEOUT = 60.0
 # Issue numbers, URLs and hashes name tickets and commits, not code.
@@ -51,6 +52,7 @@ def _git_command(root: Path, *args: str, stdout: Any) -> subprocess.Popen[bytes]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     env["GIT_TERMINAL_PROMPT"] = "0"
+    env = host_env([root], env)  # no git a command dropped into a workspace folder on PATH
     cmd = [
         "git",
         "-c",

@@ -23,6 +23,7 @@ from agent.errors import EXIT_USAGE, ToolError
 from agent.sandbox import bwrap, seatbelt
 from agent.sandbox.env import scrub
 from agent.sandbox.policy import SandboxPolicy, load_policy
+from kiln_errors.host_path import host_which
 
 __all__ = ["Sandbox", "SandboxPolicy", "SandboxUnavailable", "find_backend", "load_policy"]
 
@@ -35,14 +36,21 @@ class SandboxUnavailable(ToolError):
     exit_code = EXIT_USAGE  # where it ends a run (``--verify``): a setup to fix, as docs/ci.md says
 
 
-def find_backend() -> tuple[str, str] | None:
-    """(name, executable) of a working backend, or None."""
+def find_backend(workspace: Path | None = None) -> tuple[str, str] | None:
+    """(name, executable) of a working backend, or None. ``bwrap`` is looked up on a ``PATH``
+    without relative entries and folders of ``workspace`` (``host_path``): a command must not
+    plant the "sandbox" the next session starts."""
     if sys.platform == "darwin" and Path(seatbelt.SANDBOX_EXEC).exists():
         return "seatbelt", seatbelt.SANDBOX_EXEC
     if sys.platform.startswith("linux"):
         # KILN_BWRAP names the bubblewrap executable to use (one that is not there: none).
         named = os.environ.get("KILN_BWRAP")
-        exe = (named if os.access(named, os.X_OK) else None) if named else shutil.which("bwrap")
+        untrusted = [workspace] if workspace is not None else []
+        exe = (
+            (named if os.access(named, os.X_OK) else None)
+            if named
+            else host_which("bwrap", untrusted)
+        )
         if exe and _bwrap_works(exe):
             return "bwrap", exe
     return None
@@ -76,7 +84,7 @@ class Sandbox:
         self.policy = policy
         self.kiln_home = Path(kiln_home)
         self.required = required
-        self.backend = None if disabled or not policy.enabled else find_backend()
+        self.backend = None if disabled or not policy.enabled else find_backend(self.root)
         self._tmp: Path | None = None
         # Paths the permission rules deny writing (read-only here) or reading (hidden here), so
         # a command cannot do through an interpreter what the rules refuse to a tool.

@@ -1,9 +1,12 @@
 """The environment a sandboxed command gets: the host's, minus anything that looks secret.
 
 A variable is dropped when its NAME looks like a credential (KEY, TOKEN, SECRET, PASSWORD,
-PASSWD, CREDENTIAL, AUTH, COOKIE, PRIVATE, SESSION, DSN; cloud and CI credential prefixes) or its
-VALUE has the shape of a well-known token (``ghp_``, ``github_pat_``, ``sk-``, ``AKIA``,
-``xox?-``, a PEM private key). ``env_pass`` in the user's settings keeps named variables anyway.
+PASSWD, CREDENTIAL, AUTH, COOKIE, PRIVATE, SESSION, DSN; PASS, PWD, JWT as a ``_``-separated
+word: ``MYSQL_PWD``, ``SMTP_PASS``, ``CI_JOB_JWT``; cloud and CI credential prefixes) or its
+VALUE has the shape of a credential (``ghp_``, ``github_pat_``, ``sk-``, ``AKIA``, ``xox?-``, a
+PEM private key, a JSON Web Token, a URL with a password: ``postgres://u:pw@db``,
+``http_proxy=http://u:pw@proxy``). ``env_pass`` in the user's settings keeps named variables
+anyway.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE|SESSION|DSN|WEBHOOK",
     re.IGNORECASE,
 )
+# Short words that are credentials only as a whole ``_``-separated part (not PASSTHROUGH, OLDPWD).
+SECRET_WORD = re.compile(r"(^|_)(PASS|PWD|JWT|PASSPHRASE|APIKEY|CREDS)(_|$)", re.IGNORECASE)
 SECRET_PREFIXES = (
     "AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_", "GH_", "GITHUB_TOKEN",
     "ACTIONS_", "NPM_", "PYPI_", "TWINE_", "DOCKER_", "HF_", "HUGGING", "ANTHROPIC_", "OPENAI_",
@@ -23,9 +28,18 @@ SECRET_PREFIXES = (
 SECRET_VALUE = re.compile(
     r"^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|rk_live_|AKIA|ASIA|xox[abpr]-|AIza)"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+    r"|^eyJ[A-Za-z0-9_-]{8,}\.eyJ"  # a JSON Web Token (header.payload)
+    r"|^[A-Za-z][A-Za-z0-9+.-]*://[^/\s@:]*:[^/\s@]+@"  # scheme://user:password@host
 )
 # Harmless names that match the patterns above.
-KEEP = {"XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_SESSION_DESKTOP", "KEYTIMEOUT"}
+KEEP = {
+    "XDG_SESSION_TYPE",
+    "XDG_SESSION_CLASS",
+    "XDG_SESSION_DESKTOP",
+    "KEYTIMEOUT",
+    "PWD",
+    "OLDPWD",
+}
 
 
 def is_secret(name: str, value: str) -> bool:
@@ -34,6 +48,7 @@ def is_secret(name: str, value: str) -> bool:
     upper = name.upper()
     return bool(
         SECRET_NAME.search(upper)
+        or SECRET_WORD.search(upper)
         or upper.startswith(SECRET_PREFIXES)
         or upper == "SSH_AUTH_SOCK"
         or SECRET_VALUE.search(value)

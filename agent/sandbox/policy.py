@@ -49,7 +49,7 @@ HOME_SECRETS = (
     ".cargo/credentials.toml",
     ".password-store",
 )
-SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
+SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/run/dbus")
 WIDENING_KEYS = ("enabled", "network", "network_commands", "write", "env_pass")
 MODE_KEYS = ("network", "network_commands", "write")
 
@@ -77,9 +77,33 @@ def home_dirs() -> list[Path]:
     return sorted(h for h in homes if str(h) not in ("", "/"))
 
 
+def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
+    """Sockets of the user's login session that a command could drive to run code outside the
+    sandbox or act as the user: the runtime folder (``$XDG_RUNTIME_DIR``, ``/run/user/UID``:
+    the session bus, whose systemd answers ``systemd-run --user``; Wayland; PipeWire; rootless
+    Podman and Docker; keyring, gpg and ssh agents) and the agent sockets the environment names
+    (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``'s ``unix:path=``, ``GPG_AGENT_INFO``),
+    wherever they are. Unix sockets on the filesystem are reachable from any network namespace."""
+    env = os.environ if environ is None else environ
+    out = []
+    if hasattr(os, "getuid"):
+        out.append(Path(f"/run/user/{os.getuid()}"))
+    if env.get("XDG_RUNTIME_DIR"):
+        out.append(Path(env["XDG_RUNTIME_DIR"]))
+    for name in ("SSH_AUTH_SOCK", "GPG_AGENT_INFO"):
+        if env.get(name):
+            out.append(Path(env[name].split(":", 1)[0]))
+    for part in env.get("DBUS_SESSION_BUS_ADDRESS", "").split(";"):
+        for option in part.partition(":")[2].split(","):
+            if option.startswith("path="):
+                out.append(Path(option[5:]))
+    return [p for p in dict.fromkeys(out) if p.is_absolute() and str(p) != "/"]
+
+
 def default_hidden(kiln_home: Path) -> list[Path]:
     hidden = [h / s for h in home_dirs() for s in HOME_SECRETS]
     hidden += [Path(p) for p in SYSTEM_SECRETS]
+    hidden += session_sockets()
     hidden.append(kiln_home)  # sessions, credentials.json, trusted keys: Kiln's own state
     return hidden
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kiln_errors.host_path import host_env
 from lsp_server.headless.git_nested import nested_repositories
 
 EXCLUDE = [":(exclude).kiln", ":(exclude).kiln/**"]
@@ -99,10 +100,13 @@ SAFE_GIT = [
 ]  # fmt: skip
 
 
-def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+def git_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Kiln's environment without ``GIT_*`` and with a ``PATH`` that names no folder of the
+    workspace (``host_path``): ``git`` and what it starts are the host's, never a file a command
+    wrote into an activated ``.venv/bin``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
-    return {**env, **(extra or {})}
+    return host_env([root], {**env, **(extra or {})})
 
 
 def _quiet_git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -112,7 +116,7 @@ def _quiet_git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cwd=root,
         capture_output=True,
         text=True,
-        env=git_env(),
+        env=git_env(root),
         stdin=subprocess.DEVNULL,
     )
 
@@ -138,7 +142,7 @@ def git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool =
         cwd=root,
         capture_output=True,
         text=True,
-        env=git_env(env),
+        env=git_env(root, env),
         stdin=subprocess.DEVNULL,
     )
     if check and proc.returncode != 0:
@@ -148,7 +152,9 @@ def git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool =
 
 def git_succeeds(root: Path, *args: str) -> bool:
     """Whether a read-only git query exits 0 (no filter overrides: it runs no driver)."""
-    proc = subprocess.run(["git", *SAFE_GIT, *args], cwd=root, capture_output=True, env=git_env())
+    proc = subprocess.run(
+        ["git", *SAFE_GIT, *args], cwd=root, capture_output=True, env=git_env(root)
+    )
     return proc.returncode == 0
 
 
@@ -205,7 +211,7 @@ def check_branch_options(root: Path, branch: str, author: str | None) -> None:
         ["git", *SAFE_GIT, "check-ref-format", "--branch", branch],
         cwd=root,
         capture_output=True,
-        env=git_env(),
+        env=git_env(root),
     ).returncode:
         raise UsageError(f"--commit-branch {branch!r} is not a valid branch name")
     if (
@@ -213,6 +219,7 @@ def check_branch_options(root: Path, branch: str, author: str | None) -> None:
             ["git", *SAFE_GIT, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
             cwd=root,
             capture_output=True,
+            env=git_env(root),
         ).returncode
         == 0
     ):

@@ -1,0 +1,82 @@
+"""What a sandboxed command inherits from the host (docs/security.md section 4, "Environment"
+and "hidden"), through the real `kiln run` in `yolo`: credentials whose names or values the
+first scrubber missed (``MYSQL_PWD``, ``SMTP_PASS``, ``CI_JOB_JWT``, a database URL or proxy with
+a password) never reach a command, and the login session's sockets (the session bus whose
+systemd runs ``systemd-run --user`` outside any sandbox, an ssh agent) cannot be connected to,
+even where the environment names them."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+from tests.security.scripted_run import kiln_run_json, tool_results
+
+CANARIES = {
+    "MYSQL_PWD": "canary-mysql-pwd",
+    "SMTP_PASS": "canary-smtp-pass",
+    "CI_JOB_JWT": "canary-job-jwt",
+    "DATABASE_URL": "postgres://app:canary-db-password@db.internal/app",
+    "https_proxy": "http://me:canary-proxy-password@proxy:3128",
+    "ID_TOKEN_LIKE": "eyJhbGciOiJSUzI1NiJ9.eyJjYW5hcnkiOiJqd3QifQ.sig",
+}
+MARKS = ("canary-", "eyJjYW5hcnki")
+
+CONNECT = """
+import os, socket, sys
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path); print("CONNECTED", path)
+    except OSError as exc:
+        print("refused", path, exc.__class__.__name__)
+"""
+
+
+def _listener(path: Path) -> socket.socket:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(str(path))
+    srv.listen(8)
+    srv.setblocking(False)
+    return srv
+
+
+def _accepted(srv: socket.socket) -> bool:
+    try:
+        srv.accept()[0].close()
+        return True
+    except BlockingIOError:
+        return False
+
+
+def test_secrets_and_session_sockets_stay_on_the_host(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    runtime = host_dir / "run-user"  # outside /tmp, which the sandbox replaces anyway
+    bus, agent = runtime / "bus", host_dir / "agent" / "ssh.sock"
+    listeners = [_listener(bus), _listener(agent), _listener(runtime / "wayland-0")]
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "connect.py").write_text(CONNECT)
+    sockets = " ".join(str(p) for p in (bus, agent, runtime / "wayland-0"))
+    env = {
+        **CANARIES,
+        "XDG_RUNTIME_DIR": str(runtime),
+        "SSH_AUTH_SOCK": str(agent),
+        "DBUS_SESSION_BUS_ADDRESS": f"unix:path={bus}",
+    }
+    try:
+        _, out = kiln_run_json(root, [
+            {"tool_calls": [{"name": "run_command", "input": {"command": "env; cat /proc/self/environ"}}]},
+            {"tool_calls": [{"name": "run_command", "input": {"command": f"python3 connect.py {sockets}"}}]},
+        ], home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json", env=env)  # fmt: skip
+        seen = json.dumps(tool_results(Path(out["transcript"])))
+        assert "PATH=" in seen and "refused" in seen  # the commands did run
+        assert not [m for m in MARKS if m in seen], seen
+        assert "CONNECTED" not in seen, seen
+        assert not any(_accepted(s) for s in listeners)
+    finally:
+        for s in listeners:
+            s.close()
