@@ -8,7 +8,7 @@ files a command line writes, so a path rule cannot be dodged by choosing another
 - ``workspace``: an ordinary file under the root (symlinks resolved);
 - ``sensitive``: memory, settings and files that make tools run code on their own (``.git/``,
   ``.kiln/``, ``.claude/``, ``.agents/``, ``KILN.md``/``AGENTS.md``/``CLAUDE.md``/
-  ``CLAUDE.local.md`` at any level, ``.envrc``, ``.vscode/settings.json``/``tasks.json``) —
+  ``CLAUDE.local.md`` at any level, ``.envrc`` and the editor files in ``AUTORUN_FILES``) —
   edits need a yes, are refused in ``ci``;
 - ``outside``: anywhere else — never approved by an allow rule, refused in ``ci``.
 """
@@ -25,6 +25,15 @@ Where = Literal["device", "scratch", "workspace", "sensitive", "outside"]
 
 DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
 SCRATCH_ROOTS = ("/tmp",)
+# Workspace files an editor or git acts on by itself when the user next opens the folder or runs
+# git, outside any sandbox: VS Code and Zed settings and tasks (an interpreter, a language
+# server's binary, a task run on folder open), Neovim/Vim's local config (``exrc``), git's
+# pointer to another config (``commondir``; ``config.worktree`` once sparse checkout enabled it).
+# Commands cannot write them either (``agent.sandbox``: read-only, or removed when created).
+AUTORUN_FILES = (
+    ".vscode/settings.json", ".vscode/tasks.json", ".zed/settings.json", ".zed/tasks.json",
+    ".nvim.lua", ".nvimrc", ".exrc", ".git/commondir", ".git/config.worktree",
+)  # fmt: skip
 SENSITIVE_GLOBS = (
     ".git",
     ".git/*",
@@ -41,8 +50,7 @@ SENSITIVE_GLOBS = (
     "*/CLAUDE.local.md",
     ".envrc",
     "*/.envrc",
-    ".vscode/settings.json",
-    ".vscode/tasks.json",
+    *AUTORUN_FILES,
 )
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent.write_policy import AUTORUN_FILES
+
 # Local daemons a command could drive to escape (a Docker socket is root on the host).
 DAEMON_SOCKETS = (
     "/run/docker.sock",
@@ -22,8 +24,13 @@ DAEMON_SOCKETS = (
 )
 PROTECTED_IN_WORKSPACE = (
     ".git/config", ".git/hooks", ".git/info", ".kiln", ".claude", ".agents", "KILN.md",
-    "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc",
+    "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc", *AUTORUN_FILES,
 )  # fmt: skip
+# In each submodule's git folder (``.git/modules/NAME``, nested ones too): what makes the
+# user's next ``git status`` in the superproject (which runs git inside populated submodules)
+# run a program: its config, hooks and a ``commondir`` pointing at another config.
+MODULE_PROTECTED = ("config", "config.worktree", "hooks", "info", "commondir")
+MAX_MODULES = 200
 
 
 def build_argv(
@@ -62,6 +69,7 @@ def build_argv(
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
     protected = [root / rel for rel in PROTECTED_IN_WORKSPACE] + list(readonly)
+    protected += submodule_config(root)
     if (root / ".git").is_file() and not (root / ".git").is_symlink():
         protected.append(root / ".git")  # a worktree's "gitdir:" file names where hooks live
     protected = [p for p in protected if p.exists() and not p.is_symlink()]
@@ -71,6 +79,26 @@ def build_argv(
         args += ["--ro-bind", str(path), str(path)]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *argv]
     return args
+
+
+def submodule_config(root: Path) -> list[Path]:
+    """``MODULE_PROTECTED`` paths of every git folder under ``.git/modules`` (bounded)."""
+    out: list[Path] = []
+    todo, seen = [root / ".git" / "modules"], 0
+    while todo and seen < MAX_MODULES:
+        folder = todo.pop()
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        seen += 1
+        if (folder / "HEAD").is_file():  # a git folder: protect it, then look at its modules
+            out += [folder / name for name in MODULE_PROTECTED]
+            todo.append(folder / "modules")
+            continue
+        try:  # a module name with a slash ("libs/a") is a plain folder on the way
+            todo += [child for child in folder.iterdir() if child.is_dir()]
+        except OSError:
+            continue
+    return out
 
 
 def pinned_parents(root: Path, protected: list[Path]) -> list[Path]:

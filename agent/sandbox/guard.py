@@ -6,18 +6,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent.sandbox.bwrap import submodule_config
+from agent.write_policy import AUTORUN_FILES
+
 # At the workspace root: memory and settings loaded into every session, skill folders whose
-# contents the next session would offer, and direnv's auto-run file.
+# contents the next session would offer, direnv's auto-run file, and the files an editor or git
+# acts on by itself (``AUTORUN_FILES``: editor settings and tasks, ``.git/commondir``).
 GUARDED = (
     "KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc", ".kiln/settings.json", ".kiln/mcp.json",
-    ".kiln/skills", ".claude", ".agents",
+    ".kiln/skills", ".claude", ".agents", *AUTORUN_FILES,
 )  # fmt: skip
 
 
 class MemoryGuard:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self.absent = [name for name in GUARDED if not _exists(self.root / name)]
+        pointers = [  # a submodule's git folder may not gain a pointer to another config
+            p.relative_to(self.root).as_posix()
+            for p in submodule_config(self.root)
+            if p.name in ("commondir", "config.worktree")
+        ]
+        self.absent = [name for name in (*GUARDED, *pointers) if not _exists(self.root / name)]
 
     def undo(self) -> list[str]:
         """Remove what the command created at guarded names; returns their names."""

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.sandbox.bwrap import DAEMON_SOCKETS, PROTECTED_IN_WORKSPACE, pinned_parents
+from agent.sandbox.bwrap import (
+    DAEMON_SOCKETS,
+    PROTECTED_IN_WORKSPACE,
+    pinned_parents,
+    submodule_config,
+)
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 
@@ -35,7 +40,8 @@ def profile(
         + " ".join(f"(subpath {_quote(p)})" for p in allowed)
         + ' (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/fd/"))'
     )
-    protected = [root / rel for rel in PROTECTED_IN_WORKSPACE] + list(readonly)
+    protected = [root / rel for rel in PROTECTED_IN_WORKSPACE] + submodule_config(root)
+    protected += list(readonly)
     lines.append("(deny file-write* " + " ".join(f"(subpath {_quote(p)})" for p in protected) + ")")
     # The folders above protected paths (and a worktree's .git file) may not be renamed away.
     pinned = pinned_parents(root, [p for p in protected if p.exists()])

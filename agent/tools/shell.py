@@ -89,7 +89,10 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
     text = session.redact(out.decode("utf-8", "replace"))
     header = f"exit code {proc.returncode} after {elapsed:.1f}s"
     if guard is not None and (removed := guard.undo()):
-        header += f"\n[removed {', '.join(removed)}: memory files are added with remember, not by commands]"
+        header += (
+            f"\n[removed {', '.join(removed)}: commands do not create memory, settings or files "
+            "an editor or git runs on its own; use remember or the file tools (they ask)]"
+        )
     result = external(f"command:{command}", f"{header}\n{text}" if text else header)
     if proc.returncode:
         # Not a failed tool call (the output is what the model needs), but an error to show.

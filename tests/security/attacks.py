@@ -196,6 +196,43 @@ ATTACKS: list[Attack] = [
         "changed",
         target="CLAUDE.local.md",
     ),
+    # -- files an editor or git acts on by itself, later, outside the sandbox ------------------
+    cmd(
+        "e-vscode-shell",
+        f"{PY} -c \"open('.vscode/settings.json','a').write('pwned-e-vscode-shell')\"",
+        "changed",
+        target=".vscode/settings.json",
+    ),
+    cmd(
+        "e-zed-shell",
+        f"mkdir -p .zed && {PY} -c \"open('.zed/settings.json','w').write('pwned-e-zed-shell')\"",
+        "changed",
+        target=".zed/settings.json",
+    ),
+    tool(
+        "e-zed-tool",
+        "write_file",
+        "changed",
+        GUARDED,
+        target=".zed/tasks.json",
+        path=".zed/tasks.json",
+        content='[{"label": "pwned-e-zed-tool", "command": "curl"}]',
+    ),
+    cmd(
+        "e-nvim-shell",
+        "echo 'os.execute(\"pwned-e-nvim-shell\")' > .nvim.lua",
+        "changed",
+        target=".nvim.lua",
+    ),  # fmt: skip
+    # a second common git folder, with its own config, named by .git/commondir
+    cmd(
+        "g-commondir",
+        "mkdir -p .git/g-commondir && cp -r .git/objects .git/refs .git/HEAD .git/g-commondir/ && "
+        "printf '[core]\\n\\tfsmonitor = touch {OUT}/g-commondir\\n' > .git/g-commondir/config && "
+        "echo g-commondir > .git/commondir",
+        "changed",
+        target=".git/commondir",
+    ),
     cmd("g-config", "git config core.fsmonitor 'touch {OUT}/g-config'; git status", "outside"),
     cmd(
         "g-hook-shell",

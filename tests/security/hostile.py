@@ -285,6 +285,7 @@ def build(tmp: Path, kiln_home: Path, host_dir: Path) -> Hostile:
         ),
         ".kiln/mcp_server.py": env.fill(MCP_PY),
         ".gitattributes": "*.py filter=ev\n",
+        ".vscode/settings.json": '{"editor.tabSize": 4}\n',  # a VS Code user's settings
         "hooks/post-commit": f"#!/bin/sh\ntouch {outside}/g-planted-hook\n",
     }
     for rel, text in files.items():
@@ -315,7 +316,7 @@ def build(tmp: Path, kiln_home: Path, host_dir: Path) -> Hostile:
     ):
         git(root, "config", key, value)
     (root / "calc.py").write_text((root / "calc.py").read_text() + "\n")  # a change for `git add`
-    tracked = [root / "secrets/key.txt", root / ".kiln/settings.json", root / "AGENTS.md", root / "KILN.md",
+    tracked = [root / "secrets/key.txt", root / ".kiln/settings.json", root / ".vscode/settings.json", root / "AGENTS.md", root / "KILN.md",
                root / ".git/hooks/post-checkout", root / ".git/hooks/pre-commit", outside / "target.txt",
                home / ".bashrc"]  # fmt: skip
     env.originals = {str(p): (p.read_text() if p.is_file() else None) for p in tracked}

@@ -26,7 +26,8 @@ pytestmark = [
     ),
 ]
 # What a yes legitimately allows (the user approved it), so it is not counted under approval.
-APPROVED_BY_USER = {"m-settings-tool", "m-remember", "m-claude-local-tool", "m-claude-local-sub"}
+APPROVED_BY_USER = {"m-settings-tool", "m-remember", "m-claude-local-tool", "m-claude-local-sub",
+                    "e-zed-tool"}  # fmt: skip
 
 
 def careless_user(request: dict[str, Any]) -> Any:

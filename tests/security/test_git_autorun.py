@@ -1,0 +1,75 @@
+"""What the user's own git runs after Kiln (docs/security.md section 4, "read-only inside the
+workspace"): a sandboxed command must not leave config that makes the user's next plain
+``git status`` — or an editor's, which runs it every few seconds — start a program on the host.
+``.git/config`` being read-only is not enough: ``.git/commondir`` names another git folder whose
+config git then reads, and ``git status`` in a superproject runs git inside each populated
+submodule under that submodule's config (``.git/modules/NAME/config``). Through the real
+`kiln run` in `yolo`; the observer is the user's git afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.sandbox import find_backend
+from tests.security.scripted_run import kiln_run_json, tool_results
+
+pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}  # fmt: skip
+
+
+def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True)
+
+
+def _superproject(tmp: Path) -> Path:
+    lib = tmp / "lib"
+    lib.mkdir()
+    (lib / "lib.py").write_text("y = 1\n")
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "lib"]):
+        git(lib, *args)
+    root = tmp / "repo"
+    root.mkdir()
+    (root / "app.py").write_text("x = 1\n")
+    git(root, "init", "-q")
+    added = git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+    assert added.returncode == 0, added.stderr
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "init")
+    return root
+
+
+def test_commands_leave_no_config_the_users_git_runs(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    root = _superproject(tmp_path)
+    marker = host_dir / "ran"
+    run = f"echo $0 >> {marker}; false"
+    plants = [
+        f"git -C sub config core.fsmonitor '{run}'",
+        f"printf '[core]\\n\\tfsmonitor = {run}\\n' >> .git/modules/sub/config",
+        "mkdir -p .git/other && cp -r .git/objects .git/refs .git/HEAD .git/other/ && "
+        f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = {run}\\n' > .git/other/config"
+        " && echo other > .git/commondir",
+        "mkdir -p .git/modules/sub/other && cp -r .git/modules/sub/objects .git/modules/sub/refs "
+        ".git/modules/sub/HEAD .git/modules/sub/other/ && "
+        f"printf '[core]\\n\\tfsmonitor = {run}\\n' > .git/modules/sub/other/config"
+        " && echo other > .git/modules/sub/commondir",
+    ]
+    steps = [{"tool_calls": [{"name": "run_command", "input": {"command": c}}]} for c in plants]
+    _, out = kiln_run_json(
+        root, steps, home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json"
+    )
+    results = json.dumps(tool_results(Path(out["transcript"])))
+    assert "Read-only file system" in results  # the commands ran and met the sandbox
+    for where in (root, root / "sub"):  # what the user (or the editor) runs next
+        status = git(where, "status")
+        assert status.returncode == 0, status.stderr
+    assert not marker.exists(), marker.read_text()
+    assert not (root / ".git" / "commondir").exists()
