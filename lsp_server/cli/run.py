@@ -89,6 +89,14 @@ def workspace_for(root: Path, *, explicit: bool) -> tuple[Path, str]:
     help="Folder for the patch, summary, report and transcript (default: the session folder).",
 )
 @click.option(
+    "--max-patch-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=50,
+    show_default=True,
+    help="With --ci: the largest patch (and changed files' size) before the run's outputs are "
+    "refused with exit code 3; at most 20,000 files either way.",
+)
+@click.option(
     "--no-sandbox",
     is_flag=True,
     help="Run commands unconfined (without bubblewrap/sandbox-exec); --ci otherwise refuses them.",
@@ -112,6 +120,7 @@ def run_cmd(
     commit_branch: str | None,
     author: str | None,
     artifacts: Path | None,
+    max_patch_mb: float,
     no_sandbox: bool,
     resume: str | None,
     provider: str | None,
@@ -121,6 +130,7 @@ def run_cmd(
     import os
 
     from lsp_server.headless.github import check_event_actor, task_from_event
+    from lsp_server.headless.repo_git import Limits
     from lsp_server.headless.runner import RunOptions, run_or_exit
 
     sources = [s for s in (task, task_file) if s]
@@ -162,5 +172,6 @@ def run_cmd(
         model=model,
         assume_yes=assume_yes,
         no_sandbox=no_sandbox,
+        patch_limits=Limits(max_bytes=int(max_patch_mb * 1024 * 1024)),
     )
     run_or_exit(opts)

@@ -1,8 +1,7 @@
 """CI extras around a headless run: verification before/after, the patch, an optional branch
 commit, and the Markdown summary for a PR comment.
 
-The patch is computed with a throw-away git index, so the user's own index is never touched and
-new files are included; Kiln's state folder (`.kiln/`) is always excluded.
+Kiln's own git calls (the changed paths, the patch, the commit) are in ``repo_git``.
 """
 
 from __future__ import annotations
@@ -11,16 +10,10 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from kiln_errors.host_path import host_env
-from lsp_server.headless.git_nested import nested_repositories
-
-EXCLUDE = [":(exclude).kiln", ":(exclude).kiln/**"]
 
 
 @dataclass
@@ -88,103 +81,6 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
         pass
 
 
-# The repository under test is not trusted: its config must not make Kiln's own git calls run
-# programs on the host (hooks, fsmonitor, ssh, pagers, external diff, gpg). Commands the agent
-# starts cannot change .git/config or .git/hooks (read-only in the sandbox), and these options
-# hold even if the checkout arrived with them.
-SAFE_GIT = [
-    "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.sshCommand=false",
-    "-c", "core.pager=cat", "-c", "diff.external=", "-c", "commit.gpgSign=false",
-    "-c", "tag.gpgSign=false", "-c", "gpg.program=false", "-c", "core.askPass=false",
-    "-c", "credential.helper=", "-c", "protocol.allow=never", "--no-pager",
-]  # fmt: skip
-
-
-def git_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Kiln's environment without ``GIT_*`` and with a ``PATH`` that names no folder of the
-    workspace (``host_path``): ``git`` and what it starts are the host's, never a file a command
-    wrote into an activated ``.venv/bin``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
-    return host_env([root], {**env, **(extra or {})})
-
-
-def _quiet_git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """A git call that only reads (config, index, trees): no filter overrides needed."""
-    return subprocess.run(
-        ["git", *SAFE_GIT, *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env=git_env(root),
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def filter_overrides(root: Path) -> list[str]:
-    """``-c`` options that switch off every filter driver the config defines (a driver's clean
-    command runs on ``git add``), the configs of nested repositories included (git status and
-    add look inside them: ``git_nested``); reading a config runs nothing."""
-    drivers: set[str] = set()
-    for repo in (root, *nested_repositories(root, _quiet_git)):
-        proc = _quiet_git(repo, "config", "--null", "--name-only", "--get-regexp", r"^filter\.")
-        drivers |= {k.rsplit(".", 1)[0] for k in proc.stdout.split("\0") if k.count(".") >= 2}
-    out: list[str] = []
-    for driver in sorted(drivers):
-        for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
-            out += ["-c", f"{driver}.{key}={value}"]
-    return out
-
-
-def git(root: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
-    proc = subprocess.run(
-        ["git", *SAFE_GIT, *filter_overrides(root), *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env=git_env(root, env),
-        stdin=subprocess.DEVNULL,
-    )
-    if check and proc.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
-    return proc.stdout
-
-
-def git_succeeds(root: Path, *args: str) -> bool:
-    """Whether a read-only git query exits 0 (no filter overrides: it runs no driver)."""
-    proc = subprocess.run(
-        ["git", *SAFE_GIT, *args], cwd=root, capture_output=True, env=git_env(root)
-    )
-    return proc.returncode == 0
-
-
-def is_git_repo(root: Path) -> bool:
-    return git_succeeds(root, "rev-parse", "--git-dir")
-
-
-def dirty_paths(root: Path) -> set[str]:
-    """Paths that differ from HEAD (tracked changes and untracked files), `.kiln/` excluded."""
-    out = git(root, "status", "--porcelain", "-z", "-uall", "--no-renames")
-    paths = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
-    return {p for p in paths if p != ".kiln" and not p.startswith(".kiln/")}
-
-
-def working_tree_patch(root: Path, paths: list[str] | None = None) -> str:
-    """The diff against HEAD of ``paths`` (default: the whole tree, new files included)."""
-    if paths is not None and not paths:
-        return ""
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        has_head = git_succeeds(root, "rev-parse", "--verify", "HEAD")
-        if has_head:
-            git(root, "read-tree", "HEAD", env=env)
-        git(root, "add", "-A", "--", *(paths if paths is not None else ["."]), *EXCLUDE, env=env)
-        base = "HEAD" if has_head else "--root"  # a repository without a commit yet
-        return git(
-            root, "diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", base, env=env
-        )
-
-
 def diffstat(patch: str) -> list[dict[str, Any]]:
     files: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
@@ -203,56 +99,12 @@ def diffstat(patch: str) -> list[dict[str, Any]]:
 AUTHOR_RE = re.compile(r"[^<>]+ <[^<>\s]+@[^<>\s]+>")
 
 
-def check_branch_options(root: Path, branch: str, author: str | None) -> None:
-    """Refuse a bad branch or author before the run, so the run never ends half-committed."""
+def check_author(author: str | None) -> None:
+    """Refuse a bad author before the run, so the run never ends half-committed."""
     from agent.errors import UsageError
 
-    if subprocess.run(
-        ["git", *SAFE_GIT, "check-ref-format", "--branch", branch],
-        cwd=root,
-        capture_output=True,
-        env=git_env(root),
-    ).returncode:
-        raise UsageError(f"--commit-branch {branch!r} is not a valid branch name")
-    if (
-        subprocess.run(
-            ["git", *SAFE_GIT, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
-            cwd=root,
-            capture_output=True,
-            env=git_env(root),
-        ).returncode
-        == 0
-    ):
-        raise UsageError(
-            f"branch {branch!r} already exists", hint="choose a new --commit-branch name"
-        )
     if author is not None and not AUTHOR_RE.fullmatch(author.strip()):
         raise UsageError(f"--author {author!r} is not 'Name <email>'")
-
-
-def commit_branch(
-    root: Path, branch: str, message: str, author: str | None, paths: list[str]
-) -> str:
-    """Commit ``paths`` (what the run changed) on a new branch; returns the commit id."""
-    git(root, "switch", "-c", branch)
-    git(root, "add", "-A", "--", *paths)
-    args = [
-        "-c",
-        "user.name=Kiln",
-        "-c",
-        "user.email=kiln@localhost",
-        "commit",
-        "--no-verify",
-        "-q",
-        "-m",
-        message,
-        "--",
-        *paths,
-    ]
-    if author:
-        args[7:7] = ["--author", author]
-    git(root, *args)
-    return git(root, "rev-parse", "HEAD").strip()
 
 
 @dataclass
@@ -279,6 +131,7 @@ class RunReport:
     refusals: list[dict[str, Any]] = field(default_factory=list)
     memory_proposals: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
+    blocked: int = 0  # the exit code when the outputs were refused (too large, HEAD moved)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -8,17 +8,18 @@ import json
 import signal
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 
-from agent.errors import KilnError, ProviderError
+from agent.errors import ProviderError
 from agent.events import ErrorReported, Event
 from agent.protocols import PermissionRequest
+from agent.sandbox.guard import MemoryGuard
 from agent.session import AgentConfig, DiskHost, Session
-from lsp_server.headless import ci, exit_codes
+from lsp_server.headless import ci, exit_codes, repo_git
 from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, print_json
 from lsp_server.headless.terminal import safe
 
@@ -48,11 +49,21 @@ class RunOptions:
     assume_yes: bool = False
     cwd: str = ""  # the user's directory relative to root, when kiln ran from a subdirectory
     no_sandbox: bool = False
+    patch_limits: repo_git.Limits = field(default_factory=repo_git.Limits)
 
     @property
     def sandbox(self) -> str:
         """ "off" with --no-sandbox; "required" in --ci (refuse commands without a sandbox)."""
         return "off" if self.no_sandbox else ("required" if self.ci else "auto")
+
+
+@dataclass
+class CiState:
+    """What a --ci run recorded before the agent started."""
+
+    layout: repo_git.Layout
+    dirty_before: set[str]
+    guard: MemoryGuard | None
 
 
 def _asker(opts: RunOptions) -> Any:
@@ -144,14 +155,14 @@ def run(opts: RunOptions) -> int:
         redact_env=opts.ci,
         extra={"sandbox": opts.sandbox, **({"user_cwd": opts.cwd} if opts.cwd else {})},
     )
-    if opts.ci and not ci.is_git_repo(opts.root):
-        raise KilnError(
-            f"{opts.root} is not a git checkout",
-            hint="--ci needs a git working tree to diff against",
-        )
-    if opts.ci and opts.commit_branch:
-        ci.check_branch_options(opts.root, opts.commit_branch, opts.author)
-    dirty_before = ci.dirty_paths(opts.root) if opts.ci else set()
+    layout = repo_git.Layout.record(opts.root) if opts.ci else None
+    if layout is not None and opts.commit_branch:
+        repo_git.check_branch(layout, opts.commit_branch)
+        ci.check_author(opts.author)
+    dirty_before = layout.dirty_paths() if layout is not None else set()
+    # What any process of the run (verify, MCP servers, skill scripts) leaves at names that
+    # would redirect git or load as memory is removed before Kiln's own git calls (_ci_outputs).
+    run_guard = MemoryGuard(opts.root) if opts.ci else None
     before = (
         ci.run_verify(opts.verify, opts.root, sandbox=_verify_sandbox(opts))
         if opts.verify and opts.ci
@@ -164,7 +175,8 @@ def run(opts: RunOptions) -> int:
         session.state["title"] = " ".join(opts.task.split())[:80]
         session.store.update(session.id, title=session.state["title"])
     reason = _drive(session, _task_text(opts))
-    return _finish(opts, session, reason, before, events, dirty_before)
+    ci_state = CiState(layout, dirty_before, run_guard) if layout is not None else None
+    return _finish(opts, session, reason, before, events, ci_state)
 
 
 def _verify_sandbox(opts: RunOptions) -> Any:
@@ -206,7 +218,7 @@ def _finish(
     reason: str,
     before: ci.Verification | None,
     events: list[Event],
-    dirty_before: set[str],
+    ci_state: CiState | None,
 ) -> int:
     errors = [e for e in events if isinstance(e, ErrorReported)]
     report = ci.RunReport(
@@ -231,8 +243,8 @@ def _finish(
         for message in session.transcript.messages:
             fh.write(session.runner.redact(json.dumps(message, ensure_ascii=False)) + "\n")
     report.transcript_path = str(transcript)
-    if opts.ci:
-        _ci_outputs(opts, session, report, before, folder, dirty_before)
+    if ci_state is not None:
+        _ci_outputs(opts, session, report, before, folder, ci_state)
     report.exit_code = _exit_code(opts, report)
     report.outcome = exit_codes.MEANING[report.exit_code]
     if opts.ci:
@@ -242,6 +254,8 @@ def _finish(
         (folder / "report.json").write_text(
             json.dumps(report.to_dict(), indent=2), encoding="utf-8"
         )
+    if report.blocked:  # one line whatever the output format: the outputs were refused
+        click.echo(f"kiln: {safe(report.error)}", err=True)
     if opts.output_format == "json":
         print_json(report.to_dict())
     elif opts.output_format == "stream-json":
@@ -266,7 +280,7 @@ def _ci_outputs(
     report: ci.RunReport,
     before: ci.Verification | None,
     folder: Path,
-    dirty_before: set[str],
+    state: CiState,
 ) -> None:
     report.verify_before = before
     if opts.verify:
@@ -278,17 +292,27 @@ def _ci_outputs(
             for b in m["content"]
         )
         report.verify_after = ci.run_verify(opts.verify, opts.root, sandbox=session.sandbox)
+    if state.guard is not None:
+        for name in state.guard.undo():
+            report.refusals.append(
+                {"tool": "sandbox", "reason": f"{name} was created during the run; removed"}
+            )
     # What this run changed: files that became dirty during it, plus files the agent edited
     # that were dirty already; never the run's own artifacts or files dirty before it.
-    after = ci.dirty_paths(opts.root)
-    paths = (after - dirty_before) | (set(session.turn.files_modified) & after)
+    layout = state.layout
+    after = layout.dirty_paths()
+    paths = (after - state.dirty_before) | (set(session.turn.files_modified) & after)
     try:
         artifacts = folder.resolve().relative_to(opts.root).as_posix() + "/"
         paths = {p for p in paths if not p.startswith(artifacts)}
     except ValueError:
         pass
     changed = sorted(paths)
-    patch = session.runner.redact(ci.working_tree_patch(opts.root, changed))
+    try:
+        patch = session.runner.redact(layout.patch(changed, opts.patch_limits))
+    except repo_git.PatchTooLarge as exc:
+        report.error, report.blocked = str(exc), exit_codes.LIMIT
+        return  # no patch file, no commit: nothing half-done
     patch_path = folder / "changes.patch"
     patch_path.write_text(patch, encoding="utf-8")
     report.patch_path = str(patch_path)
@@ -296,13 +320,17 @@ def _ci_outputs(
     if opts.commit_branch and report.files:
         first_line = (report.answer.strip().splitlines() or ["Kiln changes"])[0][:72]
         message = f"{first_line}\n\nTask: {opts.task.strip()[:500]}\nKiln session: {session.id}\n"
-        report.commit = ci.commit_branch(
-            opts.root, opts.commit_branch, message, opts.author, changed
-        )
+        try:
+            report.commit = layout.commit_branch(opts.commit_branch, message, opts.author, changed)
+        except repo_git.HeadMoved as exc:
+            report.error, report.blocked = str(exc), exit_codes.REFUSED
+            return
         report.branch = opts.commit_branch
 
 
 def _exit_code(opts: RunOptions, report: ci.RunReport) -> int:
+    if report.blocked:
+        return report.blocked
     reason = report.stop_reason
     if reason == "error":
         return exit_codes.PROVIDER

@@ -1,0 +1,288 @@
+"""Kiln's own git calls on the repository under CI: the changed paths, the patch and the branch
+commit. They run on the host, outside the sandbox, in a checkout the repository's author and the
+agent control, so:
+
+- the options in ``SAFE_GIT`` and ``filter_overrides`` switch off everything in a config that
+  would run a program (hooks, fsmonitor, pagers, external diffs and textconv, filter drivers,
+  ssh, credential helpers, signing, automatic gc) or follow submodules;
+- the repository's layout (work tree, git dir, common dir, ``HEAD``) is recorded when the run
+  starts (``Layout.record``) and every later call is pinned to it through ``GIT_DIR``,
+  ``GIT_COMMON_DIR`` and ``GIT_WORK_TREE``: a ``.git/commondir`` or ``.git/config.worktree``
+  written during the run cannot make Kiln read another folder as the work tree (and put a host
+  file into the patch) or take config and hooks from elsewhere;
+- the patch is bounded (``Limits``): too many files or bytes end the run's outputs with one line,
+  before anything is written or committed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.errors import KilnError, UsageError
+from kiln_errors.host_path import host_env
+from lsp_server.headless.git_nested import nested_repositories
+
+EXCLUDE = [":(exclude).kiln", ":(exclude).kiln/**"]
+TIMEOUT = 600.0  # seconds for one git call: a config include naming a FIFO would wait forever
+
+SAFE_GIT = [
+    "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.sshCommand=false",
+    "-c", "core.pager=cat", "-c", "diff.external=", "-c", "commit.gpgSign=false",
+    "-c", "tag.gpgSign=false", "-c", "gpg.program=false", "-c", "core.askPass=false",
+    "-c", "credential.helper=", "-c", "protocol.allow=never", "-c", "submodule.recurse=false",
+    "-c", "diff.submodule=short", "-c", "status.submoduleSummary=false", "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false", "--no-pager",
+]  # fmt: skip
+
+
+class GitFailed(KilnError):
+    """One of Kiln's own git calls failed (or took longer than ``TIMEOUT``)."""
+
+
+class HeadMoved(GitFailed):
+    """The agent committed, reset or switched during the run: a branch made from where HEAD is
+    now would carry commits the patch and the summary do not show."""
+
+    exit_code = 5  # refused by policy (docs/ci.md)
+
+
+class PatchTooLarge(KilnError):
+    exit_code = 3  # a limit was reached (docs/ci.md)
+    hint = "raise --max-patch-mb, or ask for a smaller change"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_bytes: int = 50 * 1024 * 1024
+    max_files: int = 20_000
+
+
+def git_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Kiln's environment without ``GIT_*`` (a ``GIT_DIR`` or ``GIT_CONFIG_PARAMETERS`` there
+    must not redirect or reconfigure Kiln's calls) and with a ``PATH`` that names no folder of
+    the workspace (``host_path``): ``git`` and what it starts are the host's, never a file a
+    command wrote into an activated ``.venv/bin``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
+    return host_env([root], {**env, **(extra or {})})
+
+
+def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", *SAFE_GIT, *argv], cwd=cwd, env=env, input=stdin, capture_output=True,
+            text=True, errors="replace", timeout=TIMEOUT,
+            **({} if stdin is not None else {"stdin": subprocess.DEVNULL}),
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        raise GitFailed(f"git {argv[0]} took longer than {TIMEOUT:g}s; stopped") from exc
+
+
+def _unpinned(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A read-only call that finds its repository from ``repo`` (the layout at the start, and
+    nested repositories, which are looked at under their own config)."""
+    return _run(list(args), repo, git_env(repo))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the repository was when the run started; ``root`` is the workspace."""
+
+    root: Path
+    top: Path
+    git_dir: Path
+    common_dir: Path
+    head: str | None  # None: no commit yet
+
+    @classmethod
+    def record(cls, root: Path) -> Layout:
+        root = Path(root).resolve()
+        proc = _unpinned(root, "rev-parse", "--show-toplevel", "--absolute-git-dir",
+                         "--git-common-dir")  # fmt: skip
+        lines = proc.stdout.splitlines()
+        if proc.returncode != 0 or len(lines) != 3:
+            raise UsageError(
+                f"{root} is not a git checkout",
+                hint="--ci needs a git working tree to diff against",
+            )
+        top, git_dir = Path(lines[0]).resolve(), Path(lines[1]).resolve()
+        common = (root / lines[2]).resolve()
+        if root != top and top not in root.parents:
+            raise UsageError(
+                f"the repository's work tree {top} does not hold the workspace {root}",
+                hint="a core.worktree setting moved it; check out the repository afresh",
+            )
+        head = _unpinned(root, "rev-parse", "--verify", "-q", "HEAD^{commit}").stdout.strip()
+        return cls(root, top, git_dir, common, head or None)
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        pinned = {"GIT_DIR": str(self.git_dir), "GIT_COMMON_DIR": str(self.common_dir),
+                  "GIT_WORK_TREE": str(self.top)}  # fmt: skip
+        return git_env(self.root, {**pinned, **(extra or {})})
+
+    def run(
+        self, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return _run([*self.filter_overrides(), *args], self.root, self.env(env), stdin)
+
+    def git(self, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
+        proc = self.run(*args, env=env, stdin=stdin)
+        if proc.returncode != 0:
+            raise GitFailed(f"git {args[0]} failed: {proc.stderr.strip()[:500]}")
+        return proc.stdout
+
+    def filter_overrides(self) -> list[str]:
+        """``-c`` options that switch off every filter driver the config defines (a driver's
+        clean command runs on ``git add``), the configs of nested repositories included (git
+        status and add look inside them: ``git_nested``); reading a config runs nothing."""
+        configs = [_run(["config", "--null", "--name-only", "--get-regexp", r"^filter\."],
+                        self.root, self.env())]  # fmt: skip
+
+        def look(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+            # a nested repository is found from its own folder; PATH is cleaned of the workspace
+            env = self.env() if repo == self.top else git_env(self.root)
+            return _run(list(args), repo, env)
+
+        for repo in nested_repositories(self.top, look):
+            configs.append(look(repo, "config", "--null", "--name-only", "--get-regexp",
+                                r"^filter\."))  # fmt: skip
+        drivers = {
+            key.rsplit(".", 1)[0]
+            for proc in configs
+            for key in proc.stdout.split("\0")
+            if key.count(".") >= 2
+        }
+        out: list[str] = []
+        for driver in sorted(drivers):
+            for key, value in (
+                ("clean", ""),
+                ("smudge", ""),
+                ("process", ""),
+                ("required", "false"),
+            ):
+                out += ["-c", f"{driver}.{key}={value}"]  # fmt: skip
+        return out
+
+    def current_head(self) -> str | None:
+        proc = self.run("rev-parse", "--verify", "-q", "HEAD^{commit}")
+        return proc.stdout.strip() or None
+
+    def dirty_paths(self) -> set[str]:
+        """Workspace paths that differ from the recorded ``HEAD`` (tracked changes, untracked
+        files, and what commits made during the run changed), ``.kiln/`` excluded."""
+        out = self.git("status", "--porcelain", "-z", "-uall", "--no-renames", "--", ".")
+        top_paths = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
+        now = self.current_head()
+        if self.head and now and now != self.head:
+            moved = self.git("diff", "--name-only", "-z", "--no-renames", self.head, now, "--", ".")
+            top_paths |= {p for p in moved.split("\0") if p}
+        prefix = self.root.relative_to(self.top).as_posix() + "/" if self.root != self.top else ""
+        paths = {p[len(prefix) :] for p in top_paths if p.startswith(prefix)}
+        return {p for p in paths if p != ".kiln" and not p.startswith(".kiln/")}
+
+    def patch(self, paths: list[str], limits: Limits) -> str:
+        """The diff of ``paths`` (workspace-relative) against the recorded ``HEAD``, new files
+        included, with workspace-relative names; raises ``PatchTooLarge`` past ``limits``."""
+        if not paths:
+            return ""
+        if len(paths) > limits.max_files:
+            raise PatchTooLarge(
+                f"the run changed {len(paths)} files; a patch holds at most {limits.max_files}"
+            )
+        size = sum(_size(self.root / p) for p in paths)
+        if size > limits.max_bytes:
+            raise PatchTooLarge(_too_large(size, limits))
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            if self.head:
+                self.git("read-tree", self.head, env=env)
+            self.add(paths, env=env)
+            base = self.head or "--root"  # a repository without a commit yet
+            argv = ["git", *SAFE_GIT, *self.filter_overrides(), "diff", "--cached", "--binary",
+                    "--no-ext-diff", "--no-textconv", "--submodule=short", "--relative", base]  # fmt: skip
+            return _bounded_output(argv, self.root, self.env(env), limits)
+
+    def add(self, paths: list[str], env: dict[str, str] | None = None) -> None:
+        """``git add -A`` of ``paths``, named through stdin (a million names do not fit argv)."""
+        listing = "\0".join([*paths, *EXCLUDE]) + "\0"
+        self.git(
+            "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", env=env, stdin=listing
+        )
+
+    def commit_branch(self, branch: str, message: str, author: str | None, paths: list[str]) -> str:
+        """Commit ``paths`` on a new branch made from the recorded ``HEAD``; returns the commit."""
+        if self.current_head() != self.head:
+            raise HeadMoved(
+                f"HEAD moved during the run ({_short(self.head)} -> "
+                f"{_short(self.current_head())}): no branch made; the patch shows every change "
+                "since the run started"
+            )
+        self.git("switch", "-c", branch)
+        self.add(paths)
+        args = ["-c", "user.name=Kiln", "-c", "user.email=kiln@localhost", "commit",
+                "--no-verify", "-q", "-m", message, "--pathspec-from-file=-", "--pathspec-file-nul"]  # fmt: skip
+        if author:
+            args += ["--author", author]
+        self.git(*args, stdin="\0".join(paths) + "\0")
+        return self.git("rev-parse", "HEAD").strip()
+
+
+def _short(sha: str | None) -> str:
+    return sha[:12] if sha else "no commit"
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size if path.is_file() and not path.is_symlink() else 0
+    except OSError:
+        return 0
+
+
+def _too_large(size: int, limits: Limits) -> str:
+    mb = 1024 * 1024
+    return (
+        f"the run's changes are too large for a patch: over {size / mb:.0f} MB "
+        f"(at most {limits.max_bytes / mb:.0f} MB)"
+    )
+
+
+def _bounded_output(argv: list[str], cwd: Path, env: dict[str, str], limits: Limits) -> str:
+    """stdout of ``argv``, read in pieces and stopped once it passes ``limits.max_bytes``."""
+    with tempfile.TemporaryFile() as err:  # a pipe for stderr could fill while stdout is read
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=err,
+                                stdin=subprocess.DEVNULL)  # fmt: skip
+        assert proc.stdout is not None
+        chunks: list[bytes] = []
+        total = 0
+        try:
+            while piece := proc.stdout.read(1 << 20):
+                total += len(piece)
+                if total > limits.max_bytes:
+                    raise PatchTooLarge(_too_large(total, limits))
+                chunks.append(piece)
+            if proc.wait(timeout=TIMEOUT) != 0:
+                err.seek(0)
+                message = err.read().decode(errors="replace").strip()[:500]
+                raise GitFailed(f"git diff failed: {message}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def check_branch(layout: Layout, branch: str) -> None:
+    """Refuse a bad or taken branch name before the run, so it never ends half-committed."""
+    if _unpinned(layout.root, "check-ref-format", "--branch", branch).returncode:
+        raise UsageError(f"--commit-branch {branch!r} is not a valid branch name")
+    if layout.run("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0:
+        raise UsageError(
+            f"branch {branch!r} already exists", hint="choose a new --commit-branch name"
+        )

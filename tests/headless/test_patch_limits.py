@@ -1,0 +1,39 @@
+"""A run whose changes are too large for a patch (docs/ci.md, "Outputs"): one line, exit code 3,
+no patch file and no branch, through the real `kiln run --ci` with the scripted model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.repos import git
+from tests.security.scripted_run import kiln_run
+
+
+def test_a_change_over_the_patch_limit_ends_with_one_line_and_nothing_half_done(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    write = "python3 -c \"import os; open('big.bin', 'wb').write(os.urandom(3 << 20))\""
+    steps = [{"tool_calls": [{"name": "run_command", "input": {"command": write}}]}, "done"]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    artifacts = tmp_path / "artifacts"
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="text",
+        extra=("--ci", "--max-patch-mb", "1", "--commit-branch", "kiln/big",
+               "--artifacts", str(artifacts)),
+    )  # fmt: skip
+    assert (root / "big.bin").stat().st_size == 3 << 20  # the agent's command ran
+    assert proc.returncode == 3, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "too large" in line]
+    assert lines == ["kiln: the run's changes are too large for a patch: over 3 MB (at most 1 MB)"]
+    assert not (artifacts / "changes.patch").exists()
+    assert "kiln/big" not in git(root, "branch", "--list")
+    report = json.loads((artifacts / "report.json").read_text())
+    assert report["exit_code"] == 3 and report["patch"] == "" and "too large" in report["error"]
