@@ -1,0 +1,96 @@
+"""Repository config a checkout can ship, beyond the keys of the `g-planted-*` attacks: every
+other key and hook that would make Kiln's own git calls in `kiln run --ci --commit-branch` run a
+program (docs/security.md section 8), `.gitmodules` transports, and `GIT_*` variables in Kiln's
+own environment. The marker is looked for outside /tmp."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.sandbox import find_backend
+from tests.repos import git
+from tests.security.scripted_run import kiln_run
+
+pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+HOOKS = ("pre-commit", "commit-msg", "prepare-commit-msg", "post-commit", "post-checkout",
+         "reference-transaction", "post-index-change", "pre-auto-gc")  # fmt: skip
+
+
+def test_shipped_config_hooks_and_gitmodules_run_nothing_on_the_host(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    touch = f"touch {host_dir}/ran"
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (root / ".gitattributes").write_text("* diff=tc merge=mg\n")
+    (root / ".gitmodules").write_text(
+        '[submodule "m"]\n\tpath = m\n'
+        f"\turl = ext::sh -c {touch}-ext% >&2\n\tupdate = !{touch}-update\n"
+    )
+    (root / "included.cfg").write_text(f"[core]\n\tfsmonitor = {touch}-include; false\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    for key, value in (
+        ("include.path", str(root / "included.cfg")),
+        (f"includeIf.gitdir:{root}/.path", str(root / "included.cfg")),
+        ("diff.tc.textconv", f"{touch}-textconv; cat"),
+        ("diff.tc.command", f"{touch}-diffcmd"),
+        ("merge.mg.driver", f"{touch}-merge"),
+        ("core.editor", f"{touch}-editor"),
+        ("sequence.editor", f"{touch}-sequence"),
+        ("pager.status", f"{touch}-pager; cat"),
+        ("pager.diff", f"{touch}-pager; cat"),
+        ("core.alternateRefsCommand", f"{touch}-altrefs"),
+        ("uploadpack.packObjectsHook", f"{touch}-packhook"),
+        ("submodule.recurse", "true"),
+        ("submodule.m.update", f"!{touch}-update"),
+        ("submodule.m.url", f"ext::sh -c {touch}-ext% >&2"),
+        ("protocol.allow", "always"),
+        ("status.submoduleSummary", "true"),
+        ("gc.auto", "1"),
+        ("gc.autoDetach", "false"),
+    ):
+        git(root, "config", key, value)
+    for hook in HOOKS:
+        (root / ".git" / "hooks" / hook).write_text(f"#!/bin/sh\n{touch}-{hook}\n")
+        (root / ".git" / "hooks" / hook).chmod(0o755)
+    # Kiln's environment names another repository (one with the branch already in it)
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    git(
+        other,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@e",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "o",
+    )
+    git(other, "branch", "kiln/cfg")
+    steps = [
+        {"tool_calls": [{"name": "edit_file", "input": {
+            "path": "calc.py", "old_text": "a - b", "new_text": "a + b"}}]},
+        "Fixed add.",
+    ]  # fmt: skip
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+        extra=("--ci", "--commit-branch", "kiln/cfg"),
+        env={"GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other)},
+    )  # fmt: skip
+    result = json.loads(proc.stdout)
+    assert result["branch"] == "kiln/cfg", proc.stderr
+    assert git(root, "show", "kiln/cfg:calc.py").endswith("a + b\n")  # the workspace's repo
+    assert "kiln/cfg" not in git(other, "log", "--all", "--format=%s")  # nothing went there
+    assert sorted(p.name for p in host_dir.iterdir()) == [], "a planted command ran on the host"
