@@ -14,7 +14,8 @@ squared log of how many recorded commits touched it.
 
 Only ``HEAD``'s history is read (in a workspace that is a sub-folder of a repository, the
 commits that touched it, with paths relative to it), through ``git log`` with the repository's
-hooks, fsmonitor, pager and signature checks disabled (a cloned repository's config must not get
+hooks, fsmonitor, pager, signature checks and every transport (a partial clone's on-demand fetch)
+disabled (a cloned repository's config must not get
 to run a program); a folder that is not a git work tree (or a machine without git)
 simply has no history signal. Syncing is incremental: when the recorded head is an ancestor of
 the new one only the commits in between are read; otherwise (a checkout of another branch, a
@@ -52,6 +53,9 @@ def _git_command(root: Path, *args: str, stdout: Any) -> subprocess.Popen[bytes]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     env["GIT_TERMINAL_PROMPT"] = "0"
+    # No transport: a partial clone's config would fetch a missing object from its promisor
+    # remote, and an ``ext::`` remote is a command (a config's protocol.ext.allow outranks -c).
+    env["GIT_ALLOW_PROTOCOL"] = ""
     env = host_env([root], env)  # no git a command dropped into a workspace folder on PATH
     cmd = [
         "git",

@@ -4,7 +4,8 @@ agent control, so:
 
 - the options in ``SAFE_GIT`` and ``filter_overrides`` switch off everything in a config that
   would run a program (hooks, fsmonitor, pagers, external diffs and textconv, filter drivers,
-  ssh, credential helpers, signing, automatic gc) or follow submodules;
+  ssh, credential helpers, signing, automatic gc, any transport: ``GIT_ALLOW_PROTOCOL``) or
+  follow submodules;
 - the repository's layout (work tree, git dir, common dir, ``HEAD``) is recorded when the run
   starts (``Layout.record``) and every later call is pinned to it through ``GIT_DIR``,
   ``GIT_COMMON_DIR`` and ``GIT_WORK_TREE``: a ``.git/commondir`` or ``.git/config.worktree``
@@ -39,6 +40,12 @@ SAFE_GIT = [
 ]  # fmt: skip
 
 
+# No transport at all, whatever the config says: a config's ``protocol.<name>.allow`` outranks
+# ``-c protocol.allow=never``, and a partial clone fetches a missing object on demand from its
+# promisor remote (an ``ext::`` URL is a command). The environment variable outranks both.
+NO_PROTOCOL = ""
+
+
 class GitFailed(KilnError):
     """One of Kiln's own git calls failed (or took longer than ``TIMEOUT``)."""
 
@@ -68,6 +75,7 @@ def git_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     command wrote into an activated ``.venv/bin``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
+    env["GIT_ALLOW_PROTOCOL"] = NO_PROTOCOL
     return host_env([root], {**env, **(extra or {})})
 
 
