@@ -82,9 +82,13 @@ def build_argv(
 
 
 def submodule_config(root: Path) -> list[Path]:
-    """``MODULE_PROTECTED`` paths of every git folder under ``.git/modules`` (bounded)."""
+    """``MODULE_PROTECTED`` paths of every git folder under ``.git/modules`` and
+    ``.git/worktrees`` (a linked worktree's folder: its ``commondir`` names the config and hooks
+    git uses in that worktree), and of a git folder inside the workspace that a ``.git`` file
+    names, with its common dir (bounded)."""
     out: list[Path] = []
-    todo, seen = [root / ".git" / "modules"], 0
+    todo, seen = [root / ".git" / "modules", root / ".git" / "worktrees"], 0
+    todo += _named_git_dirs(root)
     while todo and seen < MAX_MODULES:
         folder = todo.pop()
         if folder.is_symlink() or not folder.is_dir():
@@ -99,6 +103,28 @@ def submodule_config(root: Path) -> list[Path]:
         except OSError:
             continue
     return out
+
+
+def _named_git_dirs(root: Path) -> list[Path]:
+    """The git folder a ``.git`` file at the workspace root names (``gitdir: …``, as
+    ``git init --separate-git-dir`` writes it) and its common dir, when inside the workspace;
+    otherwise they are read-only like the rest of the host."""
+    dotgit = root / ".git"
+    if dotgit.is_symlink() or not dotgit.is_file():
+        return []
+    try:
+        line = dotgit.read_text(encoding="utf-8", errors="replace")[:4096].strip()
+        if not line.startswith("gitdir:"):
+            return []
+        gitdir = (root / line[len("gitdir:") :].strip()).resolve()
+        found = [gitdir]
+        common = gitdir / "commondir"
+        if common.is_file() and not common.is_symlink():
+            found.append((gitdir / common.read_text(errors="replace")[:4096].strip()).resolve())
+    except OSError:
+        return []
+    inside = [d for d in found if root in d.parents]
+    return [*inside, *(d / "worktrees" for d in inside), *(d / "modules" for d in inside)]
 
 
 def pinned_parents(root: Path, protected: list[Path]) -> list[Path]:

