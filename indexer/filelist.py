@@ -77,9 +77,11 @@ def _derive(token: bytes) -> tuple[str, ...]:
 
 
 # Files being edited: path -> (content digest, how many of the file's blocks (and its path)
-# hold each word, the row). A pure function of the content, so a digest names it whatever the
-# index; an edit inside one function then updates the row from that function's text alone.
-_EDITED: OrderedDict[str, tuple[str, Counter[str], str]] = OrderedDict()
+# hold each word, the row or None until asked for). A pure function of the content, so a
+# digest names it whatever the index; an edit inside one function then updates the counts from
+# that function's text alone, and the row (a sort of every distinct word) is built only when
+# ``flush`` writes it.
+_EDITED: OrderedDict[str, tuple[str, Counter[str], str | None]] = OrderedDict()
 _EDITED_MAX = 16
 _edited_lock = threading.Lock()
 
@@ -97,27 +99,39 @@ def spliced(
 ) -> None:
     """Count a file's words after an edit replaced its blocks ``old`` by ``new`` (content
     digest ``digests[0]`` before, ``digests[1]`` after; ``blocks`` in the file now), and mark
-    its row for ``flush`` if they changed; call after the new rows are written."""
+    its row for ``flush`` if the set of words changed; call after the new rows are written.
+    Without counts for the version before (no ``prime``, or a whole-file update came between)
+    the row is marked without counting: ``flush`` counts from the stored rows."""
     with _edited_lock:
         entry = _EDITED.pop(path, None)
-    if entry is not None and entry[0] == digests[0]:
-        _, counts, before = entry
-        for block in old:
-            counts.subtract(_word_set(block))
-        for block in new:
-            counts.update(_word_set(block))
-    else:  # the first edit of this file here, and no ``prime``: count from the stored rows
-        before = None
-        counts = _count(conn, file_id, path)
-    text = " ".join(sorted(w for w, n in counts.items() if n > 0)) if blocks else ""
-    if text != before:
+    if entry is None or entry[0] != digests[0]:
         conn.execute(f"INSERT OR IGNORE INTO {STALE}(file_id) VALUES (?)", (file_id,))
-    _keep(path, digests[1], counts, text)
+        return
+    _, counts, text = entry
+    before: Counter[str] = Counter()
+    for block in old:
+        before.update(_word_set(block))
+    after: Counter[str] = Counter()
+    for block in new:
+        after.update(_word_set(block))
+    changed = False
+    for word in before.keys() | after.keys():
+        step = after[word] - before[word]
+        if step:
+            held = counts[word]
+            counts[word] = held + step
+            if held <= 0 or held + step <= 0:  # the word came or went
+                changed = True
+                if held + step <= 0:
+                    del counts[word]
+    if changed or not blocks:
+        conn.execute(f"INSERT OR IGNORE INTO {STALE}(file_id) VALUES (?)", (file_id,))
+    _keep(path, digests[1], counts, None if changed else text)
 
 
 def flush(conn: sqlite3.Connection) -> int:
     """Rewrite the rows ``spliced`` marked out of date (from the counts it kept, or from the
-    stored block rows after a restart); returns how many. Call inside a transaction."""
+    stored block rows); returns how many. Call inside a transaction."""
     stale = [row[0] for row in conn.execute(f"SELECT file_id FROM {STALE}")]
     for file_id in stale:
         row = conn.execute("SELECT path, hash, blocks FROM files WHERE id = ?", (file_id,))
@@ -129,17 +143,19 @@ def flush(conn: sqlite3.Connection) -> int:
         with _edited_lock:
             entry = _EDITED.get(path)
         if entry is not None and entry[0] == digest:
-            text = entry[2]
+            counts, text = entry[1], entry[2]
         else:
-            counts = _count(conn, file_id, path)
-            text = " ".join(sorted(w for w, n in counts.items() if n > 0)) if blocks else ""
-        put(conn, file_id, text)
+            counts, text = _count(conn, file_id, path), None
+        if text is None:
+            text = _row(counts)
+            _keep(path, digest, counts, text)
+        put(conn, file_id, text if blocks else "")
     return len(stale)
 
 
 def prime(conn: sqlite3.Connection, path: str, digest: str) -> None:
     """Count an opened file's words now (its row as stored has content ``digest``), so that
-    its first edit updates the row from the edited function alone."""
+    its first edit updates the counts from the edited function alone."""
     with _edited_lock:
         entry = _EDITED.get(path)
     if entry is not None and entry[0] == digest:
@@ -147,8 +163,11 @@ def prime(conn: sqlite3.Connection, path: str, digest: str) -> None:
     row = conn.execute("SELECT id, hash, blocks FROM files WHERE path = ?", (path,)).fetchone()
     if row is None or row[1] != digest or not row[2]:
         return
-    counts = _count(conn, row[0], path)
-    _keep(path, digest, counts, " ".join(sorted(counts)))
+    _keep(path, digest, _count(conn, row[0], path), None)
+
+
+def _row(counts: Counter[str]) -> str:
+    return " ".join(sorted(w for w, n in counts.items() if n > 0))
 
 
 def _count(conn: sqlite3.Connection, file_id: int, path: str) -> Counter[str]:
@@ -160,9 +179,10 @@ def _count(conn: sqlite3.Connection, file_id: int, path: str) -> Counter[str]:
     return counts
 
 
-def _keep(path: str, digest: str, counts: Counter[str], text: str) -> None:
+def _keep(path: str, digest: str, counts: Counter[str], text: str | None) -> None:
+    """Keep ``counts`` (owned by the cache from now on: later edits update it in place)."""
     with _edited_lock:
-        _EDITED[path] = (digest, +counts, text)
+        _EDITED[path] = (digest, counts, text)
         _EDITED.move_to_end(path)
         while len(_EDITED) > _EDITED_MAX:
             _EDITED.popitem(last=False)
