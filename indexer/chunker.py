@@ -50,7 +50,7 @@ def chunk_region(
     """The blocks of ``region`` of an already parsed file (see ``rechunk``); ``lo_byte`` is
     where ``region.first_row`` starts: only the region's lines are decoded."""
     lines = RegionLines(data, region.first_row, lo_byte, region.end_row)
-    chunker = _Chunker(path, data, lines, language, grammar(language))  # type: ignore[arg-type]
+    chunker = _Chunker(path, data, lines, language, grammar(language), region.end_row)  # type: ignore[arg-type]
     chunker.row_base = (region.first_row, lo_byte)
     return chunker.run(tree, region)
 
@@ -81,11 +81,14 @@ def chunk_file(
 
 
 class _Chunker:
-    def __init__(self, path: str, data: bytes, lines: list[str], language: str, g: Any) -> None:
+    def __init__(
+        self, path: str, data: bytes, lines: list[str], language: str, g: Any, rows: int = -1
+    ) -> None:
         self.path, self.data, self.lines, self.language, self.g = path, data, lines, language, g
         self.module = module_name(path)
         self.row_base = (0, 0)  # (row, byte) where line starts are counted from
-        self.rows = len(lines)
+        # a region's chunker is told its last row: len(lines) would decode the whole file
+        self.rows = len(lines) if rows < 0 else rows
 
     def run(self, tree: Any, region: Region | None = None) -> list[Block]:
         """The file's blocks; with ``region``, only the blocks of those rows (see ``Region``)."""

@@ -266,8 +266,13 @@ def best_blocks(
             chunk,
         ):
             best[file_id] = (0.0, -block_id)
+        if not weights:
+            continue
+        # only names holding a term can beat a file's first block: SQLite picks them out
+        holds = " OR ".join("instr(name, ?) > 0" for _ in weights)
         for file_id, block_id, name in conn.execute(
-            f"SELECT file_id, block_id, name FROM defs WHERE file_id IN ({marks})", chunk
+            f"SELECT file_id, block_id, name FROM defs WHERE file_id IN ({marks}) AND ({holds})",
+            [*chunk, *weights],
         ):
             score = (sum(w for term, w in weights.items() if term in name), -block_id)
             if score > best.get(file_id, (0.0, 0)):

@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pathspec
@@ -239,6 +240,7 @@ def looks_indexable(data: bytes) -> bool:
     return True
 
 
+@lru_cache(maxsize=65536)  # asked for every candidate of every search
 def is_test_path(rel: str) -> bool:
     parts = rel.lower().split("/")
     name = parts[-1]
@@ -253,6 +255,7 @@ def is_test_path(rel: str) -> bool:
     )
 
 
+@lru_cache(maxsize=65536)  # asked for every candidate of every search
 def is_example_path(rel: str) -> bool:
     return any(
         p
@@ -272,6 +275,7 @@ def is_example_path(rel: str) -> bool:
     )
 
 
+@lru_cache(maxsize=65536)  # asked for every candidate of every search
 def is_vendored_path(rel: str) -> bool:
     return any(
         p in ("_vendor", "vendored", "extern", "external", "deps", "3rdparty")

@@ -12,6 +12,7 @@ import re
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from indexer import filelist, history
 from indexer import weights as W
@@ -58,6 +59,7 @@ class Hit:
         }
 
 
+@lru_cache(maxsize=65536)  # asked for every candidate of every search; callers only read it
 def short_names(qualified: str) -> set[str]:
     """Names a block defines, from its (possibly merged) qualified name, lower-cased."""
     parts = [p.strip() for p in qualified.split(", ")]
@@ -75,16 +77,16 @@ def search(
     query = code_query(query)  # what the code is searched with: no ticket keys (see there)
     terms = query_terms(query) or all_terms
     df = {} if cache is None else cache.df
-    lexical = _lexical(conn, terms, k, df)
+    exact = verbatim_blocks(conn, query_words(query)) if W.VERBATIM_WEIGHT != 1.0 else set()
+    budget = W.VERBATIM_DOC_BUDGET if exact else W.MATCH_DOC_BUDGET
+    lexical = _lexical(conn, terms, k, df, budget)
     words = {w.lower() for w in query_words(query)}
     term_set = set(terms)
     named = words | joined_words(query)
-    meta = _meta(conn, lexical)
+    meta: dict[int, tuple] = {}  # block rows, read for the candidates judged below only
     seeds = _seeds(conn, lexical, words)
     graph_rank = _pagerank(conn, seeds, meta)[: W.GRAPH_CANDIDATES]
     listed = filelist.candidates(conn, terms, lexical, df)
-    missing = [i for i in dict.fromkeys(graph_rank + listed) if i not in meta]
-    meta.update(_meta(conn, missing))
 
     fused: dict[int, float] = defaultdict(float)
     for rank, block_id in enumerate(lexical):
@@ -94,6 +96,7 @@ def search(
     for rank, block_id in enumerate(listed):
         fused[block_id] += W.FILE_LIST_WEIGHT / (W.FUSION_K + rank + 1)
     ordered = sorted(fused, key=lambda i: (-fused[i], i))[: max(W.PRIOR_TOP, 4 * k)]
+    meta.update(_meta(conn, [i for i in ordered if i not in meta]))
     vendored = _Vendored(conn)
     scope = scope_words(query)
     places: dict[str, tuple[float, bool]] = {}  # candidates share files: judge each once
@@ -104,9 +107,8 @@ def search(
         fused[block_id] *= _prior(kind, name, named, term_set, *places[path])
         if scope:
             fused[block_id] *= 1.0 + W.SCOPE_WEIGHT * scope_match(scope, path)
-    if W.VERBATIM_WEIGHT != 1.0:
-        for block_id in verbatim_blocks(conn, query_words(query)) & fused.keys():
-            fused[block_id] *= W.VERBATIM_WEIGHT
+    for block_id in exact & fused.keys():
+        fused[block_id] *= W.VERBATIM_WEIGHT
     ordered.sort(key=lambda i: (-fused[i], i))
     if ordered and not _names_a_definition(ordered, meta, term_set):
         if W.TEST_SUBJECT_WEIGHT > 0:
@@ -124,7 +126,11 @@ def search(
 
 
 def _lexical(
-    conn: sqlite3.Connection, terms: list[str], k: int, df_cache: dict[str, int]
+    conn: sqlite3.Connection,
+    terms: list[str],
+    k: int,
+    df_cache: dict[str, int],
+    budget: int = W.MATCH_DOC_BUDGET,
 ) -> list[int]:
     """BM25 candidates within a bounded amount of work.
 
@@ -142,18 +148,26 @@ def _lexical(
                     "SELECT doc FROM blocks_vocab WHERE term = ?", (token,)
                 ).fetchone()
             df_cache[term] = row[0] if row else 0  # phrases count as rare: they are selective
-    selected, used = rarest_within(terms, df_cache, W.MATCH_DOC_BUDGET)
+    selected, used = rarest_within(terms, df_cache, budget)
     weights = ", ".join(str(W.COLUMN_WEIGHTS[c]) for c in FTS_COLUMNS)
     ranked = f"SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? ORDER BY bm25(blocks_fts, {weights}) LIMIT ?"
     found: dict[int, None] = {}
     if len(selected) < len(terms):
-        for (rowid,) in conn.execute(ranked, (fts_match(terms, "AND"), W.LEXICAL_CANDIDATES)):
+        every = fts_match(terms, "AND")
+        # bm25() first counts the rows of each term, the common ones too (a scan of ~10,000
+        # entries for "type" on SQLAlchemy, the most of a search's cost right after an edit);
+        # finding the rows holding every term seeks instead. One row needs no order.
+        few = conn.execute(
+            "SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT 2", (every,)
+        ).fetchall()
+        rows = few if len(few) < 2 else conn.execute(ranked, (every, W.LEXICAL_CANDIDATES))
+        for (rowid,) in rows:
             found[rowid] = None
-    if used <= W.MATCH_DOC_BUDGET:
+    if used <= budget:
         rows = conn.execute(ranked, (fts_match(selected), W.LEXICAL_CANDIDATES)).fetchall()
     else:
         scan = f"SELECT rowid, bm25(blocks_fts, {weights}) FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ?"
-        scored = conn.execute(scan, (fts_match(selected), W.MATCH_DOC_BUDGET)).fetchall()
+        scored = conn.execute(scan, (fts_match(selected), budget)).fetchall()
         rows = sorted(scored, key=lambda r: r[1])[: W.LEXICAL_CANDIDATES]
     for row in rows:
         found.setdefault(row[0], None)
@@ -219,12 +233,12 @@ def _lookup(conn: sqlite3.Connection, table: str, names: set[str]) -> dict[str, 
 def _pagerank(
     conn: sqlite3.Connection, seeds: dict[int, float], meta: dict[int, tuple]
 ) -> list[int]:
-    """Personalised PageRank on the seeds' one-hop neighbourhood; node ids, best first."""
+    """Personalised PageRank on the seeds' one-hop neighbourhood; node ids, best first. The
+    rows of the seeds it expands are added to ``meta``."""
     if not seeds:
         return []
     expand = sorted(seeds, key=lambda i: (-seeds[i], i))[: W.GRAPH_EXPAND_SEEDS]
-    seed_meta = {i: meta[i] for i in expand if i in meta}
-    seed_meta.update(_meta(conn, [i for i in expand if i not in meta]))
+    meta.update(_meta(conn, [i for i in expand if i not in meta]))
     marks = ",".join("?" * len(expand))
     refs = dict(conn.execute(f"SELECT id, refs FROM blocks WHERE id IN ({marks})", expand))
     nodes = set(seeds)
@@ -242,7 +256,7 @@ def _pagerank(
     # Incoming: who references what the seeds define.
     def_names: dict[str, list[int]] = defaultdict(list)
     for block_id in expand:
-        row = seed_meta.get(block_id)
+        row = meta.get(block_id)
         if row:
             for name in short_names(row[2]):
                 def_names[name].append(block_id)
@@ -283,9 +297,14 @@ def joined_words(query: str, longest: int = 4) -> set[str]:
 
 def name_match(name: str, terms: set[str]) -> float:
     """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
-    parts = set(split_cached(name.replace(".", "_").replace(",", "_").replace(":", "_")))
+    parts = _name_parts(name)
     common = len(parts & terms)
     return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
+
+
+@lru_cache(maxsize=65536)
+def _name_parts(name: str) -> frozenset[str]:
+    return frozenset(split_cached(name.replace(".", "_").replace(",", "_").replace(":", "_")))
 
 
 def _add_history(

@@ -127,5 +127,6 @@ _TOOLING = re.compile(
 )
 
 
+@lru_cache(maxsize=65536)  # asked for every candidate of every search
 def is_tooling_path(path: str) -> bool:
     return bool(_TOOLING.search(path.rsplit("/", 1)[-1]))
