@@ -121,6 +121,9 @@ def _splice(
     if first > def_line or max(b.end_line for b in mine) != old_last:
         return None
     own = {id(b) for b in mine}
+    # the function's header ends on the line of the cut; a skeleton of a long class is cut
+    # into parts at skeleton lines, which may fall on these lines (a many-line signature)
+    header_last = (body.prev_sibling.end_point[0] if indent else body.start_point[0]) + 1
     for b in old:
         if first <= b.start_line and b.end_line <= old_last:
             if id(b) not in own:
@@ -129,7 +132,9 @@ def _splice(
         inside = edit_first <= b.start_line <= edit_last or edit_first <= b.end_line < edit_last
         overlaps = b.start_line <= old_last and b.end_line >= first
         encloses = b.start_line < first and b.end_line >= old_last
-        if inside or (overlaps and not encloses):
+        if inside or (
+            overlaps and not encloses and not _header_part(b, first, header_last, old_last)
+        ):
             return None
     lo_byte = _line_start(data, node.start_byte - node.start_point[1], def_line - first)
     if indent and _dedented(data, node, body, cut):
@@ -143,6 +148,19 @@ def _splice(
     if blocks[0].start_line != first or max(b.end_line for b in blocks) != new_last:
         return None
     return Splice(first, old_last, edit_last, delta, blocks, len(mine))
+
+
+def _header_part(b: Block, first: int, header_last: int, last: int) -> bool:
+    """Whether ``b``, overlapping the function (lines ``first``..``last``) without holding
+    all of it, is a part of a class skeleton that starts or ends on the function's header
+    lines (``first``..``header_last``) and whose other end lies outside the function. The skeleton collapses the body, so an edit inside it
+    changes neither the part's text nor where the skeleton is cut into parts: the part keeps
+    its start and its end moves with the lines below, as ``_moved`` moves it."""
+    if b.kind in FUNCTION_KINDS:
+        return False
+    starts = first <= b.start_line <= header_last
+    ends = first <= b.end_line <= header_last
+    return (starts and b.end_line > last) or (ends and b.start_line < first)
 
 
 def _ranges(

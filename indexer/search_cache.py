@@ -60,10 +60,12 @@ class HistoryMemo:
     def recent(self, conn: sqlite3.Connection) -> dict[str, int]:
         """path -> commits touching it among the newest ``RECENCY_COMMITS`` recorded."""
         if self._recent is None:
+            # ``+path``: read the newest commits by key, not every row in path order (SQLite
+            # picks the path index for GROUP BY path: 6 ms on SQLAlchemy's 70,000 rows)
             self._recent = dict(
                 conn.execute(
                     "SELECT path, count(*) FROM commit_files WHERE commit_id > "
-                    "(SELECT COALESCE(MAX(id), 0) FROM commits) - ? GROUP BY path",
+                    "(SELECT COALESCE(MAX(id), 0) FROM commits) - ? GROUP BY +path",
                     (W.RECENCY_COMMITS,),
                 )
             )

@@ -274,3 +274,51 @@ def test_random_edits_leave_the_index_of_a_fresh_run(case: tuple) -> None:
         with Index(fresh) as full:
             full.update()
         assert _state(repo / ".kiln" / "index.db") == _state(fresh / ".kiln" / "index.db")
+
+
+def _long_class(statements: str) -> str:
+    """A class whose skeleton is cut into parts (over 150 skeleton lines) right inside the
+    many-line signature of ``target``: its second part starts on the ``self,`` line."""
+    methods = "".join(
+        f"    def m_{n}(self, value):\n        return value + {n}\n" for n in range(148)
+    )
+    target = (
+        "    def target(\n        self,\n        value,\n    ):\n"
+        f"        first = value * 2\n{statements}        return first\n"
+    )
+    tail = "".join(f"    def after_{n}(self):\n        return {n}\n" for n in range(20))
+    return f"class Long:\n{methods}{target}{tail}"
+
+
+def test_an_edit_in_a_method_whose_signature_holds_a_class_part_boundary_is_spliced(
+    tmp_path: Path, open_index: Callable[..., Index]
+) -> None:
+    text = _long_class("        second = first + 1\n")
+    parts = [b for b in chunk_file("long.py", text.encode()) if b.kind == "class"]
+    target = next(b for b in chunk_file("long.py", text.encode()) if b.name == "Long.target")
+    assert any(target.start_line < p.start_line <= target.start_line + 3 for p in parts)
+    trees = TreeCache()
+    chunk_edit(trees, "long.py", text.encode())
+    for typed in ("        typed_name = 1\n", "        more = 2\n        lines = 3\n"):
+        text = text.replace("        second = first + 1\n", "        second = first + 1\n" + typed)
+        blocks, splice = chunk_edit(trees, "long.py", text.encode())
+        assert splice is not None and {b.name for b in splice.blocks} == {"Long.target"}
+        assert shape(blocks) == shape(chunk_file("long.py", text.encode()))
+
+    repo, fresh = tmp_path / "repo", tmp_path / "fresh"
+    repo.mkdir()
+    fresh.mkdir()
+    text = _long_class("")
+    (repo / "long.py").write_text(text)
+    idx = open_index(repo)
+    idx.update()
+    idx.update_file("long.py", text)
+    for n in range(3):
+        text = text.replace(
+            "        return first\n", f"        first += {n}\n        return first\n"
+        )
+        idx.update_file("long.py", text)
+    (fresh / "long.py").write_text(text)
+    full = open_index(fresh)
+    full.update()
+    assert [r[1:] for r in _rows(idx.db_path)] == [r[1:] for r in _rows(full.db_path)]
