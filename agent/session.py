@@ -31,7 +31,7 @@ from agent.sandbox.attach import attach as attach_sandbox
 from agent.services import SessionServices
 from agent.session_store import SessionStore, kiln_home
 from agent.status import StatusBar, status_mode
-from agent.tool_runner import ToolRunner, env_secrets
+from agent.tool_runner import ToolRunner, ci_secrets
 from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript
@@ -87,7 +87,7 @@ class Session:
             workspace=workspace,
             output_folder=store.folder(session_id),
             output_budget=config.output_budget,
-            secrets=env_secrets() if config.redact_env else [],
+            secrets=ci_secrets(self.root) if config.redact_env else [],
         )
         self.compactor = Compactor(CompactionConfig.from_extra(config.extra))
         extensions: list[Extension] = [

@@ -45,6 +45,14 @@ SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL
 Emit = Callable[[AgentEvent], Awaitable[None]]
 
 
+def ci_secrets(root: Path) -> list[tuple[str, str]]:
+    """What CI redacts: secret-looking environment values and the credentials a checkout left
+    in the repository's git config (``agent.sandbox.git_credentials``), longest first."""
+    from agent.sandbox.git_credentials import secrets
+
+    return sorted([*env_secrets(), *secrets(root)], key=lambda kv: -len(kv[1]))
+
+
 def env_secrets() -> list[tuple[str, str]]:
     """Secret-looking environment values, longest first (so no secret is half-redacted)."""
     return sorted(

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from agent.errors import EXIT_USAGE, ToolError
-from agent.sandbox import bwrap, seatbelt
+from agent.sandbox import bwrap, git_credentials, seatbelt
 from agent.sandbox.env import scrub
 from agent.sandbox.policy import SandboxPolicy, load_policy
 from kiln_errors.host_path import host_which
@@ -86,6 +86,7 @@ class Sandbox:
         self.required = required
         self.backend = None if disabled or not policy.enabled else find_backend(self.root)
         self._tmp: Path | None = None
+        self._copies: Path | None = None  # host folder of the files in ``_substitutes``
         # Paths the permission rules deny writing (read-only here) or reading (hidden here), so
         # a command cannot do through an interpreter what the rules refuse to a tool.
         self.readonly: list[Path] = []
@@ -131,7 +132,24 @@ class Sandbox:
         )
         if self.backend[0] == "seatbelt":
             return seatbelt.build_argv(argv, **common)  # type: ignore[arg-type]
-        return bwrap.build_argv(self.backend[1], argv, cwd=Path(cwd or self.root), **common)  # type: ignore[arg-type]
+        return bwrap.build_argv(
+            self.backend[1], argv, cwd=Path(cwd or self.root), substitutes=self._substitutes(),
+            **common,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    def _substitutes(self) -> dict[Path, Path]:
+        """Files commands see in place of the real ones: the git config without the tokens a CI
+        checkout left in it (``git_credentials``), written afresh for each command."""
+        clean = git_credentials.sanitized(self.root)
+        config = git_credentials.config_file(self.root)
+        if clean is None or config is None:
+            return {}
+        if self._copies is None:
+            self._copies = Path(tempfile.mkdtemp(prefix="kiln-sandbox-copies-"))
+        copy = self._copies / "git-config"
+        copy.write_text(clean, encoding="utf-8")
+        copy.chmod(0o444)
+        return {config: copy}
 
     def _interpreter_dirs(self) -> list[Path]:
         """The Python environment Kiln runs from when it lies under ``/tmp`` (which the sandbox
@@ -178,3 +196,6 @@ class Sandbox:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+        if self._copies is not None:
+            shutil.rmtree(self._copies, ignore_errors=True)
+            self._copies = None

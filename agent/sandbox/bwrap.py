@@ -45,7 +45,9 @@ def build_argv(
     readable: list[Path],
     network: bool,
     readonly: list[Path] = (),  # type: ignore[assignment]
+    substitutes: dict[Path, Path] | None = None,
 ) -> list[str]:
+    """``substitutes`` maps a file to the host file bound (read-only) in its place."""
     args = [
         bwrap,
         "--die-with-parent",
@@ -77,6 +79,9 @@ def build_argv(
         args += ["--bind", str(folder), str(folder)]
     for path in protected:
         args += ["--ro-bind", str(path), str(path)]
+    for path, source in (substitutes or {}).items():  # last, so it covers a binding above
+        if path.is_file() and not path.is_symlink():
+            args += ["--ro-bind", str(source), str(path)]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *argv]
     return args
 

@@ -1,0 +1,87 @@
+"""Credentials a CI checkout leaves in the repository's own git config.
+
+``actions/checkout`` (``persist-credentials``, on by default) writes the job's token into
+``.git/config`` as ``http.https://github.com/.extraheader = AUTHORIZATION: basic <base64 of
+x-access-token:TOKEN>``; other setups put ``https://user:token@host/…`` in a remote's URL. The
+file is readable by every command (git needs it) and by the file tools, and a token the agent sees
+can leave in its answer, the summary comment, the patch or the branch — posted while the job (and
+the token) is still live. So commands see a copy of the config with those values blanked (bound
+over ``.git/config`` in the sandbox, ``agent/sandbox/bwrap.py``), and in CI the values are also
+secrets that every tool output, transcript, patch and summary redacts.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from pathlib import Path
+
+EXTRAHEADER = re.compile(r"^(\s*extraheader\s*=\s*)(.*?)\s*$", re.I | re.M)
+URL_USERINFO = re.compile(r"([a-z][a-z0-9+.-]*://)([^/@\s\"]+)@", re.I)
+SCHEME_VALUE = re.compile(r"^(?:authorization:\s*)?(?:basic|bearer|token)\s+(\S+)$", re.I)
+HIDDEN = "hidden-by-kiln"
+MAX_CONFIG = 1 << 20
+
+
+def config_file(root: Path) -> Path | None:
+    """The config git uses for the workspace: ``.git/config``, or the common dir's config a
+    ``.git`` file leads to (a linked worktree, a submodule checkout)."""
+    dotgit = Path(root) / ".git"
+    try:
+        if dotgit.is_dir():
+            return dotgit / "config"
+        if not dotgit.is_file():
+            return None
+        line = dotgit.read_text(errors="replace")[:4096].strip()
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = (Path(root) / line[len("gitdir:") :].strip()).resolve()
+        common = gitdir / "commondir"
+        if common.is_file():
+            gitdir = (gitdir / common.read_text(errors="replace")[:4096].strip()).resolve()
+        return gitdir / "config"
+    except OSError:
+        return None
+
+
+def _text(path: Path | None) -> str:
+    try:
+        if path is None or not path.is_file() or path.stat().st_size > MAX_CONFIG:
+            return ""
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def secrets(root: Path) -> list[tuple[str, str]]:
+    """(name, value) of every credential in the workspace's git config: each extra header, the
+    token inside it (as written and base64-decoded), and each password in a URL."""
+    found: dict[str, str] = {}
+    text = _text(config_file(root))
+    for match in EXTRAHEADER.finditer(text):
+        value = match.group(2).strip().strip('"')
+        found[value] = "GIT_EXTRAHEADER"
+        token = SCHEME_VALUE.match(value)
+        if token:
+            found[token.group(1)] = "GIT_EXTRAHEADER"
+            try:
+                decoded = base64.b64decode(token.group(1), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError, ValueError):
+                decoded = ""
+            if decoded:
+                found[decoded] = "GIT_EXTRAHEADER"
+                found[decoded.partition(":")[2]] = "GIT_EXTRAHEADER"
+    for match in URL_USERINFO.finditer(text):
+        userinfo = match.group(2)
+        found[userinfo] = "GIT_URL_CREDENTIALS"
+        found[userinfo.partition(":")[2]] = "GIT_URL_CREDENTIALS"
+    return [(name, value) for value, name in found.items() if len(value) >= 8]
+
+
+def sanitized(root: Path) -> str | None:
+    """The workspace's git config with every credential blanked, or None when it holds none."""
+    text = _text(config_file(root))
+    clean = EXTRAHEADER.sub(lambda m: m.group(1) + HIDDEN, text)
+    clean = URL_USERINFO.sub(lambda m: m.group(1), clean)
+    return clean if clean != text else None
