@@ -16,6 +16,7 @@ import io
 import os
 import stat
 import tarfile
+import unicodedata
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,10 @@ MARKER_FILE = ".kiln-install.json"
 # An installed tree is hashed without them, so an archive holding them could never verify.
 SKIP_NAMES = frozenset({".git", "__pycache__", ".DS_Store", MARKER_FILE, ".venv", "node_modules"})
 MAX_NAME_BYTES = 255  # one path component: NAME_MAX on Linux, macOS and Windows
+# Names Windows maps to devices whatever the extension (``con.txt`` opens the console).
+_WINDOWS_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)]
+)
 
 
 @dataclass
@@ -180,6 +185,7 @@ def read_archive(
     folders: set[str] = set()
     top: str | None = None
     entries = 0
+    declared = 0  # bytes the kept entries will take in memory, checked before reading them
     try:
         with tarfile.open(
             fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape"
@@ -200,8 +206,14 @@ def read_archive(
                         raise ArchiveError(f"duplicate entry {member.name!r}")
                     folders.add(rel)
                     continue
+                if member.sparse is not None or member.type == tarfile.GNUTYPE_SPARSE:
+                    # tarfile counts these as regular files, but a few bytes in the stream
+                    # declare megabytes of holes that reading fills in: past the stream cap.
+                    raise ArchiveError(f"{_clip(member.name)}: sparse entries are not allowed")
                 if not member.isreg():
-                    raise ArchiveError(f"{member.name!r}: {_kind(member)} entries are not allowed")
+                    raise ArchiveError(
+                        f"{_clip(member.name)}: {_kind(member)} entries are not allowed"
+                    )
                 if rel == "":
                     raise ArchiveError(f"{member.name!r}: the top entry must be a folder")
                 if rel in files or rel in folders:
@@ -212,6 +224,12 @@ def read_archive(
                     )
                 if len(files) >= max_files:
                     raise ArchiveError(f"archive has more than {max_files} files")
+                declared += member.size
+                if declared > max_unpacked:
+                    raise ArchiveError(
+                        f"archive's files declare more than {max_unpacked} bytes in all "
+                        "(decompression bomb?)"
+                    )
                 handle = tar.extractfile(member)
                 assert handle is not None
                 files[rel] = handle.read()
@@ -224,12 +242,38 @@ def read_archive(
         raise ArchiveError(f"archive is corrupt ({exc})") from None
     if top is None or not files:
         raise ArchiveError("archive is empty")
-    for rel in files:
-        parents = PurePosixPath(rel).parents
-        if any(str(p) in files for p in parents if str(p) != "."):
-            raise ArchiveError(f"{rel!r} is both a file and inside a file")
+    _check_collisions(files)
     _check_totals(len(files), sum(len(b) for b in files.values()), max_files)
     return ArchiveContents(top, files, executables)
+
+
+def _folded(path: str) -> str:
+    """The key under which case-insensitive or normalizing file systems (macOS, Windows) store
+    ``path``: two names with one key would land in one file there."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
+def _check_collisions(files: Mapping[str, bytes]) -> None:
+    """No two paths may differ only by case or Unicode normalization (``SKILL.md`` vs
+    ``Skill.md``, NFC vs NFD ``café``), and no file may sit where another file is a folder."""
+    seen: dict[str, str] = {}
+    for rel in sorted(files):
+        other = seen.setdefault(_folded(rel), rel)
+        if other != rel:
+            raise ArchiveError(
+                f"{_clip(other)} and {_clip(rel)} differ only by case or Unicode "
+                "normalization (one file on macOS and Windows)"
+            )
+    for rel in files:
+        for parent in PurePosixPath(rel).parents:
+            if str(parent) != "." and _folded(str(parent)) in seen:
+                raise ArchiveError(f"{_clip(rel)} is both a file and inside a file")
+
+
+def _clip(name: str, limit: int = 80) -> str:
+    """``repr(name)`` cut short, so an error about a 500-character name stays one short line."""
+    shown = repr(name)
+    return shown if len(shown) <= limit else shown[: limit - 2] + "…'"
 
 
 def _drain_after_end(stream: io.BufferedIOBase) -> None:
@@ -261,23 +305,42 @@ def _check_name(name: str) -> tuple[str, str]:
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
-        raise ArchiveError(f"entry name {name!r} is not valid UTF-8") from None
+        raise ArchiveError(f"entry name {_clip(name)} is not valid UTF-8") from None
     if not name or "\0" in name or "\\" in name or len(name) > 512:
-        raise ArchiveError(f"entry name {name!r} is not allowed")
+        raise ArchiveError(f"entry name {_clip(name)} is not allowed")
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-        raise ArchiveError(f"absolute path {name!r} is not allowed")
+        raise ArchiveError(f"absolute path {_clip(name)} is not allowed")
     parts = [p for p in name.rstrip("/").split("/")]
     if any(p in ("", ".", "..") for p in parts):
-        raise ArchiveError(f"path {name!r} has an empty, '.' or '..' component")
+        raise ArchiveError(f"path {_clip(name)} has an empty, '.' or '..' component")
     long = next((p for p in parts if len(p.encode("utf-8")) > MAX_NAME_BYTES), None)
     if long is not None:
         raise ArchiveError(
             f"path component {long[:40]!r}… is {len(long.encode('utf-8'))} bytes; "
             f"file systems allow {MAX_NAME_BYTES}"
         )
-    if any(ord(ch) < 32 for ch in name):
-        raise ArchiveError(f"entry name {name!r} has control characters")
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name):
+        # C0/C1 controls move a terminal's cursor; bidi overrides and zero-width characters
+        # make ``scripts/\u202egnp.sh`` read as ``hs.png`` in a review.
+        raise ArchiveError(f"entry name {_clip(name)} has control or formatting characters")
+    for part in parts:
+        problem = _windows_problem(part)
+        if problem:
+            raise ArchiveError(f"path {_clip(name)} {problem}")
     return parts[0], "/".join(parts[1:])
+
+
+def _windows_problem(part: str) -> str:
+    """Why ``part`` would not name the same file on Windows, or ``""``."""
+    if ":" in part:
+        return "has ':' (a drive or an alternate data stream on Windows)"
+    if any(ch in '<>"|?*' for ch in part):
+        return "has a character Windows does not allow in file names"
+    if part[-1] in ". ":
+        return "has a component ending in '.' or ' ' (Windows drops it: another file's name)"
+    if part.split(".")[0].rstrip(" ").lower() in _WINDOWS_DEVICES:
+        return "has a component Windows reserves for a device"
+    return ""
 
 
 def _check_totals(count: int, size: int, max_files: int = MAX_FILES) -> None:

@@ -7,12 +7,14 @@ Verified resolution is ``skills_registry.verified``; placing files is ``skills_r
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
+from skills_registry.archive import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES
 from skills_registry.local_state import (
     Cache,
     TrustStore,
@@ -24,6 +26,7 @@ from skills_registry.local_state import (
     unpinned,
 )
 from skills_registry.registry.errors import (
+    BadResponse,
     Conflict,
     Forbidden,
     NoRegistry,
@@ -59,6 +62,18 @@ _BY_STATUS: dict[int, type[RegistryError]] = {
     409: Conflict,
     413: TooLarge,
 }
+# What a registry ever sends: JSON documents (a version document lists up to 1,000 files and
+# 64 tool schemas), archives and previews under the archive limits. Anything larger, from a
+# hostile registry or proxy, is cut off while it streams, not after it filled the memory.
+MAX_JSON_RESPONSE_BYTES = 16 * 1024 * 1024
+MAX_REDIRECTS = 3  # archive downloads only: a presigned bucket URL or a CDN in front of one
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def printable(text: str, limit: int = 300) -> str:
+    """Registry-supplied text for one terminal line: controls escaped, cut short."""
+    out = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
+    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 class RegistryClient:
@@ -74,8 +89,8 @@ class RegistryClient:
     ) -> None:
         self.base_url = normalize_url(base_url)
         headers = {"User-Agent": "kiln-skills/1", "Accept": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        # Sent only to the registry's own origin, never to a host a redirect names.
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
             base_url=self.base_url,
             headers=headers,
@@ -93,34 +108,84 @@ class RegistryClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    def _send(self, method: str, url: str | httpx.URL, cap: int, **kwargs: Any) -> httpx.Response:
+        """One request whose body is read under ``cap`` bytes; the token goes to our origin only."""
+        # A str is a path under the registry (httpx keeps a base path such as /registry/);
+        # an absolute URL comes from a redirect and gets the token only on our own origin.
+        if isinstance(url, str) or _origin(url) == _origin(self._http.base_url):
+            kwargs["headers"] = {**self._auth, **kwargs.get("headers", {})}
         try:
-            response = self._http.request(method, path, **kwargs)
+            with self._http.stream(method, url, **kwargs) as response:
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > cap:
+                    raise BadResponse(
+                        f"registry {self.base_url} sent {declared} bytes for {response.request.url.path}; "
+                        f"the limit is {cap}"
+                    )
+                chunks, total = [], 0
+                for chunk in response.iter_bytes():
+                    total += len(chunk)
+                    if total > cap:
+                        raise BadResponse(
+                            f"registry {self.base_url} sent more than {cap} bytes for {response.request.url.path}"
+                        )
+                    chunks.append(chunk)
         except httpx.HTTPError as exc:
             raise RegistryUnavailable(f"cannot reach registry {self.base_url}: {exc}") from None
-        if response.status_code < 400:
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            content=b"".join(chunks),
+            request=response.request,
+        )
+
+    def _request(
+        self, method: str, path: str, *, cap: int = MAX_JSON_RESPONSE_BYTES, **kwargs: Any
+    ) -> httpx.Response:
+        return self._raise_for(self._send(method, path, cap, **kwargs))
+
+    def _raise_for(self, response: httpx.Response) -> httpx.Response:
+        """``response`` if it succeeded, else its error as a ``RegistryError`` of one line."""
+        if response.status_code < 300:
             return response
+        if response.status_code < 400:
+            raise BadResponse(
+                f"registry {self.base_url} answered {response.request.url.path} with a redirect "
+                f"({response.status_code}); only archive downloads may be redirected"
+            )
         try:
             body = response.json()
             error = body.get("error", {})
             message, hint = (
-                str(error.get("message") or response.reason_phrase),
-                str(error.get("hint") or ""),
+                printable(str(error.get("message") or response.reason_phrase)),
+                printable(str(error.get("hint") or "")),
             )
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             body, message, hint = {}, f"HTTP {response.status_code} {response.reason_phrase}", ""
         if response.status_code == 422:
-            raise ValidationFailed(list(body.get("errors") or [message]), hint=hint or None)
+            errors = body.get("errors") if isinstance(body, dict) else None
+            listed = errors if isinstance(errors, list) else [message]
+            raise ValidationFailed([printable(str(e)) for e in listed], hint=hint or None)
         if response.status_code >= 500:
             raise RegistryUnavailable(f"registry {self.base_url} failed: {message}")
         cls = _BY_STATUS.get(response.status_code, UsageError)
         raise cls(message, hint=hint or None)
 
-    def _get(self, path: str, **params: Any) -> dict[str, Any]:
-        data: dict[str, Any] = self._request(
-            "GET", path, params={k: v for k, v in params.items() if v}
-        ).json()
+    def _json(self, response: httpx.Response) -> dict[str, Any]:
+        """The body as a JSON object, or ``BadResponse`` (never a parser's traceback)."""
+        try:
+            data = json.loads(response.content)
+        except (ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict):
+            raise BadResponse(
+                f"registry {self.base_url} answered {response.request.url.path} with "
+                "something other than a JSON object"
+            )
         return data
+
+    def _get(self, path: str, **params: Any) -> dict[str, Any]:
+        return self._json(self._request("GET", path, params={k: v for k, v in params.items() if v}))
 
     @staticmethod
     def _skill_path(skill_id: str) -> str:
@@ -161,19 +226,31 @@ class RegistryClient:
         return self._get(f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}")
 
     def download(self, skill_id: str, version: str) -> bytes:
-        return self._request(
-            "GET", f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/archive"
-        ).content
+        """The archive bytes, following up to ``MAX_REDIRECTS`` redirects (a registry may send
+        downloads to a bucket or CDN): http(s) only, never from https down to http, and the
+        token never leaves the registry's origin. The caller verifies the bytes' sha256."""
+        url: str | httpx.URL = (
+            f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/archive"
+        )
+        for _ in range(MAX_REDIRECTS + 1):
+            response = self._send("GET", url, MAX_ARCHIVE_BYTES)
+            if response.status_code not in _REDIRECTS:
+                return self._raise_for(response).content
+            url = _redirect_target(
+                self.base_url, response.request.url, response.headers.get("location", "")
+            )
+        raise BadResponse(
+            f"registry {self.base_url} redirected the download more than {MAX_REDIRECTS} times"
+        )
 
     def file(self, skill_id: str, version: str, path: str) -> bytes:
         url = f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/files/{quote(path)}"
-        return self._request("GET", url).content
+        return self._request("GET", url, cap=MAX_FILE_BYTES).content
 
     def tools(self, skill_id: str, version: str) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = self._get(
-            f"{self._skill_path(skill_id)}/versions/{version}/tools"
-        )["tools"]
-        return tools
+        tools = self._get(f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/tools")
+        listed = tools.get("tools")
+        return [t for t in listed if isinstance(t, dict)] if isinstance(listed, list) else []
 
     def whoami(self) -> str:
         return str(self._get("/v1/whoami")["namespace"])
@@ -182,17 +259,14 @@ class RegistryClient:
         return list(self._get("/v1/tokens")["tokens"])
 
     def revoke_token(self, token_id: str) -> dict[str, Any]:
-        return dict(self._request("DELETE", f"/v1/tokens/{quote(token_id, safe='')}").json())
+        return self._json(self._request("DELETE", f"/v1/tokens/{quote(token_id, safe='')}"))
 
     def audit(self, since: int = 0) -> list[dict[str, Any]]:
         return list(self._get("/v1/audit", since=since, limit=1000)["audit"])
 
     def exchange_oidc(self, id_token: str) -> dict[str, Any]:
         """Trade a CI OIDC ID token for a short-lived publish token (trusted publishing)."""
-        data: dict[str, Any] = self._request(
-            "POST", "/v1/oidc/token", json={"token": id_token}
-        ).json()
-        return data
+        return self._json(self._request("POST", "/v1/oidc/token", json={"token": id_token}))
 
     def publish(self, skill_id: str, version: str, archive: bytes) -> dict[str, Any]:
         response = self._request(
@@ -201,29 +275,54 @@ class RegistryClient:
             content=archive,
             headers={"Content-Type": "application/gzip"},
         )
-        data: dict[str, Any] = response.json()
-        return data
+        return self._json(response)
 
     def set_status(
         self, skill_id: str, version: str, status: str, reason: str = ""
     ) -> dict[str, Any]:
         url = f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/status"
-        data: dict[str, Any] = self._request(
-            "PUT", url, json={"status": status, "reason": reason}
-        ).json()
-        return data
+        return self._json(self._request("PUT", url, json={"status": status, "reason": reason}))
 
     def deprecate(self, skill_id: str, message: str | None) -> dict[str, Any]:
-        data: dict[str, Any] = self._request(
-            "PUT", f"{self._skill_path(skill_id)}/deprecation", json={"message": message}
-        ).json()
-        return data
+        return self._json(
+            self._request(
+                "PUT", f"{self._skill_path(skill_id)}/deprecation", json={"message": message}
+            )
+        )
 
     def set_dist_tag(self, skill_id: str, tag: str, version: str) -> dict[str, Any]:
-        data: dict[str, Any] = self._request(
-            "PUT", f"{self._skill_path(skill_id)}/dist-tags/{quote(tag)}", json={"version": version}
-        ).json()
-        return data
+        return self._json(
+            self._request(
+                "PUT",
+                f"{self._skill_path(skill_id)}/dist-tags/{quote(tag)}",
+                json={"version": version},
+            )
+        )
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return (url.scheme, url.host, url.port)
+
+
+def _redirect_target(registry: str, current: httpx.URL, location: str) -> httpx.URL:
+    """Where a download redirect points, if a client may follow it."""
+    if not location:
+        raise BadResponse(f"registry {registry} sent a redirect without a Location")
+    try:
+        target = current.join(location)
+    except httpx.InvalidURL:
+        raise BadResponse(f"registry {registry} redirected to an invalid URL") from None
+    if target.scheme not in ("http", "https") or not target.host:
+        raise BadResponse(
+            f"registry {registry} redirected the download to {printable(str(target), 120)} "
+            "(only http and https are followed)"
+        )
+    if current.scheme == "https" and target.scheme == "http":
+        raise BadResponse(
+            f"registry {registry} redirected the download from https to plain http "
+            f"({printable(str(target), 120)})"
+        )
+    return target
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -245,9 +344,9 @@ def trusted_key(
     if pinned is None and not first_use:
         raise unpinned(client.base_url)
     try:
-        keys = client.info().get("keys", [])
+        keys = client.info().get("keys")
     except RegistryUnavailable:
         if pinned is None:
             raise
         return pinned
-    return trust.check(client.base_url, keys, first_use=first_use)
+    return trust.check(client.base_url, keys if isinstance(keys, list) else [], first_use=first_use)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skills_registry import launcher
+from skills_registry import json_limits, launcher
 from skills_registry.errors import ToolCallError
 from skills_registry.tool_search import SearchDoc, ToolIndex, schema_param_names
 
@@ -274,7 +274,7 @@ async def run_script(
 def _sidecar_tool(
     skill_name: str, skill_dir: Path, spec_path: Path, timeout: float, cap: int
 ) -> DeferredTool:
-    data = json.loads(spec_path.read_text(encoding="utf-8"))
+    data = json_limits.loads(spec_path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object")
     for key in ("name", "description", "command"):

@@ -46,7 +46,12 @@ from skills_registry.registry.errors import (
 from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import verify_release
 from skills_registry.skill_folder import folder_name, guard_target, place, read_marker
-from skills_registry.verified import recomputed_review, resolve_verified
+from skills_registry.verified import (
+    check_archive_names,
+    check_not_rolled_back,
+    recomputed_review,
+    resolve_verified,
+)
 
 Confirm = Callable[[dict[str, Any]], bool]
 
@@ -137,6 +142,7 @@ def fetch_verified(
         raise IntegrityError(
             f"{skill_id}@{version}: unpacked files do not match the published tree hash"
         )
+    check_archive_names(contents, skill_id, version)
     cache.put_blob(archive)
     return contents
 
@@ -160,8 +166,9 @@ def _check_doc(doc: dict[str, Any], skill_id: str) -> None:
 
 
 def _signature_for(doc: dict[str, Any], key: dict[str, str]) -> str:
-    for sig in doc.get("signatures", []):
-        if sig.get("keyId") == key["keyId"]:
+    sigs = doc.get("signatures")
+    for sig in sigs if isinstance(sigs, list) else []:
+        if isinstance(sig, dict) and sig.get("keyId") == key["keyId"]:
             return str(sig["signature"])
     raise IntegrityError(
         f"{doc['id']}@{doc['version']} is not signed by the pinned key {key['keyId']}"
@@ -196,11 +203,16 @@ class Installer:
         key is never pinned on first use (an edited lockfile must not pick the registry)."""
         skill_id, wanted = parse_spec(spec)
         key = trusted_key(client, self.trust, first_use=not (self.ci or from_lockfile))
-        resolved = resolve_verified(client, self.cache, key, skill_id, wanted)
+        locked = self.lock.entries.get(skill_id)
+        ours = locked if locked is not None and locked.registry == client.base_url else None
+        resolved = resolve_verified(
+            client, self.cache, key, skill_id, wanted, locked=ours.version if ours else None
+        )
         doc = resolved.doc
         _check_doc(doc, skill_id)
         signature = _signature_for(doc, key)
-        locked = self.lock.entries.get(skill_id)
+        if ours is not None:
+            check_not_rolled_back(resolved, ours.version, wanted)
         target = self.scope.skills_dir / doc["name"]
         current = guard_target(target, skill_id, locked, self.force)
         warning = "; ".join(resolved.warnings())

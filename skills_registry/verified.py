@@ -18,7 +18,7 @@ own cache, and refusing it would only break offline installs, not stop an attack
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,12 +47,17 @@ class RolledBack(IntegrityError):
     hint = "a mirror or proxy is replaying older signed metadata; use the registry directly"
 
 
+class Downgrade(IntegrityError):
+    """Resolution picked a version below the locked one that nobody asked for."""
+
+
 @dataclass
 class Resolved:
     doc: dict[str, Any]
     status: str
     status_reason: str
     deprecated: str | None
+    versions: dict[str, Any] = field(default_factory=dict)  # the signed metadata's list
 
     def warnings(self) -> list[str]:
         label = f"{self.doc['id']}@{self.doc['version']}"
@@ -79,7 +84,7 @@ def check_metadata(envelope: Any, key: dict[str, str], skill_id: str) -> dict[st
     if not isinstance(envelope, dict) or not isinstance(envelope.get("signed"), dict):
         raise IntegrityError(f"{skill_id}: the registry sent no signed metadata")
     signed: dict[str, Any] = envelope["signed"]
-    sigs = [s for s in envelope.get("signatures", []) if isinstance(s, dict)]
+    sigs = _dicts(envelope.get("signatures"))
     message = metadata_message(signed)
     if not any(
         s.get("keyId") == key["keyId"]
@@ -120,14 +125,7 @@ def fetch_metadata(
 
 def check_document(doc: dict[str, Any], key: dict[str, str], sha256: str) -> None:
     """The whole version document is what the registry signed, for the listed archive."""
-    sig = next(
-        (
-            s
-            for s in doc.get("signatures", [])
-            if isinstance(s, dict) and s.get("keyId") == key["keyId"]
-        ),
-        None,
-    )
+    sig = next((s for s in _dicts(doc.get("signatures")) if s.get("keyId") == key["keyId"]), None)
     if sig is None or not verify_bytes(
         key["publicKey"], document_message(doc), str(sig.get("document"))
     ):
@@ -167,9 +165,24 @@ def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:
 
 
 def resolve_verified(
-    client: RegistryClient, cache: Cache, key: dict[str, str], skill_id: str, wanted: str
+    client: RegistryClient,
+    cache: Cache,
+    key: dict[str, str],
+    skill_id: str,
+    wanted: str,
+    *,
+    locked: str | None = None,
 ) -> Resolved:
+    """``locked``: the version a lockfile records for this registry. Versions are never
+    deleted, so signed metadata that does not list it is older than the lockfile: a mirror
+    replaying a copy from before that release, which the seq check cannot catch on a machine
+    with an empty cache (a fresh CI runner)."""
     signed = fetch_metadata(client, cache, key, skill_id)
+    if locked is not None and not isinstance(signed["versions"].get(locked), dict):
+        raise RolledBack(
+            f"{skill_id}: signed metadata does not list {locked}, the version in the "
+            "lockfile (older metadata replayed?)"
+        )
     version = choose(signed, skill_id, wanted)
     entry = signed["versions"][version]
     try:
@@ -187,7 +200,13 @@ def resolve_verified(
     cache.put_doc(client.base_url, doc)
     doc = {**doc, "status": entry.get("status", "active")}
     doc["statusReason"] = entry.get("statusReason", "")
-    return Resolved(doc, doc["status"], doc["statusReason"], signed.get("deprecated") or None)
+    return Resolved(
+        doc,
+        doc["status"],
+        doc["statusReason"],
+        signed.get("deprecated") or None,
+        signed["versions"],
+    )
 
 
 def recomputed_review(contents: ArchiveContents, resolved: Resolved) -> dict[str, Any]:
@@ -214,6 +233,49 @@ def recomputed_review(contents: ArchiveContents, resolved: Resolved) -> dict[str
         "sizeBytes": contents.size,
         "tokens": {"skillMd": skill_md // 4, "total": contents.size // 4},
     }
+
+
+def check_archive_names(contents: ArchiveContents, skill_id: str, version: str) -> None:
+    """The archive is the skill it was signed as: its top folder and its SKILL.md ``name`` are
+    the signed name (what the registry checks at publish, checked again from the bytes, so a
+    registry that signed a mismatch cannot install one skill in another's place)."""
+    name = skill_id.partition("/")[2]
+    label = f"{skill_id}@{version}"
+    if contents.top != name:
+        raise IntegrityError(f"{label}: archive top folder is {contents.top!r}, not {name!r}")
+    try:
+        front, _ = parse_frontmatter(contents.files.get("SKILL.md", b"").decode("utf-8-sig"))
+    except (SkillInvalid, UnicodeDecodeError):
+        front = {}
+    if front.get("name") != name:
+        raise IntegrityError(
+            f"{label}: the archive's SKILL.md names {str(front.get('name'))[:80]!r}, "
+            f"not {name!r} as signed"
+        )
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The dict items of a list from the network (anything else: none), so a malformed
+    signature list is refused as unsigned, not met with a traceback."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def check_not_rolled_back(resolved: Resolved, locked_version: str, wanted: str) -> None:
+    """Refuse going below the version a lockfile records, unless the user named the older
+    version or the signed metadata says the locked one is yanked (``resolve_verified`` with
+    ``locked`` has already refused metadata that does not list it)."""
+    skill_id, chosen = resolved.doc["id"], resolved.doc["version"]
+    locked = resolved.versions.get(locked_version) or {}
+    exact = _exact(wanted)
+    if (
+        Version.parse(chosen).key() < Version.parse(locked_version).key()
+        and locked.get("status") != "yanked"
+        and not (exact and exact.key() == Version.parse(chosen).key())
+    ):
+        raise Downgrade(
+            f"{skill_id}: would go from {locked_version} (locked) down to {chosen}",
+            hint=f"to go back on purpose, name the version: kiln skills install {skill_id}@{chosen}",
+        )
 
 
 def _is_range(text: str) -> bool:

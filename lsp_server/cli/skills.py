@@ -15,10 +15,12 @@ from typing import Any
 
 import click
 
+from lsp_server.headless.terminal import safe
 from skills_registry.client import (
     RegistryClient,
     default_registry,
     parse_spec,
+    printable,
 )
 from skills_registry.install import Confirm, Installer, Scope, review_summary
 from skills_registry.registry.errors import UsageError
@@ -59,28 +61,33 @@ def _ci(flag: bool) -> bool:
 
 
 def _print_summary(summary: dict[str, Any], *, err: bool = True) -> None:
-    """The review summary: on stderr before a question, on stdout for `kiln skills info`."""
+    """The review summary: on stderr before a question, on stdout for `kiln skills info`.
+
+    Everything in it but the numbers comes from the publisher (or a hostile registry), so each
+    field is printed with control characters escaped, newlines included: an ANSI sequence in a
+    description could hide the scripts line below it, a newline could forge one."""
     echo = lambda text="": click.echo(text, err=err)  # noqa: E731
-    echo(f"{summary['id']}@{summary['version']}  ({summary['status']})")
-    echo(f"  {summary['description']}")
+    p = lambda value: printable(str(value), limit=2000)  # noqa: E731
+    echo(f"{summary['id']}@{p(summary['version'])}  ({p(summary['status'])})")
+    echo(f"  {p(summary['description'])}")
     if summary.get("status") in ("yanked", "deprecated"):
-        echo(f"  {summary['status']}: {summary.get('statusReason') or 'no reason given'}")
+        echo(f"  {summary['status']}: {p(summary.get('statusReason') or 'no reason given')}")
     if summary.get("deprecated"):
-        echo(f"  DEPRECATED: {summary['deprecated']}")
+        echo(f"  DEPRECATED: {p(summary['deprecated'])}")
     echo(
         f"  size: {summary['sizeBytes']} bytes, ~{summary['tokens']['total']} tokens "
         f"(SKILL.md ~{summary['tokens']['skillMd']})"
     )
     echo(f"  files: {len(summary['files'])}")
     for f in summary["files"][:40]:
-        echo(f"    {f['size']:>9}  {f['path']}")
-    echo(f"  scripts: {', '.join(summary['scripts']) or 'none'}")
-    echo(f"  allowed-tools: {summary['allowedTools'] or 'not set'}")
+        echo(f"    {f['size']:>9}  {p(f['path'])}")
+    echo(f"  scripts: {p(', '.join(summary['scripts'])) or 'none'}")
+    echo(f"  allowed-tools: {p(summary['allowedTools'] or 'not set')}")
     findings = summary["findings"]
     echo(f"  scan findings: {len(findings) or 'none'}")
     for f in findings:
         where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-        echo(f"    [{f['severity']}] {f['rule']} {where}: {f['message']}")
+        echo(f"    [{f['severity']}] {f['rule']} {p(where)}: {p(f['message'])}")
 
 
 def _confirm(summary: dict[str, Any]) -> bool:
@@ -101,7 +108,8 @@ def _confirm_grant(summary: dict[str, Any]) -> bool:
     if not sys.stdin.isatty():
         return False
     return click.confirm(
-        f"Let this skill use {summary['allowedTools']} without asking while it is active?",
+        f"Let this skill use {printable(str(summary['allowedTools']))} without asking while it "
+        "is active?",
         default=False,
         err=True,
     )
@@ -137,8 +145,13 @@ def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> N
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        flag = f"  [deprecated: {row['deprecated'][:60]}]" if row["deprecated"] else ""
-        click.echo(f"{row['id']}@{row['latestVersion'] or '-'}  {row['description'][:100]}{flag}")
+        flag = (
+            f"  [deprecated: {printable(str(row['deprecated']), 60)}]" if row["deprecated"] else ""
+        )
+        click.echo(
+            f"{printable(str(row['id']), 130)}@{printable(str(row['latestVersion'] or '-'), 40)}"
+            f"  {printable(str(row['description']), 100)}{flag}"
+        )
     if not rows:
         click.echo("no skills found", err=True)
 
@@ -165,7 +178,10 @@ def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bo
         resolved = resolve_verified(client, Cache(), key, skill_id, wanted)
         if file_path is not None:
             data = client.file(skill_id, resolved.doc["version"], file_path)
-            click.echo(data.decode("utf-8", errors="replace"), nl=False)
+            text = data.decode("utf-8", errors="replace")
+            # A file under review must not hide its lines from the reviewer (`\r`, ANSI): in a
+            # terminal, controls are shown escaped; piped, the bytes are passed on as they are.
+            click.echo(safe(text) if sys.stdout.isatty() else text, nl=False)
             return
     summary = {**review_summary(resolved.doc), "deprecated": resolved.deprecated}
     if as_json:
@@ -237,9 +253,13 @@ def install_cmd(
         for f in (
             r.findings if yes else []
         ):  # reviewed interactively already otherwise; keep CI logs honest
-            click.echo(f"  [{f['severity']}] {f['rule']} {f['path']}: {f['message']}", err=True)
+            click.echo(
+                f"  [{f['severity']}] {f['rule']} {printable(str(f['path']))}: "
+                f"{printable(str(f['message']))}",
+                err=True,
+            )
         if r.warning:
-            click.echo(f"kiln: warning: {r.warning}", err=True)
+            click.echo(f"kiln: warning: {printable(r.warning, 1000)}", err=True)
 
 
 @skills_group.command("trust")

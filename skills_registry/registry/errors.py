@@ -88,6 +88,14 @@ class IntegrityError(RegistryError):
     hint = "do not install this artifact; report it to the registry operator"
 
 
+class BadResponse(IntegrityError):
+    """The registry answered with something a registry never sends: too large, not the JSON
+    shape asked for, a redirect off the download path. Nothing from it was used."""
+
+    code = "bad_response"
+    hint = "the registry or a proxy in front of it misbehaves; report it to the operator"
+
+
 class TrustError(IntegrityError):
     """The registry's signing key is not pinned (where first use is not allowed) or differs."""
 

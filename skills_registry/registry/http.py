@@ -8,7 +8,6 @@ stored at publish, or (for documents published before documents were signed) mad
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from functools import lru_cache, wraps
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from skills_registry import json_limits
 from skills_registry.archive import ArchiveContents, read_archive
 from skills_registry.registry.errors import NotFound, TooLarge, UsageError
 from skills_registry.registry.gitrepo import GitRepo, build_repo
@@ -137,9 +137,11 @@ async def read_json(request: Request, *, required: bool = False) -> dict[str, An
     if required and not body.strip():
         raise UsageError("request body is empty; send a JSON object")
     try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = json_limits.loads(body or b"{}")
+    except UnicodeDecodeError:
         raise UsageError("request body is not valid JSON") from None
+    except ValueError as exc:  # also nesting that would blow the parser's stack
+        raise UsageError(f"request body is not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise UsageError("request body must be a JSON object")
     return data

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from skills_registry import json_limits
 from skills_registry.archive import (
     SKIP_NAMES,
     ArchiveContents,
@@ -61,8 +62,8 @@ def _tool_schemas(contents: ArchiveContents, errors: list[str]) -> list[dict[str
     tools = []
     for path in sorted(p for p in contents.files if re.fullmatch(r"tools/[^/]+\.json", p)):
         try:
-            schema = json.loads(contents.files[path].decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            schema = json_limits.loads(contents.files[path].decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
             errors.append(f"{path}: not valid JSON ({exc})")
             continue
         if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):

@@ -10,9 +10,17 @@ from hypothesis import strategies as st
 from skills_registry.archive import ArchiveContents, build_archive, read_archive, tree_hash
 from skills_registry.registry.errors import ArchiveError
 
+_DEVICES = {"con", "prn", "aux", "nul", *(f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10))}
+
+
+def _portable(part: str) -> bool:
+    """A name every file system keeps as written (Windows drops a trailing '.', maps devices)."""
+    return part not in (".", "..") and not part.endswith(".") and part.split(".")[0] not in _DEVICES
+
+
 _part = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.é", min_size=1, max_size=12
-).filter(lambda p: p not in (".", ".."))
+).filter(_portable)
 _path = st.lists(_part, min_size=1, max_size=3).map("/".join)
 _files = st.dictionaries(_path, st.binary(max_size=300), min_size=1, max_size=12)
 

@@ -269,3 +269,38 @@ def test_another_versions_signed_document_is_refused(
         cwd=project,
     )
     assert result.returncode == 5 and "got the document of acme/notes@1.0.0" in result.stderr
+
+
+def test_replay_on_a_fresh_machine_cannot_roll_back_the_lockfile(
+    mirrored: tuple[LiveRegistry, Mirror, LiveRegistry], tmp_path: Path
+) -> None:
+    """A CI runner starts with an empty cache, so the seq check above has nothing to compare
+    with; the lockfile it checks out still records 1.1.0, and versions are never deleted."""
+    registry, mirror, proxy = mirrored
+    folder = make_skill(tmp_path / "src", "notes", description="Writes notes.")
+    _publish(registry, folder, "1.0.0")
+    old = httpx.get(f"{registry.url}/v1/skills/acme/notes/metadata").json()
+    _publish(registry, folder, "1.1.0")
+    project = tmp_path / "project"
+    project.mkdir()
+    env = cli_env(tmp_path / "home")
+    _pin(env, proxy.url, registry, project)
+    first = kiln(
+        "skills", "install", "acme/notes", "--yes", "--registry", proxy.url, env=env, cwd=project
+    )
+    assert first.returncode == 0 and "acme/notes@1.1.0" in first.stdout, first.stderr
+    lock_before = (project / "skills-lock.json").read_text()
+
+    runner = cli_env(tmp_path / "fresh-home")  # no cache: only the pinned key
+    _pin(runner, proxy.url, registry, project)
+    mirror.mode, mirror.replay = "replay", old  # validly signed, not expired, from before 1.1.0
+    update = kiln("skills", "update", "--yes", env=runner, cwd=project)
+    assert update.returncode == 5, update.stdout + update.stderr
+    assert "does not list 1.1.0" in update.stderr and update.stderr.count("\n") == 1
+    assert (project / "skills-lock.json").read_text() == lock_before
+    assert "1.1.0" in (project / ".kiln/skills/notes/.kiln-install.json").read_text()
+    again = kiln(
+        "skills", "install", "acme/notes", "--yes", "--registry", proxy.url, env=runner, cwd=project
+    )  # before: "updated acme/notes@1.0.0", the lockfile rolled back with it
+    assert again.returncode == 5 and "does not list 1.1.0" in again.stderr, again.stderr
+    assert (project / "skills-lock.json").read_text() == lock_before

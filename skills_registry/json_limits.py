@@ -1,0 +1,41 @@
+"""JSON from a third party, parsed without letting its shape crash the reader.
+
+``json.loads`` raises ``RecursionError`` (not ``ValueError``) on an array nested a few thousand
+levels deep, which a 64 KB request body or a tool schema in a skill archive can hold; and a
+document nested just under that limit passes the parser only to overflow the first recursive
+walk over it (wrapping a schema's descriptions, serialising it for a provider). ``loads`` turns
+both into ``ValueError``, so every caller's existing refusal path handles them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_DEPTH = 64  # far beyond any real tool schema or API body
+
+
+def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads`` that raises ``ValueError`` for nesting deeper than ``max_depth``."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {max_depth} levels") from None
+    if depth(value) > max_depth:
+        raise ValueError(f"JSON nested deeper than {max_depth} levels")
+    return value
+
+
+def depth(value: Any) -> int:
+    """How deeply ``value``'s arrays and objects nest (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest

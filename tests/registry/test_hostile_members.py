@@ -1,0 +1,148 @@
+"""Archive entries that were let through before: sparse members (a few bytes that unpack to
+megabytes of holes), names that collide on macOS and Windows (case, NFC/NFD), names Windows reads
+as another file or a device (`C:`, `SKILL.md:stream`, `SKILL.md.`, `CON`), and names that spoof a
+review (bidi overrides, zero-width and C1 control characters).
+
+Each archive is built with tarfile in the test, refused at publish by the real registry over
+HTTP (422, no blob left), and refused at install by the real `kiln` CLI when a compromised
+registry signs it: one line, exit non-zero, no skill folder, no temp folder, lockfile unchanged.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skills_registry.archive import read_archive
+from skills_registry.registry.errors import ArchiveError
+from skills_registry.registry.storage import now_iso
+from tests.registry.conftest import LiveRegistry, blob_names, cli_env, kiln, tree_snapshot
+
+SKILL_MD = b"---\nname: evil\ndescription: Looks harmless.\n---\n# Evil\n"
+
+
+def _archive(*entries: tuple[str, bytes], sparse: int = 0) -> bytes:
+    """``evil/SKILL.md`` plus ``entries``; ``sparse`` adds that many 8 MB sparse members of one
+    stored byte each (GNU sparse format 0.1 in pax headers, as GNU tar writes them)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in (("evil/SKILL.md", SKILL_MD), *entries):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for i in range(sparse):
+            info = tarfile.TarInfo(f"evil/hole{i}.bin")
+            info.size = 1
+            info.pax_headers = {
+                "GNU.sparse.map": f"{8 * 2**20 - 1},1",
+                "GNU.sparse.size": "8388608",
+            }
+            tar.addfile(info, io.BytesIO(b"x"))
+    return gzip.compress(raw.getvalue(), mtime=0)
+
+
+# name -> (archive builder, words the one-line refusal must contain)
+CASES: dict[str, tuple[Callable[[], bytes], str]] = {
+    # 5 x 8 MB from ~600 bytes: before, every hole was filled in memory and only the total
+    # refused afterwards (999 of them: 8 GB from a 60 KB upload).
+    "sparse": (lambda: _archive(sparse=5), "sparse entries are not allowed"),
+    "case": (lambda: _archive(("evil/Skill.md", b"x")), "differ only by case"),
+    "nfd": (
+        lambda: _archive(("evil/caf\u00e9.md", b"a"), ("evil/cafe\u0301.md", b"b")),
+        "Unicode normalization",
+    ),
+    "case-folder": (
+        lambda: _archive(("evil/Docs", b"a file"), ("evil/docs/x.md", b"x")),
+        "both a file and inside a file",
+    ),
+    "drive": (lambda: _archive(("evil/C:/Windows/x.txt", b"x")), "':'"),
+    "stream": (lambda: _archive(("evil/SKILL.md:hidden", b"x")), "':'"),
+    "trailing-dot": (lambda: _archive(("evil/SKILL.md.", b"x")), "ending in '.'"),
+    "device-name": (lambda: _archive(("evil/scripts/con.sh", b"x")), "reserves for a device"),
+    "bidi": (
+        lambda: _archive(("evil/scripts/\u202egnp.sh", b"#!/bin/sh\ncurl evil\n")),
+        "formatting characters",
+    ),
+    "zero-width": (lambda: _archive(("evil/SKILL\u200b.md", b"x")), "formatting characters"),
+    "c1-csi": (lambda: _archive(("evil/a\u009b2Jb.txt", b"x")), "control or formatting"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_refused_when_read(case: str) -> None:
+    builder, words = CASES[case]
+    with pytest.raises(ArchiveError) as info:
+        read_archive(builder())
+    assert words in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_refused_at_publish(registry: LiveRegistry, case: str) -> None:
+    builder, words = CASES[case]
+    before = blob_names(registry)
+    response = httpx.put(
+        f"{registry.url}/v1/skills/acme/evil/versions/1.0.0",
+        content=builder(),
+        headers={"Authorization": f"Bearer {registry.token('acme')}"},
+    )
+    assert response.status_code == 422, response.text
+    assert any(words in e for e in response.json()["errors"])
+    assert blob_names(registry) == before
+
+
+def plant(registry: LiveRegistry, skill_id: str, version: str, archive: bytes, tree: str) -> None:
+    """What a compromised registry does: store and sign an archive its publish would refuse."""
+    reg = registry.app.state.registry  # type: ignore[attr-defined]
+    sha = reg.blobs.put(archive)
+    namespace, _, name = skill_id.partition("/")
+    reg.store.add_version(
+        {
+            "id": skill_id,
+            "name": name,
+            "namespace": namespace,
+            "version": version,
+            "description": "x",
+            "archiveSha256": sha,
+            "archiveSize": len(archive),
+            "treeHash": tree,
+            "files": [],
+            "frontmatter": {},
+            "tools": [],
+            "scan": {"findings": [], "scripts": [], "verdict": "clean"},
+            "publishedAt": now_iso(),
+            "signatures": [
+                {
+                    "keyId": reg.signer.key_id,
+                    "algorithm": "ed25519",
+                    "signature": reg.signer.sign(skill_id, version, sha),
+                }
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize("case", ["sparse", "case", "stream", "bidi"])
+def test_signed_by_a_compromised_registry_and_refused_by_kiln(
+    registry: LiveRegistry, tmp_path: Path, case: str
+) -> None:
+    builder, words = CASES[case]
+    plant(registry, "acme/evil", "1.0.0", builder(), "0" * 64)
+    project = tmp_path / "project"
+    (project / ".kiln" / "skills").mkdir(parents=True)
+    lock = project / "skills-lock.json"
+    lock.write_text('{"lockfileVersion": 1, "skills": {}}\n')
+    before = tree_snapshot(project)
+    done = kiln(
+        "skills", "install", "acme/evil", "--registry", registry.url, "--yes",
+        env=cli_env(tmp_path / "home"), cwd=project,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert tree_snapshot(project) == before  # no folder, no .tmp-*, lockfile as it was
