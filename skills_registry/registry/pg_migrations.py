@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from skills_registry.registry.storage import lookalike_sql
+
 MIGRATION_LOCK = 0x6B696C6E  # "kiln": the advisory-lock key every instance agrees on
 
 M001 = """
@@ -128,11 +130,19 @@ CREATE INDEX skills_search_names ON skills USING GIN (search_names) WITH (fastup
 ANALYZE skills;
 """
 
+# For ``MetadataStore.lookalike``: the first publish of a skill asks whether its name reads like
+# another's; expression indexes keep that an index lookup among 100,000 skills.
+M005 = f"""
+CREATE INDEX skills_lookalike_name ON skills ({lookalike_sql("name")});
+CREATE INDEX skills_lookalike_id ON skills ({lookalike_sql("id")});
+"""
+
 MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
     ("m001_initial", M001),
     ("m002_search_accounts", m002_search_accounts),
     ("m003_gin_without_pending_list", M003),
     ("m004_name_search_index", M004),
+    ("m005_lookalike_indexes", M005),
 ]
 
 

@@ -32,7 +32,13 @@ from skills_registry.registry.pg_migrations import migrate
 from skills_registry.registry.pg_search import SKILL_COLS, PostgresSearch, skill_row
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_schema import search_text
-from skills_registry.registry.storage import STATUSES, check_dist_tag, now_iso
+from skills_registry.registry.storage import (
+    LOOKALIKE_SQL,
+    STATUSES,
+    check_dist_tag,
+    lookalike_key,
+    now_iso,
+)
 
 FEED_LOCK = 0x6B696C66  # transaction-level advisory lock that orders the change feed
 
@@ -288,6 +294,14 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
 
     def count(self) -> int:
         return int(self._read("SELECT count(*) AS n FROM skills")[0]["n"])
+
+    def lookalike(self, skill_id: str) -> str | None:
+        name = skill_id.partition("/")[2]
+        rows = self._read(
+            LOOKALIKE_SQL.format(p="%s"),
+            (lookalike_key(name), name, lookalike_key(skill_id), skill_id),
+        )
+        return str(rows[0]["id"]) if rows else None
 
     def archive_referenced(self, sha256: str) -> bool:
         return bool(self._read("SELECT 1 FROM versions WHERE archive_sha256=%s LIMIT 1", (sha256,)))

@@ -21,6 +21,7 @@ import sqlite_utils
 from sqlite_migrate import Migrations
 
 from kiln_errors.sqlite_common import MIGRATIONS_TABLE, enable_wal, immediate
+from skills_registry.registry.storage import lookalike_sql
 
 migrations = Migrations("kiln-registry")
 
@@ -238,6 +239,16 @@ def m005_registry_meta(db: sqlite_utils.Database) -> None:
     db.table("registry_meta").create(
         {"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True
     )
+
+
+@migrations()
+def m006_lookalike_indexes(db: sqlite_utils.Database) -> None:
+    """Expression indexes for ``MetadataStore.lookalike`` (no column, nothing to backfill)."""
+    for column in ("name", "id"):
+        db.execute(
+            f"CREATE INDEX IF NOT EXISTS skills_lookalike_{column} ON skills"
+            f" ({lookalike_sql(column)})"
+        )
 
 
 def migrate(path: Path) -> None:

@@ -20,7 +20,14 @@ from skills_registry.registry.errors import Conflict, NotFound, UsageError
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_accounts import SQLiteAccounts
 from skills_registry.registry.sqlite_schema import fts_query, migrate, search_text
-from skills_registry.registry.storage import STATUSES, check_dist_tag, normalize_time, now_iso
+from skills_registry.registry.storage import (
+    LOOKALIKE_SQL,
+    STATUSES,
+    check_dist_tag,
+    lookalike_key,
+    normalize_time,
+    now_iso,
+)
 
 
 def _encode_cursor(value: dict[str, Any]) -> str:
@@ -344,6 +351,18 @@ class SQLiteStore(SQLiteAccounts):
 
     def count(self) -> int:
         return int(self._db().execute("SELECT count(*) FROM skills").fetchone()[0])
+
+    def lookalike(self, skill_id: str) -> str | None:
+        name = skill_id.partition("/")[2]
+        row = (
+            self._db()
+            .execute(
+                LOOKALIKE_SQL.format(p="?"),
+                (lookalike_key(name), name, lookalike_key(skill_id), skill_id),
+            )
+            .fetchone()
+        )
+        return str(row[0]) if row else None
 
     def ping(self) -> None:
         self._db().execute("SELECT 1").fetchone()

@@ -89,6 +89,9 @@ class MetadataStore(Protocol):
     - ``record_audit`` is called after every successful write with who did it; ``audit_log``
       reads it back oldest first.
     - ``claim_jti`` is true exactly once per OIDC token id (replay protection).
+    - ``lookalike`` names an existing skill that reads like ``skill_id`` but is another skill
+      (``LOOKALIKE_SQL``: its name, or its whole id, equal once ``0``/``1`` read as ``o``/``l``),
+      or None; indexed, so the first publish of a skill stays cheap in a large catalogue.
     """
 
     def add_version(self, doc: dict[str, Any]) -> None: ...
@@ -111,6 +114,7 @@ class MetadataStore(Protocol):
     def set_dist_tag(self, skill_id: str, tag: str, version: str | None) -> None: ...
     def changes(self, since: int, limit: int) -> list[dict[str, Any]]: ...
     def count(self) -> int: ...
+    def lookalike(self, skill_id: str) -> str | None: ...
 
     # Operations: readiness, the one signing key of a shared database, orphan-archive sweeping.
     def ping(self) -> None: ...
@@ -243,6 +247,25 @@ def open_storage(data_dir: Path) -> tuple[MetadataStore, BlobDir]:
 
     data_dir = Path(data_dir)
     return SQLiteStore(data_dir / "registry.db"), BlobDir(data_dir / "blobs")
+
+
+def lookalike_key(text: str) -> str:
+    """The shape a registry name reads as. Registry names are ASCII ``[a-z0-9-]``, where the
+    look-alike table of ``skills_registry.lookalike`` reduces to ``0``→``o`` and ``1``→``l``;
+    ``LOOKALIKE_SQL`` is the same expression in SQL (both stores index it)."""
+    return text.replace("0", "o").replace("1", "l")
+
+
+def lookalike_sql(column: str) -> str:
+    return f"replace(replace({column}, '0', 'o'), '1', 'l')"
+
+
+# One query for both stores (only the placeholder differs): a skill whose name reads like the
+# new name (in any namespace), or whose whole id does (a look-alike namespace), but is not it.
+LOOKALIKE_SQL = (
+    f"SELECT id FROM skills WHERE ({lookalike_sql('name')} = {{p}} AND name <> {{p}})"
+    f" OR ({lookalike_sql('id')} = {{p}} AND id <> {{p}}) ORDER BY id LIMIT 1"
+)
 
 
 def check_dist_tag(tag: str) -> None:

@@ -91,6 +91,22 @@ def check_version_free(store: MetadataStore, skill_id: str, version: str) -> Non
             )
 
 
+def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
+    """A new skill may not read like an existing one: ``evil/dep1oy`` beside ``acme/deploy``,
+    ``anthr0pic/pdf`` beside ``anthropic/pdf``. Installed, both are a folder and a catalog
+    entry a person (or a model) reads as the other. New versions of a skill are not checked."""
+    if store.get_skill(skill_id) is not None:
+        return
+    other = store.lookalike(skill_id)
+    if other is not None:
+        raise ValidationFailed(
+            [
+                f"{skill_id} reads like the existing skill {other} ('0' and '1' pass for "
+                "'o' and 'l'); choose a name that does not"
+            ]
+        )
+
+
 async def publish(request: Request) -> Response:
     reg = registry_of(request)
     skill_id = skill_id_of(request)
@@ -98,6 +114,7 @@ async def publish(request: Request) -> Response:
     namespace, _ = check_id(skill_id)
     token = authorize(request, namespace, "publish")
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)
+    await run_in_threadpool(check_not_lookalike, reg.store, skill_id)
     body = await read_body(request, MAX_ARCHIVE_BYTES)
     doc = await run_in_threadpool(build_release, skill_id, version, body, reg.signer)
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)

@@ -142,6 +142,7 @@ def test_migrations_run_once_when_instances_start_together(postgres: Postgres) -
         "m002_search_accounts",
         "m003_gin_without_pending_list",
         "m004_name_search_index",
+        "m005_lookalike_indexes",
     ]
     for store in stores:
         store.close()
