@@ -128,7 +128,7 @@ class Sandbox:
             hidden=[*self.policy.hide, *self.denied_reads],
             readable=[self.kiln_home / "skills", *self._interpreter_dirs()],
             network=net,
-            readonly=list(self.readonly),
+            readonly=[*self.readonly, *self._own_environment()],
         )
         if self.backend[0] == "seatbelt":
             return seatbelt.build_argv(argv, **common)  # type: ignore[arg-type]
@@ -150,6 +150,14 @@ class Sandbox:
         copy.write_text(clean, encoding="utf-8")
         copy.chmod(0o444)
         return {config: copy}
+
+    def _own_environment(self) -> list[Path]:
+        """The Python environment Kiln runs from when it lies inside the workspace (Kiln installed
+        into the project's ``.venv``), read-only like ``.git/hooks``: a ``.pth`` file or a
+        ``sitecustomize.py`` a command wrote there would run in Kiln's next process, on the
+        host, with the keys the sandbox keeps from commands."""
+        prefixes = dict.fromkeys(Path(p).resolve() for p in (sys.prefix, sys.base_prefix))
+        return [p for p in prefixes if self.root in p.parents]
 
     def _interpreter_dirs(self) -> list[Path]:
         """The Python environment Kiln runs from when it lies under ``/tmp`` (which the sandbox
