@@ -37,7 +37,7 @@ from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript
 from agent.turn import TurnState
 from agent.types import Block, ModelReply, Request, StopReason, TextDelta
-from agent.workspace import Workspace
+from agent.workspace import Workspace, check_root
 
 __all__ = ["AgentConfig", "DiskHost", "Session"]
 
@@ -136,6 +136,7 @@ class Session:
             raise KilnError(
                 f"workspace {root} is not a directory", hint="pass an existing folder with --root"
             )
+        check_root(root, kiln_home())
         sid = store.create(
             root,
             provider=model.name,
@@ -172,6 +173,7 @@ class Session:
         names another, which is then recorded)."""
         store = store or SessionStore()
         info = store.get(session_id)
+        check_root(Path(info["root"]), kiln_home())
         config = config or AgentConfig(mode=info["mode"])
         model = model or select_model(
             {"provider": config.provider or info["provider"] or None, "model": config.model}

@@ -82,3 +82,27 @@ def read_regular(path: Path) -> bytes:
         if st.st_size > MAX_READ_BYTES:
             raise OSError(0, f"larger than {MAX_READ_BYTES // 2**20} MB")
         return fh.read()
+
+
+def check_root(root: Path, kiln_home: Path) -> None:
+    """Refuse a workspace that holds what the sandbox and the file tools must keep from the
+    agent: ``/`` or a folder holding the home folder (shell start-up files, ``~/.config``, every
+    credential would be workspace files, writable by commands and free to edit), a folder holding
+    ``$KILN_HOME`` or inside it (Kiln's own settings, approvals and credentials)."""
+    from agent.errors import UsageError
+    from agent.sandbox.policy import home_dirs
+
+    root = Path(root).resolve()
+    state = Path(kiln_home).resolve()
+    homes = [h.resolve() for h in home_dirs()]
+    if root == Path(root.anchor) or any(root == h or root in h.parents for h in homes):
+        raise UsageError(
+            f"workspace {root} holds your home folder: commands and edits there could change "
+            "your shell start-up files and settings",
+            hint="open a project folder: cd into it, or pass --root DIR (an ACP client: its cwd)",
+        )
+    if root == state or state in root.parents or root in state.parents:
+        raise UsageError(
+            f"workspace {root} overlaps Kiln's state folder {state} (KILN_HOME)",
+            hint="open a project folder outside KILN_HOME",
+        )

@@ -34,21 +34,32 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.St
     checked = asyncio.StreamReader(limit=STDIO_LIMIT)
 
     async def pump() -> None:
+        skipping = False  # inside the rest of a line that was too long
         try:
             while True:
                 try:
                     line = await raw.readline()
-                except ValueError:  # longer than the limit; the reader dropped it
-                    _reject(writer, -32600, "Invalid request", "message exceeds the size limit")
+                except ValueError as exc:  # longer than the limit; the reader dropped it
+                    if not skipping:
+                        _reject(writer, -32600, "Invalid request", "message exceeds the size limit")
+                    # Without its newline in the buffer yet, the reader dropped only a chunk:
+                    # the rest of that line follows and is not a message of its own.
+                    skipping = "not found" in str(exc)
                     continue
                 if not line:
                     break
+                if skipping:
+                    skipping = not line.endswith(b"\n")
+                    continue
                 if not line.strip():
                     continue
                 try:
                     message = json.loads(line)
                 except ValueError as exc:
                     _reject(writer, -32700, "Parse error", str(exc))
+                    continue
+                except RecursionError:  # [[[[…]]]] deeper than the parser's stack
+                    _reject(writer, -32700, "Parse error", "JSON nested too deeply")
                     continue
                 if not isinstance(message, dict):
                     _reject(writer, -32600, "Invalid request", "a message must be a JSON object")

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.errors import KilnError, NoAnswer
+from agent.errors import KilnError, NoAnswer, UsageError
 from agent.events import AgentEvent
 from agent.protocols import Decision, EditOutcome, EditProposal, PermissionRequest
 from agent.session import AgentConfig, Session
-from agent.session_store import SessionStore
+from agent.session_store import SessionStore, kiln_home
+from agent.workspace import check_root
 from lsp_server.core import partial
 from lsp_server.core.config import CoreConfig, Frontend
 from lsp_server.core.errors import (
@@ -170,6 +171,10 @@ class SessionManager:
             raise CoreError(f"cwd {path} is outside the workspace {self.root}", code=NOT_ALLOWED)
         if not path.is_dir():
             raise InvalidParams(f"cwd {path} is not a directory")
+        try:
+            check_root(path, kiln_home())
+        except UsageError as exc:
+            raise CoreError(str(exc), hint=exc.hint, code=NOT_ALLOWED) from None
         return path
 
     def _session_config(self, config: CoreConfig) -> AgentConfig:

@@ -76,6 +76,9 @@ class KilnProtocol(LanguageServerProtocol):
         except ValueError as exc:  # UnicodeDecodeError included
             self.reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
             return
+        except RecursionError:  # [[[[…]]]] deeper than the parser's stack
+            self.reply_error(None, PARSE_ERROR, "Parse error: JSON nested too deeply")
+            return
         if not isinstance(data, dict):
             self.reply_error(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
             return

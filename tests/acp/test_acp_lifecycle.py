@@ -52,6 +52,21 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Pat
     assert "Traceback" not in done.stderr
 
 
+def test_too_deep_or_too_large_messages_get_one_error_each(kiln_home: Path) -> None:
+    """A message nested deeper than the parser's stack ended the reader (no answer to anything
+    after it); one over the 50 MB line limit answered twice (its tail read as a message)."""
+    deep = '{"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": ' + "[" * 100_000
+    huge = frame(8, "initialize", {"protocolVersion": 1, "x": "a" * (51 * 1024 * 1024)})
+    done = run_raw([deep + "]" * 100_000 + "}", huge, frame(2, "initialize", {"protocolVersion": 1})],
+                   kiln_home)  # fmt: skip
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["id"], r.get("error", {}).get("code")) for r in replies] == [
+        (None, -32700), (None, -32600), (2, None)
+    ]  # fmt: skip
+    assert replies[2]["result"]["agentInfo"]["name"] == "kiln"
+    assert "Traceback" not in done.stderr
+
+
 def test_regular_files_as_stdio_answer_every_request(tmp_path: Path, kiln_home: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()

@@ -47,10 +47,11 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         server.send_bytes(b"[1, 2]")
         server.send_bytes(b"\xff\xfe not utf-8")
         server.send({"jsonrpc": "1.0", "id": 4, "method": "kiln/hello"})
+        server.send_bytes(b"[" * 100_000 + b"]" * 100_000)  # deeper than the parser's stack
         server.send({"jsonrpc": "2.0", "id": 5, "method": 42})
         await server.wait_for(lambda m: m.get("id") == 5)
         nulls = [m["error"]["code"] for m in server.messages if m.get("id") is None]
-        assert nulls == [-32700, -32600, -32700]
+        assert nulls == [-32700, -32600, -32700, -32700]
         assert _code(await server.response(4)) == -32600
         assert _code(await server.response(5)) == -32600
 

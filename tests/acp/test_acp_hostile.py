@@ -1,0 +1,71 @@
+"""A client (or whatever drives it) naming where a session lives and what it starts
+(docs/security.md section 2, "workspace"; docs/acp.md): through the real `kiln acp`.
+
+- ``session/new`` with a cwd of ``/``, the home folder, a folder above it (also spelled with
+  ``..`` or through a symlink) or ``$KILN_HOME`` is a JSON-RPC error, and nothing is stored: the
+  sandbox binds the workspace writable, so such a session's commands could rewrite
+  ``~/.bashrc`` or Kiln's own settings;
+- a session id that is a path is "no session", and no folder appears where it points;
+- ``mcpServers`` of ``session/new`` never start (servers come from ``mcp.json``, approved).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from acp import RequestError
+from acp.schema import EnvVariable, McpServerStdio
+
+from tests.acp.conftest import EditorClient
+
+pytestmark = pytest.mark.e2e
+NOT_ALLOWED, SESSION_NOT_FOUND = -31004, -31001
+
+
+async def test_cwds_that_hold_home_or_kiln_state_are_refused_and_nothing_is_stored(
+    spawn, workspace: Path, tmp_path: Path, kiln_home: Path
+) -> None:
+    home = tmp_path / "home"
+    (home / "proj").mkdir(parents=True)
+    (home / ".bashrc").write_text("# rc\n")
+    (tmp_path / "home-link").symlink_to(home)
+    (kiln_home / "sessions").mkdir(exist_ok=True)
+    refused = ["/", str(home), str(tmp_path), str(home / "proj" / ".." / ".."),
+               str(tmp_path / "home-link"), str(kiln_home), str(kiln_home / "sessions")]  # fmt: skip
+    async with spawn(["Fine."], EditorClient(), HOME=str(home)) as agent:
+        await agent.start()
+        for cwd in refused:
+            with pytest.raises(RequestError) as err:
+                await agent.conn.new_session(cwd=cwd)
+            assert err.value.code == NOT_ALLOWED, (cwd, err.value)
+            assert "home folder" in str(err.value) or "KILN_HOME" in str(err.value)
+        assert (await agent.conn.list_sessions()).sessions == []  # nothing half-made
+        with pytest.raises(RequestError) as err:
+            await agent.conn.load_session(cwd=str(workspace), session_id="../../escaped")
+        assert err.value.code == SESSION_NOT_FOUND
+        assert not (kiln_home.parent / "escaped").exists()
+        inside = (await agent.conn.new_session(cwd=str(home / "proj"))).session_id  # a project
+        result = await agent.conn.prompt(session_id=inside, prompt=[{"type": "text", "text": "hi"}])
+        assert result.stop_reason == "end_turn"
+    assert (home / ".bashrc").read_text() == "# rc\n"
+
+
+async def test_mcp_servers_a_client_names_are_not_started(
+    spawn, workspace: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "started"
+    server = McpServerStdio(
+        name="notes",
+        command=sys.executable,
+        args=["-c", f"open({str(marker)!r}, 'w').write('x')"],
+        env=[EnvVariable(name="X", value="1")],
+    )
+    search = {"tool_calls": [{"name": "tool_search", "input": {"query": "notes"}}]}
+    async with spawn([search, "Done."], EditorClient()) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace), mcp_servers=[server])).session_id
+        result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
+        assert result.stop_reason == "end_turn"
+    assert not marker.exists()
