@@ -187,8 +187,12 @@ class Layout:
         out = self.git("status", "--porcelain", "-z", "-uall", "--no-renames", "--", ".")
         top_paths = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
         now = self.current_head()
-        if self.head and now and now != self.head:
-            moved = self.git("diff", "--name-only", "-z", "--no-renames", self.head, now, "--", ".")
+        if now and now != self.head:  # commits made during the run: their files count too
+            moved = (
+                self.git("diff", "--name-only", "-z", "--no-renames", self.head, now, "--", ".")
+                if self.head
+                else self.git("ls-tree", "-r", "-z", "--name-only", "--full-tree", now, "--", ".")
+            )
             top_paths |= {p for p in moved.split("\0") if p}
         prefix = self.root.relative_to(self.top).as_posix() + "/" if self.root != self.top else ""
         paths = {p[len(prefix) :] for p in top_paths if p.startswith(prefix)}
@@ -211,7 +215,8 @@ class Layout:
             if self.head:
                 self.git("read-tree", self.head, env=env)
             self.add(paths, env=env)
-            base = self.head or "--root"  # a repository without a commit yet
+            # a repository without a commit yet: against the empty tree (HEAD may exist now)
+            base = self.head or self.git("hash-object", "-t", "tree", "--stdin", stdin="").strip()
             argv = ["git", *SAFE_GIT, *self.filter_overrides(), "diff", "--cached", "--binary",
                     "--no-ext-diff", "--no-textconv", "--submodule=short", "--relative", base]  # fmt: skip
             return _bounded_output(argv, self.root, self.env(env), limits)

@@ -78,3 +78,14 @@ def test_the_patch_stops_at_its_limits(tmp_path: Path) -> None:
     with pytest.raises(PatchTooLarge, match="too large for a patch"):
         layout.patch(["a.txt"], Limits(max_bytes=150_000))
     assert layout.patch(["a.txt"], Limits(max_bytes=400_000)).count("\n+x") == 60_000
+
+
+def test_commits_made_after_the_start_are_in_the_changes(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    layout = Layout.record(tmp_path)  # no commit yet
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.py").write_text("X = 1\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "agent")
+    assert layout.dirty_paths() == {"sub/x.py"}
+    assert "+X = 1" in layout.patch(["sub/x.py"], Limits())

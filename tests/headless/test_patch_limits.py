@@ -37,3 +37,25 @@ def test_a_change_over_the_patch_limit_ends_with_one_line_and_nothing_half_done(
     assert "kiln/big" not in git(root, "branch", "--list")
     report = json.loads((artifacts / "report.json").read_text())
     assert report["exit_code"] == 3 and report["patch"] == "" and "too large" in report["error"]
+
+
+def test_more_files_than_a_patch_holds_end_the_same_way(tmp_path: Path, kiln_home: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    many = "python3 -c \"import os; os.mkdir('gen'); [open(f'gen/{i}', 'w').close() for i in range(20001)]\""
+    steps = [{"tool_calls": [{"name": "run_command", "input": {"command": many}}]}, "done"]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    artifacts = tmp_path / "artifacts"
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="json",
+        extra=("--ci", "--commit-branch", "kiln/many", "--artifacts", str(artifacts)),
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    assert "kiln: the run changed 20001 files; a patch holds at most 20000" in proc.stderr
+    assert not (artifacts / "changes.patch").exists()
+    assert "kiln/many" not in git(root, "branch", "--list")
