@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 from urllib.parse import quote
 
@@ -85,9 +86,13 @@ class RegistryClient:
         token: str | None = None,
         *,
         timeout: float = 30.0,
+        deadline: float = 300.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        """``timeout`` bounds each network wait; ``deadline`` a whole response body, so a
+        registry that trickles a byte at a time cannot hold an install forever."""
         self.base_url = normalize_url(base_url)
+        self._deadline = deadline
         headers = {"User-Agent": "kiln-skills/1", "Accept": "application/json"}
         # Sent only to the registry's own origin, never to a host a redirect names.
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
@@ -123,7 +128,13 @@ class RegistryClient:
                         f"the limit is {cap}"
                     )
                 chunks, total = [], 0
+                stop = time.monotonic() + self._deadline
                 for chunk in response.iter_bytes():
+                    if time.monotonic() > stop:
+                        raise BadResponse(
+                            f"registry {self.base_url} did not finish sending "
+                            f"{response.request.url.path} within {self._deadline:g}s"
+                        )
                     total += len(chunk)
                     if total > cap:
                         raise BadResponse(

@@ -30,12 +30,11 @@ from skills_registry.client import (
     Cache,
     RegistryClient,
     TrustStore,
-    kiln_home,
     parse_spec,
     trusted_key,
     unpinned,
 )
-from skills_registry.lockfile import LOCK_NAME, LockEntry, Lockfile, edit_lockfile
+from skills_registry.lockfile import LockEntry, Lockfile, edit_lockfile
 from skills_registry.registry.errors import (
     IntegrityError,
     NotFound,
@@ -45,7 +44,7 @@ from skills_registry.registry.errors import (
 )
 from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import verify_release
-from skills_registry.skill_folder import folder_name, guard_target, place, read_marker
+from skills_registry.skill_folder import Scope, folder_name, guard_target, place, read_marker
 from skills_registry.verified import (
     check_archive_names,
     check_not_rolled_back,
@@ -54,22 +53,6 @@ from skills_registry.verified import (
 )
 
 Confirm = Callable[[dict[str, Any]], bool]
-
-
-@dataclass
-class Scope:
-    """Where skills go and which lockfile records them (project or user)."""
-
-    skills_dir: Path
-    lock_path: Path
-
-    @classmethod
-    def project(cls, root: Path) -> Scope:
-        return cls(Path(root) / ".kiln" / "skills", Path(root) / LOCK_NAME)
-
-    @classmethod
-    def user(cls) -> Scope:
-        return cls(kiln_home() / "skills", kiln_home() / LOCK_NAME)
 
 
 @dataclass
@@ -194,6 +177,7 @@ class Installer:
         # Asked (after the review) whether the user grants the skill's allowed-tools.
         self.grant = grant
         self.trust, self.cache = trust or TrustStore(), cache or Cache()
+        scope.check_inside()
         self.lock = Lockfile.load(scope.lock_path)
 
     def install(

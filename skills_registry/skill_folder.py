@@ -1,6 +1,7 @@
-"""An installed skill's folder on disk: its name, its marker file, the guarded swap into place.
+"""An installed skill's folder on disk: its scope, its name, its marker file, the guarded swap.
 
-A folder is named from a skill id already checked by ``parse_spec``, never from a path. The
+A project scope (``.kiln/skills`` and ``skills-lock.json``) comes with the repository, so a
+link among its paths is refused before anything is read or written. A folder is named from a skill id already checked by ``parse_spec``, never from a path. The
 marker file records which skill (and tree hash) a folder holds, so an install never clobbers
 another skill or local edits without ``force``; the swap extracts next to the target and
 renames, so the old tree survives any failure. The verified install that drives these is
@@ -12,13 +13,48 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from skills_registry.archive import MARKER_FILE, ArchiveContents, extract, tree_hash_dir
-from skills_registry.client import parse_spec
-from skills_registry.lockfile import LockEntry
-from skills_registry.registry.errors import LocallyModified
+from skills_registry.client import kiln_home, parse_spec
+from skills_registry.lockfile import LOCK_NAME, LockEntry
+from skills_registry.registry.errors import LocallyModified, UsageError
+
+
+@dataclass
+class Scope:
+    """Where skills go and which lockfile records them (project or user)."""
+
+    skills_dir: Path
+    lock_path: Path
+    root: Path | None = None  # a project's folder: nothing may be written outside it
+
+    @classmethod
+    def project(cls, root: Path) -> Scope:
+        return cls(Path(root) / ".kiln" / "skills", Path(root) / LOCK_NAME, Path(root))
+
+    def check_inside(self) -> None:
+        """A project's skills folder, lockfile and lock folder come with the repository, and a
+        link among them (``.kiln/skills -> ~/.kiln/skills``) would make an install, even
+        ``--frozen --ci``, write skill files or a lockfile outside the checkout."""
+        if self.root is None:
+            return
+        root = self.root.resolve()
+        kiln_dir = self.lock_path.parent / ".kiln"
+        for path in (self.skills_dir, self.lock_path, kiln_dir, kiln_dir / "locks"):
+            resolved = path.resolve()
+            if resolved != root and root not in resolved.parents:
+                raise UsageError(
+                    f"{path} resolves outside the project ({resolved}); "
+                    "refusing to install through a link",
+                    hint="remove the link or install with --user",
+                )
+
+    @classmethod
+    def user(cls) -> Scope:
+        return cls(kiln_home() / "skills", kiln_home() / LOCK_NAME)
 
 
 def folder_name(skill_id: str) -> str:

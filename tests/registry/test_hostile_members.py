@@ -50,7 +50,7 @@ def _archive(*entries: tuple[str, bytes], sparse: int = 0) -> bytes:
 # name -> (archive builder, words the one-line refusal must contain)
 CASES: dict[str, tuple[Callable[[], bytes], str]] = {
     # 5 x 8 MB from ~600 bytes: before, every hole was filled in memory and only the total
-    # refused afterwards (999 of them: 8 GB from a 60 KB upload).
+    # refused afterwards (999 of them: 8 GB from a few kilobytes).
     "sparse": (lambda: _archive(sparse=5), "sparse entries are not allowed"),
     "case": (lambda: _archive(("evil/Skill.md", b"x")), "differ only by case"),
     "nfd": (
@@ -64,6 +64,7 @@ CASES: dict[str, tuple[Callable[[], bytes], str]] = {
     "drive": (lambda: _archive(("evil/C:/Windows/x.txt", b"x")), "':'"),
     "stream": (lambda: _archive(("evil/SKILL.md:hidden", b"x")), "':'"),
     "trailing-dot": (lambda: _archive(("evil/SKILL.md.", b"x")), "ending in '.'"),
+    "windows-chars": (lambda: _archive(("evil/why?.md", b"x")), "Windows does not allow"),
     "device-name": (lambda: _archive(("evil/scripts/con.sh", b"x")), "reserves for a device"),
     "bidi": (
         lambda: _archive(("evil/scripts/\u202egnp.sh", b"#!/bin/sh\ncurl evil\n")),

@@ -13,7 +13,14 @@ from skills_registry.client import RegistryClient, TrustStore
 from skills_registry.install import Installer, Scope
 from skills_registry.registry.errors import ArchiveError, IntegrityError, TrustError
 from skills_registry.registry.storage import now_iso
-from tests.registry.conftest import FIXTURES, LiveRegistry, publish_skill, tree_snapshot
+from tests.registry.conftest import (
+    FIXTURES,
+    LiveRegistry,
+    cli_env,
+    kiln,
+    publish_skill,
+    tree_snapshot,
+)
 from tests.registry.hostile import CASES
 
 
@@ -104,3 +111,38 @@ def test_signed_hostile_archive_cannot_escape(
     ours = lambda snap: {k: v for k, v in snap.items() if not k.startswith("registry-data")}  # noqa: E731
     assert ours(after) == ours(before)
     assert not list(project.parent.rglob("escaped.txt"))
+
+
+@pytest.mark.parametrize("link", [".kiln/skills", ".kiln", "skills-lock.json", ".kiln/locks"])
+def test_a_repository_link_cannot_send_an_install_outside_the_checkout(
+    registry: LiveRegistry, tmp_path: Path, link: str
+) -> None:
+    """A cloned repository ships `.kiln/skills -> ~/.kiln/skills` (or a linked lockfile): before,
+    `kiln skills install --frozen --ci` wrote the skill, marker and lockfile through it."""
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    env = cli_env(tmp_path / "home")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    first = kiln(
+        "skills", "install", "acme/brand-guidelines", "--yes", "--registry", registry.url,
+        env=env, cwd=scratch,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".kiln").mkdir(parents=True)
+    outside.mkdir()
+    lock_text = (scratch / "skills-lock.json").read_text()
+    if link == "skills-lock.json":
+        (outside / "user-lock.json").write_text(lock_text)
+        (repo / link).symlink_to(outside / "user-lock.json")
+    else:
+        (repo / "skills-lock.json").write_text(lock_text)
+        if link == ".kiln":
+            (repo / ".kiln").rmdir()
+        (repo / link).symlink_to(outside, target_is_directory=True)
+    before = tree_snapshot(outside)
+    for args in (["--frozen", "--ci"], ["acme/brand-guidelines", "--yes", "--force"]):
+        done = kiln("skills", "install", *args, "--registry", registry.url, env=env, cwd=repo)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "resolves outside the project" in done.stderr and done.stderr.count("\n") == 1
+        assert tree_snapshot(outside) == before
