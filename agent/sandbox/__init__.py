@@ -91,6 +91,9 @@ class Sandbox:
         # a command cannot do through an interpreter what the rules refuse to a tool.
         self.readonly: list[Path] = []
         self.denied_reads: list[Path] = []
+        # Workspace paths a command may not create (removed when it ends): the hooks folder
+        # the repository's git config names, when it does not exist yet.
+        self.guarded: list[str] = []
 
     @property
     def confined(self) -> bool:

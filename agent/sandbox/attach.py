@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from agent.events import StatusNote
 from agent.rules import parse_rule
 from agent.sandbox import Sandbox, load_policy
 from agent.skill_grants import user_skill_grants
+from kiln_errors.host_path import host_env
 
 
 def attach(session: Any, kiln_home: Path) -> Sandbox:
@@ -40,8 +42,32 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
         if rule.kind in ("write", "read"):
             paths = rule_paths(session.root, rule.pattern)
             (sandbox.readonly if rule.kind == "write" else sandbox.denied_reads).extend(paths)
+    hooks = hooks_folder(session.root)
+    if hooks is not None and session.root in hooks.parents and hooks != session.root / ".git/hooks":
+        if hooks.exists():
+            sandbox.readonly.append(hooks)
+        else:
+            sandbox.guarded.append(hooks.relative_to(session.root).as_posix())
     session.context.extensions.append(SandboxNotice(sandbox))
     return sandbox
+
+
+def hooks_folder(root: Path) -> Path | None:
+    """The hooks folder git uses in ``root`` (``core.hooksPath`` honoured: ``.githooks``,
+    husky's ``.husky/_``), or None outside a repository. Inside the workspace it is as
+    read-only as ``.git/hooks``: a hook planted there runs at the user's next commit, on the host.
+    ``rev-parse`` runs no hook, filter or fsmonitor."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--git-path", "hooks"],
+            cwd=root, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL,
+            env=host_env([root], {**env, "GIT_CONFIG_NOSYSTEM": "1"}),
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    out = proc.stdout.strip()
+    return (root / out).resolve() if proc.returncode == 0 and out else None
 
 
 class SandboxNotice:

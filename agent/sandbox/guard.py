@@ -4,6 +4,7 @@ namespace has ended every process it started by then, so nothing can race the ch
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from agent.sandbox.bwrap import submodule_config
@@ -19,14 +20,15 @@ GUARDED = (
 
 
 class MemoryGuard:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, extra: Iterable[str] = ()) -> None:
         self.root = Path(root)
         pointers = [  # a submodule's git folder may not gain a pointer to another config
             p.relative_to(self.root).as_posix()
             for p in submodule_config(self.root)
             if p.name in ("commondir", "config.worktree")
         ]
-        self.absent = [name for name in (*GUARDED, *pointers) if not _exists(self.root / name)]
+        names = (*GUARDED, *pointers, *extra)
+        self.absent = [name for name in names if not _exists(self.root / name)]
 
     def undo(self) -> list[str]:
         """Remove what the command created at guarded names; returns their names."""

@@ -50,7 +50,7 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
             command, network=session.network_granted(ctx.call_id), cwd=session.workspace.root
         )
         env = sandbox.env(env)
-        guard = MemoryGuard(session.workspace.root)
+        guard = MemoryGuard(session.workspace.root, extra=getattr(sandbox, "guarded", ()))
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
         *argv,

@@ -3,8 +3,10 @@ workspace"): a sandboxed command must not leave config that makes the user's nex
 ``git status`` — or an editor's, which runs it every few seconds — start a program on the host.
 ``.git/config`` being read-only is not enough: ``.git/commondir`` names another git folder whose
 config git then reads, and ``git status`` in a superproject runs git inside each populated
-submodule under that submodule's config (``.git/modules/NAME/config``). Through the real
-`kiln run` in `yolo`; the observer is the user's git afterwards."""
+submodule under that submodule's config (``.git/modules/NAME/config``); and a repository whose
+config names a hooks folder in the work tree (``core.hooksPath = .githooks``, husky's
+``.husky/_``) runs the hooks there at the user's next commit. Through the real `kiln run` in
+`yolo`; the observer is the user's git afterwards."""
 
 from __future__ import annotations
 
@@ -73,3 +75,34 @@ def test_commands_leave_no_config_the_users_git_runs(
         assert status.returncode == 0, status.stderr
     assert not marker.exists(), marker.read_text()
     assert not (root / ".git" / "commondir").exists()
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_commands_cannot_plant_hooks_in_the_configured_hooks_folder(
+    tmp_path: Path, kiln_home: Path, host_dir: Path, existing: bool
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "core.hooksPath", ".githooks")
+    if existing:
+        (root / ".githooks").mkdir()
+        (root / ".githooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+        (root / ".githooks" / "pre-commit").chmod(0o755)
+    marker = host_dir / "hook-ran"
+    hook = f"#!/bin/sh\necho ran >> {marker}\n"
+    plant = (
+        f"mkdir -p .githooks && printf '{hook}' > .githooks/pre-commit && "
+        f"printf '{hook}' > .githooks/post-commit && chmod +x .githooks/*"
+    )
+    step = {"tool_calls": [{"name": "run_command", "input": {"command": plant}}]}
+    _, out = kiln_run_json(
+        root, [step], home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json"
+    )
+    results = json.dumps(tool_results(Path(out["transcript"])))
+    assert "exit code" in results
+    (root / "app.py").write_text("x = 1\n")
+    git(root, "add", "app.py")
+    committed = git(root, "commit", "-qm", "user commit")  # the user's, hooks enabled
+    assert committed.returncode == 0, committed.stderr
+    assert not marker.exists(), marker.read_text()
