@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from skills_registry.registry.errors import NoRegistry, TrustError, UsageError
+from skills_registry.registry.semver import is_version
 
 
 def kiln_home() -> Path:
@@ -174,7 +175,10 @@ class Cache:
         return self.root / "meta" / key / skill_id
 
     def put_doc(self, registry: str, doc: dict[str, Any]) -> None:
-        _write_json(self._meta_dir(registry, doc["id"]) / f"{doc['version']}.json", doc)
+        version = str(doc["version"])
+        if not is_version(version) or version != version.strip():  # a file name: no '../'
+            raise UsageError(f"invalid version {version[:60]!r} in a version document")
+        _write_json(self._meta_dir(registry, doc["id"]) / f"{version}.json", doc)
 
     def docs(self, registry: str, skill_id: str) -> dict[str, dict[str, Any]]:
         folder = self._meta_dir(registry, skill_id)

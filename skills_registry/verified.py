@@ -32,7 +32,7 @@ from skills_registry.registry.errors import (
     UsageError,
 )
 from skills_registry.registry.scan import is_script, scan_files
-from skills_registry.registry.semver import Range, Version, max_satisfying
+from skills_registry.registry.semver import Range, Version, is_version, max_satisfying
 from skills_registry.registry.signing import document_message, metadata_message, verify_bytes
 from skills_registry.spec import parse_frontmatter
 
@@ -156,6 +156,11 @@ def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:
             if s != "yanked" or (exact and Version.parse(v).key() == exact.key())
         ]
         chosen = max_satisfying(pool, wanted)
+    if chosen is not None and not is_version(chosen):
+        # Names a cache file and a lockfile entry: ``../../x`` must never get that far.
+        raise IntegrityError(
+            f"{skill_id}: signed metadata names an invalid version {chosen[:60]!r}"
+        )
     if chosen is None or chosen not in versions:
         raise NotFound(
             f"no version of {skill_id} matches {wanted!r}",

@@ -9,6 +9,7 @@ install); nothing is half-installed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -331,3 +332,60 @@ def test_a_registry_that_trickles_is_cut_off(tmp_path: Path) -> None:
             client.info()
     finally:
         live.stop()
+
+
+def test_a_version_named_like_a_path_writes_nothing_outside_the_cache(tmp_path: Path) -> None:
+    """A hostile registry signs its own metadata (the key a client pinned on first use): a
+    version named ``../../…/planted`` was written as ``<cache>/meta/…/<version>.json``, a JSON
+    file anywhere the user can write, before anything was downloaded."""
+    from datetime import UTC, datetime, timedelta
+
+    from skills_registry.registry.signing import load_or_create_signer
+
+    signer = load_or_create_signer(tmp_path / "key")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    version = "../" * 20 + str(outside / "planted").lstrip("/")
+    files = {"SKILL.md": b"---\nname: helper\ndescription: x\n---\n"}
+    archive = build_archive(ArchiveContents("helper", files))
+    sha = hashlib.sha256(archive).hexdigest()
+    doc = {"id": "acme/helper", "name": "helper", "namespace": "acme", "version": version,
+           "archiveSha256": sha, "treeHash": tree_hash(files), "files": [], "frontmatter": {}}  # fmt: skip
+    doc["signatures"] = [{"keyId": signer.key_id, "signature": signer.sign("acme/helper", version, sha),
+                          "document": signer.sign_document(doc)}]  # fmt: skip
+    expires = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    envelope = signer.sign_metadata(
+        {
+            "_type": "kiln-skill-metadata",
+            "id": "acme/helper",
+            "seq": 1,
+            "expires": expires,
+            "versions": {version: {"status": "active", "archiveSha256": sha}},
+            "distTags": {"latest": version},
+        }  # fmt: skip
+    )
+
+    async def answer(request: Request) -> Response:
+        path = request.url.path
+        if path.endswith("kiln-registry.json"):
+            key = {
+                "keyId": signer.key_id,
+                "algorithm": "ed25519",
+                "publicKey": signer.public_key_b64,
+            }
+            return JSONResponse({"keys": [key]})
+        if path.endswith("/metadata"):
+            return JSONResponse(envelope)
+        if path.endswith("/archive"):
+            return Response(archive, media_type="application/gzip")
+        return JSONResponse(doc)
+
+    live = start_registry(tmp_path / "evil", app=Starlette(routes=[Route("/{p:path}", answer)]))
+    try:
+        code, stderr, project = _install(live.url, tmp_path)
+    finally:
+        live.stop()
+    assert code != 0 and "invalid version" in stderr, stderr
+    assert stderr.count("\n") == 1
+    assert list(outside.iterdir()) == []
+    assert tree_snapshot(project) == {}
