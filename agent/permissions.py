@@ -23,7 +23,7 @@ from typing import Any, Literal
 from agent import command_risk
 from agent.errors import ConfigError
 from agent.permission_rules import Rules
-from agent.rules import READ_PATH_TOOLS, Kind, Rule, path_spellings
+from agent.rules import READ_PATH_TOOLS, Kind, Rule, parse_rule, path_spellings
 from agent.shell_parse import ParsedCommand, parse_command
 from agent.write_policy import WriteTarget, classify_write
 
@@ -99,6 +99,11 @@ class Permissions:
         # Where remember would write (the session sets the project's memory file), so a write
         # rule on AGENTS.md covers remember when AGENTS.md is the project memory.
         self.memory_file: Callable[[], str] = lambda: MEMORY_FILE
+
+    def deny_reads(self, paths: list[Path]) -> None:
+        """Refuse reads of these absolute paths as a read deny rule of the user's would
+        (credential files the environment names; see ``agent.sandbox.policy``)."""
+        self._deny += [parse_rule(f"read(//{str(p).lstrip('/')})") for p in paths]
 
     # -- the check ----------------------------------------------------------------------------
 

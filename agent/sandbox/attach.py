@@ -13,6 +13,7 @@ from typing import Any
 from agent.events import StatusNote
 from agent.rules import parse_rule
 from agent.sandbox import Sandbox, load_policy
+from agent.sandbox.policy import credential_files
 from agent.skill_grants import user_skill_grants
 from kiln_errors.host_path import host_env
 
@@ -36,6 +37,7 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
     permissions.network_rules = [parse_rule(r) for r in policy.network_commands]
     permissions.network_all = policy.network
     permissions.skill_grants = user_skill_grants(kiln_home)
+    permissions.deny_reads(credential_files())  # hidden from commands too (policy)
     memory, root = session.memory, session.root
     permissions.memory_file = lambda: memory.project_file().relative_to(root).as_posix()
     for rule in permissions.rules.parsed("deny"):

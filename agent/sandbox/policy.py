@@ -48,6 +48,26 @@ HOME_SECRETS = (
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".password-store",
+    # other agents' and tools' tokens, database passwords
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    ".config/github-copilot",
+    ".huggingface/token",
+    ".cache/huggingface/token",
+    ".vault-token",
+    ".terraformrc",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/git/credentials",
+    ".config/containers/auth.json",
+    ".pgpass",
+    ".my.cnf",
+    ".local/share/keyrings",
+    # browser profiles (cookies, saved passwords)
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
 )
 SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/run/dbus")
 WIDENING_KEYS = ("enabled", "network", "network_commands", "write", "env_pass")
@@ -100,10 +120,37 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
     return [p for p in dict.fromkeys(out) if p.is_absolute() and str(p) != "/"]
 
 
+# Variables that name a credential file or folder (google-github-actions/auth writes
+# GOOGLE_APPLICATION_CREDENTIALS into the workspace itself). The variables are scrubbed from a
+# command's environment (``env``); the files they name are hidden wherever they are, and the file
+# tools may not read them either (``credential_files`` in ``attach``).
+CREDENTIAL_FILE_VARS = (
+    "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AZURE_CONFIG_DIR", "AZURE_FEDERATED_TOKEN_FILE",
+    "KUBECONFIG", "DOCKER_CONFIG", "GNUPGHOME", "GH_CONFIG_DIR", "PGPASSFILE", "NETRC",
+    "NPM_CONFIG_USERCONFIG", "HF_TOKEN_PATH", "PASSWORD_STORE_DIR", "VAULT_TOKEN_FILE",
+    "TF_CLI_CONFIG_FILE",
+)  # fmt: skip
+
+
+def credential_files(environ: dict[str, str] | None = None) -> list[Path]:
+    """The absolute paths the ``CREDENTIAL_FILE_VARS`` name (``KUBECONFIG`` is a list)."""
+    env = os.environ if environ is None else environ
+    upper = {k.upper(): v for k, v in env.items()}
+    out = []
+    for name in CREDENTIAL_FILE_VARS:
+        for part in upper.get(name, "").split(os.pathsep):
+            path = Path(os.path.expanduser(part)) if part else None
+            if path is not None and path.is_absolute() and str(path) != "/":
+                out.append(path)
+    return list(dict.fromkeys(out))
+
+
 def default_hidden(kiln_home: Path) -> list[Path]:
     hidden = [h / s for h in home_dirs() for s in HOME_SECRETS]
     hidden += [Path(p) for p in SYSTEM_SECRETS]
     hidden += session_sockets()
+    hidden += credential_files()
     hidden.append(kiln_home)  # sessions, credentials.json, trusted keys: Kiln's own state
     return hidden
 

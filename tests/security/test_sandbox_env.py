@@ -1,9 +1,11 @@
 """What a sandboxed command inherits from the host (docs/security.md section 4, "Environment"
 and "hidden"), through the real `kiln run` in `yolo`: credentials whose names or values the
 first scrubber missed (``MYSQL_PWD``, ``SMTP_PASS``, ``CI_JOB_JWT``, a database URL or proxy with
-a password) never reach a command, and the login session's sockets (the session bus whose
-systemd runs ``systemd-run --user`` outside any sandbox, an ssh agent) cannot be connected to,
-even where the environment names them."""
+a password) never reach a command; nor do credential files such variables name, wherever they
+are (google-github-actions/auth writes ``GOOGLE_APPLICATION_CREDENTIALS`` into the workspace:
+neither a command nor ``read_file``/``grep`` reads it); and the login session's sockets (the
+session bus whose systemd runs ``systemd-run --user`` outside any sandbox, an ssh agent) cannot
+be connected to, even where the environment names them."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ CANARIES = {
     "https_proxy": "http://me:canary-proxy-password@proxy:3128",
     "ID_TOKEN_LIKE": "eyJhbGciOiJSUzI1NiJ9.eyJjYW5hcnkiOiJqd3QifQ.sig",
 }
-MARKS = ("canary-", "eyJjYW5hcnki")
+MARKS = ("canary-", "eyJjYW5hcnki", "CANARY-FILE")
 
 CONNECT = """
 import os, socket, sys
@@ -60,20 +62,33 @@ def test_secrets_and_session_sockets_stay_on_the_host(
     root = tmp_path / "repo"
     root.mkdir()
     (root / "connect.py").write_text(CONNECT)
+    (root / "gha-creds-1f2e.json").write_text('{"private_key": "CANARY-FILE-GCP"}\n')
+    home = host_dir / "home"  # outside /tmp, which the sandbox replaces anyway
+    for rel in (".codex/auth.json", ".claude/.credentials.json", ".terraformrc"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"CANARY-FILE-{rel}\n")
+    (host_dir / "kube").mkdir()
+    (host_dir / "kube" / "config").write_text("token: CANARY-FILE-KUBE\n")
     sockets = " ".join(str(p) for p in (bus, agent, runtime / "wayland-0"))
     env = {
         **CANARIES,
         "XDG_RUNTIME_DIR": str(runtime),
         "SSH_AUTH_SOCK": str(agent),
         "DBUS_SESSION_BUS_ADDRESS": f"unix:path={bus}",
+        "GOOGLE_APPLICATION_CREDENTIALS": str(root / "gha-creds-1f2e.json"),
+        "KUBECONFIG": f"/nonexistent:{host_dir / 'kube' / 'config'}",
     }
     try:
         _, out = kiln_run_json(root, [
             {"tool_calls": [{"name": "run_command", "input": {"command": "env; cat /proc/self/environ"}}]},
             {"tool_calls": [{"name": "run_command", "input": {"command": f"python3 connect.py {sockets}"}}]},
-        ], home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json", env=env)  # fmt: skip
+            {"tool_calls": [{"name": "run_command", "input": {"command": f"cat gha-creds-*.json {host_dir}/kube/config"}}]},
+            {"tool_calls": [{"name": "run_command", "input": {"command": "cat ~/.codex/auth.json ~/.claude/.credentials.json ~/.terraformrc; ls -a ~"}}]},
+            {"tool_calls": [{"name": "read_file", "input": {"path": "gha-creds-1f2e.json"}}]},
+            {"tool_calls": [{"name": "grep", "input": {"pattern": "CANARY"}}]},
+        ], home=home, kiln_home=kiln_home, script=tmp_path / "script.json", env=env)  # fmt: skip
         seen = json.dumps(tool_results(Path(out["transcript"])))
-        assert "PATH=" in seen and "refused" in seen  # the commands did run
+        assert "PATH=" in seen and "refused" in seen and ".codex" in seen  # the commands did run
         assert not [m for m in MARKS if m in seen], seen
         assert "CONNECTED" not in seen, seen
         assert not any(_accepted(s) for s in listeners)
