@@ -464,10 +464,9 @@ class Index:
 
 def _is_corrupt(exc: BaseException) -> bool:
     text = str(exc).lower()
-    # "vtable constructor failed": FTS5 could not read its own records (how a damaged
-    # full-text index shows when a search's first statement is a MATCH)
-    marks = ("not a database", "malformed", "corrupt", "disk image", "file format", "vtable")
-    return any(m in text for m in marks)
+    return any(
+        m in text for m in ("not a database", "malformed", "corrupt", "disk image", "file format")
+    )
 
 
 def _is_locked(exc: BaseException) -> bool:

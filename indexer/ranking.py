@@ -77,9 +77,7 @@ def search(
     query = code_query(query)  # what the code is searched with: no ticket keys (see there)
     terms = query_terms(query) or all_terms
     df = {} if cache is None else cache.df
-    exact = verbatim_blocks(conn, query_words(query)) if W.VERBATIM_WEIGHT != 1.0 else set()
-    budget = W.VERBATIM_DOC_BUDGET if exact else W.MATCH_DOC_BUDGET
-    lexical = _lexical(conn, terms, k, df, budget)
+    lexical = _lexical(conn, terms, k, df)
     words = {w.lower() for w in query_words(query)}
     term_set = set(terms)
     named = words | joined_words(query)
@@ -107,8 +105,9 @@ def search(
         fused[block_id] *= _prior(kind, name, named, term_set, *places[path])
         if scope:
             fused[block_id] *= 1.0 + W.SCOPE_WEIGHT * scope_match(scope, path)
-    for block_id in exact & fused.keys():
-        fused[block_id] *= W.VERBATIM_WEIGHT
+    if W.VERBATIM_WEIGHT != 1.0:
+        for block_id in verbatim_blocks(conn, query_words(query)) & fused.keys():
+            fused[block_id] *= W.VERBATIM_WEIGHT
     ordered.sort(key=lambda i: (-fused[i], i))
     if ordered and not _names_a_definition(ordered, meta, term_set):
         if W.TEST_SUBJECT_WEIGHT > 0:
@@ -126,11 +125,7 @@ def search(
 
 
 def _lexical(
-    conn: sqlite3.Connection,
-    terms: list[str],
-    k: int,
-    df_cache: dict[str, int],
-    budget: int = W.MATCH_DOC_BUDGET,
+    conn: sqlite3.Connection, terms: list[str], k: int, df_cache: dict[str, int]
 ) -> list[int]:
     """BM25 candidates within a bounded amount of work.
 
@@ -148,7 +143,7 @@ def _lexical(
                     "SELECT doc FROM blocks_vocab WHERE term = ?", (token,)
                 ).fetchone()
             df_cache[term] = row[0] if row else 0  # phrases count as rare: they are selective
-    selected, used = rarest_within(terms, df_cache, budget)
+    selected, used = rarest_within(terms, df_cache, W.MATCH_DOC_BUDGET)
     weights = ", ".join(str(W.COLUMN_WEIGHTS[c]) for c in FTS_COLUMNS)
     ranked = f"SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? ORDER BY bm25(blocks_fts, {weights}) LIMIT ?"
     found: dict[int, None] = {}
@@ -163,11 +158,11 @@ def _lexical(
         rows = few if len(few) < 2 else conn.execute(ranked, (every, W.LEXICAL_CANDIDATES))
         for (rowid,) in rows:
             found[rowid] = None
-    if used <= budget:
+    if used <= W.MATCH_DOC_BUDGET:
         rows = conn.execute(ranked, (fts_match(selected), W.LEXICAL_CANDIDATES)).fetchall()
     else:
         scan = f"SELECT rowid, bm25(blocks_fts, {weights}) FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ?"
-        scored = conn.execute(scan, (fts_match(selected), budget)).fetchall()
+        scored = conn.execute(scan, (fts_match(selected), W.MATCH_DOC_BUDGET)).fetchall()
         rows = sorted(scored, key=lambda r: r[1])[: W.LEXICAL_CANDIDATES]
     for row in rows:
         found.setdefault(row[0], None)

@@ -155,7 +155,7 @@ def _header_part(b: Block, first: int, header_last: int, last: int) -> bool:
     all of it, is a part of a class skeleton that starts or ends on the function's header
     lines (``first``..``header_last``) and whose other end lies outside the function. The skeleton collapses the body, so an edit inside it
     changes neither the part's text nor where the skeleton is cut into parts: the part keeps
-    its start and its end moves with the lines below, as ``_moved`` moves it."""
+    its start and its end moves with the lines below, as ``_apply`` moves it."""
     if b.kind in FUNCTION_KINDS:
         return False
     starts = first <= b.start_line <= header_last
@@ -295,21 +295,29 @@ def _enclosing_function(language: str, tree: Any, data: bytes, lo: int, hi: int)
 
 def _apply(old: list[Block], s: Splice) -> list[Block]:
     """``old`` (sorted by start line, longest first) with the function's blocks replaced and
-    the blocks around it moved. ``_splice`` made sure the function's blocks are one run of
-    ``old`` with every block above starting before it and every block below after it, so the
-    result is the part above, the new blocks, the part below: no sort, and only blocks whose
-    lines change are copied."""
+    the blocks around it moved, in place: ``old`` is the cache's own list, taken out of it for
+    this edit (``chunk_edit``), so its blocks are moved rather than copied (a few hundred below
+    an edit near the top of a large module). ``_splice`` made sure the function's blocks are
+    one run of ``old`` with every block above starting before it and every block below after
+    it, so the result is the part above, the new blocks, the part below: no sort."""
     first = bisect.bisect_left(old, s.old_first, key=_start)
     last = first
     while last < len(old) and old[last].end_line <= s.old_last:
         last += 1
     if last < len(old) and old[last].start_line <= s.old_last:  # not one run: the long way
         kept = [b for b in old if not (s.old_first <= b.start_line and b.end_line <= s.old_last)]
-        return sorted([*(_moved(b, s) for b in kept), *s.blocks], key=_order)
-    out = [_moved(b, s) for b in old[:first]]
-    out.extend(s.blocks)
-    out.extend(_moved(b, s) for b in old[last:])
-    return out
+        for b in kept:
+            _move(b, s)
+        return sorted([*kept, *s.blocks], key=_order)
+    delta, edge = s.delta, s.edit_last
+    if delta:
+        for b in old[:first]:  # above: only the ends of the classes around the function
+            if b.end_line >= edge:
+                b.end_line += delta
+        for b in old[last:]:  # below: they start after the function, past the edit
+            b.start_line += delta
+            b.end_line += delta
+    return [*old[:first], *s.blocks, *old[last:]]
 
 
 def _start(b: Block) -> int:
@@ -320,14 +328,11 @@ def _order(b: Block) -> tuple[int, int]:
     return b.start_line, -b.end_line
 
 
-def _moved(b: Block, s: Splice) -> Block:
-    start = b.start_line + s.delta if b.start_line > s.edit_last else b.start_line
-    end = b.end_line + s.delta if b.end_line >= s.edit_last else b.end_line
-    if not s.delta or (start, end) == (b.start_line, b.end_line):
-        return b
-    copy = object.__new__(Block)  # the same block (its cached hash too), moved
-    copy.__dict__.update(b.__dict__, start_line=start, end_line=end)
-    return copy
+def _move(b: Block, s: Splice) -> None:
+    if b.start_line > s.edit_last:
+        b.start_line += s.delta
+    if b.end_line >= s.edit_last:
+        b.end_line += s.delta
 
 
 def _text(data: bytes, node: Any) -> str:

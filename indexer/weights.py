@@ -88,6 +88,3 @@ GROUP_LIMIT = 3
 # their score by VERBATIM_WEIGHT (1.0 switches it off).
 VERBATIM_MAX_BLOCKS = 3
 VERBATIM_WEIGHT = 3.0
-# ... and BM25 scores at most this many blocks (MATCH_DOC_BUDGET otherwise): such a query asks
-# for those blocks, and the common words beside the identifier cost most of the scoring.
-VERBATIM_DOC_BUDGET = 1000
