@@ -7,14 +7,14 @@ served marketplace points Claude Code here. Read-only: there is no receive-pack.
 
 from __future__ import annotations
 
-import gzip
 import re
+import zlib
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from skills_registry.registry.errors import NotFound, UsageError
+from skills_registry.registry.errors import NotFound, TooLarge, UsageError
 from skills_registry.registry.gitrepo import GitRepo
 from skills_registry.registry.http import MAX_JSON_BYTES, read_body, registry_of
 
@@ -34,15 +34,25 @@ async def git_upload_pack(request: Request) -> Response:
     _, repo = _git_repo(request)
     body = await read_body(request, MAX_JSON_BYTES)
     if request.headers.get("content-encoding") == "gzip":  # git compresses large requests
-        try:
-            body = gzip.decompress(body)[: MAX_JSON_BYTES * 4]
-        except (OSError, EOFError):
-            raise UsageError("request body is not valid gzip") from None
+        body = _gunzip(body, MAX_JSON_BYTES * 4)
     try:
         answer = await run_in_threadpool(repo.upload_pack, body)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return Response(answer, media_type="application/x-git-upload-pack-result")
+
+
+def _gunzip(body: bytes, cap: int) -> bytes:
+    """Decompress at most ``cap`` bytes: 64 KB of gzip can hold 64 MB of zeros, and an
+    unauthenticated request must not make the server allocate them."""
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflate.decompress(body, cap + 1)
+    except zlib.error:
+        raise UsageError("request body is not valid gzip") from None
+    if len(out) > cap:
+        raise TooLarge(f"request body expands past {cap} bytes")
+    return out
 
 
 def git_files(request: Request) -> Response:

@@ -50,7 +50,7 @@ class GitRepo:
     def upload_pack(self, request: bytes) -> bytes:
         """``POST git-upload-pack``: shallow section if asked, NAK, and the pack once ``done``."""
         lines = _pkt_lines(request)
-        wants = {line.split()[1] for line in lines if line.startswith(b"want ")}
+        wants = {(line.split()[1:] or [b""])[0] for line in lines if line.startswith(b"want ")}
         if not wants or wants != {self.commit.encode()}:
             raise ValueError("only the advertised commit can be fetched")
         deepen = any(line.startswith((b"deepen", b"shallow ")) for line in lines)

@@ -139,3 +139,21 @@ def test_dots_and_slashes_in_urls_reach_no_file(
         response = httpx.get(registry.url + path)
         assert response.status_code == 404 and b"SQLite" not in response.content, path
     assert sorted(p.relative_to(registry.data) for p in registry.data.rglob("*")) == data
+
+
+def test_git_upload_pack_refuses_a_gzip_bomb_and_a_bare_want(
+    published: tuple[LiveRegistry, str],
+) -> None:
+    """Unauthenticated, like `git clone`: 60 KB of gzip used to be inflated whole (60 MB in the
+    server) before the cut, and a ``want`` with no id was a plain-text 500."""
+    import gzip
+
+    registry, _ = published
+    url = f"{registry.url}/git/acme/deploy.git/git-upload-pack"
+    bomb = gzip.compress(b"\0" * (60 * 1024 * 1024), compresslevel=9)
+    assert len(bomb) < 64 * 1024
+    response = httpx.post(url, content=bomb, headers={"Content-Encoding": "gzip"})
+    assert response.status_code == 413, response.text
+    assert "expands past 262144 bytes" in response.json()["error"]["message"]
+    bare = httpx.post(url, content=b"0009want \n0000")
+    assert bare.status_code == 400 and bare.json()["error"]["code"] == "bad_request", bare.text
