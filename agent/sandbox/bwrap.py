@@ -15,13 +15,16 @@ from pathlib import Path
 
 from agent.write_policy import AUTORUN_FILES
 
-# Local daemons a command could drive to escape (a Docker socket is root on the host).
+# Local daemons a command could drive to escape (a Docker socket is root on the host; so are
+# libvirt's, LXD's and Incus's to their groups; snapd installs and runs snaps). The user's own
+# (rootless Podman/Docker, the session bus) live in the runtime folder, hidden by the policy.
 DAEMON_SOCKETS = (
-    "/run/docker.sock",
-    "/var/run/docker.sock",
-    "/run/containerd/containerd.sock",
-    "/run/podman/podman.sock",
-)
+    "/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock", "/run/libvirt/libvirt-sock", "/var/run/libvirt/libvirt-sock",
+    "/var/snap/lxd/common/lxd/unix.socket", "/var/lib/lxd/unix.socket",
+    "/var/lib/incus/unix.socket", "/run/crio/crio.sock", "/run/k3s/containerd/containerd.sock",
+    "/run/buildkit/buildkitd.sock", "/run/snapd.socket", "/run/snapd-snap.socket",
+)  # fmt: skip
 PROTECTED_IN_WORKSPACE = (
     ".git/config", ".git/hooks", ".git/info", ".kiln", ".claude", ".agents", "KILN.md",
     "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc", *AUTORUN_FILES,
@@ -153,7 +156,10 @@ def _hide(path: Path, root: Path) -> list[str]:
     if path == root or path in root.parents:
         return []  # never cover the workspace itself
     out: list[str] = []
-    for target in {path, path.resolve()}:
+    targets = {path.resolve()}
+    if path.parent.resolve() == path.parent:  # bwrap cannot make a mount point under a link
+        targets.add(path)  # (/var/run -> /run: /var/run/docker.sock is /run/docker.sock)
+    for target in targets:
         if target.is_dir():
             out += ["--tmpfs", str(target)]
         elif target.exists():

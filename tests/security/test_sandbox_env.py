@@ -10,8 +10,11 @@ be connected to, even where the environment names them."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
+
+import pytest
 
 from tests.security.scripted_run import kiln_run_json, tool_results
 
@@ -95,3 +98,37 @@ def test_secrets_and_session_sockets_stay_on_the_host(
     finally:
         for s in listeners:
             s.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creates daemon sockets under /run")
+def test_system_daemon_sockets_are_hidden(tmp_path: Path, kiln_home: Path, host_dir: Path) -> None:
+    """A Docker, Podman or libvirt socket is root on the host to whoever may connect. Also: with
+    ``/var/run`` a link to ``/run`` (Debian, Ubuntu), a Docker socket made every command fail
+    (bwrap could not make ``/var/run/docker.sock`` a mount point)."""
+    candidates = ("/run/docker.sock", "/run/podman/podman.sock", "/run/libvirt/libvirt-sock")
+    made = [p for p in map(Path, candidates) if not p.parent.exists()]
+    paths = [
+        p
+        for p in map(Path, candidates)
+        if not p.exists() and (p in made or p.parent == Path("/run"))
+    ]
+    if not paths:
+        pytest.skip("the daemons' folders exist here")
+    listeners = [_listener(p) for p in paths]
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "connect.py").write_text(CONNECT)
+    try:
+        _, out = kiln_run_json(root, [
+            {"tool_calls": [{"name": "run_command",
+                             "input": {"command": "python3 connect.py " + " ".join(map(str, paths))}}]},
+        ], home=host_dir, kiln_home=kiln_home, script=tmp_path / "script.json")  # fmt: skip
+        seen = json.dumps(tool_results(Path(out["transcript"])))
+        assert seen.count("refused") == len(paths) and "CONNECTED" not in seen, seen
+        assert not any(_accepted(s) for s in listeners)
+    finally:
+        for s, p in zip(listeners, paths, strict=True):
+            s.close()
+            p.unlink()
+            if p in made:
+                p.parent.rmdir()
