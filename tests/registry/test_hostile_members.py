@@ -27,6 +27,37 @@ from tests.registry.conftest import LiveRegistry, blob_names, cli_env, kiln, tre
 SKILL_MD = b"---\nname: evil\ndescription: Looks harmless.\n---\n# Evil\n"
 
 
+def _tar_with(info: tarfile.TarInfo, data: bytes, fmt: int = tarfile.PAX_FORMAT) -> bytes:
+    """``evil/SKILL.md`` plus one member as given (pax or GNU headers of the attacker's choice)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=fmt) as tar:
+        first = tarfile.TarInfo("evil/SKILL.md")
+        first.size = len(SKILL_MD)
+        tar.addfile(first, io.BytesIO(SKILL_MD))
+        tar.addfile(info, io.BytesIO(data))
+    return gzip.compress(raw.getvalue(), mtime=0)
+
+
+def _pax_path() -> bytes:
+    """The ustar name is harmless; the pax ``path`` record that overrides it is not."""
+    info = tarfile.TarInfo("evil/notes.txt")
+    info.size, info.pax_headers = 5, {"path": "evil/../../escaped.txt"}
+    return _tar_with(info, b"pwned")
+
+
+def _pax_size() -> bytes:
+    """A pax ``size`` record declaring 1 TB for a 5-byte member."""
+    info = tarfile.TarInfo("evil/notes.txt")
+    info.size, info.pax_headers = 5, {"size": str(10**12)}
+    return _tar_with(info, b"pwned")
+
+
+def _gnu_long_name() -> bytes:
+    info = tarfile.TarInfo("evil/" + "a" * 120 + "/../../../escaped.txt")
+    info.size = 5
+    return _tar_with(info, b"pwned", fmt=tarfile.GNU_FORMAT)
+
+
 def _archive(*entries: tuple[str, bytes], sparse: int = 0) -> bytes:
     """``evil/SKILL.md`` plus ``entries``; ``sparse`` adds that many 8 MB sparse members of one
     stored byte each (GNU sparse format 0.1 in pax headers, as GNU tar writes them)."""
@@ -72,6 +103,10 @@ CASES: dict[str, tuple[Callable[[], bytes], str]] = {
     ),
     "zero-width": (lambda: _archive(("evil/SKILL\u200b.md", b"x")), "formatting characters"),
     "c1-csi": (lambda: _archive(("evil/a\u009b2Jb.txt", b"x")), "control or formatting"),
+    # Refused before too (regression guards): tarfile applies these headers before our checks.
+    "pax-path": (_pax_path, "'..' component"),
+    "pax-size": (_pax_size, "declares 1000000000000 bytes"),
+    "gnu-long-name": (_gnu_long_name, "'..' component"),
 }
 
 
@@ -147,3 +182,38 @@ def test_signed_by_a_compromised_registry_and_refused_by_kiln(
     assert done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert tree_snapshot(project) == before  # no folder, no .tmp-*, lockfile as it was
+
+
+def test_mode_bits_beyond_executable_are_dropped(registry: LiveRegistry, tmp_path: Path) -> None:
+    """setuid, setgid, sticky and world-writable bits in an archive never reach the disk."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data, mode in [
+            ("evil/SKILL.md", SKILL_MD, 0o6666),
+            ("evil/scripts/run.sh", b"#!/bin/sh\n", 0o7777),
+        ]:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), mode
+            tar.addfile(info, io.BytesIO(data))
+        folder = tarfile.TarInfo("evil/docs")
+        folder.type, folder.mode = tarfile.DIRTYPE, 0o7777
+        tar.addfile(folder)
+    published = httpx.put(
+        f"{registry.url}/v1/skills/acme/evil/versions/1.0.0",
+        content=gzip.compress(raw.getvalue()),
+        headers={"Authorization": f"Bearer {registry.token('acme')}"},
+    )
+    assert published.status_code == 201, published.text
+    project = tmp_path / "project"
+    project.mkdir()
+    done = kiln(
+        "skills", "install", "acme/evil", "--registry", registry.url, "--yes",
+        env=cli_env(tmp_path / "home"), cwd=project,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    folder_path = project / ".kiln/skills/evil"
+    for name, executable in (("SKILL.md", False), ("scripts/run.sh", True)):
+        mode = (folder_path / name).stat().st_mode
+        assert mode & 0o7000 == 0 and mode & 0o022 == 0, oct(mode)  # whatever the umask
+        assert bool(mode & 0o100) == executable, oct(mode)
+    assert not (folder_path / "docs").exists()  # an empty folder holds no file: not written
