@@ -289,7 +289,10 @@ class Installer:
         target = self.scope.skills_dir / folder_name(skill_id)
         if entry is None and read_marker(target).get("id") != skill_id:
             raise NotFound(f"{skill_id} is not installed in {self.scope.skills_dir}")
-        if target.exists():
+        if target.is_symlink():  # a link the repository shipped: remove it, never what it names
+            guard_target(target, skill_id, entry, self.force)
+            target.unlink()
+        elif target.exists():
             guard_target(target, skill_id, entry, self.force)
             shutil.rmtree(target)
         with edit_lockfile(self.scope.lock_path) as lock:

@@ -278,7 +278,11 @@ def trust_cmd(url: str, key: str | None) -> None:
         with RegistryClient(url) as client:
             served = client.info().get("keys", [])
         for k in served:
-            click.echo(f"{url} serves {k.get('keyId')}: {k.get('publicKey')}")
+            if isinstance(k, dict):
+                click.echo(
+                    f"{url} serves {printable(str(k.get('keyId')), 80)}: "
+                    f"{printable(str(k.get('publicKey')), 80)}"
+                )
         click.echo(f"pin it with: kiln skills trust {url} --key KEY", err=True)
         return
     entry = TrustStore().pin(url, key)

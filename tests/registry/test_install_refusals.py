@@ -4,6 +4,7 @@ signing key, a hostile archive it signed. Each is refused and leaves the project
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -146,3 +147,28 @@ def test_a_repository_link_cannot_send_an_install_outside_the_checkout(
         assert done.returncode == 2, done.stdout + done.stderr
         assert "resolves outside the project" in done.stderr and done.stderr.count("\n") == 1
         assert tree_snapshot(outside) == before
+
+
+def test_removing_a_skill_folder_that_is_a_link_removes_only_the_link(
+    registry: LiveRegistry, tmp_path: Path
+) -> None:
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    env = cli_env(tmp_path / "home")
+    project = tmp_path / "project"
+    project.mkdir()
+    first = kiln(
+        "skills", "install", "acme/brand-guidelines", "--yes", "--registry", registry.url,
+        env=env, cwd=project,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    folder = project / ".kiln/skills/brand-guidelines"
+    shutil.rmtree(folder)
+    folder.symlink_to(outside, target_is_directory=True)
+    refused = kiln("skills", "remove", "acme/brand-guidelines", env=env, cwd=project)
+    assert refused.returncode == 1 and "not an installed skill folder" in refused.stderr
+    done = kiln("skills", "remove", "acme/brand-guidelines", "--force", env=env, cwd=project)
+    assert done.returncode == 0, done.stderr  # before: a traceback from rmtree on the link
+    assert not folder.is_symlink() and (outside / "keep.txt").read_text() == "mine"
