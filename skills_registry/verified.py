@@ -96,7 +96,25 @@ def check_metadata(envelope: Any, key: dict[str, str], skill_id: str) -> dict[st
         raise IntegrityError(f"{skill_id}: signed metadata is for {signed.get('id')!r}")
     if not isinstance(signed.get("versions"), dict) or not isinstance(signed.get("seq"), int):
         raise IntegrityError(f"{skill_id}: signed metadata lacks versions or seq")
+    problem = _shape_problem(signed)
+    if problem:
+        raise IntegrityError(f"{skill_id}: signed metadata is malformed ({problem})")
     return signed
+
+
+def _shape_problem(signed: dict[str, Any]) -> str:
+    """What a registry that signs its own metadata (the key was pinned on first use) could
+    shape to crash the client instead of being refused."""
+    if not all(isinstance(v, str) and isinstance(d, dict) for v, d in signed["versions"].items()):
+        return "each version must map to an object"
+    tags = signed.get("distTags")
+    if tags is not None and not (
+        isinstance(tags, dict) and all(isinstance(v, str) for v in tags.values())
+    ):
+        return "distTags must map names to versions"
+    if not isinstance(signed.get("deprecated"), str | None):
+        return "deprecated must be a message or null"
+    return ""
 
 
 def fetch_metadata(
