@@ -229,21 +229,40 @@ class Layout:
         )
 
     def commit_branch(self, branch: str, message: str, author: str | None, paths: list[str]) -> str:
-        """Commit ``paths`` on a new branch made from the recorded ``HEAD``; returns the commit."""
-        if self.current_head() != self.head:
+        """Commit ``paths`` on a new branch made from the recorded ``HEAD`` and check it out;
+        returns the commit. The tree is built in a throw-away index exactly as the patch is, so
+        the branch holds what the patch shows: nothing the agent staged or flagged in the real
+        index (``--assume-unchanged``, ``--skip-worktree``, a blob of its choosing) gets in, and
+        ``commit-tree`` runs no hook."""
+        now = self.current_head()
+        if now != self.head:
             raise HeadMoved(
-                f"HEAD moved during the run ({_short(self.head)} -> "
-                f"{_short(self.current_head())}): no branch made; the patch shows every change "
-                "since the run started"
+                f"HEAD moved during the run ({_short(self.head)} -> {_short(now)}): no branch "
+                "made; the patch shows every change since the run started"
             )
-        self.git("switch", "-c", branch)
-        self.add(paths)
-        args = ["-c", "user.name=Kiln", "-c", "user.email=kiln@localhost", "commit",
-                "--no-verify", "-q", "-m", message, "--pathspec-from-file=-", "--pathspec-file-nul"]  # fmt: skip
+        if self.run("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0:
+            raise HeadMoved(f"branch {branch!r} was created during the run: no commit made")
+        with tempfile.TemporaryDirectory() as tmp:
+            index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            if self.head:
+                self.git("read-tree", self.head, env=index)
+            self.add(paths, env=index)
+            tree = self.git("write-tree", env=index).strip()
+        name, email = "Kiln", "kiln@localhost"
+        who = {"GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
         if author:
-            args += ["--author", author]
-        self.git(*args, stdin="\0".join(paths) + "\0")
-        return self.git("rev-parse", "HEAD").strip()
+            name, _, email = author.strip().rpartition(" <")
+            email = email.rstrip(">")
+        who |= {"GIT_AUTHOR_NAME": name.strip(), "GIT_AUTHOR_EMAIL": email}
+        parents = ["-p", self.head] if self.head else []
+        commit = self.git("commit-tree", tree, *parents, "-F", "-", env=who, stdin=message).strip()
+        self.git("update-ref", "-m", "kiln: --commit-branch", f"refs/heads/{branch}", commit, "")
+        # The checkout on the new branch, those paths staged as committed (as `git switch -c`
+        # and `git commit -- PATHS` left it); the working tree is not touched.
+        self.git("symbolic-ref", "HEAD", f"refs/heads/{branch}")
+        self.git("reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", commit,
+                 stdin="\0".join(paths) + "\0")  # fmt: skip
+        return commit
 
 
 def _short(sha: str | None) -> str:

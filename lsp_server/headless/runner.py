@@ -300,7 +300,11 @@ def _ci_outputs(
     # What this run changed: files that became dirty during it, plus files the agent edited
     # that were dirty already; never the run's own artifacts or files dirty before it.
     layout = state.layout
-    after = layout.dirty_paths()
+    try:
+        after = layout.dirty_paths()
+    except repo_git.GitFailed as exc:  # the agent broke the index, say: one line, no outputs
+        report.error, report.blocked = str(exc), exc.exit_code
+        return
     paths = (after - state.dirty_before) | (set(session.turn.files_modified) & after)
     try:
         artifacts = folder.resolve().relative_to(opts.root).as_posix() + "/"
@@ -310,8 +314,8 @@ def _ci_outputs(
     changed = sorted(paths)
     try:
         patch = session.runner.redact(layout.patch(changed, opts.patch_limits))
-    except repo_git.PatchTooLarge as exc:
-        report.error, report.blocked = str(exc), exit_codes.LIMIT
+    except (repo_git.PatchTooLarge, repo_git.GitFailed) as exc:
+        report.error, report.blocked = str(exc), exc.exit_code
         return  # no patch file, no commit: nothing half-done
     patch_path = folder / "changes.patch"
     patch_path.write_text(patch, encoding="utf-8")
@@ -322,8 +326,8 @@ def _ci_outputs(
         message = f"{first_line}\n\nTask: {opts.task.strip()[:500]}\nKiln session: {session.id}\n"
         try:
             report.commit = layout.commit_branch(opts.commit_branch, message, opts.author, changed)
-        except repo_git.HeadMoved as exc:
-            report.error, report.blocked = str(exc), exit_codes.REFUSED
+        except repo_git.GitFailed as exc:  # HeadMoved: exit 5; a git failure: 1
+            report.error, report.blocked = str(exc), exc.exit_code
             return
         report.branch = opts.commit_branch
 

