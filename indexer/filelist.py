@@ -54,26 +54,60 @@ def words(path: str, blocks: Iterable[tuple[str, str, str, str]]) -> str:
     return " ".join(sorted(_word_set(parts))) if len(parts) > 1 else ""
 
 
+def words_of(parts: list[str], tokens: set[bytes]) -> str:
+    """``words`` of a file whose texts' ``tokens`` are already cut (``store.prepare`` has them
+    from the camelCase column's runs) and whose other strings (path, names, signatures,
+    docstrings) are ``parts``."""
+    tokens.update(text_tokens("\n".join(p for p in parts if p).encode("utf-8", errors="replace")))
+    return " ".join(sorted(_words(tokens)))
+
+
+def text_tokens(data: bytes) -> list[bytes]:
+    """The word tokens of a text's UTF-8 bytes (``words`` cuts every string this way)."""
+    return data.translate(_SPACES).split()
+
+
 def _word_set(parts: Iterable[str]) -> set[str]:
     data = "\n".join(p for p in parts if p).encode("utf-8", errors="replace")
-    out: set[str] = set()
-    for token in set(data.translate(_SPACES).split()):
-        out.update(_DERIVED.get(token) or _derive(token))
+    return _words(set(text_tokens(data)))
+
+
+# The tokens met so far that hold a camelCase word (-> its parts) and those that do not: a
+# repository repeats its names, so each token is judged once per process.
+_CAMEL: dict[bytes, tuple[str, ...]] = {}
+_CAMEL_KEYS: set[bytes] = set()
+_PLAIN: set[bytes] = set()
+_MET_CAP = 262144
+_met_lock = threading.Lock()
+
+
+def _words(tokens: set[bytes]) -> set[str]:
+    """Each token lower-cased, and the parts of those that are camelCase, with set operations
+    only: decoding and lower-casing the tokens joined by spaces gives each token's own (a
+    space ends a token for the UTF-8 decoder and for ``str.lower``'s one rule that looks at
+    neighbours, the final sigma), and only tokens not met before are judged in Python."""
+    if not tokens:
+        return set()
+    out = set(b" ".join(tokens).decode("utf-8", errors="replace").lower().split(" "))
+    with _met_lock:
+        new = tokens.difference(_PLAIN, _CAMEL_KEYS)
+        if new:
+            if len(_PLAIN) + len(_CAMEL_KEYS) + len(new) > _MET_CAP:
+                _PLAIN.clear()
+                _CAMEL.clear()
+                _CAMEL_KEYS.clear()
+                new = tokens
+            for token in new:
+                word = token.decode("utf-8", errors="replace")
+                if word.islower() or word.isupper() or word[1:].islower():
+                    _PLAIN.add(token)
+                else:
+                    _CAMEL[token] = split_cached(word)
+                    _CAMEL_KEYS.add(token)
+        camel = tokens.intersection(_CAMEL_KEYS)
+        if camel:
+            out.update(*map(_CAMEL.__getitem__, camel))
     return out
-
-
-_DERIVED: dict[bytes, tuple[str, ...]] = {}  # a token -> its words (a repository repeats them)
-
-
-def _derive(token: bytes) -> tuple[str, ...]:
-    if len(_DERIVED) > 262144:
-        _DERIVED.clear()
-    word = token.decode("utf-8", errors="replace")
-    low = word.lower()
-    camel = not (word.islower() or word.isupper() or word[1:].islower())
-    got = (low, *split_cached(word)) if camel else (low,)
-    _DERIVED[token] = got
-    return got
 
 
 # Files being edited: path -> (content digest, how many of the file's blocks (and its path)

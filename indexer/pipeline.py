@@ -123,8 +123,9 @@ def _after_fork(parent: int) -> None:
     (a host killed hard must not leave parse workers behind). ``parent`` is the pid read
     before the fork: read in the child, it would already be init's if the parent was killed
     between the fork and this call, and the worker would never notice."""
-    from indexer import languages, tokens
+    from indexer import filelist, languages, tokens
 
+    filelist._met_lock = threading.Lock()
     languages._lock = threading.Lock()
     tokens._stem_lock = threading.Lock()
     tokens.camel_lock = threading.Lock()

@@ -19,7 +19,7 @@ from typing import Any
 from indexer import filelist
 from indexer.blocks import Block
 from indexer.schema import ROW_COLUMNS
-from indexer.tokens import camel_parts, name_terms, path_terms
+from indexer.tokens import camel_of_runs, camel_parts, identifier_runs, name_terms, path_terms
 
 FTS_COLUMNS = ("fts_path", "fts_name", "signature", "docstring", "text", "idents")
 
@@ -65,13 +65,28 @@ def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) 
     """Rows for ``blocks``; blocks whose hash is in ``known`` are probably about to be kept as
     they are, so their derived search columns (name parts, camelCase parts) are left as
     ``None`` and computed by ``write_file`` only if such a row is inserted after all (a block
-    pasted twice: the second copy has nothing to be kept as)."""
+    pasted twice: the second copy has nothing to be kept as).
+
+    Each block's text is cut into runs once: they give its camelCase column and, for the file
+    list, the text's words (the two cuts differ only in ``$``, which joins identifiers and
+    ends words: a text holding one is cut again)."""
     ptext = path_terms(rel)
     rows = []
     defs = []
     refs = []
+    parts = [rel]  # the file list's strings other than the texts ...
+    words: set[bytes] = set()  # ... and the texts' words
     for b in blocks:
         ref_names = sorted({n.lower() for n in b.refs})
+        try:
+            data = b.text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the two cuts encode it differently
+            idents = None if b.hash in known else camel_parts(b.text)
+            parts.append(b.text)
+        else:
+            runs = identifier_runs(data)
+            idents = None if b.hash in known else camel_of_runs(runs)
+            words.update(filelist.text_tokens(data) if b"$" in data else runs)
         rows.append(
             (
                 rel,
@@ -87,13 +102,13 @@ def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) 
                 " ".join(ref_names),
                 ptext,
                 None if b.hash in known else name_terms(b.name),
-                None if b.hash in known else camel_parts(b.text),
+                idents,
             )
         )
         defs.append(sorted({n.lower() for n in b.defines}))
         refs.append(ref_names)
-    blocks_words = ((b.name, b.signature, b.docstring, b.text) for b in blocks)
-    return Prepared(rows, defs, refs, filelist.words(rel, blocks_words))
+        parts += (b.name, b.signature, b.docstring)
+    return Prepared(rows, defs, refs, filelist.words_of(parts, words) if blocks else "")
 
 
 def write_file(

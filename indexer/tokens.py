@@ -128,7 +128,17 @@ def camel_parts(text: str) -> str:
     regular expression over the whole text cost more than everything else here), and a run
     not met before is matched with ``_IDENT`` on its own. No match spans such a byte, so the
     identifiers are exactly those of the whole text."""
-    runs = text.encode("utf-8", "surrogatepass").translate(_RUNS_TABLE).split()
+    return camel_of_runs(identifier_runs(text.encode("utf-8", "surrogatepass")))
+
+
+def identifier_runs(data: bytes) -> list[bytes]:
+    """The runs of ``data`` (a text's UTF-8 bytes) that identifiers can be found in: cut at
+    every ASCII byte no identifier holds (see ``camel_parts``)."""
+    return data.translate(_RUNS_TABLE).split()
+
+
+def camel_of_runs(runs: list[bytes]) -> str:
+    """``camel_parts`` of the text these ``identifier_runs`` came from."""
     with camel_lock:
         if not _SEEN_RUNS.issuperset(runs):
             new = set(runs).difference(_SEEN_RUNS)
@@ -143,6 +153,8 @@ def camel_parts(text: str) -> str:
                 if parts is not None:
                     _CAMEL[run] = parts
                     _CAMEL_KEYS.add(run)
+        if _CAMEL_KEYS.isdisjoint(runs):
+            return ""
         # first appearance first: a set's order would change with the process's hash seed,
         # and with it the column's text, so two builds of one tree would differ
         parts = [_CAMEL[run] for run in dict.fromkeys(runs) if run in _CAMEL_KEYS]

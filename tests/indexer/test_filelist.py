@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from indexer import Index
 from indexer import weights as W
@@ -247,3 +249,51 @@ def test_an_edit_marks_the_row_and_an_idle_step_or_the_next_update_rewrites_it(
     later.update()
     assert stale() == []
     assert not {"freshword", "fresh"} & file_rows(later.db_path)["big.py"]
+
+
+def reference_words(path: str, blocks: list[tuple[str, str, str, str]]) -> str:
+    """A file's row by its definition, token by token: every word lower-cased, and a
+    camelCase word's parts too."""
+    import re
+
+    from indexer.tokens import split_identifier
+
+    strings = [path, *(s for block in blocks for s in block)]
+    data = "\n".join(s for s in strings if s).encode("utf-8", errors="replace")
+    out: set[str] = set()
+    for token in re.findall(rb"[A-Za-z0-9_\x80-\xff]+", data):
+        word = token.decode("utf-8", errors="replace")
+        out.add(word.lower())
+        if not (word.islower() or word.isupper() or word[1:].islower()):
+            out.update(split_identifier(word))
+    return " ".join(sorted(out))
+
+
+# "$" joins identifiers in the camelCase column's cut and ends words in the file list's; "Σ"
+# lower-cases by its neighbours; a lone surrogate encodes differently in the two cuts.
+WORD_ALPHABET = "aAbZz_$09 .(\n\u00e9\u00c9\u03a3\u01c5\u00a0\ufffd\ud800\u0130"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(*[st.text(alphabet=WORD_ALPHABET, max_size=24)] * 4), min_size=1, max_size=4
+    )
+)
+def test_rows_prepared_for_writing_hold_the_words_by_their_definition(
+    blocks: list[tuple[str, str, str, str]],
+) -> None:
+    """``store.prepare`` builds the row from the runs it cut for the camelCase column (set
+    operations over the tokens); ``filelist.words`` (edits, migrations) from the strings:
+    both give the row a token-by-token reading gives."""
+    from indexer import filelist
+    from indexer.blocks import Block
+    from indexer.store import prepare
+
+    path = "pkg/mod\u03a3Name.py"
+    expected = reference_words(path, blocks)
+    assert filelist.words(path, blocks) == expected
+    made = [
+        Block("function", name, sig, doc, 1, 1, text, "python") for name, sig, doc, text in blocks
+    ]
+    assert prepare(path, made).words == expected
