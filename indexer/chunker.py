@@ -23,7 +23,7 @@ from indexer.blocks import (
     merge_tiny,
     module_name,
 )
-from indexer.definitions import Def, find_definitions, ref_name
+from indexer.definitions import Def, find_definitions, ref_names
 from indexer.languages import (
     BRACE_BODY,
     INDENT_BODY,
@@ -99,7 +99,7 @@ class _Chunker:
         self.rows = hi
         if region is not None:
             cursor.set_byte_range(region.lo_byte, region.hi_byte)
-        roots, refs = find_definitions(cursor, tree, self.lines, lo, hi, region)
+        roots, refs = find_definitions(self.g, cursor, tree, self.lines, lo, hi, region)
         scope = list(region.scope) if region else []
         blocks = self._emit(roots, scope, in_class=bool(scope))
         blocks.extend(self._preamble(roots, tree.root_node, lo, hi, region))
@@ -318,7 +318,7 @@ class _Chunker:
                 found[i].add(raw)
         for b, raws in zip(blocks, found, strict=True):
             if raws:
-                b.refs.update(map(ref_name, raws))
+                b.refs.update(ref_names(raws))
                 b.refs.difference_update(b.defines)
 
     def _merge(self, blocks: list[Block]) -> list[Block]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from indexer.languages import ATTACHED_TYPES
+from indexer.languages import ATTACHED_TYPES, Grammar
 from indexer.regions import Region, node_text
 
 
@@ -30,31 +30,38 @@ class Def:
 
 
 def find_definitions(
-    cursor: Any, tree: Any, lines: Sequence[str], lo: int, hi: int, region: Region | None
+    g: Grammar,
+    cursor: Any,
+    tree: Any,
+    lines: Sequence[str],
+    lo: int,
+    hi: int,
+    region: Region | None,
 ) -> tuple[list[Def], list[tuple[int, bytes | None]]]:
     """The definition tree (roots) and the ``(row, name)`` references in rows ``lo``..``hi``
-    that ``cursor`` (a query cursor over the language's query) matches in ``tree``; with
+    that ``cursor`` (a query cursor over ``g``'s query) matches in ``tree``; with
     ``region``, only definitions wholly inside its bytes. A reference's name is left as the
     node's bytes (``ref_name`` decodes it): a file names the same things over and over, and
     each block decodes each of its names once."""
     defs: dict[int, Def] = {}
     refs: list[tuple[int, bytes | None]] = []
     add = refs.append
-    kinds: dict[int, str | None] = {}  # pattern -> its definition capture (None: references)
+    kinds: dict[int, str] = {}  # pattern -> its definition capture
+    references = g.references
     whole = region is None  # every row of the file is wanted
     for pattern, caps in cursor.matches(tree.root_node):
-        if pattern in kinds:
-            kind = kinds[pattern]
-        else:
-            kind = kinds[pattern] = next((k for k in caps if k.startswith("definition.")), None)
-        if kind is None:
-            for key, nodes in caps.items():
-                if key.startswith("reference."):
-                    for n in nodes:
-                        row = n.start_point[0]
-                        if whole or lo <= row < hi:
-                            add((row, n.text))
+        keys = references[pattern]
+        if keys is not None:
+            for key in keys:
+                for n in caps.get(key, ()):
+                    if whole:
+                        add((n.start_point[0], n.text))
+                    elif lo <= (row := n.start_point[0]) < hi:
+                        add((row, n.text))
             continue
+        kind = kinds.get(pattern)
+        if kind is None:
+            kind = kinds[pattern] = next(k for k in caps if k.startswith("definition."))
         node, name_node = caps[kind][0], caps["name"][0]
         if region is not None and (
             node.start_byte < region.lo_byte or node.end_byte > region.hi_byte
@@ -80,6 +87,15 @@ def find_definitions(
 def ref_name(raw: bytes | None) -> str:
     """A reference's name as ``find_definitions`` returns it, decoded (``node_text``'s rule)."""
     return raw.decode("utf-8", errors="replace") if raw is not None else ""
+
+
+def ref_names(raws: set[bytes | None]) -> list[str]:
+    """``ref_name`` of each of ``raws``, decoded in one go (names are identifiers: joined by
+    newlines, each decodes as it would alone; one holding a newline is decoded on its own)."""
+    if None in raws:
+        return [*ref_names(raws - {None}), ""]
+    names = b"\n".join(raws).decode("utf-8", errors="replace").split("\n")  # type: ignore[arg-type]
+    return names if len(names) == len(raws) else [ref_name(raw) for raw in raws]
 
 
 def attached_start(lines: Sequence[str], node: Any) -> int:

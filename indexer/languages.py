@@ -6,6 +6,7 @@ Queries are data files under ``queries/<lang>.scm``; grammars come bundled with
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -67,6 +68,10 @@ class Grammar:
     name: str
     language: Any
     query: Any
+    # per pattern of ``query``: its ``@reference.*`` capture names, or None for a pattern
+    # that captures a definition (read from the pattern's own text once, so the chunker need
+    # not look at every match's capture names: most of a file's matches are references)
+    references: tuple[tuple[str, ...] | None, ...] = ()
 
 
 _lock = threading.Lock()
@@ -78,8 +83,16 @@ def _load(name: str) -> Grammar:
     import tree_sitter_language_pack as tslp
 
     language = tslp.get_language(name)  # type: ignore[arg-type]
-    source = resources.files("indexer").joinpath("queries", f"{name}.scm").read_text("utf-8")
-    return Grammar(name, language, ts.Query(language, source))
+    source = resources.files("indexer").joinpath("queries", f"{name}.scm").read_bytes()
+    query = ts.Query(language, source.decode("utf-8"))
+    references: list[tuple[str, ...] | None] = []
+    for i in range(query.pattern_count):
+        pattern = source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)]
+        code = b"\n".join(ln for ln in pattern.split(b"\n") if not ln.lstrip().startswith(b";"))
+        names = [n.decode() for n in re.findall(rb"@([\w.]+)", code)]
+        refs = tuple(dict.fromkeys(n for n in names if n.startswith("reference.")))
+        references.append(None if any(n.startswith("definition.") for n in names) else refs)
+    return Grammar(name, language, query, tuple(references))
 
 
 def grammar(name: str) -> Grammar | None:

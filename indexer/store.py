@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -77,7 +78,7 @@ def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) 
     parts = [rel]  # the file list's strings other than the texts ...
     words: set[bytes] = set()  # ... and the texts' words
     for b in blocks:
-        ref_names = sorted({n.lower() for n in b.refs})
+        ref_names = lowered(b.refs)
         try:
             data = b.text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: the two cuts encode it differently
@@ -105,10 +106,19 @@ def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) 
                 idents,
             )
         )
-        defs.append(sorted({n.lower() for n in b.defines}))
+        defs.append(lowered(b.defines))
         refs.append(ref_names)
         parts += (b.name, b.signature, b.docstring)
     return Prepared(rows, defs, refs, filelist.words_of(parts, words) if blocks else "")
+
+
+def lowered(names: Iterable[str]) -> list[str]:
+    """The distinct lower-cased ``names``, sorted; lower-cased in one go (names are
+    identifiers: joined by newlines, each lower-cases as it would alone, ``str.lower``'s one
+    rule that looks at neighbours, the final sigma, stopping at a newline)."""
+    names = list(names)
+    low = "\n".join(names).lower().split("\n") if names else []
+    return sorted(set(low) if len(low) == len(names) else {n.lower() for n in names})
 
 
 def write_file(

@@ -109,3 +109,31 @@ def test_a_query_drops_the_one_character_parts_of_its_words_not_the_words() -> N
     on its own; the whole word is, and so is a one-character word the query holds alone."""
     terms = tokens.query_terms("kiln_typed_2_8530 http2 python 3")
     assert terms == ["kiln_typed_2_8530", "kiln", "typed", "8530", "http2", "http", "python", "3"]
+
+
+NAME_ALPHABET = "aAzZ_09\n\u03a3\u03c3\u0130\u00e9\u00c9\u01c5"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(st.text(alphabet=NAME_ALPHABET, max_size=8), max_size=6))
+def test_names_lowered_in_one_go_are_each_name_lowered(names: set[str]) -> None:
+    """The symbol rows lower-case a block's names joined by newlines (one call): the same
+    names as one by one, "Σ" at a name's end included, and a name holding a newline too."""
+    from indexer.store import lowered
+
+    assert lowered(names) == sorted({n.lower() for n in names})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sets(
+        st.one_of(st.none(), st.binary(max_size=6), st.text(NAME_ALPHABET).map(str.encode)),
+        max_size=6,
+    )
+)
+def test_reference_names_decoded_in_one_go_are_each_decoded(raws: set[bytes | None]) -> None:
+    """A block's reference names are decoded joined by newlines: invalid UTF-8, a name
+    holding a newline and a capture without text decode as they would one by one."""
+    from indexer.definitions import ref_name, ref_names
+
+    assert sorted(ref_names(raws)) == sorted(ref_name(raw) for raw in raws)
