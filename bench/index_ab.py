@@ -11,7 +11,9 @@ corpus, as multiples of its own tree-sitter parse of the same batches:
   * worker: what the parse workers do per batch (``pipeline._prepare_many``, results pickled)
   * write: the writer's work per batch (unpickling, ``store.write_file``, one commit a batch)
   * compact: the FTS segments merged down to one at the end (``indexer/compact.py``)
-and the ceiling with two free cores, 2 / (worker + write + compact).
+and the ceiling with two free cores, 2 / (worker + write + compact). Both checkouts parse the
+same batches with the same tree-sitter, so each stage's CPU-seconds are also compared directly
+(after / before): that figure does not carry the parse's own noise (a few per cent).
 """
 
 from __future__ import annotations
@@ -128,9 +130,14 @@ def main() -> None:
         x = {stage: cpu[(stage, i)] / parse for stage in STAGES[1:]}
         total = sum(x.values())
         print(
-            f"{tree}: parse {parse:.2f} CPU-s; worker {x['worker']:.2f}x  write {x['write']:.2f}x"
+            f"{tree}: parse {parse:.2f} CPU-s; worker {cpu[('worker', i)]:.2f} CPU-s"
+            f" {x['worker']:.2f}x  write {cpu[('write', i)]:.2f} CPU-s {x['write']:.2f}x"
             f"  compact {x['compact']:.2f}x  total {total:.2f}x  ceiling {2 / total:.2f}x"
         )
+    ratios = "  ".join(
+        f"{stage} {cpu[(stage, 1)] / cpu[(stage, 0)]:.3f}" for stage in STAGES if cpu[(stage, 0)]
+    )
+    print(f"after / before, CPU-s per stage: {ratios}")
     for pipe, proc in zip(pipes, procs, strict=True):
         pipe.send(("quit", 0))
         proc.join()

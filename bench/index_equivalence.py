@@ -111,7 +111,11 @@ def main() -> None:
             after = dumps[1][table]
             gone, new = before - after, after - before
             rows = sum(before.values())
-            status = "same" if not gone and not new else f"DIFFER: {sum(gone.values())} rows only before, {sum(new.values())} only after"
+            status = (
+                "same"
+                if not gone and not new
+                else f"DIFFER: {sum(gone.values())} rows only before, {sum(new.values())} only after"
+            )
             print(f"{corpus.name:12s} {table:10s} {rows:9d} rows  {status}")
             for row in list(gone)[:3]:
                 print(f"    before: {str(row)[:300]}")
