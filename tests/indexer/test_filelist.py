@@ -276,9 +276,7 @@ WORD_ALPHABET = "aAbZz_$09 .(\n\u00e9\u00c9\u03a3\u01c5\u00a0\ufffd\ud800\u0130"
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(
-        st.tuples(*[st.text(alphabet=WORD_ALPHABET, max_size=24)] * 4), min_size=1, max_size=4
-    )
+    st.lists(st.tuples(*[st.text(alphabet=WORD_ALPHABET, max_size=24)] * 4), min_size=1, max_size=4)
 )
 def test_rows_prepared_for_writing_hold_the_words_by_their_definition(
     blocks: list[tuple[str, str, str, str]],
