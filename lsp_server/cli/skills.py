@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from lsp_server.cli.skills_review import confirm_install, grant_question, print_summary
 from lsp_server.headless.terminal import safe
 from skills_registry.client import (
     RegistryClient,
@@ -22,7 +23,7 @@ from skills_registry.client import (
     parse_spec,
     printable,
 )
-from skills_registry.install import Confirm, Installer, Scope, review_summary
+from skills_registry.install import Installer, Scope, review_summary
 from skills_registry.registry.errors import UsageError
 
 _registry_opt = click.option(
@@ -58,61 +59,6 @@ def _scope(scope: str, root: Path | None) -> Scope:
 
 def _ci(flag: bool) -> bool:
     return flag or os.environ.get("KILN_CI", "").lower() in ("1", "true", "yes")
-
-
-def _print_summary(summary: dict[str, Any], *, err: bool = True) -> None:
-    """The review summary: on stderr before a question, on stdout for `kiln skills info`.
-
-    Everything in it but the numbers comes from the publisher (or a hostile registry), so each
-    field is printed with control characters escaped, newlines included: an ANSI sequence in a
-    description could hide the scripts line below it, a newline could forge one."""
-    echo = lambda text="": click.echo(text, err=err)  # noqa: E731
-    p = lambda value: printable(str(value), limit=2000)  # noqa: E731
-    echo(f"{summary['id']}@{p(summary['version'])}  ({p(summary['status'])})")
-    echo(f"  {p(summary['description'])}")
-    if summary.get("status") in ("yanked", "deprecated"):
-        echo(f"  {summary['status']}: {p(summary.get('statusReason') or 'no reason given')}")
-    if summary.get("deprecated"):
-        echo(f"  DEPRECATED: {p(summary['deprecated'])}")
-    echo(
-        f"  size: {summary['sizeBytes']} bytes, ~{summary['tokens']['total']} tokens "
-        f"(SKILL.md ~{summary['tokens']['skillMd']})"
-    )
-    echo(f"  files: {len(summary['files'])}")
-    for f in summary["files"][:40]:
-        echo(f"    {f['size']:>9}  {p(f['path'])}")
-    echo(f"  scripts: {p(', '.join(summary['scripts'])) or 'none'}")
-    echo(f"  allowed-tools: {p(summary['allowedTools'] or 'not set')}")
-    findings = summary["findings"]
-    echo(f"  scan findings: {len(findings) or 'none'}")
-    for f in findings:
-        where = f"{f['path']}:{f['line']}" if f["line"] else f["path"]
-        echo(f"    [{f['severity']}] {f['rule']} {p(where)}: {p(f['message'])}")
-
-
-def _confirm(summary: dict[str, Any]) -> bool:
-    _print_summary(summary)
-    if not sys.stdin.isatty():
-        return False
-    return click.confirm("Install this skill?", default=False, err=True)
-
-
-def _grant_question(scope: str) -> Confirm | None:
-    """Grants are read only from the user's lockfile (a project's comes with the repository),
-    so only a ``--user`` install asks for them."""
-    return _confirm_grant if scope == "user" else None
-
-
-def _confirm_grant(summary: dict[str, Any]) -> bool:
-    """Ask once, with the list in view, whether the skill's allowed-tools are granted."""
-    if not sys.stdin.isatty():
-        return False
-    return click.confirm(
-        f"Let this skill use {printable(str(summary['allowedTools']))} without asking while it "
-        "is active?",
-        default=False,
-        err=True,
-    )
 
 
 @click.group(name="skills")
@@ -187,7 +133,7 @@ def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bo
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
-        _print_summary(summary, err=False)
+        print_summary(summary, err=False)
 
 
 @skills_group.command("install")
@@ -234,8 +180,8 @@ def install_cmd(
         yes=yes,
         ci=_ci(ci),
         force=force,
-        confirm=_confirm,
-        grant=(lambda summary: True) if grant_tools else _grant_question(scope),
+        confirm=confirm_install,
+        grant=(lambda summary: True) if grant_tools else grant_question(scope),
     )
     if frozen:
         if specs:
@@ -304,8 +250,8 @@ def update_cmd(
         yes=yes,
         ci=_ci(ci),
         force=force,
-        confirm=_confirm,
-        grant=_grant_question(scope),
+        confirm=confirm_install,
+        grant=grant_question(scope),
     )
     entries = installer.lock.entries
     if not ids and not entries:
