@@ -20,6 +20,7 @@ from agent.protocols import PermissionRequest
 from agent.sandbox.guard import MemoryGuard
 from agent.session import AgentConfig, DiskHost, Session
 from lsp_server.headless import ci, exit_codes, repo_git
+from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, print_json
 from lsp_server.headless.terminal import safe
 
@@ -155,6 +156,8 @@ def run(opts: RunOptions) -> int:
         redact_env=opts.ci,
         extra={"sandbox": opts.sandbox, **({"user_cwd": opts.cwd} if opts.cwd else {})},
     )
+    # where --artifacts is before the agent can put a link there (artifacts.py)
+    artifacts = Artifacts(opts.artifacts) if opts.artifacts else None
     layout = repo_git.Layout.record(opts.root) if opts.ci else None
     if layout is not None and opts.commit_branch:
         repo_git.check_branch(layout, opts.commit_branch)
@@ -176,7 +179,7 @@ def run(opts: RunOptions) -> int:
         session.store.update(session.id, title=session.state["title"])
     reason = _drive(session, _task_text(opts))
     ci_state = CiState(layout, dirty_before, run_guard) if layout is not None else None
-    return _finish(opts, session, reason, before, events, ci_state)
+    return _finish(opts, session, reason, before, events, ci_state, artifacts)
 
 
 def _verify_sandbox(opts: RunOptions) -> Any:
@@ -219,6 +222,7 @@ def _finish(
     before: ci.Verification | None,
     events: list[Event],
     ci_state: CiState | None,
+    artifacts: Artifacts | None,
 ) -> int:
     errors = [e for e in events if isinstance(e, ErrorReported)]
     report = ci.RunReport(
@@ -236,24 +240,18 @@ def _finish(
         files_modified=list(session.turn.files_modified),
         error=errors[-1].message if errors else "",
     )
-    folder = opts.artifacts or session.store.folder(session.id)
-    folder.mkdir(parents=True, exist_ok=True)
-    transcript = folder / "transcript.jsonl"
-    with transcript.open("w", encoding="utf-8") as fh:
-        for message in session.transcript.messages:
-            fh.write(session.runner.redact(json.dumps(message, ensure_ascii=False)) + "\n")
-    report.transcript_path = str(transcript)
+    out = artifacts or Artifacts(session.store.folder(session.id))
+    out.open()
+    lines = [session.runner.redact(json.dumps(m, ensure_ascii=False)) + "\n"
+             for m in session.transcript.messages]  # fmt: skip
+    report.transcript_path = str(out.write("transcript.jsonl", "".join(lines)))
     if ci_state is not None:
-        _ci_outputs(opts, session, report, before, folder, ci_state)
+        _ci_outputs(opts, session, report, before, out, ci_state)
     report.exit_code = _exit_code(opts, report)
     report.outcome = exit_codes.MEANING[report.exit_code]
     if opts.ci:
-        summary = folder / "summary.md"
-        summary.write_text(ci.markdown_summary(report), encoding="utf-8")
-        report.summary_path = str(summary)
-        (folder / "report.json").write_text(
-            json.dumps(report.to_dict(), indent=2), encoding="utf-8"
-        )
+        report.summary_path = str(out.write("summary.md", ci.markdown_summary(report)))
+        out.write("report.json", json.dumps(report.to_dict(), indent=2))
     if report.blocked:  # one line whatever the output format: the outputs were refused
         click.echo(f"kiln: {safe(report.error)}", err=True)
     if opts.output_format == "json":
@@ -279,7 +277,7 @@ def _ci_outputs(
     session: Session,
     report: ci.RunReport,
     before: ci.Verification | None,
-    folder: Path,
+    out: Artifacts,
     state: CiState,
 ) -> None:
     report.verify_before = before
@@ -307,7 +305,7 @@ def _ci_outputs(
         return
     paths = (after - state.dirty_before) | (set(session.turn.files_modified) & after)
     try:
-        artifacts = folder.resolve().relative_to(opts.root).as_posix() + "/"
+        artifacts = out.open().relative_to(opts.root).as_posix() + "/"
         paths = {p for p in paths if not p.startswith(artifacts)}
     except ValueError:
         pass
@@ -317,9 +315,7 @@ def _ci_outputs(
     except (repo_git.PatchTooLarge, repo_git.GitFailed) as exc:
         report.error, report.blocked = str(exc), exc.exit_code
         return  # no patch file, no commit: nothing half-done
-    patch_path = folder / "changes.patch"
-    patch_path.write_text(patch, encoding="utf-8")
-    report.patch_path = str(patch_path)
+    report.patch_path = str(out.write("changes.patch", patch))
     report.files = ci.diffstat(patch)
     if opts.commit_branch and report.files:
         first_line = (report.answer.strip().splitlines() or ["Kiln changes"])[0][:72]
