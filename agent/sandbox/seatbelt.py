@@ -62,7 +62,24 @@ def profile(
     if not network:
         lines.append("(deny network*)")
         lines.append('(allow network* (remote unix-socket (path-regex #"^/private/tmp/")))')
+    # Connecting to a Unix socket is a network operation to Seatbelt, not a read: the hidden
+    # paths (the ssh agent launchd puts under /private/tmp, the runtime folder, daemon sockets)
+    # are refused as sockets too, last, so no allow above wins, with the network granted or not.
+    lines.append(
+        "(deny network* "
+        + " ".join(f"(remote unix-socket (path-regex {_prefix_regex(p)}))" for p in secret)
+        + ")"
+    )
     return "\n".join(lines) + "\n"
+
+
+def _prefix_regex(path: Path) -> str:
+    """A Seatbelt regex for ``path`` and everything under it (``/tmp`` spelled both ways)."""
+    text = str(path)
+    if text.startswith("/tmp/"):
+        text = "/private" + text
+    escaped = "".join("\\" + c if c in ".^$*+?()[]{}|\\" else c for c in text)
+    return '#"^' + escaped.replace('"', '\\"') + '(/|$)"'
 
 
 def build_argv(argv: list[str], **kwargs: object) -> list[str]:

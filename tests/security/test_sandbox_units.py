@@ -153,6 +153,28 @@ def test_seatbelt_profile_has_the_same_walls(tmp_path: Path) -> None:
     assert "(deny network*)" not in granted
 
 
+def test_seatbelt_refuses_hidden_sockets_even_where_unix_sockets_are_allowed(
+    tmp_path: Path,
+) -> None:
+    """macOS puts the ssh agent's socket under /private/tmp, where the profile lets commands
+    connect to Unix sockets; connecting is a network operation to Seatbelt, so hiding the path
+    from reads alone left the agent usable (sign, push as the user)."""
+    agent = Path("/private/tmp/com.apple.launchd.Ab1/Listeners")
+    for network in (False, True):
+        text = seatbelt.profile(
+            root=tmp_path / "ws", tmp=tmp_path / "tmp", writable=[], readable=[], network=network,
+            hidden=[agent, Path("/Users/me/.kiln")],
+        )  # fmt: skip
+        last = text.strip().splitlines()[-1]
+        assert last.startswith("(deny network* ")
+        assert (
+            r'(remote unix-socket (path-regex #"^/private/tmp/com\.apple\.launchd\.Ab1/Listeners(/|$)"))'
+            in last
+        )
+        assert r'(path-regex #"^/Users/me/\.kiln(/|$)")' in last
+        assert r'(path-regex #"^/var/run/docker\.sock(/|$)")' in last
+
+
 def _running(marker: str) -> bool:
     for proc in Path("/proc").iterdir():
         try:
