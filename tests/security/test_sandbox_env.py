@@ -67,7 +67,8 @@ def test_secrets_and_session_sockets_stay_on_the_host(
     (root / "connect.py").write_text(CONNECT)
     (root / "gha-creds-1f2e.json").write_text('{"private_key": "CANARY-FILE-GCP"}\n')
     home = host_dir / "home"  # outside /tmp, which the sandbox replaces anyway
-    for rel in (".codex/auth.json", ".claude/.credentials.json", ".terraformrc"):
+    for rel in (".codex/auth.json", ".claude/.credentials.json", ".terraformrc", ".bash_history",
+                ".s3cfg"):  # fmt: skip
         (home / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / rel).write_text(f"CANARY-FILE-{rel}\n")
     (host_dir / "kube").mkdir()
@@ -86,7 +87,7 @@ def test_secrets_and_session_sockets_stay_on_the_host(
             {"tool_calls": [{"name": "run_command", "input": {"command": "env; cat /proc/self/environ"}}]},
             {"tool_calls": [{"name": "run_command", "input": {"command": f"python3 connect.py {sockets}"}}]},
             {"tool_calls": [{"name": "run_command", "input": {"command": f"cat gha-creds-*.json {host_dir}/kube/config"}}]},
-            {"tool_calls": [{"name": "run_command", "input": {"command": "cat ~/.codex/auth.json ~/.claude/.credentials.json ~/.terraformrc; ls -a ~"}}]},
+            {"tool_calls": [{"name": "run_command", "input": {"command": "cat ~/.codex/auth.json ~/.claude/.credentials.json ~/.terraformrc ~/.bash_history ~/.s3cfg; ls -a ~"}}]},
             {"tool_calls": [{"name": "read_file", "input": {"path": "gha-creds-1f2e.json"}}]},
             {"tool_calls": [{"name": "grep", "input": {"pattern": "CANARY"}}]},
         ], home=home, kiln_home=kiln_home, script=tmp_path / "script.json", env=env)  # fmt: skip
