@@ -58,6 +58,19 @@ def _gnu_long_name() -> bytes:
     return _tar_with(info, b"pwned", fmt=tarfile.GNU_FORMAT)
 
 
+def _link_then_file() -> bytes:
+    """A symlinked folder, then a file written "through" it (the classic tar escape)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        link = tarfile.TarInfo("evil/dir")
+        link.type, link.linkname = tarfile.SYMTYPE, "/tmp"
+        tar.addfile(link)
+        info = tarfile.TarInfo("evil/dir/escaped.txt")
+        info.size = 5
+        tar.addfile(info, io.BytesIO(b"pwned"))
+    return gzip.compress(raw.getvalue(), mtime=0)
+
+
 def _archive(*entries: tuple[str, bytes], sparse: int = 0) -> bytes:
     """``evil/SKILL.md`` plus ``entries``; ``sparse`` adds that many 8 MB sparse members of one
     stored byte each (GNU sparse format 0.1 in pax headers, as GNU tar writes them)."""
@@ -107,6 +120,7 @@ CASES: dict[str, tuple[Callable[[], bytes], str]] = {
     "pax-path": (_pax_path, "'..' component"),
     "pax-size": (_pax_size, "declares 1000000000000 bytes"),
     "gnu-long-name": (_gnu_long_name, "'..' component"),
+    "link-then-file": (_link_then_file, "symlink entries are not allowed"),
 }
 
 
