@@ -28,6 +28,7 @@ from agent.events import (
 from agent.protocols import Decision, PermissionRequest
 from agent.tool_runner import title as tool_title  # the same title the live tool_call had
 from agent.types import text_block
+from lsp_server.headless.terminal import safe  # titles and prompts: no control or bidi characters
 
 DECISIONS = ("allow_once", "allow_always", "reject_once", "reject_always")
 PERMISSION_OPTIONS: list[dict[str, str]] = [
@@ -89,7 +90,7 @@ def event_to_update(
             return {
                 "sessionUpdate": "tool_call",
                 "toolCallId": event.id,
-                "title": event.title or event.name,
+                "title": safe(event.title or event.name),
                 "kind": event.tool_kind if event.tool_kind in ACP_TOOL_KINDS else "other",
                 "status": "in_progress",
                 "locations": [
@@ -194,7 +195,7 @@ def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str,
     """The ``toolCall`` of a requestPermission: ACP ToolCallUpdate shape plus Kiln's reason."""
     call: dict[str, Any] = {
         "toolCallId": request.call_id,
-        "title": request.title,
+        "title": safe(request.title),
         "kind": "edit"
         if request.edit
         else ("execute" if request.tool == "run_command" else "other"),
@@ -212,9 +213,10 @@ def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str,
         call["locations"] = [{"path": _abs(root, e.path)}]
         call["_meta"]["proposalId"] = e.proposal_id
     elif request.detail:
-        # The full command with its parsed parts, or the memory text: what is approved.
-        call["content"] = [_text_content(request.detail)]
-        call["_meta"]["detail"] = request.detail
+        # The full command with its parsed parts, or the memory text: what is approved, with
+        # control and bidi characters escaped (``rawInput`` keeps the exact arguments).
+        call["content"] = [_text_content(safe(request.detail))]
+        call["_meta"]["detail"] = safe(request.detail)
     return call
 
 
@@ -272,7 +274,7 @@ def history_updates(
                     {
                         "sessionUpdate": "tool_call",
                         "toolCallId": block["id"],
-                        "title": tool_title(block["name"], block.get("input", {})),
+                        "title": safe(tool_title(block["name"], block.get("input", {}))),
                         "kind": kinds.get(block["name"], "other")
                         if kinds.get(block["name"]) in ACP_TOOL_KINDS
                         else "other",
