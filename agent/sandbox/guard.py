@@ -4,6 +4,7 @@ namespace has ended every process it started by then, so nothing can race the ch
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -31,20 +32,42 @@ class MemoryGuard:
         self.absent = [name for name in names if not _exists(self.root / name)]
 
     def undo(self) -> list[str]:
-        """Remove what the command created at guarded names; returns their names."""
+        """Remove what the command created at guarded names; returns their names. This runs on
+        the host: a link on the way to a name (``.kiln -> $KILN_HOME``, ``.vscode`` -> the user's
+        editor settings) is never followed out of the workspace; the link itself is removed."""
         removed = []
         for name in self.absent:
             path = self.root / name
-            if _exists(path):
-                if path.is_dir() and not path.is_symlink():
-                    import shutil
-
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    path.unlink(missing_ok=True)
-                removed.append(name)
+            if not _exists(path):
+                continue
+            link = _first_link(self.root, name)
+            target = path.resolve() if link is not None else path
+            if link is not None and not _inside(self.root, target):
+                link.unlink(missing_ok=True)
+                removed.append(link.relative_to(self.root).as_posix())
+                continue
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink(missing_ok=True)
+            removed.append(name)
         return removed
 
 
 def _exists(path: Path) -> bool:
     return path.exists() or path.is_symlink()
+
+
+def _first_link(root: Path, name: str) -> Path | None:
+    """The first folder on the way from ``root`` to ``name`` that is a symlink, if any."""
+    parts = Path(name).parts
+    for i in range(1, len(parts)):
+        here = root.joinpath(*parts[:i])
+        if here.is_symlink():
+            return here
+    return None
+
+
+def _inside(root: Path, path: Path) -> bool:
+    root = root.resolve()
+    return root in path.parents
