@@ -157,6 +157,8 @@ class Compactor:
         """Run the tiers until the request is under ``target``; None when nothing could go or
         nothing was added since the last compaction (compacting it again would only rewrite)."""
         window = int(getattr(session.model, "context_window", 0) or 0) or 200_000
+        if not session.transcript.messages:
+            return None  # a new session: nothing to compact
         last = self._state(session).get("after")
         if last and last == [session.transcript.epoch, len(session.transcript.messages)]:
             return None

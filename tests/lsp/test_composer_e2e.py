@@ -86,6 +86,9 @@ async def test_commands_list_builtins_and_skills_and_use_loads_the_skill(
         used = await editor.request("kiln/skills/use", {"name": "pdf"})
         assert "pdftk-marker-4411" in used["block"]["resource"]["text"]
         sid = (await editor.request("kiln/session/new", {}))["sessionId"]
+        # A new, empty session has nothing to compact either (it was an internal error).
+        empty = await editor.request("kiln/session/compact", {"sessionId": sid})
+        assert empty == {"compacted": False}
         prompt = [used["block"], {"type": "text", "text": "fill the form"}]
         await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": prompt})
         chunks = editor.updates_for(sid, "agent_message_chunk")
