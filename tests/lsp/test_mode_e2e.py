@@ -7,13 +7,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.lsp.conftest import running
+from tests.waiting import answer_when
 
 pytestmark = pytest.mark.e2e
 
 RUN = {"tool_calls": [{"name": "run_command", "input": {"command": "echo mode-check"}}]}
+
+
+def settings(kiln: dict[str, Any]) -> types.DidChangeConfigurationParams:
+    return types.DidChangeConfigurationParams(settings={"kiln": kiln})
 
 
 def listed_mode(listed: dict[str, Any], sid: str) -> str:
@@ -51,3 +57,22 @@ async def test_set_mode_applies_persists_and_survives_a_restart(
         back = await editor.request("kiln/session/setMode", {"sessionId": sid, "mode": "ask"})
         assert back["mode"] == "ask"
         assert listed_mode(await editor.request("kiln/session/list", {}), sid) == "ask"
+
+
+async def test_did_change_configuration_sets_the_mode_of_new_sessions(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """PROTOCOL.md §1: `workspace/didChangeConfiguration` with `settings.kiln` updates the
+    settings for new sessions; a bad value is ignored and the previous one kept."""
+    async with running(workspace, scripted_env(["ok"])) as editor:
+        before = await editor.request("kiln/session/new", {})
+        editor.workspace_did_change_configuration(settings({"mode": "yolo"}))
+        hello = await answer_when(
+            lambda: editor.request("kiln/hello", {}), lambda h: h["config"]["mode"] == "yolo"
+        )
+        assert hello["config"]["mode"] == "yolo"
+        assert (await editor.request("kiln/session/new", {}))["mode"] == "yolo"
+        editor.workspace_did_change_configuration(settings({"mode": "x"}))
+        assert (await editor.request("kiln/hello", {}))["config"]["mode"] == "yolo"
+        listed = await editor.request("kiln/session/list", {})
+        assert listed_mode(listed, before["sessionId"]) == "ask"  # live sessions keep theirs
