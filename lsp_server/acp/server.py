@@ -63,6 +63,9 @@ MODES: dict[str, tuple[str, str]] = {
     "auto-edit": ("Auto-edit", "Edits are applied without asking; commands ask."),
     "yolo": ("Yolo", "Everything is allowed without asking (paths stay in the workspace)."),
 }
+# Listed only for a session already in it (KILN_ACP_MODE=ci or ``_meta``), so the mode state
+# a client shows is the one the session runs in.
+CI_MODE = ("CI", "No questions: workspace edits apply, risky commands are denied.")
 
 INTERNAL_ERROR = -32603
 INVALID_REQUEST = -32600
@@ -238,8 +241,9 @@ class KilnAcpAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
         session = self.core.get(session_id)
-        if mode_id not in MODES:
-            raise InvalidParams(f"unknown mode {mode_id!r}", hint=f"use one of: {', '.join(MODES)}")
+        modes = _available(session)
+        if mode_id not in modes:
+            raise InvalidParams(f"unknown mode {mode_id!r}", hint=f"use one of: {', '.join(modes)}")
         session.set_mode(mode_id)
         return SetSessionModeResponse()
 
@@ -317,13 +321,17 @@ def _check_absolute(cwd: Any) -> None:
         )
 
 
+def _available(session: Session) -> dict[str, tuple[str, str]]:
+    return {**MODES, "ci": CI_MODE} if session.mode == "ci" else MODES
+
+
 def _modes(session: Session) -> SessionModeState:
-    current = session.mode if session.mode in MODES else "ask"
+    modes = _available(session)
     return SessionModeState(
-        current_mode_id=current,
+        current_mode_id=session.mode if session.mode in modes else "ask",
         available_modes=[
             SessionMode(id=mode, name=name, description=text)
-            for mode, (name, text) in MODES.items()
+            for mode, (name, text) in modes.items()
         ],
     )
 
