@@ -36,7 +36,6 @@ from indexer.regions import Region, RegionLines, py_docstring
 
 _local = threading.local()
 _COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\*/|\*|#|--)\s?")
-_SPACES = re.compile(r"\s+")
 
 
 def parser_for(language: str) -> Any:
@@ -239,7 +238,8 @@ class _Chunker:
         raw = self.data[name_row_start:stop].decode("utf-8", errors="replace")
         if d.body is None:
             raw = raw.split("\n", 1)[0]
-        return _SPACES.sub(" ", raw).strip().rstrip("{:").strip()[:MAX_SIGNATURE]
+        # whitespace runs as one space: str.split() cuts at the characters regex \s matches
+        return " ".join(raw.split()).rstrip("{:").strip()[:MAX_SIGNATURE]
 
     def _name_row(self, d: Def) -> int:
         if d.name_row >= 0:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Collection
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -112,12 +112,13 @@ def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) 
     return Prepared(rows, defs, refs, filelist.words_of(parts, words) if blocks else "")
 
 
-def lowered(names: Iterable[str]) -> list[str]:
+def lowered(names: Collection[str]) -> list[str]:
     """The distinct lower-cased ``names``, sorted; lower-cased in one go (names are
     identifiers: joined by newlines, each lower-cases as it would alone, ``str.lower``'s one
     rule that looks at neighbours, the final sigma, stopping at a newline)."""
-    names = list(names)
-    low = "\n".join(names).lower().split("\n") if names else []
+    if not names:
+        return []
+    low = "\n".join(names).lower().split("\n")
     return sorted(set(low) if len(low) == len(names) else {n.lower() for n in names})
 
 
