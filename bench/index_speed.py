@@ -18,6 +18,7 @@ same run, so ratios are comparable across machines:
   * CPU cost: MB per CPU-second over all processes (robust to other load on the machine)
   * peak memory while indexing (RSS and PSS summed over the processes, sampled from /proc),
     and at the end ru_maxrss of this process and of the largest parse worker
+--only-index stops after the full index (and the git history's own time).
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ def main() -> None:
     ap.add_argument(
         "--only-typing", action="store_true", help="index, then measure typing in bodies only"
     )
+    ap.add_argument(
+        "--only-index", action="store_true", help="the parse baseline and the full index only"
+    )
     args = ap.parse_args()
     if not args.corpus.is_dir():
         sys.exit(f"index_speed: not a folder: {args.corpus}")
@@ -160,6 +164,9 @@ def main() -> None:
                 f"git history       {time.perf_counter() - t:6.2f} s    ({stats.commits} commits read "
                 f"and indexed, part of the full index above)"
             )
+        if args.only_index:
+            idx.close()
+            return
         if args.only_typing:
             typing_in_bodies(idx, root, rng, args.large, args.typing)
             idx.close()

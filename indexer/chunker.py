@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from itertools import accumulate
+from operator import itemgetter
 from typing import Any
 
 from indexer.blocks import (
@@ -302,7 +303,8 @@ class _Chunker:
     # ---- references and merging -----------------------------------------------------------
 
     def _assign_refs(self, blocks: list[Block], refs: list[tuple[int, bytes | None]]) -> None:
-        owner = [-1] * self.rows
+        none = len(blocks)  # the owner of rows no block holds: its names are dropped
+        owner = [none] * self.rows
         order = sorted(
             range(len(blocks)),
             key=lambda i: (blocks[i].kind != "class", blocks[i].kind == "module"),
@@ -310,13 +312,13 @@ class _Chunker:
         for i in order:
             b = blocks[i]
             owner[b.start_line - 1 : b.end_line] = [i] * b.lines
-        found: list[set[bytes | None]] = [set() for _ in blocks]
-        rows = len(owner)
+        if refs:
+            owner.extend([none] * (max(map(itemgetter(0), refs)) + 1 - len(owner)))
+        found: list[set[bytes | None]] = [set() for _ in range(none + 1)]
+        add = [names.add for names in found]
         for row, raw in refs:
-            i = owner[row] if row < rows else -1
-            if i >= 0:
-                found[i].add(raw)
-        for b, raws in zip(blocks, found, strict=True):
+            add[owner[row]](raw)
+        for b, raws in zip(blocks, found, strict=False):
             if raws:
                 b.refs.update(ref_names(raws))
                 b.refs.difference_update(b.defines)
