@@ -163,10 +163,14 @@ class SessionManager:
                 raise InvalidParams(
                     "cwd is required", hint="pass the workspace folder as an absolute path"
                 )
-            return self.root
-        if not isinstance(cwd, str):
+            path = self.root  # still checked below: the root may hold the home folder
+        elif not isinstance(cwd, str):
             raise InvalidParams("cwd must be a string path")
-        path = Path(uri_to_path(cwd) or cwd).resolve()
+        else:
+            path = Path(uri_to_path(cwd) or cwd)
+            if not path.is_absolute() and self.root is not None:
+                path = self.root / path  # not the server process's working directory
+            path = path.resolve()
         if self.root is not None and path != self.root and self.root not in path.parents:
             raise CoreError(f"cwd {path} is outside the workspace {self.root}", code=NOT_ALLOWED)
         if not path.is_dir():

@@ -78,6 +78,12 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         bad_hover = await server.request(12, "textDocument/hover", {"textDocument": 3})
         assert _code(bad_hover) == -32602
         assert _code(await server.request(13, "kiln/no/such")) == -32601
+        # LSP: unknown notifications are never answered ($/ ones may be ignored, and a
+        # notification has no reply anyway); an unknown $/ *request* is still -32601.
+        server.notify("$/kiln.noSuchNotification", {"x": 1})
+        server.notify("kiln/noSuchNotification", {"x": 1})
+        server.notify("$/cancelRequest", {"id": "never-sent"})
+        assert _code(await server.request(18, "$/noSuchRequest", {})) == -32601
         # Notifications that cannot be read or that fail are logged, never shown as popups.
         server.notify("textDocument/didOpen", {"textDocument": "nope"})
         unknown = {"uri": (workspace / "never-opened.py").as_uri(), "version": 2}
@@ -96,6 +102,9 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         await server.close()
     methods = [m.get("method") for m in server.messages]
     assert "window/showMessage" not in methods  # no popups for protocol mistakes
+    ids = {m.get("id") for m in server.messages if "method" not in m}
+    assert ids <= {None, "bad-init", "init", *range(1, 19)}, ids  # no answer to a notification
+    assert len([m for m in server.messages if "method" not in m and m.get("id") is None]) == 4
     stderr = server.stderr.decode(errors="replace")
     assert "Traceback" not in stderr and "AttributeError" not in stderr, stderr
 
@@ -248,3 +257,40 @@ async def test_an_unanswered_permission_request_is_withdrawn(
         "no answer within 0.5 s (the permission request timed out)"
     ]
     assert "Traceback" not in server.stderr.decode(errors="replace")
+
+
+async def test_a_workspace_holding_the_home_folder_is_not_allowed(tmp_path: Path) -> None:
+    """PROTOCOL.md §7: a session `cwd` holding the home folder is -31004 (not allowed), also
+    when it is the workspace root a `kiln/session/new` without `cwd` defaults to; nothing is
+    stored. It was -32602 (invalid params) for the default cwd."""
+    script = tmp_path / "script.json"
+    script.write_text('["never"]')
+    state = tmp_path / "kiln-state"  # KILN_HOME inside the workspace
+    state.mkdir()
+    env = server_env(state, HOME=str(tmp_path), KILN_PROVIDER="scripted", KILN_SCRIPT=str(script))
+    server = await RawServer.start(tmp_path, env)
+    try:
+        await server.initialize(tmp_path, initializationOptions={"index": False})
+        for msg_id, params in ((1, {}), (2, {"cwd": str(tmp_path)}), (3, {"cwd": str(state)})):
+            reply = await server.request(msg_id, "kiln/session/new", params)
+            assert _code(reply) == -31004, reply
+            assert reply["error"]["data"]["hint"]
+        assert (await server.request(4, "kiln/session/list"))["result"] == {"sessions": []}
+    finally:
+        await server.close()
+
+
+async def test_a_relative_session_cwd_is_taken_from_the_workspace_root(
+    tmp_path: Path, workspace: Path, kiln_home: Path, scripted_env: Any
+) -> None:
+    """An editor starts the server from anywhere: `cwd: "sub"` means the root's `sub` folder,
+    not one under the server process's working directory."""
+    (workspace / "sub").mkdir()
+    server = await RawServer.start(tmp_path, scripted_env(["never"]))  # process cwd: not root
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        reply = await server.request(1, "kiln/session/new", {"cwd": "sub"})
+        assert reply["result"]["cwd"] == str(workspace / "sub"), reply
+        assert _code(await server.request(2, "kiln/session/new", {"cwd": "../.."})) == -31004
+    finally:
+        await server.close()
