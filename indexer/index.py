@@ -3,8 +3,9 @@
 Files are skipped by mtime+size first, then by content hash, so only changed files are
 re-parsed. Each file's rows are replaced inside one transaction and transactions commit in
 small batches: an interrupted run keeps every finished file and the next run resumes. Writers
-share one connection under a lock; every reading thread gets its own connection, so searches
-never wait for an indexing run (WAL mode).
+share one connection under a lock; a search uses that connection when no write holds the lock
+(its page cache survives the index's own commits) and its thread's own connection otherwise,
+so searches never wait for an indexing run (WAL mode).
 """
 
 from __future__ import annotations

@@ -22,8 +22,9 @@ log = logging.getLogger("kiln.lsp.documents")
 
 DEBOUNCE_SECONDS = 0.3
 # Quiet time after the last buffer edit before the small full-text segments edits leave are
-# merged (``Index.compact``): a search probes every segment, so a long session of edits would
-# otherwise slow searches down, and merging inside an edit would slow the edit.
+# merged and the WAL is checkpointed (``Index.compact``): a search probes every segment, so a
+# long session of edits would otherwise slow searches down, and merging or checkpointing inside
+# an edit would slow the edit.
 IDLE_SECONDS = 2.0
 
 
