@@ -292,9 +292,15 @@ class Index:
 
     def sync_history(self) -> int:
         """Record the commits new on ``HEAD`` for the history signal (see ``history``); returns
-        how many. ``update()`` does it too; the watcher calls it when ``.git`` moves ``HEAD``."""
+        how many. ``update()`` does it too; the watcher calls it when ``.git`` moves ``HEAD``.
+        Having read ``BULK_FILES`` commits or more (a new history, a rewritten one), it merges
+        the full-text segments as ``update()`` does: each search of the history probes them."""
         reading = self._start_history()
-        return self._finish_history(reading) if reading is not None else 0
+        added = self._finish_history(reading) if reading is not None else 0
+        if added >= BULK_FILES:
+            while self.compact():
+                pass
+        return added
 
     def _start_history(self) -> history.Reading | None:
         with self._write_lock:

@@ -132,3 +132,23 @@ def test_a_large_update_leaves_one_segment(
         write(repo, f"m{n}.py", TWIN.replace("items", f"parts_{n}"))
     assert idx.update().files_indexed == 10
     assert compact.segments(idx._conn, "blocks_fts") == 1
+
+
+def test_reading_many_new_commits_leaves_one_segment(
+    tmp_path: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sync_history`` (the watcher's call when HEAD moves) merges after a large read, as an
+    update does: each search of the history probes every segment of its table."""
+    monkeypatch.setattr(index_module, "BULK_FILES", 8)
+    repo = tmp_path / "repo"
+    commit = many_commits(repo)
+    idx = open_index(repo)
+    idx.update()
+    assert compact.segments(idx._conn, "commits_fts") == 1
+    for n in range(9):
+        commit(f"Tune parcel surcharge {n}", {"shipping.py": TWIN + f"# {n}\n"})
+    before = {q: hits(idx, q, fresh=True) for q in QUERIES}
+    assert idx.sync_history() == 9
+    assert compact.segments(idx._conn, "commits_fts") == 1
+    assert {q: hits(idx, q) for q in QUERIES} != before  # the new commits count ...
+    assert same_as_fresh(idx)  # ... and the merge changed no score
