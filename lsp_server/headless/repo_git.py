@@ -307,7 +307,7 @@ def _bounded_output(argv: list[str], cwd: Path, env: dict[str, str], limits: Lim
                 proc.kill()
             proc.wait()
             proc.stdout.close()
-    return b"".join(chunks).decode("utf-8", errors="replace")
+    return b"".join(chunks).decode("utf-8", errors="surrogateescape")  # bytes kept as they are
 
 
 def check_branch(layout: Layout, branch: str) -> None:

@@ -89,3 +89,20 @@ def test_commits_made_after_the_start_are_in_the_changes(tmp_path: Path) -> None
     git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "agent")
     assert layout.dirty_paths() == {"sub/x.py"}
     assert "+X = 1" in layout.patch(["sub/x.py"], Limits())
+
+
+def test_a_patch_of_a_file_that_is_not_utf8_applies(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9 ol\xe9\n".encode("latin-1"))
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9 ol\xe9!\n".encode("latin-1"))
+    layout = Layout.record(tmp_path)
+    from lsp_server.headless.artifacts import Artifacts
+
+    written = Artifacts(tmp_path / "out").write(
+        "changes.patch", layout.patch(["latin1.txt"], Limits())
+    )
+    check = subprocess.run(["git", "apply", "-R", "--check", str(written)], cwd=tmp_path,
+                           capture_output=True)  # fmt: skip
+    assert check.returncode == 0, check.stderr
