@@ -107,6 +107,7 @@ class Layout:
     git_dir: Path
     common_dir: Path
     head: str | None  # None: no commit yet
+    refs: tuple[tuple[str, str], ...] = ()  # (name, object) of every ref
 
     @classmethod
     def record(cls, root: Path) -> Layout:
@@ -127,7 +128,25 @@ class Layout:
                 hint="a core.worktree setting moved it; check out the repository afresh",
             )
         head = _unpinned(root, "rev-parse", "--verify", "-q", "HEAD^{commit}").stdout.strip()
-        return cls(root, top, git_dir, common, head or None)
+        layout = cls(root, top, git_dir, common, head or None)
+        return cls(root, top, git_dir, common, head or None, tuple(layout._refs().items()))
+
+    def _refs(self) -> dict[str, str]:
+        out = self.git("for-each-ref", "--format=%(objectname) %(refname)")
+        return dict(reversed(line.split(" ", 1)) for line in out.splitlines() if " " in line)  # type: ignore[misc]
+
+    def restore_refs(self) -> list[str]:
+        """Put every ref back where the run found it; returns what was changed. A tag or branch
+        the agent made or moved in the sandbox would otherwise go out with a workflow's
+        ``git push --tags`` / ``--all``, though the patch and the summary never showed it."""
+        before, now = dict(self.refs), self._refs()
+        changed = sorted(n for n in before.keys() | now.keys() if before.get(n) != now.get(n))
+        for name in changed:
+            if name in before:
+                self.git("update-ref", "-m", "kiln: restored after the run", name, before[name])
+            else:
+                self.git("update-ref", "-d", name)
+        return changed
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         pinned = {"GIT_DIR": str(self.git_dir), "GIT_COMMON_DIR": str(self.common_dir),

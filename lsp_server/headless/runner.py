@@ -295,6 +295,14 @@ def _ci_outputs(
             report.refusals.append(
                 {"tool": "sandbox", "reason": f"{name} was created during the run; removed"}
             )
+    try:
+        for name in state.layout.restore_refs():
+            report.refusals.append(
+                {"tool": "git", "reason": f"{name} was changed during the run; put back"}
+            )
+    except repo_git.GitFailed as exc:
+        report.error, report.blocked = str(exc), exc.exit_code
+        return
     # What this run changed: files that became dirty during it, plus files the agent edited
     # that were dirty already; never the run's own artifacts or files dirty before it.
     layout = state.layout
