@@ -141,18 +141,19 @@ class Sandbox:
         )  # fmt: skip
 
     def _substitutes(self) -> dict[Path, Path]:
-        """Files commands see in place of the real ones: the git config without the tokens a CI
-        checkout left in it (``git_credentials``), written afresh for each command."""
-        clean = git_credentials.sanitized(self.root)
-        config = git_credentials.config_file(self.root)
-        if clean is None or config is None:
-            return {}
-        if self._copies is None:
-            self._copies = Path(tempfile.mkdtemp(prefix="kiln-sandbox-copies-"))
-        copy = self._copies / "git-config"
-        copy.write_text(clean, encoding="utf-8")
-        copy.chmod(0o444)
-        return {config: copy}
+        """Files commands see in place of the real ones: the git config (and the files it
+        includes) without the tokens a CI checkout left there (``git_credentials``), written
+        afresh for each command."""
+        out: dict[Path, Path] = {}
+        for i, (path, clean) in enumerate(git_credentials.sanitized(self.root).items()):
+            if self._copies is None:
+                self._copies = Path(tempfile.mkdtemp(prefix="kiln-sandbox-copies-"))
+            copy = self._copies / f"git-config-{i}"
+            copy.unlink(missing_ok=True)
+            copy.write_text(clean, encoding="utf-8")
+            copy.chmod(0o444)
+            out[path] = copy
+        return out
 
     def _own_environment(self) -> list[Path]:
         """The Python environment Kiln runs from when it lies inside the workspace (Kiln installed

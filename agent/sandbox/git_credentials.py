@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
 from pathlib import Path
 
@@ -45,6 +46,34 @@ def config_file(root: Path) -> Path | None:
         return None
 
 
+SECTION = re.compile(r"^\s*\[\s*(include|includeif)\b", re.I)
+ANY_SECTION = re.compile(r"^\s*\[")
+INCLUDE_PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.I)
+MAX_FILES = 16
+
+
+def config_files(root: Path) -> list[Path]:
+    """The workspace's git config and the files it includes (``include.path``,
+    ``includeIf.*.path``: ``actions/checkout`` from v6 keeps the token in an included file under
+    ``$RUNNER_TEMP``), a few levels deep."""
+    first = config_file(root)
+    found: list[Path] = []
+    todo = [first] if first is not None else []
+    while todo and len(found) < MAX_FILES:
+        path = todo.pop(0)
+        if path in found:
+            continue
+        found.append(path)
+        section = False
+        for line in _text(path).splitlines():
+            if ANY_SECTION.match(line):
+                section = bool(SECTION.match(line))
+            elif section and (m := INCLUDE_PATH.match(line)):
+                name = os.path.expanduser(m.group(1).strip('"'))
+                todo.append((path.parent / name).resolve())
+    return found
+
+
 def _text(path: Path | None) -> str:
     try:
         if path is None or not path.is_file() or path.stat().st_size > MAX_CONFIG:
@@ -58,7 +87,7 @@ def secrets(root: Path) -> list[tuple[str, str]]:
     """(name, value) of every credential in the workspace's git config: each extra header, the
     token inside it (as written and base64-decoded), and each password in a URL."""
     found: dict[str, str] = {}
-    text = _text(config_file(root))
+    text = "\n".join(_text(path) for path in config_files(root))
     for match in EXTRAHEADER.finditer(text):
         value = match.group(2).strip().strip('"')
         found[value] = "GIT_EXTRAHEADER"
@@ -79,9 +108,13 @@ def secrets(root: Path) -> list[tuple[str, str]]:
     return [(name, value) for value, name in found.items() if len(value) >= 8]
 
 
-def sanitized(root: Path) -> str | None:
-    """The workspace's git config with every credential blanked, or None when it holds none."""
-    text = _text(config_file(root))
-    clean = EXTRAHEADER.sub(lambda m: m.group(1) + HIDDEN, text)
-    clean = URL_USERINFO.sub(lambda m: m.group(1), clean)
-    return clean if clean != text else None
+def sanitized(root: Path) -> dict[Path, str]:
+    """Each of ``config_files`` that holds a credential, with its credentials blanked."""
+    out: dict[Path, str] = {}
+    for path in config_files(root):
+        text = _text(path)
+        clean = EXTRAHEADER.sub(lambda m: m.group(1) + HIDDEN, text)
+        clean = URL_USERINFO.sub(lambda m: m.group(1), clean)
+        if clean != text:
+            out[path] = clean
+    return out

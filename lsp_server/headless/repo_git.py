@@ -11,6 +11,10 @@ agent control, so:
   ``GIT_COMMON_DIR`` and ``GIT_WORK_TREE``: a ``.git/commondir`` or ``.git/config.worktree``
   written during the run cannot make Kiln read another folder as the work tree (and put a host
   file into the patch) or take config and hooks from elsewhere;
+- every ref is put back where the run found it (``restore_refs``), the patch is taken against
+  the recorded ``HEAD``, and the branch commit is built from the same throw-away index as the
+  patch, so the branch holds what the patch shows and nothing the agent committed, tagged or
+  staged on its own;
 - the patch is bounded (``Limits``): too many files or bytes end the run's outputs with one line,
   before anything is written or committed.
 """
@@ -20,7 +24,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent.errors import KilnError, UsageError
@@ -129,7 +133,7 @@ class Layout:
             )
         head = _unpinned(root, "rev-parse", "--verify", "-q", "HEAD^{commit}").stdout.strip()
         layout = cls(root, top, git_dir, common, head or None)
-        return cls(root, top, git_dir, common, head or None, tuple(layout._refs().items()))
+        return replace(layout, refs=tuple(layout._refs().items()))
 
     def _refs(self) -> dict[str, str]:
         out = self.git("for-each-ref", "--format=%(objectname) %(refname)")
