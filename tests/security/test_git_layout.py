@@ -99,7 +99,7 @@ def test_a_planted_common_dir_neither_redirects_kilns_git_nor_outlives_the_run(
     assert result["verify_after"]["passed"], result  # --verify planted again: removed at the end
     written = everything_written(artifacts) + proc.stdout + proc.stderr
     assert CANARY not in written, "a host file reached the patch or the report"
-    assert "+    return a + b" in (artifacts / "changes.patch").read_text()
+    assert "+    return a + b" in (artifacts / "changes.patch").read_text(errors="replace")
     assert result["branch"] == "kiln/fix"
     assert "id_rsa" not in git(root, "ls-tree", "-r", "--name-only", "kiln/fix")
     assert subprocess.run(["git", "grep", "-q", CANARY, "kiln/fix"], cwd=root).returncode == 1
@@ -285,4 +285,4 @@ def test_what_the_agent_stages_in_the_index_cannot_ride_along_either(
     assert result["branch"] == "kiln/fix", proc.stderr
     committed = git(root, "show", "kiln/fix:calc.py")
     assert "curl" not in committed and committed.endswith("return a + b\n")
-    assert "curl" not in (artifacts / "changes.patch").read_text()
+    assert "curl" not in (artifacts / "changes.patch").read_text(errors="replace")
