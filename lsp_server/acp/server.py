@@ -163,7 +163,7 @@ class KilnAcpAgent:
         name = getattr(client_info, "name", "") or "an ACP client"
         log.info("initialize from %s (protocol %s)", name, protocol_version)
         return InitializeResponse(
-            protocol_version=min(int(protocol_version), PROTOCOL_VERSION),
+            protocol_version=PROTOCOL_VERSION,  # the only one spoken: the latest supported
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),

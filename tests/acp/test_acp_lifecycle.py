@@ -52,6 +52,16 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Pat
     assert "Traceback" not in done.stderr
 
 
+def test_the_answered_protocol_version_is_the_one_kiln_speaks(kiln_home: Path) -> None:
+    """ACP version negotiation: the agent answers the requested version if it supports it,
+    else the latest it supports. Kiln speaks version 1 only: a client asking for 0 (the
+    pre-release protocol) or 7 is answered 1, never its own number back."""
+    for asked in (0, 1, 7):
+        done = run_raw([frame(1, "initialize", {"protocolVersion": asked})], kiln_home)
+        (reply,) = [json.loads(line) for line in done.stdout.splitlines()]
+        assert reply["result"]["protocolVersion"] == 1, (asked, reply)
+
+
 def test_too_deep_or_too_large_messages_get_one_error_each(kiln_home: Path) -> None:
     """A message nested deeper than the parser's stack ended the reader (no answer to anything
     after it); one over the 50 MB line limit answered twice (its tail read as a message)."""
