@@ -259,6 +259,34 @@ async def test_an_unanswered_permission_request_is_withdrawn(
     assert "Traceback" not in server.stderr.decode(errors="replace")
 
 
+async def test_cancel_withdraws_an_open_permission_request(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """PROTOCOL.md §4 kiln/session/cancel: a pending permission request is withdrawn with
+    $/cancelRequest, the running tool call ends `failed`, and the prompt resolves `cancelled`."""
+    steps = [{"text": "", "tool_calls": [{"name": "run_command", "input": {"command": "echo hi"}}]}]
+    server = await RawServer.start(workspace, scripted_env(steps))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        session = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        server.request_nowait("turn", "kiln/session/prompt", {"sessionId": session, "prompt": "x"})
+        asked = await server.wait_for(lambda m: m.get("method") == "kiln/session/requestPermission")
+        server.notify("kiln/session/cancel", {"sessionId": session})
+        withdrawn = await server.wait_for(lambda m: m.get("method") == "$/cancelRequest")
+        assert withdrawn["params"] == {"id": asked["id"]}
+        assert (await server.response("turn"))["result"]["stopReason"] == "cancelled"
+    finally:
+        await server.close()
+    calls = {
+        u["toolCallId"]: u["status"]
+        for m in server.messages
+        if m.get("method") == "kiln/session/update"
+        and (u := m["params"]["update"])["sessionUpdate"] in ("tool_call", "tool_call_update")
+        and "status" in u
+    }
+    assert calls and set(calls.values()) == {"failed"}, calls  # none left in_progress
+
+
 async def test_a_workspace_holding_the_home_folder_is_not_allowed(tmp_path: Path) -> None:
     """PROTOCOL.md §7: a session `cwd` holding the home folder is -31004 (not allowed), also
     when it is the workspace root a `kiln/session/new` without `cwd` defaults to; nothing is
