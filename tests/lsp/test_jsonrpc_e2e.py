@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import re
 import signal
@@ -15,7 +16,7 @@ import pytest
 
 from tests.lsp.conftest import server_env
 from tests.lsp.raw_client import RawServer
-from tests.waiting import processes_with, until
+from tests.waiting import answer_when, processes_with, until
 
 pytestmark = pytest.mark.e2e
 
@@ -130,6 +131,48 @@ async def test_exit_right_behind_shutdown_exits_0(workspace: Path, kiln_home: Pa
         assert await server.exit_code() == 0
     finally:
         await server.close()
+
+
+async def test_shutdown_mid_turn_answers_the_prompt_cancelled_first(
+    workspace: Path, scripted_env: Any, tmp_path: Path
+) -> None:
+    """PROTOCOL.md §8: `shutdown` cancels running turns and their prompts are answered
+    `cancelled` before `shutdown` is; the session stays loadable."""
+    steps = [{"wait_for": str(tmp_path / "never")}, "late"]
+    server = await RawServer.start(workspace, scripted_env(steps))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        server.request_nowait("turn", "kiln/session/prompt", {"sessionId": sid, "prompt": "go"})
+        await until_busy_raw(server, sid)
+        assert (await server.request("bye", "shutdown"))["result"] is None
+        answers = [m.get("id") for m in server.messages if m.get("id") in ("turn", "bye")]
+        assert answers == ["turn", "bye"]
+        assert (await server.response("turn"))["result"]["stopReason"] == "cancelled"
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
+    server = await RawServer.start(workspace, scripted_env(["again"]))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        loaded = await server.request("load", "kiln/session/load", {"sessionId": sid})
+        assert loaded["result"]["sessionId"] == sid and loaded["result"]["messages"] >= 1
+    finally:
+        await server.close()
+
+
+async def until_busy_raw(server: RawServer, sid: str) -> None:
+    """Ask kiln/session/list until ``sid`` is running a turn."""
+    ids = itertools.count()
+
+    def busy(listed: dict[str, Any]) -> bool:
+        return any(s["busy"] for s in listed["result"]["sessions"] if s["sessionId"] == sid)
+
+    listed = await answer_when(
+        lambda: server.request(f"busy-{next(ids)}", "kiln/session/list"), busy
+    )
+    assert busy(listed), listed
 
 
 def _command_turn(marker: str) -> list[Any]:
