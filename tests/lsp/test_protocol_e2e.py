@@ -16,7 +16,7 @@ from lsp_server.core import (
     SESSION_NOT_FOUND,
     TURN_IN_PROGRESS,
 )
-from tests.lsp.conftest import running
+from tests.lsp.conftest import running, server_env
 from tests.waiting import answer_when
 
 pytestmark = pytest.mark.e2e
@@ -217,6 +217,53 @@ def test_bad_tcp_address_is_one_line_and_exit_2() -> None:
     assert proc.stderr.strip().splitlines() == [
         "kiln: --tcp expects HOST:PORT, got 'nowhere' (e.g. --tcp 127.0.0.1:2087)"
     ]
+
+
+def test_stray_stdout_writes_do_not_reach_the_protocol(workspace: Path, kiln_home: Path) -> None:
+    """PROTOCOL.md: fd 1 points at stderr once the protocol has its own copy, so a library
+    printing after startup cannot corrupt the LSP stream."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "import lsp_server.stdio as stdio\n"
+        "opened = stdio.open_stdio\n"
+        "async def noisy():\n"
+        "    pair = await opened()\n"
+        "    print('STRAY', flush=True); os.write(1, b'RAW\\n')\n"
+        "    return pair\n"
+        "stdio.open_stdio = noisy\n"
+        "from lsp_server.lsp.server import run\n"
+        "sys.exit(run())\n"
+    )
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "rootUri": workspace.as_uri(), "initializationOptions": {"index": False}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]  # fmt: skip
+    frames = b"".join(
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        for body in (json.dumps(m).encode() for m in messages)
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=frames,
+        capture_output=True,
+        env=server_env(kiln_home),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    out, ids = done.stdout, []
+    while out:  # stdout holds nothing but Content-Length frames
+        head, sep, rest = out.partition(b"\r\n\r\n")
+        assert sep and head.startswith(b"Content-Length: "), out[:200]
+        size = int(head.split(b"\r\n")[0].split(b":")[1])
+        ids.append(json.loads(rest[:size]).get("id"))
+        out = rest[size:]
+    assert [i for i in ids if i is not None] == [1, 2]
+    assert b"STRAY" in done.stderr and b"RAW" in done.stderr
 
 
 @pytest.mark.slow
