@@ -41,9 +41,12 @@ from acp.schema import (
 
 from agent.errors import KilnError, SessionNotFound, UsageError
 from agent.session import Session
+from agent.session_store import kiln_home
+from agent.workspace import check_root
 from lsp_server.acp.frontend import AcpFrontend
 from lsp_server.acp.stdio import protocol_streams
 from lsp_server.core import (
+    NOT_ALLOWED,
     SESSION_NOT_FOUND,
     CoreConfig,
     CoreError,
@@ -205,6 +208,10 @@ class KilnAcpAgent:
         **kwargs: Any,
     ) -> LoadSessionResponse:
         _check_absolute(cwd)
+        try:  # the cwd a client names is refused as for session/new, even if the stored root is fine
+            check_root(Path(cwd), kiln_home())
+        except UsageError as exc:
+            raise CoreError(str(exc), hint=exc.hint, code=NOT_ALLOWED) from None
         if self.core.is_busy(session_id):
             raise TurnInProgress("the session is running a turn", hint="cancel it or wait")
         session = await self.core.load_session(session_id)

@@ -49,6 +49,10 @@ async def test_cwds_that_hold_home_or_kiln_state_are_refused_and_nothing_is_stor
         inside = (await agent.conn.new_session(cwd=str(home / "proj"))).session_id  # a project
         result = await agent.conn.prompt(session_id=inside, prompt=[{"type": "text", "text": "hi"}])
         assert result.stop_reason == "end_turn"
+        for cwd in ("/", str(home), str(kiln_home)):  # docs/acp.md: session/load refuses them too
+            with pytest.raises(RequestError) as err:
+                await agent.conn.load_session(cwd=cwd, session_id=inside)
+            assert err.value.code == NOT_ALLOWED, (cwd, err.value)
     assert (home / ".bashrc").read_text() == "# rc\n"
 
 
