@@ -363,6 +363,19 @@ async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
         await conn.close()
 
 
+class _QuietUnknownNotifications(logging.Filter):
+    """The SDK logs a traceback for a notification no handler knows; JSON-RPC has it ignored,
+    so it becomes one INFO line (dropped at the default level)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if not (isinstance(exc, RequestError) and exc.code == -32601):
+            return True
+        record.msg, record.exc_info, record.exc_text = "ignored unknown notification %s", None, None
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        return logging.getLogger().isEnabledFor(logging.INFO)
+
+
 def run_stdio() -> None:
     """Entry point of `kiln acp`: serve one ACP client on stdin/stdout until it hangs up."""
     level = os.environ.get("KILN_LOG_LEVEL", "WARNING").upper()
@@ -376,6 +389,7 @@ def run_stdio() -> None:
         level=getattr(logging, level, logging.WARNING),
         format="kiln acp: %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger().addFilter(_QuietUnknownNotifications())
     config_from_env()  # a bad KILN_ACP_* value is a one-line error before the protocol starts
     try:
         asyncio.run(serve_stdio())
