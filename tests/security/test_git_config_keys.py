@@ -6,6 +6,9 @@ own environment. The marker is looked for outside /tmp."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,3 +97,51 @@ def test_shipped_config_hooks_and_gitmodules_run_nothing_on_the_host(
     assert git(root, "show", "kiln/cfg:calc.py").endswith("a + b\n")  # the workspace's repo
     assert "kiln/cfg" not in git(other, "log", "--all", "--format=%s")  # nothing went there
     assert sorted(p.name for p in host_dir.iterdir()) == [], "a planted command ran on the host"
+
+
+def test_a_dot_git_file_naming_a_prepared_git_folder_runs_nothing_on_the_host(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    """The checkout's `.git` is a file (`gitdir: .prepared`) naming a git folder that arrived with
+    hooks and config of its own: `kiln index` (the history's `git log`) and `kiln run --ci
+    --commit-branch` use that repository, and run none of it."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main", "--separate-git-dir", str(root / ".prepared"))
+    (root / ".git").write_text("gitdir: .prepared\n")  # relative, as a tarball would ship it
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "add numbers")
+    touch = f"touch {host_dir}/ran"
+    for key, value in (
+        ("core.fsmonitor", f"{touch}-fsmonitor; false"),
+        ("core.pager", f"{touch}-pager; cat"),
+        ("log.showSignature", "true"),
+        ("gpg.program", f"{touch}-gpg"),
+        ("diff.external", f"{touch}-diff"),
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "origin"),
+        ("remote.origin.url", f"ext::sh -c {touch}-ext% >&2"),
+        ("remote.origin.promisor", "true"),
+        ("protocol.ext.allow", "always"),
+    ):
+        git(root, "config", key, value)
+    for hook in HOOKS:
+        (root / ".prepared" / "hooks" / hook).write_text(f"#!/bin/sh\n{touch}-{hook}\n")
+        (root / ".prepared" / "hooks" / hook).chmod(0o755)
+    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home)}
+    index = subprocess.run([sys.executable, "-m", "lsp_server", "index", "--json"], cwd=root,
+                           env=env, capture_output=True, text=True)  # fmt: skip
+    assert index.returncode == 0, index.stderr
+    steps = [
+        {"tool_calls": [{"name": "edit_file", "input": {
+            "path": "calc.py", "old_text": "a - b", "new_text": "a + b"}}]},
+        "Fixed add.",
+    ]  # fmt: skip
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+                    extra=("--ci", "--commit-branch", "kiln/fix"))  # fmt: skip
+    assert json.loads(proc.stdout)["branch"] == "kiln/fix", proc.stderr
+    assert git(root, "show", "kiln/fix:calc.py").endswith("a + b\n")  # in the prepared repo
+    assert sorted(p.name for p in host_dir.iterdir()) == [], "a prepared command ran on the host"
