@@ -1,0 +1,39 @@
+"""A workspace that holds the home folder or Kiln's state is refused by `kiln run` (docs/security.md
+section 2): the sandbox binds the workspace writable, so a run in ``~`` would let commands rewrite
+``~/.bashrc``. One line, exit 2, no session stored, the command never runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.parametrize("where", ["home", "above-home", "kiln-home"])
+def test_kiln_run_refuses_a_workspace_holding_home_or_kiln_state(
+    tmp_path: Path, host_dir: Path, where: str
+) -> None:
+    home, kiln_home = host_dir / "home", host_dir / "home" / ".kiln"
+    kiln_home.mkdir(parents=True)
+    (home / ".bashrc").write_text("# rc\n")
+    root = {"home": home, "above-home": host_dir, "kiln-home": kiln_home}[where]
+    script = tmp_path / "script.json"
+    step = {
+        "tool_calls": [{"name": "run_command", "input": {"command": "echo pwned >> ~/.bashrc"}}]
+    }
+    script.write_text(json.dumps([step, "done"]))
+    env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--root", str(root), "go"],
+        env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "home folder" in line or "KILN_HOME" in line
+    assert (home / ".bashrc").read_text() == "# rc\n"
+    assert not (kiln_home / "sessions").exists() or not any((kiln_home / "sessions").iterdir())
