@@ -4,6 +4,7 @@ and what a transport must supply (``Frontend``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,6 +61,12 @@ class CoreConfig:
             self.max_steps = int(self.max_steps)
         except (TypeError, ValueError):
             raise InvalidParams("permissionTimeout and maxSteps must be numbers") from None
+        if self.max_steps < 1:
+            raise InvalidParams(f"maxSteps must be at least 1, got {self.max_steps}")
+        if not (math.isfinite(self.permission_timeout) and self.permission_timeout > 0):
+            raise InvalidParams(
+                f"permissionTimeout must be a positive number of seconds, got {self.permission_timeout}"
+            )
 
 
 class Frontend(Protocol):

@@ -71,6 +71,10 @@ async def test_errors_are_json_rpc_errors_and_the_server_survives(
         assert code == INVALID_PARAMS
         code, message, _ = await _error(editor, "kiln/session/new", {"mode": "godmode"})
         assert code == INVALID_PARAMS and "godmode" in message
+        for bad in ({"maxSteps": 0}, {"maxSteps": -3}, {"permissionTimeout": -5},
+                    {"permissionTimeout": "nan"}):  # fmt: skip
+            code, message, _ = await _error(editor, "kiln/session/new", bad)
+            assert code == INVALID_PARAMS and next(iter(bad)) in message, (bad, message)
         code, _, _ = await _error(editor, "kiln/session/new", {"cwd": "/"})
         assert code == NOT_ALLOWED  # outside the workspace
         code, _, _ = await _error(
