@@ -359,7 +359,10 @@ async def test_a_relative_session_cwd_is_taken_from_the_workspace_root(
     (workspace / "sub").mkdir()
     server = await RawServer.start(tmp_path, scripted_env(["never"]))  # process cwd: not root
     try:
-        await server.initialize(workspace, initializationOptions={"index": False})
+        # Refused initializationOptions: the server starts on defaults and kiln/hello says why.
+        await server.initialize(workspace, initializationOptions={"index": False, "maxSteps": 0})
+        hello = (await server.request(0, "kiln/hello"))["result"]
+        assert "maxSteps" in hello["configError"] and hello["config"]["mode"] == "ask"
         reply = await server.request(1, "kiln/session/new", {"cwd": "sub"})
         assert reply["result"]["cwd"] == str(workspace / "sub"), reply
         assert _code(await server.request(2, "kiln/session/new", {"cwd": "../.."})) == -31004
