@@ -139,7 +139,8 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
         for option in part.partition(":")[2].split(","):
             if option.startswith("path="):
                 out.append(Path(option[5:]))
-    return [p for p in dict.fromkeys(out) if p.is_absolute() and str(p) != "/"]
+    broad = {Path("/"), Path("/tmp"), Path("/var/tmp"), *home_dirs()}  # a runtime folder set oddly
+    return [p for p in dict.fromkeys(out) if p.is_absolute() and p not in broad]
 
 
 # Variables that name a credential file or folder (google-github-actions/auth writes

@@ -300,3 +300,19 @@ def test_protected_paths_cannot_be_swapped_out(tmp_path: Path, gitfile: bool) ->
         assert (root / ".git").read_text() == "gitdir: /elsewhere/.git/worktrees/ws\n"
     else:
         assert not (root / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_session_sockets_come_from_the_environment_but_never_cover_tmp_or_home() -> None:
+    from agent.sandbox.policy import home_dirs, session_sockets
+
+    env = {
+        "XDG_RUNTIME_DIR": "/run/user/1234",
+        "SSH_AUTH_SOCK": "/home/me/.gnupg/S.gpg-agent.ssh",
+        "GPG_AGENT_INFO": "/run/gpg/S.gpg-agent:0:1",
+        "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/bus/a,guid=x;unix:abstract=/tmp/dbus-y",
+    }
+    found = {str(p) for p in session_sockets(env)}
+    assert {"/run/user/1234", "/home/me/.gnupg/S.gpg-agent.ssh", "/run/gpg/S.gpg-agent",
+            "/run/bus/a"} <= found  # fmt: skip
+    odd = session_sockets({"XDG_RUNTIME_DIR": "/tmp", "SSH_AUTH_SOCK": str(home_dirs()[0])})
+    assert not {Path("/tmp"), *home_dirs()} & set(odd)  # a private /tmp and the home stay
