@@ -72,6 +72,7 @@ CI_MODE = ("CI", "No questions: workspace edits apply, risky commands are denied
 
 INTERNAL_ERROR = -32603
 INVALID_REQUEST = -32600
+RESOURCE_NOT_FOUND = -32002
 GRACE_SECONDS = 2.0  # after the client hangs up, running requests may finish on their own
 DRAIN_SECONDS = 5.0  # then turns are cancelled and their answers flushed within this bound
 
@@ -83,6 +84,10 @@ def rpc_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     async def wrapper(self: KilnAcpAgent, *args: Any, **kwargs: Any) -> Any:
+        if not self.initialized and fn.__name__ != "initialize":  # ACP: -32600 until then
+            raise RequestError(
+                INVALID_REQUEST, "send initialize first", {"hint": "the ACP handshake comes first"}
+            )
         task = asyncio.current_task()
         if task is not None:
             self.inflight.add(task)
@@ -105,6 +110,8 @@ def rpc_errors(fn: F) -> F:
 
 def _request_error(code: int, exc: BaseException) -> RequestError:
     hint = getattr(exc, "hint", "") or ""
+    if code == SESSION_NOT_FOUND:  # ACP's own code for an unknown session
+        code = RESOURCE_NOT_FOUND
     return RequestError(code, str(exc), {"hint": hint} if hint else None)
 
 

@@ -21,7 +21,7 @@ from acp.schema import EnvVariable, McpServerStdio
 from tests.acp.conftest import EditorClient
 
 pytestmark = pytest.mark.e2e
-NOT_ALLOWED, SESSION_NOT_FOUND = -31004, -31001
+NOT_ALLOWED, RESOURCE_NOT_FOUND = -31004, -32002  # ACP: an unknown session is "not found"
 
 
 async def test_cwds_that_hold_home_or_kiln_state_are_refused_and_nothing_is_stored(
@@ -44,7 +44,7 @@ async def test_cwds_that_hold_home_or_kiln_state_are_refused_and_nothing_is_stor
         assert (await agent.conn.list_sessions()).sessions == []  # nothing half-made
         with pytest.raises(RequestError) as err:
             await agent.conn.load_session(cwd=str(workspace), session_id="../../escaped")
-        assert err.value.code == SESSION_NOT_FOUND
+        assert err.value.code == RESOURCE_NOT_FOUND
         assert not (kiln_home.parent / "escaped").exists()
         inside = (await agent.conn.new_session(cwd=str(home / "proj"))).session_id  # a project
         result = await agent.conn.prompt(session_id=inside, prompt=[{"type": "text", "text": "hi"}])

@@ -40,6 +40,7 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Pat
             "this is not json",
             "[1, 2]",
             frame(1, "session/prompt", {"sessionId": 5}),
+            frame(4, "session/list", {}),  # before initialize: -32600 (ACP errors table)
             # Unknown notifications are ignored (never answered); an unknown request is -32601.
             json.dumps({"jsonrpc": "2.0", "method": "_kiln/no_such_notification", "params": {}}),
             json.dumps({"jsonrpc": "2.0", "method": "no/such", "params": {}}),
@@ -50,11 +51,12 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Pat
     )
     assert done.returncode == 0
     replies = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(replies) == 5, replies
-    assert next(r for r in replies if r.get("id") == 3)["error"]["code"] == -32601
+    assert len(replies) == 6, replies
     assert [r["error"]["code"] for r in replies[:2]] == [-32700, -32600]
-    assert replies[2]["id"] == 1 and replies[2]["error"]["code"] == -32602
-    assert replies[3]["id"] == 2 and replies[3]["result"]["agentInfo"]["name"] == "kiln"
+    by_id = {r["id"]: r for r in replies[2:]}
+    assert by_id[1]["error"]["code"] == -32602
+    assert by_id[2]["result"]["agentInfo"]["name"] == "kiln"
+    assert by_id[3]["error"]["code"] == -32601 and by_id[4]["error"]["code"] == -32600
     assert "Traceback" not in done.stderr
 
 
