@@ -101,7 +101,11 @@ async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None
     sync = ls.index_sync
     if sync is None or sync.index is None or ls.options.get("hover", True) is False:
         return None
-    doc = ls.workspace.get_text_document(params.text_document.uri)
+    # Only a document the editor opened: pygls would read any other URI from the disk (a
+    # missing file was an internal error, and no file outside the editor's buffers is read).
+    doc = (getattr(ls.workspace, "text_documents", {}) or {}).get(params.text_document.uri)
+    if doc is None:
+        return None
     word = doc.word_at_position(params.position)
     if not word:
         return None

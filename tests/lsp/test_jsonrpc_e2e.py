@@ -78,6 +78,14 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         assert listed["result"] == {"sessions": []}  # unknown keys are ignored
         bad_hover = await server.request(12, "textDocument/hover", {"textDocument": 3})
         assert _code(bad_hover) == -32602
+        for uri in (
+            (workspace / "missing.py").as_uri(),
+            "untitled:Untitled-9",
+            "file:///etc/hosts",
+        ):
+            unopened = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+            hover = await server.request(f"hover-{uri}", "textDocument/hover", unopened)
+            assert hover.get("result", "error") is None, hover  # not open: nothing, no -32603
         assert _code(await server.request(13, "kiln/no/such")) == -32601
         # LSP: unknown notifications are never answered ($/ ones may be ignored, and a
         # notification has no reply anyway); an unknown $/ *request* is still -32601.
@@ -104,7 +112,8 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
     methods = [m.get("method") for m in server.messages]
     assert "window/showMessage" not in methods  # no popups for protocol mistakes
     ids = {m.get("id") for m in server.messages if "method" not in m}
-    assert ids <= {None, "bad-init", "init", *range(1, 19)}, ids  # no answer to a notification
+    hovers = {i for i in ids if str(i).startswith("hover-")}
+    assert ids - hovers <= {None, "bad-init", "init", *range(1, 19)}, ids  # none to a notification
     assert len([m for m in server.messages if "method" not in m and m.get("id") is None]) == 4
     stderr = server.stderr.decode(errors="replace")
     assert "Traceback" not in stderr and "AttributeError" not in stderr, stderr
