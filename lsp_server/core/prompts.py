@@ -67,11 +67,14 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     if text is None:
         return f"<reference {attrs}/>"
     span = item.get("range") or item.get("selection") or resource.get("range")
-    if isinstance(span, dict):
+    if span is not None:
         try:
             start, end = int(span["start"]["line"]), int(span["end"]["line"])
         except (KeyError, TypeError, ValueError):
             raise InvalidParams("range needs start.line and end.line") from None
+        start, end = min(start, end), max(start, end)  # a selection made upwards
+        if start < 0:
+            raise InvalidParams(f"range line {start} is negative (lines are 0-based)")
         lines = text.splitlines()
         text = "\n".join(lines[start : end + 1])
         attrs += f' lines="{start + 1}-{end + 1}"'

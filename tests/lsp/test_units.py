@@ -174,8 +174,16 @@ def test_prompt_blocks_and_config_errors(tmp_path: Path) -> None:
         root=tmp_path, read_text=lambda p: p.read_text(),
     )  # fmt: skip
     assert blocks[0]["text"] == '<reference path="f.py" lines="2-3">\nl1\nl2\n</reference>'
+    upwards = {"start": {"line": 2, "character": 0}, "end": {"line": 1, "character": 0}}
+    link = {"type": "resource_link", "uri": (tmp_path / "f.py").as_uri(), "range": upwards}
+    assert prompt_to_blocks([link], root=tmp_path, read_text=lambda p: p.read_text()) == blocks
     with pytest.raises(InvalidParams):
         prompt_to_blocks([], root=tmp_path, read_text=lambda p: None)
+    # An ill-typed range is invalid params (PROTOCOL.md §7), not ignored or sliced from the end.
+    for span in ["1-3", {"start": {"line": -2}, "end": {"line": 1}}]:
+        link = {"type": "resource_link", "uri": (tmp_path / "f.py").as_uri(), "range": span}
+        with pytest.raises(InvalidParams):
+            prompt_to_blocks([link], root=tmp_path, read_text=lambda p: p.read_text())
     with pytest.raises(InvalidParams):
         CoreConfig.from_options({"editMode": "sometimes"})
     assert (
