@@ -213,7 +213,7 @@ async def test_bad_requests_get_json_rpc_errors_and_the_server_lives(
         await agent.start()
         with pytest.raises(RequestError) as unknown:
             await agent.conn.prompt(session_id="nope", prompt=[{"type": "text", "text": "hi"}])
-        assert "nope" in str(unknown.value)
+        assert "nope" in str(unknown.value) and unknown.value.code == -32002  # resource not found
         with pytest.raises(RequestError) as relative:
             await agent.conn.new_session(cwd="relative/dir")
         assert relative.value.code == -32602
@@ -238,6 +238,10 @@ async def test_bad_requests_get_json_rpc_errors_and_the_server_lives(
                 {"sessionId": sid, "prompt": [{"type": "image", "data": "", "mimeType": "x"}]},
             )
         assert bad_block.value.code == -32602
+        with pytest.raises(RequestError) as outside:
+            link = {"type": "resource_link", "uri": "file:///etc/hosts", "name": "hosts"}
+            await raw.send_request("session/prompt", {"sessionId": sid, "prompt": [link]})
+        assert outside.value.code == -31004  # docs/acp.md: outside the workspace
         result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "hi"}])
         assert result.stop_reason == "end_turn"
         assert agent.process.returncode is None
