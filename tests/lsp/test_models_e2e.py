@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import sys
 from pathlib import Path
 
 import pytest
 
 from agent.testing.wire_server import WireServer
 from tests.lsp.conftest import running, server_env
+from tests.lsp.raw_client import RawServer
 
 pytestmark = pytest.mark.e2e
 
@@ -67,3 +70,28 @@ async def test_the_scripted_provider_lists_its_model(workspace: Path, scripted_e
         "source": "known",
         "models": [{"id": "scripted", "source": "configured"}],
     }
+
+
+async def test_no_provider_configured_is_not_available_with_the_hint(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """PROTOCOL.md §6: no provider at all (no keys, no KILN_PROVIDER, no local extra) is
+    -31005 with the hint that says how to configure one."""
+    code = (  # as if the local extra were not installed (find_spec answers None)
+        "import sys; sys.modules['llama_cpp'] = None\n"
+        "from lsp_server.lsp.server import run\n"
+        "sys.exit(run())\n"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, cwd=str(workspace), env=server_env(kiln_home),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    server = RawServer(proc)
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        reply = await server.request(1, "kiln/models/list")
+        assert reply["error"]["code"] == -31005, reply
+        assert "ANTHROPIC_API_KEY" in reply["error"]["data"]["hint"]
+    finally:
+        await server.close()
