@@ -85,6 +85,42 @@ def test_too_deep_or_too_large_messages_get_one_error_each(kiln_home: Path) -> N
     assert "Traceback" not in done.stderr
 
 
+def test_stdin_closing_mid_turn_answers_cancelled_and_exits_0(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """docs/acp.md: when the client closes stdin, a running turn is cancelled after the grace
+    period, its prompt is answered `cancelled`, and the process exits 0."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"wait_for": str(tmp_path / "never")}]))
+    prompt = {"sessionId": "SID", "prompt": [{"type": "text", "text": "go"}]}
+    proc = subprocess.Popen(
+        KILN_ACP,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"KILN_HOME": str(kiln_home), "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)},
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(frame(0, "initialize", {"protocolVersion": 1}) + "\n")
+    proc.stdin.write(frame(1, "session/new", {"cwd": str(root), "mcpServers": []}) + "\n")
+    proc.stdin.flush()
+    replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+    sid = replies[1]["result"]["sessionId"]
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                                 "params": {**prompt, "sessionId": sid}}) + "\n")  # fmt: skip
+    proc.stdin.close()
+    out = proc.stdout.read()  # until the server closes it
+    assert proc.wait(timeout=60) == 0
+    err = proc.stderr.read() if proc.stderr else ""
+    answer = next(json.loads(line) for line in out.splitlines() if '"id": 2' in line
+                  or '"id":2' in line)  # fmt: skip
+    assert answer["result"]["stopReason"] == "cancelled", answer
+    assert "Traceback" not in err
+
+
 def test_regular_files_as_stdio_answer_every_request(tmp_path: Path, kiln_home: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()
