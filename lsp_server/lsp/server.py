@@ -40,6 +40,8 @@ class KilnLspProtocol(KilnProtocol):
         result = yield from super().lsp_initialize(params)
         server = cast(KilnServer, self._server)
         result.capabilities.experimental = {"kiln": extras.capabilities(server)}
+        if server.options.get("hover", True) is False:  # leave hover to another server
+            result.capabilities.hover_provider = None
         return result
 
 

@@ -60,6 +60,7 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         assert _code(bad_init) == -32602  # unreadable: the client may send a good one
         result = await server.initialize(workspace)
         kiln = result["capabilities"]["experimental"]["kiln"]
+        assert result["capabilities"]["hoverProvider"] is True
         assert "kiln/session/prompt" in kiln["methods"] and kiln["protocolVersion"] == 1
         assert kiln["methods"] == documented_methods()  # PROTOCOL.md §3 lists them all
         assert _code(await server.request(6, "initialize", {"capabilities": {}})) == -32600
@@ -350,7 +351,11 @@ async def test_a_workspace_holding_the_home_folder_is_not_allowed(tmp_path: Path
     env = server_env(state, HOME=str(tmp_path), KILN_PROVIDER="scripted", KILN_SCRIPT=str(script))
     server = await RawServer.start(tmp_path, env)
     try:
-        await server.initialize(tmp_path, initializationOptions={"index": False})
+        # hover: false (next to another language server) is not advertised either.
+        result = await server.initialize(
+            tmp_path, initializationOptions={"index": False, "hover": False}
+        )
+        assert not result["capabilities"].get("hoverProvider"), result["capabilities"]
         for msg_id, params in ((1, {}), (2, {"cwd": str(tmp_path)}), (3, {"cwd": str(state)})):
             reply = await server.request(msg_id, "kiln/session/new", params)
             assert _code(reply) == -31004, reply
