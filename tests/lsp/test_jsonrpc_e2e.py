@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import re
 import signal
+import socket
 import sys
 import uuid
 from pathlib import Path
@@ -382,3 +384,35 @@ async def test_a_relative_session_cwd_is_taken_from_the_workspace_root(
         assert _code(await server.request(2, "kiln/session/new", {"cwd": "../.."})) == -31004
     finally:
         await server.close()
+
+
+async def test_cancel_request_on_a_waiting_request_answers_32800(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """LSP `$/cancelRequest`: a request still waiting (here on a registry that accepts the
+    connection and never answers) is answered RequestCancelled -32800, and the server serves on."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(5)
+        silent.setblocking(False)
+        registry = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        accepted: list[socket.socket] = []
+
+        def connected() -> bool:
+            with contextlib.suppress(BlockingIOError):
+                accepted.append(silent.accept()[0])
+            return bool(accepted)
+
+        server = await RawServer.start(workspace, server_env(kiln_home))
+        try:
+            await server.initialize(workspace, initializationOptions={"index": False})
+            params = {"query": "x", "registry": registry}
+            server.request_nowait("slow", "kiln/skills/search", params)
+            await until(connected, what="the registry connection")
+            server.notify("$/cancelRequest", {"id": "slow"})
+            assert _code(await server.response("slow")) == -32800
+            assert (await server.request("after", "kiln/hello"))["result"]["protocolVersion"] == 1
+        finally:
+            await server.close()
+            for conn in accepted:
+                conn.close()
