@@ -33,6 +33,13 @@ class IndexUnavailable(IndexerError):
     hint = "check that <root>/.kiln is writable"
 
 
+class IndexLinked(IndexUnavailable):
+    """``<root>/.kiln`` or the index file is a link (a checkout can ship one)."""
+
+    exit_code = 2
+    hint = "remove the link: the index is written only to <root>/.kiln/index.db itself"
+
+
 class NotADirectory(IndexerError):
     exit_code = 2
     hint = "pass the folder of a project"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer import compact, filelist, history, schema, store
+from indexer.db_location import refuse_links
 from indexer.errors import (
     IndexCorrupt,
     IndexLocked,
@@ -91,6 +92,7 @@ class Index:
         self._trees = TreeCache()  # recently edited files re-parse incrementally
         self._cache = SearchCache()  # what searches reuse (see search_cache)
         self._checkpoint_pages = BULK_CHECKPOINT_PAGES  # the writer's wal_autocheckpoint
+        refuse_links(self.root, self.db_path)
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -133,9 +133,9 @@ class Layout:
             )
         head = _unpinned(root, "rev-parse", "--verify", "-q", "HEAD^{commit}").stdout.strip()
         layout = cls(root, top, git_dir, common, head or None)
-        return replace(layout, refs=tuple(layout._refs().items()))
+        return replace(layout, refs=tuple(layout.current_refs().items()))
 
-    def _refs(self) -> dict[str, str]:
+    def current_refs(self) -> dict[str, str]:
         out = self.git("for-each-ref", "--format=%(objectname) %(refname)")
         return dict(reversed(line.split(" ", 1)) for line in out.splitlines() if " " in line)  # type: ignore[misc]
 
@@ -143,7 +143,7 @@ class Layout:
         """Put every ref back where the run found it; returns what was changed. A tag or branch
         the agent made or moved in the sandbox would otherwise go out with a workflow's
         ``git push --tags`` / ``--all``, though the patch and the summary never showed it."""
-        before, now = dict(self.refs), self._refs()
+        before, now = dict(self.refs), self.current_refs()
         changed = sorted(n for n in before.keys() | now.keys() if before.get(n) != now.get(n))
         for name in changed:
             if name in before:
