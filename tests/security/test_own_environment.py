@@ -32,8 +32,10 @@ def test_commands_cannot_plant_code_in_the_environment_kiln_runs_from(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
-    # Kiln's dependencies come from the environment running this test.
-    (Path(purelib) / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    # Kiln and its dependencies come from the environment running this test, its own .pth files
+    # (an editable install's finder) included, and from this checkout.
+    dirs = [*site.getsitepackages(), str(Path(__file__).resolve().parents[2])]
+    (Path(purelib) / "deps.pth").write_text(f"import site; list(map(site.addsitedir, {dirs!r}))\n")
     marker = host_dir / "ran-in-kiln"
     rel = Path(purelib).relative_to(root)
     payload = f"import os; open({str(marker)!r}, 'a').write('ran')"
