@@ -62,9 +62,10 @@ def hooks_folder(root: Path) -> Path | None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         proc = subprocess.run(
-            ["git", "rev-parse", "--git-path", "hooks"],
+            ["git", "-c", "core.fsmonitor=false", "rev-parse", "--git-path", "hooks"],
             cwd=root, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL,
-            env=host_env([root], {**env, "GIT_CONFIG_NOSYSTEM": "1"}),
+            env=host_env([root], {**env, "GIT_CONFIG_NOSYSTEM": "1", "GIT_ALLOW_PROTOCOL": "",
+                                  "GIT_TERMINAL_PROMPT": "0"}),
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None
