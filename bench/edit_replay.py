@@ -54,27 +54,9 @@ def timed(module: Any, name: str, spent: dict[str, float]) -> None:
 
 def plans(idx: Any, root: Path, large: int, edits: int, seed: int) -> list[tuple]:
     """The bench's typing plan: (path, text, spots) for the ``large`` largest modules."""
-    from bench.index_speed import _statement_lines
+    from bench.index_speed import typing_plans
 
-    rng = random.Random(seed)
-    files = sorted(
-        (p for p in root.rglob("*.py") if ".kiln" not in p.parts), key=lambda p: -p.stat().st_size
-    )[:large]
-    out = []
-    for path in files:
-        rel = path.relative_to(root).as_posix()
-        text = path.read_text("utf-8", errors="replace")
-        spans = [
-            (r[0] - 1, r[1])
-            for r in idx._reader().execute(
-                "SELECT start_line, end_line FROM blocks WHERE path = ? AND kind IN "
-                "('function', 'method') AND end_line - start_line >= 2 AND name NOT LIKE '%, %'",
-                (rel,),
-            )
-        ]
-        spots = _statement_lines(text, spans)
-        out.append((rel, text, sorted(rng.sample(spots, min(edits, len(spots))), reverse=True)))
-    return out
+    return typing_plans(idx, root, random.Random(seed), large, edits)
 
 
 def main() -> None:

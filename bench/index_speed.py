@@ -267,11 +267,9 @@ def _statement_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int,
     return out
 
 
-def typing_in_bodies(idx: Index, root: Path, rng: random.Random, large: int, edits: int) -> None:
-    """New statement lines typed into function bodies of the largest modules, searchable after
-    each; then the same edits with the whole file re-chunked (rechunk's splice switched off)."""
-    from indexer import rechunk
-
+def typing_plans(idx: Index, root: Path, rng: random.Random, large: int, edits: int) -> list[tuple]:
+    """The typing plan: (path, text, spots) for the ``large`` largest modules, ``edits`` body
+    lines of each (bottom first), drawn from ``rng``."""
     files = sorted(
         (p for p in root.rglob("*.py") if ".kiln" not in p.parts),
         key=lambda p: -p.stat().st_size,
@@ -290,6 +288,15 @@ def typing_in_bodies(idx: Index, root: Path, rng: random.Random, large: int, edi
         ]
         spots = _statement_lines(text, spans)
         plans.append((rel, text, sorted(rng.sample(spots, min(edits, len(spots))), reverse=True)))
+    return plans
+
+
+def typing_in_bodies(idx: Index, root: Path, rng: random.Random, large: int, edits: int) -> None:
+    """New statement lines typed into function bodies of the largest modules, searchable after
+    each; then the same edits with the whole file re-chunked (rechunk's splice switched off)."""
+    from indexer import rechunk
+
+    plans = typing_plans(idx, root, rng, large, edits)
     real_splice = rechunk._splice
     for label, splice in (("re-chunk the edited function", real_splice), ("whole file", None)):
         if splice is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.repos import git
+from tests.repos import committing_repo, git
 from tests.security.scripted_run import kiln_run
 
 
@@ -14,11 +14,7 @@ def test_a_change_over_the_patch_limit_ends_with_one_line_and_nothing_half_done(
     tmp_path: Path, kiln_home: Path
 ) -> None:
     root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "a.txt").write_text("a\n")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    committing_repo(root)("init", {"a.txt": "a\n"})
     write = "python3 -c \"import os; open('big.bin', 'wb').write(os.urandom(3 << 20))\""
     steps = [{"tool_calls": [{"name": "run_command", "input": {"command": write}}]}, "done"]
     script = tmp_path / "script.json"
@@ -41,11 +37,7 @@ def test_a_change_over_the_patch_limit_ends_with_one_line_and_nothing_half_done(
 
 def test_more_files_than_a_patch_holds_end_the_same_way(tmp_path: Path, kiln_home: Path) -> None:
     root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "a.txt").write_text("a\n")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    committing_repo(root)("init", {"a.txt": "a\n"})
     many = "python3 -c \"import os; os.mkdir('gen'); [open(f'gen/{i}', 'w').close() for i in range(20001)]\""
     steps = [{"tool_calls": [{"name": "run_command", "input": {"command": many}}]}, "done"]
     script = tmp_path / "script.json"
