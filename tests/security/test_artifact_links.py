@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent.sandbox import find_backend
-from tests.repos import git
+from tests.repos import committing_repo
 from tests.security.scripted_run import kiln_run
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
@@ -20,11 +20,7 @@ pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap
 
 def repository(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    committing_repo(root)("init", {"calc.py": "def add(a, b):\n    return a - b\n"})
     return root
 
 

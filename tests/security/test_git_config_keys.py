@@ -23,6 +23,13 @@ HOOKS = ("pre-commit", "commit-msg", "prepare-commit-msg", "post-commit", "post-
          "reference-transaction", "post-index-change", "pre-auto-gc")  # fmt: skip
 
 
+def plant_hooks(folder: Path, touch: str) -> None:
+    """Every hook in ``HOOKS``, each leaving its own marker through ``touch``."""
+    for hook in HOOKS:
+        (folder / hook).write_text(f"#!/bin/sh\n{touch}-{hook}\n")
+        (folder / hook).chmod(0o755)
+
+
 def test_shipped_config_hooks_and_gitmodules_run_nothing_on_the_host(
     tmp_path: Path, kiln_home: Path, host_dir: Path
 ) -> None:
@@ -60,9 +67,7 @@ def test_shipped_config_hooks_and_gitmodules_run_nothing_on_the_host(
         ("gc.autoDetach", "false"),
     ):
         git(root, "config", key, value)
-    for hook in HOOKS:
-        (root / ".git" / "hooks" / hook).write_text(f"#!/bin/sh\n{touch}-{hook}\n")
-        (root / ".git" / "hooks" / hook).chmod(0o755)
+    plant_hooks(root / ".git" / "hooks", touch)
     # Kiln's environment names another repository (one with the branch already in it)
     other = tmp_path / "other"
     other.mkdir()
@@ -126,9 +131,7 @@ def test_a_dot_git_file_naming_a_prepared_git_folder_runs_nothing_on_the_host(
         ("protocol.ext.allow", "always"),
     ):
         git(root, "config", key, value)
-    for hook in HOOKS:
-        (root / ".prepared" / "hooks" / hook).write_text(f"#!/bin/sh\n{touch}-{hook}\n")
-        (root / ".prepared" / "hooks" / hook).chmod(0o755)
+    plant_hooks(root / ".prepared" / "hooks", touch)
     env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home)}
     index = subprocess.run([sys.executable, "-m", "lsp_server", "index", "--json"], cwd=root,
                            env=env, capture_output=True, text=True)  # fmt: skip

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.sandbox import find_backend
-from tests.repos import git
+from tests.repos import committing_repo, git
 from tests.security.hostile import everything_written
 from tests.security.scripted_run import kiln_run, tool_results
 
@@ -35,11 +35,7 @@ def test_a_checkouts_token_in_git_config_never_leaves(
     """v4 writes the header into `.git/config`; v6 into a file under `$RUNNER_TEMP` that
     `.git/config` includes for this git folder (`includeIf.gitdir:…`)."""
     root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    committing_repo(root)("init", {"calc.py": "def add(a, b):\n    return a - b\n"})
     basic = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
     header = f"AUTHORIZATION: basic {basic}"
     if layout == "v4":

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent.sandbox import find_backend
-from tests.repos import git
+from tests.repos import committing_repo, git
 from tests.security.hostile import everything_written
 from tests.security.scripted_run import kiln_run, tool_results
 
@@ -54,12 +54,10 @@ assert calc.add(2, 3) == 5
 
 def repository(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (root / "check.py").write_text("import calc\nassert calc.add(2, 3) == 5\n")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
+    committing_repo(root)("init", {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "check.py": "import calc\nassert calc.add(2, 3) == 5\n",
+    })  # fmt: skip
     return root
 
 
