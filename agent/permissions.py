@@ -25,7 +25,7 @@ from agent.errors import ConfigError
 from agent.permission_rules import Rules
 from agent.rules import READ_PATH_TOOLS, Kind, Rule, parse_rule, path_spellings
 from agent.shell_parse import ParsedCommand, parse_command
-from agent.write_policy import WriteTarget, classify_write
+from agent.write_policy import HOST_RUN_REFUSAL, WriteTarget, classify_write, runs_on_host
 
 MODES = ("ask", "auto-edit", "ci", "yolo")
 Verdict = Literal["allow", "ask", "deny"]
@@ -99,6 +99,9 @@ class Permissions:
         # Where remember would write (the session sets the project's memory file), so a write
         # rule on AGENTS.md covers remember when AGENTS.md is the project memory.
         self.memory_file: Callable[[], str] = lambda: MEMORY_FILE
+        # Folders git acts on besides ``.git`` (set by ``agent.sandbox.attach``, shared with the
+        # workspace): writes there are refused in every mode, like ``.git`` itself.
+        self.host_run: list[Path] = []
 
     def deny_reads(self, paths: list[Path]) -> None:
         """Refuse reads of these absolute paths as a read deny rule of the user's would
@@ -152,6 +155,8 @@ class Permissions:
             denied = self._deny_rule("write", written)
             if denied is not None:
                 return Check("deny", f"denied by rule {denied.text}")
+            if tool != "remember" and runs_on_host(written, self.root, self.host_run):
+                return Check("deny", HOST_RUN_REFUSAL.format(path=written))
         sensitive = target is not None and target.where in ("sensitive", "outside")
         risky = sensitive or tool == "remember"
         external = from_external and risky

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from agent.errors import PathOutsideWorkspace, ToolError
+from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
 
 
 class Workspace:
@@ -19,6 +20,9 @@ class Workspace:
         self.root = Path(root).resolve()
         # Extra folders readable but not writable (the session folder with saved tool outputs).
         self.read_roots = [p.resolve() for p in read_roots or []]
+        # Folders git acts on besides ``.git`` (the configured hooks folder, a separate git
+        # folder), found by ``agent.sandbox.attach``: the file tools never write there.
+        self.host_run: list[Path] = []
 
     def resolve(self, path: str | Path, *, for_read: bool = False) -> Path:
         """Absolute, symlink-resolved path inside the root, or PathOutsideWorkspace."""
@@ -34,6 +38,13 @@ class Workspace:
             raise PathOutsideWorkspace(
                 f"path {path!s} resolves outside the workspace ({self.root})"
             )
+        return resolved
+
+    def resolve_write(self, path: str | Path) -> Path:
+        """``resolve``, refusing what git or an editor acts on by itself (``runs_on_host``)."""
+        resolved = self.resolve(path)
+        if runs_on_host(path, self.root, self.host_run):
+            raise ToolError(HOST_RUN_REFUSAL.format(path=path))
         return resolved
 
     def relative(self, path: Path | str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -84,6 +85,36 @@ def classify_write(given: str, root: Path) -> WriteTarget:
     if any(resolved == Path(s) or Path(s) in resolved.parents for s in SCRATCH_ROOTS):
         return WriteTarget(given, resolved, "scratch")
     return WriteTarget(given, resolved, "outside")
+
+
+HOST_RUN_REFUSAL = (
+    "{path}: git or your editor acts on this file by itself, on your machine and outside the "
+    "sandbox; Kiln's file tools never write it, in any mode"
+)
+
+
+def runs_on_host(given: str | Path, root: Path, folders: Sequence[Path] = ()) -> bool:
+    """Whether a write to ``given`` lands in a file git or an editor acts on by itself: anything
+    in a ``.git`` folder or ``.git`` file at any level (the repository's config and hooks, a
+    nested repository's), ``AUTORUN_FILES``, or one of ``folders`` (the hooks folder
+    ``core.hooksPath`` names, a git folder a ``.git`` file names). Both the path as written and
+    where it lands with links resolved are checked."""
+    root = Path(root).resolve()
+    raw = Path(os.path.expanduser(str(given))) if str(given).startswith("~") else Path(given)
+    candidate = raw if raw.is_absolute() else root / raw
+    try:
+        spellings = {Path(os.path.normpath(candidate)), candidate.resolve(strict=False)}
+    except (OSError, RuntimeError):
+        spellings = {Path(os.path.normpath(candidate))}
+    for path in spellings:
+        if any(path == f or f in path.parents for f in folders):
+            return True
+        if path != root and root not in path.parents:
+            continue
+        parts = [p.casefold() for p in path.relative_to(root).parts]
+        if ".git" in parts or "/".join(parts) in AUTORUN_FILES:
+            return True
+    return False
 
 
 def is_sensitive(rel: str) -> bool:

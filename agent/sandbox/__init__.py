@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from agent.errors import EXIT_USAGE, ToolError
 from agent.sandbox import bwrap, git_credentials, seatbelt
@@ -94,6 +95,8 @@ class Sandbox:
         # Workspace paths a command may not create (removed when it ends): the hooks folder
         # the repository's git config names, when it does not exist yet.
         self.guarded: list[str] = []
+        # The index's gitlinks at session start (``agent.sandbox.gitlinks``), set by ``attach``.
+        self.gitlinks: Any = None
 
     @property
     def confined(self) -> bool:

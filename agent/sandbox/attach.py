@@ -13,6 +13,8 @@ from typing import Any
 from agent.events import StatusNote
 from agent.rules import parse_rule
 from agent.sandbox import Sandbox, load_policy
+from agent.sandbox.bwrap import MODULE_PROTECTED, named_git_dirs
+from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.policy import credential_files
 from agent.skill_grants import user_skill_grants
 from kiln_errors.host_path import host_env
@@ -45,11 +47,23 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
             paths = rule_paths(session.root, rule.pattern)
             (sandbox.readonly if rule.kind == "write" else sandbox.denied_reads).extend(paths)
     hooks = hooks_folder(session.root)
+    host_run = [*([hooks] if hooks is not None else []), *named_git_dirs(session.root)]
+    session.services.workspace.host_run[:] = host_run  # the file tools never write there
+    permissions.host_run = session.services.workspace.host_run
     if hooks is not None and session.root in hooks.parents and hooks != session.root / ".git/hooks":
         if hooks.exists():
             sandbox.readonly.append(hooks)
         else:
             sandbox.guarded.append(hooks.relative_to(session.root).as_posix())
+    sandbox.gitlinks = GitlinkGuard(session.root)
+    for rel in sandbox.gitlinks.populated():  # the user's nested repositories: their config
+        dotgit = session.root / rel / ".git"
+        if dotgit.is_symlink():
+            continue
+        if dotgit.is_file():  # a "gitdir:" pointer (into .git/modules, protected there)
+            sandbox.readonly.append(dotgit)
+        else:
+            sandbox.readonly += [dotgit / name for name in MODULE_PROTECTED]
     session.context.extensions.append(SandboxNotice(sandbox))
     return sandbox
 

@@ -96,7 +96,7 @@ def submodule_config(root: Path) -> list[Path]:
     names, with its common dir (bounded)."""
     out: list[Path] = []
     todo, seen = [root / ".git" / "modules", root / ".git" / "worktrees"], 0
-    todo += _named_git_dirs(root)
+    todo += named_git_dirs(root)
     while todo and seen < MAX_MODULES:
         folder = todo.pop()
         if folder.is_symlink() or not folder.is_dir():
@@ -113,7 +113,7 @@ def submodule_config(root: Path) -> list[Path]:
     return out
 
 
-def _named_git_dirs(root: Path) -> list[Path]:
+def named_git_dirs(root: Path) -> list[Path]:
     """The git folder a ``.git`` file at the workspace root names (``gitdir: …``, as
     ``git init --separate-git-dir`` writes it) and its common dir, when inside the workspace;
     otherwise they are read-only like the rest of the host."""

@@ -113,7 +113,7 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
 
 async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     session = ctx.session
-    path = session.workspace.resolve(args["path"])
+    path = session.workspace.resolve_write(args["path"])
     if path.is_dir():
         raise ToolError(f"{args['path']} is a directory")
     old = session.read_text(path) if path.exists() else ""
@@ -123,7 +123,7 @@ async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
 
 async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
     session = ctx.session
-    path = session.workspace.resolve(args["path"])
+    path = session.workspace.resolve_write(args["path"])
     if not path.is_file():
         raise ToolError(f"{args['path']} does not exist", suggestion="create it with write_file")
     old = session.read_text(path)

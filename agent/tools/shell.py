@@ -73,8 +73,7 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
                 pass
         await proc.wait()
         text = session.redact(out.decode("utf-8", "replace"))
-        if guard is not None:
-            guard.undo()
+        _undo(guard, sandbox)
         raise CommandTimeout(
             f"command timed out after {timeout:g}s (stopped): {command}\n{text[-2000:]}",
             suggestion="pass a larger timeout, run a narrower command, or run it in the background with output to a file",
@@ -82,22 +81,34 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
     except asyncio.CancelledError:
         _kill_group(proc)
         await proc.wait()
-        if guard is not None:
-            guard.undo()
+        _undo(guard, sandbox)
         raise
     elapsed = time.monotonic() - started
     text = session.redact(out.decode("utf-8", "replace"))
     header = f"exit code {proc.returncode} after {elapsed:.1f}s"
-    if guard is not None and (removed := guard.undo()):
+    removed, nested = _undo(guard, sandbox)
+    if removed:
         header += (
             f"\n[removed {', '.join(removed)}: commands do not create memory, settings or files "
             "an editor or git runs on its own; use remember or the file tools (they ask)]"
+        )
+    if nested:
+        header += (
+            f"\n[{'; '.join(nested)}: a nested repository recorded in the index runs its own "
+            "git config at the user's next git status, on the host; commands do not record one]"
         )
     result = external(f"command:{command}", f"{header}\n{text}" if text else header)
     if proc.returncode:
         # Not a failed tool call (the output is what the model needs), but an error to show.
         return ToolOutput(result, error=f"{command[:80]}: exit code {proc.returncode}")
     return result
+
+
+def _undo(guard: MemoryGuard | None, sandbox: Any) -> tuple[list[str], list[str]]:
+    """Undo what a command may not leave behind: guarded files, nested repositories it recorded."""
+    removed = guard.undo() if guard is not None else []
+    links = getattr(sandbox, "gitlinks", None)
+    return removed, links.undo() if links is not None else []
 
 
 TOOLS = [

@@ -250,6 +250,14 @@ class Layout:
         self.git(
             "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", env=env, stdin=listing
         )
+        # A nested repository the run made is added as a gitlink: in the branch (and the index
+        # the checkout moves to) it would have a workflow's later `git status` run its config.
+        staged = _gitlinks(self.git("ls-files", "--stage", "-z", env=env))
+        if staged and self.head:
+            staged -= _gitlinks(self.git("ls-tree", "-r", "-z", self.head, "--", "."))
+        if staged:
+            self.git("update-index", "--force-remove", "-z", "--stdin", env=env,
+                     stdin="\0".join(sorted(staged)) + "\0")  # fmt: skip
 
     def commit_branch(self, branch: str, message: str, author: str | None, paths: list[str]) -> str:
         """Commit ``paths`` on a new branch made from the recorded ``HEAD`` and check it out;
@@ -286,6 +294,11 @@ class Layout:
         self.git("reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", commit,
                  stdin="\0".join(paths) + "\0")  # fmt: skip
         return commit
+
+
+def _gitlinks(listing: str) -> set[str]:
+    """The gitlink paths of ``ls-files --stage -z`` or ``ls-tree -r -z`` output."""
+    return {e.split("\t", 1)[-1] for e in listing.split("\0") if e.startswith("160000 ")}
 
 
 def _short(sha: str | None) -> str:

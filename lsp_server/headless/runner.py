@@ -17,6 +17,7 @@ import click
 from agent.errors import ProviderError
 from agent.events import ErrorReported, Event
 from agent.protocols import PermissionRequest
+from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
 from agent.session import AgentConfig, DiskHost, Session
 from lsp_server.headless import ci, exit_codes, repo_git
@@ -65,6 +66,7 @@ class CiState:
     layout: repo_git.Layout
     dirty_before: set[str]
     guard: MemoryGuard | None
+    links: GitlinkGuard | None = None
 
 
 def _asker(opts: RunOptions) -> Any:
@@ -166,6 +168,7 @@ def run(opts: RunOptions) -> int:
     # What any process of the run (verify, MCP servers, skill scripts) leaves at names that
     # would redirect git or load as memory is removed before Kiln's own git calls (_ci_outputs).
     run_guard = MemoryGuard(opts.root) if opts.ci else None
+    run_links = GitlinkGuard(opts.root) if opts.ci else None  # nested repositories, likewise
     before = (
         ci.run_verify(opts.verify, opts.root, sandbox=_verify_sandbox(opts))
         if opts.verify and opts.ci
@@ -178,7 +181,7 @@ def run(opts: RunOptions) -> int:
         session.state["title"] = " ".join(opts.task.split())[:80]
         session.store.update(session.id, title=session.state["title"])
     reason = _drive(session, _task_text(opts))
-    ci_state = CiState(layout, dirty_before, run_guard) if layout is not None else None
+    ci_state = CiState(layout, dirty_before, run_guard, run_links) if layout is not None else None
     return _finish(opts, session, reason, before, events, ci_state, artifacts)
 
 
@@ -295,6 +298,10 @@ def _ci_outputs(
             report.refusals.append(
                 {"tool": "sandbox", "reason": f"{name} was created during the run; removed"}
             )
+    for note in state.links.undo() if state.links is not None else []:
+        report.refusals.append(
+            {"tool": "sandbox", "reason": f"nested repository recorded during the run: {note}"}
+        )
     try:
         for name in state.layout.restore_refs():
             report.refusals.append(

@@ -2,7 +2,8 @@
 `protocol.<name>.allow` outranks the `-c protocol.allow=never` Kiln passes: a repository whose
 config names an `ext::` remote and allows `ext` runs that remote's command from any git call that
 needs a missing object — `git status` in a nested repository during `kiln run --ci`, the index's
-`git log` after the agent edited `.git/config` in yolo. Kiln's git calls set
+`git log` in a repository whose `.git/config` says so (the file tools no longer write it, even
+in yolo; a user's setup or an unconfined command can). Kiln's git calls set
 `GIT_ALLOW_PROTOCOL` to nothing (docs/security.md section 8). The marker is looked for outside
 /tmp (the sandbox's /tmp is private, and the ext command cannot write it from the sandbox)."""
 
@@ -63,12 +64,16 @@ def test_a_nested_partial_clone_fetches_nothing_from_kilns_ci_git(
     script.write_text(json.dumps(steps))
     proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
                     extra=("--ci", "--commit-branch", "kiln/lazy"))  # fmt: skip
-    assert "160000" in git(root, "ls-files", "-s", "sub"), proc.stderr  # the attack ran
+    assert "partialclone" in (root / "sub/.git/config").read_text().lower(), proc.stderr  # it ran
+    # the gitlink it recorded was taken out of the index when the command ended (section 4)
+    assert "160000" not in git(root, "ls-files", "-s", "sub"), proc.stderr
+    subprocess.run(["git", "status"], cwd=root, capture_output=True, check=True,
+                   env={**os.environ, "HOME": str(tmp_path)})  # fmt: skip
     assert not marker.exists(), "a nested repository's promisor remote ran a command on the host"
     assert json.loads(proc.stdout)["branch"] == "kiln/lazy"  # and the run's outputs were made
 
 
-def test_the_indexs_git_log_fetches_nothing_after_the_agent_edited_git_config(
+def test_the_indexs_git_log_fetches_nothing_with_a_promisor_remote_in_git_config(
     tmp_path: Path, kiln_home: Path, host_dir: Path
 ) -> None:
     root = repository(tmp_path)
@@ -84,9 +89,9 @@ def test_the_indexs_git_log_fetches_nothing_after_the_agent_edited_git_config(
         "git -c user.name=a -c user.email=a@b commit -qm 'add x' && "
         "t=$(git rev-parse HEAD^{tree}) && rm -f .git/objects/$(echo $t | cut -c1-2)/$(echo $t | cut -c3-)"
     )
+    (root / ".git" / "config").write_text(config)
     steps = [
         {"tool_calls": [{"name": "search_code", "input": {"query": "add numbers"}}]},
-        {"tool_calls": [{"name": "write_file", "input": {"path": ".git/config", "content": config}}]},
         {"tool_calls": [{"name": "run_command", "input": {"command": commit}}]},
         "done",
     ]  # fmt: skip

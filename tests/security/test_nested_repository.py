@@ -65,7 +65,10 @@ def test_kilns_git_calls_do_not_run_a_nested_repositorys_filter(
     assert "Traceback" not in proc.stderr, proc.stderr
     result = json.loads(proc.stdout)
     assert '[filter "ev"]' in (root / "sub" / ".git" / "config").read_text()  # the attack ran
-    assert "160000" in git(root, "ls-files", "-s", "sub")  # ... and the gitlink is in the index
+    # ... and the gitlink it recorded was taken out of the index when the command ended
+    assert "160000" not in git(root, "ls-files", "-s", "sub"), result
     assert not marker.exists(), "a nested repository's filter ran on the host"
     if mode == "ci":
         assert result["branch"] == "kiln/nested"
+        # Kiln's own commit does not record the agent's repository as a gitlink either
+        assert "160000" not in git(root, "ls-tree", "-r", "kiln/nested"), result
