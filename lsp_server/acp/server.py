@@ -56,6 +56,7 @@ from lsp_server.core import (
     acp_stop_reason,
     uri_to_path,
 )
+from lsp_server.core.prompts import url_cwd
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.acp")
@@ -329,6 +330,8 @@ class KilnAcpAgent:
 
 
 def _check_absolute(cwd: Any) -> None:
+    if isinstance(cwd, str) and (error := url_cwd(cwd, file_ok=False)) is not None:
+        raise InvalidParams(error, hint="ACP requires absolute paths")
     if not isinstance(cwd, str) or not Path(cwd).is_absolute():
         raise InvalidParams(
             f"cwd must be an absolute path, got {cwd!r}", hint="ACP requires absolute paths"

@@ -31,7 +31,7 @@ from lsp_server.core.errors import (
     TurnInProgress,
     UnknownSession,
 )
-from lsp_server.core.prompts import prompt_to_blocks, read_disk, uri_to_path
+from lsp_server.core.prompts import prompt_to_blocks, read_disk, uri_to_path, url_cwd
 from lsp_server.core.updates import (
     PERMISSION_OPTIONS,
     closed_tool_call,
@@ -166,6 +166,8 @@ class SessionManager:
             path = self.root  # still checked below: the root may hold the home folder
         elif not isinstance(cwd, str):
             raise InvalidParams("cwd must be a string path")
+        elif (error := url_cwd(cwd, file_ok=True)) is not None:
+            raise InvalidParams(error)
         else:
             path = Path(uri_to_path(cwd) or cwd)
             if not path.is_absolute() and self.root is not None:

@@ -81,6 +81,18 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     return f"<reference {attrs}>\n{text}\n</reference>"
 
 
+def url_cwd(cwd: str, *, file_ok: bool) -> str | None:
+    """The one-line error for a session ``cwd`` that is a URL (``http://x/``) rather than a
+    folder, or None; ``file://`` URIs pass where the host maps them (``file_ok``)."""
+    head, sep, _ = cwd.partition("://")
+    if not sep or not head[:1].isalpha() or len(head) < 2:
+        return None
+    if not all(c.isalnum() or c in "+.-" for c in head) or (file_ok and head.lower() == "file"):
+        return None
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in cwd[:200])
+    return f"cwd {shown} is a URL, not a folder: pass the workspace folder as an absolute path"
+
+
 def uri_to_path(uri: str) -> Path | None:
     if not uri.startswith("file:"):
         return None

@@ -56,6 +56,22 @@ async def test_cwds_that_hold_home_or_kiln_state_are_refused_and_nothing_is_stor
     assert (home / ".bashrc").read_text() == "# rc\n"
 
 
+async def test_a_url_cwd_is_one_clear_line(spawn, workspace: Path) -> None:
+    """A cwd of ``http://x/`` or ``file:///x`` is a URL, not an absolute folder: one line that
+    says so, invalid params, nothing stored."""
+    async with spawn(["Fine."], EditorClient()) as agent:
+        await agent.start()
+        for url in ("http://x/", f"file://{workspace}"):
+            for call in (agent.conn.new_session(cwd=url),
+                         agent.conn.load_session(cwd=url, session_id="s")):  # fmt: skip
+                with pytest.raises(RequestError) as err:
+                    await call
+                assert err.value.code == -32602, err.value
+                message = str(err.value)
+                assert f"cwd {url} is a URL, not a folder" in message and "\n" not in message
+        assert (await agent.conn.list_sessions()).sessions == []
+
+
 async def test_mcp_servers_a_client_names_are_not_started(
     spawn, workspace: Path, tmp_path: Path
 ) -> None:

@@ -382,6 +382,12 @@ async def test_a_relative_session_cwd_is_taken_from_the_workspace_root(
         reply = await server.request(1, "kiln/session/new", {"cwd": "sub"})
         assert reply["result"]["cwd"] == str(workspace / "sub"), reply
         assert _code(await server.request(2, "kiln/session/new", {"cwd": "../.."})) == -31004
+        # a URL is not a folder: one line saying so (it was "cwd <root>/http:/x is outside …")
+        for n, url in enumerate(("http://x/", "vscode-remote://ssh/x"), start=3):
+            reply = await server.request(n, "kiln/session/new", {"cwd": url})
+            assert _code(reply) == -32602, reply
+            message = reply["error"]["message"]
+            assert message.startswith(f"cwd {url} is a URL, not a folder") and "\n" not in message
     finally:
         await server.close()
 
