@@ -137,11 +137,19 @@ class EditResolveParams:
     new_text: str | None = None  # per-hunk review: the file as the user kept it
 
 
+MAX_SEARCH_LIMIT = 100
+
+
 @dataclass(frozen=True, kw_only=True)
 class SkillsSearchParams:
     query: str = ""
     limit: int = 20
     registry: str | None = None
+
+    def __post_init__(self) -> None:
+        # as the registry pages (1 to 100 a page); refused here, before any request is sent
+        if type(self.limit) is not int or not 1 <= self.limit <= MAX_SEARCH_LIMIT:
+            raise InvalidParams(f"param 'limit' must be an integer from 1 to {MAX_SEARCH_LIMIT}")
 
 
 @dataclass(frozen=True, kw_only=True)

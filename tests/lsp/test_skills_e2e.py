@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,35 @@ async def test_without_a_registry_search_and_install_answer_not_available(
                 assert getattr(exc, "code", None) == NOT_AVAILABLE, exc
                 assert "no registry configured" in str(exc)
                 assert "KILN_REGISTRY" in exc.data["hint"]  # type: ignore[attr-defined]
+
+
+async def test_search_limit_is_validated_before_any_registry_request(
+    workspace: Path, scripted_env: object, registry: LiveRegistry, tmp_path: Path
+) -> None:
+    """PROTOCOL.md: `limit` is an integer from 1 to 100, else -32602 and no request is sent
+    (before, 0, -1, 10**12 or `true` went to the registry as given)."""
+    with RegistryClient(registry.url, registry.token("acme")) as client:
+        for name in ("tidy-imports", "sort-imports"):
+            folder = make_skill(tmp_path / name, name, "Sorts Python imports.")
+            client.publish(f"acme/{name}", "1.0.0", build_archive(read_dir(folder)))
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        watched = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        async with running(workspace, scripted_env(["x"])) as editor:  # type: ignore[operator]
+            found = await editor.request(
+                "kiln/skills/search", {"query": "imports", "limit": 1, "registry": registry.url}
+            )
+            assert len(found["skills"]) == 1 and found["metadata"]["nextCursor"], found
+            for bad in (0, -1, 101, 10**12, True, 1.5, "5"):
+                try:
+                    await editor.request(
+                        "kiln/skills/search", {"query": "x", "limit": bad, "registry": watched}
+                    )
+                    raise AssertionError(f"limit {bad!r} was accepted")
+                except Exception as exc:  # noqa: BLE001
+                    assert getattr(exc, "code", None) == -32602, (bad, exc)
+                    assert "limit" in str(exc) and "\n" not in str(exc)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # the registry was never asked
