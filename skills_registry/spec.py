@@ -196,6 +196,16 @@ def _text_field(data: dict[str, Any], field: str, limit: int | None, required: b
     return []
 
 
+def version_mismatch(frontmatter: dict[str, Any], version: str) -> str | None:
+    """Why SKILL.md's ``metadata.version``, when given, is not ``version`` (the published or
+    signed one), or None: agents and listings show the file's, installs follow the signed one."""
+    meta = frontmatter.get("metadata")
+    stated = meta.get("version") if isinstance(meta, dict) else None
+    if stated is None or str(stated).strip() == version:
+        return None
+    return f"SKILL.md metadata.version is {str(stated)[:40]!r}, not {version[:40]!r}"
+
+
 def metadata_problems(value: Any) -> list[str]:
     if not isinstance(value, dict):
         return [f"'metadata' must be a mapping of string keys to string values, got {_kind(value)}"]

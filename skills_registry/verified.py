@@ -34,7 +34,7 @@ from skills_registry.registry.errors import (
 from skills_registry.registry.scan import is_script, scan_files
 from skills_registry.registry.semver import Range, Version, is_version, max_satisfying
 from skills_registry.registry.signing import document_message, metadata_message, verify_bytes
-from skills_registry.spec import parse_frontmatter
+from skills_registry.spec import parse_frontmatter, version_mismatch
 
 METADATA_TYPE = "kiln-skill-metadata"
 
@@ -275,6 +275,8 @@ def check_archive_names(contents: ArchiveContents, skill_id: str, version: str) 
             f"{label}: the archive's SKILL.md names {str(front.get('name'))[:80]!r}, "
             f"not {name!r} as signed"
         )
+    if (mismatch := version_mismatch(front, version)) is not None:
+        raise IntegrityError(f"{label}: the archive's {mismatch} as signed")
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from skills_registry.spec import (
     name_problems,
     parse_frontmatter,
     validate_frontmatter,
+    version_mismatch,
 )
 
 NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
@@ -109,6 +110,8 @@ def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -
         try:
             frontmatter, _body = parse_frontmatter(contents.files["SKILL.md"].decode("utf-8-sig"))
             errors.extend(validate_frontmatter(frontmatter, name))
+            if (mismatch := version_mismatch(frontmatter, version)) is not None:
+                errors.append(f"{mismatch} (the version published)")
         except UnicodeDecodeError:
             errors.append("SKILL.md is not valid UTF-8")
         except SkillInvalid as exc:

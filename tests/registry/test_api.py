@@ -128,6 +128,13 @@ def test_publish_rules(registry: LiveRegistry, tmp_path: Path) -> None:
     assert any("description" in e for e in errors)
     assert any("colour" in e for e in errors)
 
+    # SKILL.md saying another version than the one published (clients refuse it too)
+    stated = make_skill(tmp_path, "stated", front='metadata:\n  version: "2.0.0"\n')
+    mismatch = _publish(registry, token, "acme/stated", "1.0.0", _archive(stated))
+    assert mismatch.status_code == 422, mismatch.text
+    assert "metadata.version is '2.0.0', not '1.0.0'" in mismatch.json()["errors"][0]
+    assert _publish(registry, token, "acme/stated", "2.0.0", _archive(stated)).status_code == 201
+
 
 @pytest.mark.parametrize(
     "case",

@@ -9,12 +9,9 @@ install); nothing is half-installed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -27,7 +24,6 @@ from skills_registry.archive import ArchiveContents, build_archive, read_dir, tr
 from skills_registry.client import RegistryClient
 from skills_registry.install import Installer, Scope
 from skills_registry.registry.errors import IntegrityError
-from skills_registry.registry.signing import load_or_create_signer
 from tests.registry.conftest import (
     LiveRegistry,
     cli_env,
@@ -36,6 +32,7 @@ from tests.registry.conftest import (
     start_registry,
     tree_snapshot,
 )
+from tests.registry.self_signed import install as _install
 from tests.registry.test_hostile_members import plant
 from tests.terminal import run_on_terminal
 
@@ -112,16 +109,6 @@ def hostile(registry: LiveRegistry, tmp_path: Path) -> Iterator[tuple[Hostile, L
         yield server, live
     finally:
         live.stop()
-
-
-def _install(url: str, tmp_path: Path, *extra: str) -> tuple[int, str, Path]:
-    project = tmp_path / "project"
-    project.mkdir(parents=True, exist_ok=True)
-    done = kiln(
-        "skills", "install", "acme/helper", "--registry", url, "--yes", *extra,
-        env=cli_env(tmp_path / "home"), cwd=project,
-    )  # fmt: skip
-    return done.returncode, done.stderr, project
 
 
 @pytest.mark.parametrize(
@@ -319,96 +306,3 @@ def test_a_registry_that_trickles_is_cut_off(tmp_path: Path) -> None:
             client.info()
     finally:
         live.stop()
-
-
-class SelfSigned:
-    """A hostile registry with its own key (pinned on first use, as any registry's is): it signs
-    whatever it serves, so only the client's own checks stand between it and the disk."""
-
-    def __init__(self, tmp_path: Path, version: str = "1.0.0") -> None:
-        self.signer = load_or_create_signer(tmp_path / "key")
-        files = {"SKILL.md": b"---\nname: helper\ndescription: x\n---\n"}
-        self.archive = build_archive(ArchiveContents("helper", files))
-        sha = hashlib.sha256(self.archive).hexdigest()
-        self.doc: dict[str, Any] = {
-            "id": "acme/helper", "name": "helper", "namespace": "acme", "version": version,
-            "archiveSha256": sha, "treeHash": tree_hash(files), "files": [], "frontmatter": {},
-        }  # fmt: skip
-        self.signed: dict[str, Any] = {
-            "_type": "kiln-skill-metadata", "id": "acme/helper", "seq": 1,
-            "expires": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
-            "versions": {version: {"status": "active", "archiveSha256": sha}},
-            "distTags": {"latest": version},
-        }  # fmt: skip
-        self.app = Starlette(routes=[Route("/{p:path}", self.answer)])
-
-    async def answer(self, request: Request) -> Response:
-        path, signer = request.url.path, self.signer
-        if path.endswith("kiln-registry.json"):
-            key = {
-                "keyId": signer.key_id,
-                "algorithm": "ed25519",
-                "publicKey": signer.public_key_b64,
-            }
-            return JSONResponse({"keys": [key]})
-        if path.endswith("/metadata"):
-            return JSONResponse(signer.sign_metadata(self.signed))
-        if path.endswith("/archive"):
-            return Response(self.archive, media_type="application/gzip")
-        doc = {k: v for k, v in self.doc.items() if k != "signatures"}
-        release = signer.sign(doc["id"], str(doc["version"]), doc["archiveSha256"])
-        sig = {"keyId": signer.key_id, "signature": release, "document": signer.sign_document(doc)}
-        return JSONResponse({**doc, "signatures": [sig]})
-
-
-def test_a_version_named_like_a_path_writes_nothing_outside_the_cache(tmp_path: Path) -> None:
-    """A version named ``../../…/planted`` was written as ``<cache>/meta/…/<version>.json``: a
-    JSON file anywhere the user can write, before anything was downloaded."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    server = SelfSigned(tmp_path, version="../" * 20 + str(outside / "planted").lstrip("/"))
-    live = start_registry(tmp_path / "evil", app=server.app)
-    try:
-        code, stderr, project = _install(live.url, tmp_path)
-    finally:
-        live.stop()
-    assert code != 0 and "invalid version" in stderr, stderr
-    assert stderr.count("\n") == 1
-    assert list(outside.iterdir()) == []
-    assert tree_snapshot(project) == {}
-
-
-@pytest.mark.parametrize(
-    ("field", "value", "words"),
-    [
-        ("versions", {"1.0.0": "active"}, "each version must map to an object"),
-        ("distTags", {"latest": 5}, "distTags must map names to versions"),
-        ("deprecated", ["x"], "deprecated must be a message or null"),
-    ],
-)
-def test_signed_metadata_of_the_wrong_shape_is_refused_not_a_traceback(
-    tmp_path: Path, field: str, value: Any, words: str
-) -> None:
-    server = SelfSigned(tmp_path)
-    server.signed[field] = value
-    live = start_registry(tmp_path / "evil", app=server.app)
-    try:
-        code, stderr, project = _install(live.url, tmp_path)
-    finally:
-        live.stop()
-    assert code == 5 and words in stderr and stderr.count("\n") == 1, stderr
-    assert tree_snapshot(project) == {}
-
-
-def test_info_on_a_signed_document_of_the_wrong_shape_prints_what_it_can(tmp_path: Path) -> None:
-    server = SelfSigned(tmp_path)
-    server.doc.update(files=[1, "SKILL.md", {"path": "SKILL.md", "size": "big"}], scan="clean",
-                      frontmatter=["x"], unpackedSize="9")  # fmt: skip
-    live = start_registry(tmp_path / "evil", app=server.app)
-    try:
-        done = kiln("skills", "info", "acme/helper", "--registry", live.url,
-                    env=cli_env(tmp_path / "home"), cwd=tmp_path)  # fmt: skip
-    finally:
-        live.stop()
-    assert done.returncode == 0, done.stderr
-    assert "acme/helper@1.0.0" in done.stdout and "files: 1" in done.stdout, done.stdout
