@@ -7,8 +7,11 @@ Verified resolution is ``skills_registry.verified``; placing files is ``skills_r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
+import threading
 import time
 from typing import Any
 from urllib.parse import quote
@@ -89,10 +92,12 @@ class RegistryClient:
         deadline: float = 300.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        """``timeout`` bounds each network wait; ``deadline`` a whole response body, so a
-        registry that trickles a byte at a time cannot hold an install forever."""
+        """``timeout`` bounds each network wait; ``deadline`` a whole request (connect, headers
+        and body), so a registry that trickles a byte at a time cannot hold an install."""
         self.base_url = normalize_url(base_url)
         self._deadline = deadline
+        self._sockets: list[socket.socket] = []  # this client's connections (see ``_trace``)
+        self._expired = threading.Event()
         headers = {"User-Agent": "kiln-skills/1", "Accept": "application/json"}
         # Sent only to the registry's own origin, never to a host a redirect names.
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
@@ -103,6 +108,22 @@ class RegistryClient:
             transport=transport,
             follow_redirects=False,
         )
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpx's trace hook: keep each connection's socket, for ``_expire`` to shut down."""
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                self._sockets = [s for s in self._sockets if s.fileno() != -1] + [sock]
+
+    def _expire(self) -> None:
+        """The request's deadline passed (connect, headers and body together): every wait
+        between bytes is within ``timeout``, so only shutting the socket down ends it."""
+        self._expired.set()
+        for sock in self._sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         self._http.close()
@@ -119,8 +140,15 @@ class RegistryClient:
         # an absolute URL comes from a redirect and gets the token only on our own origin.
         if isinstance(url, str) or _origin(url) == _origin(self._http.base_url):
             kwargs["headers"] = {**self._auth, **kwargs.get("headers", {})}
+        stop = time.monotonic() + self._deadline
+        watchdog = threading.Timer(self._deadline, self._expire)
+        watchdog.daemon = True
+        self._expired.clear()
+        watchdog.start()
         try:
-            with self._http.stream(method, url, **kwargs) as response:
+            with self._http.stream(
+                method, url, extensions={"trace": self._trace}, **kwargs
+            ) as response:
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > cap:
                     raise BadResponse(
@@ -128,7 +156,6 @@ class RegistryClient:
                         f"the limit is {cap}"
                     )
                 chunks, total = [], 0
-                stop = time.monotonic() + self._deadline
                 for chunk in response.iter_bytes():
                     if time.monotonic() > stop:
                         raise BadResponse(
@@ -142,7 +169,15 @@ class RegistryClient:
                         )
                     chunks.append(chunk)
         except httpx.HTTPError as exc:
+            if self._expired.is_set():
+                path = url.path if isinstance(url, httpx.URL) else url
+                raise BadResponse(
+                    f"registry {self.base_url} did not finish sending {path} "
+                    f"within {self._deadline:g}s"
+                ) from None
             raise RegistryUnavailable(f"cannot reach registry {self.base_url}: {exc}") from None
+        finally:
+            watchdog.cancel()
         return httpx.Response(
             response.status_code,
             headers=response.headers,
