@@ -60,6 +60,7 @@ class EditProposed(Event):
     path: str
     old_text: str
     new_text: str
+    created: bool = False  # the file did not exist: there is no old text to show
 
 
 @dataclass

@@ -110,6 +110,7 @@ class EditProposal:
     proposal_id: str = ""
     call_id: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    created: bool = False  # the file does not exist yet (``old_text`` is then "")
 
 
 @dataclass

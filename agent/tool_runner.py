@@ -285,13 +285,19 @@ class ToolRunner:
             proposal_id=uuid.uuid4().hex[:12],
             call_id=call_id,
             meta={"abspath": str(path)},
+            created=not path.exists(),
         )
         name, args = self._edit_calls.pop(call_id, ("write_file", {"path": rel}))
         # The diff is announced first, so a front-end shows it while the permission is asked
         # (and the user sees what was refused, if it is).
         await self.emit(
             EditProposed(
-                id=call_id, proposal_id=proposal.proposal_id, path=rel, old_text=old, new_text=new
+                id=call_id,
+                proposal_id=proposal.proposal_id,
+                path=rel,
+                old_text=old,
+                new_text=new,
+                created=proposal.created,
             )
         )
         await self.authorise(name, args, call_id, proposal)

@@ -211,8 +211,8 @@ class SessionManager:
         try:
             info = self.store.get(session_id)
         except KilnError:
-            raise UnknownSession(
-                f"no session {session_id!r}", hint="see kiln/session/list"
+            raise UnknownSession(  # shared by both front-ends: no method names in the hint
+                f"no session {session_id!r}", hint="list the stored sessions to find its id"
             ) from None
         self._cwd(info["root"])
         config.mode = (options or {}).get("mode") or info["mode"] or config.mode

@@ -73,7 +73,11 @@ def _text_content(text: str) -> dict[str, Any]:
 
 
 def diff_content(root: Path, path: str, old: str | None, new: str) -> dict[str, Any]:
-    return {"type": "diff", "path": _abs(root, path), "oldText": old, "newText": new}
+    """ACP's ``diff`` content; ``old`` None (a new file) leaves ``oldText`` out, as ACP asks."""
+    diff = {"type": "diff", "path": _abs(root, path), "oldText": old, "newText": new}
+    if old is None:
+        del diff["oldText"]
+    return diff
 
 
 def event_to_update(
@@ -116,7 +120,11 @@ def event_to_update(
                 "sessionUpdate": "tool_call_update",
                 "toolCallId": event.id,
                 "kind": "edit",
-                "content": [diff_content(root, event.path, event.old_text, event.new_text)],
+                "content": [
+                    diff_content(
+                        root, event.path, None if event.created else event.old_text, event.new_text
+                    )
+                ],
                 "_meta": {"proposalId": event.proposal_id, "path": event.path},
             }
         case PlanUpdated(entries=entries):
@@ -209,7 +217,7 @@ def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str,
     }
     if request.edit is not None:
         e = request.edit
-        call["content"] = [diff_content(root, e.path, e.old_text, e.new_text)]
+        call["content"] = [diff_content(root, e.path, None if e.created else e.old_text, e.new_text)]
         call["locations"] = [{"path": _abs(root, e.path)}]
         call["_meta"]["proposalId"] = e.proposal_id
     elif request.detail:

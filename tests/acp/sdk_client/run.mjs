@@ -1,0 +1,197 @@
+// `node run.mjs CONFIG.json` runs one conformance scenario against `kiln acp` and prints a JSON
+// report on stdout: what the client observed (`result`), every frame of every connection, and
+// the schema/protocol violations found in them. The pytest side (tests/acp/test_acp_sdk.py)
+// starts the scripted model server, writes the config, and asserts on the report.
+//
+// CONFIG: {scenario, command: [...], env: {...}, workspace, params: {...}}
+
+import { readFileSync } from "node:fs";
+import * as acp from "@agentclientprotocol/sdk";
+import { Editor, connect, errorOf } from "./editor.mjs";
+import { checkConnection } from "./schema_check.mjs";
+
+const CAPS = {
+  fs: { readTextFile: true, writeTextFile: true },
+  terminal: true,
+};
+const NO_FS = { fs: { readTextFile: false, writeTextFile: false }, terminal: false };
+const CLIENT_INFO = { name: "kiln-conformance", title: "Kiln conformance client", version: "1.0.0" };
+
+function initialize(cx, { caps = CAPS, version = acp.PROTOCOL_VERSION } = {}) {
+  return cx.request(acp.methods.agent.initialize, {
+    protocolVersion: version,
+    clientCapabilities: caps,
+    clientInfo: CLIENT_INFO,
+  });
+}
+
+function newSession(cx, cwd) {
+  return cx.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+}
+
+function prompt(cx, sessionId, text) {
+  return cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+}
+
+const SCENARIOS = {
+  /** Version negotiation and capabilities, a session, the session list. */
+  async handshake(run, { workspace, params }) {
+    const result = { initialize: {}, errors: {} };
+    const first = run.open(new Editor());
+    result.initialize[acp.PROTOCOL_VERSION] = await initialize(first.cx);
+    result.newSession = await newSession(first.cx, workspace);
+    if (result.initialize[acp.PROTOCOL_VERSION].agentCapabilities?.sessionCapabilities?.list) {
+      result.list = await first.cx.request(acp.methods.agent.session.list, { cwd: workspace });
+    }
+    result.errors.secondInitialize = await errorOf(() => initialize(first.cx));
+    for (const version of params.otherVersions ?? []) {
+      const conn = run.open(new Editor());
+      result.initialize[version] = await initialize(conn.cx, { version });
+    }
+    const early = run.open(new Editor());
+    result.errors.beforeInitialize = await errorOf(() => newSession(early.cx, workspace));
+    return result;
+  },
+
+  /** One turn: streamed chunks, usage, the stop reason. */
+  async prompt(run, { workspace, params }) {
+    const editor = new Editor({ buffers: params.buffers });
+    const { cx } = run.open(editor);
+    await initialize(cx, { caps: params.fs === false ? NO_FS : CAPS });
+    const { sessionId } = await newSession(cx, workspace);
+    const response = await prompt(cx, sessionId, params.text ?? "hello");
+    return { sessionId, response, updates: editor.updates, reads: editor.reads, writes: editor.writes, permissions: editor.permissions };
+  },
+
+  /** A turn whose tool call asks permission; the answers come from params.answers. */
+  async permission(run, { workspace, params }) {
+    const editor = new Editor({ answers: params.answers, buffers: params.buffers });
+    const { cx } = run.open(editor);
+    await initialize(cx, { caps: params.fs === false ? NO_FS : CAPS });
+    const { sessionId } = await newSession(cx, workspace);
+    const response = await prompt(cx, sessionId, params.text ?? "edit it");
+    return { sessionId, response, updates: editor.updates, permissions: editor.permissions, reads: editor.reads, writes: editor.writes };
+  },
+
+  /** session/cancel mid-turn (at a plan update, or while a permission request is open). */
+  async cancel(run, { workspace, params }) {
+    const editor = new Editor({ answers: params.answers });
+    const { cx } = run.open(editor);
+    await initialize(cx);
+    const { sessionId } = await newSession(cx, workspace);
+    const turn = prompt(cx, sessionId, "start something slow");
+    if (params.at === "permission") {
+      await editor.until(() => editor.permissions.length > 0, "a permission request");
+    } else {
+      await editor.until(() => editor.kinds(sessionId).includes(params.at ?? "plan"), params.at ?? "plan");
+    }
+    const busy = await errorOf(() => prompt(cx, sessionId, "a second prompt while the first runs"));
+    await editor.cancel(cx, sessionId);
+    const response = await turn;
+    const atResponse = editor.updates.length;
+    // A round trip after the answer: anything the agent still had queued for the turn would
+    // arrive before this answer (and the schema check flags it as outside the turn).
+    await cx.request(acp.methods.agent.session.list, { cwd: workspace });
+    const after = await prompt(cx, sessionId, "are you still there");
+    return { sessionId, response, busy, after, updatesAfterResponse: editor.updates.slice(atResponse), updates: editor.updates, permissions: editor.permissions };
+  },
+
+  /** A turn in one process, then session/load in a fresh one: replay, then a new turn. */
+  async load(run, { workspace, params }) {
+    const first = new Editor();
+    const one = run.open(first);
+    await initialize(one.cx, { caps: NO_FS });
+    const { sessionId } = await newSession(one.cx, workspace);
+    await prompt(one.cx, sessionId, params.text ?? "summarise notes.txt");
+    await run.finish(one);
+
+    const second = new Editor();
+    const two = run.open(second);
+    const init = await initialize(two.cx, { caps: NO_FS });
+    const loaded = await two.cx.request(acp.methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] });
+    const replayed = second.updates.slice();
+    const response = await prompt(two.cx, sessionId, "still there?");
+    return { sessionId, loadSession: init.agentCapabilities?.loadSession, loaded, replayed, response, updates: second.updates };
+  },
+
+  /** session/set_mode to each advertised mode, an unknown mode, then a turn in the last one. */
+  async set_mode(run, { workspace, params }) {
+    const editor = new Editor({ answers: params.answers });
+    const { cx } = run.open(editor);
+    await initialize(cx);
+    const created = await newSession(cx, workspace);
+    const { sessionId } = created;
+    const switched = {};
+    for (const mode of params.modes) {
+      switched[mode] = await cx.request(acp.methods.agent.session.setMode, { sessionId, modeId: mode });
+    }
+    const unknown = await errorOf(() => cx.request(acp.methods.agent.session.setMode, { sessionId, modeId: "warp-speed" }));
+    const response = await prompt(cx, sessionId, params.text ?? "edit it");
+    const listed = await cx.request(acp.methods.agent.session.list, { cwd: workspace });
+    return { sessionId, modes: created.modes, switched, unknown, response, listed, permissions: editor.permissions, writes: editor.writes, updates: editor.updates };
+  },
+
+  /** Error answers: unknown session, bad params, unknown method, authenticate. */
+  async errors(run, { workspace }) {
+    const conn = run.open(new Editor());
+    const { cx } = conn;
+    const init = await initialize(cx);
+    const ghost = "20990101-000000-deadbeef";
+    const errors = {};
+    errors.promptUnknown = await errorOf(() => prompt(cx, ghost, "hi"));
+    errors.setModeUnknown = await errorOf(() => cx.request(acp.methods.agent.session.setMode, { sessionId: ghost, modeId: "ask" }));
+    errors.loadUnknown = await errorOf(() => cx.request(acp.methods.agent.session.load, { sessionId: ghost, cwd: workspace, mcpServers: [] }));
+    errors.relativeCwd = await errorOf(() => newSession(cx, "relative/dir"));
+    conn.expectInvalid("session/prompt");
+    errors.promptWithoutBlocks = await errorOf(() => cx.request("session/prompt", { sessionId: ghost }));
+    conn.expectInvalid("session/new");
+    errors.cwdNotAString = await errorOf(() => cx.request("session/new", { cwd: 42, mcpServers: [] }));
+    conn.expectInvalid("session/teleport");
+    errors.unknownMethod = await errorOf(() => cx.request("session/teleport", {}));
+    errors.authenticate = await errorOf(() => cx.request(acp.methods.agent.authenticate, { methodId: "password" }));
+    const { sessionId } = await newSession(cx, workspace);
+    errors.imageBlock = await errorOf(() =>
+      cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "image", data: "AAAA", mimeType: "image/png" }] }),
+    );
+    const response = await prompt(cx, sessionId, "still serving?");
+    return { authMethods: init.authMethods, promptCapabilities: init.agentCapabilities?.promptCapabilities, errors, response };
+  },
+};
+
+async function main() {
+  const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
+  const scenario = SCENARIOS[config.scenario];
+  if (!scenario) throw new Error(`unknown scenario ${config.scenario}`);
+  const open = [];
+  const connections = [];
+  const run = {
+    open(editor) {
+      const conn = connect(config, editor);
+      open.push(conn);
+      return conn;
+    },
+    async finish(conn) {
+      open.splice(open.indexOf(conn), 1);
+      connections.push(await conn.close());
+    },
+  };
+  let result;
+  let failure = null;
+  try {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error("scenario timed out")), config.timeoutMs ?? 60_000);
+    });
+    result = await Promise.race([scenario(run, { workspace: config.workspace, params: config.params ?? {} }), timeout]);
+    clearTimeout(timer);
+  } catch (error) {
+    failure = String(error?.stack ?? error);
+  }
+  for (const conn of [...open]) await run.finish(conn);
+  const violations = connections.flatMap((c, n) =>
+    checkConnection(c.frames).map((v) => ({ connection: n, ...v, line: c.frames[v.frame]?.line?.slice(0, 400) })),
+  );
+  process.stdout.write(JSON.stringify({ scenario: config.scenario, failure, result, violations, connections }));
+}
+
+await main();

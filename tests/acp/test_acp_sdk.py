@@ -1,0 +1,215 @@
+"""`kiln acp` driven by the official ACP TypeScript SDK, every frame checked against the schema.
+
+Each test runs one scenario of ``tests/acp/sdk_client/run.mjs``: a Node client built on
+``@agentclientprotocol/sdk`` starts `kiln acp`, talks to it like an editor would, and checks
+every message both ways against the protocol's published JSON schema (unknown fields
+included) and its ordering rules. The model is the scripted wire server behind the real
+Anthropic SDK. The tests assert what the client saw, what reached the model and the disk.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.acp.sdk_runner import SDK_CLIENT, Conformance, call, node_for_sdk_client
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+APP = "def greet():\n    return 'hello'\n"
+
+
+@pytest.fixture
+def conformance(tmp_path: Path, kiln_home: Path, workspace: Path) -> Conformance:
+    return Conformance(node_for_sdk_client(), tmp_path, kiln_home, workspace)
+
+
+def test_the_schema_checker_flags_what_it_should() -> None:
+    """The checker's own tests: each rule fails on a crafted bad exchange (so a clean report
+    from a real run means something)."""
+    node = node_for_sdk_client()
+    done = subprocess.run([node, "--test", "schema_check.test.mjs"], cwd=SDK_CLIENT,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "# fail 0" in done.stdout and "# pass 8" in done.stdout
+
+
+def test_initialize_negotiates_version_and_capabilities(conformance: Conformance) -> None:
+    report = conformance.run("handshake", [], otherVersions=[2, 0])
+    init = report.result["initialize"]
+    # ACP: the requested version if the agent speaks it, else the latest it speaks (1).
+    assert {v: r["protocolVersion"] for v, r in init.items()} == {"1": 1, "2": 1, "0": 1}
+    caps = init["1"]["agentCapabilities"]
+    assert caps["loadSession"] is True
+    assert caps["promptCapabilities"] == {"embeddedContext": True}  # no image, no audio
+    assert caps["sessionCapabilities"] == {"list": {}}
+    assert init["1"]["authMethods"] == []
+    assert init["1"]["agentInfo"]["name"] == "kiln"
+    session = report.result["newSession"]
+    assert session["modes"]["currentModeId"] == "ask"
+    assert [m["id"] for m in session["modes"]["availableModes"]] == ["ask", "auto-edit", "yolo"]
+    assert [s["sessionId"] for s in report.result["list"]["sessions"]] == [session["sessionId"]]
+    errors = report.result["errors"]
+    assert errors["secondInitialize"]["code"] == -32600
+    assert errors["beforeInitialize"]["code"] == -32600
+    # The client advertised terminals; docs/acp.md says Kiln runs commands itself.
+    assert not [m for m in report.methods("a2c") if m.startswith("terminal/")]
+
+
+def test_prompt_streams_chunks_and_ends_the_turn(conformance: Conformance) -> None:
+    reply = "Here is a reply long enough to arrive in several streamed deltas."
+    report = conformance.run("prompt", [reply], text="say something")
+    assert report.result["response"] == {"stopReason": "end_turn"}
+    assert report.text() == reply
+    [usage] = report.updates("usage_update")
+    assert usage["used"] > 0 and usage["size"] > 0 and usage["cost"]["currency"] == "USD"
+    assert "say something" in report.sent_to_model()
+
+
+def test_file_reads_go_through_the_clients_buffer(conformance: Conformance) -> None:
+    notes = str(conformance.workspace / "notes.txt")
+    steps = [call("read_file", path="notes.txt"), "I read the buffer."]
+    report = conformance.run("prompt", steps, buffers={notes: "CLIENT-BUFFER unsaved line\n"})
+    assert report.result["response"]["stopReason"] == "end_turn"
+    assert notes in report.result["reads"]
+    sent = report.sent_to_model()
+    assert "CLIENT-BUFFER unsaved line" in sent and "disk text of the notes" not in sent
+    [started] = report.updates("tool_call")
+    assert started["kind"] == "read" and started["locations"] == [{"path": notes}]
+    [ended] = [u for u in report.updates("tool_call_update") if u.get("status")]
+    assert ended["status"] == "completed"
+
+
+def test_an_approved_edit_is_written_by_the_client(conformance: Conformance) -> None:
+    app = str(conformance.workspace / "app.py")
+    steps = [call("edit_file", path="app.py", old_text="'hello'", new_text="'hi'"), "Edited."]
+    report = conformance.run("permission", steps, answers=["allow_once"])
+    assert report.result["response"]["stopReason"] == "end_turn"
+    [asked] = report.result["permissions"]
+    assert [o["kind"] for o in asked["options"]] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
+    [diff] = asked["toolCall"]["content"]
+    assert diff == {"type": "diff", "path": app, "oldText": APP, "newText": APP.replace("hello", "hi")}
+    assert report.result["writes"] == [{"path": app, "content": APP.replace("hello", "hi")}]
+    assert Path(app).read_text() == APP  # the editor owns the file: its buffer changed, not the disk
+    assert report.text() == "Edited."
+
+
+def test_a_rejected_edit_changes_nothing(conformance: Conformance) -> None:
+    steps = [call("write_file", path="app.py", content="overwritten\n"), "Understood."]
+    report = conformance.run("permission", steps, answers=["reject_once"])
+    assert report.result["response"]["stopReason"] == "end_turn"
+    assert len(report.result["permissions"]) == 1
+    assert report.result["writes"] == []
+    assert (conformance.workspace / "app.py").read_text() == APP
+    [ended] = [u for u in report.updates("tool_call_update") if u.get("status")]
+    assert ended["status"] == "failed"
+    assert "permission denied" in report.sent_to_model()
+
+
+def test_without_fs_capabilities_kiln_uses_the_disk(conformance: Conformance) -> None:
+    new = conformance.workspace / "new.txt"
+    steps = [call("write_file", path="new.txt", content="from the agent\n"), "Written."]
+    report = conformance.run("permission", steps, answers=["allow_once"], fs=False)
+    assert report.result["response"]["stopReason"] == "end_turn"
+    assert new.read_text() == "from the agent\n"
+    assert not [m for m in report.methods("a2c") if m.startswith("fs/")]
+    # A new file's diff has no old text (ACP: oldText omitted or null for new files).
+    [diff] = report.result["permissions"][0]["toolCall"]["content"]
+    assert diff["type"] == "diff" and diff["newText"] == "from the agent\n"
+    assert diff.get("oldText") is None
+
+
+def test_cancel_mid_turn(conformance: Conformance) -> None:
+    steps = [
+        call("todo_write", items=[{"id": "1", "content": "wait", "status": "in_progress"}]),
+        conformance.hold,
+        {"match": "still there", "text": "Yes, still here."},
+    ]
+    report = conformance.run("cancel", steps, at="plan")
+    assert report.result["response"] == {"stopReason": "cancelled"}
+    assert report.result["busy"]["code"] == -31002  # one turn at a time
+    # Nothing of the cancelled turn arrives after its answer (the schema check enforces it for
+    # every frame); the updates after it are the next turn's.
+    assert report.result["after"] == {"stopReason": "end_turn"}
+    later = [u["update"] for u in report.result["updatesAfterResponse"]]
+    assert [u["sessionUpdate"] for u in later if u["sessionUpdate"] != "usage_update"] == [
+        "agent_message_chunk"
+    ]
+    assert report.text() == "Yes, still here."
+
+
+def test_cancel_while_a_permission_request_is_open(conformance: Conformance) -> None:
+    steps = [call("run_command", command="echo ran > ran.txt"), {"match": "still there", "text": "Here."}]
+    report = conformance.run("cancel", steps, at="permission", answers=["hold"])
+    assert report.result["response"] == {"stopReason": "cancelled"}
+    assert not (conformance.workspace / "ran.txt").exists()
+    [started] = report.updates("tool_call")
+    ends = [
+        u
+        for u in report.updates("tool_call_update")
+        if u["toolCallId"] == started["toolCallId"] and u.get("status")
+    ]
+    assert [u["status"] for u in ends] == ["failed"]
+
+
+def test_load_replays_the_conversation_then_continues(conformance: Conformance) -> None:
+    steps = [
+        call("read_file", path="notes.txt"),
+        "The notes are about disks.",
+        {"match": "still there", "text": "Still here."},
+    ]
+    report = conformance.run("load", steps, text="summarise notes.txt")
+    assert report.result["loadSession"] is True
+    assert report.result["loaded"]["modes"]["currentModeId"] == "ask"
+    replayed = [u["update"] for u in report.result["replayed"]]  # all before the load answer
+    assert [u["sessionUpdate"] for u in replayed] == [
+        "user_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+    ]
+    assert replayed[0]["content"]["text"] == "summarise notes.txt"
+    assert replayed[1]["kind"] == "read"
+    assert replayed[3]["content"]["text"] == "The notes are about disks."
+    assert report.result["response"] == {"stopReason": "end_turn"}
+    assert report.text().endswith("Still here.")
+    assert len(report.connections) == 2  # the load ran in a fresh `kiln acp` process
+
+
+def test_set_mode_switches_what_asks(conformance: Conformance) -> None:
+    app = str(conformance.workspace / "app.py")
+    steps = [call("edit_file", path="app.py", old_text="'hello'", new_text="'hi'"), "Edited."]
+    report = conformance.run("set_mode", steps, modes=["yolo", "auto-edit"])
+    assert report.result["switched"] == {"yolo": {}, "auto-edit": {}}
+    assert report.result["unknown"]["code"] == -32602
+    assert report.result["permissions"] == []  # auto-edit: edits do not ask
+    assert report.result["writes"] == [{"path": app, "content": APP.replace("hello", "hi")}]
+    [listed] = report.result["listed"]["sessions"]
+    assert listed["_meta"]["kiln"]["mode"] == "auto-edit"
+
+
+def test_errors_carry_the_protocols_codes(conformance: Conformance) -> None:
+    report = conformance.run("errors", ["Still serving."])
+    codes = {name: error["code"] for name, error in report.result["errors"].items()}
+    assert codes == {
+        "promptUnknown": -32002,  # ACP's "resource not found"
+        "setModeUnknown": -32002,
+        "loadUnknown": -32002,
+        "relativeCwd": -32602,
+        "promptWithoutBlocks": -32602,
+        "cwdNotAString": -32602,
+        "unknownMethod": -32601,
+        "authenticate": -32602,  # no auth method is advertised
+        "imageBlock": -32602,  # promptCapabilities.image is not advertised
+    }
+    assert report.result["authMethods"] == []
+    # Hints name ACP methods, not the `kiln lsp` ones.
+    assert all("kiln/" not in str(e.get("data")) for e in report.result["errors"].values())
+    assert report.result["response"] == {"stopReason": "end_turn"}
