@@ -3,25 +3,20 @@
 ACP clients (Zed, JetBrains, Neovim plugins) start this process and speak JSON-RPC on its
 stdin/stdout. Sessions, turns, permission timeouts and the event→update mapping live in
 ``lsp_server.core``; this module answers the ACP methods, replays stored conversations on
-``session/load`` and turns the core's typed errors into JSON-RPC errors. Stdout carries only
-protocol frames (see ``stdio``); logs go to stderr.
+``session/load`` and turns the core's typed errors into JSON-RPC errors. The process around
+it (stdio, signals, shutdown) is ``process``; the modes it offers are ``modes``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
-import os
-import signal
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from acp import PROTOCOL_VERSION, RequestError
-from acp.core import AgentSideConnection
 from acp.schema import (
     AgentCapabilities,
     Implementation,
@@ -34,8 +29,6 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
-    SessionMode,
-    SessionModeState,
     SetSessionModeResponse,
 )
 
@@ -43,8 +36,9 @@ from agent.errors import KilnError, SessionNotFound, UsageError
 from agent.session import Session
 from agent.session_store import kiln_home
 from agent.workspace import check_root
+from lsp_server.acp.cancel_request import EXTENSION_NAME, REQUEST_ID_KEY, PromptRequests
 from lsp_server.acp.frontend import AcpFrontend
-from lsp_server.acp.stdio import protocol_streams
+from lsp_server.acp.modes import available, mode_state
 from lsp_server.core import (
     NOT_ALLOWED,
     SESSION_NOT_FOUND,
@@ -60,16 +54,6 @@ from lsp_server.core.prompts import url_cwd
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.acp")
-
-# Permission modes a client can switch between (``ci`` is for headless runs only).
-MODES: dict[str, tuple[str, str]] = {
-    "ask": ("Ask", "Reads are free; edits and commands ask first."),
-    "auto-edit": ("Auto-edit", "Edits are applied without asking; commands ask."),
-    "yolo": ("Yolo", "Everything is allowed without asking (paths stay in the workspace)."),
-}
-# Listed only for a session already in it (KILN_ACP_MODE=ci or ``_meta``), so the mode state
-# a client shows is the one the session runs in.
-CI_MODE = ("CI", "No questions: workspace edits apply, risky commands are denied.")
 
 INTERNAL_ERROR = -32603
 INVALID_REQUEST = -32600
@@ -116,19 +100,6 @@ def _request_error(code: int, exc: BaseException) -> RequestError:
     return RequestError(code, str(exc), {"hint": hint} if hint else None)
 
 
-def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
-    """Server defaults: ``KILN_ACP_MODE`` and ``KILN_ACP_PERMISSION_TIMEOUT`` (seconds)."""
-    options: dict[str, Any] = {}
-    if os.environ.get("KILN_ACP_MODE"):
-        options["mode"] = os.environ["KILN_ACP_MODE"]
-    if os.environ.get("KILN_ACP_PERMISSION_TIMEOUT"):
-        options["permissionTimeout"] = os.environ["KILN_ACP_PERMISSION_TIMEOUT"]
-    try:
-        return CoreConfig.from_options(options, base)
-    except CoreError as exc:
-        raise UsageError(f"bad KILN_ACP_* setting: {exc}", hint=exc.hint or None) from None
-
-
 class KilnAcpAgent:
     """The ``acp.Agent`` implementation; one instance per connection."""
 
@@ -138,6 +109,7 @@ class KilnAcpAgent:
         self.frontend: AcpFrontend | None = None
         self.manager: SessionManager | None = None
         self.inflight: set[asyncio.Task[Any]] = set()  # request handlers still running
+        self.prompts = PromptRequests()  # for $/cancel_request
         self.initialized = False
 
     def on_connect(self, conn: Any) -> None:
@@ -204,7 +176,7 @@ class KilnAcpAgent:
         session = await self.core.new_session(cwd, options)
         self._track(session)
         log.info("session %s in %s", session.id, session.root)
-        return NewSessionResponse(session_id=session.id, modes=_modes(session))
+        return NewSessionResponse(session_id=session.id, modes=mode_state(session))
 
     @rpc_errors
     async def load_session(
@@ -229,7 +201,7 @@ class KilnAcpAgent:
         assert self.frontend is not None
         for update in self.core.history(session.id):
             await self.frontend.send_now(session.id, update)
-        return LoadSessionResponse(modes=_modes(session))
+        return LoadSessionResponse(modes=mode_state(session))
 
     @rpc_errors
     async def list_sessions(
@@ -256,7 +228,7 @@ class KilnAcpAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
         session = self.core.get(session_id)
-        modes = _available(session)
+        modes = available(session)
         if mode_id not in modes:
             raise InvalidParams(f"unknown mode {mode_id!r}", hint=f"use one of: {', '.join(modes)}")
         session.set_mode(mode_id)
@@ -270,6 +242,17 @@ class KilnAcpAgent:
 
     @rpc_errors
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        if self.core.is_busy(session_id):  # before it is noted: a cancel of it must not stop
+            raise TurnInProgress(
+                "a turn is already running in this session", hint="cancel it or wait"
+            )
+        request = self.prompts.started(kwargs.get(REQUEST_ID_KEY), session_id)
+        try:
+            return await self._prompt(session_id, prompt)
+        finally:
+            self.prompts.ended(request)
+
+    async def _prompt(self, session_id: str, prompt: list[Any]) -> PromptResponse:
         blocks = [
             b.model_dump(mode="json", by_alias=True, exclude_none=True)
             if hasattr(b, "model_dump")
@@ -314,6 +297,16 @@ class KilnAcpAgent:
         except CoreError as exc:
             log.info("session/cancel ignored: %s", exc)
 
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """``$/cancel_request`` (renamed by the stdio guard): a running prompt's turn is cancelled
+        as by ``session/cancel``; any other request is short and left to finish."""
+        if method != EXTENSION_NAME:
+            log.info("ignored notification _%s", method)
+            return
+        session_id = self.prompts.session_of(params)
+        if session_id is not None:
+            await self.cancel(session_id)
+
     async def drain(self, timeout: float) -> None:
         """Wait (bounded) for running requests to finish and send their responses."""
         pending = [t for t in self.inflight if t is not asyncio.current_task()]
@@ -336,72 +329,3 @@ def _check_absolute(cwd: Any) -> None:
         raise InvalidParams(
             f"cwd must be an absolute path, got {cwd!r}", hint="ACP requires absolute paths"
         )
-
-
-def _available(session: Session) -> dict[str, tuple[str, str]]:
-    return {**MODES, "ci": CI_MODE} if session.mode == "ci" else MODES
-
-
-def _modes(session: Session) -> SessionModeState:
-    modes = _available(session)
-    return SessionModeState(
-        current_mode_id=session.mode if session.mode in modes else "ask",
-        available_modes=[
-            SessionMode(id=mode, name=name, description=text)
-            for mode, (name, text) in modes.items()
-        ],
-    )
-
-
-# ---- stdio --------------------------------------------------------------------------------
-
-
-async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
-    """Serve until stdin closes or SIGTERM/SIGINT arrives, then shut down in order."""
-    agent = agent or KilnAcpAgent(config=config_from_env())
-    reader, writer = await protocol_streams()
-    conn = AgentSideConnection(agent, writer, reader, listening=False)  # type: ignore[arg-type]
-    loop = asyncio.get_running_loop()
-    listening = asyncio.ensure_future(conn.listen())
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, listening.cancel)
-    try:
-        await asyncio.wait([listening])
-    finally:
-        await agent.shutdown(grace=0.0 if listening.cancelled() else GRACE_SECONDS)
-        await conn.close()
-
-
-class _QuietUnknownNotifications(logging.Filter):
-    """The SDK logs a traceback for a notification no handler knows; JSON-RPC has it ignored,
-    so it becomes one INFO line (dropped at the default level)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        if not (isinstance(exc, RequestError) and exc.code == -32601):
-            return True
-        record.msg, record.exc_info, record.exc_text = "ignored unknown notification %s", None, None
-        record.levelno, record.levelname = logging.INFO, "INFO"
-        return logging.getLogger().isEnabledFor(logging.INFO)
-
-
-def run_stdio() -> None:
-    """Entry point of `kiln acp`: serve one ACP client on stdin/stdout until it hangs up."""
-    level = os.environ.get("KILN_LOG_LEVEL", "WARNING").upper()
-    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-        raise UsageError(
-            f"bad KILN_LOG_LEVEL {level.lower()!r}",
-            hint="use one of: debug, info, warning, error, critical",
-        )
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, level, logging.WARNING),
-        format="kiln acp: %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger().addFilter(_QuietUnknownNotifications())
-    config_from_env()  # a bad KILN_ACP_* value is a one-line error before the protocol starts
-    try:
-        asyncio.run(serve_stdio())
-    except KeyboardInterrupt:
-        pass

@@ -46,6 +46,6 @@ def lsp_cmd(tcp: str | None, log_level: str) -> None:
 @click.command("acp")
 def acp_cmd() -> None:
     """Run the Agent Client Protocol server on stdio (Zed, JetBrains, Neovim ACP plugins)."""
-    from lsp_server.acp.server import run_stdio
+    from lsp_server.acp.process import run_stdio
 
     run_stdio()

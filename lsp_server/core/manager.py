@@ -287,7 +287,7 @@ class SessionManager:
         live = self.live.get(session_id)
         if live is None:
             raise UnknownSession(
-                f"no live session {session_id!r}", hint="create one with session/new or load it"
+                f"no live session {session_id!r}", hint="create a session or load it first"
             )
         return live.session
 

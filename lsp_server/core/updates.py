@@ -217,7 +217,9 @@ def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str,
     }
     if request.edit is not None:
         e = request.edit
-        call["content"] = [diff_content(root, e.path, None if e.created else e.old_text, e.new_text)]
+        call["content"] = [
+            diff_content(root, e.path, None if e.created else e.old_text, e.new_text)
+        ]
         call["locations"] = [{"path": _abs(root, e.path)}]
         call["_meta"]["proposalId"] = e.proposal_id
     elif request.detail:

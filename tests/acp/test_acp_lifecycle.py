@@ -200,7 +200,7 @@ def test_stray_stdout_writes_do_not_reach_the_protocol(tmp_path: Path, kiln_home
     """A library printing to stdout after startup lands on stderr, not in the JSON-RPC stream."""
     code = (
         "import asyncio, os\n"
-        "from lsp_server.acp import server\n"
+        "from lsp_server.acp import process as server\n"
         "streams = server.protocol_streams\n"
         "async def noisy():\n"
         "    pair = await streams()\n"

@@ -137,6 +137,7 @@ function lineSplitter(onLine) {
 export function connect(config, editor) {
   const [command, ...args] = config.command;
   const child = spawn(command, args, { env: config.env, stdio: ["pipe", "pipe", "pipe"] });
+  const started = performance.now();
   const frames = [];
   let deliberate = []; // methods the scenario sends malformed on purpose, in order
   let stderr = "";
@@ -148,7 +149,7 @@ export function connect(config, editor) {
   });
 
   const record = (dir) => (line) => {
-    const frame = { dir, line };
+    const frame = { dir, line, ms: Math.round(performance.now() - started) };
     try {
       frame.msg = JSON.parse(line);
     } catch {
@@ -194,11 +195,13 @@ export function connect(config, editor) {
       deliberate.push(method);
     },
     async close() {
+      const closing = performance.now();
       child.stdin.end();
       const exit = await exited;
       await tapping;
       connection.close();
-      return { frames, stderr, exit };
+      const exitMs = Math.round(performance.now() - closing);
+      return { frames, stderr, exit: { ...exit, afterStdinClosedMs: exitMs } };
     },
   };
 }

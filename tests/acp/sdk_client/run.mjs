@@ -44,12 +44,12 @@ const SCENARIOS = {
       result.list = await first.cx.request(acp.methods.agent.session.list, { cwd: workspace });
     }
     result.errors.secondInitialize = await errorOf(() => initialize(first.cx));
+    // Each other version on a fresh connection, whose first request comes before initialize.
     for (const version of params.otherVersions ?? []) {
       const conn = run.open(new Editor());
+      result.errors.beforeInitialize ??= await errorOf(() => newSession(conn.cx, workspace));
       result.initialize[version] = await initialize(conn.cx, { version });
     }
-    const early = run.open(new Editor());
-    result.errors.beforeInitialize = await errorOf(() => newSession(early.cx, workspace));
     return result;
   },
 
@@ -94,6 +94,26 @@ const SCENARIOS = {
     await cx.request(acp.methods.agent.session.list, { cwd: workspace });
     const after = await prompt(cx, sessionId, "are you still there");
     return { sessionId, response, busy, after, updatesAfterResponse: editor.updates.slice(atResponse), updates: editor.updates, permissions: editor.permissions };
+  },
+
+  /** ACP's `$/cancel_request` on a running session/prompt (what the SDK sends when a request's
+   * cancellationSignal fires): the prompt must still be answered, and promptly. */
+  async cancel_request(run, { workspace }) {
+    const editor = new Editor();
+    const { cx } = run.open(editor);
+    await initialize(cx);
+    const { sessionId } = await newSession(cx, workspace);
+    const abort = new AbortController();
+    const request = { sessionId, prompt: [{ type: "text", text: "start something slow" }] };
+    const turn = cx.request(acp.methods.agent.session.prompt, request, { cancellationSignal: abort.signal });
+    await editor.until(() => editor.kinds(sessionId).includes("plan"), "plan");
+    abort.abort();
+    const outcome = await turn.then(
+      (response) => ({ response }),
+      (error) => ({ error: { code: error.code, message: error.message } }),
+    );
+    const after = await prompt(cx, sessionId, "are you still there");
+    return { sessionId, ...outcome, after, updates: editor.updates };
   },
 
   /** A turn in one process, then session/load in a fresh one: replay, then a new turn. */

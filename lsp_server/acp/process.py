@@ -1,0 +1,88 @@
+"""`kiln acp` as a process: settings from the environment, serving stdio, an orderly end.
+
+The server runs until the client closes stdin (running requests get a grace period, then turns
+are cancelled and their answers flushed) or until SIGTERM/SIGINT (the same, without the grace).
+Stdout carries only protocol frames (``stdio``); logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+from acp import RequestError
+from acp.core import AgentSideConnection
+
+from agent.errors import UsageError
+from lsp_server.acp.server import GRACE_SECONDS, KilnAcpAgent
+from lsp_server.acp.stdio import protocol_streams
+from lsp_server.core import CoreConfig, CoreError
+
+
+def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
+    """Server defaults: ``KILN_ACP_MODE`` and ``KILN_ACP_PERMISSION_TIMEOUT`` (seconds)."""
+    options: dict[str, Any] = {}
+    if os.environ.get("KILN_ACP_MODE"):
+        options["mode"] = os.environ["KILN_ACP_MODE"]
+    if os.environ.get("KILN_ACP_PERMISSION_TIMEOUT"):
+        options["permissionTimeout"] = os.environ["KILN_ACP_PERMISSION_TIMEOUT"]
+    try:
+        return CoreConfig.from_options(options, base)
+    except CoreError as exc:
+        raise UsageError(f"bad KILN_ACP_* setting: {exc}", hint=exc.hint or None) from None
+
+
+async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
+    """Serve until stdin closes or SIGTERM/SIGINT arrives, then shut down in order."""
+    agent = agent or KilnAcpAgent(config=config_from_env())
+    reader, writer = await protocol_streams()
+    conn = AgentSideConnection(agent, writer, reader, listening=False)  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    listening = asyncio.ensure_future(conn.listen())
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, listening.cancel)
+    try:
+        await asyncio.wait([listening])
+    finally:
+        await agent.shutdown(grace=0.0 if listening.cancelled() else GRACE_SECONDS)
+        await conn.close()
+
+
+class _QuietUnknownNotifications(logging.Filter):
+    """The SDK logs a traceback for a notification no handler knows; JSON-RPC has it ignored,
+    so it becomes one INFO line (dropped at the default level)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if not (isinstance(exc, RequestError) and exc.code == -32601):
+            return True
+        record.msg, record.exc_info, record.exc_text = "ignored unknown notification %s", None, None
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        return logging.getLogger().isEnabledFor(logging.INFO)
+
+
+def run_stdio() -> None:
+    """Entry point of `kiln acp`: serve one ACP client on stdin/stdout until it hangs up."""
+    level = os.environ.get("KILN_LOG_LEVEL", "WARNING").upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise UsageError(
+            f"bad KILN_LOG_LEVEL {level.lower()!r}",
+            hint="use one of: debug, info, warning, error, critical",
+        )
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level, logging.WARNING),
+        format="kiln acp: %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger().addFilter(_QuietUnknownNotifications())
+    config_from_env()  # a bad KILN_ACP_* value is a one-line error before the protocol starts
+    try:
+        asyncio.run(serve_stdio())
+    except KeyboardInterrupt:
+        pass
