@@ -375,9 +375,11 @@ def _prior(
     kind: str, name: str, words: set[str], terms: set[str], place: float, vendored: bool
 ) -> float:
     """Name evidence up, unlikely places down; a block the query names exactly is exempt from
-    the path penalties (asking for ``test_parse_header`` means the test)."""
+    the path penalties (asking for ``test_parse_header`` means the test). A text window is
+    named after its file, whose extension is no name the query gives: "fix(html)" names a
+    language, not every ``.html`` fixture under ``tests/``."""
     factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
-    if words & short_names(name):
+    if kind != "text" and words & short_names(name):
         return factor * W.NAME_MATCH_BOOST
     factor *= place  # x 1.0 changes no float
     if vendored:

@@ -180,3 +180,26 @@ def test_a_new_snake_case_name_is_found_right_after_an_edit(
         "app.py", "def handler(x):\n    kiln_typed_3 = x\n    y = x + 1\n    return y\n"
     )
     assert [h.name for h in idx.search("kiln_typed_3", 1)] == ["handler"]
+
+
+def test_a_file_extension_is_not_a_name_the_query_gives(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    # A text window is named after its file ("tests/specs/comments.html"); the query's "html"
+    # names the language, not that file, so the fixture keeps its test penalty.
+    write(
+        repo,
+        "tests/specs/comments.html",
+        "<html><!-- a trailing comment --><p>text</p><!-- another trailing comment --></html>\n",
+    )
+    write(
+        repo,
+        "src/html_printer.rs",
+        "/// Prints a trailing comment of an html node.\n"
+        "pub fn print_trailing_comment(out: &mut String, comment: &str) {\n"
+        "    out.push_str(comment);\n}\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    hits = idx.search("fix(html): keep the trailing comment", 2)
+    assert [h.path for h in hits] == ["src/html_printer.rs", "tests/specs/comments.html"]
