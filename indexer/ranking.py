@@ -20,7 +20,14 @@ from indexer.files import is_example_path, is_test_path, is_vendored_path, neste
 from indexer.pagerank import walk
 from indexer.search_cache import HistoryMemo, SearchCache
 from indexer.store import FTS_COLUMNS
-from indexer.structure import code_query, is_tooling_path, scope_match, scope_words
+from indexer.structure import (
+    code_query,
+    folder_holds,
+    is_tooling_path,
+    scope_match,
+    scope_parts,
+    scope_words,
+)
 from indexer.subjects import add_test_subjects
 from indexer.tokens import (
     fts_match,
@@ -97,6 +104,7 @@ def search(
     meta.update(_meta(conn, [i for i in ordered if i not in meta]))
     vendored = _Vendored(conn)
     scope = scope_words(query)
+    parts = scope_parts(query) if W.SCOPE_FOLDER_WEIGHT > 0 else ()
     places: dict[str, tuple[float, bool]] = {}  # candidates share files: judge each once
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
@@ -105,6 +113,8 @@ def search(
         fused[block_id] *= _prior(kind, name, named, term_set, *places[path])
         if scope:
             fused[block_id] *= 1.0 + W.SCOPE_WEIGHT * scope_match(scope, path)
+        if len(parts) > 1 and folder_holds(parts, path):
+            fused[block_id] *= 1.0 + W.SCOPE_FOLDER_WEIGHT
     if W.VERBATIM_WEIGHT != 1.0:
         for block_id in verbatim_blocks(conn, query_words(query)) & fused.keys():
             fused[block_id] *= W.VERBATIM_WEIGHT

@@ -79,15 +79,21 @@ def code_query(query: str) -> str:
     return out if query_terms(out) else query
 
 
-def scope_words(query: str) -> frozenset[str]:
-    """Lower-cased words of the component a query names in its prefix (empty when none)."""
+def _scope_pieces(query: str) -> list[str]:
+    """The text of the component a query names in its prefix (none: empty)."""
     found = _SCOPED.match(query)
     if not found:
-        return frozenset()
+        return []
     pieces = [found["bracket"] or "", found["paren"] or ""]
     head = found["head"] or ""
     if head.lower() not in _KINDS:
         pieces.append(head)
+    return pieces
+
+
+def scope_words(query: str) -> frozenset[str]:
+    """Lower-cased words of the component a query names in its prefix (empty when none)."""
+    pieces = _scope_pieces(query)
     words = {
         part
         for piece in pieces
@@ -130,3 +136,37 @@ _TOOLING = re.compile(
 @lru_cache(maxsize=65536)  # asked for every candidate of every search
 def is_tooling_path(path: str) -> bool:
     return bool(_TOOLING.search(path.rsplit("/", 1)[-1]))
+
+
+def scope_parts(query: str) -> tuple[str, ...]:
+    """The words of the component a query names, as written (``css_formatter`` -> css,
+    formatter; ``format/html`` -> format, html), kinds of change left out."""
+    words = (w.lower() for piece in _scope_pieces(query) for w in _WORD.findall(piece))
+    return tuple(dict.fromkeys(w for w in words if len(w) > 1 and w not in _KINDS))
+
+
+def _same_word(a: str, b: str) -> bool:
+    """``format`` ~ ``formatter``, ``parse`` ~ ``parser``, ``analyzer`` ~ ``analyze`` (a word
+    of four letters or more and its longer forms; shorter words only as they are: ``js`` is
+    not ``json``)."""
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+@lru_cache(maxsize=65536)
+def _folder_words(path: str) -> tuple[frozenset[str], ...]:
+    """Each folder's words: its pieces and their camelCase parts, lower-cased."""
+    out = []
+    for seg in path.split("/")[:-1]:
+        words = {w.lower() for w in _WORD.findall(seg)}
+        words.update(p for w in _WORD.findall(seg) for p in split_cached(w))
+        out.append(frozenset(words))
+    return tuple(out)
+
+
+def folder_holds(parts: tuple[str, ...], path: str) -> bool:
+    """Whether one folder of ``path`` holds every word of ``parts`` (``biome_css_formatter``
+    holds both words of ``css_formatter``, ``biome_css_parser`` one), ``format`` matching
+    ``formatter`` and ``parse`` ``parser``."""
+    return any(
+        all(any(_same_word(p, w) for w in words) for p in parts) for words in _folder_words(path)
+    )

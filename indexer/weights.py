@@ -66,6 +66,11 @@ TEST_SUBJECT_WEIGHT = 1.0
 # A query that names a component first ("ignore: …", "fix(fetch): …"): a candidate with a
 # folder holding one of that component's words is multiplied by 1 + this.
 SCOPE_WEIGHT = 1.0
+# ... and one naming it in several words (``css_formatter``, ``format/html``, ``parser/yaml``)
+# multiplies a candidate one of whose folders holds every word (``biome_css_formatter``, not
+# ``biome_css_parser`` or ``biome_js_formatter``) by 1 + this as well: in a workspace of many
+# crates the words one by one match half of them.
+SCOPE_FOLDER_WEIGHT = 1.0
 
 # History: earlier commits whose messages match the query vouch for the files they changed.
 # A candidate's final score is (its score / the best candidate's) + HISTORY_WEIGHT x (its

@@ -9,7 +9,7 @@ import pytest
 
 from indexer import Index
 from indexer import weights as W
-from indexer.structure import is_tooling_path, scope_words
+from indexer.structure import folder_holds, is_tooling_path, scope_parts, scope_words
 from indexer.subjects import subject_of_test
 
 from .conftest import write
@@ -61,6 +61,46 @@ def test_a_named_crate_outranks_a_better_word_match_elsewhere(
     # ... with one, the crate it names does
     hits = idx.search("printer: fix line terminator handling", 2)
     assert hits[0].path == "crates/printer/src/summary.rs"
+
+
+@pytest.mark.parametrize(
+    ("query", "path", "holds"),
+    [
+        ("fix(css_formatter): x", "crates/biome_css_formatter/src/lib.rs", True),
+        ("fix(css_formatter): x", "crates/biome_css_parser/src/lib.rs", False),
+        ("fix(css_formatter): x", "crates/biome_js_formatter/src/css.rs", False),
+        ("fix(format/html): x", "crates/biome_html_formatter/src/a.rs", True),
+        ("fix(parser/yaml): x", "crates/biome_yaml_parser/src/lexer/mod.rs", True),
+        ("fix(js/parser): x", "crates/biome_json_parser/src/lib.rs", False),  # js is not json
+        ("fix(css_formatter): x", "crates/css/formatter.rs", False),  # two folders, or a file
+    ],
+)
+def test_a_folder_holding_every_word_of_the_component(query: str, path: str, holds: bool) -> None:
+    assert folder_holds(scope_parts(query), path) is holds
+
+
+def test_the_crate_a_component_names_in_two_words_outranks_its_siblings(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = "pub fn format_comment(comment: &str) -> String {{\n    // {}\n    comment.trim().into()\n}}\n"
+    # the sibling crates say the query's words; each has one word of the component in a folder
+    write(
+        repo,
+        "crates/biome_css_parser/src/comments.rs",
+        body.format("keep selector comments inline, selector comments"),
+    )
+    write(
+        repo,
+        "crates/biome_js_formatter/src/comments.rs",
+        body.format("keep selector comments inline, inline comments"),
+    )
+    write(repo, "crates/biome_css_formatter/src/comments.rs", body.format("the comment"))
+    idx = open_index(repo)
+    idx.update()
+    query = "fix(format/css): keep selector comments inline"
+    assert idx.search(query, 3)[0].path == "crates/biome_css_formatter/src/comments.rs"
+    monkeypatch.setattr(W, "SCOPE_FOLDER_WEIGHT", 0.0)  # the rule is what decides it
+    assert idx.search(query, 3)[0].path != "crates/biome_css_formatter/src/comments.rs"
 
 
 def test_declarations_and_build_configs_rank_below_the_code(
