@@ -253,7 +253,13 @@ def backfill(conn: sqlite3.Connection) -> None:
         conn.execute(insert, (current, words(paths[current], blocks)))
 
 
-def ranked(conn: sqlite3.Connection, terms: list[str], limit: int, common: float) -> list[int]:
+def ranked(
+    conn: sqlite3.Connection,
+    terms: list[str],
+    limit: int,
+    common: float,
+    under: list[str] | None = None,
+) -> list[int]:
     """File ids best first by the summed IDF of the query terms each file holds (BM25 with
     each term's frequency 1, the words being distinct, and no length normalisation: on the
     large dev tree any made the list worse, as the files a fix touches are the large ones).
@@ -261,7 +267,7 @@ def ranked(conn: sqlite3.Connection, terms: list[str], limit: int, common: float
     each file it matches costs time); so are terms the tokenizer splits into several tokens,
     which a ``detail=none`` table cannot match as a phrase. The sum is taken in SQL: FTS5's
     ``bm25()`` costs microseconds per matching row, which thousands of files make tens of
-    milliseconds."""
+    milliseconds. With ``under`` (folder prefixes ending in "/"), only the files below them."""
     files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
     weighted: list[tuple[float, str]] = []
     for term in dict.fromkeys(terms):
@@ -277,7 +283,12 @@ def ranked(conn: sqlite3.Connection, terms: list[str], limit: int, common: float
     each = f"SELECT rowid AS id, ? AS w FROM {TABLE} WHERE {TABLE} MATCH ?"
     union = " UNION ALL ".join(each for _ in weighted)
     args: list[object] = [v for w, token in weighted for v in (w, fts_match([token]))]
-    sql = f"SELECT id FROM ({union}) GROUP BY id ORDER BY SUM(w) DESC, id LIMIT ?"
+    where = ""
+    if under:  # a range of the path index per folder: "a/b/" <= path < "a/b0" ("0" follows "/")
+        ranges = " OR ".join("(path >= ? AND path < ?)" for _ in under)
+        where = f"WHERE id IN (SELECT id FROM files WHERE {ranges})"
+        args.extend(v for prefix in under for v in (prefix, prefix[:-1] + "0"))
+    sql = f"SELECT id FROM ({union}) {where} GROUP BY id ORDER BY SUM(w) DESC, id LIMIT ?"
     return [row[0] for row in conn.execute(sql, (*args, limit))]
 
 
@@ -328,7 +339,20 @@ def candidates(
         return []
     if len(rarest_within(terms, df_cache, W.MATCH_DOC_BUDGET)[0]) == len(terms):
         return []
-    files = ranked(conn, terms, W.FILE_CANDIDATES, W.FILE_COMMON_SHARE)
+    return blocks_of(
+        conn, ranked(conn, terms, W.FILE_CANDIDATES, W.FILE_COMMON_SHARE), terms, lexical, df_cache
+    )
+
+
+def blocks_of(
+    conn: sqlite3.Connection,
+    files: list[int],
+    terms: list[str],
+    lexical: list[int],
+    df_cache: dict[str, int],
+) -> list[int]:
+    """One block per file of ``files``, in their order: the file's first block in ``lexical``
+    if it has one there, else its block holding the most query weight."""
     if not files:
         return []
     owner: dict[int, int] = {}

@@ -8,22 +8,26 @@ regardless of repository size. Every number used here comes from ``weights``.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
 
-from indexer import filelist, history
+from indexer import filelist, history, scoped
 from indexer import weights as W
-from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
 from indexer.pagerank import walk
+from indexer.priors import (
+    Vendored,
+    joined_words,
+    names_a_definition,
+    place_penalty,
+    prior,
+    short_names,
+)
 from indexer.search_cache import HistoryMemo, SearchCache
 from indexer.store import FTS_COLUMNS
 from indexer.structure import (
     code_query,
     folder_holds,
-    is_tooling_path,
     scope_match,
     scope_parts,
     scope_words,
@@ -34,13 +38,9 @@ from indexer.tokens import (
     query_terms,
     query_words,
     rarest_within,
-    split_cached,
     vocabulary_term,
 )
 from indexer.verbatim import verbatim_blocks
-
-_NAME_SPLIT = re.compile(r"::|\.|, ")
-_WORDS = re.compile(r"[A-Za-z0-9]+")
 
 
 @dataclass
@@ -66,13 +66,6 @@ class Hit:
         }
 
 
-@lru_cache(maxsize=65536)  # asked for every candidate of every search; callers only read it
-def short_names(qualified: str) -> set[str]:
-    """Names a block defines, from its (possibly merged) qualified name, lower-cased."""
-    parts = [p.strip() for p in qualified.split(", ")]
-    return {_NAME_SPLIT.split(p)[-1].lower() for p in parts if p}
-
-
 def search(
     conn: sqlite3.Connection, query: str, k: int, cache: SearchCache | None = None
 ) -> list[Hit]:
@@ -92,6 +85,9 @@ def search(
     seeds = _seeds(conn, lexical, words)
     graph_rank = _pagerank(conn, seeds, meta)[: W.GRAPH_CANDIDATES]
     listed = filelist.candidates(conn, terms, lexical, df)
+    scope = scope_words(query)
+    parts = scope_parts(query)  # a component named in words: its folder (see ``scoped``)
+    in_scope = scoped.candidates(conn, terms, parts, lexical[:50] + listed, lexical, df)
 
     fused: dict[int, float] = defaultdict(float)
     for rank, block_id in enumerate(lexical):
@@ -100,17 +96,17 @@ def search(
         fused[block_id] += W.GRAPH_WEIGHT / (W.FUSION_K + rank + 1)
     for rank, block_id in enumerate(listed):
         fused[block_id] += W.FILE_LIST_WEIGHT / (W.FUSION_K + rank + 1)
+    for rank, block_id in enumerate(in_scope):
+        fused[block_id] += W.SCOPE_FILE_WEIGHT / (W.FUSION_K + rank + 1)
     ordered = sorted(fused, key=lambda i: (-fused[i], i))[: max(W.PRIOR_TOP, 4 * k)]
     meta.update(_meta(conn, [i for i in ordered if i not in meta]))
-    vendored = _Vendored(conn)
-    scope = scope_words(query)
-    parts = scope_parts(query) if W.SCOPE_FOLDER_WEIGHT > 0 else ()
+    vendored = Vendored(conn)
     places: dict[str, tuple[float, bool]] = {}  # candidates share files: judge each once
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         if path not in places:
-            places[path] = (_place_penalty(path), vendored(path))
-        fused[block_id] *= _prior(kind, name, named, term_set, *places[path])
+            places[path] = (place_penalty(path), vendored(path))
+        fused[block_id] *= prior(kind, name, named, term_set, *places[path])
         if scope:
             fused[block_id] *= 1.0 + W.SCOPE_WEIGHT * scope_match(scope, path)
         if len(parts) > 1 and folder_holds(parts, path):
@@ -119,7 +115,7 @@ def search(
         for block_id in verbatim_blocks(conn, query_words(query)) & fused.keys():
             fused[block_id] *= W.VERBATIM_WEIGHT
     ordered.sort(key=lambda i: (-fused[i], i))
-    if ordered and not _names_a_definition(ordered, meta, term_set):
+    if ordered and not names_a_definition(ordered, meta, term_set):
         if W.TEST_SUBJECT_WEIGHT > 0:
             add_test_subjects(conn, ordered, meta, fused, words, short_names, _meta)
         memo = cache.history(conn) if cache is not None else None
@@ -286,32 +282,6 @@ def _pagerank(
     return [nodes_l[i] for i in walk(restart, out_edges)]
 
 
-def joined_words(query: str, longest: int = 4) -> set[str]:
-    """Names a run of query words could spell: "log startup" -> ``log_startup``, ``logstartup``
-    (how ``log_startup`` and ``LogStartup`` look lower-cased), so asking in words for a
-    definition finds it by name, not a neighbour named after one of the words."""
-    parts = [w.lower() for w in _WORDS.findall(query)]
-    out: set[str] = set()
-    for size in range(2, longest + 1):
-        for i in range(len(parts) - size + 1):
-            run = parts[i : i + size]
-            out.add("_".join(run))
-            out.add("".join(run))
-    return out
-
-
-def name_match(name: str, terms: set[str]) -> float:
-    """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
-    parts = _name_parts(name)
-    common = len(parts & terms)
-    return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
-
-
-@lru_cache(maxsize=65536)
-def _name_parts(name: str) -> frozenset[str]:
-    return frozenset(split_cached(name.replace(".", "_").replace(",", "_").replace(":", "_")))
-
-
 def _add_history(
     conn: sqlite3.Connection,
     terms: list[str],
@@ -335,68 +305,6 @@ def _add_history(
             + W.RECENCY_WEIGHT * recent.get(path, 0.0)
         )
     ordered.sort(key=lambda i: (-fused[i], i))
-
-
-def _names_a_definition(ordered: list[int], meta: dict[int, tuple], terms: set[str]) -> bool:
-    """Whether the query is the name of a candidate definition ("send request" for
-    ``send_request``): then it asks for that definition, and neither the commit history nor
-    the code a named test exercises should outvote it."""
-    for block_id in ordered[: W.SEED_TOP_LEXICAL]:
-        for part in meta[block_id][2].split(", "):  # merged siblings list several names
-            if set(split_cached(_NAME_SPLIT.split(part.strip())[-1])) == terms:
-                return True
-    return False
-
-
-class _Vendored:
-    """Whether a path is a vendored copy: by folder name, or a whole package inside a nested
-    ``packages/`` folder of a Python package (one lookup per such folder and search)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        self._packages: dict[str, bool] = {}
-
-    def __call__(self, path: str) -> bool:
-        if is_vendored_path(path):
-            return True
-        for parent in nested_package_roots(path):
-            if parent not in self._packages:
-                row = self._conn.execute(
-                    "SELECT 1 FROM files WHERE path = ?", (parent + "/__init__.py",)
-                ).fetchone()
-                self._packages[parent] = row is not None
-            if self._packages[parent]:
-                return True
-        return False
-
-
-def _place_penalty(path: str) -> float:
-    """The multiplier for where a file sits: tests, examples, tooling (1.0 elsewhere)."""
-    if is_test_path(path):
-        return W.TEST_PENALTY
-    if is_example_path(path):
-        return W.EXAMPLE_PENALTY
-    if is_tooling_path(path):
-        return W.TOOLING_PENALTY
-    return 1.0
-
-
-def _prior(
-    kind: str, name: str, words: set[str], terms: set[str], place: float, vendored: bool
-) -> float:
-    """Name evidence up, unlikely places down; a block the query names exactly is exempt from
-    the path penalties (asking for ``test_parse_header`` means the test). A text window is
-    named after its file, whose extension is no name the query gives: "fix(html)" names a
-    language, not every ``.html`` fixture under ``tests/``."""
-    factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
-    if kind != "text" and words & short_names(name):
-        return factor * W.NAME_MATCH_BOOST
-    factor *= place  # x 1.0 changes no float
-    if vendored:
-        factor *= W.VENDOR_PENALTY
-    if kind == "text":
-        factor *= W.TEXT_WINDOW_PENALTY
-    return factor
 
 
 def _group(ordered: list[int], meta: dict[int, tuple], k: int) -> list[int]:

@@ -170,3 +170,12 @@ def folder_holds(parts: tuple[str, ...], path: str) -> bool:
     return any(
         all(any(_same_word(p, w) for w in words) for p in parts) for words in _folder_words(path)
     )
+
+
+def scope_folder(parts: tuple[str, ...], path: str) -> str | None:
+    """The folder of ``path`` holding every word of ``parts``, as a prefix ending in "/"."""
+    segs = path.split("/")
+    for n, words in enumerate(_folder_words(path)):
+        if all(any(_same_word(p, w) for w in words) for p in parts):
+            return "/".join(segs[: n + 1]) + "/"
+    return None

@@ -71,6 +71,12 @@ SCOPE_WEIGHT = 1.0
 # ``biome_css_parser`` or ``biome_js_formatter``) by 1 + this as well: in a workspace of many
 # crates the words one by one match half of them.
 SCOPE_FOLDER_WEIGHT = 1.0
+# ... and such a folder, found among the first candidates, is searched on its own
+# (``indexer/scoped.py``): the file list's best SCOPE_FILE_CANDIDATES files below it (below
+# at most SCOPE_FOLDERS_MAX such folders) are fused as one more list with this weight.
+SCOPE_FILE_CANDIDATES = 20
+SCOPE_FOLDERS_MAX = 3
+SCOPE_FILE_WEIGHT = 1.0
 
 # History: earlier commits whose messages match the query vouch for the files they changed.
 # A candidate's final score is (its score / the best candidate's) + HISTORY_WEIGHT x (its

@@ -97,6 +97,7 @@ def test_the_crate_a_component_names_in_two_words_outranks_its_siblings(
     write(repo, "crates/biome_css_formatter/src/comments.rs", body.format("the comment"))
     idx = open_index(repo)
     idx.update()
+    monkeypatch.setattr(W, "SCOPE_FILE_CANDIDATES", 0)  # the prior alone (test_scoped.py)
     query = "fix(format/css): keep selector comments inline"
     assert idx.search(query, 3)[0].path == "crates/biome_css_formatter/src/comments.rs"
     monkeypatch.setattr(W, "SCOPE_FOLDER_WEIGHT", 0.0)  # the rule is what decides it

@@ -1,0 +1,112 @@
+"""Priors of the search: what a candidate's name and place say before any history, on top
+of the fused lexical, graph and file-list scores (``ranking.search``). Every number comes
+from ``weights``."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from functools import lru_cache
+
+from indexer import weights as W
+from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
+from indexer.structure import is_tooling_path
+from indexer.tokens import split_cached
+
+_NAME_SPLIT = re.compile(r"::|\.|, ")
+_WORDS = re.compile(r"[A-Za-z0-9]+")
+
+
+@lru_cache(maxsize=65536)  # asked for every candidate of every search; callers only read it
+def short_names(qualified: str) -> set[str]:
+    """Names a block defines, from its (possibly merged) qualified name, lower-cased."""
+    parts = [p.strip() for p in qualified.split(", ")]
+    return {_NAME_SPLIT.split(p)[-1].lower() for p in parts if p}
+
+
+def joined_words(query: str, longest: int = 4) -> set[str]:
+    """Names a run of query words could spell: "log startup" -> ``log_startup``, ``logstartup``
+    (how ``log_startup`` and ``LogStartup`` look lower-cased), so asking in words for a
+    definition finds it by name, not a neighbour named after one of the words."""
+    parts = [w.lower() for w in _WORDS.findall(query)]
+    out: set[str] = set()
+    for size in range(2, longest + 1):
+        for i in range(len(parts) - size + 1):
+            run = parts[i : i + size]
+            out.add("_".join(run))
+            out.add("".join(run))
+    return out
+
+
+def name_match(name: str, terms: set[str]) -> float:
+    """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
+    parts = _name_parts(name)
+    common = len(parts & terms)
+    return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
+
+
+@lru_cache(maxsize=65536)
+def _name_parts(name: str) -> frozenset[str]:
+    return frozenset(split_cached(name.replace(".", "_").replace(",", "_").replace(":", "_")))
+
+
+def names_a_definition(ordered: list[int], meta: dict[int, tuple], terms: set[str]) -> bool:
+    """Whether the query is the name of a candidate definition ("send request" for
+    ``send_request``): then it asks for that definition, and neither the commit history nor
+    the code a named test exercises should outvote it."""
+    for block_id in ordered[: W.SEED_TOP_LEXICAL]:
+        for part in meta[block_id][2].split(", "):  # merged siblings list several names
+            if set(split_cached(_NAME_SPLIT.split(part.strip())[-1])) == terms:
+                return True
+    return False
+
+
+class Vendored:
+    """Whether a path is a vendored copy: by folder name, or a whole package inside a nested
+    ``packages/`` folder of a Python package (one lookup per such folder and search)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._packages: dict[str, bool] = {}
+
+    def __call__(self, path: str) -> bool:
+        if is_vendored_path(path):
+            return True
+        for parent in nested_package_roots(path):
+            if parent not in self._packages:
+                row = self._conn.execute(
+                    "SELECT 1 FROM files WHERE path = ?", (parent + "/__init__.py",)
+                ).fetchone()
+                self._packages[parent] = row is not None
+            if self._packages[parent]:
+                return True
+        return False
+
+
+def place_penalty(path: str) -> float:
+    """The multiplier for where a file sits: tests, examples, tooling (1.0 elsewhere)."""
+    if is_test_path(path):
+        return W.TEST_PENALTY
+    if is_example_path(path):
+        return W.EXAMPLE_PENALTY
+    if is_tooling_path(path):
+        return W.TOOLING_PENALTY
+    return 1.0
+
+
+def prior(
+    kind: str, name: str, words: set[str], terms: set[str], place: float, vendored: bool
+) -> float:
+    """Name evidence up, unlikely places down; a block the query names exactly is exempt from
+    the path penalties (asking for ``test_parse_header`` means the test). A text window is
+    named after its file, whose extension is no name the query gives: "fix(html)" names a
+    language, not every ``.html`` fixture under ``tests/``."""
+    factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
+    if kind != "text" and words & short_names(name):
+        return factor * W.NAME_MATCH_BOOST
+    factor *= place  # x 1.0 changes no float
+    if vendored:
+        factor *= W.VENDOR_PENALTY
+    if kind == "text":
+        factor *= W.TEXT_WINDOW_PENALTY
+    return factor
