@@ -11,7 +11,7 @@ from functools import lru_cache
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
 from indexer.structure import is_tooling_path
-from indexer.tokens import split_cached
+from indexer.tokens import query_words, split_cached
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -110,3 +110,22 @@ def prior(
     if kind == "text":
         factor *= W.TEXT_WINDOW_PENALTY
     return factor
+
+
+def named_files(query: str) -> frozenset[str]:
+    """File stems the query names: its identifiers of two parts or more (``StandbyTask``,
+    ``use_strict_mode``), lower-cased. A Java class, a TypeScript class, a Rust module is
+    usually the file of its name; a plain word ("consumer") names no file."""
+    out: set[str] = set()
+    for word in query_words(query):
+        parts = split_cached(word)
+        if len(parts) > 1:
+            out.add(word.lower())
+            out.add("_".join(parts))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=65536)  # asked for every candidate of every search
+def file_stem(path: str) -> str:
+    """``src/main/java/StandbyTask.java`` -> ``standbytask`` (the name before any dot)."""
+    return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()

@@ -17,7 +17,9 @@ from indexer import weights as W
 from indexer.pagerank import walk
 from indexer.priors import (
     Vendored,
+    file_stem,
     joined_words,
+    named_files,
     names_a_definition,
     place_penalty,
     prior,
@@ -101,6 +103,7 @@ def search(
     ordered = sorted(fused, key=lambda i: (-fused[i], i))[: max(W.PRIOR_TOP, 4 * k)]
     meta.update(_meta(conn, [i for i in ordered if i not in meta]))
     vendored = Vendored(conn)
+    file_names = named_files(query) if W.NAMED_FILE_WEIGHT > 0 else frozenset()
     places: dict[str, tuple[float, bool]] = {}  # candidates share files: judge each once
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
@@ -111,6 +114,8 @@ def search(
             fused[block_id] *= 1.0 + W.SCOPE_WEIGHT * scope_match(scope, path)
         if len(parts) > 1 and folder_holds(parts, path):
             fused[block_id] *= 1.0 + W.SCOPE_FOLDER_WEIGHT
+        if file_names and file_stem(path) in file_names:
+            fused[block_id] *= 1.0 + W.NAMED_FILE_WEIGHT
     if W.VERBATIM_WEIGHT != 1.0:
         for block_id in verbatim_blocks(conn, query_words(query)) & fused.keys():
             fused[block_id] *= W.VERBATIM_WEIGHT

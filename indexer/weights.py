@@ -48,6 +48,9 @@ GRAPH_EXPAND_SEEDS = 12  # the strongest seeds whose neighbours join the walk
 NAME_MATCH_BOOST = 1.5
 # Multiplier 1 + w * (coverage x precision) of the query terms in the block's qualified name.
 NAME_COVERAGE_WEIGHT = 1.0
+# A query identifier of two parts or more (``StandbyTask``, ``use_strict_mode``) that is a
+# file's name (``StandbyTask.java``): the file's blocks are multiplied by 1 + this.
+NAMED_FILE_WEIGHT = 1.0
 
 # Light penalties (multipliers) for paths that are rarely what a query is after.
 TEST_PENALTY = 0.5

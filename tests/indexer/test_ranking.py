@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from indexer import Index
+from indexer import weights as W
+from indexer.priors import file_stem, named_files
 from indexer.tokens import stem, vocabulary_term
 
 from .conftest import write
@@ -203,3 +207,32 @@ def test_a_file_extension_is_not_a_name_the_query_gives(
     idx.update()
     hits = idx.search("fix(html): keep the trailing comment", 2)
     assert [h.path for h in hits] == ["src/html_printer.rs", "tests/specs/comments.html"]
+
+
+def test_an_identifier_the_query_names_is_the_file_of_its_name(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    named, query = "lint/use_strict_mode.rs", "fix(useStrictMode): ignore Vue event handlers"
+    # the fix is in the file the identifier names; another file says the words more often
+    write(
+        repo,
+        named,
+        "// strict mode, but not for handlers\nfn run(node: &Node) -> bool {\n    true\n}\n",
+    )
+    write(
+        repo,
+        "lint/events.rs",
+        "// Vue event handlers\nfn handlers(event: &Event) -> bool {\n    event.ignore()\n}\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    assert idx.search(query, 2)[0].path == named
+    monkeypatch.setattr(W, "NAMED_FILE_WEIGHT", 0.0)  # the rule is what decides it
+    assert idx.search(query, 2)[0].path == "lint/events.rs"
+
+
+def test_the_file_names_a_query_gives() -> None:
+    assert named_files("fix rawtype warning in StandbyTask") == {"standbytask", "standby_task"}
+    assert named_files("fix(useStrictMode): x") == {"usestrictmode", "use_strict_mode"}
+    assert named_files("consumer: handle retriable errors") == set()  # plain words: no file
+    assert file_stem("streams/src/main/java/StandbyTask.java") == "standbytask"
