@@ -2,8 +2,9 @@
 when anything differs.
 
     python bench/index_equivalence.py --before DIR --after DIR --corpus PATH [--corpus PATH ...]
+        [--history]
 
-Each corpus is copied (without ``.git`` and ``.kiln``) to a temp folder and indexed there by
+Each corpus is copied (without ``.kiln``, and without ``.git`` unless ``--history``) to a temp folder and indexed there by
 ``Index.update`` of each checkout, in a process of its own (``PYTHONPATH`` = the checkout). The
 two index files are then read with plain SQLite and compared table by table, every row keyed by
 what it means rather than by row ids (which depend on write order):
@@ -13,6 +14,9 @@ what it means rather than by row ids (which depend on write order):
   * blocks_fts: every FTS5 instance (term, column, offset; no offset under ``detail=column``)
     of each block, as a multiset digest per block
   * files_fts: the file list's row per file
+  * with ``--history`` (the corpus's git history recorded too): commits (sha, time, message,
+    file count), commit_files (sha, path), commits_fts (every instance of each commit, keyed
+    by sha) and the recorded head
 """
 
 from __future__ import annotations
@@ -79,8 +83,30 @@ def tables(db: Path) -> dict[str, Counter]:
     out["files_fts"] = Counter(
         (paths[rowid], words) for rowid, words in conn.execute("SELECT rowid, words FROM files_fts")
     )
+    _history(conn, out)
     conn.close()
     return out
+
+
+def _history(conn: sqlite3.Connection, out: dict[str, Counter]) -> None:
+    """The history signal's tables, keyed by commit sha (ids follow write order)."""
+    sha = dict(conn.execute("SELECT id, sha FROM commits"))
+    if not sha:
+        return
+    out["commits"] = Counter(conn.execute("SELECT sha, time, message, files FROM commits"))
+    out["commit_files"] = Counter(
+        (sha[commit], path) for commit, path in conn.execute("SELECT * FROM commit_files")
+    )
+    conn.execute("CREATE VIRTUAL TABLE temp.cinst USING fts5vocab(main, commits_fts, 'instance')")
+    per_commit: dict[int, list[tuple]] = {}
+    for term, doc, col, offset in conn.execute("SELECT term, doc, col, offset FROM temp.cinst"):
+        per_commit.setdefault(doc, []).append((term, col, offset))
+    out["commits_fts"] = Counter(
+        (sha[doc], len(items), _digest(items)) for doc, items in per_commit.items()
+    )
+    out["history_head"] = Counter(
+        conn.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchall()
+    )
 
 
 def main() -> None:
@@ -90,6 +116,7 @@ def main() -> None:
     ap.add_argument("--before", type=Path, required=True, help="a checkout of Kiln")
     ap.add_argument("--after", type=Path, required=True, help="another checkout of Kiln")
     ap.add_argument("--corpus", type=Path, action="append", required=True)
+    ap.add_argument("--history", action="store_true", help="copy .git: compare the history too")
     args = ap.parse_args()
     for tree in (args.before, args.after):
         if not (tree / "indexer" / "index.py").is_file():
@@ -101,14 +128,15 @@ def main() -> None:
     for corpus in args.corpus:
         with tempfile.TemporaryDirectory(prefix="kiln-eq-") as tmp:
             root = Path(tmp) / corpus.name
-            shutil.copytree(corpus, root, ignore=shutil.ignore_patterns(".git", ".kiln"))
+            skip = (".kiln",) if args.history else (".git", ".kiln")
+            shutil.copytree(corpus, root, ignore=shutil.ignore_patterns(*skip))
             dumps = []
             for n, tree in enumerate((args.before, args.after)):
                 out = Path(tmp) / f"index-{n}.db"
                 build(tree.resolve(), root, out)
                 dumps.append(tables(out))
-        for table, before in dumps[0].items():
-            after = dumps[1][table]
+        for table in [*dumps[0], *(t for t in dumps[1] if t not in dumps[0])]:
+            before, after = dumps[0].get(table, Counter()), dumps[1].get(table, Counter())
             gone, new = before - after, after - before
             rows = sum(before.values())
             status = (

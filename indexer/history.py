@@ -43,8 +43,15 @@ from indexer.tokens import camel_parts, fts_match, rarest_within, vocabulary_ter
 from kiln_errors.host_path import host_env
 
 _GIT_TIMEOUT = 60.0
-# Issue numbers, URLs and hashes name tickets and commits, not code.
-_NOISE = re.compile(r"\(\s*#\d+\s*\)|\b(gh-|#)\d+\b|\bhttps?://\S+|\b[0-9a-f]{7,40}\b")
+# Issue numbers, URLs and hashes name tickets and commits, not code: "(#12)", "gh-12", "word#12"
+# (a "#" right after a word character: ``\b`` before "#"), URLs, and words of 7-40 hex digits.
+# Each alternative starts with a character, its ``\b`` a look-behind after it, so the regular
+# expression engine skips to the characters that can start one (~45 % less CPU over every
+# message of 11 repositories, the same text out: ``tests/indexer/test_history_ingest.py``).
+_NOISE = re.compile(
+    r"\(\s*#\d+\s*\)|g(?<!\wg)h-\d+\b|#(?<=\w#)\d+\b|h(?<!\wh)ttps?://\S+"
+    r"|[0-9a-f](?<!\w[0-9a-f])[0-9a-f]{6,39}\b"
+)
 _RECORD, _FIELD, _FILES = "\x1e", "\x1f", "\x1d"
 
 
@@ -215,23 +222,7 @@ def finish(conn: sqlite3.Connection, reading: Reading) -> int:
             conn.execute("DELETE FROM commits")
             conn.execute("DELETE FROM commit_files")
             conn.execute("DELETE FROM commits_fts")
-        for sha, when, message, files in reversed(commits):  # oldest first: ids follow time
-            text = _NOISE.sub(" ", message)
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO commits (sha, time, message, files) VALUES (?, ?, ?, ?)",
-                (sha, when, text, len(files)),
-            )
-            if not cur.rowcount:
-                continue
-            commit_id = cur.lastrowid
-            conn.execute(
-                "INSERT INTO commits_fts (rowid, message) VALUES (?, ?)",
-                (commit_id, text + "\n" + camel_parts(text)),
-            )
-            conn.executemany(
-                "INSERT OR IGNORE INTO commit_files VALUES (?, ?)",
-                [(commit_id, path) for path in files],
-            )
+        _record(conn, commits)
         if new_head:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('history_head', ?)", (new_head,))
         else:
@@ -241,6 +232,39 @@ def finish(conn: sqlite3.Connection, reading: Reading) -> int:
         conn.execute("ROLLBACK")
         raise
     return len(commits)
+
+
+def _record(conn: sqlite3.Connection, commits: list[tuple[str, int, str, list[str]]]) -> None:
+    """Insert the commits not recorded yet, oldest first (ids follow time), table by table:
+    three ``executemany`` instead of three statements per commit. Ids are given as SQLite
+    would give them (the largest plus one, in order), and a commit already recorded (by sha)
+    is left as it is, as ``INSERT OR IGNORE`` one by one did."""
+    new: dict[str, tuple[int, str, list[str]]] = {}
+    for sha, when, message, files in reversed(commits):
+        new.setdefault(sha, (when, message, files))
+    shas = list(new)
+    for i in range(0, len(shas), 500):
+        part = shas[i : i + 500]
+        marks = ",".join("?" * len(part))
+        for (sha,) in conn.execute(f"SELECT sha FROM commits WHERE sha IN ({marks})", part):
+            del new[sha]
+    first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM commits").fetchone()[0]
+    rows = [
+        (commit_id, sha, when, _NOISE.sub(" ", message), files)
+        for commit_id, (sha, (when, message, files)) in enumerate(new.items(), first)
+    ]
+    conn.executemany(
+        "INSERT INTO commits (id, sha, time, message, files) VALUES (?, ?, ?, ?, ?)",
+        [(commit_id, sha, when, text, len(files)) for commit_id, sha, when, text, files in rows],
+    )
+    conn.executemany(
+        "INSERT INTO commits_fts (rowid, message) VALUES (?, ?)",
+        [(commit_id, text + "\n" + camel_parts(text)) for commit_id, _, _, text, _ in rows],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO commit_files VALUES (?, ?)",
+        [(commit_id, path) for commit_id, _, _, _, files in rows for path in files],
+    )
 
 
 def file_scores(

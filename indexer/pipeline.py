@@ -23,7 +23,11 @@ POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
 POOL_WORKERS = 2
 BATCH_BYTES = 1 << 18  # source bytes per round trip to a worker ...
 BATCH_FILES = 32  # ... or this many files
-IN_FLIGHT = 8 * POOL_WORKERS  # batches submitted ahead of the one being written (~4 MB)
+# Batches submitted ahead of the one being written (~12 MB of source): enough that the workers
+# go on parsing while the writer records the history (SQLAlchemy's 15,426 commits: ~1 CPU-s in
+# one transaction); with 16, both workers sat idle for most of it.
+IN_FLIGHT = 24 * POOL_WORKERS
+RESULT_PIPE_BYTES = 1 << 20  # the results pipe's buffer (Linux; the default is 64 kB)
 PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still there
 WORKER_GC_THRESHOLD = (20000, 20, 20)  # a parse worker's ``gc.set_threshold`` (default 700, 10, 10)
 
@@ -89,6 +93,7 @@ def prepared(work: list[Candidate], hashes: dict[str, str]) -> Generator[tuple, 
     with ProcessPoolExecutor(
         POOL_WORKERS, mp_context=ctx, initializer=_after_fork, initargs=(os.getpid(),)
     ) as pool:
+        _widen_results_pipe(pool)
         try:
             ahead = deque(pool.submit(_prepare_many, b) for b in islice(batches, IN_FLIGHT))
             while ahead:
@@ -99,6 +104,26 @@ def prepared(work: list[Candidate], hashes: dict[str, str]) -> Generator[tuple, 
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _widen_results_pipe(pool: ProcessPoolExecutor) -> None:
+    """Give the pipe the workers send results through a buffer that holds a whole batch's.
+
+    With the default 64 kB a worker's send of a batch (~0.5 MB pickled) blocks until the
+    parent's reading thread has drained the pipe eight times over, and that thread waits for
+    the GIL the writing thread holds: both workers sat idle 1-1.5 s each over SQLAlchemy
+    (``bench/README.md``, "Throughput, fourth pass"). The pipe is the executor's own (its
+    ``_result_queue``, made in its constructor, before any worker is forked); where it has
+    another shape, or the system refuses the size, the default stays."""
+    if not sys.platform.startswith("linux"):
+        return
+    reader = getattr(getattr(pool, "_result_queue", None), "_reader", None)
+    try:
+        import fcntl
+
+        fcntl.fcntl(reader.fileno(), 1031, RESULT_PIPE_BYTES)  # type: ignore[union-attr]  # F_SETPIPE_SZ
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def _fork_context() -> Any:
