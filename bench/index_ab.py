@@ -10,6 +10,9 @@ on the host falls on both alike. For each checkout, summed over ``--passes`` pas
 corpus, as multiples of its own tree-sitter parse of the same batches:
   * worker: what the parse workers do per batch (``pipeline._prepare_many``, results pickled)
   * write: the writer's work per batch (unpickling, ``store.write_file``, one commit a batch)
+  * history: in a git checkout, the commits of ``HEAD`` recorded as a full run records them
+    (``history.start`` and ``history.finish``: the log parsed, the history tables written; the
+    ``git log`` process's own CPU is not counted), once per pass before the compact
   * compact: the FTS segments merged down to one at the end (``indexer/compact.py``)
 and the ceiling with two free cores, 2 / (worker + write + compact). Both checkouts parse the
 same batches with the same tree-sitter, so each stage's CPU-seconds are also compared directly
@@ -27,13 +30,13 @@ from multiprocessing import Pipe, Process
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-STAGES = ("parse", "worker", "write", "compact")
+STAGES = ("parse", "worker", "write", "history", "compact")
 
 
 def _child(tree: str, corpus: str, conn: Connection) -> None:
     """Serve one checkout: each request runs one stage on one batch and answers its CPU time."""
     sys.path.insert(0, tree)
-    from indexer import compact, schema, store
+    from indexer import compact, history, schema, store
     from indexer.files import walk
     from indexer.languages import grammar, language_for, new_parser
     from indexer.pipeline import _batches, _prepare_many
@@ -81,6 +84,10 @@ def _child(tree: str, corpus: str, conn: Connection) -> None:
                     if prepared is not None:
                         store.write_file(db, rel, language_for(rel), 0, size, h, prepared)
                 db.execute("COMMIT")  # type: ignore[union-attr]
+            elif stage == "history":
+                reading = history.start(db, Path(corpus))  # type: ignore[arg-type]
+                if reading is not None:
+                    history.finish(db, reading)  # type: ignore[arg-type]
             elif stage == "compact":
                 more = True
                 while more:
@@ -117,8 +124,8 @@ def main() -> None:
     count = [p.recv() for p in pipes][0]
     cpu = {(stage, i): 0.0 for stage in STAGES for i in (0, 1)}
     for n in range(max(1, args.passes)):
-        for stage in ("parse", "worker", "open", "write", "compact"):
-            for k in [0] if stage in ("open", "compact") else range(count):
+        for stage in ("parse", "worker", "open", "write", "history", "compact"):
+            for k in [0] if stage in ("open", "history", "compact") else range(count):
                 for i in (0, 1) if (k + n) % 2 == 0 else (1, 0):
                     pipes[i].send((stage, k))
                     spent = pipes[i].recv()
@@ -132,7 +139,7 @@ def main() -> None:
         print(
             f"{tree}: parse {parse:.2f} CPU-s; worker {cpu[('worker', i)]:.2f} CPU-s"
             f" {x['worker']:.2f}x  write {cpu[('write', i)]:.2f} CPU-s {x['write']:.2f}x"
-            f"  compact {x['compact']:.2f}x  total {total:.2f}x  ceiling {2 / total:.2f}x"
+            f"  history {cpu[('history', i)]:.2f} CPU-s {x['history']:.2f}x  compact {x['compact']:.2f}x  total {total:.2f}x  ceiling {2 / total:.2f}x"
         )
     ratios = "  ".join(
         f"{stage} {cpu[(stage, 1)] / cpu[(stage, 0)]:.3f}" for stage in STAGES if cpu[(stage, 0)]
