@@ -33,7 +33,7 @@ def _git(root: Path, *args: str, index: str | None = None) -> subprocess.Complet
     if index is not None:
         env["GIT_INDEX_FILE"] = index
     return subprocess.run(
-        ["git", *_SAFE, *args], cwd=root, capture_output=True, timeout=60,
+        ["git", *_SAFE, *args], cwd=root, capture_output=True, timeout=20,
         stdin=subprocess.DEVNULL, env=host_env([root], env),
     )  # fmt: skip
 

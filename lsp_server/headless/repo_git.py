@@ -32,7 +32,12 @@ from kiln_errors.host_path import host_env
 from lsp_server.headless.git_nested import nested_repositories
 
 EXCLUDE = [":(exclude).kiln", ":(exclude).kiln/**"]
-TIMEOUT = 600.0  # seconds for one git call: a config include naming a FIFO would wait forever
+TIMEOUT = 600.0  # seconds for one git call (a large repository's status or add)
+# Seconds for the calls that first read the configs (the repository's and each nested one's,
+# before every call: ``filter_overrides``): git opens each ``include.path`` file at start-up,
+# and one a command swapped for a FIFO (``include.path = ../shared.gitconfig``, a tracked file)
+# would hold every call for ``TIMEOUT``.
+CONFIG_TIMEOUT = 20.0
 
 SAFE_GIT = [
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.sshCommand=false",
@@ -84,22 +89,31 @@ def git_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def _run(
-    argv: list[str], cwd: Path, env: dict[str, str], stdin: str | None = None
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    stdin: str | None = None,
+    timeout: float = TIMEOUT,
 ) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             ["git", *SAFE_GIT, *argv], cwd=cwd, env=env, input=stdin, capture_output=True,
-            text=True, errors="replace", timeout=TIMEOUT,
+            text=True, errors="replace", timeout=timeout,
             **({} if stdin is not None else {"stdin": subprocess.DEVNULL}),
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
-        raise GitFailed(f"git {argv[0]} took longer than {TIMEOUT:g}s; stopped") from exc
+        if timeout == CONFIG_TIMEOUT:
+            raise GitFailed(
+                f"could not read the git config of {cwd} within {timeout:g}s (an include "
+                "naming a FIFO, a device or a slow mount?); stopped"
+            ) from exc
+        raise GitFailed(f"git {argv[0]} took longer than {timeout:g}s; stopped") from exc
 
 
 def _unpinned(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """A read-only call that finds its repository from ``repo`` (the layout at the start, and
     nested repositories, which are looked at under their own config)."""
-    return _run(list(args), repo, git_env(repo))
+    return _run(list(args), repo, git_env(repo), timeout=CONFIG_TIMEOUT)
 
 
 @dataclass(frozen=True)
@@ -173,12 +187,12 @@ class Layout:
         clean command runs on ``git add``), the configs of nested repositories included (git
         status and add look inside them: ``git_nested``); reading a config runs nothing."""
         configs = [_run(["config", "--null", "--name-only", "--get-regexp", r"^filter\."],
-                        self.root, self.env())]  # fmt: skip
+                        self.root, self.env(), timeout=CONFIG_TIMEOUT)]  # fmt: skip
 
         def look(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
             # a nested repository is found from its own folder; PATH is cleaned of the workspace
             env = self.env() if repo == self.top else git_env(self.root)
-            return _run(list(args), repo, env)
+            return _run(list(args), repo, env, timeout=CONFIG_TIMEOUT)
 
         for repo in nested_repositories(self.top, look):
             configs.append(look(repo, "config", "--null", "--name-only", "--get-regexp",

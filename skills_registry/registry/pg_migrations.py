@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from skills_registry.registry.storage import lookalike_sql
+from skills_registry.registry.storage import lookalike_sql, lookalike_sql_v1
 
 MIGRATION_LOCK = 0x6B696C6E  # "kiln": the advisory-lock key every instance agrees on
 
@@ -133,6 +133,14 @@ ANALYZE skills;
 # For ``MetadataStore.lookalike``: the first publish of a skill asks whether its name reads like
 # another's; expression indexes keep that an index lookup among 100,000 skills.
 M005 = f"""
+CREATE INDEX skills_lookalike_name ON skills ({lookalike_sql_v1("name")});
+CREATE INDEX skills_lookalike_id ON skills ({lookalike_sql_v1("id")});
+"""
+
+# The same indexes on the confusable skeleton (``rn``/``m``, separators…; ``storage``).
+M006 = f"""
+DROP INDEX IF EXISTS skills_lookalike_name;
+DROP INDEX IF EXISTS skills_lookalike_id;
 CREATE INDEX skills_lookalike_name ON skills ({lookalike_sql("name")});
 CREATE INDEX skills_lookalike_id ON skills ({lookalike_sql("id")});
 """
@@ -143,6 +151,7 @@ MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
     ("m003_gin_without_pending_list", M003),
     ("m004_name_search_index", M004),
     ("m005_lookalike_indexes", M005),
+    ("m006_lookalike_skeleton", M006),
 ]
 
 

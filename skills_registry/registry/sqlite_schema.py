@@ -21,7 +21,7 @@ import sqlite_utils
 from sqlite_migrate import Migrations
 
 from kiln_errors.sqlite_common import MIGRATIONS_TABLE, enable_wal, immediate
-from skills_registry.registry.storage import lookalike_sql
+from skills_registry.registry.storage import lookalike_sql, lookalike_sql_v1
 
 migrations = Migrations("kiln-registry")
 
@@ -247,8 +247,17 @@ def m006_lookalike_indexes(db: sqlite_utils.Database) -> None:
     for column in ("name", "id"):
         db.execute(
             f"CREATE INDEX IF NOT EXISTS skills_lookalike_{column} ON skills"
-            f" ({lookalike_sql(column)})"
+            f" ({lookalike_sql_v1(column)})"
         )
+
+
+@migrations()
+def m007_lookalike_skeleton(db: sqlite_utils.Database) -> None:
+    """The look-alike indexes on the confusable skeleton (``rn``/``m``, separators…) instead of
+    ``0``/``1`` alone; an expression, so nothing to backfill."""
+    for column in ("name", "id"):
+        db.execute(f"DROP INDEX IF EXISTS skills_lookalike_{column}")
+        db.execute(f"CREATE INDEX skills_lookalike_{column} ON skills ({lookalike_sql(column)})")
 
 
 def migrate(path: Path) -> None:

@@ -249,14 +249,37 @@ def open_storage(data_dir: Path) -> tuple[MetadataStore, BlobDir]:
     return SQLiteStore(data_dir / "registry.db"), BlobDir(data_dir / "blobs")
 
 
+# The confusable skeleton of a registry name (``[a-z0-9-]``, ids ``ns/name``): each character
+# replaced by the shape it reads as, in one pass (no output is mapped again, so the steps below
+# can run in sequence, in Python and in SQL alike). Digits and letters that pass for others
+# (``0``/``o``, ``1``/``l``/``i``), letters that two others imitate (``m`` reads as ``rn``,
+# ``w`` as ``vv``, ``d`` as ``cl``: each is expanded, so both spellings meet), separators dropped
+# (``dep-loy``, ``dep_loy``, ``dep.loy`` read as ``deploy``), case folded by the caller's
+# lowercase names (``lower`` below, for any other input).
+LOOKALIKE_STEPS = (
+    ("-", ""), ("_", ""), (".", ""), ("0", "o"), ("1", "l"), ("i", "l"),
+    ("m", "rn"), ("w", "vv"), ("d", "cl"),
+)  # fmt: skip
+
+
 def lookalike_key(text: str) -> str:
-    """The shape a registry name reads as. Registry names are ASCII ``[a-z0-9-]``, where the
-    look-alike table of ``skills_registry.lookalike`` reduces to ``0``→``o`` and ``1``→``l``;
-    ``LOOKALIKE_SQL`` is the same expression in SQL (both stores index it)."""
-    return text.replace("0", "o").replace("1", "l")
+    """The shape a registry name or id reads as; ``lookalike_sql`` is the same in SQL (both
+    stores index it). Equal keys, different names: a look-alike."""
+    key = text.lower()
+    for old, new in LOOKALIKE_STEPS:
+        key = key.replace(old, new)
+    return key
 
 
 def lookalike_sql(column: str) -> str:
+    sql = f"lower({column})"
+    for old, new in LOOKALIKE_STEPS:
+        sql = f"replace({sql}, '{old}', '{new}')"
+    return sql
+
+
+def lookalike_sql_v1(column: str) -> str:
+    """The key of migrations m006 / m005 (``0``/``1`` only), kept so that they replay as they ran."""
     return f"replace(replace({column}, '0', 'o'), '1', 'l')"
 
 

@@ -92,8 +92,9 @@ def check_version_free(store: MetadataStore, skill_id: str, version: str) -> Non
 
 
 def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
-    """A new skill may not read like an existing one: ``evil/dep1oy`` beside ``acme/deploy``,
-    ``anthr0pic/pdf`` beside ``anthropic/pdf``. Installed, both are a folder and a catalog
+    """A new skill may not read like an existing one: ``evil/dep1oy`` or ``evil/dep-loy``
+    beside ``acme/deploy``, ``anthr0pic/pdf`` beside ``anthropic/pdf``, ``rnail`` beside ``mail``
+    (``storage.lookalike_key``). Installed, both are a folder and a catalog
     entry a person (or a model) reads as the other. New versions of a skill are not checked."""
     if store.get_skill(skill_id) is not None:
         return
@@ -101,8 +102,8 @@ def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
     if other is not None:
         raise ValidationFailed(
             [
-                f"{skill_id} reads like the existing skill {other} ('0' and '1' pass for "
-                "'o' and 'l'); choose a name that does not"
+                f"{skill_id} reads like the existing skill {other} (0/o, 1/l/i, rn/m, vv/w, "
+                "cl/d pass for each other and '-' is not read); choose a name that does not"
             ]
         )
 

@@ -143,6 +143,7 @@ def test_migrations_run_once_when_instances_start_together(postgres: Postgres) -
         "m003_gin_without_pending_list",
         "m004_name_search_index",
         "m005_lookalike_indexes",
+        "m006_lookalike_skeleton",
     ]
     for store in stores:
         store.close()

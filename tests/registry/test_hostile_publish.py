@@ -91,12 +91,22 @@ def test_a_name_that_reads_like_an_existing_skill_is_refused(
     assert _put(registry, acme, "acme/deploy", "1.0.0", _archive(tmp_path, "deploy")).is_success
     # The same name in another namespace is namespacing, not a look-alike.
     assert _put(registry, evil, "evil/deploy", "1.0.0", _archive(tmp_path, "deploy")).is_success
+    for name in ("mail", "word", "lint"):
+        assert _put(registry, acme, f"acme/{name}", "1.0.0", _archive(tmp_path, name)).is_success
     before = blob_names(registry)
     for token, skill_id, like in [
         (evil, "evil/dep1oy", "acme/deploy"),  # a look-alike name, from any namespace
         (acme, "acme/dep1oy", "acme/deploy"),
+        (evil, "evil/dep-loy", "acme/deploy"),  # a separator more
+        (evil, "evil/c1eploy", "acme/deploy"),  # cl for d, 1 for l
+        (evil, "evil/rnail", "acme/mail"),  # rn for m
+        (evil, "evil/vvord", "acme/word"),  # vv for w
+        (evil, "evil/iint", "acme/lint"),  # i for l
         (registry.token("evi1"), "evi1/deploy", "evil/deploy"),  # a look-alike namespace
+        (registry.token("acrne"), "acrne/deploy", "acme/deploy"),  # rn for m in the namespace
         (registry.token("ac0me"), "ac0me/notes", None),  # reads as acome/notes: nothing like it
+        (acme, "acme/deploy-tool", None),  # a longer name of its own
+        (acme, "acme/modal", None),
     ]:
         name = skill_id.partition("/")[2]
         response = _put(registry, token, skill_id, "1.0.0", _archive(tmp_path, name))

@@ -10,7 +10,7 @@ import pytest
 
 from skills_registry.registry.errors import NotFound, UsageError
 from skills_registry.registry.sqlite_store import SQLiteStore
-from skills_registry.registry.storage import token_id, token_live
+from skills_registry.registry.storage import LOOKALIKE_SQL, token_id, token_live
 
 # The schema the earlier hand-written migrator created, recorded in `_migrations`.
 _OLD_SCHEMA = """
@@ -54,6 +54,15 @@ def test_database_from_the_old_migrator_upgrades_in_place(tmp_path: Path) -> Non
     # the search index was rebuilt with the stemmer: "document" finds "documents"
     assert [s["id"] for s in store.search("document")[0]] == ["acme/pdf"]
     SQLiteStore(path)  # a second open applies nothing and fails nothing
+    # the look-alike check reads the upgraded skeleton index: "pdf" reads like "pclf"
+    assert store.lookalike("evil/pclf") == "acme/pdf"
+    plan = " ".join(
+        str(row[-1])
+        for row in sqlite3.connect(path).execute(
+            "EXPLAIN QUERY PLAN " + LOOKALIKE_SQL.format(p="?"), ("x", "x", "x/x", "x/x")
+        )
+    )
+    assert "skills_lookalike_name" in plan and "skills_lookalike_id" in plan, plan
 
 
 def test_token_lifecycle(metadata_store: Any) -> None:

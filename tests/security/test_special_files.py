@@ -50,3 +50,34 @@ def test_file_tools_on_a_fifo_do_not_hang_the_run(tmp_path: Path, kiln_home: Pat
     transcript = Path(result["transcript"]).read_text()
     assert "not a regular file" in transcript
     assert "a.txt:1" in transcript  # grep went on past the FIFO
+
+
+def test_a_config_include_swapped_for_a_fifo_stops_kilns_git_quickly(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A repository whose `.git/config` includes a tracked file (`include.path =
+    ../shared.gitconfig`, a common way to share settings): a command swaps the file for a FIFO,
+    and every host git call of `kiln run --ci` would wait on it at start-up, for 600 s each.
+    Kiln reads the configs first under a 20 s bound and stops with one line."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "shared.gitconfig").write_text("[core]\n\tautocrlf = false\n")
+    git(root, "config", "include.path", "../shared.gitconfig")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        step("run_command", command="rm shared.gitconfig && mkfifo shared.gitconfig"),
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format", "json", "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=200,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert (root / "shared.gitconfig").is_fifo()  # the attack ran
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert "could not read the git config" in proc.stderr and "FIFO" in proc.stderr, proc.stderr
