@@ -56,16 +56,26 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
         else:
             sandbox.guarded.append(hooks.relative_to(session.root).as_posix())
     sandbox.gitlinks = GitlinkGuard(session.root)
-    for rel in sandbox.gitlinks.populated():  # the user's nested repositories: their config
-        dotgit = session.root / rel / ".git"
-        if dotgit.is_symlink():
-            continue
-        if dotgit.is_file():  # a "gitdir:" pointer (into .git/modules, protected there)
-            sandbox.readonly.append(dotgit)
-        else:
-            sandbox.readonly += [dotgit / name for name in MODULE_PROTECTED]
+    sandbox.readonly += nested_git_config(sandbox.gitlinks)
     session.context.extensions.append(SandboxNotice(sandbox))
     return sandbox
+
+
+def nested_git_config(guard: GitlinkGuard) -> list[Path]:
+    """What of the user's nested repositories (gitlinks populated when the session started, at
+    every depth the guard watches) makes ``git status`` run a program: a ``gitdir:`` pointer
+    (into ``.git/modules``, protected there), or the git folder's config, hooks, ``commondir``."""
+    out: list[Path] = []
+    for rel, child in guard.children.items():
+        dotgit = guard.root / rel / ".git"
+        if dotgit.is_symlink():
+            continue
+        if dotgit.is_file():
+            out.append(dotgit)
+        else:
+            out += [dotgit / name for name in MODULE_PROTECTED]
+        out += nested_git_config(child)
+    return out
 
 
 def hooks_folder(root: Path) -> Path | None:

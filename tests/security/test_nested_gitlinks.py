@@ -49,6 +49,11 @@ def repository(tmp_path: Path) -> Path:
     (root / "lib").mkdir()
     git(root / "lib", "init", "-q")
     (root / "lib" / "l.txt").write_text("l\n")
+    (root / "lib" / "inner").mkdir()  # with a nested repository of its own
+    git(root / "lib" / "inner", "init", "-q")
+    (root / "lib" / "inner" / "i.txt").write_text("i\n")
+    git(root / "lib" / "inner", "add", "-A")
+    git(root / "lib" / "inner", "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "i")
     git(root / "lib", "add", "-A")
     git(root / "lib", "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "l")
     git(root, "add", "a.txt", "lib")
@@ -88,6 +93,7 @@ def test_a_recorded_nested_repository_runs_nothing_at_the_users_git_status(
         f"git init -q empty && {nested('empty', marker)}",  # the checkout's empty submodule
         f"{nested('mine', marker)} && git add mine",  # the user's own repository, staged
         f"git -C lib config core.fsmonitor 'touch {marker}; echo'",  # read-only
+        f"git -C lib/inner config core.fsmonitor 'touch {marker}; echo'",  # read-only too
         f"git init -q lib/deep && {nested('lib/deep', marker)} && git -C lib add deep",
         f"git init -q late && {nested('late', marker)}",
         "git update-index --add --cacheinfo 160000,$(git -C late rev-parse HEAD),late && "
@@ -103,4 +109,5 @@ def test_a_recorded_nested_repository_runs_nothing_at_the_users_git_status(
     assert (root / "mine" / ".git" / "HEAD").is_file()  # the user's repository is kept
     assert (root / "sub" / "f.txt").is_file()  # the agent's files stay, untracked
     assert "fsmonitor" not in (root / "lib" / ".git" / "config").read_text()
+    assert "fsmonitor" not in (root / "lib" / "inner" / ".git" / "config").read_text()
     assert "\tdeep\n" not in git(root / "lib", "ls-files", "-s")  # in the nested index too
