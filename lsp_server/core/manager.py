@@ -34,6 +34,7 @@ from lsp_server.core.errors import (
 from lsp_server.core.prompts import prompt_to_blocks, read_disk, uri_to_path, url_cwd
 from lsp_server.core.updates import (
     PERMISSION_OPTIONS,
+    answer_withdrawn,
     closed_tool_call,
     decision_from_answer,
     history_updates,
@@ -98,6 +99,8 @@ class CoreHost:
         except Exception as exc:  # noqa: BLE001 - an error answer or a gone client is no "yes"
             log.info("permission request %s failed (%s); refusing", request.call_id, exc)
             raise NoAnswer(f"the permission request failed: {exc}") from None
+        if answer_withdrawn(answer):  # refused, but not by the user
+            raise NoAnswer("the permission request was cancelled before an answer")
         decision = decision_from_answer(answer)
         kept = partial.kept_text(answer, request.edit) if decision.startswith("allow") else None
         if kept is not None and request.edit is not None:

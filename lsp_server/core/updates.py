@@ -230,6 +230,13 @@ def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str,
     return call
 
 
+def answer_withdrawn(answer: Any) -> bool:
+    """ACP's ``cancelled`` outcome: the client withdrew the question (it is cancelling the
+    turn); nobody chose an option."""
+    outcome = answer.get("outcome") if isinstance(answer, dict) else None
+    return isinstance(outcome, dict) and outcome.get("outcome") == "cancelled"
+
+
 def decision_from_answer(answer: Any) -> Decision:
     """Accept ACP's ``{"outcome": {"outcome": "selected", "optionId": ...}}`` or a bare id."""
     if isinstance(answer, dict):

@@ -120,6 +120,19 @@ def test_a_rejected_edit_changes_nothing(conformance: Conformance) -> None:
     assert "permission denied" in report.sent_to_model()
 
 
+def test_a_cancelled_permission_answer_is_not_a_users_no(conformance: Conformance) -> None:
+    """ACP's `cancelled` outcome means the turn was cancelled before anyone answered: the
+    action is refused, but neither the user nor the model is told that someone declined."""
+    steps = [call("write_file", path="app.py", content="overwritten\n"), "Noted."]
+    report = conformance.run("permission", steps, answers=["cancelled"])
+    assert report.result["response"]["stopReason"] == "end_turn"
+    assert report.result["writes"] == [] and (conformance.workspace / "app.py").read_text() == APP
+    thought = report.text("agent_thought_chunk")
+    assert "the permission request was cancelled" in thought and "declined" not in thought
+    sent = report.sent_to_model()
+    assert "the permission request was cancelled" in sent and "declined" not in sent
+
+
 def test_without_fs_capabilities_kiln_uses_the_disk(conformance: Conformance) -> None:
     new = conformance.workspace / "new.txt"
     steps = [call("write_file", path="new.txt", content="from the agent\n"), "Written."]

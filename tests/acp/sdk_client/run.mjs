@@ -59,7 +59,8 @@ const SCENARIOS = {
     const { cx } = run.open(editor);
     await initialize(cx, { caps: params.fs === false ? NO_FS : CAPS });
     const { sessionId } = await newSession(cx, workspace);
-    const response = await prompt(cx, sessionId, params.text ?? "hello");
+    const blocks = params.prompt ?? [{ type: "text", text: params.text ?? "hello" }];
+    const response = await cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks });
     return { sessionId, response, updates: editor.updates, reads: editor.reads, writes: editor.writes, permissions: editor.permissions };
   },
 
