@@ -33,7 +33,7 @@ def test_the_schema_checker_flags_what_it_should() -> None:
     done = subprocess.run([node, "--test", "schema_check.test.mjs"], cwd=SDK_CLIENT,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "# fail 0" in done.stdout and "# pass 8" in done.stdout
+    assert "# fail 0" in done.stdout and "# pass 9" in done.stdout
 
 
 def test_initialize_negotiates_version_and_capabilities(conformance: Conformance) -> None:
@@ -66,6 +66,24 @@ def test_prompt_streams_chunks_and_ends_the_turn(conformance: Conformance) -> No
     [usage] = report.updates("usage_update")
     assert usage["used"] > 0 and usage["size"] > 0 and usage["cost"]["currency"] == "USD"
     assert "say something" in report.sent_to_model()
+
+
+def test_a_turn_ending_on_a_limit_closes_its_calls(conformance: Conformance) -> None:
+    """Kiln's step limit is ACP's `max_turn_requests`; the calls of the last step still end
+    (the schema check flags a tool call left running at the answer)."""
+    steps = [call("list_files"), call("list_files"), "never reached"]
+    report = conformance.run("prompt", steps, sessionMeta={"kiln": {"maxSteps": 1}})
+    assert report.result["response"] == {"stopReason": "max_turn_requests"}
+    assert [u["status"] for u in report.updates("tool_call_update") if u.get("status")] == [
+        "completed"
+    ]
+    assert "never reached" not in report.text()
+
+
+def test_a_provider_failure_is_shown_and_ends_the_turn(conformance: Conformance) -> None:
+    report = conformance.run("prompt", [{"error": 400, "message": "prompt is too long"}])
+    assert report.result["response"] == {"stopReason": "end_turn"}  # docs/acp.md: no error reason
+    assert "Error: " in report.text() and "prompt is too long" in report.text()
 
 
 def test_file_reads_go_through_the_clients_buffer(conformance: Conformance) -> None:

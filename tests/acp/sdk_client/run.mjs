@@ -25,8 +25,8 @@ function initialize(cx, { caps = CAPS, version = acp.PROTOCOL_VERSION } = {}) {
   });
 }
 
-function newSession(cx, cwd) {
-  return cx.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+function newSession(cx, cwd, meta) {
+  return cx.request(acp.methods.agent.session.new, { cwd, mcpServers: [], ...(meta ? { _meta: meta } : {}) });
 }
 
 function prompt(cx, sessionId, text) {
@@ -58,7 +58,7 @@ const SCENARIOS = {
     const editor = new Editor({ buffers: params.buffers });
     const { cx } = run.open(editor);
     await initialize(cx, { caps: params.fs === false ? NO_FS : CAPS });
-    const { sessionId } = await newSession(cx, workspace);
+    const { sessionId } = await newSession(cx, workspace, params.sessionMeta);
     const blocks = params.prompt ?? [{ type: "text", text: params.text ?? "hello" }];
     const response = await cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks });
     return { sessionId, response, updates: editor.updates, reads: editor.reads, writes: editor.writes, permissions: editor.permissions };

@@ -131,7 +131,7 @@ export function checkConnection(frames) {
   const sessions = new Map(); // session id -> {turn: request id | null, loading, calls}
 
   const session = (id) => {
-    if (!sessions.has(id)) sessions.set(id, { turns: new Set(), loading: null, calls: new Map() });
+    if (!sessions.has(id)) sessions.set(id, { turns: new Set(), loading: null, calls: new Map(), replayed: new Set() });
     return sessions.get(id);
   };
 
@@ -173,7 +173,9 @@ export function checkConnection(frames) {
       gate(i, msg.method);
       const sid = msg.params?.sessionId;
       if (sid !== undefined && !sessions.has(sid)) flag(i, `agent sent ${msg.method} for session ${sid} it never opened`);
-      if (msg.method === "session/update" && sid) onUpdate(i, session(sid), msg.params.update ?? {});
+      if (msg.method === "session/update" && sid) return onUpdate(i, session(sid), msg.params.update ?? {});
+      // A question or a file operation belongs to the turn that needs it.
+      if (sid !== undefined && session(sid).turns.size === 0) flag(i, `agent sent ${msg.method} outside a prompt turn`);
       return;
     }
 
@@ -237,6 +239,14 @@ export function checkConnection(frames) {
     const inTurn = state.turns.size > 0;
     if (!inTurn && state.loading === null && !ANYTIME_UPDATES.has(kind)) {
       flag(i, `${kind} update outside a prompt turn or a load replay`);
+    }
+    if (!inTurn && state.loading !== null) {
+      // A replay tells a finished story: every call it updates it has announced.
+      if (kind === "tool_call") state.replayed.add(update.toolCallId);
+      if (kind === "tool_call_update" && !state.replayed.has(update.toolCallId)) {
+        flag(i, `replayed tool_call_update for ${update.toolCallId}, which the replay never announced`);
+      }
+      return;
     }
     if (kind === "tool_call") {
       if (inTurn) state.calls.set(update.toolCallId, update.status ?? "pending");

@@ -68,6 +68,25 @@ test("fs and terminal requests need the client's capability", () => {
   assert.match(messages(exchange({ updates: [term, created] }))[0], /terminal\/create without the client's terminal capability/);
 });
 
+test("a permission request outside a turn, and a replay updating an unannounced call, are flagged", () => {
+  const ask = a2c({
+    id: 3,
+    method: "session/request_permission",
+    params: { sessionId: SID, toolCall: { toolCallId: "t1" }, options: [{ optionId: "a", name: "A", kind: "allow_once" }] },
+  });
+  const answer = c2a({ id: 3, result: { outcome: { outcome: "cancelled" } } });
+  assert.deepEqual(messages(exchange({ updates: [update(call()), ask, answer, update(done)] })), []);
+  assert.match(messages(exchange({ after: [ask, answer] }))[0], /session\/request_permission outside a prompt turn/);
+  const load = (updates) => [
+    ...exchange(),
+    c2a({ id: 4, method: "session/load", params: { sessionId: SID, cwd: "/w", mcpServers: [] } }),
+    ...updates,
+    a2c({ id: 4, result: {} }),
+  ];
+  assert.deepEqual(messages(load([update(call()), update(done)])), []);
+  assert.match(messages(load([update(done)]))[0], /replayed tool_call_update for t1, which the replay never announced/);
+});
+
 test("turn output after the prompt's answer is flagged; mode changes are not", () => {
   assert.match(messages(exchange({ after: [update(text("late"))] }))[0], /agent_message_chunk update outside a prompt turn/);
   const mode = { sessionUpdate: "current_mode_update", currentModeId: "ask" };
