@@ -8,7 +8,8 @@ indexed by ``Index.update`` of this checkout. Each batch a worker prepares
 (``pipeline._prepare_many``) is timed in the worker (wall clock, and the worker's CPU), and the
 writer's history transaction in the parent; printed per worker: batches, busy time (inside
 batches), idle time between its first and last batch, the longest idle gap and when it began,
-and the time spent sending results back (``_sendback_result``: pickling and the pipe).
+the time spent sending results back (``_sendback_result``: pickling and the pipe), and when
+its first batch began and its last ended (before the first: the walk of the tree, git started).
 An idle gap while the writer records the history means the workers ran out of submitted work.
 """
 
@@ -29,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 
 from indexer import Index  # noqa: E402
 from indexer import pipeline as pl  # noqa: E402
-from indexer.index import Index as IndexClass  # noqa: E402
 
 SPANS = Path(tempfile.mkdtemp(prefix="kiln-timeline-"))
 
@@ -102,7 +102,8 @@ def one_run(corpus: Path) -> None:
             f"  worker   {len(batches)} batches, busy {sum(e - s for s, e, _ in batches):6.2f} s "
             f"({sum(c for *_, c in batches):.2f} CPU-s), idle between batches {idle:5.2f} s, "
             f"longest gap {longest[0]:.2f} s at {longest[1] - t0:.2f} s, "
-            f"sending results {sent:.2f} s, last batch done at {batches[-1][1] - t0:.2f} s"
+            f"sending results {sent:.2f} s, batches from {batches[0][0] - t0:.2f} to "
+            f"{batches[-1][1] - t0:.2f} s"
         )
 
 
@@ -117,7 +118,7 @@ def main() -> None:
         sys.exit(f"index_timeline: not a folder: {args.corpus}")
     pl._prepare_many = _batch  # type: ignore[assignment]  # the workers are forked: they see it
     cfp._sendback_result = _timed(cfp._sendback_result, "send")
-    IndexClass._finish_history = _timed(IndexClass._finish_history, "history")
+    Index._finish_history = _timed(Index._finish_history, "history")
     try:
         for _ in range(max(1, args.repeat)):
             one_run(args.corpus)
