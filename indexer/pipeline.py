@@ -111,17 +111,19 @@ def _widen_results_pipe(pool: ProcessPoolExecutor) -> None:
 
     With the default 64 kB a worker's send of a batch (~0.5 MB pickled) blocks until the
     parent's reading thread has drained the pipe eight times over, and that thread waits for
-    the GIL the writing thread holds: both workers sat idle 1-1.5 s each over SQLAlchemy
+    the GIL the writing thread holds: each worker spent 1.4-2.1 s sending over SQLAlchemy at load 8
     (``bench/README.md``, "Throughput, fourth pass"). The pipe is the executor's own (its
     ``_result_queue``, made in its constructor, before any worker is forked); where it has
     another shape, or the system refuses the size, the default stays."""
     if not sys.platform.startswith("linux"):
         return
     reader = getattr(getattr(pool, "_result_queue", None), "_reader", None)
+    if reader is None:
+        return
     try:
         import fcntl
 
-        fcntl.fcntl(reader.fileno(), 1031, RESULT_PIPE_BYTES)  # type: ignore[union-attr]  # F_SETPIPE_SZ
+        fcntl.fcntl(reader.fileno(), fcntl.F_SETPIPE_SZ, RESULT_PIPE_BYTES)
     except (AttributeError, OSError, ValueError):
         pass
 

@@ -120,3 +120,26 @@ def test_a_history_reading_overtaken_by_another_sync_records_nothing(
     assert history.finish(idx._conn, first) == 0  # the older listing no longer applies
     assert idx.status()["history_head"] == head
     assert idx.status()["commits"] == 3
+
+
+def _payload(n: int) -> bytes:
+    return bytes(range(256)) * (n // 256)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pipe sizes are Linux's")
+def test_the_workers_results_pipe_holds_a_whole_batch() -> None:
+    """The executor's results pipe still has the shape ``_widen_results_pipe`` relies on (a
+    Python release that changes it would otherwise quietly bring back the 64 kB pipe), and
+    results larger than the pipe still arrive whole."""
+    import fcntl
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from indexer import pipeline
+
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        pipeline._widen_results_pipe(pool)
+        reader = pool._result_queue._reader  # type: ignore[attr-defined]
+        assert fcntl.fcntl(reader.fileno(), fcntl.F_GETPIPE_SZ) >= pipeline.RESULT_PIPE_BYTES
+        sizes = [1 << 16, 3 << 20, 1 << 20]
+        assert [pool.submit(_payload, n).result() for n in sizes] == [_payload(n) for n in sizes]
