@@ -68,6 +68,18 @@ def _abs(root: Path, path: str) -> str:
     return str((root / path).resolve()) if path else str(root)
 
 
+def _locations(root: Path, path: Any, line: Any = None) -> list[dict[str, Any]]:
+    """A tool call's ``locations``: only a path inside the workspace. A client following the
+    agent opens these; a refused ``../`` or ``/etc`` path is no place the call touched."""
+    if not isinstance(path, str) or not path:
+        return []
+    where = Path(_abs(root, path))
+    base = root.resolve()
+    if where != base and base not in where.parents:
+        return []
+    return [{"path": str(where), **({"line": line} if line else {})}]
+
+
 def _text_content(text: str) -> dict[str, Any]:
     return {"type": "content", "content": {"type": "text", "text": text}}
 
@@ -98,11 +110,9 @@ def event_to_update(
                 "kind": event.tool_kind if event.tool_kind in ACP_TOOL_KINDS else "other",
                 "status": "in_progress",
                 "locations": [
-                    {
-                        "path": _abs(root, loc["path"]),
-                        **({"line": loc["line"]} if loc.get("line") else {}),
-                    }
+                    where
                     for loc in event.locations
+                    for where in _locations(root, loc.get("path"), loc.get("line"))
                 ],
                 "rawInput": event.arguments,
                 "_meta": {"tool": event.name},
@@ -220,7 +230,7 @@ def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str,
         call["content"] = [
             diff_content(root, e.path, None if e.created else e.old_text, e.new_text)
         ]
-        call["locations"] = [{"path": _abs(root, e.path)}]
+        call["locations"] = _locations(root, e.path)
         call["_meta"]["proposalId"] = e.proposal_id
     elif request.detail:
         # The full command with its parsed parts, or the memory text: what is approved, with
@@ -299,9 +309,8 @@ def history_updates(
                         "rawInput": block.get("input", {}),
                     }
                 )
-                path = (block.get("input") or {}).get("path")
-                if isinstance(path, str) and path:
-                    updates[-1]["locations"] = [{"path": _abs(root, path)}]
+                if where := _locations(root, (block.get("input") or {}).get("path")):
+                    updates[-1]["locations"] = where
             elif kind == "tool_result":
                 content = block.get("content")
                 text = content if isinstance(content, str) else str(content)

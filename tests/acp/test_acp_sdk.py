@@ -100,6 +100,31 @@ def test_file_reads_go_through_the_clients_buffer(conformance: Conformance) -> N
     assert ended["status"] == "completed"
 
 
+def test_paths_outside_the_workspace_reach_neither_the_client_nor_its_follow_along(
+    conformance: Conformance, tmp_path: Path
+) -> None:
+    """Refused reads and edits outside the workspace are never asked of the client (the schema
+    check flags any fs/* outside the session folder), and their tool calls announce no location
+    there: a client following the agent would have opened /etc/hostname in a tab."""
+    (tmp_path / "secret.txt").write_text("SECRET\n")
+    steps = [
+        {"tool_calls": [
+            {"name": "read_file", "input": {"path": "../secret.txt"}},
+            {"name": "read_file", "input": {"path": "/etc/hostname"}},
+            {"name": "edit_file", "input": {"path": "../secret.txt", "old_text": "SECRET", "new_text": "x"}},
+        ]},
+        "Refused.",
+    ]  # fmt: skip
+    report = conformance.run("prompt", steps)
+    assert report.result["reads"] == [] and report.result["writes"] == []
+    assert report.result["permissions"] == []
+    started = report.updates("tool_call")
+    assert len(started) == 3 and all(u["locations"] == [] for u in started), started
+    ended = [u for u in report.updates("tool_call_update") if u.get("status")]
+    assert [u["status"] for u in ended] == ["failed"] * 3
+    assert (tmp_path / "secret.txt").read_text() == "SECRET\n"
+
+
 def test_an_approved_edit_is_written_by_the_client(conformance: Conformance) -> None:
     app = str(conformance.workspace / "app.py")
     steps = [call("edit_file", path="app.py", old_text="'hello'", new_text="'hi'"), "Edited."]

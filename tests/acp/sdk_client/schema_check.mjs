@@ -9,6 +9,7 @@
 
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { isAbsolute, sep } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 
 const require = createRequire(import.meta.url);
@@ -176,6 +177,7 @@ export function checkConnection(frames) {
       if (msg.method === "session/update" && sid) return onUpdate(i, session(sid), msg.params.update ?? {});
       // A question or a file operation belongs to the turn that needs it.
       if (sid !== undefined && session(sid).turns.size === 0) flag(i, `agent sent ${msg.method} outside a prompt turn`);
+      if (msg.method.startsWith("fs/")) inside(i, msg.method, session(sid).cwd, msg.params?.path);
       return;
     }
 
@@ -200,7 +202,7 @@ export function checkConnection(frames) {
     if (hasResult && (method === "session/new" || method === "session/load") && msg.result) {
       const request = frames.find((f) => f.dir === "c2a" && f.msg?.id === msg.id)?.msg;
       const sid = msg.result.sessionId ?? request?.params?.sessionId;
-      if (sid) session(sid);
+      if (sid) session(sid).cwd = request?.params?.cwd;
     }
     for (const [sid, state] of sessions) {
       if (state.loading === msg.id) state.loading = null;
@@ -226,6 +228,14 @@ export function checkConnection(frames) {
     }
   }
   return violations;
+
+  /** fs/* paths are absolute (ACP) and, for Kiln, inside the session's folder. */
+  function inside(i, method, cwd, path) {
+    if (typeof path !== "string" || !isAbsolute(path)) return flag(i, `${method} path ${path} is not absolute`);
+    if (cwd && path !== cwd && !path.startsWith(cwd.endsWith(sep) ? cwd : cwd + sep)) {
+      flag(i, `${method} of ${path}, outside the session folder ${cwd}`);
+    }
+  }
 
   function gate(i, method) {
     const fs = caps?.fs ?? {};

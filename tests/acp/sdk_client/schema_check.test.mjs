@@ -63,6 +63,9 @@ test("fs and terminal requests need the client's capability", () => {
   const frames = (caps) => exchange({ caps, updates: [read, answer] });
   assert.match(messages(frames({}))[0], /without the client's fs.readTextFile capability/);
   assert.deepEqual(messages(frames({ fs: { readTextFile: true } })), []);
+  const outside = a2c({ id: 0, method: "fs/read_text_file", params: { sessionId: SID, path: "/etc/hosts" } });
+  const outsideFrames = exchange({ caps: { fs: { readTextFile: true } }, updates: [outside, answer] });
+  assert.match(messages(outsideFrames)[0], /fs\/read_text_file of \/etc\/hosts, outside the session folder \/w/);
   const term = a2c({ id: 1, method: "terminal/create", params: { sessionId: SID, command: "ls" } });
   const created = c2a({ id: 1, result: { terminalId: "x" } });
   assert.match(messages(exchange({ updates: [term, created] }))[0], /terminal\/create without the client's terminal capability/);
