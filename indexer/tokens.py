@@ -157,8 +157,8 @@ def camel_of_runs(runs: list[bytes]) -> str:
             return ""
         # first appearance first: a set's order would change with the process's hash seed,
         # and with it the column's text, so two builds of one tree would differ
-        parts = [_CAMEL[run] for run in dict.fromkeys(runs) if run in _CAMEL_KEYS]
-        return " ".join(dict.fromkeys(chain.from_iterable(parts)))
+        found = [_CAMEL[run] for run in dict.fromkeys(runs) if run in _CAMEL_KEYS]
+        return " ".join(dict.fromkeys(chain.from_iterable(found)))
 
 
 def _run_parts(run: bytes) -> tuple[str, ...] | None:
