@@ -5,28 +5,26 @@ re-parsed. Each file's rows are replaced inside one transaction and transactions
 small batches: an interrupted run keeps every finished file and the next run resumes. Writers
 share one connection under a lock; a search uses that connection when no write holds the lock
 (its page cache survives the index's own commits) and its thread's own connection otherwise,
-so searches never wait for an indexing run (WAL mode).
+so searches never wait for an indexing run (WAL mode; the connections: ``database``).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer import compact, filelist, history, schema, store
+from indexer import compact, filelist, history, store
+from indexer.database import Database, is_corrupt, is_locked
 from indexer.db_location import refuse_links
 from indexer.errors import (
     IndexCorrupt,
     IndexLocked,
-    IndexUnavailable,
     NotADirectory,
     PathOutsideRoot,
 )
@@ -82,90 +80,36 @@ class Index:
         if busy_timeout is None:
             busy_timeout = float(os.environ.get("KILN_INDEX_BUSY_TIMEOUT", DEFAULT_BUSY_TIMEOUT))
         self.busy_timeout = busy_timeout
-        self.recovered: str | None = None  # set when a corrupt index.db was rebuilt
-        self._write_lock = threading.RLock()
-        self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()  # not the write lock: a search never waits on it
-        self._generation = 0  # bumped by rebuild(): readers opened before it reconnect
         self._damaged: str | None = None  # set when a search met a damaged page
         self._trees = TreeCache()  # recently edited files re-parse incrementally
         self._cache = SearchCache()  # what searches reuse (see search_cache)
-        self._checkpoint_pages = BULK_CHECKPOINT_PAGES  # the writer's wal_autocheckpoint
         refuse_links(self.root, self.db_path)
-        try:
-            self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise IndexUnavailable(f"cannot create {self.db_path.parent}: {exc.strerror}") from exc
-        self._conn = self._open()
+        self._db = Database(self.db_path, busy_timeout)
 
-    # ---- opening and recovery ----------------------------------------------------------
+    # ---- the connections (``database``), by the names tests and benches use ---------------
 
-    def _open(self) -> sqlite3.Connection:
-        try:
-            return self._connect_checked()
-        except sqlite3.DatabaseError as exc:
-            if _is_locked(exc):
-                raise IndexLocked(f"{self.db_path} is locked") from exc
-            if not _is_corrupt(exc):
-                raise IndexUnavailable(f"cannot open {self.db_path}: {exc}") from exc
-            self.recovered = f"{self.db_path} was unreadable ({exc}); rebuilt it from scratch"
-            self._move_aside()
-            return self._connect_checked()
+    @property
+    def recovered(self) -> str | None:
+        """Set when a corrupt index.db was rebuilt (on open, or by ``rebuild``)."""
+        return self._db.recovered
 
-    def _connect_checked(self) -> sqlite3.Connection:
-        conn = schema.connect(self.db_path, self.busy_timeout)
-        try:
-            schema.migrate(conn)
-            conn.execute("SELECT count(*) FROM files").fetchone()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _move_aside(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            src = Path(str(self.db_path) + suffix)
-            if src.exists():
-                shutil.move(str(src), str(self.db_path.with_name("index.db.corrupt" + suffix)))
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._db.writer
 
     def _reader(self) -> sqlite3.Connection:
-        held = getattr(self._local, "conn", None)
-        if held is None or held[0] != self._generation:  # none yet, or opened before a rebuild
-            conn = schema.connect(self.db_path, self.busy_timeout)
-            self._local.conn = (self._generation, conn)
-            with self._readers_lock:
-                self._readers.append(conn)
-            return conn
-        return held[1]
+        return self._db.reader()
+
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db.transaction()
 
     def rebuild(self, reason: str) -> None:
         """Set a damaged index.db aside and start an empty one (the next update refills it)."""
-        with self._write_lock:
-            self._close_all()
-            self._move_aside()
-            self._generation += 1
+        with self._db.lock:
+            self._db.rebuild(reason)
             self._cache.clear()
             self._trees = TreeCache()
             self._damaged = None
-            self._conn = self._connect_checked()
-            self.recovered = f"{self.db_path} was unreadable ({reason}); rebuilt it from scratch"
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._write_lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                if _is_locked(exc):
-                    raise IndexLocked(f"{self.db_path} is locked by another process") from exc
-                raise
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
 
     # ---- public API ----------------------------------------------------------------------
 
@@ -180,14 +124,14 @@ class Index:
         try:
             return self._update(progress, keep)
         except sqlite3.DatabaseError as exc:
-            if not _is_corrupt(exc):
+            if not is_corrupt(exc):
                 raise
             self.rebuild(str(exc))
             return self._update(progress, keep)
 
     def _update(self, progress: Progress | None, keep: Callable[[str], bool] | None) -> IndexStats:
         started = time.perf_counter()
-        self._autocheckpoint(BULK_CHECKPOINT_PAGES)
+        self._db.autocheckpoint(BULK_CHECKPOINT_PAGES)
         stats = IndexStats()
         known = {
             row[0]: (row[1], row[2], row[3])
@@ -211,7 +155,7 @@ class Index:
         reading = self._start_history()  # git lists commits while the files are parsed
         bulk = len(work) >= BULK_FILES
         if bulk:  # see BULK_FILES: a killed run loses nothing it committed
-            self._pragma("synchronous=OFF")
+            self._db.pragma("synchronous=OFF")
         results = prepared(work, {r: known[r][2] for r in by_rel if r in known})
         finished = False
         try:
@@ -242,7 +186,7 @@ class Index:
         finally:
             results.close()
             if bulk:
-                self._pragma("synchronous=NORMAL")
+                self._db.pragma("synchronous=NORMAL")
             if reading is not None and not finished:
                 reading.close()
         if stats.files_indexed or stats.files_removed:
@@ -257,16 +201,6 @@ class Index:
                 filelist.flush(conn)
         stats.seconds = time.perf_counter() - started
         return stats
-
-    def _pragma(self, setting: str) -> None:
-        with self._write_lock:
-            self._conn.execute(f"PRAGMA {setting}")
-
-    def _autocheckpoint(self, pages: int) -> None:
-        with self._write_lock:
-            if self._checkpoint_pages != pages:
-                self._conn.execute(f"PRAGMA wal_autocheckpoint={pages}")
-                self._checkpoint_pages = pages
 
     @staticmethod
     def _apply(
@@ -305,15 +239,15 @@ class Index:
         return added
 
     def _start_history(self) -> history.Reading | None:
-        with self._write_lock:
+        with self._db.lock:
             return history.start(self._conn, self.root)
 
     def _finish_history(self, reading: history.Reading) -> int:
-        with self._write_lock:
+        with self._db.lock:
             try:
                 return history.finish(self._conn, reading)
             except sqlite3.OperationalError as exc:
-                if _is_locked(exc):
+                if is_locked(exc):
                     raise IndexLocked(f"{self.db_path} is locked by another process") from exc
                 raise
             finally:
@@ -327,7 +261,7 @@ class Index:
         with self._transaction() as conn:
             flushed = filelist.flush(conn)  # rows edits left out of date (``filelist.STALE``)
             merged = any([step(conn, table) for table in compact.TABLES])
-        with self._write_lock:  # what edits left in the WAL (see EDIT_CHECKPOINT_PAGES)
+        with self._db.lock:  # what edits left in the WAL (see EDIT_CHECKPOINT_PAGES)
             self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         return merged or flushed > 0
 
@@ -366,7 +300,7 @@ class Index:
             return 0
         blocks, splice = chunk_edit(self._trees, rel, data, data_digest=h)
         meta = (language_for(rel), mtime_ns, size, h)
-        self._autocheckpoint(EDIT_CHECKPOINT_PAGES)
+        self._db.autocheckpoint(EDIT_CHECKPOINT_PAGES)
         with self._transaction() as conn:
             if splice is not None and store.write_splice(
                 conn, rel, meta, len(blocks), splice, store.prepare(rel, splice.blocks)
@@ -395,15 +329,12 @@ class Index:
         index's own commits, a reader's does not: ~2 ms CPU of a search right after an edit),
         else on this thread's reader: a search never waits for a write."""
         try:
-            if self._write_lock.acquire(blocking=False):
-                try:
-                    if not self._conn.in_transaction:  # not inside this thread's own write
-                        return search(self._conn, query, k, self._cache)
-                finally:
-                    self._write_lock.release()
-            return search(self._reader(), query, k, self._cache)
+            with self._db.idle_writer() as writer:
+                if writer is not None:
+                    return search(writer, query, k, self._cache)
+            return search(self._db.reader(), query, k, self._cache)
         except sqlite3.DatabaseError as exc:
-            if _is_corrupt(exc):
+            if is_corrupt(exc):
                 self._damaged = str(exc)
                 raise IndexCorrupt(f"{self.db_path} is damaged ({exc})") from exc
             raise
@@ -412,7 +343,7 @@ class Index:
         try:
             return self._status(self._reader())
         except sqlite3.DatabaseError as exc:  # as in search: the next update rebuilds
-            if _is_corrupt(exc):
+            if is_corrupt(exc):
                 self._damaged = str(exc)
                 raise IndexCorrupt(f"{self.db_path} is damaged ({exc})") from exc
             raise
@@ -438,15 +369,7 @@ class Index:
         }
 
     def close(self) -> None:
-        with self._write_lock:
-            self._close_all()
-
-    def _close_all(self) -> None:
-        with self._readers_lock:
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
-        self._conn.close()
+        self._db.close()
 
     def __enter__(self) -> Index:
         return self
@@ -469,15 +392,3 @@ class Index:
         except ValueError:
             raise PathOutsideRoot(f"{path} resolves outside {self.root}") from None
         return rel, resolved
-
-
-def _is_corrupt(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return any(
-        m in text for m in ("not a database", "malformed", "corrupt", "disk image", "file format")
-    )
-
-
-def _is_locked(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text

@@ -1,0 +1,153 @@
+"""The connections to one index file: a writer shared under a lock, and a reader per thread.
+
+SQLite in WAL mode lets readers run beside a writer, so searches never wait for an indexing
+run. Writes go through one connection, one transaction at a time (``transaction``); a search
+may borrow that connection when no write holds it (``idle_writer``: its page cache survives the
+index's own commits, a reader's does not). A file that SQLite finds damaged is set aside
+(``index.db.corrupt``) and an empty one takes its place (``rebuild``); the next update refills
+it. This module owns the connections; what is written through them is ``Index``'s business.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from indexer import schema
+from indexer.errors import IndexLocked, IndexUnavailable
+
+
+class Database:
+    """The writer and readers of ``db_path`` (created, migrated or rebuilt on open)."""
+
+    def __init__(self, db_path: Path, busy_timeout: float) -> None:
+        self.path = db_path
+        self.busy_timeout = busy_timeout
+        self.recovered: str | None = None  # set when a corrupt file was rebuilt
+        self.lock = threading.RLock()  # held by every write on ``writer``
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()  # not the write lock: a search never waits on it
+        self._generation = 0  # bumped by rebuild(): readers opened before it reconnect
+        self._checkpoint_pages = 0  # the writer's wal_autocheckpoint, once set here
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexUnavailable(f"cannot create {db_path.parent}: {exc.strerror}") from exc
+        self.writer = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            return self._connect_checked()
+        except sqlite3.DatabaseError as exc:
+            if is_locked(exc):
+                raise IndexLocked(f"{self.path} is locked") from exc
+            if not is_corrupt(exc):
+                raise IndexUnavailable(f"cannot open {self.path}: {exc}") from exc
+            self.recovered = f"{self.path} was unreadable ({exc}); rebuilt it from scratch"
+            self._move_aside()
+            return self._connect_checked()
+
+    def _connect_checked(self) -> sqlite3.Connection:
+        conn = schema.connect(self.path, self.busy_timeout)
+        try:
+            schema.migrate(conn)
+            conn.execute("SELECT count(*) FROM files").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _move_aside(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(str(self.path) + suffix)
+            if src.exists():
+                shutil.move(str(src), str(self.path.with_name("index.db.corrupt" + suffix)))
+
+    def reader(self) -> sqlite3.Connection:
+        """This thread's own connection (opened on first use, and again after a rebuild)."""
+        held = getattr(self._local, "conn", None)
+        if held is None or held[0] != self._generation:  # none yet, or opened before a rebuild
+            conn = schema.connect(self.path, self.busy_timeout)
+            self._local.conn = (self._generation, conn)
+            with self._readers_lock:
+                self._readers.append(conn)
+            return conn
+        return held[1]
+
+    def rebuild(self, reason: str) -> None:
+        """Set a damaged file aside and start an empty one."""
+        with self.lock:
+            self._close_all()
+            self._move_aside()
+            self._generation += 1
+            self._checkpoint_pages = 0
+            self.writer = self._connect_checked()
+            self.recovered = f"{self.path} was unreadable ({reason}); rebuilt it from scratch"
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction on the writer: committed, or rolled back on any error."""
+        with self.lock:
+            try:
+                self.writer.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if is_locked(exc):
+                    raise IndexLocked(f"{self.path} is locked by another process") from exc
+                raise
+            try:
+                yield self.writer
+            except BaseException:
+                self.writer.execute("ROLLBACK")
+                raise
+            self.writer.execute("COMMIT")
+
+    @contextmanager
+    def idle_writer(self) -> Iterator[sqlite3.Connection | None]:
+        """The writer when no write holds it (a try-lock: never waits), else None; held for
+        the ``with`` block."""
+        if not self.lock.acquire(blocking=False):
+            yield None
+            return
+        try:  # the lock is reentrant: this thread's own write may hold it
+            yield None if self.writer.in_transaction else self.writer
+        finally:
+            self.lock.release()
+
+    def pragma(self, setting: str) -> None:
+        with self.lock:
+            self.writer.execute(f"PRAGMA {setting}")
+
+    def autocheckpoint(self, pages: int) -> None:
+        """The writer's ``wal_autocheckpoint``, set only when it changes."""
+        with self.lock:
+            if self._checkpoint_pages != pages:
+                self.writer.execute(f"PRAGMA wal_autocheckpoint={pages}")
+                self._checkpoint_pages = pages
+
+    def close(self) -> None:
+        with self.lock:
+            self._close_all()
+
+    def _close_all(self) -> None:
+        with self._readers_lock:
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+        self.writer.close()
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(
+        m in text for m in ("not a database", "malformed", "corrupt", "disk image", "file format")
+    )
+
+
+def is_locked(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
