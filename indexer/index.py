@@ -162,6 +162,8 @@ class Index:
             pending = iter(results)
             while not finished:  # one transaction per batch: an interrupt keeps finished batches
                 with self._transaction() as conn:
+                    if bulk:  # a segment per batch: merged at the end (see compact)
+                        compact.set_crisis(conn, compact.BULK_CRISIS)
                     deadline = time.monotonic() + BATCH_SECONDS
                     for item in pending:
                         self._apply(conn, item, by_rel[item[0]], stats, seen)
@@ -302,6 +304,7 @@ class Index:
         meta = (language_for(rel), mtime_ns, size, h)
         self._db.autocheckpoint(EDIT_CHECKPOINT_PAGES)
         with self._transaction() as conn:
+            compact.set_crisis(conn, compact.EDIT_CRISIS)  # an edit's small segments: see there
             if splice is not None and store.write_splice(
                 conn, rel, meta, len(blocks), splice, store.prepare(rel, splice.blocks)
             ):

@@ -1,6 +1,7 @@
 """What an editor session's index does between edits: searches run on the writer's connection
-when no write is under way (and never see a write in progress, nor wait for it), and edits
-leave WAL checkpoints to the idle step. Real index files, real threads."""
+when no write is under way (and never see a write in progress, nor wait for it), edits leave
+WAL checkpoints to the idle step, and typing without a pause leaves few full-text segments.
+Real index files, real threads."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from indexer import Index, store
+import pytest
+
+import indexer.index as index_module
+from indexer import Index, compact, store
 from indexer.blocks import Block
 from indexer.index import BULK_CHECKPOINT_PAGES, EDIT_CHECKPOINT_PAGES
 
@@ -113,3 +117,30 @@ def test_edits_leave_checkpoints_to_the_idle_step(
     assert names(idx, "step_7")[0] == "step_7"
     idx.update()
     assert idx._conn.execute(pragma).fetchone()[0] == BULK_CHECKPOINT_PAGES
+
+
+def crisis_setting(idx: Index) -> int:
+    return idx._conn.execute("SELECT v FROM blocks_fts_config WHERE k = 'crisismerge'").fetchone()[
+        0
+    ]
+
+
+def test_typing_without_a_pause_leaves_few_segments(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = big_module(0)
+    write(repo, "big.py", text)
+    idx = open_index(repo)
+    idx.update()
+    assert crisis_setting(idx) == compact.BULK_CRISIS
+    lines = text.split("\n")
+    for n in range(40):  # each edit writes a segment; no idle step merges them here
+        lines.insert(1, f"    typed_{n} = {n}")
+        idx.update_file("big.py", "\n".join(lines))
+    assert crisis_setting(idx) == compact.EDIT_CRISIS
+    assert compact.segments(idx._conn, "blocks_fts") <= 10  # 29 with the full runs' setting
+    assert names(idx, "typed_39")[0] == "step_0"
+    monkeypatch.setattr(index_module, "BULK_FILES", 1)  # a full run sets it back
+    write(repo, "other.py", "def other():\n    return 1\n")
+    idx.update()
+    assert crisis_setting(idx) == compact.BULK_CRISIS
