@@ -8,12 +8,16 @@ indexes it; every run copies that index to ``WORK/run`` (without ``.git``) and t
 90 statement lines as the bench (three largest modules, 30 edits each, seed 7), each followed by
 a search for the typed name. ``--phases`` times the steps of ``update_file`` and of the search
 (the step's own CPU time, callees included), which costs some CPU of its own; compare runs of
-two checkouts alternately (``--checkout``: the tree whose ``indexer`` is imported).
+two checkouts alternately (``--checkout``: the tree whose ``indexer`` is imported). ``--hits
+FILE`` writes every search's hits and scores (``repr``), so that two checkouts' files can be
+compared: equal files mean an edit session searched the same, bit for bit.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import shutil
 import statistics
@@ -70,6 +74,7 @@ def main() -> None:
     ap.add_argument("--large", type=int, default=3)
     ap.add_argument("--typing", type=int, default=30)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--hits", type=Path, default=None, help="write every search's hits here")
     args = ap.parse_args()
     if not args.corpus.is_dir():
         sys.exit(f"edit_replay: not a folder: {args.corpus}")
@@ -95,6 +100,7 @@ def main() -> None:
             for name in names:
                 timed(modules[module], name, spent)
     records: list[dict[str, float]] = []
+    found: list[list] = []
     misses = 0
     with Index(run) as idx:
         for rel, text, spots in plans(idx, run, args.large, args.typing, args.seed):
@@ -116,8 +122,17 @@ def main() -> None:
                 record["search"] = done - updated
                 record.update(spent)
                 records.append({k: v * 1000 for k, v in record.items()})
+                found.append(
+                    [marker, [[h.path, h.start_line, h.name, repr(h.score)] for h in hits]]
+                )
             idx.update_file(rel, text)
-    print(f"indexer from {Path(indexer.__file__).parent}; {len(records)} edits, {misses} not found")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"indexer from {Path(indexer.__file__).parent}; {len(records)} edits, {misses} not found;"
+        f" load average {load} (1, 5, 15 min) at the end"
+    )
+    if args.hits is not None:
+        args.hits.write_text(json.dumps(found, indent=0), encoding="utf-8")
     for key in dict.fromkeys(k for r in records for k in r):
         values = [r.get(key, 0.0) for r in records]
         print(

@@ -104,24 +104,31 @@ class _SpecCache:
         self._items: dict[str, tuple[tuple[int, ...], pathspec.PathSpec]] = {}
 
     def get(self, path: Path) -> pathspec.PathSpec | None:
+        return self.signed(str(path))[1]
+
+    def signed(self, path: str) -> tuple[tuple[int, ...] | None, pathspec.PathSpec | None]:
+        """The file's stat signature and compiled patterns; (None, None) when it is absent."""
         try:
             st = os.stat(path)
-            key = str(path)
             sig = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-            hit = self._items.get(key)
+            hit = self._items.get(path)
             if hit is not None and hit[0] == sig:
-                return hit[1]
-            text = path.read_text("utf-8", errors="replace")
+                return hit
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
         except OSError:
-            return None
+            return None, None
         spec = pathspec.PathSpec.from_lines("gitwildmatch", text.splitlines())
         if len(self._items) >= self.SIZE:
             self._items.pop(next(iter(self._items)), None)
-        self._items[key] = (sig, spec)
-        return spec
+        self._items[path] = (sig, spec)
+        return sig, spec
 
 
 _specs = _SpecCache()
+# excluded()'s answers: (root, rel) -> (signatures of the .gitignore files on the way, answer)
+_verdicts: dict[tuple[str, str], tuple[tuple, bool]] = {}
+VERDICTS = 4096
 
 
 def _ignore_spec(folder: Path) -> pathspec.PathSpec | None:
@@ -294,20 +301,40 @@ def nested_package_roots(rel: str) -> list[str]:
 
 
 def excluded(root: Path, rel: str) -> bool:
-    """Whether a single path would be skipped by ``walk`` (for one-file updates)."""
+    """Whether a single path would be skipped by ``walk`` (for one-file updates). Asked on
+    every edit of a file: the answer is kept while the ``.gitignore`` files on the way to it
+    are unchanged (matching their patterns costs far more than the ``stat`` of each)."""
     parts = rel.split("/")
     if any(p in SKIP_DIRS for p in parts[:-1]) or not _wanted_name(parts[-1]):
         return True
     if len(parts) > 1 and parts[0] in ROOT_SKIP_DIRS:
         return True
-    specs: list[tuple[str, pathspec.PathSpec]] = []
-    folder, base = root, ""
-    for part in ["", *parts[:-1]]:
-        if part:
-            folder, base = folder / part, f"{base}{part}/"
-            if _ignored(specs, base):
+    folder = str(root)
+    signed = [_specs.signed(os.path.join(folder, ".gitignore"))]
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        signed.append(_specs.signed(os.path.join(folder, ".gitignore")))
+    key, sigs = (str(root), rel), tuple(sig for sig, _ in signed)
+    kept = _verdicts.get(key)
+    if kept is not None and kept[0] == sigs:
+        return kept[1]
+    verdict = _ignored_on_the_way(parts, [spec for _, spec in signed])
+    if len(_verdicts) >= VERDICTS:
+        _verdicts.pop(next(iter(_verdicts)), None)
+    _verdicts[key] = (sigs, verdict)
+    return verdict
+
+
+def _ignored_on_the_way(parts: list[str], specs: list[pathspec.PathSpec | None]) -> bool:
+    """Whether a folder on the way to the file ``parts``, or the file, is ignored by the
+    ``.gitignore`` files ``specs`` (one per folder from the root, None where there is none)."""
+    active: list[tuple[str, pathspec.PathSpec]] = []
+    base = ""
+    for depth, spec in enumerate(specs):
+        if depth:
+            base = f"{base}{parts[depth - 1]}/"
+            if _ignored(active, base):
                 return True
-        spec = _ignore_spec(folder)
         if spec is not None:
-            specs.append((base, spec))
-    return _ignored(specs, rel)
+            active.append((base, spec))
+    return _ignored(active, "/".join(parts))
