@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,8 +100,15 @@ class Index:
     def _reader(self) -> sqlite3.Connection:
         return self._db.reader()
 
-    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._db.transaction()
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction. Before it commits, the symbol lookups kept for searches
+        (``SearchCache.symbols``) lose the names the body says it wrote in ``_touched`` (a
+        splice, under the same lock), or all of them if it said nothing."""
+        with self._db.transaction() as conn:
+            self._touched: set[str] | None = None
+            yield conn
+            self._cache.symbols.written(self._touched)
 
     def rebuild(self, reason: str) -> None:
         """Set a damaged index.db aside and start an empty one (the next update refills it)."""
@@ -261,6 +268,7 @@ class Index:
         ``indexer/compact.py``."""
         step = compact.merge_small if small_only else compact.merge_all
         with self._transaction() as conn:
+            self._touched = set()  # no symbol rows: the file list's and FTS segments only
             flushed = filelist.flush(conn)  # rows edits left out of date (``filelist.STALE``)
             merged = any([step(conn, table) for table in compact.TABLES])
         with self._db.lock:  # what edits left in the WAL (see EDIT_CHECKPOINT_PAGES)
@@ -305,9 +313,11 @@ class Index:
         self._db.autocheckpoint(EDIT_CHECKPOINT_PAGES)
         with self._transaction() as conn:
             compact.set_crisis(conn, compact.EDIT_CRISIS)  # an edit's small segments: see there
+            touched: set[str] = set()
             if splice is not None and store.write_splice(
-                conn, rel, meta, len(blocks), splice, store.prepare(rel, splice.blocks)
+                conn, rel, meta, len(blocks), splice, store.prepare(rel, splice.blocks), touched
             ):
+                self._touched = touched
                 return len(blocks)
             known = frozenset(
                 r[0]
@@ -334,7 +344,7 @@ class Index:
         try:
             with self._db.idle_writer() as writer:
                 if writer is not None:
-                    return search(writer, query, k, self._cache)
+                    return search(writer, query, k, self._cache, self._cache.symbols)
             return search(self._db.reader(), query, k, self._cache)
         except sqlite3.DatabaseError as exc:
             if is_corrupt(exc):

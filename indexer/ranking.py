@@ -25,7 +25,7 @@ from indexer.priors import (
     prior,
     short_names,
 )
-from indexer.search_cache import HistoryMemo, SearchCache
+from indexer.search_cache import HistoryMemo, SearchCache, Symbols
 from indexer.store import FTS_COLUMNS
 from indexer.structure import (
     code_query,
@@ -69,10 +69,15 @@ class Hit:
 
 
 def search(
-    conn: sqlite3.Connection, query: str, k: int, cache: SearchCache | None = None
+    conn: sqlite3.Connection,
+    query: str,
+    k: int,
+    cache: SearchCache | None = None,
+    symbols: Symbols | None = None,
 ) -> list[Hit]:
     """Top ``k`` blocks for ``query``. ``cache`` keeps what later searches of the same index can
-    reuse (see ``search_cache``); without it every count is read afresh."""
+    reuse (see ``search_cache``); without it every count is read afresh. ``symbols``: symbol
+    lookups kept for ``conn`` (the index's writer; checked here, see ``Symbols``)."""
     all_terms = query_terms(query)
     if not all_terms or k <= 0:
         return []
@@ -84,8 +89,10 @@ def search(
     term_set = set(terms)
     named = words | joined_words(query)
     meta: dict[int, tuple] = {}  # block rows, read for the candidates judged below only
-    seeds = _seeds(conn, lexical, words)
-    graph_rank = _pagerank(conn, seeds, meta)[: W.GRAPH_CANDIDATES]
+    if symbols is not None:
+        symbols.check(conn)
+    seeds = _seeds(conn, lexical, words, symbols)
+    graph_rank = _pagerank(conn, seeds, meta, symbols)[: W.GRAPH_CANDIDATES]
     listed = filelist.candidates(conn, terms, lexical, df)
     scope = scope_words(query)
     parts = scope_parts(query)  # a component named in words: its folder (see ``scoped``)
@@ -200,14 +207,16 @@ def _texts(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[str, str
     return {row[0]: row[1:] for row in rows}
 
 
-def _seeds(conn: sqlite3.Connection, lexical: list[int], words: set[str]) -> dict[int, float]:
+def _seeds(
+    conn: sqlite3.Connection, lexical: list[int], words: set[str], symbols: Symbols | None = None
+) -> dict[int, float]:
     """Where the walk restarts: top lexical hits, definitions of named identifiers, named files."""
     seeds: dict[int, float] = defaultdict(float)
     top = lexical[: W.SEED_TOP_LEXICAL]
     for rank, block_id in enumerate(top):
         seeds[block_id] += 1.0 / (rank + 1)
     if words:
-        by_name = _lookup(conn, "defs", words)
+        by_name = _lookup(conn, "defs", words, symbols)
         for ids in by_name.values():
             for block_id in ids:
                 seeds[block_id] += W.SEED_NAME_WEIGHT / len(ids)
@@ -215,7 +224,13 @@ def _seeds(conn: sqlite3.Connection, lexical: list[int], words: set[str]) -> dic
         if stems:  # files named like a query word: src/router.py for "router"
             clauses = " OR ".join("path LIKE ? OR path LIKE ?" for _ in stems)
             args = [p for w in stems for p in (f"{w}.%", f"%/{w}.%")]
-            files = conn.execute(f"SELECT id FROM files WHERE {clauses} LIMIT 5", args).fetchall()
+            files = symbols.files.get(tuple(args)) if symbols is not None else None
+            if files is None:
+                files = conn.execute(
+                    f"SELECT id FROM files WHERE {clauses} LIMIT 5", args
+                ).fetchall()
+                if symbols is not None:
+                    symbols.files[tuple(args)] = files
             for (file_id,) in files:
                 blocks = conn.execute(
                     "SELECT id FROM blocks WHERE file_id = ? LIMIT 20", (file_id,)
@@ -225,19 +240,30 @@ def _seeds(conn: sqlite3.Connection, lexical: list[int], words: set[str]) -> dic
     return seeds
 
 
-def _lookup(conn: sqlite3.Connection, table: str, names: set[str]) -> dict[str, list[int]]:
-    """name -> block ids in ``defs`` or ``refs``; names too common to mean anything are dropped."""
+def _lookup(
+    conn: sqlite3.Connection, table: str, names: set[str], symbols: Symbols | None = None
+) -> dict[str, list[int]]:
+    """name -> block ids in ``defs`` or ``refs``; names too common to mean anything are dropped.
+    The lists may be ``symbols``' own: callers only read them."""
     out: dict[str, list[int]] = {}
     sql = f"SELECT block_id FROM {table} WHERE name = ? LIMIT {W.GRAPH_FANOUT_MAX + 1}"
+    kept = symbols.ids if symbols is not None else None
     for name in sorted(names):
-        ids = [r[0] for r in conn.execute(sql, (name,))]
+        ids = kept.get((table, name)) if kept is not None else None
+        if ids is None:
+            ids = [r[0] for r in conn.execute(sql, (name,))]
+            if kept is not None:
+                kept[(table, name)] = ids
         if 0 < len(ids) <= W.GRAPH_FANOUT_MAX:
             out[name] = ids
     return out
 
 
 def _pagerank(
-    conn: sqlite3.Connection, seeds: dict[int, float], meta: dict[int, tuple]
+    conn: sqlite3.Connection,
+    seeds: dict[int, float],
+    meta: dict[int, tuple],
+    symbols: Symbols | None = None,
 ) -> list[int]:
     """Personalised PageRank on the seeds' one-hop neighbourhood; node ids, best first. The
     rows of the seeds it expands are added to ``meta``."""
@@ -255,7 +281,7 @@ def _pagerank(
         if block_id in refs:
             for name in refs[block_id].split():
                 ref_names[name.lower()].append(block_id)
-    for name, targets in _lookup(conn, "defs", set(ref_names)).items():
+    for name, targets in _lookup(conn, "defs", set(ref_names), symbols).items():
         for src in ref_names[name]:
             for dst in targets:
                 edges.add((src, dst))
@@ -266,7 +292,7 @@ def _pagerank(
         if row:
             for name in short_names(row[2]):
                 def_names[name].append(block_id)
-    for name, sources in _lookup(conn, "refs", set(def_names)).items():
+    for name, sources in _lookup(conn, "refs", set(def_names), symbols).items():
         for dst in def_names[name]:
             for src in sources:
                 edges.add((src, dst))

@@ -1,5 +1,6 @@
-"""What searches of one index keep between calls: term document counts, and the history step's
-per-term commit scores, which change only when the recorded history does.
+"""What searches of one index keep between calls: term document counts, the history step's
+per-term commit scores, which change only when the recorded history does, and symbol lookups
+(``Symbols``), which the index's own writes invalidate name by name.
 
 The history step ranks commit messages by BM25 over the query's terms (see ``history``).
 FTS5's ``bm25()`` is a sum over the query's phrases, in their order, of a per-phrase share that
@@ -88,6 +89,45 @@ class HistoryMemo:
         return scores
 
 
+class Symbols:
+    """Lookups of the symbol graph kept across the searches made on an index's writer
+    connection: which blocks define or reference a name (``defs``/``refs``, as many ids as a
+    search reads per name), and which files a query word names. A search right after an edit
+    asks the same few dozen names as the one before it, and an edit in a function body seldom
+    changes any. On that connection only two things change them: the index's own writes, each
+    of which says which names it wrote before it commits (``written``), and another
+    connection's commit (another process), which moves ``PRAGMA data_version`` and drops
+    everything (``check``). Used with the writer's lock held, as the writes are."""
+
+    SIZE = 50_000  # names kept; past it the lot is dropped
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, str], list[int]] = {}  # (table, name) -> block ids
+        self.files: dict[tuple[str, ...], list[tuple[int]]] = {}  # path patterns -> file ids
+        self._version: int | None = None
+
+    def check(self, conn: sqlite3.Connection) -> None:
+        """Drop everything if another connection committed since the last check."""
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version or len(self.ids) > self.SIZE:
+            self.clear()
+            self._version = version
+
+    def written(self, names: set[str] | None) -> None:
+        """A write is about to commit: it wrote the symbol rows of ``names`` (None: anything,
+        files included)."""
+        if names is None:
+            self.clear()
+            return
+        for name in names:
+            self.ids.pop(("defs", name), None)
+            self.ids.pop(("refs", name), None)
+
+    def clear(self) -> None:
+        self.ids.clear()
+        self.files.clear()
+
+
 class SearchCache:
     """Kept by an ``Index`` across its searches (any thread); ``clear`` after a rebuild."""
 
@@ -96,10 +136,12 @@ class SearchCache:
         # refreshed when a full update changed files
         self.df: dict[str, int] = {}
         self._history: HistoryMemo | None = None
+        self.symbols = Symbols()  # for searches on the writer's connection only
 
     def clear(self) -> None:
         self.df.clear()
         self._history = None
+        self.symbols = Symbols()
 
     def history(self, conn: sqlite3.Connection) -> HistoryMemo | None:
         """The memo for the history ``conn`` sees now (a new one when it has changed); None

@@ -159,13 +159,14 @@ def write_splice(
     count: int,
     splice: Any,
     prepared: Prepared,
+    touched: set[str] | None = None,
 ) -> bool:
     """Replace one function's rows after an edit inside it (a ``rechunk.Splice``): its rows
     take the new blocks' values in place (same row ids; only the names whose definitions or
     references changed touch ``defs``/``refs``), the rows below move by the lines the edit
     added, every other row stays as it is. Returns False, having written nothing, when the
     stored rows are not the version the splice applies to (the caller then writes the whole
-    file)."""
+    file). ``touched`` receives the names whose ``defs``/``refs`` rows were written."""
     language, mtime_ns, size, digest = meta
     row = conn.execute("SELECT id, hash FROM files WHERE path = ?", (rel,)).fetchone()
     if row is None or row[1] != splice.old_digest:
@@ -184,7 +185,15 @@ def write_splice(
         [r[0] for r in stale],
     ).fetchall()
     reused = stale[: len(prepared.rows)]
-    _delete_blocks(conn, file_id, [r[0] for r in stale[len(reused) :]])
+    gone = [r[0] for r in stale[len(reused) :]]
+    if gone and touched is not None:
+        marks = ",".join("?" * len(gone))
+        for table in ("defs", "refs"):
+            touched.update(
+                r[0]
+                for r in conn.execute(f"SELECT name FROM {table} WHERE block_id IN ({marks})", gone)
+            )
+    _delete_blocks(conn, file_id, gone)
     _fts(conn, "delete", [r[0] for r in reused])
     if splice.delta:  # narrow rows (``block_lines``): a page or two, however many move
         mine = "id IN (SELECT id FROM block_rows WHERE file_id = ?)"
@@ -200,8 +209,13 @@ def write_splice(
         "UPDATE files SET language=?, mtime_ns=?, size=?, hash=?, blocks=?, indexed_at=? WHERE id=?",
         (language, mtime_ns, size, digest, count, time.time(), file_id),
     )
-    _overwrite(conn, file_id, prepared, reused)
-    _insert(conn, file_id, prepared, list(range(len(reused), len(prepared.rows))))
+    changed = _overwrite(conn, file_id, prepared, reused)
+    fresh = list(range(len(reused), len(prepared.rows)))
+    _insert(conn, file_id, prepared, fresh)
+    if touched is not None:
+        touched.update(changed)
+        for i in fresh:
+            touched.update(prepared.defs[i], prepared.refs[i])
     new_blocks = [(r[_NAME], r[_SIG], r[_DOC], r[_TEXT]) for r in prepared.rows]
     digests = (splice.old_digest, digest)
     filelist.spliced(conn, file_id, rel, digests, old_blocks, new_blocks, count)
@@ -213,12 +227,13 @@ _SET_COLUMNS = ", ".join(f"{c} = ?" for c in ROW_COLUMNS.split(", ")[2:])
 
 def _overwrite(
     conn: sqlite3.Connection, file_id: int, prepared: Prepared, rows: list[tuple[int, str]]
-) -> None:
+) -> set[str]:
     """Give the blocks ``rows`` (id, stored refs) the first prepared rows' values, in place:
     the row ids stay, and of the symbol rows only those whose names changed are written
-    (typing in a body seldom changes what it defines or references)."""
+    (typing in a body seldom changes what it defines or references); returns those names."""
+    changed: set[str] = set()
     if not rows:
-        return
+        return changed
     ids = [block_id for block_id, _ in rows]
     rows_and_lines = [_split(_complete(prepared.rows[i])) for i in range(len(ids))]
     conn.executemany(
@@ -242,14 +257,15 @@ def _overwrite(
         ("refs", [set(refs.split()) for _, refs in rows], prepared.refs),
     ):
         pairs = list(zip(ids, old, new[: len(ids)], strict=True))
-        conn.executemany(
-            f"DELETE FROM {table} WHERE name = ? AND block_id = ?",
-            [(n, block_id) for block_id, was, now in pairs for n in was.difference(now)],
-        )
-        conn.executemany(
-            f"INSERT OR IGNORE INTO {table} VALUES (?, ?, ?)",
-            [(n, block_id, file_id) for block_id, was, now in pairs for n in now if n not in was],
-        )
+        gone = [(n, block_id) for block_id, was, now in pairs for n in was.difference(now)]
+        added = [
+            (n, block_id, file_id) for block_id, was, now in pairs for n in now if n not in was
+        ]
+        conn.executemany(f"DELETE FROM {table} WHERE name = ? AND block_id = ?", gone)
+        conn.executemany(f"INSERT OR IGNORE INTO {table} VALUES (?, ?, ?)", added)
+        changed.update(n for n, _ in gone)
+        changed.update(n for n, _, _ in added)
+    return changed
 
 
 def _fts(conn: sqlite3.Connection, op: str, ids: list[int]) -> None:

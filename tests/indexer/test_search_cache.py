@@ -152,3 +152,45 @@ def test_reading_many_new_commits_leaves_one_segment(
     assert compact.segments(idx._conn, "commits_fts") == 1
     assert {q: hits(idx, q) for q in QUERIES} != before  # the new commits count ...
     assert same_as_fresh(idx)  # ... and the merge changed no score
+
+
+SHOP = (
+    "def send_receipt(order):\n    mail = order.mail\n    body = order.summary()\n"
+    "    return mail.send(body)\n\n\n"
+    "def checkout(order):\n    total = order.total\n    order.close()\n    return total\n\n\n"
+    "def refund(order):\n    order.reopen()\n    return send_receipt(order)\n"
+)
+
+
+def test_symbol_lookups_follow_edits_and_other_writers(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    """Searches on the writer's connection keep who defines and references each name
+    (``search_cache.Symbols``): an edit inside a body that adds a reference, and a commit by
+    another connection, reach the next search; hits and scores stay those of a fresh search."""
+    write(repo, "shop.py", SHOP)
+    for n in range(3):
+        write(
+            repo,
+            f"mail{n}.py",
+            f"def notify_{n}(order):\n    x = {n}\n    return send_receipt(order)\n",
+        )
+    idx = open_index(repo)
+    idx.update()
+    queries = ["send receipt", "checkout order", "send_receipt"]
+
+    def graph_of_checkout() -> set[str]:
+        for query in queries:
+            assert hits(idx, query) == hits(idx, query, fresh=True), query
+        return {h[3] for h in hits(idx, "send receipt")}
+
+    assert "checkout" not in graph_of_checkout()
+    edited = SHOP.replace("    order.close()\n", "    order.close()\n    send_receipt(order)\n")
+    idx.update_file("shop.py", edited)  # a splice of checkout: it now references send_receipt
+    assert "checkout" in graph_of_checkout()
+    other = Index(repo)  # another process's connection writes the file back
+    try:
+        other.update_file("shop.py", SHOP)
+    finally:
+        other.close()
+    assert "checkout" not in graph_of_checkout()
