@@ -37,7 +37,7 @@ from typing import Any
 
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
-from indexer.search_cache import HistoryMemo
+from indexer.search_cache import HistoryMemo, Symbols
 from indexer.structure import is_tooling_path
 from indexer.tokens import camel_parts, fts_match, rarest_within, vocabulary_term
 from kiln_errors.host_path import host_env
@@ -268,11 +268,16 @@ def _record(conn: sqlite3.Connection, commits: list[tuple[str, int, str, list[st
 
 
 def file_scores(
-    conn: sqlite3.Connection, terms: list[str], paths: set[str], memo: HistoryMemo | None = None
+    conn: sqlite3.Connection,
+    terms: list[str],
+    paths: set[str],
+    memo: HistoryMemo | None = None,
+    kept: Symbols | None = None,
 ) -> dict[str, float]:
     """Evidence from similar earlier commits for each of ``paths`` (source files only), scaled
     so the best file has 1.0; empty when no recorded commit shares a word with the query.
-    ``memo`` (kept for the recorded history) spares the per-term work of earlier searches."""
+    ``memo`` (kept for the recorded history) spares the per-term work of earlier searches;
+    ``kept``, the indexed files each commit touched (see ``_touched_files``)."""
     if not terms or not paths:
         return {}
     try:
@@ -290,16 +295,8 @@ def file_scores(
         return {}
     floor = similar[0][1] * W.HISTORY_VOTE_CUTOFF  # a commit sharing one common word is no peer
     similar = [(commit_id, s) for commit_id, s in similar if s >= floor]
-    ids = [commit_id for commit_id, _ in similar]
     strength = dict(similar)
-    marks = ",".join("?" * len(ids))
-    touched: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    for commit_id, path, language in conn.execute(
-        "SELECT c.commit_id, c.path, f.language FROM commit_files c JOIN files f ON f.path = c.path "
-        f"WHERE f.blocks > 0 AND c.commit_id IN ({marks})",
-        ids,
-    ):
-        touched[commit_id].append((path, language))
+    touched = _touched_files(conn, [commit_id for commit_id, _ in similar], kept)
     wanted = {
         path
         for changed in touched.values()
@@ -322,6 +319,29 @@ def file_scores(
                 scores[path] += vote / math.log(2 + churn[path]) ** W.HISTORY_CHURN_POWER
     top = max(scores.values(), default=0.0)
     return {p: s / top for p, s in scores.items()} if top > 0 else {}
+
+
+def _touched_files(
+    conn: sqlite3.Connection, ids: list[int], kept: Symbols | None
+) -> dict[int, list[tuple[str, str]]]:
+    """commit id -> (path, language) of the indexed files (with blocks) it touched, commits in
+    id order and paths in order within each, as SQLite reads them (the votes are added up in
+    that order). ``kept`` holds them across searches on the writer's connection: only a write
+    that is not a splice (which clears it) changes which files have blocks."""
+    known = kept.commits if kept is not None else {}
+    missing = sorted(set(ids) - known.keys())
+    if missing:
+        found: dict[int, list[tuple[str, str]]] = {commit_id: [] for commit_id in missing}
+        marks = ",".join("?" * len(missing))
+        for commit_id, path, language in conn.execute(
+            "SELECT c.commit_id, c.path, f.language FROM commit_files c JOIN files f"
+            f" ON f.path = c.path WHERE f.blocks > 0 AND c.commit_id IN ({marks})"
+            " ORDER BY c.commit_id, c.path",
+            missing,
+        ):
+            found[commit_id].append((path, language))
+        known.update(found)
+    return {commit_id: known[commit_id] for commit_id in sorted(set(ids)) if known[commit_id]}
 
 
 def _churn(conn: sqlite3.Connection, paths: set[str], memo: HistoryMemo | None) -> dict[str, int]:
@@ -361,24 +381,35 @@ def _selective(
 
 
 def recent_activity(
-    conn: sqlite3.Connection, paths: set[str], memo: HistoryMemo | None = None
+    conn: sqlite3.Connection,
+    paths: set[str],
+    memo: HistoryMemo | None = None,
+    kept: Symbols | None = None,
 ) -> dict[str, float]:
     """How busy each of ``paths`` (source files only) was in the newest recorded commits:
     log(1 + commits touching it) among the last ``RECENCY_COMMITS``, scaled so the busiest
-    has 1.0. Code that is being worked on is where the next fix tends to go."""
+    has 1.0. Code that is being worked on is where the next fix tends to go. ``kept``: which
+    paths are indexed source files, kept as ``_touched_files`` keeps its rows."""
     if not paths:
         return {}
     try:
         if memo is not None:  # the newest commits' files are kept; only the files are asked
             recent = memo.recent(conn)
             busy = sorted(p for p in paths if p in recent)
-            marks = ",".join("?" * len(busy))
-            rows = [
-                (p, recent[p])
-                for (p,) in conn.execute(
-                    f"SELECT path FROM files WHERE language != 'text' AND path IN ({marks})", busy
+            sources = kept.sources if kept is not None else {}
+            missing = [p for p in busy if p not in sources]
+            if missing:
+                marks = ",".join("?" * len(missing))
+                found = dict.fromkeys(missing, False)
+                found.update(
+                    (p, True)
+                    for (p,) in conn.execute(
+                        f"SELECT path FROM files WHERE language != 'text' AND path IN ({marks})",
+                        missing,
+                    )
                 )
-            ]
+                sources.update(found)
+            rows = [(p, recent[p]) for p in busy if sources[p]]
         else:
             marks = ",".join("?" * len(paths))
             rows = conn.execute(

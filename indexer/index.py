@@ -254,6 +254,7 @@ class Index:
     def _finish_history(self, reading: history.Reading) -> int:
         with self._db.lock:
             try:
+                self._cache.symbols.clear()  # a rebuilt history numbers its commits anew
                 return history.finish(self._conn, reading)
             except sqlite3.OperationalError as exc:
                 if is_locked(exc):

@@ -131,7 +131,7 @@ def search(
         if W.TEST_SUBJECT_WEIGHT > 0:
             add_test_subjects(conn, ordered, meta, fused, words, short_names, _meta)
         memo = cache.history(conn) if cache is not None else None
-        _add_history(conn, all_terms, ordered, meta, fused, memo)
+        _add_history(conn, all_terms, ordered, meta, fused, memo, symbols)
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)
     hits = []
@@ -270,9 +270,14 @@ def _pagerank(
     if not seeds:
         return []
     expand = sorted(seeds, key=lambda i: (-seeds[i], i))[: W.GRAPH_EXPAND_SEEDS]
-    meta.update(_meta(conn, [i for i in expand if i not in meta]))
     marks = ",".join("?" * len(expand))
-    refs = dict(conn.execute(f"SELECT id, refs FROM blocks WHERE id IN ({marks})", expand))
+    refs: dict[int, str] = {}
+    for block_id, *row, block_refs in conn.execute(  # the seeds' rows and refs in one read
+        f"SELECT id, path, kind, name, start_line, end_line, refs FROM blocks WHERE id IN ({marks})",
+        expand,
+    ):
+        meta.setdefault(block_id, tuple(row))
+        refs[block_id] = block_refs
     nodes = set(seeds)
     edges: set[tuple[int, int]] = set()
     # Outgoing: what the seeds reference -> where it is defined.
@@ -297,11 +302,15 @@ def _pagerank(
             for src in sources:
                 edges.add((src, dst))
     edges = {(s, d) for s, d in edges if s != d}
-    for s, d in edges:
-        nodes.add(s)
-        nodes.add(d)
-        if len(nodes) > W.GRAPH_MAX_NODES:
-            break
+    reached = nodes.union(*edges)
+    if len(reached) <= W.GRAPH_MAX_NODES:  # the loop below would add every end
+        nodes = reached
+    else:
+        for s, d in edges:
+            nodes.add(s)
+            nodes.add(d)
+            if len(nodes) > W.GRAPH_MAX_NODES:
+                break
     nodes_l = sorted(nodes)
     index = {n: i for i, n in enumerate(nodes_l)}
     out_edges: list[list[int]] = [[] for _ in nodes_l]
@@ -320,11 +329,13 @@ def _add_history(
     meta: dict[int, tuple],
     fused: dict[int, float],
     memo: HistoryMemo | None = None,
+    kept: Symbols | None = None,
 ) -> None:
     """Rescore and re-sort ``ordered`` with what the git history says about their files."""
     files = {meta[i][0] for i in ordered}
-    evidence = history.file_scores(conn, terms, files, memo) if W.HISTORY_WEIGHT > 0 else {}
-    recent = history.recent_activity(conn, files, memo) if W.RECENCY_WEIGHT > 0 else {}
+    history_on, recency_on = W.HISTORY_WEIGHT > 0, W.RECENCY_WEIGHT > 0
+    evidence = history.file_scores(conn, terms, files, memo, kept) if history_on else {}
+    recent = history.recent_activity(conn, files, memo, kept) if recency_on else {}
     if not evidence and not recent:
         return
     best = fused[ordered[0]]

@@ -92,10 +92,12 @@ class HistoryMemo:
 class Symbols:
     """Lookups of the symbol graph kept across the searches made on an index's writer
     connection: which blocks define or reference a name (``defs``/``refs``, as many ids as a
-    search reads per name), and which files a query word names. A search right after an edit
+    search reads per name), which files a query word names, which indexed files each commit
+    touched and which paths are code (the history step). A search right after an edit
     asks the same few dozen names as the one before it, and an edit in a function body seldom
     changes any. On that connection only two things change them: the index's own writes, each
-    of which says which names it wrote before it commits (``written``), and another
+    of which says which names it wrote before it commits (``written``; any other write, a
+    history read included, drops everything: only a splice leaves the files alone), and another
     connection's commit (another process), which moves ``PRAGMA data_version`` and drops
     everything (``check``). Used with the writer's lock held, as the writes are."""
 
@@ -104,6 +106,8 @@ class Symbols:
     def __init__(self) -> None:
         self.ids: dict[tuple[str, str], list[int]] = {}  # (table, name) -> block ids
         self.files: dict[tuple[str, ...], list[tuple[int]]] = {}  # path patterns -> file ids
+        self.commits: dict[int, list[tuple[str, str]]] = {}  # commit -> indexed files touched
+        self.sources: dict[str, bool] = {}  # path -> an indexed file of code (not text)
         self._version: int | None = None
 
     def check(self, conn: sqlite3.Connection) -> None:
@@ -126,6 +130,8 @@ class Symbols:
     def clear(self) -> None:
         self.ids.clear()
         self.files.clear()
+        self.commits.clear()
+        self.sources.clear()
 
 
 class SearchCache:

@@ -5,6 +5,7 @@ files at once. Real git repositories and real index files."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -194,3 +195,22 @@ def test_symbol_lookups_follow_edits_and_other_writers(
     finally:
         other.close()
     assert "checkout" not in graph_of_checkout()
+
+
+def test_a_rewritten_history_reaches_the_next_search(
+    tmp_path: Path, open_index: Callable[..., Index]
+) -> None:
+    """A history read anew (another branch checked out) numbers its commits anew: what the
+    writer's searches kept per commit id goes with it."""
+    repo = tmp_path / "repo"
+    commit = many_commits(repo)
+    idx = open_index(repo)
+    idx.update()
+    same_as_fresh(idx)  # keeps which files each similar commit touched
+    subprocess.run(["git", "checkout", "-q", "--orphan", "other"], cwd=repo, check=True)
+    subprocess.run(["git", "rm", "-rq", "--cached", "."], cwd=repo, check=True)
+    (repo / "shipping.py").unlink()  # the new commits do not touch it (the index still has it)
+    commit("Fix typo in billing totals", {"billing.py": TWIN + "# billing\n"})
+    commit("Round parcel surcharges for billing", {"billing.py": TWIN + "# parcel\n"})
+    assert idx.sync_history() == 2  # not a descendant: the recorded history is rebuilt
+    same_as_fresh(idx)
