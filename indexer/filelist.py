@@ -21,9 +21,13 @@ import sqlite3
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from indexer import weights as W
 from indexer.tokens import fts_match, rarest_within, split_cached, vocabulary_term
+
+if TYPE_CHECKING:
+    from indexer.search_cache import Symbols
 
 TABLE = "files_fts"
 CREATE = (
@@ -328,20 +332,25 @@ def best_blocks(
 
 
 def candidates(
-    conn: sqlite3.Connection, terms: list[str], lexical: list[int], df_cache: dict[str, int]
+    conn: sqlite3.Connection,
+    terms: list[str],
+    lexical: list[int],
+    df_cache: dict[str, int],
+    kept: Symbols | None = None,
 ) -> list[int]:
     """One block per file of the file list's top ``FILE_CANDIDATES``, best file first: the
     file's first block in ``lexical`` (the block-level BM25 list, whose term counts are in
     ``df_cache``) if it has one there, else its block holding the most query weight. Only
     when ``lexical`` had to leave terms out (a large tree): where BM25 scores every term, the
-    file list cost the small dev sets queries at rank 1 (bench/README.md)."""
+    file list cost the small dev sets queries at rank 1 (bench/README.md). ``kept``: the file
+    of each block, kept across the writer's searches (a splice keeps a row's file; any other
+    write clears it)."""
     if W.FILE_LIST_WEIGHT <= 0 or W.FILE_CANDIDATES <= 0:
         return []
     if len(rarest_within(terms, df_cache, W.MATCH_DOC_BUDGET)[0]) == len(terms):
         return []
-    return blocks_of(
-        conn, ranked(conn, terms, W.FILE_CANDIDATES, W.FILE_COMMON_SHARE), terms, lexical, df_cache
-    )
+    files = ranked(conn, terms, W.FILE_CANDIDATES, W.FILE_COMMON_SHARE)
+    return blocks_of(conn, files, terms, lexical, df_cache, kept)
 
 
 def blocks_of(
@@ -350,24 +359,21 @@ def blocks_of(
     terms: list[str],
     lexical: list[int],
     df_cache: dict[str, int],
+    kept: Symbols | None = None,
 ) -> list[int]:
     """One block per file of ``files``, in their order: the file's first block in ``lexical``
-    if it has one there, else its block holding the most query weight."""
+    if it has one there, else its block holding the most query weight (``kept``: see
+    ``candidates``)."""
     if not files:
         return []
     owner: dict[int, int] = {}
     position = {block_id: n for n, block_id in enumerate(lexical)}
     wanted = set(files)
-    for start in range(0, len(lexical), 500):
-        chunk = lexical[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for block_id, file_id in conn.execute(
-            f"SELECT id, file_id FROM block_rows WHERE id IN ({marks})", chunk
+    for block_id, file_id in _files_of(conn, lexical, kept):
+        if file_id in wanted and (
+            file_id not in owner or position[block_id] < position[owner[file_id]]
         ):
-            if file_id in wanted and (
-                file_id not in owner or position[block_id] < position[owner[file_id]]
-            ):
-                owner[file_id] = block_id
+            owner[file_id] = block_id
     blocks = conn.execute("SELECT MAX(id) FROM block_rows").fetchone()[0] or 1
     weights = {  # BM25's IDF at the block level
         t: math.log((blocks - df_cache.get(t, 0) + 0.5) / (df_cache.get(t, 0) + 0.5) + 1.0)
@@ -375,3 +381,18 @@ def blocks_of(
     }
     owner.update(best_blocks(conn, [f for f in files if f not in owner], weights))
     return [owner[f] for f in files if f in owner]
+
+
+def _files_of(conn: sqlite3.Connection, ids: list[int], kept: Symbols | None) -> list[tuple]:
+    """(block id, file id) of each of ``ids`` that has a row."""
+    known = kept.block_files if kept is not None else {}
+    missing = [block_id for block_id in ids if block_id not in known]
+    found = {}
+    for start in range(0, len(missing), 500):
+        chunk = missing[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            conn.execute(f"SELECT id, file_id FROM block_rows WHERE id IN ({marks})", chunk)
+        )
+    known.update(found)
+    return [(block_id, known[block_id]) for block_id in ids if block_id in known]

@@ -106,7 +106,7 @@ class Index:
         (``SearchCache.symbols``) lose the names the body says it wrote in ``_touched`` (a
         splice, under the same lock), or all of them if it said nothing."""
         with self._db.transaction() as conn:
-            self._touched: set[str] | None = None
+            self._touched: store.Touched | None = None
             yield conn
             self._cache.symbols.written(self._touched)
 
@@ -269,7 +269,7 @@ class Index:
         ``indexer/compact.py``."""
         step = compact.merge_small if small_only else compact.merge_all
         with self._transaction() as conn:
-            self._touched = set()  # no symbol rows: the file list's and FTS segments only
+            self._touched = store.Touched()  # none: the file list's rows and FTS segments
             flushed = filelist.flush(conn)  # rows edits left out of date (``filelist.STALE``)
             merged = any([step(conn, table) for table in compact.TABLES])
         with self._db.lock:  # what edits left in the WAL (see EDIT_CHECKPOINT_PAGES)
@@ -314,7 +314,7 @@ class Index:
         self._db.autocheckpoint(EDIT_CHECKPOINT_PAGES)
         with self._transaction() as conn:
             compact.set_crisis(conn, compact.EDIT_CRISIS)  # an edit's small segments: see there
-            touched: set[str] = set()
+            touched = store.Touched()
             if splice is not None and store.write_splice(
                 conn, rel, meta, len(blocks), splice, store.prepare(rel, splice.blocks), touched
             ):

@@ -93,7 +93,7 @@ def search(
         symbols.check(conn)
     seeds = _seeds(conn, lexical, words, symbols)
     graph_rank = _pagerank(conn, seeds, meta, symbols)[: W.GRAPH_CANDIDATES]
-    listed = filelist.candidates(conn, terms, lexical, df)
+    listed = filelist.candidates(conn, terms, lexical, df, symbols)
     scope = scope_words(query)
     parts = scope_parts(query)  # a component named in words: its folder (see ``scoped``)
     in_scope = scoped.candidates(conn, terms, parts, lexical[:50] + listed, lexical, df)

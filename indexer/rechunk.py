@@ -114,7 +114,10 @@ def _splice(
     edit_first, edit_last = edit["start_point"][0] + 1, edit["old_end_point"][0] + 1
     def_line, new_last = node.start_point[0] + 1, node.end_point[0] + 1
     old_last = new_last - delta
-    mine = [b for b in old if b.kind in FUNCTION_KINDS and def_line <= b.end_line <= old_last]
+    # blocks starting below the function's old end can neither be its own nor overlap it, nor
+    # hold the edited lines (those are inside its body): only the blocks above are looked at
+    above = old[: bisect.bisect_right(old, old_last, key=_start)]
+    mine = [b for b in above if b.kind in FUNCTION_KINDS and def_line <= b.end_line <= old_last]
     if not mine or any(b.name != mine[0].name or _merged(b) for b in mine):
         return None
     first = mine[0].start_line
@@ -124,7 +127,7 @@ def _splice(
     # the function's header ends on the line of the cut; a skeleton of a long class is cut
     # into parts at skeleton lines, which may fall on these lines (a many-line signature)
     header_last = (body.prev_sibling.end_point[0] if indent else body.start_point[0]) + 1
-    for b in old:
+    for b in above:
         if first <= b.start_line and b.end_line <= old_last:
             if id(b) not in own:
                 return None

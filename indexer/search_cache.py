@@ -16,9 +16,13 @@ from __future__ import annotations
 import heapq
 import sqlite3
 import threading
+from typing import TYPE_CHECKING
 
 from indexer import weights as W
 from indexer.tokens import fts_match
+
+if TYPE_CHECKING:
+    from indexer.store import Touched
 
 MAX_SCORES = 100_000  # (term, commit) scores kept per index; the oldest terms go first
 
@@ -93,13 +97,14 @@ class Symbols:
     """Lookups of the symbol graph kept across the searches made on an index's writer
     connection: which blocks define or reference a name (``defs``/``refs``, as many ids as a
     search reads per name), which files a query word names, which indexed files each commit
-    touched and which paths are code (the history step). A search right after an edit
-    asks the same few dozen names as the one before it, and an edit in a function body seldom
-    changes any. On that connection only two things change them: the index's own writes, each
-    of which says which names it wrote before it commits (``written``; any other write, a
-    history read included, drops everything: only a splice leaves the files alone), and another
-    connection's commit (another process), which moves ``PRAGMA data_version`` and drops
-    everything (``check``). Used with the writer's lock held, as the writes are."""
+    touched and which paths are code (the history step), the file of each block (the file
+    list's step). A search right after an edit asks the same few dozen names as the one
+    before it, and an edit in a function body seldom changes any. On that connection only two
+    things change them: the index's own writes, and another connection's commit (another
+    process), which moves ``PRAGMA data_version`` and drops everything (``check``). A splice
+    says what it wrote before it commits (``store.Touched``: names, rows added or removed)
+    and only that is dropped; any other write, a history read included, drops everything
+    (``written``). Used with the writer's lock held, as the writes are."""
 
     SIZE = 50_000  # names kept; past it the lot is dropped
 
@@ -108,6 +113,7 @@ class Symbols:
         self.files: dict[tuple[str, ...], list[tuple[int]]] = {}  # path patterns -> file ids
         self.commits: dict[int, list[tuple[str, str]]] = {}  # commit -> indexed files touched
         self.sources: dict[str, bool] = {}  # path -> an indexed file of code (not text)
+        self.block_files: dict[int, int] = {}  # block id -> file id (the file list's step)
         self._version: int | None = None
 
     def check(self, conn: sqlite3.Connection) -> None:
@@ -117,21 +123,23 @@ class Symbols:
             self.clear()
             self._version = version
 
-    def written(self, names: set[str] | None) -> None:
-        """A write is about to commit: it wrote the symbol rows of ``names`` (None: anything,
-        files included)."""
-        if names is None:
+    def written(self, touched: Touched | None) -> None:
+        """A write is about to commit, having written ``touched`` (None: anything)."""
+        if touched is None:
             self.clear()
             return
-        for name in names:
+        for name in touched.names:
             self.ids.pop(("defs", name), None)
             self.ids.pop(("refs", name), None)
+        for block_id in touched.rows:  # a removed row's id may go to a new block
+            self.block_files.pop(block_id, None)
 
     def clear(self) -> None:
         self.ids.clear()
         self.files.clear()
         self.commits.clear()
         self.sources.clear()
+        self.block_files.clear()
 
 
 class SearchCache:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
@@ -40,6 +40,15 @@ def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
     conn.execute("DELETE FROM defs WHERE file_id = ?", (file_id,))
     conn.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
     filelist.remove(conn, file_id)
+
+
+@dataclass
+class Touched:
+    """What a splice wrote that searches may keep (``search_cache.Symbols``): the names whose
+    ``defs``/``refs`` rows it wrote, and the block rows it added or removed."""
+
+    names: set[str] = field(default_factory=set)
+    rows: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -159,14 +168,14 @@ def write_splice(
     count: int,
     splice: Any,
     prepared: Prepared,
-    touched: set[str] | None = None,
+    touched: Touched | None = None,
 ) -> bool:
     """Replace one function's rows after an edit inside it (a ``rechunk.Splice``): its rows
     take the new blocks' values in place (same row ids; only the names whose definitions or
     references changed touch ``defs``/``refs``), the rows below move by the lines the edit
     added, every other row stays as it is. Returns False, having written nothing, when the
     stored rows are not the version the splice applies to (the caller then writes the whole
-    file). ``touched`` receives the names whose ``defs``/``refs`` rows were written."""
+    file). ``touched`` receives what it wrote that searches may keep."""
     language, mtime_ns, size, digest = meta
     row = conn.execute("SELECT id, hash FROM files WHERE path = ?", (rel,)).fetchone()
     if row is None or row[1] != splice.old_digest:
@@ -187,9 +196,10 @@ def write_splice(
     reused = stale[: len(prepared.rows)]
     gone = [r[0] for r in stale[len(reused) :]]
     if gone and touched is not None:
+        touched.rows.update(gone)
         marks = ",".join("?" * len(gone))
         for table in ("defs", "refs"):
-            touched.update(
+            touched.names.update(
                 r[0]
                 for r in conn.execute(f"SELECT name FROM {table} WHERE block_id IN ({marks})", gone)
             )
@@ -211,11 +221,12 @@ def write_splice(
     )
     changed = _overwrite(conn, file_id, prepared, reused)
     fresh = list(range(len(reused), len(prepared.rows)))
-    _insert(conn, file_id, prepared, fresh)
+    added = _insert(conn, file_id, prepared, fresh)
     if touched is not None:
-        touched.update(changed)
+        touched.rows.update(added)
+        touched.names.update(changed)
         for i in fresh:
-            touched.update(prepared.defs[i], prepared.refs[i])
+            touched.names.update(prepared.defs[i], prepared.refs[i])
     new_blocks = [(r[_NAME], r[_SIG], r[_DOC], r[_TEXT]) for r in prepared.rows]
     digests = (splice.old_digest, digest)
     filelist.spliced(conn, file_id, rel, digests, old_blocks, new_blocks, count)
@@ -284,10 +295,13 @@ def _fts(conn: sqlite3.Connection, op: str, ids: list[int]) -> None:
     )
 
 
-def _insert(conn: sqlite3.Connection, file_id: int, prepared: Prepared, fresh: list[int]) -> None:
-    """Insert the prepared rows numbered ``fresh`` with their FTS, symbol and reference rows."""
+def _insert(
+    conn: sqlite3.Connection, file_id: int, prepared: Prepared, fresh: list[int]
+) -> list[int]:
+    """Insert the prepared rows numbered ``fresh`` with their FTS, symbol and reference rows;
+    returns their row ids."""
     if not fresh:
-        return
+        return []
     first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM block_rows").fetchone()[0]
     ids = {i: first + n for n, i in enumerate(fresh)}
     split = [_split(_complete(prepared.rows[i])) for i in fresh]
@@ -311,6 +325,7 @@ def _insert(conn: sqlite3.Connection, file_id: int, prepared: Prepared, fresh: l
         "INSERT OR IGNORE INTO refs VALUES (?, ?, ?)",
         [(n, ids[i], file_id) for i in fresh for n in prepared.refs[i]],
     )
+    return list(ids.values())
 
 
 # The FTS columns of a ``block_rows`` row after id and file_id (as ``_split`` gives it).
