@@ -20,7 +20,7 @@ from typing import TextIO
 
 from bench.datasets import Hit, Query
 from bench.retrieval_metrics import file_ranking, first_rank
-from indexer import history, ranking
+from indexer import history_votes, ranking
 from indexer import weights as W
 from indexer.files import is_example_path, is_test_path
 from indexer.structure import code_query
@@ -132,8 +132,8 @@ def _stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: i
     prior_files = list(dict.fromkeys(meta[i][0] for i in seen["prior"])) if not skipped else final
     winner = final[0] if final else None
     files = set(prior_files) | set(final)
-    evidence = history.file_scores(conn, terms, files | set(relevant))
-    recent = history.recent_activity(conn, files | set(relevant))
+    evidence = history_votes.file_scores(conn, terms, files | set(relevant))
+    recent = history_votes.recent_activity(conn, files | set(relevant))
     # Which query terms the fixed file contains at all (any block, any column).
     present = {}
     for path in sorted(relevant):

@@ -12,7 +12,7 @@ import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
 
-from indexer import filelist, history, scoped
+from indexer import filelist, history_votes, scoped
 from indexer import weights as W
 from indexer.pagerank import walk
 from indexer.priors import (
@@ -334,8 +334,8 @@ def _add_history(
     """Rescore and re-sort ``ordered`` with what the git history says about their files."""
     files = {meta[i][0] for i in ordered}
     history_on, recency_on = W.HISTORY_WEIGHT > 0, W.RECENCY_WEIGHT > 0
-    evidence = history.file_scores(conn, terms, files, memo, kept) if history_on else {}
-    recent = history.recent_activity(conn, files, memo, kept) if recency_on else {}
+    evidence = history_votes.file_scores(conn, terms, files, memo, kept) if history_on else {}
+    recent = history_votes.recent_activity(conn, files, memo, kept) if recency_on else {}
     if not evidence and not recent:
         return
     best = fused[ordered[0]]

@@ -228,7 +228,7 @@ def test_a_query_that_names_a_definition_is_not_outvoted_by_history(
 def test_words_most_commits_contain_are_left_out_of_the_commit_search(
     repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indexer import history
+    from indexer import history_votes
 
     init(repo)
     commit(repo, "Add both", {"billing.py": TWIN, "shipping.py": TWIN})
@@ -238,7 +238,7 @@ def test_words_most_commits_contain_are_left_out_of_the_commit_search(
     idx = open_index(repo)
     idx.update()
     monkeypatch.setattr(W, "HISTORY_MATCH_BUDGET", 2)  # "fix" is in five commits: too common
-    assert history._selective(idx._conn, ["fix", "surcharge"]) == ["surcharge"]
+    assert history_votes._selective(idx._conn, ["fix", "surcharge"]) == ["surcharge"]
     assert paths(idx, "fix the total surcharge")[0] == "shipping.py"
     monkeypatch.setattr(W, "HISTORY_MATCH_BUDGET", 100)
-    assert history._selective(idx._conn, ["fix", "surcharge"]) == ["surcharge", "fix"]
+    assert history_votes._selective(idx._conn, ["fix", "surcharge"]) == ["surcharge", "fix"]
