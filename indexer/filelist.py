@@ -387,7 +387,7 @@ def _files_of(conn: sqlite3.Connection, ids: list[int], kept: Symbols | None) ->
     """(block id, file id) of each of ``ids`` that has a row."""
     known = kept.block_files if kept is not None else {}
     missing = [block_id for block_id in ids if block_id not in known]
-    found = {}
+    found: dict[int, int] = {}
     for start in range(0, len(missing), 500):
         chunk = missing[start : start + 500]
         marks = ",".join("?" * len(chunk))
