@@ -155,7 +155,7 @@ class Permissions:
             denied = self._deny_rule("write", written)
             if denied is not None:
                 return Check("deny", f"denied by rule {denied.text}")
-            if tool != "remember" and runs_on_host(written, self.root, self.host_run):
+            if tool != "remember" and written and runs_on_host(written, self.root, self.host_run):
                 return Check("deny", HOST_RUN_REFUSAL.format(path=written))
         sensitive = target is not None and target.where in ("sensitive", "outside")
         risky = sensitive or tool == "remember"

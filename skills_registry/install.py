@@ -81,7 +81,7 @@ def review_summary(doc: dict[str, Any]) -> dict[str, Any]:
     not of the expected type is left out or zero, never a traceback."""
     front = _object(doc.get("frontmatter"))
     scan = _object(doc.get("scan"))
-    files = [
+    files: list[dict[str, Any]] = [
         {"path": str(f.get("path")), "size": _int(f.get("size"))}
         for f in _objects(doc.get("files"))
     ]

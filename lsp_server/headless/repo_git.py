@@ -99,7 +99,7 @@ def _run(
         return subprocess.run(
             ["git", *SAFE_GIT, *argv], cwd=cwd, env=env, input=stdin, capture_output=True,
             text=True, errors="replace", timeout=timeout,
-            **({} if stdin is not None else {"stdin": subprocess.DEVNULL}),
+            stdin=subprocess.DEVNULL if stdin is None else None,
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         if timeout == CONFIG_TIMEOUT:
