@@ -55,9 +55,6 @@ class Report:
     wire: WireServer
     violations: list[dict[str, Any]] = field(default_factory=list)
 
-    def frames(self, connection: int = 0) -> list[dict[str, Any]]:
-        return [f["msg"] for f in self.connections[connection]["frames"] if "msg" in f]
-
     def methods(self, direction: str = "a2c") -> list[str]:
         """Methods of every request/notification sent in one direction, on all connections."""
         return [
@@ -67,12 +64,13 @@ class Report:
             if f["dir"] == direction and isinstance(f.get("msg"), dict) and "method" in f["msg"]
         ]
 
-    def updates(self, kind: str | None = None, key: str = "updates") -> list[dict[str, Any]]:
-        found = [u["update"] for u in self.result[key]]
+    def updates(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """The session/update payloads the client received (``result["updates"]``), in order."""
+        found = [u["update"] for u in self.result["updates"]]
         return [u for u in found if kind is None or u["sessionUpdate"] == kind]
 
-    def text(self, kind: str = "agent_message_chunk", key: str = "updates") -> str:
-        return "".join(u["content"].get("text", "") for u in self.updates(kind, key))
+    def text(self, kind: str = "agent_message_chunk") -> str:
+        return "".join(u["content"].get("text", "") for u in self.updates(kind))
 
     def sent_to_model(self) -> str:
         """Everything Kiln sent to the model, as one JSON string."""
@@ -94,15 +92,14 @@ class Conformance:
         """A model step that holds the model call open until the scenario is over."""
         return {"wait_for": str(self.tmp / "release")}
 
-    def run(self, scenario: str, steps: list[Any], *, env: dict[str, str] | None = None,
-            check: bool = True, **params: Any) -> Report:  # fmt: skip
+    def run(self, scenario: str, steps: list[Any], **params: Any) -> Report:
         self.runs += 1
         (self.tmp / "release").unlink(missing_ok=True)
         with WireServer(steps) as wire:
             config = {
                 "scenario": scenario,
                 "command": KILN_ACP,
-                "env": self._env(wire, env or {}),
+                "env": self._env(wire),
                 "workspace": str(self.workspace),
                 "params": params,
             }
@@ -121,14 +118,13 @@ class Conformance:
         report = Report(raw.get("result") or {}, raw["connections"], wire, raw["violations"])
         stderr = "\n".join(c["stderr"] for c in report.connections)
         assert raw["failure"] is None, f"{raw['failure']}\n--- kiln stderr ---\n{stderr[-4000:]}"
-        if check:
-            assert report.violations == [], json.dumps(report.violations, indent=1)[:8000]
+        assert report.violations == [], json.dumps(report.violations, indent=1)[:8000]
         for connection in report.connections:
             assert connection["exit"]["code"] == 0, connection["stderr"][-4000:]
         assert "Traceback" not in stderr, stderr[-4000:]
         return report
 
-    def _env(self, wire: WireServer, extra: dict[str, str]) -> dict[str, str]:
+    def _env(self, wire: WireServer) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
         env.update(
             KILN_HOME=str(self.kiln_home),
@@ -138,7 +134,6 @@ class Conformance:
             PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
         )
         env.pop("KILN_SCRIPT", None)
-        env.update(extra)
         return env
 
 
