@@ -68,6 +68,18 @@ def test_prompt_streams_chunks_and_ends_the_turn(conformance: Conformance) -> No
     assert "say something" in report.sent_to_model()
 
 
+def test_two_sessions_run_turns_at_once_each_with_its_own_updates(conformance: Conformance) -> None:
+    steps = [
+        # The model is slower on the first, so the second turn runs inside it (nothing below
+        # depends on the timing: each session must get its own text either way).
+        {"match": "first session", "delay": 0.3, "text": "Answer for the first."},
+        {"match": "second session", "text": "Answer for the second."},
+    ]
+    report = conformance.run("two_sessions", steps)
+    assert report.result["responses"] == [{"stopReason": "end_turn"}] * 2
+    assert report.result["texts"] == ["Answer for the first.", "Answer for the second."]
+
+
 def test_a_turn_ending_on_a_limit_closes_its_calls(conformance: Conformance) -> None:
     """Kiln's step limit is ACP's `max_turn_requests`; the calls of the last step still end
     (the schema check flags a tool call left running at the answer)."""

@@ -64,6 +64,22 @@ const SCENARIOS = {
     return { sessionId, response, updates: editor.updates, reads: editor.reads, writes: editor.writes, permissions: editor.permissions };
   },
 
+  /** Two sessions of one connection running turns at the same time. */
+  async two_sessions(run, { workspace }) {
+    const editor = new Editor();
+    const { cx } = run.open(editor);
+    await initialize(cx);
+    const one = (await newSession(cx, workspace)).sessionId;
+    const two = (await newSession(cx, workspace)).sessionId;
+    const [first, second] = await Promise.all([prompt(cx, one, "first session"), prompt(cx, two, "second session")]);
+    const text = (sid) =>
+      editor.updates
+        .filter((u) => u.sessionId === sid && u.update.sessionUpdate === "agent_message_chunk")
+        .map((u) => u.update.content.text)
+        .join("");
+    return { responses: [first, second], texts: [text(one), text(two)], updates: editor.updates };
+  },
+
   /** A turn whose tool call asks permission; the answers come from params.answers. */
   async permission(run, { workspace, params }) {
     const editor = new Editor({ answers: params.answers, buffers: params.buffers });
