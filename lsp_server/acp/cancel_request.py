@@ -16,7 +16,7 @@ whose turns they started.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeGuard
 
 REQUEST_ID_KEY = "kiln/requestId"  # in a session/prompt's _meta, set by the guard
 EXTENSION_METHOD = "_kiln/cancel_request"  # what `$/cancel_request` becomes for the SDK
@@ -35,7 +35,7 @@ def route(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _well_formed(params: Any) -> bool:
+def _well_formed(params: Any) -> TypeGuard[dict[str, Any]]:
     """Worth tagging: anything else is refused by the SDK (-32602) before a turn could start,
     and its error should echo the params as the client sent them."""
     return (
