@@ -4,7 +4,9 @@ Modes: ``ask`` (editors' default: reads free, edits and commands ask), ``auto-ed
 workspace edits free, commands ask), ``ci`` (nobody to ask: ordinary workspace edits and
 understood commands allowed; network, destructive, not-understood commands and edits of memory,
 settings or files outside the workspace refused), ``yolo`` (everything allowed — commands still
-run in the sandbox). Paths of file tools stay inside the workspace in every mode.
+run in the sandbox). Paths of file tools stay inside the workspace in every mode, and never
+reach what git or an editor runs by itself (``runs_on_host``: ``.git``, the hooks folder,
+``AUTORUN_FILES``).
 
 Rules (vocabulary in ``agent.rules``) live in ``.kiln/settings.json`` and
 ``$KILN_HOME/settings.json``: ``{"permissions": {"allow": [...], "ask": [...], "deny": [...]}}``.
