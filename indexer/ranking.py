@@ -25,6 +25,7 @@ from indexer.priors import (
     prior,
     short_names,
 )
+from indexer.rescore import rescore
 from indexer.search_cache import HistoryMemo, SearchCache, Symbols
 from indexer.store import FTS_COLUMNS
 from indexer.structure import (
@@ -150,7 +151,8 @@ def _lexical(
     Scoring a match costs far more than finding it, so terms are taken rarest first until the
     blocks they match would exceed ``MATCH_DOC_BUDGET``; BM25 gives the dropped, common terms
     little weight anyway. When some terms were dropped, blocks containing *all* terms (a cheap
-    intersection) come first. A lone very common term is scored on a bounded scan.
+    intersection) come first. A lone very common term is scored on a bounded scan. The blocks
+    found are then put in BM25 order over every term (``rescore``, ``RESCORE_ALL_TERMS``).
     """
     for term in terms:
         if term not in df_cache:
@@ -184,6 +186,8 @@ def _lexical(
         rows = sorted(scored, key=lambda r: r[1])[: W.LEXICAL_CANDIDATES]
     for row in rows:
         found.setdefault(row[0], None)
+    if W.RESCORE_ALL_TERMS and len(selected) < len(terms):  # see ``rescore``
+        return rescore(conn, list(found), terms, df_cache)[: W.LEXICAL_CANDIDATES]
     return list(found)[: W.LEXICAL_CANDIDATES]
 
 

@@ -20,6 +20,9 @@ LEXICAL_CANDIDATES = 200
 GRAPH_CANDIDATES = 100
 # Most blocks whose BM25 score is computed per query (rarest terms first; see ranking._lexical).
 MATCH_DOC_BUDGET = 6000
+# When that left terms out, the candidates found are put in BM25 order over *all* the terms
+# (``indexer/rescore.py``); False keeps the order of the rarest terms alone.
+RESCORE_ALL_TERMS = True
 # Name match, penalties and the like are applied to this many fused candidates (at least 4k).
 PRIOR_TOP = 100
 

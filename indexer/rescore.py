@@ -1,0 +1,106 @@
+"""BM25 over every query term, for the block search's candidates only.
+
+On a large tree the block search scores only the query's rarest terms (``ranking._lexical``:
+FTS5's ``bm25()`` costs microseconds per matching row, and "formatter" matches tens of
+thousands of blocks), so its ~200 candidates come in the order of one or two words of an
+eight-word subject. Here they are put in the order FTS5 would give them with *every* term:
+the same BM25 (k1 = 1.2, b = 0.75, the column weights of ``weights.COLUMN_WEIGHTS``, FTS5's
+floor for a negative IDF), computed in Python from the candidates' stored columns, with each
+term's block count from the vocabulary (the search has it already) and the row count and
+average row length from FTS5's own statistics record. Tokens are cut as the ``unicode61``
+tokenizer cuts ASCII text (any byte other than a letter or digit ends a token) and stemmed by
+the index's porter tokenizer itself (``tokens.stem``), so a term matches what its MATCH
+would. A few hundred blocks take milliseconds; scoring the same terms over the whole index
+is what the budget exists to avoid (bench/README.md, "Crates and folders").
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+from indexer import weights as W
+from indexer.store import FTS_COLUMNS
+from indexer.tokens import stem, vocabulary_term
+
+_K1 = 1.2  # FTS5's bm25() constants
+_B = 0.75
+_IDF_FLOOR = 1e-6
+# Bytes that end a token: ASCII other than letters and digits (UTF-8 bytes of other scripts
+# stay token bytes); lower-cased first, as the tokenizer folds case.
+_SPACES = bytes(c if c >= 128 or chr(c).isalnum() else 32 for c in range(256))
+
+
+def statistics(conn: sqlite3.Connection) -> tuple[int, float]:
+    """Rows in ``blocks_fts`` and their average length in tokens (all columns), from the
+    record FTS5 keeps for ``bm25()`` (row id 1 of the ``_data`` table: the row count, then
+    each column's total tokens, as SQLite varints)."""
+    row = conn.execute("SELECT block FROM blocks_fts_data WHERE id = 1").fetchone()
+    values = _varints(row[0]) if row and row[0] else []
+    rows = values[0] if values else 0
+    return rows, (sum(values[1:]) / rows if rows else 1.0)
+
+
+def _varints(data: bytes) -> list[int]:
+    out: list[int] = []
+    i = 0
+    while i < len(data):
+        value = 0
+        for n in range(9):
+            byte = data[i]
+            i += 1
+            if n == 8:  # the ninth byte holds eight bits
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def rescore(
+    conn: sqlite3.Connection, ids: list[int], terms: list[str], df: dict[str, int]
+) -> list[int]:
+    """``ids`` best first by BM25 over all ``terms`` (``df``: each term's block count; a term
+    of several tokens, which no vocabulary row holds, is left out as the search leaves it
+    out); ties keep their order in ``ids``."""
+    rows, average = statistics(conn)
+    idf: dict[str, float] = {}
+    for term in terms:
+        token, hits = vocabulary_term(term), df.get(term, 0)
+        if token is not None and hits > 0:
+            idf[token] = max(math.log((rows - hits + 0.5) / (hits + 0.5)), _IDF_FLOOR)
+    if not ids or not idf:
+        return ids
+    prefixes = {s[:3].encode("utf-8") for s in idf}  # a stem keeps its word's first letters
+    stems: dict[bytes, str] = {}  # token -> the term stem it is
+    judged: set[bytes] = set()
+    weights = [W.COLUMN_WEIGHTS[c] for c in FTS_COLUMNS]
+    scores: dict[int, float] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT id, {', '.join(FTS_COLUMNS)} FROM block_rows WHERE id IN ({marks})"
+        for row in conn.execute(sql, chunk):
+            freq: dict[str, float] = {}
+            length = 0
+            for weight, column in zip(weights, row[1:], strict=True):
+                if not column:
+                    continue
+                tokens = column.encode("utf-8", "replace").lower().translate(_SPACES).split()
+                length += len(tokens)
+                distinct = set(tokens)
+                for token in distinct - judged:  # each token stemmed once per search
+                    judged.add(token)
+                    if token[:3] in prefixes:
+                        stemmed = stem(token.decode("utf-8", "replace"))
+                        if stemmed in idf:
+                            stems[token] = stemmed
+                for token in distinct.intersection(stems):
+                    term = stems[token]
+                    freq[term] = freq.get(term, 0.0) + weight * tokens.count(token)
+            norm = _K1 * (1 - _B + _B * length / average)
+            scores[row[0]] = sum(idf[t] * f * (_K1 + 1) / (f + norm) for t, f in freq.items())
+    order = {block_id: n for n, block_id in enumerate(ids)}
+    return sorted(ids, key=lambda i: (-scores.get(i, 0.0), order[i]))
