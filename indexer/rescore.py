@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from bisect import bisect_right
 
 from indexer import weights as W
 from indexer.store import FTS_COLUMNS
@@ -73,34 +74,50 @@ def rescore(
             idf[token] = max(math.log((rows - hits + 0.5) / (hits + 0.5)), _IDF_FLOOR)
     if not ids or not idf:
         return ids
-    prefixes = {s[:3].encode("utf-8") for s in idf}  # a stem keeps its word's first letters
-    stems: dict[bytes, str] = {}  # token -> the term stem it is
-    judged: set[bytes] = set()
+    # a token's stem is its start, but for the last letter ("happy" -> "happi"): only tokens
+    # starting like a term's stem less that letter are looked at
+    starts = {b" " + t[: max(3, len(t) - 1)].encode("utf-8") for t in idf}
+    stems: dict[bytes, str | None] = {}  # token -> the term stem it is (None: no term)
     weights = [W.COLUMN_WEIGHTS[c] for c in FTS_COLUMNS]
     scores: dict[int, float] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
+        sizes = conn.execute(f"SELECT id, sz FROM blocks_fts_docsize WHERE id IN ({marks})", chunk)
+        lengths = {block_id: sum(_varints(size)) for block_id, size in sizes}
         sql = f"SELECT id, {', '.join(FTS_COLUMNS)} FROM block_rows WHERE id IN ({marks})"
+        # every column of every candidate in one text, each after a space: the search for a
+        # term's tokens is then a few C-speed finds per term, not one per column
+        texts: list[bytes] = [b""]
+        bounds: list[int] = []  # where each column starts in the text
+        owners: list[tuple[int, float]] = []  # its block and column weight
+        at = 1
         for row in conn.execute(sql, chunk):
-            freq: dict[str, float] = {}
-            length = 0
             for weight, column in zip(weights, row[1:], strict=True):
-                if not column:
-                    continue
-                tokens = column.encode("utf-8", "replace").lower().translate(_SPACES).split()
-                length += len(tokens)
-                distinct = set(tokens)
-                for token in distinct - judged:  # each token stemmed once per search
-                    judged.add(token)
-                    if token[:3] in prefixes:
-                        stemmed = stem(token.decode("utf-8", "replace"))
-                        if stemmed in idf:
-                            stems[token] = stemmed
-                for token in distinct.intersection(stems):
+                data = column.encode("utf-8", "replace") if column else b""
+                texts.append(data)
+                bounds.append(at)
+                owners.append((row[0], weight))
+                at += len(data) + 1
+        text = b" ".join(texts).lower().translate(_SPACES) + b" "
+        freq: dict[int, dict[str, float]] = {}
+        for lead in starts:
+            at = text.find(lead)
+            while at >= 0:
+                end = text.find(b" ", at + 1)
+                token = text[at + 1 : end]
+                if token in stems:
                     term = stems[token]
-                    freq[term] = freq.get(term, 0.0) + weight * tokens.count(token)
-            norm = _K1 * (1 - _B + _B * length / average)
-            scores[row[0]] = sum(idf[t] * f * (_K1 + 1) / (f + norm) for t, f in freq.items())
+                else:
+                    term = stem(token.decode("utf-8", "replace"))
+                    term = stems[token] = term if term in idf else None
+                if term is not None:
+                    block_id, weight = owners[bisect_right(bounds, at + 1) - 1]
+                    held = freq.setdefault(block_id, {})
+                    held[term] = held.get(term, 0.0) + weight
+                at = text.find(lead, end)
+        for block_id, held in freq.items():
+            norm = _K1 * (1 - _B + _B * lengths.get(block_id, 0) / average)
+            scores[block_id] = sum(idf[t] * f * (_K1 + 1) / (f + norm) for t, f in held.items())
     order = {block_id: n for n, block_id in enumerate(ids)}
     return sorted(ids, key=lambda i: (-scores.get(i, 0.0), order[i]))
