@@ -244,12 +244,17 @@ def test_cancel_request_on_a_running_prompt_cancels_the_turn(conformance: Confor
         call("todo_write", items=[{"id": "1", "content": "wait", "status": "in_progress"}]),
         conformance.hold,
         {"match": "still there", "text": "Yes, still here."},
+        {"match": "aborted at once", **conformance.hold},
     ]
     report = conformance.run("cancel_request", steps)
     assert report.result["response"] == {"stopReason": "cancelled"}
-    assert "$/cancel_request" in report.methods("c2a")
+    assert report.methods("c2a").count("$/cancel_request") == 2
     assert report.result["after"] == {"stopReason": "end_turn"}
     assert report.text() == "Yes, still here."
+    # A cancel sent right behind its prompt (the SDK does so for an already aborted signal)
+    # reaches the turn: the server starts handlers in arrival order, so the prompt is noted
+    # first. Were the cancel lost, the turn would hold on the model until the scenario failed.
+    assert report.result["overtaken"] == {"response": {"stopReason": "cancelled"}}
 
 
 def test_load_replays_the_conversation_then_continues(conformance: Conformance) -> None:

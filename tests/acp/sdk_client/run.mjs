@@ -130,7 +130,13 @@ const SCENARIOS = {
       (error) => ({ error: { code: error.code, message: error.message } }),
     );
     const after = await prompt(cx, sessionId, "are you still there");
-    return { sessionId, ...outcome, after, updates: editor.updates };
+    // Cancelled before it is even sent: the SDK sends the cancel right behind the request.
+    const early = new AbortController();
+    early.abort();
+    const overtaken = await cx
+      .request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "aborted at once" }] }, { cancellationSignal: early.signal })
+      .then((response) => ({ response }), (error) => ({ error: { code: error.code, message: error.message } }));
+    return { sessionId, ...outcome, after, overtaken, updates: editor.updates };
   },
 
   /** A turn in one process, then session/load in a fresh one: replay, then a new turn. */
