@@ -13,7 +13,11 @@ from pathlib import Path
 
 import pathspec
 
+from indexer.reading import read_regular
+
 MAX_FILE_BYTES = 1_000_000
+MAX_IGNORE_BYTES = 1_000_000  # a longer .gitignore is read up to here
+MAX_PATH_CHARS = 4096  # longer repo-relative paths are left out (PATH_MAX on Linux)
 SNIFF_BYTES = 8192
 # Folders that are never project source (dependency trees, caches, build output, VCS).
 SKIP_DIRS = frozenset(
@@ -114,10 +118,12 @@ class _SpecCache:
             hit = self._items.get(path)
             if hit is not None and hit[0] == sig:
                 return hit
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
+            data = read_regular(path, MAX_IGNORE_BYTES)  # a FIFO or /dev/zero: see reading.py
         except OSError:
             return None, None
+        if len(data) > MAX_IGNORE_BYTES:  # the patterns of its first MAX_IGNORE_BYTES
+            data = data[:MAX_IGNORE_BYTES].rsplit(b"\n", 1)[0]
+        text = data.decode("utf-8", errors="replace")
         spec = pathspec.PathSpec.from_lines("gitwildmatch", text.splitlines())
         if len(self._items) >= self.SIZE:
             self._items.pop(next(iter(self._items)), None)
@@ -135,13 +141,16 @@ def _ignore_spec(folder: Path) -> pathspec.PathSpec | None:
     return _specs.get(folder / ".gitignore")
 
 
-def walk(root: Path) -> Iterator[Candidate]:
+def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
     """Every indexable file under ``root`` (sorted per folder, so runs are reproducible).
 
     A folder or file reachable both by its real path and through a symlink inside the root is
     listed once, under its real path: symlinked entries are walked only after the real tree,
     and only where they lead somewhere the real tree did not (a checkout that links
-    ``maint/test/app/pkg -> ../../../pkg`` must not index ``pkg`` under the alias)."""
+    ``maint/test/app/pkg -> ../../../pkg`` must not index ``pkg`` under the alias).
+
+    A name that is not UTF-8 (the index and every protocol speak UTF-8) is left out, with a
+    line added to ``skipped``; so is a path longer than ``MAX_PATH_CHARS``."""
     root = root.resolve()
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[tuple[int, int]] = set()
@@ -173,6 +182,11 @@ def walk(root: Path) -> Iterator[Candidate]:
         subdirs = []
         for entry in entries:
             rel = f"{rel_folder}{entry.name}"
+            bad = _bad_name(rel)
+            if bad:
+                if skipped is not None:
+                    skipped.append(f"{printable(rel)}: {bad}")
+                continue
             try:
                 is_link = entry.is_symlink()
                 if is_link and not _inside(root, entry.path):
@@ -199,6 +213,24 @@ def walk(root: Path) -> Iterator[Candidate]:
                 continue
             yield from _file(Path(entry.path), rel, seen_files)
         stack.extend(reversed(subdirs))
+
+
+def _bad_name(rel: str) -> str:
+    """Why a path cannot be indexed by its name, or "" when it can."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "file name is not valid UTF-8"
+    if len(rel) > MAX_PATH_CHARS:
+        return f"path longer than {MAX_PATH_CHARS} characters"
+    return ""
+
+
+def printable(rel: str) -> str:
+    """``rel`` for one line of a terminal or log: undecodable bytes as ``\\xff``, control
+    characters (a newline, a tab, an escape) as ``\\n``, ``\\t``, ``\\x1b``."""
+    raw = os.fsencode(rel).decode("utf-8", errors="backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in raw)
 
 
 def _file(path: Path, rel: str, seen: set[tuple[int, int]]) -> Iterator[Candidate]:

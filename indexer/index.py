@@ -33,6 +33,7 @@ from indexer.incremental import TreeCache
 from indexer.languages import language_for
 from indexer.pipeline import digest, prepared
 from indexer.ranking import Hit, search
+from indexer.reading import read_regular
 from indexer.rechunk import chunk_edit
 from indexer.search_cache import SearchCache
 
@@ -144,7 +145,7 @@ class Index:
             row[0]: (row[1], row[2], row[3])
             for row in self._conn.execute("SELECT path, mtime_ns, size, hash FROM files")
         }
-        candidates = list(walk(self.root))
+        candidates = list(walk(self.root, stats.skipped))
         stats.files_seen = len(candidates)
         seen = {c.rel for c in candidates}
         work: list[Candidate] = []
@@ -282,16 +283,18 @@ class Index:
         if excluded(self.root, rel):
             return 0
         if text is None:
-            try:
+            try:  # a FIFO, a device, a file still growing: see indexer/reading.py
                 st = full.stat()
-                data = full.read_bytes() if st.st_size <= MAX_FILE_BYTES else b""
-            except OSError:  # gone, a folder, unreadable: it has no place in the index
+                data = read_regular(full, MAX_FILE_BYTES)
+            except OSError:  # gone, a folder, unreadable, not a regular file: not indexed
                 self.remove_file(rel)
                 return 0
             mtime_ns, size = st.st_mtime_ns, st.st_size
         else:
             data = text.encode("utf-8", errors="replace")
             mtime_ns, size = -1, len(data)  # -1: the next scan re-checks the disk by hash
+        if len(data) > MAX_FILE_BYTES:  # over the cap, on disk or in a buffer: recorded as skipped
+            data = b""
         h = digest(data)
         row = self._conn.execute("SELECT hash, blocks FROM files WHERE path = ?", (rel,)).fetchone()
         if row is not None and row[0] == h:

@@ -18,6 +18,7 @@ from typing import Any
 from indexer import store
 from indexer.chunker import chunk_file
 from indexer.files import MAX_FILE_BYTES, Candidate, looks_indexable
+from indexer.reading import read_regular
 
 POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
 POOL_WORKERS = 2
@@ -48,9 +49,8 @@ def _prepare(
     Returns (rel, status, blocks, size, hash); status is ``indexed``, ``same``, ``skip`` or
     ``gone``/``error: ...``.
     """
-    try:
-        with open(path, "rb") as fh:  # read(n) allocates n bytes first: ask for the size
-            data = fh.read(min(os.fstat(fh.fileno()).st_size, MAX_FILE_BYTES) + 1)
+    try:  # never blocks on a FIFO swapped in since the listing; reads MAX_FILE_BYTES + 1 at most
+        data = read_regular(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return rel, "gone", None, 0, ""
     except OSError as exc:

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from indexer import Index, IndexCorrupt, IndexStats
+from indexer.files import printable
 from lsp_server.cli.query_args import QueryCommand
 
 _ROOT = click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
@@ -71,7 +72,7 @@ def _build(idx: Index) -> IndexStats:
     with _progress() as report:
         stats = idx.update(report)
     for line in stats.skipped:
-        click.echo(f"kiln: skipped {line}", err=True)
+        click.echo(f"kiln: skipped {printable(line)}", err=True)
     return stats
 
 
@@ -181,5 +182,8 @@ def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
 
 
 def _line(h: Any) -> str:
-    span = f"{h.path}:{h.start_line}-{h.end_line}"
-    return f"{span}  {h.kind} {h.name}  ({h.score:.4f})\n    {h.signature.splitlines()[0] if h.signature else ''}"
+    """One hit in two lines; a path with a newline, a tab or an escape in its name is printed
+    escaped, so a file name cannot forge a line of the output (``--json`` has it verbatim)."""
+    span = f"{printable(h.path)}:{h.start_line}-{h.end_line}"
+    first = h.signature.splitlines()[0] if h.signature else ""
+    return f"{span}  {h.kind} {printable(h.name)}  ({h.score:.4f})\n    {printable(first)}"

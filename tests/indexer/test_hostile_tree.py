@@ -1,0 +1,144 @@
+"""A hostile or just odd checkout through the real `kiln index` / `kiln search` (docs/security.md,
+"The code index"): names no protocol can carry, files that block or never end where a
+``.gitignore`` or a source file should be, names that would forge lines of the output. Each
+ends in one line on stderr and a usable index, never a traceback or a hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from indexer import Index
+
+from .conftest import write
+
+pytestmark = pytest.mark.e2e
+
+# A bound for a run that would otherwise block forever (a FIFO) or read forever (/dev/zero):
+# the test fails with TimeoutExpired instead of hanging the suite. Not a speed assertion.
+HANG = 60
+
+
+def kiln(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=HANG,
+        env={**os.environ, "KILN_HOME": str(cwd.parent / "home")},
+    )  # fmt: skip
+
+
+def clean(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_name_that_is_not_utf8_is_skipped_with_one_line(repo: Path) -> None:
+    write(repo, "ok.py", "def plain_symbol():\n    pass\n")
+    (repo / os.fsdecode(b"caf\xe9\xff.py")).write_text("def latin_name_symbol():\n    pass\n")
+    (repo / os.fsdecode(b"d\xff")).mkdir()
+    (repo / os.fsdecode(b"d\xff") / "inner.py").write_text("def inner_symbol():\n    pass\n")
+    result = kiln("index", ".", cwd=repo)
+    clean(result)
+    skipped = [line for line in result.stderr.splitlines() if "skipped" in line]
+    assert skipped == [
+        "kiln: skipped caf\\xe9\\xff.py: file name is not valid UTF-8",
+        "kiln: skipped d\\xff: file name is not valid UTF-8",
+    ]
+    hits = json.loads(kiln("search", "plain_symbol", "--json", cwd=repo).stdout)
+    assert [h["path"] for h in hits] == ["ok.py"]
+    clean(kiln("index", ".", cwd=repo))  # a re-run is as clean
+
+
+def test_a_name_with_a_newline_cannot_forge_a_line_of_the_output(repo: Path) -> None:
+    forged = "x.py:1-2  function real_one  (9.9)\n    def real_one()\nz.py"
+    write(repo, forged, "def forged_name():\n    pass\n")
+    write(repo, "tab\tand-dash/-rf.py", "def dashed_name():\n    pass\n")
+    clean(kiln("index", ".", cwd=repo))
+    result = kiln("search", "forged_name", "-k", "1", cwd=repo)
+    clean(result)
+    assert result.stdout.splitlines() == [
+        "x.py:1-2  function real_one  (9.9)\\n    def real_one()\\nz.py:1-2  function forged_name"
+        + result.stdout.splitlines()[0].split("forged_name", 1)[1],
+        "    def forged_name()",
+    ]
+    hits = json.loads(kiln("search", "forged_name", "--json", "-k", "1", cwd=repo).stdout)
+    assert hits[0]["path"] == forged  # JSON carries the real name
+    hits = json.loads(kiln("search", "dashed_name", "--json", "-k", "1", cwd=repo).stdout)
+    assert hits[0]["path"] == "tab\tand-dash/-rf.py"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+def test_a_gitignore_that_blocks_or_never_ends_is_read_bounded(repo: Path, kind: str) -> None:
+    write(repo, "keep.py", "def kept_symbol():\n    pass\n")
+    write(repo, "sub/ignored.py", "def ignored_symbol():\n    pass\n")
+    ignore = repo / "sub" / ".gitignore"
+    if kind == "fifo":
+        os.mkfifo(ignore)  # open() for reading waits for a writer forever
+    elif kind == "dev-zero":
+        ignore.symlink_to("/dev/zero")  # read() never ends
+    else:  # over the cap: the patterns of the first MB count
+        ignore.write_text("ignored.py\n" + "# filler\n" * 200_000)
+    clean(kiln("index", ".", cwd=repo))
+    hits = json.loads(kiln("search", "kept_symbol ignored_symbol", "--json", cwd=repo).stdout)
+    paths = {h["path"] for h in hits}
+    assert "keep.py" in paths
+    assert ("sub/ignored.py" in paths) == (kind != "huge")
+
+
+def _fifo_update(root: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` (with ``idx``, ``root`` and ``os`` bound) in a child bounded by HANG."""
+    code = (
+        "import os, sys\nfrom pathlib import Path\nfrom indexer import Index\n"
+        f"root = Path({str(root)!r})\nidx = Index(root)\n{script}\nidx.close()\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG
+    )
+
+
+def test_a_fifo_swapped_in_after_the_listing_is_skipped_not_waited_on(repo: Path) -> None:
+    for i in range(4):
+        write(repo, f"s{i}.py", f"def steady_{i}():\n    pass\n")
+    script = """
+def progress(done, total, path):
+    if done == 1:
+        (root / "s2.py").unlink()
+        os.mkfifo(root / "s2.py")
+stats = idx.update(progress)
+print(stats.files_indexed, stats.skipped)
+"""
+    result = _fifo_update(repo, script)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "3 ['s2.py: not a regular file (a FIFO)']"
+    idx = Index(repo)
+    try:
+        assert idx.search("steady_3")[0].name == "steady_3"
+        assert all(h.name != "steady_2" for h in idx.search("steady_2"))
+    finally:
+        idx.close()
+
+
+def test_a_single_file_update_of_a_fifo_or_device_removes_it(repo: Path) -> None:
+    """What the watcher and the editor's didSave/didClose do for one path."""
+    write(repo, "p.py", "def piped_symbol():\n    pass\n")
+    write(repo, "z.py", "def zeroed_symbol():\n    pass\n")
+    idx = Index(repo)
+    idx.update()
+    idx.close()
+    (repo / "p.py").unlink()
+    os.mkfifo(repo / "p.py")
+    (repo / "z.py").unlink()
+    os.mknod(repo / "z.py", 0o600 | 0o020000, os.makedev(1, 5))  # /dev/zero's device
+    result = _fifo_update(repo, "print(idx.update_file('p.py'), idx.update_file('z.py'))")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0 0"
+    idx = Index(repo)
+    try:
+        assert all(h.path not in ("p.py", "z.py") for h in idx.search("piped_symbol zeroed_symbol"))
+    finally:
+        idx.close()
