@@ -129,3 +129,24 @@ def named_files(query: str) -> frozenset[str]:
 def file_stem(path: str) -> str:
     """``src/main/java/StandbyTask.java`` -> ``standbytask`` (the name before any dot)."""
     return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+
+
+# What a code generator writes at the top of its output ("Generated file, do not edit by
+# hand", "@generated", Go's "Code generated ... DO NOT EDIT.").
+_GENERATED = re.compile(r"generated file|@generated|do not edit|auto-?generated", re.IGNORECASE)
+
+
+def generated_files(conn: sqlite3.Connection, paths: list[str]) -> set[str]:
+    """The ``paths`` whose first lines say a generator wrote them (their block at line 1)."""
+    out: set[str] = set()
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            "SELECT f.path, substr(r.text, 1, 300) FROM files f "
+            "JOIN block_rows r ON r.file_id = f.id JOIN block_lines l ON l.id = r.id "
+            f"WHERE f.path IN ({marks}) AND l.start_line = 1",
+            chunk,
+        )
+        out.update(path for path, head in rows if _GENERATED.search(head))
+    return out

@@ -18,6 +18,7 @@ from indexer.pagerank import walk
 from indexer.priors import (
     Vendored,
     file_stem,
+    generated_files,
     joined_words,
     named_files,
     names_a_definition,
@@ -113,6 +114,11 @@ def search(
     vendored = Vendored(conn)
     file_names = named_files(query) if W.NAMED_FILE_WEIGHT > 0 else frozenset()
     places: dict[str, tuple[float, bool]] = {}  # candidates share files: judge each once
+    generated = (
+        generated_files(conn, sorted({meta[i][0] for i in ordered}))
+        if W.GENERATED_PENALTY != 1.0
+        else set()
+    )
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         if path not in places:
@@ -124,6 +130,8 @@ def search(
             fused[block_id] *= 1.0 + W.SCOPE_FOLDER_WEIGHT
         if file_names and file_stem(path) in file_names:
             fused[block_id] *= 1.0 + W.NAMED_FILE_WEIGHT
+        if path in generated:
+            fused[block_id] *= W.GENERATED_PENALTY
     if W.VERBATIM_WEIGHT != 1.0:
         for block_id in verbatim_blocks(conn, query_words(query)) & fused.keys():
             fused[block_id] *= W.VERBATIM_WEIGHT

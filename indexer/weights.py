@@ -61,6 +61,10 @@ EXAMPLE_PENALTY = 0.6
 VENDOR_PENALTY = 0.4
 TOOLING_PENALTY = 0.6
 TEXT_WINDOW_PENALTY = 0.4  # non-code fallback blocks
+# A file whose first lines say a generator wrote it ("Generated file, do not edit", "@generated",
+# "DO NOT EDIT"): a registry of every rule or node name matches any query, and a fix edits
+# the generator's input, not its output.
+GENERATED_PENALTY = 0.3
 
 # Whether "fix", "bug" and the like are left out of the words the code is searched with. Off:
 # it helped the JavaScript and large Rust dev sets but cost the Python ones (bench/README.md).

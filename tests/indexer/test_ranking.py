@@ -236,3 +236,27 @@ def test_the_file_names_a_query_gives() -> None:
     assert named_files("fix(useStrictMode): x") == {"usestrictmode", "use_strict_mode"}
     assert named_files("consumer: handle retriable errors") == set()  # plain words: no file
     assert file_stem("streams/src/main/java/StandbyTask.java") == "standbytask"
+
+
+def test_a_generated_file_ranks_below_the_code_it_lists(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the generated registry names every rule, and says the query's words more often
+    write(
+        repo,
+        "src/rules.rs",
+        "//! Generated file, do not edit by hand, see `xtask/codegen`\n"
+        'pub const RULES: &[&str] = &["use_strict_mode", "no_strict_mode_handlers"];\n'
+        "// strict mode handlers: strict mode event handlers\n",
+    )
+    write(
+        repo,
+        "src/handlers.rs",
+        "/// Event handlers in strict mode.\npub fn check(node: &Node) -> bool {\n    true\n}\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    query = "strict mode event handlers"
+    assert idx.search(query, 2)[0].path == "src/handlers.rs"
+    monkeypatch.setattr(W, "GENERATED_PENALTY", 1.0)  # the rule is what decides it
+    assert idx.search(query, 2)[0].path == "src/rules.rs"
