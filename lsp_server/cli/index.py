@@ -108,10 +108,43 @@ def index_cmd(path: Path, watch: bool, as_json: bool) -> None:
         idx.close()
 
 
+def _own_output() -> Callable[[Path], bool]:
+    """Whether a path is the file this process's stdout or stderr writes to. With
+    `kiln index --watch . > index.log` (or nohup.out) the log is inside the watched tree: each
+    line printed would change it and start a batch whose line changes it again."""
+    import os
+    import stat
+
+    own = set()
+    for fd in (1, 2):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            own.add((st.st_dev, st.st_ino))
+
+    def is_own(path: Path) -> bool:
+        if not own:
+            return False
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) in own
+
+    return is_own
+
+
 def _watch(idx: Index, as_json: bool) -> None:
     from indexer import watch as start_watch
 
+    is_own = _own_output()
+
     def on_batch(paths: list[str], stats: IndexStats) -> None:
+        paths = [p for p in paths if not is_own(idx.root / p)]
+        if not paths and not stats.commits:
+            return  # only our own output changed: printing would change it again
         if as_json:
             click.echo(json.dumps({"event": "batch", "paths": paths, **stats.to_dict()}))
         else:
@@ -120,7 +153,7 @@ def _watch(idx: Index, as_json: bool) -> None:
                 + (f"; {stats.commits} new commits" if stats.commits else "")
             )
 
-    with start_watch(idx.root, on_batch, index=idx):
+    with start_watch(idx.root, on_batch, index=idx, skip=is_own):
         if as_json:
             click.echo(json.dumps({"event": "watching", "root": str(idx.root)}))
         else:

@@ -1,0 +1,51 @@
+"""`kiln index --watch . > index.log` (or `nohup kiln index --watch . &`, which writes nohup.out
+in the folder): the watcher's own output lands inside the tree it watches. Each line it prints
+changes the log, which must not start another batch, whose line would change the log again."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+def _batches(log: Path) -> list[dict]:
+    lines = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+    return [x for x in lines if x.get("event") == "batch"]
+
+
+def test_watch_output_written_inside_the_tree_does_not_feed_itself(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "app.py").write_text("def first():\n    pass\n")
+    log = root / "index.log"
+    with log.open("w") as out, (root / "index.err").open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_server", "index", "--watch", "--json", "."],
+            cwd=root,
+            stdout=out,
+            stderr=err,
+        )
+    try:
+        assert wait_until(lambda: '"event": "watching"' in log.read_text()), log.read_text()
+        (root / "one.py").write_text("def second():\n    pass\n")
+        assert wait_until(lambda: any("one.py" in b["paths"] for b in _batches(log)))
+        # The line just printed changed index.log; a later change shows whether that started
+        # a batch of its own (it would be queued before this one).
+        (root / "two.py").write_text("def third():\n    pass\n")
+        assert wait_until(lambda: any("two.py" in b["paths"] for b in _batches(log)))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    batches = _batches(log)
+    assert [p for b in batches for p in b["paths"]] == ["one.py", "two.py"], batches
+    assert proc.returncode == 0
