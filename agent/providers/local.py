@@ -53,15 +53,39 @@ number ::= "-"? [0-9]+ ( "." [0-9]+ )?
 ws ::= [ ]?
 """
 
-_models: dict[tuple[str, int, int], Any] = {}
+_models: dict[tuple[str, int, int], _Loaded] = {}
 _models_lock = threading.Lock()
+
+
+class _Cancelled(Exception):
+    """The generation was aborted because its caller was cancelled."""
+
+
+class _Loaded:
+    """A loaded model, the lock its generations take turns on, and the cancel flag of the one
+    running: llama.cpp polls it between graph nodes (an abort callback), so a cancelled turn
+    (Ctrl-C, --max-minutes, session/cancel) stops within one node instead of finishing a prompt
+    evaluation that can take minutes, during which the process could not exit."""
+
+    def __init__(self, llama: Any) -> None:
+        import llama_cpp
+
+        self.llama = llama
+        self.lock = threading.Lock()
+        self.cancel: threading.Event | None = None
+        self._callback = llama_cpp.ggml_abort_callback(self._aborted)  # kept: C holds a pointer
+        llama_cpp.llama_set_abort_callback(llama._ctx.ctx, self._callback, None)
+
+    def _aborted(self, _data: Any) -> bool:
+        cancel = self.cancel
+        return cancel is not None and cancel.is_set()
 
 
 def _close_models() -> None:
     """Free llama.cpp models before interpreter teardown, when their finalisers would fail."""
     with _models_lock:
-        for llama, _ in _models.values():
-            llama.close()
+        for loaded in _models.values():
+            loaded.llama.close()
         _models.clear()
 
 
@@ -277,7 +301,7 @@ class LocalModel:
     def from_config(cls, config: dict[str, Any]) -> LocalModel:
         return cls(model_path=config.get("model_path"), n_ctx=int(config.get("n_ctx") or 8192))
 
-    def _llama(self) -> Any:
+    def _llama(self) -> _Loaded:
         """Load once per (file, context, threads) and share: loading is the slow part."""
         key = (str(self.model_path), self.context_window, self.n_threads)
         with _models_lock:
@@ -289,7 +313,7 @@ class LocalModel:
                 llama = Llama(
                     model_path=key[0], n_ctx=key[1], n_threads=key[2], seed=self.seed, verbose=False
                 )
-                _models[key] = (llama, threading.Lock())
+                _models[key] = _Loaded(llama)
             return _models[key]
 
     async def aclose(self) -> None:
@@ -301,8 +325,12 @@ class LocalModel:
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         tools = offered_tools(request)  # deferred tools run through call_tool
+        cancel = threading.Event()
         try:
-            raw, usage = await asyncio.to_thread(self._generate, request, tools)
+            raw, usage = await asyncio.to_thread(self._generate, request, tools, cancel)
+        except asyncio.CancelledError:
+            cancel.set()  # the worker thread stops at llama.cpp's next abort check
+            raise
         except (ValueError, RuntimeError, OSError) as exc:
             # llama.cpp reports context overflows and load failures as plain exceptions.
             raise ProviderError(
@@ -318,22 +346,37 @@ class LocalModel:
         message: Message = {"role": "assistant", "content": blocks}
         yield ModelReply(message=message, usage=usage, stop_reason=stop, model=self.model)
 
-    def _generate(self, request: Request, tools: list[ToolSpec]) -> tuple[str, Usage]:
+    def _generate(
+        self, request: Request, tools: list[ToolSpec], cancel: threading.Event | None = None
+    ) -> tuple[str, Usage]:
         from llama_cpp import LlamaGrammar
 
-        llama, lock = self._llama()
+        cancel = cancel or threading.Event()
+        loaded = self._llama()
+        llama = loaded.llama
         grammar = LlamaGrammar.from_string(build_grammar(tools), verbose=False)
         max_tokens = min(self.max_tokens, request.max_tokens)
         chat = self._fit(llama, render_messages(request, tools), max_tokens)
-        with lock:
+        with loaded.lock:
+            if cancel.is_set():
+                raise _Cancelled
+            loaded.cancel = cancel
             before = list(getattr(llama, "_input_ids", []))
-            out = llama.create_chat_completion(
-                messages=chat,
-                grammar=grammar,
-                max_tokens=max_tokens,
-                temperature=0.0,
-                seed=self.seed,
-            )
+            try:
+                out = llama.create_chat_completion(
+                    messages=chat,
+                    grammar=grammar,
+                    max_tokens=max_tokens,
+                    temperature=0.0,
+                    seed=self.seed,
+                )
+            except RuntimeError:
+                if not cancel.is_set():
+                    raise
+                llama.reset()  # an aborted batch left the KV cache undefined: evaluate afresh
+                raise _Cancelled from None
+            finally:
+                loaded.cancel = None
             after = list(getattr(llama, "_input_ids", []))
         raw = out["choices"][0]["message"]["content"] or ""
         used = out.get("usage") or {}
