@@ -237,7 +237,7 @@ def _finish(
         answer=session.runner.redact(session.transcript.final_text()),
         usage=session.turn.usage.to_dict(),
         cost_usd=session.turn.cost_usd,
-        steps=session.turn.step_count,
+        steps=session.turn.steps,  # this run, as --max-steps counts (not the whole session)
         refusals=session.turn.refusals,
         memory_proposals=session.turn.memory_proposals,
         files_modified=list(session.turn.files_modified),
@@ -271,7 +271,9 @@ def _finish(
             f"(cache read {usage['cache_read_tokens']}), out {usage['output_tokens']}; session {session.id}\n"
         )
         if opts.ci:
-            err.write(f"summary: {report.summary_path}\npatch: {report.patch_path}\n")
+            err.write(f"summary: {report.summary_path}\n")
+            if report.patch_path:  # none when the outputs were refused (the line above says why)
+                err.write(f"patch: {report.patch_path}\n")
     return report.exit_code
 
 

@@ -30,6 +30,9 @@ def test_a_change_over_the_patch_limit_ends_with_one_line_and_nothing_half_done(
     lines = [line for line in proc.stderr.splitlines() if "too large" in line]
     assert lines == ["kiln: the run's changes are too large for a patch: over 3 MB (at most 1 MB)"]
     assert not (artifacts / "changes.patch").exists()
+    # the closing lines name only what was written: no "patch: " pointing nowhere
+    assert f"summary: {artifacts / 'summary.md'}" in proc.stderr
+    assert not [line for line in proc.stderr.splitlines() if line.startswith("patch:")]
     assert "kiln/big" not in git(root, "branch", "--list")
     report = json.loads((artifacts / "report.json").read_text())
     assert report["exit_code"] == 3 and report["patch"] == "" and "too large" in report["error"]
