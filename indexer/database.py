@@ -20,6 +20,26 @@ from pathlib import Path
 from indexer import schema
 from indexer.errors import IndexLocked, IndexUnavailable
 
+# The tables and columns every run reads (``schema`` makes them): a file whose migrations
+# record is complete but whose tables lack one of them was not written by this kiln.
+SHAPE = {
+    "meta": ("key", "value"),
+    "files": ("id", "path", "language", "mtime_ns", "size", "hash", "blocks"),
+    "block_rows": (
+        "id", "file_id", "path", "language", "kind", "name", "signature", "docstring", "hash",
+        "text", "refs", "fts_path", "fts_name", "idents",
+    ),
+    "block_lines": ("id", "start_line", "end_line"),
+    "blocks": ("id", "file_id", "start_line", "end_line"),
+    "blocks_fts": ("fts_path", "fts_name", "signature", "docstring", "text", "idents"),
+    "defs": ("name", "block_id", "file_id"),
+    "refs": ("name", "block_id", "file_id"),
+    "commits": ("id", "sha", "time", "message", "files"),
+    "commit_files": ("commit_id", "path"),
+    "files_fts": ("words",),
+    "files_stale": ("file_id",),
+}  # fmt: skip
+
 
 class Database:
     """The writer and readers of ``db_path`` (created, migrated or rebuilt on open)."""
@@ -46,9 +66,15 @@ class Database:
         except sqlite3.DatabaseError as exc:
             if is_locked(exc):
                 raise IndexLocked(f"{self.path} is locked") from exc
-            if not is_corrupt(exc):
+            if is_foreign(exc):  # a file of another schema: set aside like a damaged one
+                self.recovered = (
+                    f"{self.path} is not an index this kiln can read ({exc});"
+                    " set it aside as index.db.corrupt and rebuilt it from scratch"
+                )
+            elif is_corrupt(exc):
+                self.recovered = f"{self.path} was unreadable ({exc}); rebuilt it from scratch"
+            else:
                 raise IndexUnavailable(f"cannot open {self.path}: {exc}") from exc
-            self.recovered = f"{self.path} was unreadable ({exc}); rebuilt it from scratch"
             self._move_aside()
             return self._connect_checked()
 
@@ -56,7 +82,9 @@ class Database:
         conn = schema.connect(self.path, self.busy_timeout)
         try:
             schema.migrate(conn)
-            conn.execute("SELECT count(*) FROM files").fetchone()
+            for table, columns in SHAPE.items():  # a file whose migrations record says "done"
+                conn.execute(f"SELECT {', '.join(columns)} FROM {table} LIMIT 0")  # on tables
+            conn.execute("SELECT count(*) FROM files").fetchone()  # of another shape: see SHAPE
         except BaseException:
             conn.close()
             raise
@@ -101,8 +129,10 @@ class Database:
                 raise
             try:
                 yield self.writer
-            except BaseException:
+            except BaseException as exc:
                 self.writer.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
+                    raise IndexUnavailable(f"{self.path} is read-only: {exc}") from exc
                 raise
             self.writer.execute("COMMIT")
 
@@ -139,6 +169,15 @@ class Database:
                 conn.close()
             self._readers.clear()
         self.writer.close()
+
+
+def is_foreign(exc: BaseException) -> bool:
+    """An error that says the file is a SQLite database of another shape (another program's,
+    a hand-edited one, a future kiln's): opening it or migrating it found its tables wrong."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    text = str(exc).lower()
+    return any(m in text for m in ("no such table", "no such column", "already exists"))
 
 
 def is_corrupt(exc: BaseException) -> bool:

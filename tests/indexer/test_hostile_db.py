@@ -1,0 +1,135 @@
+"""A `.kiln/index.db` that is not what kiln wrote, through the real `kiln index` / `kiln search`
+(docs/security.md, "The code index"): damaged, another program's schema, a schema whose tables
+lack columns, read-only. One line on stderr; the index is set aside and rebuilt where it can be,
+and a clear non-zero exit where it cannot be written; never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import write
+
+pytestmark = pytest.mark.e2e
+
+
+def kiln(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "KILN_HOME": str(cwd.parent / "home")},
+    )  # fmt: skip
+
+
+def sql(db: Path, *statements: str) -> None:
+    conn = sqlite3.connect(db)
+    try:
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def truncate(db: Path) -> None:
+    with db.open("r+b") as fh:
+        fh.truncate(5000)
+
+
+def random_bytes(db: Path) -> None:
+    db.write_bytes(os.urandom(100_000))
+
+
+def other_program(db: Path) -> None:
+    db.unlink()
+    sql(db, "CREATE TABLE files (x)", "CREATE TABLE meta (a, b, c)", "INSERT INTO files VALUES (1)")
+
+
+def table_dropped(db: Path) -> None:
+    sql(db, "DROP TABLE files")
+
+
+def column_renamed(db: Path) -> None:
+    sql(db, "ALTER TABLE files RENAME COLUMN path TO p")
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (truncate, "was unreadable"),
+        (random_bytes, "was unreadable"),
+        (other_program, "is not an index this kiln can read"),
+        (table_dropped, "is not an index this kiln can read"),
+        (column_renamed, "is not an index this kiln can read"),
+    ],
+)
+def test_an_index_file_kiln_cannot_use_is_set_aside_and_rebuilt(
+    repo: Path, damage: object, said: str
+) -> None:
+    write(repo, "m.py", "def survivor_symbol():\n    pass\n")
+    assert kiln("index", ".", cwd=repo).returncode == 0
+    db = repo / ".kiln" / "index.db"
+    damage(db)  # type: ignore[operator]
+    for args in (("search", "survivor_symbol", "--json"), ("index", ".")):
+        result = kiln(*args, cwd=repo)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        if args[0] == "search":
+            lines = [line for line in result.stderr.splitlines() if line.strip()]
+            assert len(lines) == 1 and lines[0].startswith("kiln: ") and said in lines[0], lines
+            assert "index.db.corrupt" in lines[0] or "rebuilt" in lines[0]
+            assert json.loads(result.stdout)[0]["name"] == "survivor_symbol"
+        else:
+            assert result.stderr == ""  # the rebuilt index is used as it is
+    assert (repo / ".kiln" / "index.db.corrupt").exists()  # kept for a bug report
+
+
+def test_a_newer_kilns_extra_tables_and_steps_are_left_alone(repo: Path) -> None:
+    write(repo, "m.py", "def survivor_symbol():\n    pass\n")
+    assert kiln("index", ".", cwd=repo).returncode == 0
+    sql(
+        repo / ".kiln" / "index.db",
+        "CREATE TABLE future_signal (x)",
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at)"
+        " VALUES ('kiln.index', 'm999_future', '2030-01-01')",
+    )
+    result = kiln("search", "survivor_symbol", "--json", cwd=repo)
+    assert result.returncode == 0 and result.stderr == ""
+    assert json.loads(result.stdout)[0]["name"] == "survivor_symbol"
+
+
+def _make_read_only(db: Path) -> None:
+    """Root writes whatever a file's mode says: the immutable attribute stops it too."""
+    if os.geteuid() != 0:
+        db.chmod(0o444)
+        return
+    done = subprocess.run(["chattr", "+i", str(db)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot make a file read-only as root here: {done.stderr!r}")
+
+
+def test_a_read_only_index_gives_one_line_and_a_non_zero_exit(repo: Path) -> None:
+    write(repo, "m.py", "def survivor_symbol():\n    pass\n")
+    assert kiln("index", ".", cwd=repo).returncode == 0
+    db = repo / ".kiln" / "index.db"
+    write(repo, "n.py", "def newcomer_symbol():\n    pass\n")  # something to write
+    _make_read_only(db)
+    try:
+        result = kiln("index", ".", cwd=repo)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+        assert len(lines) == 1 and "read-only" in lines[0] and ".kiln is writable" in lines[0]
+        found = kiln("search", "survivor_symbol", "--json", cwd=repo)  # reading still works
+        assert json.loads(found.stdout)[0]["name"] == "survivor_symbol"
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(db)], capture_output=True)
+        db.chmod(0o644)
+    assert kiln("index", ".", cwd=repo).returncode == 0  # writable again: the run resumes
+    found = kiln("search", "newcomer_symbol", "--json", cwd=repo)
+    assert json.loads(found.stdout)[0]["name"] == "newcomer_symbol"
