@@ -21,7 +21,9 @@ from indexer import schema
 from indexer.errors import IndexLocked, IndexUnavailable
 
 # The tables and columns every run reads (``schema`` makes them): a file whose migrations
-# record is complete but whose tables lack one of them was not written by this kiln.
+# record is complete but whose tables lack one of them was not written by this kiln. Plain
+# tables only: a statement is prepared, never run, so no page is read (the full-text tables
+# would be constructed, reading their pages: damage there shows on the first search instead).
 SHAPE = {
     "meta": ("key", "value"),
     "files": ("id", "path", "language", "mtime_ns", "size", "hash", "blocks"),
@@ -31,12 +33,10 @@ SHAPE = {
     ),
     "block_lines": ("id", "start_line", "end_line"),
     "blocks": ("id", "file_id", "start_line", "end_line"),
-    "blocks_fts": ("fts_path", "fts_name", "signature", "docstring", "text", "idents"),
     "defs": ("name", "block_id", "file_id"),
     "refs": ("name", "block_id", "file_id"),
     "commits": ("id", "sha", "time", "message", "files"),
     "commit_files": ("commit_id", "path"),
-    "files_fts": ("words",),
     "files_stale": ("file_id",),
 }  # fmt: skip
 
