@@ -71,7 +71,10 @@ def skills_group() -> None:
 @_registry_opt
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100))
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print [{id, name, description, latestVersion}]."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print [{id, name, description, latestVersion, deprecated}].",
 )
 def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> None:
     """Search the registry by name and description."""
