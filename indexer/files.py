@@ -182,7 +182,7 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
         subdirs = []
         for entry in entries:
             rel = f"{rel_folder}{entry.name}"
-            bad = _bad_name(rel)
+            bad = bad_name(rel)
             if bad:
                 if skipped is not None:
                     skipped.append(f"{printable(rel)}: {bad}")
@@ -215,7 +215,7 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
         stack.extend(reversed(subdirs))
 
 
-def _bad_name(rel: str) -> str:
+def bad_name(rel: str) -> str:
     """Why a path cannot be indexed by its name, or "" when it can."""
     try:
         rel.encode("utf-8")
@@ -337,7 +337,7 @@ def excluded(root: Path, rel: str) -> bool:
     every edit of a file: the answer is kept while the ``.gitignore`` files on the way to it
     are unchanged (matching their patterns costs far more than the ``stat`` of each)."""
     parts = rel.split("/")
-    if any(p in SKIP_DIRS for p in parts[:-1]) or not _wanted_name(parts[-1]):
+    if any(p in SKIP_DIRS for p in parts[:-1]) or not _wanted_name(parts[-1]) or bad_name(rel):
         return True
     if len(parts) > 1 and parts[0] in ROOT_SKIP_DIRS:
         return True

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from indexer.files import bad_name
 from indexer.index import Index, IndexStats
 
 DEBOUNCE_SECONDS = 0.3
@@ -91,6 +92,8 @@ class Watcher:
                 head_moved = True
                 continue
             if rel.startswith(".kiln/") or rel == ".kiln" or "/.git/" in f"/{rel}/":
+                continue
+            if bad_name(rel):  # not UTF-8, too long: the full scan reports it, once
                 continue
             rels.append(rel)
         if not rels and not head_moved:

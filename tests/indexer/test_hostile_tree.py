@@ -142,3 +142,38 @@ def test_a_single_file_update_of_a_fifo_or_device_removes_it(repo: Path) -> None
         assert all(h.path not in ("p.py", "z.py") for h in idx.search("piped_symbol zeroed_symbol"))
     finally:
         idx.close()
+
+
+def test_watch_goes_on_past_a_name_that_is_not_utf8(repo: Path) -> None:
+    import select
+    import signal
+
+    write(repo, "ok.py", "def first_symbol():\n    pass\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "index", "--watch", "--json", "."],
+        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+    def line() -> dict:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], HANG)
+        assert ready, "no output from kiln index --watch"
+        return json.loads(proc.stdout.readline())
+
+    try:
+        assert line()["total_files"] == 1
+        assert line()["event"] == "watching"
+        # one batch: the odd name sorts first, and used to end the batch before good.py
+        (repo / os.fsdecode(b"a\xff.py")).write_text("def odd_symbol():\n    pass\n")
+        os.mkfifo(repo / "b_pipe.py")
+        write(repo, "good.py", "def late_symbol():\n    pass\n")
+        batch = line()
+        while "good.py" not in batch["paths"]:
+            batch = line()
+        assert batch["event"] == "batch"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=HANG)
+    assert proc.returncode == 0 and "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+    found = json.loads(kiln("search", "late_symbol", "--json", cwd=repo).stdout)
+    assert found[0]["name"] == "late_symbol"
