@@ -8,7 +8,7 @@ import os
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Self
 
-from agent.errors import ProviderError, ProviderUnavailable
+from agent.errors import ConfigError, ProviderError, ProviderUnavailable
 from agent.providers.retry import RetryPolicy, retrying_stream
 from agent.providers.sdk_errors import classify_sdk_error, is_transport_error
 from agent.types import Request, StreamItem
@@ -41,6 +41,13 @@ class SdkClientModel:
         """Model, endpoint and key from the arguments, else the SDK's usual variables."""
         self.model = model or os.environ.get("KILN_MODEL") or default_model
         self.base_url = base_url or os.environ.get(self.base_var) or None
+        if self.base_url and not self.base_url.lower().startswith(("http://", "https://")):
+            # The SDK would send nothing and report a dropped connection, retried in vain.
+            raise ConfigError(
+                f"{self.base_var or 'the base URL'} {self.base_url!r} is not an http:// or "
+                "https:// URL",
+                hint="e.g. http://localhost:11434/v1",
+            )
         key = api_key or os.environ.get(self.key_var)
         if not key:
             if not self.base_url:

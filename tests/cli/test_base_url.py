@@ -1,0 +1,33 @@
+"""A base URL without a scheme (`OPENAI_BASE_URL=localhost:11434/v1`) is a configuration
+mistake: one line naming the variable and exit code 2 before any request, not four attempts
+reported as a dropped connection and the provider-failure exit code."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"OPENAI_BASE_URL": "localhost:11434/v1"},
+        {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "127.0.0.1:8080"},
+    ],
+)
+def test_a_base_url_without_a_scheme_is_a_usage_error(tmp_path: Path, env: dict) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--output-format", "json", "hello"],
+        cwd=tmp_path, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    var = next(k for k in env if k.endswith("_BASE_URL"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and var in proc.stderr, proc.stderr
+    assert "retry" not in proc.stderr and proc.stdout == ""
