@@ -94,11 +94,18 @@ def url_cwd(cwd: str, *, file_ok: bool) -> str | None:
 
 
 def uri_to_path(uri: str) -> Path | None:
+    """The path of a ``file:`` URI; None for any other scheme, and for a path whose escapes
+    are not UTF-8 or hold a NUL (no file has that name as the editor sent it: decoding it
+    with replacement characters would name another file)."""
     if not uri.startswith("file:"):
         return None
     from urllib.parse import unquote, urlparse
 
-    return Path(unquote(urlparse(uri).path))
+    try:
+        path = unquote(urlparse(uri).path, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    return None if "\x00" in path else Path(path)
 
 
 def read_disk(path: Path) -> str | None:

@@ -1,12 +1,13 @@
 """Hostile buffers against the index `kiln lsp` keeps fresh from the editor (docs/security.md,
 "The code index"), over the raw JSON-RPC channel: a buffer over the index's 1 MB cap, a buffer
 outside the workspace, URIs that are not ``file://``, a change for a document never opened,
-incremental changes out of range. The server keeps answering, logs no traceback, and the
+incremental changes out of range, a save of a FIFO, a path that is not UTF-8. The server keeps answering, logs no traceback, and the
 index holds only what it should."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,11 @@ async def test_hostile_buffers_leave_the_index_and_the_server_sound(
             "textDocument/didChange",
             {"textDocument": never, "contentChanges": [{"text": "def never_opened():\n"}]},
         )
+        os.mkfifo(root / "pipe.py")  # its open() for reading would wait for a writer forever
+        server.notify(
+            "textDocument/didSave", {"textDocument": {"uri": (root / "pipe.py").as_uri()}}
+        )
+        _open(server, root.as_uri() + "/odd%FF%FE.py", "def undecodable_symbol():\n    pass\n")
         small = (root / "small.py").as_uri()
         _open(server, small, "def small_symbol():\n    pass\n")
         far = {"start": {"line": 999, "character": 5}, "end": {"line": 1200, "character": 0}}
@@ -83,19 +89,19 @@ async def test_hostile_buffers_leave_the_index_and_the_server_sound(
         )
         probe = (root / "probe.py").as_uri()
         words = ["oversized_7", "outside_secret", "untitled_symbol", "remote_symbol"]
-        words += ["never_opened", "small_symbol", "marker_symbol"]
+        words += ["never_opened", "undecodable_symbol", "small_symbol", "marker_symbol"]
         _open(server, probe, "\n".join(words) + "\n\ndef marker_symbol():\n    pass\n")
         # Buffers are indexed one after another on one thread: once the last one opened is
         # searchable, those before it have been handled.
         for n in range(600):
-            if ("marker_symbol", "probe.py") in await _hover_hits(server, f"m{n}", probe, 6):
+            if ("marker_symbol", "probe.py") in await _hover_hits(server, f"m{n}", probe, 7):
                 break
             await asyncio.sleep(0.1)
         else:
             raise AssertionError("the probe buffer was never indexed")
         found = {w: await _hover_hits(server, f"h-{w}", probe, i) for i, w in enumerate(words)}
         assert found["small_symbol"][0] == ("small_symbol", "small.py")
-        for word in words[:5]:  # over the cap, outside, not file://, never opened: not indexed
+        for word in words[:6]:  # over the cap, outside, not file://, never opened, not UTF-8
             assert all(name != word for name, _ in found[word]), (word, found[word])
         hello = await server.request("hello", "kiln/hello", {})
         assert hello["result"]["protocolVersion"] == 1
