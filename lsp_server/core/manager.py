@@ -132,6 +132,7 @@ class _Live:
     host: CoreHost
     turn: asyncio.Task[str] | None = None
     started: float = field(default_factory=time.monotonic)
+    cancel_before_start: bool = False  # a cancel came before the scheduled turn ran a line
 
 
 class SessionManager:
@@ -321,7 +322,8 @@ class SessionManager:
             read_text=lambda p: read(p) or read_disk(p),
             read_uri=getattr(self.frontend, "read_uri", None),
         )
-        live.turn = asyncio.ensure_future(session.prompt(blocks))
+        live.cancel_before_start = False
+        live.turn = asyncio.ensure_future(self._turn(live, blocks))
         try:
             reason = await asyncio.shield(live.turn)
         except asyncio.CancelledError:  # the request itself was cancelled: a hard cancel
@@ -330,10 +332,20 @@ class SessionManager:
         await live.host.close_open_calls(reason)
         return reason
 
+    @staticmethod
+    async def _turn(live: _Live, blocks: list[Any]) -> str:
+        # A cancel handled between scheduling this turn and its start (it came right behind
+        # the prompt) found no task in the session to stop: it is honoured here instead.
+        if live.cancel_before_start:
+            return "cancelled"
+        return await live.session.prompt(blocks)
+
     def cancel(self, session_id: str) -> bool:
         """Cancel the running turn; its prompt call then returns "cancelled". False if idle."""
         session = self.get(session_id)
         busy = self.is_busy(session_id)
+        if busy and not session.busy:  # scheduled, not started: see ``_turn``
+            self.live[session_id].cancel_before_start = True
         session.cancel()
         return busy
 
@@ -383,8 +395,8 @@ class SessionManager:
     async def shutdown(self) -> None:
         """Cancel every running turn and wait, so transcripts end consistent and state is saved."""
         turns = [live.turn for live in self.live.values() if live.turn and not live.turn.done()]
-        for live in self.live.values():
-            live.session.cancel()
+        for session_id in list(self.live):
+            self.cancel(session_id)
         if turns:
             await asyncio.gather(*turns, return_exceptions=True)
         for live in list(self.live.values()):

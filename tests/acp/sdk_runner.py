@@ -117,7 +117,10 @@ class Conformance:
         raw = json.loads(done.stdout)
         report = Report(raw.get("result") or {}, raw["connections"], wire, raw["violations"])
         stderr = "\n".join(c["stderr"] for c in report.connections)
-        assert raw["failure"] is None, f"{raw['failure']}\n--- kiln stderr ---\n{stderr[-4000:]}"
+        assert raw["failure"] is None, (
+            f"{raw['failure']}\n--- last frames ---\n{last_frames(report)}\n"
+            f"--- kiln stderr ---\n{stderr[-4000:]}"
+        )
         assert report.violations == [], json.dumps(report.violations, indent=1)[:8000]
         for connection in report.connections:
             assert connection["exit"]["code"] == 0, connection["stderr"][-4000:]
@@ -135,6 +138,15 @@ class Conformance:
         )
         env.pop("KILN_SCRIPT", None)
         return env
+
+
+def last_frames(report: Report, count: int = 12) -> str:
+    """The end of each connection's exchange, for a scenario that failed midway."""
+    lines = []
+    for n, connection in enumerate(report.connections):
+        for frame in connection["frames"][-count:]:
+            lines.append(f"[{n}] {frame['ms']:>6} ms {frame['dir']} {frame['line'][:240]}")
+    return "\n".join(lines)
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
