@@ -177,3 +177,24 @@ def test_watch_goes_on_past_a_name_that_is_not_utf8(repo: Path) -> None:
     assert proc.returncode == 0 and "Traceback" not in (proc.stderr.read() if proc.stderr else "")
     found = json.loads(kiln("search", "late_symbol", "--json", cwd=repo).stdout)
     assert found[0]["name"] == "late_symbol"
+
+
+def test_oversized_minified_binary_and_generated_content_stays_out(repo: Path) -> None:
+    """The limits docs/security.md states, whatever the file is called."""
+    write(repo, "ok.py", "def normal_symbol():\n    pass\n")
+    (repo / "bundle.py").write_text("def minified_symbol(): pass;" * 750_000)  # ~20 MB, one line
+    (repo / "long.py").write_text("def wide_symbol(): pass;" * 200 + "\n" * 10)  # 4.8 kB, minified
+    lines = "".join(f"def big_symbol_{n}(value):\n    return value\n" for n in range(30_000))
+    assert len(lines) > 1_000_000
+    (repo / "big.py").write_text(lines)
+    (repo / "blob.py").write_bytes(b"def binary_symbol():\n    pass\n\x00\x01\x02")
+    (repo / "gen.py").write_text("# @generated\ndef generated_symbol():\n    pass\n")
+    clean(kiln("index", ".", cwd=repo))
+    for word in ("minified_symbol", "wide_symbol", "big_symbol_7", "binary_symbol"):
+        hits = json.loads(kiln("search", word, "--json", cwd=repo).stdout)
+        assert all(h["name"] != word for h in hits), (word, hits)
+    hits = json.loads(kiln("search", "generated_symbol", "--json", cwd=repo).stdout)
+    assert all(h["name"] != "generated_symbol" for h in hits)
+    assert (
+        json.loads(kiln("search", "normal_symbol", "--json", cwd=repo).stdout)[0]["path"] == "ok.py"
+    )
