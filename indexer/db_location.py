@@ -7,9 +7,10 @@ the user's outside the workspace, overwritten or grown by every edit.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
-from indexer.errors import IndexLinked
+from indexer.errors import IndexLinked, IndexNotAFile
 
 _NAMES = ("index.db", "index.db-wal", "index.db-shm")
 _ASIDE = ("index.db.corrupt", "index.db.corrupt-wal", "index.db.corrupt-shm")
@@ -25,3 +26,10 @@ def refuse_links(root: Path, db_path: Path) -> None:
             raise IndexLinked(
                 f"{folder / name} is a link; kiln does not write the index through it"
             )
+    for name in _NAMES:  # a FIFO there would block SQLite's reads; a folder cannot be opened
+        try:
+            mode = (folder / name).lstat().st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            raise IndexNotAFile(f"{folder / name} is not a regular file")

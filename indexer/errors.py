@@ -40,6 +40,13 @@ class IndexLinked(IndexUnavailable):
     hint = "remove the link: the index is written only to <root>/.kiln/index.db itself"
 
 
+class IndexNotAFile(IndexUnavailable):
+    """The index file (or its ``-wal``/``-shm``) is a FIFO, a device or a folder."""
+
+    exit_code = 2
+    hint = "remove it: the index is a regular file, <root>/.kiln/index.db"
+
+
 class NotADirectory(IndexerError):
     exit_code = 2
     hint = "pass the folder of a project"

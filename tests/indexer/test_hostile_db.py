@@ -133,3 +133,24 @@ def test_a_read_only_index_gives_one_line_and_a_non_zero_exit(repo: Path) -> Non
     assert kiln("index", ".", cwd=repo).returncode == 0  # writable again: the run resumes
     found = kiln("search", "newcomer_symbol", "--json", cwd=repo)
     assert json.loads(found.stdout)[0]["name"] == "newcomer_symbol"
+
+
+@pytest.mark.parametrize("name", ["index.db", "index.db-wal"])
+def test_an_index_file_that_is_a_fifo_or_a_folder_is_refused_with_one_line(
+    repo: Path, name: str
+) -> None:
+    write(repo, "m.py", "def survivor_symbol():\n    pass\n")
+    (repo / ".kiln").mkdir()
+    os.mkfifo(repo / ".kiln" / name)  # SQLite's reads of it would wait for a writer
+    for args in (("index", "."), ("search", "survivor_symbol")):
+        result = kiln(*args, cwd=repo)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert len(lines) == 1 and "is not a regular file" in lines[0] and "remove it" in lines[0]
+    (repo / ".kiln" / name).unlink()
+    (repo / ".kiln" / name).mkdir()
+    assert "is not a regular file" in kiln("index", ".", cwd=repo).stderr
+    (repo / ".kiln" / name).rmdir()  # the documented way out
+    assert kiln("index", ".", cwd=repo).returncode == 0
+    found = json.loads(kiln("search", "survivor_symbol", "--json", cwd=repo).stdout)
+    assert found[0]["name"] == "survivor_symbol"
