@@ -14,6 +14,11 @@ import click
 class QueryCommand(click.Command):
     """A command with one free-text positional argument that may begin with a dash."""
 
+    # Only a dashed argument holding whitespace ("- fix the date test") is taken as the text;
+    # any other unknown "-x" stays an option, so click refuses it (for `kiln run`, where a
+    # mistyped option must not become the agent's task).
+    spaced_text_only = False
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, self._reorder(ctx, list(args)))
 
@@ -39,7 +44,9 @@ class QueryCommand(click.Command):
                 options.extend(args[i : i + 2])
                 i += 2
                 continue
-            if kind is not None:
+            if kind is not None or (
+                self.spaced_text_only and arg.startswith("-") and len(arg.split()) < 2
+            ):
                 options.append(arg)
             else:
                 positional.append(arg)

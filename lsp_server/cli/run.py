@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from agent.permissions import MODES
+from lsp_server.cli.query_args import QueryCommand
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -26,7 +27,13 @@ def workspace_for(root: Path, *, explicit: bool) -> tuple[Path, str]:
     return (repo, str(here.relative_to(repo))) if repo != here else (here, "")
 
 
-@click.command("run")
+class TaskCommand(QueryCommand):
+    """TASK may start with a dash when it reads as text ("- fix the failing date test")."""
+
+    spaced_text_only = True
+
+
+@click.command("run", cls=TaskCommand)
 @click.argument("task", required=False)
 @click.option(
     "--root",
