@@ -16,7 +16,8 @@ TRIGGER = re.compile(r"^\s*(/kiln|@kiln)\b[:,]?\s*", re.IGNORECASE)
 def task_from_event(path: Path) -> str:
     event = _load(path)
     comment = (event.get("comment") or {}).get("body")
-    if comment:
+    # A bare "/kiln" asks for the issue or pull request it is posted on: taken below.
+    if comment and TRIGGER.sub("", comment, count=1).strip():
         task = TRIGGER.sub("", comment, count=1).strip()
         where = event.get("pull_request") or event.get("issue") or {}
         if where.get("title"):
