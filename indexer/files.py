@@ -17,6 +17,8 @@ from indexer.reading import read_regular
 
 MAX_FILE_BYTES = 1_000_000
 MAX_IGNORE_BYTES = 1_000_000  # a longer .gitignore is read up to here
+MAX_IGNORE_PATTERNS = 2000  # the patterns of a .gitignore that count, in order
+MAX_STARS = 2  # "*" per segment of a .gitignore pattern; a pattern with more is dropped
 MAX_PATH_CHARS = 4096  # longer repo-relative paths are left out (PATH_MAX on Linux)
 SNIFF_BYTES = 8192
 # Folders that are never project source (dependency trees, caches, build output, VCS).
@@ -124,11 +126,29 @@ class _SpecCache:
         if len(data) > MAX_IGNORE_BYTES:  # the patterns of its first MAX_IGNORE_BYTES
             data = data[:MAX_IGNORE_BYTES].rsplit(b"\n", 1)[0]
         text = data.decode("utf-8", errors="replace")
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", text.splitlines())
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", tame_patterns(text.splitlines()))
         if len(self._items) >= self.SIZE:
             self._items.pop(next(iter(self._items)), None)
         self._items[path] = (sig, spec)
         return sig, spec
+
+
+def tame_patterns(lines: list[str]) -> list[str]:
+    """The ``.gitignore`` lines safe to match: pathspec turns each into a regular expression,
+    and one segment with many ``*`` (``*a*a*a*a*zz``) backtracks for minutes on a long name,
+    so such a pattern is dropped; past ``MAX_IGNORE_PATTERNS`` patterns the rest are dropped
+    (each is tried on every file: 100,000 cost ~70 ms per file)."""
+    kept: list[str] = []
+    for line in lines:
+        pattern = line.strip()
+        if not pattern or pattern.startswith("#"):
+            continue
+        if any(seg != "**" and seg.count("*") > MAX_STARS for seg in pattern.split("/")):
+            continue
+        kept.append(line)
+        if len(kept) >= MAX_IGNORE_PATTERNS:
+            break
+    return kept
 
 
 _specs = _SpecCache()

@@ -198,3 +198,15 @@ def test_oversized_minified_binary_and_generated_content_stays_out(repo: Path) -
     assert (
         json.loads(kiln("search", "normal_symbol", "--json", cwd=repo).stdout)[0]["path"] == "ok.py"
     )
+
+
+def test_a_gitignore_pattern_that_backtracks_is_dropped(repo: Path) -> None:
+    """``*a*a*a...`` becomes a regular expression that backtracks for hours on a long name."""
+    write(repo, ".gitignore", "*a" * 12 + "zz\nskipped_*.py\n")
+    write(repo, "a" * 200 + ".py", "def long_named_symbol():\n    pass\n")
+    write(repo, "skipped_one.py", "def ignored_symbol():\n    pass\n")
+    clean(kiln("index", ".", cwd=repo))
+    hits = json.loads(kiln("search", "long_named_symbol", "--json", cwd=repo).stdout)
+    assert hits[0]["name"] == "long_named_symbol"
+    hits = json.loads(kiln("search", "ignored_symbol", "--json", cwd=repo).stdout)
+    assert all(h["path"] != "skipped_one.py" for h in hits)  # the other patterns still count
