@@ -27,9 +27,15 @@ from indexer.tokens import stem, vocabulary_term
 _K1 = 1.2  # FTS5's bm25() constants
 _B = 0.75
 _IDF_FLOOR = 1e-6
+# token -> its porter stem, across searches (the stemmer is a tokenizer round trip, ~30 us)
+_STEMS: dict[bytes, str] = {}
+_STEMS_KEPT = 50_000
 # Bytes that end a token: ASCII other than letters and digits (UTF-8 bytes of other scripts
-# stay token bytes); lower-cased first, as the tokenizer folds case.
-_SPACES = bytes(c if c >= 128 or chr(c).isalnum() else 32 for c in range(256))
+# stay token bytes); ASCII capitals fold to lower case, as the tokenizer folds case.
+_SPACES = bytes(
+    c if c >= 128 or chr(c).islower() or chr(c).isdigit() else c + 32 if chr(c).isupper() else 32
+    for c in range(256)
+)
 
 
 def statistics(conn: sqlite3.Connection) -> tuple[int, float]:
@@ -78,43 +84,59 @@ def rescore(
     # starting like a term's stem less that letter are looked at
     starts = {b" " + t[: max(3, len(t) - 1)].encode("utf-8") for t in idf}
     stems: dict[bytes, str | None] = {}  # token -> the term stem it is (None: no term)
+    if len(_STEMS) > _STEMS_KEPT:
+        _STEMS.clear()
     weights = [W.COLUMN_WEIGHTS[c] for c in FTS_COLUMNS]
+    width = len(FTS_COLUMNS)
     scores: dict[int, float] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         sizes = conn.execute(f"SELECT id, sz FROM blocks_fts_docsize WHERE id IN ({marks})", chunk)
-        lengths = {block_id: sum(_varints(size)) for block_id, size in sizes}
-        sql = f"SELECT id, {', '.join(FTS_COLUMNS)} FROM block_rows WHERE id IN ({marks})"
+        # a column under 128 tokens is one varint byte: most rows are all such bytes
+        lengths = {
+            block_id: sum(size) if size.isascii() else sum(_varints(size))
+            for block_id, size in sizes
+        }
         # every column of every candidate in one text, each after a space: the search for a
-        # term's tokens is then a few C-speed finds per term, not one per column
+        # term's tokens is then a few C-speed finds per term, not one per column. SQLite joins
+        # a row's columns and hands over their UTF-8 bytes (the columns are NOT NULL text)
+        # with each column's length in bytes, so no column is decoded or encoded here.
+        joined = " || ' ' || ".join(FTS_COLUMNS)
+        sql = (
+            f"SELECT id, CAST({joined} AS BLOB), "
+            + ", ".join(f"length(CAST({c} AS BLOB))" for c in FTS_COLUMNS)
+            + f" FROM block_rows WHERE id IN ({marks})"
+        )
         texts: list[bytes] = [b""]
         bounds: list[int] = []  # where each column starts in the text
-        owners: list[tuple[int, float]] = []  # its block and column weight
+        blocks: list[int] = []  # the block of each row of columns in ``bounds``
         at = 1
         for row in conn.execute(sql, chunk):
-            for weight, column in zip(weights, row[1:], strict=True):
-                data = column.encode("utf-8", "replace") if column else b""
-                texts.append(data)
+            texts.append(row[1])
+            blocks.append(row[0])
+            for size in row[2:]:
                 bounds.append(at)
-                owners.append((row[0], weight))
-                at += len(data) + 1
-        text = b" ".join(texts).lower().translate(_SPACES) + b" "
+                at += size + 1
+        text = b" ".join(texts).translate(_SPACES) + b" "
         freq: dict[int, dict[str, float]] = {}
         for lead in starts:
             at = text.find(lead)
             while at >= 0:
                 end = text.find(b" ", at + 1)
-                token = text[at + 1 : end]
-                if token in stems:
-                    term = stems[token]
+                word = text[at + 1 : end]
+                if word in stems:
+                    match = stems[word]
                 else:
-                    term = stem(token.decode("utf-8", "replace"))
-                    term = stems[token] = term if term in idf else None
-                if term is not None:
-                    block_id, weight = owners[bisect_right(bounds, at + 1) - 1]
+                    stemmed = _STEMS.get(word)
+                    if stemmed is None:
+                        stemmed = _STEMS[word] = stem(word.decode("utf-8", "replace"))
+                    match = stems[word] = stemmed if stemmed in idf else None
+                if match is not None:
+                    column = bisect_right(bounds, at + 1) - 1
+                    block_id, weight = blocks[column // width], weights[column % width]
                     held = freq.setdefault(block_id, {})
-                    held[term] = held.get(term, 0.0) + weight
+                    held[match] = held.get(match, 0.0) + weight
                 at = text.find(lead, end)
         for block_id, held in freq.items():
             norm = _K1 * (1 - _B + _B * lengths.get(block_id, 0) / average)

@@ -25,6 +25,10 @@ BLOCKS = {
     "    return decl.comments + decl.important_comments\n",
     "parse/lexer.py": "class Lexer:\n    def formatting(self):\n        return 'formatted'\n",
     "parse/tokens.py": "TOKENS = ['comment', 'importance', 'formats']\n",
+    # capitals, and a text column of more than 127 tokens (its length takes two varint bytes)
+    "fmt/long.py": "def Format_Long_Comments(Node):\n    return [\n"
+    + "".join(f"        Node.Value{n}, 'Important {n}',\n" for n in range(120))
+    + "    ]\n",
 }
 
 
