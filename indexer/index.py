@@ -164,7 +164,7 @@ class Index:
         bulk = len(work) >= BULK_FILES
         if bulk:  # see BULK_FILES: a killed run loses nothing it committed
             self._db.pragma("synchronous=OFF")
-        results = prepared(work, {r: known[r][2] for r in by_rel if r in known})
+        results = prepared(work, {r: known[r][2] for r in by_rel if r in known}, str(self.root))
         finished = False
         try:
             pending = iter(results)
@@ -285,7 +285,7 @@ class Index:
         if text is None:
             try:  # a FIFO, a device, a file still growing: see indexer/reading.py
                 st = full.stat()
-                data = read_regular(full, MAX_FILE_BYTES)
+                data = read_regular(full, MAX_FILE_BYTES, inside=str(self.root))
             except OSError:  # gone, a folder, unreadable, not a regular file: not indexed
                 self.remove_file(rel)
                 return 0

@@ -42,7 +42,7 @@ def digest(data: bytes) -> str:
 
 
 def _prepare(
-    rel: str, path: str, known_hash: str | None
+    rel: str, path: str, known_hash: str | None, root: str | None = None
 ) -> tuple[str, str, store.Prepared | None, int, str]:
     """Read, hash and chunk one file (runs in a worker process for big runs).
 
@@ -50,7 +50,7 @@ def _prepare(
     ``gone``/``error: ...``.
     """
     try:  # never blocks on a FIFO swapped in since the listing; reads MAX_FILE_BYTES + 1 at most
-        data = read_regular(path, MAX_FILE_BYTES)
+        data = read_regular(path, MAX_FILE_BYTES, inside=root)  # ... nor a link swapped in
     except FileNotFoundError:
         return rel, "gone", None, 0, ""
     except OSError as exc:
@@ -63,14 +63,16 @@ def _prepare(
     return rel, "indexed", store.prepare(rel, chunk_file(rel, data)), len(data), h
 
 
-def _prepare_many(args: list[tuple[str, str, str | None]]) -> list[tuple]:
+def _prepare_many(args: list[tuple[str, str, str | None, str | None]]) -> list[tuple]:
     return [_prepare(*a) for a in args]
 
 
-def _batches(args: list[tuple[str, str, str | None]], sizes: list[int]) -> Iterator[list]:
+def _batches(
+    args: list[tuple[str, str, str | None, str | None]], sizes: list[int]
+) -> Iterator[list]:
     """Consecutive runs of files of about ``BATCH_BYTES`` (at most ``BATCH_FILES``): one
     round trip per run keeps the pickling and queue overhead per file small."""
-    batch: list[tuple[str, str, str | None]] = []
+    batch: list[tuple[str, str, str | None, str | None]] = []
     held = 0
     for a, size in zip(args, sizes, strict=True):
         batch.append(a)
@@ -82,12 +84,15 @@ def _batches(args: list[tuple[str, str, str | None]], sizes: list[int]) -> Itera
         yield batch
 
 
-def prepared(work: list[Candidate], hashes: dict[str, str]) -> Generator[tuple, None, None]:
+def prepared(
+    work: list[Candidate], hashes: dict[str, str], root: str | None = None
+) -> Generator[tuple, None, None]:
     """Prepared rows for each file of ``work``, in order: in-process for a few files, in two
     forked workers for a full run (parsing is the CPU-bound part; the caller writes while
-    they parse). At most ``IN_FLIGHT`` batches are submitted ahead of the one the caller
+    they parse). With ``root``, a file whose opened descriptor leads outside it is not read
+    (replaced by a link since the listing: ``reading.read_regular``). At most ``IN_FLIGHT`` batches are submitted ahead of the one the caller
     reads, so a writer slower than the workers holds a bounded amount of rows in memory."""
-    args = [(c.rel, str(c.path), hashes.get(c.rel)) for c in work]
+    args = [(c.rel, str(c.path), hashes.get(c.rel), root) for c in work]
     ctx = _fork_context() if len(work) >= POOL_MIN_FILES else None
     if ctx is None:
         for a in args:

@@ -22,16 +22,21 @@ class NotRegular(OSError):
     """The path is a FIFO, a socket, a device or a folder: nothing the index reads."""
 
 
-def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
-    """The first ``limit + 1`` bytes at most of the regular file ``path``.
+def read_regular(path: str | os.PathLike[str], limit: int, *, inside: str | None = None) -> bytes:
+    """The first ``limit + 1`` bytes at most of the regular file ``path``; with ``inside`` (a
+    resolved folder), only if the file opened lies in it: a file replaced by a link to
+    ``~/.ssh/id_rsa`` after the listing checked it is not read. The descriptor's own path is
+    checked (``/proc/self/fd``), not the name again, so a second swap cannot slip between.
 
     Raises ``FileNotFoundError`` when it is gone, ``NotRegular`` when it is not a regular
-    file, and ``OSError`` when it cannot be opened or read."""
+    file or lies outside ``inside``, and ``OSError`` when it cannot be opened or read."""
     fd = os.open(path, _FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotRegular(f"not a regular file ({_kind(st.st_mode)})")
+        if inside is not None and not _within(_opened_path(fd, path), inside):
+            raise NotRegular("leads outside the workspace")
         want = min(st.st_size, limit) + 1  # a read allocates what it asks for: ask for the size
         parts: list[bytes] = []
         while want > 0:
@@ -56,3 +61,16 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "a special file"
+
+
+def _opened_path(fd: int, path: str | os.PathLike[str]) -> str:
+    """Where the open descriptor ``fd`` leads (Linux: its /proc link; elsewhere the name's
+    resolved path, checked after the open)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+
+
+def _within(real: str, folder: str) -> bool:
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)

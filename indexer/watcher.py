@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from indexer.errors import PathOutsideRoot
 from indexer.files import bad_name
 from indexer.index import Index, IndexStats
 
@@ -128,13 +129,16 @@ class Watcher:
                 for rel in batch:
                     if self.skip is not None and self.skip(self.root / rel):
                         continue
-                    if (self.root / rel).is_file():
-                        count = self.index.update_file(rel)
-                        stats.files_indexed += 1
-                        stats.blocks += count
-                    else:
-                        self.index.remove_file(rel)
-                        stats.files_removed += 1
+                    try:
+                        if (self.root / rel).is_file():
+                            count = self.index.update_file(rel)
+                            stats.files_indexed += 1
+                            stats.blocks += count
+                        else:
+                            self.index.remove_file(rel)
+                            stats.files_removed += 1
+                    except PathOutsideRoot as exc:  # a link out of the tree: the rest goes on
+                        self.errors.append(str(exc))
                 if head_moved:
                     stats.commits = self.index.sync_history()
         except Exception as exc:  # noqa: BLE001 - a watcher thread must survive one bad batch

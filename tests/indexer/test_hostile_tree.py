@@ -166,6 +166,7 @@ def test_watch_goes_on_past_a_name_that_is_not_utf8(repo: Path) -> None:
         # one batch: the odd name sorts first, and used to end the batch before good.py
         (repo / os.fsdecode(b"a\xff.py")).write_text("def odd_symbol():\n    pass\n")
         os.mkfifo(repo / "b_pipe.py")
+        (repo / "c_link.py").symlink_to("/etc/hostname")  # leads outside: refused, batch goes on
         write(repo, "good.py", "def late_symbol():\n    pass\n")
         batch = line()
         while "good.py" not in batch["paths"]:
@@ -210,3 +211,39 @@ def test_a_gitignore_pattern_that_backtracks_is_dropped(repo: Path) -> None:
     assert hits[0]["name"] == "long_named_symbol"
     hits = json.loads(kiln("search", "ignored_symbol", "--json", cwd=repo).stdout)
     assert all(h["path"] != "skipped_one.py" for h in hits)  # the other patterns still count
+
+
+def test_a_file_replaced_by_a_link_outside_after_the_listing_is_not_read(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The listing saw a regular file; by the read it is a link to a secret of the user's."""
+    secret = tmp_path / "id_secret.py"
+    secret.write_text("def leaked_secret_symbol():\n    pass\n")
+    for i in range(4):
+        write(repo, f"s{i}.py", f"def steady_{i}():\n    pass\n")
+    script = f"""
+def progress(done, total, path):
+    if done == 1:
+        (root / "s2.py").unlink()
+        (root / "s2.py").symlink_to({str(secret)!r})
+stats = idx.update(progress)
+print(stats.files_indexed, stats.skipped)
+(root / "s3.py").unlink()
+(root / "s3.py").symlink_to({str(secret)!r})
+try:
+    idx.update_file("s3.py")
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+    result = _fifo_update(repo, script)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "3 ['s2.py: leads outside the workspace']",
+        "PathOutsideRoot",  # one-file updates refuse it by name, as before
+    ]
+    idx = Index(repo)
+    try:
+        assert all(h.name != "leaked_secret_symbol" for h in idx.search("leaked_secret_symbol"))
+        assert idx.search("steady_1")[0].name == "steady_1"
+    finally:
+        idx.close()
