@@ -93,7 +93,11 @@ def show_cmd(session_id: str, as_json: bool) -> None:
         k: sum(u[k] for u in usage)
         for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
     }
-    click.echo(f"\nusage: {tokens}, cost ${sum(u['cost_usd'] for u in usage):.4f}")
+    click.echo(
+        f"\ntokens in {tokens['input_tokens']} (cache read {tokens['cache_read_tokens']}, "
+        f"cache write {tokens['cache_write_tokens']}), out {tokens['output_tokens']}; "
+        f"cost ${sum(u['cost_usd'] for u in usage):.4f}"
+    )
 
 
 @sessions_group.command("search")

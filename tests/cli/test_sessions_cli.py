@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,9 @@ async def test_list_show_search(failing_repo: Path) -> None:
     assert rows[0]["id"] == session.id and rows[0]["title"] == "Why does add subtract?"
     shown = kiln("sessions", "show", session.id, cwd=failing_repo)
     assert "[tool call] read_file" in shown.stdout and "zebra-stripes" in shown.stdout
+    # usage in the words the run's own summary line uses, not a Python dict
+    assert re.search(r"^tokens in \d+ \(cache read \d+, cache write \d+\), out \d+; cost \$",
+                     shown.stdout, re.M)  # fmt: skip
     found = kiln("sessions", "search", "zebra stripes", "--json", cwd=failing_repo)
     hits = json.loads(found.stdout)
     assert hits and hits[0]["session_id"] == session.id and "zebra" in hits[0]["excerpt"].lower()
