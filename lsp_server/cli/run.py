@@ -155,6 +155,8 @@ def run_cmd(
         raise click.UsageError("the task is empty")
     if commit_branch and not ci:
         raise click.UsageError("--commit-branch needs --ci")
+    if ci and mode != "ci" and _given(click.get_current_context(), "mode"):
+        click.echo(f"kiln: --ci runs with ci permissions; --mode {mode} is ignored", err=True)
     if not root.is_dir():
         raise click.UsageError(f"--root {root} is not a directory")
     root, cwd = workspace_for(root, explicit=_given(click.get_current_context(), "root"))

@@ -38,3 +38,16 @@ def test_plain_run_exits_0_when_finished_and_5_when_refused(tmp_path: Path) -> N
 
     finished = kiln(root, [call("list_files"), "done"], "--mode", "ask", "go")
     assert finished.returncode == 0, finished.stderr
+
+
+def test_ci_says_that_it_ignores_a_mode(tmp_path: Path) -> None:
+    """`--ci` always runs with ci permissions; a `--mode` beside it is named as ignored, so a
+    user who asked for yolo is not left believing they got it."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    script = [call("write_file", path=".kiln/settings.json", content="{}"), "done"]
+    run = kiln(root, script, "--ci", "--mode", "yolo", "go")
+    assert "kiln: --ci runs with ci permissions; --mode yolo is ignored" in run.stderr
+    assert not (root / ".kiln" / "settings.json").exists()  # ci refuses settings; yolo would not
+    quiet = kiln(root, ["done"], "--ci", "go")
+    assert "is ignored" not in quiet.stderr
