@@ -260,3 +260,29 @@ def test_a_generated_file_ranks_below_the_code_it_lists(
     assert idx.search(query, 2)[0].path == "src/handlers.rs"
     monkeypatch.setattr(W, "GENERATED_PENALTY", 1.0)  # the rule is what decides it
     assert idx.search(query, 2)[0].path == "src/rules.rs"
+
+
+def test_an_edit_that_adds_or_drops_the_generated_header_counts_at_once(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    # the answer is kept per file content: an editor buffer that gains or loses the header
+    # must change it on the next search
+    header = "//! Generated file, do not edit by hand\n"
+    body = (
+        'pub const RULES: &[&str] = &["use_strict_mode", "no_strict_mode_handlers"];\n'
+        "// strict mode handlers: strict mode event handlers\n"
+    )
+    write(repo, "src/rules.rs", body)
+    write(
+        repo,
+        "src/handlers.rs",
+        "/// Event handlers in strict mode.\npub fn check(node: &Node) -> bool {\n    true\n}\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    query = "strict mode event handlers"
+    assert idx.search(query, 2)[0].path == "src/rules.rs"
+    idx.update_file("src/rules.rs", header + body)
+    assert idx.search(query, 2)[0].path == "src/handlers.rs"
+    idx.update_file("src/rules.rs", body)
+    assert idx.search(query, 2)[0].path == "src/rules.rs"
