@@ -5,24 +5,19 @@ refused, never run as a task."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.headless.test_run_exit import kiln
 
 pytestmark = pytest.mark.e2e
 
 
 def run(root: Path, *args: str) -> subprocess.CompletedProcess:
-    script = root.parent / "script.json"
-    script.write_text(json.dumps(["done"]))
-    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", *args],
-        cwd=root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    """`kiln run` on the scripted model, which answers "done"."""
+    return kiln(root, ["done"], *args)
 
 
 def test_a_task_that_starts_with_a_dash_is_the_task(tmp_path: Path) -> None:

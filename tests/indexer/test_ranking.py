@@ -238,17 +238,17 @@ def test_the_file_names_a_query_gives() -> None:
     assert file_stem("streams/src/main/java/StandbyTask.java") == "standbytask"
 
 
-def test_a_generated_file_ranks_below_the_code_it_lists(
-    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the generated registry names every rule, and says the query's words more often
-    write(
-        repo,
-        "src/rules.rs",
-        "//! Generated file, do not edit by hand, see `xtask/codegen`\n"
-        'pub const RULES: &[&str] = &["use_strict_mode", "no_strict_mode_handlers"];\n'
-        "// strict mode handlers: strict mode event handlers\n",
-    )
+# the generated registry names every rule, and says the query's words more often
+GENERATED_HEADER = "//! Generated file, do not edit by hand, see `xtask/codegen`\n"
+RULES = (
+    'pub const RULES: &[&str] = &["use_strict_mode", "no_strict_mode_handlers"];\n'
+    "// strict mode handlers: strict mode event handlers\n"
+)
+STRICT_QUERY = "strict mode event handlers"
+
+
+def _registry_and_handlers(repo: Path, open_index: Callable[..., Index], header: str) -> Index:
+    write(repo, "src/rules.rs", header + RULES)
     write(
         repo,
         "src/handlers.rs",
@@ -256,10 +256,16 @@ def test_a_generated_file_ranks_below_the_code_it_lists(
     )
     idx = open_index(repo)
     idx.update()
-    query = "strict mode event handlers"
-    assert idx.search(query, 2)[0].path == "src/handlers.rs"
+    return idx
+
+
+def test_a_generated_file_ranks_below_the_code_it_lists(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idx = _registry_and_handlers(repo, open_index, GENERATED_HEADER)
+    assert idx.search(STRICT_QUERY, 2)[0].path == "src/handlers.rs"
     monkeypatch.setattr(W, "GENERATED_PENALTY", 1.0)  # the rule is what decides it
-    assert idx.search(query, 2)[0].path == "src/rules.rs"
+    assert idx.search(STRICT_QUERY, 2)[0].path == "src/rules.rs"
 
 
 def test_an_edit_that_adds_or_drops_the_generated_header_counts_at_once(
@@ -267,22 +273,9 @@ def test_an_edit_that_adds_or_drops_the_generated_header_counts_at_once(
 ) -> None:
     # the answer is kept per file content: an editor buffer that gains or loses the header
     # must change it on the next search
-    header = "//! Generated file, do not edit by hand\n"
-    body = (
-        'pub const RULES: &[&str] = &["use_strict_mode", "no_strict_mode_handlers"];\n'
-        "// strict mode handlers: strict mode event handlers\n"
-    )
-    write(repo, "src/rules.rs", body)
-    write(
-        repo,
-        "src/handlers.rs",
-        "/// Event handlers in strict mode.\npub fn check(node: &Node) -> bool {\n    true\n}\n",
-    )
-    idx = open_index(repo)
-    idx.update()
-    query = "strict mode event handlers"
-    assert idx.search(query, 2)[0].path == "src/rules.rs"
-    idx.update_file("src/rules.rs", header + body)
-    assert idx.search(query, 2)[0].path == "src/handlers.rs"
-    idx.update_file("src/rules.rs", body)
-    assert idx.search(query, 2)[0].path == "src/rules.rs"
+    idx = _registry_and_handlers(repo, open_index, "")
+    assert idx.search(STRICT_QUERY, 2)[0].path == "src/rules.rs"
+    idx.update_file("src/rules.rs", GENERATED_HEADER + RULES)
+    assert idx.search(STRICT_QUERY, 2)[0].path == "src/handlers.rs"
+    idx.update_file("src/rules.rs", RULES)
+    assert idx.search(STRICT_QUERY, 2)[0].path == "src/rules.rs"
