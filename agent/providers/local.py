@@ -74,7 +74,7 @@ class _Loaded:
         self.lock = threading.Lock()
         self.cancel: threading.Event | None = None
         self._callback = llama_cpp.ggml_abort_callback(self._aborted)  # kept: C holds a pointer
-        llama_cpp.llama_set_abort_callback(llama._ctx.ctx, self._callback, None)
+        llama_cpp.llama_set_abort_callback(llama.ctx, self._callback, None)
 
     def _aborted(self, _data: Any) -> bool:
         cancel = self.cancel
