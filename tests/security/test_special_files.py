@@ -6,15 +6,13 @@ search and edit it, and the run ends."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent.sandbox import find_backend
 from tests.repos import git
+from tests.security.scripted_run import kiln_run
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -38,13 +36,9 @@ def test_file_tools_on_a_fifo_do_not_hang_the_run(tmp_path: Path, kiln_home: Pat
         step("edit_file", path="pipe.txt", old_text="a", new_text="b"),
         "done",
     ]))  # fmt: skip
-    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format", "json", "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", extra=("--ci",)
+    )
     result = json.loads(proc.stdout)
     assert result["stop_reason"] == "end_turn", result
     transcript = Path(result["transcript"]).read_text()
@@ -71,13 +65,10 @@ def test_a_config_include_swapped_for_a_fifo_stops_kilns_git_quickly(
         step("run_command", command="rm shared.gitconfig && mkfifo shared.gitconfig"),
         "done",
     ]))  # fmt: skip
-    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format", "json", "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=200,
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", extra=("--ci",),
+        timeout=200,
     )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
     assert (root / "shared.gitconfig").is_fifo()  # the attack ran
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     assert "could not read the git config" in proc.stderr and "FIFO" in proc.stderr, proc.stderr
