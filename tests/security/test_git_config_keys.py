@@ -30,6 +30,21 @@ def plant_hooks(folder: Path, touch: str) -> None:
         (folder / hook).chmod(0o755)
 
 
+def fix_add(
+    root: Path, tmp_path: Path, kiln_home: Path, branch: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`kiln run --ci --commit-branch BRANCH` in ``root``: the scripted model fixes calc.py's
+    ``add`` (``a - b`` -> ``a + b``) and says so."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "edit_file", "input": {
+            "path": "calc.py", "old_text": "a - b", "new_text": "a + b"}}]},
+        "Fixed add.",
+    ]))  # fmt: skip
+    return kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+                    extra=("--ci", "--commit-branch", branch), env=env)  # fmt: skip
+
+
 def test_shipped_config_hooks_and_gitmodules_run_nothing_on_the_host(
     tmp_path: Path, kiln_home: Path, host_dir: Path
 ) -> None:
@@ -85,16 +100,8 @@ def test_shipped_config_hooks_and_gitmodules_run_nothing_on_the_host(
         "o",
     )
     git(other, "branch", "kiln/cfg")
-    steps = [
-        {"tool_calls": [{"name": "edit_file", "input": {
-            "path": "calc.py", "old_text": "a - b", "new_text": "a + b"}}]},
-        "Fixed add.",
-    ]  # fmt: skip
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(steps))
-    proc = kiln_run(
-        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
-        extra=("--ci", "--commit-branch", "kiln/cfg"),
+    proc = fix_add(
+        root, tmp_path, kiln_home, "kiln/cfg",
         env={"GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other)},
     )  # fmt: skip
     result = json.loads(proc.stdout)
@@ -136,15 +143,7 @@ def test_a_dot_git_file_naming_a_prepared_git_folder_runs_nothing_on_the_host(
     index = subprocess.run([sys.executable, "-m", "lsp_server", "index", "--json"], cwd=root,
                            env=env, capture_output=True, text=True)  # fmt: skip
     assert index.returncode == 0, index.stderr
-    steps = [
-        {"tool_calls": [{"name": "edit_file", "input": {
-            "path": "calc.py", "old_text": "a - b", "new_text": "a + b"}}]},
-        "Fixed add.",
-    ]  # fmt: skip
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(steps))
-    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
-                    extra=("--ci", "--commit-branch", "kiln/fix"))  # fmt: skip
+    proc = fix_add(root, tmp_path, kiln_home, "kiln/fix")
     assert json.loads(proc.stdout)["branch"] == "kiln/fix", proc.stderr
     assert git(root, "show", "kiln/fix:calc.py").endswith("a + b\n")  # in the prepared repo
     assert sorted(p.name for p in host_dir.iterdir()) == [], "a prepared command ran on the host"
