@@ -51,7 +51,7 @@ async def test_one_real_tool_call_repeatably(local_model) -> None:
 
 
 def test_grammar_schema_keeps_structure_and_drops_expanding_constraints() -> None:
-    from agent.providers.local import grammar_schema
+    from agent.providers.local_format import grammar_schema
 
     schema = {
         "type": "object",
@@ -95,7 +95,7 @@ def _with_discovery(specs: list) -> list:
 
 
 def test_the_proxy_is_offered_only_for_deferred_tools_that_exist() -> None:
-    from agent.providers.local import offered_tools
+    from agent.providers.local_format import offered_tools
     from agent.tools import builtin_tools
     from agent.types import ToolSpec
 
@@ -121,7 +121,7 @@ def test_the_proxy_is_offered_only_for_deferred_tools_that_exist() -> None:
 def test_the_grammar_limits_call_tool_to_found_names() -> None:
     if not local_available():
         pytest.skip("the local extra is not installed: pip install 'kiln-agent[local]'")
-    from agent.providers.local import build_grammar, offered_tools
+    from agent.providers.local_format import build_grammar, offered_tools
     from agent.tools import builtin_tools
     from agent.types import ToolSpec
 

@@ -1,0 +1,179 @@
+"""What the embedded model reads and writes: the grammar that forces every reply to be one
+JSON object (a call of an offered tool with that tool's argument schema, or an answer), the
+conversation rendered as chat-template messages, and the reply parsed back into blocks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.tools.deferred_tools import PROXY_NAME
+from agent.types import Block, Request, ToolSpec
+
+# Used when a tool's schema is beyond llama.cpp's JSON-schema converter: the tool name is still
+# constrained, the arguments are any JSON object.
+_FALLBACK_GRAMMAR = r"""
+root ::= "{" ws ( call | answer ) ws "}"
+call ::= "\"tool\"" ws ":" ws toolname ws "," ws "\"arguments\"" ws ":" ws object
+answer ::= "\"answer\"" ws ":" ws string
+toolname ::= TOOLNAMES
+object ::= "{" ws ( pair ( ws "," ws pair )* )? ws "}"
+pair ::= string ws ":" ws value
+array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"
+value ::= object | array | string | number | "true" | "false" | "null"
+string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] )* "\""
+number ::= "-"? [0-9]+ ( "." [0-9]+ )?
+ws ::= [ ]?
+"""
+
+# What the grammar keeps of a JSON schema. Length, pattern and range constraints expand into
+# huge repetition rules that llama.cpp refuses to parse (and a refused grammar crashes the
+# sampler), while the loop validates arguments anyway.
+_SCHEMA_KEYS = {"type", "properties", "required", "items", "enum", "const"}
+_MAX_GRAMMAR_CHARS = 60_000
+
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` reduced to the structural keys the grammar needs; objects allow no extras."""
+    if isinstance(schema, list):
+        return [grammar_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key not in _SCHEMA_KEYS:
+            continue
+        if key == "properties":
+            out[key] = {name: grammar_schema(sub) for name, sub in value.items()}
+        elif key == "items":
+            out[key] = grammar_schema(value)
+        else:
+            out[key] = value
+    if out.get("type") == "object" and "properties" in out:
+        out["additionalProperties"] = False
+    return out
+
+
+def offered_tools(request: Request) -> list[ToolSpec]:
+    """The tools a reply may call. A 135M model calls ``call_tool`` with names it invents, so the
+    proxy's ``name`` is limited to the deferred tools that exist, and with none of them the proxy
+    and ``tool_search`` are not offered at all."""
+    deferred = sorted(t.name for t in request.deferred_tools)
+    offered: list[ToolSpec] = []
+    for spec in request.tools:
+        if spec.name in (PROXY_NAME, "tool_search") and not deferred:
+            continue
+        if spec.name == PROXY_NAME:
+            schema = dict(spec.input_schema)
+            properties = dict(schema.get("properties", {}))
+            properties["name"] = {"type": "string", "enum": deferred}
+            schema["properties"] = properties
+            spec = ToolSpec(spec.name, spec.description, schema)
+        offered.append(spec)
+    return offered
+
+
+def build_grammar(tools: list[ToolSpec]) -> str:
+    """GBNF for one reply: a call to one of ``tools`` (with its argument schema) or an answer."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    alternatives: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {
+                "tool": {"const": t.name},
+                "arguments": grammar_schema(t.input_schema) or {"type": "object"},
+            },
+            "required": ["tool", "arguments"],
+        }
+        for t in tools
+    ]
+    alternatives.append(
+        {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    )
+    try:
+        grammar = json_schema_to_gbnf(json.dumps({"oneOf": alternatives}))
+        if len(grammar) <= _MAX_GRAMMAR_CHARS:
+            return grammar
+    except Exception:
+        pass
+    names = " | ".join(json.dumps(json.dumps(t.name)) for t in tools) or '"\\"none\\""'
+    return _FALLBACK_GRAMMAR.replace("TOOLNAMES", names)
+
+
+def render_messages(request: Request, tools: list[ToolSpec]) -> list[dict[str, str]]:
+    """The conversation as chat-template messages; tool calls shown as the JSON the model writes."""
+    guide = "\n".join(f"- {t.name}({_arg_names(t)}): {_first_line(t.description)}" for t in tools)
+    system = (
+        f"{request.system}\n\nTools:\n{guide}\n\n"
+        'Reply with one JSON object: {"tool": "<name>", "arguments": {...}} to call a tool, '
+        # No worked example: a 135M model copies an example's arguments verbatim.
+        'or {"answer": "<text>"} when the task is done.'
+    )
+    names: dict[str, str] = {}
+    chat = [{"role": "system", "content": system}]
+    for msg in request.messages:
+        content = msg.get("content")
+        if isinstance(content, str):
+            chat.append({"role": msg.get("role", "user"), "content": content})
+            continue
+        blocks = content or []
+        if msg.get("role") == "assistant":
+            calls = [b for b in blocks if b.get("type") == "tool_use"]
+            for b in calls:
+                names[b.get("id", "")] = b.get("name", "")
+            if calls:
+                shown = {"tool": calls[0]["name"], "arguments": calls[0].get("input", {})}
+            else:
+                shown = {
+                    "answer": "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+                }
+            chat.append({"role": "assistant", "content": json.dumps(shown, ensure_ascii=False)})
+            continue
+        parts = []
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                result = b.get("content")
+                if isinstance(result, list):
+                    result = "\n".join(
+                        str(x["text"]) for x in result if isinstance(x, dict) and "text" in x
+                    )
+                tool = names.get(b.get("tool_use_id", ""), "tool")
+                parts.append(
+                    f"Result of {tool}{' (error)' if b.get('is_error') else ''}:\n{result}"
+                )
+            elif b.get("type") == "text":
+                parts.append(str(b.get("text", "")))
+        chat.append({"role": "user", "content": "\n\n".join(parts)})
+    return chat
+
+
+def _arg_names(tool: ToolSpec) -> str:
+    props = (tool.input_schema or {}).get("properties") or {}
+    required = set((tool.input_schema or {}).get("required") or [])
+    return ", ".join(name if name in required else f"{name}?" for name in props)
+
+
+def _first_line(text: str) -> str:
+    """First sentence only: a 135M model gains nothing from the long version."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line.split(". ")[0].rstrip(".")
+
+
+def parse_reply(raw: str, call_id: str) -> tuple[list[Block], str]:
+    """Blocks and stop reason from the model's JSON (kept as text when it is cut short)."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return [{"type": "text", "text": raw}], "max_tokens"
+    if isinstance(data, dict) and "tool" in data:
+        args = data.get("arguments")
+        block = {
+            "type": "tool_use",
+            "id": call_id,
+            "name": str(data["tool"]),
+            "input": args if isinstance(args, dict) else {},
+        }
+        return [block], "tool_use"
+    answer = data.get("answer", "") if isinstance(data, dict) else raw
+    return [{"type": "text", "text": str(answer)}], "end_turn"
