@@ -134,14 +134,23 @@ class RegistryClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, method: str, url: str | httpx.URL, cap: int, **kwargs: Any) -> httpx.Response:
-        """One request whose body is read under ``cap`` bytes; the token goes to our origin only."""
+    def _send(
+        self,
+        method: str,
+        url: str | httpx.URL,
+        cap: int,
+        stop: float | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        """One request whose body is read under ``cap`` bytes; the token goes to our origin only.
+        It ends by ``stop`` (a ``time.monotonic()`` value; default: the deadline from now)."""
         # A str is a path under the registry (httpx keeps a base path such as /registry/);
         # an absolute URL comes from a redirect and gets the token only on our own origin.
         if isinstance(url, str) or _origin(url) == _origin(self._http.base_url):
             kwargs["headers"] = {**self._auth, **kwargs.get("headers", {})}
-        stop = time.monotonic() + self._deadline
-        watchdog = threading.Timer(self._deadline, self._expire)
+        if stop is None:
+            stop = time.monotonic() + self._deadline
+        watchdog = threading.Timer(max(0.0, stop - time.monotonic()), self._expire)
         watchdog.daemon = True
         self._expired.clear()
         watchdog.start()
@@ -274,12 +283,14 @@ class RegistryClient:
     def download(self, skill_id: str, version: str) -> bytes:
         """The archive bytes, following up to ``MAX_REDIRECTS`` redirects (a registry may send
         downloads to a bucket or CDN): http(s) only, never from https down to http, and the
-        token never leaves the registry's origin. The caller verifies the bytes' sha256."""
+        token never leaves the registry's origin. The caller verifies the bytes' sha256. One
+        deadline covers the download and its redirects together."""
         url: str | httpx.URL = (
             f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/archive"
         )
+        stop = time.monotonic() + self._deadline
         for _ in range(MAX_REDIRECTS + 1):
-            response = self._send("GET", url, MAX_ARCHIVE_BYTES)
+            response = self._send("GET", url, MAX_ARCHIVE_BYTES, stop)
             if response.status_code not in _REDIRECTS:
                 return self._raise_for(response).content
             url = _redirect_target(

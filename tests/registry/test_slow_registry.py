@@ -77,3 +77,28 @@ def test_a_registry_that_trickles_is_cut_off(tmp_path: Path) -> None:
             client.info()
     finally:
         live.stop()
+
+
+def test_a_download_redirected_hop_after_hop_ends_at_one_deadline(tmp_path: Path) -> None:
+    """Each hop of a redirected download answers within the deadline (0.4 s of 1 s), but four
+    hops take 1.6 s: the deadline covers the download and its redirects together."""
+
+    async def hop(request: Request) -> Response:
+        await asyncio.sleep(0.4)
+        path = request.url.path
+        if path.endswith("/archive"):
+            return Response(status_code=302, headers={"location": "/hop/1"})
+        n = int(path.rsplit("/", 1)[-1])
+        if n < 3:
+            return Response(status_code=302, headers={"location": f"/hop/{n + 1}"})
+        return Response(b"archive bytes", media_type="application/gzip")
+
+    live = start_registry(tmp_path / "hops", app=Starlette(routes=[Route("/{p:path}", hop)]))
+    try:
+        with RegistryClient(live.url, deadline=5.0) as patient:  # the same hops, time to spare
+            assert patient.download("acme/hops", "1.0.0") == b"archive bytes"
+        client = RegistryClient(live.url, deadline=1.0)
+        with client, pytest.raises(IntegrityError, match="did not finish sending .* within 1s"):
+            client.download("acme/hops", "1.0.0")
+    finally:
+        live.stop()
