@@ -33,10 +33,12 @@ from skills_registry.registry.pg_search import SKILL_COLS, PostgresSearch, skill
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_schema import search_text
 from skills_registry.registry.storage import (
+    LOOKALIKE_LOCK_CLASS,
     LOOKALIKE_SQL,
     STATUSES,
     check_dist_tag,
     lookalike_key,
+    lookalike_refusal,
     now_iso,
 )
 
@@ -114,6 +116,16 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
         skill_id, version, at = doc["id"], doc["version"], doc["publishedAt"]
         namespace, name = skill_id.split("/", 1)
         with self._tx() as conn:
+            if not conn.execute("SELECT 1 FROM skills WHERE id=%s", (skill_id,)).fetchone():
+                # a first publish: take turns with any other whose name reads alike, then look
+                # again (the early check ran before the upload)
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                    (LOOKALIKE_LOCK_CLASS, lookalike_key(name)),
+                )
+                other = self._lookalike(conn, skill_id)
+                if other is not None:
+                    raise lookalike_refusal(skill_id, other)
             conn.execute(
                 "INSERT INTO skills (id, namespace, name, description, created_at, updated_at)"
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
@@ -296,12 +308,17 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
         return int(self._read("SELECT count(*) AS n FROM skills")[0]["n"])
 
     def lookalike(self, skill_id: str) -> str | None:
+        with self.pool.connection() as conn:
+            return self._lookalike(conn, skill_id)
+
+    @staticmethod
+    def _lookalike(conn: psycopg.Connection[Any], skill_id: str) -> str | None:
         name = skill_id.partition("/")[2]
-        rows = self._read(
+        row = conn.execute(
             LOOKALIKE_SQL.format(p="%s"),
             (lookalike_key(name), name, lookalike_key(skill_id), skill_id),
-        )
-        return str(rows[0]["id"]) if rows else None
+        ).fetchone()
+        return str(row["id"]) if row else None  # type: ignore[index]
 
     def archive_referenced(self, sha256: str) -> bool:
         return bool(self._read("SELECT 1 FROM versions WHERE archive_sha256=%s LIMIT 1", (sha256,)))

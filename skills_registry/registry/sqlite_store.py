@@ -26,6 +26,7 @@ from skills_registry.registry.storage import (
     STATUSES,
     check_dist_tag,
     lookalike_key,
+    lookalike_refusal,
     now_iso,
 )
 
@@ -86,6 +87,9 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
                 raise Conflict(f"{skill_id}@{version} is already published")
             row = db.execute("SELECT pk, latest FROM skills WHERE id=?", (skill_id,)).fetchone()
             if row is None:
+                other = self._lookalike(db, skill_id)
+                if other is not None:  # published since the request's early check
+                    raise lookalike_refusal(skill_id, other)
                 cur = db.execute(
                     "INSERT INTO skills (id, namespace, name, description, created_at, updated_at)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
@@ -245,15 +249,15 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
         return int(self._db().execute("SELECT count(*) FROM skills").fetchone()[0])
 
     def lookalike(self, skill_id: str) -> str | None:
+        return self._lookalike(self._db(), skill_id)
+
+    @staticmethod
+    def _lookalike(db: sqlite3.Connection, skill_id: str) -> str | None:
         name = skill_id.partition("/")[2]
-        row = (
-            self._db()
-            .execute(
-                LOOKALIKE_SQL.format(p="?"),
-                (lookalike_key(name), name, lookalike_key(skill_id), skill_id),
-            )
-            .fetchone()
-        )
+        row = db.execute(
+            LOOKALIKE_SQL.format(p="?"),
+            (lookalike_key(name), name, lookalike_key(skill_id), skill_id),
+        ).fetchone()
         return str(row[0]) if row else None
 
     def ping(self) -> None:

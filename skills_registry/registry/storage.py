@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from skills_registry.registry.errors import NotFound, UsageError
+from skills_registry.registry.errors import NotFound, UsageError, ValidationFailed
 
 NAMESPACE_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 STATUSES = ("active", "deprecated", "yanked")
@@ -289,6 +289,21 @@ LOOKALIKE_SQL = (
     f"SELECT id FROM skills WHERE ({lookalike_sql('name')} = {{p}} AND name <> {{p}})"
     f" OR ({lookalike_sql('id')} = {{p}} AND id <> {{p}}) ORDER BY id LIMIT 1"
 )
+
+
+# A transaction-level advisory lock per look-alike key (PostgreSQL): two first publishes whose
+# names read alike take turns, so the second one's look-alike check sees the first one's row.
+LOOKALIKE_LOCK_CLASS = 0x6B6C6B  # "klk": the lock class, beside the feed's and migrations' keys
+
+
+def lookalike_refusal(skill_id: str, other: str) -> ValidationFailed:
+    """The 422 for a new skill that reads like the existing ``other``."""
+    return ValidationFailed(
+        [
+            f"{skill_id} reads like the existing skill {other} (0/o, 1/l/i, rn/m, vv/w, "
+            "cl/d pass for each other and '-' is not read); choose a name that does not"
+        ]
+    )
 
 
 def check_dist_tag(tag: str) -> None:

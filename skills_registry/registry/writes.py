@@ -35,7 +35,7 @@ from skills_registry.registry.http import (
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
 from skills_registry.registry.semver import Version
-from skills_registry.registry.storage import MetadataStore, token_live
+from skills_registry.registry.storage import MetadataStore, lookalike_refusal, token_live
 
 
 def _bearer(request: Request) -> str:
@@ -95,17 +95,14 @@ def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
     """A new skill may not read like an existing one: ``evil/dep1oy`` or ``evil/dep-loy``
     beside ``acme/deploy``, ``anthr0pic/pdf`` beside ``anthropic/pdf``, ``rnail`` beside ``mail``
     (``storage.lookalike_key``). Installed, both are a folder and a catalog
-    entry a person (or a model) reads as the other. New versions of a skill are not checked."""
+    entry a person (or a model) reads as the other. New versions of a skill are not checked.
+    This early check spares the upload; the store checks again in the transaction that
+    creates the skill, so two look-alike first publishes racing each other cannot both land."""
     if store.get_skill(skill_id) is not None:
         return
     other = store.lookalike(skill_id)
     if other is not None:
-        raise ValidationFailed(
-            [
-                f"{skill_id} reads like the existing skill {other} (0/o, 1/l/i, rn/m, vv/w, "
-                "cl/d pass for each other and '-' is not read); choose a name that does not"
-            ]
-        )
+        raise lookalike_refusal(skill_id, other)
 
 
 async def publish(request: Request) -> Response:

@@ -17,7 +17,7 @@ import pytest
 
 from skills_registry.archive import build_archive, read_dir
 from skills_registry.registry.backends import open_blobs
-from skills_registry.registry.errors import Conflict
+from skills_registry.registry.errors import Conflict, ValidationFailed
 from skills_registry.registry.pg_store import PostgresStore
 from skills_registry.registry.publish import build_release
 from skills_registry.registry.signing import load_or_create_key_file
@@ -74,6 +74,45 @@ def test_racing_publishes_of_one_version_have_exactly_one_winner(
     assert [c["kind"] for c in stores[0].changes(0, 100)] == ["publish"]
     for store in stores:
         store.close()
+
+
+LOOKALIKES = ["acme/deploy", "evil/dep1oy", "evil/dep-loy", "evil/c1eploy", "x/depioy", "y/de-ploy"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_racing_first_publishes_of_look_alike_names_have_one_winner(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Six names that read alike, published at once through separate store objects (separate
+    server processes): every one passed the request's early check against an empty registry,
+    so only the transaction that creates the skill can keep all but one out."""
+    if backend == "postgresql":
+        url = request.getfixturevalue("postgres").new_database()
+        stores: list[Any] = [PostgresStore(url, max_size=2) for _ in range(3)]
+    else:
+        stores = [SQLiteStore(tmp_path / "registry.db") for _ in range(3)]
+    signer = load_or_create_key_file(tmp_path / "key")
+    docs = [_doc(tmp_path, signer, skill_id, "1.0.0") for skill_id in LOOKALIKES]
+    assert all(stores[0].lookalike(skill_id) is None for skill_id in LOOKALIKES)
+    barrier = threading.Barrier(len(docs))
+
+    def publish(i: int) -> str:
+        barrier.wait()
+        try:
+            stores[i % 3].add_version(docs[i])
+            return "won"
+        except ValidationFailed as exc:
+            assert "reads like the existing skill" in str(exc)
+            return "refused"
+
+    with ThreadPoolExecutor(len(docs)) as pool:
+        outcomes = list(pool.map(publish, range(len(docs))))
+    assert sorted(outcomes) == ["refused"] * (len(docs) - 1) + ["won"]
+    winner = LOOKALIKES[outcomes.index("won")]
+    assert [s for s in LOOKALIKES if stores[0].get_skill(s) is not None] == [winner]
+    assert [c["id"] for c in stores[0].changes(0, 100)] == [winner]
+    for store in stores:
+        getattr(store, "close", lambda: None)()
 
 
 def test_change_feed_never_skips_an_entry_under_concurrent_writers(
