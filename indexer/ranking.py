@@ -12,7 +12,7 @@ import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
 
-from indexer import filelist, history_votes, scoped
+from indexer import filelist, history_votes, scope_history, scoped
 from indexer import weights as W
 from indexer.pagerank import walk
 from indexer.priors import (
@@ -99,6 +99,8 @@ def search(
     scope = scope_words(query)
     parts = scope_parts(query)  # a component named in words: its folder (see ``scoped``)
     in_scope = scoped.candidates(conn, terms, parts, lexical[:50] + listed, lexical, df)
+    memo = cache.history(conn) if cache is not None else None
+    packages = scope_history.package_shares(conn, query, memo) if scope else {}
 
     fused: dict[int, float] = defaultdict(float)
     for rank, block_id in enumerate(lexical):
@@ -132,6 +134,9 @@ def search(
             fused[block_id] *= 1.0 + W.NAMED_FILE_WEIGHT
         if path in generated:
             fused[block_id] *= W.GENERATED_PENALTY
+        if packages:
+            share = packages.get(scope_history.package_of(path), 0.0)
+            fused[block_id] *= 1.0 + W.SCOPE_HISTORY_WEIGHT * share
     if W.VERBATIM_WEIGHT != 1.0:
         for block_id in verbatim_blocks(conn, query_words(query)) & fused.keys():
             fused[block_id] *= W.VERBATIM_WEIGHT
@@ -139,7 +144,6 @@ def search(
     if ordered and not names_a_definition(ordered, meta, term_set):
         if W.TEST_SUBJECT_WEIGHT > 0:
             add_test_subjects(conn, ordered, meta, fused, words, short_names, _meta)
-        memo = cache.history(conn) if cache is not None else None
         _add_history(conn, all_terms, ordered, meta, fused, memo, symbols)
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)

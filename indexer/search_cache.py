@@ -34,6 +34,7 @@ class HistoryMemo:
         self.key = key
         self.counts: dict[str, int] = {}  # term -> commit messages containing it
         self.churn: dict[str, int] = {}  # path -> recorded commits touching it
+        self.scopes: dict[str, dict[str, float]] = {}  # scope -> its packages (``scope_history``)
         self._scores: dict[str, dict[int, float] | None] = {}  # None: matches too many
         self._kept = 0
         self._recent: dict[str, int] | None = None

@@ -58,6 +58,8 @@ _KINDS = frozenset(
         "deps",
         "note",
         "wip",
+        "minor",
+        "trivial",
     }
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -89,6 +91,12 @@ def _scope_pieces(query: str) -> list[str]:
     if head.lower() not in _KINDS:
         pieces.append(head)
     return pieces
+
+
+def scope_text(query: str) -> str:
+    """The component a query names in its prefix, lower-cased as written (``fix(format/html):
+    …`` -> ``format/html``, ``ignore: …`` -> ``ignore``); empty when none."""
+    return "|".join(p.strip().lower() for p in _scope_pieces(query) if p.strip())
 
 
 def scope_words(query: str) -> frozenset[str]:

@@ -87,6 +87,13 @@ SCOPE_FOLDER_WEIGHT = 1.0
 SCOPE_FILE_CANDIDATES = 20
 SCOPE_FOLDERS_MAX = 3
 SCOPE_FILE_WEIGHT = 1.0
+# ... and the packages earlier commits with the same scope changed (``indexer/scope_history.py``):
+# a candidate in one is multiplied by 1 + this x the share of those commits that touched it.
+# Read from the newest SCOPE_HISTORY_SCAN commits saying the scope's words; fewer than
+# SCOPE_HISTORY_MIN_COMMITS with the same scope say nothing.
+SCOPE_HISTORY_WEIGHT = 1.0
+SCOPE_HISTORY_SCAN = 200
+SCOPE_HISTORY_MIN_COMMITS = 3
 
 # History: earlier commits whose messages match the query vouch for the files they changed.
 # A candidate's final score is (its score / the best candidate's) + HISTORY_WEIGHT x (its
