@@ -22,7 +22,7 @@ from bench.datasets import Hit, Query
 from bench.retrieval_metrics import file_ranking, first_rank
 from indexer import history_votes, ranking
 from indexer import weights as W
-from indexer.files import is_example_path, is_test_path
+from indexer.paths import is_example_path, is_test_path
 from indexer.structure import code_query
 from indexer.tokens import fts_match, query_terms, rarest_within, stem
 

@@ -8,7 +8,6 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import pathspec
@@ -44,6 +43,21 @@ SKIP_DIRS = frozenset(
         ".idea",
         ".vscode",
         ".cache",
+        # other ecosystems' dependency and build folders: CocoaPods, Carthage, SwiftPM,
+        # Dart/Flutter, Gradle, Elixir's mix, Zig, Haskell's stack, LuaRocks
+        "Pods",
+        "Carthage",
+        ".build",
+        ".swiftpm",
+        ".dart_tool",
+        ".pub-cache",
+        ".gradle",
+        "_build",
+        "zig-cache",
+        ".zig-cache",
+        "zig-out",
+        ".stack-work",
+        "lua_modules",
     }
 )
 # Build output folders, skipped only at the top: deeper down, ``build/`` is often a source package.
@@ -297,59 +311,6 @@ def looks_indexable(data: bytes) -> bool:
         if min(len(data), 65536) / (newlines + 1) > 300:  # minified: very long lines
             return False
     return True
-
-
-@lru_cache(maxsize=65536)  # asked for every candidate of every search
-def is_test_path(rel: str) -> bool:
-    parts = rel.lower().split("/")
-    name = parts[-1]
-    return (
-        any(
-            p
-            in ("test", "tests", "testing", "testsuite", "test_suite", "__tests__", "spec", "specs")
-            for p in parts[:-1]
-        )
-        or name.startswith("test_")
-        or name.rsplit(".", 1)[0].endswith(("_test", ".test", ".spec", "_spec", "tests"))
-    )
-
-
-@lru_cache(maxsize=65536)  # asked for every candidate of every search
-def is_example_path(rel: str) -> bool:
-    return any(
-        p
-        in (
-            "example",
-            "examples",
-            "demo",
-            "demos",
-            "samples",
-            "sample",
-            "docs",
-            "doc",
-            "scripts",
-            "benchmarks",
-        )
-        for p in rel.lower().split("/")[:-1]
-    )
-
-
-@lru_cache(maxsize=65536)  # asked for every candidate of every search
-def is_vendored_path(rel: str) -> bool:
-    return any(
-        p in ("_vendor", "vendored", "extern", "external", "deps", "3rdparty")
-        for p in rel.lower().split("/")[:-1]
-    )
-
-
-def nested_package_roots(rel: str) -> list[str]:
-    """Where ``rel`` would be a copied-in library if its folder is a Python package: for
-    ``requests/packages/urllib3/util.py`` that is ``requests`` (a ``packages/`` folder inside a
-    package, holding whole packages of its own). A top-level ``packages/`` (a monorepo) and
-    modules directly inside ``packages/`` (the project's own shim) never qualify. Callers check
-    that ``<root>/__init__.py`` exists."""
-    parts = rel.split("/")
-    return ["/".join(parts[:i]) for i in range(1, len(parts) - 2) if parts[i] == "packages"]
 
 
 def excluded(root: Path, rel: str) -> bool:

@@ -15,7 +15,7 @@ import sqlite3
 from collections import defaultdict
 
 from indexer import weights as W
-from indexer.files import is_example_path, is_test_path
+from indexer.paths import is_example_path, is_test_path
 from indexer.search_cache import HistoryMemo, Symbols
 from indexer.structure import is_tooling_path
 from indexer.tokens import fts_match, rarest_within, vocabulary_term

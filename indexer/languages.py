@@ -37,6 +37,7 @@ EXTENSIONS: dict[str, str] = {
     ".hh": "cpp",
     ".hxx": "cpp",
     ".rb": "ruby",
+    ".cs": "csharp",
 }
 
 # How a nested body is collapsed in a class skeleton.

@@ -9,7 +9,13 @@ import sqlite3
 from functools import lru_cache
 
 from indexer import weights as W
-from indexer.files import is_example_path, is_test_path, is_vendored_path, nested_package_roots
+from indexer.paths import (
+    is_example_path,
+    is_generated_path,
+    is_test_path,
+    is_vendored_path,
+    nested_package_roots,
+)
 from indexer.structure import is_tooling_path
 from indexer.tokens import query_words, split_cached
 
@@ -144,10 +150,11 @@ _GENERATED_KEPT = 100_000
 
 
 def generated_files(conn: sqlite3.Connection, paths: list[str]) -> set[str]:
-    """The ``paths`` whose first lines say a generator wrote them (their block at line 1)."""
+    """The ``paths`` whose first lines say a generator wrote them (their block at line 1),
+    or whose name does (``paths.GENERATED_SUFFIXES``)."""
     if len(_GENERATED_SEEN) > _GENERATED_KEPT:
         _GENERATED_SEEN.clear()
-    out: set[str] = set()
+    out = {p for p in paths if is_generated_path(p)}
     for start in range(0, len(paths), 500):
         chunk = paths[start : start + 500]
         marks = ",".join("?" * len(chunk))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from indexer import filelist
+from indexer import filelist, language_changes
 from kiln_errors.sqlite_common import (
     MIGRATIONS_TABLE,
     adopt_legacy_record,
@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     import sqlite_utils
     from sqlite_migrate import Migrations
 
-# Bumped when chunking changes shape: every file is re-parsed once.
+# Bumped when chunking changes shape: every file is re-parsed once. A new language or a
+# changed query needs no bump: ``language_changes`` re-parses that language's files only.
 CHUNKER_VERSION = "5"
 MIGRATION_SET = "kiln.index"
 LEGACY_TABLE = "_migrations"  # the hand-written migrator's record, before sqlite-migrate
@@ -205,7 +206,8 @@ def connect(db_path: object, busy_timeout: float) -> sqlite3.Connection:
 def migrate(conn: sqlite3.Connection) -> None:
     """Apply the steps not yet recorded, all in one IMMEDIATE transaction (two processes
     opening a new index at once: the second waits, then finds nothing to do); then force a
-    re-parse if the chunker changed."""
+    re-parse if the chunker changed, or of the files whose language changed
+    (``language_changes``: a new grammar re-parses its files only)."""
     if _pending_names(conn):
         import sqlite_utils
 
@@ -221,6 +223,13 @@ def migrate(conn: sqlite3.Connection) -> None:
         with immediate(conn):
             conn.execute("UPDATE files SET hash = '', mtime_ns = -1")  # forces a re-parse
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('chunker', ?)", (CHUNKER_VERSION,))
+            language_changes.record(conn)
+    elif language_changes.stale(conn) is not None:
+        with immediate(conn):  # asked again: another process may have done it meanwhile
+            recorded = language_changes.stale(conn)
+            if recorded is not None:
+                language_changes.mark(conn, recorded)
+                language_changes.record(conn)
 
 
 def _pending_names(conn: sqlite3.Connection) -> set[str]:

@@ -25,6 +25,7 @@ CASES = [
     ("sample.c", "function", "ring_buffer_push", "ring buffer push byte"),
     ("sample.cpp", "class", "BoundingBox", "bounding box"),
     ("sample.rb", "method", "Notifications.Mailer.deliver_welcome", "deliver welcome message"),
+    ("Sample.cs", "method", "Carrier.SurchargeFor", "surcharge remote destination"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 

@@ -1,0 +1,53 @@
+"""What each language's fixture under ``tests/fixtures/langs`` must give: its definitions by
+kind and qualified name, one class skeleton, the references one block captures, and searches
+by a definition's name that must find that definition first (``test_language_defs``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Spec:
+    file: str
+    language: str
+    defs: list[tuple[str, str]]  # (kind, qualified name) blocks that must exist
+    # (class name, lines its skeleton holds, text it must not hold: a collapsed body)
+    skeleton: tuple[str, list[str], list[str]] | None = None
+    refs: tuple[str, set[str]] | None = None  # (block name, names it references)
+    # (query, qualified name the first hit must be): a definition's name as words
+    searches: list[tuple[str, str]] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)  # names that must not be definitions
+
+
+SPECS = [
+    Spec(
+        "Sample.cs",
+        "csharp",
+        defs=[
+            ("class", "ICarrierSelector"),
+            ("method", "ICarrierSelector.Choose"),
+            ("class", "Parcel"),
+            ("class", "CarrierKind"),
+            ("type", "RateFunction"),
+            ("class", "CheapestCarrierSelector"),
+            ("method", "CheapestCarrierSelector.Choose"),
+            ("method", "CheapestCarrierSelector.CarrierCount"),
+            ("class", "Carrier"),
+            ("method", "Carrier.SurchargeFor"),
+        ],
+        skeleton=(
+            "CheapestCarrierSelector",
+            ["public class CheapestCarrierSelector : ICarrierSelector", "{ ... }"],
+            ["OrderBy"],
+        ),
+        refs=("CheapestCarrierSelector.Choose", {"Quote", "OrderBy", "Parcel"}),
+        searches=[
+            ("cheapest carrier selector", "CheapestCarrierSelector"),
+            ("surcharge for", "Carrier.SurchargeFor"),
+            ("carrier kind", "CarrierKind"),
+            ("rate function", "RateFunction"),
+        ],
+        absent=["Carrier.Name"],  # an auto-property is a field
+    ),
+]
