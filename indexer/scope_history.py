@@ -21,7 +21,7 @@ from collections import Counter
 from functools import lru_cache
 
 from indexer import weights as W
-from indexer.files import is_example_path, is_test_path
+from indexer.paths import is_example_path, is_test_path
 from indexer.search_cache import HistoryMemo
 from indexer.structure import is_tooling_path, scope_text
 from indexer.tokens import fts_match
