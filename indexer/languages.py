@@ -38,6 +38,7 @@ EXTENSIONS: dict[str, str] = {
     ".hxx": "cpp",
     ".rb": "ruby",
     ".cs": "csharp",
+    ".php": "php",
 }
 
 # How a nested body is collapsed in a class skeleton.

@@ -50,4 +50,34 @@ SPECS = [
         ],
         absent=["Carrier.Name"],  # an auto-property is a field
     ),
+    Spec(
+        "Sample.php",
+        "php",
+        defs=[
+            ("class", "Borrowable"),
+            ("method", "Borrowable.loanPeriodDays"),
+            ("class", "TracksLateFees"),
+            ("method", "TracksLateFees.lateFeeCents"),
+            ("class", "LoanState"),
+            ("class", "LoanDesk"),
+            ("method", "LoanDesk.__construct"),
+            ("method", "LoanDesk.checkIn"),
+            ("function", "renewal_allowed"),
+        ],
+        skeleton=(
+            "LoanDesk",
+            ["use TracksLateFees;", "public function checkIn(Loan $loan): Receipt"],
+            ["markReturned"],
+        ),
+        refs=(
+            "LoanDesk.checkIn",
+            {"daysBetween", "markReturned", "Receipt", "Loan", "lateFeeCents"},
+        ),
+        searches=[
+            ("late fee cents", "TracksLateFees.lateFeeCents"),
+            ("renewal allowed", "renewal_allowed"),
+            ("loan desk check in", "LoanDesk.checkIn"),
+            ("loan state", "LoanState"),
+        ],
+    ),
 ]

@@ -26,6 +26,7 @@ CASES = [
     ("sample.cpp", "class", "BoundingBox", "bounding box"),
     ("sample.rb", "method", "Notifications.Mailer.deliver_welcome", "deliver welcome message"),
     ("Sample.cs", "method", "Carrier.SurchargeFor", "surcharge remote destination"),
+    ("Sample.php", "function", "renewal_allowed", "renewal allowed reserved"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
