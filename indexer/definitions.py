@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from indexer.languages import ATTACHED_TYPES, Grammar
+from indexer.languages import ATTACHED_TYPES, COMMENT_HOSTS, Grammar
 from indexer.regions import Region, node_text
 
 
@@ -27,6 +27,7 @@ class Def:
     start_row: int  # with attached decorators/comments
     children: list[Def] = field(default_factory=list)
     name_row: int = -1  # the row of its name, once the chunker has looked (``_name_row``)
+    captures: int = 0  # how many captures its pattern made (see ``find_definitions``)
 
 
 def find_definitions(
@@ -68,17 +69,19 @@ def find_definitions(
         ):
             continue
         prior = defs.get(name_node.id)
-        if (
-            prior is not None
-            and prior.node.end_byte - prior.node.start_byte >= node.end_byte - node.start_byte
-        ):
-            continue
+        if prior is not None:  # the wider node wins (a decorated definition), then the
+            # pattern that captured more (a body, a receiver): match order is not pattern order
+            wider = (prior.node.end_byte - prior.node.start_byte) - (
+                node.end_byte - node.start_byte
+            )
+            if wider > 0 or (wider == 0 and prior.captures >= len(caps)):
+                continue
         name = node_text(name_node)
         if "receiver" in caps:
             name = node_text(caps["receiver"][0]) + "." + name
         body = caps["body"][0] if "body" in caps else None
         defs[name_node.id] = Def(
-            node, kind.split(".", 1)[1], name, body, attached_start(lines, node)
+            node, kind.split(".", 1)[1], name, body, attached_start(lines, node), captures=len(caps)
         )
     roots = _nest(sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
     return roots, refs
@@ -102,6 +105,8 @@ def attached_start(lines: Sequence[str], node: Any) -> int:
     """Row where a definition starts once its decorators and leading comments are attached."""
     row = node.start_point[0]
     prev = node.prev_sibling
+    while prev is not None and prev.type in COMMENT_HOSTS and prev.child_count:
+        prev = prev.children[-1]  # a comment the grammar hung inside the node before
     while prev is not None and prev.type in ATTACHED_TYPES and prev.end_point[0] >= row - 1:
         prow, pcol = prev.start_point
         if lines[prow][:pcol].strip():  # a trailing comment of the previous statement

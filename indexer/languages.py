@@ -39,6 +39,8 @@ EXTENSIONS: dict[str, str] = {
     ".rb": "ruby",
     ".cs": "csharp",
     ".php": "php",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
 }
 
 # How a nested body is collapsed in a class skeleton.
@@ -51,6 +53,7 @@ ATTACHED_TYPES = frozenset(
         "comment",
         "line_comment",
         "block_comment",
+        "multiline_comment",
         "decorator",
         "attribute_item",
         "annotation",
@@ -58,6 +61,10 @@ ATTACHED_TYPES = frozenset(
         "inner_attribute_item",
     }
 )
+
+# Nodes a grammar hangs the comment after them on (Kotlin: the doc comment of the first
+# class after the imports ends the last import): ``attached_start`` looks inside them.
+COMMENT_HOSTS = frozenset({"import_list", "import_header", "package_header"})
 
 
 def language_for(path: str) -> str:

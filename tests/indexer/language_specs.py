@@ -18,6 +18,7 @@ class Spec:
     # (query, qualified name the first hit must be): a definition's name as words
     searches: list[tuple[str, str]] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)  # names that must not be definitions
+    doc: tuple[str, str] | None = None  # (block name, words of its doc comment)
 
 
 SPECS = [
@@ -49,6 +50,7 @@ SPECS = [
             ("rate function", "RateFunction"),
         ],
         absent=["Carrier.Name"],  # an auto-property is a field
+        doc=("CheapestCarrierSelector.Choose", "keep the cheapest"),
     ),
     Spec(
         "Sample.php",
@@ -79,5 +81,43 @@ SPECS = [
             ("loan desk check in", "LoanDesk.checkIn"),
             ("loan state", "LoanState"),
         ],
+        doc=("Borrowable", "Anything a member can borrow."),
+    ),
+    Spec(
+        "Sample.kt",
+        "kotlin",
+        defs=[
+            ("class", "WateringPlan"),
+            ("method", "WateringPlan.durationFor"),
+            ("class", "Zone"),
+            ("class", "Season"),
+            ("type", "ZoneId"),
+            ("class", "MoistureBasedPlan"),
+            ("method", "MoistureBasedPlan.durationFor"),
+            ("method", "MoistureBasedPlan.rainFactor"),
+            ("method", "MoistureBasedPlan.forClimate"),  # a companion's: the class's
+            ("class", "ValveController"),
+            ("method", "ValveController.openValve"),
+            ("function", "Zone.needsWater"),  # an extension function, by its receiver
+        ],
+        skeleton=(
+            "MoistureBasedPlan",
+            [
+                "override fun durationFor(zone: Zone): Duration { ... }",
+                "private fun rainFactor(): Double = 1.0 - forecast.chanceOfRain()",
+            ],
+            ["coerceAtLeast"],
+        ),
+        refs=("MoistureBasedPlan.durationFor", {"rainFactor", "ofMinutes", "Zone", "Duration"}),
+        searches=[
+            ("open valve", "ValveController.openValve"),
+            ("needs water", "Zone.needsWater"),
+            ("moisture based plan duration for", "MoistureBasedPlan.durationFor"),
+            ("watering plan", "WateringPlan"),
+        ],
+        doc=(
+            "WateringPlan",
+            "how long each zone",
+        ),  # after the imports: inside them, to this grammar
     ),
 ]

@@ -65,6 +65,14 @@ def test_references(spec: Spec) -> None:
     assert refs <= set().union(*(b.refs for b in blocks))
 
 
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.doc], ids=lambda s: s.language)
+def test_doc_comment(spec: Spec) -> None:
+    assert spec.doc is not None
+    name, words = spec.doc
+    (block,) = [b for b in _blocks(spec) if b.name == name]
+    assert words in block.docstring and block.text.lstrip().startswith(("/", "#", "-"))
+
+
 @pytest.mark.parametrize(
     ("spec", "query", "name"),
     [(s, q, n) for s in SPECS for q, n in s.searches],

@@ -27,6 +27,7 @@ CASES = [
     ("sample.rb", "method", "Notifications.Mailer.deliver_welcome", "deliver welcome message"),
     ("Sample.cs", "method", "Carrier.SurchargeFor", "surcharge remote destination"),
     ("Sample.php", "function", "renewal_allowed", "renewal allowed reserved"),
+    ("Sample.kt", "function", "Zone.needsWater", "zone needs water threshold"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 

@@ -1,0 +1,49 @@
+"""Edits in the languages added after the first nine: re-chunking only what an edit touched
+(``rechunk.chunk_edit``) gives the blocks of a full chunk, on random edit sequences over each
+language's fixture (the strategy of ``test_rechunk``)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from indexer.chunker import chunk_file
+from indexer.incremental import TreeCache
+from indexer.rechunk import chunk_edit
+
+from .conftest import FIXTURES
+from .language_specs import SPECS
+from .test_rechunk import SNIPPETS, _apply, shape
+
+BASES = {spec.file: (FIXTURES / spec.file).read_text() for spec in SPECS}
+
+
+@st.composite
+def edit_sequences(draw: st.DrawFn) -> tuple[str, list[tuple[float, int, str]]]:
+    path = draw(st.sampled_from(sorted(BASES)))
+    edits = draw(
+        st.lists(
+            st.tuples(
+                st.floats(0, 1),
+                st.integers(0, 12),
+                st.sampled_from(SNIPPETS) | st.text("ab \n(){}:=;end", max_size=6),
+            ),
+            min_size=1,
+            max_size=6,
+        )
+    )
+    return path, edits
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edit_sequences())
+def test_random_edits_give_the_blocks_of_a_full_chunk(case: tuple) -> None:
+    path, edits = case
+    trees = TreeCache()
+    text = BASES[path]
+    chunk_edit(trees, path, text.encode())
+    for where, cut, insert in edits:
+        text = _apply(text, where, cut, insert)
+        data = text.encode()
+        blocks, _ = chunk_edit(trees, path, data)
+        assert shape(blocks) == shape(chunk_file(path, data)), (path, text)
