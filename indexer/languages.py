@@ -41,6 +41,7 @@ EXTENSIONS: dict[str, str] = {
     ".php": "php",
     ".kt": "kotlin",
     ".kts": "kotlin",
+    ".swift": "swift",
 }
 
 # How a nested body is collapsed in a class skeleton.

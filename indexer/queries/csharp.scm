@@ -33,3 +33,5 @@
 (generic_name (identifier) @reference.type)
 (type_argument_list (identifier) @reference.type)
 (attribute name: (identifier) @reference.call)
+; a type named before a static member (``Console.WriteLine``, ``CarrierKind.Air``)
+((member_access_expression expression: (identifier) @reference.type) (#match? @reference.type "^[A-Z]"))

@@ -26,3 +26,5 @@
 (delegation_specifier (constructor_invocation (user_type (type_identifier) @reference.type)))
 (user_type (type_identifier) @reference.type)
 (annotation (user_type (type_identifier) @reference.call))
+; a type named before a member (``Season.SUMMER``, ``Duration.ofMinutes``)
+((navigation_expression . (simple_identifier) @reference.type) (#match? @reference.type "^[A-Z]"))

@@ -120,4 +120,38 @@ SPECS = [
             "how long each zone",
         ),  # after the imports: inside them, to this grammar
     ),
+    Spec(
+        "Sample.swift",
+        "swift",
+        defs=[
+            ("class", "Brewing"),
+            ("method", "Brewing.brew"),
+            ("class", "BrewError"),
+            ("class", "Recipe"),
+            ("method", "Recipe.strengthRatio"),  # a computed property
+            ("type", "BrewCompletion"),
+            ("class", "EspressoMachine"),
+            ("method", "EspressoMachine.init"),
+            ("method", "EspressoMachine.brew"),
+            ("method", "EspressoMachine.descale"),  # in an extension of the class
+            ("function", "defaultRecipe"),
+        ],
+        skeleton=(
+            "EspressoMachine",
+            [
+                "final class EspressoMachine: Brewing {",
+                "init(boiler: Boiler, beans: Double) { ... }",
+                "func brew(_ recipe: Recipe) throws -> Cup { ... }",
+            ],
+            ["outOfBeans"],
+        ),
+        refs=("EspressoMachine.brew", {"heat", "Cup", "Recipe", "BrewError"}),
+        searches=[
+            ("descale every shots", "EspressoMachine.descale"),
+            ("default recipe", "defaultRecipe"),
+            ("strength ratio", "Recipe.strengthRatio"),
+            ("brew completion", "BrewCompletion"),
+        ],
+        doc=("Brewing", "brew a drink"),
+    ),
 ]

@@ -28,6 +28,7 @@ CASES = [
     ("Sample.cs", "method", "Carrier.SurchargeFor", "surcharge remote destination"),
     ("Sample.php", "function", "renewal_allowed", "renewal allowed reserved"),
     ("Sample.kt", "function", "Zone.needsWater", "zone needs water threshold"),
+    ("Sample.swift", "method", "EspressoMachine.descale", "descale every shots"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
