@@ -125,7 +125,7 @@ class _Chunker:
         return out
 
     def _function(self, d: Def, qualified: str, short: str, kind: str) -> list[Block]:
-        end = d.node.end_point[0]
+        end = d.end_row
         sig, doc = self._signature(d), self._docstring(d)
         parts = self._split(d, end) if end - d.start_row + 1 > MAX_BLOCK_LINES else None
         if not parts:
@@ -172,7 +172,7 @@ class _Chunker:
     def _class(self, d: Def, qualified: str, short: str) -> list[Block]:
         """A skeleton: the class text with every nested definition's body collapsed; a skeleton
         longer than a block is cut into parts that repeat the class header."""
-        end = d.node.end_point[0]
+        end = d.end_row
         pieces: list[bytes] = []
         pos = self._line_start(d.start_row)
         jumps: dict[int, int] = {}  # row where a body was cut -> row where that body ended
@@ -196,7 +196,8 @@ class _Chunker:
             pieces.append(repl.encode())
             pos = body.end_byte
             jumps[cut_row] = body.end_point[0]
-        pieces.append(self.data[pos : d.node.end_byte])
+        stop = d.node.end_byte if end == d.node.end_point[0] else self._line_start(end + 1) - 1
+        pieces.append(self.data[pos:stop])
         text = b"".join(pieces).decode("utf-8", errors="replace")
         sig, doc = self._signature(d), self._docstring(d)
         skeleton = text.split("\n")
@@ -274,9 +275,7 @@ class _Chunker:
         """Top-level lines no definition covers (imports, constants, scripts), in bounded parts."""
         covered = bytearray(self.rows)
         for d in roots:
-            covered[d.start_row : d.node.end_point[0] + 1] = b"\x01" * (
-                d.node.end_point[0] + 1 - d.start_row
-            )
+            covered[d.start_row : d.end_row + 1] = b"\x01" * (d.end_row + 1 - d.start_row)
         lines = self.lines
         rows = [r for r in range(lo, hi) if not covered[r] and lines[r].strip()]
         if not rows:

@@ -28,6 +28,7 @@ class Def:
     children: list[Def] = field(default_factory=list)
     name_row: int = -1  # the row of its name, once the chunker has looked (``_name_row``)
     captures: int = 0  # how many captures its pattern made (see ``find_definitions``)
+    end_row: int = -1  # its last row (``last_row``)
 
 
 def find_definitions(
@@ -81,7 +82,13 @@ def find_definitions(
             name = node_text(caps["receiver"][0]) + "." + name
         body = caps["body"][0] if "body" in caps else None
         defs[name_node.id] = Def(
-            node, kind.split(".", 1)[1], name, body, attached_start(lines, node), captures=len(caps)
+            node,
+            kind.split(".", 1)[1],
+            name,
+            body,
+            attached_start(lines, node),
+            captures=len(caps),
+            end_row=last_row(lines, node),
         )
     roots = _nest(sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
     return roots, refs
@@ -99,6 +106,18 @@ def ref_names(raws: set[bytes | None]) -> list[str]:
         return [*ref_names(raws - {None}), ""]
     names = b"\n".join(raws).decode("utf-8", errors="replace").split("\n")  # type: ignore[arg-type]
     return names if len(names) == len(raws) else [ref_name(raw) for raw in raws]
+
+
+def last_row(lines: Sequence[str], node: Any) -> int:
+    """A definition's last row. A node of an indentation grammar (Scala 3) may end at column
+    0 of the row after its last line, blank lines between: those rows are not its own."""
+    row, col = node.end_point
+    if col or row <= node.start_point[0]:
+        return int(row)
+    row -= 1
+    while row > node.start_point[0] and not lines[row].strip():
+        row -= 1
+    return int(row)
 
 
 def attached_start(lines: Sequence[str], node: Any) -> int:

@@ -42,6 +42,8 @@ EXTENSIONS: dict[str, str] = {
     ".kt": "kotlin",
     ".kts": "kotlin",
     ".swift": "swift",
+    ".scala": "scala",
+    ".sc": "scala",
 }
 
 # How a nested body is collapsed in a class skeleton.

@@ -154,4 +154,38 @@ SPECS = [
         ],
         doc=("Brewing", "brew a drink"),
     ),
+    Spec(
+        "Sample.scala",
+        "scala",
+        defs=[
+            ("class", "Mount"),
+            ("method", "Mount.slewTo"),
+            ("class", "Coordinates"),
+            ("class", "Filter"),
+            ("class", "Filter.HydrogenAlpha"),
+            ("method", "Filter.byName"),
+            ("class", "EquatorialMount"),
+            ("method", "EquatorialMount.slewTo"),
+            ("method", "EquatorialMount.parked"),
+            ("type", "ExposureSeconds"),
+            ("class", "Seeing"),  # Scala 3: an indented body
+            ("method", "Seeing.acceptableForImaging"),
+        ],
+        skeleton=(
+            "EquatorialMount",
+            [
+                "override def slewTo(target: Coordinates): Duration = { ... }",
+                "override def parked: Boolean = position.declination == 90.0",
+            ],
+            ["stepsBetween"],
+        ),
+        refs=("EquatorialMount.slewTo", {"stepsBetween", "run", "Coordinates", "Duration"}),
+        searches=[
+            ("equatorial mount slew to", "EquatorialMount.slewTo"),
+            ("filter by name", "Filter.byName"),
+            ("acceptable for imaging", "Seeing.acceptableForImaging"),
+            ("exposure seconds", "ExposureSeconds"),
+        ],
+        doc=("Mount", "Points a telescope"),
+    ),
 ]

@@ -29,6 +29,7 @@ CASES = [
     ("Sample.php", "function", "renewal_allowed", "renewal allowed reserved"),
     ("Sample.kt", "function", "Zone.needsWater", "zone needs water threshold"),
     ("Sample.swift", "method", "EspressoMachine.descale", "descale every shots"),
+    ("Sample.scala", "method", "Filter.byName", "filter by name"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
