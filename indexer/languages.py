@@ -44,6 +44,8 @@ EXTENSIONS: dict[str, str] = {
     ".swift": "swift",
     ".scala": "scala",
     ".sc": "scala",
+    ".sh": "bash",
+    ".bash": "bash",
 }
 
 # How a nested body is collapsed in a class skeleton.

@@ -188,4 +188,21 @@ SPECS = [
         ],
         doc=("Mount", "Points a telescope"),
     ),
+    Spec(
+        "sample.sh",
+        "bash",
+        defs=[
+            ("function", "log_line"),
+            ("function", "prune_snapshots"),  # the ``function name`` form
+            ("function", "upload_snapshot"),
+            ("function", "main"),
+        ],
+        refs=("main", {"upload_snapshot", "prune_snapshots", "pg_dump"}),
+        searches=[
+            ("prune snapshots", "prune_snapshots"),
+            ("upload snapshot", "upload_snapshot"),
+            ("log line", "log_line"),
+        ],
+        doc=("prune_snapshots", "Remove all but the newest"),
+    ),
 ]

@@ -30,6 +30,7 @@ CASES = [
     ("Sample.kt", "function", "Zone.needsWater", "zone needs water threshold"),
     ("Sample.swift", "method", "EspressoMachine.descale", "descale every shots"),
     ("Sample.scala", "method", "Filter.byName", "filter by name"),
+    ("sample.sh", "function", "upload_snapshot", "upload snapshot s3"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
