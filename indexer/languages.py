@@ -46,6 +46,7 @@ EXTENSIONS: dict[str, str] = {
     ".sc": "scala",
     ".sh": "bash",
     ".bash": "bash",
+    ".lua": "lua",
 }
 
 # How a nested body is collapsed in a class skeleton.

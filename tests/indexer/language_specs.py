@@ -205,4 +205,22 @@ SPECS = [
         ],
         doc=("prune_snapshots", "Remove all but the newest"),
     ),
+    Spec(
+        "sample.lua",
+        "lua",
+        defs=[
+            ("function", "RateLimiter.new"),
+            ("function", "RateLimiter.refill"),  # ``RateLimiter:refill``
+            ("function", "RateLimiter.try_acquire"),
+            ("function", "format_retry_after"),
+            ("function", "RateLimiter.describe"),  # a function assigned to a field
+        ],
+        refs=("RateLimiter.try_acquire", {"refill"}),
+        searches=[
+            ("try acquire", "RateLimiter.try_acquire"),
+            ("format retry after", "format_retry_after"),
+            ("rate limiter refill", "RateLimiter.refill"),
+        ],
+        doc=("RateLimiter.new", "refilling `rate` tokens"),
+    ),
 ]

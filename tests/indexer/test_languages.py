@@ -31,6 +31,7 @@ CASES = [
     ("Sample.swift", "method", "EspressoMachine.descale", "descale every shots"),
     ("Sample.scala", "method", "Filter.byName", "filter by name"),
     ("sample.sh", "function", "upload_snapshot", "upload snapshot s3"),
+    ("sample.lua", "function", "RateLimiter.try_acquire", "try acquire tokens cost"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
