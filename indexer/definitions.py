@@ -81,6 +81,10 @@ def find_definitions(
         if "receiver" in caps:
             name = node_text(caps["receiver"][0]) + "." + name
         body = caps["body"][0] if "body" in caps else None
+        if body is not None and body.start_byte >= node.end_byte:
+            node = Joined(node, body)  # Dart: a signature, then its body beside it
+        elif "tail" in caps:  # ... or an expression body, not collapsed in skeletons
+            node = Joined(node, caps["tail"][0])
         defs[name_node.id] = Def(
             node,
             kind.split(".", 1)[1],
@@ -92,6 +96,23 @@ def find_definitions(
         )
     roots = _nest(sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
     return roots, refs
+
+
+class Joined:
+    """A definition a grammar leaves in two sibling nodes, its signature and then its body
+    (Dart's ``method_signature`` and ``function_body``): one node to the chunker, from the
+    signature's start (and its attached comments) to the body's end."""
+
+    def __init__(self, head: Any, body: Any) -> None:
+        self.head = head
+        self.id = head.id
+        self.type = head.type
+        self.start_byte, self.start_point = head.start_byte, head.start_point
+        self.end_byte, self.end_point = body.end_byte, body.end_point
+        self.prev_sibling = head.prev_sibling
+
+    def child_by_field_name(self, name: str) -> Any:
+        return self.head.child_by_field_name(name)
 
 
 def ref_name(raw: bytes | None) -> str:

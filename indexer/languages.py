@@ -47,6 +47,7 @@ EXTENSIONS: dict[str, str] = {
     ".sh": "bash",
     ".bash": "bash",
     ".lua": "lua",
+    ".dart": "dart",
 }
 
 # How a nested body is collapsed in a class skeleton.
@@ -60,6 +61,7 @@ ATTACHED_TYPES = frozenset(
         "line_comment",
         "block_comment",
         "multiline_comment",
+        "documentation_comment",
         "decorator",
         "attribute_item",
         "annotation",

@@ -223,4 +223,39 @@ SPECS = [
         ],
         doc=("RateLimiter.new", "refilling `rate` tokens"),
     ),
+    Spec(
+        "sample.dart",
+        "dart",
+        defs=[
+            ("class", "PlaylistRepository"),
+            ("method", "PlaylistRepository.loadAll"),
+            ("class", "RepeatMode"),
+            ("type", "TrackFilter"),
+            ("class", "Shuffling"),  # a mixin
+            ("method", "Shuffling.shuffled"),
+            ("class", "PlaylistController"),
+            ("method", "PlaylistController.PlaylistController"),
+            ("method", "PlaylistController.savedCount"),  # a getter
+            ("method", "PlaylistController.addTrack"),
+            ("class", "PlaylistDuration"),  # an extension
+            ("method", "PlaylistDuration.totalDuration"),
+            ("function", "crossfadeFor"),
+        ],
+        skeleton=(
+            "PlaylistController",
+            [
+                "Future<Playlist> addTrack(Playlist playlist, Track track) async { ... }",
+                "int get savedCount => _saved.length;",
+            ],
+            ["copyWith"],
+        ),
+        refs=("PlaylistController.addTrack", {"copyWith", "save", "contains", "Playlist"}),
+        searches=[
+            ("add track", "PlaylistController.addTrack"),
+            ("crossfade for", "crossfadeFor"),
+            ("total duration", "PlaylistDuration.totalDuration"),
+            ("playlist repository", "PlaylistRepository"),
+        ],
+        doc=("PlaylistController.addTrack", "skipping ones already"),
+    ),
 ]

@@ -32,6 +32,7 @@ CASES = [
     ("Sample.scala", "method", "Filter.byName", "filter by name"),
     ("sample.sh", "function", "upload_snapshot", "upload snapshot s3"),
     ("sample.lua", "function", "RateLimiter.try_acquire", "try acquire tokens cost"),
+    ("sample.dart", "method", "PlaylistController.addTrack", "add track playlist"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
