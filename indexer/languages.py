@@ -48,12 +48,14 @@ EXTENSIONS: dict[str, str] = {
     ".bash": "bash",
     ".lua": "lua",
     ".dart": "dart",
+    ".ex": "elixir",
+    ".exs": "elixir",
 }
 
 # How a nested body is collapsed in a class skeleton.
 BRACE_BODY = "{ ... }"
 INDENT_BODY = " ..."
-INDENT_LANGUAGES = frozenset({"python", "ruby"})
+INDENT_LANGUAGES = frozenset({"python", "ruby", "elixir"})
 # Node types attached to the definition that follows them.
 ATTACHED_TYPES = frozenset(
     {
@@ -62,6 +64,7 @@ ATTACHED_TYPES = frozenset(
         "block_comment",
         "multiline_comment",
         "documentation_comment",
+        "unary_operator",  # Elixir's module attributes before a def: @doc, @spec, @impl
         "decorator",
         "attribute_item",
         "annotation",

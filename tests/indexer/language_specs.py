@@ -258,4 +258,28 @@ SPECS = [
         ],
         doc=("PlaylistController.addTrack", "skipping ones already"),
     ),
+    Spec(
+        "sample.ex",
+        "elixir",
+        defs=[
+            ("class", "Kitchen.OrderQueue"),
+            ("method", "Kitchen.OrderQueue.enqueue"),
+            ("method", "Kitchen.OrderQueue.next_ticket"),
+            ("method", "Kitchen.OrderQueue.pop_order"),  # defp, one-line clauses
+            ("method", "Kitchen.OrderQueue.is_late"),  # defguard
+            ("class", "Kitchen.Priced"),  # defprotocol
+            ("method", "Kitchen.Priced.price_cents"),
+        ],
+        skeleton=(
+            "Kitchen.OrderQueue",
+            ["def next_ticket(queue) ...", "alias Kitchen.{Order, Printer}"],
+            ["Printer.ticket"],
+        ),
+        refs=("Kitchen.OrderQueue.next_ticket", {"pop_order", "ticket", "Printer"}),
+        searches=[
+            ("next ticket", "Kitchen.OrderQueue.next_ticket"),
+            ("pop order", "Kitchen.OrderQueue.pop_order"),
+            ("price cents", "Kitchen.Priced.price_cents"),
+        ],
+    ),
 ]

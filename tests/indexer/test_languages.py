@@ -33,6 +33,7 @@ CASES = [
     ("sample.sh", "function", "upload_snapshot", "upload snapshot s3"),
     ("sample.lua", "function", "RateLimiter.try_acquire", "try acquire tokens cost"),
     ("sample.dart", "method", "PlaylistController.addTrack", "add track playlist"),
+    ("sample.ex", "method", "Kitchen.OrderQueue.next_ticket", "next ticket printer"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
