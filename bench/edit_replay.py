@@ -33,7 +33,15 @@ PHASES = {  # module (under indexer) -> functions timed with --phases
     "index": ["chunk_edit", "digest", "excluded"],
     "store": ["write_splice", "prepare"],
     "filelist": ["spliced", "candidates"],
-    "ranking": ["_lexical", "_meta", "_seeds", "_pagerank", "_add_history", "verbatim_blocks"],
+    "ranking": [
+        "_lexical",
+        "rescore",
+        "_meta",
+        "_seeds",
+        "_pagerank",
+        "_add_history",
+        "verbatim_blocks",
+    ],
 }
 
 

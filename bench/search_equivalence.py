@@ -55,8 +55,14 @@ def dump(args: argparse.Namespace) -> None:
     for db, queries in jobs(args):
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         cache = new_cache()
+        # what a writer's searches keep (``Symbols``), where the checkout has it: kept across
+        # these searches as an ``Index`` keeps it (nothing writes this read-only connection)
+        symbols = getattr(cache, "symbols", None)
         for query in queries:
-            hits = ranking.search(conn, query, 50, cache)  # type: ignore[arg-type]
+            if symbols is None:
+                hits = ranking.search(conn, query, 50, cache)  # type: ignore[arg-type]
+            else:
+                hits = ranking.search(conn, query, 50, cache, symbols)
             rows.append([db, query, [[h.path, h.start_line, h.name, repr(h.score)] for h in hits]])
         conn.close()
     args.out.write_text(json.dumps(rows), encoding="utf-8")

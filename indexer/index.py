@@ -331,7 +331,9 @@ class Index:
                     (rel,),
                 )
             )
-            store.write_file(conn, rel, *meta, store.prepare(rel, blocks, known))
+            whole = store.Touched(names=None)  # the rows it wrote, not the names
+            store.write_file(conn, rel, *meta, store.prepare(rel, blocks, known), whole)
+            self._touched = whole
         return len(blocks)
 
     def remove_file(self, path: str | Path) -> None:

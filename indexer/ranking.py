@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from indexer import filelist, history_votes, scope_history, scoped
 from indexer import weights as W
+from indexer.block_terms import BlockTerms
 from indexer.pagerank import walk
 from indexer.priors import (
     Vendored,
@@ -86,13 +87,15 @@ def search(
     query = code_query(query)  # what the code is searched with: no ticket keys (see there)
     terms = query_terms(query) or all_terms
     df = {} if cache is None else cache.df
-    lexical = _lexical(conn, terms, k, df)
+    kept = None
+    if symbols is not None:
+        symbols.check(conn)
+        kept = symbols.blocks  # the re-ranking's blocks (see ``block_terms``)
+    lexical = _lexical(conn, terms, k, df, kept)
     words = {w.lower() for w in query_words(query)}
     term_set = set(terms)
     named = words | joined_words(query)
     meta: dict[int, tuple] = {}  # block rows, read for the candidates judged below only
-    if symbols is not None:
-        symbols.check(conn)
     seeds = _seeds(conn, lexical, words, symbols)
     graph_rank = _pagerank(conn, seeds, meta, symbols)[: W.GRAPH_CANDIDATES]
     listed = filelist.candidates(conn, terms, lexical, df, symbols)
@@ -156,7 +159,11 @@ def search(
 
 
 def _lexical(
-    conn: sqlite3.Connection, terms: list[str], k: int, df_cache: dict[str, int]
+    conn: sqlite3.Connection,
+    terms: list[str],
+    k: int,
+    df_cache: dict[str, int],
+    kept: BlockTerms | None = None,
 ) -> list[int]:
     """BM25 candidates within a bounded amount of work.
 
@@ -199,7 +206,7 @@ def _lexical(
     for row in rows:
         found.setdefault(row[0], None)
     if W.RESCORE_ALL_TERMS and len(selected) < len(terms):  # see ``rescore``
-        return rescore(conn, list(found), terms, df_cache)[: W.LEXICAL_CANDIDATES]
+        return rescore(conn, list(found), terms, df_cache, kept)[: W.LEXICAL_CANDIDATES]
     return list(found)[: W.LEXICAL_CANDIDATES]
 
 

@@ -19,6 +19,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from indexer import weights as W
+from indexer.block_terms import BlockTerms
 from indexer.tokens import fts_match
 
 if TYPE_CHECKING:
@@ -103,9 +104,10 @@ class Symbols:
     before it, and an edit in a function body seldom changes any. On that connection only two
     things change them: the index's own writes, and another connection's commit (another
     process), which moves ``PRAGMA data_version`` and drops everything (``check``). A splice
-    says what it wrote before it commits (``store.Touched``: names, rows added or removed)
-    and only that is dropped; any other write, a history read included, drops everything
-    (``written``). Used with the writer's lock held, as the writes are."""
+    says what it wrote before it commits (``store.Touched``: names, rows added, removed or
+    rewritten) and only that is dropped; a whole file's write says which rows it wrote but
+    not which names (the lookups go, the other blocks stay); any other write, a history read
+    included, drops everything (``written``). Used with the writer's lock held, as the writes are."""
 
     SIZE = 50_000  # names kept; past it the lot is dropped
 
@@ -115,6 +117,7 @@ class Symbols:
         self.commits: dict[int, list[tuple[str, str]]] = {}  # commit -> indexed files touched
         self.sources: dict[str, bool] = {}  # path -> an indexed file of code (not text)
         self.block_files: dict[int, int] = {}  # block id -> file id (the file list's step)
+        self.blocks = BlockTerms()  # the re-ranking's candidates
         self._version: int | None = None
 
     def check(self, conn: sqlite3.Connection) -> None:
@@ -129,6 +132,10 @@ class Symbols:
         if touched is None:
             self.clear()
             return
+        self.blocks.drop(touched.rows)
+        if touched.names is None:  # a whole file: its rows are known, its names are not
+            self._lookups_clear()
+            return
         for name in touched.names:
             self.ids.pop(("defs", name), None)
             self.ids.pop(("refs", name), None)
@@ -136,6 +143,10 @@ class Symbols:
             self.block_files.pop(block_id, None)
 
     def clear(self) -> None:
+        self._lookups_clear()
+        self.blocks.clear()
+
+    def _lookups_clear(self) -> None:
         self.ids.clear()
         self.files.clear()
         self.commits.clear()

@@ -44,10 +44,12 @@ def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
 
 @dataclass
 class Touched:
-    """What a splice wrote that searches may keep (``search_cache.Symbols``): the names whose
-    ``defs``/``refs`` rows it wrote, and the block rows it added or removed."""
+    """What a write of one file's rows did to what searches keep (``search_cache.Symbols``):
+    the names whose ``defs``/``refs`` rows it wrote (None: not known, as for a whole file),
+    and the block rows it added, removed or rewrote in place (the re-ranking keeps their
+    columns: ``block_terms``)."""
 
-    names: set[str] = field(default_factory=set)
+    names: set[str] | None = field(default_factory=set)
     rows: set[int] = field(default_factory=set)
 
 
@@ -139,14 +141,16 @@ def write_file(
     size: int,
     digest: str,
     prepared: Prepared,
+    touched: Touched | None = None,
 ) -> None:
-    """Replace one file's rows (call inside a transaction: all of it lands or none)."""
+    """Replace one file's rows (call inside a transaction: all of it lands or none);
+    ``touched`` receives the block rows it added or removed."""
     count = len(prepared.rows)
     fresh = list(range(count))
     row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
     if row is not None:
         file_id = row[0]
-        fresh = _reuse_unchanged(conn, file_id, prepared)
+        fresh = _reuse_unchanged(conn, file_id, prepared, touched)
         conn.execute(
             "UPDATE files SET language=?, mtime_ns=?, size=?, hash=?, blocks=?, indexed_at=? WHERE id=?",
             (language, mtime_ns, size, digest, count, time.time(), file_id),
@@ -157,7 +161,9 @@ def write_file(
             (rel, language, mtime_ns, size, digest, count, time.time()),
         )
         file_id = cur.lastrowid
-    _insert(conn, file_id, prepared, fresh)
+    added = _insert(conn, file_id, prepared, fresh)
+    if touched is not None:
+        touched.rows.update(added)
     filelist.put(conn, file_id, prepared.words)
 
 
@@ -195,8 +201,9 @@ def write_splice(
     ).fetchall()
     reused = stale[: len(prepared.rows)]
     gone = [r[0] for r in stale[len(reused) :]]
-    if gone and touched is not None:
-        touched.rows.update(gone)
+    if touched is not None:
+        touched.rows.update(r[0] for r in stale)  # rewritten in place or removed
+    if gone and touched is not None and touched.names is not None:
         marks = ",".join("?" * len(gone))
         for table in ("defs", "refs"):
             touched.names.update(
@@ -224,9 +231,10 @@ def write_splice(
     added = _insert(conn, file_id, prepared, fresh)
     if touched is not None:
         touched.rows.update(added)
-        touched.names.update(changed)
+        names = touched.names if touched.names is not None else set()
+        names.update(changed)
         for i in fresh:
-            touched.names.update(prepared.defs[i], prepared.refs[i])
+            names.update(prepared.defs[i], prepared.refs[i])
     new_blocks = [(r[_NAME], r[_SIG], r[_DOC], r[_TEXT]) for r in prepared.rows]
     digests = (splice.old_digest, digest)
     filelist.spliced(conn, file_id, rel, digests, old_blocks, new_blocks, count)
@@ -348,7 +356,9 @@ def _complete(row: tuple) -> tuple:
     return (*row[:-2], name_terms(row[_NAME]), camel_parts(row[_TEXT]))
 
 
-def _reuse_unchanged(conn: sqlite3.Connection, file_id: int, prepared: Prepared) -> list[int]:
+def _reuse_unchanged(
+    conn: sqlite3.Connection, file_id: int, prepared: Prepared, touched: Touched | None
+) -> list[int]:
     """Keep the rows of blocks that did not change (only their lines may move), delete the
     rest; returns the indexes of prepared rows still to insert. An edit then costs FTS work
     for the edited blocks only, which is what keeps ``update_file`` fast. "Did not change" is
@@ -375,7 +385,10 @@ def _reuse_unchanged(conn: sqlite3.Connection, file_id: int, prepared: Prepared)
             moved.append((r[_START], r[_END], same.pop()))
         else:
             fresh.append(i)
-    _delete_blocks(conn, file_id, [block_id for ids in old.values() for block_id in ids])
+    gone = [block_id for ids in old.values() for block_id in ids]
+    if touched is not None:
+        touched.rows.update(gone)
+    _delete_blocks(conn, file_id, gone)
     conn.executemany("UPDATE block_lines SET start_line = ?, end_line = ? WHERE id = ?", moved)
     return fresh
 
