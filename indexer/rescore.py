@@ -20,7 +20,7 @@ import math
 import sqlite3
 
 from indexer.block_terms import Block, BlockTerms, read, varints
-from indexer.tokens import stem, vocabulary_term
+from indexer.tokens import fts_match, stem, vocabulary_term
 
 _K1 = 1.2  # FTS5's bm25() constants
 _B = 0.75
@@ -28,6 +28,7 @@ _IDF_FLOOR = 1e-6
 # token -> its porter stem, across searches (the stemmer is a tokenizer round trip, ~30 us)
 _STEMS: dict[bytes, str] = {}
 _STEMS_KEPT = 50_000
+FEW = 256  # a term in at most this many blocks: its blocks are asked of FTS5 (``_holders``)
 
 
 def statistics(conn: sqlite3.Connection) -> tuple[int, float]:
@@ -65,10 +66,17 @@ def rescore(
     stems: dict[bytes, str | None] = {}  # token -> the term stem it is (None: no term)
     if len(_STEMS) > _STEMS_KEPT:
         _STEMS.clear()
-    blocks = kept.get(conn, ids) if kept is not None else read(conn, ids)
+    only = _holders(conn, starts, terms, df, idf)
+    if all(few is not None for few in only.values()):  # a block holding no term: score 0
+        held_any = set().union(*only.values())  # type: ignore[arg-type]
+        ids_read = [i for i in ids if i in held_any]
+    else:
+        ids_read = ids
+    blocks = kept.get(conn, ids_read) if kept is not None else read(conn, ids_read)
     scores: dict[int, float] = {}
     for block_id, block in blocks.items():
-        held = _frequencies(block, starts, idf, stems)
+        leads = [lead for lead in starts if (few := only[lead]) is None or block_id in few]
+        held = _frequencies(block, leads, idf, stems)
         if held:
             norm = _K1 * (1 - _B + _B * block.length / average)
             scores[block_id] = sum(idf[t] * f * (_K1 + 1) / (f + norm) for t, f in held.items())
@@ -76,14 +84,49 @@ def rescore(
     return sorted(ids, key=lambda i: (-scores.get(i, 0.0), order[i]))
 
 
+def _holders(
+    conn: sqlite3.Connection,
+    starts: set[bytes],
+    terms: list[str],
+    df: dict[str, int],
+    idf: dict[str, float],
+) -> dict[bytes, set[int] | None]:
+    """For each term start (``lead``), the only blocks whose tokens starting with it can be
+    a term's (None: any block). A token's stem keeps the token's first byte when that is an
+    ASCII letter or digit (FTS5's porter stemmer only cuts or rewrites a word's end, and
+    never all of it; ``unicode61`` only folds the case of ASCII), so such a token can only
+    be a term whose stem starts with that byte, held by the blocks its ``MATCH`` finds: for
+    terms in a few blocks (``FEW``) those are asked of FTS5, a lookup much cheaper than
+    finding the start in every candidate's text."""
+    holders: dict[str, set[int]] = {}  # term stem -> the blocks holding it
+    for term in terms:
+        token = vocabulary_term(term)
+        if token in idf and token not in holders and df.get(term, 0) <= FEW:
+            rows = conn.execute(
+                "SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ?",
+                (fts_match([term]), FEW + 1),
+            ).fetchall()
+            if len(rows) <= FEW:  # ``df`` may be older than the rows
+                holders[token] = {r[0] for r in rows}
+    out: dict[bytes, set[int] | None] = {}
+    for lead in starts:
+        first = lead[1:2]
+        matching = [t for t in idf if t.encode("utf-8")[:1] == first]
+        if first.isalnum() and all(t in holders for t in matching):
+            out[lead] = set().union(*(holders[t] for t in matching))
+        else:
+            out[lead] = None
+    return out
+
+
 def _frequencies(
-    block: Block, starts: set[bytes], idf: dict[str, float], stems: dict[bytes, str | None]
+    block: Block, leads: list[bytes], idf: dict[str, float], stems: dict[bytes, str | None]
 ) -> dict[str, float]:
     """Each term stem's weighted count in ``block``: its tokens' column weights, added up
-    term start by term start (in ``starts``' order) and within one in text order, the
-    order in which the stems first come (the sum of the shares follows it)."""
+    term start by term start (``leads``, in ``starts``' order) and within one in text order,
+    the order in which the stems first come (the sum of the shares follows it)."""
     held: dict[str, float] = {}
-    for lead in starts:
+    for lead in leads:
         for word, weight in block.tokens(lead):
             if word in stems:
                 match = stems[word]
