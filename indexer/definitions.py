@@ -145,6 +145,8 @@ def attached_start(lines: Sequence[str], node: Any) -> int:
     """Row where a definition starts once its decorators and leading comments are attached."""
     row = node.start_point[0]
     prev = node.prev_sibling
+    while prev is not None and not prev.is_named and prev.end_point[0] == row:
+        prev = prev.prev_sibling  # a keyword left outside the node (Zig's ``pub``)
     while prev is not None and prev.type in COMMENT_HOSTS and prev.child_count:
         prev = prev.children[-1]  # a comment the grammar hung inside the node before
     while prev is not None and prev.type in ATTACHED_TYPES and prev.end_point[0] >= row - 1:

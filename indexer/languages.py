@@ -50,6 +50,7 @@ EXTENSIONS: dict[str, str] = {
     ".dart": "dart",
     ".ex": "elixir",
     ".exs": "elixir",
+    ".zig": "zig",
 }
 
 # How a nested body is collapsed in a class skeleton.
@@ -64,6 +65,7 @@ ATTACHED_TYPES = frozenset(
         "block_comment",
         "multiline_comment",
         "documentation_comment",
+        "doc_comment",
         "unary_operator",  # Elixir's module attributes before a def: @doc, @spec, @impl
         "decorator",
         "attribute_item",

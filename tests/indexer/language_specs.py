@@ -282,4 +282,28 @@ SPECS = [
             ("price cents", "Kitchen.Priced.price_cents"),
         ],
     ),
+    Spec(
+        "sample.zig",
+        "zig",
+        defs=[
+            ("class", "WordCounter"),
+            ("method", "WordCounter.init"),
+            ("method", "WordCounter.countWords"),
+            ("method", "WordCounter.deinit"),
+            ("class", "Delimiter"),
+            ("function", "isSeparator"),
+        ],
+        skeleton=(
+            "WordCounter",
+            ["pub fn countWords(self: *WordCounter, text: []const u8) !void { ... }"],
+            ["tokenizeAny"],
+        ),
+        refs=("WordCounter.countWords", {"tokenizeAny", "getOrPut", "WordCounter"}),
+        searches=[
+            ("count words", "WordCounter.countWords"),
+            ("is separator", "isSeparator"),
+            ("word counter", "WordCounter"),
+        ],
+        doc=("isSeparator", "Whether a byte ends a word."),
+    ),
 ]

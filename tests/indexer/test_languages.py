@@ -34,6 +34,7 @@ CASES = [
     ("sample.lua", "function", "RateLimiter.try_acquire", "try acquire tokens cost"),
     ("sample.dart", "method", "PlaylistController.addTrack", "add track playlist"),
     ("sample.ex", "method", "Kitchen.OrderQueue.next_ticket", "next ticket printer"),
+    ("sample.zig", "method", "WordCounter.countWords", "count words text"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
