@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from indexer.languages import ATTACHED_TYPES, COMMENT_HOSTS, Grammar
+from indexer.languages import ATTACHED_TYPES, CLAUSE_LANGUAGES, COMMENT_HOSTS, Grammar
 from indexer.regions import Region, node_text
 
 
@@ -94,7 +94,10 @@ def find_definitions(
             captures=len(caps),
             end_row=last_row(lines, node),
         )
-    roots = _nest(sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte)))
+    ordered = sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    if g.name in CLAUSE_LANGUAGES:
+        ordered = _join_clauses(ordered)
+    roots = _nest(ordered)
     return roots, refs
 
 
@@ -156,6 +159,27 @@ def attached_start(lines: Sequence[str], node: Any) -> int:
         row = prow
         prev = prev.prev_sibling
     return row
+
+
+def _join_clauses(defs: list[Def]) -> list[Def]:
+    """One definition per function of a language that writes a function as clauses
+    (``pop [] = ...`` then ``pop (x:xs) = ...``): a clause right after one of the same name
+    (blank lines and comments between) extends it."""
+    out: list[Def] = []
+    for d in defs:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and d.kind == prev.kind == "function"
+            and d.name == prev.name
+            and d.node.start_byte >= prev.node.end_byte
+            and d.start_row <= prev.end_row + 2
+        ):
+            prev.node = Joined(prev.node, d.node)
+            prev.end_row = d.end_row
+            continue
+        out.append(d)
+    return out
 
 
 def _nest(defs: list[Def]) -> list[Def]:

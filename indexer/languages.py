@@ -51,12 +51,15 @@ EXTENSIONS: dict[str, str] = {
     ".ex": "elixir",
     ".exs": "elixir",
     ".zig": "zig",
+    ".hs": "haskell",
 }
 
 # How a nested body is collapsed in a class skeleton.
 BRACE_BODY = "{ ... }"
 INDENT_BODY = " ..."
 INDENT_LANGUAGES = frozenset({"python", "ruby", "elixir"})
+# Languages that write one function as several clauses: adjacent clauses are one definition.
+CLAUSE_LANGUAGES = frozenset({"haskell", "elixir"})
 # Node types attached to the definition that follows them.
 ATTACHED_TYPES = frozenset(
     {
@@ -66,6 +69,8 @@ ATTACHED_TYPES = frozenset(
         "multiline_comment",
         "documentation_comment",
         "doc_comment",
+        "haddock",
+        "signature",  # Haskell: a function's type signature
         "unary_operator",  # Elixir's module attributes before a def: @doc, @spec, @impl
         "decorator",
         "attribute_item",
@@ -75,9 +80,9 @@ ATTACHED_TYPES = frozenset(
     }
 )
 
-# Nodes a grammar hangs the comment after them on (Kotlin: the doc comment of the first
+# Nodes a grammar hangs the comment after them on (Kotlin, Haskell: the doc comment of the first
 # class after the imports ends the last import): ``attached_start`` looks inside them.
-COMMENT_HOSTS = frozenset({"import_list", "import_header", "package_header"})
+COMMENT_HOSTS = frozenset({"import_list", "import_header", "package_header", "imports"})
 
 
 def language_for(path: str) -> str:

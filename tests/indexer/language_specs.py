@@ -306,4 +306,24 @@ SPECS = [
         ],
         doc=("isSeparator", "Whether a byte ends a word."),
     ),
+    Spec(
+        "Sample.hs",
+        "haskell",
+        defs=[
+            ("class", "Forecast"),
+            ("class", "Celsius"),
+            ("type", "Week"),
+            ("class", "Describable"),
+            ("method", "Describable.describe"),  # in the instance
+            ("function", "averageHigh"),  # two clauses, one definition
+            ("function", "warmestDay"),
+        ],
+        skeleton=("Describable", ["class Describable a where", "describe :: a -> String"], []),
+        refs=("warmestDay", {"maximumBy", "comparing", "Forecast"}),
+        searches=[
+            ("warmest day", "warmestDay"),
+            ("average high", "averageHigh"),
+        ],
+        doc=("averageHigh", "The mean of the week's highs."),
+    ),
 ]

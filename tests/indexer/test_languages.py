@@ -35,6 +35,7 @@ CASES = [
     ("sample.dart", "method", "PlaylistController.addTrack", "add track playlist"),
     ("sample.ex", "method", "Kitchen.OrderQueue.next_ticket", "next ticket printer"),
     ("sample.zig", "method", "WordCounter.countWords", "count words text"),
+    ("Sample.hs", "function", "warmestDay", "warmest day forecast"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
@@ -65,3 +66,21 @@ def test_every_language_has_a_fixture(open_index: Callable[..., Index]) -> None:
 
     covered = {Path(c[0]).suffix for c in CASES}
     assert set(EXTENSIONS.values()) <= {EXTENSIONS.get(s, "") for s in covered}
+
+
+def test_the_readme_names_every_language() -> None:
+    from indexer.languages import EXTENSIONS
+
+    shown = {
+        "csharp": "C#",
+        "cpp": "C++",
+        "tsx": "TSX",
+        "bash": "shell",
+        "javascript": "JavaScript",
+    }
+    shown |= {"typescript": "TypeScript", "php": "PHP"}
+    readme = (FIXTURES.parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## How it works") :]
+    for language in set(EXTENSIONS.values()):
+        name = shown.get(language, language.capitalize())
+        assert name in section, name
