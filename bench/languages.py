@@ -46,6 +46,7 @@ NAMES = {
     r"|^\s*(?:static\s+)?(?:[A-Z]\w*(?:<[^>]*>)?\??|void|int|bool|double|String)\s+(?:get\s+)?(\w+)"
     r"\s*(?:\([^)]*\))?\s*(?:async\s*)?(?:\{|=>)",
     "elixir": r"^\s*def(?:p|macro|macrop)?\s+(\w+[?!]?)|^\s*defmodule\s+(?:[\w.]+\.)?(\w+)",
+    "haskell": r"^(\w+)\s+::|^(?:data|newtype|class)\s+(?:\([^)]*\)\s*=>\s*)?(\w+)",
     "zig": r"\bfn\s+(\w+)|\bconst\s+(\w+)\s*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union)\b",
 }
 
