@@ -52,6 +52,9 @@ EXTENSIONS: dict[str, str] = {
     ".exs": "elixir",
     ".zig": "zig",
     ".hs": "haskell",
+    ".pl": "perl",
+    ".pm": "perl",
+    ".t": "perl",
 }
 
 # How a nested body is collapsed in a class skeleton.

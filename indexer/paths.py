@@ -50,6 +50,7 @@ def is_test_path(rel: str) -> bool:
             for p in parts[:-1]
         )
         or name.startswith("test_")
+        or name.endswith(".t")  # Perl
         or name.rsplit(".", 1)[0].endswith(("_test", ".test", ".spec", "_spec", "tests"))
         or _CAMEL_TEST_FILE.search(rel) is not None
         or any(_CAMEL_TEST_FOLDER.search(p) for p in rel.split("/")[:-1])

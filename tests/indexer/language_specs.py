@@ -326,4 +326,20 @@ SPECS = [
         ],
         doc=("averageHigh", "The mean of the week's highs."),
     ),
+    Spec(
+        "Sample.pm",
+        "perl",
+        defs=[
+            ("function", "new"),
+            ("function", "receive_goods"),
+            ("function", "stock_level"),
+            ("function", "reorder_needed"),
+        ],
+        refs=("receive_goods", {"stock_level"}),
+        searches=[
+            ("receive goods", "receive_goods"),
+            ("reorder needed", "reorder_needed"),
+        ],
+        doc=("receive_goods", "Record goods received"),
+    ),
 ]

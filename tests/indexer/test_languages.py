@@ -36,6 +36,7 @@ CASES = [
     ("sample.ex", "method", "Kitchen.OrderQueue.next_ticket", "next ticket printer"),
     ("sample.zig", "method", "WordCounter.countWords", "count words text"),
     ("Sample.hs", "function", "warmestDay", "warmest day forecast"),
+    ("Sample.pm", "function", "reorder_needed", "reorder needed threshold"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 

@@ -31,6 +31,7 @@ from .conftest import write
         "test/shipping/carrier_test.exs",
         "spec/carrier_spec.lua",
         "test/carrier_test.dart",
+        "t/ledger.t",
     ],
 )
 def test_test_files_by_convention(path: str) -> None:
