@@ -55,6 +55,7 @@ EXTENSIONS: dict[str, str] = {
     ".pl": "perl",
     ".pm": "perl",
     ".t": "perl",
+    ".r": "r",
 }
 
 # How a nested body is collapsed in a class skeleton.

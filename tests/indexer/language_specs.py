@@ -342,4 +342,20 @@ SPECS = [
         ],
         doc=("receive_goods", "Record goods received"),
     ),
+    Spec(
+        "sample.R",
+        "r",
+        defs=[
+            ("function", "weekday_profile"),
+            ("function", "forecast_loaves"),
+            ("function", "flour_needed"),
+        ],
+        refs=("forecast_loaves", {"weekday_profile", "lm", "round"}),
+        searches=[
+            ("weekday profile", "weekday_profile"),
+            ("forecast loaves", "forecast_loaves"),
+            ("flour needed", "flour_needed"),
+        ],
+        doc=("weekday_profile", "Average sales per weekday"),
+    ),
 ]

@@ -37,6 +37,7 @@ CASES = [
     ("sample.zig", "method", "WordCounter.countWords", "count words text"),
     ("Sample.hs", "function", "warmestDay", "warmest day forecast"),
     ("Sample.pm", "function", "reorder_needed", "reorder needed threshold"),
+    ("sample.R", "function", "forecast_loaves", "forecast loaves trend"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
@@ -66,7 +67,7 @@ def test_every_language_has_a_fixture(open_index: Callable[..., Index]) -> None:
     from indexer.languages import EXTENSIONS
 
     covered = {Path(c[0]).suffix for c in CASES}
-    assert set(EXTENSIONS.values()) <= {EXTENSIONS.get(s, "") for s in covered}
+    assert set(EXTENSIONS.values()) <= {EXTENSIONS.get(s.lower(), "") for s in covered}
 
 
 def test_the_readme_names_every_language() -> None:
@@ -79,7 +80,7 @@ def test_the_readme_names_every_language() -> None:
         "bash": "shell",
         "javascript": "JavaScript",
     }
-    shown |= {"typescript": "TypeScript", "php": "PHP"}
+    shown |= {"typescript": "TypeScript", "php": "PHP", "r": "R"}
     readme = (FIXTURES.parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## How it works") :]
     for language in set(EXTENSIONS.values()):
