@@ -13,8 +13,9 @@ them (least CPU of ``--repeat`` runs, as multiples of the parse):
   * worker python: the rest of a worker's job (read, hash, chunker, rows, pickling), with a
     worker's garbage-collector thresholds
   * sql <table>: each statement the writer runs, timed around the SQLite call alone, with
-    its parameters already built (``store.write_file``, one commit per batch, then
-    ``history.finish``)
+    its parameters already built (``store.write_file``, then ``history.finish``); ``sql
+    commits``: BEGIN and COMMIT, one transaction per batch (FTS5 writes a batch's segment
+    when it commits)
   * writer python: the writer's work around those calls (unpickling, building parameters)
   * compact: the FTS segments merged down to one, as a bulk run ends
   * git: the ``git log`` process ``history.start`` runs (in a git checkout)
@@ -67,6 +68,8 @@ class TimedConnection:
 
 
 def _table(sql: str) -> str:
+    if sql.split(None, 1)[0].upper() in ("BEGIN", "COMMIT", "ROLLBACK"):
+        return "commits"
     words = sql.replace("(", " ").split()
     upper = [w.upper() for w in words]
     for key in ("INTO", "FROM", "UPDATE"):
@@ -108,11 +111,11 @@ def one_run(files: list[tuple[str, str, str]], corpus: Path) -> dict[str, float]
         timed = TimedConnection(conn, cpu)
         c = time.process_time()
         for batch in sent:
-            conn.execute("BEGIN")
+            timed.execute("BEGIN")
             for rel, _, prepared, size, h in pickle.loads(batch):
                 if prepared is not None:
                     store.write_file(timed, rel, language_for(rel), 0, size, h, prepared)  # type: ignore[arg-type]
-            conn.execute("COMMIT")
+            timed.execute("COMMIT")  # FTS5 writes its batch's segment here
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
         reading = history.start(conn, corpus)
         if reading is not None:
