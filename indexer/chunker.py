@@ -36,7 +36,7 @@ from indexer.languages import (
 from indexer.regions import Region, RegionLines, py_docstring
 
 _local = threading.local()
-_COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\*/|\*|#|---?(?: ?\|)?)\s?")
+_COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\(\*\*?|\*/|\*|#|---?(?: ?\|)?)\s?")
 
 
 def parser_for(language: str) -> Any:
@@ -261,7 +261,7 @@ class _Chunker:
                 return doc
         comment = self.lines[d.start_row : self._name_row(d)]
         cleaned = [
-            _COMMENT_MARKS.sub("", ln).rstrip("*/ ").strip()
+            _COMMENT_MARKS.sub("", ln).removesuffix("*)").rstrip("*/ ").strip()
             for ln in comment
             if not ln.lstrip().startswith("@")
         ]

@@ -56,6 +56,8 @@ EXTENSIONS: dict[str, str] = {
     ".pm": "perl",
     ".t": "perl",
     ".r": "r",
+    ".ml": "ocaml",
+    ".mli": "ocaml",
 }
 
 # How a nested body is collapsed in a class skeleton.

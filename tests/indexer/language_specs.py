@@ -358,4 +358,24 @@ SPECS = [
         ],
         doc=("weekday_profile", "Average sales per weekday"),
     ),
+    Spec(
+        "sample.ml",
+        "ocaml",
+        defs=[
+            ("type", "level"),
+            ("class", "Garage"),
+            ("method", "Garage.park_car"),
+            ("method", "Garage.free_spaces"),
+            ("class", "PRICING"),
+            ("function", "occupancy_percent"),
+        ],
+        skeleton=("Garage", ["module Garage = struct", "let free_spaces garage ="], []),
+        refs=("occupancy_percent", {"free_spaces", "fold_left"}),
+        searches=[
+            ("park car", "Garage.park_car"),
+            ("occupancy percent", "occupancy_percent"),
+            ("free spaces", "Garage.free_spaces"),
+        ],
+        doc=("Garage.park_car", "lowest level with a free space"),
+    ),
 ]

@@ -38,6 +38,7 @@ CASES = [
     ("Sample.hs", "function", "warmestDay", "warmest day forecast"),
     ("Sample.pm", "function", "reorder_needed", "reorder needed threshold"),
     ("sample.R", "function", "forecast_loaves", "forecast loaves trend"),
+    ("sample.ml", "function", "occupancy_percent", "occupancy percent garage"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
@@ -80,7 +81,7 @@ def test_the_readme_names_every_language() -> None:
         "bash": "shell",
         "javascript": "JavaScript",
     }
-    shown |= {"typescript": "TypeScript", "php": "PHP", "r": "R"}
+    shown |= {"typescript": "TypeScript", "php": "PHP", "r": "R", "ocaml": "OCaml"}
     readme = (FIXTURES.parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## How it works") :]
     for language in set(EXTENSIONS.values()):
