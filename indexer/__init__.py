@@ -11,8 +11,9 @@ from indexer.errors import (
     NotADirectory,
     PathOutsideRoot,
 )
-from indexer.index import Index, IndexStats
+from indexer.index import Index
 from indexer.ranking import Hit
+from indexer.records import IndexStats
 from indexer.watcher import Watcher, watch
 
 __all__ = [

@@ -15,7 +15,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from indexer.pipeline import digest, prepared
 from indexer.ranking import Hit, search
 from indexer.reading import read_regular
 from indexer.rechunk import chunk_edit
+from indexer.records import EMPTY, IndexStats, record
 from indexer.search_cache import SearchCache
 
 Progress = Callable[[int, int, str], None]
@@ -50,24 +50,6 @@ DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a writer waits for another writer (KILN_IN
 # Still a bound: ~16 MB of WAL if edits never pause.
 BULK_CHECKPOINT_PAGES = 1000
 EDIT_CHECKPOINT_PAGES = 4000
-
-
-@dataclass
-class IndexStats:
-    files_seen: int = 0
-    files_indexed: int = 0
-    files_removed: int = 0
-    blocks: int = 0
-    bytes: int = 0
-    seconds: float = 0.0
-    commits: int = 0  # commits on HEAD newly recorded for the history signal
-    skipped: list[str] = field(default_factory=list)  # "path: reason" for files that failed
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-EMPTY = store.Prepared([], [], [])
 
 
 class Index:
@@ -174,7 +156,7 @@ class Index:
                         compact.set_crisis(conn, compact.BULK_CRISIS)
                     deadline = time.monotonic() + BATCH_SECONDS
                     for item in pending:
-                        self._apply(conn, item, by_rel[item[0]], stats, seen)
+                        record(conn, item, by_rel[item[0]], stats, seen)
                         done += 1
                         if progress is not None:
                             progress(done, len(candidates), item[0])
@@ -211,30 +193,6 @@ class Index:
                 filelist.flush(conn)
         stats.seconds = time.perf_counter() - started
         return stats
-
-    @staticmethod
-    def _apply(
-        conn: sqlite3.Connection, item: tuple, cand: Candidate, stats: IndexStats, seen: set[str]
-    ) -> None:
-        """Record one prepared file: its new rows, a new mtime, a skip, or its removal."""
-        rel, status, prepared, size, h = item
-        if status == "indexed":
-            store.write_file(conn, rel, language_for(rel), cand.mtime_ns, size, h, prepared)
-            stats.files_indexed += 1
-            stats.blocks += len(prepared)
-            stats.bytes += size
-        elif status == "same":
-            conn.execute(
-                "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (cand.mtime_ns, size, rel)
-            )
-        elif status == "skip":  # recorded without blocks so mtime skips it next time
-            store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, EMPTY)
-        else:  # gone since the listing, or unreadable
-            if store.remove_file(conn, rel):
-                stats.files_removed += 1
-            seen.discard(rel)
-            if status.startswith("error"):
-                stats.skipped.append(f"{rel}: {status[7:]}")
 
     def sync_history(self) -> int:
         """Record the commits new on ``HEAD`` for the history signal (see ``history``); returns

@@ -16,7 +16,8 @@ from typing import Any
 
 from indexer.errors import PathOutsideRoot
 from indexer.files import bad_name
-from indexer.index import Index, IndexStats
+from indexer.index import Index
+from indexer.records import IndexStats
 
 DEBOUNCE_SECONDS = 0.3
 IDLE_SECONDS = 2.0  # quiet time after a batch before the segments it left are merged

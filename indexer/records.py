@@ -1,0 +1,52 @@
+"""What a full run records for each prepared file (``record``) and what it reports
+(``IndexStats``): the part of ``Index.update`` that turns a worker's result into rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from indexer import store
+from indexer.files import Candidate
+from indexer.languages import language_for
+
+
+@dataclass
+class IndexStats:
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_removed: int = 0
+    blocks: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    commits: int = 0  # commits on HEAD newly recorded for the history signal
+    skipped: list[str] = field(default_factory=list)  # "path: reason" for files that failed
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+EMPTY = store.Prepared([], [], [])
+
+
+def record(
+    conn: sqlite3.Connection, item: tuple, cand: Candidate, stats: IndexStats, seen: set[str]
+) -> None:
+    """Record one prepared file: its new rows, a new mtime, a skip, or its removal."""
+    rel, status, prepared, size, h = item
+    if status == "indexed":
+        store.write_file(conn, rel, language_for(rel), cand.mtime_ns, size, h, prepared)
+        stats.files_indexed += 1
+        stats.blocks += len(prepared)
+        stats.bytes += size
+    elif status == "same":
+        conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (cand.mtime_ns, size, rel))
+    elif status == "skip":  # recorded without blocks so mtime skips it next time
+        store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, EMPTY)
+    else:  # gone since the listing, or unreadable
+        if store.remove_file(conn, rel):
+            stats.files_removed += 1
+        seen.discard(rel)
+        if status.startswith("error"):
+            stats.skipped.append(f"{rel}: {status[7:]}")
