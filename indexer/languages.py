@@ -58,6 +58,8 @@ EXTENSIONS: dict[str, str] = {
     ".r": "r",
     ".ml": "ocaml",
     ".mli": "ocaml",
+    ".ps1": "powershell",
+    ".psm1": "powershell",
 }
 
 # How a nested body is collapsed in a class skeleton.

@@ -378,4 +378,21 @@ SPECS = [
         ],
         doc=("Garage.park_car", "lowest level with a free space"),
     ),
+    Spec(
+        "sample.ps1",
+        "powershell",
+        defs=[
+            ("function", "Get-ReleaseVersion"),
+            ("function", "Invoke-InstallerSigning"),
+            ("class", "ReleaseManifest"),
+            ("method", "ReleaseManifest.ToJson"),
+        ],
+        refs=("Invoke-InstallerSigning", {"Set-AuthenticodeSignature", "Get-ChildItem"}),
+        searches=[
+            ("get release version", "Get-ReleaseVersion"),
+            ("invoke installer signing", "Invoke-InstallerSigning"),
+            ("release manifest to json", "ReleaseManifest.ToJson"),
+        ],
+        doc=("Invoke-InstallerSigning", "Sign every installer"),
+    ),
 ]

@@ -39,6 +39,7 @@ CASES = [
     ("Sample.pm", "function", "reorder_needed", "reorder needed threshold"),
     ("sample.R", "function", "forecast_loaves", "forecast loaves trend"),
     ("sample.ml", "function", "occupancy_percent", "occupancy percent garage"),
+    ("sample.ps1", "function", "Invoke-InstallerSigning", "installer signing certificate"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
@@ -81,7 +82,13 @@ def test_the_readme_names_every_language() -> None:
         "bash": "shell",
         "javascript": "JavaScript",
     }
-    shown |= {"typescript": "TypeScript", "php": "PHP", "r": "R", "ocaml": "OCaml"}
+    shown |= {
+        "typescript": "TypeScript",
+        "php": "PHP",
+        "r": "R",
+        "ocaml": "OCaml",
+        "powershell": "PowerShell",
+    }
     readme = (FIXTURES.parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## How it works") :]
     for language in set(EXTENSIONS.values()):
