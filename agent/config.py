@@ -20,4 +20,7 @@ class AgentConfig:
     model: str | None = None
     redact_env: bool = False  # redact secret-looking env values from outputs (CI)
     subagent: bool = False
+    # MCP servers the host passes for this session only (an ACP client's ``mcpServers``, as
+    # ``skills_registry.mcp_config.McpServerConfig``): started through the sandbox, never stored.
+    mcp_servers: list[Any] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)

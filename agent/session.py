@@ -72,7 +72,13 @@ class Session:
         )
         self.memory = Memory(self.root, kiln_home())
         workspace = Workspace(self.root, read_roots=[store.folder(session_id)])
-        skills = None if config.subagent else SkillsContext(self.root, permissions=self.permissions)
+        skills = (
+            None
+            if config.subagent
+            else SkillsContext(
+                self.root, permissions=self.permissions, client_servers=config.mcp_servers
+            )
+        )
         self.skills = skills  # the skills catalog and deferred tools (None in a sub-agent)
         tools = builtin_tools(skills.tools() if skills else [])
         if config.subagent:
@@ -112,6 +118,8 @@ class Session:
             index=index,
         )
         self.sandbox = attach_sandbox(self, kiln_home())  # commands run confined
+        if skills is not None:
+            skills.mcp.launch = self.sandbox.launcher  # MCP servers too, whatever starts them
         self._task: asyncio.Task[StopReason] | None = None
         self.cancel_reason: StopReason = "cancelled"
 
@@ -241,6 +249,12 @@ class Session:
     @property
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()
+
+    async def start_client_mcp(self, timeout: float) -> None:
+        """Start the MCP servers the host passed (``config.mcp_servers``) now, each bounded by
+        ``timeout`` seconds; a failure is a note at the first turn, never an error here."""
+        if self.skills is not None:
+            await self.skills.mcp.start_client(timeout)
 
     async def aclose(self) -> None:
         """Release what the session holds open (MCP connections, SDK clients); safe to repeat."""

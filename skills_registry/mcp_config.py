@@ -20,7 +20,8 @@ from typing import Any, Literal
 from skills_registry.errors import McpConfigError
 
 CONFIG_FILE = "mcp.json"
-Scope = Literal["user", "project"]
+# "client": an entry the host passed for one session (ACP ``mcpServers``); never in a file.
+Scope = Literal["user", "project", "client"]
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_.@:+-]{1,80}$")
 
 
@@ -33,7 +34,7 @@ class McpServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
-    origin: str = ""  # the mcp.json it came from
+    origin: str = ""  # the mcp.json it came from (for a client entry: who passed it)
     scope: Scope = "user"
     raw: dict[str, Any] = field(default_factory=dict)  # the entry exactly as written
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,33 @@ def _result_text(result: Any) -> str:
     if not parts and structured is not None:
         parts.append(json.dumps(structured, ensure_ascii=False, sort_keys=True))
     return "\n".join(parts)
+
+
+SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http")
+
+
+async def import_sdk() -> None:
+    """Import the MCP SDK in a worker thread: imported on the event loop by the first start, it
+    froze every request of the process for seconds (and ate into the start timeout)."""
+    await asyncio.to_thread(lambda: [importlib.import_module(m) for m in SDK_MODULES])
+    _quiet_sdk_logs()
+
+
+class _OneLine(logging.Filter):
+    """The SDK logs a traceback for each line a server prints that is not JSON-RPC; a server's
+    mistake is one warning line (Kiln's logs hold no traceback for what others got wrong)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            record.msg = f"{record.getMessage()}: {_reason(record.exc_info[1])}"
+            record.args, record.exc_info, record.exc_text = None, None, None
+        return True
+
+
+def _quiet_sdk_logs() -> None:
+    sdk = logging.getLogger("mcp.client.stdio")
+    if not any(isinstance(f, _OneLine) for f in sdk.filters):
+        sdk.addFilter(_OneLine())
 
 
 class McpSource:
@@ -136,6 +165,7 @@ class McpSource:
         """Launch or connect and initialise; raise ``ToolCallError`` with the reason on failure."""
         if self._session is not None:
             return
+        await import_sdk()
         self._stop = asyncio.Event()
         self._ready = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")

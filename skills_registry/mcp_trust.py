@@ -11,6 +11,10 @@ ignored with a warning), nor takes the namespace of sidecar tools one of the use
 ``{"mcp": {"trust_project_servers": true}}`` in ``$KILN_HOME/settings.json``; the caller decides
 whether that blanket setting counts (``kiln run --ci`` does not honour it). Nothing in the
 repository (its settings, a planted approvals file) is ever read as an approval.
+
+A host may pass servers for one session (an ACP client's ``mcpServers``: the user's editor, so
+the user's trust). They start unasked and, for that session, replace a user or project entry of
+the same name (what other ACP agents do); they are never written to a file.
 """
 
 from __future__ import annotations
@@ -42,8 +46,10 @@ TRUST_SETTING = "trust_project_servers"
 PROJECT_APPROVAL_KEYS = ("mcp", "enableAllProjectMcpServers", "enabledMcpjsonServers")
 SUMMARY_CHARS = 160
 
-Status = Literal["user", "approved", "trusted", "pending", "changed", "shadowed", "skill"]
-RUNNABLE: frozenset[str] = frozenset({"user", "approved", "trusted"})
+Status = Literal[
+    "client", "user", "approved", "trusted", "pending", "changed", "shadowed", "skill", "replaced"
+]
+RUNNABLE: frozenset[str] = frozenset({"client", "user", "approved", "trusted"})
 
 
 @dataclass
@@ -77,6 +83,12 @@ class ServerState:
                 f".kiln/mcp.json: server {name} ignored: your server of that name in "
                 "$KILN_HOME/mcp.json is used"
             )
+        if self.status == "replaced":
+            where = "$KILN_HOME/mcp.json" if self.config.scope == "user" else ".kiln/mcp.json"
+            return (
+                f"MCP server {name} from {where} not used in this session: the client's server "
+                "of that name replaces it"
+            )
         if self.status == "skill":
             return printable(
                 f".kiln/mcp.json: server {self.config.name} ignored: your skill of that name in "
@@ -87,7 +99,7 @@ class ServerState:
 
 @dataclass
 class McpPlan:
-    """Every configured server with its status, user entries first, then the project's."""
+    """Every server with its status: the client's for this session, the user's, the project's."""
 
     root: Path
     servers: list[ServerState] = field(default_factory=list)
@@ -230,10 +242,15 @@ def user_skill_tools(root: Path, kiln_home: Path) -> dict[str, Path]:
 
 
 def plan_servers(
-    root: Path, kiln_home: Path | None = None, *, honour_trust_setting: bool = True
+    root: Path,
+    kiln_home: Path | None = None,
+    *,
+    honour_trust_setting: bool = True,
+    client: list[McpServerConfig] | None = None,
 ) -> McpPlan:
     """Every configured server and whether it may start; ``McpConfigError`` if a file is
-    malformed (then nothing starts: a broken user file must not un-shadow a project entry)."""
+    malformed (then nothing starts: a broken user file must not un-shadow a project entry).
+    ``client``: servers passed for this session only; they replace configured ones by name."""
     root = Path(root)
     home = kiln_home if kiln_home is not None else default_kiln_home()
     user = read_config(user_config_path(home), "user")
@@ -252,11 +269,18 @@ def plan_servers(
         except McpConfigError as exc:
             plan.warnings.append(f"{exc}: no project MCP server is approved")
     user_namespaces = {api_safe(name) for name in user}
+    client_namespaces = {api_safe(c.name) for c in client or []}
     skill_tools = user_skill_tools(root, home) if project else {}
-    plan.servers.extend(ServerState(config, "user") for config in user.values())
+    plan.servers.extend(ServerState(config, "client") for config in client or [])
+    plan.servers.extend(
+        ServerState(config, "replaced" if api_safe(name) in client_namespaces else "user")
+        for name, config in user.items()
+    )
     for name, config in project.items():
         status: Status
-        if api_safe(name) in user_namespaces:
+        if api_safe(name) in client_namespaces:
+            status = "replaced"
+        elif api_safe(name) in user_namespaces:
             status = "shadowed"
         elif api_safe(name) in skill_tools:
             plan.servers.append(ServerState(config, "skill", skill_tools[api_safe(name)]))

@@ -5,13 +5,12 @@ context (``SkillsContext.tail_block``, re-sent only when its fingerprint changes
 returns one body on demand; bundled files are read later. Deferred tool schemas (skill sidecars
 and MCP servers) never enter the prefix: ``tool_search`` ranks them and asks the session to
 announce the matches, which makes them callable through the usual permission and output-budget
-path. MCP servers (the user's, and a repository's the user approved: ``skills_registry.mcp_trust``)
-start on the first search, so a session that never needs them never pays.
+path. MCP servers (``agent.tools.mcp_servers``) start on the first search, so a session that
+never needs them never pays, except those the host passed for the session, started up front.
 """
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import logging
 from collections.abc import Awaitable, Callable
@@ -24,13 +23,13 @@ from agent.permissions import Permissions
 from agent.protocols import SessionView, Tool, ToolContext
 from agent.tools.base import check_arguments, external, schema
 from agent.tools.deferred_tools import CallTool, render_found
+from agent.tools.mcp_servers import McpServers
 from agent.types import ToolSpec
 from agent.workspace import read_regular
 from skills_registry.deferred import ToolCatalog, api_safe
 from skills_registry.discovery import SkillCatalog, discover_skills
 from skills_registry.errors import SkillsError
-from skills_registry.mcp_source import McpSource
-from skills_registry.mcp_trust import plan_servers
+from skills_registry.mcp_config import McpServerConfig
 from skills_registry.skill import Skill
 from skills_registry.tool_search import TOOL_SEARCH_MANUAL
 
@@ -185,31 +184,25 @@ class SkillsContext:
         home: Path | None = None,
         kiln_home: Path | None = None,
         start_mcp: bool = True,
+        client_servers: list[McpServerConfig] | None = None,
     ) -> None:
         self.root = Path(root)
-        self.warnings: list[str] = []
-        self.mcp_sources: list[McpSource] = []
-        # Lines for the host, sent once: servers not started (pending approval, shadowed) and why.
-        self.mcp_notes: list[str] = []
-        self._mcp_started = not start_mcp
         self._catalog = discover_skills(self.root, home, kiln_home=kiln_home)
-        if start_mcp:
-            # The user's blanket trust of project servers never counts in CI (hostile pull requests).
-            honour = permissions is None or permissions.mode != "ci"
-            try:
-                plan = plan_servers(self.root, kiln_home, honour_trust_setting=honour)
-            except SkillsError as exc:
-                self.warnings.append(f"{exc}: no MCP server started")
-                self.mcp_notes.append(self.warnings[-1])
-            else:
-                self.mcp_sources = [McpSource(c) for c in plan.runnable()]
-                self.mcp_notes.extend(plan.notes())
-        self._notes_sent = False
-        self._skill_notes_sent: set[str] = set()  # repository skills ignored, told once each
+        self.tool_catalog = ToolCatalog()
+        # The user's blanket trust of project servers never counts in CI (hostile pull requests).
+        self.mcp = McpServers(
+            self.root,
+            self.tool_catalog,
+            kiln_home=kiln_home,
+            honour_trust_setting=permissions is None or permissions.mode != "ci",
+            client=client_servers,
+            enabled=start_mcp,
+        )
+        self.warnings: list[str] = self.mcp.warnings  # MCP and skill-tool problems, logged
+        self._notes_sent: set[str] = set()  # MCP notes and ignored repository skills, told once
         # A skill's sidecar tools never take an MCP server's namespace (a repository's skill
         # named like the user's server would otherwise answer calls meant for it).
-        self._reserved = {api_safe(s.name) for s in self.mcp_sources}
-        self.tool_catalog = ToolCatalog()
+        self._reserved = {api_safe(s.name) for s in self.mcp.sources}
         for skill in self._catalog.skills.values():
             self._add_skill_tools(skill)
         self.permissions = permissions
@@ -243,36 +236,16 @@ class SkillsContext:
         return self._catalog
 
     def mcp_namespaces(self) -> dict[str, str]:
-        return {s.name: f"MCP server ({s.config.transport})" for s in self.mcp_sources}
-
-    async def ensure_mcp(self) -> None:
-        """Start configured MCP servers once and add their tools; failures become warnings."""
-        if self._mcp_started:
-            return
-        self._mcp_started = True
-
-        async def open_one(source: McpSource) -> None:
-            try:
-                await source.start()
-                self.tool_catalog.extend(await source.list_tools())
-                summary = source.instructions or f"MCP server {source.name}"
-                self.tool_catalog.describe_namespace(source.name, summary)
-            except SkillsError as exc:
-                self.warnings.append(str(exc))
-                log.warning("%s", exc)
-
-        # Concurrently: one slow server must not add its start-up time to every other one.
-        await asyncio.gather(*(open_one(s) for s in self.mcp_sources))
+        return self.mcp.namespaces()
 
     async def aclose(self) -> None:
-        for source in self.mcp_sources:
-            await source.close()
+        await self.mcp.aclose()
 
     def tools(self) -> list[Tool]:
         """``skill``, ``tool_search`` and the ``call_tool`` proxy over this context."""
         return [
             SkillTool(self.catalog, on_activate=self.activate),
-            ToolSearchTool(self.tool_catalog, prepare=self.ensure_mcp),
+            ToolSearchTool(self.tool_catalog, prepare=self.mcp.ensure),
             CallTool(),
         ]
 
@@ -340,24 +313,19 @@ class SkillsContext:
         mid-session) are appended, never inserted. Otherwise, in a resumed session, tools
         found before stay callable through call_tool."""
         self.current_turn = session.turn.number
-        if not self._notes_sent:
-            self._notes_sent = True
-            for note in self.mcp_notes:
-                log.info("%s", note)
-                await session.emit(StatusNote(text=note))
-        for note in self.catalog().notes:
-            if note not in self._skill_notes_sent:
-                self._skill_notes_sent.add(note)
+        for note in [*self.mcp.notes, *self.catalog().notes]:
+            if note not in self._notes_sent:
+                self._notes_sent.add(note)
                 log.info("%s", note)
                 await session.emit(StatusNote(text=note))
         if session.config.subagent:
             return  # a read-only sub-agent gets no deferred tools
         if getattr(session.model, "native_tool_search", False):
-            await self.ensure_mcp()
+            await self.mcp.ensure()
             session.announce_tools(list(self.tool_catalog))
         elif not self.restored:
             self.restored = True
             found = set(session.state.get("deferred", []))
             if found and any(name.split("__", 1)[0] in self.mcp_namespaces() for name in found):
-                await self.ensure_mcp()
+                await self.mcp.ensure()
             session.announce_tools([t for t in self.tool_catalog if t.name in found])

@@ -23,6 +23,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -38,6 +39,8 @@ from agent.session_store import kiln_home
 from agent.workspace import check_root
 from lsp_server.acp.cancel_request import EXTENSION_NAME, REQUEST_ID_KEY, PromptRequests
 from lsp_server.acp.frontend import AcpFrontend
+from lsp_server.acp.mcp_params import MCP_CAPABILITIES, parse_mcp_servers
+from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
 from lsp_server.core import (
     NOT_ALLOWED,
@@ -141,8 +144,8 @@ class KilnAcpAgent:
             )
         self.initialized = True
         self.frontend.set_capabilities(client_capabilities)
-        if isinstance(kwargs.get("kiln"), dict):  # _meta: {"kiln": {...CoreConfig options}}
-            self.core.config = CoreConfig.from_options(kwargs["kiln"], self.core.config)
+        if (options := kiln_options(kwargs)) is not None:  # _meta: {"kiln": {...options}}
+            self.core.config = CoreConfig.from_options(options, self.core.config)
         name = getattr(client_info, "name", "") or "an ACP client"
         log.info("initialize from %s (protocol %s)", name, protocol_version)
         return InitializeResponse(
@@ -151,6 +154,7 @@ class KilnAcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                mcp_capabilities=McpCapabilities(**MCP_CAPABILITIES),
             ),
             agent_info=Implementation(name="kiln", title="Kiln", version=__version__),
             auth_methods=[],
@@ -168,12 +172,8 @@ class KilnAcpAgent:
         self, cwd: str, mcp_servers: Any = None, additional_directories: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
         _check_absolute(cwd)
-        if mcp_servers:
-            log.info(
-                "ignoring %d MCP server(s) from the client; see .kiln/mcp.json", len(mcp_servers)
-            )
-        options = kwargs.get("kiln") if isinstance(kwargs.get("kiln"), dict) else None
-        session = await self.core.new_session(cwd, options)
+        servers = parse_mcp_servers(_sent_servers(mcp_servers, kwargs), cwd)
+        session = await self.core.new_session(cwd, kiln_options(kwargs), servers)
         self._track(session)
         log.info("session %s in %s", session.id, session.root)
         return NewSessionResponse(session_id=session.id, modes=mode_state(session))
@@ -188,13 +188,14 @@ class KilnAcpAgent:
         **kwargs: Any,
     ) -> LoadSessionResponse:
         _check_absolute(cwd)
+        servers = parse_mcp_servers(_sent_servers(mcp_servers, kwargs), cwd)
         try:  # the cwd a client names is refused as for session/new, even if the stored root is fine
             check_root(Path(cwd), kiln_home())
         except UsageError as exc:
             raise CoreError(str(exc), hint=exc.hint, code=NOT_ALLOWED) from None
         if self.core.is_busy(session_id):
             raise TurnInProgress("the session is running a turn", hint="cancel it or wait")
-        session = await self.core.load_session(session_id)
+        session = await self.core.load_session(session_id, mcp_servers=servers)
         if Path(cwd).resolve() != session.root:
             log.warning("session %s belongs to %s, not %s", session_id, session.root, cwd)
         self._track(session)
@@ -246,7 +247,7 @@ class KilnAcpAgent:
             raise TurnInProgress(
                 "a turn is already running in this session", hint="cancel it or wait"
             )
-        request = self.prompts.started(kwargs.get(REQUEST_ID_KEY), session_id)
+        request = self.prompts.started(kwargs.get(REQUEST_ID_KEY), session_id)  # set by the guard
         try:
             return await self._prompt(session_id, prompt)
         finally:
@@ -320,6 +321,19 @@ class KilnAcpAgent:
         if self.manager is not None:
             await self.manager.shutdown()
         await self.drain(DRAIN_SECONDS)
+
+
+def _sent_servers(parsed: Any, kwargs: dict[str, Any]) -> Any:
+    """``mcpServers`` as the client sent them (the stdio guard keeps them: the SDK drops entries
+    it cannot parse); the SDK's parsed list when the guard was not in the way."""
+    if RAW_MCP_KEY in kwargs:
+        return kwargs[RAW_MCP_KEY]
+    return [
+        s.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if hasattr(s, "model_dump")
+        else s
+        for s in parsed or []
+    ]
 
 
 def _check_absolute(cwd: Any) -> None:

@@ -1,7 +1,8 @@
 """ACP's framing on stdio: one JSON object per line (streams from ``lsp_server.stdio``).
 
 Lines that are not JSON objects are answered with a JSON-RPC error here, before the SDK sees
-them; ``$/cancel_request`` is made routable on the way (``cancel_request.route``).
+them; a client's ``_meta`` is kept away from handler arguments (``meta.shield``) and
+``$/cancel_request`` is made routable on the way (``cancel_request.route``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import logging
 
 from lsp_server.acp.cancel_request import route
+from lsp_server.acp.meta import shield
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
 log = logging.getLogger("kiln.acp")
@@ -65,7 +67,8 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.St
                 if not isinstance(message, dict):
                     _reject(writer, -32600, "Invalid request", "a message must be a JSON object")
                     continue
-                routed = route(message)  # $/cancel_request, which the SDK cannot route itself
+                # _meta as metadata only; $/cancel_request, which the SDK cannot route itself
+                routed = route(shield(message))
                 if routed is not message:
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")
                 checked.feed_data(line if line.endswith(b"\n") else line + b"\n")

@@ -26,7 +26,8 @@ from lsp_server.core.errors import (
     TurnInProgress,
     UnknownSession,
 )
-from lsp_server.core.manager import CoreHost, SessionManager
+from lsp_server.core.host import CoreHost
+from lsp_server.core.manager import SessionManager
 from lsp_server.core.prompts import prompt_to_blocks, uri_to_path
 from lsp_server.core.updates import (
     ACP_TOOL_KINDS,

@@ -26,6 +26,7 @@ class CoreConfig:
     edit_mode: str = "ask"  # ask | deferred | auto
     permission_timeout: float = 120.0
     max_steps: int = 50
+    mcp_start_timeout: float = 10.0  # seconds each MCP server a client passes may take to start
 
     @classmethod
     def from_options(
@@ -38,7 +39,8 @@ class CoreConfig:
             raise InvalidParams("options must be an object")
         keys = {"provider": "provider", "model": "model", "mode": "mode",
                 "permissionMode": "mode", "editMode": "edit_mode",
-                "permissionTimeout": "permission_timeout", "maxSteps": "max_steps"}  # fmt: skip
+                "permissionTimeout": "permission_timeout", "maxSteps": "max_steps",
+                "mcpStartTimeout": "mcp_start_timeout"}  # fmt: skip
         for key, attr in keys.items():
             if options.get(key) is not None:
                 setattr(config, attr, options[key])
@@ -58,15 +60,20 @@ class CoreConfig:
             )
         try:
             self.permission_timeout = float(self.permission_timeout)
+            self.mcp_start_timeout = float(self.mcp_start_timeout)
             self.max_steps = int(self.max_steps)
         except (TypeError, ValueError):
-            raise InvalidParams("permissionTimeout and maxSteps must be numbers") from None
+            raise InvalidParams(
+                "permissionTimeout, mcpStartTimeout and maxSteps must be numbers"
+            ) from None
         if self.max_steps < 1:
             raise InvalidParams(f"maxSteps must be at least 1, got {self.max_steps}")
-        if not (math.isfinite(self.permission_timeout) and self.permission_timeout > 0):
-            raise InvalidParams(
-                f"permissionTimeout must be a positive number of seconds, got {self.permission_timeout}"
-            )
+        for name, seconds in (
+            ("permissionTimeout", self.permission_timeout),
+            ("mcpStartTimeout", self.mcp_start_timeout),
+        ):
+            if not (math.isfinite(seconds) and seconds > 0):
+                raise InvalidParams(f"{name} must be a positive number of seconds, got {seconds}")
 
 
 class Frontend(Protocol):

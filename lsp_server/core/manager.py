@@ -1,7 +1,7 @@
-"""The table of live sessions and the agent ``Host`` each one gets.
+"""The table of live sessions of one server process: create, load, prompt, cancel, close.
 
-The host maps events to updates, answers edit permissions by edit mode, keeps deferred
-proposals, and turns an unanswered permission request into a denial after a timeout.
+Each live session gets a ``CoreHost`` (``lsp_server.core.host``); MCP servers a client passed
+for a session start when it is opened, bounded by ``CoreConfig.mcp_start_timeout``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.errors import KilnError, NoAnswer, UsageError
-from agent.events import AgentEvent
-from agent.protocols import Decision, EditOutcome, EditProposal, PermissionRequest
+from agent.errors import KilnError, UsageError
+from agent.protocols import EditOutcome, EditProposal
 from agent.session import AgentConfig, Session
 from agent.session_store import SessionStore, kiln_home
 from agent.workspace import check_root
@@ -31,99 +30,15 @@ from lsp_server.core.errors import (
     TurnInProgress,
     UnknownSession,
 )
+from lsp_server.core.host import CoreHost
 from lsp_server.core.prompts import prompt_to_blocks, read_disk, uri_to_path, url_cwd
 from lsp_server.core.updates import (
-    PERMISSION_OPTIONS,
-    answer_withdrawn,
-    closed_tool_call,
-    decision_from_answer,
     history_updates,
-    permission_tool_call,
 )
 
 log = logging.getLogger("kiln.core")
 
 _PROVIDER_SDKS = {"anthropic": "anthropic", "openai": "openai"}
-
-
-class CoreHost:
-    """The agent ``Host`` for one session: maps events, times out asks, applies edit modes."""
-
-    def __init__(self, manager: SessionManager, config: CoreConfig) -> None:
-        self.manager = manager
-        self.config = config
-        self.session_id = ""
-        self.root = manager.root or Path.cwd()
-        self.context_window = 0
-        self.open_calls: dict[str, None] = {}  # tool calls announced and not finished, in order
-        self.kept: dict[str, str] = {}  # proposal id -> the text the user kept (per-hunk review)
-        self.unattended_reason = ""  # an editor user is there to ask
-
-    async def emit(self, event: AgentEvent) -> None:
-        update = self.manager.frontend.render(
-            event, root=self.root, context_window=self.context_window
-        )
-        if update is not None:
-            await self.send(update, event.session_id or self.session_id)
-
-    async def send(self, update: dict[str, Any], session_id: str = "") -> None:
-        kind, call_id = update.get("sessionUpdate"), str(update.get("toolCallId", ""))
-        if kind == "tool_call":
-            self.open_calls[call_id] = None
-        elif kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
-            self.open_calls.pop(call_id, None)
-        await self.manager.frontend.send_update(session_id or self.session_id, update)
-
-    async def close_open_calls(self, reason: str) -> None:
-        """A turn that ended while tools ran (cancel, limits) closes their calls on the wire."""
-        for call_id in list(self.open_calls):
-            await self.send(closed_tool_call(call_id, reason))
-
-    async def request_permission(self, request: PermissionRequest) -> Decision:
-        if request.edit is not None and self.config.edit_mode in ("auto", "deferred"):
-            return "allow_once"
-        tool_call = permission_tool_call(request, root=self.root)
-        try:
-            answer = await asyncio.wait_for(
-                self.manager.frontend.ask_permission(
-                    self.session_id, tool_call, PERMISSION_OPTIONS
-                ),
-                timeout=self.config.permission_timeout,
-            )
-        except TimeoutError:
-            log.info("permission request %s timed out; refusing", request.call_id)
-            seconds = f"{self.config.permission_timeout:g}"
-            raise NoAnswer(
-                f"no answer within {seconds} s (the permission request timed out)"
-            ) from None
-        except Exception as exc:  # noqa: BLE001 - an error answer or a gone client is no "yes"
-            log.info("permission request %s failed (%s); refusing", request.call_id, exc)
-            raise NoAnswer(f"the permission request failed: {exc}") from None
-        if answer_withdrawn(answer):  # refused, but not by the user
-            raise NoAnswer("the permission request was cancelled before an answer")
-        decision = decision_from_answer(answer)
-        kept = partial.kept_text(answer, request.edit) if decision.startswith("allow") else None
-        if kept is not None and request.edit is not None:
-            self.kept[request.edit.proposal_id] = kept
-        return decision
-
-    def read_buffer(self, path: Path) -> str | None:
-        return self.manager.frontend.read_buffer(path)
-
-    async def apply_edit(self, proposal: EditProposal) -> EditOutcome:
-        if self.config.edit_mode == "deferred":
-            self.manager.pending_edits[proposal.proposal_id] = (self.session_id, proposal)
-            return "deferred"
-        kept = self.kept.pop(proposal.proposal_id, None)
-        if kept is None:
-            return await self.manager.frontend.apply_edit(self.session_id, proposal)
-        outcome = await self.manager.frontend.apply_edit(
-            self.session_id, partial.with_kept_text(proposal, kept)
-        )
-        live = self.manager.live.get(self.session_id)
-        if outcome == "applied" and live is not None:
-            live.session.context.add(partial.note_for_model(proposal.path))
-        return outcome
 
 
 @dataclass
@@ -187,26 +102,37 @@ class SessionManager:
             raise CoreError(str(exc), hint=exc.hint, code=NOT_ALLOWED) from None
         return path
 
-    def _session_config(self, config: CoreConfig) -> AgentConfig:
+    def _session_config(self, config: CoreConfig, mcp_servers: list[Any]) -> AgentConfig:
         return AgentConfig(
             mode=config.mode,
             max_steps=config.max_steps,
             provider=config.provider,
             model=config.model,
+            mcp_servers=mcp_servers,
         )
 
     async def new_session(
-        self, cwd: str | None = None, options: dict[str, Any] | None = None
+        self,
+        cwd: str | None = None,
+        options: dict[str, Any] | None = None,
+        mcp_servers: list[Any] | None = None,
     ) -> Session:
-        """Create a session (``options`` as in CoreConfig.from_options override the defaults)."""
+        """Create a session (``options`` as in CoreConfig.from_options override the defaults;
+        ``mcp_servers``: ``McpServerConfig``s the client passed for this session only)."""
         config = CoreConfig.from_options(options, self.config)
         root = self._cwd(cwd)
         host = CoreHost(self, config)
         host.root = root
-        return await self._open(Session.create, root, host, config)
+        return await self._open(Session.create, root, host, config, mcp_servers or [])
 
-    async def load_session(self, session_id: str, options: dict[str, Any] | None = None) -> Session:
-        """Resume a stored session; a session already live is returned as is."""
+    async def load_session(
+        self,
+        session_id: str,
+        options: dict[str, Any] | None = None,
+        mcp_servers: list[Any] | None = None,
+    ) -> Session:
+        """Resume a stored session; a session already live is returned as is (with the MCP
+        servers it was opened with)."""
         if not isinstance(session_id, str) or not session_id:
             raise InvalidParams("sessionId must be a non-empty string")
         if session_id in self.live:
@@ -222,23 +148,35 @@ class SessionManager:
         config.mode = (options or {}).get("mode") or info["mode"] or config.mode
         host = CoreHost(self, config)
         host.root = Path(info["root"])
-        return await self._open(Session.load, session_id, host, config)
+        return await self._open(Session.load, session_id, host, config, mcp_servers or [])
 
     async def _open(
-        self, opener: Callable[..., Session], key: Any, host: CoreHost, config: CoreConfig
+        self,
+        opener: Callable[..., Session],
+        key: Any,
+        host: CoreHost,
+        config: CoreConfig,
+        mcp_servers: list[Any],
     ) -> Session:
-        """Create or load (``opener`` with ``key``) off the event loop, then make it live."""
+        """Create or load (``opener`` with ``key``) off the event loop, make it live, then start
+        the client's MCP servers (live first: a shutdown meanwhile stops them too)."""
         index = self.index if host.root == self.root else None
         session = await asyncio.to_thread(
             opener,
             key,
             host=host,
-            config=self._session_config(config),
+            config=self._session_config(config, mcp_servers),
             store=self.store,
             index=index,
         )
         await self._warm(session)
         self._adopt(session, host)
+        if mcp_servers:
+            try:
+                await session.start_client_mcp(config.mcp_start_timeout)
+            except BaseException:  # the request was cancelled: no server outlives it
+                await self.close_session(session.id)
+                raise
         return session
 
     async def _warm(self, session: Session) -> None:

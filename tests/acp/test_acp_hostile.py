@@ -6,7 +6,7 @@
   sandbox binds the workspace writable, so such a session's commands could rewrite
   ``~/.bashrc`` or Kiln's own settings;
 - a session id that is a path is "no session", and no folder appears where it points;
-- ``mcpServers`` of ``session/new`` never start (servers come from ``mcp.json``, approved).
+- the client's ``mcpServers`` never start for a ``session/new`` or ``session/load`` it refused.
 """
 
 from __future__ import annotations
@@ -72,22 +72,30 @@ async def test_a_url_cwd_is_one_clear_line(spawn, workspace: Path) -> None:
         assert (await agent.conn.list_sessions()).sessions == []
 
 
-async def test_mcp_servers_a_client_names_are_not_started(
+async def test_a_refused_cwd_starts_none_of_the_clients_mcp_servers(
     spawn, workspace: Path, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "started"
+    """The client's servers start with the session (docs/acp.md): a cwd that is refused makes
+    no session, so nothing starts, whatever the sandbox would have bound."""
+    home = tmp_path / "home"
+    (home / "proj").mkdir(parents=True)
+    marker = home / "proj" / "started"
     server = McpServerStdio(
         name="notes",
         command=sys.executable,
         args=["-c", f"open({str(marker)!r}, 'w').write('x')"],
         env=[EnvVariable(name="X", value="1")],
     )
-    search = {"tool_calls": [{"name": "tool_search", "input": {"query": "notes"}}]}
-    async with spawn([search, "Done."], EditorClient()) as agent:
+    async with spawn(["Fine."], EditorClient(), HOME=str(home)) as agent:
         await agent.start()
-        sid = (await agent.conn.new_session(cwd=str(workspace), mcp_servers=[server])).session_id
-        result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
-        assert result.stop_reason == "end_turn"
+        for cwd in ("/", str(home)):
+            with pytest.raises(RequestError) as err:
+                await agent.conn.new_session(cwd=cwd, mcp_servers=[server])
+            assert err.value.code == NOT_ALLOWED, err.value
+            with pytest.raises(RequestError) as err:
+                await agent.conn.load_session(cwd=cwd, session_id="s", mcp_servers=[server])
+            assert err.value.code == NOT_ALLOWED, err.value
+        assert (await agent.conn.list_sessions()).sessions == []
     assert not marker.exists()
 
 
