@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp.schema import EnvVariable, McpServerStdio
+from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
 
 from tests.acp.conftest import EditorClient
+from tests.skills.test_mcp import http_server  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -117,6 +118,23 @@ async def test_a_client_server_serves_its_tools_for_the_session_and_ends_with_it
     await until_gone(token)  # stdin closed: the session's servers end with the process
     assert not (kiln_home / "mcp.json").exists()
     assert not (kiln_home / "mcp-approvals.json").exists()
+
+
+async def test_a_client_http_server_is_connected_to(
+    spawn,
+    workspace: Path,
+    http_server: str,  # noqa: F811 - the fixture
+) -> None:
+    server = HttpMcpServer(
+        type="http", name="notes", url=http_server, headers=[HttpHeader(name="X-A", value="b")]
+    )
+    client = EditorClient()
+    async with spawn([SEARCH, CALL, "Done."], client) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace), mcp_servers=[server])).session_id
+        await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "add"}])
+    completed = [u for u in client.updates if u.get("status") == "completed"]
+    assert 'tool:notes__add_numbers\\">\\n42' in json.dumps(completed[-1]["content"])
 
 
 async def test_the_clients_server_replaces_the_users_and_the_repositorys_of_that_name(

@@ -174,6 +174,32 @@ const SCENARIOS = {
     return { sessionId, modes: created.modes, switched, unknown, response, listed, permissions: editor.permissions, writes: editor.writes, updates: editor.updates };
   },
 
+  /** A session with the editor's MCP servers (params.mcpServers), one turn; then the same
+   * servers refused in malformed variants (params.malformed), each answered -32602. */
+  async mcp(run, { workspace, params }) {
+    const editor = new Editor({ answers: params.answers });
+    const conn = run.open(editor);
+    const { cx } = conn;
+    const init = await initialize(cx);
+    const created = await cx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: params.mcpServers });
+    const response = await prompt(cx, created.sessionId, params.text ?? "add two numbers");
+    const malformed = [];
+    for (const mcpServers of params.malformed ?? []) {
+      conn.expectInvalid("session/new");
+      malformed.push(await errorOf(() => cx.request("session/new", { cwd: workspace, mcpServers })));
+    }
+    const listed = await cx.request(acp.methods.agent.session.list, { cwd: workspace });
+    return {
+      mcpCapabilities: init.agentCapabilities?.mcpCapabilities,
+      sessionId: created.sessionId,
+      response,
+      malformed,
+      listed,
+      updates: editor.updates,
+      permissions: editor.permissions,
+    };
+  },
+
   /** Error answers: unknown session, bad params, unknown method, authenticate. */
   async errors(run, { workspace }) {
     const conn = run.open(new Editor());
