@@ -40,6 +40,16 @@ class ToolCallStarted(Event):
 
 
 @dataclass
+class ToolCallRunning(Event):
+    """The call starts running: after its permission, when one was asked (until then it is
+    pending); an edit once it is allowed, as it is applied."""
+
+    kind: ClassVar[str] = "tool_call_running"
+    id: str
+    name: str
+
+
+@dataclass
 class ToolCallFinished(Event):
     kind: ClassVar[str] = "tool_call_update"
     id: str
@@ -141,6 +151,7 @@ class TurnDone(Event):
 AgentEvent = (
     TextChunk
     | ToolCallStarted
+    | ToolCallRunning
     | ToolCallFinished
     | EditProposed
     | PlanUpdated

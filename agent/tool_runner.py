@@ -20,6 +20,7 @@ from agent.events import (
     PermissionAsked,
     Refused,
     ToolCallFinished,
+    ToolCallRunning,
     ToolCallStarted,
 )
 from agent.output_budget import apply_budget
@@ -160,6 +161,7 @@ class ToolRunner:
                 self._edit_calls[call_id] = (name, args)
             else:
                 await self.authorise(name, args, call_id)
+                await self.emit(ToolCallRunning(id=call_id, name=name))
             output = await self._run_confined(
                 tool, args, ToolContext(self.workspace.root, services, call_id)
             )
@@ -301,6 +303,7 @@ class ToolRunner:
             )
         )
         await self.authorise(name, args, call_id, proposal)
+        await self.emit(ToolCallRunning(id=call_id, name=name))
         outcome = await self.host.apply_edit(proposal)
         if outcome == "applied":
             self.turn.modified(rel)

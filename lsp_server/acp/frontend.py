@@ -36,6 +36,7 @@ from agent.events import (
     StatusNote,
     TextChunk,
     ToolCallFinished,
+    ToolCallRunning,
     ToolCallStarted,
     TurnDone,
     UsageReported,
@@ -59,6 +60,7 @@ def render_event(
         case (
             TextChunk()
             | ToolCallStarted()
+            | ToolCallRunning()
             | ToolCallFinished()
             | EditProposed()
             | PlanUpdated()

@@ -21,6 +21,7 @@ from agent.events import (
     StatusNote,
     TextChunk,
     ToolCallFinished,
+    ToolCallRunning,
     ToolCallStarted,
     TurnDone,
     UsageReported,
@@ -102,13 +103,13 @@ def event_to_update(
                 "sessionUpdate": "agent_message_chunk",
                 "content": {"type": "text", "text": text},
             }
-        case ToolCallStarted():
+        case ToolCallStarted():  # ACP: pending until it runs (a permission may be asked first)
             return {
                 "sessionUpdate": "tool_call",
                 "toolCallId": event.id,
                 "title": safe(event.title or event.name),
                 "kind": event.tool_kind if event.tool_kind in ACP_TOOL_KINDS else "other",
-                "status": "in_progress",
+                "status": "pending",
                 "locations": [
                     where
                     for loc in event.locations
@@ -117,6 +118,9 @@ def event_to_update(
                 "rawInput": event.arguments,
                 "_meta": {"tool": event.name},
             }
+        case ToolCallRunning():
+            return {"sessionUpdate": "tool_call_update", "toolCallId": event.id,
+                    "status": "in_progress"}  # fmt: skip
         case ToolCallFinished():
             return {
                 "sessionUpdate": "tool_call_update",

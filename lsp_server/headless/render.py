@@ -22,6 +22,7 @@ from agent.events import (
     StatusNote,
     TextChunk,
     ToolCallFinished,
+    ToolCallRunning,
     ToolCallStarted,
     TurnDone,
     UsageReported,
@@ -93,7 +94,12 @@ class TextRenderer:
             case ErrorReported(message=message):
                 return Text(f"error: {safe(message)}", style="red")
             case (
-                EditProposed() | UsageReported() | PermissionAsked() | MemoryProposed() | TurnDone()
+                EditProposed()
+                | UsageReported()
+                | PermissionAsked()
+                | MemoryProposed()
+                | TurnDone()
+                | ToolCallRunning()
             ):
                 return None  # shown by the run report at the end, or by the tool call line
             case _:

@@ -122,6 +122,8 @@ function describe(error, level) {
  * scenario sent malformed on purpose (only the agent's answer to it is checked).
  * Returns a list of {frame, message} violations.
  */
+const STATUS_ORDER = { pending: 0, in_progress: 1, completed: 2, failed: 2 };
+
 export function checkConnection(frames) {
   const violations = [];
   const flag = (index, message) => violations.push({ frame: index, message });
@@ -178,6 +180,12 @@ export function checkConnection(frames) {
       // A question or a file operation belongs to the turn that needs it.
       if (sid !== undefined && session(sid).turns.size === 0) flag(i, `agent sent ${msg.method} outside a prompt turn`);
       if (msg.method.startsWith("fs/")) inside(i, msg.method, session(sid).cwd, msg.params?.path);
+      if (msg.method === "session/request_permission" && sid !== undefined) {
+        // ACP: a call awaiting approval is pending; one already running is not asked about.
+        const call = msg.params?.toolCall?.toolCallId;
+        const now = session(sid).calls.get(call);
+        if (now !== undefined && now !== "pending") flag(i, `permission asked for tool call ${call}, which is ${now}`);
+      }
       return;
     }
 
@@ -264,7 +272,14 @@ export function checkConnection(frames) {
       if (inTurn && !state.calls.has(update.toolCallId)) {
         flag(i, `tool_call_update for ${update.toolCallId}, which no tool_call of this turn announced`);
       }
-      if (inTurn && update.status) state.calls.set(update.toolCallId, update.status);
+      if (inTurn && update.status) {
+        // ACP's lifecycle only moves forward: pending -> in_progress -> completed | failed.
+        const before = state.calls.get(update.toolCallId);
+        if (before !== undefined && (STATUS_ORDER[update.status] ?? 0) < (STATUS_ORDER[before] ?? 0)) {
+          flag(i, `tool call ${update.toolCallId} went back from ${before} to ${update.status}`);
+        }
+        state.calls.set(update.toolCallId, update.status);
+      }
     }
   }
 }

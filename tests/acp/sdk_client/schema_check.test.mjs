@@ -78,7 +78,7 @@ test("a permission request outside a turn, and a replay updating an unannounced 
     params: { sessionId: SID, toolCall: { toolCallId: "t1" }, options: [{ optionId: "a", name: "A", kind: "allow_once" }] },
   });
   const answer = c2a({ id: 3, result: { outcome: { outcome: "cancelled" } } });
-  assert.deepEqual(messages(exchange({ updates: [update(call()), ask, answer, update(done)] })), []);
+  assert.deepEqual(messages(exchange({ updates: [update(call({ status: "pending" })), ask, answer, update(done)] })), []);
   assert.match(messages(exchange({ after: [ask, answer] }))[0], /session\/request_permission outside a prompt turn/);
   const load = (updates) => [
     ...exchange(),
@@ -115,4 +115,19 @@ test("a client message sent malformed on purpose is not blamed; the agent's answ
   assert.deepEqual(messages([...exchange(), bad, answer]), []);
   const noMessage = a2c({ id: 5, error: { code: -32602 } });
   assert.match(messages([...exchange(), bad, noMessage])[0], /session\/prompt error schema/);
+});
+
+test("a tool call's status only moves forward, and only a pending call is asked about", () => {
+  const running = { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "in_progress" };
+  const ask = (id) => a2c({ id, method: "session/request_permission", params: {
+    sessionId: SID, toolCall: { toolCallId: "t1", status: "pending" },
+    options: [{ optionId: "allow_once", name: "Allow", kind: "allow_once" }] } });
+  const answer = (id) => c2a({ id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
+  const pending = call({ status: "pending" });
+  const fine = [update(pending), ask(7), answer(7), update(running), update(done)];
+  assert.deepEqual(messages(exchange({ updates: fine })), []);
+  const backwards = [update(call()), ask(7), answer(7), update({ ...running, status: "pending" }), update(done)];
+  const found = messages(exchange({ updates: backwards }));
+  assert.match(found[0], /permission asked for tool call t1, which is in_progress/);
+  assert.match(found[1], /tool call t1 went back from in_progress to pending/);
 });
