@@ -21,7 +21,7 @@ from lsp_server.core import InvalidParams
 from skills_registry.deferred import api_safe
 from skills_registry.mcp_config import McpServerConfig, shown_name
 
-MCP_CAPABILITIES = {"http": True, "sse": False}
+MCP_HTTP = True  # advertised in mcpCapabilities (sse: false)
 ORIGIN = "the client's mcpServers"
 MAX_SERVERS = 100
 

@@ -25,12 +25,15 @@ from lsp_server.core import CoreConfig, CoreError
 
 
 def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
-    """Server defaults: ``KILN_ACP_MODE`` and ``KILN_ACP_PERMISSION_TIMEOUT`` (seconds)."""
+    """Server defaults: ``KILN_ACP_MODE``, ``KILN_ACP_PERMISSION_TIMEOUT`` and
+    ``KILN_ACP_MCP_TIMEOUT`` (seconds)."""
     options: dict[str, Any] = {}
     if os.environ.get("KILN_ACP_MODE"):
         options["mode"] = os.environ["KILN_ACP_MODE"]
     if os.environ.get("KILN_ACP_PERMISSION_TIMEOUT"):
         options["permissionTimeout"] = os.environ["KILN_ACP_PERMISSION_TIMEOUT"]
+    if os.environ.get("KILN_ACP_MCP_TIMEOUT"):
+        options["mcpStartTimeout"] = os.environ["KILN_ACP_MCP_TIMEOUT"]
     try:
         return CoreConfig.from_options(options, base)
     except CoreError as exc:

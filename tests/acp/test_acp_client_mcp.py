@@ -28,12 +28,35 @@ from tests.skills.test_mcp import http_server  # noqa: F401 - the fixture
 pytestmark = pytest.mark.e2e
 
 NOTES_SERVER = Path(__file__).parents[1] / "skills" / "mcp_server.py"
-# Records its environment variable KILN_TEST_TOKEN in the file argv[1], then serves the notes tools.
-RECORDING_SERVER = """import os, pathlib, runpy, sys
-pathlib.Path(sys.argv[1]).write_text(os.environ.get("KILN_TEST_TOKEN", "unset"))
+# Records in the file argv[1] its variable KILN_TEST_TOKEN and whether it sees a file of the
+# host's /tmp (the sandbox has its own /tmp), then serves the notes tools.
+RECORDING_SERVER = """import json, os, pathlib, runpy, sys
+seen = {{"token": os.environ.get("KILN_TEST_TOKEN", "unset"), "sees_host_tmp": os.path.exists({probe!r})}}
+pathlib.Path(sys.argv[1]).write_text(json.dumps(seen))
 sys.argv = sys.argv[:1]
 runpy.run_path({server!r}, run_name="__main__")
 """
+
+
+def recording_server(root: Path) -> Path:
+    """The recording notes server, copied into the workspace (the sandbox's /tmp is its own, so
+    the tests' checkout under /tmp is out of its sight); returns the script."""
+    folder = root / ".kiln"
+    folder.mkdir(exist_ok=True)
+    shutil.copyfile(NOTES_SERVER, folder / "notes_impl.py")
+    probe = root.parent / "host-only"
+    probe.write_text("on the host")
+    script = folder / "client_server.py"
+    script.write_text(
+        RECORDING_SERVER.format(server=str(folder / "notes_impl.py"), probe=str(probe))
+    )
+    return script
+
+
+def recorded(root: Path, marker: str = "client-started") -> dict[str, Any]:
+    return dict(json.loads((root / marker).read_text()))
+
+
 SEARCH = {"tool_calls": [{"name": "tool_search", "input": {"query": "add two numbers"}}]}
 CALL = {
     "tool_calls": [
@@ -46,13 +69,8 @@ CALL = {
 
 
 def client_server(root: Path, marker: str, name: str = "notes", token: str = "t") -> McpServerStdio:
-    """A stdio entry running the notes server from inside the workspace (the sandbox's /tmp is
-    its own, so the tests' checkout under /tmp is out of its sight)."""
-    folder = root / ".kiln"
-    folder.mkdir(exist_ok=True)
-    shutil.copyfile(NOTES_SERVER, folder / "notes_impl.py")
-    script = folder / "client_server.py"
-    script.write_text(RECORDING_SERVER.format(server=str(folder / "notes_impl.py")))
+    """A stdio entry running the recording notes server."""
+    script = recording_server(root)
     return McpServerStdio(
         name=name,
         command=sys.executable,
@@ -102,9 +120,10 @@ async def test_a_client_server_serves_its_tools_for_the_session_and_ends_with_it
     async with spawn([SEARCH, CALL, "Done."], client) as agent:
         await agent.start()
         sid = (await agent.conn.new_session(cwd=str(workspace), mcp_servers=[server])).session_id
-        # Started with the session (not at the first search), with the env the client gave.
+        # Started with the session (not at the first search), in the sandbox, with the env the
+        # client gave.
         assert processes_running(token)
-        assert (workspace / "client-started").read_text() == "from-the-client"
+        assert recorded(workspace) == {"token": "from-the-client", "sees_host_tmp": False}
         result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "add"}])
         assert result.stop_reason == "end_turn"
         # Its tool asks like any MCP tool of the user's (the client answered allow_once).

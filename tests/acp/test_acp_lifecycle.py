@@ -237,6 +237,17 @@ def test_a_bad_setting_is_one_line_and_exit_2(kiln_home: Path) -> None:
     ]
 
 
+def test_a_bad_mcp_timeout_is_one_line_and_exit_2(kiln_home: Path) -> None:
+    for value, line in (("soon", "permissionTimeout, mcpStartTimeout and maxSteps must be numbers"),
+                        ("-1", "mcpStartTimeout must be a positive number of seconds, got -1.0")):  # fmt: skip
+        env = {"KILN_HOME": str(kiln_home), "KILN_ACP_MCP_TIMEOUT": value}
+        done = subprocess.run(
+            KILN_ACP, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60
+        )
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr.strip().splitlines() == [f"kiln: bad KILN_ACP_* setting: {line}"]
+
+
 def test_a_bad_log_level_is_one_line_and_exit_2(kiln_home: Path) -> None:
     env = {"KILN_HOME": str(kiln_home), "KILN_LOG_LEVEL": "loud"}
     done = subprocess.run(

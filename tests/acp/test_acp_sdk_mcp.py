@@ -6,7 +6,7 @@ runs in a real stdio MCP server process, and its result reaches the model as ext
 
 from __future__ import annotations
 
-import shutil
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.acp.sdk_runner import Conformance, call, node_for_sdk_client
-from tests.acp.test_acp_client_mcp import NOTES_SERVER, RECORDING_SERVER, processes_running
+from tests.acp.test_acp_client_mcp import processes_running, recorded, recording_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -25,13 +25,8 @@ def conformance(tmp_path: Path, kiln_home: Path, workspace: Path) -> Conformance
 
 
 def stdio_entry(root: Path, name: str = "notes") -> dict[str, Any]:
-    """ACP's stdio entry for the notes server, copied into the workspace (the sandbox's /tmp is
-    its own)."""
-    folder = root / ".kiln"
-    folder.mkdir(exist_ok=True)
-    shutil.copyfile(NOTES_SERVER, folder / "notes_impl.py")
-    script = folder / "client_server.py"
-    script.write_text(RECORDING_SERVER.format(server=str(folder / "notes_impl.py")))
+    """ACP's stdio entry for the recording notes server."""
+    script = recording_server(root)
     return {
         "name": name,
         "command": sys.executable,
@@ -55,7 +50,9 @@ def test_the_editors_stdio_server_serves_the_model(conformance: Conformance) -> 
     result = report.result
     assert result["mcpCapabilities"] == {"http": True, "sse": False}
     assert result["response"] == {"stopReason": "end_turn"}
-    assert (root / "client-started").read_text() == "from-the-editor"  # its env, as sent
+    # In the sandbox (the Anthropic provider starts servers before the first request, outside
+    # any tool call: the session's launcher still applies), with its env as sent.
+    assert recorded(root) == {"token": "from-the-editor", "sees_host_tmp": False}
     # The call asked like any MCP tool in `ask` mode, then ran: its result reached the model,
     # wrapped as third-party text, and the tool's description was wrapped too.
     [asked] = result["permissions"]
@@ -75,3 +72,17 @@ def test_the_editors_stdio_server_serves_the_model(conformance: Conformance) -> 
     sessions = result["listed"]["sessions"]
     assert [s["sessionId"] for s in sessions] == [result["sessionId"]]  # nothing else stored
     assert not processes_running(str(root / ".kiln" / "client_server.py"))  # ended with it
+
+
+def test_the_users_servers_start_in_the_sandbox_on_the_anthropic_path(
+    conformance: Conformance, kiln_home: Path
+) -> None:
+    """With native tool search, servers start before the first model request, outside any tool
+    call; they used to start there without the session's launcher, unconfined."""
+    root = conformance.workspace
+    entry = stdio_entry(root)
+    users = {"command": entry["command"], "args": entry["args"]}
+    (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": {"notes": users}}))
+    report = conformance.run("prompt", ["Nothing to do."], text="hello")
+    assert report.result["response"] == {"stopReason": "end_turn"}
+    assert recorded(root) == {"token": "unset", "sees_host_tmp": False}

@@ -56,7 +56,7 @@ async def test_unsaved_text_reaches_the_model_over_the_anthropic_wire(
             call = editor.updates_for(sid, "tool_call")[0]
             assert call["kind"] == "read" and call["title"].startswith("read_file")
             assert call["locations"][0]["path"] == str(workspace / "app.py")
-            done = editor.updates_for(sid, "tool_call_update")[0]
+            done = [u for u in editor.updates_for(sid, "tool_call_update") if u.get("content")][0]
             assert (
                 done["status"] == "completed" and "bonjour" in done["content"][0]["content"]["text"]
             )
@@ -174,8 +174,8 @@ async def test_cancel_notification_resolves_the_prompt_and_kills_the_command(
             for u in editor.updates_for(sid, "tool_call_update")
             if u["toolCallId"] == started["toolCallId"] and u.get("status")
         ]
-        assert [u["status"] for u in ends] == ["failed"]
-        assert "cancelled" in ends[0]["content"][0]["content"]["text"]
+        assert [u["status"] for u in ends] == ["in_progress", "failed"]  # ran, then was closed
+        assert "cancelled" in ends[-1]["content"][0]["content"]["text"]
         # The transcript stays valid: the dangling tool_use was answered.
         messages = SessionStore().messages(sid)
         last = messages[-1]
@@ -243,10 +243,8 @@ async def test_permission_answered_and_unanswered(workspace: Path, scripted_env:
             "reject_once",
             "reject_always",
         ]
-        assert (
-            "answered-yes"
-            in editor.updates_for(sid, "tool_call_update")[0]["content"][0]["content"]["text"]
-        )
+        ran = [u for u in editor.updates_for(sid, "tool_call_update") if u.get("content")]
+        assert "answered-yes" in ran[0]["content"][0]["content"]["text"]
 
         editor.on_permission = lambda params: None  # the user walks away
         result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "second"})
