@@ -11,8 +11,10 @@ A rule is ``NAME`` or ``NAME(pattern)``. The name says what the pattern is match
   through a redirection or ``tee``.
 - read rules — ``read(...)``, aliases ``read_file``, ``Read``: a path glob checked for the tools
   that read files (read_file, list_files, grep).
-- any other name is a tool name glob (``remember``, ``mcp__github__*``, ``skill``), optionally with
-  a pattern over its ``path``/``name`` argument.
+- any other name is a tool name glob (``remember``, ``github__*``, ``skill``), optionally with
+  a pattern over its ``path``/``name`` argument. Kiln names an MCP server's tools
+  ``SERVER__tool``; Claude's spelling ``mcp__SERVER__tool`` matches them too (only tools named
+  ``NAMESPACE__tool``: ``mcp__*`` never covers a built-in tool).
 
 Path globs are relative to the workspace root (``secrets/**``); ``//abs/**``
 is absolute, ``~/x`` is under the home folder, a pattern starting with the workspace's own
@@ -28,6 +30,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+CLAUDE_MCP_PREFIX = "mcp__"  # Claude Code names MCP tools mcp__SERVER__tool; Kiln SERVER__tool
 
 Kind = Literal["command", "write", "read", "tool"]
 
@@ -65,7 +69,12 @@ class Rule:
         return path_matches(self.pattern, path, root)
 
     def matches_tool(self, tool: str, subject: str) -> bool:
-        if self.kind != "tool" or not fnmatch.fnmatchcase(tool, self.name):
+        if self.kind != "tool":
+            return False
+        names = [self.name]
+        if self.name.startswith(CLAUDE_MCP_PREFIX) and "__" in tool:  # never a built-in tool
+            names.append(self.name.removeprefix(CLAUDE_MCP_PREFIX))
+        if not any(fnmatch.fnmatchcase(tool, name) for name in names):
             return False
         return self.pattern is None or fnmatch.fnmatchcase(subject, self.pattern)
 

@@ -85,6 +85,26 @@ def test_rules_from_settings_and_session_answers(tmp_path: Path) -> None:
     assert perms.check("run_command", {"command": "make clean"}).verdict == "deny"
 
 
+def test_claudes_mcp_tool_spelling_names_kilns_mcp_tools(tmp_path: Path) -> None:
+    """A rule written for Claude Code (``mcp__SERVER__tool``) covers Kiln's ``SERVER__tool``:
+    a deny rule copied over must not silently protect nothing."""
+    home = tmp_path / "home"
+    home.mkdir()
+    rules = {"deny": ["mcp__notes__*"], "allow": ["mcp__web__fetch", "github__list_*"]}
+    (home / "settings.json").write_text(json.dumps({"permissions": rules}))
+    perms = Permissions("ask", load_rules(tmp_path, home))
+    assert perms.check("notes__add_numbers", {}).verdict == "deny"
+    assert perms.check("web__fetch", {}).verdict == "allow"
+    assert perms.check("github__list_issues", {}).verdict == "allow"
+    assert perms.check("web__post", {}).verdict == "ask"
+    everything = {"allow": ["mcp__*"]}  # Claude: every MCP tool; never a built-in one
+    (home / "settings.json").write_text(json.dumps({"permissions": everything}))
+    perms = Permissions("ask", load_rules(tmp_path, home))
+    assert perms.check("web__post", {}).verdict == "allow"
+    assert perms.check("edit_file", {"path": "app.py"}).verdict == "ask"
+    assert perms.check("remember", {"text": "x"}).verdict == "ask"
+
+
 def test_malformed_settings_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / ".kiln").mkdir()
     (tmp_path / ".kiln" / "settings.json").write_text("{nope")
