@@ -31,7 +31,8 @@ NOTES_SERVER = Path(__file__).parents[1] / "skills" / "mcp_server.py"
 # Records in the file argv[1] its variable KILN_TEST_TOKEN and whether it sees a file of the
 # host's /tmp (the sandbox has its own /tmp), then serves the notes tools.
 RECORDING_SERVER = """import json, os, pathlib, runpy, sys
-seen = {{"token": os.environ.get("KILN_TEST_TOKEN", "unset"), "sees_host_tmp": os.path.exists({probe!r})}}
+seen = {{"token": os.environ.get("KILN_TEST_TOKEN", "unset"), "sees_host_tmp": os.path.exists({probe!r}),
+        "cwd": os.getcwd()}}
 pathlib.Path(sys.argv[1]).write_text(json.dumps(seen))
 sys.argv = sys.argv[:1]
 runpy.run_path({server!r}, run_name="__main__")
@@ -123,7 +124,8 @@ async def test_a_client_server_serves_its_tools_for_the_session_and_ends_with_it
         # Started with the session (not at the first search), in the sandbox, with the env the
         # client gave.
         assert processes_running(token)
-        assert recorded(workspace) == {"token": "from-the-client", "sees_host_tmp": False}
+        seen = {"token": "from-the-client", "sees_host_tmp": False, "cwd": str(workspace)}
+        assert recorded(workspace) == seen
         result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "add"}])
         assert result.stop_reason == "end_turn"
         # Its tool asks like any MCP tool of the user's (the client answered allow_once).
@@ -137,6 +139,27 @@ async def test_a_client_server_serves_its_tools_for_the_session_and_ends_with_it
     await until_gone(token)  # stdin closed: the session's servers end with the process
     assert not (kiln_home / "mcp.json").exists()
     assert not (kiln_home / "mcp-approvals.json").exists()
+
+
+async def test_session_load_starts_the_clients_servers_for_the_loaded_session(
+    spawn, workspace: Path
+) -> None:
+    server = client_server(workspace, "client-started")
+    token = str(workspace / ".kiln" / "client_server.py")
+    async with spawn(["Hello."], EditorClient()) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "hi"}])
+    assert not (workspace / "client-started").exists()  # that session had no servers
+    client = EditorClient()
+    async with spawn([SEARCH, CALL, "Done."], client) as agent:
+        await agent.start()
+        await agent.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[server])
+        assert processes_running(token)
+        await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "add"}])
+    completed = [u for u in client.updates if u.get("status") == "completed"]
+    assert 'tool:notes__add_numbers\\">\\n42' in json.dumps(completed[-1]["content"])
+    await until_gone(token)
 
 
 async def test_a_client_http_server_is_connected_to(

@@ -52,7 +52,7 @@ def test_the_editors_stdio_server_serves_the_model(conformance: Conformance) -> 
     assert result["response"] == {"stopReason": "end_turn"}
     # In the sandbox (the Anthropic provider starts servers before the first request, outside
     # any tool call: the session's launcher still applies), with its env as sent.
-    assert recorded(root) == {"token": "from-the-editor", "sees_host_tmp": False}
+    assert recorded(root) == {"token": "from-the-editor", "sees_host_tmp": False, "cwd": str(root)}
     # The call asked like any MCP tool in `ask` mode, then ran: its result reached the model,
     # wrapped as third-party text, and the tool's description was wrapped too.
     [asked] = result["permissions"]
@@ -85,4 +85,4 @@ def test_the_users_servers_start_in_the_sandbox_on_the_anthropic_path(
     (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": {"notes": users}}))
     report = conformance.run("prompt", ["Nothing to do."], text="hello")
     assert report.result["response"] == {"stopReason": "end_turn"}
-    assert recorded(root) == {"token": "unset", "sees_host_tmp": False}
+    assert {**recorded(root), "cwd": ""} == {"token": "unset", "sees_host_tmp": False, "cwd": ""}
