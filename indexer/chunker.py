@@ -265,6 +265,8 @@ class _Chunker:
             for ln in comment
             if not ln.lstrip().startswith("@")
         ]
+        if self.language == "julia":  # a docstring is a string: """...""" or "..."
+            cleaned = [c.strip('"').strip() for c in cleaned]
         return "\n".join(c for c in cleaned if c)[:MAX_DOCSTRING]
 
     # ---- module preamble ----------------------------------------------------------------

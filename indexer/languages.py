@@ -60,6 +60,7 @@ EXTENSIONS: dict[str, str] = {
     ".mli": "ocaml",
     ".ps1": "powershell",
     ".psm1": "powershell",
+    ".jl": "julia",
 }
 
 # How a nested body is collapsed in a class skeleton.
@@ -79,6 +80,7 @@ ATTACHED_TYPES = frozenset(
         "doc_comment",
         "haddock",
         "signature",  # Haskell: a function's type signature
+        "string_literal",  # Julia: a docstring before a definition
         "unary_operator",  # Elixir's module attributes before a def: @doc, @spec, @impl
         "decorator",
         "attribute_item",

@@ -395,4 +395,22 @@ SPECS = [
         ],
         doc=("Invoke-InstallerSigning", "Sign every installer"),
     ),
+    Spec(
+        "sample.jl",
+        "julia",
+        defs=[
+            ("type", "Reading"),
+            ("class", "SensorReading"),
+            ("function", "moving_average"),
+            ("function", "flag_outliers"),
+            ("function", "std_dev"),  # the short form
+        ],
+        refs=("flag_outliers", {"std_dev", "filter", "SensorReading"}),
+        searches=[
+            ("moving average", "moving_average"),
+            ("flag outliers", "flag_outliers"),
+            ("sensor reading", "SensorReading"),
+        ],
+        doc=("moving_average", "Mean of each window"),
+    ),
 ]

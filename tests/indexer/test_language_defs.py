@@ -70,7 +70,7 @@ def test_doc_comment(spec: Spec) -> None:
     assert spec.doc is not None
     name, words = spec.doc
     (block,) = [b for b in _blocks(spec) if b.name == name]
-    assert words in block.docstring and block.text.lstrip().startswith(("/", "#", "-", "(*"))
+    assert words in block.docstring and block.text.lstrip().startswith(("/", "#", "-", "(*", '"'))
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ CASES = [
     ("sample.R", "function", "forecast_loaves", "forecast loaves trend"),
     ("sample.ml", "function", "occupancy_percent", "occupancy percent garage"),
     ("sample.ps1", "function", "Invoke-InstallerSigning", "installer signing certificate"),
+    ("sample.jl", "function", "flag_outliers", "flag outliers threshold"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
