@@ -47,6 +47,9 @@ NAMES = {
     r"\s*(?:\([^)]*\))?\s*(?:async\s*)?(?:\{|=>)",
     "elixir": r"^\s*def(?:p|macro|macrop)?\s+(\w+[?!]?)|^\s*defmodule\s+(?:[\w.]+\.)?(\w+)",
     "haskell": r"^(\w+)\s+::|^(?:data|newtype|class)\s+(?:\([^)]*\)\s*=>\s*)?(\w+)",
+    "perl": r"^\s*sub\s+(\w+)",
+    "julia": r"^\s*function\s+(?:[\w.]+\.)?(\w+!?)|^\s*(?:mutable\s+)?struct\s+(\w+)"
+    r"|^(\w+)\([^)]*\)\s*=[^=]",
     "zig": r"\bfn\s+(\w+)|\bconst\s+(\w+)\s*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union)\b",
 }
 

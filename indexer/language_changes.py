@@ -20,7 +20,6 @@ from importlib import resources
 from indexer.languages import EXTENSIONS, language_for
 
 META_KEY = "languages"
-UNPARSED = frozenset({"text", "skipped"})  # "skipped": binary, generated or over the cap
 
 
 @cache

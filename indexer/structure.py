@@ -134,9 +134,12 @@ def scope_match(scope: frozenset[str], path: str) -> float:
 
 
 # Files that describe or build the code rather than implement it: TypeScript declarations
-# (``index.d.ts`` repeats every exported name), bundler/test-runner configs, Cargo build scripts.
+# (``index.d.ts`` repeats every exported name), bundler/test-runner configs, Cargo build scripts,
+# and the build manifests other languages write in themselves (Gradle's Kotlin scripts,
+# SwiftPM's ``Package.swift``, Mix, Zig, Cabal, Perl's ``Makefile.PL``).
 _TOOLING = re.compile(
-    r"(\.d\.[cm]?ts|\.(config|conf)\.[cm]?[jt]s|^(gulpfile|gruntfile|jakefile)\.[cm]?js|^build\.rs)$",
+    r"(\.d\.[cm]?ts|\.(config|conf)\.[cm]?[jt]s|^(gulpfile|gruntfile|jakefile)\.[cm]?js|^build\.rs"
+    r"|\.gradle\.kts|^package(@swift-[\d.]+)?\.swift|^mix\.exs|^build\.zig|^setup\.hs|^makefile\.pl)$",
     re.IGNORECASE,
 )
 

@@ -12,6 +12,7 @@ import pytest
 from indexer import Index
 from indexer.files import walk
 from indexer.paths import is_generated_path, is_test_path
+from indexer.structure import is_tooling_path
 from indexer.subjects import subject_of_test
 
 from .conftest import write
@@ -108,3 +109,11 @@ def test_generated_file_ranks_below_its_source(
     hits = idx.search("layout payment buttons", k=5)
     methods = [h.path for h in hits if h.kind == "method"]  # the same text, a name apart
     assert methods == ["Shop/CheckoutForm.cs", "Shop/CheckoutForm.Designer.cs"]
+
+
+def test_build_manifests_are_tooling() -> None:
+    for path in ("app/build.gradle.kts", "settings.gradle.kts", "Package.swift",
+                 "Package@swift-6.0.swift", "mix.exs", "build.zig", "Makefile.PL"):  # fmt: skip
+        assert is_tooling_path(path), path
+    assert not is_tooling_path("Sources/App/Package.swift.txt")
+    assert not is_tooling_path("lib/plug/builder.ex")
