@@ -77,8 +77,7 @@ def read(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Block]:
         marks = ",".join("?" * len(chunk))
         sizes = conn.execute(f"SELECT id, sz FROM blocks_fts_docsize WHERE id IN ({marks})", chunk)
         lengths = {
-            block_id: sum(size) if size.isascii() else sum(varints(size))
-            for block_id, size in sizes
+            block_id: sum(size) if size.isascii() else varint_sum(size) for block_id, size in sizes
         }
         sql = f"SELECT id, {columns} FROM block_rows WHERE id IN ({marks})"
         for block_id, *texts in conn.execute(sql, chunk):
@@ -86,6 +85,22 @@ def read(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Block]:
             bounds = tuple(accumulate([len(t) + 1 for t in texts[:-1]], initial=1))
             out[block_id] = Block(lengths.get(block_id, 0), text, bounds)
     return out
+
+
+def varint_sum(data: bytes) -> int:
+    """The sum of SQLite's variable-length integers in ``data`` (``varints``, added up)."""
+    total = value = n = 0
+    for byte in data:
+        if n == 8:  # the ninth byte holds eight bits
+            total += (value << 8) | byte
+            value = n = 0
+        elif byte & 0x80:
+            value = (value << 7) | (byte & 0x7F)
+            n += 1
+        else:
+            total += (value << 7) | byte
+            value = n = 0
+    return total
 
 
 def varints(data: bytes) -> list[int]:

@@ -132,7 +132,9 @@ def _frequencies(
                 match = stems[word]
             else:
                 stemmed = _STEMS.get(word)
-                if stemmed is None:
+                if stemmed is None and word.isdigit():  # ASCII digits: no rule of the
+                    stemmed = word.decode("ascii")  # stemmer applies, it is its own stem
+                elif stemmed is None:
                     stemmed = _STEMS[word] = stem(word.decode("utf-8", "replace"))
                 match = stems[word] = stemmed if stemmed in idf else None
             if match is not None:
