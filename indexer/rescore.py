@@ -11,7 +11,10 @@ average row length from FTS5's own statistics record. Tokens are cut as the ``un
 tokenizer cuts ASCII text (any byte other than a letter or digit ends a token) and stemmed by
 the index's porter tokenizer itself (``tokens.stem``), so a term matches what its MATCH
 would. A few hundred blocks take milliseconds; scoring the same terms over the whole index
-is what the budget exists to avoid (bench/README.md, "Crates and folders").
+is what the budget exists to avoid (bench/README.md, "Crates and folders"). What is read of
+each block is kept across the writer's searches (``block_terms``), and a term held by few
+blocks is looked for only in those (``_holders``); every float is added in the order it was
+before either, so the order is the same bit for bit.
 """
 
 from __future__ import annotations
@@ -67,11 +70,10 @@ def rescore(
     if len(_STEMS) > _STEMS_KEPT:
         _STEMS.clear()
     only = _holders(conn, starts, terms, df, idf)
+    ids_read = ids
     if all(few is not None for few in only.values()):  # a block holding no term: score 0
-        held_any = set().union(*only.values())  # type: ignore[arg-type]
+        held_any: set[int] = set().union(*(few for few in only.values() if few is not None))
         ids_read = [i for i in ids if i in held_any]
-    else:
-        ids_read = ids
     blocks = kept.get(conn, ids_read) if kept is not None else read(conn, ids_read)
     scores: dict[int, float] = {}
     for block_id, block in blocks.items():
