@@ -36,7 +36,7 @@ from indexer.languages import (
 from indexer.regions import Region, RegionLines, py_docstring
 
 _local = threading.local()
-_COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\(\*\*?|\*/|\*|#|---?(?: ?\|)?)\s?")
+_COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\(\*\*?|\*/|\*|#|%+|---?(?: ?\|)?)\s?")
 
 
 def parser_for(language: str) -> Any:

@@ -61,6 +61,8 @@ EXTENSIONS: dict[str, str] = {
     ".ps1": "powershell",
     ".psm1": "powershell",
     ".jl": "julia",
+    ".erl": "erlang",
+    ".hrl": "erlang",
 }
 
 # How a nested body is collapsed in a class skeleton.

@@ -413,4 +413,21 @@ SPECS = [
         ],
         doc=("moving_average", "Mean of each window"),
     ),
+    Spec(
+        "sample.erl",
+        "erlang",
+        defs=[
+            ("type", "window"),
+            ("function", "new"),
+            ("function", "record_hit"),
+            ("function", "hits_in_window"),
+            ("function", "prune"),
+        ],
+        refs=("record_hit", {"prune", "window"}),
+        searches=[
+            ("record hit", "record_hit"),
+            ("hits in window", "hits_in_window"),
+        ],
+        doc=("new", "A sliding window counting hits"),
+    ),
 ]

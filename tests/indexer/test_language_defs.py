@@ -15,6 +15,9 @@ from indexer.languages import language_for
 from .conftest import FIXTURES
 from .language_specs import SPECS, Spec
 
+# how a doc comment begins: //, /**, #, --, (**, a Julia docstring, Erlang's %%
+COMMENT_STARTS = ("/", "#", "-", "(*", '"', "%")
+
 
 @pytest.fixture(scope="module")
 def spec_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
@@ -70,7 +73,7 @@ def test_doc_comment(spec: Spec) -> None:
     assert spec.doc is not None
     name, words = spec.doc
     (block,) = [b for b in _blocks(spec) if b.name == name]
-    assert words in block.docstring and block.text.lstrip().startswith(("/", "#", "-", "(*", '"'))
+    assert words in block.docstring and block.text.lstrip().startswith(COMMENT_STARTS)
 
 
 @pytest.mark.parametrize(

@@ -41,6 +41,7 @@ CASES = [
     ("sample.ml", "function", "occupancy_percent", "occupancy percent garage"),
     ("sample.ps1", "function", "Invoke-InstallerSigning", "installer signing certificate"),
     ("sample.jl", "function", "flag_outliers", "flag outliers threshold"),
+    ("sample.erl", "function", "hits_in_window", "hits in window span"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
