@@ -40,6 +40,7 @@ from agent.tools.deferred_tools import PROXY_NAME, tool_description, tool_schema
 from agent.turn import TurnState
 from agent.types import Block, ToolOutput, ToolSpec, canonical_json
 from agent.workspace import Workspace
+from skills_registry.errors import ToolCallError
 
 SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 
@@ -320,7 +321,13 @@ class DeferredAdapter:
         self.spec = ToolSpec(tool.name, tool_description(tool), tool_schema(tool))
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        return external(f"tool:{self.tool.name}", await self.tool.call(args))
+        source = f"tool:{self.tool.name}"
+        try:
+            return external(source, await self.tool.call(args))
+        except ToolCallError as exc:
+            # The server's or script's own words (an MCP `isError` text, a script's stderr):
+            # third-party text like its results, so the model reads them as data.
+            raise ToolCallError(external(source, str(exc)), hint=exc.hint) from None
 
 
 def prompt_detail(name: str, args: dict[str, Any], check: Any) -> str:
