@@ -120,7 +120,12 @@ class SkillTool:
                 text = read_regular(path).decode("utf-8", errors="replace")
             except (SkillsError, OSError) as exc:
                 files = ", ".join(skill.files()[:20]) or "none"
-                raise ToolError(str(exc), suggestion=f"files in this skill: {files}") from None
+                reason = (
+                    f"cannot read {args['file']}: {exc.strerror}"
+                    if isinstance(exc, OSError)
+                    else str(exc)
+                )
+                raise ToolError(reason, suggestion=f"files in this skill: {files}") from None
             return (
                 external(f"skill:{skill.name}/{args['file']}", text) if skill.third_party else text
             )

@@ -6,13 +6,14 @@ search and edit it, and the run ends."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from agent.sandbox import find_backend
 from tests.repos import git
-from tests.security.scripted_run import kiln_run
+from tests.security.scripted_run import kiln_run, tool_results
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -72,3 +73,43 @@ def test_a_config_include_swapped_for_a_fifo_stops_kilns_git_quickly(
     assert (root / "shared.gitconfig").is_fifo()  # the attack ran
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     assert "could not read the git config" in proc.stderr and "FIFO" in proc.stderr, proc.stderr
+
+
+def test_file_tools_and_skill_files_refuse_fifos_and_files_over_64_mb(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """docs/security.md section 2: the file tools and `skill{file}` read only regular files of
+    at most 64 MB. A repository skill bundles a FIFO (reading it would block Kiln forever) and a
+    sparse file one byte over 64 MB (read whole into memory); the workspace holds another."""
+    root = tmp_path / "repo"
+    skill = root / ".kiln" / "skills" / "notes"
+    skill.mkdir(parents=True)
+    git(root, "init", "-q")
+    (skill / "SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nRead ref.md.\n")
+    (skill / "ref.md").write_text("reference text\n")
+    os.mkfifo(skill / "pipe.md")
+    over = 64 * 2**20 + 1
+    for big in (skill / "big.md", root / "big.txt"):
+        with big.open("wb") as fh:
+            fh.truncate(over)  # sparse: no disk space used
+    (root / "at-limit.txt").write_bytes(b"x" * 10)
+    with (root / "at-limit.txt").open("r+b") as fh:
+        fh.truncate(over - 1)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        step("skill", name="notes", file="pipe.md"),
+        step("skill", name="notes", file="big.md"),
+        step("skill", name="notes", file="ref.md"),
+        step("read_file", path="big.txt"),
+        step("read_file", path="at-limit.txt", limit=1),
+        "done",
+    ]))  # fmt: skip
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, timeout=180)
+    result = json.loads(proc.stdout)
+    assert result["stop_reason"] == "end_turn", result
+    pipe, skill_big, ref, big, at_limit = tool_results(Path(result["transcript"]))
+    assert pipe.startswith("error:") and "pipe.md" in pipe, pipe
+    assert "cannot read big.md: larger than 64 MB" in skill_big, skill_big
+    assert "reference text" in ref, ref
+    assert "cannot read big.txt: larger than 64 MB" in big, big
+    assert "is a binary file" in at_limit, at_limit  # 64 MB exactly is read (and is NULs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,43 @@ def test_kiln_run_refuses_a_workspace_holding_home_or_kiln_state(
     assert "home folder" in line or "KILN_HOME" in line
     assert (home / ".bashrc").read_text() == "# rc\n"
     assert not (kiln_home / "sessions").exists() or not any((kiln_home / "sessions").iterdir())
+
+
+def test_kiln_run_resume_refuses_a_stored_session_whose_root_holds_home(
+    tmp_path: Path, host_dir: Path
+) -> None:
+    """A stored session is checked again on load: `sessions.db` is a plain file, and a session
+    whose root was rewritten to the home folder (by hand, or an older Kiln) must not reopen
+    there. One line, exit 2, the command never runs."""
+    home, kiln_home = host_dir / "home", host_dir / "kiln-state"
+    project = home / "proj"
+    project.mkdir(parents=True)
+    kiln_home.mkdir()
+    (home / ".bashrc").write_text("# rc\n")
+    script = tmp_path / "script.json"
+    env = {**os.environ, "HOME": str(home), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", *args,
+             "--output-format", "json", "go"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=60,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    script.write_text(json.dumps(["done"]))
+    first = run()
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout)["session_id"]
+    with sqlite3.connect(kiln_home / "sessions.db") as db:
+        db.execute("UPDATE sessions SET root = ? WHERE id = ?", (str(home), session_id))
+    step = {
+        "tool_calls": [{"name": "run_command", "input": {"command": "echo pwned >> ~/.bashrc"}}]
+    }
+    script.write_text(json.dumps([step, "done"]))
+    proc = run("--resume", session_id)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    (line,) = proc.stderr.strip().splitlines()
+    assert "home folder" in line, line
+    assert (home / ".bashrc").read_text() == "# rc\n"
