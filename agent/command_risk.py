@@ -28,8 +28,12 @@ INSTALLERS = {
     "apt": {"install"},
     "apt-get": {"install", "update"},
 }
+# A recursive or forced rm of the machine, the home folder (any spelling: ``~/``, ``~user``,
+# ``"$HOME"``, ``${HOME}/…``) or everything here (``*``, ``.``, ``./*``, ``../*``).
+_RM_FLAG = r"(-[a-zA-Z]*[rRf][a-zA-Z]*|--recursive|--force)"
+_RM_WIDE = r"(/\S*|~\S*|[\"']?\$\{?HOME\b\S*|\*|\.\.?/?\*?)"
 DESTRUCTIVE = [
-    re.compile(r"^rm (.* )?-[a-zA-Z]*[rRf][a-zA-Z]* (.* )?(/|~|\$HOME|\*|\.\.?|/\S*)( |$)"),
+    re.compile(rf"^rm (.* )?{_RM_FLAG} (.* )?{_RM_WIDE}( |$)"),
     re.compile(r"^rm (.* )?/\S*"),
     re.compile(r"^(sudo|doas|su)( |$)"),
     re.compile(r"^mkfs(\.\w+)?( |$)"),
