@@ -50,6 +50,7 @@ NAMES = {
     "perl": r"^\s*sub\s+(\w+)",
     "julia": r"^\s*function\s+(?:[\w.]+\.)?(\w+!?)|^\s*(?:mutable\s+)?struct\s+(\w+)"
     r"|^(\w+)\([^)]*\)\s*=[^=]",
+    "erlang": r"^([a-z]\w*)\([^)]*\)\s*(?:when[^-]*)?->",
     "zig": r"\bfn\s+(\w+)|\bconst\s+(\w+)\s*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union)\b",
 }
 
