@@ -13,7 +13,10 @@ from indexer.chunker import chunk_file
 from indexer.languages import language_for
 
 from .conftest import FIXTURES
-from .language_specs import SPECS, Spec
+from .language_specs import TYPED, Spec
+from .language_specs_scripting import SCRIPTING
+
+SPECS = TYPED + SCRIPTING
 
 # how a doc comment begins: //, /**, #, --, (**, a Julia docstring, Erlang's %%
 COMMENT_STARTS = ("/", "#", "-", "(*", '"', "%")

@@ -12,8 +12,11 @@ from indexer.incremental import TreeCache
 from indexer.rechunk import chunk_edit
 
 from .conftest import FIXTURES
-from .language_specs import SPECS
+from .language_specs import TYPED
+from .language_specs_scripting import SCRIPTING
 from .test_rechunk import SNIPPETS, _apply, shape
+
+SPECS = TYPED + SCRIPTING
 
 BASES = {spec.file: (FIXTURES / spec.file).read_text() for spec in SPECS}
 
