@@ -284,3 +284,29 @@ def test_what_the_agent_stages_in_the_index_cannot_ride_along_either(
     committed = git(root, "show", "kiln/fix:calc.py")
     assert "curl" not in committed and committed.endswith("return a + b\n")
     assert "curl" not in (artifacts / "changes.patch").read_text(errors="replace")
+
+
+def test_a_shipped_core_worktree_elsewhere_is_refused_before_the_run(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    """A checkout whose `.git/config` moves the work tree to another folder (a host folder of the
+    attacker's choosing): Kiln's host git calls would list that folder's files as the changes.
+    `kiln run --ci` refuses it before the agent starts: one line, exit 2, no command run."""
+    root = repository(tmp_path)
+    elsewhere = host_dir / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "id_rsa").write_text(CANARY)
+    git(root, "config", "core.worktree", str(elsewhere))
+    marker = host_dir / "ran"
+    script = tmp_path / "script.json"
+    command = {"tool_calls": [{"name": "run_command", "input": {"command": f"touch {marker}"}}]}
+    script.write_text(json.dumps([command, "done"]))
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+        extra=("--ci", "--artifacts", str(tmp_path / "out")),
+    )  # fmt: skip
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    (line,) = proc.stderr.strip().splitlines()
+    assert "does not hold the workspace" in line and str(elsewhere) in line, line
+    assert not marker.exists()
+    assert CANARY not in proc.stdout
