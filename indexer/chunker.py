@@ -36,6 +36,9 @@ from indexer.languages import (
 from indexer.regions import Region, RegionLines, py_docstring
 
 _local = threading.local()
+_XML_TAG = re.compile(r"</?\w+[^>]*>")
+_ELIXIR_DOC = re.compile(r"^\s*@doc\s+")
+_ATTRIBUTE = re.compile(r"^\s*@(?!doc\s)\w+")
 _COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*\*?|\(\*\*?|\*/|\*|#|%+|---?(?: ?\|)?)\s?")
 
 
@@ -260,13 +263,17 @@ class _Chunker:
             if doc:
                 return doc
         comment = self.lines[d.start_row : self._name_row(d)]
+        if self.language == "elixir":  # @doc "..." (other attributes are no doc)
+            comment = [_ELIXIR_DOC.sub("", ln) for ln in comment if not _ATTRIBUTE.match(ln)]
         cleaned = [
             _COMMENT_MARKS.sub("", ln).removesuffix("*)").rstrip("*/ ").strip()
             for ln in comment
             if not ln.lstrip().startswith("@")
         ]
-        if self.language == "julia":  # a docstring is a string: """...""" or "..."
+        if self.language in ("julia", "elixir"):  # a docstring is a string: """...""" or "..."
             cleaned = [c.strip('"').strip() for c in cleaned]
+        elif self.language == "csharp":  # XML doc comments: <summary>...</summary>
+            cleaned = [_XML_TAG.sub("", c).strip() for c in cleaned]
         return "\n".join(c for c in cleaned if c)[:MAX_DOCSTRING]
 
     # ---- module preamble ----------------------------------------------------------------

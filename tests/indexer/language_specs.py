@@ -51,7 +51,7 @@ TYPED = [
             ("rate function", "RateFunction"),
         ],
         absent=["Carrier.Name"],  # an auto-property is a field
-        doc=("CheapestCarrierSelector.Choose", "keep the cheapest"),
+        doc=("ICarrierSelector", "Picks the carrier that ships"),  # <summary> left out
     ),
     Spec(
         "Sample.php",

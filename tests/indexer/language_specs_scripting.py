@@ -99,6 +99,7 @@ SCRIPTING = [
             ("pop order", "Kitchen.OrderQueue.pop_order"),
             ("price cents", "Kitchen.Priced.price_cents"),
         ],
+        doc=("Kitchen.OrderQueue.enqueue", "rush orders jump the line"),  # @doc "..."
     ),
     Spec(
         "sample.zig",

@@ -18,8 +18,8 @@ from .language_specs_scripting import SCRIPTING
 
 SPECS = TYPED + SCRIPTING
 
-# how a doc comment begins: //, /**, #, --, (**, a Julia docstring, Erlang's %%
-COMMENT_STARTS = ("/", "#", "-", "(*", '"', "%")
+# how a doc comment begins: //, /**, #, --, (**, a Julia docstring, Erlang's %%, Elixir's @doc
+COMMENT_STARTS = ("/", "#", "-", "(*", '"', "%", "@doc")
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +77,7 @@ def test_doc_comment(spec: Spec) -> None:
     name, words = spec.doc
     (block,) = [b for b in _blocks(spec) if b.name == name]
     assert words in block.docstring and block.text.lstrip().startswith(COMMENT_STARTS)
+    assert "<summary>" not in block.docstring and not block.docstring.startswith('"')
 
 
 @pytest.mark.parametrize(
