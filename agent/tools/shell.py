@@ -74,8 +74,9 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
         await proc.wait()
         text = session.redact(out.decode("utf-8", "replace"))
         _undo(guard, sandbox)
+        tail = f"\n{external(f'command:{command}', text[-2000:])}" if text else ""
         raise CommandTimeout(
-            f"command timed out after {timeout:g}s (stopped): {command}\n{text[-2000:]}",
+            f"command timed out after {timeout:g}s (stopped): {command}{tail}",
             suggestion="pass a larger timeout, run a narrower command, or run it in the background with output to a file",
         ) from None
     except asyncio.CancelledError:
