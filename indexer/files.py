@@ -50,7 +50,7 @@ SKIP_DIRS = frozenset(
         ".vscode",
         ".cache",
         # other ecosystems' dependency and build folders: CocoaPods, Carthage, SwiftPM,
-        # Dart/Flutter, Gradle, Elixir's mix, Zig, Haskell's stack, LuaRocks
+        # Dart/Flutter, Gradle, Elixir's mix, Zig, Haskell's stack, LuaRocks, Terraform
         "Pods",
         "Carthage",
         ".build",
@@ -64,6 +64,7 @@ SKIP_DIRS = frozenset(
         "zig-out",
         ".stack-work",
         "lua_modules",
+        ".terraform",
     }
 )
 # Build output folders, skipped only at the top: deeper down, ``build/`` is often a source package.

@@ -63,6 +63,8 @@ EXTENSIONS: dict[str, str] = {
     ".jl": "julia",
     ".erl": "erlang",
     ".hrl": "erlang",
+    ".tf": "hcl",
+    ".hcl": "hcl",
 }
 
 # How a nested body is collapsed in a class skeleton.

@@ -249,4 +249,24 @@ SCRIPTING = [
         ],
         doc=("new", "A sliding window counting hits"),
     ),
+    Spec(
+        "sample.tf",
+        "hcl",
+        defs=[
+            ("class", "aws_s3_bucket.backups"),  # named the way Terraform refers to it
+            ("class", "aws_s3_bucket_lifecycle_configuration.expire_old_backups"),
+            ("class", "variable.retention_days"),
+            ("class", "output.backup_bucket_arn"),
+        ],
+        refs=(
+            "aws_s3_bucket_lifecycle_configuration.expire_old_backups",
+            {"backups", "retention_days"},
+        ),
+        searches=[
+            ("expire old backups", "aws_s3_bucket_lifecycle_configuration.expire_old_backups"),
+            ("retention days", "variable.retention_days"),
+            ("backup bucket arn", "output.backup_bucket_arn"),
+        ],
+        doc=("aws_s3_bucket.backups", "Object storage for nightly database backups."),
+    ),
 ]

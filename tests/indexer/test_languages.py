@@ -42,6 +42,7 @@ CASES = [
     ("sample.ps1", "function", "Invoke-InstallerSigning", "installer signing certificate"),
     ("sample.jl", "function", "flag_outliers", "flag outliers threshold"),
     ("sample.erl", "function", "hits_in_window", "hits in window span"),
+    ("sample.tf", "class", "variable.retention_days", "retention days"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
@@ -90,6 +91,7 @@ def test_the_readme_names_every_language() -> None:
         "r": "R",
         "ocaml": "OCaml",
         "powershell": "PowerShell",
+        "hcl": "Terraform",
     }
     readme = (FIXTURES.parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## How it works") :]

@@ -78,6 +78,7 @@ def test_generated_names() -> None:
 def test_dependency_folders_are_not_walked(repo: Path) -> None:
     for rel in ("Pods/Alamofire/Session.swift", "Carthage/Checkouts/x/A.swift",
                 ".dart_tool/build/a.dart", "_build/dev/lib/a.ex", "zig-out/a.zig",
+                ".terraform/modules/vpc/main.tf",
                 "Sources/App/Main.swift"):  # fmt: skip
         write(repo, rel, "// code\n")
     assert [c.rel for c in walk(repo)] == ["Sources/App/Main.swift"]
