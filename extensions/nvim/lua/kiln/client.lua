@@ -64,7 +64,7 @@ end
 local function missing_message(cmd)
   return string.format(
     'kiln: cannot start the server: `%s` is not installed or not on PATH. '
-      .. 'Install it with `pip install kiln-agent`, or set require("kiln").setup{ cmd = {...} }.',
+      .. 'Install Kiln with `pip install -e .` in a checkout of Kiln, or set require("kiln").setup{ cmd = {...} }.',
     cmd[1]
   )
 end

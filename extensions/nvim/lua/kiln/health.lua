@@ -17,7 +17,7 @@ function M.check()
   else
     health.error(
       '`' .. tostring(cmd[1]) .. '` is not executable',
-      { 'pip install kiln-agent', 'or set require("kiln").setup{ cmd = {...} }' }
+      { 'pip install -e . in a checkout of Kiln', 'or set require("kiln").setup{ cmd = {...} }' }
     )
   end
   local clients = vim.lsp.get_clients({ name = 'kiln' })

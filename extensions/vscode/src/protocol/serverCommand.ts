@@ -47,7 +47,7 @@ export interface StartProblem {
 }
 
 const INSTALL_FIX =
-  'Install Kiln into that interpreter (`python3 -m pip install kiln-agent`, or `pip install -e .` in a Kiln checkout), or point the setting "kiln.server.python" at the Python that has it.';
+  'Install Kiln into that interpreter (`python3 -m pip install -e .` in a Kiln checkout), or point the setting "kiln.server.python" at the Python that has it.';
 
 /** Turn a spawn error or the server's stderr into one sentence and a fix. */
 export function describeStartFailure(
