@@ -93,7 +93,7 @@ def merge_tiny(blocks: list[Block], lines: list[str]) -> list[Block]:
             out.append(
                 Block(
                     kind=first.kind,
-                    name=", ".join(dict.fromkeys(b.name for b in run)),  # clauses: once
+                    name=", ".join(b.name for b in run),
                     signature="\n".join(b.signature for b in run)[:MAX_SIGNATURE],
                     docstring="\n".join(b.docstring for b in run if b.docstring)[:MAX_DOCSTRING],
                     start_line=first.start_line,

@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from indexer.languages import ATTACHED_TYPES, CLAUSE_LANGUAGES, COMMENT_HOSTS, Grammar
+from indexer.languages import (
+    ATTACHED_TYPES,
+    CLAUSE_LANGUAGES,
+    COMMENT_HOSTS,
+    COMMENT_WRAPPERS,
+    Grammar,
+)
 from indexer.regions import Region, node_text
 
 
@@ -148,10 +154,15 @@ def attached_start(lines: Sequence[str], node: Any) -> int:
     """Row where a definition starts once its decorators and leading comments are attached."""
     row = node.start_point[0]
     prev = node.prev_sibling
-    wrapper = getattr(node, "parent", None)
-    while prev is None and wrapper is not None and wrapper.start_byte == node.start_byte:
-        prev = wrapper.prev_sibling  # the first of a list the grammar wraps (HCL's body,
-        wrapper = wrapper.parent  # Haskell's declarations): the comment is before the list
+    wrapper = getattr(node, "parent", None) if prev is None else None
+    while (
+        prev is None
+        and wrapper is not None
+        and wrapper.type in COMMENT_WRAPPERS
+        and wrapper.start_byte == node.start_byte
+    ):
+        prev = wrapper.prev_sibling  # the first of a list the grammar wraps: the comment
+        wrapper = wrapper.parent  # is before the list
     while prev is not None and not prev.is_named and prev.end_point[0] == row:
         prev = prev.prev_sibling  # a keyword left outside the node (Zig's ``pub``)
     while prev is not None and prev.type in COMMENT_HOSTS and prev.child_count:

@@ -97,6 +97,9 @@ ATTACHED_TYPES = frozenset(
 # Nodes a grammar hangs the comment after them on (Kotlin, Haskell: the doc comment of the first
 # class after the imports ends the last import): ``attached_start`` looks inside them.
 COMMENT_HOSTS = frozenset({"import_list", "import_header", "package_header", "imports"})
+# Lists a grammar wraps its definitions in, the comment before the first one left outside
+# (HCL's body, Haskell's declarations, PowerShell's statement list).
+COMMENT_WRAPPERS = frozenset({"body", "declarations", "statement_list"})
 
 
 def language_for(path: str) -> str:
