@@ -73,9 +73,14 @@ async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
             entries.append((rel / name).as_posix())
             if len(entries) >= 500:
                 entries.append("[listing truncated at 500 entries: list a subdirectory]")
-                return "\n".join(entries)
+                return _listing(args, entries)
     ctx.session.touch(base)
-    return "\n".join(entries) or "(empty directory)"
+    return _listing(args, entries) if entries else "(empty directory)"
+
+
+def _listing(args: dict[str, Any], entries: list[str]) -> str:
+    """File names are the repository's text (a name may hold a newline and an instruction)."""
+    return external(f"files:{args.get('path') or '.'}", "\n".join(entries))
 
 
 async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
@@ -140,8 +145,9 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
             n=1,
             cutoff=0.6,
         )
+        source = f"file:{args['path']}"  # the line is the file's text: data like the file
         hint = (
-            f"closest line in the file: {near[0]!r}"
+            f"closest line in the file: {external(source, repr(near[0]))}"
             if near
             else "read the file first and copy the text exactly"
         )
