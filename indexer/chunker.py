@@ -30,7 +30,7 @@ from indexer.languages import (
     INDENT_BODY,
     INDENT_LANGUAGES,
     grammar,
-    language_for,
+    language_of,
     new_parser,
 )
 from indexer.regions import Region, RegionLines, py_docstring
@@ -71,7 +71,7 @@ def chunk_file(
     """All blocks of one file. ``path`` is repo-relative (POSIX); bad UTF-8 is replaced.
     ``trees`` (an ``incremental.TreeCache``) lets a re-edited file be re-parsed incrementally;
     ``tree`` is the file already parsed."""
-    language = language or language_for(path)
+    language = language or language_of(path, data)
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
     g = grammar(language)

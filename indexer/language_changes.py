@@ -5,7 +5,9 @@ new extension for a known one, or a changed query (``queries/<lang>.scm``) chang
 of that language's files only. Bumping ``schema.CHUNKER_VERSION`` would re-parse every file
 of every index; instead the index records a digest per language (its query and extensions)
 and, when they differ from this Kiln's, marks for re-parsing the files whose language changed
-(stored as one, ``language_for`` now says another) or whose query changed. Their rows stay
+(stored as one, ``language_for`` now says another) or whose query changed, and the files
+without an extension when the ``#!`` interpreters or their grammars changed (such a script's
+row says "text"; its blocks come from the grammar its first line names). Their rows stay
 searchable until the next update replaces them, like any file changed on disk.
 """
 
@@ -16,10 +18,12 @@ import json
 import sqlite3
 from functools import cache
 from importlib import resources
+from pathlib import PurePosixPath
 
-from indexer.languages import EXTENSIONS, language_for
+from indexer.languages import EXTENSIONS, INTERPRETERS, language_for
 
 META_KEY = "languages"
+SHEBANG_KEY = "#!"  # the digest of the interpreters table, beside the languages'
 
 
 @cache
@@ -31,6 +35,9 @@ def digests() -> dict[str, str]:
         h.update(resources.files("indexer").joinpath("queries", f"{language}.scm").read_bytes())
         h.update(" ".join(sorted(e for e, lang in EXTENSIONS.items() if lang == language)).encode())
         out[language] = h.hexdigest()[:16]
+    # scripts without an extension, by their #! line (``languages.language_of``)
+    table = " ".join(f"{k}={v}" for k, v in sorted(INTERPRETERS.items())).encode()
+    out[SHEBANG_KEY] = hashlib.sha256(table).hexdigest()[:16]
     return out
 
 
@@ -66,10 +73,16 @@ def mark(conn: sqlite3.Connection, recorded: dict[str, str]) -> int:
     }
     if not recorded:
         changed = set()
+    # files without an extension are read again when their #! line could mean another grammar
+    scripts = recorded.get(SHEBANG_KEY) != current[SHEBANG_KEY] or bool(
+        changed & set(INTERPRETERS.values())
+    )
     ids = [
         file_id
         for file_id, path, language in conn.execute("SELECT id, path, language FROM files")
-        if language in changed or (language != "skipped" and language_for(path) != language)
+        if language in changed
+        or (language != "skipped" and language_for(path) != language)
+        or (scripts and language == "text" and not PurePosixPath(path).suffix)
     ]
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]

@@ -102,9 +102,38 @@ COMMENT_HOSTS = frozenset({"import_list", "import_header", "package_header", "im
 COMMENT_WRAPPERS = frozenset({"body", "declarations", "statement_list"})
 
 
+# A script without an extension, by the interpreter its ``#!`` line names.
+INTERPRETERS: dict[str, str] = {
+    "sh": "bash",
+    "bash": "bash",
+    "dash": "bash",
+    "ksh": "bash",
+    "zsh": "bash",
+    "python": "python",
+    "ruby": "ruby",
+    "perl": "perl",
+    "node": "javascript",
+}
+
+
 def language_for(path: str) -> str:
     """Language name for a path, or ``"text"`` (line-window fallback)."""
     return EXTENSIONS.get(PurePosixPath(path).suffix.lower(), "text")
+
+
+def language_of(path: str, data: bytes) -> str:
+    """``language_for``; a file without an extension, by its ``#!`` line (``#!/bin/sh``,
+    ``#!/usr/bin/env python3``). Its row in the index stays "text" (the path's language):
+    only its blocks have the grammar."""
+    language = language_for(path)
+    if language != "text" or not data.startswith(b"#!") or PurePosixPath(path).suffix:
+        return language
+    words = data[2:256].split(b"\n", 1)[0].decode("latin-1").split()
+    names = [w.rsplit("/", 1)[-1] for w in words if not w.startswith("-")]
+    if names and names[0] == "env":
+        names = names[1:]
+    program = re.sub(r"[\d.]+$", "", names[0]) if names else ""
+    return INTERPRETERS.get(program, "text")
 
 
 @dataclass(frozen=True)

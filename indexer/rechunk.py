@@ -28,7 +28,7 @@ from typing import Any
 from indexer.blocks import TINY_LINES, Block
 from indexer.chunker import chunk_file, chunk_region, parser_for
 from indexer.incremental import Entry, TreeCache, byte_edit
-from indexer.languages import INDENT_LANGUAGES, grammar, language_for, new_parser
+from indexer.languages import INDENT_LANGUAGES, grammar, language_of, new_parser
 from indexer.pipeline import digest
 from indexer.regions import Region
 
@@ -62,7 +62,7 @@ def chunk_edit(
     """All blocks of ``path`` as ``data``, and the splice that produced them from the last
     version cached in ``trees`` (None: the whole file was chunked). ``data_digest``, the
     caller's content hash of ``data``, saves hashing the old version on the next edit."""
-    language = language or language_for(path)
+    language = language or language_of(path, data)
     if grammar(language) is None:
         return chunk_file(path, data, language), None
     entry = trees.take(path)

@@ -125,3 +125,22 @@ def test_binary_files_stay_skipped(repo: Path, open_index: Callable[..., Index])
     conn.execute("DELETE FROM meta WHERE key = ?", (language_changes.META_KEY,))
     conn.close()
     assert open_index(repo).update().files_indexed == 0
+
+
+def test_scripts_without_an_extension_are_read_again_once(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "billing.py", PY)
+    write(
+        repo, "bin/rotate-logs", "#!/usr/bin/env bash\nrotate_logs() {\n  logrotate -f /etc/lr\n}\n"
+    )
+    idx = open_index(repo)
+    idx.update()
+    idx.close()
+    _as_text(idx.db_path, repo, "bin/rotate-logs")  # an index from before #! lines counted
+    idx = open_index(repo)
+    assert idx.update().files_indexed == 1  # the script; not billing.py
+    top = idx.search("rotate logs", k=1)[0]
+    assert (top.path, top.kind, top.name) == ("bin/rotate-logs", "function", "rotate_logs")
+    idx.close()
+    assert open_index(repo).update().files_indexed == 0

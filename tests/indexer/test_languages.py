@@ -98,3 +98,25 @@ def test_the_readme_names_every_language() -> None:
     for language in set(EXTENSIONS.values()):
         name = shown.get(language, language.capitalize())
         assert name in section, name
+
+
+@pytest.mark.parametrize(
+    ("path", "head", "language"),
+    [
+        ("bin/deploy", b"#!/usr/bin/env bash\n", "bash"),
+        ("scripts/build", b"#!/bin/sh -e\n", "bash"),
+        ("tools/release", b"#! /usr/bin/python3.11\n", "python"),
+        ("bin/serve", b"#!/usr/bin/env -S node --no-warnings\n", "javascript"),
+        ("notes.txt", b"#!/bin/sh\n", "text"),  # an extension decides
+        ("bin/report", b"#!/usr/bin/awk -f\n", "text"),  # no grammar for awk
+        ("README", b"Read me first.\n", "text"),
+    ],
+)
+def test_a_script_without_an_extension_by_its_first_line(
+    path: str, head: bytes, language: str
+) -> None:
+    from indexer.languages import language_of
+
+    assert language_of(path, head + b"echo hi\n") == language
+    blocks = chunk_file(path, head + b"main() {\n  echo hi\n}\n")
+    assert {b.language for b in blocks} == {language}
