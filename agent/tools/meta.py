@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from agent.protocols import ToolContext
-from agent.tools.base import FunctionTool, schema
+from agent.tools.base import FunctionTool, external, schema
 from agent.types import ToolSpec
 
 
@@ -26,7 +26,9 @@ async def search_sessions(args: dict[str, Any], ctx: ToolContext) -> str:
         f"{h['session_id']} ({time.strftime('%Y-%m-%d', time.localtime(h['created']))}) [{h['kind']}] {h['excerpt']}"
         for h in hits
     ]
-    return "\n".join(lines)
+    # Excerpts come from earlier transcripts, tool results included (files, command output):
+    # third-party text, now cut loose from the wrapper it had then.
+    return external(f"sessions:{args['query']}", "\n".join(lines))
 
 
 async def task(args: dict[str, Any], ctx: ToolContext) -> str:
