@@ -34,6 +34,7 @@ from indexer.chunker import chunk_file  # noqa: E402
 from indexer.files import walk  # noqa: E402
 from indexer.languages import grammar, language_for, new_parser  # noqa: E402
 from indexer.pipeline import _batches, _prepare_many  # noqa: E402
+from indexer.rows import prepare
 
 
 def stages(files: list[tuple[str, str, bytes, str]]) -> dict[str, float]:
@@ -56,7 +57,7 @@ def stages(files: list[tuple[str, str, bytes, str]]) -> dict[str, float]:
         blocks = chunk_file(rel, data, lang, tree=tree)
         cpu["chunk"] += time.process_time() - c
         c = time.process_time()
-        store.prepare(rel, blocks)
+        prepare(rel, blocks)
         cpu["rows"] += time.process_time() - c
     cpu["chunk"] -= cpu["query"]  # chunk_file ran the query too
     # As a full run does it: batches of files, each batch's results pickled to cross the pipe

@@ -59,7 +59,7 @@ def words(path: str, blocks: Iterable[tuple[str, str, str, str]]) -> str:
 
 
 def words_of(parts: list[str], tokens: set[bytes]) -> str:
-    """``words`` of a file whose texts' ``tokens`` are already cut (``store.prepare`` has them
+    """``words`` of a file whose texts' ``tokens`` are already cut (``rows.prepare`` has them
     from the camelCase column's runs) and whose other strings (path, names, signatures,
     docstrings) are ``parts``."""
     tokens.update(text_tokens("\n".join(p for p in parts if p).encode("utf-8", errors="replace")))

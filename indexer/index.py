@@ -35,6 +35,7 @@ from indexer.ranking import Hit, search
 from indexer.reading import read_regular
 from indexer.rechunk import chunk_edit
 from indexer.records import EMPTY, IndexStats, record
+from indexer.rows import prepare
 from indexer.search_cache import SearchCache
 
 Progress = Callable[[int, int, str], None]
@@ -277,7 +278,7 @@ class Index:
             compact.set_crisis(conn, compact.EDIT_CRISIS)  # an edit's small segments: see there
             touched = store.Touched()
             if splice is not None and store.write_splice(
-                conn, rel, meta, len(blocks), splice, store.prepare(rel, splice.blocks), touched
+                conn, rel, meta, len(blocks), splice, prepare(rel, splice.blocks), touched
             ):
                 self._touched = touched
                 return len(blocks)
@@ -290,7 +291,7 @@ class Index:
                 )
             )
             whole = store.Touched(names=None)  # the rows it wrote, not the names
-            store.write_file(conn, rel, *meta, store.prepare(rel, blocks, known), whole)
+            store.write_file(conn, rel, *meta, prepare(rel, blocks, known), whole)
             self._touched = whole
         return len(blocks)
 

@@ -15,10 +15,10 @@ from concurrent.futures import ProcessPoolExecutor
 from itertools import islice
 from typing import Any
 
-from indexer import store
 from indexer.chunker import chunk_file
 from indexer.files import MAX_FILE_BYTES, Candidate, looks_indexable
 from indexer.reading import read_regular
+from indexer.rows import Prepared, prepare
 
 POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
 POOL_WORKERS = 2
@@ -43,7 +43,7 @@ def digest(data: bytes) -> str:
 
 def _prepare(
     rel: str, path: str, known_hash: str | None, root: str | None = None
-) -> tuple[str, str, store.Prepared | None, int, str]:
+) -> tuple[str, str, Prepared | None, int, str]:
     """Read, hash and chunk one file (runs in a worker process for big runs).
 
     Returns (rel, status, blocks, size, hash); status is ``indexed``, ``same``, ``skip`` or
@@ -60,7 +60,7 @@ def _prepare(
         return rel, "same", None, len(data), h
     if len(data) > MAX_FILE_BYTES or not looks_indexable(data):
         return rel, "skip", None, len(data), h
-    return rel, "indexed", store.prepare(rel, chunk_file(rel, data)), len(data), h
+    return rel, "indexed", prepare(rel, chunk_file(rel, data)), len(data), h
 
 
 def _prepare_many(args: list[tuple[str, str, str | None, str | None]]) -> list[tuple]:

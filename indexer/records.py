@@ -10,6 +10,7 @@ from typing import Any
 from indexer import store
 from indexer.files import Candidate
 from indexer.languages import language_for
+from indexer.rows import Prepared
 
 
 @dataclass
@@ -27,7 +28,7 @@ class IndexStats:
         return asdict(self)
 
 
-EMPTY = store.Prepared([], [], [])
+EMPTY = Prepared([], [], [])
 
 
 def record(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from indexer import tokens
 from indexer.chunker import chunk_file
-from indexer.store import prepare
+from indexer.rows import prepare
 
 IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
@@ -119,7 +119,7 @@ NAME_ALPHABET = "aAzZ_09\n\u03a3\u03c3\u0130\u00e9\u00c9\u01c5"
 def test_names_lowered_in_one_go_are_each_name_lowered(names: set[str]) -> None:
     """The symbol rows lower-case a block's names joined by newlines (one call): the same
     names as one by one, "Σ" at a name's end included, and a name holding a newline too."""
-    from indexer.store import lowered
+    from indexer.rows import lowered
 
     assert lowered(names) == sorted({n.lower() for n in names})
 

@@ -17,6 +17,7 @@ import indexer.index as index_module
 from indexer import Index, compact, store
 from indexer.blocks import Block
 from indexer.index import BULK_CHECKPOINT_PAGES, EDIT_CHECKPOINT_PAGES
+from indexer.rows import prepare
 
 from .conftest import write
 
@@ -33,7 +34,7 @@ def uncommitted_file(conn: sqlite3.Connection) -> None:
         "function", "uncommitted_marker", "def uncommitted_marker()", "", 1, 2, text, "python"
     )
     block.defines = ["uncommitted_marker"]
-    rows = store.prepare("pending.py", [block])
+    rows = prepare("pending.py", [block])
     store.write_file(conn, "pending.py", "python", 1, len(text), "h", rows)
 
 

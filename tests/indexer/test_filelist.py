@@ -281,12 +281,12 @@ WORD_ALPHABET = "aAbZz_$09 .(\n\u00e9\u00c9\u03a3\u01c5\u00a0\ufffd\ud800\u0130"
 def test_rows_prepared_for_writing_hold_the_words_by_their_definition(
     blocks: list[tuple[str, str, str, str]],
 ) -> None:
-    """``store.prepare`` builds the row from the runs it cut for the camelCase column (set
+    """``rows.prepare`` builds the row from the runs it cut for the camelCase column (set
     operations over the tokens); ``filelist.words`` (edits, migrations) from the strings:
     both give the row a token-by-token reading gives."""
     from indexer import filelist
     from indexer.blocks import Block
-    from indexer.store import prepare
+    from indexer.rows import prepare
 
     path = "pkg/mod\u03a3Name.py"
     expected = reference_words(path, blocks)

@@ -12,6 +12,7 @@ from pathlib import Path
 from indexer import Index, language_changes, store
 from indexer.chunker import chunk_file
 from indexer.pipeline import digest
+from indexer.rows import prepare
 
 from .conftest import FIXTURES, write
 
@@ -34,7 +35,7 @@ def _as_text(db: Path, repo: Path, rel: str) -> None:
         conn.execute("BEGIN")
         blocks = chunk_file(rel, data, "text")
         store.write_file(
-            conn, rel, "text", st.st_mtime_ns, st.st_size, digest(data), store.prepare(rel, blocks)
+            conn, rel, "text", st.st_mtime_ns, st.st_size, digest(data), prepare(rel, blocks)
         )
         conn.execute("DELETE FROM meta WHERE key = ?", (language_changes.META_KEY,))
         conn.execute("COMMIT")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from indexer import Index, schema
 from indexer.chunker import chunk_file
-from indexer.store import BLOCK_COLUMNS, FTS_COLUMNS, Prepared, prepare
+from indexer.rows import BLOCK_COLUMNS, Prepared, prepare
+from indexer.store import FTS_COLUMNS
 
 from .conftest import write
 
