@@ -297,9 +297,9 @@ def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     for row in [] if as_json else rows:
-        click.echo(
-            f"{row['id']}  current {row['current']}  wanted {row['wanted']}  latest {row['latest']}"
-        )
+        # no version left to want (every one in range yanked) reads "none", not Python's None
+        wanted, latest = (row[k] or "none" for k in ("wanted", "latest"))
+        click.echo(f"{row['id']}  current {row['current']}  wanted {wanted}  latest {latest}")
     if not as_json and not rows:
         click.echo(
             f"all {len(lock.entries)} locked skill(s) are up to date"

@@ -1,0 +1,34 @@
+"""`kiln skills outdated` when a locked skill has no version left to want: every release
+yanked. The line says "none" (JSON keeps null), never Python's `None`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from skills_registry.client import RegistryClient
+from tests.registry.conftest import FIXTURES, cli_env, kiln, publish_skill, start_registry
+
+
+def test_outdated_with_every_version_yanked(tmp_path: Path, project: Path) -> None:
+    live = start_registry(tmp_path / "data")
+    try:
+        publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
+        env = cli_env(tmp_path / "home")
+        installed = kiln(
+            "skills", "install", "acme/brand-guidelines", "--registry", live.url, "--yes",
+            env=env, cwd=project,
+        )  # fmt: skip
+        assert installed.returncode == 0, installed.stderr
+        with RegistryClient(live.url, live.token("acme")) as client:
+            client.set_status("acme/brand-guidelines", "1.0.0", "yanked", "broken")
+
+        text = kiln("skills", "outdated", env=env, cwd=project)
+        as_json = kiln("skills", "outdated", "--json", env=env, cwd=project)
+    finally:
+        live.stop()
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.strip() == "acme/brand-guidelines  current 1.0.0  wanted none  latest none"
+    assert json.loads(as_json.stdout) == [
+        {"id": "acme/brand-guidelines", "current": "1.0.0", "wanted": None, "latest": None}
+    ]
