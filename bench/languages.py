@@ -133,15 +133,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
+    trees = []
+    for spec in args.trees:  # every argument checked before any work
+        language, _, path = spec.partition("=")
+        if language not in NAMES or not Path(path).is_dir():
+            print(f"error: {spec}: want LANG=FOLDER, LANG one of {', '.join(NAMES)}")
+            return 2
+        trees.append((language, Path(path)))
     print("| language | tree | files | definitions (text → grammar) | index s (text → grammar) "
           "| queries | R@1 text → grammar | R@5 text → grammar |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
-    for spec in args.trees:
-        language, _, path = spec.partition("=")
-        root = Path(path)
-        if language not in NAMES or not root.is_dir():
-            print(f"error: {spec}: want LANG=FOLDER, LANG one of {', '.join(NAMES)}")
-            return 2
+    for language, root in trees:
         asked = queries(root, language, args.queries, args.seed)
         text = run(root, language, asked, as_text=True)
         grammar = run(root, language, asked, as_text=False)
