@@ -52,11 +52,20 @@ def problems(span: str) -> list[str]:
         if len(names) > 1:
             break  # alternatives: each exists; options after them belong to all
         command = command.get_command(ctx, names[0]) or command
-    options = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
-    for word in words:
+    params = {o: p for p in command.params for o in (*p.opts, *p.secondary_opts)}
+    for word, value in zip(words, [*words[1:], ""], strict=True):
         option = word.split("=")[0].rstrip(",.;:")
-        if re.fullmatch(r"--[a-z][a-z0-9-]*", option) and option not in options:
+        if not re.fullmatch(r"--[a-z][a-z0-9-]*", option):
+            continue
+        if option not in params:
             out.append(f"`kiln … {command.name}` has no option {option}")
+            continue
+        # `--mode ask|auto-edit|ci|yolo`: every value shown is one the option accepts
+        choices = getattr(params[option].type, "choices", None)
+        if choices and "|" in value:
+            wrong = [v for v in value.split("|") if v and v != "…" and v not in choices]
+            if wrong:
+                out.append(f"`kiln … {command.name} {option}` takes no {', '.join(wrong)}")
     return out
 
 
@@ -82,3 +91,17 @@ def test_the_checker_catches_a_wrong_option_and_a_wrong_sub_command() -> None:
     assert problems("kiln skills search|inspect") != []
     assert problems("kiln registry serve --metadata-ttl 60") == []
     assert problems("kiln registry serve --ttl 60") != []
+    assert problems("kiln run --mode ask\\|auto-edit\\|ci\\|yolo") == []
+    assert problems("kiln run --mode ask|plan") != []
+
+
+def test_the_readme_table_shows_values_the_options_take() -> None:
+    """`--mode ask\\|auto-edit\\|ci\\|yolo` in a row of README's command table."""
+    table = (ROOT / "README.md").read_text().split("## What is in the box")[1].split("\n\n")[1]
+    checked = 0
+    for row in table.splitlines()[2:]:
+        command = re.match(r"\| `(kiln [a-z-]+)", row)
+        for option in re.findall(r"`(--[a-z-]+ [^`]*\|[^`]*)`", row) if command else []:
+            assert not problems(f"{command[1]} {option}"), (row, problems(f"{command[1]} {option}"))
+            checked += 1
+    assert checked >= 2
