@@ -29,6 +29,7 @@ from skills_registry.local_state import (
     save_token,
     unpinned,
 )
+from skills_registry.redirects import REDIRECTS, origin, printable, redirect_target
 from skills_registry.registry.errors import (
     BadResponse,
     Conflict,
@@ -54,6 +55,7 @@ __all__ = [
     "load_token",
     "normalize_url",
     "parse_spec",
+    "printable",
     "save_token",
     "trusted_key",
     "unpinned",
@@ -71,13 +73,6 @@ _BY_STATUS: dict[int, type[RegistryError]] = {
 # hostile registry or proxy, is cut off while it streams, not after it filled the memory.
 MAX_JSON_RESPONSE_BYTES = 16 * 1024 * 1024
 MAX_REDIRECTS = 3  # archive downloads only: a presigned bucket URL or a CDN in front of one
-_REDIRECTS = (301, 302, 303, 307, 308)
-
-
-def printable(text: str, limit: int = 300) -> str:
-    """Registry-supplied text for one terminal line: controls escaped, cut short."""
-    out = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
-    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 class RegistryClient:
@@ -146,7 +141,7 @@ class RegistryClient:
         It ends by ``stop`` (a ``time.monotonic()`` value; default: the deadline from now)."""
         # A str is a path under the registry (httpx keeps a base path such as /registry/);
         # an absolute URL comes from a redirect and gets the token only on our own origin.
-        if isinstance(url, str) or _origin(url) == _origin(self._http.base_url):
+        if isinstance(url, str) or origin(url) == origin(self._http.base_url):
             kwargs["headers"] = {**self._auth, **kwargs.get("headers", {})}
         if stop is None:
             stop = time.monotonic() + self._deadline
@@ -291,9 +286,9 @@ class RegistryClient:
         stop = time.monotonic() + self._deadline
         for _ in range(MAX_REDIRECTS + 1):
             response = self._send("GET", url, MAX_ARCHIVE_BYTES, stop)
-            if response.status_code not in _REDIRECTS:
+            if response.status_code not in REDIRECTS:
                 return self._raise_for(response).content
-            url = _redirect_target(
+            url = redirect_target(
                 self.base_url, response.request.url, response.headers.get("location", "")
             )
         raise BadResponse(
@@ -355,31 +350,6 @@ class RegistryClient:
                 json={"version": version},
             )
         )
-
-
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    return (url.scheme, url.host, url.port)
-
-
-def _redirect_target(registry: str, current: httpx.URL, location: str) -> httpx.URL:
-    """Where a download redirect points, if a client may follow it."""
-    if not location:
-        raise BadResponse(f"registry {registry} sent a redirect without a Location")
-    try:
-        target = current.join(location)
-    except httpx.InvalidURL:
-        raise BadResponse(f"registry {registry} redirected to an invalid URL") from None
-    if target.scheme not in ("http", "https") or not target.host:
-        raise BadResponse(
-            f"registry {registry} redirected the download to {printable(str(target), 120)} "
-            "(only http and https are followed)"
-        )
-    if current.scheme == "https" and target.scheme == "http":
-        raise BadResponse(
-            f"registry {registry} redirected the download from https to plain http "
-            f"({printable(str(target), 120)})"
-        )
-    return target
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
