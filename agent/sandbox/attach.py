@@ -160,8 +160,10 @@ def bounded_glob(base: Path, parts: list[str]) -> list[Path]:
     walk = os.walk(base, onerror=lambda _exc: None)
     for walked, (folder, dirs, files) in enumerate(walk, start=1):
         here = Path(folder)
-        dirs[:] = [d for d in dirs if str(here / d) not in NOT_WALKED]
         rel = here.relative_to(base).parts
+        dirs[:] = [
+            d for d in dirs if str(here / d) not in NOT_WALKED and _may_lead([*rel, d], parts)
+        ]
         last = parts[-1]  # never "**": trailing ones are stripped by rule_paths
         for name in (*dirs, *files):
             if fnmatch.fnmatchcase(name, last) and _matches([*rel, name], parts):
@@ -171,6 +173,24 @@ def bounded_glob(base: Path, parts: list[str]) -> list[Path]:
         if walked >= MAX_WALKED:
             break
     return found
+
+
+def _may_lead(path: list[str], parts: list[str]) -> bool:
+    """Whether a folder could hold a match below it: the walk enters only those, so
+    ``//home/me/x`` looks into three folders, not into every folder under ``/`` in turn (it
+    stopped at the bound long before reaching a path outside ``/bin``… and ``/usr``)."""
+
+    @functools.cache
+    def lead(i: int, j: int) -> bool:
+        if i == len(path):
+            return j < len(parts)
+        if j == len(parts):
+            return False
+        if parts[j] == "**":
+            return lead(i, j + 1) or lead(i + 1, j)
+        return fnmatch.fnmatchcase(path[i], parts[j]) and lead(i + 1, j + 1)
+
+    return lead(0, 0)
 
 
 def _matches(path: list[str], parts: list[str]) -> bool:

@@ -70,3 +70,36 @@ def test_deny_rules_hide_and_lock_paths_for_commands(tmp_path: Path, kiln_home: 
     ], lines
     assert (root / "locked" / "f.txt").read_text() == "original\n"
     assert "deny-canary-41c9" not in proc.stdout + proc.stderr
+
+
+def test_absolute_deny_rules_reach_the_sandbox(tmp_path: Path, kiln_home: Path) -> None:
+    """`Read(//abs/path)` names one path, but the bounded walk that finds a rule's paths started
+    at `/` and looked into every folder of the machine in turn: past 10,000 folders (`/usr`
+    alone) it stopped before reaching the workspace, and the file stayed readable to commands.
+    The walk now only enters folders that can lead to a match."""
+    root = tmp_path / "ws"
+    (root / "secrets").mkdir(parents=True)
+    (root / "locked").mkdir()
+    (root / "secrets" / "key.txt").write_text("deny-canary-41c9\n")
+    (root / "locked" / "f.txt").write_text("original\n")
+    (root / "open.txt").write_text("visible\n")
+    (root / "probe.py").write_text(PROBE)
+    rules = {"deny": [f"Read(/{root}/secrets/key.txt)", f"Edit(/{root}/locked/f.txt)"]}
+    (kiln_home / "settings.json").write_text(json.dumps({"permissions": rules}))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "run_command", "input": {"command": "python3 probe.py"}}]},
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "KILN_HOME": str(kiln_home), "KILN_PROVIDER": "scripted",
+           "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
+         "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    hidden, *others = (root / "probe.txt").read_text().splitlines()
+    assert hidden.startswith("secrets/key.txt!"), hidden  # a hidden file: no content to read
+    assert others == ["open.txt=visible", "locked/f.txt!OSError", "free.txt written"], others
+    assert (root / "locked" / "f.txt").read_text() == "original\n"
