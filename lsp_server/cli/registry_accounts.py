@@ -36,15 +36,19 @@ def expiry(text: str | None) -> str | None:
     match = re.fullmatch(r"(\d+)([dhm])", text.strip())
     if match:
         unit = {"d": "days", "h": "hours", "m": "minutes"}[match[2]]
-        return (datetime.now(UTC) + timedelta(**{unit: int(match[1])})).isoformat()
-    try:
-        datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(
-            f"{text!r} (use 30d, 12h, 90m or an ISO 8601 time such as 2026-01-31T12:00:00Z)",
-            param_hint="'--expires'",
-        ) from None
-    return text
+        when = datetime.now(UTC) + timedelta(**{unit: int(match[1])})
+    else:
+        try:
+            when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise click.BadParameter(
+                f"{text!r} (use 30d, 12h, 90m or an ISO 8601 time such as 2026-01-31T12:00:00Z)",
+                param_hint="'--expires'",
+            ) from None
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    if when <= datetime.now(UTC):  # the token printed once would never work
+        raise click.BadParameter(f"{text!r} is not in the future", param_hint="'--expires'")
+    return text if not match else when.isoformat()
 
 
 @click.group("token", invoke_without_command=True)

@@ -182,6 +182,13 @@ def test_operator_token_commands(tmp_path: Path) -> None:
         "registry", "token", "revoke", token_id(secret), "--data", str(data), env=env, cwd=tmp_path
     )
     assert revoked.returncode == 0 and "revoked" in revoked.stdout
+    for past in ("2020-01-01T00:00:00Z", "0d"):  # a token that could never be used
+        refused = kiln(
+            "registry", "token", "--data", str(data), "--namespace", "acme", "--expires", past,
+            env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert refused.returncode == 2 and refused.stdout == "", refused.stdout
+        assert "is not in the future" in refused.stderr and "Traceback" not in refused.stderr
     missing = kiln(
         "registry", "token", "revoke", "tok_nope", "--data", str(data), env=env, cwd=tmp_path
     )
