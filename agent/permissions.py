@@ -124,7 +124,7 @@ class Permissions:
             return None  # the common case: no path to resolve (grep asks once per file)
         spellings = path_spellings(subject, self.root, shell=shell) if kind != "command" else []
         for rule in self._deny:
-            if kind == "command" and rule.matches_command(subject):
+            if kind == "command" and rule.matches_command_by_name(subject):
                 return rule
             if any(rule.matches_path(kind, s, self.root) for s in spellings):
                 return rule
@@ -255,7 +255,7 @@ class Permissions:
             return Check("ask", f"not understood: {parsed.opaque[0]}", parts=parts)
         for simple in parsed.commands:
             for rule in self._ask:
-                if simple.argv and rule.matches_command(simple.argv):
+                if simple.argv and rule.matches_command_by_name(simple.argv):
                     return Check("ask", f"rule {rule.text} ({simple.text})", parts=parts)
         if self._approved_by_rules(parsed, targets):
             return Check("allow", "allowed by rule", network=granted, parts=parts)

@@ -61,6 +61,17 @@ class Rule:
             return line == prefix or line.startswith(prefix + " ")
         return fnmatch.fnmatchcase(line, pattern)
 
+    def matches_command_by_name(self, words: tuple[str, ...]) -> bool:
+        """For deny and ask rules: also the command named without its path (``/usr/bin/curl``
+        is ``curl``). Allow rules keep the exact spelling: ``./git`` is not the user's git."""
+        if self.matches_command(words):
+            return True
+        return (
+            bool(words)
+            and "/" in words[0]
+            and self.matches_command((words[0].rsplit("/", 1)[1], *words[1:]))
+        )
+
     def matches_path(self, kind: Kind, path: str, root: Path) -> bool:
         if self.kind != kind:
             return False

@@ -208,3 +208,19 @@ async def test_network_granted_in_the_user_settings_is_granted_in_ci(
         session.permissions.check("run_command", {"command": "curl https://x.io"}).verdict == "deny"
     )
     await session.aclose()
+
+
+@pytest.mark.parametrize("mode", ["ask", "auto-edit", "ci", "yolo"])
+def test_deny_and_ask_rules_match_a_command_spelled_by_its_path(tmp_path: Path, mode: str) -> None:
+    """`/usr/bin/curl` is curl: a deny or ask rule on the name holds for any path to it (before,
+    `Bash(curl *)` let `/usr/bin/curl x` run). An allow rule still needs the name as written:
+    `./git` in the workspace is not the git the user allowed."""
+    p = perms(tmp_path, mode, deny=["Bash(curl *)", "Bash(rm:*)"], ask=["Bash(git push:*)"],
+              allow=["Bash(git status)"])  # fmt: skip
+    for line in ("/usr/bin/curl x", "./curl x", "env /usr/bin/curl x", "true && /bin/rm -f a",
+                 "sh -c '/usr/bin/curl x'"):  # fmt: skip
+        assert verdict(p, line) == "deny", line
+    assert verdict(p, "git status") == "allow"
+    if mode in ("ask", "auto-edit"):  # yolo asks nothing; ci refuses git push as network
+        assert verdict(p, "/usr/bin/git push origin") == "ask"
+        assert verdict(p, "./git status") == "ask"
