@@ -19,7 +19,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.retrieval import Result, pooled, table, to_json  # noqa: E402
+from bench.retrieval_report import Result, pooled, table, to_json  # noqa: E402
 
 
 def load(path: Path) -> list[Result]:
