@@ -5,12 +5,18 @@ written where the link points."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.lsp.conftest import server_env
+from tests.lsp.raw_client import RawServer
+from tests.waiting import POLL
 
 
 def _kiln(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -30,9 +36,9 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def _refused(result: subprocess.CompletedProcess[str]) -> None:
-    assert result.returncode != 0
+    assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert any("is a link" in line for line in lines), result.stderr
+    assert len(lines) == 1 and "is a link" in lines[0], result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -63,3 +69,32 @@ def test_a_real_kiln_folder_still_indexes(checkout: Path) -> None:
     result = _kiln("index", ".", cwd=checkout)
     assert result.returncode == 0, result.stderr
     assert (checkout / ".kiln" / "index.db").is_file()
+
+
+async def test_kiln_lsp_reports_the_index_unavailable_and_writes_nothing(
+    tmp_path: Path, checkout: Path
+) -> None:
+    """`kiln lsp` in such a checkout: `kiln/index/status` says unavailable, nothing is written
+    where the link points, and the server goes on answering."""
+    outside = tmp_path / "users-folder"
+    outside.mkdir()
+    (checkout / ".kiln").symlink_to(outside)
+    server = await RawServer.start(checkout, server_env(tmp_path / "home"))
+    try:
+        await server.initialize(checkout, initializationOptions={"index": True})
+        status: dict[str, object] = {"state": "idle"}
+        ids = itertools.count()
+
+        async def settled() -> None:  # the build starts after `initialized`, off the loop
+            nonlocal status
+            while status["state"] in ("idle", "indexing"):
+                await asyncio.sleep(POLL)
+                status = (await server.request(next(ids), "kiln/index/status", {}))["result"]
+
+        await asyncio.wait_for(settled(), 60)
+        assert status["state"] == "unavailable", status
+        assert "is a link" in str(status.get("error")), status
+        assert "result" in await server.request("hello", "kiln/hello")
+    finally:
+        await server.close()
+    assert list(outside.iterdir()) == []
