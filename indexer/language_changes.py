@@ -6,8 +6,9 @@ of that language's files only. Bumping ``schema.CHUNKER_VERSION`` would re-parse
 of every index; instead the index records a digest per language (its query and extensions)
 and, when they differ from this Kiln's, marks for re-parsing the files whose language changed
 (stored as one, ``language_for`` now says another) or whose query changed, and the files
-without an extension when the ``#!`` interpreters or their grammars changed (such a script's
-row says "text"; its blocks come from the grammar its first line names). Their rows stay
+whose content tells their language (no extension: a ``#!`` line; ``.m``: Objective-C or
+MATLAB) when what they could turn out to be changed (such a file's row says "text"; its
+blocks come from the grammar its content names). Their rows stay
 searchable until the next update replaces them, like any file changed on disk.
 """
 
@@ -20,10 +21,10 @@ from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
 
-from indexer.languages import EXTENSIONS, INTERPRETERS, language_for
+from indexer.languages import EXTENSIONS, INTERPRETERS, SNIFFED, language_for
 
 META_KEY = "languages"
-SHEBANG_KEY = "#!"  # the digest of the interpreters table, beside the languages'
+SHEBANG_KEY = "#!"  # the digest of the sniffed files' table, beside the languages'
 
 
 @cache
@@ -36,7 +37,9 @@ def digests() -> dict[str, str]:
         h.update(" ".join(sorted(e for e, lang in EXTENSIONS.items() if lang == language)).encode())
         out[language] = h.hexdigest()[:16]
     # scripts without an extension, by their #! line (``languages.language_of``)
-    table = " ".join(f"{k}={v}" for k, v in sorted(INTERPRETERS.items())).encode()
+    sniffed = [f"{k}={v}" for k, v in sorted(INTERPRETERS.items())]
+    sniffed += [f"{suffix}:{','.join(sorted(langs))}" for suffix, langs in sorted(SNIFFED.items())]
+    table = " ".join(sniffed).encode()
     out[SHEBANG_KEY] = hashlib.sha256(table).hexdigest()[:16]
     return out
 
@@ -73,16 +76,16 @@ def mark(conn: sqlite3.Connection, recorded: dict[str, str]) -> int:
     }
     if not recorded:
         changed = set()
-    # files without an extension are read again when their #! line could mean another grammar
-    scripts = recorded.get(SHEBANG_KEY) != current[SHEBANG_KEY] or bool(
-        changed & set(INTERPRETERS.values())
-    )
+    # files whose content tells their language (no extension, .m) are read again when it
+    # could now mean another grammar
+    sniff = recorded.get(SHEBANG_KEY) != current[SHEBANG_KEY]
+    again = {s for s, langs in SNIFFED.items() if sniff or changed & langs}
     ids = [
         file_id
         for file_id, path, language in conn.execute("SELECT id, path, language FROM files")
         if language in changed
         or (language != "skipped" and language_for(path) != language)
-        or (scripts and language == "text" and not PurePosixPath(path).suffix)
+        or (again and language == "text" and PurePosixPath(path).suffix in again)
     ]
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]

@@ -37,6 +37,7 @@ EXTENSIONS: dict[str, str] = {
     ".hh": "cpp",
     ".hxx": "cpp",
     ".rb": "ruby",
+    ".mm": "objc",
     ".cs": "csharp",
     ".php": "php",
     ".kt": "kotlin",
@@ -121,12 +122,24 @@ def language_for(path: str) -> str:
     return EXTENSIONS.get(PurePosixPath(path).suffix.lower(), "text")
 
 
+# Files whose language their content tells: no extension (a ``#!`` line), ``.m`` (Objective-C,
+# or MATLAB: no grammar); the language each can turn out to be.
+SNIFFED = {"": frozenset(INTERPRETERS.values()), ".m": frozenset({"objc"})}
+_OBJC = re.compile(rb"^[ \t]*(?:@interface|@implementation|@protocol|#import)\b", re.MULTILINE)
+
+
 def language_of(path: str, data: bytes) -> str:
     """``language_for``; a file without an extension, by its ``#!`` line (``#!/bin/sh``,
-    ``#!/usr/bin/env python3``). Its row in the index stays "text" (the path's language):
-    only its blocks have the grammar."""
+    ``#!/usr/bin/env python3``); a ``.m`` file with Objective-C's ``@interface``,
+    ``@implementation`` or ``#import`` (MATLAB has none). Its row in the index stays "text"
+    (the path's language): only its blocks have the grammar."""
     language = language_for(path)
-    if language != "text" or not data.startswith(b"#!") or PurePosixPath(path).suffix:
+    suffix = PurePosixPath(path).suffix
+    if language != "text" or suffix not in SNIFFED:
+        return language
+    if suffix == ".m":
+        return "objc" if _OBJC.search(data, 0, 65536) else "text"
+    if not data.startswith(b"#!"):
         return language
     words = data[2:256].split(b"\n", 1)[0].decode("latin-1").split()
     names = [w.rsplit("/", 1)[-1] for w in words if not w.startswith("-")]

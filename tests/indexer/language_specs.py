@@ -189,4 +189,21 @@ TYPED = [
         ],
         doc=("Mount", "Points a telescope"),
     ),
+    Spec(
+        "Sample.mm",
+        "objc",
+        defs=[
+            ("class", "ReadingList"),  # the @interface, and the @implementation below it
+            ("method", "ReadingList.addTitle"),
+            ("method", "ReadingList.nextUnreadTitle"),
+            ("function", "shelf_count"),
+        ],
+        skeleton=("ReadingList", ["- (void)addTitle:(NSString *)title;"], []),
+        refs=("ReadingList.addTitle", {"containsObject", "addObject"}),
+        searches=[
+            ("next unread title", "ReadingList.nextUnreadTitle"),
+            ("shelf count", "shelf_count"),
+        ],
+        doc=("ReadingList", "Keeps a reading list"),
+    ),
 ]

@@ -128,19 +128,25 @@ def test_binary_files_stay_skipped(repo: Path, open_index: Callable[..., Index])
     assert open_index(repo).update().files_indexed == 0
 
 
-def test_scripts_without_an_extension_are_read_again_once(
+def test_files_whose_content_tells_their_language_are_read_again_once(
     repo: Path, open_index: Callable[..., Index]
 ) -> None:
     write(repo, "billing.py", PY)
     write(
         repo, "bin/rotate-logs", "#!/usr/bin/env bash\nrotate_logs() {\n  logrotate -f /etc/lr\n}\n"
     )
+    write(
+        repo, "Sources/Shelf.m", "#import <Foundation/Foundation.h>\n@implementation Shelf\n@end\n"
+    )
+    write(repo, "matlab/solve.m", "function x = solve(a)\n  x = a \\ 1;\nend\n")
     idx = open_index(repo)
     idx.update()
     idx.close()
-    _as_text(idx.db_path, repo, "bin/rotate-logs")  # an index from before #! lines counted
+    for rel in ("bin/rotate-logs", "Sources/Shelf.m"):  # an index from before content counted
+        _as_text(idx.db_path, repo, rel)
     idx = open_index(repo)
-    assert idx.update().files_indexed == 1  # the script; not billing.py
+    assert idx.update().files_indexed == 3  # the script and both .m files; not billing.py
+    assert idx.search("shelf", k=1)[0].kind == "class"  # Objective-C
     top = idx.search("rotate logs", k=1)[0]
     assert (top.path, top.kind, top.name) == ("bin/rotate-logs", "function", "rotate_logs")
     idx.close()

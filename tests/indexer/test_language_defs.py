@@ -75,7 +75,7 @@ def test_references(spec: Spec) -> None:
 def test_doc_comment(spec: Spec) -> None:
     assert spec.doc is not None
     name, words = spec.doc
-    (block,) = [b for b in _blocks(spec) if b.name == name]
+    block = next(b for b in _blocks(spec) if b.name == name)  # the first
     assert words in block.docstring and block.text.lstrip().startswith(COMMENT_STARTS)
     assert "<summary>" not in block.docstring and not block.docstring.startswith('"')
 

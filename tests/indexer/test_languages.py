@@ -43,6 +43,7 @@ CASES = [
     ("sample.jl", "function", "flag_outliers", "flag outliers threshold"),
     ("sample.erl", "function", "hits_in_window", "hits in window span"),
     ("sample.tf", "class", "variable.retention_days", "retention days"),
+    ("Sample.mm", "method", "ReadingList.addTitle", "add title reading list"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
@@ -92,6 +93,7 @@ def test_the_readme_names_every_language() -> None:
         "ocaml": "OCaml",
         "powershell": "PowerShell",
         "hcl": "Terraform",
+        "objc": "Objective-C",
     }
     readme = (FIXTURES.parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## How it works") :]
@@ -110,6 +112,8 @@ def test_the_readme_names_every_language() -> None:
         ("notes.txt", b"#!/bin/sh\n", "text"),  # an extension decides
         ("bin/report", b"#!/usr/bin/awk -f\n", "text"),  # no grammar for awk
         ("README", b"Read me first.\n", "text"),
+        ("Cache.m", b"#import <Foundation/Foundation.h>\n", "objc"),  # .m: Objective-C ...
+        ("solve.m", b"function x = solve(a)\n", "text"),  # ... or MATLAB
     ],
 )
 def test_a_script_without_an_extension_by_its_first_line(
