@@ -327,10 +327,12 @@ def _size(path: Path) -> int:
 
 
 def _too_large(size: int, limits: Limits) -> str:
-    mb = 1024 * 1024
+    def amount(n: float) -> str:  # `--max-patch-mb 0.5` reads "0.5 MB", not "0 MB"
+        return f"{n / (1 << 20):.3g} MB" if n >= 1 << 14 else f"{int(n):,} bytes"
+
     return (
-        f"the run's changes are too large for a patch: over {size / mb:.0f} MB "
-        f"(at most {limits.max_bytes / mb:.0f} MB)"
+        f"the run's changes are too large for a patch: over {amount(size)} "
+        f"(at most {amount(limits.max_bytes)})"
     )
 
 

@@ -54,3 +54,21 @@ def test_more_files_than_a_patch_holds_end_the_same_way(tmp_path: Path, kiln_hom
     assert "kiln: the run changed 20001 files; a patch holds at most 20000" in proc.stderr
     assert not (artifacts / "changes.patch").exists()
     assert "kiln/many" not in git(root, "branch", "--list")
+
+
+def test_a_fractional_patch_limit_is_named_as_given(tmp_path: Path, kiln_home: Path) -> None:
+    """`--max-patch-mb 0.5` is reported as 0.5 MB, not rounded to "at most 0 MB"."""
+    root = tmp_path / "repo"
+    committing_repo(root)("init", {"a.txt": "a\n"})
+    write = "python3 -c \"import os; open('big.bin', 'wb').write(os.urandom(1 << 20))\""
+    steps = [{"tool_calls": [{"name": "run_command", "input": {"command": write}}]}, "done"]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="text",
+        extra=("--ci", "--max-patch-mb", "0.5", "--artifacts", str(tmp_path / "artifacts")),
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "too large" in line]
+    too_large = "kiln: the run's changes are too large for a patch: over 1 MB (at most 0.5 MB)"
+    assert lines == [too_large]
