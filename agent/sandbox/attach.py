@@ -14,6 +14,7 @@ from agent.events import StatusNote
 from agent.rules import parse_rule
 from agent.sandbox import Sandbox, load_policy
 from agent.sandbox.bwrap import MODULE_PROTECTED, named_git_dirs
+from agent.sandbox.git_includes import included_configs
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.policy import credential_files
 from agent.skill_grants import user_skill_grants
@@ -47,7 +48,8 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
             paths = rule_paths(session.root, rule.pattern)
             (sandbox.readonly if rule.kind == "write" else sandbox.denied_reads).extend(paths)
     hooks = hooks_folder(session.root)
-    host_run = [*([hooks] if hooks is not None else []), *named_git_dirs(session.root)]
+    includes = included_configs(session.root)
+    host_run = [*([hooks] if hooks is not None else []), *named_git_dirs(session.root), *includes]
     session.services.workspace.host_run[:] = host_run  # the file tools never write there
     permissions.host_run = session.services.workspace.host_run
     if hooks is not None and session.root in hooks.parents and hooks != session.root / ".git/hooks":
@@ -55,6 +57,11 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
             sandbox.readonly.append(hooks)
         else:
             sandbox.guarded.append(hooks.relative_to(session.root).as_posix())
+    for config in includes:  # git config by inclusion: as read-only as .git/config
+        if config.exists():
+            sandbox.readonly.append(config)
+        else:
+            sandbox.guarded.append(config.relative_to(session.root.resolve()).as_posix())
     sandbox.gitlinks = GitlinkGuard(session.root)
     sandbox.readonly += nested_git_config(sandbox.gitlinks)
     session.context.extensions.append(SandboxNotice(sandbox))

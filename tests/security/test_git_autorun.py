@@ -106,3 +106,45 @@ def test_commands_cannot_plant_hooks_in_the_configured_hooks_folder(
     committed = git(root, "commit", "-qm", "user commit")  # the user's, hooks enabled
     assert committed.returncode == 0, committed.stderr
     assert not marker.exists(), marker.read_text()
+
+
+def test_config_files_the_repository_includes_are_protected_like_git_config(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    """`include.path = ../shared.gitconfig` makes a tracked file part of `.git/config`; an
+    `includeIf "onbranch:…"` names one that is not active yet (and may not exist). Before, the
+    file tools and commands wrote them freely: a `core.fsmonitor` or `core.hooksPath` planted
+    there ran at the user's next `git status` / `git commit`, on the host."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "shared.gitconfig").write_text("[core]\n\tautocrlf = false\n")
+    git(root, "config", "include.path", "../shared.gitconfig")
+    git(root, "config", "includeIf.onbranch:evil.path", "../branch.gitconfig")
+    git(root, "add", "shared.gitconfig")
+    assert git(root, "commit", "-qm", "init").returncode == 0
+    marker = host_dir / "ran"
+    evil = f"[core]\\n\\tfsmonitor = echo fsmonitor >> {marker}; false\\n\\thooksPath = hk\\n"
+    hook = f"#!/bin/sh\\necho hook >> {marker}\\n"
+    plant = (
+        f"printf '{evil}' >> shared.gitconfig; printf '{evil}' > branch.gitconfig; "
+        f"git checkout -qb evil; mkdir -p hk && printf '{hook}' > hk/pre-commit; chmod +x hk/*"
+    )
+    steps = [
+        {"tool_calls": [{"name": "write_file", "input": {
+            "path": "shared.gitconfig", "content": evil.replace("\\n", "\n").replace("\\t", "\t")}}]},
+        {"tool_calls": [{"name": "run_command", "input": {"command": plant}}]},
+    ]  # fmt: skip
+    _, out = kiln_run_json(
+        root, steps, home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json"
+    )
+    refused, ran = tool_results(Path(out["transcript"]))
+    assert "git or your editor acts on this file by itself" in refused, refused
+    assert "exit code" in ran, ran
+    assert "fsmonitor" not in (root / "shared.gitconfig").read_text()
+    assert not (root / "branch.gitconfig").exists()
+    git(root, "status")  # the user's, on the branch the command switched to
+    (root / "app.py").write_text("x = 1\n")
+    git(root, "add", "app.py")
+    assert git(root, "commit", "-qm", "user commit").returncode == 0
+    assert not marker.exists(), marker.read_text()
