@@ -165,6 +165,11 @@ class LocalModel:
         except asyncio.CancelledError:
             cancel.set()  # the worker thread stops at llama.cpp's next abort check
             raise
+        except ImportError as exc:  # installed, but its native library does not load
+            raise ProviderUnavailable(
+                f"local: llama-cpp-python is installed but cannot be loaded ({exc})",
+                hint=f"reinstall it: {INSTALL_HINT}, or choose another provider",
+            ) from exc
         except (ValueError, RuntimeError, OSError) as exc:
             # llama.cpp reports context overflows and load failures as plain exceptions.
             raise ProviderError(
