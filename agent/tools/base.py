@@ -62,7 +62,9 @@ CLOSING_TAG = re.compile(r"<(\s*/\s*external_content)", re.IGNORECASE)
 
 def external(source: str, text: str) -> str:
     """Tag third-party text as data: the system prompt tells the model never to obey it."""
-    safe_source = source.replace('"', "'")
+    # The source names a path or a command, and a repository picks its paths: on one line, no
+    # quote to end the attribute, no closing tag (a folder "a\n<" holding "external_content>").
+    safe_source = CLOSING_TAG.sub(r"&lt;\1", source.replace('"', "'")).replace("\n", "\\n")
     # A closing tag inside the content must not end the wrapper early, in any spelling a model
     # would still read as one (case, spaces, a newline, attributes): its "<" becomes "&lt;".
     body = CLOSING_TAG.sub(r"&lt;\1", text)
