@@ -213,6 +213,20 @@ def test_a_gitignore_pattern_that_backtracks_is_dropped(repo: Path) -> None:
     assert all(h["path"] != "skipped_one.py" for h in hits)  # the other patterns still count
 
 
+def test_only_the_first_2000_gitignore_patterns_count(repo: Path) -> None:
+    """docs/security.md: each pattern is tried on every file, so a `.gitignore` counts its first
+    2,000 patterns; the 2,000th still ignores, the 2,001st does not (more is indexed, never less)."""
+    patterns = [f"nomatch{i}.py" for i in range(1999)] + ["last_counted.py", "past_the_cap.py"]
+    write(repo, ".gitignore", "\n".join(patterns) + "\n")
+    write(repo, "last_counted.py", "def counted_symbol():\n    pass\n")
+    write(repo, "past_the_cap.py", "def uncounted_symbol():\n    pass\n")
+    clean(kiln("index", ".", cwd=repo))
+    uncounted = json.loads(kiln("search", "uncounted_symbol", "--json", cwd=repo).stdout)
+    assert uncounted and uncounted[0]["path"] == "past_the_cap.py", uncounted
+    counted = json.loads(kiln("search", "counted_symbol", "--json", cwd=repo).stdout)
+    assert all(h["path"] != "last_counted.py" for h in counted), counted
+
+
 def test_a_file_replaced_by_a_link_outside_after_the_listing_is_not_read(
     repo: Path, tmp_path: Path
 ) -> None:
