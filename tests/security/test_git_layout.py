@@ -310,3 +310,28 @@ def test_a_shipped_core_worktree_elsewhere_is_refused_before_the_run(
     assert "does not hold the workspace" in line and str(elsewhere) in line, line
     assert not marker.exists()
     assert CANARY not in proc.stdout
+
+
+def test_a_git_failure_at_the_end_is_one_line_and_exit_1_with_the_report(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """The agent can break the repository Kiln's own git calls read at the end (here it empties
+    `.git/objects`): one line, exit 1, `summary.md` and `report.json` written, no patch and no
+    branch."""
+    root = repository(tmp_path)
+    out = tmp_path / "out"
+    script = tmp_path / "script.json"
+    wreck = "echo changed > calc.py; chmod -R u+w .git/objects; rm -rf .git/objects/*"
+    step = {"tool_calls": [{"name": "run_command", "input": {"command": wreck}}]}
+    script.write_text(json.dumps([step, "done"]))
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+        extra=("--ci", "--artifacts", str(out), "--commit-branch", "kiln/fix"),
+    )  # fmt: skip
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("kiln:")]
+    assert len(lines) == 1 and "git" in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert (out / "summary.md").is_file() and (out / "report.json").is_file()
+    assert not (out / "changes.patch").exists()
+    assert not (root / ".git" / "refs" / "heads" / "kiln").exists()
