@@ -83,9 +83,11 @@ def find_definitions(
             )
             if wider > 0 or (wider == 0 and prior.captures >= len(caps)):
                 continue
-        name = node_text(name_node)
+        # stripped: PowerShell's grammar, re-parsing an edited file, may start a name node
+        # on the space before the name (a fresh parse does not)
+        name = node_text(name_node).strip()
         if "receiver" in caps:
-            name = node_text(caps["receiver"][0]) + "." + name
+            name = node_text(caps["receiver"][0]).strip() + "." + name
         body = caps["body"][0] if "body" in caps else None
         if body is not None and body.start_byte >= node.end_byte:
             node = Joined(node, body)  # Dart: a signature, then its body beside it
