@@ -24,7 +24,7 @@ from skills_registry.client import (
     printable,
 )
 from skills_registry.install import Installer, Scope, review_summary
-from skills_registry.registry.errors import UsageError
+from skills_registry.registry.errors import RegistryError, UsageError
 
 _registry_opt = click.option(
     "--registry",
@@ -236,6 +236,19 @@ def trust_cmd(url: str, key: str | None) -> None:
         return
     entry = TrustStore().pin(url, key)
     click.echo(f"pinned {entry['keyId']} for {url}")
+    try:  # pinning works offline; online, say at once if the registry signs with another key
+        with RegistryClient(url) as client:
+            served = client.info().get("keys")
+    except RegistryError:
+        return
+    offered = [k for k in served if isinstance(k, dict)] if isinstance(served, list) else []
+    if all(k.get("publicKey") != entry["publicKey"] for k in offered):
+        names = ", ".join(printable(str(k.get("keyId")), 80) for k in offered) or "no key"
+        click.echo(
+            f"kiln: warning: {url} serves {names}, not the pinned {entry['keyId']}: installs "
+            "from it are refused until it signs with the pinned key (check the key you were given)",
+            err=True,
+        )
 
 
 @skills_group.command("update")

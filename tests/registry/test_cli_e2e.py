@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -283,10 +284,13 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
     _fails(
         kiln("skills", "trust", url, "--key", "bm90IGEga2V5", env=env, cwd=tmp_path), 2, "32 bytes"
     )
-    pinned = _ok(
-        kiln("skills", "trust", url, "--key", served_key["publicKey"], env=env, cwd=tmp_path)
-    )
-    assert served_key["keyId"] in pinned
+    other_key = base64.b64encode(bytes(range(32))).decode()  # a valid key the registry lacks
+    wrong = kiln("skills", "trust", url, "--key", other_key, env=env, cwd=tmp_path)
+    assert wrong.returncode == 0 and "pinned" in wrong.stdout
+    assert f"serves {served_key['keyId']}, not the pinned" in wrong.stderr, wrong.stderr
+    right = kiln("skills", "trust", url, "--key", served_key["publicKey"], env=env, cwd=tmp_path)
+    assert right.returncode == 0 and right.stderr == "", right.stderr
+    assert served_key["keyId"] in right.stdout
     _fails(
         kiln("skills", "install", "acme/ship-it", "--yes", env=ci_env, cwd=tmp_path),
         5,
