@@ -189,6 +189,13 @@ def test_operator_token_commands(tmp_path: Path) -> None:
         )  # fmt: skip
         assert refused.returncode == 2 and refused.stdout == "", refused.stdout
         assert "is not in the future" in refused.stderr and "Traceback" not in refused.stderr
+    for namespace, ok in (("n" * 40, True), ("n" * 41, False)):  # docs/registry.md: at most 40
+        made = kiln(
+            "registry", "token", "--data", str(data), "--namespace", namespace,
+            env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert (made.returncode == 0) is ok, made.stderr
+        assert ok or ("invalid namespace" in made.stderr and made.stdout == ""), made.stderr
     missing = kiln(
         "registry", "token", "revoke", "tok_nope", "--data", str(data), env=env, cwd=tmp_path
     )
