@@ -8,13 +8,13 @@ error, never a grant. ``agent.permissions`` applies them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agent.errors import ConfigError
 from agent.rules import Rule, parse_rule
+from skills_registry import config_file
 
 
 @dataclass
@@ -56,13 +56,14 @@ def load_rules(root: Path, home: Path) -> Rules:
 
 
 def read_settings(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = config_file.load_json(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:  # a FIFO, a link to /dev/zero, bad or deep JSON
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise ConfigError(
-            f"cannot read {path}: {exc}", hint="fix or delete the settings file"
+            f"cannot read {path}: {reason}", hint="fix or delete the settings file"
         ) from exc
     if not isinstance(data, dict):
         raise ConfigError(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from skills_registry import config_file
 from skills_registry.errors import McpConfigError
 
 CONFIG_FILE = "mcp.json"
@@ -137,10 +138,10 @@ def _parse_server(name: str, raw: Any, origin: Path, scope: Scope) -> McpServerC
 def read_config(path: Path, scope: Scope) -> dict[str, McpServerConfig]:
     """The entries of one mcp.json (none if the file is absent); ``McpConfigError`` names the
     file and the entry when it is malformed."""
-    if not path.is_file():
-        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = config_file.load_json(path)
+    except FileNotFoundError:
+        return {}
     except (OSError, ValueError) as exc:
         raise McpConfigError(f"{path}: not valid JSON ({exc})") from None
     servers = data.get("mcpServers") if isinstance(data, dict) else None

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from skills_registry import config_file
 from skills_registry.deferred import api_safe
 from skills_registry.discovery import discover_skills
 from skills_registry.errors import McpConfigError
@@ -202,7 +203,7 @@ def trust_setting(kiln_home: Path) -> tuple[bool, list[str]]:
     """The user's blanket ``mcp.trust_project_servers`` (and a warning if it cannot be read)."""
     path = kiln_home / "settings.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = config_file.load_json(path)
     except FileNotFoundError:
         return False, []
     except (OSError, ValueError) as exc:
@@ -218,7 +219,7 @@ def project_setting_warnings(root: Path) -> list[str]:
     """A repository's settings cannot approve servers: say so when they try."""
     path = Path(root) / ".kiln" / "settings.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = config_file.load_json(path)
     except (OSError, ValueError):
         return []  # absent, or malformed: the permission rules report that one
     if not isinstance(data, dict):

@@ -6,6 +6,7 @@ through the real `kiln run`; nobody answers (no terminal), so whatever asks is r
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,30 @@ def test_a_deny_rule_that_globs_the_whole_machine_neither_crashes_nor_hangs(
     assert result["stop_reason"] == "end_turn", result
     transcript = Path(result["transcript"]).read_text()
     assert "denied by rule Read(//**/zz-never-named-9c1.txt)" in transcript
+
+
+@pytest.mark.parametrize("name", ["settings.json", "mcp.json"])
+@pytest.mark.parametrize("kind", ["link-to-dev-zero", "fifo"])
+def test_a_settings_file_that_never_ends_or_blocks_does_not_hang_the_run(
+    tmp_path: Path, kiln_home: Path, name: str, kind: str
+) -> None:
+    """Git checks out a link to `/dev/zero` as easily as a file, and a command can leave a FIFO:
+    before, `kiln run` read the one forever (memory without bound) and waited on the other.
+    Now `.kiln/settings.json` is one line and exit 2; `.kiln/mcp.json` is one warning."""
+    root = tmp_path / "repo"
+    (root / ".kiln").mkdir(parents=True)
+    target = root / ".kiln" / name
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([step("tool_search", query="notes"), "done"]))
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, timeout=60)
+    if name == "settings.json":
+        assert proc.returncode == 2, (proc.returncode, proc.stderr)
+        (line,) = proc.stderr.strip().splitlines()
+        assert "not a regular file" in line, line
+    else:
+        assert proc.returncode == 0, proc.stderr
+        assert "not a regular file" in proc.stderr + proc.stdout, (proc.stderr, proc.stdout)
