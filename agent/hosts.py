@@ -30,7 +30,10 @@ class DiskHost:
         """Why nobody could be asked (so the refusal does not claim a user declined)."""
         if self.answer is not None:
             return ""
-        return "nobody to ask (no terminal): pass --yes, or choose --mode auto-edit or yolo"
+        return (
+            "nobody to ask (no terminal): pass --yes, add an allow rule, or choose a --mode that"
+            " allows it (auto-edit: workspace edits; yolo: commands too)"
+        )
 
     async def request_permission(self, request: PermissionRequest) -> Decision:
         if self.answer is None:

@@ -48,7 +48,14 @@ async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
             f"\n[{len(lines) - (offset - 1 + limit)} more lines: read with offset={offset + limit}]"
         )
     session.touch(path)
-    return external(f"file:{rel}", numbered + more) if numbered else f"{rel} is empty"
+    if numbered:
+        return external(f"file:{rel}", numbered + more)
+    if lines:  # an offset past the end: the file has lines, just not there
+        raise ToolError(
+            f"{rel} has {len(lines)} lines; offset {offset} is past the end",
+            suggestion=f"read with an offset from 1 to {len(lines)}",
+        )
+    return f"{rel} is empty"
 
 
 async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:

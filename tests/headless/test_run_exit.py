@@ -36,6 +36,10 @@ def test_plain_run_exits_0_when_finished_and_5_when_refused(tmp_path: Path) -> N
     assert "nobody to ask (no terminal)" in asked.stdout + asked.stderr
     assert not (root / "made.txt").exists()
 
+    # in auto-edit a command still asks: the hint names the mode that allows commands
+    edits = kiln(root, script, "--mode", "auto-edit", "go")
+    assert edits.returncode == 5 and "yolo: commands too" in edits.stdout + edits.stderr
+
     finished = kiln(root, [call("list_files"), "done"], "--mode", "ask", "go")
     assert finished.returncode == 0, finished.stderr
 
