@@ -37,7 +37,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: this checkout
 
-from indexer import compact, history, schema, store  # noqa: E402
+from bench.index_stages import merge_down  # noqa: E402
+from indexer import history, schema, store  # noqa: E402
 from indexer.files import walk  # noqa: E402
 from indexer.languages import grammar, language_for, new_parser  # noqa: E402
 from indexer.pipeline import WORKER_GC_THRESHOLD, _batches, _prepare_many  # noqa: E402
@@ -126,11 +127,7 @@ def one_run(files: list[tuple[str, str, str]], corpus: Path) -> dict[str, float]
         cpu["git"] = (after.ru_utime + after.ru_stime) - (kids.ru_utime + kids.ru_stime)
         cpu["writer python"] = spent - sum(v for k, v in cpu.items() if k.startswith("sql "))
         c = time.process_time()
-        more = True
-        while more:  # as Index.update ends a bulk run: FTS segments merged down to one
-            conn.execute("BEGIN")
-            more = any([compact.merge_all(conn, table) for table in compact.TABLES])
-            conn.execute("COMMIT")
+        merge_down(conn)
         cpu["compact"] = time.process_time() - c
         conn.close()
     return cpu

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import sqlite3
 import sys
 import tempfile
 import time
@@ -84,14 +85,19 @@ def stages(files: list[tuple[str, str, bytes, str]]) -> dict[str, float]:
         conn.execute("COMMIT")
         cpu["write"] += time.process_time() - c
         c = time.process_time()
-        more = True
-        while more:  # as Index.update ends a bulk run: FTS segments merged down to one
-            conn.execute("BEGIN")
-            more = any([compact.merge_all(conn, table) for table in compact.TABLES])
-            conn.execute("COMMIT")
+        merge_down(conn)
         cpu["compact"] = time.process_time() - c
         conn.close()
     return cpu
+
+
+def merge_down(conn: sqlite3.Connection) -> None:
+    """As ``Index.update`` ends a bulk run: each FTS table's segments merged down to one."""
+    more = True
+    while more:
+        conn.execute("BEGIN")
+        more = any([compact.merge_all(conn, table) for table in compact.TABLES])
+        conn.execute("COMMIT")
 
 
 def main() -> None:

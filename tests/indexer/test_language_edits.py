@@ -7,14 +7,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.chunker import chunk_file
-from indexer.incremental import TreeCache
-from indexer.rechunk import chunk_edit
-
 from .conftest import FIXTURES
 from .language_specs import TYPED
 from .language_specs_scripting import SCRIPTING
-from .test_rechunk import SNIPPETS, _apply, shape
+from .test_rechunk import SNIPPETS, replay_edits
 
 SPECS = TYPED + SCRIPTING
 
@@ -41,12 +37,4 @@ def edit_sequences(draw: st.DrawFn) -> tuple[str, list[tuple[float, int, str]]]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edit_sequences())
 def test_random_edits_give_the_blocks_of_a_full_chunk(case: tuple) -> None:
-    path, edits = case
-    trees = TreeCache()
-    text = BASES[path]
-    chunk_edit(trees, path, text.encode())
-    for where, cut, insert in edits:
-        text = _apply(text, where, cut, insert)
-        data = text.encode()
-        blocks, _ = chunk_edit(trees, path, data)
-        assert shape(blocks) == shape(chunk_file(path, data)), (path, text)
+    replay_edits(BASES, case)

@@ -124,18 +124,23 @@ def _apply(text: str, where: float, cut: int, insert: str) -> str:
     return text[:at] + insert + text[at + cut :]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(edit_sequences())
-def test_random_edits_give_the_blocks_of_a_full_chunk(case: tuple) -> None:
+def replay_edits(bases: dict[str, str], case: tuple) -> None:
+    """Each edit of ``case`` re-chunked from the kept tree gives the blocks of a full chunk."""
     path, edits = case
     trees = TreeCache()
-    text = BASES[path]
+    text = bases[path]
     chunk_edit(trees, path, text.encode())
     for where, cut, insert in edits:
         text = _apply(text, where, cut, insert)
         data = text.encode()
         blocks, _ = chunk_edit(trees, path, data)
         assert shape(blocks) == shape(chunk_file(path, data)), (path, text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edit_sequences())
+def test_random_edits_give_the_blocks_of_a_full_chunk(case: tuple) -> None:
+    replay_edits(BASES, case)
 
 
 def test_typing_inside_a_method_rechunks_only_that_method() -> None:

@@ -49,6 +49,21 @@ def _assert_only_inside_the_wrapper(result: str) -> None:
     assert result.count("</external_content>") == 1, result  # the planted one is defused
 
 
+def _found_and_called(
+    root: Path, tmp_path: Path, kiln_home: Path, query: str, tool: str, arguments: dict
+) -> str:
+    """The text of ``tool``'s failure after the scripted model found it with ``query``."""
+    search = {"tool_calls": [{"name": "tool_search", "input": {"query": query}}]}
+    call = {"tool_calls": [{"name": "call_tool", "input": {"name": tool, "arguments": arguments}}]}
+    _, out = kiln_run_json(
+        root, [search, call], home=tmp_path, kiln_home=kiln_home,
+        script=tmp_path / "script.json", timeout=180,
+    )  # fmt: skip
+    results = tool_results(Path(out["transcript"]))
+    assert len(results) == 2, results
+    return _text(results[1])
+
+
 def test_an_mcp_servers_error_text_is_wrapped(tmp_path: Path, kiln_home: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
@@ -57,16 +72,9 @@ def test_an_mcp_servers_error_text_is_wrapped(tmp_path: Path, kiln_home: Path) -
         {"mcpServers": {"weather": {"command": sys.executable,
                                     "args": [str(root / "weather_server.py")]}}}
     ))  # fmt: skip
-    search = {"tool_calls": [{"name": "tool_search", "input": {"query": "weather forecast"}}]}
-    call = {"tool_calls": [{"name": "call_tool",
-                            "input": {"name": "weather__forecast", "arguments": {"city": "x"}}}]}  # fmt: skip
-    _, out = kiln_run_json(
-        root, [search, call], home=tmp_path, kiln_home=kiln_home,
-        script=tmp_path / "script.json", timeout=180,
-    )  # fmt: skip
-    results = tool_results(Path(out["transcript"]))
-    assert len(results) == 2, results
-    failure = _text(results[1])
+    failure = _found_and_called(
+        root, tmp_path, kiln_home, "weather forecast", "weather__forecast", {"city": "x"}
+    )
     assert failure.startswith("error: ToolCallError"), failure
     _assert_only_inside_the_wrapper(failure)
 
@@ -85,16 +93,6 @@ def test_a_sidecar_scripts_stderr_is_wrapped(tmp_path: Path, kiln_home: Path) ->
     (skill / "tools" / "ship.json").write_text(json.dumps(
         {"name": "ship", "description": "Ship the app.", "command": "tools/ship.py"}
     ))  # fmt: skip
-    search = {"tool_calls": [{"name": "tool_search", "input": {"query": "ship the app"}}]}
-    call = {
-        "tool_calls": [{"name": "call_tool", "input": {"name": "deploy__ship", "arguments": {}}}]
-    }
-    _, out = kiln_run_json(
-        root, [search, call], home=tmp_path, kiln_home=kiln_home,
-        script=tmp_path / "script.json", timeout=180,
-    )  # fmt: skip
-    results = tool_results(Path(out["transcript"]))
-    assert len(results) == 2, results
-    failure = _text(results[1])
+    failure = _found_and_called(root, tmp_path, kiln_home, "ship the app", "deploy__ship", {})
     assert "exited with status 3" in failure, failure
     _assert_only_inside_the_wrapper(failure)
