@@ -48,7 +48,8 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
             paths = rule_paths(session.root, rule.pattern)
             (sandbox.readonly if rule.kind == "write" else sandbox.denied_reads).extend(paths)
     hooks = hooks_folder(session.root)
-    includes = included_configs(session.root)
+    sandbox.gitlinks = GitlinkGuard(session.root)
+    includes = included_configs(session.root, sandbox.gitlinks.repositories())
     host_run = [*([hooks] if hooks is not None else []), *named_git_dirs(session.root), *includes]
     session.services.workspace.host_run[:] = host_run  # the file tools never write there
     permissions.host_run = session.services.workspace.host_run
@@ -62,7 +63,6 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
             sandbox.readonly.append(config)
         else:
             sandbox.guarded.append(config.relative_to(session.root.resolve()).as_posix())
-    sandbox.gitlinks = GitlinkGuard(session.root)
     sandbox.readonly += nested_git_config(sandbox.gitlinks)
     session.context.extensions.append(SandboxNotice(sandbox))
     return sandbox

@@ -74,6 +74,10 @@ class GitlinkGuard:
         """Gitlinks populated when the session started (the user's nested repositories)."""
         return [rel for rel, present in self.start.items() if present]
 
+    def repositories(self) -> list[Path]:
+        """The nested repositories watched, at every depth (``root``'s own left out)."""
+        return [p for child in self.children.values() for p in (child.root, *child.repositories())]
+
     def undo(self) -> list[str]:
         """Neutralise the nested repositories recorded since the start; returns one note each."""
         notes: list[str] = []
