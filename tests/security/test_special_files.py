@@ -47,13 +47,9 @@ def test_file_tools_on_a_fifo_do_not_hang_the_run(tmp_path: Path, kiln_home: Pat
     assert "a.txt:1" in transcript  # grep went on past the FIFO
 
 
-def test_a_config_include_swapped_for_a_fifo_stops_kilns_git_quickly(
-    tmp_path: Path, kiln_home: Path
-) -> None:
+def _repository_with_shared_config(tmp_path: Path) -> Path:
     """A repository whose `.git/config` includes a tracked file (`include.path =
-    ../shared.gitconfig`, a common way to share settings): a command swaps the file for a FIFO,
-    and every host git call of `kiln run --ci` would wait on it at start-up, for 600 s each.
-    Kiln reads the configs first under a 20 s bound and stops with one line."""
+    ../shared.gitconfig`, a common way to share settings)."""
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q")
@@ -61,16 +57,45 @@ def test_a_config_include_swapped_for_a_fifo_stops_kilns_git_quickly(
     git(root, "config", "include.path", "../shared.gitconfig")
     git(root, "add", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    return root
+
+
+def test_a_command_cannot_swap_a_config_include_for_a_fifo(tmp_path: Path, kiln_home: Path) -> None:
+    """A FIFO in place of the included file would hold every host git call of `kiln run --ci`
+    (600 s each). The file is part of git's config, so it is read-only to commands
+    (`agent/sandbox/git_includes.py`): the swap fails and the run ends as usual."""
+    root = _repository_with_shared_config(tmp_path)
     script = tmp_path / "script.json"
     script.write_text(json.dumps([
-        step("run_command", command="rm shared.gitconfig && mkfifo shared.gitconfig"),
+        step("run_command", command="rm -f shared.gitconfig; mkfifo shared.gitconfig"),
         "done",
     ]))  # fmt: skip
     proc = kiln_run(
         root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", extra=("--ci",),
         timeout=200,
     )  # fmt: skip
-    assert (root / "shared.gitconfig").is_fifo()  # the attack ran
+    shared = root / "shared.gitconfig"
+    assert shared.is_file() and not shared.is_fifo()
+    assert shared.read_text() == "[core]\n\tautocrlf = false\n"
+    assert "could not read the git config" not in proc.stderr, proc.stderr
+
+
+def test_a_config_include_that_is_a_fifo_stops_kilns_git_quickly(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """The same FIFO already in place when Kiln starts (put there by another tool, or by an
+    archive the user unpacked): Kiln reads the configs first under a 20 s bound and stops with
+    one line, instead of waiting on the FIFO at every git call."""
+    root = _repository_with_shared_config(tmp_path)
+    (root / "shared.gitconfig").unlink()
+    os.mkfifo(root / "shared.gitconfig")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", extra=("--ci",),
+        timeout=200,
+    )  # fmt: skip
+    assert (root / "shared.gitconfig").is_fifo()
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     assert "could not read the git config" in proc.stderr and "FIFO" in proc.stderr, proc.stderr
 
