@@ -29,7 +29,7 @@ from indexer.errors import (
 )
 from indexer.files import MAX_FILE_BYTES, Candidate, excluded, looks_indexable, walk
 from indexer.incremental import TreeCache
-from indexer.languages import language_for
+from indexer.languages import language_of
 from indexer.pipeline import digest, prepared
 from indexer.ranking import Hit, search
 from indexer.reading import read_regular
@@ -271,8 +271,9 @@ class Index:
             with self._transaction() as conn:
                 store.write_file(conn, rel, "skipped", mtime_ns, size, h, EMPTY)
             return 0
-        blocks, splice = chunk_edit(self._trees, rel, data, data_digest=h)
-        meta = (language_for(rel), mtime_ns, size, h)
+        language = language_of(rel, data)  # once: the blocks' grammar and the file's row
+        blocks, splice = chunk_edit(self._trees, rel, data, language, data_digest=h)
+        meta = (language, mtime_ns, size, h)
         self._db.autocheckpoint(EDIT_CHECKPOINT_PAGES)
         with self._transaction() as conn:
             compact.set_crisis(conn, compact.EDIT_CRISIS)  # an edit's small segments: see there

@@ -7,9 +7,10 @@ of every index; instead the index records a digest per language (its query and e
 and, when they differ from this Kiln's, marks for re-parsing the files whose language changed
 (stored as one, ``language_for`` now says another) or whose query changed, and the files
 whose content tells their language (no extension: a ``#!`` line; ``.m``: Objective-C or
-MATLAB) when what they could turn out to be changed (such a file's row says "text"; its
-blocks come from the grammar its content names). Their rows stay
-searchable until the next update replaces them, like any file changed on disk.
+MATLAB) when what they could turn out to be changed (such a file's row, like its blocks,
+says the language its content names; an index from before rows did says "text": ``ROWS``
+is in the digest so that it reads them again). Their rows stay searchable until the next
+update replaces them, like any file changed on disk.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from indexer.languages import EXTENSIONS, INTERPRETERS, SNIFFED, language_for
 
 META_KEY = "languages"
 SHEBANG_KEY = "#!"  # the digest of the sniffed files' table, beside the languages'
+ROWS = "rows=content"  # a sniffed file's row records its content's language, not "text"
 
 
 @cache
@@ -37,7 +39,7 @@ def digests() -> dict[str, str]:
         h.update(" ".join(sorted(e for e, lang in EXTENSIONS.items() if lang == language)).encode())
         out[language] = h.hexdigest()[:16]
     # scripts without an extension, by their #! line (``languages.language_of``)
-    sniffed = [f"{k}={v}" for k, v in sorted(INTERPRETERS.items())]
+    sniffed = [ROWS] + [f"{k}={v}" for k, v in sorted(INTERPRETERS.items())]
     sniffed += [f"{suffix}:{','.join(sorted(langs))}" for suffix, langs in sorted(SNIFFED.items())]
     table = " ".join(sniffed).encode()
     out[SHEBANG_KEY] = hashlib.sha256(table).hexdigest()[:16]
@@ -64,6 +66,21 @@ def stale(conn: sqlite3.Connection) -> dict[str, str] | None:
     return None if recorded == digests() else recorded
 
 
+def _moved(path: str, language: str, again: set[str], sniff: bool) -> bool:
+    """Whether a file stored as ``language`` may be another now: its extension names another,
+    or its content tells it and what it can tell changed (``sniff``: the table of
+    interpreters; ``again``: the suffixes one of whose possible languages changed, which a
+    file stored as "text" may now be)."""
+    if language == "skipped":
+        return False
+    suffix = PurePosixPath(path).suffix
+    if suffix in SNIFFED and language_for(path) == "text":
+        if language == "text":
+            return suffix in again
+        return sniff or language not in SNIFFED[suffix]
+    return language_for(path) != language
+
+
 def mark(conn: sqlite3.Connection, recorded: dict[str, str]) -> int:
     """Mark for re-parsing the files whose language, or whose language's query, changed since
     ``recorded`` (empty: nothing was recorded); returns how many (the caller holds a write
@@ -83,9 +100,7 @@ def mark(conn: sqlite3.Connection, recorded: dict[str, str]) -> int:
     ids = [
         file_id
         for file_id, path, language in conn.execute("SELECT id, path, language FROM files")
-        if language in changed
-        or (language != "skipped" and language_for(path) != language)
-        or (again and language == "text" and PurePosixPath(path).suffix in again)
+        if language in changed or _moved(path, language, again, sniff)
     ]
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]

@@ -131,8 +131,9 @@ _OBJC = re.compile(rb"^[ \t]*(?:@interface|@implementation|@protocol|#import)\b"
 def language_of(path: str, data: bytes) -> str:
     """``language_for``; a file without an extension, by its ``#!`` line (``#!/bin/sh``,
     ``#!/usr/bin/env python3``); a ``.m`` file with Objective-C's ``@interface``,
-    ``@implementation`` or ``#import`` (MATLAB has none). Its row in the index stays "text"
-    (the path's language): only its blocks have the grammar."""
+    ``@implementation`` or ``#import`` (MATLAB has none). The index records it for the
+    file's row and its blocks alike (``language_changes`` re-reads such files when it may
+    have changed)."""
     language = language_for(path)
     suffix = PurePosixPath(path).suffix
     if language != "text" or suffix not in SNIFFED:

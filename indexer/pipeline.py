@@ -17,6 +17,7 @@ from typing import Any
 
 from indexer.chunker import chunk_file
 from indexer.files import MAX_FILE_BYTES, Candidate, looks_indexable
+from indexer.languages import language_of
 from indexer.reading import read_regular
 from indexer.rows import Prepared, prepare
 
@@ -60,7 +61,9 @@ def _prepare(
         return rel, "same", None, len(data), h
     if len(data) > MAX_FILE_BYTES or not looks_indexable(data):
         return rel, "skip", None, len(data), h
-    return rel, "indexed", prepare(rel, chunk_file(rel, data)), len(data), h
+    language = language_of(rel, data)  # once: the blocks' grammar and the file's row
+    prepared = prepare(rel, chunk_file(rel, data, language), language=language)
+    return rel, "indexed", prepared, len(data), h
 
 
 def _prepare_many(args: list[tuple[str, str, str | None, str | None]]) -> list[tuple]:

@@ -9,7 +9,6 @@ from typing import Any
 
 from indexer import store
 from indexer.files import Candidate
-from indexer.languages import language_for
 from indexer.rows import Prepared
 
 
@@ -37,7 +36,7 @@ def record(
     """Record one prepared file: its new rows, a new mtime, a skip, or its removal."""
     rel, status, prepared, size, h = item
     if status == "indexed":
-        store.write_file(conn, rel, language_for(rel), cand.mtime_ns, size, h, prepared)
+        store.write_file(conn, rel, prepared.language, cand.mtime_ns, size, h, prepared)
         stats.files_indexed += 1
         stats.blocks += len(prepared)
         stats.bytes += size

@@ -21,6 +21,7 @@ class Prepared:
     defs: list[list[str]]  # per block: lower-cased names it defines
     refs: list[list[str]]  # per block: lower-cased names it references
     words: str = ""  # the file's row in the file list (``filelist.words``)
+    language: str = "text"  # the file's row's language (``languages.language_of``)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -32,7 +33,9 @@ BLOCK_COLUMNS = (
 )
 
 
-def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) -> Prepared:
+def prepare(
+    rel: str, blocks: list[Block], known: frozenset[str] = frozenset(), language: str = "text"
+) -> Prepared:
     """Rows for ``blocks``; blocks whose hash is in ``known`` are probably about to be kept as
     they are, so their derived search columns (name parts, camelCase parts) are left as
     ``None`` and computed by ``write_file`` only if such a row is inserted after all (a block
@@ -79,7 +82,8 @@ def prepare(rel: str, blocks: list[Block], known: frozenset[str] = frozenset()) 
         defs.append(lowered(b.defines))
         refs.append(ref_names)
         parts += (b.name, b.signature, b.docstring)
-    return Prepared(rows, defs, refs, filelist.words_of(parts, words) if blocks else "")
+    words_row = filelist.words_of(parts, words) if blocks else ""
+    return Prepared(rows, defs, refs, words_row, language)
 
 
 def lowered(names: Collection[str]) -> list[str]:

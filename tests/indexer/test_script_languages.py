@@ -1,0 +1,148 @@
+"""Files whose content tells their language (an extensionless script by its ``#!`` line, a
+``.m`` file by Objective-C's markers) are recorded with that language in their files row, as
+their blocks are: in a full run, from an editor buffer, and in an index written before rows
+said so. Then they get what other source files get, such as history votes. Real tree-sitter,
+real SQLite, real git."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from indexer import Index, history_votes, language_changes
+from indexer import weights as W
+
+from .conftest import write
+from .test_history import commit, init
+
+SCRIPT = "#!/usr/bin/env bash\nrotate_logs() {\n  logrotate -f /etc/logrotate.conf\n}\n"
+OBJC = "#import <Foundation/Foundation.h>\n@implementation Shelf\n- (void)restock {}\n@end\n"
+MATLAB = "function x = solve(a)\n  x = a \\ 1;\nend\n"
+TOTAL = "#!/bin/sh\nparcel_total() {\n  echo $(( $1 + $2 ))\n}\n"
+
+
+def _rows(db: Path) -> dict[str, tuple[str, set[str]]]:
+    """Per path: the files row's language and its blocks' languages."""
+    conn = sqlite3.connect(db)
+    try:
+        out = {}
+        for file_id, path, language in conn.execute("SELECT id, path, language FROM files"):
+            blocks = conn.execute("SELECT language FROM blocks WHERE file_id = ?", (file_id,))
+            out[path] = (language, {b[0] for b in blocks})
+        return out
+    finally:
+        conn.close()
+
+
+def _tree(repo: Path) -> None:
+    write(repo, "bin/rotate-logs", SCRIPT)
+    write(repo, "Sources/Shelf.m", OBJC)
+    write(repo, "matlab/solve.m", MATLAB)
+    write(repo, "billing.py", "def settle(invoice):\n    return invoice\n")
+
+
+def test_a_full_run_records_the_language_the_content_tells(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    _tree(repo)
+    idx = open_index(repo)
+    assert idx.update().files_indexed == 4
+    rows = _rows(idx.db_path)
+    assert rows["bin/rotate-logs"] == ("bash", {"bash"})
+    assert rows["Sources/Shelf.m"] == ("objc", {"objc"})
+    assert rows["matlab/solve.m"] == ("text", {"text"})  # MATLAB: no grammar
+    assert rows["billing.py"] == ("python", {"python"})
+    idx.close()
+    assert open_index(repo).update().files_indexed == 0
+
+
+def test_an_editor_buffer_records_the_language_its_text_tells(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "billing.py", "def settle(invoice):\n    return invoice\n")
+    idx = open_index(repo)
+    idx.update()
+    assert idx.update_file(repo / "bin/rotate-logs", SCRIPT) > 0  # unsaved, not on disk
+    assert idx.update_file(repo / "Sources/Shelf.m", OBJC) > 0
+    rows = _rows(idx.db_path)
+    assert rows["bin/rotate-logs"] == ("bash", {"bash"})
+    assert rows["Sources/Shelf.m"] == ("objc", {"objc"})
+    # the buffer loses its #! line: the row follows
+    idx.update_file(repo / "bin/rotate-logs", SCRIPT.split("\n", 1)[1])
+    assert _rows(idx.db_path)["bin/rotate-logs"] == ("text", {"text"})
+
+
+def test_an_existing_index_records_the_language_after_one_update(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    _tree(repo)
+    idx = open_index(repo)
+    idx.update()
+    idx.close()
+    # as a Kiln whose rows said "text" for these files left it: the rows, and the digest of
+    # its table of sniffed files (without ``ROWS``)
+    conn = sqlite3.connect(idx.db_path, isolation_level=None)
+    conn.execute(
+        "UPDATE files SET language = 'text' WHERE path IN ('bin/rotate-logs', 'Sources/Shelf.m')"
+    )
+    recorded = dict(language_changes.digests())
+    recorded[language_changes.SHEBANG_KEY] = "0123456789abcdef"
+    conn.execute(
+        "UPDATE meta SET value = ? WHERE key = ?",
+        (json.dumps(recorded), language_changes.META_KEY),
+    )
+    conn.close()
+
+    idx = open_index(repo)
+    assert idx.update().files_indexed == 3  # the script and both .m files; not billing.py
+    rows = _rows(idx.db_path)
+    assert rows["bin/rotate-logs"][0] == "bash"
+    assert rows["Sources/Shelf.m"][0] == "objc"
+    assert rows["matlab/solve.m"][0] == "text"
+    idx.close()
+    assert open_index(repo).update().files_indexed == 0
+
+
+def test_a_changed_query_does_not_reread_sniffed_files_of_other_languages(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    _tree(repo)
+    idx = open_index(repo)
+    idx.update()
+    idx.close()
+    recorded = dict(language_changes.digests())
+    recorded["python"] = "0" * 16
+    conn = sqlite3.connect(idx.db_path, isolation_level=None)
+    conn.execute(
+        "UPDATE meta SET value = ? WHERE key = ?",
+        (json.dumps(recorded), language_changes.META_KEY),
+    )
+    conn.close()
+    assert open_index(repo).update().files_indexed == 1  # billing.py; the "bash" row stays
+
+
+def test_history_votes_reach_an_extensionless_script(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    init(repo)
+    commit(repo, "Add parcel totals", {"bin/bill-total": TOTAL, "bin/ship-total": TOTAL})
+    commit(
+        repo,
+        "Fix rounding of heavy parcel surcharges",
+        {"bin/ship-total": TOTAL + "# surcharge rounding\n"},
+    )
+    idx = open_index(repo)
+    idx.update()
+    scores = history_votes.file_scores(
+        idx._conn, ["surcharges"], {"bin/bill-total", "bin/ship-total"}
+    )
+    assert scores == {"bin/ship-total": 1.0}
+    monkeypatch.setattr(W, "RECENCY_WEIGHT", 0.0)
+    query = "parcel total surcharges"
+    assert idx.search(query, 2)[0].path == "bin/ship-total"
+    monkeypatch.setattr(W, "HISTORY_WEIGHT", 0.0)  # the code alone ties: lower block id first
+    assert idx.search(query, 2)[0].path == "bin/bill-total"
