@@ -14,10 +14,10 @@ from indexer import weights as W
 from indexer.paths import is_test_path
 
 # What a test file is named after: FooTest.java, FooTests.kt, FooIT.java, TestFoo.java,
-# FooTest.php, FooTests.swift, FooSpec.scala, foo_test.go, foo_test.exs, foo_test.dart,
+# FooTest.php, FooTests.swift, FooTests.m, FooSpec.scala, foo_test.go, foo_test.exs, foo_test.dart,
 # test_foo.py, foo_spec.lua, foo.test.ts, foo.spec.js -> Foo / foo.
 _TEST_NAMES = (
-    re.compile(r"^(?P<s>[A-Z]\w*?)(Tests?|IT|TestCase)\.(java|kt|scala|groovy|cs|php|swift)$"),
+    re.compile(r"^(?P<s>[A-Z]\w*?)(Tests?|IT|TestCase)\.(java|kt|scala|groovy|cs|php|swift|mm?)$"),
     re.compile(r"^(?P<s>[A-Z]\w*?)Spec\.(scala|groovy|swift)$"),
     re.compile(r"^Test(?P<s>[A-Z]\w*)\.(java|kt|scala|groovy|cs)$"),
     re.compile(r"^(?P<s>\w+?)_test\.(go|py|rs|rb|exs?|dart|lua)$"),

@@ -58,6 +58,7 @@ def test_code_files_are_not_tests(path: str) -> None:
     [
         ("tests/CarrierTest.php", "Carrier"),
         ("Tests/SelectorTests.swift", "Selector"),
+        ("Tests/ShelfTests.m", "Shelf"),
         ("src/test/scala/RouterSpec.scala", "Router"),
         ("test/router_test.exs", "router"),
         ("test/router_test.dart", "router"),

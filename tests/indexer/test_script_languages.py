@@ -146,3 +146,26 @@ def test_history_votes_reach_an_extensionless_script(
     assert idx.search(query, 2)[0].path == "bin/ship-total"
     monkeypatch.setattr(W, "HISTORY_WEIGHT", 0.0)  # the code alone ties: lower block id first
     assert idx.search(query, 2)[0].path == "bin/bill-total"
+
+
+def test_an_objective_c_test_names_its_subject(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    write(repo, "Sources/Shelf.m", OBJC.replace("{}", "{\n  [self.items removeAllObjects];\n}"))
+    write(
+        repo,
+        "Tests/ShelfTests.m",
+        "#import <XCTest/XCTest.h>\n@interface ShelfTests : XCTestCase\n@end\n"
+        "@implementation ShelfTests\n- (void)testRestockEmptiesTheBin {\n  XCTAssert(YES);\n}\n@end\n",
+    )
+    for i in range(6):  # methods the query's words match better than Shelf's
+        write(
+            repo,
+            f"Sources/Crate{i}.m",
+            f"#import <Foundation/Foundation.h>\n@implementation Crate{i}\n"
+            f"- (void)restockEmpties {{\n  int flaky = {i};\n}}\n@end\n",
+        )
+    idx = open_index(repo)
+    idx.update()
+    hits = idx.search("flaky testRestockEmptiesTheBin", 3)
+    assert "Sources/Shelf.m" in [h.path for h in hits]  # the file the test is named after
