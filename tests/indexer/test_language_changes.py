@@ -25,6 +25,22 @@ def _tree(repo: Path) -> None:
     (repo / "Shipping.cs").write_bytes((FIXTURES / "Sample.cs").read_bytes())
 
 
+def record_digests(db: Path, changes: dict[str, str], *sql: str) -> None:
+    """Leave ``db`` as a Kiln with other language digests left it: the recorded digests with
+    ``changes`` over them, after the statements ``sql`` (rows as that Kiln wrote them)."""
+    recorded = {**language_changes.digests(), **changes}
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        for statement in sql:
+            conn.execute(statement)
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = ?",
+            (json.dumps(recorded), language_changes.META_KEY),
+        )
+    finally:
+        conn.close()
+
+
 def _as_text(db: Path, repo: Path, rel: str) -> None:
     """Rewrite ``rel``'s rows as a Kiln that did not know its language wrote them: text
     windows, language "text", and no record of the languages."""
@@ -85,14 +101,8 @@ def test_a_changed_query_reparses_its_language_only(
     idx = open_index(repo)
     idx.update()
     idx.close()
-    recorded = dict(language_changes.digests())
-    recorded["python"] = "0" * 16  # the Python query this index was chunked with differs
-    conn = sqlite3.connect(idx.db_path, isolation_level=None)
-    conn.execute(
-        "UPDATE meta SET value = ? WHERE key = ?",
-        (json.dumps(recorded), language_changes.META_KEY),
-    )
-    conn.close()
+    # the Python query this index was chunked with differs
+    record_digests(idx.db_path, {"python": "0" * 16})
     stats = open_index(repo).update()
     assert stats.files_indexed == 1  # billing.py only
 

@@ -6,7 +6,6 @@ real SQLite, real git."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from indexer import weights as W
 
 from .conftest import write
 from .test_history import commit, init
+from .test_language_changes import record_digests
 
 SCRIPT = "#!/usr/bin/env bash\nrotate_logs() {\n  logrotate -f /etc/logrotate.conf\n}\n"
 OBJC = "#import <Foundation/Foundation.h>\n@implementation Shelf\n- (void)restock {}\n@end\n"
@@ -85,17 +85,11 @@ def test_an_existing_index_records_the_language_after_one_update(
     idx.close()
     # as a Kiln whose rows said "text" for these files left it: the rows, and the digest of
     # its table of sniffed files (without ``ROWS``)
-    conn = sqlite3.connect(idx.db_path, isolation_level=None)
-    conn.execute(
-        "UPDATE files SET language = 'text' WHERE path IN ('bin/rotate-logs', 'Sources/Shelf.m')"
+    record_digests(
+        idx.db_path,
+        {language_changes.SHEBANG_KEY: "0123456789abcdef"},
+        "UPDATE files SET language = 'text' WHERE path IN ('bin/rotate-logs', 'Sources/Shelf.m')",
     )
-    recorded = dict(language_changes.digests())
-    recorded[language_changes.SHEBANG_KEY] = "0123456789abcdef"
-    conn.execute(
-        "UPDATE meta SET value = ? WHERE key = ?",
-        (json.dumps(recorded), language_changes.META_KEY),
-    )
-    conn.close()
 
     idx = open_index(repo)
     assert idx.update().files_indexed == 3  # the script and both .m files; not billing.py
@@ -114,14 +108,7 @@ def test_a_changed_query_does_not_reread_sniffed_files_of_other_languages(
     idx = open_index(repo)
     idx.update()
     idx.close()
-    recorded = dict(language_changes.digests())
-    recorded["python"] = "0" * 16
-    conn = sqlite3.connect(idx.db_path, isolation_level=None)
-    conn.execute(
-        "UPDATE meta SET value = ? WHERE key = ?",
-        (json.dumps(recorded), language_changes.META_KEY),
-    )
-    conn.close()
+    record_digests(idx.db_path, {"python": "0" * 16})
     assert open_index(repo).update().files_indexed == 1  # billing.py; the "bash" row stays
 
 
