@@ -12,12 +12,6 @@ from pathlib import Path
 
 import pathspec
 
-from indexer.paths import (  # noqa: F401  (their home was here: importers may still ask)
-    is_example_path,
-    is_test_path,
-    is_vendored_path,
-    nested_package_roots,
-)
 from indexer.reading import read_regular
 
 MAX_FILE_BYTES = 1_000_000
