@@ -39,6 +39,7 @@ from indexer.structure import (
 )
 from indexer.subjects import add_test_subjects
 from indexer.tokens import (
+    bounded_query,
     fts_match,
     query_terms,
     query_words,
@@ -81,6 +82,7 @@ def search(
     """Top ``k`` blocks for ``query``. ``cache`` keeps what later searches of the same index can
     reuse (see ``search_cache``); without it every count is read afresh. ``symbols``: symbol
     lookups kept for ``conn`` (the index's writer; checked here, see ``Symbols``)."""
+    query = bounded_query(query)
     all_terms = query_terms(query)
     if not all_terms or k <= 0:
         return []

@@ -186,6 +186,22 @@ def path_terms(path: str) -> str:
     return " ".join(words) + " " + " ".join(p for w in words for p in split_identifier(w))
 
 
+MAX_QUERY_WORDS = 64  # a question is a sentence or two; each word costs SQL terms
+MAX_QUERY_CHARS = 1000
+
+
+def bounded_query(query: str) -> str:
+    """``query`` cut after its 64th word and at 1,000 characters. Each word becomes terms of
+    the SQL a search runs, so a pasted log or a 100 kB query (a model can be told to send one)
+    would pass SQLite's limits ("Expression tree is too large", "LIKE or GLOB pattern too
+    complex") and fail the search instead of answering it."""
+    query = query[:MAX_QUERY_CHARS]
+    for count, match in enumerate(_WORD.finditer(query), 1):
+        if count == MAX_QUERY_WORDS:
+            return query[: match.end()]
+    return query
+
+
 def query_words(query: str) -> list[str]:
     """The identifiers/words of a query, minus stop words; empty means nothing to search."""
     out: list[str] = []
