@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from kiln_errors import KilnError
+from lsp_server.cli.tty_guard import escaped_terminal
 from lsp_server.version import __version__
 
 # name -> "module:attribute"; a plugin registers the same way (explicit, no reflection).
@@ -78,6 +79,11 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: user mistakes become one line and an exit code, never a traceback."""
+    with escaped_terminal(sys.argv[1:] if argv is None else argv):
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> Any:
     try:
         result = cli.main(args=argv, prog_name="kiln", standalone_mode=False)
         return result if isinstance(result, int) else 0
