@@ -93,6 +93,9 @@ class RegistryClient:
         self._deadline = deadline
         self._sockets: list[socket.socket] = []  # this client's connections (see ``_trace``)
         self._expired = threading.Event()
+        # Set once any HTTP answer arrived: the registry is online, so a failure after that is
+        # the registry's (or a mirror's) choice, not the network's (see ``verified``).
+        self.answered = False
         headers = {"User-Agent": "kiln-skills/1", "Accept": "application/json"}
         # Sent only to the registry's own origin, never to a host a redirect names.
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
@@ -153,6 +156,7 @@ class RegistryClient:
             with self._http.stream(
                 method, url, extensions={"trace": self._trace}, **kwargs
             ) as response:
+                self.answered = True
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > cap:
                     raise BadResponse(

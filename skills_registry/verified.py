@@ -12,8 +12,10 @@ against the pinned key before use:
 - the review facts (file list, scripts, scan, frontmatter) are recomputed from the verified
   archive, never copied from a document, so a stripped or stale field cannot hide a script.
 
-Offline, the last accepted metadata stands in, expiry not checked: it came from this client's
-own cache, and refusing it would only break offline installs, not stop an attacker.
+Offline (no answer at all from the registry), the last accepted metadata stands in, expiry
+not checked: it came from this client's own cache, and refusing it would only break offline
+installs, not stop an attacker. A registry that answers but fails the metadata gets no such
+fallback: that would let a mirror freeze the client on its cached copy for ever.
 """
 
 from __future__ import annotations
@@ -126,7 +128,9 @@ def fetch_metadata(
     try:
         envelope = client.metadata(skill_id)
     except RegistryUnavailable:
-        if known is None:
+        # Offline only: a registry or mirror that answers but fails the metadata alone would
+        # otherwise freeze the client on its cached copy, expiry unchecked, for ever.
+        if known is None or client.answered:
             raise
         return known
     signed = check_metadata(envelope, key, skill_id)

@@ -116,7 +116,7 @@ def list_versions(request: Request) -> Response:
     if store.get_skill(skill_id) is None:
         raise NotFound(f"no skill {skill_id}")
     versions = store.versions(skill_id)
-    start = _int_param(request, "cursor", 0) if request.query_params.get("cursor") else 0
+    start = _int_param(request, "cursor", 0, minimum=0) if request.query_params.get("cursor") else 0
     limit = max(1, min(_int_param(request, "limit", 100), 100))
     page = versions[start : start + limit]
     more = start + limit < len(versions)
@@ -167,7 +167,7 @@ def tool_schemas(request: Request) -> Response:
 
 
 def change_feed(request: Request) -> Response:
-    since = _int_param(request, "since", 0)
+    since = _int_param(request, "since", 0, minimum=0)
     changes = _reg(request).store.changes(since, _int_param(request, "limit", 100))
     return _json(
         {"changes": changes, "metadata": {"nextSince": changes[-1]["seq"] if changes else since}}

@@ -109,14 +109,21 @@ def registry_of(request: Request) -> Registry:
     return registry
 
 
-def int_param(request: Request, name: str, default: int) -> int:
+def int_param(request: Request, name: str, default: int, *, minimum: int = -(2**63)) -> int:
+    """An integer query parameter that every store can bind: a 64-bit one, at least ``minimum``
+    (SQLite and PostgreSQL refuse larger integers, which would otherwise be a 500)."""
     raw = request.query_params.get(name)
     if raw is None:
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise UsageError(f"query parameter {name!r} must be an integer") from None
+    if not minimum <= value < 2**63:
+        raise UsageError(
+            f"query parameter {name!r} must be an integer from {minimum} to {2**63 - 1}"
+        )
+    return value
 
 
 async def read_body(request: Request, cap: int) -> bytes:

@@ -221,7 +221,9 @@ async def revoke_token(request: Request) -> Response:
 def audit_log(request: Request) -> Response:
     record = authenticate(request)
     rows = registry_of(request).store.audit_log(
-        record["namespace"], int_param(request, "since", 0), int_param(request, "limit", 100)
+        record["namespace"],
+        int_param(request, "since", 0, minimum=0),
+        int_param(request, "limit", 100),
     )
     return json_response(
         {"audit": rows, "metadata": {"nextSince": rows[-1]["seq"] if rows else None}}

@@ -1,0 +1,53 @@
+"""Integer query parameters out of any database's range, against a real registry on 127.0.0.1.
+
+Before: `?since=` past 2**63 reached SQLite as an integer it cannot bind, and the change feed
+and the audit log answered a plain-text 500 instead of a JSON error; a negative `cursor` on the
+versions list read from the end of the list.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.registry.conftest import LiveRegistry, make_skill, publish_skill
+
+HUGE = str(2**64)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/v1/changes?since={HUGE}",
+        f"/v1/changes?limit={HUGE}",
+        f"/v1/changes?since=-{HUGE}",
+        f"/v1/skills?limit={HUGE}",
+        f"/v1/skills/acme/notes/versions?cursor={HUGE}",
+        "/v1/skills/acme/notes/versions?cursor=-1",
+        f"/v1/audit?since={HUGE}",
+        f"/v1/audit?limit=-{HUGE}",
+    ],
+)
+def test_out_of_range_integers_are_a_json_400(
+    registry: LiveRegistry, tmp_path: Path, path: str
+) -> None:
+    publish_skill(registry, make_skill(tmp_path, "notes"), "1.0.0")
+    headers = {"Authorization": f"Bearer {registry.token('acme')}"}
+    response = httpx.get(registry.url + path, headers=headers)
+    assert response.status_code == 400, response.text
+    assert "query parameter" in response.json()["error"]["message"]
+
+
+def test_in_range_pages_still_work(registry: LiveRegistry, tmp_path: Path) -> None:
+    folder = make_skill(tmp_path, "notes")
+    for version in ("1.0.0", "1.1.0", "1.2.0"):
+        publish_skill(registry, folder, version)
+    url = f"{registry.url}/v1/skills/acme/notes/versions"
+    first = httpx.get(url, params={"limit": 2}).json()
+    assert [v["version"] for v in first["versions"]] == ["1.2.0", "1.1.0"]
+    rest = httpx.get(url, params={"cursor": first["metadata"]["nextCursor"]}).json()
+    assert [v["version"] for v in rest["versions"]] == ["1.0.0"]
+    feed = httpx.get(f"{registry.url}/v1/changes", params={"since": 2**62, "limit": 0})
+    assert feed.status_code == 200 and feed.json()["changes"] == []
