@@ -17,6 +17,7 @@ from typing import Any
 
 from acp import RequestError
 from acp.core import AgentSideConnection
+from pydantic import ValidationError
 
 from agent.errors import UsageError
 from lsp_server.acp.server import GRACE_SECONDS, KilnAcpAgent
@@ -58,11 +59,20 @@ async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
 
 
 class _QuietUnknownNotifications(logging.Filter):
-    """The SDK logs a traceback for a notification no handler knows; JSON-RPC has it ignored,
-    so it becomes one INFO line (dropped at the default level)."""
+    """The SDK logs a traceback for a notification no handler knows, and for one whose params
+    it cannot read; JSON-RPC has the first ignored (one INFO line, dropped at the default level)
+    and nobody is owed an answer for the second (one WARNING line: the client's mistake)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, ValidationError) and "notification" in str(record.msg):
+            problem = exc.errors()[0] if exc.errors() else {}
+            where = ".".join(str(part) for part in problem.get("loc", ())) or "params"
+            record.msg = "ignored a malformed %s notification: %s: %s"
+            record.args = (*(record.args or ()), where, problem.get("msg", exc))
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            return True
         if not (isinstance(exc, RequestError) and exc.code == -32601):
             return True
         record.msg, record.exc_info, record.exc_text = "ignored unknown notification %s", None, None

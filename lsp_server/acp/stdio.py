@@ -1,7 +1,7 @@
 """ACP's framing on stdio: one JSON object per line (streams from ``lsp_server.stdio``).
 
-Lines that are not JSON objects are answered with a JSON-RPC error here, before the SDK sees
-them; a client's ``_meta`` is kept away from handler arguments (``meta.shield``) and
+Lines that are not JSON-RPC 2.0 objects are answered with a JSON-RPC error here, before the SDK
+sees them (``envelope``); a client's ``_meta`` is kept away from handler arguments (``meta.shield``) and
 ``$/cancel_request`` is made routable on the way (``cancel_request.route``).
 """
 
@@ -12,6 +12,7 @@ import json
 import logging
 
 from lsp_server.acp.cancel_request import route
+from lsp_server.acp.envelope import EnvelopeError, well_formed
 from lsp_server.acp.meta import shield
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
@@ -67,9 +68,14 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.St
                 if not isinstance(message, dict):
                     _reject(writer, -32600, "Invalid request", "a message must be a JSON object")
                     continue
+                try:
+                    message = well_formed(original := message)
+                except EnvelopeError as exc:
+                    _reject(writer, exc.code, "Invalid request", str(exc), exc.msg_id)
+                    continue
                 # _meta as metadata only; $/cancel_request, which the SDK cannot route itself
                 routed = route(shield(message))
-                if routed is not message:
+                if routed is not original:
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")
                 checked.feed_data(line if line.endswith(b"\n") else line + b"\n")
         finally:
@@ -81,8 +87,10 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.St
     return checked
 
 
-def _reject(writer: asyncio.StreamWriter, code: int, message: str, detail: str) -> None:
+def _reject(
+    writer: asyncio.StreamWriter, code: int, message: str, detail: str, msg_id: object = None
+) -> None:
     log.warning("rejected a malformed message: %s", detail)
     error = {"code": code, "message": message, "data": {"details": detail}}
-    frame = {"jsonrpc": "2.0", "id": None, "error": error}
+    frame = {"jsonrpc": "2.0", "id": msg_id, "error": error}
     writer.write((json.dumps(frame, separators=(",", ":")) + "\n").encode("utf-8"))

@@ -1,0 +1,46 @@
+"""JSON-RPC 2.0's rules for the envelope of a message, applied before the ACP SDK sees it.
+
+The SDK answers whatever carries a ``method``: an ``id`` of ``true`` or ``{}`` came back as the
+id of a result, a message without ``"jsonrpc": "2.0"`` was served, a ``method`` that is not a
+string was "method not found", and a request that omitted ``params`` (which JSON-RPC allows) was
+refused as invalid params even where every parameter is optional (``session/list``). Here a
+message that is not JSON-RPC 2.0 gets -32600 (ACP's ``RequestId`` is an integer, a string or
+null), and omitted params become ``{}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+INVALID_REQUEST = -32600
+
+
+class EnvelopeError(Exception):
+    """The message is not JSON-RPC 2.0; answer ``code`` to ``msg_id``."""
+
+    def __init__(self, msg_id: Any, detail: str) -> None:
+        super().__init__(detail)
+        self.msg_id = msg_id
+        self.code = INVALID_REQUEST
+
+
+def valid_id(msg_id: Any) -> bool:
+    return msg_id is None or (isinstance(msg_id, int | str) and not isinstance(msg_id, bool))
+
+
+def well_formed(message: dict[str, Any]) -> dict[str, Any]:
+    """The message as the SDK should see it; raises ``EnvelopeError`` for one it must not."""
+    if "id" in message and not valid_id(message["id"]):
+        raise EnvelopeError(None, "id must be an integer, a string or null")
+    msg_id = message.get("id")
+    if message.get("jsonrpc") != "2.0":
+        raise EnvelopeError(msg_id, 'a message must carry "jsonrpc": "2.0"')
+    if "method" not in message:
+        if "id" in message and ("result" in message or "error" in message):
+            return message  # a response to one of our requests
+        raise EnvelopeError(None, "a message needs a method, or an id and a result or error")
+    if not isinstance(message["method"], str):
+        raise EnvelopeError(msg_id, "method must be a string")
+    if message.get("params") is None:  # JSON-RPC lets a request or notification omit params
+        return {**message, "params": {}}
+    return message

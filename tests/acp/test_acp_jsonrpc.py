@@ -1,0 +1,53 @@
+"""`kiln acp` against JSON-RPC 2.0's envelope rules, byte for byte: ids, the version member,
+methods, omitted params. Framing errors (bad JSON, size, depth) are in test_acp_lifecycle.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.acp.test_acp_lifecycle import frame, run_raw
+
+pytestmark = pytest.mark.e2e
+
+
+def test_messages_that_are_not_json_rpc_2_get_32600_and_omitted_params_are_empty(
+    kiln_home: Path,
+) -> None:
+    """The SDK answered `id: true` or `id: {}` with a result under that id, served messages
+    without `"jsonrpc": "2.0"`, called a numeric method "not found", and refused a
+    `session/list` without params (JSON-RPC lets params be omitted; all its fields are
+    optional); a notification it could not read logged a traceback."""
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1}),
+        '{"jsonrpc": "2.0", "id": true, "method": "session/list", "params": {}}',
+        '{"jsonrpc": "2.0", "id": {"a": 1}, "method": "session/list", "params": {}}',
+        '{"jsonrpc": "2.0", "id": [2], "method": "session/list", "params": {}}',
+        '{"jsonrpc": "2.0", "id": 2.5, "method": "session/list", "params": {}}',
+        '{"id": 3, "method": "session/list", "params": {}}',
+        '{"jsonrpc": "1.0", "id": 4, "method": "session/list", "params": {}}',
+        '{"jsonrpc": "2.0", "id": 5, "method": 5, "params": {}}',
+        '{"jsonrpc": "2.0", "id": 6}',  # neither a request nor a response
+        '{"jsonrpc": "2.0", "id": 7, "method": "session/list"}',
+        '{"jsonrpc": "2.0", "id": 8, "method": "session/list", "params": null}',
+        '{"jsonrpc": "2.0", "id": 9, "method": "session/new"}',
+        '{"jsonrpc": "2.0", "method": "session/cancel"}',
+        '{"jsonrpc": "2.0", "method": "session/cancel", "params": [1]}',
+        '{"jsonrpc": "2.0", "id": "a string id", "method": "session/list", "params": {}}',
+    ]
+    done = run_raw(raw, kiln_home)
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    nulls = [r["error"]["code"] for r in replies if r["id"] is None]
+    assert nulls == [-32600] * 5, replies  # the four bad ids and the message with no method
+    by_id = {r["id"]: r for r in replies if r["id"] is not None}
+    assert sorted(by_id, key=str) == [1, 3, 4, 5, 7, 8, 9, "a string id"], replies
+    for msg_id in (3, 4, 5):
+        assert by_id[msg_id]["error"]["code"] == -32600, by_id[msg_id]
+    assert by_id[7]["result"] == by_id[8]["result"] == {"sessions": []}
+    assert by_id["a string id"]["result"] == {"sessions": []}
+    assert by_id[9]["error"]["code"] == -32602  # session/new needs its cwd
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.count("malformed session/cancel notification") == 2, done.stderr
