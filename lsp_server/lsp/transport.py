@@ -3,7 +3,8 @@
 pygls routes messages to handlers; the rules around them live here, because a client is owed an
 answer to every request it sends: a body that is not JSON gets -32700 (``id: null``), a message
 that is not a JSON-RPC 2.0 object -32600, a request before ``initialize`` -32002, a request after
-``shutdown`` -32600, and params pygls cannot read -32602. A request may omit ``params``.
+``shutdown`` -32600, an LSP notification sent with an id -32601, and params pygls cannot read
+-32602. A request may omit ``params``.
 ``exit`` ends the process with 0 after ``shutdown`` and 1 without it.
 
 The server also stops on its own when stdin closes, on SIGTERM/SIGINT, and when the editor
@@ -28,6 +29,7 @@ log = logging.getLogger("kiln.lsp.transport")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
 MAX_BODY = 50 * 1024 * 1024
@@ -153,6 +155,10 @@ class KilnProtocol(LanguageServerProtocol):
             self.reply_error(msg_id, INVALID_REQUEST, "initialize was already sent")
         elif method != types.INITIALIZE and not self.initialize_received:
             self.reply_error(msg_id, SERVER_NOT_INITIALIZED, f"{method}: send initialize first")
+        elif is_lsp_notification(method):  # read as a notification, its id would go unanswered
+            self.reply_error(
+                msg_id, METHOD_NOT_FOUND, f"{method} is a notification: send it without an id"
+            )
         else:
             if method == types.SHUTDOWN:  # received: an `exit` right behind it still exits 0
                 self.shutdown_received = True
@@ -163,6 +169,12 @@ class KilnProtocol(LanguageServerProtocol):
         log.info("answered %s with %s: %s", msg_id, code, message)
         error = {"code": code, "message": message}
         self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+
+def is_lsp_notification(method: str) -> bool:
+    """Whether LSP 3.17 defines ``method`` as a notification (``textDocument/didOpen``…)."""
+    entry = types.METHOD_TO_TYPES.get(method)
+    return entry is not None and entry[0].__name__.endswith("Notification")
 
 
 # ---- the read loop ----------------------------------------------------------------------------

@@ -1,0 +1,44 @@
+"""`kiln lsp` driven as an unusual client would drive it: requests where LSP has notifications,
+odd but legal JSON-RPC. The common framing and lifecycle cases are in test_jsonrpc_e2e.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.lsp.conftest import server_env
+from tests.lsp.raw_client import RawServer
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_an_lsp_notification_sent_with_an_id_is_answered(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """JSON-RPC: a message with an id is a request and is owed an answer. pygls read
+    `textDocument/didOpen`, `initialized`, `$/cancelRequest`… with an id as notifications and
+    the id went unanswered (a client waiting on it hangs); it is -32601, as vscode-jsonrpc
+    answers a request for a method it only has a notification handler for."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        doc = {"uri": (workspace / "app.py").as_uri(), "languageId": "python", "version": 1}
+        sent = {
+            1: ("textDocument/didOpen", {"textDocument": {**doc, "text": "x = 1\n"}}),
+            2: ("$/cancelRequest", {"id": 99}),
+            3: ("initialized", {}),
+            4: ("$/setTrace", {"value": "off"}),
+            "five": ("workspace/didChangeConfiguration", {"settings": {}}),
+        }
+        for msg_id, (method, params) in sent.items():
+            reply = await server.request(msg_id, method, params)
+            assert reply.get("error", {}).get("code") == -32601, reply
+            assert reply["error"]["message"] == f"{method} is a notification: send it without an id"
+        assert (await server.request(6, "kiln/hello"))["result"]["protocolVersion"] == 1
+        assert (await server.request(7, "shutdown"))["result"] is None
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
+    assert "Traceback" not in server.stderr.decode(errors="replace")
