@@ -44,7 +44,14 @@ from skills_registry.registry.errors import (
 )
 from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import verify_release
-from skills_registry.skill_folder import Scope, folder_name, guard_target, place, read_marker
+from skills_registry.skill_folder import (
+    Scope,
+    check_same_signer,
+    folder_name,
+    guard_target,
+    place,
+    read_marker,
+)
 from skills_registry.verified import (
     check_archive_names,
     check_not_rolled_back,
@@ -223,6 +230,7 @@ class Installer:
         if ours is not None:
             check_not_rolled_back(resolved, ours.version, wanted)
         target = self.scope.skills_dir / doc["name"]
+        check_same_signer(target, skill_id, locked, key["keyId"], self.force)
         current = guard_target(target, skill_id, locked, self.force)
         warning = "; ".join(resolved.warnings())
         if current == doc["treeHash"] and locked and locked.version == doc["version"]:

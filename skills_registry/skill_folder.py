@@ -107,6 +107,26 @@ def guard_target(target: Path, skill_id: str, locked: LockEntry | None, force: b
         )
     current = tree_hash_dir(target)
     expected = locked.treeHash if locked else marker.get("treeHash")
-    if expected and current != expected and not force:
+    # Files that are exactly what their marker records were written by an install, even when
+    # the lockfile says otherwise (a kill between the swap and the lockfile write).
+    if expected and current not in (expected, marker.get("treeHash")) and not force:
         raise LocallyModified(f"{skill_id} at {target} was modified locally")
     return current
+
+
+def check_same_signer(
+    target: Path, skill_id: str, locked: LockEntry | None, key_id: str, force: bool
+) -> None:
+    """An id names a skill on one registry: the same id signed with another key is another
+    publisher's (another registry, not a mirror of this one), never put in place of the
+    installed one, nor in its lock entry, without ``force``."""
+    marker = {} if locked is not None or target.is_symlink() else read_marker(target)
+    before = locked.keyId if locked is not None else marker.get("keyId")
+    if force or not before or before == key_id:
+        return
+    source = locked.registry if locked is not None else marker.get("registry")
+    raise LocallyModified(
+        f"{skill_id} was installed from {source} (signed with {before}); this registry signs "
+        f"with another signing key ({key_id}), so its {skill_id} is another publisher's",
+        hint="remove the installed skill first, or pass --force to replace it",
+    )

@@ -194,9 +194,11 @@ def test_lockfile_whose_hashes_no_longer_match(registry: LiveRegistry, project: 
 
     lock["skills"]["acme/brand-guidelines"]["treeHash"] = "0" * 64
     lock_path.write_text(json.dumps(lock))
-    with pytest.raises(LocallyModified):
-        Installer(scope).install_frozen(lambda url: RegistryClient(url))
     before = tree_snapshot(project)
+    # The folder is what its marker records (not a local edit): the lockfile is what is wrong.
+    with pytest.raises(IntegrityError, match="tree hash"):
+        Installer(scope).install_frozen(lambda url: RegistryClient(url))
+    assert tree_snapshot(project) == before
     with pytest.raises(IntegrityError, match="tree hash"):
         Installer(scope, force=True).install_frozen(lambda url: RegistryClient(url))
     assert tree_snapshot(project) == before
