@@ -261,7 +261,9 @@ class KilnAcpAgent:
             for b in prompt
         ]
         try:
-            reason = await self.core.prompt(session_id, await self._embed_links(session_id, blocks))
+            reason = await self.core.prompt(
+                session_id, blocks, prepare=lambda b: self._embed_links(session_id, b)
+            )
         finally:
             if self.frontend is not None:
                 await self.frontend.flush(session_id)  # all streamed text before the answer

@@ -11,7 +11,7 @@ import importlib
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,8 @@ from lsp_server.core.updates import (
 
 log = logging.getLogger("kiln.core")
 
+Prepare = Callable[[list[Any]], Awaitable[list[Any]]]  # prompt blocks -> blocks, before a turn
+
 _PROVIDER_SDKS = {"anthropic": "anthropic", "openai": "openai"}
 
 
@@ -48,6 +50,7 @@ class _Live:
     turn: asyncio.Task[str] | None = None
     started: float = field(default_factory=time.monotonic)
     cancel_before_start: bool = False  # a cancel came before the scheduled turn ran a line
+    preparing: asyncio.Future[list[Any]] | None = None  # the prompt's ``prepare`` step
 
 
 class SessionManager:
@@ -237,8 +240,13 @@ class SessionManager:
         live = self.live.get(session_id)
         return bool(live and live.turn is not None and not live.turn.done())
 
-    async def prompt(self, session_id: str, prompt: Any) -> str:
-        """Run one turn to its end and return the agent's stop reason (never raises on cancel)."""
+    async def prompt(self, session_id: str, prompt: Any, prepare: Prepare | None = None) -> str:
+        """Run one turn to its end and return the agent's stop reason (never raises on cancel).
+
+        ``prepare`` (optional) rewrites the prompt's blocks first, e.g. to fetch attached files
+        from the client; it runs inside the turn, so the session is busy from the moment the
+        prompt is accepted: a second prompt meanwhile is refused and a cancel stops this one.
+        """
         session = self.get(session_id)
         live = self.live[session_id]
         if self.is_busy(session_id):
@@ -253,29 +261,39 @@ class SessionManager:
             # The front-end's index opened after this session was made: share it rather than
             # letting the session build its own on the event loop.
             session.services.use_index(self.index)
-        read = self.frontend.read_buffer
-        blocks = prompt_to_blocks(
-            prompt,
-            root=session.root,
-            read_text=lambda p: read(p) or read_disk(p),
-            read_uri=getattr(self.frontend, "read_uri", None),
-        )
         live.cancel_before_start = False
-        live.turn = asyncio.ensure_future(self._turn(live, blocks))
+        live.turn = asyncio.ensure_future(self._turn(live, prompt, prepare))
         try:
             reason = await asyncio.shield(live.turn)
         except asyncio.CancelledError:  # the request itself was cancelled: a hard cancel
-            session.cancel()
+            self.cancel(session_id)
             reason = await live.turn
         await live.host.close_open_calls(reason)
         return reason
 
-    @staticmethod
-    async def _turn(live: _Live, blocks: list[Any]) -> str:
+    async def _turn(self, live: _Live, prompt: Any, prepare: Prepare | None) -> str:
         # A cancel handled between scheduling this turn and its start (it came right behind
         # the prompt) found no task in the session to stop: it is honoured here instead.
         if live.cancel_before_start:
             return "cancelled"
+        if prepare is not None and isinstance(prompt, list):
+            live.preparing = asyncio.ensure_future(prepare(prompt))
+            try:
+                prompt = await live.preparing
+            except asyncio.CancelledError:
+                if not live.cancel_before_start:
+                    raise
+            finally:
+                live.preparing = None
+            if live.cancel_before_start:
+                return "cancelled"
+        read = self.frontend.read_buffer
+        blocks = prompt_to_blocks(
+            prompt,
+            root=live.session.root,
+            read_text=lambda p: read(p) or read_disk(p),
+            read_uri=getattr(self.frontend, "read_uri", None),
+        )
         return await live.session.prompt(blocks)
 
     def cancel(self, session_id: str) -> bool:
@@ -283,7 +301,10 @@ class SessionManager:
         session = self.get(session_id)
         busy = self.is_busy(session_id)
         if busy and not session.busy:  # scheduled, not started: see ``_turn``
-            self.live[session_id].cancel_before_start = True
+            live = self.live[session_id]
+            live.cancel_before_start = True
+            if live.preparing is not None:  # e.g. waiting for the client's text of a file
+                live.preparing.cancel()
         session.cancel()
         return busy
 

@@ -1,0 +1,78 @@
+"""A prompt whose attached file is read through the client (`fs/read_text_file`) is a turn from
+the moment it is accepted: one turn at a time per session, and a cancel stops it, also while
+the agent still waits for the client's text (docs/acp.md, `session/prompt`, `session/cancel`)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError
+from acp.schema import ReadTextFileResponse
+
+from tests.acp.conftest import EditorClient
+
+pytestmark = pytest.mark.e2e
+
+
+@dataclass
+class SlowEditor(EditorClient):
+    """Answers `fs/read_text_file` only when the test releases it (or never)."""
+
+    reading: asyncio.Event = field(default_factory=asyncio.Event)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def read_text_file(self, session_id: str, path: str, **kw: Any) -> ReadTextFileResponse:
+        self.reads.append(path)
+        self.reading.set()
+        await self.release.wait()
+        return ReadTextFileResponse(content="the client's text of app.py\n")
+
+
+def linked(workspace: Path, text: str) -> list[dict[str, Any]]:
+    link = {"type": "resource_link", "uri": (workspace / "app.py").as_uri(), "name": "app.py"}
+    return [{"type": "text", "text": text}, link]
+
+
+async def test_a_prompt_reading_its_attachment_is_already_the_running_turn(
+    spawn, workspace: Path
+) -> None:
+    """A second prompt sent while the first waited for its attachment ran a turn of its own,
+    and then the first ran too: two turns at once in one session."""
+    client = SlowEditor()
+    async with spawn(["first answer", "second answer"], client) as agent:
+        await agent.start(fs=True)
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        first = asyncio.ensure_future(
+            agent.conn.prompt(session_id=sid, prompt=linked(workspace, "a"))
+        )
+        await asyncio.wait_for(client.reading.wait(), 60)
+        with pytest.raises(RequestError) as busy:
+            await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "b"}])
+        assert busy.value.code == -31002
+        client.release.set()
+        assert (await asyncio.wait_for(first, 60)).stop_reason == "end_turn"
+    assert client.text() == "first answer"
+
+
+async def test_a_cancel_while_the_attachment_is_read_stops_the_turn(spawn, workspace: Path) -> None:
+    """The cancel came before the turn had started, and was lost: the turn ran to `end_turn`
+    once the client answered. Now the prompt answers `cancelled` at once, without waiting for
+    an answer the client may never send, and the model is not called."""
+    client = SlowEditor()
+    async with spawn(["the only reply"], client) as agent:
+        await agent.start(fs=True)
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        turn = asyncio.ensure_future(
+            agent.conn.prompt(session_id=sid, prompt=linked(workspace, "a"))
+        )
+        await asyncio.wait_for(client.reading.wait(), 60)
+        await agent.conn.cancel(session_id=sid)
+        assert (await asyncio.wait_for(turn, 60)).stop_reason == "cancelled"
+        client.release.set()  # the late answer to the abandoned read changes nothing
+        again = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "b"}])
+        assert again.stop_reason == "end_turn"
+    assert client.text() == "the only reply"  # the cancelled turn did not call the model
