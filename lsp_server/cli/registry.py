@@ -96,6 +96,13 @@ def registry_group() -> None:
     type=click.IntRange(60, 30 * 24 * 3600),
     help="Seconds signed skill metadata stays valid (how long a frozen mirror can go unnoticed).",
 )
+@click.option(
+    "--read-timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="Seconds a client has to send a request's headers and body (a slow client gets a 408).",
+)
 def serve_cmd(
     host: str,
     port: int,
@@ -108,6 +115,7 @@ def serve_cmd(
     name: str,
     log_level: str,
     metadata_ttl: int,
+    read_timeout: float,
 ) -> None:
     """Serve the registry API until interrupted."""
     _server_extras()
@@ -115,6 +123,7 @@ def serve_cmd(
 
     from skills_registry.registry.app import create_app
     from skills_registry.registry.ops import enable_access_log
+    from skills_registry.registry.slow_clients import protocol_with_read_timeout
 
     data_dir = data or _default_data()
     app = _open(
@@ -153,6 +162,7 @@ def serve_cmd(
 
     config = uvicorn.Config(
         app,
+        http=protocol_with_read_timeout(read_timeout),
         log_level=log_level,
         access_log=False,
         lifespan="off",

@@ -16,7 +16,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -192,6 +192,12 @@ async def on_registry_error(request: Request, exc: Exception) -> Response:
     return _json(body, status=exc.status)
 
 
+async def on_client_gone(request: Request, exc: Exception) -> Response:
+    """The client closed the connection (or was cut off as too slow) mid-body: nobody is left
+    to answer, and it is no server error to log with a traceback."""
+    return Response(status_code=400)
+
+
 async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return _json(
@@ -276,7 +282,11 @@ def create_app_with(
     )
     app = Starlette(
         routes=routes,
-        exception_handlers={RegistryError: on_registry_error, HTTPException: on_http_error},
+        exception_handlers={
+            RegistryError: on_registry_error,
+            HTTPException: on_http_error,
+            ClientDisconnect: on_client_gone,
+        },
         middleware=[Middleware(Observe, metrics=registry.metrics)],
     )
     app.state.registry = registry
