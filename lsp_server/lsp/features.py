@@ -135,6 +135,13 @@ FEATURES: list[tuple[str, Callable[..., Any]]] = [
 ]
 
 
+def end_index_progress(ls: KilnServer, message: str) -> None:
+    """End the indexing work-done progress if it is still open; nothing is reported after."""
+    token, ls.index_progress = ls.index_progress, None
+    if token is not None:
+        ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+
 def _workspace_root(params: types.InitializeParams) -> Path:
     for uri in [
         *(f.uri for f in params.workspace_folders or []),
@@ -236,7 +243,12 @@ async def _index_workspace(ls: KilnServer) -> None:
         except Exception as exc:  # noqa: BLE001
             log.info("no progress token: %s", exc)
             token = None
+    ls.index_progress = token
     last = [-1]
+
+    def send(value: types.WorkDoneProgressReport) -> None:
+        if token is not None and ls.index_progress == token:  # not once it has ended
+            ls.work_done_progress.report(token, value)
 
     def report(done: int, total: int, rel: str) -> None:
         percent = int(100 * done / total) if total else 100
@@ -244,14 +256,11 @@ async def _index_workspace(ls: KilnServer) -> None:
             return
         last[0] = percent
         value = types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percent)
-        loop.call_soon_threadsafe(ls.work_done_progress.report, token, value)
+        loop.call_soon_threadsafe(send, value)
 
     stats = await sync.initial_update(report)
     status = await sync.status()
     files, blocks = stats.get("files_seen", 0), status.get("blocks", 0)
-    if token is not None:
-        ls.work_done_progress.end(
-            token, types.WorkDoneProgressEnd(message=f"{files} files, {blocks} blocks")
-        )
+    end_index_progress(ls, f"{files} files, {blocks} blocks")
     log.info("indexed %s files (%s blocks)", files, blocks)
     sync.start_watching(skip=lambda path: find_document(ls.workspace, path) is not None)

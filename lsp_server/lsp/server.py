@@ -64,6 +64,7 @@ class KilnServer(LanguageServer):
         self.background: set[asyncio.Task[Any]] = set()
         self._closed = False
         self.started = False  # `initialized` arrived: logging to the client, indexing
+        self.index_progress: str | None = None  # token of the indexing progress while it runs
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run ``coro`` in the background, keeping a reference so it is not collected."""
@@ -82,6 +83,7 @@ class KilnServer(LanguageServer):
         index; safe to call again (``shutdown`` and then the end of the connection)."""
         if not self._closed:
             self._closed = True
+            features.end_index_progress(self, "stopped: the server is shutting down")
             if self.manager is not None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.manager.shutdown(), timeout)

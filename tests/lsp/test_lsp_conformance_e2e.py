@@ -42,3 +42,43 @@ async def test_an_lsp_notification_sent_with_an_id_is_answered(
     finally:
         await server.close()
     assert "Traceback" not in server.stderr.decode(errors="replace")
+
+
+async def test_shutdown_during_indexing_ends_the_progress_before_answering(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """A `shutdown` while the first index scan ran: `$/progress` reports kept coming after the
+    answer and the begun progress never got its `end`. Now the progress ends (before the
+    answer) and nothing follows the answer."""
+    many = workspace / "many"
+    many.mkdir()
+    for n in range(1000):
+        (many / f"m{n}.py").write_text(f"def f{n}():\n    return {n}\n", encoding="utf-8")
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, capabilities={"window": {"workDoneProgress": True}})
+        create = await server.wait_for(
+            lambda m: m.get("method") == "window/workDoneProgress/create"
+        )
+        server.send({"jsonrpc": "2.0", "id": create["id"], "result": None})
+        token = create["params"]["token"]
+        await server.wait_for(
+            lambda m: m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "report"
+        )
+        assert (await server.request("bye", "shutdown"))["result"] is None
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
+    seen = [
+        m["params"]["value"]["kind"] if m.get("method") == "$/progress" else "answer"
+        for m in server.messages
+        if m.get("method") == "$/progress" or m.get("id") == "bye"
+    ]
+    assert seen[0] == "begin" and seen[-2:] == ["end", "answer"], seen
+    assert seen.count("end") == 1
+    ended = [
+        m["params"] for m in server.messages
+        if m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "end"
+    ]  # fmt: skip
+    assert ended[0]["token"] == token
