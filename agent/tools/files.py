@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
+import time
 from pathlib import Path
 from typing import Any
 
-from agent.errors import ToolError
+import regex
+
+from agent.errors import PathOutsideWorkspace, ToolError
 from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, external, schema
 from agent.types import ToolSpec
@@ -90,11 +92,19 @@ def _listing(args: dict[str, Any], entries: list[str]) -> str:
     return external(f"files:{args.get('path') or '.'}", "\n".join(entries))
 
 
+GREP_SECONDS = 10.0  # for one grep call: a backtracking pattern fails, it never hangs Kiln
+
+
 async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
+    """Lines matching a regular expression. The pattern is the model's and the lines are the
+    repository's, so text in a checkout can ask for a pattern that backtracks for hours on a
+    line it holds (``(x|xx)+$`` on 40 x's and a ``!``): Python's ``re`` cannot be stopped, not
+    even by SIGTERM, and a `kiln run --ci` hung until the job's timeout. ``regex`` (the same
+    syntax) takes a timeout: past ``GREP_SECONDS`` the call ends with what it found."""
     ws = ctx.session.workspace
     try:
-        pattern = re.compile(args["pattern"])
-    except re.error as exc:
+        pattern = regex.compile(args["pattern"])
+    except (regex.error, ValueError, OverflowError) as exc:
         raise ToolError(
             f"invalid regular expression: {exc}", suggestion="escape special characters"
         ) from None
@@ -107,7 +117,12 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
             )
             files.extend(Path(dirpath) / f for f in sorted(filenames))
     hits: list[str] = []
+    deadline = time.monotonic() + GREP_SECONDS
     for file in files:
+        try:  # a link the checkout ships (notes.txt -> ~/.ssh/id_rsa) is refused as in read_file
+            ws.resolve(file, for_read=True)
+        except (PathOutsideWorkspace, ToolError):
+            continue
         if ctx.session.read_denied(ws.relative(file)):
             continue  # a read deny rule hides it from every search, not only from read_file
         try:
@@ -115,12 +130,25 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
         except ToolError:
             continue
         for n, line in enumerate(text.splitlines(), start=1):
-            if pattern.search(line):
+            try:
+                found = pattern.search(line, timeout=max(deadline - time.monotonic(), 0.001))
+            except TimeoutError:
+                return _grep_stopped(args, hits, f"{ws.relative(file)}:{n}")
+            if found:
                 hits.append(f"{ws.relative(file)}:{n}: {line[:300]}")
                 if len(hits) >= 200:
                     hits.append("[more than 200 matches: narrow the pattern or the path]")
                     return external(f"grep:{args['pattern']}", "\n".join(hits))
     return external(f"grep:{args['pattern']}", "\n".join(hits)) if hits else "no matches"
+
+
+def _grep_stopped(args: dict[str, Any], hits: list[str], where: str) -> str:
+    """The answer of a grep that ran out of time: what it found, or an error."""
+    why = f"grep stopped after {GREP_SECONDS:g}s at {where}"
+    hint = "the pattern backtracks: avoid nested repetition such as (a+)+ or (a|aa)*"
+    if not hits:
+        raise ToolError(why, suggestion=hint)
+    return external(f"grep:{args['pattern']}", "\n".join([*hits, f"[{why}: {hint}]"]))
 
 
 async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
