@@ -23,8 +23,9 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from agent.errors import PermissionDenied
 from agent.memory_read import MAX_BYTES, Scope, expand
-from agent.workspace import atomic_write
+from agent.workspace import atomic_write, read_regular
 
 MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")  # KILN_HOME and `kiln memory` targets
 LEVEL_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
@@ -128,6 +129,22 @@ class Memory:
                 return self.root / name
         return self.root / "KILN.md"
 
+    def _check_project_target(self, target: Path) -> None:
+        """A repository's memory file is written only where it resolves inside the repository.
+        The write replaces a link, but reads the old text through it first: a shipped
+        ``KILN.md -> ~/.ssh/id_rsa`` would have the key copied into the workspace's ``KILN.md``,
+        which every later session sends to the model provider (and `--ci` could commit)."""
+        root = self.root.resolve()
+        if not target.absolute().is_relative_to(root):
+            return  # the user's own file (KILN_HOME): theirs to link where they like
+        resolved = target.resolve()
+        if not (resolved.is_relative_to(self.repo) or resolved.is_relative_to(root)):
+            raise PermissionDenied(
+                f"{target.name} resolves outside the repository ({resolved}): "
+                "Kiln writes no memory through it",
+                hint=f"remove the link {target} or make it a regular file",
+            )
+
     def user_file(self) -> Path:
         for name in MEMORY_NAMES:
             if (self.home / name).is_file():
@@ -138,12 +155,26 @@ class Memory:
         """Append one bullet atomically, keeping the user's formatting; safe across threads and
         processes (two sessions remembering at once both land)."""
         target = target or self.project_file()
+        self._check_project_target(target)
         line = " ".join(text.split())
         with _locked(self.home, target):
-            old = target.read_text(encoding="utf-8") if target.exists() else "# Memory\n\n"
+            old = _current(target)
             sep = "" if not old or old.endswith("\n") else "\n"
             atomic_write(target, f"{old}{sep}- {line}\n")
         return target
+
+
+def _current(target: Path) -> str:
+    """The memory file's text before an append: a regular file only (a FIFO would block)."""
+    try:
+        return read_regular(target).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return "# Memory\n\n"
+    except OSError as exc:
+        raise PermissionDenied(
+            f"cannot add to {target}: {exc.strerror or exc}",
+            hint="memory files are regular text files; replace it with one",
+        ) from None
 
 
 @contextlib.contextmanager
