@@ -51,6 +51,10 @@ log = logging.getLogger("kiln.acp")
 FS_TIMEOUT = 30.0
 
 
+class PermissionRequestFailed(Exception):
+    """The client answered ``session/request_permission`` with an error or a malformed result."""
+
+
 def render_event(
     event: AgentEvent, *, root: Path, context_window: int = 0
 ) -> dict[str, Any] | None:
@@ -177,7 +181,8 @@ class AcpFrontend:
     async def ask_permission(
         self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, str]]
     ) -> Any:
-        """Ask the client; the core applies the timeout and turns any failure into a denial.
+        """Ask the client; the core applies the timeout and turns any failure (an error answer,
+        a malformed one, a gone client) into a denial that says the request failed.
 
         "Always reject" is honoured here for the rest of the session (the harness remembers
         "always allow" itself), so the user is not asked again about a tool they refused.
@@ -196,9 +201,15 @@ class AcpFrontend:
             response = await self.client.request_permission(
                 session_id=session_id, tool_call=call, options=choices
             )
-        except (RequestError, ConnectionError) as exc:
-            log.info("session/request_permission failed (%s): denied", exc)
-            return None
+        except RequestError as exc:  # not a "no" from the user: the core says it failed
+            raise PermissionRequestFailed(f"the client answered error {exc.code}: {exc}") from None
+        except ValidationError as exc:
+            problem = exc.errors()[0] if exc.errors() else {}
+            where = ".".join(str(part) for part in problem.get("loc", ())) or "result"
+            raise PermissionRequestFailed(
+                f"the client's answer is not a permission response ({where}: "
+                f"{problem.get('msg', 'invalid')})"
+            ) from None
         answer = response.model_dump(by_alias=True, exclude_none=True)
         if answer.get("outcome", {}).get("optionId") == "reject_always":
             self.rejected_always.add((session_id, tool))
