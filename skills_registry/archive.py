@@ -359,14 +359,18 @@ def extract(contents: ArchiveContents, dest: Path) -> Path:
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=False)
     root = dest.resolve()
+    folders = {root}
     for rel, data in sorted(contents.files.items()):
         target = (root / rel).resolve()
         if root not in target.parents:
             raise ArchiveError(f"{rel!r} would be written outside the install folder")
         target.parent.mkdir(parents=True, exist_ok=True)
+        folders.update(p for p in target.parents if root in p.parents)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         mode = 0o755 if rel in contents.executables else 0o644
         fd = os.open(target, flags, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+    for folder in folders:  # mkdir takes its mode from the umask: 0 would make them 0777
+        os.chmod(folder, 0o755)
     return dest

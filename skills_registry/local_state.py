@@ -10,6 +10,7 @@ skill. The HTTP calls that fill it are ``skills_registry.client``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -17,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from skills_registry.registry.errors import NoRegistry, TrustError, UsageError
+from skills_registry.registry.errors import NoRegistry, TrustError, UsageError, WriteFailed
 from skills_registry.registry.semver import is_version
 
 
@@ -38,14 +39,25 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_json(path: Path, data: dict[str, Any], mode: int = 0o644) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    write_atomically(path, text.encode("utf-8"), mode)
+
+
+def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Temp file and rename, so a crash never leaves half a file; a write the file system
+    refuses (a full disk, a read-only folder) is one ``WriteFailed`` line, the file as it was."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True)
-        handle.write("\n")
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise WriteFailed(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def normalize_url(url: str) -> str:
@@ -163,11 +175,7 @@ class Cache:
 
     def put_blob(self, data: bytes) -> str:
         sha = hashlib.sha256(data).hexdigest()
-        path = self.blob_path(sha)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{sha}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        write_atomically(self.blob_path(sha), data)
         return sha
 
     def _meta_dir(self, registry: str, skill_id: str) -> Path:

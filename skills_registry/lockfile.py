@@ -8,8 +8,6 @@ re-verify an offline install) and the tree hash (to notice a locally modified sk
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -21,7 +19,8 @@ try:
 except ImportError:  # pragma: no cover - Windows: last writer wins
     fcntl = None  # type: ignore[assignment]
 
-from skills_registry.registry.errors import UsageError
+from skills_registry.local_state import write_atomically
+from skills_registry.registry.errors import UsageError, WriteFailed
 
 LOCK_NAME = "skills-lock.json"
 LOCK_VERSION = 1
@@ -93,20 +92,20 @@ class Lockfile:
 
     def save(self) -> None:
         """Write atomically (temp file + rename) so a crash never leaves half a lockfile."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-        tmp.write_text(self.to_text(), encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_atomically(self.path, self.to_text().encode("utf-8"))
 
 
 @contextmanager
 def edit_lockfile(path: Path) -> Iterator[Lockfile]:
     """Load, change and save under an exclusive lock, so two installs never lose an entry."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     locks = path.parent / ".kiln" / "locks"  # inside Kiln's own (git-ignored) folder
-    locks.mkdir(parents=True, exist_ok=True)
-    with open(locks / f"{path.name}.lock", "a+") as guard:
+    try:
+        locks.mkdir(parents=True, exist_ok=True)
+        guard = open(locks / f"{path.name}.lock", "a+")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise WriteFailed(f"cannot write {locks}: {exc.strerror or exc}") from None
+    with guard:
         if fcntl is not None:
             fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
         lock = Lockfile.load(path)

@@ -10,7 +10,9 @@ renames, so the old tree survives any failure. The verified install that drives 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ from typing import Any
 from skills_registry.archive import MARKER_FILE, ArchiveContents, extract, tree_hash_dir
 from skills_registry.client import kiln_home, parse_spec
 from skills_registry.lockfile import LOCK_NAME, LockEntry
-from skills_registry.registry.errors import LocallyModified, UsageError
+from skills_registry.registry.errors import LocallyModified, UsageError, WriteFailed
 
 
 @dataclass
@@ -71,24 +73,31 @@ def read_marker(target: Path) -> dict[str, Any]:
 
 
 def place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> None:
-    """Extract next to the target, then swap with renames: the old tree survives any failure."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """Extract next to the target, then swap with renames: the old tree survives any failure,
+    a write the file system refuses included (one line, not a traceback)."""
     tmp = target.parent / f".tmp-{target.name}-{uuid.uuid4().hex[:8]}"
+    old = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         extract(contents, tmp)
-        (tmp / MARKER_FILE).write_text(
-            json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
-        old = None
+        text = json.dumps(marker, indent=2, sort_keys=True) + "\n"
+        fd = os.open(tmp / MARKER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
         if target.exists() or target.is_symlink():
             old = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
             target.rename(old)
         tmp.rename(target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+    except OSError as exc:
+        if old is not None and not target.exists():
+            with contextlib.suppress(OSError):
+                old.rename(target)  # put the previous tree back
+        raise WriteFailed(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def guard_target(target: Path, skill_id: str, locked: LockEntry | None, force: bool) -> str | None:

@@ -108,6 +108,14 @@ class LocallyModified(RegistryError):
     hint = "the installed files differ from the lockfile; pass --force to overwrite them"
 
 
+class WriteFailed(RegistryError):
+    """The file system refused a write (full disk, read-only folder, quota): nothing changed."""
+
+    exit_code = 1
+    code = "write_failed"
+    hint = "free some space or fix the folder's permissions, then run the command again"
+
+
 class ReviewRequired(RegistryError):
     exit_code = 5
     code = "review_required"
