@@ -237,7 +237,7 @@ class AcpFrontend:
                 ),
                 timeout=FS_TIMEOUT,
             )
-        except (RequestError, ConnectionError, TimeoutError) as exc:
+        except (RequestError, ConnectionError, TimeoutError, ValidationError) as exc:
             raise ToolError(
                 f"the editor could not write {proposal.path}: {exc}",
                 suggestion="check that the file is writable in the editor, then retry once",
@@ -255,8 +255,9 @@ class AcpFrontend:
                 self.client.read_text_file(session_id=session_id, path=str(path)),
                 timeout=FS_TIMEOUT,
             )
-        except (RequestError, ConnectionError, TimeoutError) as exc:
-            log.info("fs/read_text_file %s failed (%s); using the disk", path, exc)
+        except (RequestError, ConnectionError, TimeoutError, ValidationError) as exc:
+            reason = "a malformed answer" if isinstance(exc, ValidationError) else exc
+            log.info("fs/read_text_file %s failed (%s); using the disk", path, reason)
             return None
         return str(response.content)
 

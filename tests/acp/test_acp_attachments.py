@@ -76,3 +76,26 @@ async def test_a_cancel_while_the_attachment_is_read_stops_the_turn(spawn, works
         again = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "b"}])
         assert again.stop_reason == "end_turn"
     assert client.text() == "the only reply"  # the cancelled turn did not call the model
+
+
+class MalformedReads(EditorClient):
+    async def read_text_file(self, session_id: str, path: str, **kw: Any) -> Any:
+        self.reads.append(path)
+        return {"content": 5}  # not a ReadTextFileResponse
+
+
+async def test_a_malformed_fs_answer_reads_the_disk_instead(spawn, workspace: Path) -> None:
+    """A malformed answer to `fs/read_text_file` failed the whole prompt with -32602 "Invalid
+    params", blaming the client's (valid) prompt; it is now a failed read, as an error answer
+    is: the attachment and the tool call read the disk, and the turn goes on."""
+    client = MalformedReads()
+    read = {"text": "", "tool_calls": [{"name": "read_file", "input": {"path": "app.py"}}]}
+    async with spawn([read, "read it"], client) as agent:
+        await agent.start(fs=True)
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        result = await agent.conn.prompt(session_id=sid, prompt=linked(workspace, "look"))
+        assert result.stop_reason == "end_turn"
+    assert len(client.reads) >= 2  # the attachment and the tool call both asked the client
+    done = [u for u in client.updates if u.get("status") == "completed"]
+    assert done and "return 'hello'" in done[0]["content"][0]["content"]["text"]  # the disk
+    assert client.text() == "read it"

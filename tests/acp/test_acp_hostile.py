@@ -69,6 +69,10 @@ async def test_a_url_cwd_is_one_clear_line(spawn, workspace: Path) -> None:
                 assert err.value.code == -32602, err.value
                 message = str(err.value)
                 assert f"cwd {url} is a URL, not a folder" in message and "\n" not in message
+        for missing in (workspace / "no-such-folder", workspace / "app.py"):  # not a folder
+            with pytest.raises(RequestError) as err:
+                await agent.conn.new_session(cwd=str(missing))
+            assert err.value.code == -32602 and "not a directory" in str(err.value), err.value
         assert (await agent.conn.list_sessions()).sessions == []
 
 
