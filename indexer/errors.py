@@ -55,3 +55,9 @@ class NotADirectory(IndexerError):
 class PathOutsideRoot(IndexerError):
     exit_code = 2
     hint = "paths must resolve inside the indexed root"
+
+
+class BadSetting(IndexerError):
+    """An environment variable the indexer reads holds a value it cannot use."""
+
+    exit_code = 2

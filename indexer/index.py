@@ -10,6 +10,7 @@ so searches never wait for an indexing run (WAL mode; the connections: ``databas
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 import time
@@ -22,6 +23,7 @@ from indexer import compact, filelist, history, store
 from indexer.database import Database, is_corrupt, is_locked
 from indexer.db_location import refuse_links
 from indexer.errors import (
+    BadSetting,
     IndexCorrupt,
     IndexLocked,
     NotADirectory,
@@ -53,6 +55,23 @@ BULK_CHECKPOINT_PAGES = 1000
 EDIT_CHECKPOINT_PAGES = 4000
 
 
+def busy_timeout_setting() -> float:
+    """``KILN_INDEX_BUSY_TIMEOUT`` (seconds, a finite number >= 0), else the default."""
+    raw = os.environ.get("KILN_INDEX_BUSY_TIMEOUT", "").strip()
+    if not raw:
+        return DEFAULT_BUSY_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise BadSetting(
+            f"KILN_INDEX_BUSY_TIMEOUT={raw!r} is not a number of seconds",
+            hint=f"unset it (default {DEFAULT_BUSY_TIMEOUT:g}) or set e.g. 30",
+        )
+    return value
+
+
 class Index:
     """A workspace's index at ``<root>/.kiln/index.db`` (created, migrated or rebuilt on open)."""
 
@@ -62,7 +81,7 @@ class Index:
             raise NotADirectory(f"not a folder: {root}")
         self.db_path = self.root / ".kiln" / "index.db"
         if busy_timeout is None:
-            busy_timeout = float(os.environ.get("KILN_INDEX_BUSY_TIMEOUT", DEFAULT_BUSY_TIMEOUT))
+            busy_timeout = busy_timeout_setting()
         self.busy_timeout = busy_timeout
         self._damaged: str | None = None  # set when a search met a damaged page
         self._trees = TreeCache()  # recently edited files re-parse incrementally

@@ -1,19 +1,17 @@
 """The `kiln` command-line root.
 
 Sub-commands are registered by name and imported only when used, so `kiln --help` stays fast
-and importing this module has no side effects. Errors that a user can fix (any exception with a
-``hint`` and an ``exit_code``, see ``agent.errors``) become one line on stderr and a non-zero exit.
+and importing this module has no side effects. Every failure becomes one line on stderr and an
+exit code (``lsp_server.cli.failures``), never a traceback.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any
 
 import click
 
-from kiln_errors import KilnError
 from lsp_server.cli.tty_guard import escaped_terminal
 from lsp_server.version import __version__
 
@@ -78,27 +76,14 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Console entry point: user mistakes become one line and an exit code, never a traceback."""
-    with escaped_terminal(sys.argv[1:] if argv is None else argv):
-        return _main(argv)
+    """Console entry point: every failure becomes one line and an exit code (``failures``)."""
+    import sys
 
+    from lsp_server.cli.failures import run_main
 
-def _main(argv: list[str] | None) -> Any:
-    try:
+    def invoke() -> int:
         result = cli.main(args=argv, prog_name="kiln", standalone_mode=False)
         return result if isinstance(result, int) else 0
-    except click.exceptions.Abort:
-        click.echo("kiln: aborted", err=True)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        click.echo("kiln: interrupted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        click.echo(f"kiln: {exc.format_message()}", err=True)
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except KilnError as exc:  # the one place that turns errors into exit codes
-        line = f"kiln: {exc}" + (f" ({exc.hint})" if exc.hint else "")
-        click.echo(line, err=True)
-        sys.exit(int(exc.exit_code))
+
+    with escaped_terminal(sys.argv[1:] if argv is None else argv):
+        return run_main(invoke)

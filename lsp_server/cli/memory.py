@@ -72,14 +72,19 @@ def add_cmd(text: str, root: Path, user_level: bool) -> None:
 @_user_option
 def edit_cmd(root: Path, user_level: bool) -> None:
     """Open the memory file in $VISUAL / $EDITOR."""
+    name = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
+    editor = os.environ.get(name) or "vi"
+    try:
+        command = shlex.split(editor)
+    except ValueError as exc:  # an unbalanced quote: say so before any file is made
+        raise click.UsageError(f"${name} is not a command line ({exc}): {editor!r}") from None
     memory = _memory(root)
     target = memory.user_file() if user_level else memory.project_file()
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("# Memory\n\n", encoding="utf-8")
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        code = subprocess.call([*shlex.split(editor), str(target)])
+        code = subprocess.call([*command, str(target)])
     except OSError as exc:
         raise click.ClickException(
             f"cannot start the editor {editor!r}: {exc.strerror}; set VISUAL or EDITOR"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from lsp_server.cli.options import FiniteFloat
 from lsp_server.cli.registry_options import (
     BLOBS_OPTION,
     DATA_OPTION,
@@ -28,7 +29,7 @@ from lsp_server.cli.registry_options import (
     "--older-than",
     default=3600.0,
     show_default=True,
-    type=click.FloatRange(0),
+    type=FiniteFloat(0),
     help="Only archives stored at least this many seconds ago (publishes in flight are younger).",
 )
 def sweep_cmd(data: Path | None, db: str | None, blobs: str | None, older_than: float) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from agent.permissions import MODES
+from lsp_server.cli.options import FiniteFloat
 from lsp_server.cli.query_args import QueryCommand
 
 
@@ -55,12 +56,10 @@ class TaskCommand(QueryCommand):
     show_default=True,
     help="Model calls per run.",
 )
-@click.option(
-    "--max-minutes", type=click.FloatRange(min=0, min_open=True), help="Wall-clock limit."
-)
+@click.option("--max-minutes", type=FiniteFloat(min=0, min_open=True), help="Wall-clock limit.")
 @click.option(
     "--max-cost-usd",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     help="Cost limit from recorded usage and the price table.",
 )
 @click.option(
@@ -97,7 +96,7 @@ class TaskCommand(QueryCommand):
 )
 @click.option(
     "--max-patch-mb",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     default=50,
     show_default=True,
     help="With --ci: the largest patch (and changed files' size) before the run's outputs are "
@@ -146,8 +145,14 @@ def run_cmd(
     if github_event:
         # Who asked is checked whenever there is an event, even if the task text is given.
         check_event_actor(github_event, os.environ.get("KILN_ALLOWED_USERS", ""))
+    for name, value in (("--resume", resume), ("--provider", provider), ("--model", model)):
+        if value is not None and not value.strip():
+            raise click.UsageError(f"{name} is empty")
     if task_file:
-        task = task_file.read_text(encoding="utf-8")
+        try:
+            task = task_file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise click.UsageError(f"--task-file {task_file} is not UTF-8 text") from None
     elif github_event and not task:
         task = task_from_event(github_event)
     assert task is not None

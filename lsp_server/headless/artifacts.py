@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agent.errors import KilnError
+from agent.errors import KilnError, UsageError
 
 
 class ArtifactsMoved(KilnError):
@@ -25,6 +25,16 @@ class Artifacts:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(os.path.abspath(folder))
         self._real = Path(os.path.realpath(self.folder))  # as it is before the agent starts
+
+    def create(self) -> None:
+        """Make the folder before the run; one that cannot be made is a usage error."""
+        try:
+            self.open()
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create the artifacts folder {self.folder}: {exc.strerror or exc}",
+                hint="pass a writable --artifacts folder",
+            ) from None
 
     def open(self) -> Path:
         """Create the folder if needed and check it is the one the run started with."""

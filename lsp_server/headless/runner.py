@@ -160,6 +160,8 @@ def run(opts: RunOptions) -> int:
     )
     # where --artifacts is before the agent can put a link there (artifacts.py)
     artifacts = Artifacts(opts.artifacts) if opts.artifacts else None
+    if artifacts is not None:
+        artifacts.create()  # a folder that cannot be made fails now, not after the agent ran
     layout = repo_git.Layout.record(opts.root) if opts.ci else None
     if layout is not None and opts.commit_branch:
         repo_git.check_branch(layout, opts.commit_branch)

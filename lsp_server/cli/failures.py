@@ -1,0 +1,135 @@
+"""How a `kiln` process ends when a command fails: one line on stderr and an exit code.
+
+This is the one place that turns exceptions into exit codes. Kiln's own errors carry their
+line, hint and code (``kiln_errors.KilnError``); click's usage errors theirs. What the host
+refuses (a read-only or full disk, a file where a folder belongs), text that is not UTF-8 (an
+argument, a variable or a file) and a damaged SQLite file get one line each too. Ctrl-C and
+SIGTERM unwind the command like an exception, so its ``finally`` blocks and rollbacks run (a
+half-extracted skill is removed, an index transaction rolled back) and the exit is 130
+(cancelled). Anything else is a bug: one line that names the file holding the traceback
+(``KILN_DEBUG=1`` prints it instead), exit 1.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+import click
+
+from kiln_errors import KilnError
+
+CANCELLED = 130
+FAILED = 1
+USAGE = 2
+BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is: code that cleans up after Ctrl-C does so here too."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM raises ``Terminated`` in the main thread (a server that handles it itself, like
+    ``kiln lsp``, installs its own handler over this one)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (an embedding host): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit(line: str, code: int) -> NoReturn:
+    try:
+        click.echo(line, err=True)
+    except OSError:  # stderr itself is gone: the exit code still says what happened
+        pass
+    sys.exit(code)
+
+
+def os_error_line(exc: OSError) -> str:
+    """``cannot use PATH: Read-only file system`` (the paths the system call named)."""
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileExistsError) and exc.filename and not os.path.isdir(exc.filename):
+        reason = "a file is there, not a folder"  # mkdir of KILN_HOME, a skills folder…
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    if not paths:
+        return f"kiln: {reason}"
+    return f"kiln: cannot use {' -> '.join(paths)}: {reason}"
+
+
+def unicode_line(exc: UnicodeError) -> str:
+    if isinstance(exc, UnicodeEncodeError):  # a surrogate-escaped byte from argv or environ
+        return (
+            "kiln: an argument or environment value is not valid UTF-8 text "
+            f"({exc.object[exc.start : exc.end]!r})"
+        )
+    if isinstance(exc, UnicodeDecodeError):
+        return f"kiln: a file Kiln read is not valid UTF-8 text ({exc.reason} at byte {exc.start})"
+    return f"kiln: text is not valid UTF-8 ({exc})"
+
+
+def internal_error(exc: BaseException) -> NoReturn:
+    text = "".join(traceback.format_exception(exc))
+    if os.environ.get("KILN_DEBUG"):
+        sys.stderr.write(text)
+        _exit(f"kiln: internal error: {type(exc).__name__}: {exc}", FAILED)
+    where = ""
+    try:
+        fd, path = tempfile.mkstemp(prefix="kiln-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as fh:
+            fh.write(text)
+        where = f" (traceback in {path}; please report it)"
+    except OSError:
+        where = " (set KILN_DEBUG=1 to see the traceback)"
+    _exit(f"kiln: internal error: {type(exc).__name__}: {exc}{where}", FAILED)
+
+
+def run_main(invoke: Callable[[], Any]) -> Any:
+    """Run the command; every failure leaves through ``sys.exit`` with one line on stderr."""
+    try:
+        with sigterm_unwinds():
+            return invoke()
+    except Terminated:
+        _exit("kiln: terminated", CANCELLED)
+    except click.exceptions.Abort as exc:  # click's word for Ctrl-C (or SIGTERM) in a command
+        terminated = isinstance(exc.__context__, Terminated)
+        _exit("kiln: terminated" if terminated else "kiln: aborted", CANCELLED)
+    except KeyboardInterrupt:
+        _exit("kiln: interrupted", CANCELLED)
+    except click.ClickException as exc:
+        _exit(f"kiln: {exc.format_message()}", exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KilnError as exc:  # Kiln's own table: message, hint, exit code
+        _exit(f"kiln: {exc}" + (f" ({exc.hint})" if exc.hint else ""), int(exc.exit_code))
+    except BrokenPipeError:  # `kiln … | head`: the reader left; say nothing more on stdout
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        sys.exit(BROKEN_PIPE)
+    except OSError as exc:
+        _exit(os_error_line(exc), FAILED)
+    except UnicodeError as exc:
+        _exit(unicode_line(exc), USAGE)
+    except sqlite3.Error as exc:
+        _exit(f"kiln: database error: {exc}", FAILED)
+    except Exception as exc:  # noqa: BLE001 - a bug: still one line, the traceback kept aside
+        internal_error(exc)

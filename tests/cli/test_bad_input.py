@@ -1,0 +1,125 @@
+"""Bad input and a hostile environment, through the real `kiln` process: each gets one line on
+stderr and a non-zero exit, never a traceback, and leaves nothing half-written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def kiln(*args: str | bytes, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60):
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", *args],
+        cwd=cwd,
+        capture_output=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def one_line(proc: subprocess.CompletedProcess, code: int) -> str:
+    """The single ``kiln: …`` line a failure prints; asserts the exit code and no traceback."""
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == code, (proc.returncode, err)
+    assert "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("kiln: "), err
+    return lines[0]
+
+
+def test_an_argument_that_is_not_utf8_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    line = one_line(kiln("memory", "add", b"note \xff", "--root", str(tmp_path), cwd=tmp_path), 2)
+    assert "not valid UTF-8" in line
+    assert list(tmp_path.iterdir()) == []  # no KILN.md, no temporary file beside it
+
+
+def test_kiln_home_that_is_a_file(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.write_text("not a folder")
+    proc = kiln("sessions", "list", cwd=tmp_path, env={"KILN_HOME": str(home)})
+    assert "a file is there, not a folder" in one_line(proc, 1)
+    assert home.read_text() == "not a folder"
+
+
+def test_a_folder_where_the_memory_file_belongs(tmp_path: Path, kiln_home: Path) -> None:
+    (kiln_home / "KILN.md").mkdir()  # fails for root too, unlike chmod 000
+    line = one_line(kiln("memory", "add", "a note", "--user", cwd=tmp_path), 1)
+    assert str(kiln_home / "KILN.md") in line and "Is a directory" in line
+    assert list((kiln_home / "KILN.md").iterdir()) == []
+
+
+def test_a_bad_index_busy_timeout_names_the_variable(tmp_path: Path) -> None:
+    for value in ("abc", "nan", "-1"):
+        proc = kiln("index", str(tmp_path), cwd=tmp_path, env={"KILN_INDEX_BUSY_TIMEOUT": value})
+        assert "KILN_INDEX_BUSY_TIMEOUT" in one_line(proc, 2)
+    assert not (tmp_path / ".kiln").exists()
+
+
+@pytest.mark.parametrize(
+    "option", [["--max-patch-mb", "nan"], ["--max-patch-mb", "inf"], ["--max-cost-usd", "nan"],
+               ["--max-minutes", "nan"]],
+)  # fmt: skip
+def test_run_limits_must_be_finite(tmp_path: Path, kiln_home: Path, option: list[str]) -> None:
+    proc = kiln("run", "do it", "--root", str(tmp_path), *option, cwd=tmp_path)
+    assert "is not a finite number" in one_line(proc, 2)
+    assert not (kiln_home / "sessions.db").exists()  # refused before any session began
+
+
+def test_a_task_file_that_is_not_utf8(tmp_path: Path) -> None:
+    (tmp_path / "task.txt").write_bytes(b"fix \xff\xfe it")
+    proc = kiln("run", "--task-file", "task.txt", "--root", str(tmp_path), cwd=tmp_path)
+    assert "--task-file task.txt is not UTF-8 text" in one_line(proc, 2)
+
+
+@pytest.mark.parametrize("option", ["--resume", "--provider", "--model"])
+def test_empty_option_values_are_refused(tmp_path: Path, kiln_home: Path, option: str) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    proc = kiln("run", "do it", "--root", str(tmp_path), f"{option}=", cwd=tmp_path, env=env)
+    assert f"{option} is empty" in one_line(proc, 2)  # not a new session, not the default model
+    assert not (kiln_home / "sessions.db").exists()
+
+
+def test_an_artifacts_folder_that_cannot_be_made_fails_before_the_run(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    (tmp_path / "file").write_text("x")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    args = ("run", "do it", "--root", str(tmp_path), "--artifacts", str(tmp_path / "file" / "out"))
+    line = one_line(kiln(*args, cwd=tmp_path, env=env), 2)
+    assert "cannot create the artifacts folder" in line and "Not a directory" in line
+    assert not (kiln_home / "sessions.db").exists()  # the model was never called
+
+
+def test_an_unbalanced_editor_command(tmp_path: Path) -> None:
+    proc = kiln("memory", "edit", "--root", str(tmp_path), cwd=tmp_path, env={"VISUAL": 'vi "'})
+    assert "VISUAL" in one_line(proc, 2)
+
+
+def test_a_bug_is_one_line_and_the_traceback_is_kept(tmp_path: Path) -> None:
+    """A failure nobody foresaw still ends in one line; the traceback goes to a file it names."""
+    boom = tmp_path / "boom_cmd.py"
+    boom.write_text(
+        "import click\n\n@click.command()\ndef cmd():\n    raise RuntimeError('unforeseen')\n"
+    )
+    code = (
+        "import sys; from lsp_server.cli import main, register_command; "
+        "register_command('boom', 'boom_cmd:cmd'); sys.exit(main(['boom']))"
+    )
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env},
+        timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("kiln: internal error: RuntimeError: unforeseen (traceback in ")
+    saved = Path(proc.stderr.split("traceback in ", 1)[1].split(";", 1)[0])
+    assert saved.parent == tmp_path and "raise RuntimeError('unforeseen')" in saved.read_text()
