@@ -68,3 +68,11 @@ class ToolError(KilnError):
 
 class SessionNotFound(KilnError):
     exit_code = EXIT_USAGE
+
+
+class SessionBusy(KilnError):
+    """Another process (or another open copy of the session) is running a turn in it, or
+    wrote to it since this copy was loaded: appending now would interleave two trajectories."""
+
+    exit_code = EXIT_USAGE
+    retryable = True

@@ -29,6 +29,7 @@ from agent.providers import select_model
 from agent.providers.pricing import cost_usd
 from agent.sandbox.attach import attach as attach_sandbox
 from agent.services import SessionServices
+from agent.session_claim import turn_claim
 from agent.session_store import SessionStore, kiln_home
 from agent.status import StatusBar, status_mode
 from agent.tool_runner import ToolRunner, ci_secrets
@@ -224,22 +225,23 @@ class Session:
                 "a turn is already in progress in this session", hint="cancel it or wait"
             )
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        self.cancel_reason = "cancelled"
-        task = self._task = asyncio.ensure_future(loop.run_turn(self, blocks))
-        timer = None
-        if self.config.max_seconds:
-            # The wall-clock limit also interrupts a tool that is still running.
-            timer = asyncio.get_running_loop().call_later(
-                self.config.max_seconds, self.cancel, "max_time"
-            )
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            task.cancel()
-            return await task
-        finally:
-            if timer is not None:
-                timer.cancel()
+        with turn_claim(self.store, self.transcript):  # one writer per session
+            self.cancel_reason = "cancelled"
+            task = self._task = asyncio.ensure_future(loop.run_turn(self, blocks))
+            timer = None
+            if self.config.max_seconds:
+                # The wall-clock limit also interrupts a tool that is still running.
+                timer = asyncio.get_running_loop().call_later(
+                    self.config.max_seconds, self.cancel, "max_time"
+                )
+            try:
+                return await asyncio.shield(task)
+            except asyncio.CancelledError:
+                task.cancel()
+                return await task
+            finally:
+                if timer is not None:
+                    timer.cancel()
 
     def cancel(self, reason: StopReason = "cancelled") -> None:
         if self._task is not None and not self._task.done():

@@ -186,6 +186,18 @@ class SessionStore:
             ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    def position(self, session_id: str) -> tuple[int, int]:
+        """The session's current epoch and how many messages it holds."""
+        with self._lock:
+            row = self.db.execute(
+                "SELECT epoch, (SELECT count(*) FROM messages m WHERE m.session_id = s.id "
+                "AND m.epoch = s.epoch) FROM sessions s WHERE s.id = ?",
+                (session_id,),
+            ).fetchone()
+        if row is None:
+            raise SessionNotFound(f"no session {session_id!r}", hint="see `kiln sessions list`")
+        return int(row[0]), int(row[1])
+
     def add_search_text(self, session_id: str, kind: str, text: str) -> None:
         self._write("INSERT INTO session_text VALUES (?,?,?)", (session_id, kind, text))
 
