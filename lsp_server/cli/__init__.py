@@ -8,6 +8,7 @@ exit code (``lsp_server.cli.failures``), never a traceback.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import click
@@ -77,8 +78,6 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: every failure becomes one line and an exit code (``failures``)."""
-    import sys
-
     from lsp_server.cli.failures import run_main
 
     def invoke() -> int:
