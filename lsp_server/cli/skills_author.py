@@ -18,6 +18,7 @@ from skills_registry.client import (
     default_registry,
     load_token,
     parse_spec,
+    printable,
     save_token,
 )
 from skills_registry.registry.errors import UsageError
@@ -44,17 +45,35 @@ _registry_opt = click.option(
     "--version", "version", default=None, help="Version (default: metadata.version in SKILL.md)."
 )
 @click.option("--namespace", default=None, help="Namespace (default: the token's namespace).")
+@click.option(
+    "--include-secret-files",
+    is_flag=True,
+    help="Publish files that look like credentials (.env, id_rsa, *.pem…) all the same.",
+)
 def publish_cmd(
-    path: Path, registry: str | None, token: str | None, version: str | None, namespace: str | None
+    path: Path,
+    registry: str | None,
+    token: str | None,
+    version: str | None,
+    namespace: str | None,
+    include_secret_files: bool,
 ) -> None:
     """Validate, pack and publish the skill folder PATH."""
     from skills_registry.archive import build_archive, read_dir
     from skills_registry.registry.errors import ValidationFailed
+    from skills_registry.registry.scan import secret_files
     from skills_registry.spec import parse_frontmatter, validate_skill_dir
 
     problems = validate_skill_dir(path)
     if problems:
         raise ValidationFailed(problems, hint="run `kiln skills validate PATH`")
+    secrets = [] if include_secret_files else secret_files(read_dir(path).files)
+    if secrets:  # a published version can be yanked, never deleted: refuse before uploading
+        raise UsageError(
+            f"{path} holds files that look like credentials ({printable(', '.join(secrets))}); "
+            "nothing was published, and a published version can never be deleted",
+            hint="remove them, or pass --include-secret-files if they are meant to be public",
+        )
     front, _ = parse_frontmatter((path / "SKILL.md").read_text(encoding="utf-8-sig"))
     meta = front.get("metadata")
     meta = meta if isinstance(meta, dict) else {}

@@ -8,7 +8,7 @@ prompt-injection phrases, and ``allowed-tools`` broad enough to run anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 SCRIPT_SUFFIXES = {
@@ -53,6 +53,11 @@ _SECRET_FILE = re.compile(
 _BROAD_TOOLS = re.compile(
     r"^(\*|Bash|Bash\(\*\)|Bash\(\s*\*?\s*:\s*\*\s*\)|Shell|Execute|Write)$", re.I
 )
+
+
+def secret_files(paths: Iterable[str]) -> list[str]:
+    """The paths that look like credential or key files (``.env``, ``id_rsa``, ``*.pem``…)."""
+    return sorted(p for p in paths if _SECRET_FILE.search(p))
 
 
 def _finding(rule: str, severity: str, path: str, line: int, message: str) -> dict[str, Any]:
