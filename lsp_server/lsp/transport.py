@@ -4,7 +4,8 @@ pygls routes messages to handlers; the rules around them live here, because a cl
 answer to every request it sends: a body that is not JSON gets -32700 (``id: null``), a message
 that is not a JSON-RPC 2.0 object -32600, a request before ``initialize`` -32002, a request after
 ``shutdown`` -32600, an LSP notification sent with an id -32601, and params pygls cannot read
--32602. A request may omit ``params``.
+-32602. A malformed answer to one of the server's own requests is taken as an error answer, so
+nothing waits for it forever. A request may omit ``params``.
 ``exit`` ends the process with 0 after ``shutdown`` and 1 without it.
 
 The server also stops on its own when stdin closes, on SIGTERM/SIGINT, and when the editor
@@ -106,6 +107,12 @@ class KilnProtocol(LanguageServerProtocol):
         except Exception as exc:  # noqa: BLE001 - a malformed message costs its sender one error
             if method is not None and "id" in data:
                 self.reply_error(msg_id, INVALID_PARAMS, f"Invalid params for {method}: {exc}")
+            elif method is None and "id" in data:  # the answer to one of ours: it is an error
+                log.warning("malformed answer to our request %s: %s", msg_id, exc)
+                error = types.ResponseError(
+                    code=INVALID_REQUEST, message=f"malformed answer: {exc}"
+                )
+                self._handle_response(msg_id, None, error)
             else:
                 log.warning("dropped a malformed message (%s): %s", method or "response", exc)
             return

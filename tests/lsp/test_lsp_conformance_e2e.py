@@ -4,6 +4,7 @@ odd but legal JSON-RPC. The common framing and lifecycle cases are in test_jsonr
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +83,47 @@ async def test_shutdown_during_indexing_ends_the_progress_before_answering(
         if m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "end"
     ]  # fmt: skip
     assert ended[0]["token"] == token
+
+
+async def test_a_malformed_answer_to_a_server_request_is_an_error_answer(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """A client's answer that pygls could not read (`workspace/applyEdit` answered `{}`, a
+    permission request answered without a result) was dropped, and the turn waited for it
+    forever. It is now an error answer: the edit, already allowed, is written by the server
+    (PROTOCOL.md §5), and the permission request fails without waiting for the timeout."""
+    edit = {
+        "name": "edit_file",
+        "input": {"path": "notes.txt", "old_text": "café", "new_text": "tea"},
+    }
+    steps = [
+        {"match": "edit", "text": "", "tool_calls": [edit]},
+        {"match": "edit", "text": "edited"},
+        {"match": "run", "text": "", "tool_calls": [{"name": "run_command", "input": {"command": "echo hi"}}]},
+        {"match": "run", "text": "refused"},
+    ]  # fmt: skip
+    server = await RawServer.start(workspace, scripted_env(steps))
+    try:
+        caps = {"workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}}}
+        options = {"index": False, "editMode": "auto"}
+        await server.initialize(workspace, capabilities=caps, initializationOptions=options)
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        server.request_nowait("edit", "kiln/session/prompt", {"sessionId": sid, "prompt": "edit"})
+        apply = await server.wait_for(lambda m: m.get("method") == "workspace/applyEdit")
+        server.send({"jsonrpc": "2.0", "id": apply["id"], "result": {}})  # no "applied"
+        assert (await server.response("edit"))["result"]["stopReason"] == "end_turn"
+        assert (workspace / "notes.txt").read_text(encoding="utf-8") == "tea au lait\n"
+
+        server.request_nowait("run", "kiln/session/prompt", {"sessionId": sid, "prompt": "run"})
+        asked = await server.wait_for(lambda m: m.get("method") == "kiln/session/requestPermission")
+        server.send({"jsonrpc": "2.0", "id": asked["id"]})  # neither a result nor an error
+        assert (await server.response("run"))["result"]["stopReason"] == "end_turn"
+    finally:
+        await server.close()
+    reasons = [
+        m["params"]["update"]["reason"]
+        for m in server.messages
+        if m.get("method") == "kiln/session/update"
+        and m["params"]["update"]["sessionUpdate"] == "refusal"
+    ]
+    assert len(reasons) == 1 and reasons[0].startswith("the permission request failed: malformed")
