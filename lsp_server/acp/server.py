@@ -142,10 +142,10 @@ class KilnAcpAgent:
                 "initialize was already sent on this connection",
                 {"hint": "start a new `kiln acp` process to negotiate again"},
             )
-        self.initialized = True
-        self.frontend.set_capabilities(client_capabilities)
         if (options := kiln_options(kwargs)) is not None:  # _meta: {"kiln": {...options}}
             self.core.config = CoreConfig.from_options(options, self.core.config)
+        self.initialized = True  # only an initialize that is answered with a result counts
+        self.frontend.set_capabilities(client_capabilities)
         name = getattr(client_info, "name", "") or "an ACP client"
         log.info("initialize from %s (protocol %s)", name, protocol_version)
         return InitializeResponse(

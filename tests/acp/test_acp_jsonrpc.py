@@ -51,3 +51,27 @@ def test_messages_that_are_not_json_rpc_2_get_32600_and_omitted_params_are_empty
     assert by_id[9]["error"]["code"] == -32602  # session/new needs its cwd
     assert "Traceback" not in done.stderr, done.stderr
     assert done.stderr.count("malformed session/cancel notification") == 2, done.stderr
+
+
+def test_a_refused_initialize_is_not_the_handshake(kiln_home: Path) -> None:
+    """An `initialize` answered with an error (bad `_meta.kiln` options) still counted: the
+    corrected retry was refused as "initialize was already sent", while requests that need
+    the handshake were served. Only an initialize answered with a result counts."""
+    bad = {"protocolVersion": 1, "_meta": {"kiln": {"mode": "nope"}}}
+    done = run_raw(
+        [
+            frame(1, "initialize", bad),
+            frame(2, "session/list", {}),
+            frame(3, "initialize", {"protocolVersion": 1}),
+            frame(4, "session/list", {}),
+            frame(5, "initialize", {"protocolVersion": 1}),
+        ],
+        kiln_home,
+    )
+    by_id = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert by_id[1]["error"]["code"] == -32602 and "nope" in by_id[1]["error"]["message"]
+    assert by_id[2]["error"]["code"] == -32600  # not initialized yet
+    assert by_id[3]["result"]["protocolVersion"] == 1
+    assert by_id[4]["result"] == {"sessions": []}
+    assert by_id[5]["error"]["code"] == -32600  # now it was sent
+    assert "Traceback" not in done.stderr
