@@ -18,6 +18,15 @@ from urllib.parse import quote
 
 import httpx
 
+from skills_registry.answers import (
+    AUDIT_ROW,
+    MINTED,
+    RECEIPT,
+    SEARCH_ROW,
+    TOKEN_ROW,
+    rows,
+    shaped,
+)
 from skills_registry.archive import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES
 from skills_registry.local_state import (
     Cache,
@@ -260,7 +269,7 @@ class RegistryClient:
         namespace: str | None = None,
         updated_since: str | None = None,
     ) -> dict[str, Any]:
-        return self._get(
+        answer = self._get(
             "/v1/skills",
             q=query,
             limit=limit,
@@ -268,6 +277,8 @@ class RegistryClient:
             namespace=namespace,
             updated_since=updated_since,
         )
+        rows(answer, "skills", SEARCH_ROW, self._where("/v1/skills"))
+        return answer
 
     def skill(self, skill_id: str) -> dict[str, Any]:
         return self._get(self._skill_path(skill_id))
@@ -308,36 +319,42 @@ class RegistryClient:
         listed = tools.get("tools")
         return [t for t in listed if isinstance(t, dict)] if isinstance(listed, list) else []
 
+    def _where(self, path: str) -> str:
+        return f"registry {self.base_url} answered {path} with something unexpected"
+
     def whoami(self) -> str:
-        return str(self._get("/v1/whoami")["namespace"])
+        answer = shaped(self._get("/v1/whoami"), {"namespace": (str,)}, self._where("/v1/whoami"))
+        return str(answer["namespace"])
 
     def tokens(self) -> list[dict[str, Any]]:
-        return list(self._get("/v1/tokens")["tokens"])
+        return rows(self._get("/v1/tokens"), "tokens", TOKEN_ROW, self._where("/v1/tokens"))
 
     def revoke_token(self, token_id: str) -> dict[str, Any]:
-        return self._json(self._request("DELETE", f"/v1/tokens/{quote(token_id, safe='')}"))
+        path = f"/v1/tokens/{quote(token_id, safe='')}"
+        return shaped(self._json(self._request("DELETE", path)), TOKEN_ROW, self._where(path))
 
     def audit(self, since: int = 0) -> list[dict[str, Any]]:
-        return list(self._get("/v1/audit", since=since, limit=1000)["audit"])
+        answer = self._get("/v1/audit", since=since, limit=1000)
+        return rows(answer, "audit", AUDIT_ROW, self._where("/v1/audit"))
 
     def exchange_oidc(self, id_token: str) -> dict[str, Any]:
         """Trade a CI OIDC ID token for a short-lived publish token (trusted publishing)."""
-        return self._json(self._request("POST", "/v1/oidc/token", json={"token": id_token}))
+        answer = self._json(self._request("POST", "/v1/oidc/token", json={"token": id_token}))
+        return shaped(answer, MINTED, self._where("/v1/oidc/token"))
 
     def publish(self, skill_id: str, version: str, archive: bytes) -> dict[str, Any]:
+        path = f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}"
         response = self._request(
-            "PUT",
-            f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}",
-            content=archive,
-            headers={"Content-Type": "application/gzip"},
+            "PUT", path, content=archive, headers={"Content-Type": "application/gzip"}
         )
-        return self._json(response)
+        return shaped(self._json(response), RECEIPT, self._where(path))
 
     def set_status(
         self, skill_id: str, version: str, status: str, reason: str = ""
     ) -> dict[str, Any]:
         url = f"{self._skill_path(skill_id)}/versions/{quote(version, safe='')}/status"
-        return self._json(self._request("PUT", url, json={"status": status, "reason": reason}))
+        answer = self._json(self._request("PUT", url, json={"status": status, "reason": reason}))
+        return shaped(answer, {**RECEIPT, "status": (str,)}, self._where(url))
 
     def deprecate(self, skill_id: str, message: str | None) -> dict[str, Any]:
         return self._json(

@@ -225,8 +225,8 @@ def trust_cmd(url: str, key: str | None) -> None:
     url = normalize_url(url)
     if key is None:
         with RegistryClient(url) as client:
-            served = client.info().get("keys", [])
-        for k in served:
+            served = client.info().get("keys")
+        for k in served if isinstance(served, list) else []:
             if isinstance(k, dict):
                 click.echo(
                     f"{url} serves {printable(str(k.get('keyId')), 80)}: "

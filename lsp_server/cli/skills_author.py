@@ -92,15 +92,20 @@ def publish_cmd(
         contents.top = str(front["name"])
         doc = client.publish(f"{namespace}/{front['name']}", version, build_archive(contents))
     click.echo(f"published {doc['id']}@{doc['version']} sha256:{doc['archiveSha256']}")
-    for f in doc.get("scan", {}).get("findings", []):
-        click.echo(f"  [{f['severity']}] {f['rule']} {f['path']}: {f['message']}", err=True)
+    scan = doc.get("scan")
+    findings = scan.get("findings") if isinstance(scan, dict) else None
+    for f in findings if isinstance(findings, list) else []:
+        if isinstance(f, dict):
+            fields = (f.get(k, "") for k in ("severity", "rule", "path", "message"))
+            click.echo("  [{}] {} {}: {}".format(*map(str, fields)), err=True)
 
 
 def _trusted_publishing_token(url: str) -> str | None:
     from skills_registry.ci_identity import ci_id_token
 
     with RegistryClient(url) as client:
-        audience = str(client.info().get("oidc", {}).get("audience") or "")
+        oidc = client.info().get("oidc")
+        audience = str(oidc.get("audience") or "") if isinstance(oidc, dict) else ""
         id_token = ci_id_token(audience) if audience else None
         if id_token is None:
             return None
