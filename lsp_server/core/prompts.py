@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,8 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     uri = resource["uri"]
     path = uri_to_path(uri)
     text = resource.get("text") if isinstance(resource.get("text"), str) else None
+    if text is None and item["type"] == "resource" and "blob" in resource:
+        text = _blob_text(uri, resource["blob"])
     rel = uri
     if path is not None:
         try:
@@ -79,6 +82,18 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
         text = "\n".join(lines[start : end + 1])
         attrs += f' lines="{start + 1}-{end + 1}"'
     return f"<reference {attrs}>\n{text}\n</reference>"
+
+
+def _blob_text(uri: str, blob: Any) -> str:
+    """An embedded resource's ``blob`` (base64) as text; binary content is refused, as images
+    are, rather than replaced by what the disk holds under that URI."""
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8")
+    except (TypeError, ValueError):  # binascii.Error and UnicodeDecodeError included
+        raise InvalidParams(
+            f"the embedded resource {uri} is not base64-encoded UTF-8 text (a binary blob)",
+            hint="attach text files only",
+        ) from None
 
 
 def url_cwd(cwd: str, *, file_ok: bool) -> str | None:

@@ -5,6 +5,7 @@ the agent still waits for the client's text (docs/acp.md, `session/prompt`, `ses
 from __future__ import annotations
 
 import asyncio
+import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,3 +100,26 @@ async def test_a_malformed_fs_answer_reads_the_disk_instead(spawn, workspace: Pa
     done = [u for u in client.updates if u.get("status") == "completed"]
     assert done and "return 'hello'" in done[0]["content"][0]["content"]["text"]  # the disk
     assert client.text() == "read it"
+
+
+async def test_an_embedded_blob_resource_is_its_text_or_refused(spawn, workspace: Path) -> None:
+    """An embedded resource may carry its content as a base64 `blob` (ACP's
+    BlobResourceContents). Its content was ignored: the model got what the disk held under that
+    URI, or an empty reference. Text is now decoded; binary content is -32602, as images are."""
+    client = EditorClient()
+    blob = base64.b64encode(b"text only the blob holds").decode()
+    script = [{"match": "text only the blob holds", "text": "I read the blob"}]
+    async with spawn(script, client) as agent:
+        await agent.start(fs=False)
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        uri = (workspace / "app.py").as_uri()  # the disk holds other text under this URI
+        resource = {"uri": uri, "blob": blob, "mimeType": "text/x-python"}
+        prompt = [{"type": "text", "text": "see"}, {"type": "resource", "resource": resource}]
+        assert (await agent.conn.prompt(session_id=sid, prompt=prompt)).stop_reason == "end_turn"
+        binary = {**resource, "blob": base64.b64encode(b"\x89PNG\r\n\x1a\n\x00\xff").decode()}
+        with pytest.raises(RequestError) as refused:
+            await agent.conn.prompt(
+                session_id=sid, prompt=[{"type": "resource", "resource": binary}]
+            )
+        assert refused.value.code == -32602 and "binary blob" in str(refused.value)
+    assert client.text() == "I read the blob"
