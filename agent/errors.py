@@ -76,3 +76,9 @@ class SessionBusy(KilnError):
 
     exit_code = EXIT_USAGE
     retryable = True
+
+
+class SessionDamaged(KilnError):
+    """A stored session row is not what Kiln writes (hand-edited, or damaged on disk)."""
+
+    hint = "start a new session; the rest of the store is unaffected"

@@ -4,7 +4,8 @@ Each step is a function registered, in order, with a ``sqlite_migrate.Migrations
 recorded in its ``_sqlite_migrations`` table; tables are created with sqlite-utils, the FTS5
 search table with the SQL sqlite-utils has no words for. Stores written before the move
 (names recorded in a ``_migrations`` table) are adopted as they are: the same step names, so
-nothing re-runs and every row is kept.
+nothing re-runs and every row is kept. A store that records steps this Kiln lacks was written
+by a newer Kiln: it is refused, untouched, rather than written with the older shape.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import sqlite3
 import sqlite_utils
 from sqlite_migrate import Migrations
 
-from kiln_errors.sqlite_common import adopt_legacy_record, has_table, immediate
+from agent.errors import ConfigError
+from kiln_errors.sqlite_common import adopt_legacy_record, has_table, immediate, newer_steps
 
 MIGRATION_SET = "kiln.sessions"
 LEGACY_TABLE = "_migrations"  # the hand-written migrator's record, before sqlite-migrate
@@ -82,6 +84,13 @@ def migration_set() -> Migrations:
 def migrate(conn: sqlite3.Connection) -> None:
     """Apply the steps not yet recorded, all in one IMMEDIATE transaction (two processes
     opening a new store at once: the second waits, then finds nothing to do)."""
+    newer = newer_steps(conn, MIGRATION_SET, (step.__name__ for step in STEPS))
+    if newer:
+        raise ConfigError(
+            f"the session store {database_path(conn)} was written by a newer Kiln "
+            f"(steps {', '.join(newer)})",
+            hint="upgrade Kiln, or point KILN_HOME at another folder",
+        )
     db = sqlite_utils.Database(conn)
     migrations = migration_set()
     if not has_table(conn, LEGACY_TABLE) and not migrations.pending(db):
@@ -91,3 +100,8 @@ def migrate(conn: sqlite3.Connection) -> None:
             conn, db, migrations, legacy_table=LEGACY_TABLE, applied_column="applied"
         )
         migrations.apply(db)  # each step in a savepoint, with its record
+
+
+def database_path(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row and row[2] else "(in memory)"

@@ -23,7 +23,7 @@ from typing import Any
 import sqlite_utils
 from sqlite_utils.db import NotFoundError
 
-from agent.errors import KilnError, SessionNotFound
+from agent.errors import KilnError, SessionDamaged, SessionNotFound
 from agent.session_schema import migrate
 from agent.types import Message, Usage, canonical_json
 from kiln_errors.sqlite_common import enable_wal
@@ -129,7 +129,7 @@ class SessionStore:
             raise SessionNotFound(
                 f"no session {session_id!r}", hint="see `kiln sessions list`"
             ) from None
-        info["state"] = json.loads(info["state"])
+        info["state"] = _stored_json(info["state"], dict, session_id, "its state")
         return info
 
     def update(self, session_id: str, **fields: Any) -> None:
@@ -181,10 +181,18 @@ class SessionStore:
             epoch = int(self.get(session_id)["epoch"])
         with self._lock:
             rows = self.db.execute(
-                "SELECT json FROM messages WHERE session_id = ? AND epoch = ? ORDER BY seq",
+                "SELECT seq, json FROM messages WHERE session_id = ? AND epoch = ? ORDER BY seq",
                 (session_id, epoch),
             ).fetchall()
-        return [json.loads(r[0]) for r in rows]
+        messages = [_stored_json(text, dict, session_id, f"message {seq}") for seq, text in rows]
+        for (seq, _), message in zip(rows, messages, strict=True):
+            content = message.get("content")
+            if not isinstance(message.get("role"), str) or not (
+                isinstance(content, list) and all(isinstance(b, dict) for b in content)
+            ):
+                raise SessionDamaged(f"session {session_id} is damaged: message {seq} has no role "
+                                     "and content blocks")  # fmt: skip
+        return messages
 
     def position(self, session_id: str) -> tuple[int, int]:
         """The session's current epoch and how many messages it holds."""
@@ -251,8 +259,9 @@ class SessionStore:
             cols = [c[0] for c in cur.description]
             rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
         for row in rows:
-            row["prefix"] = json.loads(row["prefix"])
-            row["deferred"] = json.loads(row["deferred"])
+            step = f"request {row['step']}"
+            row["prefix"] = _stored_json(row["prefix"], dict, session_id, f"{step}'s prefix")
+            row["deferred"] = _stored_json(row["deferred"], list, session_id, f"{step}'s tools")
         return rows
 
     def record_usage(
@@ -306,6 +315,17 @@ class SessionStore:
 
 
 HARNESS_TAGS = ("<agent_status>", "<environment>", "<memory", "<skills")
+
+
+def _stored_json(text: Any, kind: type, session_id: str, what: str) -> Any:
+    """A stored JSON column, or ``SessionDamaged`` naming the session and the row."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        value = None
+    if not isinstance(value, kind):
+        raise SessionDamaged(f"session {session_id} is damaged: {what} is unreadable")
+    return value
 
 
 def _searchable_text(message: Message) -> str:

@@ -8,18 +8,20 @@ would have waited. Migrations run in one IMMEDIATE transaction (``immediate``), 
 processes opening a new file at once do not both start a read and then fail to upgrade it: the
 second waits, then finds nothing to do. Files written before the move to sqlite-migrate
 recorded their steps in a hand-written ``_migrations`` table; ``adopt_legacy_record`` carries
-those names over so nothing re-runs.
+those names over so nothing re-runs. A file that records steps this Kiln does not know was
+written by a newer Kiln (``newer_steps``): each store refuses it or sets it aside, never writes
+to it with the older shape.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["adopt_legacy_record", "enable_wal", "has_table", "immediate"]
+__all__ = ["adopt_legacy_record", "enable_wal", "has_table", "immediate", "newer_steps"]
 
 MIGRATIONS_TABLE = "_sqlite_migrations"  # sqlite-migrate's record
 
@@ -58,6 +60,18 @@ def has_table(conn: sqlite3.Connection, name: str) -> bool:
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
     ).fetchone()
     return row is not None
+
+
+def newer_steps(conn: sqlite3.Connection, migration_set: str, known: Iterable[str]) -> list[str]:
+    """The steps of ``migration_set`` the file records but ``known`` lacks (a newer Kiln's)."""
+    if not has_table(conn, MIGRATIONS_TABLE):
+        return []
+    rows = conn.execute(
+        f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? ORDER BY rowid",
+        (migration_set,),
+    ).fetchall()
+    names = set(known)
+    return [row[0] for row in rows if row[0] not in names]
 
 
 def adopt_legacy_record(

@@ -1,0 +1,101 @@
+"""A session store Kiln cannot use as it is, through the real `kiln` process: a store a newer
+Kiln wrote is refused untouched; a session whose rows were damaged is refused in one line (the
+other sessions still work); a truncated store is set aside and the next run works."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def kiln(*args: str, cwd: Path, script: list | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if script is not None:
+        path = cwd / "script.json"
+        path.write_text(json.dumps(script))
+        env.update(KILN_PROVIDER="scripted", KILN_SCRIPT=str(path))
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+
+
+def one_line(proc: subprocess.CompletedProcess, code: int) -> str:
+    assert proc.returncode == code and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kiln: "), proc.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> str:
+    first = kiln("run", "first task", "--root", str(tmp_path), cwd=tmp_path, script=["done"])
+    assert first.returncode == 0, first.stderr
+    return first.stderr.rsplit("session ", 1)[1].strip()
+
+
+def _sql(kiln_home: Path, sql: str, *params: object) -> None:
+    with sqlite3.connect(kiln_home / "sessions.db") as db:
+        db.execute(sql, params)
+        db.commit()
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the file's bytes are the whole store
+
+
+def test_a_store_from_a_newer_kiln_is_refused_untouched(
+    tmp_path: Path, kiln_home: Path, session: str
+) -> None:
+    _sql(kiln_home, "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                    "VALUES ('kiln.sessions', 'm099_from_the_future', 'x')")  # fmt: skip
+    before = (kiln_home / "sessions.db").read_bytes()
+    for args in (("sessions", "list"), ("run", "more", "--resume", session)):
+        line = one_line(kiln(*args, cwd=tmp_path, script=["never"]), 2)
+        assert "was written by a newer Kiln (steps m099_from_the_future)" in line
+    assert (kiln_home / "sessions.db").read_bytes() == before
+    assert not list(kiln_home.glob("sessions.db.corrupt-*"))  # not mistaken for damage
+
+
+@pytest.mark.parametrize(
+    ("sql", "what"),
+    [
+        ("UPDATE messages SET json = '{torn' WHERE seq = 1", "message 1"),
+        ("UPDATE messages SET json = '[1]' WHERE seq = 1", "message 1"),
+        ('UPDATE messages SET json = \'{"role": "user"}\' WHERE seq = 1', "message 1"),
+        ("UPDATE sessions SET state = 'not json'", "its state"),
+    ],
+)
+def test_a_damaged_session_is_refused_in_one_line(
+    tmp_path: Path, kiln_home: Path, session: str, sql: str, what: str
+) -> None:
+    _sql(kiln_home, sql)
+    for args in (
+        ("sessions", "show", session),
+        ("run", "more", "--resume", session),
+        ("context", "show", session),
+    ):
+        line = one_line(kiln(*args, cwd=tmp_path, script=["never"]), 1)
+        assert f"session {session} is damaged: {what}" in line
+    fresh = kiln("run", "a new task", "--root", str(tmp_path), cwd=tmp_path, script=["fine"])
+    assert fresh.returncode == 0, fresh.stderr
+
+
+def test_a_truncated_store_is_set_aside_and_the_next_run_works(
+    tmp_path: Path, kiln_home: Path, session: str
+) -> None:
+    store = kiln_home / "sessions.db"
+    with sqlite3.connect(store) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = store.read_bytes()
+    store.write_bytes(data[: len(data) // 2])  # cut mid-page, as a full disk or a crash leaves
+    run = kiln("run", "again", "--root", str(tmp_path), cwd=tmp_path, script=["fine"])
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert "the session store was damaged" in run.stderr
+    kept = list(kiln_home.glob("sessions.db.corrupt-*"))
+    assert [p.read_bytes() for p in kept] == [data[: len(data) // 2]]
+    listed = kiln("sessions", "list", "--json", cwd=tmp_path)
+    assert [row["title"] for row in json.loads(listed.stdout)] == ["again"]
