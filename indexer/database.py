@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from indexer import schema
-from indexer.errors import IndexLocked, IndexUnavailable
+from indexer.errors import IndexFromNewerKiln, IndexLocked, IndexUnavailable
 
 # The tables and columns every run reads (``schema`` makes them): a file whose migrations
 # record is complete but whose tables lack one of them was not written by this kiln. Plain
@@ -62,6 +62,12 @@ class Database:
 
     def _open(self) -> sqlite3.Connection:
         try:
+            return self._connect_checked()
+        except IndexFromNewerKiln as exc:  # never written with this Kiln's older shape
+            self.recovered = (
+                f"{self.path} was {exc}; set it aside as index.db.corrupt and rebuilt it"
+            )
+            self._move_aside()
             return self._connect_checked()
         except sqlite3.DatabaseError as exc:
             if is_locked(exc):

@@ -61,3 +61,7 @@ class BadSetting(IndexerError):
     """An environment variable the indexer reads holds a value it cannot use."""
 
     exit_code = 2
+
+
+class IndexFromNewerKiln(IndexerError):
+    """index.db records schema steps this Kiln does not know: a newer Kiln wrote it."""

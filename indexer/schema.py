@@ -15,12 +15,14 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from indexer import filelist, language_changes
+from indexer.errors import IndexFromNewerKiln
 from kiln_errors.sqlite_common import (
     MIGRATIONS_TABLE,
     adopt_legacy_record,
     enable_wal,
     has_table,
     immediate,
+    newer_steps,
 )
 
 if TYPE_CHECKING:
@@ -208,6 +210,9 @@ def migrate(conn: sqlite3.Connection) -> None:
     opening a new index at once: the second waits, then finds nothing to do); then force a
     re-parse if the chunker changed, or of the files whose language changed
     (``language_changes``: a new grammar re-parses its files only)."""
+    newer = newer_steps(conn, MIGRATION_SET, (step.__name__ for step in STEPS))
+    if newer:  # never written with the older shape: ``database`` sets the file aside
+        raise IndexFromNewerKiln(f"written by a newer Kiln (steps {', '.join(newer)})")
     if _pending_names(conn):
         import sqlite_utils
 
