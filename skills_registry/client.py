@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
+from skills_registry import json_limits
 from skills_registry.answers import (
     AUDIT_ROW,
     MINTED,
@@ -239,6 +240,8 @@ class RegistryClient:
         try:
             data = json.loads(response.content)
         except (ValueError, RecursionError):
+            data = None
+        if json_limits.lone_surrogate(data) is not None:  # no canonical form: nothing verifies
             data = None
         if not isinstance(data, dict):
             raise BadResponse(

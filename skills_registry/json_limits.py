@@ -23,7 +23,27 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         raise ValueError(f"JSON nested deeper than {max_depth} levels") from None
     if depth(value) > max_depth:
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
+    if (bad := lone_surrogate(value)) is not None:
+        raise ValueError(f"JSON text {bad!r} holds a lone surrogate, which is not Unicode")
     return value
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The first string (key or value) in ``value`` with a lone surrogate such as ``\\ud800``,
+    which JSON escapes can spell but UTF-8 cannot encode: canonical JSON, a signature over it,
+    a terminal or a log would fail on it later. None when every string is Unicode text."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and any("\ud800" <= ch <= "\udfff" for ch in item):
+                return item[:40]
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 def depth(value: Any) -> int:

@@ -110,6 +110,8 @@ def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -
         try:
             frontmatter, _body = parse_frontmatter(contents.files["SKILL.md"].decode("utf-8-sig"))
             errors.extend(validate_frontmatter(frontmatter, name))
+            if (bad := json_limits.lone_surrogate(frontmatter)) is not None:
+                errors.append(f"SKILL.md frontmatter text {bad!r} is not Unicode (lone surrogate)")
             if (mismatch := version_mismatch(frontmatter, version)) is not None:
                 errors.append(f"{mismatch} (the version published)")
         except UnicodeDecodeError:
