@@ -65,3 +65,9 @@ class BadSetting(IndexerError):
 
 class IndexFromNewerKiln(IndexerError):
     """index.db records schema steps this Kiln does not know: a newer Kiln wrote it."""
+
+
+class WatchUnavailable(IndexerError):
+    """The file watcher cannot follow the tree (folders nested deeper than it can walk)."""
+
+    hint = "index without --watch; run `kiln index` again after changes"

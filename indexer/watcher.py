@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from indexer.errors import PathOutsideRoot
+from indexer.errors import PathOutsideRoot, WatchUnavailable
 from indexer.files import bad_name
 from indexer.index import Index
 from indexer.records import IndexStats
@@ -79,7 +79,12 @@ class Watcher:
         self._observer = Observer()
         self._observer.schedule(Handler(), str(self.root), recursive=True)
         self._observer.daemon = True
-        self._observer.start()
+        try:
+            self._observer.start()
+        except RecursionError:  # watchdog walks the tree with os.walk, which recurses per level
+            raise WatchUnavailable(
+                f"cannot watch {self.root}: its folders nest deeper than the watcher can follow"
+            ) from None
         return self
 
     def _note(self, paths: list[str], is_directory: bool) -> None:

@@ -4,7 +4,6 @@ check honours, the user's skill grants, and a one-time notice when commands run 
 from __future__ import annotations
 
 import fnmatch
-import functools
 import os
 import subprocess
 from pathlib import Path
@@ -18,6 +17,7 @@ from agent.sandbox.git_includes import included_configs
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.policy import credential_files
 from agent.skill_grants import user_skill_grants
+from agent.tree_walk import walk
 from kiln_errors.host_path import host_env
 
 
@@ -164,8 +164,8 @@ def bounded_glob(base: Path, parts: list[str]) -> list[Path]:
     and stops after ``MAX_WALKED`` folders or ``MAX_RULE_PATHS`` matches: a rule such as
     ``Read(//**/x)`` must not walk the whole machine at every session start."""
     found: list[Path] = []
-    walk = os.walk(base, onerror=lambda _exc: None)
-    for walked, (folder, dirs, files) in enumerate(walk, start=1):
+    walked_folders = walk(base, onerror=lambda _exc: None)
+    for walked, (folder, dirs, files) in enumerate(walked_folders, start=1):
         here = Path(folder)
         rel = here.relative_to(base).parts
         dirs[:] = [
@@ -187,29 +187,35 @@ def _may_lead(path: list[str], parts: list[str]) -> bool:
     ``//home/me/x`` looks into three folders, not into every folder under ``/`` in turn (it
     stopped at the bound long before reaching a path outside ``/bin``… and ``/usr``)."""
 
-    @functools.cache
-    def lead(i: int, j: int) -> bool:
-        if i == len(path):
-            return j < len(parts)
-        if j == len(parts):
-            return False
-        if parts[j] == "**":
-            return lead(i, j + 1) or lead(i + 1, j)
-        return fnmatch.fnmatchcase(path[i], parts[j]) and lead(i + 1, j + 1)
-
-    return lead(0, 0)
+    # lead[i][j]: path[i:] can still be matched by a prefix of parts[j:] with more to come.
+    # Filled from the end, not recursively: a checkout's folders may nest a thousand deep.
+    n, m = len(path), len(parts)
+    lead = [[False] * (m + 1) for _ in range(n + 1)]
+    for j in range(m):
+        lead[n][j] = True
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            if parts[j] == "**":
+                lead[i][j] = lead[i][j + 1] or lead[i + 1][j]
+            else:
+                lead[i][j] = fnmatch.fnmatchcase(path[i], parts[j]) and lead[i + 1][j + 1]
+    return lead[0][0]
 
 
 def _matches(path: list[str], parts: list[str]) -> bool:
-    """Whether the path's segments match the glob's (``**``: any number of segments); memoized
+    """Whether the path's segments match the glob's (``**``: any number of segments); tabulated
     by position, so a rule of many ``**`` stays linear in path length times pattern length."""
 
-    @functools.cache
-    def match(i: int, j: int) -> bool:
-        if j == len(parts):
-            return i == len(path)
-        if parts[j] == "**":
-            return match(i, j + 1) or (i < len(path) and match(i + 1, j))
-        return i < len(path) and fnmatch.fnmatchcase(path[i], parts[j]) and match(i + 1, j + 1)
-
-    return match(0, 0)
+    # match[i][j]: path[i:] matches parts[j:]; filled from the end, not recursively.
+    n, m = len(path), len(parts)
+    match = [[False] * (m + 1) for _ in range(n + 1)]
+    match[n][m] = True
+    for i in range(n, -1, -1):
+        for j in range(m - 1, -1, -1):
+            if parts[j] == "**":
+                match[i][j] = match[i][j + 1] or (i < n and match[i + 1][j])
+            else:
+                match[i][j] = (
+                    i < n and fnmatch.fnmatchcase(path[i], parts[j]) and match[i + 1][j + 1]
+                )
+    return match[0][0]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import regex
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, external, schema
+from agent.tree_walk import walk
 from agent.types import ToolSpec
 
 MAX_READ_LINES = 2000
@@ -69,8 +69,11 @@ async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
         )
     entries: list[str] = []
     denied = ctx.session.read_denied
-    for dirpath, dirnames, filenames in os.walk(base):
+    deep = False
+    for dirpath, dirnames, filenames in walk(base):
         rel = Path(dirpath).relative_to(ws.root)
+        if _too_deep(base, dirpath, dirnames):
+            deep = True
         dirnames[:] = sorted(
             d
             for d in dirnames
@@ -84,7 +87,22 @@ async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
                 entries.append("[listing truncated at 500 entries: list a subdirectory]")
                 return _listing(args, entries)
     ctx.session.touch(base)
+    if deep:
+        entries.append(f"[folders more than {MAX_WALK_DEPTH} levels down not listed]")
     return _listing(args, entries) if entries else "(empty directory)"
+
+
+MAX_WALK_DEPTH = 64  # folders below this are not walked: each costs a resolve of its whole path
+
+
+def _too_deep(base: Path, dirpath: str, dirnames: list[str]) -> bool:
+    """Prune ``dirnames`` at ``MAX_WALK_DEPTH`` below ``base``; whether anything was pruned. A
+    checkout may nest folders a thousand deep, and checking each against the read deny rules
+    resolves its path, so the walk cost grew with the square of the depth (a minute at 1,100)."""
+    if not dirnames or len(Path(dirpath).relative_to(base).parts) < MAX_WALK_DEPTH:
+        return False
+    dirnames.clear()
+    return True
 
 
 def _listing(args: dict[str, Any], entries: list[str]) -> str:
@@ -110,8 +128,10 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
         ) from None
     base = ws.resolve(args.get("path") or ".", for_read=True)
     files = [base] if base.is_file() else []
+    deep = False
     if base.is_dir():
-        for dirpath, dirnames, filenames in os.walk(base):
+        for dirpath, dirnames, filenames in walk(base):
+            deep = _too_deep(base, dirpath, dirnames) or deep
             dirnames[:] = sorted(
                 d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
             )
@@ -139,6 +159,8 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
                 if len(hits) >= 200:
                     hits.append("[more than 200 matches: narrow the pattern or the path]")
                     return external(f"grep:{args['pattern']}", "\n".join(hits))
+    if deep:
+        hits.append(f"[folders more than {MAX_WALK_DEPTH} levels down not searched]")
     return external(f"grep:{args['pattern']}", "\n".join(hits)) if hits else "no matches"
 
 
