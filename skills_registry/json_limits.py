@@ -10,15 +10,21 @@ both into ``ValueError``, so every caller's existing refusal path handles them.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 64  # far beyond any real tool schema or API body
 
 
-def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+def loads(
+    text: str | bytes,
+    *,
+    max_depth: int = MAX_DEPTH,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
     """``json.loads`` that raises ``ValueError`` for nesting deeper than ``max_depth``."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=object_pairs_hook)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {max_depth} levels") from None
     if depth(value) > max_depth:

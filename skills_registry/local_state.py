@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from skills_registry import config_file
 from skills_registry.registry.errors import NoRegistry, TrustError, UsageError, WriteFailed
 from skills_registry.registry.semver import is_version
 
@@ -26,9 +27,14 @@ def kiln_home() -> Path:
     return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln")
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+CACHE_MAX_BYTES = 64 << 20  # a cached version document or signed metadata: far beyond real ones
+
+
+def _read_json(path: Path, max_bytes: int = config_file.MAX_BYTES) -> dict[str, Any]:
+    """A JSON object Kiln keeps under ``$KILN_HOME`` (``{}`` when absent); a FIFO, a huge file or
+    bad JSON there is one ``UsageError``, never a hang."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = config_file.load_json(path, max_bytes)
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
@@ -192,7 +198,11 @@ class Cache:
         folder = self._meta_dir(registry, skill_id)
         if not folder.is_dir():
             return {}
-        return {p.stem: _read_json(p) for p in folder.glob("*.json") if p.stem[:1].isdigit()}
+        return {
+            p.stem: _read_json(p, CACHE_MAX_BYTES)
+            for p in folder.glob("*.json")
+            if p.stem[:1].isdigit()
+        }
 
     def _signed_path(self, key_id: str, skill_id: str) -> Path:
         """By signing key, not URL: a mirror of the same registry shares the rollback floor."""
@@ -203,4 +213,4 @@ class Cache:
         _write_json(self._signed_path(key_id, skill_id), envelope)
 
     def metadata(self, key_id: str, skill_id: str) -> dict[str, Any] | None:
-        return _read_json(self._signed_path(key_id, skill_id)) or None
+        return _read_json(self._signed_path(key_id, skill_id), CACHE_MAX_BYTES) or None

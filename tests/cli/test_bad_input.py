@@ -124,3 +124,33 @@ def test_a_bug_is_one_line_and_the_traceback_is_kept(tmp_path: Path) -> None:
     assert proc.stderr.startswith("kiln: internal error: RuntimeError: unforeseen (traceback in ")
     saved = Path(proc.stderr.split("traceback in ", 1)[1].split(";", 1)[0])
     assert saved.parent == tmp_path and "raise RuntimeError('unforeseen')" in saved.read_text()
+
+
+def test_a_settings_key_given_twice_is_refused(tmp_path: Path, kiln_home: Path) -> None:
+    """Parsers disagree on which duplicate wins: the deny rule must not vanish silently."""
+    (kiln_home / "settings.json").write_text(
+        '{"permissions": {"deny": ["edit_file(secrets/**)"]}, "permissions": {}}'
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    proc = kiln("run", "do it", "--root", str(tmp_path), cwd=tmp_path, env=env)
+    assert "the key 'permissions' appears twice" in one_line(proc, 2)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "huge"])
+def test_skills_commands_read_settings_without_hanging(
+    tmp_path: Path, kiln_home: Path, kind: str
+) -> None:
+    settings = kiln_home / "settings.json"
+    if kind == "fifo":
+        os.mkfifo(settings)  # open() would wait for a writer forever
+    else:
+        with settings.open("wb") as fh:
+            fh.truncate(1 << 30)  # 1 GB, sparse
+    args = ("skills", "install", "acme/tool", "-y", "--root", str(tmp_path))
+    proc = kiln(*args, cwd=tmp_path, env={"KILN_REGISTRY": ""})  # the settings name it
+    line = one_line(proc, 2)
+    assert f"cannot read {settings}" in line
+    assert "not a regular file" in line if kind == "fifo" else "larger than 1 MB" in line
+    assert not (tmp_path / ".kiln").exists() and not (tmp_path / "skills-lock.json").exists()
