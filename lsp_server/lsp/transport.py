@@ -88,7 +88,7 @@ class KilnProtocol(LanguageServerProtocol):
         msg_id = data.get("id")
         if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str)):
             self.reply_error(
-                None, INVALID_REQUEST, "Invalid request: id must be a string or number"
+                None, INVALID_REQUEST, "Invalid request: id must be an integer or a string"
             )
             return
         method = data.get("method")

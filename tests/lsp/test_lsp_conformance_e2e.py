@@ -37,6 +37,10 @@ async def test_an_lsp_notification_sent_with_an_id_is_answered(
             assert reply.get("error", {}).get("code") == -32601, reply
             assert reply["error"]["message"] == f"{method} is a notification: send it without an id"
         assert (await server.request(6, "kiln/hello"))["result"]["protocolVersion"] == 1
+        server.request_nowait(1.5, "kiln/hello")  # LSP ids are integers or strings
+        refused = await server.wait_for(lambda m: m.get("id") is None and "error" in m)
+        assert refused["error"]["code"] == -32600, refused
+        assert refused["error"]["message"] == "Invalid request: id must be an integer or a string"
         assert (await server.request(7, "shutdown"))["result"] is None
         server.notify("exit")
         assert await server.exit_code() == 0
