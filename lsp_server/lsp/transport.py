@@ -203,7 +203,12 @@ async def read_frames(protocol: KilnProtocol, reader: asyncio.StreamReader) -> N
                 if headers:
                     break
                 continue  # stray blank line between messages
-            name, _, value = line.decode("ascii", "replace").partition(":")
+            text = line.decode("ascii", "replace")
+            at = text.lower().rfind("content-length:")
+            if at > 0:  # the tail of a body whose Content-Length was too short runs into it
+                headers.clear()
+                text = text[at:]
+            name, _, value = text.partition(":")
             headers[name.strip().lower()] = value.strip()
         length = headers.get("content-length", "")
         if not length.isdigit():

@@ -131,3 +131,24 @@ async def test_a_malformed_answer_to_a_server_request_is_an_error_answer(
         and m["params"]["update"]["sessionUpdate"] == "refusal"
     ]
     assert len(reasons) == 1 and reasons[0].startswith("the permission request failed: malformed")
+
+
+async def test_a_content_length_counted_in_characters_costs_only_its_own_message(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """A client that counts characters instead of bytes sends a Content-Length too short for a
+    body with "é". The tail of that body ran into the next message's header, so the next
+    request was lost as well (answered only by an `id: null` error, its own id never). Now the
+    reader finds the next header: the bad body is -32700 and the next request is answered."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        body = '{"jsonrpc": "2.0", "id": "café", "method": "kiln/hello"}'
+        assert server.proc.stdin is not None
+        server.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body.encode())
+        next_one = await server.request("next", "kiln/hello")
+        assert next_one["result"]["protocolVersion"] == 1, next_one
+    finally:
+        await server.close()
+    nulls = [m["error"]["code"] for m in server.messages if m.get("id") is None and "error" in m]
+    assert nulls == [-32700], server.messages
