@@ -23,12 +23,15 @@ from skills_registry.errors import SkillsError
 from skills_registry.lookalike import shown, skeleton
 from skills_registry.mcp_config import printable
 from skills_registry.skill import Skill, load_skill
-from skills_registry.spec import SKILL_FILE
+from skills_registry.spec import MAX_DESCRIPTION, SKILL_FILE
 
 PROJECT_DIRS = (".kiln/skills", ".agents/skills", ".claude/skills")
 MAX_DEPTH = 3  # <skills dir>/<group>/<group>/<skill>/SKILL.md at most
 MAX_SKILLS_PER_DIR = 500
 MAX_ENTRIES_PER_DIR = 5000  # folders visited while looking, per skills dir
+# The catalog goes with every request. A repository's skills (a checkout may ship 1,500, each
+# with a description of up to 1 MB) share this many characters of it; the user's are all listed.
+PROJECT_CATALOG_BUDGET = 32_000
 _SKIP = {"node_modules", "__pycache__", ".git", ".venv", "venv"}
 
 CATALOG_INTRO = (
@@ -154,10 +157,25 @@ class SkillCatalog:
         if not self.skills:
             return ""
         lines = ["<skills>", CATALOG_INTRO]
+        budget, left_out = PROJECT_CATALOG_BUDGET, 0
         for name in sorted(self.skills):
             skill = self.skills[name]
             mark = " [third-party]" if skill.third_party else ""
-            lines.append(f"- {escape(name)}{mark}: {escape(skill.description, quote=False)}")
+            description = skill.description
+            if len(description) > MAX_DESCRIPTION:
+                description = description[:MAX_DESCRIPTION] + "…"
+            line = f"- {escape(name)}{mark}: {escape(description, quote=False)}"
+            if skill.scope == "project":
+                budget -= len(line)
+                if budget < 0:
+                    left_out += 1
+                    continue
+            lines.append(line)
+        if left_out:
+            lines.append(
+                f"[{left_out} more skills of this repository not listed: past the catalog's "
+                f"{PROJECT_CATALOG_BUDGET:,} characters for repository skills]"
+            )
         lines.append("</skills>")
         return "\n".join(lines)
 
