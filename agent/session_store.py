@@ -26,7 +26,7 @@ from sqlite_utils.db import NotFoundError
 from agent.errors import KilnError, SessionDamaged, SessionNotFound
 from agent.session_schema import migrate
 from agent.types import Message, Usage, canonical_json
-from kiln_errors.sqlite_common import enable_wal
+from kiln_errors.sqlite_common import enable_wal, is_corrupt
 
 log = logging.getLogger("kiln.sessions")
 
@@ -51,6 +51,11 @@ class SessionStore:
                 raise KilnError(
                     f"the session store {self.path} is locked: {exc}",
                     hint="another Kiln process holds it; retry in a moment",
+                ) from None
+            if not (is_corrupt(exc) or is_foreign(exc)):  # a full disk, a read-only home…
+                raise KilnError(
+                    f"cannot open the session store {self.path}: {exc}",
+                    hint="free disk space, or make KILN_HOME a writable folder",
                 ) from None
             # A damaged store must not take every command down: keep it aside, start afresh.
             kept = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -94,7 +99,8 @@ class SessionStore:
                 yield self.db
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:  # SQLite already rolled back (a full disk)
+                    self.db.execute("ROLLBACK")
                 raise
 
     def query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
@@ -173,7 +179,8 @@ class SessionStore:
                 )
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:  # SQLite already rolled back (a full disk)
+                    self.db.execute("ROLLBACK")
                 raise
 
     def messages(self, session_id: str, epoch: int | None = None) -> list[Message]:
@@ -246,7 +253,8 @@ class SessionStore:
                 )
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:  # SQLite already rolled back (a full disk)
+                    self.db.execute("ROLLBACK")
                 raise
 
     def requests(self, session_id: str) -> list[dict[str, Any]]:
@@ -340,3 +348,9 @@ def _searchable_text(message: Message) -> str:
             content = block.get("content", "")
             parts.append(content[:2000] if isinstance(content, str) else "")
     return "\n".join(p for p in parts if p)
+
+
+def is_foreign(exc: BaseException) -> bool:
+    """Another program's SQLite file (or a hand-made one): its tables are not the store's."""
+    text = str(exc).lower()
+    return any(m in text for m in ("no such table", "no such column", "already exists"))

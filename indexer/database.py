@@ -19,6 +19,7 @@ from pathlib import Path
 
 from indexer import schema
 from indexer.errors import IndexFromNewerKiln, IndexLocked, IndexUnavailable
+from kiln_errors.sqlite_common import is_corrupt
 
 # The tables and columns every run reads (``schema`` makes them): a file whose migrations
 # record is complete but whose tables lack one of them was not written by this kiln. Plain
@@ -136,7 +137,8 @@ class Database:
             try:
                 yield self.writer
             except BaseException as exc:
-                self.writer.execute("ROLLBACK")
+                if self.writer.in_transaction:  # SQLite already rolled back (a full disk)
+                    self.writer.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
                     raise IndexUnavailable(f"{self.path} is read-only: {exc}") from exc
                 raise
@@ -184,13 +186,6 @@ def is_foreign(exc: BaseException) -> bool:
         return False
     text = str(exc).lower()
     return any(m in text for m in ("no such table", "no such column", "already exists"))
-
-
-def is_corrupt(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return any(
-        m in text for m in ("not a database", "malformed", "corrupt", "disk image", "file format")
-    )
 
 
 def is_locked(exc: BaseException) -> bool:

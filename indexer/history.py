@@ -221,7 +221,8 @@ def finish(conn: sqlite3.Connection, reading: Reading) -> int:
             conn.execute("DELETE FROM meta WHERE key = 'history_head'")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite already rolled back (a full disk)
+            conn.execute("ROLLBACK")
         raise
     return len(commits)
 

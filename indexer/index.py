@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer import compact, filelist, history, store
-from indexer.database import Database, is_corrupt, is_locked
+from indexer.database import Database, is_locked
 from indexer.db_location import refuse_links
 from indexer.errors import (
     BadSetting,
@@ -39,6 +39,7 @@ from indexer.rechunk import chunk_edit
 from indexer.records import EMPTY, IndexStats, record
 from indexer.rows import prepare
 from indexer.search_cache import SearchCache
+from kiln_errors.sqlite_common import is_corrupt
 
 Progress = Callable[[int, int, str], None]
 BATCH_SECONDS = 0.5  # commit at least this often during a full run

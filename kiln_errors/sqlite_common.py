@@ -21,9 +21,26 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["adopt_legacy_record", "enable_wal", "has_table", "immediate", "newer_steps"]
+__all__ = [
+    "adopt_legacy_record",
+    "enable_wal",
+    "has_table",
+    "immediate",
+    "is_corrupt",
+    "newer_steps",
+]
 
 MIGRATIONS_TABLE = "_sqlite_migrations"  # sqlite-migrate's record
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """SQLite says the file itself is damaged (or no database at all): setting it aside and
+    starting afresh is the cure. A full disk, a read-only folder or a lock is not: the file is
+    fine, and moving it away would hide the user's data for nothing."""
+    text = str(exc).lower()
+    return any(
+        m in text for m in ("not a database", "malformed", "corrupt", "disk image", "file format")
+    )
 
 
 def enable_wal(conn: sqlite3.Connection, timeout: float) -> None:

@@ -99,3 +99,24 @@ def test_a_truncated_store_is_set_aside_and_the_next_run_works(
     assert [p.read_bytes() for p in kept] == [data[: len(data) // 2]]
     listed = kiln("sessions", "list", "--json", cwd=tmp_path)
     assert [row["title"] for row in json.loads(listed.stdout)] == ["again"]
+
+
+def test_a_store_that_cannot_be_written_is_refused_not_set_aside(
+    tmp_path: Path, kiln_home: Path, session: str
+) -> None:
+    """A full disk (here: a file-size limit of 0, so every write fails) is not damage: the
+    store stays where it is, with every session in it."""
+    import resource
+
+    def no_writes() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "sessions", "list", "--all"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, preexec_fn=no_writes,
+    )  # fmt: skip
+    line = one_line(proc, 1)
+    assert line.startswith(f"kiln: cannot open the session store {kiln_home / 'sessions.db'}")
+    assert not list(kiln_home.glob("sessions.db.corrupt-*"))
+    listed = kiln("sessions", "list", "--all", "--json", cwd=tmp_path)
+    assert [row["id"] for row in json.loads(listed.stdout)] == [session]
