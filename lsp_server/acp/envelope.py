@@ -4,8 +4,14 @@ The SDK answers whatever carries a ``method``: an ``id`` of ``true`` or ``{}`` c
 id of a result, a message without ``"jsonrpc": "2.0"`` was served, a ``method`` that is not a
 string was "method not found", and a request that omitted ``params`` (which JSON-RPC allows) was
 refused as invalid params even where every parameter is optional (``session/list``). Here a
-message that is not JSON-RPC 2.0 gets -32600 (ACP's ``RequestId`` is an integer, a string or
-null), and omitted params become ``{}``.
+request or notification that is not JSON-RPC 2.0 gets -32600 (ACP's ``RequestId`` is an
+integer, a string or null), and omitted params become ``{}``.
+
+A message without a ``method`` is an answer to one of the agent's requests and is never
+answered in turn (two peers must not trade errors about errors): with a usable id it goes to
+the SDK even when malformed, which then fails the waiting request instead of leaving it to wait
+for ever; with an unusable one it is dropped (``id: true`` would match request 1 in a Python
+dict).
 """
 
 from __future__ import annotations
@@ -24,21 +30,28 @@ class EnvelopeError(Exception):
         self.code = INVALID_REQUEST
 
 
+class Dropped(Exception):
+    """An answer that cannot belong to any request of ours: log it, answer nothing."""
+
+
 def valid_id(msg_id: Any) -> bool:
     return msg_id is None or (isinstance(msg_id, int | str) and not isinstance(msg_id, bool))
 
 
 def well_formed(message: dict[str, Any]) -> dict[str, Any]:
-    """The message as the SDK should see it; raises ``EnvelopeError`` for one it must not."""
+    """The message as the SDK should see it; raises ``EnvelopeError`` for a request it must
+    not serve and ``Dropped`` for an answer it must not see."""
+    if "method" not in message:
+        if "id" in message and valid_id(message["id"]) and message["id"] is not None:
+            return message  # an answer to one of ours, well formed or not
+        if "id" in message or "result" in message or "error" in message:
+            raise Dropped("an answer without a usable id")
+        raise EnvelopeError(None, "a message needs a method, or an id and a result or error")
     if "id" in message and not valid_id(message["id"]):
         raise EnvelopeError(None, "id must be an integer, a string or null")
     msg_id = message.get("id")
     if message.get("jsonrpc") != "2.0":
         raise EnvelopeError(msg_id, 'a message must carry "jsonrpc": "2.0"')
-    if "method" not in message:
-        if "id" in message and ("result" in message or "error" in message):
-            return message  # a response to one of our requests
-        raise EnvelopeError(None, "a message needs a method, or an id and a result or error")
     if not isinstance(message["method"], str):
         raise EnvelopeError(msg_id, "method must be a string")
     if message.get("params") is None:  # JSON-RPC lets a request or notification omit params

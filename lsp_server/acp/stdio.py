@@ -12,7 +12,7 @@ import json
 import logging
 
 from lsp_server.acp.cancel_request import route
-from lsp_server.acp.envelope import EnvelopeError, well_formed
+from lsp_server.acp.envelope import Dropped, EnvelopeError, well_formed
 from lsp_server.acp.meta import shield
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
@@ -72,6 +72,9 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.St
                     message = well_formed(original := message)
                 except EnvelopeError as exc:
                     _reject(writer, exc.code, "Invalid request", str(exc), exc.msg_id)
+                    continue
+                except Dropped as exc:
+                    log.warning("dropped a message: %s", exc)
                     continue
                 # _meta as metadata only; $/cancel_request, which the SDK cannot route itself
                 routed = route(shield(message))

@@ -3,11 +3,16 @@ methods, omitted params. Framing errors (bad JSON, size, depth) are in test_acp_
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+from asyncio.subprocess import PIPE
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.acp.conftest import KILN_ACP
 from tests.acp.test_acp_lifecycle import frame, run_raw
 
 pytestmark = pytest.mark.e2e
@@ -29,7 +34,10 @@ def test_messages_that_are_not_json_rpc_2_get_32600_and_omitted_params_are_empty
         '{"id": 3, "method": "session/list", "params": {}}',
         '{"jsonrpc": "1.0", "id": 4, "method": "session/list", "params": {}}',
         '{"jsonrpc": "2.0", "id": 5, "method": 5, "params": {}}',
-        '{"jsonrpc": "2.0", "id": 6}',  # neither a request nor a response
+        '{"jsonrpc": "2.0", "id": 6}',  # an answer to no request of ours: dropped
+        '{"jsonrpc": "2.0"}',  # neither a request nor an answer
+        '{"jsonrpc": "2.0", "id": true, "result": {}}',  # would match request 1: dropped
+        '{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "x"}}',  # no reply
         '{"jsonrpc": "2.0", "id": 7, "method": "session/list"}',
         '{"jsonrpc": "2.0", "id": 8, "method": "session/list", "params": null}',
         '{"jsonrpc": "2.0", "id": 9, "method": "session/new"}',
@@ -41,7 +49,7 @@ def test_messages_that_are_not_json_rpc_2_get_32600_and_omitted_params_are_empty
     assert done.returncode == 0, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     nulls = [r["error"]["code"] for r in replies if r["id"] is None]
-    assert nulls == [-32600] * 5, replies  # the four bad ids and the message with no method
+    assert nulls == [-32600] * 5, replies  # the four bad ids and `{"jsonrpc": "2.0"}`
     by_id = {r["id"]: r for r in replies if r["id"] is not None}
     assert sorted(by_id, key=str) == [1, 3, 4, 5, 7, 8, 9, "a string id"], replies
     for msg_id in (3, 4, 5):
@@ -75,3 +83,54 @@ def test_a_refused_initialize_is_not_the_handshake(kiln_home: Path) -> None:
     assert by_id[4]["result"] == {"sessions": []}
     assert by_id[5]["error"]["code"] == -32600  # now it was sent
     assert "Traceback" not in done.stderr
+
+
+async def test_an_answer_with_neither_result_nor_error_fails_the_waiting_request(
+    kiln_home: Path, tmp_path: Path, workspace: Path
+) -> None:
+    """`{"jsonrpc": "2.0", "id": <the permission request's id>}` is a malformed answer, not a
+    request: it must reach the waiting permission request (which then fails, one line) and get
+    no reply; answered as an invalid request instead, the turn waited for the timeout."""
+    script = tmp_path / "script.json"
+    run = {"text": "", "tool_calls": [{"name": "run_command", "input": {"command": "echo hi"}}]}
+    script.write_text(json.dumps([run, "refused"]), encoding="utf-8")
+    env = {"KILN_HOME": str(kiln_home), "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script),
+           "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "PATH": os.environ["PATH"]}  # fmt: skip
+    proc = await asyncio.create_subprocess_exec(
+        *KILN_ACP, stdin=PIPE, stdout=PIPE, stderr=PIPE, env=env
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    seen: list[dict[str, Any]] = []
+
+    async def until(predicate: Any) -> dict[str, Any]:
+        while not (hit := next((m for m in seen if predicate(m)), None)):
+            line = await asyncio.wait_for(proc.stdout.readline(), 60)  # type: ignore[union-attr]
+            assert line, seen
+            seen.append(json.loads(line))
+        return hit
+
+    def send(message: dict[str, Any]) -> None:
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())  # type: ignore[union-attr]
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+        send(
+            {"id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}}
+        )
+        sid = (await until(lambda m: m.get("id") == 2))["result"]["sessionId"]
+        prompt = [{"type": "text", "text": "run"}]
+        send({"id": 3, "method": "session/prompt", "params": {"sessionId": sid, "prompt": prompt}})
+        asked = await until(lambda m: m.get("method") == "session/request_permission")
+        send({"id": asked["id"]})
+        assert (await until(lambda m: m.get("id") == 3))["result"]["stopReason"] == "end_turn"
+    finally:
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 60)
+    assert not [m for m in seen if "error" in m], seen  # the bare answer got no reply
+    thoughts = [
+        m["params"]["update"]["content"]["text"]
+        for m in seen
+        if m.get("method") == "session/update"
+        and m["params"]["update"]["sessionUpdate"] == "agent_thought_chunk"
+    ]
+    assert any("the permission request failed: the client's answer is not" in t for t in thoughts)
