@@ -21,16 +21,18 @@ def loads(
     *,
     max_depth: int = MAX_DEPTH,
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+    nul: bool = True,
 ) -> Any:
-    """``json.loads`` that raises ``ValueError`` for nesting deeper than ``max_depth``."""
+    """``json.loads`` that raises ``ValueError`` for nesting deeper than ``max_depth``, for a
+    lone surrogate, and (``nul=False``, for what a database stores) for a NUL character."""
     try:
         value = json.loads(text, object_pairs_hook=object_pairs_hook)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {max_depth} levels") from None
     if depth(value) > max_depth:
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
-    if (bad := lone_surrogate(value)) is not None:
-        raise ValueError(f"JSON text {bad!r} holds a lone surrogate, which is not Unicode")
+    if (bad := unstorable_text(value, nul=nul)) is not None:
+        raise ValueError(f"JSON text {bad!r} holds a lone surrogate or NUL, which is not allowed")
     return value
 
 
@@ -38,11 +40,19 @@ def lone_surrogate(value: Any) -> str | None:
     """The first string (key or value) in ``value`` with a lone surrogate such as ``\\ud800``,
     which JSON escapes can spell but UTF-8 cannot encode: canonical JSON, a signature over it,
     a terminal or a log would fail on it later. None when every string is Unicode text."""
+    return unstorable_text(value, nul=True)
+
+
+def unstorable_text(value: Any, *, nul: bool = False) -> str | None:
+    """The first string in ``value`` with a lone surrogate, or (unless ``nul``) a NUL, which
+    PostgreSQL text and jsonb refuse; None when there is none."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if not item.isascii() and any("\ud800" <= ch <= "\udfff" for ch in item):
+            if (not nul and "\x00" in item) or (
+                not item.isascii() and any("\ud800" <= ch <= "\udfff" for ch in item)
+            ):
                 return item[:40]
         elif isinstance(item, dict):
             stack.extend(item.keys())

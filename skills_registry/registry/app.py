@@ -28,6 +28,7 @@ from skills_registry.registry.errors import NotFound, RegistryError, ValidationF
 from skills_registry.registry.git_http import git_files, git_upload_pack
 from skills_registry.registry.http import (
     MAX_JSON_BYTES,
+    RefuseNul,
     Registry,
     inline,
     int_param,
@@ -287,7 +288,7 @@ def create_app_with(
             HTTPException: on_http_error,
             ClientDisconnect: on_client_gone,
         },
-        middleware=[Middleware(Observe, metrics=registry.metrics)],
+        middleware=[Middleware(Observe, metrics=registry.metrics), Middleware(RefuseNul)],
     )
     app.state.registry = registry
     return app

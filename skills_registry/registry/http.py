@@ -84,6 +84,22 @@ class Registry:
         return doc
 
 
+class RefuseNul:
+    """A path or query with a NUL (``%00``) is a JSON 400 before any handler sees it:
+    PostgreSQL text cannot hold one, so it would reach a store only to become a 500."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        query = scope.get("query_string", b"")
+        if scope["type"] == "http" and ("\x00" in scope["path"] or b"%00" in query):
+            error = {"code": "bad_request", "message": "NUL in the path or query", "hint": ""}
+            await json_response({"error": error}, status=400)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def inline(handler: Callable[[Request], Response]) -> Callable[[Request], Awaitable[Response]]:
     """Run a fast sync handler on the loop instead of starlette's thread pool."""
 
@@ -144,7 +160,7 @@ async def read_json(request: Request, *, required: bool = False) -> dict[str, An
     if required and not body.strip():
         raise UsageError("request body is empty; send a JSON object")
     try:
-        data = json_limits.loads(body or b"{}")
+        data = json_limits.loads(body or b"{}", nul=False)
     except UnicodeDecodeError:
         raise UsageError("request body is not valid JSON") from None
     except ValueError as exc:  # also nesting that would blow the parser's stack

@@ -63,7 +63,7 @@ def _tool_schemas(contents: ArchiveContents, errors: list[str]) -> list[dict[str
     tools = []
     for path in sorted(p for p in contents.files if re.fullmatch(r"tools/[^/]+\.json", p)):
         try:
-            schema = json_limits.loads(contents.files[path].decode("utf-8"))
+            schema = json_limits.loads(contents.files[path].decode("utf-8"), nul=False)
         except (UnicodeDecodeError, ValueError) as exc:
             errors.append(f"{path}: not valid JSON ({exc})")
             continue
@@ -110,8 +110,11 @@ def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -
         try:
             frontmatter, _body = parse_frontmatter(contents.files["SKILL.md"].decode("utf-8-sig"))
             errors.extend(validate_frontmatter(frontmatter, name))
-            if (bad := json_limits.lone_surrogate(frontmatter)) is not None:
-                errors.append(f"SKILL.md frontmatter text {bad!r} is not Unicode (lone surrogate)")
+            if (bad := json_limits.unstorable_text(frontmatter)) is not None:
+                errors.append(
+                    f"SKILL.md frontmatter text {bad!r} holds a lone surrogate or NUL, "
+                    "which is not allowed"
+                )
             if (mismatch := version_mismatch(frontmatter, version)) is not None:
                 errors.append(f"{mismatch} (the version published)")
         except UnicodeDecodeError:
