@@ -35,6 +35,10 @@ _SPACES = bytes(
     for c in range(256)
 )
 _WEIGHTS = [W.COLUMN_WEIGHTS[c] for c in FTS_COLUMNS]
+# Column weights that are multiples of 1/64 add up exactly in any order (a block has far fewer
+# than 2**40 tokens), so a token's weights may be summed once per block (``Block.tokens``);
+# other weights are kept one per occurrence, to be added in text order.
+_EXACT = all((w * 64).is_integer() for w in _WEIGHTS)
 
 
 @dataclass(slots=True)
@@ -48,20 +52,35 @@ class Block:
     leads: dict[bytes, tuple[tuple[bytes, float], ...]] = field(default_factory=dict)
 
     def tokens(self, lead: bytes) -> tuple[tuple[bytes, float], ...]:
-        """Each token starting with ``lead`` (a space, then a term's start), with its column's
-        weight, in text order."""
+        """The tokens starting with ``lead`` (a space, then a term's start) with their column
+        weights: each distinct token once, in the order tokens first come in the text, with
+        the weights of all its occurrences added up (``_EXACT``: the same float as adding them
+        one by one in any order, and a term's first token comes first), else each occurrence
+        in text order."""
         found = self.leads.get(lead)
         if found is not None:
             return found
-        text, bounds, out = self.text, self.bounds, []
-        at = text.find(lead)
-        while at >= 0:
-            end = text.find(b" ", at + 1)
-            out.append((text[at + 1 : end], _WEIGHTS[bisect_right(bounds, at + 1) - 1]))
-            at = text.find(lead, end)
+        text, bounds = self.text, self.bounds
+        if _EXACT:
+            weights: dict[bytes, float] = {}
+            at = text.find(lead)
+            while at >= 0:
+                end = text.find(b" ", at + 1)
+                word = text[at + 1 : end]
+                weights[word] = weights.get(word, 0.0) + _WEIGHTS[bisect_right(bounds, at + 1) - 1]
+                at = text.find(lead, end)
+            out = tuple(weights.items())
+        else:
+            each = []
+            at = text.find(lead)
+            while at >= 0:
+                end = text.find(b" ", at + 1)
+                each.append((text[at + 1 : end], _WEIGHTS[bisect_right(bounds, at + 1) - 1]))
+                at = text.find(lead, end)
+            out = tuple(each)
         if len(self.leads) >= MAX_LEADS:
             self.leads.clear()
-        found = self.leads[lead] = tuple(out)
+        found = self.leads[lead] = out
         return found
 
 
