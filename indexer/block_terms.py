@@ -85,24 +85,23 @@ class Block:
 
 
 def read(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Block]:
-    """The blocks ``ids`` that have rows, read afresh. SQLite hands over each column's UTF-8
-    bytes (the columns are NOT NULL text), so no column is decoded or encoded here; a
-    column under 128 tokens is one varint byte of ``docsize``, so most sizes are summed as
-    they are."""
+    """The blocks ``ids`` that have rows, read afresh, each with its ``docsize`` row in one
+    statement. SQLite hands over each column's UTF-8 bytes (the columns are NOT NULL text),
+    so no column is decoded or encoded here; a column under 128 tokens is one varint byte
+    of ``docsize``, so most sizes are summed as they are."""
     out: dict[int, Block] = {}
-    columns = ", ".join(f"CAST({c} AS BLOB)" for c in FTS_COLUMNS)
+    columns = ", ".join(f"CAST(r.{c} AS BLOB)" for c in FTS_COLUMNS)
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        sizes = conn.execute(f"SELECT id, sz FROM blocks_fts_docsize WHERE id IN ({marks})", chunk)
-        lengths = {
-            block_id: sum(size) if size.isascii() else varint_sum(size) for block_id, size in sizes
-        }
-        sql = f"SELECT id, {columns} FROM block_rows WHERE id IN ({marks})"
-        for block_id, *texts in conn.execute(sql, chunk):
+        sql = (
+            f"SELECT r.id, d.sz, {columns} FROM block_rows r LEFT JOIN blocks_fts_docsize d"
+            f" ON d.id = r.id WHERE r.id IN ({','.join('?' * len(chunk))})"
+        )
+        for block_id, size, *texts in conn.execute(sql, chunk):
             text = b" ".join((b"", *texts, b"")).translate(_SPACES)
             bounds = tuple(accumulate([len(t) + 1 for t in texts[:-1]], initial=1))
-            out[block_id] = Block(lengths.get(block_id, 0), text, bounds)
+            length = 0 if size is None else sum(size) if size.isascii() else varint_sum(size)
+            out[block_id] = Block(length, text, bounds)
     return out
 
 
