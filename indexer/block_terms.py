@@ -63,12 +63,13 @@ class Block:
         text, bounds = self.text, self.bounds
         if _EXACT:
             weights: dict[bytes, float] = {}
-            at = text.find(lead)
-            while at >= 0:
-                end = text.find(b" ", at + 1)
-                word = text[at + 1 : end]
+            pieces = text.split(lead)
+            at, head, step = len(pieces[0]), lead[1:], len(lead)
+            for piece in pieces[1:]:
+                end = piece.find(b" ")
+                word = head + piece[:end] if end >= 0 else head + piece
                 weights[word] = weights.get(word, 0.0) + _WEIGHTS[bisect_right(bounds, at + 1) - 1]
-                at = text.find(lead, end)
+                at += step + len(piece)
             out = tuple(weights.items())
         else:
             each = []

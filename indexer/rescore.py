@@ -13,8 +13,12 @@ the index's porter tokenizer itself (``tokens.stem``), so a term matches what it
 would. A few hundred blocks take milliseconds; scoring the same terms over the whole index
 is what the budget exists to avoid (bench/README.md, "Crates and folders"). What is read of
 each block is kept across the writer's searches (``block_terms``), and a term held by few
-blocks is looked for only in those (``_holders``); every float is added in the order it was
-before either, so the order is the same bit for bit.
+blocks is looked for only in those (``_holders``); each term's share is the float it was
+before either (a token's column weights, multiples of 0.5, are added up exactly in any order;
+see ``Block.tokens``) and the shares are added in the same order, so the order is the same
+bit for bit. Every candidate is read: the search uses every rank of the list, and no bound
+from what is at hand places a candidate without its text (bench/README.md, "Edits, eighth
+pass").
 """
 
 from __future__ import annotations
@@ -125,8 +129,9 @@ def _frequencies(
     block: Block, leads: list[bytes], idf: dict[str, float], stems: dict[bytes, str | None]
 ) -> dict[str, float]:
     """Each term stem's weighted count in ``block``: its tokens' column weights, added up
-    term start by term start (``leads``, in ``starts``' order) and within one in text order,
-    the order in which the stems first come (the sum of the shares follows it)."""
+    term start by term start (``leads``, in ``starts``' order) and within one in the order
+    tokens first come in the text (``Block.tokens``), the order in which the stems first come
+    (the sum of the shares follows it)."""
     held: dict[str, float] = {}
     for lead in leads:
         for word, weight in block.tokens(lead):

@@ -146,7 +146,7 @@ def test_a_tokens_weights_added_up_once_give_the_same_shares_in_the_same_order(
     write(
         repo,
         "t/kinds.py",
-        "def typo_types(typed, typo):\n    '''Types: a typo in a type.'''\n"
+        "def typo_types(typed, typo):\n    '''Types: a typo typo in a type.'''\n"
         "    return [typed, typo, types, typing, typo]\n",
     )
     write(
