@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ DEPTH = 1_100
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def repo(tmp_path: Path) -> Iterator[Path]:
     root = tmp_path / "repo"
     (root / ".kiln").mkdir(parents=True)
     (root / ".kiln" / "settings.json").write_text(
@@ -34,7 +35,19 @@ def repo(tmp_path: Path) -> Path:
         folder += "/a"
         os.mkdir(folder)
     Path(folder, "deep.py").write_text("def deepest_function():\n    pass\n")
-    return root
+    yield root
+    _remove_bottom_up(root, DEPTH)
+
+
+def _remove_bottom_up(root: Path, depth: int) -> None:
+    """pytest's removal of old temporary folders recurses per level and ends every later
+    run in a RecursionError at exit: take the chain down level by level from its bottom."""
+    for level in range(depth, 0, -1):
+        folder = str(root) + "/a" * level
+        for entry in os.scandir(folder):
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        os.rmdir(folder)
 
 
 def test_a_session_and_its_tools_survive_deep_folders(
