@@ -9,9 +9,10 @@ it, so its grants are never read. Without a grant, ``allowed-tools`` only narrow
 
 from __future__ import annotations
 
-import json
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from skills_registry import config_file, lockfile
 
 LOCK_NAME = "skills-lock.json"
 
@@ -21,7 +22,7 @@ def user_skill_grants(kiln_home: Path) -> dict[str, set[str]]:
     the user's lockfile; a project skill of the same name is another folder and gets nothing."""
     path = Path(kiln_home) / LOCK_NAME
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        data: Any = config_file.load_json(path, lockfile.MAX_BYTES)  # a FIFO there: no hang
     except (OSError, ValueError):
         return {}
     skills = data.get("skills") if isinstance(data, dict) else None

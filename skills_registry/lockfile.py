@@ -19,11 +19,13 @@ try:
 except ImportError:  # pragma: no cover - Windows: last writer wins
     fcntl = None  # type: ignore[assignment]
 
+from skills_registry import config_file
 from skills_registry.local_state import write_atomically
 from skills_registry.registry.errors import UsageError, WriteFailed
 
 LOCK_NAME = "skills-lock.json"
 LOCK_VERSION = 1
+MAX_BYTES = 64 << 20  # far beyond any real lockfile
 
 
 @dataclass
@@ -66,16 +68,25 @@ class Lockfile:
     @classmethod
     def load(cls, path: Path) -> Lockfile:
         path = Path(path)
-        if not path.exists():
+        try:  # a regular file only: a FIFO left at the name must not hang every command
+            data = config_file.load_json(path, MAX_BYTES)
+        except FileNotFoundError:
             return cls(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise UsageError(
-                f"cannot read {path}: {exc}", hint="fix or delete the lockfile"
+                f"cannot read {path}: {reason}", hint="fix or delete the lockfile"
             ) from None
         if not isinstance(data, dict) or not isinstance(data.get("skills"), dict):
             raise UsageError(f"{path} is not a skills lockfile (no 'skills' object)")
+        version = data.get("lockfileVersion", LOCK_VERSION)
+        if not isinstance(version, int) or version > LOCK_VERSION:
+            # rewriting it would drop what the newer format added
+            raise UsageError(
+                f"{path} was written by a newer Kiln (lockfileVersion {version!r}; "
+                f"this Kiln writes {LOCK_VERSION})",
+                hint="upgrade Kiln to change this project's skills",
+            )
         return cls(path, {k: LockEntry.from_json(k, v) for k, v in data["skills"].items()})
 
     def to_text(self) -> str:
