@@ -85,6 +85,9 @@ class KilnProtocol(LanguageServerProtocol):
         if not isinstance(data, dict):
             self.reply_error(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
             return
+        if "method" not in data:
+            self.receive_answer(data)
+            return
         msg_id = data.get("id")
         if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str)):
             self.reply_error(
@@ -105,19 +108,45 @@ class KilnProtocol(LanguageServerProtocol):
         try:
             message = self.structure(data)
         except Exception as exc:  # noqa: BLE001 - a malformed message costs its sender one error
-            if method is not None and "id" in data:
+            if "id" in data:
                 self.reply_error(msg_id, INVALID_PARAMS, f"Invalid params for {method}: {exc}")
-            elif method is None and "id" in data:  # the answer to one of ours: it is an error
-                log.warning("malformed answer to our request %s: %s", msg_id, exc)
-                error = types.ResponseError(
-                    code=INVALID_REQUEST, message=f"malformed answer: {exc}"
-                )
-                self._handle_response(msg_id, None, error)
             else:
-                log.warning("dropped a malformed message (%s): %s", method or "response", exc)
+                log.warning("dropped a malformed %s notification: %s", method, exc)
             return
         if method == types.INITIALIZE:
             self.initialize_received = True  # only a readable one counts: a bad one may retry
+        self.handle_message(message)
+
+    def receive_answer(self, data: dict[str, Any]) -> None:
+        """A message without a method answers one of our requests; it is never answered in turn
+        (peers must not trade errors about errors). A malformed one is an error answer, so the
+        request waiting for it fails instead of waiting for ever."""
+        msg_id = data.get("id")
+        if msg_id is None or isinstance(msg_id, bool) or not isinstance(msg_id, int | str):
+            if "id" in data or "result" in data or "error" in data:
+                log.warning("dropped an answer without a usable id: %.200s", data)
+            else:
+                self.reply_error(
+                    None, INVALID_REQUEST, "Invalid request: a message needs a method or an id"
+                )
+            return
+        problem = ""
+        if data.get("jsonrpc") != "2.0":
+            problem = '"jsonrpc" must be "2.0"'
+        elif "result" not in data and "error" not in data:
+            problem = "neither a result nor an error"
+        else:
+            try:
+                message = self.structure(data)
+            except Exception as exc:  # noqa: BLE001 - the waiting request hears about it
+                problem = str(exc)
+        if problem:
+            log.warning("malformed answer to our request %s: %s", msg_id, problem)
+            error = types.ResponseError(
+                code=INVALID_REQUEST, message=f"malformed answer: {problem}"
+            )
+            self._handle_response(msg_id, None, error)
+            return
         self.handle_message(message)
 
     def structure(self, data: dict[str, Any]) -> Any:

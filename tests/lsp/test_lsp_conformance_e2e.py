@@ -100,9 +100,15 @@ async def test_a_malformed_answer_to_a_server_request_is_an_error_answer(
         "name": "edit_file",
         "input": {"path": "notes.txt", "old_text": "café", "new_text": "tea"},
     }
+    app = {
+        "name": "edit_file",
+        "input": {"path": "app.py", "old_text": "greet", "new_text": "hail"},
+    }
     steps = [
         {"match": "edit", "text": "", "tool_calls": [edit]},
         {"match": "edit", "text": "edited"},
+        {"match": "app.py", "text": "", "tool_calls": [app]},
+        {"match": "app.py", "text": "renamed"},
         {"match": "run", "text": "", "tool_calls": [{"name": "run_command", "input": {"command": "echo hi"}}]},
         {"match": "run", "text": "refused"},
     ]  # fmt: skip
@@ -117,6 +123,17 @@ async def test_a_malformed_answer_to_a_server_request_is_an_error_answer(
         server.send({"jsonrpc": "2.0", "id": apply["id"], "result": {}})  # no "applied"
         assert (await server.response("edit"))["result"]["stopReason"] == "end_turn"
         assert (workspace / "notes.txt").read_text(encoding="utf-8") == "tea au lait\n"
+        # An answer without "jsonrpc": "2.0" was answered -32600 under the server's own request
+        # id (a reply to a reply) and the turn waited for ever.
+        server.request_nowait(
+            "write", "kiln/session/prompt", {"sessionId": sid, "prompt": "app.py"}
+        )
+        apply = await server.wait_for(
+            lambda m: m.get("method") == "workspace/applyEdit" and m["id"] != apply["id"]
+        )
+        server.send({"id": apply["id"], "result": {"applied": False}})
+        assert (await server.response("write"))["result"]["stopReason"] == "end_turn"
+        assert (workspace / "app.py").read_text(encoding="utf-8").startswith("def hail(name):")
 
         server.request_nowait("run", "kiln/session/prompt", {"sessionId": sid, "prompt": "run"})
         asked = await server.wait_for(lambda m: m.get("method") == "kiln/session/requestPermission")
@@ -131,6 +148,9 @@ async def test_a_malformed_answer_to_a_server_request_is_an_error_answer(
         and m["params"]["update"]["sessionUpdate"] == "refusal"
     ]
     assert len(reasons) == 1 and reasons[0].startswith("the permission request failed: malformed")
+    server_ids = {m["id"] for m in server.messages if "method" in m and "id" in m}
+    replies = [m for m in server.messages if "method" not in m and m.get("id") in server_ids]
+    assert replies == [], replies  # answers are never answered
 
 
 async def test_a_content_length_counted_in_characters_costs_only_its_own_message(
