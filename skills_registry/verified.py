@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from skills_registry.archive import ArchiveContents
+from skills_registry.archive import ArchiveContents, sha256_hex
 from skills_registry.client import Cache, RegistryClient
 from skills_registry.errors import SkillInvalid
 from skills_registry.registry.errors import (
@@ -281,6 +281,25 @@ def check_archive_names(contents: ArchiveContents, skill_id: str, version: str) 
         )
     if (mismatch := version_mismatch(front, version)) is not None:
         raise IntegrityError(f"{label}: the archive's {mismatch} as signed")
+
+
+def signed_file_sha256(doc: dict[str, Any], path: str) -> str:
+    """The sha256 the verified version document lists for ``path``; NotFound if it lists none
+    (a preview is then of nothing the archive holds)."""
+    entry = next((f for f in _dicts(doc.get("files")) if f.get("path") == path), None)
+    if entry is None or not isinstance(entry.get("sha256"), str):
+        raise NotFound(f"{doc['id']}@{doc['version']} has no file {path[:200]!r}")
+    return str(entry["sha256"])
+
+
+def check_preview(doc: dict[str, Any], path: str, data: bytes, expected: str) -> None:
+    """Previewed bytes are the signed file's, or a mirror could show one script and install
+    another."""
+    if sha256_hex(data) != expected:
+        raise IntegrityError(
+            f"{doc['id']}@{doc['version']}: the registry served {path[:200]!r} with other bytes "
+            "than the signed version lists (sha256 mismatch); do not trust this preview"
+        )
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:

@@ -119,14 +119,16 @@ def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> N
 def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bool) -> None:
     """Show what a skill version contains: files, scripts, allowed-tools, scan findings."""
     from skills_registry.client import Cache, TrustStore, trusted_key
-    from skills_registry.verified import resolve_verified
+    from skills_registry.verified import check_preview, resolve_verified, signed_file_sha256
 
     skill_id, wanted = parse_spec(spec)
     with RegistryClient(default_registry(registry)) as client:
         key = trusted_key(client, TrustStore(), first_use=not _ci(False))
         resolved = resolve_verified(client, Cache(), key, skill_id, wanted)
         if file_path is not None:
+            expected = signed_file_sha256(resolved.doc, file_path)
             data = client.file(skill_id, resolved.doc["version"], file_path)
+            check_preview(resolved.doc, file_path, data, expected)
             text = data.decode("utf-8", errors="replace")
             # A file under review must not hide its lines from the reviewer (`\r`, ANSI): in a
             # terminal, controls are shown escaped; piped, the bytes are passed on as they are.
