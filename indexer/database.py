@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from indexer import schema
-from indexer.errors import IndexFromNewerKiln, IndexLocked, IndexUnavailable
+from indexer.errors import IndexFromNewerKiln, IndexLocked, IndexUnavailable, IndexUntrusted
+from indexer.schema_check import strange_objects
 from kiln_errors.sqlite_common import is_corrupt
 
 # The tables and columns every run reads (``schema`` makes them): a file whose migrations
@@ -64,7 +65,7 @@ class Database:
     def _open(self) -> sqlite3.Connection:
         try:
             return self._connect_checked()
-        except IndexFromNewerKiln as exc:  # never written with this Kiln's older shape
+        except (IndexFromNewerKiln, IndexUntrusted) as exc:  # not written by this Kiln
             self.recovered = (
                 f"{self.path} was {exc}; set it aside as index.db.corrupt and rebuilt it"
             )
@@ -88,6 +89,7 @@ class Database:
     def _connect_checked(self) -> sqlite3.Connection:
         conn = schema.connect(self.path, self.busy_timeout)
         try:
+            _trust(conn)  # before migrating: that writes, and writes run triggers
             schema.migrate(conn)
             for table, columns in SHAPE.items():  # a file whose migrations record says "done"
                 conn.execute(f"SELECT {', '.join(columns)} FROM {table} LIMIT 0")  # on tables
@@ -177,6 +179,12 @@ class Database:
                 conn.close()
             self._readers.clear()
         self.writer.close()
+
+
+def _trust(conn: sqlite3.Connection) -> None:
+    strange = strange_objects(conn)
+    if strange:
+        raise IndexUntrusted(f"not made by this kiln (it holds {', '.join(strange[:3])})")
 
 
 def is_foreign(exc: BaseException) -> bool:

@@ -67,6 +67,10 @@ class IndexFromNewerKiln(IndexerError):
     """index.db records schema steps this Kiln does not know: a newer Kiln wrote it."""
 
 
+class IndexUntrusted(IndexerError):
+    """index.db holds triggers, views, indexes or tables this Kiln does not make."""
+
+
 class WatchUnavailable(IndexerError):
     """The file watcher cannot follow the tree (folders nested deeper than it can walk)."""
 

@@ -1,0 +1,62 @@
+"""An index file the checkout ships (docs/security.md section 6d). SQLite runs what a schema
+says on every write: a shipped `.kiln/index.db` with a trigger on `files` running an endless
+recursive query held `kiln index` (and the editor's indexing, and `search_code`) forever, in
+a C loop not even SIGTERM stopped. An index on an expression runs one on each row written.
+Such a file is set aside and rebuilt with one line. Through the real `kiln index` and
+`kiln search`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ENDLESS = (
+    "CREATE TRIGGER evil AFTER INSERT ON files BEGIN SELECT count(*) FROM (WITH RECURSIVE"
+    " c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c); END"
+)
+EXPRESSION = "CREATE INDEX evil_index ON files(length(printf('%.*c', 100000000, 'x')))"
+
+
+def kiln(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120,  # bounds a hang, not a speed
+        env={**os.environ, "KILN_HOME": str(cwd.parent / "kiln-home")},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("statement", "name"), [(ENDLESS, "trigger evil"),
+                                                 (EXPRESSION, "index evil_index")])  # fmt: skip
+def test_a_shipped_index_that_runs_code_on_writes_is_rebuilt(
+    tmp_path: Path, statement: str, name: str
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "old.py").write_text("def shipped_symbol():\n    pass\n")
+    assert kiln("index", ".", cwd=repo).returncode == 0  # the index as the attacker made it
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    conn.execute(statement)
+    conn.commit()
+    conn.close()
+    (repo / "new.py").write_text("def fresh_symbol():\n    pass\n")  # the clone adds a file
+
+    result = kiln("index", ".", cwd=repo)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"kiln: {repo / '.kiln' / 'index.db'} was not made by this kiln (it holds {name});"
+        " set it aside as index.db.corrupt and rebuilt it"
+    ]
+    hits = json.loads(kiln("search", "fresh_symbol", "--json", cwd=repo).stdout)
+    assert hits[0]["path"] == "new.py"
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    kinds = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "evil" not in kinds and "evil_index" not in kinds
