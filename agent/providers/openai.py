@@ -11,6 +11,7 @@ the provider's automatic prefix cache keeps hitting.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -206,6 +207,30 @@ class _Accumulator:
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish: str | None = None
         self.usage = Usage()
+        self.ids: set[str] = set()
+
+    def _slot(self, tc: Any) -> dict[str, Any]:
+        """The call a streamed piece belongs to: by ``index``; without one (some compatible
+        servers omit it), a piece with a new id or a name starts a call, any other continues
+        the latest."""
+        if tc.index is not None:
+            index = tc.index
+        else:
+            last = max(self.calls, default=None)
+            name = tc.function.name if tc.function is not None else None
+            same = last is not None and (not tc.id or tc.id == self.calls[last]["id"])
+            index = last if last is not None and same and not name else len(self.calls)
+        return self.calls.setdefault(
+            index, {"id": None, "name": "", "args": [], "announced": False}
+        )
+
+    def _unique(self, call_id: str | None) -> str:
+        """The server's id unless it is missing or already used in this reply (some compatible
+        servers send none, or the same one for every call): results are matched by id."""
+        if not call_id or call_id in self.ids:
+            call_id = f"call_{uuid.uuid4().hex[:24]}"
+        self.ids.add(call_id)
+        return call_id
 
     def feed(self, chunk: Any) -> list[StreamItem]:
         items: list[StreamItem] = []
@@ -218,12 +243,8 @@ class _Accumulator:
                 self.text.append(delta.content)
                 items.append(TextDelta(delta.content))
             for tc in (delta.tool_calls if delta is not None else None) or []:
-                # Some compatible servers omit ``index`` when each call arrives whole.
-                index = tc.index if tc.index is not None else len(self.calls)
-                slot = self.calls.setdefault(
-                    index, {"id": None, "name": "", "args": [], "announced": False}
-                )
-                if tc.id:
+                slot = self._slot(tc)
+                if tc.id and not slot["announced"]:
                     slot["id"] = tc.id
                 if tc.function is not None:
                     if tc.function.name:
@@ -231,7 +252,7 @@ class _Accumulator:
                     if tc.function.arguments:
                         slot["args"].append(tc.function.arguments)
                 if slot["name"] and not slot["announced"]:
-                    slot["id"] = slot["id"] or f"call_{index}"
+                    slot["id"] = self._unique(slot["id"])
                     slot["announced"] = True
                     items.append(ToolCallDelta(slot["id"], slot["name"]))
             if choice.finish_reason:
@@ -253,10 +274,10 @@ class _Accumulator:
         text = "".join(self.text)
         if text:
             content.append({"type": "text", "text": text})
-        for index, call in sorted(self.calls.items()):
+        for _, call in sorted(self.calls.items()):
             content.append({
                 "type": "tool_use",
-                "id": call["id"] or f"call_{index}",
+                "id": call["id"] if call["announced"] else self._unique(call["id"]),
                 "name": call["name"],
                 "input": parse_arguments("".join(call["args"])),
             })  # fmt: skip

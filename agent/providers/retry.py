@@ -1,5 +1,5 @@
 """The one retry policy every provider shares: exponential backoff with jitter on rate limits,
-server errors and dropped connections, honouring ``retry-after``, and never after output has
+server errors and dropped connections, honouring ``retry-after`` and the rate-limit reset headers, and never after output has
 reached the caller (a half-streamed reply cannot be un-shown, so it becomes a partial error the
 loop can save instead).
 
@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
 import logging
 import random
+import re
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from agent.errors import ProviderError
@@ -59,21 +63,82 @@ def provider_error(
     return exc
 
 
-def parse_retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (numeric form only)."""
+_RESET_HEADERS = (
+    # OpenAI (and compatible proxies): durations such as "1s", "6m0s", "20ms".
+    "x-ratelimit-reset-requests",
+    "x-ratelimit-reset-tokens",
+    # Anthropic: RFC 3339 times.
+    "anthropic-ratelimit-requests-reset",
+    "anthropic-ratelimit-tokens-reset",
+    "anthropic-ratelimit-input-tokens-reset",
+    "anthropic-ratelimit-output-tokens-reset",
+)
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_retry_after(
+    headers: Any, *, rate_limited: bool = False, now: float | None = None
+) -> float | None:
+    """Seconds to wait: ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date),
+    else, on a 429 (``rate_limited``), the latest of the rate-limit reset headers (OpenAI sends
+    them on every reply, so on a 5xx they say nothing about when to retry). ``None`` when the
+    server said nothing."""
     if headers is None:
         return None
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            value = float(raw) * scale
-        except (TypeError, ValueError):
-            continue
-        if value >= 0:
+    now = time.time() if now is None else now
+    raw = headers.get("retry-after-ms")
+    if raw is not None and (value := _number(raw)) is not None:
+        return value / 1000
+    raw = headers.get("retry-after")
+    if raw is not None:
+        value = _number(raw)
+        if value is None:
+            value = _until(_http_date(raw), now)
+        if value is not None:
             return value
-    return None
+    if not rate_limited:
+        return None
+    resets = [_reset(headers.get(name), now) for name in _RESET_HEADERS]
+    known = [r for r in resets if r is not None]
+    return max(known) if known else None
+
+
+def _number(raw: str) -> float | None:
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        return None
+    return value if value >= 0 else None
+
+
+def _http_date(raw: str) -> float | None:
+    try:
+        return email.utils.parsedate_to_datetime(raw).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _until(when: float | None, now: float) -> float | None:
+    return None if when is None else max(0.0, when - now)
+
+
+def _reset(raw: str | None, now: float) -> float | None:
+    """A reset header's wait: a duration ("1m30s", "250ms", "2"), or an RFC 3339 time."""
+    if not raw:
+        return None
+    raw = raw.strip()
+    if (value := _number(raw)) is not None:
+        return value
+    if re.fullmatch(r"(?:\d+(?:\.\d+)?(?:ms|h|m|s))+", raw):
+        return sum(float(n) * _UNIT[u] for n, u in _DURATION.findall(raw))
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return _until(when.timestamp(), now)
 
 
 @dataclass(frozen=True)

@@ -64,10 +64,14 @@ class SdkClientModel:
         the harness's typed provider errors."""
         try:
             stream = await open_stream()
+            events = 0
             async with stream:
                 async for event in stream:
+                    events += 1
                     for item in feed(event):
                         yield item
+            if not events:
+                self._check_event_stream(stream)
         except ProviderError:
             raise
         except Exception as exc:
@@ -87,6 +91,22 @@ class SdkClientModel:
                 hint=f"check that {self.base_var or 'the base URL'} points at a server that "
                 f"speaks the {self.name} API",
             ) from exc
+
+    def _check_event_stream(self, stream: Any) -> None:
+        """A 200 reply with no events at all that is not an event stream (a login page from a
+        proxy, plain JSON from a server that ignored ``stream``) is the wrong endpoint: asking
+        again gets the same page, so it is not retried."""
+        response = getattr(stream, "response", None)
+        ctype = str(getattr(response, "headers", {}).get("content-type", "") or "")
+        if "event-stream" in ctype:
+            return
+        where = self.base_url or "the API"
+        raise ProviderError(
+            f"{self.name}: {where} answered with {ctype.split(';')[0] or 'no content type'}, "
+            "not an event stream",
+            hint=f"check that {self.base_var or 'the base URL'} points at the {self.name} API "
+            "itself, not a web page or a login proxy",
+        )
 
     def _new_client(self) -> Any:
         """Build the SDK's async client (``max_retries=0``: ``retry`` is the only policy)."""

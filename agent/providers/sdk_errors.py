@@ -45,7 +45,8 @@ def classify_sdk_error(
     if isinstance(status, int):
         response = getattr(exc, "response", None)
         message = _api_message(exc)
-        retry_after = parse_retry_after(getattr(response, "headers", None))
+        headers = getattr(response, "headers", None)
+        retry_after = parse_retry_after(headers, rate_limited=status == 429)
         text = f"{provider}: HTTP {status}: {message}"
         if status == 429:
             return provider_error(

@@ -15,7 +15,7 @@ error, ``{"text": "...", "die": true}`` for a stream that breaks off after the t
 ``{"raise": "unavailable"}`` to drop the connection without answering, ``{"garbage": true}``
 for a 200 ``text/event-stream`` reply of bytes that are neither UTF-8 nor SSE, and
 ``{"sleep": seconds}`` / a reply's ``"delay"`` to wait, ``{"wait_for": "path"}`` to wait until a
-file exists.
+file exists. ``{"raw": {...}}`` answers exactly as written (see ``agent.testing.wire_raw``).
 
     with WireServer(["hello"]) as srv:  # srv.url, srv.openai_base_url, srv.requests
         ...
@@ -49,6 +49,7 @@ from agent.providers.scripted import (
     reply_tool_calls,
 )
 from agent.testing import wire_formats as wf
+from agent.testing.wire_raw import send_raw
 from agent.testing.wire_requests import anthropic_tool_problem, has_cache_control, prompt_text
 from agent.types import canonical_json
 
@@ -79,6 +80,7 @@ class WireServer:
         self.lock = threading.Lock()
         self._ids = 0
         self.connections: set[socket.socket] = set()
+        self.stopping = threading.Event()  # ends stalled raw replies
         self.httpd = _QuietServer((host, port), _make_handler(self))
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -105,6 +107,7 @@ class WireServer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         if self._thread is not None:
             self.httpd.shutdown()
             self._thread.join(timeout=5)
@@ -259,7 +262,9 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
                     step = step(body)
                 if isinstance(step, str):
                     step = {"text": step}
-                if "sleep" in step and not ({"text", "tool_calls", "raise", "error"} & step.keys()):
+                if "sleep" in step and not (
+                    {"text", "tool_calls", "raise", "error", "raw"} & step.keys()
+                ):
                     time.sleep(float(step["sleep"]))
                     continue
                 if "wait_for" in step:
@@ -268,6 +273,9 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
                     continue
                 break
             time.sleep(float(step.get("delay") or step.get("sleep") or 0))
+            if "raw" in step:
+                send_raw(self, step["raw"], server.stopping)
+                return
             kind = step.get("raise")
             if kind == "unavailable":
                 self.close_connection = True

@@ -33,8 +33,14 @@ def test_unknown_model_costs_nothing_and_says_so() -> None:
 def test_retry_after_headers() -> None:
     assert parse_retry_after({"retry-after": "2"}) == 2.0
     assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
-    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None
+    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    later = "Wed, 21 Oct 2015 07:28:30 GMT"
+    assert parse_retry_after({"retry-after": later}, now=1445412480.0) == 30.0
     assert parse_retry_after(None) is None
+    anthropic = {"anthropic-ratelimit-tokens-reset": "2015-10-21T07:28:12Z"}
+    assert parse_retry_after(anthropic, now=1445412480.0) is None  # not a 429: backoff decides
+    assert parse_retry_after(anthropic, rate_limited=True, now=1445412480.0) == 12.0
+    assert parse_retry_after({"x-ratelimit-reset-tokens": "junk"}, rate_limited=True) is None
 
 
 def test_backoff_doubles_within_jitter_and_caps() -> None:

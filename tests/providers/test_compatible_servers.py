@@ -1,0 +1,149 @@
+"""What OpenAI-compatible servers and proxies really send, through the real SDKs against
+hand-written wire replies (``raw`` steps): tool calls without ids, with repeated ids or without
+an ``index``; a proxy that answers a streamed request with a 200 HTML page or plain JSON; the
+rate-limit headers each API uses to say when to come back."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agent.errors import ProviderError
+from agent.providers.anthropic import AnthropicModel
+from agent.providers.openai import OpenAIModel, to_openai_messages
+from agent.providers.retry import RetryPolicy
+from agent.testing.wire_server import WireServer
+from agent.types import ModelReply
+from tests.providers.conftest import SleepRecorder
+from tests.providers.helpers import collect, make_request, track
+
+
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None) -> dict[str, Any]:
+    choice = {"index": 0, "delta": delta or {}, "finish_reason": finish}
+    return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [choice]}  # fmt: skip
+
+
+def call(index: int | None, id: str | None = None, name: str | None = None,
+         args: str | None = None) -> dict[str, Any]:  # fmt: skip
+    fn = {k: v for k, v in (("name", name), ("arguments", args)) if v is not None}
+    out: dict[str, Any] = {"type": "function", "function": fn}
+    if index is not None:
+        out["index"] = index
+    if id is not None:
+        out["id"] = id
+    return out
+
+
+def tool_stream(*calls: dict[str, Any]) -> dict[str, Any]:
+    frames = [chunk({"tool_calls": [c]}) for c in calls]
+    return {"raw": {"frames": [*frames, chunk(finish="tool_calls"), "data: [DONE]"]}}
+
+
+def openai(srv: WireServer, retry: RetryPolicy | None = None) -> OpenAIModel:
+    return track(OpenAIModel(base_url=srv.openai_base_url, api_key="k", model="gpt-4.1",
+                             retry=retry or RetryPolicy(sleep=SleepRecorder())))  # fmt: skip
+
+
+async def reply_of(model: Any) -> ModelReply:
+    items = await collect(model.stream(make_request()))
+    assert isinstance(items[-1], ModelReply)
+    return items[-1]
+
+
+def tool_ids(reply: ModelReply) -> list[str]:
+    return [b["id"] for b in reply.message["content"] if b["type"] == "tool_use"]
+
+
+async def test_missing_and_repeated_tool_call_ids_become_unique(wire: WireServer) -> None:
+    step = tool_stream(
+        call(0, None, "read_file", '{"path": "a"}'),
+        call(1, None, "read_file", ""),
+        call(2, "same", "read_file", "{}"),
+        call(3, "same", "search_code", '{"query": "q"}'),
+    )
+    wire.enqueue(step, step)
+    model = openai(wire)
+    first, second = await reply_of(model), await reply_of(model)
+    for reply in (first, second):
+        assert len(set(tool_ids(reply))) == 4 and all(tool_ids(reply))
+        assert tool_ids(reply)[2] == "same"
+    # The ids made up for calls that came without one are never reused on a later step.
+    made_up = [i for i in tool_ids(first) + tool_ids(second) if i != "same"]
+    assert len(set(made_up)) == 6
+    assert [b["input"] for b in first.message["content"]] == [
+        {"path": "a"}, {}, {}, {"query": "q"}
+    ]  # fmt: skip
+    # Sent back, each result still follows its own call.
+    tool_msgs = [m for m in to_openai_messages("s", [first.message]) if m.get("tool_calls")]
+    assert [c["id"] for c in tool_msgs[0]["tool_calls"]] == tool_ids(first)
+
+
+async def test_pieces_without_an_index_continue_the_call_they_belong_to(wire: WireServer) -> None:
+    wire.enqueue(
+        tool_stream(
+            call(None, "c1", "read_file", '{"pa'),
+            call(None, args='th": "a.py"}'),
+            call(None, "c2", "search_code", '{"query"'),
+            call(None, args=': "x"}'),
+        )
+    )
+    reply = await reply_of(openai(wire))
+    assert [(b["id"], b["name"], b["input"]) for b in reply.message["content"]] == [
+        ("c1", "read_file", {"path": "a.py"}),
+        ("c2", "search_code", {"query": "x"}),
+    ]
+
+
+HTML = {"raw": {"body": "<html><body>Please sign in</body></html>"}}
+PLAIN_JSON = {"raw": {"content_type": "application/json", "body": json.dumps({"id": "x"})}}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("step", [HTML, PLAIN_JSON], ids=["html", "json"])
+async def test_a_200_that_is_not_an_event_stream_is_one_clear_error_not_retried(
+    wire: WireServer, provider: str, step: dict[str, Any]
+) -> None:
+    wire.enqueue(step, step, step, step)
+    waits = SleepRecorder()
+    if provider == "openai":
+        model: Any = openai(wire, RetryPolicy(sleep=waits))
+        var = "OPENAI_BASE_URL"
+    else:
+        model = track(AnthropicModel(base_url=wire.url, api_key="k",
+                                     retry=RetryPolicy(sleep=waits)))  # fmt: skip
+        var = "ANTHROPIC_BASE_URL"
+    with pytest.raises(ProviderError) as info:
+        await collect(model.stream(make_request()))
+    assert not info.value.retryable and waits.waits == []
+    assert len(wire.bodies()) == 1
+    ctype = step["raw"].get("content_type", "text/html")
+    assert ctype in str(info.value) and "not an event stream" in str(info.value)
+    assert var in info.value.hint
+
+
+def rate_limited(headers: dict[str, str]) -> dict[str, Any]:
+    body = json.dumps({"error": {"message": "slow down", "type": "rate_limit_error"}})
+    return {"raw": {"status": 429, "content_type": "application/json", "body": body,
+                    "headers": headers}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after-ms": "1500"}, 1.5),
+        ({"x-ratelimit-reset-requests": "2s", "x-ratelimit-reset-tokens": "1m30s"}, 90.0),
+        ({"x-ratelimit-reset-tokens": "250ms"}, 0.25),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),
+    ],
+)
+async def test_openai_rate_limit_headers_set_the_wait(
+    wire: WireServer, headers: dict[str, str], expected: float
+) -> None:
+    wire.enqueue(rate_limited(headers), "ok")
+    waits = SleepRecorder()
+    reply = await reply_of(openai(wire, RetryPolicy(sleep=waits, max_retry_after=120)))
+    assert reply.message["content"] == [{"type": "text", "text": "ok"}]
+    assert waits.waits == [pytest.approx(expected, abs=0.01)]
