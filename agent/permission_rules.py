@@ -16,6 +16,11 @@ from agent.errors import ConfigError
 from agent.rules import Rule, parse_rule
 from skills_registry import config_file
 
+# Each rule is tried on every path a tool touches or lists, and each deny rule walks the tree
+# once per session: a repository's settings file (up to 1 MB: 40,000 rules) is held to this many
+# per list. Its rules only restrict, so the ones left out only mean less restriction it asked for.
+MAX_PROJECT_RULES = 1_000
+
 
 @dataclass
 class Rules:
@@ -23,6 +28,9 @@ class Rules:
     ask: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # project rules ignored, for the status
+    # How many of ``deny`` came from the repository (they come first): the sandbox walks the
+    # file system for each, and gives the repository's a shared bound (``agent.sandbox.attach``).
+    project_deny: int = 0
 
     def extend(self, other: Rules) -> None:
         self.allow += other.allow
@@ -51,6 +59,16 @@ def load_rules(root: Path, home: Path) -> Rules:
                 f"grants): {shown}"
             )
             parsed.allow = []
+        if path is project:
+            for key in ("ask", "deny"):
+                kept = getattr(parsed, key)
+                if len(kept) > MAX_PROJECT_RULES:
+                    rules.warnings.append(
+                        f".kiln/settings.json: permissions.{key}: only the first "
+                        f"{MAX_PROJECT_RULES} of {len(kept)} rules apply"
+                    )
+                    setattr(parsed, key, kept[:MAX_PROJECT_RULES])
+            rules.project_deny = len(parsed.deny)
         rules.extend(parsed)
     return rules
 

@@ -43,9 +43,13 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
     permissions.deny_reads(credential_files())  # hidden from commands too (policy)
     memory, root = session.memory, session.root
     permissions.memory_file = lambda: memory.project_file().relative_to(root).as_posix()
-    for rule in permissions.rules.parsed("deny"):
+    deny = permissions.rules.parsed("deny")
+    project = permissions.rules.project_deny
+    shared = WalkBudget(MAX_PROJECT_WALKED)  # the repository's rules, after the user's
+    for i, rule in (*enumerate(deny[project:], project), *enumerate(deny[:project])):
         if rule.kind in ("write", "read"):
-            paths = rule_paths(session.root, rule.pattern)
+            budget = shared if i < project else WalkBudget(MAX_WALKED)
+            paths = rule_paths(session.root, rule.pattern, budget)
             (sandbox.readonly if rule.kind == "write" else sandbox.denied_reads).extend(paths)
     hooks = hooks_folder(session.root)
     sandbox.gitlinks = GitlinkGuard(session.root)
@@ -133,7 +137,14 @@ class SandboxNotice:
 MAX_RULE_PATHS = 500
 
 
-def rule_paths(root: Path, pattern: str | None) -> list[Path]:
+class WalkBudget:
+    """Folders the walks for deny rules may still look into."""
+
+    def __init__(self, folders: int) -> None:
+        self.left = folders
+
+
+def rule_paths(root: Path, pattern: str | None, budget: WalkBudget | None = None) -> list[Path]:
     """The existing paths a deny rule's glob names, folders whole ("secrets/**" -> secrets)."""
     if pattern is None:
         return [root]
@@ -151,21 +162,28 @@ def rule_paths(root: Path, pattern: str | None) -> list[Path]:
     if not glob or glob in ("**", "*"):
         return [base]
     parts = glob.split("/") if "/" in glob else ["**", glob]  # like fnmatch: any folder
-    return bounded_glob(base, parts)
+    return bounded_glob(base, parts, budget)
 
 
 MAX_WALKED = 10_000  # folders a rule's glob may look into (a rule may come from the repository)
+# Folders the repository's rules look into together: a checkout shipping 30,000 `Read(**/xN)`
+# rules (its settings file may hold 1 MB) walked its tree 30,000 times at every session start.
+MAX_PROJECT_WALKED = 20_000
 NOT_WALKED = ("/proc", "/sys", "/dev")
 
 
-def bounded_glob(base: Path, parts: list[str]) -> list[Path]:
+def bounded_glob(base: Path, parts: list[str], budget: WalkBudget | None = None) -> list[Path]:
     """Existing paths under ``base`` matching the glob segments (``**`` any folders), found by a
     walk that follows no symlinks, skips what it cannot list and ``/proc``, ``/sys``, ``/dev``,
     and stops after ``MAX_WALKED`` folders or ``MAX_RULE_PATHS`` matches: a rule such as
     ``Read(//**/x)`` must not walk the whole machine at every session start."""
     found: list[Path] = []
+    budget = budget if budget is not None else WalkBudget(MAX_WALKED)
+    if budget.left <= 0:
+        return found
     walked_folders = walk(base, onerror=lambda _exc: None)
-    for walked, (folder, dirs, files) in enumerate(walked_folders, start=1):
+    for folder, dirs, files in walked_folders:
+        budget.left -= 1
         here = Path(folder)
         rel = here.relative_to(base).parts
         dirs[:] = [
@@ -177,7 +195,7 @@ def bounded_glob(base: Path, parts: list[str]) -> list[Path]:
                 found.append(here / name)
                 if len(found) >= MAX_RULE_PATHS:
                     return found
-        if walked >= MAX_WALKED:
+        if budget.left <= 0:
             break
     return found
 
