@@ -44,6 +44,7 @@ from skills_registry.registry.errors import (
 )
 from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import verify_release
+from skills_registry.review import allowed_tools_list
 from skills_registry.skill_folder import (
     Scope,
     check_same_signer,
@@ -70,59 +71,6 @@ class Installed:
     action: str  # "installed" | "updated" | "unchanged"
     findings: list[dict[str, Any]] = field(default_factory=list)
     warning: str = ""
-
-
-def allowed_tools_list(value: Any) -> list[str]:
-    """``allowed-tools`` as a list ("Bash Write" and ["Bash", "Write"] alike)."""
-    if isinstance(value, str):
-        return [t for t in value.replace(",", " ").split() if t]
-    if isinstance(value, list):
-        return [str(t) for t in value if str(t).strip()]
-    return []
-
-
-def review_summary(doc: dict[str, Any]) -> dict[str, Any]:
-    """What a person should see before saying yes: the facts, not the registry's opinion.
-
-    From a signed document, whose shapes a registry holding the key still chooses: anything
-    not of the expected type is left out or zero, never a traceback."""
-    front = _object(doc.get("frontmatter"))
-    scan = _object(doc.get("scan"))
-    files: list[dict[str, Any]] = [
-        {"path": str(f.get("path")), "size": _int(f.get("size"))}
-        for f in _objects(doc.get("files"))
-    ]
-    skill_md = next((f["size"] for f in files if f["path"] == "SKILL.md"), 0)
-    size = _int(doc.get("unpackedSize"))
-    return {
-        "id": doc["id"],
-        "version": doc["version"],
-        "description": str(doc.get("description", "")),
-        "files": files,
-        "scripts": [str(p) for p in scan.get("scripts") or [] if isinstance(p, str)],
-        "allowedTools": front.get("allowed-tools"),
-        "findings": [
-            {k: str(f.get(k, "")) for k in ("severity", "rule", "path", "message")}
-            | {"line": _int(f.get("line"))}
-            for f in _objects(scan.get("findings"))
-        ],
-        "status": str(doc.get("status", "active")),
-        "statusReason": str(doc.get("statusReason", "")),
-        "sizeBytes": size,
-        "tokens": {"skillMd": skill_md // 4, "total": size // 4},
-    }
-
-
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _objects(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def fetch_verified(
@@ -220,7 +168,8 @@ class Installer:
         skill_id, wanted = parse_spec(spec)
         key = trusted_key(client, self.trust, first_use=not (self.ci or from_lockfile))
         locked = self.lock.entries.get(skill_id)
-        ours = locked if locked is not None and locked.registry == client.base_url else None
+        # Locked from this registry: its URL, or a mirror of it (signed with the same key).
+        ours = locked if locked is not None and self._same(locked, client, key) else None
         resolved = resolve_verified(
             client, self.cache, key, skill_id, wanted, locked=ours.version if ours else None
         )
@@ -388,6 +337,10 @@ class Installer:
         if self.grant is not None and self.grant(summary):
             return tools
         return []
+
+    @staticmethod
+    def _same(locked: LockEntry, client: RegistryClient, key: dict[str, str]) -> bool:
+        return locked.registry == client.base_url or locked.keyId == key["keyId"]
 
     def _marker(self, entry: LockEntry) -> dict[str, Any]:
         return {

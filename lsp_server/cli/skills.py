@@ -23,8 +23,9 @@ from skills_registry.client import (
     parse_spec,
     printable,
 )
-from skills_registry.install import Installer, Scope, review_summary
+from skills_registry.install import Installer, Scope
 from skills_registry.registry.errors import RegistryError, UsageError
+from skills_registry.review import review_summary
 
 _registry_opt = click.option(
     "--registry",

@@ -304,3 +304,34 @@ def test_replay_on_a_fresh_machine_cannot_roll_back_the_lockfile(
     )  # before: "updated acme/notes@1.0.0", the lockfile rolled back with it
     assert again.returncode == 5 and "does not list 1.1.0" in again.stderr, again.stderr
     assert (project / "skills-lock.json").read_text() == lock_before
+
+
+def test_a_mirror_of_the_locked_registry_cannot_roll_back_the_lockfile(
+    mirrored: tuple[LiveRegistry, Mirror, LiveRegistry], tmp_path: Path
+) -> None:
+    """The lockfile names the registry itself; a fresh machine installs through a mirror (same
+    signing key, another URL) that replays metadata from before the locked 1.1.0. Before, the
+    locked version was checked only for the same URL, so this went down to 1.0.0 and rewrote
+    the lockfile."""
+    registry, mirror, proxy = mirrored
+    folder = make_skill(tmp_path / "src", "notes", description="Writes notes.")
+    _publish(registry, folder, "1.0.0")
+    old = httpx.get(f"{registry.url}/v1/skills/acme/notes/metadata").json()
+    _publish(registry, folder, "1.1.0")
+    project = tmp_path / "project"
+    project.mkdir()
+    env = cli_env(tmp_path / "home")
+    first = kiln(
+        "skills", "install", "acme/notes", "--yes", "--registry", registry.url, env=env, cwd=project
+    )
+    assert first.returncode == 0 and "acme/notes@1.1.0" in first.stdout, first.stderr
+    lock_before = (project / "skills-lock.json").read_text()
+
+    runner = cli_env(tmp_path / "fresh-home")  # no cache: only the pinned key
+    _pin(runner, proxy.url, registry, project)
+    mirror.mode, mirror.replay = "replay", old
+    again = kiln(
+        "skills", "install", "acme/notes", "--yes", "--registry", proxy.url, env=runner, cwd=project
+    )
+    assert again.returncode == 5 and "does not list 1.1.0" in again.stderr, again.stdout
+    assert (project / "skills-lock.json").read_text() == lock_before
