@@ -303,11 +303,11 @@ class Compactor:
 
     def _account(self, session: SessionView, reply: ModelReply) -> None:
         """Summaries cost tokens like any request: add them to the session's usage and cost."""
-        from agent.providers.pricing import cost_usd
+        from agent.providers.pricing import cost_usd, price_for
 
-        session.turn.add_usage(
-            reply.usage, cost_usd(reply.model or session.model.name, reply.usage)
-        )
+        model = reply.model or session.model.name
+        unpriced = "" if price_for(model) else model
+        session.turn.add_usage(reply.usage, cost_usd(model, reply.usage), unpriced=unpriced)
         self.summary_tokens += reply.usage.total_input + reply.usage.output_tokens
 
     # -- persistence ----------------------------------------------------------------------------

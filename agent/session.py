@@ -26,7 +26,7 @@ from agent.permission_rules import load_rules
 from agent.permissions import Permissions
 from agent.protocols import Extension, Host, Model
 from agent.providers import select_model
-from agent.providers.pricing import cost_usd
+from agent.providers.pricing import cost_usd, price_for
 from agent.sandbox.attach import attach as attach_sandbox
 from agent.services import SessionServices
 from agent.session_claim import turn_claim
@@ -284,7 +284,7 @@ class Session:
         self.transcript.append({"role": "user", "content": [*tail, *prompt]})
 
     def check_limits(self) -> None:
-        self.turn.check_limits(self.config)
+        self.turn.check_limits(self.config, str(getattr(self.model, "model", "") or ""))
 
     def build_request(self) -> Request:
         return self.context.request(self.transcript.messages, self.config.max_tokens)
@@ -320,7 +320,7 @@ class Session:
         self.transcript.append(reply.message)
         model = reply.model or self.model.name
         cost = cost_usd(model, reply.usage)
-        self.turn.add_usage(reply.usage, cost)
+        self.turn.add_usage(reply.usage, cost, unpriced="" if price_for(model) else model)
         self.store.record_usage(
             self.id, self.turn.step_count, self.turn.number, model, reply.usage, cost
         )
@@ -387,6 +387,6 @@ class Session:
         reason = await child.prompt(
             f"{description}\n\nExplore read-only and answer in at most 15 lines with paths and line numbers."
         )
-        self.turn.add_usage(child.turn.usage, child.turn.cost_usd)
+        self.turn.add_usage(child.turn.usage, child.turn.cost_usd, unpriced=child.turn.unpriced)
         answer = child.transcript.final_text() or f"(the sub-agent stopped: {reason})"
         return f"sub-agent {child.id} ({child.turn.step_count} steps):\n{answer[:4000]}"

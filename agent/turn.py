@@ -31,6 +31,7 @@ class TurnState:
         self.started = time.monotonic()
         self.usage = Usage()
         self.cost_usd = 0.0
+        self.unpriced = ""  # a model that answered this turn and has no known price
         self.tainted = False  # external content is in the context this turn
         self.files_modified: list[str] = list(state.get("files_modified", []))
         self.refusals: list[dict[str, Any]] = []
@@ -46,20 +47,32 @@ class TurnState:
         self.step_count += 1
         self.steps += 1
 
-    def add_usage(self, usage: Usage, cost: float) -> None:
+    def add_usage(self, usage: Usage, cost: float, *, unpriced: str = "") -> None:
         self.usage = self.usage + usage
         self.cost_usd += cost
+        self.unpriced = self.unpriced or unpriced
 
     def modified(self, path: str) -> None:
         if path not in self.files_modified:
             self.files_modified.append(path)
 
-    def check_limits(self, config: AgentConfig) -> None:
-        """Raise ``TurnEnded`` when a step, time or cost limit is reached."""
+    def check_limits(self, config: AgentConfig, model: str = "") -> None:
+        """Raise ``TurnEnded`` when a step, time or cost limit is reached, or when a cost limit
+        cannot be kept because ``model`` (or one that answered) has no known price: its spend
+        would count as 0 and the limit would never fire."""
         if self.steps >= config.max_steps:
             raise TurnEnded("max_steps", f"step limit reached ({config.max_steps})")
         if config.max_seconds and time.monotonic() - self.started > config.max_seconds:
             raise TurnEnded("max_time", f"time limit reached ({config.max_seconds:g}s)")
+        from agent.providers.pricing import price_for  # agent.providers imports this module
+
+        unknown = self.unpriced or (model if model and price_for(model) is None else "")
+        if config.max_cost_usd is not None and unknown:
+            raise TurnEnded(
+                "max_cost",
+                f"the cost limit cannot be enforced: no price is known for model {unknown!r} "
+                "(drop the cost limit, --max-cost-usd, to run it)",
+            )
         if config.max_cost_usd is not None and self.cost_usd >= config.max_cost_usd:
             raise TurnEnded(
                 "max_cost",
