@@ -31,6 +31,10 @@ MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")  # KILN_HOME and `kiln memo
 LEVEL_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
 NEAREST_ONLY = "AGENTS.md"
 USER_DIRS = (".claude", ".codex", ".agents")  # under the user's home: allowed import roots
+# Subdirectory memory a session loads in all. Each file is cut at 40,000 bytes, but a checkout
+# may put four of them in each of a hundred nested folders: one read of a file at the bottom
+# put 4 MB into the context, sent again with every later request.
+MAX_SUBDIRECTORY_BYTES = 200_000
 _write_lock = threading.Lock()
 
 
@@ -66,6 +70,7 @@ class Memory:
         self.user_scope = Scope(repository + users)
         self.project_scope = Scope(repository, markdown=users)
         self.loaded_dirs: set[Path] = set()
+        self.subdirectory_bytes = MAX_SUBDIRECTORY_BYTES  # left for this session
 
     def levels(self) -> list[Path]:
         """Folders from the repository root down to the workspace root."""
@@ -116,11 +121,19 @@ class Memory:
             if current in self.loaded_dirs:
                 continue
             self.loaded_dirs.add(current)
-            blocks += [
-                _block("subdirectory", current / n, self.project_scope)
-                for n in LEVEL_NAMES
-                if (current / n).is_file()
-            ]
+            for name in LEVEL_NAMES:
+                if not (current / name).is_file() or self.subdirectory_bytes < 0:
+                    continue
+                block = _block("subdirectory", current / name, self.project_scope)
+                self.subdirectory_bytes -= len(block.encode())
+                if self.subdirectory_bytes >= 0:
+                    blocks.append(block)
+                else:
+                    blocks.append(
+                        f'<memory level="subdirectory" source="{current / name}">\n'
+                        f"[memory note: not loaded, nor any further subdirectory memory file "
+                        f"this session: they passed {MAX_SUBDIRECTORY_BYTES:,} bytes]\n</memory>"
+                    )
         return blocks
 
     def project_file(self) -> Path:
