@@ -58,6 +58,10 @@ class Metrics:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
 
+# Metric labels are kept for ever, and HTTP lets a client send any token as its method.
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
+
+
 class Observe:
     """ASGI middleware: time every request, count it by route and log it as one JSON line."""
 
@@ -85,7 +89,8 @@ class Observe:
             endpoint = scope.get("endpoint")
             route = getattr(endpoint, "__name__", None) or "unmatched"
             code = status["code"]
-            self.metrics.latency.labels(scope["method"], route, str(code)).observe(elapsed)
+            method = scope["method"] if scope["method"] in _METHODS else "other"  # any token
+            self.metrics.latency.labels(method, route, str(code)).observe(elapsed)
             if route == "publish":
                 if code == 201:
                     self.metrics.publishes.inc()
