@@ -194,9 +194,9 @@ class AcpFrontend:
         try:
             call = ToolCallUpdate.model_validate(tool_call)
             choices = [PermissionOption.model_validate(o) for o in options]
-        except ValidationError as exc:
+        except ValidationError as exc:  # a mapping bug: refuse, and say it was not the user
             log.warning("malformed permission request (%s): denied", exc.errors()[:1])
-            return None
+            raise PermissionRequestFailed("the question could not be put to the client") from None
         try:
             response = await self.client.request_permission(
                 session_id=session_id, tool_call=call, options=choices

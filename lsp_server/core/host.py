@@ -17,6 +17,7 @@ from lsp_server.core import partial
 from lsp_server.core.config import CoreConfig
 from lsp_server.core.updates import (
     PERMISSION_OPTIONS,
+    answer_readable,
     answer_withdrawn,
     closed_tool_call,
     decision_from_answer,
@@ -84,6 +85,10 @@ class CoreHost:
             raise NoAnswer(f"the permission request failed: {exc}") from None
         if answer_withdrawn(answer):  # refused, but not by the user
             raise NoAnswer("the permission request was cancelled before an answer")
+        if not answer_readable(answer):
+            raise NoAnswer(
+                "the permission request failed: the client's answer is not a permission response"
+            )
         decision = decision_from_answer(answer)
         kept = partial.kept_text(answer, request.edit) if decision.startswith("allow") else None
         if kept is not None and request.edit is not None:

@@ -251,6 +251,20 @@ def answer_withdrawn(answer: Any) -> bool:
     return isinstance(outcome, dict) and outcome.get("outcome") == "cancelled"
 
 
+def answer_readable(answer: Any) -> bool:
+    """Whether ``answer`` is a permission answer at all: ACP's ``{"outcome": {"outcome":
+    "selected" | "cancelled", ...}}``, ``{"optionId": ...}`` or a bare option id. Anything else
+    (``{}``, ``null``) is a failed request, not the user's "no"."""
+    if isinstance(answer, str):
+        return True
+    if not isinstance(answer, dict):
+        return False
+    outcome = answer.get("outcome")
+    if isinstance(outcome, dict):
+        return outcome.get("outcome") in ("selected", "cancelled")
+    return "optionId" in answer
+
+
 def decision_from_answer(answer: Any) -> Decision:
     """Accept ACP's ``{"outcome": {"outcome": "selected", "optionId": ...}}`` or a bare id."""
     if isinstance(answer, dict):

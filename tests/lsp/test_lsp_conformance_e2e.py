@@ -172,3 +172,37 @@ async def test_a_content_length_counted_in_characters_costs_only_its_own_message
         await server.close()
     nulls = [m["error"]["code"] for m in server.messages if m.get("id") is None and "error" in m]
     assert nulls == [-32700], server.messages
+
+
+async def test_a_permission_answer_that_is_not_one_is_a_failed_request(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """`{}` or `null` as the result of `kiln/session/requestPermission` chose nothing: it was
+    reported as "the user declined"; it is a failed request (PROTOCOL.md §4), as in `kiln acp`."""
+    run = {"text": "", "tool_calls": [{"name": "run_command", "input": {"command": "echo hi"}}]}
+    steps = [{"match": "go", **run}, {"match": "go", **run}, "a", "b"]
+    server = await RawServer.start(workspace, scripted_env(steps))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        asked_ids: set[str] = set()
+        for n, answer in enumerate(({}, None)):
+            server.request_nowait(n, "kiln/session/prompt", {"sessionId": sid, "prompt": "go"})
+            asked = await server.wait_for(
+                lambda m: (
+                    m.get("method") == "kiln/session/requestPermission" and m["id"] not in asked_ids
+                )
+            )
+            asked_ids.add(asked["id"])
+            server.send({"jsonrpc": "2.0", "id": asked["id"], "result": answer})
+            assert (await server.response(n))["result"]["stopReason"] == "end_turn"
+    finally:
+        await server.close()
+    reasons = [
+        m["params"]["update"]["reason"]
+        for m in server.messages
+        if m.get("method") == "kiln/session/update"
+        and m["params"]["update"]["sessionUpdate"] == "refusal"
+    ]
+    failed = "the permission request failed: the client's answer is not a permission response"
+    assert reasons == [failed, failed], reasons
