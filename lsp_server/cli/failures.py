@@ -130,6 +130,8 @@ def run_main(invoke: Callable[[], Any]) -> Any:
     except UnicodeError as exc:
         _exit(unicode_line(exc), USAGE)
     except sqlite3.Error as exc:
-        _exit(f"kiln: database error: {exc}", FAILED)
+        busy = "locked" in str(exc) or "busy" in str(exc)
+        hint = " (another process is writing it; retry when it finishes)" if busy else ""
+        _exit(f"kiln: database error: {exc}{hint}", FAILED)
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, the traceback kept aside
         internal_error(exc)
