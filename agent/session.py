@@ -276,6 +276,9 @@ class Session:
 
     def begin_turn(self, prompt: list[Block]) -> None:
         self.turn.begin()
+        # A process killed mid-tool left a tool call unanswered: answer it, or no provider
+        # accepts the trajectory again.
+        self.transcript.close_dangling("interrupted: Kiln stopped before the tool finished")
         if not self.state.get("title"):
             first = next((b["text"] for b in prompt if b.get("type") == "text"), "")
             self.state["title"] = first[:80]

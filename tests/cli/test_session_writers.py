@@ -98,3 +98,41 @@ async def test_a_copy_loaded_before_another_wrote_refuses_its_turn(tmp_path: Pat
     else:
         raise AssertionError("a stale copy appended to the session")
     assert fresh.store.position(session.id) == before
+
+
+def test_a_session_killed_mid_tool_resumes_with_the_call_answered(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """SIGKILL (or a power cut) while a command runs leaves a tool call with no result; the
+    next turn answers it first, since no provider accepts a trajectory without one."""
+    (tmp_path / "ws").mkdir()
+    started = tmp_path / "ws" / "started"
+    call = {"name": "run_command", "input": {"command": "touch started && sleep 600"}}
+    proc = subprocess.Popen(
+        [*_run(tmp_path, "run the slow thing"), "--mode", "yolo", "--no-sandbox"],
+        env=_env(tmp_path, "slow", [{"tool_calls": [call]}, "never reached"]),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert wait_until(started.exists, timeout=120), "the command never started"
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+    with sqlite3.connect(kiln_home / "sessions.db") as db:
+        session_id = db.execute("SELECT id FROM sessions").fetchone()[0]
+    again = subprocess.run(
+        _run(tmp_path, "carry on", "--resume", session_id),
+        env=_env(tmp_path, "again", ["carried on"]), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    shown = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "sessions", "show", session_id, "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    messages = json.loads(shown.stdout)["messages"]
+    kinds = [[b["type"] for b in m["content"]] for m in messages]
+    at = kinds.index(["tool_use"])
+    use, answer = messages[at]["content"][0], messages[at + 1]["content"][0]
+    assert answer["type"] == "tool_result" and answer["tool_use_id"] == use["id"]
+    assert answer["is_error"] and "interrupted" in answer["content"]
+    assert messages[-1]["content"][0]["text"] == "carried on"
