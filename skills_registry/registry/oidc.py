@@ -24,11 +24,15 @@ from skills_registry.registry.storage import MetadataStore
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 TOKEN_MINUTES = 15
 _JWKS_SECONDS = 300
+# An unknown ``kid`` refetches the JWKS at most this often: anyone can send ID tokens with
+# made-up ``kid``s, and each refetch is two requests to the issuer from this server.
+_REFETCH_SECONDS = 60
 _ALGORITHMS = ["RS256", "ES256"]
 
 
 class JwksCache:
-    """The issuers' signing keys, refetched after five minutes or on an unknown ``kid``."""
+    """The issuers' signing keys, refetched after five minutes, or on an unknown ``kid`` when
+    the copy is older than a minute."""
 
     def __init__(self, transport: httpx.BaseTransport | None = None) -> None:
         self._keys: dict[str, tuple[float, jwt.PyJWKSet]] = {}
@@ -51,12 +55,16 @@ class JwksCache:
         cached = self._keys.get(issuer)
         fresh = cached is not None and time.monotonic() - cached[0] < _JWKS_SECONDS
         keys = cached[1] if cached is not None and fresh else self._fetch(issuer)
-        for _ in range(2):
-            for key in keys.keys:
-                if kid is None or key.key_id == kid:
-                    return key.key
-            keys = self._fetch(issuer)  # rotated keys: one refetch, then give up
-        raise Unauthorized(f"the ID token's key {kid!r} is not published by {issuer}")
+        found = _find(keys, kid)
+        if found is None and time.monotonic() - self._keys[issuer][0] >= _REFETCH_SECONDS:
+            found = _find(self._fetch(issuer), kid)  # rotated keys: refetch, at most this often
+        if found is None:
+            raise Unauthorized(f"the ID token's key {kid!r} is not published by {issuer}")
+        return found
+
+
+def _find(keys: jwt.PyJWKSet, kid: str | None) -> Any:
+    return next((k.key for k in keys.keys if kid is None or k.key_id == kid), None)
 
 
 def _matches(publisher: dict[str, Any], claims: dict[str, Any]) -> bool:

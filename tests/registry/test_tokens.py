@@ -42,6 +42,7 @@ class Issuer:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.url = ""
         self.request_bearer = secrets.token_hex(8)
+        self.fetches = 0  # discovery documents served: each starts a JWKS fetch
         self.app = Starlette(
             routes=[
                 Route("/.well-known/openid-configuration", self.discovery),
@@ -51,6 +52,7 @@ class Issuer:
         )
 
     def discovery(self, request: Request) -> Response:
+        self.fetches += 1
         return JSONResponse({"issuer": self.url, "jwks_uri": f"{self.url}/jwks"})
 
     def jwks(self, request: Request) -> Response:
@@ -244,6 +246,25 @@ def test_trusted_publishing_with_oidc(
     assert entry["tokenLabel"] == f"oidc {REPO} {WORKFLOW} run 42"
     record = store.get_token(token)
     assert record["scopes"] == ["publish"] and record["expiresAt"]
+
+
+def test_made_up_key_ids_do_not_make_the_registry_hammer_the_issuer(
+    registry: LiveRegistry, issuer: Issuer
+) -> None:
+    """Before, every ID token with an unknown `kid` (no credentials needed to send one) made
+    the registry fetch the issuer's discovery document and JWKS twice over: an amplifier
+    aimed at GitHub, whose rate limit would then stop real trusted publishing."""
+    store = registry.app.state.registry.store  # type: ignore[attr-defined]
+    store.add_trusted_publisher("acme", issuer.url, REPO, WORKFLOW)
+    now = int(time.time())
+    claims = {"iss": issuer.url, "aud": "kiln-registry", "iat": now, "exp": now + 300}
+    for i in range(10):
+        forged = jwt.encode(claims, issuer.key, algorithm="RS256", headers={"kid": f"x{i}"})
+        answer = httpx.post(f"{registry.url}/v1/oidc/token", json={"token": forged})
+        assert answer.status_code == 401 and "is not published" in answer.text
+    assert issuer.fetches <= 2, issuer.fetches  # the first fetch, and one refetch at most
+    good = httpx.post(f"{registry.url}/v1/oidc/token", json={"token": issuer.id_token()})
+    assert good.status_code == 201, good.text  # the known key still works from the cache
 
 
 def test_cli_publish_in_github_actions_uses_trusted_publishing(
