@@ -46,6 +46,7 @@ TRUST_SETTING = "trust_project_servers"
 # Keys other clients use to approve project servers; in a repository's settings they are ignored.
 PROJECT_APPROVAL_KEYS = ("mcp", "enableAllProjectMcpServers", "enabledMcpjsonServers")
 SUMMARY_CHARS = 160
+MAX_NOTES = 20  # lines a host shows, one per server not started; then how many more
 
 Status = Literal[
     "client", "user", "approved", "trusted", "pending", "changed", "shadowed", "skill", "replaced"
@@ -112,7 +113,14 @@ class McpPlan:
     def notes(self) -> list[str]:
         """Warnings, then one line per server that is not started."""
         lines = list(self.warnings)
-        lines.extend(n for s in self.servers if (n := s.note(self.root)))
+        notes = [n for s in self.servers if (n := s.note(self.root))]
+        lines.extend(notes[:MAX_NOTES])
+        if len(notes) > MAX_NOTES:  # a checkout's mcp.json may name 30,000 servers
+            listing = printable(f"kiln mcp list --root {shlex.quote(str(self.root))}")
+            lines.append(
+                f"… and {len(notes) - MAX_NOTES} more MCP servers not started or ignored "
+                f"({listing} shows each)"
+            )
         return lines
 
     def project(self, name: str) -> ServerState | None:
