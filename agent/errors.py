@@ -36,6 +36,15 @@ class ProviderUnavailable(ProviderError):
     """Endpoint unreachable or no provider configured."""
 
 
+class ContextTooLong(ProviderError):
+    """The provider refused the request as longer than the model's context window.
+
+    ``window`` is the limit the provider named, when it named one (it may be smaller than the
+    window Kiln assumed, as on a local server started with a small context)."""
+
+    window: int | None = None
+
+
 class RateLimited(ProviderError):
     retryable = True
 

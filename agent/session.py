@@ -17,11 +17,12 @@ from agent import loop, wire_log
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
 from agent.context import ContextAssembler, environment_block
-from agent.errors import KilnError, ProviderError
+from agent.errors import ContextTooLong, KilnError, ProviderError
 from agent.events import AgentEvent, ErrorReported, StatusNote, TextChunk, TurnDone, UsageReported
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
+from agent.overflow import compact_after_overflow
 from agent.permission_rules import load_rules
 from agent.permissions import Permissions
 from agent.protocols import Extension, Host, Model
@@ -297,7 +298,17 @@ class Session:
         return self.runner.announce(tools)
 
     async def step(self) -> ModelReply:
-        """One model request: extensions first, then stream the reply and account for it."""
+        """One model request; a request the provider finds too long is compacted and sent once
+        more (``agent.overflow``)."""
+        try:
+            return await self._step()
+        except ContextTooLong as exc:
+            if not await compact_after_overflow(self, exc):
+                raise
+            return await self._step()
+
+    async def _step(self) -> ModelReply:
+        """Extensions first, then stream the reply and account for it."""
         await self.context.before_request(self)
         request = self.build_request()
         self.turn.next_step()

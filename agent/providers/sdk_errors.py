@@ -8,9 +8,17 @@ Both SDKs share a shape (``APIStatusError`` with ``status_code``/``response``/``
 from __future__ import annotations
 
 import errno
+import re
 import socket
+from typing import Any
 
-from agent.errors import ProviderError, ProviderUnavailable, RateLimited, ServerError
+from agent.errors import (
+    ContextTooLong,
+    ProviderError,
+    ProviderUnavailable,
+    RateLimited,
+    ServerError,
+)
 from agent.providers.retry import parse_retry_after, provider_error
 
 
@@ -64,6 +72,16 @@ def classify_sdk_error(
                 retry_after=retry_after,
                 status=status,
             )
+        if status in (400, 413, 422) and _is_context_overflow(exc, message):
+            too_long = provider_error(
+                ContextTooLong,
+                text,
+                hint="the conversation no longer fits the model's context window: start a new "
+                "session, or give the server a larger context (llama.cpp -c, Ollama num_ctx)",
+                status=status,
+            )
+            too_long.window = _named_window(exc, message)
+            return too_long
         if status in (401, 403):
             return provider_error(
                 ProviderError, text, hint=f"check {key_var}: the key was refused", status=status
@@ -121,6 +139,43 @@ def _api_message(exc: BaseException) -> str:
         if body.get("message"):
             return str(body["message"])
     return str(getattr(exc, "message", "") or exc)
+
+
+_OVERFLOW = re.compile(
+    r"context[_ ]length[_ ]exceeded|maximum context length|prompt is too long|"
+    r"exceeds? (?:the )?(?:available )?context|context (?:size|window|limit)|input is too long|"
+    r"too many (?:input )?tokens",
+    re.IGNORECASE,
+)
+_WINDOW = re.compile(
+    r"maximum context length is (\d+)|> ?(\d+) maximum|context (?:size|window|length) "
+    r"(?:is |of )?\(?(\d+)",
+    re.IGNORECASE,
+)
+
+
+def _error_body(exc: BaseException) -> dict[str, Any]:
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None
+    return err if isinstance(err, dict) else {}
+
+
+def _is_context_overflow(exc: BaseException, message: str) -> bool:
+    """OpenAI's ``context_length_exceeded`` code, or the words OpenAI, Anthropic, vLLM,
+    llama.cpp (``exceed_context_size_error``) and LiteLLM use for it."""
+    err = _error_body(exc)
+    codes = f"{err.get('code', '')} {err.get('type', '')}"
+    return "context" in codes.lower() or bool(_OVERFLOW.search(message))
+
+
+def _named_window(exc: BaseException, message: str) -> int | None:
+    """The window size the server named: llama.cpp's ``n_ctx`` field, or the number in
+    "maximum context length is N" (OpenAI, vLLM) or "N tokens > M maximum" (Anthropic)."""
+    n_ctx = _error_body(exc).get("n_ctx")
+    if isinstance(n_ctx, int) and n_ctx > 0:
+        return n_ctx
+    match = _WINDOW.search(message)
+    return int(next(g for g in match.groups() if g)) if match else None
 
 
 def _is_overloaded(exc: BaseException) -> bool:

@@ -1,0 +1,29 @@
+"""What a session does when the provider refuses a request as too long for the context window:
+believe the window the provider named (a local server is often started with a smaller one than
+Kiln assumed), compact, and let the step run once more. Compaction's own guard (nothing new
+since the last one) keeps this from looping."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.errors import ContextTooLong
+from agent.events import StatusNote
+
+
+async def compact_after_overflow(session: Any, exc: ContextTooLong) -> bool:
+    """True when the transcript was compacted, so the request may be sent again."""
+    model = session.model
+    window = exc.window
+    if window and window < int(getattr(model, "context_window", 0) or 0):
+        model.context_window = window
+    record = await session.compactor.compact(session, reason=f"the provider said: {exc}")
+    if record is None:
+        return False
+    await session.emit(
+        StatusNote(
+            text=f"the request was too long for the model's context window; compacted to "
+            f"{record.after_tokens} tokens and asked again"
+        )
+    )
+    return True

@@ -1,0 +1,90 @@
+"""A provider that refuses the request as too long for the context window (HTTP 400, in the
+words OpenAI, vLLM, Anthropic and llama.cpp use): `kiln run` believes the window the server
+named, compacts, and asks once more; when nothing can be compacted the error says what to do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.errors import ContextTooLong
+from agent.providers.anthropic import AnthropicModel
+from agent.providers.openai import OpenAIModel
+from agent.testing.wire_server import WireServer
+from tests.providers.helpers import collect, make_request, track
+
+pytestmark = [pytest.mark.e2e]
+
+TOO_LONG = (
+    "This model's maximum context length is 16000 tokens. However, your messages resulted "
+    "in 19000 tokens. Please reduce the length of the messages."
+)
+
+
+def read(path: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "read_file", "input": {"path": path}}]}
+
+
+def kiln_run(repo: Path, srv: WireServer) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url, KILN_MODEL="gpt-4.1")
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "Summarise the modules", "--root",
+         str(repo), "--mode", "yolo", "--output-format", "stream-json"],
+        env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+
+
+def test_kiln_run_compacts_and_asks_again_when_the_server_says_too_long(tmp_path: Path) -> None:
+    for n in range(6):
+        body = "".join(f"def f{n}_{i}(x):\n    return x * {i}  # {'pad ' * 8}\n" for i in range(90))
+        (tmp_path / f"m{n}.py").write_text(body)
+    steps = [read(f"m{n}.py") for n in range(6)]
+    summary = "Read m0.py to m5.py: each defines 90 small functions."  # compaction's own request
+    steps += [
+        {"error": 400, "message": TOO_LONG},
+        summary,
+        "All six modules define small functions.",
+    ]
+    with WireServer(steps) as srv:
+        proc = kiln_run(tmp_path, srv)
+    assert proc.returncode == 0, proc.stderr
+    assert "All six modules define small functions." in proc.stdout
+    sizes = [len(r.raw) for r in srv.requests]
+    assert len(sizes) == 9
+    assert sizes[8] < sizes[6] / 2  # the refused step, sent again after compaction
+    notes = [json.loads(line) for line in proc.stdout.splitlines() if "too long" in line]
+    assert notes, proc.stdout[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("provider", "body", "window"),
+    [
+        ("openai", {"error": {"message": TOO_LONG, "code": "context_length_exceeded"}}, 16000),
+        ("anthropic", {"type": "error", "error": {"type": "invalid_request_error",
+         "message": "prompt is too long: 208000 tokens > 200000 maximum"}}, 200000),
+        ("openai", {"error": {"code": 400, "type": "exceed_context_size_error", "n_ctx": 4096,
+         "message": "the request exceeds the available context size, try increasing it"}}, 4096),
+    ],
+    ids=["openai", "anthropic", "llama.cpp"],
+)  # fmt: skip
+async def test_context_overflow_is_its_own_error_with_the_named_window(
+    wire: WireServer, provider: str, body: dict[str, Any], window: int
+) -> None:
+    raw = {"status": 400, "content_type": "application/json", "body": json.dumps(body)}
+    wire.enqueue({"raw": raw})
+    if provider == "openai":
+        model: Any = track(OpenAIModel(base_url=wire.openai_base_url, api_key="k"))
+    else:
+        model = track(AnthropicModel(base_url=wire.url, api_key="k"))
+    with pytest.raises(ContextTooLong) as info:
+        await collect(model.stream(make_request()))
+    assert info.value.window == window
+    assert "new session" in info.value.hint and "context" in info.value.hint
+    assert len(wire.bodies()) == 1
