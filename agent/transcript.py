@@ -6,6 +6,8 @@ resumed session replays byte-identical requests.
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent.session_store import SessionStore
 from agent.types import Message
 
@@ -21,7 +23,11 @@ class Transcript:
 
     def append(self, message: Message) -> None:
         """Persist first, then keep: a failed write never leaves an unsaved message in memory."""
-        self.store.append_message(self.session_id, self.epoch, len(self.messages), message)
+        try:
+            self.store.append_message(self.session_id, self.epoch, len(self.messages), message)
+        except UnicodeEncodeError:  # a file name or output that is not UTF-8: kept as \xNN
+            message = utf8_text(message)
+            self.store.append_message(self.session_id, self.epoch, len(self.messages), message)
         self.messages.append(message)
 
     def start_epoch(self, epoch: int, messages: list[Message]) -> None:
@@ -58,3 +64,24 @@ class Transcript:
                 if texts:
                     return "\n".join(texts)
         return ""
+
+
+def utf8_text(value: Any) -> Any:
+    """``value`` with every string made valid UTF-8. Python reads a non-UTF-8 file name (or
+    command output) as lone surrogates, which neither the store nor a provider's JSON accepts;
+    the bytes are spelled ``\\xNN`` instead, as the index's notices spell such names."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            pass
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate that is no escaped byte
+            return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {utf8_text(k): utf8_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [utf8_text(v) for v in value]
+    return value

@@ -154,3 +154,29 @@ def test_skills_commands_read_settings_without_hanging(
     assert f"cannot read {settings}" in line
     assert "not a regular file" in line if kind == "fifo" else "larger than 1 MB" in line
     assert not (tmp_path / ".kiln").exists() and not (tmp_path / "skills-lock.json").exists()
+
+
+def test_a_file_name_that_is_not_utf8_does_not_break_a_turn(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """Python reads such a name as lone surrogates, which SQLite and JSON refuse; the turn goes
+    on and the stored result spells the byte as \\xff."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "plain.py").write_text("x = 1\n")
+    with open(os.path.join(os.fsencode(ws), b"caf\xe9.txt"), "w") as fh:
+        fh.write("latin-1 name\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "list_files", "input": {}}]}, "ok"]))
+    env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    proc = kiln("run", "list", "--root", str(ws), "--mode", "yolo", cwd=tmp_path, env=env)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    session_id = proc.stderr.decode().rsplit("session ", 1)[1].strip()
+    shown = kiln("sessions", "show", session_id, "--json", cwd=tmp_path)
+    results = [
+        block["content"]
+        for message in json.loads(shown.stdout)["messages"]
+        for block in message["content"]
+        if block["type"] == "tool_result"
+    ]
+    assert len(results) == 1 and "caf\\xe9.txt" in str(results[0]) and "plain.py" in str(results[0])
