@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from skills_registry.registry.storage import encode_cursor
 from tests.registry.conftest import LiveRegistry, make_skill, publish_skill
 
 HUGE = str(2**64)
@@ -51,3 +52,21 @@ def test_in_range_pages_still_work(registry: LiveRegistry, tmp_path: Path) -> No
     assert [v["version"] for v in rest["versions"]] == ["1.0.0"]
     feed = httpx.get(f"{registry.url}/v1/changes", params={"since": 2**62, "limit": 0})
     assert feed.status_code == 200 and feed.json()["changes"] == []
+
+
+@pytest.mark.parametrize(
+    "state",
+    [{"offset": 2**100}, {"offset": "x"}, {"offset": None}, {"offset": [1]}, {"offset": -1},
+     {"after": {"a": 1}}, {"after": "a\x00"}, {"other": 1}],
+)  # fmt: skip
+def test_a_forged_cursor_is_a_json_400(
+    backend_registry: LiveRegistry, tmp_path: Path, state: dict[str, object]
+) -> None:
+    """Before: `{"offset": 2**100}`, `"x"`, `null` or `[1]` in a search cursor was a 500."""
+    publish_skill(backend_registry, make_skill(tmp_path, "notes"), "1.0.0")
+    for params in ({"q": "notes"}, {}):
+        response = httpx.get(
+            f"{backend_registry.url}/v1/skills", params={**params, "cursor": encode_cursor(state)}
+        )
+        assert response.status_code == 400, (params, response.text)
+        assert response.json()["error"]["message"] == "invalid cursor"
