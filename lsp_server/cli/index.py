@@ -19,6 +19,7 @@ import click
 from indexer import Index, IndexCorrupt, IndexStats
 from indexer.files import printable
 from lsp_server.cli.query_args import QueryCommand
+from lsp_server.headless.terminal import safe, styled_stream
 
 _ROOT = click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
 
@@ -38,14 +39,14 @@ def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("{task.description}", style="dim"),
-        console=Console(stderr=True),
+        TextColumn("{task.description}", style="dim", markup=False),  # a path, not markup
+        console=Console(file=styled_stream(sys.stderr), stderr=True),
         transient=True,
     ) as bar:
         task = bar.add_task("", total=None)
 
         def report(done: int, total: int, path: str) -> None:
-            bar.update(task, completed=done, total=total, description=path[-60:])
+            bar.update(task, completed=done, total=total, description=safe(path[-60:]))
 
         yield report
 

@@ -3,8 +3,9 @@ commands print comes from the repository: `kiln memory show` prints its memory f
 `kiln skills list` its skills' descriptions, `kiln sessions show` the command output and file
 text of a transcript. An OSC 52 sequence in any of them writes the user's clipboard (a command
 to paste later), OSC 0 sets the window title and ANSI sequences hide lines. Kiln itself never
-prints a control character but newlines and tabs, so escaping the whole stream costs nothing
-and covers the commands that forget to. Output to a pipe or a file is left exact."""
+prints a control character but newlines, tabs and the styles of its rich output (which writes
+to ``unescaped``, its text passed through ``safe``), so escaping the whole stream covers the
+commands that forget to. Output to a pipe or a file is left exact."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class EscapingStream:
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        self.unescaped = stream  # for rich's own styles (``terminal.styled_stream``)
         self.encoding = stream.encoding
         self.errors = stream.errors
 

@@ -27,7 +27,7 @@ from agent.events import (
     TurnDone,
     UsageReported,
 )
-from lsp_server.headless.terminal import safe
+from lsp_server.headless.terminal import safe, styled_stream
 
 
 class TextRenderer:
@@ -38,7 +38,10 @@ class TextRenderer:
     """
 
     def __init__(self) -> None:
-        self.err = Console(stderr=True, highlight=False, soft_wrap=True)  # no hard wraps in CI logs
+        # no hard wraps in CI logs; every line's text is ``safe``, its styles are Kiln's own
+        self.err = Console(
+            file=styled_stream(sys.stderr), stderr=True, highlight=False, soft_wrap=True
+        )
         self.at_line_start = True
 
     def __call__(self, event: AgentEvent) -> None:

@@ -7,6 +7,7 @@ is printed escaped (``\\x1b``, ``\\r``, ``\\u202e``); newlines and tabs stay."""
 from __future__ import annotations
 
 import json
+from typing import TextIO
 
 _KEEP = frozenset("\n\t")
 
@@ -16,3 +17,10 @@ def safe(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c in _KEEP else json.dumps(c)[1:-1] for c in text)
+
+
+def styled_stream(stream: TextIO) -> TextIO:
+    """The stream under ``stream`` when it escapes every control character (the terminal guard
+    of ``lsp_server.cli.tty_guard``), else ``stream``: for rich, whose colours and progress bars
+    are Kiln's own escapes. Whatever text goes there from outside must pass ``safe`` first."""
+    return getattr(stream, "unescaped", stream)

@@ -72,3 +72,30 @@ def test_a_stored_session_shows_what_it_read_escaped(
     text = _on_terminal(repo, tmp_path, kiln_home, "sessions", "show", out["session_id"])
     assert "notes" in text
     _escaped(text)
+
+
+def test_kiln_keeps_its_own_colours_and_escapes_the_repositorys(
+    repo: Path, tmp_path: Path, kiln_home: Path
+) -> None:
+    """Kiln's rich output (tool lines, the index's progress bar) keeps its colours on a colour
+    terminal, with the repository's text in it escaped; a path that reads as rich markup
+    (`a[/b]c.py`) is a path: before, `kiln index` on a terminal ended in a MarkupError."""
+    (repo / "a[").mkdir()
+    for i in range(50):
+        (repo / "a[" / f"b]c{i}{OSC52}.py").write_text(f"def fn{i}():\n    pass\n")
+    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
+           "TERM": "xterm-256color", "KILN_PROVIDER": "scripted",
+           "KILN_SCRIPT": str(tmp_path / "script.json")}  # fmt: skip
+    code, text = run_on_terminal([sys.executable, "-m", "lsp_server", "index", "."],
+                                 env=env, cwd=repo)  # fmt: skip
+    assert code == 0 and "error" not in text, text
+    assert "indexed 52 files" in text and "\x1b]52" not in text and "\x07" not in text
+    (tmp_path / "script.json").write_text(json.dumps([
+        {"tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]}, "done",
+    ]))  # fmt: skip
+    code, text = run_on_terminal(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "go"], env=env, cwd=repo
+    )
+    assert code == 0, text
+    assert "\x1b[36m▶ read_file" in text  # Kiln's own style, not "\\u001b[36m"
+    assert "\x1b]52" not in text and "\x07" not in text and "\\u001b[" not in text
