@@ -23,7 +23,7 @@ from skills_registry.client import (
     parse_spec,
     printable,
 )
-from skills_registry.install import Installer, Scope
+from skills_registry.install import Installed, Installer, Scope
 from skills_registry.registry.errors import RegistryError, UsageError
 from skills_registry.review import review_summary
 
@@ -202,16 +202,19 @@ def install_cmd(
             results = [installer.install(client, spec) for spec in specs]
     for r in results:
         click.echo(f"{r.action} {r.id}@{r.version} -> {r.path}")
-        for f in (
-            r.findings if yes else []
-        ):  # reviewed interactively already otherwise; keep CI logs honest
-            click.echo(
-                f"  [{f['severity']}] {f['rule']} {printable(str(f['path']))}: "
-                f"{printable(str(f['message']))}",
-                err=True,
-            )
-        if r.warning:
-            click.echo(f"kiln: warning: {printable(r.warning, 1000)}", err=True)
+        _report(r, yes)
+
+
+def _report(r: Installed, yes: bool) -> None:
+    """Scan findings (with ``--yes``: nobody saw the review, so the log must) and warnings."""
+    for f in r.findings if yes else []:
+        click.echo(
+            f"  [{f['severity']}] {f['rule']} {printable(str(f['path']))}: "
+            f"{printable(str(f['message']))}",
+            err=True,
+        )
+    if r.warning:
+        click.echo(f"kiln: warning: {printable(r.warning, 1000)}", err=True)
 
 
 @skills_group.command("trust")
@@ -282,6 +285,7 @@ def update_cmd(
         with RegistryClient(entry.registry) as client:
             r = installer.install(client, f"{skill_id}@{entry.requested}", from_lockfile=True)
         click.echo(f"{r.action} {r.id}@{r.version}")
+        _report(r, yes)
 
 
 @skills_group.command("outdated")
