@@ -24,9 +24,11 @@ from indexer.blocks import (
     merge_tiny,
     module_name,
 )
+from indexer.components import name_component, script_tree
 from indexer.definitions import Def, find_definitions, ref_names
 from indexer.languages import (
     BRACE_BODY,
+    COMPONENT_LANGUAGES,
     INDENT_BODY,
     INDENT_LANGUAGES,
     grammar,
@@ -74,6 +76,10 @@ def chunk_file(
     language = language or language_of(path, data)
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
+    if language in COMPONENT_LANGUAGES:  # a .vue/.svelte file: its <script> blocks' code
+        script, tree = script_tree(language, data)
+        blocks = _Chunker(path, data, lines, script, grammar(script)).run(tree)
+        return name_component(path, blocks, language)
     g = grammar(language)
     if g is None:
         return line_windows(lines, path, language)

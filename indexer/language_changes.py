@@ -22,7 +22,14 @@ from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
 
-from indexer.languages import EXTENSIONS, INTERPRETERS, SNIFFED, language_for
+from indexer import components
+from indexer.languages import (
+    COMPONENT_LANGUAGES,
+    EXTENSIONS,
+    INTERPRETERS,
+    SNIFFED,
+    language_for,
+)
 
 META_KEY = "languages"
 SHEBANG_KEY = "#!"  # the digest of the sniffed files' table, beside the languages'
@@ -31,11 +38,17 @@ ROWS = "rows=content"  # a sniffed file's row records its content's language, no
 
 @cache
 def digests() -> dict[str, str]:
-    """Per language: a digest of its query and the extensions mapped to it."""
+    """Per language: a digest of its query and the extensions mapped to it (a component
+    language: the script grammars' queries and ``components.VERSION``)."""
     out: dict[str, str] = {}
     for language in sorted(set(EXTENSIONS.values())):
         h = hashlib.sha256()
-        h.update(resources.files("indexer").joinpath("queries", f"{language}.scm").read_bytes())
+        queries = [language]
+        if language in COMPONENT_LANGUAGES:
+            queries = list(components.SCRIPT_LANGUAGES)
+            h.update(f"component {components.VERSION}".encode())
+        for query in queries:
+            h.update(resources.files("indexer").joinpath("queries", f"{query}.scm").read_bytes())
         h.update(" ".join(sorted(e for e, lang in EXTENSIONS.items() if lang == language)).encode())
         out[language] = h.hexdigest()[:16]
     # scripts without an extension, by their #! line (``languages.language_of``)

@@ -66,7 +66,12 @@ EXTENSIONS: dict[str, str] = {
     ".hrl": "erlang",
     ".tf": "hcl",
     ".hcl": "hcl",
+    ".vue": "vue",
+    ".svelte": "svelte",
 }
+# Single-file components: their ``<script>`` blocks are read with a script grammar
+# (``indexer.components``); they have no query of their own.
+COMPONENT_LANGUAGES = frozenset({"vue", "svelte"})
 
 # How a nested body is collapsed in a class skeleton.
 BRACE_BODY = "{ ... }"
@@ -183,8 +188,9 @@ def _load(name: str) -> Grammar:
 
 
 def grammar(name: str) -> Grammar | None:
-    """The grammar and compiled query for a language; None for the text fallback."""
-    if name == "text":
+    """The grammar and compiled query for a language; None for the text fallback and for
+    components (``indexer.components`` parses them)."""
+    if name == "text" or name in COMPONENT_LANGUAGES:
         return None
     with _lock:
         return _load(name)

@@ -1,6 +1,7 @@
 """Edits in the languages added after the first nine: re-chunking only what an edit touched
 (``rechunk.chunk_edit``) gives the blocks of a full chunk, on random edit sequences over each
-language's fixture (the strategy of ``test_rechunk``)."""
+language's fixture (the strategy of ``test_rechunk``); Vue and Svelte components, which an
+edit re-chunks whole, give the blocks of a full chunk however the edits break them."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .test_rechunk import SNIPPETS, replay_edits
 SPECS = TYPED + SCRIPTING
 
 BASES = {spec.file: (FIXTURES / spec.file).read_text() for spec in SPECS}
+BASES.update({name: (FIXTURES / name).read_text() for name in ("UserCard.vue", "Counter.svelte")})
 
 
 @st.composite
