@@ -53,6 +53,12 @@ NAMES = {
     "erlang": r"^([a-z]\w*)\([^)]*\)\s*(?:when[^-]*)?->",
     "zig": r"\bfn\s+(\w+)|\bconst\s+(\w+)\s*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union)\b",
 }
+# Components: their script's functions, arrow functions and methods (the Options API's
+# ``methods: { onClick(event) {``), as in JavaScript.
+NAMES["vue"] = NAMES["svelte"] = (
+    r"\bfunction\s+(\w+)|\b(?:const|let)\s+(\w+)\s*=\s*(?:async\s*)?(?:\([^)]*\)|\w+)\s*=>"
+    r"|^\s+(?!(?:if|for|while|switch|catch|return)\b)(\w+)\s*\([^)]*\)\s*\{"
+)
 
 
 def queries(root: Path, language: str, count: int, seed: int) -> list[tuple[str, str]]:

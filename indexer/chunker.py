@@ -77,9 +77,8 @@ def chunk_file(
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
     if language in COMPONENT_LANGUAGES:  # a .vue/.svelte file: its <script> blocks' code
-        script, tree = script_tree(language, data)
-        blocks = _Chunker(path, data, lines, script, grammar(script)).run(tree)
-        return name_component(path, blocks, language)
+        script, tree, _ = script_tree(language, data)
+        return chunk_component(path, data, language, script, tree)
     g = grammar(language)
     if g is None:
         return line_windows(lines, path, language)
@@ -87,6 +86,13 @@ def chunk_file(
         parser = _parser(language)
         tree = parser.parse(data) if trees is None else trees.parse(path, language, data, parser)
     return _Chunker(path, data, lines, language, g).run(tree)
+
+
+def chunk_component(path: str, data: bytes, language: str, script: str, tree: Any) -> list[Block]:
+    """The blocks of a component whose script blocks ``tree`` holds, read with ``script``."""
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    blocks = _Chunker(path, data, lines, script, grammar(script)).run(tree)
+    return name_component(path, blocks, language)
 
 
 class _Chunker:

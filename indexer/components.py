@@ -10,8 +10,8 @@ a file whose blocks say different languages is read with the widest one (TSX, th
 TypeScript). Every line no definition holds (the template, the style, the script's imports)
 becomes a module part as in any file; the first one also defines the component's name (the
 file's stem, ``UserCard.vue`` -> ``UserCard``), which other files import and name in their
-templates. An edit re-parses the whole file (``rechunk`` treats it like text): a component is
-small.
+templates. An edit re-parses the script incrementally (``component_edits``) and chunks the
+whole file again: a component is small.
 """
 
 from __future__ import annotations
@@ -78,16 +78,23 @@ def scripts(language: str, data: bytes) -> tuple[str, list[Any]]:
     return SCRIPT_LANGUAGES[widest], ranges
 
 
-def script_tree(language: str, data: bytes) -> tuple[str, Any]:
-    """The script grammar's name and its tree of ``data``'s script blocks only (a file without
-    one: the tree of nothing, so every line is a module part)."""
+def script_tree(language: str, data: bytes, old: Any = None) -> tuple[str, Any, bool]:
+    """The script grammar's name, its tree of ``data``'s script blocks only (a file without
+    one: the tree of nothing, so every line is a module part), and whether there were any.
+    ``old``, such a triple of the file's last version with its tree already moved along with
+    the edit (``Tree.edit``), is re-parsed incrementally when it read the same grammar."""
     script, ranges = scripts(language, data)
     parser = _parser(script)
     if not ranges:
-        return script, parser.parse(b"")
+        return script, parser.parse(b""), False
     parser.included_ranges = ranges
     try:
-        return script, parser.parse(data)
+        tree = None
+        if old is not None and old[0] == script and old[2]:
+            tree = parser.parse(data, old_tree=old[1])
+            if tree.root_node.has_error:  # error recovery may differ from a fresh parse's
+                tree = None
+        return script, tree or parser.parse(data), True
     finally:
         parser.included_ranges = []  # reset: the next file's ranges may not fit this one
 

@@ -27,8 +27,15 @@ from typing import Any
 
 from indexer.blocks import TINY_LINES, Block
 from indexer.chunker import chunk_file, chunk_region, parser_for
+from indexer.component_edits import chunk_component_edit
 from indexer.incremental import Entry, TreeCache, byte_edit
-from indexer.languages import INDENT_LANGUAGES, grammar, language_of, new_parser
+from indexer.languages import (
+    COMPONENT_LANGUAGES,
+    INDENT_LANGUAGES,
+    grammar,
+    language_of,
+    new_parser,
+)
 from indexer.pipeline import digest
 from indexer.regions import Region
 
@@ -63,6 +70,8 @@ def chunk_edit(
     version cached in ``trees`` (None: the whole file was chunked). ``data_digest``, the
     caller's content hash of ``data``, saves hashing the old version on the next edit."""
     language = language or language_of(path, data)
+    if language in COMPONENT_LANGUAGES:  # its script re-parsed incrementally, chunked whole
+        return chunk_component_edit(trees, path, data, language, data_digest), None
     if grammar(language) is None:
         return chunk_file(path, data, language), None
     entry = trees.take(path)

@@ -44,6 +44,8 @@ CASES = [
     ("sample.erl", "function", "hits_in_window", "hits in window span"),
     ("sample.tf", "class", "variable.retention_days", "retention days"),
     ("Sample.mm", "method", "ReadingList.addTitle", "add title reading list"),
+    ("UserCard.vue", "function", "formatHandle", "format handle at sign"),
+    ("Counter.svelte", "function", "incrementCounter", "increment counter"),
     ("notes.md", "text", "notes.md", "blue-green deployment rollback"),
 ]
 
