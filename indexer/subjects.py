@@ -1,7 +1,9 @@
 """A query that names a test is usually about the code that test exercises: "Fix producer leaks
 in KafkaLog4jAppenderTest", "fix flaky testRecordThreadIdleRatio". Test files are named after
 that code in every ecosystem (``FooTest.java``, ``foo_test.go``, ``test_foo.py``,
-``foo.spec.ts``), so the file under test can be found by name and ranked beside the test.
+``foo.spec.ts``, whose subject may be ``foo.vue``), so the file under test can be found by
+name and ranked beside the test; a script without an extension too (``test_mytool.py`` ->
+``bin/mytool``, ``test_my_tool.py`` -> ``bin/my-tool``).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def add_test_subjects(
 ) -> None:
     """A query that names a test and says more ("fix flaky testIdleRatio", "leaks in
     FooTest") is about the code under test as much as the test: the file the test is named
-    after (``Foo.java``, ``foo.go``, ``foo.ts``) joins the candidates at the test's score. A
+    after (``Foo.java``, ``foo.go``, ``foo.ts``, ``bin/foo``) joins the candidates at the test's score. A
     query that is only the test's name asks for the test."""
     done: set[str] = set()
     for block_id in list(ordered[: W.SEED_TOP_LEXICAL]):
@@ -62,15 +64,21 @@ def add_test_subjects(
             continue
         done.add(subject)
         score = fused[block_id] * W.TEST_SUBJECT_WEIGHT
-        rows = conn.execute(
-            "SELECT id, path FROM files WHERE blocks > 0 AND language != 'text' "
-            "AND (path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\') LIMIT 8",
-            (_like(subject) + ".%", "%/" + _like(subject) + ".%"),
-        ).fetchall()
-        for file_id, subject_path in rows:
-            if (
-                is_test_path(subject_path)
-                or subject_path.rsplit("/", 1)[-1].split(".", 1)[0] != subject
+        # a script without an extension (``bin/mytool``, ``bin/my-tool`` for ``test_my_tool.py``):
+        # its row says the language its ``#!`` line names, never "text"
+        names = {subject, subject.replace("_", "-")}
+        found: list[tuple[int, str]] = []
+        for stem in sorted(names):
+            found += conn.execute(
+                "SELECT id, path FROM files WHERE blocks > 0 AND language != 'text' "
+                "AND (path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' OR path = ? "
+                "OR path LIKE ? ESCAPE '\\') LIMIT 8",
+                (_like(stem) + ".%", "%/" + _like(stem) + ".%", stem, "%/" + _like(stem)),
+            ).fetchall()
+        for file_id, subject_path in dict(found).items():
+            name = subject_path.rsplit("/", 1)[-1]
+            if is_test_path(subject_path) or (
+                name.split(".", 1)[0] != subject and name not in names
             ):
                 continue
             mine = [i for i in ordered if meta[i][0] == subject_path]

@@ -156,3 +156,35 @@ def test_an_objective_c_test_names_its_subject(
     idx.update()
     hits = idx.search("flaky testRestockEmptiesTheBin", 3)
     assert "Sources/Shelf.m" in [h.path for h in hits]  # the file the test is named after
+
+
+@pytest.mark.parametrize("script", ["bin/rotate-logs", "bin/rotate_logs", "rotate_logs"])
+def test_a_script_without_an_extension_is_its_tests_subject(
+    script: str, repo: Path, open_index: Callable[..., Index]
+) -> None:
+    """``tests/test_rotate_logs.py`` names ``bin/rotate-logs`` (or ``rotate_logs``): a query
+    about that test brings the script, which no word of the query names, beside it."""
+    write(
+        repo,
+        script,
+        "#!/usr/bin/env python3\nimport sys\n\n\ndef main(argv):\n"
+        "    for name in argv:\n        archive(name)\n\n\nmain(sys.argv[1:])\n",
+    )
+    write(
+        repo,
+        "tests/test_rotate_logs.py",
+        "def test_keeps_seven_days(tmp_path):\n    assert run(tmp_path, days=7) == 7\n",
+    )
+    for i in range(6):  # functions the query's words match better than the script's
+        write(
+            repo,
+            f"src/keeper{i}.py",
+            f"def keeps_seven_days_flaky(days):\n    '''Keeps seven days.'''\n    return {i}\n",
+        )
+    write(repo, "bin/rotate-logs.md", "Rotate logs: notes, not the script.\n")
+    idx = open_index(repo)
+    idx.update()
+    paths = [h.path for h in idx.search("flaky test_keeps_seven_days", 3)]
+    assert "tests/test_rotate_logs.py" in paths
+    assert script in paths  # the file the test is named after
+    assert "bin/rotate-logs.md" not in paths
