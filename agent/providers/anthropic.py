@@ -19,7 +19,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from agent.errors import ServerError
-from agent.providers.arguments import parse_arguments
+from agent.providers.arguments import parse_arguments, stored_form
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.sdk_client import SdkClientModel
 from agent.types import (
@@ -49,7 +49,9 @@ def build_params(request: Request, model: str) -> dict[str, Any]:
         "model": model,
         "max_tokens": request.max_tokens,
         "system": [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
-        "messages": with_breakpoints(wire_messages(request.messages, deferred), budget=3),
+        "messages": with_breakpoints(
+            wire_messages(stored_form(request.messages), deferred), budget=3
+        ),
     }
     if tools:
         params["tools"] = tools

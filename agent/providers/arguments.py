@@ -3,7 +3,8 @@
 Models send arguments as JSON text (streamed in pieces by some APIs). Every provider turns
 them into the ``input`` dict of a ``tool_use`` block here, the same way: text that is not a
 JSON object is kept raw under ``INVALID_JSON`` so the tool runner can tell the model what was
-wrong instead of dropping the call.
+wrong instead of dropping the call. On the way back out, ``stored_form`` gives the messages the
+one key order they have on disk.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.types import INVALID_JSON
+from agent.types import INVALID_JSON, Message, canonical_json
 
 
 def parse_arguments(raw: Any) -> dict[str, Any]:
@@ -25,3 +26,11 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     except (TypeError, json.JSONDecodeError):
         return {INVALID_JSON: str(raw)}
     return value if isinstance(value, dict) else {INVALID_JSON: str(raw)}
+
+
+def stored_form(messages: list[Message]) -> list[Message]:
+    """The messages as the session store keeps them (``canonical_json``: keys sorted), so a
+    request is the same bytes whether its transcript is still in memory or was resumed from
+    disk; otherwise a resumed session re-sends every tool call's arguments in another key
+    order and the provider's prompt cache misses from the first one."""
+    return json.loads(canonical_json(messages))  # type: ignore[no-any-return]

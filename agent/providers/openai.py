@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from agent.errors import ServerError
-from agent.providers.arguments import parse_arguments
+from agent.providers.arguments import parse_arguments, stored_form
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.sdk_client import SdkClientModel
 from agent.types import (
@@ -121,7 +121,7 @@ def build_params(request: Request, model: str) -> dict[str, Any]:
     """The JSON body for one streamed call; pure, so tests can compare bytes across turns."""
     params: dict[str, Any] = {
         "model": model,
-        "messages": to_openai_messages(request.system, request.messages),
+        "messages": to_openai_messages(request.system, stored_form(request.messages)),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
