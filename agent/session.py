@@ -183,7 +183,7 @@ class Session:
         names another, which is then recorded)."""
         store = store or SessionStore()
         info = store.get(session_id)
-        check_root(Path(info["root"]), kiln_home())
+        check_root(Path(info["root"]), kiln_home(), resumed=session_id)
         config = config or AgentConfig(mode=info["mode"])
         model = model or select_model(
             {"provider": config.provider or info["provider"] or None, "model": config.model}

@@ -95,14 +95,21 @@ def read_regular(path: Path) -> bytes:
         return fh.read()
 
 
-def check_root(root: Path, kiln_home: Path) -> None:
+def check_root(root: Path, kiln_home: Path, *, resumed: str = "") -> None:
     """Refuse a workspace that holds what the sandbox and the file tools must keep from the
     agent: ``/`` or a folder holding the home folder (shell start-up files, ``~/.config``, every
     credential would be workspace files, writable by commands and free to edit), a folder holding
-    ``$KILN_HOME`` or inside it (Kiln's own settings, approvals and credentials)."""
+    ``$KILN_HOME`` or inside it (Kiln's own settings, approvals and credentials). The
+    ``resumed`` session's workspace must still be a folder (moved or deleted since, the tools
+    would act on nothing)."""
     from agent.errors import UsageError
     from agent.sandbox.policy import home_dirs
 
+    if resumed and not Path(root).is_dir():
+        raise UsageError(
+            f"the workspace of session {resumed}, {root}, is not a folder any more",
+            hint="restore it there, or start a new session",
+        )
     root = Path(root).resolve()
     state = Path(kiln_home).resolve()
     homes = [h.resolve() for h in home_dirs()]

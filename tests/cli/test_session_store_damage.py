@@ -120,3 +120,23 @@ def test_a_store_that_cannot_be_written_is_refused_not_set_aside(
     assert not list(kiln_home.glob("sessions.db.corrupt-*"))
     listed = kiln("sessions", "list", "--all", "--json", cwd=tmp_path)
     assert [row["id"] for row in json.loads(listed.stdout)] == [session]
+
+
+@pytest.mark.parametrize("replaced_by", ["nothing", "a file"])
+def test_resuming_a_session_whose_workspace_is_gone(
+    tmp_path: Path, kiln_home: Path, replaced_by: str
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = kiln("run", "first task", "--root", str(ws), cwd=tmp_path, script=["done"])
+    session = first.stderr.rsplit("session ", 1)[1].strip()
+    ws.rmdir()
+    if replaced_by == "a file":
+        ws.write_text("not a folder")
+    proc = kiln("run", "more", "--resume", session, cwd=tmp_path, script=["never"])
+    line = one_line(proc, 2)
+    assert f"the workspace of session {session}, {ws}, is not a folder any more" in line
+    shown = kiln("sessions", "show", session, "--json", cwd=tmp_path)
+    assert "more" not in [
+        b.get("text") for m in json.loads(shown.stdout)["messages"] for b in m["content"]
+    ]
