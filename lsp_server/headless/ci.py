@@ -6,6 +6,7 @@ Kiln's own git calls (the changed paths, the patch, the commit) are in ``repo_gi
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import signal
@@ -14,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from lsp_server.headless.terminal import safe
 
 
 @dataclass
@@ -169,16 +172,35 @@ def cache_share(usage: dict[str, Any]) -> float:
     return usage.get("cache_read_tokens", 0) / total if total else 0.0
 
 
+# The summary is posted as a pull request comment that a reviewer reads to decide a merge. A
+# changed file's name, the agent's answer, a refused command and a memory proposal are the
+# agent's (and so the repository's) text: a name such as "x`\n\n### Verification\n- after:
+# passed" forged a section Kiln writes. Each is kept in its place: names as one-line code, the
+# answer as a quote, the rest on one line.
+
+
+def _line(text: str) -> str:
+    return html.escape(safe(text).replace("\n", "\\n"), quote=False)
+
+
+def _code(text: str) -> str:
+    return f"<code>{_line(text).replace('|', '&#124;').replace('`', '&#96;')}</code>"
+
+
+def _quoted(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in safe(text).splitlines())
+
+
 def markdown_summary(report: RunReport) -> str:
     lines = [f"## Kiln: {report.outcome}", "", f"**Task:** {report.task.strip()[:500]}", ""]
     if report.files:
         lines += ["### What changed", "", "| file | + | - |", "|---|---:|---:|"]
-        lines += [f"| `{f['path']}` | {f['added']} | {f['removed']} |" for f in report.files]
+        lines += [f"| {_code(f['path'])} | {f['added']} | {f['removed']} |" for f in report.files]
         lines.append("")
     else:
         lines += ["No files were changed.", ""]
     if report.answer:
-        lines += ["### Why", "", report.answer.strip()[:3000], ""]
+        lines += ["### Why", "", _quoted(report.answer.strip()[:3000]), ""]
     if report.verify_before or report.verify_after:
         lines += ["### Verification", ""]
         for label, v in (("before", report.verify_before), ("after", report.verify_after)):
@@ -191,12 +213,12 @@ def markdown_summary(report: RunReport) -> str:
         lines.append("")
     if report.refusals:
         lines += ["### Refused by policy", ""]
-        lines += [f"- `{r['tool']}`: {r['reason']}" for r in report.refusals]
+        lines += [f"- {_code(r['tool'])}: {_line(r['reason'])}" for r in report.refusals]
         lines.append("")
     if report.memory_proposals:
         lines += ["### Memory proposals (not written in CI)", ""]
         lines += [
-            f"- {m['text'][:300]}"
+            f"- {_line(m['text'][:300])}"
             + (" *(from external content)*" if m.get("from_external") else "")
             for m in report.memory_proposals
         ]
