@@ -9,8 +9,8 @@ A ``lang="ts"`` block is TypeScript, ``lang="tsx"`` TSX, anything else JavaScrip
 a file whose blocks say different languages is read with the widest one (TSX, then
 TypeScript). Every line no definition holds (the template, the style, the script's imports)
 becomes a module part as in any file; the first one also defines the component's name (the
-file's stem, ``UserCard.vue`` -> ``UserCard``), which other files import and name in their
-templates. An edit re-parses the script incrementally (``component_edits``) and chunks the
+file's stem, ``UserCard.vue`` -> ``UserCard``, ``user-card.vue`` -> ``UserCard``), which
+other files import and name in their templates. An edit re-parses the script incrementally (``component_edits``) and chunks the
 whole file again: a component is small.
 """
 
@@ -25,11 +25,11 @@ from indexer.blocks import Block
 
 # Bump when what this module makes of a component changes: it is in the language digests
 # (``language_changes``), so an existing index re-reads its components and nothing else.
-VERSION = "1"
+VERSION = "2"
 # The grammars a script block can be read with, widest last.
 SCRIPT_LANGUAGES = ("javascript", "typescript", "tsx")
-_LANG = re.compile(rb"""\blang\s*=\s*["']?([\w-]+)""", re.IGNORECASE)
-_TYPE = re.compile(rb"""\btype\s*=\s*["']?([\w/+.-]+)""", re.IGNORECASE)
+_LANG = re.compile(rb"""(?<![\w:-])lang\s*=\s*["']?([\w-]+)""", re.IGNORECASE)  # not data-lang
+_TYPE = re.compile(rb"""(?<![\w:-])type\s*=\s*["']?([\w/+.-]+)""", re.IGNORECASE)
 _SCRIPT_TYPES = {b"module", b"text/javascript", b"application/javascript", b"text/typescript"}
 _BY_LANG = {b"ts": "typescript", b"typescript": "typescript", b"tsx": "tsx"}
 _NOT_SCRIPT = {b"coffee", b"coffeescript", b"livescript"}
@@ -102,6 +102,8 @@ def script_tree(language: str, data: bytes, old: Any = None) -> tuple[str, Any, 
 def name_component(path: str, blocks: list[Block], language: str) -> list[Block]:
     """The component's blocks as its own language; the first module part defines its name."""
     stem = PurePosixPath(path).name.split(".", 1)[0]
+    if "-" in stem:  # user-card.vue is imported and used as UserCard
+        stem = "".join(part[:1].upper() + part[1:] for part in stem.split("-"))
     named = not _IDENTIFIER.fullmatch(stem)
     for b in blocks:
         b.language = language

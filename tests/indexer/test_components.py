@@ -74,6 +74,9 @@ def test_the_component_is_named_by_its_file() -> None:
     ):
         named = [b for b in chunk_file(path, data) if name in b.defines]
         assert len(named) == 1 and named[0].kind == "module" and named[0].start_line == 1
+    # a kebab-case file is the component its importers name in PascalCase
+    assert chunk_file("src/user-card.vue", VUE)[0].defines == ["UserCard"]
+    assert chunk_file("src/1-col.vue", b"<p>x</p>\n")[0].defines == []  # no identifier
 
 
 def test_a_component_without_a_script_block_is_its_template() -> None:
@@ -90,6 +93,9 @@ def test_a_component_without_a_script_block_is_its_template() -> None:
         b'<script lang="coffee">\nsquare = (x) -> x * x\n</script>\n'
     )
     assert [b.kind for b in chunk_file("Data.vue", data)] == ["module"]
+    # ... but a data- attribute says nothing of the script
+    data = b'<script data-type="text/template">\nfunction realCode() {}\n</script>\n'
+    assert _defs(chunk_file("Data.vue", data)) == {"realCode": ("function", 2, 2)}
 
 
 def test_malformed_components_still_chunk_at_their_lines() -> None:
