@@ -22,7 +22,7 @@ from agent.events import AgentEvent, ErrorReported, StatusNote, TextChunk, TurnD
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
-from agent.overflow import compact_after_overflow
+from agent.overflow import compact_after_overflow, note_cut_off
 from agent.permission_rules import load_rules
 from agent.permissions import Permissions
 from agent.protocols import Extension, Host, Model
@@ -332,6 +332,7 @@ class Session:
         if reply is None:
             raise ProviderError("the provider ended the stream without a reply")
         self.transcript.append(reply.message)
+        await note_cut_off(self, reply, request.max_tokens)
         model = reply.model or self.model.name
         cost = cost_usd(model, reply.usage)
         self.turn.add_usage(reply.usage, cost, unpriced="" if price_for(model) else model)

@@ -88,3 +88,21 @@ async def test_context_overflow_is_its_own_error_with_the_named_window(
     assert info.value.window == window
     assert "new session" in info.value.hint and "context" in info.value.hint
     assert len(wire.bodies()) == 1
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_reply_cut_at_the_output_limit_says_so(tmp_path: Path, provider: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    with WireServer([{"text": "The three causes are: first,", "stop_reason": "max_tokens"}]) as srv:
+        if provider == "anthropic":
+            env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url)
+        else:
+            env.update(KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url)
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "run", "Why?", "--root", str(tmp_path)],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "The three causes are: first," in out
+    assert "stopped at the output limit (8192 tokens); the answer may be incomplete" in out
