@@ -6,6 +6,7 @@ Kiln's own git calls (the changed paths, the patch, the commit) are in ``repo_gi
 
 from __future__ import annotations
 
+import codecs
 import html
 import os
 import re
@@ -89,14 +90,28 @@ def diffstat(patch: str) -> list[dict[str, Any]]:
     current: dict[str, Any] | None = None
     for line in patch.splitlines():
         if line.startswith("diff --git "):
-            path = line.split(" b/", 1)[-1]
-            current = {"path": path, "added": 0, "removed": 0}
+            current = {"path": _diff_path(line[len("diff --git ") :]), "added": 0, "removed": 0}
             files.append(current)
         elif current is not None and line.startswith("+") and not line.startswith("+++"):
             current["added"] += 1
         elif current is not None and line.startswith("-") and not line.startswith("---"):
             current["removed"] += 1
     return files
+
+
+def _diff_path(rest: str) -> str:
+    """The new path of ``a/OLD b/NEW`` (a ``diff --git`` header; renames are off). Git quotes a
+    name holding a newline, a quote or a byte over 127 (``"b/x\\n.txt"``), and an unquoted
+    name may itself hold `` b/``: splitting at the first one named the wrong file."""
+    if rest.endswith('"'):
+        start = rest.rfind(' "b/')
+        if start >= 0:
+            quoted = rest[start + 4 : -1].encode("latin-1", "backslashreplace")
+            return codecs.escape_decode(quoted)[0].decode("utf-8", "surrogateescape")
+    half = (len(rest) - 5) // 2  # "a/" + P + " b/" + P
+    if rest.startswith("a/") and rest[2 : 2 + half] == rest[len(rest) - half :]:
+        return rest[len(rest) - half :]
+    return rest.split(" b/", 1)[-1]
 
 
 AUTHOR_RE = re.compile(r"[^<>]+ <[^<>\s]+@[^<>\s]+>")
