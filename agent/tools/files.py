@@ -12,6 +12,7 @@ import regex
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, external, schema
+from agent.tools.pattern_size import MAX_UNITS, expanded_size
 from agent.tree_walk import walk
 from agent.types import ToolSpec
 
@@ -120,6 +121,13 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
     even by SIGTERM, and a `kiln run --ci` hung until the job's timeout. ``regex`` (the same
     syntax) takes a timeout: past ``GREP_SECONDS`` the call ends with what it found."""
     ws = ctx.session.workspace
+    size = expanded_size(args["pattern"])
+    if size > MAX_UNITS:  # regex expands counted repeats when it compiles: gigabytes
+        raise ToolError(
+            f"the pattern is too large once its counted repeats are written out ({size:,} "
+            f"atoms; at most {MAX_UNITS:,})",
+            suggestion="use + or * instead of large {n} counts",
+        )
     try:
         pattern = regex.compile(args["pattern"])
     except (regex.error, ValueError, OverflowError) as exc:

@@ -51,3 +51,14 @@ def test_a_backtracking_pattern_stops_instead_of_hanging_kiln(
     result = _grep(root, tmp_path, kiln_home, "^(x|xx)+$")
     assert "a.txt:1: xx" in result
     assert "grep stopped after 10s at b.txt:1" in result and "backtracks" in result
+
+
+def test_a_pattern_that_expands_to_gigabytes_is_refused(tmp_path: Path, kiln_home: Path) -> None:
+    """``regex`` writes counted repeats out when it compiles: these 36 characters took more
+    than 4 GB of the Kiln process before any line was read."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.txt").write_text("aaaa\n")
+    result = _grep(root, tmp_path, kiln_home, "(?:(?:(?:a{100}){100}){100}){100}")
+    assert "the pattern is too large once its counted repeats are written out" in result
+    assert "a.txt:1: aaaa" in _grep(root, tmp_path, kiln_home, "a{3}")
