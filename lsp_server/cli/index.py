@@ -181,6 +181,8 @@ def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
     QUERY may start with a dash ("- allow lists"); only the options below are options."""
     from indexer.tokens import query_terms
 
+    if not query.strip():
+        raise click.UsageError("the query is empty")
     idx = _open(root)
     try:
         try:

@@ -180,3 +180,10 @@ def test_a_file_name_that_is_not_utf8_does_not_break_a_turn(
         if block["type"] == "tool_result"
     ]
     assert len(results) == 1 and "caf\\xe9.txt" in str(results[0]) and "plain.py" in str(results[0])
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n"])
+def test_an_empty_search_query_is_a_usage_error(tmp_path: Path, query: str) -> None:
+    proc = kiln("search", query, "--root", str(tmp_path), cwd=tmp_path)
+    assert one_line(proc, 2) == "kiln: the query is empty"
+    assert not (tmp_path / ".kiln").exists()  # refused before an index was built
