@@ -38,7 +38,7 @@ from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript
 from agent.turn import TurnState
-from agent.types import Block, ModelReply, Request, StopReason, TextDelta
+from agent.types import Block, ModelReply, Request, StopReason, TextDelta, Usage
 from agent.workspace import Workspace, check_root
 
 __all__ = ["AgentConfig", "DiskHost", "Session"]
@@ -333,12 +333,7 @@ class Session:
             raise ProviderError("the provider ended the stream without a reply")
         self.transcript.append(reply.message)
         await note_cut_off(self, reply, request.max_tokens)
-        model = reply.model or self.model.name
-        cost = cost_usd(model, reply.usage)
-        self.turn.add_usage(reply.usage, cost, unpriced="" if price_for(model) else model)
-        self.store.record_usage(
-            self.id, self.turn.step_count, self.turn.number, model, reply.usage, cost
-        )
+        self._spent(reply.model or self.model.name, reply.usage + reply.discarded)
         window = getattr(self.model, "context_window", 0) or 0
         if window:
             self.status.context_used = (
@@ -366,7 +361,16 @@ class Session:
     async def note_stop(self, detail: str) -> None:
         await self.emit(StatusNote(text=detail))
 
+    def _spent(self, model: str, usage: Usage) -> None:
+        """Add billed usage (a reply's, or what failed attempts had reported) to the spend."""
+        cost = cost_usd(model, usage)
+        self.turn.add_usage(usage, cost, unpriced="" if price_for(model) else model)
+        self.store.record_usage(self.id, self.turn.step_count, self.turn.number, model, usage, cost)
+
     async def provider_failed(self, exc: Exception) -> None:
+        usage = getattr(exc, "usage", None)
+        if isinstance(usage, Usage) and usage != Usage():
+            self._spent(str(getattr(self.model, "model", "") or self.model.name), usage)
         text = getattr(exc, "partial_text", "") or ""
         if text:
             self.transcript.append(

@@ -142,6 +142,9 @@ class ModelReply:
     usage: Usage
     stop_reason: str = "end_turn"  # end_turn | tool_use | max_tokens | error
     model: str = ""
+    # What attempts that failed before this reply had already reported (billed, but not part of
+    # this reply's context): counted in the spend, never in the context window's use.
+    discarded: Usage = field(default_factory=Usage)
 
 
 # ---- streaming from a provider -------------------------------------------------------------

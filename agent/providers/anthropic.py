@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from agent.errors import ServerError
+from agent.errors import ProviderError, ServerError
 from agent.providers.arguments import parse_arguments, stored_form
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.sdk_client import SdkClientModel
@@ -173,14 +173,18 @@ class AnthropicModel(SdkClientModel):
         params = build_params(request, self.model)
         state = _Accumulator(self.model)
         client = self._sdk_client()
-        async for item in self._relay(
-            lambda: client.messages.create(**params, stream=True), state.feed
-        ):
-            yield item
-        if not state.finished:
-            raise provider_error(
-                ServerError, "anthropic: the stream ended before message_stop", hint="retry"
-            )
+        try:
+            async for item in self._relay(
+                lambda: client.messages.create(**params, stream=True), state.feed
+            ):
+                yield item
+            if not state.finished:
+                raise provider_error(
+                    ServerError, "anthropic: the stream ended before message_stop", hint="retry"
+                )
+        except ProviderError as exc:
+            exc.usage = state.usage  # type: ignore[attr-defined]  # billed before it failed
+            raise
         yield state.reply()
 
 

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from agent.errors import ServerError
+from agent.errors import ProviderError, ServerError
 from agent.providers.arguments import parse_arguments, stored_form
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.sdk_client import SdkClientModel
@@ -189,12 +189,18 @@ class OpenAIModel(SdkClientModel):
         params = build_params(request, self.model)
         state = _Accumulator(self.model)
         client = self._sdk_client()
-        async for item in self._relay(lambda: client.chat.completions.create(**params), state.feed):
-            yield item
-        if state.finish is None:
-            raise provider_error(
-                ServerError, "openai: the stream ended without a finish_reason", hint="retry"
-            )
+        try:
+            async for item in self._relay(
+                lambda: client.chat.completions.create(**params), state.feed
+            ):
+                yield item
+            if state.finish is None:
+                raise provider_error(
+                    ServerError, "openai: the stream ended without a finish_reason", hint="retry"
+                )
+        except ProviderError as exc:
+            exc.usage = state.usage  # type: ignore[attr-defined]  # billed before it failed
+            raise
         yield state.reply()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import email.utils
 import logging
 import random
@@ -22,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from agent.errors import ProviderError
-from agent.types import Message, ModelReply, StreamItem, TextDelta, text_block
+from agent.types import Message, ModelReply, StreamItem, TextDelta, Usage, text_block
 
 log = logging.getLogger("kiln.providers")
 
@@ -174,6 +175,7 @@ async def retrying_stream(
     ``PartialReplyError`` holding the text streamed so far.
     """
     attempt = 0
+    spent = Usage()  # reported by attempts that then failed: billed, so counted
     while True:
         attempt += 1
         said: list[str] = []
@@ -187,18 +189,24 @@ async def retrying_stream(
                         said.append(item.text)
                     if not isinstance(item, ModelReply):
                         streamed = True
+                    elif spent != Usage():
+                        item = dataclasses.replace(item, discarded=item.discarded + spent)
                     yield item
             return
         except PartialReplyError:
             raise
         except ProviderError as exc:
+            spent = spent + (getattr(exc, "usage", None) or Usage())
+            exc.usage = spent  # type: ignore[attr-defined]
             if streamed:
                 text = "".join(said)
-                raise PartialReplyError(
+                partial = PartialReplyError(
                     f"{provider}: the reply broke off after {len(text)} characters ({exc})",
                     text=text,
                     hint="the partial reply was kept; ask again to continue",
-                ) from exc
+                )
+                partial.usage = spent  # type: ignore[attr-defined]
+                raise partial from exc
             if not exc.retryable or attempt >= policy.max_attempts:
                 if exc.retryable and attempt > 1:
                     exc.args = (f"{exc} (gave up after {attempt} attempts)",)
