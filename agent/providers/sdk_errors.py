@@ -50,12 +50,16 @@ def classify_sdk_error(
     ``APIConnectionError`` wrapping the transport error, ``APITimeoutError`` beneath it.
     """
     status = getattr(exc, "status_code", None)
+    label = f"HTTP {status}"
+    if not isinstance(status, int) and _is_stream_error(exc):
+        status = _stream_error_code(exc)
+        label = f"error event in the stream ({status})"
     if isinstance(status, int):
         response = getattr(exc, "response", None)
         message = _api_message(exc)
         headers = getattr(response, "headers", None)
         retry_after = parse_retry_after(headers, rate_limited=status == 429)
-        text = f"{provider}: HTTP {status}: {message}"
+        text = f"{provider}: {label}: {message}"
         if status == 429:
             return provider_error(
                 RateLimited,
@@ -113,6 +117,25 @@ def classify_sdk_error(
         f"{provider}: {type(exc).__name__}: {exc}",
         hint="unexpected error from the provider SDK",
     )
+
+
+def _is_stream_error(exc: BaseException) -> bool:
+    """An ``error`` object sent inside a 200 stream (OpenRouter, vLLM, LiteLLM do this when
+    the upstream fails mid-reply); the openai SDK raises it as a bare ``APIError``."""
+    names = _mro_names(exc)
+    return "APIError" in names and "APIConnectionError" not in names and bool(_error_body(exc))
+
+
+def _stream_error_code(exc: BaseException) -> int:
+    """The HTTP-like code the event carries (``code``, or ``status``), else 500: an upstream
+    failure the server could only report after it had said 200."""
+    err = _error_body(exc)
+    for key in ("code", "status", "status_code"):
+        value = err.get(key)
+        numeric = isinstance(value, int) or (isinstance(value, str) and value.isdigit())
+        if numeric and 400 <= int(value) < 600:  # type: ignore[arg-type]
+            return int(value)  # type: ignore[arg-type]
+    return 500
 
 
 def _why(chain: list[BaseException]) -> str:

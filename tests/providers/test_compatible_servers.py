@@ -147,3 +147,28 @@ async def test_openai_rate_limit_headers_set_the_wait(
     reply = await reply_of(openai(wire, RetryPolicy(sleep=waits, max_retry_after=120)))
     assert reply.message["content"] == [{"type": "text", "text": "ok"}]
     assert waits.waits == [pytest.approx(expected, abs=0.01)]
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        ({"message": "Provider returned error", "code": 502}, "(502): Provider returned error"),
+        ({"message": "Rate limit exceeded", "code": 429}, "(429): Rate limit exceeded"),
+        ({"message": "upstream went away"}, "(500): upstream went away"),
+    ],
+)
+async def test_an_error_event_inside_a_200_stream_is_retried_before_any_output(
+    wire: WireServer, error: dict[str, Any], shown: str
+) -> None:
+    """OpenRouter, vLLM and LiteLLM report an upstream failure as ``data: {"error": ...}``
+    after they have already answered 200."""
+    wire.enqueue({"raw": {"frames": [{"error": error}]}}, "ok")
+    waits = SleepRecorder()
+    reply = await reply_of(openai(wire, RetryPolicy(sleep=waits)))
+    assert reply.message["content"] == [{"type": "text", "text": "ok"}]
+    assert len(waits.waits) == 1
+    # When it keeps happening, the last error names the code and the server's words.
+    wire.enqueue(*[{"raw": {"frames": [{"error": error}]}}] * 4)
+    with pytest.raises(ProviderError) as info:
+        await collect(openai(wire, RetryPolicy(sleep=waits)).stream(make_request()))
+    assert info.value.retryable and shown in str(info.value)
