@@ -111,6 +111,7 @@ def _listing(args: dict[str, Any], entries: list[str]) -> str:
     return external(f"files:{args.get('path') or '.'}", "\n".join(entries))
 
 
+PER_LINE_ONLY = regex.compile(r"\(\?[=!<]|\\[AZzG]|\(\?[a-zA-Z]*-")
 GREP_SECONDS = 10.0  # for one grep call: a backtracking pattern fails, it never hangs Kiln
 
 
@@ -146,6 +147,10 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
             files.extend(Path(dirpath) / f for f in sorted(filenames))
     hits: list[str] = []
     deadline = time.monotonic() + GREP_SECONDS
+    # A line's match is a match in the whole file too, unless the pattern looks around or
+    # anchors at the text's ends (a line's end is the file's next newline then).
+    lines_only = PER_LINE_ONLY.search(args["pattern"])
+    whole = None if lines_only else regex.compile(args["pattern"], regex.MULTILINE)
     for file in files:
         try:  # a link the checkout ships (notes.txt -> ~/.ssh/id_rsa) is refused as in read_file
             ws.resolve(file, for_read=True)
@@ -157,9 +162,15 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
             text = ctx.session.read_text(file)
         except ToolError:
             continue
-        for n, line in enumerate(text.splitlines(), start=1):
+        lines = text.splitlines()
+        try:  # one search of the whole file first: most files hold no match
+            if whole is not None and not whole.search("\n".join(lines), timeout=_left(deadline)):
+                continue
+        except TimeoutError:
+            return _grep_stopped(args, hits, ws.relative(file))
+        for n, line in enumerate(lines, start=1):
             try:
-                found = pattern.search(line, timeout=max(deadline - time.monotonic(), 0.001))
+                found = pattern.search(line, timeout=_left(deadline))
             except TimeoutError:
                 return _grep_stopped(args, hits, f"{ws.relative(file)}:{n}")
             if found:
@@ -170,6 +181,10 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
     if deep:
         hits.append(f"[folders more than {MAX_WALK_DEPTH} levels down not searched]")
     return external(f"grep:{args['pattern']}", "\n".join(hits)) if hits else "no matches"
+
+
+def _left(deadline: float) -> float:
+    return max(deadline - time.monotonic(), 0.001)
 
 
 def _grep_stopped(args: dict[str, Any], hits: list[str], where: str) -> str:

@@ -50,7 +50,7 @@ def test_a_backtracking_pattern_stops_instead_of_hanging_kiln(
     (root / "b.txt").write_text("x" * 64 + "!\n")  # (x|xx)+$ tries every split of 64 x's
     result = _grep(root, tmp_path, kiln_home, "^(x|xx)+$")
     assert "a.txt:1: xx" in result
-    assert "grep stopped after 10s at b.txt:1" in result and "backtracks" in result
+    assert "grep stopped after 10s at b.txt" in result and "backtracks" in result
 
 
 def test_a_pattern_that_expands_to_gigabytes_is_refused(tmp_path: Path, kiln_home: Path) -> None:
