@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +81,7 @@ def place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> No
     old = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_leftovers(target)
         extract(contents, tmp)
         text = json.dumps(marker, indent=2, sort_keys=True) + "\n"
         fd = os.open(tmp / MARKER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -98,6 +101,23 @@ def place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> No
             shutil.rmtree(tmp, ignore_errors=True)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+LEFTOVER_SECONDS = 3600  # older than any install still running
+
+
+def _sweep_leftovers(target: Path) -> None:
+    """Remove this skill's temp and swapped-out folders that a killed install left behind
+    (``.tmp-NAME-xxxxxxxx``, ``.old-NAME-xxxxxxxx``, hidden from discovery but up to 32 MB
+    each); a young one may belong to an install running now and is left alone."""
+    pattern = re.compile(rf"\.(tmp|old)-{re.escape(target.name)}-[0-9a-f]{{8}}")
+    now = time.time()
+    for entry in target.parent.iterdir():
+        if not pattern.fullmatch(entry.name) or entry.is_symlink() or not entry.is_dir():
+            continue
+        with contextlib.suppress(OSError):
+            if now - entry.lstat().st_mtime > LEFTOVER_SECONDS:
+                shutil.rmtree(entry)
 
 
 def guard_target(target: Path, skill_id: str, locked: LockEntry | None, force: bool) -> str | None:

@@ -102,3 +102,35 @@ def test_an_install_killed_before_the_lockfile_write_is_not_a_local_edit(
         registry.url,
     )
     assert edited.returncode != 0 and "modified locally" in edited.stderr
+
+
+def test_folders_a_killed_install_left_are_swept_by_the_next_one(
+    registry: LiveRegistry, tmp_path: Path, project: Path
+) -> None:
+    """A kill -9 during the extraction or the swap leaves `.tmp-NAME-xxxxxxxx` or
+    `.old-NAME-xxxxxxxx` next to the skill: hidden from discovery, but up to 32 MB each, and
+    before, kept for ever. The next install of that skill removes those older than an hour
+    (a younger one may be an install running now; another skill's are not its business)."""
+    import os
+    import time
+
+    folder = make_skill(tmp_path / "src", "notes", body="# One\n")
+    publish_skill(registry, folder, "1.0.0")
+    env = cli_env(tmp_path / "home")
+    skills = project / ".kiln" / "skills"
+    skills.mkdir(parents=True)
+    hour_ago = time.time() - 2 * 3600
+    names = [
+        ".tmp-notes-0123abcd",
+        ".old-notes-89abcdef",
+        ".tmp-notes-fedcba98",
+        ".tmp-notes-x-01234567",
+    ]
+    for name in names:
+        (skills / name).mkdir()
+        (skills / name / "SKILL.md").write_text("---\nname: notes\n---\n")
+        if name != ".tmp-notes-fedcba98":
+            os.utime(skills / name, (hour_ago, hour_ago))
+    assert _install(env, project, registry.url).returncode == 0
+    left = sorted(p.name for p in skills.iterdir())
+    assert left == [".tmp-notes-fedcba98", ".tmp-notes-x-01234567", "notes"], left
