@@ -91,11 +91,13 @@ def place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> No
             old = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
             target.rename(old)
         tmp.rename(target)
-    except OSError as exc:
+    except BaseException as exc:  # a refused write, or Ctrl-C / SIGTERM between the renames
         if old is not None and not target.exists():
             with contextlib.suppress(OSError):
                 old.rename(target)  # put the previous tree back
-        raise WriteFailed(f"cannot write {target}: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise WriteFailed(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
