@@ -94,8 +94,10 @@ class TextRenderer:
                     f"{event.after_tokens} tokens, {event.removed_messages} messages archived",
                     style="dim",
                 )
-            case ErrorReported(message=message):
-                return Text(f"error: {safe(message)}", style="red")
+            case ErrorReported(message=message, hint=hint):
+                # The hint is the what-to-do half (which variable to check, how to start over).
+                tail = f" ({safe(hint)})" if hint and hint not in message else ""
+                return Text(f"error: {safe(message)}{tail}", style="red")
             case (
                 EditProposed()
                 | UsageReported()
