@@ -179,9 +179,7 @@ def marketplace(request: Request) -> Response:
     """Plugins point at absolute git URLs pinned by commit, so URL-added marketplaces install."""
     reg = _reg(request)
     base = str(request.base_url).rstrip("/")
-    market = build_marketplace(
-        reg.store, base, name=reg.name, git_commit=lambda doc: reg.latest_repo(doc["id"]).commit
-    )
+    market = build_marketplace(reg.store, base, name=reg.name, git_commit=reg.commit_of)
     return _json(market)
 
 

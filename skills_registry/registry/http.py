@@ -49,6 +49,7 @@ class Registry:
         self.jwks = jwks or JwksCache()
         self.unpacked = lru_cache(maxsize=8)(self._unpack)  # bounded: up to 8 x 32 MB worst case
         self.git_repo = lru_cache(maxsize=16)(self._git_repo)
+        self._commits: dict[tuple[str, str], str] = {}  # one short entry per release served
 
     @property
     def audience(self) -> str:
@@ -69,6 +70,16 @@ class Registry:
         if doc is None:
             raise NotFound(f"no released version of {skill_id}")
         return self.git_repo(doc["archiveSha256"], f"{skill_id}@{latest}")
+
+    def commit_of(self, doc: dict[str, Any]) -> str:
+        """A release's git commit, remembered: it never changes (fixed author and time), while
+        building it unpacks the archive, and the marketplace lists every skill's on each
+        request (before, past 16 skills, an anonymous request rebuilt them all)."""
+        key = (doc["archiveSha256"], f"{doc['id']}@{doc['version']}")
+        commit = self._commits.get(key)
+        if commit is None:
+            commit = self._commits[key] = self.git_repo(*key).commit
+        return commit
 
     def version_doc(self, request: Request) -> dict[str, Any]:
         skill_id = skill_id_of(request)
