@@ -1,7 +1,7 @@
 """What a session does when the provider refuses a request as too long for the context window:
 believe the window the provider named (a local server is often started with a smaller one than
 Kiln assumed), compact, and let the step run once more. Compaction's own guard (nothing new
-since the last one) keeps this from looping. A reply cut at the output limit is said so."""
+since the last one) keeps this from looping. A reply cut at the output limit, or stopped as a refusal, is said so."""
 
 from __future__ import annotations
 
@@ -33,6 +33,10 @@ async def compact_after_overflow(session: Any, exc: ContextTooLong) -> bool:
 async def note_cut_off(session: Any, reply: ModelReply, max_tokens: int) -> None:
     """A reply that stopped at the output limit says so; otherwise a cut-off answer reads as a
     finished one (and ends the turn as if it were)."""
+    if reply.stop_reason == "refusal":
+        await session.emit(
+            StatusNote(text="the model declined to answer (the provider stopped it: refusal)")
+        )
     if reply.stop_reason != "max_tokens":
         return
     calls = any(b.get("type") == "tool_use" for b in reply.message.get("content") or [])

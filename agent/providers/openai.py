@@ -38,6 +38,7 @@ _FINISH = {
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "length": "max_tokens",
+    "content_filter": "refusal",
 }
 _WINDOWS = {"gpt-4.1": 1_047_576, "gpt-5": 400_000, "gpt-4o": 128_000}
 

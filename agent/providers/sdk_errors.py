@@ -60,6 +60,14 @@ def classify_sdk_error(
         headers = getattr(response, "headers", None)
         retry_after = parse_retry_after(headers, rate_limited=status == 429)
         text = f"{provider}: {label}: {message}"
+        if status == 429 and _is_out_of_quota(exc):
+            return provider_error(
+                ProviderError,
+                text,
+                hint=f"the account behind {key_var} has no quota left: check its plan and "
+                "billing (waiting will not help)",
+                status=status,
+            )
         if status == 429:
             return provider_error(
                 RateLimited,
@@ -117,6 +125,13 @@ def classify_sdk_error(
         f"{provider}: {type(exc).__name__}: {exc}",
         hint="unexpected error from the provider SDK",
     )
+
+
+def _is_out_of_quota(exc: BaseException) -> bool:
+    """OpenAI answers 429 ``insufficient_quota`` when the account is out of credit: not a rate
+    limit, so retrying only repeats it."""
+    err = _error_body(exc)
+    return "insufficient_quota" in f"{err.get('code', '')} {err.get('type', '')}"
 
 
 def _is_stream_error(exc: BaseException) -> bool:

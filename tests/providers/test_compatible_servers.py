@@ -172,3 +172,22 @@ async def test_an_error_event_inside_a_200_stream_is_retried_before_any_output(
     with pytest.raises(ProviderError) as info:
         await collect(openai(wire, RetryPolicy(sleep=waits)).stream(make_request()))
     assert info.value.retryable and shown in str(info.value)
+
+
+async def test_out_of_quota_429_is_not_waited_on(wire: WireServer) -> None:
+    """OpenAI's 429 ``insufficient_quota`` is billing, not a rate limit: retrying repeats it."""
+    body = {
+        "error": {
+            "message": "You exceeded your current quota, please check your plan and "
+            "billing details.",
+            "type": "insufficient_quota",
+            "code": "insufficient_quota",
+        }
+    }
+    step = {"raw": {"status": 429, "content_type": "application/json", "body": json.dumps(body)}}
+    wire.enqueue(step, step, step, step)
+    waits = SleepRecorder()
+    with pytest.raises(ProviderError) as info:
+        await collect(openai(wire, RetryPolicy(sleep=waits)).stream(make_request()))
+    assert not info.value.retryable and waits.waits == [] and len(wire.bodies()) == 1
+    assert "OPENAI_API_KEY" in info.value.hint and "billing" in info.value.hint

@@ -106,3 +106,20 @@ def test_a_reply_cut_at_the_output_limit_says_so(tmp_path: Path, provider: str) 
     out = proc.stdout + proc.stderr
     assert "The three causes are: first," in out
     assert "stopped at the output limit (8192 tokens); the answer may be incomplete" in out
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_refused_reply_says_so(tmp_path: Path, provider: str) -> None:
+    """Anthropic's ``stop_reason: refusal`` and OpenAI's ``finish_reason: content_filter``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    stop = "refusal" if provider == "anthropic" else "content_filter"
+    with WireServer([{"text": "I can't", "stop_reason": stop}]) as srv:
+        if provider == "anthropic":
+            env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url)
+        else:
+            env.update(KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url)
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "run", "Why?", "--root", str(tmp_path)],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert "the model declined to answer" in proc.stdout + proc.stderr, proc.stderr
