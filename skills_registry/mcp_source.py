@@ -282,10 +282,32 @@ def _reason(exc: BaseException) -> str:
 
 
 def _stderr_sink() -> Any:
-    """Server stderr goes to our stderr, never stdout (stdout is JSON-RPC under ``kiln lsp``)."""
+    """Server stderr goes to our stderr, never stdout (stdout is JSON-RPC under ``kiln lsp``).
+    When our stderr escapes control characters (a terminal, see ``lsp_server.cli.tty_guard``),
+    the server's goes through a pipe and that stream: given the descriptor itself, a server
+    writes OSC 52 (the clipboard) or ANSI to the user's terminal raw."""
     import sys
 
-    return sys.stderr
+    stream = sys.stderr
+    if getattr(stream, "unescaped", None) is None:
+        return stream
+    return _relay(stream)
+
+
+def _relay(stream: Any) -> Any:
+    import os
+    import threading
+
+    read_fd, write_fd = os.pipe()
+
+    def pump() -> None:
+        with os.fdopen(read_fd, "rb") as source:
+            for chunk in iter(lambda: source.read1(65536), b""):
+                stream.write(chunk.decode("utf-8", "replace"))
+                stream.flush()
+
+    threading.Thread(target=pump, name="mcp-stderr", daemon=True).start()
+    return os.fdopen(write_fd, "w")
 
 
 def _default_env() -> dict[str, str]:

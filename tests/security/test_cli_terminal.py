@@ -99,3 +99,28 @@ def test_kiln_keeps_its_own_colours_and_escapes_the_repositorys(
     assert code == 0, text
     assert "\x1b[36m▶ read_file" in text  # Kiln's own style, not "\\u001b[36m"
     assert "\x1b]52" not in text and "\x07" not in text and "\\u001b[" not in text
+
+
+def test_an_mcp_servers_stderr_reaches_the_terminal_escaped(
+    repo: Path, tmp_path: Path, kiln_home: Path
+) -> None:
+    """A stdio MCP server's stderr goes to Kiln's: given the terminal's descriptor, a server
+    (one the user approved for this repository, say) wrote OSC 52 there raw."""
+    notes = Path(__file__).parents[1] / "skills" / "mcp_server.py"
+    (repo / "noisy_server.py").write_text(
+        f"import runpy, sys\nsys.stderr.write({OSC52!r} + 'server starting\\n')\n"
+        f"sys.stderr.flush()\nrunpy.run_path({str(notes)!r}, run_name='__main__')\n"
+    )
+    entry = {"command": sys.executable, "args": [str(repo / "noisy_server.py")]}
+    (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": {"notes": entry}}))
+    (tmp_path / "script.json").write_text(json.dumps([
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "search notes"}}]}, "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home), "TERM": "dumb",
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(tmp_path / "script.json")}  # fmt: skip
+    code, text = run_on_terminal(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "go"], env=env, cwd=repo
+    )
+    assert code == 0 and "tool(s) found" in text, text
+    assert "server starting" in text
+    _escaped(text)
