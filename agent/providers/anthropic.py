@@ -137,7 +137,7 @@ class AnthropicModel(SdkClientModel):
         base_url: str | None = None,
         context_window: int = 200_000,
         retry: RetryPolicy | None = None,
-        timeout: float = 600.0,
+        timeout: float | None = None,
     ) -> None:
         self._init_endpoint(
             model=model,

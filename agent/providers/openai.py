@@ -150,7 +150,7 @@ class OpenAIModel(SdkClientModel):
         base_url: str | None = None,
         context_window: int | None = None,
         retry: RetryPolicy | None = None,
-        timeout: float = 600.0,
+        timeout: float | None = None,
     ) -> None:
         self._init_endpoint(
             model=model,

@@ -13,6 +13,24 @@ from agent.providers.retry import RetryPolicy, retrying_stream
 from agent.providers.sdk_errors import classify_sdk_error, is_transport_error
 from agent.types import Request, StreamItem
 
+DEFAULT_TIMEOUT = 600.0  # seconds without a byte before a request is abandoned (then retried)
+
+
+def _timeout_from_env() -> float:
+    """``KILN_PROVIDER_TIMEOUT``: a slow local server may need more, a CI run less."""
+    raw = os.environ.get("KILN_PROVIDER_TIMEOUT", "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise ConfigError(
+            f"KILN_PROVIDER_TIMEOUT {raw!r} is not a positive number of seconds", hint="e.g. 120"
+        )
+    return value
+
 
 class SdkClientModel:
     name = "sdk"  # also the SDK's top-level module, whose exceptions are classified
@@ -34,7 +52,7 @@ class SdkClientModel:
         api_key: str | None,
         base_url: str | None,
         retry: RetryPolicy | None,
-        timeout: float,
+        timeout: float | None,
         default_model: str,
         no_key_hint: str,
     ) -> None:
@@ -55,7 +73,7 @@ class SdkClientModel:
             key = "not-needed"  # compatible servers (Ollama, llama.cpp, vLLM) ignore the key
         self._api_key = key
         self.retry = retry or RetryPolicy()
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else _timeout_from_env()
 
     async def _relay(
         self, open_stream: Callable[[], Awaitable[Any]], feed: Callable[[Any], Iterable[StreamItem]]
