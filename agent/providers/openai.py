@@ -256,8 +256,11 @@ class _Accumulator:
                 if tc.function is not None:
                     if tc.function.name:
                         slot["name"] = tc.function.name
-                    if tc.function.arguments:
-                        slot["args"].append(tc.function.arguments)
+                    args = tc.function.arguments
+                    if args and not isinstance(args, str):
+                        args = json.dumps(args, ensure_ascii=False)  # an object, not JSON text
+                    if args:
+                        slot["args"].append(args)
                 if slot["name"] and not slot["announced"]:
                     slot["id"] = self._unique(slot["id"])
                     slot["announced"] = True

@@ -191,3 +191,13 @@ async def test_out_of_quota_429_is_not_waited_on(wire: WireServer) -> None:
         await collect(openai(wire, RetryPolicy(sleep=waits)).stream(make_request()))
     assert not info.value.retryable and waits.waits == [] and len(wire.bodies()) == 1
     assert "OPENAI_API_KEY" in info.value.hint and "billing" in info.value.hint
+
+
+async def test_arguments_sent_as_an_object_instead_of_json_text(wire: WireServer) -> None:
+    """Some compatible servers put the arguments object itself where JSON text belongs."""
+    fn = {"name": "read_file", "arguments": {"path": "a.py"}}
+    wire.enqueue(tool_stream({"index": 0, "id": "c1", "type": "function", "function": fn}))
+    reply = await reply_of(openai(wire))
+    assert reply.message["content"] == [
+        {"type": "tool_use", "id": "c1", "name": "read_file", "input": {"path": "a.py"}}
+    ]
