@@ -211,7 +211,9 @@ class _Accumulator:
                     "type": "tool_use",
                     "id": block.id,
                     "name": block.name,
-                    "input": {},
+                    # Anthropic streams the input as deltas after an empty ``{}``; some proxies
+                    # (Bedrock or Vertex behind LiteLLM) put it whole here and send none.
+                    "input": block.input if isinstance(block.input, dict) else {},
                 }
                 self.json_parts[event.index] = []
                 return [ToolCallDelta(block.id, block.name)]
@@ -233,9 +235,9 @@ class _Accumulator:
                 self.blocks[event.index]["signature"] = delta.signature
         elif kind == "content_block_stop":
             if event.index in self.json_parts:
-                self.blocks[event.index]["input"] = parse_arguments(
-                    "".join(self.json_parts.pop(event.index))
-                )
+                raw = "".join(self.json_parts.pop(event.index))
+                if raw.strip():
+                    self.blocks[event.index]["input"] = parse_arguments(raw)
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason
             self._take_usage(event.usage)

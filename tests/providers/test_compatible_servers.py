@@ -201,3 +201,40 @@ async def test_arguments_sent_as_an_object_instead_of_json_text(wire: WireServer
     assert reply.message["content"] == [
         {"type": "tool_use", "id": "c1", "name": "read_file", "input": {"path": "a.py"}}
     ]
+
+
+def _anthropic_event(kind: str, **fields: Any) -> str:
+    return f"event: {kind}\ndata: " + json.dumps({"type": kind, **fields})
+
+
+@pytest.mark.parametrize(
+    ("deltas", "expected"),
+    [([], {"path": "a.py"}), (['{"path": ', '"b.py"}'], {"path": "b.py"})],
+    ids=["whole-in-start", "streamed"],
+)
+async def test_anthropic_tool_input_given_whole_in_the_start_event_is_kept(
+    wire: WireServer, deltas: list[str], expected: dict[str, Any]
+) -> None:
+    """Anthropic sends ``input: {}`` then ``input_json_delta`` pieces; proxies for Bedrock or
+    Vertex may send the whole input in ``content_block_start`` and no pieces."""
+    ev = _anthropic_event
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    message = {"id": "m", "type": "message", "role": "assistant", "content": [],
+               "model": "claude-sonnet-4-6", "stop_reason": None, "usage": usage}  # fmt: skip
+    start = {"type": "tool_use", "id": "toolu_1", "name": "read_file",
+             "input": {} if deltas else {"path": "a.py"}}  # fmt: skip
+    pieces = [
+        ev("content_block_delta", index=0, delta={"type": "input_json_delta", "partial_json": d})
+        for d in deltas
+    ]
+    frames = [ev("message_start", message=message),
+              ev("content_block_start", index=0, content_block=start), *pieces,
+              ev("content_block_stop", index=0),
+              ev("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 9}),
+              ev("message_stop")]  # fmt: skip
+    wire.enqueue({"raw": {"frames": frames}})
+    model = track(AnthropicModel(base_url=wire.url, api_key="k"))
+    reply = await reply_of(model)
+    assert reply.message["content"] == [
+        {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": expected}
+    ]
