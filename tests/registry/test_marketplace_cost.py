@@ -18,11 +18,28 @@ from skills_registry.registry.app import create_app_with
 from skills_registry.registry.backends import load_signer, open_backends
 from tests.registry.conftest import make_skill, publish_skill, start_registry
 
-
-NAMES = (
-    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
-    "oscar papa quebec romeo sierra tango"
-).split()
+NAMES = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+]
 
 
 class CountingBlobs:
