@@ -48,7 +48,7 @@ def _byte_range(header: str, size: int) -> tuple[int, int] | None:
 async def serve_archive(reg: Any, request: Request, doc: dict[str, Any]) -> Response:
     sha = doc["archiveSha256"]
     headers = _headers(doc)
-    if request.headers.get("if-none-match") == headers["ETag"]:
+    if _not_modified(request.headers.get("if-none-match", ""), headers["ETag"]):
         return Response(status_code=304, headers={"ETag": headers["ETag"]})
     path = reg.blobs.path(sha)
     if path is not None:
@@ -85,3 +85,9 @@ async def serve_archive(reg: Any, request: Request, doc: dict[str, Any]) -> Resp
         return Response(data, media_type="application/gzip", headers=headers)
     headers["Content-Length"] = str(size)
     return StreamingResponse(reg.blobs.stream(sha), media_type="application/gzip", headers=headers)
+
+
+def _not_modified(header: str, etag: str) -> bool:
+    """``If-None-Match`` as HTTP defines it: a list of tags (weak ones compare too) or ``*``."""
+    tags = {t.strip().removeprefix("W/") for t in header.split(",")}
+    return "*" in tags or etag in tags
