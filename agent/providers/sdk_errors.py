@@ -94,6 +94,15 @@ def classify_sdk_error(
             )
             too_long.window = _named_window(exc, message)
             return too_long
+        if status == 404:
+            where = f"{base_var} ({base_url})" if base_url else base_var
+            return provider_error(
+                ProviderError,
+                text,
+                hint=f"check the model name (KILN_MODEL or --model) and {where}; compatible "
+                "servers usually serve the API under /v1",
+                status=status,
+            )
         if status in (401, 403):
             return provider_error(
                 ProviderError, text, hint=f"check {key_var}: the key was refused", status=status

@@ -238,3 +238,15 @@ async def test_anthropic_tool_input_given_whole_in_the_start_event_is_kept(
     assert reply.message["content"] == [
         {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": expected}
     ]
+
+
+async def test_not_found_names_the_model_and_the_base_url(wire: WireServer) -> None:
+    """Ollama without ``/v1`` answers ``404 page not found``; OpenAI says the model does not
+    exist. Either way: which two settings to check."""
+    wire.enqueue({"raw": {"status": 404, "content_type": "text/plain",
+                          "body": "404 page not found"}})  # fmt: skip
+    with pytest.raises(ProviderError) as info:
+        await collect(openai(wire).stream(make_request()))
+    assert "HTTP 404" in str(info.value) and not info.value.retryable
+    assert "KILN_MODEL" in info.value.hint
+    assert f"OPENAI_BASE_URL ({wire.openai_base_url})" in info.value.hint
