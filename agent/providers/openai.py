@@ -182,12 +182,17 @@ class OpenAIModel(SdkClientModel):
             api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
         )
 
+    _no_stream_options = False  # the server refused ``stream_options`` once: leave it out
+
     def wire_body(self, request: Request) -> dict[str, Any]:
         """The JSON body this request goes out as (for the session's wire log)."""
-        return build_params(request, self.model)
+        params = build_params(request, self.model)
+        if self._no_stream_options:
+            params.pop("stream_options", None)  # usage then only comes if the server sends it
+        return params
 
     async def _once(self, request: Request) -> AsyncGenerator[StreamItem, None]:
-        params = build_params(request, self.model)
+        params = self.wire_body(request)
         state = _Accumulator(self.model)
         client = self._sdk_client()
         try:
@@ -201,8 +206,17 @@ class OpenAIModel(SdkClientModel):
                 )
         except ProviderError as exc:
             exc.usage = state.usage  # type: ignore[attr-defined]  # billed before it failed
+            if self._refused_stream_options(exc):
+                exc.retryable = True  # at once, without the argument (older Azure, some proxies)
+                exc.retry_after = 0.0  # type: ignore[attr-defined]
             raise
         yield state.reply()
+
+    def _refused_stream_options(self, exc: ProviderError) -> bool:
+        if self._no_stream_options or getattr(exc, "status", None) not in (400, 422):
+            return False
+        self._no_stream_options = "stream_options" in str(exc)
+        return self._no_stream_options
 
 
 class _Accumulator:

@@ -250,3 +250,18 @@ async def test_not_found_names_the_model_and_the_base_url(wire: WireServer) -> N
     assert "HTTP 404" in str(info.value) and not info.value.retryable
     assert "KILN_MODEL" in info.value.hint
     assert f"OPENAI_BASE_URL ({wire.openai_base_url})" in info.value.hint
+
+
+async def test_a_server_refusing_stream_options_is_asked_again_without_it(
+    wire: WireServer,
+) -> None:
+    """Older Azure API versions and some proxies reject ``stream_options`` with a 400."""
+    body = {"error": {"message": "Unrecognized request argument supplied: stream_options",
+                      "type": "invalid_request_error"}}  # fmt: skip
+    wire.enqueue({"raw": {"status": 400, "content_type": "application/json",
+                          "body": json.dumps(body)}}, "ok", "again")  # fmt: skip
+    model = openai(wire)
+    assert (await reply_of(model)).message["content"] == [{"type": "text", "text": "ok"}]
+    assert (await reply_of(model)).message["content"] == [{"type": "text", "text": "again"}]
+    sent = wire.bodies("/chat/completions")
+    assert ["stream_options" in b for b in sent] == [True, False, False]
