@@ -96,11 +96,13 @@ def classify_sdk_error(
             return too_long
         if status == 404:
             where = f"{base_var} ({base_url})" if base_url else base_var
+            # The SDKs add the path: openai's base ends in /v1, anthropic's does not.
+            path = "ends in /v1" if provider == "openai" else "does not end in /v1"
             return provider_error(
                 ProviderError,
                 text,
-                hint=f"check the model name (KILN_MODEL or --model) and {where}; compatible "
-                "servers usually serve the API under /v1",
+                hint=f"check the model name (KILN_MODEL or --model) and {where}, which usually "
+                f"{path}",
                 status=status,
             )
         if status in (401, 403):

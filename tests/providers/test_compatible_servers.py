@@ -249,7 +249,16 @@ async def test_not_found_names_the_model_and_the_base_url(wire: WireServer) -> N
         await collect(openai(wire).stream(make_request()))
     assert "HTTP 404" in str(info.value) and not info.value.retryable
     assert "KILN_MODEL" in info.value.hint
-    assert f"OPENAI_BASE_URL ({wire.openai_base_url})" in info.value.hint
+    assert f"OPENAI_BASE_URL ({wire.openai_base_url}), which usually ends in /v1" in (
+        info.value.hint
+    )
+    wire.enqueue({"raw": {"status": 404, "content_type": "text/plain", "body": "not found"}})
+    anthropic = track(AnthropicModel(base_url=wire.url + "/v1", api_key="k"))
+    with pytest.raises(ProviderError) as info:
+        await collect(anthropic.stream(make_request()))
+    assert f"ANTHROPIC_BASE_URL ({wire.url}/v1), which usually does not end in /v1" in (
+        info.value.hint
+    )
 
 
 async def test_a_server_refusing_stream_options_is_asked_again_without_it(
