@@ -54,6 +54,10 @@ def classify_sdk_error(
     if not isinstance(status, int) and _is_stream_error(exc):
         status = _stream_error_code(exc)
         label = f"error event in the stream ({status})"
+    elif isinstance(status, int) and status < 300:
+        # Anthropic's ``error`` event inside a 200 stream: its type says what the status would be.
+        kind = str(_error_body(exc).get("type", ""))
+        status, label = _ANTHROPIC_TYPES.get(kind, 500), f"error event in the stream ({kind})"
     if isinstance(status, int):
         response = getattr(exc, "response", None)
         message = _api_message(exc)
@@ -136,6 +140,18 @@ def classify_sdk_error(
         f"{provider}: {type(exc).__name__}: {exc}",
         hint="unexpected error from the provider SDK",
     )
+
+
+_ANTHROPIC_TYPES = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
 
 
 def _is_out_of_quota(exc: BaseException) -> bool:

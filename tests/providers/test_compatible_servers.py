@@ -274,3 +274,29 @@ async def test_a_server_refusing_stream_options_is_asked_again_without_it(
     assert (await reply_of(model)).message["content"] == [{"type": "text", "text": "again"}]
     sent = wire.bodies("/chat/completions")
     assert ["stream_options" in b for b in sent] == [True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("kind", "retried"),
+    [("rate_limit_error", True), ("overloaded_error", True), ("invalid_request_error", False)],
+)
+async def test_anthropic_error_event_mid_stream_is_classified_by_its_type(
+    wire: WireServer, kind: str, retried: bool
+) -> None:
+    """Anthropic reports errors inside the 200 stream as an ``error`` event with a type."""
+    ev = _anthropic_event
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    message = {"id": "m", "type": "message", "role": "assistant", "content": [],
+               "model": "claude-sonnet-4-6", "stop_reason": None, "usage": usage}  # fmt: skip
+    error = ev("error", error={"type": kind, "message": "the server's words"})
+    wire.enqueue({"raw": {"frames": [ev("message_start", message=message), error]}}, "ok")
+    waits = SleepRecorder()
+    model = track(AnthropicModel(base_url=wire.url, api_key="k", retry=RetryPolicy(sleep=waits)))
+    if retried:
+        assert (await reply_of(model)).message["content"] == [{"type": "text", "text": "ok"}]
+        assert len(waits.waits) == 1
+    else:
+        with pytest.raises(ProviderError) as info:
+            await collect(model.stream(make_request()))
+        assert f"error event in the stream ({kind}): the server's words" in str(info.value)
+        assert waits.waits == []
