@@ -182,7 +182,9 @@ def test_index_watch_reports_batches_and_stops_on_ctrl_c(project: Path) -> None:
 
     def line() -> dict:
         assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 20)
+        ready, _, _ = select.select(
+            [proc.stdout], [], [], 60
+        )  # a bound for a loaded host, not a timing
         assert ready, "no output from kiln index --watch"
         return json.loads(proc.stdout.readline())
 
