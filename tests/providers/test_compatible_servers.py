@@ -300,3 +300,23 @@ async def test_anthropic_error_event_mid_stream_is_classified_by_its_type(
             await collect(model.stream(make_request()))
         assert f"error event in the stream ({kind}): the server's words" in str(info.value)
         assert waits.waits == []
+
+
+async def test_interleaved_parallel_calls_in_many_pieces(wire: WireServer) -> None:
+    """Index 0 and 1 alternate, each argument string split mid-token, then a usage-only chunk
+    with ``choices: []`` (``stream_options.include_usage``)."""
+    pieces = [call(0, "a", "read_file", ""), call(1, "b", "search_code", "")]
+    for first, second in zip(['{"pa', 'th": "x', '.py"}'], ['{"que', 'ry": "q"', "}"], strict=True):
+        pieces += [call(0, args=first), call(1, args=second)]
+    step = tool_stream(*pieces)
+    usage = {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107,
+             "prompt_tokens_details": {"cached_tokens": 60}}  # fmt: skip
+    step["raw"]["frames"].insert(-1, {**chunk(), "choices": [], "usage": usage})
+    wire.enqueue(step)
+    reply = await reply_of(openai(wire))
+    assert [(b["id"], b["input"]) for b in reply.message["content"]] == [
+        ("a", {"path": "x.py"}),
+        ("b", {"query": "q"}),
+    ]
+    assert (reply.usage.input_tokens, reply.usage.cache_read_tokens) == (40, 60)
+    assert reply.usage.output_tokens == 7 and reply.stop_reason == "tool_use"
