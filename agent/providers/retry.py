@@ -23,7 +23,15 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from agent.errors import ProviderError
-from agent.types import Message, ModelReply, StreamItem, TextDelta, Usage, text_block
+from agent.types import (
+    Message,
+    ModelReply,
+    StreamItem,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+    text_block,
+)
 
 log = logging.getLogger("kiln.providers")
 
@@ -179,6 +187,7 @@ async def retrying_stream(
     while True:
         attempt += 1
         said: list[str] = []
+        calls = 0  # tool calls announced: never run from a broken reply
         streamed = False
         try:
             # aclosing: a caller that stops early (or is cancelled) closes the HTTP stream now,
@@ -187,6 +196,8 @@ async def retrying_stream(
                 async for item in items:
                     if isinstance(item, TextDelta):
                         said.append(item.text)
+                    elif isinstance(item, ToolCallDelta):
+                        calls += 1
                     if not isinstance(item, ModelReply):
                         streamed = True
                     elif spent != Usage():
@@ -201,7 +212,9 @@ async def retrying_stream(
             if streamed:
                 text = "".join(said)
                 partial = PartialReplyError(
-                    f"{provider}: the reply broke off after {len(text)} characters ({exc})",
+                    f"{provider}: the reply broke off after {len(text)} characters"
+                    + (f" and {calls} unfinished tool call(s), not run" if calls else "")
+                    + f" ({exc})",
                     text=text,
                     hint="the partial reply was kept; ask again to continue",
                 )

@@ -320,3 +320,18 @@ async def test_interleaved_parallel_calls_in_many_pieces(wire: WireServer) -> No
     ]
     assert (reply.usage.input_tokens, reply.usage.cache_read_tokens) == (40, 60)
     assert reply.usage.output_tokens == 7 and reply.stop_reason == "tool_use"
+
+
+async def test_a_stream_dropped_inside_a_tool_call_says_the_call_was_not_run(
+    wire: WireServer,
+) -> None:
+    frames = [chunk({"content": "Reading it."}), chunk({"tool_calls": [call(0, "a", "read_file",
+              '{"pa')]})]  # fmt: skip
+    wire.enqueue({"raw": {"frames": frames, "end": "die"}})
+    with pytest.raises(ProviderError) as info:
+        await collect(openai(wire).stream(make_request()))
+    assert "broke off after 11 characters and 1 unfinished tool call(s), not run" in str(info.value)
+    assert info.value.partial_message["content"] == [  # type: ignore[attr-defined]
+        {"type": "text", "text": "Reading it."}
+    ]
+    assert len(wire.bodies()) == 1
