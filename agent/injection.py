@@ -16,7 +16,7 @@ from agent.protocols import SessionView
 from agent.types import Message
 
 MARKER = "<external_content"
-SUBAGENT_PREFIX = "sub-agent "  # how Session.run_subagent introduces a sub-agent's answer
+SUBAGENT_PREFIX = "sub-agent "  # how agent.subagent introduces a sub-agent's answer
 
 
 def has_external(message: Message) -> bool:

@@ -10,6 +10,7 @@ permissions, edit proposals, redaction), ``ContextAssembler`` (prefix + tail, ex
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from agent.services import SessionServices
 from agent.session_claim import turn_claim
 from agent.session_store import SessionStore, kiln_home
 from agent.status import StatusBar, status_mode
+from agent.subagent import run_subagent
 from agent.tool_runner import ToolRunner, ci_secrets
 from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
@@ -116,7 +118,7 @@ class Session:
             store=store,
             state=self.state,
             emit=self.emit,
-            spawn=self._run_subagent,
+            spawn=functools.partial(run_subagent, self),
             index=index,
         )
         self.sandbox = attach_sandbox(self, kiln_home())  # commands run confined
@@ -383,29 +385,3 @@ class Session:
         self.state.update(self.turn.saved(), deferred=list(self.runner.deferred))
         self.store.update(self.id, state=self.state, status="idle")
         await self.emit(TurnDone(stop_reason=reason))
-
-    # -- sub-agents -------------------------------------------------------------------------------
-
-    async def _run_subagent(self, description: str) -> str:
-        """``task``: a read-only child session with its own context; its spend is ours."""
-        config = AgentConfig(
-            mode="ask",
-            max_steps=min(15, self.config.max_steps),
-            max_tokens=self.config.max_tokens,
-            subagent=True,
-        )
-        child = Session.create(
-            self.root,
-            host=DiskHost(),
-            config=config,
-            model=self.model,
-            store=self.store,
-            index=self.services.index,
-        )
-        child.state["parent"] = self.id
-        reason = await child.prompt(
-            f"{description}\n\nExplore read-only and answer in at most 15 lines with paths and line numbers."
-        )
-        self.turn.add_usage(child.turn.usage, child.turn.cost_usd, unpriced=child.turn.unpriced)
-        answer = child.transcript.final_text() or f"(the sub-agent stopped: {reason})"
-        return f"sub-agent {child.id} ({child.turn.step_count} steps):\n{answer[:4000]}"

@@ -144,10 +144,15 @@ class ToolRunner:
         rich: ToolOutput | None = None
         try:
             if tool is None:
+                found = "tool_search" in self.tools  # a sub-agent has no deferred tools
                 raise ToolError(
                     f"unknown tool {name!r}",
-                    suggestion=f"available tools: {', '.join(self.tools)}; use tool_search to find "
-                    "others, then call_tool to run them",
+                    suggestion=f"available tools: {', '.join(self.tools)}"
+                    + (
+                        "; use tool_search to find others, then call_tool to run them"
+                        if found
+                        else ""
+                    ),
                 )
             args = check_arguments(tool.spec, args)
             if name == PROXY_NAME:  # still the proxy after unwrapping: it named itself

@@ -1,0 +1,42 @@
+"""The ``task`` tool's sub-agent: a read-only child session with its own context, in the same
+workspace, store and index, whose spend is the parent's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.config import AgentConfig
+from agent.hosts import DiskHost
+from agent.injection import SUBAGENT_PREFIX
+
+MAX_STEPS = 15
+MAX_ANSWER_CHARS = 4000
+
+
+async def run_subagent(parent: Any, description: str) -> str:
+    """Run ``description`` in a child of ``parent`` (an ``agent.session.Session``; its class
+    makes the child, so this module needs no import of it) and return its answer."""
+    config = AgentConfig(
+        mode="ask",
+        max_steps=min(MAX_STEPS, parent.config.max_steps),
+        max_tokens=parent.config.max_tokens,
+        subagent=True,
+    )
+    child = type(parent).create(
+        parent.root,
+        host=DiskHost(),
+        config=config,
+        model=parent.model,
+        store=parent.store,
+        index=parent.services.index,
+    )
+    child.state["parent"] = parent.id
+    reason = await child.prompt(
+        f"{description}\n\nExplore read-only and answer in at most {MAX_STEPS} lines"
+        " with paths and line numbers."
+    )
+    parent.turn.add_usage(child.turn.usage, child.turn.cost_usd, unpriced=child.turn.unpriced)
+    answer = child.transcript.final_text() or f"(the sub-agent stopped: {reason})"
+    return (
+        f"{SUBAGENT_PREFIX}{child.id} ({child.turn.step_count} steps):\n{answer[:MAX_ANSWER_CHARS]}"
+    )
