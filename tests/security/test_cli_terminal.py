@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -106,7 +107,9 @@ def test_an_mcp_servers_stderr_reaches_the_terminal_escaped(
 ) -> None:
     """A stdio MCP server's stderr goes to Kiln's: given the terminal's descriptor, a server
     (one the user approved for this repository, say) wrote OSC 52 there raw."""
-    notes = Path(__file__).parents[1] / "skills" / "mcp_server.py"
+    # a copy inside the workspace: the sandbox shows the server no checkout under /tmp
+    notes = repo / "notes_server.py"
+    shutil.copyfile(Path(__file__).parents[1] / "skills" / "mcp_server.py", notes)
     (repo / "noisy_server.py").write_text(
         f"import runpy, sys\nsys.stderr.write({OSC52!r} + 'server starting\\n')\n"
         f"sys.stderr.flush()\nrunpy.run_path({str(notes)!r}, run_name='__main__')\n"
