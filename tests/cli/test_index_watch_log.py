@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_signals import as_from_a_terminal
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -34,6 +35,7 @@ def test_watch_output_written_inside_the_tree_does_not_feed_itself(tmp_path: Pat
             cwd=root,
             stdout=out,
             stderr=err,
+            preexec_fn=as_from_a_terminal,
         )
     try:
         assert wait_until(lambda: '"event": "watching"' in log.read_text()), log.read_text()

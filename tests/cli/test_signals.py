@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_signals import as_from_a_terminal
 from tests.registry.conftest import LiveRegistry, cli_env, kiln, make_skill, publish_skill
 
 
@@ -67,6 +68,7 @@ def test_a_signal_during_skills_install_is_cancelled_cleanly(
     proc = subprocess.Popen(
         [sys.executable, "-m", "lsp_server", *args, "--registry", stalled.url],
         env=env, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=as_from_a_terminal,
     )  # fmt: skip
     try:
         assert stalled.asked.wait(60), "the install never reached the registry"

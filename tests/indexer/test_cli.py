@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_signals import as_from_a_terminal
+
 from .conftest import write
 
 pytestmark = pytest.mark.e2e
@@ -178,6 +180,7 @@ def test_index_watch_reports_batches_and_stops_on_ctrl_c(project: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_from_a_terminal,
     )
 
     def line() -> dict:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from indexer import Index
+from tests.child_signals import as_from_a_terminal
 
 from .conftest import write
 
@@ -152,6 +153,7 @@ def test_watch_goes_on_past_a_name_that_is_not_utf8(repo: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "lsp_server", "index", "--watch", "--json", "."],
         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=as_from_a_terminal,
     )  # fmt: skip
 
     def line() -> dict:
