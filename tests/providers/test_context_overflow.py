@@ -90,18 +90,26 @@ async def test_context_overflow_is_its_own_error_with_the_named_window(
     assert len(wire.bodies()) == 1
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
-def test_a_reply_cut_at_the_output_limit_says_so(tmp_path: Path, provider: str) -> None:
+def run_one_reply(
+    tmp_path: Path, provider: str, step: dict[str, Any]
+) -> subprocess.CompletedProcess:
+    """`kiln run "Why?"` against a wire server that answers ``step`` in ``provider``'s format."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    with WireServer([{"text": "The three causes are: first,", "stop_reason": "max_tokens"}]) as srv:
+    with WireServer([step]) as srv:
         if provider == "anthropic":
             env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url)
         else:
             env.update(KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url)
-        proc = subprocess.run(
+        return subprocess.run(
             [sys.executable, "-m", "lsp_server", "run", "Why?", "--root", str(tmp_path)],
             env=env, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_reply_cut_at_the_output_limit_says_so(tmp_path: Path, provider: str) -> None:
+    step = {"text": "The three causes are: first,", "stop_reason": "max_tokens"}
+    proc = run_one_reply(tmp_path, provider, step)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout + proc.stderr
     assert "The three causes are: first," in out
@@ -111,15 +119,6 @@ def test_a_reply_cut_at_the_output_limit_says_so(tmp_path: Path, provider: str) 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_a_refused_reply_says_so(tmp_path: Path, provider: str) -> None:
     """Anthropic's ``stop_reason: refusal`` and OpenAI's ``finish_reason: content_filter``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     stop = "refusal" if provider == "anthropic" else "content_filter"
-    with WireServer([{"text": "I can't", "stop_reason": stop}]) as srv:
-        if provider == "anthropic":
-            env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url)
-        else:
-            env.update(KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url)
-        proc = subprocess.run(
-            [sys.executable, "-m", "lsp_server", "run", "Why?", "--root", str(tmp_path)],
-            env=env, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+    proc = run_one_reply(tmp_path, provider, {"text": "I can't", "stop_reason": stop})
     assert "the model declined to answer" in proc.stdout + proc.stderr, proc.stderr
