@@ -1,4 +1,5 @@
-"""The registry client: typed HTTP calls to one registry, and the pinned-key check on them.
+"""The registry client: typed HTTP calls to one registry (the pinned-key check on them is
+``skills_registry.pinned_key``, re-exported here).
 
 The local state that makes installs trustworthy (tokens, pinned keys, the verified cache under
 ``$KILN_HOME``) is ``skills_registry.local_state``; its names are re-exported here for callers.
@@ -39,6 +40,7 @@ from skills_registry.local_state import (
     save_token,
     unpinned,
 )
+from skills_registry.pinned_key import trusted_key
 from skills_registry.redirects import REDIRECTS, origin, printable, redirect_target
 from skills_registry.registry.errors import (
     BadResponse,
@@ -381,23 +383,3 @@ def parse_spec(spec: str) -> tuple[str, str]:
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*", skill_id):
         raise UsageError(f"invalid skill id {skill_id!r}", hint="use <namespace>/<name>[@RANGE]")
     return skill_id, wanted or "*"
-
-
-def trusted_key(
-    client: RegistryClient, trust: TrustStore, *, first_use: bool = True
-) -> dict[str, str]:
-    """The pinned key for this registry, checked against the served one when online.
-
-    ``first_use=False`` (frozen and CI installs) refuses a registry with no pinned key instead
-    of trusting whatever key it serves.
-    """
-    pinned = trust.pinned(client.base_url)
-    if pinned is None and not first_use:
-        raise unpinned(client.base_url)
-    try:
-        keys = client.info().get("keys")
-    except RegistryUnavailable:
-        if pinned is None:
-            raise
-        return pinned
-    return trust.check(client.base_url, keys if isinstance(keys, list) else [], first_use=first_use)
