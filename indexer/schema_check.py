@@ -4,15 +4,27 @@ with an endless recursive query held `kiln index`, the editor's indexing and `se
 forever (a C loop: not even SIGTERM stopped it); an index on an expression would run one on
 each row. So every trigger and view in the file must be exactly one this Kiln creates, and an
 index on Kiln's tables may hold columns only; anything else and the file is set aside and
-rebuilt like a damaged one. Tables are left to the shape checks (a newer Kiln's extra ones
-stay); a table ``CHECK`` constraint is not inspected."""
+rebuilt like a damaged one. A table Kiln writes may not compute either: a ``CHECK`` constraint
+(``CHECK (path NOT LIKE '%new%')`` failed every later `kiln index` with "CHECK constraint
+failed"), a generated column or a ``DEFAULT (expression)`` each run on every row written. Other
+tables are left to the shape checks (a newer Kiln's extra ones stay)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from functools import cache
 
 _OBJECTS = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL"
+# What a table's SQL can say that runs on each row written, once quoted text is taken out:
+# a CHECK constraint, a generated column (``GENERATED ALWAYS AS (…)`` or just ``AS (…)``),
+# a default computed per row. A literal default (``DEFAULT 0``) computes nothing.
+_QUOTED = re.compile(
+    r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`|\[[^\]]*\]|--[^\n]*|/\*.*?\*/", re.S
+)
+_COMPUTES = re.compile(r"\b(?:CHECK|GENERATED)\b|\bAS\s*\(|\bDEFAULT\s*\(", re.I)
+# The modules a Kiln index's virtual tables use; another module's code would run on writes.
+_MODULES = re.compile(r"^\s*CREATE\s+VIRTUAL\s+TABLE\s+\S+\s+USING\s+(fts5|fts5vocab)\s*\(", re.I)
 
 
 @cache
@@ -45,7 +57,17 @@ def strange_objects(conn: sqlite3.Connection) -> list[str]:
                 strange.append(f"index {name}")
         elif kind in ("trigger", "view"):
             strange.append(f"{kind} {name}")
+        elif kind == "table" and name in kiln_tables and _table_computes(sql):
+            strange.append(f"table {name} with an expression")
     return strange
+
+
+def _table_computes(sql: str) -> bool:
+    """Whether a table's SQL runs an expression on each row written (see ``_COMPUTES``), or
+    makes it a virtual table of a module a Kiln index does not use."""
+    if re.match(r"\s*CREATE\s+VIRTUAL\b", sql, re.I):
+        return not _MODULES.match(sql)
+    return bool(_COMPUTES.search(_QUOTED.sub(" ", sql)))
 
 
 def _computes(conn: sqlite3.Connection, table: str, index: str) -> bool:

@@ -60,3 +60,42 @@ def test_a_shipped_index_that_runs_code_on_writes_is_rebuilt(
     kinds = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     conn.close()
     assert "evil" not in kinds and "evil_index" not in kinds
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "CHECK (path NOT LIKE '%new%')",  # fails every later write: the index never catches up
+        "extra INTEGER AS (length(printf('%.*c', 100000000, 'x')))",  # 100 MB per row written
+        "stamp TEXT DEFAULT (printf('%.*c', 100000000, 'x'))",
+    ],
+)
+def test_a_shipped_index_whose_table_computes_on_writes_is_rebuilt(
+    tmp_path: Path, clause: str
+) -> None:
+    """A ``CHECK`` constraint, a generated column or a computed default on a table Kiln writes:
+    the first made every later `kiln index` exit 1 with "CHECK constraint failed", and a new
+    file never became searchable."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "old.py").write_text("def shipped_symbol():\n    pass\n")
+    assert kiln("index", ".", cwd=repo).returncode == 0
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'files'").fetchone()
+    conn.execute("PRAGMA writable_schema = ON")  # the table as an attacker can ship it
+    conn.execute(
+        "UPDATE sqlite_master SET sql = ? WHERE name = 'files'",
+        (sql.rstrip()[:-1].rstrip() + f", {clause})",),
+    )
+    conn.commit()
+    conn.close()
+    (repo / "new.py").write_text("def fresh_symbol():\n    pass\n")
+
+    result = kiln("index", ".", cwd=repo)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"kiln: {repo / '.kiln' / 'index.db'} was not made by this kiln (it holds table files"
+        " with an expression); set it aside as index.db.corrupt and rebuilt it"
+    ]
+    hits = json.loads(kiln("search", "fresh_symbol", "--json", cwd=repo).stdout)
+    assert hits[0]["path"] == "new.py"
