@@ -4,7 +4,10 @@
 database and the bucket (readiness: a load balancer stops routing to an instance that cannot).
 ``/metrics`` is Prometheus text: request latency per route (the endpoint's name, so cardinality
 stays bounded), publishes and downloads. Each request is one JSON line on the
-``kiln.registry.access`` logger (stderr when the server enables access logs).
+``kiln.registry.access`` logger (stderr when the server enables access logs). A failed readiness
+check answers with the failure's kind only (``error: OperationalError``): its text can name hosts,
+users and buckets, and the probe is unauthenticated; the text goes to the ``kiln.registry.ready``
+logger (stderr).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 ACCESS_LOG = logging.getLogger("kiln.registry.access")
+READY_LOG = logging.getLogger("kiln.registry.ready")
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
@@ -125,8 +129,9 @@ def readyz(request: Request) -> Response:
         try:
             target.ping()
             checks[name] = "ok"
-        except Exception as exc:  # noqa: BLE001 - any failure means "not ready", with its reason
-            checks[name] = f"error: {type(exc).__name__}: {exc}"[:300]
+        except Exception as exc:  # noqa: BLE001 - any failure means "not ready", with its kind
+            checks[name] = f"error: {type(exc).__name__}"
+            READY_LOG.warning("readiness check %s failed: %s: %s", name, type(exc).__name__, exc)
     ready = all(v == "ok" for v in checks.values())
     return JSONResponse(
         {"status": "ok" if ready else "unavailable", "checks": checks},
