@@ -5,7 +5,8 @@ are bound writable; secret paths are covered (a folder by an empty tmpfs, a file
 ``/dev/null``); repository config that makes git or Kiln run code on their own (``.git/config``,
 ``.git/hooks``, ``.git/info``, ``.kiln/``) stays read-only inside the workspace. The command gets
 fresh PID, IPC, UTS and (unless granted) network namespaces, so it cannot signal host processes,
-reach the host's abstract sockets or open any connection; ``--die-with-parent`` and the PID
+reach the host's abstract sockets or open any connection, and no capability (not even when Kiln
+runs as root), so it cannot unmount or remount what covers the host; ``--die-with-parent`` and the PID
 namespace end every process it started when it ends.
 """
 
@@ -59,6 +60,11 @@ def build_argv(
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
+        # No capability inside: run by root (CI containers), bwrap otherwise hands the command
+        # every capability, and CAP_SYS_ADMIN undoes the mounts below (``umount ~/.ssh``,
+        # ``mount -o remount,rw /``). With no_new_privs, no exec gives them back.
+        "--cap-drop",
+        "ALL",
     ]
     if not network:
         args.append("--unshare-net")
