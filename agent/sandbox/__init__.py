@@ -3,8 +3,8 @@ scripts, sidecar tools, stdio MCP servers).
 
 ``Sandbox`` turns a command into a confined one: on Linux through bubblewrap (``bwrap``), on
 macOS through ``sandbox-exec``. Without a backend, commands run unconfined — unless the host made
-the sandbox ``required`` (``kiln run --ci`` without ``--no-sandbox``), in which case they are
-refused. The policy (``agent.sandbox.policy``) comes from the settings files; the network is off
+the sandbox ``required`` (``kiln run --ci`` without ``--no-sandbox``) or the session is in the
+``ci`` mode, whose commands nobody is asked about, in which case they are refused. The policy (``agent.sandbox.policy``) comes from the settings files; the network is off
 unless granted for the command (a yes to a network command, ``network_commands``) or the session
 (``network``).
 """
@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,11 @@ class Sandbox:
         self.root = Path(root).resolve()
         self.policy = policy
         self.kiln_home = Path(kiln_home)
-        self.required = required
+        self._required = required
+        self.disabled = disabled
+        # The session's permission mode (set by ``attach``): in ``ci`` nobody is asked before a
+        # command runs, so the sandbox is what holds it, and without one commands are refused.
+        self.mode: Callable[[], str] = lambda: ""
         self.backend = None if disabled or not policy.enabled else find_backend(self.root)
         self._tmp: Path | None = None
         self._copies: Path | None = None  # host folder of the files in ``_substitutes``
@@ -97,6 +102,10 @@ class Sandbox:
         self.guarded: list[str] = []
         # The index's gitlinks at session start (``agent.sandbox.gitlinks``), set by ``attach``.
         self.gitlinks: Any = None
+
+    @property
+    def required(self) -> bool:
+        return self._required or (not self.disabled and self.mode() == "ci")
 
     @property
     def confined(self) -> bool:
@@ -120,8 +129,13 @@ class Sandbox:
         """``argv`` as a confined command line (or as is, when unconfined and allowed)."""
         if self.backend is None:
             if self.required:
+                why = (
+                    "the sandbox is required"
+                    if self._required
+                    else "the ci mode runs commands unasked"
+                )
                 raise SandboxUnavailable(
-                    "commands are refused: the sandbox is required and no backend is available "
+                    f"commands are refused: {why} and no backend is available "
                     "(bubblewrap on Linux, sandbox-exec on macOS)",
                     suggestion="install bubblewrap (apt-get install bubblewrap) or run with --no-sandbox",
                 )

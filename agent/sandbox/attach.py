@@ -37,6 +37,7 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
     session.runner.sandbox = sandbox
     session.services.sandbox = sandbox
     permissions = session.permissions
+    sandbox.mode = lambda: permissions.mode  # the live mode: a client may switch to ci later
     permissions.network_rules = [parse_rule(r) for r in policy.network_commands]
     permissions.network_all = policy.network
     permissions.skill_grants = user_skill_grants(kiln_home)

@@ -37,8 +37,9 @@ def test_a_command_run_by_root_cannot_undo_the_sandbox_mounts(
     )
     script = tmp_path / "script.json"
     script.write_text(
-        json.dumps([{"tool_calls": [{"name": "run_command", "input": {"command": command}}]},
-                    "done"])  # fmt: skip
+        json.dumps(
+            [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}, "done"]
+        )  # fmt: skip
     )
     proc = kiln_run(
         root, home=home, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
