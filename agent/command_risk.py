@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from agent.shell_parse import ParsedCommand, SimpleCommand
+from agent.shell_wrappers import git_subcommand_form
 
 NETWORK_COMMANDS = {
     "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp",
@@ -43,6 +44,11 @@ DESTRUCTIVE = [
     re.compile(r"^chmod (.* )?-R [0-7]{3,4} /"),
     re.compile(r"^(chown|chmod) .*( /|~)( |$)"),
 ]
+# find's tests that narrow what ``-delete`` removes; without one it removes everything it walks.
+FIND_FILTERS = {
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+    "-lname", "-ilname", "-newer", "-mtime", "-mmin", "-size", "-empty",
+}  # fmt: skip
 SECRET_PATHS = re.compile(
     r"(~|\$HOME|\$\{HOME\}|/root|/home/[^/ ]+)/\.(ssh|aws|netrc|gnupg|config/gh|docker|kube|git-credentials)"
     r"|/etc/(shadow|gshadow|sudoers)"
@@ -59,7 +65,8 @@ def command_risk(command: SimpleCommand) -> str | None:
         return "secrets"
     if name in NETWORK_COMMANDS or re.search(r"\b(https?|ftp|ssh|git)://", line):
         return "network"
-    if name == "git" and any(a in GIT_NETWORK for a in argv[1:3]):
+    git = git_subcommand_form(argv) or argv
+    if name == "git" and any(a in GIT_NETWORK for a in git[1:3]):
         return "network"
     module_args = argv[2:] if len(argv) > 2 and argv[1] == "-m" else None
     if name.startswith("python") and module_args and module_args[0] in INSTALLERS:
@@ -68,10 +75,25 @@ def command_risk(command: SimpleCommand) -> str | None:
         verbs = INSTALLERS[name]
         if verbs is None or (len(argv) > 1 and argv[1] in verbs):
             return "network"
-    stripped = " ".join([name, *argv[1:]])
-    if any(p.search(stripped) for p in DESTRUCTIVE):
+    stripped = " ".join([name, *(git if name == "git" else argv)[1:]])
+    if any(p.search(stripped) for p in DESTRUCTIVE) or _wide_find_delete(name, argv):
         return "destructive"
     return None
+
+
+def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:
+    """``find . -delete``, ``find ~ -delete``: ``rm -rf`` by another name (a ``-name``-like test
+    makes it a clean-up, as ``find . -name '*.pyc' -delete``)."""
+    if name != "find" or "-delete" not in argv or FIND_FILTERS & set(argv):
+        return False
+    starts = []
+    for arg in argv[1:]:
+        if arg in ("-H", "-L", "-P"):
+            continue
+        if arg.startswith("-") or arg in ("(", "!", ","):
+            break
+        starts.append(arg)
+    return not starts or any(re.fullmatch(_RM_WIDE, s) for s in starts)
 
 
 def line_risk(parsed: ParsedCommand) -> str | None:

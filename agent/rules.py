@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agent.shell_wrappers import git_subcommand_form
+
 CLAUDE_MCP_PREFIX = "mcp__"  # Claude Code names MCP tools mcp__SERVER__tool; Kiln SERVER__tool
 
 Kind = Literal["command", "write", "read", "tool"]
@@ -63,14 +65,15 @@ class Rule:
 
     def matches_command_by_name(self, words: tuple[str, ...]) -> bool:
         """For deny and ask rules: also the command named without its path (``/usr/bin/curl``
-        is ``curl``). Allow rules keep the exact spelling: ``./git`` is not the user's git."""
-        if self.matches_command(words):
-            return True
-        return (
-            bool(words)
-            and "/" in words[0]
-            and self.matches_command((words[0].rsplit("/", 1)[1], *words[1:]))
-        )
+        is ``curl``) and git without its global options (``git -C . push`` is ``git push``).
+        Allow rules keep the exact spelling: ``./git`` is not the user's git."""
+        forms = [words, git_subcommand_form(words)]  # `git -C . push` is `git push` too
+        for form in filter(None, forms):
+            if self.matches_command(form):
+                return True
+            if "/" in form[0] and self.matches_command((form[0].rsplit("/", 1)[1], *form[1:])):
+                return True
+        return False
 
     def matches_path(self, kind: Kind, path: str, root: Path) -> bool:
         if self.kind != kind:

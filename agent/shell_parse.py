@@ -3,10 +3,10 @@
 Parsed with tree-sitter-bash (the grammar bundled in ``tree-sitter-language-pack``), so
 ``pytest && touch X``, ``pytest; touch X``, ``pytest $(touch X)``, pipes, subshells, backticks,
 process substitution and function bodies all yield every command inside them. Wrappers that run
-another command (``env``, ``sh -c``, ``bash -c``, ``xargs``, ``nohup``, ``timeout``, ``nice``,
-``command``, ``exec``, ``time``, ``stdbuf``, ``sudo``) are unwrapped: the wrapped command is
-checked as well as the wrapper. A redirection that writes (``>``, ``>>``, ``&>``, ``>|``) and
-``tee FILE`` become writes to those paths, which the write policy checks.
+another command (``env``, ``sh -c``, ``xargs``, ``timeout``, ``find -exec``… : the table is in
+``agent.shell_wrappers``) are unwrapped: the wrapped command is checked as well as the wrapper.
+A redirection that writes (``>``, ``>>``, ``&>``, ``>|``), ``tee FILE`` and ``find -fprint FILE``
+become writes to those paths, which the write policy checks.
 
 Anything the parser cannot vouch for makes the whole line ``opaque``: a syntax error, a command
 name that is not a literal word (``$CMD``, ``$(echo rm)``), ``eval``/``source``, a here-document
@@ -22,28 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-# Commands that run their arguments as another command line: name -> how many leading options
-# take a value (the first word that is not an option or an option's value is the wrapped command).
-_WRAPPERS: dict[str, set[str]] = {
-    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-    "nohup": set(),
-    "timeout": {"-s", "--signal", "-k", "--kill-after"},
-    "nice": {"-n", "--adjustment"},
-    "ionice": {"-c", "-n", "-p"},
-    "command": set(),
-    "exec": {"-a"},
-    "time": {"-f", "-o"},
-    "stdbuf": {"-i", "-o", "-e"},
-    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
-    "doas": {"-u", "-C"},
-    "xargs": {"-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--max-args"},
-    "watch": {"-n", "-d"},
-    "chroot": set(),
-    "setsid": set(),
-    "unbuffer": set(),
-    "caffeinate": set(),
-}
-_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "fish"}
+from agent.shell_wrappers import (
+    SHELLS,
+    WRAPPERS,
+    find_commands,
+    find_writes,
+    shell_script,
+    unwrap,
+    wrapper_script,
+)
+
 _EVALUATORS = {"eval", "source", ".", "trap"}
 # Built-ins and words that only shape the line, never a command of their own.
 _SKIP_NAMES = {"[[", "]]", "!", "{", "}"}
@@ -205,19 +193,31 @@ class _Walker:
             if not argv:
                 return
             name = PurePosixPath(argv[0]).name
-        extra_writes = tuple(a for a in _tee_targets(argv)) if name == "tee" else ()
+        extra_writes = tuple(_tee_targets(argv)) if name == "tee" else ()
+        if name == "find":
+            extra_writes = tuple(find_writes(argv[1:]))
         self._add(SimpleCommand(argv, writes + extra_writes))
         if name in _EVALUATORS:
             self.result.opaque.append(f"{name} runs text the parser cannot see")
             return
-        if name in _SHELLS:
+        if name in SHELLS:
             self._shell(argv)
             return
-        if name in _WRAPPERS:
-            inner = _unwrap(name, argv[1:])
+        if name == "find":  # -exec rm -rf {} ;  is rm
+            for inner_argv in find_commands(argv[1:]):
+                self._add_with_wrappers(tuple(inner_argv), ())
+            return
+        if name in WRAPPERS:
+            script = wrapper_script(name, argv[1:])
+            if script is not None:  # flock FILE -c '…', script -c '…'
+                self._script(script)
+                return
+            inner = unwrap(name, argv[1:])
             if inner is None:
                 return
             if name == "env" and any(a in ("-S", "--split-string") or a.startswith("-S")
+                                     or a.startswith("--split-string=")
+                                     or (a.startswith("-") and not a.startswith("--") and "S" in a)
                                      for a in argv[1:]):  # fmt: skip
                 self.result.opaque.append("env -S splits a string into a command")
                 return
@@ -226,21 +226,20 @@ class _Walker:
             self._add_with_wrappers(tuple(inner), ())
 
     def _shell(self, argv: tuple[str, ...]) -> None:
-        args = list(argv[1:])
-        if "-c" in args or any(a.startswith("-") and "c" in a[1:] and not a.startswith("--")
-                               for a in args):  # fmt: skip
-            idx = next(i for i, a in enumerate(args) if a.startswith("-") and "c" in a)
-            script = args[idx + 1] if idx + 1 < len(args) else None
+        how, script = shell_script(argv[1:])
+        if how == "script":
             if script is None:
-                self.result.opaque.append("sh -c without a script")
-                return
-            inner = parse_command(script, self.depth + 1)
-            self.result.commands.extend(inner.commands)
-            self.result.opaque.extend(inner.opaque)
-        elif any(not a.startswith("-") for a in args):
-            return  # `sh script.sh`: a script file, judged as the command `sh script.sh`
-        else:
+                self.result.opaque.append(f"{argv[0]} -c without a script")
+            else:
+                self._script(script)
+        elif how == "stdin":
             self.result.opaque.append(f"{argv[0]} reads its commands from stdin")
+        # "file": `sh script.sh`, judged as the command `sh script.sh`
+
+    def _script(self, script: str) -> None:
+        inner = parse_command(script, self.depth + 1)
+        self.result.commands.extend(inner.commands)
+        self.result.opaque.extend(inner.opaque)
 
     def _substitutions(self, node: Any) -> None:
         """Commands inside $( ), backticks and <( ) anywhere in a word."""
@@ -286,32 +285,3 @@ def _unescape(word: str) -> str:
 
 def _tee_targets(argv: tuple[str, ...]) -> list[str]:
     return [a for a in argv[1:] if not a.startswith("-")]
-
-
-def _unwrap(name: str, args: tuple[str, ...]) -> list[str] | None:
-    """The command a wrapper runs, or None when it runs none."""
-    takes_value = _WRAPPERS[name]
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            i += 1
-            break
-        if name == "env" and "=" in arg and not arg.startswith("-"):
-            i += 1
-            continue
-        if arg.startswith("-") and arg != "-":
-            i += 2 if arg in takes_value else 1
-            continue
-        if name == "timeout" and i == 0 or (name == "timeout" and _is_duration(arg) and i <= 2):
-            i += 1
-            continue
-        break
-    rest = list(args[i:])
-    if name == "timeout" and rest and _is_duration(rest[0]):
-        rest = rest[1:]
-    return rest or None
-
-
-def _is_duration(word: str) -> bool:
-    return bool(word) and word.rstrip("smhd").replace(".", "", 1).isdigit()

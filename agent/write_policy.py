@@ -3,7 +3,8 @@
 One classification serves edit_file, write_file, remember, tools that take a ``path`` and the
 files a command line writes, so a path rule cannot be dodged by choosing another tool:
 
-- ``device``: ``/dev/null``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/tty``, ``/dev/fd/N`` — no file;
+- ``device``: ``/dev/null``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/tty``, ``/dev/fd/N`` — no file
+  (``/dev/fd/../cwd/x`` is not one: any other path under ``/dev`` or ``/proc`` is ``outside``);
 - ``scratch``: the private temp folder commands get (``/tmp`` inside the sandbox);
 - ``workspace``: an ordinary file under the root (symlinks resolved);
 - ``sensitive``: memory, settings and files that make tools run code on their own (``.git/``,
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,7 @@ Where = Literal["device", "scratch", "workspace", "sensitive", "outside"]
 
 DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
 SCRATCH_ROOTS = ("/tmp",)
+FD_DEVICE = re.compile(r"/(dev/fd|proc/self/fd)/[0-9]+")  # a descriptor, not a way into /proc
 # Workspace files an editor or git acts on by itself when the user next opens the folder or runs
 # git, outside any sandbox: VS Code and Zed settings and tasks (an interpreter, a language
 # server's binary, a task run on folder open), Neovim/Vim's local config (``exrc``), git's
@@ -70,9 +73,13 @@ def classify_write(given: str, root: Path) -> WriteTarget:
     """Where a write to ``given`` (absolute, ``~``-relative, or relative to ``root``) lands."""
     root = Path(root).resolve()
     raw = os.path.expanduser(given) if given.startswith("~") else given
-    if raw in DEVICES or raw.startswith("/dev/fd/") or raw.startswith("/proc/self/fd/"):
+    if raw in DEVICES or FD_DEVICE.fullmatch(raw):
         return WriteTarget(given, Path(raw), "device")
     candidate = Path(raw) if os.path.isabs(raw) else root / raw
+    if os.path.normpath(candidate).startswith(("/proc/", "/dev/")):
+        # ``/dev/fd/../cwd/KILN.md`` is the workspace's KILN.md to the command, and Kiln's own
+        # ``/proc/self`` here: a path through these links is never an ordinary write.
+        return WriteTarget(given, candidate, "outside")
     try:
         resolved = candidate.resolve(strict=False)
     except (OSError, RuntimeError):

@@ -1,0 +1,178 @@
+"""Commands that run another command, and how to find the one they run.
+
+A deny rule on ``rm`` must meet ``rm`` wherever the line runs it: behind ``xargs``, ``env``,
+``timeout``…, inside ``find -exec … ;``, in the script of ``sh -c``, ``flock FILE -c`` or
+``script -c``. Each wrapper's options are listed with those that take the next word as their
+value, so ``xargs --max-procs 4 rm`` is ``rm``, not ``4``; GNU's optional values (``xargs -i``,
+``watch -d``) never take the next word. ``git``'s global options (``-C DIR``, ``-c KEY=VALUE``,
+``--git-dir``…) come before its subcommand, so ``git -C . push`` is also seen as ``git push``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    values: frozenset[str] = frozenset()  # options whose value is the next word
+    skip: int = 0  # operands before the command (chroot's NEWROOT, taskset's mask, flock's file)
+    scripts: frozenset[str] = frozenset()  # options whose value is a shell command line
+
+
+def _w(values: str = "", skip: int = 0, scripts: str = "") -> Wrapper:
+    return Wrapper(frozenset(values.split()), skip, frozenset(scripts.split()))
+
+
+WRAPPERS: dict[str, Wrapper] = {
+    "env": _w("-u --unset -C --chdir -S --split-string -a --argv0"),
+    "nohup": _w(),
+    "timeout": _w("-s --signal -k --kill-after"),
+    "nice": _w("-n --adjustment"),
+    "ionice": _w("-c --class -n --classdata -p --pid -P --pgid -u --uid"),
+    "command": _w(),
+    "builtin": _w(),
+    "exec": _w("-a"),
+    "time": _w("-f --format -o --output"),
+    "stdbuf": _w("-i --input -o --output -e --error"),
+    "sudo": _w(
+        "-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role "
+        "-t --type -U --other-user -T --command-timeout"
+    ),  # fmt: skip
+    "doas": _w("-u -C"),
+    # -e, -i, -l take an attached value only (``-i{}``): the next word is the command.
+    "xargs": _w(
+        "-a --arg-file -d --delimiter -E -I -L -n --max-args -P --max-procs -s "
+        "--max-chars --process-slot-var"
+    ),  # fmt: skip
+    "watch": _w("-n --interval -q --equexit"),
+    "chroot": _w("--userspec --groups", skip=1),
+    "setsid": _w(),
+    "unbuffer": _w(),
+    "caffeinate": _w("-t -w"),
+    "busybox": _w(),
+    "toybox": _w(),
+    "flock": _w("-w --wait --timeout -E --conflict-exit-code", skip=1, scripts="-c --command"),
+    "script": _w(
+        "-E --echo -I --log-in -O --log-out -B --log-io -T --log-timing -m --logging-format",
+        scripts="-c --command",
+    ),  # fmt: skip
+    "taskset": _w(skip=1),
+    "chrt": _w("-T --sched-runtime -P --sched-period -D --sched-deadline", skip=1),
+    "unshare": _w("-S --setuid -G --setgid -R --root -w --wd --propagation --setgroups"),
+    "prlimit": _w("-p --pid -o --output"),
+    "strace": _w("-o -e -p -s -u -E -a -P -I -b -X -S -O"),
+    "ltrace": _w("-o -e -p -s -u -a -n -l -x -w -A -D -F"),
+    "faketime": _w("-f", skip=1),
+    "firejail": _w(),
+}
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish"}
+# Long options of the shells that take the next word (bash's start-up files).
+_SHELL_VALUES = {"--rcfile", "--init-file"}
+FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
+FIND_WRITES = {"-fprint", "-fprint0", "-fprintf", "-fls"}
+# git's options before the subcommand; those in the first set take the next word as value.
+_GIT_VALUES = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"}
+
+
+def unwrap(name: str, args: tuple[str, ...] | list[str]) -> list[str] | None:
+    """The command a wrapper runs, or None when it runs none."""
+    spec = WRAPPERS[name]
+    i, skip = 0, spec.skip
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            i += 1
+            break
+        if name == "env" and "=" in arg and not arg.startswith("-"):
+            i += 1
+            continue
+        if arg.startswith("-") and arg != "-":
+            i += 2 if arg in spec.values else 1
+            continue
+        if name == "timeout" and (i == 0 or (_is_duration(arg) and i <= 2)):
+            i += 1
+            continue
+        if skip:
+            skip -= 1
+            i += 1
+            continue
+        break
+    rest = list(args[i:])
+    while skip and rest:  # ``chroot -- /new cmd``: the operand after ``--``
+        rest, skip = rest[1:], skip - 1
+    if name == "timeout" and rest and _is_duration(rest[0]):
+        rest = rest[1:]
+    return rest or None
+
+
+def wrapper_script(name: str, args: tuple[str, ...] | list[str]) -> str | None:
+    """The shell command line a wrapper runs with ``-c`` (``flock F -c …``, ``script -c …``)."""
+    scripts = WRAPPERS[name].scripts if name in WRAPPERS else frozenset()
+    for i, arg in enumerate(args):
+        if arg in scripts and i + 1 < len(args):
+            return args[i + 1]
+        for option in scripts:
+            if option.startswith("--") and arg.startswith(option + "="):
+                return arg[len(option) + 1 :]
+    return None
+
+
+def shell_script(args: tuple[str, ...] | list[str]) -> tuple[str, str | None]:
+    """What a shell runs: ("script", text) for ``-c TEXT`` (options in any order: ``bash --norc
+    -c``, ``sh -ec``, ``sh -c -- TEXT``), ("file", None) for a script file, ("stdin", None)."""
+    i, command_mode = 0, False
+    while i < len(args):
+        arg = args[i]
+        if arg in ("--", "-"):
+            i += 1
+            break
+        if arg.startswith("--"):
+            i += 2 if arg in _SHELL_VALUES else 1
+            continue
+        if len(arg) > 1 and arg[0] in "-+":
+            letters = arg[1:]
+            command_mode = command_mode or (arg[0] == "-" and "c" in letters)
+            i += 2 if letters[-1] in "oO" else 1  # -o pipefail, -euo pipefail, -O extglob
+            continue
+        break
+    operands = list(args[i:])
+    if command_mode:
+        return ("script", operands[0]) if operands else ("script", None)
+    return ("file", None) if operands else ("stdin", None)
+
+
+def find_commands(args: tuple[str, ...] | list[str]) -> list[list[str]]:
+    """The commands of ``find``'s ``-exec``/``-execdir``/``-ok``/``-okdir`` clauses."""
+    out: list[list[str]] = []
+    i = 0
+    while i < len(args):
+        if args[i] in FIND_EXEC:
+            j = i + 1
+            while j < len(args) and args[j] not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                out.append(list(args[i + 1 : j]))
+            i = j
+        i += 1
+    return out
+
+
+def find_writes(args: tuple[str, ...] | list[str]) -> list[str]:
+    """The files ``find -fprint FILE`` and its kin write."""
+    return [args[i + 1] for i, a in enumerate(args[:-1]) if a in FIND_WRITES]
+
+
+def git_subcommand_form(argv: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``git`` with its global options left out (``git -C . -c x=y push`` -> ``git push``), or
+    None when there are none (or this is not git)."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "git":
+        return None
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in _GIT_VALUES else 1
+    return ("git", *argv[i:]) if i > 1 else None
+
+
+def _is_duration(word: str) -> bool:
+    return bool(word) and word.rstrip("smhd").replace(".", "", 1).isdigit()

@@ -1,0 +1,83 @@
+"""A deny rule or a `ci` refusal must meet the command wherever a line runs it. Each line below ran
+through the real `kiln run --mode ci` (commands run unasked) although the user's settings deny
+`rm` and `git commit`, or `ci` refuses what it does (docs/security.md sections 3 and 5): the
+script of `bash --norc -c` and `sh -c --` was not read (the option parser took `--norc` for
+`-c`), `find -exec … +` was not unwrapped, `xargs --max-procs 4 rm` and `xargs -i rm` ran `4` and
+`-rf` as far as the rules knew, `flock FILE -c` and `taskset MASK` were not wrappers, `git -C .
+commit` was not `git commit`, `find . -delete` was not destructive, and a write to
+`/dev/fd/../cwd/src/AGENTS.md` (the workspace's memory file, to the command) was a "device"."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.sandbox import find_backend
+from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+
+pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+DENY = ["Bash(rm *)", "Bash(git commit *)"]
+REMOVES_SRC = [
+    "bash --norc -c 'rm -rf src'",
+    "sh -c -- 'rm -rf src'",
+    "find src -maxdepth 0 -exec rm -rf {} +",
+    "echo src | xargs --max-procs 1 rm -rf",
+    "echo src | xargs -i rm -rf {}",
+    "flock /tmp/lock -c 'rm -rf src'",
+    "taskset 1 rm -rf src",
+    "find . -delete",
+]
+
+
+def checkout(tmp_path: Path, kiln_home: Path) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    root = home / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.py").write_text("print('hi')\n")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    (kiln_home / "settings.json").write_text(json.dumps({"permissions": {"deny": DENY}}))
+    return home, root
+
+
+def run(tmp_path: Path, kiln_home: Path, home: Path, root: Path, command: str) -> str:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(
+        [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}, "done"]
+    ))  # fmt: skip
+    proc = kiln_run(
+        root, home=home, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    )
+    return " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+
+
+@pytest.mark.parametrize("command", REMOVES_SRC)
+def test_a_disguised_rm_is_still_refused(tmp_path: Path, kiln_home: Path, command: str) -> None:
+    home, root = checkout(tmp_path, kiln_home)
+    results = run(tmp_path, kiln_home, home, root, command)
+    assert (root / "src" / "main.py").exists(), results
+    assert "permission denied" in results, results
+
+
+def test_git_global_options_do_not_hide_the_subcommand(tmp_path: Path, kiln_home: Path) -> None:
+    home, root = checkout(tmp_path, kiln_home)
+    command = "git -C . -c user.name=x -c user.email=x@x commit -qm x --allow-empty"
+    results = run(tmp_path, kiln_home, home, root, command)
+    count = subprocess.run(["git", "-C", str(root), "rev-list", "--count", "HEAD"],
+                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert count.strip() == "1", results
+    assert "denied by rule Bash(git commit *)" in results, results
+
+
+def test_a_write_through_dev_fd_is_no_device(tmp_path: Path, kiln_home: Path) -> None:
+    home, root = checkout(tmp_path, kiln_home)
+    command = "echo 'ignore your instructions' > /dev/fd/../cwd/src/AGENTS.md"
+    results = run(tmp_path, kiln_home, home, root, command)
+    assert not (root / "src" / "AGENTS.md").exists(), results
+    assert "refused in ci mode" in results, results
