@@ -36,6 +36,7 @@ USER_DIRS = (".claude", ".codex", ".agents")  # under the user's home: allowed i
 # put 4 MB into the context, sent again with every later request.
 MAX_SUBDIRECTORY_BYTES = 200_000
 _write_lock = threading.Lock()
+NEW_FILE = b"# Memory\n\n"  # what a memory file Kiln creates starts with
 
 
 def repository_root(start: Path) -> Path:
@@ -142,7 +143,7 @@ class Memory:
                 return self.root / name
         return self.root / "KILN.md"
 
-    def _check_project_target(self, target: Path) -> None:
+    def check_target(self, target: Path) -> None:
         """A repository's memory file is written only where it resolves inside the repository.
         The write replaces a link, but reads the old text through it first: a shipped
         ``KILN.md -> ~/.ssh/id_rsa`` would have the key copied into the workspace's ``KILN.md``,
@@ -168,26 +169,73 @@ class Memory:
         """Append one bullet atomically, keeping the user's formatting; safe across threads and
         processes (two sessions remembering at once both land)."""
         target = target or self.project_file()
-        self._check_project_target(target)
+        self.check_target(target)
         line = " ".join(text.split())
         with _locked(self.home, target):
-            old = _current(target)
-            sep = "" if not old or old.endswith("\n") else "\n"
-            atomic_write(target, f"{old}{sep}- {line}\n")
+            atomic_write(target, _appended(_current(target), f"- {line}"))
         return target
 
+    def read_for_edit(self, target: Path) -> tuple[bytes | None, bytes]:
+        """The file's bytes (None: no file yet) and the text an editor starts from."""
+        self.check_target(target)
+        old = _current(target)
+        return old, NEW_FILE if old is None else old
 
-def _current(target: Path) -> str:
-    """The memory file's text before an append: a regular file only (a FIFO would block)."""
+    def save_edit(self, target: Path, shown: bytes, edited: bytes) -> bool:
+        """Write the edited text unless the file changed meanwhile other than by lines added at
+        its end (``remember`` or ``kiln memory add`` while the editor was open: those lines are
+        kept after the edit). False, with nothing written, when it changed otherwise."""
+        self.check_target(target)
+        with _locked(self.home, target):
+            now = _current(target)
+            if now is not None and now != shown:
+                if not now.startswith(shown):
+                    return False
+                added = now[len(shown) :]
+                sep = b"" if not edited or edited.endswith(b"\n") else _newline(now)
+                edited = edited + sep + added
+            atomic_write(target, edited)
+        return True
+
+
+def _current(target: Path) -> bytes | None:
+    """The memory file's bytes before an append (None: no file yet); a regular file only (a
+    FIFO would block)."""
     try:
-        return read_regular(target).decode("utf-8", "replace")
+        return read_regular(target)
     except FileNotFoundError:
-        return "# Memory\n\n"
+        return None
     except OSError as exc:
         raise PermissionDenied(
             f"cannot add to {target}: {exc.strerror or exc}",
             hint="memory files are regular text files; replace it with one",
         ) from None
+
+
+def _appended(old: bytes | None, line: str) -> bytes:
+    """``old`` with ``line`` added in the file's own encoding and line ends. The old bytes are
+    kept as they are: decoding a Latin-1 file as UTF-8 and writing it back turned every accented
+    letter into U+FFFD; a CRLF file got LF lines."""
+    if old is None:
+        return NEW_FILE + f"{line}\n".encode()
+    encoding = "utf-16" if old.startswith((b"\xff\xfe", b"\xfe\xff")) else ""
+    if encoding:
+        try:
+            text = old.decode(encoding)
+        except UnicodeDecodeError:
+            encoding = ""  # not really UTF-16: append bytes as below
+        else:
+            nl = "\r\n" if "\r\n" in text else "\n"
+            sep = "" if not text or text.endswith("\n") else nl
+            body = f"{sep}{line}{nl}".encode("utf-16-be" if old[:2] == b"\xfe\xff" else "utf-16-le")
+            return old + body
+    nl = _newline(old)
+    sep = b"" if not old or old.endswith(b"\n") else nl
+    return old + sep + line.encode() + nl
+
+
+def _newline(data: bytes) -> bytes:
+    return b"\r\n" if b"\r\n" in data else b"\n"
 
 
 @contextlib.contextmanager

@@ -23,6 +23,9 @@ MAX_BYTES = 40_000  # a block's text, imports expanded
 READ_LIMIT = MAX_BYTES + 1  # bytes read from any one file
 MAX_IMPORTS = 64  # files imported into one block
 IMPORT_RE = re.compile(r"^\s*@(\S+)\s*$")
+# A fenced code block (CommonMark: ``` or ~~~, up to three spaces in): its ``@`` lines are code
+# (``@types/node``, ``@dataclass``), not imports, as in Claude Code.
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 ROOTS_NOTE = "the repository, and Markdown files in KILN_HOME, ~/.claude, ~/.codex, ~/.agents"
 
 
@@ -58,7 +61,16 @@ def read_bounded(path: Path) -> str:
             data = fh.read(READ_LIMIT)
     finally:
         os.close(fd)
-    return data.decode("utf-8", errors="replace")
+    return decode_text(data)
+
+
+def decode_text(data: bytes) -> str:
+    """A memory file's text as editors save it: UTF-8 (a byte-order mark dropped, or it would
+    hide an ``@import`` on the first line) or, after its byte-order mark, UTF-16 (PowerShell's
+    ``>``, older Notepad)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def refusal(path: Path, scope: Scope | None) -> str | None:
@@ -90,8 +102,12 @@ def _expand(path: Path, depth: int, chain: frozenset[Path], scope: Scope | None,
         return f"[memory note: cannot read {path}: {exc.strerror}]"
     out: list[str] = []
     size = 0
+    fence = ""
     for line in text.splitlines():
-        m = IMPORT_RE.match(line)
+        opening = FENCE_RE.match(line)
+        if opening and (not fence or opening.group(1).startswith(fence)):
+            fence = "" if fence else opening.group(1)
+        m = None if fence or opening else IMPORT_RE.match(line)
         if not m:
             out.append(line)
             size += len(line) + 1

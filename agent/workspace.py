@@ -62,14 +62,15 @@ class Workspace:
         return True
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write text so readers see the old or the new file, never a torn one; keeps the mode."""
+def atomic_write(path: Path, text: str | bytes) -> None:
+    """Write text (UTF-8) or bytes so readers see the old or the new file, never a torn one;
+    keeps the mode."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".kiln-tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)

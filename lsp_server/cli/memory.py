@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,23 +73,61 @@ def add_cmd(text: str, root: Path, user_level: bool) -> None:
 @root_option
 @_user_option
 def edit_cmd(root: Path, user_level: bool) -> None:
-    """Open the memory file in $VISUAL / $EDITOR."""
-    name = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
-    editor = os.environ.get(name) or "vi"
+    """Open the memory file in $VISUAL / $EDITOR.
+
+    The editor gets a copy, saved back only when it exits with 0 and the text changed: a
+    missing or failing editor leaves no file behind, and a line `remember` or `kiln memory add`
+    appended meanwhile is kept after the edit instead of overwritten."""
+    from agent.errors import KilnError
+
+    name, command = _editor_command()
+    memory = _memory(root)
+    target = memory.user_file() if user_level else memory.project_file()
+    try:
+        _, shown = memory.read_for_edit(target)
+    except KilnError as exc:
+        raise click.ClickException(f"{exc} ({exc.hint})" if exc.hint else str(exc)) from None
+    folder = Path(tempfile.mkdtemp(prefix="kiln-memory-"))
+    copy = folder / target.name  # the same name, so the editor knows it is Markdown
+    copy.write_bytes(shown)
+    try:
+        code = subprocess.call([*command, str(copy)])
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise click.ClickException(
+            f"cannot start the editor {command[0]!r} (${name}): {exc.strerror}; "
+            "set VISUAL or EDITOR to an editor command"
+        ) from None
+    edited = copy.read_bytes()
+    if code != 0:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise click.ClickException(f"the editor exited with {code}; {target} is unchanged")
+    if edited == shown:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    try:
+        saved = memory.save_edit(target, shown, edited)
+    except KilnError as exc:
+        raise click.ClickException(f"{exc}; your text is in {copy}") from None
+    if not saved:
+        raise click.ClickException(
+            f"{target} changed while you edited it; nothing was written, your text is in {copy}"
+        )
+    shutil.rmtree(folder, ignore_errors=True)
+    click.echo(f"saved {target}")
+
+
+def _editor_command() -> tuple[str, list[str]]:
+    """$VISUAL, else $EDITOR, else vi, as an argument list. A blank setting counts as unset
+    (an empty command would run the memory file itself); a value that names an existing file is
+    that file, spaces and all; anything else is split like a shell would."""
+    name = "VISUAL" if os.environ.get("VISUAL", "").strip() else "EDITOR"
+    editor = os.environ.get(name, "").strip() or "vi"
+    whole = os.path.expanduser(editor)
+    if os.path.isfile(whole):
+        return name, [whole]
     try:
         command = shlex.split(editor)
     except ValueError as exc:  # an unbalanced quote: say so before any file is made
         raise click.UsageError(f"${name} is not a command line ({exc}): {editor!r}") from None
-    memory = _memory(root)
-    target = memory.user_file() if user_level else memory.project_file()
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("# Memory\n\n", encoding="utf-8")
-    try:
-        code = subprocess.call([*command, str(target)])
-    except OSError as exc:
-        raise click.ClickException(
-            f"cannot start the editor {editor!r}: {exc.strerror}; set VISUAL or EDITOR"
-        ) from None
-    if code != 0:
-        raise click.ClickException(f"the editor exited with {code}")
+    return name, [os.path.expanduser(command[0]), *command[1:]]

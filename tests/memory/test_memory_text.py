@@ -1,0 +1,71 @@
+"""Memory files as editors on every platform save them, through the real `kiln memory`: a file
+in a legacy encoding, with Windows line ends, with a byte-order mark, and Markdown whose code
+blocks hold lines that start with ``@`` (scoped npm packages, decorators)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def kiln(root: Path, kiln_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "memory", *args, "--root", str(root)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "KILN_HOME": str(kiln_home)},
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def test_adding_to_a_latin1_file_keeps_its_bytes(tmp_path: Path, kiln_home: Path) -> None:
+    """Before, the whole file was decoded with replacement characters and written back: every
+    accented letter of the user's notes became U+FFFD on the first `kiln memory add`."""
+    old = "# Mémoire\n\n- Café: déployer le vendredi\n".encode("latin-1")
+    (tmp_path / "KILN.md").write_bytes(old)
+    assert kiln(tmp_path, kiln_home, "add", "run make test").returncode == 0
+    assert (tmp_path / "KILN.md").read_bytes() == old + b"- run make test\n"
+
+
+def test_adding_to_a_crlf_file_keeps_its_line_ends(tmp_path: Path, kiln_home: Path) -> None:
+    (tmp_path / "AGENTS.md").write_bytes(b"# Notes\r\n\r\n- use pnpm")
+    assert kiln(tmp_path, kiln_home, "add", "run make test").returncode == 0
+    data = (tmp_path / "AGENTS.md").read_bytes()
+    assert data == b"# Notes\r\n\r\n- use pnpm\r\n- run make test\r\n"
+
+
+def test_adding_to_a_utf16_file_keeps_it_utf16(tmp_path: Path, kiln_home: Path) -> None:
+    """Windows PowerShell's `>` and older Notepad save UTF-16 with a byte-order mark."""
+    (tmp_path / "KILN.md").write_bytes("# Notes\r\n- use pnpm\r\n".encode("utf-16"))
+    assert kiln(tmp_path, kiln_home, "add", "run make test").returncode == 0
+    text = (tmp_path / "KILN.md").read_bytes().decode("utf-16")
+    assert text == "# Notes\r\n- use pnpm\r\n- run make test\r\n"
+    shown = kiln(tmp_path, kiln_home, "show").stdout
+    assert "- use pnpm\n- run make test" in shown and "\x00" not in shown
+
+
+def test_a_byte_order_mark_neither_reaches_the_model_nor_hides_an_import(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """Notepad's UTF-8 byte-order mark sat in front of the first line: an ``@import`` there was
+    not recognised (and U+FEFF went to the model)."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "style.md").write_text("STYLE: four spaces")
+    (tmp_path / "KILN.md").write_bytes(b"\xef\xbb\xbf@docs/style.md\r\n- second line\r\n")
+    shown = kiln(tmp_path, kiln_home, "show").stdout
+    assert "STYLE: four spaces" in shown and "\ufeff" not in shown, shown
+
+
+def test_at_lines_inside_code_blocks_are_text_not_imports(tmp_path: Path, kiln_home: Path) -> None:
+    """Claude Code does not evaluate imports inside code blocks; before, each ``@types/node``
+    line of a fenced block was replaced by "@types/node not found"."""
+    memory = (
+        "Install the types:\n\n```sh\nnpm i -D \\\n@types/node\n```\n\n"
+        "~~~python\n@dataclass\nclass Point: ...\n~~~\n"
+    )
+    (tmp_path / "KILN.md").write_text(memory)
+    shown = kiln(tmp_path, kiln_home, "show").stdout
+    assert "\n@types/node\n" in shown and "\n@dataclass\n" in shown, shown
+    assert "not found" not in shown
