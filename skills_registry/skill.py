@@ -146,17 +146,17 @@ class Skill:
         attrs = f'name="{escape(self.name)}" path="{escape(shown.as_posix())}"'
         if self.third_party:
             attrs += ' third_party="true"'
-        parts = [f"<skill {attrs}>"]
-        if files:
-            parts.append("<skill_files>\n" + "\n".join(files) + "\n</skill_files>")
+        listing = "<skill_files>\n" + "\n".join(files) + "\n</skill_files>\n" if files else ""
         body = self.body.strip("\n")
         if self.third_party:
-            # A closing tag inside the body must not end the wrapper early.
-            body = CLOSING_TAG.sub(r"&lt;\1", body)
-            body = f'<external_content source="skill:{self.name}">\n{body}\n</external_content>'
-        parts.append(body)
-        parts.append("</skill>")
-        return "\n".join(parts)
+            # The publisher's text, file names included (a name may hold a new line and any
+            # words); a closing tag inside must not end the wrapper early.
+            inner = CLOSING_TAG.sub(r"&lt;\1", listing + body)
+            return (
+                f'<skill {attrs}>\n<external_content source="skill:{self.name}">\n{inner}\n'
+                "</external_content>\n</skill>"
+            )
+        return f"<skill {attrs}>\n{listing}{body}\n</skill>"
 
 
 def _is_marked_third_party(folder: Path, metadata: dict[str, str]) -> bool:

@@ -126,9 +126,9 @@ class SkillTool:
                     else str(exc)
                 )
                 raise ToolError(reason, suggestion=f"files in this skill: {files}") from None
-            return (
-                external(f"skill:{skill.name}/{args['file']}", text) if skill.third_party else text
-            )
+            # A bundled file is data whoever wrote the skill: a repository skill's file is a file
+            # of the repository, which read_file wraps too.
+            return external(f"skill:{skill.name}/{args['file']}", text)
         if self.on_activate is not None:
             self.on_activate(skill)
         return skill.render(ctx.root)

@@ -78,10 +78,12 @@ async def test_skill_tool_loads_body_and_activates_allowed_tools(project: Path) 
     example = await tool.run(
         {"name": "internal-comms", "file": "examples/3p-updates.md"}, ctx_for(session)
     )
-    assert (
-        example
-        == (FIXTURES / "anthropic" / "internal-comms" / "examples" / "3p-updates.md").read_text()
+    # a bundled file is data, wrapped like read_file wraps it, whoever wrote the skill
+    shipped = (FIXTURES / "anthropic" / "internal-comms" / "examples" / "3p-updates.md").read_text()
+    assert example.startswith(
+        '<external_content source="skill:internal-comms/examples/3p-updates.md">'
     )
+    assert shipped.strip() in example
 
 
 async def test_skill_tool_errors_suggest_fixes(project: Path) -> None:
