@@ -334,7 +334,11 @@ class Session:
         if reply is None:
             raise ProviderError("the provider ended the stream without a reply")
         self.transcript.append(reply.message)
-        await note_cut_off(self, reply, request.max_tokens)
+        # A provider may stop a reply before the session's limit (the embedded model: 256).
+        limit = int(getattr(self.model, "output_limit", 0) or 0)
+        await note_cut_off(
+            self, reply, min(limit, request.max_tokens) if limit else request.max_tokens
+        )
         self._spent(reply.model or self.model.name, reply.usage + reply.discarded)
         window = getattr(self.model, "context_window", 0) or 0
         if window:

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from agent.errors import ProviderError, ProviderUnavailable
+from agent.errors import ConfigError, ProviderError, ProviderUnavailable
 from agent.providers.local_format import (
     build_grammar,
     offered_tools,
@@ -38,6 +38,9 @@ from agent.types import (
 )
 
 INSTALL_HINT = "pip install 'kiln-agent[local]'"
+GGUF_VAR = "KILN_LOCAL_GGUF"  # another GGUF model file instead of the shipped one
+MAX_TOKENS_VAR = "KILN_LOCAL_MAX_TOKENS"  # output tokens per reply (default 256)
+THREADS_VAR = "KILN_LOCAL_THREADS"  # llama.cpp threads (default: half the usable cores)
 MODEL_ID = "smollm2-135m-instruct"
 
 _models: dict[tuple[str, int, int], _Loaded] = {}
@@ -93,6 +96,36 @@ def find_gguf() -> Path:
     )
 
 
+def default_threads() -> int:
+    """Half the cores this process may run on (its CPU affinity, as a container or ``taskset``
+    sets it, not the machine's count): llama.cpp threads spin while waiting, and on a busy
+    machine using every core made generation an order of magnitude slower, not faster."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 2
+    return max(1, cores // 2)
+
+
+def _env_int(name: str) -> int:
+    """A positive whole number from the environment, else 0 (unset); anything else is a
+    configuration error, said before a model is loaded."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return 0
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{name} must be a positive whole number, got {value!r}")
+    return int(value)
+
+
+def _magic(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4)
+    except OSError:
+        return b""
+
+
 def _common_tokens(a: list[int], b: list[int]) -> int:
     n = 0
     for x, y in zip(a, b, strict=False):
@@ -118,17 +151,21 @@ class LocalModel:
             raise ProviderUnavailable("local: llama-cpp-python is not installed", hint=INSTALL_HINT)
         path = model_path or os.environ.get("KILN_LOCAL_GGUF")
         self.model_path = Path(path) if path else find_gguf()
+        # Which setting to fix: the user's KILN_LOCAL_GGUF, or the package that ships the file.
+        fix = f"set {GGUF_VAR} to a GGUF model file" if path else f"reinstall: {INSTALL_HINT}"
+        self.load_hint = fix
         if not self.model_path.is_file():
+            raise ProviderUnavailable(f"local: model file not found: {self.model_path}", hint=fix)
+        if _magic(self.model_path) != b"GGUF":
             raise ProviderUnavailable(
-                f"local: model file not found: {self.model_path}", hint=INSTALL_HINT
+                f"local: {self.model_path} is not a GGUF model file", hint=fix
             )
         self.model = MODEL_ID if path is None else self.model_path.stem
         self.context_window = n_ctx
-        self.max_tokens = max_tokens
+        self.max_tokens = _env_int(MAX_TOKENS_VAR) or max_tokens
+        self.output_limit = self.max_tokens  # a reply stops here whatever the session asks
         self.seed = seed
-        # Half the cores: llama.cpp threads spin while waiting, and on a busy machine using
-        # every core made generation an order of magnitude slower, not faster.
-        self.n_threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
+        self.n_threads = n_threads or _env_int(THREADS_VAR) or default_threads()
         self._calls = 0
 
     @classmethod
@@ -144,9 +181,19 @@ class LocalModel:
 
                 if not _models:
                     atexit.register(_close_models)
-                llama = Llama(
-                    model_path=key[0], n_ctx=key[1], n_threads=key[2], seed=self.seed, verbose=False
-                )
+                try:
+                    llama = Llama(
+                        model_path=key[0],
+                        n_ctx=key[1],
+                        n_threads=key[2],
+                        n_threads_batch=key[2],  # else every core of the machine evaluates
+                        seed=self.seed,
+                        verbose=False,
+                    )
+                except ValueError as exc:  # llama.cpp could not read the file
+                    raise ProviderUnavailable(
+                        f"local: cannot load the model {key[0]}: {exc}", hint=self.load_hint
+                    ) from None
                 _models[key] = _Loaded(llama)
             return _models[key]
 
@@ -230,20 +277,30 @@ class LocalModel:
         )
 
     def _fit(self, llama: Any, chat: list[dict[str, str]], max_tokens: int) -> list[dict[str, str]]:
-        """Drop the oldest turns after the goal until the prompt fits the context window."""
+        """Drop the oldest turns after the goal until the prompt fits the context window; then
+        cut the middle of the longest message until it does. The middle: the first user message
+        carries the environment, memory and skill catalog, the goal last, and a tool result's
+        head and tail say the most."""
 
-        def size(m: dict[str, str]) -> int:
-            return (
-                len(llama.tokenize(m["content"].encode("utf-8"), add_bos=False, special=False)) + 6
-            )
+        def tokens(text: str) -> list[int]:
+            return list(llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
         budget = self.context_window - max_tokens - 16
-        sizes = [size(m) for m in chat]
+        sizes = [len(tokens(m["content"])) + 6 for m in chat]
         while sum(sizes) > budget and len(chat) > 3:
             del chat[2], sizes[2]
-        if sum(sizes) > budget:
-            # Still too long: keep the head of each oversized message.
-            for m, n in zip(chat, sizes, strict=True):
-                if n > budget // len(chat):
-                    m["content"] = m["content"][: max(200, budget // len(chat) * 3)]
+        for _ in range(len(chat) * 2):  # each pass shortens the longest message
+            over = sum(sizes) - budget
+            if over <= 0:
+                break
+            i = max(range(len(chat)), key=sizes.__getitem__)
+            ids = tokens(chat[i]["content"])
+            keep = max(32, len(ids) - over - 24)  # room for the note
+            if keep >= len(ids):
+                break  # nothing left to cut: llama.cpp says the prompt is too long
+            head = llama.detokenize(ids[: keep // 2]).decode("utf-8", "ignore")
+            tail = llama.detokenize(ids[len(ids) - (keep - keep // 2) :]).decode("utf-8", "ignore")
+            note = f"\n[... {len(ids) - keep} tokens cut to fit the embedded model's window ...]\n"
+            chat[i]["content"] = head + note + tail
+            sizes[i] = len(tokens(chat[i]["content"])) + 6
         return chat

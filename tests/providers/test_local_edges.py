@@ -1,0 +1,114 @@
+"""The embedded model at its edges, through the real `kiln run` and the real llama.cpp: a model
+file that is not a GGUF or is cut short, the reply cut at the model's own output limit, the
+threads it may use, and a first message larger than its window (memory, skills, the goal)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.providers import local_available
+from agent.types import user_message
+from tests.providers.helpers import collect, make_request
+
+ROOT = Path(__file__).resolve().parents[2]
+needs_local = pytest.mark.skipif(
+    not local_available(), reason="the local extra is not installed: pip install 'kiln-agent[local]'"
+)
+
+
+def kiln_run(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    full = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+    full.update(KILN_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT), KILN_PROVIDER="local")
+    full.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--max-steps", "1", *args],
+        cwd=workspace, env=full, capture_output=True, text=True, timeout=900,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+@needs_local
+def test_a_file_that_is_not_a_gguf_is_one_line_before_any_session(tmp_path: Path) -> None:
+    junk = tmp_path / "model.gguf"
+    junk.write_bytes(b"<html>404 Not Found</html>" * 100)  # a download that went wrong
+    proc = kiln_run(tmp_path, "What does calc.py do?", KILN_LOCAL_GGUF=str(junk))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert str(junk) in lines[0] and "not a GGUF" in lines[0] and "KILN_LOCAL_GGUF" in lines[0]
+    missing = kiln_run(tmp_path, "hi", KILN_LOCAL_GGUF=str(tmp_path / "nope.gguf"))
+    assert missing.returncode == 2 and "KILN_LOCAL_GGUF" in missing.stderr, missing.stderr
+    assert "pip install" not in missing.stderr  # reinstalling would not make that path exist
+
+
+@needs_local
+def test_a_gguf_cut_short_names_the_file_not_the_conversation(tmp_path: Path) -> None:
+    from agent.providers.local import find_gguf
+
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(find_gguf().read_bytes()[:1_000_000])  # an interrupted copy
+    proc = kiln_run(tmp_path, "What does calc.py do?", KILN_LOCAL_GGUF=str(cut))
+    errors = [ln for ln in proc.stderr.splitlines() if str(cut) in ln]
+    assert proc.returncode == 4 and len(errors) == 1, proc.stderr
+    # before: "(shorten the conversation or use a larger model)"
+    assert "shorten" not in proc.stderr and "KILN_LOCAL_GGUF" in errors[0], proc.stderr
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+@needs_local
+def test_the_cut_off_note_names_the_models_own_output_limit(tmp_path: Path) -> None:
+    proc = kiln_run(tmp_path, "What does calc.py do?", KILN_LOCAL_MAX_TOKENS="4")
+    assert proc.returncode == 0, proc.stderr
+    # before: "stopped at the output limit (8192 tokens)", the session's figure, not the model's
+    assert "stopped at the output limit (4 tokens)" in proc.stderr, proc.stderr
+    assert "tokens in" in proc.stderr and "out 4;" in proc.stderr
+
+
+@needs_local
+def test_threads_follow_the_cores_this_process_may_use(tmp_path: Path) -> None:
+    """llama-cpp-python evaluates prompts on every core of the machine (n_threads_batch) unless
+    told otherwise, and counts the machine's cores, not those the process may run on."""
+    code = (
+        "import os; os.sched_setaffinity(0, {0})\n"
+        "from agent.providers.local import LocalModel\n"
+        "m = LocalModel(); p = m._llama().llama.context_params\n"
+        "print(p.n_threads, p.n_threads_batch)\n"
+        "os.environ['KILN_LOCAL_THREADS'] = '3'\n"
+        "p = LocalModel()._llama().llama.context_params\n"
+        "print(p.n_threads, p.n_threads_batch)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.stdout.split() == ["1", "1", "3", "3"], proc.stderr
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+@needs_local
+async def test_a_first_message_over_the_window_keeps_the_goal() -> None:
+    """Memory, the skill catalog and the environment ride in the first user message, the goal
+    last. Before, a message over the window was cut to its head: the goal went, and the model
+    answered the memory file."""
+    from agent.providers.local import LocalModel
+
+    model = LocalModel(n_ctx=2048, max_tokens=4)
+    memory = "\n".join(f"- rule {i}: format widget {i} with care" for i in range(600))
+    goal = "GOAL-7f3a: say what calc.py does."
+    request = make_request(user_message(f"<memory>\n{memory}\n</memory>\n\n{goal}"))
+    reply = (await collect(model.stream(request)))[-1]
+    assert 0 < reply.usage.total_input <= 2048 - 4
+    llama = model._llama().llama
+    seen = llama.detokenize(llama._input_ids.tolist()).decode("utf-8", "replace")
+    assert "GOAL-7f3a" in seen and "rule 0:" in seen and "cut to fit" in seen
