@@ -9,7 +9,7 @@ from typing import Any
 
 from agent.events import AgentEvent
 from agent.protocols import Decision, EditOutcome, EditProposal, PermissionRequest
-from agent.workspace import atomic_write
+from agent.workspace import atomic_write, read_inside
 
 
 class DiskHost:
@@ -51,8 +51,12 @@ class DiskHost:
 
     async def apply_edit(self, edit: EditProposal) -> EditOutcome:
         path = Path(edit.meta["abspath"])
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        root = Path(edit.meta["root"]) if edit.meta.get("root") else None
+        if root is not None:  # reached again without links: the check may be long past
+            current = read_inside(root, path) or ""
+        else:
+            current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current != edit.old_text:
             return "stale"
-        atomic_write(path, edit.new_text)
+        atomic_write(path, edit.new_text, root=root)
         return "applied"

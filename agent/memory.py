@@ -172,7 +172,9 @@ class Memory:
         self.check_target(target)
         line = " ".join(text.split())
         with _locked(self.home, target):
-            atomic_write(target, _appended(_current(target), f"- {line}"))
+            inside = target.absolute().is_relative_to(self.root.resolve())
+            root = self.root.resolve() if inside else None  # no link on the way, even now
+            atomic_write(target, _appended(_current(target), f"- {line}"), root=root)
         return target
 
     def read_for_edit(self, target: Path) -> tuple[bytes | None, bytes]:

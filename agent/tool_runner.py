@@ -292,7 +292,7 @@ class ToolRunner:
             new_text=new,
             proposal_id=uuid.uuid4().hex[:12],
             call_id=call_id,
-            meta={"abspath": str(path)},
+            meta={"abspath": str(path), "root": str(self.workspace.root)},
             created=not path.exists(),
         )
         name, args = self._edit_calls.pop(call_id, ("write_file", {"path": rel}))

@@ -62,9 +62,13 @@ class Workspace:
         return True
 
 
-def atomic_write(path: Path, text: str | bytes) -> None:
+def atomic_write(path: Path, text: str | bytes, *, root: Path | None = None) -> None:
     """Write text (UTF-8) or bytes so readers see the old or the new file, never a torn one;
-    keeps the mode."""
+    keeps the mode. With ``root`` (a workspace), ``path`` is reached from it without following
+    any link (``write_inside``)."""
+    if root is not None:
+        write_inside(root, path, text)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".kiln-tmp")
@@ -77,6 +81,114 @@ def atomic_write(path: Path, text: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class PathChanged(ToolError):
+    """A folder on the way to an approved edit became a link (or went away) since the check."""
+
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _open_parent(root: Path, path: Path, *, create: bool) -> tuple[int, str] | None:
+    """A descriptor of the folder of ``path`` reached from ``root`` one name at a time, never
+    through a link, and the file's name in it; a missing folder is made (``create``) or None."""
+    parts = Path(path).relative_to(root).parts
+    if not parts or any(p in ("..", ".") for p in parts):
+        raise PathChanged(f"{path} is not a file inside the workspace {root}")
+    fd = os.open(root, _DIR)
+    try:
+        for part in parts[:-1]:
+            try:
+                child = os.open(part, _DIR | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    return None
+                os.mkdir(part, dir_fd=fd)
+                child = os.open(part, _DIR | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except OSError as exc:
+        os.close(fd)
+        raise PathChanged(
+            f"{path}: {exc.strerror or exc} on the way (a folder became a link since the edit "
+            "was checked?); nothing written",
+            suggestion="look at the folder (list_files) and redo the edit",
+        ) from None
+    return fd, parts[-1]
+
+
+def check_unmoved(root: Path, path: Path) -> None:
+    """Raise ``PathChanged`` when ``path`` (resolved when the edit was checked) no longer
+    resolves to itself inside ``root``: for a write another program (an editor) makes."""
+    try:
+        now = Path(path).resolve()
+    except (OSError, RuntimeError):
+        now = None
+    root = Path(root).resolve()
+    if now != Path(path) or (now != root and root not in now.parents):
+        raise PathChanged(
+            f"{path} now resolves to {now} (a folder became a link since the edit was "
+            "checked?); nothing written",
+            suggestion="look at the folder (list_files) and redo the edit",
+        )
+
+
+def write_inside(root: Path, path: Path, text: str | bytes) -> None:
+    """``atomic_write`` for a workspace file: every folder from ``root`` down is opened without
+    following a link, and the new file is renamed into the folder held open. A command that
+    swaps a folder for a link to ``~`` between the permission check (or the user's yes) and the
+    write cannot move the write out of the workspace."""
+    opened = _open_parent(Path(root).resolve(), Path(path), create=True)
+    assert opened is not None
+    folder, name = opened
+    tmp = f".{name}.{os.urandom(4).hex()}.kiln-tmp"
+    try:
+        try:
+            old = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            mode = stat.S_IMODE(old.st_mode) if stat.S_ISREG(old.st_mode) else None
+        except FileNotFoundError:
+            mode = None
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o666, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(text.encode("utf-8") if isinstance(text, str) else text)
+                if mode is not None:
+                    os.fchmod(fh.fileno(), mode)
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=folder)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(folder)
+
+
+def read_inside(root: Path, path: Path) -> str | None:
+    """The text of a workspace file reached as ``write_inside`` reaches it (None: no such
+    file), a regular file only: what an approved edit compares with before writing."""
+    opened = _open_parent(Path(root).resolve(), Path(path), create=False)
+    if opened is None:
+        return None
+    folder, name = opened
+    try:
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(name, flags, dir_fd=folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise PathChanged(f"{path}: {exc.strerror or exc}; nothing written") from None
+    finally:
+        os.close(folder)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_READ_BYTES:
+            raise PathChanged(f"{path} is not a regular file any more; nothing written")
+        return fh.read().decode("utf-8")
 
 
 MAX_READ_BYTES = 64 * 1024 * 1024

@@ -43,6 +43,7 @@ from agent.events import (
 )
 from agent.hosts import DiskHost
 from agent.protocols import EditOutcome, EditProposal
+from agent.workspace import check_unmoved
 from lsp_server.core.coalesce import TextCoalescer
 from lsp_server.core.updates import event_to_update, is_text_chunk
 
@@ -224,7 +225,10 @@ class AcpFrontend:
     async def apply_edit(self, session_id: str, proposal: EditProposal) -> EditOutcome:
         if not self.can_write:
             return await self._disk.apply_edit(proposal)  # type: ignore[return-value]
-        path = Path(proposal.meta["abspath"]).resolve()
+        path = Path(proposal.meta["abspath"])
+        if proposal.meta.get("root"):  # the client writes where the path leads by then
+            check_unmoved(Path(proposal.meta["root"]), path)
+        path = path.resolve()
         current = await self.client_text(session_id, path) if self.can_read else None
         if current is None:
             current = _disk_text(path)

@@ -23,7 +23,7 @@ from lsprotocol.converters import get_converter
 from agent.errors import ToolError
 from agent.events import AgentEvent
 from agent.protocols import EditOutcome, EditProposal
-from agent.workspace import atomic_write
+from agent.workspace import atomic_write, check_unmoved
 from lsp_server.core import event_to_update, is_text_chunk
 from lsp_server.core.coalesce import TextCoalescer
 from lsp_server.lsp.documents import find_document
@@ -142,6 +142,9 @@ class LspFrontend:
         that answers with an error (it never saw the edit, so nobody rejected it), gets the
         file written on disk instead, when the disk holds what the edit was computed on."""
         path = Path(proposal.meta.get("abspath") or proposal.path)
+        root = Path(proposal.meta["root"]) if proposal.meta.get("root") else None
+        if root is not None:  # a command may have made a folder on the way a link since the check
+            check_unmoved(root, path)
         doc = find_document(self.server.workspace, path)
         if doc is not None:
             current: str | None = doc.source
@@ -154,7 +157,9 @@ class LspFrontend:
         if (current or "") != proposal.old_text:
             return "stale"
         if not self.apply_edit_supported:
-            return self._write_disk(path, proposal, "the editor does not apply workspace edits")
+            return self._write_disk(
+                path, proposal, "the editor does not apply workspace edits", root
+            )
         annotation = None
         if self.annotations_supported:
             annotation = {
@@ -174,7 +179,7 @@ class LspFrontend:
             annotation=annotation,
         )
         if edit is None:  # the client cannot create files: a new file goes straight to disk
-            atomic_write(path, proposal.new_text)
+            atomic_write(path, proposal.new_text, root=root)
             return "applied"
         params = get_converter().structure(
             {"label": f"Kiln: edit {proposal.path}", "edit": edit}, types.ApplyWorkspaceEditParams
@@ -185,7 +190,9 @@ class LspFrontend:
             raise
         except Exception as exc:  # noqa: BLE001 - an error answer is not a user's rejection
             log.info("edit %s: applyEdit failed (%s); writing the file", proposal.proposal_id, exc)
-            return self._write_disk(path, proposal, f"the editor answered applyEdit with {exc}")
+            return self._write_disk(
+                path, proposal, f"the editor answered applyEdit with {exc}", root
+            )
         if isinstance(result, dict) and result.get("applied"):
             return "applied"
         doc = find_document(self.server.workspace, path)
@@ -194,7 +201,9 @@ class LspFrontend:
         log.info("edit %s not applied: %s", proposal.proposal_id, result)
         return "rejected"
 
-    def _write_disk(self, path: Path, proposal: EditProposal, why: str) -> EditOutcome:
+    def _write_disk(
+        self, path: Path, proposal: EditProposal, why: str, root: Path | None = None
+    ) -> EditOutcome:
         """Write an allowed edit ourselves; a file whose disk text differs from what the edit
         was computed on (unsaved editor changes) is not overwritten: the model hears why."""
         if (_disk_text(path) or "") != proposal.old_text:
@@ -202,7 +211,7 @@ class LspFrontend:
                 f"{why}, and {proposal.path} has unsaved changes in the editor",
                 suggestion="ask the user to save the file, then redo the edit",
             )
-        atomic_write(path, proposal.new_text)
+        atomic_write(path, proposal.new_text, root=root)
         return "applied"
 
 
