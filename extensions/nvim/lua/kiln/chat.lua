@@ -71,7 +71,7 @@ function M.on_permission(params)
   if transcript.has_tool(tc.toolCallId) then
     transcript.tool(tc.toolCallId, { status = 'pending', note = 'waiting for your answer' })
   else
-    transcript.append({ '  ? ' .. (tc.title or 'permission requested') })
+    transcript.append({ transcript.one_line('  ? ' .. (tc.title or 'permission requested')) })
   end
 end
 

@@ -110,14 +110,15 @@ function M.open_diff(title, diffs, options, decide, meta, per_hunk)
   -- can carry the kept text).
   local single = per_hunk and #diffs == 1 and diffs[1] or nil
   local ticks, headers, first = {}, {}, 0
-  local lines = { 'Kiln wants to edit: ' .. title, '' }
+  local one_line = require('kiln.transcript').one_line
+  local lines = { one_line('Kiln wants to edit: ' .. title), '' }
   meta = meta or {}
   if meta.fromExternal then
     table.insert(lines, 1, '!! Asked while the agent was acting on external content (web pages,')
     table.insert(lines, 2, '!! command output). Check that you asked for this change.')
   end
   if type(meta.reason) == 'string' and meta.reason ~= '' then
-    table.insert(lines, 'Reason: ' .. meta.reason)
+    table.insert(lines, one_line('Reason: ' .. meta.reason))
   end
   local help = {}
   for _, key in ipairs(KEYS) do

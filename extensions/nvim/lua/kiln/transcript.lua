@@ -100,8 +100,24 @@ local function is_empty()
   return n == 1 and vim.api.nvim_buf_get_lines(S.buf, 0, 1, false)[1] == ''
 end
 
+--- `text` on one line: a newline (a multi-line command in a tool title) shows as ⏎.
+function M.one_line(text)
+  return (tostring(text or ''):gsub('\r?\n', ' ⏎ '))
+end
+
+--- Lines of `lines` split at their newlines: a buffer line cannot hold one, and messages
+--- from the server and the model (errors, notes, refusals) may have several lines.
+local function split_lines(lines)
+  local out = {}
+  for _, line in ipairs(lines) do
+    vim.list_extend(out, vim.split(tostring(line), '\r?\n'))
+  end
+  return out
+end
+
 --- Append whole lines at the end; returns the 0-based index of the first one.
 function M.append(lines)
+  lines = split_lines(lines)
   M.buffer()
   local follow = following()
   S.streaming = false
@@ -130,6 +146,11 @@ function M.stream(text)
   local last = vim.api.nvim_buf_line_count(S.buf) - 1
   local current = vim.api.nvim_buf_get_lines(S.buf, last, last + 1, false)[1] or ''
   parts[1] = current .. parts[1]
+  -- Windows line ends: a line that is complete loses its \r (a \r\n split between two
+  -- chunks included, since the \r then ends the line the next chunk completes).
+  for i = 1, #parts - 1 do
+    parts[i] = parts[i]:gsub('\r$', '')
+  end
   set_lines(last, last + 1, parts)
   if follow then
     M.scroll()
@@ -158,7 +179,8 @@ end
 local function tool_line(id)
   local tool = S.tools[id]
   local icon = ICONS[tool.status] or '•'
-  return string.format('  %s %s%s', icon, tool.title, tool.note and (' — ' .. tool.note) or '')
+  local note = tool.note and (' — ' .. tool.note) or ''
+  return M.one_line(string.format('  %s %s%s', icon, tool.title, note))
 end
 
 --- Add or rewrite the line of tool call `id` (`fields`: title, status, note).

@@ -1,0 +1,87 @@
+"""The Neovim chat against what a model, a server and a user really send: multi-line commands
+and error messages, Windows line ends, a buffer without a file. A real ``nvim --embed`` with a UI
+is driven by keys against a real ``kiln lsp`` whose model is the in-package scripted one; one
+story per test function (the server start is the slow part)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.extensions.nvim_ui import Editor, nvim_env, nvim_path
+
+pytestmark = [pytest.mark.e2e]
+
+TWO_LINES = "echo first-of-two\necho second-of-two"
+SCRIPT = [
+    {
+        "match": "run both",
+        "text": "Running.",
+        "tool_calls": [{"name": "run_command", "input": {"command": TWO_LINES}}],
+    },
+    {"match": "second-of-two", "text": "Both ran."},
+    {"match": "break please", "raise": "bad_request", "message": "bad input\nsee line two-7"},
+    {"match": "windows please", "text": "one\r\ntwo\r\n\r\nthree"},
+]
+
+
+@pytest.fixture
+def editor(tmp_path: Path, kiln_home: Path) -> Editor:
+    nvim_path()
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "calc.py").write_text("x = 1\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"])
+    ed.ws = ws  # type: ignore[attr-defined]
+    yield ed
+    ed.close()
+
+
+def _turns(ed: Editor) -> list[str]:
+    return [line for line in ed.transcript() if line.startswith("— ")]
+
+
+def _open_chat(ed: Editor) -> None:
+    ed.wait(
+        "the client to attach calc.py",
+        lambda: ed.lua(
+            "local c = vim.lsp.get_clients({name='kiln'})[1]; "
+            "return c ~= nil and c.initialized and vim.lsp.buf_is_attached(0, c.id)"
+        ),
+    )
+    ed.keys("\\kc")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+
+
+def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
+    ed = editor
+    _open_chat(ed)
+    # A command of two lines is asked like any other, and runs once allowed (its tool line in
+    # the transcript is one line: a title with a newline used to break the permission request).
+    ed.keys("irun both<CR>")
+    ed.wait_prompt("the command permission menu")
+    ed.keys("1<CR>")
+    ed.wait("the answer", lambda: ed.transcript_has("Both ran."))
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 1)
+    assert _turns(ed)[0] == "— end_turn", ed.transcript()
+    tool = [line for line in ed.transcript() if "run_command:" in line]
+    assert len(tool) == 1 and "first-of-two" in tool[0] and "second-of-two" in tool[0], tool
+    assert tool[0].lstrip().startswith("✓"), tool
+
+    # A model error whose message has two lines is shown whole, and the turn still closes.
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("ibreak please<CR>")
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 2)
+    assert ed.transcript_has("bad input") and ed.transcript_has("see line two-7"), ed.transcript()
+
+    # Windows line ends in streamed text leave no ^M at the ends of lines.
+    ed.keys("windows please<CR>")
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 3)
+    lines = ed.transcript()
+    at = lines.index("one")
+    assert lines[at : at + 4] == ["one", "two", "", "three"], lines
+    assert not any("\r" in line for line in lines), lines
