@@ -45,8 +45,9 @@ if (target === "all" || target === "tests") {
 if (target === "browser-test") {
   await build({
     ...common,
-    entryPoints: ["test/browser/webview.ts"],
-    outfile: "out/browser/webview.cjs",
+    entryPoints: ["test/browser/webview.ts", "test/browser/edges.ts"],
+    outdir: "out/browser",
+    outExtension: { ".js": ".cjs" },
     platform: "node",
     format: "cjs",
     target: "node20",

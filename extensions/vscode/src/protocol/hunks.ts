@@ -20,8 +20,13 @@ function splitLines(text: string): string[] {
   return lines.map((l, i) => (i < lines.length - 1 || text.endsWith("\n") ? `${l}\n` : l));
 }
 
-/** Pairs of equal lines (old index, new index), in order. */
-function common(a: string[], b: string[]): [number, number][] {
+/**
+ * Pairs of equal lines (old index, new index), in order: the common prefix and suffix, and
+ * between them a shortest edit script (Myers' O(ND) diff, so a big file with a few changes is
+ * cheap in time and memory). When the middle differs in more than the budget allows, it is
+ * one change: a rewritten file is reviewed as one hunk rather than freezing the panel.
+ */
+function common(a: string[], b: string[], budget = 20_000_000): [number, number][] {
   let start = 0;
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
   let endA = a.length;
@@ -30,28 +35,76 @@ function common(a: string[], b: string[]): [number, number][] {
     endA--;
     endB--;
   }
-  const n = endA - start;
-  const m = endB - start;
-  const table: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      table[i][j] = a[start + i] === b[start + j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
-    }
-  }
   const pairs: [number, number][] = [];
   for (let k = 0; k < start; k++) pairs.push([k, k]);
-  let i = 0;
-  let j = 0;
-  while (i < n && j < m) {
-    if (a[start + i] === b[start + j]) {
-      pairs.push([start + i, start + j]);
-      i++;
-      j++;
-    } else if (table[i + 1][j] >= table[i][j + 1]) i++;
-    else j++;
-  }
+  pairs.push(...middle(a.slice(start, endA), b.slice(start, endB), budget).map(([i, j]) => [start + i, start + j] as [number, number]));
   for (let k = 0; k < a.length - endA; k++) pairs.push([endA + k, endB + k]);
   return pairs;
+}
+
+/** Myers' greedy diff of `a` and `b`: their equal line pairs, or none past `budget` steps. */
+function middle(a: string[], b: string[], budget: number): [number, number][] {
+  const n = a.length;
+  const m = b.length;
+  if (n === 0 || m === 0) return [];
+  const ids = new Map<string, number>();
+  const id = (line: string) => {
+    let v = ids.get(line);
+    if (v === undefined) ids.set(line, (v = ids.size));
+    return v;
+  };
+  const x1 = Int32Array.from(a, id);
+  const y1 = Int32Array.from(b, id);
+  // trace[d][k + d]: the furthest x reached on diagonal k with d changes.
+  const trace: Int32Array[] = [];
+  let work = 0;
+  for (let d = 0; d <= n + m; d++) {
+    const v = new Int32Array(2 * d + 1);
+    const prev = trace[d - 1];
+    for (let k = -d; k <= d; k += 2) {
+      let x: number;
+      if (d === 0) x = 0;
+      else if (k === -d || (k !== d && prev[k - 1 + d - 1] < prev[k + 1 + d - 1])) x = prev[k + 1 + d - 1];
+      else x = prev[k - 1 + d - 1] + 1;
+      let y = x - k;
+      while (x < n && y < m && x1[x] === y1[y]) {
+        x++;
+        y++;
+      }
+      v[k + d] = x;
+      work += 1;
+      if (x >= n && y >= m) {
+        trace.push(v);
+        return backtrack(trace, n, m);
+      }
+    }
+    trace.push(v);
+    work += d;
+    if (work > budget) return [];
+  }
+  return [];
+}
+
+function backtrack(trace: Int32Array[], n: number, m: number): [number, number][] {
+  const pairs: [number, number][] = [];
+  let x = n;
+  let y = m;
+  for (let d = trace.length - 1; d > 0; d--) {
+    const prev = trace[d - 1];
+    const k = x - y;
+    const down = k === -d || (k !== d && prev[k - 1 + d - 1] < prev[k + 1 + d - 1]);
+    const pk = down ? k + 1 : k - 1;
+    const px = prev[pk + d - 1];
+    const py = px - pk;
+    // The snake after the step: equal lines back to where the step landed.
+    const sx = down ? px : px + 1;
+    const sy = sx - k;
+    while (x > sx && y > sy) pairs.push([--x, --y]);
+    x = px;
+    y = py;
+  }
+  while (x > 0 && y > 0) pairs.push([--x, --y]);
+  return pairs.reverse();
 }
 
 export function hunks(oldText: string, newText: string, context = 3): Hunk[] {

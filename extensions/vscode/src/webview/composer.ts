@@ -73,6 +73,9 @@ export class Composer {
   }
 
   private keydown(e: KeyboardEvent): void {
+    // An input method (Japanese, Chinese, Korean…) is composing: its Enter confirms the
+    // candidate and Escape cancels it; neither is ours.
+    if (e.isComposing || e.keyCode === 229) return;
     if (!this.menu.hidden && this.items.length) {
       if (e.key === "ArrowDown" || e.key === "ArrowUp") {
         e.preventDefault();

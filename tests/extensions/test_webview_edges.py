@@ -1,0 +1,55 @@
+"""The VS Code chat webview in real chromium against a long session, a large file and a user
+with an input method: extensions/vscode/test/browser/edges.ts loads the real page and script
+(the built ``dist/``) and plays the extension host. Its checks:
+
+- hunks the user unticked stay unticked while other messages redraw the panel (a permission
+  card, and a pending deferred edit while the next turn streams), and the answer leaves them out;
+- a 20,000-line file with two changes shows its two hunks at once (a full LCS table froze the
+  panel for half a minute and took 1.6 GB);
+- Enter that confirms an input method's candidate does not send the question;
+- while an answer streams, what is already shown is not redrawn (a selection in it survives),
+  and the streamed answer is drawn exactly as the same answer rendered whole;
+- an answer's ``command:`` / ``vscode:`` links are shown as text, web links stay links;
+- nothing leaves the page's origin.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.extensions.test_webview_browser import EXTENSION, _tools
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def test_webview_edges_in_chromium() -> None:
+    node, _ = _tools()
+    for target in ("all", "browser-test"):
+        build = subprocess.run(
+            [node, "esbuild.mjs", target],
+            cwd=EXTENSION,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert build.returncode == 0, build.stderr
+    result = subprocess.run(
+        [node, str(EXTENSION / "out" / "browser" / "edges.cjs")],
+        cwd=EXTENSION,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = result.stdout.strip().splitlines()
+    assert lines, result.stderr[-4000:]
+    report = json.loads(lines[-1])
+    failed = {name: why for name, why in report["checks"].items() if why != "ok"}
+    assert not failed, json.dumps(failed, indent=1)
+    assert result.returncode == 0
+    assert set(report["checks"]) == {
+        "ticksSurviveRedraws", "largeDiff", "imeEnter", "streamingKeepsSelection",
+        "streamedEqualsWhole", "linkSchemes",
+    }  # fmt: skip
