@@ -49,4 +49,30 @@ console.log(`messages: ${messages.length}, transcript entries at the end: ${view
 console.log(`mean per message, first 10%: ${early.toFixed(3)} ms (baseline)`);
 console.log(`mean per message, last 10%:  ${late.toFixed(3)} ms`);
 console.log(`late / early: ${(late / early).toFixed(2)}x`);
+
+// One long answer streamed in small chunks (paragraphs and code blocks): the cost per chunk
+// late in the answer against early in it. Redrawing the whole answer per chunk grows with its
+// length; redrawing its last block does not.
+const answer = new ChatView(dom.window.document.getElementById("kiln-root"), () => {});
+answer.receive({ type: "server", state: "running" });
+answer.receive({ type: "session", sessionId: "a", title: "long answer" });
+const para = "Some **bold** prose about `calc.py:12` and the [docs](https://example.com/) here. ";
+const longText = Array.from({ length: 120 }, (_, i) =>
+  i % 4 === 3 ? "```python\n" + "def f(x):\n    return x + 1\n".repeat(6) + "```\n\n" : para.repeat(3) + "\n\n",
+).join("");
+const chunks = [];
+for (let i = 0; i < longText.length; i += 24) chunks.push(longText.slice(i, i + 24));
+const answerTimes = [];
+for (const text of chunks) {
+  const t0 = performance.now();
+  answer.receive({ type: "update", sessionId: "a", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } });
+  answerTimes.push(performance.now() - t0);
+}
+const slice = Math.max(1, Math.floor(answerTimes.length / 10));
+const first = mean(answerTimes.slice(0, slice));
+const last = mean(answerTimes.slice(-slice));
+console.log(`one answer: ${longText.length} characters in ${chunks.length} chunks`);
+console.log(`mean per chunk, first 10%: ${first.toFixed(3)} ms (baseline)`);
+console.log(`mean per chunk, last 10%:  ${last.toFixed(3)} ms`);
+console.log(`late / early: ${(last / first).toFixed(2)}x`);
 rmSync(dir, { recursive: true, force: true });
