@@ -13,6 +13,7 @@ import asyncio
 import atexit
 import importlib.metadata
 import importlib.util
+import logging
 import os
 import threading
 from collections.abc import AsyncIterator
@@ -69,6 +70,27 @@ class _Loaded:
     def _aborted(self, _data: Any) -> bool:
         cancel = self.cancel
         return cancel is not None and cancel.is_set()
+
+
+_log_callback: Any = None  # kept referenced: llama.cpp holds a pointer to it
+
+
+def _route_llama_log() -> None:
+    """Send llama.cpp's own log lines to Kiln's log at debug level. llama-cpp-python prints
+    them to stderr: a cancelled turn printed "decode: removing memory module entries ...",
+    and every failure that matters reaches Kiln as an exception anyway."""
+    global _log_callback
+    if _log_callback is not None:
+        return
+    import llama_cpp
+
+    log = logging.getLogger("kiln.llama")
+
+    def forward(_level: int, text: bytes, _data: Any) -> None:
+        log.debug("%s", text.decode("utf-8", "replace").rstrip())
+
+    _log_callback = llama_cpp.llama_log_callback(forward)
+    llama_cpp.llama_log_set(_log_callback, None)
 
 
 def _close_models() -> None:
@@ -181,6 +203,7 @@ class LocalModel:
 
                 if not _models:
                     atexit.register(_close_models)
+                _route_llama_log()
                 try:
                     llama = Llama(
                         model_path=key[0],
