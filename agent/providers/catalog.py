@@ -79,7 +79,9 @@ async def list_models(config: dict[str, Any], *, timeout: float = LIST_TIMEOUT) 
 
 
 def _current(provider: str, config: dict[str, Any]) -> str | None:
-    model = config.get("model") or os.environ.get("KILN_MODEL")
+    # KILN_MODEL names a hosted model; the embedded provider runs only its own (or a GGUF file).
+    env = os.environ.get("KILN_MODEL") if provider != "local" else None
+    model = config.get("model") or env
     if model:
         return str(model)
     if provider == "anthropic":

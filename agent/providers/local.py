@@ -174,7 +174,11 @@ class LocalModel:
         path = model_path or os.environ.get("KILN_LOCAL_GGUF")
         self.model_path = Path(path) if path else find_gguf()
         # Which setting to fix: the user's KILN_LOCAL_GGUF, or the package that ships the file.
-        fix = f"set {GGUF_VAR} to a GGUF model file" if path else f"reinstall: {INSTALL_HINT}"
+        fix = (
+            f"point {GGUF_VAR} (or --model) at a GGUF model file"
+            if path
+            else f"reinstall: {INSTALL_HINT}"
+        )
         self.load_hint = fix
         if not self.model_path.is_file():
             raise ProviderUnavailable(f"local: model file not found: {self.model_path}", hint=fix)
@@ -192,7 +196,18 @@ class LocalModel:
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> LocalModel:
-        return cls(model_path=config.get("model_path"), n_ctx=int(config.get("n_ctx") or 8192))
+        """``model`` (``--model``, an editor's model picker) is the shipped model's id or a GGUF
+        file; any other name is refused rather than answered by the 135M model."""
+        path = config.get("model_path")
+        name = str(config.get("model") or "")
+        if name and name != MODEL_ID:
+            if not name.lower().endswith(".gguf"):
+                raise ConfigError(
+                    f"local: the embedded provider cannot run the model {name!r}",
+                    hint=f"name {MODEL_ID} or a .gguf file, or choose another provider",
+                )
+            path = path or os.path.expanduser(name)
+        return cls(model_path=path, n_ctx=int(config.get("n_ctx") or 8192))
 
     def _llama(self) -> _Loaded:
         """Load once per (file, context, threads) and share: loading is the slow part."""

@@ -112,3 +112,17 @@ async def test_a_first_message_over_the_window_keeps_the_goal() -> None:
     llama = model._llama().llama
     seen = llama.detokenize(llama._input_ids.tolist()).decode("utf-8", "replace")
     assert "GOAL-7f3a" in seen and "rule 0:" in seen and "cut to fit" in seen
+
+
+@needs_local
+def test_a_model_name_the_embedded_provider_cannot_run_is_refused(tmp_path: Path) -> None:
+    """Before, `--model gpt-4o` with the local provider was silently ignored: the 135M model
+    answered as if it were the model asked for."""
+    proc = kiln_run(tmp_path, "--model", "gpt-4o", "hi")
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "gpt-4o" in lines[0], proc.stderr
+    assert "smollm2-135m-instruct" in lines[0] and ".gguf" in lines[0]
+    junk = tmp_path / "other.gguf"
+    junk.write_bytes(b"not a model")
+    proc = kiln_run(tmp_path, "--model", str(junk), "hi")  # a GGUF path is the model to run
+    assert proc.returncode == 2 and f"{junk} is not a GGUF" in proc.stderr, proc.stderr

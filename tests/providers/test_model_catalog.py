@@ -29,3 +29,14 @@ async def test_a_configured_model_is_listed_once_and_first(monkeypatch: pytest.M
     ids = [m["id"] for m in listed["models"]]
     assert ids[0] == "gpt-4o" and ids.count("gpt-4o") == 1
     assert listed["models"][0]["source"] == "configured"
+
+
+async def test_the_embedded_provider_offers_only_what_it_can_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """KILN_MODEL names a hosted model; the local provider refuses any name but its own (or a
+    GGUF file), so the picker must not offer KILN_MODEL as its current model."""
+    monkeypatch.setenv("KILN_MODEL", "gpt-4o")
+    listed = await catalog.list_models({"provider": "local"})
+    assert listed["current"] == "smollm2-135m-instruct"
+    assert [m["id"] for m in listed["models"]] == ["smollm2-135m-instruct"]
