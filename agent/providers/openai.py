@@ -11,11 +11,12 @@ the provider's automatic prefix cache keeps hitting.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from agent.errors import ProviderError, ServerError
+from agent.errors import ConfigError, ProviderError, ServerError
 from agent.providers.arguments import parse_arguments, stored_form
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.sdk_client import SdkClientModel
@@ -137,6 +138,23 @@ def build_params(request: Request, model: str) -> dict[str, Any]:
     return params
 
 
+WINDOW_VAR = "KILN_CONTEXT_WINDOW"
+
+
+def _window_from_env() -> int:
+    """The window a compatible server was started with. Ollama (``num_ctx``, 2048 or 4096 by
+    default) cuts a longer prompt from the front without an error, so the system prompt and
+    the goal went unseen while Kiln, assuming 128,000 tokens, never compacted."""
+    value = os.environ.get(WINDOW_VAR, "").strip()
+    if not value:
+        return 0
+    if not value.isdigit() or int(value) < 1024:
+        raise ConfigError(
+            f"{WINDOW_VAR} must be a whole number of tokens, at least 1024: {value!r}"
+        )
+    return int(value)
+
+
 class OpenAIModel(SdkClientModel):
     name = "openai"
     key_var = "OPENAI_API_KEY"
@@ -164,7 +182,9 @@ class OpenAIModel(SdkClientModel):
         family = next(
             (f for f in sorted(_WINDOWS, key=len, reverse=True) if self.model.startswith(f)), None
         )
-        self.context_window = context_window or (_WINDOWS[family] if family else 128_000)
+        self.context_window = (
+            context_window or _window_from_env() or (_WINDOWS[family] if family else 128_000)
+        )
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> OpenAIModel:
