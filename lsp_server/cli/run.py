@@ -144,7 +144,11 @@ def run_cmd(
         raise click.UsageError("give exactly one of TASK, --task-file or --github-event")
     if github_event:
         # Who asked is checked whenever there is an event, even if the task text is given.
-        check_event_actor(github_event, os.environ.get("KILN_ALLOWED_USERS", ""))
+        check_event_actor(
+            github_event,
+            os.environ.get("KILN_ALLOWED_USERS", ""),
+            os.environ.get("GITHUB_EVENT_NAME", ""),
+        )
     for name, value in (("--resume", resume), ("--provider", provider), ("--model", model)):
         if value is not None and not value.strip():
             raise click.UsageError(f"{name} is empty")

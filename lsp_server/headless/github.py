@@ -56,16 +56,55 @@ def _from_fork(event: dict[str, Any]) -> bool:
         return False
     head = ((pr.get("head") or {}).get("repo")) or {}
     base = ((pr.get("base") or {}).get("repo")) or {}
-    if head.get("fork") is True:
-        return True
+    if head.get("fork") is True or (isinstance(pr.get("head"), dict) and not head):
+        return True  # a head without a repository: the fork was deleted, its origin unknown
     return bool(head.get("full_name")) and head.get("full_name") != base.get("full_name")
 
 
-def check_event_actor(path: Path, allowed_users: str = "") -> None:
+# Events that only someone with write access can start, and that carry no author_association:
+# running a workflow by hand (workflow_dispatch), a schedule, a push to the repository, a
+# repository_dispatch (a token with write access). Named by GITHUB_EVENT_NAME, else by the keys
+# only that payload has.
+WRITERS_ONLY = {
+    "workflow_dispatch": ("workflow", "inputs"),
+    "schedule": ("schedule",),
+    "push": ("pusher",),
+    "repository_dispatch": ("client_payload",),
+}
+
+
+def _event_name(event: dict[str, Any], name: str) -> str:
+    if name:
+        return name
+    if isinstance(event.get("workflow_run"), dict):
+        return "workflow_run"
+    for kind, keys in WRITERS_ONLY.items():
+        if all(key in event for key in keys):
+            return kind
+    return ""
+
+
+def _started_by_a_writer(event: dict[str, Any], name: str) -> bool:
+    """An event without an author_association that only a writer (or the repository itself)
+    can start. A ``workflow_run`` counts when the run it follows was on this repository's own
+    code: one that followed a fork's pull request carries the fork's head."""
+    kind = _event_name(event, name)
+    if kind in WRITERS_ONLY:
+        return True
+    if kind == "workflow_run":
+        run = event.get("workflow_run") or {}
+        head = (run.get("head_repository") or {}).get("full_name")
+        here = (event.get("repository") or {}).get("full_name")
+        return bool(head) and head == here
+    return False
+
+
+def check_event_actor(path: Path, allowed_users: str = "", event_name: str = "") -> None:
     """Refuse a run that someone without write access asked for, or that comes from a fork.
 
     A run holds the repository's model keys and a write token; on a public repository anyone
     can comment "/kiln", and a pull request from a fork carries code its author controls.
+    ``event_name`` is ``GITHUB_EVENT_NAME`` (empty: told from the payload).
     """
     event = _load(path)
     login, association = _actor(event)
@@ -77,6 +116,8 @@ def check_event_actor(path: Path, allowed_users: str = "") -> None:
             hint="run Kiln on the fork's own repository, or check the changes out as a maintainer",
         )
     if association in WRITE_ASSOCIATIONS or (login and login.lower() in allowed):
+        return
+    if not association and _started_by_a_writer(event, event_name):
         return
     who = f"@{login}" if login else "the event's sender"
     raise UsageError(

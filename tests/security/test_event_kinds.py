@@ -1,0 +1,84 @@
+"""Events that carry no ``author_association`` (docs/ci.md, "Who may start a run"): running the
+workflow by hand, a schedule, a push, a repository_dispatch — each only someone with write
+access (or the repository itself) can start — run; so does a ``workflow_run`` that followed a
+run of this repository's own code, while one that followed a fork's pull request, and anything
+else without an author, is refused. Before, every one of them was refused as "author_association
+unknown", the documented example workflow's ``workflow_dispatch`` included. A pull request whose
+head repository is gone (a deleted fork) is a fork's. Through the real `kiln run --ci`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+REPO = {"full_name": "org/app", "fork": False}
+SENDER = {"login": "someone"}
+DISPATCH = {"inputs": {"task": "fix it"}, "ref": "refs/heads/main", "workflow": "k.yml",
+            "repository": REPO, "sender": SENDER}  # fmt: skip
+SCHEDULE = {"schedule": "0 3 * * *", "repository": REPO}
+PUSH = {"ref": "refs/heads/main", "pusher": {"name": "m"}, "repository": REPO, "sender": SENDER}
+
+
+def workflow_run(head: str, event: str = "pull_request") -> dict:
+    run = {"event": event, "conclusion": "failure", "head_repository": {"full_name": head},
+           "head_branch": "topic"}  # fmt: skip
+    return {"action": "completed", "workflow_run": run, "repository": REPO, "sender": SENDER}
+
+
+def run_kiln(repo: Path, tmp: Path, event: dict, name: str = "") -> subprocess.CompletedProcess:
+    path = tmp / "event.json"
+    path.write_text(json.dumps(event))
+    marker = tmp / "ran"
+    script = tmp / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "run_command", "input": {"command": f"touch {marker}"}}]},
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script),
+           "GITHUB_EVENT_NAME": name, "KILN_ALLOWED_USERS": ""}  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--github-event", str(path),
+         "--output-format", "json", "--no-sandbox", "fix the build"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("event", "name"),
+    [(DISPATCH, "workflow_dispatch"), (DISPATCH, ""), (SCHEDULE, "schedule"), (PUSH, ""),
+     (workflow_run("org/app"), "workflow_run"), (workflow_run("org/app", "push"), "")],
+)  # fmt: skip
+def test_events_only_writers_start_run(
+    failing_repo: Path, tmp_path: Path, event: dict, name: str
+) -> None:
+    proc = run_kiln(failing_repo, tmp_path, event, name)
+    assert proc.returncode == 11, proc.stderr  # ran, changed nothing in the checkout
+    assert "refusing" not in proc.stderr and (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize(
+    ("event", "name", "why"),
+    [
+        (workflow_run("mallory/app"), "workflow_run", "author_association unknown"),
+        ({**workflow_run("org/app"), "workflow_run": {"event": "pull_request"}}, "", "unknown"),
+        ({"action": "created", "check_run": {}, "sender": SENDER}, "check_run", "unknown"),
+        # a name that says push cannot lend trust to a comment without an association
+        ({"comment": {"body": "/kiln x"}, "issue": {"number": 1}, "sender": SENDER}, "", "unknown"),
+        ({"pull_request": {"number": 2, "title": "x", "author_association": "MEMBER",
+                           "user": {"login": "m"}, "head": {"repo": None},
+                           "base": {"repo": REPO}}}, "pull_request_target", "from a fork"),
+    ],
+)  # fmt: skip
+def test_other_events_are_refused(
+    failing_repo: Path, tmp_path: Path, event: dict, name: str, why: str
+) -> None:
+    proc = run_kiln(failing_repo, tmp_path, event, name)
+    assert proc.returncode == 2 and why in proc.stderr, proc.stderr
+    assert not (tmp_path / "ran").exists()
