@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from lsp_server.cli.tty_guard import escaped_terminal
+from lsp_server.cli.tty_guard import escaped_terminal, workflow_log
 from lsp_server.version import __version__
 
 # name -> "module:attribute"; a plugin registers the same way (explicit, no reflection).
@@ -84,5 +84,6 @@ def main(argv: list[str] | None = None) -> Any:
         result = cli.main(args=argv, prog_name="kiln", standalone_mode=False)
         return result if isinstance(result, int) else 0
 
-    with escaped_terminal(sys.argv[1:] if argv is None else argv):
+    args = sys.argv[1:] if argv is None else argv
+    with escaped_terminal(args), workflow_log(args):
         return run_main(invoke)

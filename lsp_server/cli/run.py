@@ -192,4 +192,7 @@ def run_cmd(
         no_sandbox=no_sandbox,
         patch_limits=Limits(max_bytes=int(max_patch_mb * 1024 * 1024)),
     )
-    run_or_exit(opts)
+    from lsp_server.headless.workflow_commands import guarded
+
+    with guarded(stdout=output_format == "text", stderr=False):  # stderr: cli.workflow_log
+        run_or_exit(opts)

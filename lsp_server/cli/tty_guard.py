@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import Any, TextIO
 
 from lsp_server.headless.terminal import safe
 
@@ -78,3 +78,12 @@ def escaped_terminal(argv: list[str]) -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def workflow_log(argv: list[str]) -> Any:
+    """Under GitHub Actions, stderr breaks workflow commands (``headless.workflow_commands``);
+    `kiln run` guards its text stdout itself (JSON output is neutral JSON)."""
+    from lsp_server.headless.workflow_commands import guarded
+
+    command = next((a for a in argv if not a.startswith("-")), "")
+    return guarded(stderr=command not in EXACT_COMMANDS)

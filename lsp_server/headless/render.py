@@ -28,6 +28,7 @@ from agent.events import (
     UsageReported,
 )
 from lsp_server.headless.terminal import safe, styled_stream
+from lsp_server.headless.workflow_commands import active, neutral_json
 
 
 class TextRenderer:
@@ -117,11 +118,11 @@ class StreamJsonRenderer:
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextChunk) and not event.text:
             return
-        sys.stdout.write(
-            json.dumps({"type": event.kind, **event.to_dict()}, ensure_ascii=False) + "\n"
-        )
-        sys.stdout.flush()
+        print_json({"type": event.kind, **event.to_dict()}, indent=None)
 
 
-def print_json(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+def print_json(obj: dict[str, Any], indent: int | None = 2) -> None:
+    """One JSON document on stdout; under GitHub Actions with no ``##[`` in it."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False)
+    sys.stdout.write((neutral_json(text) if active() else text) + "\n")
+    sys.stdout.flush()

@@ -262,9 +262,7 @@ def _finish(
     if opts.output_format == "json":
         print_json(report.to_dict())
     elif opts.output_format == "stream-json":
-        sys.stdout.write(
-            json.dumps({"type": "result", **report.to_dict()}, ensure_ascii=False) + "\n"
-        )
+        print_json({"type": "result", **report.to_dict()}, indent=None)
     else:
         err = click.get_text_stream("stderr")
         usage = report.usage
