@@ -8,81 +8,14 @@ from __future__ import annotations
 
 import codecs
 import html
-import os
 import re
-import signal
-import subprocess
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from lsp_server.headless.terminal import safe
+from lsp_server.headless.verify import Deadline, Verification, run_verify
 
-
-@dataclass
-class Verification:
-    command: str
-    passed: bool
-    exit_code: int
-    seconds: float
-    tail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "command": self.command,
-            "passed": self.passed,
-            "exit_code": self.exit_code,
-            "seconds": round(self.seconds, 2),
-            "tail": self.tail,
-        }
-
-
-def run_verify(
-    command: str,
-    root: Path,
-    timeout: float = 1800,
-    env: dict[str, str] | None = None,
-    sandbox: Any = None,
-) -> Verification:
-    """Run the verification command in its own process group, killed whole on timeout or Ctrl-C;
-    inside the session's sandbox when one is given (the command comes from the repository's
-    side of the trust line as much as any other)."""
-    started = time.monotonic()
-    full_env = {**os.environ, **(env or {})}
-    argv = ["/bin/sh", "-c", command]
-    if sandbox is not None:
-        argv, full_env = sandbox.shell(command, cwd=root), sandbox.env(full_env)
-    proc = subprocess.Popen(
-        argv,
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-        env=full_env,
-        start_new_session=True,
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        code = proc.returncode
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, _ = proc.communicate()
-        code, out = 124, f"{out or ''}\n[timed out after {timeout:g}s]"
-    except BaseException:
-        _kill_group(proc)
-        proc.wait()
-        raise
-    tail = "\n".join(str(out).strip().splitlines()[-15:])
-    return Verification(command, code == 0, code, time.monotonic() - started, tail)
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+__all__ = ["Deadline", "RunReport", "Verification", "markdown_summary", "run_verify"]
 
 
 def diffstat(patch: str) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ import json
 import signal
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +147,7 @@ def run(opts: RunOptions) -> int:
         if renderer is not None:
             renderer(event)
 
+    clock = ci.Deadline.after(opts.max_minutes)
     host = DiskHost(on_event, _asker(opts))
     config = AgentConfig(
         mode="ci" if opts.ci else opts.mode,
@@ -166,25 +167,37 @@ def run(opts: RunOptions) -> int:
     if layout is not None and opts.commit_branch:
         repo_git.check_branch(layout, opts.commit_branch)
         ci.check_author(opts.author)
-    dirty_before = layout.dirty_paths() if layout is not None else set()
     # What any process of the run (verify, MCP servers, skill scripts) leaves at names that
     # would redirect git or load as memory is removed before Kiln's own git calls (_ci_outputs).
     run_guard = MemoryGuard(opts.root) if opts.ci else None
     run_links = GitlinkGuard(opts.root) if opts.ci else None  # nested repositories, likewise
-    before = (
-        ci.run_verify(opts.verify, opts.root, sandbox=_verify_sandbox(opts))
-        if opts.verify and opts.ci
-        else None
-    )
     if opts.resume:
         session = Session.load(opts.resume, host=host, config=config)
     else:
         session = Session.create(opts.root, host=host, config=config)
         session.state["title"] = " ".join(opts.task.split())[:80]
         session.store.update(session.id, title=session.state["title"])
-    reason = _drive(session, _task_text(opts))
+    before, reason = None, ""
+    if opts.verify and opts.ci:
+        # --max-minutes bounds the whole run, the verification included; Ctrl-C or SIGTERM
+        # during it ends the run as cancelled, with its outputs written all the same
+        try:
+            before = ci.run_verify(opts.verify, opts.root, sandbox=_verify_sandbox(opts),
+                                   timeout=clock.left())  # fmt: skip
+            reason = "max_time" if before.timed_out and clock.over() else ""
+        except KeyboardInterrupt:
+            reason = "cancelled"
+    # What is dirty now is not the run's work: the user's files, and what the verification
+    # itself left (build output, __pycache__), which would otherwise go into the patch and branch
+    dirty_before = layout.dirty_paths() if layout is not None else set()
+    if not reason and clock.deadline is not None:
+        config.max_seconds = clock.agent_seconds()  # what the verification left of --max-minutes
+    if reason:
+        asyncio.run(session.aclose())  # the agent never started
+    else:
+        reason = _drive(session, _task_text(opts))
     ci_state = CiState(layout, dirty_before, run_guard, run_links) if layout is not None else None
-    return _finish(opts, session, reason, before, events, ci_state, artifacts)
+    return _finish(opts, session, reason, before, events, ci_state, artifacts, clock)
 
 
 def _verify_sandbox(opts: RunOptions) -> Any:
@@ -228,6 +241,7 @@ def _finish(
     events: list[Event],
     ci_state: CiState | None,
     artifacts: Artifacts | None,
+    clock: ci.Deadline,
 ) -> int:
     errors = [e for e in events if isinstance(e, ErrorReported)]
     report = ci.RunReport(
@@ -251,7 +265,7 @@ def _finish(
              for m in session.transcript.messages]  # fmt: skip
     report.transcript_path = str(out.write("transcript.jsonl", "".join(lines)))
     if ci_state is not None:
-        _ci_outputs(opts, session, report, before, out, ci_state)
+        _ci_outputs(opts, session, report, before, out, ci_state, clock)
     report.exit_code = _exit_code(opts, report)
     report.outcome = exit_codes.MEANING[report.exit_code]
     if opts.ci:
@@ -284,8 +298,10 @@ def _ci_outputs(
     before: ci.Verification | None,
     out: Artifacts,
     state: CiState,
+    clock: ci.Deadline,
 ) -> None:
-    report.verify_before = before
+    redact = session.runner.redact  # a --no-sandbox command sees the secrets it may print
+    report.verify_before = before and replace(before, tail=redact(before.tail))
     if opts.verify:
         report.agent_ran_verify = any(
             b.get("type") == "tool_use"
@@ -294,7 +310,17 @@ def _ci_outputs(
             for m in session.transcript.messages
             for b in m["content"]
         )
-        report.verify_after = ci.run_verify(opts.verify, opts.root, sandbox=session.sandbox)
+    # A cancelled run is not verified: the runner's SIGKILL follows its SIGTERM within seconds,
+    # and the outputs must be written before it.
+    if opts.verify and report.stop_reason != "cancelled" and not clock.over():
+        try:
+            after = ci.run_verify(opts.verify, opts.root, sandbox=session.sandbox,
+                                  timeout=clock.left())  # fmt: skip
+            report.verify_after = replace(after, tail=redact(after.tail))
+            if after.timed_out and clock.over():
+                report.stop_reason = "max_time"
+        except KeyboardInterrupt:
+            report.stop_reason = "cancelled"
     if state.guard is not None:
         for name in state.guard.undo():
             report.refusals.append(

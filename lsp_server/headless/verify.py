@@ -1,0 +1,143 @@
+"""The ``--verify`` command of a CI run, before and after the agent: in its own process group
+(in the session's sandbox when there is one), bounded in time by what ``--max-minutes`` leaves,
+and in memory: only the output's tail is kept, read as it comes, so a test suite that prints
+hundreds of megabytes costs a few kilobytes. When the command's shell exits, what it left
+running in its group (a server started with ``&``) is ended with it; a process that left the
+group and still holds the output open is not waited for."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+VERIFY_TIMEOUT = 1800.0  # seconds for one verification, whatever --max-minutes leaves
+TAIL_BYTES = 64 * 1024  # of output kept while it streams
+TAIL_LINES = 15
+LINE_CHARS = 400  # a line of the tail longer than this is cut
+DRAIN_SECONDS = 5.0  # reading what is left after the command ended
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """The end of the run that ``--max-minutes`` sets (None: no limit)."""
+
+    deadline: float | None = None
+
+    @classmethod
+    def after(cls, minutes: float | None) -> Deadline:
+        return cls(time.monotonic() + minutes * 60 if minutes else None)
+
+    def left(self, cap: float = VERIFY_TIMEOUT) -> float:
+        """Seconds left before the deadline (at least a moment), at most ``cap``."""
+        if self.deadline is None:
+            return cap
+        return max(0.001, min(cap, self.deadline - time.monotonic()))
+
+    def agent_seconds(self) -> float | None:
+        return None if self.deadline is None else self.left(math.inf)
+
+    def over(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+
+@dataclass
+class Verification:
+    command: str
+    passed: bool
+    exit_code: int
+    seconds: float
+    tail: str
+    timed_out: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "passed": self.passed,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 2),
+            "tail": self.tail,
+        }
+
+
+class _Tail:
+    """The last ``TAIL_BYTES`` of a stream, read in a thread until it ends."""
+
+    def __init__(self, fd: int) -> None:
+        self.data = bytearray()
+        self.total = 0
+        self.thread = threading.Thread(target=self._read, args=(fd,), daemon=True)
+        self.thread.start()
+
+    def _read(self, fd: int) -> None:
+        try:
+            while piece := os.read(fd, 1 << 16):
+                self.total += len(piece)
+                self.data += piece
+                if len(self.data) > 2 * TAIL_BYTES:
+                    del self.data[:-TAIL_BYTES]
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def text(self) -> str:
+        data = bytes(self.data[-TAIL_BYTES:])
+        lines = data.decode("utf-8", "replace").strip().splitlines()[-TAIL_LINES:]
+        cut = [x if len(x) <= LINE_CHARS else x[:LINE_CHARS] + " …" for x in lines]
+        if self.total > len(data):
+            cut.insert(0, f"[… {self.total - len(data):,} bytes of output before]")
+        return "\n".join(cut)
+
+
+def run_verify(
+    command: str,
+    root: Path,
+    timeout: float = VERIFY_TIMEOUT,
+    env: dict[str, str] | None = None,
+    sandbox: Any = None,
+) -> Verification:
+    """Run the verification command in its own process group, killed whole when it ends, on
+    timeout or on Ctrl-C; inside the session's sandbox when one is given (the command comes
+    from the repository's side of the trust line as much as any other)."""
+    started = time.monotonic()
+    full_env = {**os.environ, **(env or {})}
+    argv = ["/bin/sh", "-c", command]
+    if sandbox is not None:
+        argv, full_env = sandbox.shell(command, cwd=root), sandbox.env(full_env)
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = subprocess.Popen(argv, cwd=root, stdin=subprocess.DEVNULL, stdout=write_fd,
+                                stderr=write_fd, env=full_env, start_new_session=True)  # fmt: skip
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    tail = _Tail(read_fd)
+    timed_out = False
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out, code = True, 124
+    finally:  # the group goes with its shell (background jobs), and on timeout or Ctrl-C
+        _kill_group(proc)
+        proc.wait()
+    tail.thread.join(DRAIN_SECONDS)
+    text = tail.text()
+    if timed_out:
+        text += f"\n[timed out after {timeout:g}s]"
+    return Verification(command, code == 0, code, time.monotonic() - started, text, timed_out)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
