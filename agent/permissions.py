@@ -44,6 +44,11 @@ READ_TOOLS = {
     "search_sessions",
 }
 EDIT_TOOLS = {"edit_file", "write_file"}
+# Parts of a line that open no connection themselves: a network grant may cover them too.
+NO_NETWORK = {
+    "cd", "pwd", "echo", "printf", "true", "false", ":", "test", "[", "sleep", "export", "set",
+    "unset", "exit", "mkdir", "ls", "touch",
+}  # fmt: skip
 MEMORY_FILE = "KILN.md"  # where remember writes (project memory), for the write rules
 
 
@@ -287,10 +292,19 @@ class Permissions:
         return True
 
     def _network_granted(self, parsed: ParsedCommand) -> bool:
+        """The network goes to the whole line, so a grant covers a line only when every part is
+        granted or cannot use it (``cd``, ``echo``): a rule for ``pip install *`` is no grant
+        for the ``python3 upload.py`` after it."""
         risky = [c for c in parsed.commands if command_risk.command_risk(c) == "network"]
         if risky and self.network_all:
             return True
-        return bool(risky) and all(
+        if not risky or any(
+            c.argv and c not in risky and c.name not in NO_NETWORK
+            and c.text not in self.network_granted
+            for c in parsed.commands
+        ):  # fmt: skip
+            return False
+        return all(
             c.text in self.network_granted
             or any(r.matches_command(c.argv) for r in self.network_rules)
             for c in risky
@@ -324,9 +338,8 @@ class Permissions:
             elif decision == "reject_always":
                 self.session_deny.add(command)
             if decision == "allow_always" and check is not None and check.network:
-                self.network_granted.update(
-                    c.text for c in parsed.commands if command_risk.command_risk(c) == "network"
-                )
+                # the user saw the whole line "with network access": every part of it
+                self.network_granted.update(c.text for c in parsed.commands if c.argv)
             return
         if decision == "allow_always":
             self.session_allow.add(tool)
