@@ -181,8 +181,8 @@ class Permissions:
             return Check("ask", "edits memory or settings")
         if tool in self.session_deny:
             return Check("deny", "the user declined this for the session")
-        if tool in self.session_allow:
-            return Check("allow")
+        # Ask rules before "always" answers: a yes for every write_file, given on one file, is
+        # no yes for the file the user's rule says to ask about each time (as for commands).
         for rule in self._ask:
             if rule.matches_tool(tool, subject) or (
                 written is not None and self._path_rule(rule, "write", written)
@@ -190,6 +190,8 @@ class Permissions:
                 return Check("ask", f"rule {rule.text}")
             if tool in READ_PATH_TOOLS and self._path_rule(rule, "read", subject):
                 return Check("ask", f"rule {rule.text}")
+        if tool in self.session_allow:
+            return Check("allow")
         for rule in self._allow:
             if rule.matches_tool(tool, subject) or (
                 written is not None and self._path_rule(rule, "write", written, every=True)
