@@ -26,8 +26,19 @@ fi
 [ -z "${KILN_PROVIDER:-}" ] && unset KILN_PROVIDER
 
 kiln_cmd=${KILN_COMMAND:-kiln}
-$kiln_cmd "${args[@]}" > "$artifacts/report.stdout.json"
-code=$?
+# A runner cancels a step with SIGINT, then SIGTERM, then SIGKILL, sent to the step's shell: this
+# one passes them on to kiln as SIGTERM (a background job ignores SIGINT) and waits, so kiln ends
+# its run as cancelled (exit 130) and writes the summary and the patch before the SIGKILL.
+$kiln_cmd "${args[@]}" > "$artifacts/report.stdout.json" &
+kiln_pid=$!
+trap 'kill -TERM "$kiln_pid" 2>/dev/null' INT TERM
+code=0
+wait "$kiln_pid" || code=$?
+while kill -0 "$kiln_pid" 2>/dev/null; do  # woken by a signal: wait for kiln itself
+  code=0
+  wait "$kiln_pid" || code=$?
+done
+trap - INT TERM
 
 outcome=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("outcome",""))' "$artifacts/report.stdout.json" 2>/dev/null || echo "failed")
 summary="$artifacts/summary.md"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -163,3 +165,55 @@ def test_action_yml_is_a_composite_action_calling_the_tested_scripts() -> None:
     runs = " ".join(step.get("run", "") for step in action["runs"]["steps"])
     assert "action/run.sh" in runs and "action/post-comment.sh" in runs
     assert {"exit-code", "summary", "patch"} <= set(action["outputs"])
+
+
+def step_script(tmp_path: Path, step_id: str) -> Path:
+    """The ``run:`` of a step of action.yml as the runner writes it to a file for bash."""
+    import yaml
+
+    steps = yaml.safe_load((REPO / "action.yml").read_text())["runs"]["steps"]
+    run = next(s for s in steps if s.get("id") == step_id)["run"]
+    path = tmp_path / f"{step_id}.sh"
+    path.write_text(run.replace("${{ github.action_path }}", str(REPO)))
+    return path
+
+
+@pytest.mark.parametrize("first", [signal.SIGINT, signal.SIGTERM])
+def test_a_cancelled_job_ends_kiln_with_its_summary(
+    failing_repo: Path, tmp_path: Path, first: signal.Signals
+) -> None:
+    """A runner cancels a step by signalling the shell it started (SIGINT, then SIGTERM, then
+    SIGKILL to the tree). Before, the shells in between kept the signal from kiln: SIGINT did
+    nothing until the kill, SIGTERM ended the shell and left kiln running on, orphaned; either
+    way no summary, no exit code. Now kiln is cancelled: exit 130, the summary written."""
+    started = failing_repo / "started"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "run_command", "input": {"command": "touch started && sleep 600"}}]},
+        "done",
+    ]))  # fmt: skip
+    output = tmp_path / "github_output"
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script),
+           "KILN_TASK": "fix it", "KILN_ARTIFACTS": str(tmp_path / "art"),
+           "KILN_COMMAND": f"{sys.executable} -m lsp_server", "GITHUB_OUTPUT": str(output)}  # fmt: skip
+    step = subprocess.Popen(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(step_script(tmp_path, "kiln"))],
+        cwd=failing_repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while not started.exists():
+            assert step.poll() is None, step.communicate()
+            assert time.monotonic() < deadline, "the agent's command never started"
+            time.sleep(0.05)
+        step.send_signal(first)
+        out, err = step.communicate(timeout=60)
+    finally:
+        if step.poll() is None:  # failed: end the step's group (kiln in it)
+            os.killpg(step.pid, signal.SIGKILL)
+            step.wait()
+    assert step.returncode == 130, err
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    assert outputs["exit-code"] == "130" and outputs["outcome"] == "cancelled"
+    assert "Kiln: cancelled" in Path(outputs["summary"]).read_text()

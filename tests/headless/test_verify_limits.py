@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,17 @@ def wait_for(path: Path, proc: subprocess.Popen) -> None:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, f"{path} never appeared"
         time.sleep(0.05)
+
+
+@pytest.fixture(autouse=True)
+def no_leftovers() -> Iterator[list[subprocess.Popen]]:
+    """Runs a test started and left running (it failed) are killed."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def gone(pid: int) -> bool:
@@ -76,15 +88,16 @@ def test_max_minutes_stops_a_hung_verification_and_its_group(
 
 
 def test_sigterm_during_the_verification_writes_the_summary(
-    failing_repo: Path, tmp_path: Path
+    failing_repo: Path, tmp_path: Path, no_leftovers: list
 ) -> None:
     started = tmp_path / "started"
     verify = f"touch {started}; sleep 600"
     run = subprocess.Popen(
         argv(tmp_path, "--no-sandbox", "--verify", verify), cwd=failing_repo,
         env=env_for(tmp_path, ["never asked"]), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
+        text=True, start_new_session=True,
     )  # fmt: skip
+    no_leftovers.append(run)
     wait_for(started, run)
     run.send_signal(signal.SIGTERM)
     out, err = run.communicate(timeout=60)
@@ -93,7 +106,9 @@ def test_sigterm_during_the_verification_writes_the_summary(
     assert "Kiln: cancelled" in (tmp_path / "out" / "summary.md").read_text()
 
 
-def test_a_cancelled_run_is_not_verified_again(failing_repo: Path, tmp_path: Path) -> None:
+def test_a_cancelled_run_is_not_verified_again(
+    failing_repo: Path, tmp_path: Path, no_leftovers: list
+) -> None:
     """SIGTERM while the agent works: the outputs are written at once, not after a second run
     of the verification (here one that would take ten minutes once the agent has begun)."""
     started = failing_repo / "started"
@@ -102,8 +117,9 @@ def test_a_cancelled_run_is_not_verified_again(failing_repo: Path, tmp_path: Pat
         "command": "touch started && sleep 600"}}]}, "done"]  # fmt: skip
     run = subprocess.Popen(
         argv(tmp_path, "--verify", verify), cwd=failing_repo, env=env_for(tmp_path, steps),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
+    no_leftovers.append(run)
     wait_for(started, run)
     run.send_signal(signal.SIGTERM)
     out, err = run.communicate(timeout=60)
