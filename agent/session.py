@@ -14,7 +14,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from agent import loop, wire_log
+from agent import declared_tools, loop, wire_log
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
 from agent.context import ContextAssembler, environment_block
@@ -99,6 +99,7 @@ class Session:
             output_budget=config.output_budget,
             secrets=ci_secrets(self.root) if config.redact_env else [],
         )
+        declared_tools.restore(self.runner, self.state, skills.tool_catalog.get if skills else None)
         self.compactor = Compactor(CompactionConfig.from_extra(config.extra))
         extensions: list[Extension] = [
             self.compactor,
@@ -387,5 +388,6 @@ class Session:
     async def end_turn(self, reason: StopReason) -> None:
         self.transcript.close_dangling(reason)
         self.state.update(self.turn.saved(), deferred=list(self.runner.deferred))
+        self.state[declared_tools.STATE_KEY] = declared_tools.saved(self.runner)
         self.store.update(self.id, state=self.state, status="idle")
         await self.emit(TurnDone(stop_reason=reason))
