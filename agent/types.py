@@ -25,6 +25,9 @@ Block = dict[str, Any]
 # Key of a tool_use ``input`` holding arguments that were not a JSON object, kept raw so the
 # tool runner can tell the model (``agent.providers.arguments.parse_arguments``).
 INVALID_JSON = "__invalid_json__"
+# A tool_use block's arguments as the model wrote them (OpenAI-compatible replies), re-sent
+# verbatim; providers that take an object instead leave the key out of their requests.
+RAW_INPUT = "raw_input"
 
 
 def canonical_json(value: Any) -> str:

@@ -23,6 +23,7 @@ from agent.providers.arguments import parse_arguments, stored_form
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.sdk_client import SdkClientModel
 from agent.types import (
+    RAW_INPUT,
     Block,
     Message,
     ModelReply,
@@ -50,12 +51,25 @@ def build_params(request: Request, model: str) -> dict[str, Any]:
         "max_tokens": request.max_tokens,
         "system": [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
         "messages": with_breakpoints(
-            wire_messages(stored_form(request.messages), deferred), budget=3
+            wire_messages(without_raw_input(stored_form(request.messages)), deferred), budget=3
         ),
     }
     if tools:
         params["tools"] = tools
     return params
+
+
+def without_raw_input(messages: list[Message]) -> list[Message]:
+    """Tool calls without the OpenAI-format argument text a reply may have kept (a session
+    begun on another provider): the Messages API takes ``input`` only and rejects extra keys."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(RAW_INPUT in b for b in content):
+            content = [{k: v for k, v in b.items() if k != RAW_INPUT} for b in content]
+            message = {**message, "content": content}
+        out.append(message)
+    return out
 
 
 def wire_messages(messages: list[Message], deferred: set[str]) -> list[Message]:

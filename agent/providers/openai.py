@@ -22,6 +22,7 @@ from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.sdk_client import SdkClientModel
 from agent.types import (
     INVALID_JSON,
+    RAW_INPUT,
     Block,
     Message,
     ModelReply,
@@ -92,7 +93,7 @@ def _assistant(content: list[Block]) -> dict[str, Any]:
         {
             "id": b["id"],
             "type": "function",
-            "function": {"name": b["name"], "arguments": _arguments_json(b.get("input"))},
+            "function": {"name": b["name"], "arguments": _arguments_json(b)},
         }
         for b in content
         if b.get("type") == "tool_use"
@@ -103,7 +104,13 @@ def _assistant(content: list[Block]) -> dict[str, Any]:
     return message
 
 
-def _arguments_json(value: Any) -> str:
+def _arguments_json(block: Block) -> str:
+    """The arguments exactly as the model wrote them (key order, spacing, escapes) when the
+    reply kept them: a server that caches the tokens it generated (llama.cpp, vLLM, Ollama)
+    then reuses them on the next request; a re-serialised object would miss from there."""
+    raw, value = block.get(RAW_INPUT), block.get("input")
+    if isinstance(raw, str) and raw.strip():
+        return raw
     if isinstance(value, dict) and set(value) == {INVALID_JSON}:
         return str(value[INVALID_JSON])  # send back exactly what the model wrote
     return json.dumps(value or {}, ensure_ascii=False)
@@ -293,6 +300,7 @@ class _Accumulator:
                     args = tc.function.arguments
                     if args and not isinstance(args, str):
                         args = json.dumps(args, ensure_ascii=False)  # an object, not JSON text
+                        slot["object"] = True  # so no text the model wrote to send back
                     if args:
                         slot["args"].append(args)
                 if slot["name"] and not slot["announced"]:
@@ -319,12 +327,16 @@ class _Accumulator:
         if text:
             content.append({"type": "text", "text": text})
         for _, call in sorted(self.calls.items()):
-            content.append({
+            raw = "".join(call["args"])
+            block: Block = {
                 "type": "tool_use",
                 "id": call["id"] if call["announced"] else self._unique(call["id"]),
                 "name": call["name"],
-                "input": parse_arguments("".join(call["args"])),
-            })  # fmt: skip
+                "input": parse_arguments(raw),
+            }
+            if raw.strip() and INVALID_JSON not in block["input"] and not call.get("object"):
+                block[RAW_INPUT] = raw  # re-sent as written (see _arguments_json)
+            content.append(block)
         stop = _FINISH.get(self.finish or "stop", self.finish or "end_turn")
         if stop == "end_turn" and self.calls:
             stop = "tool_use"  # some compatible servers say "stop" even after tool calls
