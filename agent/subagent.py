@@ -8,9 +8,25 @@ from typing import Any
 from agent.config import AgentConfig
 from agent.hosts import DiskHost
 from agent.injection import SUBAGENT_PREFIX
+from agent.protocols import ToolSpecs
+from agent.types import ToolSpec
 
 MAX_STEPS = 15
 MAX_ANSWER_CHARS = 4000
+
+
+class FrozenSpecs:
+    """The tool definitions of a session's requests as they stand now (``ToolSpecs``)."""
+
+    def __init__(self, source: ToolSpecs) -> None:
+        self._specs = source.specs()
+        self._deferred = source.deferred_specs()
+
+    def specs(self) -> list[ToolSpec]:
+        return list(self._specs)
+
+    def deferred_specs(self) -> list[ToolSpec]:
+        return list(self._deferred)
 
 
 async def run_subagent(parent: Any, description: str) -> str:
@@ -31,6 +47,10 @@ async def run_subagent(parent: Any, description: str) -> str:
         index=parent.services.index,
     )
     child.state["parent"] = parent.id
+    # The child's requests declare the parent's tools, not only the read-only ones it may run
+    # (a call of another is refused as unknown): they then begin with the bytes the parent's
+    # requests begin with, and the provider's cache serves that prefix to the child too.
+    child.context.tools = FrozenSpecs(parent.context.tools)
     reason = await child.prompt(
         f"{description}\n\nExplore read-only and answer in at most {MAX_STEPS} lines"
         " with paths and line numbers."
