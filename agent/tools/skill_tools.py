@@ -117,6 +117,12 @@ class SkillTool:
         if args.get("file"):
             try:
                 path = skill.resolve_file(args["file"])
+                if ctx.session.read_denied(path):  # as read_file would refuse it
+                    raise ToolError(
+                        f"reading {args['file']} of skill {skill.name} is denied by a read deny "
+                        "rule of your settings",
+                        suggestion="do without this file",
+                    )
                 text = read_regular(path).decode("utf-8", errors="replace")
             except (SkillsError, OSError) as exc:
                 files = ", ".join(skill.files()[:20]) or "none"

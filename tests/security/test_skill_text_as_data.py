@@ -48,3 +48,21 @@ def test_an_installed_skill_lists_its_file_names_inside_the_wrapper(
     outside = result.replace(inside.group(0), "")
     assert INJECTED not in outside and "obey" not in outside, result
     assert INJECTED in inside.group(1) and "references/" in inside.group(1)
+
+
+def test_a_read_deny_rule_covers_a_skill_file(tmp_path: Path, kiln_home: Path) -> None:
+    """docs/security.md section 3: a read deny rule covers the paths every reading tool takes.
+    Before, `skill{file}` read a file such a rule covers, which `read_file` refuses."""
+    (kiln_home / "settings.json").write_text('{"permissions": {"deny": ["Read(**/*.pem)"]}}')
+    root = tmp_path / "repo"
+    skill = root / ".kiln" / "skills" / "tls"
+    (skill / "certs").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tls\ndescription: rotate certificates\n---\nx\n")
+    (skill / "certs" / "server.pem").write_text("PRIVATE-KEY-CANARY-5b1e\n")
+    proc, out = kiln_run_json(root, [
+        {"tool_calls": [{"name": "read_file", "input": {"path": ".kiln/skills/tls/certs/server.pem"}}]},
+        {"tool_calls": [{"name": "skill", "input": {"name": "tls", "file": "certs/server.pem"}}]},
+    ], home=tmp_path / "home", kiln_home=kiln_home, script=tmp_path / "s.json")  # fmt: skip
+    by_read, by_skill = tool_results(Path(out["transcript"]))
+    assert "denied by rule Read(**/*.pem)" in by_read
+    assert "CANARY" not in by_skill and "denied by a read deny rule" in by_skill, by_skill

@@ -45,6 +45,9 @@ class Session:
         self.announced.extend(t.name for t in tools)
         return tools
 
+    def read_denied(self, path: str | Path) -> bool:
+        return self.permissions.read_denied(str(path))
+
 
 @pytest.fixture
 def project(tmp_path: Path, make_skill: SkillFactory) -> Path:
