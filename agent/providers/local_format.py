@@ -5,10 +5,11 @@ conversation rendered as chat-template messages, and the reply parsed back into 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agent.tools.deferred_tools import PROXY_NAME
-from agent.types import Block, Request, ToolSpec
+from agent.types import INVALID_JSON, Block, Request, ToolSpec
 
 # Used when a tool's schema is beyond llama.cpp's JSON-schema converter: the tool name is still
 # constrained, the arguments are any JSON object.
@@ -165,7 +166,7 @@ def parse_reply(raw: str, call_id: str) -> tuple[list[Block], str]:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError:
-        return [{"type": "text", "text": raw}], "max_tokens"
+        return _cut_reply(raw, call_id), "max_tokens"
     if isinstance(data, dict) and "tool" in data:
         args = data.get("arguments")
         block = {
@@ -177,3 +178,27 @@ def parse_reply(raw: str, call_id: str) -> tuple[list[Block], str]:
         return [block], "tool_use"
     answer = data.get("answer", "") if isinstance(data, dict) else raw
     return [{"type": "text", "text": str(answer)}], "end_turn"
+
+
+_CUT_CALL = re.compile(r'\s*\{\s*"tool"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*', re.S)
+_CUT_ANSWER = re.compile(r'\s*\{\s*"answer"\s*:\s*"', re.S)
+
+
+def _cut_reply(raw: str, call_id: str) -> list[Block]:
+    """A reply cut at the output limit, as the other providers give one: a call whose arguments
+    are kept raw (the tool runner tells the model they are incomplete), or the answer's text so
+    far; never the grammar's JSON shown as the answer."""
+    call = _CUT_CALL.match(raw)
+    if call:
+        name = str(json.loads(call.group(1)))
+        args = {INVALID_JSON: raw[call.end() :]}
+        return [{"type": "tool_use", "id": call_id, "name": name, "input": args}]
+    answer = _CUT_ANSWER.match(raw)
+    if answer:
+        rest = raw[answer.end() :]
+        for cut in range(min(len(rest), 6) + 1):  # a half-written escape at the end
+            try:
+                return [{"type": "text", "text": str(json.loads(f'"{rest[: len(rest) - cut]}"'))}]
+            except json.JSONDecodeError:
+                continue
+    return [{"type": "text", "text": raw}]

@@ -126,3 +126,31 @@ def test_a_model_name_the_embedded_provider_cannot_run_is_refused(tmp_path: Path
     junk.write_bytes(b"not a model")
     proc = kiln_run(tmp_path, "--model", str(junk), "hi")  # a GGUF path is the model to run
     assert proc.returncode == 2 and f"{junk} is not a GGUF" in proc.stderr, proc.stderr
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+@needs_local
+def test_a_reply_cut_at_the_limit_is_not_shown_as_raw_json(tmp_path: Path) -> None:
+    """The grammar makes every reply one JSON object; cut at the output limit it does not parse.
+    Before, the JSON text itself (`{ "tool": "todo_write", "arguments": { "items`) was printed
+    as the answer and the turn ended `[ok]`; now a cut call is a call whose arguments the tool
+    runner reports as incomplete, and a cut answer is its text."""
+    proc = kiln_run(
+        tmp_path, "Write a short poem about the sea. Do not use any tool.",
+        KILN_LOCAL_MAX_TOKENS="16",
+    )  # fmt: skip
+    assert proc.returncode in (0, 3), proc.stderr  # 3: the step limit, after the cut call
+    assert '"tool"' not in proc.stdout and '"answer"' not in proc.stdout, proc.stdout
+    assert "stopped at the output limit (16 tokens)" in proc.stderr, proc.stderr
+
+
+def test_a_cut_answer_is_its_text_and_a_cut_call_keeps_its_arguments_raw() -> None:
+    from agent.providers.local_format import parse_reply
+    from agent.types import INVALID_JSON
+
+    blocks, stop = parse_reply('{"answer": "The sea is \\"deep\\" and \\u00e', "c1")
+    assert stop == "max_tokens" and blocks == [{"type": "text", "text": 'The sea is "deep" and '}]
+    blocks, _ = parse_reply('{ "tool": "read_file", "arguments": { "path": "ca', "c2")
+    assert blocks == [{"type": "tool_use", "id": "c2", "name": "read_file",
+                       "input": {INVALID_JSON: '{ "path": "ca'}}]  # fmt: skip
