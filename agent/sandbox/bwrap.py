@@ -12,6 +12,8 @@ namespace end every process it started when it ends.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from agent.write_policy import AUTORUN_FILES
@@ -74,6 +76,9 @@ def build_argv(
     for path in writable:
         if path.exists():
             args += ["--bind", str(path), str(path)]
+    if not network:  # a resolver's socket (nscd, systemd-resolved) is DNS by another door
+        for sock in run_sockets():
+            args += ["--ro-bind", "/dev/null", str(sock)]
     for path in [*hidden, *(Path(s) for s in DAEMON_SOCKETS)]:
         args += _hide(path, root)
     for path in readable:  # given back read-only inside a hidden folder (user skills)
@@ -93,6 +98,34 @@ def build_argv(
             args += ["--ro-bind", str(source), str(path)]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *argv]
     return args
+
+
+RUN_FOLDERS = (Path("/run"),)  # /var/run is a link to /run on every current distribution
+MAX_RUN_ENTRIES = 5000
+
+
+def run_sockets(folders: tuple[Path, ...] = RUN_FOLDERS) -> list[Path]:
+    """Unix sockets under ``/run`` (bounded walk, no link followed). A socket on the filesystem
+    is reachable from any network namespace: nscd's and systemd-resolved's resolve any name for
+    whoever asks (a DNS query carries data out), a database or a mail daemon acts for them."""
+    found: list[Path] = []
+    todo, seen = [f for f in folders if f.is_dir() and not f.is_symlink()], 0
+    while todo and seen < MAX_RUN_ENTRIES:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(Path(entry.path))
+                elif stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+                    found.append(Path(entry.path))
+            except OSError:
+                continue
+    return found
 
 
 def submodule_config(root: Path) -> list[Path]:
