@@ -14,9 +14,12 @@ from agent.write_policy import AUTORUN_FILES
 # At the workspace root: memory and settings loaded into every session, skill folders whose
 # contents the next session would offer, direnv's auto-run file, and the files an editor or git
 # acts on by itself (``AUTORUN_FILES``: editor settings and tasks, ``.git/commondir``).
+# A ``.git`` at the root of a workspace that had none: its config (``core.fsmonitor``) runs at
+# the user's next ``git status`` there, which a shell prompt or the editor's git view starts on
+# its own, and a ``.git`` file may name a git folder the command prepared anywhere.
 GUARDED = (
     "KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc", ".kiln/settings.json", ".kiln/mcp.json",
-    ".kiln/skills", ".claude", ".agents", *AUTORUN_FILES,
+    ".kiln/skills", ".claude", ".agents", ".git", *AUTORUN_FILES,
 )  # fmt: skip
 
 

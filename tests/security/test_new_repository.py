@@ -1,0 +1,41 @@
+"""A workspace that is not a git repository when the session starts: a command that makes one
+(`git init && git config core.fsmonitor …`) wrote a git config that nothing protected, and the
+user's next `git status` in that folder — which a shell prompt or the editor's git view runs on
+its own — ran the command it names, on the host (docs/security.md section 4). Through the real
+`kiln run --mode ci`, then the user's plain `git status`: the new `.git` is removed when the
+command ends, and nothing runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.sandbox import find_backend
+from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+
+pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+
+def test_a_repository_made_at_the_root_does_not_outlive_the_command(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    root = tmp_path / "home" / "proj"
+    root.mkdir(parents=True)
+    (root / "main.py").write_text("print('hi')\n")
+    mark = tmp_path / "fsmonitor-ran"
+    command = f"git init -q && git config core.fsmonitor 'touch {mark}; false' && echo made"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(
+        [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}, "done"]
+    ))  # fmt: skip
+    proc = kiln_run(root, home=root.parent, kiln_home=kiln_home, script=script, mode="ci",
+                    output="stream-json")  # fmt: skip
+    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    subprocess.run(["git", "status"], cwd=root, capture_output=True)  # the user's shell prompt
+    assert not mark.exists(), results
+    assert "made" in results and "removed .git" in results, results
+    assert not (root / ".git").exists()
+    assert (root / "main.py").read_text() == "print('hi')\n"
