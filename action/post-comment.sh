@@ -9,12 +9,23 @@ if [ -z "$number" ]; then
   echo "kiln action: the event has no issue or pull request to comment on; skipping" >&2
   exit 0
 fi
-body=$(python3 -c 'import json,sys; print(json.dumps({"body": open(sys.argv[1], encoding="utf-8").read()}))' "$summary")
-curl --silent --show-error --fail --max-time 30 \
+# The body goes through a pipe (an argument holds at most 128 KB), cut to GitHub's limit of
+# 65,536 characters (the API refuses a longer one), and read as UTF-8 whatever bytes it holds.
+body() {
+  python3 - "$summary" <<'PY'
+import json, sys
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+LIMIT, NOTE = 65536, "\n\n*(summary cut to fit a comment; the whole one is in the run's artifacts)*\n"
+if len(text) > LIMIT:
+    text = text[: LIMIT - len(NOTE)] + NOTE
+print(json.dumps({"body": text}))
+PY
+}
+body | curl --silent --show-error --fail --max-time 30 \
   -X POST \
   -H "Authorization: Bearer ${GITHUB_TOKEN:?GITHUB_TOKEN is not set}" \
   -H "Accept: application/vnd.github+json" \
   -H "Content-Type: application/json" \
-  --data "$body" \
+  --data-binary @- \
   "$api/repos/${GITHUB_REPOSITORY:?GITHUB_REPOSITORY is not set}/issues/$number/comments" > /dev/null
 echo "kiln: summary posted on #$number"

@@ -139,11 +139,29 @@ def _quoted(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in safe(text).splitlines())
 
 
+# Each list is cut so the whole summary stays under GitHub's 65,536-character comment limit
+# (a run that touched 3,000 files wrote a table the API refused, and no comment came).
+MAX_ROWS = 60
+MAX_REFUSALS = 30
+MAX_PROPOSALS = 10
+MAX_NAME = 200
+
+
+def _more(shown: int, total: int, what: str) -> list[str]:
+    return [f"- … and {total - shown:,} more {what} (see report.json)"] if total > shown else []
+
+
 def markdown_summary(report: RunReport) -> str:
-    lines = [f"## Kiln: {report.outcome}", "", f"**Task:** {report.task.strip()[:500]}", ""]
+    # the task is the asker's text, or an issue's that anyone wrote: a quote, like the answer
+    lines = [f"## Kiln: {report.outcome}", "", "**Task:**", "", _quoted(report.task.strip()[:500])]
+    lines.append("")
     if report.files:
         lines += ["### What changed", "", "| file | + | - |", "|---|---:|---:|"]
-        lines += [f"| {_code(f['path'])} | {f['added']} | {f['removed']} |" for f in report.files]
+        lines += [
+            f"| {_code(f['path'][:MAX_NAME])} | {f['added']} | {f['removed']} |"
+            for f in report.files[:MAX_ROWS]
+        ]
+        lines += ["", *_more(MAX_ROWS, len(report.files), "files")]
         lines.append("")
     else:
         lines += ["No files were changed.", ""]
@@ -154,23 +172,28 @@ def markdown_summary(report: RunReport) -> str:
         for label, v in (("before", report.verify_before), ("after", report.verify_after)):
             if v:
                 mark = "passed" if v.passed else f"failed (exit {v.exit_code})"
-                lines.append(f"- {label}: `{v.command}` {mark}")
+                if v.timed_out:
+                    mark = "stopped: out of time"
+                lines.append(f"- {label}: {_code(v.command[:300])} {mark}")
         lines.append(
             f"- the agent ran the verification itself: {'yes' if report.agent_ran_verify else 'no'}"
         )
         lines.append("")
     if report.refusals:
         lines += ["### Refused by policy", ""]
-        lines += [f"- {_code(r['tool'])}: {_line(r['reason'])}" for r in report.refusals]
-        lines.append("")
+        lines += [
+            f"- {_code(r['tool'][:80])}: {_line(r['reason'][:300])}"
+            for r in report.refusals[:MAX_REFUSALS]
+        ]
+        lines += [*_more(MAX_REFUSALS, len(report.refusals), "refusals"), ""]
     if report.memory_proposals:
         lines += ["### Memory proposals (not written in CI)", ""]
         lines += [
             f"- {_line(m['text'][:300])}"
             + (" *(from external content)*" if m.get("from_external") else "")
-            for m in report.memory_proposals
+            for m in report.memory_proposals[:MAX_PROPOSALS]
         ]
-        lines.append("")
+        lines += [*_more(MAX_PROPOSALS, len(report.memory_proposals), "proposals"), ""]
     u = report.usage
     lines += [
         "### Usage",
@@ -180,8 +203,10 @@ def markdown_summary(report: RunReport) -> str:
         f"- cache hit share: {cache_share(u):.0%}; cost ${report.cost_usd:.4f}",
         f"- stop reason: {report.stop_reason}; exit code {report.exit_code}",
     ]
+    if report.error:  # why the outputs were refused, or the provider's error
+        lines.append(f"- error: {_line(report.error[:500])}")
     if report.branch:
         lines.append(f"- branch `{report.branch}` at `{report.commit[:12]}`")
     if report.transcript_path:
-        lines.append(f"- transcript: `{report.transcript_path}`")
+        lines.append(f"- transcript: {_code(report.transcript_path)}")
     return "\n".join(lines) + "\n"

@@ -157,6 +157,34 @@ def test_post_comment_script_posts_the_summary(tmp_path: Path) -> None:
         server.server_close()
 
 
+def test_post_comment_fits_a_long_summary_in_one_comment(tmp_path: Path) -> None:
+    """Before, the body was one argument of curl: a 200 KB summary was "Argument list too
+    long", and one over 65,536 characters a comment GitHub refuses; a byte that is not UTF-8
+    (a file name) failed the script."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        summary = tmp_path / "summary.md"
+        summary.write_bytes(
+            b"## Kiln: ok\n\n| caf\xe9.txt |\n" + b"- a line of the table\n" * 10_000
+        )
+        event = tmp_path / "event.json"
+        event.write_text(json.dumps({"issue": {"number": 5, "title": "x"}}))
+        env = {**os.environ, "KILN_SUMMARY": str(summary), "GITHUB_EVENT_PATH": str(event),
+               "GITHUB_API_URL": f"http://127.0.0.1:{server.server_port}",
+               "GITHUB_REPOSITORY": "acme/app", "GITHUB_TOKEN": "t0ken"}  # fmt: skip
+        proc = subprocess.run(["bash", str(REPO / "action" / "post-comment.sh")], env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        path, _, body = _Recorder.received[-1]
+        assert path == "/repos/acme/app/issues/5/comments"
+        assert len(body["body"]) <= 65_536 and body["body"].startswith("## Kiln: ok\n\n| caf")
+        assert body["body"].endswith("the whole one is in the run's artifacts)*\n")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_action_yml_is_a_composite_action_calling_the_tested_scripts() -> None:
     import yaml
 
