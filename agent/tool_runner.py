@@ -34,6 +34,7 @@ from agent.protocols import (
     ToolContext,
     ToolServices,
 )
+from agent.sandbox.guard import MemoryGuard
 from agent.status import StatusBar
 from agent.tools.base import check_arguments, external
 from agent.tools.deferred_tools import PROXY_NAME, tool_description, tool_schema, unwrap_proxy
@@ -232,10 +233,22 @@ class ToolRunner:
         from skills_registry.launcher import LAUNCHER
 
         token = LAUNCHER.set(self.sandbox.launcher() if self.sandbox is not None else None)
+        # A skill's script or sidecar tool, an MCP server: programs of a third party, in the
+        # sandbox like a command and, like a command, leaving no memory, settings or autorun file.
+        guard = None
+        if self.sandbox is not None and tool in self.deferred.values():
+            guard = MemoryGuard(self.workspace.root, extra=getattr(self.sandbox, "guarded", ()))
         try:
-            return await tool.run(args, ctx)
+            output = await tool.run(args, ctx)
         finally:
             LAUNCHER.reset(token)
+            removed = guard.undo() if guard is not None else []
+        if removed and isinstance(output, str):
+            output += (
+                f"\n[removed {', '.join(removed)}: a tool's program does not create memory, "
+                "settings or files an editor or git runs on its own]"
+            )
+        return output
 
     async def authorise(
         self, name: str, args: dict[str, Any], call_id: str, proposal: EditProposal | None = None
