@@ -85,3 +85,62 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
     at = lines.index("one")
     assert lines[at : at + 4] == ["one", "two", "", "three"], lines
     assert not any("\r" in line for line in lines), lines
+
+
+SUB_SCRIPT = [
+    {
+        "match": "Edit lines 2-2 of src/util.py: call it twice",
+        "text": "Editing.",
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "input": {"path": "src/util.py", "old_text": "go()", "new_text": "go(); go()"},
+            }
+        ],
+    },
+    {"match": "edited src/util.py", "text": "Done."},
+]
+
+
+@pytest.fixture
+def sub_editor(tmp_path: Path, kiln_home: Path) -> Editor:
+    """Neovim started in a sub-folder of the workspace (the root is found upwards, by .git)."""
+    nvim_path()
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "src").mkdir()
+    (ws / "src" / "util.py").write_text("def f():\n    go()\n")
+    (ws / "util.py").write_text("# a different file at the root\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SUB_SCRIPT))
+    ed = Editor(ws / "src", nvim_env(kiln_home, tmp_path, script), ["util.py"])
+    ed.ws = ws  # type: ignore[attr-defined]
+    yield ed
+    ed.close()
+
+
+def test_inline_edit_names_the_file_from_the_workspace_root(sub_editor: Editor) -> None:
+    ed, ws = sub_editor, sub_editor.ws  # type: ignore[attr-defined]
+    ed.wait(
+        "the client to attach util.py",
+        lambda: ed.lua(
+            "local c = vim.lsp.get_clients({name='kiln'})[1]; "
+            "return c ~= nil and c.initialized and vim.lsp.buf_is_attached(0, c.id)"
+        ),
+    )
+    # A buffer with no file: nothing the agent could edit, so nothing is sent.
+    ed.keys(":enew<CR>iscratch text<Esc>V<C-i>")
+    ed.wait("the refusal", lambda: "has no file" in ed.messages())
+    assert not ed.transcript_has("## You")
+    ed.keys(":bwipe!<CR>")
+    ed.wait("util.py", lambda: ed.nvim.current.buffer.name.endswith("util.py"))
+
+    # The cwd is src/, the root is ws/: the agent is told src/util.py, which its tools resolve.
+    ed.keys("2GV<C-i>")
+    ed.wait_prompt("the instruction prompt")
+    ed.keys("call it twice<CR>")
+    ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
+    ed.keys("a")
+    ed.wait("the answer", lambda: ed.transcript_has("Done."))
+    assert (ws / "src" / "util.py").read_text() == "def f():\n    go(); go()\n"
+    assert (ws / "util.py").read_text() == "# a different file at the root\n"

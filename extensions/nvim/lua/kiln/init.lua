@@ -22,15 +22,27 @@ function M.chat(layout)
   end
 end
 
+--- The path of `bufnr`'s file from its workspace root, or nil and why the agent cannot edit it.
+function M.workspace_path(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or vim.bo[bufnr].buftype ~= '' then
+    return nil, 'this buffer has no file for the agent to edit (:write it into the workspace first)'
+  end
+  local full = vim.fs.normalize(vim.fn.fnamemodify(name, ':p'))
+  local root = require('kiln.client').root(bufnr)
+  if not vim.startswith(full, root .. '/') then
+    return nil,
+      string.format('%s is outside the workspace %s: the agent edits only files under it', full, root)
+  end
+  return full:sub(#root + 2)
+end
+
 --- A prompt block for lines [line1, line2] (1-based, inclusive) of `bufnr`: a resource_link
 --- (the server reads the live buffer) for a file inside the workspace, else the text itself
 --- as a resource, since the server only reads files under its root.
 function M.reference(bufnr, line1, line2)
   local path = vim.api.nvim_buf_get_name(bufnr)
-  local root = require('kiln.client').current_root()
-  local inside = path ~= ''
-    and vim.bo[bufnr].buftype == ''
-    and vim.startswith(vim.fs.normalize(vim.fn.fnamemodify(path, ':p')), root .. '/')
+  local inside = M.workspace_path(bufnr) ~= nil
   if inside then
     return {
       type = 'resource_link',
@@ -88,11 +100,16 @@ end
 --- the edit comes back through the usual review (per hunk). Without an instruction, ask for one.
 function M.edit(instruction, bufnr, line1, line2)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  -- The agent edits files by their path from the workspace root (not from Neovim's cwd).
+  local path, why = M.workspace_path(bufnr)
+  if not path then
+    vim.notify('kiln: ' .. why, vim.log.levels.ERROR)
+    return
+  end
   local function go(text)
     if not text or vim.trim(text) == '' then
       return
     end
-    local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':.')
     local question = string.format(
       'Edit lines %d-%d of %s: %s\nChange only those lines, with edit_file; no explanation needed.',
       line1,
