@@ -10,6 +10,8 @@ with an input method: extensions/vscode/test/browser/edges.ts loads the real pag
 - while an answer streams, what is already shown is not redrawn (a selection in it survives),
   and the streamed answer is drawn exactly as the same answer rendered whole;
 - an answer's ``command:`` / ``vscode:`` links are shown as text, web links stay links;
+- a panel restored mid-turn (a reloaded window) keeps its transcript but not the old host's turn
+  and question: Send works at once, and the panel names the session it shows to the host;
 - nothing leaves the page's origin.
 """
 
@@ -51,5 +53,5 @@ def test_webview_edges_in_chromium() -> None:
     assert result.returncode == 0
     assert set(report["checks"]) == {
         "ticksSurviveRedraws", "largeDiff", "imeEnter", "streamingKeepsSelection",
-        "streamedEqualsWhole", "linkSchemes",
+        "streamedEqualsWhole", "linkSchemes", "restoredMidTurn",
     }  # fmt: skip

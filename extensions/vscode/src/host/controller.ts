@@ -128,8 +128,7 @@ export class ChatController implements vscode.Disposable {
     try {
       switch (message.type) {
         case "ready":
-          this.post({ type: "server", state: this.protocol ? "running" : this.down });
-          if (this.protocol) await this.refreshSessions();
+          await this.ready(message.sessionId ?? null);
           return;
         case "prompt": {
           const refs = (message.context ?? []).map((c) => ({ uri: c.uri, label: c.label }));
@@ -204,6 +203,29 @@ export class ChatController implements vscode.Disposable {
     } catch (err) {
       this.report(err);
     }
+  }
+
+  /**
+   * A panel (re)opened: tell it what holds now — the server, whether a turn runs, the open
+   * questions. A panel restored after a window reload shows the transcript of a session this
+   * host does not know yet: it becomes the current session, so the next question continues it.
+   */
+  private async ready(shown: string | null): Promise<void> {
+    this.post({ type: "server", state: this.protocol ? "running" : this.down });
+    this.post({ type: "turn", state: this.running ? "running" : "idle" });
+    this.questions.repost();
+    if (shown && !this.sessionId && !this.running) {
+      this.sessionId = shown;
+      if (this.protocol) {
+        try {
+          await this.protocol.loadSession(shown, false);
+        } catch {
+          this.sessionId = null;
+          this.info("The session shown here could not be loaded again: the next question starts a new one.");
+        }
+      }
+    }
+    if (this.protocol) await this.refreshSessions();
   }
 
   async refreshSessions(): Promise<void> {

@@ -13,6 +13,8 @@ import type { PermissionRequest, PermissionResponse } from "../protocol/types";
 export class PermissionQuestions {
   private counter = 0;
   private readonly waiting = new Map<string, (answer: PermissionResponse) => void>();
+  /** The panel message of each open question, to show it again in a reopened panel. */
+  private readonly shown = new Map<string, HostToWebview>();
 
   constructor(private readonly post: (message: HostToWebview) => void) {}
 
@@ -21,6 +23,7 @@ export class PermissionQuestions {
     const requestId = `p${++this.counter}`;
     return new Promise<PermissionResponse>((resolve) => {
       const sub = token.onCancellationRequested(() => {
+        this.shown.delete(requestId);
         if (this.waiting.delete(requestId)) {
           this.post({ type: "permissionClosed", requestId, reason: "cancelled" });
           resolve(CANCELLED);
@@ -31,13 +34,15 @@ export class PermissionQuestions {
         sub.dispose();
         resolve(answer);
       });
-      this.post({
+      const message: HostToWebview = {
         type: "permission",
         requestId,
         sessionId: request.sessionId,
         toolCall: { ...request.toolCall },
         options: request.options,
-      });
+      };
+      this.shown.set(requestId, message);
+      this.post(message);
     });
   }
 
@@ -46,6 +51,7 @@ export class PermissionQuestions {
     const resolve = this.waiting.get(requestId);
     if (!resolve) return;
     this.waiting.delete(requestId);
+    this.shown.delete(requestId);
     resolve(answer);
     this.post({ type: "permissionClosed", requestId, reason: "answered" });
   }
@@ -57,6 +63,12 @@ export class PermissionQuestions {
       this.post({ type: "permissionClosed", requestId, reason: "cancelled" });
     }
     this.waiting.clear();
+    this.shown.clear();
+  }
+
+  /** Show every open question again (a panel that was reloaded lost them). */
+  repost(): void {
+    for (const message of this.shown.values()) this.post(message);
   }
 
   get size(): number {

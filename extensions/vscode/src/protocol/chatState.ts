@@ -267,7 +267,9 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
         fromExternal: obj(tc._meta).fromExternal === true,
         options: message.options,
       };
-      return { ...state, permissions: [...state.permissions, prompt] };
+      // Asked again (the host repeats open questions to a reopened panel): one card.
+      const others = state.permissions.filter((p) => p.requestId !== prompt.requestId);
+      return { ...state, permissions: [...others, prompt] };
     }
     case "permissionClosed":
       return {

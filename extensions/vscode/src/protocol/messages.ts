@@ -93,7 +93,8 @@ export const hostToWebview = z.discriminatedUnion("type", [
 ]);
 
 export const webviewToHost = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("ready") }),
+  /** The page is up; `sessionId`: the session its restored transcript shows, if any. */
+  z.object({ type: z.literal("ready"), sessionId: z.string().nullable().optional() }),
   z.object({ type: z.literal("prompt"), text: z.string().min(1), context: z.array(contextItem).optional() }),
   /** A slash command typed in the composer: `/name args`. */
   z.object({

@@ -24,4 +24,4 @@ const view = new ChatView(
   },
 );
 window.addEventListener("message", (event: MessageEvent) => view.receive(event.data));
-api.postMessage({ type: "ready" } satisfies WebviewToHost);
+api.postMessage({ type: "ready", sessionId: view.state.sessionId } satisfies WebviewToHost);

@@ -59,7 +59,11 @@ export class ChatView {
     saved?: ChatState,
     private readonly save: (state: ChatState) => void = () => {},
   ) {
-    if (saved && Array.isArray(saved.entries)) this.state = { ...initialState(), ...saved };
+    // A restored transcript, but not a running turn or open questions: those belonged to a
+    // host that may be gone (a reloaded window). The host says on "ready" which still hold.
+    if (saved && Array.isArray(saved.entries)) {
+      this.state = { ...initialState(), ...saved, running: false, permissions: [] };
+    }
     root.replaceChildren();
     const header = el("div", { class: "header" });
     this.sessions = el("select", { class: "sessions", title: "Session history" });

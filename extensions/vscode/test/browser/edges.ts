@@ -188,6 +188,39 @@ async function linkSchemes(panel: Panel): Promise<void> {
   assert.match(text, /run it/);
 }
 
+/**
+ * A panel restored mid-turn (a reloaded window): the transcript comes back, but not the turn or
+ * its question, which belonged to the host that is gone; the user can ask again at once.
+ */
+async function restoredMidTurn(): Promise<void> {
+  const saved = {
+    sessionId: "s-old",
+    title: "before the reload",
+    entries: [{ kind: "user", text: "fix it", references: [] }, { kind: "agent", text: "Working on it" }],
+    running: true,
+    permissions: [
+      { requestId: "p9", title: "run_command: make", reason: "", toolCallId: "c9", hasDiff: false, diffs: [], fromExternal: false, options: OPTIONS },
+    ],
+    server: { state: "running" },
+  };
+  const panel = await openPanel(saved);
+  try {
+    const { page, send } = panel;
+    const ready = await waitPosted(page, { type: "ready" });
+    assert.equal(ready.sessionId, "s-old", "the panel names the session it shows");
+    await send({ type: "server", state: "running" });
+    await send({ type: "turn", state: "idle" });
+    assert.match(await page.locator(".message.agent").innerText(), /Working on it/);
+    assert.equal(await page.locator(".permission").count(), 0, "a question of the old host is still shown");
+    assert.equal(await page.locator("button.send").isDisabled(), false, "Send stays disabled");
+    await page.locator("textarea.input").fill("go on");
+    await page.locator("textarea.input").press("Enter");
+    assert.equal((await waitPosted(page, { type: "prompt" })).text, "go on");
+  } finally {
+    await panel.browser.close();
+  }
+}
+
 const CHECKS: Record<string, (panel: Panel) => Promise<void>> = {
   ticksSurviveRedraws,
   largeDiff,
@@ -200,6 +233,12 @@ const CHECKS: Record<string, (panel: Panel) => Promise<void>> = {
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
   const results: Record<string, string> = {};
+  if (!only.length || only.includes("restoredMidTurn")) {
+    results.restoredMidTurn = await restoredMidTurn().then(
+      () => "ok",
+      (err) => String((err as Error)?.stack ?? err).split("\n").slice(0, 6).join("\n"),
+    );
+  }
   for (const [name, check] of Object.entries(CHECKS)) {
     if (only.length && !only.includes(name)) continue;
     const panel = await openPanel();

@@ -27,7 +27,8 @@ export interface Panel {
   posted(): Promise<Record<string, unknown>[]>;
 }
 
-export async function openPanel(viewport = { width: 520, height: 900 }): Promise<Panel> {
+/** `saved`: the state VS Code gives back to a panel it restores (`getState`). */
+export async function openPanel(saved?: unknown, viewport = { width: 520, height: 900 }): Promise<Panel> {
   const browser = await chromium.launch({
     executablePath: process.env.KILN_CHROMIUM || "/usr/bin/chromium",
     args: [
@@ -69,16 +70,16 @@ export async function openPanel(viewport = { width: 520, height: 900 }): Promise
   page.on("console", (m) => {
     if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
   });
-  await page.addInitScript(() => {
+  await page.addInitScript((restored) => {
     const w = window as unknown as { __posted: unknown[]; acquireVsCodeApi: () => unknown };
     w.__posted = [];
-    let state: unknown;
+    let state: unknown = restored ?? undefined;
     w.acquireVsCodeApi = () => ({
       postMessage: (m: unknown) => w.__posted.push(m),
       getState: () => state,
       setState: (s: unknown) => (state = s),
     });
-  });
+  }, saved ?? null);
   await page.goto(`${ORIGIN}/`);
   await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === "ready"));
   return {

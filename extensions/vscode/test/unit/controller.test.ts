@@ -104,6 +104,34 @@ describe("chat controller", () => {
     expect(ofType("permissionClosed")).toHaveLength(1);
   });
 
+  test("a reopened panel hears whether a turn runs and gets the open questions again", async () => {
+    chat.attach(peer);
+    void peer.request("kiln/session/requestPermission", {
+      sessionId: "s1",
+      toolCall: { toolCallId: "t7", title: "run_command: make" },
+      options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }],
+    });
+    await tick();
+    posted = [];
+    await chat.handle({ type: "ready" });
+    expect(ofType("turn")).toEqual([{ type: "turn", state: "idle" }]);
+    expect(ofType("permission").map((p) => p.toolCall.title)).toEqual(["run_command: make"]);
+    await chat.handle({ type: "permission", requestId: ofType("permission")[0].requestId, optionId: "allow_once" });
+    posted = [];
+    await chat.handle({ type: "ready" });
+    expect(ofType("permission")).toEqual([]);
+  });
+
+  test("a panel restored after a reload continues the session it shows", async () => {
+    const loaded: unknown[] = [];
+    peer.on("kiln/session/load", (p) => (loaded.push(p), { sessionId: "s-old", mode: "ask", editMode: "ask" }));
+    chat.attach(peer);
+    await tick();
+    await chat.handle({ type: "ready", sessionId: "s-old" });
+    expect(chat.sessionId).toBe("s-old");
+    expect(loaded).toEqual([{ sessionId: "s-old", replay: false }]);
+  });
+
   test("when the server withdraws a request ($/cancelRequest) the prompt is closed as cancelled", async () => {
     chat.attach(peer);
     const token = new Token();
