@@ -24,6 +24,11 @@ SCRIPT = [
     {"match": "second-of-two", "text": "Both ran."},
     {"match": "break please", "raise": "bad_request", "message": "bad input\nsee line two-7"},
     {"match": "windows please", "text": "one\r\ntwo\r\n\r\nthree"},
+    {
+        "match": "fences please",
+        "text": "````markdown\nIn your README:\n```python\nx = 41\n```\n````\n\n"
+        "~~~sh\necho tilde-9\n~~~\n",
+    },
 ]
 
 
@@ -85,6 +90,15 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
     at = lines.index("one")
     assert lines[at : at + 4] == ["one", "two", "", "three"], lines
     assert not any("\r" in line for line in lines), lines
+
+    # gy copies the block under the cursor: a ```` block quoting a ``` one whole, a ~~~ block.
+    ed.keys("fences please<CR>")
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 4)
+    ed.keys("<Esc><C-w>k/x = 41<CR>gy")
+    ed.wait("the copy", lambda: "x = 41" in ed.nvim.funcs.getreg('"'))
+    assert ed.nvim.funcs.getreg('"') == "In your README:\n```python\nx = 41\n```\n"
+    ed.keys("/echo tilde-9<CR>gy")
+    ed.wait("the second copy", lambda: ed.nvim.funcs.getreg('"') == "echo tilde-9\n")
 
 
 SUB_SCRIPT = [

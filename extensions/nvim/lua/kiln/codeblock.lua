@@ -4,32 +4,52 @@
 -- language (```python calc.py) or else that same file window's buffer.
 local M = {}
 
---- The fenced block around `row` (1-based) of `lines`: { code, lang, target } or nil.
+--- An opening fence: its character, length and info string (``` or ~~~, as CommonMark has
+--- them; any indentation, since a fence in a list item is indented).
+local function opening(line)
+  local fence, info = line:match('^%s*(```+)(.*)$')
+  if not fence then
+    fence, info = line:match('^%s*(~~~+)(.*)$')
+  end
+  if not fence or (fence:sub(1, 1) == '`' and info:find('`', 1, true)) then
+    return nil
+  end
+  return { char = fence:sub(1, 1), len = #fence, info = vim.trim(info) }
+end
+
+--- Whether `line` closes `fence`: the same character, at least as many, nothing after.
+local function closing(line, fence)
+  local run = line:match('^%s*([`~]+)%s*$')
+  return run ~= nil
+    and run:sub(1, 1) == fence.char
+    and run:match('^' .. vim.pesc(fence.char) .. '+$') ~= nil
+    and #run >= fence.len
+end
+
+--- The fenced block around `row` (1-based) of `lines`: { code, lang, target } or nil. A fence
+--- closes only on the same character at least as long, so a ```` block quoting ``` keeps it.
 function M.at(lines, row)
-  local open
-  local inside = false
+  local open, fence
   for i = 1, #lines do
-    if lines[i]:match('^%s*```') then
-      if not inside then
-        open, inside = i, true
-      else
-        if row >= open and row <= i then
-          local info = lines[open]:match('^%s*```%s*(.-)%s*$') or ''
-          local lang, rest = info:match('^(%S*)%s*(.*)$')
-          local target = ''
-          if lang and lang:find(':', 1, true) then
-            lang, target = lang:match('^([^:]*):(.*)$')
-          elseif rest and rest ~= '' then
-            target = rest:match('(%S*[./]%S*)') or ''
-          end
-          return {
-            code = table.concat(vim.list_slice(lines, open + 1, i - 1), '\n') .. '\n',
-            lang = lang or '',
-            target = target,
-          }
+    if not fence then
+      fence = opening(lines[i])
+      open = i
+    elseif closing(lines[i], fence) then
+      if row >= open and row <= i then
+        local lang, rest = fence.info:match('^(%S*)%s*(.*)$')
+        local target = ''
+        if lang and lang:find(':', 1, true) then
+          lang, target = lang:match('^([^:]*):(.*)$')
+        elseif rest and rest ~= '' then
+          target = rest:match('(%S*[./]%S*)') or ''
         end
-        inside = false
+        return {
+          code = table.concat(vim.list_slice(lines, open + 1, i - 1), '\n') .. '\n',
+          lang = lang or '',
+          target = target,
+        }
       end
+      fence = nil
     end
   end
 end
