@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, assert_never
 
@@ -121,8 +122,18 @@ class StreamJsonRenderer:
         print_json({"type": event.kind, **event.to_dict()}, indent=None)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(obj: Any, indent: int | None = None) -> str:
+    """JSON that is valid UTF-8 whatever it holds: a file name that is not UTF-8 reaches the
+    report as lone surrogates (``\\udce9`` for byte 0xe9), which are written as escapes."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def print_json(obj: dict[str, Any], indent: int | None = 2) -> None:
     """One JSON document on stdout; under GitHub Actions with no ``##[`` in it."""
-    text = json.dumps(obj, indent=indent, ensure_ascii=False)
+    text = json_text(obj, indent)
     sys.stdout.write((neutral_json(text) if active() else text) + "\n")
     sys.stdout.flush()

@@ -98,7 +98,7 @@ def _run(
     try:
         return subprocess.run(
             ["git", *SAFE_GIT, *argv], cwd=cwd, env=env, input=stdin, capture_output=True,
-            text=True, errors="replace", timeout=timeout,
+            text=True, encoding="utf-8", errors="surrogateescape", timeout=timeout,
             stdin=subprocess.DEVNULL if stdin is None else None,
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import json
 import signal
 import sys
 import threading
@@ -22,7 +21,7 @@ from agent.sandbox.guard import MemoryGuard
 from agent.session import AgentConfig, DiskHost, Session
 from lsp_server.headless import ci, exit_codes, repo_git
 from lsp_server.headless.artifacts import Artifacts
-from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, print_json
+from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, json_text, print_json
 from lsp_server.headless.terminal import safe
 
 CI_PREAMBLE = (
@@ -261,8 +260,7 @@ def _finish(
     )
     out = artifacts or Artifacts(session.store.folder(session.id))
     out.open()
-    lines = [session.runner.redact(json.dumps(m, ensure_ascii=False)) + "\n"
-             for m in session.transcript.messages]  # fmt: skip
+    lines = [session.runner.redact(json_text(m)) + "\n" for m in session.transcript.messages]
     report.transcript_path = str(out.write("transcript.jsonl", "".join(lines)))
     if ci_state is not None:
         _ci_outputs(opts, session, report, before, out, ci_state, clock)
@@ -270,7 +268,7 @@ def _finish(
     report.outcome = exit_codes.MEANING[report.exit_code]
     if opts.ci:
         report.summary_path = str(out.write("summary.md", ci.markdown_summary(report)))
-        out.write("report.json", json.dumps(report.to_dict(), indent=2))
+        out.write("report.json", json_text(report.to_dict(), indent=2))
     if report.blocked:  # one line whatever the output format: the outputs were refused
         click.echo(f"kiln: {safe(report.error)}", err=True)
     if opts.output_format == "json":
