@@ -3,8 +3,22 @@
 # Plain shell so the test suite runs exactly this script.
 set -uo pipefail
 
-artifacts="${KILN_ARTIFACTS:-${RUNNER_TEMP:-/tmp}/kiln-artifacts}"
-mkdir -p "$artifacts"
+# A folder of this run's own (two Kiln steps in a job, or a matrix, each upload theirs: an
+# artifact name can be used once per workflow run).
+if [ -n "${KILN_ARTIFACTS:-}" ]; then
+  artifacts=$KILN_ARTIFACTS
+  mkdir -p "$artifacts"
+else
+  artifacts=$(mktemp -d "${RUNNER_TEMP:-/tmp}/kiln-artifacts-XXXXXXXX")
+fi
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+  {
+    echo "artifacts=$artifacts"
+    folder=${artifacts%/}
+    folder=${folder##*/}
+    echo "artifact-name=kiln-${GITHUB_JOB:-run}-${folder#kiln-artifacts-}"
+  } >> "$GITHUB_OUTPUT"
+fi
 args=(run --ci --output-format json --artifacts "$artifacts" --max-steps "${KILN_MAX_STEPS:-40}")
 # The event always goes along: kiln refuses runs asked for by someone without write access
 # (author_association) who is not in KILN_ALLOWED_USERS, and pull requests from forks.

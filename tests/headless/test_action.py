@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -183,6 +184,54 @@ def test_post_comment_fits_a_long_summary_in_one_comment(tmp_path: Path) -> None
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_each_run_uploads_its_own_artifacts(failing_repo: Path, tmp_path: Path) -> None:
+    """An artifact name is taken once per workflow run (upload-artifact v4): before, every Kiln
+    step uploaded "kiln-run" from one shared folder, so a second one in a job or a matrix failed
+    its upload (and overwrote the first's files)."""
+    import yaml
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["Nothing to do."]))
+    names, folders = [], []
+    for n in range(2):
+        output = tmp_path / f"github_output{n}"
+        env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script),
+               "KILN_TASK": "look", "RUNNER_TEMP": str(tmp_path), "GITHUB_JOB": "fix",
+               "GITHUB_OUTPUT": str(output), "KILN_COMMAND": f"{sys.executable} -m lsp_server"}  # fmt: skip
+        env.pop("KILN_ARTIFACTS", None)
+        proc = subprocess.run(["bash", str(REPO / "action" / "run.sh")], cwd=failing_repo,
+                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
+        assert Path(outputs["summary"]).parent == Path(outputs["artifacts"])
+        names.append(outputs["artifact-name"])
+        folders.append(outputs["artifacts"])
+    assert names[0] != names[1] and folders[0] != folders[1]
+    assert all(re.fullmatch(r"kiln-fix-[A-Za-z0-9]+", name) for name in names)
+    steps = yaml.safe_load((REPO / "action.yml").read_text())["runs"]["steps"]
+    upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact"))
+    assert "steps.kiln.outputs.artifact-name" in upload["with"]["name"]
+    assert upload["with"]["path"] == "${{ steps.kiln.outputs.artifacts }}"
+
+
+def test_the_action_leaves_the_jobs_python_alone() -> None:
+    """Before, the action ran setup-python (which puts its Python first on PATH for the rest of
+    the job) and pip-installed Kiln into it: `--verify "pytest"` then ran with another
+    interpreter than the project's, and Kiln's dependencies could replace the project's. Now
+    Kiln has a virtual environment of its own and is called by its path."""
+    import yaml
+
+    steps = yaml.safe_load((REPO / "action.yml").read_text())["runs"]["steps"]
+    python = next(s for s in steps if str(s.get("uses", "")).startswith("actions/setup-python"))
+    assert python["with"]["update-environment"] is False
+    install = next(s for s in steps if s.get("name") == "Install Kiln")
+    assert "python -m pip" not in install["run"].replace("/bin/python", "")
+    assert install["env"]["KILN_PYTHON"] == f"${{{{ steps.{python['id']}.outputs.python-path }}}}"
+    assert '"$KILN_PYTHON" -m venv "$KILN_VENV"' in install["run"]
+    run = next(s for s in steps if s.get("id") == "kiln")
+    assert run["env"]["KILN_COMMAND"] == install["env"]["KILN_VENV"] + "/bin/kiln"
 
 
 def test_action_yml_is_a_composite_action_calling_the_tested_scripts() -> None:
