@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,9 +67,12 @@ class Memory:
         self.user_home = user_home if user_home is not None else Path.home()
         self.repo = repository_root(root)
         repository = (self.repo, root.resolve())
-        users = tuple(p.resolve() for p in (home, *(self.user_home / d for d in USER_DIRS)))
+        named = tuple(
+            Path(os.path.abspath(p)) for p in (home, *(self.user_home / d for d in USER_DIRS))
+        )
+        users = tuple(p.resolve() for p in named)
         # The user's files import from any of these; a repository's only Markdown from the user's.
-        self.user_scope = Scope(repository + users)
+        self.user_scope = Scope(repository + users, linked=named)
         self.project_scope = Scope(repository, markdown=users)
         self.loaded_dirs: set[Path] = set()
         self.subdirectory_bytes = MAX_SUBDIRECTORY_BYTES  # left for this session

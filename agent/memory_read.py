@@ -37,6 +37,12 @@ class Scope:
     anything: tuple[Path, ...]
     markdown: tuple[Path, ...] = ()
     shown: str = ROOTS_NOTE
+    # Folders only the user writes (their agent folders): a file named inside one counts as
+    # there even when it is a link elsewhere (a dotfiles repository's, made by GNU stow).
+    linked: tuple[Path, ...] = ()
+
+    def trusts_link(self, named: Path) -> bool:
+        return any(named.is_relative_to(r) for r in self.linked)
 
     def admits(self, target: Path) -> bool:
         if any(target.is_relative_to(r) for r in self.anything):
@@ -92,7 +98,9 @@ def expand(path: Path, scope: Scope | None, *, users_own: bool = False) -> str:
     stopped = None if users_own else refusal(path, scope)
     if stopped is not None:
         return stopped
-    return _expand(path.resolve(), 0, frozenset(), scope, _Budget())
+    # The user's file imports relative to where they keep it, a link included.
+    start = Path(os.path.abspath(path)) if users_own else path.resolve()
+    return _expand(start, 0, frozenset(), scope, _Budget())
 
 
 def _expand(path: Path, depth: int, chain: frozenset[Path], scope: Scope | None, b: _Budget) -> str:
@@ -113,19 +121,19 @@ def _expand(path: Path, depth: int, chain: frozenset[Path], scope: Scope | None,
             size += len(line) + 1
             continue
         raw = m.group(1)
-        target = Path(os.path.expanduser(raw))
-        if not target.is_absolute():
-            target = path.parent / target
+        named = Path(os.path.expanduser(raw))
+        named = Path(os.path.normpath(named if named.is_absolute() else path.parent / named))
         try:
-            target = target.resolve()
+            target = named.resolve()
         except (OSError, RuntimeError):
             out.append(f"[memory note: @{raw} not found]")
             continue
-        if target in chain or target == path:
+        linked = scope is not None and not scope.admits(target) and scope.trusts_link(named)
+        if target in chain or target == path.resolve():
             out.append(f"[memory note: import cycle at @{raw} skipped]")
         elif depth + 1 > MAX_DEPTH:
             out.append(f"[memory note: @{raw} skipped: imports nest deeper than {MAX_DEPTH}]")
-        elif scope is not None and not scope.admits(target):
+        elif scope is not None and not (linked or scope.admits(target)):
             out.append(
                 f"[memory note: @{raw} skipped: outside the folders memory may import from "
                 f"({scope.shown})]"
@@ -138,7 +146,8 @@ def _expand(path: Path, depth: int, chain: frozenset[Path], scope: Scope | None,
             out.append(f"[memory note: @{raw} skipped: more than {MAX_IMPORTS} imports]")
         else:
             b.imports -= 1
-            out.append(_expand(target, depth + 1, chain | {path}, scope, b))
+            here = path.resolve()
+            out.append(_expand(named if linked else target, depth + 1, chain | {here}, scope, b))
         size += len(out[-1]) + 1
         if size > MAX_BYTES:
             break  # the block is cut at MAX_BYTES anyway

@@ -69,3 +69,34 @@ def test_at_lines_inside_code_blocks_are_text_not_imports(tmp_path: Path, kiln_h
     shown = kiln(tmp_path, kiln_home, "show").stdout
     assert "\n@types/node\n" in shown and "\n@dataclass\n" in shown, shown
     assert "not found" not in shown
+
+
+def test_the_users_memory_kept_in_a_dotfiles_repository_imports_its_neighbours(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """GNU stow, chezmoi's symlink mode and home-manager make ~/.claude/CLAUDE.md a link into
+    a dotfiles repository, and link each file beside it the same way. Before, every import of
+    such a memory file was refused as "outside the folders memory may import from": a relative
+    one was resolved from the dotfiles folder, and ~/.claude/style.md resolved there too."""
+    home = tmp_path / "home"
+    dots = home / "dotfiles" / "claude"
+    dots.mkdir(parents=True)
+    (home / ".claude").mkdir()
+    (dots / "CLAUDE.md").write_text("USER-MEMORY\n@rules.md\n@~/.claude/style.md\n")
+    (dots / "rules.md").write_text("RULES: small commits")
+    (dots / "style.md").write_text("STYLE: four spaces")
+    for name in ("CLAUDE.md", "rules.md", "style.md"):
+        (home / ".claude" / name).symlink_to(dots / name)
+    root = tmp_path / "repo"
+    root.mkdir()
+    # A repository still cannot reach through such a link: it reads Markdown the user keeps in
+    # their agent folders only where the file really is there.
+    (root / "KILN.md").write_text("@~/.claude/rules.md\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "memory", "show", "--root", str(root)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "KILN_HOME": str(kiln_home), "HOME": str(home)},
+    )  # fmt: skip
+    user, project = proc.stdout.split('<memory level="project"')
+    assert "RULES: small commits" in user and "STYLE: four spaces" in user, proc.stdout
+    assert "RULES" not in project and "skipped" in project, proc.stdout
