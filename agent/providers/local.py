@@ -189,6 +189,11 @@ class LocalModel:
         self.model = MODEL_ID if path is None else self.model_path.stem
         self.context_window = n_ctx
         self.max_tokens = _env_int(MAX_TOKENS_VAR) or max_tokens
+        if self.max_tokens > n_ctx // 2:  # the prompt would be cut to nothing to make room
+            raise ConfigError(
+                f"{MAX_TOKENS_VAR} is {self.max_tokens}: at most half the model's window "
+                f"({n_ctx // 2} of {n_ctx} tokens)"
+            )
         self.output_limit = self.max_tokens  # a reply stops here whatever the session asks
         self.seed = seed
         self.n_threads = n_threads or _env_int(THREADS_VAR) or default_threads()

@@ -154,3 +154,23 @@ def test_a_cut_answer_is_its_text_and_a_cut_call_keeps_its_arguments_raw() -> No
     blocks, _ = parse_reply('{ "tool": "read_file", "arguments": { "path": "ca', "c2")
     assert blocks == [{"type": "tool_use", "id": "c2", "name": "read_file",
                        "input": {INVALID_JSON: '{ "path": "ca'}}]  # fmt: skip
+
+
+@needs_local
+@pytest.mark.parametrize(
+    ("env", "words"),
+    [
+        ({"KILN_LOCAL_MAX_TOKENS": "8192"}, "KILN_LOCAL_MAX_TOKENS"),  # the whole window
+        ({"KILN_LOCAL_MAX_TOKENS": "lots"}, "KILN_LOCAL_MAX_TOKENS"),
+        ({"KILN_LOCAL_THREADS": "0"}, "KILN_LOCAL_THREADS"),
+    ],
+)
+def test_local_settings_out_of_range_are_one_line(
+    tmp_path: Path, env: dict[str, str], words: str
+) -> None:
+    """Before the check, an output limit as large as the window left no room for the prompt:
+    every message was cut to nothing and llama.cpp's refusal came back as "shorten the
+    conversation", after the model had loaded."""
+    proc = kiln_run(tmp_path, "hi", **env)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and words in lines[0], proc.stderr
