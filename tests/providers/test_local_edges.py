@@ -17,7 +17,8 @@ from tests.providers.helpers import collect, make_request
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_local = pytest.mark.skipif(
-    not local_available(), reason="the local extra is not installed: pip install 'kiln-agent[local]'"
+    not local_available(),
+    reason="the local extra is not installed: pip install 'kiln-agent[local]'",
 )
 
 
