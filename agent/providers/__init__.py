@@ -11,17 +11,14 @@ if its extra is installed; else a ``ConfigError`` saying how to configure one.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
-import json
 import os
-import shlex
-import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
 from agent.errors import ConfigError, ProviderUnavailable
 from agent.protocols import Model
+from agent.providers.install import install_hint
 
 ModelFactory = Callable[[dict[str, Any]], Model]
 
@@ -49,26 +46,6 @@ def create_model(name: str, config: dict[str, Any] | None = None) -> Model:
         return factory(dict(config or {}))
     except ProviderUnavailable as exc:  # at construction this means "not configured": bad usage
         raise ConfigError(str(exc), hint=exc.hint) from None
-
-
-def install_hint() -> str:
-    """How to add the ``local`` extra to this installation. From a checkout (an editable
-    install, as the README's quick start makes), pip must be pointed at the checkout:
-    ``pip install 'kiln-agent[local]'`` would look the name up on the package index instead and
-    fail, or install whatever else carries that name there."""
-    try:
-        info = json.loads(
-            importlib.metadata.distribution("kiln-agent").read_text("direct_url.json") or "{}"
-        )
-    except (importlib.metadata.PackageNotFoundError, ValueError):
-        info = {}
-    if not (isinstance(info, dict) and (info.get("dir_info") or {}).get("editable")):
-        return "pip install 'kiln-agent[local]'"
-    url = urllib.parse.urlparse(str(info.get("url") or ""))
-    checkout = urllib.parse.unquote(url.path) if url.scheme == "file" else ""
-    if checkout and os.path.isdir(checkout):
-        return f"pip install -e {shlex.quote(checkout + '[local]')}"
-    return "pip install -e '.[local]' in the Kiln checkout"
 
 
 def local_available() -> bool:
@@ -136,6 +113,7 @@ __all__ = [
     "ModelFactory",
     "choose_provider",
     "create_model",
+    "install_hint",
     "local_available",
     "provider_names",
     "register_provider",

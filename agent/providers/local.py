@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
-from agent.providers import install_hint
+from agent.providers.install import install_hint
 from agent.providers.local_format import (
     build_grammar,
     offered_tools,

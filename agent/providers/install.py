@@ -1,0 +1,29 @@
+"""The command that adds the embedded model's ``local`` extra to this installation of Kiln."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shlex
+import urllib.parse
+
+
+def install_hint() -> str:
+    """How to add the ``local`` extra to this installation. From a checkout (an editable
+    install, as the README's quick start makes), pip must be pointed at the checkout:
+    ``pip install 'kiln-agent[local]'`` would look the name up on the package index instead and
+    fail, or install whatever else carries that name there."""
+    try:
+        info = json.loads(
+            importlib.metadata.distribution("kiln-agent").read_text("direct_url.json") or "{}"
+        )
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        info = {}
+    if not (isinstance(info, dict) and (info.get("dir_info") or {}).get("editable")):
+        return "pip install 'kiln-agent[local]'"
+    url = urllib.parse.urlparse(str(info.get("url") or ""))
+    checkout = urllib.parse.unquote(url.path) if url.scheme == "file" else ""
+    if checkout and os.path.isdir(checkout):
+        return f"pip install -e {shlex.quote(checkout + '[local]')}"
+    return "pip install -e '.[local]' in the Kiln checkout"
