@@ -59,6 +59,8 @@ def is_test_path(rel: str) -> bool:
 
 @lru_cache(maxsize=65536)  # asked for every candidate of every search
 def is_example_path(rel: str) -> bool:
+    if rel.startswith("bin/"):  # the root's scripts: release tools, launchers, CLI shims
+        return True
     return any(
         p
         in (

@@ -9,6 +9,7 @@ import pytest
 
 from indexer import Index
 from indexer import weights as W
+from indexer.paths import is_example_path
 from indexer.structure import folder_holds, is_tooling_path, scope_parts, scope_words
 from indexer.subjects import subject_of_test
 
@@ -248,3 +249,40 @@ def test_with_the_switch_on_fix_and_bug_are_not_searched_for_in_the_code(
     assert hit.path == "streams/src/main/java/org/acme/ProcessorNode.java"
     # a query of nothing but such words is still searched with them
     assert idx.search("fixed", 1)[0].path == "streams/src/main/java/org/acme/FixedKeyProcessor.java"
+
+
+@pytest.mark.parametrize(
+    ("path", "script"),
+    [
+        ("bin/contributors.js", True),
+        ("bin/kafka-run-class.sh", True),
+        ("src/bin/rg.rs", False),  # a cargo binary: the program itself
+        ("crates/core/bin/main.rs", False),
+        ("lib/binary.js", False),
+    ],
+)
+def test_the_roots_bin_folder_holds_scripts(path: str, script: bool) -> None:
+    assert is_example_path(path) is script
+
+
+def test_a_release_script_ranks_below_the_code_it_describes(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    # a changelog generator says every kind of change in commit words
+    write(
+        repo,
+        "bin/contributors.js",
+        "// group security fixes, CSRF and vulnerability reports for the release notes\n"
+        "export function securityFixes(commits) {\n"
+        "  return commits.filter((c) => /security|csrf|vulnerability/i.test(c.subject));\n}\n",
+    )
+    write(
+        repo,
+        "lib/adapters/xhr.js",
+        "// send the XSRF token only to the same origin (CSRF)\n"
+        "export function xsrfHeader(config, origin) {\n"
+        "  return isSameOrigin(config.url, origin) ? readCookie(config.xsrfCookieName) : null;\n}\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    assert idx.search("fix(CSRF): fixed CSRF vulnerability", 2)[0].path == "lib/adapters/xhr.js"
