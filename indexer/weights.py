@@ -86,6 +86,8 @@ SCOPE_FOLDER_WEIGHT = 1.0
 # at most SCOPE_FOLDERS_MAX such folders) are fused as one more list with this weight.
 SCOPE_FILE_CANDIDATES = 20
 SCOPE_FOLDERS_MAX = 3
+# ... and when no candidate lies in such a folder, the folders of the whole tree are looked at.
+SCOPE_FOLDER_FROM_TREE = True
 SCOPE_FILE_WEIGHT = 1.0
 # ... and the packages earlier commits with the same scope changed (``indexer/scope_history.py``):
 # a candidate in one is multiplied by 1 + this x the share of those commits that touched it.

@@ -63,3 +63,27 @@ def test_a_one_word_component_searches_no_folder(
     idx.update()
     paths = [h.path for h in idx.search("fix(formatter): format comments before important", 5)]
     assert paths == ["crates/biome_css_formatter/src/lib.rs"]
+
+
+@pytest.mark.usefixtures("one_candidate")
+def test_the_named_folder_is_found_in_the_tree_when_no_candidate_lies_in_it(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every word of the subject is said best in a sibling crate: the one block candidate
+    syntax = "/// property attachment across lines in block mappings\npub fn block_map() {}\n"
+    write(repo, "crates/biome_yaml_syntax/src/block_ext.rs", syntax)
+    lexer = "pub fn consume_property(line: &str) {\n    // a property ends its line\n}\n"
+    write(repo, "crates/biome_yaml_parser/src/lexer.rs", lexer)
+    write(repo, "crates/biome_json_parser/src/lexer.rs", lexer)  # another parser's twin
+    idx = open_index(repo)
+    idx.update()
+    query = "fix(parser/yaml): property attachment across lines in block mappings"
+    paths = [h.path for h in idx.search(query, 5)]
+    # the named crate's file first (the scope's folder prior), the twin in another parser not
+    assert paths == [
+        "crates/biome_yaml_parser/src/lexer.rs",
+        "crates/biome_yaml_syntax/src/block_ext.rs",
+    ]
+    monkeypatch.setattr(W, "SCOPE_FOLDER_FROM_TREE", False)  # only the candidates' folders
+    paths = [h.path for h in idx.search(query, 5)]
+    assert paths == ["crates/biome_yaml_syntax/src/block_ext.rs"]
