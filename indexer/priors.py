@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterable
 from functools import lru_cache
 
 from indexer import weights as W
@@ -17,7 +18,7 @@ from indexer.paths import (
     nested_package_roots,
 )
 from indexer.structure import is_tooling_path
-from indexer.tokens import query_words, split_cached
+from indexer.tokens import query_words, split_cached, stem
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -44,9 +45,11 @@ def joined_words(query: str, longest: int = 4) -> set[str]:
     return out
 
 
-def name_match(name: str, terms: set[str]) -> float:
-    """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
-    parts = _name_parts(name)
+def name_match(name: str, terms: set[str] | frozenset[str]) -> float:
+    """How well a qualified name matches the query terms: coverage x precision, in [0, 1].
+    With ``STEMMED_NAMES`` both sides are word stems (``terms`` must then be ``stems`` of the
+    query's): "allows lists" covers ``allow_list``, "parsers" ``Parser``."""
+    parts = _name_stems(name) if W.STEMMED_NAMES else _name_parts(name)
     common = len(parts & terms)
     return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
 
@@ -54,6 +57,24 @@ def name_match(name: str, terms: set[str]) -> float:
 @lru_cache(maxsize=65536)
 def _name_parts(name: str) -> frozenset[str]:
     return frozenset(split_cached(name.replace(".", "_").replace(",", "_").replace(":", "_")))
+
+
+@lru_cache(maxsize=65536)
+def _name_stems(name: str) -> frozenset[str]:
+    return stems(_name_parts(name))
+
+
+@lru_cache(maxsize=65536)
+def _short_stems(qualified: str) -> frozenset[str]:
+    return stems(short_names(qualified))
+
+
+def stems(words: Iterable[str]) -> frozenset[str]:
+    """The stems FTS5's porter tokenizer gives ``words`` (lower-cased: ``options`` ->
+    ``option``, ``allows`` -> ``allow``; a word of several tokens, such as ``log_startup``,
+    stays as it is), the form a query's words and definition names are compared in."""
+    # a word holding "_" is several tokens, which ``stem`` keeps as they are: no lookup
+    return frozenset(w if "_" in w else stem(w) for w in words)
 
 
 def names_a_definition(ordered: list[int], meta: dict[int, tuple], terms: set[str]) -> bool:
@@ -101,14 +122,21 @@ def place_penalty(path: str) -> float:
 
 
 def prior(
-    kind: str, name: str, words: set[str], terms: set[str], place: float, vendored: bool
+    kind: str,
+    name: str,
+    words: set[str] | frozenset[str],
+    terms: set[str] | frozenset[str],
+    place: float,
+    vendored: bool,
 ) -> float:
-    """Name evidence up, unlikely places down; a block the query names exactly is exempt from
+    """Name evidence up, unlikely places down (``words`` and ``terms``: the query's, as
+    ``stems`` when ``STEMMED_NAMES``); a block the query names exactly is exempt from
     the path penalties (asking for ``test_parse_header`` means the test). A text window is
     named after its file, whose extension is no name the query gives: "fix(html)" names a
     language, not every ``.html`` fixture under ``tests/``."""
     factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
-    if kind != "text" and words & short_names(name):
+    names = _short_stems(name) if W.STEMMED_NAMES else short_names(name)
+    if kind != "text" and not words.isdisjoint(names):
         return factor * W.NAME_MATCH_BOOST
     factor *= place  # x 1.0 changes no float
     if vendored:

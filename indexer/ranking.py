@@ -26,6 +26,7 @@ from indexer.priors import (
     place_penalty,
     prior,
     short_names,
+    stems,
 )
 from indexer.rescore import rescore
 from indexer.search_cache import HistoryMemo, SearchCache, Symbols
@@ -126,11 +127,15 @@ def search(
         if W.GENERATED_PENALTY != 1.0
         else set()
     )
+    # the forms names are compared in (``priors.name_match``): stems, or the words as written
+    name_words, name_terms = (
+        (stems(named), stems(term_set)) if W.STEMMED_NAMES else (named, term_set)
+    )
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         if path not in places:
             places[path] = (place_penalty(path), vendored(path))
-        fused[block_id] *= prior(kind, name, named, term_set, *places[path])
+        fused[block_id] *= prior(kind, name, name_words, name_terms, *places[path])
         if scope:
             fused[block_id] *= 1.0 + W.SCOPE_WEIGHT * scope_match(scope, path)
         if len(parts) > 1 and folder_holds(parts, path):

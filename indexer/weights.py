@@ -51,6 +51,9 @@ GRAPH_EXPAND_SEEDS = 12  # the strongest seeds whose neighbours join the walk
 NAME_MATCH_BOOST = 1.5
 # Multiplier 1 + w * (coverage x precision) of the query terms in the block's qualified name.
 NAME_COVERAGE_WEIGHT = 1.0
+# Whether those two compare word stems ("options" names ``option``, "allows" ``allow_list``)
+# rather than the words as written.
+STEMMED_NAMES = True
 # A query identifier of two parts or more (``StandbyTask``, ``use_strict_mode``) that is a
 # file's name (``StandbyTask.java``): the file's blocks are multiplied by 1 + this.
 NAMED_FILE_WEIGHT = 1.0

@@ -279,3 +279,23 @@ def test_an_edit_that_adds_or_drops_the_generated_header_counts_at_once(
     assert idx.search(STRICT_QUERY, 2)[0].path == "src/handlers.rs"
     idx.update_file("src/rules.rs", RULES)
     assert idx.search(STRICT_QUERY, 2)[0].path == "src/rules.rs"
+
+
+def test_a_plural_or_a_verb_form_in_the_query_names_the_definition(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "allows" and "lists" are the words of ``allow_list`` as a subject writes them; the
+    # other function says every word of the query as written
+    write(repo, "glob/allow.py", "def allow_list(items):\n    return [p for p in items]\n")
+    write(
+        repo,
+        "glob/config.py",
+        "def configure(allows, lists, patterns):\n    # allows lists of patterns\n"
+        "    return allows + lists + patterns\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    query = "allows lists of patterns"
+    assert idx.search(query, 2)[0].name == "allow_list"
+    monkeypatch.setattr(W, "STEMMED_NAMES", False)  # the words as written name nothing
+    assert idx.search(query, 2)[0].name == "configure"
