@@ -131,13 +131,17 @@ def prior(
 ) -> float:
     """Name evidence up, unlikely places down (``words`` and ``terms``: the query's, as
     ``stems`` when ``STEMMED_NAMES``); a block the query names exactly is exempt from
-    the path penalties (asking for ``test_parse_header`` means the test). A text window is
+    the path penalties (asking for ``test_parse_header`` means the test), unless it is a
+    module's part, named after its file ("timeout error for http" names ``lib/adapters/http.js``
+    and ``test/unit/adapters/http.js`` alike, and means the code). A text window is
     named after its file, whose extension is no name the query gives: "fix(html)" names a
     language, not every ``.html`` fixture under ``tests/``."""
     factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
     names = _short_stems(name) if W.STEMMED_NAMES else short_names(name)
     if kind != "text" and not words.isdisjoint(names):
-        return factor * W.NAME_MATCH_BOOST
+        factor *= W.NAME_MATCH_BOOST
+        if kind != "module":  # a module's part is named after its file: its place still counts
+            return factor
     factor *= place  # x 1.0 changes no float
     if vendored:
         factor *= W.VENDOR_PENALTY

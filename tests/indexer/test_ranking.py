@@ -299,3 +299,26 @@ def test_a_plural_or_a_verb_form_in_the_query_names_the_definition(
     assert idx.search(query, 2)[0].name == "allow_list"
     monkeypatch.setattr(W, "STEMMED_NAMES", False)  # the words as written name nothing
     assert idx.search(query, 2)[0].name == "configure"
+
+
+def test_a_test_files_module_part_named_like_the_code_stays_below_it(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    # both files' top-level parts are named after their file (``http``), which the query
+    # says; the test repeats the query's words, the adapter holds the fix
+    write(
+        repo,
+        "lib/adapters/http.js",
+        "const timeout = config.timeout;\nreq.setTimeout(timeout, () => abort('timeout'));\n",
+    )
+    write(
+        repo,
+        "test/unit/adapters/http.js",
+        "it('timeout error message', () => {\n  expect(error.message).toBe('timeout error');\n});\n"
+        "const message = 'timeout error message for http';\n",
+    )
+    idx = open_index(repo)
+    idx.update()
+    hits = idx.search("Fix timeout error message for http", 2)
+    assert [h.kind for h in hits] == ["module", "module"]
+    assert hits[0].path == "lib/adapters/http.js"
