@@ -57,10 +57,14 @@ def is_test_path(rel: str) -> bool:
     )
 
 
+# (an extensionless script in bin/ stays code: it may be the program itself, bin/mytool)
+_JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+
+
 @lru_cache(maxsize=65536)  # asked for every candidate of every search
 def is_example_path(rel: str) -> bool:
-    if rel.startswith("bin/"):  # the root's scripts: release tools, launchers, CLI shims
-        return True
+    if rel.startswith("bin/") and rel.endswith(_JS_SUFFIXES):
+        return True  # a JavaScript package's root bin/: its CLI shims and release tools
     return any(
         p
         in (

@@ -75,7 +75,7 @@ def test_a_block_holding_every_word_beats_one_repeating_the_rarest(
     write(
         repo,
         "b/herd.py",
-        "def graze(zebra):\n    # the grazing herd of a zebra\n    return zebra\n",
+        "def feed(zebra):\n    # the grazing herd of a zebra\n    return zebra\n",
     )
     for n in range(4):  # the other words are commoner
         write(repo, f"c/other{n}.py", f"def f{n}():\n    # count grazing herd\n    return {n}\n")

@@ -255,13 +255,15 @@ def test_with_the_switch_on_fix_and_bug_are_not_searched_for_in_the_code(
     ("path", "script"),
     [
         ("bin/contributors.js", True),
-        ("bin/kafka-run-class.sh", True),
+        ("bin/check-build-version.mjs", True),
+        ("bin/kafka-run-class.sh", False),  # a launcher: what runs the program
+        ("bin/mytool", False),  # an extensionless script may be the program itself
         ("src/bin/rg.rs", False),  # a cargo binary: the program itself
         ("crates/core/bin/main.rs", False),
         ("lib/binary.js", False),
     ],
 )
-def test_the_roots_bin_folder_holds_scripts(path: str, script: bool) -> None:
+def test_a_javascript_packages_bin_folder_holds_scripts(path: str, script: bool) -> None:
     assert is_example_path(path) is script
 
 
