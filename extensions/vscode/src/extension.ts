@@ -27,7 +27,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     (message) => void controller?.handle(message),
     (line) => output.appendLine(line),
   );
-  controller = new ChatController((m) => panel.post(m), diffs);
+  controller = new ChatController((m) => panel.post(m), diffs, () => panel.visible);
   const chat = controller;
   const kiln = new KilnServer(
     languageClientFactory(output, () => kiln.restarted()),

@@ -53,6 +53,11 @@ export class ChatPanel implements vscode.WebviewViewProvider {
     else this.queue.push(message);
   }
 
+  /** Whether the user can see the panel now (a hidden or never opened one cannot be). */
+  get visible(): boolean {
+    return this.view?.visible === true;
+  }
+
   get queued(): number {
     return this.queue.length;
   }

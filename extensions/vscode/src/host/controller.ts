@@ -52,6 +52,8 @@ export class ChatController implements vscode.Disposable {
   constructor(
     private readonly post: (message: HostToWebview) => void,
     private readonly diffs: ProposalDiffs,
+    /** Whether the chat panel is on screen: a question asked while it is not is announced. */
+    private readonly panelVisible: () => boolean = () => true,
   ) {
     this.questions = new PermissionQuestions(post);
   }
@@ -370,7 +372,17 @@ export class ChatController implements vscode.Disposable {
 
   private onPermission(request: PermissionRequest, token: CancellationTokenLike): Promise<PermissionResponse> {
     this.remember(request.toolCall.toolCallId, request.toolCall.content);
-    return this.questions.ask(request, token);
+    const answer = this.questions.ask(request, token);
+    if (!this.panelVisible()) {
+      // The turn waits for this answer (until the permission timeout refuses the action):
+      // a user looking elsewhere must hear of it, not find a refusal minutes later.
+      void vscode.window
+        .showWarningMessage(`Kiln is waiting for your answer: allow ${request.toolCall.title}?`, "Show")
+        .then((choice) => {
+          if (choice === "Show") void vscode.commands.executeCommand("kiln.chat.focus");
+        });
+    }
+    return answer;
   }
 
   get pendingPermissions(): number {

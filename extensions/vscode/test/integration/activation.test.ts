@@ -94,6 +94,7 @@ describe("the extension activated against the real server", () => {
     const provider = host.providers.get("kiln.chat") as { resolveWebviewView(v: unknown): void };
     const listeners: ((m: unknown) => void)[] = [];
     provider.resolveWebviewView({
+      visible: true,
       webview: {
         options: {},
         html: "",

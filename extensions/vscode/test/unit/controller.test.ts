@@ -132,6 +132,32 @@ describe("chat controller", () => {
     expect(loaded).toEqual([{ sessionId: "s-old", replay: false }]);
   });
 
+  test("a question asked while the panel is hidden is announced; Show opens the panel", async () => {
+    let visible = false;
+    chat = new ChatController(post, diffs, () => visible);
+    chat.attach(peer);
+    user.buttons.push("Show");
+    void peer.request("kiln/session/requestPermission", {
+      sessionId: "s1",
+      toolCall: { toolCallId: "t8", title: "run_command: make test" },
+      options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }],
+    });
+    await tick();
+    expect(shown.map((s) => s.message)).toEqual(["Kiln is waiting for your answer: allow run_command: make test?"]);
+    await tick();
+    expect(executed.map((e) => e.command)).toContain("kiln.chat.focus");
+    // On screen, the card in the panel is enough.
+    visible = true;
+    void peer.request("kiln/session/requestPermission", {
+      sessionId: "s1",
+      toolCall: { toolCallId: "t9", title: "run_command: make lint" },
+      options: [],
+    });
+    await tick();
+    expect(shown).toHaveLength(1);
+    expect(ofType("permission")).toHaveLength(2);
+  });
+
   test("when the server withdraws a request ($/cancelRequest) the prompt is closed as cancelled", async () => {
     chat.attach(peer);
     const token = new Token();
