@@ -27,7 +27,7 @@ SCRIPT = [
     {
         "match": "fences please",
         "text": "````markdown\nIn your README:\n```python\nx = 41\n```\n````\n\n"
-        "~~~sh\necho tilde-9\n~~~\n",
+        "~~~sh\necho tilde-9\n~~~\n\n```text docs/secret.txt\noverwritten\n```\n",
     },
 ]
 
@@ -38,6 +38,9 @@ def editor(tmp_path: Path, kiln_home: Path) -> Editor:
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)
     (ws / "calc.py").write_text("x = 1\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("keep me\n")
+    (ws / "docs").symlink_to(tmp_path / "outside")
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
     ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"])
@@ -99,6 +102,12 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
     assert ed.nvim.funcs.getreg('"') == "In your README:\n```python\nx = 41\n```\n"
     ed.keys("/echo tilde-9<CR>gy")
     ed.wait("the second copy", lambda: ed.nvim.funcs.getreg('"') == "echo tilde-9\n")
+
+    # ga on a block naming a file through a link to outside the workspace: refused, unasked.
+    ed.keys("/^overwritten<CR>ga")
+    ed.wait("the refusal", lambda: "docs/secret.txt is not a file in this workspace" in ed.messages())
+    assert not ed.mode()["blocking"]
+    assert (ed.ws.parent / "outside" / "secret.txt").read_text() == "keep me\n"  # type: ignore[attr-defined]
 
 
 SUB_SCRIPT = [

@@ -116,7 +116,14 @@ function M.apply()
   if b.target ~= '' then
     local root = require('kiln.client').current_root()
     local path = vim.fs.normalize(root .. '/' .. b.target)
-    if not vim.startswith(path, root .. '/') or vim.fn.filereadable(path) == 0 then
+    -- Links followed: `docs/passwd` through a link `docs -> /etc` is outside the workspace.
+    local real, real_root = vim.uv.fs_realpath(path), vim.uv.fs_realpath(root) or root
+    if
+      not vim.startswith(path, root .. '/')
+      or not real
+      or not vim.startswith(real, real_root .. '/')
+      or vim.fn.filereadable(path) == 0
+    then
       return vim.notify('kiln: ' .. b.target .. ' is not a file in this workspace', vim.log.levels.WARN)
     end
     buf = vim.fn.bufadd(path)

@@ -5,6 +5,7 @@
  * workspace folder.
  */
 
+import { realpathSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { KilnProtocol } from "../protocol/client";
@@ -34,13 +35,28 @@ export function contextBlocks(items: ContextItem[] = []): PromptBlock[] {
   }));
 }
 
-/** `rel` (from an answer or a tool card) as a file inside a workspace folder, else undefined. */
+/** `p` with its symbolic links resolved, as far as it exists (the rest appended as is). */
+function resolved(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    const parent = path.dirname(p);
+    return parent === p ? p : path.join(resolved(parent), path.basename(p));
+  }
+}
+
+/**
+ * `rel` (from an answer or a tool card) as a file inside a workspace folder, else undefined.
+ * Links are followed first: `docs/passwd` through a link `docs -> /etc` is outside.
+ */
 export function insideWorkspace(rel: string): vscode.Uri | undefined {
   for (const folder of vscode.workspace.workspaceFolders ?? []) {
     const root = folder.uri.fsPath;
     const full = path.resolve(root, rel);
-    const back = path.relative(root, full);
-    if (back && !back.startsWith("..") && !path.isAbsolute(back)) return vscode.Uri.file(full);
+    const back = path.relative(resolved(root), resolved(full));
+    if (back && back !== ".." && !back.startsWith(`..${path.sep}`) && !path.isAbsolute(back)) {
+      return vscode.Uri.file(full);
+    }
   }
   return undefined;
 }

@@ -1,7 +1,10 @@
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { beforeEach, expect, test } from "vitest";
 import * as vscode from "vscode";
-import { codeAction, contextBlocks } from "../../src/host/composerHost";
-import { appliedEdits, clipboard, documents, reset, setActiveEditor, settings, shown, user } from "../stubs/vscode";
+import { codeAction, contextBlocks, openWorkspaceFile } from "../../src/host/composerHost";
+import { appliedEdits, clipboard, documents, opened, reset, setActiveEditor, settings, shown, user } from "../stubs/vscode";
 
 beforeEach(() => {
   reset();
@@ -44,6 +47,23 @@ test("Apply replaces the named workspace file after a confirmation; never a file
   // Outside the workspace: refused without asking.
   expect(await codeAction("apply", "z", "../etc/passwd")).toMatch(/not a file in this workspace/);
   expect(appliedEdits).toHaveLength(1);
+});
+
+test("a path through a link to outside the workspace is outside: not opened, not applied", async () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), "kiln-links-")));
+  const root = join(base, "ws");
+  mkdirSync(join(base, "outside"), { recursive: true });
+  mkdirSync(root);
+  writeFileSync(join(base, "outside", "secret.txt"), "keep me\n");
+  writeFileSync(join(root, "..notes.md"), "a file whose name starts with two dots\n");
+  symlinkSync(join(base, "outside"), join(root, "docs"));
+  settings["__folders"] = [root];
+  expect(await codeAction("apply", "overwritten\n", "docs/secret.txt")).toMatch(/not a file in this workspace/);
+  expect(appliedEdits).toHaveLength(0);
+  expect(await openWorkspaceFile("docs/secret.txt")).toMatch(/not a file in this workspace/);
+  expect(opened).toHaveLength(0);
+  expect(await openWorkspaceFile("..notes.md")).toBeUndefined();
+  expect(opened).toHaveLength(1);
 });
 
 test("pills become resource links, a symbol with its lines", () => {
