@@ -136,4 +136,30 @@ def _load(path: Path) -> dict[str, Any]:
         raise UsageError(f"GitHub event file {path} is not JSON: {exc}") from None
     if not isinstance(event, dict):
         raise UsageError(f"GitHub event file {path} must hold a JSON object")
+    _check_shape(event, path)
     return event
+
+
+# What the code above reads, and the JSON type each must have where present (null is absent):
+# a file of another shape is not an event GitHub wrote, and gets one line (exit 2), not a crash.
+OBJECTS = ("comment", "review", "issue", "pull_request", "sender", "repository", "workflow_run")
+FIELDS = {"body": str, "title": str, "path": str, "author_association": str, "user": dict,
+          "head": dict, "base": dict, "repo": dict, "head_repository": dict, "login": str, "full_name": str}  # fmt: skip
+
+
+def _check_shape(event: dict[str, Any], path: Path) -> None:
+    for key in OBJECTS:
+        item = event.get(key)
+        if item is None:
+            continue
+        if not isinstance(item, dict):
+            raise UsageError(f"GitHub event file {path}: {key!r} is not an object")
+        inner = [(f"{key}.{k}", v) for k, v in item.items()]
+        for side in ("head", "base", "user"):
+            if isinstance(item.get(side), dict):
+                inner += [(f"{key}.{side}.{k}", v) for k, v in item[side].items()]
+        for name, value in inner:
+            want = FIELDS.get(name.rsplit(".", 1)[-1])
+            if want is not None and value is not None and not isinstance(value, want):
+                kind = "an object" if want is dict else "a string"
+                raise UsageError(f"GitHub event file {path}: {name!r} is not {kind}")

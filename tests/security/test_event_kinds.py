@@ -82,3 +82,26 @@ def test_other_events_are_refused(
     proc = run_kiln(failing_repo, tmp_path, event, name)
     assert proc.returncode == 2 and why in proc.stderr, proc.stderr
     assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize(
+    ("event", "names"),
+    [
+        ({"comment": "x", "issue": {"number": 1}}, "'comment' is not an object"),
+        ({"comment": {"body": 5, "author_association": "OWNER"}}, "'comment.body' is not a string"),
+        ({"pull_request": {"head": "x", "author_association": "OWNER", "title": "t"}},
+         "'pull_request.head' is not an object"),
+        ({"pull_request": {"head": {"repo": "org/app"}, "author_association": "OWNER"}},
+         "'pull_request.head.repo' is not an object"),
+        ({"comment": {"body": "/kiln go", "author_association": ["OWNER"], "user": "bob"}},
+         "'comment.author_association' is not a string"),
+    ],
+)  # fmt: skip
+def test_an_event_file_of_another_shape_is_one_line(
+    failing_repo: Path, tmp_path: Path, event: dict, names: str
+) -> None:
+    """Before, each of these was an internal error (exit 1, a traceback file)."""
+    proc = run_kiln(failing_repo, tmp_path, event)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and names in proc.stderr
+    assert not (tmp_path / "ran").exists()
