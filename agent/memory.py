@@ -176,10 +176,17 @@ class Memory:
         self.check_target(target)
         line = " ".join(text.split())
         with _locked(self.home, target):
-            inside = target.absolute().is_relative_to(self.root.resolve())
-            root = self.root.resolve() if inside else None  # no link on the way, even now
-            atomic_write(target, _appended(_current(target), f"- {line}"), root=root)
+            self._write(target, _appended(_current(target), f"- {line}"))
         return target
+
+    def _write(self, target: Path, data: bytes) -> None:
+        """Replace the file's text atomically, through a link the file is (a memory file kept in
+        a dotfiles repository, a KILN.md linked to a file of the repository that
+        ``check_target`` vetted), so the link stays; in the workspace, from its root with no
+        link on the way, even one made since the check."""
+        dest = target.resolve() if target.is_symlink() else target
+        inside = dest.absolute().is_relative_to(self.root.resolve())
+        atomic_write(dest, data, root=self.root.resolve() if inside else None)
 
     def read_for_edit(self, target: Path) -> tuple[bytes | None, bytes]:
         """The file's bytes (None: no file yet) and the text an editor starts from."""
@@ -200,7 +207,7 @@ class Memory:
                 added = now[len(shown) :]
                 sep = b"" if not edited or edited.endswith(b"\n") else _newline(now)
                 edited = edited + sep + added
-            atomic_write(target, edited)
+            self._write(target, edited)
         return True
 
 

@@ -117,3 +117,35 @@ def test_a_line_added_while_the_editor_is_open_is_kept(tmp_path: Path, kiln_home
         "# Memory\n\n- old line, edited\n- added meanwhile\n"
     )
     assert stat.S_ISREG((tmp_path / "KILN.md").lstat().st_mode)
+
+
+def test_writes_go_through_a_link_the_user_made(tmp_path: Path, kiln_home: Path) -> None:
+    """A memory file kept in a dotfiles repository and linked into KILN_HOME, or a repository's
+    KILN.md linked to a file inside it, is written where the link points. Before, `kiln memory
+    add` replaced the link with a regular file, and the note never reached the dotfiles."""
+    dots = tmp_path / "dotfiles" / "KILN.md"
+    dots.parent.mkdir()
+    dots.write_text("# Mine\n")
+    kiln_home.mkdir(exist_ok=True)
+    (kiln_home / "KILN.md").symlink_to(dots)
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "team.md").write_text("# Team\n")
+    (root / "KILN.md").symlink_to(Path("docs") / "team.md")
+    env = {**os.environ, "KILN_HOME": str(kiln_home)}
+    for args in (["--user"], []):
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "memory", "add", "keep it short",
+             "--root", str(root), *args],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    ed = editor(
+        tmp_path / "bin" / "ed",
+        "Path(sys.argv[-1]).write_text(Path(sys.argv[-1]).read_text() + '- edited\\n')",
+    )
+    code, err = finished(run_edit(root, kiln_home, {"EDITOR": str(ed)}, "--user"))
+    assert code == 0, err
+    assert (kiln_home / "KILN.md").is_symlink() and (root / "KILN.md").is_symlink()
+    assert dots.read_text() == "# Mine\n- keep it short\n- edited\n"
+    assert (root / "docs" / "team.md").read_text() == "# Team\n- keep it short\n"
