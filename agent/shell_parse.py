@@ -27,12 +27,16 @@ from agent.shell_wrappers import (
     WRAPPERS,
     find_commands,
     find_writes,
+    glob_name,
+    runs_code,
     shell_script,
     unwrap,
     wrapper_script,
 )
 
-_EVALUATORS = {"eval", "source", ".", "trap"}
+# `alias x=rm` then `x …`, `hash -p /bin/rm ls` then `ls …`, `enable -f lib.so x`: a name runs another
+# program from then on.
+_EVALUATORS = {"eval", "source", ".", "trap", "alias", "hash", "enable"}
 # Built-ins and words that only shape the line, never a command of their own.
 _SKIP_NAMES = {"[[", "]]", "!", "{", "}"}
 
@@ -123,6 +127,8 @@ class _Walker:
         if kind == "command":
             self._command(node, pending_writes)
             return
+        if kind == "variable_assignment":  # `PATH=.:$PATH; ls`, `export GIT_PAGER=…`
+            self._assignment(node)
         if kind == "function_definition":
             self.result.opaque.append("defines a shell function")
         if kind in ("declaration_command", "unset_command", "test_command"):
@@ -159,6 +165,7 @@ class _Walker:
         words: list[str] = []
         for child in node.children:
             if child.type == "variable_assignment":
+                self._assignment(child)
                 self._substitutions(child)
                 continue
             if child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
@@ -179,6 +186,12 @@ class _Walker:
                 words.append(self._word(child) or child.text.decode())
         self._add_with_wrappers(tuple(words), tuple(writes))
 
+    def _assignment(self, node: Any) -> None:
+        name = node.child_by_field_name("name")
+        text = name.text.decode("utf-8", "replace") if name is not None else ""
+        if runs_code(text):
+            self.result.opaque.append(f"sets {text}, which changes what a command runs")
+
     def _add(self, command: SimpleCommand) -> None:
         self.result.commands.append(command)
 
@@ -193,6 +206,8 @@ class _Walker:
             if not argv:
                 return
             name = PurePosixPath(argv[0]).name
+        if glob_name(argv[0]):
+            self.result.opaque.append(f"command name {argv[0]!r} is expanded by the shell")
         extra_writes = tuple(_tee_targets(argv)) if name == "tee" else ()
         if name == "find":
             extra_writes = tuple(find_writes(argv[1:]))
@@ -221,6 +236,11 @@ class _Walker:
                                      for a in argv[1:]):  # fmt: skip
                 self.result.opaque.append("env -S splits a string into a command")
                 return
+            if name == "env":  # env PATH=. ls, env LD_PRELOAD=./x.so ls
+                for arg in argv[1 : len(argv) - len(inner)]:
+                    if "=" in arg and not arg.startswith("-") and runs_code(arg.split("=")[0]):
+                        self.result.opaque.append(f"sets {arg.split('=')[0]}, which changes "
+                                                  "what a command runs")  # fmt: skip
             if name == "xargs":  # the arguments come from stdin: never a closed command
                 inner = [*inner, XARGS_INPUT]
             self._add_with_wrappers(tuple(inner), ())

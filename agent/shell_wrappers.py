@@ -176,3 +176,28 @@ def git_subcommand_form(argv: tuple[str, ...]) -> tuple[str, ...] | None:
 
 def _is_duration(word: str) -> bool:
     return bool(word) and word.rstrip("smhd").replace(".", "", 1).isdigit()
+
+
+# Variables that make a command run other code or find another program: ``PATH=.:$PATH ls`` runs
+# a planted ``./ls``, ``GIT_EXTERNAL_DIFF=./x git diff`` and ``PAGER='sh -c …' git log`` run
+# ``x`` under a rule that allows ``git diff *``, ``LD_PRELOAD`` and ``NODE_OPTIONS=--require``
+# load code into any program, ``BASH_ENV`` is sourced by every ``bash`` the line starts.
+CODE_VARIABLES = {
+    "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND",
+    "PAGER", "MANPAGER", "SYSTEMD_PAGER", "LESSOPEN", "LESSCLOSE", "EDITOR", "VISUAL", "BROWSER",
+    "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE",
+    "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAKEFLAGS", "CC", "CXX",
+}  # fmt: skip
+CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_")
+
+
+def runs_code(variable: str) -> bool:
+    """Whether setting ``variable`` may make a command run code the line does not show."""
+    name = variable.upper() if variable.upper().startswith("NPM_CONFIG_") else variable
+    return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES)
+
+
+def glob_name(word: str) -> bool:
+    """A command name the shell expands (``/bin/r?``, ``/usr/bin/r[m]``): another program."""
+    return word not in ("[", "[[") and any(c in word for c in "*?[")

@@ -30,6 +30,8 @@ REMOVES_SRC = [
     "flock /tmp/lock -c 'rm -rf src'",
     "taskset 1 rm -rf src",
     "find . -delete",
+    "/bin/r? -rf src",
+    "bash -O expand_aliases -c 'alias x=\"rm -rf\"\nx src'",
 ]
 
 

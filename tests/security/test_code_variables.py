@@ -1,0 +1,54 @@
+"""A rule that allows `git diff *` or `ls *` allows those programs, not whatever a variable set on
+the line makes them run: `GIT_EXTERNAL_DIFF=./tools/diff.sh git diff` ran the repository's script
+and `PATH=.:$PATH ls -la` the repository's own `ls`, unasked in `ask` mode (docs/security.md
+section 3). Through the real `kiln run --mode ask` on a terminal, the user declining each
+question: both are asked now, and nothing the repository ships runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.sandbox import find_backend
+from tests.terminal import run_on_terminal
+
+pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+
+def test_variables_that_change_what_runs_are_asked(tmp_path: Path, kiln_home: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "tools").mkdir(parents=True)
+    for name, marker in (("tools/diff.sh", "diff-ran"), ("ls", "ls-ran")):
+        (root / name).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (root / name).chmod(0o755)
+    (root / "app.py").write_text("x = 1\n")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    (root / "app.py").write_text("x = 2\n")  # something for git diff to show
+    allow = {"permissions": {"allow": ["Bash(git diff *)", "Bash(ls *)"]}}
+    (kiln_home / "settings.json").write_text(json.dumps(allow))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "run_command",
+                         "input": {"command": "GIT_EXTERNAL_DIFF=./tools/diff.sh git diff app.py"}}]},
+        {"tool_calls": [{"name": "run_command", "input": {"command": "PATH=.:$PATH ls -la"}}]},
+        {"tool_calls": [{"name": "run_command", "input": {"command": "git diff app.py"}}]},
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home), "TERM": "dumb",
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    _, shown = run_on_terminal(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "ask", "go"],
+        env=env, cwd=root, typed=b"n\nn\n",  # decline both questions
+    )  # fmt: skip
+    assert not (root / "diff-ran").exists() and not (root / "ls-ran").exists(), shown
+    assert shown.count("Allow run_command") == 2, shown
+    plain = shown.split("run_command: git diff app.py")[-1]
+    assert "Allow" not in plain and "exit code 0" in plain, shown  # the plain git diff: unasked
