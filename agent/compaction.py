@@ -29,18 +29,15 @@ from agent.compaction_facts import (
     render_message,
 )
 from agent.compaction_noise import drop_noise
+from agent.compaction_request import SUMMARY_MARKER, SUMMARY_SYSTEM, continuation, standalone
 from agent.compaction_store import CompactionRecord, store_epoch
-from agent.errors import ConfigError
+from agent.errors import ConfigError, ContextTooLong
 from agent.events import Compacted
 from agent.protocols import SessionView
-from agent.types import Message, ModelReply, Request, canonical_json, user_message
+from agent.types import Message, ModelReply, Request, canonical_json
 
-SUMMARY_MARKER = "<compaction_request>"
-SUMMARY_SYSTEM = (
-    "You summarise part of a coding agent's transcript for the agent itself. Keep every "
-    "decision, constraint, finding, file path, identifier, number and error verbatim; drop "
-    "chatter. Answer with at most 12 short lines of plain text."
-)
+__all__ = ["SUMMARY_MARKER", "SUMMARY_SYSTEM", "CompactionConfig", "Compactor"]
+
 TARGET_SHARE_OF_TRIGGER = 0.6  # the clamped target when a trigger is set at or below it
 
 
@@ -217,7 +214,8 @@ class Compactor:
                 removed.extend(batch)
                 acc = protected_facts(session, batch, acc)
         if removed:
-            text, used = await self._summarise(session, removed, prior=summaries)
+            kept = [m for r in rounds for m in r]
+            text, used = await self._summarise(session, removed, prior=summaries, kept=kept)
             sources.add(used)
             if tier == 3:
                 summaries = [f"full summary: {text}"]
@@ -262,37 +260,31 @@ class Compactor:
         return record
 
     async def _summarise(
-        self, session: SessionView, batch: list[Message], prior: list[str] | None = None
+        self,
+        session: SessionView,
+        batch: list[Message],
+        prior: list[str] | None = None,
+        kept: list[Message] | None = None,
     ) -> tuple[str, str]:
         """The model's summary, or the extractive one when it fails or the breaker is open."""
         state = self._state(session)
-        # One call covers every removed round: the transcript may use up to half the window.
-        window = int(getattr(session.model, "context_window", 0) or 0)
-        cap = max(60_000, 2 * window)  # characters, ~4 per token
-        transcript = "\n".join(render_message(m, i) for i, m in enumerate(batch))[:cap]
         if int(state.get("failures", 0)) < self.config.max_failures:
-            earlier = ("Earlier summaries:\n" + "\n".join(prior) + "\n\n") if prior else ""
-            prompt = (
-                f"{SUMMARY_MARKER}\n{earlier}Summarise this part of the transcript:\n{transcript}"
-            )
-            request = Request(
-                system=SUMMARY_SYSTEM,
-                tools=[],
-                messages=[user_message(prompt)],
-                max_tokens=self.config.summary_max_tokens,
-            )
+            limit = self.config.summary_max_tokens
             try:
-                reply: ModelReply | None = None
-                async for item in session.model.stream(request):
-                    if isinstance(item, ModelReply):
-                        reply = item
+                try:
+                    reply = await self._ask(
+                        session, continuation(session, batch, kept or [], prior, limit)
+                    )
+                except ContextTooLong:
+                    # One call covers every removed round: up to half the window of text.
+                    window = int(getattr(session.model, "context_window", 0) or 0)
+                    cap = max(60_000, 2 * window)  # characters, ~4 per token
+                    reply = await self._ask(session, standalone(batch, prior, limit, cap))
                 text = " ".join(
                     b["text"]
                     for b in (reply.message["content"] if reply else [])
                     if b.get("type") == "text"
                 ).strip()
-                if reply is not None:
-                    self._account(session, reply)
                 if text:
                     state["failures"] = 0
                     return " ".join(text.split())[:2000], "model"
@@ -300,6 +292,15 @@ class Compactor:
                 pass
             state["failures"] = int(state.get("failures", 0)) + 1
         return extractive_summary(batch), "extractive"
+
+    async def _ask(self, session: SessionView, request: Request) -> ModelReply | None:
+        reply: ModelReply | None = None
+        async for item in session.model.stream(request):
+            if isinstance(item, ModelReply):
+                reply = item
+        if reply is not None:
+            self._account(session, reply)
+        return reply
 
     def _account(self, session: SessionView, reply: ModelReply) -> None:
         """Summaries cost tokens like any request: add them to the session's usage and cost."""

@@ -24,7 +24,7 @@ def summary_calls(session) -> int:
     return sum(
         1
         for r in session.model.requests
-        if SUMMARY_MARKER in str(r.messages[0]["content"][0].get("text", ""))
+        if SUMMARY_MARKER in str(r.messages[-1]["content"][0].get("text", ""))
     )
 
 
