@@ -60,3 +60,29 @@ def test_resume_keeps_declared_tools_in_place(tmp_path: Path) -> None:
     # calling a tool whose skill is gone is an error that says so, not a crash
     result = as_sent(raws[-1])["messages"][-1]["content"][0]
     assert result["is_error"] and "no longer available" in json.dumps(result)
+
+
+def test_an_mcp_server_that_no_longer_starts_keeps_its_found_tool_declared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.cache_stability_session import add_mcp_server
+
+    root = tmp_path / "ws"
+    (root / ".kiln").mkdir(parents=True)
+    monkeypatch.setenv("KILN_HOME", str(tmp_path / "home"))  # where the approval is recorded
+    add_mcp_server(root)
+    script = [{"tool_calls": [{"name": "tool_search", "input": {"query": "search team notes"}}]},
+              "found", "two",
+              {"tool_calls": [{"name": "notes__search_notes", "input": {"query": "deploy"}}]},
+              "three"]  # fmt: skip
+    with WireServer(script) as server:
+        runs = KilnRuns(tmp_path, server)
+        runs.turn(root, "find the notes tool")
+        (root / ".kiln" / "mcp_notes.py").write_text("import sys\nsys.exit(3)\n")
+        runs.turn(root, "after the server broke")
+        runs.turn(root, "search the notes")
+        raws = runs.raws()
+    assert [declared(r) for r in raws] == [["notes__search_notes"]] * 5
+    assert breaks(raws) == []
+    result = as_sent(raws[-1])["messages"][-1]["content"][0]
+    assert result["is_error"] and "no longer available" in json.dumps(result)
