@@ -303,12 +303,17 @@ class Compactor:
         return reply
 
     def _account(self, session: SessionView, reply: ModelReply) -> None:
-        """Summaries cost tokens like any request: add them to the session's usage and cost."""
+        """Summaries cost tokens like any request: add them to the session's usage and cost, and
+        store them (under step -N for the compaction to epoch N, beside the steps' own rows) so
+        `kiln sessions show` and `kiln context show` count them and their cache reads."""
         from agent.providers.pricing import cost_usd, price_for
 
         model = reply.model or session.model.name
         unpriced = "" if price_for(model) else model
-        session.turn.add_usage(reply.usage, cost_usd(model, reply.usage), unpriced=unpriced)
+        cost = cost_usd(model, reply.usage)
+        session.turn.add_usage(reply.usage, cost, unpriced=unpriced)
+        step = -(session.transcript.epoch + 1)
+        session.store.record_usage(session.id, step, session.turn.number, model, reply.usage, cost)
         self.summary_tokens += reply.usage.total_input + reply.usage.output_tokens
 
     # -- persistence ----------------------------------------------------------------------------

@@ -63,3 +63,8 @@ async def test_summary_request_reads_the_session_prefix_from_the_cache(
         assert common_prefix_len(old, new) >= len(old) - 2 and len(old) > 0.8 * len(
             new
         )  # "]}" end it
+    # and it is measured where the session's usage is read (`kiln sessions/context show`)
+    stored = session.store.usage(session.id)
+    summaries = [u for u in stored if u["step"] < 0]
+    assert len(summaries) == len(asks) and all(u["cache_read_tokens"] > 0 for u in summaries)
+    assert sum(u["cache_read_tokens"] for u in stored) == session.turn.usage.cache_read_tokens
