@@ -31,11 +31,8 @@ def make_model(api: str, server: WireServer, window: int):  # type: ignore[no-un
     )
 
 
-@pytest.mark.parametrize("api", ["anthropic", "openai"])
-async def test_summary_request_reads_the_session_prefix_from_the_cache(
-    workspace: Path, api: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("KILN_HOME", str(workspace.parent / "home"))
+async def compacting_session(workspace: Path, api: str) -> tuple[Session, list[bytes]]:
+    """Ten reads in a 9,000-token window: a compaction or more, through the real SDK."""
     names = ["alpha", "beta", "gamma", "delta"]
     reads = [call("read_file", path=f"src/{names[i % 4]}.py", offset=1 + 30 * (i // 4), limit=30)
              for i in range(10)]  # fmt: skip
@@ -51,6 +48,15 @@ async def test_summary_request_reads_the_session_prefix_from_the_cache(
             await session.aclose()
         raws = [r.raw for r in server.requests if r.method == "POST"]
     assert compactions(session.store, session.id)
+    return session, raws
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+async def test_summary_request_reads_the_session_prefix_from_the_cache(
+    workspace: Path, api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KILN_HOME", str(workspace.parent / "home"))
+    session, raws = await compacting_session(workspace, api)
     asks = [i for i, raw in enumerate(raws) if SUMMARY_MARKER.encode() in raw]
     assert asks and all(i > 0 for i in asks)
     for i in asks:
@@ -63,8 +69,19 @@ async def test_summary_request_reads_the_session_prefix_from_the_cache(
         assert common_prefix_len(old, new) >= len(old) - 2 and len(old) > 0.8 * len(
             new
         )  # "]}" end it
-    # and it is measured where the session's usage is read (`kiln sessions/context show`)
+
+
+async def test_summary_usage_is_stored_with_the_session(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kiln sessions show` and `kiln context show` read the usage table: a summary call's
+    tokens, cost and cache reads must be there, not only in the turn's total."""
+    monkeypatch.setenv("KILN_HOME", str(workspace.parent / "home"))
+    session, raws = await compacting_session(workspace, "anthropic")
+    asks = [raw for raw in raws if SUMMARY_MARKER.encode() in raw]
     stored = session.store.usage(session.id)
     summaries = [u for u in stored if u["step"] < 0]
-    assert len(summaries) == len(asks) and all(u["cache_read_tokens"] > 0 for u in summaries)
-    assert sum(u["cache_read_tokens"] for u in stored) == session.turn.usage.cache_read_tokens
+    assert asks and len(summaries) == len(asks)
+    assert all(u["input_tokens"] + u["cache_read_tokens"] > 0 for u in summaries)
+    for key in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens"):
+        assert sum(u[key] for u in stored) == getattr(session.turn.usage, key)
