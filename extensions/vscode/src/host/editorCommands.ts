@@ -4,6 +4,7 @@
  * so the server can place it, label it and read unsaved text the same way for every client.
  */
 
+import { isAbsolute } from "node:path";
 import * as vscode from "vscode";
 import type { ContextItem, Reference } from "../protocol/messages";
 import type { PromptBlock } from "../protocol/types";
@@ -102,6 +103,15 @@ export async function inlineEdit(send: (ask: Ask) => Promise<unknown>): Promise<
   const ref = selectionReference(editor);
   if (typeof ref === "string") {
     void vscode.window.showWarningMessage("Select the code to edit first, then press Ctrl+I.");
+    return;
+  }
+  // The agent edits files of the workspace by their path: an untitled buffer or a file
+  // elsewhere is nothing it could change, so no turn is spent finding that out.
+  const uri = editor.document.uri;
+  if (uri.scheme !== "file" || isAbsolute(vscode.workspace.asRelativePath(uri, false))) {
+    void vscode.window.showWarningMessage(
+      "Kiln edits the files of this workspace: save this one inside the workspace folder first.",
+    );
     return;
   }
   const instruction = await vscode.window.showInputBox({

@@ -78,6 +78,16 @@ describe("editor commands", () => {
     expect(shown.at(-1)?.message).toMatch(/Select the code to edit/);
   });
 
+  test("inline edit of an untitled buffer or a file outside the workspace sends nothing", async () => {
+    for (const uri of [vscode.Uri.from({ scheme: "untitled", path: "Untitled-1" }), vscode.Uri.file("/elsewhere/app.py")]) {
+      setActiveEditor({ ...editor([2, 0, 4, 0]), document: { uri, getText: () => TEXT } });
+      user.inputs.push("rename main");
+      await inlineEdit(send);
+      expect(sent).toHaveLength(0);
+      expect(shown.at(-1)?.message).toMatch(/save this one inside the workspace folder/);
+    }
+  });
+
   test("add selection to chat gives a pill with the selected lines", () => {
     setActiveEditor(editor([2, 0, 4, 0]));
     expect(selectionContext()).toEqual({
