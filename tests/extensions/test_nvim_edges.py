@@ -22,6 +22,8 @@ SCRIPT = [
         "tool_calls": [{"name": "run_command", "input": {"command": TWO_LINES}}],
     },
     {"match": "second-of-two", "text": "Both ran."},
+    {"match": "slow one", "sleep": 3},
+    {"match": "slow one", "text": "slow done"},
     {"match": "break please", "raise": "bad_request", "message": "bad input\nsee line two-7"},
     {"match": "windows please", "text": "one\r\ntwo\r\n\r\nthree"},
     {
@@ -80,15 +82,25 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
     assert len(tool) == 1 and "first-of-two" in tool[0] and "second-of-two" in tool[0], tool
     assert tool[0].lstrip().startswith("✓"), tool
 
+    # :KilnNew while a turn runs is refused: the answer would land in the new transcript.
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("islow one<CR>")
+    ed.wait("the question", lambda: ed.transcript_has("slow one"))
+    ed.keys("<Esc>:KilnNew<CR>")
+    ed.wait("the refusal", lambda: "a turn is running" in ed.messages())
+    ed.wait("the slow answer", lambda: len(_turns(ed)) >= 2)
+    assert ed.transcript_has("slow one") and ed.transcript_has("slow done"), ed.transcript()
+    assert _turns(ed)[-1] == "— end_turn"
+
     # A model error whose message has two lines is shown whole, and the turn still closes.
     ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
     ed.keys("ibreak please<CR>")
-    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 2)
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 3)
     assert ed.transcript_has("bad input") and ed.transcript_has("see line two-7"), ed.transcript()
 
     # Windows line ends in streamed text leave no ^M at the ends of lines.
     ed.keys("windows please<CR>")
-    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 3)
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 4)
     lines = ed.transcript()
     at = lines.index("one")
     assert lines[at : at + 4] == ["one", "two", "", "three"], lines
@@ -96,7 +108,7 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
 
     # gy copies the block under the cursor: a ```` block quoting a ``` one whole, a ~~~ block.
     ed.keys("fences please<CR>")
-    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 4)
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 5)
     ed.keys("<Esc><C-w>k/x = 41<CR>gy")
     ed.wait("the copy", lambda: "x = 41" in ed.nvim.funcs.getreg('"'))
     assert ed.nvim.funcs.getreg('"') == "In your README:\n```python\nx = 41\n```\n"

@@ -244,8 +244,13 @@ function M.on_exit(code, signal, client_id)
   M.refresh_title()
 end
 
---- Start a fresh session the next time a prompt is sent, with an empty transcript.
+--- Start a fresh session the next time a prompt is sent, with an empty transcript. Refused
+--- (false) while a turn runs: its answer would stream into the new session's transcript.
 function M.reset()
+  if S.busy then
+    vim.notify('kiln: a turn is running; :KilnStop it first', vim.log.levels.WARN)
+    return false
+  end
   -- Free the old session in its server (it stays stored; :KilnResume brings it back).
   local old = S.client_id and vim.lsp.get_client_by_id(S.client_id)
   if S.session_id and old and not old:is_stopped() then
@@ -255,6 +260,7 @@ function M.reset()
   S.mode = nil
   transcript.clear()
   M.refresh_title()
+  return true
 end
 
 --- Resume a stored session (also one from an earlier server): its history is replayed into

@@ -18,7 +18,10 @@ function M.set_model(name)
   local session = vim.deepcopy(config.options.session or {})
   session.model = name ~= '' and name or nil
   config.options.session = session
-  require('kiln.chat').reset()
+  local chat = require('kiln.chat')
+  if not chat.state.busy then
+    chat.reset()
+  end
   say({ '[kiln] model ' .. (session.model or '(default)') .. ': the next question starts a new session' })
 end
 
