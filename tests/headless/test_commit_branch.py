@@ -1,0 +1,37 @@
+"""`--commit-branch` names are checked as given, before the run (docs/ci.md: bad usage is exit
+2). Before, `@{-1}` passed the check (git expanded it to the branch checked out before), the
+agent ran, and the commit failed at the end with exit 1; `refs/heads/x` made a branch named
+`refs/heads/refs/heads/x`, ambiguous with `x` for every later git command."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.headless.test_run_ci import FIX, kiln
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("name", ["@{-1}", "refs/heads/fix", "HEAD", "-f", "a..b", "x.lock"])
+def test_a_name_git_would_read_otherwise_is_refused_first(failing_repo: Path, name: str) -> None:
+    subprocess.run(["git", "branch", "earlier"], cwd=failing_repo, check=True)
+    subprocess.run(["git", "checkout", "-q", "earlier"], cwd=failing_repo, check=True)
+    subprocess.run(["git", "checkout", "-q", "main"], cwd=failing_repo, check=True)
+    proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", name, "fix")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"kiln: --commit-branch {name!r} is not a valid branch name"
+    assert (failing_repo / "calc.py").read_text().count("a - b") == 1  # the run never started
+    branches = subprocess.run(["git", "branch", "--format=%(refname)"], cwd=failing_repo,
+                              capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+    assert branches == ["refs/heads/earlier", "refs/heads/main"]
+
+
+def test_a_plain_name_with_slashes_and_letters_is_made(failing_repo: Path) -> None:
+    proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", "kiln/naprawa-ąść", "fix")
+    assert proc.returncode == 10, proc.stderr
+    head = subprocess.run(["git", "symbolic-ref", "HEAD"], cwd=failing_repo,
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    assert head == "refs/heads/kiln/naprawa-ąść"
