@@ -37,6 +37,9 @@ async def run_subagent(parent: Any, description: str) -> str:
         max_steps=min(MAX_STEPS, parent.config.max_steps),
         max_tokens=parent.config.max_tokens,
         subagent=True,
+        # what the parent hides from tool outputs (--ci: the environment's secrets, a checkout's
+        # token in .git/config), the child hides too: its requests go to the same provider
+        redact_env=parent.config.redact_env,
     )
     child = type(parent).create(
         parent.root,
