@@ -14,12 +14,14 @@ from agent.write_policy import AUTORUN_FILES
 # At the workspace root: memory and settings loaded into every session, skill folders whose
 # contents the next session would offer, direnv's auto-run file, and the files an editor or git
 # acts on by itself (``AUTORUN_FILES``: editor settings and tasks, ``.git/commondir``).
-# A ``.git`` at the root of a workspace that had none: its config (``core.fsmonitor``) runs at
-# the user's next ``git status`` there, which a shell prompt or the editor's git view starts on
-# its own, and a ``.git`` file may name a git folder the command prepared anywhere.
+# ``.git/hooks`` where a repository has none (``git init --template=``, a clone without git's
+# templates): its hooks run at the user's next commit. A ``.git`` at the root of a workspace that
+# had none: its config (``core.fsmonitor``) runs at the user's next ``git status`` there, which a
+# shell prompt or the editor's git view starts on its own, and a ``.git`` file may name a git
+# folder the command prepared anywhere.
 GUARDED = (
     "KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc", ".kiln/settings.json", ".kiln/mcp.json",
-    ".kiln/skills", ".claude", ".agents", ".git", *AUTORUN_FILES,
+    ".kiln/skills", ".claude", ".agents", ".git", ".git/hooks", *AUTORUN_FILES,
 )  # fmt: skip
 
 

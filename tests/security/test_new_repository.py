@@ -39,3 +39,30 @@ def test_a_repository_made_at_the_root_does_not_outlive_the_command(
     assert "made" in results and "removed .git" in results, results
     assert not (root / ".git").exists()
     assert (root / "main.py").read_text() == "print('hi')\n"
+
+
+def test_a_hooks_folder_the_repository_lacked_does_not_outlive_the_command(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """`git init --template=` (or a clone where git's templates are missing) makes no
+    `.git/hooks`: the read-only binds had nothing to cover, and a hook a command put there ran
+    at the user's next commit."""
+    root = tmp_path / "home" / "proj"
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True)
+    mark = tmp_path / "hook-ran"
+    (root / "hook.sh").write_text(f"#!/bin/sh\ntouch {mark}\n")
+    command = (
+        "mkdir .git/hooks && cp hook.sh .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(
+        [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}, "done"]
+    ))  # fmt: skip
+    proc = kiln_run(root, home=root.parent, kiln_home=kiln_home, script=script, mode="ci",
+                    output="stream-json")  # fmt: skip
+    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    subprocess.run(["git", "-c", "user.name=u", "-c", "user.email=u@example.com", "commit", "-qm",
+                    "x", "--allow-empty"], cwd=root, capture_output=True)  # fmt: skip
+    assert not mark.exists(), results
+    assert "removed .git/hooks" in results, results
