@@ -28,7 +28,7 @@ from kiln_errors.sqlite_common import is_corrupt
 # would be constructed, reading their pages: damage there shows on the first search instead).
 SHAPE = {
     "meta": ("key", "value"),
-    "files": ("id", "path", "language", "mtime_ns", "size", "hash", "blocks"),
+    "files": ("id", "path", "language", "mtime_ns", "size", "hash", "blocks", "generated"),
     "block_rows": (
         "id", "file_id", "path", "language", "kind", "name", "signature", "docstring", "hash",
         "text", "refs", "fts_path", "fts_name", "idents",

@@ -169,40 +169,17 @@ def file_stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
 
 
-# What a code generator writes at the top of its output ("Generated file, do not edit by
-# hand", "@generated", Go's "Code generated ... DO NOT EDIT.").
-_GENERATED = re.compile(r"generated file|@generated|do not edit|auto-?generated", re.IGNORECASE)
-
-
-# (path, content hash) -> whether that file says a generator wrote it. The answer depends only
-# on the file's text, so it holds for as long as the hash does; finding the block at line 1
-# walks every block of the file, which on large modules cost a search ~1.5 ms each time.
-_GENERATED_SEEN: dict[tuple[str, str], bool] = {}
-_GENERATED_KEPT = 100_000
-
-
 def generated_files(conn: sqlite3.Connection, paths: list[str]) -> set[str]:
-    """The ``paths`` whose first lines say a generator wrote them (their block at line 1),
-    or whose name does (``paths.GENERATED_SUFFIXES``)."""
-    if len(_GENERATED_SEEN) > _GENERATED_KEPT:
-        _GENERATED_SEEN.clear()
+    """The ``paths`` whose first lines say a generator wrote them (their ``files.generated``
+    flag, see ``indexer.generated``), or whose name does (``paths.GENERATED_SUFFIXES``)."""
     out = {p for p in paths if is_generated_path(p)}
     for start in range(0, len(paths), 500):
         chunk = paths[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        hashes = dict(conn.execute(f"SELECT path, hash FROM files WHERE path IN ({marks})", chunk))
-        unseen = [p for p, h in hashes.items() if (p, h) not in _GENERATED_SEEN]
-        if unseen:
-            found = {path: False for path in unseen}
-            rows = conn.execute(
-                "SELECT f.path, substr(r.text, 1, 300) FROM files f "
-                "JOIN block_rows r ON r.file_id = f.id JOIN block_lines l ON l.id = r.id "
-                f"WHERE f.path IN ({','.join('?' * len(unseen))}) AND l.start_line = 1",
-                unseen,
+        out.update(
+            path
+            for (path,) in conn.execute(
+                f"SELECT path FROM files WHERE path IN ({marks}) AND generated", chunk
             )
-            for path, head in rows:
-                found[path] = found[path] or bool(_GENERATED.search(head))
-            for path, says in found.items():
-                _GENERATED_SEEN[path, hashes[path]] = says
-        out.update(p for p, h in hashes.items() if _GENERATED_SEEN.get((p, h)))
+        )
     return out

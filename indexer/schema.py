@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from indexer import filelist, language_changes
+from indexer import filelist, generated, language_changes
 from indexer.errors import IndexFromNewerKiln
 from kiln_errors.sqlite_common import (
     MIGRATIONS_TABLE,
@@ -166,6 +166,13 @@ def m008_file_words_stale(db: sqlite_utils.Database) -> None:
     db.execute(filelist.CREATE_STALE)
 
 
+def m009_files_generated(db: sqlite_utils.Database) -> None:
+    """Whether each file says a generator wrote it (``generated``): written with the file's
+    rows from now on, filled in here from the stored ones."""
+    db.execute("ALTER TABLE files ADD COLUMN generated INTEGER NOT NULL DEFAULT 0")
+    generated.backfill(db.conn)
+
+
 # In order; a name, once released, never changes (it is what an index file records).
 STEPS = (
     m001_initial,
@@ -176,6 +183,7 @@ STEPS = (
     m006_block_lines,
     m007_file_words,
     m008_file_words_stale,
+    m009_files_generated,
 )
 
 

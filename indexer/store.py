@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from indexer import filelist
+from indexer import filelist, generated
 from indexer.rows import Prepared
 from indexer.schema import ROW_COLUMNS
 from indexer.tokens import camel_parts, name_terms
@@ -62,22 +62,26 @@ def write_file(
     prepared: Prepared,
     touched: Touched | None = None,
 ) -> None:
-    """Replace one file's rows (call inside a transaction: all of it lands or none);
-    ``touched`` receives the block rows it added or removed."""
+    """Replace one file's rows (call inside a transaction: all of it lands or none), and
+    its ``generated`` flag with what the new rows say; ``touched`` receives the block rows it
+    added or removed."""
     count = len(prepared.rows)
     fresh = list(range(count))
+    says = int(generated.of_rows((r[_START], r[_TEXT]) for r in prepared.rows))
     row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
     if row is not None:
         file_id = row[0]
         fresh = _reuse_unchanged(conn, file_id, prepared, touched)
         conn.execute(
-            "UPDATE files SET language=?, mtime_ns=?, size=?, hash=?, blocks=?, indexed_at=? WHERE id=?",
-            (language, mtime_ns, size, digest, count, time.time(), file_id),
+            "UPDATE files SET language=?, mtime_ns=?, size=?, hash=?, blocks=?, indexed_at=?,"
+            " generated=? WHERE id=?",
+            (language, mtime_ns, size, digest, count, time.time(), says, file_id),
         )
     else:
         cur = conn.execute(
-            "INSERT INTO files (path, language, mtime_ns, size, hash, blocks, indexed_at) VALUES (?,?,?,?,?,?,?)",
-            (rel, language, mtime_ns, size, digest, count, time.time()),
+            "INSERT INTO files (path, language, mtime_ns, size, hash, blocks, indexed_at,"
+            " generated) VALUES (?,?,?,?,?,?,?,?)",
+            (rel, language, mtime_ns, size, digest, count, time.time(), says),
         )
         file_id = cur.lastrowid
     added = _insert(conn, file_id, prepared, fresh)
@@ -100,7 +104,9 @@ def write_splice(
     references changed touch ``defs``/``refs``), the rows below move by the lines the edit
     added, every other row stays as it is. Returns False, having written nothing, when the
     stored rows are not the version the splice applies to (the caller then writes the whole
-    file). ``touched`` receives what it wrote that searches may keep."""
+    file). ``touched`` receives what it wrote that searches may keep. The file's
+    ``generated`` flag is asked again only if the function's rows start at line 1: no other
+    row's text changes, and the rows below the edit stay below the function."""
     language, mtime_ns, size, digest = meta
     row = conn.execute("SELECT id, hash FROM files WHERE path = ?", (rel,)).fetchone()
     if row is None or row[1] != splice.old_digest:
@@ -148,6 +154,9 @@ def write_splice(
     changed = _overwrite(conn, file_id, prepared, reused)
     fresh = list(range(len(reused), len(prepared.rows)))
     added = _insert(conn, file_id, prepared, fresh)
+    if splice.old_first <= 1 or any(r[_START] == 1 for r in prepared.rows):
+        says = int(generated.recount(conn, file_id))  # the rows at line 1 changed: ask them
+        conn.execute("UPDATE files SET generated = ? WHERE id = ?", (says, file_id))
     if touched is not None:
         touched.rows.update(added)
         names = touched.names if touched.names is not None else set()

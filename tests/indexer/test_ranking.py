@@ -271,8 +271,8 @@ def test_a_generated_file_ranks_below_the_code_it_lists(
 def test_an_edit_that_adds_or_drops_the_generated_header_counts_at_once(
     repo: Path, open_index: Callable[..., Index]
 ) -> None:
-    # the answer is kept per file content: an editor buffer that gains or loses the header
-    # must change it on the next search
+    # the answer is a flag written with the file's rows: an editor buffer that gains or loses
+    # the header must change it on the next search (every write path: test_generated_flag.py)
     idx = _registry_and_handlers(repo, open_index, "")
     assert idx.search(STRICT_QUERY, 2)[0].path == "src/rules.rs"
     idx.update_file("src/rules.rs", GENERATED_HEADER + RULES)

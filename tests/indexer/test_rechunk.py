@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from indexer import Index
 from indexer.chunker import chunk_file
+from indexer.generated import says_generated
 from indexer.incremental import TreeCache
 from indexer.rechunk import chunk_edit
 
@@ -73,6 +74,7 @@ SNIPPETS = [
     "#",
     "def ",
     ":",
+    "GENERATED",  # a generator's words typed into the first lines: the file's flag flips
 ]
 
 
@@ -117,6 +119,9 @@ def _apply(text: str, where: float, cut: int, insert: str) -> str:
         line = text[lines_start:].split("\n", 1)[0]
         indent = line[: len(line) - len(line.lstrip())]
         return text[:lines_start] + f"{indent}q = 1;\n" + text[lines_start:]
+    if insert == "GENERATED":  # into the first line, where a header says it
+        at = int(where * (text.find("\n") + 1))
+        return text[:at] + "generated file" + text[at:]
     if insert == "DROP_LINE":
         return text[:lines_start] + text[lines_start:].partition("\n")[2]
     if insert.endswith("\n"):
@@ -222,12 +227,19 @@ def test_an_edit_keeps_the_rows_of_untouched_blocks_and_matches_a_full_index(
 
 def _state(db: Path) -> dict[str, object]:
     """What a search can see in an index file, row ids aside: blocks, the symbol rows by the
-    block they point at, the files' rows and their rows in the file list, and FTS term counts
-    of both (after FTS5's own check that its index matches the blocks' text)."""
+    block they point at, the files' rows (their ``generated`` flag too) and their rows in the
+    file list, and FTS term counts of both (after FTS5's own check that its index matches the
+    blocks' text, and a check that each file's flag is what its rows at line 1 say)."""
     conn = sqlite3.connect(db)
     try:
         conn.execute("INSERT INTO blocks_fts(blocks_fts, rank) VALUES ('integrity-check', 1)")
         conn.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
+        heads = conn.execute(
+            "SELECT path, substr(text, 1, 300) FROM blocks WHERE start_line = 1"
+        ).fetchall()
+        said = {path for path, head in heads if says_generated(head)}
+        stored = {path for (path,) in conn.execute("SELECT path FROM files WHERE generated")}
+        assert stored == said
         block = "b.path, b.start_line, b.end_line, b.name"
         return {
             "blocks": conn.execute(
@@ -244,7 +256,7 @@ def _state(db: Path) -> dict[str, object]:
                 )
                 for table in ("defs", "refs")
             },
-            "files": conn.execute("SELECT path, hash, blocks FROM files").fetchall(),
+            "files": conn.execute("SELECT path, hash, blocks, generated FROM files").fetchall(),
             "terms": conn.execute("SELECT term, doc, cnt FROM blocks_vocab").fetchall(),
             "file_list": conn.execute(
                 "SELECT f.path, w.words FROM files_fts w JOIN files f ON f.id = w.rowid"
