@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import difflib
 import signal
 import sys
-import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -15,12 +13,12 @@ import click
 
 from agent.errors import ProviderError
 from agent.events import ErrorReported, Event
-from agent.protocols import PermissionRequest
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
 from agent.session import AgentConfig, DiskHost, Session
 from lsp_server.headless import ci, exit_codes, repo_git
 from lsp_server.headless.artifacts import Artifacts
+from lsp_server.headless.asker import asker
 from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, json_text, print_json
 from lsp_server.headless.terminal import safe
 
@@ -68,63 +66,6 @@ class CiState:
     links: GitlinkGuard | None = None
 
 
-def _asker(opts: RunOptions) -> Any:
-    if opts.assume_yes:
-        return lambda request: "allow_once"
-    if opts.ci or opts.output_format != "text" or not sys.stdin.isatty():
-        return None  # nobody to ask: refuse
-
-    async def ask(request: PermissionRequest) -> str:
-        # The question blocks on the terminal, so it runs in a daemon thread: Ctrl-C still
-        # reaches the event loop (and cancels the turn), and exit never waits for an answer.
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[bool] = loop.create_future()
-        # the question carries the model's command and the repository's text: escaped
-        why = f" ({safe(request.reason)})" if request.reason else ""
-        shown = safe(approval_text(request))
-
-        def settle(ok: bool) -> None:
-            if not answer.done():
-                answer.set_result(ok)
-
-        def question() -> None:
-            try:
-                if shown:
-                    click.echo(shown, err=True)
-                ok = click.confirm(f"Allow {safe(request.title)}{why}?", default=False, err=True)
-            except (click.Abort, EOFError, KeyboardInterrupt):
-                ok = False
-            loop.call_soon_threadsafe(settle, ok)
-
-        threading.Thread(target=question, daemon=True, name="kiln-ask").start()
-        return "allow_once" if await answer else "reject_once"
-
-    return ask
-
-
-def approval_text(request: PermissionRequest) -> str:
-    """What the user is asked to approve: the diff of an edit, the command and its parts, the
-    memory text; marked when untrusted content came before it."""
-    lines = []
-    if request.from_external:
-        lines.append(
-            "! requested after reading content from outside your trust "
-            "(files, command output, web, MCP, third-party skills)"
-        )
-    if request.edit is not None:
-        e = request.edit
-        lines += difflib.unified_diff(
-            e.old_text.splitlines(),
-            e.new_text.splitlines(),
-            f"a/{e.path}",
-            f"b/{e.path}",
-            lineterm="",
-        )
-    elif request.detail:
-        lines.append(request.detail)
-    return "\n".join(lines)
-
-
 def _task_text(opts: RunOptions) -> str:
     text = opts.task
     if opts.verify:
@@ -147,7 +88,7 @@ def run(opts: RunOptions) -> int:
             renderer(event)
 
     clock = ci.Deadline.after(opts.max_minutes)
-    host = DiskHost(on_event, _asker(opts))
+    host = DiskHost(on_event, asker(opts.assume_yes, opts.ci or opts.output_format != "text"))
     config = AgentConfig(
         mode="ci" if opts.ci else opts.mode,
         max_steps=opts.max_steps,
@@ -216,6 +157,22 @@ def _verify_sandbox(opts: RunOptions) -> Any:
 
 
 def _drive(session: Session, text: str) -> str:
+    # asyncio puts SIGTERM back to its default when its loop closes (SIGINT to Python's): kept
+    # so, a SIGTERM during the verification after would kill kiln before it wrote anything
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return asyncio.run(_drive_loop(session, text))
+    finally:
+        for sig, handler in saved.items():
+            if handler is None:
+                continue
+            try:
+                signal.signal(sig, handler)
+            except ValueError:  # not the main thread: asyncio left them alone too
+                pass
+
+
+def _drive_loop(session: Session, text: str) -> Any:
     async def main() -> str:
         loop = asyncio.get_running_loop()
         task = asyncio.ensure_future(session.prompt(text))
@@ -229,7 +186,7 @@ def _drive(session: Session, text: str) -> str:
         finally:
             await session.aclose()
 
-    return asyncio.run(main())
+    return main()
 
 
 def _finish(

@@ -175,3 +175,27 @@ def test_what_the_verification_leaves_is_not_the_runs_change(
     committed = subprocess.run(["git", "show", "--name-only", "--format=", "kiln/fix"],
                                cwd=failing_repo, capture_output=True, text=True)  # fmt: skip
     assert committed.stdout.split() == ["calc.py"]
+
+
+def test_sigterm_during_the_verification_after_writes_the_summary(
+    failing_repo: Path, tmp_path: Path, no_leftovers: list
+) -> None:
+    """Once the agent's event loop had closed, SIGTERM was back to its default: it killed kiln
+    outright while the verification after ran (no summary, no patch, exit 143)."""
+    started = tmp_path / "started"
+    verify = f"test -e done.txt && touch {started} && sleep 600; exit 1"
+    steps = [{"tool_calls": [{"name": "write_file", "input": {"path": "done.txt",
+                                                              "content": "x\n"}}]}, "Done."]  # fmt: skip
+    run = subprocess.Popen(
+        argv(tmp_path, "--no-sandbox", "--verify", verify), cwd=failing_repo,
+        env=env_for(tmp_path, steps), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    )  # fmt: skip
+    no_leftovers.append(run)
+    wait_for(started, run)
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    result = json.loads(out)
+    assert result["stop_reason"] == "cancelled" and result["verify_after"] is None
+    assert "done.txt" in Path(result["patch"]).read_text()

@@ -9,7 +9,7 @@ from pathlib import Path
 from agent.protocols import PermissionRequest
 from agent.providers.scripted import ScriptedModel
 from agent.session import AgentConfig, DiskHost, Session
-from lsp_server.headless.runner import approval_text
+from lsp_server.headless.asker import approval_text
 
 
 def call(name: str, **args: object) -> dict:
