@@ -131,7 +131,7 @@ class Permissions:
         for rule in self._deny:
             if kind == "command" and rule.matches_command_by_name(subject):
                 return rule
-            if any(rule.matches_path(kind, s, self.root) for s in spellings):
+            if any(rule.matches_path(kind, s, self.root, fold=True) for s in spellings):
                 return rule
         return None
 
@@ -144,7 +144,8 @@ class Permissions:
     ) -> bool:
         """Whether ``rule`` covers ``path`` in any of its spellings (all of them: ``every``)."""
         spellings = path_spellings(path, self.root, shell=shell)
-        hits = (rule.matches_path(kind, s, self.root) for s in spellings)
+        # ask rules in any case (as deny rules); allow rules only as written
+        hits = (rule.matches_path(kind, s, self.root, fold=not every) for s in spellings)
         return all(hits) if every else any(hits)
 
     def _check_tool(self, tool: str, args: dict[str, Any], from_external: bool) -> Check:

@@ -75,12 +75,16 @@ class Rule:
                 return True
         return False
 
-    def matches_path(self, kind: Kind, path: str, root: Path) -> bool:
+    def matches_path(self, kind: Kind, path: str, root: Path, *, fold: bool = False) -> bool:
+        """``fold``: in any case too (deny and ask rules: on a case-insensitive filesystem
+        ``SECRETS/key`` is ``secrets/key``; an allow rule never widens that way)."""
         if self.kind != kind:
             return False
         if self.pattern is None:
             return True
-        return path_matches(self.pattern, path, root)
+        return path_matches(self.pattern, path, root) or (
+            fold and path_matches(self.pattern.casefold(), path.casefold(), root, folded=True)
+        )
 
     def matches_tool(self, tool: str, subject: str) -> bool:
         if self.kind != "tool":
@@ -111,8 +115,11 @@ def parse_rule(text: str) -> Rule:
     return Rule(text, "tool", name, pattern)
 
 
-def path_matches(pattern: str, path: str, root: Path) -> bool:
-    """Whether ``path`` (absolute, or relative to ``root``) matches a rule's path glob."""
+def path_matches(pattern: str, path: str, root: Path, *, folded: bool = False) -> bool:
+    """Whether ``path`` (absolute, or relative to ``root``) matches a rule's path glob
+    (``folded``: both were case-folded, so is the root they are compared under)."""
+    if folded:
+        root = Path(str(root).casefold())
     absolute = Path(path) if os.path.isabs(path) else root / path
     absolute = Path(os.path.normpath(absolute))
     candidate: str | None

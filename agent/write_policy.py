@@ -86,7 +86,7 @@ def classify_write(given: str, root: Path) -> WriteTarget:
         return WriteTarget(given, candidate, "outside")
     if resolved == root or root in resolved.parents:
         rel = resolved.relative_to(root).as_posix()
-        if any(fnmatch.fnmatchcase(rel, g) for g in SENSITIVE_GLOBS):
+        if is_sensitive(rel):
             return WriteTarget(given, resolved, "sensitive")
         return WriteTarget(given, resolved, "workspace")
     if any(resolved == Path(s) or Path(s) in resolved.parents for s in SCRATCH_ROOTS):
@@ -125,4 +125,7 @@ def runs_on_host(given: str | Path, root: Path, folders: Sequence[Path] = ()) ->
 
 
 def is_sensitive(rel: str) -> bool:
-    return any(fnmatch.fnmatchcase(rel, g) for g in SENSITIVE_GLOBS)
+    """In any case: on a case-insensitive filesystem (macOS, Windows) ``.CLAUDE/settings.json``
+    is ``.claude/settings.json``, whose hooks Claude Code runs, and ``kiln.md`` is ``KILN.md``."""
+    folded = rel.casefold()
+    return any(fnmatch.fnmatchcase(folded, g.casefold()) for g in SENSITIVE_GLOBS)
