@@ -21,9 +21,12 @@ if len(text) > LIMIT:
 print(json.dumps({"body": text}))
 PY
 }
+# The token goes to curl as a config read from a pipe (printf is a builtin): as an argument it
+# would be in /proc/PID/cmdline, readable by every process of the runner while curl runs.
+token=${GITHUB_TOKEN:?GITHUB_TOKEN is not set}
 body | curl --silent --show-error --fail --max-time 30 \
+  --config <(printf 'header = "Authorization: Bearer %s"\n' "$token") \
   -X POST \
-  -H "Authorization: Bearer ${GITHUB_TOKEN:?GITHUB_TOKEN is not set}" \
   -H "Accept: application/vnd.github+json" \
   -H "Content-Type: application/json" \
   --data-binary @- \

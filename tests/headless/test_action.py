@@ -158,6 +158,37 @@ def test_post_comment_script_posts_the_summary(tmp_path: Path) -> None:
         server.server_close()
 
 
+def test_post_comment_keeps_the_token_out_of_the_process_list(tmp_path: Path) -> None:
+    """Before, the token was an argument of curl (`-H "Authorization: Bearer …"`), in
+    /proc/PID/cmdline for any process on the runner to read while the request ran."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        bin_dir, argv_log = tmp_path / "bin", tmp_path / "curl-argv"
+        bin_dir.mkdir()
+        real = subprocess.run(["bash", "-c", "command -v curl"], capture_output=True, text=True)
+        (bin_dir / "curl").write_text(
+            f'#!/bin/bash\nprintf "%s\\n" "$@" > {argv_log}\nexec {real.stdout.strip()} "$@"\n'
+        )
+        (bin_dir / "curl").chmod(0o755)
+        summary, event = tmp_path / "summary.md", tmp_path / "event.json"
+        summary.write_text("## Kiln: ok\n")
+        event.write_text(json.dumps({"issue": {"number": 6, "title": "x"}}))
+        token = "ghs_0123456789abcdefSECRET"
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}",
+               "KILN_SUMMARY": str(summary), "GITHUB_EVENT_PATH": str(event),
+               "GITHUB_API_URL": f"http://127.0.0.1:{server.server_port}",
+               "GITHUB_REPOSITORY": "acme/app", "GITHUB_TOKEN": token}  # fmt: skip
+        proc = subprocess.run(["bash", str(REPO / "action" / "post-comment.sh")], env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert argv_log.read_text() and token not in argv_log.read_text()
+        assert _Recorder.received[-1][1]["Authorization"] == f"Bearer {token}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_post_comment_fits_a_long_summary_in_one_comment(tmp_path: Path) -> None:
     """Before, the body was one argument of curl: a 200 KB summary was "Argument list too
     long", and one over 65,536 characters a comment GitHub refuses; a byte that is not UTF-8
