@@ -76,15 +76,25 @@ class Rule:
         return False
 
     def matches_path(self, kind: Kind, path: str, root: Path, *, fold: bool = False) -> bool:
-        """``fold``: in any case too (deny and ask rules: on a case-insensitive filesystem
-        ``SECRETS/key`` is ``secrets/key``; an allow rule never widens that way)."""
+        """``fold`` (deny and ask rules; an allow rule never widens that way): in any case too
+        (on a case-insensitive filesystem ``SECRETS/key`` is ``secrets/key``), and a folder the
+        rule names covers what is in it (``Read(secrets)`` covers ``secrets/key``, as the
+        sandbox hides the whole folder)."""
         if self.kind != kind:
             return False
         if self.pattern is None:
             return True
-        return path_matches(self.pattern, path, root) or (
-            fold and path_matches(self.pattern.casefold(), path.casefold(), root, folded=True)
-        )
+        if not fold:
+            return path_matches(self.pattern, path, root)
+        absolute = Path(os.path.normpath(path if os.path.isabs(path) else root / path))
+        for here in (absolute, *absolute.parents):
+            if path_matches(self.pattern, str(here), root) or path_matches(
+                self.pattern.casefold(), str(here).casefold(), root, folded=True
+            ):
+                return True
+            if here == root:
+                break
+        return False
 
     def matches_tool(self, tool: str, subject: str) -> bool:
         if self.kind != "tool":
