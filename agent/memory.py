@@ -21,7 +21,7 @@ import fcntl
 import hashlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from agent.errors import PermissionDenied
@@ -61,7 +61,13 @@ def _block(level: str, path: Path, scope: Scope, note: str = "", *, users_own: b
 
 
 class Memory:
-    def __init__(self, root: Path, home: Path, user_home: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        home: Path,
+        user_home: Path | None = None,
+        denied: Callable[[str], bool] | None = None,
+    ) -> None:
         self.root = root
         self.home = home
         self.user_home = user_home if user_home is not None else Path.home()
@@ -72,8 +78,9 @@ class Memory:
         )
         users = tuple(p.resolve() for p in named)
         # The user's files import from any of these; a repository's only Markdown from the user's.
-        self.user_scope = Scope(repository + users, linked=named)
-        self.project_scope = Scope(repository, markdown=users)
+        # ``denied``: the user's read deny rules, which memory honours like every reading tool.
+        self.user_scope = Scope(repository + users, linked=named, denied=denied)
+        self.project_scope = Scope(repository, markdown=users, denied=denied)
         self.loaded_dirs: set[Path] = set()
         self.subdirectory_bytes = MAX_SUBDIRECTORY_BYTES  # left for this session
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,7 @@ IMPORT_RE = re.compile(r"^\s*@(\S+)\s*$")
 # A fenced code block (CommonMark: ``` or ~~~, up to three spaces in): its ``@`` lines are code
 # (``@types/node``, ``@dataclass``), not imports, as in Claude Code.
 FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+DENIED = "a read deny rule of your settings covers it"
 ROOTS_NOTE = "the repository, and Markdown files in KILN_HOME, ~/.claude, ~/.codex, ~/.agents"
 
 
@@ -40,6 +42,11 @@ class Scope:
     # Folders only the user writes (their agent folders): a file named inside one counts as
     # there even when it is a link elsewhere (a dotfiles repository's, made by GNU stow).
     linked: tuple[Path, ...] = ()
+    # The user's read deny rules (``Permissions.read_denied``): memory reads nothing they cover.
+    denied: Callable[[str], bool] | None = field(default=None, compare=False)
+
+    def refuses(self, *paths: Path) -> bool:
+        return self.denied is not None and any(self.denied(str(p)) for p in paths)
 
     def trusts_link(self, named: Path) -> bool:
         return any(named.is_relative_to(r) for r in self.linked)
@@ -89,6 +96,8 @@ def refusal(path: Path, scope: Scope | None) -> str | None:
         return (
             f"[memory note: {path.name} skipped: it resolves outside the repository ({resolved})]"
         )
+    if scope is not None and scope.refuses(path, resolved):
+        return f"[memory note: {path.name} skipped: {DENIED}]"
     return None
 
 
@@ -138,6 +147,8 @@ def _expand(path: Path, depth: int, chain: frozenset[Path], scope: Scope | None,
                 f"[memory note: @{raw} skipped: outside the folders memory may import from "
                 f"({scope.shown})]"
             )
+        elif scope is not None and scope.refuses(named, target):
+            out.append(f"[memory note: @{raw} skipped: {DENIED}]")
         elif not target.exists():
             out.append(f"[memory note: @{raw} not found]")
         elif not target.is_file() or target.is_relative_to("/proc"):

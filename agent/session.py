@@ -74,7 +74,7 @@ class Session:
         self.permissions = Permissions(
             config.mode, load_rules(self.root, kiln_home()), root=self.root
         )
-        self.memory = Memory(self.root, kiln_home())
+        self.memory = Memory(self.root, kiln_home(), denied=self.permissions.read_denied)
         workspace = Workspace(self.root, read_roots=[store.folder(session_id)])
         skills = (
             None

@@ -19,10 +19,19 @@ if TYPE_CHECKING:
 
 
 def _memory(root: Path) -> Memory:
+    """The memory a session here reads, the user's read deny rules applied as a session does."""
+    from agent.errors import KilnError
     from agent.memory import Memory
+    from agent.permission_rules import load_rules
+    from agent.permissions import Permissions
     from agent.session_store import kiln_home
 
-    return Memory(root.resolve(), kiln_home())
+    root = root.resolve()
+    try:
+        rules = Permissions("ask", load_rules(root, kiln_home()), root=root)
+    except KilnError as exc:
+        raise click.ClickException(f"{exc} ({exc.hint})" if exc.hint else str(exc)) from None
+    return Memory(root, kiln_home(), denied=rules.read_denied)
 
 
 _user_option = click.option(
