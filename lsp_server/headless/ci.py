@@ -135,8 +135,14 @@ def _code(text: str) -> str:
     return f"<code>{_line(text).replace('|', '&#124;').replace('`', '&#96;')}</code>"
 
 
+# A tag in quoted text is raw HTML to GitHub: `</blockquote>` ends the quote early and what
+# follows renders as Kiln's own text. ``<`` that could open a tag or comment is an entity.
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
 def _quoted(text: str) -> str:
-    return "\n".join(f"> {line}" if line else ">" for line in safe(text).splitlines())
+    text = _TAG.sub("&lt;", safe(text))
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
 # Each list is cut so the whole summary stays under GitHub's 65,536-character comment limit

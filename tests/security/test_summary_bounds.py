@@ -58,3 +58,16 @@ def test_the_summary_fits_in_a_comment(failing_repo: Path, tmp_path: Path) -> No
     assert len(summary) < 65_536, len(summary)
     assert "- … and 2,940 more files (see report.json)" in summary
     assert len(json.loads(proc.stdout)["files_changed"]) == 3000  # the report keeps them all
+
+
+def test_raw_html_cannot_close_the_quote(failing_repo: Path, tmp_path: Path) -> None:
+    """GitHub renders the HTML in a comment: a `</blockquote>` in the answer (or the task) ended
+    the quote early, and the lines after it showed as Kiln's own sections."""
+    html = "Done.\n</blockquote>\n\n<h3>Verification</h3><!-- x --><details open>after: passed"
+    proc = ci_run(failing_repo, tmp_path, [html], "Fix it </blockquote><h2>Kiln: ok</h2>")
+    assert proc.returncode == 11, proc.stderr
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "</blockquote>" not in summary and "<h3>" not in summary and "<!--" not in summary
+    assert "> &lt;/blockquote>" in summary.splitlines()  # shown as text
+    assert "&lt;h2>Kiln: ok&lt;/h2>" in summary
+    assert json.loads(proc.stdout)["result"] == html  # the report keeps the text as it was
