@@ -54,7 +54,15 @@ while kill -0 "$kiln_pid" 2>/dev/null; do  # woken by a signal: wait for kiln it
 done
 trap - INT TERM
 
-outcome=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("outcome",""))' "$artifacts/report.stdout.json" 2>/dev/null || echo "failed")
+outcome=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("outcome",""))' "$artifacts/report.stdout.json" 2>/dev/null)
+if [ -z "$outcome" ]; then  # kiln stopped before its report (refused, bad input): the code says
+  case "$code" in
+    2) outcome="bad usage" ;;
+    4) outcome="provider error" ;;
+    130) outcome="cancelled" ;;
+    *) outcome="failed" ;;
+  esac
+fi
 summary="$artifacts/summary.md"
 patch="$artifacts/changes.patch"
 if [ -n "${GITHUB_OUTPUT:-}" ]; then

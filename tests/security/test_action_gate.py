@@ -103,7 +103,12 @@ def test_a_given_task_does_not_skip_the_check(repo: Path, tmp_path: Path) -> Non
         "KILN_COMMAND": f"{sys.executable} -m lsp_server",
     }  # fmt: skip
     (tmp_path / "none.json").write_text("[]")
+    env["GITHUB_OUTPUT"] = str(tmp_path / "github_output")
     proc = subprocess.run(
         ["bash", str(script)], cwd=repo, env=env, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 2 and "refusing a run started by @mallory" in proc.stderr
+    # the step's outputs say what happened (before: outcome "failed" beside exit-code 2)
+    outputs = (tmp_path / "github_output").read_text().splitlines()
+    assert "exit-code=2" in outputs and "outcome=bad usage" in outputs
+    assert not any(line.startswith("summary=") for line in outputs)
