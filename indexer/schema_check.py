@@ -22,7 +22,7 @@ _OBJECTS = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT
 _QUOTED = re.compile(
     r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`|\[[^\]]*\]|--[^\n]*|/\*.*?\*/", re.S
 )
-_COMPUTES = re.compile(r"\b(?:CHECK|GENERATED)\b|\bAS\s*\(|\bDEFAULT\s*\(", re.I)
+_COMPUTES = re.compile(r"\bCHECK\b|\bAS\s*\(|\bDEFAULT\s*\(", re.I)  # GENERATED … AS (…) too
 # The modules a Kiln index's virtual tables use; another module's code would run on writes.
 _MODULES = re.compile(r"^\s*CREATE\s+VIRTUAL\s+TABLE\s+\S+\s+USING\s+(fts5|fts5vocab)\s*\(", re.I)
 

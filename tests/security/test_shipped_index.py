@@ -99,3 +99,26 @@ def test_a_shipped_index_whose_table_computes_on_writes_is_rebuilt(
     ]
     hits = json.loads(kiln("search", "fresh_symbol", "--json", cwd=repo).stdout)
     assert hits[0]["path"] == "new.py"
+
+
+def test_a_table_spelled_otherwise_but_computing_nothing_is_kept(tmp_path: Path) -> None:
+    """An older Kiln's spelling of ``files`` (one line, its columns added by migrations, one of
+    them named ``generated``) computes nothing on writes: the index is kept, not rebuilt."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "old.py").write_text("def shipped_symbol():\n    pass\n")
+    assert kiln("index", ".", cwd=repo).returncode == 0
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'files'").fetchone()
+    assert "generated" in sql
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'files'", (" ".join(sql.split()),))
+    conn.commit()
+    conn.close()
+    (repo / "new.py").write_text("def fresh_symbol():\n    pass\n")
+
+    result = kiln("index", ".", cwd=repo)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert not (repo / ".kiln" / "index.db.corrupt").exists()
+    hits = json.loads(kiln("search", "fresh_symbol", "--json", cwd=repo).stdout)
+    assert hits[0]["path"] == "new.py"
