@@ -28,6 +28,7 @@ IMPORT_RE = re.compile(r"^\s*@(\S+)\s*$")
 # (``@types/node``, ``@dataclass``), not imports, as in Claude Code.
 FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 DENIED = "a read deny rule of your settings covers it"
+GIT_FOLDER = "memory never reads a git folder"
 ROOTS_NOTE = "the repository, and Markdown files in KILN_HOME, ~/.claude, ~/.codex, ~/.agents"
 
 
@@ -98,7 +99,15 @@ def refusal(path: Path, scope: Scope | None) -> str | None:
         )
     if scope is not None and scope.refuses(path, resolved):
         return f"[memory note: {path.name} skipped: {DENIED}]"
+    if in_git_folder(resolved):
+        return f"[memory note: {path.name} skipped: {GIT_FOLDER}]"
     return None
+
+
+def in_git_folder(path: Path) -> bool:
+    """Inside a git folder: its config holds the token a CI checkout leaves (and the tools
+    keep from the model), its objects the repository's whole history."""
+    return ".git" in path.parts
 
 
 def expand(path: Path, scope: Scope | None, *, users_own: bool = False) -> str:
@@ -149,6 +158,8 @@ def _expand(path: Path, depth: int, chain: frozenset[Path], scope: Scope | None,
             )
         elif scope is not None and scope.refuses(named, target):
             out.append(f"[memory note: @{raw} skipped: {DENIED}]")
+        elif in_git_folder(named) or in_git_folder(target):
+            out.append(f"[memory note: @{raw} skipped: {GIT_FOLDER}]")
         elif not target.exists():
             out.append(f"[memory note: @{raw} not found]")
         elif not target.is_file() or target.is_relative_to("/proc"):
