@@ -174,7 +174,7 @@ class LocalModel:
                 "local: llama-cpp-python is not installed", hint=install_hint()
             )
         path = model_path or os.environ.get("KILN_LOCAL_GGUF")
-        self.model_path = Path(path) if path else find_gguf()
+        self.model_path = Path(path).expanduser() if path else find_gguf()
         # Which setting to fix: the user's KILN_LOCAL_GGUF, or the package that ships the file.
         fix = (
             f"point {GGUF_VAR} (or --model) at a GGUF model file"

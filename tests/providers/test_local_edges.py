@@ -175,3 +175,15 @@ def test_local_settings_out_of_range_are_one_line(
     proc = kiln_run(tmp_path, "hi", **env)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and words in lines[0], proc.stderr
+
+
+@needs_local
+def test_a_gguf_path_with_a_tilde_is_the_home_folder(tmp_path: Path) -> None:
+    """Editors pass their settings' environment unexpanded (VS Code's `env`, a systemd unit):
+    before, `KILN_LOCAL_GGUF=~/models/x.gguf` was "model file not found: ~/models/x.gguf"."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "x.gguf").write_bytes(b"not a model")
+    proc = kiln_run(tmp_path, "hi", KILN_LOCAL_GGUF="~/models/x.gguf", HOME=str(tmp_path))
+    assert proc.returncode == 2 and f"{tmp_path}/models/x.gguf is not a GGUF" in proc.stderr, (
+        proc.stderr
+    )
