@@ -8,7 +8,8 @@ with an input method: extensions/vscode/test/browser/edges.ts loads the real pag
   panel for half a minute and took 1.6 GB);
 - Enter that confirms an input method's candidate does not send the question;
 - while an answer streams, what is already shown is not redrawn (a selection in it survives),
-  and the streamed answer is drawn exactly as the same answer rendered whole;
+  a long code block grows in place and is highlighted once closed, and the streamed answer is
+  drawn exactly as the same answer rendered whole;
 - an answer's ``command:`` / ``vscode:`` links are shown as text, web links stay links;
 - a panel restored mid-turn (a reloaded window) keeps its transcript but not the old host's turn
   and question: Send works at once, and the panel names the session it shows to the host;
@@ -53,5 +54,5 @@ def test_webview_edges_in_chromium() -> None:
     assert result.returncode == 0
     assert set(report["checks"]) == {
         "ticksSurviveRedraws", "largeDiff", "imeEnter", "streamingKeepsSelection",
-        "streamedEqualsWhole", "linkSchemes", "restoredMidTurn",
+        "streamedEqualsWhole", "codeBlockStreams", "linkSchemes", "restoredMidTurn",
     }  # fmt: skip

@@ -44,8 +44,9 @@ function startsBlock(line: string, complete: boolean): boolean | undefined {
 
 /**
  * Where blocks start in `text`, from offset `from` (itself a block start, outside any fence):
- * at a line that follows a blank line outside fenced code and starts a block. Once decided, a
- * start stays one whatever text is appended.
+ * at a line that follows a blank line outside fenced code and starts a block, and at a fence
+ * that opens in the first column (it ends whatever came before). Once decided, a start stays
+ * one whatever text is appended.
  */
 export function blockStarts(text: string, from = 0): number[] {
   const starts = [from];
@@ -56,7 +57,10 @@ export function blockStarts(text: string, from = 0): number[] {
     const end = text.indexOf("\n", pos);
     const complete = end >= 0;
     const line = text.slice(pos, complete ? end : text.length);
-    if (!fence && blank && pos > from && startsBlock(line, complete)) starts.push(pos);
+    if (!fence && pos > from) {
+      const fenceHere = complete && /^[`~]/.test(line) && opens(line) !== null;
+      if (blank ? startsBlock(line, complete) : fenceHere) starts.push(pos);
+    }
     if (!complete) break;
     if (fence) {
       if (closes(line, fence)) fence = null;
@@ -70,11 +74,30 @@ export function blockStarts(text: string, from = 0): number[] {
   return starts;
 }
 
+/**
+ * `source` as a fence, opened in the first column on a complete line, that is not closed yet:
+ * its opening line and its body so far; else null.
+ */
+export function openFence(source: string): { head: string; body: string } | null {
+  const end = source.indexOf("\n");
+  if (end < 0 || !/^[`~]/.test(source)) return null;
+  const fence = opens(source.slice(0, end));
+  if (!fence) return null;
+  const body = source.slice(end + 1);
+  if (body.split("\n").some((line) => closes(line, fence))) return null;
+  return { head: source.slice(0, end + 1), body };
+}
+
 export class Answer {
   readonly node: HTMLElement;
   text = "";
   private starts: number[] = [];
   private blocks: HTMLElement[] = [];
+  /**
+   * The last block while it is a fence still open: drawn as plain code, new text appended,
+   * so a long code block streams at the cost of its new lines (highlighted once it closes).
+   */
+  private open: { index: number; head: string; body: string; code: HTMLElement } | null = null;
 
   constructor(className: string) {
     this.node = document.createElement("div");
@@ -87,6 +110,7 @@ export class Answer {
       this.node.replaceChildren();
       this.blocks = [];
       this.starts = [];
+      this.open = null;
     }
     const from = this.starts.length ? this.starts[this.starts.length - 1] : 0;
     const kept = Math.max(this.starts.length - 1, 0);
@@ -101,7 +125,24 @@ export class Answer {
         this.blocks.push(block);
         this.node.append(block);
       }
-      block.innerHTML = renderMarkdown(source);
+      this.draw(i, block, source);
+    }
+  }
+
+  private draw(index: number, block: HTMLElement, source: string): void {
+    const fence = openFence(source);
+    const open = this.open;
+    if (fence && open && open.index === index && open.head === fence.head && fence.body.startsWith(open.body)) {
+      open.code.append(fence.body.slice(open.body.length));
+      open.body = fence.body;
+      return;
+    }
+    this.open = null;
+    block.innerHTML = renderMarkdown(fence ? fence.head : source);
+    const code = fence ? block.querySelector("code") : null;
+    if (fence && code) {
+      code.textContent = fence.body;
+      this.open = { index, head: fence.head, body: fence.body, code: code as HTMLElement };
     }
   }
 }

@@ -159,7 +159,14 @@ async function streamedEqualsWhole(panel: Panel): Promise<void> {
     "",
     "    indented code",
     "",
-    "Done.",
+    "Done. Now the file:",
+    "```js",
+    "let open = 1;",
+    "```",
+    "Still open:",
+    "",
+    "```python",
+    "x = 1",
   ].join("\n");
   await session(panel);
   for (let i = 0; i < text.length; i += 7) await send(chunk(text.slice(i, i + 7)));
@@ -168,6 +175,36 @@ async function streamedEqualsWhole(panel: Panel): Promise<void> {
   await send(chunk(text));
   const whole = await page.evaluate(() => document.querySelector(".message.agent")?.innerHTML);
   assert.equal(streamed, whole);
+}
+
+/** A long code block streams into one code element (a selection in it survives), highlighted once closed. */
+async function codeBlockStreams(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  await session(panel);
+  await send(chunk("Here is the file:\n```python app.py\ndef first():\n    return 0\n"));
+  await page.waitForSelector(".message.agent code");
+  await page.evaluate(() => {
+    const code = document.querySelector(".message.agent .code-block code") as HTMLElement;
+    (code as unknown as { marked: boolean }).marked = true;
+    const range = document.createRange();
+    range.setStart(code.firstChild as Node, 0);
+    range.setEnd(code.firstChild as Node, "def first():".length);
+    getSelection()?.removeAllRanges();
+    getSelection()?.addRange(range);
+  });
+  const body = Array.from({ length: 300 }, (_, i) => `def f${i}(x):\n    return x + ${i}\n`).join("");
+  for (let i = 0; i < body.length; i += 400) await send(chunk(body.slice(i, i + 400)));
+  const during = await page.evaluate(() => {
+    const code = document.querySelector(".message.agent .code-block code") as HTMLElement;
+    return { same: (code as unknown as { marked?: boolean }).marked === true, selection: getSelection()?.toString(), lines: code.textContent?.split("\n").length };
+  });
+  assert.ok(during.same, "the code block was redrawn while it streamed");
+  assert.equal(during.selection, "def first():");
+  assert.equal(during.lines, 603);
+  await send(chunk("```\n\nThat is all."));
+  await page.waitForSelector(".message.agent .code-block .hljs-keyword");
+  assert.equal(await page.locator(".message.agent .code-block").count(), 1);
+  assert.match(await page.locator(".message.agent").innerText(), /That is all\./);
 }
 
 /** Links go to the web (or mail) only; `command:` and `vscode:` links are shown as text. */
@@ -227,6 +264,7 @@ const CHECKS: Record<string, (panel: Panel) => Promise<void>> = {
   imeEnter,
   streamingKeepsSelection,
   streamedEqualsWhole,
+  codeBlockStreams,
   linkSchemes,
 };
 

@@ -39,3 +39,8 @@ test("a start, once found in a prefix, stays one in every longer text", () => {
     expect(blockStarts(TEXT, some[some.length - 1])).toEqual(full.slice(some.length - 1));
   }
 });
+
+test("a fence opening in the first column starts a block even right after a paragraph", () => {
+  const text = "Here:\n```js\nlet x = 1;\n\nlet y = 2;\n```\nAfter.\n";
+  expect(blockStarts(text).map((at) => text.slice(at).split("\n")[0])).toEqual(["Here:", "```js"]);
+});
