@@ -75,4 +75,22 @@ console.log(`one answer: ${longText.length} characters in ${chunks.length} chunk
 console.log(`mean per chunk, first 10%: ${first.toFixed(3)} ms (baseline)`);
 console.log(`mean per chunk, last 10%:  ${last.toFixed(3)} ms`);
 console.log(`late / early: ${(last / first).toFixed(2)}x`);
+
+// One code block of 200 functions streamed into a fresh session: the cost per chunk late in
+// the block against early in it (a block redrawn and highlighted per chunk grows with it).
+const coder = new ChatView(dom.window.document.getElementById("kiln-root"), () => {});
+coder.receive({ type: "server", state: "running" });
+coder.receive({ type: "session", sessionId: "c", title: "code" });
+const code = "Here:\n\n```python app.py\n" + Array.from({ length: 200 }, (_, i) => `def f${i}(x):\n    return x + ${i}  # comment\n`).join("") + "```\n";
+const codeTimes = [];
+for (let i = 0; i < code.length; i += 24) {
+  const t0 = performance.now();
+  coder.receive({ type: "update", sessionId: "c", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: code.slice(i, i + 24) } } });
+  codeTimes.push(performance.now() - t0);
+}
+const codeSlice = Math.max(1, Math.floor(codeTimes.length / 10));
+console.log(`one code block: ${code.length} characters in ${codeTimes.length} chunks`);
+console.log(`mean per chunk, first 10%: ${mean(codeTimes.slice(0, codeSlice)).toFixed(3)} ms (baseline)`);
+console.log(`mean per chunk, last 10%:  ${mean(codeTimes.slice(-codeSlice)).toFixed(3)} ms`);
+console.log(`late / early: ${(mean(codeTimes.slice(-codeSlice)) / mean(codeTimes.slice(0, codeSlice))).toFixed(2)}x`);
 rmSync(dir, { recursive: true, force: true });

@@ -97,7 +97,7 @@ export class Answer {
    * The last block while it is a fence still open: drawn as plain code, new text appended,
    * so a long code block streams at the cost of its new lines (highlighted once it closes).
    */
-  private open: { index: number; head: string; body: string; code: HTMLElement } | null = null;
+  private open: { index: number; head: string; body: string; text: Text } | null = null;
 
   constructor(className: string) {
     this.node = document.createElement("div");
@@ -133,7 +133,7 @@ export class Answer {
     const fence = openFence(source);
     const open = this.open;
     if (fence && open && open.index === index && open.head === fence.head && fence.body.startsWith(open.body)) {
-      open.code.append(fence.body.slice(open.body.length));
+      open.text.appendData(fence.body.slice(open.body.length));
       open.body = fence.body;
       return;
     }
@@ -141,8 +141,9 @@ export class Answer {
     block.innerHTML = renderMarkdown(fence ? fence.head : source);
     const code = fence ? block.querySelector("code") : null;
     if (fence && code) {
-      code.textContent = fence.body;
-      this.open = { index, head: fence.head, body: fence.body, code: code as HTMLElement };
+      const text = document.createTextNode(fence.body);
+      code.replaceChildren(text);
+      this.open = { index, head: fence.head, body: fence.body, text };
     }
   }
 }
