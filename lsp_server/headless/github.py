@@ -107,6 +107,13 @@ def check_event_actor(path: Path, allowed_users: str = "", event_name: str = "")
     ``event_name`` is ``GITHUB_EVENT_NAME`` (empty: told from the payload).
     """
     event = _load(path)
+    if event.get("action") == "deleted" and isinstance(event.get("comment"), dict):
+        # `on: issue_comment` without `types:` also runs when a comment is deleted: an old
+        # "/kiln …" removed from the thread is not a request to run it again
+        raise UsageError(
+            "refusing a run for a deleted comment",
+            hint="limit the workflow to new comments: on: issue_comment: types: [created]",
+        )
     login, association = _actor(event)
     allowed = {u.strip().lstrip("@").lower() for u in allowed_users.split(",") if u.strip()}
     if _from_fork(event):

@@ -69,6 +69,10 @@ def test_events_only_writers_start_run(
         (workflow_run("mallory/app"), "workflow_run", "author_association unknown"),
         ({**workflow_run("org/app"), "workflow_run": {"event": "pull_request"}}, "", "unknown"),
         ({"action": "created", "check_run": {}, "sender": SENDER}, "check_run", "unknown"),
+        # a member's old "/kiln" comment, deleted: not a request to run it again
+        ({"action": "deleted", "comment": {"body": "/kiln fix", "author_association": "MEMBER",
+                                           "user": {"login": "m"}}, "issue": {"number": 3}},
+         "issue_comment", "a deleted comment"),
         # a name that says push cannot lend trust to a comment without an association
         ({"comment": {"body": "/kiln x"}, "issue": {"number": 1}, "sender": SENDER}, "", "unknown"),
         ({"pull_request": {"number": 2, "title": "x", "author_association": "MEMBER",
