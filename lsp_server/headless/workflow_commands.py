@@ -94,6 +94,8 @@ class CommandGuard:
         return False
 
     def __getattr__(self, name: str) -> Any:  # closed, mode, name… as the stream has them
+        if name == "buffer":  # bytes written there would pass the guard
+            raise AttributeError(name)
         return getattr(self._stream, name)
 
 
