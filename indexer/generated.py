@@ -34,16 +34,15 @@ def says_generated(head: str) -> bool:
     return bool(_GENERATED.search(head))
 
 
-def of_rows(lines_and_texts: Iterable[tuple[int, str]]) -> bool:
-    """The flag of a file whose blocks are these (start line, text): what ``_HEADS`` and
-    ``says_generated`` give once they are stored (SQLite's ``substr`` stops at a NUL)."""
-    for start, text in lines_and_texts:
-        if start == 1:
-            head = text[:HEAD_CHARS]
-            if "\0" in head:
-                head = head[: head.index("\0")]
-            if says_generated(head):
-                return True
+def of_texts(first: Iterable[str]) -> bool:
+    """The flag of a file whose blocks at line 1 have the texts ``first``: what ``_HEADS``
+    and ``says_generated`` give once they are stored (SQLite's ``substr`` stops at a NUL)."""
+    for text in first:
+        head = text[:HEAD_CHARS]
+        if "\0" in head:
+            head = head[: head.index("\0")]
+        if says_generated(head):
+            return True
     return False
 
 

@@ -67,7 +67,7 @@ def write_file(
     added or removed."""
     count = len(prepared.rows)
     fresh = list(range(count))
-    says = int(generated.of_rows((r[_START], r[_TEXT]) for r in prepared.rows))
+    says = int(generated.of_texts([r[_TEXT] for r in prepared.rows if r[_START] == 1]))
     row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
     if row is not None:
         file_id = row[0]
