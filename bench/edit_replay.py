@@ -41,6 +41,7 @@ PHASES = {  # module (under indexer) -> functions timed with --phases
         "_pagerank",
         "_add_history",
         "verbatim_blocks",
+        "generated_files",
     ],
 }
 
