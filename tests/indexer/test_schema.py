@@ -130,6 +130,12 @@ def test_a_legacy_index_is_adopted_without_rerunning_or_losing_rows(
         assert legacy == (0,)
     finally:
         check.close()
+    idx.close()
+    # opened again: the adopted file (whose tables' SQL is not a fresh index's) is trusted
+    idx = open_index(repo)
+    assert idx.search("invoice paid")[0].name == "settle_invoice"
+    assert idx.update().files_indexed == 0
+    assert not (repo / ".kiln" / "index.db.corrupt").exists()
 
 
 def test_a_new_step_runs_once_on_an_existing_index(
