@@ -55,7 +55,8 @@ class DiskHost:
         if root is not None:  # reached again without links: the check may be long past
             current = read_inside(root, path) or ""
         else:
-            current = path.read_text(encoding="utf-8") if path.exists() else ""
+            # bytes decoded: read_text would turn \r\n into \n and the edit would look stale
+            current = path.read_bytes().decode("utf-8") if path.exists() else ""
         if current != edit.old_text:
             return "stale"
         atomic_write(path, edit.new_text, root=root)

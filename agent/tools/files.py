@@ -218,6 +218,12 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
             "old_text is empty", suggestion="give the exact text to replace, or use write_file"
         )
     count = old.count(old_text)
+    if count == 0 and "\r\n" in old and "\n" in old_text and "\r" not in old_text:
+        # Windows line ends: the model quotes the lines it read with \n; keep the file's \r\n.
+        crlf = old_text.replace("\n", "\r\n")
+        if crlf in old:
+            old_text, new_text = crlf, new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+            count = old.count(old_text)
     if count == 0:
         near = difflib.get_close_matches(
             old_text.strip().splitlines()[0] if old_text.strip() else old_text,

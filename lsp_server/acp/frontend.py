@@ -289,7 +289,8 @@ class AcpFrontend:
 
 
 def _disk_text(path: Path) -> str | None:
+    """The file's text with its line ends as they are (\r\n kept, as the edit was computed)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None

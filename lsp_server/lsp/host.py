@@ -216,8 +216,10 @@ class LspFrontend:
 
 
 def _disk_text(path: Path) -> str | None:
+    """The file's text with its line ends as they are (read_text would turn \r\n into \n, and
+    an edit computed on the real text would look stale)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -125,3 +125,20 @@ async def test_client_write_failure_is_a_tool_error(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as failed:
         await front.apply_edit("s1", proposal)
     assert "could not write f.txt" in str(failed.value)
+
+
+async def test_an_edit_of_a_file_with_windows_line_ends_is_not_stale(tmp_path: Path) -> None:
+    """The disk text is compared as it is: \\r\\n kept (read_text would make it \\n)."""
+    target = tmp_path / "win.py"
+    target.write_bytes(b"a = 1\r\nb = 2\r\n")
+    client = RecordingClient()  # the client cannot read it: the disk is compared
+    front = frontend(client, tmp_path, fs=True)
+    proposal = EditProposal(
+        "win.py", "a = 1\r\nb = 2\r\n", "a = 10\r\nb = 2\r\n", meta={"abspath": str(target)}
+    )
+    assert await front.apply_edit("s1", proposal) == "applied"
+    assert client.writes == [(str(target.resolve()), "a = 10\r\nb = 2\r\n")]
+    disk_only = frontend(RecordingClient(), tmp_path, fs=False)
+    target.write_bytes(b"a = 1\r\nb = 2\r\n")
+    assert await disk_only.apply_edit("s1", proposal) == "applied"
+    assert target.read_bytes() == b"a = 10\r\nb = 2\r\n"

@@ -22,6 +22,21 @@ SCRIPT = [
         "tool_calls": [{"name": "run_command", "input": {"command": TWO_LINES}}],
     },
     {"match": "second-of-two", "text": "Both ran."},
+    {
+        "match": "crlf please",
+        "text": "Commenting.",
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "input": {
+                    "path": "win.py",
+                    "old_text": "def add(a, b):\n    return a - b",
+                    "new_text": "def add(a, b):\n    # the sum\n    return a + b",
+                },
+            }
+        ],
+    },
+    {"match": "edited win.py", "text": "Commented."},
     {"match": "slow one", "sleep": 3},
     {"match": "slow one", "text": "slow done"},
     {"match": "break please", "raise": "bad_request", "message": "bad input\nsee line two-7"},
@@ -40,6 +55,7 @@ def editor(tmp_path: Path, kiln_home: Path) -> Editor:
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)
     (ws / "calc.py").write_text("x = 1\n")
+    (ws / "win.py").write_bytes(b"def add(a, b):\r\n    return a - b\r\n\r\nX = 1\r\n")
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "secret.txt").write_text("keep me\n")
     (ws / "docs").symlink_to(tmp_path / "outside")
@@ -82,25 +98,37 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
     assert len(tool) == 1 and "first-of-two" in tool[0] and "second-of-two" in tool[0], tool
     assert tool[0].lstrip().startswith("✓"), tool
 
+    # A file with Windows line ends: an edit quoting several lines (with \n, as the model read
+    # them) is found, reviewed and applied, and the file keeps its \r\n.
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("<Esc>icrlf please<CR>")
+    ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
+    ed.keys("a")
+    ed.wait("the answer", lambda: ed.transcript_has("Commented."))
+    assert (ed.ws / "win.py").read_bytes() == (  # type: ignore[attr-defined]
+        b"def add(a, b):\r\n    # the sum\r\n    return a + b\r\n\r\nX = 1\r\n"
+    )
+
     # :KilnNew while a turn runs is refused: the answer would land in the new transcript.
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 2)
     ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
     ed.keys("islow one<CR>")
     ed.wait("the question", lambda: ed.transcript_has("slow one"))
     ed.keys("<Esc>:KilnNew<CR>")
     ed.wait("the refusal", lambda: "a turn is running" in ed.messages())
-    ed.wait("the slow answer", lambda: len(_turns(ed)) >= 2)
+    ed.wait("the slow answer", lambda: len(_turns(ed)) >= 3)
     assert ed.transcript_has("slow one") and ed.transcript_has("slow done"), ed.transcript()
     assert _turns(ed)[-1] == "— end_turn"
 
     # A model error whose message has two lines is shown whole, and the turn still closes.
     ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
     ed.keys("ibreak please<CR>")
-    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 3)
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 4)
     assert ed.transcript_has("bad input") and ed.transcript_has("see line two-7"), ed.transcript()
 
     # Windows line ends in streamed text leave no ^M at the ends of lines.
     ed.keys("windows please<CR>")
-    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 4)
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 5)
     lines = ed.transcript()
     at = lines.index("one")
     assert lines[at : at + 4] == ["one", "two", "", "three"], lines
@@ -108,7 +136,7 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
 
     # gy copies the block under the cursor: a ```` block quoting a ``` one whole, a ~~~ block.
     ed.keys("fences please<CR>")
-    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 5)
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 6)
     ed.keys("<Esc><C-w>k/x = 41<CR>gy")
     ed.wait("the copy", lambda: "x = 41" in ed.nvim.funcs.getreg('"'))
     assert ed.nvim.funcs.getreg('"') == "In your README:\n```python\nx = 41\n```\n"
@@ -117,7 +145,9 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
 
     # ga on a block naming a file through a link to outside the workspace: refused, unasked.
     ed.keys("/^overwritten<CR>ga")
-    ed.wait("the refusal", lambda: "docs/secret.txt is not a file in this workspace" in ed.messages())
+    ed.wait(
+        "the refusal", lambda: "docs/secret.txt is not a file in this workspace" in ed.messages()
+    )
     assert not ed.mode()["blocking"]
     assert (ed.ws.parent / "outside" / "secret.txt").read_text() == "keep me\n"  # type: ignore[attr-defined]
 
