@@ -29,13 +29,22 @@ def task_from_event(path: Path) -> str:
         item = event.get(key) or {}
         if item.get("title"):
             return f"{item['title']}\n\n{item.get('body') or ''}".strip()
+    run = event.get("workflow_run") or {}
+    if run.get("conclusion") in FAILED_RUNS:  # a failing build: the repository's own workflow
+        where = f" on {run['head_branch']}" if run.get("head_branch") else ""
+        commit = f" at {str(run['head_sha'])[:12]}" if run.get("head_sha") else ""
+        return (
+            f'The "{run.get("name") or "CI"}" workflow {FAILED_RUNS[run["conclusion"]]}'
+            f"{where}{commit}. Find the cause in this checkout and fix it."
+        )
     raise UsageError(
         f"no task found in GitHub event {path}",
-        hint="expected a comment body, an issue or a pull request",
+        hint="expected a comment body, an issue, a pull request or a failed workflow_run",
     )
 
 
 WRITE_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
+FAILED_RUNS = {"failure": "failed", "timed_out": "timed out"}  # conclusion -> words
 
 
 def _actor(event: dict[str, Any]) -> tuple[str, str]:
@@ -151,7 +160,8 @@ def _load(path: Path) -> dict[str, Any]:
 # a file of another shape is not an event GitHub wrote, and gets one line (exit 2), not a crash.
 OBJECTS = ("comment", "review", "issue", "pull_request", "sender", "repository", "workflow_run")
 FIELDS = {"body": str, "title": str, "path": str, "author_association": str, "user": dict,
-          "head": dict, "base": dict, "repo": dict, "head_repository": dict, "login": str, "full_name": str}  # fmt: skip
+          "head": dict, "base": dict, "repo": dict, "head_repository": dict, "name": str,
+          "head_branch": str, "head_sha": str, "conclusion": str, "login": str, "full_name": str}  # fmt: skip
 
 
 def _check_shape(event: dict[str, Any], path: Path) -> None:

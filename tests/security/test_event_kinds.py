@@ -32,7 +32,9 @@ def workflow_run(head: str, event: str = "pull_request") -> dict:
     return {"action": "completed", "workflow_run": run, "repository": REPO, "sender": SENDER}
 
 
-def run_kiln(repo: Path, tmp: Path, event: dict, name: str = "") -> subprocess.CompletedProcess:
+def run_kiln(
+    repo: Path, tmp: Path, event: dict, name: str = "", task: str | None = "fix the build"
+) -> subprocess.CompletedProcess:
     path = tmp / "event.json"
     path.write_text(json.dumps(event))
     marker = tmp / "ran"
@@ -45,7 +47,7 @@ def run_kiln(repo: Path, tmp: Path, event: dict, name: str = "") -> subprocess.C
            "GITHUB_EVENT_NAME": name, "KILN_ALLOWED_USERS": ""}  # fmt: skip
     return subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "--ci", "--github-event", str(path),
-         "--output-format", "json", "--no-sandbox", "fix the build"],
+         "--output-format", "json", "--no-sandbox", *([task] if task else [])],
         cwd=repo, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
@@ -109,3 +111,20 @@ def test_an_event_file_of_another_shape_is_one_line(
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and names in proc.stderr
     assert not (tmp_path / "ran").exists()
+
+
+def test_a_failed_build_is_the_task(failing_repo: Path, tmp_path: Path) -> None:
+    """The action runs "on a failing build" with no task input: before, a workflow_run event
+    gave no task (exit 2, "no task found"). Now the failed run is the task."""
+    event = workflow_run("org/app", "push")
+    event["workflow_run"].update(
+        name="Tests", head_sha="0123456789abcdef0123", conclusion="failure"
+    )
+    proc = run_kiln(failing_repo, tmp_path, event, "workflow_run", task=None)
+    assert proc.returncode == 11, proc.stderr
+    task = json.loads(proc.stdout)["task"]
+    assert task == ('The "Tests" workflow failed on topic at 0123456789ab. '
+                    "Find the cause in this checkout and fix it.")  # fmt: skip
+    event["workflow_run"]["conclusion"] = "success"
+    proc = run_kiln(failing_repo, tmp_path, event, "workflow_run", task=None)
+    assert proc.returncode == 2 and "no task found" in proc.stderr
