@@ -1,6 +1,7 @@
 """Memory files, found the way the tools users already have find them.
 
-- User level: ``KILN.md``, ``AGENTS.md``, ``CLAUDE.md`` in ``KILN_HOME``, and ``~/.claude/CLAUDE.md``.
+- User level: ``KILN.md``, ``AGENTS.md``, ``CLAUDE.md`` in ``KILN_HOME``, ``~/.claude/CLAUDE.md``
+  and Codex's ``~/.codex/AGENTS.md`` (``$CODEX_HOME``).
 - From the repository root down to the workspace: ``KILN.md``, ``CLAUDE.md`` and
   ``CLAUDE.local.md`` at every level (as Claude Code does), ``AGENTS.md`` from the nearest level
   only (nearest wins, as Codex does). Without a repository the workspace is the only level.
@@ -73,8 +74,11 @@ class Memory:
         self.user_home = user_home if user_home is not None else Path.home()
         self.repo = repository_root(root)
         repository = (self.repo, root.resolve())
+        codex = os.environ.get("CODEX_HOME", "").strip()
+        self.codex_home = Path(codex).expanduser() if codex else self.user_home / ".codex"
         named = tuple(
-            Path(os.path.abspath(p)) for p in (home, *(self.user_home / d for d in USER_DIRS))
+            Path(os.path.abspath(p))
+            for p in (home, *(self.user_home / d for d in USER_DIRS), self.codex_home)
         )
         users = tuple(p.resolve() for p in named)
         # The user's files import from any of these; a repository's only Markdown from the user's.
@@ -98,9 +102,10 @@ class Memory:
             for n in MEMORY_NAMES
             if (self.home / n).is_file()
         ]
-        claude_user = self.user_home / ".claude" / "CLAUDE.md"
-        if claude_user.is_file():
-            blocks.append(_block("user", claude_user, self.user_scope, users_own=True))
+        # Claude Code's and Codex's global instructions, as those tools load them.
+        for own in (self.user_home / ".claude" / "CLAUDE.md", self.codex_home / "AGENTS.md"):
+            if own.is_file():
+                blocks.append(_block("user", own, self.user_scope, users_own=True))
         levels = self.levels()
         with_agents = [d for d in levels if (d / NEAREST_ONLY).is_file()]
         nearest = with_agents[-1] if with_agents else None

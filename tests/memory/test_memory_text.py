@@ -100,3 +100,25 @@ def test_the_users_memory_kept_in_a_dotfiles_repository_imports_its_neighbours(
     user, project = proc.stdout.split('<memory level="project"')
     assert "RULES: small commits" in user and "STYLE: four spaces" in user, proc.stdout
     assert "RULES" not in project and "skipped" in project, proc.stdout
+
+
+def test_codex_users_global_agents_md_is_loaded(tmp_path: Path, kiln_home: Path) -> None:
+    """README: memory "like Claude Code and Codex". Claude Code's ~/.claude/CLAUDE.md was
+    loaded, Codex's global ~/.codex/AGENTS.md (or $CODEX_HOME/AGENTS.md) was not."""
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "AGENTS.md").write_text("CODEX-GLOBAL: answer in French")
+    root = tmp_path / "repo"
+    root.mkdir()
+    env = {**os.environ, "KILN_HOME": str(kiln_home), "HOME": str(home)}
+    env.pop("CODEX_HOME", None)
+    show = [sys.executable, "-m", "lsp_server", "memory", "show", "--root", str(root)]
+    proc = subprocess.run(show, capture_output=True, text=True, timeout=60, env=env)
+    assert '<memory level="user"' in proc.stdout and "CODEX-GLOBAL" in proc.stdout, proc.stdout
+    other = tmp_path / "codex-home"
+    other.mkdir()
+    (other / "AGENTS.md").write_text("CODEX-HOME-VAR")
+    proc = subprocess.run(
+        show, capture_output=True, text=True, timeout=60, env={**env, "CODEX_HOME": str(other)}
+    )
+    assert "CODEX-HOME-VAR" in proc.stdout and "CODEX-GLOBAL" not in proc.stdout, proc.stdout
