@@ -209,3 +209,31 @@ def test_inline_edit_names_the_file_from_the_workspace_root(sub_editor: Editor) 
     ed.wait("the answer", lambda: ed.transcript_has("Done."))
     assert (ws / "src" / "util.py").read_text() == "def f():\n    go(); go()\n"
     assert (ws / "util.py").read_text() == "# a different file at the root\n"
+
+
+def test_the_float_chat_follows_a_resized_terminal(editor: Editor) -> None:
+    ed = editor
+    ed.keys(":KilnChat float<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("<Esc>")
+    ed.nvim.ui_try_resize(60, 20)
+    ed.wait(
+        "the new size", lambda: ed.nvim.options["columns"] == 60 and ed.nvim.options["lines"] == 20
+    )
+
+    def inside() -> bool:
+        for win in ("win", "input_win"):
+            cfg = ed.lua(f"return vim.api.nvim_win_get_config(require('kiln.chat').state.{win})")
+            row, col = cfg["row"], cfg["col"]
+            if col + cfg["width"] + 2 > 60 or row + cfg["height"] + 2 > 20:
+                return False
+        return True
+
+    ed.wait("both floats on the screen", inside)
+    ed.nvim.ui_try_resize(140, 45)
+    ed.wait(
+        "the floats grown back",
+        lambda: (
+            ed.lua("return vim.api.nvim_win_get_config(require('kiln.chat').state.win).width") >= 84
+        ),
+    )

@@ -62,29 +62,59 @@ function W.refresh_title(S)
   vim.wo[S.win].winbar = table.concat(parts, ' · ')
 end
 
+--- The float layout's two window configs for the editor's current size: the transcript, then
+--- the prompt (both within the screen, however small it has become).
+local function float_configs()
+  local opts = config.options.chat
+  local width = math.max(math.floor(vim.o.columns * math.max(opts.width, 0.6)), 10)
+  width = math.min(width, vim.o.columns - 2)
+  local height = math.floor(vim.o.lines * math.max(opts.height, 0.6))
+  local input = math.max(math.min(opts.input_height, height - 6), 1)
+  height = math.max(math.min(height, vim.o.lines - 2), input + 5)
+  local row = math.max(math.floor((vim.o.lines - height) / 2), 0)
+  local col = math.max(math.floor((vim.o.columns - width) / 2), 0)
+  local transcript = {
+    relative = 'editor',
+    width = width,
+    height = math.max(height - input - 4, 1),
+    row = row,
+    col = col,
+  }
+  local prompt = {
+    relative = 'editor',
+    width = width,
+    height = input,
+    row = row + height - input - 2,
+    col = col,
+  }
+  return transcript, prompt
+end
+
 local function open_windows(S, layout)
   local opts = config.options.chat
   if layout == 'float' then
-    local width = math.floor(vim.o.columns * math.max(opts.width, 0.6))
-    local height = math.floor(vim.o.lines * math.max(opts.height, 0.6))
-    local row = math.floor((vim.o.lines - height) / 2)
-    local col = math.floor((vim.o.columns - width) / 2)
-    S.win = vim.api.nvim_open_win(S.buf, false, {
-      relative = 'editor',
-      width = width,
-      height = height - opts.input_height - 2,
-      row = row,
-      col = col,
-      border = 'rounded',
-      title = ' Kiln ',
-    })
-    S.input_win = vim.api.nvim_open_win(S.input, true, {
-      relative = 'editor',
-      width = width,
-      height = opts.input_height,
-      row = row + height - opts.input_height,
-      col = col,
-      border = 'rounded',
+    local transcript_cfg, prompt_cfg = float_configs()
+    S.win = vim.api.nvim_open_win(
+      S.buf,
+      false,
+      vim.tbl_extend('force', transcript_cfg, { border = 'rounded', title = ' Kiln ' })
+    )
+    local bordered = vim.tbl_extend('force', prompt_cfg, { border = 'rounded' })
+    S.input_win = vim.api.nvim_open_win(S.input, true, bordered)
+    -- A resized terminal would leave the floats where they were, partly off the screen.
+    vim.api.nvim_create_autocmd('VimResized', {
+      group = vim.api.nvim_create_augroup('kiln.chat_float', { clear = true }),
+      callback = function()
+        if not (valid_win(S.win) and valid_win(S.input_win)) then
+          return true -- the floats are gone: drop this autocmd
+        end
+        if vim.api.nvim_win_get_config(S.win).relative == '' then
+          return true -- reopened as splits
+        end
+        local t, p = float_configs()
+        vim.api.nvim_win_set_config(S.win, t)
+        vim.api.nvim_win_set_config(S.input_win, p)
+      end,
     })
   else
     if layout == 'split' then
