@@ -37,6 +37,21 @@ SCRIPT = [
         ],
     },
     {"match": "edited win.py", "text": "Commented."},
+    {
+        "match": "plan please",
+        "text": "Planning.",
+        "tool_calls": [
+            {
+                "name": "todo_write",
+                "input": {
+                    "items": [
+                        {"id": "1", "content": "read the code\nthen the tests", "status": "pending"}
+                    ]
+                },
+            }
+        ],
+    },
+    {"text": "Planned."},  # the answer to the todo_write result
     {"match": "slow one", "sleep": 3},
     {"match": "slow one", "text": "slow done"},
     {"match": "break please", "raise": "bad_request", "message": "bad input\nsee line two-7"},
@@ -109,26 +124,32 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
         b"def add(a, b):\r\n    # the sum\r\n    return a + b\r\n\r\nX = 1\r\n"
     )
 
-    # :KilnNew while a turn runs is refused: the answer would land in the new transcript.
+    # A plan item of two lines is shown on one line at the top.
     ed.wait("the turn to end", lambda: len(_turns(ed)) >= 2)
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("<Esc>iplan please<CR>")
+    ed.wait("the plan", lambda: ed.transcript_has("Planned.") and len(_turns(ed)) >= 3)
+    assert ed.transcript()[:2] == ["Plan:", "  [ ] read the code ⏎ then the tests"], ed.transcript()
+
+    # :KilnNew while a turn runs is refused: the answer would land in the new transcript.
     ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
     ed.keys("islow one<CR>")
     ed.wait("the question", lambda: ed.transcript_has("slow one"))
     ed.keys("<Esc>:KilnNew<CR>")
     ed.wait("the refusal", lambda: "a turn is running" in ed.messages())
-    ed.wait("the slow answer", lambda: len(_turns(ed)) >= 3)
+    ed.wait("the slow answer", lambda: len(_turns(ed)) >= 4)
     assert ed.transcript_has("slow one") and ed.transcript_has("slow done"), ed.transcript()
     assert _turns(ed)[-1] == "— end_turn"
 
     # A model error whose message has two lines is shown whole, and the turn still closes.
     ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
     ed.keys("ibreak please<CR>")
-    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 4)
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 5)
     assert ed.transcript_has("bad input") and ed.transcript_has("see line two-7"), ed.transcript()
 
     # Windows line ends in streamed text leave no ^M at the ends of lines.
     ed.keys("windows please<CR>")
-    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 5)
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 6)
     lines = ed.transcript()
     at = lines.index("one")
     assert lines[at : at + 4] == ["one", "two", "", "three"], lines
@@ -136,7 +157,7 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
 
     # gy copies the block under the cursor: a ```` block quoting a ``` one whole, a ~~~ block.
     ed.keys("fences please<CR>")
-    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 6)
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 7)
     ed.keys("<Esc><C-w>k/x = 41<CR>gy")
     ed.wait("the copy", lambda: "x = 41" in ed.nvim.funcs.getreg('"'))
     assert ed.nvim.funcs.getreg('"') == "In your README:\n```python\nx = 41\n```\n"

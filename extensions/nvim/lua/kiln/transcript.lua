@@ -163,7 +163,8 @@ function M.plan(entries)
     table.insert(lines, 'Plan:')
     local marks = { pending = '[ ]', in_progress = '[~]', completed = '[x]' }
     for _, e in ipairs(entries) do
-      table.insert(lines, string.format('  %s %s', marks[e.status] or '[ ]', e.content or ''))
+      local line = string.format('  %s %s', marks[e.status] or '[ ]', e.content or '')
+      table.insert(lines, M.one_line(line))
     end
     table.insert(lines, string.rep('─', 40))
   end
