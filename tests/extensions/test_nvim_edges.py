@@ -17,6 +17,17 @@ pytestmark = [pytest.mark.e2e]
 TWO_LINES = "echo first-of-two\necho second-of-two"
 SCRIPT = [
     {
+        "match": "readonly please",
+        "text": "Editing.",
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "input": {"path": "ro.py", "old_text": "y = 1", "new_text": "y = 2"},
+            }
+        ],
+    },
+    {"match": "re:rejected|read-only|not applied", "text": "It stays."},
+    {
         "match": "run both",
         "text": "Running.",
         "tool_calls": [{"name": "run_command", "input": {"command": TWO_LINES}}],
@@ -70,6 +81,7 @@ def editor(tmp_path: Path, kiln_home: Path) -> Editor:
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)
     (ws / "calc.py").write_text("x = 1\n")
+    (ws / "ro.py").write_text("y = 1\n")
     (ws / "win.py").write_bytes(b"def add(a, b):\r\n    return a - b\r\n\r\nX = 1\r\n")
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "secret.txt").write_text("keep me\n")
@@ -258,3 +270,19 @@ def test_the_float_chat_follows_a_resized_terminal(editor: Editor) -> None:
             ed.lua("return vim.api.nvim_win_get_config(require('kiln.chat').state.win).width") >= 84
         ),
     )
+
+
+def test_a_read_only_buffer_is_left_as_it_is(editor: Editor) -> None:
+    ed, ws = editor, editor.ws  # type: ignore[attr-defined]
+    _open_chat(ed)
+    ed.keys("<Esc>:sview " + str(ws / "ro.py") + "<CR>")
+    ed.wait("ro.py read-only", lambda: ed.lua("return vim.fn.bufloaded('ro.py') == 1"))
+    ed.lua("vim.api.nvim_set_current_win(require('kiln.chat').state.input_win)")
+    ed.keys("ireadonly please<CR>")
+    ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
+    ed.keys("a")
+    ed.wait("the answer", lambda: ed.transcript_has("It stays."))
+    lines = ed.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('ro.py'), 0, -1, false)")
+    assert lines == ["y = 1"], lines
+    assert ed.lua("return vim.bo[vim.fn.bufnr('ro.py')].modified") is False
+    assert (ws / "ro.py").read_text() == "y = 1\n"

@@ -95,6 +95,20 @@ function M.apply(params, ctx)
       failureReason = 'the buffer changed since the edit was proposed: ' .. vim.uri_to_fname(stale),
     }
   end
+  -- A buffer the user made read-only (:view, 'readonly', 'nomodifiable') is not changed: the
+  -- edit would be left in the buffer, unsaved, while the agent hears it failed.
+  for _, uri in ipairs(changed_uris(edit)) do
+    local bufnr = vim.uri_to_bufnr(uri)
+    if
+      vim.api.nvim_buf_is_loaded(bufnr)
+      and (vim.bo[bufnr].readonly or not vim.bo[bufnr].modifiable)
+    then
+      return {
+        applied = false,
+        failureReason = vim.uri_to_fname(uri) .. ' is read-only in the editor',
+      }
+    end
+  end
   local client = vim.lsp.get_client_by_id(ctx.client_id)
   local encoding = client and client.offset_encoding or 'utf-16'
   local created, cerr = create_files(edit)
