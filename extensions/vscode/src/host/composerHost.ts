@@ -83,8 +83,13 @@ export async function codeAction(action: "copy" | "insert" | "apply", code: stri
   if (action === "insert") {
     const editor = vscode.window.activeTextEditor;
     if (!editor) return "Open a file to insert the code into.";
-    await editor.edit((b) => b.replace(editor.selection, code));
-    return undefined;
+    // The last editor may be a proposal's diff (kiln-proposal:) or another read-only view.
+    const where = editor.document.uri;
+    if (where.scheme !== "file" && where.scheme !== "untitled") {
+      return "The active editor is not a file: click into the file to insert the code into, then Insert.";
+    }
+    const done = await editor.edit((b) => b.replace(editor.selection, code));
+    return done ? undefined : `Could not insert into ${vscode.workspace.asRelativePath(where, false)} (read-only?).`;
   }
   // Apply: the named file (```python calc.py) or the active editor, whole file or selection,
   // after the user saw the diff and confirmed.

@@ -27,8 +27,14 @@ test("Insert replaces the active editor's selection", async () => {
       return true;
     },
   });
-  await codeAction("insert", "y = 2\n", "");
+  expect(await codeAction("insert", "y = 2\n", "")).toBeUndefined();
   expect(edits).toEqual([[selection, "y = 2\n"]]);
+  // The proposal's diff (a virtual document) or an editor that refuses the edit: said so.
+  setActiveEditor({ selection, document: { uri: vscode.Uri.from({ scheme: "kiln-proposal", path: "/app.py" }) }, edit: async () => true });
+  expect(await codeAction("insert", "y = 2\n", "")).toMatch(/not a file/);
+  setActiveEditor({ selection, document: { uri: vscode.Uri.file("/w/app.py") }, edit: async () => false });
+  expect(await codeAction("insert", "y = 2\n", "")).toMatch(/Could not insert into .*app\.py/);
+  expect(edits).toHaveLength(1);
   setActiveEditor(undefined);
   expect(await codeAction("insert", "y = 2\n", "")).toMatch(/Open a file/);
 });
