@@ -117,18 +117,21 @@ def with_breakpoints(messages: list[Message], budget: int = 3) -> list[Message]:
     """A copy of ``messages`` with ``cache_control`` on the last block and, when the latest
     step added more than ``LOOKBACK_BLOCKS`` blocks, on the previous request's last block.
 
-    The previous request ended where the latest assistant reply began (the harness alternates
-    user and assistant messages). Only the messages touched are copied; the stored transcript
-    is never modified. ``budget`` is how many breakpoints the messages may use.
+    The previous request ended where the latest assistant reply began. Only the messages touched
+    are copied; the stored transcript is never modified. ``budget`` is how many breakpoints the messages may use.
     """
     if not messages or budget <= 0:
         return list(messages)
     out = list(messages)
     marks = [len(out) - 1]
-    if len(out) >= 3 and out[-2].get("role") == "assistant" and budget >= 2:
-        added = len(_as_blocks(out[-2])) + len(_as_blocks(out[-1]))
-        if added > LOOKBACK_BLOCKS and _as_blocks(out[-3]):
-            marks.append(len(out) - 3)
+    # The latest assistant reply answered the previous request, so that request ended just
+    # before it, however many messages came after it (results of calls a cancel cut short,
+    # then the next prompt; the text a broken stream left, then the next prompt).
+    reply = max((i for i, m in enumerate(out) if m.get("role") == "assistant"), default=0)
+    if reply >= 1 and budget >= 2:
+        added = sum(len(_as_blocks(m)) for m in out[reply:])
+        if added > LOOKBACK_BLOCKS and _as_blocks(out[reply - 1]):
+            marks.append(reply - 1)
     for index in marks:
         content = _as_blocks(out[index])
         if content:
