@@ -24,6 +24,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from agent.errors import PermissionDenied
 from agent.memory_read import MAX_BYTES, Scope, expand
@@ -87,6 +88,21 @@ class Memory:
         self.project_scope = Scope(repository, markdown=users, denied=denied)
         self.loaded_dirs: set[Path] = set()
         self.subdirectory_bytes = MAX_SUBDIRECTORY_BYTES  # left for this session
+
+    def saved(self) -> dict[str, Any]:
+        """What a resumed session needs so that memory already in its transcript is not sent
+        again (the folders loaded, the subdirectory budget left)."""
+        return {
+            "memory_dirs": sorted(str(d) for d in self.loaded_dirs),
+            "memory_bytes_left": self.subdirectory_bytes,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.loaded_dirs.add(self.root)  # its memory came with the session's first message
+        self.loaded_dirs.update(Path(d) for d in state.get("memory_dirs") or [])
+        left = state.get("memory_bytes_left")
+        if isinstance(left, int):
+            self.subdirectory_bytes = left
 
     def levels(self) -> list[Path]:
         """Folders from the repository root down to the workspace root."""

@@ -205,7 +205,7 @@ class Session:
         )
         if config.mode != info["mode"]:
             store.update(session_id, mode=config.mode)
-        session.memory.loaded_dirs.add(session.root)
+        session.memory.restore(session.state)  # memory the transcript already holds
         return session
 
     # -- the permission mode --------------------------------------------------------------------
@@ -389,5 +389,6 @@ class Session:
         self.transcript.close_dangling(reason)
         self.state.update(self.turn.saved(), deferred=list(self.runner.deferred))
         self.state[declared_tools.STATE_KEY] = declared_tools.saved(self.runner)
+        self.state.update(self.memory.saved())
         self.store.update(self.id, state=self.state, status="idle")
         await self.emit(TurnDone(stop_reason=reason))
