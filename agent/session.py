@@ -390,5 +390,6 @@ class Session:
         self.state.update(self.turn.saved(), deferred=list(self.runner.deferred))
         self.state[declared_tools.STATE_KEY] = declared_tools.saved(self.runner)
         self.state.update(self.memory.saved())
+        self.state["context_used"] = self.status.context_used  # measured: resumed from it
         self.store.update(self.id, state=self.state, status="idle")
         await self.emit(TurnDone(stop_reason=reason))

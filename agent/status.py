@@ -128,12 +128,14 @@ class StatusBar:
     ) -> None:
         """Bring the limit readings up to date (``config`` is the session's ``AgentConfig``);
         after a resume, rebuild the counters from the stored trajectory (tool calls per tool)
-        and state (TODOs) the first time."""
+        and state (TODOs, context use) the first time."""
         self.steps, self.max_steps = steps, config.max_steps
         self.max_seconds = config.max_seconds
         if self._synced:
             return
         self._synced = True
+        if not self.context_used:  # measured by the last reply, in whichever process it came
+            self.context_used = float(state.get("context_used") or 0.0)
         if not self.calls:
             for message in messages:
                 for block in message.get("content", []):
