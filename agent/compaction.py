@@ -29,7 +29,13 @@ from agent.compaction_facts import (
     render_message,
 )
 from agent.compaction_noise import drop_noise
-from agent.compaction_request import SUMMARY_MARKER, SUMMARY_SYSTEM, continuation, standalone
+from agent.compaction_request import (
+    SUMMARY_MARKER,
+    SUMMARY_SYSTEM,
+    continuation,
+    standalone,
+    worth_continuing,
+)
 from agent.compaction_store import CompactionRecord, store_epoch
 from agent.errors import ConfigError, ContextTooLong
 from agent.events import Compacted
@@ -270,15 +276,18 @@ class Compactor:
         state = self._state(session)
         if int(state.get("failures", 0)) < self.config.max_failures:
             limit = self.config.summary_max_tokens
+            # One standalone call covers every removed round: up to half the window of text.
+            window = int(getattr(session.model, "context_window", 0) or 0)
+            cap = max(60_000, 2 * window)  # characters, ~4 per token
             try:
-                try:
-                    reply = await self._ask(
-                        session, continuation(session, batch, kept or [], prior, limit)
-                    )
-                except ContextTooLong:
-                    # One call covers every removed round: up to half the window of text.
-                    window = int(getattr(session.model, "context_window", 0) or 0)
-                    cap = max(60_000, 2 * window)  # characters, ~4 per token
+                reply = None
+                if worth_continuing(session.transcript.messages, batch):
+                    ask = continuation(session, batch, kept or [], prior, limit)
+                    try:
+                        reply = await self._ask(session, ask)
+                    except ContextTooLong:
+                        reply = None  # the compaction after an overflow: standalone, below
+                if reply is None:
                     reply = await self._ask(session, standalone(batch, prior, limit, cap))
                 text = " ".join(
                     b["text"]

@@ -5,7 +5,8 @@ user message asking for the summary. Everything before that message is what the 
 prompt cache already holds from the session's last request, so the summary reads the history
 at the cached rate instead of paying for it again (and, on Anthropic, instead of writing a cache
 entry for a prompt that is never sent again). When that request is too long for the window (the
-compaction that follows an overflow), a standalone request carries the removed part as text.
+compaction that follows an overflow), or when what it would send uncached (everything since the
+last request) outweighs the removed part, a standalone request carries the removed part as text.
 """
 
 from __future__ import annotations
@@ -21,6 +22,19 @@ SUMMARY_SYSTEM = (
     "chatter. Answer with at most 12 short lines of plain text."
 )
 ANCHOR_CHARS = 160
+CACHED_PRICE = 0.25  # a cached input token against an uncached one, on the dear side
+
+
+def worth_continuing(messages: list[Message], removed: list[Message]) -> bool:
+    """Whether the continuation costs less than a standalone prompt of the removed part: it
+    reads what the last request sent from the cache, but sends what came after it (the last
+    reply and the results since) uncached, which after a large fan-out of reads can be more
+    than the removed part itself."""
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=0)
+    new = len(canonical_json(messages[last:]))
+    cached = len(canonical_json(messages[:last]))
+    alone = sum(len(render_message(m, i)) for i, m in enumerate(removed))
+    return new + CACHED_PRICE * cached < alone
 
 
 def _earlier(prior: list[str] | None) -> str:
