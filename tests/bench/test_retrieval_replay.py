@@ -71,3 +71,25 @@ def test_score_without_saved_sets_is_one_clear_line(tmp_path: Path) -> None:
     assert proc.stderr.strip().splitlines() == [
         f"error: no saved sets in {tmp_path} (run `save` first)"
     ]
+
+
+def test_why_explains_each_query_with_the_searchs_own_files(tmp_path: Path) -> None:
+    repo, data = tmp_path / "repo", tmp_path / "replay"
+    _repo(repo)
+    assert (
+        _run("bench.retrieval_replay", "save", "--data", str(data), "--repo", str(repo)).returncode
+        == 0
+    )
+    both = ["--data", str(data), "--set", "repo"]
+    quiet = _run("bench.retrieval_why", *both)  # both fixes are found first: no miss to show
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == ""
+    shown = _run("bench.retrieval_why", *both, "--min-rank", "0")
+    assert shown.returncode == 0, shown.stderr
+    heads = [line for line in shown.stdout.splitlines() if line.startswith("== repo ")]
+    assert [h.split(" rank=")[1].split()[0] for h in heads] == ["1", "1"]
+    assert "* crates/parser/src/header.rs" in shown.stdout  # the fixed file, starred
+    assert "lex#0" in shown.stdout  # its block's place in the block search's list
+    missing = _run("bench.retrieval_why", "--data", str(data), "--set", "nope")
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [f"error: no saved set nope in {data}"]
