@@ -34,6 +34,7 @@ from indexer import filelist, history_votes, scope_history, scoped  # noqa: E402
 from indexer import ranking as R  # noqa: E402
 from indexer import weights as W  # noqa: E402
 from indexer.priors import (  # noqa: E402
+    Forms,
     Vendored,
     file_stem,
     generated_files,
@@ -43,7 +44,6 @@ from indexer.priors import (  # noqa: E402
     place_penalty,
     prior,
     short_names,
-    stems,
 )
 from indexer.structure import (  # noqa: E402
     code_query,
@@ -71,7 +71,7 @@ def explain(conn: sqlite3.Connection, text: str, k: int) -> tuple:
     lexical = R._lexical(conn, terms, k, df, None)  # noqa: SLF001 (the search's own steps)
     words = {w.lower() for w in query_words(query)}
     term_set = set(terms)
-    named = words | joined_words(query)
+    joined = joined_words(query)
     meta: dict[int, tuple] = {}
     seeds = R._seeds(conn, lexical, words, None)  # noqa: SLF001
     graph_rank = R._pagerank(conn, seeds, meta, None)[: W.GRAPH_CANDIDATES]  # noqa: SLF001
@@ -91,9 +91,7 @@ def explain(conn: sqlite3.Connection, text: str, k: int) -> tuple:
     vendored = Vendored(conn)
     file_names = named_files(query) if W.NAMED_FILE_WEIGHT > 0 else frozenset()
     generated = generated_files(conn, sorted({meta[i][0] for i in ordered}))
-    name_words, name_terms = (
-        (stems(named), stems(term_set)) if W.STEMMED_NAMES else (named, term_set)
-    )
+    name_words, name_terms = Forms(words, joined), Forms(term_set)
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         factor = prior(kind, name, name_words, name_terms, place_penalty(path), vendored(path))

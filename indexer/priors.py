@@ -45,13 +45,42 @@ def joined_words(query: str, longest: int = 4) -> set[str]:
     return out
 
 
-def name_match(name: str, terms: set[str] | frozenset[str]) -> float:
-    """How well a qualified name matches the query terms: coverage x precision, in [0, 1].
-    With ``STEMMED_NAMES`` both sides are word stems (``terms`` must then be ``stems`` of the
-    query's): "allows lists" covers ``allow_list``, "parsers" ``Parser``."""
-    parts = _name_stems(name) if W.STEMMED_NAMES else _name_parts(name)
-    common = len(parts & terms)
-    return (common / len(terms)) * (common / len(parts)) if parts and terms else 0.0
+class Forms:
+    """A query's words in the form names are compared in: as written, or with
+    ``STEMMED_NAMES`` as stems (the ones FTS5's porter tokenizer gives, lower-cased:
+    ``options`` -> ``option``, ``allows`` -> ``allow``), so "allows lists" names ``allow_list``.
+    ``joined`` (runs of words spelling a name, ``log_startup``, ``logstartup``) are stemmed only
+    when all letters. A name's word is stemmed only when it could meet one of the stems: a stem
+    keeps its word's first two letters (the stemmer rewrites a word's end), and the lookup, a
+    round trip through SQLite's tokenizer per word not met before, is what a search over many
+    new names (the first after an edit) would otherwise pay for each."""
+
+    def __init__(self, words: Iterable[str], joined: Iterable[str] = ()) -> None:
+        words, joined = frozenset(words), frozenset(joined)
+        if W.STEMMED_NAMES:
+            self.stems = stems(words) | stems(w for w in joined if w.isalpha()) | joined
+        else:
+            self.stems = words | joined
+        self._heads = frozenset(s[:2] for s in self.stems)
+
+    def __len__(self) -> int:
+        return len(self.stems)
+
+    def form(self, word: str) -> str:
+        """``word`` (lower-cased) as it is compared with these stems."""
+        if not W.STEMMED_NAMES or word[:2] not in self._heads or "_" in word:
+            return word
+        return stem(word)
+
+    def meets(self, words: Iterable[str]) -> bool:
+        return any(self.form(w) in self.stems for w in words)
+
+
+def name_match(name: str, terms: Forms) -> float:
+    """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
+    parts = {terms.form(p) for p in _name_parts(name)}
+    common = len(parts & terms.stems)
+    return (common / len(terms)) * (common / len(parts)) if parts and len(terms) else 0.0
 
 
 @lru_cache(maxsize=65536)
@@ -59,21 +88,9 @@ def _name_parts(name: str) -> frozenset[str]:
     return frozenset(split_cached(name.replace(".", "_").replace(",", "_").replace(":", "_")))
 
 
-@lru_cache(maxsize=65536)
-def _name_stems(name: str) -> frozenset[str]:
-    return stems(_name_parts(name))
-
-
-@lru_cache(maxsize=65536)
-def _short_stems(qualified: str) -> frozenset[str]:
-    return stems(short_names(qualified))
-
-
 def stems(words: Iterable[str]) -> frozenset[str]:
-    """The stems FTS5's porter tokenizer gives ``words`` (lower-cased: ``options`` ->
-    ``option``, ``allows`` -> ``allow``; a word of several tokens, such as ``log_startup``,
-    stays as it is), the form a query's words and definition names are compared in."""
-    # a word holding "_" is several tokens, which ``stem`` keeps as they are: no lookup
+    """The stems FTS5's porter tokenizer gives ``words``; a word holding ``_`` is several
+    tokens, which ``stem`` keeps as they are (no lookup)."""
     return frozenset(w if "_" in w else stem(w) for w in words)
 
 
@@ -124,21 +141,20 @@ def place_penalty(path: str) -> float:
 def prior(
     kind: str,
     name: str,
-    words: set[str] | frozenset[str],
-    terms: set[str] | frozenset[str],
+    words: Forms,
+    terms: Forms,
     place: float,
     vendored: bool,
 ) -> float:
-    """Name evidence up, unlikely places down (``words`` and ``terms``: the query's, as
-    ``stems`` when ``STEMMED_NAMES``); a block the query names exactly is exempt from
+    """Name evidence up, unlikely places down (``words`` and ``terms``: the query's); a block
+    the query names exactly is exempt from
     the path penalties (asking for ``test_parse_header`` means the test), unless it is a
     module's part, named after its file ("timeout error for http" names ``lib/adapters/http.js``
     and ``test/unit/adapters/http.js`` alike, and means the code). A text window is
     named after its file, whose extension is no name the query gives: "fix(html)" names a
     language, not every ``.html`` fixture under ``tests/``."""
     factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
-    names = _short_stems(name) if W.STEMMED_NAMES else short_names(name)
-    if kind != "text" and not words.isdisjoint(names):
+    if kind != "text" and words.meets(short_names(name)):
         factor *= W.NAME_MATCH_BOOST
         if kind != "module":  # a module's part is named after its file: its place still counts
             return factor

@@ -17,6 +17,7 @@ from indexer import weights as W
 from indexer.block_terms import BlockTerms
 from indexer.pagerank import walk
 from indexer.priors import (
+    Forms,
     Vendored,
     file_stem,
     generated_files,
@@ -26,7 +27,6 @@ from indexer.priors import (
     place_penalty,
     prior,
     short_names,
-    stems,
 )
 from indexer.rescore import rescore
 from indexer.search_cache import HistoryMemo, SearchCache, Symbols
@@ -97,7 +97,7 @@ def search(
     lexical = _lexical(conn, terms, k, df, kept)
     words = {w.lower() for w in query_words(query)}
     term_set = set(terms)
-    named = words | joined_words(query)
+    joined = joined_words(query)
     meta: dict[int, tuple] = {}  # block rows, read for the candidates judged below only
     seeds = _seeds(conn, lexical, words, symbols)
     graph_rank = _pagerank(conn, seeds, meta, symbols)[: W.GRAPH_CANDIDATES]
@@ -127,10 +127,7 @@ def search(
         if W.GENERATED_PENALTY != 1.0
         else set()
     )
-    # the forms names are compared in (``priors.name_match``): stems, or the words as written
-    name_words, name_terms = (
-        (stems(named), stems(term_set)) if W.STEMMED_NAMES else (named, term_set)
-    )
+    name_words, name_terms = Forms(words, joined), Forms(term_set)  # see ``priors.Forms``
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         if path not in places:
