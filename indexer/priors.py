@@ -18,7 +18,7 @@ from indexer.paths import (
     nested_package_roots,
 )
 from indexer.structure import is_tooling_path
-from indexer.tokens import query_words, split_cached, stem
+from indexer.tokens import known_stem, query_words, split_cached, stem, stems_of
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -66,11 +66,22 @@ class Forms:
     def __len__(self) -> int:
         return len(self.stems)
 
+    def could_meet(self, word: str) -> bool:
+        """Whether ``word``'s stem could be one of these (see the class)."""
+        return W.STEMMED_NAMES and word[:2] in self._heads and "_" not in word
+
+    def prime(self, names: Iterable[str]) -> None:
+        """Stem at once the words of ``names`` (qualified names) that ``form`` will stem."""
+        if W.STEMMED_NAMES:
+            words = {w for n in names for w in (*_name_parts(n), *short_names(n))}
+            stems_of(w for w in words if self.could_meet(w))
+
     def form(self, word: str) -> str:
         """``word`` (lower-cased) as it is compared with these stems."""
-        if not W.STEMMED_NAMES or word[:2] not in self._heads or "_" in word:
+        if not self.could_meet(word):
             return word
-        return stem(word)
+        found = known_stem(word)
+        return found if found is not None else stem(word)
 
     def meets(self, words: Iterable[str]) -> bool:
         return any(self.form(w) in self.stems for w in words)
