@@ -18,7 +18,7 @@ from indexer.paths import (
     nested_package_roots,
 )
 from indexer.structure import is_tooling_path
-from indexer.tokens import known_stem, query_words, split_cached, stem, stems_of
+from indexer.tokens import query_words, split_cached, stem
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -61,35 +61,36 @@ class Forms:
             self.stems = stems(words) | stems(w for w in joined if w.isalpha()) | joined
         else:
             self.stems = words | joined
-        self._heads = frozenset(s[:2] for s in self.stems)
+        self.heads = frozenset(s[:2] for s in self.stems)
 
     def __len__(self) -> int:
         return len(self.stems)
 
-    def could_meet(self, word: str) -> bool:
-        """Whether ``word``'s stem could be one of these (see the class)."""
-        return W.STEMMED_NAMES and word[:2] in self._heads and "_" not in word
-
-    def prime(self, names: Iterable[str]) -> None:
-        """Stem at once the words of ``names`` (qualified names) that ``form`` will stem."""
-        if W.STEMMED_NAMES:
-            words = {w for n in names for w in (*_name_parts(n), *short_names(n))}
-            stems_of(w for w in words if self.could_meet(w))
-
     def form(self, word: str) -> str:
         """``word`` (lower-cased) as it is compared with these stems."""
-        if not self.could_meet(word):
+        if not W.STEMMED_NAMES or word[:2] not in self.heads or "_" in word:
             return word
-        found = known_stem(word)
-        return found if found is not None else stem(word)
+        return stem(word)
 
-    def meets(self, words: Iterable[str]) -> bool:
-        return any(self.form(w) in self.stems for w in words)
+    def meets(self, qualified: str) -> bool:
+        """Whether a name ``qualified`` defines is one of these words."""
+        names = short_names(qualified)
+        if self.heads.isdisjoint(_heads(qualified, True)):  # no name to stem: as written
+            return not self.stems.isdisjoint(names)
+        return any(self.form(w) in self.stems for w in names)
+
+
+@lru_cache(maxsize=65536)
+def _heads(qualified: str, short: bool) -> frozenset[str]:
+    """The first two letters of the names (``short``) or name words of ``qualified``."""
+    return frozenset(w[:2] for w in (short_names(qualified) if short else _name_parts(qualified)))
 
 
 def name_match(name: str, terms: Forms) -> float:
     """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
-    parts = {terms.form(p) for p in _name_parts(name)}
+    parts = _name_parts(name)
+    if not terms.heads.isdisjoint(_heads(name, False)):
+        parts = {terms.form(p) for p in parts}
     common = len(parts & terms.stems)
     return (common / len(terms)) * (common / len(parts)) if parts and len(terms) else 0.0
 
@@ -165,7 +166,7 @@ def prior(
     named after its file, whose extension is no name the query gives: "fix(html)" names a
     language, not every ``.html`` fixture under ``tests/``."""
     factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
-    if kind != "text" and words.meets(short_names(name)):
+    if kind != "text" and words.meets(name):
         factor *= W.NAME_MATCH_BOOST
         if kind != "module":  # a module's part is named after its file: its place still counts
             return factor

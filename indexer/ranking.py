@@ -128,9 +128,6 @@ def search(
         else set()
     )
     name_words, name_terms = Forms(words, joined), Forms(term_set)  # see ``priors.Forms``
-    names = {meta[i][2] for i in ordered}
-    name_words.prime(names)
-    name_terms.prime(names)
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         if path not in places:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable
 from functools import lru_cache
 from itertools import chain
 
@@ -234,54 +233,16 @@ def _tokens(term: str) -> tuple[str, ...]:
     """The distinct tokens FTS5's porter tokenizer stores for ``term`` (asked of SQLite
     itself, so vocabulary lookups use exactly the indexed form)."""
     with _stem_lock:
-        conn = _stemmer()
+        if not _stem_db:
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
+            conn.execute("CREATE VIRTUAL TABLE s USING fts5(x, tokenize='porter unicode61')")
+            conn.execute("CREATE VIRTUAL TABLE sv USING fts5vocab(s, 'row')")
+            _stem_db.append(conn)
+        conn = _stem_db[0]
         conn.execute("INSERT INTO s(x) VALUES (?)", (term,))
         rows = conn.execute("SELECT term FROM sv").fetchall()
         conn.execute("DELETE FROM s")
     return tuple(row[0] for row in rows)
-
-
-def stems_of(terms: Iterable[str]) -> dict[str, str]:
-    """``stem`` of each of ``terms``, those not met before asked of SQLite in one round trip
-    (a search compares many names with the query's stems: one tokenizer call per new name was
-    most of what stemming cost it). Kept in ``_STEMS`` (at most 262,144, then emptied)."""
-    terms = set(terms)
-    missing = [t for t in terms if t not in _STEMS]
-    if missing:
-        with _stem_lock:
-            conn = _stemmer()
-            conn.executemany("INSERT INTO s(rowid, x) VALUES (?, ?)", enumerate(missing))
-            found: dict[int, set[str]] = {}
-            for token, doc in conn.execute("SELECT term, doc FROM si"):
-                found.setdefault(doc, set()).add(token)
-            conn.execute("DELETE FROM s")
-        if len(_STEMS) + len(missing) > _STEMS_CAP:
-            _STEMS.clear()
-        for n, term in enumerate(missing):
-            tokens = found.get(n, set())
-            _STEMS[term] = next(iter(tokens)) if len(tokens) == 1 else term
-    return {t: _STEMS[t] for t in terms}
-
-
-_STEMS: dict[str, str] = {}
-_STEMS_CAP = 262144
-
-
-def known_stem(term: str) -> str | None:
-    """``term``'s stem if ``stems_of`` has found it, else None (no lookup)."""
-    return _STEMS.get(term)
-
-
-def _stemmer() -> sqlite3.Connection:
-    """The in-memory FTS5 table that tokenizes for ``_tokens`` and ``stems_of`` (under
-    ``_stem_lock``)."""
-    if not _stem_db:
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
-        conn.execute("CREATE VIRTUAL TABLE s USING fts5(x, tokenize='porter unicode61')")
-        conn.execute("CREATE VIRTUAL TABLE sv USING fts5vocab(s, 'row')")
-        conn.execute("CREATE VIRTUAL TABLE si USING fts5vocab(s, 'instance')")
-        _stem_db.append(conn)
-    return _stem_db[0]
 
 
 def stem(term: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 from indexer import Index
 from indexer import weights as W
 from indexer.priors import file_stem, named_files
-from indexer.tokens import stem, stems_of, vocabulary_term
+from indexer.tokens import stem, vocabulary_term
 
 from .conftest import write
 
@@ -322,10 +322,3 @@ def test_a_test_files_module_part_named_like_the_code_stays_below_it(
     hits = idx.search("Fix timeout error message for http", 2)
     assert [h.kind for h in hits] == ["module", "module"]
     assert hits[0].path == "lib/adapters/http.js"
-
-
-def test_stems_found_together_are_the_stems_found_one_by_one() -> None:
-    words = ["options", "allows", "ties", "used", "happiness", "log_startup", "10", "", "naïve"]
-    words += ["Σigma", "x", "grazing", "relational", "kiln_typed_3"]
-    assert stems_of(words) == {w: stem(w) for w in words}
-    assert stems_of(["options"])["options"] == "option"
