@@ -91,7 +91,8 @@ def explain(conn: sqlite3.Connection, text: str, k: int) -> tuple:
     vendored = Vendored(conn)
     file_names = named_files(query) if W.NAMED_FILE_WEIGHT > 0 else frozenset()
     generated = generated_files(conn, sorted({meta[i][0] for i in ordered}))
-    name_words, name_terms = Forms(words, joined), Forms(term_set)
+    stemmed = len(words) > 1
+    name_words, name_terms = Forms(words, joined, stemmed), Forms(term_set, (), stemmed)
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         factor = prior(kind, name, name_words, name_terms, place_penalty(path), vendored(path))

@@ -55,9 +55,12 @@ class Forms:
     round trip through SQLite's tokenizer per word not met before, is what a search over many
     new names (the first after an edit) would otherwise pay for each."""
 
-    def __init__(self, words: Iterable[str], joined: Iterable[str] = ()) -> None:
+    def __init__(
+        self, words: Iterable[str], joined: Iterable[str] = (), stemmed: bool = True
+    ) -> None:
         words, joined = frozenset(words), frozenset(joined)
-        if W.STEMMED_NAMES:
+        self.stemmed = stemmed and W.STEMMED_NAMES
+        if self.stemmed:
             self.stems = stems(words) | stems(w for w in joined if w.isalpha()) | joined
         else:
             self.stems = words | joined
@@ -68,7 +71,7 @@ class Forms:
 
     def form(self, word: str) -> str:
         """``word`` (lower-cased) as it is compared with these stems."""
-        if not W.STEMMED_NAMES or word[:2] not in self.heads or "_" in word:
+        if not self.stemmed or word[:2] not in self.heads or "_" in word:
             return word
         return stem(word)
 

@@ -127,7 +127,9 @@ def search(
         if W.GENERATED_PENALTY != 1.0
         else set()
     )
-    name_words, name_terms = Forms(words, joined), Forms(term_set)  # see ``priors.Forms``
+    # see ``priors.Forms``; a query of one word looks a name up as written (an edit's search)
+    stemmed = len(words) > 1
+    name_words, name_terms = Forms(words, joined, stemmed), Forms(term_set, (), stemmed)
     for block_id in ordered:
         path, kind, name = meta[block_id][:3]
         if path not in places:
