@@ -78,7 +78,7 @@ class Forms:
     def meets(self, qualified: str) -> bool:
         """Whether a name ``qualified`` defines is one of these words."""
         names = short_names(qualified)
-        if self.heads.isdisjoint(_heads(qualified, True)):  # no name to stem: as written
+        if not self.stemmed or self.heads.isdisjoint(_heads(qualified, True)):  # as written
             return not self.stems.isdisjoint(names)
         return any(self.form(w) in self.stems for w in names)
 
@@ -92,7 +92,7 @@ def _heads(qualified: str, short: bool) -> frozenset[str]:
 def name_match(name: str, terms: Forms) -> float:
     """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
     parts = _name_parts(name)
-    if not terms.heads.isdisjoint(_heads(name, False)):
+    if terms.stemmed and not terms.heads.isdisjoint(_heads(name, False)):
         parts = {terms.form(p) for p in parts}
     common = len(parts & terms.stems)
     return (common / len(terms)) * (common / len(parts)) if parts and len(terms) else 0.0
