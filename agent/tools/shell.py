@@ -7,6 +7,7 @@ not just the shell.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -52,15 +53,28 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
         env = sandbox.env(env)
         guard = MemoryGuard(session.workspace.root, extra=getattr(sandbox, "guarded", ()))
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(session.workspace.root),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        env=env,
-        start_new_session=True,
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(session.workspace.root),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
     )
+    try:
+        # The process exists before the spawn's await returns: a turn cancelled in between
+        # (twelve calls starting at once) lost it, and it ran on, orphaned, for its whole life.
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            proc = await spawn
+            _kill_group(proc)
+            await proc.wait()
+        _undo(guard, sandbox)
+        raise
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout=timeout)
     except TimeoutError:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_signals import as_from_a_terminal
 from tests.repos import PYTEST
 
 pytestmark = pytest.mark.e2e
@@ -307,7 +308,7 @@ def test_a_cancelled_job_ends_kiln_with_its_summary(
     step = subprocess.Popen(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(step_script(tmp_path, "kiln"))],
         cwd=failing_repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=as_from_a_terminal,  # a runner's shell can trap SIGINT
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 90
