@@ -12,6 +12,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,29 +34,46 @@ def kiln(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+def shipped(tmp_path: Path, tamper: Callable[[sqlite3.Connection], None]) -> Path:
+    """A checkout whose index the attacker made (a real index, then ``tamper``), and a file the
+    clone adds after it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "old.py").write_text("def shipped_symbol():\n    pass\n")
+    assert kiln("index", ".", cwd=repo).returncode == 0
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    tamper(conn)
+    conn.commit()
+    conn.close()
+    (repo / "new.py").write_text("def fresh_symbol():\n    pass\n")
+    return repo
+
+
+def respell_files(conn: sqlite3.Connection, respell: Callable[[str], str]) -> None:
+    """The ``files`` table's SQL as an attacker (or an older Kiln) can have written it."""
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'files'").fetchone()
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'files'", (respell(sql),))
+
+
+def assert_rebuilt(repo: Path, holds: str) -> None:
+    result = kiln("index", ".", cwd=repo)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"kiln: {repo / '.kiln' / 'index.db'} was not made by this kiln (it holds {holds});"
+        " set it aside as index.db.corrupt and rebuilt it"
+    ]
+    hits = json.loads(kiln("search", "fresh_symbol", "--json", cwd=repo).stdout)
+    assert hits[0]["path"] == "new.py"
+
+
 @pytest.mark.parametrize(("statement", "name"), [(ENDLESS, "trigger evil"),
                                                  (EXPRESSION, "index evil_index")])  # fmt: skip
 def test_a_shipped_index_that_runs_code_on_writes_is_rebuilt(
     tmp_path: Path, statement: str, name: str
 ) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "old.py").write_text("def shipped_symbol():\n    pass\n")
-    assert kiln("index", ".", cwd=repo).returncode == 0  # the index as the attacker made it
-    conn = sqlite3.connect(repo / ".kiln" / "index.db")
-    conn.execute(statement)
-    conn.commit()
-    conn.close()
-    (repo / "new.py").write_text("def fresh_symbol():\n    pass\n")  # the clone adds a file
-
-    result = kiln("index", ".", cwd=repo)
-    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
-    assert result.stderr.strip().splitlines() == [
-        f"kiln: {repo / '.kiln' / 'index.db'} was not made by this kiln (it holds {name});"
-        " set it aside as index.db.corrupt and rebuilt it"
-    ]
-    hits = json.loads(kiln("search", "fresh_symbol", "--json", cwd=repo).stdout)
-    assert hits[0]["path"] == "new.py"
+    repo = shipped(tmp_path, lambda conn: conn.execute(statement))
+    assert_rebuilt(repo, name)
     conn = sqlite3.connect(repo / ".kiln" / "index.db")
     kinds = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     conn.close()
@@ -77,47 +95,21 @@ def test_a_shipped_index_whose_table_computes_on_writes_is_rebuilt(
     """A ``CHECK`` constraint, a generated column or a computed default on a table Kiln writes:
     the first made every later `kiln index` exit 1 with "CHECK constraint failed", and a new
     file never became searchable."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "old.py").write_text("def shipped_symbol():\n    pass\n")
-    assert kiln("index", ".", cwd=repo).returncode == 0
-    conn = sqlite3.connect(repo / ".kiln" / "index.db")
-    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'files'").fetchone()
-    conn.execute("PRAGMA writable_schema = ON")  # the table as an attacker can ship it
-    conn.execute(
-        "UPDATE sqlite_master SET sql = ? WHERE name = 'files'",
-        (sql.rstrip()[:-1].rstrip() + f", {clause})",),
+    repo = shipped(
+        tmp_path, lambda conn: respell_files(conn, lambda sql: f"{sql.rstrip()[:-1]}, {clause})")
     )
-    conn.commit()
-    conn.close()
-    (repo / "new.py").write_text("def fresh_symbol():\n    pass\n")
-
-    result = kiln("index", ".", cwd=repo)
-    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
-    assert result.stderr.strip().splitlines() == [
-        f"kiln: {repo / '.kiln' / 'index.db'} was not made by this kiln (it holds table files"
-        " with an expression); set it aside as index.db.corrupt and rebuilt it"
-    ]
-    hits = json.loads(kiln("search", "fresh_symbol", "--json", cwd=repo).stdout)
-    assert hits[0]["path"] == "new.py"
+    assert_rebuilt(repo, "table files with an expression")
 
 
 def test_a_table_spelled_otherwise_but_computing_nothing_is_kept(tmp_path: Path) -> None:
     """An older Kiln's spelling of ``files`` (one line, its columns added by migrations, one of
     them named ``generated``) computes nothing on writes: the index is kept, not rebuilt."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "old.py").write_text("def shipped_symbol():\n    pass\n")
-    assert kiln("index", ".", cwd=repo).returncode == 0
-    conn = sqlite3.connect(repo / ".kiln" / "index.db")
-    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'files'").fetchone()
-    assert "generated" in sql
-    conn.execute("PRAGMA writable_schema = ON")
-    conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'files'", (" ".join(sql.split()),))
-    conn.commit()
-    conn.close()
-    (repo / "new.py").write_text("def fresh_symbol():\n    pass\n")
 
+    def one_line(sql: str) -> str:
+        assert "generated" in sql
+        return " ".join(sql.split())
+
+    repo = shipped(tmp_path, lambda conn: respell_files(conn, one_line))
     result = kiln("index", ".", cwd=repo)
     assert result.returncode == 0 and result.stderr == "", result.stderr
     assert not (repo / ".kiln" / "index.db.corrupt").exists()
