@@ -120,12 +120,21 @@ class PostgresSearch:
         state = decode_cursor(cursor) if cursor else {}
         tsq, text = _ts_query(query), query.strip().lower()
         if text:
+            # Pages rank only the skills that existed at the first page (see the SQLite store).
+            upto = (
+                state.get("upto")
+                or self._read("SELECT coalesce(max(pk), 0) AS pk FROM skills")[0]["pk"]
+            )
+            where.append("s.pk <= %(upto)s")
             args.update(
-                tsq=tsq, like="%" + _escape_like(text) + "%", off=int(state.get("offset", 0))
+                tsq=tsq,
+                like="%" + _escape_like(text) + "%",
+                off=int(state.get("offset", 0)),
+                upto=int(upto),
             )
             filters = "".join(f" AND {w}" for w in where).replace("s.", "")
             rows = self._text_search(args, tsq, text, filters, limit + 1)
-            next_state: dict[str, Any] = {"offset": args["off"] + limit}
+            next_state: dict[str, Any] = {"offset": args["off"] + limit, "upto": int(upto)}
         else:
             if "after" in state:
                 where.append("s.id > %(after)s")

@@ -126,6 +126,9 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
                 other = self._lookalike(conn, skill_id)
                 if other is not None:
                     raise lookalike_refusal(skill_id, other)
+                # the feed's lock now, not at ``_log``: new skills' pks then commit in order,
+                # which search pages rely on (a cursor ranks only pks up to its first page's max)
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (FEED_LOCK,))
             conn.execute(
                 "INSERT INTO skills (id, namespace, name, description, created_at, updated_at)"
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",

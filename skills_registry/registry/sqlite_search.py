@@ -86,21 +86,29 @@ class SQLiteSearch:
         state = decode_cursor(cursor) if cursor else {}
         fts = fts_query(query)
         if fts:
+            # Pages rank only the skills that existed when the first page was read (``upto``,
+            # the newest pk then): a skill published meanwhile would otherwise shift every later
+            # result down, so the next page would repeat the end of this one.
             offset = int(state.get("offset", 0))
+            upto = int(
+                state.get("upto")
+                or self._db().execute("SELECT coalesce(max(pk), 0) FROM skills").fetchone()[0]
+            )
             if where:
                 sql = (
                     "SELECT s.* FROM skills_fts f JOIN skills s ON s.pk = f.rowid WHERE skills_fts MATCH ?"
                     + "".join(f" AND {w}" for w in where)
+                    + " AND f.rowid <= ?"
                     + f" ORDER BY bm25(skills_fts, {NAME_WEIGHT}, 1.0), s.id LIMIT ? OFFSET ?"
                 )
             else:  # rank inside the FTS index, then join only the page (~30% faster at 10k skills)
                 sql = (
                     f"SELECT s.* FROM (SELECT rowid, bm25(skills_fts, {NAME_WEIGHT}, 1.0) AS r FROM skills_fts"
-                    " WHERE skills_fts MATCH ? ORDER BY r, rowid LIMIT ? OFFSET ?) m"
+                    " WHERE skills_fts MATCH ? AND rowid <= ? ORDER BY r, rowid LIMIT ? OFFSET ?) m"
                     " JOIN skills s ON s.pk = m.rowid ORDER BY m.r, s.pk"
                 )
-            rows = self._db().execute(sql, [fts, *params, limit + 1, offset]).fetchall()
-            next_state = {"offset": offset + limit}
+            rows = self._db().execute(sql, [fts, *params, upto, limit + 1, offset]).fetchall()
+            next_state = {"offset": offset + limit, "upto": upto}
         else:
             if "after" in state:
                 where.append("s.id > ?")

@@ -51,20 +51,23 @@ def encode_cursor(value: dict[str, Any]) -> str:
 
 
 def decode_cursor(cursor: str) -> dict[str, Any]:
-    """What ``encode_cursor`` made: ``{"offset": N}`` or ``{"after": ID}``. A cursor is the
-    client's to send, so anything else (an offset past 64 bits, a list, a NUL) is refused here
-    rather than reaching a query as a 500."""
+    """What ``encode_cursor`` made: ``{"offset": N, "upto": PK}`` or ``{"after": ID}``. A cursor
+    is the client's to send, so anything else (an offset past 64 bits, a list, a NUL) is refused
+    here rather than reaching a query as a 500."""
     try:
         value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     except Exception:  # noqa: BLE001 - any garbage cursor is the same user mistake
         value = None
     offset = value.get("offset", 0) if isinstance(value, dict) else None
     after = value.get("after", "") if isinstance(value, dict) else None
+    upto = value.get("upto", 0) if isinstance(value, dict) else None
     if (
         not isinstance(value, dict)
-        or not set(value) <= {"offset", "after"}
+        or not set(value) <= {"offset", "after", "upto"}
         or type(offset) is not int
         or not 0 <= offset < 2**31
+        or type(upto) is not int
+        or not 0 <= upto < 2**63
         or not isinstance(after, str)
         or "\x00" in after
     ):
