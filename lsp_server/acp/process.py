@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from agent.errors import UsageError
 from lsp_server.acp.server import GRACE_SECONDS, KilnAcpAgent
 from lsp_server.acp.stdio import protocol_streams
-from lsp_server.core import CoreConfig, CoreError
+from lsp_server.core import CoreConfig, CoreError, heap
 
 
 def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
@@ -95,6 +95,7 @@ def run_stdio() -> None:
     )
     logging.getLogger().addFilter(_QuietUnknownNotifications())
     config_from_env()  # a bad KILN_ACP_* value is a one-line error before the protocol starts
+    heap.enable()
     try:
         asyncio.run(serve_stdio())
     except KeyboardInterrupt:

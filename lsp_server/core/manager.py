@@ -21,7 +21,7 @@ from agent.protocols import EditOutcome, EditProposal
 from agent.session import AgentConfig, Session
 from agent.session_store import SessionStore, kiln_home
 from agent.workspace import check_root
-from lsp_server.core import partial
+from lsp_server.core import heap, partial
 from lsp_server.core.config import CoreConfig, Frontend
 from lsp_server.core.errors import (
     NOT_ALLOWED,
@@ -269,6 +269,7 @@ class SessionManager:
             self.cancel(session_id)
             reason = await live.turn
         await live.host.close_open_calls(reason)
+        heap.after_turn()
         return reason
 
     async def _turn(self, live: _Live, prompt: Any, prepare: Prepare | None) -> str:

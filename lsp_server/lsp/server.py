@@ -20,7 +20,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
-from lsp_server.core import CoreConfig, CoreError, SessionManager
+from lsp_server.core import CoreConfig, CoreError, SessionManager, heap
 from lsp_server.lsp import composer, extras, features, methods, sessions
 from lsp_server.lsp.documents import IndexSync
 from lsp_server.lsp.host import LspFrontend
@@ -185,6 +185,7 @@ def run(tcp: tuple[str, int] | None = None, log_level: str = "WARNING") -> int:
     root_logger.addHandler(handler)
     root_logger.setLevel(min(logging.INFO, handler.level))
     server = create_server()
+    heap.enable()
     main = _serve_stdio(server) if tcp is None else _serve_tcp(server, *tcp)
     try:
         return asyncio.run(main)
