@@ -44,17 +44,22 @@ def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
 async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
     """Serve until stdin closes or SIGTERM/SIGINT arrives, then shut down in order."""
     agent = agent or KilnAcpAgent(config=config_from_env())
-    reader, writer = await protocol_streams()
-    conn = AgentSideConnection(agent, writer, reader, listening=False)  # type: ignore[arg-type]
+    client, writer = await protocol_streams()
+    conn = AgentSideConnection(agent, writer, client.reader, listening=False)  # type: ignore[arg-type]
     loop = asyncio.get_running_loop()
     listening = asyncio.ensure_future(conn.listen())
+    hung_up = asyncio.ensure_future(client.ended.wait())
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, listening.cancel)
     try:
-        await asyncio.wait([listening])
+        await asyncio.wait([listening, hung_up], return_when=asyncio.FIRST_COMPLETED)
     finally:
+        hung_up.cancel()
+        # The SDK still counts the client as connected here, so the cancelled turns' last
+        # updates reach it before their answers; only then does it see the end of the input.
         await agent.shutdown(grace=0.0 if listening.cancelled() else GRACE_SECONDS)
+        client.end()
         await conn.close()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import dataclass, field
 
 from lsp_server.acp.cancel_request import route
 from lsp_server.acp.envelope import Dropped, EnvelopeError, well_formed
@@ -19,9 +20,24 @@ from lsp_server.stdio import STDIO_LIMIT, open_stdio
 log = logging.getLogger("kiln.acp")
 
 
-async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """(checked reader on stdin, writer on a private copy of stdout); fd 1 then points at
-    stderr."""
+@dataclass
+class ClientInput:
+    """The checked stdin the SDK reads (``reader``) and when the client closed it (``ended``).
+
+    The SDK refuses to send notifications once its input has ended, so the end reaches it
+    (``end``) only after the shutdown has cancelled the running turns and sent their last
+    updates: a client that closes stdin and keeps reading still sees its tool calls closed.
+    """
+
+    reader: asyncio.StreamReader
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def end(self) -> None:
+        self.reader.feed_eof()
+
+
+async def protocol_streams() -> tuple[ClientInput, asyncio.StreamWriter]:
+    """(checked stdin, writer on a private copy of stdout); fd 1 then points at stderr."""
     reader, writer = await open_stdio()
     return guard(reader, writer), writer
 
@@ -29,13 +45,14 @@ async def protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter
 _PUMPS: set[asyncio.Task[None]] = set()
 
 
-def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.StreamReader:
+def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInput:
     """Pass on only lines that are JSON objects; answer the rest with a JSON-RPC error.
 
     The SDK skips unparsable lines with a logged traceback and stops on JSON that is not an
     object; a client's framing mistake should cost it one error response, not the server.
     """
     checked = asyncio.StreamReader(limit=STDIO_LIMIT)
+    client = ClientInput(checked)
 
     async def pump() -> None:
         skipping = False  # inside the rest of a line that was too long
@@ -82,12 +99,12 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.St
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")
                 checked.feed_data(line if line.endswith(b"\n") else line + b"\n")
         finally:
-            checked.feed_eof()
+            client.ended.set()  # the SDK sees the end later: ``ClientInput.end``
 
     task = asyncio.ensure_future(pump())
     _PUMPS.add(task)  # kept alive until the input ends
     task.add_done_callback(_PUMPS.discard)
-    return checked
+    return client
 
 
 def _reject(

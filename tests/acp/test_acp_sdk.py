@@ -313,3 +313,26 @@ def test_errors_carry_the_protocols_codes(conformance: Conformance) -> None:
     # Hints name ACP methods, not the `kiln lsp` ones.
     assert all("kiln/" not in str(e.get("data")) for e in report.result["errors"].values())
     assert report.result["response"] == {"stopReason": "end_turn"}
+
+
+def test_stdin_closing_mid_tool_call_closes_the_call_then_answers(
+    conformance: Conformance,
+) -> None:
+    """docs/acp.md: a client that closes stdin gets its running turn cancelled and answered.
+    The final `failed` update of the running command was dropped (the SDK refuses to send
+    notifications once its input has ended), leaving the call running at the answer; the
+    command's processes must not outlive `kiln acp` either."""
+    token = f"kiln-hangup-{conformance.tmp.name}"
+    command = f"sleep 3000; echo {token}"
+    steps = [call("run_command", command=command), "never reached"]
+    report = conformance.run("hangup", steps, sessionMeta={"kiln": {"mode": "yolo"}})
+    assert report.result["response"] == {"stopReason": "cancelled"}
+    [started] = report.updates("tool_call")
+    statuses = [
+        u["status"]
+        for u in report.updates("tool_call_update")
+        if u["toolCallId"] == started["toolCallId"] and u.get("status")
+    ]
+    assert statuses == ["in_progress", "failed"]
+    left = subprocess.run(["pgrep", "-f", token], capture_output=True, text=True)
+    assert left.stdout == "", left.stdout

@@ -139,6 +139,22 @@ const SCENARIOS = {
     return { sessionId, ...outcome, after, overtaken, updates: editor.updates };
   },
 
+  /** The editor closes the agent's stdin while a tool call runs (as a client shutting down
+   * does) and keeps reading: the prompt must still be answered, its calls closed first. */
+  async hangup(run, { workspace, params }) {
+    const editor = new Editor();
+    const conn = run.open(editor);
+    await initialize(conn.cx);
+    const { sessionId } = await newSession(conn.cx, workspace, params.sessionMeta);
+    const turn = prompt(conn.cx, sessionId, params.text ?? "run something long").then(
+      (response) => ({ response }),
+      (error) => ({ error: { code: error.code, message: error.message } }),
+    );
+    await editor.until(() => editor.updates.some((u) => u.update.status === "in_progress"), "a running tool call");
+    await run.finish(conn);
+    return { sessionId, ...(await turn), updates: editor.updates };
+  },
+
   /** A turn in one process, then session/load in a fresh one: replay, then a new turn. */
   async load(run, { workspace, params }) {
     const first = new Editor();
