@@ -22,6 +22,7 @@ from lsp_server.core.updates import (
     closed_tool_call,
     decision_from_answer,
     permission_tool_call,
+    unoffered_option,
 )
 
 if TYPE_CHECKING:
@@ -88,6 +89,11 @@ class CoreHost:
         if not answer_readable(answer):
             raise NoAnswer(
                 "the permission request failed: the client's answer is not a permission response"
+            )
+        if (chosen := unoffered_option(answer)) is not None:
+            raise NoAnswer(
+                f"the permission request failed: the client chose {chosen!r}, "
+                "which is not one of the options offered"
             )
         decision = decision_from_answer(answer)
         kept = partial.kept_text(answer, request.edit) if decision.startswith("allow") else None

@@ -265,6 +265,18 @@ def answer_readable(answer: Any) -> bool:
     return "optionId" in answer
 
 
+def unoffered_option(answer: Any) -> object | None:
+    """The option id a selected answer names when it is none of ``PERMISSION_OPTIONS`` (ACP:
+    the client picks one of the options offered), else None. Such an answer is a client bug,
+    not the user's "no"."""
+    if isinstance(answer, dict):
+        outcome = answer.get("outcome", answer)
+        if not isinstance(outcome, dict) or outcome.get("outcome", "selected") != "selected":
+            return None
+        answer = outcome.get("optionId")
+    return None if answer in DECISIONS else answer
+
+
 def decision_from_answer(answer: Any) -> Decision:
     """Accept ACP's ``{"outcome": {"outcome": "selected", "optionId": ...}}`` or a bare id."""
     if isinstance(answer, dict):

@@ -1,9 +1,10 @@
 """Answers to `session/request_permission` that are not a choice of the user (docs/acp.md): an
-error response or a malformed result refuses the action and says the request failed, never
-"the user declined"."""
+error response, a malformed result or an option that was not offered refuses the action and
+says the request failed, never "the user declined"."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,19 @@ class MalformedAnswers(EditorClient):
         return {"outcome": {"optionId": "allow_once"}}  # no "outcome" kind: not ACP
 
 
+@dataclass
+class UnofferedAnswers(EditorClient):
+    """Picks an option id Kiln never offered (a client mixing up its own ids)."""
+
+    answer: str = "approve"
+
+
 @pytest.mark.parametrize(
     ("editor", "said"),
     [
         (ErrorAnswers, "the client answered error -32603: the dialog crashed"),
         (MalformedAnswers, "the client's answer is not a permission response (outcome"),
+        (UnofferedAnswers, "the client chose 'approve', which is not one of the options offered"),
     ],
 )
 async def test_a_failed_permission_request_is_not_the_users_no(
