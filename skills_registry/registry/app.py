@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from skills_registry.archive import MAX_ARCHIVE_BYTES, MAX_FILES, MAX_UNPACKED_BYTES
 from skills_registry.registry import writes
@@ -199,9 +199,24 @@ async def on_client_gone(request: Request, exc: Exception) -> Response:
 
 async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:  # starlette names only the first route's methods for the path
+        headers["Allow"] = ", ".join(_allowed(request))
     return _json(
-        {"error": {"code": "http_error", "message": exc.detail, "hint": ""}}, status=exc.status_code
+        {"error": {"code": "http_error", "message": exc.detail, "hint": ""}},
+        status=exc.status_code,
+        headers=headers,
     )
+
+
+def _allowed(request: Request) -> list[str]:
+    """Every method some route takes at this path (GET and PUT of a version are two routes)."""
+    methods: set[str] = set()
+    for route in request.app.routes:
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE and isinstance(route, Route):
+            methods |= route.methods or set()
+    return sorted(methods)
 
 
 _SKILL = "/v1/skills/{namespace}/{name}"

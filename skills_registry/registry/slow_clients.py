@@ -19,6 +19,8 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from skills_registry.registry.bad_requests import JsonBadRequests
+
 DEFAULT_READ_TIMEOUT = 60.0
 
 _BODY = json.dumps(
@@ -38,9 +40,10 @@ _TIMEOUT_RESPONSE = (
 
 
 def protocol_with_read_timeout(read_timeout: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with a per-request read deadline (``uvicorn.Config(http=...)``)."""
+    """uvicorn's h11 protocol with a per-request read deadline (``uvicorn.Config(http=...)``)
+    and JSON answers to requests HTTP itself refuses (``bad_requests``)."""
 
-    class ReadDeadlineProtocol(H11Protocol):
+    class ReadDeadlineProtocol(JsonBadRequests, H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]

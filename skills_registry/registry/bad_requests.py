@@ -1,0 +1,53 @@
+"""Requests HTTP itself refuses, answered as JSON like every other registry error.
+
+uvicorn answers a request h11 cannot parse (a garbage request line, a header line without a
+colon, a bad chunk size, a header block past its 16 KB buffer) with a plain-text
+``Invalid HTTP request received.``; clients and proxies that read the registry's
+``{"error": {...}}`` shape then see a body they cannot parse. This mixin for uvicorn's h11
+protocol sends the JSON error instead: 431 when the unparsed bytes outgrew the header buffer,
+400 otherwise; the connection is closed either way, as uvicorn does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import h11
+from h11._connection import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
+
+
+def _body(message: str, hint: str) -> bytes:
+    return json.dumps({"error": {"code": "bad_request", "message": message, "hint": hint}}).encode()
+
+
+_MALFORMED = _body("the request is not valid HTTP/1.1", "")
+_TOO_LARGE = _body(
+    "the request's header block is too large",
+    "send fewer or shorter headers (at most 16 KB in all)",
+)
+
+
+class JsonBadRequests:
+    """Mix into ``H11Protocol`` (first in the bases): its ``send_400_response``, in JSON."""
+
+    conn: h11.Connection
+    transport: Any
+    config: Any
+
+    def send_400_response(self, msg: str) -> None:
+        if self.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):  # a response has begun
+            self.transport.close()
+            return
+        cap = self.config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
+        too_large = len(self.conn.trailing_data[0]) > cap
+        status, body = (431, _TOO_LARGE) if too_large else (400, _MALFORMED)
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        for event in (h11.Response(status_code=status, headers=headers), h11.Data(data=body)):
+            self.transport.write(self.conn.send(event))
+        self.transport.write(self.conn.send(h11.EndOfMessage()))
+        self.transport.close()

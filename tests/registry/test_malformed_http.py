@@ -1,0 +1,123 @@
+"""Requests HTTP itself refuses, sent raw to `kiln registry serve` on 127.0.0.1.
+
+Before: a request h11 could not parse (a garbage request line, a header line without a
+colon, a header block over 16 KB) got uvicorn's plain-text
+`Invalid HTTP request received.`, not the JSON error every other answer is; and a 405 had no
+`Allow` header (RFC 9110 requires one), so a client could not tell which methods a path takes.
+An error in a request's body after the app has started on it (a bad chunk size) still closes
+the connection, with a JSON 400 when no response has begun.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.registry.conftest import cli_env
+
+NEVER = 60.0  # seconds: fires only if the server never answers
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    tmp = tmp_path_factory.mktemp("served")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "registry", "serve", "--port", "0",
+         "--data", str(tmp / "data")],
+        env=cli_env(tmp / "home"),
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+    assert match, line + proc.stderr.read()
+    logged: list[str] = []
+    threading.Thread(target=lambda: logged.extend(proc.stderr), daemon=True).start()
+    try:
+        yield int(match.group(1))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        assert not any("Traceback" in entry for entry in logged), "".join(logged)
+
+
+def _raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send ``request`` in one write and read the answer until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=NEVER) as sock:
+        try:
+            sock.sendall(request)
+        except OSError:
+            pass  # the server may answer and close before reading everything
+        received = b""
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except ConnectionResetError:
+            pass
+    head, _, body = received.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return status, {k.lower(): v for k, v in headers.items()}, body
+
+
+MALFORMED = {
+    "garbage request line": b"HELLO THERE\r\n\r\n",
+    "header without a colon": b"GET /v1/skills HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+    "bad chunk size": (
+        b"POST /v1/oidc/token HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"zz\r\n{}\r\n0\r\n\r\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", MALFORMED)
+def test_a_request_http_cannot_parse_gets_a_json_400(served: int, name: str) -> None:
+    status, headers, body = _raw(served, MALFORMED[name])
+    assert status == 400
+    assert headers["content-type"].startswith("application/json")
+    error = json.loads(body)["error"]
+    assert error["code"] == "bad_request" and "\n" not in error["message"]
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"".join(b"X-H%d: v\r\n" % i for i in range(20_000)),  # many headers
+        b"X-Big: " + b"a" * 1_000_000 + b"\r\n",  # one huge header
+    ],
+    ids=["many-headers", "huge-header"],
+)
+def test_an_oversized_header_block_gets_a_json_431(served: int, head: bytes) -> None:
+    status, headers, body = _raw(served, b"GET /v1/skills HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n")
+    assert status == 431
+    assert headers["content-type"].startswith("application/json")
+    assert "header" in json.loads(body)["error"]["message"]
+
+
+def test_the_server_still_answers_after_malformed_requests(served: int) -> None:
+    _raw(served, MALFORMED["garbage request line"])
+    assert httpx.get(f"http://127.0.0.1:{served}/v1/skills").status_code == 200
+
+
+def test_a_405_names_the_allowed_methods(served: int) -> None:
+    url = f"http://127.0.0.1:{served}"
+    for method, path, allowed in [
+        ("OPTIONS", "/v1/skills", {"GET", "HEAD"}),
+        ("DELETE", "/v1/skills/acme/notes/versions/1.0.0", {"PUT", "POST", "GET", "HEAD"}),
+        ("POST", "/v1/skills/acme/notes/dist-tags/beta", {"PUT", "DELETE"}),
+    ]:
+        response = httpx.request(method, url + path)
+        assert response.status_code == 405, (method, path)
+        assert response.json()["error"]["code"] == "http_error"
+        got = {m.strip() for m in response.headers.get("allow", "").split(",") if m.strip()}
+        assert got == allowed, (method, path, got)
