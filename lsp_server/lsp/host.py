@@ -114,8 +114,15 @@ class LspFrontend:
         """Ask the editor; when the core gives up (timeout, cancel) the editor is told with
         ``$/cancelRequest`` so it can close its prompt, and a late answer is ignored."""
         self.flush(session_id)
-        params = {"sessionId": session_id, "toolCall": tool_call, "options": options}
         msg_id = f"kiln-permission-{uuid.uuid4().hex[:12]}"
+        # The id is in the params too: clients whose handlers never see the JSON-RPC id
+        # (Neovim) match a later $/cancelRequest to the right prompt with it.
+        params = {
+            "sessionId": session_id,
+            "toolCall": tool_call,
+            "options": options,
+            "_meta": {"requestId": msg_id},
+        }
         future = self.server.protocol.send_request_async(REQUEST_PERMISSION, params, msg_id=msg_id)
         try:
             # Shielded: cancelling the wait must not cancel pygls's own future, or the late

@@ -7,6 +7,7 @@ hit-enter prompts and ``inputlist()`` menus, which headless ``-l`` scripts never
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -45,18 +46,26 @@ def nvim_env(kiln_home: Path, tmp_path: Path, script: Path) -> dict[str, str]:
 INIT = """
 vim.opt.rtp:prepend({plugin!r})
 vim.cmd('runtime plugin/kiln.lua')
-require('kiln').setup({{ cmd = {{ {python!r}, '-m', 'lsp_server', 'lsp' }} }})
+require('kiln').setup({{ cmd = vim.json.decode({cmd!r}) }})
 """
 
 
 class Editor:
     """One embedded Neovim; every wait polls a condition until it holds or times out."""
 
-    def __init__(self, workspace: Path, env: dict[str, str], files: list[str]) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        env: dict[str, str],
+        files: list[str],
+        cmd: list[str] | None = None,
+    ) -> None:
+        """``cmd``: the server command (default: this interpreter's ``kiln lsp``)."""
         import pynvim
 
+        cmd = cmd or [sys.executable, "-m", "lsp_server", "lsp"]
         init = workspace.parent / "init.lua"
-        init.write_text(INIT.format(plugin=str(PLUGIN), python=sys.executable), encoding="utf-8")
+        init.write_text(INIT.format(plugin=str(PLUGIN), cmd=json.dumps(cmd)), encoding="utf-8")
         argv = [nvim_path(), "--embed", "-u", str(init), "-i", "NONE", *files]
         old = os.getcwd()
         os.chdir(workspace)

@@ -103,6 +103,44 @@ return function(ctx)
     assert(not contains(chat.lines(), 'say hello'), 'a new session starts an empty transcript')
   end)
 
+  test('the server withdrawing one review leaves the others open', function()
+    chat.reset()
+    require('kiln.config').options.session = { permissionTimeout = 60 }
+    chat.send('timeout-please')
+    wait_for('the chat review', function()
+      return review.pending[1] ~= nil
+    end)
+    local kept = review.pending[1]
+    -- A second session on the same server whose question times out at once: the server
+    -- sends $/cancelRequest for that request, which is the newer of the two.
+    local client = require('kiln.client')
+    local other
+    client.request('kiln/session/new', { cwd = ws, permissionTimeout = 1 }, function(err, res)
+      assert(not err, vim.inspect(err))
+      local prompt = { { type = 'text', text = 'timeout-please' } }
+      local params = { sessionId = res.sessionId, prompt = prompt }
+      client.request('kiln/session/prompt', params, function(e, r)
+        other = e or r
+      end)
+    end)
+    wait_for('the second review', function()
+      return #review.pending == 2
+    end)
+    wait_for('the second session to end', function()
+      return other ~= nil
+    end, 10000)
+    eq('end_turn', other.stopReason, vim.inspect(other))
+    eq(1, #review.pending, 'open reviews')
+    assert(review.pending[1] == kept, 'the chat review is still the open one')
+    assert(vim.api.nvim_win_is_valid(kept.win), 'its window is open')
+    eq(true, chat.state.busy, 'the chat turn still waits')
+    review.resolve('reject')
+    wait_for('the turn to end', function()
+      return chat.last_result ~= nil
+    end)
+    eq('end_turn', chat.last_result.stopReason, 'stopReason')
+  end)
+
   test(':checkhealth kiln reports the command and the running client', function()
     vim.cmd('silent checkhealth kiln')
     local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')

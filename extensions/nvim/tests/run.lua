@@ -378,6 +378,9 @@ test('the nvim-cmp and blink.cmp sources complete @ and / from the server', func
   }, function(res)
     got = res
   end)
+  wait_for('the cmp items', function()
+    return got ~= nil
+  end)
   local labels = vim.tbl_map(function(i)
     return i.label
   end, got.items)
@@ -385,6 +388,9 @@ test('the nvim-cmp and blink.cmp sources complete @ and / from the server', func
   local blink
   require('kiln.blink').new():get_completions({ line = '/cle', cursor = { 1, 4 } }, function(res)
     blink = res
+  end)
+  wait_for('the blink items', function()
+    return blink ~= nil
   end)
   eq('/clear ', blink.items[1].label, 'blink item')
   eq({ start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 4 } }, blink.items[1].textEdit.range, 'range')

@@ -20,9 +20,12 @@ end
 function Source:get_completions(ctx, callback)
   local line = ctx.line:sub(1, ctx.cursor[2])
   local at = complete.trigger(line, ctx.cursor[1] == 1)
-  local items = {}
-  if at then
-    for _, it in ipairs(complete.items(line:sub(at))) do
+  if not at then
+    return callback({ items = {}, is_incomplete_forward = true, is_incomplete_backward = true })
+  end
+  complete.fetch(line:sub(at), function(found)
+    local items = {}
+    for _, it in ipairs(found) do
       table.insert(items, {
         label = it.word,
         filterText = it.word,
@@ -39,8 +42,8 @@ function Source:get_completions(ctx, callback)
         data = it.user_data,
       })
     end
-  end
-  callback({ items = items, is_incomplete_forward = true, is_incomplete_backward = true })
+    callback({ items = items, is_incomplete_forward = true, is_incomplete_backward = true })
+  end)
 end
 
 function Source:execute(ctx, item, callback, default)

@@ -189,7 +189,7 @@ function M.stop()
     return false
   end
   client.notify('kiln/session/cancel', { sessionId = S.session_id }, bound())
-  require('kiln.review').withdraw_all()
+  require('kiln.review').withdraw_all(S.session_id)
   return true
 end
 

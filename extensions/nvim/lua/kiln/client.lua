@@ -47,8 +47,8 @@ local function handlers()
     ['workspace/applyEdit'] = function(_, params, ctx)
       return require('kiln.edits').apply(params, ctx)
     end,
-    ['$/cancelRequest'] = function()
-      require('kiln.review').on_server_cancel()
+    ['$/cancelRequest'] = function(_, params)
+      require('kiln.review').on_server_cancel(params)
     end,
   }
 end

@@ -19,55 +19,132 @@ function M.trigger(line, first_line)
   end
 end
 
---- Completion items (the shape of complete-items) for `base` ("@conf", "/pd").
-function M.items(base, client, timeout)
-  client = client or require('kiln.client').get()
-  if not client then
-    return {}
-  end
-  local trigger, query = base:sub(1, 1), base:sub(2)
+local function mention_items(result)
   local out = {}
-  if trigger == '@' then
-    local res = client:request_sync(
-      'kiln/complete/mentions',
-      { query = query, limit = 30 },
-      timeout or 2000
-    )
-    for _, item in ipairs(res and res.result and res.result.items or {}) do
-      local word = '@' .. (item.kind == 'symbol' and item.label or item.path)
-      table.insert(out, {
-        word = word,
-        abbr = item.label,
-        menu = item.kind == 'symbol' and item.detail or item.path,
-        kind = KIND[item.kind] or '',
-        user_data = { kiln = item },
-      })
-    end
-  elseif trigger == '/' then
-    local res = client:request_sync('kiln/complete/commands', { query = query }, timeout or 2000)
-    for _, cmd in ipairs(res and res.result and res.result.commands or {}) do
-      table.insert(out, {
-        word = '/' .. cmd.name .. ' ',
-        abbr = '/' .. cmd.name .. (cmd.args ~= '' and (' ' .. cmd.args) or ''),
-        menu = cmd.description,
-        kind = KIND[cmd.kind] or '',
-        user_data = { kiln_command = cmd },
-      })
-    end
+  for _, item in ipairs(result and result.items or {}) do
+    local word = '@' .. (item.kind == 'symbol' and item.label or item.path)
+    table.insert(out, {
+      word = word,
+      abbr = item.label,
+      menu = item.kind == 'symbol' and item.detail or item.path,
+      kind = KIND[item.kind] or '',
+      user_data = { kiln = item },
+    })
   end
   return out
 end
 
---- 'omnifunc' of the chat prompt.
-function M.omnifunc(findstart, base)
-  if findstart == 1 then
-    local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
-    local at = M.trigger(line, vim.fn.line('.') == 1)
-    return at and (at - 1) or -3
+local function command_items(result)
+  local out = {}
+  for _, cmd in ipairs(result and result.commands or {}) do
+    table.insert(out, {
+      word = '/' .. cmd.name .. ' ',
+      abbr = '/' .. cmd.name .. (cmd.args ~= '' and (' ' .. cmd.args) or ''),
+      menu = cmd.description,
+      kind = KIND[cmd.kind] or '',
+      user_data = { kiln_command = cmd },
+    })
   end
-  -- refresh: the server is asked again as the word grows, so the whole word is ranked by
-  -- the index (Neovim would only filter the first answer).
-  return { words = M.items(base), refresh = 'always' }
+  return out
+end
+
+--- Ask the server for the completion items (the shape of complete-items) of `base` ("@conf",
+--- "/pd"); `cb(items)` runs on the main loop when it answers. Never waits: a slow index must
+--- not freeze the editor while the user types.
+function M.fetch(base, cb, client)
+  client = client or require('kiln.client').get()
+  local trigger, query = base:sub(1, 1), base:sub(2)
+  local method, params, shape
+  if trigger == '@' then
+    method, params, shape = 'kiln/complete/mentions', { query = query, limit = 30 }, mention_items
+  elseif trigger == '/' then
+    method, params, shape = 'kiln/complete/commands', { query = query }, command_items
+  end
+  if not client or not method then
+    return cb({})
+  end
+  local ok = client:request(method, params, function(err, result)
+    cb(err and {} or shape(result))
+  end)
+  if not ok then
+    cb({})
+  end
+end
+
+--- The popup of the prompt being typed in: `generation` counts the words asked for, so only
+--- the answer for the text still in front of the cursor opens the menu; `active` from a
+--- typed trigger until an item is taken or the cursor leaves the word.
+local popup = { generation = 0, active = false }
+
+--- Ask for the word before the cursor and show the menu when the answer comes (typing goes
+--- on meanwhile; each change asks again and makes older answers stale).
+function M.refresh()
+  popup.generation = popup.generation + 1
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local line = vim.api.nvim_get_current_line():sub(1, col)
+  local at = M.trigger(line, row == 1)
+  if not at then
+    popup.active = false
+    return
+  end
+  popup.active = true
+  local mine = popup.generation
+  local buf, win = vim.api.nvim_get_current_buf(), vim.api.nvim_get_current_win()
+  M.fetch(line:sub(at), function(items)
+    local still = mine == popup.generation
+      and popup.active
+      and vim.api.nvim_get_current_win() == win
+      and vim.api.nvim_get_current_buf() == buf
+      and vim.fn.mode():sub(1, 1) == 'i'
+      and vim.api.nvim_win_get_cursor(win)[1] == row
+    if still then
+      vim.fn.complete(at, items)
+    end
+  end)
+end
+
+--- Wire the popup to a prompt buffer: the trigger keys ask at once, later typing in the
+--- same word asks again, taking an item ends it.
+function M.attach(buf)
+  local group = vim.api.nvim_create_augroup('kiln.complete.' .. buf, { clear = true })
+  vim.api.nvim_create_autocmd({ 'TextChangedI', 'TextChangedP' }, {
+    group = group,
+    buffer = buf,
+    callback = function()
+      if popup.active then
+        M.refresh()
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('CompleteDone', {
+    group = group,
+    buffer = buf,
+    callback = function()
+      local reason = (vim.v.event or {}).reason
+      local taken = (vim.v.completed_item or {}).word
+      if reason == 'accept' or (reason == nil and taken and taken ~= '') then
+        popup.active = false
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('InsertLeave', {
+    group = group,
+    buffer = buf,
+    callback = function()
+      popup.active = false
+      popup.generation = popup.generation + 1
+    end,
+  })
+end
+
+--- 'omnifunc' of the chat prompt (<C-x><C-o>): starts an asynchronous ask and leaves
+--- completion mode at once; the menu opens when the server answers.
+function M.omnifunc(findstart, _)
+  if findstart == 1 then
+    vim.schedule(M.refresh)
+    return -3
+  end
+  return {}
 end
 
 --- The prompt block for a chosen mention: a resource_link (a symbol's lines as its range).
@@ -107,16 +184,18 @@ function M.cmp_source:complete(params, callback)
   if not at then
     return callback({ items = {}, isIncomplete = false })
   end
-  local items = {}
-  for _, it in ipairs(M.items(line:sub(at))) do
-    table.insert(items, {
-      label = it.word,
-      filterText = it.word,
-      detail = it.menu,
-      data = it.user_data,
-    })
-  end
-  callback({ items = items, isIncomplete = true })
+  M.fetch(line:sub(at), function(found)
+    local items = {}
+    for _, it in ipairs(found) do
+      table.insert(items, {
+        label = it.word,
+        filterText = it.word,
+        detail = it.menu,
+        data = it.user_data,
+      })
+    end
+    callback({ items = items, isIncomplete = true })
+  end)
 end
 
 return M

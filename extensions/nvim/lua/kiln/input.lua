@@ -116,12 +116,19 @@ function M.buffer(on_submit, on_stop)
   map('i', '<S-CR>', '<CR>', 'new line')
   map('i', '<C-j>', '<CR>', 'new line')
   map({ 'n', 'i' }, '<C-c>', on_stop, 'stop the turn')
-  map('i', '@', '@<C-x><C-o>', 'mention a file, folder or symbol')
+  -- The menu opens when the server answers (kiln.complete asks without waiting).
+  map('i', '@', function()
+    vim.schedule(complete.refresh)
+    return '@'
+  end, 'mention a file, folder or symbol', { expr = true })
   map('i', '/', function()
     local col = vim.fn.col('.')
-    local first = vim.fn.line('.') == 1 and col == 1 and vim.fn.getline(1) == ''
-    return first and '/<C-x><C-o>' or '/'
+    if vim.fn.line('.') == 1 and col == 1 and vim.fn.getline(1) == '' then
+      vim.schedule(complete.refresh)
+    end
+    return '/'
   end, 'slash command', { expr = true })
+  complete.attach(buf)
   vim.api.nvim_create_autocmd('CompleteDone', {
     buffer = buf,
     callback = function()

@@ -5,7 +5,8 @@ local config = require('kiln.config')
 
 local M = {}
 
---- Open reviews, oldest first: { title, buf, win, tab, decide = fun(option_id|nil) }.
+--- Open reviews, oldest first: { title, buf, win, tab, decide = fun(option_id|nil),
+--- request_id, session_id } (the last two for server permission requests).
 M.pending = {}
 
 local KEYS = {
@@ -299,10 +300,11 @@ function M.on_permission(params, ctx)
     end
   end
   local diffs = diffs_of(tool_call)
+  local entry
   if tool_call.kind == 'edit' and #diffs > 0 then
-    M.open_diff(tool_call.title or 'edit', diffs, options, decide, tool_call._meta, true)
+    entry = M.open_diff(tool_call.title or 'edit', diffs, options, decide, tool_call._meta, true)
   else
-    local entry = { title = tool_call.title, options = options }
+    entry = { title = tool_call.title, options = options }
     entry.decide = function(choice)
       for i, r in ipairs(M.pending) do
         if r == entry then
@@ -314,6 +316,8 @@ function M.on_permission(params, ctx)
     table.insert(M.pending, entry)
     select(tool_call, options, entry.decide)
   end
+  entry.request_id = type(params._meta) == 'table' and params._meta.requestId or nil
+  entry.session_id = params.sessionId
   local choice, kept = coroutine.yield()
   require('kiln.chat').on_permission_answered(params, choice)
   flush_changes(ctx)
@@ -324,18 +328,26 @@ function M.on_permission(params, ctx)
   return result
 end
 
---- The server stopped waiting ($/cancelRequest): withdraw the oldest open review.
-function M.on_server_cancel()
-  local review = M.pending[1]
-  if review then
-    review.decide(nil)
+--- The server stopped waiting ($/cancelRequest {id}): withdraw the review of that request.
+--- The handler never sees a request's JSON-RPC id; the server repeats it in `_meta.requestId`.
+function M.on_server_cancel(params)
+  local id = type(params) == 'table' and params.id or nil
+  for _, review in ipairs(M.pending) do
+    if id ~= nil and review.request_id == id then
+      return review.decide(nil)
+    end
   end
 end
 
---- Withdraw every open review (the turn was cancelled from our side).
-function M.withdraw_all()
-  while M.pending[1] do
-    M.pending[1].decide(nil)
+--- Withdraw the open reviews of `session_id` (every review when nil): the turn was cancelled
+--- from our side, or the server went away.
+function M.withdraw_all(session_id)
+  for i = #M.pending, 1, -1 do
+    local review = M.pending[i]
+    local ours = session_id == nil or review.session_id == nil or review.session_id == session_id
+    if ours then
+      review.decide(nil)
+    end
   end
 end
 
