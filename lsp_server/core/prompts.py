@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import base64
-from html import escape
+import re
+from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,25 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
         text = "\n".join(lines[start : end + 1])
         attrs += f' lines="{start + 1}-{end + 1}"'
     return f"<reference {attrs}>\n{text}\n</reference>"
+
+
+_REFERENCE = re.compile(
+    r'<reference (path|uri)="([^"]*)"(?: lines="\d+-\d+")?(?:/>|>\n(.*)\n</reference>)', re.DOTALL
+)
+
+
+def reference_block(text: str, root: Path) -> dict[str, Any] | None:
+    """The ACP content block a stored ``<reference>`` stands for, to replay it as the client
+    showed it (a file chip, not markup): a ``resource`` with the text the model saw, or a
+    ``resource_link`` when nothing could be read. None for any other text."""
+    found = _REFERENCE.fullmatch(text)
+    if found is None:
+        return None
+    kind, where, body = found.group(1), unescape(found.group(2)), found.group(3)
+    uri = (root / where).as_uri() if kind == "path" else where
+    if body is None:
+        return {"type": "resource_link", "uri": uri, "name": where.rsplit("/", 1)[-1] or where}
+    return {"type": "resource", "resource": {"uri": uri, "text": body}}
 
 
 def _blob_text(uri: str, blob: Any) -> str:

@@ -29,6 +29,7 @@ from agent.events import (
 from agent.protocols import Decision, PermissionRequest
 from agent.tool_runner import title as tool_title  # the same title the live tool_call had
 from agent.types import text_block
+from lsp_server.core.prompts import reference_block
 from lsp_server.headless.terminal import safe  # titles and prompts: no control or bidi characters
 
 DECISIONS = ("allow_once", "allow_always", "reject_once", "reject_always")
@@ -304,7 +305,8 @@ def history_updates(
     """Replay a stored transcript as updates (ACP ``session/load`` streams the history).
 
     Tail blocks the harness appended (environment, memory, status) are not the user's words and
-    are skipped (a ``<reference>`` the user attached is kept); tool results become finished tool
+    are skipped (a ``<reference>`` the user attached is kept, as the content block it came
+    from); tool results become finished tool
     calls. ``tool_kinds`` (tool name -> ACP kind) lets clients show the right icon.
     """
 
@@ -316,12 +318,8 @@ def history_updates(
             if kind == "text" and message["role"] == "user":
                 text = block["text"].lstrip()
                 if not text.startswith("<") or text.startswith("<reference "):
-                    updates.append(
-                        {
-                            "sessionUpdate": "user_message_chunk",
-                            "content": text_block(block["text"]),
-                        }
-                    )
+                    content = reference_block(block["text"], root) or text_block(block["text"])
+                    updates.append({"sessionUpdate": "user_message_chunk", "content": content})
             elif kind == "text":
                 updates.append(
                     {"sessionUpdate": "agent_message_chunk", "content": text_block(block["text"])}

@@ -9,6 +9,7 @@ Anthropic SDK. The tests assert what the client saw, what reached the model and 
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -336,3 +337,27 @@ def test_stdin_closing_mid_tool_call_closes_the_call_then_answers(
     assert statuses == ["in_progress", "failed"]
     left = subprocess.run(["pgrep", "-f", token], capture_output=True, text=True)
     assert left.stdout == "", left.stdout
+
+
+def test_load_replays_attachments_as_the_blocks_the_client_sent(conformance: Conformance) -> None:
+    """A replayed prompt showed the user `<reference path="notes.txt">…</reference>` markup in
+    place of the files and selections they attached; it now comes back as content blocks."""
+    notes = conformance.workspace / "notes.txt"
+    missing = conformance.workspace / "gone.txt"
+    sent = [
+        {"type": "text", "text": "compare these"},
+        {"type": "resource_link", "uri": notes.as_uri(), "name": "notes.txt"},
+        {"type": "resource_link", "uri": missing.as_uri(), "name": "gone.txt"},
+        {"type": "resource", "resource": {"uri": "zed:///agent/selection", "text": "picked"}},
+    ]
+    steps = ["Compared.", {"match": "still there", "text": "Still here."}]
+    report = conformance.run("load", steps, prompt=sent)
+    replayed = [u["update"] for u in report.result["replayed"]]
+    assert [u["content"] for u in replayed if u["sessionUpdate"] == "user_message_chunk"] == [
+        {"type": "text", "text": "compare these"},
+        {"type": "resource", "resource": {"uri": notes.as_uri(), "text": notes.read_text()}},
+        {"type": "resource_link", "uri": missing.as_uri(), "name": "gone.txt"},
+        {"type": "resource", "resource": {"uri": "zed:///agent/selection", "text": "picked"}},
+    ]
+    assert "<reference" not in json.dumps(replayed)
+    assert report.result["response"] == {"stopReason": "end_turn"}

@@ -161,7 +161,8 @@ const SCENARIOS = {
     const one = run.open(first);
     await initialize(one.cx, { caps: NO_FS });
     const { sessionId } = await newSession(one.cx, workspace);
-    await prompt(one.cx, sessionId, params.text ?? "summarise notes.txt");
+    const blocks = params.prompt ?? [{ type: "text", text: params.text ?? "summarise notes.txt" }];
+    await one.cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks });
     await run.finish(one);
 
     const second = new Editor();
