@@ -44,28 +44,51 @@ def find_backend(workspace: Path | None = None) -> tuple[str, str] | None:
     plant the "sandbox" the next session starts."""
     if sys.platform == "darwin" and Path(seatbelt.SANDBOX_EXEC).exists():
         return "seatbelt", seatbelt.SANDBOX_EXEC
-    if sys.platform.startswith("linux"):
-        # KILN_BWRAP names the bubblewrap executable to use (one that is not there: none).
-        named = os.environ.get("KILN_BWRAP")
-        untrusted = [workspace] if workspace is not None else []
-        exe = (
-            (named if os.access(named, os.X_OK) else None)
-            if named
-            else host_which("bwrap", untrusted)
-        )
-        if exe and _bwrap_works(exe):
-            return "bwrap", exe
+    exe = _bwrap_exe(workspace)
+    if exe and _bwrap_problem(exe) is None:
+        return "bwrap", exe
     return None
 
 
+def no_backend_reason(workspace: Path | None = None) -> str:
+    """Why ``find_backend`` found none, for the status line and the refusal."""
+    if not sys.platform.startswith("linux"):
+        return "no sandbox for this platform"
+    exe = _bwrap_exe(workspace)
+    if exe is None:
+        return "no sandbox: install bubblewrap"
+    return f"no sandbox: {_bwrap_problem(exe) or 'bubblewrap did not start'}"
+
+
+def _bwrap_exe(workspace: Path | None) -> str | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    # KILN_BWRAP names the bubblewrap executable to use (one that is not there: none).
+    named = os.environ.get("KILN_BWRAP")
+    if named:
+        return named if os.access(named, os.X_OK) else None
+    return host_which("bwrap", [workspace] if workspace is not None else [])
+
+
 @functools.cache
-def _bwrap_works(exe: str) -> bool:
-    """Whether bubblewrap can create its namespaces here (unprivileged user namespaces may be
-    disabled, e.g. by AppArmor): a sandbox that cannot start is no sandbox."""
+def _bwrap_problem(exe: str) -> str | None:
+    """Why bubblewrap cannot confine commands here, or None. It must create its namespaces
+    (unprivileged user namespaces may be disabled, e.g. by AppArmor) and take every option
+    ``bwrap.build_argv`` gives it: one without ``--cap-drop`` (before 0.3) failed each command
+    with "Unknown option" instead, so the probe uses them all."""
     probe = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-             "--unshare-net", "--die-with-parent", "--", "true"]  # fmt: skip
+             "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+             "--new-session", "--die-with-parent"]  # fmt: skip
+    if _runs([*probe, "--cap-drop", "ALL", "--", "true"]):
+        return None
+    if _runs([*probe, "--", "true"]):
+        return f"{exe} lacks --cap-drop (install bubblewrap 0.3 or later)"
+    return f"{exe} cannot create its namespaces here"
+
+
+def _runs(argv: list[str]) -> bool:
     try:
-        return subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
+        return subprocess.run(argv, capture_output=True, timeout=20).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -107,6 +130,11 @@ class Sandbox:
     def required(self) -> bool:
         return self._required or (not self.disabled and self.mode() == "ci")
 
+    def _why_none(self) -> str:
+        if self.disabled or not self.policy.enabled:
+            return "the sandbox is switched off"
+        return no_backend_reason(self.root)
+
     @property
     def confined(self) -> bool:
         return self.backend is not None
@@ -115,8 +143,8 @@ class Sandbox:
         """One line for status bars: how commands run."""
         if self.backend is None:
             if self.required:
-                return "commands are refused: no sandbox (install bubblewrap or pass --no-sandbox)"
-            return "commands are unconfined (no sandbox: install bubblewrap)"
+                return f"commands are refused: {self._why_none()} (or pass --no-sandbox)"
+            return f"commands are unconfined ({self._why_none()})"
         net = "network on" if self.policy.network else "no network"
         return f"commands run in the {self.backend[0]} sandbox ({net} unless granted)"
 
@@ -136,7 +164,7 @@ class Sandbox:
                 )
                 raise SandboxUnavailable(
                     f"commands are refused: {why} and no backend is available "
-                    "(bubblewrap on Linux, sandbox-exec on macOS)",
+                    f"(bubblewrap on Linux, sandbox-exec on macOS; {self._why_none()})",
                     suggestion="install bubblewrap (apt-get install bubblewrap) or run with --no-sandbox",
                 )
             return argv
