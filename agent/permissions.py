@@ -215,7 +215,11 @@ class Permissions:
                 if rule is not None:
                     return Check("deny", f"denied by rule {rule.text} ({simple.text})", parts=parts)
         targets = [classify_write(w, self.root) for w in parsed.writes]
-        for target in targets:
+        # What a command's own arguments write (``cp x KILN.md``) meets the deny rules and the
+        # memory/settings/outside line like a redirection; an ordinary workspace file among them
+        # needs no write rule: the rule for the command (``Bash(cp *)``) names that write.
+        by_args = [classify_write(w, self.root) for w in parsed.argument_writes(self.root)]
+        for target in [*targets, *by_args]:
             rule = self._deny_rule("write", target.given, shell=True)
             if rule is not None:
                 return Check(
@@ -225,7 +229,7 @@ class Permissions:
             if rule.kind == "tool" and rule.matches_tool("run_command", command):
                 return Check("deny", f"denied by rule {rule.text}", parts=parts)
         risk = command_risk.line_risk(parsed)
-        bad_writes = [t for t in targets if t.where in ("sensitive", "outside")]
+        bad_writes = [t for t in [*targets, *by_args] if t.where in ("sensitive", "outside")]
         wants_network = risk == "network"
         granted = wants_network and self._network_granted(parsed)
         external = from_external and (

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import shlex
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agent.shell_wrappers import (
@@ -33,6 +33,7 @@ from agent.shell_wrappers import (
     unwrap,
     wrapper_script,
 )
+from agent.shell_writes import Copy, argument_writes, landing_paths
 
 # `alias x=rm` then `x …`, `hash -p /bin/rm ls` then `ls …`, `enable -f lib.so x`: a name runs another
 # program from then on.
@@ -43,11 +44,13 @@ _SKIP_NAMES = {"[[", "]]", "!", "{", "}"}
 
 @dataclass(frozen=True)
 class SimpleCommand:
-    """One command the line would run: its words (literal where they could be read) and the
-    files its redirections write."""
+    """One command the line would run: its words (literal where they could be read), the
+    files its redirections write, and those its own arguments name (``agent.shell_writes``)."""
 
     argv: tuple[str, ...]
     writes: tuple[str, ...] = ()
+    arg_writes: tuple[str, ...] = ()
+    copies: tuple[Copy, ...] = ()
 
     @property
     def name(self) -> str:
@@ -72,10 +75,17 @@ class ParsedCommand:
     def writes(self) -> list[str]:
         return [w for c in self.commands for w in c.writes]
 
+    def argument_writes(self, root: Path) -> list[str]:
+        """The files the commands' own arguments write (``cp x KILN.md``, ``sed -i``), a copy
+        into an existing folder under each source's name."""
+        return [w for c in self.commands for w in landing_paths(c.arg_writes, c.copies, root)]
+
     def describe(self) -> str:
         """One line per simple command, for permission prompts."""
-        lines = [f"- {c.text}" + (f"  (writes {', '.join(c.writes)})" if c.writes else "")
-                 for c in self.commands]  # fmt: skip
+        lines = []
+        for c in self.commands:
+            written = [*c.writes, *c.arg_writes, *(copy.dest for copy in c.copies)]
+            lines.append(f"- {c.text}" + (f"  (writes {', '.join(written)})" if written else ""))
         lines += [f"- not understood: {why}" for why in self.opaque]
         return "\n".join(lines)
 
@@ -211,7 +221,8 @@ class _Walker:
         extra_writes = tuple(_tee_targets(argv)) if name == "tee" else ()
         if name == "find":
             extra_writes = tuple(find_writes(argv[1:]))
-        self._add(SimpleCommand(argv, writes + extra_writes))
+        arg_writes, copies = argument_writes(argv)
+        self._add(SimpleCommand(argv, writes + extra_writes, tuple(arg_writes), tuple(copies)))
         if name in _EVALUATORS:
             self.result.opaque.append(f"{name} runs text the parser cannot see")
             return

@@ -52,6 +52,8 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
             budget = shared if i < project else WalkBudget(MAX_WALKED)
             paths = rule_paths(session.root, rule.pattern, budget)
             (sandbox.readonly if rule.kind == "write" else sandbox.denied_reads).extend(paths)
+            if rule.kind == "write":
+                sandbox.guarded += absent_rule_path(session.root, rule.pattern)
     hooks = hooks_folder(session.root)
     sandbox.gitlinks = GitlinkGuard(session.root)
     includes = included_configs(session.root, sandbox.gitlinks.repositories())
@@ -71,6 +73,18 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
     sandbox.readonly += nested_git_config(sandbox.gitlinks)
     session.context.extensions.append(SandboxNotice(sandbox))
     return sandbox
+
+
+def absent_rule_path(root: Path, pattern: str | None) -> list[str]:
+    """A write deny rule's workspace file that does not exist yet (``Write(.env)``), named
+    without a glob: a read-only bind cannot cover it, so a command that creates it gets it
+    removed when it ends, like a memory file (``agent.sandbox.guard``)."""
+    if not pattern or any(ch in pattern for ch in "*?[") or pattern.startswith(("//", "~")):
+        return []
+    path = Path(os.path.normpath(root / pattern.lstrip("/")))
+    if root not in path.parents or path.exists() or path.is_symlink():
+        return []
+    return [path.relative_to(root).as_posix()]
 
 
 def nested_git_config(guard: GitlinkGuard) -> list[Path]:

@@ -1,0 +1,226 @@
+"""Files a simple command writes through its own arguments, not a redirection: the destination
+of ``cp``/``mv``/``install``/``ln``/``rsync`` (and what ``mv`` takes away), ``dd of=``, the
+files ``sed -i``/``perl -i``/``ruby -i`` rewrite, ``truncate``, ``touch``, ``sort -o`` and
+``git … --output=``.
+
+Best effort by design: a program may write anything (``python -c``, ``tar -x``, ``make``), so
+these only make the permission check and its prompt truthful for the commands that say in their
+words what they write; the sandbox holds the paths it protects whatever writes them
+(docs/security.md sections 3 and 4). A copy to an existing folder lands under each source's
+name, which only the filesystem can tell: ``Copy`` keeps the sources for ``landing_paths``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+
+@dataclass(frozen=True)
+class Copy:
+    """``cp SRC… DEST``: DEST is written, or DEST/NAME for each source if DEST is a folder."""
+
+    dest: str
+    sources: tuple[str, ...]
+    folder: bool  # known to be a folder (``-t DIR``, a trailing ``/``, several sources)
+
+    def paths(self, is_dir: bool) -> list[str]:
+        if not (self.folder or is_dir):
+            return [self.dest]
+        base = self.dest.rstrip("/") or "/"
+        names = [PurePosixPath(s.rstrip("/")).name for s in self.sources]
+        return [self.dest, *(f"{base}/{n}" for n in names if n not in ("", ".", ".."))]
+
+
+# Options that take the next word as their value (short) or after ``=`` or as the next word (long).
+_COPY_VALUES = {
+    "cp": ({"-S", "-t"}, {"--suffix", "--target-directory", "--backup"}),
+    "mv": ({"-S", "-t"}, {"--suffix", "--target-directory", "--backup"}),
+    "install": (
+        {"-S", "-t", "-m", "-o", "-g"},
+        {
+            "--suffix",
+            "--target-directory",
+            "--mode",
+            "--owner",
+            "--group",
+            "--strip-program",
+            "--backup",
+        },
+    ),  # fmt: skip
+    "ln": ({"-S", "-t"}, {"--suffix", "--target-directory", "--backup"}),
+    "rsync": (
+        {"-e", "-f", "-T", "-B", "-M"},
+        {
+            "--rsh",
+            "--filter",
+            "--exclude",
+            "--include",
+            "--exclude-from",
+            "--include-from",
+            "--files-from",
+            "--temp-dir",
+            "--backup-dir",
+            "--suffix",
+            "--chmod",
+            "--chown",
+            "--log-file",
+            "--password-file",
+            "--compare-dest",
+            "--copy-dest",
+            "--link-dest",
+            "--partial-dir",
+            "--rsync-path",
+            "--remote-option",
+            "--max-size",
+            "--min-size",
+            "--timeout",
+            "--bwlimit",
+            "--usermap",
+            "--groupmap",
+            "--out-format",
+            "--skip-compress",
+        },
+    ),  # fmt: skip
+}
+
+
+def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
+    """(paths written, copies whose destination may be a folder) of one simple command."""
+    if not argv:
+        return [], []
+    name = PurePosixPath(argv[0]).name
+    args = list(argv[1:])
+    if name in _COPY_VALUES:
+        return _copy(name, args)
+    if name == "dd":
+        return [a[3:] for a in args if a.startswith("of=")], []
+    if name == "sed":
+        return _in_place(args, short_values="efl", long_values={"--expression", "--file",
+                                                               "--line-length"},
+                         script_flags=("-e", "-f", "--expression", "--file")), []  # fmt: skip
+    if name in ("perl", "ruby"):
+        return _in_place(args, short_values="eEIMmxlC0", long_values=set(),
+                         script_flags=("-e", "-E")), []  # fmt: skip
+    if name == "truncate":
+        return _operands(args, {"-s", "-r", "--size", "--reference"}), []
+    if name == "touch":
+        return _operands(args, {"-d", "-t", "-r", "--date", "--reference"}), []
+    if name == "sort":
+        return _valued(args, "-o", "--output"), []
+    if name == "git":
+        return _valued(args, None, "--output"), []
+    return [], []
+
+
+def landing_paths(writes: Iterable[str], copies: Iterable[Copy], root: Path) -> list[str]:
+    """Every path written, copies into existing folders resolved against ``root``."""
+    out = list(writes)
+    for copy in copies:
+        raw = os.path.expanduser(copy.dest) if copy.dest.startswith("~") else copy.dest
+        out += copy.paths((root / raw).is_dir())
+    return out
+
+
+def _split(args: list[str], short: set[str], long: set[str]) -> tuple[list[str], dict[str, str]]:
+    """Operands and the values of valued options (last one wins)."""
+    operands: list[str] = []
+    values: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            operands += args[i + 1 :]
+            break
+        if a.startswith("--"):
+            key, eq, value = a.partition("=")
+            if key in long:
+                if not eq and i + 1 < len(args):
+                    value, i = args[i + 1], i + 1
+                values[key] = value
+        elif a.startswith("-") and len(a) > 1:
+            for j, ch in enumerate(a[1:], 1):
+                if f"-{ch}" in short:
+                    value = a[j + 1 :]
+                    if not value and i + 1 < len(args):
+                        value, i = args[i + 1], i + 1
+                    values[f"-{ch}"] = value
+                    break
+        else:
+            operands.append(a)
+        i += 1
+    return operands, values
+
+
+def _copy(name: str, args: list[str]) -> tuple[list[str], list[Copy]]:
+    short, long = _COPY_VALUES[name]
+    operands, values = _split(args, short, long)
+    if name == "install" and any(a == "-d" or a == "--directory" for a in args):
+        return operands, []
+    removed = list(operands) if name == "mv" else []
+    target = values.get("-t", values.get("--target-directory"))
+    if target is not None:
+        return removed, [Copy(target, tuple(operands), folder=True)]
+    if name == "ln" and len(operands) == 1:  # `ln -s ../x`: a link named x here
+        return [PurePosixPath(operands[0].rstrip("/")).name], []
+    if len(operands) < 2:
+        return removed, []
+    dest, sources = operands[-1], tuple(operands[:-1])
+    if name == "rsync" and ":" in dest.split("/")[0]:
+        return [], []  # a remote destination (a network command anyway)
+    folder = len(sources) > 1 or dest.endswith("/")
+    return (list(sources) if name == "mv" else []), [Copy(dest, sources, folder)]
+
+
+def _in_place(
+    args: list[str], *, short_values: str, long_values: set[str], script_flags: tuple[str, ...]
+) -> list[str]:
+    """The files ``sed -i``/``perl -pi -e`` rewrite: the operands after the script."""
+    in_place, scripted, operands = False, False, []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            operands += args[i + 1 :]
+            break
+        if a.startswith("--"):
+            key = a.partition("=")[0]
+            if key == "--in-place":
+                in_place = True
+            elif key in long_values:
+                scripted = scripted or key in script_flags
+                i += 0 if "=" in a else 1
+        elif a.startswith("-") and len(a) > 1:
+            for j, ch in enumerate(a[1:], 1):
+                if ch == "i":  # the rest of the word is a backup suffix
+                    in_place = True
+                    break
+                if ch in short_values:
+                    scripted = scripted or f"-{ch}" in script_flags
+                    i += 0 if a[j + 1 :] else 1
+                    break
+        else:
+            operands.append(a)
+        i += 1
+    if not in_place:
+        return []
+    return operands if scripted else operands[1:]
+
+
+def _operands(args: list[str], valued: set[str]) -> list[str]:
+    short = {v for v in valued if not v.startswith("--")}
+    return _split(args, short, valued - short)[0]
+
+
+def _valued(args: list[str], short: str | None, long: str) -> list[str]:
+    out = []
+    for i, a in enumerate(args):
+        if a.startswith(long + "="):
+            out.append(a[len(long) + 1 :])
+        elif a in (long, short) and i + 1 < len(args):
+            out.append(args[i + 1])
+        elif short and a.startswith(short) and len(a) > len(short) and not a.startswith("--"):
+            out.append(a[len(short) :])
+    return out
