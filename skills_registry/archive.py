@@ -25,7 +25,12 @@ from pathlib import Path, PurePosixPath
 from skills_registry.registry.errors import ArchiveError
 
 MAX_ARCHIVE_BYTES = 8 * 1024 * 1024  # compressed, as uploaded
-MAX_UNPACKED_BYTES = 32 * 1024 * 1024  # decompressed tar stream, headers included
+MAX_UNPACKED_BYTES = 32 * 1024 * 1024  # the files' bytes in all
+# What the decompressed tar stream may add to the files' bytes, per entry (files and folders,
+# at most ``2 * MAX_FILES``): a header block, a long-name PAX record and padding. The stream cap
+# is the files' limit plus this, so a skill at the limit is read and a gzip bomb still stops.
+TAR_OVERHEAD_PER_ENTRY = 4096
+TAR_RECORD = 20 * 512  # the end marker, padded to a record
 MAX_FILES = 1000
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MARKER_FILE = ".kiln-install.json"
@@ -179,7 +184,8 @@ def read_archive(
         raise ArchiveError(f"archive is {len(data)} bytes; the limit is {max_bytes}")
     if data[:2] != b"\x1f\x8b":
         raise ArchiveError("archive is not gzip-compressed (expected a .tar.gz)")
-    stream = io.BufferedReader(_CappedGunzip(data, max_unpacked), buffer_size=64 * 1024)
+    cap = max_unpacked + 2 * max_files * TAR_OVERHEAD_PER_ENTRY + TAR_RECORD
+    stream = io.BufferedReader(_CappedGunzip(data, cap), buffer_size=64 * 1024)
     files: dict[str, bytes] = {}
     executables: set[str] = set()
     folders: set[str] = set()

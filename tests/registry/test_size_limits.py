@@ -1,0 +1,89 @@
+"""A skill exactly at the documented 32 MB unpacked limit, published over real HTTP.
+
+Before: the 32 MB cap also applied to the decompressed tar stream, whose headers, long-name
+(PAX) records and padding add up to a few MB over 1,000 files, so a skill whose files came to
+32 MB less a few KB was refused as `archive expands past 33554432 bytes (decompression
+bomb?)`. The files' own bytes are what the limit counts; the stream allows the tar overhead
+of the most entries an archive may have, and one byte more of files is still refused.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skills_registry.archive import MAX_FILE_BYTES, MAX_FILES, MAX_UNPACKED_BYTES, read_archive
+from skills_registry.registry.errors import ArchiveError
+from tests.registry.conftest import LiveRegistry, start_registry
+
+SKILL_MD = b"---\nname: big\ndescription: A skill at the size limit.\n---\nbody\n"
+DEEP = "/".join(f"folder-{i:02d}-" + "x" * 40 for i in range(4))  # 200+ chars: PAX headers
+
+
+def _sized(total: int) -> bytes:
+    """1,000 files (most under long names in deep folders) whose bytes add up to ``total``."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+
+        def add(name: str, data: bytes) -> None:
+            info = tarfile.TarInfo(f"big/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+        add("SKILL.md", SKILL_MD)
+        small = MAX_FILES - 5
+        rest = total - len(SKILL_MD) - small
+        for i in range(4):
+            size = min(rest, MAX_FILE_BYTES)
+            add(f"data/blob-{i}.bin", b"\0" * size)
+            rest -= size
+        assert rest == 0
+        for i in range(small):
+            add(f"{DEEP}/f{i:04d}-" + "n" * 60 + ".txt", b"x")
+    return gzip.compress(raw.getvalue(), compresslevel=9, mtime=0)
+
+
+def test_a_skill_of_exactly_32_mb_is_read_and_one_byte_more_is_not() -> None:
+    contents = read_archive(_sized(MAX_UNPACKED_BYTES))
+    assert contents.size == MAX_UNPACKED_BYTES and len(contents.files) == MAX_FILES
+    with pytest.raises(ArchiveError) as info:
+        read_archive(_sized(MAX_UNPACKED_BYTES + 1))
+    assert f"more than {MAX_UNPACKED_BYTES} bytes" in str(info.value)
+
+
+@pytest.fixture
+def live_registry(tmp_path: Path) -> Iterator[LiveRegistry]:
+    live = start_registry(tmp_path / "registry-data")
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+@pytest.mark.parametrize(
+    ("total", "expect"),
+    [(MAX_UNPACKED_BYTES, 201), (MAX_UNPACKED_BYTES + 1, 422)],
+    ids=["at-limit", "one-over"],
+)
+def test_publishing_at_the_limit_over_http(
+    live_registry: LiveRegistry, total: int, expect: int
+) -> None:
+    archive = _sized(total)
+    response = httpx.put(
+        f"{live_registry.url}/v1/skills/acme/big/versions/1.0.0",
+        content=archive,
+        headers={"Authorization": f"Bearer {live_registry.token('acme')}"},
+        timeout=120,
+    )
+    assert response.status_code == expect, response.text[:300]
+    if expect == 201:
+        got = httpx.get(
+            f"{live_registry.url}/v1/skills/acme/big/versions/1.0.0/archive", timeout=60
+        )
+        assert got.content == archive
