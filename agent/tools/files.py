@@ -9,6 +9,7 @@ from typing import Any
 
 import regex
 
+from agent import line_ends
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, external, schema
@@ -202,8 +203,9 @@ async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     if path.is_dir():
         raise ToolError(f"{args['path']} is a directory")
     old = session.read_text(path) if path.exists() else ""
-    outcome = await session.propose_edit(path, old, args["content"], call_id=ctx.call_id)
-    return _edit_result(session.workspace.relative(path), outcome, old, args["content"])
+    content = line_ends.like(old, args["content"])
+    outcome = await session.propose_edit(path, old, content, call_id=ctx.call_id)
+    return _edit_result(session.workspace.relative(path), outcome, old, content)
 
 
 async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
@@ -224,6 +226,10 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
         if crlf in old:
             old_text, new_text = crlf, new_text.replace("\r\n", "\n").replace("\n", "\r\n")
             count = old.count(old_text)
+    if old_text.count("\n") == old_text.count("\r\n"):
+        # Lines the edit adds to a Windows file get its \r\n too (old_text of one line); a
+        # quoted run of bare \n lines in a mixed file keeps them.
+        new_text = line_ends.like(old, new_text)
     if count == 0:
         near = difflib.get_close_matches(
             old_text.strip().splitlines()[0] if old_text.strip() else old_text,

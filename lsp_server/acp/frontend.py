@@ -23,6 +23,7 @@ from acp import RequestError
 from acp.schema import PermissionOption, SessionNotification, ToolCallUpdate
 from pydantic import ValidationError
 
+from agent import line_ends
 from agent.errors import ToolError
 from agent.events import (
     AgentEvent,
@@ -234,11 +235,14 @@ class AcpFrontend:
             current = _disk_text(path)
         if (current or "") != proposal.old_text:
             return "stale"
+        content = proposal.new_text
+        if current is not None and "\r\n" not in current:
+            # Clients hand out a Windows file's text with \n (as editors hold it); one that
+            # writes what it is sent must not turn the file's \r\n into \n.
+            content = line_ends.like(_disk_text(path) or "", content)
         try:
             await asyncio.wait_for(
-                self.client.write_text_file(
-                    session_id=session_id, path=str(path), content=proposal.new_text
-                ),
+                self.client.write_text_file(session_id=session_id, path=str(path), content=content),
                 timeout=FS_TIMEOUT,
             )
         except (RequestError, ConnectionError, TimeoutError, ValidationError) as exc:
