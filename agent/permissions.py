@@ -174,12 +174,15 @@ class Permissions:
             if target is not None and target.where == "outside":
                 return Check("deny", "writes outside the workspace are not allowed in ci mode")
             if sensitive and tool != "remember":
-                return Check("deny", "memory and settings files are not edited in ci mode")
+                return Check(
+                    "deny",
+                    "memory, settings, CI pipeline and commit hook files are not edited in ci mode",
+                )
             return Check("allow")  # remember only records a proposal in the run report
         if external:
             return Check("ask", "requested while acting on external content", external=True)
         if sensitive:
-            return Check("ask", "edits memory or settings")
+            return Check("ask", "edits memory, settings, a CI pipeline or a commit hook")
         if tool in self.session_deny:
             return Check("deny", "the user declined this for the session")
         # Ask rules before "always" answers: a yes for every write_file, given on one file, is
@@ -364,7 +367,7 @@ class Permissions:
 def _write_reason(target: WriteTarget) -> str:
     if target.where == "outside":
         return f"writes outside the workspace ({target.given})"
-    return f"writes memory, settings or repository config ({target.given})"
+    return f"writes memory, settings or repository config ({target.given})"  # CI and hooks too
 
 
 def redirect_summary(command: str) -> str:

@@ -9,7 +9,8 @@ files a command line writes, so a path rule cannot be dodged by choosing another
 - ``workspace``: an ordinary file under the root (symlinks resolved);
 - ``sensitive``: memory, settings and files that make tools run code on their own (``.git/``,
   ``.kiln/``, ``.claude/``, ``.agents/``, ``KILN.md``/``AGENTS.md``/``CLAUDE.md``/
-  ``CLAUDE.local.md`` at any level, ``.envrc`` and the editor files in ``AUTORUN_FILES``) —
+  ``CLAUDE.local.md`` at any level, ``.envrc``, the editor files in ``AUTORUN_FILES``, CI
+  pipelines and commit hooks in ``PIPELINE_PATHS``) —
   edits need a yes, are refused in ``ci``;
 - ``outside``: anywhere else — never approved by an allow rule, refused in ``ci``.
 """
@@ -38,7 +39,20 @@ AUTORUN_FILES = (
     ".vscode/settings.json", ".vscode/tasks.json", ".zed/settings.json", ".zed/tasks.json",
     ".nvim.lua", ".nvimrc", ".exrc", ".git/commondir", ".git/config.worktree",
 )  # fmt: skip
+# Files that run code once a change leaves the agent, each on an action the user takes to keep the
+# change rather than to run it: a CI pipeline (with the repository's secrets, when the branch is
+# pushed) and the hooks the user's next ``git commit`` runs on the host (pre-commit, husky,
+# lefthook). Edits ask (refused in ``ci``); commands find them read-only, or removed when created.
+PIPELINE_PATHS = (
+    ".github/workflows", ".github/actions", ".gitlab-ci.yml", ".gitlab/ci", "azure-pipelines.yml",
+    ".azure-pipelines", ".circleci", ".travis.yml", "Jenkinsfile", "bitbucket-pipelines.yml",
+    ".buildkite", ".drone.yml", ".woodpecker.yml", ".woodpecker", ".gitea/workflows",
+    ".forgejo/workflows", ".pre-commit-config.yaml", ".husky", "lefthook.yml", ".lefthook.yml",
+    "lefthook-local.yml",
+)  # fmt: skip
 SENSITIVE_GLOBS = (
+    *PIPELINE_PATHS,
+    *(f"{p}/*" for p in PIPELINE_PATHS),
     ".git",
     ".git/*",
     ".kiln/*",

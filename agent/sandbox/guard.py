@@ -9,11 +9,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agent.sandbox.bwrap import submodule_config
-from agent.write_policy import AUTORUN_FILES
+from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS
 
 # At the workspace root: memory and settings loaded into every session, skill folders whose
 # contents the next session would offer, direnv's auto-run file, and the files an editor or git
-# acts on by itself (``AUTORUN_FILES``: editor settings and tasks, ``.git/commondir``).
+# acts on by itself (``AUTORUN_FILES``: editor settings and tasks, ``.git/commondir``), CI
+# pipelines and commit hooks (``PIPELINE_PATHS``).
 # ``.git/hooks`` where a repository has none (``git init --template=``, a clone without git's
 # templates): its hooks run at the user's next commit. A ``.git`` at the root of a workspace that
 # had none: its config (``core.fsmonitor``) runs at the user's next ``git status`` there, which a
@@ -21,7 +22,7 @@ from agent.write_policy import AUTORUN_FILES
 # folder the command prepared anywhere.
 GUARDED = (
     "KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc", ".kiln/settings.json", ".kiln/mcp.json",
-    ".kiln/skills", ".claude", ".agents", ".git", ".git/hooks", *AUTORUN_FILES,
+    ".kiln/skills", ".claude", ".agents", ".git", ".git/hooks", *AUTORUN_FILES, *PIPELINE_PATHS,
 )  # fmt: skip
 
 
