@@ -31,7 +31,13 @@ from lsp_server.core.errors import (
     UnknownSession,
 )
 from lsp_server.core.host import CoreHost
-from lsp_server.core.prompts import prompt_to_blocks, read_disk, uri_to_path, url_cwd
+from lsp_server.core.prompts import (
+    check_fits,
+    prompt_to_blocks,
+    read_disk,
+    uri_to_path,
+    url_cwd,
+)
 from lsp_server.core.updates import (
     history_updates,
 )
@@ -295,6 +301,7 @@ class SessionManager:
             read_text=lambda p: read(p) or read_disk(p),
             read_uri=getattr(self.frontend, "read_uri", None),
         )
+        check_fits(blocks, int(getattr(live.session.model, "context_window", 0) or 0))
         return await live.session.prompt(blocks)
 
     def cancel(self, session_id: str) -> bool:

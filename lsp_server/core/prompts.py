@@ -8,6 +8,7 @@ from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
+from agent.compaction import estimate_tokens
 from agent.types import Block
 from lsp_server.core.errors import CoreError, InvalidParams
 
@@ -44,6 +45,19 @@ def prompt_to_blocks(
                 hint="use text, resource_link or resource",
             )
     return blocks
+
+
+def check_fits(blocks: list[Block], window: int) -> None:
+    """Refuse a prompt that alone is larger than the model's whole context window: the provider
+    would refuse it, and kept in the transcript it would fail every later turn of the session."""
+    size = estimate_tokens(blocks)
+    if window > 0 and size > window:
+        raise InvalidParams(
+            f"the prompt is about {size:,} tokens, more than the model's whole context window "
+            f"({window:,} tokens)",
+            hint="send less text (a smaller selection, fewer files): the agent reads files "
+            "itself with its tools",
+        )
 
 
 def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: Any) -> str:
