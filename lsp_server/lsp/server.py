@@ -25,6 +25,7 @@ from lsp_server.lsp import composer, extras, features, methods, sessions
 from lsp_server.lsp.documents import IndexSync
 from lsp_server.lsp.host import LspFrontend
 from lsp_server.lsp.rpc import QuietUserErrors, json_converter
+from lsp_server.lsp.textsync import SyncedWorkspace
 from lsp_server.lsp.transport import KilnProtocol, serve
 from lsp_server.version import __version__
 
@@ -38,6 +39,7 @@ class KilnLspProtocol(KilnProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
         result = yield from super().lsp_initialize(params)
+        self._workspace = SyncedWorkspace.replacing(self.workspace)  # LSP lines and positions
         server = cast(KilnServer, self._server)
         result.capabilities.experimental = {"kiln": extras.capabilities(server)}
         if server.options.get("hover", True) is False:  # leave hover to another server
