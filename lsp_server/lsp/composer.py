@@ -165,8 +165,10 @@ async def mentions(ls: KilnServer, params: CompleteParams) -> dict[str, Any]:
     root = ls.root or Path.cwd()
     sync = ls.index_sync
     db = sync.index.db_path if sync is not None and sync.index is not None else None
+    if sync is not None:
+        await sync.flush()  # a symbol typed a moment ago is offered
     docs = getattr(ls.workspace, "text_documents", {}) or {}
-    paths = [p for p in (uri_to_path(u) for u in list(docs)) if p is not None]
+    paths = [p for p in (uri_to_path(d.uri) for d in list(docs.values())) if p is not None]
     return await asyncio.to_thread(mention_items, root, db, paths, params.query, limit)
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsp_server.core import uri_to_path
 
@@ -28,19 +30,49 @@ DEBOUNCE_SECONDS = 0.3
 IDLE_SECONDS = 2.0
 
 
+def open_document(workspace: Any, uri: str) -> Any | None:
+    """The synced text document the editor opened as ``uri``; None for any other (pygls keys
+    documents by the unescaped URI: ``my%20file.py`` is held as ``my file.py``)."""
+    docs = getattr(workspace, "text_documents", {}) or {}
+    return docs.get(unquote(uri))
+
+
 def find_document(workspace: Any, path: Path) -> Any | None:
     """The synced text document for ``path`` (URIs differ in escaping, so compare paths)."""
-    docs = getattr(workspace, "text_documents", {}) or {}
-    uri = path.as_uri()
-    doc = docs.get(uri)
+    doc = open_document(workspace, path.as_uri())
     if doc is not None:
         return doc
+    docs = getattr(workspace, "text_documents", {}) or {}
     target = path.resolve()
-    for doc_uri, doc in list(docs.items()):  # may run on the watcher thread
-        doc_path = uri_to_path(doc_uri)
+    for doc in list(docs.values()):  # may run on the watcher thread
+        doc_path = uri_to_path(doc.uri)  # the URI as the editor sent it, escapes and all
         if doc_path is not None and doc_path.resolve() == target:
             return doc
     return None
+
+
+class FreshIndex:
+    """The index as the agent's tools see it: a search first takes in the buffers typed since
+    the last (debounced) re-index, so the model finds what the editor shows, saved or not; the
+    agent's own re-index after an edit goes through the index thread, for what the editor or
+    the disk holds (a deferred edit is neither, until it is accepted)."""
+
+    def __init__(self, sync: IndexSync, holds: Callable[[Path, str], bool]) -> None:
+        self._sync = sync
+        self._holds = holds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sync.index, name)
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        self._sync.flush_blocking()
+        return self._sync.index.search(*args, **kwargs)
+
+    def update_file(self, path: str | Path, text: str | None = None) -> int:
+        full = Path(path) if Path(path).is_absolute() else self._sync.root / path
+        if text is None or self._holds(full, text):
+            self._sync.queue_update(full, text)
+        return 0
 
 
 class IndexSync:
@@ -55,7 +87,11 @@ class IndexSync:
         self.progress = (0, 0)
         self.last_stats: dict[str, Any] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kiln-index")
-        self._pending: dict[Path, asyncio.TimerHandle] = {}
+        # Buffer text not yet in the index (debounced); read by any thread that flushes.
+        self._pending: dict[Path, str] = {}
+        self._timers: dict[Path, asyncio.TimerHandle] = {}
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._watcher: Any = None
         self._idle: asyncio.TimerHandle | None = None
         self.merged = asyncio.Event()  # set when an idle merge has run (cleared by an edit)
@@ -110,21 +146,79 @@ class IndexSync:
             log.warning("file watching unavailable: %s", exc)
 
     def buffer_changed(self, path: Path, text: str) -> None:
-        """Re-index an edited buffer after a short pause (typing sends a change per key)."""
+        """Re-index an edited buffer after a short pause (typing sends a change per key); a
+        reader that must see it sooner calls ``flush`` or ``flush_blocking`` first."""
+        path = in_root(path)
         if self.index is None or not _inside(self.root, path):
             return
-        loop = asyncio.get_running_loop()
-        handle = self._pending.pop(path, None)
+        loop = self._loop = asyncio.get_running_loop()
+        with self._lock:
+            self._pending[path] = text
+        handle = self._timers.pop(path, None)
         if handle is not None:
             handle.cancel()
 
         def fire() -> None:
-            self._pending.pop(path, None)
-            loop.create_task(self.update_file(path, text))
+            self._timers.pop(path, None)
+            with self._lock:
+                waiting = self._pending.pop(path, None)
+            if waiting is not None:
+                loop.create_task(self.update_file(path, waiting))
 
-        self._pending[path] = loop.call_later(DEBOUNCE_SECONDS, fire)
+        self._timers[path] = loop.call_later(DEBOUNCE_SECONDS, fire)
+
+    def forget_buffer(self, path: Path) -> None:
+        """The buffer closed: its text waiting for the index is dropped, never indexed."""
+        path = in_root(path)
+        handle = self._timers.pop(path, None)
+        if handle is not None:
+            handle.cancel()
+        with self._lock:
+            self._pending.pop(path, None)
+
+    def _take_pending(self) -> list[tuple[Path, str]]:
+        with self._lock:
+            items = list(self._pending.items())
+            self._pending.clear()
+        return items
+
+    def _write_buffers(self, items: Sequence[tuple[Path, str | None]]) -> None:
+        """On the index thread: each text (None: the disk's), in order."""
+        for path, text in items:
+            try:
+                self.index.update_file(path, text)
+            except Exception as exc:  # noqa: BLE001 - the index is a cache
+                log.info("index update for %s failed: %s", path, exc)
+
+    async def flush(self) -> None:
+        """Bring every buffer typed into the index now (and wait for updates already queued),
+        so a search sees what the editor shows; not while the first scan holds the index."""
+        if self.index is None or self.state != "ready":
+            return
+        items = self._take_pending()
+        await self._run(self._write_buffers, items)
+        if items:
+            self._when_idle()
+
+    def flush_blocking(self) -> None:
+        """``flush`` for a worker thread (the agent's tools search off the event loop)."""
+        if self.index is None or self.state != "ready":
+            return
+        items = self._take_pending()
+        self._pool.submit(self._write_buffers, items).result()
+        if items and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._when_idle)
+
+    def queue_update(self, path: Path, text: str | None = None) -> None:
+        """Queue a re-index (of ``text``, else of the disk) behind what is already queued,
+        without waiting: a notification handler's order is the order the index sees."""
+        path = in_root(path)
+        if self.index is not None and _inside(self.root, path):
+            self._pool.submit(self._write_buffers, [(path, text)])
+            self._when_idle()
 
     async def update_file(self, path: Path, text: str | None = None) -> int:
+        path = in_root(path)
         if self.index is None or not _inside(self.root, path):
             return 0
         try:
@@ -185,8 +279,9 @@ class IndexSync:
         return info
 
     def close(self) -> None:
-        for handle in self._pending.values():
+        for handle in self._timers.values():
             handle.cancel()
+        self._timers.clear()
         self._pending.clear()
         if self._idle is not None:
             self._idle.cancel()
@@ -198,6 +293,15 @@ class IndexSync:
                 pass
             self._watcher = None
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def in_root(path: Path) -> Path:
+    """``path`` with the folders on its way resolved (the root is resolved: a client may name
+    it through a symbolic link), the file itself kept (a link in the root is its own file)."""
+    try:
+        return path.parent.resolve() / path.name
+    except (OSError, RuntimeError):
+        return path
 
 
 def _inside(root: Path, path: Path) -> bool:

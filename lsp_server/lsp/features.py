@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from lsp_server.core import CoreConfig, CoreError, SessionManager, uri_to_path
-from lsp_server.lsp.documents import IndexSync, find_document
+from lsp_server.lsp.documents import FreshIndex, IndexSync, find_document, open_document
 from lsp_server.lsp.host import plain_json
 from lsp_server.lsp.transport import watch_parent
 
@@ -59,33 +59,43 @@ async def shutdown(ls: KilnServer, params: Any) -> None:
     await ls.close_down()
 
 
-async def did_open(ls: KilnServer, params: types.DidOpenTextDocumentParams) -> None:
+# The buffer handlers are plain functions: pygls runs them as the notification is read, so the
+# index hears of a change, a close and a save in the order the editor sent them.
+
+
+def did_open(ls: KilnServer, params: types.DidOpenTextDocumentParams) -> None:
     _buffer_changed(ls, params.text_document.uri)
 
 
-async def did_change(ls: KilnServer, params: types.DidChangeTextDocumentParams) -> None:
+def did_change(ls: KilnServer, params: types.DidChangeTextDocumentParams) -> None:
     _buffer_changed(ls, params.text_document.uri)
 
 
-async def did_save(ls: KilnServer, params: types.DidSaveTextDocumentParams) -> None:
+def did_save(ls: KilnServer, params: types.DidSaveTextDocumentParams) -> None:
+    """An open document's buffer owns its index rows (it is what the editor shows); a save
+    of a file the server does not hold re-reads the disk."""
+    path = uri_to_path(params.text_document.uri)
+    if path is None or ls.index_sync is None:
+        return
+    doc = open_document(ls.workspace, params.text_document.uri)
+    ls.index_sync.forget_buffer(path)
+    ls.index_sync.queue_update(path, None if doc is None else doc.source)
+
+
+def did_close(ls: KilnServer, params: types.DidCloseTextDocumentParams) -> None:
     path = uri_to_path(params.text_document.uri)
     if path is not None and ls.index_sync is not None:
-        await ls.index_sync.update_file(path)
+        ls.index_sync.forget_buffer(path)  # unsaved text typed just before is dropped
+        ls.index_sync.queue_update(path)  # back to what the disk holds
 
 
-async def did_close(ls: KilnServer, params: types.DidCloseTextDocumentParams) -> None:
-    path = uri_to_path(params.text_document.uri)
-    if path is not None and ls.index_sync is not None:
-        await ls.index_sync.update_file(path)  # back to what the disk holds
-
-
-async def watched_files_changed(ls: KilnServer, params: types.DidChangeWatchedFilesParams) -> None:
+def watched_files_changed(ls: KilnServer, params: types.DidChangeWatchedFilesParams) -> None:
     if ls.index_sync is None:
         return
     for change in params.changes:
         path = uri_to_path(change.uri)
         if path is not None and find_document(ls.workspace, path) is None:
-            await ls.index_sync.update_file(path)
+            ls.index_sync.queue_update(path)
 
 
 async def configuration_changed(ls: KilnServer, params: types.DidChangeConfigurationParams) -> None:
@@ -103,12 +113,13 @@ async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None
         return None
     # Only a document the editor opened: pygls would read any other URI from the disk (a
     # missing file was an internal error, and no file outside the editor's buffers is read).
-    doc = (getattr(ls.workspace, "text_documents", {}) or {}).get(params.text_document.uri)
+    doc = open_document(ls.workspace, params.text_document.uri)
     if doc is None:
         return None
     word = doc.word_at_position(params.position)
     if not word:
         return None
+    await sync.flush()  # what was typed a moment ago counts
     hits = await asyncio.to_thread(sync.index.search, word, 3)
     if not hits:
         return None
@@ -157,9 +168,9 @@ def _workspace_root(params: types.InitializeParams) -> Path:
 
 def _buffer_changed(ls: KilnServer, uri: str) -> None:
     path = uri_to_path(uri)
-    if path is None or ls.index_sync is None:
+    doc = open_document(ls.workspace, uri)  # None for a change to a document never opened
+    if path is None or doc is None or ls.index_sync is None:
         return
-    doc = ls.workspace.get_text_document(uri)
     ls.index_sync.buffer_changed(path, doc.source)
 
 
@@ -226,7 +237,7 @@ async def _index_workspace(ls: KilnServer) -> None:
     if sync is None or await sync.open() is None:
         return
     if ls.manager is not None:
-        ls.manager.index = sync.index
+        ls.manager.index = FreshIndex(sync, lambda path, text: _holds(ls, path, text))
     loop = asyncio.get_running_loop()
     token = None
     window = getattr(ls.client_capabilities, "window", None)
@@ -263,4 +274,19 @@ async def _index_workspace(ls: KilnServer) -> None:
     files, blocks = stats.get("files_seen", 0), status.get("blocks", 0)
     end_index_progress(ls, f"{files} files, {blocks} blocks")
     log.info("indexed %s files (%s blocks)", files, blocks)
+    for doc in list(ls.workspace.text_documents.values()):  # opened during the scan, which
+        path = uri_to_path(doc.uri)  # read the disk: the buffers win again
+        if path is not None:
+            sync.queue_update(path, doc.source)
     sync.start_watching(skip=lambda path: find_document(ls.workspace, path) is not None)
+
+
+def _holds(ls: KilnServer, path: Path, text: str) -> bool:
+    """Whether the editor's buffer for ``path``, else the disk, holds ``text``."""
+    doc = find_document(ls.workspace, path)
+    if doc is not None:
+        return bool(doc.source == text)
+    try:
+        return path.read_bytes() == text.encode("utf-8")
+    except OSError:
+        return False

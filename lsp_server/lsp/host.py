@@ -26,7 +26,7 @@ from agent.protocols import EditOutcome, EditProposal
 from agent.workspace import atomic_write, check_unmoved
 from lsp_server.core import event_to_update, is_text_chunk
 from lsp_server.core.coalesce import TextCoalescer
-from lsp_server.lsp.documents import find_document
+from lsp_server.lsp.documents import find_document, open_document
 from lsp_server.lsp.edits import workspace_edit
 
 log = logging.getLogger("kiln.lsp.host")
@@ -137,7 +137,7 @@ class LspFrontend:
 
     def read_uri(self, uri: str) -> str | None:
         """A document without a file (``untitled:``…), as the editor synced it."""
-        doc = (getattr(self.server.workspace, "text_documents", {}) or {}).get(uri)
+        doc = open_document(self.server.workspace, uri)
         return None if doc is None else doc.source
 
     def read_buffer(self, path: Path) -> str | None:
