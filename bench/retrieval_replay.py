@@ -61,6 +61,23 @@ def save(repo: Path, data: Path, max_commits: int) -> int:
     return len(qs)
 
 
+def bring_up(db: Path) -> None:
+    """Apply the schema steps a snapshot saved by an older indexer lacks (a later step adds
+    a column the search reads: without it every search of the snapshot fails)."""
+    from indexer import schema
+
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        if schema._pending_names(conn):  # noqa: SLF001 (a bench tool bringing its copies up)
+            import sqlite_utils
+
+            db_ = sqlite_utils.Database(conn)
+            with schema.immediate(conn):
+                schema.migration_set().apply(db_)
+    finally:
+        conn.close()
+
+
 def score_set(folder: Path) -> dict[str, int | None]:
     """First relevant file rank per query of one saved set, with the live ranking code (a
     set still being saved is scored on the snapshots saved so far)."""
@@ -71,10 +88,12 @@ def score_set(folder: Path) -> dict[str, int | None]:
         db = folder / (q["qid"] + ".db")
         if not db.exists() or db.with_name(db.name + "-journal").exists():
             continue
+        bring_up(db)
         conn = sqlite3.connect(f"file:{folder / (q['qid'] + '.db')}?mode=ro", uri=True)
         try:
             hits = search(conn, q["text"], DEPTH)
-        except sqlite3.OperationalError:  # a snapshot still being written
+        except sqlite3.OperationalError as exc:  # a snapshot still being written
+            print(f"{folder.name}/{db.name} skipped: {exc}", file=sys.stderr)
             continue
         finally:
             conn.close()
