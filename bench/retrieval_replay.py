@@ -10,7 +10,9 @@ private ``--shared`` checkout, ``Index.update()`` per parent) and keeps a copy o
 database after each update, with the queries in ``queries.json``. ``score`` runs the live
 ``indexer.ranking.search`` (this tree's code, and the constants of ``--weights`` if given) over
 those copies: the figures match an end-to-end run of the same code as long as the change is in
-the ranking, not in what the indexer stores. ``--compare`` lists the queries whose first
+the ranking, not in what the indexer stores. A snapshot saved by an older indexer is first
+brought up to the current schema in place (``bring_up``: the steps only add what a search
+reads). ``--compare`` lists the queries whose first
 relevant rank moved against an earlier ``--save``.
 """
 

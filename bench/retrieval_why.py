@@ -30,6 +30,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
 
 from bench.retrieval import DEPTH  # noqa: E402
 from bench.retrieval_metrics import first_rank  # noqa: E402
+from bench.retrieval_replay import bring_up  # noqa: E402
 from indexer import filelist, history_votes, scope_history, scoped  # noqa: E402
 from indexer import ranking as R  # noqa: E402
 from indexer import weights as W  # noqa: E402
@@ -198,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             print("error: --snapshot needs an index file and --hits", file=sys.stderr)
             return 2
         W.HISTORY_WEIGHT = W.RECENCY_WEIGHT = 0.0
+        bring_up(args.snapshot)
         queries: dict[str, tuple[str, set[str]]] = {}
         for line in args.hits.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
@@ -220,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             db = args.data / name / f"{q['qid']}.db"
             if not q["qid"].startswith(args.qid) or not db.exists():
                 continue
+            bring_up(db)
             conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
             report(conn, q["text"], set(q["files"]), f"{name} {q['qid']}", args.min_rank)
             conn.close()

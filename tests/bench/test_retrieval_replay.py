@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,34 @@ def test_replayed_ranks_equal_an_end_to_end_run(tmp_path: Path) -> None:
     (row,) = json.loads(live.stdout)
     assert json.loads(ranks.read_text()) == {"repo": row["per_query"]}
     assert set(row["per_query"].values()) == {1}
+
+
+def test_a_snapshot_saved_before_a_schema_step_is_brought_up_and_scored(tmp_path: Path) -> None:
+    repo, data = tmp_path / "repo", tmp_path / "replay"
+    _repo(repo)
+    assert (
+        _run("bench.retrieval_replay", "save", "--data", str(data), "--repo", str(repo)).returncode
+        == 0
+    )
+    before = _run("bench.retrieval_replay", "score", "--data", str(data), "--per-query")
+    assert before.returncode == 0, before.stderr
+    snapshots = sorted((data / "repo").glob("*.db"))
+    assert len(snapshots) == 2
+    for db in snapshots:  # as an indexer before ``m009_files_generated`` left them
+        conn = sqlite3.connect(db)
+        conn.execute("ALTER TABLE files DROP COLUMN generated")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm009_files_generated'")
+        conn.commit()
+        conn.close()
+    after = _run("bench.retrieval_replay", "score", "--data", str(data), "--per-query")
+    assert after.returncode == 0, after.stderr
+    assert after.stderr == ""  # no snapshot skipped
+    assert after.stdout == before.stdout  # both queries scored, at the same ranks
+    assert after.stdout.startswith("repo               2  1.000")
+    for db in snapshots:
+        conn = sqlite3.connect(db)
+        assert "generated" in [row[1] for row in conn.execute("PRAGMA table_info(files)")]
+        conn.close()
 
 
 def test_score_without_saved_sets_is_one_clear_line(tmp_path: Path) -> None:
