@@ -12,6 +12,10 @@ answered in turn (two peers must not trade errors about errors): with a usable i
 the SDK even when malformed, which then fails the waiting request instead of leaving it to wait
 for ever; with an unusable one it is dropped (``id: true`` would match request 1 in a Python
 dict).
+
+A batch (a JSON array) is not ACP v1, which sends one message per line: each request in it is
+answered -32600 under its own id, all in one array as JSON-RPC answers a batch, so no request
+waits for an answer that never comes (``batch_refusals``).
 """
 
 from __future__ import annotations
@@ -57,3 +61,22 @@ def well_formed(message: dict[str, Any]) -> dict[str, Any]:
     if message.get("params") is None:  # JSON-RPC lets a request or notification omit params
         return {**message, "params": {}}
     return message
+
+
+BATCH_REFUSED = "batches are not supported: ACP v1 sends one message per line"
+
+
+def batch_refusals(batch: list[Any]) -> list[dict[str, Any]]:
+    """The answers to a non-empty batch: -32600 for each request (under its id) and for each
+    entry that is no message (``id: null``); none for notifications. May be empty."""
+    answers = []
+    for entry in batch:
+        if isinstance(entry, dict) and "method" in entry and "id" not in entry:
+            continue  # a notification: never answered
+        msg_id = entry.get("id") if isinstance(entry, dict) else None
+        if not valid_id(msg_id) or not (isinstance(entry, dict) and "method" in entry):
+            msg_id = None  # an answer or no message at all: refused without an id
+        detail = BATCH_REFUSED if msg_id is not None else "a batch entry that is not a request"
+        error = {"code": INVALID_REQUEST, "message": "Invalid request", "data": {"details": detail}}
+        answers.append({"jsonrpc": "2.0", "id": msg_id, "error": error})
+    return answers

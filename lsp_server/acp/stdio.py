@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass, field
 
 from lsp_server.acp.cancel_request import route
-from lsp_server.acp.envelope import Dropped, EnvelopeError, well_formed
+from lsp_server.acp.envelope import Dropped, EnvelopeError, batch_refusals, well_formed
 from lsp_server.acp.meta import shield
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
@@ -82,6 +82,9 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                 except RecursionError:  # [[[[…]]]] deeper than the parser's stack
                     _reject(writer, -32700, "Parse error", "JSON nested too deeply")
                     continue
+                if isinstance(message, list) and message:
+                    _refuse_batch(writer, message)
+                    continue
                 if not isinstance(message, dict):
                     _reject(writer, -32600, "Invalid request", "a message must be a JSON object")
                     continue
@@ -114,3 +117,10 @@ def _reject(
     error = {"code": code, "message": message, "data": {"details": detail}}
     frame = {"jsonrpc": "2.0", "id": msg_id, "error": error}
     writer.write((json.dumps(frame, separators=(",", ":")) + "\n").encode("utf-8"))
+
+
+def _refuse_batch(writer: asyncio.StreamWriter, batch: list[object]) -> None:
+    answers = batch_refusals(batch)
+    log.warning("refused a batch of %d messages (%d answered)", len(batch), len(answers))
+    if answers:
+        writer.write((json.dumps(answers, separators=(",", ":")) + "\n").encode("utf-8"))

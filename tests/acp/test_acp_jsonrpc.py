@@ -134,3 +134,37 @@ async def test_an_answer_with_neither_result_nor_error_fails_the_waiting_request
         and m["params"]["update"]["sessionUpdate"] == "agent_thought_chunk"
     ]
     assert any("the permission request failed: the client's answer is not" in t for t in thoughts)
+
+
+def test_a_batch_is_answered_with_one_error_per_request_in_an_array(kiln_home: Path) -> None:
+    """ACP v1 sends one message per line; a JSON-RPC batch got one error with `id: null`, so
+    the client's requests in it waited for answers that never came. Each request now gets its
+    own -32600 under its id, in one array as JSON-RPC answers a batch; notifications none."""
+    batch = [
+        {"jsonrpc": "2.0", "id": 10, "method": "session/list", "params": {}},
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x"}},
+        {"jsonrpc": "2.0", "id": "eleven", "method": "session/list"},
+        "not a message",
+    ]
+    only_notifications = [{"jsonrpc": "2.0", "method": "session/cancel", "params": {}}]
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1}),
+        json.dumps(batch),
+        json.dumps(only_notifications),
+        "[]",
+        frame(2, "session/list", {}),
+    ]
+    done = run_raw(raw, kiln_home)
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    [answered] = [r for r in replies if isinstance(r, list)]
+    assert [(r["id"], r["error"]["code"]) for r in answered] == [
+        (10, -32600), ("eleven", -32600), (None, -32600)
+    ]  # fmt: skip
+    assert "one message per line" in answered[0]["error"]["data"]["details"]
+    singles = [r for r in replies if isinstance(r, dict)]
+    assert sorted(str(r["id"]) for r in singles) == ["1", "2", "None"], replies
+    [empty] = [r for r in singles if r["id"] is None]
+    assert empty["error"]["code"] == -32600  # `[]`: one error, not an array
+    assert next(r for r in singles if r["id"] == 2)["result"] == {"sessions": []}
+    assert "Traceback" not in done.stderr, done.stderr

@@ -52,7 +52,9 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Pat
     assert done.returncode == 0
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(replies) == 6, replies
-    assert [r["error"]["code"] for r in replies[:2]] == [-32700, -32600]
+    assert replies[0]["error"]["code"] == -32700
+    # A batch of two non-messages: JSON-RPC's answer, an array of two errors with `id: null`.
+    assert [(r["id"], r["error"]["code"]) for r in replies[1]] == [(None, -32600)] * 2
     by_id = {r["id"]: r for r in replies[2:]}
     assert by_id[1]["error"]["code"] == -32602
     assert by_id[2]["result"]["agentInfo"]["name"] == "kiln"
