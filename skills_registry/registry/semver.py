@@ -9,7 +9,6 @@ This module only adapts the library to the registry's errors and names.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,16 +22,10 @@ from skills_registry.registry.errors import UsageError
 _VERSION = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
-    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$",
+    re.ASCII,  # `\d` is 0-9 only: `1١.0.0` (an Arabic-Indic one) would read as 11.0.0
 )
 _ANY = ("", "*", "latest", "x")
-
-
-def _compare(a: str, b: str) -> int:
-    return int(nodesemver.compare(a, b, False))
-
-
-_KEY = functools.cmp_to_key(_compare)
 
 
 @dataclass(frozen=True)
@@ -46,20 +39,21 @@ class Version:
     @classmethod
     def parse(cls, text: str) -> Version:
         text = text.strip()
-        if len(text) > 128 or not _VERSION.match(text):
+        match = _VERSION.match(text) if len(text) <= 128 else None
+        if match is None:
             raise UsageError(f"invalid version {text!r}", hint="use exact SemVer such as 1.2.3")
-        parsed = nodesemver.make_semver(text, loose=False)
+        major, minor, patch, pre, build = match.groups()
         return cls(
-            parsed.major,
-            parsed.minor,
-            parsed.patch,
-            tuple(str(p) for p in parsed.prerelease),
-            ".".join(str(b) for b in parsed.build),
+            int(major), int(minor), int(patch), tuple(pre.split(".")) if pre else (), build or ""
         )
 
-    def key(self) -> Any:
-        """Sort key by SemVer precedence (build metadata ignored, pre-release below release)."""
-        return _KEY(self.core())
+    def key(self) -> tuple[Any, ...]:
+        """Sort key by SemVer precedence (build metadata ignored, pre-release below release;
+        numeric identifiers numerically and below alphanumeric ones, a longer list above its
+        prefix). A tuple, compared without parsing again: a skill's thousand versions sort in
+        a millisecond, where node-semver's compare parsed both strings on every comparison."""
+        pre = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.prerelease)
+        return (self.major, self.minor, self.patch, 0 if pre else 1, pre)
 
     def core(self) -> str:
         """The version without build metadata (what precedence and ranges look at)."""

@@ -136,21 +136,20 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
 
     def versions(self, skill_id: str) -> list[dict[str, Any]]:
         rows = self._db().execute(
-            "SELECT version, status, status_reason, published_at, doc FROM versions WHERE skill_id=?",
+            "SELECT version, status, status_reason, published_at,"
+            " json_extract(doc, '$.archiveSha256') AS sha256 FROM versions WHERE skill_id=?",
             (skill_id,),
         )
-        out = []
-        for r in rows:
-            doc = json.loads(r["doc"])
-            out.append(
-                {
-                    "version": r["version"],
-                    "status": r["status"],
-                    "statusReason": r["status_reason"],
-                    "publishedAt": r["published_at"],
-                    "archiveSha256": doc["archiveSha256"],
-                }
-            )
+        out = [
+            {
+                "version": r["version"],
+                "status": r["status"],
+                "statusReason": r["status_reason"],
+                "publishedAt": r["published_at"],
+                "archiveSha256": r["sha256"],
+            }
+            for r in rows
+        ]
         return sorted(out, key=lambda v: Version.parse(v["version"]).key(), reverse=True)
 
     def get_version(self, skill_id: str, version: str) -> dict[str, Any] | None:

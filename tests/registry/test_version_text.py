@@ -1,0 +1,78 @@
+"""Version strings at the edges: non-ASCII digits, and ordering many versions.
+
+Before: the SemVer pattern's `\\d` matched any Unicode digit, so `1١.0.0` (an Arabic-Indic one)
+passed as a version that node-semver read as 11.0.0: its publish was stored, became `latest`,
+and then failed on the `Location` header as a plain-text 500. And versions were sorted with
+node-semver's compare, which parses both strings again on every comparison: a skill's signed
+metadata took ~250 ms to build at 1,000 versions, on the event loop (see
+bench/registry_pages.py); the sort key is now a tuple with the same order.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from functools import cmp_to_key
+from pathlib import Path
+
+import httpx
+import nodesemver
+import pytest
+
+from skills_registry.archive import build_archive, read_dir
+from skills_registry.registry.errors import UsageError
+from skills_registry.registry.semver import Version
+from tests.registry.conftest import LiveRegistry, make_skill, start_registry
+
+LOOKALIKES = ["1\u0661.0.0", "1.0.\u0661", "1.0.0-rc.\u0661", "\uff11.0.0", "1.0.0-\u0661a"]
+
+
+@pytest.mark.parametrize("text", LOOKALIKES)
+def test_versions_with_non_ascii_digits_are_refused(text: str) -> None:
+    with pytest.raises(UsageError):
+        Version.parse(text)
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[LiveRegistry]:
+    registry = start_registry(tmp_path / "registry-data")
+    try:
+        yield registry
+    finally:
+        registry.stop()
+
+
+def test_publishing_a_non_ascii_version_is_a_422_that_stores_nothing(
+    live: LiveRegistry, tmp_path: Path
+) -> None:
+    archive = build_archive(read_dir(make_skill(tmp_path, "notes")))
+    headers = {"Authorization": f"Bearer {live.token('acme')}"}
+    base = f"{live.url}/v1/skills/acme/notes"
+    assert httpx.put(f"{base}/versions/1.0.0", content=archive, headers=headers).status_code == 201
+    response = httpx.put(f"{base}/versions/1\u0661.0.0", content=archive, headers=headers)
+    assert response.status_code == 422, response.text
+    assert "invalid version" in response.json()["error"]["message"]
+    detail = httpx.get(base).json()
+    assert detail["distTags"] == {"latest": "1.0.0"}
+    assert [v["version"] for v in detail["versions"]] == ["1.0.0"]
+
+
+def _corpus() -> list[str]:
+    rng = random.Random(3)
+    words = ["alpha", "beta", "rc", "a-b", "-", "0", "1", "2", "10", "11", "x1", "1x", "zz"]
+    out = {"1.0.0", "1.0.0-0", "0.0.0", "1.0.0-alpha.beta.1", "1.0.0-alpha.beta"}
+    while len(out) < 400:
+        core = ".".join(str(rng.choice([0, 1, 2, 9, 10, 11, 100])) for _ in range(3))
+        pre = [rng.choice(words) for _ in range(rng.choice([0, 0, 1, 2, 3]))]
+        out.add(core + ("-" + ".".join(pre) if pre else ""))
+    return sorted(out)
+
+
+def test_the_sort_key_orders_versions_as_node_semver_does() -> None:
+    corpus = _corpus()
+    expected = sorted(corpus, key=cmp_to_key(lambda a, b: nodesemver.compare(a, b, False)))
+    assert sorted(corpus, key=lambda v: Version.parse(v).key()) == expected
+    for a, b in zip(expected, expected[1:], strict=False):
+        assert (Version.parse(a).key() == Version.parse(b).key()) == (
+            nodesemver.compare(a, b, False) == 0
+        )
