@@ -219,6 +219,17 @@ def _allowed(request: Request) -> list[str]:
     return sorted(methods)
 
 
+async def on_server_error(request: Request, exc: Exception) -> Response:
+    """Any other exception: the error shape clients parse, with nothing of the fault in it
+    (its text can name files and hosts); uvicorn logs the traceback on the server's stderr."""
+    error = {
+        "code": "internal_error",
+        "message": "the registry failed to handle this request",
+        "hint": "try again later; if it persists, tell the registry's operator",
+    }
+    return _json({"error": error}, status=500)
+
+
 _SKILL = "/v1/skills/{namespace}/{name}"
 _VERSION = _SKILL + "/versions/{version}"
 
@@ -300,6 +311,7 @@ def create_app_with(
             RegistryError: on_registry_error,
             HTTPException: on_http_error,
             ClientDisconnect: on_client_gone,
+            500: on_server_error,
         },
         middleware=[Middleware(Observe, metrics=registry.metrics), Middleware(RefuseNul)],
     )
