@@ -326,3 +326,23 @@ def test_a_cancelled_job_ends_kiln_with_its_summary(
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
     assert outputs["exit-code"] == "130" and outputs["outcome"] == "cancelled"
     assert "Kiln: cancelled" in Path(outputs["summary"]).read_text()
+
+
+def test_every_action_the_action_runs_is_pinned_to_a_commit() -> None:
+    """A tag (`@v4`) is moved by whoever controls that repository, and the step it names runs
+    with the job's token and the model keys in reach; a commit sha cannot be moved. The example
+    workflow pins the third-party actions it uses the same way (docs/ci.md)."""
+    import yaml
+
+    steps = yaml.safe_load((REPO / "action.yml").read_text())["runs"]["steps"]
+    used = [s["uses"] for s in steps if "uses" in s]
+    example = yaml.safe_load((REPO / "docs" / "examples" / "kiln-fix.yml").read_text())
+    used += [
+        s["uses"]
+        for job in example["jobs"].values()
+        for s in job["steps"]
+        if "uses" in s and not s["uses"].startswith("kiln-agent/")  # Kiln's own: the reader's pin
+    ]
+    assert len(used) >= 4
+    for ref in used:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", ref), ref
