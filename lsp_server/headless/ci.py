@@ -127,12 +127,29 @@ def cache_share(usage: dict[str, Any]) -> float:
 # answer as a quote, the rest on one line.
 
 
-def _line(text: str) -> str:
+# GitHub acts on what a comment says: `@login` (and `@org/team`) notifies, `#12`, `GH-12` and
+# `owner/repo#12` cross-link that issue, adding to its timeline. The task and the answer are an
+# issue author's and the model's words, so a word joiner (U+2060, invisible) breaks each where
+# Kiln posts them; an address (`dev@example.com`) is no mention and stays as it is.
+_JOIN = "\u2060"
+_LINKS = re.compile(r"(?<![\w.+-])@(?=[A-Za-z0-9])|#(?=[0-9])|\b(?<=GH-)(?=[0-9])", re.IGNORECASE)
+
+
+def _unlinked(text: str) -> str:
+    return _LINKS.sub(lambda m: m.group(0) + _JOIN, text)
+
+
+def _plain(text: str) -> str:
     return html.escape(safe(text).replace("\n", "\\n"), quote=False)
 
 
+def _line(text: str) -> str:
+    return _unlinked(_plain(text))
+
+
 def _code(text: str) -> str:
-    return f"<code>{_line(text).replace('|', '&#124;').replace('`', '&#96;')}</code>"
+    """Code mentions and links nothing on GitHub: the name stays exact."""
+    return f"<code>{_plain(text).replace('|', '&#124;').replace('`', '&#96;')}</code>"
 
 
 # A tag in quoted text is raw HTML to GitHub: `</blockquote>` ends the quote early and what
@@ -141,7 +158,7 @@ _TAG = re.compile(r"<(?=[A-Za-z/!?])")
 
 
 def _quoted(text: str) -> str:
-    text = _TAG.sub("&lt;", safe(text))
+    text = _unlinked(_TAG.sub("&lt;", safe(text)))
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
