@@ -1,11 +1,13 @@
 """GitHub Actions reads workflow commands out of a step's log: a line whose first non-blank
 characters are ``::`` (``::error file=…::``, ``::add-mask::``, ``::stop-commands::``,
 ``::add-matcher::``, ``::set-output``) and ``##[command]`` anywhere in a line (the runner's older
-form). What `kiln run` prints carries the model's text, the repository's file names and text, and
-command output, so under Actions (``GITHUB_ACTIONS=true``) each such spot is broken before it
-reaches the log: a ``:`` that begins a line is printed ``\\:``, and ``[`` after ``##`` is printed
-``\\[``. JSON output stays JSON: its lines never begin with ``:``, and ``#`` inside its strings is
-written ``\\u0023`` where it would make ``##[``.
+form); Azure Pipelines reads ``##vso[command]`` and ``##[command]``, TeamCity
+``##teamcity[message]``, anywhere in a line. What
+`kiln run` prints carries the model's text, the repository's file names and text, and command
+output, so under any of them (``GITHUB_ACTIONS=true``, ``TF_BUILD=True``, ``TEAMCITY_VERSION``)
+each such spot is broken before it reaches the log: a ``:`` that begins a line is printed ``\\:``,
+and ``[`` after ``##``, ``##vso`` or ``##teamcity`` is printed ``\\[``. JSON output stays JSON: its lines never begin with ``:``, and
+``#`` inside its strings is written ``\\u0023`` where it would make one of those.
 
 Writing per character with the state of the line so far (not per ``write``) holds when text
 arrives in pieces, as a streamed reply does: ``:`` then ``:error::``.
@@ -14,6 +16,7 @@ arrives in pieces, as a streamed reply does: ``:`` then ``:error::``.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -25,32 +28,44 @@ _BREAKS = frozenset("\r\n\x85\u2028\u2029")
 
 
 def active() -> bool:
-    return os.environ.get("GITHUB_ACTIONS") == "true"
+    """Under GitHub Actions, or Azure Pipelines (``TF_BUILD``), whose agent reads ``##vso[…]``
+    anywhere in a line (``task.setvariable`` sets a variable of every later step, ``PATH``
+    included; ``task.complete`` ends the step as it says) and ``##[…]`` as GitHub does, or
+    TeamCity (``TEAMCITY_VERSION``), whose ``##teamcity[setParameter …]`` does the same."""
+    return (
+        os.environ.get("GITHUB_ACTIONS") == "true"
+        or os.environ.get("TF_BUILD", "").lower() == "true"
+        or bool(os.environ.get("TEAMCITY_VERSION"))
+    )
+
+
+_JSON_COMMAND = re.compile(r"##(?=(?:vso|teamcity)?\[)", re.IGNORECASE)
+_PREFIXES = ("##", "##vso", "##teamcity")
 
 
 def neutral_json(text: str) -> str:
-    """JSON text that holds no ``##[`` (``#`` occurs only inside its strings)."""
-    return text.replace("##[", "#\\u0023[")
+    """JSON text that holds no ``##[`` or ``##vso[`` (``#`` occurs only inside its strings)."""
+    return _JSON_COMMAND.sub("#\\\\u0023", text)
 
 
 class _LineState:
     def __init__(self) -> None:
         self.blank = True  # nothing but whitespace since the line began
-        self.last2 = ""
+        self.tail = ""  # the last characters of the line, lower case
         self.lock = threading.Lock()
 
     def neutralise(self, text: str) -> str:
         out: list[str] = []
         with self.lock:
             for c in text:
-                if (c == ":" and self.blank) or (c == "[" and self.last2 == "##"):
+                if (c == ":" and self.blank) or (c == "[" and self.tail.endswith(_PREFIXES)):
                     out.append("\\")
                 out.append(c)
                 if c in _BREAKS:
                     self.blank = True
                 elif not c.isspace():
                     self.blank = False
-                self.last2 = (self.last2 + c)[-2:]
+                self.tail = (self.tail + c.lower())[-10:]
         return "".join(out)
 
 
