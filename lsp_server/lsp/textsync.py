@@ -14,19 +14,53 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from itertools import islice
 from typing import Any
 
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
+from pygls.workspace.text_document import RE_END_WORD, RE_START_WORD
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+_CHUNK = 1 << 16
+
+
 def lsp_lines(text: str) -> list[str]:
     """The lines of ``text`` with their breaks, split only where LSP ends a line."""
+    odd = "\x0b\x0c\x1c\x1d\x1e" if text.isascii() else "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+    if not any(c in text for c in odd):
+        return text.splitlines(True)  # the same lines, split in C (a 20 MB buffer is common)
     return _LINE.findall(text)
+
+
+def _breaks(text: str, start: int, end: int) -> int:
+    n = text.count("\n", start, end)
+    r = text.count("\r", start, end)
+    return n + r - text.count("\r\n", start, end) if r else n
+
+
+def line_start(text: str, line: int, pos: int = 0) -> int | None:
+    """The offset where ``line`` (0-based, counted from the line starting at ``pos``) starts;
+    None past the end. Breaks are counted a chunk at a time in C, then found one by one only
+    in the chunk that holds the line."""
+    if line <= 0:
+        return pos
+    start, seen, size = pos, 0, len(text)
+    while start < size:
+        end = min(start + _CHUNK, size)
+        if text[end - 1 : end + 1] == "\r\n":
+            end += 1  # never split a CRLF between chunks
+        n = _breaks(text, start, end)
+        if seen + n >= line:
+            for brk in _BREAK.finditer(text, start, end):
+                seen += 1
+                if seen == line:
+                    return brk.end()
+        seen += n
+        start = end
+    return None
 
 
 def _units(char: str, encoding: str) -> int:
@@ -37,28 +71,31 @@ def _units(char: str, encoding: str) -> int:
     return 2 if ord(char) > 0xFFFF else 1
 
 
-def offset_at(text: str, line: int, character: int, encoding: str) -> int:
-    """The code-point offset in ``text`` of an LSP position counted in ``encoding`` units."""
-    if line < 0:
-        return 0
-    start = 0
-    if line:
-        passed = list(islice(_BREAK.finditer(text), line - 1, line))
-        if not passed:
-            return len(text)  # a line past the end: the end of the document
-        start = passed[0].end()
-    brk = _BREAK.search(text, start)
-    content = text[start : brk.start() if brk else len(text)]
+def _column(content: str, character: int, encoding: str) -> int:
+    """Code points of ``content`` (one line, no break) before ``character`` code units."""
     if character <= 0:
-        return start
-    if content.isascii() or encoding == types.PositionEncodingKind.Utf32:
-        return start + min(character, len(content))
+        return 0
+    if encoding == types.PositionEncodingKind.Utf32 or content.isascii():
+        return min(character, len(content))
     used = 0
     for n, char in enumerate(content):
         used += _units(char, encoding)
         if used > character:  # the position falls inside this character: its start
-            return start + n
-    return start + len(content)
+            return n
+    return len(content)
+
+
+def _offset(text: str, start: int | None, character: int, encoding: str) -> int:
+    """The offset of ``character`` in the line starting at ``start`` (None: past the end)."""
+    if start is None:
+        return len(text)  # a line past the end: the end of the document
+    brk = _BREAK.search(text, start)
+    return start + _column(text[start : brk.start() if brk else len(text)], character, encoding)
+
+
+def offset_at(text: str, line: int, character: int, encoding: str) -> int:
+    """The code-point offset in ``text`` of an LSP position counted in ``encoding`` units."""
+    return _offset(text, line_start(text, line), character, encoding)
 
 
 def apply_change(text: str, change: Any, encoding: str) -> str:
@@ -66,8 +103,13 @@ def apply_change(text: str, change: Any, encoding: str) -> str:
     span = getattr(change, "range", None)
     if span is None:
         return str(change.text)
-    start = offset_at(text, span.start.line, span.start.character, encoding)
-    end = offset_at(text, span.end.line, span.end.character, encoding)
+    first = line_start(text, span.start.line)
+    if first is not None and span.end.line >= span.start.line:  # count on from the start
+        last = line_start(text, span.end.line - span.start.line, first)
+    else:
+        last = line_start(text, span.end.line)
+    start = _offset(text, first, span.start.character, encoding)
+    end = _offset(text, last, span.end.character, encoding)
     if end < start:
         start, end = end, start
     return text[:start] + change.text + text[end:]
@@ -80,9 +122,28 @@ class SyncedDocument(TextDocument):
     def lines(self) -> Sequence[str]:
         return tuple(lsp_lines(self.source))
 
+    @property
+    def encoding(self) -> str:
+        return str(self.position_codec.encoding or types.PositionEncodingKind.Utf16)
+
     def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
-        encoding = str(self.position_codec.encoding or types.PositionEncodingKind.Utf16)
-        self._source = apply_change(self.source, change, encoding)
+        self._source = apply_change(self.source, change, self.encoding)
+
+    def word_at_position(
+        self,
+        client_position: types.Position,
+        re_start_word: re.Pattern[str] = RE_START_WORD,
+        re_end_word: re.Pattern[str] = RE_END_WORD,
+    ) -> str:
+        """pygls's word under the cursor, without splitting the whole document into lines."""
+        text = self.source
+        start = line_start(text, client_position.line)
+        if start is None:
+            return ""
+        brk = _BREAK.search(text, start)
+        line = text[start : brk.start() if brk else len(text)]
+        col = _column(line, client_position.character, self.encoding)
+        return str(re_start_word.findall(line[:col])[0] + re_end_word.findall(line[col:])[-1])
 
 
 class SyncedWorkspace(Workspace):

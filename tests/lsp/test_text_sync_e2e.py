@@ -9,12 +9,15 @@ The server's copy of each buffer is observed exactly: the scripted model propose
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.lsp.conftest import server_env
 from tests.lsp.raw_client import RawServer
 
 pytestmark = pytest.mark.e2e
@@ -97,4 +100,47 @@ async def test_buffers_follow_lsp_lines_and_positions(
     held = {e["path"]: e["oldText"] for e in edits}
     expected = {name: want for name, (_, _, want) in cases.items()}
     assert held == expected, json.dumps(held, indent=1, ensure_ascii=False)
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+async def test_a_20_mb_buffer_is_edited_hovered_and_kept_out_of_the_index(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A buffer of 20 MB (1.4 million lines) takes incremental changes at its end and answers
+    hover on the changed line; over the index's cap, it is not indexed."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "names.py").write_text("def tail_renamed():\n    pass\n", encoding="utf-8")
+    big = "".join(f"def f{n}(v):\n    return v\n" for n in range(700_000))
+    big += "def tail_marker():\n    pass\n"
+    assert len(big) > 20_000_000
+    last = big.count("\n") - 2
+    uri = (root / "big.py").as_uri()
+    server = await RawServer.start(root, server_env(kiln_home))
+    try:
+        await server.initialize(root)
+        for n in itertools.count():
+            status = await server.request(f"s{n}", "kiln/index/status", {})
+            if status["result"]["state"] == "ready":
+                break
+            await asyncio.sleep(0.05)
+        doc = {"uri": uri, "languageId": "python", "version": 1, "text": big}
+        server.notify("textDocument/didOpen", {"textDocument": doc})
+        for version, (start, end, text) in enumerate(
+            [(4, 15, "tail_"), (9, 9, "renamed"), (16, 99, "():")], start=2
+        ):
+            params = {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [_edit((last, start), (last, end), text)],
+            }
+            server.notify("textDocument/didChange", params)
+        hover = await server.request(
+            "hover",
+            "textDocument/hover",
+            {"textDocument": {"uri": uri}, "position": {"line": last, "character": 8}},
+        )
+    finally:
+        await server.close()
+    value = hover["result"]["contents"]["value"]
+    assert "`tail_renamed` names.py:1" in value and "big.py" not in value, value
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
