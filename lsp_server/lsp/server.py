@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
@@ -30,6 +31,7 @@ from lsp_server.lsp.transport import KilnProtocol, serve
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.lsp")
+INTERNAL_ERROR = -32603
 
 
 class KilnLspProtocol(KilnProtocol):
@@ -102,8 +104,13 @@ class KilnServer(LanguageServer):
             task.cancel()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """pygls would pop up "Error in server: <Python error>" in the editor; log it instead."""
-        log.warning("%s: %s", getattr(source, "__name__", source), error)
+        """pygls would pop up "Error in server: <Python error>" in the editor; log it instead.
+        An error the client was answered with (an unknown method, bad params) is its own
+        mistake, already reported to it: no warning in the editor's log for each one."""
+        level = logging.WARNING
+        if isinstance(error, JsonRpcException) and error.code != INTERNAL_ERROR:
+            level = logging.INFO
+        log.log(level, "%s: %s", getattr(source, "__name__", source), error)
 
     def attach_client_log(self) -> None:
         handler = ClientLogHandler(self, asyncio.get_running_loop())

@@ -108,7 +108,9 @@ class KilnProtocol(LanguageServerProtocol):
         try:
             message = self.structure(data)
         except Exception as exc:  # noqa: BLE001 - a malformed message costs its sender one error
-            if "id" in data:
+            if "id" in data and not self.handles(method):  # whatever its params, not served
+                self.reply_error(msg_id, METHOD_NOT_FOUND, f"Method Not Found: {method}")
+            elif "id" in data:
                 self.reply_error(msg_id, INVALID_PARAMS, f"Invalid params for {method}: {exc}")
             else:
                 log.warning("dropped a malformed %s notification: %s", method, exc)
@@ -116,6 +118,10 @@ class KilnProtocol(LanguageServerProtocol):
         if method == types.INITIALIZE:
             self.initialize_received = True  # only a readable one counts: a bad one may retry
         self.handle_message(message)
+
+    def handles(self, method: Any) -> bool:
+        """Whether a handler (pygls's own or the server's) serves ``method``."""
+        return method in self.fm.builtin_features or method in self.fm.features
 
     def receive_answer(self, data: dict[str, Any]) -> None:
         """A message without a method answers one of our requests; it is never answered in turn
