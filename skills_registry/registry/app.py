@@ -24,7 +24,7 @@ from skills_registry.archive import MAX_ARCHIVE_BYTES, MAX_FILES, MAX_UNPACKED_B
 from skills_registry.registry import writes
 from skills_registry.registry.backends import load_signer, open_backends
 from skills_registry.registry.downloads import serve_archive
-from skills_registry.registry.errors import NotFound, RegistryError, ValidationFailed
+from skills_registry.registry.errors import NotFound, RegistryError, UsageError, ValidationFailed
 from skills_registry.registry.git_http import git_files, git_upload_pack
 from skills_registry.registry.http import (
     MAX_JSON_BYTES,
@@ -40,6 +40,7 @@ from skills_registry.registry.marketplace import build_marketplace
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS, skill_metadata
 from skills_registry.registry.oidc import JwksCache
 from skills_registry.registry.ops import Observe, healthz, metrics, readyz
+from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import Signer
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
@@ -117,14 +118,24 @@ def list_versions(request: Request) -> Response:
     if store.get_skill(skill_id) is None:
         raise NotFound(f"no skill {skill_id}")
     versions = store.versions(skill_id)
-    start = _int_param(request, "cursor", 0, minimum=0) if request.query_params.get("cursor") else 0
     limit = max(1, min(_int_param(request, "limit", 100), 100))
+    cursor = request.query_params.get("cursor") or ""
+    if cursor and not cursor.lstrip("-").isdigit():
+        # the last version of the previous page: versions newly published (usually above it)
+        # do not push one already listed onto the next page, as an offset would
+        try:
+            after = Version.parse(cursor).key()
+        except UsageError:
+            raise UsageError("invalid cursor", hint="pass back metadata.nextCursor") from None
+        start = sum(1 for v in versions if Version.parse(v["version"]).key() >= after)
+    else:  # an offset, as cursors were before
+        start = _int_param(request, "cursor", 0, minimum=0) if cursor else 0
     page = versions[start : start + limit]
     more = start + limit < len(versions)
     return _json(
         {
             "versions": page,
-            "metadata": {"count": len(page), "nextCursor": str(start + limit) if more else None},
+            "metadata": {"count": len(page), "nextCursor": page[-1]["version"] if more else None},
         }
     )
 

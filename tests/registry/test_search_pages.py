@@ -56,3 +56,30 @@ def test_pages_have_no_repeats_or_gaps_while_skills_are_published(
             _publish(reg, token, make_skill(tmp_path / "new", f"ledger-{fresh}", "Ledger ledger."))
     assert len(seen) == len(set(seen)), f"repeated across pages: {seen}"
     assert set(before) <= set(seen), f"missing: {set(before) - set(seen)}"
+
+
+def test_version_pages_have_no_repeats_while_versions_are_published(
+    backend_registry: LiveRegistry, tmp_path: Path
+) -> None:
+    """Before: the versions list's cursor was an offset into the newest-first list, so each new
+    version moved every older one down a place and the next page repeated one."""
+    reg, token = backend_registry, backend_registry.token("acme")
+    folder = make_skill(tmp_path, "notes")
+    for minor in range(6):
+        _publish(reg, token, folder, f"1.{minor}.0")
+    url = f"{reg.url}/v1/skills/acme/notes/versions"
+    seen: list[str] = []
+    params: dict[str, object] = {"limit": 2}
+    minor = 6
+    while True:
+        body = HTTP.get(url, params=params).json()
+        seen += [v["version"] for v in body["versions"]]
+        cursor = body["metadata"]["nextCursor"]
+        if cursor is None:
+            break
+        params = {"limit": 2, "cursor": cursor}
+        _publish(reg, token, folder, f"1.{minor}.0")
+        minor += 1
+    assert seen == [f"1.{m}.0" for m in range(5, -1, -1)]
+    forged = HTTP.get(url, params={"cursor": "not-a-version"})
+    assert forged.status_code == 400 and forged.json()["error"]["message"] == "invalid cursor"
