@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from lsp_server.core import uri_to_path
 
@@ -28,6 +28,17 @@ DEBOUNCE_SECONDS = 0.3
 # long session of edits would otherwise slow searches down, and merging or checkpointing inside
 # an edit would slow the edit.
 IDLE_SECONDS = 2.0
+
+
+def document_path(uri: str) -> Path | None:
+    """The local file a document URI names; None for another scheme, a host other than this
+    one (``file://server/share/x.py``) and a relative path (``file:x.py``, which would name a
+    file relative to wherever the server happens to run)."""
+    path = uri_to_path(uri)
+    if path is None or not path.is_absolute():
+        return None
+    host = urlsplit(uri).netloc
+    return path if host in ("", "localhost") else None
 
 
 def open_document(workspace: Any, uri: str) -> Any | None:
@@ -45,7 +56,7 @@ def find_document(workspace: Any, path: Path) -> Any | None:
     docs = getattr(workspace, "text_documents", {}) or {}
     target = path.resolve()
     for doc in list(docs.values()):  # may run on the watcher thread
-        doc_path = uri_to_path(doc.uri)  # the URI as the editor sent it, escapes and all
+        doc_path = document_path(doc.uri)  # the URI as the editor sent it, escapes and all
         if doc_path is not None and doc_path.resolve() == target:
             return doc
     return None

@@ -17,8 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from lsp_server.core import CoreConfig, CoreError, SessionManager, uri_to_path
-from lsp_server.lsp.documents import FreshIndex, IndexSync, find_document, open_document
+from lsp_server.core import CoreConfig, CoreError, SessionManager
+from lsp_server.lsp.documents import (
+    FreshIndex,
+    IndexSync,
+    document_path,
+    find_document,
+    open_document,
+)
 from lsp_server.lsp.host import plain_json
 from lsp_server.lsp.transport import watch_parent
 
@@ -74,7 +80,7 @@ def did_change(ls: KilnServer, params: types.DidChangeTextDocumentParams) -> Non
 def did_save(ls: KilnServer, params: types.DidSaveTextDocumentParams) -> None:
     """An open document's buffer owns its index rows (it is what the editor shows); a save
     of a file the server does not hold re-reads the disk."""
-    path = uri_to_path(params.text_document.uri)
+    path = document_path(params.text_document.uri)
     if path is None or ls.index_sync is None:
         return
     doc = open_document(ls.workspace, params.text_document.uri)
@@ -83,7 +89,7 @@ def did_save(ls: KilnServer, params: types.DidSaveTextDocumentParams) -> None:
 
 
 def did_close(ls: KilnServer, params: types.DidCloseTextDocumentParams) -> None:
-    path = uri_to_path(params.text_document.uri)
+    path = document_path(params.text_document.uri)
     if path is not None and ls.index_sync is not None:
         ls.index_sync.forget_buffer(path)  # unsaved text typed just before is dropped
         ls.index_sync.queue_update(path)  # back to what the disk holds
@@ -93,7 +99,7 @@ def watched_files_changed(ls: KilnServer, params: types.DidChangeWatchedFilesPar
     if ls.index_sync is None:
         return
     for change in params.changes:
-        path = uri_to_path(change.uri)
+        path = document_path(change.uri)
         if path is not None and find_document(ls.workspace, path) is None:
             ls.index_sync.queue_update(path)
 
@@ -158,7 +164,7 @@ def _workspace_root(params: types.InitializeParams) -> Path:
         *(f.uri for f in params.workspace_folders or []),
         params.root_uri,
     ]:
-        path = uri_to_path(uri) if uri else None
+        path = document_path(uri) if uri else None
         if path is not None and path.is_dir():
             return path.resolve()
     if params.root_path and Path(params.root_path).is_dir():
@@ -167,7 +173,7 @@ def _workspace_root(params: types.InitializeParams) -> Path:
 
 
 def _buffer_changed(ls: KilnServer, uri: str) -> None:
-    path = uri_to_path(uri)
+    path = document_path(uri)
     doc = open_document(ls.workspace, uri)  # None for a change to a document never opened
     if path is None or doc is None or ls.index_sync is None:
         return
@@ -275,7 +281,7 @@ async def _index_workspace(ls: KilnServer) -> None:
     end_index_progress(ls, f"{files} files, {blocks} blocks")
     log.info("indexed %s files (%s blocks)", files, blocks)
     for doc in list(ls.workspace.text_documents.values()):  # opened during the scan, which
-        path = uri_to_path(doc.uri)  # read the disk: the buffers win again
+        path = document_path(doc.uri)  # read the disk: the buffers win again
         if path is not None:
             sync.queue_update(path, doc.source)
     sync.start_watching(skip=lambda path: find_document(ls.workspace, path) is not None)

@@ -63,6 +63,9 @@ async def test_hostile_buffers_leave_the_index_and_the_server_sound(
         _open(server, (outside / "secret.py").as_uri(), "def outside_secret():\n    pass\n")
         _open(server, "untitled:Untitled-1", "def untitled_symbol():\n    pass\n")
         _open(server, "https://example.com/remote.py", "def remote_symbol():\n    pass\n")
+        _open(server, "file:relative.py", "def relative_symbol():\n    pass\n")  # cwd is the root
+        other_host = "file://fileserver" + (root / "share.py").as_uri()[len("file://") :]
+        _open(server, other_host, "def other_host_symbol():\n    pass\n")
         never = {"uri": (root / "never.py").as_uri(), "version": 2}
         server.notify(
             "textDocument/didChange",
@@ -89,12 +92,13 @@ async def test_hostile_buffers_leave_the_index_and_the_server_sound(
         )
         probe = (root / "probe.py").as_uri()
         words = ["oversized_7", "outside_secret", "untitled_symbol", "remote_symbol"]
+        words += ["relative_symbol", "other_host_symbol"]
         words += ["never_opened", "undecodable_symbol", "appended_symbol", "marker_symbol"]
         _open(server, probe, "\n".join(words) + "\n\ndef marker_symbol():\n    pass\n")
         # Buffers are indexed one after another on one thread: once the last one opened is
         # searchable, those before it have been handled.
         for n in range(600):
-            if ("marker_symbol", "probe.py") in await _hover_hits(server, f"m{n}", probe, 7):
+            if ("marker_symbol", "probe.py") in await _hover_hits(server, f"m{n}", probe, 9):
                 break
             await asyncio.sleep(0.1)
         else:
@@ -103,7 +107,9 @@ async def test_hostile_buffers_leave_the_index_and_the_server_sound(
         # Past the end is the end (the text is appended); a range given end first is read start
         # first (as vscode-languageserver-textdocument reads it): the first lines go.
         assert found["appended_symbol"][0] == ("appended_symbol", "small.py")
-        for word in words[:6]:  # over the cap, outside, not file://, never opened, not UTF-8
+        # Over the cap, outside, not file://, a relative path, another host, never opened, not
+        # UTF-8: none of them is in the index.
+        for word in words[:8]:
             assert all(name != word for name, _ in found[word]), (word, found[word])
         hello = await server.request("hello", "kiln/hello", {})
         assert hello["result"]["protocolVersion"] == 1
