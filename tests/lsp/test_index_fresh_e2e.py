@@ -39,10 +39,10 @@ def _search_steps(*queries: str) -> list[Any]:
     return steps
 
 
-async def _search(server: RawServer, sid: str) -> tuple[str, str]:
+async def _search(server: RawServer, sid: str, prompt: str = "go") -> tuple[str, str]:
     """One prompt whose turn runs the next scripted `search_code`: (status, output text)."""
     reply = await server.request(
-        next(_ids), "kiln/session/prompt", {"sessionId": sid, "prompt": "go"}
+        next(_ids), "kiln/session/prompt", {"sessionId": sid, "prompt": prompt}
     )
     assert reply["result"]["stopReason"] == "end_turn", reply
     done = [
@@ -132,6 +132,44 @@ async def test_search_sees_buffers_at_once_and_forgets_them_at_close(
         )
         labels = [(i["label"], i["path"]) for i in items["result"]["items"]]
         assert ("mention_marker", "drafts/my draft.py") in labels, labels
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+async def test_an_edit_is_searchable_once_applied_and_a_deferred_one_is_not(
+    tmp_path: Path, scripted_env: Any
+) -> None:
+    """The agent re-indexes a file it edits, so its next search finds the edit; a deferred edit
+    waiting for `kiln/edit/resolve` is in no buffer and on no disk, and stays out of the index
+    (it was indexed as if applied)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def greet(name):\n    return name\n")
+    steps: list[Any] = []
+    for name in ("applied", "deferred"):
+        content = f"def {name}_marker():\n    pass\n"
+        write = {"name": "write_file", "input": {"path": f"{name}.py", "content": content}}
+        search = {"name": "search_code", "input": {"query": f"{name}_marker"}}
+        steps += [  # each session runs the script from its start: steps match its prompt
+            {"match": name, "text": "", "tool_calls": [write]},
+            {"match": name, "text": "", "tool_calls": [search]},
+            {"match": name, "text": "done"},
+        ]
+    server = await RawServer.start(root, scripted_env(steps))
+    try:
+        await server.initialize(root, initializationOptions={"editMode": "auto", "mode": "yolo"})
+        await _until(server, lambda s: s["state"] == "ready")
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        status, text = await _search(server, sid, "applied")
+        assert (root / "applied.py").is_file()
+        assert status == "completed" and "function applied_marker" in text, text
+
+        params = {"editMode": "deferred", "mode": "yolo"}
+        sid = (await server.request("new2", "kiln/session/new", params))["result"]["sessionId"]
+        _, text = await _search(server, sid, "deferred")
+        assert not (root / "deferred.py").exists()
+        assert "function deferred_marker" not in text, text
     finally:
         await server.close()
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
