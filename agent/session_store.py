@@ -14,8 +14,9 @@ import os
 import sqlite3
 import threading
 import time
+import unicodedata
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -146,12 +147,14 @@ class SessionStore:
         with self.transaction():
             self.tables.table("sessions").update(session_id, fields)
 
-    def recent(self, root: Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def recent(self, root: Roots = None, limit: int = 50) -> list[dict[str, Any]]:
+        """The newest sessions of ``root`` (one workspace or several), or of every workspace."""
         columns = ["id", "root", "created", "updated", "title", "provider", "model", "mode"]
+        where, params = _root_filter("root", root)
         with self._lock:
             rows = self.tables.table("sessions").rows_where(
-                "root = ?" if root is not None else None,
-                [str(root)] if root is not None else None,
+                where or None,
+                params or None,
                 select=", ".join([*columns, "status"]),
                 order_by="updated desc",
                 limit=limit,
@@ -299,27 +302,48 @@ class SessionStore:
             cols = [c[0] for c in cur.description]
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
-    def search(self, query: str, root: Path | None = None, limit: int = 10) -> list[dict[str, Any]]:
-        """Full-text search over transcripts and summaries; returns short excerpts."""
-        terms = [t for t in (w.strip("\"'*()^:-") for w in query.split()) if t]
+    def search(self, query: str, root: Roots = None, limit: int = 10) -> list[dict[str, Any]]:
+        """Full-text search over transcripts and summaries; returns short excerpts. Each word
+        of ``query`` is matched as written (as an FTS5 string: its quotes doubled, so ``"``,
+        ``*``, ``:``, ``NEAR`` or ``-`` are text, never syntax), any word may match."""
+        terms = query_words(query)
         if not terms:
             return []
-        match = " OR ".join(f'"{t}"' for t in terms)
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         sql = (
             "SELECT t.session_id, t.kind, snippet(session_text, 2, '[', ']', '…', 16) AS excerpt, "
             "s.created, s.title, s.root FROM session_text t JOIN sessions s ON s.id = t.session_id "
             "WHERE session_text MATCH ?"
         )
         params: list[Any] = [match]
-        if root is not None:
-            sql += " AND s.root = ?"
-            params.append(str(root))
+        where, roots = _root_filter("s.root", root)
+        if where:
+            sql += f" AND {where}"
+            params.extend(roots)
         sql += " ORDER BY bm25(session_text) LIMIT ?"
         params.append(limit)
         with self._lock:
             cur = self.db.execute(sql, params)
             cols = [c[0] for c in cur.description]
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+Roots = Path | Sequence[Path] | None
+
+
+def _root_filter(column: str, root: Roots) -> tuple[str, list[str]]:
+    """SQL that keeps the rows of one workspace or several ('' for every workspace)."""
+    if root is None:
+        return "", []
+    roots = [str(root)] if isinstance(root, Path) else [str(r) for r in root]
+    return f"{column} IN ({', '.join('?' * len(roots))})", roots
+
+
+def query_words(query: str) -> list[str]:
+    """The words of a search query: compatibility forms folded (a full-width ``ＺＥＢＲＡ`` is
+    ``ZEBRA``), the quotes, stars and brackets people wrap words in taken off."""
+    text = unicodedata.normalize("NFKC", query)
+    return [t for t in (w.strip("\"'*()^:-{}") for w in text.split()) if t]
 
 
 HARNESS_TAGS = ("<agent_status>", "<environment>", "<memory", "<skills")

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from lsp_server.cli.query_args import QueryCommand
+
 if TYPE_CHECKING:
     from agent.session_store import SessionStore
 
@@ -21,6 +23,18 @@ def _store() -> SessionStore:
 
 def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def _workspaces(root: Path | None, all_roots: bool) -> list[Path] | None:
+    """The workspaces a listing covers: every one with ``--all``, the ``--root`` folder alone,
+    else every workspace holding the current folder (`kiln run` from a subfolder works in the
+    repository root, and a workspace opened on the subfolder holds it too)."""
+    if all_roots:
+        return None
+    if root is not None:
+        return [root.resolve()]
+    here = Path.cwd().resolve()
+    return [here, *here.parents]
 
 
 @click.group("sessions")
@@ -38,10 +52,10 @@ def sessions_group() -> None:
 @click.option("-n", "limit", type=click.IntRange(1, 1000), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def list_cmd(root: Path | None, all_roots: bool, limit: int, as_json: bool) -> None:
-    """Sessions, newest first (this workspace unless --all)."""
+    """Sessions, newest first: of the workspaces holding the current folder, unless --root or
+    --all."""
     store = _store()
-    where = None if all_roots else (root or Path.cwd()).resolve()
-    rows = store.recent(where, limit)
+    rows = store.recent(_workspaces(root, all_roots), limit)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -100,7 +114,7 @@ def show_cmd(session_id: str, as_json: bool) -> None:
     )
 
 
-@sessions_group.command("search")
+@sessions_group.command("search", cls=QueryCommand)
 @click.argument("query")
 @click.option(
     "--root",
@@ -111,10 +125,19 @@ def show_cmd(session_id: str, as_json: bool) -> None:
 @click.option("-k", "limit", type=click.IntRange(1, 100), default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def search_cmd(query: str, root: Path | None, all_roots: bool, limit: int, as_json: bool) -> None:
-    """Find earlier sessions by what was discussed, changed or decided."""
-    store = _store()
-    where = None if all_roots else (root or Path.cwd()).resolve()
-    hits = store.search(query, where, limit)
+    """Find earlier sessions by what was discussed, changed or decided (in the workspaces
+    holding the current folder, unless --root or --all).
+
+    QUERY may start with a dash; any of its words may match."""
+    from agent.session_store import query_words
+
+    if not query.strip():
+        raise click.UsageError("the query is empty")
+    hits: list[dict] = []
+    if query_words(query):
+        hits = _store().search(query, _workspaces(root, all_roots), limit)
+    else:
+        click.echo("kiln: the query has no searchable words", err=True)
     if as_json:
         click.echo(json.dumps(hits, indent=2, ensure_ascii=False))
         return
