@@ -38,6 +38,14 @@ def register_command(name: str, target: str) -> None:
 
 
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:  # click's main would end it as a silent exit 1
+            from lsp_server.cli.failures import ReaderLeft
+
+            raise ReaderLeft() from exc
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(COMMANDS) | set(self.commands))
 

@@ -6,8 +6,9 @@ refuses (a read-only or full disk, a file where a folder belongs), text that is 
 argument, a variable or a file) and a damaged SQLite file get one line each too. Ctrl-C and
 SIGTERM unwind the command like an exception, so its ``finally`` blocks and rollbacks run (a
 half-extracted skill is removed, an index transaction rolled back) and the exit is 130
-(cancelled). Anything else is a bug: one line that names the file holding the traceback
-(``KILN_DEBUG=1`` prints it instead), exit 1.
+(cancelled). A reader of stdout that leaves (`kiln … | head`) ends the command quietly with
+141, the status a shell gives a command SIGPIPE ended. Anything else is a bug: one line that
+names the file holding the traceback (``KILN_DEBUG=1`` prints it instead), exit 1.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ CANCELLED = 130
 FAILED = 1
 USAGE = 2
 BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE
+
+
+class ReaderLeft(Exception):  # noqa: N818 - an event, like KeyboardInterrupt
+    """The reader of stdout is gone (`kiln … | head`): a broken pipe, taken past click, which
+    would end the command as a silent exit 1."""
 
 
 class Terminated(KeyboardInterrupt):
@@ -105,7 +111,9 @@ def run_main(invoke: Callable[[], Any]) -> Any:
     """Run the command; every failure leaves through ``sys.exit`` with one line on stderr."""
     try:
         with sigterm_unwinds():
-            return invoke()
+            result = invoke()
+            sys.stdout.flush()  # a reader that left is seen here, not as a warning at exit
+            return result
     except Terminated:
         _exit("kiln: terminated", CANCELLED)
     except click.exceptions.Abort as exc:  # click's word for Ctrl-C (or SIGTERM) in a command
@@ -119,7 +127,7 @@ def run_main(invoke: Callable[[], Any]) -> Any:
         sys.exit(exc.exit_code)
     except KilnError as exc:  # Kiln's own table: message, hint, exit code
         _exit(f"kiln: {exc}" + (f" ({exc.hint})" if exc.hint else ""), int(exc.exit_code))
-    except BrokenPipeError:  # `kiln … | head`: the reader left; say nothing more on stdout
+    except (BrokenPipeError, ReaderLeft):  # `kiln … | head`: the reader left; say nothing more
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):

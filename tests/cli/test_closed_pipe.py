@@ -1,0 +1,67 @@
+"""`kiln … | head`: when the reader of stdout leaves, the command stops quietly with the
+status a shell gives a command ended by SIGPIPE (141), not 1 (which `kiln` uses for an
+internal failure, and `set -o pipefail` scripts would report as one), and no traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN_PIPE = 141
+
+
+def env(**extra: str) -> dict[str, str]:
+    # Unbuffered, Python drops the rest of a write the pipe took only part of, without an
+    # error: the reader leaving would go unnoticed by any program.
+    inherited = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    return {**inherited, "PYTHONPATH": str(ROOT), **extra}
+
+
+def read_one_line_then_leave(args: list[str], cwd: Path) -> tuple[int, str]:
+    """Start `kiln ARGS`, read its first line, close the pipe; its exit code and stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", *args], cwd=cwd, env=env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    assert first, "no output at all"
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    return proc.wait(timeout=120), err
+
+
+@pytest.fixture
+def long_session(tmp_path: Path) -> tuple[Path, str]:
+    """A session whose transcript prints far more than a pipe holds (64 KiB)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["\n".join(f"line {n} of a long answer" for n in range(20_000))]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--output-format", "json", "long"],
+        cwd=root, env=env(KILN_PROVIDER="scripted", KILN_SCRIPT=str(script)),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return root, str(json.loads(proc.stdout)["session_id"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("sessions", "show", "{sid}"), ("sessions", "show", "{sid}", "--json"),
+     ("context", "show", "{sid}", "--full")],
+)  # fmt: skip
+def test_a_reader_that_leaves_ends_the_command_quietly(
+    long_session: tuple[Path, str], args: tuple[str, ...]
+) -> None:
+    root, sid = long_session
+    code, err = read_one_line_then_leave([a.format(sid=sid) for a in args], root)
+    assert code == BROKEN_PIPE, err
+    assert err == ""
