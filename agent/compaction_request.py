@@ -66,6 +66,7 @@ def continuation(
         messages=[*base.messages, user_message(prompt)],
         max_tokens=max_tokens,
         deferred_tools=base.deferred_tools,
+        cache_key=base.cache_key,
     )
 
 

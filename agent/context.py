@@ -30,13 +30,14 @@ class ContextAssembler:
         """The part of every request that never changes within a session."""
         return {"system": SYSTEM_PROMPT, "tools": [s.to_dict() for s in self.tools.specs()]}
 
-    def request(self, messages: list[Message], max_tokens: int) -> Request:
+    def request(self, messages: list[Message], max_tokens: int, cache_key: str = "") -> Request:
         return Request(
             system=SYSTEM_PROMPT,
             tools=self.tools.specs(),
             messages=messages,
             max_tokens=max_tokens,
             deferred_tools=self.tools.deferred_specs(),
+            cache_key=cache_key,
         )
 
     def add(self, *blocks: str) -> None:

@@ -88,6 +88,44 @@ class Memory:
         self.project_scope = Scope(repository, markdown=users, denied=denied)
         self.loaded_dirs: set[Path] = set()
         self.subdirectory_bytes = MAX_SUBDIRECTORY_BYTES  # left for this session
+        # path -> [level, scope ("user"/"project"), note, stat, digest] of each file sent, so a
+        # file edited later in the session is sent again (``changed_blocks``)
+        self.sent: dict[str, list[Any]] = {}
+
+    def _block(self, level: str, path: Path, scope: str, note: str = "") -> str:
+        """A memory block, recorded as sent."""
+        own = scope == "user"
+        scoped = self.user_scope if own else self.project_scope
+        text = _block(level, path, scoped, note, users_own=own)
+        self.sent[str(path)] = [level, scope, note, _stat(path), _digest(text)]
+        return text
+
+    def changed_blocks(self) -> list[str]:
+        """The files sent earlier that changed since (edited, replaced or deleted), as blocks
+        to append at the tail: what was sent stays as it is, so the cached prefix does too."""
+        out = []
+        for name, (level, scope, note, stat, digest) in list(self.sent.items()):
+            path = Path(name)
+            now = _stat(path)
+            if now == stat:
+                continue
+            if not path.is_file():
+                self.sent[name] = [level, scope, note, now, ""]
+                if digest:
+                    out.append(
+                        f'<memory level="{level}" source="{path}">\n[memory note: this file was '
+                        "deleted during the session; what it said before no longer applies]\n"
+                        "</memory>"
+                    )
+                continue
+            text = self._block(level, path, scope, note)
+            if self.sent[name][4] != digest:
+                head, _, body = text.partition("\n")
+                out.append(
+                    f"{head}\n[memory note: this file changed during the session; this is its "
+                    f"text now, and it replaces what it said before]\n{body}"
+                )
+        return out
 
     def saved(self) -> dict[str, Any]:
         """What a resumed session needs so that memory already in its transcript is not sent
@@ -95,6 +133,7 @@ class Memory:
         return {
             "memory_dirs": sorted(str(d) for d in self.loaded_dirs),
             "memory_bytes_left": self.subdirectory_bytes,
+            "memory_sent": self.sent,
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -103,6 +142,11 @@ class Memory:
         left = state.get("memory_bytes_left")
         if isinstance(left, int):
             self.subdirectory_bytes = left
+        sent = state.get("memory_sent")
+        if isinstance(sent, dict):
+            self.sent = {
+                str(k): list(v) for k, v in sent.items() if isinstance(v, list) and len(v) == 5
+            }
 
     def levels(self) -> list[Path]:
         """Folders from the repository root down to the workspace root."""
@@ -114,14 +158,14 @@ class Memory:
 
     def initial_blocks(self) -> list[str]:
         blocks = [
-            _block("user", self.home / n, self.user_scope, users_own=True)
+            self._block("user", self.home / n, "user")
             for n in MEMORY_NAMES
             if (self.home / n).is_file()
         ]
         # Claude Code's and Codex's global instructions, as those tools load them.
         for own in (self.user_home / ".claude" / "CLAUDE.md", self.codex_home / "AGENTS.md"):
             if own.is_file():
-                blocks.append(_block("user", own, self.user_scope, users_own=True))
+                blocks.append(self._block("user", own, "user"))
         levels = self.levels()
         with_agents = [d for d in levels if (d / NEAREST_ONLY).is_file()]
         nearest = with_agents[-1] if with_agents else None
@@ -135,7 +179,7 @@ class Memory:
                 if name == NEAREST_ONLY and len(with_agents) > 1:
                     farther = ", ".join(str(d / name) for d in with_agents[:-1])
                     note = f"\n[memory note: nearest {name}; it takes precedence over {farther}]"
-                blocks.append(_block(level, path, self.project_scope, note))
+                blocks.append(self._block(level, path, "project", note))
             self.loaded_dirs.add(folder)
         self.loaded_dirs.add(self.root)
         return blocks
@@ -157,7 +201,7 @@ class Memory:
             for name in LEVEL_NAMES:
                 if not (current / name).is_file() or self.subdirectory_bytes < 0:
                     continue
-                block = _block("subdirectory", current / name, self.project_scope)
+                block = self._block("subdirectory", current / name, "project")
                 self.subdirectory_bytes -= len(block.encode())
                 if self.subdirectory_bytes >= 0:
                     blocks.append(block)
@@ -237,6 +281,19 @@ class Memory:
                 edited = edited + sep + added
             self._write(target, edited)
         return True
+
+
+def _stat(path: Path) -> list[int]:
+    """What tells a changed file cheaply: [mtime ns, size, inode] (empty when it is gone)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return []
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _current(target: Path) -> bytes | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from agent.events import AgentEvent, ErrorReported, StatusNote, TextChunk, TurnD
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
+from agent.memory_watch import MemoryWatch
 from agent.overflow import compact_after_overflow, note_cut_off
 from agent.permission_rules import load_rules
 from agent.permissions import Permissions
@@ -104,6 +106,7 @@ class Session:
         extensions: list[Extension] = [
             self.compactor,
             TaintTracker(),  # external text in context taints every turn
+            MemoryWatch(self.memory),  # a memory file edited since it was sent, again
             *([skills] if skills else []),
         ]
         self.context = ContextAssembler(self.runner, self.status, extensions)
@@ -294,7 +297,15 @@ class Session:
         self.turn.check_limits(self.config, str(getattr(self.model, "model", "") or ""))
 
     def build_request(self) -> Request:
-        return self.context.request(self.transcript.messages, self.config.max_tokens)
+        return self.context.request(
+            self.transcript.messages, self.config.max_tokens, cache_key=self.cache_key()
+        )
+
+    def cache_key(self) -> str:
+        """The conversation's cache routing key: the session's (a sub-agent's parent's, whose
+        prefix its requests share), hashed so no local detail leaves the machine."""
+        owner = str(self.state.get("parent") or self.id)
+        return "kiln-" + hashlib.sha256(owner.encode()).hexdigest()[:24]
 
     def announce_tools(self, tools: list[Any]) -> list[Any]:
         """Make deferred tools callable from now on (extensions announce them too)."""

@@ -97,6 +97,10 @@ class Request:
     # found schema arrives in the ``tool_search`` result and ``call_tool`` runs the tool, so
     # ``tools`` is the same on every request.
     deferred_tools: list[ToolSpec] = field(default_factory=list)
+    # A stable id of the conversation (the same for a session, its sub-agents and its summary
+    # calls), for providers that route their prompt cache by one (OpenAI's prompt_cache_key).
+    # Not part of the prompt.
+    cache_key: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -15,6 +15,7 @@ import os
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
+from urllib.parse import urlsplit
 
 from agent.errors import ConfigError, ProviderError, ServerError
 from agent.providers.arguments import parse_arguments, stored_form
@@ -126,8 +127,10 @@ def _result_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def build_params(request: Request, model: str) -> dict[str, Any]:
-    """The JSON body for one streamed call; pure, so tests can compare bytes across turns."""
+def build_params(request: Request, model: str, *, cache_key: bool = False) -> dict[str, Any]:
+    """The JSON body for one streamed call; pure, so tests can compare bytes across turns.
+    ``cache_key``: send the conversation's ``prompt_cache_key`` (OpenAI routes its prompt
+    cache by it; the same value all session long)."""
     params: dict[str, Any] = {
         "model": model,
         "messages": to_openai_messages(request.system, stored_form(request.messages)),
@@ -142,7 +145,26 @@ def build_params(request: Request, model: str) -> dict[str, Any]:
     tools = to_openai_tools(request)
     if tools:
         params["tools"] = tools
+    if cache_key and request.cache_key:
+        params["prompt_cache_key"] = request.cache_key
     return params
+
+
+CACHE_KEY_VAR = "KILN_OPENAI_CACHE_KEY"
+
+
+def sends_cache_key(base_url: str | None) -> bool:
+    """Whether requests carry ``prompt_cache_key``: ``auto`` (the default) only to OpenAI's own
+    API, since compatible servers may refuse a field they do not know (vLLM answered 400
+    "extra_forbidden" to unknown fields until late 2024); ``on`` for any endpoint that takes it,
+    ``off`` never."""
+    value = os.environ.get(CACHE_KEY_VAR, "").strip().lower() or "auto"
+    if value not in ("auto", "on", "off"):
+        raise ConfigError(f"{CACHE_KEY_VAR} must be auto, on or off: {value!r}")
+    if value != "auto":
+        return value == "on"
+    host = urlsplit(base_url).hostname if base_url else "api.openai.com"
+    return host == "api.openai.com"
 
 
 WINDOW_VAR = "KILN_CONTEXT_WINDOW"
@@ -192,6 +214,7 @@ class OpenAIModel(SdkClientModel):
         self.context_window = (
             context_window or _window_from_env() or (_WINDOWS[family] if family else 128_000)
         )
+        self.cache_key = sends_cache_key(self.base_url)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> OpenAIModel:
@@ -213,7 +236,7 @@ class OpenAIModel(SdkClientModel):
 
     def wire_body(self, request: Request) -> dict[str, Any]:
         """The JSON body this request goes out as (for the session's wire log)."""
-        params = build_params(request, self.model)
+        params = build_params(request, self.model, cache_key=self.cache_key)
         if self._no_stream_options:
             params.pop("stream_options", None)  # usage then only comes if the server sends it
         return params
