@@ -17,6 +17,7 @@ import os
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from skills_registry import config_file
 from skills_registry.registry.errors import NoRegistry, TrustError, UsageError, WriteFailed
@@ -66,11 +67,42 @@ def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
         raise WriteFailed(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def normalize_url(url: str) -> str:
-    url = url.strip().rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        raise UsageError(f"registry URL {url!r} must start with http:// or https://")
-    return url
+    """One spelling per registry: pins, tokens and caches are keyed by it. Scheme and host are
+    case-insensitive and a default port is no port (RFC 3986); before, ``http://LocalHost:8750``
+    found no pin for ``http://localhost:8750`` and trusted any key on "first use"."""
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    scheme = parts.scheme.lower() if parts else ""
+    if parts is None or scheme not in _DEFAULT_PORTS or not parts.hostname:
+        raise UsageError(
+            f"registry URL {text.rstrip('/')!r} must start with http:// or https:// "
+            "and name a host (and a port from 1 to 65535)"
+        )
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    userinfo = parts.netloc.rpartition("@")[0]
+    netloc = (userinfo + "@" if userinfo else "") + host
+    netloc += "" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, parts.fragment))
+
+
+def _entry(data: dict[str, Any], registry: str) -> Any:
+    """``data[normalize_url(registry)]``, or an entry saved under an older spelling of it."""
+    key = normalize_url(registry)
+    if key in data:
+        return data[key]
+    for saved, entry in data.items():
+        with contextlib.suppress(UsageError):
+            if normalize_url(saved) == key:
+                return entry
+    return None
 
 
 def default_registry(explicit: str | None = None) -> str:
@@ -97,7 +129,7 @@ def save_token(registry: str, token: str) -> Path:
 
 
 def load_token(registry: str) -> str | None:
-    entry = _read_json(kiln_home() / "credentials.json").get(normalize_url(registry))
+    entry = _entry(_read_json(kiln_home() / "credentials.json"), registry)
     return entry.get("token") if isinstance(entry, dict) else None
 
 
@@ -108,7 +140,7 @@ class TrustStore:
         self.path = path or kiln_home() / "trusted_keys.json"
 
     def pinned(self, registry: str) -> dict[str, str] | None:
-        entry = _read_json(self.path).get(normalize_url(registry))
+        entry = _entry(_read_json(self.path), registry)
         return entry if isinstance(entry, dict) else None
 
     def pin(self, registry: str, public_key_b64: str) -> dict[str, str]:
