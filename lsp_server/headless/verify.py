@@ -40,8 +40,16 @@ class Deadline:
             return cap
         return max(0.001, min(cap, self.deadline - time.monotonic()))
 
-    def agent_seconds(self) -> float | None:
-        return None if self.deadline is None else self.left(math.inf)
+    def agent_seconds(self, before: Verification | None = None) -> float | None:
+        """What the agent gets: what is left, less the time kept for the verification after
+        (twice what the one before took, plus 10 s, at most half of what is left). Before, the
+        agent could spend it all and the run ended unverified."""
+        if self.deadline is None:
+            return None
+        left = self.left(math.inf)
+        if before is None:
+            return left
+        return left - min(left / 2, 2 * before.seconds + 10)
 
     def over(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline

@@ -199,3 +199,22 @@ def test_sigterm_during_the_verification_after_writes_the_summary(
     result = json.loads(out)
     assert result["stop_reason"] == "cancelled" and result["verify_after"] is None
     assert "done.txt" in Path(result["patch"]).read_text()
+
+
+def test_max_minutes_keeps_time_for_the_verification_after(
+    failing_repo: Path, tmp_path: Path
+) -> None:
+    """Before, the agent got all of what the verification before left of `--max-minutes`: an
+    agent that worked to the limit (here: fixes the bug, then a command that never ends) left
+    nothing, and the run ended unverified although the fix was in. Now the agent's limit keeps
+    twice what the verification before took, plus 10 s, at most half of what is left."""
+    steps = [EDIT, {"tool_calls": [{"name": "run_command", "input": {"command": "sleep 600"}}]}]
+    proc = subprocess.run(
+        argv(tmp_path, "--no-sandbox", "--verify", PYTEST, "--max-minutes", "0.5"),
+        cwd=failing_repo, env=env_for(tmp_path, steps), capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    result = report(tmp_path)
+    assert proc.returncode == 3 and result["stop_reason"] == "max_time", proc.stderr
+    assert result["verify_before"]["passed"] is False
+    assert result["verify_after"] is not None and result["verify_after"]["passed"], result
