@@ -33,6 +33,7 @@ elif [ -z "${GITHUB_EVENT_PATH:-}" ] || [ ! -f "$GITHUB_EVENT_PATH" ]; then
 fi
 [ -n "${KILN_VERIFY:-}" ] && args+=(--verify "$KILN_VERIFY")
 [ -n "${KILN_COMMIT_BRANCH:-}" ] && args+=(--commit-branch "$KILN_COMMIT_BRANCH")
+[ -n "${KILN_COMMIT_BRANCH:-}" ] && [ "${KILN_COMMIT_PARTIAL:-}" = "true" ] && args+=(--commit-partial)
 [ -n "${KILN_AUTHOR:-}" ] && args+=(--author "$KILN_AUTHOR")
 [ -n "${KILN_MAX_MINUTES:-}" ] && args+=(--max-minutes "$KILN_MAX_MINUTES")
 [ -n "${KILN_MAX_COST_USD:-}" ] && args+=(--max-cost-usd "$KILN_MAX_COST_USD")

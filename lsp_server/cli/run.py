@@ -88,6 +88,12 @@ class TaskCommand(QueryCommand):
     "--verify", help="Command that proves the task is done (run before and after in --ci)."
 )
 @click.option("--commit-branch", help="With --ci: commit the changes on this new branch.")
+@click.option(
+    "--commit-partial",
+    is_flag=True,
+    help="With --commit-branch: make the branch also when the run stopped early (a limit, a "
+    "provider failure, a cancel); otherwise such a run's work is only in the patch.",
+)
 @click.option("--author", help="Commit author, 'Name <email>'.")
 @click.option(
     "--artifacts",
@@ -124,6 +130,7 @@ def run_cmd(
     github_event: Path | None,
     verify: str | None,
     commit_branch: str | None,
+    commit_partial: bool,
     author: str | None,
     artifacts: Path | None,
     max_patch_mb: float,
@@ -164,6 +171,8 @@ def run_cmd(
         raise click.UsageError("the task is empty")
     if commit_branch and not ci:
         raise click.UsageError("--commit-branch needs --ci")
+    if commit_partial and not commit_branch:
+        raise click.UsageError("--commit-partial needs --commit-branch")
     if ci and mode != "ci" and _given(click.get_current_context(), "mode"):
         click.echo(f"kiln: --ci runs with ci permissions; --mode {mode} is ignored", err=True)
     if not root.is_dir():
@@ -183,6 +192,7 @@ def run_cmd(
         max_minutes=max_minutes,
         max_cost_usd=max_cost_usd,
         commit_branch=commit_branch,
+        commit_partial=commit_partial,
         author=author,
         artifacts=artifacts.resolve() if artifacts else None,
         resume=resume,

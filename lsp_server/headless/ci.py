@@ -75,6 +75,7 @@ class RunReport:
     transcript_path: str = ""
     summary_path: str = ""
     branch: str = ""
+    branch_skipped: str = ""  # why --commit-branch made none
     commit: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     cost_usd: float = 0.0
@@ -101,6 +102,7 @@ class RunReport:
             "transcript": self.transcript_path,
             "summary": self.summary_path,
             "branch": self.branch,
+            "branch_skipped": self.branch_skipped,
             "commit": self.commit,
             "usage": self.usage,
             "cost_usd": round(self.cost_usd, 6),
@@ -230,6 +232,8 @@ def markdown_summary(report: RunReport) -> str:
         lines.append(f"- error: {_line(report.error[:500])}")
     if report.branch:
         lines.append(f"- branch `{report.branch}` at `{report.commit[:12]}`")
+    elif report.branch_skipped:
+        lines.append(f"- {_line(report.branch_skipped)}")
     if report.transcript_path:
         lines.append(f"- transcript: {_code(report.transcript_path)}")
     return "\n".join(lines) + "\n"

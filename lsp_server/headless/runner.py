@@ -40,6 +40,7 @@ class RunOptions:
     max_minutes: float | None = None
     max_cost_usd: float | None = None
     commit_branch: str | None = None
+    commit_partial: bool = False  # a branch also for a run that stopped early
     author: str | None = None
     artifacts: Path | None = None
     resume: str | None = None
@@ -131,7 +132,7 @@ def run(opts: RunOptions) -> int:
     # itself left (build output, __pycache__), which would otherwise go into the patch and branch
     dirty_before = layout.dirty_paths() if layout is not None else set()
     if not reason and clock.deadline is not None:
-        config.max_seconds = clock.agent_seconds()  # what the verification left of --max-minutes
+        config.max_seconds = clock.agent_seconds(before)  # the verification after keeps its time
     if reason:
         asyncio.run(session.aclose())  # the agent never started
     else:
@@ -315,7 +316,13 @@ def _ci_outputs(
         return  # no patch file, no commit: nothing half-done
     report.patch_path = str(out.write("changes.patch", patch))
     report.files = ci.diffstat(patch)
-    if opts.commit_branch and report.files:
+    early = report.stop_reason in EARLY_STOPS
+    if opts.commit_branch and report.files and early and not opts.commit_partial:
+        report.branch_skipped = (
+            f"no branch `{opts.commit_branch}`: the run stopped early ({report.stop_reason}); "
+            "the patch holds its work (`--commit-partial` commits it)"
+        )
+    elif opts.commit_branch and report.files:
         first_line = (report.answer.strip().splitlines() or ["Kiln changes"])[0][:72]
         message = f"{first_line}\n\nTask: {opts.task.strip()[:500]}\nKiln session: {session.id}\n"
         try:
@@ -324,6 +331,10 @@ def _ci_outputs(
             report.error, report.blocked = str(exc), exc.exit_code
             return
         report.branch = opts.commit_branch
+
+
+# A run that ended so is half done: its branch would be pushed like a finished one.
+EARLY_STOPS = ("max_steps", "max_time", "max_cost", "error", "cancelled")
 
 
 def _exit_code(opts: RunOptions, report: ci.RunReport) -> int:

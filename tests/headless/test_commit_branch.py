@@ -35,3 +35,30 @@ def test_a_plain_name_with_slashes_and_letters_is_made(failing_repo: Path) -> No
     head = subprocess.run(["git", "symbolic-ref", "HEAD"], cwd=failing_repo,
                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     assert head == "refs/heads/kiln/naprawa-ąść"
+
+
+def branches(root: Path) -> list[str]:
+    return subprocess.run(["git", "branch", "--format=%(refname:short)"], cwd=root,
+                          capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_a_run_stopped_at_a_limit_makes_no_branch_unless_asked(
+    failing_repo: Path, partial: bool
+) -> None:
+    """Before, a run that stopped at `--max-steps` (or `--max-minutes`, `--max-cost-usd`, a
+    provider failure, a cancel) committed its half-done work on the branch, which the workflow
+    then pushes like a finished one. Now the patch and summary hold it, and the branch is made
+    only with `--commit-partial` (docs/ci.md)."""
+    out = failing_repo.parent / "out"
+    extra = ("--commit-partial",) if partial else ()
+    proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", "kiln/fix", "--max-steps", "3",
+                "--artifacts", str(out), *extra, "fix")  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    assert "return a + b" in (out / "changes.patch").read_text()
+    summary = (out / "summary.md").read_text()
+    if partial:
+        assert "kiln/fix" in branches(failing_repo)
+    else:
+        assert branches(failing_repo) == ["main"]
+        assert "no branch `kiln/fix`: the run stopped early (max_steps)" in summary, summary
