@@ -260,7 +260,7 @@ class Layout:
 
     def add(self, paths: list[str], env: dict[str, str] | None = None) -> None:
         """``git add -A`` of ``paths``, named through stdin (a million names do not fit argv)."""
-        listing = "\0".join([*paths, *EXCLUDE]) + "\0"
+        listing = "\0".join([*literal(paths), *EXCLUDE]) + "\0"
         self.git(
             "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", env=env, stdin=listing
         )
@@ -306,8 +306,15 @@ class Layout:
         # and `git commit -- PATHS` left it); the working tree is not touched.
         self.git("symbolic-ref", "HEAD", f"refs/heads/{branch}")
         self.git("reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", commit,
-                 stdin="\0".join(paths) + "\0")  # fmt: skip
+                 stdin="\0".join(literal(paths)) + "\0")  # fmt: skip
         return commit
+
+
+def literal(paths: list[str]) -> list[str]:
+    """Names as pathspecs that match only themselves: git reads ``*``, ``[g]`` and a leading
+    ``:(glob)`` in a pathspec as a pattern, so a file the agent names ``:(glob)**`` took every
+    file along, the workflow's cloud key (``gha-creds-….json``, there before the run) included."""
+    return [f":(literal){p}" for p in paths]
 
 
 def _gitlinks(listing: str) -> set[str]:
