@@ -50,12 +50,18 @@ def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
         ls.spawn(watch_parent(ls.protocol, params.process_id))
 
 
-async def initialized(ls: KilnServer, params: types.InitializedParams) -> None:
+def initialized(ls: KilnServer, params: types.InitializedParams) -> None:
+    """Run as it is read (a plain function): the client hears the logs of every message
+    behind it."""
     if ls.started:  # a repeated `initialized` must not index and watch twice
         log.info("ignoring a repeated initialized notification")
         return
     ls.started = True
     ls.attach_client_log()
+    ls.spawn(_start(ls))
+
+
+async def _start(ls: KilnServer) -> None:
     await _pull_configuration(ls)
     ls.spawn(_register_file_watching(ls))
     ls.spawn(_index_workspace(ls))
@@ -258,7 +264,7 @@ async def _index_workspace(ls: KilnServer) -> None:
                 ),
             )
         except Exception as exc:  # noqa: BLE001
-            log.info("no progress token: %s", exc)
+            log.info("no progress token: %s", str(exc) or type(exc).__name__)
             token = None
     ls.index_progress = token
     last = [-1]

@@ -12,14 +12,17 @@ sequence is the start of that character, and a range given end first is read sta
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.text_document import RE_END_WORD, RE_START_WORD
 
+log = logging.getLogger("kiln.lsp.textsync")
 _BREAK = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
@@ -147,7 +150,11 @@ class SyncedDocument(TextDocument):
 
 
 class SyncedWorkspace(Workspace):
-    """pygls's workspace whose documents are ``SyncedDocument``s."""
+    """pygls's workspace whose documents are ``SyncedDocument``s. A change to a document never
+    opened is dropped with one log line per document (pygls raised a ``KeyError`` for each,
+    a warning in the editor's log per keystroke of a client that skipped ``didOpen``)."""
+
+    unopened: set[str] | None = None
 
     @classmethod
     def replacing(cls, workspace: Workspace) -> SyncedWorkspace:
@@ -158,6 +165,20 @@ class SyncedWorkspace(Workspace):
             list(workspace.folders.values()),
             workspace.position_encoding or types.PositionEncodingKind.Utf16,
         )
+
+    def update_text_document(
+        self,
+        text_doc: types.VersionedTextDocumentIdentifier,
+        change: types.TextDocumentContentChangeEvent,
+    ) -> None:
+        if unquote(text_doc.uri) in self.text_documents:
+            super().update_text_document(text_doc, change)
+            return
+        if self.unopened is None or len(self.unopened) > 1000:
+            self.unopened = set()
+        if text_doc.uri not in self.unopened:
+            self.unopened.add(text_doc.uri)
+            log.info("ignored changes to %s: it was not opened (send didOpen first)", text_doc.uri)
 
     def _create_text_document(
         self,

@@ -144,3 +144,32 @@ async def test_a_20_mb_buffer_is_edited_hovered_and_kept_out_of_the_index(
     value = hover["result"]["contents"]["value"]
     assert "`tail_renamed` names.py:1" in value and "big.py" not in value, value
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+async def test_changes_to_a_document_never_opened_are_one_log_line(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A client typing in a document it never opened got a warning in its log per keystroke
+    (pygls's KeyError); the changes are dropped with one info line for the document."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    server = await RawServer.start(root, server_env(kiln_home))
+    try:
+        await server.initialize(root, initializationOptions={"index": False})
+        uri = (root / "never.py").as_uri()
+        for version in range(2, 42):
+            params = {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [_edit((0, 0), (0, 0), "x"), {"text": "whole"}],
+            }
+            server.notify("textDocument/didChange", params)
+        assert (await server.request("hello", "kiln/hello"))["result"]["protocolVersion"] == 1
+    finally:
+        await server.close()
+    logs = [
+        m["params"] for m in server.messages if m.get("method") == "window/logMessage"
+    ]  # fmt: skip
+    about = [log for log in logs if "never.py" in log["message"]]
+    assert len(about) == 1 and about[0]["type"] == 3, about  # one Info line
+    assert "it was not opened" in about[0]["message"]
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
