@@ -37,6 +37,11 @@ def _resolve(store: Any, session: str | None, root: Path | None) -> str:
     )
 
 
+def _one_of(turn: int | None, step: int | None) -> None:
+    if turn is not None and step is not None:
+        raise click.UsageError("give --turn or --step, not both")
+
+
 def _window(store: Any, session_id: str) -> int:
     from agent.context_report import DEFAULT_WINDOW
 
@@ -71,6 +76,7 @@ def show_cmd(
     """The exact request of a turn, its budget by component and the session's cache share."""
     from agent import context_report as cr
 
+    _one_of(turn, step)
     store = _store()
     sid = _resolve(store, session, root)
     chosen = cr.select_step(store, sid, turn=turn, step=step)
@@ -174,6 +180,7 @@ def diff_cmd(
     """Where a request stopped sharing a prefix with the previous one, and what caused it."""
     from agent import context_report as cr
 
+    _one_of(turn, step)
     store = _store()
     sid = _resolve(store, session, root)
     chosen = cr.select_step(store, sid, turn=turn, step=step, first=True)

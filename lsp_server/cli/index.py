@@ -63,6 +63,11 @@ def _summary(stats: IndexStats, idx: Index) -> str:
 
 
 def _open(root: Path) -> Index:
+    where = root.resolve()
+    if where == Path(where.anchor):  # `--root "$DIR/"` with DIR unset: the whole machine
+        raise click.UsageError(
+            f"{root} is the filesystem root, not a project: pass a project folder"
+        )
     idx = Index(root)
     if idx.recovered:
         click.echo(f"kiln: {idx.recovered}", err=True)

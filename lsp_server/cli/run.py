@@ -146,7 +146,7 @@ def run_cmd(
     from lsp_server.headless.repo_git import Limits
     from lsp_server.headless.runner import RunOptions, run_or_exit
 
-    sources = [s for s in (task, task_file) if s]
+    sources = [s for s in (task, task_file) if s is not None]  # "" is a task: an empty one
     if len(sources) > 1 or not (sources or github_event):
         raise click.UsageError("give exactly one of TASK, --task-file or --github-event")
     if github_event:
