@@ -14,10 +14,16 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    FileResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 
 INLINE_DOWNLOAD_BYTES = 256 * 1024
-_RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
+_RANGE = re.compile(r"bytes=(\d*)-(\d*)", re.IGNORECASE)
 
 
 def _headers(doc: dict[str, Any]) -> dict[str, str]:
@@ -32,17 +38,35 @@ def _headers(doc: dict[str, Any]) -> dict[str, str]:
     }
 
 
+UNSATISFIABLE = (-1, -1)
+
+
 def _byte_range(header: str, size: int) -> tuple[int, int] | None:
-    """One ``bytes=a-b`` range clipped to ``size``; None when unsatisfiable or malformed."""
-    match = _RANGE.match(header.strip())
+    """One ``bytes=a-b`` range clipped to ``size``; ``UNSATISFIABLE`` past the end; None for a
+    header to ignore (RFC 9110: another unit must be ignored, an invalid range may be; several
+    ranges are ignored too, as a client verifying a sha256 never asks for them)."""
+    match = _RANGE.fullmatch(header.strip())
     if match is None or (not match[1] and not match[2]):
         return None
     if not match[1]:  # suffix: the last N bytes
         length = int(match[2])
-        return (max(0, size - length), size - 1) if length else None
+        return (max(0, size - length), size - 1) if length and size else UNSATISFIABLE
     start = int(match[1])
-    end = min(int(match[2]), size - 1) if match[2] else size - 1
-    return (start, end) if start <= end else None
+    if match[2] and int(match[2]) < start:
+        return None
+    if start >= size:
+        return UNSATISFIABLE
+    return (start, min(int(match[2]), size - 1) if match[2] else size - 1)
+
+
+def _unsatisfiable(size: int, headers: dict[str, str]) -> Response:
+    error = {
+        "code": "range_not_satisfiable",
+        "message": f"the range is past the end of the {size}-byte archive",
+        "hint": "",
+    }
+    headers = {**headers, "Content-Range": f"bytes */{size}"}
+    return JSONResponse({"error": error}, status_code=416, headers=headers)
 
 
 async def serve_archive(reg: Any, request: Request, doc: dict[str, Any]) -> Response:
@@ -51,9 +75,16 @@ async def serve_archive(reg: Any, request: Request, doc: dict[str, Any]) -> Resp
     if _not_modified(request.headers.get("if-none-match", ""), headers["ETag"]):
         return Response(status_code=304, headers={"ETag": headers["ETag"]})
     path = reg.blobs.path(sha)
+    size = int(doc.get("archiveSize") or (path.stat().st_size if path is not None else 0))
+    wanted = request.headers.get("range")
+    span = _byte_range(wanted, size) if wanted is not None else None
+    if span == UNSATISFIABLE:
+        return _unsatisfiable(size, headers)
+    if wanted is not None and span is None:  # ignored: FileResponse must not see it either
+        request.scope["headers"] = [(k, v) for k, v in request.scope["headers"] if k != b"range"]
     if path is not None:
         reg.metrics.downloads.labels("local").inc()
-        if "range" in request.headers or doc.get("archiveSize", 0) > INLINE_DOWNLOAD_BYTES:
+        if span is not None or size > INLINE_DOWNLOAD_BYTES:
             return FileResponse(path, media_type="application/gzip", headers=headers)
         # Small archives (nearly all skills) in one read from the page cache: no thread hops.
         return Response(path.read_bytes(), media_type="application/gzip", headers=headers)
@@ -63,14 +94,7 @@ async def serve_archive(reg: Any, request: Request, doc: dict[str, Any]) -> Resp
             reg.metrics.downloads.labels("redirect").inc()
             return RedirectResponse(url, status_code=302, headers=headers)
     reg.metrics.downloads.labels("stream").inc()
-    size = int(doc["archiveSize"])
-    wanted = request.headers.get("range")
-    if wanted is not None:
-        span = _byte_range(wanted, size)
-        if span is None:
-            return Response(
-                status_code=416, headers={**headers, "Content-Range": f"bytes */{size}"}
-            )
+    if span is not None:
         start, end = span
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"
         headers["Content-Length"] = str(end - start + 1)
