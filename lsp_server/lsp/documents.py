@@ -13,7 +13,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -216,7 +216,10 @@ class IndexSync:
         if self.index is None or self.state != "ready":
             return
         items = self._take_pending()
-        self._pool.submit(self._write_buffers, items).result()
+        try:
+            self._pool.submit(self._write_buffers, items).result()
+        except (RuntimeError, CancelledError):  # the server is closing: search what is there
+            return
         if items and self._loop is not None:
             self._loop.call_soon_threadsafe(self._when_idle)
 
