@@ -3,7 +3,9 @@ agent's `search_code`, hover and `@` mentions see it right after the editor's no
 with no pause for the re-index debounce: a buffer not on disk yet is found at once, a close
 forgets its unsaved text (also text typed just before the close), buffers restored at start-up
 win over the first scan, ignored folders stay out, and a workspace opened through a symbolic
-link or holding a file name with a space works like any other."""
+link or holding a file name with a space works like any other, an edit the agent applied is
+found and a deferred one is not, and a file deleted or moved on disk while open keeps its
+buffer until the close."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.lsp.conftest import server_env
 from tests.lsp.raw_client import RawServer
 
 pytestmark = pytest.mark.e2e
@@ -170,6 +173,56 @@ async def test_an_edit_is_searchable_once_applied_and_a_deferred_one_is_not(
         _, text = await _search(server, sid, "deferred")
         assert not (root / "deferred.py").exists()
         assert "function deferred_marker" not in text, text
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+async def _hover_names(server: RawServer, uri: str, line: int) -> list[str]:
+    """`name path` of each hit hover lists for the word at the start of ``line``."""
+    params = {"textDocument": {"uri": uri}, "position": {"line": line, "character": 1}}
+    reply = await server.request(next(_ids), "textDocument/hover", params)
+    if reply["result"] is None:
+        return []
+    rows = reply["result"]["contents"]["value"].splitlines()
+    return [row.split("`")[1] + " " + row.split("`")[2].strip().rsplit(":", 1)[0] for row in rows]
+
+
+async def test_a_file_deleted_or_moved_on_disk_while_open_keeps_its_buffer_until_closed(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """The open buffer owns the file's rows: deleting or renaming the file on disk (reported by
+    `workspace/didChangeWatchedFiles`, and by the server's own watcher) keeps them; the close
+    brings back what the disk holds (nothing, for a deleted file)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "gone.py").write_text("def gone_marker():\n    pass\n")
+    (root / "old.py").write_text("def moved_marker():\n    pass\n")
+    server = await RawServer.start(root, server_env(kiln_home))
+    try:
+        await server.initialize(root)
+        await _until(server, lambda s: s["state"] == "ready")
+        probe = (root / "probe.py").as_uri()
+        _open(server, probe, "gone_marker\nmoved_marker\n")
+        gone, old = (root / "gone.py").as_uri(), (root / "old.py").as_uri()
+        _open(server, gone, "def gone_marker():\n    pass\n")
+        _open(server, old, "def moved_marker():\n    pass\n")
+        (root / "gone.py").unlink()
+        (root / "old.py").rename(root / "new.py")
+        changes = [
+            {"uri": gone, "type": 3},
+            {"uri": old, "type": 3},
+            {"uri": (root / "new.py").as_uri(), "type": 1},
+        ]
+        server.notify("workspace/didChangeWatchedFiles", {"changes": changes})
+        assert "gone_marker gone.py" in await _hover_names(server, probe, 0)
+        moved = await _hover_names(server, probe, 1)
+        assert {"moved_marker old.py", "moved_marker new.py"} <= set(moved), moved
+        for uri in (gone, old):
+            server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        assert "gone_marker gone.py" not in await _hover_names(server, probe, 0)
+        moved = await _hover_names(server, probe, 1)
+        assert "moved_marker new.py" in moved and "moved_marker old.py" not in moved, moved
     finally:
         await server.close()
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
