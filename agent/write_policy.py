@@ -9,7 +9,8 @@ files a command line writes, so a path rule cannot be dodged by choosing another
 - ``workspace``: an ordinary file under the root (symlinks resolved);
 - ``sensitive``: memory, settings and files that make tools run code on their own (``.git/``,
   ``.kiln/``, ``.claude/``, ``.agents/``, ``KILN.md``/``AGENTS.md``/``CLAUDE.md``/
-  ``CLAUDE.local.md`` at any level, ``.envrc``, the editor files in ``AUTORUN_FILES``, CI
+  ``CLAUDE.local.md`` at any level, ``.envrc`` and mise's config (``SHELL_HOOK_FILES``), the
+  editor files in ``AUTORUN_FILES``, CI
   pipelines and commit hooks in ``PIPELINE_PATHS``) —
   edits need a yes, are refused in ``ci``;
 - ``outside``: anywhere else — never approved by an allow rule, refused in ``ci``.
@@ -50,6 +51,13 @@ PIPELINE_PATHS = (
     ".forgejo/workflows", ".pre-commit-config.yaml", ".husky", "lefthook.yml", ".lefthook.yml",
     "lefthook-local.yml",
 )  # fmt: skip
+# Files a shell hook runs code from when the user's shell enters the folder (the next prompt, on
+# the host): direnv's ``.envrc``, and mise's config (``[env] _.source``, ``[hooks]``), whose trust
+# is for the file's path, not its content.
+SHELL_HOOK_FILES = (
+    ".envrc", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".mise",
+    ".config/mise.toml", ".config/mise",
+)  # fmt: skip
 SENSITIVE_GLOBS = (
     *PIPELINE_PATHS,
     *(f"{p}/*" for p in PIPELINE_PATHS),
@@ -66,8 +74,10 @@ SENSITIVE_GLOBS = (
     "*/CLAUDE.md",
     "CLAUDE.local.md",
     "*/CLAUDE.local.md",
-    ".envrc",
-    "*/.envrc",
+    *SHELL_HOOK_FILES,
+    *(f"*/{p}" for p in SHELL_HOOK_FILES),
+    *(f"{p}/*" for p in SHELL_HOOK_FILES),
+    *(f"*/{p}/*" for p in SHELL_HOOK_FILES),
     *AUTORUN_FILES,
 )
 

@@ -16,7 +16,7 @@ import os
 import stat
 from pathlib import Path
 
-from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS
+from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS, SHELL_HOOK_FILES
 
 # Local daemons a command could drive to escape (a Docker socket is root on the host; so are
 # libvirt's, LXD's and Incus's to their groups; snapd installs and runs snaps). The user's own
@@ -30,7 +30,7 @@ DAEMON_SOCKETS = (
 )  # fmt: skip
 PROTECTED_IN_WORKSPACE = (
     ".git/config", ".git/hooks", ".git/info", ".kiln", ".claude", ".agents", "KILN.md",
-    "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc", *AUTORUN_FILES, *PIPELINE_PATHS,
+    "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", *SHELL_HOOK_FILES, *AUTORUN_FILES, *PIPELINE_PATHS,
 )  # fmt: skip
 # In each submodule's git folder (``.git/modules/NAME``, nested ones too): what makes the
 # user's next ``git status`` in the superproject (which runs git inside populated submodules)

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agent.sandbox.bwrap import submodule_config
-from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS
+from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS, SHELL_HOOK_FILES
 
 # At the workspace root: memory and settings loaded into every session, skill folders whose
 # contents the next session would offer, direnv's auto-run file, and the files an editor or git
@@ -21,7 +21,7 @@ from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS
 # shell prompt or the editor's git view starts on its own, and a ``.git`` file may name a git
 # folder the command prepared anywhere.
 GUARDED = (
-    "KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".envrc", ".kiln/settings.json", ".kiln/mcp.json",
+    "KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", *SHELL_HOOK_FILES, ".kiln/settings.json", ".kiln/mcp.json",
     ".kiln/skills", ".claude", ".agents", ".git", ".git/hooks", *AUTORUN_FILES, *PIPELINE_PATHS,
 )  # fmt: skip
 
