@@ -45,6 +45,7 @@ from agent.events import (
 from agent.hosts import DiskHost
 from agent.protocols import EditOutcome, EditProposal
 from agent.workspace import check_unmoved
+from lsp_server.acp.outgoing import OutgoingRequests
 from lsp_server.core.coalesce import TextCoalescer
 from lsp_server.core.updates import event_to_update, is_text_chunk
 
@@ -105,6 +106,7 @@ class AcpFrontend:
 
     def __init__(self, client: Any) -> None:
         self.client = client
+        self.outgoing = OutgoingRequests(client)  # withdraws requests it stops waiting for
         self.can_read = False
         self.can_write = False
         self._disk = DiskHost()
@@ -200,9 +202,10 @@ class AcpFrontend:
             log.warning("malformed permission request (%s): denied", exc.errors()[:1])
             raise PermissionRequestFailed("the question could not be put to the client") from None
         try:
-            response = await self.client.request_permission(
-                session_id=session_id, tool_call=call, options=choices
-            )
+            async with self.outgoing.withdrawn_if_abandoned():
+                response = await self.client.request_permission(
+                    session_id=session_id, tool_call=call, options=choices
+                )
         except RequestError as exc:  # not a "no" from the user: the core says it failed
             raise PermissionRequestFailed(f"the client answered error {exc.code}: {exc}") from None
         except ValidationError as exc:
@@ -241,10 +244,13 @@ class AcpFrontend:
             # writes what it is sent must not turn the file's \r\n into \n.
             content = line_ends.like(_disk_text(path) or "", content)
         try:
-            await asyncio.wait_for(
-                self.client.write_text_file(session_id=session_id, path=str(path), content=content),
-                timeout=FS_TIMEOUT,
-            )
+            async with self.outgoing.withdrawn_if_abandoned():
+                await asyncio.wait_for(
+                    self.client.write_text_file(
+                        session_id=session_id, path=str(path), content=content
+                    ),
+                    timeout=FS_TIMEOUT,
+                )
         except (RequestError, ConnectionError, TimeoutError, ValidationError) as exc:
             raise ToolError(
                 f"the editor could not write {proposal.path}: {exc}",
@@ -259,10 +265,11 @@ class AcpFrontend:
         if not self.can_read or path.is_dir():
             return None
         try:
-            response = await asyncio.wait_for(
-                self.client.read_text_file(session_id=session_id, path=str(path)),
-                timeout=FS_TIMEOUT,
-            )
+            async with self.outgoing.withdrawn_if_abandoned():
+                response = await asyncio.wait_for(
+                    self.client.read_text_file(session_id=session_id, path=str(path)),
+                    timeout=FS_TIMEOUT,
+                )
         except (RequestError, ConnectionError, TimeoutError, ValidationError) as exc:
             reason = "a malformed answer" if isinstance(exc, ValidationError) else exc
             log.info("fs/read_text_file %s failed (%s); using the disk", path, reason)

@@ -361,3 +361,33 @@ def test_load_replays_attachments_as_the_blocks_the_client_sent(conformance: Con
     ]
     assert "<reference" not in json.dumps(replayed)
     assert report.result["response"] == {"stopReason": "end_turn"}
+
+
+def test_a_permission_question_kiln_stops_waiting_for_is_withdrawn(
+    conformance: Conformance,
+) -> None:
+    """A question left unanswered until the timeout was refused, but the client's dialog stayed
+    open (and a late "allow" went nowhere): Kiln now withdraws it with ACP's `$/cancel_request`
+    for that request."""
+    steps = [call("write_file", path="app.py", content="overwritten\n"), "Gave up on it."]
+    report = conformance.run(
+        "permission", steps, answers=["hold"], sessionMeta={"kiln": {"permissionTimeout": 1}}
+    )
+    assert report.result["response"] == {"stopReason": "end_turn"}
+    [asked] = report.result["permissions"]
+    assert report.result["withdrawn"] == [asked["toolCall"]["toolCallId"]]
+    [request_id] = [
+        f["msg"]["id"]
+        for c in report.connections
+        for f in c["frames"]
+        if f["dir"] == "a2c" and f["msg"].get("method") == "session/request_permission"
+    ]
+    cancels = [
+        f["msg"]["params"]
+        for c in report.connections
+        for f in c["frames"]
+        if f["dir"] == "a2c" and f["msg"].get("method") == "$/cancel_request"
+    ]
+    assert cancels == [{"requestId": request_id}]
+    assert "timed out" in report.text("agent_thought_chunk")
+    assert (conformance.workspace / "app.py").read_text() == APP

@@ -23,6 +23,7 @@ export class Editor {
     this.reads = [];
     this.writes = [];
     this.held = new Map(); // session id -> resolvers of permission requests held open
+    this.withdrawn = []; // tool call ids of held permission requests the agent cancelled
     this.waiters = [];
   }
 
@@ -30,7 +31,7 @@ export class Editor {
     return acp
       .client({ name: "kiln-conformance" })
       .onNotification(acp.methods.client.session.update, ({ params }) => this.#record(params))
-      .onRequest(acp.methods.client.session.requestPermission, ({ params }) => this.#permission(params))
+      .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => this.#permission(params, signal))
       .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => this.#read(params))
       .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => this.#write(params));
   }
@@ -69,13 +70,19 @@ export class Editor {
     this.#wake();
   }
 
-  #permission(params) {
+  #permission(params, signal) {
     this.permissions.push(params);
     this.#wake();
     const answer = this.answers.shift() ?? "reject_once";
     if (answer === "cancelled") return { outcome: { outcome: "cancelled" } };
     if (answer === "hold") {
       return new Promise((resolve) => {
+        // The agent withdraws the question with `$/cancel_request` (the SDK aborts `signal`):
+        // the dialog closes, as an editor's would.
+        signal?.addEventListener("abort", () => {
+          this.withdrawn.push(params.toolCall.toolCallId);
+          resolve({ outcome: { outcome: "cancelled" } });
+        });
         const list = this.held.get(params.sessionId) ?? [];
         list.push(resolve);
         this.held.set(params.sessionId, list);

@@ -85,9 +85,9 @@ const SCENARIOS = {
     const editor = new Editor({ answers: params.answers, buffers: params.buffers });
     const { cx } = run.open(editor);
     await initialize(cx, { caps: params.fs === false ? NO_FS : CAPS });
-    const { sessionId } = await newSession(cx, workspace);
+    const { sessionId } = await newSession(cx, workspace, params.sessionMeta);
     const response = await prompt(cx, sessionId, params.text ?? "edit it");
-    return { sessionId, response, updates: editor.updates, permissions: editor.permissions, reads: editor.reads, writes: editor.writes };
+    return { sessionId, response, updates: editor.updates, permissions: editor.permissions, reads: editor.reads, writes: editor.writes, withdrawn: editor.withdrawn };
   },
 
   /** session/cancel mid-turn (at a plan update, or while a permission request is open). */
@@ -110,7 +110,7 @@ const SCENARIOS = {
     // arrive before this answer (and the schema check flags it as outside the turn).
     await cx.request(acp.methods.agent.session.list, { cwd: workspace });
     const after = await prompt(cx, sessionId, "are you still there");
-    return { sessionId, response, busy, after, updatesAfterResponse: editor.updates.slice(atResponse), updates: editor.updates, permissions: editor.permissions };
+    return { sessionId, response, busy, after, updatesAfterResponse: editor.updates.slice(atResponse), updates: editor.updates, permissions: editor.permissions, withdrawn: editor.withdrawn };
   },
 
   /** ACP's `$/cancel_request` on a running session/prompt (what the SDK sends when a request's
