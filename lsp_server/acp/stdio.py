@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from lsp_server.acp.cancel_request import route
@@ -55,22 +57,11 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
     client = ClientInput(checked)
 
     async def pump() -> None:
-        skipping = False  # inside the rest of a line that was too long
         try:
-            while True:
-                try:
-                    line = await raw.readline()
-                except ValueError as exc:  # longer than the limit; the reader dropped it
-                    if not skipping:
-                        _reject(writer, -32600, "Invalid request", "message exceeds the size limit")
-                    # Without its newline in the buffer yet, the reader dropped only a chunk:
-                    # the rest of that line follows and is not a message of its own.
-                    skipping = "not found" in str(exc)
-                    continue
-                if not line:
-                    break
-                if skipping:
-                    skipping = not line.endswith(b"\n")
+            async for line in _lines(raw, STDIO_LIMIT):
+                if isinstance(line, _TooLong):  # answered under its id when the head shows it
+                    detail = f"message exceeds the size limit ({STDIO_LIMIT // 2**20} MB)"
+                    _reject(writer, -32600, "Invalid request", detail, line.request_id())
                     continue
                 if not line.strip():
                     continue
@@ -124,3 +115,56 @@ def _refuse_batch(writer: asyncio.StreamWriter, batch: list[object]) -> None:
     log.warning("refused a batch of %d messages (%d answered)", len(batch), len(answers))
     if answers:
         writer.write((json.dumps(answers, separators=(",", ":")) + "\n").encode("utf-8"))
+
+
+_CHUNK = 1 << 20
+_HEAD = 4096  # bytes of an over-long line kept to find its id
+# The leading members of a message whose values are plain: a request's id and method come
+# before its params in what clients send ({"jsonrpc": "2.0", "id": 5, "method": ..., "params": ...).
+_MEMBER = re.compile(rb'\s*"(jsonrpc|id|method)"\s*:\s*(-?\d+|"[^"\\]*")\s*,')
+
+
+@dataclass
+class _TooLong:
+    """A line over the size limit: only its head was kept."""
+
+    head: bytes
+
+    def request_id(self) -> object:
+        """The id of a request whose id and method lead the line; else None (an answer to one
+        of ours, or members in another order: not guessed)."""
+        opening = self.head.find(b"{")
+        if opening < 0 or self.head[:opening].strip():
+            return None
+        members: dict[bytes, bytes] = {}
+        at = opening + 1
+        while (member := _MEMBER.match(self.head, at)) is not None:
+            members[member.group(1)] = member.group(2)
+            at = member.end()
+        if b"id" not in members or b"method" not in members:
+            return None
+        return json.loads(members[b"id"])
+
+
+async def _lines(raw: asyncio.StreamReader, limit: int) -> AsyncIterator[bytes | _TooLong]:
+    """The input's lines; one over ``limit`` bytes is read through to its end and yielded as
+    ``_TooLong`` with its head, so it costs one answer and its tail is no message of its own."""
+    line = bytearray()
+    head: bytes | None = None  # set while inside a line over the limit
+    while chunk := await raw.read(_CHUNK):
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            stop = len(chunk) if end < 0 else end + 1
+            if head is None:
+                line += chunk[start:stop]
+                if len(line) > limit:
+                    head, line = bytes(line[:_HEAD]), bytearray()
+            start = stop
+            if end >= 0:
+                yield _TooLong(head) if head is not None else bytes(line)
+                line, head = bytearray(), None
+    if head is not None:
+        yield _TooLong(head)
+    elif line:
+        yield bytes(line)

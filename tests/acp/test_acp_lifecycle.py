@@ -74,16 +74,22 @@ def test_the_answered_protocol_version_is_the_one_kiln_speaks(kiln_home: Path) -
 
 def test_too_deep_or_too_large_messages_get_one_error_each(kiln_home: Path) -> None:
     """A message nested deeper than the parser's stack ended the reader (no answer to anything
-    after it); one over the 50 MB line limit answered twice (its tail read as a message)."""
+    after it); one over the 50 MB line limit answered twice (its tail read as a message). A
+    request over the limit was answered with `id: null`, so the client waited on its id for
+    ever: its id is read from the head of the line when it comes before the params."""
     deep = '{"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": ' + "[" * 100_000
-    huge = frame(8, "initialize", {"protocolVersion": 1, "x": "a" * (51 * 1024 * 1024)})
-    done = run_raw([deep + "]" * 100_000 + "}", huge, frame(2, "initialize", {"protocolVersion": 1})],
-                   kiln_home)  # fmt: skip
+    huge = frame(8, "session/prompt", {"sessionId": "s", "prompt": [{"type": "text",
+                 "text": "a" * (51 * 1024 * 1024)}]})  # fmt: skip
+    params_first = json.dumps({"params": {"x": "a" * (51 * 1024 * 1024), "id": 3},
+                               "jsonrpc": "2.0", "id": 9, "method": "initialize"})  # fmt: skip
+    done = run_raw([deep + "]" * 100_000 + "}", huge, params_first,
+                    frame(2, "initialize", {"protocolVersion": 1})], kiln_home)  # fmt: skip
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(r["id"], r.get("error", {}).get("code")) for r in replies] == [
-        (None, -32700), (None, -32600), (2, None)
+        (None, -32700), (8, -32600), (None, -32600), (2, None)
     ]  # fmt: skip
-    assert replies[2]["result"]["agentInfo"]["name"] == "kiln"
+    assert "exceeds the size limit" in replies[1]["error"]["data"]["details"]
+    assert replies[3]["result"]["agentInfo"]["name"] == "kiln"
     assert "Traceback" not in done.stderr
 
 
