@@ -8,13 +8,24 @@ from typing import Any
 
 import click
 
-# The workspace a command acts on: an existing folder, the current one by default.
+
+def _workspace(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path:
+    """Without ``--root``, the workspace `kiln run` would use here: the repository holding the
+    current folder (the folder itself outside a repository)."""
+    if value is not None:
+        return value
+    from agent.memory import repository_root
+
+    return repository_root(Path.cwd())
+
+
+# The workspace a command acts on: an existing folder; by default the one `kiln run` uses.
 root_option = click.option(
     "--root",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Workspace root.",
+    default=None,
+    callback=_workspace,
+    help="Workspace root (default: the repository holding the current folder, as `kiln run`).",
 )
 
 
