@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -136,12 +137,24 @@ async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None
     if not hits:
         return None
     lines = [
-        f"- `{getattr(h, 'name', '')}` {getattr(h, 'path', '')}:{getattr(h, 'start_line', '')}"
+        "- {} {}".format(
+            _code(getattr(h, "name", "")),
+            _code(f"{getattr(h, 'path', '')}:{getattr(h, 'start_line', '')}"),
+        )
         for h in hits
     ]
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(lines))
     )
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span: names and paths come from the repository, and in
+    plain Markdown a file named ``[docs](https://x).py`` would be a link in the hover."""
+    text = " ".join(str(text).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 FEATURES: list[tuple[str, Callable[..., Any]]] = [

@@ -32,8 +32,8 @@ async def _hover_hits(server: RawServer, msg_id: Any, uri: str, line: int) -> li
     if reply["result"] is None:
         return []
     text = reply["result"]["contents"]["value"]
-    rows = [row.split("`")[1:] for row in text.splitlines()]
-    return [(name, rest.strip().rsplit(":", 1)[0]) for name, rest in rows]
+    rows = [row.split("`") for row in text.splitlines()]  # - `name` `path:line`
+    return [(row[1], row[3].rsplit(":", 1)[0]) for row in rows]
 
 
 async def _ready(server: RawServer) -> None:

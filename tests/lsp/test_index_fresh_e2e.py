@@ -128,7 +128,7 @@ async def test_search_sees_buffers_at_once_and_forgets_them_at_close(
             "textDocument/hover",
             {"textDocument": {"uri": draft}, "position": {"line": 1, "character": 6}},
         )
-        assert "`typed_marker` drafts/my draft.py:4" in hover["result"]["contents"]["value"]
+        assert "`typed_marker` `drafts/my draft.py:4`" in hover["result"]["contents"]["value"]
         _replace(server, draft, 3, "def mention_marker():\n    pass\n")
         items = await server.request(
             next(_ids), "kiln/complete/mentions", {"query": "mention_mark"}
@@ -184,8 +184,8 @@ async def _hover_names(server: RawServer, uri: str, line: int) -> list[str]:
     reply = await server.request(next(_ids), "textDocument/hover", params)
     if reply["result"] is None:
         return []
-    rows = reply["result"]["contents"]["value"].splitlines()
-    return [row.split("`")[1] + " " + row.split("`")[2].strip().rsplit(":", 1)[0] for row in rows]
+    rows = reply["result"]["contents"]["value"].splitlines()  # - `name` `path:line`
+    return [row.split("`")[1] + " " + row.split("`")[3].rsplit(":", 1)[0] for row in rows]
 
 
 async def test_a_file_deleted_or_moved_on_disk_while_open_keeps_its_buffer_until_closed(

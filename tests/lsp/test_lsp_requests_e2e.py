@@ -5,6 +5,7 @@ client is answered with is not also a warning in the editor's log (`window/logMe
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from pathlib import Path
 from typing import Any
@@ -91,3 +92,36 @@ async def test_advertised_requests_answer_and_others_are_method_not_found(
     ]
     assert not [w for w in warnings if "Not Found" in w or "Invalid Params" in w], warnings
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+async def test_hover_shows_names_and_paths_as_code_not_markdown(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """Hover is Markdown; the names and paths in it come from the repository. A file named
+    `[docs](https://example.com).py` was a link in the editor's hover, and a backtick in a name
+    ended its code span: both are now code spans, fenced past any backtick they hold."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "[docs](https:⁄⁄example.com)_x.py").write_text("def hover_target():\n    pass\n")
+    (root / "tick`s.py").write_text("def hover_target():\n    pass\n")
+    server = await RawServer.start(root, server_env(kiln_home))
+    try:
+        await server.initialize(root)
+        for n in itertools.count():
+            status = await server.request(f"s{n}", "kiln/index/status", {})
+            if status["result"]["state"] == "ready":
+                break
+            await asyncio.sleep(0.05)
+        uri = (root / "probe.py").as_uri()
+        doc = {"uri": uri, "languageId": "python", "version": 1, "text": "hover_target()\n"}
+        server.notify("textDocument/didOpen", {"textDocument": doc})
+        params = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 3}}
+        hover = await server.request("hover", "textDocument/hover", params)
+    finally:
+        await server.close()
+    rows = sorted(hover["result"]["contents"]["value"].splitlines())
+    assert rows == [
+        "- `hover_target` `[docs](https:⁄⁄example.com)_x.py:1`",
+        "- `hover_target` ``tick`s.py:1``",
+        "- `probe` `probe.py:1`",
+    ], rows

@@ -142,7 +142,7 @@ async def test_a_20_mb_buffer_is_edited_hovered_and_kept_out_of_the_index(
     finally:
         await server.close()
     value = hover["result"]["contents"]["value"]
-    assert "`tail_renamed` names.py:1" in value and "big.py" not in value, value
+    assert "`tail_renamed` `names.py:1`" in value and "big.py" not in value, value
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
 
 
