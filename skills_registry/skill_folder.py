@@ -4,17 +4,21 @@ A project scope (``.kiln/skills`` and ``skills-lock.json``) comes with the repos
 link among its paths is refused before anything is read or written. A folder is named from a skill id already checked by ``parse_spec``, never from a path. The
 marker file records which skill (and tree hash) a folder holds, so an install never clobbers
 another skill or local edits without ``force``; the swap extracts next to the target and
-renames, so the old tree survives any failure. The verified install that drives these is
+swaps the two folders in one step (two renames where the system cannot), so the old tree
+survives any failure and a kill leaves one whole version. The verified install that drives these is
 ``skills_registry.install``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import json
 import os
 import re
 import shutil
+import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -87,10 +91,14 @@ def place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> No
         fd = os.open(tmp / MARKER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        if target.exists() or target.is_symlink():
+        if target.is_dir() and not target.is_symlink() and _exchange(tmp, target):
+            pass  # one step: ``tmp`` now holds the old tree, removed below
+        elif target.exists() or target.is_symlink():
             old = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
             target.rename(old)
-        tmp.rename(target)
+            tmp.rename(target)
+        else:
+            tmp.rename(target)
     except BaseException as exc:  # a refused write, or Ctrl-C / SIGTERM between the renames
         if old is not None and not target.exists():
             with contextlib.suppress(OSError):
@@ -103,6 +111,34 @@ def place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> No
             shutil.rmtree(tmp, ignore_errors=True)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+_LIBC: Any = None  # the C library, loaded on the first swap (none at import)
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+_UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV}
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step (Linux ``renameat2`` with ``RENAME_EXCHANGE``), so a kill
+    never falls between moving the old tree out and the new one in; False where the system or
+    the file system has no such call (the caller then renames twice)."""
+    global _LIBC
+    if sys.platform != "linux":
+        return False
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL(None, use_errno=True)
+        except OSError:
+            return False
+    call = getattr(_LIBC, "renameat2", None)
+    if call is None:
+        return False
+    if call(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err), str(b))
 
 
 LEFTOVER_SECONDS = 3600  # older than any install still running

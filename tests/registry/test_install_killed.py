@@ -1,0 +1,96 @@
+"""`kiln skills install` killed with SIGKILL in the middle of swapping a skill into place.
+
+A real `kiln` process updates an installed skill; the kill lands right after the installed
+folder was first moved (what the swap does first). Before: the swap was two renames (old tree
+out, new tree in), and a SIGKILL between them left no skill folder at all, only a hidden
+`.old-NAME-…` that discovery skips: the skill vanished until someone installed it again. Now
+the two folders are exchanged in one `renameat2(RENAME_EXCHANGE)` where the system has it, so
+the folder holds the old version or the new one, whole, at every instant.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from skills_registry.archive import read_dir
+from tests.registry.conftest import (
+    FIXTURES,
+    LiveRegistry,
+    cli_env,
+    kiln,
+    publish_skill,
+    start_registry,
+)
+
+# Runs `kiln` itself; only the timing of the kill is ours: the process SIGKILLs itself right
+# after the first rename or exchange that moves the installed folder.
+KILL_AFTER_FIRST_SWAP = """
+import ctypes, os, runpy, signal, sys
+real_rename = os.rename
+def rename(src, dst, *args, **kwargs):
+    real_rename(src, dst, *args, **kwargs)
+    if os.path.basename(str(src)) == "brand-guidelines":
+        os.kill(os.getpid(), signal.SIGKILL)
+os.rename = rename
+libc = ctypes.CDLL(None, use_errno=True)
+if hasattr(libc, "renameat2"):
+    real_renameat2 = libc.renameat2
+    class Libc:
+        def __getattr__(self, name):
+            return getattr(libc, name)
+        def renameat2(self, *args):
+            result = real_renameat2(*args)
+            os.kill(os.getpid(), signal.SIGKILL)
+            return result
+    import skills_registry.skill_folder as folder
+    folder._LIBC = Libc()
+sys.argv = ["kiln", *sys.argv[1:]]
+runpy.run_module("lsp_server", run_name="__main__")
+"""
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[LiveRegistry]:
+    registry = start_registry(tmp_path / "registry-data")
+    try:
+        yield registry
+    finally:
+        registry.stop()
+
+
+def test_a_kill_during_the_swap_leaves_a_whole_skill(live: LiveRegistry, tmp_path: Path) -> None:
+    publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
+    changed = tmp_path / "v2" / "brand-guidelines"
+    shutil.copytree(FIXTURES / "brand-guidelines", changed)
+    (changed / "NOTES.md").write_text("new in 1.1.0\n")
+    publish_skill(live, changed, "1.1.0")
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    env = cli_env(home, KILN_REGISTRY=live.url)
+    first = kiln("skills", "install", "acme/brand-guidelines@1.0.0", "--yes", env=env, cwd=project)
+    assert first.returncode == 0, first.stderr
+    target = project / ".kiln/skills/brand-guidelines"
+    old = read_dir(target).files
+
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_FIRST_SWAP, "skills", "install",
+         "acme/brand-guidelines@1.1.0", "--yes"],
+        env=env, cwd=project, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert target.is_dir(), sorted(p.name for p in target.parent.iterdir())
+    now = {k: v for k, v in read_dir(target).files.items() if k != ".kiln-install.json"}
+    old = {k: v for k, v in old.items() if k != ".kiln-install.json"}
+    new = {k: v for k, v in read_dir(changed).files.items()}
+    assert now in (old, new)
+
+    again = kiln("skills", "install", "acme/brand-guidelines@1.1.0", "--yes", env=env, cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert (target / "NOTES.md").read_text() == "new in 1.1.0\n"
