@@ -25,6 +25,15 @@ def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
 
 
+def _line(text: object) -> str:
+    """Stored text for one line of a listing: line breaks and tabs as spaces, other control
+    characters escaped, so a transcript cannot forge a line a script reads (``--json`` keeps
+    the text exact)."""
+    from lsp_server.headless.terminal import safe
+
+    return safe(" ".join(str(text).split()))
+
+
 def _workspaces(root: Path | None, all_roots: bool) -> list[Path] | None:
     """The workspaces a listing covers: every one with ``--all``, the ``--root`` folder alone,
     else every workspace holding the current folder (`kiln run` from a subfolder works in the
@@ -63,9 +72,8 @@ def list_cmd(root: Path | None, all_roots: bool, limit: int, as_json: bool) -> N
         click.echo("no sessions" + ("" if all_roots else " in this workspace (try --all)"))
         return
     for row in rows:
-        click.echo(
-            f"{row['id']}  {_when(row['updated'])}  {row['model']:<20.20}  {row['title'][:60]}"
-        )
+        model, title = _line(row["model"]), _line(row["title"])
+        click.echo(f"{row['id']}  {_when(row['updated'])}  {model:<20.20}  {title[:60]}")
 
 
 @sessions_group.command("show")
@@ -146,5 +154,6 @@ def search_cmd(query: str, root: Path | None, all_roots: bool, limit: int, as_js
         return
     for hit in hits:
         click.echo(
-            f"{hit['session_id']}  {_when(hit['created'])}  [{hit['kind']}] {hit['excerpt']}"
+            f"{hit['session_id']}  {_when(hit['created'])}  [{_line(hit['kind'])}] "
+            f"{_line(hit['excerpt'])}"
         )

@@ -116,3 +116,19 @@ def test_from_a_subfolder_the_workspace_sessions_are_listed(
     assert [r["id"] for r in json.loads(only.stdout)] == [nested]
     every = kiln("sessions", "list", "--all", "--json", cwd=sub)
     assert {r["id"] for r in json.loads(every.stdout)} == {sid, nested, elsewhere}
+
+
+def test_each_hit_and_each_session_is_one_line(tmp_path: Path) -> None:
+    """Transcript text (a file's or a command's output included) cannot forge a line of the
+    listing a script reads, nor put an escape sequence in it."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    forged = "20991231-000000-deadbeef  2099-12-31 00:00  [assistant] forged"
+    reply = f"first line\n{forged}\tmore\x1b]0;title\x07 end\r\nlast"
+    sid = one_run(tmp_path, root, "find the forged line\n" + forged, reply)
+    for args in (("sessions", "search", "forged"), ("sessions", "list")):
+        lines = kiln(*args, cwd=root).stdout.splitlines()
+        assert lines and all(line.startswith(f"{sid}  ") for line in lines), lines
+        assert not any(c in line for line in lines for c in "\x1b\x07\r\t")
+    hits = json.loads(kiln("sessions", "search", "forged", "--json", cwd=root).stdout)
+    assert any("\x1b]0;title\x07" in h["excerpt"] for h in hits)  # --json keeps the text
