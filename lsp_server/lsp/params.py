@@ -25,8 +25,10 @@ def camel(name: str) -> str:
 
 
 def parse(cls: type[P], raw: Any) -> P:
-    """``raw`` (a JSON object or None) as ``cls``; InvalidParams on a missing or ill-typed field."""
-    if raw is None:
+    """``raw`` (a JSON object or None) as ``cls``; InvalidParams on a missing or ill-typed field.
+    An empty array is no params too: Lua encodes an empty table as ``[]``, so Neovim's
+    ``client:request("kiln/hello", {})`` sends ``"params": []``."""
+    if raw is None or raw == []:
         raw = {}
     if not isinstance(raw, dict):
         raise InvalidParams("params must be an object")

