@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from lsp_server.acp.cancel_request import route
 from lsp_server.acp.envelope import Dropped, EnvelopeError, batch_refusals, well_formed
 from lsp_server.acp.meta import shield
+from lsp_server.acp.params_errors import params_error
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
 log = logging.getLogger("kiln.acp")
@@ -89,6 +90,9 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                     continue
                 # _meta as metadata only; $/cancel_request, which the SDK cannot route itself
                 routed = route(shield(message))
+                if (error := params_error(routed)) is not None:  # one line naming the field
+                    _answer(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})
+                    continue
                 if routed is not original:
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")
                 checked.feed_data(line if line.endswith(b"\n") else line + b"\n")
@@ -106,7 +110,10 @@ def _reject(
 ) -> None:
     log.warning("rejected a malformed message: %s", detail)
     error = {"code": code, "message": message, "data": {"details": detail}}
-    frame = {"jsonrpc": "2.0", "id": msg_id, "error": error}
+    _answer(writer, {"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+
+def _answer(writer: asyncio.StreamWriter, frame: object) -> None:
     writer.write((json.dumps(frame, separators=(",", ":")) + "\n").encode("utf-8"))
 
 
@@ -114,7 +121,7 @@ def _refuse_batch(writer: asyncio.StreamWriter, batch: list[object]) -> None:
     answers = batch_refusals(batch)
     log.warning("refused a batch of %d messages (%d answered)", len(batch), len(answers))
     if answers:
-        writer.write((json.dumps(answers, separators=(",", ":")) + "\n").encode("utf-8"))
+        _answer(writer, answers)
 
 
 _CHUNK = 1 << 20

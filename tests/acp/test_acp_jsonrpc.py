@@ -168,3 +168,28 @@ def test_a_batch_is_answered_with_one_error_per_request_in_an_array(kiln_home: P
     assert empty["error"]["code"] == -32600  # `[]`: one error, not an array
     assert next(r for r in singles if r["id"] == 2)["result"] == {"sessions": []}
     assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_params_the_sdk_cannot_read_get_one_line_naming_the_field(kiln_home: Path) -> None:
+    """They were answered "Invalid params" with pydantic's dump in `data`, echoing the whole
+    input: a 5 MB prompt without its `sessionId` came back as a 5 MB error."""
+    pasted = "x" * 5_000_000
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1}),
+        frame(2, "session/prompt", {"prompt": [{"type": "text", "text": pasted}]}),
+        frame(3, "session/new", {"cwd": 42, "mcpServers": []}),
+        frame(4, "session/prompt", {"sessionId": "s", "prompt": [{"type": "video"}]}),
+    ]
+    done = run_raw(raw, kiln_home)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(len(line) < 10_000 for line in lines), [len(line) for line in lines]
+    errors = {r["id"]: r["error"] for r in map(json.loads, lines) if "error" in r}
+    assert {i: e["code"] for i, e in errors.items()} == {2: -32602, 3: -32602, 4: -32602}
+    assert errors[2]["message"] == "invalid params: sessionId: Field required"
+    assert errors[3]["message"] == "invalid params: cwd: Input should be a valid string"
+    assert errors[4]["message"].startswith("invalid params: prompt.0: Input tag 'video'")
+    assert errors[2]["data"]["errors"] == [
+        {"loc": ["sessionId"], "msg": "Field required", "type": "missing"}
+    ]
+    assert "Traceback" not in done.stderr, done.stderr
