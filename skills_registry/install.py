@@ -13,7 +13,6 @@ marker, the guard against clobbering, the swap) is ``skills_registry.skill_folde
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ from skills_registry.review import allowed_tools_list
 from skills_registry.skill_folder import (
     Scope,
     check_same_signer,
+    discard,
     folder_name,
     guard_target,
     place,
@@ -276,7 +276,7 @@ class Installer:
             target.unlink()
         elif target.exists():
             guard_target(target, skill_id, entry, self.force)
-            shutil.rmtree(target)
+            discard(target)
         with edit_lockfile(self.scope.lock_path) as lock:
             lock.entries.pop(skill_id, None)
         self.lock = lock

@@ -141,6 +141,18 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+def discard(target: Path) -> None:
+    """Delete an installed skill folder: first moved aside in one rename (a name the next
+    install's sweep knows), then deleted, so a kill never leaves it half deleted in place
+    (its marker gone first, the rest would read as a local, first-party skill)."""
+    aside = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
+    try:
+        target.rename(aside)
+    except OSError as exc:
+        raise WriteFailed(f"cannot remove {target}: {exc.strerror or exc}") from None
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 LEFTOVER_SECONDS = 3600  # older than any install still running
 
 

@@ -94,3 +94,47 @@ def test_a_kill_during_the_swap_leaves_a_whole_skill(live: LiveRegistry, tmp_pat
     again = kiln("skills", "install", "acme/brand-guidelines@1.1.0", "--yes", env=env, cwd=project)
     assert again.returncode == 0, again.stderr
     assert (target / "NOTES.md").read_text() == "new in 1.1.0\n"
+
+
+KILL_AFTER_FIRST_UNLINK = """
+import os, runpy, signal, sys
+real_unlink = os.unlink
+def unlink(path, *args, **kwargs):
+    real_unlink(path, *args, **kwargs)
+    if kwargs.get("dir_fd") is not None or "brand-guidelines" in str(path):  # rmtree's, in the skill
+        os.kill(os.getpid(), signal.SIGKILL)
+os.unlink = unlink
+sys.argv = ["kiln", *sys.argv[1:]]
+runpy.run_module("lsp_server", run_name="__main__")
+"""
+
+
+def test_a_kill_during_remove_leaves_the_skill_whole_or_gone(
+    live: LiveRegistry, tmp_path: Path
+) -> None:
+    """Before: `remove` deleted the folder file by file in place, so a kill left a skill with
+    some files gone: first its `.kiln-install.json`, after which the rest reads as a local,
+    first-party skill instead of third-party content. Now the folder is moved aside in
+    one rename first; the leftover is swept by the next install."""
+    publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    env = cli_env(home, KILN_REGISTRY=live.url)
+    first = kiln("skills", "install", "acme/brand-guidelines", "--yes", env=env, cwd=project)
+    assert first.returncode == 0, first.stderr
+    target = project / ".kiln/skills/brand-guidelines"
+    before = _files(target)
+    assert ".kiln-install.json" in before
+
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_FIRST_UNLINK, "skills", "remove",
+         "acme/brand-guidelines"],
+        env=env, cwd=project, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not target.exists() or _files(target) == before
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file, the install marker included (a skill without it reads as a local one)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
