@@ -33,7 +33,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from agent.errors import KilnError, SessionNotFound, UsageError
+from agent.errors import KilnError, SessionBusy, SessionNotFound, UsageError
 from agent.session import Session
 from agent.session_store import kiln_home
 from agent.workspace import check_root
@@ -45,6 +45,7 @@ from lsp_server.acp.modes import available, mode_state
 from lsp_server.core import (
     NOT_ALLOWED,
     SESSION_NOT_FOUND,
+    TURN_IN_PROGRESS,
     CoreConfig,
     CoreError,
     InvalidParams,
@@ -87,6 +88,8 @@ def rpc_errors(fn: F) -> F:
             raise _request_error(exc.code, exc) from None
         except SessionNotFound as exc:
             raise _request_error(SESSION_NOT_FOUND, exc) from None
+        except SessionBusy as exc:  # a turn of this session in another Kiln process
+            raise _request_error(TURN_IN_PROGRESS, exc) from None
         except KilnError as exc:  # e.g. no model provider configured: the hint says how
             raise _request_error(INTERNAL_ERROR, exc) from None
         finally:
