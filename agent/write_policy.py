@@ -63,8 +63,11 @@ SENSITIVE_GLOBS = (
     *(f"{p}/*" for p in PIPELINE_PATHS),
     ".git",
     ".git/*",
+    ".kiln",  # the folder itself: `cp -r evil .claude` makes it whole
     ".kiln/*",
+    ".claude",
     ".claude/*",
+    ".agents",
     ".agents/*",
     "KILN.md",
     "*/KILN.md",

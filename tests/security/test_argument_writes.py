@@ -37,6 +37,7 @@ COMMANDS = [
     "ln -sf ../notes.txt sub/AGENTS.md",
     "truncate -s 0 sub/AGENTS.md",
     "bash -c 'cp notes.txt sub/AGENTS.md'",
+    "bash -c 'cat notes.txt > sub/AGENTS.md'",
     "true && env cp notes.txt sub/AGENTS.md",
     "git show HEAD:notes.txt --output=sub/AGENTS.md",
 ]
@@ -84,6 +85,7 @@ def test_a_command_cannot_write_a_memory_file_through_its_arguments(
     ("perl -i -pe 's/a/b/' sub/AGENTS.md", ["sub/AGENTS.md"]),
     ("sort -o sub/AGENTS.md notes.txt", ["sub/AGENTS.md"]),
     ("install -d sub/x", ["sub/x"]),
+    ("cp -r drafts .claude", [".claude"]),
     ("touch -d yesterday sub/AGENTS.md", ["sub/AGENTS.md"]),
 ])  # fmt: skip
 def test_the_parser_names_what_each_command_writes(
