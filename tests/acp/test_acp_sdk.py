@@ -391,3 +391,14 @@ def test_a_permission_question_kiln_stops_waiting_for_is_withdrawn(
     assert cancels == [{"requestId": request_id}]
     assert "timed out" in report.text("agent_thought_chunk")
     assert (conformance.workspace / "app.py").read_text() == APP
+
+
+def test_a_refused_reply_ends_the_turn_with_refusal(conformance: Conformance) -> None:
+    """docs/acp.md lists `refusal` among the stop reasons; a reply the provider stopped as a
+    refusal ended the turn `end_turn`, so the client could not tell it from an answer."""
+    report = conformance.run(
+        "prompt", [{"text": "I can't help with that.", "stop_reason": "refusal"}]
+    )
+    assert report.result["response"] == {"stopReason": "refusal"}
+    assert report.text() == "I can't help with that."
+    assert "the model declined to answer" in report.text("agent_thought_chunk")
