@@ -49,16 +49,22 @@ async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
     loop = asyncio.get_running_loop()
     listening = asyncio.ensure_future(conn.listen())
     hung_up = asyncio.ensure_future(client.ended.wait())
+    signalled = asyncio.Event()  # the SDK's listener swallows its cancellation: not a sign
+
+    def on_signal() -> None:
+        signalled.set()
+        listening.cancel()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, listening.cancel)
+            loop.add_signal_handler(sig, on_signal)
     try:
         await asyncio.wait([listening, hung_up], return_when=asyncio.FIRST_COMPLETED)
     finally:
         hung_up.cancel()
         # The SDK still counts the client as connected here, so the cancelled turns' last
         # updates reach it before their answers; only then does it see the end of the input.
-        await agent.shutdown(grace=0.0 if listening.cancelled() else GRACE_SECONDS)
+        await agent.shutdown(grace=0.0 if signalled.is_set() else GRACE_SECONDS)
         client.end()
         await conn.close()
 

@@ -169,6 +169,29 @@ async def test_auto_edit_mode_applies_edits_without_asking(spawn, workspace: Pat
     assert client.writes == [(str(workspace / "new.txt"), "hi\n")]
 
 
+async def test_sigterm_gives_running_turns_no_grace(spawn, workspace: Path) -> None:
+    """docs/acp.md: SIGTERM cancels running turns without the two seconds a closed stdin gets.
+    The SDK's listener swallows its cancellation, so SIGTERM looked like a hang-up and the
+    turn ran on: here the model's reply, due one second later, would have ended it."""
+    client = EditorClient()
+    script = [
+        {"tool_calls": [{"name": "todo_write", "input": {"items": [{"id": "1", "content": "x", "status": "pending"}]}}]},
+        {"text": "Finished within the grace period.", "delay": 1},
+    ]  # fmt: skip
+    async with spawn(script, client) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        turn = asyncio.ensure_future(
+            agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "plan, then reply"}])
+        )
+        await client.wait_for(lambda u: u["sessionUpdate"] == "plan")
+        agent.process.send_signal(signal.SIGTERM)
+        result = await asyncio.wait_for(turn, 60)
+        assert result.stop_reason == "cancelled"
+        assert "Finished" not in client.text()
+        assert await asyncio.wait_for(agent.process.wait(), 60) == 0
+
+
 @pytest.mark.slow
 async def test_sigterm_mid_turn_answers_cancelled_and_keeps_the_session(
     spawn, workspace: Path

@@ -309,7 +309,11 @@ def test_errors_carry_the_protocols_codes(conformance: Conformance) -> None:
         "unknownMethod": -32601,
         "authenticate": -32602,  # no auth method is advertised
         "imageBlock": -32602,  # promptCapabilities.image is not advertised
+        "audioBlock": -32602,  # nor promptCapabilities.audio
     }
+    assert (
+        report.result["errors"]["audioBlock"]["message"] == "unsupported prompt block type 'audio'"
+    )
     assert report.result["authMethods"] == []
     # Hints name ACP methods, not the `kiln lsp` ones.
     assert all("kiln/" not in str(e.get("data")) for e in report.result["errors"].values())

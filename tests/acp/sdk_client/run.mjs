@@ -239,6 +239,9 @@ const SCENARIOS = {
     errors.imageBlock = await errorOf(() =>
       cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "image", data: "AAAA", mimeType: "image/png" }] }),
     );
+    errors.audioBlock = await errorOf(() =>
+      cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] }),
+    );
     const response = await prompt(cx, sessionId, "still serving?");
     return { authMethods: init.authMethods, promptCapabilities: init.agentCapabilities?.promptCapabilities, errors, response };
   },
