@@ -34,6 +34,7 @@ from bench.retrieval_replay import bring_up  # noqa: E402
 from indexer import filelist, history_votes, scope_history, scoped  # noqa: E402
 from indexer import ranking as R  # noqa: E402
 from indexer import weights as W  # noqa: E402
+from indexer.file_evidence import raise_by_next_blocks  # noqa: E402
 from indexer.priors import (  # noqa: E402
     Forms,
     Vendored,
@@ -140,6 +141,8 @@ def explain(conn: sqlite3.Connection, text: str, k: int) -> tuple:
                     fused[block_id] / best + W.HISTORY_WEIGHT * share + W.RECENCY_WEIGHT * busy
                 )
             ordered.sort(key=lambda i: (-fused[i], i))
+    if W.FILE_NEXT_BLOCKS_WEIGHT > 0:
+        raise_by_next_blocks(ordered, meta, fused)
     chosen = R._group(ordered, meta, k)  # noqa: SLF001
     return chosen, meta, why, fused, terms, df
 

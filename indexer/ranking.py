@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from indexer import filelist, history_votes, scope_history, scoped
 from indexer import weights as W
 from indexer.block_terms import BlockTerms
+from indexer.file_evidence import raise_by_next_blocks
 from indexer.pagerank import walk
 from indexer.priors import (
     Forms,
@@ -154,6 +155,8 @@ def search(
         if W.TEST_SUBJECT_WEIGHT > 0:
             add_test_subjects(conn, ordered, meta, fused, words, short_names, _meta)
         _add_history(conn, all_terms, ordered, meta, fused, memo, symbols)
+    if W.FILE_NEXT_BLOCKS_WEIGHT > 0:
+        raise_by_next_blocks(ordered, meta, fused)
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)
     hits = []
