@@ -1,19 +1,21 @@
 """How a file's rank follows from its blocks' scores, and what other rules would give.
 
 The history sets count a file at the place of its first block in the search's list: a file
-ranks by its *best* block. A fix usually edits a large file whose words are spread over many
-blocks, while a small block elsewhere may say more of the query's words; this tool asks
-whether ranking files by another function of their blocks' final scores, or by those scores
-with one more file-level signal, puts the fixed file higher.
+ranks by its *best* block (raised a little by its next two: ``indexer/file_evidence.py``). A
+fix usually edits a large file whose words are spread over many blocks, while a small block
+elsewhere may say more of the query's words; this tool asks whether ranking files by another
+function of their blocks' final scores, or by those scores with one more file-level signal,
+puts the fixed file higher.
 
-    python -m bench.retrieval_aggregate --data /tmp/fl/replay --set ripgrep [--set ...]
+    python -m bench.retrieval_aggregate --data /tmp/fl/replay --set ripgrep [--set ...] [--learn]
 
 For each saved snapshot (``retrieval_replay save``) it runs ``ranking.search``'s steps once
-(``retrieval_why.explain``: the search's own helpers),
-keeps every candidate block's final score, and ranks the files again under each rule below,
-printing R@1 / R@5 / R@10 per set and pooled, and how many queries each rule moved up and
-down against the search's own order (the ``best block`` row, which must equal ``retrieval_replay
-score``'s figures). Prints, asserts nothing else.
+(``retrieval_why.explain``: the search's own helpers), keeps every candidate block's final
+score (the raise of ``file_evidence`` included), and ranks the files again under each rule
+below, printing R@1 / R@5 / R@10 per set and pooled, and how many queries each rule moved up
+and down against the search's own order (the ``best block`` row, which must equal
+``retrieval_replay score``'s figures). ``--learn`` adds a linear file score learned on the
+other sets (leave one set out). Prints, asserts nothing else.
 """
 
 from __future__ import annotations
@@ -265,7 +267,7 @@ def _test_subjects(q: Query, weight: float) -> dict[str, float]:
 
 
 def rules() -> dict[str, Rule]:
-    out: dict[str, Rule] = {"best block (the search)": lambda q, p, s: s[0]}
+    out: dict[str, Rule] = {"best block (the search's order)": lambda q, p, s: s[0]}
     for a in (0.05, 0.1, 0.2, 0.5):
         out[f"best + {a} x next two"] = lambda q, p, s, a=a: s[0] + a * sum(s[1:3])
         out[f"best + {a} x all others"] = lambda q, p, s, a=a: s[0] + a * sum(s[1:])

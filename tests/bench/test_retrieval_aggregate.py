@@ -47,7 +47,7 @@ def test_best_block_row_equals_the_replayed_ranks(tmp_path: Path) -> None:
     shown = _run("bench.retrieval_aggregate", "--data", str(data), "--set", "repo")
     assert shown.returncode == 0, shown.stderr
     rows = shown.stdout.splitlines()
-    assert rows[0].startswith("best block (the search)")
+    assert rows[0].startswith("best block (the search's order)")
     assert f"repo {''.join(figures)}" in rows[0]
     assert rows[0].endswith("moved +0 -0")
     assert len(rows) > 10  # the other rules, each on its own line
