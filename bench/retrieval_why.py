@@ -141,7 +141,7 @@ def explain(conn: sqlite3.Connection, text: str, k: int) -> tuple:
                     fused[block_id] / best + W.HISTORY_WEIGHT * share + W.RECENCY_WEIGHT * busy
                 )
             ordered.sort(key=lambda i: (-fused[i], i))
-    if W.FILE_NEXT_BLOCKS_WEIGHT > 0:
+    if W.FILE_NEXT_BLOCKS_WEIGHT > 0 and stemmed:
         raise_by_next_blocks(ordered, meta, fused)
     chosen = R._group(ordered, meta, k)  # noqa: SLF001
     return chosen, meta, why, fused, terms, df

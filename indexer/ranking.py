@@ -155,7 +155,7 @@ def search(
         if W.TEST_SUBJECT_WEIGHT > 0:
             add_test_subjects(conn, ordered, meta, fused, words, short_names, _meta)
         _add_history(conn, all_terms, ordered, meta, fused, memo, symbols)
-    if W.FILE_NEXT_BLOCKS_WEIGHT > 0:
+    if W.FILE_NEXT_BLOCKS_WEIGHT > 0 and stemmed:  # not for one word: an editor's name search
         raise_by_next_blocks(ordered, meta, fused)
     chosen = _group(ordered, meta, k)
     texts = _texts(conn, chosen)

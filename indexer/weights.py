@@ -115,7 +115,8 @@ HISTORY_CHURN_POWER = 2.0  # a file's votes are divided by log(2 + commits touch
 HISTORY_MAX_COMMITS = 20000  # newest commits on HEAD recorded in the index
 
 # A file's best block is raised by this x the final scores of its next two blocks (a file
-# ranks by its best block; see ``ranking._file_evidence``); 0 turns it off.
+# ranks by its best block; see ``file_evidence``), for queries of two words or more (one word
+# is an editor's search for a name just typed); 0 turns it off.
 FILE_NEXT_BLOCKS_WEIGHT = 0.05
 
 # At most this many hits from one file before the others are pushed down the list.

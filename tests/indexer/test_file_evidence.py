@@ -83,3 +83,15 @@ def test_a_file_of_one_block_is_not_raised(
     assert raised["backoff_seconds"] == plain["backoff_seconds"]
     assert raised["Client.close_idle"] == plain["Client.close_idle"]  # not a file's best
     assert raised["Client.send"] > plain["Client.send"]
+
+
+def test_a_one_word_query_ranks_blocks_alone(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one word is an editor's search for a name just typed: no file's blocks lift it
+    idx = _client_and_helper(repo, open_index)
+    raised = [(h.path, h.name, h.score) for h in idx.search("timeout", 6)]
+    monkeypatch.setattr(W, "FILE_NEXT_BLOCKS_WEIGHT", 0.0)
+    assert [(h.path, h.name, h.score) for h in idx.search("timeout", 6)] == raised
+    assert len({path for path, _, _ in raised}) == 2  # both files hold the word
+    assert [path for path, _, _ in raised].count("client.py") >= 2  # which has blocks to give
