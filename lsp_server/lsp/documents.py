@@ -160,8 +160,8 @@ class IndexSync:
         """Re-index an edited buffer after a short pause (typing sends a change per key); a
         reader that must see it sooner calls ``flush`` or ``flush_blocking`` first."""
         path = in_root(path)
-        if self.index is None or not _inside(self.root, path):
-            return
+        if self.index is None or not _inside(self.root, path) or path.is_dir():
+            return  # a folder's URI is no file, whatever text the editor holds for it
         loop = self._loop = asyncio.get_running_loop()
         with self._lock:
             self._pending[path] = text
@@ -227,7 +227,9 @@ class IndexSync:
         """Queue a re-index (of ``text``, else of the disk) behind what is already queued,
         without waiting: a notification handler's order is the order the index sees."""
         path = in_root(path)
-        if self.index is not None and _inside(self.root, path):
+        if self.index is None or not _inside(self.root, path):
+            return
+        if text is None or not path.is_dir():
             self._pool.submit(self._write_buffers, [(path, text)])
             self._when_idle()
 

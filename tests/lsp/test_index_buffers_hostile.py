@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,9 @@ async def _hover_hits(server: RawServer, msg_id: Any, uri: str, line: int) -> li
     if reply["result"] is None:
         return []
     text = reply["result"]["contents"]["value"]
-    rows = [row.split("`") for row in text.splitlines()]  # - `name` `path:line`
-    return [(row[1], row[3].rsplit(":", 1)[0]) for row in rows]
+    rows = [re.fullmatch(r"- `(.+)` `(.+):\d+`", row) for row in text.splitlines()]
+    assert all(rows), text
+    return [(row[1], row[2]) for row in rows if row]
 
 
 async def _ready(server: RawServer) -> None:
@@ -66,6 +68,8 @@ async def test_hostile_buffers_leave_the_index_and_the_server_sound(
         _open(server, "file:relative.py", "def relative_symbol():\n    pass\n")  # cwd is the root
         other_host = "file://fileserver" + (root / "share.py").as_uri()[len("file://") :]
         _open(server, other_host, "def other_host_symbol():\n    pass\n")
+        (root / "folder").mkdir()
+        _open(server, (root / "folder").as_uri(), "def folder_symbol():\n    pass\n")
         never = {"uri": (root / "never.py").as_uri(), "version": 2}
         server.notify(
             "textDocument/didChange",
@@ -92,13 +96,13 @@ async def test_hostile_buffers_leave_the_index_and_the_server_sound(
         )
         probe = (root / "probe.py").as_uri()
         words = ["oversized_7", "outside_secret", "untitled_symbol", "remote_symbol"]
-        words += ["relative_symbol", "other_host_symbol"]
+        words += ["relative_symbol", "other_host_symbol", "folder_symbol"]
         words += ["never_opened", "undecodable_symbol", "appended_symbol", "marker_symbol"]
         _open(server, probe, "\n".join(words) + "\n\ndef marker_symbol():\n    pass\n")
         # Buffers are indexed one after another on one thread: once the last one opened is
         # searchable, those before it have been handled.
         for n in range(600):
-            if ("marker_symbol", "probe.py") in await _hover_hits(server, f"m{n}", probe, 9):
+            if ("marker_symbol", "probe.py") in await _hover_hits(server, f"m{n}", probe, 10):
                 break
             await asyncio.sleep(0.1)
         else:
@@ -106,11 +110,12 @@ async def test_hostile_buffers_leave_the_index_and_the_server_sound(
         found = {w: await _hover_hits(server, f"h-{w}", probe, i) for i, w in enumerate(words)}
         # Past the end is the end (the text is appended); a range given end first is read start
         # first (as vscode-languageserver-textdocument reads it): the first lines go.
-        assert found["appended_symbol"][0] == ("appended_symbol", "small.py")
-        # Over the cap, outside, not file://, a relative path, another host, never opened, not
-        # UTF-8: none of them is in the index.
-        for word in words[:8]:
+        assert ("appended_symbol", "small.py") in found["appended_symbol"], found
+        # Over the cap, outside, not file://, a relative path, another host, a folder, never
+        # opened, not UTF-8: none of them is in the index.
+        for word in words[:9]:
             assert all(name != word for name, _ in found[word]), (word, found[word])
+        assert all(path != "folder" for _, path in found["folder_symbol"]), found["folder_symbol"]
         hello = await server.request("hello", "kiln/hello", {})
         assert hello["result"]["protocolVersion"] == 1
         status = await server.request("status", "kiln/index/status", {})
