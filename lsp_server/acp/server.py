@@ -89,6 +89,8 @@ def rpc_errors(fn: F) -> F:
         except SessionNotFound as exc:
             raise _request_error(SESSION_NOT_FOUND, exc) from None
         except SessionBusy as exc:  # a turn of this session in another Kiln process
+            if "--resume" in (getattr(exc, "hint", "") or ""):  # behind what it stored since
+                exc.hint = "load the session again (session/load) to continue from there"
             raise _request_error(TURN_IN_PROGRESS, exc) from None
         except KilnError as exc:  # e.g. no model provider configured: the hint says how
             raise _request_error(INTERNAL_ERROR, exc) from None

@@ -36,5 +36,12 @@ async def test_a_prompt_while_another_process_runs_a_turn_is_turn_in_progress(
                 await two.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "me too"}])
             assert busy.value.code == -31002
             assert "another Kiln process" in str(busy.value)
-        release.write_text("go")
-        assert (await turn).stop_reason == "end_turn"
+            release.write_text("go")
+            assert (await turn).stop_reason == "end_turn"
+            # The other process's turn is stored now: this copy is behind, and says how to
+            # catch up in ACP terms (the hint named `kiln run --resume`).
+            with pytest.raises(RequestError) as stale:
+                await two.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "me too"}])
+            assert stale.value.code == -31002 and "changed in another" in str(stale.value)
+            hint = (stale.value.data or {}).get("hint", "")
+            assert "session/load" in hint and "kiln run" not in hint, hint
