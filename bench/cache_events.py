@@ -8,6 +8,9 @@ the found one), the memory file edited, the git branch changed, the date rolled 
 time zone), a sub-agent, a 429 before a reply, a fan-out of 12 parallel reads, a stream that
 breaks off mid-reply, the found tool's skill removed, the MCP server failing to start, an edit,
 a command, a memory note, a TODO update, and one compaction (``KILN_COMPACT_AT``).
+Also printed: the first request that carries the memory file's edit (turn 7), and how many
+distinct ``prompt_cache_key`` values the OpenAI arm sent (``KILN_OPENAI_CACHE_KEY=on``, as the
+wire server is not api.openai.com).
 
 For each request: the bytes sent (tools, system, messages in the order sent, ``cache_control``
 markers dropped, Anthropic ``defer_loading`` tools left out as the API leaves them out of the
@@ -39,6 +42,8 @@ from agent.compaction import SUMMARY_MARKER  # noqa: E402
 from agent.providers.scripted import common_prefix_len  # noqa: E402
 from agent.testing.wire_server import WireServer  # noqa: E402
 from bench.cache_stability_session import MODULE, add_mcp_server  # noqa: E402
+
+MEMORY_EDIT = "Use tabs."  # what KILN.md says from turn 7 on
 
 
 def add_skill(root: Path, name: str, tool: str) -> None:
@@ -102,7 +107,7 @@ def plan(api: str, root: Path) -> list[tuple[str, list[Any], Any]]:
         ("Search notes.", [found(api, "notes__search_notes", query="deploy"), "Noted."], None),
         ("Go on.", ["Going on."], lambda: add_skill(root, "alpha", "check")),
         ("Grep.", [call("grep", pattern="orders_parse"), "Grepped."],
-         write("KILN.md", "# Demo service\nUse tabs.\n")),
+         write("KILN.md", f"# Demo service\n{MEMORY_EDIT}\n")),
         ("List.", [call("list_files", path="src"), "Listed."], git("checkout", "-qb", "feature")),
         ("Search.", [call("search_code", query="billing pipeline"), "Searched."], "TZ"),
         ("Explore.", [call("task", description="where is audit used?"),  # then the child's
@@ -139,7 +144,7 @@ def run_arm(tree: Path, api: str, tmp: Path, compact_at: str) -> dict[str, Any]:
         if api == "anthropic":
             env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url)
         else:
-            env.update(KILN_PROVIDER="openai", OPENAI_API_KEY="k",
+            env.update(KILN_PROVIDER="openai", OPENAI_API_KEY="k", KILN_OPENAI_CACHE_KEY="on",
                        OPENAI_BASE_URL=server.openai_base_url, KILN_MODEL="gpt-4o")  # fmt: skip
         session, outcomes = "", []
         for prompt, steps, event in turns:
@@ -161,7 +166,11 @@ def run_arm(tree: Path, api: str, tmp: Path, compact_at: str) -> dict[str, Any]:
             session = result["session_id"]
             outcomes.append(result["outcome"])
         raws = [r.raw for r in server.requests if r.method == "POST"]
-    return measure(raws) | {"outcomes": outcomes}
+    # the memory edit before turn 7 ("Use tabs."): the first request that tells the model
+    seen = [i + 1 for i, r in enumerate(raws) if MEMORY_EDIT.encode() in r]
+    keys = {json.loads(r).get("prompt_cache_key") for r in raws} - {None}
+    return measure(raws) | {"outcomes": outcomes, "memory_edit_from": seen[0] if seen else None,
+                            "cache_keys": len(keys)}  # fmt: skip
 
 
 def linear(raw: bytes) -> str:
@@ -228,8 +237,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for name, r in results.items():
         summaries = sum(1 for row in r["rows"] if row["summary"])
+        seen = r.get("memory_edit_from")
         print(f"{name:<24} requests {r['requests']:>3} (summary calls {summaries})  sent "
               f"{r['sent']:>9,} B  reused {r['reused']:>9,} B  ratio {r['ratio']:.3f}  "
+              f"memory edit sent: {f'from request {seen}' if seen else 'never'}  "
+              f"prompt_cache_key values: {r.get('cache_keys', 0)}  "
               f"turns: {', '.join(sorted(set(r['outcomes'])))}")  # fmt: skip
     return 0
 
