@@ -53,6 +53,7 @@ class RequestView:
     messages: list[Message]
     max_tokens: int
     usage: dict[str, Any] | None = None
+    sent_note: str = ""  # the provider changed the request on the way: how (then shown as sent)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,10 +135,26 @@ def select_step(
 
 
 def request_at(store: Any, session_id: str, step: int) -> RequestView:
+    """The request of ``step`` as the model received it: rebuilt from the store, or, when the
+    provider changed it on the way (the embedded model fits it to its window), as sent."""
     row = next(r for r in _rows(store, session_id) if r["step"] == step)
     messages = store.messages(session_id, row["epoch"])
     usage = {u["step"]: u for u in store.usage(session_id)}
-    return _view(session_id, row, messages, usage)
+    view = _view(session_id, row, messages, usage)
+    changed = WireLog(store.folder(session_id)).changed(step)
+    if changed is not None:
+        chat = list(changed["body"].get("messages") or [])
+        if chat and chat[0].get("role") == "system":
+            view.system = str(chat.pop(0).get("content", ""))
+        view.messages = [
+            {
+                "role": m.get("role", "user"),
+                "content": [{"type": "text", "text": m.get("content", "")}],
+            }
+            for m in chat
+        ]
+        view.sent_note = str(changed.get("note", ""))
+    return view
 
 
 def all_requests(store: Any, session_id: str) -> list[RequestView]:

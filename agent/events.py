@@ -29,6 +29,14 @@ class TextChunk(Event):
 
 
 @dataclass
+class ThoughtChunk(Event):
+    """Reasoning the model streamed apart from its answer (shown as thinking)."""
+
+    kind: ClassVar[str] = "thought_delta"
+    text: str
+
+
+@dataclass
 class ToolCallStarted(Event):
     kind: ClassVar[str] = "tool_call"
     id: str
@@ -150,6 +158,7 @@ class TurnDone(Event):
 
 AgentEvent = (
     TextChunk
+    | ThoughtChunk
     | ToolCallStarted
     | ToolCallRunning
     | ToolCallFinished

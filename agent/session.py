@@ -20,7 +20,15 @@ from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
 from agent.context import ContextAssembler, environment_block
 from agent.errors import ContextTooLong, KilnError, ProviderError
-from agent.events import AgentEvent, ErrorReported, StatusNote, TextChunk, TurnDone, UsageReported
+from agent.events import (
+    AgentEvent,
+    ErrorReported,
+    StatusNote,
+    TextChunk,
+    ThoughtChunk,
+    TurnDone,
+    UsageReported,
+)
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
@@ -42,7 +50,7 @@ from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript
 from agent.turn import TurnState
-from agent.types import Block, ModelReply, Request, StopReason, TextDelta, Usage
+from agent.types import Block, ModelReply, Request, StopReason, TextDelta, ThinkingDelta, Usage
 from agent.workspace import Workspace, check_root
 
 __all__ = ["AgentConfig", "DiskHost", "Session"]
@@ -82,7 +90,10 @@ class Session:
             None
             if config.subagent
             else SkillsContext(
-                self.root, permissions=self.permissions, client_servers=config.mcp_servers
+                self.root,
+                permissions=self.permissions,
+                client_servers=config.mcp_servers,
+                cwd=config.extra.get("user_cwd") or None,
             )
         )
         self.skills = skills  # the skills catalog and deferred tools (None in a sub-agent)
@@ -338,11 +349,16 @@ class Session:
             request.max_tokens,
         )
         reply: ModelReply | None = None
-        async for item in self.model.stream(request):
-            if isinstance(item, TextDelta):
-                await self.emit(TextChunk(text=item.text))
-            elif isinstance(item, ModelReply):
-                reply = item
+        try:
+            async for item in self.model.stream(request):
+                if isinstance(item, TextDelta):
+                    await self.emit(TextChunk(text=item.text))
+                elif isinstance(item, ThinkingDelta):
+                    await self.emit(ThoughtChunk(text=item.text))
+                elif isinstance(item, ModelReply):
+                    reply = item
+        finally:  # what the provider sent, if it changed the request on the way
+            wire_log.record_sent(self.store.folder(self.id), self.turn.step_count, self.model)
         if reply is None:
             raise ProviderError("the provider ended the stream without a reply")
         self.transcript.append(reply.message)

@@ -163,6 +163,14 @@ class TextDelta:
 
 
 @dataclass
+class ThinkingDelta:
+    """Reasoning the model streamed apart from its answer: shown as thinking, never stored
+    or sent back as the assistant's text."""
+
+    text: str
+
+
+@dataclass
 class ToolCallDelta:
     """A tool call began streaming (arguments arrive in the final reply)."""
 
@@ -170,4 +178,4 @@ class ToolCallDelta:
     name: str
 
 
-StreamItem = TextDelta | ToolCallDelta | ModelReply
+StreamItem = TextDelta | ThinkingDelta | ToolCallDelta | ModelReply

@@ -117,6 +117,27 @@ class WireLog:
                 out[item["h"]] = item["t"]
         return out
 
+    def record_changed(self, step: int, body: dict[str, Any], note: str) -> None:
+        """The provider changed the request on the way (the embedded model fits it to its
+        window): that body replaces the step's, and is kept whole for `kiln context show`."""
+        self.record(step, body)
+        line = {"step": step, "body": body, "note": note}
+        with _lock, (self.folder / "sent.jsonl").open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+    def changed(self, step: int) -> dict[str, Any] | None:
+        """``{"body", "note"}`` of a step whose request the provider changed on the way."""
+        path = self.folder / "sent.jsonl"
+        if not path.is_file():
+            return None
+        found = None
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                item = json.loads(line)
+                if item.get("step") == step:
+                    found = item
+        return found
+
     def requests(self) -> dict[int, WireRequest]:
         """Every recorded request by step (a step recorded twice keeps its last body)."""
         path = self.folder / "requests.jsonl"
@@ -143,6 +164,14 @@ def record(folder: Path, step: int, model: Any, request: Request) -> None:
     make = getattr(model, "wire_body", None)
     body = make(request) if callable(make) else neutral_body(request)
     _log_for(Path(folder)).record(step, body)
+
+
+def record_sent(folder: Path, step: int, model: Any) -> None:
+    """After the call: what ``model`` says it sent instead of its ``wire_body``, if anything."""
+    sent = getattr(model, "sent_body", None)
+    changed = sent() if callable(sent) else None
+    if changed:
+        _log_for(Path(folder)).record_changed(step, changed["body"], str(changed.get("note", "")))
 
 
 def first_difference(before: WireRequest, after: WireRequest) -> tuple[int, str | None, str | None]:

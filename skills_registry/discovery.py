@@ -48,14 +48,42 @@ def kiln_home_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".kiln"
 
 
+def project_levels(root: Path, cwd: Path | None = None) -> tuple[list[Path], Path]:
+    """The folders whose skill folders are the repository's, nearest first, and the topmost.
+
+    From the folder the session works in (``cwd``, when inside ``root``: `kiln run` started in
+    a subfolder of the repository; else ``root``) up to the repository root (the nearest folder
+    at or above ``root`` with ``.git``; ``root`` itself without one), as memory files are found:
+    a monorepo package's own skills count when the session works there, the repository's too.
+    """
+    root = Path(root).resolve()
+    top = next((f for f in (root, *root.parents) if (f / ".git").exists()), root)
+    start = root
+    if cwd is not None:
+        here = (root / cwd).resolve()
+        if here.is_relative_to(root):
+            start = here
+    levels = [start]
+    while levels[-1] != top and levels[-1].parent != levels[-1]:
+        levels.append(levels[-1].parent)
+    return levels, top
+
+
 def skill_dirs(
-    root: Path, home: Path | None = None, kiln_home: Path | None = None
+    root: Path, home: Path | None = None, kiln_home: Path | None = None, cwd: Path | None = None
 ) -> list[tuple[Path, str]]:
-    """Folders to scan, highest precedence first, each with its scope: the user's first."""
+    """Folders to scan, highest precedence first, each with its scope: the user's first, then
+    the repository's from the nearest level up."""
     user_home = home if home is not None else Path.home()
     state = kiln_home if kiln_home is not None else kiln_home_dir()
     dirs = [(state / "skills", "user"), (user_home / ".agents" / "skills", "user")]
-    dirs.extend((root / rel, "project") for rel in PROJECT_DIRS)
+    users = {d.resolve() for d, _ in dirs}
+    for level in project_levels(root, cwd)[0]:
+        dirs.extend(
+            (level / rel, "project")
+            for rel in PROJECT_DIRS
+            if (level / rel).resolve() not in users  # a dotfiles repository in the home folder
+        )
     return dirs
 
 
@@ -136,6 +164,7 @@ class SkillCatalog:
     root: Path | None = None
     home: Path | None = None
     kiln_home: Path | None = None
+    cwd: Path | None = None  # where the session works, inside root (see ``project_levels``)
 
     def get(self, name: str) -> Skill | None:
         return self.skills.get(name)
@@ -183,7 +212,7 @@ class SkillCatalog:
         """Cheap check (stat calls only) whether any skill folder or SKILL.md changed."""
         if self.root is None:
             return False
-        dirs = skill_dirs(self.root, self.home, self.kiln_home)
+        dirs = skill_dirs(self.root, self.home, self.kiln_home, self.cwd)
         stamp, _ = _stamp_and_folders(dirs)
         return stamp != self.stamp
 
@@ -191,7 +220,7 @@ class SkillCatalog:
         """This catalog when nothing changed on disk, else a freshly discovered one."""
         if self.root is None or not self.changed():
             return self
-        return discover_skills(self.root, self.home, kiln_home=self.kiln_home)
+        return discover_skills(self.root, self.home, kiln_home=self.kiln_home, cwd=self.cwd)
 
 
 def _stays_inside(folder: Path, root: Path) -> bool:
@@ -205,7 +234,7 @@ def _stays_inside(folder: Path, root: Path) -> bool:
 
 
 def discover_skills(
-    root: Path, home: Path | None = None, *, kiln_home: Path | None = None
+    root: Path, home: Path | None = None, *, kiln_home: Path | None = None, cwd: Path | None = None
 ) -> SkillCatalog:
     """Scan user then project skill folders; the first skill of a name wins.
 
@@ -214,13 +243,14 @@ def discover_skills(
     skipped with a warning; never raises for a bad skill.
     """
     root = Path(root).resolve()
-    dirs = skill_dirs(root, home, kiln_home)
+    dirs = skill_dirs(root, home, kiln_home, cwd)
+    top = project_levels(root, cwd)[1]
     limits: list[str] = []
     stamp, folders = _stamp_and_folders(dirs, limits)
-    catalog = SkillCatalog(stamp=stamp, root=root, home=home, kiln_home=kiln_home)
+    catalog = SkillCatalog(stamp=stamp, root=root, home=home, kiln_home=kiln_home, cwd=cwd)
     catalog.warnings.extend(limits)
     for folder, scope in folders:
-        if scope == "project" and not _stays_inside(folder, root):
+        if scope == "project" and not _stays_inside(folder, top):
             catalog.warnings.append(
                 f"skipped {folder}: it resolves outside the repository (a repository's skill "
                 "may not be a link to files elsewhere)"

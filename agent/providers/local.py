@@ -157,6 +157,9 @@ def _common_tokens(a: list[int], b: list[int]) -> int:
     return n
 
 
+CUT_NOTE = "tokens cut to fit the embedded model's window"
+
+
 class LocalModel:
     name = "local"
 
@@ -200,6 +203,7 @@ class LocalModel:
         self.seed = seed
         self.n_threads = n_threads or _env_int(THREADS_VAR) or default_threads()
         self._calls = 0
+        self._sent: dict[str, Any] | None = None  # the last request, as fitted to the window
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> LocalModel:
@@ -249,6 +253,12 @@ class LocalModel:
         """The chat messages this request is rendered to (before fitting to the window)."""
         return {"messages": render_messages(request, offered_tools(request))}
 
+    def sent_body(self) -> dict[str, Any] | None:
+        """The last request as it went to llama.cpp when fitting it to the window changed it
+        (``{"body", "note"}``), once; None when it went as ``wire_body`` said."""
+        sent, self._sent = self._sent, None
+        return sent
+
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         tools = offered_tools(request)  # deferred tools run through call_tool
         cancel = threading.Event()
@@ -287,7 +297,16 @@ class LocalModel:
         llama = loaded.llama
         grammar = LlamaGrammar.from_string(build_grammar(tools), verbose=False)
         max_tokens = min(self.max_tokens, request.max_tokens)
-        chat = self._fit(llama, render_messages(request, tools), max_tokens)
+        rendered = render_messages(request, tools)
+        chat = self._fit(llama, [dict(m) for m in rendered], max_tokens)
+        self._sent = None  # this call's, never an earlier one's (a summary call's)
+        if chat != rendered:
+            cut = sum(1 for m in chat if CUT_NOTE in m["content"])
+            self._sent = {
+                "body": {"messages": chat},
+                "note": f"fitted to the model's window of {self.context_window} tokens: "
+                f"{len(rendered) - len(chat)} messages left out, {cut} cut in the middle",
+            }
         with loaded.lock:
             if cancel.is_set():
                 raise _Cancelled
@@ -345,7 +364,7 @@ class LocalModel:
                 break  # nothing left to cut: llama.cpp says the prompt is too long
             head = llama.detokenize(ids[: keep // 2]).decode("utf-8", "ignore")
             tail = llama.detokenize(ids[len(ids) - (keep - keep // 2) :]).decode("utf-8", "ignore")
-            note = f"\n[... {len(ids) - keep} tokens cut to fit the embedded model's window ...]\n"
+            note = f"\n[... {len(ids) - keep} {CUT_NOTE} ...]\n"
             chat[i]["content"] = head + note + tail
             sizes[i] = len(tokens(chat[i]["content"])) + 6
         return chat

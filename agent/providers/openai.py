@@ -21,6 +21,7 @@ from agent.errors import ConfigError, ProviderError, ServerError
 from agent.providers.arguments import parse_arguments, stored_form
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.sdk_client import SdkClientModel
+from agent.providers.think_split import ThinkSplitter, split_orphan_close
 from agent.types import (
     INVALID_JSON,
     RAW_INPUT,
@@ -30,6 +31,7 @@ from agent.types import (
     Request,
     StreamItem,
     TextDelta,
+    ThinkingDelta,
     ToolCallDelta,
     ToolSpec,
     Usage,
@@ -260,6 +262,8 @@ class OpenAIModel(SdkClientModel):
                 exc.retryable = True  # at once, without the argument (older Azure, some proxies)
                 exc.retry_after = 0.0  # type: ignore[attr-defined]
             raise
+        for item in state.flush():
+            yield item
         yield state.reply()
 
     def _refused_stream_options(self, exc: ProviderError) -> bool:
@@ -279,6 +283,19 @@ class _Accumulator:
         self.finish: str | None = None
         self.usage = Usage()
         self.ids: set[str] = set()
+        self.thinking: list[str] = []
+        self.split = ThinkSplitter()
+
+    def _text(self, pieces: list[tuple[str, str]]) -> list[StreamItem]:
+        items: list[StreamItem] = []
+        for kind, text in pieces:
+            if kind == "thinking":
+                self.thinking.append(text)
+                items.append(ThinkingDelta(text))
+            else:
+                self.text.append(text)
+                items.append(TextDelta(text))
+        return items
 
     def _slot(self, tc: Any) -> dict[str, Any]:
         """The call a streamed piece belongs to: by ``index``; without one (some compatible
@@ -310,9 +327,12 @@ class _Accumulator:
             self._take_usage(chunk.usage)
         for choice in chunk.choices or []:
             delta = choice.delta
+            extra = (delta.model_extra or {}) if delta is not None else {}
+            reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                items += self._text([("thinking", reasoning)])
             if delta is not None and delta.content:
-                self.text.append(delta.content)
-                items.append(TextDelta(delta.content))
+                items += self._text(self.split.feed(delta.content))
             for tc in (delta.tool_calls if delta is not None else None) or []:
                 slot = self._slot(tc)
                 if tc.id and not slot["announced"]:
@@ -344,9 +364,17 @@ class _Accumulator:
             output_tokens=int(usage.completion_tokens or 0),
         )
 
+    def flush(self) -> list[StreamItem]:
+        """Text held back while a ``<think>`` tag could still be starting or ending."""
+        return self._text(self.split.finish())
+
     def reply(self) -> ModelReply:
         content: list[Block] = []
         text = "".join(self.text)
+        if not self.thinking:
+            thought, text = split_orphan_close(text)  # only ``</think>`` came back
+            if thought:
+                self.thinking.append(thought)
         if text:
             content.append({"type": "text", "text": text})
         for _, call in sorted(self.calls.items()):

@@ -196,9 +196,11 @@ class SkillsContext:
         kiln_home: Path | None = None,
         start_mcp: bool = True,
         client_servers: list[McpServerConfig] | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.root = Path(root)
-        self._catalog = discover_skills(self.root, home, kiln_home=kiln_home)
+        where = Path(cwd) if cwd else None  # `kiln run` from a subfolder: its skills count too
+        self._catalog = discover_skills(self.root, home, kiln_home=kiln_home, cwd=where)
         self.tool_catalog = ToolCatalog()
         # The user's blanket trust of project servers never counts in CI (hostile pull requests).
         self.mcp = McpServers(

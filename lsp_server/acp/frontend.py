@@ -36,6 +36,7 @@ from agent.events import (
     Refused,
     StatusNote,
     TextChunk,
+    ThoughtChunk,
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
@@ -66,6 +67,7 @@ def render_event(
     match event:
         case (
             TextChunk()
+            | ThoughtChunk()
             | ToolCallStarted()
             | ToolCallRunning()
             | ToolCallFinished()

@@ -113,6 +113,8 @@ def show_cmd(
         f"messages {len(view.messages)}  max_tokens {view.max_tokens}"
     )
     click.echo(f"model {settings['provider']}/{settings['model']}  mode {settings['mode']}")
+    if view.sent_note:
+        click.echo(f"as sent: {view.sent_note}")
     click.echo(f"budget ({report.note}; window {report.window}):")
     for c in report.components:
         click.echo(f"  {c.name:<18} {c.tokens:>8}  {c.percent:6.2f}%")

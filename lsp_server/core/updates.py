@@ -20,6 +20,7 @@ from agent.events import (
     Refused,
     StatusNote,
     TextChunk,
+    ThoughtChunk,
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
@@ -102,6 +103,11 @@ def event_to_update(
         case TextChunk(text=text):
             return {
                 "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": text},
+            }
+        case ThoughtChunk(text=text):
+            return {
+                "sessionUpdate": "agent_thought_chunk",
                 "content": {"type": "text", "text": text},
             }
         case ToolCallStarted():  # ACP: pending until it runs (a permission may be asked first)

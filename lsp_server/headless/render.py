@@ -22,6 +22,7 @@ from agent.events import (
     Refused,
     StatusNote,
     TextChunk,
+    ThoughtChunk,
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
@@ -102,6 +103,7 @@ class TextRenderer:
                 return Text(f"error: {safe(message)}{tail}", style="red")
             case (
                 EditProposed()
+                | ThoughtChunk()  # thinking is not printed in the text view (stream-json has it)
                 | UsageReported()
                 | PermissionAsked()
                 | MemoryProposed()

@@ -120,7 +120,7 @@ function M.append(lines)
   lines = split_lines(lines)
   M.buffer()
   local follow = following()
-  S.streaming = false
+  S.streaming, S.thinking = false, false
   local at = vim.api.nvim_buf_line_count(S.buf)
   if is_empty() then
     set_lines(0, 1, lines)
@@ -150,6 +150,27 @@ function M.stream(text)
   -- chunks included, since the \r then ends the line the next chunk completes).
   for i = 1, #parts - 1 do
     parts[i] = parts[i]:gsub('\r$', '')
+  end
+  set_lines(last, last + 1, parts)
+  if follow then
+    M.scroll()
+  end
+end
+
+--- Streamed thinking (reasoning the model sent apart from its answer): a `> ` quote under a
+--- `> (thinking)` line, kept out of the answer that follows.
+function M.think(text)
+  M.buffer()
+  if not S.thinking then
+    M.append({ '> (thinking)', '> ' })
+    S.thinking = true
+  end
+  local follow = following()
+  local parts = vim.split((text:gsub('\r', '')), '\n', { plain = true })
+  local last = vim.api.nvim_buf_line_count(S.buf) - 1
+  parts[1] = (vim.api.nvim_buf_get_lines(S.buf, last, last + 1, false)[1] or '') .. parts[1]
+  for i = 2, #parts do
+    parts[i] = '> ' .. parts[i]
   end
   set_lines(last, last + 1, parts)
   if follow then
@@ -232,6 +253,8 @@ function M.render(u, edit_mode)
   local kind = u.sessionUpdate
   if kind == 'agent_message_chunk' then
     M.stream(u.content and u.content.text or '')
+  elseif kind == 'agent_thought_chunk' then
+    M.think(u.content and u.content.text or '')
   elseif kind == 'user_message_chunk' then
     local lines = { '## You' }
     vim.list_extend(lines, vim.split(u.content and u.content.text or '', '\n', { plain = true }))
