@@ -140,7 +140,8 @@ function M.stream(text)
   local follow = following()
   local parts = vim.split(text, '\n', { plain = true })
   if not S.streaming then
-    M.append({ '' })
+    -- after thinking, a blank line ends its quote
+    M.append(S.thinking and { '', '' } or { '' })
     S.streaming = true
   end
   local last = vim.api.nvim_buf_line_count(S.buf) - 1
