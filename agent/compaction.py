@@ -131,11 +131,15 @@ class Compactor:
         if used < max(self.config.trigger * window, float(state.get("next_at") or 0)):
             return
         record = await self.compact(session, reason=f"{used} tokens of {window}")
-        after = record.after_tokens if record else used
+        if record is None:
+            # Nothing could go yet (the rounds are all among the kept ones): the next message
+            # may change that. Waiting for more content here pushed the next try past the
+            # window, and a server that cuts long prompts silently (Ollama) then cut them.
+            return
         # The next compaction waits for as much new content as a compaction is meant to free
         # (trigger - target): when the fixed part of the request sits near the trigger, the
         # last one could not free that much, and compacting again now would only rewrite.
-        state["next_at"] = after + (self.config.trigger - self.config.target) * window
+        state["next_at"] = record.after_tokens + (self.config.trigger - self.config.target) * window
 
     def request_tokens(self, session: SessionView) -> int:
         """Estimate of the next request; message sizes are cached (append-only per epoch)."""
