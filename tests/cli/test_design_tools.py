@@ -1,0 +1,133 @@
+"""The built-in tools as the model is offered them: the tools array of a real request that
+`kiln run` sends through the real anthropic/openai SDKs to the scripted wire server.
+
+Held here: every tool of the design contract (name, required and optional arguments), the
+README's list of built-ins (same order, same arguments), the provider the environment selects
+(`KILN_PROVIDER`, else `ANTHROPIC_API_KEY`, else `OPENAI_API_KEY`/`OPENAI_BASE_URL`, base URLs
+from the SDKs' usual variables), and state kept under `KILN_HOME`, not in the user's home."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.testing.wire_server import WireServer
+
+pytestmark = [pytest.mark.e2e]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# name -> (required arguments, optional arguments), as the design contract lists them
+CONTRACT: dict[str, tuple[set[str], set[str]]] = {
+    "read_file": ({"path"}, {"offset", "limit"}),
+    "list_files": (set(), {"path"}),
+    "search_code": ({"query"}, {"limit"}),
+    "grep": ({"pattern"}, {"path"}),
+    "edit_file": ({"path", "old_text", "new_text"}, set()),
+    "write_file": ({"path", "content"}, set()),
+    "run_command": ({"command"}, {"timeout"}),
+    "todo_write": ({"items"}, set()),
+    "skill": ({"name"}, set()),
+    "tool_search": ({"query"}, set()),
+    "remember": ({"text"}, set()),
+    "task": ({"description"}, set()),
+}
+TODO_ITEM = {"id", "content", "status"}
+
+
+def readme_tools() -> list[tuple[str, set[str], set[str]]]:
+    """The README's "Built-in tools" bullet as (name, required, optional), in its order."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    bullet = text.split("**Built-in tools**", 1)[1].split("\n- ", 1)[0]
+    found = []
+    for name, args in re.findall(r"`(\w+)\{([^}]*)\}`", bullet):
+        words = [a.strip() for a in args.split(",") if a.strip()]
+        required = {w for w in words if not w.endswith("?")}
+        found.append((name, required, {w.rstrip("?") for w in words if w.endswith("?")}))
+    return found
+
+
+def offered_tools(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(name, JSON schema) of each tool a request carries, in either wire format; tools declared
+    for deferred loading (Anthropic's ``defer_loading``) are not built-ins and are left out."""
+    tools = []
+    for tool in body.get("tools", []):
+        if tool.get("defer_loading"):
+            continue
+        if "function" in tool:  # Chat Completions
+            tools.append((tool["function"]["name"], tool["function"]["parameters"]))
+        else:  # Messages API
+            tools.append((tool["name"], tool["input_schema"]))
+    return tools
+
+
+def run_kiln(tmp_path: Path, env_vars: dict[str, str]) -> tuple[subprocess.CompletedProcess, list]:
+    repo, home, kiln_home = tmp_path / "repo", tmp_path / "home", tmp_path / "kiln_home"
+    for folder in (repo, home, kiln_home):
+        folder.mkdir()
+    (repo / "app.py").write_text("x = 1\n")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "OPENAI_", "KILN_", "XDG_"))
+    }
+    with WireServer([{"text": "Nothing to do."}]) as srv:
+        for key, value in env_vars.items():
+            env[key] = value.format(anthropic=srv.anthropic_base_url, openai=srv.openai_base_url)
+        env.update(HOME=str(home), KILN_HOME=str(kiln_home))
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "run", "Say hello", "--root", str(repo)],
+            env=env, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        posts = [r for r in srv.requests if r.method == "POST"]
+    return proc, posts
+
+
+@pytest.mark.parametrize(
+    ("env_vars", "endpoint"),
+    [
+        ({"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "{anthropic}",
+          "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "{openai}"}, "/messages"),
+        ({"OPENAI_BASE_URL": "{openai}"}, "/chat/completions"),
+        ({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "{openai}"}, "/chat/completions"),
+        ({"KILN_PROVIDER": "openai", "ANTHROPIC_API_KEY": "k",
+          "ANTHROPIC_BASE_URL": "{anthropic}", "OPENAI_BASE_URL": "{openai}"}, "/chat/completions"),
+    ],
+    ids=["anthropic-key-first", "openai-base-url", "openai-key", "kiln-provider-wins"],
+)  # fmt: skip
+def test_the_model_is_offered_the_contract_tools(
+    tmp_path: Path, env_vars: dict[str, str], endpoint: str
+) -> None:
+    proc, posts = run_kiln(tmp_path, env_vars)
+    assert proc.returncode == 0, proc.stderr
+    assert "Nothing to do." in proc.stdout
+    assert len(posts) == 1 and posts[0].path.endswith(endpoint), [r.path for r in posts]
+    offered = offered_tools(posts[0].body)
+    schemas = dict(offered)
+    order = [name for name, _ in offered]
+
+    for name, (required, optional) in CONTRACT.items():
+        assert name in schemas, f"{name} is not offered: {order}"
+        schema = schemas[name]
+        assert schema.get("type") == "object", name
+        assert set(schema.get("required", [])) == required, name
+        assert required | optional <= set(schema["properties"]), name
+    item = schemas["todo_write"]["properties"]["items"]
+    assert item["type"] == "array" and set(item["items"]["required"]) == TODO_ITEM
+    assert [n for n in order if n in CONTRACT] == list(CONTRACT)  # the contract's fixed order
+
+    documented = readme_tools()
+    assert [name for name, _, _ in documented] == order  # the README lists every tool, in order
+    for name, required, optional in documented:
+        assert set(schemas[name].get("required", [])) == required, name
+        assert set(schemas[name]["properties"]) == required | optional, name
+
+    # state under KILN_HOME: the session is recorded there, the user's home stays untouched
+    assert list((tmp_path / "kiln_home").rglob("transcript.jsonl"))
+    assert [p.name for p in (tmp_path / "home").iterdir()] == []
