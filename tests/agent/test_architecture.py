@@ -159,6 +159,30 @@ def test_imports_flow_one_way() -> None:
         assert not extra, f"{package} imports {sorted(extra)}"
 
 
+HOST_LIBRARIES = {"pygls", "lsprotocol", "acp"}  # LSP and ACP belong to the host, lsp_server
+
+
+def library_imports(package: str) -> set[str]:
+    """Top-level names of everything ``package`` imports with an absolute import."""
+    found = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def test_only_the_host_speaks_lsp_or_acp() -> None:
+    """``agent`` never knows an editor exists: the protocol libraries are imported by
+    ``lsp_server`` alone (and it does import them, so the check looks at real names)."""
+    assert library_imports("lsp_server") >= HOST_LIBRARIES
+    for package in ("kiln_errors", "indexer", "skills_registry", "agent"):
+        found = library_imports(package) & HOST_LIBRARIES
+        assert not found, f"{package} imports {sorted(found)}"
+
+
 def test_errors_share_one_base_class() -> None:
     from agent.errors import KilnError as AgentBase
     from indexer.errors import IndexerError
