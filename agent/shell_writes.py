@@ -1,7 +1,7 @@
 """Files a simple command writes through its own arguments, not a redirection: the destination
 of ``cp``/``mv``/``install``/``ln``/``rsync`` (and what ``mv`` takes away), ``dd of=``, the
-files ``sed -i``/``perl -i``/``ruby -i`` rewrite, ``truncate``, ``touch``, ``sort -o`` and
-``git … --output=``.
+files ``sed -i``/``perl -i``/``ruby -i`` rewrite, ``truncate``, ``touch``, ``sort -o``,
+``git … --output=``, ``git config --file`` and ``git archive -o``.
 
 Best effort by design: a program may write anything (``python -c``, ``tar -x``, ``make``), so
 these only make the permission check and its prompt truthful for the commands that say in their
@@ -16,6 +16,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from agent.shell_wrappers import git_subcommand_form
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,14 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         return _operands(args, {"-d", "-t", "-r", "--date", "--reference"}), []
     if name == "sort":
         return _valued(args, "-o", "--output"), []
-    if name == "git":
-        return _valued(args, None, "--output"), []
+    if name == "git":  # `git diff --output=F`, `git config --file F k v`, `git archive -o F`
+        args = list((git_subcommand_form(argv) or argv)[1:])  # without `-C DIR`, `-c K=V`
+        sub = args[0] if args else ""
+        short = {"config": "-f", "archive": "-o"}.get(sub)
+        long = "--file" if sub == "config" else "--output"
+        return _valued(args, short, long) + (
+            _valued(args, None, "--output") if sub == "config" else []
+        ), []
     return [], []
 
 

@@ -86,6 +86,10 @@ def test_a_command_cannot_write_a_memory_file_through_its_arguments(
     ("sort -o sub/AGENTS.md notes.txt", ["sub/AGENTS.md"]),
     ("install -d sub/x", ["sub/x"]),
     ("cp -r drafts .claude", [".claude"]),
+    ("git config --file sub/AGENTS.md core.x y", ["sub/AGENTS.md"]),
+    ("git -C . config -f sub/AGENTS.md core.x y", ["sub/AGENTS.md"]),
+    ("git archive -o out.zip HEAD", ["out.zip"]),
+    ("git log -o x", []),
     ("touch -d yesterday sub/AGENTS.md", ["sub/AGENTS.md"]),
 ])  # fmt: skip
 def test_the_parser_names_what_each_command_writes(
