@@ -28,6 +28,30 @@ def workspace_for(root: Path, *, explicit: bool) -> tuple[Path, str]:
     return (repo, str(here.relative_to(repo))) if repo != here else (here, "")
 
 
+def resumed_workspace(session_id: str, root: Path, cwd: str, *, explicit: bool) -> tuple[Path, str]:
+    """A resumed session works in its own workspace: another ``--root`` is refused (the
+    edits would land in one folder while the patch and verification of ``--ci`` looked at the
+    other); from another folder, the user is told where the session works."""
+    from agent.session_store import SessionStore, kiln_home
+    from agent.workspace import check_root
+
+    store = SessionStore()
+    try:
+        stored = Path(store.get(session_id)["root"])
+    finally:
+        store.close()
+    if stored == root:
+        return root, cwd
+    if explicit:
+        raise click.UsageError(
+            f"session {session_id} works in {stored}, not in --root {root} "
+            "(leave --root out to continue it there)"
+        )
+    check_root(stored, kiln_home(), resumed=session_id)  # refused before the note, not after
+    click.echo(f"kiln: session {session_id} works in {stored}", err=True)
+    return stored, ""
+
+
 class TaskCommand(QueryCommand):
     """TASK may start with a dash when it reads as text ("- fix the failing date test")."""
 
@@ -177,7 +201,10 @@ def run_cmd(
         click.echo(f"kiln: --ci runs with ci permissions; --mode {mode} is ignored", err=True)
     if not root.is_dir():
         raise click.UsageError(f"--root {root} is not a directory")
-    root, cwd = workspace_for(root, explicit=_given(click.get_current_context(), "root"))
+    explicit = _given(click.get_current_context(), "root")
+    root, cwd = workspace_for(root, explicit=explicit)
+    if resume:
+        root, cwd = resumed_workspace(resume, root, cwd, explicit=explicit)
     if cwd:
         click.echo(f"kiln: workspace is the repository root {root} (cwd: {cwd})", err=True)
     opts = RunOptions(
