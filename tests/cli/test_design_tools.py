@@ -8,10 +8,12 @@ from the SDKs' usual variables), and state kept under `KILN_HOME`, not in the us
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +69,10 @@ def offered_tools(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return tools
 
 
-def run_kiln(tmp_path: Path, env_vars: dict[str, str]) -> tuple[subprocess.CompletedProcess, list]:
-    repo, home, kiln_home = tmp_path / "repo", tmp_path / "home", tmp_path / "kiln_home"
+def run_kiln(
+    tmp_path: Path, env_vars: dict[str, str], repo_name: str = "repo"
+) -> tuple[subprocess.CompletedProcess, list]:
+    repo, home, kiln_home = tmp_path / repo_name, tmp_path / "home", tmp_path / "kiln_home"
     for folder in (repo, home, kiln_home):
         folder.mkdir()
     (repo / "app.py").write_text("x = 1\n")
@@ -131,3 +135,28 @@ def test_the_model_is_offered_the_contract_tools(
     # state under KILN_HOME: the session is recorded there, the user's home stays untouched
     assert list((tmp_path / "kiln_home").rglob("transcript.jsonl"))
     assert [p.name for p in (tmp_path / "home").iterdir()] == []
+
+
+def test_the_frozen_prefix_is_the_same_bytes_in_another_workspace_user_and_day(
+    tmp_path: Path,
+) -> None:
+    """System prompt and tool definitions carry no cwd, user name or time: two `kiln run`s in
+    differently named workspaces, as different users, send the same prefix; the workspace
+    path reaches the model at the tail."""
+    prefixes = []
+    for name in ("alpha-ws", "beta-ws"):
+        where = tmp_path / name
+        where.mkdir()
+        proc, posts = run_kiln(
+            where, {"OPENAI_BASE_URL": "{openai}", "USER": f"user-{name}"}, repo_name=name
+        )
+        assert proc.returncode == 0, proc.stderr
+        body = posts[0].body
+        system = [m for m in body["messages"] if m["role"] == "system"]
+        prefix = json.dumps([system, body["tools"]], sort_keys=True)
+        assert name not in prefix and f"user-{name}" not in prefix
+        days = {time.strftime("%Y-%m-%d"), time.strftime("%Y-%m-%d", time.gmtime())}
+        assert not [day for day in days if day in prefix]
+        assert name in json.dumps(body["messages"][len(system) :])
+        prefixes.append(prefix)
+    assert prefixes[0] == prefixes[1]
