@@ -137,7 +137,7 @@ _JOIN = "\u2060"
 _LINKS = re.compile(r"(?<![\w.+-])@(?=[A-Za-z0-9])|#(?=[0-9])|\b(?<=GH-)(?=[0-9])", re.IGNORECASE)
 
 
-def _unlinked(text: str) -> str:
+def unlinked(text: str) -> str:
     return _LINKS.sub(lambda m: m.group(0) + _JOIN, text)
 
 
@@ -146,7 +146,7 @@ def _plain(text: str) -> str:
 
 
 def _line(text: str) -> str:
-    return _unlinked(_plain(text))
+    return unlinked(_plain(text))
 
 
 def _code(text: str) -> str:
@@ -160,7 +160,7 @@ _TAG = re.compile(r"<(?=[A-Za-z/!?])")
 
 
 def _quoted(text: str) -> str:
-    text = _unlinked(_TAG.sub("&lt;", safe(text)))
+    text = unlinked(_TAG.sub("&lt;", safe(text)))
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 

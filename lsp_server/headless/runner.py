@@ -324,7 +324,9 @@ def _ci_outputs(
         )
     elif opts.commit_branch and report.files:
         first_line = (report.answer.strip().splitlines() or ["Kiln changes"])[0][:72]
-        message = f"{first_line}\n\nTask: {opts.task.strip()[:500]}\nKiln session: {session.id}\n"
+        # an issue's "closes #12" in the commit closes issue 12 when the branch is merged
+        task = ci.unlinked(opts.task.strip()[:500])
+        message = f"{ci.unlinked(first_line)}\n\nTask: {task}\nKiln session: {session.id}\n"
         try:
             report.commit = layout.commit_branch(opts.commit_branch, message, opts.author, changed)
         except repo_git.GitFailed as exc:  # HeadMoved: exit 5; a git failure: 1

@@ -4,7 +4,8 @@ and GitHub acts on what a comment says: `@login` notifies that person (or a whol
 `@org/team`) and `#123`, `GH-123`, `owner/repo#123` cross-link that issue, adding an entry to
 its timeline. Before, a task `@octocat fix #12` made Kiln's comment ping octocat again and link
 issue 12, and an answer could ping anyone. Through the real `kiln run --ci`: each is broken by
-a word joiner (U+2060) and still reads as written."""
+a word joiner (U+2060) and still reads as written; so in the commit `--commit-branch` makes,
+where an issue's "closes #12" would close issue 12 when the branch is merged."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_the_summary_mentions_nobody_and_links_no_issue(tmp_path: Path, kiln_hom
            "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
     proc = subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "--ci", "--artifacts", str(tmp_path / "out"),
-         TASK],
+         "--commit-branch", "kiln/fix", TASK],
         cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     summary = (tmp_path / "out" / "summary.md").read_text()
@@ -47,3 +48,7 @@ def test_the_summary_mentions_nobody_and_links_no_issue(tmp_path: Path, kiln_hom
     plain = summary.replace("\u2060", "")
     assert "@octocat please fix #12" in plain and "Closes #34." in plain
     assert "dev@example.com" in summary  # an address is no mention: left as it is
+    # the commit quotes them too: "Closes #34" there closes issue 34 when the branch is merged
+    message = subprocess.run(["git", "log", "-1", "--format=%B", "kiln/fix"], cwd=root,
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "Closes" in message and LINKS.findall(message) == [], message
