@@ -8,6 +8,7 @@ called in order before each request and as each tail is built.
 
 from __future__ import annotations
 
+import hashlib
 import platform
 import time
 from pathlib import Path
@@ -66,6 +67,12 @@ class ContextAssembler:
                 await ext.aclose()
             except Exception:  # noqa: BLE001 - closing must not mask the turn's outcome
                 pass
+
+
+def cache_key(session_id: str) -> str:
+    """The conversation's cache routing key (OpenAI's ``prompt_cache_key``), hashed so no
+    local detail (the session id holds the time it began) leaves the machine."""
+    return "kiln-" + hashlib.sha256(session_id.encode()).hexdigest()[:24]
 
 
 def environment_block(root: Path, mode: str, user_cwd: str = "") -> str:

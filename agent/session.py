@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 from pathlib import Path
 from typing import Any
 
 from agent import declared_tools, loop, wire_log
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
-from agent.context import ContextAssembler, environment_block
+from agent.context import ContextAssembler, cache_key, environment_block
 from agent.errors import ContextTooLong, KilnError, ProviderError
 from agent.events import (
     AgentEvent,
@@ -308,15 +307,11 @@ class Session:
         self.turn.check_limits(self.config, str(getattr(self.model, "model", "") or ""))
 
     def build_request(self) -> Request:
-        return self.context.request(
-            self.transcript.messages, self.config.max_tokens, cache_key=self.cache_key()
-        )
-
-    def cache_key(self) -> str:
-        """The conversation's cache routing key: the session's (a sub-agent's parent's, whose
-        prefix its requests share), hashed so no local detail leaves the machine."""
+        # a sub-agent's requests share its parent's prefix, so they share its key too
         owner = str(self.state.get("parent") or self.id)
-        return "kiln-" + hashlib.sha256(owner.encode()).hexdigest()[:24]
+        return self.context.request(
+            self.transcript.messages, self.config.max_tokens, cache_key=cache_key(owner)
+        )
 
     def announce_tools(self, tools: list[Any]) -> list[Any]:
         """Make deferred tools callable from now on (extensions announce them too)."""
