@@ -8,7 +8,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.extensions.nvim_ui import PLUGIN, nvim_path
+
+pytestmark = [pytest.mark.e2e]
 
 SCRIPT = """
 vim.opt.rtp:prepend(%r)

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent.testing.wire_server import WireServer
 from agent.types import ModelReply, TextDelta, ThinkingDelta
 from tests.providers.helpers import collect, make_request
@@ -69,6 +71,7 @@ async def test_an_inline_think_block_is_thinking_even_split_across_chunks(
     assert thinking == "" and _answer(reply) == "Code: <think> is a tag name."
 
 
+@pytest.mark.e2e
 def test_kiln_run_shows_thinking_and_never_sends_it_back(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
