@@ -32,7 +32,7 @@ def _first_request(tmp_path: Path, cwd: Path, *args: str) -> str:
         env.update(KILN_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT),
                    ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url)  # fmt: skip
         proc = subprocess.run([sys.executable, "-m", "lsp_server", "run", *args, "hi"], cwd=cwd,
-                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+                              env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         return server.requests[0].raw.decode()
 
