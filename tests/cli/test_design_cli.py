@@ -85,3 +85,21 @@ def test_misuse_is_one_line_and_exit_2(args: tuple[str, ...]) -> None:
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_one_distribution_with_the_kiln_console_script() -> None:
+    """pyproject declares the `kiln` script as the CLI that `python -m lsp_server` runs, and the
+    installed `kiln` on PATH answers as that CLI."""
+    import shutil
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["scripts"] == {"kiln": "lsp_server.cli:main"}
+    main_source = (root / "lsp_server" / "__main__.py").read_text(encoding="utf-8")
+    assert "from lsp_server.cli import main" in main_source
+    script = shutil.which("kiln")
+    assert script is not None, "the `kiln` script is not installed (pip install -e .)"
+    proc = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == kiln("--help").stdout

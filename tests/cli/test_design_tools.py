@@ -70,7 +70,7 @@ def offered_tools(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def run_kiln(
-    tmp_path: Path, env_vars: dict[str, str], repo_name: str = "repo"
+    tmp_path: Path, env_vars: dict[str, str], repo_name: str = "repo", kiln_home_set: bool = True
 ) -> tuple[subprocess.CompletedProcess, list]:
     repo, home, kiln_home = tmp_path / repo_name, tmp_path / "home", tmp_path / "kiln_home"
     for folder in (repo, home, kiln_home):
@@ -85,6 +85,8 @@ def run_kiln(
         for key, value in env_vars.items():
             env[key] = value.format(anthropic=srv.anthropic_base_url, openai=srv.openai_base_url)
         env.update(HOME=str(home), KILN_HOME=str(kiln_home))
+        if not kiln_home_set:
+            del env["KILN_HOME"]
         proc = subprocess.run(
             [sys.executable, "-m", "lsp_server", "run", "Say hello", "--root", str(repo)],
             env=env, capture_output=True, text=True, timeout=180,
@@ -160,3 +162,10 @@ def test_the_frozen_prefix_is_the_same_bytes_in_another_workspace_user_and_day(
         assert name in json.dumps(body["messages"][len(system) :])
         prefixes.append(prefix)
     assert prefixes[0] == prefixes[1]
+
+
+def test_state_defaults_to_dot_kiln_in_the_home_folder(tmp_path: Path) -> None:
+    proc, posts = run_kiln(tmp_path, {"OPENAI_BASE_URL": "{openai}"}, kiln_home_set=False)
+    assert proc.returncode == 0, proc.stderr
+    assert list((tmp_path / "home" / ".kiln" / "sessions").rglob("transcript.jsonl"))
+    assert list((tmp_path / "kiln_home").iterdir()) == []
