@@ -128,7 +128,8 @@ class Index:
         self, progress: Progress | None = None, *, keep: Callable[[str], bool] | None = None
     ) -> IndexStats:
         """Bring the index in line with the disk; only new or changed files are parsed.
-        ``keep(rel)`` True leaves a file's rows as they are (an open buffer's unsaved text).
+        ``keep(rel)`` True leaves a file's rows as they are (an open buffer's unsaved text),
+        whether the disk holds the file or not (a buffer never saved, a file deleted under it).
         A database found damaged (here, or by an earlier search) is rebuilt first."""
         if self._damaged is not None:
             self.rebuild(self._damaged)
@@ -185,6 +186,8 @@ class Index:
                             break
                     else:
                         for rel in known.keys() - seen:
+                            if keep is not None and keep(rel):  # an open buffer's file, not
+                                continue  # on the disk (not yet saved, or deleted): its rows stay
                             if store.remove_file(conn, rel):
                                 stats.files_removed += 1
                         conn.execute(

@@ -91,3 +91,31 @@ def test_segments_left_by_batches_are_merged_once_the_tree_is_quiet(
         assert arrived.wait(60), watcher.errors
         assert watcher.merged.wait(60), watcher.errors  # quiet again: merged again
     assert watcher.errors == []
+
+
+def test_a_full_scan_keeps_the_rows_of_buffers_the_disk_does_not_hold(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    """A new folder makes the watcher rescan the whole tree; a buffer never saved (or whose
+    file was deleted under it) is in no folder the scan walks, and its rows must stay: hover
+    and search_code found nothing of it once a folder had been created in the workspace."""
+    write(repo, "keep.py", "def steady():\n    pass\n")
+    idx = open_index(repo)
+    idx.update()
+    idx.update_file(repo / "unsaved.py", "def unsaved_only_symbol():\n    pass\n")
+    idx.update_file(repo / "closed.py", "def closed_buffer_symbol():\n    pass\n")
+    owned = {(repo / "unsaved.py").resolve()}  # closed.py's buffer is no longer open
+    arrived = threading.Event()
+    with watch(
+        repo,
+        lambda p, s: arrived.set(),
+        index=idx,
+        debounce=0.1,
+        skip=lambda path: path.resolve() in owned,
+    ) as watcher:
+        write(repo, "newpkg/fresh.py", "def scanned_newcomer():\n    pass\n")  # a folder event
+        assert arrived.wait(60), watcher.errors
+    assert [h.name for h in idx.search("scanned_newcomer")] == ["scanned_newcomer"]
+    assert [h.name for h in idx.search("unsaved_only_symbol")] == ["unsaved_only_symbol"]
+    assert all(h.name != "closed_buffer_symbol" for h in idx.search("closed_buffer_symbol"))
+    assert watcher.errors == []
