@@ -169,3 +169,48 @@ def test_state_defaults_to_dot_kiln_in_the_home_folder(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert list((tmp_path / "home" / ".kiln" / "sessions").rglob("transcript.jsonl"))
     assert list((tmp_path / "kiln_home").iterdir()) == []
+
+
+def _saved_path(body: dict[str, Any]) -> str:
+    text = json.dumps(body["messages"])
+    found = re.search(r"is saved at (\S+?\.txt)", text)
+    assert found, "no saved-output path in the request"
+    return found.group(1)
+
+
+def test_long_output_is_saved_in_the_session_folder_and_readable_by_path(tmp_path: Path) -> None:
+    """Output over the budget: the model gets a preview plus a path under the session folder,
+    and read_file (offset/limit) and grep reach that file although it is outside the workspace."""
+    printer = "import sys; sys.stdout.write(''.join(f'row {i} ' + 'x' * 80 + chr(10) for i in range(5000)))"
+    flow: list[Any] = [
+        {"tool_calls": [{"name": "run_command", "input": {"command": f'python3 -c "{printer}"'}}]},
+        lambda body: {"tool_calls": [{"name": "read_file", "input": {
+            "path": _saved_path(body), "offset": 4001, "limit": 2}}]},
+        lambda body: {"tool_calls": [{"name": "grep", "input": {
+            "pattern": "row 4321 ", "path": _saved_path(body)}}]},
+        {"text": "Read it."},
+    ]  # fmt: skip
+    repo, kiln_home = tmp_path / "repo", tmp_path / "kiln_home"
+    repo.mkdir(), kiln_home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    with WireServer(flow) as srv:
+        env.update(OPENAI_BASE_URL=srv.openai_base_url, KILN_HOME=str(kiln_home))
+        env.pop("KILN_PROVIDER", None)
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "run", "Print rows", "--root", str(repo),
+             "--mode", "yolo"],
+            env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        bodies = [r.body for r in srv.requests if r.method == "POST"]
+    assert proc.returncode == 0, proc.stderr
+    assert len(bodies) == 4
+    saved = Path(_saved_path(bodies[1]))
+    assert saved.parent.parent == kiln_home / "sessions" and saved.is_file()
+    preview = bodies[1]["messages"][-2]["content"] + bodies[1]["messages"][-1].get("content", "")
+    assert "row 0 " in preview and "row 2500 " not in preview
+    read_back = json.dumps(bodies[2]["messages"][-3:])
+    lines = saved.read_text(encoding="utf-8").splitlines()  # offset counts the file's lines
+    assert lines[4000] in read_back and lines[4001] in read_back
+    assert " ".join(lines[4002].split()[:2]) + " " not in read_back  # "row N ": not read
+    assert "row 4321 " in json.dumps(bodies[3]["messages"][-3:])
+    assert list(repo.iterdir()) == []  # nothing written into the workspace
