@@ -181,7 +181,7 @@ def _watch(idx: Index, as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print results as a JSON list.")
 def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
-    """Search the code index of --root; builds the index first if there is none.
+    """Search the code index of --root; builds the index first if none was finished.
 
     QUERY may start with a dash ("- allow lists"); only the options below are options."""
     from indexer.tokens import query_terms
@@ -191,12 +191,14 @@ def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
     idx = _open(root)
     try:
         try:
-            files = idx.status()["files"]
+            # No full run has finished yet (none was made, or the first was interrupted and
+            # holds some batches only): build (resume) it, or files not yet reached stay unseen.
+            built = idx.status()["last_indexed"] is not None
         except IndexCorrupt as exc:
             idx.rebuild(str(exc))
             click.echo(f"kiln: {idx.recovered}", err=True)
-            files = 0
-        if files == 0:
+            built = False
+        if not built:
             _build(idx)
         if not query_terms(query):
             click.echo(

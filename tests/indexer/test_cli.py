@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.child_signals import as_from_a_terminal
+from tests.waiting import wait_until
 
 from .conftest import write
 
@@ -203,3 +204,51 @@ def test_index_watch_reports_batches_and_stops_on_ctrl_c(project: Path) -> None:
     assert proc.returncode == 0
     found = json.loads(kiln("search", "arrived_while_watching", "--json", cwd=project).stdout)
     assert found[0]["name"] == "arrived_while_watching"
+
+
+def test_search_after_an_interrupted_first_index_finishes_it(tmp_path: Path) -> None:
+    """A first `kiln index` killed after some batches leaves an index holding part of the
+    tree; `kiln search` resumes the build instead of answering from that part."""
+    repo = tmp_path / "repo"
+    body = "".join(f"def handler_{j}(request):\n    return request * {j}\n\n" for j in range(120))
+    for i in range(400):
+        path = repo / f"pkg{i % 20}" / f"module_{i:03}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'"""Module {i}."""\n\n' + body + f"def unique_marker_{i}():\n    pass\n")
+    db = repo / ".kiln" / "index.db"
+
+    def indexed() -> int:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+                return conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+
+    proc = subprocess.Popen([sys.executable, "-m", "lsp_server", "index", str(repo)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        assert wait_until(lambda: indexed() > 0 or proc.poll() is not None, 120)
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with sqlite3.connect(db) as conn:
+        done = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        finished = conn.execute("SELECT 1 FROM meta WHERE key = 'last_indexed'").fetchone()
+    if finished or done >= 400:
+        pytest.skip("the first run finished before it was killed (a very fast machine)")
+    missing = next(i for i in range(400) if not _indexed_path(db, f"pkg{i % 20}/module_{i:03}.py"))
+    result = kiln("search", f"unique_marker_{missing}", "--json", "-k", "1", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert hits and hits[0]["name"] == f"unique_marker_{missing}", (done, hits)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 400
+        assert conn.execute("SELECT 1 FROM meta WHERE key = 'last_indexed'").fetchone()
+
+
+def _indexed_path(db: Path, rel: str) -> bool:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT 1 FROM files WHERE path = ?", (rel,)).fetchone() is not None
