@@ -17,6 +17,8 @@ def _parse_tcp(value: str | None) -> tuple[str, int] | None:
     if value is None:
         return None
     host, sep, port = value.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):  # [::1]:2087, as URLs write an IPv6 host
+        host = host[1:-1]
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise UsageError(
             f"--tcp expects HOST:PORT, got {value!r}", hint="e.g. --tcp 127.0.0.1:2087"

@@ -179,7 +179,10 @@ async def _serve_tcp(server: KilnServer, host: str, port: int) -> int:
             if not done.done():
                 done.set_exception(exc)
 
-    listener = await asyncio.start_server(on_client, host, port)
+    try:
+        listener = await asyncio.start_server(on_client, host, port)
+    except OSError as exc:  # a port in use, an unknown host: say which address
+        raise OSError(exc.errno, exc.strerror or str(exc), f"{host}:{port}") from None
     async with listener:
         return await done
 
