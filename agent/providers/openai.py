@@ -74,8 +74,8 @@ def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, A
             for block in content or []:
                 if block.get("type") == "tool_result":
                     text = _result_text(block.get("content"))
-                    if block.get("is_error"):
-                        text = f"Error: {text}"
+                    if block.get("is_error") and not text.lower().startswith("error"):
+                        text = f"Error: {text}"  # a tool's own "error: …" report is not doubled
                     out.append(
                         {
                             "role": "tool",

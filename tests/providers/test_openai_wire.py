@@ -125,6 +125,8 @@ def test_conversion_is_deterministic_and_keeps_invalid_arguments_raw() -> None:
     out = to_openai_messages("sys", messages)
     assert out[2]["tool_calls"][0]["function"]["arguments"] == "{oops"
     assert out[3] == {"role": "tool", "tool_call_id": "c1", "content": "Error: bad args"}
+    messages[2]["content"][0]["content"] = [{"type": "text", "text": "error: ToolError\nx"}]
+    assert to_openai_messages("sys", messages)[3]["content"] == "error: ToolError\nx"  # not doubled
     request = make_request(*messages)
     assert build_params(request, "gpt-4.1") == build_params(request, "gpt-4.1")
     assert "max_completion_tokens" in build_params(request, "gpt-5-mini")
