@@ -1,7 +1,8 @@
 """The agent loop: call the model, run the tools it asks for, append the results, repeat.
 
 Control flow is by small exceptions: a limit ends the turn by raising ``TurnEnded`` with a
-stop reason; a reply the provider stopped as a refusal ends it with ``refusal``. The transcript is written as messages are appended, and the
+stop reason; a last reply the provider stopped as a refusal, or cut at the output limit, ends it
+with ``refusal`` / ``max_tokens``. The transcript is written as messages are appended, and the
 turn is closed in ``finally`` so a crash, a cancel or a provider error leaves a consistent session.
 """
 
@@ -24,8 +25,8 @@ async def run_turn(session: TurnDriver, prompt: list[Block]) -> StopReason:
             reply = await session.step()
             calls = [b for b in reply.message["content"] if b.get("type") == "tool_use"]
             if not calls:
-                if reply.stop_reason == "refusal":  # the provider stopped the reply as one
-                    reason = "refusal"
+                if reply.stop_reason in ("refusal", "max_tokens"):  # stopped by the provider
+                    reason = reply.stop_reason  # as a refusal, or cut at the output limit
                 break
             await session.run_tools(calls)
     except TurnEnded as ended:

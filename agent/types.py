@@ -137,7 +137,7 @@ class Usage:
 
 
 StopReason = Literal[
-    "end_turn", "max_steps", "max_time", "max_cost", "cancelled", "refusal", "error"
+    "end_turn", "max_steps", "max_time", "max_cost", "cancelled", "refusal", "max_tokens", "error"
 ]
 
 

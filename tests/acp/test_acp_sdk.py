@@ -406,3 +406,13 @@ def test_a_refused_reply_ends_the_turn_with_refusal(conformance: Conformance) ->
     assert report.result["response"] == {"stopReason": "refusal"}
     assert report.text() == "I can't help with that."
     assert "the model declined to answer" in report.text("agent_thought_chunk")
+
+
+def test_a_last_reply_cut_at_the_output_limit_ends_the_turn_with_max_tokens(
+    conformance: Conformance,
+) -> None:
+    """ACP's `max_tokens`: a cut answer ended `end_turn`, so a client showed it as finished."""
+    report = conformance.run("prompt", [{"text": "The fix is to", "stop_reason": "max_tokens"}])
+    assert report.result["response"] == {"stopReason": "max_tokens"}
+    assert report.text() == "The fix is to"
+    assert "stopped at the output limit" in report.text("agent_thought_chunk")
