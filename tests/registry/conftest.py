@@ -66,6 +66,16 @@ def start_registry(data: Path, app: Any = None) -> LiveRegistry:
     return LiveRegistry(f"http://127.0.0.1:{port}", data, app, server, thread)
 
 
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[LiveRegistry]:
+    """A registry server (SQLite and a folder) in a thread on a loopback port."""
+    registry = start_registry(tmp_path / "registry-data")
+    try:
+        yield registry
+    finally:
+        registry.stop()
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
     server = start_postgres()

@@ -14,10 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from skills_registry.archive import read_dir
 from tests.registry.conftest import (
@@ -26,7 +23,6 @@ from tests.registry.conftest import (
     cli_env,
     kiln,
     publish_skill,
-    start_registry,
 )
 
 # Runs `kiln` itself; only the timing of the kill is ours: the process SIGKILLs itself right
@@ -54,15 +50,6 @@ if hasattr(libc, "renameat2"):
 sys.argv = ["kiln", *sys.argv[1:]]
 runpy.run_module("lsp_server", run_name="__main__")
 """
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveRegistry]:
-    registry = start_registry(tmp_path / "registry-data")
-    try:
-        yield registry
-    finally:
-        registry.stop()
 
 
 def test_a_kill_during_the_swap_leaves_a_whole_skill(live: LiveRegistry, tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,20 +22,10 @@ from tests.registry.conftest import (
     cli_env,
     kiln,
     publish_skill,
-    start_registry,
     tree_snapshot,
 )
 
 OTHER_KEY = base64.b64encode(bytes(range(32))).decode()  # a well-formed key it does not sign with
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveRegistry]:
-    registry = start_registry(tmp_path / "registry-data")
-    try:
-        yield registry
-    finally:
-        registry.stop()
 
 
 @pytest.mark.parametrize(

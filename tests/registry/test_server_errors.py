@@ -9,23 +9,12 @@ with the paths) go to the server's log only, and nothing of the failed publish i
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from skills_registry.archive import build_archive, read_dir
-from tests.registry.conftest import LiveRegistry, make_skill, start_registry
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveRegistry]:
-    registry = start_registry(tmp_path / "registry-data")
-    try:
-        yield registry
-    finally:
-        registry.stop()
+from tests.registry.conftest import LiveRegistry, make_skill
 
 
 def test_an_unexpected_fault_is_a_json_500_without_paths(

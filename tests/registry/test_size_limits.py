@@ -12,15 +12,13 @@ from __future__ import annotations
 import gzip
 import io
 import tarfile
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from skills_registry.archive import MAX_FILE_BYTES, MAX_FILES, MAX_UNPACKED_BYTES, read_archive
 from skills_registry.registry.errors import ArchiveError
-from tests.registry.conftest import LiveRegistry, start_registry
+from tests.registry.conftest import LiveRegistry
 
 SKILL_MD = b"---\nname: big\ndescription: A skill at the size limit.\n---\nbody\n"
 DEEP = "/".join(f"folder-{i:02d}-" + "x" * 40 for i in range(4))  # 200+ chars: PAX headers
@@ -57,33 +55,20 @@ def test_a_skill_of_exactly_32_mb_is_read_and_one_byte_more_is_not() -> None:
     assert f"more than {MAX_UNPACKED_BYTES} bytes" in str(info.value)
 
 
-@pytest.fixture
-def live_registry(tmp_path: Path) -> Iterator[LiveRegistry]:
-    live = start_registry(tmp_path / "registry-data")
-    try:
-        yield live
-    finally:
-        live.stop()
-
-
 @pytest.mark.parametrize(
     ("total", "expect"),
     [(MAX_UNPACKED_BYTES, 201), (MAX_UNPACKED_BYTES + 1, 422)],
     ids=["at-limit", "one-over"],
 )
-def test_publishing_at_the_limit_over_http(
-    live_registry: LiveRegistry, total: int, expect: int
-) -> None:
+def test_publishing_at_the_limit_over_http(live: LiveRegistry, total: int, expect: int) -> None:
     archive = _sized(total)
     response = httpx.put(
-        f"{live_registry.url}/v1/skills/acme/big/versions/1.0.0",
+        f"{live.url}/v1/skills/acme/big/versions/1.0.0",
         content=archive,
-        headers={"Authorization": f"Bearer {live_registry.token('acme')}"},
+        headers={"Authorization": f"Bearer {live.token('acme')}"},
         timeout=120,
     )
     assert response.status_code == expect, response.text[:300]
     if expect == 201:
-        got = httpx.get(
-            f"{live_registry.url}/v1/skills/acme/big/versions/1.0.0/archive", timeout=60
-        )
+        got = httpx.get(f"{live.url}/v1/skills/acme/big/versions/1.0.0/archive", timeout=60)
         assert got.content == archive

@@ -11,7 +11,6 @@ bench/registry_pages.py); the sort key is now a tuple with the same order.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from functools import cmp_to_key
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import pytest
 from skills_registry.archive import build_archive, read_dir
 from skills_registry.registry.errors import UsageError
 from skills_registry.registry.semver import Range, Version
-from tests.registry.conftest import LiveRegistry, make_skill, start_registry
+from tests.registry.conftest import LiveRegistry, make_skill
 
 LOOKALIKES = ["1\u0661.0.0", "1.0.\u0661", "1.0.0-rc.\u0661", "\uff11.0.0", "1.0.0-\u0661a"]
 
@@ -31,15 +30,6 @@ LOOKALIKES = ["1\u0661.0.0", "1.0.\u0661", "1.0.0-rc.\u0661", "\uff11.0.0", "1.0
 def test_versions_with_non_ascii_digits_are_refused(text: str) -> None:
     with pytest.raises(UsageError):
         Version.parse(text)
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveRegistry]:
-    registry = start_registry(tmp_path / "registry-data")
-    try:
-        yield registry
-    finally:
-        registry.stop()
 
 
 def test_publishing_a_non_ascii_version_is_a_422_that_stores_nothing(
