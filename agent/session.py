@@ -14,7 +14,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from agent import declared_tools, loop, wire_log
+from agent import declared_tools, loop, spend, wire_log
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
 from agent.context import ContextAssembler, cache_key, environment_block
@@ -26,7 +26,6 @@ from agent.events import (
     TextChunk,
     ThoughtChunk,
     TurnDone,
-    UsageReported,
 )
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
@@ -37,7 +36,6 @@ from agent.permission_rules import load_rules
 from agent.permissions import Permissions
 from agent.protocols import Extension, Host, Model
 from agent.providers import select_model
-from agent.providers.pricing import cost_usd, price_for
 from agent.sandbox.attach import attach as attach_sandbox
 from agent.services import SessionServices
 from agent.session_claim import turn_claim
@@ -362,22 +360,7 @@ class Session:
         await note_cut_off(
             self, reply, min(limit, request.max_tokens) if limit else request.max_tokens
         )
-        self._spent(reply.model or self.model.name, reply.usage + reply.discarded)
-        window = getattr(self.model, "context_window", 0) or 0
-        if window:
-            self.status.context_used = (
-                reply.usage.total_input + reply.usage.output_tokens
-            ) / window
-        await self.emit(
-            UsageReported(
-                input_tokens=reply.usage.input_tokens,
-                cache_read_tokens=reply.usage.cache_read_tokens,
-                cache_write_tokens=reply.usage.cache_write_tokens,
-                output_tokens=reply.usage.output_tokens,
-                cost_usd=round(self.turn.cost_usd, 6),
-                step=self.turn.step_count,
-            )
-        )
+        await spend.account(self, reply)
         return reply
 
     async def run_tools(self, calls: list[Block]) -> list[Block]:
@@ -390,16 +373,10 @@ class Session:
     async def note_stop(self, detail: str) -> None:
         await self.emit(StatusNote(text=detail))
 
-    def _spent(self, model: str, usage: Usage) -> None:
-        """Add billed usage (a reply's, or what failed attempts had reported) to the spend."""
-        cost = cost_usd(model, usage)
-        self.turn.add_usage(usage, cost, unpriced="" if price_for(model) else model)
-        self.store.record_usage(self.id, self.turn.step_count, self.turn.number, model, usage, cost)
-
     async def provider_failed(self, exc: Exception) -> None:
         usage = getattr(exc, "usage", None)
         if isinstance(usage, Usage) and usage != Usage():
-            self._spent(str(getattr(self.model, "model", "") or self.model.name), usage)
+            spend.record(self, str(getattr(self.model, "model", "") or self.model.name), usage)
         text = getattr(exc, "partial_text", "") or ""
         if text:
             self.transcript.append(
