@@ -185,3 +185,11 @@ def spawn(tmp_path: Path, kiln_home: Path) -> Callable[..., Any]:
         assert "Traceback" not in logged, logged  # user-facing problems are one-line logs
 
     return _spawn
+
+
+@pytest.fixture
+def conformance(tmp_path: Path, kiln_home: Path, workspace: Path) -> Any:
+    """A scenario runner of the official ACP TypeScript SDK client (``tests/acp/sdk_runner``)."""
+    from tests.acp.sdk_runner import Conformance, node_for_sdk_client
+
+    return Conformance(node_for_sdk_client(), tmp_path, kiln_home, workspace)

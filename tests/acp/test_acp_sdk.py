@@ -22,11 +22,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 APP = "def greet():\n    return 'hello'\n"
 
 
-@pytest.fixture
-def conformance(tmp_path: Path, kiln_home: Path, workspace: Path) -> Conformance:
-    return Conformance(node_for_sdk_client(), tmp_path, kiln_home, workspace)
-
-
 def test_the_schema_checker_flags_what_it_should() -> None:
     """The checker's own tests: each rule fails on a crafted bad exchange (so a clean report
     from a real run means something)."""
@@ -395,24 +390,3 @@ def test_a_permission_question_kiln_stops_waiting_for_is_withdrawn(
     assert cancels == [{"requestId": request_id}]
     assert "timed out" in report.text("agent_thought_chunk")
     assert (conformance.workspace / "app.py").read_text() == APP
-
-
-def test_a_refused_reply_ends_the_turn_with_refusal(conformance: Conformance) -> None:
-    """docs/acp.md lists `refusal` among the stop reasons; a reply the provider stopped as a
-    refusal ended the turn `end_turn`, so the client could not tell it from an answer."""
-    report = conformance.run(
-        "prompt", [{"text": "I can't help with that.", "stop_reason": "refusal"}]
-    )
-    assert report.result["response"] == {"stopReason": "refusal"}
-    assert report.text() == "I can't help with that."
-    assert "the model declined to answer" in report.text("agent_thought_chunk")
-
-
-def test_a_last_reply_cut_at_the_output_limit_ends_the_turn_with_max_tokens(
-    conformance: Conformance,
-) -> None:
-    """ACP's `max_tokens`: a cut answer ended `end_turn`, so a client showed it as finished."""
-    report = conformance.run("prompt", [{"text": "The fix is to", "stop_reason": "max_tokens"}])
-    assert report.result["response"] == {"stopReason": "max_tokens"}
-    assert report.text() == "The fix is to"
-    assert "stopped at the output limit" in report.text("agent_thought_chunk")

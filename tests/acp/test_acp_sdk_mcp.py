@@ -13,15 +13,10 @@ from typing import Any
 
 import pytest
 
-from tests.acp.sdk_runner import Conformance, call, node_for_sdk_client
+from tests.acp.sdk_runner import Conformance, call
 from tests.acp.test_acp_client_mcp import processes_running, recorded, recording_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-
-@pytest.fixture
-def conformance(tmp_path: Path, kiln_home: Path, workspace: Path) -> Conformance:
-    return Conformance(node_for_sdk_client(), tmp_path, kiln_home, workspace)
 
 
 def stdio_entry(root: Path, name: str = "notes") -> dict[str, Any]:
