@@ -33,7 +33,9 @@ def test_a_command_run_by_root_cannot_undo_the_sandbox_mounts(
     outside = host_dir / "outside.txt"
     command = (
         f"umount {home}/.ssh; cat {home}/.ssh/id_rsa; "
-        f"mount -o remount,rw /; touch {outside}; grep CapEff /proc/self/status"
+        f"mount -o remount,rw /; python3 -c \"open('{outside}', 'w')\"; "
+        "grep CapEff /proc/self/status"  # (a write the permission check cannot read: the
+        # sandbox is what must stop it; `touch` is refused before the command runs)
     )
     script = tmp_path / "script.json"
     script.write_text(

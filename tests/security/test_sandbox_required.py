@@ -18,7 +18,9 @@ def run(tmp_path: Path, kiln_home: Path, host_dir: Path, *extra: str) -> tuple[P
     root.mkdir(parents=True, exist_ok=True)
     outside = host_dir / "outside.txt"
     script = tmp_path / "script.json"
-    command = f"touch {outside} && echo ran"
+    # a write the permission check cannot read from the line (`touch` is refused before it
+    # runs): what holds it is the sandbox, or nothing
+    command = f"python3 -c \"open('{outside}', 'w')\" && echo ran"
     script.write_text(json.dumps(
         [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}, "done"]
     ))  # fmt: skip
