@@ -53,3 +53,22 @@ def turn_claim(store: SessionStore, transcript: Transcript) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def turn_running(store: SessionStore, session_id: str) -> bool:
+    """Whether a live process holds the session for a turn now (the stored ``status`` says only
+    how the last turn ended; a killed process's claim went with it)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return False
+    path = store.path.parent / "sessions" / session_id / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # no turn has run, or the folder is gone
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False

@@ -63,8 +63,13 @@ def sessions_group() -> None:
 def list_cmd(root: Path | None, all_roots: bool, limit: int, as_json: bool) -> None:
     """Sessions, newest first: of the workspaces holding the current folder, unless --root or
     --all."""
+    from agent.session_claim import turn_running
+
     store = _store()
     rows = store.recent(_workspaces(root, all_roots), limit)
+    for row in rows:  # the store says how the last turn ended; a running one holds its claim
+        if turn_running(store, row["id"]):
+            row["status"] = "running"
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -73,7 +78,8 @@ def list_cmd(root: Path | None, all_roots: bool, limit: int, as_json: bool) -> N
         return
     for row in rows:
         model, title = _line(row["model"]), _line(row["title"])
-        click.echo(f"{row['id']}  {_when(row['updated'])}  {model:<20.20}  {title[:60]}")
+        running = "  (running)" if row["status"] == "running" else ""
+        click.echo(f"{row['id']}  {_when(row['updated'])}  {model:<20.20}  {title[:60]}{running}")
 
 
 @sessions_group.command("show")
