@@ -9,12 +9,14 @@ and moto's S3 server, started once per session; see ``servers.py``).
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,6 +205,31 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
     env.update({"KILN_HOME": str(home), **extra})
     return env
+
+
+@contextmanager
+def serving(data: Path, home: Path, *extra: str) -> Iterator[int]:
+    """`kiln registry serve` as a real process on a free loopback port (its port yielded);
+    stopped after, and its log must hold no traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "registry", "serve", "--port", "0",
+         "--data", str(data), *extra],
+        env=cli_env(home),
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+    assert match, line + proc.stderr.read()
+    logged: list[str] = []
+    threading.Thread(target=lambda: logged.extend(proc.stderr), daemon=True).start()
+    try:
+        yield int(match.group(1))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        assert not any("Traceback" in entry for entry in logged), "".join(logged)
 
 
 def publish_skill(

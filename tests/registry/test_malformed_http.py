@@ -11,17 +11,13 @@ the connection, with a JSON 400 when no response has begun.
 from __future__ import annotations
 
 import json
-import re
 import socket
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.registry.conftest import cli_env
+from tests.registry.conftest import serving
 
 NEVER = 60.0  # seconds: fires only if the server never answers
 
@@ -29,25 +25,8 @@ NEVER = 60.0  # seconds: fires only if the server never answers
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     tmp = tmp_path_factory.mktemp("served")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lsp_server", "registry", "serve", "--port", "0",
-         "--data", str(tmp / "data")],
-        env=cli_env(tmp / "home"),
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-    assert match, line + proc.stderr.read()
-    logged: list[str] = []
-    threading.Thread(target=lambda: logged.extend(proc.stderr), daemon=True).start()
-    try:
-        yield int(match.group(1))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        assert not any("Traceback" in entry for entry in logged), "".join(logged)
+    with serving(tmp / "data", tmp / "home") as port:
+        yield port
 
 
 def _raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:

@@ -10,11 +10,7 @@ server's answer or close, with a socket timeout that only fires if the server ne
 
 from __future__ import annotations
 
-import re
 import socket
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.registry.conftest import cli_env, kiln, make_skill
+from tests.registry.conftest import cli_env, kiln, make_skill, serving
 
 NEVER = 60.0  # seconds: fires only if the server keeps the connection for good
 
@@ -30,25 +26,8 @@ NEVER = 60.0  # seconds: fires only if the server keeps the connection for good
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, int, Path]]:
     data = tmp_path / "registry-data"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lsp_server", "registry", "serve", "--port", "0",
-         "--data", str(data), "--read-timeout", "1"],
-        env=cli_env(tmp_path / "server-home"),
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-    assert match, line + proc.stderr.read()
-    logged: list[str] = []
-    threading.Thread(target=lambda: logged.extend(proc.stderr), daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{match.group(1)}", int(match.group(1)), data
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        assert not any("Traceback" in entry for entry in logged), "".join(logged)
+    with serving(data, tmp_path / "server-home", "--read-timeout", "1") as port:
+        yield f"http://127.0.0.1:{port}", port, data
 
 
 def _until_closed(sock: socket.socket, trickle: bytes = b"") -> bytes:
