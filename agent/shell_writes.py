@@ -37,22 +37,16 @@ class Copy:
 
 
 # Options that take the next word as their value (short) or after ``=`` or as the next word (long).
+_COREUTILS_SHORT = {"-S", "-t"}  # cp, mv, ln, install: backup suffix, target folder
+_COREUTILS_LONG = {"--suffix", "--target-directory", "--backup"}
 _COPY_VALUES = {
-    "cp": ({"-S", "-t"}, {"--suffix", "--target-directory", "--backup"}),
-    "mv": ({"-S", "-t"}, {"--suffix", "--target-directory", "--backup"}),
+    "cp": (_COREUTILS_SHORT, _COREUTILS_LONG),
+    "mv": (_COREUTILS_SHORT, _COREUTILS_LONG),
+    "ln": (_COREUTILS_SHORT, _COREUTILS_LONG),
     "install": (
-        {"-S", "-t", "-m", "-o", "-g"},
-        {
-            "--suffix",
-            "--target-directory",
-            "--mode",
-            "--owner",
-            "--group",
-            "--strip-program",
-            "--backup",
-        },
-    ),  # fmt: skip
-    "ln": ({"-S", "-t"}, {"--suffix", "--target-directory", "--backup"}),
+        _COREUTILS_SHORT | {"-m", "-o", "-g"},
+        _COREUTILS_LONG | {"--mode", "--owner", "--group", "--strip-program"},
+    ),
     "rsync": (
         {"-e", "-f", "-T", "-B", "-M"},
         {
