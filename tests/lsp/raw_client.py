@@ -4,6 +4,7 @@ params, bad JSON, requests out of lifecycle order) is sent exactly as written.""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sys
@@ -23,6 +24,7 @@ class RawServer:
         self.messages: list[dict[str, Any]] = []
         self.arrived = asyncio.Event()
         self.stderr = bytearray()
+        self._status_ids = itertools.count()
         self._tasks = [
             asyncio.ensure_future(self._read()),
             asyncio.ensure_future(self._drain()),
@@ -100,6 +102,21 @@ class RawServer:
 
     async def response(self, msg_id: Any, timeout: float = 60) -> dict[str, Any]:
         return await self.wait_for(lambda m: "method" not in m and m.get("id") == msg_id, timeout)
+
+    async def index_until(self, ok: Any, timeout: float = 120) -> dict[str, Any]:
+        """Poll `kiln/index/status` until ``ok(status)`` (the server's own account of its work)
+        and return that status; AssertionError with the last one when it never holds."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            reply = await self.request(
+                f"index-status-{next(self._status_ids)}", "kiln/index/status", {}
+            )
+            status = reply["result"]
+            if ok(status):
+                return status
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"the index never got there: {status}")
+            await asyncio.sleep(0.05)
 
     async def initialize(self, root: Path, **params: Any) -> dict[str, Any]:
         base = {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {}}

@@ -21,12 +21,7 @@ pytestmark = pytest.mark.e2e
 
 
 async def _watching(server: RawServer) -> None:
-    for n in range(600):
-        reply = await server.request(f"status-{n}", "kiln/index/status", {})
-        if reply["result"]["state"] == "ready" and reply["result"]["watching"]:
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"the index never watched the disk: {reply}")
+    await server.index_until(lambda s: s["state"] == "ready" and s["watching"])
 
 
 async def _until_found(server: RawServer, tag: str, uri: str, line: int, hit: tuple) -> None:

@@ -39,12 +39,7 @@ async def _hover_hits(server: RawServer, msg_id: Any, uri: str, line: int) -> li
 
 
 async def _ready(server: RawServer) -> None:
-    for n in range(600):
-        reply = await server.request(f"status-{n}", "kiln/index/status", {})
-        if reply["result"]["state"] == "ready":
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("the index never became ready")
+    await server.index_until(lambda s: s["state"] == "ready")
 
 
 async def test_hostile_buffers_leave_the_index_and_the_server_sound(

@@ -9,7 +9,6 @@ buffer until the close."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from pathlib import Path
 from typing import Any
@@ -58,17 +57,9 @@ async def _search(server: RawServer, sid: str, prompt: str = "go") -> tuple[str,
     return done["status"], done["content"][0]["content"]["text"]
 
 
-async def _status(server: RawServer) -> dict[str, Any]:
-    return (await server.request(next(_ids), "kiln/index/status", {}))["result"]
-
-
 async def _until(server: RawServer, ok: Any) -> None:
     """Poll `kiln/index/status` until ``ok(status)``: the server's own account of its work."""
-    for _ in range(600):
-        if ok(await _status(server)):
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(await _status(server))
+    await server.index_until(ok)
 
 
 async def test_search_sees_buffers_at_once_and_forgets_them_at_close(

@@ -5,7 +5,6 @@ client is answered with is not also a warning in the editor's log (`window/logMe
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from pathlib import Path
 from typing import Any
@@ -107,11 +106,7 @@ async def test_hover_shows_names_and_paths_as_code_not_markdown(
     server = await RawServer.start(root, server_env(kiln_home))
     try:
         await server.initialize(root)
-        for n in itertools.count():
-            status = await server.request(f"s{n}", "kiln/index/status", {})
-            if status["result"]["state"] == "ready":
-                break
-            await asyncio.sleep(0.05)
+        await server.index_until(lambda s: s["state"] == "ready")
         uri = (root / "probe.py").as_uri()
         doc = {"uri": uri, "languageId": "python", "version": 1, "text": "hover_target()\n"}
         server.notify("textDocument/didOpen", {"textDocument": doc})

@@ -9,8 +9,6 @@ The server's copy of each buffer is observed exactly: the scripted model propose
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -119,11 +117,7 @@ async def test_a_20_mb_buffer_is_edited_hovered_and_kept_out_of_the_index(
     server = await RawServer.start(root, server_env(kiln_home))
     try:
         await server.initialize(root)
-        for n in itertools.count():
-            status = await server.request(f"s{n}", "kiln/index/status", {})
-            if status["result"]["state"] == "ready":
-                break
-            await asyncio.sleep(0.05)
+        await server.index_until(lambda s: s["state"] == "ready")
         doc = {"uri": uri, "languageId": "python", "version": 1, "text": big}
         server.notify("textDocument/didOpen", {"textDocument": doc})
         for version, (start, end, text) in enumerate(
