@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -210,6 +211,8 @@ async def on_client_gone(request: Request, exc: Exception) -> Response:
 
 async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 404 and (slash := _without_slash(request)) is not None:
+        return Response(status_code=307, headers={"Location": slash})
     headers = dict(exc.headers or {})
     if exc.status_code == 405:  # starlette names only the first route's methods for the path
         headers["Allow"] = ", ".join(_allowed(request))
@@ -218,6 +221,21 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
         status=exc.status_code,
         headers=headers,
     )
+
+
+def _without_slash(request: Request) -> str | None:
+    """``/v1/skills/`` answered with ``Location: /v1/skills`` when that path is served: relative,
+    where starlette's own redirect wrote the absolute URL from the request's ``Host`` header (a
+    forged one sent clients, and any cache in front, to another host)."""
+    path = request.scope["path"]
+    stripped = path.rstrip("/")
+    if path == stripped or not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    scope = {**request.scope, "path": stripped}
+    if not any(route.matches(scope)[0] is not Match.NONE for route in request.app.routes):
+        return None
+    query = request.scope.get("query_string", b"").decode("latin-1")
+    return quote(stripped, safe="/:@!$&'()*+,;=-._~%") + (f"?{query}" if query else "")
 
 
 def _allowed(request: Request) -> list[str]:
@@ -326,5 +344,6 @@ def create_app_with(
         },
         middleware=[Middleware(Observe, metrics=registry.metrics), Middleware(RefuseNul)],
     )
+    app.router.redirect_slashes = False  # see _without_slash
     app.state.registry = registry
     return app
