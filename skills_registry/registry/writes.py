@@ -140,10 +140,11 @@ async def set_status(request: Request) -> Response:
     status = data.get("status")
     if not isinstance(status, str):
         raise ValidationFailed(["'status' must be one of active, deprecated, yanked"])
+    reason = data.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise ValidationFailed(["'reason' must be a string (or left out)"])
     version = request.path_params["version"]
-    await run_in_threadpool(
-        reg.store.set_status, skill_id, version, status, str(data.get("reason") or "")
-    )
+    await run_in_threadpool(reg.store.set_status, skill_id, version, status, reason or "")
     doc = reg.version_doc(request)
     reg.store.record_audit(
         action=f"status:{status}",

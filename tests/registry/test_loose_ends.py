@@ -231,3 +231,21 @@ def test_served_marketplace_plugins_install_with_git(
         }
         assert got == files, root
     assert (clone / "scripts/run.sh").stat().st_mode & 0o111
+
+
+@pytest.mark.parametrize("reason", [["leaks", "tokens"], {"why": "x"}, 7, True])
+def test_a_yank_reason_that_is_no_string_is_refused(registry: LiveRegistry, reason: object) -> None:
+    """Before: the reason was stringified (`['leaks', 'tokens']`, `True`) and shown to every
+    user that installs the version; now a 422 and the version stays as it was."""
+    token = registry.token("acme")
+    _put(registry, token, "notes", "1.0.0", _archive({"SKILL.md": SKILL_MD}))
+    url = f"{registry.url}/v1/skills/acme/notes/versions/1.0.0"
+    answer = httpx.put(
+        f"{url}/status",
+        json={"status": "yanked", "reason": reason},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert answer.status_code == 422, answer.text
+    assert "'reason' must be a string" in answer.json()["errors"][0]
+    doc = httpx.get(url).json()
+    assert (doc["status"], doc["statusReason"]) == ("active", "")
