@@ -48,6 +48,7 @@ from skills_registry.skill_folder import (
     Scope,
     check_same_signer,
     discard,
+    sweep_scope,
     folder_name,
     guard_target,
     place,
@@ -158,6 +159,7 @@ class Installer:
         self.grant = grant
         self.trust, self.cache = trust or TrustStore(), cache or Cache()
         scope.check_inside()
+        sweep_scope(scope.skills_dir)  # what a killed install or remove left
         self.lock = Lockfile.load(scope.lock_path)
 
     def install(
@@ -276,11 +278,15 @@ class Installer:
             target.unlink()
         elif target.exists():
             guard_target(target, skill_id, entry, self.force)
-            discard(target)
+            discard(target, then=lambda: self._unlock(skill_id))
+            return target
+        self._unlock(skill_id)
+        return target
+
+    def _unlock(self, skill_id: str) -> None:
         with edit_lockfile(self.scope.lock_path) as lock:
             lock.entries.pop(skill_id, None)
         self.lock = lock
-        return target
 
     def verify(self) -> list[dict[str, Any]]:
         """Check every locked skill on disk (tree hash, marker) and its pinned signature."""

@@ -21,6 +21,7 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,7 @@ def place(contents: ArchiveContents, target: Path, marker: dict[str, Any]) -> No
     old = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        _sweep_leftovers(target)
+        sweep_scope(target.parent, target.name)
         extract(contents, tmp)
         text = json.dumps(marker, indent=2, sort_keys=True) + "\n"
         fd = os.open(tmp / MARKER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -141,32 +142,44 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def discard(target: Path) -> None:
-    """Delete an installed skill folder: first moved aside in one rename (a name the next
-    install's sweep knows), then deleted, so a kill never leaves it half deleted in place
-    (its marker gone first, the rest would read as a local, first-party skill)."""
-    aside = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
+def discard(target: Path, then: Callable[[], None] = lambda: None) -> None:
+    """Delete an installed skill folder: first moved aside in one rename to a name discovery
+    skips and every later skills command sweeps (``sweep_scope``), then ``then`` (the lockfile
+    edit), then the files, so a kill never leaves it half deleted in place (its marker gone
+    first, the rest would read as a local, first-party skill) nor a removed skill locked."""
+    aside = target.parent / f".removed-{target.name}-{uuid.uuid4().hex[:8]}"
     try:
         target.rename(aside)
     except OSError as exc:
         raise WriteFailed(f"cannot remove {target}: {exc.strerror or exc}") from None
+    then()
     shutil.rmtree(aside, ignore_errors=True)
 
 
 LEFTOVER_SECONDS = 3600  # older than any install still running
 
 
-def _sweep_leftovers(target: Path) -> None:
-    """Remove this skill's temp and swapped-out folders that a killed install left behind
-    (``.tmp-NAME-xxxxxxxx``, ``.old-NAME-xxxxxxxx``, hidden from discovery but up to 32 MB
-    each); a young one may belong to an install running now and is left alone."""
-    pattern = re.compile(rf"\.(tmp|old)-{re.escape(target.name)}-[0-9a-f]{{8}}")
+_LEFTOVER = re.compile(r"\.(tmp|old|removed)-(.+)-[0-9a-f]{8}")
+
+
+def sweep_scope(skills_dir: Path, name: str | None = None) -> None:
+    """Remove what killed installs and removes left in a skills folder (of one skill's name, or
+    all): a removed skill's folder at any age (nothing needs it back), temp and swapped-out
+    folders (``.tmp-NAME-xxxxxxxx``, ``.old-NAME-xxxxxxxx``, hidden from discovery but up to
+    32 MB each) once an hour old, since a young one may belong to an install running now."""
     now = time.time()
-    for entry in target.parent.iterdir():
-        if not pattern.fullmatch(entry.name) or entry.is_symlink() or not entry.is_dir():
+    try:
+        entries = list(skills_dir.iterdir())
+    except OSError:
+        return  # no skills folder yet
+    for entry in entries:
+        match = _LEFTOVER.fullmatch(entry.name)
+        if match is None or (name is not None and match.group(2) != name):
+            continue
+        if entry.is_symlink() or not entry.is_dir():
             continue
         with contextlib.suppress(OSError):
-            if now - entry.lstat().st_mtime > LEFTOVER_SECONDS:
+            if match.group(1) == "removed" or now - entry.lstat().st_mtime > LEFTOVER_SECONDS:
                 shutil.rmtree(entry)
 
 

@@ -102,7 +102,10 @@ def test_a_kill_during_remove_leaves_the_skill_whole_or_gone(
     """Before: `remove` deleted the folder file by file in place, so a kill left a skill with
     some files gone: first its `.kiln-install.json`, after which the rest reads as a local,
     first-party skill instead of third-party content. Now the folder is moved aside in
-    one rename first; the leftover is swept by the next install."""
+    one rename first and the lock entry dropped before any file is deleted. The leftover was
+    kept until the next install of that same skill, and then only once an hour old (a skill
+    of up to 32 MB, for good), and the lockfile still named the removed skill, so `install
+    --frozen` brought it back; now the next skills command of the scope sweeps it."""
     publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
@@ -120,6 +123,11 @@ def test_a_kill_during_remove_leaves_the_skill_whole_or_gone(
     )  # fmt: skip
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert not target.exists() or _files(target) == before
+    assert "acme/brand-guidelines" not in (project / "skills-lock.json").read_text()
+
+    verify = kiln("skills", "verify", env=env, cwd=project)
+    assert verify.returncode == 0, verify.stderr
+    assert sorted(p.name for p in target.parent.iterdir()) == []
 
 
 def _files(root: Path) -> dict[str, bytes]:
