@@ -48,11 +48,11 @@ from skills_registry.skill_folder import (
     Scope,
     check_same_signer,
     discard,
-    sweep_scope,
     folder_name,
     guard_target,
     place,
     read_marker,
+    sweep_scope,
 )
 from skills_registry.verified import (
     check_archive_names,

@@ -31,7 +31,9 @@ def _raw_get(port: int, target: str, host: str) -> tuple[int, dict[str, str]]:
         ("/v1/skills/acme/deploy/versions/", "/v1/skills/acme/deploy/versions"),
     ],
 )
-def test_a_trailing_slash_redirects_on_this_host(tmp_path: Path, target: str, location: str) -> None:
+def test_a_trailing_slash_redirects_on_this_host(
+    tmp_path: Path, target: str, location: str
+) -> None:
     """Before: `Location: http://evil.example/v1/skills`, built from the forged Host header."""
     with serving(tmp_path / "data", tmp_path / "home") as port:
         status, headers = _raw_get(port, target, "evil.example")
