@@ -232,18 +232,20 @@ class Permissions:
             if rule.kind == "tool" and rule.matches_tool("run_command", command):
                 return Check("deny", f"denied by rule {rule.text}", parts=parts)
         risk = command_risk.line_risk(parsed)
+        unclear = [*parsed.opaque, *parsed.unread(self.root)]  # not understood, nor vouched for
         bad_writes = [t for t in [*targets, *by_args] if t.where in ("sensitive", "outside")]
         wants_network = risk == "network"
         granted = wants_network and self._network_granted(parsed)
         external = from_external and (
-            wants_network or bool(bad_writes) or not self._approved_by_rules(parsed, targets)
-        )
+            wants_network or bool(bad_writes) or bool(unclear)
+            or not self._approved_by_rules(parsed, targets)
+        )  # fmt: skip
         if self.mode == "yolo":
             return Check("allow", network=granted, external=external, parts=parts)
         if self.mode == "ci":
-            if not parsed.understood:
+            if unclear:
                 return Check(
-                    "deny", f"not understood ({parsed.opaque[0]}); ci mode refuses it", parts=parts
+                    "deny", f"not understood ({unclear[0]}); ci mode refuses it", parts=parts
                 )
             if risk and not granted:
                 return Check("deny", f"{risk} commands are not allowed in ci mode", parts=parts)
@@ -266,8 +268,8 @@ class Permissions:
             return Check("ask", f"{risk} command", network=wants_network, parts=parts)
         if bad_writes:
             return Check("ask", _write_reason(bad_writes[0]), parts=parts)
-        if not parsed.understood:
-            return Check("ask", f"not understood: {parsed.opaque[0]}", parts=parts)
+        if unclear:
+            return Check("ask", f"not understood: {unclear[0]}", parts=parts)
         for simple in parsed.commands:
             for rule in self._ask:
                 if simple.argv and rule.matches_command_by_name(simple.argv):

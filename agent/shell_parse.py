@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -27,6 +27,7 @@ from agent.shell_wrappers import (
     WRAPPERS,
     find_commands,
     find_writes,
+    git_subcommand_form,
     glob_name,
     runs_code,
     shell_script,
@@ -34,12 +35,15 @@ from agent.shell_wrappers import (
     wrapper_script,
 )
 from agent.shell_writes import Copy, argument_writes, landing_paths
+from agent.unpack_writes import Unpack, git_apply, unpack
 
 # `alias x=rm` then `x …`, `hash -p /bin/rm ls` then `ls …`, `enable -f lib.so x`: a name runs another
 # program from then on.
 _EVALUATORS = {"eval", "source", ".", "trap", "alias", "hash", "enable"}
 # Built-ins and words that only shape the line, never a command of their own.
 _SKIP_NAMES = {"[[", "]]", "!", "{", "}"}
+# Commands that change no file: an archive or patch unpacked after them is the one checked.
+_WRITE_NOTHING = {"cd", "pwd", "echo", "printf", "true", "false", ":", "test", "[", "mkdir", "ls"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,7 @@ class SimpleCommand:
     writes: tuple[str, ...] = ()
     arg_writes: tuple[str, ...] = ()
     copies: tuple[Copy, ...] = ()
+    unpacks: tuple[Unpack, ...] = ()  # archives and patches: their files say what is written
 
     @property
     def name(self) -> str:
@@ -78,13 +83,33 @@ class ParsedCommand:
     def argument_writes(self, root: Path) -> list[str]:
         """The files the commands' own arguments write (``cp x KILN.md``, ``sed -i``), a copy
         into an existing folder under each source's name."""
-        return [w for c in self.commands for w in landing_paths(c.arg_writes, c.copies, root)]
+        out = [w for c in self.commands for w in landing_paths(c.arg_writes, c.copies, root)]
+        return out + [p for c in self.commands for u in c.unpacks for p in u.landing(root)[0]]
+
+    def unread(self, root: Path) -> list[str]:
+        """Why an archive or patch the line unpacks cannot vouch for what it writes: it cannot
+        be read now, or another part of the line could change it before it is unpacked."""
+        reasons = [why for c in self.commands for u in c.unpacks if (why := u.landing(root)[1])]
+        if not reasons and any(c.unpacks for c in self.commands):
+            others = [
+                c
+                for c in self.commands
+                if not c.unpacks
+                and c.argv
+                and c.name not in WRAPPERS
+                and (c.name not in _WRITE_NOTHING or c.writes or c.arg_writes or c.copies)
+            ]
+            if others or any(c.writes for c in self.commands):
+                reasons.append(f"{others[0].text if others else 'a redirection'} could change "
+                               "the archive or patch it unpacks first")  # fmt: skip
+        return reasons
 
     def describe(self) -> str:
         """One line per simple command, for permission prompts."""
         lines = []
         for c in self.commands:
-            written = [*c.writes, *c.arg_writes, *(copy.dest for copy in c.copies)]
+            written = [*c.writes, *c.arg_writes, *(copy.dest for copy in c.copies),
+                       *(u.shown for u in c.unpacks)]  # fmt: skip
             lines.append(f"- {c.text}" + (f"  (writes {', '.join(written)})" if written else ""))
         lines += [f"- not understood: {why}" for why in self.opaque]
         return "\n".join(lines)
@@ -118,6 +143,7 @@ class _Walker:
     def __init__(self, result: ParsedCommand, depth: int) -> None:
         self.result = result
         self.depth = depth
+        self.stdin: str | None = None  # the file an input redirection names, for the next command
 
     def visit(self, node: Any, pending_writes: list[str]) -> None:
         kind = node.type
@@ -164,6 +190,8 @@ class _Walker:
             return
         op = ops[0] if ops else ""
         literal = self._word(target)
+        if op == "<" and literal is not None:
+            self.stdin = literal  # `patch -p1 < fix.patch`: what the next command reads
         if op in (">", ">>", "&>", "&>>", ">|", "<>") or (
             op == ">&" and target.type != "number" and literal != "-"
         ):
@@ -222,7 +250,12 @@ class _Walker:
         if name == "find":
             extra_writes = tuple(find_writes(argv[1:]))
         arg_writes, copies = argument_writes(argv)
-        self._add(SimpleCommand(argv, writes + extra_writes, tuple(arg_writes), tuple(copies)))
+        stdin, self.stdin = self.stdin, None
+        unpacked = _unpacks(argv)
+        if unpacked is not None and unpacked.source is None and stdin is not None:
+            unpacked = replace(unpacked, source=stdin)
+        self._add(SimpleCommand(argv, writes + extra_writes, tuple(arg_writes), tuple(copies),
+                                (unpacked,) if unpacked is not None else ()))  # fmt: skip
         if name in _EVALUATORS:
             self.result.opaque.append(f"{name} runs text the parser cannot see")
             return
@@ -254,6 +287,8 @@ class _Walker:
                                                   "what a command runs")  # fmt: skip
             if name == "xargs":  # the arguments come from stdin: never a closed command
                 inner = [*inner, XARGS_INPUT]
+            else:
+                self.stdin = stdin  # `timeout 60 patch -p1 < fix.patch`
             self._add_with_wrappers(tuple(inner), ())
 
     def _shell(self, argv: tuple[str, ...]) -> None:
@@ -304,6 +339,14 @@ class _Walker:
 
 
 _PASS_WRITES = {"program", "list", "pipeline", "subshell", "compound_statement"}
+
+
+def _unpacks(argv: tuple[str, ...]) -> Unpack | None:
+    name = PurePosixPath(argv[0]).name
+    if name == "git":
+        sub = git_subcommand_form(argv) or argv
+        return git_apply(list(sub[2:])) if sub[1:2] == ("apply",) else None
+    return unpack(name, list(argv[1:]))
 
 
 def _unescape(word: str) -> str:

@@ -3,11 +3,12 @@ of ``cp``/``mv``/``install``/``ln``/``rsync`` (and what ``mv`` takes away), ``dd
 files ``sed -i``/``perl -i``/``ruby -i`` rewrite, ``truncate``, ``touch``, ``sort -o``,
 ``git … --output=``, ``git config --file`` and ``git archive -o``.
 
-Best effort by design: a program may write anything (``python -c``, ``tar -x``, ``make``), so
+Best effort by design: a program may write anything (``python -c``, ``7z x``, ``make``), so
 these only make the permission check and its prompt truthful for the commands that say in their
 words what they write; the sandbox holds the paths it protects whatever writes them
 (docs/security.md sections 3 and 4). A copy to an existing folder lands under each source's
 name, which only the filesystem can tell: ``Copy`` keeps the sources for ``landing_paths``.
+Archives and patches name their files inside: ``agent.unpack_writes``.
 """
 
 from __future__ import annotations
