@@ -62,6 +62,9 @@ class DeferredTool:
     input_schema: dict[str, Any]
     source: str  # "skill:NAME" or "mcp:SERVER"
     tool_name: str = ""  # the name its source knows it by
+    # Written by a third party (an MCP server, a skill installed from a registry): its
+    # description and schema reach the model as data.
+    third_party: bool = False
     _caller: Caller | None = field(default=None, repr=False, compare=False)
 
     async def call(self, args: dict[str, Any]) -> str:
@@ -272,8 +275,9 @@ async def run_script(
 
 
 def _sidecar_tool(
-    skill_name: str, skill_dir: Path, spec_path: Path, timeout: float, cap: int
+    skill: Any, skill_dir: Path, spec_path: Path, timeout: float, cap: int
 ) -> DeferredTool:
+    skill_name = getattr(skill, "name", None) or skill_dir.name
     data = json_limits.loads(spec_path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object")
@@ -302,6 +306,7 @@ def _sidecar_tool(
         input_schema=schema,
         source=f"skill:{skill_name}",
         tool_name=data["name"],
+        third_party=bool(getattr(skill, "third_party", False)),
         _caller=caller,
     )
 
@@ -318,14 +323,13 @@ def load_sidecar_tools(
     A malformed declaration is skipped with a warning appended to ``warnings``.
     """
     skill_dir = Path(getattr(skill, "path", skill))
-    skill_name = getattr(skill, "name", None) or skill_dir.name
     tools_dir = skill_dir / "tools"
     found: list[DeferredTool] = []
     if not tools_dir.is_dir():
         return found
     for spec_path in sorted(tools_dir.glob("*.json"))[:100]:
         try:
-            found.append(_sidecar_tool(skill_name, skill_dir, spec_path, timeout, output_cap))
+            found.append(_sidecar_tool(skill, skill_dir, spec_path, timeout, output_cap))
         except (OSError, ValueError) as exc:
             if warnings is not None:
                 warnings.append(f"{spec_path}: skipped tool: {exc}")

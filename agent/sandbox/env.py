@@ -39,6 +39,7 @@ KEEP = {
     "KEYTIMEOUT",
     "PWD",
     "OLDPWD",
+    "KILN_SKILL_DIR",  # a sidecar tool's own folder (skills_registry.deferred)
 }
 
 

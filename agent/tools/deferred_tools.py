@@ -4,8 +4,9 @@ A request's ``tools`` is part of the cached prefix, so it must not grow when ``t
 finds something. Anthropic loads found tools by ``tool_reference`` (every deferred tool is
 declared with ``defer_loading`` from the first request). Every other provider gets one fixed
 proxy, ``call_tool{name, arguments}``, and the found tools' schemas in the ``tool_search``
-result. MCP descriptions are third-party text, so they reach the model wrapped as external
-content in both places (result text and the deferred definition).
+result. MCP descriptions and those of an installed skill's sidecar tools are third-party text,
+so they reach the model wrapped as external content in both places (result text and the
+deferred definition).
 """
 
 from __future__ import annotations
@@ -29,11 +30,14 @@ MAX_DESCRIPTION = 600
 
 
 def is_third_party(tool: Any) -> bool:
-    return str(getattr(tool, "source", "")).startswith("mcp:")
+    """An MCP server's tool, or a sidecar tool of a skill installed from a registry."""
+    return str(getattr(tool, "source", "")).startswith("mcp:") or getattr(
+        tool, "third_party", False
+    )
 
 
 def tool_description(tool: Any) -> str:
-    """The description the model sees; MCP servers' text is wrapped as external content."""
+    """The description the model sees; a third party's text is wrapped as external content."""
     text = " ".join(str(tool.description).split())
     if len(text) > MAX_DESCRIPTION:
         text = text[: MAX_DESCRIPTION - 1] + "…"
