@@ -85,9 +85,10 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     if text is None:
         return f"<reference {attrs}/>"
     span = item.get("range") or item.get("selection") or resource.get("range")
-    if span is not None:
+    lines_in_uri = _fragment_lines(uri)
+    if span is not None or lines_in_uri is not None:
         try:
-            start, end = int(span["start"]["line"]), int(span["end"]["line"])
+            start, end = lines_in_uri or (int(span["start"]["line"]), int(span["end"]["line"]))
         except (KeyError, TypeError, ValueError):
             raise InvalidParams("range needs start.line and end.line") from None
         start, end = min(start, end), max(start, end)  # a selection made upwards
@@ -97,6 +98,24 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
         text = "\n".join(lines[start : end + 1])
         attrs += f' lines="{start + 1}-{end + 1}"'
     return f"<reference {attrs}>\n{text}\n</reference>"
+
+
+# A line range in a link's fragment, as editors write a selection: ``#L2``, ``#L2:3`` (Zed),
+# ``#L2-L3``/``#L2-3`` (GitHub), ``#L2C5-L3C9`` (columns ignored); lines are 1-based.
+_LINES = re.compile(r"L(\d+)(?:C\d+)?(?:[:-]L?(\d+)(?:C\d+)?)?", re.IGNORECASE)
+
+
+def _fragment_lines(uri: str) -> tuple[int, int] | None:
+    """The 0-based (first, last) lines a ``#L…`` fragment of ``uri`` names, or None."""
+    _, sep, fragment = uri.partition("#")
+    found = _LINES.fullmatch(fragment) if sep else None
+    if found is None:
+        return None
+    first = int(found.group(1))
+    last = int(found.group(2) or first)
+    if min(first, last) < 1:
+        raise InvalidParams(f"line range #{fragment} starts at line 0 (lines in a link are 1-based)")
+    return first - 1, last - 1
 
 
 _REFERENCE = re.compile(
