@@ -114,7 +114,9 @@ def _fragment_lines(uri: str) -> tuple[int, int] | None:
     first = int(found.group(1))
     last = int(found.group(2) or first)
     if min(first, last) < 1:
-        raise InvalidParams(f"line range #{fragment} starts at line 0 (lines in a link are 1-based)")
+        raise InvalidParams(
+            f"line range #{fragment} starts at line 0 (lines in a link are 1-based)"
+        )
     return first - 1, last - 1
 
 
