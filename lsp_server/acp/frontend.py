@@ -106,9 +106,10 @@ def _chunk(kind: str, text: str, meta: dict[str, Any] | None = None) -> dict[str
 class AcpFrontend:
     """``lsp_server.core.Frontend`` over one ACP connection (``acp.AgentSideConnection``)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, outgoing: OutgoingRequests | None = None) -> None:
         self.client = client
-        self.outgoing = OutgoingRequests(client)  # withdraws requests it stops waiting for
+        # withdraws requests it stops waiting for (once ``serve_stdio`` connects it)
+        self.outgoing = outgoing or OutgoingRequests()
         self.can_read = False
         self.can_write = False
         self._disk = DiskHost()

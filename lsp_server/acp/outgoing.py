@@ -6,17 +6,21 @@ its dialog closes instead of waiting for a click that would go nowhere (ACP canc
 requesting side sends ``$/cancel_request`` with the request's id; the client still answers).
 
 The Python SDK neither tells a caller the id of the request it sent nor sends
-``$/cancel_request``. Its connection's observer hook sees every outgoing request in the task
-that sends it, so a context variable set around one call (``withdrawn_if_abandoned``) collects
-that call's ids, even while other sessions send requests at the same time.
+``$/cancel_request``. Its connection takes ``observers`` (a public argument of
+``acp.connection.Connection`` that ``AgentSideConnection`` passes on), which see every outgoing
+request in the task that sends it, so a context variable set around one call
+(``withdrawn_if_abandoned``) collects that call's ids, even while other sessions send requests at
+the same time. The withdrawal is written to the protocol stream as one whole line, as the
+stdio guard writes its own answers (``lsp_server.acp.stdio``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -30,18 +34,16 @@ class OutgoingRequests:
     """Ids of the requests sent inside ``withdrawn_if_abandoned``, cancelled if it is left
     without an answer (a timeout or a cancelled turn)."""
 
-    def __init__(self, connection: Any) -> None:
-        # ``AgentSideConnection`` keeps its JSON-RPC connection private; without it (another
-        # SDK version, a test double) nothing is withdrawn and everything else works.
-        self._rpc = getattr(connection, "_conn", None)
-        self._sends: set[asyncio.Task[None]] = set()
-        add_observer = getattr(self._rpc, "add_observer", None)
-        if callable(add_observer):
-            add_observer(self._observe)
-        else:
-            self._rpc = None
+    def __init__(self) -> None:
+        self._writer: asyncio.StreamWriter | None = None
 
-    def _observe(self, event: Any) -> None:
+    def connect(self, writer: asyncio.StreamWriter) -> list[Callable[[Any], None]]:
+        """Withdraw through ``writer`` (the protocol stream); returns the ``observers`` to give
+        the SDK's connection. Not connected (a test double), nothing is withdrawn."""
+        self._writer = writer
+        return [self.observe]
+
+    def observe(self, event: Any) -> None:
         if getattr(event, "direction", None) != "outgoing":  # a str enum in the SDK
             return
         message = getattr(event, "message", None)
@@ -64,16 +66,9 @@ class OutgoingRequests:
             _SENT.reset(token)
 
     def _withdraw(self, request_id: Any) -> None:
-        """Send ``$/cancel_request`` from a task of its own: the caller is being cancelled."""
-        if self._rpc is None:
+        writer = self._writer
+        if writer is None or writer.is_closing():
+            log.info("client gone; request %s not withdrawn", request_id)
             return
-
-        async def send() -> None:
-            try:
-                await self._rpc.send_notification(CANCEL_REQUEST, {"requestId": request_id})
-            except (ConnectionError, RuntimeError, OSError):
-                log.info("client gone; request %s not withdrawn", request_id)
-
-        task = asyncio.ensure_future(send())
-        self._sends.add(task)
-        task.add_done_callback(self._sends.discard)
+        frame = {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": request_id}}
+        writer.write((json.dumps(frame, separators=(",", ":")) + "\n").encode("utf-8"))

@@ -45,7 +45,14 @@ async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
     """Serve until stdin closes or SIGTERM/SIGINT arrives, then shut down in order."""
     agent = agent or KilnAcpAgent(config=config_from_env())
     client, writer = await protocol_streams()
-    conn = AgentSideConnection(agent, writer, client.reader, listening=False)  # type: ignore[arg-type]
+    observers = agent.outgoing.connect(writer)
+    conn = AgentSideConnection(
+        agent,
+        writer,  # type: ignore[arg-type]
+        client.reader,
+        listening=False,
+        observers=observers,
+    )
     loop = asyncio.get_running_loop()
     listening = asyncio.ensure_future(conn.listen())
     hung_up = asyncio.ensure_future(client.ended.wait())

@@ -42,6 +42,7 @@ from lsp_server.acp.frontend import AcpFrontend
 from lsp_server.acp.mcp_params import MCP_HTTP, parse_mcp_servers
 from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
+from lsp_server.acp.outgoing import OutgoingRequests
 from lsp_server.core import (
     NOT_ALLOWED,
     SESSION_NOT_FOUND,
@@ -118,10 +119,11 @@ class KilnAcpAgent:
         self.manager: SessionManager | None = None
         self.inflight: set[asyncio.Task[Any]] = set()  # request handlers still running
         self.prompts = PromptRequests()  # for $/cancel_request
+        self.outgoing = OutgoingRequests()  # $/cancel_request of its own requests
         self.initialized = False
 
     def on_connect(self, conn: Any) -> None:
-        self.frontend = AcpFrontend(conn)
+        self.frontend = AcpFrontend(conn, self.outgoing)
         self.manager = SessionManager(self.frontend, config=self.config, store=self.store)
 
     @property
