@@ -311,7 +311,7 @@ class Permissions:
         if risky and self.network_all:
             return True
         if not risky or any(
-            c.argv and c not in risky and c.name not in NO_NETWORK
+            c.argv and c not in risky and c.argv[0] not in NO_NETWORK  # `./echo` is no echo
             and c.text not in self.network_granted
             for c in parsed.commands
         ):  # fmt: skip

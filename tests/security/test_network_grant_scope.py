@@ -79,3 +79,20 @@ def test_the_granted_command_alone_still_gets_the_network(tmp_path: Path, kiln_h
     results = run(tmp_path, kiln_home, f"cd . && pip install --index-url {index} --retries 0 x")
     listener.sock.close()
     assert listener.received and listener.received[0].startswith(b"GET /simple/x/"), results
+
+
+@pytest.mark.parametrize("name", ["./echo", "bin/ls"])
+def test_a_program_named_like_a_harmless_command_gets_no_network(
+    tmp_path: Path, kiln_home: Path, name: str
+) -> None:
+    """`./echo` is the repository's script, not echo: before, the name alone counted, and
+    `pip install …; ./echo hi` gave the script the network in ci."""
+    listener = Listener()
+    root = tmp_path / "home" / "proj"
+    script = root / name
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(f"#!/bin/sh\n{upload(listener.port)}\n")
+    script.chmod(0o755)
+    results = run(tmp_path, kiln_home, f"pip install --no-index kiln-no-such-package; {name} hi")
+    listener.sock.close()
+    assert listener.received == [], results
