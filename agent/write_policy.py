@@ -36,9 +36,12 @@ FD_DEVICE = re.compile(r"/(dev/fd|proc/self/fd)/[0-9]+")  # a descriptor, not a 
 # server's binary, a task run on folder open), Neovim/Vim's local config (``exrc``), git's
 # pointer to another config (``commondir``; ``config.worktree`` once sparse checkout enabled it).
 # Commands cannot write them either (``agent.sandbox``: read-only, or removed when created).
+# Whole folders too, where any file may name a program the editor starts on open: JetBrains IDEs'
+# ``.idea`` (the project interpreter in ``misc.xml``, run configurations and startup tasks in
+# ``workspace.xml``) and Helix's ``.helix`` (``languages.toml``: each language server's command).
 AUTORUN_FILES = (
     ".vscode/settings.json", ".vscode/tasks.json", ".zed/settings.json", ".zed/tasks.json",
-    ".nvim.lua", ".nvimrc", ".exrc", ".git/commondir", ".git/config.worktree",
+    ".nvim.lua", ".nvimrc", ".exrc", ".git/commondir", ".git/config.worktree", ".idea", ".helix",
 )  # fmt: skip
 # Files that run code once a change leaves the agent, each on an action the user takes to keep the
 # change rather than to run it: a CI pipeline (with the repository's secrets, when the branch is
@@ -82,6 +85,7 @@ SENSITIVE_GLOBS = (
     *(f"{p}/*" for p in SHELL_HOOK_FILES),
     *(f"*/{p}/*" for p in SHELL_HOOK_FILES),
     *AUTORUN_FILES,
+    *(f"{p}/*" for p in AUTORUN_FILES),
 )
 
 
@@ -146,7 +150,8 @@ def runs_on_host(given: str | Path, root: Path, folders: Sequence[Path] = ()) ->
         if path != root and root not in path.parents:
             continue
         parts = [p.casefold() for p in path.relative_to(root).parts]
-        if ".git" in parts or "/".join(parts) in AUTORUN_FILES:
+        joined = "/".join(parts)
+        if ".git" in parts or any(joined == f or joined.startswith(f"{f}/") for f in AUTORUN_FILES):
             return True
     return False
 
