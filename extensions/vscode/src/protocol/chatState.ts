@@ -237,6 +237,7 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
         pendingEdits: [],
         server: state.server,
         config: state.config,
+        models: state.models, // the server's model list is not per session
         sessionId: message.sessionId,
         title: message.title,
       };

@@ -182,8 +182,9 @@ export class Composer {
     const text = this.input.value.trim();
     if (!text || !this.canSend()) return;
     const context = this.context.length ? { context: this.context } : {};
-    const command = /^\/([\w.-]+)\s*([\s\S]*)$/.exec(text);
-    if (command) this.post({ type: "command", name: command[1], args: command[2].trim(), ...context });
+    // `/name args`; a line that starts with a path (`/etc/hosts: why…`) is a question.
+    const command = /^\/([\w.-]+)(?:\s+([\s\S]*))?$/.exec(text);
+    if (command) this.post({ type: "command", name: command[1], args: (command[2] ?? "").trim(), ...context });
     else this.post({ type: "prompt", text, ...context });
     this.input.value = "";
     this.context = [];

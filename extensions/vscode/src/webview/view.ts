@@ -201,7 +201,7 @@ export class ChatView {
     this.model.title = s.models.note ? `Model for new sessions (${s.models.note})` : "Model for new sessions";
 
     this.sessions.replaceChildren(
-      el("option", { value: "" }, s.sessionId ? s.title || "Current session" : "No session"),
+      el("option", { value: "" }, s.sessionId ? this.title(s) : "No session"),
       ...s.sessions
         .filter((x) => x.sessionId !== s.sessionId)
         .map((x) => el("option", { value: x.sessionId }, x.title || x.sessionId)),
@@ -225,6 +225,13 @@ export class ChatView {
     this.cards.forget(s);
 
     this.usage.textContent = s.usage ? usageText(s.usage) : "";
+  }
+
+  /** The current session's name: as the history lists it (the server names a session after its
+   *  first question), else as the host announced it. */
+  private title(s: ChatState): string {
+    const listed = s.sessions.find((x) => x.sessionId === s.sessionId)?.title;
+    return listed || s.title || "Current session";
   }
 
   /** Touch only the nodes that changed: streaming changes the last entry, not the history. */

@@ -202,6 +202,31 @@ describe("chat view", () => {
     expect(posted.at(-1)).toEqual({ type: "setModel", model: "my-own-model" });
   });
 
+  test("a new or loaded session keeps the model list; the header names the session by its listed title", () => {
+    view.receive({ type: "models", ids: ["qwen2.5-coder:7b", "llama3"] });
+    view.receive({ type: "session", sessionId: "s2", title: "New session" });
+    expect([...document.querySelectorAll("#kiln-models option")].map((o) => o.getAttribute("value"))).toEqual(["qwen2.5-coder:7b", "llama3"]);
+    // The server names a session after its first question; the history list says so.
+    view.receive({ type: "sessions", sessions: [{ sessionId: "s2", title: "Why does parse fail?" }, { sessionId: "s1", title: "Fix the bug" }] });
+    expect($<HTMLSelectElement>(".sessions").options[0].textContent).toBe("Why does parse fail?");
+    // A session loaded from the history is shown with its title, not "Current session".
+    view.receive({ type: "session", sessionId: "s1", title: "" });
+    expect($<HTMLSelectElement>(".sessions").options[0].textContent).toBe("Fix the bug");
+  });
+
+  test("a question that starts with a path is a question, not a slash command", () => {
+    const input = $<HTMLTextAreaElement>(".input");
+    input.value = "/etc/hosts: why is localhost listed twice?";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    expect(posted.at(-1)).toEqual({ type: "prompt", text: "/etc/hosts: why is localhost listed twice?" });
+    input.value = "/pdf fill the form";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    expect(posted.at(-1)).toEqual({ type: "command", name: "pdf", args: "fill the form" });
+    input.value = "/clear";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    expect(posted.at(-1)).toEqual({ type: "command", name: "clear", args: "" });
+  });
+
   test("plan, usage line and user references", () => {
     update({ sessionUpdate: "plan", entries: [{ content: "reproduce", status: "completed" }, { content: "fix", status: "in_progress" }] });
     expect($$(".plan-entry").map((li) => li.textContent)).toEqual(["✓ reproduce", "⟳ fix"]);
