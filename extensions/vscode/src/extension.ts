@@ -108,6 +108,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await focusChat();
       panel.post({ type: "addContext", item });
     }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("kiln.model")) chat.settingsChanged(readSettings(vscode.workspace.getConfiguration("kiln")).model);
+      // The server's command and environment are read when it starts: say so, with the way to apply them.
+      if (e.affectsConfiguration("kiln.server") && kiln.state === "running") {
+        void vscode.window
+          .showInformationMessage("Kiln: the server settings changed. Restart the server to use them.", "Restart")
+          .then((choice) => (choice === "Restart" ? kiln.restart() : undefined));
+      }
+    }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
       if (hasFolder() && kiln.state !== "running") void kiln.start();
     }),

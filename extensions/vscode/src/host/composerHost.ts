@@ -18,21 +18,20 @@ export async function completions(protocol: KilnProtocol, trigger: "@" | "/", qu
   return mentionCompletions((await protocol.completeMentions(query, 30)).items);
 }
 
-/** Pills as prompt blocks: a reference the server reads from the live buffer or the disk. */
+/**
+ * Pills as prompt blocks: a reference the server reads from the live buffer or the disk. A
+ * document without a file (an untitled buffer) is not synced to the server, so its text goes
+ * with the reference.
+ */
 export function contextBlocks(items: ContextItem[] = []): PromptBlock[] {
-  return items.map((c) => ({
-    type: "resource_link",
-    uri: c.uri,
-    name: c.label.replace(/^@/, ""),
-    ...(c.range
-      ? {
-          range: {
-            start: { line: c.range.startLine - 1, character: 0 },
-            end: { line: c.range.endLine - 1, character: 0 },
-          },
-        }
-      : {}),
-  }));
+  return items.map((c) => {
+    const range = c.range
+      ? { range: { start: { line: c.range.startLine - 1, character: 0 }, end: { line: c.range.endLine - 1, character: 0 } } }
+      : {};
+    const unsynced = vscode.workspace.textDocuments.find((d) => d.uri.scheme !== "file" && d.uri.toString() === c.uri);
+    if (unsynced) return { type: "resource", resource: { uri: c.uri, text: unsynced.getText(), mimeType: "text/plain" }, ...range };
+    return { type: "resource_link", uri: c.uri, name: c.label.replace(/^@/, ""), ...range };
+  });
 }
 
 /** `p` with its symbolic links resolved, as far as it exists (the rest appended as is). */

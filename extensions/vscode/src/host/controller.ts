@@ -25,7 +25,7 @@ import { codeAction, completions, contextBlocks, openWorkspaceFile } from "./com
 import { runCommand } from "./slashCommands";
 import { postModels } from "./models";
 import type { ProposalDiffs } from "./diff";
-import { pickModes } from "./modePicker";
+import { EDIT_MODE_NAMES, MODE_NAMES, pickModes } from "./modePicker";
 import { PermissionQuestions } from "./permissionQuestions";
 
 interface Proposal {
@@ -41,8 +41,12 @@ export class ChatController implements vscode.Disposable {
   private pendingEditCount = 0;
   /** What the panel shows while there is no connection. */
   private down: "starting" | "failed" | "no-folder" = "starting";
-  /** The model for new sessions, chosen in the panel (empty: the server's setting). */
-  model = "";
+  /** The model for new sessions chosen in the panel (empty: the `kiln.model` setting). */
+  private chosenModel = "";
+  /** The `kiln.model` setting, as the server last reported it or the user changed it. */
+  private configModel = "";
+  /** A model picked while a turn ran: the next question starts a new session with it. */
+  private modelPending = false;
   mode = { mode: "ask", editMode: "ask" };
   /** What the user picked in the panel; new sessions get it (else the server's settings). */
   private chosen: { mode?: string; editMode?: string } = {};
@@ -78,7 +82,7 @@ export class ChatController implements vscode.Disposable {
       const config = hello.config ?? {};
       if (typeof config.mode === "string") this.mode.mode = config.mode;
       if (typeof config.editMode === "string") this.mode.editMode = config.editMode;
-      if (!this.model && typeof config.model === "string") this.model = config.model;
+      this.configModel = typeof config.model === "string" ? config.model : "";
       this.postConfig();
       void postModels(protocol, this.post);
       if (hello.protocolVersion !== PROTOCOL_VERSION) {
@@ -273,29 +277,66 @@ export class ChatController implements vscode.Disposable {
     this.post({ type: "info", message });
   }
 
+  /** The model new sessions get: the one picked in the panel, else the setting's. */
+  get model(): string {
+    return this.chosenModel || this.configModel;
+  }
+
   private postConfig(): void {
     this.post({ type: "config", ...this.mode, model: this.model });
   }
 
-  /** The panel's mode pickers: for the current session, and for the next ones. */
-  async setMode(mode?: string, editMode?: string): Promise<void> {
-    this.chosen = { ...this.chosen, ...(mode ? { mode } : {}), ...(editMode ? { editMode } : {}) };
-    this.mode = { mode: mode ?? this.mode.mode, editMode: editMode ?? this.mode.editMode };
-    if (this.sessionId && this.protocol) {
-      const done = await this.protocol.setMode(this.sessionId, mode, editMode);
-      this.mode = { mode: done.mode, editMode: done.editMode };
-    }
+  /** The `kiln` settings changed: the model shown for (and given to) new sessions follows. */
+  settingsChanged(model: string): void {
+    this.configModel = model;
     this.postConfig();
   }
 
-  /** A session keeps its model: choosing another starts a new session with it. */
-  async setModel(model: string): Promise<void> {
-    this.model = model;
-    this.postConfig();
-    if (this.sessionId && !this.running) {
-      await this.newSession();
-      this.post({ type: "info", message: `Model ${model || "(default)"}: a new session started.` });
+  /**
+   * The panel's mode pickers: for the current session, and for the next ones. A name that is
+   * no mode is refused before anything keeps it (it would make every new session fail).
+   */
+  async setMode(mode?: string, editMode?: string): Promise<void> {
+    const wrong = mode && !MODE_NAMES.includes(mode) ? mode : editMode && !EDIT_MODE_NAMES.includes(editMode) ? editMode : "";
+    if (wrong) {
+      this.postConfig(); // the picker goes back to what holds
+      throw new KilnRpcError(
+        `There is no mode "${wrong}".`,
+        undefined,
+        `Modes: ${MODE_NAMES.join(", ")}; edit modes: ${EDIT_MODE_NAMES.join(", ")}.`,
+      );
     }
+    let next = { mode: mode ?? this.mode.mode, editMode: editMode ?? this.mode.editMode };
+    if (this.sessionId && this.protocol) {
+      try {
+        const done = await this.protocol.setMode(this.sessionId, mode, editMode);
+        next = { mode: done.mode, editMode: done.editMode };
+      } catch (err) {
+        this.postConfig();
+        throw err;
+      }
+    }
+    this.chosen = { ...this.chosen, ...(mode ? { mode } : {}), ...(editMode ? { editMode } : {}) };
+    this.mode = next;
+    this.postConfig();
+  }
+
+  /**
+   * A session keeps its model: choosing another starts a new session with it — now, or, while
+   * a turn runs, with the next question (the answer being read stays on screen until then).
+   */
+  async setModel(model: string): Promise<void> {
+    this.chosenModel = model;
+    this.postConfig();
+    if (!this.sessionId) return;
+    const name = model || "(default)";
+    if (this.running) {
+      this.modelPending = true;
+      this.info(`Model ${name}: the next question starts a new session with it.`);
+      return;
+    }
+    await this.newSession();
+    this.info(`Model ${name}: a new session started.`);
   }
 
   /** Free the current session on the server, unless it still holds deferred edits to review. */
@@ -311,7 +352,8 @@ export class ChatController implements vscode.Disposable {
   async newSession(): Promise<string> {
     if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
     await this.closeCurrent(this.require());
-    const created = await this.require().newSession({ ...this.chosen, ...(this.model ? { model: this.model } : {}) });
+    const created = await this.require().newSession({ ...this.chosen, ...(this.chosenModel ? { model: this.chosenModel } : {}) });
+    this.modelPending = false;
     this.sessionId = created.sessionId;
     this.mode = { mode: created.mode ?? this.mode.mode, editMode: created.editMode ?? this.mode.editMode };
     this.postConfig();
@@ -323,12 +365,22 @@ export class ChatController implements vscode.Disposable {
   async loadSession(sessionId: string): Promise<void> {
     if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
     const protocol = this.require();
-    if (sessionId !== this.sessionId) await this.closeCurrent(protocol);
+    const previous = this.sessionId;
+    if (sessionId !== previous) await this.closeCurrent(protocol);
     // The replay streams as updates before the answer; the view must already expect them.
     this.sessionId = sessionId;
     this.proposals.clear();
     this.post({ type: "session", sessionId, title: "" });
-    await protocol.loadSession(sessionId, true);
+    try {
+      await protocol.loadSession(sessionId, true);
+    } catch (err) {
+      // Not loadable (deleted, another workspace's): back to the session shown before, or to
+      // none, so the next question does not go to a session the server does not have.
+      this.sessionId = null;
+      this.post({ type: "session", sessionId: null, title: "" });
+      if (previous && previous !== sessionId) await this.loadSession(previous).catch(() => undefined);
+      throw err;
+    }
     await this.refreshSessions();
     await this.refreshPendingEdits();
   }
@@ -337,7 +389,7 @@ export class ChatController implements vscode.Disposable {
   async send(blocks: PromptBlock[], text: string, references: Reference[]): Promise<string> {
     const protocol = this.require();
     if (this.running) throw new KilnRpcError("Kiln is still answering.", undefined, "Wait, or press Stop.");
-    const sessionId = this.sessionId ?? (await this.newSession());
+    const sessionId = this.sessionId && !this.modelPending ? this.sessionId : await this.newSession();
     this.running = true;
     this.post({ type: "userMessage", text, references });
     this.post({ type: "turn", state: "running" });

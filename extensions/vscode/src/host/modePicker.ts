@@ -16,6 +16,9 @@ const EDIT_MODES = [
   { label: "auto", description: "apply edits at once" },
 ];
 
+export const MODE_NAMES = MODES.map((m) => m.label);
+export const EDIT_MODE_NAMES = EDIT_MODES.map((m) => m.label);
+
 export async function pickModes(): Promise<{ mode: string; editMode: string } | undefined> {
   const mode = await vscode.window.showQuickPick(MODES, { title: "Kiln: permission mode" });
   if (!mode) return undefined;

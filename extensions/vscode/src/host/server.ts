@@ -40,6 +40,8 @@ export function readSettings(config: vscode.WorkspaceConfiguration): {
   server: ServerSettings;
   maxRestarts: number;
   options: Record<string, unknown>;
+  /** `kiln.model` (empty: the server chooses). */
+  model: string;
 } {
   const options: Record<string, unknown> = {};
   for (const key of ["mode", "editMode", "provider", "model", "permissionTimeout", "maxSteps"]) {
@@ -54,6 +56,7 @@ export function readSettings(config: vscode.WorkspaceConfiguration): {
     },
     maxRestarts: config.get<number>("server.maxRestarts") ?? 5,
     options,
+    model: typeof options.model === "string" ? options.model : "",
   };
 }
 

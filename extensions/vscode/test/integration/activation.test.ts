@@ -9,9 +9,9 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { URI } from "vscode-uri";
-import { parseHostMessage, parseWebviewMessage } from "../../src/protocol/messages";
 import { host, installVscodeModule, touched, vscodeStandIn } from "./editorHost";
 import { makeWorkspace, python, waitFor } from "./harness";
+import { activatePanel } from "./panelHost";
 
 installVscodeModule();
 
@@ -53,7 +53,7 @@ describe("the extension activated against the real server", () => {
   let ws: ReturnType<typeof makeWorkspace>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let extension: any;
-  const delivered: unknown[] = [];
+  let delivered: Record<string, unknown>[] = [];
   let send: (m: unknown) => void = () => {};
 
   before(async () => {
@@ -86,34 +86,10 @@ describe("the extension activated against the real server", () => {
         editMode: "ask",
       },
     };
-    // Loaded at run time (not bundled into this test): the real build output.
-    const built = join(__dirname, "..", "..", "dist", "extension.js");
-    extension = require(built);
-    const context = { subscriptions: [] as { dispose(): unknown }[], extensionUri: URI.file(join(__dirname, "..", "..")) };
-    await extension.activate(context);
-    const provider = host.providers.get("kiln.chat") as { resolveWebviewView(v: unknown): void };
-    const listeners: ((m: unknown) => void)[] = [];
-    provider.resolveWebviewView({
-      visible: true,
-      webview: {
-        options: {},
-        html: "",
-        cspSource: "vscode-webview:",
-        asWebviewUri: (u: URI) => u,
-        onDidReceiveMessage: (l: (m: unknown) => void) => listeners.push(l),
-        postMessage: async (m: unknown) => {
-          assert.ok(parseHostMessage(m).ok, JSON.stringify(m));
-          delivered.push(m);
-          return true;
-        },
-      },
-      onDidDispose: () => ({ dispose() {} }),
-    });
-    send = (m) => {
-      assert.ok(parseWebviewMessage(m).ok);
-      listeners.forEach((l) => l(m));
-    };
-    send({ type: "ready" });
+    const panel = await activatePanel();
+    extension = panel.extension;
+    delivered = panel.delivered;
+    send = panel.send;
   });
 
   after(async () => {
@@ -122,7 +98,7 @@ describe("the extension activated against the real server", () => {
     assert.deepEqual(otherRejections, []);
   });
 
-  const ofType = (t: string) => delivered.filter((m) => (m as { type: string }).type === t) as Record<string, unknown>[];
+  const ofType = (t: string) => delivered.filter((m) => m.type === t);
 
   test("the server starts and the panel hears about it; the status bar shows the index", async () => {
     await waitFor(() => ofType("server").some((m) => m.state === "running"), "server running");

@@ -114,7 +114,15 @@ export const host = {
   /** Documents open in the stand-in editor, by path: edits to them stay in memory until saved. */
   openDocs: new Map<string, { text: string; dirty: boolean; version: number }>(),
   warnings: [] as string[],
+  /** Open documents without a file (`untitled:`…), by URI: their text. */
+  untitled: new Map<string, string>(),
+  /** Settings were edited: tell whoever listens (`affects` compares by prefix, like VS Code). */
+  fireConfigurationChange(section: string) {
+    configurationChanged.fire({ affectsConfiguration: (s: string) => section === s || section.startsWith(`${s}.`) });
+  },
 };
+
+const configurationChanged = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
 
 function openDocument(path: string) {
   const doc = host.openDocs.get(path)!;
@@ -230,8 +238,10 @@ const api = {
       return host.workspaceFolders;
     },
     get textDocuments() {
-      return [...host.openDocs.keys()].map(openDocument);
+      const untitled = [...host.untitled].map(([uri, text]) => ({ uri: URI.parse(uri), isUntitled: true, isDirty: true, version: 1, getText: () => text }));
+      return [...[...host.openDocs.keys()].map(openDocument), ...untitled];
     },
+    onDidChangeConfiguration: configurationChanged.event,
     getConfiguration: (section?: string) => ({
       get: (key: string, fallback?: unknown) => lookup(section ? `${section}.${key}` : key) ?? fallback,
       has: (key: string) => lookup(section ? `${section}.${key}` : key) !== undefined,

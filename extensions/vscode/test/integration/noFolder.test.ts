@@ -9,10 +9,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { URI } from "vscode-uri";
-import { parseHostMessage } from "../../src/protocol/messages";
 import { host, installVscodeModule } from "./editorHost";
 import { python } from "./harness";
+import { activatePanel } from "./panelHost";
 
 installVscodeModule();
 
@@ -38,28 +37,7 @@ test("with no folder open the panel says to open one and no server starts", asyn
   try {
     host.workspaceFolders = [];
     host.settings = { kiln: { server: { python: python() } } };
-    const extension = require(join(__dirname, "..", "..", "dist", "extension.js"));
-    const context = { subscriptions: [] as { dispose(): unknown }[], extensionUri: URI.file(join(__dirname, "..", "..")) };
-    await extension.activate(context);
-    const delivered: Record<string, unknown>[] = [];
-    const listeners: ((m: unknown) => void)[] = [];
-    const provider = host.providers.get("kiln.chat") as { resolveWebviewView(v: unknown): void };
-    provider.resolveWebviewView({
-      webview: {
-        options: {},
-        html: "",
-        cspSource: "vscode-webview:",
-        asWebviewUri: (u: URI) => u,
-        onDidReceiveMessage: (l: (m: unknown) => void) => listeners.push(l),
-        postMessage: async (m: unknown) => {
-          assert.ok(parseHostMessage(m).ok, JSON.stringify(m));
-          delivered.push(m as Record<string, unknown>);
-          return true;
-        },
-      },
-      onDidDispose: () => ({ dispose() {} }),
-    });
-    listeners.forEach((l) => l({ type: "ready" }));
+    const { extension, delivered } = await activatePanel();
     assert.ok(delivered.some((m) => m.type === "server" && m.state === "no-folder"), JSON.stringify(delivered));
     assert.equal(serverChildren(), 0);
     assert.equal(existsSync(join(cwd, ".kiln")), false);

@@ -221,6 +221,8 @@ export const workspace = {
     appliedEdits.push(edit.ops);
     return true;
   },
+  /** Open documents (the stand-in has none unless a test opens them). */
+  textDocuments: [] as { uri: Uri; getText(): string }[],
   get workspaceFolders() {
     const folders = settings["__folders"] as string[] | undefined;
     return folders?.map((f, index) => ({ uri: Uri.file(f), name: f, index }));

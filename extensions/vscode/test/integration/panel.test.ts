@@ -1,0 +1,142 @@
+/**
+ * The built extension against the real server, as a new user drives the panel: a mistyped
+ * `/mode`, a session that cannot be loaded, a model picked while a turn runs, settings changed
+ * while the server runs, a selection from an untitled buffer. Each time the next question must
+ * still work and reach the model with what the user meant.
+ */
+
+import assert from "node:assert/strict";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { URI } from "vscode-uri";
+import { host, installVscodeModule, vscodeStandIn } from "./editorHost";
+import { kilnCli, makeWorkspace, python, waitFor } from "./harness";
+import { type ActivePanel, activatePanel } from "./panelHost";
+
+installVscodeModule();
+
+describe("the panel against the real server", () => {
+  let ws: ReturnType<typeof makeWorkspace>;
+  let panel: ActivePanel;
+  let release: string;
+
+  before(async () => {
+    ws = makeWorkspace({ "app.py": "x = 1\n" });
+    release = join(ws.home, "release");
+    const script = join(ws.home, "script.json");
+    writeFileSync(
+      script,
+      JSON.stringify([
+        { match: "hello", text: "Hi." },
+        { match: "hello", text: "Hi." },
+        { match: "hello", text: "Hi." },
+        { match: "hello", text: "Hi." },
+        { match: "hold", wait_for: release },
+        { match: "hold", text: "Released." },
+        { match: "SCRATCH_MARKER", text: "I see the scratch text." },
+      ]),
+    );
+    host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
+    host.settings = {
+      kiln: {
+        server: { python: python(), env: { KILN_PROVIDER: "scripted", KILN_SCRIPT: script, KILN_HOME: ws.home } },
+        model: "first-model",
+      },
+    };
+    panel = await activatePanel();
+    await waitFor(() => panel.ofType("server").some((m) => m.state === "running"), "server running");
+  });
+
+  after(async () => {
+    await panel?.extension.deactivate();
+    ws?.cleanup();
+  });
+
+  const turns = () => panel.ofType("turn").length;
+  async function ask(text: string, context?: unknown[]): Promise<Record<string, unknown>> {
+    const before = turns();
+    panel.send({ type: "prompt", text, ...(context ? { context } : {}) });
+    await waitFor(() => turns() >= before + 2 && panel.ofType("turn").at(-1)?.state === "idle", `turn of ${text}`, 30000);
+    return panel.ofType("turn").at(-1)!;
+  }
+  const answer = () =>
+    panel
+      .ofType("update")
+      .map((m) => m.update as { sessionUpdate: string; content?: { text?: string } })
+      .filter((u) => u.sessionUpdate === "agent_message_chunk")
+      .map((u) => u.content?.text ?? "")
+      .join("");
+
+  test("a mistyped /mode is refused and does not stick: the next sessions still start", async () => {
+    const errors = panel.ofType("error").length;
+    panel.send({ type: "command", name: "mode", args: "yollo", context: [] });
+    await waitFor(() => panel.ofType("error").length > errors, "the refusal");
+    assert.equal(panel.ofType("config").at(-1)?.mode, "ask", "the picker shows a mode that does not exist");
+    panel.send({ type: "newSession" });
+    const stop = await ask("hello");
+    assert.equal(stop.stopReason, "end_turn", JSON.stringify(panel.ofType("error").slice(errors)));
+  });
+
+  test("a session that cannot be loaded leaves the panel on a session that works", async () => {
+    const errors = panel.ofType("error").length;
+    panel.send({ type: "loadSession", sessionId: "20200101-000000-deadbeef" });
+    await waitFor(() => panel.ofType("error").length > errors, "the load error");
+    const stop = await ask("hello again");
+    assert.equal(stop.stopReason, "end_turn", JSON.stringify(panel.ofType("error").slice(errors)));
+  });
+
+  test("a model picked while a turn runs is not dropped: the session after the turn uses it", async () => {
+    const before = turns();
+    panel.send({ type: "prompt", text: "hold on" });
+    await waitFor(() => turns() > before && panel.ofType("turn").at(-1)?.state === "running", "turn running");
+    panel.send({ type: "setModel", model: "picked-model" });
+    await waitFor(() => panel.ofType("config").at(-1)?.model === "picked-model", "the picker");
+    writeFileSync(release, "");
+    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    await ask("hello model");
+    const rows = JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root));
+    const latest = rows.find((r: { title: string }) => r.title === "hello model");
+    assert.equal(latest?.model, "picked-model", JSON.stringify(rows));
+  });
+
+  test("kiln.model changed in the settings while running is the model of the next new session", async () => {
+    const sessions = panel.ofType("session").length;
+    panel.send({ type: "setModel", model: "" }); // back to the setting's model: a new session
+    await waitFor(() => panel.ofType("session").length > sessions, "the new session");
+    (host.settings.kiln as Record<string, unknown>).model = "second-model";
+    host.fireConfigurationChange("kiln.model");
+    await waitFor(() => panel.ofType("config").at(-1)?.model === "second-model", "the picker shows the new setting");
+    const fresh = panel.ofType("session").length;
+    panel.send({ type: "newSession" });
+    await waitFor(() => panel.ofType("session").length > fresh, "the session after the change");
+    await ask("hello settings");
+    const rows = JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root));
+    const latest = rows.find((r: { title: string }) => r.title === "hello settings");
+    assert.equal(latest?.model, "second-model", JSON.stringify([rows, panel.ofType("error")]));
+  });
+
+  test("a change to the server's settings while it runs offers a restart", async () => {
+    const server = (host.settings.kiln as { server: { env: Record<string, string> } }).server;
+    server.env = { ...server.env, KILN_EXTRA: "1" };
+    host.fireConfigurationChange("kiln.server.env");
+    await waitFor(() => host.shown.find((m) => /server settings changed\. Restart the server/.test(m)), "the offer");
+  });
+
+  test("a selection of an untitled buffer added to the chat reaches the model", async () => {
+    const uri = URI.parse("untitled:Untitled-1");
+    const text = "first line\nSCRATCH_MARKER = 42\nlast line\n";
+    host.untitled.set(uri.toString(), text);
+    host.activeTextEditor = {
+      document: { uri, getText: () => text, isUntitled: true },
+      selection: new vscodeStandIn.Range(1, 0, 1, 10),
+    };
+    await host.commands.get("kiln.addSelection")!();
+    const item = (panel.ofType("addContext").at(-1) as { item: unknown }).item;
+    const seen = answer().length;
+    await ask("what is in there?", [item]);
+    assert.match(answer().slice(seen), /I see the scratch text/);
+    host.activeTextEditor = undefined;
+    assert.equal(existsSync(join(ws.root, "Untitled-1")), false);
+  });
+});
