@@ -367,9 +367,18 @@ def _is_history(block: dict[str, Any]) -> bool:
 
 
 def _rounds(messages: list[Message]) -> list[list[Message]]:
-    """(assistant, user) pairs after the first message; a trailing assistant stays alone."""
-    rest = messages[1:]
-    return [rest[i : i + 2] for i in range(0, len(rest), 2)]
+    """The messages after the first, each round starting at a reply with the user messages
+    that follow it (its tool results, a prompt). A prompt that got no reply (a cancel while the
+    model answered, a provider error) is followed by the next prompt: pairing by position then
+    split a reply from its tool results, and a kept part opening with results whose calls went
+    is refused by every provider. User messages before the first reply are a round of their own."""
+    rounds: list[list[Message]] = []
+    for message in messages[1:]:
+        if not rounds or message.get("role") == "assistant":
+            rounds.append([message])
+        else:
+            rounds[-1].append(message)
+    return rounds
 
 
 def _request_like(session: SessionView, messages: list[Message]) -> dict[str, Any]:
