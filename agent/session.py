@@ -199,6 +199,12 @@ class Session:
         info = store.get(session_id)
         check_root(Path(info["root"]), kiln_home(), resumed=session_id)
         config = config or AgentConfig(mode=info["mode"])
+        # Step and turn numbers key the stored requests and usage: count on from the last ones
+        # stored, or a turn killed before its end had its rows written over by the next one.
+        step, turn = store.counters(session_id)
+        state = info["state"]
+        state.update(steps=max(step, int(state.get("steps", 0))),
+                     turns=max(turn, int(state.get("turns", 0))))  # fmt: skip
         model = model or select_model(
             {"provider": config.provider or info["provider"] or None, "model": config.model}
         )

@@ -275,6 +275,17 @@ class SessionStore:
             row["deferred"] = _stored_json(row["deferred"], list, session_id, f"{step}'s tools")
         return rows
 
+    def counters(self, session_id: str) -> tuple[int, int]:
+        """The highest step and turn the session's requests and usage rows hold: a process
+        killed mid-turn recorded them, though it never saved its state's counters."""
+        with self._lock:
+            row = self.db.execute(
+                "SELECT max(step), max(turn) FROM (SELECT step, turn FROM requests "
+                "WHERE session_id = ? UNION ALL SELECT step, turn FROM usage WHERE session_id = ?)",
+                (session_id, session_id),
+            ).fetchone()
+        return int(row[0] or 0), int(row[1] or 0)
+
     def record_usage(
         self, session_id: str, step: int, turn: int, model: str, usage: Usage, cost: float
     ) -> None:
