@@ -181,8 +181,10 @@ class ToolRunner:
                     )
             if "<external_content" in output:
                 self.turn.tainted = True
+            # Redacted before it is cut and saved: the saved text is read back by the model,
+            # and a cut through a secret would leave a part that no longer matches it.
             output = apply_budget(
-                output,
+                self.redact(output),
                 folder=self.output_folder,
                 name=f"{self.turn.step_count}-{call_id}",
                 budget=self.output_budget,
