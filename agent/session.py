@@ -52,6 +52,8 @@ from agent.workspace import Workspace, check_root
 
 __all__ = ["AgentConfig", "DiskHost", "Session"]
 
+HOSTED = ("anthropic", "openai")  # providers whose stored model is a name they take back
+
 
 class Session:
     def __init__(
@@ -205,9 +207,14 @@ class Session:
         state = info["state"]
         state.update(steps=max(step, int(state.get("steps", 0))),
                      turns=max(turn, int(state.get("turns", 0))))  # fmt: skip
-        model = model or select_model(
-            {"provider": config.provider or info["provider"] or None, "model": config.model}
-        )
+        if model is None:
+            provider = config.provider or info["provider"] or None
+            named = config.model
+            if not named and provider == info["provider"] and provider in HOSTED:
+                # the model it began with (--model, KILN_MODEL): another reads none of the
+                # prompt cache this session built, and prices and answers differently
+                named = info["model"] or None
+            model = select_model({"provider": provider, "model": named})
         session = cls(
             session_id=session_id,
             root=Path(info["root"]),
@@ -222,6 +229,9 @@ class Session:
         )
         if config.mode != info["mode"]:
             store.update(session_id, mode=config.mode)
+        now = str(getattr(model, "model", "") or model.name)
+        if (model.name, now) != (info["provider"], info["model"]):
+            store.update(session_id, provider=model.name, model=now)  # --model switched it
         session.memory.restore(session.state)  # memory the transcript already holds
         return session
 

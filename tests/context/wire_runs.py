@@ -79,12 +79,12 @@ class KilnRuns:
         self.env = env
         self.session = ""
 
-    def turn(self, root: Path, task: str, **env: str) -> dict[str, Any]:
+    def turn(self, root: Path, task: str, *args: str, **env: str) -> dict[str, Any]:
         cmd = [sys.executable, "-m", "lsp_server", "run", "--root", str(root), "--mode", "yolo",
                "--output-format", "json"]  # fmt: skip
         if self.session:
             cmd += ["--resume", self.session]
-        proc = subprocess.run([*cmd, task], env={**self.env, **env}, capture_output=True,
+        proc = subprocess.run([*cmd, *args, task], env={**self.env, **env}, capture_output=True,
                               text=True, timeout=120)  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
         result = json.loads(proc.stdout)
