@@ -25,9 +25,7 @@ args=(run --ci --output-format json --artifacts "$artifacts" --max-steps "${KILN
 if [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ]; then
   args+=(--github-event "$GITHUB_EVENT_PATH")
 fi
-if [ -n "${KILN_TASK:-}" ]; then
-  args+=("$KILN_TASK")
-elif [ -z "${GITHUB_EVENT_PATH:-}" ] || [ ! -f "$GITHUB_EVENT_PATH" ]; then
+if [ -z "${KILN_TASK:-}" ] && { [ -z "${GITHUB_EVENT_PATH:-}" ] || [ ! -f "$GITHUB_EVENT_PATH" ]; }; then
   echo "kiln action: no task given and no event payload found" >&2
   exit 2
 fi
@@ -38,6 +36,9 @@ fi
 [ -n "${KILN_MAX_MINUTES:-}" ] && args+=(--max-minutes "$KILN_MAX_MINUTES")
 [ -n "${KILN_MAX_COST_USD:-}" ] && args+=(--max-cost-usd "$KILN_MAX_COST_USD")
 [ -n "${KILN_MODEL:-}" ] && args+=(--model "$KILN_MODEL")
+# After "--" the task is text, whatever it starts with: a task of "--no-sandbox" (an issue
+# title a workflow passed as the task) would otherwise turn the sandbox off.
+[ -n "${KILN_TASK:-}" ] && args+=(-- "$KILN_TASK")
 [ -z "${KILN_PROVIDER:-}" ] && unset KILN_PROVIDER
 
 kiln_cmd=${KILN_COMMAND:-kiln}

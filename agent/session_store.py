@@ -139,6 +139,24 @@ class SessionStore:
         info["state"] = _stored_json(info["state"], dict, session_id, "its state")
         return info
 
+    def resolve(self, given: str) -> str:
+        """The full id of the one session whose id is ``given`` or starts with it (ids are
+        long: ``20261202-163712-1a2b3c4d``); none or several is a one-line error."""
+        rows = self.query(
+            "SELECT id FROM sessions WHERE id = ? OR substr(id, 1, ?) = ? ORDER BY id LIMIT 4",
+            (given, len(given), given),
+        )
+        ids = [str(r[0]) for r in rows]
+        if given in ids or len(ids) == 1:
+            return given if given in ids else ids[0]
+        if not ids:
+            raise SessionNotFound(f"no session {given!r}", hint="see `kiln sessions list`")
+        shown = ", ".join(ids[:3]) + (", …" if len(ids) > 3 else "")
+        raise SessionNotFound(
+            f"session id {given!r} is ambiguous: it starts {shown}",
+            hint="give more of the id",
+        )
+
     def update(self, session_id: str, **fields: Any) -> None:
         """Change columns of a session (``mode`` included: the store keeps the live mode)."""
         if "state" in fields:

@@ -25,7 +25,7 @@ def _resolve(store: Any, session: str | None, root: Path | None) -> str:
     from agent.errors import UsageError
 
     if session:
-        return session
+        return str(store.resolve(session))  # the id, or a unique start of it
     where = (root or Path.cwd()).resolve()
     # from a subfolder, the workspace is the nearest parent that has sessions
     for folder in [where, *where.parents] if root is None else [where]:

@@ -24,6 +24,15 @@ from lsp_server.headless.terminal import safe, styled_stream
 _ROOT = click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
 
 
+def _json(obj: Any) -> str:
+    """One JSON line of valid Unicode: a root or path whose name is not UTF-8 reaches Python
+    as lone surrogates (``\\udcff``), which strict JSON readers refuse; its bytes are spelled
+    ``\\xff`` instead, as the text output and the index's notices spell them."""
+    from agent.transcript import utf8_text
+
+    return json.dumps(utf8_text(obj))
+
+
 @contextmanager
 def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
     """A rich progress bar on stderr when it is a terminal (stdout stays clean for --json);
@@ -95,7 +104,7 @@ def index_cmd(path: Path, watch: bool, as_json: bool) -> None:
             status = idx.status()
             rate = stats.bytes / 1e6 / stats.seconds if stats.seconds > 0 else 0.0
             click.echo(
-                json.dumps(
+                _json(
                     {
                         **stats.to_dict(),
                         "mb_per_s": round(rate, 3),
@@ -152,7 +161,7 @@ def _watch(idx: Index, as_json: bool) -> None:
         if not paths and not stats.commits:
             return  # only our own output changed: printing would change it again
         if as_json:
-            click.echo(json.dumps({"event": "batch", "paths": paths, **stats.to_dict()}))
+            click.echo(_json({"event": "batch", "paths": paths, **stats.to_dict()}))
         else:
             click.echo(
                 f"updated {len(paths)} path(s): {stats.blocks} blocks, {stats.files_removed} removed"
@@ -161,7 +170,7 @@ def _watch(idx: Index, as_json: bool) -> None:
 
     with start_watch(idx.root, on_batch, index=idx, skip=is_own):
         if as_json:
-            click.echo(json.dumps({"event": "watching", "root": str(idx.root)}))
+            click.echo(_json({"event": "watching", "root": str(idx.root)}))
         else:
             click.echo("watching for changes (Ctrl-C to stop)", err=True)
         try:
@@ -216,7 +225,7 @@ def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
     finally:
         idx.close()
     if as_json:
-        click.echo(json.dumps([h.to_dict() for h in hits]))
+        click.echo(_json([h.to_dict() for h in hits]))
         return
     if not hits:
         click.echo("no results", err=True)

@@ -28,20 +28,24 @@ def workspace_for(root: Path, *, explicit: bool) -> tuple[Path, str]:
     return (repo, str(here.relative_to(repo))) if repo != here else (here, "")
 
 
-def resumed_workspace(session_id: str, root: Path, cwd: str, *, explicit: bool) -> tuple[Path, str]:
-    """A resumed session works in its own workspace: another ``--root`` is refused (the
-    edits would land in one folder while the patch and verification of ``--ci`` looked at the
-    other); from another folder, the user is told where the session works."""
+def resumed_workspace(
+    given: str, root: Path, cwd: str, *, explicit: bool
+) -> tuple[str, Path, str]:
+    """The full id of the session ``--resume`` names (a unique prefix will do) and the
+    workspace it works in: another ``--root`` is refused (the edits would land in one folder
+    while the patch and verification of ``--ci`` looked at the other); from another folder,
+    the user is told where the session works."""
     from agent.session_store import SessionStore, kiln_home
     from agent.workspace import check_root
 
     store = SessionStore()
     try:
+        session_id = store.resolve(given)
         stored = Path(store.get(session_id)["root"])
     finally:
         store.close()
     if stored == root:
-        return root, cwd
+        return session_id, root, cwd
     if explicit:
         raise click.UsageError(
             f"session {session_id} works in {stored}, not in --root {root} "
@@ -49,7 +53,7 @@ def resumed_workspace(session_id: str, root: Path, cwd: str, *, explicit: bool) 
         )
     check_root(stored, kiln_home(), resumed=session_id)  # refused before the note, not after
     click.echo(f"kiln: session {session_id} works in {stored}", err=True)
-    return stored, ""
+    return session_id, stored, ""
 
 
 class TaskCommand(QueryCommand):
@@ -137,7 +141,12 @@ class TaskCommand(QueryCommand):
     is_flag=True,
     help="Run commands unconfined (without bubblewrap/sandbox-exec); --ci otherwise refuses them.",
 )
-@click.option("--resume", "resume", metavar="SESSION", help="Continue an earlier session.")
+@click.option(
+    "--resume",
+    "resume",
+    metavar="SESSION",
+    help="Continue an earlier session (its id, or a unique start of it).",
+)
 @click.option("--provider", help="Model provider (anthropic, openai, local, scripted).")
 @click.option("--model", help="Model id for the provider.")
 def run_cmd(
@@ -204,7 +213,7 @@ def run_cmd(
     explicit = _given(click.get_current_context(), "root")
     root, cwd = workspace_for(root, explicit=explicit)
     if resume:
-        root, cwd = resumed_workspace(resume, root, cwd, explicit=explicit)
+        resume, root, cwd = resumed_workspace(resume, root, cwd, explicit=explicit)
     if cwd:
         click.echo(f"kiln: workspace is the repository root {root} (cwd: {cwd})", err=True)
     opts = RunOptions(

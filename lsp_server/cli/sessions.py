@@ -86,8 +86,9 @@ def list_cmd(root: Path | None, all_roots: bool, limit: int, as_json: bool) -> N
 @click.argument("session_id")
 @click.option("--json", "as_json", is_flag=True, help="The stored messages as JSON.")
 def show_cmd(session_id: str, as_json: bool) -> None:
-    """The transcript of a session."""
+    """The transcript of a session (SESSION_ID: the id, or a unique start of it)."""
     store = _store()
+    session_id = store.resolve(session_id)
     info = store.get(session_id)
     messages = store.messages(session_id)
     usage = store.usage(session_id)

@@ -110,6 +110,26 @@ def test_run_script_fails_the_step_on_provider_error(failing_repo: Path, tmp_pat
     assert "exit-code=4" in (tmp_path / "out").read_text()
 
 
+@pytest.mark.parametrize("task", ["--no-sandbox", "--verify=true", "-y"])
+def test_a_task_that_reads_as_an_option_stays_the_task(
+    failing_repo: Path, tmp_path: Path, task: str
+) -> None:
+    """A workflow that passes an issue title as the task: a title of "--no-sandbox" turned the
+    sandbox off (and "--verify=…" chose the verification) instead of being the task."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["Nothing to do for that."]))
+    art = tmp_path / "art"
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script),
+           "KILN_TASK": task, "KILN_ARTIFACTS": str(art),
+           "KILN_COMMAND": f"{sys.executable} -m lsp_server"}  # fmt: skip
+    proc = subprocess.run(["bash", str(REPO / "action" / "run.sh")], cwd=failing_repo, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((art / "report.json").read_text())
+    assert report["task"] == task and report["outcome"] == "nothing to do"
+    assert report["verify_after"] is None
+
+
 class _Recorder(BaseHTTPRequestHandler):
     received: list[tuple[str, dict, dict]] = []
 

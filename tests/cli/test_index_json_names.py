@@ -1,0 +1,40 @@
+"""`kiln index --json` and `kiln search --json` on a workspace whose folder name is not UTF-8:
+every line is JSON of valid Unicode (the byte spelled ``\\xff``, as the text output spells
+it), not a lone surrogate escape (``\\udcff``) that strict JSON readers refuse."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def strict(line: bytes) -> object:
+    """Parse as a strict reader would (one that refuses a lone surrogate)."""
+    value = json.loads(line.decode("utf-8"))
+    json.dumps(value, ensure_ascii=False).encode("utf-8")  # raises on a lone surrogate
+    return value
+
+
+def test_a_root_whose_name_is_not_utf8_prints_valid_json(tmp_path: Path) -> None:
+    root = Path(os.fsdecode(bytes(tmp_path) + b"/r\xff"))
+    root.mkdir()
+    (root / "calc.py").write_text("def add_numbers(a, b):\n    return a + b\n")
+    run = [sys.executable, "-m", "lsp_server"]
+    index = subprocess.run([*run, "index", "--json"], cwd=root, capture_output=True, timeout=120)
+    assert index.returncode == 0, index.stderr
+    summary = strict(index.stdout)
+    assert isinstance(summary, dict) and summary["root"].endswith("/r\\xff")
+    assert summary["total_files"] == 1
+
+    search = subprocess.run([*run, "search", "add numbers", "--json"], cwd=root,
+                            capture_output=True, timeout=120)  # fmt: skip
+    assert search.returncode == 0, search.stderr
+    hits = strict(search.stdout)
+    assert isinstance(hits, list) and hits[0]["path"] == "calc.py"
