@@ -16,9 +16,11 @@ from agent.events import ErrorReported, Event
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
 from agent.session import AgentConfig, DiskHost, Session
+from agent.tool_runner import ci_secrets
 from lsp_server.headless import ci, exit_codes, repo_git
 from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.asker import asker
+from lsp_server.headless.redaction import RedactedEvents
 from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, json_text, print_json
 from lsp_server.headless.terminal import safe
 
@@ -83,10 +85,13 @@ def run(opts: RunOptions) -> int:
     )()
     events: list[Event] = []
 
-    def on_event(event: Event) -> None:
+    def show(event: Event) -> None:
         events.append(event)
         if renderer is not None:
             renderer(event)
+
+    # what --ci redacts from its artifacts is kept out of the log it prints as it goes, too
+    on_event = RedactedEvents(ci_secrets(opts.root) if opts.ci else [], show)
 
     clock = ci.Deadline.after(opts.max_minutes)
     host = DiskHost(on_event, asker(opts.assume_yes, opts.ci or opts.output_format != "text"))
@@ -137,6 +142,7 @@ def run(opts: RunOptions) -> int:
         asyncio.run(session.aclose())  # the agent never started
     else:
         reason = _drive(session, _task_text(opts))
+    on_event.flush()
     ci_state = CiState(layout, dirty_before, run_guard, run_links) if layout is not None else None
     return _finish(opts, session, reason, before, events, ci_state, artifacts, clock)
 

@@ -39,13 +39,17 @@ def read_one_line_then_leave(args: list[str], cwd: Path) -> tuple[int, str]:
 
 @pytest.fixture
 def long_session(tmp_path: Path) -> tuple[Path, str]:
-    """A session whose transcript prints far more than a pipe holds (64 KiB)."""
+    """A session whose transcript prints far more than a pipe holds (64 KiB), and whose request
+    (what `kiln context show` prints; the answer is in none) does too: the task is long."""
     root = tmp_path / "ws"
     root.mkdir()
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["\n".join(f"line {n} of a long answer" for n in range(20_000))]))
+    task = tmp_path / "task.txt"
+    task.write_text("\n".join(f"line {n} of a long task" for n in range(20_000)))
     proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--output-format", "json", "long"],
+        [sys.executable, "-m", "lsp_server", "run", "--output-format", "json", "--task-file",
+         str(task)],
         cwd=root, env=env(KILN_PROVIDER="scripted", KILN_SCRIPT=str(script)),
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip

@@ -21,9 +21,12 @@ def git(repo: Path, *args: str) -> None:
                    check=True, capture_output=True)  # fmt: skip
 
 
+@pytest.mark.parametrize("output_format", ["json", "stream-json", "text"])
 def test_ci_outputs_and_artifacts_never_carry_a_secret_value(
-    tmp_path: Path, kiln_home: Path
+    tmp_path: Path, kiln_home: Path, output_format: str
 ) -> None:
+    """In every output format: streamed, the answer reaches stdout in chunks, and the secret
+    (longer than a chunk) is split across two of them; the edit event carries the file's text."""
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "conf.txt").write_text(f"value={SECRET}\n")
@@ -34,6 +37,8 @@ def test_ci_outputs_and_artifacts_never_carry_a_secret_value(
     script.write_text(json.dumps([
         {"tool_calls": [{"name": "read_file", "input": {"path": "conf.txt"}}]},
         {"tool_calls": [{"name": "write_file", "input": {"path": "leak.txt", "content": SECRET}}]},
+        {"tool_calls": [{"name": "edit_file", "input": {"path": "conf.txt", "old_text": "value",
+                                                        "new_text": "VALUE"}}]},
         f"The value is {SECRET}.",
     ]))  # fmt: skip
     artifacts = tmp_path / "out"
@@ -41,7 +46,7 @@ def test_ci_outputs_and_artifacts_never_carry_a_secret_value(
            "MY_SERVICE_TOKEN": SECRET}  # fmt: skip
     proc = subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "--ci", "--no-sandbox", "--artifacts",
-         str(artifacts), "--output-format", "json", "go"],
+         str(artifacts), "--output-format", output_format, "go"],
         cwd=repo, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 10, proc.stderr  # changed, no --verify
@@ -53,4 +58,10 @@ def test_ci_outputs_and_artifacts_never_carry_a_secret_value(
     assert leaked == [], leaked
     assert "[REDACTED:MY_SERVICE_TOKEN]" in outputs["changes.patch"]
     assert "[REDACTED:MY_SERVICE_TOKEN]" in outputs["transcript.jsonl"]
-    assert "[REDACTED:MY_SERVICE_TOKEN]" in json.loads(proc.stdout)["result"]
+    assert "[REDACTED:MY_SERVICE_TOKEN]" in proc.stdout
+    if output_format == "json":
+        assert "[REDACTED:MY_SERVICE_TOKEN]" in json.loads(proc.stdout)["result"]
+    if output_format == "stream-json":
+        lines = [json.loads(line) for line in proc.stdout.splitlines()]
+        answer = "".join(e["text"] for e in lines if e["type"] == "text_delta")
+        assert answer == "The value is [REDACTED:MY_SERVICE_TOKEN]."

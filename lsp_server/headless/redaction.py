@@ -1,0 +1,75 @@
+"""Secret values kept out of what `kiln run --ci` prints as it goes (the CI log): every event is
+redacted before a renderer sees it, as the transcript, patch and summary are.
+
+Streamed text needs more than a replace per event: a model's answer arrives in chunks, and a
+secret split across two of them (``"… hunte"``, ``"r2hunter2 …"``) matches in neither. The
+end of a chunk that could begin a secret is held back until the next chunk (or any other event,
+or the end of the run) shows whether it does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields, replace
+from typing import Any
+
+from agent.events import Event, TextChunk, ThoughtChunk
+
+Sink = Callable[[Event], None]
+
+
+class RedactedEvents:
+    """A sink that passes each event on with every secret value replaced by its name."""
+
+    def __init__(self, secrets: list[tuple[str, str]], sink: Sink) -> None:
+        self.secrets = secrets  # (name, value), longest value first
+        self.sink = sink
+        self.held: TextChunk | ThoughtChunk | None = None  # text that may begin a secret
+
+    def redact(self, value: Any) -> Any:
+        if isinstance(value, str):
+            for name, secret in self.secrets:
+                value = value.replace(secret, f"[REDACTED:{name}]")
+            return value
+        if isinstance(value, dict):
+            return {k: self.redact(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.redact(v) for v in value]
+        return value
+
+    def __call__(self, event: Event) -> None:
+        if not self.secrets:
+            self.sink(event)
+            return
+        if isinstance(event, TextChunk | ThoughtChunk):
+            if self.held is not None and type(self.held) is type(event):
+                event = replace(event, text=self.held.text + event.text)
+                self.held = None
+            self.flush()
+            text = self.redact(event.text)
+            keep = self._unfinished(text)
+            if keep:
+                self.held = replace(event, text=text[-keep:])
+                text = text[:-keep]
+            if text:
+                self.sink(replace(event, text=text))
+            return
+        self.flush()
+        changed = {f.name: self.redact(getattr(event, f.name)) for f in fields(event)}
+        self.sink(replace(event, **changed))
+
+    def flush(self) -> None:
+        """Pass on held text as it is: what followed showed it begins no secret."""
+        held, self.held = self.held, None
+        if held is not None:
+            self.sink(held)
+
+    def _unfinished(self, text: str) -> int:
+        """The length of the longest end of ``text`` that is the start of a secret."""
+        longest = 0
+        for _, secret in self.secrets:
+            for n in range(min(len(secret) - 1, len(text)), longest, -1):
+                if text.endswith(secret[:n]):
+                    longest = n
+                    break
+        return longest
