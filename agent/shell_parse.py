@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agent.shell_wrappers import (
+    SETS_VARIABLES,
     SHELLS,
     WRAPPERS,
     find_commands,
@@ -167,6 +168,10 @@ class _Walker:
             self._assignment(node)
         if kind == "function_definition":
             self.result.opaque.append("defines a shell function")
+        if kind == "for_statement":  # `for PATH in .; do ls; done` sets PATH
+            variable = node.child_by_field_name("variable")
+            if variable is not None:
+                self._sets(variable.text.decode("utf-8", "replace"))
         if kind in ("declaration_command", "unset_command", "test_command"):
             # `export X=$(cmd)`, `[[ -f $(cmd) ]]`: the words may hide substitutions.
             self._add(SimpleCommand((node.children[0].text.decode(),), tuple(pending_writes)))
@@ -226,9 +231,11 @@ class _Walker:
 
     def _assignment(self, node: Any) -> None:
         name = node.child_by_field_name("name")
-        text = name.text.decode("utf-8", "replace") if name is not None else ""
-        if runs_code(text):
-            self.result.opaque.append(f"sets {text}, which changes what a command runs")
+        self._sets(name.text.decode("utf-8", "replace") if name is not None else "")
+
+    def _sets(self, variable: str) -> None:
+        if runs_code(variable):
+            self.result.opaque.append(f"sets {variable}, which changes what a command runs")
 
     def _add(self, command: SimpleCommand) -> None:
         self.result.commands.append(command)
@@ -246,6 +253,13 @@ class _Walker:
             name = PurePosixPath(argv[0]).name
         if glob_name(argv[0]):
             self.result.opaque.append(f"command name {argv[0]!r} is expanded by the shell")
+        if name in SETS_VARIABLES:  # `read PATH < f`, `mapfile -t LD_PRELOAD`
+            for word in argv[1:]:
+                self._sets(word)
+        if name == "printf":  # `printf -v PATH %s .`
+            for flag, word in zip(argv[1:], argv[2:], strict=False):
+                if flag == "-v":
+                    self._sets(word)
         extra_writes = tuple(_tee_targets(argv)) if name == "tee" else ()
         if name == "find":
             extra_writes = tuple(find_writes(argv[1:]))

@@ -188,8 +188,17 @@ CODE_VARIABLES = {
     "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE",
     "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAKEFLAGS", "CC", "CXX",
+    # Where a program reads its own config, which may name a program (git's ``~/.gitconfig`` or
+    # ``$XDG_CONFIG_HOME/git/config``: ``diff.external``, ``core.fsmonitor``), or options and
+    # modules that run one (``--checkpoint-action=exec``, ``-p plugin``, a gconv module).
+    "HOME", "XDG_CONFIG_HOME", "ZDOTDIR", "CURL_HOME", "WGETRC", "LESSKEY", "LESSKEYIN",
+    "INPUTRC", "GCONV_PATH", "OPENSSL_CONF", "TAR_OPTIONS", "PYTHONWARNINGS", "PYTHONBREAKPOINT",
+    "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "MAKEFILES", "MAKE", "GOFLAGS", "RUSTC_WRAPPER",
+    "RUSTC", "RUSTFLAGS", "CONFIG_SITE", "DOTNET_STARTUP_HOOKS", "CLASSPATH",
 }  # fmt: skip
-CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_")
+CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_", "CARGO_")
+# Built-ins that set the variables named in their words (``read PATH < f``, ``mapfile``…).
+SETS_VARIABLES = {"read", "mapfile", "readarray", "getopts"}
 
 
 def runs_code(variable: str) -> bool:

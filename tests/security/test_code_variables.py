@@ -52,3 +52,47 @@ def test_variables_that_change_what_runs_are_asked(tmp_path: Path, kiln_home: Pa
     assert shown.count("Allow run_command") == 2, shown
     plain = shown.split("run_command: git diff app.py")[-1]
     assert "Allow" not in plain and "exit code 0" in plain, shown  # the plain git diff: unasked
+
+
+@pytest.mark.parametrize("command", [
+    "HOME=. git diff app.py",  # git reads ./.gitconfig: diff.external
+    "XDG_CONFIG_HOME=cfg git diff app.py",  # git reads cfg/git/config
+    "for PATH in .:/usr/bin:/bin; do ls -la; done",
+    "read PATH < path.txt; ls -la",
+])  # fmt: skip
+def test_other_ways_to_set_such_a_variable_are_asked(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """A home folder or config folder of the repository's makes git read its config, which
+    names a program; `for` and `read` set `PATH` as an assignment does. Before, each ran the
+    repository's script under rules allowing `git diff *`, `ls *` and `read *`, unasked."""
+    root = tmp_path / "repo"
+    (root / "tools").mkdir(parents=True)
+    for name in ("tools/diff.sh", "ls"):
+        (root / name).write_text("#!/bin/sh\ntouch ran\n")
+        (root / name).chmod(0o755)
+    config = "[diff]\n\texternal = ./tools/diff.sh\n"
+    (root / ".gitconfig").write_text(config)
+    (root / "cfg" / "git").mkdir(parents=True)
+    (root / "cfg" / "git" / "config").write_text(config)
+    (root / "path.txt").write_text(".:/usr/bin:/bin\n")
+    (root / "app.py").write_text("x = 1\n")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "app.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    (root / "app.py").write_text("x = 2\n")
+    allow = {"permissions": {"allow": ["Bash(git diff *)", "Bash(ls *)", "Bash(read *)"]}}
+    (kiln_home / "settings.json").write_text(json.dumps(allow))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(
+        [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}, "done"]
+    ))  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home), "TERM": "dumb",
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    _, shown = run_on_terminal(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "ask", "go"],
+        env=env, cwd=root, typed=b"n\n",
+    )  # fmt: skip
+    assert not (root / "ran").exists(), shown
+    assert "Allow run_command" in shown, shown
