@@ -30,6 +30,7 @@ from agent.shell_wrappers import (
     find_writes,
     git_subcommand_form,
     glob_name,
+    program_scripts,
     runs_code,
     shell_script,
     unwrap,
@@ -273,6 +274,10 @@ class _Walker:
         if name in _EVALUATORS:
             self.result.opaque.append(f"{name} runs text the parser cannot see")
             return
+        scripts, unreadable = program_scripts(argv)  # `tar --checkpoint-action=exec=…`
+        self.result.opaque.extend(unreadable)
+        for script in scripts:
+            self._script(script)
         if name in SHELLS:
             self._shell(argv)
             return

@@ -10,6 +10,8 @@ value, so ``xargs --max-procs 4 rm`` is ``rm``, not ``4``; GNU's optional values
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import dataclass
 
 
@@ -172,6 +174,77 @@ def git_subcommand_form(argv: tuple[str, ...]) -> tuple[str, ...] | None:
     while i < len(argv) and argv[i].startswith("-"):
         i += 2 if argv[i] in _GIT_VALUES else 1
     return ("git", *argv[i:]) if i > 1 else None
+
+
+# tar's options whose value is a command line it runs through the shell (``exec=`` for
+# ``--checkpoint-action``), like find's ``-exec``.
+_TAR_SCRIPTS = {"--to-command", "--use-compress-program", "-I", "--info-script", "-F",
+                "--new-volume-script", "--rsh-command", "--checkpoint-action"}  # fmt: skip
+# git config keys whose value names a program git runs (or more config, or a subcommand's
+# meaning): set with ``-c`` on the line, they run what the line does not show.
+_GIT_CODE_KEYS = re.compile(
+    r"(alias|pager|filter|difftool|mergetool|include|includeif|uploadpack|receive|browser|man"
+    r"|sendemail|credential)\..*|core\.(fsmonitor|pager|editor|hookspath|sshcommand|askpass"
+    r"|gitproxy|alternaterefscommand|worktree)|sequence\.editor|diff\.(external|.*\.(command"
+    r"|textconv))|merge\..*\.driver|gpg\.(.*\.)?program|protocol\..*|remote\..*\.(uploadpack"
+    r"|receivepack)|interactive\.difffilter|web\.browser|ssh\.variant",
+    re.IGNORECASE,
+)
+
+
+def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(command lines a program runs from its own options, why others cannot be read): tar's
+    ``--checkpoint-action=exec=CMD``, ``--to-command``, ``-I``; ``git rebase --exec``,
+    ``git submodule foreach``, ``git bisect run``; a ``git -c`` key that names a program."""
+    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    scripts: list[str] = []
+    if name in ("tar", "gtar", "bsdtar"):
+        for key, value in _option_values(argv[1:], _TAR_SCRIPTS):
+            if key != "--checkpoint-action":
+                scripts.append(value)
+            elif value.startswith("exec="):
+                scripts.append(value[len("exec=") :])
+        return scripts, []
+    if name != "git":
+        return [], []
+    why = [f"git {k} {v.split('=')[0]} runs a program the line does not show"
+           for k, v in _option_values(_git_globals(argv), {"-c", "--config-env"})
+           if _GIT_CODE_KEYS.fullmatch(v.split("=")[0])]  # fmt: skip
+    if any(a.startswith("--exec-path") for a in _git_globals(argv)):
+        why.append("git --exec-path runs subcommands from another folder")
+    sub = list((git_subcommand_form(argv) or argv)[1:])
+    if sub[:1] == ["rebase"]:
+        scripts += [v for _, v in _option_values(sub[1:], {"-x", "--exec"})]
+    elif sub[:2] == ["submodule", "foreach"]:
+        rest = [a for a in sub[2:] if not a.startswith("--")]
+        scripts += [" ".join(rest)] if rest else []
+    elif sub[:2] == ["bisect", "run"]:
+        scripts += [shlex.join(sub[2:])] if sub[2:] else []
+    elif sub[:1] == ["difftool"]:
+        scripts += [v for _, v in _option_values(sub[1:], {"-x", "--extcmd"})]
+    elif sub[:1] == ["filter-branch"]:
+        why.append("git filter-branch runs its filters")
+    return scripts, why
+
+
+def _git_globals(argv: tuple[str, ...]) -> list[str]:
+    form = git_subcommand_form(argv)
+    return list(argv[1 : len(argv) - len(form) + 1]) if form else []
+
+
+def _option_values(args: tuple[str, ...] | list[str], options: set[str]) -> list[tuple[str, str]]:
+    """(option, value) for each of ``options`` in ``args``: ``--opt=V``, ``--opt V``, ``-o V``,
+    ``-oV``."""
+    out = []
+    for i, arg in enumerate(args):
+        key, eq, value = arg.partition("=")
+        if arg in options and i + 1 < len(args):
+            out.append((arg, args[i + 1]))
+        elif eq and key.startswith("--") and key in options:
+            out.append((key, value))
+        elif not arg.startswith("--") and arg[:2] in options and len(arg) > 2:
+            out.append((arg[:2], arg[2:]))
+    return out
 
 
 def _is_duration(word: str) -> bool:

@@ -5,7 +5,10 @@ script of `bash --norc -c` and `sh -c --` was not read (the option parser took `
 `-c`), `find -exec … +` was not unwrapped, `xargs --max-procs 4 rm` and `xargs -i rm` ran `4` and
 `-rf` as far as the rules knew, `flock FILE -c` and `taskset MASK` were not wrappers, `git -C .
 commit` was not `git commit`, `find . -delete` was not destructive, and a write to
-`/dev/fd/../cwd/src/AGENTS.md` (the workspace's memory file, to the command) was a "device"."""
+`/dev/fd/../cwd/src/AGENTS.md` (the workspace's memory file, to the command) was a "device".
+Programs that run a command line from their own options ran it unseen too: tar's
+`--checkpoint-action=exec=` and `-I`, `git rebase --exec`, `git bisect run`, and `git -c` with a
+key that names a program (`alias.x=!…`, `core.fsmonitor`)."""
 
 from __future__ import annotations
 
@@ -32,6 +35,12 @@ REMOVES_SRC = [
     "find . -delete",
     "/bin/r? -rf src",
     "bash -O expand_aliases -c 'alias x=\"rm -rf\"\nx src'",
+    "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm -rf src' .",
+    "tar -cf /dev/null -I 'rm -rf src' .",
+    "git -c alias.x='!rm -rf src' x",
+    "git -c user.name=t -c user.email=t@t rebase --exec 'rm -rf src' HEAD",
+    "git bisect run rm -rf src",
+    "git -c core.fsmonitor='rm -rf src' status",
 ]
 
 
