@@ -91,6 +91,12 @@ HOME_SECRETS = (
     ".config/chromium",
     ".config/BraveSoftware",
 )
+# Container daemons that listen in the home folder (Docker Desktop, Colima, Rancher Desktop,
+# Lima, Podman machines, OrbStack): a container started for whoever connects mounts what it likes.
+HOME_DAEMONS = (".docker/desktop", ".docker/run", ".colima", ".rd", ".lima", ".orbstack/run",
+                ".local/share/containers/podman/machine")  # fmt: skip
+# Variables that name such a daemon's socket anywhere (``unix:///path``).
+DAEMON_HOST_VARS = ("DOCKER_HOST", "CONTAINER_HOST", "BUILDKIT_HOST")
 SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/run/dbus")
 WIDENING_KEYS = ("enabled", "network", "network_commands", "write", "env_pass")
 MODE_KEYS = ("network", "network_commands", "write")
@@ -124,8 +130,8 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
     sandbox or act as the user: the runtime folder (``$XDG_RUNTIME_DIR``, ``/run/user/UID``:
     the session bus, whose systemd answers ``systemd-run --user``; Wayland; PipeWire; rootless
     Podman and Docker; keyring, gpg and ssh agents) and the agent sockets the environment names
-    (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``'s ``unix:path=``, ``GPG_AGENT_INFO``),
-    wherever they are. Unix sockets on the filesystem are reachable from any network namespace."""
+    (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``'s ``unix:path=``, ``GPG_AGENT_INFO``) and
+    the container daemon ``DOCKER_HOST``/``CONTAINER_HOST`` name, wherever they are. Unix sockets on the filesystem are reachable from any network namespace."""
     env = os.environ if environ is None else environ
     out = []
     if hasattr(os, "getuid"):
@@ -135,6 +141,9 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
     for name in ("SSH_AUTH_SOCK", "GPG_AGENT_INFO"):
         if env.get(name):
             out.append(Path(env[name].split(":", 1)[0]))
+    for name in DAEMON_HOST_VARS:  # DOCKER_HOST=unix:///…/docker.sock
+        if env.get(name, "").startswith("unix://"):
+            out.append(Path(env[name][len("unix://") :]))
     for part in env.get("DBUS_SESSION_BUS_ADDRESS", "").split(";"):
         for option in part.partition(":")[2].split(","):
             if option.startswith("path="):
@@ -170,7 +179,7 @@ def credential_files(environ: dict[str, str] | None = None) -> list[Path]:
 
 
 def default_hidden(kiln_home: Path) -> list[Path]:
-    hidden = [h / s for h in home_dirs() for s in HOME_SECRETS]
+    hidden = [h / s for h in home_dirs() for s in (*HOME_SECRETS, *HOME_DAEMONS)]
     hidden += [Path(p) for p in SYSTEM_SECRETS]
     hidden += session_sockets()
     hidden += credential_files()

@@ -133,3 +133,34 @@ def test_system_daemon_sockets_are_hidden(tmp_path: Path, kiln_home: Path, host_
             p.unlink()
             if p in made:
                 p.parent.rmdir()
+
+
+def test_container_daemon_sockets_in_the_home_folder_are_hidden(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    """Docker Desktop, Colima, Rancher Desktop, Lima and Podman machines listen in the home
+    folder, and `DOCKER_HOST`/`CONTAINER_HOST` may name any socket: a container the daemon starts
+    for whoever connects mounts what it likes. Before, only sockets under `/run` were hidden, so a
+    command reached each of these."""
+    home = host_dir / "home"
+    named = host_dir / "engine" / "docker.sock"
+    paths = [home / ".docker" / "desktop" / "docker.sock", home / ".colima" / "default" /
+             "docker.sock", home / ".rd" / "docker.sock", home / ".lima" / "vm" / "sock" /
+             "docker.sock", named, host_dir / "podman" / "podman.sock"]  # fmt: skip
+    listeners = [_listener(p) for p in paths]
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "connect.py").write_text(CONNECT)
+    env = {"DOCKER_HOST": f"unix://{named}", "CONTAINER_HOST": f"unix://{paths[-1]}"}
+    command = "python3 connect.py " + " ".join(str(p) for p in paths)
+    try:
+        _, out = kiln_run_json(
+            root, [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}],
+            home=home, kiln_home=kiln_home, script=tmp_path / "script.json", env=env,
+        )  # fmt: skip
+        seen = json.dumps(tool_results(Path(out["transcript"])))
+        assert "refused" in seen and "CONNECTED" not in seen, seen
+        assert not any(_accepted(s) for s in listeners)
+    finally:
+        for s in listeners:
+            s.close()
