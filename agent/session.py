@@ -358,11 +358,13 @@ class Session:
             request.max_tokens,
         )
         reply: ModelReply | None = None
+        thinking: list[str] = []
         try:
             async for item in self.model.stream(request):
                 if isinstance(item, TextDelta):
                     await self.emit(TextChunk(text=item.text))
                 elif isinstance(item, ThinkingDelta):
+                    thinking.append(item.text)
                     await self.emit(ThoughtChunk(text=item.text))
                 elif isinstance(item, ModelReply):
                     reply = item
@@ -371,6 +373,9 @@ class Session:
         if reply is None:
             raise ProviderError("the provider ended the stream without a reply")
         self.transcript.append(reply.message)
+        if thinking:  # shown again when the session is loaded; never part of a request
+            seq = len(self.transcript.messages) - 1
+            self.store.record_thought(self.id, self.transcript.epoch, seq, "".join(thinking))
         # A provider may stop a reply before the session's limit (the embedded model: 256).
         limit = int(getattr(self.model, "output_limit", 0) or 0)
         await note_cut_off(

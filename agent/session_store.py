@@ -234,6 +234,30 @@ class SessionStore:
             raise SessionNotFound(f"no session {session_id!r}", hint="see `kiln sessions list`")
         return int(row[0]), int(row[1])
 
+    # -- thinking (shown, never sent back): kept beside the messages for a replay ------------
+
+    def record_thought(self, session_id: str, epoch: int, seq: int, text: str) -> None:
+        """The thinking that came before message ``seq`` of ``epoch`` (the ``events`` table)."""
+        body = canonical_json({"epoch": epoch, "message": seq, "text": text})
+        self._write(
+            "INSERT INTO events SELECT ?, coalesce(max(seq) + 1, 0), 'thought', ?, ? "
+            "FROM events WHERE session_id = ?",
+            (session_id, body, time.time(), session_id),
+        )
+
+    def thoughts(self, session_id: str, epoch: int) -> dict[int, str]:
+        """Message seq -> the thinking before it, in ``epoch``."""
+        rows = self.query(
+            "SELECT json FROM events WHERE session_id = ? AND kind = 'thought' ORDER BY seq",
+            (session_id,),
+        )
+        found: dict[int, str] = {}
+        for (text,) in rows:
+            row = _stored_json(text, dict, session_id, "a thought")
+            if row.get("epoch") == epoch and isinstance(row.get("text"), str):
+                found[int(row.get("message", -1))] = row["text"]
+        return found
+
     def add_search_text(self, session_id: str, kind: str, text: str) -> None:
         self._write("INSERT INTO session_text VALUES (?,?,?)", (session_id, kind, text))
 

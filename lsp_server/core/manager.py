@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import KilnError, UsageError
+from agent.events import PlanUpdated
 from agent.protocols import EditOutcome, EditProposal
 from agent.session import AgentConfig, Session
 from agent.session_store import SessionStore, kiln_home
@@ -38,9 +39,7 @@ from lsp_server.core.prompts import (
     uri_to_path,
     url_cwd,
 )
-from lsp_server.core.updates import (
-    history_updates,
-)
+from lsp_server.core.updates import event_to_update, history_updates
 
 log = logging.getLogger("kiln.core")
 
@@ -230,7 +229,15 @@ class SessionManager:
         session = self.get(session_id)
         tools = {**session.runner.deferred, **session.runner.tools}
         kinds = {name: tool.kind for name, tool in tools.items()}
-        return history_updates(session.transcript.messages, root=session.root, tool_kinds=kinds)
+        thoughts = session.store.thoughts(session.id, session.transcript.epoch)
+        updates = history_updates(
+            session.transcript.messages, root=session.root, tool_kinds=kinds, thoughts=thoughts
+        )
+        todos = session.state.get("todos")
+        plan = (
+            event_to_update(PlanUpdated(entries=list(todos)), root=session.root) if todos else None
+        )
+        return [*updates, plan] if plan else updates  # the plan as it stands, for its view
 
     def get(self, session_id: Any) -> Session:
         if not isinstance(session_id, str) or not session_id:

@@ -306,19 +306,26 @@ def acp_stop_reason(reason: str) -> str:
 
 
 def history_updates(
-    messages: list[dict[str, Any]], *, root: Path, tool_kinds: dict[str, str] | None = None
+    messages: list[dict[str, Any]],
+    *,
+    root: Path,
+    tool_kinds: dict[str, str] | None = None,
+    thoughts: dict[int, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Replay a stored transcript as updates (ACP ``session/load`` streams the history).
 
     Tail blocks the harness appended (environment, memory, status) are not the user's words and
     are skipped (a ``<reference>`` the user attached is kept, as the content block it came
     from); tool results become finished tool
-    calls. ``tool_kinds`` (tool name -> ACP kind) lets clients show the right icon.
+    calls. ``tool_kinds`` (tool name -> ACP kind) lets clients show the right icon;
+    ``thoughts`` (message index -> the thinking streamed before it) come back as thinking.
     """
 
     kinds = tool_kinds or {}
     updates: list[dict[str, Any]] = []
-    for message in messages:
+    for seq, message in enumerate(messages):
+        if (thought := (thoughts or {}).get(seq)) and message["role"] == "assistant":
+            updates.append({"sessionUpdate": "agent_thought_chunk", "content": text_block(thought)})
         for block in message.get("content", []):
             kind = block.get("type")
             if kind == "text" and message["role"] == "user":

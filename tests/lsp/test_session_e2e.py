@@ -117,9 +117,11 @@ async def test_plan_updates_and_session_list_and_load(
             "tool_call",
             "tool_call_update",
             "agent_message_chunk",
+            "plan",  # the plan as it stands, for the client's plan view
         ]
         assert loaded["replayed"] == len(replayed)
-        assert replayed[-1]["content"]["text"] == "planned"
+        assert replayed[-2]["content"]["text"] == "planned"
+        assert [e["content"] for e in replayed[-1]["entries"]] == ["read code"]
         assert replayed[2]["kind"] == "think"  # the tool's real kind, as in the live turn
         result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "again"})
         assert result["stopReason"] == "end_turn"
