@@ -102,7 +102,9 @@ class Permissions:
         # user granted at install/review (``skill_granted``, read from the user's lockfile).
         self.skill_allowed: set[str] = set()
         self.skill_granted: set[str] = set()
-        self.skill_grants: dict[str, set[str]] = {}  # installed skill folder -> user grants
+        # installed skill folder -> user grants, read when a skill loads (an update since the
+        # session started may have dropped them)
+        self.skill_grants: Callable[[], dict[str, set[str]]] = dict
         # Where remember would write (the session sets the project's memory file), so a write
         # rule on AGENTS.md covers remember when AGENTS.md is the project memory.
         self.memory_file: Callable[[], str] = lambda: MEMORY_FILE

@@ -40,7 +40,7 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
     sandbox.mode = lambda: permissions.mode  # the live mode: a client may switch to ci later
     permissions.network_rules = [parse_rule(r) for r in policy.network_commands]
     permissions.network_all = policy.network
-    permissions.skill_grants = user_skill_grants(kiln_home)
+    permissions.skill_grants = lambda: user_skill_grants(kiln_home)
     permissions.deny_reads(credential_files())  # hidden from commands too (policy)
     memory, root = session.memory, session.root
     permissions.memory_file = lambda: memory.project_file().relative_to(root).as_posix()

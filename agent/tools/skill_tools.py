@@ -270,7 +270,7 @@ class SkillsContext:
             allowed = kiln_tool_names(skill.allowed_tools) if skill else set()
             self.permissions.skill_allowed = allowed
             grants = (
-                self.permissions.skill_grants.get(str(skill.path.resolve()), set())
+                self.permissions.skill_grants().get(str(skill.path.resolve()), set())
                 if skill
                 else set()
             )

@@ -4,11 +4,13 @@ serve`, installed with `kiln skills install --user`, the model the scripted wire
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
 from tests.skills.marketplace import market, run_with_wire, sidecar, skill_folder, step
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -46,3 +48,43 @@ def test_an_installed_skills_tool_text_is_data_and_its_script_knows_its_folder(
     ran = json.loads(result.split("\n", 1)[1].rsplit("</external_content>", 1)[0])
     folder = str((m.kiln_home / "skills" / "probe").resolve())
     assert ran == {"cwd": folder, "dir": folder}
+
+
+def test_an_update_under_a_running_session_does_not_keep_the_old_grant(tmp_path: Path) -> None:
+    """The user granted acme/ops@1.0.0 its `allowed-tools: Bash`; 1.1.0 asks for `Bash Write`,
+    so `kiln skills update` (no terminal to answer) records no grant for it. Before: a session
+    already running kept the grants it read at its start, so loading the updated skill there
+    let its commands run unasked; now the grant is read from the lockfile when a skill loads."""
+    with market(tmp_path) as m:
+        src = tmp_path / "src"
+        m.publish(skill_folder(src / "1", "ops", front="allowed-tools: Bash\n"), "1.0.0")
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        m.cli("skills", "install", "--user", "acme/ops", "--yes", "--grant-tools", cwd=repo)
+        updated = tmp_path / "updated"
+
+        def update_meanwhile() -> None:
+            try:
+                if wait_until((repo / "before.txt").exists, timeout=120):
+                    bigger = skill_folder(src / "2", "ops", front="allowed-tools: Bash Write\n")
+                    m.publish(bigger, "1.1.0")
+                    m.cli("skills", "update", "--user", "--yes", cwd=repo)
+            finally:
+                updated.write_text("")  # the session goes on in any case
+
+        steps = [
+            step("skill", name="ops"),
+            step("run_command", command="echo granted > before.txt"),
+            {"wait_for": str(updated)},
+            step("skill", name="ops"),
+            step("run_command", command="echo granted > after.txt"),
+        ]
+        worker = threading.Thread(target=update_meanwhile)
+        worker.start()
+        run = run_with_wire(m, repo, steps, "--mode", "auto-edit", "--output-format", "json")
+        worker.join()
+        lock = json.loads((m.kiln_home / "skills-lock.json").read_text())["skills"]["acme/ops"]
+    assert lock["version"] == "1.1.0" and "grants" not in lock, lock
+    assert (repo / "before.txt").read_text() == "granted\n"  # 1.0.0's grant held
+    assert not (repo / "after.txt").exists(), run.tool_results()[-1]
+    assert "permission denied for run_command" in run.tool_results()[-1]
