@@ -138,6 +138,10 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
     if tree.root_node.has_error:
         result.opaque.append("the shell grammar cannot parse it")
     _Walker(result, _depth).visit(tree.root_node, [])
+    if "\\\n" in source:  # the shell joins `r\<newline>m` into `rm`; the grammar splits it
+        joined = parse_command(source.replace("\\\n", ""), _depth + 1)
+        result.commands += [c for c in joined.commands if c not in result.commands]
+        result.opaque += [why for why in joined.opaque if why not in result.opaque]
     return result
 
 
@@ -161,6 +165,8 @@ class _Walker:
                 self.visit(body, writes)
             else:
                 self._add(SimpleCommand((), tuple(writes)))
+            for child in node.children:
+                self._heredoc_rest(child)
             return
         if kind == "command":
             self._command(node, pending_writes)
@@ -182,6 +188,14 @@ class _Walker:
         if pending_writes and kind not in _PASS_WRITES:
             self._add(SimpleCommand((), tuple(pending_writes)))
 
+    def _heredoc_rest(self, node: Any) -> None:
+        """`cat <<EOF | sh`, `cat <<EOF && rm x`: the grammar puts the rest of the line inside
+        the here-document redirection; those commands run too."""
+        if node.type == "heredoc_redirect":
+            for part in node.children:
+                if part.is_named and part.type not in _HEREDOC_PARTS:
+                    self.visit(part, [])
+
     def _redirect(self, node: Any, writes: list[str]) -> None:
         ops = [c.type for c in node.children if not c.is_named]
         target = next(
@@ -190,7 +204,12 @@ class _Walker:
         for child in node.children:
             if child.type == "file_redirect":
                 self._redirect(child, writes)  # `cat <<EOF > f`: nested in the here-document
-            elif child.is_named:
+            elif child.type == "heredoc_body" and "`" in child.text.decode("utf-8", "replace"):
+                if not any(q in _start_text(node) for q in "'\"\\"):  # an unquoted delimiter
+                    self.result.opaque.append("a here-document runs a command in backticks")
+            elif child.is_named and (
+                node.type != "heredoc_redirect" or child.type in _HEREDOC_PARTS
+            ):  # the commands after a here-document's start: ``_heredoc_rest``
                 self._substitutions(child)
         if node.type != "file_redirect" or target is None:
             return
@@ -214,6 +233,7 @@ class _Walker:
                 continue
             if child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 self._redirect(child, writes)
+                self._heredoc_rest(child)
                 continue
             if child.type == "command_name":
                 name_node = child.children[0] if child.children else child
@@ -355,6 +375,21 @@ class _Walker:
         if kind == "ansi_c_string":
             return None
         return None
+
+
+# What a here-document redirection holds besides the commands that follow it on its line.
+_HEREDOC_PARTS = {
+    "heredoc_start",
+    "heredoc_body",
+    "heredoc_end",
+    "file_redirect",
+    "file_descriptor",
+}
+
+
+def _start_text(node: Any) -> str:
+    start = next((c for c in node.children if c.type == "heredoc_start"), None)
+    return start.text.decode("utf-8", "replace") if start is not None else ""
 
 
 _PASS_WRITES = {"program", "list", "pipeline", "subshell", "compound_statement"}

@@ -67,6 +67,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "ltrace": _w("-o -e -p -s -u -a -n -l -x -w -A -D -F"),
     "faketime": _w("-f", skip=1),
     "firejail": _w(),
+    "coproc": _w(),  # bash: `coproc rm -rf src` runs rm
 }
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish"}
 # Long options of the shells that take the next word (bash's start-up files).

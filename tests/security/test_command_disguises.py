@@ -8,7 +8,10 @@ commit` was not `git commit`, `find . -delete` was not destructive, and a write 
 `/dev/fd/../cwd/src/AGENTS.md` (the workspace's memory file, to the command) was a "device".
 Programs that run a command line from their own options ran it unseen too: tar's
 `--checkpoint-action=exec=` and `-I`, `git rebase --exec`, `git bisect run`, and `git -c` with a
-key that names a program (`alias.x=!…`, `core.fsmonitor`)."""
+key that names a program (`alias.x=!…`, `core.fsmonitor`). So did the rest of a line after a
+here-document's start (`cat <<EOF | sh`, `cat <<EOF && rm …`: the grammar nests it in the
+here-document), backticks in a here-document, `r` backslash-newline `m` (the shell joins the lines, the
+grammar did not) and bash's `coproc`."""
 
 from __future__ import annotations
 
@@ -41,6 +44,11 @@ REMOVES_SRC = [
     "git -c user.name=t -c user.email=t@t rebase --exec 'rm -rf src' HEAD",
     "git bisect run rm -rf src",
     "git -c core.fsmonitor='rm -rf src' status",
+    "cat <<EOF && rm -rf src\nhi\nEOF",
+    "cat <<EOF | sh\nrm -rf src\nEOF",
+    "cat <<EOF\n`rm -rf src`\nEOF",
+    "r\\\nm -rf src",
+    "bash -c 'coproc rm -rf src; wait'",
 ]
 
 
