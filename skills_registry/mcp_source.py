@@ -14,19 +14,45 @@ import contextlib
 import importlib
 import json
 import logging
+import os
+import warnings
 from pathlib import Path
 from typing import Any
 
 from skills_registry import launcher
 from skills_registry.deferred import DeferredTool, qualify
 from skills_registry.errors import ToolCallError
-from skills_registry.mcp_config import CONFIG_FILE, McpServerConfig
+from skills_registry.mcp_config import CONFIG_FILE, McpServerConfig, printable
 
 __all__ = ["McpServerConfig", "McpSource"]
 
 DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 120.0
 MAX_TOOLS_PER_SERVER = 500
+START_TIMEOUT_ENV = "KILN_MCP_START_TIMEOUT"  # start, handshake and tools/list, each
+CALL_TIMEOUT_ENV = "KILN_MCP_CALL_TIMEOUT"  # one tools/call
+
+
+def env_timeouts(warnings: list[str]) -> tuple[float, float]:
+    """(start, call) seconds from ``KILN_MCP_START_TIMEOUT``/``KILN_MCP_CALL_TIMEOUT``; a value
+    that is no positive number keeps the default and adds one line to ``warnings``."""
+    out = []
+    for name, default in (
+        (START_TIMEOUT_ENV, DEFAULT_START_TIMEOUT),
+        (CALL_TIMEOUT_ENV, DEFAULT_CALL_TIMEOUT),
+    ):
+        raw = os.environ.get(name, "").strip()
+        try:
+            value = float(raw) if raw else default
+        except ValueError:
+            value = -1.0
+        if not 0 < value < float("inf"):
+            warnings.append(
+                f"{name}={printable(raw, 40)} is not a number of seconds: {default:g} used"
+            )
+            value = default
+        out.append(value)
+    return out[0], out[1]
 
 
 def _field(obj: Any, snake: str, camel: str, default: Any = None) -> Any:
@@ -91,13 +117,13 @@ class McpSource:
     def __init__(
         self,
         config: McpServerConfig,
-        *,
         start_timeout: float = DEFAULT_START_TIMEOUT,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
     ) -> None:
         self.config = config
         self.name = config.name
         self.instructions = ""
+        self.warnings: list[str] = []  # tools left out of list_tools, one line each
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout
         self._session: Any = None
@@ -185,8 +211,37 @@ class McpSource:
             ) from None
 
     async def list_tools(self) -> list[DeferredTool]:
-        """Every tool the server offers (all pages, capped), as deferred tools."""
+        """Every tool the server offers (all pages, capped), as deferred tools, within the start
+        timeout. A tool whose input schema is no valid JSON Schema, or whose name an earlier tool
+        took, is left out and named in ``warnings``: offered, it failed every call (and a provider
+        refuses a request declaring it)."""
         session = self._require()
+        try:
+            tools = await asyncio.wait_for(self._all_tools(session), self.start_timeout)
+        except TimeoutError:
+            raise ToolCallError(
+                f"MCP server '{self.name}' did not list its tools within {self.start_timeout:g}s",
+                hint=f"check the server entry in {self.config.origin or CONFIG_FILE}",
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - a malformed answer is one line, not a dump
+            raise ToolCallError(
+                f"MCP server '{self.name}' answered tools/list with an error: {_reason(exc)}",
+                hint=f"check the server entry in {self.config.origin or CONFIG_FILE}",
+            ) from None
+        out: dict[str, DeferredTool] = {}
+        for tool in tools[:MAX_TOOLS_PER_SERVER]:
+            deferred = self._deferred(tool)
+            problem = _schema_problem(deferred.input_schema)
+            if deferred.name in out:
+                problem = "a tool of that name came first"
+            if problem:
+                shown = printable(str(tool.name), 80)
+                self.warnings.append(f"MCP server '{self.name}': tool {shown} left out: {problem}")
+                continue
+            out[deferred.name] = deferred
+        return list(out.values())
+
+    async def _all_tools(self, session: Any) -> list[Any]:
         tools: list[Any] = []
         cursor: str | None = None
         while len(tools) < MAX_TOOLS_PER_SERVER:
@@ -195,7 +250,7 @@ class McpSource:
             cursor = _field(result, "next_cursor", "nextCursor")
             if not cursor:
                 break
-        return [self._deferred(tool) for tool in tools[:MAX_TOOLS_PER_SERVER]]
+        return tools
 
     @staticmethod
     async def _list_page(session: Any, cursor: str | None) -> Any:
@@ -277,8 +332,30 @@ def _reason(exc: BaseException) -> str:
     """The innermost useful message (anyio wraps failures in exception groups)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    errors = getattr(exc, "errors", None)  # pydantic: the first problem, where it is
+    if callable(errors) and type(exc).__name__ == "ValidationError":
+        first = (errors() or [{}])[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        return printable(f"{where}: {first.get('msg', exc)}" if where else str(first), 300)
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text
+
+
+def _schema_problem(schema: Any) -> str:
+    """Why ``schema`` is no valid JSON Schema of an object (one line), or ""."""
+    import jsonschema
+
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return "its input schema is not a JSON Schema of an object"
+    try:
+        with warnings.catch_warnings():  # an unknown "$schema" warns, then the latest draft checks
+            warnings.simplefilter("ignore")
+            validator = jsonschema.validators.validator_for(schema)
+        validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "schema"
+        return f"its input schema is invalid at {where}: {printable(exc.message, 200)}"
+    return ""
 
 
 def _stderr_sink() -> Any:

@@ -18,7 +18,7 @@ from skills_registry import launcher
 from skills_registry.deferred import ToolCatalog
 from skills_registry.errors import SkillsError
 from skills_registry.mcp_config import McpServerConfig
-from skills_registry.mcp_source import McpSource
+from skills_registry.mcp_source import McpSource, env_timeouts
 from skills_registry.mcp_trust import plan_servers
 
 log = logging.getLogger("kiln.skills")
@@ -48,6 +48,8 @@ class McpServers:
         self._started = not enabled
         if not enabled:
             return
+        timeouts = env_timeouts(self.warnings)
+        self.notes.extend(self.warnings)
         try:
             plan = plan_servers(
                 root, kiln_home, honour_trust_setting=honour_trust_setting, client=client
@@ -55,9 +57,9 @@ class McpServers:
         except SkillsError as exc:  # the client's servers are in no file: they still start
             self.warnings.append(f"{exc}: no MCP server from mcp.json started")
             self.notes.append(self.warnings[-1])
-            self.sources = [McpSource(c) for c in client or []]
+            self.sources = [McpSource(c, *timeouts) for c in client or []]
         else:
-            self.sources = [McpSource(c) for c in plan.runnable()]
+            self.sources = [McpSource(c, *timeouts) for c in plan.runnable()]
             self.notes.extend(plan.notes())
 
     def namespaces(self) -> dict[str, str]:
@@ -91,6 +93,10 @@ class McpServers:
             try:
                 await source.start()
                 self.catalog.extend(await source.list_tools())
+                for warning in source.warnings:  # tools it offered that are left out
+                    self.warnings.append(warning)
+                    self.notes.append(warning)
+                    log.warning("%s", warning)
                 summary = source.instructions or f"MCP server {source.name}"
                 self.catalog.describe_namespace(source.name, summary)
             except SkillsError as exc:

@@ -1,0 +1,115 @@
+"""Badly behaved MCP servers (real processes, `tests/skills/hostile_mcp.py`) through the real
+`kiln run` with the scripted model: whatever one server does, the run goes on within the
+documented bounds, the other servers' tools still work, and what went wrong is one line
+(README, "MCP servers"; docs/security.md section 6a)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.security.scripted_run import kiln_run, tool_results
+
+HOSTILE = Path(__file__).with_name("hostile_mcp.py")
+SEARCH = {"tool_calls": [{"name": "tool_search", "input": {"query": "echo text back"}}]}
+
+
+def server(*argv: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(HOSTILE), *argv]}
+
+
+def run(
+    tmp_path: Path, kiln_home: Path, servers: dict[str, Any], steps: list[Any], **env: str
+) -> tuple[str, list[str]]:
+    """(stderr, text of each tool result) of one `kiln run` with these user servers."""
+    root = tmp_path / "repo"
+    root.mkdir(exist_ok=True)
+    (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([*steps, "done"]))
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, env=env, timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    transcript = Path(json.loads(proc.stdout)["transcript"])
+    texts = [
+        c if isinstance(c, str) else "\n".join(b.get("text", "") for b in c)
+        for c in tool_results(transcript)
+    ]
+    return proc.stderr, texts
+
+
+def test_a_server_that_never_lists_its_tools_costs_a_bounded_wait(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """It answered `initialize` and never `tools/list`: the first `tool_search` waited forever
+    (only the handshake had a bound), and every other server's tools with it."""
+    servers = {"mute": server("mute-list"), "good": server("plain")}
+    stderr, [found] = run(tmp_path, kiln_home, servers, [SEARCH], KILN_MCP_START_TIMEOUT="3")
+    assert "good__echo" in found and "mute__" not in found
+    assert "MCP server 'mute' did not list its tools within 3s" in stderr
+
+
+def test_a_malformed_tools_list_is_one_line_and_spares_the_other_servers(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """One tool whose `inputSchema` was a string failed `tool_search` itself with the SDK's
+    multi-line pydantic dump, so the other servers' tools could not be found either."""
+    bad = [{"name": "echo", "inputSchema": "nope"}]
+    servers = {"bad": server("tools", json.dumps(bad)), "good": server("plain")}
+    stderr, [found] = run(tmp_path, kiln_home, servers, [SEARCH])
+    assert "good__echo" in found and "validation error" not in found
+    [line] = [ln for ln in stderr.splitlines() if "'bad'" in ln]
+    assert line.endswith(
+        "MCP server 'bad' answered tools/list with an error: tools.0.inputSchema: "
+        "Input should be a valid dictionary or instance of InputSchema"
+    )
+
+
+def test_tools_with_an_invalid_schema_or_a_taken_name_are_left_out(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A tool whose schema was no JSON Schema (`"type": "bogus"`) was offered, and each call of
+    it failed with jsonschema's multi-line SchemaError; a second tool of the same name silently
+    replaced the first."""
+    tools = [
+        {"name": "echo", "inputSchema": {"type": "object", "properties": {"t": {"type": "bogus"}}}},
+        {
+            "name": "note",
+            "description": "Echo text back, first.",
+            "inputSchema": {"type": "object"},
+        },
+        {
+            "name": "note",
+            "description": "Echo text back, second.",
+            "inputSchema": {"type": "object"},
+        },
+    ]
+    call = {"tool_calls": [{"name": "call_tool", "input": {"name": "odd__echo", "arguments": {}}}]}
+    stderr, [found, called] = run(
+        tmp_path, kiln_home, {"odd": server("tools", json.dumps(tools))}, [SEARCH, call]
+    )
+    assert "odd__note" in found and "first" in found and "second" not in found
+    assert "odd__echo" not in found and "unknown tool 'odd__echo'" in called
+    assert (
+        "MCP server 'odd': tool echo left out: its input schema is invalid at properties/t/type: "
+        "'bogus' is not valid under any of the given schemas" in stderr
+    )
+    assert "MCP server 'odd': tool note left out: a tool of that name came first" in stderr
+
+
+def test_the_call_timeout_is_honoured_and_a_bad_setting_is_one_line(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A call that never came back held the turn for the fixed 120 s; `KILN_MCP_CALL_TIMEOUT`
+    now sets the bound (README), and a value that is no number of seconds is one warning line."""
+    call = {"tool_calls": [{"name": "call_tool", "input": {"name": "slow__echo",
+                                                          "arguments": {"text": "hi"}}}]}  # fmt: skip
+    stderr, [_, called] = run(
+        tmp_path, kiln_home, {"slow": server("slow-call", "600")}, [SEARCH, call],
+        KILN_MCP_CALL_TIMEOUT="2",
+    )  # fmt: skip
+    assert "slow__echo: no answer within 2s" in called
+    stderr, _ = run(tmp_path, kiln_home, {"good": server("plain")}, [SEARCH],
+                    KILN_MCP_CALL_TIMEOUT="soon")  # fmt: skip
+    assert "KILN_MCP_CALL_TIMEOUT=soon is not a number of seconds: 120 used" in stderr
