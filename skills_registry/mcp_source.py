@@ -155,6 +155,7 @@ class McpSource:
             Path(self.config.cwd) if self.config.cwd else None,
             _default_env(),
         )
+        argv = _ends_with_us(argv, (env or os.environ).get("PATH"))
         # Variables the configuration names are meant for the server; inherited ones were scrubbed.
         params = StdioServerParameters(
             command=argv[0],
@@ -385,6 +386,32 @@ def _relay(stream: Any) -> Any:
 
     threading.Thread(target=pump, name="mcp-stderr", daemon=True).start()
     return os.fdopen(write_fd, "w")
+
+
+# Run in the child before the server: on Linux, the kernel sends it SIGKILL when Kiln dies, even
+# by SIGKILL (the SDK's own clean-up never runs then), so a server that ignores SIGTERM and the
+# end of its input is not left behind; then it becomes the server (``exec``: same process).
+_PARENT_DEATH = """import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as exc:
+    sys.stderr.write(f"{sys.argv[2]}: {exc.strerror}\\n")
+    os._exit(127)
+"""
+
+
+def _ends_with_us(argv: list[str], path: str | None) -> list[str]:
+    """``argv`` started so that it dies with this process (Linux ``PR_SET_PDEATHSIG``); a
+    command that is not there is left as it is, for the SDK's clear "No such file" error."""
+    import shutil
+    import sys
+
+    if not sys.platform.startswith("linux") or shutil.which(argv[0], path=path) is None:
+        return argv
+    return [sys.executable, "-I", "-c", _PARENT_DEATH, str(os.getpid()), *argv]
 
 
 def _default_env() -> dict[str, str]:
