@@ -12,12 +12,31 @@ from agent.events import StatusNote
 from agent.types import ModelReply
 
 
+NAMED_WINDOW = "window_named"  # state: [model id, the window its server named]
+
+
+def model_id(model: Any) -> str:
+    return str(getattr(model, "model", "") or model.name)
+
+
+def restore_window(model: Any, state: dict[str, Any]) -> None:
+    """A resumed session's model gets the window its server named before (when it is still the
+    same model): the catalog's larger one would let requests grow past it again."""
+    named = state.get(NAMED_WINDOW)
+    if not (isinstance(named, list) and len(named) == 2 and named[0] == model_id(model)):
+        return
+    window = named[1]
+    if isinstance(window, int) and 0 < window < int(getattr(model, "context_window", 0) or 0):
+        model.context_window = window
+
+
 async def compact_after_overflow(session: Any, exc: ContextTooLong) -> bool:
     """True when the transcript was compacted, so the request may be sent again."""
     model = session.model
     window = exc.window
     if window and window < int(getattr(model, "context_window", 0) or 0):
         model.context_window = window
+        session.state[NAMED_WINDOW] = [model_id(model), window]  # kept for a resume
     record = await session.compactor.compact(session, reason=f"the provider said: {exc}")
     if record is None:
         return False

@@ -31,7 +31,7 @@ from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
 from agent.memory_watch import MemoryWatch
-from agent.overflow import compact_after_overflow, note_cut_off
+from agent.overflow import compact_after_overflow, model_id, note_cut_off, restore_window
 from agent.permission_rules import load_rules
 from agent.permissions import Permissions
 from agent.protocols import Extension, Host, Model
@@ -166,7 +166,7 @@ class Session:
         sid = store.create(
             root,
             provider=model.name,
-            model=str(getattr(model, "model", "") or model.name),
+            model=model_id(model),
             mode=config.mode,
         )
         session = cls(
@@ -229,9 +229,9 @@ class Session:
         )
         if config.mode != info["mode"]:
             store.update(session_id, mode=config.mode)
-        now = str(getattr(model, "model", "") or model.name)
-        if (model.name, now) != (info["provider"], info["model"]):
-            store.update(session_id, provider=model.name, model=now)  # --model switched it
+        if (model.name, model_id(model)) != (info["provider"], info["model"]):
+            store.update(session_id, provider=model.name, model=model_id(model))  # --model
+        restore_window(model, session.state)
         session.memory.restore(session.state)  # memory the transcript already holds
         return session
 
