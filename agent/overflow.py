@@ -11,7 +11,6 @@ from agent.errors import ContextTooLong
 from agent.events import StatusNote
 from agent.types import ModelReply
 
-
 NAMED_WINDOW = "window_named"  # state: [model id, the window its server named]
 
 
