@@ -121,11 +121,18 @@ class Memory:
             text = self._block(level, path, scope, note)
             if self.sent[name][4] != digest:
                 head, _, body = text.partition("\n")
-                out.append(
-                    f"{head}\n[memory note: this file changed during the session; this is its "
-                    f"text now, and it replaces what it said before]\n{body}"
+                what = (
+                    "changed during the session; this is its text now, and it replaces what it "
+                    "said before"
+                    if digest
+                    else "was created during the session; this is its text"
                 )
+                out.append(f"{head}\n[memory note: this file {what}]\n{body}")
         return out
+
+    def _watch(self, level: str, path: Path, scope: str) -> None:
+        """A memory file that does not exist yet: sent at the tail if it appears."""
+        self.sent.setdefault(str(path), [level, scope, "", [], ""])
 
     def saved(self) -> dict[str, Any]:
         """What a resumed session needs so that memory already in its transcript is not sent
@@ -166,6 +173,11 @@ class Memory:
         for own in (self.user_home / ".claude" / "CLAUDE.md", self.codex_home / "AGENTS.md"):
             if own.is_file():
                 blocks.append(self._block("user", own, "user"))
+        for own in [
+            *(self.home / n for n in MEMORY_NAMES),
+            self.user_home / ".claude" / "CLAUDE.md",
+        ]:
+            self._watch("user", own, "user")
         levels = self.levels()
         with_agents = [d for d in levels if (d / NEAREST_ONLY).is_file()]
         nearest = with_agents[-1] if with_agents else None
@@ -181,6 +193,9 @@ class Memory:
                     note = f"\n[memory note: nearest {name}; it takes precedence over {farther}]"
                 blocks.append(self._block(level, path, "project", note))
             self.loaded_dirs.add(folder)
+        for name in LEVEL_NAMES:  # the workspace's own, which `kiln memory add` creates
+            if name != NEAREST_ONLY or nearest is None:
+                self._watch("project", levels[-1] / name, "project")
         self.loaded_dirs.add(self.root)
         return blocks
 
