@@ -94,7 +94,7 @@ class UsageReported(Event):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # the session's total so far, earlier processes included
     step: int = 0
 
 

@@ -232,6 +232,7 @@ class Session:
         if (model.name, model_id(model)) != (info["provider"], info["model"]):
             store.update(session_id, provider=model.name, model=model_id(model))  # --model
         restore_window(model, session.state)
+        session.turn.cost_before = sum(u["cost_usd"] for u in store.usage(session_id))
         session.memory.restore(session.state)  # memory the transcript already holds
         return session
 

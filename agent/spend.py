@@ -32,7 +32,7 @@ async def account(session: Any, reply: ModelReply) -> None:
             cache_read_tokens=reply.usage.cache_read_tokens,
             cache_write_tokens=reply.usage.cache_write_tokens,
             output_tokens=reply.usage.output_tokens,
-            cost_usd=round(session.turn.cost_usd, 6),
+            cost_usd=round(session.turn.cost_before + session.turn.cost_usd, 6),  # the session's
             step=session.turn.step_count,
         )
     )

@@ -30,7 +30,8 @@ class TurnState:
         self.steps = 0  # model requests in the current turn
         self.started = time.monotonic()
         self.usage = Usage()
-        self.cost_usd = 0.0
+        self.cost_usd = 0.0  # spent by this process (the limits count it)
+        self.cost_before = 0.0  # spent by the processes that ran the session before this one
         self.unpriced = ""  # a model that answered this turn and has no known price
         self.tainted = False  # external content is in the context this turn
         self.files_modified: list[str] = list(state.get("files_modified", []))
