@@ -44,8 +44,7 @@ def turn_claim(store: SessionStore, transcript: Transcript) -> Iterator[None]:
                     f"session {session_id} is running a turn in another Kiln process",
                     hint="wait for it to finish, or start a new session",
                 ) from None
-        epoch, count = store.position(session_id)
-        if (epoch, count) != (transcript.epoch, len(transcript.messages)):
+        if behind(store, transcript):
             raise SessionBusy(
                 f"session {session_id} changed in another Kiln process since it was loaded",
                 hint=f"resume it again (kiln run --resume {session_id}) to continue from there",
@@ -53,6 +52,12 @@ def turn_claim(store: SessionStore, transcript: Transcript) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def behind(store: SessionStore, transcript: Transcript) -> bool:
+    """Whether the store holds messages (or a compaction) this copy of the session has not seen."""
+    epoch, count = store.position(transcript.session_id)
+    return (epoch, count) != (transcript.epoch, len(transcript.messages))
 
 
 def turn_running(store: SessionStore, session_id: str) -> bool:

@@ -20,6 +20,7 @@ from agent.errors import KilnError, UsageError
 from agent.events import PlanUpdated
 from agent.protocols import EditOutcome, EditProposal
 from agent.session import AgentConfig, Session
+from agent.session_claim import behind
 from agent.session_store import SessionStore, kiln_home
 from agent.workspace import check_root
 from lsp_server.core import heap, partial
@@ -140,11 +141,17 @@ class SessionManager:
         mcp_servers: list[Any] | None = None,
     ) -> Session:
         """Resume a stored session; a session already live is returned as is (with the MCP
-        servers it was opened with)."""
+        servers it was opened with), unless another process continued it since: then it is
+        loaded again from the store."""
         if not isinstance(session_id, str) or not session_id:
             raise InvalidParams("sessionId must be a non-empty string")
-        if session_id in self.live:
-            return self.live[session_id].session
+        live = self.live.get(session_id)
+        if live is not None:
+            if self.is_busy(session_id) or not behind(self.store, live.session.transcript):
+                return live.session
+            # Another process continued it since (a terminal's `kiln run --resume`): this copy
+            # would refuse every prompt, so load what is stored instead.
+            await self.close_session(session_id)
         config = CoreConfig.from_options(options, self.config)
         try:
             info = self.store.get(session_id)
