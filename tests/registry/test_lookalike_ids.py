@@ -1,0 +1,33 @@
+"""A skill id with a look-alike letter typed or pasted into `kiln skills install` and `info`
+(a real `kiln` process): the line says which letter is wrong. Before: `invalid skill id
+'аcme/deploy'`, printed as is, which reads exactly like the valid `acme/deploy`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.registry.conftest import cli_env, kiln
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("install", "\u0430cme/deploy", "--yes"),
+         "kiln: invalid skill id '\\u0430cme/deploy': \\u0430 (CYRILLIC SMALL LETTER A) is not "
+         "ASCII; registry ids are ASCII, so a letter that only looks Latin never names another "
+         "skill (it reads as 'acme/deploy')"),
+        (("info", "acme/d\u0435ploy"),
+         "kiln: invalid skill id 'acme/d\\u0435ploy': \\u0435 (CYRILLIC SMALL LETTER IE)"),
+        (("install", "Acme/deploy"), "kiln: invalid skill id 'Acme/deploy': ids are lowercase "
+         "('acme/deploy')"),
+    ],
+)  # fmt: skip
+def test_the_refusal_names_the_letter(tmp_path: Path, args: tuple[str, ...], line: str) -> None:
+    env = cli_env(tmp_path / "home", KILN_REGISTRY="http://127.0.0.1:9")
+    proc = kiln("skills", *args, env=env, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(line), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.isascii()
+    assert not (tmp_path / ".kiln").exists()
