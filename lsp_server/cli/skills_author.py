@@ -22,6 +22,7 @@ from skills_registry.client import (
     save_token,
 )
 from skills_registry.registry.errors import UsageError
+from skills_registry.registry.semver import is_version
 
 _registry_opt = click.option(
     "--registry",
@@ -140,6 +141,12 @@ def login_cmd(registry: str | None, token: str) -> None:
 def yank_cmd(spec: str, registry: str | None, token: str | None, reason: str, undo: bool) -> None:
     """Yank ID@VERSION: kept for lockfiles, dropped from resolution."""
     skill_id, version = parse_spec(spec)
+    if not is_version(version):  # a range or a tag would name no version: a 404 about "@*"
+        shown = "no version" if "@" not in spec else f"{printable(version)!r}, not one"
+        raise UsageError(
+            f"kiln skills {'yank --undo' if undo else 'yank'} takes one exact version ({shown})",
+            hint=f"kiln skills yank {skill_id}@1.2.3",
+        )
     url = default_registry(registry)
     with RegistryClient(url, token or load_token(url)) as client:
         doc = client.set_status(skill_id, version, "active" if undo else "yanked", reason)

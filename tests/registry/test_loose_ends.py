@@ -249,3 +249,42 @@ def test_a_yank_reason_that_is_no_string_is_refused(registry: LiveRegistry, reas
     assert "'reason' must be a string" in answer.json()["errors"][0]
     doc = httpx.get(url).json()
     assert (doc["status"], doc["statusReason"]) == ("active", "")
+
+
+def test_yank_without_an_exact_version_is_a_usage_line(
+    registry: LiveRegistry, tmp_path: Path
+) -> None:
+    """Before: `kiln skills yank acme/notes` sent the version `*` and printed `no version
+    acme/notes@*` (exit 1), naming a version the user never typed."""
+    token = registry.token("acme")
+    _put(registry, token, "notes", "1.0.0", _archive({"SKILL.md": SKILL_MD}))
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
+    for spec, shown in (("acme/notes", "(no version)"), ("acme/notes@^1", "('^1', not one)")):
+        proc = kiln("skills", "yank", spec, "--token", token, env=env, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(f"kiln: kiln skills yank takes one exact version {shown}")
+    assert httpx.get(f"{registry.url}/v1/skills/acme/notes/versions/1.0.0").json()["status"] == (
+        "active"
+    )
+
+
+def test_a_range_only_yanked_versions_match_says_they_are_yanked(
+    registry: LiveRegistry, tmp_path: Path
+) -> None:
+    """Before: `no version of acme/notes matches '*' (available: 1.0.0)`: listed as available,
+    the yanked version read as a contradiction, and its reason was not shown."""
+    token = registry.token("acme")
+    _put(registry, token, "notes", "1.0.0", _archive({"SKILL.md": SKILL_MD}))
+    httpx.put(
+        f"{registry.url}/v1/skills/acme/notes/versions/1.0.0/status",
+        json={"status": "yanked", "reason": "leaks tokens"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
+    for args in (("info", "acme/notes"), ("install", "acme/notes@^1", "--yes")):
+        proc = kiln("skills", *args, env=env, cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        assert "(versions: 1.0.0 (yanked: leaks tokens) (name a yanked version exactly" in (
+            proc.stderr
+        ), proc.stderr
+    assert kiln("skills", "info", "acme/notes@1.0.0", env=env, cwd=tmp_path).returncode == 0
