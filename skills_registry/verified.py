@@ -27,6 +27,7 @@ from typing import Any
 from skills_registry.archive import ArchiveContents, sha256_hex
 from skills_registry.client import Cache, RegistryClient
 from skills_registry.errors import SkillInvalid
+from skills_registry.redirects import printable
 from skills_registry.registry.errors import (
     IntegrityError,
     NotFound,
@@ -184,11 +185,29 @@ def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:
             f"{skill_id}: signed metadata names an invalid version {chosen[:60]!r}"
         )
     if chosen is None or chosen not in versions:
-        raise NotFound(
-            f"no version of {skill_id} matches {wanted!r}",
-            hint=f"available: {', '.join(sorted(versions)) or 'none'}",
-        )
+        raise NotFound(f"no version of {skill_id} matches {wanted!r}", hint=_listed(signed))
     return chosen
+
+
+def _listed(signed: dict[str, Any]) -> str:
+    """The versions there are, newest first, a yanked one marked with its reason (a yanked
+    version matches only when named exactly, so "available: 1.0.0" alone reads as a contradiction)."""
+    shown = []
+    for version in sorted(signed["versions"], key=_version_key, reverse=True)[:10]:
+        entry = signed["versions"][version]
+        if entry.get("status") == "yanked":
+            reason = str(entry.get("statusReason") or "")
+            version += f" (yanked{': ' + reason[:200] if reason else ''})"
+        shown.append(version)
+    if not shown:
+        return "it has no versions"
+    more = len(signed["versions"]) - len(shown)
+    yanked = " (name a yanked version exactly to install it)" if "(yanked" in str(shown) else ""
+    return printable(f"versions: {', '.join(shown)}{f' and {more} more' if more else ''}{yanked}")
+
+
+def _version_key(version: str) -> tuple[Any, ...]:
+    return Version.parse(version).key() if is_version(version) else ()
 
 
 def resolve_verified(
