@@ -95,7 +95,8 @@ export async function codeAction(action: "copy" | "insert" | "apply", code: stri
   let uri = target ? insideWorkspace(target) : vscode.window.activeTextEditor?.document.uri;
   if (target && !uri) return `${target} is not a file in this workspace.`;
   if (!uri) return "Open the file to apply the code to, or name it after the language (```python calc.py).";
-  const doc = await vscode.workspace.openTextDocument(uri);
+  const doc = await openExisting(uri);
+  if (!doc) return createWith(uri, code);
   const editor = vscode.window.activeTextEditor;
   const selection = editor && editor.document.uri.toString() === uri.toString() && !editor.selection.isEmpty ? editor.selection : undefined;
   const range = selection ?? new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
@@ -109,4 +110,29 @@ export async function codeAction(action: "copy" | "insert" | "apply", code: stri
   const edit = new vscode.WorkspaceEdit();
   edit.replace(uri, range, code);
   return (await vscode.workspace.applyEdit(edit)) ? `Applied to ${where}.` : `Could not apply to ${where}.`;
+}
+
+/** The document at `uri`; undefined when no such file exists (other failures are thrown). */
+async function openExisting(uri: vscode.Uri): Promise<vscode.TextDocument | undefined> {
+  try {
+    return await vscode.workspace.openTextDocument(uri);
+  } catch (err) {
+    const exists = await vscode.workspace.fs.stat(uri).then(
+      () => true,
+      () => false,
+    );
+    if (exists) throw err;
+    return undefined;
+  }
+}
+
+/** Apply to a file the answer names that does not exist yet: create it, once confirmed. */
+async function createWith(uri: vscode.Uri, code: string): Promise<string | undefined> {
+  const where = vscode.workspace.asRelativePath(uri, false);
+  const choice = await vscode.window.showInformationMessage(`Create ${where} with this code block?`, { modal: true }, "Create");
+  if (choice !== "Create") return undefined;
+  const edit = new vscode.WorkspaceEdit();
+  edit.createFile(uri, { ignoreIfExists: true });
+  edit.insert(uri, new vscode.Position(0, 0), code);
+  return (await vscode.workspace.applyEdit(edit)) ? `Created ${where}.` : `Could not create ${where}.`;
 }

@@ -102,6 +102,13 @@ export class ChatController implements vscode.Disposable {
         this.report(err);
       }
     }
+    // Deferred proposals live in the server process: a new one has none of the old one's.
+    const waiting = this.pendingEditCount;
+    await this.refreshPendingEdits();
+    if (waiting > this.pendingEditCount) {
+      const lost = waiting - this.pendingEditCount;
+      this.info(`The server restarted: ${lost} proposed edit${lost === 1 ? "" : "s"} waiting for review ${lost === 1 ? "was" : "were"} lost. Ask again to have ${lost === 1 ? "it" : "them"} proposed again.`);
+    }
     await this.refreshSessions();
   }
 

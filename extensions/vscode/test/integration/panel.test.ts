@@ -35,6 +35,8 @@ describe("the panel against the real server", () => {
         { match: "hold", wait_for: release },
         { match: "hold", text: "Released." },
         { match: "SCRATCH_MARKER", text: "I see the scratch text." },
+        { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
+        { match: "app.py", text: "Proposed." },
       ]),
     );
     host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
@@ -114,6 +116,22 @@ describe("the panel against the real server", () => {
     const rows = JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root));
     const latest = rows.find((r: { title: string }) => r.title === "hello settings");
     assert.equal(latest?.model, "second-model", JSON.stringify([rows, panel.ofType("error")]));
+  });
+
+  test("deferred edits the server lost in a restart leave the panel, and the user is told", async () => {
+    panel.send({ type: "setMode", editMode: "deferred" });
+    await waitFor(() => panel.ofType("config").at(-1)?.editMode === "deferred", "deferred edits");
+    await ask("propose a change");
+    const listed = () => panel.ofType("pendingEdits").at(-1)?.edits as unknown[] | undefined;
+    await waitFor(() => listed()?.length === 1, "the pending edit in the panel");
+    const infos = panel.ofType("info").length;
+    const restarts = panel.ofType("server").length;
+    await host.commands.get("kiln.restartServer")!();
+    await waitFor(() => panel.ofType("server").slice(restarts).some((m) => m.state === "running"), "running again", 30000);
+    await waitFor(() => listed()?.length === 0, "the lost proposal withdrawn from the panel");
+    const told = panel.ofType("info").slice(infos).map((m) => m.message as string);
+    assert.ok(told.some((m) => /1 proposed edit .*lost/.test(m)), JSON.stringify(told));
+    panel.send({ type: "setMode", editMode: "ask" });
   });
 
   test("a change to the server's settings while it runs offers a restart", async () => {

@@ -103,14 +103,20 @@ export const opened: { uri: Uri; options: unknown }[] = [];
 export const statusItems: { text: string; tooltip: string; command: string; visible: boolean; disposed: boolean }[] = [];
 export const settings: Record<string, unknown> = {};
 export const clipboard: string[] = [];
-export const appliedEdits: { uri: Uri; range: Range; text: string }[][] = [];
+export const appliedEdits: WorkspaceEdit["ops"][] = [];
 /** Documents `workspace.openTextDocument` returns, by path. */
 export const documents = new Map<string, string>();
 
 export class WorkspaceEdit {
-  readonly ops: { uri: Uri; range: Range; text: string }[] = [];
+  readonly ops: ({ uri: Uri; range: Range; text: string } | { create: Uri })[] = [];
   replace(uri: Uri, range: Range, text: string) {
     this.ops.push({ uri, range, text });
+  }
+  insert(uri: Uri, position: Position, text: string) {
+    this.replace(uri, new Range(position, position), text);
+  }
+  createFile(uri: Uri) {
+    this.ops.push({ create: uri });
   }
 }
 

@@ -44,14 +44,26 @@ test("Apply replaces the named workspace file after a confirmation; never a file
   user.buttons.push("Apply");
   expect(await codeAction("apply", "def add(a, b):\n    return a + b\n", "calc.py")).toBe("Applied to /w/calc.py.");
   expect(shown.at(-1)?.message).toMatch(/Replace the whole of .*calc\.py/);
-  expect(appliedEdits[0][0].text).toBe("def add(a, b):\n    return a + b\n");
-  expect(appliedEdits[0][0].range.end).toEqual(new vscode.Position(2, 0));
+  expect(appliedEdits[0][0]).toMatchObject({ text: "def add(a, b):\n    return a + b\n", range: { end: new vscode.Position(2, 0) } });
   // Declined: nothing applied.
   user.buttons.push(undefined);
   expect(await codeAction("apply", "z", "calc.py")).toBeUndefined();
   expect(appliedEdits).toHaveLength(1);
   // Outside the workspace: refused without asking.
   expect(await codeAction("apply", "z", "../etc/passwd")).toMatch(/not a file in this workspace/);
+  expect(appliedEdits).toHaveLength(1);
+});
+
+test("Apply to a file the answer names that does not exist yet creates it, after a confirmation", async () => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "kiln-new-file-")));
+  settings["__folders"] = [root];
+  user.buttons.push("Create");
+  expect(await codeAction("apply", "def util():\n    pass\n", "pkg/util.py")).toBe(`Created ${root}/pkg/util.py.`);
+  expect(shown.at(-1)?.message).toMatch(/Create .*pkg\/util\.py with this code block\?/);
+  expect(appliedEdits[0]).toEqual([{ create: vscode.Uri.file(join(root, "pkg/util.py")) }, { uri: vscode.Uri.file(join(root, "pkg/util.py")), range: new vscode.Range(new vscode.Position(0, 0), new vscode.Position(0, 0)), text: "def util():\n    pass\n" }]);
+  // Declined: nothing created.
+  user.buttons.push(undefined);
+  expect(await codeAction("apply", "x", "other.py")).toBeUndefined();
   expect(appliedEdits).toHaveLength(1);
 });
 
