@@ -13,6 +13,7 @@ with an input method: extensions/vscode/test/browser/edges.ts loads the real pag
 - an answer's ``command:`` / ``vscode:`` links are shown as text, web links stay links;
 - a panel restored mid-turn (a reloaded window) keeps its transcript but not the old host's turn
   and question: Send works at once, and the panel names the session it shows to the host;
+- a reasoning model's thinking is labelled as thinking and keeps its lines;
 - nothing leaves the page's origin.
 """
 
@@ -55,4 +56,5 @@ def test_webview_edges_in_chromium() -> None:
     assert set(report["checks"]) == {
         "ticksSurviveRedraws", "largeDiff", "imeEnter", "streamingKeepsSelection",
         "streamedEqualsWhole", "codeBlockStreams", "linkSchemes", "restoredMidTurn",
+        "thinkingKeepsLines",
     }  # fmt: skip

@@ -280,8 +280,12 @@ export class ChatView {
         this.answers.set(answer.node, answer);
         return answer.node;
       }
-      case "thought":
-        return el("div", { class: "message thought" }, e.text);
+      case "thought": {
+        // Labelled, and its lines kept: thinking is often a numbered plan, not one paragraph.
+        const node = el("div", { class: "message thought" });
+        node.append(el("div", { class: "thought-label" }, "Thinking"), el("div", { class: "text" }, e.text));
+        return node;
+      }
       case "notice":
         return el("div", { class: `notice ${e.level}` }, e.text);
       case "tool": {

@@ -258,7 +258,23 @@ async function restoredMidTurn(): Promise<void> {
   }
 }
 
+/** A reasoning model's thinking keeps its lines and is labelled as thinking, apart from the answer. */
+async function thinkingKeepsLines(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  await session(panel);
+  const thought = (text: string) => ({ type: "update", sessionId: "s1", update: { sessionUpdate: "agent_thought_chunk", content: { type: "text", text } } });
+  await send(thought("First, read parse.py.\n"));
+  await send(thought("Then:\n1. run the tests\n2. fix the int() call"));
+  await send(chunk("The answer."));
+  const shown = page.locator(".message.thought");
+  assert.equal(await shown.count(), 1);
+  assert.match(await shown.innerText(), /^thinking\n/i, "the thinking is not labelled");
+  assert.match(await shown.innerText(), /First, read parse\.py\.\nThen:\n1\. run the tests\n2\. fix/, "the thinking lost its lines");
+  assert.equal(await page.locator(".message.agent").innerText(), "The answer.");
+}
+
 const CHECKS: Record<string, (panel: Panel) => Promise<void>> = {
+  thinkingKeepsLines,
   ticksSurviveRedraws,
   largeDiff,
   imeEnter,
