@@ -25,6 +25,8 @@ from agent.events import (
     StatusNote,
     TextChunk,
     ThoughtChunk,
+    ToolCallFinished,
+    ToolCallStarted,
     TurnDone,
 )
 from agent.hosts import DiskHost
@@ -75,6 +77,7 @@ class Session:
         self.model = model
         self.host = host
         self.config = config
+        self._open_calls: dict[str, str] = {}  # tool calls started and not yet finished
         self.store = store
         self.state: dict[str, Any] = state or {}
         self.transcript = Transcript(store, session_id, messages or [], epoch)
@@ -302,6 +305,10 @@ class Session:
 
     async def emit(self, event: AgentEvent) -> None:
         event.session_id = self.id
+        if isinstance(event, ToolCallStarted):
+            self._open_calls[event.id] = event.name
+        elif isinstance(event, ToolCallFinished):
+            self._open_calls.pop(event.id, None)
         await self.host.emit(event)
 
     # -- what the loop drives (agent.protocols.TurnDriver) --------------------------------------
@@ -408,6 +415,11 @@ class Session:
 
     async def end_turn(self, reason: StopReason) -> None:
         self.transcript.close_dangling(reason)
+        # a call the limit or a cancel cut short ends for the host too (no spinner left running)
+        for call_id, name in list(self._open_calls.items()):
+            await self.emit(ToolCallFinished(id=call_id, name=name, status="failed",
+                                             output=f"not run: turn ended ({reason})",
+                                             is_error=True))  # fmt: skip
         self.state.update(self.turn.saved(), deferred=list(self.runner.deferred))
         self.state[declared_tools.STATE_KEY] = declared_tools.saved(self.runner)
         self.state.update(self.memory.saved())

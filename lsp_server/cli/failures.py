@@ -128,10 +128,13 @@ def run_main(invoke: Callable[[], Any]) -> Any:
     except KilnError as exc:  # Kiln's own table: message, hint, exit code
         _exit(f"kiln: {exc}" + (f" ({exc.hint})" if exc.hint else ""), int(exc.exit_code))
     except (BrokenPipeError, ReaderLeft):  # `kiln … | head`: the reader left; say nothing more
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        # (of stdout or of stderr: `kiln run 2>&1 | head`; Python's flush of either at exit
+        # would fail again, and exit 120)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            except (OSError, ValueError):
+                pass
         sys.exit(BROKEN_PIPE)
     except OSError as exc:
         _exit(os_error_line(exc), FAILED)

@@ -84,6 +84,7 @@ class RunReport:
     memory_proposals: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
     blocked: int = 0  # the exit code when the outputs were refused (too large, HEAD moved)
+    duration_ms: int = 0  # the whole run, verifications included
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,6 +108,7 @@ class RunReport:
             "usage": self.usage,
             "cost_usd": round(self.cost_usd, 6),
             "steps": self.steps,
+            "duration_ms": self.duration_ms,
             "refusals": self.refusals,
             "memory_proposals": self.memory_proposals,
             "error": self.error,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import sys
@@ -33,6 +34,15 @@ from lsp_server.headless.terminal import safe, styled_stream
 from lsp_server.headless.workflow_commands import active, neutral_json
 
 
+class _StderrConsole(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader of stderr left (`kiln run … 2>&1 | head`): the run ends as when the reader
+        of stdout leaves (exit 141). Rich's own handler pointed stdout at /dev/null and exited
+        1, the code of an internal failure."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the reader of stderr left")
+
+
 class TextRenderer:
     """Assistant text to stdout as it streams; tool calls and status to stderr.
 
@@ -42,7 +52,7 @@ class TextRenderer:
 
     def __init__(self) -> None:
         # no hard wraps in CI logs; every line's text is ``safe``, its styles are Kiln's own
-        self.err = Console(
+        self.err = _StderrConsole(
             file=styled_stream(sys.stderr), stderr=True, highlight=False, soft_wrap=True
         )
         self.at_line_start = True

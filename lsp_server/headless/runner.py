@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,8 @@ def run(opts: RunOptions) -> int:
         session = Session.create(opts.root, host=host, config=config)
         session.state["title"] = " ".join(opts.task.split())[:80]
         session.store.update(session.id, title=session.state["title"])
+    if opts.output_format == "stream-json":  # what runs, before anything else (and the model)
+        print_json(_init_event(opts, session), indent=None)
     before, reason = None, ""
     if opts.verify and opts.ci:
         # --max-minutes bounds the whole run, the verification included; Ctrl-C or SIGTERM
@@ -145,6 +148,22 @@ def run(opts: RunOptions) -> int:
     on_event.flush()
     ci_state = CiState(layout, dirty_before, run_guard, run_links) if layout is not None else None
     return _finish(opts, session, reason, before, events, ci_state, artifacts, clock)
+
+
+def _init_event(opts: RunOptions, session: Session) -> dict[str, Any]:
+    return {
+        "type": "init",
+        "session_id": session.id,
+        "resumed": bool(opts.resume),
+        "root": str(opts.root),
+        "provider": session.model.name,
+        "model": str(getattr(session.model, "model", "") or session.model.name),
+        "mode": session.config.mode,
+        "ci": opts.ci,
+        "max_steps": opts.max_steps,
+        "max_minutes": opts.max_minutes,
+        "max_cost_usd": opts.max_cost_usd,
+    }
 
 
 def _verify_sandbox(opts: RunOptions) -> Any:
@@ -229,6 +248,7 @@ def _finish(
     if ci_state is not None:
         _ci_outputs(opts, session, report, before, out, ci_state, clock)
     report.exit_code = _exit_code(opts, report)
+    report.duration_ms = int((time.monotonic() - clock.started) * 1000)
     report.outcome = exit_codes.MEANING[report.exit_code]
     if opts.ci:
         report.summary_path = str(out.write("summary.md", ci.markdown_summary(report)))

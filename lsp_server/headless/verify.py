@@ -13,7 +13,7 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ class Deadline:
     """The end of the run that ``--max-minutes`` sets (None: no limit)."""
 
     deadline: float | None = None
+    started: float = field(default_factory=time.monotonic)  # when the run began
 
     @classmethod
     def after(cls, minutes: float | None) -> Deadline:

@@ -69,3 +69,35 @@ def test_a_reader_that_leaves_ends_the_command_quietly(
     code, err = read_one_line_then_leave([a.format(sid=sid) for a in args], root)
     assert code == BROKEN_PIPE, err
     assert err == ""
+
+
+def first_line_then_leave(args: list[str], cwd: Path, stream: str, **extra: str) -> int:
+    """`kiln ARGS` whose ``stream`` (stdout or stderr) is read for one line, then closed; the
+    other goes to /dev/null. Its exit code."""
+    pipes = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: subprocess.PIPE}
+    proc = subprocess.Popen([sys.executable, "-m", "lsp_server", *args], cwd=cwd,
+                            env=env(**extra), **pipes)  # fmt: skip
+    reader = getattr(proc, stream)
+    assert reader.readline(), "no output at all"
+    reader.close()
+    return proc.wait(timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("output_format", "stream"), [("stream-json", "stdout"), ("text", "stderr")]
+)
+def test_kiln_run_ends_quietly_when_its_reader_leaves(
+    tmp_path: Path, output_format: str, stream: str
+) -> None:
+    """`kiln run 2>&1 | head`: the text view's tool lines go to stderr, and rich's handler for
+    a closed pipe exited 1 (an internal failure, to a `pipefail` script)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "list_files", "input": {}}]}] * 40
+                                 + ["done"]))  # fmt: skip
+    code = first_line_then_leave(
+        ["run", "--output-format", output_format, "--max-steps", "60", "--mode", "yolo", "go"],
+        root, stream, KILN_PROVIDER="scripted", KILN_SCRIPT=str(script),
+    )  # fmt: skip
+    assert code == BROKEN_PIPE

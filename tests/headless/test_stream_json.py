@@ -1,0 +1,85 @@
+"""`kiln run --output-format stream-json` as a pipeline reads it: one JSON object per line, every
+tool call closed by exactly one `tool_call_update`, the last line the `result`."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from tests.headless.test_run_ci import call, kiln
+
+pytestmark = pytest.mark.e2e
+
+
+def events(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def test_a_tool_call_the_time_limit_cuts_short_is_closed(failing_repo: Path) -> None:
+    """A `sleep` the --max-minutes limit interrupted had its `tool_call` and no update: a
+    viewer showed it running after the run had ended."""
+    script = [call("run_command", command="sleep 60"), "done"]
+    proc = kiln(failing_repo, script, "--ci", "--no-sandbox", "--max-minutes", "0.05",
+                "--output-format", "stream-json", "wait")  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    lines = events(proc.stdout)
+    started = [e["id"] for e in lines if e["type"] == "tool_call"]
+    updates = [e for e in lines if e["type"] == "tool_call_update"]
+    assert started and [u["id"] for u in updates] == started
+    assert updates[0]["status"] == "failed" and updates[0]["is_error"] is True
+    assert updates[0]["output"] == "not run: turn ended (max_time)"
+    kinds = [e["type"] for e in lines]
+    assert kinds.index("tool_call_update") < kinds.index("done") and kinds[-1] == "result"
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
+
+
+def documented() -> dict[str, set[str]]:
+    """docs/ci.md's table of stream-json objects: type -> its field names (but session_id)."""
+    text = DOC.read_text().split("## Output formats", 1)[1].split("\n## ", 1)[0]
+    table: dict[str, set[str]] = {}
+    for row in text.splitlines():
+        cells = row.split(" | ")
+        if row.startswith("| `") and len(cells) == 3 and cells[1] != "fields":
+            kind = cells[0].strip("| `")
+            names = re.sub(r"\([^)]*\)", "", cells[1])  # not the values in parentheses
+            table[kind] = set(re.findall(r"`(\w+)`", names)) - {"session_id"}
+    return table
+
+
+def test_every_event_kind_and_field_is_documented() -> None:
+    """A new event kind or field that the table does not name fails here."""
+    from agent.events import event_classes
+    from lsp_server.headless.ci import RunReport
+
+    table = documented()
+    kinds = {c.kind: {f.name for f in fields(c)} - {"session_id"} for c in event_classes()}
+    for kind, names in kinds.items():
+        assert table.get(kind) == names, kind
+    assert table["result"] == set(RunReport("t", 0, "", "", "").to_dict()) - {"session_id"}
+    assert set(table) == {*kinds, "init", "result"}
+
+
+def test_each_line_is_one_documented_object(failing_repo: Path) -> None:
+    script = [
+        call("todo_write", items=[{"id": "1", "content": "fix add", "status": "in_progress"}]),
+        call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
+        "Fixed.",
+    ]
+    proc = kiln(failing_repo, script, "--ci", "--output-format", "stream-json", "fix it")
+    assert proc.returncode == 10, proc.stderr
+    table = documented()
+    lines = events(proc.stdout)
+    assert lines[0]["type"] == "init" and lines[-1]["type"] == "result"
+    sid = lines[0]["session_id"]
+    for line in lines:
+        kind = line["type"]
+        assert set(line) - {"type", "kind", "session_id"} == table[kind], kind
+        assert line["session_id"] == sid
+    assert {"plan", "edit", "tool_call_running", "usage", "done"} <= {e["type"] for e in lines}
+    assert lines[-1]["duration_ms"] > 0 and lines[-1]["exit_code"] == proc.returncode
