@@ -14,6 +14,7 @@ import click
 
 from agent.errors import ProviderError
 from agent.events import ErrorReported, Event
+from agent.output_budget import apply_budget
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
 from agent.session import AgentConfig, DiskHost, Session
@@ -25,6 +26,7 @@ from lsp_server.headless.redaction import RedactedEvents
 from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, json_text, print_json
 from lsp_server.headless.terminal import safe
 
+TASK_BUDGET = 100_000  # characters of a task sent whole (about 25,000 tokens)
 CI_PREAMBLE = (
     "You are running unattended in CI: nobody can answer questions, so make reasonable choices, "
     "keep changes minimal, and finish with a short report of what you changed and why."
@@ -124,6 +126,10 @@ def run(opts: RunOptions) -> int:
         session = Session.create(opts.root, host=host, config=config)
         session.state["title"] = " ".join(opts.task.split())[:80]
         session.store.update(session.id, title=session.state["title"])
+    # A build log given as the task (--task-file) can be megabytes: past the budget the model
+    # gets its head and tail and reads the rest from the session folder, as a tool's output
+    opts = replace(opts, task=apply_budget(opts.task, folder=session.store.folder(session.id),
+                                           name="task", budget=TASK_BUDGET))  # fmt: skip
     if opts.output_format == "stream-json":  # what runs, before anything else (and the model)
         print_json(_init_event(opts, session), indent=None)
     before, reason = None, ""
