@@ -103,8 +103,8 @@ class TaskCommand(QueryCommand):
 )
 @click.option(
     "--task-file",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="Read the task from a file.",
+    type=click.Path(dir_okay=False, exists=True, allow_dash=True, path_type=Path),
+    help="Read the task from a file ('-': from stdin, as TASK '-' does).",
 )
 @click.option(
     "--github-event",
@@ -172,7 +172,8 @@ def run_cmd(
     provider: str | None,
     model: str | None,
 ) -> None:
-    """Run TASK with the agent in the workspace and print the stream."""
+    """Run TASK with the agent in the workspace and print the stream (TASK '-': read it from
+    stdin)."""
     import os
 
     from lsp_server.headless.github import check_event_actor, task_from_event
@@ -192,11 +193,18 @@ def run_cmd(
     for name, value in (("--resume", resume), ("--provider", provider), ("--model", model)):
         if value is not None and not value.strip():
             raise click.UsageError(f"{name} is empty")
+    if task == "-":  # `… | kiln run -`, as `codex exec -` reads it
+        task_file = Path("-")
     if task_file:
+        import sys
+
+        stdin = str(task_file) == "-"
         try:
-            task = task_file.read_text(encoding="utf-8")
+            data = sys.stdin.buffer.read() if stdin else task_file.read_bytes()
+            task = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise click.UsageError(f"--task-file {task_file} is not UTF-8 text") from None
+            where = "stdin" if stdin else f"--task-file {task_file}"
+            raise click.UsageError(f"{where} is not UTF-8 text") from None
     elif github_event and not task:
         task = task_from_event(github_event)
     assert task is not None

@@ -5,6 +5,8 @@ refused, never run as a task."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 import subprocess
 from pathlib import Path
 
@@ -40,3 +42,26 @@ def test_a_mistyped_option_is_refused_not_run(tmp_path: Path) -> None:
     assert proc.stderr.startswith("kiln: No such option") and "--dryrun" in proc.stderr
     assert proc.stderr.count("\n") == 1
     assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("args", [["-"], ["--task-file", "-"]])
+def test_a_dash_reads_the_task_from_stdin(tmp_path: Path, args: list[str]) -> None:
+    """`tail -200 build.log | kiln run --ci -`: the task "-" was sent to the model as it is."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    call = [sys.executable, "-m", "lsp_server", "run", "--output-format", "json", *args]
+
+    def feed(data: bytes) -> subprocess.CompletedProcess:
+        return subprocess.run(call, cwd=root, env=env, input=data, capture_output=True,
+                              timeout=120)  # fmt: skip
+
+    proc = feed(b"FAILED tests/test_dates.py::test_leap\nfix it\n")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["task"] == "FAILED tests/test_dates.py::test_leap\nfix it\n"
+    for data, line in ((b"\xff\xfe", "kiln: stdin is not UTF-8 text\n"),
+                       (b"", "kiln: the task is empty\n")):  # fmt: skip
+        refused = feed(data)
+        assert refused.returncode == 2 and refused.stderr.decode() == line
