@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 MAX_SOURCE_BYTES = 64 * 1024 * 1024  # an archive or patch read at check time
 MAX_MEMBERS = 10_000
+MAX_INFLATED = 256 * 1024 * 1024  # bytes a compressed archive may inflate to beyond its size
 PATCH_PREFIXES = ("--- ", "+++ ", "*** ", "rename to ", "copy to ", "rename from ")
 
 
@@ -58,7 +59,7 @@ class Unpack:
         except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError, ValueError) as exc:
             return [], f"{self.source} cannot be read ({type(exc).__name__})"
         if names is None:
-            return [], f"{self.source} names more than {MAX_MEMBERS} files"
+            return [], f"{self.source} names over {MAX_MEMBERS} files or inflates past 256 MB"
         out = []
         for name in names:
             parts = [p for p in PurePosixPath(name.lstrip("/")).parts if p != "."]
@@ -72,10 +73,13 @@ class Unpack:
 def _names(kind: str, path: Path) -> list[str] | None:
     if kind == "tar":
         names = []
+        # Going past a member of a compressed archive inflates it: a few MB of gzip can hold
+        # terabytes of zeros, which the check would otherwise spend minutes on.
+        budget = 2 * path.stat().st_size + MAX_INFLATED
         with tarfile.open(path, "r:*") as archive:
             for member in archive:
                 names.append(member.name)
-                if len(names) > MAX_MEMBERS:
+                if len(names) > MAX_MEMBERS or member.offset_data + member.size > budget:
                     return None
         return names
     if kind == "zip":

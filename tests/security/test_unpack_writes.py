@@ -7,6 +7,7 @@ understood (docs/security.md section 3). Through the real `kiln run`."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import subprocess
@@ -117,6 +118,25 @@ def test_a_write_deny_rule_holds_for_what_an_archive_or_patch_writes(
     results = run(root, tmp_path, kiln_home, [command], "yolo")
     assert (root / "config" / "app.yml").read_text() == "debug: false\n", results
     assert "denied by rule" in results, results
+
+
+def test_an_archive_that_inflates_past_the_bound_is_not_read(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A few MB of gzip can inflate to terabytes: listing such an archive held the check (and
+    the session) for minutes. Past 256 MB beyond its own size it is not understood."""
+    root = workspace(tmp_path)
+    with gzip.open(root / "bomb.tgz", "wb") as out:
+        member = tarfile.TarInfo("zeros.bin")
+        member.size = 300 * 1024 * 1024
+        out.write(member.tobuf(format=tarfile.GNU_FORMAT))
+        chunk = bytes(1 << 22)
+        for _ in range(member.size // len(chunk)):
+            out.write(chunk)
+        out.write(bytes(1024))
+    results = run(root, tmp_path, kiln_home, ["tar xzf bomb.tgz"], "ci")
+    assert not (root / "zeros.bin").exists(), results
+    assert "inflates past 256 MB" in results, results
 
 
 def test_an_ordinary_archive_still_unpacks(tmp_path: Path, kiln_home: Path) -> None:
