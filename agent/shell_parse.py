@@ -17,6 +17,7 @@ allow rule; they ask (or are refused in ``ci``).
 from __future__ import annotations
 
 import functools
+import os
 import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -30,6 +31,7 @@ from agent.shell_wrappers import (
     find_writes,
     git_subcommand_form,
     glob_name,
+    option_values,
     program_scripts,
     runs_code,
     shell_script,
@@ -73,6 +75,8 @@ class ParsedCommand:
     source: str
     commands: list[SimpleCommand] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)  # why the line is not fully understood
+    # Folders ``cd``/``pushd``/``env -C`` move (part of) the line into; None: one it computes.
+    cd: list[str | None] = field(default_factory=list)
 
     @property
     def understood(self) -> bool:
@@ -80,18 +84,33 @@ class ParsedCommand:
 
     @property
     def writes(self) -> list[str]:
-        return [w for c in self.commands for w in c.writes]
+        return self._moved([w for c in self.commands for w in c.writes])
 
     def argument_writes(self, root: Path) -> list[str]:
         """The files the commands' own arguments write (``cp x KILN.md``, ``sed -i``), a copy
         into an existing folder under each source's name."""
-        out = [w for c in self.commands for w in landing_paths(c.arg_writes, c.copies, root)]
+        out = []
+        for c in self.commands:
+            moved = [replace(copy, dest=p) for copy in c.copies for p in self._moved([copy.dest])]
+            out += landing_paths(self._moved(list(c.arg_writes)), moved, root)
         return out + [p for c in self.commands for u in c.unpacks for p in u.landing(root)[0]]
+
+    def _moved(self, paths: list[str]) -> list[str]:
+        """Each relative path as written and under every folder the line changes into: after
+        ``cd config``, ``> app.yml`` writes ``config/app.yml`` (where in the line is not told
+        apart, so both are checked)."""
+        relative = [p for p in paths if not p.startswith(("/", "~"))]
+        return [
+            *paths,
+            *(os.path.join(d, p) for d in dict.fromkeys(self.cd) if d for p in relative),
+        ]
 
     def unread(self, root: Path) -> list[str]:
         """Why an archive or patch the line unpacks cannot vouch for what it writes: it cannot
         be read now, or another part of the line could change it before it is unpacked."""
         reasons = [why for c in self.commands for u in c.unpacks if (why := u.landing(root)[1])]
+        if self.cd and any(c.unpacks for c in self.commands):
+            reasons.append("it unpacks after changing folders")
         if not reasons and any(c.unpacks for c in self.commands):
             others = [
                 c
@@ -138,10 +157,14 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
     if tree.root_node.has_error:
         result.opaque.append("the shell grammar cannot parse it")
     _Walker(result, _depth).visit(tree.root_node, [])
+    if None in result.cd and any(c.writes or c.arg_writes or c.copies or c.unpacks
+                                 for c in result.commands):  # fmt: skip
+        result.opaque.append("it writes after changing to a folder the line computes")
     if "\\\n" in source:  # the shell joins `r\<newline>m` into `rm`; the grammar splits it
         joined = parse_command(source.replace("\\\n", ""), _depth + 1)
         result.commands += [c for c in joined.commands if c not in result.commands]
         result.opaque += [why for why in joined.opaque if why not in result.opaque]
+        result.cd += joined.cd
     return result
 
 
@@ -274,6 +297,12 @@ class _Walker:
             name = PurePosixPath(argv[0]).name
         if glob_name(argv[0]):
             self.result.opaque.append(f"command name {argv[0]!r} is expanded by the shell")
+        if name in ("cd", "pushd"):  # later writes of the line land there
+            operands = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+            self.result.cd.append(_folder(operands[0] if operands else None))
+        if name == "env":  # env -C DIR cmd, env --chdir=DIR cmd
+            for _, value in option_values(argv[1:], {"-C", "--chdir"}):
+                self.result.cd.append(_folder(value))
         if name in SETS_VARIABLES:  # `read PATH < f`, `mapfile -t LD_PRELOAD`
             for word in argv[1:]:
                 self._sets(word)
@@ -393,6 +422,14 @@ def _start_text(node: Any) -> str:
 
 
 _PASS_WRITES = {"program", "list", "pipeline", "subshell", "compound_statement"}
+
+
+def _folder(word: str | None) -> str | None:
+    """The folder ``cd WORD`` changes to, None when the line does not say (``cd``, ``cd -``,
+    ``cd $X``, a glob)."""
+    if word is None or word == "-" or any(ch in word for ch in "$`*?["):
+        return None
+    return word
 
 
 def _unpacks(argv: tuple[str, ...]) -> Unpack | None:

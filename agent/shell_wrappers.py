@@ -200,7 +200,7 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     name = argv[0].rsplit("/", 1)[-1] if argv else ""
     scripts: list[str] = []
     if name in ("tar", "gtar", "bsdtar"):
-        for key, value in _option_values(argv[1:], _TAR_SCRIPTS):
+        for key, value in option_values(argv[1:], _TAR_SCRIPTS):
             if key != "--checkpoint-action":
                 scripts.append(value)
             elif value.startswith("exec="):
@@ -209,20 +209,20 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     if name != "git":
         return [], []
     why = [f"git {k} {v.split('=')[0]} runs a program the line does not show"
-           for k, v in _option_values(_git_globals(argv), {"-c", "--config-env"})
+           for k, v in option_values(_git_globals(argv), {"-c", "--config-env"})
            if _GIT_CODE_KEYS.fullmatch(v.split("=")[0])]  # fmt: skip
     if any(a.startswith("--exec-path") for a in _git_globals(argv)):
         why.append("git --exec-path runs subcommands from another folder")
     sub = list((git_subcommand_form(argv) or argv)[1:])
     if sub[:1] == ["rebase"]:
-        scripts += [v for _, v in _option_values(sub[1:], {"-x", "--exec"})]
+        scripts += [v for _, v in option_values(sub[1:], {"-x", "--exec"})]
     elif sub[:2] == ["submodule", "foreach"]:
         rest = [a for a in sub[2:] if not a.startswith("--")]
         scripts += [" ".join(rest)] if rest else []
     elif sub[:2] == ["bisect", "run"]:
         scripts += [shlex.join(sub[2:])] if sub[2:] else []
     elif sub[:1] == ["difftool"]:
-        scripts += [v for _, v in _option_values(sub[1:], {"-x", "--extcmd"})]
+        scripts += [v for _, v in option_values(sub[1:], {"-x", "--extcmd"})]
     elif sub[:1] == ["filter-branch"]:
         why.append("git filter-branch runs its filters")
     return scripts, why
@@ -233,7 +233,7 @@ def _git_globals(argv: tuple[str, ...]) -> list[str]:
     return list(argv[1 : len(argv) - len(form) + 1]) if form else []
 
 
-def _option_values(args: tuple[str, ...] | list[str], options: set[str]) -> list[tuple[str, str]]:
+def option_values(args: tuple[str, ...] | list[str], options: set[str]) -> list[tuple[str, str]]:
     """(option, value) for each of ``options`` in ``args``: ``--opt=V``, ``--opt V``, ``-o V``,
     ``-oV``."""
     out = []

@@ -131,3 +131,39 @@ def test_a_write_deny_rule_holds_for_a_file_made_after_the_session_started(
     (kiln_home / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Write(.env)"]}}))
     results = run(root, tmp_path, kiln_home, command, mode="yolo")
     assert not (root / ".env").exists(), results
+
+
+@pytest.mark.parametrize("command", [
+    "cd config && echo 'debug: true' > new.yml",
+    "cd config && cp ../notes.txt new.yml",
+    "env -C config cp ../notes.txt new.yml",
+    "pushd config && sed -n p ../notes.txt > new.yml",
+])  # fmt: skip
+def test_a_write_after_cd_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """The check read `> new.yml` as the workspace's `new.yml`; after `cd config` it is
+    `config/new.yml`, which the user's `Write(config/*.yml)` denies (a new file: only the check
+    holds it). Before, each line wrote it in yolo."""
+    root = workspace(tmp_path)
+    (root / "config").mkdir()
+    (root / "config" / "app.yml").write_text("debug: false\n")
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Write(config/*.yml)"]}})
+    )
+    results = run(root, tmp_path, kiln_home, command, mode="yolo")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "denied by rule Write(config/*.yml)" in results, results
+
+
+def test_a_write_after_cd_to_a_computed_folder_is_not_understood(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    root = workspace(tmp_path)
+    (root / "config").mkdir()
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Write(config/*.yml)"]}})
+    )
+    results = run(root, tmp_path, kiln_home, "cd $(echo config) && cp ../notes.txt new.yml")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "not understood" in results, results
