@@ -327,8 +327,12 @@ def load_sidecar_tools(
     found: list[DeferredTool] = []
     if not tools_dir.is_dir():
         return found
+    root = skill_dir.resolve()
     for spec_path in sorted(tools_dir.glob("*.json"))[:100]:
         try:
+            if not spec_path.resolve().is_relative_to(root):
+                # a link to another skill's tools (one of the user's private skills, say)
+                raise ValueError("it resolves outside the skill folder")
             found.append(_sidecar_tool(skill, skill_dir, spec_path, timeout, output_cap))
         except (OSError, ValueError) as exc:
             if warnings is not None:
