@@ -10,6 +10,7 @@ choose the backends (``registry_options``). Tokens, the audit log and trusted pu
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,13 @@ def registry_group() -> None:
 )
 @click.option("--access-log", is_flag=True, help="One JSON line per request on stderr.")
 @click.option(
+    "--base-url",
+    default=None,
+    metavar="URL",
+    help="The registry's public URL, for the absolute URLs it serves (default: from each "
+    "request's Host header, answered with Vary: Host).",
+)
+@click.option(
     "--name", default="kiln-registry", show_default=True, help="Registry name shown to clients."
 )
 @click.option(
@@ -112,12 +120,15 @@ def serve_cmd(
     signing_key: Path | None,
     redirect_downloads: bool,
     access_log: bool,
+    base_url: str | None,
     name: str,
     log_level: str,
     metadata_ttl: int,
     read_timeout: float,
 ) -> None:
     """Serve the registry API until interrupted."""
+    if base_url is not None and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", base_url):
+        raise click.UsageError(f"--base-url must be an http(s) URL, not {base_url!r}")
     _server_extras()
     import uvicorn
 
@@ -135,6 +146,7 @@ def serve_cmd(
             blobs=blobs,
             signing_key=signing_key,
             redirect_downloads=redirect_downloads,
+            base_url=base_url,
         ),
         data_dir,
     )

@@ -61,7 +61,7 @@ def well_known(request: Request) -> Response:
         {
             "name": reg.name,
             "apiVersion": API_VERSION,
-            "api": str(request.base_url).rstrip("/") + "/v1",
+            "api": _base(request) + "/v1",
             "keys": [
                 {
                     "keyId": reg.signer.key_id,
@@ -78,7 +78,8 @@ def well_known(request: Request) -> Response:
             "skills": reg.store.count(),
             "metadataTtlSeconds": reg.metadata_ttl,
             "oidc": {"audience": reg.audience, "exchange": "/v1/oidc/token"},
-        }
+        },
+        headers=_vary(request),
     )
 
 
@@ -190,9 +191,20 @@ def change_feed(request: Request) -> Response:
 def marketplace(request: Request) -> Response:
     """Plugins point at absolute git URLs pinned by commit, so URL-added marketplaces install."""
     reg = _reg(request)
-    base = str(request.base_url).rstrip("/")
-    market = build_marketplace(reg.store, base, name=reg.name, git_commit=reg.commit_of)
-    return _json(market)
+    market = build_marketplace(reg.store, _base(request), name=reg.name, git_commit=reg.commit_of)
+    return _json(market, headers=_vary(request))
+
+
+def _base(request: Request) -> str:
+    """The registry's public URL: ``--base-url``, else what the request's ``Host`` names (the
+    sender picks it, so such answers carry ``Vary: Host``: a cache in front never hands one
+    built for a forged Host to anyone else)."""
+    reg = _reg(request)
+    return reg.base_url or str(request.base_url).rstrip("/")
+
+
+def _vary(request: Request) -> dict[str, str]:
+    return {} if _reg(request).base_url else {"Vary": "Host"}
 
 
 async def on_registry_error(request: Request, exc: Exception) -> Response:
@@ -272,6 +284,7 @@ def create_app(
     blobs: str | None = None,
     signing_key: Path | None = None,
     redirect_downloads: bool = False,
+    base_url: str | None = None,
 ) -> Starlette:
     """Build the ASGI app; without ``db``/``blobs`` URLs the stores live under ``data_dir``."""
     backends = open_backends(Path(data_dir), db, blobs)
@@ -282,6 +295,7 @@ def create_app(
         name=name,
         metadata_ttl=metadata_ttl,
         redirect_downloads=redirect_downloads,
+        base_url=base_url,
     )
 
 
@@ -294,6 +308,7 @@ def create_app_with(
     metadata_ttl: int = DEFAULT_TTL_SECONDS,
     jwks: JwksCache | None = None,
     redirect_downloads: bool = False,
+    base_url: str | None = None,
 ) -> Starlette:
     """The app over given stores; refuses a database already bound to another signing key."""
     store.bind_signing_key(signer.key_id)
@@ -333,6 +348,7 @@ def create_app_with(
         metadata_ttl=metadata_ttl,
         jwks=jwks,
         redirect_downloads=redirect_downloads,
+        base_url=base_url,
     )
     app = Starlette(
         routes=routes,

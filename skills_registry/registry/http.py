@@ -41,9 +41,11 @@ class Registry:
         metadata_ttl: int = DEFAULT_TTL_SECONDS,
         jwks: JwksCache | None = None,
         redirect_downloads: bool = False,
+        base_url: str | None = None,
     ) -> None:
         self.store, self.blobs, self.signer, self.name = store, blobs, signer, name
         self.redirect_downloads = redirect_downloads
+        self.base_url = base_url.rstrip("/") if base_url else None  # the public URL, if set
         self.metrics = Metrics()
         self.metadata_ttl = metadata_ttl
         self.jwks = jwks or JwksCache()
