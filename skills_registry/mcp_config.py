@@ -1,6 +1,8 @@
 """MCP server entries as configured: ``$KILN_HOME/mcp.json`` (the user's) and ``.kiln/mcp.json``
 (the repository's), in the shape other clients use:
-``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url", "headers"}}}``.
+``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url", "headers"}}}``, with an
+optional ``"type"``: ``"stdio"``, ``"http"`` (streamable HTTP, the default for a ``url``) or
+``"sse"`` (the older HTTP+SSE transport).
 
 This module only parses. Which entries may start (a repository's needs the user's approval, and
 never replaces a user's server of the same name) is ``skills_registry.mcp_trust``.
@@ -23,6 +25,8 @@ from skills_registry.errors import McpConfigError
 CONFIG_FILE = "mcp.json"
 # "client": an entry the host passed for one session (ACP ``mcpServers``); never in a file.
 Scope = Literal["user", "project", "client"]
+# The ``type`` values other clients write, by what the entry has: a command or a URL.
+_TYPES = {"stdio": ("stdio",), "url": ("http", "streamable-http", "streamableHttp", "sse")}
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_.@:+-]{1,80}$")
 
 
@@ -38,10 +42,11 @@ class McpServerConfig:
     origin: str = ""  # the mcp.json it came from (for a client entry: who passed it)
     scope: Scope = "user"
     raw: dict[str, Any] = field(default_factory=dict)  # the entry exactly as written
+    sse: bool = False  # a ``url`` served with the HTTP+SSE transport, not streamable HTTP
 
     @property
     def transport(self) -> str:
-        return "http" if self.url else "stdio"
+        return ("sse" if self.sse else "http") if self.url else "stdio"
 
     @property
     def fingerprint(self) -> str:
@@ -113,6 +118,13 @@ def _parse_server(name: str, raw: Any, origin: Path, scope: Scope) -> McpServerC
         not isinstance(url, str) or not url.startswith(("http://", "https://"))
     ):
         raise McpConfigError(f"{where}: 'url' must be an http(s) URL")
+    kind = raw.get("type", "stdio" if command is not None else "http")
+    if kind not in _TYPES.get("stdio" if command is not None else "url", ()):
+        expected = "stdio" if command is not None else "http or sse"
+        raise McpConfigError(
+            f"{where}: 'type' {printable(json.dumps(kind), 40)} does not fit its "
+            f"{'command' if command is not None else 'url'} (use {expected})"
+        )
     args = raw.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise McpConfigError(f"{where}: 'args' must be a list of strings")
@@ -132,6 +144,7 @@ def _parse_server(name: str, raw: Any, origin: Path, scope: Scope) -> McpServerC
         origin=str(origin),
         scope=scope,
         raw=dict(raw),
+        sse=kind == "sse",
     )
 
 

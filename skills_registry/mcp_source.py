@@ -84,7 +84,7 @@ def _result_text(result: Any) -> str:
     return "\n".join(parts)
 
 
-SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http")
+SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.sse")
 
 
 async def import_sdk() -> None:
@@ -132,6 +132,10 @@ class McpSource:
         self._stop = asyncio.Event()
 
     def _transport(self) -> Any:
+        if self.config.url and self.config.sse:
+            from mcp.client.sse import sse_client
+
+            return sse_client(self.config.url, headers=self.config.headers or None)
         if self.config.url:
             from mcp.client import streamable_http
 

@@ -21,7 +21,7 @@ from lsp_server.core import InvalidParams
 from skills_registry.deferred import api_safe
 from skills_registry.mcp_config import McpServerConfig, shown_name
 
-MCP_HTTP = True  # advertised in mcpCapabilities (sse: false)
+MCP_HTTP = MCP_SSE = True  # advertised in mcpCapabilities
 ORIGIN = "the client's mcpServers"
 MAX_SERVERS = 100
 
@@ -59,21 +59,27 @@ def _parse_entry(entry: Any, index: int, cwd: str) -> McpServerConfig:
         raise InvalidParams(f"{where}: 'name' must be a non-empty string")
     where = f"{where} ({shown_name(name)})"
     kind = entry.get("type", "stdio")
-    if kind == "http":
+    if kind in ("http", "sse"):
         url = _string(entry, "url", where)
         if not url.startswith(("http://", "https://")):
             raise InvalidParams(f"{where}: 'url' must be an http(s) URL")
         headers = _pairs(entry, "headers", where)
         return McpServerConfig(
-            name=name, url=url, headers=headers, origin=ORIGIN, scope="client", raw=entry
+            name=name,
+            url=url,
+            headers=headers,
+            origin=ORIGIN,
+            scope="client",
+            raw=entry,
+            sse=kind == "sse",
         )
-    if kind in ("sse", "acp"):
+    if kind == "acp":
         raise InvalidParams(
-            f"{where}: the {kind} transport is not supported (mcpCapabilities.{kind} is false)",
-            hint="pass the server as stdio (command) or http (url)",
+            f"{where}: the acp transport is not supported (mcpCapabilities.acp is false)",
+            hint="pass the server as stdio (command), http or sse (url)",
         )
     if kind != "stdio":
-        raise InvalidParams(f"{where}: unknown type {kind!r}", hint="use stdio or http")
+        raise InvalidParams(f"{where}: unknown type {kind!r}", hint="use stdio, http or sse")
     command = _string(entry, "command", where)
     if not Path(command).is_absolute():
         found = shutil.which(command)

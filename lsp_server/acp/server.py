@@ -39,7 +39,7 @@ from agent.session_store import kiln_home
 from agent.workspace import check_root
 from lsp_server.acp.cancel_request import EXTENSION_NAME, REQUEST_ID_KEY, PromptRequests
 from lsp_server.acp.frontend import AcpFrontend
-from lsp_server.acp.mcp_params import MCP_HTTP, parse_mcp_servers
+from lsp_server.acp.mcp_params import MCP_HTTP, MCP_SSE, parse_mcp_servers
 from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
 from lsp_server.acp.outgoing import OutgoingRequests
@@ -161,7 +161,7 @@ class KilnAcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
-                mcp_capabilities=McpCapabilities(http=MCP_HTTP, sse=False),
+                mcp_capabilities=McpCapabilities(http=MCP_HTTP, sse=MCP_SSE),
             ),
             agent_info=Implementation(name="kiln", title="Kiln", version=__version__),
             auth_methods=[],

@@ -38,12 +38,12 @@ def test_the_editors_stdio_server_serves_the_model(conformance: Conformance) -> 
         [{**entry, "command": "python3"}],  # ACP: an absolute path
         [entry, {**entry, "args": []}],  # one name twice
         [{**entry, "env": {"KILN_TEST_TOKEN": "x"}}],  # env is a list of {name, value}
-        [{"type": "sse", "name": "s", "url": "http://127.0.0.1:9/", "headers": []}],
+        [{"type": "sse", "name": "s", "url": "ws://127.0.0.1:9/", "headers": []}],
     ]
     report = conformance.run("mcp", steps, mcpServers=[entry], answers=["allow_once"],
                              malformed=malformed)  # fmt: skip
     result = report.result
-    assert result["mcpCapabilities"] == {"http": True, "sse": False}
+    assert result["mcpCapabilities"] == {"http": True, "sse": True}
     assert result["response"] == {"stopReason": "end_turn"}
     # In the sandbox (the Anthropic provider starts servers before the first request, outside
     # any tool call: the session's launcher still applies), with its env as sent.
@@ -63,7 +63,7 @@ def test_the_editors_stdio_server_serves_the_model(conformance: Conformance) -> 
     assert "'command' must be an absolute path" in errors[0]["message"]
     assert "appears twice" in errors[1]["message"]
     assert "'env' must be a list of {name, value}" in errors[2]["message"]
-    assert "the sse transport is not supported" in errors[3]["message"]
+    assert "'url' must be an http(s) URL" in errors[3]["message"]
     sessions = result["listed"]["sessions"]
     assert [s["sessionId"] for s in sessions] == [result["sessionId"]]  # nothing else stored
     assert not processes_running(str(root / ".kiln" / "client_server.py"))  # ended with it

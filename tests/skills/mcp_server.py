@@ -1,6 +1,7 @@
 """A tiny real MCP server for the tests, built with the SDK (MCPServer in mcp 2, FastMCP in 1).
 
-Run as ``python mcp_server.py`` (stdio) or ``python mcp_server.py http PORT`` (streamable HTTP).
+Run as ``python mcp_server.py`` (stdio), ``python mcp_server.py http PORT`` (streamable HTTP) or
+``python mcp_server.py sse PORT`` (HTTP+SSE, served at ``/sse``).
 """
 
 from __future__ import annotations
@@ -38,5 +39,7 @@ def explode(reason: str) -> str:
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) > 2 and sys.argv[1] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

@@ -57,6 +57,14 @@ def test_config_user_entry_wins_a_name_clash(tmp_path: Path) -> None:
         ),
         ('{"mcpServers": {"a": {"url": "ftp://x"}}}', "'url' must be an http(s) URL"),
         (
+            '{"mcpServers": {"a": {"type": "sse", "command": "x"}}}',
+            """'type' "sse" does not fit its command (use stdio)""",
+        ),
+        (
+            '{"mcpServers": {"a": {"type": "websocket", "url": "http://x"}}}',
+            """'type' "websocket" does not fit its url (use http or sse)""",
+        ),
+        (
             '{"mcpServers": {"a": {"command": "x", "env": {"A": 1}}}}',
             "'env' must be an object of string values",
         ),
@@ -118,11 +126,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def http_server() -> Iterator[str]:
+@pytest.fixture(params=["http"])
+def http_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The notes server over HTTP: streamable HTTP (``/mcp``), or HTTP+SSE (``/sse``) when a test
+    parametrizes this fixture with ``"sse"``."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)],
+        [sys.executable, str(SERVER), request.param, str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -133,7 +143,7 @@ def http_server() -> Iterator[str]:
                 return sock.connect_ex(("127.0.0.1", port)) == 0
 
         assert wait_until(listening), "the MCP HTTP server did not listen within 60 s"
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'mcp' if request.param == 'http' else 'sse'}"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -142,6 +152,21 @@ def http_server() -> Iterator[str]:
 @pytest.mark.slow
 async def test_streamable_http_server(http_server: str) -> None:
     await check_notes_server(McpSource(McpServerConfig(name="notes", url=http_server)))
+
+
+@pytest.mark.parametrize("http_server", ["sse"], indirect=True)
+def test_an_sse_entry_is_served_over_sse(http_server: str, tmp_path: Path, kiln_home: Path) -> None:
+    """`"type": "sse"` (the shape other clients write for an HTTP+SSE server) was ignored: the
+    entry was spoken to as streamable HTTP and failed to start. Through `kiln run`."""
+    from tests.skills.test_mcp_hostile import run
+
+    servers = {"notes": {"type": "sse", "url": http_server}}
+    search = {"tool_calls": [{"name": "tool_search", "input": {"query": "search team notes"}}]}
+    call = {"tool_calls": [{"name": "call_tool", "input": {"name": "notes__search_notes",
+                                                          "arguments": {"query": "deploy"}}}]}  # fmt: skip
+    stderr, [found, called] = run(tmp_path, kiln_home, servers, [search, call])
+    assert "notes__search_notes" in found, stderr
+    assert "deploy checklist: run migrations first" in called, stderr
 
 
 async def test_server_that_never_answers_times_out_and_is_stopped(tmp_path: Path) -> None:
