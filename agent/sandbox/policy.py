@@ -161,12 +161,26 @@ CREDENTIAL_FILE_VARS = (
     "AWS_CONFIG_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AZURE_CONFIG_DIR", "AZURE_FEDERATED_TOKEN_FILE",
     "KUBECONFIG", "DOCKER_CONFIG", "GNUPGHOME", "GH_CONFIG_DIR", "PGPASSFILE", "NETRC",
     "NPM_CONFIG_USERCONFIG", "HF_TOKEN_PATH", "PASSWORD_STORE_DIR", "VAULT_TOKEN_FILE",
-    "TF_CLI_CONFIG_FILE",
+    "TF_CLI_CONFIG_FILE", "GOOGLE_GHA_CREDS_PATH", "CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "AZURE_CLIENT_CERTIFICATE_PATH", "BOTO_CONFIG",
+    "OCI_CLI_CONFIG_FILE", "OCI_CLI_KEY_FILE", "REGISTRY_AUTH_FILE", "PGSERVICEFILE",
+    # Kerberos: a ticket cache (``FILE:/path``) and keytabs log in as the user anywhere.
+    "KRB5CCNAME", "KRB5_KTNAME", "KRB5_CLIENT_KTNAME",
 )  # fmt: skip
+# Folders a variable moves a tool's home to, and the secrets ``HOME_SECRETS`` knows there.
+MOVED_HOMES = {
+    "XDG_CONFIG_HOME": tuple(s[len(".config/") :] for s in HOME_SECRETS if s.startswith(".config/")),
+    "XDG_DATA_HOME": tuple(s[len(".local/share/") :] for s in HOME_SECRETS
+                           if s.startswith(".local/share/")),
+    "HF_HOME": ("token",),
+    "CARGO_HOME": ("credentials", "credentials.toml"),
+}  # fmt: skip
 
 
 def credential_files(environ: dict[str, str] | None = None) -> list[Path]:
-    """The absolute paths the ``CREDENTIAL_FILE_VARS`` name (``KUBECONFIG`` is a list)."""
+    """The absolute paths the ``CREDENTIAL_FILE_VARS`` name (``KUBECONFIG`` is a list, a
+    ``KRB5CCNAME`` of ``FILE:/path`` splits the same way), and the secrets in the folders
+    ``MOVED_HOMES`` name."""
     env = os.environ if environ is None else environ
     upper = {k.upper(): v for k, v in env.items()}
     out = []
@@ -175,6 +189,10 @@ def credential_files(environ: dict[str, str] | None = None) -> list[Path]:
             path = Path(os.path.expanduser(part)) if part else None
             if path is not None and path.is_absolute() and str(path) != "/":
                 out.append(path)
+    for name, secrets in MOVED_HOMES.items():
+        folder = Path(os.path.expanduser(upper.get(name, "") or "/"))
+        if folder.is_absolute() and str(folder) != "/":
+            out += [folder / secret for secret in secrets]
     return list(dict.fromkeys(out))
 
 

@@ -164,3 +164,40 @@ def test_container_daemon_sockets_in_the_home_folder_are_hidden(
     finally:
         for s in listeners:
             s.close()
+
+
+def test_credentials_a_variable_moves_elsewhere_stay_hidden(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    """A Kerberos ticket cache (`KRB5CCNAME=FILE:…`), a keytab, Podman's registry login
+    (`REGISTRY_AUTH_FILE`), gh's token under `XDG_CONFIG_HOME`, Hugging Face's under `HF_HOME` and
+    cargo's under `CARGO_HOME`: the same secrets as the hidden `~/.config/gh` or
+    `~/.cargo/credentials.toml`, where the environment put them. Before, a command read each."""
+    files = {
+        "KRB5CCNAME": ("krb5cc_0", "FILE:"),
+        "KRB5_CLIENT_KTNAME": ("client.keytab", ""),
+        "REGISTRY_AUTH_FILE": ("auth.json", ""),
+        "PGSERVICEFILE": ("pg_service.conf", ""),
+    }
+    env: dict[str, str] = {}
+    paths = []
+    for name, (file, prefix) in files.items():
+        (host_dir / file).write_text(f"CANARY-FILE-{name}\n")
+        env[name] = f"{prefix}{host_dir / file}"
+        paths.append(host_dir / file)
+    for var, rel in (("XDG_CONFIG_HOME", "gh/hosts.yml"), ("HF_HOME", "token"),
+                     ("CARGO_HOME", "credentials.toml")):  # fmt: skip
+        folder = host_dir / var.lower()
+        (folder / rel).parent.mkdir(parents=True)
+        (folder / rel).write_text(f"CANARY-FILE-{var}\n")
+        env[var] = str(folder)
+        paths.append(folder / rel)
+    root = tmp_path / "repo"
+    root.mkdir()
+    command = "cat " + " ".join(str(p) for p in paths) + "; echo done"
+    _, out = kiln_run_json(
+        root, [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}],
+        home=host_dir / "home", kiln_home=kiln_home, script=tmp_path / "script.json", env=env,
+    )  # fmt: skip
+    seen = json.dumps(tool_results(Path(out["transcript"])))
+    assert "done" in seen and "CANARY-FILE" not in seen, seen
