@@ -202,9 +202,11 @@ export class ChatView {
 
     this.sessions.replaceChildren(
       el("option", { value: "" }, s.sessionId ? this.title(s) : "No session"),
+      // A session is titled by its first question: one without a title was never asked
+      // anything (New, /clear, a model change), so there is nothing in it to go back to.
       ...s.sessions
-        .filter((x) => x.sessionId !== s.sessionId)
-        .map((x) => el("option", { value: x.sessionId }, x.title || x.sessionId)),
+        .filter((x) => x.sessionId !== s.sessionId && x.title)
+        .map((x) => el("option", { value: x.sessionId }, x.title)),
     );
 
     this.plan.replaceChildren(
