@@ -4,7 +4,7 @@
  * so the server can place it, label it and read unsaved text the same way for every client.
  */
 
-import { isAbsolute } from "node:path";
+import { isAbsolute, relative, sep } from "node:path";
 import * as vscode from "vscode";
 import type { ContextItem, Reference } from "../protocol/messages";
 import type { PromptBlock } from "../protocol/types";
@@ -15,7 +15,21 @@ export interface Ask {
   references: Reference[];
 }
 
+/**
+ * Why the server cannot take `uri`, if it cannot: it works on the workspace's first folder (its
+ * root), so in a multi-root workspace a file of another folder is refused before anything is sent.
+ */
+export function otherFolder(uri: vscode.Uri): string | undefined {
+  const [first, ...others] = vscode.workspace.workspaceFolders ?? [];
+  if (!first || !others.length || uri.scheme !== "file") return undefined;
+  const back = relative(first.uri.fsPath, uri.fsPath);
+  if (back && back !== ".." && !back.startsWith(`..${sep}`) && !isAbsolute(back)) return undefined;
+  return `Kiln works on the first folder of this workspace (${first.name}): ${uri.fsPath} is outside it.`;
+}
+
 export function selectionReference(editor: vscode.TextEditor): Ask | string {
+  const elsewhere = otherFolder(editor.document.uri);
+  if (elsewhere) return elsewhere;
   const sel = editor.selection;
   if (sel.isEmpty) return "Select some code first, then run Kiln: Ask About Selection.";
   const doc = editor.document;
@@ -63,6 +77,11 @@ export async function explainFile(send: (ask: Ask) => Promise<unknown>): Promise
     return;
   }
   const doc = editor.document;
+  const elsewhere = otherFolder(doc.uri);
+  if (elsewhere) {
+    void vscode.window.showWarningMessage(elsewhere);
+    return;
+  }
   const rel = vscode.workspace.asRelativePath(doc.uri, false);
   const text = "Explain this file: what it is for, its main parts, and how they fit together.";
   await send({
@@ -102,7 +121,7 @@ export async function inlineEdit(send: (ask: Ask) => Promise<unknown>): Promise<
   }
   const ref = selectionReference(editor);
   if (typeof ref === "string") {
-    void vscode.window.showWarningMessage("Select the code to edit first, then press Ctrl+I.");
+    void vscode.window.showWarningMessage(editor.selection.isEmpty ? "Select the code to edit first, then press Ctrl+I." : ref);
     return;
   }
   // The agent edits files of the workspace by their path: an untitled buffer or a file

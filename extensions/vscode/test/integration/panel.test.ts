@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { URI } from "vscode-uri";
@@ -132,6 +132,25 @@ describe("the panel against the real server", () => {
     const told = panel.ofType("info").slice(infos).map((m) => m.message as string);
     assert.ok(told.some((m) => /1 proposed edit .*lost/.test(m)), JSON.stringify(told));
     panel.send({ type: "setMode", editMode: "ask" });
+  });
+
+  test("in a multi-root workspace a file of another folder is refused up front, with the reason", async () => {
+    const other = join(ws.home, "other");
+    mkdirSync(other);
+    writeFileSync(join(other, "lib.py"), "y = 2\n");
+    host.workspaceFolders = [...host.workspaceFolders, { uri: URI.file(other), name: "other", index: 1 }];
+    host.activeTextEditor = {
+      document: { uri: URI.file(join(other, "lib.py")), getText: () => "y = 2\n" },
+      selection: new vscodeStandIn.Range(0, 0, 0, 5),
+    };
+    const asked = panel.ofType("userMessage").length;
+    await host.commands.get("kiln.explainFile")!();
+    await host.commands.get("kiln.addSelection")!();
+    const said = host.warnings.filter((w) => /works on the first folder of this workspace \(ws\)/.test(w));
+    assert.equal(said.length, 2, host.warnings.join("\n"));
+    assert.equal(panel.ofType("userMessage").length, asked, "nothing was sent");
+    host.activeTextEditor = undefined;
+    host.workspaceFolders = host.workspaceFolders.slice(0, 1);
   });
 
   test("a change to the server's settings while it runs offers a restart", async () => {
