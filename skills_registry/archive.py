@@ -78,6 +78,7 @@ def read_dir(root: Path) -> ArchiveContents:
         )
     files: dict[str, bytes] = {}
     executables: set[str] = set()
+    total = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES)
         for name in sorted(filenames):
@@ -90,7 +91,16 @@ def read_dir(root: Path) -> ArchiveContents:
                 raise ArchiveError(
                     f"{rel}: only regular files can be packed (symlink or special file)"
                 )
-            files[rel] = full.read_bytes()
+            # Sizes and counts before any byte is read: a sparse file of 40 GB takes no room on
+            # disk and a command can make one in a project's skill folder.
+            total += info.st_size
+            if info.st_size > MAX_FILE_BYTES:
+                raise ArchiveError(f"{rel} is {info.st_size} bytes; the limit is {MAX_FILE_BYTES}")
+            _check_totals(len(files) + 1, total)
+            with full.open("rb") as handle:
+                files[rel] = handle.read(MAX_FILE_BYTES + 1)
+            if len(files[rel]) > MAX_FILE_BYTES:  # it grew since
+                raise ArchiveError(f"{rel} is over {MAX_FILE_BYTES} bytes")
             if info.st_mode & 0o111:
                 executables.add(rel)
         for d in dirnames:

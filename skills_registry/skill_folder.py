@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skills_registry.archive import MARKER_FILE, ArchiveContents, extract, tree_hash_dir
+from skills_registry.archive import (
+    MARKER_FILE,
+    ArchiveContents,
+    ArchiveError,
+    extract,
+    tree_hash_dir,
+)
 from skills_registry.client import kiln_home, parse_spec
 from skills_registry.lockfile import LOCK_NAME, LockEntry
 from skills_registry.registry.errors import LocallyModified, UsageError, WriteFailed
@@ -197,7 +203,15 @@ def guard_target(target: Path, skill_id: str, locked: LockEntry | None, force: b
         raise LocallyModified(
             f"{target} holds {owner}, not {skill_id}", hint="remove it first or pass --force"
         )
-    current = tree_hash_dir(target)
+    try:
+        current = tree_hash_dir(target)
+    except ArchiveError as exc:  # a link, a special or huge file: not what an install wrote
+        if force:
+            return ""
+        raise LocallyModified(
+            f"{skill_id} at {target} was modified locally ({exc})",
+            hint="pass --force to replace it with the installed version",
+        ) from None
     expected = locked.treeHash if locked else marker.get("treeHash")
     # Files that are exactly what their marker records were written by an install, even when
     # the lockfile says otherwise (a kill between the swap and the lockfile write).
