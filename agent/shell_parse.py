@@ -17,12 +17,12 @@ allow rule; they ask (or are refused in ``ci``).
 from __future__ import annotations
 
 import functools
-import os
 import shlex
-from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from dataclasses import replace
+from pathlib import PurePosixPath
 from typing import Any
 
+from agent.shell_command import ParsedCommand, SimpleCommand
 from agent.shell_wrappers import (
     SETS_VARIABLES,
     SHELLS,
@@ -38,102 +38,16 @@ from agent.shell_wrappers import (
     unwrap,
     wrapper_script,
 )
-from agent.shell_writes import Copy, argument_writes, landing_paths
+from agent.shell_writes import argument_writes
 from agent.unpack_writes import Unpack, git_apply, unpack
+
+__all__ = ["ParsedCommand", "SimpleCommand", "parse_command"]
 
 # `alias x=rm` then `x …`, `hash -p /bin/rm ls` then `ls …`, `enable -f lib.so x`: a name runs another
 # program from then on.
 _EVALUATORS = {"eval", "source", ".", "trap", "alias", "hash", "enable"}
 # Built-ins and words that only shape the line, never a command of their own.
 _SKIP_NAMES = {"[[", "]]", "!", "{", "}"}
-# Commands that change no file: an archive or patch unpacked after them is the one checked.
-_WRITE_NOTHING = {"cd", "pwd", "echo", "printf", "true", "false", ":", "test", "[", "mkdir", "ls"}
-
-
-@dataclass(frozen=True)
-class SimpleCommand:
-    """One command the line would run: its words (literal where they could be read), the
-    files its redirections write, and those its own arguments name (``agent.shell_writes``)."""
-
-    argv: tuple[str, ...]
-    writes: tuple[str, ...] = ()
-    arg_writes: tuple[str, ...] = ()
-    copies: tuple[Copy, ...] = ()
-    unpacks: tuple[Unpack, ...] = ()  # archives and patches: their files say what is written
-
-    @property
-    def name(self) -> str:
-        return PurePosixPath(self.argv[0]).name if self.argv else ""
-
-    @property
-    def text(self) -> str:
-        return shlex.join(self.argv)
-
-
-@dataclass
-class ParsedCommand:
-    source: str
-    commands: list[SimpleCommand] = field(default_factory=list)
-    opaque: list[str] = field(default_factory=list)  # why the line is not fully understood
-    # Folders ``cd``/``pushd``/``env -C`` move (part of) the line into; None: one it computes.
-    cd: list[str | None] = field(default_factory=list)
-
-    @property
-    def understood(self) -> bool:
-        return not self.opaque
-
-    @property
-    def writes(self) -> list[str]:
-        return self._moved([w for c in self.commands for w in c.writes])
-
-    def argument_writes(self, root: Path) -> list[str]:
-        """The files the commands' own arguments write (``cp x KILN.md``, ``sed -i``), a copy
-        into an existing folder under each source's name."""
-        out = []
-        for c in self.commands:
-            moved = [replace(copy, dest=p) for copy in c.copies for p in self._moved([copy.dest])]
-            out += landing_paths(self._moved(list(c.arg_writes)), moved, root)
-        return out + [p for c in self.commands for u in c.unpacks for p in u.landing(root)[0]]
-
-    def _moved(self, paths: list[str]) -> list[str]:
-        """Each relative path as written and under every folder the line changes into: after
-        ``cd config``, ``> app.yml`` writes ``config/app.yml`` (where in the line is not told
-        apart, so both are checked)."""
-        relative = [p for p in paths if not p.startswith(("/", "~"))]
-        return [
-            *paths,
-            *(os.path.join(d, p) for d in dict.fromkeys(self.cd) if d for p in relative),
-        ]
-
-    def unread(self, root: Path) -> list[str]:
-        """Why an archive or patch the line unpacks cannot vouch for what it writes: it cannot
-        be read now, or another part of the line could change it before it is unpacked."""
-        reasons = [why for c in self.commands for u in c.unpacks if (why := u.landing(root)[1])]
-        if self.cd and any(c.unpacks for c in self.commands):
-            reasons.append("it unpacks after changing folders")
-        if not reasons and any(c.unpacks for c in self.commands):
-            others = [
-                c
-                for c in self.commands
-                if not c.unpacks
-                and c.argv
-                and c.name not in WRAPPERS
-                and (c.name not in _WRITE_NOTHING or c.writes or c.arg_writes or c.copies)
-            ]
-            if others or any(c.writes for c in self.commands):
-                reasons.append(f"{others[0].text if others else 'a redirection'} could change "
-                               "the archive or patch it unpacks first")  # fmt: skip
-        return reasons
-
-    def describe(self) -> str:
-        """One line per simple command, for permission prompts."""
-        lines = []
-        for c in self.commands:
-            written = [*c.writes, *c.arg_writes, *(copy.dest for copy in c.copies),
-                       *(u.shown for u in c.unpacks)]  # fmt: skip
-            lines.append(f"- {c.text}" + (f"  (writes {', '.join(written)})" if written else ""))
-        lines += [f"- not understood: {why}" for why in self.opaque]
-        return "\n".join(lines)
 
 
 @functools.cache
@@ -325,8 +239,8 @@ class _Walker:
             return
         scripts, unreadable = program_scripts(argv)  # `tar --checkpoint-action=exec=…`
         self.result.opaque.extend(unreadable)
-        for script in scripts:
-            self._script(script)
+        for line in scripts:
+            self._script(line)
         if name in SHELLS:
             self._shell(argv)
             return
