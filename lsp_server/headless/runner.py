@@ -140,6 +140,8 @@ def run(opts: RunOptions) -> int:
             before = ci.run_verify(opts.verify, opts.root, sandbox=_verify_sandbox(opts),
                                    timeout=clock.left())  # fmt: skip
             reason = "max_time" if before.timed_out and clock.over() else ""
+            before = replace(before, tail=on_event.redact(before.tail))
+            _show_verify(opts, session, "before", before)
         except KeyboardInterrupt:
             reason = "cancelled"
     # What is dirty now is not the run's work: the user's files, and what the verification
@@ -170,6 +172,13 @@ def _init_event(opts: RunOptions, session: Session) -> dict[str, Any]:
         "max_minutes": opts.max_minutes,
         "max_cost_usd": opts.max_cost_usd,
     }
+
+
+def _show_verify(opts: RunOptions, session: Session, phase: str, done: ci.Verification) -> None:
+    """A verification takes minutes: stream-json says how it ended as soon as it does."""
+    if opts.output_format == "stream-json":
+        line = {"type": "verify", "session_id": session.id, "phase": phase, **done.to_dict()}
+        print_json(line, indent=None)
 
 
 def _verify_sandbox(opts: RunOptions) -> Any:
@@ -305,6 +314,7 @@ def _ci_outputs(
             after = ci.run_verify(opts.verify, opts.root, sandbox=session.sandbox,
                                   timeout=clock.left())  # fmt: skip
             report.verify_after = replace(after, tail=redact(after.tail))
+            _show_verify(opts, session, "after", report.verify_after)
             if after.timed_out and clock.over():
                 report.stop_reason = "max_time"
         except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.headless.test_run_ci import call, kiln
+from tests.repos import PYTEST
 
 pytestmark = pytest.mark.e2e
 
@@ -55,14 +56,15 @@ def documented() -> dict[str, set[str]]:
 def test_every_event_kind_and_field_is_documented() -> None:
     """A new event kind or field that the table does not name fails here."""
     from agent.events import event_classes
-    from lsp_server.headless.ci import RunReport
+    from lsp_server.headless.ci import RunReport, Verification
 
     table = documented()
     kinds = {c.kind: {f.name for f in fields(c)} - {"session_id"} for c in event_classes()}
     for kind, names in kinds.items():
         assert table.get(kind) == names, kind
     assert table["result"] == set(RunReport("t", 0, "", "", "").to_dict()) - {"session_id"}
-    assert set(table) == {*kinds, "init", "result"}
+    assert table["verify"] == {"phase", *Verification("", True, 0, 0.0, "").to_dict()}
+    assert set(table) == {*kinds, "init", "verify", "result"}
 
 
 def test_each_line_is_one_documented_object(failing_repo: Path) -> None:
@@ -71,8 +73,9 @@ def test_each_line_is_one_documented_object(failing_repo: Path) -> None:
         call("edit_file", path="calc.py", old_text="return a - b", new_text="return a + b"),
         "Fixed.",
     ]
-    proc = kiln(failing_repo, script, "--ci", "--output-format", "stream-json", "fix it")
-    assert proc.returncode == 10, proc.stderr
+    proc = kiln(failing_repo, script, "--ci", "--verify", PYTEST, "--output-format",
+                "stream-json", "fix it")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
     table = documented()
     lines = events(proc.stdout)
     assert lines[0]["type"] == "init" and lines[-1]["type"] == "result"
@@ -83,3 +86,6 @@ def test_each_line_is_one_documented_object(failing_repo: Path) -> None:
         assert line["session_id"] == sid
     assert {"plan", "edit", "tool_call_running", "usage", "done"} <= {e["type"] for e in lines}
     assert lines[-1]["duration_ms"] > 0 and lines[-1]["exit_code"] == proc.returncode
+    verified = [(e["phase"], e["passed"]) for e in lines if e["type"] == "verify"]
+    assert verified == [("before", False), ("after", True)]
+    assert lines[1]["type"] == "verify" and lines[-2]["type"] == "verify"  # as they end
