@@ -340,11 +340,11 @@ def _ci_outputs(
     # that were dirty already; never the run's own artifacts or files dirty before it.
     layout = state.layout
     try:
-        after = layout.dirty_paths()
+        dirty = layout.dirty_paths()
     except repo_git.GitFailed as exc:  # the agent broke the index, say: one line, no outputs
         report.error, report.blocked = str(exc), exc.exit_code
         return
-    paths = (after - state.dirty_before) | (set(session.turn.files_modified) & after)
+    paths = (dirty - state.dirty_before) | (set(session.turn.files_modified) & dirty)
     try:
         artifacts = out.open().relative_to(opts.root).as_posix() + "/"
         paths = {p for p in paths if not p.startswith(artifacts)}
