@@ -68,9 +68,18 @@ def parse_allowed_tools(value: Any) -> list[str]:
     return entries
 
 
-# The wrapper's closing tag in any spelling a model would read as one (agent.tools.base has the
-# same rule; imports flow from agent to skills_registry, not back).
-CLOSING_TAG = re.compile(r"<(\s*/\s*external_content)", re.IGNORECASE)
+def _spelled(word: str) -> str:
+    """``word`` with up to three invisible or punctuation characters between its letters."""
+    return r"[^\w>]{0,3}".join(word)
+
+
+# The wrapper's closing tag in any spelling a model would still read as one: any case, spaces, a
+# hyphen or a space for the underscore, a zero-width or soft hyphen inside, a fullwidth or small
+# "<" (``agent.tools.base`` wraps with the same rule).
+CLOSING_TAG = re.compile(
+    rf"[<\uff1c\ufe64](\s*/\s*{_spelled('external')}[^a-z0-9>]{{0,8}}{_spelled('content')})",
+    re.IGNORECASE,
+)
 
 
 @dataclass

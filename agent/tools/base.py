@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ import jsonschema
 from agent.errors import ToolError
 from agent.protocols import ToolContext
 from agent.types import INVALID_JSON, ToolOutput, ToolSpec
+from skills_registry.skill import CLOSING_TAG  # the one spelling rule for both wrappers
 
 Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str | ToolOutput]]
 
@@ -55,9 +55,6 @@ def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
             suggestion=f"expected schema: {spec.input_schema.get('properties', {})}; required: {spec.input_schema.get('required', [])}",
         ) from None
     return args
-
-
-CLOSING_TAG = re.compile(r"<(\s*/\s*external_content)", re.IGNORECASE)
 
 
 def external(source: str, text: str) -> str:
