@@ -8,7 +8,9 @@ unsafe nothing inside it can be trusted enough to check further.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from skills_registry import json_limits
@@ -70,10 +72,36 @@ def _tool_schemas(contents: ArchiveContents, errors: list[str]) -> list[dict[str
         if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
             errors.append(f"{path}: a tool schema is a JSON object with a string 'name'")
             continue
+        errors.extend(f"{path}: {problem}" for problem in _runnable(schema, contents.files))
         tools.append({"path": path, **schema})
+    names = [t["name"] for t in tools]
+    errors.extend(
+        f"two tool schemas are named {n!r} (one would replace the other)"
+        for n in sorted({n for n in names if names.count(n) > 1})
+    )
     if len(tools) > MAX_TOOL_SCHEMAS:
         errors.append(f"{len(tools)} tool schemas; the limit is {MAX_TOOL_SCHEMAS}")
     return tools
+
+
+def _runnable(schema: dict[str, Any], files: Mapping[str, bytes]) -> list[str]:
+    """What Kiln needs to run a sidecar tool (``skills_registry.deferred``), checked here so a
+    declaration no client can load is refused at publish, not skipped on every machine."""
+    problems = [
+        f"'{key}' must be a non-empty string"
+        for key in ("description", "command")
+        if not isinstance(schema.get(key), str) or not schema[key].strip()
+    ]
+    if "input_schema" in schema and not isinstance(schema["input_schema"], dict):
+        problems.append("'input_schema' must be a JSON object")
+    command = schema.get("command")
+    if isinstance(command, str) and command.strip():
+        target = posixpath.normpath(command)
+        if target.startswith(("../", "/")) or target == "..":
+            problems.append(f"command {command!r} resolves outside the skill folder")
+        elif target not in files:
+            problems.append(f"command {command!r} is not a file of the skill")
+    return problems
 
 
 def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -> dict[str, Any]:

@@ -282,9 +282,14 @@ def test_tool_schemas_are_served_without_download(registry: LiveRegistry, tmp_pa
     schema = {
         "name": "lint_yaml",
         "description": "Lint a YAML file",
+        "command": "scripts/lint.py",
         "input_schema": {"type": "object"},
     }
-    skill = make_skill(tmp_path, "yaml-tools", extra={"tools/lint_yaml.json": json.dumps(schema)})
+    skill = make_skill(
+        tmp_path,
+        "yaml-tools",
+        extra={"tools/lint_yaml.json": json.dumps(schema), "scripts/lint.py": "print('ok')\n"},
+    )
     token = registry.token("acme")
     assert _publish(registry, token, "acme/yaml-tools", "0.1.0", _archive(skill)).status_code == 201
     tools = HTTP.get(f"{registry.url}/v1/skills/acme/yaml-tools/versions/0.1.0/tools").json()[

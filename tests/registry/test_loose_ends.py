@@ -288,3 +288,33 @@ def test_a_range_only_yanked_versions_match_says_they_are_yanked(
             proc.stderr
         ), proc.stderr
     assert kiln("skills", "info", "acme/notes@1.0.0", env=env, cwd=tmp_path).returncode == 0
+
+
+def _tool(name: str, **fields: object) -> bytes:
+    return json.dumps({"name": name, "description": "Does it.", **fields}).encode()
+
+
+@pytest.mark.parametrize(
+    ("tools", "words"),
+    [
+        ({"tools/a.json": _tool("a")}, "tools/a.json: 'command' must be a non-empty string"),
+        ({"tools/a.json": _tool("a", command="../../../../bin/sh")},
+         "tools/a.json: command '../../../../bin/sh' resolves outside the skill folder"),
+        ({"tools/a.json": _tool("a", command="scripts/missing.py")},
+         "tools/a.json: command 'scripts/missing.py' is not a file of the skill"),
+        ({"tools/a.json": _tool("run", command="run.py"),
+          "tools/b.json": _tool("run", command="run.py")},
+         "two tool schemas are named 'run' (one would replace the other)"),
+    ],
+)  # fmt: skip
+def test_a_tool_declaration_no_client_can_run_is_refused_at_publish(
+    registry: LiveRegistry, tools: dict[str, bytes], words: str
+) -> None:
+    """Before: accepted (the registry checked only for a string `name`), then skipped with a
+    warning on every machine that installed the skill, or, for two of one name, one of them
+    silently replaced by the other."""
+    files = {"SKILL.md": SKILL_MD, "run.py": b"print('ok')\n", **tools}
+    response = _put(registry, registry.token("acme"), "notes", "1.0.0", _archive(files))
+    assert response.status_code == 422, response.text
+    assert words in response.json()["errors"], response.json()
+    assert _blobs(registry) == []
