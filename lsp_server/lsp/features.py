@@ -27,6 +27,7 @@ from lsp_server.lsp.documents import (
     open_document,
 )
 from lsp_server.lsp.host import plain_json
+from lsp_server.lsp.progress import IndexProgress
 from lsp_server.lsp.transport import watch_parent
 
 if TYPE_CHECKING:
@@ -173,9 +174,9 @@ FEATURES: list[tuple[str, Callable[..., Any]]] = [
 
 def end_index_progress(ls: KilnServer, message: str) -> None:
     """End the indexing work-done progress if it is still open; nothing is reported after."""
-    token, ls.index_progress = ls.index_progress, None
-    if token is not None:
-        ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+    progress, ls.index_progress = ls.index_progress, None
+    if progress is not None:
+        progress.end(message)
 
 
 def _workspace_root(params: types.InitializeParams) -> Path:
@@ -264,35 +265,20 @@ async def _index_workspace(ls: KilnServer) -> None:
     if ls.manager is not None:
         ls.manager.index = FreshIndex(sync, lambda path, text: _holds(ls, path, text))
     loop = asyncio.get_running_loop()
-    token = None
     window = getattr(ls.client_capabilities, "window", None)
-    if getattr(window, "work_done_progress", False):
-        token = f"kiln-index-{uuid.uuid4().hex[:8]}"
-        try:
-            await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5)
-            ls.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title="Kiln: indexing", percentage=0, cancellable=False
-                ),
-            )
-        except Exception as exc:  # noqa: BLE001
-            log.info("no progress token: %s", str(exc) or type(exc).__name__)
-            token = None
-    ls.index_progress = token
-    last = [-1]
+    progress = None
+    if getattr(window, "work_done_progress", False):  # asked for aside: the scan starts now
+        progress = ls.index_progress = IndexProgress(ls, f"kiln-index-{uuid.uuid4().hex[:8]}")
+        ls.spawn(progress.ask())
 
-    def send(value: types.WorkDoneProgressReport) -> None:
-        if token is not None and ls.index_progress == token:  # not once it has ended
-            ls.work_done_progress.report(token, value)
+    last = [-1]
 
     def report(done: int, total: int, rel: str) -> None:
         percent = int(100 * done / total) if total else 100
-        if token is None or (percent == last[0] and done != total):
+        if progress is None or (percent == last[0] and done != total):
             return
         last[0] = percent
-        value = types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percent)
-        loop.call_soon_threadsafe(send, value)
+        loop.call_soon_threadsafe(progress.report, done, total, percent)
 
     stats = await sync.initial_update(report)
     status = await sync.status()

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from agent.errors import ConfigError, PermissionDenied, SessionNotFound, UsageError
@@ -24,6 +25,7 @@ from lsp_server.core import (
 log = logging.getLogger("kiln.lsp.rpc")
 
 REQUEST_FAILED = -31000
+INT32 = 2**31
 
 Handler = Callable[[Any, dict[str, Any]], Awaitable[Any]]
 
@@ -60,7 +62,25 @@ def json_converter() -> Any:
     converter = default_converter()
     for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+    for cls in (types.TextDocumentItem, types.VersionedTextDocumentIdentifier):
+        converter.register_structure_hook(cls, _any_version(converter.get_structure_hook(cls)))
     return converter
+
+
+def _any_version(structure: Callable[[Any, type], Any]) -> Callable[[Any, type], Any]:
+    """A document version as the client sent it. LSP types it ``integer`` (32 bits) and
+    lsprotocol refuses larger ones, but clients count past 2^31 (a version per keystroke, or a
+    timestamp): the didOpen or didChange was dropped and the buffer lost its text."""
+
+    def hook(obj: Any, cls: type) -> Any:
+        version = obj.get("version") if isinstance(obj, dict) else None
+        if isinstance(version, bool) or not isinstance(version, int) or -INT32 <= version < INT32:
+            return structure(obj, cls)
+        made = structure({**obj, "version": 0}, cls)
+        object.__setattr__(made, "version", version)  # past the field's 32-bit validator
+        return made
+
+    return hook
 
 
 class QuietUserErrors(logging.Filter):

@@ -25,6 +25,7 @@ from lsp_server.core import CoreConfig, CoreError, SessionManager, heap
 from lsp_server.lsp import composer, extras, features, methods, sessions
 from lsp_server.lsp.documents import IndexSync
 from lsp_server.lsp.host import LspFrontend
+from lsp_server.lsp.progress import IndexProgress
 from lsp_server.lsp.rpc import QuietUserErrors, json_converter
 from lsp_server.lsp.textsync import SyncedWorkspace
 from lsp_server.lsp.transport import KilnProtocol, serve
@@ -44,6 +45,9 @@ class KilnLspProtocol(KilnProtocol):
         self._workspace = SyncedWorkspace.replacing(self.workspace)  # LSP lines and positions
         server = cast(KilnServer, self._server)
         result.capabilities.experimental = {"kiln": extras.capabilities(server)}
+        if not self.fm.commands:  # no commands: neither `commands: []` nor the method (-32601)
+            result.capabilities.execute_command_provider = None
+            self.fm.builtin_features.pop(types.WORKSPACE_EXECUTE_COMMAND, None)
         if server.options.get("hover", True) is False:  # leave hover to another server
             result.capabilities.hover_provider = None
         return result
@@ -68,7 +72,7 @@ class KilnServer(LanguageServer):
         self.background: set[asyncio.Task[Any]] = set()
         self._closed = False
         self.started = False  # `initialized` arrived: logging to the client, indexing
-        self.index_progress: str | None = None  # token of the indexing progress while it runs
+        self.index_progress: IndexProgress | None = None  # the first scan's, while it runs
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run ``coro`` in the background, keeping a reference so it is not collected."""

@@ -89,6 +89,36 @@ async def test_shutdown_during_indexing_ends_the_progress_before_answering(
     assert ended[0]["token"] == token
 
 
+async def test_indexing_does_not_wait_for_the_progress_token(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """A client that never answers `window/workDoneProgress/create`: the first scan waited
+    5 s for the answer before it started (and said "no progress token" when it gave up).
+    The scan now starts at once and finishes with the request still unanswered; progress on
+    a token may only follow the answer, so none is sent, not even once it comes late."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, capabilities={"window": {"workDoneProgress": True}})
+        create = await server.wait_for(
+            lambda m: m.get("method") == "window/workDoneProgress/create"
+        )
+        await server.index_until(lambda s: s["state"] == "ready" and s["files"] >= 1)
+        logs = [
+            m["params"]["message"]
+            for m in server.messages
+            if m.get("method") == "window/logMessage"
+        ]
+        assert not [line for line in logs if "progress token" in line], logs
+        server.send({"jsonrpc": "2.0", "id": create["id"], "result": None})  # late
+        assert (await server.request("after", "kiln/hello"))["result"]["protocolVersion"] == 1
+        assert (await server.request("bye", "shutdown"))["result"] is None
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
+    assert not [m for m in server.messages if m.get("method") == "$/progress"], server.messages
+
+
 async def test_a_malformed_answer_to_a_server_request_is_an_error_answer(
     workspace: Path, scripted_env: Any
 ) -> None:

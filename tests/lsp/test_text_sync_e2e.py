@@ -167,3 +167,37 @@ async def test_changes_to_a_document_never_opened_are_one_log_line(
     assert len(about) == 1 and about[0]["type"] == 3, about  # one Info line
     assert "it was not opened" in about[0]["message"]
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+async def test_document_versions_past_32_bits_keep_the_buffer(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """LSP types a version `integer` (32 bits), but clients count past it (a version per
+    keystroke, a timestamp). lsprotocol refused such a didOpen and didChange, so the server
+    never held the buffer: hover, the index and the agent read the disk instead."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def on_disk_name():\n    pass\n", encoding="utf-8")
+    uri = (root / "app.py").as_uri()
+    server = await RawServer.start(root, server_env(kiln_home))
+    try:
+        await server.initialize(root)
+        await server.index_until(lambda s: s["state"] == "ready")
+        text = "def typed_name():\n    pass\n"
+        doc = {"uri": uri, "languageId": "python", "version": 2**31, "text": text}
+        server.notify("textDocument/didOpen", {"textDocument": doc})
+        params = {
+            "textDocument": {"uri": uri, "version": 2**53},
+            "contentChanges": [_edit((0, 9), (0, 9), "_again")],  # def typed_again_name
+        }
+        server.notify("textDocument/didChange", params)
+        hover = await server.request(
+            "hover",
+            "textDocument/hover",
+            {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 6}},
+        )
+    finally:
+        await server.close()
+    assert hover.get("result"), hover
+    assert "`typed_again_name` `app.py:1`" in hover["result"]["contents"]["value"], hover
+    assert b"malformed" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
