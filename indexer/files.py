@@ -290,7 +290,15 @@ def _inside(root: Path, path: str) -> bool:
 
 
 def _ignored(specs: list[tuple[str, pathspec.PathSpec]], rel: str) -> bool:
-    return any(rel.startswith(base) and spec.match_file(rel[len(base) :]) for base, spec in specs)
+    """Git's rule: the deepest ``.gitignore`` with a pattern matching ``rel`` decides, by its
+    last matching pattern, so a folder's ``!keep.py`` brings back what a pattern above
+    ignored (any match anywhere ignored it, and the file was missing from the index)."""
+    for base, spec in reversed(specs):
+        if rel.startswith(base):
+            verdict = spec.check_file(rel[len(base) :]).include
+            if verdict is not None:
+                return bool(verdict)
+    return False
 
 
 def _wanted_name(name: str) -> bool:
