@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -185,8 +185,11 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
     ``maint/test/app/pkg -> ../../../pkg`` must not index ``pkg`` under the alias).
 
     A name that is not UTF-8 (the index and every protocol speak UTF-8) is left out, with a
-    line added to ``skipped``; so is a path longer than ``MAX_PATH_CHARS``."""
+    line added to ``skipped``; so is a path longer than ``MAX_PATH_CHARS``, a folder that
+    cannot be read, a link (not ignored) that leads outside the root and a file over
+    ``MAX_FILE_BYTES``: each was left out without a word, and a search missed it unexplained."""
     root = root.resolve()
+    note = skipped.append if skipped is not None else (lambda line: None)
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[tuple[int, int]] = set()
     aliases: list[tuple[Path, str, list[tuple[str, pathspec.PathSpec]], bool]] = []
@@ -195,7 +198,7 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
         if not stack:  # the real tree is done: now the symlinks, in the order they were met
             folder, rel, specs, is_dir = aliases.pop(0)
             if not is_dir:
-                yield from _file(folder, rel, seen_files)
+                yield from _file(folder, rel, seen_files, note)
                 continue
             stack.append((folder, rel, specs))
         folder, rel_folder, specs = stack.pop()
@@ -212,20 +215,21 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
             specs = [*specs, (rel_folder, spec)]
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
+        except FileNotFoundError:  # removed since it was listed
+            continue
+        except OSError as exc:
+            note(f"{rel_folder or './'}: cannot read the folder ({exc.strerror or exc})")
             continue
         subdirs = []
         for entry in entries:
             rel = f"{rel_folder}{entry.name}"
             bad = bad_name(rel)
             if bad:
-                if skipped is not None:
-                    skipped.append(f"{printable(rel)}: {bad}")
+                note(f"{printable(rel)}: {bad}")
                 continue
             try:
                 is_link = entry.is_symlink()
-                if is_link and not _inside(root, entry.path):
-                    continue
+                outside = is_link and not _inside(root, entry.path)
                 is_dir = entry.is_dir()
             except OSError:
                 continue
@@ -236,6 +240,9 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
                     or _ignored(specs, rel + "/")
                 ):
                     continue
+                if outside:
+                    note(f"{rel}/: the link leads outside the workspace")
+                    continue
                 if is_link:
                     aliases.append((Path(entry.path), rel + "/", specs, True))
                 else:
@@ -243,10 +250,13 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
                 continue
             if not _wanted_name(entry.name) or _ignored(specs, rel):
                 continue
+            if outside:
+                note(f"{rel}: the link leads outside the workspace")
+                continue
             if is_link:
                 aliases.append((Path(entry.path), rel, specs, False))
                 continue
-            yield from _file(Path(entry.path), rel, seen_files)
+            yield from _file(Path(entry.path), rel, seen_files, note)
         stack.extend(reversed(subdirs))
 
 
@@ -268,14 +278,19 @@ def printable(rel: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in raw)
 
 
-def _file(path: Path, rel: str, seen: set[tuple[int, int]]) -> Iterator[Candidate]:
+def _file(
+    path: Path, rel: str, seen: set[tuple[int, int]], note: Callable[[str], None]
+) -> Iterator[Candidate]:
     """One regular file within the size cap, unless it was listed already by another route."""
     try:
         est = path.stat()
     except OSError:
         return  # dangling symlink, or deleted since the listing
     key = (est.st_dev, est.st_ino)
-    if not stat.S_ISREG(est.st_mode) or est.st_size > MAX_FILE_BYTES or key in seen:
+    if not stat.S_ISREG(est.st_mode) or key in seen:
+        return
+    if est.st_size > MAX_FILE_BYTES:
+        note(f"{rel}: larger than {MAX_FILE_BYTES:,} bytes ({est.st_size:,})")
         return
     seen.add(key)
     yield Candidate(rel, path, est.st_mtime_ns, est.st_size)

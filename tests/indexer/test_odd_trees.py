@@ -5,6 +5,10 @@ skip is one line on stderr, and the search answers what the files on disk hold."
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,7 @@ import pytest
 from indexer import Index
 
 from .conftest import write
-from .test_hostile_tree import clean, kiln
+from .test_hostile_tree import HANG, clean, kiln
 
 pytestmark = pytest.mark.e2e
 
@@ -42,3 +46,47 @@ def test_a_nested_gitignore_brings_back_what_one_above_ignored(repo: Path) -> No
     with Index(repo) as idx:
         assert idx.update_file("app/settings_local.py") == 1
         assert idx.update_file("app/deep/settings_local.py") == 0
+
+
+def test_what_the_listing_leaves_out_is_one_line_each(repo: Path, tmp_path: Path) -> None:
+    """A link leading outside the root and a file over the 1 MB cap were left out without a
+    word (a search just missed them); each is now one line. An ignored link says nothing."""
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere, "shared.py", "def shared_symbol():\n    pass\n")
+    write(repo, ".gitignore", "bazel-out\n")
+    write(repo, "ok.py", "def normal_symbol():\n    pass\n")
+    (repo / "shared").symlink_to(elsewhere)
+    (repo / "bazel-out").symlink_to(elsewhere)
+    (repo / "one.py").symlink_to(elsewhere / "shared.py")
+    (repo / "big.py").write_text("def big_symbol():\n    pass\n" * 40_000)
+    result = kiln("index", ".", cwd=repo)
+    clean(result)
+    assert result.stderr.splitlines() == [
+        "kiln: skipped big.py: larger than 1,000,000 bytes (1,080,000)",
+        "kiln: skipped one.py: the link leads outside the workspace",
+        "kiln: skipped shared/: the link leads outside the workspace",
+    ]
+    assert found(repo, "normal_symbol") == ["ok.py"]
+    assert found(repo, "shared_symbol") == found(repo, "big_symbol") == []
+
+
+def test_a_folder_that_cannot_be_read_is_one_line(repo: Path) -> None:
+    """A folder without read permission was skipped without a word."""
+    write(repo, "ok.py", "def normal_symbol():\n    pass\n")
+    write(repo, "locked/inside.py", "def locked_symbol():\n    pass\n")
+    (repo / "locked").chmod(0)
+    # root reads any folder: drop the capabilities that let it, as a user has none of them
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        pytest.skip("root without setpriv reads every folder")
+    result = subprocess.run(
+        [*(drop if os.geteuid() == 0 else []), sys.executable, "-m", "lsp_server", "index", "."],
+        cwd=repo, capture_output=True, text=True, timeout=HANG,
+        env={**os.environ, "KILN_HOME": str(repo.parent / "home")},
+    )  # fmt: skip
+    (repo / "locked").chmod(0o755)
+    clean(result)
+    assert result.stderr.splitlines() == [
+        "kiln: skipped locked/: cannot read the folder (Permission denied)"
+    ]
+    assert found(repo, "normal_symbol") == ["ok.py"]
