@@ -16,7 +16,7 @@ from itertools import islice
 from typing import Any
 
 from indexer.chunker import chunk_file
-from indexer.files import MAX_FILE_BYTES, Candidate, looks_indexable
+from indexer.files import MAX_FILE_BYTES, Candidate, lfs_pointer, looks_indexable
 from indexer.languages import language_of
 from indexer.reading import read_regular
 from indexer.rows import Prepared, prepare
@@ -30,6 +30,7 @@ BATCH_FILES = 32  # ... or this many files
 # one transaction); with 16, both workers sat idle for most of it.
 IN_FLIGHT = 24 * POOL_WORKERS
 RESULT_PIPE_BYTES = 1 << 20  # the results pipe's buffer (Linux; the default is 64 kB)
+LFS_SKIP = "a Git LFS pointer, not its content (run git lfs pull)"
 PARENT_POLL_SECONDS = 1.0  # how often a worker checks that its parent is still there
 WORKER_GC_THRESHOLD = (20000, 20, 20)  # a parse worker's ``gc.set_threshold`` (default 700, 10, 10)
 
@@ -47,8 +48,8 @@ def _prepare(
 ) -> tuple[str, str, Prepared | None, int, str]:
     """Read, hash and chunk one file (runs in a worker process for big runs).
 
-    Returns (rel, status, blocks, size, hash); status is ``indexed``, ``same``, ``skip`` or
-    ``gone``/``error: ...``.
+    Returns (rel, status, blocks, size, hash); status is ``indexed``, ``same``, ``skip``,
+    ``skip: <why, for the user>`` or ``gone``/``error: ...``.
     """
     try:  # never blocks on a FIFO swapped in since the listing; reads MAX_FILE_BYTES + 1 at most
         data = read_regular(path, MAX_FILE_BYTES, inside=root)  # ... nor a link swapped in
@@ -59,6 +60,8 @@ def _prepare(
     h = digest(data)
     if h == known_hash:
         return rel, "same", None, len(data), h
+    if lfs_pointer(data):  # said once: the file is recorded as skipped until it changes
+        return rel, f"skip: {LFS_SKIP}", None, len(data), h
     if len(data) > MAX_FILE_BYTES or not looks_indexable(data):
         return rel, "skip", None, len(data), h
     language = language_of(rel, data)  # once: the blocks' grammar and the file's row

@@ -42,8 +42,10 @@ def record(
         stats.bytes += size
     elif status == "same":
         conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (cand.mtime_ns, size, rel))
-    elif status == "skip":  # recorded without blocks so mtime skips it next time
+    elif status.startswith("skip"):  # recorded without blocks so mtime skips it next time
         store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, EMPTY)
+        if status != "skip":
+            stats.skipped.append(f"{rel}: {status[6:]}")
     else:  # gone since the listing, or unreadable
         if store.remove_file(conn, rel):
             stats.files_removed += 1

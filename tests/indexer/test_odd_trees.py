@@ -90,3 +90,28 @@ def test_a_folder_that_cannot_be_read_is_one_line(repo: Path) -> None:
         "kiln: skipped locked/: cannot read the folder (Permission denied)"
     ]
     assert found(repo, "normal_symbol") == ["ok.py"]
+
+
+def test_a_git_lfs_pointer_is_not_indexed_as_source(repo: Path) -> None:
+    """A checkout made without `git lfs pull` holds three-line pointers where the files
+    should be; `schema.py` was indexed as a module holding `oid sha256:…`, and the agent's
+    search found the pointer, not the code. It is skipped with one line, once."""
+    pointer = (
+        "version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "size 12345\n"
+    )
+    write(repo, "schema.py", pointer)
+    write(repo, "ok.py", "def normal_symbol():\n    pass\n")
+    first = kiln("index", ".", cwd=repo)
+    clean(first)
+    assert first.stderr.splitlines() == [
+        "kiln: skipped schema.py: a Git LFS pointer, not its content (run git lfs pull)"
+    ]
+    assert json.loads(kiln("search", "oid sha256 spec", "--json", cwd=repo).stdout) == []
+    again = kiln("index", ".", cwd=repo)
+    clean(again)
+    assert again.stderr == ""
+    with Index(repo) as idx:
+        assert idx.update_file("schema.py") == 0  # a one-file update (watcher, save) too
+        assert idx.search("oid sha256 spec") == []
