@@ -26,6 +26,7 @@ from indexer.errors import (
     BadSetting,
     IndexCorrupt,
     IndexLocked,
+    IndexUnavailable,
     NotADirectory,
     PathOutsideRoot,
 )
@@ -54,6 +55,14 @@ DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a writer waits for another writer (KILN_IN
 # Still a bound: ~16 MB of WAL if edits never pause.
 BULK_CHECKPOINT_PAGES = 1000
 EDIT_CHECKPOINT_PAGES = 4000
+
+
+def _out_of_space(exc: BaseException) -> bool:
+    """A full disk (SQLITE_FULL), or a write refused for its size (EFBIG: a quota, a file
+    size limit), which SQLite reports as an I/O error; both read "database error: …" before,
+    naming neither the file nor what to do."""
+    text = str(exc).lower()
+    return "database or disk is full" in text or "disk i/o error" in text
 
 
 def busy_timeout_setting() -> float:
@@ -136,6 +145,11 @@ class Index:
         try:
             return self._update(progress, keep)
         except sqlite3.DatabaseError as exc:
+            if _out_of_space(exc):  # the batches committed so far are kept: the next run resumes
+                raise IndexUnavailable(
+                    f"cannot write {self.db_path}: {exc}",
+                    hint="free space on the disk that holds it, then run `kiln index` again",
+                ) from exc
             if not is_corrupt(exc):
                 raise
             self.rebuild(str(exc))

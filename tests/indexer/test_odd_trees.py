@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,35 @@ def test_a_git_lfs_pointer_is_not_indexed_as_source(repo: Path) -> None:
     with Index(repo) as idx:
         assert idx.update_file("schema.py") == 0  # a one-file update (watcher, save) too
         assert idx.search("oid sha256 spec") == []
+
+
+def test_a_full_disk_is_one_line_naming_the_index_and_the_next_run_resumes(repo: Path) -> None:
+    """Out of space (here a file-size limit, which SQLite meets as an I/O error; a full disk
+    reads "database or disk is full"): `kiln: database error: disk I/O error`, naming neither
+    the file nor a remedy. Now one line naming index.db and what to do; the next run, with
+    room, finishes the index."""
+    for d in range(10):
+        for f in range(200):
+            write(repo, f"p{d}/m{f}.py", f"def func_{d}_{f}(alpha):\n    return alpha + {f}\n")
+    limit = (  # 400 kB a file: room for the empty index, not for 2,000 files' rows
+        "import os, resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, 400_000));"
+        " os.execv(sys.executable, [sys.executable, '-m', 'lsp_server', 'index', '.'])"
+    )
+    limited = subprocess.run(
+        [sys.executable, "-c", limit], cwd=repo, capture_output=True, text=True, timeout=HANG,
+        env={**os.environ, "KILN_HOME": str(repo.parent / "home")},
+    )  # fmt: skip
+    assert limited.returncode == 1, limited.stderr
+    db = repo / ".kiln" / "index.db"
+    assert limited.stderr.splitlines() == [
+        f"kiln: cannot write {db}: disk I/O error"
+        " (free space on the disk that holds it, then run `kiln index` again)"
+    ]
+    clean(kiln("index", ".", cwd=repo))
+    assert found(repo, "func_9_199") == ["p9/m199.py"]
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert conn.execute("SELECT count(*) FROM files").fetchone() == (2000,)
+    finally:
+        conn.close()
