@@ -30,10 +30,17 @@ from indexer.errors import (
     NotADirectory,
     PathOutsideRoot,
 )
-from indexer.files import MAX_FILE_BYTES, Candidate, excluded, looks_indexable, walk
+from indexer.files import (
+    MAX_FILE_BYTES,
+    Candidate,
+    excluded,
+    lfs_pointer,
+    looks_indexable,
+    walk,
+)
 from indexer.incremental import TreeCache
 from indexer.languages import language_of
-from indexer.pipeline import digest, prepared
+from indexer.pipeline import LFS_SKIP, digest, prepared
 from indexer.ranking import Hit, search
 from indexer.reading import read_regular
 from indexer.rechunk import chunk_edit
@@ -273,8 +280,12 @@ class Index:
             self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         return merged or flushed > 0
 
-    def update_file(self, path: str | Path, text: str | None = None) -> int:
-        """Re-index one file, from ``text`` (an unsaved buffer) or from disk; returns its block count."""
+    def update_file(
+        self, path: str | Path, text: str | None = None, skipped: list[str] | None = None
+    ) -> int:
+        """Re-index one file, from ``text`` (an unsaved buffer) or from disk; returns its block
+        count. A file of the disk left out for a reason the user can act on (over the size
+        cap, a Git LFS pointer) adds a line to ``skipped``, as ``update`` does."""
         rel, full = self._rel(path)
         if excluded(self.root, rel):
             return 0
@@ -290,7 +301,11 @@ class Index:
             data = text.encode("utf-8", errors="replace")
             mtime_ns, size = -1, len(data)  # -1: the next scan re-checks the disk by hash
         if len(data) > MAX_FILE_BYTES:  # over the cap, on disk or in a buffer: recorded as skipped
+            if text is None and skipped is not None:
+                skipped.append(f"{rel}: larger than {MAX_FILE_BYTES:,} bytes ({size:,})")
             data = b""
+        elif text is None and skipped is not None and lfs_pointer(data):
+            skipped.append(f"{rel}: {LFS_SKIP}")
         h = digest(data)
         row = self._conn.execute("SELECT hash, blocks FROM files WHERE path = ?", (rel,)).fetchone()
         if row is not None and row[0] == h:

@@ -137,7 +137,7 @@ class Watcher:
                         continue
                     try:
                         if (self.root / rel).is_file():
-                            count = self.index.update_file(rel)
+                            count = self.index.update_file(rel, skipped=stats.skipped)
                             stats.files_indexed += 1
                             stats.blocks += count
                         else:
@@ -145,6 +145,7 @@ class Watcher:
                             stats.files_removed += 1
                     except PathOutsideRoot as exc:  # a link out of the tree: the rest goes on
                         self.errors.append(str(exc))
+                        stats.skipped.append(f"{rel}: the link leads outside the workspace")
                 if head_moved:
                     stats.commits = self.index.sync_history()
         except Exception as exc:  # noqa: BLE001 - a watcher thread must survive one bad batch

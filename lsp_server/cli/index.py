@@ -118,7 +118,7 @@ def index_cmd(path: Path, watch: bool, as_json: bool) -> None:
         else:
             click.echo(_summary(stats, idx))
         if watch:
-            _watch(idx, as_json)
+            _watch(idx, as_json, set(stats.skipped))
     finally:
         idx.close()
 
@@ -151,12 +151,17 @@ def _own_output() -> Callable[[Path], bool]:
     return is_own
 
 
-def _watch(idx: Index, as_json: bool) -> None:
+def _watch(idx: Index, as_json: bool, said: set[str]) -> None:
+    """Follow the disk; a skipped file is said once (``said``: the lines said already)."""
     from indexer import watch as start_watch
 
     is_own = _own_output()
 
     def on_batch(paths: list[str], stats: IndexStats) -> None:
+        for line in stats.skipped:  # as a run says them; a full scan lists them all again
+            if line not in said:
+                said.add(line)
+                click.echo(f"kiln: skipped {printable(line)}", err=True)
         paths = [p for p in paths if not is_own(idx.root / p)]
         if not paths and not stats.commits:
             return  # only our own output changed: printing would change it again

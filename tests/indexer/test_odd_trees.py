@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from indexer import Index
+from tests.child_signals import as_from_a_terminal
 
 from .conftest import write
 from .test_hostile_tree import HANG, clean, kiln
@@ -148,3 +153,50 @@ def test_a_full_disk_is_one_line_naming_the_index_and_the_next_run_resumes(repo:
         assert conn.execute("SELECT count(*) FROM files").fetchone() == (2000,)
     finally:
         conn.close()
+
+
+def _events(proc: subprocess.Popen[str]) -> Callable[[], dict]:
+    """The next JSON line of `kiln index --watch --json`, each waited for with a bound (a
+    hang fails the test instead of the suite; not a timing). Read on a thread: lines that
+    arrive together sit in the reader's buffer, where a select() would not see them."""
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout or []], daemon=True).start()
+    return lambda: dict(json.loads(lines.get(timeout=HANG)))
+
+
+def test_kiln_index_watch_says_what_it_skips_once(repo: Path, tmp_path: Path) -> None:
+    """`kiln index --watch` said nothing of a file it left out after the first run (a link
+    out of the tree, a file over the cap, an LFS pointer): each is now one line, once."""
+    write(repo, "ok.py", "def normal_symbol():\n    pass\n")
+    (repo / "early").symlink_to(tmp_path)  # said by the first run, and not again
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "index", "--watch", "--json"],
+        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "KILN_HOME": str(repo.parent / "home")},
+        preexec_fn=as_from_a_terminal,
+    )  # fmt: skip
+    event = _events(proc)
+    try:
+        assert event()["total_files"] == 1
+        assert event()["event"] == "watching"
+        (repo / "out.py").symlink_to(tmp_path / "elsewhere.py")
+        (tmp_path / "elsewhere.py").write_text("def outside_symbol():\n    pass\n")
+        (repo / "big.py").write_text("def big_symbol():\n    pass\n" * 40_000)
+        write(repo, "lfs.py", "version https://git-lfs.github.com/spec/v1\noid sha256:aa\n")
+        os.mkdir(repo / "later")  # a folder: a full scan, which lists every skip again
+        seen: set[str] = set()
+        while not {"out.py", "big.py", "lfs.py", "later"} <= seen:
+            seen.update(event().get("paths", []))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=HANG)
+    assert proc.stderr is not None
+    err = proc.stderr.read()  # a few lines: the pipe never filled
+    assert proc.returncode == 0, err
+    assert sorted(err.splitlines()) == [
+        "kiln: skipped big.py: larger than 1,000,000 bytes (1,080,000)",
+        "kiln: skipped early/: the link leads outside the workspace",
+        "kiln: skipped lfs.py: a Git LFS pointer, not its content (run git lfs pull)",
+        "kiln: skipped out.py: the link leads outside the workspace",
+    ], err
