@@ -106,6 +106,7 @@ class IndexSync:
         self._watcher: Any = None
         self._idle: asyncio.TimerHandle | None = None
         self.merged = asyncio.Event()  # set when an idle merge has run (cleared by an edit)
+        self._said: set[str] = set()  # skipped files logged already
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -143,7 +144,19 @@ class IndexSync:
             return {}
         self.state = "ready"
         self.last_stats = _stats_dict(stats)
+        self._say_skipped(stats.skipped)
         return self.last_stats
+
+    def _say_skipped(self, lines: list[str]) -> None:
+        """Log each file the index left out (a link out of the tree, a folder it cannot read,
+        a file over the cap…) once per session, as `kiln index` prints them: the editor's
+        log said nothing, and a search missed them unexplained."""
+        from indexer.files import printable
+
+        for line in lines:
+            if line not in self._said:
+                self._said.add(line)
+                log.info("skipped %s", printable(line))
 
     def start_watching(self, skip: Callable[[Path], bool] | None = None) -> None:
         """Watch the disk; ``skip`` names open documents, whose buffers own their index rows."""
@@ -152,7 +165,12 @@ class IndexSync:
         try:
             from indexer import watch
 
-            self._watcher = watch(self.root, index=self.index, skip=skip)
+            self._watcher = watch(
+                self.root,
+                lambda paths, stats: self._say_skipped(stats.skipped),
+                index=self.index,
+                skip=skip,
+            )
         except Exception as exc:  # noqa: BLE001 - watching is an optimisation
             log.warning("file watching unavailable: %s", exc)
 
