@@ -13,8 +13,9 @@ A rule is ``NAME`` or ``NAME(pattern)``. The name says what the pattern is match
   that read files (read_file, list_files, grep).
 - any other name is a tool name glob (``remember``, ``github__*``, ``skill``), optionally with
   a pattern over its ``path``/``name`` argument. Kiln names an MCP server's tools
-  ``SERVER__tool``; Claude's spelling ``mcp__SERVER__tool`` matches them too (only tools named
-  ``NAMESPACE__tool``: ``mcp__*`` never covers a built-in tool).
+  ``SERVER__tool``; Claude's spelling ``mcp__SERVER__tool`` matches them too, and ``mcp__SERVER``
+  every tool of that server (only tools named ``NAMESPACE__tool``: ``mcp__*`` never covers a
+  built-in tool).
 
 Path globs are relative to the workspace root (``secrets/**``); ``//abs/**``
 is absolute, ``~/x`` is under the home folder, a pattern starting with the workspace's own
@@ -101,7 +102,10 @@ class Rule:
             return False
         names = [self.name]
         if self.name.startswith(CLAUDE_MCP_PREFIX) and "__" in tool:  # never a built-in tool
-            names.append(self.name.removeprefix(CLAUDE_MCP_PREFIX))
+            server = self.name.removeprefix(CLAUDE_MCP_PREFIX)
+            names.append(server)
+            if "__" not in server and not any(c in server for c in "*?["):
+                names.append(f"{server}__*")  # Claude Code's mcp__SERVER: every tool of SERVER
         if not any(fnmatch.fnmatchcase(tool, name) for name in names):
             return False
         return self.pattern is None or fnmatch.fnmatchcase(subject, self.pattern)

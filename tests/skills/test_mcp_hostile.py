@@ -21,16 +21,23 @@ def server(*argv: str) -> dict[str, Any]:
 
 
 def run(
-    tmp_path: Path, kiln_home: Path, servers: dict[str, Any], steps: list[Any], **env: str
+    tmp_path: Path,
+    kiln_home: Path,
+    servers: dict[str, Any],
+    steps: list[Any],
+    *,
+    exit_code: int = 0,
+    **env: str,
 ) -> tuple[str, list[str]]:
-    """(stderr, text of each tool result) of one `kiln run` with these user servers."""
+    """(stderr, text of each tool result) of one `kiln run` with these user servers, which exits
+    with ``exit_code``."""
     root = tmp_path / "repo"
     root.mkdir(exist_ok=True)
     (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     script = tmp_path / "script.json"
     script.write_text(json.dumps([*steps, "done"]))
     proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, env=env, timeout=90)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == exit_code, proc.stderr
     transcript = Path(json.loads(proc.stdout)["transcript"])
     texts = [
         c if isinstance(c, str) else "\n".join(b.get("text", "") for b in c)
