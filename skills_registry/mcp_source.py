@@ -29,6 +29,7 @@ __all__ = ["McpServerConfig", "McpSource"]
 DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 120.0
 MAX_TOOLS_PER_SERVER = 500
+STDERR_CAP = 64 * 1024  # bytes of a stdio server's stderr passed on to ours
 START_TIMEOUT_ENV = "KILN_MCP_START_TIMEOUT"  # start, handshake and tools/list, each
 CALL_TIMEOUT_ENV = "KILN_MCP_CALL_TIMEOUT"  # one tools/call
 
@@ -130,6 +131,7 @@ class McpSource:
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._stop = asyncio.Event()
+        self._errlog: Any = None  # our copy of the server's stderr pipe, closed once it runs
 
     def _transport(self) -> Any:
         if self.config.url and self.config.sse:
@@ -167,7 +169,8 @@ class McpSource:
             env={**(env or {}), **self.config.env} or None,
             cwd=self.config.cwd,
         )
-        return stdio_client(params, errlog=_stderr_sink())
+        self._errlog = _stderr_sink(printable(self.name, 80))
+        return stdio_client(params, errlog=self._errlog)
 
     async def _run(self) -> None:
         from mcp import ClientSession
@@ -178,6 +181,7 @@ class McpSource:
                 self._transport() as streams,
                 ClientSession(streams[0], streams[1]) as session,
             ):
+                self._close_errlog()  # the server has its copy: the relay ends when it exits
                 init = await session.initialize()
                 self.instructions = getattr(init, "instructions", None) or ""
                 self._session = session
@@ -191,6 +195,12 @@ class McpSource:
                     self._ready.set_exception(exc)
         finally:
             self._session = None
+            self._close_errlog()
+
+    def _close_errlog(self) -> None:
+        errlog, self._errlog = self._errlog, None
+        if errlog is not None:
+            errlog.close()
 
     async def start(self) -> None:
         """Launch or connect and initialise; raise ``ToolCallError`` with the reason on failure."""
@@ -363,32 +373,39 @@ def _schema_problem(schema: Any) -> str:
     return ""
 
 
-def _stderr_sink() -> Any:
-    """Server stderr goes to our stderr, never stdout (stdout is JSON-RPC under ``kiln lsp``).
-    When our stderr escapes control characters (a terminal, see ``lsp_server.cli.tty_guard``),
-    the server's goes through a pipe and that stream: given the descriptor itself, a server
-    writes OSC 52 (the clipboard) or ANSI to the user's terminal raw."""
+def _stderr_sink(name: str) -> Any:
+    """Server stderr goes to our stderr, never stdout (stdout is JSON-RPC under ``kiln lsp``),
+    through a pipe and that stream: given the descriptor itself, a server writes OSC 52 (the
+    clipboard) or ANSI to the user's terminal raw when our stderr escapes control characters (a
+    terminal, see ``lsp_server.cli.tty_guard``), and any amount of it (a server that printed
+    50 MB filled the terminal or the editor's log). The first ``STDERR_CAP`` bytes pass, then
+    one line says the rest is dropped. The caller closes the returned file once the server
+    has started (the server holds its own copy)."""
     import sys
 
-    stream = sys.stderr
-    if getattr(stream, "unescaped", None) is None:
-        return stream
-    return _relay(stream)
+    return _relay(sys.stderr, name)
 
 
-def _relay(stream: Any) -> Any:
-    import os
+def _relay(stream: Any, name: str) -> Any:
     import threading
 
     read_fd, write_fd = os.pipe()
 
     def pump() -> None:
+        passed = 0
         with os.fdopen(read_fd, "rb") as source:
             for chunk in iter(lambda: source.read1(65536), b""):
-                stream.write(chunk.decode("utf-8", "replace"))
+                if passed >= STDERR_CAP:
+                    continue  # read and dropped, so the server never blocks on a full pipe
+                part, passed = chunk[: STDERR_CAP - passed], passed + len(chunk)
+                stream.write(part.decode("utf-8", "replace"))
+                if passed >= STDERR_CAP:
+                    stream.write(
+                        f"\n[MCP server '{name}': stderr past {STDERR_CAP // 1024} KB dropped]\n"
+                    )
                 stream.flush()
 
-    threading.Thread(target=pump, name="mcp-stderr", daemon=True).start()
+    threading.Thread(target=pump, name=f"mcp-stderr:{name}", daemon=True).start()
     return os.fdopen(write_fd, "w")
 
 

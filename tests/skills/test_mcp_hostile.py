@@ -120,3 +120,12 @@ def test_the_call_timeout_is_honoured_and_a_bad_setting_is_one_line(
     stderr, _ = run(tmp_path, kiln_home, {"good": server("plain")}, [SEARCH],
                     KILN_MCP_CALL_TIMEOUT="soon")  # fmt: skip
     assert "KILN_MCP_CALL_TIMEOUT=soon is not a number of seconds: 120 used" in stderr
+
+
+def test_a_server_flooding_stderr_is_cut_short(tmp_path: Path, kiln_home: Path) -> None:
+    """Its 20 MB of stderr all went to ours (the user's terminal, the editor's log); now the
+    first 64 KB do, then one line says the rest is dropped, and the server still serves."""
+    stderr, [found] = run(tmp_path, kiln_home, {"loud": server("stderr-flood", "20")}, [SEARCH])
+    assert "loud__echo" in found
+    assert len(stderr) < 200_000, len(stderr)
+    assert "[MCP server 'loud': stderr past 64 KB dropped]" in stderr
