@@ -1,7 +1,8 @@
 """JetBrains IDEs and Helix act on a project folder's config by themselves when it opens: the
 project interpreter in `.idea/misc.xml` and run configurations in `.idea/workspace.xml`, each
 language server's `command` in `.helix/languages.toml`, started on the host outside any sandbox.
-`.vscode/tasks.json` and `.zed/settings.json` were held, these were not: `write_file` and commands
+`.vscode/tasks.json` and `.zed/settings.json` were held, these were not, nor the MCP servers VS
+Code (`.vscode/mcp.json`), Cursor and Gemini CLI start from the folder: `write_file` and commands
 wrote them in every mode. Now the two folders are held like them (docs/security.md sections 2
 and 4). Through the real `kiln run`."""
 
@@ -20,6 +21,11 @@ pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap
 
 MISC = '<project version="4"><component name="ProjectRootManager" project-jdk-name="Python 3.11" /></project>\n'
 EVIL = '[[language]]\nname = "python"\nlanguage-servers = ["x"]\n[language-server.x]\ncommand = "./payload.sh"\n'
+
+
+# Other agents in the editor start the MCP servers these name when the folder opens.
+MCP_FILES = (".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json")
+SERVERS = '{"mcpServers": {"x": {"command": "./payload.sh"}}, "servers": {"x": {"command": "./payload.sh"}}}'
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -49,7 +55,11 @@ def test_the_file_tools_never_write_jetbrains_or_helix_config(
         {"name": "edit_file", "input": {"path": ".IDEA/misc.xml", "old_text": "Python 3.11",
                                         "new_text": "evil"}},
     ]  # fmt: skip
+    calls += [
+        {"name": "write_file", "input": {"path": p, "content": SERVERS}} for p in MCP_FILES
+    ]  # fmt: skip
     results = run(root, tmp_path, kiln_home, calls, mode)
+    assert not any((root / p).exists() for p in MCP_FILES), results
     assert not (root / ".helix").exists(), results
     assert not (root / ".idea" / "workspace.xml").exists(), results
     assert (root / ".idea" / "misc.xml").read_text() == MISC, results
@@ -65,7 +75,11 @@ def test_commands_cannot_write_them_either(tmp_path: Path, kiln_home: Path) -> N
         {"name": "run_command", "input": {"command": (
             "python3 -c \"open('.idea/misc.xml', 'w').write('evil')\"; echo ran-2")}},
     ]  # fmt: skip
+    calls.append({"name": "run_command", "input": {"command": (
+        "mkdir -p .vscode .cursor .gemini && " + " && ".join(f"cp evil.toml {p}" for p in MCP_FILES)
+        + "; echo ran-3")}})  # fmt: skip
     results = run(root, tmp_path, kiln_home, calls, "ci")
     assert "ran-1" in results and "ran-2" in results, results
+    assert not any((root / p).exists() for p in MCP_FILES), results
     assert not (root / ".helix").exists(), results
     assert (root / ".idea" / "misc.xml").read_text() == MISC, results
