@@ -215,16 +215,10 @@ describe("chat view", () => {
   });
 
   test("sessions never asked anything (New, /clear, a model change) do not fill the history", () => {
-    view.receive({
-      type: "sessions",
-      sessions: [
-        { sessionId: "20261202-164514-805a4d57", title: "" },
-        { sessionId: "s0", title: "Earlier work" },
-        { sessionId: "20261202-164512-99ac5932", title: "" },
-      ],
-    });
-    const select = $<HTMLSelectElement>(".sessions");
-    expect(Array.from(select.options).map((o) => o.textContent)).toEqual(["Fix the bug", "Earlier work"]);
+    const blank = (sessionId: string) => ({ sessionId, title: "" });
+    const sessions = [blank("20261202-164514-805a4d57"), { sessionId: "s0", title: "Earlier work" }, blank("20261202-164512-99ac5932")];
+    view.receive({ type: "sessions", sessions });
+    expect(Array.from($<HTMLSelectElement>(".sessions").options).map((o) => o.textContent)).toEqual(["Fix the bug", "Earlier work"]);
   });
 
   test("a question that starts with a path is a question, not a slash command", () => {
