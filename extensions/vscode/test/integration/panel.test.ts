@@ -37,6 +37,8 @@ describe("the panel against the real server", () => {
         { match: "SCRATCH_MARKER", text: "I see the scratch text." },
         { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
         { match: "app.py", text: "Proposed." },
+        { match: "before the reload", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 3" } }] },
+        { match: "app.py", text: "Proposed." },
       ]),
     );
     host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
@@ -175,5 +177,19 @@ describe("the panel against the real server", () => {
     assert.match(answer().slice(seen), /I see the scratch text/);
     host.activeTextEditor = undefined;
     assert.equal(existsSync(join(ws.root, "Untitled-1")), false);
+  });
+
+  test("a panel restored after a window reload drops the deferred edits of the old server", async () => {
+    panel.send({ type: "setMode", editMode: "deferred" });
+    await waitFor(() => panel.ofType("config").at(-1)?.editMode === "deferred", "deferred edits");
+    await ask("a change before the reload");
+    const shown = panel.ofType("session").at(-1)?.sessionId as string;
+    await waitFor(() => (panel.ofType("pendingEdits").at(-1)?.edits as unknown[]).length > 0, "the pending edit");
+    // The window reloads: a new extension host and server; the page comes back with its state.
+    await panel.extension.deactivate();
+    panel = await activatePanel({ restored: shown });
+    await waitFor(() => panel.ofType("server").some((m) => m.state === "running"), "the new server");
+    const listed = await waitFor(() => panel.ofType("pendingEdits").at(-1), "the pending edits as the new server has them");
+    assert.deepEqual(listed.edits, []);
   });
 });

@@ -19,8 +19,11 @@ export interface ActivePanel {
   ofType(type: string): Record<string, unknown>[];
 }
 
-/** Activate the built extension with the stand-in's current settings and folders. */
-export async function activatePanel(): Promise<ActivePanel> {
+/**
+ * Activate the built extension with the stand-in's current settings and folders. `restored`: the
+ * session a panel restored after a window reload shows (its `ready` names it).
+ */
+export async function activatePanel(options: { restored?: string } = {}): Promise<ActivePanel> {
   // Loaded at run time (not bundled into the test): the real build output.
   const extension = require(join(__dirname, "..", "..", "dist", "extension.js"));
   const context = { subscriptions: [] as { dispose(): unknown }[], extensionUri: URI.file(join(__dirname, "..", "..")) };
@@ -48,6 +51,6 @@ export async function activatePanel(): Promise<ActivePanel> {
     assert.ok(parseWebviewMessage(m).ok, JSON.stringify(m));
     listeners.forEach((l) => l(m));
   };
-  send({ type: "ready" });
+  send({ type: "ready", ...(options.restored ? { sessionId: options.restored } : {}) });
   return { extension, delivered, send, ofType: (t) => delivered.filter((m) => m.type === t) };
 }
