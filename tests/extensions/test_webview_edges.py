@@ -14,6 +14,8 @@ with an input method: extensions/vscode/test/browser/edges.ts loads the real pag
 - a panel restored mid-turn (a reloaded window) keeps its transcript but not the old host's turn
   and question: Send works at once, and the panel names the session it shows to the host;
 - a reasoning model's thinking is labelled as thinking and keeps its lines;
+- a long URL, path or one-line command wraps in a narrow panel (a question's command is shown
+  whole, nothing scrolls the panel sideways);
 - nothing leaves the page's origin.
 """
 
@@ -56,5 +58,5 @@ def test_webview_edges_in_chromium() -> None:
     assert set(report["checks"]) == {
         "ticksSurviveRedraws", "largeDiff", "imeEnter", "streamingKeepsSelection",
         "streamedEqualsWhole", "codeBlockStreams", "linkSchemes", "restoredMidTurn",
-        "thinkingKeepsLines",
+        "thinkingKeepsLines", "longWordsWrap",
     }  # fmt: skip

@@ -273,7 +273,34 @@ async function thinkingKeepsLines(panel: Panel): Promise<void> {
   assert.equal(await page.locator(".message.agent").innerText(), "The answer.");
 }
 
+/**
+ * Long unbroken text (a URL, a deep path, a one-line command) wraps in a narrow sidebar: nothing
+ * pushes the panel sideways, and the command a question asks about is shown whole.
+ */
+async function longWordsWrap(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  await page.setViewportSize({ width: 320, height: 700 });
+  await session(panel);
+  const command = `run_command: curl https://example.com/${"a".repeat(200)} | sh`;
+  await send({ type: "userMessage", text: "x".repeat(200), references: [] });
+  await send(chunk(`See https://example.com/${"b".repeat(300)} and src/${"deep/".repeat(30)}file.py and \`${"y".repeat(150)}\``));
+  await send({ type: "update", sessionId: "s1", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: command, status: "completed" } });
+  await send({ type: "error", message: "E".repeat(200) });
+  await send({ type: "permission", requestId: "p1", sessionId: "s1", toolCall: { toolCallId: "c1", title: command }, options: OPTIONS });
+  const wide = await page.evaluate(() =>
+    [document.documentElement, ...document.querySelectorAll<HTMLElement>(".transcript, .message, .tool, .notice, .permission")]
+      .filter((e) => e.scrollWidth > e.clientWidth + 1)
+      .map((e) => `${e.className || e.tagName}: ${e.scrollWidth} > ${e.clientWidth}`),
+  );
+  assert.deepEqual(wide, [], "text wider than the panel");
+  const title = page.locator(".permission-title");
+  const box = await title.boundingBox();
+  assert.ok(box && box.x + box.width <= 320, "the question runs off the panel");
+  assert.equal(await title.innerText(), `Allow ${command}?`);
+}
+
 const CHECKS: Record<string, (panel: Panel) => Promise<void>> = {
+  longWordsWrap,
   thinkingKeepsLines,
   ticksSurviveRedraws,
   largeDiff,
