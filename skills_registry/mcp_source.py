@@ -29,6 +29,8 @@ __all__ = ["McpServerConfig", "McpSource"]
 DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 120.0
 MAX_TOOLS_PER_SERVER = 500
+MAX_RESTARTS = 2  # starts again of a server that exited during a call, per session
+CONNECTION_CLOSED = -32000  # the SDK's error code when the server went away mid-request
 STDERR_CAP = 64 * 1024  # bytes of a stdio server's stderr passed on to ours
 START_TIMEOUT_ENV = "KILN_MCP_START_TIMEOUT"  # start, handshake and tools/list, each
 CALL_TIMEOUT_ENV = "KILN_MCP_CALL_TIMEOUT"  # one tools/call
@@ -132,6 +134,8 @@ class McpSource:
         self._ready: asyncio.Future[None] | None = None
         self._stop = asyncio.Event()
         self._errlog: Any = None  # our copy of the server's stderr pipe, closed once it runs
+        self._crashed = False  # the connection closed during a call
+        self._restarts = 0
 
     def _transport(self) -> Any:
         if self.config.url and self.config.sse:
@@ -299,6 +303,10 @@ class McpSource:
         )
 
     async def call(self, tool: str, args: dict[str, Any]) -> str:
+        if self._crashed and self._session is None and self._restarts < MAX_RESTARTS:
+            self._restarts += 1  # it exited during an earlier call: start it again
+            self._crashed = False
+            await self.start()
         session = self._require()
         label = f"{self.name}__{tool}"
         try:
@@ -306,7 +314,16 @@ class McpSource:
         except TimeoutError:
             raise ToolCallError(f"{label}: no answer within {self.call_timeout:g}s") from None
         except Exception as exc:  # noqa: BLE001 - protocol errors are reported, not raised raw
-            raise ToolCallError(f"{label}: {_reason(exc)}") from None
+            if not _connection_closed(exc):
+                raise ToolCallError(f"{label}: {_reason(exc)}") from None
+            await self.close()
+            self._crashed = True
+            again = self._restarts < MAX_RESTARTS
+            raise ToolCallError(
+                f"{label}: MCP server '{self.name}' exited during the call"
+                + (" (it is started again at the next call)" if again else ""),
+                hint="check the server's own log" if again else "its tools are unavailable now",
+            ) from None
         text = _result_text(result)
         if _field(result, "is_error", "isError", False):
             raise ToolCallError(
@@ -316,7 +333,11 @@ class McpSource:
 
     def _require(self) -> Any:
         if self._session is None:
-            raise ToolCallError(f"MCP server '{self.name}' is not running", hint="start it first")
+            gone = f" (it exited {self._restarts + 1} times)" if self._crashed else ""
+            raise ToolCallError(
+                f"MCP server '{self.name}' is not running{gone}",
+                hint="its tools are unavailable in this session",
+            )
         return self._session
 
     async def close(self) -> None:
@@ -341,6 +362,11 @@ async def _owned_client_transport(factory: Any, url: str, client: Any) -> Any:
     """The SDK leaves a caller-provided HTTP client open; this one is ours to close."""
     async with client, factory(url, http_client=client) as streams:
         yield streams
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    """Whether the SDK failed a request because the server went away (its process exited)."""
+    return getattr(getattr(exc, "error", None), "code", None) == CONNECTION_CLOSED
 
 
 def _reason(exc: BaseException) -> str:

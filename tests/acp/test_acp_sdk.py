@@ -390,3 +390,18 @@ def test_a_permission_question_kiln_stops_waiting_for_is_withdrawn(
     assert cancels == [{"requestId": request_id}]
     assert "timed out" in report.text("agent_thought_chunk")
     assert (conformance.workspace / "app.py").read_text() == APP
+
+
+def test_a_linked_selection_attaches_only_its_lines(conformance: Conformance) -> None:
+    """Through the official SDK: a `resource_link` to `lines.py#L2:3` (how Zed links a
+    selection) read through the client's buffer reaches the model as those two lines only."""
+    path = conformance.workspace / "lines.py"
+    buffer = "one unsaved\ntwo unsaved\nthree unsaved\nfour unsaved\n"
+    link = {"type": "resource_link", "uri": path.as_uri() + "#L2:3", "name": "lines.py"}
+    prompt = [{"type": "text", "text": "explain the selection"}, link]
+    report = conformance.run("prompt", ["Explained."], buffers={str(path): buffer}, prompt=prompt)
+    assert report.result["response"]["stopReason"] == "end_turn"
+    assert str(path) in report.result["reads"]
+    sent = report.sent_to_model()
+    assert 'lines=\\"2-3\\">\\ntwo unsaved\\nthree unsaved\\n' in sent, sent[-2000:]
+    assert "one unsaved" not in sent and "four unsaved" not in sent

@@ -6,6 +6,8 @@ text it was given:
 
 - ``mute-list``: never answers ``tools/list``.
 - ``crash-call``: exits with status 3 while a ``tools/call`` waits for its answer.
+- ``crash-once FILE``: as ``crash-call`` when FILE does not exist (it creates it first), then
+  answers as usual.
 - ``slow-call N``: answers ``tools/call`` after N seconds.
 - ``big-result N``: answers ``tools/call`` with N MB of text.
 - ``stderr-flood N``: writes N MB to stderr before it answers ``initialize``.
@@ -58,7 +60,9 @@ def ask(request_id: int, method: str, params: dict[str, Any]) -> str:
 
 
 def call_result(message: dict[str, Any]) -> dict[str, Any]:
-    if BEHAVIOUR == "crash-call":
+    if BEHAVIOUR == "crash-call" or (BEHAVIOUR == "crash-once" and not os.path.exists(ARG)):
+        if ARG:
+            open(ARG, "w").close()
         sys.exit(3)
     if BEHAVIOUR == "slow-call":
         time.sleep(float(ARG))

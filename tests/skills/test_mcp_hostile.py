@@ -129,3 +129,24 @@ def test_a_server_flooding_stderr_is_cut_short(tmp_path: Path, kiln_home: Path) 
     assert "loud__echo" in found
     assert len(stderr) < 200_000, len(stderr)
     assert "[MCP server 'loud': stderr past 64 KB dropped]" in stderr
+
+
+def test_a_server_that_exits_mid_call_is_started_again_at_the_next(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """It exited while a call waited: that call failed with "Connection closed", and so did
+    every later call of the session, though the server would have served them. The failed call
+    now says the server exited, and the next one starts it again (twice at most)."""
+
+    def call(text: str) -> dict[str, Any]:
+        args = {"name": "flaky__echo", "arguments": {"text": text}}
+        return {"tool_calls": [{"name": "call_tool", "input": args}]}
+
+    marker = tmp_path / "repo" / "crashed-once"
+    _, [_, first, second] = run(
+        tmp_path, kiln_home, {"flaky": server("crash-once", str(marker))},
+        [SEARCH, call("lost"), call("served")],
+    )  # fmt: skip
+    assert "flaky__echo: MCP server 'flaky' exited during the call" in first
+    assert "(it is started again at the next call)" in first
+    assert "served" in second and "error" not in second
