@@ -223,8 +223,15 @@ class SkillsContext:
         self.active_turn: int | None = None
         self.current_turn = 0  # the session's turn number as last seen before a request
         self.restored = False  # tools found before a resume were announced again
+        self._logged: set[str] = set()
+        self._log_warnings()
+
+    def _log_warnings(self) -> None:
+        """Each skill and skill-tool problem once, when the session starts and when a reload
+        finds a new one (a skill broken or a bad tool declaration added while it runs)."""
         for warning in self.warnings + self._catalog.warnings:
-            if warning not in self._catalog.notes:  # those reach the host as status notes
+            if warning not in self._catalog.notes and warning not in self._logged:
+                self._logged.add(warning)  # notes reach the host as status notes instead
                 log.warning("%s", warning)
 
     def _add_skill_tools(self, skill: Skill) -> None:
@@ -246,6 +253,7 @@ class SkillsContext:
             for skill in fresh.skills.values():
                 self._add_skill_tools(skill)
             self._catalog = fresh
+            self._log_warnings()
         return self._catalog
 
     def mcp_namespaces(self) -> dict[str, str]:

@@ -88,3 +88,35 @@ def test_an_update_under_a_running_session_does_not_keep_the_old_grant(tmp_path:
     assert (repo / "before.txt").read_text() == "granted\n"  # 1.0.0's grant held
     assert not (repo / "after.txt").exists(), run.tool_results()[-1]
     assert "permission denied for run_command" in run.tool_results()[-1]
+
+
+def test_a_skill_broken_under_a_running_session_is_warned_about(tmp_path: Path) -> None:
+    """docs/registry.md: a skill with broken frontmatter is skipped with a one-line warning on
+    stderr. Before: only one broken when the session started; a skill that broke (or a bad tool
+    declaration that appeared) while it ran was skipped without a word."""
+    with market(tmp_path) as m:
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        broken = tmp_path / "broken"
+        skill = skill_folder(m.kiln_home / "skills", "notes", files=sidecar("t", "T.", WHERE))
+        steps = [
+            step("skill", name="notes"),
+            step("run_command", command="echo > started"),
+            {"wait_for": str(broken)},
+            step("skill", name="notes"),
+        ]
+
+        def break_meanwhile() -> None:
+            try:
+                assert wait_until((repo / "started").exists, timeout=120)
+            finally:
+                (skill / "tools" / "t.json").write_text("{not json")
+                (skill / "SKILL.md").write_text("---\nname: [notes\n---\nbody\n")
+                broken.write_text("")
+
+        worker = threading.Thread(target=break_meanwhile)
+        worker.start()
+        run = run_with_wire(m, repo, steps, "--mode", "yolo", "--output-format", "json")
+        worker.join()
+    assert "no skill named 'notes'" in run.tool_results()[-1]
+    assert f"skipped {skill.resolve()}:" in run.proc.stderr, run.proc.stderr
