@@ -42,6 +42,8 @@ class McpServerConfig:
     origin: str = ""  # the mcp.json it came from (for a client entry: who passed it)
     scope: Scope = "user"
     raw: dict[str, Any] = field(default_factory=dict)  # the entry exactly as written
+    # A project entry's workspace files named as its command or an argument -> their sha256
+    files: dict[str, str] = field(default_factory=dict)
     sse: bool = False  # a ``url`` served with the HTTP+SSE transport, not streamable HTTP
 
     @property
@@ -63,6 +65,8 @@ class McpServerConfig:
             )
             if v
         }
+        if self.files:  # the program the entry runs, not only how it is named
+            entry = {"entry": entry, "files": self.files}
         text = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -144,8 +148,35 @@ def _parse_server(name: str, raw: Any, origin: Path, scope: Scope) -> McpServerC
         origin=str(origin),
         scope=scope,
         raw=dict(raw),
+        files=_workspace_files(origin, [command, *args], cwd) if scope == "project" else {},
         sse=kind == "sse",
     )
+
+
+MAX_HASHED = 64 * 1024 * 1024  # bytes of one file read into an entry's fingerprint
+
+
+def _workspace_files(origin: Path, words: list[Any], cwd: str | None) -> dict[str, str]:
+    """sha256 of each regular file of the workspace (``origin``'s ``.kiln/..``) that the entry
+    names as its command or an argument, read where the server would resolve it; so approving
+    ``python srv.py`` approves that ``srv.py``, and a checkout that changes it is pending again."""
+    root = origin.resolve().parent.parent
+    base = root / cwd if cwd else root
+    out: dict[str, str] = {}
+    for word in words:
+        if not isinstance(word, str) or not word or "\0" in word:
+            continue
+        try:
+            path = (base / word).resolve()
+            if root not in path.parents or not path.is_file():
+                continue
+            digest = hashlib.sha256()
+            with path.open("rb") as handle:
+                digest.update(handle.read(MAX_HASHED))
+            out[word] = digest.hexdigest()
+        except (OSError, ValueError):
+            continue
+    return out
 
 
 def read_config(path: Path, scope: Scope) -> dict[str, McpServerConfig]:
