@@ -102,6 +102,8 @@ class Permissions:
         # user granted at install/review (``skill_granted``, read from the user's lockfile).
         self.skill_allowed: set[str] = set()
         self.skill_granted: set[str] = set()
+        # Its command patterns (``Bash(git status:*)``): commands they match stay inside it.
+        self.skill_commands: list[Rule] = []
         # installed skill folder -> user grants, read when a skill loads (an update since the
         # session started may have dropped them)
         self.skill_grants: Callable[[], dict[str, set[str]]] = dict
@@ -122,9 +124,24 @@ class Permissions:
     def check(self, tool: str, args: dict[str, Any], *, from_external: bool = False) -> Check:
         if tool == "run_command":
             check = self._check_command(str(args.get("command", "")), from_external)
+            if self._skill_command(str(args.get("command", ""))):
+                return check  # inside the active skill's command patterns: not narrowed
         else:
             check = self._check_tool(tool, args, from_external)
         return self._narrowed(tool, check)
+
+    def _skill_command(self, command: str) -> bool:
+        """Every simple command of the line matches one of the active skill's command
+        patterns (``Bash(git status:*)`` lets it run ``git status``, not ``git push``)."""
+        if not self.skill_commands:
+            return False
+        parsed = parse_command(command)
+        simple = [c.argv for c in parsed.commands if c.argv]
+        return (
+            parsed.understood
+            and bool(simple)
+            and all(any(r.matches_command(argv) for r in self.skill_commands) for argv in simple)
+        )
 
     def _deny_rule(self, kind: Kind, subject: Any, *, shell: bool = False) -> Rule | None:
         if not self._deny:

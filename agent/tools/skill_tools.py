@@ -21,6 +21,7 @@ from agent.errors import ToolError
 from agent.events import StatusNote
 from agent.permissions import Permissions
 from agent.protocols import SessionView, Tool, ToolContext
+from agent.rules import Rule, parse_rule
 from agent.tools.base import check_arguments, external, schema
 from agent.tools.deferred_tools import CallTool, render_found
 from agent.tools.mcp_servers import McpServers
@@ -69,6 +70,20 @@ def kiln_tool_names(allowed_tools: list[str]) -> set[str]:
         if mapped and "(" not in entry:
             names.add(mapped)
     return names
+
+
+def command_patterns(allowed_tools: list[str]) -> list[Rule]:
+    """The entries that name commands by pattern (``Bash(git status:*)``, ``run_command(make
+    *)``): while the skill is active, commands they match are inside its list."""
+    rules = []
+    for entry in allowed_tools:
+        try:
+            rule = parse_rule(entry)
+        except ValueError:
+            continue
+        if rule.kind == "command" and rule.pattern is not None:
+            rules.append(rule)
+    return rules
 
 
 class SkillTool:
@@ -283,6 +298,7 @@ class SkillsContext:
                 else set()
             )
             self.permissions.skill_granted = kiln_tool_names(sorted(grants)) & allowed
+            self.permissions.skill_commands = command_patterns(skill.allowed_tools if skill else [])
         self.active_turn = self.current_turn if skill else None
 
     def tail_block(self, session: SessionView) -> str | None:

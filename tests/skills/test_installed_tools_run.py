@@ -4,6 +4,7 @@ serve`, installed with `kiln skills install --user`, the model the scripted wire
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 from pathlib import Path
 
@@ -120,3 +121,30 @@ def test_a_skill_broken_under_a_running_session_is_warned_about(tmp_path: Path) 
         worker.join()
     assert "no skill named 'notes'" in run.tool_results()[-1]
     assert f"skipped {skill.resolve()}:" in run.proc.stderr, run.proc.stderr
+
+
+def test_a_skills_command_patterns_narrow_commands_not_refuse_them_all(tmp_path: Path) -> None:
+    """`allowed-tools: Bash(git status:*) Read` (the Claude Code form) lets the active skill
+    run `git status`, nothing else. Before: only a bare `Bash` counted, so in `ci` every
+    command was refused as outside the skill's allowed-tools, `git status` included."""
+    with market(tmp_path) as m:
+        src = skill_folder(
+            tmp_path / "src", "gitinfo", front="allowed-tools: Bash(git status:*) Read\n"
+        )
+        m.publish(src, "1.0.0")
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        m.cli("skills", "install", "--user", "acme/gitinfo", "--yes", cwd=repo)
+        steps = [
+            step("skill", name="gitinfo"),
+            step("run_command", command="git status --short"),
+            step("run_command", command="echo outside > out.txt"),
+            step("run_command", command="git status && echo chained > out.txt"),
+        ]
+        run = run_with_wire(m, repo, steps, "--mode", "ci", "--output-format", "json")
+    _, status, echo, chained = run.tool_results()
+    assert "exit code 0" in status, status
+    for refused in (echo, chained):
+        assert "outside the active skill's allowed-tools" in refused, refused
+    assert not (repo / "out.txt").exists()
