@@ -10,6 +10,7 @@ from pathlib import Path
 DEFAULT_BUDGET_CHARS = 24_000
 HEAD_CHARS = 6_000
 TAIL_CHARS = 4_000
+WRAP_CHARS = 1_000  # the saved text's longest line: a few read_file lines stay under the budget
 
 
 def apply_budget(text: str, *, folder: Path, name: str, budget: int = DEFAULT_BUDGET_CHARS) -> str:
@@ -17,10 +18,24 @@ def apply_budget(text: str, *, folder: Path, name: str, budget: int = DEFAULT_BU
         return text
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.txt"
-    path.write_text(text, encoding="utf-8")
+    paged = _paged(text)
+    path.write_text(paged, encoding="utf-8")
     head, tail = text[:HEAD_CHARS], text[-TAIL_CHARS:]
     omitted = len(text) - len(head) - len(tail)
+    wrapped = f"; lines over {WRAP_CHARS:,} characters are wrapped there" if paged != text else ""
     return (
         f"{head}\n[... {omitted} characters omitted; the full output ({len(text)} characters) is saved at "
-        f"{path} — read parts of it with read_file (offset/limit) or grep on that path]\n{tail}"
+        f"{path} — read parts of it with read_file (offset/limit{wrapped}) or grep on that path]\n{tail}"
+    )
+
+
+def _paged(text: str) -> str:
+    """The text with every line over ``WRAP_CHARS`` cut into lines of that length: read_file's
+    offset and limit count lines, and one long line (a minified file, a JSON reply) read whole
+    is over the budget again, so its middle could never be read."""
+    if all(len(line) <= WRAP_CHARS for line in text.split("\n")):
+        return text
+    return "\n".join(
+        "\n".join(line[i : i + WRAP_CHARS] for i in range(0, len(line), WRAP_CHARS)) or line
+        for line in text.split("\n")
     )
