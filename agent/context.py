@@ -75,6 +75,15 @@ def cache_key(session_id: str) -> str:
     return "kiln-" + hashlib.sha256(session_id.encode()).hexdigest()[:24]
 
 
+def mode_block(mode: str) -> str:
+    """The permission mode, changed since the environment block stated it (appended at the tail:
+    that block stays as it was sent)."""
+    return (
+        f"<environment>\npermission_mode: {mode} (changed during the session; it replaces the "
+        "mode stated earlier)\n</environment>"
+    )
+
+
 def environment_block(root: Path, mode: str, user_cwd: str = "") -> str:
     """Facts about the machine for the first user message (never the prefix: the date changes).
 

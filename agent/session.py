@@ -17,7 +17,7 @@ from typing import Any
 from agent import declared_tools, loop, spend, wire_log
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
-from agent.context import ContextAssembler, cache_key, environment_block
+from agent.context import ContextAssembler, cache_key, environment_block, mode_block
 from agent.errors import ContextTooLong, KilnError, ProviderError
 from agent.events import (
     AgentEvent,
@@ -54,6 +54,7 @@ from agent.workspace import Workspace, check_root
 
 __all__ = ["AgentConfig", "DiskHost", "Session"]
 
+MODE_TOLD = "mode_told"  # state: the permission mode the model's context states
 HOSTED = ("anthropic", "openai")  # providers whose stored model is a name they take back
 
 
@@ -185,6 +186,7 @@ class Session:
             environment_block(session.root, config.mode, config.extra.get("user_cwd", "")),
             *session.memory.initial_blocks(),
         )
+        session.state[MODE_TOLD] = config.mode
         return session
 
     @classmethod
@@ -322,6 +324,10 @@ class Session:
             first = next((b["text"] for b in prompt if b.get("type") == "text"), "")
             self.state["title"] = first[:80]
             self.store.update(self.id, title=self.state["title"])
+        told = self.state.setdefault(MODE_TOLD, self.mode)  # the mode the model was told
+        if told != self.mode:  # switched by an editor, or by a resume with --mode
+            self.context.add(mode_block(self.mode))
+            self.state[MODE_TOLD] = self.mode
         tail = self.context.tail(self, with_status=self.turn.step_count > 0)
         self.transcript.append({"role": "user", "content": [*tail, *prompt]})
 

@@ -42,9 +42,7 @@ async def test_load_after_another_process_continued_the_session(
             await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "three"}])
         assert "session/load" in str(refused.value.data)
         await agent.conn.load_session(cwd=str(workspace), session_id=sid)
-        result = await agent.conn.prompt(
-            session_id=sid, prompt=[{"type": "text", "text": "three"}]
-        )
+        result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "three"}])
     assert result.stop_reason == "end_turn"
     assert client.text().endswith("editor again")
     assert "from the terminal" in client.text()  # replayed by the load
