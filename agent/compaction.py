@@ -9,7 +9,9 @@ the target pulls the target under it. Summaries come from the session's model; w
 deterministic extractive summary is used, and after ``max_failures`` failures in a row the model
 is no longer asked (circuit breaker). Whatever the tier, code — not the model — carries forward
 verbatim the user's goals, decisions and constraints, files modified, verification status, open
-TODOs, ``<skill>`` blocks and identifiers, and the block names the file holding the full text.
+TODOs, ``<skill>`` blocks and identifiers, and the block names the file holding the full text;
+what it carries is bounded to a share of the window (``compaction_facts.bounded``: the newest
+items, the older counted and left verbatim in those files), so it never outgrows the window.
 Every compaction starts a new message epoch in the store and is recorded in ``compactions``.
 """
 
@@ -22,8 +24,11 @@ from typing import Any
 
 from agent.compaction_facts import (
     HISTORY_TAG,
+    bounded,
     extractive_summary,
     history_block,
+    newest,
+    note_moved,
     protected_facts,
     removal_note,
     render_message,
@@ -45,6 +50,8 @@ from agent.types import Message, ModelReply, Request, canonical_json
 __all__ = ["SUMMARY_MARKER", "SUMMARY_SYSTEM", "CompactionConfig", "Compactor"]
 
 TARGET_SHARE_OF_TRIGGER = 0.6  # the clamped target when a trigger is set at or below it
+SUMMARY_SHARE = 0.1  # of the window, for the summaries of earlier rounds
+LOG_LINES = 20  # compaction notes kept in the history block
 
 
 def estimate_tokens(value: Any) -> int:
@@ -191,7 +198,7 @@ class Compactor:
         removed: list[Message] = []
 
         removed_total = int(state.get("removed", 0))
-        acc = protected_facts(session, [], facts)  # grows batch by batch, not re-scanned
+        acc = bounded(protected_facts(session, [], facts), window)  # grows batch by batch
         fixed = estimate_tokens(_request_like(session, []))
         round_sizes = [sum(estimate_tokens(m) for m in r) for r in rounds]
 
@@ -215,14 +222,14 @@ class Compactor:
             batch = rounds.pop(0)
             round_sizes.pop(0)
             removed.extend(batch)
-            acc = protected_facts(session, batch, acc)
+            acc = bounded(protected_facts(session, batch, acc), window)
         if size() + reserve > target and (summaries or len(rounds) > 1):
             tier = 3
             while len(rounds) > 1:
                 batch = rounds.pop(0)
                 round_sizes.pop(0)
                 removed.extend(batch)
-                acc = protected_facts(session, batch, acc)
+                acc = bounded(protected_facts(session, batch, acc), window)
         if removed:
             kept = [m for r in rounds for m in r]
             text, used = await self._summarise(session, removed, prior=summaries, kept=kept)
@@ -234,6 +241,10 @@ class Compactor:
                 last = (removed_total + len(removed)) // 2
                 span = f"round {first}" if first >= last else f"rounds {first}-{last}"
                 summaries.append(f"{span}: {text}")
+                # tier 2 adds one per compaction: the oldest go once they pass their share
+                kept = newest(summaries, SUMMARY_SHARE * window * 4)
+                note_moved(acc, "summaries", len(summaries) - len(kept))
+                summaries = kept
         if tier == 1 and messages == session.transcript.messages:
             return None
         stubbed = len(archive_parts)
@@ -250,7 +261,7 @@ class Compactor:
             summaries=summaries,
             facts=acc,
             removed=removed_total + len(removed),
-            log=[*state.get("log", []), note],
+            log=log_kept(acc, [*state.get("log", []), note]),
         )
         record = CompactionRecord(
             epoch=session.transcript.epoch + 1,
@@ -348,6 +359,12 @@ class Compactor:
         window = int(getattr(session.model, "context_window", 0) or 0)
         session.status.context_used = record.after_tokens / window if window else 0.0
         session.status.reset()
+
+
+def log_kept(facts: dict[str, list[str]], log: list[str]) -> list[str]:
+    """The latest ``LOG_LINES`` compaction notes (the older ones counted in ``facts``)."""
+    note_moved(facts, "compaction notes", len(log) - LOG_LINES)
+    return log[-LOG_LINES:]
 
 
 def rebuilt_with_archive(messages: list[Message], archive: Path) -> list[Message]:

@@ -139,6 +139,7 @@ def protected_facts(
     new = extract(removed)
     facts = {k: _dedupe([*prior.get(k, []), *new[k]]) for k in KEYS}
     facts["identifiers"] = facts["identifiers"][:MAX_IDENTIFIERS]
+    facts[MOVED] = list(prior.get(MOVED, []))
     facts["files_modified"] = list(session.turn.files_modified)
     facts["open_todos"] = [
         f"[{t.get('status')}] {t.get('id', '')}: {t.get('content', '')}"
@@ -146,6 +147,52 @@ def protected_facts(
         if t.get("status") != "completed"
     ]
     return facts
+
+
+# The share of the window the preserved facts may take, split among the kinds that grow with
+# every compaction (files modified and open TODOs come from the session and are always whole).
+FACTS_SHARE = 0.15
+SHARES = {"goals": 0.25, "decisions": 0.2, "verification": 0.1, "context": 0.2, "skills": 0.1,
+          "identifiers": 0.15}  # fmt: skip
+MOVED = "moved"  # "kind count" entries: older items kept only in the archives
+
+
+def bounded(facts: dict[str, list[str]], window: int) -> dict[str, list[str]]:
+    """``facts`` within ``FACTS_SHARE`` of the window: of each kind, the newest items that fit
+    its share (the session's first goal always). Facts accumulate over every compaction; kept
+    whole, a long day's history block grew past the window itself and no compaction could bring
+    a request under it. What goes is not summarised: it stays verbatim in the archive files the
+    block names, and the block counts it."""
+    limit = FACTS_SHARE * window * 4  # characters, ~4 per token
+    out = dict(facts)
+    for key, share in SHARES.items():
+        items = list(facts.get(key) or [])
+        first = items[:1] if key == "goals" else []
+        rest = newest(items[len(first) :], share * limit - sum(len(i) for i in first))
+        out[key] = [*first, *rest]
+        note_moved(out, key, len(items) - len(out[key]))
+    return out
+
+
+def newest(items: list[str], chars: float) -> list[str]:
+    """The latest ``items`` whose lengths add up to at most ``chars``, in their order."""
+    kept: list[str] = []
+    for item in reversed(items):
+        chars -= len(item) + 1
+        if chars < 0:
+            break
+        kept.append(item)
+    return kept[::-1]
+
+
+def note_moved(facts: dict[str, list[str]], key: str, count: int) -> None:
+    """Count ``count`` more items of ``key`` as kept only in the archives."""
+    if count <= 0:
+        return
+    pairs = [str(e).rsplit(" ", 1) for e in facts.get(MOVED) or []]
+    moved = {k: int(n) for k, n in pairs if n.isdigit()}
+    moved[key] = moved.get(key, 0) + count
+    facts[MOVED] = [f"{k} {n}" for k, n in moved.items()]
 
 
 def render_facts(facts: dict[str, list[str]]) -> list[str]:
@@ -165,6 +212,8 @@ def render_facts(facts: dict[str, list[str]]) -> list[str]:
             lines += [f"- {item}" for item in items]
     if facts.get("identifiers"):
         lines += ["### identifiers", " ".join(facts["identifiers"])]
+    if facts.get(MOVED):
+        lines.append(f"### older items kept only in the files above: {', '.join(facts[MOVED])}")
     for key, label in (
         ("context", "context blocks"),
         ("skills", "skills (exempt from summarising)"),
