@@ -67,13 +67,32 @@ def _noise_reason(block: dict[str, Any], calls: dict[str, Any], index: int, min_
         later = [
             n
             for (j, n, a) in calls.values()
-            if j > index and a.get("path") == args.get("path") and n in ({"read_file"} | EDIT_TOOLS)
+            if j > index
+            and a.get("path") == args.get("path")
+            and (n in EDIT_TOOLS or (n == "read_file" and _covers(a, args)))
         ]
         if later:
             return f"superseded read of {args.get('path')} (later {later[0]})"
     if name in SEARCH_TOOLS and len(block["content"]) >= min_chars:
         return f"{name} result of {len(block['content'])} characters, already acted on"
     return ""
+
+
+def _lines(args: dict[str, Any]) -> tuple[int, float]:
+    """The first and last line a read_file call asked for (its defaults: from 1, to the end)."""
+    try:
+        first = max(int(args.get("offset") or 1), 1)
+        limit = int(args.get("limit") or 0)
+    except (TypeError, ValueError):
+        return 1, float("inf")
+    return first, first + limit - 1 if limit > 0 else float("inf")
+
+
+def _covers(later: dict[str, Any], earlier: dict[str, Any]) -> bool:
+    """Whether the later read asked for every line the earlier one did (the next page of a
+    file read in pages does not: it is other lines)."""
+    (a, b), (c, d) = _lines(later), _lines(earlier)
+    return a <= c and b >= d
 
 
 def _is_status(block: dict[str, Any]) -> bool:
