@@ -92,12 +92,9 @@ class WireLog:
                     new[digest] = text
                 refs.append([label, digest])
             if new:
-                with (self.folder / "blocks.jsonl").open("a", encoding="utf-8") as fh:
-                    for digest, text in new.items():
-                        fh.write(json.dumps({"h": digest, "t": text}, ensure_ascii=False) + "\n")
+                _append(self.folder / "blocks.jsonl", [{"h": h, "t": t} for h, t in new.items()])
                 self._hashes = known | set(new)
-            with (self.folder / "requests.jsonl").open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"step": step, "blocks": refs}, ensure_ascii=False) + "\n")
+            _append(self.folder / "requests.jsonl", [{"step": step, "blocks": refs}])
 
     def _known_hashes(self) -> set[str]:
         cached = getattr(self, "_hashes", None)
@@ -107,50 +104,56 @@ class WireLog:
         return cached
 
     def _blobs(self) -> dict[str, str]:
-        path = self.folder / "blocks.jsonl"
-        if not path.is_file():
-            return {}
-        out = {}
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                item = json.loads(line)
-                out[item["h"]] = item["t"]
-        return out
+        return {item["h"]: item["t"] for item in _records(self.folder / "blocks.jsonl")}
 
     def record_changed(self, step: int, body: dict[str, Any], note: str) -> None:
         """The provider changed the request on the way (the embedded model fits it to its
         window): that body replaces the step's, and is kept whole for `kiln context show`."""
         self.record(step, body)
-        line = {"step": step, "body": body, "note": note}
-        with _lock, (self.folder / "sent.jsonl").open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        with _lock:
+            _append(self.folder / "sent.jsonl", [{"step": step, "body": body, "note": note}])
 
     def changed(self, step: int) -> dict[str, Any] | None:
         """``{"body", "note"}`` of a step whose request the provider changed on the way."""
-        path = self.folder / "sent.jsonl"
-        if not path.is_file():
-            return None
         found = None
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                item = json.loads(line)
-                if item.get("step") == step:
-                    found = item
+        for item in _records(self.folder / "sent.jsonl"):
+            if item.get("step") == step:
+                found = item
         return found
 
     def requests(self) -> dict[int, WireRequest]:
         """Every recorded request by step (a step recorded twice keeps its last body)."""
-        path = self.folder / "requests.jsonl"
-        if not path.is_file():
-            return {}
         blobs = self._blobs()
         out: dict[int, WireRequest] = {}
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                item = json.loads(line)
-                blocks = [(label, blobs.get(h, "")) for label, h in item["blocks"]]
-                out[int(item["step"])] = WireRequest(int(item["step"]), blocks)
+        for item in _records(self.folder / "requests.jsonl"):
+            blocks = [(label, blobs.get(h, "")) for label, h in item["blocks"]]
+            out[int(item["step"])] = WireRequest(int(item["step"]), blocks)
         return out
+
+
+def _append(path: Path, records: list[dict[str, Any]]) -> None:
+    """Append one JSON line per record. A line a killed process left torn (no newline at the
+    end of the file) is ended first, so the new records are not glued to it."""
+    with path.open("a+b") as fh:  # writes go to the end whatever is read before
+        end = fh.seek(0, 2)
+        if end and fh.seek(end - 1) >= 0 and fh.read(1) != b"\n":
+            fh.write(b"\n")
+        fh.write(b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records))
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    """The whole records of a log file; a line torn by a killed process is skipped."""
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            out.append(item)
+    return out
 
 
 @functools.lru_cache(maxsize=32)
