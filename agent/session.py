@@ -401,6 +401,10 @@ class Session:
     async def run_tools(self, calls: list[Block]) -> list[Block]:
         """Run a step's tool calls together and append their results with the next tail."""
         results = await asyncio.gather(*(self.runner.run(c, self.services) for c in calls))
+        if self.turn.files_modified != self.state.get("files_modified", []):
+            # stored now, not at the turn's end: a process killed later in the turn keeps them
+            self.state["files_modified"] = list(self.turn.files_modified)
+            self.store.update(self.id, state=self.state)
         tail = self.context.tail(self, with_status=self.turn.step_count > 0)
         self.transcript.append({"role": "user", "content": [*results, *tail]})
         return list(results)
