@@ -434,5 +434,6 @@ class Session:
         self.state[declared_tools.STATE_KEY] = declared_tools.saved(self.runner)
         self.state.update(self.memory.saved())
         self.state["context_used"] = self.status.context_used  # measured: resumed from it
+        self.state["tool_calls"] = dict(self.status.calls)  # the session's, past compactions
         self.store.update(self.id, state=self.state, status="idle")
         await self.emit(TurnDone(stop_reason=reason))

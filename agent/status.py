@@ -141,6 +141,11 @@ class StatusBar:
                 for block in message.get("content", []):
                     if block.get("type") == "tool_use":
                         self.calls[block["name"]] += 1
+            # the messages are the current epoch's only: a compaction took the earlier calls
+            stored = state.get("tool_calls")
+            for name, count in stored.items() if isinstance(stored, dict) else []:
+                if isinstance(count, int) and count > self.calls[name]:
+                    self.calls[name] = count
         if not self.todos and state.get("todos"):
             self.todos = list(state["todos"])
 
