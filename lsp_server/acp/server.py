@@ -55,7 +55,7 @@ from lsp_server.core import (
     acp_stop_reason,
     uri_to_path,
 )
-from lsp_server.core.prompts import url_cwd
+from lsp_server.core.prompts import link_range, url_cwd
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.acp")
@@ -292,10 +292,12 @@ class KilnAcpAgent:
                 path = path.resolve() if path is not None else None
                 if path is not None and (path == root or root in path.parents):
                     text = await self.frontend.client_text(session_id, path)
-                    if text is not None:
+                    if text is not None:  # the whole file: a linked selection keeps its lines
+                        span = link_range(str(block["uri"]))
                         block = {
                             "type": "resource",
                             "resource": {"uri": block["uri"], "text": text},
+                            **({"range": span} if span else {}),
                         }
             out.append(block)
         return out

@@ -69,6 +69,7 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     text = resource.get("text") if isinstance(resource.get("text"), str) else None
     if text is None and item["type"] == "resource" and "blob" in resource:
         text = _blob_text(uri, resource["blob"])
+    embedded = text is not None
     rel = uri
     if path is not None:
         try:
@@ -85,10 +86,11 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     if text is None:
         return f"<reference {attrs}/>"
     span = item.get("range") or item.get("selection") or resource.get("range")
-    lines_in_uri = _fragment_lines(uri)
-    if span is not None or lines_in_uri is not None:
+    if span is None and not embedded:  # an embedded selection's text is the selection already
+        span = link_range(uri)
+    if span is not None:
         try:
-            start, end = lines_in_uri or (int(span["start"]["line"]), int(span["end"]["line"]))
+            start, end = int(span["start"]["line"]), int(span["end"]["line"])
         except (KeyError, TypeError, ValueError):
             raise InvalidParams("range needs start.line and end.line") from None
         start, end = min(start, end), max(start, end)  # a selection made upwards
@@ -105,8 +107,9 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
 _LINES = re.compile(r"L(\d+)(?:C\d+)?(?:[:-]L?(\d+)(?:C\d+)?)?", re.IGNORECASE)
 
 
-def _fragment_lines(uri: str) -> tuple[int, int] | None:
-    """The 0-based (first, last) lines a ``#L…`` fragment of ``uri`` names, or None."""
+def link_range(uri: str) -> dict[str, Any] | None:
+    """The lines a ``#L…`` fragment of ``uri`` names, as an LSP range (0-based), or None. Only
+    for text read from the file: an embedded resource's text is the selection already."""
     _, sep, fragment = uri.partition("#")
     found = _LINES.fullmatch(fragment) if sep else None
     if found is None:
@@ -117,7 +120,7 @@ def _fragment_lines(uri: str) -> tuple[int, int] | None:
         raise InvalidParams(
             f"line range #{fragment} starts at line 0 (lines in a link are 1-based)"
         )
-    return first - 1, last - 1
+    return {"start": {"line": first - 1}, "end": {"line": last - 1}}
 
 
 _REFERENCE = re.compile(

@@ -45,3 +45,18 @@ async def test_a_range_from_line_zero_is_one_clear_error(spawn, workspace: Path)
                 session_id=sid, prompt=[{"type": "resource_link", "uri": uri, "name": "app.py"}]
             )
     assert refused.value.code == -32602 and "1-based" in str(refused.value)
+
+
+async def test_an_embedded_selection_is_its_own_text(spawn, workspace: Path) -> None:
+    """Zed embeds a selection as a `resource` whose URI names its lines and whose text is the
+    selection itself: that text reaches the model whole, not cut again by the range."""
+    client = EditorClient()
+    script = [{"match": "re:two\nthree", "text": "saw the selection"}, "cut it short"]
+    uri = (workspace / "app.py").as_uri() + "#L2:3"
+    resource = {"uri": uri, "text": "two\nthree"}
+    prompt = [{"type": "text", "text": "see"}, {"type": "resource", "resource": resource}]
+    async with spawn(script, client) as agent:
+        await agent.start(fs=True)
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        assert (await agent.conn.prompt(session_id=sid, prompt=prompt)).stop_reason == "end_turn"
+    assert client.text() == "saw the selection"
