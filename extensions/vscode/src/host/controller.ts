@@ -376,6 +376,7 @@ export class ChatController implements vscode.Disposable {
     if (sessionId !== previous) await this.closeCurrent(protocol);
     // The replay streams as updates before the answer; the view must already expect them.
     this.sessionId = sessionId;
+    this.modelPending = false; // a session chosen from the history keeps its own model
     this.proposals.clear();
     this.post({ type: "session", sessionId, title: "" });
     try {

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { URI } from "vscode-uri";
@@ -35,6 +35,9 @@ describe("the panel against the real server", () => {
         { match: "hold", wait_for: release },
         { match: "hold", text: "Released." },
         { match: "SCRATCH_MARKER", text: "I see the scratch text." },
+        { match: "hold", wait_for: release },
+        { match: "hold", text: "Released." },
+        { match: "back in", text: "Continued." },
         { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
         { match: "app.py", text: "Proposed." },
         { match: "before the reload", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 3" } }] },
@@ -102,6 +105,24 @@ describe("the panel against the real server", () => {
     const rows = JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root));
     const latest = rows.find((r: { title: string }) => r.title === "hello model");
     assert.equal(latest?.model, "picked-model", JSON.stringify(rows));
+  });
+
+  test("a model picked while a turn runs, then an older session loaded: the question continues that session", async () => {
+    const older = panel.ofType("session").at(-1)?.sessionId as string; // the "hello model" session
+    rmSync(release, { force: true });
+    const before = turns();
+    panel.send({ type: "prompt", text: "hold again" });
+    await waitFor(() => turns() > before && panel.ofType("turn").at(-1)?.state === "running", "turn running");
+    panel.send({ type: "setModel", model: "another-model" });
+    await waitFor(() => panel.ofType("config").at(-1)?.model === "another-model", "the picker");
+    writeFileSync(release, "");
+    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    const loads = panel.ofType("sessions").length;
+    panel.send({ type: "loadSession", sessionId: older });
+    await waitFor(() => panel.ofType("sessions").length > loads, "the session loaded");
+    await ask("back in the older one");
+    const rows = JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root));
+    assert.equal(rows.filter((r: { title: string }) => r.title === "back in the older one").length, 0, "a new session took the question");
   });
 
   test("kiln.model changed in the settings while running is the model of the next new session", async () => {
