@@ -320,9 +320,10 @@ class Session:
         # A process killed mid-tool left a tool call unanswered: answer it, or no provider
         # accepts the trajectory again.
         self.transcript.close_dangling("interrupted: Kiln stopped before the tool finished")
-        if not self.state.get("title"):
-            first = next((b["text"] for b in prompt if b.get("type") == "text"), "")
-            self.state["title"] = first[:80]
+        if not self.state.get("title"):  # the user's words, not an attachment's markup
+            texts = [b["text"] for b in prompt if b.get("type") == "text"]
+            said = [t for t in texts if not t.lstrip().startswith("<reference ")]
+            self.state["title"] = next(iter(said or texts), "")[:80]
             self.store.update(self.id, title=self.state["title"])
         told = self.state.setdefault(MODE_TOLD, self.mode)  # the mode the model was told
         if told != self.mode:  # switched by an editor, or by a resume with --mode
