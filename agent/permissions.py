@@ -104,6 +104,7 @@ class Permissions:
         self.skill_granted: set[str] = set()
         # Its command patterns (``Bash(git status:*)``): commands they match stay inside it.
         self.skill_commands: list[Rule] = []
+        self.skill_granted_commands: list[Rule] = []  # those of them the user granted
         # installed skill folder -> user grants, read when a skill loads (an update since the
         # session started may have dropped them)
         self.skill_grants: Callable[[], dict[str, set[str]]] = dict
@@ -306,7 +307,9 @@ class Permissions:
                 continue
             if simple.text in self.session_allow or "run_command" in self.session_allow:
                 continue
-            if "run_command" in self.skill_granted:
+            if "run_command" in self.skill_granted or any(
+                r.matches_command(simple.argv) for r in self.skill_granted_commands
+            ):
                 continue
             if not any(r.matches_command(simple.argv) for r in self._allow):
                 return False

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from skills_registry.skill import parse_allowed_tools
+
 
 def allowed_tools_list(value: Any) -> list[str]:
     """``allowed-tools`` as a list ("Bash Write" and ["Bash", "Write"] alike)."""
-    if isinstance(value, str):
-        return [t for t in value.replace(",", " ").split() if t]
+    if isinstance(value, str):  # "Bash(git status:*)" is one entry, as the agent reads it
+        return parse_allowed_tools(value)
     if isinstance(value, list):
         return [str(t) for t in value if str(t).strip()]
     return []

@@ -41,9 +41,12 @@ _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv"}
 
 
 def parse_allowed_tools(value: Any) -> list[str]:
-    """Split ``allowed-tools`` into entries; spaces inside parentheses stay inside an entry.
+    """Split ``allowed-tools`` into entries; spaces (and commas: ``Read, Write``) inside
+    parentheses stay inside an entry.
 
     ``"Bash(git add:*) Read"`` is two tools, not three: Claude-style patterns carry arguments.
+    The review and the install's grant read the list with this too, so a granted entry is
+    the entry the agent sees.
     """
     if isinstance(value, list):
         return [str(item).strip() for item in value if str(item).strip()]
@@ -57,7 +60,7 @@ def parse_allowed_tools(value: Any) -> list[str]:
             depth += 1
         elif char == ")" and depth:
             depth -= 1
-        if char.isspace() and depth == 0:
+        if (char.isspace() or char == ",") and depth == 0:
             if current:
                 entries.append("".join(current))
                 current = []

@@ -298,7 +298,11 @@ class SkillsContext:
                 else set()
             )
             self.permissions.skill_granted = kiln_tool_names(sorted(grants)) & allowed
-            self.permissions.skill_commands = command_patterns(skill.allowed_tools if skill else [])
+            listed = skill.allowed_tools if skill else []
+            self.permissions.skill_commands = command_patterns(listed)
+            self.permissions.skill_granted_commands = command_patterns(
+                [entry for entry in listed if entry in grants]
+            )
         self.active_turn = self.current_turn if skill else None
 
     def tail_block(self, session: SessionView) -> str | None:

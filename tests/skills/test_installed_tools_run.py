@@ -148,3 +148,25 @@ def test_a_skills_command_patterns_narrow_commands_not_refuse_them_all(tmp_path:
     for refused in (echo, chained):
         assert "outside the active skill's allowed-tools" in refused, refused
     assert not (repo / "out.txt").exists()
+
+
+def test_a_granted_command_pattern_runs_its_commands_unasked(tmp_path: Path) -> None:
+    """The user said yes to "Let this skill use Bash(git status:*) without asking" at install.
+    Before: the grant widened nothing (only a bare `Bash` was ever granted), so `git status`
+    was still asked (refused without a terminal); now it runs, and `touch` is still asked."""
+    with market(tmp_path) as m:
+        src = skill_folder(tmp_path / "src", "gitinfo", front="allowed-tools: Bash(git status:*)\n")
+        m.publish(src, "1.0.0")
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        m.cli("skills", "install", "--user", "acme/gitinfo", "--yes", "--grant-tools", cwd=repo)
+        steps = [
+            step("skill", name="gitinfo"),
+            step("run_command", command="git status --short"),
+            step("run_command", command="git status > out.txt"),
+        ]
+        run = run_with_wire(m, repo, steps, "--mode", "ask", "--output-format", "json")
+    _, status, redirected = run.tool_results()
+    assert "exit code 0" in status, status
+    assert "permission denied" in redirected and not (repo / "out.txt").exists(), redirected
