@@ -49,6 +49,15 @@ class Block:
         return self.end_line - self.start_line + 1
 
 
+BOM = "\ufeff"  # a byte order mark: what a file saved on Windows often starts with
+
+
+def first_line(line: str) -> str:
+    """A line as a block's signature: stripped, without a byte order mark (``str.strip``
+    keeps it: `kiln search` showed ``\ufeffpublic class Order``)."""
+    return line.lstrip(BOM).strip()[:MAX_SIGNATURE]
+
+
 def module_name(path: str) -> str:
     """``pkg/sub/mod.py`` -> ``pkg.sub.mod``: the scope of a file's top-level blocks."""
     stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
@@ -69,7 +78,7 @@ def line_windows(lines: list[str], name: str, language: str) -> list[Block]:
             Block(
                 kind="text",
                 name=name,
-                signature=chunk[first].strip()[:MAX_SIGNATURE],
+                signature=first_line(chunk[first]),
                 docstring="",
                 start_line=start + first + 1,
                 end_line=start + len(chunk),

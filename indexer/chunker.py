@@ -15,11 +15,13 @@ from operator import itemgetter
 from typing import Any
 
 from indexer.blocks import (
+    BOM,
     MAX_BLOCK_LINES,
     MAX_DOCSTRING,
     MAX_SIGNATURE,
     TINY_LINES,
     Block,
+    first_line,
     line_windows,
     merge_tiny,
     module_name,
@@ -256,7 +258,8 @@ class _Chunker:
         if d.body is None:
             raw = raw.split("\n", 1)[0]
         # whitespace runs as one space: str.split() cuts at the characters regex \s matches
-        return " ".join(raw.split()).rstrip("{:").strip()[:MAX_SIGNATURE]
+        # (not at a byte order mark, which a file saved on Windows starts with)
+        return " ".join(raw.replace(BOM, " ").split()).rstrip("{:").strip()[:MAX_SIGNATURE]
 
     def _name_row(self, d: Def) -> int:
         if d.name_row >= 0:
@@ -312,7 +315,7 @@ class _Chunker:
                 parts[-1].append(row)
         blocks = []
         for i, part in enumerate(parts):
-            sig = self.lines[part[0]].strip()[:MAX_SIGNATURE]
+            sig = first_line(self.lines[part[0]])
             blocks.append(
                 self._block(
                     "module", self.module, sig, doc if i == 0 else "", part[0], part[-1], []

@@ -200,3 +200,24 @@ def test_kiln_index_watch_says_what_it_skips_once(repo: Path, tmp_path: Path) ->
         "kiln: skipped lfs.py: a Git LFS pointer, not its content (run git lfs pull)",
         "kiln: skipped out.py: the link leads outside the workspace",
     ], err
+
+
+def test_a_byte_order_mark_is_not_part_of_a_signature(repo: Path) -> None:
+    """Files saved on Windows often start with a byte order mark; the first block's
+    signature kept it and `kiln search` showed `\\ufeffpublic class Order`."""
+    bom = b"\xef\xbb\xbf"
+    (repo / "Order.cs").write_bytes(
+        bom + b"public class Order\n{\n    public int Id() { return 1; }\n}\n"
+    )
+    (repo / "setup.py").write_bytes(bom + b"import os\nVERSION = os.environ['V']\n")
+    (repo / "NOTES.txt").write_bytes(bom + b"Release notes\n")
+    clean(kiln("index", ".", cwd=repo))
+    hits = json.loads(kiln("search", "Order", "--json", cwd=repo).stdout)
+    assert hits[0]["name"] == "Order"
+    shown = kiln("search", "Order", "-k", "1", cwd=repo).stdout.splitlines()
+    assert shown[1] == "    public class Order", shown
+    for query, line in (
+        ("VERSION environ", "    import os"),
+        ("Release notes", "    Release notes"),
+    ):
+        assert kiln("search", query, "-k", "1", cwd=repo).stdout.splitlines()[1] == line, query
