@@ -98,7 +98,7 @@ def prepared(
     they parse). With ``root``, a file whose opened descriptor leads outside it is not read
     (replaced by a link since the listing: ``reading.read_regular``). At most ``IN_FLIGHT`` batches are submitted ahead of the one the caller
     reads, so a writer slower than the workers holds a bounded amount of rows in memory."""
-    args = [(c.rel, str(c.path), hashes.get(c.rel), root) for c in work]
+    args = [(c.rel, c.where, hashes.get(c.rel), root) for c in work]
     ctx = _fork_context() if len(work) >= POOL_MIN_FILES else None
     if ctx is None:
         for a in args:
