@@ -1,4 +1,4 @@
-"""Which files of a workspace are indexed: .gitignore honoured, binaries, vendored, minified and
+"""Which files of a workspace are indexed: ignore files honoured (``ignores``), binaries, vendored, minified and
 generated files skipped, a size cap, symlinks followed only inside the root and never in loops.
 """
 
@@ -10,14 +10,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
-from indexer.reading import read_regular
+from indexer.ignores import Specs, folder_specs, ignored, path_ignored, root_specs
 
 MAX_FILE_BYTES = 1_000_000
-MAX_IGNORE_BYTES = 1_000_000  # a longer .gitignore is read up to here
-MAX_IGNORE_PATTERNS = 2000  # the patterns of a .gitignore that count, in order
-MAX_STARS = 2  # "*" per segment of a .gitignore pattern; a pattern with more is dropped
 MAX_PATH_CHARS = 4096  # longer repo-relative paths are left out (PATH_MAX on Linux)
 SNIFF_BYTES = 8192
 # Folders that are never project source (dependency trees, caches, build output, VCS).
@@ -121,68 +116,6 @@ class Candidate:
         return Path(self.where)  # made when asked: a Path per file cost ~1 s of 100,000
 
 
-class _SpecCache:
-    """Compiled ``.gitignore`` files by path, valid while the file's stat is unchanged: one
-    file's update (every keystroke in an editor) checks each folder above it, and compiling
-    the patterns costs far more than a ``stat``."""
-
-    SIZE = 256
-
-    def __init__(self) -> None:
-        self._items: dict[str, tuple[tuple[int, ...], pathspec.PathSpec]] = {}
-
-    def get(self, path: Path) -> pathspec.PathSpec | None:
-        return self.signed(str(path))[1]
-
-    def signed(self, path: str) -> tuple[tuple[int, ...] | None, pathspec.PathSpec | None]:
-        """The file's stat signature and compiled patterns; (None, None) when it is absent."""
-        try:
-            st = os.stat(path)
-            sig = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-            hit = self._items.get(path)
-            if hit is not None and hit[0] == sig:
-                return hit
-            data = read_regular(path, MAX_IGNORE_BYTES)  # a FIFO or /dev/zero: see reading.py
-        except OSError:
-            return None, None
-        if len(data) > MAX_IGNORE_BYTES:  # the patterns of its first MAX_IGNORE_BYTES
-            data = data[:MAX_IGNORE_BYTES].rsplit(b"\n", 1)[0]
-        text = data.decode("utf-8", errors="replace")
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", tame_patterns(text.splitlines()))
-        if len(self._items) >= self.SIZE:
-            self._items.pop(next(iter(self._items)), None)
-        self._items[path] = (sig, spec)
-        return sig, spec
-
-
-def tame_patterns(lines: list[str]) -> list[str]:
-    """The ``.gitignore`` lines safe to match: pathspec turns each into a regular expression,
-    and one segment with many ``*`` (``*a*a*a*a*zz``) backtracks for minutes on a long name,
-    so such a pattern is dropped; past ``MAX_IGNORE_PATTERNS`` patterns the rest are dropped
-    (each is tried on every file: 100,000 cost ~70 ms per file)."""
-    kept: list[str] = []
-    for line in lines:
-        pattern = line.strip()
-        if not pattern or pattern.startswith("#"):
-            continue
-        if any(seg != "**" and seg.count("*") > MAX_STARS for seg in pattern.split("/")):
-            continue
-        kept.append(line)
-        if len(kept) >= MAX_IGNORE_PATTERNS:
-            break
-    return kept
-
-
-_specs = _SpecCache()
-# excluded()'s answers: (root, rel) -> (signatures of the .gitignore files on the way, answer)
-_verdicts: dict[tuple[str, str], tuple[tuple, bool]] = {}
-VERDICTS = 4096
-
-
-def _ignore_spec(folder: Path) -> pathspec.PathSpec | None:
-    return _specs.get(folder / ".gitignore")
-
-
 def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
     """Every indexable file under ``root`` (sorted per folder, so runs are reproducible).
 
@@ -199,8 +132,8 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
     note = skipped.append if skipped is not None else (lambda line: None)
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[tuple[int, int]] = set()
-    aliases: list[tuple[Path, str, list[tuple[str, pathspec.PathSpec]], bool]] = []
-    stack: list[tuple[Path, str, list[tuple[str, pathspec.PathSpec]]]] = [(root, "", [])]
+    aliases: list[tuple[Path, str, Specs, bool]] = []
+    stack: list[tuple[Path, str, Specs]] = [(root, "", root_specs(root))]
     while stack or aliases:
         if not stack:  # the real tree is done: now the symlinks, in the order they were met
             folder, rel, specs, is_dir = aliases.pop(0)
@@ -217,9 +150,7 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
         if key in seen_dirs:  # a symlink loop or a second route to the same folder
             continue
         seen_dirs.add(key)
-        spec = _ignore_spec(folder)
-        if spec is not None:
-            specs = [*specs, (rel_folder, spec)]
+        specs = folder_specs(folder, rel_folder, specs)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except FileNotFoundError:  # removed since it was listed
@@ -244,7 +175,7 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
                 if (
                     entry.name in SKIP_DIRS
                     or (not rel_folder and entry.name in ROOT_SKIP_DIRS)
-                    or _ignored(specs, rel + "/")
+                    or ignored(specs, rel + "/")
                 ):
                     continue
                 if outside:
@@ -255,7 +186,7 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
                 else:
                     subdirs.append((Path(entry.path), rel + "/", specs))
                 continue
-            if not _wanted_name(entry.name) or _ignored(specs, rel):
+            if not _wanted_name(entry.name) or ignored(specs, rel):
                 continue
             if outside:
                 note(f"{rel}: the link leads outside the workspace")
@@ -311,18 +242,6 @@ def _inside(root: Path, path: str) -> bool:
     return True
 
 
-def _ignored(specs: list[tuple[str, pathspec.PathSpec]], rel: str) -> bool:
-    """Git's rule: the deepest ``.gitignore`` with a pattern matching ``rel`` decides, by its
-    last matching pattern, so a folder's ``!keep.py`` brings back what a pattern above
-    ignored (any match anywhere ignored it, and the file was missing from the index)."""
-    for base, spec in reversed(specs):
-        if rel.startswith(base):
-            verdict = spec.check_file(rel[len(base) :]).include
-            if verdict is not None:
-                return bool(verdict)
-    return False
-
-
 def _wanted_name(name: str) -> bool:
     if name in SKIP_NAMES or name.startswith(".") and name not in {".env.example"}:
         return False
@@ -353,40 +272,10 @@ def looks_indexable(data: bytes) -> bool:
 
 
 def excluded(root: Path, rel: str) -> bool:
-    """Whether a single path would be skipped by ``walk`` (for one-file updates). Asked on
-    every edit of a file: the answer is kept while the ``.gitignore`` files on the way to it
-    are unchanged (matching their patterns costs far more than the ``stat`` of each)."""
+    """Whether a single path would be skipped by ``walk`` (for one-file updates)."""
     parts = rel.split("/")
     if any(p in SKIP_DIRS for p in parts[:-1]) or not _wanted_name(parts[-1]) or bad_name(rel):
         return True
     if len(parts) > 1 and parts[0] in ROOT_SKIP_DIRS:
         return True
-    folder = str(root)
-    signed = [_specs.signed(os.path.join(folder, ".gitignore"))]
-    for part in parts[:-1]:
-        folder = os.path.join(folder, part)
-        signed.append(_specs.signed(os.path.join(folder, ".gitignore")))
-    key, sigs = (str(root), rel), tuple(sig for sig, _ in signed)
-    kept = _verdicts.get(key)
-    if kept is not None and kept[0] == sigs:
-        return kept[1]
-    verdict = _ignored_on_the_way(parts, [spec for _, spec in signed])
-    if len(_verdicts) >= VERDICTS:
-        _verdicts.pop(next(iter(_verdicts)), None)
-    _verdicts[key] = (sigs, verdict)
-    return verdict
-
-
-def _ignored_on_the_way(parts: list[str], specs: list[pathspec.PathSpec | None]) -> bool:
-    """Whether a folder on the way to the file ``parts``, or the file, is ignored by the
-    ``.gitignore`` files ``specs`` (one per folder from the root, None where there is none)."""
-    active: list[tuple[str, pathspec.PathSpec]] = []
-    base = ""
-    for depth, spec in enumerate(specs):
-        if depth:
-            base = f"{base}{parts[depth - 1]}/"
-            if _ignored(active, base):
-                return True
-        if spec is not None:
-            active.append((base, spec))
-    return _ignored(active, "/".join(parts))
+    return path_ignored(root, parts)

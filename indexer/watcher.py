@@ -16,12 +16,14 @@ from typing import Any
 
 from indexer.errors import PathOutsideRoot, WatchUnavailable
 from indexer.files import bad_name
+from indexer.ignores import FOLDER_FILES, ROOT_EXCLUDE
 from indexer.index import Index
 from indexer.records import IndexStats
 
 DEBOUNCE_SECONDS = 0.3
 IDLE_SECONDS = 2.0  # quiet time after a batch before the segments it left are merged
 FULL_SCAN_OVER = 200  # a batch bigger than this is cheaper as one full incremental scan
+IGNORE_FILES = tuple(f"/{name}" for name in (*FOLDER_FILES, "/".join(ROOT_EXCLUDE)))
 
 OnBatch = Callable[[list[str], IndexStats], None]
 
@@ -98,6 +100,9 @@ class Watcher:
             if rel in (".git/HEAD", ".git/packed-refs") or rel.startswith(".git/refs/heads/"):
                 head_moved = True
                 continue
+            if rel == ".git/info/exclude":  # an ignore file: a full scan, as for the others
+                rels.append(rel)
+                continue
             if rel.startswith(".kiln/") or rel == ".kiln" or "/.git/" in f"/{rel}/":
                 continue
             if bad_name(rel):  # not UTF-8, too long: the full scan reports it, once
@@ -107,7 +112,7 @@ class Watcher:
             return
         with self._lock:
             self._head_moved = self._head_moved or head_moved
-            if is_directory or any(r.endswith(".gitignore") for r in rels):
+            if is_directory or any(f"/{r}".endswith(IGNORE_FILES) for r in rels):
                 self._full = True
             self._pending.update(rels)
             self._cancel_idle()

@@ -221,3 +221,29 @@ def test_a_byte_order_mark_is_not_part_of_a_signature(repo: Path) -> None:
         ("Release notes", "    Release notes"),
     ):
         assert kiln("search", query, "-k", "1", cwd=repo).stdout.splitlines()[1] == line, query
+
+
+def test_ignore_files_and_git_info_exclude_count_as_git_and_search_tools_read_them(
+    repo: Path,
+) -> None:
+    """Only `.gitignore` counted: a folder's `.ignore` (ripgrep's, fd's: what search tools
+    skip and git tracks) and the repository's `.git/info/exclude` were indexed, so a search
+    answered from files the user had excluded. `.ignore` beats the `.gitignore` beside it."""
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "exclude").write_text("scratch/\n")
+    write(repo, ".gitignore", "*_pb2.py\n")
+    write(repo, "scratch/try.py", "def scratch_symbol():\n    pass\n")
+    write(repo, "api/.ignore", "fixtures.py\n!api_pb2.py\n")
+    write(repo, "api/fixtures.py", "def fixture_symbol():\n    pass\n")
+    write(repo, "api/api_pb2.py", "def wire_symbol():\n    pass\n")
+    write(repo, "api/other_pb2.py", "def other_wire_symbol():\n    pass\n")
+    write(repo, "api/views.py", "def view_symbol():\n    pass\n")
+    clean(kiln("index", ".", cwd=repo))
+    assert found(repo, "view_symbol") == ["api/views.py"]
+    assert found(repo, "wire_symbol") == ["api/api_pb2.py"]
+    for word in ("scratch_symbol", "fixture_symbol", "other_wire_symbol"):
+        assert found(repo, word) == [], word
+    with Index(repo) as idx:  # one-file updates (the watcher, an editor's save) alike
+        assert idx.update_file("scratch/try.py") == idx.update_file("api/fixtures.py") == 0
+        assert idx.update_file("api/api_pb2.py") == 1
