@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from indexer import schema
+from indexer.db_location import keep_out_of_git
 from indexer.errors import IndexFromNewerKiln, IndexLocked, IndexUnavailable, IndexUntrusted
 from indexer.schema_check import strange_objects
 from kiln_errors.sqlite_common import is_corrupt
@@ -60,6 +61,7 @@ class Database:
             db_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise IndexUnavailable(f"cannot create {db_path.parent}: {exc.strerror}") from exc
+        keep_out_of_git(db_path.parent)
         self.writer = self._open()
 
     def _open(self) -> sqlite3.Connection:

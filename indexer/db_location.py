@@ -7,6 +7,7 @@ the user's outside the workspace, overwritten or grown by every edit.
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -33,3 +34,22 @@ def refuse_links(root: Path, db_path: Path) -> None:
             continue
         if not stat.S_ISREG(mode):
             raise IndexNotAFile(f"{folder / name} is not a regular file")
+
+
+# What git should not track in ``<root>/.kiln``: the index is rebuilt by ``kiln index``, a cache
+# of many MB; the folder's other files (settings.json, skills) are the project's and stay seen.
+GITIGNORE = "# Kiln's code index: a cache `kiln index` rebuilds\nindex.db*\n.gitignore\n"
+
+
+def keep_out_of_git(folder: Path) -> None:
+    """Write ``folder/.gitignore`` naming the index files, unless one is there: after a first
+    `kiln index`, `git status` listed `.kiln/` and `git add -A` committed index.db. The file
+    ignores itself, so the folder shows only what the project keeps there. Never through a
+    link, never over a file of the user's; a folder it cannot write is left as it is."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(folder / ".gitignore", flags, 0o644)
+    except OSError:  # there already (or a link), or not writable
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(GITIGNORE)

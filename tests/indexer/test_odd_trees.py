@@ -247,3 +247,28 @@ def test_ignore_files_and_git_info_exclude_count_as_git_and_search_tools_read_th
     with Index(repo) as idx:  # one-file updates (the watcher, an editor's save) alike
         assert idx.update_file("scratch/try.py") == idx.update_file("api/fixtures.py") == 0
         assert idx.update_file("api/api_pb2.py") == 1
+
+
+def test_git_does_not_see_the_index_but_sees_the_projects_kiln_files(
+    repo: Path, tmp_path: Path
+) -> None:
+    """After a first `kiln index`, `git status` listed `.kiln/index.db` (and its -wal/-shm)
+    and `git add -A` committed a cache of many MB. The folder now ignores the index and only
+    the index: a project's `.kiln/settings.json` is still for git to see. A `.gitignore` the
+    project keeps there is left as it is."""
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write(repo, "app.py", "def app_symbol():\n    pass\n")
+    clean(kiln("index", ".", cwd=repo))
+    write(repo, ".kiln/settings.json", "{}\n")
+
+    def untracked() -> list[str]:
+        status = ["git", "status", "--porcelain", "--untracked-files=all"]
+        out = subprocess.run(status, cwd=repo, capture_output=True, text=True, check=True)
+        return sorted(line[3:] for line in out.stdout.splitlines())
+
+    assert untracked() == [".kiln/settings.json", "app.py"]
+    own = tmp_path / "own"
+    write(own, ".kiln/.gitignore", "# the project's own\n")
+    write(own, "app.py", "def app_symbol():\n    pass\n")
+    clean(kiln("index", ".", cwd=own))
+    assert (own / ".kiln" / ".gitignore").read_text() == "# the project's own\n"
