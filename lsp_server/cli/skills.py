@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from skills_registry.client import (
     printable,
 )
 from skills_registry.install import Installed, Installer, Scope
+from skills_registry.lookalike import shown, skeleton
 from skills_registry.registry.errors import RegistryError, UsageError
 from skills_registry.review import review_summary
 
@@ -81,6 +83,16 @@ def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> N
     """Search the registry by name and description."""
     with RegistryClient(default_registry(registry)) as client:
         skills = client.search(query, limit=limit)["skills"]
+        latin = skeleton(query)
+        if not skills and not query.isascii() and latin != query and latin.isascii():
+            # a name pasted with a look-alike letter (Cyrillic е): registry names are ASCII
+            odd = next(c for c in query if not c.isascii())
+            click.echo(
+                f"kiln: nothing matches '{shown(query)}': its {shown(odd)} "
+                f"({unicodedata.name(odd, '?')}) only looks Latin; showing {latin!r}",
+                err=True,
+            )
+            skills = client.search(latin, limit=limit)["skills"]
     rows = [
         {
             "id": s["id"],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.registry.conftest import cli_env, kiln
+from tests.registry.conftest import LiveRegistry, cli_env, kiln, make_skill, publish_skill
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,19 @@ def test_the_refusal_names_the_letter(tmp_path: Path, args: tuple[str, ...], lin
     assert proc.stderr.startswith(line), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.isascii()
     assert not (tmp_path / ".kiln").exists()
+
+
+def test_a_search_with_a_look_alike_letter_shows_the_ascii_names(
+    live: LiveRegistry, tmp_path: Path
+) -> None:
+    """Before: `no skills found` for `dеploy` (Cyrillic е, pasted from a page that wants the
+    user to go looking elsewhere), beside a registry holding `acme/deploy`."""
+    publish_skill(live, make_skill(tmp_path / "src", "deploy", "Deploy the app."), "1.0.0")
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=live.url)
+    proc = kiln("skills", "search", "d\u0435ploy", env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("acme/deploy@1.0.0  Deploy the app."), proc.stdout
+    assert proc.stderr == (
+        "kiln: nothing matches 'd\\u0435ploy': its \\u0435 (CYRILLIC SMALL LETTER IE) only "
+        "looks Latin; showing 'deploy'\n"
+    )
