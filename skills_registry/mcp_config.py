@@ -1,7 +1,7 @@
 """MCP server entries as configured: ``$KILN_HOME/mcp.json`` (the user's) and ``.kiln/mcp.json``
 (the repository's), in the shape other clients use:
 ``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url", "headers"}}}``, with an
-optional ``"type"``: ``"stdio"``, ``"http"`` (streamable HTTP, the default for a ``url``) or
+optional ``"disabled": true`` (kept, never started) and an optional ``"type"``: ``"stdio"``, ``"http"`` (streamable HTTP, the default for a ``url``) or
 ``"sse"`` (the older HTTP+SSE transport).
 
 This module only parses. Which entries may start (a repository's needs the user's approval, and
@@ -44,6 +44,7 @@ class McpServerConfig:
     raw: dict[str, Any] = field(default_factory=dict)  # the entry exactly as written
     # A project entry's workspace files named as its command or an argument -> their sha256
     files: dict[str, str] = field(default_factory=dict)
+    disabled: bool = False  # ``"disabled": true``: configured, never started
     sse: bool = False  # a ``url`` served with the HTTP+SSE transport, not streamable HTTP
 
     @property
@@ -129,6 +130,8 @@ def _parse_server(name: str, raw: Any, origin: Path, scope: Scope) -> McpServerC
             f"{where}: 'type' {printable(json.dumps(kind), 40)} does not fit its "
             f"{'command' if command is not None else 'url'} (use {expected})"
         )
+    if not isinstance(raw.get("disabled", False), bool):
+        raise McpConfigError(f"{where}: 'disabled' must be true or false")
     args = raw.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise McpConfigError(f"{where}: 'args' must be a list of strings")
@@ -149,6 +152,7 @@ def _parse_server(name: str, raw: Any, origin: Path, scope: Scope) -> McpServerC
         scope=scope,
         raw=dict(raw),
         files=_workspace_files(origin, [command, *args], cwd) if scope == "project" else {},
+        disabled=raw.get("disabled", False),
         sse=kind == "sse",
     )
 

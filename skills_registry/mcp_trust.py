@@ -49,7 +49,16 @@ SUMMARY_CHARS = 160
 MAX_NOTES = 20  # lines a host shows, one per server not started; then how many more
 
 Status = Literal[
-    "client", "user", "approved", "trusted", "pending", "changed", "shadowed", "skill", "replaced"
+    "client",
+    "user",
+    "approved",
+    "trusted",
+    "pending",
+    "changed",
+    "shadowed",
+    "skill",
+    "replaced",
+    "disabled",
 ]
 RUNNABLE: frozenset[str] = frozenset({"client", "user", "approved", "trusted"})
 
@@ -282,13 +291,22 @@ def plan_servers(
     skill_tools = user_skill_tools(root, home) if project else {}
     plan.servers.extend(ServerState(config, "client") for config in client or [])
     plan.servers.extend(
-        ServerState(config, "replaced" if api_safe(name) in client_namespaces else "user")
+        ServerState(
+            config,
+            "replaced"
+            if api_safe(name) in client_namespaces
+            else "disabled"
+            if config.disabled
+            else "user",
+        )
         for name, config in user.items()
     )
     for name, config in project.items():
         status: Status
         if api_safe(name) in client_namespaces:
             status = "replaced"
+        elif config.disabled and api_safe(name) not in user_namespaces:
+            status = "disabled"
         elif api_safe(name) in user_namespaces:
             status = "shadowed"
         elif api_safe(name) in skill_tools:

@@ -34,6 +34,7 @@ STATUS_TEXT = {
     "changed": "pending: changed since approved",
     "shadowed": "ignored: your server of that name wins",
     "skill": "ignored: your skill of that name declares those tools",
+    "disabled": 'disabled ("disabled": true)',
 }
 
 

@@ -150,3 +150,22 @@ def test_a_server_that_exits_mid_call_is_started_again_at_the_next(
     assert "flaky__echo: MCP server 'flaky' exited during the call" in first
     assert "(it is started again at the next call)" in first
     assert "served" in second and "error" not in second
+
+
+def test_a_disabled_entry_is_not_started(tmp_path: Path, kiln_home: Path) -> None:
+    """`"disabled": true`, as other MCP clients write a server the user turned off, was
+    ignored: the server started anyway. It is now kept out, and `kiln mcp list` says why."""
+    import os
+    import subprocess
+
+    marker = tmp_path / "repo" / "started"
+    servers = {"off": {**server("deaf", str(marker)), "disabled": True}, "good": server("plain")}
+    _, [found] = run(tmp_path, kiln_home, servers, [SEARCH])
+    assert "good__echo" in found and "off__" not in found and not marker.exists()
+    listed = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "mcp", "list"], cwd=tmp_path / "repo",
+        env={**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home)},
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    [off] = [line for line in listed.splitlines() if line.startswith("off ")]
+    assert 'disabled ("disabled": true)' in off
