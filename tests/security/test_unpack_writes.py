@@ -72,39 +72,32 @@ def run(root: Path, tmp_path: Path, kiln_home: Path, commands: list[str], mode: 
     return " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
 
 
-@pytest.mark.parametrize("command", [
-    "tar xf evil.tar",
-    "tar -xzf evil.tgz -C sub",
-    "tar --extract --file=deep.tar --strip-components 1",
-    "unzip -o evil.zip",
-    "git apply evil.patch",
-    "patch -p1 < evil.patch",
-    "patch -p1 -i evil.patch",
+MEMORY_WRITE = "writes memory, settings or repository config (sub/AGENTS.md)"
+
+
+@pytest.mark.parametrize(("command", "said"), [
+    ("tar xf evil.tar", MEMORY_WRITE),
+    ("tar -xzf evil.tgz -C sub", MEMORY_WRITE),
+    ("tar --extract --file=deep.tar --strip-components 1", MEMORY_WRITE),
+    ("unzip -o evil.zip", MEMORY_WRITE),
+    ("git apply evil.patch", MEMORY_WRITE),
+    ("patch -p1 < evil.patch", MEMORY_WRITE),
+    ("patch -p1 -i evil.patch", MEMORY_WRITE),
+    # what the check cannot read is not understood
+    ("cat evil.patch | patch -p1", "not understood"),
+    ("git apply < /dev/stdin", "not understood"),
+    ("cp evil.tar fine.tar && tar xf fine.tar", "not understood"),
+    ("tar xf evil.tar --transform s/x/y/", "not understood"),
+    ("tar xf missing.tar", "not understood"),
 ])  # fmt: skip
 def test_an_archive_or_patch_cannot_write_a_memory_file(
-    tmp_path: Path, kiln_home: Path, command: str
-) -> None:
-    root = workspace(tmp_path)
-    results = run(root, tmp_path, kiln_home, [command], "ci")
-    assert (root / "sub" / "AGENTS.md").read_text() == ORIGINAL, results
-    assert "writes memory, settings or repository config (sub/AGENTS.md)" in results, results
-
-
-@pytest.mark.parametrize("command", [
-    "cat evil.patch | patch -p1",
-    "git apply < /dev/stdin",
-    "cp evil.tar fine.tar && tar xf fine.tar",
-    "tar xf evil.tar --transform s/x/y/",
-    "tar xf missing.tar",
-])  # fmt: skip
-def test_an_archive_or_patch_the_check_cannot_read_is_refused_in_ci(
-    tmp_path: Path, kiln_home: Path, command: str
+    tmp_path: Path, kiln_home: Path, command: str, said: str
 ) -> None:
     root = workspace(tmp_path)
     results = run(root, tmp_path, kiln_home, [command], "ci")
     assert (root / "sub" / "AGENTS.md").read_text() == ORIGINAL, results
     assert not (root / "docs").exists(), results
-    assert "not understood" in results, results
+    assert said in results, results
 
 
 @pytest.mark.parametrize("command", ["tar xf conf.tar", "git apply conf.patch"])
