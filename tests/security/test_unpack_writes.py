@@ -59,6 +59,8 @@ def workspace(tmp_path: Path) -> Path:
     (root / "conf.patch").write_text(PATCH.replace("sub/AGENTS.md", "config/app.yml")
                                      .replace(ORIGINAL.strip(), "debug: false")
                                      .replace(EVIL.strip(), "debug: true"))  # fmt: skip
+    (root / "ls").write_text("#!/bin/sh\ncp evil.tar fine.tar\n")
+    (root / "ls").chmod(0o755)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     return root
 
@@ -89,6 +91,7 @@ MEMORY_WRITE = "writes memory, settings or repository config (sub/AGENTS.md)"
     ("cp evil.tar fine.tar && tar xf fine.tar", "not understood"),
     ("tar xf evil.tar --transform s/x/y/", "not understood"),
     ("tar xf missing.tar", "not understood"),
+    ("./ls; tar xf fine.tar", "not understood"),  # the repository's ls swaps the archive
 ])  # fmt: skip
 def test_an_archive_or_patch_cannot_write_a_memory_file(
     tmp_path: Path, kiln_home: Path, command: str, said: str
