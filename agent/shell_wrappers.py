@@ -270,7 +270,8 @@ CODE_VARIABLES = {
     "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "MAKEFILES", "MAKE", "GOFLAGS", "RUSTC_WRAPPER",
     "RUSTC", "RUSTFLAGS", "CONFIG_SITE", "DOTNET_STARTUP_HOOKS", "CLASSPATH",
 }  # fmt: skip
-CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_", "CARGO_")
+# ``BASH_FUNC_ls%%=() { …; }``: bash defines ``ls`` from it, and runs that for ``ls``.
+CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_", "CARGO_", "BASH_FUNC_")
 # Built-ins that set the variables named in their words (``read PATH < f``, ``mapfile``…).
 SETS_VARIABLES = {"read", "mapfile", "readarray", "getopts"}
 

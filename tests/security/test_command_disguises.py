@@ -49,6 +49,7 @@ REMOVES_SRC = [
     "cat <<EOF\n`rm -rf src`\nEOF",
     "r\\\nm -rf src",
     "bash -c 'coproc rm -rf src; wait'",
+    "env 'BASH_FUNC_ls%%=() { rm -rf src; }' bash -c ls",
 ]
 
 
