@@ -68,6 +68,23 @@ WRAPPERS: dict[str, Wrapper] = {
     "faketime": _w("-f", skip=1),
     "firejail": _w(),
     "coproc": _w(),  # bash: `coproc rm -rf src` runs rm
+    "fakeroot": _w("-l --lib --faked -s -i -b"),
+    "setpriv": _w(
+        "--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits "
+        "--pdeathsig --selinux-label --apparmor-profile --landlock-access --landlock-rule"
+    ),  # fmt: skip
+    "sg": _w(skip=1, scripts="-c"),
+    "su": _w(
+        "-s --shell -g --group -G --supp-group -w --whitelist-environment", scripts="-c --command"
+    ),  # fmt: skip
+    "runuser": _w(
+        "-u --user -g --group -G --supp-group -s --shell -w --whitelist-environment",
+        scripts="-c --command",
+    ),  # fmt: skip
+    "nsenter": _w("-t --target -S --setuid -G --setgid -w --wd -r --root"),
+    "valgrind": _w(),
+    "eatmydata": _w(),
+    "chronic": _w(),
 }
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish"}
 # Long options of the shells that take the next word (bash's start-up files).

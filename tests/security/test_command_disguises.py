@@ -50,6 +50,9 @@ REMOVES_SRC = [
     "r\\\nm -rf src",
     "bash -c 'coproc rm -rf src; wait'",
     "env 'BASH_FUNC_ls%%=() { rm -rf src; }' bash -c ls",
+    "fakeroot rm -rf src",
+    "setpriv rm -rf src",
+    "sg root -c 'rm -rf src'",
 ]
 
 
