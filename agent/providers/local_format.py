@@ -55,13 +55,21 @@ def grammar_schema(schema: Any) -> Any:
     return out
 
 
+# Built-in tools a 135M model is not offered: a sub-agent would be the same small model for up to
+# 15 more steps, and the plan, memory and past-session tools only gave it somewhere to loop (a
+# plain question drew a sub-agent per step, or todo_write items whose ids ran to the output limit).
+NOT_OFFERED = frozenset({"task", "todo_write", "remember", "search_sessions"})
+
+
 def offered_tools(request: Request) -> list[ToolSpec]:
-    """The tools a reply may call. A 135M model calls ``call_tool`` with names it invents, so the
-    proxy's ``name`` is limited to the deferred tools that exist, and with none of them the proxy
-    and ``tool_search`` are not offered at all."""
+    """The tools a reply may call: the request's, less ``NOT_OFFERED``. A 135M model calls
+    ``call_tool`` with names it invents, so the proxy's ``name`` is limited to the deferred tools
+    that exist, and with none of them the proxy and ``tool_search`` are not offered at all."""
     deferred = sorted(t.name for t in request.deferred_tools)
     offered: list[ToolSpec] = []
     for spec in request.tools:
+        if spec.name in NOT_OFFERED:
+            continue
         if spec.name in (PROXY_NAME, "tool_search") and not deferred:
             continue
         if spec.name == PROXY_NAME:

@@ -105,6 +105,10 @@ def test_the_proxy_is_offered_only_for_deferred_tools_that_exist() -> None:
     # no skill or MCP tools installed: nothing to search for, nothing to proxy
     assert "call_tool" not in names and "tool_search" not in names
     assert "read_file" in names
+    # nor a sub-agent, a plan, memory or past sessions: places a 135M model only loops in
+    assert not {"task", "todo_write", "remember", "search_sessions"} & set(names)
+    assert {"read_file", "list_files", "search_code", "grep", "edit_file", "write_file",
+            "run_command"} <= set(names)
 
     request.deferred_tools[:] = [
         ToolSpec("mcp__b", "b", {"type": "object"}),
@@ -130,4 +134,5 @@ def test_the_grammar_limits_call_tool_to_found_names() -> None:
     request.deferred_tools[:] = [ToolSpec("mcp__only_tool", "d", {"type": "object"})]
     grammar = build_grammar(offered_tools(request))
     assert "mcp__only_tool" in grammar
+    assert "todo_write" not in grammar and "search_sessions" not in grammar
     assert '\\"call_tool\\"' in grammar or "call_tool" in grammar
