@@ -47,8 +47,9 @@ SHAPE = {
 class Database:
     """The writer and readers of ``db_path`` (created, migrated or rebuilt on open)."""
 
-    def __init__(self, db_path: Path, busy_timeout: float) -> None:
+    def __init__(self, db_path: Path, busy_timeout: float, *, read_only: bool = False) -> None:
         self.path = db_path
+        self.read_only = read_only  # an index on a read-only disk: searched, never written
         self.busy_timeout = busy_timeout
         self.recovered: str | None = None  # set when a corrupt file was rebuilt
         self.lock = threading.RLock()  # held by every write on ``writer``
@@ -57,12 +58,40 @@ class Database:
         self._readers_lock = threading.Lock()  # not the write lock: a search never waits on it
         self._generation = 0  # bumped by rebuild(): readers opened before it reconnect
         self._checkpoint_pages = 0  # the writer's wal_autocheckpoint, once set here
+        if read_only:
+            self.writer = self._open_read_only()
+            return
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise IndexUnavailable(f"cannot create {db_path.parent}: {exc.strerror}") from exc
         keep_out_of_git(db_path.parent)
         self.writer = self._open()
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """The file as it is, if this kiln wrote it in its current shape (nothing is migrated
+        or set aside: nothing can be written)."""
+        if not self.path.is_file():
+            raise IndexUnavailable(f"{self.path} does not exist and cannot be created")
+        conn = schema.connect_read_only(self.path)
+        try:
+            _trust(conn)
+            if not schema.current(conn):
+                raise IndexUnavailable(f"{self.path} was written by another kiln version")
+            for table, columns in SHAPE.items():
+                conn.execute(f"SELECT {', '.join(columns)} FROM {table} LIMIT 0")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise IndexUnavailable(f"cannot read {self.path}: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            return schema.connect_read_only(self.path)
+        return schema.connect(self.path, self.busy_timeout)
 
     def _open(self) -> sqlite3.Connection:
         try:
@@ -111,7 +140,7 @@ class Database:
         """This thread's own connection (opened on first use, and again after a rebuild)."""
         held = getattr(self._local, "conn", None)
         if held is None or held[0] != self._generation:  # none yet, or opened before a rebuild
-            conn = schema.connect(self.path, self.busy_timeout)
+            conn = self._connect()
             self._local.conn = (self._generation, conn)
             with self._readers_lock:
                 self._readers.append(conn)

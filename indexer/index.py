@@ -90,9 +90,12 @@ def busy_timeout_setting() -> float:
 
 
 class Index:
-    """A workspace's index at ``<root>/.kiln/index.db`` (created, migrated or rebuilt on open)."""
+    """A workspace's index at ``<root>/.kiln/index.db`` (created, migrated or rebuilt on open;
+    with ``read_only``, an index on a read-only disk, searched as it is)."""
 
-    def __init__(self, root: Path | str, *, busy_timeout: float | None = None) -> None:
+    def __init__(
+        self, root: Path | str, *, busy_timeout: float | None = None, read_only: bool = False
+    ) -> None:
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
             raise NotADirectory(f"not a folder: {root}")
@@ -104,7 +107,7 @@ class Index:
         self._trees = TreeCache()  # recently edited files re-parse incrementally
         self._cache = SearchCache()  # what searches reuse (see search_cache)
         refuse_links(self.root, self.db_path)
-        self._db = Database(self.db_path, busy_timeout)
+        self._db = Database(self.db_path, busy_timeout, read_only=read_only)
 
     # ---- the connections (``database``), by the names tests and benches use ---------------
 

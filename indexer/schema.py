@@ -12,6 +12,7 @@ the same names, so nothing re-runs. A changed chunker forces every file to be re
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from indexer import filelist, generated, language_changes
@@ -211,6 +212,21 @@ def connect(db_path: object, busy_timeout: float) -> sqlite3.Connection:
     # (bench/README.md, round three, "the search after an edit").
     conn.execute("PRAGMA mmap_size=0")
     return conn
+
+
+def connect_read_only(db_path: object) -> sqlite3.Connection:
+    """A connection that never writes, for an index on a disk nothing can change (a read-only
+    mount): ``immutable=1``, as WAL mode cannot even be read there without its ``-shm``."""
+    uri = f"{Path(str(db_path)).resolve().as_uri()}?immutable=1"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+
+
+def current(conn: sqlite3.Connection) -> bool:
+    """Whether the file needs no step of ``migrate``: a read-only index can be searched."""
+    if _pending_names(conn):
+        return False
+    version = conn.execute("SELECT value FROM meta WHERE key='chunker'").fetchone()
+    return version is not None and version[0] == CHUNKER_VERSION
 
 
 def migrate(conn: sqlite3.Connection) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from indexer import Index, IndexCorrupt, IndexStats
+from indexer import Index, IndexCorrupt, IndexStats, IndexUnavailable
 from indexer.files import printable
 from lsp_server.cli.query_args import QueryCommand
 from lsp_server.headless.terminal import safe, styled_stream
@@ -71,16 +71,37 @@ def _summary(stats: IndexStats, idx: Index) -> str:
     )
 
 
-def _open(root: Path) -> Index:
+def _open(root: Path, *, searching: bool = False) -> Index:
+    """The index of ``root``; for a search, an index on a read-only disk too (it failed with
+    "cannot open … index.db": a read-only checkout with a built index could not be searched)."""
     where = root.resolve()
     if where == Path(where.anchor):  # `--root "$DIR/"` with DIR unset: the whole machine
         raise click.UsageError(
             f"{root} is the filesystem root, not a project: pass a project folder"
         )
-    idx = Index(root)
+    try:
+        idx = Index(root)
+    except IndexUnavailable as exc:
+        folder = where / ".kiln"
+        if not searching or type(exc) is not IndexUnavailable or not _read_only_mount(folder):
+            raise
+        idx = Index(root, read_only=True)  # nothing can change it: searched as it is
+        if idx.status()["last_indexed"] is None:  # unfinished, and it cannot be finished here
+            idx.close()
+            raise
+        click.echo(f"kiln: {folder} is on a read-only disk: searching the index as it is", err=True)
     if idx.recovered:
         click.echo(f"kiln: {idx.recovered}", err=True)
     return idx
+
+
+def _read_only_mount(folder: Path) -> bool:
+    import os
+
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _build(idx: Index) -> IndexStats:
@@ -202,7 +223,7 @@ def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
 
     if not query.strip():
         raise click.UsageError("the query is empty")
-    idx = _open(root)
+    idx = _open(root, searching=True)
     try:
         try:
             # No full run has finished yet (none was made, or the first was interrupted and

@@ -13,7 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -272,3 +272,36 @@ def test_git_does_not_see_the_index_but_sees_the_projects_kiln_files(
     write(own, "app.py", "def app_symbol():\n    pass\n")
     clean(kiln("index", ".", cwd=own))
     assert (own / ".kiln" / ".gitignore").read_text() == "# the project's own\n"
+
+
+@pytest.fixture
+def read_only_disk(tmp_path: Path) -> Iterator[Path]:
+    """A small tmpfs, remounted read-only by the test; skipped where mounting is not allowed."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)])
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=True)
+
+
+def test_a_built_index_on_a_read_only_disk_is_searched(read_only_disk: Path) -> None:
+    """A checkout on a read-only mount with its index built: `kiln search` failed with
+    "cannot open …/index.db: unable to open database file" (SQLite cannot even read a WAL
+    file there). It now searches the index as it is, saying so; `kiln index` still fails
+    with one line."""
+    repo = read_only_disk / "repo"
+    write(repo, "app.py", "def mounted_symbol():\n    pass\n")
+    clean(kiln("index", ".", cwd=repo))
+    subprocess.run(["mount", "-o", "remount,ro", str(read_only_disk)], check=True)
+    result = kiln("search", "mounted_symbol", "--json", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert [h["path"] for h in json.loads(result.stdout)] == ["app.py"]
+    assert result.stderr == (
+        f"kiln: {repo / '.kiln'} is on a read-only disk: searching the index as it is\n"
+    )
+    again = kiln("index", ".", cwd=repo)
+    assert again.returncode == 1 and len(again.stderr.splitlines()) == 1, again.stderr
