@@ -270,14 +270,16 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
-  /** Change what the agent may do without asking (and how edits land) for the current session. */
+  /**
+   * Change what the agent may do without asking (and how edits land): for the current session
+   * and the next ones, as the panel's pickers do (which then show it).
+   */
   async pickMode(): Promise<void> {
-    const protocol = this.require();
-    const sessionId = this.sessionId ?? (await this.newSession());
+    this.require();
     const picked = await pickModes();
     if (!picked) return;
-    const done = await protocol.setMode(sessionId, picked.mode, picked.editMode);
-    void vscode.window.showInformationMessage(`Kiln: mode ${done.mode}, edits ${done.editMode}.`);
+    await this.setMode(picked.mode, picked.editMode);
+    void vscode.window.showInformationMessage(`Kiln: mode ${this.mode.mode}, edits ${this.mode.editMode}.`);
   }
 
   info(message: string): void {

@@ -110,6 +110,8 @@ export const host = {
   commands: new Map<string, (...args: unknown[]) => unknown>(),
   statusTexts: [] as string[],
   inputs: [] as (string | undefined)[],
+  /** Labels the user picks in quick picks, in order (undefined: dismissed). */
+  picks: [] as (string | undefined)[],
   activeTextEditor: undefined as unknown,
   /** Documents open in the stand-in editor, by path: edits to them stay in memory until saved. */
   openDocs: new Map<string, { text: string; dirty: boolean; version: number }>(),
@@ -204,6 +206,10 @@ const api = {
       return host.activeTextEditor;
     },
     showInputBox: async () => host.inputs.shift(),
+    showQuickPick: async (items: { label: string }[]) => {
+      const label = host.picks.shift();
+      return items.find((i) => i.label === label);
+    },
     visibleTextEditors: [],
     createOutputChannel: outputChannel,
     showErrorMessage: async (m: string) => void host.shown.push(`error: ${m}`),

@@ -75,6 +75,20 @@ describe("the panel against the real server", () => {
       .map((u) => u.content?.text ?? "")
       .join("");
 
+  test("Kiln: Set Permission and Edit Mode shows in the panel's pickers; dismissed, it changes nothing", async () => {
+    const sessions = panel.ofType("session").length;
+    host.picks.push(undefined);
+    await host.commands.get("kiln.setMode")!();
+    assert.equal(panel.ofType("session").length, sessions, "a dismissed pick started a session");
+    host.picks.push("auto-edit", "deferred");
+    await host.commands.get("kiln.setMode")!();
+    const shown = panel.ofType("config").at(-1);
+    assert.deepEqual([shown?.mode, shown?.editMode], ["auto-edit", "deferred"]);
+    host.picks.push("ask", "ask");
+    await host.commands.get("kiln.setMode")!();
+    assert.deepEqual([panel.ofType("config").at(-1)?.mode, panel.ofType("config").at(-1)?.editMode], ["ask", "ask"]);
+  });
+
   test("a mistyped /mode is refused and does not stick: the next sessions still start", async () => {
     const errors = panel.ofType("error").length;
     panel.send({ type: "command", name: "mode", args: "yollo", context: [] });

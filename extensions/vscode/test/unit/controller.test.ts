@@ -311,6 +311,7 @@ describe("chat controller", () => {
 
   test("Set Mode sends the picked permission and edit modes for the session", async () => {
     chat.attach(peer);
+    await chat.newSession();
     peer.on("kiln/session/setMode", (p) => ({ mode: p.mode, editMode: p.editMode }));
     user.picks.push((items) => items.find((i) => i.label === "auto-edit"), (items) => items.find((i) => i.label === "deferred"));
     await chat.pickMode();
