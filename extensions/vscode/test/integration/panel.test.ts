@@ -67,6 +67,19 @@ describe("the panel against the real server", () => {
     await waitFor(() => turns() >= before + 2 && panel.ofType("turn").at(-1)?.state === "idle", `turn of ${text}`, 30000);
     return panel.ofType("turn").at(-1)!;
   }
+  /** A turn held open by the script while the user picks a model; then released to its end. */
+  async function pickModelDuringATurn(text: string, model: string): Promise<void> {
+    const before = turns();
+    panel.send({ type: "prompt", text });
+    await waitFor(() => turns() > before && panel.ofType("turn").at(-1)?.state === "running", "turn running");
+    panel.send({ type: "setModel", model });
+    await waitFor(() => panel.ofType("config").at(-1)?.model === model, "the picker");
+    writeFileSync(release, "");
+    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+  }
+  /** The sessions the store holds (`kiln sessions list --json`): their titles and models. */
+  const storedSessions = async () =>
+    JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root)) as { title: string; model: string }[];
   const answer = () =>
     panel
       .ofType("update")
@@ -108,15 +121,9 @@ describe("the panel against the real server", () => {
   });
 
   test("a model picked while a turn runs is not dropped: the session after the turn uses it", async () => {
-    const before = turns();
-    panel.send({ type: "prompt", text: "hold on" });
-    await waitFor(() => turns() > before && panel.ofType("turn").at(-1)?.state === "running", "turn running");
-    panel.send({ type: "setModel", model: "picked-model" });
-    await waitFor(() => panel.ofType("config").at(-1)?.model === "picked-model", "the picker");
-    writeFileSync(release, "");
-    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    await pickModelDuringATurn("hold on", "picked-model");
     await ask("hello model");
-    const rows = JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root));
+    const rows = await storedSessions();
     const latest = rows.find((r: { title: string }) => r.title === "hello model");
     assert.equal(latest?.model, "picked-model", JSON.stringify(rows));
   });
@@ -124,18 +131,12 @@ describe("the panel against the real server", () => {
   test("a model picked while a turn runs, then an older session loaded: the question continues that session", async () => {
     const older = panel.ofType("session").at(-1)?.sessionId as string; // the "hello model" session
     rmSync(release, { force: true });
-    const before = turns();
-    panel.send({ type: "prompt", text: "hold again" });
-    await waitFor(() => turns() > before && panel.ofType("turn").at(-1)?.state === "running", "turn running");
-    panel.send({ type: "setModel", model: "another-model" });
-    await waitFor(() => panel.ofType("config").at(-1)?.model === "another-model", "the picker");
-    writeFileSync(release, "");
-    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    await pickModelDuringATurn("hold again", "another-model");
     const loads = panel.ofType("sessions").length;
     panel.send({ type: "loadSession", sessionId: older });
     await waitFor(() => panel.ofType("sessions").length > loads, "the session loaded");
     await ask("back in the older one");
-    const rows = JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root));
+    const rows = await storedSessions();
     assert.equal(rows.filter((r: { title: string }) => r.title === "back in the older one").length, 0, "a new session took the question");
   });
 
@@ -150,7 +151,7 @@ describe("the panel against the real server", () => {
     panel.send({ type: "newSession" });
     await waitFor(() => panel.ofType("session").length > fresh, "the session after the change");
     await ask("hello settings");
-    const rows = JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root));
+    const rows = await storedSessions();
     const latest = rows.find((r: { title: string }) => r.title === "hello settings");
     assert.equal(latest?.model, "second-model", JSON.stringify([rows, panel.ofType("error")]));
   });
