@@ -190,7 +190,9 @@ def run_cmd(
             os.environ.get("KILN_ALLOWED_USERS", ""),
             os.environ.get("GITHUB_EVENT_NAME", ""),
         )
-    for name, value in (("--resume", resume), ("--provider", provider), ("--model", model)):
+    # an empty value (`--verify "$UNSET"`) would silently drop what was asked for
+    for name, value in (("--resume", resume), ("--provider", provider), ("--model", model),
+                        ("--verify", verify), ("--commit-branch", commit_branch)):  # fmt: skip
         if value is not None and not value.strip():
             raise click.UsageError(f"{name} is empty")
     if task == "-":  # `… | kiln run -`, as `codex exec -` reads it

@@ -77,12 +77,18 @@ def test_a_task_file_that_is_not_utf8(tmp_path: Path) -> None:
     assert "--task-file task.txt is not UTF-8 text" in one_line(proc, 2)
 
 
-@pytest.mark.parametrize("option", ["--resume", "--provider", "--model"])
+@pytest.mark.parametrize(
+    "option", ["--resume", "--provider", "--model", "--verify", "--commit-branch"]
+)
 def test_empty_option_values_are_refused(tmp_path: Path, kiln_home: Path, option: str) -> None:
+    """`--verify "$VERIFY"` with the variable unset ran unverified (exit 10, not 0 or 12) and
+    `--commit-branch ""` made no branch, both without a word."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["done"]))
     env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
-    proc = kiln("run", "do it", "--root", str(tmp_path), f"{option}=", cwd=tmp_path, env=env)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    proc = kiln("run", "--ci", "do it", "--root", str(tmp_path), f"{option}=", cwd=tmp_path,
+                env=env)  # fmt: skip
     assert f"{option} is empty" in one_line(proc, 2)  # not a new session, not the default model
     assert not (kiln_home / "sessions.db").exists()
 
