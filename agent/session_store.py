@@ -142,6 +142,8 @@ class SessionStore:
     def resolve(self, given: str) -> str:
         """The full id of the one session whose id is ``given`` or starts with it (ids are
         long: ``20261202-163712-1a2b3c4d``); none or several is a one-line error."""
+        if not given.strip():  # the start of every id
+            raise SessionNotFound("the session id is empty", hint="see `kiln sessions list`")
         rows = self.query(
             "SELECT id FROM sessions WHERE id = ? OR substr(id, 1, ?) = ? ORDER BY id LIMIT 4",
             (given, len(given), given),

@@ -73,5 +73,7 @@ def test_a_unique_prefix_names_the_session_and_an_ambiguous_one_is_refused(
     after = json.loads(kiln(root, "sessions", "show", first, "--json").stdout)["messages"]
     assert after == messages  # the refused --resume ran nothing
 
+    only = kiln(root, "sessions", "show", "")  # the start of every id names none
+    assert only.returncode == 2 and only.stderr.startswith("kiln: the session id is empty")
     missing = kiln(root, "sessions", "show", "zz")
     assert missing.returncode == 2 and missing.stderr.startswith("kiln: no session 'zz'")
