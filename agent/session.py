@@ -113,7 +113,8 @@ class Session:
             workspace=workspace,
             output_folder=store.folder(session_id),
             output_budget=config.output_budget,
-            secrets=ci_secrets(self.root) if config.redact_env else [],
+            # the ci mode is CI's policy, however it was chosen (`kiln run --mode ci`, an editor)
+            secrets=ci_secrets(self.root) if config.redact_env or config.mode == "ci" else [],
         )
         declared_tools.restore(self.runner, self.state, skills.tool_catalog.get if skills else None)
         self.compactor = Compactor(CompactionConfig.from_extra(config.extra))

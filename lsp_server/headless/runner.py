@@ -94,7 +94,7 @@ def run(opts: RunOptions) -> int:
             renderer(event)
 
     # what --ci redacts from its artifacts is kept out of the log it prints as it goes, too
-    on_event = RedactedEvents(ci_secrets(opts.root) if opts.ci else [], show)
+    on_event = RedactedEvents(ci_secrets(opts.root) if opts.ci or opts.mode == "ci" else [], show)
 
     clock = ci.Deadline.after(opts.max_minutes)
     host = DiskHost(on_event, asker(opts.assume_yes, opts.ci or opts.output_format != "text"))

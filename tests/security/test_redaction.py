@@ -65,3 +65,26 @@ def test_ci_outputs_and_artifacts_never_carry_a_secret_value(
         lines = [json.loads(line) for line in proc.stdout.splitlines()]
         answer = "".join(e["text"] for e in lines if e["type"] == "text_delta")
         assert answer == "The value is [REDACTED:MY_SERVICE_TOKEN]."
+
+
+def test_the_ci_mode_redacts_without_the_ci_flag(tmp_path: Path, kiln_home: Path) -> None:
+    """`kiln run --mode ci` (CI's policy, without --ci's patch and summary) printed a value the
+    model read from a file as it was: only --ci turned redaction on."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "conf.txt").write_text(f"value={SECRET}\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "read_file", "input": {"path": "conf.txt"}}]},
+        f"The value is {SECRET}.",
+    ]))  # fmt: skip
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script),
+           "MY_SERVICE_TOKEN": SECRET}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "ci", "--output-format",
+         "stream-json", "go"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert SECRET not in proc.stdout
+    assert proc.stdout.count("[REDACTED:MY_SERVICE_TOKEN]") >= 2  # the file read, the answer
