@@ -224,6 +224,15 @@ def check_root(root: Path, kiln_home: Path, *, resumed: str = "") -> None:
             hint="restore it there, or start a new session",
         )
     root = Path(root).resolve()
+    try:
+        str(root).encode("utf-8")
+    except UnicodeEncodeError:  # SQLite, JSON and the providers take UTF-8 text only
+        from indexer.files import printable
+
+        raise UsageError(
+            f"workspace {printable(str(root))} has a name that is not UTF-8 text",
+            hint="rename the folder; Kiln keeps the workspace's path with its sessions",
+        ) from None
     state = Path(kiln_home).resolve()
     homes = [h.resolve() for h in home_dirs()]
     if root == Path(root.anchor) or any(root == h or root in h.parents for h in homes):

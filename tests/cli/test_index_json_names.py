@@ -38,3 +38,19 @@ def test_a_root_whose_name_is_not_utf8_prints_valid_json(tmp_path: Path) -> None
     assert search.returncode == 0, search.stderr
     hits = strict(search.stdout)
     assert isinstance(hits, list) and hits[0]["path"] == "calc.py"
+
+
+def test_kiln_run_in_such_a_root_names_the_folder(tmp_path: Path) -> None:
+    """The session store takes UTF-8 text only: the run failed with "an argument or environment
+    value is not valid UTF-8 text", naming neither the folder nor what to do."""
+    root = Path(os.fsdecode(bytes(tmp_path) + b"/r\xff"))
+    root.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    proc = subprocess.run([sys.executable, "-m", "lsp_server", "run", "--output-format", "json",
+                           "go"], cwd=root, env=env, capture_output=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == b""
+    line = proc.stderr.decode()
+    assert line.count("\n") == 1, line
+    assert line.startswith(f"kiln: workspace {tmp_path}/r\\xff has a name that is not UTF-8")
