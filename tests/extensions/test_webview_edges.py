@@ -13,7 +13,8 @@ with an input method: extensions/vscode/test/browser/edges.ts loads the real pag
 - an answer's ``command:`` / ``vscode:`` links are shown as text, web links stay links;
 - a panel restored mid-turn (a reloaded window) keeps its transcript but not the old host's turn
   and question: Send works at once, and the panel names the session it shows to the host;
-- a reasoning model's thinking is labelled as thinking and keeps its lines;
+- a reasoning model's thinking is labelled as thinking and keeps its lines, and so does a note
+  or error of several lines;
 - a long URL, path or one-line command wraps in a narrow panel (a question's command is shown
   whole, nothing scrolls the panel sideways);
 - nothing leaves the page's origin.

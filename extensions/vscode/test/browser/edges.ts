@@ -271,6 +271,9 @@ async function thinkingKeepsLines(panel: Panel): Promise<void> {
   assert.match(await shown.innerText(), /^thinking\n/i, "the thinking is not labelled");
   assert.match(await shown.innerText(), /First, read parse\.py\.\nThen:\n1\. run the tests\n2\. fix/, "the thinking lost its lines");
   assert.equal(await page.locator(".message.agent").innerText(), "The answer.");
+  // A note or error of several lines (a refusal's reason, a server message) keeps them too.
+  await send({ type: "update", sessionId: "s1", update: { sessionUpdate: "refusal", tool: "run_command", reason: "rm -rf / is refused:\n- it deletes outside the workspace\n- ask the user" } });
+  assert.match(await page.locator(".notice").last().innerText(), /refused:\n- it deletes outside the workspace\n- ask the user$/);
 }
 
 /**
