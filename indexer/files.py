@@ -257,18 +257,28 @@ def lfs_pointer(data: bytes) -> bool:
 def looks_indexable(data: bytes) -> bool:
     """False for binaries, minified bundles, generated files and Git LFS pointers (decided
     from the content)."""
+    return not unindexable(data)
+
+
+LFS = "a Git LFS pointer"
+BINARY = "binary content (a NUL byte in its first 8 kB)"
+MINIFIED = "minified (lines of over 300 bytes on average)"
+
+
+def unindexable(data: bytes) -> str:
+    """Why ``data`` is not indexed (``BINARY``, ``MINIFIED``, …), or "" when it is."""
     if lfs_pointer(data):
-        return False
+        return LFS
     head = data[:SNIFF_BYTES]
     if b"\x00" in head:
-        return False
+        return BINARY
     if any(marker in data[:2048] for marker in GENERATED_MARKERS):
-        return False
+        return "generated"
     if len(data) > 4096:
         newlines = data.count(b"\n", 0, 65536)
         if min(len(data), 65536) / (newlines + 1) > 300:  # minified: very long lines
-            return False
-    return True
+            return MINIFIED
+    return ""
 
 
 def excluded(root: Path, rel: str) -> bool:

@@ -34,13 +34,12 @@ from indexer.files import (
     MAX_FILE_BYTES,
     Candidate,
     excluded,
-    lfs_pointer,
     looks_indexable,
     walk,
 )
 from indexer.incremental import TreeCache
 from indexer.languages import language_of
-from indexer.pipeline import LFS_SKIP, digest, prepared
+from indexer.pipeline import digest, prepared, skip_reason
 from indexer.ranking import Hit, search
 from indexer.reading import read_regular
 from indexer.rechunk import chunk_edit
@@ -307,8 +306,8 @@ class Index:
             if text is None and skipped is not None:
                 skipped.append(f"{rel}: larger than {MAX_FILE_BYTES:,} bytes ({size:,})")
             data = b""
-        elif text is None and skipped is not None and lfs_pointer(data):
-            skipped.append(f"{rel}: {LFS_SKIP}")
+        elif text is None and skipped is not None and (why := skip_reason(rel, data)):
+            skipped.append(f"{rel}: {why}")
         h = digest(data)
         row = self._conn.execute("SELECT hash, blocks FROM files WHERE path = ?", (rel,)).fetchone()
         if row is not None and row[0] == h:

@@ -16,8 +16,16 @@ from itertools import islice
 from typing import Any
 
 from indexer.chunker import chunk_file
-from indexer.files import MAX_FILE_BYTES, Candidate, lfs_pointer, looks_indexable
-from indexer.languages import language_of
+from indexer.files import (
+    BINARY,
+    LFS,
+    MAX_FILE_BYTES,
+    MINIFIED,
+    Candidate,
+    looks_indexable,
+    unindexable,
+)
+from indexer.languages import language_for, language_of
 from indexer.reading import read_regular
 from indexer.rows import Prepared, prepare
 
@@ -60,13 +68,22 @@ def _prepare(
     h = digest(data)
     if h == known_hash:
         return rel, "same", None, len(data), h
-    if lfs_pointer(data):  # said once: the file is recorded as skipped until it changes
-        return rel, f"skip: {LFS_SKIP}", None, len(data), h
     if len(data) > MAX_FILE_BYTES or not looks_indexable(data):
-        return rel, "skip", None, len(data), h
+        why = skip_reason(rel, data)  # said once: recorded as skipped until it changes
+        return rel, f"skip: {why}" if why else "skip", None, len(data), h
     language = language_of(rel, data)  # once: the blocks' grammar and the file's row
     prepared = prepare(rel, chunk_file(rel, data, language), language=language)
     return rel, "indexed", prepared, len(data), h
+
+
+def skip_reason(rel: str, data: bytes) -> str:
+    """Why a file left out deserves a line: an LFS pointer, or a file of a source language
+    (a .py, a .js) that is binary or minified, which a search will miss; "" for the
+    skips expected without a word (generated files, binary or minified data)."""
+    why = unindexable(data[: MAX_FILE_BYTES + 1])
+    if why == LFS:
+        return LFS_SKIP
+    return why if why in (BINARY, MINIFIED) and language_for(rel) != "text" else ""
 
 
 def _prepare_many(args: list[tuple[str, str, str | None, str | None]]) -> list[tuple]:

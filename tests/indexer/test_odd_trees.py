@@ -305,3 +305,24 @@ def test_a_built_index_on_a_read_only_disk_is_searched(read_only_disk: Path) -> 
     )
     again = kiln("index", ".", cwd=repo)
     assert again.returncode == 1 and len(again.stderr.splitlines()) == 1, again.stderr
+
+
+def test_source_files_that_are_binary_or_minified_are_one_line_each(repo: Path) -> None:
+    """A `.py` holding a NUL and a `.js` bundle were recorded as skipped without a word, so
+    their functions were missing from searches unexplained. Each is now one line (once: the
+    next run finds them unchanged); generated files and data files stay quiet."""
+    write(repo, "ok.py", "def normal_symbol():\n    pass\n")
+    (repo / "blob.py").write_bytes(b"def binary_symbol():\n    pass\n\x00\x01")
+    (repo / "bundle.js").write_text("function a(){return 1};" * 400)
+    (repo / "fixture.json").write_text('{"k": "' + "x" * 6000 + '"}\n')
+    (repo / "schema_pb2.py").write_text("# @generated\ndef generated_symbol():\n    pass\n")
+    first = kiln("index", ".", cwd=repo)
+    clean(first)
+    assert first.stderr.splitlines() == [
+        "kiln: skipped blob.py: binary content (a NUL byte in its first 8 kB)",
+        "kiln: skipped bundle.js: minified (lines of over 300 bytes on average)",
+    ]
+    again = kiln("index", ".", cwd=repo)
+    clean(again)
+    assert again.stderr == ""
+    assert found(repo, "binary_symbol") == []
