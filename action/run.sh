@@ -56,7 +56,9 @@ while kill -0 "$kiln_pid" 2>/dev/null; do  # woken by a signal: wait for kiln it
 done
 trap - INT TERM
 
-outcome=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("outcome",""))' "$artifacts/report.stdout.json" 2>/dev/null)
+# Kiln's own Python (KILN_PYTHON, the action's virtual environment): the job's PATH may have
+# none (a `container:` job on a node or distroless image).
+outcome=$("${KILN_PYTHON:-python3}" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("outcome",""))' "$artifacts/report.stdout.json" 2>/dev/null)
 if [ -z "$outcome" ]; then  # kiln stopped before its report (refused, bad input): the code says
   case "$code" in
     2) outcome="bad usage" ;;
