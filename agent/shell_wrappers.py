@@ -223,6 +223,8 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
             elif value.startswith("exec="):
                 scripts.append(value[len("exec=") :])
         return scripts, []
+    if name == "sed":
+        return [], _sed_problems(argv[1:])
     if name != "git":
         return [], []
     why = [f"git {k} {v.split('=')[0]} runs a program the line does not show"
@@ -243,6 +245,30 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     elif sub[:1] == ["filter-branch"]:
         why.append("git filter-branch runs its filters")
     return scripts, why
+
+
+# In a sed script: an ``s`` or ``y`` command (its text may hold any letter), an address, the
+# text of ``a``/``i``/``c``; what is left holds the commands.
+_SED_TEXT = re.compile(r"[sy]([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1|/(?:\\.|[^/])*/"
+                       r"|\\(.)(?:\\.|(?!\2).)*\2|[aic]\\?\s.*$", re.MULTILINE)  # fmt: skip
+_SED_FLAGS = re.compile(r"s([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([a-zA-Z0-9]*)")
+_SED_RUNS = re.compile(r"(?:^|[\s;{}!,$\d])[wWe](?:\s|;|$)|^[wWe]")
+
+
+def _sed_problems(args: tuple[str, ...]) -> list[str]:
+    """GNU sed writes a file with ``w FILE`` (or the ``w`` flag of ``s``) and runs a command with
+    ``e``: a script using either is not understood (``sed -i`` is read by ``shell_writes``)."""
+    scripts = [v for _, v in option_values(args, {"-e", "--expression"})]
+    if any(a in ("-f", "--file") or a.startswith("--file=") for a in args):
+        return ["sed -f runs a script file the line does not show"]
+    if not scripts:
+        scripts = [a for a in args if not a.startswith("-")][:1]
+    for script in scripts:
+        if any(set(flags) & set("weW") for _, flags in _SED_FLAGS.findall(script)) or (
+            _SED_RUNS.search(_SED_TEXT.sub(" ", script))
+        ):
+            return ["the sed script writes a file (w) or runs a command (e)"]
+    return []
 
 
 def _git_globals(argv: tuple[str, ...]) -> list[str]:

@@ -167,3 +167,18 @@ def test_a_write_after_cd_to_a_computed_folder_is_not_understood(
     results = run(root, tmp_path, kiln_home, "cd $(echo config) && cp ../notes.txt new.yml")
     assert not (root / "config" / "new.yml").exists(), results
     assert "not understood" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    "sed -n 'w sub/AGENTS.md' notes.txt",
+    "sed -n 's/Always/Never/w sub/AGENTS.md' notes.txt",
+])  # fmt: skip
+def test_a_sed_script_that_writes_a_file_is_not_understood(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """sed's `w FILE` command and flag write as `-i` does, from inside the script: before, both
+    wrote a subfolder's memory file in ci."""
+    root = workspace(tmp_path)
+    results = run(root, tmp_path, kiln_home, command)
+    assert (root / "sub" / "AGENTS.md").read_text() == ORIGINAL, results
+    assert "not understood (the sed script writes a file" in results, results

@@ -53,6 +53,7 @@ REMOVES_SRC = [
     "fakeroot rm -rf src",
     "setpriv rm -rf src",
     "sg root -c 'rm -rf src'",
+    "sed -n '1e rm -rf src' src/main.py",
 ]
 
 
