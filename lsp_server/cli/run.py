@@ -28,9 +28,7 @@ def workspace_for(root: Path, *, explicit: bool) -> tuple[Path, str]:
     return (repo, str(here.relative_to(repo))) if repo != here else (here, "")
 
 
-def resumed_workspace(
-    given: str, root: Path, cwd: str, *, explicit: bool
-) -> tuple[str, Path, str]:
+def resumed_workspace(given: str, root: Path, cwd: str, *, explicit: bool) -> tuple[str, Path, str]:
     """The full id of the session ``--resume`` names (a unique prefix will do) and the
     workspace it works in: another ``--root`` is refused (the edits would land in one folder
     while the patch and verification of ``--ci`` looked at the other); from another folder,
