@@ -14,13 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from indexer.errors import PathOutsideRoot, WatchUnavailable
+from indexer.errors import IndexLocked, PathOutsideRoot, WatchUnavailable
 from indexer.files import bad_name
 from indexer.ignores import FOLDER_FILES, ROOT_EXCLUDE
 from indexer.index import Index
 from indexer.records import IndexStats
 
 DEBOUNCE_SECONDS = 0.3
+RETRY_SECONDS = 1.0  # a batch that met a locked index is tried again this long after
 IDLE_SECONDS = 2.0  # quiet time after a batch before the segments it left are merged
 FULL_SCAN_OVER = 200  # a batch bigger than this is cheaper as one full incremental scan
 IGNORE_FILES = tuple(f"/{name}" for name in (*FOLDER_FILES, "/".join(ROOT_EXCLUDE)))
@@ -153,6 +154,10 @@ class Watcher:
                         stats.skipped.append(f"{rel}: the link leads outside the workspace")
                 if head_moved:
                     stats.commits = self.index.sync_history()
+        except IndexLocked as exc:  # another process writes (a second watcher, a kiln index)
+            self.errors.append(str(exc))
+            self._retry(batch, full, head_moved)
+            return
         except Exception as exc:  # noqa: BLE001 - a watcher thread must survive one bad batch
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return
@@ -163,6 +168,19 @@ class Watcher:
                 self._idle_timer.start()
         if self.on_batch is not None:
             self.on_batch(batch, stats)
+
+    def _retry(self, batch: list[str], full: bool, head_moved: bool) -> None:
+        """Put a batch the index was locked for back, to be applied ``RETRY_SECONDS`` on (or
+        with the next events): it was dropped, and the index kept the old text of its files
+        until they changed again."""
+        with self._lock:
+            self._pending.update(batch)
+            self._full = self._full or full
+            self._head_moved = self._head_moved or head_moved
+            if self._timer is None and self._observer is not None:
+                self._timer = threading.Timer(RETRY_SECONDS, self._flush)
+                self._timer.daemon = True
+                self._timer.start()
 
     def _cancel_idle(self) -> None:
         """An event arrived: no merging until the tree is quiet again (call under the lock)."""

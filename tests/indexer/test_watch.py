@@ -119,3 +119,32 @@ def test_a_full_scan_keeps_the_rows_of_buffers_the_disk_does_not_hold(
     assert [h.name for h in idx.search("unsaved_only_symbol")] == ["unsaved_only_symbol"]
     assert all(h.name != "closed_buffer_symbol" for h in idx.search("closed_buffer_symbol"))
     assert watcher.errors == []
+
+
+def test_a_batch_that_meets_a_locked_index_is_applied_once_the_lock_goes(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    """Another process writing the index (a second watcher, a `kiln index`) past the busy
+    timeout: the batch was dropped, and the index kept the file's old text until it changed
+    again. It is now tried again, and applied once the other writer is done."""
+    import sqlite3
+
+    from tests.waiting import wait_until
+
+    write(repo, "mod.py", "def before_the_lock():\n    pass\n")
+    idx = open_index(repo, busy_timeout=0.1)
+    idx.update()
+    arrived = threading.Event()
+    other = sqlite3.connect(repo / ".kiln" / "index.db", isolation_level=None)
+    try:
+        with watch(repo, lambda paths, stats: arrived.set(), index=idx, debounce=0.1) as watcher:
+            other.execute("BEGIN IMMEDIATE")  # held as another process's write would be
+            write(repo, "mod.py", "def during_the_lock():\n    pass\n")
+            wait_until(lambda: watcher.errors, timeout=60)
+            other.execute("COMMIT")
+            assert arrived.wait(60), watcher.errors
+    finally:
+        other.close()
+    assert "locked" in watcher.errors[0]
+    assert [h.name for h in idx.search("during_the_lock")] == ["during_the_lock"]
+    assert all(h.name != "before_the_lock" for h in idx.search("before_the_lock"))
