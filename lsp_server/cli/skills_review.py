@@ -36,6 +36,10 @@ def print_summary(summary: dict[str, Any], *, err: bool = True) -> None:
     echo(f"  files: {len(summary['files'])}")
     for f in summary["files"][:40]:
         echo(f"    {f['size']:>9}  {p(f['path'])}")
+    if len(summary["files"]) > 40:  # the rest is never left out without a word
+        echo(
+            f"    … and {len(summary['files']) - 40} more (kiln skills info {summary['id']} --json)"
+        )
     echo(f"  scripts: {p(', '.join(summary['scripts'])) or 'none'}")
     echo(f"  allowed-tools: {p(summary['allowedTools'] or 'not set')}")
     findings = summary["findings"]

@@ -318,3 +318,16 @@ def test_a_tool_declaration_no_client_can_run_is_refused_at_publish(
     assert response.status_code == 422, response.text
     assert words in response.json()["errors"], response.json()
     assert _blobs(registry) == []
+
+
+def test_a_review_of_many_files_says_how_many_it_left_out(
+    registry: LiveRegistry, tmp_path: Path
+) -> None:
+    """Before: the review listed 40 files and stopped there without a word (`files: 45`
+    above it was the only hint)."""
+    files = {"SKILL.md": SKILL_MD, **{f"refs/{i:02}.md": b"x" for i in range(44)}}
+    _put(registry, registry.token("acme"), "notes", "1.0.0", _archive(files))
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
+    info = kiln("skills", "info", "acme/notes", env=env, cwd=tmp_path)
+    assert info.returncode == 0, info.stderr
+    assert "    … and 5 more (kiln skills info acme/notes --json)" in info.stdout, info.stdout
