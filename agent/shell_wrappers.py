@@ -213,7 +213,8 @@ _GIT_CODE_KEYS = re.compile(
 def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """(command lines a program runs from its own options, why others cannot be read): tar's
     ``--checkpoint-action=exec=CMD``, ``--to-command``, ``-I``; ``git rebase --exec``,
-    ``git submodule foreach``, ``git bisect run``; a ``git -c`` key that names a program."""
+    ``git submodule foreach``, ``git bisect run``; a ``git -c`` key that names a program; a sed
+    script that writes or runs (``w``, ``e``)."""
     name = argv[0].rsplit("/", 1)[-1] if argv else ""
     scripts: list[str] = []
     if name in ("tar", "gtar", "bsdtar"):
