@@ -37,6 +37,7 @@ from agent.shell_wrappers import (
     shell_script,
     unwrap,
     wrapper_script,
+    xargs_placeholder,
 )
 from agent.shell_writes import argument_writes
 from agent.unpack_writes import Unpack, git_apply, unpack
@@ -246,6 +247,7 @@ class _Walker:
             return
         if name == "find":  # -exec rm -rf {} ;  is rm
             for inner_argv in find_commands(argv[1:]):
+                self._placeholder(inner_argv, "{}", "find")
                 self._add_with_wrappers(tuple(inner_argv), ())
             return
         if name in WRAPPERS:
@@ -268,10 +270,19 @@ class _Walker:
                         self.result.opaque.append(f"sets {arg.split('=')[0]}, which changes "
                                                   "what a command runs")  # fmt: skip
             if name == "xargs":  # the arguments come from stdin: never a closed command
+                self._placeholder(inner, xargs_placeholder(argv[1:]), "xargs")
                 inner = [*inner, XARGS_INPUT]
             else:
                 self.stdin = stdin  # `timeout 60 patch -p1 < fix.patch`
             self._add_with_wrappers(tuple(inner), ())
+
+    def _placeholder(self, inner: list[str], mark: str | None, by: str) -> None:
+        """`xargs -I{} sh -c '{}'`, `find -exec {} ;`: the input becomes the command itself."""
+        if not mark or not inner:
+            return
+        script = shell_script(inner[1:])[1] if PurePosixPath(inner[0]).name in SHELLS else None
+        if mark in inner[0] or (script is not None and mark in script):
+            self.result.opaque.append(f"{by} puts its input into the command it runs")
 
     def _shell(self, argv: tuple[str, ...]) -> None:
         how, script = shell_script(argv[1:])

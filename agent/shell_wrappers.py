@@ -178,6 +178,22 @@ def find_commands(args: tuple[str, ...] | list[str]) -> list[list[str]]:
     return out
 
 
+def xargs_placeholder(args: tuple[str, ...] | list[str]) -> str | None:
+    """The string ``xargs -I X`` (``-iX``, ``--replace[=X]``) replaces with each input line."""
+    for i, arg in enumerate(args):
+        if arg == "-I" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("-I") and len(arg) > 2:
+            return arg[2:]
+        if arg in ("-i", "--replace"):
+            return "{}"
+        if arg.startswith(("-i", "--replace=")):
+            return arg.split("=", 1)[1] if arg.startswith("--") else arg[2:]
+        if not arg.startswith("-"):
+            return None  # the command starts
+    return None
+
+
 def find_writes(args: tuple[str, ...] | list[str]) -> list[str]:
     """The files ``find -fprint FILE`` and its kin write."""
     return [args[i + 1] for i, a in enumerate(args[:-1]) if a in FIND_WRITES]

@@ -54,6 +54,8 @@ REMOVES_SRC = [
     "setpriv rm -rf src",
     "sg root -c 'rm -rf src'",
     "sed -n '1e rm -rf src' src/main.py",
+    "echo 'rm -rf src' | xargs -I{} sh -c '{}'",
+    "echo 'rm -rf src' | xargs -I@ bash -c @",
 ]
 
 
