@@ -285,6 +285,9 @@ class _Walker:
             self.result.opaque.append(f"{by} puts its input into the command it runs")
 
     def _shell(self, argv: tuple[str, ...]) -> None:
+        if any(a.startswith(("--rcfile", "--init-file")) for a in argv[1:]):
+            # `bash --rcfile evil.sh -ic true`: an interactive shell runs that file first
+            self.result.opaque.append(f"{argv[0]} runs a start-up file the line does not show")
         how, script = shell_script(argv[1:])
         if how == "script":
             if script is None:

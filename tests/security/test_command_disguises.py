@@ -56,6 +56,7 @@ REMOVES_SRC = [
     "sed -n '1e rm -rf src' src/main.py",
     "echo 'rm -rf src' | xargs -I{} sh -c '{}'",
     "echo 'rm -rf src' | xargs -I@ bash -c @",
+    "echo 'rm -rf src' > rc.sh; bash --rcfile rc.sh -ic true",
 ]
 
 
