@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import re
 import sys
 from typing import Any, assert_never
@@ -149,3 +150,21 @@ def print_json(obj: dict[str, Any], indent: int | None = 2) -> None:
     text = json_text(obj, indent)
     sys.stdout.write((neutral_json(text) if active() else text) + "\n")
     sys.stdout.flush()
+
+
+BROKEN_PIPE = 141  # the exit a shell reports for a command SIGPIPE ended
+
+
+class ReaderGone:
+    """Whether the reader of the output left. The run then ends as cancelled, its outputs
+    (summary, patch, report) written, and exits 141; what it would print goes to /dev/null."""
+
+    left = False
+
+    def leave(self) -> None:
+        self.left = True
+        for fd in (1, 2):
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+            except OSError:
+                pass

@@ -23,7 +23,14 @@ from lsp_server.headless import ci, exit_codes, repo_git
 from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.asker import asker
 from lsp_server.headless.redaction import RedactedEvents
-from lsp_server.headless.render import StreamJsonRenderer, TextRenderer, json_text, print_json
+from lsp_server.headless.render import (
+    BROKEN_PIPE,
+    ReaderGone,
+    StreamJsonRenderer,
+    TextRenderer,
+    json_text,
+    print_json,
+)
 from lsp_server.headless.terminal import safe
 
 TASK_BUDGET = 100_000  # characters of a task sent whole (about 25,000 tokens)
@@ -87,11 +94,19 @@ def run(opts: RunOptions) -> int:
         opts.output_format, lambda: None
     )()
     events: list[Event] = []
+    running: list[Session] = []
+    reader = ReaderGone()
 
     def show(event: Event) -> None:
         events.append(event)
-        if renderer is not None:
+        if renderer is None or reader.left:
+            return
+        try:
             renderer(event)
+        except BrokenPipeError:  # `kiln run --ci … | head`: stop the run as a SIGTERM would
+            reader.leave()
+            for session in running:
+                session.cancel()
 
     # what --ci redacts from its artifacts is kept out of the log it prints as it goes, too
     on_event = RedactedEvents(ci_secrets(opts.root) if opts.ci or opts.mode == "ci" else [], show)
@@ -126,6 +141,7 @@ def run(opts: RunOptions) -> int:
         session = Session.create(opts.root, host=host, config=config)
         session.state["title"] = " ".join(opts.task.split())[:80]
         session.store.update(session.id, title=session.state["title"])
+    running.append(session)
     # A build log given as the task (--task-file) can be megabytes: past the budget the model
     # gets its head and tail and reads the rest from the session folder, as a tool's output
     opts = replace(opts, task=apply_budget(opts.task, folder=session.store.folder(session.id),
@@ -155,7 +171,8 @@ def run(opts: RunOptions) -> int:
         reason = _drive(session, _task_text(opts))
     on_event.flush()
     ci_state = CiState(layout, dirty_before, run_guard, run_links) if layout is not None else None
-    return _finish(opts, session, reason, before, events, ci_state, artifacts, clock)
+    code = _finish(opts, session, reason, before, events, ci_state, artifacts, clock)
+    return BROKEN_PIPE if reader.left else code
 
 
 def _init_event(opts: RunOptions, session: Session) -> dict[str, Any]:

@@ -46,7 +46,8 @@ def long_session(tmp_path: Path) -> tuple[Path, str]:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["\n".join(f"line {n} of a long answer" for n in range(20_000))]))
     task = tmp_path / "task.txt"
-    task.write_text("\n".join(f"line {n} of a long task" for n in range(20_000)))
+    # under the 100,000 characters a task is sent whole (a longer one is sent as a preview)
+    task.write_text("\n".join(f"line {n:05} of a long task" for n in range(3_700)))
     proc = subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "--output-format", "json", "--task-file",
          str(task)],
@@ -71,15 +72,29 @@ def test_a_reader_that_leaves_ends_the_command_quietly(
     assert err == ""
 
 
+def leaving_script(tmp_path: Path, first: dict) -> tuple[Path, Path]:
+    """A script whose second model call waits for the marker file: whatever kiln prints after
+    it is written after the reader left, however fast the machine (a pipe holds 64 KiB)."""
+    marker = tmp_path / "reader-left"
+    more = [{"tool_calls": [{"name": "list_files", "input": {}}]}] * 3
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [first]}, {"wait_for": str(marker)}, *more,
+                                  "done"]))  # fmt: skip
+    return script, marker
+
+
 def first_line_then_leave(args: list[str], cwd: Path, stream: str, **extra: str) -> int:
-    """`kiln ARGS` whose ``stream`` (stdout or stderr) is read for one line, then closed; the
-    other goes to /dev/null. Its exit code."""
+    """`kiln ARGS` whose ``stream`` (stdout or stderr) is read for one line, then closed (and
+    ``marker``, if given, made); the other goes to /dev/null. Its exit code."""
+    marker = extra.pop("marker", "")
     pipes = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: subprocess.PIPE}
     proc = subprocess.Popen([sys.executable, "-m", "lsp_server", *args], cwd=cwd,
                             env=env(**extra), **pipes)  # fmt: skip
     reader = getattr(proc, stream)
     assert reader.readline(), "no output at all"
     reader.close()
+    if marker:
+        Path(marker).touch()
     return proc.wait(timeout=120)
 
 
@@ -93,11 +108,36 @@ def test_kiln_run_ends_quietly_when_its_reader_leaves(
     a closed pipe exited 1 (an internal failure, to a `pipefail` script)."""
     root = tmp_path / "ws"
     root.mkdir()
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"tool_calls": [{"name": "list_files", "input": {}}]}] * 40
-                                 + ["done"]))  # fmt: skip
+    script, marker = leaving_script(tmp_path, {"name": "list_files", "input": {}})
     code = first_line_then_leave(
-        ["run", "--output-format", output_format, "--max-steps", "60", "--mode", "yolo", "go"],
-        root, stream, KILN_PROVIDER="scripted", KILN_SCRIPT=str(script),
+        ["run", "--output-format", output_format, "--mode", "yolo", "go"], root, stream,
+        KILN_PROVIDER="scripted", KILN_SCRIPT=str(script), marker=str(marker),
     )  # fmt: skip
     assert code == BROKEN_PIPE
+
+
+def test_a_ci_run_whose_reader_leaves_stops_with_its_outputs(tmp_path: Path) -> None:
+    """`kiln run --ci --output-format stream-json | head -1`: the run stopped at the next line
+    it printed, leaving the agent's edits in the checkout with no patch, summary or report."""
+    from tests.repos import make_failing_repo
+
+    repo = make_failing_repo(tmp_path)
+    edit = {"name": "write_file", "input": {"path": "notes.txt", "content": "x\n"}}
+    script, marker = leaving_script(tmp_path, edit)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format", "stream-json",
+         "--artifacts", str(out), "go"],
+        cwd=repo, env=env(KILN_PROVIDER="scripted", KILN_SCRIPT=str(script)),
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:  # up to the write's end, then the reader leaves
+        if json.loads(line)["type"] == "tool_call_update":
+            break
+    proc.stdout.close()
+    marker.touch()
+    assert proc.wait(timeout=120) == BROKEN_PIPE
+    report = json.loads((out / "report.json").read_text())
+    assert report["stop_reason"] == "cancelled" and report["steps"] == 2
+    assert "+x" in (out / "changes.patch").read_text() and (out / "summary.md").exists()
