@@ -23,7 +23,7 @@ from typing import Any
 
 from agent.errors import EXIT_USAGE, ToolError
 from agent.sandbox import bwrap, git_credentials, seatbelt
-from agent.sandbox.env import scrub
+from agent.sandbox.env import is_secret, scrub
 from agent.sandbox.policy import SandboxPolicy, load_policy
 from kiln_errors.host_path import host_which
 
@@ -91,6 +91,38 @@ def _runs(argv: list[str]) -> bool:
         return subprocess.run(argv, capture_output=True, timeout=20).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+def git_config_env(original: dict[str, str], env: dict[str, str]) -> dict[str, str]:
+    """``env`` with git's command-line config (``GIT_CONFIG_COUNT``, ``_KEY_n``, ``_VALUE_n``)
+    rebuilt after the scrub, which drops every ``_KEY_n`` for its name (git then refused every
+    command: "missing config key"), plus ``safe.bareRepository=explicit``: a folder of a
+    checkout shaped like a bare repository (``HEAD``, ``config``, ``objects``, plain files git
+    ships) is otherwise a repository to git run inside it, whose config names programs
+    (``diff.external``) that an allow rule for ``git diff *`` would run unasked."""
+    count = original.get("GIT_CONFIG_COUNT", "0")
+    pairs = [
+        (original[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"])
+        for i in range(min(int(count), 1000) if count.isdigit() else 0)
+        if f"GIT_CONFIG_KEY_{i}" in original and f"GIT_CONFIG_VALUE_{i}" in env
+    ]  # a value that looked like a secret was scrubbed: its key goes too
+    pairs = [(k, v) for k, v in pairs if not _secret_config(k, v)]
+    pairs.append(("safe.bareRepository", "explicit"))
+    out = {k: v for k, v in env.items() if not k.startswith("GIT_CONFIG_")
+           or k == "GIT_CONFIG_NOSYSTEM" or k == "GIT_CONFIG_GLOBAL"}  # fmt: skip
+    out["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for i, (key, value) in enumerate(pairs):
+        out[f"GIT_CONFIG_KEY_{i}"], out[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    return out
+
+
+def _secret_config(key: str, value: str) -> bool:
+    """A config entry holding a credential: ``http.extraHeader`` (``AUTHORIZATION: basic …``),
+    a key named like a secret, a value with a token or a URL with a password in it."""
+    name = key.upper().replace(".", "_").replace("-", "_")
+    return name.endswith("EXTRAHEADER") or any(
+        is_secret(name, word) for word in [value, *value.split()]
+    )
 
 
 class Sandbox:
@@ -228,10 +260,11 @@ class Sandbox:
 
     def env(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The environment for a command: secrets scrubbed when confined (and when required)."""
-        env = dict(os.environ if base is None else base)
+        original = dict(os.environ if base is None else base)
         if self.backend is None and not self.required:
-            return scrub(env, self.policy.env_pass) if self.policy.enabled else env
-        env = scrub(env, self.policy.env_pass)
+            env = scrub(original, self.policy.env_pass) if self.policy.enabled else original
+            return git_config_env(original, env)
+        env = git_config_env(original, scrub(original, self.policy.env_pass))
         if self.backend is not None:
             env["TMPDIR"] = "/tmp" if self.backend[0] == "bwrap" else str(self.tmp())
         return env

@@ -54,24 +54,29 @@ def test_variables_that_change_what_runs_are_asked(tmp_path: Path, kiln_home: Pa
     assert "Allow" not in plain and "exit code 0" in plain, shown  # the plain git diff: unasked
 
 
-@pytest.mark.parametrize("command", [
-    "HOME=. git diff app.py",  # git reads ./.gitconfig: diff.external
-    "XDG_CONFIG_HOME=cfg git diff app.py",  # git reads cfg/git/config
-    "for PATH in .:/usr/bin:/bin; do ls -la; done",
-    "read PATH < path.txt; ls -la",
+@pytest.mark.parametrize(("command", "asked"), [
+    ("HOME=. git diff app.py", True),  # git reads ./.gitconfig: diff.external
+    ("XDG_CONFIG_HOME=cfg git diff app.py", True),  # git reads cfg/git/config
+    ("for PATH in .:/usr/bin:/bin; do ls -la; done", True),
+    ("read PATH < path.txt; ls -la", True),
+    # a bare repository shipped in the checkout: git takes its config when run inside it
+    ("cd vendor/evil && git diff HEAD~1 HEAD", False),
 ])  # fmt: skip
-def test_other_ways_to_set_such_a_variable_are_asked(
-    tmp_path: Path, kiln_home: Path, command: str
+def test_other_ways_to_make_git_or_ls_run_the_repositorys_program(
+    tmp_path: Path, kiln_home: Path, command: str, asked: bool
 ) -> None:
     """A home folder or config folder of the repository's makes git read its config, which
-    names a program; `for` and `read` set `PATH` as an assignment does. Before, each ran the
-    repository's script under rules allowing `git diff *`, `ls *` and `read *`, unasked."""
+    names a program; `for` and `read` set `PATH` as an assignment does; a folder shaped like a
+    bare repository (`HEAD`, `config`, `objects`: plain files git can ship) is one to git run
+    inside it. Before, each ran the repository's script under rules allowing `cd *`,
+    `git diff *`, `ls *` and `read *`, unasked. Now the first four are asked, and commands' git
+    uses a bare repository only when `--git-dir` names it (`safe.bareRepository=explicit`)."""
     root = tmp_path / "repo"
     (root / "tools").mkdir(parents=True)
     for name in ("tools/diff.sh", "ls"):
-        (root / name).write_text("#!/bin/sh\ntouch ran\n")
+        (root / name).write_text(f"#!/bin/sh\ntouch {root}/ran\n")
         (root / name).chmod(0o755)
-    config = "[diff]\n\texternal = ./tools/diff.sh\n"
+    config = f"[diff]\n\texternal = {root}/tools/diff.sh\n"
     (root / ".gitconfig").write_text(config)
     (root / "cfg" / "git").mkdir(parents=True)
     (root / "cfg" / "git" / "config").write_text(config)
@@ -79,10 +84,16 @@ def test_other_ways_to_set_such_a_variable_are_asked(
     (root / "app.py").write_text("x = 1\n")
     git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run([*git, "add", "app.py"], check=True)
-    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    for text in ("x = 0\n", "x = 1\n"):
+        (root / "app.py").write_text(text)
+        subprocess.run([*git, "add", "app.py"], check=True)
+        subprocess.run([*git, "commit", "-qm", text], check=True)
+    bare = root / "vendor" / "evil"
+    subprocess.run(["git", "clone", "-q", "--bare", str(root), str(bare)], check=True)
+    (bare / "config").write_text((bare / "config").read_text() + config)
     (root / "app.py").write_text("x = 2\n")
-    allow = {"permissions": {"allow": ["Bash(git diff *)", "Bash(ls *)", "Bash(read *)"]}}
+    allow = {"permissions": {"allow": ["Bash(git diff *)", "Bash(ls *)", "Bash(read *)",
+                                       "Bash(cd *)"]}}  # fmt: skip
     (kiln_home / "settings.json").write_text(json.dumps(allow))
     script = tmp_path / "script.json"
     script.write_text(json.dumps(
@@ -95,4 +106,4 @@ def test_other_ways_to_set_such_a_variable_are_asked(
         env=env, cwd=root, typed=b"n\n",
     )  # fmt: skip
     assert not (root / "ran").exists(), shown
-    assert "Allow run_command" in shown, shown
+    assert ("Allow run_command" in shown) is asked, shown

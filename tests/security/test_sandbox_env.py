@@ -201,3 +201,23 @@ def test_credentials_a_variable_moves_elsewhere_stay_hidden(
     )  # fmt: skip
     seen = json.dumps(tool_results(Path(out["transcript"])))
     assert "done" in seen and "CANARY-FILE" not in seen, seen
+
+
+def test_gits_command_line_config_survives_the_scrub(tmp_path: Path, kiln_home: Path) -> None:
+    """`GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_0`/`GIT_CONFIG_VALUE_0` (a CI image's `safe.directory`,
+    say): the scrub took every `GIT_CONFIG_KEY_n` for its name and left the count, so every git
+    command in the sandbox failed with "missing config key". Now the keys are kept (a value that
+    looks secret still goes, with its key), and `safe.bareRepository=explicit` is added."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    env = {"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "user.name",
+           "GIT_CONFIG_VALUE_0": "kiln-canary-name", "GIT_CONFIG_KEY_1": "http.extraHeader",
+           "GIT_CONFIG_VALUE_1": "Authorization: token ghp_canary0123456789abcdef"}  # fmt: skip
+    command = "git config user.name; git config safe.bareRepository; git config http.extraHeader"
+    _, out = kiln_run_json(
+        root, [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}],
+        home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json", env=env,
+    )  # fmt: skip
+    seen = json.dumps(tool_results(Path(out["transcript"])))
+    assert "kiln-canary-name" in seen and "explicit" in seen, seen
+    assert "ghp_canary" not in seen and "missing config key" not in seen, seen
