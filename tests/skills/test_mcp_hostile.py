@@ -169,3 +169,16 @@ def test_a_disabled_entry_is_not_started(tmp_path: Path, kiln_home: Path) -> Non
     ).stdout  # fmt: skip
     [off] = [line for line in listed.splitlines() if line.startswith("off ")]
     assert 'disabled ("disabled": true)' in off
+
+
+def test_requests_back_are_refused_and_list_changed_is_ignored(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """During a call the server asks Kiln for sampling (a model call on the user's account),
+    the roots and an elicitation (a question to the user), and says its tools changed: each
+    request gets a JSON-RPC error, and the call still completes (README, "MCP servers")."""
+    call = {"tool_calls": [{"name": "call_tool", "input": {"name": "asker__echo",
+                                                          "arguments": {}}}]}  # fmt: skip
+    _, [_, called] = run(tmp_path, kiln_home, {"asker": server("ask-back")}, [SEARCH, call])
+    answers = called.split("<external_content", 1)[-1].split("\n")[1].split(" | ")
+    assert len(answers) == 3 and all(a.startswith("error -32") for a in answers), called
