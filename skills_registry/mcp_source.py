@@ -23,6 +23,7 @@ from skills_registry import launcher
 from skills_registry.deferred import DeferredTool, qualify
 from skills_registry.errors import ToolCallError
 from skills_registry.mcp_config import CONFIG_FILE, McpServerConfig, printable
+from skills_registry.mcp_process import default_env, ends_with_us, stderr_sink
 
 __all__ = ["McpServerConfig", "McpSource"]
 
@@ -31,7 +32,6 @@ DEFAULT_CALL_TIMEOUT = 120.0
 MAX_TOOLS_PER_SERVER = 500
 MAX_RESTARTS = 2  # starts again of a server that exited during a call, per session
 CONNECTION_CLOSED = -32000  # the SDK's error code when the server went away mid-request
-STDERR_CAP = 64 * 1024  # bytes of a stdio server's stderr passed on to ours
 START_TIMEOUT_ENV = "KILN_MCP_START_TIMEOUT"  # start, handshake and tools/list, each
 CALL_TIMEOUT_ENV = "KILN_MCP_CALL_TIMEOUT"  # one tools/call
 
@@ -163,9 +163,9 @@ class McpSource:
         argv, env = launcher.prepare(
             [self.config.command or "", *self.config.args],
             Path(self.config.cwd) if self.config.cwd else None,
-            _default_env(),
+            default_env(),
         )
-        argv = _ends_with_us(argv, (env or os.environ).get("PATH"))
+        argv = ends_with_us(argv, (env or os.environ).get("PATH"))
         # Variables the configuration names are meant for the server; inherited ones were scrubbed.
         params = StdioServerParameters(
             command=argv[0],
@@ -173,7 +173,7 @@ class McpSource:
             env={**(env or {}), **self.config.env} or None,
             cwd=self.config.cwd,
         )
-        self._errlog = _stderr_sink(printable(self.name, 80))
+        self._errlog = stderr_sink(printable(self.name, 80))
         return stdio_client(params, errlog=self._errlog)
 
     async def _run(self) -> None:
@@ -397,72 +397,3 @@ def _schema_problem(schema: Any) -> str:
         where = "/".join(str(p) for p in exc.path) or "schema"
         return f"its input schema is invalid at {where}: {printable(exc.message, 200)}"
     return ""
-
-
-def _stderr_sink(name: str) -> Any:
-    """Server stderr goes to our stderr, never stdout (stdout is JSON-RPC under ``kiln lsp``),
-    through a pipe and that stream: given the descriptor itself, a server writes OSC 52 (the
-    clipboard) or ANSI to the user's terminal raw when our stderr escapes control characters (a
-    terminal, see ``lsp_server.cli.tty_guard``), and any amount of it (a server that printed
-    50 MB filled the terminal or the editor's log). The first ``STDERR_CAP`` bytes pass, then
-    one line says the rest is dropped. The caller closes the returned file once the server
-    has started (the server holds its own copy)."""
-    import sys
-
-    return _relay(sys.stderr, name)
-
-
-def _relay(stream: Any, name: str) -> Any:
-    import threading
-
-    read_fd, write_fd = os.pipe()
-
-    def pump() -> None:
-        passed = 0
-        with os.fdopen(read_fd, "rb") as source:
-            for chunk in iter(lambda: source.read1(65536), b""):
-                if passed >= STDERR_CAP:
-                    continue  # read and dropped, so the server never blocks on a full pipe
-                part, passed = chunk[: STDERR_CAP - passed], passed + len(chunk)
-                stream.write(part.decode("utf-8", "replace"))
-                if passed >= STDERR_CAP:
-                    stream.write(
-                        f"\n[MCP server '{name}': stderr past {STDERR_CAP // 1024} KB dropped]\n"
-                    )
-                stream.flush()
-
-    threading.Thread(target=pump, name=f"mcp-stderr:{name}", daemon=True).start()
-    return os.fdopen(write_fd, "w")
-
-
-# Run in the child before the server: on Linux, the kernel sends it SIGKILL when Kiln dies, even
-# by SIGKILL (the SDK's own clean-up never runs then), so a server that ignores SIGTERM and the
-# end of its input is not left behind; then it becomes the server (``exec``: same process).
-_PARENT_DEATH = """import ctypes, os, signal, sys
-ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
-if os.getppid() != int(sys.argv[1]):
-    os._exit(1)
-try:
-    os.execvp(sys.argv[2], sys.argv[2:])
-except OSError as exc:
-    sys.stderr.write(f"{sys.argv[2]}: {exc.strerror}\\n")
-    os._exit(127)
-"""
-
-
-def _ends_with_us(argv: list[str], path: str | None) -> list[str]:
-    """``argv`` started so that it dies with this process (Linux ``PR_SET_PDEATHSIG``); a
-    command that is not there is left as it is, for the SDK's clear "No such file" error."""
-    import shutil
-    import sys
-
-    if not sys.platform.startswith("linux") or shutil.which(argv[0], path=path) is None:
-        return argv
-    return [sys.executable, "-I", "-c", _PARENT_DEATH, str(os.getpid()), *argv]
-
-
-def _default_env() -> dict[str, str]:
-    """The environment the MCP SDK gives a stdio server by default (it passes few variables)."""
-    from mcp.client.stdio import get_default_environment
-
-    return dict(get_default_environment())
