@@ -155,7 +155,8 @@ class Watcher:
                 if head_moved:
                     stats.commits = self.index.sync_history()
         except IndexLocked as exc:  # another process writes (a second watcher, a kiln index)
-            self.errors.append(str(exc))
+            if not self.errors or self.errors[-1] != str(exc):  # once, not once per retry
+                self.errors.append(str(exc))
             self._retry(batch, full, head_moved)
             return
         except Exception as exc:  # noqa: BLE001 - a watcher thread must survive one bad batch

@@ -21,6 +21,7 @@ from indexer.files import printable
 from lsp_server.cli.query_args import QueryCommand
 from lsp_server.headless.terminal import safe, styled_stream
 
+ERRORS_POLL_SECONDS = 0.5  # how often `kiln index --watch` looks for batches that failed
 _ROOT = click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
 
 
@@ -194,14 +195,18 @@ def _watch(idx: Index, as_json: bool, said: set[str]) -> None:
                 + (f"; {stats.commits} new commits" if stats.commits else "")
             )
 
-    with start_watch(idx.root, on_batch, index=idx, skip=is_own):
+    with start_watch(idx.root, on_batch, index=idx, skip=is_own) as watcher:
         if as_json:
             click.echo(_json({"event": "watching", "root": str(idx.root)}))
         else:
             click.echo("watching for changes (Ctrl-C to stop)", err=True)
+        told = 0
         try:
-            while True:
-                time.sleep(3600)
+            while True:  # a batch that failed (a full disk…) is one line: it said nothing
+                time.sleep(ERRORS_POLL_SECONDS)
+                for error in watcher.errors[told:]:
+                    click.echo(f"kiln: could not update the index: {printable(error)}", err=True)
+                told = len(watcher.errors)
         except KeyboardInterrupt:
             pass
 

@@ -326,3 +326,31 @@ def test_source_files_that_are_binary_or_minified_are_one_line_each(repo: Path) 
     clean(again)
     assert again.stderr == ""
     assert found(repo, "binary_symbol") == []
+
+
+def test_kiln_index_watch_says_when_a_batch_fails(repo: Path) -> None:
+    """A batch the index could not take (here the disk's room runs out: a file-size limit)
+    was kept in the watcher and never shown: `kiln index --watch` went on in silence while
+    the index fell behind the disk. It is now one line on stderr."""
+    write(repo, "a.py", "def small_symbol():\n    pass\n")
+    limit = (  # 400 kB a file: room for the first run, not for the rows of the file below
+        "import os, resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, 400_000));"
+        " os.execv(sys.executable, [sys.executable, '-m', 'lsp_server', 'index', '--watch'])"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", limit], cwd=repo, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.DEVNULL, env={**os.environ, "KILN_HOME": str(repo.parent / "home")},
+        preexec_fn=as_from_a_terminal,
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr or []], daemon=True).start()
+    try:
+        assert lines.get(timeout=HANG) == "watching for changes (Ctrl-C to stop)\n"
+        body = "".join(f"def grown_{n}(alpha):\n    return alpha * {n}\n" for n in range(12_000))
+        write(repo, "big.py", body)
+        assert lines.get(timeout=HANG) == (
+            "kiln: could not update the index: OperationalError: disk I/O error\n"
+        )
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=HANG)
