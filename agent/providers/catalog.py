@@ -81,6 +81,8 @@ async def list_models(config: dict[str, Any], *, timeout: float = LIST_TIMEOUT) 
 def _current(provider: str, config: dict[str, Any]) -> str | None:
     # KILN_MODEL names a hosted model; the embedded provider runs only its own (or a GGUF file).
     env = os.environ.get("KILN_MODEL") if provider != "local" else None
+    if provider == "azure":  # a deployment's name, which Kiln cannot guess
+        env = env or os.environ.get("AZURE_OPENAI_DEPLOYMENT")
     model = config.get("model") or env
     if model:
         return str(model)

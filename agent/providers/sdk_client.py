@@ -34,6 +34,7 @@ def _timeout_from_env() -> float:
 
 class SdkClientModel:
     name = "sdk"  # also the SDK's top-level module, whose exceptions are classified
+    sdk_module = ""  # that module when it is not ``name`` (azure runs on the openai SDK)
     key_var = ""  # e.g. ANTHROPIC_API_KEY
     base_var = ""  # e.g. ANTHROPIC_BASE_URL
     model: str
@@ -93,7 +94,9 @@ class SdkClientModel:
         except ProviderError:
             raise
         except Exception as exc:
-            if is_transport_error(exc) or type(exc).__module__.split(".")[0] == self.name:
+            if is_transport_error(exc) or type(exc).__module__.split(".")[0] == (
+                self.sdk_module or self.name
+            ):
                 raise classify_sdk_error(
                     exc,
                     provider=self.name,

@@ -145,7 +145,7 @@ class TaskCommand(QueryCommand):
     metavar="SESSION",
     help="Continue an earlier session (its id, or a unique start of it).",
 )
-@click.option("--provider", help="Model provider (anthropic, openai, local, scripted).")
+@click.option("--provider", help="Model provider (anthropic, openai, azure, local, scripted).")
 @click.option("--model", help="Model id for the provider.")
 def run_cmd(
     task: str | None,

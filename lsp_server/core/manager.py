@@ -46,7 +46,7 @@ log = logging.getLogger("kiln.core")
 
 Prepare = Callable[[list[Any]], Awaitable[list[Any]]]  # prompt blocks -> blocks, before a turn
 
-_PROVIDER_SDKS = {"anthropic": "anthropic", "openai": "openai"}
+_PROVIDER_SDKS = {"anthropic": "anthropic", "openai": "openai", "azure": "openai"}
 
 
 @dataclass

@@ -1,0 +1,85 @@
+"""Azure OpenAI: the OpenAI provider through the openai SDK's Azure client.
+
+``AZURE_OPENAI_ENDPOINT`` (``https://NAME.openai.azure.com``) and ``AZURE_OPENAI_API_KEY`` select
+it; the model is the deployment's name (``KILN_MODEL``, ``--model`` or
+``AZURE_OPENAI_DEPLOYMENT``), which the SDK puts in the path
+(``/openai/deployments/NAME/chat/completions``); ``OPENAI_API_VERSION`` picks the API version.
+The key goes in the ``api-key`` header, as Azure expects. Requests, streaming, tool calls, usage
+and errors are the OpenAI provider's own.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from agent.errors import ConfigError
+from agent.providers.openai import OpenAIModel
+from agent.providers.retry import RetryPolicy
+
+# The newest generally available data-plane version that streams usage (stream_options).
+DEFAULT_API_VERSION = "2024-10-21"
+DEPLOYMENT_VAR = "AZURE_OPENAI_DEPLOYMENT"
+
+
+class AzureOpenAIModel(OpenAIModel):
+    name = "azure"
+    sdk_module = "openai"
+    key_var = "AZURE_OPENAI_API_KEY"
+    base_var = "AZURE_OPENAI_ENDPOINT"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        context_window: int | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        endpoint = base_url or os.environ.get(self.base_var)
+        if not endpoint:
+            raise ConfigError(
+                f"azure: {self.base_var} is not set",
+                hint=f"export {self.base_var}=https://NAME.openai.azure.com",
+            )
+        if not (api_key or os.environ.get(self.key_var)):
+            raise ConfigError(
+                f"azure: {self.key_var} is not set", hint=f"export {self.key_var}=..."
+            )
+        deployment = model or os.environ.get("KILN_MODEL") or os.environ.get(DEPLOYMENT_VAR)
+        if not deployment:
+            raise ConfigError(
+                "azure: no deployment named",
+                hint=f"set KILN_MODEL (or {DEPLOYMENT_VAR}) to the deployment's name",
+            )
+        super().__init__(
+            model=deployment,
+            api_key=api_key,
+            base_url=endpoint,
+            context_window=context_window,
+            retry=retry,
+            timeout=timeout,
+        )
+        self.api_version = os.environ.get("OPENAI_API_VERSION") or DEFAULT_API_VERSION
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> AzureOpenAIModel:
+        return cls(
+            model=config.get("model"),
+            api_key=config.get("api_key"),
+            base_url=config.get("base_url"),
+            context_window=config.get("context_window"),
+        )
+
+    def _new_client(self) -> Any:
+        import openai
+
+        return openai.AsyncAzureOpenAI(
+            api_key=self._api_key,
+            azure_endpoint=str(self.base_url),
+            api_version=self.api_version,
+            max_retries=0,
+            timeout=self.timeout,
+        )
