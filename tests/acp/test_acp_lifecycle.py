@@ -222,6 +222,7 @@ async def test_sigterm_mid_turn_answers_cancelled_and_keeps_the_session(
             "user_message_chunk",
             "tool_call",
             "tool_call_update",
+            "plan",  # the plan the killed turn wrote, replayed as it stands
         ]
         result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go on"}])
         assert result.stop_reason == "end_turn" and again.text() == "Resumed."
