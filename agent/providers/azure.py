@@ -15,7 +15,6 @@ from typing import Any
 
 from agent.errors import ConfigError
 from agent.providers.openai import OpenAIModel
-from agent.providers.retry import RetryPolicy
 
 # The newest generally available data-plane version that streams usage (stream_options).
 DEFAULT_API_VERSION = "2024-10-21"
@@ -28,48 +27,30 @@ class AzureOpenAIModel(OpenAIModel):
     key_var = "AZURE_OPENAI_API_KEY"
     base_var = "AZURE_OPENAI_ENDPOINT"
 
-    def __init__(
-        self,
-        *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        context_window: int | None = None,
-        retry: RetryPolicy | None = None,
-        timeout: float | None = None,
-    ) -> None:
-        endpoint = base_url or os.environ.get(self.base_var)
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> AzureOpenAIModel:
+        """The OpenAI provider's settings, each required here: Azure has no default endpoint or
+        deployment, and no keyless servers."""
+        endpoint = config.get("base_url") or os.environ.get(cls.base_var)
         if not endpoint:
             raise ConfigError(
-                f"azure: {self.base_var} is not set",
-                hint=f"export {self.base_var}=https://NAME.openai.azure.com",
+                f"azure: {cls.base_var} is not set",
+                hint=f"export {cls.base_var}=https://NAME.openai.azure.com",
             )
-        if not (api_key or os.environ.get(self.key_var)):
-            raise ConfigError(
-                f"azure: {self.key_var} is not set", hint=f"export {self.key_var}=..."
-            )
-        deployment = model or os.environ.get("KILN_MODEL") or os.environ.get(DEPLOYMENT_VAR)
+        if not (config.get("api_key") or os.environ.get(cls.key_var)):
+            raise ConfigError(f"azure: {cls.key_var} is not set", hint=f"export {cls.key_var}=...")
+        deployment = (
+            config.get("model") or os.environ.get("KILN_MODEL") or os.environ.get(DEPLOYMENT_VAR)
+        )
         if not deployment:
             raise ConfigError(
                 "azure: no deployment named",
                 hint=f"set KILN_MODEL (or {DEPLOYMENT_VAR}) to the deployment's name",
             )
-        super().__init__(
-            model=deployment,
-            api_key=api_key,
-            base_url=endpoint,
-            context_window=context_window,
-            retry=retry,
-            timeout=timeout,
-        )
-        self.api_version = os.environ.get("OPENAI_API_VERSION") or DEFAULT_API_VERSION
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> AzureOpenAIModel:
         return cls(
-            model=config.get("model"),
+            model=deployment,
             api_key=config.get("api_key"),
-            base_url=config.get("base_url"),
+            base_url=endpoint,
             context_window=config.get("context_window"),
         )
 
@@ -79,7 +60,7 @@ class AzureOpenAIModel(OpenAIModel):
         return openai.AsyncAzureOpenAI(
             api_key=self._api_key,
             azure_endpoint=str(self.base_url),
-            api_version=self.api_version,
+            api_version=os.environ.get("OPENAI_API_VERSION") or DEFAULT_API_VERSION,
             max_retries=0,
             timeout=self.timeout,
         )

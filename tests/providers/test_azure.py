@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.testing.wire_server import WireServer
+from agent.testing.wire_server import RecordedRequest, WireServer
 
 pytestmark = [pytest.mark.e2e]
 
@@ -36,21 +36,30 @@ def _run(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.Complete
     )  # fmt: skip
 
 
-def test_azure_is_chosen_by_its_variables_and_speaks_azures_wire(tmp_path: Path) -> None:
-    with WireServer(["Hello from the deployment."]) as srv:
-        env = _env(
-            tmp_path,
-            AZURE_OPENAI_ENDPOINT=srv.url,
-            AZURE_OPENAI_API_KEY="az-secret",
-            KILN_MODEL="team-gpt4o",
-        )
-        proc = _run(tmp_path, env, "--output-format", "stream-json")
+def _served(
+    tmp_path: Path, reply: str, *args: str, **azure: str
+) -> tuple[subprocess.CompletedProcess[str], RecordedRequest]:
+    """A run against the wire server as the Azure endpoint, and the one request it sent."""
+    with WireServer([reply]) as srv:
+        proc = _run(tmp_path, _env(tmp_path, AZURE_OPENAI_ENDPOINT=srv.url, **azure), *args)
     assert proc.returncode == 0, proc.stderr
+    (request,) = [r for r in srv.requests if r.method == "POST"]
+    return proc, request
+
+
+def test_azure_is_chosen_by_its_variables_and_speaks_azures_wire(tmp_path: Path) -> None:
+    proc, request = _served(
+        tmp_path,
+        "Hello from the deployment.",
+        "--output-format",
+        "stream-json",
+        AZURE_OPENAI_API_KEY="az-secret",
+        KILN_MODEL="team-gpt4o",
+    )
     init = json.loads(proc.stdout.splitlines()[0])
     assert init["type"] == "init"
     assert init["provider"] == "azure" and init["model"] == "team-gpt4o"
     assert "Hello from the deployment." in proc.stdout
-    (request,) = [r for r in srv.requests if r.method == "POST"]
     path, _, query = request.path.partition("?")
     assert path == "/openai/deployments/team-gpt4o/chat/completions"
     assert query == "api-version=2024-10-21"
@@ -60,17 +69,13 @@ def test_azure_is_chosen_by_its_variables_and_speaks_azures_wire(tmp_path: Path)
 
 
 def test_the_api_version_and_deployment_come_from_azures_own_variables(tmp_path: Path) -> None:
-    with WireServer(["ok"]) as srv:
-        env = _env(
-            tmp_path,
-            AZURE_OPENAI_ENDPOINT=srv.url,
-            AZURE_OPENAI_API_KEY="k",
-            AZURE_OPENAI_DEPLOYMENT="prod-mini",
-            OPENAI_API_VERSION="2025-04-01-preview",
-        )
-        proc = _run(tmp_path, env)
-    assert proc.returncode == 0, proc.stderr
-    (request,) = [r for r in srv.requests if r.method == "POST"]
+    _, request = _served(
+        tmp_path,
+        "ok",
+        AZURE_OPENAI_API_KEY="k",
+        AZURE_OPENAI_DEPLOYMENT="prod-mini",
+        OPENAI_API_VERSION="2025-04-01-preview",
+    )
     assert request.path == (
         "/openai/deployments/prod-mini/chat/completions?api-version=2025-04-01-preview"
     )
