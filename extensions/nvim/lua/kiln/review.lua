@@ -247,14 +247,21 @@ end
 local function select(tool_call, options, decide)
   local meta = tool_call._meta or {}
   local prompt = 'Kiln: ' .. (tool_call.title or 'permission')
-  if tool_call.rawInput and tool_call.rawInput.command then
-    prompt = prompt .. '\n  $ ' .. tostring(tool_call.rawInput.command)
+  if type(meta.reason) == 'string' and meta.reason ~= '' then
+    prompt = prompt .. ' (' .. meta.reason .. ')'
+  end
+  -- What a yes approves, as the server words it (the command line, one `- ` line per part the
+  -- shell grammar found, "with network access"; or the memory text); an older server sent
+  -- only the raw command.
+  local detail = type(meta.detail) == 'string' and meta.detail or nil
+  if not detail and tool_call.rawInput and tool_call.rawInput.command then
+    detail = '$ ' .. tostring(tool_call.rawInput.command)
+  end
+  if detail and detail ~= '' then
+    prompt = prompt .. '\n  ' .. (detail:gsub('\r?\n', '\n  '))
   end
   if meta.fromExternal then
     prompt = '[after reading external content] ' .. prompt
-  end
-  if meta.reason and meta.reason ~= '' then
-    prompt = prompt .. ' (' .. meta.reason .. ')'
   end
   vim.ui.select(options, {
     prompt = prompt,

@@ -1,0 +1,86 @@
+"""What the Neovim plugin shows when the server asks: a command's permission question carries
+what a yes approves as the server words it (the parsed parts of the line, "with network access",
+a memory's text), as the VS Code panel shows it. A real ``nvim --embed`` with a UI against a
+real ``kiln lsp`` whose model is the in-package scripted one; the questions go through
+``vim.ui.select`` as a picker plugin that replaces it would receive them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.extensions.nvim_ui import Editor, nvim_env, nvim_path
+
+pytestmark = [pytest.mark.e2e]
+
+CURL = "curl -s http://example.com/x > out.txt && echo done"
+SCRIPT = [
+    {
+        "match": "fetch it",
+        "text": "Fetching.",
+        "tool_calls": [{"name": "run_command", "input": {"command": CURL}}],
+    },
+    {"match": "re:rejected|denied|refused", "text": "Not fetched."},
+    {
+        "match": "keep in mind",
+        "text": "Noting.",
+        "tool_calls": [{"name": "remember", "input": {"text": "tests run with tox-42"}}],
+    },
+    {"text": "Not noted."},
+]
+
+# A picker that records each question and answers "Reject" (as telescope-ui-select would,
+# it gets the prompt and the items).
+PICKER = """
+_G.asked = {}
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(_G.asked, opts.prompt)
+  for _, it in ipairs(items) do
+    if it.optionId == 'reject_once' then return on_choice(it) end
+  end
+end
+"""
+
+
+@pytest.fixture
+def editor(tmp_path: Path, kiln_home: Path) -> Editor:
+    nvim_path()
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "calc.py").write_text("x = 1\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"])
+    ed.ws = ws  # type: ignore[attr-defined]
+    yield ed
+    ed.close()
+
+
+def _turns(ed: Editor) -> list[str]:
+    return [line for line in ed.transcript() if line.startswith("— ")]
+
+
+def test_a_command_question_shows_its_parts_and_network(editor: Editor) -> None:
+    ed = editor
+    ed.lua(PICKER)
+    ed.keys(":KilnChat<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("ifetch it<CR>")
+    ed.wait("the turn to end", lambda: len(_turns(ed)) >= 1)
+    asked = ed.lua("return _G.asked")
+    assert len(asked) == 1, asked
+    lines = asked[0].split("\n")
+    assert lines[0].startswith("Kiln: run_command"), lines
+    assert "  $ " + CURL in lines, lines
+    assert "  - curl -s http://example.com/x  (writes out.txt)" in lines, lines
+    assert "  - echo done" in lines, lines
+    assert lines[-1] == "  with network access", lines
+    assert not (ed.ws / "out.txt").exists()  # type: ignore[attr-defined]
+
+    # remember: the text that would go into memory is in the question.
+    ed.keys("keep in mind<CR>")
+    ed.wait("the second turn to end", lambda: len(_turns(ed)) >= 2)
+    asked = ed.lua("return _G.asked")
+    assert len(asked) == 2 and "add to memory: tests run with tox-42" in asked[1], asked
