@@ -120,7 +120,7 @@ function M.append(lines)
   lines = split_lines(lines)
   M.buffer()
   local follow = following()
-  S.streaming, S.thinking = false, false
+  S.streaming, S.thinking, S.asked = false, false, false
   local at = vim.api.nvim_buf_line_count(S.buf)
   if is_empty() then
     set_lines(0, 1, lines)
@@ -249,6 +249,29 @@ local function failure_text(content)
   end
 end
 
+--- A replayed question: its text opens a `## You` block; a file or selection attached to it
+--- (a `resource` or `resource_link` chunk right after it) is an `@path` line inside that block,
+--- as the question showed when it was asked.
+function M.question(content)
+  local uri = content.type == 'resource' and (content.resource or {}).uri or content.uri
+  if content.type ~= 'text' and type(uri) == 'string' then
+    local name = uri:match('^file:') and vim.uri_to_fname(uri) or uri
+    local root = require('kiln.client').current_root()
+    name = root and vim.fs.relpath(root, name) or name
+    if S.asked then
+      local at = vim.api.nvim_buf_line_count(S.buf) - 2 -- before the blank and `## Kiln`
+      set_lines(at, at, { '  @' .. name })
+      return
+    end
+    return M.append({ '## You', '  @' .. name, '', '## Kiln' })
+  end
+  local lines = { '## You' }
+  vim.list_extend(lines, vim.split(content.text or '', '\n', { plain = true }))
+  vim.list_extend(lines, { '', '## Kiln' })
+  M.append(lines)
+  S.asked = true
+end
+
 --- Render one `kiln/session/update` payload; `edit_mode` words the note on proposed edits.
 function M.render(u, edit_mode)
   local kind = u.sessionUpdate
@@ -257,10 +280,7 @@ function M.render(u, edit_mode)
   elseif kind == 'agent_thought_chunk' then
     M.think(u.content and u.content.text or '')
   elseif kind == 'user_message_chunk' then
-    local lines = { '## You' }
-    vim.list_extend(lines, vim.split(u.content and u.content.text or '', '\n', { plain = true }))
-    vim.list_extend(lines, { '', '## Kiln' })
-    M.append(lines)
+    M.question(u.content or {})
   elseif kind == 'tool_call' then
     M.tool(u.toolCallId, { title = u.title, status = u.status or 'in_progress', kind = u.kind })
   elseif kind == 'tool_call_update' then
@@ -317,7 +337,7 @@ function M.clear()
     vim.api.nvim_buf_clear_namespace(S.buf, ns, 0, -1)
     M.welcome(true)
   end
-  S.plan_lines, S.tools, S.streaming = 0, {}, false
+  S.plan_lines, S.tools, S.streaming, S.thinking, S.asked = 0, {}, false, false, false
 end
 
 --- The transcript as a list of lines.
