@@ -191,7 +191,7 @@ class KilnProtocol(LanguageServerProtocol):
                 "dropped %s (%s)", method, "shut down" if self._shutdown else "not initialized"
             )
             return True
-        if self._shutdown:
+        if self._shutdown or self.shutdown_received:  # also while `shutdown` cancels turns
             self.reply_error(msg_id, INVALID_REQUEST, f"{method}: the server is shut down")
         elif method == types.INITIALIZE and self.initialize_received:
             self.reply_error(msg_id, INVALID_REQUEST, "initialize was already sent")

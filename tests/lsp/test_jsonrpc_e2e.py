@@ -4,6 +4,7 @@ process ends (exit, shutdown, signals, a vanished editor) is in test_process_e2e
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import socket
@@ -263,3 +264,31 @@ async def test_cancel_request_on_a_waiting_request_answers_32800(
             await server.close()
             for conn in accepted:
                 conn.close()
+
+
+async def test_a_request_sent_behind_shutdown_is_refused_while_turns_are_cancelled(
+    workspace: Path, scripted_env: Any, tmp_path: Path
+) -> None:
+    """§8: once `shutdown` is received every request is -32600, also one the client pipelined
+    while the shutdown is still cancelling a running turn (no session is created then)."""
+    steps = [{"wait_for": str(tmp_path / "never"), "text": "late"}]
+    server = await RawServer.start(workspace, scripted_env(steps))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        server.request_nowait("turn", "kiln/session/prompt", {"sessionId": sid, "prompt": "hi"})
+
+        for attempt in range(600):  # the turn runs once the session lists as busy
+            listed = await server.request(f"list-{attempt}", "kiln/session/list")
+            if listed["result"]["sessions"][0]["busy"]:
+                break
+            await asyncio.sleep(0.1)
+        server.request_nowait("down", "shutdown")
+        server.request_nowait("late-new", "kiln/session/new", {})
+        assert _code(await server.response("late-new")) == -32600
+        assert (await server.response("turn"))["result"]["stopReason"] == "cancelled"
+        assert (await server.response("down"))["result"] is None
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
