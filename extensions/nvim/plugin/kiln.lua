@@ -79,7 +79,7 @@ cmd('KilnMode', function(o)
 end, {
   nargs = 1,
   complete = function()
-    return { 'ask', 'auto-edit', 'ci', 'yolo' }
+    return require('kiln.chat').MODES
   end,
   desc = 'Kiln: what the agent may do without asking',
 })
@@ -89,7 +89,7 @@ cmd('KilnEditMode', function(o)
 end, {
   nargs = 1,
   complete = function()
-    return { 'ask', 'deferred', 'auto' }
+    return require('kiln.chat').EDIT_MODES
   end,
   desc = 'Kiln: how edits reach files',
 })

@@ -21,6 +21,10 @@ local S = {
 }
 M.state = S
 
+--- What `:KilnMode` and `:KilnEditMode` accept (PROTOCOL.md §1).
+M.MODES = { 'ask', 'auto-edit', 'ci', 'yolo' }
+M.EDIT_MODES = { 'ask', 'deferred', 'auto' }
+
 --- The last kiln/session/prompt result (or error), for callers and tests.
 M.last_result = nil
 
@@ -210,6 +214,16 @@ function M.set_mode(modes, cb)
     end
   end
   if not S.session_id then
+    -- Kept for the next session: a typo would make its kiln/session/new (every question) fail.
+    local bad = modes.mode and not vim.tbl_contains(M.MODES, modes.mode) and 'mode'
+      or modes.editMode and not vim.tbl_contains(M.EDIT_MODES, modes.editMode) and 'editMode'
+    if bad then
+      local known = bad == 'mode' and M.MODES or M.EDIT_MODES
+      local why = string.format('unknown %s %q', bad, modes[bad])
+      local err = { message = why .. ' (one of ' .. table.concat(known, ', ') .. ')' }
+      vim.notify(client.describe(err), vim.log.levels.ERROR)
+      return cb and cb(err) or false
+    end
     local session = vim.tbl_extend('force', config.options.session or {}, modes)
     config.options.session = session
     return done(

@@ -1,0 +1,43 @@
+"""The Neovim commands against a new user's typos and a missing server: a mode that does not
+exist is refused in one line (it used to be kept for the next session, whose start then failed
+on every question). A real ``nvim --embed`` with a UI against a real ``kiln lsp`` whose model is
+the in-package scripted one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.extensions.nvim_ui import Editor, nvim_env, nvim_path
+
+pytestmark = [pytest.mark.e2e]
+
+
+@pytest.fixture
+def editor(tmp_path: Path, kiln_home: Path) -> Editor:
+    nvim_path()
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "calc.py").write_text("x = 1\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "Hello there."}]))
+    ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"])
+    yield ed
+    ed.close()
+
+
+def test_an_unknown_mode_is_refused_and_the_next_question_runs(editor: Editor) -> None:
+    ed = editor
+    ed.keys(":KilnMode yolo!<CR>")
+    ed.wait("the refusal", lambda: 'unknown mode "yolo!"' in ed.messages())
+    ed.keys(":KilnEditMode later<CR>")
+    ed.wait("the refusal", lambda: 'unknown editMode "later"' in ed.messages())
+    assert "auto-edit" in ed.messages()  # the known ones are named
+    ed.keys(":KilnChat<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("ihi<CR>")
+    ed.wait("the turn to end", lambda: any(line.startswith("— ") for line in ed.transcript()))
+    assert ed.transcript_has("Hello there."), ed.transcript()
+    assert ed.transcript_has("— end_turn"), ed.transcript()
