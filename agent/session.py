@@ -334,7 +334,10 @@ class Session:
         self.transcript.append({"role": "user", "content": [*tail, *prompt]})
 
     def check_limits(self) -> None:
-        self.turn.check_limits(self.config, str(getattr(self.model, "model", "") or ""))
+        self.turn.check_limits(self.config, self._model_id())
+
+    def _model_id(self) -> str:
+        return str(getattr(self.model, "model", "") or "")
 
     def build_request(self) -> Request:
         # a sub-agent's requests share its parent's prefix, so they share its key too
@@ -361,6 +364,9 @@ class Session:
         """Extensions first, then stream the reply and account for it."""
         await self.context.before_request(self)
         request = self.build_request()
+        if self.config.max_cost_usd is not None:  # its input is paid however the reply goes
+            tokens = self.compactor.request_tokens(self)
+            self.turn.check_request(self.config, self._model_id(), tokens)
         self.turn.next_step()
         wire_log.record(self.store.folder(self.id), self.turn.step_count, self.model, request)
         self.store.record_request(

@@ -22,6 +22,7 @@ def record(session: Any, model: str, usage: Usage) -> None:
 async def account(session: Any, reply: ModelReply) -> None:
     """A reply's spend and context use, then its usage event."""
     record(session, reply.model or session.model.name, reply.usage + reply.discarded)
+    session.turn.prompt_tokens = reply.usage.total_input
     window = getattr(session.model, "context_window", 0) or 0
     if window:
         used = reply.usage.total_input + reply.usage.output_tokens

@@ -33,6 +33,8 @@ class TurnState:
         self.cost_usd = 0.0  # spent by this process (the limits count it)
         self.cost_before = 0.0  # spent by the processes that ran the session before this one
         self.unpriced = ""  # a model that answered this turn and has no known price
+        # the last request's measured input: the most of the next one a prompt cache can serve
+        self.prompt_tokens = int(state.get("prompt_tokens", 0))
         self.tainted = False  # external content is in the context this turn
         self.files_modified: list[str] = list(state.get("files_modified", []))
         self.refusals: list[dict[str, Any]] = []
@@ -80,10 +82,28 @@ class TurnState:
                 f"cost limit reached (${self.cost_usd:.4f} of ${config.max_cost_usd:g})",
             )
 
+    def check_request(self, config: AgentConfig, model: str, prompt_tokens: int) -> None:
+        """Raise ``TurnEnded`` before a request of ``prompt_tokens`` input tokens whose least cost
+        would take the spend past the cost limit: checking only after a reply let one large
+        request on an expensive model overshoot the limit by any amount."""
+        from agent.providers.pricing import least_cost_usd  # agent.providers imports this module
+
+        if config.max_cost_usd is None:
+            return
+        least = least_cost_usd(model, prompt_tokens, self.prompt_tokens)
+        if self.cost_usd + least > config.max_cost_usd:
+            raise TurnEnded(
+                "max_cost",
+                f"the next request would cross the cost limit (${self.cost_usd:.4f} spent + at "
+                f"least ${least:.4f} for its ~{prompt_tokens:,} input tokens > "
+                f"${config.max_cost_usd:g}); it was not sent",
+            )
+
     def saved(self) -> dict[str, Any]:
         """What goes back into the session's persisted state at the end of a turn."""
         return {
             "steps": self.step_count,
+            "prompt_tokens": self.prompt_tokens,
             "turns": self.number,
             "files_modified": self.files_modified,
         }

@@ -68,6 +68,17 @@ def cost_usd(model: str, usage: Usage) -> float:
     ) / 1_000_000
 
 
+def least_cost_usd(model: str, prompt_tokens: int, cached_tokens: int) -> float:
+    """The least a request of ``prompt_tokens`` input tokens can cost on ``model``: the share the
+    provider may serve from its cache (at most ``cached_tokens``, what the previous request sent)
+    at the cache-read price, the rest at the input price; no output. 0.0 for an unknown model."""
+    price = price_for(model)
+    if price is None:
+        return 0.0
+    cached = min(max(cached_tokens, 0), prompt_tokens)
+    return (cached * price.cache_read + (prompt_tokens - cached) * price.input) / 1_000_000
+
+
 def price_note(model: str) -> str:
     """Empty when the price is known; otherwise a short sentence to show next to a 0 cost."""
     if price_for(model) is None:

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from agent.errors import ProviderError
-from agent.events import ErrorReported, Event
+from agent.events import ErrorReported, Event, StatusNote
 from agent.output_budget import apply_budget
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
@@ -257,7 +257,9 @@ def _finish(
     artifacts: Artifacts | None,
     clock: ci.Deadline,
 ) -> int:
-    errors = [e for e in events if isinstance(e, ErrorReported)]
+    errors = [e.message for e in events if isinstance(e, ErrorReported)]
+    if reason in LIMITS:  # which limit, and how far the run got: the turn's last note
+        errors += [e.text for e in events if isinstance(e, StatusNote)][-1:]
     report = ci.RunReport(
         task=opts.task,
         exit_code=0,
@@ -271,7 +273,7 @@ def _finish(
         refusals=session.turn.refusals,
         memory_proposals=session.turn.memory_proposals,
         files_modified=list(session.turn.files_modified),
-        error=errors[-1].message if errors else "",
+        error=errors[-1] if errors else "",
     )
     out = artifacts or Artifacts(session.store.folder(session.id))
     out.open()
@@ -285,7 +287,10 @@ def _finish(
     if opts.ci:
         report.summary_path = str(out.write("summary.md", ci.markdown_summary(report)))
         out.write("report.json", json_text(report.to_dict(), indent=2))
-    if report.blocked:  # one line whatever the output format: the outputs were refused
+    # one line whatever the output format: the outputs were refused, or a limit stopped the run
+    # (the text view printed that one as it happened)
+    limited = reason in LIMITS and report.error and opts.output_format != "text"
+    if report.blocked or limited:
         click.echo(f"kiln: {safe(report.error)}", err=True)
     if opts.output_format == "json":
         print_json(report.to_dict())
@@ -395,7 +400,8 @@ def _ci_outputs(
 
 
 # A run that ended so is half done: its branch would be pushed like a finished one.
-EARLY_STOPS = ("max_steps", "max_time", "max_cost", "error", "cancelled")
+LIMITS = ("max_steps", "max_time", "max_cost")
+EARLY_STOPS = (*LIMITS, "error", "cancelled")
 
 
 def _exit_code(opts: RunOptions, report: ci.RunReport) -> int:
@@ -404,7 +410,7 @@ def _exit_code(opts: RunOptions, report: ci.RunReport) -> int:
     reason = report.stop_reason
     if reason == "error":
         return exit_codes.PROVIDER
-    if reason in ("max_steps", "max_time", "max_cost"):
+    if reason in LIMITS:
         return exit_codes.LIMIT
     if reason == "cancelled":
         return exit_codes.CANCELLED
