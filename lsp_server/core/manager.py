@@ -365,7 +365,7 @@ class SessionManager:
         if live is None:
             return False
         if live.turn is not None and not live.turn.done():
-            live.session.cancel()
+            self.cancel(session_id)  # also a turn scheduled and not yet started
             await asyncio.gather(live.turn, return_exceptions=True)
         for pid in [p for p, (sid, _) in self.pending_edits.items() if sid == session_id]:
             del self.pending_edits[pid]

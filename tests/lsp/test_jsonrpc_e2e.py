@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import socket
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.lsp.conftest import server_env
-from tests.lsp.raw_client import RawServer
+from tests.lsp.raw_client import RawServer, frame
 from tests.waiting import until
 
 pytestmark = pytest.mark.e2e
@@ -290,5 +291,29 @@ async def test_a_request_sent_behind_shutdown_is_refused_while_turns_are_cancell
         assert (await server.response("down"))["result"] is None
         server.notify("exit")
         assert await server.exit_code() == 0
+    finally:
+        await server.close()
+
+
+async def test_close_right_behind_a_prompt_cancels_that_turn(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """§4 `kiln/session/close` cancels a running turn, also one whose prompt arrived in the same
+    read as the close (scheduled, not started): the prompt is answered `cancelled`, the model is
+    never asked, and the session is no longer live."""
+    server = await RawServer.start(workspace, scripted_env(["the turn ran"]))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        prompt = {"jsonrpc": "2.0", "id": "turn", "method": "kiln/session/prompt",
+                  "params": {"sessionId": sid, "prompt": "hi"}}  # fmt: skip
+        close = {"jsonrpc": "2.0", "id": "close", "method": "kiln/session/close",
+                 "params": {"sessionId": sid}}  # fmt: skip
+        assert server.proc.stdin is not None
+        server.proc.stdin.write(b"".join(frame(json.dumps(m).encode()) for m in (prompt, close)))
+        assert (await server.response("close"))["result"] == {"closed": True}
+        assert (await server.response("turn"))["result"]["stopReason"] == "cancelled"
+        listed = (await server.request("list", "kiln/session/list"))["result"]["sessions"]
+        assert [(s["sessionId"], s["live"]) for s in listed] == [(sid, False)]
     finally:
         await server.close()
