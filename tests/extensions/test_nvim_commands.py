@@ -1,6 +1,7 @@
 """The Neovim commands against a new user's typos and a missing server: a mode that does not
 exist is refused in one line (it used to be kept for the next session, whose start then failed
-on every question). A real ``nvim --embed`` with a UI against a real ``kiln lsp`` whose model is
+on every question), and a server that cannot start is said once (not twice, the second time
+"kiln: kiln: …"). A real ``nvim --embed`` with a UI against a real ``kiln lsp`` whose model is
 the in-package scripted one."""
 
 from __future__ import annotations
@@ -41,3 +42,30 @@ def test_an_unknown_mode_is_refused_and_the_next_question_runs(editor: Editor) -
     ed.wait("the turn to end", lambda: any(line.startswith("— ") for line in ed.transcript()))
     assert ed.transcript_has("Hello there."), ed.transcript()
     assert ed.transcript_has("— end_turn"), ed.transcript()
+
+
+def test_a_missing_server_is_said_once(tmp_path: Path, kiln_home: Path) -> None:
+    nvim_path()
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "calc.py").write_text("x = 1\n")
+    script = tmp_path / "script.json"
+    script.write_text("[]")
+    ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"], cmd=["no-such-kiln-9"])
+
+    def shown(what: str) -> str:
+        """The messages once shown: a line longer than the screen asks Press ENTER."""
+        ed.wait_prompt(what)
+        while ed.mode()["blocking"]:
+            ed.keys("<CR>")
+        return ed.wait(what, lambda: "no-such-kiln-9" in ed.messages() and ed.messages())
+
+    try:
+        shown("setup's line")
+        for command in ("KilnResume", "KilnEdits", "KilnSkills"):
+            ed.nvim.command("messages clear")
+            ed.keys(f":{command}<CR>")
+            said = shown(f"{command}'s line")
+            assert said.count("no-such-kiln-9") == 1 and "kiln: kiln:" not in said, said
+    finally:
+        ed.close()

@@ -202,7 +202,7 @@ end
 function M.set_mode(modes, cb)
   local function done(err, result)
     if err then
-      vim.notify(client.describe(err), vim.log.levels.ERROR)
+      client.report(err, vim.log.levels.ERROR)
     else
       S.edit_mode = result.editMode or S.edit_mode
       S.mode = result.mode or S.mode
@@ -221,7 +221,7 @@ function M.set_mode(modes, cb)
       local known = bad == 'mode' and M.MODES or M.EDIT_MODES
       local why = string.format('unknown %s %q', bad, modes[bad])
       local err = { message = why .. ' (one of ' .. table.concat(known, ', ') .. ')' }
-      vim.notify(client.describe(err), vim.log.levels.ERROR)
+      client.report(err, vim.log.levels.ERROR)
       return cb and cb(err) or false
     end
     local session = vim.tbl_extend('force', config.options.session or {}, modes)
@@ -298,7 +298,7 @@ function M.resume(session_id, cb)
   client.request('kiln/session/load', params, function(err, res)
     if err then
       S.session_id = nil
-      vim.notify(client.describe(err), vim.log.levels.ERROR)
+      client.report(err, vim.log.levels.ERROR)
     else
       S.edit_mode = res.editMode or S.edit_mode
       transcript.append({ string.format('— resumed session %s', session_id), '' })
@@ -314,7 +314,7 @@ end
 function M.pick_session(cb)
   client.request('kiln/session/list', vim.empty_dict(), function(err, res)
     if err then
-      vim.notify(client.describe(err), vim.log.levels.ERROR)
+      client.report(err, vim.log.levels.ERROR)
       return cb and cb(err)
     end
     local sessions = res.sessions or {}

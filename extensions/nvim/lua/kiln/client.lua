@@ -227,7 +227,7 @@ function M.request(method, params, cb, target)
     client, why = M.get()
   end
   if not client then
-    return cb({ message = why })
+    return cb({ message = why, notified = true }) -- M.start told the user already
   end
   local ok = client:request(method, params, function(err, result)
     if err then
@@ -237,7 +237,7 @@ function M.request(method, params, cb, target)
     cb(err, result)
   end)
   if not ok then
-    cb({ message = 'kiln: the language server is not running' })
+    cb({ message = 'the language server is not running' })
   end
 end
 
@@ -248,11 +248,18 @@ end
 
 --- Format an error from M.request as one line for vim.notify.
 function M.describe(err)
-  local text = 'kiln: ' .. tostring(err.message or err)
+  local text = 'kiln: ' .. (tostring(err.message or err):gsub('^kiln: ', ''))
   if err.hint and err.hint ~= '' then
     text = text .. ' (' .. err.hint .. ')'
   end
   return text
+end
+
+--- Tell the user about an error from M.request, unless starting the server already did.
+function M.report(err, level)
+  if not err.notified then
+    vim.notify(M.describe(err), level or vim.log.levels.ERROR)
+  end
 end
 
 --- Stop every client started by this plugin (tests and :KilnRestart).

@@ -163,7 +163,7 @@ function M.review_pending(cb)
   local session = require('kiln.chat').state.session_id
   client.request('kiln/edit/list', { sessionId = session }, function(err, result)
     if err then
-      vim.notify(client.describe(err), vim.log.levels.ERROR)
+      client.report(err, vim.log.levels.ERROR)
       return cb and cb(err)
     end
     local queue = result.edits or {}
@@ -190,7 +190,7 @@ function M.review_pending(cb)
         local params = { proposalId = p.proposalId, decision = choice, newText = kept }
         client.request('kiln/edit/resolve', params, function(rerr, res)
           if rerr then
-            vim.notify(client.describe(rerr), vim.log.levels.WARN)
+            client.report(rerr, vim.log.levels.WARN)
           else
             vim.notify(string.format('kiln: %s %s', p.path, res.outcome))
           end

@@ -5,7 +5,7 @@ local client = require('kiln.client')
 local M = {}
 
 local function notify_err(err)
-  vim.notify(client.describe(err), vim.log.levels.ERROR)
+  client.report(err, vim.log.levels.ERROR)
 end
 
 local function done_message(result)
