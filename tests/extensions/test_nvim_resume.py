@@ -1,6 +1,7 @@
 """:KilnResume in Neovim shows a session as it was lived: a question asked about a selection
 keeps its ``@file`` line under the question (the server replays the attachment as a second
-``user_message_chunk``), and the plan comes back on top. A real ``nvim --embed`` with a UI
+``user_message_chunk``), the plan comes back on top, and a session whose first question had
+several lines is one row in the picker. A real ``nvim --embed`` with a UI
 against a real ``kiln lsp`` whose model is the in-package scripted one."""
 
 from __future__ import annotations
@@ -72,3 +73,22 @@ def test_a_resumed_question_keeps_its_attachment_and_plan(editor: Editor) -> Non
     conv = _conversation(replayed)
     assert conv.count("## You") == 1, replayed
     assert conv[:3] == ["## You", "what is x", "  @calc.py"], replayed
+
+
+def test_a_multi_line_question_is_one_row_in_the_picker(editor: Editor) -> None:
+    ed = editor
+    ed.keys(":KilnChat<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("i")
+    ed.paste("why does this fail?\nTraceback (most recent call last):\n  boom")
+    ed.keys("<CR>")
+    ed.wait("the answer", lambda: ed.transcript_has("— "))
+    # A picker plugin shows format_item's text as one row.
+    ed.lua(
+        "_G.rows = nil; vim.ui.select = function(items, opts, cb) "
+        "_G.rows = vim.tbl_map(opts.format_item, items) end"
+    )
+    ed.keys("<Esc>:KilnResume<CR>")
+    rows = ed.wait("the picker", lambda: ed.lua("return _G.rows"))
+    assert len(rows) == 1 and "\n" not in rows[0], rows
+    assert "why does this fail? ⏎ Traceback" in rows[0], rows

@@ -326,7 +326,9 @@ function M.pick_session(cb)
       prompt = 'Resume a Kiln session',
       kind = 'kiln.session',
       format_item = function(item)
-        return string.format('%s  %s', item.updatedAt or '', item.title or item.sessionId)
+        -- one row: the title is the first question's start, which may hold line breaks
+        local title = item.title ~= '' and item.title or item.sessionId
+        return transcript.one_line(string.format('%s  %s', item.updatedAt or '', title))
       end,
     }, function(item)
       if item then
