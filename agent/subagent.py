@@ -36,6 +36,10 @@ async def run_subagent(parent: Any, description: str) -> str:
         mode="ask",
         max_steps=min(MAX_STEPS, parent.config.max_steps),
         max_tokens=parent.config.max_tokens,
+        # the child spends the run's money: its requests keep to what is left of the limit
+        max_cost_usd=None
+        if parent.config.max_cost_usd is None
+        else parent.config.max_cost_usd - parent.turn.cost_usd,
         subagent=True,
         # what the parent hides from tool outputs (--ci: the environment's secrets, a checkout's
         # token in .git/config), the child hides too: its requests go to the same provider

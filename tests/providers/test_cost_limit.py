@@ -130,3 +130,20 @@ def test_the_cached_share_is_counted_at_the_cache_price(big_task: Path) -> None:
         proc = kiln_run(big_task, srv, "gpt-4.1", "--max-cost-usd", f"{first + 1.5 * second:.6f}")
     assert proc.returncode == 0, proc.stderr
     assert len(srv.bodies("/chat/completions")) == 2
+
+
+def test_a_sub_agent_keeps_to_what_is_left_of_the_limit(repo: Path) -> None:
+    """The `task` tool's sub-agent spends the run's money: its requests are held to the limit too
+    (before, a sub-agent ran with no cost limit and its spend was only counted after it ended)."""
+    for n in range(4):  # ~5,000 tokens each, under the tool output budget
+        (repo / f"log{n}.txt").write_text(LOG[:20_000])
+    reads = [{"tool_calls": [{"name": "read_file", "input": {"path": f"log{n}.txt"}}]}
+             for n in range(4)]  # fmt: skip
+    delegate = {"tool_calls": [{"name": "task", "input": {"description": "Read the logs"}}]}
+    with WireServer([delegate, *reads, "the sub-agent's answer", "done"]) as srv:
+        proc = kiln_run(repo, srv, "gpt-4.1", "--max-cost-usd", "0.03", "--output-format", "json")
+    assert proc.returncode == 3, proc.stderr
+    assert len(srv.bodies("/chat/completions")) < 7  # the sub-agent stopped before the limit
+    result = json.loads(proc.stdout)
+    assert result["stop_reason"] == "max_cost"
+    assert result["cost_usd"] <= 0.03
