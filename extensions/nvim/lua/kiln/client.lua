@@ -250,9 +250,16 @@ end
 function M.describe(err)
   local text = 'kiln: ' .. (tostring(err.message or err):gsub('^kiln: ', ''))
   if err.hint and err.hint ~= '' then
-    text = text .. ' (' .. err.hint .. ')'
+    text = text .. ' (' .. M.in_nvim(err.hint) .. ')'
   end
   return text
+end
+
+--- A hint written for the terminal, in this plugin's words: the agent words a session that
+--- changed in another process as `kiln run --resume ID`, here that is :KilnResume.
+function M.in_nvim(hint)
+  hint = hint:gsub('kiln run %-%-resume ([%w%-]+)', ':KilnResume, session %1')
+  return (hint:gsub('`?kiln sessions list`?', ':KilnResume'))
 end
 
 --- Tell the user about an error from M.request, unless starting the server already did.
