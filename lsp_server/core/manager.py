@@ -78,6 +78,7 @@ class SessionManager:
         self.index = index  # a shared indexer.Index for sessions in ``root``, if any
         self.live: dict[str, _Live] = {}
         self.pending_edits: dict[str, tuple[str, EditProposal]] = {}
+        self._loading: dict[str, asyncio.Future[None]] = {}  # loads under way, by session id
 
     @property
     def store(self) -> SessionStore:
@@ -145,6 +146,20 @@ class SessionManager:
         loaded again from the store."""
         if not isinstance(session_id, str) or not session_id:
             raise InvalidParams("sessionId must be a non-empty string")
+        # One load of an id at a time: a second one arriving meanwhile gets the session the
+        # first made live, rather than a copy that would replace it.
+        while (loading := self._loading.get(session_id)) is not None:
+            await asyncio.wait([loading])
+        self._loading[session_id] = done = asyncio.get_running_loop().create_future()
+        try:
+            return await self._load(session_id, options, mcp_servers)
+        finally:
+            del self._loading[session_id]
+            done.set_result(None)
+
+    async def _load(
+        self, session_id: str, options: dict[str, Any] | None, mcp_servers: list[Any] | None
+    ) -> Session:
         live = self.live.get(session_id)
         if live is not None:
             if self.is_busy(session_id) or not behind(self.store, live.session.transcript):

@@ -317,3 +317,31 @@ async def test_close_right_behind_a_prompt_cancels_that_turn(
         assert [(s["sessionId"], s["live"]) for s in listed] == [(sid, False)]
     finally:
         await server.close()
+
+
+async def test_two_loads_of_one_stored_session_make_one_live_session(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """§4 `kiln/session/load`: a session already live is returned as is. Two loads of a stored
+    session arriving together (a panel and a picker) open it once: the second answers the
+    session the first made, not a second copy that replaces it with another mode."""
+    server = await RawServer.start(workspace, scripted_env(["one", "two"]))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        await server.request("first", "kiln/session/prompt", {"sessionId": sid, "prompt": "hi"})
+        await server.request("close", "kiln/session/close", {"sessionId": sid})
+        loads = [{"jsonrpc": "2.0", "id": f"load-{mode}", "method": "kiln/session/load",
+                  "params": {"sessionId": sid, "mode": mode, "replay": False}}
+                 for mode in ("yolo", "ci")]  # fmt: skip
+        assert server.proc.stdin is not None
+        server.proc.stdin.write(b"".join(frame(json.dumps(m).encode()) for m in loads))
+        answers = [(await server.response(m["id"]))["result"] for m in loads]
+        listed = (await server.request("list", "kiln/session/list"))["result"]["sessions"]
+        assert [a["mode"] for a in answers] == [listed[0]["mode"]] * 2 == ["yolo", "yolo"]
+        second = await server.request(
+            "again", "kiln/session/prompt", {"sessionId": sid, "prompt": "x"}
+        )
+        assert second["result"]["stopReason"] == "end_turn"
+    finally:
+        await server.close()
