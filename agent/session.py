@@ -358,6 +358,7 @@ class Session:
         except ContextTooLong as exc:
             if not await compact_after_overflow(self, exc):
                 raise
+            self.check_limits()  # the refused request was a step: asking again may be past one
             return await self._step()
 
     async def _step(self) -> ModelReply:

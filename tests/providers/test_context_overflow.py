@@ -31,28 +31,29 @@ def read(path: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "read_file", "input": {"path": path}}]}
 
 
-def kiln_run(repo: Path, srv: WireServer) -> subprocess.CompletedProcess:
+def kiln_run(repo: Path, srv: WireServer, *extra: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     env.update(KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url, KILN_MODEL="gpt-4.1")
     return subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "Summarise the modules", "--root",
-         str(repo), "--mode", "yolo", "--output-format", "stream-json"],
+         str(repo), "--mode", "yolo", "--output-format", "stream-json", *extra],
         env=env, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
 
 
-def test_kiln_run_compacts_and_asks_again_when_the_server_says_too_long(tmp_path: Path) -> None:
+def overflowing(repo: Path) -> list[Any]:
+    """Six reads, then a request the server finds too long, compaction's own, and an answer."""
     for n in range(6):
         body = "".join(f"def f{n}_{i}(x):\n    return x * {i}  # {'pad ' * 8}\n" for i in range(90))
-        (tmp_path / f"m{n}.py").write_text(body)
+        (repo / f"m{n}.py").write_text(body)
     steps = [read(f"m{n}.py") for n in range(6)]
     summary = "Read m0.py to m5.py: each defines 90 small functions."  # compaction's own request
-    steps += [
-        {"error": 400, "message": TOO_LONG},
-        summary,
-        "All six modules define small functions.",
-    ]
-    with WireServer(steps) as srv:
+    return [*steps, {"error": 400, "message": TOO_LONG}, summary,
+            "All six modules define small functions."]  # fmt: skip
+
+
+def test_kiln_run_compacts_and_asks_again_when_the_server_says_too_long(tmp_path: Path) -> None:
+    with WireServer(overflowing(tmp_path)) as srv:
         proc = kiln_run(tmp_path, srv)
     assert proc.returncode == 0, proc.stderr
     assert "All six modules define small functions." in proc.stdout
@@ -61,6 +62,18 @@ def test_kiln_run_compacts_and_asks_again_when_the_server_says_too_long(tmp_path
     assert sizes[8] < sizes[6] / 2  # the refused step, sent again after compaction
     notes = [json.loads(line) for line in proc.stdout.splitlines() if "too long" in line]
     assert notes, proc.stdout[-2000:]
+
+
+def test_the_request_sent_again_after_an_overflow_keeps_to_max_steps(tmp_path: Path) -> None:
+    """The refused request was the run's 7th model call: with --max-steps 7, asking again would
+    be an 8th (it was sent, and the run ended as if within its limit)."""
+    with WireServer(overflowing(tmp_path)) as srv:
+        proc = kiln_run(tmp_path, srv, "--max-steps", "7")
+    assert proc.returncode == 3, proc.stderr
+    assert len(srv.requests) == 8  # 7 steps and compaction's summary; no 8th step
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert (result["stop_reason"], result["steps"]) == ("max_steps", 7)
+    assert result["error"] == "step limit reached (7)"
 
 
 @pytest.mark.parametrize(
