@@ -298,7 +298,10 @@ class IndexSync:
             "progress": {"done": self.progress[0], "total": self.progress[1]},
             "pendingFiles": len(self._pending),
             "watching": self._watcher is not None,
-        }
+            # the index's own figures; these when there is none (yet), so every key is there
+            "files": 0, "blocks": 0, "db_bytes": 0, "last_indexed": None,
+            "commits": 0, "history_head": None,
+        }  # fmt: skip
         if self.error:
             info["error"] = self.error
         if self.last_stats:

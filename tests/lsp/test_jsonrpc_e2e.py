@@ -345,3 +345,34 @@ async def test_two_loads_of_one_stored_session_make_one_live_session(
         assert second["result"]["stopReason"] == "end_turn"
     finally:
         await server.close()
+
+
+def documented_index_status_keys() -> list[str]:
+    """The keys of the `kiln/index/status` answer that PROTOCOL.md §6 lists without a `?`."""
+    text = (Path(__file__).resolve().parents[2] / "lsp_server" / "PROTOCOL.md").read_text()
+    entry = text[text.index("- `kiln/index/status`") :]
+    start = entry.index("→ `{") + 4
+    answer = entry[start : entry.index("}`", start)]
+    answer = re.sub(r"\{[^{}]*\}", "", answer)  # nested objects' keys are not the answer's
+    answer = re.sub(r':\s*"\w+"(\s*\|\s*"[\w-]+")*', ":", answer)  # the values of `state`
+    return [k for k, optional in re.findall(r'"(\w+)"(\??)', answer) if not optional]
+
+
+async def test_index_status_has_every_documented_key_without_an_index(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """§6: a panel reads `files`, `blocks`, … from `kiln/index/status` in every state, also when
+    the index is `unavailable` (turned off here): then they are zero or null, not missing."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        keys = documented_index_status_keys()
+        idle = (await server.request("status", "kiln/index/status"))["result"]  # may be idle yet
+        assert [k for k in keys if k not in idle] == [], idle
+        status = await server.index_until(lambda s: s["state"] == "unavailable")
+        assert status["error"]
+        assert "files" in keys and "history_head" in keys, keys
+        assert [k for k in keys if k not in status] == [], status
+        assert (status["files"], status["blocks"], status["last_indexed"]) == (0, 0, None)
+    finally:
+        await server.close()
