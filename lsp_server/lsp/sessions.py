@@ -70,16 +70,18 @@ async def session_list(ls: KilnServer, params: SessionListParams) -> dict[str, A
 @kiln_method("kiln/session/prompt")
 async def session_prompt(ls: KilnServer, params: SessionPromptParams) -> dict[str, Any]:
     core = ls.core()
-    before = set(core.get(params.session_id).turn.files_modified)
+    turn = core.get(params.session_id).turn  # the session's running totals: this turn's part
+    before = set(turn.files_modified)
+    used, spent = turn.usage.to_dict(), turn.cost_usd
     try:
         reason = await core.prompt(params.session_id, params.prompt)
     finally:
         ls.frontend.flush(params.session_id)  # all streamed text arrives before the answer
-    session = core.get(params.session_id)
+    usage = {key: count - used[key] for key, count in turn.usage.to_dict().items()}
     return {
         "stopReason": reason,
-        "usage": {**session.turn.usage.to_dict(), "costUsd": round(session.turn.cost_usd, 6)},
-        "filesModified": [p for p in session.turn.files_modified if p not in before],  # this turn's
+        "usage": {**usage, "costUsd": round(turn.cost_usd - spent, 6)},
+        "filesModified": [p for p in turn.files_modified if p not in before],
     }
 
 

@@ -376,3 +376,25 @@ async def test_index_status_has_every_documented_key_without_an_index(
         assert (status["files"], status["blocks"], status["last_indexed"]) == (0, 0, None)
     finally:
         await server.close()
+
+
+async def test_the_prompt_answer_counts_the_usage_of_its_own_turn(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """§4: `kiln/session/prompt` answers for the turn it ran: its `usage` is that turn's tokens,
+    not the session's running total, which `kiln/context/show` reports."""
+    server = await RawServer.start(workspace, scripted_env(["same reply", "same reply"]))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        turns = [
+            (await server.request(f"turn-{n}", "kiln/session/prompt",
+                                  {"sessionId": sid, "prompt": "hi"}))["result"]["usage"]
+            for n in range(2)
+        ]  # fmt: skip
+        total = (await server.request("show", "kiln/context/show", {"sessionId": sid}))["result"]
+        assert turns[0]["output_tokens"] == turns[1]["output_tokens"] > 0  # the same reply twice
+        for key in ("input_tokens", "output_tokens"):
+            assert turns[0][key] + turns[1][key] == total["usage"][key], (turns, total["usage"])
+    finally:
+        await server.close()
