@@ -90,3 +90,64 @@ def has_cache_control(value: Any) -> bool:
     if isinstance(value, list):
         return any(has_cache_control(v) for v in value)
     return False
+
+
+def tool_pairing_problem(api: str, body: dict[str, Any]) -> str:
+    """What both real APIs reject about tool calls and their results: a call not answered in
+    the message right after it, or a result for no call of the message right before it (the
+    same 400 each API gives). Empty when every call and result pair up."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    if api == "anthropic":
+        return _anthropic_pairing(messages)
+    return _openai_pairing(messages)
+
+
+def _blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    content = message.get("content")
+    return (
+        [b for b in content if isinstance(b, dict) and b.get("type") == kind]
+        if isinstance(content, list)
+        else []
+    )
+
+
+def _anthropic_pairing(messages: list[dict[str, Any]]) -> str:
+    calls: set[str] = set()  # the ids the previous assistant message asked for
+    for message in messages:
+        if message.get("role") == "assistant":
+            if calls:
+                return f"tool_use ids were found without tool_result blocks immediately after: {sorted(calls)}"
+            calls = {str(b.get("id")) for b in _blocks(message, "tool_use")}
+            continue
+        results = {str(b.get("tool_use_id")) for b in _blocks(message, "tool_result")}
+        if results - calls:
+            return f"unexpected tool_use_id found in tool_result blocks: {sorted(results - calls)}"
+        if calls - results:
+            return f"tool_use ids were found without tool_result blocks immediately after: {sorted(calls - results)}"
+        calls = set()
+    return ""
+
+
+def _openai_pairing(messages: list[dict[str, Any]]) -> str:
+    calls: set[str] = set()  # asked for by the last assistant message, not yet answered
+    for message in messages:
+        role = message.get("role")
+        if role == "tool":
+            call_id = str(message.get("tool_call_id"))
+            if call_id not in calls:
+                return (
+                    "messages with role 'tool' must be a response to a preceding message with "
+                    f"'tool_calls' ({call_id})"
+                )
+            calls.discard(call_id)
+            continue
+        if calls:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                f"responding to each 'tool_call_id'; without a response: {sorted(calls)}"
+            )
+        if role == "assistant":
+            calls = {
+                str(c.get("id")) for c in message.get("tool_calls") or [] if isinstance(c, dict)
+            }
+    return ""

@@ -7,6 +7,9 @@ stays byte-stable, and it reports usage the way a prompt cache would: the longes
 see ``wire_requests.prompt_text``) with any
 earlier request counts as cache read, characters / 4 as tokens. On ``/v1/messages`` caching
 only happens when the request carries ``cache_control`` breakpoints, as on the real API.
+Requests the real APIs refuse are a 400 here too: a tool call not answered in the very next
+message, a result for no call of the message before it, and Anthropic's deferred-tool and
+breakpoint rules (``wire_requests``).
 
 Script steps use the scripted model's vocabulary (see ``agent.providers.scripted``), plus:
 ``{"error": 429 | 500 | 529 | 400, "retry_after"?: seconds, "message"?: ...}`` for an HTTP
@@ -50,7 +53,12 @@ from agent.providers.scripted import (
 )
 from agent.testing import wire_formats as wf
 from agent.testing.wire_raw import send_raw
-from agent.testing.wire_requests import anthropic_tool_problem, has_cache_control, prompt_text
+from agent.testing.wire_requests import (
+    anthropic_tool_problem,
+    has_cache_control,
+    prompt_text,
+    tool_pairing_problem,
+)
 from agent.types import canonical_json
 
 # What a broken proxy might send with a 200 and an SSE content type: not UTF-8, not SSE.
@@ -245,7 +253,9 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
             if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
                 self._error(api, 400, "request body must be a JSON object with a messages list")
                 return
-            problem = anthropic_tool_problem(body) if api == "anthropic" else ""
+            problem = (anthropic_tool_problem(body) if api == "anthropic" else "") or (
+                tool_pairing_problem(api, body)
+            )
             if problem:
                 self._error(api, 400, problem)
                 return
