@@ -346,8 +346,9 @@ def history_updates(
                         "kind": kinds.get(block["name"], "other")
                         if kinds.get(block["name"]) in ACP_TOOL_KINDS
                         else "other",
-                        "status": "in_progress",
+                        "status": "pending",  # as live; its result follows as an update
                         "rawInput": block.get("input", {}),
+                        "_meta": {"tool": block["name"]},
                     }
                 )
                 if where := _locations(root, (block.get("input") or {}).get("path")):

@@ -123,6 +123,8 @@ async def test_plan_updates_and_session_list_and_load(
         assert replayed[-2]["content"]["text"] == "planned"
         assert [e["content"] for e in replayed[-1]["entries"]] == ["read code"]
         assert replayed[2]["kind"] == "think"  # the tool's real kind, as in the live turn
+        # ...and the shape of §4's `tool_call` row, as live: pending, the tool's name in _meta
+        assert (replayed[2]["status"], replayed[2]["_meta"]) == ("pending", {"tool": "todo_write"})
         result = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "again"})
         assert result["stopReason"] == "end_turn"
         assert "resumed" in editor.updates_for(sid, "agent_message_chunk")[-1]["content"]["text"]
