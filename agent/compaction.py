@@ -45,6 +45,7 @@ from agent.compaction_store import CompactionRecord, store_epoch
 from agent.errors import ConfigError, ContextTooLong
 from agent.events import Compacted
 from agent.protocols import SessionView
+from agent.turn import TurnEnded
 from agent.types import Message, ModelReply, Request, canonical_json
 
 __all__ = ["SUMMARY_MARKER", "SUMMARY_SYSTEM", "CompactionConfig", "Compactor"]
@@ -300,8 +301,8 @@ class Compactor:
                     ask = continuation(session, batch, kept or [], prior, limit)
                     try:
                         reply = await self._ask(session, ask)
-                    except ContextTooLong:
-                        reply = None  # the compaction after an overflow: standalone, below
+                    except (ContextTooLong, TurnEnded):
+                        reply = None  # past the window or the cost limit: standalone, below
                 if reply is None:
                     reply = await self._ask(session, standalone(batch, prior, limit, cap))
                 text = " ".join(
@@ -312,12 +313,18 @@ class Compactor:
                 if text:
                     state["failures"] = 0
                     return " ".join(text.split())[:2000], "model"
+            except TurnEnded:  # it would cross the cost limit: not the summariser's failure
+                return extractive_summary(batch), "extractive"
             except Exception:  # noqa: BLE001 - any summariser failure falls back to extraction
                 pass
             state["failures"] = int(state.get("failures", 0)) + 1
         return extractive_summary(batch), "extractive"
 
     async def _ask(self, session: SessionView, request: Request) -> ModelReply | None:
+        if session.config.max_cost_usd is not None:  # a summary's input is paid like a step's
+            tokens = estimate_tokens({**request.to_dict(), "deferred_tools": []})
+            model = str(getattr(session.model, "model", "") or "")
+            session.turn.check_request(session.config, model, tokens)
         reply: ModelReply | None = None
         async for item in session.model.stream(request):
             if isinstance(item, ModelReply):

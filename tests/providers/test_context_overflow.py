@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agent.compaction import SUMMARY_MARKER
 from agent.errors import ContextTooLong
 from agent.providers.anthropic import AnthropicModel
 from agent.providers.openai import OpenAIModel
@@ -31,9 +32,13 @@ def read(path: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "read_file", "input": {"path": path}}]}
 
 
-def kiln_run(repo: Path, srv: WireServer, *extra: str) -> subprocess.CompletedProcess:
+def kiln_run(
+    repo: Path, srv: WireServer, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    given = env or {}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     env.update(KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url, KILN_MODEL="gpt-4.1")
+    env.update(given)
     return subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "Summarise the modules", "--root",
          str(repo), "--mode", "yolo", "--output-format", "stream-json", *extra],
@@ -135,3 +140,22 @@ def test_a_refused_reply_says_so(tmp_path: Path, provider: str) -> None:
     stop = "refusal" if provider == "anthropic" else "content_filter"
     proc = run_one_reply(tmp_path, provider, {"text": "I can't", "stop_reason": stop})
     assert "the model declined to answer" in proc.stdout + proc.stderr, proc.stderr
+
+
+def test_compactions_summary_request_keeps_to_the_cost_limit(tmp_path: Path) -> None:
+    """Compaction's summary request is paid like a step: one that would take the run past
+    --max-cost-usd is not sent (before, it was, and only the next step was held back)."""
+    script = overflowing(tmp_path)[:5]  # five reads; the sixth request would pass 80 % of 14,000
+    env = {"KILN_CONTEXT_WINDOW": "14000"}
+    with WireServer([*script, "done"]) as srv:
+        proc = kiln_run(tmp_path, srv, env=env)
+    totals = [json.loads(line).get("cost_usd") for line in proc.stdout.splitlines()
+              if '"type": "usage"' in line]  # fmt: skip
+    assert len(totals) >= 5, proc.stdout[-2000:]
+    with WireServer([*script, "summary", "done"]) as srv:
+        proc = kiln_run(tmp_path, srv, "--max-cost-usd", f"{totals[4] + 0.0001:.6f}", env=env)
+    assert proc.returncode == 3, proc.stderr
+    assert len(srv.requests) == 5  # the five reads: no summary request
+    assert not any(SUMMARY_MARKER.encode() in r.raw for r in srv.requests)
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["stop_reason"] == "max_cost"
