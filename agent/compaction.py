@@ -366,6 +366,8 @@ class Compactor:
         window = int(getattr(session.model, "context_window", 0) or 0)
         session.status.context_used = record.after_tokens / window if window else 0.0
         session.status.reset()
+        # the messages were rewritten: a prompt cache can now serve only the frozen prefix
+        session.turn.prompt_tokens = estimate_tokens(_request_like(session, []))
 
 
 def log_kept(facts: dict[str, list[str]], log: list[str]) -> list[str]:

@@ -159,3 +159,23 @@ def test_compactions_summary_request_keeps_to_the_cost_limit(tmp_path: Path) -> 
     assert not any(SUMMARY_MARKER.encode() in r.raw for r in srv.requests)
     result = json.loads(proc.stdout.splitlines()[-1])
     assert result["stop_reason"] == "max_cost"
+
+
+def test_after_a_compaction_only_the_prefix_counts_as_cached(tmp_path: Path) -> None:
+    """Compaction rewrites the messages, so the provider's cache serves only the frozen prefix of
+    the next request: pricing all of the previous request's input at the cache price let the
+    request asked again after an overflow through a limit its input alone would cross."""
+    with WireServer(overflowing(tmp_path)) as srv:
+        proc = kiln_run(tmp_path, srv)
+    usage = [e for e in map(json.loads, proc.stdout.splitlines()) if e["type"] == "usage"]
+    again = usage[-1]  # the request asked again after the compaction
+    paid = (again["input_tokens"] * 2.0 + again["cache_read_tokens"] * 0.5) / 1e6  # gpt-4.1
+    before = usage[-1]["cost_usd"] - paid - again["output_tokens"] * 8.0 / 1e6
+    limit = before + 0.75 * paid
+    with WireServer(overflowing(tmp_path)) as srv:
+        proc = kiln_run(tmp_path, srv, "--max-cost-usd", f"{limit:.6f}")
+    assert proc.returncode == 3, proc.stderr
+    assert len(srv.requests) == 8  # six reads, the refused one, the summary: not sent again
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["stop_reason"] == "max_cost"
+    assert result["cost_usd"] <= limit
