@@ -17,7 +17,22 @@ SEARCH = {"tool_calls": [{"name": "tool_search", "input": {"query": "echo text b
 
 
 def server(*argv: str) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(HOSTILE), *argv]}
+    """An entry that runs the hostile server. It runs in the sandbox, which sees a private /tmp:
+    `run` copies the script into the workspace, and `python3` is found on the sandbox's PATH
+    (this interpreter may live under /tmp, as a CI job's virtualenv can)."""
+    return {"command": "python3", "args": [HOSTILE.name, *argv]}
+
+
+def _placed(root: Path, servers: dict[str, Any]) -> dict[str, Any]:
+    """``servers`` with the hostile script copied into the workspace and named by that path."""
+    placed = root / HOSTILE.name
+    placed.write_bytes(HOSTILE.read_bytes())
+    return {
+        name: {**entry, "args": [str(placed), *entry["args"][1:]]}
+        if entry.get("args", [None])[0] == HOSTILE.name
+        else entry
+        for name, entry in servers.items()
+    }
 
 
 def run(
@@ -33,7 +48,7 @@ def run(
     with ``exit_code``."""
     root = tmp_path / "repo"
     root.mkdir(exist_ok=True)
-    (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": _placed(root, servers)}))
     script = tmp_path / "script.json"
     script.write_text(json.dumps([*steps, "done"]))
     proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, env=env, timeout=90)
