@@ -43,6 +43,26 @@ def nvim_env(kiln_home: Path, tmp_path: Path, script: Path) -> dict[str, str]:
     return env
 
 
+def workspace_editor(
+    tmp_path: Path,
+    kiln_home: Path,
+    steps: list[Any],
+    files: dict[str, str] | None = None,
+    cmd: list[str] | None = None,
+) -> Editor:
+    """A real Neovim on calc.py of a new git workspace (``tmp_path/ws``) holding ``files``
+    (default: calc.py alone), its ``kiln lsp`` answering with the scripted ``steps``."""
+    nvim_path()
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    for name, text in (files or {"calc.py": "x = 1\n"}).items():
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text(text)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    return Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"], cmd=cmd)
+
+
 INIT = """
 vim.opt.rtp:prepend({plugin!r})
 vim.cmd('runtime plugin/kiln.lua')
@@ -64,6 +84,7 @@ class Editor:
         import pynvim
 
         cmd = cmd or [sys.executable, "-m", "lsp_server", "lsp"]
+        self.ws = workspace
         init = workspace.parent / "init.lua"
         init.write_text(INIT.format(plugin=str(PLUGIN), cmd=json.dumps(cmd)), encoding="utf-8")
         argv = [nvim_path(), "--embed", "-u", str(init), "-i", "NONE", *files]

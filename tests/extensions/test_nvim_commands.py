@@ -6,25 +6,18 @@ the in-package scripted one."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.extensions.nvim_ui import Editor, nvim_env, nvim_path
+from tests.extensions.nvim_ui import Editor, nvim_env, nvim_path, workspace_editor
 
 pytestmark = [pytest.mark.e2e]
 
 
 @pytest.fixture
 def editor(tmp_path: Path, kiln_home: Path) -> Editor:
-    nvim_path()
-    ws = tmp_path / "ws"
-    (ws / ".git").mkdir(parents=True)
-    (ws / "calc.py").write_text("x = 1\n")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"text": "Hello there."}]))
-    ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"])
+    ed = workspace_editor(tmp_path, kiln_home, [{"text": "Hello there."}])
     yield ed
     ed.close()
 

@@ -89,7 +89,6 @@ def editor(tmp_path: Path, kiln_home: Path) -> Editor:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
     ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"])
-    ed.ws = ws  # type: ignore[attr-defined]
     yield ed
     ed.close()
 
@@ -132,7 +131,7 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
     ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
     ed.keys("a")
     ed.wait("the answer", lambda: ed.transcript_has("Commented."))
-    assert (ed.ws / "win.py").read_bytes() == (  # type: ignore[attr-defined]
+    assert (ed.ws / "win.py").read_bytes() == (
         b"def add(a, b):\r\n    # the sum\r\n    return a + b\r\n\r\nX = 1\r\n"
     )
 
@@ -182,7 +181,7 @@ def test_multi_line_commands_errors_and_crlf_text(editor: Editor) -> None:
         "the refusal", lambda: "docs/secret.txt is not a file in this workspace" in ed.messages()
     )
     assert not ed.mode()["blocking"]
-    assert (ed.ws.parent / "outside" / "secret.txt").read_text() == "keep me\n"  # type: ignore[attr-defined]
+    assert (ed.ws.parent / "outside" / "secret.txt").read_text() == "keep me\n"
 
 
 SUB_SCRIPT = [
@@ -212,13 +211,13 @@ def sub_editor(tmp_path: Path, kiln_home: Path) -> Editor:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SUB_SCRIPT))
     ed = Editor(ws / "src", nvim_env(kiln_home, tmp_path, script), ["util.py"])
-    ed.ws = ws  # type: ignore[attr-defined]
+    ed.ws = ws
     yield ed
     ed.close()
 
 
 def test_inline_edit_names_the_file_from_the_workspace_root(sub_editor: Editor) -> None:
-    ed, ws = sub_editor, sub_editor.ws  # type: ignore[attr-defined]
+    ed, ws = sub_editor, sub_editor.ws
     ed.wait(
         "the client to attach util.py",
         lambda: ed.lua(
@@ -273,7 +272,7 @@ def test_the_float_chat_follows_a_resized_terminal(editor: Editor) -> None:
 
 
 def test_a_read_only_buffer_is_left_as_it_is(editor: Editor) -> None:
-    ed, ws = editor, editor.ws  # type: ignore[attr-defined]
+    ed, ws = editor, editor.ws
     _open_chat(ed)
     ed.keys("<Esc>:sview " + str(ws / "ro.py") + "<CR>")
     ed.wait("ro.py read-only", lambda: ed.lua("return vim.fn.bufloaded('ro.py') == 1"))

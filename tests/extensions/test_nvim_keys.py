@@ -10,12 +10,11 @@ transcript's markdown highlighting; and a deferred edit reviewed per hunk with t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.extensions.nvim_ui import Editor, nvim_env, nvim_path
+from tests.extensions.nvim_ui import Editor, workspace_editor
 
 pytestmark = [pytest.mark.e2e]
 
@@ -69,22 +68,15 @@ SCRIPT = [
 
 @pytest.fixture
 def editor(tmp_path: Path, kiln_home: Path) -> Editor:
-    nvim_path()
-    ws = tmp_path / "ws"
-    (ws / ".git").mkdir(parents=True)
-    (ws / "calc.py").write_text(CALC)
-    (ws / "other.py").write_text("x = 1\n")
-    (ws / "nums.py").write_text(NUMS)
-    (ws / "apply_me.py").write_text("old = 1\n")
-    skill = ws / ".kiln" / "skills" / "pdf"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text(
-        "---\nname: pdf\ndescription: Fill in PDF forms.\n---\nUse pdftk-marker-4411.\n"
-    )
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"])
-    ed.ws = ws  # type: ignore[attr-defined]
+    files = {
+        "calc.py": CALC,
+        "other.py": "x = 1\n",
+        "nums.py": NUMS,
+        "apply_me.py": "old = 1\n",
+        ".kiln/skills/pdf/SKILL.md": "---\nname: pdf\ndescription: Fill in PDF forms.\n---\n"
+        "Use pdftk-marker-4411.\n",
+    }
+    ed = workspace_editor(tmp_path, kiln_home, SCRIPT, files)
     yield ed
     ed.close()
 
@@ -94,7 +86,7 @@ def _turn_done(ed: Editor, count: int) -> bool:
 
 
 def test_chat_flows_by_keys(editor: Editor) -> None:
-    ed, ws = editor, editor.ws  # type: ignore[attr-defined]
+    ed, ws = editor, editor.ws
     # Start: the server comes up for the file given on the command line, no error, no prompt.
     ed.wait(
         "the client to attach calc.py",
@@ -262,7 +254,7 @@ def test_chat_flows_by_keys(editor: Editor) -> None:
 
 
 def test_deferred_edit_per_hunk_and_model_picker_by_keys(editor: Editor) -> None:
-    ed, ws = editor, editor.ws  # type: ignore[attr-defined]
+    ed, ws = editor, editor.ws
     ed.wait(
         "the client to attach calc.py",
         lambda: ed.lua(

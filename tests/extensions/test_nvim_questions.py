@@ -6,12 +6,11 @@ real ``kiln lsp`` whose model is the in-package scripted one; the questions go t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.extensions.nvim_ui import Editor, nvim_env, nvim_path
+from tests.extensions.nvim_ui import Editor, workspace_editor
 
 pytestmark = [pytest.mark.e2e]
 
@@ -46,14 +45,7 @@ end
 
 @pytest.fixture
 def editor(tmp_path: Path, kiln_home: Path) -> Editor:
-    nvim_path()
-    ws = tmp_path / "ws"
-    (ws / ".git").mkdir(parents=True)
-    (ws / "calc.py").write_text("x = 1\n")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    ed = Editor(ws, nvim_env(kiln_home, tmp_path, script), ["calc.py"])
-    ed.ws = ws  # type: ignore[attr-defined]
+    ed = workspace_editor(tmp_path, kiln_home, SCRIPT)
     yield ed
     ed.close()
 
@@ -77,7 +69,7 @@ def test_a_command_question_shows_its_parts_and_network(editor: Editor) -> None:
     assert "  - curl -s http://example.com/x  (writes out.txt)" in lines, lines
     assert "  - echo done" in lines, lines
     assert lines[-1] == "  with network access", lines
-    assert not (ed.ws / "out.txt").exists()  # type: ignore[attr-defined]
+    assert not (ed.ws / "out.txt").exists()
 
     # remember: the text that would go into memory is in the question.
     ed.keys("keep in mind<CR>")
