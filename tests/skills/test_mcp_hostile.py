@@ -23,7 +23,7 @@ def server(*argv: str) -> dict[str, Any]:
     return {"command": "python3", "args": [HOSTILE.name, *argv]}
 
 
-def _placed(root: Path, servers: dict[str, Any]) -> dict[str, Any]:
+def placed(root: Path, servers: dict[str, Any]) -> dict[str, Any]:
     """``servers`` with the hostile script copied into the workspace and named by that path."""
     placed = root / HOSTILE.name
     placed.write_bytes(HOSTILE.read_bytes())
@@ -48,7 +48,7 @@ def run(
     with ``exit_code``."""
     root = tmp_path / "repo"
     root.mkdir(exist_ok=True)
-    (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": _placed(root, servers)}))
+    (kiln_home / "mcp.json").write_text(json.dumps({"mcpServers": placed(root, servers)}))
     script = tmp_path / "script.json"
     script.write_text(json.dumps([*steps, "done"]))
     proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, env=env, timeout=90)

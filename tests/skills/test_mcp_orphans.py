@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.skills.test_mcp_hostile import SEARCH, server
+from tests.skills.test_mcp_hostile import SEARCH, placed, server
 from tests.waiting import wait_until
 
 
@@ -33,7 +33,7 @@ def test_a_deaf_server_dies_with_a_killed_kiln_run(tmp_path: Path, kiln_home: Pa
     pid_file = root / "deaf.pid"
     release = tmp_path / "never"
     (kiln_home / "mcp.json").write_text(
-        json.dumps({"mcpServers": {"deaf": server("deaf", str(pid_file))}})
+        json.dumps({"mcpServers": placed(root, {"deaf": server("deaf", str(pid_file))})})
     )
     script = tmp_path / "script.json"
     script.write_text(json.dumps([SEARCH, {"wait_for": str(release)}, "done"]))
