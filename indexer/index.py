@@ -229,7 +229,7 @@ class Index:
             if reading is not None and not finished:
                 reading.close()
         if stats.files_indexed or stats.files_removed:
-            self._cache.df.clear()
+            self._cache.forget_counts()
         if reading is not None:
             stats.commits = self._finish_history(reading)
         if finished and (bulk or stats.commits >= BULK_FILES):

@@ -164,8 +164,14 @@ class SearchCache:
         self._history: HistoryMemo | None = None
         self.symbols = Symbols()  # for searches on the writer's connection only
 
+    def forget_counts(self) -> None:
+        """A new, empty ``df``: a search running on another thread keeps the dict it took (its
+        counts stay consistent to its end); clearing that dict in place under it made a term it
+        had just counted a KeyError (a rescan during an editor's search answered -32603)."""
+        self.df = {}
+
     def clear(self) -> None:
-        self.df.clear()
+        self.forget_counts()
         self._history = None
         self.symbols = Symbols()
 
