@@ -136,6 +136,8 @@ class McpSource:
         self._errlog: Any = None  # our copy of the server's stderr pipe, closed once it runs
         self._crashed = False  # the connection closed during a call
         self._restarts = 0
+        self.tools_changed = False  # the server sent notifications/tools/list_changed
+        self.listed: set[str] | None = None  # the tool names of its latest tools/list
 
     def _transport(self) -> Any:
         if self.config.url and self.config.sse:
@@ -183,7 +185,7 @@ class McpSource:
         try:
             async with (
                 self._transport() as streams,
-                ClientSession(streams[0], streams[1]) as session,
+                ClientSession(streams[0], streams[1], message_handler=self._on_message) as session,
             ):
                 self._close_errlog()  # the server has its copy: the relay ends when it exits
                 init = await session.initialize()
@@ -200,6 +202,13 @@ class McpSource:
         finally:
             self._session = None
             self._close_errlog()
+
+    async def _on_message(self, message: Any) -> None:
+        """A server notification (SDK 1.x wraps it in ``root``): its tools changed, list them
+        again at the next search."""
+        notification = getattr(message, "root", message)
+        if getattr(notification, "method", None) == "notifications/tools/list_changed":
+            self.tools_changed = True
 
     def _close_errlog(self) -> None:
         errlog, self._errlog = self._errlog, None
@@ -258,6 +267,7 @@ class McpSource:
                 self.warnings.append(f"MCP server '{self.name}': tool {shown} left out: {problem}")
                 continue
             out[deferred.name] = deferred
+        self.listed = {t.tool_name for t in out.values()}
         return list(out.values())
 
     async def _all_tools(self, session: Any) -> list[Any]:
@@ -309,6 +319,11 @@ class McpSource:
             await self.start()
         session = self._require()
         label = f"{self.name}__{tool}"
+        if self.listed is not None and tool not in self.listed:
+            raise ToolCallError(
+                f"{label}: MCP server '{self.name}' no longer offers this tool (its tools changed)",
+                hint="use tool_search to find what it offers now",
+            )
         try:
             result = await asyncio.wait_for(session.call_tool(tool, args), self.call_timeout)
         except TimeoutError:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skills_registry import launcher
-from skills_registry.deferred import ToolCatalog
+from skills_registry.deferred import DeferredTool, ToolCatalog
 from skills_registry.errors import SkillsError
 from skills_registry.mcp_config import McpServerConfig
 from skills_registry.mcp_source import McpSource, env_timeouts
@@ -79,11 +79,32 @@ class McpServers:
         self._failed.update(s.name for s in failed)
 
     async def ensure(self) -> None:
-        """Start every server once and add their tools; failures become notes."""
+        """Start every server once and add their tools; failures become notes. Later calls
+        (each search, each request on Anthropic) list again the tools of servers that said
+        they changed."""
         if self._started:
+            await self._relist()
             return
         self._started = True
         await self._open(self.sources)
+
+    async def _relist(self) -> None:
+        """A server that sent ``notifications/tools/list_changed`` has its tools listed again
+        and its namespace's tools replaced (new ones found by the next search; a removed one's
+        call says it is gone). A listing that fails keeps the tools it had."""
+        for source in self.sources:
+            if not source.tools_changed or source.name in self._failed:
+                continue
+            source.tools_changed = False
+            source.warnings.clear()
+            try:
+                tools = await source.list_tools()
+            except SkillsError as exc:
+                self.notes.append(str(exc))
+                log.warning("%s", exc)
+                continue
+            self.catalog.remove_namespace(source.name)
+            self._add(source, tools)
 
     async def _open(self, sources: list[McpSource]) -> list[McpSource]:
         """Start those not tried yet, through the session's launcher; returns those that failed."""
@@ -92,13 +113,7 @@ class McpServers:
         async def open_one(source: McpSource) -> None:
             try:
                 await source.start()
-                self.catalog.extend(await source.list_tools())
-                for warning in source.warnings:  # tools it offered that are left out
-                    self.warnings.append(warning)
-                    self.notes.append(warning)
-                    log.warning("%s", warning)
-                summary = source.instructions or f"MCP server {source.name}"
-                self.catalog.describe_namespace(source.name, summary)
+                self._add(source, await source.list_tools())
             except SkillsError as exc:
                 failed.append(source)
                 self.warnings.append(str(exc))
@@ -115,6 +130,16 @@ class McpServers:
         finally:
             launcher.LAUNCHER.reset(token)
         return failed
+
+    def _add(self, source: McpSource, tools: list[DeferredTool]) -> None:
+        self.catalog.extend(tools)
+        for warning in source.warnings:  # tools it offered that are left out
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+                self.notes.append(warning)
+                log.warning("%s", warning)
+        summary = source.instructions or f"MCP server {source.name}"
+        self.catalog.describe_namespace(source.name, summary)
 
     async def aclose(self) -> None:
         for source in self.sources:

@@ -14,6 +14,8 @@ text it was given:
 - ``tools JSON``: ``tools/list`` answers the tools in JSON (a list), as they are.
 - ``ask-back``: during a call, asks the client for sampling, roots and elicitation, then answers
   with what each request got (``error CODE`` or ``ok``); also sends ``tools/list_changed``.
+- ``grows``: a call of ``echo`` sends ``tools/list_changed`` first; from then on ``tools/list``
+  answers ``shout`` instead of ``echo`` (a tool added, one removed).
 - ``deaf``: ignores SIGTERM and the end of its input; writes its pid to ARG first.
 """
 
@@ -33,6 +35,8 @@ ECHO = {
     "description": "Echo the text back.",
     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
 }
+SHOUT = {**ECHO, "name": "shout", "description": "Shout the text back in capitals."}
+CHANGED = []  # "grows": set once its tools changed
 
 
 def send(message: dict[str, Any]) -> None:
@@ -66,6 +70,9 @@ def call_result(message: dict[str, Any]) -> dict[str, Any]:
         sys.exit(3)
     if BEHAVIOUR == "slow-call":
         time.sleep(float(ARG))
+    if BEHAVIOUR == "grows" and not CHANGED:
+        CHANGED.append(True)
+        send({"method": "notifications/tools/list_changed"})
     if BEHAVIOUR == "big-result":
         text = "x" * (int(ARG) * 1024 * 1024)
     elif BEHAVIOUR == "ask-back":
@@ -78,6 +85,8 @@ def call_result(message: dict[str, Any]) -> dict[str, Any]:
         text = " | ".join(answers)
     else:
         text = str(message.get("params", {}).get("arguments", {}).get("text", ""))
+        if message.get("params", {}).get("name") == "shout":
+            text = text.upper()
     return {"content": [{"type": "text", "text": text}]}
 
 
@@ -97,7 +106,7 @@ def answer(message: dict[str, Any]) -> None:
     elif method == "tools/list":
         if BEHAVIOUR == "mute-list":
             return
-        tools = json.loads(ARG) if BEHAVIOUR == "tools" else [ECHO]
+        tools = json.loads(ARG) if BEHAVIOUR == "tools" else [SHOUT] if CHANGED else [ECHO]
         send({"id": request_id, "result": {"tools": tools}})
     elif method == "tools/call":
         send({"id": request_id, "result": call_result(message)})

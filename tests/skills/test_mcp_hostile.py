@@ -186,9 +186,7 @@ def test_a_disabled_entry_is_not_started(tmp_path: Path, kiln_home: Path) -> Non
     assert 'disabled ("disabled": true)' in off
 
 
-def test_requests_back_are_refused_and_list_changed_is_ignored(
-    tmp_path: Path, kiln_home: Path
-) -> None:
+def test_requests_back_are_refused(tmp_path: Path, kiln_home: Path) -> None:
     """During a call the server asks Kiln for sampling (a model call on the user's account),
     the roots and an elicitation (a question to the user), and says its tools changed: each
     request gets a JSON-RPC error, and the call still completes (README, "MCP servers")."""
@@ -197,3 +195,23 @@ def test_requests_back_are_refused_and_list_changed_is_ignored(
     _, [_, called] = run(tmp_path, kiln_home, {"asker": server("ask-back")}, [SEARCH, call])
     answers = called.split("<external_content", 1)[-1].split("\n")[1].split(" | ")
     assert len(answers) == 3 and all(a.startswith("error -32") for a in answers), called
+
+
+def test_a_server_whose_tools_changed_is_listed_again(tmp_path: Path, kiln_home: Path) -> None:
+    """`notifications/tools/list_changed` was ignored: a tool the server added mid-session was
+    never found, and a removed one was still offered. The next search lists the server again."""
+
+    def call(name: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "call_tool", "input": {
+            "name": f"grows__{name}", "arguments": {"text": "hi"}}}]}  # fmt: skip
+
+    shout = {"tool_calls": [{"name": "tool_search", "input": {"query": "shout text capitals"}}]}
+    steps = [SEARCH, call("echo"), shout, call("shout"), call("echo")]
+    _, [found, echoed, found_later, shouted, gone] = run(
+        tmp_path, kiln_home, {"grows": server("grows")}, steps
+    )
+    assert "grows__echo" in found and "grows__shout" not in found
+    assert "hi" in echoed
+    assert "grows__shout" in found_later and "grows__echo" not in found_later
+    assert "HI" in shouted
+    assert "MCP server 'grows' no longer offers this tool" in gone, gone
