@@ -36,6 +36,7 @@ from skills_registry.client import (
 from skills_registry.lockfile import LockEntry, Lockfile, edit_lockfile
 from skills_registry.registry.errors import (
     IntegrityError,
+    LocallyModified,
     NotFound,
     RegistryError,
     ReviewRequired,
@@ -183,7 +184,8 @@ class Installer:
         target = self.scope.skills_dir / doc["name"]
         check_same_signer(target, skill_id, locked, key["keyId"], self.force)
         current = guard_target(target, skill_id, locked, self.force)
-        warning = "; ".join(resolved.warnings())
+        rivals = self._rivals(skill_id)
+        warning = "; ".join(resolved.warnings() + [f"{skill_id} replaces {r}" for r in rivals])
         if current == doc["treeHash"] and locked and locked.version == doc["version"]:
             return Installed(skill_id, doc["version"], target, "unchanged", warning=warning)
         contents = fetch_verified(
@@ -215,6 +217,8 @@ class Installer:
         place(contents, target, self._marker(entry))
         action = "installed" if current is None else "updated"
         with edit_lockfile(self.scope.lock_path) as lock:
+            for rival in rivals:  # its folder now holds this skill
+                lock.entries.pop(rival, None)
             lock.entries[skill_id] = entry
         self.lock = lock
         return Installed(skill_id, doc["version"], target, action, summary["findings"], warning)
@@ -225,6 +229,15 @@ class Installer:
             raise UsageError(
                 f"no lockfile at {self.lock.path}", hint="run `kiln skills install ID` first"
             )
+        by_folder: dict[str, str] = {}
+        for skill_id in sorted(self.lock.entries):
+            other = by_folder.setdefault(folder_name(skill_id), skill_id)
+            if other != skill_id:  # each would replace the other: which one is meant?
+                raise UsageError(
+                    f"{self.lock.path} lists {other} and {skill_id}, which install into one "
+                    f"folder ({self.scope.skills_dir / folder_name(skill_id)})",
+                    hint=f"keep one: kiln skills remove {other} (or {skill_id})",
+                )
         results = []
         for skill_id, entry in sorted(self.lock.entries.items()):
             target = self.scope.skills_dir / folder_name(skill_id)
@@ -343,6 +356,19 @@ class Installer:
         if self.grant is not None and self.grant(summary):
             return tools
         return []
+
+    def _rivals(self, skill_id: str) -> list[str]:
+        """Other locked ids whose folder this one installs into (``acme/deploy`` beside
+        ``evil/deploy``): replaced only with ``force``, and then dropped from the lockfile."""
+        name = folder_name(skill_id)
+        rivals = sorted(k for k in self.lock.entries if k != skill_id and folder_name(k) == name)
+        if rivals and not self.force:
+            raise LocallyModified(
+                f"{self.scope.skills_dir / name} is where the lockfile installs {rivals[0]}, "
+                f"not {skill_id}",
+                hint=f"remove it first (kiln skills remove {rivals[0]}) or pass --force",
+            )
+        return rivals
 
     @staticmethod
     def _same(locked: LockEntry, client: RegistryClient, key: dict[str, str]) -> bool:
