@@ -318,20 +318,32 @@ def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
             key = trusted_key(client, trust, first_use=False)
             signed = fetch_metadata(client, cache, key, skill_id)
         live = [v for v, d in signed["versions"].items() if d.get("status") != "yanked"]
+        locked = signed["versions"].get(entry.version) or {}
         row = {
             "id": skill_id,
             "current": entry.version,
+            "status": str(locked.get("status") or "active"),
+            "statusReason": str(locked.get("statusReason") or ""),
             "wanted": max_satisfying(live, entry.requested),
             "latest": (signed.get("distTags") or {}).get("latest"),
         }
-        if row["wanted"] != entry.version or row["latest"] != entry.version:
+        if (
+            row["status"] != "active"
+            or row["wanted"] != entry.version
+            or row["latest"] != entry.version
+        ):
             rows.append(row)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     for row in [] if as_json else rows:
         # no version left to want (every one in range yanked) reads "none", not Python's None
         wanted, latest = (row[k] or "none" for k in ("wanted", "latest"))
-        click.echo(f"{row['id']}  current {row['current']}  wanted {wanted}  latest {latest}")
+        current = row["current"]
+        if row["status"] != "active":  # what `install --frozen` still installs: say why not
+            current += f" ({row['status']}: {row['statusReason'] or 'no reason given'})"
+        click.echo(
+            printable(f"{row['id']}  current {current}  wanted {wanted}  latest {latest}", 1000)
+        )
     if not as_json and not rows:
         click.echo(
             f"all {len(lock.entries)} locked skill(s) are up to date"

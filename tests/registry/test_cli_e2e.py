@@ -162,7 +162,14 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
 
     outdated = json.loads(_ok(kiln("skills", "outdated", "--json", env=env, cwd=project)))
     assert outdated == [
-        {"id": "acme/brand-guidelines", "current": "1.0.0", "wanted": "1.1.0", "latest": "1.1.0"}
+        {
+            "id": "acme/brand-guidelines",
+            "current": "1.0.0",
+            "status": "active",
+            "statusReason": "",
+            "wanted": "1.1.0",
+            "latest": "1.1.0",
+        }
     ]
     assert "updated acme/brand-guidelines@1.1.0" in _ok(
         kiln("skills", "update", "--yes", env=env, cwd=project)

@@ -1,5 +1,7 @@
 """`kiln skills outdated` when a locked skill has no version left to want: every release
-yanked. The line says "none" (JSON keeps null), never Python's `None`."""
+yanked. The line says "none" (JSON keeps null), never Python's `None`.
+
+A locked version that was yanked is marked as such, with the publisher's reason."""
 
 from __future__ import annotations
 
@@ -28,7 +30,54 @@ def test_outdated_with_every_version_yanked(tmp_path: Path, project: Path) -> No
     finally:
         live.stop()
     assert text.returncode == 0, text.stderr
-    assert text.stdout.strip() == "acme/brand-guidelines  current 1.0.0  wanted none  latest none"
+    assert (
+        text.stdout.strip()
+        == "acme/brand-guidelines  current 1.0.0 (yanked: broken)  wanted none  latest none"
+    )
     assert json.loads(as_json.stdout) == [
-        {"id": "acme/brand-guidelines", "current": "1.0.0", "wanted": None, "latest": None}
+        {
+            "id": "acme/brand-guidelines",
+            "current": "1.0.0",
+            "status": "yanked",
+            "statusReason": "broken",
+            "wanted": None,
+            "latest": None,
+        }
+    ]
+
+
+def test_outdated_says_when_the_locked_version_was_yanked(tmp_path: Path, project: Path) -> None:
+    """`install --frozen` keeps installing a locked version after it is yanked; `outdated` is
+    where a user learns it. Before, it printed `current 1.1.0  wanted 1.0.0` and no reason, as
+    if 1.1.0 were merely newer than the range allowed."""
+    live = start_registry(tmp_path / "data")
+    try:
+        publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
+        publish_skill(live, FIXTURES / "brand-guidelines", "1.1.0")
+        env = cli_env(tmp_path / "home")
+        installed = kiln(
+            "skills", "install", "acme/brand-guidelines", "--registry", live.url, "--yes",
+            env=env, cwd=project,
+        )  # fmt: skip
+        assert installed.returncode == 0, installed.stderr
+        with RegistryClient(live.url, live.token("acme")) as client:
+            client.set_status("acme/brand-guidelines", "1.1.0", "yanked", "leaks tokens")
+
+        text = kiln("skills", "outdated", env=env, cwd=project)
+        as_json = kiln("skills", "outdated", "--json", env=env, cwd=project)
+    finally:
+        live.stop()
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.strip() == (
+        "acme/brand-guidelines  current 1.1.0 (yanked: leaks tokens)  wanted none  latest 1.0.0"
+    )
+    assert json.loads(as_json.stdout) == [
+        {
+            "id": "acme/brand-guidelines",
+            "current": "1.1.0",
+            "status": "yanked",
+            "statusReason": "leaks tokens",
+            "wanted": None,
+            "latest": "1.0.0",
+        }
     ]
