@@ -239,7 +239,11 @@ class ToolRunner:
         # sandbox like a command and, like a command, leaving no memory, settings or autorun file.
         guard = None
         if self.sandbox is not None and tool in self.deferred.values():
-            guard = MemoryGuard(self.workspace.root, extra=getattr(self.sandbox, "guarded", ()))
+            guard = MemoryGuard(
+                self.workspace.root,
+                extra=self.sandbox.guarded,
+                nested=self.sandbox.nested_files(),
+            )
         try:
             output = await tool.run(args, ctx)
         finally:

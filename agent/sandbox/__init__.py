@@ -24,6 +24,7 @@ from typing import Any
 from agent.errors import EXIT_USAGE, ToolError
 from agent.sandbox import bwrap, git_credentials, seatbelt
 from agent.sandbox.env import is_secret, scrub
+from agent.sandbox.nested_files import NestedFiles
 from agent.sandbox.policy import SandboxPolicy, load_policy
 from kiln_errors.host_path import host_which
 
@@ -157,6 +158,8 @@ class Sandbox:
         self.guarded: list[str] = []
         # The index's gitlinks at session start (``agent.sandbox.gitlinks``), set by ``attach``.
         self.gitlinks: Any = None
+        # Memory and shell-hook files in subfolders at the last look (``nested_files``).
+        self._nested: NestedFiles | None = None
 
     @property
     def required(self) -> bool:
@@ -208,7 +211,7 @@ class Sandbox:
             hidden=[*self.policy.hide, *self.denied_reads],
             readable=[self.kiln_home / "skills", *self._interpreter_dirs()],
             network=net,
-            readonly=[*self.readonly, *self._own_environment()],
+            readonly=[*self.readonly, *self._own_environment(), *self.nested_files().paths()],
         )
         if self.backend[0] == "seatbelt":
             return seatbelt.build_argv(argv, **common)  # type: ignore[arg-type]
@@ -216,6 +219,13 @@ class Sandbox:
             self.backend[1], argv, cwd=Path(cwd or self.root), substitutes=self._substitutes(),
             **common,  # type: ignore[arg-type]
         )  # fmt: skip
+
+    def nested_files(self) -> NestedFiles:
+        """The memory and shell-hook files in subfolders now (``sub/AGENTS.md``): read-only to
+        the next command, and what the guard compares with when it ends."""
+        before = self._nested or NestedFiles(self.root)
+        self._nested = before.refresh()
+        return self._nested
 
     def _substitutes(self) -> dict[Path, Path]:
         """Files commands see in place of the real ones: the git config (and the files it

@@ -1,6 +1,8 @@
 """Memory files a command must not create: read-only binds cannot cover a file that does not
 exist yet, so the files a command created at these names are removed when it ends (the PID
-namespace has ended every process it started by then, so nothing can race the check)."""
+namespace has ended every process it started by then, so nothing can race the check). Below the
+root, the memory and shell-hook files a command created anywhere (``sub/AGENTS.md``,
+``sub/.envrc``: ``agent.sandbox.nested_files``) are removed the same way."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agent.sandbox.bwrap import submodule_config
+from agent.sandbox.nested_files import NestedFiles
 from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS, SHELL_HOOK_FILES
 
 # At the workspace root: memory and settings loaded into every session, skill folders whose
@@ -27,8 +30,11 @@ GUARDED = (
 
 
 class MemoryGuard:
-    def __init__(self, root: Path, extra: Iterable[str] = ()) -> None:
+    def __init__(
+        self, root: Path, extra: Iterable[str] = (), nested: NestedFiles | None = None
+    ) -> None:
         self.root = Path(root)
+        self.nested = nested
         pointers = [  # a submodule's git folder may not gain a pointer to another config
             p.relative_to(self.root).as_posix()
             for p in submodule_config(self.root)
@@ -42,7 +48,10 @@ class MemoryGuard:
         the host: a link on the way to a name (``.kiln -> $KILN_HOME``, ``.vscode`` -> the user's
         editor settings) is never followed out of the workspace; the link itself is removed."""
         removed = []
-        for name in self.absent:
+        created = []
+        if self.nested is not None:
+            created = sorted(self.nested.refresh().held() - self.nested.held())
+        for name in [*self.absent, *created]:
             path = self.root / name
             if not _exists(path):
                 continue

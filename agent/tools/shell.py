@@ -51,7 +51,9 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
             command, network=session.network_granted(ctx.call_id), cwd=session.workspace.root
         )
         env = sandbox.env(env)
-        guard = MemoryGuard(session.workspace.root, extra=getattr(sandbox, "guarded", ()))
+        guard = MemoryGuard(
+            session.workspace.root, extra=sandbox.guarded, nested=sandbox.nested_files()
+        )
     started = time.monotonic()
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(

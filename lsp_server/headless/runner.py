@@ -17,6 +17,7 @@ from agent.events import ErrorReported, Event, StatusNote
 from agent.output_budget import apply_budget
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
+from agent.sandbox.nested_files import NestedFiles
 from agent.session import AgentConfig, DiskHost, Session
 from agent.tool_runner import ci_secrets
 from lsp_server.headless import ci, exit_codes, repo_git
@@ -133,7 +134,7 @@ def run(opts: RunOptions) -> int:
         ci.check_author(opts.author)
     # What any process of the run (verify, MCP servers, skill scripts) leaves at names that
     # would redirect git or load as memory is removed before Kiln's own git calls (_ci_outputs).
-    run_guard = MemoryGuard(opts.root) if opts.ci else None
+    run_guard = MemoryGuard(opts.root, nested=NestedFiles.take(opts.root)) if opts.ci else None
     run_links = GitlinkGuard(opts.root) if opts.ci else None  # nested repositories, likewise
     if opts.resume:
         session = Session.load(opts.resume, host=host, config=config)

@@ -1,0 +1,106 @@
+"""Memory and shell-hook files below the workspace root (``sub/AGENTS.md``, ``sub/.envrc``):
+a later session loads the first as the project's instructions once the agent touches that
+folder, and direnv or mise runs the second when the user's shell enters it. The permission check
+sees the writes a command line names; a program writes what it likes (``python -c``, ``awk``,
+``git checkout REF -- sub/AGENTS.md``). So the sandbox holds them too: those that exist when a
+command starts are read-only to it, and one it creates is removed when it ends
+(``agent.sandbox.guard``).
+
+They are found by a walk that enters no link and no ``.git`` folder and stops after
+``MAX_FOLDERS`` folders: a path beyond is protected by the permission check only. A later look
+lists again only the folders whose change time moved (an entry was created, removed or renamed
+in it; no command can set a change time back) or that are new, so it costs a stat per folder.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.write_policy import SHELL_HOOK_FILES
+
+NAMES = frozenset(
+    ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", *SHELL_HOOK_FILES)
+)  # ``.config/mise.toml`` is matched on its last two names
+MAX_FOLDERS = 10_000
+# A folder changed this close to the look before (in the same tick of a coarse filesystem
+# clock) is listed again, whatever its change time says.
+CLOCK_SLACK_NS = 200_000_000
+
+
+@dataclass(frozen=True)
+class Listing:
+    inode: int
+    ctime_ns: int
+    folders: tuple[str, ...]  # names of sub-folders to enter
+    held: tuple[str, ...]  # names of held files and folders in it
+
+
+@dataclass
+class NestedFiles:
+    """What the last look found: each folder's listing, keyed by its path under the root."""
+
+    root: Path
+    listings: dict[str, Listing] = field(default_factory=dict)
+    taken_ns: int = 0
+
+    @classmethod
+    def take(cls, root: Path) -> NestedFiles:
+        return cls(Path(root)).refresh()
+
+    def paths(self) -> list[Path]:
+        """The held files below the root (not at it: those are protected by name)."""
+        return [self.root / rel for rel in sorted(self.held())]
+
+    def held(self) -> set[str]:
+        return {
+            f"{folder}/{name}" for folder, listing in self.listings.items() if folder
+            for name in listing.held
+        }  # fmt: skip
+
+    def refresh(self) -> NestedFiles:
+        """A new look, listing again only what changed since this one."""
+        now = NestedFiles(self.root, taken_ns=time.time_ns())
+        todo = [""]
+        while todo and len(now.listings) < MAX_FOLDERS:
+            rel = todo.pop()
+            listing = self._listing(rel)
+            if listing is None:
+                continue
+            now.listings[rel] = listing
+            todo += [f"{rel}/{name}" if rel else name for name in reversed(listing.folders)]
+        return now
+
+    def _listing(self, rel: str) -> Listing | None:
+        path = self.root / rel if rel else self.root
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        old = self.listings.get(rel)
+        if (
+            old is not None
+            and old.inode == st.st_ino
+            and old.ctime_ns == st.st_ctime_ns
+            and st.st_ctime_ns < self.taken_ns - CLOCK_SLACK_NS
+        ):
+            return old
+        folders, held = [], []
+        parent = Path(rel).name
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    is_held = entry.name in NAMES or f"{parent}/{entry.name}" in NAMES
+                    if is_held:
+                        held.append(entry.name)
+                    try:
+                        is_folder = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        is_folder = False
+                    if is_folder and not is_held and entry.name != ".git":
+                        folders.append(entry.name)
+        except OSError:
+            return None
+        return Listing(st.st_ino, st.st_ctime_ns, tuple(sorted(folders)), tuple(sorted(held)))
