@@ -3,9 +3,8 @@ sub/AGENTS.md`, `sed -i … KILN.md`, `dd of=`, `install`, `mv`, `rsync`, `ln -s
 `touch`, `cp -t DIR`, a copy into a folder. The permission check saw only `>` and `tee`, so in
 `ci` (commands run unasked) each of those wrote a memory file in a subfolder — which every later
 session loads as instructions; the sandbox holds it too now (test_nested_memory_sandbox.py) —
-and a user's
-`Write(.env)` deny rule let `cp x .env` through, the path not existing when the session started
-(docs/security.md section 3). Through the real `kiln run --mode ci`."""
+and a user's `Write(.env)` deny rule let `cp x .env` through, the path not existing when the
+session started (docs/security.md section 3). Through the real `kiln run --mode ci`."""
 
 from __future__ import annotations
 
