@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -100,7 +101,7 @@ def edit_cmd(root: Path, user_level: bool) -> None:
     copy = folder / target.name  # the same name, so the editor knows it is Markdown
     copy.write_bytes(shown)
     try:
-        code = subprocess.call([*command, str(copy)])
+        code = _wait_for_editor([*command, str(copy)])
     except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise click.ClickException(
@@ -124,6 +125,25 @@ def edit_cmd(root: Path, user_level: bool) -> None:
         )
     shutil.rmtree(folder, ignore_errors=True)
     click.echo(f"saved {target}")
+
+
+def _wait_for_editor(argv: list[str]) -> int:
+    """Run the editor to its end. Ctrl-C reaches every process of the terminal's foreground
+    group, and an editor takes it (vi cancels a command with it): Kiln ignores it meanwhile, as
+    git does, instead of leaving with the editor still open on a copy never saved back."""
+    ignored = (signal.SIGINT, signal.SIGQUIT)
+    previous = [signal.signal(sig, signal.SIG_IGN) for sig in ignored]
+
+    def as_before() -> None:  # the editor gets Ctrl-C as Kiln got it (exec resets a handler)
+        for sig, handler in zip(ignored, previous, strict=True):
+            if handler != signal.SIG_IGN:
+                signal.signal(sig, signal.SIG_DFL)
+
+    try:
+        return subprocess.call(argv, preexec_fn=as_before)
+    finally:
+        for sig, handler in zip(ignored, previous, strict=True):
+            signal.signal(sig, handler)
 
 
 def _editor_command() -> tuple[str, list[str]]:

@@ -6,11 +6,14 @@ editor is open."""
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+from tests.child_signals import as_from_a_terminal
 from tests.waiting import wait_until
 
 
@@ -22,13 +25,15 @@ def editor(path: Path, body: str) -> Path:
     return path
 
 
-def run_edit(root: Path, kiln_home: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
+def run_edit(
+    root: Path, kiln_home: Path, env: dict[str, str], *args: str, **popen: Any
+) -> subprocess.Popen:
     full = {k: v for k, v in os.environ.items() if k not in ("VISUAL", "EDITOR")}
     full.update(KILN_HOME=str(kiln_home), **env)
     return subprocess.Popen(
         [sys.executable, "-m", "lsp_server", "memory", "edit", "--root", str(root), *args],
         env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, **popen,
     )  # fmt: skip
 
 
@@ -149,3 +154,29 @@ def test_writes_go_through_a_link_the_user_made(tmp_path: Path, kiln_home: Path)
     assert (kiln_home / "KILN.md").is_symlink() and (root / "KILN.md").is_symlink()
     assert dots.read_text() == "# Mine\n- keep it short\n- edited\n"
     assert (root / "docs" / "team.md").read_text() == "# Team\n- keep it short\n"
+
+
+def test_ctrl_c_in_the_editor_does_not_end_the_edit(tmp_path: Path, kiln_home: Path) -> None:
+    """Ctrl-C reaches every process of the terminal's foreground group: vi takes it to cancel a
+    command and goes on. Before, Kiln died of it ("kiln: aborted", exit 130) while the editor
+    stayed open on the copy, and what was typed after it was never saved; Kiln now waits for the
+    editor, as git does."""
+    (tmp_path / "KILN.md").write_text("# Memory\n\n- old line\n")
+    opened, release = tmp_path / "opened", tmp_path / "release"
+    ed = editor(
+        tmp_path / "bin" / "ed",
+        "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        f"Path({str(opened)!r}).touch()\n"
+        f"while not Path({str(release)!r}).exists(): time.sleep(0.05)\n"
+        "target = Path(sys.argv[-1]); target.write_text(target.read_text() + '- typed after\\n')",
+    )
+    proc = run_edit(
+        tmp_path, kiln_home, {"EDITOR": str(ed)},
+        preexec_fn=as_from_a_terminal, start_new_session=True,
+    )  # fmt: skip
+    assert wait_until(opened.exists), "the editor never opened the file"
+    os.killpg(proc.pid, signal.SIGINT)  # as the terminal sends Ctrl-C: to the whole group
+    release.touch()
+    code, err = finished(proc)
+    assert code == 0, err
+    assert (tmp_path / "KILN.md").read_text() == "# Memory\n\n- old line\n- typed after\n"
