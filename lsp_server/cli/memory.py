@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from lsp_server.cli.options import root_option
+from lsp_server.cli.query_args import QueryCommand
 
 if TYPE_CHECKING:
     from agent.memory import Memory
@@ -66,13 +68,24 @@ def path_cmd(root: Path, user_level: bool) -> None:
     click.echo(str(memory.user_file() if user_level else memory.project_file()))
 
 
-@memory_group.command("add")
+class NoteCommand(QueryCommand):
+    """TEXT may start with a dash when it reads as text ("- use tabs"); a lone "-x" is still
+    an option, refused when unknown, so a mistyped one is not written down as a note."""
+
+    spaced_text_only = True
+
+
+BULLET = re.compile(r"^[-*+](\s+|$)")
+
+
+@memory_group.command("add", cls=NoteCommand)
 @click.argument("text")
 @root_option
 @_user_option
 def add_cmd(text: str, root: Path, user_level: bool) -> None:
-    """Append TEXT as one bullet."""
-    if not text.strip():
+    """Append TEXT as one bullet (TEXT may be written as one: "- use tabs")."""
+    text = BULLET.sub("", text.strip())
+    if not text:
         raise click.UsageError("the text is empty")
     memory = _memory(root)
     target = memory.user_file() if user_level else memory.project_file()

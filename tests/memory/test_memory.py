@@ -194,3 +194,25 @@ def test_memory_cli(tmp_path: Path, kiln_home: Path) -> None:
     assert shown.index("prefers short answers") < shown.index("Use pnpm")
     bad = kiln("add", "  ")
     assert bad.returncode == 2 and "empty" in bad.stderr
+
+
+def test_memory_add_takes_text_that_starts_with_a_dash(tmp_path: Path, kiln_home: Path) -> None:
+    """A note typed as the bullet it becomes (`kiln memory add "- use tabs"`), or about a flag,
+    was refused as "No such option '- '"; it is the text now, and one bullet, not "- - use
+    tabs". A mistyped option is still refused, not written down as a note."""
+
+    def add(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "lsp_server", "memory", "add", *args],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+            env={**os.environ, "KILN_HOME": str(kiln_home)},
+        )  # fmt: skip
+
+    for text in ("- use tabs", "--no-verify is banned on main", "* keep the changelog"):
+        assert add(text).returncode == 0, add(text).stderr
+    assert add("--root", str(tmp_path), "-  trailing  spaces ").returncode == 0
+    typo = add("--usr")
+    assert typo.returncode == 2 and len(typo.stderr.splitlines()) == 1, typo.stderr
+    assert (tmp_path / "KILN.md").read_text().splitlines()[2:] == [
+        "- use tabs", "- --no-verify is banned on main", "- keep the changelog", "- trailing spaces",
+    ]  # fmt: skip
