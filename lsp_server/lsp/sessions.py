@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from agent.events import UsageReported
 from lsp_server.core import EDIT_MODES, STALE_DOCUMENT, CoreError, InvalidParams, TurnInProgress
+from lsp_server.core.updates import event_to_update
 from lsp_server.lsp.methods import kiln_method
 from lsp_server.lsp.params import (
     EditListParams,
@@ -50,6 +52,9 @@ async def session_load(ls: KilnServer, params: SessionLoadParams) -> dict[str, A
         )
     session = await core.load_session(params.session_id, params.options())
     updates = core.history(session.id) if params.replay else []
+    spent = stored_usage(session, core.live[session.id].host.context_window) if updates else None
+    if spent:
+        updates.append(spent)  # the usage line shows what the session spent so far
     for update in updates:
         ls.frontend.send_now(session.id, update)
     return {
@@ -60,6 +65,23 @@ async def session_load(ls: KilnServer, params: SessionLoadParams) -> dict[str, A
         "messages": len(session.transcript.messages),
         "replayed": len(updates),
     }
+
+
+def stored_usage(session: Any, context_window: int) -> dict[str, Any] | None:
+    """A replay's last update: what the session spent, summed over every step it stored
+    (earlier processes included), ``_meta.totals`` set; ``used`` is the last step's context."""
+    rows = session.store.usage(session.id)
+    if not rows:
+        return None
+    keys = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+    total = {k: sum(int(r[k]) for r in rows) for k in keys}
+    cost = round(sum(float(r["cost_usd"]) for r in rows), 6)
+    event = UsageReported(**total, cost_usd=cost, step=int(rows[-1]["step"]))
+    update = event_to_update(event, root=session.root, context_window=context_window)
+    assert update is not None
+    update["used"] = sum(int(rows[-1][k]) for k in keys)
+    update["_meta"]["totals"] = True
+    return update
 
 
 @kiln_method("kiln/session/list")

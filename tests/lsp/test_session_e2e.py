@@ -118,10 +118,13 @@ async def test_plan_updates_and_session_list_and_load(
             "tool_call_update",
             "agent_message_chunk",
             "plan",  # the plan as it stands, for the client's plan view
+            "usage_update",  # what the session spent, for the client's usage line
         ]
         assert loaded["replayed"] == len(replayed)
-        assert replayed[-2]["content"]["text"] == "planned"
-        assert [e["content"] for e in replayed[-1]["entries"]] == ["read code"]
+        assert replayed[-3]["content"]["text"] == "planned"
+        assert [e["content"] for e in replayed[-2]["entries"]] == ["read code"]
+        spent = replayed[-1]
+        assert spent["_meta"]["totals"] is True and spent["_meta"]["outputTokens"] > 0
         assert replayed[2]["kind"] == "think"  # the tool's real kind, as in the live turn
         # ...and the shape of §4's `tool_call` row, as live: pending, the tool's name in _meta
         assert (replayed[2]["status"], replayed[2]["_meta"]) == ("pending", {"tool": "todo_write"})

@@ -52,6 +52,12 @@ export class ChatController implements vscode.Disposable {
   private chosen: { mode?: string; editMode?: string } = {};
   private readonly questions: PermissionQuestions;
   readonly proposals = new Map<string, Proposal>();
+  /** The end of the last session change queued (New, Load, a question, a restored panel). */
+  private tail: Promise<unknown> = Promise.resolve();
+  /** The settings the current session was made with by New, while nothing was asked in it. */
+  private fresh: string | null = null;
+  /** The tool calls of the deferred edits listed last (their diffs are dropped once resolved). */
+  private pendingCalls = new Set<string>();
 
   constructor(
     private readonly post: (message: HostToWebview) => void,
@@ -141,7 +147,7 @@ export class ChatController implements vscode.Disposable {
     try {
       switch (message.type) {
         case "ready":
-          await this.ready(message.sessionId ?? null);
+          await this.serial(() => this.ready(message.sessionId ?? null));
           return;
         case "prompt": {
           const refs = (message.context ?? []).map((c) => ({ uri: c.uri, label: c.label }));
@@ -194,7 +200,7 @@ export class ChatController implements vscode.Disposable {
           return;
         case "openDiff": {
           const p = this.proposals.get(message.toolCallId);
-          if (p) await this.diffs.show(p.path, p.oldText, p.newText);
+          if (p) await this.diffs.show(message.toolCallId, p.path, p.oldText, p.newText);
           else this.post({ type: "error", message: "That proposal is no longer available." });
           return;
         }
@@ -263,6 +269,9 @@ export class ChatController implements vscode.Disposable {
         this.proposals.set(e.toolCallId, { path: e.path, oldText: e.oldText, newText: e.newText });
       }
       this.pendingEditCount = edits.length;
+      const listed = new Set(edits.map((e) => e.toolCallId));
+      for (const id of this.pendingCalls) if (!listed.has(id)) this.diffs.drop(id);
+      this.pendingCalls = listed;
       const shown = edits.map(({ proposalId, toolCallId, path, oldText, newText }) => ({ proposalId, toolCallId, path, oldText, newText }));
       this.post({ type: "pendingEdits", edits: shown });
     } catch (err) {
@@ -358,37 +367,77 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
-  async newSession(): Promise<string> {
+  /**
+   * Session changes run one at a time, in the order the user asked for them: a double-click on
+   * New, or a second question sent before the first one's session exists, would otherwise make
+   * two sessions. Stop, answers to questions and completions never wait here.
+   */
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(work);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A turn still runs: New and Load are refused at once rather than queued behind it. */
+  private idle(): void {
     if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
+  }
+
+  async newSession(): Promise<string> {
+    this.idle();
+    return this.serial(() => this.startSession());
+  }
+
+  /** A new session; New again on one it made and nothing was asked in keeps that one. */
+  private async startSession(): Promise<string> {
+    this.idle();
+    const settings = JSON.stringify([this.chosen, this.model]);
+    if (this.sessionId && this.fresh === settings) {
+      this.post({ type: "session", sessionId: this.sessionId, title: "New session" });
+      return this.sessionId;
+    }
     await this.closeCurrent(this.require());
     const created = await this.require().newSession({ ...this.chosen, ...(this.chosenModel ? { model: this.chosenModel } : {}) });
     this.modelPending = false;
-    this.sessionId = created.sessionId;
+    this.switchTo(created.sessionId);
+    this.fresh = settings;
     this.mode = { mode: created.mode ?? this.mode.mode, editMode: created.editMode ?? this.mode.editMode };
     this.postConfig();
-    this.proposals.clear();
     this.post({ type: "session", sessionId: created.sessionId, title: "New session" });
     return created.sessionId;
   }
 
+  /** `sessionId` is now the current session: what was kept for the previous one goes. */
+  private switchTo(sessionId: string | null): void {
+    this.sessionId = sessionId;
+    this.fresh = null;
+    this.proposals.clear();
+    this.pendingCalls.clear();
+    this.diffs.clear();
+  }
+
   async loadSession(sessionId: string): Promise<void> {
-    if (this.running) throw new KilnRpcError("A turn is still running.", undefined, "Stop it first.");
+    this.idle();
+    return this.serial(() => this.load(sessionId));
+  }
+
+  private async load(sessionId: string): Promise<void> {
+    this.idle();
     const protocol = this.require();
     const previous = this.sessionId;
     if (sessionId !== previous) await this.closeCurrent(protocol);
     // The replay streams as updates before the answer; the view must already expect them.
-    this.sessionId = sessionId;
+    this.switchTo(sessionId);
     this.modelPending = false; // a session chosen from the history keeps its own model
-    this.proposals.clear();
     this.post({ type: "session", sessionId, title: "" });
     try {
       await protocol.loadSession(sessionId, true);
     } catch (err) {
       // Not loadable (deleted, another workspace's): back to the session shown before, or to
       // none, so the next question does not go to a session the server does not have.
-      this.sessionId = null;
+      this.switchTo(null);
       this.post({ type: "session", sessionId: null, title: "" });
-      if (previous && previous !== sessionId) await this.loadSession(previous).catch(() => undefined);
+      if (previous && previous !== sessionId) await this.load(previous).catch(() => undefined);
       throw err;
     }
     await this.refreshSessions();
@@ -397,9 +446,13 @@ export class ChatController implements vscode.Disposable {
 
   /** Send one prompt in the current session (creating one first if needed). */
   async send(blocks: PromptBlock[], text: string, references: Reference[]): Promise<string> {
+    return this.serial(() => this.turn(blocks, text, references));
+  }
+
+  private async turn(blocks: PromptBlock[], text: string, references: Reference[]): Promise<string> {
     const protocol = this.require();
-    if (this.running) throw new KilnRpcError("Kiln is still answering.", undefined, "Wait, or press Stop.");
-    const sessionId = this.sessionId && !this.modelPending ? this.sessionId : await this.newSession();
+    const sessionId = this.sessionId && !this.modelPending ? this.sessionId : await this.startSession();
+    this.fresh = null;
     this.running = true;
     this.post({ type: "userMessage", text, references });
     this.post({ type: "turn", state: "running" });
@@ -435,6 +488,8 @@ export class ChatController implements vscode.Disposable {
   private onPermission(request: PermissionRequest, token: CancellationTokenLike): Promise<PermissionResponse> {
     this.remember(request.toolCall.toolCallId, request.toolCall.content);
     const answer = this.questions.ask(request, token);
+    // Answered or withdrawn: the diff documents of the question are not needed any more.
+    void answer.finally(() => this.diffs.drop(request.toolCall.toolCallId));
     if (!this.panelVisible()) {
       // The turn waits for this answer (until the permission timeout refuses the action):
       // a user looking elsewhere must hear of it, not find a refusal minutes later.

@@ -176,14 +176,17 @@ export function applyUpdate(state: ChatState, update: Obj): ChatState {
         })),
       };
     case "usage_update": {
+      // A live update carries one step's tokens and the session's cost so far; a loaded
+      // session's replay ends with its totals (`_meta.totals`). The line shows the session's sum.
       const meta = obj(update._meta);
+      const before = meta.totals === true ? null : state.usage;
       return {
         ...state,
         usage: {
-          inputTokens: num(meta.inputTokens),
-          outputTokens: num(meta.outputTokens),
-          cacheReadTokens: num(meta.cacheReadTokens),
-          cacheWriteTokens: num(meta.cacheWriteTokens),
+          inputTokens: (before?.inputTokens ?? 0) + num(meta.inputTokens),
+          outputTokens: (before?.outputTokens ?? 0) + num(meta.outputTokens),
+          cacheReadTokens: (before?.cacheReadTokens ?? 0) + num(meta.cacheReadTokens),
+          cacheWriteTokens: (before?.cacheWriteTokens ?? 0) + num(meta.cacheWriteTokens),
           costUsd: num(obj(update.cost).amount),
         },
       };

@@ -107,6 +107,8 @@ export const host = {
   shown: [] as string[],
   applied: [] as WorkspaceEdit[],
   providers: new Map<string, unknown>(),
+  /** Text document content providers, by scheme. */
+  contentProviders: new Map<string, { provideTextDocumentContent(uri: URI): string }>(),
   commands: new Map<string, (...args: unknown[]) => unknown>(),
   statusTexts: [] as string[],
   inputs: [] as (string | undefined)[],
@@ -256,7 +258,10 @@ const api = {
     }),
     getWorkspaceFolder: () => host.workspaceFolders[0],
     asRelativePath: (p: URI | string) => (typeof p === "string" ? p : p.fsPath),
-    registerTextDocumentContentProvider: () => noop(),
+    registerTextDocumentContentProvider: (scheme: string, provider: { provideTextDocumentContent(uri: URI): string }) => {
+      host.contentProviders.set(scheme, provider);
+      return noop();
+    },
     createFileSystemWatcher: () => ({
       onDidCreate: noop,
       onDidChange: noop,

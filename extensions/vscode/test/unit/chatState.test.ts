@@ -73,6 +73,22 @@ describe("chat state", () => {
     expect(usageText(s.usage!)).toBe("in 1,000 · out 50 · cache 60% hit · $0.0123");
   });
 
+  test("the usage line sums the session's steps; a loaded session's totals replace it", () => {
+    const usage = (meta: Record<string, unknown>, amount: number) => ({
+      type: "update" as const,
+      sessionId: "s",
+      update: { sessionUpdate: "usage_update", cost: { amount }, _meta: meta },
+    });
+    const s = run([
+      { type: "session", sessionId: "s", title: "" },
+      usage({ inputTokens: 100, outputTokens: 10 }, 0.01),
+      usage({ inputTokens: 20, cacheReadTokens: 100, outputTokens: 5 }, 0.015),
+    ]);
+    expect(usageText(s.usage!)).toBe("in 220 · out 15 · cache 45% hit · $0.0150");
+    const loaded = reduce(s, usage({ inputTokens: 7, outputTokens: 3, totals: true }, 0.5));
+    expect(usageText(loaded.usage!)).toBe("in 7 · out 3 · cache 0% hit · $0.5000");
+  });
+
   test("permissions come and go; an idle turn clears them and notes an unusual stop", () => {
     let s = run([
       { type: "session", sessionId: "s", title: "" },

@@ -296,7 +296,11 @@ describe("chat controller", () => {
   test("starting another session frees the previous one on the server", async () => {
     chat.attach(peer);
     peer.on("kiln/session/close", () => ({ closed: true }));
+    peer.on("kiln/session/prompt", () => ({ stopReason: "end_turn", usage: {}, filesModified: [] }));
     await chat.handle({ type: "newSession" });
+    await chat.handle({ type: "newSession" }); // nothing asked in it yet: kept
+    expect(peer.calls("kiln/session/new").length).toBe(1);
+    await chat.handle({ type: "prompt", text: "hi" });
     await chat.handle({ type: "newSession" });
     expect(peer.calls("kiln/session/close")).toEqual([{ sessionId: "s1" }]);
   });

@@ -1,0 +1,139 @@
+/**
+ * The built extension against the real server, with a panel clicked faster than the server
+ * answers: two questions sent back to back, New clicked twice, Stop while a question waits
+ * its turn. Then what a loaded session shows (its usage line) and what the diff view keeps.
+ */
+
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { URI } from "vscode-uri";
+import { type ChatState, initialState, reduce, usageText } from "../../src/protocol/chatState";
+import type { HostToWebview } from "../../src/protocol/messages";
+import { host, installVscodeModule } from "./editorHost";
+import { makeWorkspace, python, waitFor } from "./harness";
+import { type ActivePanel, activatePanel } from "./panelHost";
+
+installVscodeModule();
+
+describe("panel messages one at a time", () => {
+  let ws: ReturnType<typeof makeWorkspace>;
+  let panel: ActivePanel;
+  let release: string;
+  const diffsShown: URI[][] = [];
+
+  before(async () => {
+    ws = makeWorkspace({ "app.py": "x = 1\n" });
+    release = join(ws.home, "release");
+    const script = join(ws.home, "script.json");
+    writeFileSync(
+      script,
+      JSON.stringify([
+        { match: "first", text: "First answer." },
+        { match: "second", text: "Second answer." },
+        { match: "hold", wait_for: release },
+        { match: "waiting", text: "Waited answer." },
+        { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
+        { match: "app.py", text: "Proposed." },
+      ]),
+    );
+    host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
+    host.settings = {
+      kiln: { server: { python: python(), env: { KILN_PROVIDER: "scripted", KILN_SCRIPT: script, KILN_HOME: ws.home } } },
+    };
+    host.commands.set("vscode.diff", (...args: unknown[]) => void diffsShown.push(args.slice(0, 2) as URI[]));
+    panel = await activatePanel();
+    await waitFor(() => panel.ofType("server").some((m) => m.state === "running"), "server running");
+  });
+
+  after(async () => {
+    await panel?.extension.deactivate();
+    ws?.cleanup();
+  });
+
+  const idleTurns = () => panel.ofType("turn").filter((m) => m.state === "idle" && m.stopReason);
+  const answers = () =>
+    panel
+      .ofType("update")
+      .map((m) => m.update as { sessionUpdate: string; content?: { text?: string } })
+      .filter((u) => u.sessionUpdate === "agent_message_chunk")
+      .map((u) => u.content?.text ?? "")
+      .join("");
+  /** What the webview shows after the messages delivered from `from` on. */
+  const shown = (from: number): ChatState =>
+    panel.delivered.slice(from).reduce((s, m) => reduce(s, m as HostToWebview), initialState());
+
+  test("two questions sent back to back are both answered, in order, in one session", async () => {
+    const from = panel.delivered.length;
+    panel.send({ type: "prompt", text: "first question" });
+    panel.send({ type: "prompt", text: "second question" });
+    await waitFor(() => idleTurns().length >= 2, "both turns", 30000);
+    assert.deepEqual(panel.ofType("error"), []);
+    assert.deepEqual(idleTurns().map((m) => m.stopReason), ["end_turn", "end_turn"]);
+    const sessions = new Set(panel.delivered.slice(from).filter((m) => m.type === "session").map((m) => m.sessionId));
+    assert.equal(sessions.size, 1, `the questions went to ${sessions.size} sessions`);
+    assert.equal(answers(), "First answer.Second answer.");
+    const view = shown(from);
+    assert.deepEqual(view.entries.filter((e) => e.kind === "user").map((e) => (e as { text: string }).text), ["first question", "second question"]);
+  });
+
+  test("New clicked twice makes one session", async () => {
+    const from = panel.delivered.length;
+    panel.send({ type: "newSession" });
+    panel.send({ type: "newSession" });
+    await waitFor(() => panel.delivered.slice(from).filter((m) => m.type === "session").length >= 2, "both clicks answered");
+    const ids = new Set(panel.delivered.slice(from).filter((m) => m.type === "session").map((m) => m.sessionId));
+    assert.equal(ids.size, 1, `a double-click made ${ids.size} sessions`);
+    assert.deepEqual(panel.ofType("error"), []);
+  });
+
+  test("Stop is not queued behind the question it stops; the question sent meanwhile runs after", async () => {
+    const turns = idleTurns().length;
+    panel.send({ type: "prompt", text: "hold on" });
+    await waitFor(() => panel.ofType("turn").at(-1)?.state === "running", "turn running");
+    panel.send({ type: "prompt", text: "waiting question" });
+    panel.send({ type: "cancel" });
+    await waitFor(() => idleTurns().length >= turns + 2, "the stopped turn and the waiting one", 30000);
+    assert.deepEqual(idleTurns().slice(turns).map((m) => m.stopReason), ["cancelled", "end_turn"]);
+    assert.match(answers(), /Waited answer\.$/);
+  });
+
+  test("a stored session loaded again shows its usage line as it was", async () => {
+    const first = panel.ofType("session").at(-1)?.sessionId as string;
+    const live = usageText(shown(panel.delivered.findIndex((m) => m.type === "session" && m.sessionId === first)).usage!);
+    panel.send({ type: "newSession" });
+    await waitFor(() => panel.ofType("session").at(-1)?.sessionId !== first, "a new session");
+    const from = panel.delivered.length;
+    panel.send({ type: "loadSession", sessionId: first });
+    await waitFor(() => panel.delivered.slice(from).some((m) => m.type === "sessions"), "the session loaded");
+    const view = shown(from);
+    assert.ok(view.usage, "the usage line is blank after loading the session");
+    assert.equal(usageText(view.usage), live);
+  });
+
+  test("the diff view keeps a proposal's texts until it is answered, and none of a closed session", async () => {
+    const before = panel.ofType("permission").length;
+    panel.send({ type: "prompt", text: "propose a change" });
+    const ask = await waitFor(() => panel.ofType("permission")[before], "the edit question", 30000);
+    const toolCallId = (ask.toolCall as { toolCallId: string }).toolCallId;
+    const provider = host.contentProviders.get("kiln-proposal")!;
+    panel.send({ type: "openDiff", toolCallId });
+    panel.send({ type: "openDiff", toolCallId });
+    await waitFor(() => diffsShown.length >= 2, "the diff editor");
+    const [left, right] = diffsShown.at(-1)!;
+    assert.equal(provider.provideTextDocumentContent(right), "x = 2\n");
+    assert.equal(provider.provideTextDocumentContent(diffsShown[0][1]), "", "the first showing's texts are still kept");
+    panel.send({ type: "permission", requestId: ask.requestId, optionId: "reject_once" });
+    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    assert.deepEqual([provider.provideTextDocumentContent(left), provider.provideTextDocumentContent(right)], ["", ""]);
+
+    // Shown again from the tool card, then the session changes: its texts go.
+    panel.send({ type: "openDiff", toolCallId });
+    await waitFor(() => diffsShown.length >= 3, "the diff editor again");
+    const again = diffsShown.at(-1)![1];
+    assert.equal(provider.provideTextDocumentContent(again), "x = 2\n");
+    panel.send({ type: "newSession" });
+    await waitFor(() => provider.provideTextDocumentContent(again) === "", "the texts dropped with the session");
+  });
+});
