@@ -74,9 +74,15 @@ def stored_usage(session: Any, context_window: int) -> dict[str, Any] | None:
     if not rows:
         return None
     keys = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
-    total = {k: sum(int(r[k]) for r in rows) for k in keys}
-    cost = round(sum(float(r["cost_usd"]) for r in rows), 6)
-    event = UsageReported(**total, cost_usd=cost, step=int(rows[-1]["step"]))
+    input_tokens, cache_read, cache_write, output = (sum(int(r[k]) for r in rows) for k in keys)
+    event = UsageReported(
+        input_tokens=input_tokens,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+        output_tokens=output,
+        cost_usd=round(sum(float(r["cost_usd"]) for r in rows), 6),
+        step=int(rows[-1]["step"]),
+    )
     update = event_to_update(event, root=session.root, context_window=context_window)
     assert update is not None
     update["used"] = sum(int(rows[-1][k]) for k in keys)
