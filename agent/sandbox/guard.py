@@ -10,6 +10,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from agent.sandbox import git_todo
 from agent.sandbox.bwrap import submodule_config
 from agent.sandbox.nested_files import NestedFiles
 from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS, SHELL_HOOK_FILES
@@ -42,6 +43,7 @@ class MemoryGuard:
         ]
         names = (*GUARDED, *pointers, *extra)
         self.absent = [name for name in names if not _exists(self.root / name)]
+        self.todo = git_todo.exec_lines(self.root)  # a rebase's exec lines (``git_todo``)
 
     def undo(self) -> list[str]:
         """Remove what the command created at guarded names; returns their names. This runs on
@@ -66,7 +68,7 @@ class MemoryGuard:
             else:
                 target.unlink(missing_ok=True)
             removed.append(name)
-        return removed
+        return removed + git_todo.disarm(self.root, self.todo)
 
 
 def _exists(path: Path) -> bool:
