@@ -24,7 +24,7 @@ def _store() -> Any:
 def _resolve(store: Any, session: str | None, root: Path | None) -> str:
     from agent.errors import UsageError
 
-    if session:
+    if session is not None:  # "" too: an unset $SID must not mean the latest session
         return str(store.resolve(session))  # the id, or a unique start of it
     where = (root or Path.cwd()).resolve()
     # from a subfolder, the workspace is the nearest parent that has sessions

@@ -119,6 +119,10 @@ async def test_bad_input_is_one_line_and_non_zero(workspace: Path) -> None:
     session = await two_turns(workspace)
     bad_turn = kiln("context", "diff", session.id, "--turn", "9", cwd=workspace)
     assert bad_turn.returncode == 2 and "has no turn 9 (turns: 1, 2)" in bad_turn.stderr
+    for command in ("show", "diff"):  # an empty id (an unset "$SID") showed the latest session
+        blank = kiln("context", command, "", cwd=workspace)
+        assert (blank.returncode, blank.stdout) == (2, ""), blank.stdout
+        assert blank.stderr.startswith("kiln: the session id is empty"), blank.stderr
 
 
 async def test_diff_names_a_changed_tool_list(workspace: Path) -> None:
