@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agent.errors import PermissionDenied
+from agent.errors import PermissionDenied, ToolError
 from agent.memory_read import MAX_BYTES, Scope, expand
 from agent.workspace import atomic_write, read_regular
 
@@ -263,7 +263,14 @@ class Memory:
         self.check_target(target)
         line = " ".join(text.split())
         with _locked(self.home, target):
-            self._write(target, _appended(_current(target), f"- {line}"))
+            data = _appended(_current(target), f"- {line}")
+            if len(data) > MAX_BYTES:  # past what a session reads: the note would never arrive
+                raise ToolError(
+                    f"{target.name} would be {len(data):,} bytes with this note; sessions read "
+                    f"only its first {MAX_BYTES:,} bytes, so it was not added",
+                    suggestion="shorten the note, or the file with `kiln memory edit`",
+                )
+            self._write(target, data)
         return target
 
     def _write(self, target: Path, data: bytes) -> None:

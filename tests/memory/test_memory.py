@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -216,3 +217,32 @@ def test_memory_add_takes_text_that_starts_with_a_dash(tmp_path: Path, kiln_home
     assert (tmp_path / "KILN.md").read_text().splitlines()[2:] == [
         "- use tabs", "- --no-verify is banned on main", "- keep the changelog", "- trailing spaces",
     ]  # fmt: skip
+
+
+def test_a_note_past_what_sessions_read_is_refused(tmp_path: Path, kiln_home: Path) -> None:
+    """Sessions read the first 40,000 bytes of a memory file. `kiln memory add` wrote a note
+    of any size: a pasted log made KILN.md longer than that, and the note's end and every note
+    added after it never reached a session, without a word. Such a note is refused now, through
+    `kiln memory add` and through `remember` in a run, and the file is left as it was."""
+    env = {**os.environ, "KILN_HOME": str(kiln_home)}
+
+    def kiln(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "lsp_server", *args], cwd=tmp_path, env={**env, **extra},
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    huge = kiln("memory", "add", "log line " * 5000)
+    assert huge.returncode == 1 and len(huge.stderr.splitlines()) == 1, huge.stderr
+    assert "40,000 bytes" in huge.stderr and not (tmp_path / "KILN.md").exists()
+    full = "# Memory\n\n" + "- an old note that fills the file\n" * 1150  # 39,110 bytes
+    (tmp_path / "KILN.md").write_text(full)
+    assert kiln("memory", "add", "short").returncode == 0
+    late = "x" * 1000
+    assert kiln("memory", "add", late).returncode == 1
+    script = tmp_path.parent / f"{tmp_path.name}-script.json"
+    script.write_text(json.dumps([call("remember", text=late), "done"]))
+    run = kiln("run", "--mode", "yolo", "remember it", KILN_PROVIDER="scripted",
+               KILN_SCRIPT=str(script))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "KILN.md").read_text() == full + "- short\n"
