@@ -151,11 +151,12 @@ class SessionStore:
         ids = [str(r[0]) for r in rows]
         if given in ids or len(ids) == 1:
             return given if given in ids else ids[0]
-        if not ids:
-            raise SessionNotFound(f"no session {given!r}", hint="see `kiln sessions list`")
+        named = repr(given) if len(given) <= 60 else repr(given[:40])[:-1] + "…'"
+        if not ids:  # named short: a pasted transcript is no one-line error
+            raise SessionNotFound(f"no session {named}", hint="see `kiln sessions list`")
         shown = ", ".join(ids[:3]) + (", …" if len(ids) > 3 else "")
         raise SessionNotFound(
-            f"session id {given!r} is ambiguous: it starts {shown}",
+            f"session id {named} is ambiguous: it starts {shown}",
             hint="give more of the id",
         )
 

@@ -77,3 +77,13 @@ def test_a_unique_prefix_names_the_session_and_an_ambiguous_one_is_refused(
     assert only.returncode == 2 and only.stderr.startswith("kiln: the session id is empty")
     missing = kiln(root, "sessions", "show", "zz")
     assert missing.returncode == 2 and missing.stderr.startswith("kiln: no session 'zz'")
+
+
+def test_an_id_that_is_no_session_is_named_short(tmp_path: Path) -> None:
+    """A wrong id is named in the refusal, but a pasted page (a transcript instead of its id)
+    was echoed whole: one "line" of 100,000 characters. It is cut to its start now."""
+    pasted = "20261202-163712 " + "transcript text " * 6000
+    for args in (("sessions", "show"), ("context", "show"), ("context", "diff")):
+        proc = kiln(tmp_path, *args, pasted)
+        assert proc.returncode == 2 and proc.stderr.startswith("kiln: no session '20261202-1637")
+        assert len(proc.stderr) < 200 and proc.stderr.count("\n") == 1, proc.stderr[:300]
