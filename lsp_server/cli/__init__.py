@@ -87,6 +87,7 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: every failure becomes one line and an exit code (``failures``)."""
     from lsp_server.cli.failures import run_main
+    from lsp_server.headless.failed_run import result_on_failure
 
     def invoke() -> int:
         result = cli.main(args=argv, prog_name="kiln", standalone_mode=False)
@@ -94,4 +95,4 @@ def main(argv: list[str] | None = None) -> Any:
 
     args = sys.argv[1:] if argv is None else argv
     with escaped_terminal(args), workflow_log(args):
-        return run_main(invoke)
+        return run_main(invoke, result_on_failure(args))

@@ -91,11 +91,13 @@ def unicode_line(exc: UnicodeError) -> str:
     return f"kiln: text is not valid UTF-8 ({exc})"
 
 
-def internal_error(exc: BaseException) -> NoReturn:
+def internal_line(exc: BaseException) -> str:
+    """The line for a bug; the traceback goes to a file it names (or to stderr with
+    ``KILN_DEBUG``)."""
     text = "".join(traceback.format_exception(exc))
     if os.environ.get("KILN_DEBUG"):
         sys.stderr.write(text)
-        _exit(f"kiln: internal error: {type(exc).__name__}: {exc}", FAILED)
+        return f"kiln: internal error: {type(exc).__name__}: {exc}"
     where = ""
     try:
         fd, path = tempfile.mkstemp(prefix="kiln-crash-", suffix=".txt")
@@ -104,29 +106,45 @@ def internal_error(exc: BaseException) -> NoReturn:
         where = f" (traceback in {path}; please report it)"
     except OSError:
         where = " (set KILN_DEBUG=1 to see the traceback)"
-    _exit(f"kiln: internal error: {type(exc).__name__}: {exc}{where}", FAILED)
+    return f"kiln: internal error: {type(exc).__name__}: {exc}{where}"
 
 
-def run_main(invoke: Callable[[], Any]) -> Any:
-    """Run the command; every failure leaves through ``sys.exit`` with one line on stderr."""
+def failure_line(exc: BaseException) -> tuple[str, int]:
+    """The one line and the exit code a command that raised ``exc`` ends with."""
+    if isinstance(exc, Terminated):
+        return "kiln: terminated", CANCELLED
+    if isinstance(exc, click.exceptions.Abort):  # click's word for Ctrl-C (or SIGTERM)
+        terminated = isinstance(exc.__context__, Terminated)
+        return ("kiln: terminated" if terminated else "kiln: aborted"), CANCELLED
+    if isinstance(exc, KeyboardInterrupt):
+        return "kiln: interrupted", CANCELLED
+    if isinstance(exc, click.ClickException):
+        return f"kiln: {exc.format_message()}", exc.exit_code
+    if isinstance(exc, KilnError):  # Kiln's own table: message, hint, exit code
+        return f"kiln: {exc}" + (f" ({exc.hint})" if exc.hint else ""), int(exc.exit_code)
+    if isinstance(exc, OSError):
+        return os_error_line(exc), FAILED
+    if isinstance(exc, UnicodeError):
+        return unicode_line(exc), USAGE
+    if isinstance(exc, sqlite3.Error):
+        busy = "locked" in str(exc) or "busy" in str(exc)
+        hint = " (another process is writing it; retry when it finishes)" if busy else ""
+        return f"kiln: database error: {exc}{hint}", FAILED
+    return internal_line(exc), FAILED  # a bug: still one line, the traceback kept aside
+
+
+def run_main(
+    invoke: Callable[[], Any], on_failure: Callable[[str, int], None] | None = None
+) -> Any:
+    """Run the command; every failure leaves through ``sys.exit`` with one line on stderr.
+    ``on_failure`` gets that line and the exit code first (`kiln run`'s JSON result)."""
     try:
         with sigterm_unwinds():
             result = invoke()
             sys.stdout.flush()  # a reader that left is seen here, not as a warning at exit
             return result
-    except Terminated:
-        _exit("kiln: terminated", CANCELLED)
-    except click.exceptions.Abort as exc:  # click's word for Ctrl-C (or SIGTERM) in a command
-        terminated = isinstance(exc.__context__, Terminated)
-        _exit("kiln: terminated" if terminated else "kiln: aborted", CANCELLED)
-    except KeyboardInterrupt:
-        _exit("kiln: interrupted", CANCELLED)
-    except click.ClickException as exc:
-        _exit(f"kiln: {exc.format_message()}", exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except KilnError as exc:  # Kiln's own table: message, hint, exit code
-        _exit(f"kiln: {exc}" + (f" ({exc.hint})" if exc.hint else ""), int(exc.exit_code))
     except (BrokenPipeError, ReaderLeft):  # `kiln … | head`: the reader left; say nothing more
         # (of stdout or of stderr: `kiln run 2>&1 | head`; Python's flush of either at exit
         # would fail again, and exit 120)
@@ -136,13 +154,11 @@ def run_main(invoke: Callable[[], Any]) -> Any:
             except (OSError, ValueError):
                 pass
         sys.exit(BROKEN_PIPE)
-    except OSError as exc:
-        _exit(os_error_line(exc), FAILED)
-    except UnicodeError as exc:
-        _exit(unicode_line(exc), USAGE)
-    except sqlite3.Error as exc:
-        busy = "locked" in str(exc) or "busy" in str(exc)
-        hint = " (another process is writing it; retry when it finishes)" if busy else ""
-        _exit(f"kiln: database error: {exc}{hint}", FAILED)
-    except Exception as exc:  # noqa: BLE001 - a bug: still one line, the traceback kept aside
-        internal_error(exc)
+    except (KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - each becomes one line
+        line, code = failure_line(exc)
+        if on_failure is not None:
+            try:
+                on_failure(line, code)
+            except (OSError, ValueError):  # stdout is gone: stderr's line still says it
+                pass
+        _exit(line, code)

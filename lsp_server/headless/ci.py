@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsp_server.headless import exit_codes
 from lsp_server.headless.terminal import safe
 from lsp_server.headless.verify import Deadline, Verification, run_verify
 
@@ -90,6 +91,7 @@ class RunReport:
         return {
             "task": self.task,
             "exit_code": self.exit_code,
+            "is_error": self.exit_code in exit_codes.ERRORS,
             "outcome": self.outcome,
             "stop_reason": self.stop_reason,
             "session_id": self.session_id,

@@ -25,3 +25,6 @@ MEANING = {
     NOT_FIXED: "not fixed",
     CANCELLED: "cancelled",
 }
+
+# The run ended without doing its work (the result's ``is_error``); 5 and 10-12 are outcomes.
+ERRORS = frozenset({FAILED, USAGE, LIMIT, PROVIDER, CANCELLED})

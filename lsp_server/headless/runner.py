@@ -12,7 +12,6 @@ from typing import Any
 
 import click
 
-from agent.errors import ProviderError
 from agent.events import ErrorReported, Event, StatusNote
 from agent.output_budget import apply_budget
 from agent.sandbox.gitlinks import GitlinkGuard
@@ -432,9 +431,6 @@ def _exit_code(opts: RunOptions, report: ci.RunReport) -> int:
 
 
 def run_or_exit(opts: RunOptions) -> None:
-    try:
-        code = run(opts)
-    except ProviderError as exc:
-        click.echo(f"kiln: {exc}" + (f" ({exc.hint})" if exc.hint else ""), err=True)
-        sys.exit(exit_codes.PROVIDER)
-    sys.exit(code)
+    """Exit with the run's code; a failure leaves as an exception, which the CLI turns into one
+    line, its exit code and (JSON output) the result object (``failed_run``)."""
+    sys.exit(run(opts))

@@ -1,0 +1,78 @@
+"""A `kiln run` refused before it starts (bad flags, a missing key, an ambiguous `--resume`, a bad
+root) with `--output-format json` or `stream-json`: a pipeline that parses stdout gets a result
+object (`is_error`, the one-line error, the exit code) as docs/ci.md documents it, and stderr
+keeps its one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.headless.test_run_ci import kiln
+from tests.headless.test_stream_json import documented
+
+pytestmark = pytest.mark.e2e
+
+
+def plain(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`kiln run` with no provider chosen by the test (each case brings its own)."""
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", *args],
+        cwd=root, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def refused(proc: subprocess.CompletedProcess, fmt: str) -> dict:
+    """The one result object on stdout, checked against stderr's line and the doc's table."""
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert line.startswith("kiln: ") and "\n" not in line, proc.stderr
+    lines = proc.stdout.splitlines()
+    if fmt == "stream-json":
+        assert len(lines) == 1, proc.stdout
+        result = json.loads(lines[0])
+        assert result.pop("type") == "result"
+    else:
+        result = json.loads(proc.stdout)
+    assert set(result) - {"session_id"} == documented()["result"]
+    assert result["is_error"] is True and result["exit_code"] == 2
+    assert result["stop_reason"] == "not_started" and result["outcome"] == "bad usage"
+    assert result["error"] == line.removeprefix("kiln: ")
+    return result
+
+
+@pytest.mark.parametrize("fmt", ["json", "stream-json"])
+def test_bad_flags_and_root_print_a_result(tmp_path: Path, fmt: str) -> None:
+    bad_flag = plain(tmp_path, "--output-format", fmt, "--max-steps", "0", "fix it")
+    assert "--max-steps" in refused(bad_flag, fmt)["error"]
+    unknown = plain(tmp_path, f"--output-format={fmt}", "--bogus", "fix it")
+    assert "--bogus" in refused(unknown, fmt)["error"]
+    no_root = plain(tmp_path, "--root", str(tmp_path / "gone"), "--output-format", fmt, "x")
+    assert "is not a directory" in refused(no_root, fmt)["error"]
+
+
+def test_a_missing_key_prints_a_result(tmp_path: Path) -> None:
+    proc = plain(tmp_path, "--output-format", "json", "fix it", env={"KILN_PROVIDER": "anthropic"})
+    assert "ANTHROPIC_API_KEY" in refused(proc, "json")["error"]
+
+
+def test_an_ambiguous_resume_prints_a_result(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    for _ in range(2):
+        assert kiln(root, ["done"], "--output-format", "json", "hello").returncode == 0
+    proc = kiln(root, ["done"], "--resume", "2", "--output-format", "stream-json", "again")
+    assert "ambiguous" in refused(proc, "stream-json")["error"]
+
+
+def test_a_finished_run_is_not_an_error_and_text_output_prints_no_json(tmp_path: Path) -> None:
+    done = kiln(tmp_path, ["done"], "--output-format", "json", "hello")
+    assert done.returncode == 0 and json.loads(done.stdout)["is_error"] is False
+    text = plain(tmp_path, "--max-steps", "0", "fix it")
+    assert text.returncode == 2 and text.stdout == ""
