@@ -75,9 +75,20 @@ def os_error_line(exc: OSError) -> str:
     if isinstance(exc, FileExistsError) and exc.filename and not os.path.isdir(exc.filename):
         reason = "a file is there, not a folder"  # mkdir of KILN_HOME, a skills folder…
     paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    if not paths and isinstance(exc, FileNotFoundError) and not _cwd_exists():
+        return "kiln: the current folder no longer exists (cd to one that does)"
     if not paths:
         return f"kiln: {reason}"
     return f"kiln: cannot use {' -> '.join(paths)}: {reason}"
+
+
+def _cwd_exists() -> bool:
+    """False when the shell's folder was removed under it (``os.getcwd`` names no path)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def unicode_line(exc: UnicodeError) -> str:

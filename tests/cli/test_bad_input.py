@@ -193,3 +193,25 @@ def test_an_empty_search_query_is_a_usage_error(tmp_path: Path, query: str) -> N
     proc = kiln("search", query, "--root", str(tmp_path), cwd=tmp_path)
     assert one_line(proc, 2) == "kiln: the query is empty"
     assert not (tmp_path / ".kiln").exists()  # refused before an index was built
+
+
+GONE_CWD_COMMANDS = [("sessions", "list"), ("context", "show"), ("memory", "show"), ("mcp", "list"), ("index",), ("run", "hi")]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", GONE_CWD_COMMANDS)
+def test_a_current_folder_that_was_removed_is_named(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """A shell left in a folder another terminal removed (a worktree removed, a temporary
+    checkout cleaned up): every command said only "kiln: No such file or directory"."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+
+    def leave_it_removed() -> None:
+        os.chdir(gone)
+        os.rmdir(gone)
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", *args], capture_output=True, timeout=60,
+        preexec_fn=leave_it_removed, env={**os.environ, "KILN_PROVIDER": "scripted"},
+    )  # fmt: skip
+    line = one_line(proc, 1)
+    assert "the current folder no longer exists" in line, line
