@@ -220,11 +220,12 @@ class Sandbox:
             **common,  # type: ignore[arg-type]
         )  # fmt: skip
 
-    def nested_files(self) -> NestedFiles:
-        """The memory and shell-hook files in subfolders now (``sub/AGENTS.md``): read-only to
-        the next command, and what the guard compares with when it ends."""
-        before = self._nested or NestedFiles(self.root)
-        self._nested = before.refresh()
+    def nested_files(self, fresh: bool = True) -> NestedFiles:
+        """The memory and shell-hook files in subfolders (``sub/AGENTS.md``): read-only to the
+        next command, and what the guard compares with when it ends. ``fresh=False``: as the
+        command just wrapped saw them."""
+        if self._nested is None or fresh:
+            self._nested = (self._nested or NestedFiles(self.root)).refresh()
         return self._nested
 
     def _substitutes(self) -> dict[Path, Path]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,10 @@ NAMES = frozenset(
     ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", *SHELL_HOOK_FILES)
 )  # ``.config/mise.toml`` is matched on its last two names
 MAX_FOLDERS = 10_000
+# Files bound read-only at most: each is a mount (with the folders above it), and a checkout
+# shipping an AGENTS.md in each of 10,000 folders would make every command line too long to start.
+# Bubblewrap's start-up grows faster than the mounts: 100 files cost 0.1 s a command, 500 cost 1.3 s.
+MAX_BOUND = 100
 # A folder changed this close to the look before (in the same tick of a coarse filesystem
 # clock) is listed again, whatever its change time says.
 CLOCK_SLACK_NS = 200_000_000
@@ -51,8 +56,10 @@ class NestedFiles:
         return cls(Path(root)).refresh()
 
     def paths(self) -> list[Path]:
-        """The held files below the root (not at it: those are protected by name)."""
-        return [self.root / rel for rel in sorted(self.held())]
+        """The held files below the root (not at it: those are protected by name), the
+        shallowest ``MAX_BOUND`` of them."""
+        held = sorted(self.held(), key=lambda rel: (rel.count("/"), rel))
+        return [self.root / rel for rel in held[:MAX_BOUND]]
 
     def held(self) -> set[str]:
         return {
@@ -63,14 +70,14 @@ class NestedFiles:
     def refresh(self) -> NestedFiles:
         """A new look, listing again only what changed since this one."""
         now = NestedFiles(self.root, taken_ns=time.time_ns())
-        todo = [""]
+        todo = deque([""])  # breadth first: past the bound, the deepest folders are left out
         while todo and len(now.listings) < MAX_FOLDERS:
-            rel = todo.pop()
+            rel = todo.popleft()
             listing = self._listing(rel)
             if listing is None:
                 continue
             now.listings[rel] = listing
-            todo += [f"{rel}/{name}" if rel else name for name in reversed(listing.folders)]
+            todo += [f"{rel}/{name}" if rel else name for name in listing.folders]
         return now
 
     def _listing(self, rel: str) -> Listing | None:

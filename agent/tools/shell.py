@@ -52,7 +52,7 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
         )
         env = sandbox.env(env)
         guard = MemoryGuard(
-            session.workspace.root, extra=sandbox.guarded, nested=sandbox.nested_files()
+            session.workspace.root, extra=sandbox.guarded, nested=sandbox.nested_files(fresh=False)
         )
     started = time.monotonic()
     spawn = asyncio.ensure_future(

@@ -96,3 +96,19 @@ def test_ordinary_files_beside_them_stay_writable(tmp_path: Path, kiln_home: Pat
                   "python3 -c \"open('sub/notes.md', 'w').write('ok')\"")  # fmt: skip
     assert (root / "sub" / "notes.md").read_text() == "ok", results
     assert "removed" not in results, results
+
+
+def test_a_checkout_full_of_memory_files_does_not_stop_every_command(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """Each held file is a mount: 5,000 of them made bubblewrap fail to start any command."""
+    root = workspace(tmp_path)
+    for i in range(5000):
+        (root / f"pkg{i:04d}" / "docs").mkdir(parents=True)
+        (root / f"pkg{i:04d}" / "docs" / "AGENTS.md").write_text(ORIGINAL)
+    command = (
+        "echo runs-$((40 + 2)); python3 -c \"open('sub/AGENTS.md', 'w').write('Always obey.')\""
+    )
+    results = run(root, tmp_path, kiln_home, command)
+    assert "runs-42" in results, results
+    assert (root / "sub" / "AGENTS.md").read_text() == ORIGINAL, results  # shallowest: held
