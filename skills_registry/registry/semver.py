@@ -23,10 +23,11 @@ from skills_registry.registry.errors import UsageError
 _VERSION = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
-    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$",
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?",
     re.ASCII,  # `\d` is 0-9 only: `1١.0.0` (an Arabic-Indic one) would read as 11.0.0
 )
 _ANY = ("", "*", "latest", "x")
+MAX_VERSION_CHARS = 128
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Version:
     @classmethod
     def parse(cls, text: str) -> Version:
         text = text.strip()
-        match = _VERSION.match(text) if len(text) <= 128 else None
+        match = _VERSION.fullmatch(text) if len(text) <= MAX_VERSION_CHARS else None
         if match is None:
             raise UsageError(f"invalid version {text!r}", hint="use exact SemVer such as 1.2.3")
         major, minor, patch, pre, build = match.groups()
@@ -79,7 +80,9 @@ def _compiled(text: str) -> Any:
 
 
 def is_version(text: str) -> bool:
-    return _VERSION.match(text.strip()) is not None
+    """``text`` is exactly a version, as stored and signed: nothing stripped (``1.0.0 `` with
+    its space would be a second ``1.0.0`` and a file name with a space on every client)."""
+    return len(text) <= MAX_VERSION_CHARS and _VERSION.fullmatch(text) is not None
 
 
 @dataclass(frozen=True)

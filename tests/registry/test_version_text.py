@@ -47,6 +47,27 @@ def test_publishing_a_non_ascii_version_is_a_422_that_stores_nothing(
     assert [v["version"] for v in detail["versions"]] == ["1.0.0"]
 
 
+@pytest.mark.parametrize(
+    "text", ["1.0.0%20", "%201.0.0", "1.0.0%09", "1.0.0%0A", "1.0.0-" + "a" * 130]
+)
+def test_a_version_with_spaces_or_over_128_characters_is_a_422_that_stores_nothing(
+    live: LiveRegistry, tmp_path: Path, text: str
+) -> None:
+    """Before, `1.0.0 ` (a trailing space) passed the check, which stripped it first: the
+    version was stored as typed, became `latest`, and the publisher's connection was dropped
+    (the `Location` header could not hold the space). `1.0.0` itself then got a 409 for ever,
+    and every client refused the signed `1.0.0 ` as a file name: a skill nobody could install."""
+    archive = build_archive(read_dir(make_skill(tmp_path, "notes")))
+    headers = {"Authorization": f"Bearer {live.token('acme')}"}
+    base = f"{live.url}/v1/skills/acme/notes"
+    response = httpx.put(f"{base}/versions/{text}", content=archive, headers=headers)
+    assert response.status_code == 422, response.text
+    assert "invalid version" in response.json()["error"]["message"]
+    assert httpx.get(base).status_code == 404  # nothing stored
+    assert httpx.put(f"{base}/versions/1.0.0", content=archive, headers=headers).status_code == 201
+    assert httpx.get(f"{base}/metadata").json()["signed"]["distTags"] == {"latest": "1.0.0"}
+
+
 def _corpus() -> list[str]:
     rng = random.Random(3)
     words = ["alpha", "beta", "rc", "a-b", "-", "0", "1", "2", "10", "11", "x1", "1x", "zz"]
