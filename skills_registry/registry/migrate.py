@@ -5,7 +5,8 @@ and every document's signature is checked against the source's key before anythi
 the archive is stored before its version row, as a publish does. A version already present at
 the target is compared, not rewritten, so running the copy again (after an interruption, or to
 catch up) only adds what is missing: idempotent and resumable. Statuses, deprecations and
-dist-tags are then set to the source's values. Tokens are not copied: they are secrets hashed
+dist-tags (``latest`` included) are then set to the source's values, and the target numbers
+its change feed above the source's, so the clients it inherits accept its signed metadata. Tokens are not copied: they are secrets hashed
 at rest, and a copy is a good moment to issue new ones.
 """
 
@@ -68,6 +69,10 @@ def migrate_registry(
 ) -> MigrateReport:
     """Copy every version (oldest first per skill), then statuses, deprecations and tags."""
     report = MigrateReport()
+    # The target is served with the source's key, and clients refuse a skill's metadata whose
+    # seq is below what they accepted from that key: number every copied change above the
+    # source's.
+    target.advance_seq(source.last_seq())
     for skill in _all_skills(source):
         report.skills += 1
         skill_id = skill["id"]
@@ -111,9 +116,9 @@ def _copy_skill_state(source: MetadataStore, target: MetadataStore, skill_id: st
     if want.get("deprecated") != have.get("deprecated"):
         target.set_deprecation(skill_id, want.get("deprecated"))
     tags, current = want.get("distTags", {}), have.get("distTags", {})
-    for tag, version in tags.items():
-        if tag != "latest" and current.get(tag) != version:
+    for tag, version in tags.items():  # `latest` too: a publisher may have moved it back
+        if current.get(tag) != version:
             target.set_dist_tag(skill_id, tag, version)
     for tag in current:
-        if tag != "latest" and tag not in tags:
+        if tag not in tags:
             target.set_dist_tag(skill_id, tag, None)

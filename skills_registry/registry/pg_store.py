@@ -290,6 +290,18 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
             conn.execute("UPDATE skills SET updated_at=%s WHERE id=%s", (now_iso(), skill_id))
             self._log(conn, skill_id, version, f"dist-tag:{tag}")
 
+    def last_seq(self) -> int:
+        return int(self._read("SELECT coalesce(max(seq), 0) AS n FROM changes")[0]["n"])
+
+    def advance_seq(self, floor: int) -> None:
+        with self._tx() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (FEED_LOCK,))
+            conn.execute(
+                "SELECT setval(pg_get_serial_sequence('changes', 'seq'),"
+                " GREATEST(%s, nextval(pg_get_serial_sequence('changes', 'seq'))))",
+                (floor,),
+            )
+
     def changes(self, since: int, limit: int) -> list[dict[str, Any]]:
         rows = self._read(
             "SELECT seq, skill_id, version, kind, at FROM changes WHERE seq > %s"

@@ -228,6 +228,20 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
             db.execute("UPDATE skills SET updated_at=? WHERE id=?", (now_iso(), skill_id))
             self._log(db, skill_id, version, f"dist-tag:{tag}")
 
+    def last_seq(self) -> int:
+        row = self._db().execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()
+        return int(row[0])
+
+    def advance_seq(self, floor: int) -> None:
+        with self._write() as db:  # AUTOINCREMENT takes the next seq above sqlite_sequence's
+            db.execute(
+                "INSERT INTO sqlite_sequence (name, seq) SELECT 'changes', 0 WHERE NOT EXISTS "
+                "(SELECT 1 FROM sqlite_sequence WHERE name = 'changes')"
+            )
+            db.execute(
+                "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'changes'", (floor,)
+            )
+
     def changes(self, since: int, limit: int) -> list[dict[str, Any]]:
         rows = self._db().execute(
             "SELECT * FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
