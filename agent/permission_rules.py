@@ -78,8 +78,12 @@ def read_settings(path: Path) -> dict[str, Any] | None:
         data = config_file.load_json(path)
     except FileNotFoundError:
         return None
+    except NotADirectoryError as exc:  # a file where KILN_HOME or .kiln belongs
+        raise ConfigError(
+            f"cannot read {path}: {config_file.unreadable(path, exc)}", hint=""
+        ) from exc
     except (OSError, ValueError) as exc:  # a FIFO, a link to /dev/zero, bad or deep JSON
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        reason = config_file.unreadable(path, exc) if isinstance(exc, OSError) else exc
         raise ConfigError(
             f"cannot read {path}: {reason}", hint="fix or delete the settings file"
         ) from exc

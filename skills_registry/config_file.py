@@ -32,6 +32,16 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
     return data.decode("utf-8")
 
 
+def unreadable(path: Path, exc: OSError) -> str:
+    """Why ``path`` could not be read, in words: "Not a directory" means a file stands where
+    one of its folders belongs (``KILN_HOME`` itself, or a repository's ``.kiln``), so name it."""
+    if isinstance(exc, NotADirectoryError):
+        for folder in reversed(path.parents):
+            if folder.exists() and not folder.is_dir():
+                return f"{folder} is a file, not a folder"
+    return exc.strerror or str(exc)
+
+
 def load_json(path: Path, max_bytes: int = MAX_BYTES) -> Any:
     """The JSON document in ``path``; ``ValueError`` for bad or too deeply nested JSON, and for
     a key given twice in one object (parsers disagree on which one wins: a reader of the file

@@ -224,7 +224,11 @@ def read_config(path: Path, scope: Scope) -> dict[str, McpServerConfig]:
         data = config_file.load_json(path)
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise McpConfigError(
+            f"cannot read {path}: {config_file.unreadable(path, exc)}", hint=""
+        ) from None
+    except ValueError as exc:
         raise McpConfigError(f"{path}: not valid JSON ({exc})") from None
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):

@@ -39,11 +39,16 @@ def test_an_argument_that_is_not_utf8_is_refused_and_writes_nothing(tmp_path: Pa
     assert list(tmp_path.iterdir()) == []  # no KILN.md, no temporary file beside it
 
 
-def test_kiln_home_that_is_a_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("args", [("sessions", "list"), ("memory", "show"), ("mcp", "list")])
+def test_kiln_home_that_is_a_file(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """`kiln mcp list` called it "not valid JSON" and `kiln memory show` said to "fix or delete
+    the settings file" (neither exists); each names the file in the folder's place now."""
     home = tmp_path / "home"
     home.write_text("not a folder")
-    proc = kiln("sessions", "list", cwd=tmp_path, env={"KILN_HOME": str(home)})
-    assert "a file is there, not a folder" in one_line(proc, 1)
+    proc = kiln(*args, cwd=tmp_path, env={"KILN_HOME": str(home)})
+    line = one_line(proc, None)
+    assert f"{home}: a file is there, not a folder" in line or f"{home} is a file" in line, line
+    assert "JSON" not in line and "delete the settings" not in line, line
     assert home.read_text() == "not a folder"
 
 
