@@ -46,6 +46,7 @@ from indexer.rechunk import chunk_edit
 from indexer.records import EMPTY, IndexStats, record
 from indexer.rows import prepare
 from indexer.search_cache import SearchCache
+from indexer.source_text import as_indexed
 from kiln_errors.sqlite_common import is_corrupt
 
 Progress = Callable[[int, int, str], None]
@@ -306,7 +307,9 @@ class Index:
             if text is None and skipped is not None:
                 skipped.append(f"{rel}: larger than {MAX_FILE_BYTES:,} bytes ({size:,})")
             data = b""
-        elif text is None and skipped is not None and (why := skip_reason(rel, data)):
+        else:
+            data = as_indexed(data)  # as a full run reads it: see indexer/source_text.py
+        if data and text is None and skipped is not None and (why := skip_reason(rel, data)):
             skipped.append(f"{rel}: {why}")
         h = digest(data)
         row = self._conn.execute("SELECT hash, blocks FROM files WHERE path = ?", (rel,)).fetchone()

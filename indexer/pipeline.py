@@ -28,6 +28,7 @@ from indexer.files import (
 from indexer.languages import language_for, language_of
 from indexer.reading import read_regular
 from indexer.rows import Prepared, prepare
+from indexer.source_text import as_indexed
 
 POOL_MIN_FILES = 48  # below this, parsing in-process beats starting workers
 POOL_WORKERS = 2
@@ -65,15 +66,18 @@ def _prepare(
         return rel, "gone", None, 0, ""
     except OSError as exc:
         return rel, f"error: {exc.strerror or exc}", None, 0, ""
+    size = len(data)  # of the disk's bytes: the next run compares it with the file's
+    if size <= MAX_FILE_BYTES:
+        data = as_indexed(data)  # UTF-8 with LSP's lines (a lone \r, a UTF-16 file)
     h = digest(data)
     if h == known_hash:
-        return rel, "same", None, len(data), h
-    if len(data) > MAX_FILE_BYTES or not looks_indexable(data):
+        return rel, "same", None, size, h
+    if size > MAX_FILE_BYTES or not looks_indexable(data):
         why = skip_reason(rel, data)  # said once: recorded as skipped until it changes
-        return rel, f"skip: {why}" if why else "skip", None, len(data), h
+        return rel, f"skip: {why}" if why else "skip", None, size, h
     language = language_of(rel, data)  # once: the blocks' grammar and the file's row
     prepared = prepare(rel, chunk_file(rel, data, language), language=language)
-    return rel, "indexed", prepared, len(data), h
+    return rel, "indexed", prepared, size, h
 
 
 def skip_reason(rel: str, data: bytes) -> str:

@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from indexer import filelist, generated, language_changes
+from indexer import filelist, generated, language_changes, source_text
 from indexer.errors import IndexFromNewerKiln
 from kiln_errors.sqlite_common import (
     MIGRATIONS_TABLE,
@@ -259,6 +259,21 @@ def migrate(conn: sqlite3.Connection) -> None:
             if recorded is not None:
                 language_changes.mark(conn, recorded)
                 language_changes.record(conn)
+    _reread_if_rules_changed(conn)  # after a chunker change too: it was reset by then
+
+
+def _reread_if_rules_changed(conn: sqlite3.Connection) -> None:
+    """Files are read by other ``source_text`` rules than the index's: each is hashed again on
+    the next update (not parsed: only a file whose text now reads differently is)."""
+    query = "SELECT value FROM meta WHERE key='source_text'"
+    if (conn.execute(query).fetchone() or [None])[0] == source_text.RULES:
+        return
+    with immediate(conn):
+        if (conn.execute(query).fetchone() or [None])[0] != source_text.RULES:
+            conn.execute("UPDATE files SET mtime_ns = -1")
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('source_text', ?)", (source_text.RULES,)
+            )
 
 
 def _pending_names(conn: sqlite3.Connection) -> set[str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from indexer import Index, schema
 from indexer.chunker import chunk_file
+from indexer.pipeline import digest
 from indexer.rows import BLOCK_COLUMNS, Prepared, prepare
 from indexer.store import FTS_COLUMNS
 
@@ -56,13 +57,14 @@ SOURCE = 'def settle_invoice(invoice):\n    """Mark an invoice paid."""\n    ret
 
 
 def _legacy_write(
-    conn: sqlite3.Connection, rel: str, mtime_ns: int, size: int, prepared: Prepared
+    conn: sqlite3.Connection, rel: str, mtime_ns: int, size: int, data: bytes, prepared: Prepared
 ) -> None:
-    """A file's rows as the store wrote them into the legacy ``blocks`` table."""
+    """A file's rows as the store wrote them into the legacy ``blocks`` table (the hash of
+    ``data``, the file's bytes: an index opened with new reading rules checks it again)."""
     file_id = conn.execute(
         "INSERT INTO files (path, language, mtime_ns, size, hash, blocks, indexed_at)"
-        " VALUES (?, 'python', ?, ?, 'legacy', ?, 0)",
-        (rel, mtime_ns, size, len(prepared)),
+        " VALUES (?, 'python', ?, ?, ?, ?, 0)",
+        (rel, mtime_ns, size, digest(data), len(prepared)),
     ).lastrowid
     conn.executemany(
         f"INSERT INTO blocks (file_id, {BLOCK_COLUMNS}) VALUES ({', '.join('?' * 15)})",
@@ -109,7 +111,7 @@ def test_a_legacy_index_is_adopted_without_rerunning_or_losing_rows(
     st = path.stat()
     prepared = prepare("billing.py", chunk_file("billing.py", path.read_bytes()))
     conn.execute("BEGIN")
-    _legacy_write(conn, "billing.py", st.st_mtime_ns, st.st_size, prepared)
+    _legacy_write(conn, "billing.py", st.st_mtime_ns, st.st_size, path.read_bytes(), prepared)
     conn.execute("INSERT INTO meta VALUES ('chunker', ?)", (schema.CHUNKER_VERSION,))
     conn.execute("COMMIT")
     block_ids = conn.execute("SELECT id, start_line, end_line FROM blocks ORDER BY id").fetchall()
