@@ -10,6 +10,7 @@ so searches never wait for an indexing run (WAL mode; the connections: ``databas
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sqlite3
@@ -70,6 +71,22 @@ def _out_of_space(exc: BaseException) -> bool:
     naming neither the file nor what to do."""
     text = str(exc).lower()
     return "database or disk is full" in text or "disk i/o error" in text
+
+
+def _skips_said(conn: sqlite3.Connection, lines: list[str]) -> list[str]:
+    """Those of ``lines`` (a finished run's skips) the last finished run reported too; records
+    ``lines`` for the next run. A skip is then said once per change (``kiln index``), not on
+    every run. A value another program left there counts as nothing said."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'skips_said'").fetchone()
+    try:
+        before = json.loads(row[0]) if row is not None else []
+    except (TypeError, ValueError):
+        before = []
+    known = (
+        {line for line in before if isinstance(line, str)} if isinstance(before, list) else set()
+    )
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('skips_said', ?)", (json.dumps(lines),))
+    return [line for line in lines if line in known]
 
 
 def busy_timeout_setting() -> float:
@@ -218,6 +235,7 @@ class Index:
                             "INSERT OR REPLACE INTO meta VALUES ('last_indexed', ?)",
                             (str(time.time()),),
                         )
+                        stats.skipped_before = _skips_said(conn, stats.skipped)
                         finished = True
                 if reading is not None and not finished and reading.done():
                     # git is done before the files: record it while the workers parse on

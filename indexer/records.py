@@ -22,6 +22,8 @@ class IndexStats:
     seconds: float = 0.0
     commits: int = 0  # commits on HEAD newly recorded for the history signal
     skipped: list[str] = field(default_factory=list)  # "path: reason" for files that failed
+    # those of ``skipped`` the last finished run reported too (``Index.update``)
+    skipped_before: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

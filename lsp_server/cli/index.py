@@ -105,11 +105,21 @@ def _read_only_mount(folder: Path) -> bool:
         return False
 
 
-def _build(idx: Index) -> IndexStats:
+def _build(idx: Index, *, verbose: bool = False) -> IndexStats:
+    """A run; each file it left out is one line on stderr when first met or changed (or with
+    ``verbose``), those the last run reported too are counted in one line."""
     with _progress() as report:
         stats = idx.update(report)
+    before = set() if verbose else set(stats.skipped_before)
     for line in stats.skipped:
-        click.echo(f"kiln: skipped {printable(line)}", err=True)
+        if line not in before:
+            click.echo(f"kiln: skipped {printable(line)}", err=True)
+    if before:
+        files = "file" if len(before) == 1 else "files"
+        click.echo(
+            f"kiln: {len(before)} {files} skipped as before (`kiln index --verbose` lists them)",
+            err=True,
+        )
     return stats
 
 
@@ -117,11 +127,17 @@ def _build(idx: Index) -> IndexStats:
 @click.argument("path", required=False, default=".", type=_ROOT)
 @click.option("--watch", is_flag=True, help="Keep the index fresh until interrupted.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def index_cmd(path: Path, watch: bool, as_json: bool) -> None:
-    """Build or refresh the code index of PATH (default: the current folder)."""
+@click.option(
+    "--verbose", "-v", is_flag=True, help="List every file left out, also those said before."
+)
+def index_cmd(path: Path, watch: bool, as_json: bool, verbose: bool) -> None:
+    """Build or refresh the code index of PATH (default: the current folder).
+
+    A file left out (too big, binary, a link out of the tree…) is one line on stderr when
+    first met or changed; later runs count those in one line (--verbose lists them)."""
     idx = _open(path)
     try:
-        stats = _build(idx)
+        stats = _build(idx, verbose=verbose)
         if as_json:
             status = idx.status()
             rate = stats.bytes / 1e6 / stats.seconds if stats.seconds > 0 else 0.0
