@@ -4,7 +4,9 @@ The agent must read what is in the editor, saved or not, so ``read_buffer`` look
 the synced documents before anyone touches the disk. The index follows the same text: didOpen /
 didChange feed ``Index.update_file`` with the buffer (debounced per file), disk changes arrive
 from watchdog and ``workspace/didChangeWatchedFiles``. All index work runs in one worker thread
-so parsing never blocks the server's event loop and writes never race.
+so parsing never blocks the server's event loop and writes never race. A write another
+process kept the index locked for is kept and tried again (``RETRY_SECONDS`` on, and before the
+next search), never dropped.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ DEBOUNCE_SECONDS = 0.3
 # long session of edits would otherwise slow searches down, and merging or checkpointing inside
 # an edit would slow the edit.
 IDLE_SECONDS = 2.0
+# Pause before a write the index was locked for (another process writing it past the busy
+# timeout) is tried again; each try waits the busy timeout itself.
+RETRY_SECONDS = 1.0
 
 
 def document_path(uri: str) -> Path | None:
@@ -100,6 +105,10 @@ class IndexSync:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kiln-index")
         # Buffer text not yet in the index (debounced); read by any thread that flushes.
         self._pending: dict[Path, str] = {}
+        # Writes the index was locked for (None: the disk's text), newest per path; only the
+        # index thread adds or removes one, except a closed buffer's (``forget_buffer``).
+        self._retry: dict[Path, str | None] = {}
+        self._retry_timer: threading.Timer | None = None
         self._timers: dict[Path, asyncio.TimerHandle] = {}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -204,6 +213,8 @@ class IndexSync:
             handle.cancel()
         with self._lock:
             self._pending.pop(path, None)
+            if self._retry.get(path) is not None:  # its text, never written: gone with it
+                del self._retry[path]
 
     def _take_pending(self) -> list[tuple[Path, str]]:
         with self._lock:
@@ -212,12 +223,57 @@ class IndexSync:
         return items
 
     def _write_buffers(self, items: Sequence[tuple[Path, str | None]]) -> None:
-        """On the index thread: each text (None: the disk's), in order."""
+        """On the index thread: the writes the index was locked for, then each text (None:
+        the disk's), in order."""
+        self._write_retries()
         for path, text in items:
+            self._write(path, text)
+
+    def _write(self, path: Path, text: str | None) -> int | None:
+        """On the index thread: one file's write; None when the index was locked for it (it
+        is then kept for a retry: ``RETRY_SECONDS`` on, or before the next search)."""
+        from indexer import IndexLocked
+
+        try:
+            count = int(self.index.update_file(path, text))
+        except IndexLocked as exc:
+            with self._lock:
+                first = path not in self._retry
+                self._retry[path] = text  # the newest text: an older one waiting is replaced
+            if first:
+                log.info("%s; %s is indexed once it is free", exc, path)
+            self._retry_later()
+            return None
+        except Exception as exc:  # noqa: BLE001 - the index is a cache
+            log.info("index update for %s failed: %s", path, exc)
+            count = 0
+        with self._lock:
+            self._retry.pop(path, None)  # older than this write
+        return count
+
+    def _write_retries(self) -> None:
+        """On the index thread: the writes waiting for the lock, until one still finds it held
+        (each try waits the busy timeout: the rest would wait as long for nothing)."""
+        with self._lock:
+            waiting = list(self._retry.items())
+        for path, text in waiting:
+            if self._write(path, text) is None:
+                return
+
+    def _retry_later(self) -> None:
+        def fire() -> None:
+            with self._lock:
+                self._retry_timer = None
             try:
-                self.index.update_file(path, text)
-            except Exception as exc:  # noqa: BLE001 - the index is a cache
-                log.info("index update for %s failed: %s", path, exc)
+                self._pool.submit(self._write_retries)
+            except RuntimeError:  # the server is closing
+                pass
+
+        with self._lock:
+            if self._retry_timer is None:
+                self._retry_timer = threading.Timer(RETRY_SECONDS, fire)
+                self._retry_timer.daemon = True
+                self._retry_timer.start()
 
     async def flush(self) -> None:
         """Bring every buffer typed into the index now (and wait for updates already queued),
@@ -255,10 +311,8 @@ class IndexSync:
         path = in_root(path)
         if self.index is None or not _inside(self.root, path):
             return 0
-        try:
-            count = int(await self._run(self.index.update_file, path, text))
-        except Exception as exc:  # noqa: BLE001 - the index is a cache
-            log.info("index update for %s failed: %s", path, exc)
+        count = await self._run(self._write, path, text)
+        if count is None:  # the index is locked: written on a retry
             return 0
         self._when_idle()
         return count
@@ -296,7 +350,7 @@ class IndexSync:
             "state": self.state,
             "root": str(self.root),
             "progress": {"done": self.progress[0], "total": self.progress[1]},
-            "pendingFiles": len(self._pending),
+            "pendingFiles": len(self._pending) + len(self._retry),  # typed, or waiting for a lock
             "watching": self._watcher is not None,
             # the index's own figures; these when there is none (yet), so every key is there
             "files": 0, "blocks": 0, "db_bytes": 0, "last_indexed": None,
@@ -320,6 +374,9 @@ class IndexSync:
             handle.cancel()
         self._timers.clear()
         self._pending.clear()
+        with self._lock:
+            if self._retry_timer is not None:
+                self._retry_timer.cancel()
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None

@@ -1,0 +1,105 @@
+"""An edit `kiln lsp` could not write because another process held the index's write lock
+(a `kiln index` in a terminal, a second editor) past the busy timeout: it was only logged,
+and the index kept the old text until the file was typed in again. It now waits and is
+written once the lock is free: by the next search, or on its own a moment later."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lsp.raw_client import RawServer
+from tests.lsp.test_index_fresh_e2e import _open, _replace, _search, _search_steps
+from tests.waiting import until
+
+pytestmark = pytest.mark.e2e
+
+HOLD = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+"""
+
+
+def _hold_write_lock(db: Path) -> subprocess.Popen[str]:
+    """A second process holding the index's write lock until its stdin is closed."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def _locked_lines(server: RawServer) -> list[str]:
+    """The editor's log lines saying an index write found the index locked."""
+    return [
+        m["params"]["message"]
+        for m in server.messages
+        if m.get("method") == "window/logMessage" and "locked" in m["params"]["message"]
+    ]
+
+
+def _in_index(db: Path, name: str) -> bool:
+    """Whether the index file holds a block named ``name`` (read by a connection of its own,
+    as another process would)."""
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT 1 FROM blocks WHERE name = ?", (name,)).fetchone() is not None
+    finally:
+        conn.close()
+
+
+async def test_an_edit_made_while_another_process_writes_reaches_the_index(
+    tmp_path: Path, scripted_env: Any
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def greet(name):\n    return name\n")
+    env = {**scripted_env(_search_steps("held_marker", "held_marker", "later_marker")),
+           "KILN_INDEX_BUSY_TIMEOUT": "0.5"}  # fmt: skip
+    db = root / ".kiln" / "index.db"
+    server = await RawServer.start(root, env)
+    holder = None
+    try:
+        await server.initialize(root)
+        await server.index_until(lambda s: s["state"] == "ready" and s["pendingFiles"] == 0)
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        uri = (root / "app.py").as_uri()
+        _open(server, uri, "def greet(name):\n    return name\n")
+        await server.index_until(lambda s: s["pendingFiles"] == 0)
+
+        holder = _hold_write_lock(db)
+        _replace(server, uri, 2, "def held_marker():\n    pass\n")
+        _, text = await _search(server, sid)  # the buffer's write waits, then gives up
+        assert "function held_marker" not in text, text
+        assert (await server.index_until(lambda s: True))["pendingFiles"] == 1
+        holder.communicate("\n", timeout=60)  # the lock is free again
+        holder = None
+        status, text = await _search(server, sid)
+        assert status == "completed" and "function held_marker" in text, text
+
+        holder = _hold_write_lock(db)  # again, and this time no search asks for it
+        said = len(_locked_lines(server))
+        _replace(server, uri, 3, "def later_marker():\n    pass\n")
+        await server.wait_for(lambda m: len(_locked_lines(server)) > said)  # it gave up
+        holder.communicate("\n", timeout=60)
+        holder = None
+        await until(lambda: _in_index(db, "later_marker"), what="the edit written on its own")
+        await server.index_until(lambda s: s["pendingFiles"] == 0)
+        _, text = await _search(server, sid)
+        assert "function later_marker" in text and "function held_marker" not in text, text
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
