@@ -13,10 +13,13 @@ from typing import Any, ClassVar, get_args
 
 @dataclass(kw_only=True)
 class Event:
-    """Base of every event; ``session_id`` is filled in by the session that emits it."""
+    """Base of every event; ``session_id`` is filled in by the session that emits it, and
+    ``parent_tool_call_id`` names the ``task`` call whose sub-agent emitted it ("" for the
+    session's own events)."""
 
     kind: ClassVar[str] = ""
     session_id: str = ""
+    parent_tool_call_id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **asdict(self)}

@@ -36,7 +36,7 @@ class SessionServices:
         store: SessionStore,
         state: dict[str, Any],
         emit: Callable[[AgentEvent], Awaitable[None]],
-        spawn: Callable[[str], Awaitable[str]],
+        spawn: Callable[[str, str], Awaitable[str]],
         index: Any = None,
     ) -> None:
         self.id = session_id
@@ -114,8 +114,8 @@ class SessionServices:
         path = self._memory.append(text)
         return f"remembered in {self.workspace.relative(path)}"
 
-    async def run_subagent(self, description: str) -> str:
-        return await self._spawn(description)
+    async def run_subagent(self, description: str, call_id: str = "") -> str:
+        return await self._spawn(description, call_id)
 
     def use_index(self, index: Any) -> None:
         """Share an index the host keeps fresh (it then need not be updated here)."""

@@ -3,9 +3,11 @@ workspace, store and index, whose spend is the parent's."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agent.config import AgentConfig
+from agent.events import AgentEvent
 from agent.hosts import DiskHost
 from agent.injection import SUBAGENT_PREFIX
 from agent.protocols import ToolSpecs
@@ -29,7 +31,19 @@ class FrozenSpecs:
         return list(self._deferred)
 
 
-async def run_subagent(parent: Any, description: str) -> str:
+def forwarding(parent: Any, call_id: str) -> Callable[[AgentEvent], Awaitable[None]]:
+    """The child's events go to the parent's host, marked with the ``task`` call that started
+    it; they keep the child's ``session_id`` (its steps and spend are its own). A front-end
+    shows them or leaves them out (an editor shows the call's result only)."""
+
+    async def forward(event: AgentEvent) -> None:
+        event.parent_tool_call_id = call_id
+        await parent.host.emit(event)
+
+    return forward
+
+
+async def run_subagent(parent: Any, description: str, call_id: str = "") -> str:
     """Run ``description`` in a child of ``parent`` (an ``agent.session.Session``; its class
     makes the child, so this module needs no import of it) and return its answer."""
     config = AgentConfig(
@@ -47,7 +61,7 @@ async def run_subagent(parent: Any, description: str) -> str:
     )
     child = type(parent).create(
         parent.root,
-        host=DiskHost(),
+        host=DiskHost(forwarding(parent, call_id)),
         config=config,
         model=parent.model,
         store=parent.store,

@@ -32,7 +32,7 @@ async def search_sessions(args: dict[str, Any], ctx: ToolContext) -> str:
 
 
 async def task(args: dict[str, Any], ctx: ToolContext) -> str:
-    return await ctx.session.run_subagent(args["description"])
+    return await ctx.session.run_subagent(args["description"], ctx.call_id)
 
 
 TOOLS = [

@@ -45,6 +45,8 @@ class CoreHost:
         self.unattended_reason = ""  # an editor user is there to ask
 
     async def emit(self, event: AgentEvent) -> None:
+        if event.parent_tool_call_id:  # a sub-agent's step: the editor shows the task's result
+            return
         update = self.manager.frontend.render(
             event, root=self.root, context_window=self.context_window
         )

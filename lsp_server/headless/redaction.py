@@ -42,8 +42,12 @@ class RedactedEvents:
             self.sink(event)
             return
         if isinstance(event, TextChunk | ThoughtChunk):
-            if self.held is not None and type(self.held) is type(event):
-                event = replace(event, text=self.held.text + event.text)
+            held = self.held
+            if held is not None and (type(held), held.parent_tool_call_id) == (
+                type(event),
+                event.parent_tool_call_id,
+            ):
+                event = replace(event, text=held.text + event.text)
                 self.held = None
             self.flush()
             text = self.redact(event.text)

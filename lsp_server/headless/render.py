@@ -59,6 +59,8 @@ class TextRenderer:
         self.at_line_start = True
 
     def __call__(self, event: AgentEvent) -> None:
+        if event.parent_tool_call_id:  # a sub-agent's step: the task's line shows its result
+            return
         if isinstance(event, TextChunk):
             sys.stdout.write(safe(event.text))
             sys.stdout.flush()

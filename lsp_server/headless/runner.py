@@ -98,7 +98,8 @@ def run(opts: RunOptions) -> int:
     reader = ReaderGone()
 
     def show(event: Event) -> None:
-        events.append(event)
+        if not event.parent_tool_call_id:  # a sub-agent's error or limit is not the run's
+            events.append(event)
         if renderer is None or reader.left:
             return
         try:

@@ -59,7 +59,10 @@ def test_every_event_kind_and_field_is_documented() -> None:
     from lsp_server.headless.ci import RunReport, Verification
 
     table = documented()
-    kinds = {c.kind: {f.name for f in fields(c)} - {"session_id"} for c in event_classes()}
+    common = {"session_id", "parent_tool_call_id"}  # every agent event's: said in the prose
+    prose = DOC.read_text().split("## Output formats", 1)[1].split("| `type`", 1)[0]
+    assert all(f"`{name}`" in prose for name in common)
+    kinds = {c.kind: {f.name for f in fields(c)} - common for c in event_classes()}
     for kind, names in kinds.items():
         assert table.get(kind) == names, kind
     assert table["result"] == set(RunReport("t", 0, "", "", "").to_dict()) - {"session_id"}
@@ -82,10 +85,48 @@ def test_each_line_is_one_documented_object(failing_repo: Path) -> None:
     sid = lines[0]["session_id"]
     for line in lines:
         kind = line["type"]
-        assert set(line) - {"type", "kind", "session_id"} == table[kind], kind
+        assert set(line) - {"type", "kind", "session_id", "parent_tool_call_id"} == table[kind]
         assert line["session_id"] == sid
     assert {"plan", "edit", "tool_call_running", "usage", "done"} <= {e["type"] for e in lines}
     assert lines[-1]["duration_ms"] > 0 and lines[-1]["exit_code"] == proc.returncode
     verified = [(e["phase"], e["passed"]) for e in lines if e["type"] == "verify"]
     assert verified == [("before", False), ("after", True)]
     assert lines[1]["type"] == "verify" and lines[-2]["type"] == "verify"  # as they end
+
+
+def test_a_sub_agents_events_are_forwarded_marked_with_the_task_call(failing_repo: Path) -> None:
+    """The `task` tool's sub-agent read files and answered with nothing in the stream: a viewer
+    saw one long call. Its events now come through, each marked with the call that started it;
+    the run's own events, the text answer and the report stay the parent's."""
+    script = [
+        call("task", description="where is add defined?"),
+        call("read_file", path="calc.py"),  # the sub-agent's
+        "add is in calc.py, line 1.",  # the sub-agent's answer
+        "It is in calc.py.",
+    ]
+    proc = kiln(failing_repo, script, "--output-format", "stream-json", "find add")
+    assert proc.returncode == 0, proc.stderr
+    lines = events(proc.stdout)
+    table = documented()
+    for line in lines:
+        assert (
+            set(line) - {"type", "kind", "session_id", "parent_tool_call_id"} == table[line["type"]]
+        )
+    task_call = next(e for e in lines if e["type"] == "tool_call" and e["name"] == "task")
+    child = [e for e in lines if e.get("parent_tool_call_id")]
+    assert {e["parent_tool_call_id"] for e in child} == {task_call["id"]}
+    read = next(e for e in child if e["type"] == "tool_call")
+    assert read["name"] == "read_file" and read["session_id"] != task_call["session_id"]
+    assert "".join(e["text"] for e in child if e["type"] == "text_delta") == script[2]
+    assert [e["type"] for e in child][-1] == "done"
+    # all of the sub-agent's events come between the task's call and its update
+    kinds = [(e["type"], e.get("parent_tool_call_id", "")) for e in lines]
+    update = next(i for i, e in enumerate(lines) if e["type"] == "tool_call_update"
+                  and e["id"] == task_call["id"])  # fmt: skip
+    assert lines.index(task_call) < lines.index(child[0]) and lines.index(child[-1]) < update
+    parent = [e for e in lines if "session_id" in e and not e.get("parent_tool_call_id")]
+    assert all(e["parent_tool_call_id"] == "" for e in parent if "kind" in e), kinds
+    answer = "".join(e["text"] for e in parent if e["type"] == "text_delta")
+    assert answer == "It is in calc.py." and lines[-1]["result"] == answer
+    text = kiln(failing_repo, script, "find add")  # the text view prints the parent's answer only
+    assert text.returncode == 0 and text.stdout.strip() == "It is in calc.py.", text.stderr
