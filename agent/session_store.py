@@ -39,7 +39,9 @@ def kiln_home() -> Path:
 class SessionStore:
     """One SQLite file shared by all sessions of a KILN_HOME; safe across threads and processes."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, reading: bool = False) -> None:
+        """``reading``: the caller only reads (`kiln sessions`, `kiln context`), so a store on
+        a read-only disk is read as it is instead of refused."""
         self.path = path or kiln_home() / "sessions.db"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
@@ -53,6 +55,12 @@ class SessionStore:
                     f"the session store {self.path} is locked: {exc}",
                     hint="another Kiln process holds it; retry in a moment",
                 ) from None
+            if reading and self._read_only_folder():
+                self.db = self._open_as_it_is()
+                log.warning(
+                    "kiln: %s is read-only: reading the session store as it is", self.path.parent
+                )
+                return
             if not (is_corrupt(exc) or is_foreign(exc)):  # a full disk, a read-only home…
                 raise KilnError(
                     f"cannot open the session store {self.path}: {exc}",
@@ -85,6 +93,24 @@ class SessionStore:
         except BaseException:
             db.close()
             raise
+        return db
+
+    def _read_only_folder(self) -> bool:
+        return self.path.is_file() and not os.access(self.path.parent, os.W_OK)
+
+    def _open_as_it_is(self) -> sqlite3.Connection:
+        """A connection that never writes: ``immutable``, as a WAL-mode file cannot be read
+        without creating its ``-shm`` otherwise. A store that needs a migration is refused."""
+        uri = f"{self.path.resolve().as_uri()}?immutable=1"
+        db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        try:
+            migrate(db)
+        except sqlite3.Error as exc:
+            db.close()
+            raise KilnError(
+                f"cannot read the session store {self.path}: {exc}",
+                hint="it needs writing (an upgrade or a repair): make KILN_HOME writable once",
+            ) from None
         return db
 
     def close(self) -> None:

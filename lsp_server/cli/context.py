@@ -18,7 +18,7 @@ PREVIEW = 300
 def _store() -> Any:
     from agent.session_store import SessionStore
 
-    return SessionStore()
+    return SessionStore(reading=True)
 
 
 def _resolve(store: Any, session: str | None, root: Path | None) -> str:

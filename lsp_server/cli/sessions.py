@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def _store() -> SessionStore:
     from agent.session_store import SessionStore
 
-    return SessionStore()
+    return SessionStore(reading=True)
 
 
 def _when(ts: float) -> str:
