@@ -53,6 +53,9 @@ SAFE_GIT = [
 # ``-c protocol.allow=never``, and a partial clone fetches a missing object on demand from its
 # promisor remote (an ``ext::`` URL is a command). The environment variable outranks both.
 NO_PROTOCOL = ""
+# Variables ``--config-env`` takes a filter override's value from, for a driver whose name holds
+# ``=`` (``[filter "a=b"]``), which ``-c`` cannot name: it splits at the first ``=``.
+CONFIG_VALUES = {"": "KILN_GIT_EMPTY", "false": "KILN_GIT_FALSE"}
 
 
 class GitFailed(KilnError):
@@ -85,6 +88,7 @@ def git_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
     env["GIT_ALLOW_PROTOCOL"] = NO_PROTOCOL
+    env.update({name: value for value, name in CONFIG_VALUES.items()})
     return host_env([root], {**env, **(extra or {})})
 
 
@@ -211,7 +215,10 @@ class Layout:
                 ("process", ""),
                 ("required", "false"),
             ):
-                out += ["-c", f"{driver}.{key}={value}"]  # fmt: skip
+                if "=" in driver:  # `-c` splits at the first `=`; `--config-env` at the last
+                    out.append(f"--config-env={driver}.{key}={CONFIG_VALUES[value]}")
+                else:
+                    out += ["-c", f"{driver}.{key}={value}"]
         return out
 
     def current_head(self) -> str | None:
