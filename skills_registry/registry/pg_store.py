@@ -37,6 +37,7 @@ from skills_registry.registry.storage import (
     LOOKALIKE_SQL,
     STATUSES,
     check_dist_tag,
+    latest_after_status,
     lookalike_key,
     lookalike_refusal,
     now_iso,
@@ -236,21 +237,21 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
                 "SELECT 1 FROM skills WHERE id=%s FOR UPDATE", (skill_id,)
             ).fetchone():
                 raise NotFound(f"no version {skill_id}@{version}")
+            before = self._live(conn, skill_id)
             cur = conn.execute(
                 "UPDATE versions SET status=%s, status_reason=%s WHERE skill_id=%s AND version=%s",
                 (status, reason[:500], skill_id, version),
             )
             if cur.rowcount == 0:
                 raise NotFound(f"no version {skill_id}@{version}")
-            live = [
-                r["version"]  # type: ignore[call-overload]
-                for r in conn.execute(
-                    "SELECT version FROM versions WHERE skill_id=%s AND status != 'yanked'",
-                    (skill_id,),
-                )
-            ]
-            releases = [Version.parse(v) for v in live if not Version.parse(v).prerelease]
-            latest = str(max(releases, key=Version.key)) if releases else None
+            tag = conn.execute(
+                "SELECT version FROM dist_tags WHERE skill_id=%s AND tag='latest'", (skill_id,)
+            ).fetchone()
+            latest = latest_after_status(
+                tag["version"] if tag else None,  # type: ignore[call-overload]
+                before,
+                self._live(conn, skill_id),
+            )
             conn.execute(
                 "UPDATE skills SET latest=%s, updated_at=%s WHERE id=%s",
                 (latest, now_iso(), skill_id),
@@ -265,6 +266,13 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
         doc = self.get_version(skill_id, version)
         assert doc is not None
         return doc
+
+    @staticmethod
+    def _live(conn: psycopg.Connection[Any], skill_id: str) -> list[str]:
+        rows = conn.execute(
+            "SELECT version FROM versions WHERE skill_id=%s AND status != 'yanked'", (skill_id,)
+        )
+        return [r["version"] for r in rows]  # type: ignore[call-overload]
 
     def set_deprecation(self, skill_id: str, message: str | None) -> None:
         with self._tx() as conn:
@@ -287,6 +295,8 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
                 ).fetchone():
                     raise NotFound(f"no version {skill_id}@{version}")
                 self._tag(conn, skill_id, tag, version)
+                if tag == "latest":  # what search shows as latestVersion
+                    conn.execute("UPDATE skills SET latest=%s WHERE id=%s", (version, skill_id))
             conn.execute("UPDATE skills SET updated_at=%s WHERE id=%s", (now_iso(), skill_id))
             self._log(conn, skill_id, version, f"dist-tag:{tag}")
 

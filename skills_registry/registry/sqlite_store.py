@@ -25,6 +25,7 @@ from skills_registry.registry.storage import (
     LOOKALIKE_SQL,
     STATUSES,
     check_dist_tag,
+    latest_after_status,
     lookalike_key,
     lookalike_refusal,
     now_iso,
@@ -173,21 +174,17 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
         if status not in STATUSES:
             raise UsageError(f"unknown status {status!r}", hint=f"use one of {', '.join(STATUSES)}")
         with self._write() as db:
+            before = self._live(db, skill_id)
             cur = db.execute(
                 "UPDATE versions SET status=?, status_reason=? WHERE skill_id=? AND version=?",
                 (status, reason[:500], skill_id, version),
             )
             if cur.rowcount == 0:
                 raise NotFound(f"no version {skill_id}@{version}")
-            live = [
-                r[0]
-                for r in db.execute(
-                    "SELECT version FROM versions WHERE skill_id=? AND status != 'yanked'",
-                    (skill_id,),
-                )
-            ]
-            releases = [Version.parse(v) for v in live if not Version.parse(v).prerelease]
-            latest = str(max(releases, key=Version.key)) if releases else None
+            tag = db.execute(
+                "SELECT version FROM dist_tags WHERE skill_id=? AND tag='latest'", (skill_id,)
+            ).fetchone()
+            latest = latest_after_status(tag and tag[0], before, self._live(db, skill_id))
             db.execute(
                 "UPDATE skills SET latest=?, updated_at=? WHERE id=?", (latest, now_iso(), skill_id)
             )
@@ -201,6 +198,13 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
         doc = self.get_version(skill_id, version)
         assert doc is not None
         return doc
+
+    @staticmethod
+    def _live(db: sqlite3.Connection, skill_id: str) -> list[str]:
+        rows = db.execute(
+            "SELECT version FROM versions WHERE skill_id=? AND status != 'yanked'", (skill_id,)
+        )
+        return [r[0] for r in rows]
 
     def set_deprecation(self, skill_id: str, message: str | None) -> None:
         with self._write() as db:
@@ -225,6 +229,8 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
                 db.execute(
                     "INSERT OR REPLACE INTO dist_tags VALUES (?, ?, ?)", (skill_id, tag, version)
                 )
+                if tag == "latest":  # what search shows as latestVersion
+                    db.execute("UPDATE skills SET latest=? WHERE id=?", (version, skill_id))
             db.execute("UPDATE skills SET updated_at=? WHERE id=?", (now_iso(), skill_id))
             self._log(db, skill_id, version, f"dist-tag:{tag}")
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skills_registry.registry.errors import NotFound, UsageError, ValidationFailed
+from skills_registry.registry.semver import Version
 
 NAMESPACE_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 STATUSES = ("active", "deprecated", "yanked")
@@ -325,6 +326,25 @@ def lookalike_refusal(skill_id: str, other: str) -> ValidationFailed:
             "cl/d pass for each other and '-' is not read); choose a name that does not"
         ]
     )
+
+
+def latest_after_status(
+    tag: str | None, live_before: list[str], live_after: list[str]
+) -> str | None:
+    """``latest`` after a version's status changed (``live_*``: the versions not yanked).
+
+    It follows the newest live release while it named that release (or nothing, or a version
+    now yanked); a ``latest`` its publisher moved elsewhere (back to 1.0.0 while 2.0.0 is bad)
+    stays, whatever happens to other versions.
+    """
+    if tag is None or tag == newest_release(live_before) or tag not in live_after:
+        return newest_release(live_after)
+    return tag
+
+
+def newest_release(versions: list[str]) -> str | None:
+    releases = [Version.parse(v) for v in versions if not Version.parse(v).prerelease]
+    return str(max(releases, key=Version.key)) if releases else None
 
 
 def check_dist_tag(tag: str) -> None:

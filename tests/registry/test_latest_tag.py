@@ -1,0 +1,67 @@
+"""`latest` as its publisher set it survives status changes of other versions.
+
+A publisher who finds 2.0.0 bad can move `latest` back to 1.0.0 without yanking 2.0.0. Before,
+any later status change of any version (yanking or deprecating 1.5.0) recomputed `latest` as
+the newest live release, so 2.0.0 was what `kiln skills install acme/deploy` installed again,
+without a word; and search's `latestVersion` kept saying 2.0.0 even while `latest` was 1.0.0.
+`latest` still follows a yank of the version it names, and returns with its restore.
+
+Each backend pair; resolution by a real `kiln skills install` process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skills_registry.archive import build_archive, read_dir
+from tests.registry.conftest import LiveRegistry, cli_env, kiln, make_skill
+
+
+@pytest.fixture
+def registry(backend_registry: LiveRegistry) -> LiveRegistry:
+    return backend_registry
+
+
+def _latest(registry: LiveRegistry) -> tuple[str | None, str | None]:
+    tags = httpx.get(f"{registry.url}/v1/skills/acme/deploy").json()["distTags"]
+    rows = httpx.get(f"{registry.url}/v1/skills?q=deploy").json()["skills"]
+    return tags.get("latest"), rows[0]["latestVersion"]
+
+
+def test_latest_set_by_its_publisher_stays_through_other_status_changes(
+    registry: LiveRegistry, tmp_path: Path, project: Path
+) -> None:
+    auth = {"Authorization": f"Bearer {registry.token('acme')}"}
+    base = f"{registry.url}/v1/skills/acme/deploy"
+    archive = build_archive(read_dir(make_skill(tmp_path, "deploy")))
+    for version in ("1.0.0", "1.5.0", "2.0.0"):
+        assert httpx.put(f"{base}/versions/{version}", content=archive, headers=auth).is_success
+
+    def status(version: str, value: str) -> None:
+        answer = httpx.put(
+            f"{base}/versions/{version}/status", json={"status": value}, headers=auth
+        )
+        assert answer.status_code == 200, answer.text
+
+    status("2.0.0", "yanked")  # the version latest names: latest moves down
+    assert _latest(registry) == ("1.5.0", "1.5.0")
+    status("2.0.0", "active")  # and back with its restore
+    assert _latest(registry) == ("2.0.0", "2.0.0")
+
+    moved = httpx.put(f"{base}/dist-tags/latest", json={"version": "1.0.0"}, headers=auth)
+    assert moved.status_code == 200
+    assert _latest(registry) == ("1.0.0", "1.0.0")  # search said 2.0.0
+    for change in (("1.5.0", "deprecated"), ("1.5.0", "yanked"), ("1.5.0", "active")):
+        status(*change)
+        assert _latest(registry) == ("1.0.0", "1.0.0"), change  # before: 2.0.0 again
+
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
+    installed = kiln("skills", "install", "acme/deploy", "--yes", env=env, cwd=project)
+    assert installed.returncode == 0, installed.stderr
+    assert "acme/deploy@1.0.0" in installed.stdout
+
+    status("1.0.0", "yanked")  # the version it names is yanked: the newest live release
+    assert _latest(registry) == ("2.0.0", "2.0.0")
