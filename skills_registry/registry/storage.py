@@ -207,7 +207,9 @@ class BlobDir:
     def put(self, data: bytes) -> str:
         sha = hashlib.sha256(data).hexdigest()
         target = self._path(sha)
-        if not target.exists():
+        try:  # already there (an earlier publish left it): young again, as a new write would be,
+            os.utime(target)  # so the sweep spares it while this publish writes its row
+        except FileNotFoundError:
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(f".{sha}.{os.getpid()}.{threading.get_ident()}")
             tmp.write_bytes(data)
