@@ -244,9 +244,9 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
         return [], _sed_problems(argv[1:])
     if name != "git":
         return [], []
-    why = [f"git {k} {v.split('=')[0]} runs a program the line does not show"
+    why = [f"git {k} {code} runs a program the line does not show"
            for k, v in option_values(_git_globals(argv), {"-c", "--config-env"})
-           if _GIT_CODE_KEYS.fullmatch(v.split("=")[0])]  # fmt: skip
+           if (code := _code_key(v))]  # fmt: skip
     if any(a.startswith("--exec-path") for a in _git_globals(argv)):
         why.append("git --exec-path runs subcommands from another folder")
     sub = list((git_subcommand_form(argv) or argv)[1:])
@@ -262,6 +262,15 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     elif sub[:1] == ["filter-branch"]:
         why.append("git filter-branch runs its filters")
     return scripts, why
+
+
+def _code_key(spec: str) -> str | None:
+    """The key naming a program that ``git -c KEY=VALUE`` (split at the first ``=``) or
+    ``--config-env KEY=VAR`` (at the last) may set: ``--config-env diff.a=b.textconv=X`` sets
+    ``diff.a=b.textconv``, a textconv program for files of the attribute ``diff=a=b``."""
+    parts = spec.split("=")
+    keys = ("=".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return next((key for key in keys if _GIT_CODE_KEYS.fullmatch(key)), None)
 
 
 # In a sed script: an ``s`` or ``y`` command (its text may hold any letter), an address, the

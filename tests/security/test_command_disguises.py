@@ -8,7 +8,8 @@ commit` was not `git commit`, `find . -delete` was not destructive, and a write 
 `/dev/fd/../cwd/src/AGENTS.md` (the workspace's memory file, to the command) was a "device".
 Programs that run a command line from their own options ran it unseen too: tar's
 `--checkpoint-action=exec=` and `-I`, `git rebase --exec`, `git bisect run`, and `git -c` with a
-key that names a program (`alias.x=!…`, `core.fsmonitor`). So did the rest of a line after a
+key that names a program (`alias.x=!…`, `core.fsmonitor`), and `git --config-env` with one whose
+name holds `=` (`diff.a=b.textconv`: git splits it at the last `=`, the check at the first). So did the rest of a line after a
 here-document's start (`cat <<EOF | sh`, `cat <<EOF && rm …`: the grammar nests it in the
 here-document), backticks in a here-document, `r` backslash-newline `m` (the shell joins the lines, the
 grammar did not) and bash's `coproc`."""
@@ -57,6 +58,8 @@ REMOVES_SRC = [
     "echo 'rm -rf src' | xargs -I{} sh -c '{}'",
     "echo 'rm -rf src' | xargs -I@ bash -c @",
     "echo 'rm -rf src' > rc.sh; bash --rcfile rc.sh -ic true",
+    "printf '* diff=a=b\\n' > .gitattributes; echo x >> src/main.py;"
+    " X='rm -rf src;' git --config-env=diff.a=b.textconv=X diff",
 ]
 
 
