@@ -145,13 +145,22 @@ class IndexSync:
             self.progress = (done, total)
             report(done, total, rel)
 
-        try:
-            stats = await self._run(self.index.update, progress)
-        except Exception as exc:  # noqa: BLE001
-            self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
-            log.warning("indexing failed: %s", self.error)
-            return {}
-        self.state = "ready"
+        from indexer import IndexLocked
+
+        while True:  # another process writing the index (a `kiln index`): wait for it
+            try:
+                stats = await self._run(self.index.update, progress)
+                break
+            except IndexLocked as exc:
+                if not self.error:
+                    log.info("%s; indexing starts once it is free", exc)
+                self.error = str(exc)
+                await asyncio.sleep(RETRY_SECONDS)
+            except Exception as exc:  # noqa: BLE001
+                self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
+                log.warning("indexing failed: %s", self.error)
+                return {}
+        self.state, self.error = "ready", ""
         self.last_stats = _stats_dict(stats)
         self._say_skipped(stats.skipped)
         return self.last_stats

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from indexer import Index
+from tests.lsp.conftest import server_env
 from tests.lsp.raw_client import RawServer
 from tests.lsp.test_index_fresh_e2e import _open, _replace, _search, _search_steps
 from tests.waiting import until
@@ -97,6 +99,39 @@ async def test_an_edit_made_while_another_process_writes_reaches_the_index(
         await server.index_until(lambda s: s["pendingFiles"] == 0)
         _, text = await _search(server, sid)
         assert "function later_marker" in text and "function held_marker" not in text, text
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+async def test_a_first_scan_that_finds_the_index_locked_waits_for_it(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """The editor opened while a `kiln index` held the lock: the first scan gave up after the
+    busy timeout and the index stayed "unavailable" for the whole session (a file new on disk
+    was never found, typed buffers never written). It now waits and scans once it is free."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def greet(name):\n    return name\n")
+    db = root / ".kiln" / "index.db"
+    with Index(root) as idx:
+        idx.update()
+    (root / "fresh.py").write_text("def fresh_marker():\n    pass\n")
+    holder = _hold_write_lock(db)
+    server = await RawServer.start(root, server_env(kiln_home, KILN_INDEX_BUSY_TIMEOUT="0.5"))
+    try:
+        await server.initialize(root)
+        await server.wait_for(lambda m: bool(_locked_lines(server)))  # it met the lock
+        status = await server.index_until(lambda s: True)
+        assert status["state"] == "indexing" and "locked" in status["error"], status
+        holder.communicate("\n", timeout=60)
+        holder = None
+        status = await server.index_until(lambda s: s["state"] != "indexing")
+        assert status["state"] == "ready" and "error" not in status, status
+        assert _in_index(db, "fresh_marker")
     finally:
         if holder is not None:
             holder.kill()
