@@ -48,6 +48,15 @@ def _window(store: Any, session_id: str) -> int:
     return int(store.get(session_id)["state"].get("context_window") or DEFAULT_WINDOW)
 
 
+def _root_option(what: str) -> Any:
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help=f"Workspace whose latest session to {what} (default: the current directory).",
+    )
+
+
 @click.group(name="context")
 def context_group() -> None:
     """Inspect the context a session sent to the model."""
@@ -57,12 +66,7 @@ def context_group() -> None:
 @click.argument("session", required=False)
 @click.option("--turn", type=int, default=None, help="Turn number (its last request).")
 @click.option("--step", type=int, default=None, help="Exact request (step) number.")
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Workspace whose latest session to show (default: the current directory).",
-)
+@_root_option("show")
 @click.option("--json", "as_json", is_flag=True, help="Print the request and report as JSON.")
 @click.option("--full", is_flag=True, help="Print every block in full (text output).")
 def show_cmd(
@@ -174,8 +178,8 @@ def _render_block(block: dict[str, Any], full: bool) -> str:
 @click.option(
     "--step", type=int, default=None, help="Compare this request (step) with the one before."
 )
-@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None)
-@click.option("--json", "as_json", is_flag=True)
+@_root_option("compare")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def diff_cmd(
     session: str | None, turn: int | None, step: int | None, root: Path | None, as_json: bool
 ) -> None:

@@ -88,8 +88,8 @@ def token_group(
 
 @token_group.command("list")
 @_data_opt
-@click.option("--namespace", default=None)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--namespace", default=None, help="Only tokens of this namespace.")
+@click.option("--json", "as_json", is_flag=True, help="Print the tokens as a JSON list.")
 def token_list(data: Path | None, namespace: str | None, as_json: bool) -> None:
     """List tokens (ids, labels, scopes, expiry, revocation; never secrets)."""
     rows = _store(data).list_tokens(namespace)
@@ -118,9 +118,9 @@ def token_revoke(token_id: str, data: Path | None) -> None:
 
 @click.command("audit")
 @_data_opt
-@click.option("--namespace", default=None)
+@click.option("--namespace", default=None, help="Only writes to this namespace.")
 @click.option("--since", default=0, type=int, help="Only entries after this sequence number.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the entries as a JSON list.")
 def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: bool) -> None:
     """Every write: when, what, which archive sha256, and the token (id and label) that did it."""
     rows = _store(data).audit_log(namespace, since, 1000)
@@ -142,7 +142,7 @@ def publisher_group() -> None:
 
 @publisher_group.command("add")
 @_data_opt
-@click.option("--namespace", required=True)
+@click.option("--namespace", required=True, help="Namespace the workflow may publish to.")
 @click.option("--repository", required=True, help="OWNER/NAME of the CI repository.")
 @click.option("--workflow", required=True, help="Workflow file, e.g. .github/workflows/release.yml")
 @click.option("--environment", default="", help="Required deployment environment (optional).")
@@ -160,6 +160,7 @@ def publisher_add(
     environment: str,
     issuer: str,
 ) -> None:
+    """Let one workflow of one repository publish to NAMESPACE (prints the publisher's id)."""
     record = _store(data).add_trusted_publisher(
         namespace, issuer, repository, workflow, environment
     )
@@ -169,6 +170,7 @@ def publisher_add(
 @publisher_group.command("list")
 @_data_opt
 def publisher_list(data: Path | None) -> None:
+    """The trusted publishers: id, namespace, repository, workflow, environment, issuer."""
     for p in _store(data).trusted_publishers():
         env = f" env={p['environment']}" if p["environment"] else ""
         click.echo(
@@ -180,5 +182,6 @@ def publisher_list(data: Path | None) -> None:
 @click.argument("publisher_id")
 @_data_opt
 def publisher_remove(publisher_id: str, data: Path | None) -> None:
+    """Stop trusting a publisher, by the id `add` printed."""
     _store(data).remove_trusted_publisher(publisher_id)
     click.echo(f"removed {publisher_id}")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -13,6 +14,8 @@ from lsp_server.cli.query_args import QueryCommand
 
 if TYPE_CHECKING:
     from agent.session_store import SessionStore
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _store() -> SessionStore:
@@ -51,15 +54,36 @@ def sessions_group() -> None:
     """List, show and search past sessions."""
 
 
+def _listing(flag: str, most: int, default: int, rows: str) -> Callable[[F], F]:
+    """The options `list` and `search` share: --root, --all, how many (FLAG) and --json."""
+    options = [
+        click.option(
+            "--root",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Only sessions of this workspace.",
+        ),
+        click.option("--all", "all_roots", is_flag=True, help="Sessions of every workspace."),
+        click.option(
+            flag,
+            "limit",
+            type=click.IntRange(1, most),
+            default=default,
+            show_default=True,
+            help=f"Most {rows} to print.",
+        ),  # fmt: skip
+        click.option("--json", "as_json", is_flag=True, help=f"Print the {rows} as a JSON list."),
+    ]
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
 @sessions_group.command("list")
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Only sessions of this workspace.",
-)
-@click.option("--all", "all_roots", is_flag=True, help="Sessions of every workspace.")
-@click.option("-n", "limit", type=click.IntRange(1, 1000), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@_listing("-n", 1000, 20, "sessions")
 def list_cmd(root: Path | None, all_roots: bool, limit: int, as_json: bool) -> None:
     """Sessions, newest first: of the workspaces holding the current folder, unless --root or
     --all."""
@@ -131,14 +155,7 @@ def show_cmd(session_id: str, as_json: bool) -> None:
 
 @sessions_group.command("search", cls=QueryCommand)
 @click.argument("query")
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Only sessions of this workspace.",
-)
-@click.option("--all", "all_roots", is_flag=True, help="Search every workspace.")
-@click.option("-k", "limit", type=click.IntRange(1, 100), default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@_listing("-k", 100, 10, "hits")
 def search_cmd(query: str, root: Path | None, all_roots: bool, limit: int, as_json: bool) -> None:
     """Find earlier sessions by what was discussed, changed or decided (in the workspaces
     holding the current folder, unless --root or --all).

@@ -72,7 +72,7 @@ def skills_group() -> None:
 @skills_group.command("search")
 @click.argument("query", default="")
 @_registry_opt
-@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100))
+@click.option("--limit", default=20, type=click.IntRange(1, 100), help="Most skills to list (20).")
 @click.option(
     "--json",
     "as_json",
@@ -128,7 +128,7 @@ def search_cmd(query: str, registry: str | None, limit: int, as_json: bool) -> N
     metavar="PATH",
     help="Print one file of the skill (review before install).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bool) -> None:
     """Show what a skill version contains: files, scripts, allowed-tools, scan findings."""
     from skills_registry.client import Cache, TrustStore, trusted_key
@@ -272,9 +272,13 @@ def trust_cmd(url: str, key: str | None) -> None:
 @skills_group.command("update")
 @click.argument("ids", nargs=-1)
 @_scope_opts
-@click.option("--yes", "-y", is_flag=True)
-@click.option("--force", is_flag=True)
-@click.option("--ci", is_flag=True)
+@click.option("--yes", "-y", is_flag=True, help="Skip the review prompt.")
+@click.option("--force", is_flag=True, help="Overwrite locally modified skills.")
+@click.option(
+    "--ci",
+    is_flag=True,
+    help="Refuse unreviewed scripts not pinned in the lockfile (also KILN_CI=1).",
+)
 def update_cmd(
     ids: tuple[str, ...], scope: str, root: Path | None, yes: bool, force: bool, ci: bool
 ) -> None:
@@ -302,7 +306,7 @@ def update_cmd(
 
 @skills_group.command("outdated")
 @_scope_opts
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON list.")
 def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
     """List locked skills with newer versions (wanted = within range, latest = dist-tag)."""
     from skills_registry.client import Cache, TrustStore, trusted_key
@@ -364,7 +368,7 @@ def remove_cmd(skill_id: str, scope: str, root: Path | None, force: bool) -> Non
 
 @skills_group.command("verify")
 @_scope_opts
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
     """Check installed skills against the lockfile and pinned registry keys (offline)."""
     installer = Installer(_scope(scope, root))

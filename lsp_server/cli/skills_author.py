@@ -135,7 +135,9 @@ def login_cmd(registry: str | None, token: str) -> None:
 @click.command("yank")
 @click.argument("spec")
 @_registry_opt
-@click.option("--token", default=None)
+@click.option(
+    "--token", default=None, help="Registry token (default: the one `kiln skills login` stored)."
+)
 @click.option("--reason", default="", help="Why (shown to users).")
 @click.option("--undo", is_flag=True, help="Restore a yanked version.")
 def yank_cmd(spec: str, registry: str | None, token: str | None, reason: str, undo: bool) -> None:
@@ -156,9 +158,11 @@ def yank_cmd(spec: str, registry: str | None, token: str | None, reason: str, un
 @click.command("deprecate")
 @click.argument("skill_id")
 @click.option("--message", default=None, help="Deprecation message; omit with --undo.")
-@click.option("--undo", is_flag=True)
+@click.option("--undo", is_flag=True, help="Lift the deprecation.")
 @_registry_opt
-@click.option("--token", default=None)
+@click.option(
+    "--token", default=None, help="Registry token (default: the one `kiln skills login` stored)."
+)
 def deprecate_cmd(
     skill_id: str, message: str | None, undo: bool, registry: str | None, token: str | None
 ) -> None:
@@ -173,9 +177,13 @@ def deprecate_cmd(
 
 @click.command("tokens")
 @_registry_opt
-@click.option("--token", default=None)
+@click.option(
+    "--token",
+    default=None,
+    help="Registry token (default: KILN_REGISTRY_TOKEN, else the one `kiln skills login` stored).",
+)
 @click.option("--revoke", "revoke", default=None, metavar="ID", help="Revoke this token id.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the tokens as a JSON list.")
 def tokens_cmd(registry: str | None, token: str | None, revoke: str | None, as_json: bool) -> None:
     """List your namespace's tokens (labels, scopes, expiry; never secrets), or revoke one."""
     import json
@@ -203,8 +211,12 @@ def tokens_cmd(registry: str | None, token: str | None, revoke: str | None, as_j
 
 @click.command("audit")
 @_registry_opt
-@click.option("--token", default=None)
-@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--token",
+    default=None,
+    help="Registry token (default: KILN_REGISTRY_TOKEN, else the one `kiln skills login` stored).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the entries as a JSON list.")
 def audit_cmd(registry: str | None, token: str | None, as_json: bool) -> None:
     """Every write to your namespace: when, what, archive sha256, and which token did it."""
     import json

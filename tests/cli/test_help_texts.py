@@ -1,0 +1,62 @@
+"""What a new user meets first: `kiln --help` and the `--help` of every command under it, read
+from the real `kiln`. Every command and every option says in a few words what it is for."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = [pytest.mark.e2e]
+
+TOP = ["acp", "context", "index", "lsp", "mcp", "memory", "registry", "run", "search",
+       "sessions", "skills"]  # fmt: skip
+
+
+def help_of(command: list[str]) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", *command, "--help"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 0, (command, proc.stderr)
+    return proc.stdout
+
+
+def section(text: str, title: str) -> list[str]:
+    """The lines of one section of click's help (``Options:``, ``Commands:``)."""
+    if f"\n{title}:\n" not in text:
+        return []
+    body = text.split(f"\n{title}:\n", 1)[1]
+    return re.split(r"\n(?=\S)", body, maxsplit=1)[0].splitlines()
+
+
+def silent_entries(lines: list[str]) -> list[str]:
+    """Entries (an option, or a sub-command) printed with no text beside or below them."""
+    silent = []
+    for i, line in enumerate(lines):
+        entry = line[2:]
+        if not line.startswith("  ") or entry.startswith(" ") or "  " in entry.strip():
+            continue  # a continuation line, or an entry with its text beside it
+        below = lines[i + 1] if i + 1 < len(lines) else ""
+        if not below.startswith("   "):  # no text on the next line either
+            silent.append(entry.strip())
+    return silent
+
+
+@pytest.mark.parametrize("top", TOP)
+def test_every_command_and_option_has_a_line_of_help(top: str) -> None:
+    """`kiln sessions list --help` showed `-n INTEGER RANGE` and `--json` with no word on what
+    they do, `kiln registry trusted-publisher --help` three sub-commands with none."""
+    missing, todo = [], [[top]]
+    while todo:
+        command = todo.pop()
+        text = help_of(command)
+        missing += [
+            f"kiln {' '.join(command)} {e}" for e in silent_entries(section(text, "Options"))
+        ]
+        commands = section(text, "Commands")
+        missing += [f"kiln {' '.join(command)} {e} (command)" for e in silent_entries(commands)]
+        todo += [[*command, line.split()[0]] for line in commands if line[2:3].strip()]
+    assert not missing, "\n".join(missing)
