@@ -184,7 +184,7 @@ def event_to_update(
             return {"sessionUpdate": "status", "text": text}
         case Compacted():
             fields = event.to_dict()
-            del fields["kind"], fields["session_id"]
+            del fields["kind"], fields["session_id"], fields["parent_tool_call_id"]
             return {"sessionUpdate": "compaction", **fields}
         case Refused():
             return {

@@ -89,7 +89,10 @@ class KilnProtocol(LanguageServerProtocol):
             self.receive_answer(data)
             return
         msg_id = data.get("id")
-        if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str)):
+        if "id" in data and (isinstance(msg_id, bool) or not isinstance(msg_id, int | str)):
+            # null included: LSP's request id is `integer | string`, and JSON-RPC keeps null for
+            # answers to a message whose id could not be read; nor is it a notification (a
+            # notification has no id), so nothing runs
             self.reply_error(
                 None, INVALID_REQUEST, "Invalid request: id must be an integer or a string"
             )

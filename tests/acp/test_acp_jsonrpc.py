@@ -61,6 +61,25 @@ def test_messages_that_are_not_json_rpc_2_get_32600_and_omitted_params_are_empty
     assert done.stderr.count("malformed session/cancel notification") == 2, done.stderr
 
 
+def test_a_request_with_a_null_id_is_served_under_that_id(kiln_home: Path) -> None:
+    """ACP's `RequestId` is an integer, a string or null (JSON-RPC 2.0 discourages null but
+    allows it, and the answer carries the same value): a null-id request is a request, not a
+    notification, and is answered under `id: null` (`kiln lsp` refuses it: LSP's id is
+    `integer | string`). lsp_server/PROTOCOL.md and docs/acp.md say which does what."""
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1}),
+        '{"jsonrpc": "2.0", "id": null, "method": "session/list", "params": {}}',
+        '{"jsonrpc": "2.0", "id": null, "method": "session/cancel", "params": {"sessionId": "x"}}',
+        '{"jsonrpc": "2.0", "id": 2, "method": "session/list", "params": {}}',
+    ]
+    done = run_raw(raw, kiln_home)
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, None, None, 2], replies
+    assert replies[1]["result"] == {"sessions": []}
+    assert replies[2]["error"]["code"] == -32601  # a notification's method, sent with an id
+
+
 def test_a_refused_initialize_is_not_the_handshake(kiln_home: Path) -> None:
     """An `initialize` answered with an error (bad `_meta.kiln` options) still counted: the
     corrected retry was refused as "initialize was already sent", while requests that need

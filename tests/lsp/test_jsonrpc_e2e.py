@@ -398,3 +398,31 @@ async def test_the_prompt_answer_counts_the_usage_of_its_own_turn(
             assert turns[0][key] + turns[1][key] == total["usage"][key], (turns, total["usage"])
     finally:
         await server.close()
+
+
+async def test_a_request_with_a_null_id_is_refused_not_served(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """LSP types a request's id `integer | string`; JSON-RPC 2.0 keeps `null` for answers to a
+    message whose id could not be read. `{"id": null, "method": "initialize"}` was served and
+    answered under `id: null`, so the client could not tell its answer from an error about some
+    unreadable message. It is now -32600 under `id: null`, and nothing runs: the handshake and
+    the shutdown that follow with real ids still work."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        root = workspace.as_uri()
+        server.send({"jsonrpc": "2.0", "id": None, "method": "initialize",
+                     "params": {"capabilities": {}, "rootUri": root}})  # fmt: skip
+        await server.wait_for(lambda m: "method" not in m and m.get("id") is None)
+        result = await server.initialize(workspace)  # the null one did not count as initialize
+        assert result["capabilities"]["experimental"]["kiln"]["protocolVersion"] == 1
+        server.send({"jsonrpc": "2.0", "id": None, "method": "kiln/session/new", "params": {}})
+        server.send({"jsonrpc": "2.0", "id": None, "method": "initialized", "params": {}})
+        server.send({"jsonrpc": "2.0", "id": None, "method": "shutdown"})
+        assert "result" in await server.request(1, "kiln/session/list")  # still serving
+        nulls = [m for m in server.messages if "method" not in m and m.get("id") is None]
+        assert [m["error"]["code"] for m in nulls] == [-32600] * 4, nulls
+        assert "result" in await server.request(2, "shutdown")  # the null shutdown did nothing
+        assert not (kiln_home / "sessions").exists() or not any((kiln_home / "sessions").iterdir())
+    finally:
+        await server.close()
