@@ -8,6 +8,7 @@ re-verify an offline install) and the tree hash (to notice a locally modified sk
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -22,6 +23,7 @@ except ImportError:  # pragma: no cover - Windows: last writer wins
 from skills_registry import config_file
 from skills_registry.local_state import write_atomically
 from skills_registry.registry.errors import UsageError, WriteFailed
+from skills_registry.registry.semver import is_version
 
 LOCK_NAME = "skills-lock.json"
 LOCK_VERSION = 1
@@ -49,7 +51,7 @@ class LockEntry:
         if not isinstance(data, dict):
             raise UsageError(f"lockfile entry {skill_id!r} is not an object")
         try:
-            return cls(
+            entry = cls(
                 id=skill_id,
                 **{k: data[k] for k in cls.__dataclass_fields__ if k != "id" and k in data},
             )
@@ -58,6 +60,28 @@ class LockEntry:
                 f"lockfile entry {skill_id!r} is incomplete ({exc})",
                 hint="delete the entry and install the skill again",
             ) from None
+        bad = entry.invalid_field()
+        if bad:
+            raise UsageError(
+                f"lockfile entry {skill_id!r} has an invalid {bad!r}",
+                hint="delete the entry and install the skill again",
+            )
+        return entry
+
+    def invalid_field(self) -> str:
+        """The first field of the wrong type or form (the file may come from a checkout)."""
+        for name in ("requested", "registry", "treeHash", "signature", "keyId", "path"):
+            if not isinstance(getattr(self, name), str):
+                return name
+        if not isinstance(self.version, str) or not is_version(self.version):
+            return "version"
+        if not isinstance(self.sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
+            return "sha256"
+        for name in ("scripts", "grants"):
+            value = getattr(self, name)
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                return name
+        return ""
 
 
 class Lockfile:
