@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from lsp_server.cli.options import FiniteFloat
 from lsp_server.cli.registry_options import (
     BLOBS_OPTION,
     DATA_OPTION,
@@ -108,7 +109,7 @@ def registry_group() -> None:
     "--read-timeout",
     default=60.0,
     show_default=True,
-    type=click.FloatRange(0.1, 3600),
+    type=FiniteFloat(0.1, 3600),
     help="Seconds a client has to send a request's headers and body (a slow client gets a 408).",
 )
 def serve_cmd(

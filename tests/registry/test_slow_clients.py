@@ -119,3 +119,16 @@ def test_prompt_clients_are_served_as_before(served: tuple[str, int, Path], tmp_
         start = time.monotonic()
         while time.monotonic() - start < 1.5:  # busy for longer than the read timeout
             assert client.get("/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf"])
+def test_a_read_timeout_that_is_no_number_is_refused(value: str, tmp_path: Path) -> None:
+    """Before, `--read-timeout nan` passed the range check (every comparison with nan is false)
+    and the server ran with no read timeout at all: slow clients held connections for ever."""
+    result = kiln(
+        "registry", "serve", "--port", "0", "--data", str(tmp_path / "data"),
+        "--read-timeout", value, env=cli_env(tmp_path / "home"), cwd=tmp_path, timeout=30,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "--read-timeout" in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "data").exists()
