@@ -19,10 +19,13 @@ the same name (what other ACP agents do); they are never written to a file.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -178,6 +181,16 @@ def read_approvals(kiln_home: Path, root: Path) -> dict[str, str]:
     return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, str)}
 
 
+@contextmanager
+def _approvals_locked(kiln_home: Path) -> Iterator[None]:
+    """One writer of the approvals file at a time: each write is the whole file, read just
+    before, so two `kiln mcp approve` at once kept only the last one's approval."""
+    kiln_home.mkdir(parents=True, exist_ok=True)
+    with open(kiln_home / f".{APPROVALS_FILE}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield  # the lock goes with the file's closing
+
+
 def _write_approvals(kiln_home: Path, root: Path, entries: dict[str, str]) -> None:
     data = _read_approvals_file(kiln_home)
     key = workspace_key(root)
@@ -197,22 +210,24 @@ def _write_approvals(kiln_home: Path, root: Path, entries: dict[str, str]) -> No
 
 def approve(kiln_home: Path, root: Path, configs: list[McpServerConfig]) -> None:
     """Record the user's approval of these project entries, exactly as they are now."""
-    entries = read_approvals(kiln_home, root)
     for config in configs:
         if config.scope != "project":
             raise McpConfigError(f"server {shown_name(config.name)} is not a project server")
-        entries[config.name] = config.fingerprint
-    _write_approvals(kiln_home, root, entries)
+    with _approvals_locked(kiln_home):
+        entries = read_approvals(kiln_home, root)
+        entries.update({config.name: config.fingerprint for config in configs})
+        _write_approvals(kiln_home, root, entries)
 
 
 def revoke(kiln_home: Path, root: Path, names: list[str] | None) -> list[str]:
     """Forget approvals (all of this workspace's when ``names`` is None); the names removed."""
-    entries = read_approvals(kiln_home, root)
-    gone = sorted(entries) if names is None else [n for n in names if n in entries]
-    for name in gone:
-        del entries[name]
-    if gone:
-        _write_approvals(kiln_home, root, entries)
+    with _approvals_locked(kiln_home):
+        entries = read_approvals(kiln_home, root)
+        gone = sorted(entries) if names is None else [n for n in names if n in entries]
+        for name in gone:
+            del entries[name]
+        if gone:
+            _write_approvals(kiln_home, root, entries)
     return gone
 
 

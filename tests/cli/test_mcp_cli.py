@@ -79,3 +79,40 @@ def test_malformed_project_file_is_one_line(tmp_path: Path, kiln_home: Path) -> 
     proc = kiln(tmp_path, "approve", "--all")
     assert proc.returncode == 2 and "not valid JSON" in proc.stderr
     assert not (kiln_home / "mcp-approvals.json").exists()
+
+
+def test_approvals_made_at_once_are_all_kept(tmp_path: Path, kiln_home: Path) -> None:
+    """A script approving the servers of several checkouts in parallel: each `kiln mcp approve`
+    read the approvals file, added its own and wrote it back, so the last writer's copy won and
+    the others' approvals were lost without a word (their servers did not start)."""
+    roots = []
+    for n in range(8):
+        root = tmp_path / f"ws{n}"
+        (root / ".kiln").mkdir(parents=True)
+        entry = {"mcpServers": {f"srv{n}": {"command": "python", "args": [f"s{n}.py"]}}}
+        (root / ".kiln" / "mcp.json").write_text(json.dumps(entry))
+        roots.append(root)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "lsp_server", "mcp", "approve", "--all", "--root", str(r)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for r in roots
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0] * len(roots)
+    for n, root in enumerate(roots):
+        assert kiln(root, "list", "--json").stdout.count('"approved"') == 1, n
+    revokes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "lsp_server", "mcp", "revoke", f"srv{n}", "--root", str(r)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for n, r in enumerate(roots[:4])
+    ]
+    assert [p.wait(timeout=120) for p in revokes] == [0] * 4
+    left = json.loads((kiln_home / "mcp-approvals.json").read_text())["workspaces"]
+    assert len(left) == 4, left
