@@ -36,9 +36,14 @@ fi
 [ -n "${KILN_MAX_MINUTES:-}" ] && args+=(--max-minutes "$KILN_MAX_MINUTES")
 [ -n "${KILN_MAX_COST_USD:-}" ] && args+=(--max-cost-usd "$KILN_MAX_COST_USD")
 [ -n "${KILN_MODEL:-}" ] && args+=(--model "$KILN_MODEL")
-# After "--" the task is text, whatever it starts with: a task of "--no-sandbox" (an issue
-# title a workflow passed as the task) would otherwise turn the sandbox off.
-[ -n "${KILN_TASK:-}" ] && args+=(-- "$KILN_TASK")
+# The task goes in a file: as an argument, "--no-sandbox" (an issue title a workflow passed as
+# the task) would turn the sandbox off, and "-" would read the step's empty stdin.
+task_file=""
+if [ -n "${KILN_TASK:-}" ]; then
+  task_file=$(mktemp "${RUNNER_TEMP:-/tmp}/kiln-task-XXXXXXXX")
+  printf '%s' "$KILN_TASK" > "$task_file"
+  args+=(--task-file "$task_file")
+fi
 [ -z "${KILN_PROVIDER:-}" ] && unset KILN_PROVIDER
 
 kiln_cmd=${KILN_COMMAND:-kiln}
@@ -55,6 +60,7 @@ while kill -0 "$kiln_pid" 2>/dev/null; do  # woken by a signal: wait for kiln it
   wait "$kiln_pid" || code=$?
 done
 trap - INT TERM
+[ -n "$task_file" ] && rm -f "$task_file"
 
 # Kiln's own Python (KILN_PYTHON, the action's virtual environment): the job's PATH may have
 # none (a `container:` job on a node or distroless image).

@@ -110,12 +110,15 @@ def test_run_script_fails_the_step_on_provider_error(failing_repo: Path, tmp_pat
     assert "exit-code=4" in (tmp_path / "out").read_text()
 
 
-@pytest.mark.parametrize("task", ["--no-sandbox", "--verify=true", "-y"])
+@pytest.mark.parametrize(
+    "task", ["--no-sandbox", "--verify=true", "-y", "-", "- fix it\n\n```\n$(id) `id`\n```"]
+)
 def test_a_task_that_reads_as_an_option_stays_the_task(
     failing_repo: Path, tmp_path: Path, task: str
 ) -> None:
     """A workflow that passes an issue title as the task: a title of "--no-sandbox" turned the
-    sandbox off (and "--verify=…" chose the verification) instead of being the task."""
+    sandbox off (and "--verify=…" chose the verification) instead of being the task; a task of
+    "-" read the step's empty stdin and ended "the task is empty" (exit 2)."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["Nothing to do for that."]))
     art = tmp_path / "art"
