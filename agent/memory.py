@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agent.errors import PermissionDenied, ToolError
+from agent.errors import EXIT_USAGE, PermissionDenied, ToolError
 from agent.memory_read import MAX_BYTES, Scope, expand
 from agent.workspace import atomic_write, read_regular
 
@@ -38,6 +38,15 @@ USER_DIRS = (".claude", ".codex", ".agents")  # under the user's home: allowed i
 # may put four of them in each of a hundred nested folders: one read of a file at the bottom
 # put 4 MB into the context, sent again with every later request.
 MAX_SUBDIRECTORY_BYTES = 200_000
+
+
+class NoteTooLong(ToolError):
+    """A note that would take its file past what a session reads (a tool error for
+    ``remember``, a usage error for `kiln memory add`)."""
+
+    exit_code = EXIT_USAGE
+
+
 _write_lock = threading.Lock()
 NEW_FILE = b"# Memory\n\n"  # what a memory file Kiln creates starts with
 
@@ -265,7 +274,7 @@ class Memory:
         with _locked(self.home, target):
             data = _appended(_current(target), f"- {line}")
             if len(data) > MAX_BYTES:  # past what a session reads: the note would never arrive
-                raise ToolError(
+                raise NoteTooLong(
                     f"{target.name} would be {len(data):,} bytes with this note; sessions read "
                     f"only its first {MAX_BYTES:,} bytes, so it was not added",
                     suggestion="shorten the note, or the file with `kiln memory edit`",

@@ -233,13 +233,13 @@ def test_a_note_past_what_sessions_read_is_refused(tmp_path: Path, kiln_home: Pa
         )  # fmt: skip
 
     huge = kiln("memory", "add", "log line " * 5000)
-    assert huge.returncode == 1 and len(huge.stderr.splitlines()) == 1, huge.stderr
+    assert huge.returncode == 2 and len(huge.stderr.splitlines()) == 1, huge.stderr
     assert "40,000 bytes" in huge.stderr and not (tmp_path / "KILN.md").exists()
     full = "# Memory\n\n" + "- an old note that fills the file\n" * 1150  # 39,110 bytes
     (tmp_path / "KILN.md").write_text(full)
     assert kiln("memory", "add", "short").returncode == 0
     late = "x" * 1000
-    assert kiln("memory", "add", late).returncode == 1
+    assert kiln("memory", "add", late).returncode == 2
     script = tmp_path.parent / f"{tmp_path.name}-script.json"
     script.write_text(json.dumps([call("remember", text=late), "done"]))
     run = kiln("run", "--mode", "yolo", "remember it", KILN_PROVIDER="scripted",
