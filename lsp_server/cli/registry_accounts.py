@@ -36,7 +36,10 @@ def expiry(text: str | None) -> str | None:
     match = re.fullmatch(r"(\d+)([dhm])", text.strip())
     if match:
         unit = {"d": "days", "h": "hours", "m": "minutes"}[match[2]]
-        when = datetime.now(UTC) + timedelta(**{unit: int(match[1])})
+        try:
+            when = datetime.now(UTC) + timedelta(**{unit: int(match[1])})
+        except OverflowError:
+            raise _too_far(text) from None
     else:
         try:
             when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
@@ -46,9 +49,19 @@ def expiry(text: str | None) -> str | None:
                 param_hint="'--expires'",
             ) from None
         when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        try:  # stored and compared in UTC: 9999-12-31T23:59-14:00 is past year 9999 there
+            when.astimezone(UTC)
+        except OverflowError:
+            raise _too_far(text) from None
     if when <= datetime.now(UTC):  # the token printed once would never work
         raise click.BadParameter(f"{text!r} is not in the future", param_hint="'--expires'")
     return text if not match else when.isoformat()
+
+
+def _too_far(text: str) -> click.BadParameter:
+    return click.BadParameter(
+        f"{text!r} is too far in the future (at most 9999-12-31 UTC)", param_hint="'--expires'"
+    )
 
 
 @click.group("token", invoke_without_command=True)

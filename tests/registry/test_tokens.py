@@ -191,6 +191,13 @@ def test_operator_token_commands(tmp_path: Path) -> None:
         )  # fmt: skip
         assert refused.returncode == 2 and refused.stdout == "", refused.stdout
         assert "is not in the future" in refused.stderr and "Traceback" not in refused.stderr
+    for far in ("99999999999d", "99999999h", "9999-12-31T23:59:59-14:00"):  # past year 9999
+        refused = kiln(
+            "registry", "token", "--data", str(data), "--namespace", "acme", "--expires", far,
+            env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert refused.returncode == 2 and refused.stdout == "", refused.stdout  # was a crash
+        assert "too far" in refused.stderr and refused.stderr.count("\n") == 1, refused.stderr
     for namespace, ok in (("n" * 40, True), ("n" * 41, False)):  # docs/registry.md: at most 40
         made = kiln(
             "registry", "token", "--data", str(data), "--namespace", namespace,
