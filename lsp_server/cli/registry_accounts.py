@@ -132,7 +132,12 @@ def token_revoke(token_id: str, data: Path | None) -> None:
 @click.command("audit")
 @_data_opt
 @click.option("--namespace", default=None, help="Only writes to this namespace.")
-@click.option("--since", default=0, type=int, help="Only entries after this sequence number.")
+@click.option(
+    "--since",
+    default=0,
+    type=click.IntRange(0, 2**63 - 1),  # what every store can bind
+    help="Only entries after this sequence number.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as a JSON list.")
 def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: bool) -> None:
     """Every write: when, what, which archive sha256, and the token (id and label) that did it."""

@@ -191,6 +191,12 @@ def test_operator_token_commands(tmp_path: Path) -> None:
         )  # fmt: skip
         assert refused.returncode == 2 and refused.stdout == "", refused.stdout
         assert "is not in the future" in refused.stderr and "Traceback" not in refused.stderr
+    for since in ("-1", str(2**63)):  # was an internal error (SQLite's integers are 64-bit)
+        refused = kiln(
+            "registry", "audit", "--data", str(data), f"--since={since}", env=env, cwd=tmp_path
+        )
+        assert refused.returncode == 2 and refused.stdout == "", refused.stdout
+        assert "--since" in refused.stderr and refused.stderr.count("\n") == 1, refused.stderr
     for far in ("99999999999d", "99999999h", "9999-12-31T23:59:59-14:00"):  # past year 9999
         refused = kiln(
             "registry", "token", "--data", str(data), "--namespace", "acme", "--expires", far,
