@@ -6,6 +6,7 @@ A leaf library: it imports nothing from the rest of Kiln.
 from indexer.errors import (
     IndexCorrupt,
     IndexerError,
+    IndexFull,
     IndexLocked,
     IndexUnavailable,
     NotADirectory,
@@ -21,6 +22,7 @@ __all__ = [
     "IndexCorrupt",
     "Index",
     "IndexerError",
+    "IndexFull",
     "IndexLocked",
     "IndexStats",
     "IndexUnavailable",

@@ -33,6 +33,14 @@ class IndexUnavailable(IndexerError):
     hint = "check that <root>/.kiln is writable"
 
 
+class IndexFull(IndexUnavailable):
+    """The disk that holds index.db is full (or a file size limit was reached): what was
+    committed is kept, and a write tried again once there is room goes on from there."""
+
+    retryable = True
+    hint = "free space on the disk that holds it, then run `kiln index` again"
+
+
 class IndexLinked(IndexUnavailable):
     """``<root>/.kiln`` or the index file is a link (a checkout can ship one)."""
 

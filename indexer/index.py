@@ -26,8 +26,8 @@ from indexer.db_location import refuse_links
 from indexer.errors import (
     BadSetting,
     IndexCorrupt,
+    IndexFull,
     IndexLocked,
-    IndexUnavailable,
     NotADirectory,
     PathOutsideRoot,
 )
@@ -173,10 +173,7 @@ class Index:
             return self._update(progress, keep)
         except sqlite3.DatabaseError as exc:
             if _out_of_space(exc):  # the batches committed so far are kept: the next run resumes
-                raise IndexUnavailable(
-                    f"cannot write {self.db_path}: {exc}",
-                    hint="free space on the disk that holds it, then run `kiln index` again",
-                ) from exc
+                raise IndexFull(f"cannot write {self.db_path}: {exc}") from exc
             if not is_corrupt(exc):
                 raise
             self.rebuild(str(exc))
@@ -306,7 +303,16 @@ class Index:
     ) -> int:
         """Re-index one file, from ``text`` (an unsaved buffer) or from disk; returns its block
         count. A file of the disk left out for a reason the user can act on (over the size
-        cap, a Git LFS pointer) adds a line to ``skipped``, as ``update`` does."""
+        cap, a Git LFS pointer) adds a line to ``skipped``, as ``update`` does. ``IndexFull``
+        when the disk has no room for it (nothing of it written)."""
+        try:
+            return self._update_file(path, text, skipped)
+        except sqlite3.DatabaseError as exc:
+            if _out_of_space(exc):
+                raise IndexFull(f"cannot write {self.db_path}: {exc}") from exc
+            raise
+
+    def _update_file(self, path: str | Path, text: str | None, skipped: list[str] | None) -> int:
         rel, full = self._rel(path)
         if excluded(self.root, rel):
             return 0

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from indexer.errors import IndexLocked, PathOutsideRoot, WatchUnavailable
+from indexer.errors import IndexerError, IndexLocked, PathOutsideRoot, WatchUnavailable
 from indexer.files import bad_name
 from indexer.ignores import FOLDER_FILES, ROOT_EXCLUDE
 from indexer.index import Index
@@ -158,6 +158,9 @@ class Watcher:
             if not self.errors or self.errors[-1] != str(exc):  # once, not once per retry
                 self.errors.append(str(exc))
             self._retry(batch, full, head_moved)
+            return
+        except IndexerError as exc:  # its message names the file and what happened
+            self.errors.append(f"{exc} ({exc.hint})" if exc.hint else str(exc))
             return
         except Exception as exc:  # noqa: BLE001 - a watcher thread must survive one bad batch
             self.errors.append(f"{type(exc).__name__}: {exc}")

@@ -6,7 +6,7 @@ didChange feed ``Index.update_file`` with the buffer (debounced per file), disk 
 from watchdog and ``workspace/didChangeWatchedFiles``. All index work runs in one worker thread
 so parsing never blocks the server's event loop and writes never race. A write another
 process kept the index locked for is kept and tried again (``RETRY_SECONDS`` on, and before the
-next search), never dropped.
+next search), never dropped; so is one that found the disk full.
 """
 
 from __future__ import annotations
@@ -31,8 +31,10 @@ DEBOUNCE_SECONDS = 0.3
 # an edit would slow the edit.
 IDLE_SECONDS = 2.0
 # Pause before a write the index was locked for (another process writing it past the busy
-# timeout) is tried again; each try waits the busy timeout itself.
+# timeout: each try waits that timeout itself) or found the disk full is tried again, doubled
+# after each try that fails again up to RETRY_MAX_SECONDS.
 RETRY_SECONDS = 1.0
+RETRY_MAX_SECONDS = 30.0
 
 
 def document_path(uri: str) -> Path | None:
@@ -109,6 +111,7 @@ class IndexSync:
         # index thread adds or removes one, except a closed buffer's (``forget_buffer``).
         self._retry: dict[Path, str | None] = {}
         self._retry_timer: threading.Timer | None = None
+        self._retry_pause = RETRY_SECONDS
         self._timers: dict[Path, asyncio.TimerHandle] = {}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -239,18 +242,22 @@ class IndexSync:
             self._write(path, text)
 
     def _write(self, path: Path, text: str | None) -> int | None:
-        """On the index thread: one file's write; None when the index was locked for it (it
-        is then kept for a retry: ``RETRY_SECONDS`` on, or before the next search)."""
-        from indexer import IndexLocked
+        """On the index thread: one file's write; None when the index was locked for it or
+        the disk full (it is then kept for a retry: ``RETRY_SECONDS`` on, or before the next
+        search)."""
+        from indexer import IndexerError
 
         try:
             count = int(self.index.update_file(path, text))
-        except IndexLocked as exc:
+        except IndexerError as exc:
+            if not exc.retryable:
+                log.info("index update for %s failed: %s", path, exc)
+                return 0
             with self._lock:
                 first = path not in self._retry
                 self._retry[path] = text  # the newest text: an older one waiting is replaced
             if first:
-                log.info("%s; %s is indexed once it is free", exc, path)
+                log.info("%s; %s is kept and written when it can be", exc, path)
             self._retry_later()
             return None
         except Exception as exc:  # noqa: BLE001 - the index is a cache
@@ -258,6 +265,7 @@ class IndexSync:
             count = 0
         with self._lock:
             self._retry.pop(path, None)  # older than this write
+            self._retry_pause = RETRY_SECONDS
         return count
 
     def _write_retries(self) -> None:
@@ -280,9 +288,10 @@ class IndexSync:
 
         with self._lock:
             if self._retry_timer is None:
-                self._retry_timer = threading.Timer(RETRY_SECONDS, fire)
+                self._retry_timer = threading.Timer(self._retry_pause, fire)
                 self._retry_timer.daemon = True
                 self._retry_timer.start()
+                self._retry_pause = min(self._retry_pause * 2, RETRY_MAX_SECONDS)
 
     async def flush(self) -> None:
         """Bring every buffer typed into the index now (and wait for updates already queued),

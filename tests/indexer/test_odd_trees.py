@@ -348,8 +348,9 @@ def test_kiln_index_watch_says_when_a_batch_fails(repo: Path) -> None:
         assert lines.get(timeout=HANG) == "watching for changes (Ctrl-C to stop)\n"
         body = "".join(f"def grown_{n}(alpha):\n    return alpha * {n}\n" for n in range(12_000))
         write(repo, "big.py", body)
-        assert lines.get(timeout=HANG) == (
-            "kiln: could not update the index: OperationalError: disk I/O error\n"
+        assert lines.get(timeout=HANG) == (  # the file and what to do (it named neither)
+            f"kiln: could not update the index: cannot write {repo / '.kiln' / 'index.db'}:"
+            " disk I/O error (free space on the disk that holds it, then run `kiln index` again)\n"
         )
     finally:
         proc.send_signal(signal.SIGINT)

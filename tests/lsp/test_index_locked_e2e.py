@@ -1,13 +1,15 @@
 """An edit `kiln lsp` could not write because another process held the index's write lock
-(a `kiln index` in a terminal, a second editor) past the busy timeout: it was only logged,
-and the index kept the old text until the file was typed in again. It now waits and is
-written once the lock is free: by the next search, or on its own a moment later."""
+(a `kiln index` in a terminal, a second editor) past the busy timeout, or because the disk was
+full: it was only logged, and the index kept the old text until the file was typed in again.
+It now waits and is written once the lock is free or there is room: by the next search, or on
+its own a moment later."""
 
 from __future__ import annotations
 
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +43,18 @@ def _hold_write_lock(db: Path) -> subprocess.Popen[str]:
     return holder
 
 
-def _locked_lines(server: RawServer) -> list[str]:
-    """The editor's log lines saying an index write found the index locked."""
+def _logged(server: RawServer, word: str) -> list[str]:
+    """The editor's log lines that hold ``word``."""
     return [
         m["params"]["message"]
         for m in server.messages
-        if m.get("method") == "window/logMessage" and "locked" in m["params"]["message"]
+        if m.get("method") == "window/logMessage" and word in m["params"]["message"]
     ]
+
+
+def _locked_lines(server: RawServer) -> list[str]:
+    """The editor's log lines saying an index write found the index locked."""
+    return _logged(server, "locked")
 
 
 def _in_index(db: Path, name: str) -> bool:
@@ -136,5 +143,68 @@ async def test_a_first_scan_that_finds_the_index_locked_waits_for_it(
         if holder is not None:
             holder.kill()
             holder.wait()
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MB tmpfs (root only: skipped where it cannot be mounted)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def _fill(disk: Path) -> Path:
+    """A file that takes the disk's last free byte."""
+    filler = disk / "filler"
+    with filler.open("wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass
+    return filler
+
+
+async def test_an_edit_made_while_the_disk_is_full_reaches_the_index_once_there_is_room(
+    small_disk: Path, scripted_env: Any
+) -> None:
+    """An edit's write that found the disk full was dropped like a locked one: once space was
+    freed, a search still answered the old text until the file was typed in again."""
+    root = small_disk / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def greet(name):\n    return name\n")
+    steps = _search_steps("full_marker", "full_marker")
+    server = await RawServer.start(root, scripted_env(steps))
+    filler = None
+    try:
+        await server.initialize(root)
+        await server.index_until(lambda s: s["state"] == "ready" and s["pendingFiles"] == 0)
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        uri = (root / "app.py").as_uri()
+        _open(server, uri, "def greet(name):\n    return name\n")
+        await server.index_until(lambda s: s["pendingFiles"] == 0)
+        filler = _fill(small_disk)
+        big = "".join(
+            f"def full_marker_{n}(value):\n    return value * {n}\n\n" for n in range(3000)
+        )
+        _replace(server, uri, 2, "def full_marker():\n    pass\n\n" + big)
+        await server.wait_for(lambda m: bool(_logged(server, "full")))
+        _, text = await _search(server, sid)
+        assert "function full_marker\n" not in text and "full_marker()" not in text, text
+        filler.unlink()
+        status, text = await _search(server, sid)
+        assert status == "completed" and "full_marker()" in text, text
+    finally:
         await server.close()
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
