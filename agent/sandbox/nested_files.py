@@ -1,10 +1,12 @@
-"""Memory and shell-hook files below the workspace root (``sub/AGENTS.md``, ``sub/.envrc``):
-a later session loads the first as the project's instructions once the agent touches that
-folder, and direnv or mise runs the second when the user's shell enters it. The permission check
+"""Memory and shell-hook files below the workspace root (``sub/AGENTS.md``, ``sub/.envrc``), and
+nested repositories' git folders (``sub/.git``): a later session loads the first as the
+project's instructions once the agent touches that folder, direnv or mise runs the second when
+the user's shell enters it, and git runs what a nested repository's config names (``core.fsmonitor``)
+when the user's shell prompt or the editor's git view looks at it. The permission check
 sees the writes a command line names; a program writes what it likes (``python -c``, ``awk``,
 ``git checkout REF -- sub/AGENTS.md``). So the sandbox holds them too: those that exist when a
-command starts are read-only to it, and one it creates is removed when it ends
-(``agent.sandbox.guard``).
+command starts are read-only to it (of a git folder: its config, hooks, ``info`` and
+``commondir``), and one it creates is removed when it ends (``agent.sandbox.guard``).
 
 They are found by a walk that enters no link and no ``.git`` folder and stops after
 ``MAX_FOLDERS`` folders: a path beyond is protected by the permission check only. A later look
@@ -20,10 +22,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.sandbox.bwrap import MODULE_PROTECTED
 from agent.write_policy import SHELL_HOOK_FILES
 
 NAMES = frozenset(
-    ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", *SHELL_HOOK_FILES)
+    ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".git", *SHELL_HOOK_FILES)
 )  # ``.config/mise.toml`` is matched on its last two names
 MAX_FOLDERS = 10_000
 # Files bound read-only at most: each is a mount (with the folders above it), and a checkout
@@ -59,7 +62,11 @@ class NestedFiles:
         """The held files below the root (not at it: those are protected by name), the
         shallowest ``MAX_BOUND`` of them."""
         held = sorted(self.held(), key=lambda rel: (rel.count("/"), rel))
-        return [self.root / rel for rel in held[:MAX_BOUND]]
+        out: list[Path] = []
+        for path in (self.root / rel for rel in held[:MAX_BOUND]):
+            git_folder = path.name == ".git" and path.is_dir() and not path.is_symlink()
+            out += [path / name for name in MODULE_PROTECTED] if git_folder else [path]
+        return out
 
     def held(self) -> set[str]:
         return {
@@ -106,7 +113,7 @@ class NestedFiles:
                         is_folder = entry.is_dir(follow_symlinks=False)
                     except OSError:
                         is_folder = False
-                    if is_folder and not is_held and entry.name != ".git":
+                    if is_folder and not is_held:
                         folders.append(entry.name)
         except OSError:
             return None

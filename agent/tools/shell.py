@@ -123,9 +123,9 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
 
 def _undo(guard: MemoryGuard | None, sandbox: Any) -> tuple[list[str], list[str]]:
     """Undo what a command may not leave behind: guarded files, nested repositories it recorded."""
-    removed = guard.undo() if guard is not None else []
     links = getattr(sandbox, "gitlinks", None)
-    return removed, links.undo() if links is not None else []
+    nested = links.undo() if links is not None else []  # before a new nested .git is removed
+    return guard.undo() if guard is not None else [], nested
 
 
 TOOLS = [

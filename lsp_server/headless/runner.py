@@ -342,15 +342,15 @@ def _ci_outputs(
                 report.stop_reason = "max_time"
         except KeyboardInterrupt:
             report.stop_reason = "cancelled"
+    for note in state.links.undo() if state.links is not None else []:  # before .git goes
+        report.refusals.append(
+            {"tool": "sandbox", "reason": f"nested repository recorded during the run: {note}"}
+        )
     if state.guard is not None:
         for name in state.guard.undo():
             report.refusals.append(
                 {"tool": "sandbox", "reason": f"{name} was created during the run; removed"}
             )
-    for note in state.links.undo() if state.links is not None else []:
-        report.refusals.append(
-            {"tool": "sandbox", "reason": f"nested repository recorded during the run: {note}"}
-        )
     try:
         for name in state.layout.restore_refs():
             report.refusals.append(

@@ -95,7 +95,8 @@ def test_a_recorded_nested_repository_runs_nothing_at_the_users_git_status(
         f"git -C lib config core.fsmonitor 'touch {marker}; echo'",  # read-only
         f"git -C lib/inner config core.fsmonitor 'touch {marker}; echo'",  # read-only too
         f"git init -q lib/deep && {nested('lib/deep', marker)} && git -C lib add deep",
-        f"git init -q late && {nested('late', marker)}",
+        # one command: a new nested .git does not outlive the command that made it
+        f"git init -q late && {nested('late', marker)} && "
         "git update-index --add --cacheinfo 160000,$(git -C late rev-parse HEAD),late && "
         "touch .git/index.lock",  # left behind so that Kiln cannot take the lock
     ])  # fmt: skip

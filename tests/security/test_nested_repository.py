@@ -36,10 +36,9 @@ def attack(marker: Path) -> list[object]:
         "git add sub",
         "touch -m -d 2030-01-01 sub/f.txt",  # stat-dirty: git must re-clean it to compare
     ]
-    steps: list[object] = [
-        {"tool_calls": [{"name": "run_command", "input": {"command": line}}]} for line in lines
-    ]
-    return [*steps, "done"]
+    # One command: a new nested .git does not outlive the command that made it (removed then).
+    step = {"tool_calls": [{"name": "run_command", "input": {"command": " && ".join(lines)}}]}
+    return [step, "done"]
 
 
 @pytest.mark.parametrize("mode", ["ci", "yolo"])
@@ -64,7 +63,9 @@ def test_kilns_git_calls_do_not_run_a_nested_repositorys_filter(
     )  # fmt: skip
     assert "Traceback" not in proc.stderr, proc.stderr
     result = json.loads(proc.stdout)
-    assert '[filter "ev"]' in (root / "sub" / ".git" / "config").read_text()  # the attack ran
+    transcript = Path(result["transcript"]).read_text()
+    assert "sub taken out of the index" in transcript, transcript[-2000:]  # the attack ran
+    assert "removed sub/.git" in transcript, transcript[-2000:]  # ... and its .git went with it
     # ... and the gitlink it recorded was taken out of the index when the command ended
     assert "160000" not in git(root, "ls-files", "-s", "sub"), result
     assert not marker.exists(), "a nested repository's filter ran on the host"
