@@ -27,6 +27,8 @@ if [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ]; then
 fi
 if [ -z "${KILN_TASK:-}" ] && { [ -z "${GITHUB_EVENT_PATH:-}" ] || [ ! -f "$GITHUB_EVENT_PATH" ]; }; then
   echo "kiln action: no task given and no event payload found" >&2
+  # the step's outputs say so too, as for a run kiln refused
+  [ -n "${GITHUB_OUTPUT:-}" ] && printf 'exit-code=2\noutcome=bad usage\n' >> "$GITHUB_OUTPUT"
   exit 2
 fi
 [ -n "${KILN_VERIFY:-}" ] && args+=(--verify "$KILN_VERIFY")

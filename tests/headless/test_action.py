@@ -369,3 +369,25 @@ def test_every_action_the_action_runs_is_pinned_to_a_commit() -> None:
     assert len(used) >= 4
     for ref in used:
         assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", ref), ref
+
+
+@pytest.mark.parametrize("inputs", [{}, {"KILN_MAX_STEPS": "many"}, {"KILN_VERIFY": " "}])
+def test_missing_or_bad_inputs_fail_the_step_with_outputs(
+    failing_repo: Path, tmp_path: Path, inputs: dict
+) -> None:
+    """No task and no event (a workflow on `push` that forgot `task:`) or an input kiln refuses:
+    the step fails with exit 2 and one line, and the step's outputs still say so (`exit-code`
+    was empty when run.sh refused before kiln ran, and a later step's `if:` read nothing)."""
+    output = tmp_path / "github_output"
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_EVENT_PATH"}
+    env |= {"GITHUB_OUTPUT": str(output), "KILN_ARTIFACTS": str(tmp_path / "art"),
+            "KILN_COMMAND": f"{sys.executable} -m lsp_server", "KILN_PROVIDER": "scripted",
+            "KILN_SCRIPT": str(tmp_path / "none.json"), **inputs}  # fmt: skip
+    if inputs:
+        env["KILN_TASK"] = "fix it"
+    proc = subprocess.run(["bash", str(REPO / "action" / "run.sh")], cwd=failing_repo, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    assert outputs["exit-code"] == "2" and outputs["outcome"] == "bad usage", outputs

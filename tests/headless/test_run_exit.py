@@ -4,6 +4,7 @@ refused — here a question with no terminal to ask it in."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -55,3 +56,17 @@ def test_ci_says_that_it_ignores_a_mode(tmp_path: Path) -> None:
     assert not (root / ".kiln" / "settings.json").exists()  # ci refuses settings; yolo would not
     quiet = kiln(root, ["done"], "--ci", "go")
     assert "is ignored" not in quiet.stderr
+
+
+def test_the_exit_code_table_lists_every_code_kiln_run_exits_with() -> None:
+    """docs/ci.md's table and the Action's `exit-code` output name every code: 141 (the reader
+    of the output left) was only in a paragraph, and a pipeline's `case` missed it."""
+    from lsp_server.headless import exit_codes
+    from lsp_server.headless.render import BROKEN_PIPE
+
+    repo = Path(__file__).resolve().parents[2]
+    text = (repo / "docs" / "ci.md").read_text().split("## Exit codes", 1)[1].split("\n## ")[0]
+    table = {int(row.split("|")[1]) for row in text.splitlines() if row[:3].strip("| ").isdigit()}
+    assert table == {*exit_codes.MEANING, BROKEN_PIPE}
+    action = (repo / "action.yml").read_text().split("exit-code:", 1)[1].split("value:")[0]
+    assert {int(n) for n in re.findall(r"\b(\d+) [a-z]", action)} == table
