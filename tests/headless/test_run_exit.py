@@ -4,8 +4,8 @@ refused — here a question with no terminal to ask it in."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
