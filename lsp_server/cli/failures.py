@@ -21,11 +21,13 @@ import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from kiln_errors import KilnError
+from skills_registry.config_file import unreadable
 
 CANCELLED = 130
 FAILED = 1
@@ -74,6 +76,8 @@ def os_error_line(exc: OSError) -> str:
     reason = exc.strerror or str(exc)
     if isinstance(exc, FileExistsError) and exc.filename and not os.path.isdir(exc.filename):
         reason = "a file is there, not a folder"  # mkdir of KILN_HOME, a skills folder…
+    if isinstance(exc, NotADirectoryError) and exc.filename is not None:
+        reason = unreadable(Path(os.fsdecode(exc.filename)), exc)  # which folder is a file
     paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
     if not paths and isinstance(exc, FileNotFoundError) and not _cwd_exists():
         return "kiln: the current folder no longer exists (cd to one that does)"

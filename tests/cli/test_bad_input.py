@@ -220,3 +220,15 @@ def test_a_current_folder_that_was_removed_is_named(tmp_path: Path, args: tuple[
     )  # fmt: skip
     line = one_line(proc, 1)
     assert "the current folder no longer exists" in line, line
+
+
+def test_a_file_where_a_state_folder_belongs_is_named(tmp_path: Path, kiln_home: Path) -> None:
+    """`$KILN_HOME/sessions` (the sessions' folders) made a file by a stray command: a run said
+    "cannot use …/sessions/ID: Not a directory", naming a path that does not exist."""
+    (kiln_home / "sessions").write_text("stray")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    line = one_line(kiln("run", "hi", cwd=tmp_path, env=env), 1)
+    assert f"{kiln_home / 'sessions'} is a file, not a folder" in line, line
+    assert (kiln_home / "sessions").read_text() == "stray"
