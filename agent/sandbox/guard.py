@@ -41,7 +41,8 @@ class MemoryGuard:
             for p in submodule_config(self.root)
             if p.name in ("commondir", "config.worktree")
         ]
-        names = (*GUARDED, *pointers, *extra)
+        nested_git = nested.git_parts() if nested is not None else []  # ``sub/.git/commondir``
+        names = (*GUARDED, *pointers, *extra, *nested_git)
         self.absent = [name for name in names if not _exists(self.root / name)]
         self.todo = git_todo.exec_lines(self.root)  # a rebase's exec lines (``git_todo``)
 

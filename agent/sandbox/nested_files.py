@@ -74,6 +74,15 @@ class NestedFiles:
             for name in listing.held
         }  # fmt: skip
 
+    def git_parts(self) -> list[str]:
+        """What of each nested git folder makes git run a program, existing or not (a
+        ``commondir`` the folder did not have names another git folder's config and hooks)."""
+        return [
+            f"{rel}/{name}" for rel in sorted(self.held()) if rel.rsplit("/", 1)[-1] == ".git"
+            and (self.root / rel).is_dir() and not (self.root / rel).is_symlink()
+            for name in MODULE_PROTECTED
+        ]  # fmt: skip
+
     def refresh(self) -> NestedFiles:
         """A new look, listing again only what changed since this one."""
         now = NestedFiles(self.root, taken_ns=time.time_ns())

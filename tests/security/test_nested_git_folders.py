@@ -72,6 +72,9 @@ def test_a_new_nested_repository_does_not_outlive_its_command(
     "python3 -c \"import shutil; shutil.move('vendor/lib/.git', 'old');"
     " shutil.copytree('old', 'vendor/lib/.git')\" && git -C vendor/lib config core.fsmonitor"
     " 'touch {marker}; echo'",
+    # a commondir the user's repository did not have names another git folder's config
+    "cp -r vendor/lib/.git evil && git --git-dir=evil config core.fsmonitor 'touch {marker}; echo'"
+    " && python3 -c \"open('vendor/lib/.git/commondir', 'w').write('../../../evil')\"",
 ])  # fmt: skip
 def test_the_users_nested_repository_keeps_its_config(
     tmp_path: Path, kiln_home: Path, host_dir: Path, command: str
