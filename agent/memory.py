@@ -358,9 +358,8 @@ def _appended(old: bytes | None, line: str) -> bytes:
             sep = "" if not text or text.endswith("\n") else nl
             body = f"{sep}{line}{nl}".encode("utf-16-be" if old[:2] == b"\xfe\xff" else "utf-16-le")
             return old + body
-    nl = _newline(old)
-    sep = b"" if not old or old.endswith(b"\n") else nl
-    return old + sep + line.encode() + nl
+    end = _newline(old)
+    return old + (b"" if not old or old.endswith(b"\n") else end) + line.encode() + end
 
 
 def _newline(data: bytes) -> bytes:
