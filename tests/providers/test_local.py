@@ -108,7 +108,7 @@ def test_the_proxy_is_offered_only_for_deferred_tools_that_exist() -> None:
     # nor a sub-agent, a plan, memory or past sessions: places a 135M model only loops in
     assert not {"task", "todo_write", "remember", "search_sessions"} & set(names)
     assert {"read_file", "list_files", "search_code", "grep", "edit_file", "write_file",
-            "run_command"} <= set(names)
+            "run_command"} <= set(names)  # fmt: skip
 
     request.deferred_tools[:] = [
         ToolSpec("mcp__b", "b", {"type": "object"}),
