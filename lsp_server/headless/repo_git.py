@@ -22,6 +22,7 @@ agent control, so:
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, replace
@@ -137,6 +138,14 @@ class Layout:
         proc = _unpinned(root, "rev-parse", "--show-toplevel", "--absolute-git-dir",
                          "--git-common-dir")  # fmt: skip
         lines = proc.stdout.splitlines()
+        if "dubious ownership" in proc.stderr:  # safe.directory: git reads no such repository
+            named = re.search(r"dubious ownership in repository at '([^']+)'", proc.stderr)
+            where = named.group(1) if named else str(root)
+            raise UsageError(
+                f"git refuses {where}: the repository is owned by another user",
+                hint=f"if you trust it: git config --global --add safe.directory {where} "
+                "(a checkout in a container job belongs to the runner's user)",
+            )
         if proc.returncode != 0 or len(lines) != 3:
             raise UsageError(
                 f"{root} is not a git checkout",

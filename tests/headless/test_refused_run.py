@@ -76,3 +76,21 @@ def test_a_finished_run_is_not_an_error_and_text_output_prints_no_json(tmp_path:
     assert done.returncode == 0 and json.loads(done.stdout)["is_error"] is False
     text = plain(tmp_path, "--max-steps", "0", "fix it")
     assert text.returncode == 2 and text.stdout == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+def test_a_checkout_owned_by_another_user_is_named_so(failing_repo: Path, tmp_path: Path) -> None:
+    """A container job's checkout belongs to the runner's user; git refuses it ("dubious
+    ownership") and the run said "is not a git checkout", which sent users looking for a
+    missing clone. The line now says who owns it and how to trust it; trusting it works."""
+    subprocess.run(["chown", "-R", "65534:65534", str(failing_repo)], check=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = kiln(failing_repo, ["done"], "--ci", "--output-format", "json", "fix it",
+                env={"HOME": str(home)})  # fmt: skip
+    error = refused(proc, "json")["error"]
+    assert "owned by another user" in error and f"safe.directory {failing_repo}" in error
+    (home / ".gitconfig").write_text(f"[safe]\n\tdirectory = {failing_repo}\n")
+    trusted = kiln(failing_repo, ["done"], "--ci", "--output-format", "json", "fix it",
+                   env={"HOME": str(home)})  # fmt: skip
+    assert trusted.returncode == 11, trusted.stderr
