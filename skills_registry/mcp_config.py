@@ -96,8 +96,11 @@ def printable(text: str, limit: int = 0) -> str:
 
 
 def shown_name(name: str) -> str:
-    """A server name as safe to print: repository text may hold control characters or quotes."""
-    return name if _PLAIN_NAME.match(name) else json.dumps(name)
+    """A server name as safe to print: repository text may hold control characters or quotes,
+    and thousands of characters (cut to its start, so a line naming it stays a line)."""
+    if _PLAIN_NAME.match(name):
+        return name
+    return json.dumps(name) if len(name) <= 80 else json.dumps(name[:60])[:-1] + '…"'
 
 
 def _str_map(value: Any, where: str) -> dict[str, str]:

@@ -116,3 +116,19 @@ def test_approvals_made_at_once_are_all_kept(tmp_path: Path, kiln_home: Path) ->
     assert [p.wait(timeout=120) for p in revokes] == [0] * 4
     left = json.loads((kiln_home / "mcp-approvals.json").read_text())["workspaces"]
     assert len(left) == 4, left
+
+
+def test_a_very_long_server_name_is_shown_by_its_start(tmp_path: Path, kiln_home: Path) -> None:
+    """A checkout's mcp.json naming a server with 20,000 characters, or such a name typed to
+    `kiln mcp approve`: every line naming it was 20,000 characters wide. It is cut now; the
+    server is still approved by --all."""
+    long = "srv" + "n" * 20_000
+    root = tmp_path / "ws"
+    (root / ".kiln").mkdir(parents=True)
+    (root / ".kiln" / "mcp.json").write_text(json.dumps({"mcpServers": {long: {"command": "x"}}}))
+    listed = kiln(root, "list")
+    assert listed.returncode == 0 and max(map(len, listed.stdout.splitlines())) < 300
+    typed = kiln(root, "approve", long + "x")
+    assert typed.returncode == 2 and len(typed.stderr) < 400, typed.stderr[:500]
+    assert kiln(root, "approve", "--all").returncode == 0
+    assert '"approved"' in kiln(root, "list", "--json").stdout
