@@ -128,13 +128,17 @@ def _build(idx: Index, *, verbose: bool = False) -> IndexStats:
 @click.option("--watch", is_flag=True, help="Keep the index fresh until interrupted.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option(
-    "--verbose", "-v", is_flag=True, help="List every file left out, also those said before."
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Also list the files left out that an earlier run said already.",
 )
 def index_cmd(path: Path, watch: bool, as_json: bool, verbose: bool) -> None:
     """Build or refresh the code index of PATH (default: the current folder).
 
     A file left out (too big, binary, a link out of the tree…) is one line on stderr when
-    first met or changed; later runs count those in one line (--verbose lists them)."""
+    first met or changed; a later run counts those it finds again in one line (--verbose
+    lists them)."""
     idx = _open(path)
     try:
         stats = _build(idx, verbose=verbose)
