@@ -138,3 +138,15 @@ def test_an_existing_index_reads_such_files_again(repo: Path) -> None:
     clean(kiln("index", ".", cwd=repo))
     assert spans(repo, "second_mac_fn")["second_mac_fn"] == expected(text)["second_mac_fn"]
     assert spans(repo, "second_wide_fn")["second_wide_fn"] == expected(text)["second_mac_fn"]
+
+
+def test_a_long_file_with_cr_line_ends_is_not_taken_for_minified(repo: Path) -> None:
+    """Over 4 kB with `\\r` line ends, a file was one long line to the index and skipped as
+    minified (a `.py` said so on stderr): a search never found it."""
+    body = "\r".join(f"def mac_fn_{n}(value):\r    return value + {n}\r" for n in range(200))
+    (repo / "long.py").write_bytes(body.encode())
+    result = kiln("index", ".", cwd=repo)
+    clean(result)
+    assert "skipped" not in result.stderr
+    start = editor_line(body, "mac_fn_150(")
+    assert spans(repo, "mac_fn_150")["mac_fn_150"] == (start, start + 1)
