@@ -1,13 +1,14 @@
 """A file's bytes as the index reads them: UTF-8, its lines ended where an editor ends them.
 
 The chunker, tree-sitter and every line number of the index count ``\\n``. LSP ends a line at
-``\\n``, ``\\r\\n`` or a lone ``\\r`` (classic Mac OS), and ``kiln lsp`` counts a buffer's lines
-that way (``lsp_server/lsp/textsync.py``): a file saved with ``\\r`` alone was one line to the
-index, every block on line 1 (and one over 4 kB was skipped as minified). A lone ``\\r``
-becomes ``\\n`` here (one byte for one: nothing else moves; ``\\r\\n`` stays as it is). A file that starts with a byte-order mark says its
-encoding: UTF-16 (Windows tools write it) is decoded and re-encoded as UTF-8, where it was
-skipped as binary for its NUL bytes; the UTF-8 mark is dropped. UTF-16 without a mark cannot be
-told from binary data and stays skipped (``files.unindexable``).
+``\\n``, ``\\r\\n`` or a lone ``\\r`` (classic Mac OS), and ``kiln lsp`` counts a buffer's
+lines that way (``lsp_server/lsp/textsync.py``): a file saved with ``\\r`` alone was one line
+to the index, every block on line 1 (and one over 4 kB was skipped as minified). A lone ``\\r``
+becomes ``\\n`` here (one byte for one: nothing else moves; ``\\r\\n`` stays as it is). A file
+that starts with a byte-order mark says its encoding: UTF-16 (Windows tools write it) is
+decoded and re-encoded as UTF-8, where it was skipped as binary for its NUL bytes; the UTF-8
+mark is dropped. UTF-16 without a mark cannot be told from binary data and stays skipped
+(``files.unindexable``).
 
 Disk files and editor buffers go through the same function, so a buffer whose text equals the
 file's has the file's hash and is not parsed again.
