@@ -2,9 +2,9 @@
 
 pygls routes messages to handlers; the rules around them live here, because a client is owed an
 answer to every request it sends: a body that is not JSON gets -32700 (``id: null``), a message
-that is not a JSON-RPC 2.0 object -32600, a request before ``initialize`` -32002, a request after
-``shutdown`` -32600, an LSP notification sent with an id -32601, and params pygls cannot read
--32602. A malformed answer to one of the server's own requests is taken as an error answer, so
+that is not a JSON-RPC 2.0 object -32600 (an ``id`` of null too: LSP's ids are integers or
+strings), a request before ``initialize`` -32002, a request after ``shutdown`` -32600, an LSP
+notification sent with an id -32601, and params pygls cannot read -32602. A malformed answer to one of the server's own requests is taken as an error answer, so
 nothing waits for it forever. A request may omit ``params``.
 ``exit`` ends the process with 0 after ``shutdown`` and 1 without it.
 
