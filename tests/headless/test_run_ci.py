@@ -250,7 +250,10 @@ def test_bad_usage_exits_2(failing_repo: Path) -> None:
 
 
 def test_patch_and_commit_hold_only_what_the_run_changed(failing_repo: Path) -> None:
+    """A file dirty before the run is left out unless the agent edits it (docs/ci.md)."""
     (failing_repo / "notes.txt").write_text("the user's own untracked notes\n")
+    calc = failing_repo / "calc.py"
+    calc.write_text("# the user's edit\n" + calc.read_text())
     proc = kiln(
         failing_repo,
         FIX,
@@ -275,6 +278,9 @@ def test_patch_and_commit_hold_only_what_the_run_changed(failing_repo: Path) -> 
         text=True,
     ).stdout.split()
     assert committed == ["calc.py"]
+    diff = subprocess.run(["git", "show", "--format=", "kiln/only-mine"], cwd=failing_repo,
+                          capture_output=True, text=True).stdout  # fmt: skip
+    assert "+# the user's edit" in diff and "+    return a + b" in diff
     assert (failing_repo / "notes.txt").exists() and (
         failing_repo / "kiln-out" / "summary.md"
     ).exists()
