@@ -116,6 +116,25 @@ def tree_hash_dir(root: Path) -> str:
     return tree_hash(read_dir(root).files)
 
 
+def unhashed(root: Path, limit: int = 5) -> list[str]:
+    """Up to ``limit`` files under ``root`` that the tree hash skips (build output such as
+    ``__pycache__/`` or ``node_modules/``; the top-level install marker aside). They run:
+    Python imports a matching ``.pyc`` in place of its source, Node looks in ``node_modules``
+    first, so a verified skill must not carry any that the signed tree did not."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root)
+        inside = any(part in SKIP_NAMES for part in rel_dir.parts)
+        dirnames.sort()
+        for name in sorted(filenames):
+            rel = (rel_dir / name).as_posix()
+            if (inside or name in SKIP_NAMES) and rel != MARKER_FILE:
+                found.append(rel)
+                if len(found) >= limit:
+                    return found
+    return found
+
+
 def build_archive(contents: ArchiveContents) -> bytes:
     """A byte-for-byte reproducible tar.gz: sorted entries, zero mtimes and owners."""
     raw = io.BytesIO()

@@ -24,6 +24,7 @@ from skills_registry.archive import (
     sha256_hex,
     tree_hash,
     tree_hash_dir,
+    unhashed,
 )
 from skills_registry.client import (
     Cache,
@@ -322,6 +323,9 @@ class Installer:
                         problems.append("files differ from the lockfile (modified locally)")
                 except RegistryError as exc:
                     problems.append(str(exc))
+                extra = unhashed(target)
+                if extra:
+                    problems.append(f"holds files not in the signed tree: {', '.join(extra)}")
             report.append(
                 {"id": skill_id, "version": entry.version, "ok": not problems, "problems": problems}
             )

@@ -32,6 +32,7 @@ from skills_registry.archive import (
     ArchiveError,
     extract,
     tree_hash_dir,
+    unhashed,
 )
 from skills_registry.client import kiln_home, parse_spec
 from skills_registry.lockfile import LOCK_NAME, LockEntry
@@ -217,7 +218,9 @@ def guard_target(target: Path, skill_id: str, locked: LockEntry | None, force: b
     # the lockfile says otherwise (a kill between the swap and the lockfile write).
     if expected and current not in (expected, marker.get("treeHash")) and not force:
         raise LocallyModified(f"{skill_id} at {target} was modified locally")
-    return current
+    # Build output beside the hashed files (a shipped ``__pycache__``) would run in the skill's
+    # name: never "unchanged"; the caller writes the verified tree again, without it.
+    return "" if unhashed(target, limit=1) else current
 
 
 def check_same_signer(
