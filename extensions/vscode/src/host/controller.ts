@@ -56,6 +56,8 @@ export class ChatController implements vscode.Disposable {
   private tail: Promise<unknown> = Promise.resolve();
   /** The settings the current session was made with by New, while nothing was asked in it. */
   private fresh: string | null = null;
+  /** Ends the turn waiting on a connection that went away (its answer will never come). */
+  private lost: () => void = () => {};
   /** The tool calls of the deferred edits listed last (their diffs are dropped once resolved). */
   private pendingCalls = new Set<string>();
 
@@ -76,7 +78,9 @@ export class ChatController implements vscode.Disposable {
       onPermission: (r, token) => this.onPermission(r, token),
     });
     this.post({ type: "server", state: "running" });
-    void this.resume(this.protocol);
+    // Queued: a question sent the moment the server is back waits until its session is.
+    const protocol = this.protocol;
+    void this.serial(() => this.resume(protocol));
     return this.protocol;
   }
 
@@ -122,6 +126,7 @@ export class ChatController implements vscode.Disposable {
   detach(state: "starting" | "stopped" | "failed" | "no-folder", message?: string): void {
     this.protocol?.dispose();
     this.protocol = undefined;
+    this.lost();
     this.questions.cancelAll();
     if (this.running) {
       this.running = false;
@@ -242,6 +247,8 @@ export class ChatController implements vscode.Disposable {
           this.sessionId = null;
           this.info("The session shown here could not be loaded again: the next question starts a new one.");
         }
+        // The deferred edits the panel kept belonged to the old server: show this one's.
+        await this.refreshPendingEdits();
       }
     }
     if (this.protocol) await this.refreshSessions();
@@ -458,12 +465,18 @@ export class ChatController implements vscode.Disposable {
     this.post({ type: "turn", state: "running" });
     let stopReason = "error";
     try {
-      stopReason = (await protocol.prompt(sessionId, blocks)).stopReason;
+      const gone = new Promise<never>((_, reject) => (this.lost = () => reject(new Error("server stopped"))));
+      stopReason = (await Promise.race([protocol.prompt(sessionId, blocks), gone])).stopReason;
     } catch (err) {
+      // The server went away mid-turn: the panel was told so ("server stopped"); the
+      // connection's own words for the lost answer would only repeat it, less clearly.
+      if (this.protocol !== protocol) return "server stopped";
       this.report(err);
     } finally {
-      this.running = false;
-      this.post({ type: "turn", state: "idle", stopReason });
+      if (this.running) {
+        this.running = false;
+        this.post({ type: "turn", state: "idle", stopReason });
+      }
     }
     void this.refreshSessions();
     await this.refreshPendingEdits();

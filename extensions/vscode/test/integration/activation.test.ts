@@ -5,12 +5,12 @@
  */
 
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { URI } from "vscode-uri";
 import { host, installVscodeModule, touched, vscodeStandIn } from "./editorHost";
-import { makeWorkspace, python, waitFor } from "./harness";
+import { makeWorkspace, python, serverPids, waitFor } from "./harness";
 import { activatePanel } from "./panelHost";
 
 installVscodeModule();
@@ -28,23 +28,6 @@ function tolerateClosedWrites(): void {
     if ((reason as { code?: string })?.code === "ERR_STREAM_DESTROYED") closedWrites.push(reason);
     else otherRejections.push(reason);
   });
-}
-
-/** Pids of the `lsp_server lsp` processes this test process started (Linux /proc). */
-function serverPids(): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const cmd = readFileSync(`/proc/${name}/cmdline`, "utf8");
-      if (ppid === process.pid && cmd.includes("lsp_server")) pids.push(Number(name));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return pids;
 }
 
 const APP = 'def greet(name):\n    return "hello " + name  # café ☕\n';

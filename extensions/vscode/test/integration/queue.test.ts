@@ -12,7 +12,7 @@ import { URI } from "vscode-uri";
 import { type ChatState, initialState, reduce, usageText } from "../../src/protocol/chatState";
 import type { HostToWebview } from "../../src/protocol/messages";
 import { host, installVscodeModule } from "./editorHost";
-import { makeWorkspace, python, waitFor } from "./harness";
+import { makeWorkspace, python, serverPids, waitFor } from "./harness";
 import { type ActivePanel, activatePanel } from "./panelHost";
 
 installVscodeModule();
@@ -36,6 +36,9 @@ describe("panel messages one at a time", () => {
         { match: "waiting", text: "Waited answer." },
         { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
         { match: "app.py", text: "Proposed." },
+        // First: after the restart the interrupted question is still the turn's text too.
+        { match: "after the crash", text: "Alive again." },
+        { match: "die now", wait_for: join(ws.home, "never") },
       ]),
     );
     host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
@@ -135,5 +138,23 @@ describe("panel messages one at a time", () => {
     assert.equal(provider.provideTextDocumentContent(again), "x = 2\n");
     panel.send({ type: "newSession" });
     await waitFor(() => provider.provideTextDocumentContent(again) === "", "the texts dropped with the session");
+  });
+
+  test("a server that dies mid-turn: the turn ends, the server restarts, the next question is answered", { skip: process.platform !== "linux" }, async () => {
+    const turns = idleTurns().length;
+    panel.send({ type: "prompt", text: "die now" });
+    await waitFor(() => panel.ofType("turn").at(-1)?.state === "running", "turn running");
+    const [pid] = serverPids();
+    const restarts = panel.ofType("server").length;
+    const from = panel.delivered.length;
+    process.kill(pid, "SIGKILL");
+    await waitFor(() => panel.ofType("server").slice(restarts).some((m) => m.state === "running"), "running again", 30000);
+    // One line says the turn stopped with the server: no second stop, no wire-level error.
+    const said = panel.delivered.slice(from).filter((m) => m.type === "error" || m.type === "turn");
+    assert.deepEqual(said, [{ type: "turn", state: "idle", stopReason: "server stopped" }]);
+    panel.send({ type: "prompt", text: "after the crash" });
+    await waitFor(() => idleTurns().length > turns + 1, "the next turn", 30000);
+    assert.equal(idleTurns().at(-1)?.stopReason, "end_turn", JSON.stringify(panel.ofType("error")));
+    assert.match(answers(), /Alive again\.$/);
   });
 });
