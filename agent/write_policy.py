@@ -102,6 +102,52 @@ class WriteTarget:
         return self.given
 
 
+# Names at the root that a link may stand for another workspace file (``KILN.md ->
+# docs/instructions.md``, ``.claude -> config/claude``, ``.claude/settings.json -> ../x.json``):
+# that file, or each file a link inside such a folder names, is then the memory, settings or
+# autorun file itself, to a command and to the file tools alike.
+LINKED_SETTINGS = (
+    "KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".kiln", ".claude", ".agents",
+    *SHELL_HOOK_FILES, *PIPELINE_PATHS,
+)  # fmt: skip
+LINKED_HOST_RUN = (".git/config", ".git/hooks", ".git/info", *AUTORUN_FILES)
+MAX_LINK_SCAN = 2000  # entries looked at inside the folders above
+
+
+def linked_targets(root: Path) -> tuple[list[Path], list[Path]]:
+    """(settings, host-run): the workspace files and folders that the names above reach through
+    a link, themselves or inside them (bounded); never the workspace itself."""
+    root = Path(root).resolve()
+    budget = [MAX_LINK_SCAN]
+    return _reached(root, LINKED_SETTINGS, budget), _reached(root, LINKED_HOST_RUN, budget)
+
+
+def _reached(root: Path, names: Sequence[str], budget: list[int]) -> list[Path]:
+    found: list[Path] = []
+
+    def keep(path: Path) -> None:
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return
+        if root in target.parents and target != Path(os.path.normpath(path)):
+            found.append(target)
+
+    for name in names:
+        path = root / name
+        keep(path)
+        if not path.is_dir():
+            continue
+        for folder, dirs, files in os.walk(path, followlinks=False):
+            for entry in (*dirs, *files):
+                budget[0] -= 1
+                if budget[0] < 0:
+                    return found
+                if os.path.islink(os.path.join(folder, entry)):
+                    keep(Path(folder, entry))
+    return found
+
+
 def classify_write(given: str, root: Path) -> WriteTarget:
     """Where a write to ``given`` (absolute, ``~``-relative, or relative to ``root``) lands."""
     root = Path(root).resolve()
@@ -119,7 +165,7 @@ def classify_write(given: str, root: Path) -> WriteTarget:
         return WriteTarget(given, candidate, "outside")
     if resolved == root or root in resolved.parents:
         rel = resolved.relative_to(root).as_posix()
-        if is_sensitive(rel):
+        if is_sensitive(rel) or _under(resolved, [p for ps in linked_targets(root) for p in ps]):
             return WriteTarget(given, resolved, "sensitive")
         return WriteTarget(given, resolved, "workspace")
     if any(resolved == Path(s) or Path(s) in resolved.parents for s in SCRATCH_ROOTS):
@@ -146,8 +192,9 @@ def runs_on_host(given: str | Path, root: Path, folders: Sequence[Path] = ()) ->
         spellings = {Path(os.path.normpath(candidate)), candidate.resolve(strict=False)}
     except (OSError, RuntimeError):
         spellings = {Path(os.path.normpath(candidate))}
+    linked = linked_targets(root)[1]  # ``.vscode/tasks.json -> ../conf/tasks.json``
     for path in spellings:
-        if any(path == f or f in path.parents for f in folders):
+        if _under(path, [*folders, *linked]):
             return True
         if path != root and root not in path.parents:
             continue
@@ -156,6 +203,10 @@ def runs_on_host(given: str | Path, root: Path, folders: Sequence[Path] = ()) ->
         if ".git" in parts or any(joined == f or joined.startswith(f"{f}/") for f in AUTORUN_FILES):
             return True
     return False
+
+
+def _under(path: Path, folders: Sequence[Path]) -> bool:
+    return any(path == f or f in path.parents for f in folders)
 
 
 def is_sensitive(rel: str) -> bool:

@@ -26,6 +26,7 @@ from agent.sandbox import bwrap, git_credentials, seatbelt
 from agent.sandbox.env import is_secret, scrub
 from agent.sandbox.nested_files import NestedFiles
 from agent.sandbox.policy import SandboxPolicy, load_policy
+from agent.write_policy import linked_targets
 from kiln_errors.host_path import host_which
 
 __all__ = ["Sandbox", "SandboxPolicy", "SandboxUnavailable", "find_backend", "load_policy"]
@@ -211,7 +212,12 @@ class Sandbox:
             hidden=[*self.policy.hide, *self.denied_reads],
             readable=[self.kiln_home / "skills", *self._interpreter_dirs()],
             network=net,
-            readonly=[*self.readonly, *self._own_environment(), *self.nested_files().paths()],
+            readonly=[
+                *self.readonly,
+                *self._own_environment(),
+                *self.nested_files().paths(),
+                *(p for paths in linked_targets(self.root) for p in paths),
+            ],
         )
         if self.backend[0] == "seatbelt":
             return seatbelt.build_argv(argv, **common)  # type: ignore[arg-type]

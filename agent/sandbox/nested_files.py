@@ -65,7 +65,13 @@ class NestedFiles:
         out: list[Path] = []
         for path in (self.root / rel for rel in held[:MAX_BOUND]):
             git_folder = path.name == ".git" and path.is_dir() and not path.is_symlink()
-            out += [path / name for name in MODULE_PROTECTED] if git_folder else [path]
+            if git_folder:
+                out += [path / name for name in MODULE_PROTECTED]
+            elif path.is_symlink():  # ``sub/AGENTS.md -> notes.md``: notes.md is the memory file
+                target = path.resolve()
+                out += [target] if self.root.resolve() in target.parents else []
+            else:
+                out.append(path)
         return out
 
     def held(self) -> set[str]:
