@@ -91,7 +91,7 @@ def _heads(qualified: str, short: bool) -> frozenset[str]:
 
 def name_match(name: str, terms: Forms) -> float:
     """How well a qualified name matches the query terms: coverage x precision, in [0, 1]."""
-    parts = _name_parts(name)
+    parts: frozenset[str] | set[str] = _name_parts(name)
     if terms.stemmed and not terms.heads.isdisjoint(_heads(name, False)):
         parts = {terms.form(p) for p in parts}
     common = len(parts & terms.stems)
