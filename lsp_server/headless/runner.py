@@ -124,14 +124,15 @@ def run(opts: RunOptions) -> int:
         redact_env=opts.ci,
         extra={"sandbox": opts.sandbox, **({"user_cwd": opts.cwd} if opts.cwd else {})},
     )
-    # where --artifacts is before the agent can put a link there (artifacts.py)
-    artifacts = Artifacts(opts.artifacts) if opts.artifacts else None
-    if artifacts is not None:
-        artifacts.create()  # a folder that cannot be made fails now, not after the agent ran
     layout = repo_git.Layout.record(opts.root) if opts.ci else None
     if layout is not None and opts.commit_branch:
         repo_git.check_branch(layout, opts.commit_branch)
         ci.check_author(opts.author)
+    # where --artifacts is before the agent can put a link there (artifacts.py); after the
+    # checks above, so a run they refuse leaves no empty folder behind
+    artifacts = Artifacts(opts.artifacts) if opts.artifacts else None
+    if artifacts is not None:
+        artifacts.create()  # a folder that cannot be made fails now, not after the agent ran
     # What any process of the run (verify, MCP servers, skill scripts) leaves at names that
     # would redirect git or load as memory is removed before Kiln's own git calls (_ci_outputs).
     run_guard = MemoryGuard(opts.root, nested=NestedFiles.take(opts.root)) if opts.ci else None

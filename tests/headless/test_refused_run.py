@@ -94,3 +94,16 @@ def test_a_checkout_owned_by_another_user_is_named_so(failing_repo: Path, tmp_pa
     trusted = kiln(failing_repo, ["done"], "--ci", "--output-format", "json", "fix it",
                    env={"HOME": str(home)})  # fmt: skip
     assert trusted.returncode == 11, trusted.stderr
+
+
+def test_a_bad_branch_or_author_leaves_no_artifacts_folder(
+    failing_repo: Path, tmp_path: Path
+) -> None:
+    """A run refused before it starts writes nothing: the `--artifacts` folder was made first
+    and left empty, which an upload step then published as the run's outputs."""
+    out = tmp_path / "out"
+    for bad in (["--commit-branch", "a..b"], ["--commit-branch", "k/x", "--author", "nobody"]):
+        proc = kiln(failing_repo, ["done"], "--ci", "--artifacts", str(out), *bad,
+                    "--output-format", "json", "fix it")  # fmt: skip
+        refused(proc, "json")
+        assert not out.exists()
