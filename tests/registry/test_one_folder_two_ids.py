@@ -24,10 +24,14 @@ from tests.registry.conftest import (
 )
 
 
-def _two_publishers(registry: LiveRegistry, tmp_path: Path) -> None:
+def _acme_installed(registry: LiveRegistry, tmp_path: Path, project: Path) -> dict[str, str]:
+    """`acme/deploy` and `evil/deploy` published, `acme/deploy` installed: the CLI's env."""
     publish_skill(registry, make_skill(tmp_path / "a", "deploy", body="# Acme\n"), "1.0.0")
     evil = make_skill(tmp_path / "b", "deploy", body="# Evil\n")
     publish_skill(registry, evil, "1.0.0", namespace="evil")
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
+    assert _skills(project, "install", "acme/deploy", "--yes", env=env).returncode == 0
+    return env
 
 
 def _skills(cwd: Path, *args: str, env: dict[str, str]):
@@ -37,9 +41,7 @@ def _skills(cwd: Path, *args: str, env: dict[str, str]):
 def test_forcing_another_id_into_a_folder_drops_the_replaced_lock_entry(
     registry: LiveRegistry, tmp_path: Path, project: Path
 ) -> None:
-    _two_publishers(registry, tmp_path)
-    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
-    assert _skills(project, "install", "acme/deploy", "--yes", env=env).returncode == 0
+    env = _acme_installed(registry, tmp_path, project)
     refused = _skills(project, "install", "evil/deploy", "--yes", env=env)
     assert refused.returncode != 0 and "holds acme/deploy" in refused.stderr
 
@@ -61,9 +63,7 @@ def test_forcing_another_id_into_a_folder_drops_the_replaced_lock_entry(
 def test_a_lockfile_naming_two_ids_for_one_folder_installs_nothing(
     registry: LiveRegistry, tmp_path: Path, project: Path
 ) -> None:
-    _two_publishers(registry, tmp_path)
-    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
-    assert _skills(project, "install", "acme/deploy", "--yes", env=env).returncode == 0
+    env = _acme_installed(registry, tmp_path, project)
     lock_path = project / "skills-lock.json"
     acme = json.loads(lock_path.read_text())["skills"]["acme/deploy"]
     other = tmp_path / "other"
@@ -88,9 +88,7 @@ def test_an_install_never_takes_the_folder_a_lock_entry_names(
 ) -> None:
     """The checkout's lockfile installs `acme/deploy`, not yet installed here: installing
     `evil/deploy` took its folder and added a second entry beside it."""
-    _two_publishers(registry, tmp_path)
-    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
-    assert _skills(project, "install", "acme/deploy", "--yes", env=env).returncode == 0
+    env = _acme_installed(registry, tmp_path, project)
     (project / ".kiln" / "skills" / "deploy").rename(tmp_path / "gone")
     lock_before = (project / "skills-lock.json").read_text()
     result = _skills(project, "install", "evil/deploy", "--yes", env=env)

@@ -6,16 +6,23 @@ A locked version that was yanked is marked as such, with the publisher's reason.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from skills_registry.client import RegistryClient
 from tests.registry.conftest import FIXTURES, cli_env, kiln, publish_skill, start_registry
 
+Outdated = tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]
 
-def test_outdated_with_every_version_yanked(tmp_path: Path, project: Path) -> None:
+
+def _outdated_after_yank(
+    tmp_path: Path, project: Path, versions: list[str], yanked: str, reason: str
+) -> Outdated:
+    """Publish ``versions``, install the newest, yank ``yanked``: `outdated` as text and JSON."""
     live = start_registry(tmp_path / "data")
     try:
-        publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
+        for version in versions:
+            publish_skill(live, FIXTURES / "brand-guidelines", version)
         env = cli_env(tmp_path / "home")
         installed = kiln(
             "skills", "install", "acme/brand-guidelines", "--registry", live.url, "--yes",
@@ -23,13 +30,17 @@ def test_outdated_with_every_version_yanked(tmp_path: Path, project: Path) -> No
         )  # fmt: skip
         assert installed.returncode == 0, installed.stderr
         with RegistryClient(live.url, live.token("acme")) as client:
-            client.set_status("acme/brand-guidelines", "1.0.0", "yanked", "broken")
-
+            client.set_status("acme/brand-guidelines", yanked, "yanked", reason)
         text = kiln("skills", "outdated", env=env, cwd=project)
         as_json = kiln("skills", "outdated", "--json", env=env, cwd=project)
     finally:
         live.stop()
     assert text.returncode == 0, text.stderr
+    return text, as_json
+
+
+def test_outdated_with_every_version_yanked(tmp_path: Path, project: Path) -> None:
+    text, as_json = _outdated_after_yank(tmp_path, project, ["1.0.0"], "1.0.0", "broken")
     assert (
         text.stdout.strip()
         == "acme/brand-guidelines  current 1.0.0 (yanked: broken)  wanted none  latest none"
@@ -48,26 +59,11 @@ def test_outdated_with_every_version_yanked(tmp_path: Path, project: Path) -> No
 
 def test_outdated_says_when_the_locked_version_was_yanked(tmp_path: Path, project: Path) -> None:
     """`install --frozen` keeps installing a locked version after it is yanked; `outdated` is
-    where a user learns it. Before, it printed `current 1.1.0  wanted 1.0.0` and no reason, as
-    if 1.1.0 were merely newer than the range allowed."""
-    live = start_registry(tmp_path / "data")
-    try:
-        publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
-        publish_skill(live, FIXTURES / "brand-guidelines", "1.1.0")
-        env = cli_env(tmp_path / "home")
-        installed = kiln(
-            "skills", "install", "acme/brand-guidelines", "--registry", live.url, "--yes",
-            env=env, cwd=project,
-        )  # fmt: skip
-        assert installed.returncode == 0, installed.stderr
-        with RegistryClient(live.url, live.token("acme")) as client:
-            client.set_status("acme/brand-guidelines", "1.1.0", "yanked", "leaks tokens")
-
-        text = kiln("skills", "outdated", env=env, cwd=project)
-        as_json = kiln("skills", "outdated", "--json", env=env, cwd=project)
-    finally:
-        live.stop()
-    assert text.returncode == 0, text.stderr
+    where a user learns it. Before, it printed `current 1.1.0  wanted none` and no reason, as
+    if 1.1.0 were merely out of the range."""
+    text, as_json = _outdated_after_yank(
+        tmp_path, project, ["1.0.0", "1.1.0"], "1.1.0", "leaks tokens"
+    )
     assert text.stdout.strip() == (
         "acme/brand-guidelines  current 1.1.0 (yanked: leaks tokens)  wanted none  latest 1.0.0"
     )
