@@ -18,10 +18,16 @@ _ASIDE = ("index.db.corrupt", "index.db.corrupt-wal", "index.db.corrupt-shm")
 
 
 def refuse_links(root: Path, db_path: Path) -> None:
-    """Raise ``IndexLinked`` when the index folder or one of its files is a link."""
+    """Raise ``IndexLinked`` when the index folder or one of its files is a link,
+    ``IndexNotAFile`` when one of them is not a folder or a regular file."""
     folder = db_path.parent
     if folder.is_symlink() or folder.resolve() != root / folder.name:
         raise IndexLinked(f"{folder} is a link; kiln does not write the index through it")
+    if folder.exists() and not folder.is_dir():  # "cannot create …: File exists" said less
+        raise IndexNotAFile(
+            f"{folder} is not a folder",
+            hint=f"move it away: the index is written to the folder {folder}",
+        )
     for name in _NAMES + _ASIDE:
         if (folder / name).is_symlink():
             raise IndexLinked(

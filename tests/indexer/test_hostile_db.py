@@ -165,3 +165,19 @@ def test_an_index_file_that_is_a_fifo_or_a_folder_is_refused_with_one_line(
     assert kiln("index", ".", cwd=repo).returncode == 0
     found = json.loads(kiln("search", "survivor_symbol", "--json", cwd=repo).stdout)
     assert found[0]["name"] == "survivor_symbol"
+
+
+def test_a_kiln_file_where_the_index_folder_goes_is_one_line(repo: Path) -> None:
+    """A file named `.kiln` in the root: "cannot create …/.kiln: File exists (check that
+    <root>/.kiln is writable)", which it was; now what it is and what to do."""
+    write(repo, "m.py", "def survivor_symbol():\n    pass\n")
+    (repo / ".kiln").write_text("not a folder\n")
+    for args in (("index", "."), ("search", "survivor_symbol")):
+        result = kiln(*args, cwd=repo)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.splitlines() == [
+            f"kiln: {repo / '.kiln'} is not a folder"
+            f" (move it away: the index is written to the folder {repo / '.kiln'})"
+        ]
+    (repo / ".kiln").unlink()
+    assert kiln("index", ".", cwd=repo).returncode == 0
