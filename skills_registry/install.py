@@ -285,8 +285,12 @@ class Installer:
     def remove(self, skill_id: str) -> Path:
         entry = self.lock.entries.get(skill_id)
         target = self.scope.skills_dir / folder_name(skill_id)
-        if entry is None and read_marker(target).get("id") != skill_id:
+        owner = None if target.is_symlink() else read_marker(target).get("id")
+        if entry is None and owner != skill_id:
             raise NotFound(f"{skill_id} is not installed in {self.scope.skills_dir}")
+        if owner not in (None, skill_id):  # the folder holds another id of that name: only
+            self._unlock(skill_id)  # the entry is this skill's (`acme/deploy`, `evil/deploy`)
+            return target
         if target.is_symlink():  # a link the repository shipped: remove it, never what it names
             guard_target(target, skill_id, entry, self.force)
             target.unlink()

@@ -362,8 +362,15 @@ def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
 @click.option("--force", is_flag=True, help="Remove even if modified locally.")
 def remove_cmd(skill_id: str, scope: str, root: Path | None, force: bool) -> None:
     """Uninstall a skill and drop it from the lockfile."""
+    from skills_registry.skill_folder import read_marker
+
     path = Installer(_scope(scope, root), force=force).remove(skill_id)
-    click.echo(f"removed {skill_id} ({path})")
+    owner = read_marker(path).get("id") if path.is_dir() and not path.is_symlink() else None
+    if owner not in (None, skill_id):
+        shown = printable(str(owner), 130)
+        click.echo(f"removed {skill_id} from the lockfile; {path} holds {shown}, left in place")
+    else:
+        click.echo(f"removed {skill_id} ({path})")
 
 
 @skills_group.command("verify")

@@ -82,6 +82,20 @@ def test_a_lockfile_naming_two_ids_for_one_folder_installs_nothing(
         assert "one folder" in result.stderr
         assert tree_snapshot(project / ".kiln") == before  # before: evil/deploy over acme's
 
+    # The hint's way out: removing the entry whose skill the folder does not hold drops the
+    # entry alone (before: refused, as the folder "holds acme/deploy"; with --force it deleted
+    # acme's folder and left acme's entry).
+    skills = tree_snapshot(project / ".kiln" / "skills")
+    removed = _skills(project, "remove", "evil/deploy", env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert "holds acme/deploy" in removed.stdout
+    assert list(json.loads(lock_path.read_text())["skills"]) == ["acme/deploy"]
+    assert tree_snapshot(project / ".kiln" / "skills") == skills
+    marker = project / ".kiln" / "skills" / "deploy" / ".kiln-install.json"
+    assert json.loads(marker.read_text())["id"] == "acme/deploy"
+    frozen = _skills(project, "install", "--frozen", env=env)
+    assert frozen.returncode == 0 and "unchanged acme/deploy" in frozen.stdout, frozen.stderr
+
 
 def test_an_install_never_takes_the_folder_a_lock_entry_names(
     registry: LiveRegistry, tmp_path: Path, project: Path
