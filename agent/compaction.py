@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from agent import spend
 from agent.compaction_facts import (
     HISTORY_TAG,
     bounded,
@@ -321,16 +322,20 @@ class Compactor:
         return extractive_summary(batch), "extractive"
 
     async def _ask(self, session: SessionView, request: Request) -> ModelReply | None:
-        if session.config.max_cost_usd is not None:  # a summary's input is paid like a step's
-            tokens = estimate_tokens({**request.to_dict(), "deferred_tools": []})
-            model = str(getattr(session.model, "model", "") or "")
-            session.turn.check_request(session.config, model, tokens)
+        """A summary request: a model request like a step's, so it is one of the turn's steps
+        and is held to the cost limit the same way (its output capped to what is left)."""
+        request_tokens = {**request.to_dict(), "deferred_tools": []}
+        held = spend.hold(session, request, lambda: estimate_tokens(request_tokens))
         reply: ModelReply | None = None
-        async for item in session.model.stream(request):
-            if isinstance(item, ModelReply):
-                reply = item
-        if reply is not None:
-            self._account(session, reply)
+        try:
+            session.turn.budget.take_step()  # nothing awaited since the checks
+            async for item in session.model.stream(request):
+                if isinstance(item, ModelReply):
+                    reply = item
+            if reply is not None:
+                self._account(session, reply)
+        finally:
+            session.turn.release(held)
         return reply
 
     def _account(self, session: SessionView, reply: ModelReply) -> None:

@@ -48,7 +48,7 @@ from agent.tool_runner import ToolRunner, ci_secrets
 from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript
-from agent.turn import TurnState
+from agent.turn import TurnEnded, TurnState
 from agent.types import Block, ModelReply, Request, StopReason, TextDelta, ThinkingDelta, Usage
 from agent.workspace import Workspace, check_root
 
@@ -82,7 +82,7 @@ class Session:
         self.store = store
         self.state: dict[str, Any] = state or {}
         self.transcript = Transcript(store, session_id, messages or [], epoch)
-        self.turn = TurnState(self.state)
+        self.turn = TurnState(self.state, config)
         self.status = StatusBar(cwd=str(self.root), mode=status_mode(config.extra))
         self.permissions = Permissions(
             config.mode, load_rules(self.root, kiln_home()), root=self.root
@@ -365,10 +365,15 @@ class Session:
         """Extensions first, then stream the reply and account for it."""
         await self.context.before_request(self)
         request = self.build_request()
-        if self.config.max_cost_usd is not None:  # its input is paid however the reply goes
-            tokens = self.compactor.request_tokens(self)
-            self.turn.check_request(self.config, self._model_id(), tokens)
-        self.turn.next_step()
+        # its input is paid however the reply goes, and its output is capped to the limit
+        held = spend.hold(self, request, functools.partial(self.compactor.request_tokens, self))
+        try:
+            self.turn.next_step()
+            return await self._send(request, capped=request.max_tokens < self.config.max_tokens)
+        finally:
+            self.turn.release(held)
+
+    async def _send(self, request: Request, *, capped: bool) -> ModelReply:
         wire_log.record(self.store.folder(self.id), self.turn.step_count, self.model, request)
         self.store.record_request(
             self.id,
@@ -405,6 +410,11 @@ class Session:
             self, reply, min(limit, request.max_tokens) if limit else request.max_tokens
         )
         await spend.account(self, reply)
+        if capped and reply.stop_reason == "max_tokens":
+            run = self.turn.budget.limits()[-1]  # the run's, when this is a sub-agent
+            raise TurnEnded("max_cost", f"the reply was cut at {request.max_tokens:,} output "
+                                        "tokens, all the cost limit left room for "
+                                        f"(${run.spent:.4f} of ${run.max_cost_usd:g} spent)")  # fmt: skip
         return reply
 
     async def run_tools(self, calls: list[Block]) -> list[Block]:

@@ -4,11 +4,14 @@ event the front-ends show. A failed request's billed attempts are spend too."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from agent.events import UsageReported
 from agent.providers.pricing import cost_usd, price_for
-from agent.types import ModelReply, Usage
+from agent.turn import Hold, TurnEnded
+from agent.types import ModelReply, Request, Usage
 
 
 def record(session: Any, model: str, usage: Usage) -> None:
@@ -17,6 +20,35 @@ def record(session: Any, model: str, usage: Usage) -> None:
     turn = session.turn
     turn.add_usage(usage, cost, unpriced="" if price_for(model) else model)
     session.store.record_usage(session.id, turn.step_count, turn.number, model, usage, cost)
+
+
+def hold(session: Any, request: Request, tokens: Callable[[], int]) -> Hold | None:
+    """Before ``request`` (of about ``tokens()`` input tokens) is sent: raise ``TurnEnded`` at a
+    step limit, or when the cost limit has no room for it; otherwise hold what it may cost, its
+    ``max_tokens`` capped to what the limit can pay. Nothing is awaited between this and the
+    sending, so sub-agents running at once cannot both pass a check only one of them fits."""
+    session.turn.budget.check_steps()
+    if not session.turn.budget.limited:
+        return None
+    model = str(getattr(session.model, "model", "") or "")
+    held = session.turn.reserve(model, tokens(), request.max_tokens)
+    if held is not None:
+        request.max_tokens = held.output_tokens
+        request.before_retry = functools.partial(before_retry, session)
+    return held
+
+
+def before_retry(session: Any, billed: Usage) -> None:
+    """Before a request is sent again after failed attempts that were billed ``billed``: the
+    attempt held what the request may cost, so another one fits while the cost limit has room
+    for what they were billed besides; otherwise that is spend, and the turn ends."""
+    model = str(getattr(session.model, "model", "") or session.model.name)
+    cost = cost_usd(model, billed)
+    if cost <= session.turn.budget.room_usd():
+        return
+    record(session, model, billed)
+    raise TurnEnded("max_cost", f"the provider failed after billing ${cost:.4f}, and another "
+                                "attempt could cross the cost limit; it was not made")  # fmt: skip
 
 
 async def account(session: Any, reply: ModelReply) -> None:

@@ -1,5 +1,5 @@
 """The ``task`` tool's sub-agent: a read-only child session with its own context, in the same
-workspace, store and index, whose spend is the parent's."""
+workspace, store and index, whose requests and spend are the parent's (``agent.turn.Budget``)."""
 
 from __future__ import annotations
 
@@ -50,10 +50,6 @@ async def run_subagent(parent: Any, description: str, call_id: str = "") -> str:
         mode="ask",
         max_steps=min(MAX_STEPS, parent.config.max_steps),
         max_tokens=parent.config.max_tokens,
-        # the child spends the run's money: its requests keep to what is left of the limit
-        max_cost_usd=None
-        if parent.config.max_cost_usd is None
-        else parent.config.max_cost_usd - parent.turn.cost_usd,
         subagent=True,
         # what the parent hides from tool outputs (--ci: the environment's secrets, a checkout's
         # token in .git/config), the child hides too: its requests go to the same provider
@@ -68,6 +64,9 @@ async def run_subagent(parent: Any, description: str, call_id: str = "") -> str:
         index=parent.services.index,
     )
     child.state["parent"] = parent.id
+    # The child spends the run's steps and money: what it sends and spends counts against the
+    # parent's limits as it happens, so sub-agents running at once share what is left.
+    child.turn.draw_from(parent.turn)
     # The child's requests declare the parent's tools, not only the read-only ones it may run
     # (a call of another is refused as unknown): they then begin with the bytes the parent's
     # requests begin with, and the provider's cache serves that prefix to the child too.
@@ -76,7 +75,7 @@ async def run_subagent(parent: Any, description: str, call_id: str = "") -> str:
         f"{description}\n\nExplore read-only and answer in at most {MAX_STEPS} lines"
         " with paths and line numbers."
     )
-    parent.turn.add_usage(child.turn.usage, child.turn.cost_usd, unpriced=child.turn.unpriced)
+    parent.turn.absorb(child.turn)
     answer = child.transcript.final_text() or f"(the sub-agent stopped: {reason})"
     return (
         f"{SUBAGENT_PREFIX}{child.id} ({child.turn.step_count} steps):\n{answer[:MAX_ANSWER_CHARS]}"

@@ -16,6 +16,7 @@ requests.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -101,6 +102,9 @@ class Request:
     # calls), for providers that route their prompt cache by one (OpenAI's prompt_cache_key).
     # Not part of the prompt.
     cache_key: str = ""
+    # Called with what the failed attempts so far were billed before the provider tries again;
+    # it raises to stop (a cost limit the next attempt could cross). Not part of the prompt.
+    before_retry: Callable[[Usage], None] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {

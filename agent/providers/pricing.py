@@ -45,6 +45,9 @@ PRICES: dict[str, Price] = {
 }
 
 
+CACHE_BLOCK = 128  # tokens
+
+
 def price_for(model: str) -> Price | None:
     """The price of the longest family prefix of ``model`` (``provider/`` prefixes ignored)."""
     key = model.lower().rsplit("/", 1)[-1]
@@ -68,15 +71,19 @@ def cost_usd(model: str, usage: Usage) -> float:
     ) / 1_000_000
 
 
-def least_cost_usd(model: str, prompt_tokens: int, cached_tokens: int) -> float:
-    """The least a request of ``prompt_tokens`` input tokens can cost on ``model``: the share the
-    provider may serve from its cache (at most ``cached_tokens``, what the previous request sent)
-    at the cache-read price, the rest at the input price; no output. 0.0 for an unknown model."""
+def input_cost_usd(model: str, prompt_tokens: int, cached_tokens: int) -> float:
+    """What the input of a request of ``prompt_tokens`` tokens is estimated to cost on ``model``:
+    the share the provider may serve from its cache at the cache-read price (what the previous
+    request sent, ``cached_tokens``, less one cache block: the end of that prompt is not the
+    start of the next, and OpenAI caches in steps of 128 tokens), the rest at the input price,
+    or at the cache-write price where that is higher (Anthropic writes the new part to its
+    cache). 0.0 for an unknown model."""
     price = price_for(model)
     if price is None:
         return 0.0
-    cached = min(max(cached_tokens, 0), prompt_tokens)
-    return (cached * price.cache_read + (prompt_tokens - cached) * price.input) / 1_000_000
+    cached = min(max(cached_tokens - CACHE_BLOCK, 0), prompt_tokens)
+    fresh = max(price.input, price.cache_write)
+    return (cached * price.cache_read + (prompt_tokens - cached) * fresh) / 1_000_000
 
 
 def price_note(model: str) -> str:

@@ -176,11 +176,13 @@ async def retrying_stream(
     *,
     policy: RetryPolicy,
     provider: str,
+    before_retry: Callable[[Usage], None] | None = None,
 ) -> AsyncIterator[StreamItem]:
     """Run ``open_stream`` until it finishes, retrying retryable errors raised before any output.
 
     Once a ``TextDelta`` or ``ToolCallDelta`` has been yielded, a failure is final and becomes a
-    ``PartialReplyError`` holding the text streamed so far.
+    ``PartialReplyError`` holding the text streamed so far. Before trying again after attempts
+    that were billed, ``before_retry`` (the request's) is given their usage, and may raise.
     """
     attempt = 0
     spent = Usage()  # reported by attempts that then failed: billed, so counted
@@ -224,6 +226,8 @@ async def retrying_stream(
                 if exc.retryable and attempt > 1:
                     exc.args = (f"{exc} (gave up after {attempt} attempts)",)
                 raise
+            if before_retry is not None and spent != Usage():
+                before_retry(spent)  # a cost limit another attempt could cross: it raises
             wait = policy.delay(attempt, getattr(exc, "retry_after", None))
             log.warning(
                 "%s; retry %d/%d in %.2fs",

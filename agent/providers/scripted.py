@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import inspect
 import json
 import os
@@ -254,11 +255,12 @@ class ScriptedModel:
         """Nothing to release; present so callers can close any provider alike."""
 
     def stream(self, request: Request) -> AsyncIterator[StreamItem]:
-        return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)
+        return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name,
+                               before_retry=request.before_retry)  # fmt: skip
 
     async def _once(self, request: Request) -> AsyncGenerator[StreamItem, None]:
         previous = list(self.requests)
-        self.requests.append(copy.deepcopy(request))
+        self.requests.append(copy.deepcopy(dataclasses.replace(request, before_retry=None)))
         step = await self._next_reply(request)
         if step.get("raise") == "partial":
             # Stream some text first so the caller has seen output, then break off.

@@ -154,7 +154,8 @@ class SdkClientModel:
         await self.aclose()
 
     def stream(self, request: Request) -> AsyncIterator[StreamItem]:
-        return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name)
+        return retrying_stream(lambda: self._once(request), policy=self.retry, provider=self.name,
+                               before_retry=request.before_retry)  # fmt: skip
 
     def _once(self, request: Request) -> AsyncGenerator[StreamItem, None]:
         raise NotImplementedError

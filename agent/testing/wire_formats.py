@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.providers.arguments import parse_arguments
+from agent.types import canonical_json
 
 
 @dataclass
@@ -30,6 +31,31 @@ class WireUsage:
     cache_read: int
     cache_write: int
     output_tokens: int
+
+
+def output_tokens(reply: WireReply) -> int:
+    """What a reply's output is counted as: its content's canonical JSON characters / 4."""
+    content: list[Any] = [reply.text] + [[c["name"], c["raw"]] for c in reply.tool_calls]
+    return max(1, len(canonical_json(content)) // 4)
+
+
+def requested_limit(body: dict[str, Any]) -> int:
+    """The request's output limit (``max_tokens``; OpenAI's reasoning models take
+    ``max_completion_tokens``), 0 when it set none."""
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    return 0
+
+
+def cut_to(reply: WireReply, limit: int) -> WireReply:
+    """The reply a real API sends when it would write more than ``limit`` tokens: generation
+    stops there (the text cut, tool calls not reached), and the stop reason says so."""
+    if not limit or output_tokens(reply) <= limit:
+        return reply
+    return WireReply(text=reply.text[: limit * 4 - 4], stop_reason="max_tokens", die=reply.die,
+                     stream_error=reply.stream_error)  # fmt: skip
 
 
 def _pieces(text: str, size: int = 8) -> list[str]:

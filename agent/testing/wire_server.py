@@ -9,7 +9,8 @@ earlier request counts as cache read, characters / 4 as tokens. On ``/v1/message
 only happens when the request carries ``cache_control`` breakpoints, as on the real API.
 Requests the real APIs refuse are a 400 here too: a tool call not answered in the very next
 message, a result for no call of the message before it, and Anthropic's deferred-tool and
-breakpoint rules (``wire_requests``).
+breakpoint rules (``wire_requests``). A reply longer than the request's ``max_tokens``
+(``max_completion_tokens``) is cut there, with the stop reason ``max_tokens`` (``length``).
 
 Script steps use the scripted model's vocabulary (see ``agent.providers.scripted``), plus:
 ``{"error": 429 | 500 | 529 | 400, "retry_after"?: seconds, "message"?: ...}`` for an HTTP
@@ -59,7 +60,6 @@ from agent.testing.wire_requests import (
     prompt_text,
     tool_pairing_problem,
 )
-from agent.types import canonical_json
 
 # What a broken proxy might send with a 200 and an SSE content type: not UTF-8, not SSE.
 GARBAGE = b"\xff\xfe\x00garbage\x80\x81\xc3(\n\ndata: \xe2\x28\xa1\n\n"
@@ -166,8 +166,7 @@ class WireServer:
                 max((common_prefix_len(text, old) for old in history), default=0) if caching else 0
             )
             history.append(text)
-        content: list[Any] = [reply.text] + [[c["name"], c["raw"]] for c in reply.tool_calls]
-        output = max(1, len(canonical_json(content)) // 4)
+        output = wf.output_tokens(reply)
         read = lcp // 4
         if api == "anthropic" and caching:
             return wf.WireUsage(
@@ -311,6 +310,7 @@ def _make_handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
                                  stream_error=step.get("stream_error"))  # fmt: skip
             if kind == "partial" and not reply.text:
                 reply.text = "The answer is"
+            reply = wf.cut_to(reply, wf.requested_limit(body))  # as a real API stops
             usage = server.usage_for(api, body, reply)
             model = server.model or str(body.get("model") or "wire-model")
             msg_id = server.next_id("msg_" if api == "anthropic" else "chatcmpl-")

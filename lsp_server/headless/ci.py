@@ -79,7 +79,8 @@ class RunReport:
     branch_skipped: str = ""  # why --commit-branch made none
     commit: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # this run's, sub-agents included: what --max-cost-usd counts
+    session_cost_usd: float = 0.0  # the session's, earlier runs of a resumed one included
     steps: int = 0
     refusals: list[dict[str, Any]] = field(default_factory=list)
     memory_proposals: list[dict[str, Any]] = field(default_factory=list)
@@ -109,6 +110,7 @@ class RunReport:
             "commit": self.commit,
             "usage": self.usage,
             "cost_usd": round(self.cost_usd, 6),
+            "session_cost_usd": round(self.session_cost_usd, 6),
             "steps": self.steps,
             "duration_ms": self.duration_ms,
             "refusals": self.refusals,
@@ -229,7 +231,12 @@ def markdown_summary(report: RunReport) -> str:
         "",
         f"- steps: {report.steps}; tokens in {u.get('input_tokens', 0)}, cache read {u.get('cache_read_tokens', 0)}, "
         f"cache write {u.get('cache_write_tokens', 0)}, out {u.get('output_tokens', 0)}",
-        f"- cache hit share: {cache_share(u):.0%}; cost ${report.cost_usd:.4f}",
+        f"- cache hit share: {cache_share(u):.0%}; cost ${report.cost_usd:.4f} this run"
+        + (
+            f" (${report.session_cost_usd:.4f} the whole session)"
+            if report.session_cost_usd > report.cost_usd + 5e-5
+            else ""
+        ),  # fmt: skip
         f"- stop reason: {report.stop_reason}; exit code {report.exit_code}",
     ]
     if report.error:  # why the outputs were refused, or the provider's error

@@ -270,8 +270,9 @@ def _finish(
         session_id=session.id,
         answer=session.runner.redact(session.transcript.final_text()),
         usage=session.turn.usage.to_dict(),
-        cost_usd=session.turn.cost_usd,
-        steps=session.turn.steps,  # this run, as --max-steps counts (not the whole session)
+        cost_usd=session.turn.cost_usd,  # this run's, as --max-cost-usd counts
+        session_cost_usd=session.turn.cost_before + session.turn.cost_usd,
+        steps=session.turn.steps,  # this run's requests, as --max-steps counts
         refusals=session.turn.refusals,
         memory_proposals=session.turn.memory_proposals,
         files_modified=list(session.turn.files_modified),
@@ -303,7 +304,8 @@ def _finish(
         usage = report.usage
         err.write(
             f"\n[{report.outcome}] {reason}; {report.steps} steps; tokens in {session.turn.usage.total_input} "
-            f"(cache read {usage['cache_read_tokens']}), out {usage['output_tokens']}; session {session.id}\n"
+            f"(cache read {usage['cache_read_tokens']}), out {usage['output_tokens']}; "
+            f"cost ${report.cost_usd:.4f} this run; session {session.id}\n"
         )
         if opts.ci:
             err.write(f"summary: {report.summary_path}\n")

@@ -69,13 +69,19 @@ def test_kiln_run_compacts_and_asks_again_when_the_server_says_too_long(tmp_path
     assert notes, proc.stdout[-2000:]
 
 
+# A request is sent only with room for 1,024 output tokens besides its input ($8 a million)
+FLOOR = 1024 * 8 / 1e6
+
+
 def test_the_request_sent_again_after_an_overflow_keeps_to_max_steps(tmp_path: Path) -> None:
     """The refused request was the run's 7th model call: with --max-steps 7, asking again would
-    be an 8th (it was sent, and the run ended as if within its limit)."""
+    be an 8th (it was sent, and the run ended as if within its limit); so would compaction's
+    summary request, which is a model request too (it was sent: the extractive summary is used)."""
     with WireServer(overflowing(tmp_path)) as srv:
         proc = kiln_run(tmp_path, srv, "--max-steps", "7")
     assert proc.returncode == 3, proc.stderr
-    assert len(srv.requests) == 8  # 7 steps and compaction's summary; no 8th step
+    assert len(srv.requests) == 7  # 7 steps; no summary request, no 8th step
+    assert not any(SUMMARY_MARKER.encode() in r.raw for r in srv.requests)
     result = json.loads(proc.stdout.splitlines()[-1])
     assert (result["stop_reason"], result["steps"]) == ("max_steps", 7)
     assert result["error"] == "step limit reached (7)"
@@ -153,7 +159,8 @@ def test_compactions_summary_request_keeps_to_the_cost_limit(tmp_path: Path) -> 
               if '"type": "usage"' in line]  # fmt: skip
     assert len(totals) >= 5, proc.stdout[-2000:]
     with WireServer([*script, "summary", "done"]) as srv:
-        proc = kiln_run(tmp_path, srv, "--max-cost-usd", f"{totals[4] + 0.0001:.6f}", env=env)
+        limit = totals[4] + FLOOR + 0.001  # the fifth read has room for 1,024 output tokens
+        proc = kiln_run(tmp_path, srv, "--max-cost-usd", f"{limit:.6f}", env=env)
     assert proc.returncode == 3, proc.stderr
     assert len(srv.requests) == 5  # the five reads: no summary request
     assert not any(SUMMARY_MARKER.encode() in r.raw for r in srv.requests)
@@ -171,7 +178,7 @@ def test_after_a_compaction_only_the_prefix_counts_as_cached(tmp_path: Path) -> 
     again = usage[-1]  # the request asked again after the compaction
     paid = (again["input_tokens"] * 2.0 + again["cache_read_tokens"] * 0.5) / 1e6  # gpt-4.1
     before = usage[-1]["cost_usd"] - paid - again["output_tokens"] * 8.0 / 1e6
-    limit = before + 0.75 * paid
+    limit = before + 0.75 * paid + FLOOR
     with WireServer(overflowing(tmp_path)) as srv:
         proc = kiln_run(tmp_path, srv, "--max-cost-usd", f"{limit:.6f}")
     assert proc.returncode == 3, proc.stderr

@@ -73,6 +73,8 @@ LOG = "".join(f"FAILED tests/test_dates.py::test_case_{i} - AssertionError: {i} 
               for i in range(900))  # fmt: skip
 CALLS = {"openai": "/chat/completions", "anthropic": "/messages"}
 MODELS = {"openai": "gpt-4.1", "anthropic": "claude-sonnet-4-5"}
+# A request is sent only with room for its input and 1,024 output tokens (at $8 and $15 a million)
+FLOOR = {"openai": 1024 * 8 / 1e6, "anthropic": 1024 * 15 / 1e6}
 
 
 def step_costs(repo: Path, provider: str) -> list[float]:
@@ -96,7 +98,7 @@ def big_task(repo: Path) -> Path:
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_request_that_would_cross_the_limit_is_not_sent(big_task: Path, provider: str) -> None:
     first, second = step_costs(big_task, provider)
-    limit = first + second / 2  # the first request fits; the second cannot, even cached
+    limit = first + FLOOR[provider] + second / 2  # the first request fits; the second cannot
     with WireServer([READ, "done"]) as srv:
         proc = kiln_run(big_task, srv, MODELS[provider], "--max-cost-usd", f"{limit:.6f}",
                         "--output-format", "json", provider=provider)  # fmt: skip
@@ -127,7 +129,8 @@ def test_the_cached_share_is_counted_at_the_cache_price(big_task: Path) -> None:
     first one's prefix, fits a limit that the same tokens at the input price would cross."""
     first, second = step_costs(big_task, "openai")
     with WireServer([READ, "done"]) as srv:
-        proc = kiln_run(big_task, srv, "gpt-4.1", "--max-cost-usd", f"{first + 1.5 * second:.6f}")
+        limit = first + 1.5 * second + FLOOR["openai"]
+        proc = kiln_run(big_task, srv, "gpt-4.1", "--max-cost-usd", f"{limit:.6f}")
     assert proc.returncode == 0, proc.stderr
     assert len(srv.bodies("/chat/completions")) == 2
 
