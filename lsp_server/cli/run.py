@@ -80,13 +80,14 @@ class TaskCommand(QueryCommand):
     type=click.IntRange(min=1),
     default=50,
     show_default=True,
-    help="Model calls per run.",
+    help="Model requests per run (sub-agents' and compaction summaries' included).",
 )
 @click.option("--max-minutes", type=FiniteFloat(min=0, min_open=True), help="Wall-clock limit.")
 @click.option(
     "--max-cost-usd",
     type=FiniteFloat(min=0),
-    help="Cost limit from recorded usage and the price table.",
+    help="This run's cost limit in USD, from measured usage and the price table; each "
+    "request's output is capped to what it can still pay.",
 )
 @click.option(
     "--mode", type=click.Choice(MODES), default="ask", show_default=True, help="Permission mode."
