@@ -145,8 +145,12 @@ class Editor:
 
     def debug(self) -> str:
         mode = self.mode()
-        if mode["blocking"]:
-            return f"mode {mode} (blocked)"
+        if mode["blocking"]:  # leave the prompt (the test has failed) to read what it showed
+            self.nvim.input("<CR>")
+            time.sleep(0.5)
+            if self.mode()["blocking"]:
+                return f"mode {mode} (blocked)"
+            return f"mode {mode} (blocked), messages {self.messages()!r}"
         return f"mode {mode}, transcript {self.transcript()[-25:]}, messages {self.messages()!r}"
 
     def close(self) -> None:

@@ -248,12 +248,17 @@ function M.on_exit(code, signal, client_id)
     local msg =
       string.format('kiln: the server exited (code %s, signal %s); see :LspLog', code, signal)
     if valid_buf(S.buf) then
+      transcript.settle('the server exited')
       transcript.append({ '[error] ' .. msg })
     end
     if was_busy then
       M.last_result = { error = { message = msg } }
     end
-    vim.notify(msg, vim.log.levels.WARN)
+    -- Neovim itself reports a server that failed or was killed (other than by SIGTERM); a
+    -- second message would stop the editor on a hit-enter prompt.
+    if code == 0 and (signal == 0 or signal == 15) then
+      vim.notify(msg, vim.log.levels.WARN)
+    end
   end
   M.refresh_title()
 end

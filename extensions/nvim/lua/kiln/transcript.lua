@@ -282,6 +282,12 @@ function M.render(u, edit_mode)
   elseif kind == 'user_message_chunk' then
     M.question(u.content or {})
   elseif kind == 'tool_call' then
+    local shown = S.tools[u.toolCallId]
+    if shown and shown.status ~= 'pending' and shown.status ~= 'in_progress' then
+      -- A new call with the id of one that ended: a model numbers its calls per session, and
+      -- the transcript outlives a session (a restarted server); the old line stays as it is.
+      S.tools[u.toolCallId] = nil
+    end
     M.tool(u.toolCallId, { title = u.title, status = u.status or 'in_progress', kind = u.kind })
   elseif kind == 'tool_call_update' then
     local meta = u._meta or {}
