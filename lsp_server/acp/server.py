@@ -202,9 +202,7 @@ class KilnAcpAgent:
             raise CoreError(str(exc), hint=exc.hint, code=NOT_ALLOWED) from None
         if self.core.is_busy(session_id):
             raise TurnInProgress("the session is running a turn", hint="cancel it or wait")
-        session = await self.core.load_session(session_id, mcp_servers=servers)
-        if Path(cwd).resolve() != session.root:
-            log.warning("session %s belongs to %s, not %s", session_id, session.root, cwd)
+        session = await self.core.load_session(session_id, mcp_servers=servers, cwd=Path(cwd))
         self._track(session)
         assert self.frontend is not None
         for update in self.core.history(session.id):

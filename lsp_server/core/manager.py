@@ -140,10 +140,12 @@ class SessionManager:
         session_id: str,
         options: dict[str, Any] | None = None,
         mcp_servers: list[Any] | None = None,
+        cwd: Path | None = None,
     ) -> Session:
         """Resume a stored session; a session already live is returned as is (with the MCP
         servers it was opened with), unless another process continued it since: then it is
-        loaded again from the store."""
+        loaded again from the store. ``cwd``: the folder the client works in; a session of an
+        unrelated folder is refused (its tools would work on files the client has not open)."""
         if not isinstance(session_id, str) or not session_id:
             raise InvalidParams("sessionId must be a non-empty string")
         # One load of an id at a time: a second one arriving meanwhile gets the session the
@@ -152,16 +154,21 @@ class SessionManager:
             await asyncio.wait([loading])
         self._loading[session_id] = done = asyncio.get_running_loop().create_future()
         try:
-            return await self._load(session_id, options, mcp_servers)
+            return await self._load(session_id, options, mcp_servers, cwd)
         finally:
             del self._loading[session_id]
             done.set_result(None)
 
     async def _load(
-        self, session_id: str, options: dict[str, Any] | None, mcp_servers: list[Any] | None
+        self,
+        session_id: str,
+        options: dict[str, Any] | None,
+        mcp_servers: list[Any] | None,
+        cwd: Path | None,
     ) -> Session:
         live = self.live.get(session_id)
         if live is not None:
+            _same_workspace(session_id, live.session.root, cwd)
             if self.is_busy(session_id) or not behind(self.store, live.session.transcript):
                 return live.session
             # Another process continued it since (a terminal's `kiln run --resume`): this copy
@@ -175,6 +182,7 @@ class SessionManager:
                 f"no session {session_id!r}", hint="list the stored sessions to find its id"
             ) from None
         self._cwd(info["root"])
+        _same_workspace(session_id, Path(info["root"]), cwd)
         config.mode = (options or {}).get("mode") or info["mode"] or config.mode
         host = CoreHost(self, config)
         host.root = Path(info["root"])
@@ -397,3 +405,17 @@ class SessionManager:
             await asyncio.gather(*turns, return_exceptions=True)
         for live in list(self.live.values()):
             await live.session.aclose()
+
+
+def _same_workspace(session_id: str, root: Path, cwd: Path | None) -> None:
+    """A session is continued from its own folder, one inside it or one that holds it."""
+    if cwd is None:
+        return
+    cwd = cwd.resolve()
+    if cwd == root or root in cwd.parents or cwd in root.parents:
+        return
+    raise CoreError(
+        f"session {session_id} belongs to {root}, not {cwd}",
+        hint=f"open {root} to continue it, or start a new session here",
+        code=NOT_ALLOWED,
+    )

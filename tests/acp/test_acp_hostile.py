@@ -122,3 +122,37 @@ async def test_commands_are_shown_with_control_and_bidi_characters_escaped(
     assert all("\r" not in t and "\x1b" not in t and "\u202e" not in t for t in shown), shown
     assert "\\u001b[2K" in call["content"][0]["content"]["text"]
     assert call["rawInput"]["command"] == command  # the exact arguments stay machine-readable
+
+
+async def test_a_session_of_another_workspace_is_not_loaded_into_this_one(
+    spawn, workspace: Path, tmp_path: Path
+) -> None:
+    """An editor open on one project loading a session of another (a session id from an
+    unfiltered list, another window's thread) would have that session's tools read, run and
+    write in a folder the editor does not show; it is refused in one line that names both
+    folders, and none of the client's servers starts. Its own folder, a sub-folder of it and a
+    folder holding it load it."""
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    sub = workspace / "pkg"
+    sub.mkdir()
+    marker = other / "started"
+    server = McpServerStdio(
+        name="notes",
+        command=sys.executable,
+        args=["-c", f"open({str(marker)!r}, 'w').write('x')"],
+        env=[],
+    )
+    async with spawn(["Fine."], EditorClient()) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "hi"}])
+        with pytest.raises(RequestError) as err:
+            await agent.conn.load_session(cwd=str(other), session_id=sid, mcp_servers=[server])
+        assert err.value.code == NOT_ALLOWED, err.value
+        message = str(err.value)
+        assert f"belongs to {workspace.resolve()}, not {other.resolve()}" in message, message
+        assert "\n" not in message
+        for cwd in (workspace, sub, workspace.parent):
+            await agent.conn.load_session(cwd=str(cwd), session_id=sid)
+    assert not marker.exists()
