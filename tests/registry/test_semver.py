@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from skills_registry.registry.errors import UsageError
 from skills_registry.registry.semver import Range, Version, max_satisfying
+from tests.registry.conftest import LiveRegistry, cli_env, kiln, make_skill, publish_skill
 
 VERSIONS = [
     "0.1.0",
@@ -82,3 +85,18 @@ def test_garbage_range_is_a_usage_error() -> None:
     with pytest.raises(UsageError) as info:
         Range.parse("newest please")
     assert "invalid version range" in str(info.value)
+
+
+
+def test_a_long_invalid_range_is_named_in_a_short_line(
+    registry: LiveRegistry, tmp_path: Path, project: Path
+) -> None:
+    """`kiln skills install acme/notes@111…` (5,000 digits) printed all 5,000 in its error."""
+    publish_skill(registry, make_skill(tmp_path, "notes"), "1.0.0")
+    for wanted in ("1" * 5000, "1.0.0-" + "a" * 5000 + "!"):
+        result = kiln(
+            "skills", "install", f"acme/notes@{wanted}", "--registry", registry.url,
+            env=cli_env(tmp_path / "home"), cwd=project,
+        )  # fmt: skip
+        assert result.returncode == 2 and "invalid version range" in result.stderr
+        assert len(result.stderr) < 300, len(result.stderr)
