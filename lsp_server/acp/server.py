@@ -167,9 +167,12 @@ class KilnAcpAgent:
             auth_methods=[],
         )
 
+    @rpc_errors
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        raise RequestError.invalid_params(
-            {"message": f"unknown auth method {method_id!r}", "hint": "kiln needs no login"}
+        raise InvalidParams(  # initialize offers none: a model provider is set in the environment
+            f"unknown auth method {method_id!r}: Kiln offers no authentication methods",
+            hint="Kiln needs no login; configure a model provider in its environment "
+            "(ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL; docs/acp.md)",
         )
 
     # -- sessions -----------------------------------------------------------------------------

@@ -212,3 +212,27 @@ def test_params_the_sdk_cannot_read_get_one_line_naming_the_field(kiln_home: Pat
         {"loc": ["sessionId"], "msg": "Field required", "type": "missing"}
     ]
     assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_authenticate_without_a_provider_says_how_to_configure_one(
+    kiln_home: Path, workspace: Path
+) -> None:
+    """Kiln offers no authentication methods; a client that calls ``authenticate`` anyway (no
+    model provider is configured) got "Invalid params" with the reason tucked in ``data``. Its
+    one line now says there is nothing to log in to, and both it and the session/new that fails
+    say how to configure a provider."""
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1}),
+        frame(2, "authenticate", {"methodId": "api-key"}),
+        frame(3, "session/new", {"cwd": str(workspace), "mcpServers": []}),
+    ]
+    done = run_raw(raw, kiln_home, provider="anthropic")
+    assert done.returncode == 0, done.stderr
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert replies[1]["result"]["authMethods"] == []
+    auth, new = replies[2]["error"], replies[3]["error"]
+    assert auth["code"] == -32602, auth
+    assert auth["message"] == "unknown auth method 'api-key': Kiln offers no authentication methods"
+    assert "ANTHROPIC_API_KEY" in auth["data"]["hint"], auth
+    assert new["code"] == -32603 and "no API key" in new["message"], new
+    assert "ANTHROPIC_API_KEY" in new["data"]["hint"], new

@@ -21,8 +21,10 @@ def frame(id_: int, method: str, params: dict[str, Any]) -> str:
     return json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params})
 
 
-def run_raw(lines: list[str], kiln_home: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted"}
+def run_raw(
+    lines: list[str], kiln_home: Path, provider: str = "scripted", **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": provider}
     return subprocess.run(
         KILN_ACP,
         input="\n".join(lines) + "\n",
