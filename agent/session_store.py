@@ -61,6 +61,11 @@ class SessionStore:
                     "kiln: %s is read-only: reading the session store as it is", self.path.parent
                 )
                 return
+            if self.path.is_dir():
+                raise KilnError(
+                    f"{self.path} is a folder, not the session store",
+                    hint="move it away; Kiln starts a new store there",
+                ) from None
             if not (is_corrupt(exc) or is_foreign(exc)):  # a full disk, a read-only home…
                 raise KilnError(
                     f"cannot open the session store {self.path}: {exc}",

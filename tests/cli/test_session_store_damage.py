@@ -140,3 +140,13 @@ def test_resuming_a_session_whose_workspace_is_gone(
     assert "more" not in [
         b.get("text") for m in json.loads(shown.stdout)["messages"] for b in m["content"]
     ]
+
+
+def test_a_folder_where_the_store_belongs_is_named(tmp_path: Path, kiln_home: Path) -> None:
+    """`sessions.db` made a folder (a stray `mkdir -p`): every command said "unable to open
+    database file (free disk space, or make KILN_HOME a writable folder)", neither of which
+    was the matter; the line says what is there now, and the folder is left alone."""
+    (kiln_home / "sessions.db" / "kept").mkdir(parents=True)
+    line = one_line(kiln("sessions", "list", cwd=tmp_path), 1)
+    assert line.startswith(f"kiln: {kiln_home / 'sessions.db'} is a folder"), line
+    assert "free disk space" not in line and (kiln_home / "sessions.db" / "kept").is_dir()
