@@ -24,10 +24,9 @@ from typing import Any
 import sqlite_utils
 from sqlite_utils.db import NotFoundError
 
-from agent.errors import KilnError, SessionDamaged, SessionNotFound
-from agent.session_schema import migrate
+from agent.errors import SessionDamaged, SessionNotFound
+from agent.session_open import open_store
 from agent.types import Message, Usage, canonical_json
-from kiln_errors.sqlite_common import enable_wal, is_corrupt
 
 log = logging.getLogger("kiln.sessions")
 
@@ -46,40 +45,7 @@ class SessionStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._tables: sqlite_utils.Database | None = None
-        self.recovered = ""
-        try:
-            self.db = self._open()
-        except sqlite3.DatabaseError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise KilnError(
-                    f"the session store {self.path} is locked: {exc}",
-                    hint="another Kiln process holds it; retry in a moment",
-                ) from None
-            if reading and self._read_only_folder():
-                self.db = self._open_as_it_is()
-                log.warning(
-                    "kiln: %s is read-only: reading the session store as it is", self.path.parent
-                )
-                return
-            if self.path.is_dir():
-                raise KilnError(
-                    f"{self.path} is a folder, not the session store",
-                    hint="move it away; Kiln starts a new store there",
-                ) from None
-            if not (is_corrupt(exc) or is_foreign(exc)):  # a full disk, a read-only home…
-                raise KilnError(
-                    f"cannot open the session store {self.path}: {exc}",
-                    hint="free disk space, or make KILN_HOME a writable folder",
-                ) from None
-            # A damaged store must not take every command down: keep it aside, start afresh.
-            kept = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-            for suffix in ("", "-wal", "-shm"):
-                old = Path(f"{self.path}{suffix}")
-                if old.exists():
-                    old.rename(Path(f"{kept}{suffix}"))
-            self.recovered = f"the session store was damaged ({exc}); it was moved to {kept} and a new one started"
-            log.warning("kiln: %s", self.recovered)
-            self.db = self._open()
+        self.db, self.recovered = open_store(self.path, reading=reading)
 
     @property
     def tables(self) -> sqlite_utils.Database:
@@ -87,36 +53,6 @@ class SessionStore:
         if self._tables is None or self._tables.conn is not self.db:
             self._tables = sqlite_utils.Database(self.db)
         return self._tables
-
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
-        try:
-            enable_wal(db, 30)
-            db.execute("PRAGMA busy_timeout=30000")
-            db.execute("PRAGMA quick_check(1)").fetchone()
-            migrate(db)
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    def _read_only_folder(self) -> bool:
-        return self.path.is_file() and not os.access(self.path.parent, os.W_OK)
-
-    def _open_as_it_is(self) -> sqlite3.Connection:
-        """A connection that never writes: ``immutable``, as a WAL-mode file cannot be read
-        without creating its ``-shm`` otherwise. A store that needs a migration is refused."""
-        uri = f"{self.path.resolve().as_uri()}?immutable=1"
-        db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
-        try:
-            migrate(db)
-        except sqlite3.Error as exc:
-            db.close()
-            raise KilnError(
-                f"cannot read the session store {self.path}: {exc}",
-                hint="it needs writing (an upgrade or a repair): make KILN_HOME writable once",
-            ) from None
-        return db
 
     def close(self) -> None:
         with self._lock:
@@ -459,9 +395,3 @@ def _searchable_text(message: Message) -> str:
             content = block.get("content", "")
             parts.append(content[:2000] if isinstance(content, str) else "")
     return "\n".join(p for p in parts if p)
-
-
-def is_foreign(exc: BaseException) -> bool:
-    """Another program's SQLite file (or a hand-made one): its tables are not the store's."""
-    text = str(exc).lower()
-    return any(m in text for m in ("no such table", "no such column", "already exists"))
