@@ -13,7 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -272,20 +272,6 @@ def test_git_does_not_see_the_index_but_sees_the_projects_kiln_files(
     write(own, "app.py", "def app_symbol():\n    pass\n")
     clean(kiln("index", ".", cwd=own))
     assert (own / ".kiln" / ".gitignore").read_text() == "# the project's own\n"
-
-
-@pytest.fixture
-def read_only_disk(tmp_path: Path) -> Iterator[Path]:
-    """A small tmpfs, remounted read-only by the test; skipped where mounting is not allowed."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)])
-    if mounted.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=True)
 
 
 def test_a_built_index_on_a_read_only_disk_is_searched(read_only_disk: Path) -> None:
