@@ -6,6 +6,7 @@ on (a tool never crashes the loop).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 import uuid
@@ -365,7 +366,18 @@ def prompt_detail(name: str, args: dict[str, Any], check: Any) -> str:
         return "\n".join(lines)
     if name == "remember":
         return f"add to memory: {args.get('text', '')}"
+    if args:  # an MCP or skill tool, any other: what it is called with (an edit shows its diff)
+        shown = json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True)
+        cut = (
+            f"\n… {len(shown) - MAX_SHOWN_ARGUMENTS} more characters"
+            if len(shown) > MAX_SHOWN_ARGUMENTS
+            else ""
+        )
+        return f"with arguments:\n{shown[:MAX_SHOWN_ARGUMENTS]}{cut}"
     return ""
+
+
+MAX_SHOWN_ARGUMENTS = 20_000
 
 
 def title(name: str, args: Any) -> str:
