@@ -4,6 +4,7 @@ reported as a dropped connection and the provider-failure exit code."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -30,4 +31,6 @@ def test_a_base_url_without_a_scheme_is_a_usage_error(tmp_path: Path, env: dict)
     var = next(k for k in env if k.endswith("_BASE_URL"))
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and var in proc.stderr, proc.stderr
-    assert "retry" not in proc.stderr and proc.stdout == ""
+    assert "retry" not in proc.stderr
+    result = json.loads(proc.stdout)  # the refused run's result (docs/ci.md)
+    assert result["is_error"] is True and result["error"] == proc.stderr.strip()[len("kiln: ") :]
