@@ -21,7 +21,8 @@ from indexer.index import Index
 from indexer.records import IndexStats
 
 DEBOUNCE_SECONDS = 0.3
-RETRY_SECONDS = 1.0  # a batch that met a locked index is tried again this long after
+RETRY_SECONDS = 1.0  # a batch that met a locked index or a full disk is tried again after
+RETRY_MAX_SECONDS = 30.0  # ... doubled after each failure up to this
 IDLE_SECONDS = 2.0  # quiet time after a batch before the segments it left are merged
 FULL_SCAN_OVER = 200  # a batch bigger than this is cheaper as one full incremental scan
 IGNORE_FILES = tuple(f"/{name}" for name in (*FOLDER_FILES, "/".join(ROOT_EXCLUDE)))
@@ -59,6 +60,7 @@ class Watcher:
         self._head_moved = False  # a commit, checkout or reset: the history signal catches up
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
+        self._retry_pause = RETRY_SECONDS
         self._observer: Any = None
 
     def start(self) -> Watcher:
@@ -154,18 +156,21 @@ class Watcher:
                         stats.skipped.append(f"{rel}: the link leads outside the workspace")
                 if head_moved:
                     stats.commits = self.index.sync_history()
-        except IndexLocked as exc:  # another process writes (a second watcher, a kiln index)
-            if not self.errors or self.errors[-1] != str(exc):  # once, not once per retry
-                self.errors.append(str(exc))
-            self._retry(batch, full, head_moved)
-            return
         except IndexerError as exc:  # its message names the file and what happened
-            self.errors.append(f"{exc} ({exc.hint})" if exc.hint else str(exc))
+            said = str(exc) if isinstance(exc, IndexLocked) else f"{exc} ({exc.hint})"
+            if not exc.retryable:
+                self.errors.append(said if exc.hint else str(exc))
+                return
+            # another process writes (a second watcher, a kiln index), or the disk is full
+            if not self.errors or self.errors[-1] != said:  # once, not once per retry
+                self.errors.append(said)
+            self._retry(batch, full, head_moved)
             return
         except Exception as exc:  # noqa: BLE001 - a watcher thread must survive one bad batch
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return
         with self._lock:
+            self._retry_pause = RETRY_SECONDS
             if self._timer is None and self._observer is not None:  # quiet since: wait on
                 self._idle_timer = threading.Timer(self.idle, self._merge)
                 self._idle_timer.daemon = True
@@ -174,17 +179,19 @@ class Watcher:
             self.on_batch(batch, stats)
 
     def _retry(self, batch: list[str], full: bool, head_moved: bool) -> None:
-        """Put a batch the index was locked for back, to be applied ``RETRY_SECONDS`` on (or
-        with the next events): it was dropped, and the index kept the old text of its files
-        until they changed again."""
+        """Put a batch the index was locked for or found no room for back, to be applied
+        ``RETRY_SECONDS`` on, twice that after a second failure… (or with the next events):
+        it was dropped, and the index kept the old text of its files until they changed
+        again."""
         with self._lock:
             self._pending.update(batch)
             self._full = self._full or full
             self._head_moved = self._head_moved or head_moved
             if self._timer is None and self._observer is not None:
-                self._timer = threading.Timer(RETRY_SECONDS, self._flush)
+                self._timer = threading.Timer(self._retry_pause, self._flush)
                 self._timer.daemon = True
                 self._timer.start()
+                self._retry_pause = min(self._retry_pause * 2, RETRY_MAX_SECONDS)
 
     def _cancel_idle(self) -> None:
         """An event arrived: no merging until the tree is quiet again (call under the lock)."""

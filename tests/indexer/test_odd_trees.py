@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import resource
 import shutil
 import signal
 import sqlite3
@@ -20,6 +21,7 @@ import pytest
 
 from indexer import Index
 from tests.child_signals import as_from_a_terminal
+from tests.waiting import wait_until
 
 from .conftest import write
 from .test_hostile_tree import HANG, clean, kiln
@@ -317,10 +319,11 @@ def test_source_files_that_are_binary_or_minified_are_one_line_each(repo: Path) 
 def test_kiln_index_watch_says_when_a_batch_fails(repo: Path) -> None:
     """A batch the index could not take (here the disk's room runs out: a file-size limit)
     was kept in the watcher and never shown: `kiln index --watch` went on in silence while
-    the index fell behind the disk. It is now one line on stderr."""
+    the index fell behind the disk. It is now one line on stderr; and once there is room the
+    batch is written (it was dropped: the file stayed out until it changed again)."""
     write(repo, "a.py", "def small_symbol():\n    pass\n")
     limit = (  # 400 kB a file: room for the first run, not for the rows of the file below
-        "import os, resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, 400_000));"
+        "import os, resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, -1));"
         " os.execv(sys.executable, [sys.executable, '-m', 'lsp_server', 'index', '--watch'])"
     )
     proc = subprocess.Popen(
@@ -338,6 +341,9 @@ def test_kiln_index_watch_says_when_a_batch_fails(repo: Path) -> None:
             f"kiln: could not update the index: cannot write {repo / '.kiln' / 'index.db'}:"
             " disk I/O error (free space on the disk that holds it, then run `kiln index` again)\n"
         )
+        unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, unlimited)  # room again (-1: no hard cap)
+        assert wait_until(lambda: found(repo, "grown_11999") == ["big.py"], timeout=HANG)
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=HANG)
