@@ -100,7 +100,8 @@ def edit_cmd(root: Path, user_level: bool) -> None:
 
     The editor gets a copy, saved back only when it exits with 0 and the text changed: a
     missing or failing editor leaves no file behind, and a line `remember` or `kiln memory add`
-    appended meanwhile is kept after the edit instead of overwritten."""
+    appended meanwhile is kept after the edit instead of overwritten. Ctrl-C belongs to the
+    editor until it exits (vi cancels a command with it), as with git."""
     from agent.errors import KilnError
 
     name, command = _editor_command()
