@@ -221,6 +221,9 @@ def approve(kiln_home: Path, root: Path, configs: list[McpServerConfig]) -> None
 
 def revoke(kiln_home: Path, root: Path, names: list[str] | None) -> list[str]:
     """Forget approvals (all of this workspace's when ``names`` is None); the names removed."""
+    held = read_approvals(kiln_home, root)
+    if not (held if names is None else set(names) & set(held)):
+        return []  # nothing to forget: no file touched (a read-only KILN_HOME included)
     with _approvals_locked(kiln_home):
         entries = read_approvals(kiln_home, root)
         gone = sorted(entries) if names is None else [n for n in names if n in entries]

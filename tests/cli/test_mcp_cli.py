@@ -132,3 +132,16 @@ def test_a_very_long_server_name_is_shown_by_its_start(tmp_path: Path, kiln_home
     assert typed.returncode == 2 and len(typed.stderr) < 400, typed.stderr[:500]
     assert kiln(root, "approve", "--all").returncode == 0
     assert '"approved"' in kiln(root, "list", "--json").stdout
+
+
+def test_nothing_to_revoke_writes_nothing(tmp_path: Path, read_only_disk: Path) -> None:
+    """With no approval to forget, `kiln mcp revoke --all` says so and touches no file, so it
+    works where KILN_HOME cannot be written (the approvals lock made it fail there)."""
+    home = read_only_disk / "home"
+    home.mkdir()
+    subprocess.run(["mount", "-o", "remount,ro", str(read_only_disk)], check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "mcp", "revoke", "--all", "--root", str(tmp_path)],
+        env={**os.environ, "KILN_HOME": str(home)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0 and "no approvals to revoke" in proc.stdout, proc.stderr
