@@ -113,3 +113,45 @@ def test_plugin_loads_without_side_effects(tmp_path: Path, kiln_home: Path) -> N
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "loaded-ok" in result.stdout + result.stderr
+
+
+def test_an_older_neovim_is_told_in_one_line(tmp_path: Path, kiln_home: Path) -> None:
+    """On Neovim 0.10 or older (Debian stable ships 0.7), setup{} and :KilnChat failed with a
+    Lua traceback ("attempt to index field 'fs'"); each now says in one line that 0.11 or later
+    is required. KILN_TEST_OLD_NVIM names such a Neovim (its runtime found as it was built)."""
+    old = os.environ.get("KILN_TEST_OLD_NVIM")
+    if not old:
+        pytest.skip("set KILN_TEST_OLD_NVIM to a Neovim older than 0.11")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = subprocess.run(
+        [
+            old,
+            "--headless",
+            "-u",
+            "NONE",
+            "--cmd",
+            f"set rtp^={PLUGIN}",
+            "-c",
+            "runtime plugin/kiln.lua",
+            "-c",
+            "lua require('kiln').setup({})",
+            "-c",
+            "KilnChat",
+            "-c",
+            "KilnAsk why",
+            "-c",
+            "qa!",
+            "a.py",
+        ],  # fmt: skip
+        cwd=tmp_path,
+        env=_env(kiln_home, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    out = result.stdout + result.stderr
+    assert "traceback" not in out.lower() and "E5108" not in out, out
+    lines = [line for line in out.splitlines() if line.startswith("kiln:")]
+    assert len(lines) == 3, out
+    assert all(re.fullmatch(r"kiln: Neovim 0\.11 or later is required \(this is 0\.\d+\.\d+\)", x)
+               for x in lines), out  # fmt: skip

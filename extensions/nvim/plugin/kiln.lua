@@ -5,6 +5,19 @@ if vim.g.loaded_kiln then
 end
 vim.g.loaded_kiln = true
 
+-- An older Neovim lacks APIs the plugin uses (vim.fs.root, client:stop()…): every command says
+-- so in one line instead of failing with a traceback; require("kiln").setup{} does the same.
+if vim.fn.has('nvim-0.11') == 0 then
+  local names = { 'KilnChat', 'KilnAsk', 'KilnEdit', 'KilnAdd', 'KilnModel', 'KilnStop' }
+  vim.list_extend(names, { 'KilnNew', 'KilnResume', 'KilnEdits', 'KilnSkills', 'KilnMode' })
+  for _, name in ipairs(vim.list_extend(names, { 'KilnEditMode' })) do
+    vim.api.nvim_create_user_command(name, function()
+      require('kiln').setup()
+    end, { nargs = '*', range = true, desc = 'Kiln: needs Neovim 0.11 or later' })
+  end
+  return
+end
+
 local function cmd(name, fn, opts)
   vim.api.nvim_create_user_command(name, fn, opts)
 end

@@ -1,11 +1,24 @@
 -- Kiln for Neovim: a thin client of `kiln lsp`. setup{} stores the options and starts the
 -- server for the workspace; the commands in plugin/kiln.lua call the functions below.
-local config = require('kiln.config')
-
 local M = {}
 
 --- Configure the plugin and, unless auto_start is false, start `kiln lsp` for the workspace.
+--- On a Neovim older than 0.11, one error line and nothing else.
 function M.setup(opts)
+  if vim.fn.has('nvim-0.11') == 0 then
+    local v = vim.version()
+    vim.notify(
+      string.format(
+        'kiln: Neovim 0.11 or later is required (this is %d.%d.%d)',
+        v.major,
+        v.minor,
+        v.patch
+      ),
+      vim.log.levels.ERROR
+    )
+    return
+  end
+  local config = require('kiln.config')
   config.set(opts)
   if config.options.keymaps then
     M.keymaps()
