@@ -121,10 +121,12 @@ class Compactor:
         """Called just before the status bar is rendered: bring its readings up to date."""
         session.status.sync(
             steps=session.turn.steps,
+            max_steps=session.turn.steps + session.turn.budget.steps_left(),
             config=session.config,
             messages=session.transcript.messages,
             state=session.state,
         )
+        session.status.budget_note = session.turn.budget.spend_note()
 
     async def aclose(self) -> None:
         pass

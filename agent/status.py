@@ -122,14 +122,16 @@ class StatusBar:
         self,
         *,
         steps: int,
+        max_steps: int,
         config: Any,
         messages: list[dict[str, Any]],
         state: dict[str, Any],
     ) -> None:
-        """Bring the limit readings up to date (``config`` is the session's ``AgentConfig``);
+        """Bring the limit readings up to date (``config`` is the session's ``AgentConfig``;
+        ``max_steps`` what the turn may reach, a sub-agent's bounded by the run's steps left);
         after a resume, rebuild the counters from the stored trajectory (tool calls per tool)
         and state (TODOs, context use) the first time."""
-        self.steps, self.max_steps = steps, config.max_steps
+        self.steps, self.max_steps = steps, max_steps
         self.max_seconds = config.max_seconds
         if self._synced:
             return

@@ -75,6 +75,17 @@ class Budget:
         """What may still be spent after what requests on the way hold (a cost limit applies)."""
         return min((b.max_cost_usd or 0.0) - b.spent - b.held for b in self.limits())
 
+    def steps_left(self) -> int:
+        return min(b.max_steps - b.steps for b in self.chain())
+
+    def spend_note(self) -> str:
+        """The status bar's budget reading: the run's spend against the cost limit."""
+        limits = self.limits()
+        if not limits:
+            return ""
+        run = limits[-1]
+        return f"${run.spent:.4f} of ${run.max_cost_usd:g} spent"
+
     def check_steps(self) -> None:
         """Raise ``TurnEnded`` when a step limit (this budget's or one above) allows no request."""
         for budget in self.chain():

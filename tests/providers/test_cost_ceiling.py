@@ -7,6 +7,7 @@ resumed session's limit counts only the run's own spend."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -119,3 +120,13 @@ def test_a_resumed_session_s_limit_counts_this_run_only(repo: Path) -> None:
     result = result_of(proc)
     assert 0 < result["cost_usd"] <= 0.05  # this run's: what the limit counts
     assert result["session_cost_usd"] == pytest.approx(first["cost_usd"] + result["cost_usd"])
+
+
+def test_the_model_is_told_what_the_limit_leaves(repo: Path) -> None:
+    """The status bar's budget reading existed and was never filled: the model could not see a
+    cost limit coming, and was cut off by it instead of finishing within it."""
+    with WireServer([READ, "done"]) as srv:
+        proc = kiln_run(repo, srv, "gpt-4.1", "--max-cost-usd", "0.5")
+    assert proc.returncode == 0, proc.stderr
+    second = json.dumps(srv.bodies("/chat/completions")[1])
+    assert re.search(r"budget[^\n]*\$0\.0\d+ of \$0\.5 spent", second), second[-1500:]
