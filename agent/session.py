@@ -48,7 +48,7 @@ from agent.tool_runner import ToolRunner, ci_secrets
 from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript
-from agent.turn import TurnEnded, TurnState
+from agent.turn import Hold, TurnState
 from agent.types import Block, ModelReply, Request, StopReason, TextDelta, ThinkingDelta, Usage
 from agent.workspace import Workspace, check_root
 
@@ -369,11 +369,11 @@ class Session:
         held = spend.hold(self, request, functools.partial(self.compactor.request_tokens, self))
         try:
             self.turn.next_step()
-            return await self._send(request, capped=request.max_tokens < self.config.max_tokens)
+            return await self._send(request, held)
         finally:
             self.turn.release(held)
 
-    async def _send(self, request: Request, *, capped: bool) -> ModelReply:
+    async def _send(self, request: Request, held: Hold | None) -> ModelReply:
         wire_log.record(self.store.folder(self.id), self.turn.step_count, self.model, request)
         self.store.record_request(
             self.id,
@@ -409,12 +409,7 @@ class Session:
         await note_cut_off(
             self, reply, min(limit, request.max_tokens) if limit else request.max_tokens
         )
-        await spend.account(self, reply)
-        if capped and reply.stop_reason == "max_tokens":
-            run = self.turn.budget.limits()[-1]  # the run's, when this is a sub-agent
-            raise TurnEnded("max_cost", f"the reply was cut at {request.max_tokens:,} output "
-                                        "tokens, all the cost limit left room for "
-                                        f"(${run.spent:.4f} of ${run.max_cost_usd:g} spent)")  # fmt: skip
+        await spend.account(self, reply, held)  # raises if the cost limit's cap cut it
         return reply
 
     async def run_tools(self, calls: list[Block]) -> list[Block]:

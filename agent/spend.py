@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from agent.events import UsageReported
+from agent.events import StatusNote, UsageReported
 from agent.providers.pricing import cost_usd, price_for
 from agent.turn import Hold, TurnEnded
 from agent.types import ModelReply, Request, Usage
@@ -51,9 +51,18 @@ def before_retry(session: Any, billed: Usage) -> None:
                                 "attempt could cross the cost limit; it was not made")  # fmt: skip
 
 
-async def account(session: Any, reply: ModelReply) -> None:
-    """A reply's spend and context use, then its usage event."""
+async def account(session: Any, reply: ModelReply, held: Hold | None = None) -> None:
+    """A reply's spend and context use, then its usage event; ``TurnEnded`` when the cost limit's
+    cap on its output (``held``) cut it off. Under a cost limit, a reply whose
+    provider measured nothing (a proxy that drops usage, a server that refused
+    ``stream_options``) counts as the most its request could cost, what it ``held``: counted as
+    0, it let the limit never fire."""
     record(session, reply.model or session.model.name, reply.usage + reply.discarded)
+    if held is not None and reply.usage + reply.discarded == Usage():
+        session.turn.budget.charge(held.usd)
+        await session.emit(StatusNote(text=f"the provider reported no usage for this reply: "
+                                           f"${held.usd:.4f}, the most it could cost, is counted "
+                                           "against the cost limit"))  # fmt: skip
     session.turn.prompt_tokens = reply.usage.total_input
     window = getattr(session.model, "context_window", 0) or 0
     if window:
@@ -69,3 +78,12 @@ async def account(session: Any, reply: ModelReply) -> None:
             step=session.turn.step_count,
         )
     )
+    if (
+        held
+        and held.output_tokens < session.config.max_tokens
+        and reply.stop_reason == "max_tokens"
+    ):
+        run = session.turn.budget.limits()[-1]  # the run's, when this is a sub-agent
+        raise TurnEnded("max_cost", f"the reply was cut at {held.output_tokens:,} output tokens, "
+                                    "all the cost limit left room for "
+                                    f"(${run.spent:.4f} of ${run.max_cost_usd:g} spent)")  # fmt: skip

@@ -130,3 +130,27 @@ def test_the_model_is_told_what_the_limit_leaves(repo: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     second = json.dumps(srv.bodies("/chat/completions")[1])
     assert re.search(r"budget[^\n]*\$0\.0\d+ of \$0\.5 spent", second), second[-1500:]
+
+
+def without_usage(text: str) -> dict[str, Any]:
+    """An OpenAI-compatible stream that reports no usage (a proxy that drops it)."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "gpt-4.1",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+
+    frames = [chunk({"role": "assistant", "content": text}), chunk({}, "stop"), "data: [DONE]"]
+    return {"raw": {"frames": frames}}
+
+
+def test_a_reply_without_usage_counts_as_the_most_it_could_cost(repo: Path) -> None:
+    """Counted as $0, replies of a provider that measured nothing never reached the limit."""
+    with WireServer([without_usage("done")]) as srv:
+        proc = kiln_run(repo, srv, "gpt-4.1", "--max-cost-usd", "0.5",
+                        "--output-format", "stream-json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    # its input (some thousand tokens at $2 a million) and the 8,192 output tokens it may write
+    assert events[-1]["cost_usd"] > 8192 * 8 / 1e6
+    notes = [e["text"] for e in events if e["type"] == "status"]
+    assert any("the provider reported no usage for this reply" in n for n in notes), notes
