@@ -148,21 +148,23 @@ class IndexSync:
             self.progress = (done, total)
             report(done, total, rel)
 
-        from indexer import IndexLocked
+        from indexer import IndexerError
 
-        while True:  # another process writing the index (a `kiln index`): wait for it
+        pause = RETRY_SECONDS
+        while True:  # another process writing the index (a `kiln index`), a full disk: wait
             try:
                 stats = await self._run(self.index.update, progress)
                 break
-            except IndexLocked as exc:
-                if not self.error:
-                    log.info("%s; indexing starts once it is free", exc)
+            except Exception as exc:  # noqa: BLE001 - a broken index must not stop the server
+                if not (isinstance(exc, IndexerError) and exc.retryable):
+                    self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
+                    log.warning("indexing failed: %s", self.error)
+                    return {}
+                if self.error != str(exc):
+                    log.info("%s; indexing goes on once that changes", exc)
                 self.error = str(exc)
-                await asyncio.sleep(RETRY_SECONDS)
-            except Exception as exc:  # noqa: BLE001
-                self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
-                log.warning("indexing failed: %s", self.error)
-                return {}
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_MAX_SECONDS)
         self.state, self.error = "ready", ""
         self.last_stats = _stats_dict(stats)
         self._say_skipped(stats.skipped)

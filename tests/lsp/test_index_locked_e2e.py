@@ -208,3 +208,34 @@ async def test_an_edit_made_while_the_disk_is_full_reaches_the_index_once_there_
     finally:
         await server.close()
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+async def test_a_first_scan_that_finds_the_disk_full_waits_for_room(
+    small_disk: Path, kiln_home: Path
+) -> None:
+    """The first scan met a full disk: the index was "unavailable" for the whole session, also
+    once space was freed. It now says why and scans again until there is room."""
+    root = small_disk / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def greet(name):\n    return name\n")
+    with Index(root) as idx:
+        idx.update()
+    body = "".join(f"def room_marker_{n}(value):\n    return value * {n}\n\n" for n in range(3000))
+    (root / "fresh.py").write_text(body)
+    spare = small_disk / "spare"  # room to open the index, not to write fresh.py's rows
+    spare.write_bytes(b"\0" * 160_000)
+    filler = _fill(small_disk)
+    spare.unlink()
+    server = await RawServer.start(root, server_env(kiln_home))
+    try:
+        await server.initialize(root)
+        await server.wait_for(lambda m: bool(_logged(server, "full")))
+        status = await server.index_until(lambda s: True)
+        assert status["state"] == "indexing" and "full" in status["error"], status
+        filler.unlink()
+        status = await server.index_until(lambda s: s["state"] != "indexing")
+        assert status["state"] == "ready" and "error" not in status, status
+        assert _in_index(root / ".kiln" / "index.db", "room_marker_2999")
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
