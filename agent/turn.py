@@ -97,7 +97,8 @@ class Budget:
         """Raise ``TurnEnded`` when a step limit allows no request, or a cost limit is spent."""
         self.check_steps()
         for budget in self.limits():
-            if budget.spent >= (budget.max_cost_usd or 0.0):
+            limit = budget.max_cost_usd or 0.0
+            if budget.spent > limit or budget.spent == limit > 0:  # a free model runs under $0
                 raise TurnEnded("max_cost", f"cost limit reached (${budget.spent:.4f} of "
                                             f"${budget.max_cost_usd:g} this run)")  # fmt: skip
 

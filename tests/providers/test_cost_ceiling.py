@@ -154,3 +154,16 @@ def test_a_reply_without_usage_counts_as_the_most_it_could_cost(repo: Path) -> N
     assert events[-1]["cost_usd"] > 8192 * 8 / 1e6
     notes = [e["text"] for e in events if e["type"] == "status"]
     assert any("the provider reported no usage for this reply" in n for n in notes), notes
+
+
+def test_a_free_model_runs_under_a_limit_of_nothing(repo: Path) -> None:
+    """`--max-cost-usd 0` spends nothing: a model that costs nothing (the embedded one, or one
+    served locally under its name) runs; it was stopped before its first request."""
+    with WireServer([READ, "done"]) as srv:
+        proc = kiln_run(repo, srv, "smollm2-135m-instruct", "--max-cost-usd", "0")
+    assert proc.returncode == 0, proc.stderr
+    assert len(srv.bodies("/chat/completions")) == 2
+    with WireServer([READ, "done"]) as srv:
+        proc = kiln_run(repo, srv, "gpt-4.1", "--max-cost-usd", "0")
+    assert proc.returncode == 3, proc.stderr
+    assert srv.bodies("/chat/completions") == []
