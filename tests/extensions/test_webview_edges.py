@@ -17,6 +17,12 @@ with an input method: extensions/vscode/test/browser/edges.ts loads the real pag
   or error of several lines;
 - a long URL, path or one-line command wraps in a narrow panel (a question's command is shown
   whole, nothing scrolls the panel sideways);
+- in a 180-pixel panel every button and picker reads whole and a code block's label keeps to a line;
+- Escape in the composer stops a running turn (keyboard only), and does nothing when idle;
+- ``@`` completes file names with accents, brackets, ``+`` and ``@``;
+- 5,000 messages in one burst (a long session loaded again) do not lay the transcript out per
+  message; the panel ends at the bottom, follows the next answer, and stays where a user who
+  scrolled up is reading;
 - nothing leaves the page's origin.
 """
 
@@ -59,5 +65,6 @@ def test_webview_edges_in_chromium() -> None:
     assert set(report["checks"]) == {
         "ticksSurviveRedraws", "largeDiff", "imeEnter", "streamingKeepsSelection",
         "streamedEqualsWhole", "codeBlockStreams", "linkSchemes", "restoredMidTurn",
-        "thinkingKeepsLines", "longWordsWrap",
+        "thinkingKeepsLines", "longWordsWrap", "narrowPanel", "escapeStops", "oddMentions",
+        "longTranscript",
     }  # fmt: skip

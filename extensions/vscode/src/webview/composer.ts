@@ -22,7 +22,8 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: s
 /** The `@word` or leading `/word` that ends at `caret`, if any. */
 export function triggerAt(text: string, caret: number): { trigger: "@" | "/"; start: number; query: string } | null {
   const before = text.slice(0, caret);
-  const at = /(^|\s)@([\w./-]*)$/.exec(before);
+  // Any file name: `@café.py`, `@[id].tsx`, `@a+b.py`, `@icon@2x.png` (a space ends the word).
+  const at = /(^|\s)@(\S*)$/.exec(before);
   if (at) return { trigger: "@", start: caret - at[2].length - 1, query: at[2] };
   const slash = /^\/([\w.-]*)$/.exec(before);
   if (slash) return { trigger: "/", start: 0, query: slash[1] };
@@ -45,6 +46,7 @@ export class Composer {
   constructor(
     private readonly post: Post,
     private readonly canSend: () => boolean,
+    private readonly running: () => boolean = () => false,
   ) {
     this.form = el("form", "composer");
     this.pills = el("div", "pills");
@@ -53,7 +55,7 @@ export class Composer {
     this.menu.hidden = true;
     this.input = el("textarea", "input");
     this.input.rows = 3;
-    this.input.placeholder = "Ask Kiln… (@ to mention a file or symbol, / for commands)";
+    this.input.placeholder = "Ask Kiln… (@ to mention a file or symbol, / for commands, Escape stops)";
     this.send = el("button", "send", "Send");
     this.send.type = "submit";
     this.stop = el("button", "stop", "Stop");
@@ -98,6 +100,9 @@ export class Composer {
     if (e.key === "Enter" && !e.shiftKey) {
       e.preventDefault();
       this.submit();
+    } else if (e.key === "Escape" && this.running()) {
+      e.preventDefault();
+      this.post({ type: "cancel" }); // as in a terminal agent: Escape stops the turn
     }
   }
 

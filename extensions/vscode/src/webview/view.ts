@@ -30,6 +30,9 @@ const STATUS_ICON: Record<string, string> = {
   failed: "✗",
 };
 
+/** How many of the latest transcript entries are always laid out (the rest only near the screen). */
+const SETTLED = 20;
+
 export class ChatView {
   state: ChatState = initialState();
   private readonly open = new Set<string>();
@@ -93,7 +96,7 @@ export class ChatView {
       "@ mentions a file, folder or symbol (ranked by Kiln's index)",
       "/ runs a command: /clear /compact /mode /model /context, or an installed skill",
       "Ctrl+I (Cmd+I) in an editor edits the selection; Ctrl+Alt+K opens this chat",
-      "Enter sends, Shift+Enter starts a new line",
+      "Enter sends, Shift+Enter starts a new line, Escape stops Kiln",
     ]) {
       tips.append(el("li", {}, tip));
     }
@@ -106,7 +109,11 @@ export class ChatView {
     this.pending = el("div", { class: "pending-edits" });
     this.usage = el("div", { class: "usage" });
     this.cards = new Cards(this.post);
-    this.composer = new Composer(this.post, () => !this.state.running && this.state.server.state === "running");
+    this.composer = new Composer(
+      this.post,
+      () => !this.state.running && this.state.server.state === "running",
+      () => this.state.running,
+    );
     root.append(
       header,
       pickers,
@@ -131,10 +138,50 @@ export class ChatView {
     this.editMode.addEventListener("change", () => this.post({ type: "setMode", editMode: this.editMode.value }));
     this.model.addEventListener("change", () => this.post({ type: "setModel", model: this.model.value.trim() }));
     this.transcript.addEventListener("click", (e) => this.clicked(e));
+    this.transcript.addEventListener("scroll", () => this.scrolled(), { passive: true });
+    const user = () => (this.userScrolled = true);
+    for (const kind of ["wheel", "touchstart", "pointerdown", "keydown"]) {
+      this.transcript.addEventListener(kind, user, { passive: true });
+    }
     this.render();
   }
 
   private readonly openFolder: HTMLElement;
+  /** The transcript follows new output until the user scrolls up; back at the bottom, again. */
+  private follow = true;
+  /** The user touched the scrollbar, wheel or keys since the panel last scrolled itself. */
+  private userScrolled = false;
+  private scrollQueued = false;
+  private lastHeight = 0;
+
+  /**
+   * A scroll: the user's (away from the bottom: stop following; back at it: follow again) or the
+   * page's own (an entry drawn at its real size moves the view). Layout is read here, once per
+   * scroll event, not after every message: that made a long transcript lay out per message.
+   */
+  private scrolled(): void {
+    const t = this.transcript;
+    if (t.scrollHeight - t.scrollTop - t.clientHeight < 40) this.follow = true;
+    else if (this.userScrolled) this.follow = false;
+  }
+
+  /** To the bottom at the next frame (a burst of messages scrolls once), until it holds still. */
+  private toBottom(): void {
+    if (this.scrollQueued) return;
+    this.scrollQueued = true;
+    requestAnimationFrame(() => {
+      this.scrollQueued = false;
+      if (!this.follow) return;
+      const t = this.transcript;
+      this.userScrolled = false;
+      t.scrollTop = t.scrollHeight;
+      // Entries come into view at their real size: the bottom moved, follow it once more.
+      if (t.scrollHeight !== this.lastHeight) {
+        this.lastHeight = t.scrollHeight;
+        this.toBottom();
+      }
+    });
+  }
 
   /** File links and code-block buttons in answers (rendered as HTML, so handled here). */
   private clicked(e: Event): void {
@@ -216,10 +263,8 @@ export class ChatView {
     );
     this.plan.hidden = s.plan.length === 0;
 
-    const nearBottom =
-      this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight < 40;
     this.syncTranscript(s.entries);
-    if (nearBottom) this.transcript.scrollTop = this.transcript.scrollHeight;
+    if (this.follow) this.toBottom();
 
     // Kept by request / proposal: a redraw leaves the user's unticked hunks unticked.
     this.cards.show(this.permissions, s.permissions.map((p) => this.cards.permission(p)));
@@ -247,6 +292,10 @@ export class ChatView {
       else this.transcript.appendChild(node);
     }
     while (children.length > entries.length) children[children.length - 1].remove();
+    // Entries well above the latest ones no longer change: the page may skip them off screen.
+    for (let i = Math.max(children.length - SETTLED, 0) - 1; i >= 0 && !children[i].classList.contains("settled"); i--) {
+      children[i].classList.add("settled");
+    }
   }
 
   /** `current`, updated in place, when `e` is the answer it shows with more text. */

@@ -302,7 +302,118 @@ async function longWordsWrap(panel: Panel): Promise<void> {
   assert.equal(await title.innerText(), `Allow ${command}?`);
 }
 
+/** The narrowest sidebar: every button reads whole, a code block's label keeps to one line. */
+async function narrowPanel(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  await page.setViewportSize({ width: 180, height: 700 });
+  await session(panel);
+  await send(chunk("Here:\n\n```python src/calc.py\ndef add(a, b):\n    return a + b\n```\n"));
+  await send({ type: "turn", state: "running" });
+  const clipped = await page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>("button:not([hidden]), select, input.model")]
+      .filter((e) => e.offsetParent !== null)
+      .filter((e) => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().width < (e.tagName === "BUTTON" ? 0 : 80))
+      .map((e) => `${e.tagName}.${e.className} "${e.textContent}": ${e.scrollWidth} > ${e.clientWidth}`),
+  );
+  assert.deepEqual(clipped, [], "controls cut off in a narrow panel");
+  const label = await page.evaluate(() => {
+    const e = document.querySelector<HTMLElement>(".code-lang")!;
+    return { height: e.getBoundingClientRect().height, line: parseFloat(getComputedStyle(e).lineHeight) || 16 };
+  });
+  assert.ok(label.height < label.line * 1.6, `the code block's label wraps to ${label.height}px`);
+}
+
+/** Keyboard only: Escape in the composer stops a running turn, and does nothing when idle. */
+async function escapeStops(panel: Panel): Promise<void> {
+  const { page, send, posted } = panel;
+  await session(panel);
+  const input = page.locator("textarea.input");
+  await input.click();
+  await input.press("Escape");
+  assert.ok(!(await posted()).some((m) => m.type === "cancel"), "Escape while idle sent a cancel");
+  await send({ type: "turn", state: "running" });
+  await input.press("Escape");
+  await waitPosted(page, { type: "cancel" });
+}
+
+/** `@` completes any file name: accents, brackets, plus and at signs. */
+async function oddMentions(panel: Panel): Promise<void> {
+  const { page } = panel;
+  await session(panel);
+  const input = page.locator("textarea.input");
+  for (const name of ["café.py", "[id].tsx", "a+b.py", "icon@2x.png"]) {
+    await input.fill("");
+    await input.pressSequentially(`look at @${name}`);
+    const asked = await waitPosted(page, { type: "complete", query: name });
+    assert.equal(asked.trigger, "@");
+  }
+}
+
+/**
+ * 5,000 messages (a long session loaded again arrives as one burst) and the answer after them:
+ * the panel does not lay the transcript out again for every message (it did, twice: minutes of
+ * a frozen panel), it ends at the bottom and follows the answer, and a user who scrolled up to
+ * read stays where they are until they scroll back down.
+ */
+async function longTranscript(panel: Panel): Promise<void> {
+  const { page, send } = panel;
+  await session(panel);
+  await page.evaluate(() => {
+    const w = window as unknown as { __layoutReads: number };
+    w.__layoutReads = 0;
+    const own = Object.getOwnPropertyDescriptor(Element.prototype, "scrollHeight")!;
+    Object.defineProperty(Element.prototype, "scrollHeight", {
+      get() {
+        if ((this as Element).classList.contains("transcript")) w.__layoutReads += 1;
+        return own.get!.call(this);
+      },
+    });
+    for (let i = 0; i < 1250; i++) {
+      const update = (u: unknown) => window.postMessage({ type: "update", sessionId: "s1", update: u }, "*");
+      window.postMessage({ type: "userMessage", text: `question ${i}`, references: [] }, "*");
+      update({ sessionUpdate: "tool_call", toolCallId: `t${i}`, title: `read_file: f${i}.py`, status: "completed" });
+      update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `Answer **${i}**:\n\n- a\n- b\n` } });
+      update({ sessionUpdate: "usage_update", cost: { amount: i / 1000 }, _meta: { inputTokens: 10 } });
+    }
+  });
+  await page.waitForFunction(() => document.querySelectorAll(".transcript > *").length >= 3750, null, { timeout: 240000 });
+  const reads = await page.evaluate(() => (window as unknown as { __layoutReads: number }).__layoutReads);
+  assert.ok(reads < 200, `the transcript was laid out ${reads} times for 5,000 messages`);
+  const atBottom = () =>
+    page.evaluate(() => {
+      const t = document.querySelector(".transcript")!;
+      return t.scrollHeight - t.scrollTop - t.clientHeight < 40;
+    });
+  await page.waitForFunction(() => {
+    const t = document.querySelector(".transcript")!;
+    return t.scrollHeight - t.scrollTop - t.clientHeight < 40 && t.lastElementChild!.getBoundingClientRect().bottom <= t.getBoundingClientRect().bottom + 1;
+  });
+  await send({ type: "turn", state: "running" });
+  for (const word of ["Streaming ", "after ", "a long session."]) await send(chunk(word));
+  await page.waitForFunction(() => (document.querySelector(".transcript")!.lastElementChild?.textContent ?? "").includes("a long session."));
+  await page.waitForFunction(() => {
+    const t = document.querySelector(".transcript")!;
+    return t.scrollHeight - t.scrollTop - t.clientHeight < 40;
+  });
+  // The user scrolls up to read: new text does not pull the view back down.
+  await page.hover(".transcript");
+  await page.mouse.wheel(0, -3000);
+  await page.waitForFunction(() => {
+    const t = document.querySelector(".transcript")!;
+    return t.scrollHeight - t.scrollTop - t.clientHeight > 500;
+  });
+  const top = await page.evaluate(() => document.querySelector(".transcript")!.scrollTop);
+  for (const word of [" More", " text", " still."]) await send(chunk(word));
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  assert.equal(await page.evaluate(() => document.querySelector(".transcript")!.scrollTop), top, "the view jumped while the user read");
+  assert.equal(await atBottom(), false);
+}
+
 const CHECKS: Record<string, (panel: Panel) => Promise<void>> = {
+  narrowPanel,
+  escapeStops,
+  oddMentions,
+  longTranscript,
   longWordsWrap,
   thinkingKeepsLines,
   ticksSurviveRedraws,
