@@ -43,6 +43,19 @@ function startsBlock(line: string, complete: boolean): boolean | undefined {
 }
 
 /**
+ * A paragraph or list longer than this is cut at its next line that can start a block of its own
+ * (a new paragraph, the next list item), so a huge answer without blank lines does not draw its
+ * whole last block again for every chunk. Drawn the same way whole or streamed (text alone decides).
+ */
+export const LONG_BLOCK = 16_000;
+
+/** A line that may begin a block without changing what the lines before it are. */
+function continues(line: string): boolean {
+  // Not indented (a list item's body, indented code), not a table row, not a heading underline.
+  return /^[^\s|]/.test(line) && !/^(?:=+|-+)\s*$/.test(line);
+}
+
+/**
  * Where blocks start in `text`, from offset `from` (itself a block start, outside any fence):
  * at a line that follows a blank line outside fenced code and starts a block, and at a fence
  * that opens in the first column (it ends whatever came before). Once decided, a start stays
@@ -59,7 +72,8 @@ export function blockStarts(text: string, from = 0): number[] {
     const line = text.slice(pos, complete ? end : text.length);
     if (!fence && pos > from) {
       const fenceHere = complete && /^[`~]/.test(line) && opens(line) !== null;
-      if (blank ? startsBlock(line, complete) : fenceHere) starts.push(pos);
+      const tooLong = !blank && complete && pos - starts[starts.length - 1] > LONG_BLOCK && continues(line);
+      if (blank ? startsBlock(line, complete) : fenceHere || tooLong) starts.push(pos);
     }
     if (!complete) break;
     if (fence) {

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { blockStarts } from "../../src/webview/answer";
+import { blockStarts, LONG_BLOCK } from "../../src/webview/answer";
 
 const TEXT = [
   "Intro paragraph.",
@@ -43,4 +43,22 @@ test("a start, once found in a prefix, stays one in every longer text", () => {
 test("a fence opening in the first column starts a block even right after a paragraph", () => {
   const text = "Here:\n```js\nlet x = 1;\n\nlet y = 2;\n```\nAfter.\n";
   expect(blockStarts(text).map((at) => text.slice(at).split("\n")[0])).toEqual(["Here:", "```js"]);
+});
+
+test("a huge paragraph or list without blank lines is cut at lines that can start a block", () => {
+  const items = Array.from({ length: 3000 }, (_, i) => `${i + 1}. item number ${i + 1} of a long list`).join("\n");
+  const para = Array.from({ length: 1500 }, (_, i) => `line ${i} of one long paragraph`).join("\n");
+  const table = "| a | b |\n|---|---|\n" + Array.from({ length: 1500 }, (_, i) => `| ${i} | x |`).join("\n");
+  for (const text of [items, para]) {
+    const starts = blockStarts(text);
+    expect(starts.length).toBeGreaterThan(text.length / (LONG_BLOCK + 100));
+    for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeLessThan(LONG_BLOCK + 100);
+    // and streamed in pieces it is cut at the same places
+    let some = [0];
+    for (let n = 4096; n < text.length + 4096; n += 4096) {
+      some = [...some.slice(0, -1), ...blockStarts(text.slice(0, n), some[some.length - 1])];
+    }
+    expect(some).toEqual(starts);
+  }
+  expect(blockStarts(table)).toEqual([0]); // a table is never cut: its rows need its header
 });
