@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { URI } from "vscode-uri";
 import { host, installVscodeModule, vscodeStandIn } from "./editorHost";
-import { kilnCli, makeWorkspace, python, waitFor } from "./harness";
-import { type ActivePanel, activatePanel } from "./panelHost";
+import { kilnCli, type makeWorkspace, waitFor } from "./harness";
+import { type ActivePanel, activatePanel, scriptedPanel } from "./panelHost";
 
 installVscodeModule();
 
@@ -22,37 +22,28 @@ describe("the panel against the real server", () => {
   let release: string;
 
   before(async () => {
-    ws = makeWorkspace({ "app.py": "x = 1\n" });
-    release = join(ws.home, "release");
-    const script = join(ws.home, "script.json");
-    writeFileSync(
-      script,
-      JSON.stringify([
-        { match: "hello", text: "Hi." },
-        { match: "hello", text: "Hi." },
-        { match: "hello", text: "Hi." },
-        { match: "hello", text: "Hi." },
-        { match: "hold", wait_for: release },
-        { match: "hold", text: "Released." },
-        { match: "SCRATCH_MARKER", text: "I see the scratch text." },
-        { match: "hold", wait_for: release },
-        { match: "hold", text: "Released." },
-        { match: "back in", text: "Continued." },
-        { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
-        { match: "app.py", text: "Proposed." },
-        { match: "before the reload", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 3" } }] },
-        { match: "app.py", text: "Proposed." },
-      ]),
-    );
-    host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
-    host.settings = {
-      kiln: {
-        server: { python: python(), env: { KILN_PROVIDER: "scripted", KILN_SCRIPT: script, KILN_HOME: ws.home } },
-        model: "first-model",
+    ({ ws, panel } = await scriptedPanel(
+      (home) => {
+        release = join(home, "release");
+        return [
+          { match: "hello", text: "Hi." },
+          { match: "hello", text: "Hi." },
+          { match: "hello", text: "Hi." },
+          { match: "hello", text: "Hi." },
+          { match: "hold", wait_for: release },
+          { match: "hold", text: "Released." },
+          { match: "SCRATCH_MARKER", text: "I see the scratch text." },
+          { match: "hold", wait_for: release },
+          { match: "hold", text: "Released." },
+          { match: "back in", text: "Continued." },
+          { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
+          { match: "app.py", text: "Proposed." },
+          { match: "before the reload", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 3" } }] },
+          { match: "app.py", text: "Proposed." },
+        ];
       },
-    };
-    panel = await activatePanel();
-    await waitFor(() => panel.ofType("server").some((m) => m.state === "running"), "server running");
+      { model: "first-model" },
+    ));
   });
 
   after(async () => {
@@ -80,13 +71,7 @@ describe("the panel against the real server", () => {
   /** The sessions the store holds (`kiln sessions list --json`): their titles and models. */
   const storedSessions = async () =>
     JSON.parse(await kilnCli(["sessions", "list", "--json", "--root", ws.root], { KILN_HOME: ws.home }, ws.root)) as { title: string; model: string }[];
-  const answer = () =>
-    panel
-      .ofType("update")
-      .map((m) => m.update as { sessionUpdate: string; content?: { text?: string } })
-      .filter((u) => u.sessionUpdate === "agent_message_chunk")
-      .map((u) => u.content?.text ?? "")
-      .join("");
+  const answer = () => panel.answer();
 
   test("Kiln: Set Permission and Edit Mode shows in the panel's pickers; dismissed, it changes nothing", async () => {
     const sessions = panel.ofType("session").length;

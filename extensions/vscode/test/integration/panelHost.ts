@@ -5,10 +5,12 @@
  */
 
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { URI } from "vscode-uri";
 import { parseHostMessage, parseWebviewMessage } from "../../src/protocol/messages";
 import { host } from "./editorHost";
+import { makeWorkspace, python, waitFor } from "./harness";
 
 export interface ActivePanel {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -17,6 +19,8 @@ export interface ActivePanel {
   /** A webview → host message, as the panel posts it. */
   send(message: unknown): void;
   ofType(type: string): Record<string, unknown>[];
+  /** Every answer's text streamed to the panel so far, joined. */
+  answer(): string;
 }
 
 /**
@@ -52,5 +56,33 @@ export async function activatePanel(options: { restored?: string } = {}): Promis
     listeners.forEach((l) => l(m));
   };
   send({ type: "ready", ...(options.restored ? { sessionId: options.restored } : {}) });
-  return { extension, delivered, send, ofType: (t) => delivered.filter((m) => m.type === t) };
+  const ofType = (t: string) => delivered.filter((m) => m.type === t);
+  const answer = () =>
+    ofType("update")
+      .map((m) => m.update as { sessionUpdate: string; content?: { text?: string } })
+      .filter((u) => u.sessionUpdate === "agent_message_chunk")
+      .map((u) => u.content?.text ?? "")
+      .join("");
+  return { extension, delivered, send, ofType, answer };
+}
+
+/**
+ * A workspace with `app.py`, the scripted model playing `steps(home)` (KILN_HOME: `home`), the
+ * stand-in's folder and settings (`kiln` settings besides the server's: `settings`), and the
+ * built extension activated with its panel, once the server runs.
+ */
+export async function scriptedPanel(
+  steps: (home: string) => unknown[],
+  settings: Record<string, unknown> = {},
+): Promise<{ ws: ReturnType<typeof makeWorkspace>; panel: ActivePanel }> {
+  const ws = makeWorkspace({ "app.py": "x = 1\n" });
+  const script = join(ws.home, "script.json");
+  writeFileSync(script, JSON.stringify(steps(ws.home)));
+  host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
+  host.settings = {
+    kiln: { server: { python: python(), env: { KILN_PROVIDER: "scripted", KILN_SCRIPT: script, KILN_HOME: ws.home } }, ...settings },
+  };
+  const panel = await activatePanel();
+  await waitFor(() => panel.ofType("server").some((m) => m.state === "running"), "server running");
+  return { ws, panel };
 }

@@ -5,49 +5,35 @@
  */
 
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { URI } from "vscode-uri";
 import { type ChatState, initialState, reduce, usageText } from "../../src/protocol/chatState";
 import type { HostToWebview } from "../../src/protocol/messages";
 import { host, installVscodeModule } from "./editorHost";
-import { makeWorkspace, python, serverPids, waitFor } from "./harness";
-import { type ActivePanel, activatePanel } from "./panelHost";
+import { type makeWorkspace, serverPids, waitFor } from "./harness";
+import { type ActivePanel, scriptedPanel } from "./panelHost";
 
 installVscodeModule();
 
 describe("panel messages one at a time", () => {
   let ws: ReturnType<typeof makeWorkspace>;
   let panel: ActivePanel;
-  let release: string;
   const diffsShown: URI[][] = [];
 
   before(async () => {
-    ws = makeWorkspace({ "app.py": "x = 1\n" });
-    release = join(ws.home, "release");
-    const script = join(ws.home, "script.json");
-    writeFileSync(
-      script,
-      JSON.stringify([
-        { match: "first", text: "First answer." },
-        { match: "second", text: "Second answer." },
-        { match: "hold", wait_for: release },
-        { match: "waiting", text: "Waited answer." },
-        { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
-        { match: "app.py", text: "Proposed." },
-        // First: after the restart the interrupted question is still the turn's text too.
-        { match: "after the crash", text: "Alive again." },
-        { match: "die now", wait_for: join(ws.home, "never") },
-      ]),
-    );
-    host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
-    host.settings = {
-      kiln: { server: { python: python(), env: { KILN_PROVIDER: "scripted", KILN_SCRIPT: script, KILN_HOME: ws.home } } },
-    };
     host.commands.set("vscode.diff", (...args: unknown[]) => void diffsShown.push(args.slice(0, 2) as URI[]));
-    panel = await activatePanel();
-    await waitFor(() => panel.ofType("server").some((m) => m.state === "running"), "server running");
+    ({ ws, panel } = await scriptedPanel((home) => [
+      { match: "first", text: "First answer." },
+      { match: "second", text: "Second answer." },
+      { match: "hold", wait_for: join(home, "release") },
+      { match: "waiting", text: "Waited answer." },
+      { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
+      { match: "app.py", text: "Proposed." },
+      // First: after the restart the interrupted question is still the turn's text too.
+      { match: "after the crash", text: "Alive again." },
+      { match: "die now", wait_for: join(home, "never") },
+    ]));
   });
 
   after(async () => {
@@ -56,13 +42,7 @@ describe("panel messages one at a time", () => {
   });
 
   const idleTurns = () => panel.ofType("turn").filter((m) => m.state === "idle" && m.stopReason);
-  const answers = () =>
-    panel
-      .ofType("update")
-      .map((m) => m.update as { sessionUpdate: string; content?: { text?: string } })
-      .filter((u) => u.sessionUpdate === "agent_message_chunk")
-      .map((u) => u.content?.text ?? "")
-      .join("");
+  const answers = () => panel.answer();
   /** What the webview shows after the messages delivered from `from` on. */
   const shown = (from: number): ChatState =>
     panel.delivered.slice(from).reduce((s, m) => reduce(s, m as HostToWebview), initialState());
