@@ -67,20 +67,22 @@ export async function activatePanel(options: { restored?: string } = {}): Promis
 }
 
 /**
- * A workspace with `app.py`, the scripted model playing `steps(home)` (KILN_HOME: `home`), the
+ * A workspace with `app.py`, the scripted model playing `steps(home)` (KILN_HOME: `home`; chosen
+ * by `provider`, the server's environment, unless a setting chooses it), the
  * stand-in's folder and settings (`kiln` settings besides the server's: `settings`), and the
  * built extension activated with its panel, once the server runs.
  */
 export async function scriptedPanel(
   steps: (home: string) => unknown[],
   settings: Record<string, unknown> = {},
+  provider: Record<string, string> = { KILN_PROVIDER: "scripted" },
 ): Promise<{ ws: ReturnType<typeof makeWorkspace>; panel: ActivePanel }> {
   const ws = makeWorkspace({ "app.py": "x = 1\n" });
   const script = join(ws.home, "script.json");
   writeFileSync(script, JSON.stringify(steps(ws.home)));
   host.workspaceFolders = [{ uri: URI.file(ws.root), name: "ws", index: 0 }];
   host.settings = {
-    kiln: { server: { python: python(), env: { KILN_PROVIDER: "scripted", KILN_SCRIPT: script, KILN_HOME: ws.home } }, ...settings },
+    kiln: { server: { python: python(), env: { ...provider, KILN_SCRIPT: script, KILN_HOME: ws.home } }, ...settings },
   };
   const panel = await activatePanel();
   await waitFor(() => panel.ofType("server").some((m) => m.state === "running"), "server running");
