@@ -24,4 +24,6 @@ const view = new ChatView(
   },
 );
 window.addEventListener("message", (event: MessageEvent) => view.receive(event.data));
+// The panel gets the keyboard (Ctrl+Alt+K, a click on its tab): typing goes to the question.
+window.addEventListener("focus", () => view.focusInput());
 api.postMessage({ type: "ready", sessionId: view.state.sessionId } satisfies WebviewToHost);

@@ -202,6 +202,12 @@ export class ChatView {
     }
   }
 
+  /** Focus the question box, unless the user is already in another control of the panel. */
+  focusInput(): void {
+    const active = document.activeElement;
+    if (!active || active === document.body || active === document.documentElement) this.composer.input.focus();
+  }
+
   /** A raw message from the host; invalid ones are shown, not dropped silently. */
   receive(raw: unknown): void {
     const parsed = parseHostMessage(raw);

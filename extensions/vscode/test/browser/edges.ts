@@ -323,7 +323,7 @@ async function narrowPanel(panel: Panel): Promise<void> {
   assert.ok(label.height < label.line * 1.6, `the code block's label wraps to ${label.height}px`);
 }
 
-/** Keyboard only: Escape in the composer stops a running turn, and does nothing when idle. */
+/** Keyboard only: Escape in the composer stops a running turn (nothing when idle); a focused panel types into the question. */
 async function escapeStops(panel: Panel): Promise<void> {
   const { page, send, posted } = panel;
   await session(panel);
@@ -334,6 +334,12 @@ async function escapeStops(panel: Panel): Promise<void> {
   await send({ type: "turn", state: "running" });
   await input.press("Escape");
   await waitPosted(page, { type: "cancel" });
+  // The panel focused from the editor (Ctrl+Alt+K): the keyboard lands in the question box.
+  await page.evaluate(() => {
+    (document.activeElement as HTMLElement | null)?.blur();
+    window.dispatchEvent(new FocusEvent("focus"));
+  });
+  assert.equal(await page.evaluate(() => document.activeElement?.className), "input", "the focused panel does not take typing");
 }
 
 /** `@` completes any file name: accents, brackets, plus and at signs. */
