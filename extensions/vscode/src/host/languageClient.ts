@@ -27,6 +27,10 @@ export function languageClientFactory(
       args: cmd.args,
       options: { env: cmd.env },
     };
+    // The client restarting its crashed server: a stop meanwhile would leave the new process
+    // running without a client (a second `kiln lsp` for the life of the window).
+    let restarting: Promise<void> | undefined;
+    let restarted = () => {};
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file" }],
       synchronize: { configurationSection: "kiln" },
@@ -37,10 +41,11 @@ export function languageClientFactory(
           hooks.failed(error.message);
           return { action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown };
         },
-        closed: () =>
-          hooks.closed()
-            ? { action: CloseAction.Restart }
-            : { action: CloseAction.DoNotRestart, handled: true },
+        closed: () => {
+          if (!hooks.closed()) return { action: CloseAction.DoNotRestart, handled: true };
+          restarting ??= new Promise<void>((resolve) => (restarted = resolve));
+          return { action: CloseAction.Restart };
+        },
       },
     };
     const client = new LanguageClient("kiln", "Kiln", serverOptions, clientOptions);
@@ -61,14 +66,20 @@ export function languageClientFactory(
     );
     let started = false;
     client.onDidChangeState((e) => {
-      if (e.newState === State.Running && started) onRunning();
+      if (e.newState !== State.Running) return;
+      restarted();
+      restarting = undefined;
+      if (started) onRunning();
     });
     const handle: ClientHandle = {
       start: async () => {
         await client.start();
         started = true;
       },
-      stop: () => client.stop(),
+      stop: async () => {
+        if (restarting) await Promise.race([restarting, new Promise((r) => setTimeout(r, 15000))]);
+        await client.stop();
+      },
       sendRequest: (method, params, token) =>
         token
           ? client.sendRequest(method, params, token as vscode.CancellationToken)

@@ -32,6 +32,7 @@ describe("panel messages one at a time", () => {
       { match: "app.py", text: "Proposed." },
       // First: after the restart the interrupted question is still the turn's text too.
       { match: "after the crash", text: "Alive again." },
+      { match: "after the crash", text: "Alive again." },
       { match: "die now", wait_for: join(home, "never") },
     ]));
   });
@@ -136,5 +137,19 @@ describe("panel messages one at a time", () => {
     await waitFor(() => idleTurns().length > turns + 1, "the next turn", 30000);
     assert.equal(idleTurns().at(-1)?.stopReason, "end_turn", JSON.stringify(panel.ofType("error")));
     assert.match(answers(), /Alive again\.$/);
+  });
+
+  test("Restart Server pressed while the server restarts after a crash: it runs again", { skip: process.platform !== "linux" }, async () => {
+    const [pid] = serverPids();
+    const restarts = panel.ofType("server").length;
+    process.kill(pid, "SIGKILL");
+    await waitFor(() => panel.ofType("server").slice(restarts).some((m) => m.state === "starting"), "the crash seen");
+    const restarted = host.commands.get("kiln.restartServer")!();
+    await waitFor(() => panel.ofType("server").at(-1)?.state === "running", "running again", 30000);
+    await restarted;
+    await waitFor(() => serverPids().length === 1 || undefined, `one server, not ${serverPids().length}`, 15000);
+    const before = idleTurns().length;
+    panel.send({ type: "prompt", text: "after the crash again" });
+    await waitFor(() => idleTurns().length > before, "the next turn", 30000);
   });
 });
