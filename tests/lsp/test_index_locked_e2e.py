@@ -67,6 +67,17 @@ def _in_index(db: Path, name: str) -> bool:
         conn.close()
 
 
+async def _session_with_app_open(server: Any, root: Path) -> tuple[str, str]:
+    """Initialise, wait for the first scan, open a session and app.py as written on disk."""
+    await server.initialize(root)
+    await server.index_until(lambda s: s["state"] == "ready" and s["pendingFiles"] == 0)
+    sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+    uri = (root / "app.py").as_uri()
+    _open(server, uri, "def greet(name):\n    return name\n")
+    await server.index_until(lambda s: s["pendingFiles"] == 0)
+    return sid, uri
+
+
 async def test_an_edit_made_while_another_process_writes_reaches_the_index(
     tmp_path: Path, scripted_env: Any
 ) -> None:
@@ -79,12 +90,7 @@ async def test_an_edit_made_while_another_process_writes_reaches_the_index(
     server = await RawServer.start(root, env)
     holder = None
     try:
-        await server.initialize(root)
-        await server.index_until(lambda s: s["state"] == "ready" and s["pendingFiles"] == 0)
-        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
-        uri = (root / "app.py").as_uri()
-        _open(server, uri, "def greet(name):\n    return name\n")
-        await server.index_until(lambda s: s["pendingFiles"] == 0)
+        sid, uri = await _session_with_app_open(server, root)
 
         holder = _hold_write_lock(db)
         _replace(server, uri, 2, "def held_marker():\n    pass\n")
@@ -188,12 +194,7 @@ async def test_an_edit_made_while_the_disk_is_full_reaches_the_index_once_there_
     server = await RawServer.start(root, scripted_env(steps))
     filler = None
     try:
-        await server.initialize(root)
-        await server.index_until(lambda s: s["state"] == "ready" and s["pendingFiles"] == 0)
-        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
-        uri = (root / "app.py").as_uri()
-        _open(server, uri, "def greet(name):\n    return name\n")
-        await server.index_until(lambda s: s["pendingFiles"] == 0)
+        sid, uri = await _session_with_app_open(server, root)
         filler = _fill(small_disk)
         big = "".join(
             f"def full_marker_{n}(value):\n    return value * {n}\n\n" for n in range(3000)

@@ -87,7 +87,6 @@ def test_garbage_range_is_a_usage_error() -> None:
     assert "invalid version range" in str(info.value)
 
 
-
 def test_a_long_invalid_range_is_named_in_a_short_line(
     registry: LiveRegistry, tmp_path: Path, project: Path
 ) -> None:
