@@ -129,13 +129,23 @@ class IndexSync:
             self.state = "unavailable"
             self.error = "indexing disabled by initializationOptions"
             return None
-        from indexer import Index  # imported here: tree-sitter loads only when indexing starts
+        from indexer import Index, IndexerError  # tree-sitter loads only when indexing starts
 
-        try:
-            self.index = await self._run(Index, self.root)
-        except Exception as exc:  # noqa: BLE001 - a broken index must not stop the server
-            self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
-            log.warning("index unavailable: %s", self.error)
+        pause = RETRY_SECONDS
+        while True:  # opening can meet another process's write lock too (a `kiln index`
+            try:  # migrating it, or recovering its journal): wait for it as a scan does
+                self.index = await self._run(Index, self.root)
+                break
+            except Exception as exc:  # noqa: BLE001 - a broken index must not stop the server
+                if not (isinstance(exc, IndexerError) and exc.retryable):
+                    self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
+                    log.warning("index unavailable: %s", self.error)
+                    break
+                if self.error != str(exc):
+                    log.info("%s; indexing goes on once that changes", exc)
+                self.state, self.error = "indexing", str(exc)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_MAX_SECONDS)
         return self.index
 
     async def initial_update(self, report: Callable[[int, int, str], None]) -> dict[str, Any]:

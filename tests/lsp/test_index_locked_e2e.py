@@ -153,6 +153,37 @@ async def test_a_first_scan_that_finds_the_index_locked_waits_for_it(
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
 
 
+async def test_an_index_being_created_by_another_process_is_waited_for_on_open(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """The editor opened while a `kiln index` was creating the index (its first write held
+    the lock): opening it needs to write the schema too, failed after the busy timeout, and the
+    index was "unavailable" for the whole session. Opening now waits as the scan does."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def opened_late():\n    pass\n")
+    db = root / ".kiln" / "index.db"
+    db.parent.mkdir()
+    holder = _hold_write_lock(db)  # an empty database, its first transaction still open
+    server = await RawServer.start(root, server_env(kiln_home, KILN_INDEX_BUSY_TIMEOUT="0.3"))
+    try:
+        await server.initialize(root)
+        await server.wait_for(lambda m: bool(_locked_lines(server)))
+        status = await server.index_until(lambda s: True)
+        assert status["state"] == "indexing" and "locked" in status["error"], status
+        holder.communicate("\n", timeout=60)
+        holder = None
+        status = await server.index_until(lambda s: s["state"] != "indexing")
+        assert status["state"] == "ready" and "error" not in status, status
+        assert _in_index(db, "opened_late")
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 4 MB tmpfs (root only: skipped where it cannot be mounted)."""
