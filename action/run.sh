@@ -34,7 +34,8 @@ fi
 [ -n "${KILN_VERIFY:-}" ] && args+=(--verify "$KILN_VERIFY")
 [ -n "${KILN_COMMIT_BRANCH:-}" ] && args+=(--commit-branch "$KILN_COMMIT_BRANCH")
 [ -n "${KILN_COMMIT_BRANCH:-}" ] && [ "${KILN_COMMIT_PARTIAL:-}" = "true" ] && args+=(--commit-partial)
-[ -n "${KILN_AUTHOR:-}" ] && args+=(--author "$KILN_AUTHOR")
+# the author input has a default; kiln refuses --author with no branch to commit
+[ -n "${KILN_COMMIT_BRANCH:-}" ] && [ -n "${KILN_AUTHOR:-}" ] && args+=(--author "$KILN_AUTHOR")
 [ -n "${KILN_MAX_MINUTES:-}" ] && args+=(--max-minutes "$KILN_MAX_MINUTES")
 [ -n "${KILN_MAX_COST_USD:-}" ] && args+=(--max-cost-usd "$KILN_MAX_COST_USD")
 [ -n "${KILN_MODEL:-}" ] && args+=(--model "$KILN_MODEL")

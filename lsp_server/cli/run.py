@@ -112,7 +112,7 @@ class TaskCommand(QueryCommand):
     "author has write access (or is in KILN_ALLOWED_USERS) and it is not a fork's PR.",
 )
 @click.option(
-    "--verify", help="Command that proves the task is done (run before and after in --ci)."
+    "--verify", help="With --ci: command that proves the task is done (run before and after)."
 )
 @click.option("--commit-branch", help="With --ci: commit the changes on this new branch.")
 @click.option(
@@ -121,11 +121,12 @@ class TaskCommand(QueryCommand):
     help="With --commit-branch: make the branch also when the run stopped early (a limit, a "
     "provider failure, a cancel); otherwise such a run's work is only in the patch.",
 )
-@click.option("--author", help="Commit author, 'Name <email>'.")
+@click.option("--author", help="With --commit-branch: commit author, 'Name <email>'.")
 @click.option(
     "--artifacts",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for the patch, summary, report and transcript (default: the session folder).",
+    help="With --ci: folder for the patch, summary, report and transcript (default: the "
+    "session folder).",
 )
 @click.option(
     "--max-patch-mb",
@@ -211,15 +212,20 @@ def run_cmd(
     assert task is not None
     if not task.strip():
         raise click.UsageError("the task is empty")
-    if commit_branch and not ci:
-        raise click.UsageError("--commit-branch needs --ci")
-    if commit_partial and not commit_branch:
-        raise click.UsageError("--commit-partial needs --commit-branch")
-    if ci and mode != "ci" and _given(click.get_current_context(), "mode"):
+    # an option that would do nothing is refused, not dropped without a word
+    ctx = click.get_current_context()
+    given = {"--verify": verify is not None, "--commit-branch": commit_branch is not None,
+             "--artifacts": artifacts is not None, "--max-patch-mb": _given(ctx, "max_patch_mb")}  # fmt: skip
+    for name in [n for n, on in given.items() if on and not ci]:
+        raise click.UsageError(f"{name} needs --ci")
+    for name, on in (("--commit-partial", commit_partial), ("--author", author is not None)):
+        if on and not commit_branch:
+            raise click.UsageError(f"{name} needs --commit-branch")
+    if ci and mode != "ci" and _given(ctx, "mode"):
         click.echo(f"kiln: --ci runs with ci permissions; --mode {mode} is ignored", err=True)
     if not root.is_dir():
         raise click.UsageError(f"--root {root} is not a directory")
-    explicit = _given(click.get_current_context(), "root")
+    explicit = _given(ctx, "root")
     root, cwd = workspace_for(root, explicit=explicit)
     if resume:
         resume, root, cwd = resumed_workspace(resume, root, cwd, explicit=explicit)

@@ -105,7 +105,9 @@ def test_an_artifacts_folder_that_cannot_be_made_fails_before_the_run(
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["done"]))
     env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
-    args = ("run", "do it", "--root", str(tmp_path), "--artifacts", str(tmp_path / "file" / "out"))
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    args = ("run", "--ci", "do it", "--root", str(tmp_path), "--artifacts",
+            str(tmp_path / "file" / "out"))  # fmt: skip
     line = one_line(kiln(*args, cwd=tmp_path, env=env), 2)
     assert "cannot create the artifacts folder" in line and "Not a directory" in line
     assert not (kiln_home / "sessions.db").exists()  # the model was never called

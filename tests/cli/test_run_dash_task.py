@@ -29,7 +29,7 @@ def test_a_task_that_starts_with_a_dash_is_the_task(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["task"] == "- fix the failing date test"
     # an option's value that reads like one stays that option's value
-    proc = run(root, "--verify", "-x y", "--output-format", "json", "go")
+    proc = run(root, "--model", "-x y", "--output-format", "json", "go")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["task"] == "go"
 

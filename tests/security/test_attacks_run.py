@@ -77,7 +77,7 @@ def test_controls_the_suite_can_see_an_escape(hostile: Hostile, tmp_path: Path) 
     path.write_text(json.dumps(script))
     proc = subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--no-sandbox", "--output-format",
-         "json", "--artifacts", str(tmp_path / "artifacts"), "go"],
+         "json", "go"],
         cwd=hostile.root, env={**hostile.env(), "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(path)},
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
