@@ -39,11 +39,12 @@ FD_DEVICE = re.compile(r"/(dev/fd|proc/self/fd)/[0-9]+")  # a descriptor, not a 
 # Whole folders too, where any file may name a program the editor starts on open: JetBrains IDEs'
 # ``.idea`` (the project interpreter in ``misc.xml``, run configurations and startup tasks in
 # ``workspace.xml``) and Helix's ``.helix`` (``languages.toml``: each language server's command).
-# And the MCP servers other agents in the editor start from the folder (VS Code, Cursor, Gemini CLI).
+# And the MCP servers other agents in the editor start from the folder (VS Code, Cursor, Gemini CLI,
+# Claude Code's ``.mcp.json``, whose servers start by the name the user approved once).
 AUTORUN_FILES = (
     ".vscode/settings.json", ".vscode/tasks.json", ".zed/settings.json", ".zed/tasks.json",
     ".nvim.lua", ".nvimrc", ".exrc", ".git/commondir", ".git/config.worktree", ".idea", ".helix",
-    ".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json",
+    ".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".mcp.json",
 )  # fmt: skip
 # Files that run code once a change leaves the agent, each on an action the user takes to keep the
 # change rather than to run it: a CI pipeline (with the repository's secrets, when the branch is

@@ -2,8 +2,9 @@
 project interpreter in `.idea/misc.xml` and run configurations in `.idea/workspace.xml`, each
 language server's `command` in `.helix/languages.toml`, started on the host outside any sandbox.
 `.vscode/tasks.json` and `.zed/settings.json` were held, these were not, nor the MCP servers VS
-Code (`.vscode/mcp.json`), Cursor and Gemini CLI start from the folder: `write_file` and commands
-wrote them in every mode. Now the two folders are held like them (docs/security.md sections 2
+Code (`.vscode/mcp.json`), Cursor and Gemini CLI start from the folder, nor Claude Code's
+project servers (`.mcp.json`, started by the name the user approved once, whatever its command
+has become): `write_file` and commands wrote them in every mode. Now the two folders are held like them (docs/security.md sections 2
 and 4). Through the real `kiln run`."""
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ EVIL = '[[language]]\nname = "python"\nlanguage-servers = ["x"]\n[language-serve
 
 
 # Other agents in the editor start the MCP servers these name when the folder opens.
-MCP_FILES = (".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json")
+MCP_FILES = (".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".mcp.json")
 SERVERS = '{"mcpServers": {"x": {"command": "./payload.sh"}}, "servers": {"x": {"command": "./payload.sh"}}}'
 
 
@@ -78,8 +79,10 @@ def test_commands_cannot_write_them_either(tmp_path: Path, kiln_home: Path) -> N
     calls.append({"name": "run_command", "input": {"command": (
         "mkdir -p .vscode .cursor .gemini && " + " && ".join(f"cp evil.toml {p}" for p in MCP_FILES)
         + "; echo ran-3")}})  # fmt: skip
+    calls.append({"name": "run_command", "input": {"command": (
+        "python3 -c \"open('.mcp.json', 'w').write(open('evil.toml').read())\"; echo ran-4")}})
     results = run(root, tmp_path, kiln_home, calls, "ci")
-    assert "ran-1" in results and "ran-2" in results, results
+    assert "ran-1" in results and "ran-2" in results and "ran-4" in results, results
     assert not any((root / p).exists() for p in MCP_FILES), results
     assert not (root / ".helix").exists(), results
     assert (root / ".idea" / "misc.xml").read_text() == MISC, results
