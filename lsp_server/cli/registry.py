@@ -10,6 +10,7 @@ choose the backends (``registry_options``). Tokens, the audit log and trusted pu
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 from pathlib import Path
@@ -187,13 +188,39 @@ def serve_cmd(
 
 @registry_group.command("key")
 @DATA_OPTION
+@DB_OPTION
 @SIGNING_KEY_OPTION
-def key_cmd(data: Path | None, signing_key: Path | None) -> None:
+@click.option(
+    "--new",
+    "create",
+    is_flag=True,
+    help="Create the key when there is none (never replaces one, nor the key a database "
+    "is already signed with).",
+)
+def key_cmd(data: Path | None, db: str | None, signing_key: Path | None, create: bool) -> None:
     """Print the registry's public signing key (publish it so clients can pin it out of band)."""
-    from skills_registry.registry.backends import load_signer
+    from skills_registry.registry.backends import load_signer, open_backends
+    from skills_registry.registry.signing import KEY_FILE
 
     data_dir = data or _default_data()
-    signer = _open(lambda: load_signer(data_dir, signing_key), data_dir)
+    path = signing_key or data_dir / KEY_FILE
+    if create and os.environ.get("KILN_REGISTRY_SIGNING_KEY"):
+        raise click.UsageError("--new creates a key file; unset KILN_REGISTRY_SIGNING_KEY first")
+    if create and path.exists():
+        raise click.ClickException(
+            f"a signing key already exists at {path}; --new never replaces one (every version "
+            "it signed and every client's pin depend on it)"
+        )
+    store = None
+    if create and (db or (data_dir / "registry.db").exists()):
+        store = _open(lambda: open_backends(data_dir, db).store, data_dir)
+    signer = _open(lambda: load_signer(data_dir, signing_key, create=create, store=store), data_dir)
+    if create:
+        click.echo(
+            f"kiln registry: created a new signing key at {path} (mode 0600): back it up, "
+            "a lost key cannot be replaced without every client re-pinning",
+            err=True,
+        )
     click.echo(f"{signer.key_id} {signer.public_key_b64}")
 
 

@@ -291,7 +291,7 @@ def create_app(
     return create_app_with(
         backends.store,
         backends.blobs,
-        load_signer(Path(data_dir), signing_key),
+        load_signer(Path(data_dir), signing_key, store=backends.store),
         name=name,
         metadata_ttl=metadata_ttl,
         redirect_downloads=redirect_downloads,

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from skills_registry.registry.errors import UsageError
+from skills_registry.registry.errors import KeyMismatch, UsageError
 from skills_registry.registry.signing import (
     KEY_FILE,
     Signer,
-    load_or_create_key_file,
+    create_key_file,
+    load_key_file,
     signer_from_text,
 )
 from skills_registry.registry.storage import BlobDir, BlobStore, MetadataStore
@@ -93,15 +94,43 @@ def open_backends(data_dir: Path, db: str | None = None, blobs: str | None = Non
     return Backends(store, open_blobs(blobs_url), db_url, blobs_url)
 
 
-def load_signer(data_dir: Path, key_file: Path | None = None) -> Signer:
-    """The signing key: ``KILN_REGISTRY_SIGNING_KEY``, else ``key_file``, else ``data_dir``'s."""
+def load_signer(
+    data_dir: Path,
+    key_file: Path | None = None,
+    *,
+    create: bool = True,
+    store: MetadataStore | None = None,
+) -> Signer:
+    """The signing key: ``KILN_REGISTRY_SIGNING_KEY``, else ``key_file``, else ``data_dir``'s.
+
+    A missing key file is created only with ``create``, and never for a ``store`` already
+    bound to a key: a new key cannot verify what the lost one signed, so standing one in
+    silently would leave every stored version (and every client's pin) unverifiable.
+    """
     text = os.environ.get(KEY_ENV)
+    path = Path(key_file or Path(data_dir) / KEY_FILE)
     try:
-        if text:
-            return signer_from_text(text, KEY_ENV)
-        return load_or_create_key_file(key_file or Path(data_dir) / KEY_FILE)
+        signer = signer_from_text(text, KEY_ENV) if text else load_key_file(path)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if signer is not None:
+        return signer
+    if not create:
+        raise UsageError(
+            f"no signing key at {path}",
+            hint="restore it from a backup, or create one with `kiln registry key --new`",
+        )
+    signer, created = create_key_file(path)
+    if created and store is not None:
+        try:
+            store.bind_signing_key(signer.key_id)
+        except KeyMismatch as exc:
+            path.unlink()
+            raise UsageError(
+                f"no signing key at {path}, and this registry database is signed with "
+                f"{exc.bound}: restore it from a backup (a new key cannot verify what it signed)"
+            ) from None
+    return signer
 
 
 def sweep_orphans(

@@ -53,6 +53,18 @@ class Conflict(RegistryError):
     hint = "published versions are immutable; bump the version"
 
 
+class KeyMismatch(Conflict):
+    """The database was bound to another signing key at its first start."""
+
+    hint = "give every instance the same --signing-key file (or KILN_REGISTRY_SIGNING_KEY)"
+
+    def __init__(self, bound: str, key_id: str) -> None:
+        super().__init__(
+            f"this registry database is signed with {bound}, but this instance's key is {key_id}"
+        )
+        self.bound = bound
+
+
 class Unauthorized(RegistryError):
     status = 401
     code = "unauthorized"

@@ -26,7 +26,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from skills_registry.registry.errors import Conflict, NotFound, UsageError
+from skills_registry.registry.errors import Conflict, KeyMismatch, NotFound, UsageError
 from skills_registry.registry.pg_accounts import PostgresAccounts
 from skills_registry.registry.pg_migrations import migrate
 from skills_registry.registry.pg_search import SKILL_COLS, PostgresSearch, skill_row
@@ -108,10 +108,7 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
             row = conn.execute("SELECT value FROM registry_meta WHERE key='signing_key'").fetchone()
         bound = row["value"]  # type: ignore[index]
         if bound != key_id:
-            raise Conflict(
-                f"this registry database is signed with {bound}, but this instance's key is {key_id}",
-                hint="give every instance the same --signing-key file (or KILN_REGISTRY_SIGNING_KEY)",
-            )
+            raise KeyMismatch(bound, key_id)
 
     def add_version(self, doc: dict[str, Any]) -> None:
         skill_id, version, at = doc["id"], doc["version"], doc["publishedAt"]

@@ -93,14 +93,26 @@ def load_or_create_signer(data_dir: Path) -> Signer:
 
 
 def load_or_create_key_file(path: Path) -> Signer:
-    """Load a key file (base64 of the 32-byte seed), creating it mode 0600 when missing.
+    """Load a key file (base64 of the 32-byte seed), creating it mode 0600 when missing."""
+    return load_key_file(path) or create_key_file(path)[0]
+
+
+def load_key_file(path: Path) -> Signer | None:
+    """The key in ``path``, or None when there is no such file."""
+    try:
+        text = Path(path).read_text(encoding="ascii", errors="replace")
+    except FileNotFoundError:
+        return None
+    return signer_from_text(text, str(path))
+
+
+def create_key_file(path: Path) -> tuple[Signer, bool]:
+    """A new key in ``path`` (mode 0600) and True, or the key already there and False.
 
     Created with a hard link from a private temp name, so when several instances start at once
     exactly one key wins and every instance loads that one.
     """
     path = Path(path)
-    if path.exists():
-        return signer_from_text(path.read_text(encoding="ascii", errors="replace"), str(path))
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     key = SigningKey.generate()
     tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -110,10 +122,12 @@ def load_or_create_key_file(path: Path) -> Signer:
     try:
         os.link(tmp, path)  # fails if another process won the race; then use theirs
     except FileExistsError:
+        return signer_from_text(
+            path.read_text(encoding="ascii", errors="replace"), str(path)
+        ), False
+    finally:
         tmp.unlink()
-        return load_or_create_key_file(path)
-    tmp.unlink()
-    return Signer(key)
+    return Signer(key), True
 
 
 def signer_from_text(text: str, source: str) -> Signer:

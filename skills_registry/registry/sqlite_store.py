@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kiln_errors.sqlite_common import enable_wal
-from skills_registry.registry.errors import Conflict, NotFound, UsageError
+from skills_registry.registry.errors import Conflict, KeyMismatch, NotFound, UsageError
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_accounts import SQLiteAccounts
 from skills_registry.registry.sqlite_schema import migrate, search_text
@@ -287,10 +287,7 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
             db.execute("INSERT OR IGNORE INTO registry_meta VALUES ('signing_key', ?)", (key_id,))
             bound = db.execute("SELECT value FROM registry_meta WHERE key='signing_key'").fetchone()
         if bound[0] != key_id:
-            raise Conflict(
-                f"this registry database is signed with {bound[0]}, but this instance's key is {key_id}",
-                hint="give every instance the same --signing-key file (or KILN_REGISTRY_SIGNING_KEY)",
-            )
+            raise KeyMismatch(bound[0], key_id)
 
     def archive_referenced(self, sha256: str) -> bool:
         row = (

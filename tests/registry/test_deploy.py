@@ -20,7 +20,7 @@ import pytest
 from skills_registry.archive import build_archive, read_dir
 from skills_registry.registry.app import create_app
 from skills_registry.registry.backends import open_backends, sweep_orphans
-from skills_registry.registry.errors import Conflict
+from skills_registry.registry.errors import Conflict, UsageError
 from skills_registry.registry.signing import load_or_create_key_file, verify_release
 from tests.registry.conftest import FIXTURES, cli_env, kiln, start_registry
 from tests.registry.servers import Postgres, S3Server
@@ -141,8 +141,12 @@ def test_instances_with_different_keys_are_refused(postgres: Postgres, tmp_path:
     db = postgres.new_database()
     create_app(tmp_path / "a", db=db, signing_key=tmp_path / "a.key")
     create_app(tmp_path / "b", db=db, signing_key=tmp_path / "a.key")  # same key: fine
+    load_or_create_key_file(tmp_path / "other.key")
     with pytest.raises(Conflict, match="signed with ed25519:"):
         create_app(tmp_path / "c", db=db, signing_key=tmp_path / "other.key")
+    with pytest.raises(UsageError, match="no signing key at .*signed with ed25519:"):
+        create_app(tmp_path / "d", db=db, signing_key=tmp_path / "missing.key")
+    assert not (tmp_path / "missing.key").exists()
     assert stat.S_IMODE((tmp_path / "a.key").stat().st_mode) == 0o600
 
 
