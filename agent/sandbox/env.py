@@ -3,9 +3,9 @@
 A variable is dropped when its NAME looks like a credential (KEY, TOKEN, SECRET, PASSWORD,
 PASSWD, CREDENTIAL, AUTH, COOKIE, PRIVATE, SESSION, DSN; PASS, PWD, JWT as a ``_``-separated
 word: ``MYSQL_PWD``, ``SMTP_PASS``, ``CI_JOB_JWT``; cloud and CI credential prefixes) or its
-VALUE has the shape of a credential (``ghp_``, ``github_pat_``, ``sk-``, ``AKIA``, ``xox?-``, a
-PEM private key, a JSON Web Token, a URL with a password: ``postgres://u:pw@db``,
-``http_proxy=http://u:pw@proxy``). ``env_pass`` in the user's settings keeps named variables
+VALUE has the shape of a credential (``ghp_``, ``github_pat_``, ``sk-``, ``AKIA``, ``xox?-`` at
+its start or after a separator, as in ``x-access-token:ghp_…``; a PEM private key, a JSON Web
+Token, a URL with a password: ``postgres://u:pw@db``, ``http_proxy=http://u:pw@proxy``). ``env_pass`` in the user's settings keeps named variables
 anyway.
 """
 
@@ -26,7 +26,10 @@ SECRET_PREFIXES = (
     "KILN_",
 )  # fmt: skip
 SECRET_VALUE = re.compile(
-    r"^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|rk_live_|AKIA|ASIA|xox[abpr]-|AIza)"
+    # a token prefix at the start or after a separator: ``x-access-token:ghp_…`` (Bundler's
+    # ``BUNDLE_GITHUB__COM``), ``Bearer glpat-…``; not inside a word or a path (``/opt/sk-tools``)
+    r"(^|[\s:=,;\"'])"
+    r"(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|rk_live_|AKIA|ASIA|xox[abpr]-|AIza)"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r"|^eyJ[A-Za-z0-9_-]{8,}\.eyJ"  # a JSON Web Token (header.payload)
     r"|^[A-Za-z][A-Za-z0-9+.-]*://[^/\s@:]*:[^/\s@]+@"  # scheme://user:password@host

@@ -1,7 +1,8 @@
 """What a sandboxed command inherits from the host (docs/security.md section 4, "Environment"
 and "hidden"), through the real `kiln run` in `yolo`: credentials whose names or values the
 first scrubber missed (``MYSQL_PWD``, ``SMTP_PASS``, ``CI_JOB_JWT``, a database URL or proxy with
-a password) never reach a command; nor do credential files such variables name, wherever they
+a password, a token after a user name as Bundler's ``BUNDLE_GITHUB__COM=x-access-token:ghp_…``
+holds it) never reach a command; nor do credential files such variables name, wherever they
 are (google-github-actions/auth writes ``GOOGLE_APPLICATION_CREDENTIALS`` into the workspace:
 neither a command nor ``read_file``/``grep`` reads it); and the login session's sockets (the
 session bus whose systemd runs ``systemd-run --user`` outside any sandbox, an ssh agent) cannot
@@ -25,6 +26,9 @@ CANARIES = {
     "DATABASE_URL": "postgres://app:canary-db-password@db.internal/app",
     "https_proxy": "http://me:canary-proxy-password@proxy:3128",
     "ID_TOKEN_LIKE": "eyJhbGciOiJSUzI1NiJ9.eyJjYW5hcnkiOiJqd3QifQ.sig",
+    # A token after a user name or a scheme word: Bundler's per-host credential, a header.
+    "BUNDLE_GITHUB__COM": "x-access-token:ghp_canary-bundler",
+    "REGISTRY_HEADER": "Bearer glpat-canary-header",
 }
 MARKS = ("canary-", "eyJjYW5hcnki", "CANARY-FILE")
 
