@@ -165,6 +165,17 @@ def publisher_group() -> None:
 @click.option("--workflow", required=True, help="Workflow file, e.g. .github/workflows/release.yml")
 @click.option("--environment", default="", help="Required deployment environment (optional).")
 @click.option(
+    "--repository-id",
+    default="",
+    help="The repository's numeric id (GitHub: `gh api repos/OWNER/NAME --jq .id`); "
+    "default: recorded from the first ID token that matches.",
+)
+@click.option(
+    "--owner-id",
+    default="",
+    help="The owner's numeric id (`gh api users/OWNER --jq .id`); default: as --repository-id.",
+)
+@click.option(
     "--issuer",
     default="https://token.actions.githubusercontent.com",
     show_default=True,
@@ -177,10 +188,12 @@ def publisher_add(
     workflow: str,
     environment: str,
     issuer: str,
+    repository_id: str,
+    owner_id: str,
 ) -> None:
     """Let one workflow of one repository publish to NAMESPACE (prints the publisher's id)."""
     record = _store(data).add_trusted_publisher(
-        namespace, issuer, repository, workflow, environment
+        namespace, issuer, repository, workflow, environment, repository_id, owner_id
     )
     click.echo(f"{record['id']}  {namespace} <- {repository} {workflow} ({issuer})")
 
@@ -191,8 +204,10 @@ def publisher_list(data: Path | None) -> None:
     """The trusted publishers: id, namespace, repository, workflow, environment, issuer."""
     for p in _store(data).trusted_publishers():
         env = f" env={p['environment']}" if p["environment"] else ""
+        ids = f" repository_id={p['repositoryId'] or '?'} owner_id={p['ownerId'] or '?'}"
         click.echo(
-            f"{p['id']}  {p['namespace']} <- {p['repository']} {p['workflow']}{env} ({p['issuer']})"
+            f"{p['id']}  {p['namespace']} <- {p['repository']} {p['workflow']}{env}{ids}"
+            f" ({p['issuer']})"
         )
 
 

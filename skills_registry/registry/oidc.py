@@ -6,7 +6,10 @@ token its provider signs, and no long-lived secret is stored in the CI. The ID t
 signature is checked against the issuer's JWKS (found through its OpenID discovery document),
 with ``aud`` equal to this registry's audience, ``exp``/``iat`` required and each ``jti``
 accepted once. Claims follow GitHub Actions: ``repository`` and ``job_workflow_ref``
-(``owner/repo/.github/workflows/release.yml@refs/...``), ``environment`` when configured.
+(``owner/repo/.github/workflows/release.yml@refs/...``), ``environment`` when configured, and
+the stable ``repository_id`` and ``repository_owner_id``: given at registration or recorded
+from the first matching token, they must match ever after, so a repository deleted and created
+again under its name by someone else is not trusted.
 """
 
 from __future__ import annotations
@@ -76,6 +79,46 @@ def _matches(publisher: dict[str, Any], claims: dict[str, Any]) -> bool:
     return not publisher["environment"] or claims.get("environment") == publisher["environment"]
 
 
+# A name can be deleted and taken again by someone else; these ids cannot.
+_ID_CLAIMS = (("repositoryId", "repository_id"), ("ownerId", "repository_owner_id"))
+
+
+def _id_mismatch(publisher: dict[str, Any], claims: dict[str, Any]) -> str | None:
+    """Why the token's stable ids are not the publisher's, or None when they agree."""
+    for field, claim in _ID_CLAIMS:
+        want, got = publisher[field], str(claims.get(claim) or "")
+        if want and got != want:
+            return (
+                f"{claim} {got or '(missing)'} is not the {want} trusted for "
+                f"{publisher['repository']} (a repository created again under the same name "
+                "is another repository)"
+            )
+    return None
+
+
+def _trusted(
+    store: MetadataStore, candidates: list[dict[str, Any]], claims: dict[str, Any]
+) -> dict[str, Any]:
+    """The publisher the claims match by name and stable ids; ids not recorded yet are
+    recorded from this first matching token."""
+    matching = [p for p in candidates if _matches(p, claims)]
+    if not matching:
+        raise Forbidden(
+            f"no trusted publisher matches repository {claims.get('repository')!r} "
+            f"workflow {claims.get('job_workflow_ref') or claims.get('workflow_ref')!r}"
+        )
+    publisher = next((p for p in matching if _id_mismatch(p, claims) is None), None)
+    if publisher is None:
+        raise Forbidden(str(_id_mismatch(matching[0], claims)))
+    ids = [str(claims.get(claim) or "") for _, claim in _ID_CLAIMS]
+    if not any(publisher[field] for field, _ in _ID_CLAIMS) and any(ids):
+        publisher = store.pin_trusted_publisher(publisher["id"], *ids)
+        mismatch = _id_mismatch(publisher, claims)  # another token pinned it first
+        if mismatch:
+            raise Forbidden(mismatch)
+    return publisher
+
+
 def exchange(store: MetadataStore, jwks: JwksCache, id_token: str, audience: str) -> dict[str, Any]:
     """Verify ``id_token`` and mint a publish token for the namespace it is trusted for."""
     try:
@@ -102,12 +145,7 @@ def exchange(store: MetadataStore, jwks: JwksCache, id_token: str, audience: str
         )
     except jwt.PyJWTError as exc:
         raise Unauthorized(f"the ID token is not valid: {exc}") from None
-    publisher = next((p for p in candidates if _matches(p, claims)), None)
-    if publisher is None:
-        raise Forbidden(
-            f"no trusted publisher matches repository {claims.get('repository')!r} "
-            f"workflow {claims.get('job_workflow_ref') or claims.get('workflow_ref')!r}"
-        )
+    publisher = _trusted(store, candidates, claims)
     jti = str(claims.get("jti") or "")
     expires = datetime.fromtimestamp(int(claims["exp"]), UTC).isoformat()
     if not jti or not store.claim_jti(issuer, jti, expires):

@@ -9,16 +9,18 @@ instance sees a revocation at once. Mixed into ``PostgresStore``, which provides
 from __future__ import annotations
 
 import hashlib
-import re
-import secrets
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from skills_registry.registry.errors import NotFound, UsageError
-from skills_registry.registry.sqlite_accounts import new_token
+from skills_registry.registry.errors import NotFound
+from skills_registry.registry.sqlite_accounts import (
+    new_publisher,
+    new_token,
+    publisher_insert,
+    publisher_view,
+)
 from skills_registry.registry.storage import (
-    NAMESPACE_RE,
     SCOPES,
     now_iso,
     token_live,
@@ -38,18 +40,6 @@ def _token_row(row: dict[str, Any]) -> dict[str, Any]:
         "createdAt": row["created_at"],
         "expiresAt": row["expires_at"],
         "revokedAt": row["revoked_at"],
-    }
-
-
-def _publisher(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": row["id"],
-        "namespace": row["namespace"],
-        "issuer": row["issuer"],
-        "repository": row["repository"],
-        "workflow": row["workflow"],
-        "environment": row["environment"],
-        "createdAt": row["created_at"],
     }
 
 
@@ -151,40 +141,42 @@ class PostgresAccounts:
         ]
 
     def add_trusted_publisher(
-        self, namespace: str, issuer: str, repository: str, workflow: str, environment: str = ""
+        self,
+        namespace: str,
+        issuer: str,
+        repository: str,
+        workflow: str,
+        environment: str = "",
+        repository_id: str = "",
+        owner_id: str = "",
     ) -> dict[str, Any]:
-        if not NAMESPACE_RE.match(namespace):
-            raise UsageError(f"invalid namespace {namespace!r}")
-        if not issuer.startswith(("https://", "http://")):
-            raise UsageError(f"issuer {issuer!r} must be an http(s) URL")
-        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
-            raise UsageError(f"repository {repository!r} must be OWNER/NAME")
-        if not workflow or "@" in workflow:
-            raise UsageError(
-                f"workflow {workflow!r} must be a workflow file path such as "
-                ".github/workflows/release.yml (no @ref)"
-            )
-        record = {
-            "id": "tp_" + secrets.token_hex(6),
-            "namespace": namespace,
-            "issuer": issuer.rstrip("/"),
-            "repository": repository,
-            "workflow": workflow,
-            "environment": environment,
-            "created_at": now_iso(),
-        }
+        record = new_publisher(
+            namespace, issuer, repository, workflow, environment, repository_id, owner_id
+        )
+        with self._tx() as conn:
+            conn.execute(publisher_insert("%({})s"), record)
+        return publisher_view(record)
+
+    def pin_trusted_publisher(
+        self, publisher_id: str, repository_id: str, owner_id: str
+    ) -> dict[str, Any]:
         with self._tx() as conn:
             conn.execute(
-                "INSERT INTO trusted_publishers VALUES (%(id)s, %(namespace)s, %(issuer)s,"
-                " %(repository)s, %(workflow)s, %(environment)s, %(created_at)s)",
-                record,
+                "UPDATE trusted_publishers SET repository_id=%s, owner_id=%s"
+                " WHERE id=%s AND repository_id='' AND owner_id=''",
+                (repository_id, owner_id, publisher_id),
             )
-        return _publisher(record)
+            found = conn.execute(
+                "SELECT * FROM trusted_publishers WHERE id=%s", (publisher_id,)
+            ).fetchone()
+        if found is None:
+            raise NotFound(f"no trusted publisher {publisher_id!r}")
+        return publisher_view(found)
 
     def trusted_publishers(self, namespace: str | None = None) -> list[dict[str, Any]]:
         where, params = ("WHERE namespace=%s", [namespace]) if namespace else ("", [])
         return [
-            _publisher(r)
+            publisher_view(r)
             for r in self._read(f"SELECT * FROM trusted_publishers {where} ORDER BY id", params)
         ]
 

@@ -145,6 +145,12 @@ CREATE INDEX skills_lookalike_name ON skills ({lookalike_sql("name")});
 CREATE INDEX skills_lookalike_id ON skills ({lookalike_sql("id")});
 """
 
+# The repository's and owner's stable ids: a name can be deleted and taken again.
+M007 = """
+ALTER TABLE trusted_publishers ADD COLUMN repository_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE trusted_publishers ADD COLUMN owner_id TEXT NOT NULL DEFAULT '';
+"""
+
 MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
     ("m001_initial", M001),
     ("m002_search_accounts", m002_search_accounts),
@@ -152,6 +158,7 @@ MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
     ("m004_name_search_index", M004),
     ("m005_lookalike_indexes", M005),
     ("m006_lookalike_skeleton", M006),
+    ("m007_trusted_publisher_ids", M007),
 ]
 
 

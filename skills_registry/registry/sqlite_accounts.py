@@ -183,45 +183,43 @@ class SQLiteAccounts:
         ]
 
     def add_trusted_publisher(
-        self, namespace: str, issuer: str, repository: str, workflow: str, environment: str = ""
+        self,
+        namespace: str,
+        issuer: str,
+        repository: str,
+        workflow: str,
+        environment: str = "",
+        repository_id: str = "",
+        owner_id: str = "",
     ) -> dict[str, Any]:
-        if not NAMESPACE_RE.match(namespace):
-            raise UsageError(f"invalid namespace {namespace!r}")
-        host = urlsplit(issuer).hostname or ""
-        if not issuer.startswith("https://") and not (
-            issuer.startswith("http://") and host in ("127.0.0.1", "localhost", "::1")
-        ):
-            raise UsageError(f"issuer {issuer!r} must be an https:// URL (http only on loopback)")
-        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
-            raise UsageError(f"repository {repository!r} must be OWNER/NAME")
-        if not workflow or "@" in workflow:
-            raise UsageError(
-                f"workflow {workflow!r} must be a workflow file path such as "
-                ".github/workflows/release.yml (no @ref)"
-            )
-        record = {
-            "id": "tp_" + secrets.token_hex(6),
-            "namespace": namespace,
-            "issuer": issuer.rstrip("/"),
-            "repository": repository,
-            "workflow": workflow,
-            "environment": environment,
-            "created_at": now_iso(),
-        }
+        record = new_publisher(
+            namespace, issuer, repository, workflow, environment, repository_id, owner_id
+        )
+        with self.transaction() as db:
+            db.execute(publisher_insert(":{}"), record)
+        return publisher_view(record)
+
+    def pin_trusted_publisher(
+        self, publisher_id: str, repository_id: str, owner_id: str
+    ) -> dict[str, Any]:
         with self.transaction() as db:
             db.execute(
-                "INSERT INTO trusted_publishers VALUES (:id, :namespace, :issuer, :repository,"
-                " :workflow, :environment, :created_at)",
-                record,
+                "UPDATE trusted_publishers SET repository_id=?, owner_id=?"
+                " WHERE id=? AND repository_id='' AND owner_id=''",
+                (repository_id, owner_id, publisher_id),
             )
-        return _publisher(record)
+            row = db.execute("SELECT * FROM trusted_publishers WHERE id=?", (publisher_id,))
+            found = row.fetchone()
+        if found is None:
+            raise NotFound(f"no trusted publisher {publisher_id!r}")
+        return publisher_view(dict(found))
 
     def trusted_publishers(self, namespace: str | None = None) -> list[dict[str, Any]]:
         sql, params = "SELECT * FROM trusted_publishers", []
         if namespace:
             sql, params = sql + " WHERE namespace=?", [namespace]
         return [
-            _publisher(dict(r)) for r in self.connection().execute(sql + " ORDER BY id", params)
+            publisher_view(dict(r)) for r in self.connection().execute(sql + " ORDER BY id", params)
         ]
 
     def remove_trusted_publisher(self, publisher_id: str) -> None:
@@ -239,7 +237,59 @@ class SQLiteAccounts:
             return cur.rowcount == 1
 
 
-def _publisher(row: dict[str, Any]) -> dict[str, Any]:
+PUBLISHER_COLUMNS = (
+    "id", "namespace", "issuer", "repository", "workflow", "environment", "created_at",
+    "repository_id", "owner_id",
+)  # fmt: skip
+
+
+def publisher_insert(placeholder: str) -> str:
+    """The INSERT of a ``new_publisher`` record, with the driver's named placeholders."""
+    names = ", ".join(placeholder.format(c) for c in PUBLISHER_COLUMNS)
+    return f"INSERT INTO trusted_publishers ({', '.join(PUBLISHER_COLUMNS)}) VALUES ({names})"
+
+
+def new_publisher(
+    namespace: str,
+    issuer: str,
+    repository: str,
+    workflow: str,
+    environment: str,
+    repository_id: str,
+    owner_id: str,
+) -> dict[str, Any]:
+    """A trusted publisher's row, every field checked (the same rules on every store)."""
+    if not NAMESPACE_RE.match(namespace):
+        raise UsageError(f"invalid namespace {namespace!r}")
+    host = urlsplit(issuer).hostname or ""
+    if not issuer.startswith("https://") and not (
+        issuer.startswith("http://") and host in ("127.0.0.1", "localhost", "::1")
+    ):
+        raise UsageError(f"issuer {issuer!r} must be an https:// URL (http only on loopback)")
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
+        raise UsageError(f"repository {repository!r} must be OWNER/NAME")
+    if not workflow or "@" in workflow:
+        raise UsageError(
+            f"workflow {workflow!r} must be a workflow file path such as "
+            ".github/workflows/release.yml (no @ref)"
+        )
+    for value, option in ((repository_id, "--repository-id"), (owner_id, "--owner-id")):
+        if value and not value.isdigit():
+            raise UsageError(f"{option} {value!r} must be the number the CI provider gives")
+    return {
+        "id": "tp_" + secrets.token_hex(6),
+        "namespace": namespace,
+        "issuer": issuer.rstrip("/"),
+        "repository": repository,
+        "workflow": workflow,
+        "environment": environment,
+        "created_at": now_iso(),
+        "repository_id": repository_id,
+        "owner_id": owner_id,
+    }
+
+
+def publisher_view(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": row["id"],
         "namespace": row["namespace"],
@@ -248,4 +298,6 @@ def _publisher(row: dict[str, Any]) -> dict[str, Any]:
         "workflow": row["workflow"],
         "environment": row["environment"],
         "createdAt": row["created_at"],
+        "repositoryId": row["repository_id"],
+        "ownerId": row["owner_id"],
     }

@@ -260,6 +260,13 @@ def m007_lookalike_skeleton(db: sqlite_utils.Database) -> None:
         db.execute(f"CREATE INDEX skills_lookalike_{column} ON skills ({lookalike_sql(column)})")
 
 
+@migrations()
+def m008_trusted_publisher_ids(db: sqlite_utils.Database) -> None:
+    """The repository's and owner's stable ids: a name can be deleted and taken again."""
+    for column in ("repository_id", "owner_id"):
+        db.execute(f"ALTER TABLE trusted_publishers ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+
+
 def migrate(path: Path) -> None:
     """Apply pending migrations on a connection of their own, then close it: all of them in
     one IMMEDIATE transaction, so two processes opening a new registry at once do not both

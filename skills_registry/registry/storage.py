@@ -171,9 +171,20 @@ class MetadataStore(Protocol):
         self, namespace: str | None = None, since: int = 0, limit: int = 100
     ) -> list[dict[str, Any]]: ...
 
-    # Trusted publishers (OIDC): {id, namespace, issuer, repository, workflow, environment}
+    # Trusted publishers (OIDC): {id, namespace, issuer, repository, workflow, environment,
+    # repositoryId, ownerId} ("" for an id not known yet)
     def add_trusted_publisher(
-        self, namespace: str, issuer: str, repository: str, workflow: str, environment: str = ""
+        self,
+        namespace: str,
+        issuer: str,
+        repository: str,
+        workflow: str,
+        environment: str = "",
+        repository_id: str = "",
+        owner_id: str = "",
+    ) -> dict[str, Any]: ...
+    def pin_trusted_publisher(
+        self, publisher_id: str, repository_id: str, owner_id: str
     ) -> dict[str, Any]: ...
     def trusted_publishers(self, namespace: str | None = None) -> list[dict[str, Any]]: ...
     def remove_trusted_publisher(self, publisher_id: str) -> None: ...
