@@ -167,8 +167,16 @@ def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:
     """A range, a dist-tag or an exact version; yanked versions only match exactly."""
     versions = {v: str(d.get("status", "active")) for v, d in signed["versions"].items()}
     tags = signed.get("distTags") or {}
-    if wanted in tags and not _is_range(wanted):
-        chosen: str | None = tags[wanted]
+    if wanted in tags and not _is_range(wanted) and versions.get(tags[wanted]) == "yanked":
+        if wanted != "latest":  # a tag set before its version was yanked
+            raise NotFound(
+                f"{skill_id}: dist-tag {wanted!r} names {printable(str(tags[wanted]))[:60]}, "
+                "which is yanked",
+                hint="name a version exactly to install a yanked one; " + _listed(signed),
+            )
+        chosen: str | None = max_satisfying([v for v, s in versions.items() if s != "yanked"], "*")
+    elif wanted in tags and not _is_range(wanted):
+        chosen = tags[wanted]
     elif wanted == "*" and tags.get("latest") and versions.get(tags["latest"]) != "yanked":
         chosen = tags["latest"]
     else:

@@ -37,6 +37,7 @@ from skills_registry.registry.storage import (
     LOOKALIKE_SQL,
     STATUSES,
     check_dist_tag,
+    check_tag_target,
     latest_after_status,
     lookalike_key,
     lookalike_refusal,
@@ -287,10 +288,11 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
             if version is None:
                 conn.execute("DELETE FROM dist_tags WHERE skill_id=%s AND tag=%s", (skill_id, tag))
             else:
-                if not conn.execute(
-                    "SELECT 1 FROM versions WHERE skill_id=%s AND version=%s", (skill_id, version)
-                ).fetchone():
-                    raise NotFound(f"no version {skill_id}@{version}")
+                row = conn.execute(  # FOR SHARE: a yank in flight waits, or this sees it
+                    "SELECT status FROM versions WHERE skill_id=%s AND version=%s FOR SHARE",
+                    (skill_id, version),
+                ).fetchone()
+                check_tag_target(skill_id, tag, version, row["status"] if row else None)
                 self._tag(conn, skill_id, tag, version)
                 if tag == "latest":  # what search shows as latestVersion
                     conn.execute("UPDATE skills SET latest=%s WHERE id=%s", (version, skill_id))

@@ -25,6 +25,7 @@ from skills_registry.registry.storage import (
     LOOKALIKE_SQL,
     STATUSES,
     check_dist_tag,
+    check_tag_target,
     latest_after_status,
     lookalike_key,
     lookalike_refusal,
@@ -222,10 +223,11 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
             if version is None:
                 db.execute("DELETE FROM dist_tags WHERE skill_id=? AND tag=?", (skill_id, tag))
             else:
-                if not db.execute(
-                    "SELECT 1 FROM versions WHERE skill_id=? AND version=?", (skill_id, version)
-                ).fetchone():
-                    raise NotFound(f"no version {skill_id}@{version}")
+                row = db.execute(
+                    "SELECT status FROM versions WHERE skill_id=? AND version=?",
+                    (skill_id, version),
+                ).fetchone()
+                check_tag_target(skill_id, tag, version, row and row[0])
                 db.execute(
                     "INSERT OR REPLACE INTO dist_tags VALUES (?, ?, ?)", (skill_id, tag, version)
                 )

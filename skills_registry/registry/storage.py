@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from skills_registry.registry.errors import NotFound, UsageError, ValidationFailed
+from skills_registry.registry.errors import Conflict, NotFound, UsageError, ValidationFailed
 from skills_registry.registry.semver import Version
 
 NAMESPACE_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
@@ -358,6 +358,18 @@ def latest_after_status(
 def newest_release(versions: list[str]) -> str | None:
     releases = [Version.parse(v) for v in versions if not Version.parse(v).prerelease]
     return str(max(releases, key=Version.key)) if releases else None
+
+
+def check_tag_target(skill_id: str, tag: str, version: str, status: str | None) -> None:
+    """A dist-tag names a published version that is not yanked: yanked versions drop out of
+    resolution, and a tag is resolution."""
+    if status is None:
+        raise NotFound(f"no version {skill_id}@{version}")
+    if status == "yanked":
+        raise Conflict(
+            f"{skill_id}@{version} is yanked: dist-tag {tag!r} cannot name it",
+            hint="restore it first (status active), or tag another version",
+        )
 
 
 def check_dist_tag(tag: str) -> None:

@@ -65,3 +65,38 @@ def test_latest_set_by_its_publisher_stays_through_other_status_changes(
 
     status("1.0.0", "yanked")  # the version it names is yanked: the newest live release
     assert _latest(registry) == ("2.0.0", "2.0.0")
+
+
+def test_no_tag_names_a_yanked_version(
+    registry: LiveRegistry, tmp_path: Path, project: Path
+) -> None:
+    """Before, `latest` (or any tag) could be put on a yanked version, and `kiln skills
+    install acme/deploy@latest` then installed the release its publisher had withdrawn."""
+    auth = {"Authorization": f"Bearer {registry.token('acme')}"}
+    base = f"{registry.url}/v1/skills/acme/deploy"
+    archive = build_archive(read_dir(make_skill(tmp_path, "deploy")))
+    for version in ("1.0.0", "1.1.0"):
+        assert httpx.put(f"{base}/versions/{version}", content=archive, headers=auth).is_success
+    beta = httpx.put(f"{base}/dist-tags/beta", json={"version": "1.1.0"}, headers=auth)
+    assert beta.status_code == 200, beta.text
+    yank = {"status": "yanked", "reason": "leaks tokens"}
+    assert httpx.put(f"{base}/versions/1.1.0/status", json=yank, headers=auth).is_success
+    assert _latest(registry) == ("1.0.0", "1.0.0")
+
+    for tag in ("latest", "beta"):
+        refused = httpx.put(f"{base}/dist-tags/{tag}", json={"version": "1.1.0"}, headers=auth)
+        assert refused.status_code == 409, refused.text
+        assert "1.1.0 is yanked" in refused.json()["error"]["message"]
+    assert _latest(registry) == ("1.0.0", "1.0.0")
+
+    # `beta` was set before the yank: a client does not follow it to the withdrawn release.
+    env = cli_env(tmp_path / "home")
+    run = kiln("skills", "install", "acme/deploy@beta", "--registry", registry.url, "--yes",
+               env=env, cwd=project)  # fmt: skip
+    assert run.returncode != 0, run.stdout
+    assert "dist-tag 'beta' names 1.1.0, which is yanked" in run.stderr, run.stderr
+    assert not (project / ".kiln" / "skills" / "deploy").exists()
+    latest = kiln("skills", "install", "acme/deploy@latest", "--registry", registry.url, "--yes",
+                  env=env, cwd=project)  # fmt: skip
+    assert latest.returncode == 0, latest.stderr
+    assert '"version": "1.0.0"' in (project / "skills-lock.json").read_text()
