@@ -84,7 +84,7 @@ def publish_cmd(
             "no version given", hint="pass --version X.Y.Z or set metadata.version in SKILL.md"
         )
     url = default_registry(registry)
-    token = token or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
+    token = _token(url, token)
     if not token:  # trusted publishing: the CI's OIDC identity instead of a stored secret
         token = _trusted_publishing_token(url)
     with RegistryClient(url, token) as client:
@@ -132,12 +132,22 @@ def login_cmd(registry: str | None, token: str) -> None:
     click.echo(f"logged in to {url} as namespace {namespace!r} (token stored in {path})")
 
 
+_TOKEN_OPTION = click.option(
+    "--token",
+    default=None,
+    help="Registry token (default: KILN_REGISTRY_TOKEN, else the one `kiln skills login` stored).",
+)
+
+
+def _token(url: str, given: str | None) -> str | None:
+    """``--token``, else ``KILN_REGISTRY_TOKEN``, else the token stored for ``url``."""
+    return given or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
+
+
 @click.command("yank")
 @click.argument("spec")
 @_registry_opt
-@click.option(
-    "--token", default=None, help="Registry token (default: the one `kiln skills login` stored)."
-)
+@_TOKEN_OPTION
 @click.option("--reason", default="", help="Why (shown to users).")
 @click.option("--undo", is_flag=True, help="Restore a yanked version.")
 def yank_cmd(spec: str, registry: str | None, token: str | None, reason: str, undo: bool) -> None:
@@ -150,7 +160,7 @@ def yank_cmd(spec: str, registry: str | None, token: str | None, reason: str, un
             hint=f"kiln skills yank {skill_id}@1.2.3",
         )
     url = default_registry(registry)
-    with RegistryClient(url, token or load_token(url)) as client:
+    with RegistryClient(url, _token(url, token)) as client:
         doc = client.set_status(skill_id, version, "active" if undo else "yanked", reason)
     click.echo(f"{doc['id']}@{doc['version']} is now {doc['status']}")
 
@@ -160,9 +170,7 @@ def yank_cmd(spec: str, registry: str | None, token: str | None, reason: str, un
 @click.option("--message", default=None, help="Deprecation message; omit with --undo.")
 @click.option("--undo", is_flag=True, help="Lift the deprecation.")
 @_registry_opt
-@click.option(
-    "--token", default=None, help="Registry token (default: the one `kiln skills login` stored)."
-)
+@_TOKEN_OPTION
 def deprecate_cmd(
     skill_id: str, message: str | None, undo: bool, registry: str | None, token: str | None
 ) -> None:
@@ -170,18 +178,14 @@ def deprecate_cmd(
     if not undo and not message:
         raise UsageError("pass --message TEXT (or --undo)")
     url = default_registry(registry)
-    with RegistryClient(url, token or load_token(url)) as client:
+    with RegistryClient(url, _token(url, token)) as client:
         client.deprecate(skill_id, None if undo else message)
     click.echo(f"{skill_id}: {'undeprecated' if undo else 'deprecated'}")
 
 
 @click.command("tokens")
 @_registry_opt
-@click.option(
-    "--token",
-    default=None,
-    help="Registry token (default: KILN_REGISTRY_TOKEN, else the one `kiln skills login` stored).",
-)
+@_TOKEN_OPTION
 @click.option("--revoke", "revoke", default=None, metavar="ID", help="Revoke this token id.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tokens as a JSON list.")
 def tokens_cmd(registry: str | None, token: str | None, revoke: str | None, as_json: bool) -> None:
@@ -189,9 +193,7 @@ def tokens_cmd(registry: str | None, token: str | None, revoke: str | None, as_j
     import json
 
     url = default_registry(registry)
-    with RegistryClient(
-        url, token or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
-    ) as client:
+    with RegistryClient(url, _token(url, token)) as client:
         if revoke:
             record = client.revoke_token(revoke)
             click.echo(f"revoked {record['id']} ({record['label'] or 'no label'})")
@@ -211,20 +213,14 @@ def tokens_cmd(registry: str | None, token: str | None, revoke: str | None, as_j
 
 @click.command("audit")
 @_registry_opt
-@click.option(
-    "--token",
-    default=None,
-    help="Registry token (default: KILN_REGISTRY_TOKEN, else the one `kiln skills login` stored).",
-)
+@_TOKEN_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as a JSON list.")
 def audit_cmd(registry: str | None, token: str | None, as_json: bool) -> None:
     """Every write to your namespace: when, what, archive sha256, and which token did it."""
     import json
 
     url = default_registry(registry)
-    with RegistryClient(
-        url, token or os.environ.get("KILN_REGISTRY_TOKEN") or load_token(url)
-    ) as client:
+    with RegistryClient(url, _token(url, token)) as client:
         rows = client.audit()
     if as_json:
         click.echo(json.dumps(rows, indent=2))
