@@ -276,7 +276,13 @@ class Session:
                 return await asyncio.shield(task)
             except asyncio.CancelledError:
                 task.cancel()
-                return await task
+                try:
+                    return await task
+                except asyncio.CancelledError:
+                    # cancelled as the turn ended, with no await left to deliver it to (a
+                    # reader that left during the last answer): asyncio marks the finished,
+                    # closed turn cancelled instead of returning its reason
+                    return self.cancel_reason
             finally:
                 if timer is not None:
                     timer.cancel()

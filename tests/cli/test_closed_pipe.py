@@ -141,3 +141,27 @@ def test_a_ci_run_whose_reader_leaves_stops_with_its_outputs(tmp_path: Path) -> 
     report = json.loads((out / "report.json").read_text())
     assert report["stop_reason"] == "cancelled" and report["steps"] == 2
     assert "+x" in (out / "changes.patch").read_text() and (out / "summary.md").exists()
+
+
+@pytest.mark.parametrize("output_format", ["text", "stream-json"])
+def test_a_reader_that_leaves_during_the_last_answer(tmp_path: Path, output_format: str) -> None:
+    """The reader left while the final answer streamed (no tool call after it): the cancel
+    came as the turn ended, asyncio marked the finished turn cancelled, and `kiln run` exited 1
+    (an internal failure) with nothing on stderr, and no report."""
+    from tests.repos import make_failing_repo
+
+    repo = make_failing_repo(tmp_path)
+    script = tmp_path / "script.json"  # more than a pipe holds: the reader leaves mid-answer
+    script.write_text(json.dumps(["\n".join(f"line {n} of a long answer" for n in range(20_000))]))
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format", output_format,
+         "--artifacts", str(out), "go"],
+        cwd=repo, env=env(KILN_PROVIDER="scripted", KILN_SCRIPT=str(script)),
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stdout.readline()
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == BROKEN_PIPE
+    report = json.loads((out / "report.json").read_text())
+    assert report["stop_reason"] == "cancelled" and report["exit_code"] == 130
