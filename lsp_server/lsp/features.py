@@ -133,8 +133,7 @@ async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None
     word = doc.word_at_position(params.position)
     if not word:
         return None
-    await sync.flush()  # what was typed a moment ago counts
-    hits = await asyncio.to_thread(sync.index.search, word, 3)
+    hits = await sync.search(word, 3)  # what was typed a moment ago counts
     if not hits:
         return None
     lines = [

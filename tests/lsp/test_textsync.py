@@ -30,7 +30,7 @@ def _reference(text: str, start: tuple[int, int], end: tuple[int, int], new: str
     return text[:a] + new + text[b:]
 
 
-@pytest.mark.parametrize("chunk", [1, 2, 5, 1 << 16])
+@pytest.mark.parametrize("chunk", [1, 2, 5, 1 << 12])
 def test_changes_and_lines_match_the_reference(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
     monkeypatch.setattr(textsync, "_CHUNK", chunk)
     rng = random.Random(chunk)
@@ -43,6 +43,38 @@ def test_changes_and_lines_match_the_reference(monkeypatch: pytest.MonkeyPatch, 
         got = textsync.apply_change(text, change, "utf-32")
         assert got == _reference(text, start, end, "X"), (text, start, end)
         assert textsync.lsp_lines(text) == re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 12])
+def test_a_buffer_changed_again_and_again_matches_the_reference(
+    monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """A document counts each change's lines from the line the last change began on (up or
+    down from it, or from the top when that is nearer): long runs of changes, ranges given end
+    first, lines past the end and whole-text changes between them, against the reference."""
+    monkeypatch.setattr(textsync, "_CHUNK", chunk)
+    monkeypatch.setattr(textsync, "_LINES_UP", 3)  # both ways up are taken
+    rng = random.Random(chunk)
+    pieces = ["a", "bc", "\r", "\n", "\r\n", "\r\n", "\n", "\x0c", "\u2028"]
+    for _ in range(300):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        doc = textsync.SyncedDocument("file:///t.py", source=text)
+        line = 0
+        for _ in range(25):
+            new = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 3)))
+            if rng.random() < 0.05:
+                doc.apply_change(types.TextDocumentContentChangeWholeDocument(text=new))
+                text = new
+                continue
+            line = max(0, line + rng.randint(-6, 6))
+            start = (line, rng.randint(0, 4))
+            end = (max(0, line + rng.randint(-2, 3)), rng.randint(0, 4))
+            span = types.Range(types.Position(*start), types.Position(*end))
+            doc.apply_change(types.TextDocumentContentChangePartial(range=span, text=new))
+            text = _reference(text, start, end, new)
+            assert doc.source == text, (start, end, new)
+            word = doc.word_at_position(types.Position(*end))
+            assert word in text, word
 
 
 def test_a_column_inside_an_astral_character_is_its_start() -> None:

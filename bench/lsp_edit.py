@@ -1,0 +1,229 @@
+"""Edit -> searchable through a real `kiln lsp`, as an editor sees it. Prints figures, asserts
+nothing.
+
+    python bench/lsp_edit.py --corpus /tmp/repos/sqlalchemy --work /tmp/lsp-edit
+
+The first run copies the corpus (its ``.git`` too) to ``WORK/base`` and indexes it; every run
+copies that tree to ``WORK/run`` and starts ``python -m lsp_server lsp`` there over stdio (the
+indexer of ``--checkout``), waits for its first scan, opens the largest modules with
+``didOpen`` and types the bench's statement lines into function bodies (``index_speed.py
+--only-typing``'s plan: three modules, 30 lines each, seed 7), each as one incremental
+``didChange`` followed by a ``textDocument/hover`` on the typed name, which takes the buffer
+into the index and searches for the word (found: the hover names the edited file at or above
+the typed line). Per edit: the wall clock from sending the change to the hover's answer, and
+the server's CPU time (every thread, from ``/proc/PID/task/*/schedstat``, in nanoseconds) and
+the time its threads waited for a CPU (run-queue delay). Same run, the baseline: a second hover
+on the same word with no edit in between (the search alone, through the same path).
+``--profile DIR`` runs the server under ``bench/profiled_server.py`` (cProfile per thread, on
+each thread's CPU clock; the figures then include the profiler's own cost).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def sched(pid: int) -> tuple[int, int]:
+    """(CPU ns, run-queue wait ns) summed over the live threads of ``pid``."""
+    cpu = wait = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            ran, waited, _ = (task / "schedstat").read_text().split()
+        except (OSError, ValueError):
+            continue  # a thread that just ended
+        cpu += int(ran)
+        wait += int(waited)
+    return cpu, wait
+
+
+class Server:
+    """`kiln lsp` over stdio, read synchronously: requests wait for their own answer."""
+
+    def __init__(self, root: Path, checkout: Path, log: Path, profile: Path | None) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+        env.update(PYTHONPATH=str(checkout), KILN_HOME=str(root.parent / "kiln-home"))
+        self.stderr = log.open("wb")
+        command = [sys.executable, "-m", "lsp_server", "lsp"]
+        if profile is not None:
+            command = [sys.executable, str(ROOT / "bench" / "profiled_server.py"), str(profile)]
+        self.proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+            cwd=root, env=env, bufsize=0,
+        )  # fmt: skip
+        self._ids = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        body = json.dumps(message).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method: str, params: Any) -> Any:
+        self._ids += 1
+        self.send({"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params})
+        while True:
+            message = self._read()
+            if "method" in message:
+                if "id" in message:  # a request of the server's (progress, configuration)
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                continue
+            if message.get("id") == self._ids:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result")
+
+    def _read(self) -> dict[str, Any]:
+        out = self.proc.stdout
+        assert out is not None
+        length = 0
+        while True:
+            line = out.readline()
+            if not line:
+                raise RuntimeError("kiln lsp closed its output")
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        body = b""
+        while len(body) < length:
+            chunk = out.read(length - len(body))
+            if not chunk:
+                raise RuntimeError("kiln lsp closed its output")
+            body += chunk
+        return dict(json.loads(body))
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.proc.wait(timeout=30)
+        except Exception:  # noqa: BLE001 - a bench: make sure it goes
+            self.proc.kill()
+            self.proc.wait()
+        self.stderr.close()
+
+
+def prepare(corpus: Path, work: Path, checkout: Path) -> Path:
+    base, run = work / "base", work / "run"
+    if not (base / ".kiln" / "index.db").exists():
+        shutil.rmtree(base, ignore_errors=True)
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".kiln")
+        shutil.copytree(corpus, base, ignore=ignore, symlinks=True)
+        subprocess.run(
+            [sys.executable, "-m", "lsp_server", "index", str(base)],
+            env={**os.environ, "PYTHONPATH": str(checkout)}, check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.copytree(base, run, symlinks=True)
+    return run
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--work", type=Path, required=True, help="base index and run copy go here")
+    ap.add_argument("--checkout", type=Path, default=ROOT, help="the Kiln tree the server runs")
+    ap.add_argument("--large", type=int, default=3)
+    ap.add_argument("--typing", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--profile", type=Path, default=None, help="cProfile every server thread into this folder"
+    )
+    args = ap.parse_args()
+    if not args.corpus.is_dir():
+        sys.exit(f"lsp_edit: not a folder: {args.corpus}")
+    checkout = args.checkout.resolve()
+    sys.path[:0] = [str(checkout), str(ROOT)]
+    from bench.index_speed import typing_plans
+    from indexer import Index
+
+    run = prepare(args.corpus, args.work, checkout)
+    with Index(run) as idx:
+        plans = typing_plans(idx, run, random.Random(args.seed), args.large, args.typing)
+    server = Server(run, checkout, args.work / "server.log", args.profile)
+    rows: dict[str, list[float]] = {k: [] for k in ("wall", "cpu", "wait", "swall", "scpu")}
+    misses = 0
+    try:
+        server.request("initialize", {"processId": os.getpid(), "rootUri": run.as_uri(),
+                                      "capabilities": {}})  # fmt: skip
+        server.notify("initialized", {})
+        while server.request("kiln/index/status", {})["state"] != "ready":
+            time.sleep(0.05)
+        for rel, text, spots in plans:
+            uri = (run / rel).as_uri()
+            doc = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+            server.notify("textDocument/didOpen", {"textDocument": doc})
+            lines = text.count("\n") + 1
+            for n, (i, indent) in enumerate(spots):  # bottom-up: line numbers stay valid
+                marker = f"kiln_typed_{n}_{lines}"
+                lines += 1
+                at = {"line": i, "character": 0}
+                change = {"range": {"start": at, "end": at}, "text": f"{indent}{marker} = {n}\n"}
+                hover = {"textDocument": {"uri": uri},
+                         "position": {"line": i, "character": len(indent) + 1}}  # fmt: skip
+                for key in ("", "s"):  # the edit and its search, then the search alone
+                    cpu, wait = sched(server.proc.pid)
+                    started = time.perf_counter_ns()
+                    if not key:
+                        server.notify(
+                            "textDocument/didChange",
+                            {"textDocument": {"uri": uri, "version": n + 2},
+                             "contentChanges": [change]},
+                        )  # fmt: skip
+                    answer = server.request("textDocument/hover", hover)
+                    wall = time.perf_counter_ns() - started
+                    cpu2, wait2 = sched(server.proc.pid)
+                    rows[key + "wall"].append(wall / 1e6)
+                    rows[key + "cpu"].append((cpu2 - cpu) / 1e6)
+                    if not key:
+                        rows["wait"].append((wait2 - wait) / 1e6)
+                        value = (answer or {}).get("contents", {}).get("value", "")
+                        misses += not any(
+                            where == rel and int(line) <= i + 1
+                            for where, _, line in (
+                                hit.rsplit("`", 2)[-2].rpartition(":") for hit in value.splitlines()
+                            )
+                        )
+            server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    finally:
+        server.close()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"kiln lsp from {checkout}; {len(rows['wall'])} edits in {len(plans)} files, the typed"
+        f" name not found by its hover: {misses}; load average {load} (1, 5, 15 min) at the end"
+    )
+    for label, key in (
+        ("edit -> searchable, wall", "wall"),
+        ("  server CPU", "cpu"),
+        ("  server threads waiting for a CPU", "wait"),
+        ("search alone (no edit), wall", "swall"),
+        ("  server CPU", "scpu"),
+    ):
+        values = rows[key]
+        print(f"  {label:36s} p50 {pct(values, 50):6.2f} ms  p95 {pct(values, 95):6.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
