@@ -246,9 +246,9 @@ class Compactor:
                 span = f"round {first}" if first >= last else f"rounds {first}-{last}"
                 summaries.append(f"{span}: {text}")
                 # tier 2 adds one per compaction: the oldest go once they pass their share
-                kept = newest(summaries, SUMMARY_SHARE * window * 4)
-                note_moved(acc, "summaries", len(summaries) - len(kept))
-                summaries = kept
+                recent = newest(summaries, SUMMARY_SHARE * window * 4)
+                note_moved(acc, "summaries", len(summaries) - len(recent))
+                summaries = recent
         if tier == 1 and messages == session.transcript.messages:
             return None
         stubbed = len(archive_parts)

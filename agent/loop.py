@@ -25,8 +25,9 @@ async def run_turn(session: TurnDriver, prompt: list[Block]) -> StopReason:
             reply = await session.step()
             calls = [b for b in reply.message["content"] if b.get("type") == "tool_use"]
             if not calls:
-                if reply.stop_reason in ("refusal", "max_tokens"):  # stopped by the provider
-                    reason = reply.stop_reason  # as a refusal, or cut at the output limit
+                match reply.stop_reason:  # stopped by the provider
+                    case "refusal" | "max_tokens" as stopped:  # or cut at the output limit
+                        reason = stopped
                 break
             await session.run_tools(calls)
     except TurnEnded as ended:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -212,7 +213,7 @@ class AcpFrontend:
         except RequestError as exc:  # not a "no" from the user: the core says it failed
             raise PermissionRequestFailed(f"the client answered error {exc.code}: {exc}") from None
         except ValidationError as exc:
-            problem = exc.errors()[0] if exc.errors() else {}
+            problem: Mapping[str, Any] = next(iter(exc.errors()), {})
             where = ".".join(str(part) for part in problem.get("loc", ())) or "result"
             raise PermissionRequestFailed(
                 f"the client's answer is not a permission response ({where}: "

@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from acp import RequestError
@@ -46,8 +47,10 @@ async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
     agent = agent or KilnAcpAgent(config=config_from_env())
     client, writer = await protocol_streams()
     observers = agent.outgoing.connect(writer)
+    # The SDK types every Agent method as required, but answers method-not-found for one an
+    # agent lacks (fork_session, resume_session, close_session, ...): kiln offers none of them.
     conn = AgentSideConnection(
-        agent,
+        agent,  # type: ignore[arg-type]
         writer,  # type: ignore[arg-type]
         client.reader,
         listening=False,
@@ -84,7 +87,7 @@ class _QuietUnknownNotifications(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, ValidationError) and "notification" in str(record.msg):
-            problem = exc.errors()[0] if exc.errors() else {}
+            problem: Mapping[str, Any] = next(iter(exc.errors()), {})
             where = ".".join(str(part) for part in problem.get("loc", ())) or "params"
             record.msg = "ignored a malformed %s notification: %s: %s"
             record.args = (*(record.args or ()), where, problem.get("msg", exc))

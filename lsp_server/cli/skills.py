@@ -323,7 +323,7 @@ def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
             signed = fetch_metadata(client, cache, key, skill_id)
         live = [v for v, d in signed["versions"].items() if d.get("status") != "yanked"]
         locked = signed["versions"].get(entry.version) or {}
-        row = {
+        row: dict[str, Any] = {
             "id": skill_id,
             "current": entry.version,
             "status": str(locked.get("status") or "active"),

@@ -41,7 +41,9 @@ def _diff_path(rest: str) -> str:
         start = rest.rfind(' "b/')
         if start >= 0:
             quoted = rest[start + 4 : -1].encode("latin-1", "backslashreplace")
-            return codecs.escape_decode(quoted)[0].decode("utf-8", "surrogateescape")
+            # typeshed says escape_decode returns str; it returns bytes
+            raw: bytes = codecs.escape_decode(quoted)[0]  # type: ignore[assignment]
+            return raw.decode("utf-8", "surrogateescape")
     half = (len(rest) - 5) // 2  # "a/" + P + " b/" + P
     if rest.startswith("a/") and rest[2 : 2 + half] == rest[len(rest) - half :]:
         return rest[len(rest) - half :]

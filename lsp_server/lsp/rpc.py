@@ -62,8 +62,8 @@ def json_converter() -> Any:
     converter = default_converter()
     for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
-    for cls in (types.TextDocumentItem, types.VersionedTextDocumentIdentifier):
-        converter.register_structure_hook(cls, _any_version(converter.get_structure_hook(cls)))
+    for doc in (types.TextDocumentItem, types.VersionedTextDocumentIdentifier):
+        converter.register_structure_hook(doc, _any_version(converter.get_structure_hook(doc)))
     return converter
 
 
