@@ -1,7 +1,9 @@
 """run_command: a shell command in the workspace, with a timeout, captured output and a clean kill.
 
 The command runs in its own process group so a timeout or a cancelled turn kills the whole tree,
-not just the shell.
+not just the shell. Its output is read as it comes and only its start and end are kept: a
+command that prints hundreds of megabytes (a test suite in a loop, `yes`) costs two megabytes,
+not a runner's memory.
 """
 
 from __future__ import annotations
@@ -27,6 +29,47 @@ class CommandTimeout(ToolError):
 
 
 MAX_TIMEOUT = 1800
+KEPT_BYTES = 1 << 20  # of the output's start, and as many of its end
+
+
+class _Output:
+    """The start and the end of a command's output, and how much it printed in all."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, piece: bytes) -> None:
+        self.total += len(piece)
+        room = KEPT_BYTES - len(self.head)
+        self.head += piece[:room]
+        self.tail += piece[room:] if room > 0 else piece
+        if len(self.tail) > 2 * KEPT_BYTES:
+            del self.tail[:-KEPT_BYTES]
+
+    def kept(self) -> tuple[bytes, bytes]:
+        """The start and the end, cut at line ends when something is left out between them
+        (a secret on one line is kept whole, for redaction, or not at all)."""
+        head, tail = bytes(self.head), bytes(self.tail[-KEPT_BYTES:])
+        if len(head) + len(tail) < self.total:
+            head = head[: head.rfind(b"\n") + 1] or head
+            tail = tail[tail.find(b"\n") + 1 :] or tail
+        return head, tail
+
+    @property
+    def left_out(self) -> int:
+        return self.total - sum(map(len, self.kept()))
+
+    def data(self) -> bytes:
+        head, tail = self.kept()
+        if not self.left_out:
+            return head + tail
+        return head + f"[… {self.left_out:,} bytes of output left out here …]\n".encode() + tail
+
+    async def read(self, stream: asyncio.StreamReader | None) -> None:
+        while stream is not None and (piece := await stream.read(1 << 16)):
+            self.add(piece)
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -77,18 +120,21 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
             await proc.wait()
         _undo(guard, sandbox)
         raise
+    output = _Output()
+    reading = asyncio.ensure_future(output.read(proc.stdout))
+
+    async def ended() -> None:  # the output closed and the shell exited, as communicate() waits
+        await asyncio.shield(reading)
+        await proc.wait()
+
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout=timeout)
+        await asyncio.wait_for(ended(), timeout=timeout)
     except TimeoutError:
         _kill_group(proc)
-        out = b""
-        if proc.stdout is not None:
-            try:
-                out = await asyncio.wait_for(proc.stdout.read(), timeout=2)
-            except (TimeoutError, ValueError):
-                pass
+        with contextlib.suppress(TimeoutError, ValueError):
+            await asyncio.wait_for(reading, timeout=2)
         await proc.wait()
-        text = session.redact(out.decode("utf-8", "replace"))
+        text = session.redact(output.data().decode("utf-8", "replace"))
         _undo(guard, sandbox)
         tail = f"\n{external(f'command:{command}', text[-2000:])}" if text else ""
         raise CommandTimeout(
@@ -97,12 +143,18 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
         ) from None
     except asyncio.CancelledError:
         _kill_group(proc)
+        reading.cancel()
         await proc.wait()
         _undo(guard, sandbox)
         raise
     elapsed = time.monotonic() - started
-    text = session.redact(out.decode("utf-8", "replace"))
+    text = session.redact(output.data().decode("utf-8", "replace"))
     header = f"exit code {proc.returncode} after {elapsed:.1f}s"
+    if output.left_out:
+        header += (
+            f"\n[{output.total:,} bytes of output: its first and last {KEPT_BYTES >> 20} MB are "
+            f"kept, {output.left_out:,} bytes left out between them]"
+        )
     removed, nested = _undo(guard, sandbox)
     if removed:
         header += (
