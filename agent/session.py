@@ -14,17 +14,15 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from agent import declared_tools, loop, spend, wire_log
+from agent import declared_tools, loop, model_call, spend
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
 from agent.context import ContextAssembler, cache_key, environment_block, mode_block
-from agent.errors import ContextTooLong, KilnError, ProviderError
+from agent.errors import ContextTooLong, KilnError
 from agent.events import (
     AgentEvent,
     ErrorReported,
     StatusNote,
-    TextChunk,
-    ThoughtChunk,
     ToolCallFinished,
     ToolCallStarted,
     TurnDone,
@@ -33,7 +31,7 @@ from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
 from agent.memory_watch import MemoryWatch
-from agent.overflow import compact_after_overflow, model_id, note_cut_off, restore_window
+from agent.overflow import compact_after_overflow, model_id, restore_window
 from agent.permission_rules import load_rules
 from agent.permissions import Permissions
 from agent.protocols import Extension, Host, Model
@@ -48,8 +46,8 @@ from agent.tool_runner import ToolRunner, ci_secrets
 from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript
-from agent.turn import Hold, TurnState
-from agent.types import Block, ModelReply, Request, StopReason, TextDelta, ThinkingDelta, Usage
+from agent.turn import TurnState
+from agent.types import Block, ModelReply, Request, StopReason, Usage
 from agent.workspace import Workspace, check_root
 
 __all__ = ["AgentConfig", "DiskHost", "Session"]
@@ -360,63 +358,12 @@ class Session:
         """One model request; a request the provider finds too long is compacted and sent once
         more (``agent.overflow``)."""
         try:
-            return await self._step()
+            return await model_call.request_reply(self)
         except ContextTooLong as exc:
             if not await compact_after_overflow(self, exc):
                 raise
             self.check_limits()  # the refused request was a step: asking again may be past one
-            return await self._step()
-
-    async def _step(self) -> ModelReply:
-        """Extensions first, then stream the reply and account for it."""
-        await self.context.before_request(self)
-        request = self.build_request()
-        # its input is paid however the reply goes, and its output is capped to the limit
-        held = spend.hold(self, request, functools.partial(self.compactor.request_tokens, self))
-        try:
-            self.turn.next_step()
-            return await self._send(request, held)
-        finally:
-            self.turn.release(held)
-
-    async def _send(self, request: Request, held: Hold | None) -> ModelReply:
-        wire_log.record(self.store.folder(self.id), self.turn.step_count, self.model, request)
-        self.store.record_request(
-            self.id,
-            self.turn.step_count,
-            self.turn.number,
-            self.transcript.epoch,
-            len(self.transcript.messages),
-            self.context.prefix(),
-            list(self.runner.deferred),
-            request.max_tokens,
-        )
-        reply: ModelReply | None = None
-        thinking: list[str] = []
-        try:
-            async for item in self.model.stream(request):
-                if isinstance(item, TextDelta):
-                    await self.emit(TextChunk(text=item.text))
-                elif isinstance(item, ThinkingDelta):
-                    thinking.append(item.text)
-                    await self.emit(ThoughtChunk(text=item.text))
-                elif isinstance(item, ModelReply):
-                    reply = item
-        finally:  # what the provider sent, if it changed the request on the way
-            wire_log.record_sent(self.store.folder(self.id), self.turn.step_count, self.model)
-        if reply is None:
-            raise ProviderError("the provider ended the stream without a reply")
-        self.transcript.append(reply.message)
-        if thinking:  # shown again when the session is loaded; never part of a request
-            seq = len(self.transcript.messages) - 1
-            self.store.record_thought(self.id, self.transcript.epoch, seq, "".join(thinking))
-        # A provider may stop a reply before the session's limit (the embedded model: 256).
-        limit = int(getattr(self.model, "output_limit", 0) or 0)
-        await note_cut_off(
-            self, reply, min(limit, request.max_tokens) if limit else request.max_tokens
-        )
-        await spend.account(self, reply, held)  # raises if the cost limit's cap cut it
-        return reply
+            return await model_call.request_reply(self)
 
     async def run_tools(self, calls: list[Block]) -> list[Block]:
         """Run a step's tool calls together and append their results with the next tail."""
