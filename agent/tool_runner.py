@@ -35,6 +35,7 @@ from agent.protocols import (
     ToolContext,
     ToolServices,
 )
+from agent.sandbox import SandboxUnavailable
 from agent.sandbox.guard import MemoryGuard
 from agent.status import StatusBar
 from agent.tools.base import check_arguments, external
@@ -192,6 +193,8 @@ class ToolRunner:
             )
             is_error = False
         except (ToolError, PathOutsideWorkspace, KilnError) as exc:
+            if isinstance(exc, SandboxUnavailable):  # the policy refused it, as a rule would
+                await self._refused(name, args, call_id, str(exc))
             suggestion = getattr(exc, "suggestion", "") or exc.hint
             error = (str(exc), suggestion)
             output = error_text(type(exc).__name__, name, args, str(exc), suggestion)
@@ -289,19 +292,17 @@ class ToolRunner:
                         self.command_grants[call_id] = check.network  # a yes grants the network
                     return
                 check.reason = self.host.unattended_reason or check.reason or "the user declined"
-        self.turn.refusals.append(
-            {
-                "tool": name,
-                "arguments": args,
-                "reason": check.reason or "denied",
-                "turn": self.turn.number,
-            }
-        )
-        await self.emit(Refused(id=call_id, tool=name, reason=check.reason))
+        await self._refused(name, args, call_id, check.reason)
         raise PermissionDenied(
             f"permission denied for {name}: {check.reason or 'not allowed'}",
             hint="do not retry this action; continue without it or explain what you need",
         )
+
+    async def _refused(self, name: str, args: Any, call_id: str, reason: str) -> None:
+        """A refusal of the policy: recorded for the report and shown to the host."""
+        record = {"tool": name, "arguments": args, "reason": reason or "denied"}
+        self.turn.refusals.append({**record, "turn": self.turn.number})
+        await self.emit(Refused(id=call_id, tool=name, reason=reason))
 
     async def propose_edit(self, path: Path, old: str, new: str, call_id: str) -> EditOutcome:
         """Authorise a whole-file edit with its diff, announce it, and hand it to the host."""
