@@ -13,7 +13,8 @@ marker, the guard against clobbering, the swap) is ``skills_registry.skill_folde
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from skills_registry.client import (
     trusted_key,
     unpinned,
 )
-from skills_registry.lockfile import LockEntry, Lockfile, edit_lockfile
+from skills_registry.lockfile import LockEntry, Lockfile, edit_lockfile, scope_lock
 from skills_registry.registry.errors import (
     IntegrityError,
     LocallyModified,
@@ -155,20 +156,33 @@ class Installer:
         trust: TrustStore | None = None,
         cache: Cache | None = None,
         grant: Confirm | None = None,
+        waiting: Callable[[str], None] = lambda _: None,
     ) -> None:
         self.scope, self.yes, self.ci, self.force, self.confirm = scope, yes, ci, force, confirm
         # Asked (after the review) whether the user grants the skill's allowed-tools.
         self.grant = grant
+        self.waiting = waiting  # told when another process holds the scope
         self.trust, self.cache = trust or TrustStore(), cache or Cache()
         scope.check_inside()
         sweep_scope(scope.skills_dir)  # what a killed install or remove left
         self.lock = Lockfile.load(scope.lock_path)
+
+    @contextmanager
+    def _turn(self) -> Iterator[None]:
+        """This scope to ourselves (another process waits), with the lockfile as it is now."""
+        with scope_lock(self.scope.lock_path, self.waiting):
+            self.lock = Lockfile.load(self.scope.lock_path)
+            yield
 
     def install(
         self, client: RegistryClient, spec: str, *, from_lockfile: bool = False
     ) -> Installed:
         """``from_lockfile``: the registry URL came from the lockfile, not from the user, so a
         key is never pinned on first use (an edited lockfile must not pick the registry)."""
+        with self._turn():
+            return self._install(client, spec, from_lockfile)
+
+    def _install(self, client: RegistryClient, spec: str, from_lockfile: bool) -> Installed:
         skill_id, wanted = parse_spec(spec)
         key = trusted_key(client, self.trust, first_use=not (self.ci or from_lockfile))
         locked = self.lock.entries.get(skill_id)
@@ -226,6 +240,10 @@ class Installer:
 
     def install_frozen(self, client_for: Callable[[str], RegistryClient]) -> list[Installed]:
         """Install exactly what the lockfile says; works offline from the cache."""
+        with self._turn():
+            return self._install_frozen(client_for)
+
+    def _install_frozen(self, client_for: Callable[[str], RegistryClient]) -> list[Installed]:
         if not self.lock.entries and not self.lock.path.exists():
             raise UsageError(
                 f"no lockfile at {self.lock.path}", hint="run `kiln skills install ID` first"
@@ -283,6 +301,10 @@ class Installer:
         )
 
     def remove(self, skill_id: str) -> Path:
+        with self._turn():
+            return self._remove(skill_id)
+
+    def _remove(self, skill_id: str) -> Path:
         entry = self.lock.entries.get(skill_id)
         target = self.scope.skills_dir / folder_name(skill_id)
         owner = None if target.is_symlink() else read_marker(target).get("id")

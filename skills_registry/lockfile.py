@@ -8,12 +8,13 @@ re-verify an offline install) and the tree hash (to notice a locally modified sk
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 try:
     import fcntl
@@ -130,19 +131,48 @@ class Lockfile:
         write_atomically(self.path, self.to_text().encode("utf-8"))
 
 
+def _guard(path: Path, name: str) -> IO[str]:
+    """An open lock file under ``.kiln/locks`` beside the lockfile (Kiln's own, git-ignored)."""
+    locks = Path(path).parent / ".kiln" / "locks"
+    try:
+        locks.mkdir(parents=True, exist_ok=True)
+        return open(locks / name, "a+")  # noqa: SIM115 - the caller closes it
+    except OSError as exc:
+        raise WriteFailed(f"cannot write {locks}: {exc.strerror or exc}") from None
+
+
 @contextmanager
 def edit_lockfile(path: Path) -> Iterator[Lockfile]:
     """Load, change and save under an exclusive lock, so two installs never lose an entry."""
     path = Path(path)
-    locks = path.parent / ".kiln" / "locks"  # inside Kiln's own (git-ignored) folder
-    try:
-        locks.mkdir(parents=True, exist_ok=True)
-        guard = open(locks / f"{path.name}.lock", "a+")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise WriteFailed(f"cannot write {locks}: {exc.strerror or exc}") from None
-    with guard:
+    with _guard(path, f"{path.name}.lock") as guard:
         if fcntl is not None:
             fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
         lock = Lockfile.load(path)
         yield lock
         lock.save()
+
+
+@contextmanager
+def scope_lock(path: Path, waiting: Callable[[str], None] = lambda _: None) -> Iterator[None]:
+    """Held by one install, update or remove of the scope whose lockfile is ``path``, from
+    reading the lockfile to writing it, so two processes never leave the folder holding one
+    version and the lockfile naming another. A second one calls ``waiting`` and waits.
+
+    The lock is on the lockfile's folder itself, so a refused install leaves no file behind."""
+    folder = Path(path).parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise WriteFailed(f"cannot use {folder}: {exc.strerror or exc}") from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                waiting(f"waiting for another kiln skills command on {path} to finish")
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -199,6 +199,7 @@ def install_cmd(
         ci=_ci(ci),
         force=force,
         confirm=confirm_install,
+        waiting=_waiting,
         grant=(lambda summary: True) if grant_tools else grant_question(scope),
     )
     if frozen:
@@ -215,6 +216,10 @@ def install_cmd(
     for r in results:
         click.echo(f"{r.action} {r.id}@{r.version} -> {r.path}")
         _report(r, yes)
+
+
+def _waiting(message: str) -> None:
+    click.echo(f"kiln: {message}", err=True)
 
 
 def _report(r: Installed, yes: bool) -> None:
@@ -289,6 +294,7 @@ def update_cmd(
         ci=_ci(ci),
         force=force,
         confirm=confirm_install,
+        waiting=_waiting,
         grant=grant_question(scope),
     )
     entries = installer.lock.entries
@@ -364,7 +370,7 @@ def remove_cmd(skill_id: str, scope: str, root: Path | None, force: bool) -> Non
     """Uninstall a skill and drop it from the lockfile."""
     from skills_registry.skill_folder import read_marker
 
-    path = Installer(_scope(scope, root), force=force).remove(skill_id)
+    path = Installer(_scope(scope, root), force=force, waiting=_waiting).remove(skill_id)
     owner = read_marker(path).get("id") if path.is_dir() and not path.is_symlink() else None
     if owner not in (None, skill_id):
         shown = printable(str(owner), 130)
