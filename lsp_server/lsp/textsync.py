@@ -81,11 +81,32 @@ def line_start_near(text: str, line: int, known: tuple[int, int]) -> int | None:
     known_line, offset = known
     if line >= known_line:
         return line_start(text, line - known_line, offset)
+    if line <= known_line - line:  # nearer the top
+        return line_start(text, line)
+    if "\r" not in text:  # the usual case, found by memchr: count back from there
+        return _lines_up(text, offset, known_line - line)
     if known_line - line > _LINES_UP:
         return line_start(text, line)
     for _ in range(known_line - line):
         offset = _line_above(text, offset)
     return offset
+
+
+def _lines_up(text: str, start: int, count: int) -> int:
+    """The start of the line ``count`` lines above the one starting at ``start``, in a text
+    whose lines end at \n alone: after the (count + 1)th \n before ``start``, found counting
+    back a chunk at a time."""
+    need, end = count + 1, start
+    while end > 0:
+        low = max(0, end - _CHUNK)
+        n = text.count("\n", low, end)
+        if n >= need:
+            for _ in range(need):
+                end = text.rfind("\n", low, end)
+            return end + 1
+        need -= n
+        end = low
+    return 0
 
 
 def _units(char: str, encoding: str) -> int:

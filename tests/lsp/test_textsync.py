@@ -45,17 +45,19 @@ def test_changes_and_lines_match_the_reference(monkeypatch: pytest.MonkeyPatch, 
         assert textsync.lsp_lines(text) == re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
 
+@pytest.mark.parametrize("breaks", [["\r", "\r\n", "\r\n", "\n", "\n"], ["\n"]])
 @pytest.mark.parametrize("chunk", [1, 3, 1 << 12])
 def test_a_buffer_changed_again_and_again_matches_the_reference(
-    monkeypatch: pytest.MonkeyPatch, chunk: int
+    monkeypatch: pytest.MonkeyPatch, chunk: int, breaks: list[str]
 ) -> None:
     """A document counts each change's lines from the line the last change began on (up or
-    down from it, or from the top when that is nearer): long runs of changes, ranges given end
-    first, lines past the end and whole-text changes between them, against the reference."""
+    down from it, or from the top when that is nearer; up by chunks when no line ends at \r):
+    long runs of changes, ranges given end first, lines past the end and whole-text changes
+    between them, against the reference."""
     monkeypatch.setattr(textsync, "_CHUNK", chunk)
     monkeypatch.setattr(textsync, "_LINES_UP", 3)  # both ways up are taken
     rng = random.Random(chunk)
-    pieces = ["a", "bc", "\r", "\n", "\r\n", "\r\n", "\n", "\x0c", "\u2028"]
+    pieces = ["a", "bc", *breaks, "\x0c", "\u2028"]
     for _ in range(300):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
         doc = textsync.SyncedDocument("file:///t.py", source=text)
