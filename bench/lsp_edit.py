@@ -14,6 +14,8 @@ the typed line). Per edit: the wall clock from sending the change to the hover's
 the server's CPU time (every thread, from ``/proc/PID/task/*/schedstat``, in nanoseconds) and
 the time its threads waited for a CPU (run-queue delay). Same run, the baseline: a second hover
 on the same word with no edit in between (the search alone, through the same path).
+``--checkout`` given several times (with ``--rounds N``) alternates the servers of several
+trees on the same edits, each on a fresh copy, and pools each one's figures at the end.
 ``--profile DIR`` runs the server under ``bench/profiled_server.py`` (cProfile per thread, on
 each thread's CPU clock; the figures then include the profiler's own cost).
 """
@@ -138,30 +140,8 @@ def prepare(corpus: Path, work: Path, checkout: Path) -> Path:
     return run
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--corpus", type=Path, required=True)
-    ap.add_argument("--work", type=Path, required=True, help="base index and run copy go here")
-    ap.add_argument("--checkout", type=Path, default=ROOT, help="the Kiln tree the server runs")
-    ap.add_argument("--large", type=int, default=3)
-    ap.add_argument("--typing", type=int, default=30)
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument(
-        "--profile", type=Path, default=None, help="cProfile every server thread into this folder"
-    )
-    args = ap.parse_args()
-    if not args.corpus.is_dir():
-        sys.exit(f"lsp_edit: not a folder: {args.corpus}")
-    checkout = args.checkout.resolve()
-    sys.path[:0] = [str(checkout), str(ROOT)]
-    from bench.index_speed import typing_plans
-    from indexer import Index
-
-    run = prepare(args.corpus, args.work, checkout)
-    with Index(run) as idx:
-        plans = typing_plans(idx, run, random.Random(args.seed), args.large, args.typing)
+def session(run: Path, checkout: Path, plans: list[tuple], args: argparse.Namespace) -> dict:
+    """One server from ``checkout`` on a fresh copy at ``run``: every edit and its figures."""
     server = Server(run, checkout, args.work / "server.log", args.profile)
     rows: dict[str, list[float]] = {k: [] for k in ("wall", "cpu", "wait", "swall", "scpu")}
     misses = 0
@@ -209,10 +189,14 @@ def main() -> None:
             server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     finally:
         server.close()
+    return {"rows": rows, "misses": misses}
+
+
+def report(checkout: Path, rows: dict[str, list[float]], misses: int, edits: str) -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
-        f"kiln lsp from {checkout}; {len(rows['wall'])} edits in {len(plans)} files, the typed"
-        f" name not found by its hover: {misses}; load average {load} (1, 5, 15 min) at the end"
+        f"kiln lsp from {checkout}; {edits}, the typed name not found by its hover: {misses};"
+        f" load average {load} (1, 5, 15 min)"
     )
     for label, key in (
         ("edit -> searchable, wall", "wall"),
@@ -223,6 +207,51 @@ def main() -> None:
     ):
         values = rows[key]
         print(f"  {label:36s} p50 {pct(values, 50):6.2f} ms  p95 {pct(values, 95):6.2f} ms")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--work", type=Path, required=True, help="base index and run copy go here")
+    ap.add_argument(
+        "--checkout", type=Path, action="append", default=[],
+        help="the Kiln tree the server runs (this one by default); give several to alternate",
+    )  # fmt: skip
+    ap.add_argument("--rounds", type=int, default=1, help="sessions per checkout, alternating")
+    ap.add_argument("--large", type=int, default=3)
+    ap.add_argument("--typing", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--profile", type=Path, default=None, help="cProfile every server thread into this folder"
+    )
+    args = ap.parse_args()
+    if not args.corpus.is_dir():
+        sys.exit(f"lsp_edit: not a folder: {args.corpus}")
+    checkouts = [c.resolve() for c in args.checkout] or [ROOT]
+    sys.path[:0] = [str(ROOT)]
+    from bench.index_speed import typing_plans
+    from indexer import Index
+
+    run = prepare(args.corpus, args.work, checkouts[0])
+    with Index(run) as idx:
+        plans = typing_plans(idx, run, random.Random(args.seed), args.large, args.typing)
+    pooled: dict[Path, dict] = {c: {"rows": {}, "misses": 0} for c in checkouts}
+    for round_ in range(args.rounds):
+        for checkout in checkouts:
+            if round_ or checkout != checkouts[0]:
+                run = prepare(args.corpus, args.work, checkout)
+            got = session(run, checkout, plans, args)
+            report(checkout, got["rows"], got["misses"], f"round {round_ + 1}")
+            pooled[checkout]["misses"] += got["misses"]
+            for key, values in got["rows"].items():
+                pooled[checkout]["rows"].setdefault(key, []).extend(values)
+    if args.rounds > 1:
+        print("pooled:")
+        for checkout, got in pooled.items():
+            edits = f"{len(got['rows']['wall'])} edits over {args.rounds} rounds"
+            report(checkout, got["rows"], got["misses"], edits)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Re-chunking only the edited function gives exactly the blocks of a full chunk, on random
-edit sequences in several languages, and the index keeps the rows of untouched blocks."""
+edit sequences in several languages, and the index keeps the rows of untouched blocks; after
+any run of edits (on made-up modules and on real files) the index is a fresh index's."""
 
 from __future__ import annotations
 
@@ -56,6 +57,14 @@ BASES = {
     "sample.rs": (FIXTURES / "sample.rs").read_text(),
     "Sample.java": (FIXTURES / "Sample.java").read_text(),
 }
+# Real files, as they stand in this checkout: a module of classes, dataclasses and long
+# functions, one of many small functions and a class, and a TypeScript extension host.
+_HERE = Path(__file__).resolve().parents[2]
+REAL = {
+    "rechunk.py": (_HERE / "indexer" / "rechunk.py").read_text(),
+    "textsync.py": (_HERE / "lsp_server" / "lsp" / "textsync.py").read_text(),
+    "extension.ts": (_HERE / "extensions" / "vscode" / "src" / "extension.ts").read_text(),
+}
 SNIPPETS = [
     "STATEMENT",  # three times: the common edit, which re-chunks one function
     "STATEMENT",
@@ -96,8 +105,10 @@ def shape(blocks: list) -> list[tuple]:
 
 
 @st.composite
-def edit_sequences(draw: st.DrawFn) -> tuple[str, list[tuple[float, int, str]]]:
-    path = draw(st.sampled_from(sorted(BASES)))
+def edit_sequences(
+    draw: st.DrawFn, bases: dict[str, str] = BASES, most: int = 6
+) -> tuple[str, list[tuple[float, int, str]]]:
+    path = draw(st.sampled_from(sorted(bases)))
     edits = draw(
         st.lists(
             st.tuples(
@@ -106,7 +117,7 @@ def edit_sequences(draw: st.DrawFn) -> tuple[str, list[tuple[float, int, str]]]:
                 st.sampled_from(SNIPPETS) | st.text("ab \n(){}:", max_size=6),
             ),
             min_size=1,
-            max_size=6,
+            max_size=most,
         )
     )
     return path, edits
@@ -273,12 +284,23 @@ def _state(db: Path) -> dict[str, object]:
 def test_random_edits_leave_the_index_of_a_fresh_run(case: tuple) -> None:
     """Each edit goes through ``update_file`` (spliced when it can be); the index file ends up
     holding what a full index of the final text holds."""
+    replay_into_index(BASES, case)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edit_sequences(REAL, most=12))
+def test_random_edits_on_real_files_leave_the_index_of_a_fresh_run(case: tuple) -> None:
+    """The same on real files (this checkout's own), with longer runs of edits."""
+    replay_into_index(REAL, case)
+
+
+def replay_into_index(bases: dict[str, str], case: tuple) -> None:
     path, edits = case
     with tempfile.TemporaryDirectory() as tmp:
         repo, fresh = Path(tmp, "repo"), Path(tmp, "fresh")
         repo.mkdir()
         fresh.mkdir()
-        text = BASES[path]
+        text = bases[path]
         (repo / path).write_text(text)
         with Index(repo) as idx:
             idx.update()
