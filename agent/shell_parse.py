@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent.shell_command import ParsedCommand, SimpleCommand
+from agent.shell_eval import evaluated_names, evaluated_text
 from agent.shell_wrappers import (
     SETS_VARIABLES,
     SHELLS,
@@ -72,6 +73,7 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
     if tree.root_node.has_error:
         result.opaque.append("the shell grammar cannot parse it")
     _Walker(result, _depth).visit(tree.root_node, [])
+    result.opaque.extend(evaluated_text(tree.root_node))  # `$((v))` runs a $( ) v holds
     if None in result.cd and any(c.writes or c.arg_writes or c.copies or c.unpacks
                                  for c in result.commands):  # fmt: skip
         result.opaque.append("it writes after changing to a folder the line computes")
@@ -210,6 +212,9 @@ class _Walker:
             if not argv:
                 return
             name = PurePosixPath(argv[0]).name
+        evaluated = evaluated_names(name, argv)  # `printf -v 'a[$(rm …)]' x`
+        if evaluated is not None:
+            self.result.opaque.append(evaluated)
         if glob_name(argv[0]):
             self.result.opaque.append(f"command name {argv[0]!r} is expanded by the shell")
         if name in ("cd", "pushd"):  # later writes of the line land there

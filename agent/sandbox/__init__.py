@@ -29,9 +29,12 @@ from agent.sandbox.policy import SandboxPolicy, load_policy
 from agent.write_policy import linked_targets
 from kiln_errors.host_path import host_which
 
-__all__ = ["Sandbox", "SandboxPolicy", "SandboxUnavailable", "find_backend", "load_policy"]
+__all__ = ["SHELL", "Sandbox", "SandboxPolicy", "SandboxUnavailable", "find_backend", "load_policy"]
 
-SHELL = "/bin/sh"
+# The shell a command line runs in must read it as the check does (``agent.shell_parse``, bash's
+# grammar): ``/bin/sh`` is dash on Debian, to which ``echo hi &>/dev/null rm -rf src`` is an
+# ``echo`` in the background and then ``rm``. A host without bash runs ``/bin/sh``.
+SHELL = next((s for s in ("/bin/bash", "/usr/bin/bash") if os.access(s, os.X_OK)), "/bin/sh")
 
 
 class SandboxUnavailable(ToolError):

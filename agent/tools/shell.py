@@ -17,6 +17,7 @@ from typing import Any
 
 from agent.errors import ToolError
 from agent.protocols import ToolContext
+from agent.sandbox import SHELL
 from agent.sandbox.guard import MemoryGuard
 from agent.tools.base import FunctionTool, external, schema
 from agent.types import ToolOutput, ToolSpec
@@ -86,7 +87,7 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
     env = dict(os.environ)
     env.update(session.command_env)
     env.setdefault("PYTHONUNBUFFERED", "1")
-    argv = ["/bin/sh", "-c", command]
+    argv = [SHELL, "-c", command]
     sandbox = getattr(session, "sandbox", None)
     guard = None
     if sandbox is not None:

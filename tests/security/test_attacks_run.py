@@ -42,10 +42,14 @@ def test_no_attack_escapes_kiln_run(hostile: Hostile, tmp_path: Path, mode: str)
     script = tmp_path / "script.json"
     script.write_text(json.dumps(hostile.script()))
     artifacts = tmp_path / "artifacts"
-    mode_args = ["--ci", "--commit-branch", "kiln/attack"] if mode == "ci" else ["--mode", mode]
+    mode_args = (
+        ["--ci", "--commit-branch", "kiln/attack", "--artifacts", str(artifacts)]
+        if mode == "ci"
+        else ["--mode", mode]
+    )  # --artifacts needs --ci
     proc = subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", *mode_args, "--max-steps", "200",
-         "--output-format", "json", "--artifacts", str(artifacts), "Tidy up the repository."],
+         "--output-format", "json", "Tidy up the repository."],
         cwd=hostile.root,
         env={**hostile.env(), "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)},
         capture_output=True, text=True, timeout=600,

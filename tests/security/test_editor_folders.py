@@ -79,8 +79,8 @@ def test_commands_cannot_write_them_either(tmp_path: Path, kiln_home: Path) -> N
     calls.append({"name": "run_command", "input": {"command": (
         "mkdir -p .vscode .cursor .gemini && " + " && ".join(f"cp evil.toml {p}" for p in MCP_FILES)
         + "; echo ran-3")}})  # fmt: skip
-    calls.append({"name": "run_command", "input": {"command": (
-        "python3 -c \"open('.mcp.json', 'w').write(open('evil.toml').read())\"; echo ran-4")}})
+    planted = "python3 -c \"open('.mcp.json', 'w').write(open('evil.toml').read())\"; echo ran-4"
+    calls.append({"name": "run_command", "input": {"command": planted}})
     results = run(root, tmp_path, kiln_home, calls, "ci")
     assert "ran-1" in results and "ran-2" in results and "ran-4" in results, results
     assert not any((root / p).exists() for p in MCP_FILES), results

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from agent.errors import ConfigError
-from agent.sandbox import Sandbox, SandboxUnavailable, find_backend, load_policy, seatbelt
+from agent.sandbox import (
+    SHELL,
+    Sandbox,
+    SandboxUnavailable,
+    find_backend,
+    load_policy,
+    seatbelt,
+)
 from agent.sandbox.env import scrub
 
 needs_bwrap = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
@@ -130,7 +137,7 @@ def test_required_sandbox_refuses_without_a_backend(
     with pytest.raises(SandboxUnavailable):
         Sandbox(tmp_path, policy, kiln_home=tmp_path / "kh", required=True).shell("true")
     loose = Sandbox(tmp_path, policy, kiln_home=tmp_path / "kh")
-    assert loose.shell("true") == ["/bin/sh", "-c", "true"]
+    assert loose.shell("true") == [SHELL, "-c", "true"]
     assert "commands are unconfined" in loose.status()
     assert "DEPLOY_TOKEN" not in loose.env({"DEPLOY_TOKEN": "x", "PATH": "/bin"})
 

@@ -1,0 +1,73 @@
+"""The shell that runs a command line must read it as the check did (docs/security.md section 3).
+The check parses with bash's grammar, but commands ran under `/bin/sh`, which is dash on Debian
+and Ubuntu: `echo hi &>/dev/null rm -rf src` is one `echo` to bash and to the check, and to dash
+an `echo` sent to the background followed by `>/dev/null rm -rf src`, so `rm` ran past a
+`Bash(rm *)` deny rule in `ci`. Bash, for its part, runs a `$( )` written inside an array
+subscript whenever it evaluates text as arithmetic or as a variable name at run time
+(`$((x))`, `[[ $v -eq 1 ]]`, `test -v`, `printf -v`, `read`, `${!v}`, `let`, `declare -i`):
+`bash -c "test -v 'a[\\$(rm -rf src)]'"` removed `src` the same way. Through the real
+`kiln run --mode ci` and bubblewrap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.sandbox import find_backend
+from tests.security.test_command_disguises import checkout, run
+
+pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+PAYLOAD = "'a[$(rm -rf src)]'"
+REMOVES_SRC = [
+    "bash -c \"test -v 'a[\\$(rm -rf src)]'\"",
+    f"x={PAYLOAD}; echo $((x))",
+    f"x={PAYLOAD}; echo $[x]",
+    f"v={PAYLOAD}; [[ $v -eq 1 ]]",
+    f"v={PAYLOAD}; [[ v -lt 1 ]]",
+    f"printf -v {PAYLOAD} x",
+    f"read {PAYLOAD} <<< hi",
+    f"test -v {PAYLOAD}",
+    f"v={PAYLOAD}; echo ${{!v}}",
+    f"v={PAYLOAD}; b=(1); echo ${{b[v]}}",
+    f"v={PAYLOAD}; b=(1 2); echo ${{b[@]:v}}",
+    f"let {PAYLOAD}",
+    f"declare -i n; n={PAYLOAD}",
+    f'v={PAYLOAD}; declare "$v=1"',
+    f'v={PAYLOAD}; typeset -n r="$v"; echo $r',
+    f"v={PAYLOAD}; for ((i=v; i<0; i++)); do :; done",
+]
+
+
+@pytest.mark.parametrize("command", REMOVES_SRC)
+def test_bash_runs_no_command_the_check_did_not_see(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    home, root = checkout(tmp_path, kiln_home)
+    results = run(tmp_path, kiln_home, home, root, command)
+    assert (root / "src" / "main.py").exists(), results
+    assert "permission denied" in results, results
+
+
+@pytest.mark.parametrize(
+    "command", ["echo hi &>/dev/null rm -rf src", "echo hi &>>x.log rm -rf src"]
+)
+def test_a_line_runs_as_bash_reads_it(tmp_path: Path, kiln_home: Path, command: str) -> None:
+    """To bash (and to the check) `rm -rf src` is `echo`'s words, sent with its output away."""
+    home, root = checkout(tmp_path, kiln_home)
+    results = run(tmp_path, kiln_home, home, root, command)
+    assert "exit code 0" in results, results
+    assert (root / "src" / "main.py").exists(), results
+
+
+def test_plain_arithmetic_and_status_tests_still_run(tmp_path: Path, kiln_home: Path) -> None:
+    home, root = checkout(tmp_path, kiln_home)
+    command = (
+        "echo n=$((3 * 4 + 0x1f)); [[ $? -eq 0 ]] && echo status-$((1 + 1)); "
+        'read -r first < src/main.py; echo "first=$first"; echo $((2 + 5))x &> out.log; '
+        "cat out.log"
+    )
+    results = run(tmp_path, kiln_home, home, root, command)
+    assert "n=43" in results and "status-2" in results, results
+    assert "first=print('hi')" in results and "7x" in results, results
