@@ -10,6 +10,8 @@ it. This module owns the connections; what is written through them is ``Index``'
 
 from __future__ import annotations
 
+import math
+import os
 import shutil
 import sqlite3
 import threading
@@ -19,7 +21,13 @@ from pathlib import Path
 
 from indexer import schema
 from indexer.db_location import keep_out_of_git
-from indexer.errors import IndexFromNewerKiln, IndexLocked, IndexUnavailable, IndexUntrusted
+from indexer.errors import (
+    BadSetting,
+    IndexFromNewerKiln,
+    IndexLocked,
+    IndexUnavailable,
+    IndexUntrusted,
+)
 from indexer.schema_check import strange_objects
 from kiln_errors.sqlite_common import is_corrupt
 
@@ -42,6 +50,26 @@ SHAPE = {
     "commit_files": ("commit_id", "path"),
     "files_stale": ("file_id",),
 }  # fmt: skip
+
+
+DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a writer waits for another writer (KILN_INDEX_BUSY_TIMEOUT)
+
+
+def busy_timeout_setting() -> float:
+    """``KILN_INDEX_BUSY_TIMEOUT`` (seconds, a finite number >= 0), else the default."""
+    raw = os.environ.get("KILN_INDEX_BUSY_TIMEOUT", "").strip()
+    if not raw:
+        return DEFAULT_BUSY_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise BadSetting(
+            f"KILN_INDEX_BUSY_TIMEOUT={raw!r} is not a number of seconds",
+            hint=f"unset it (default {DEFAULT_BUSY_TIMEOUT:g}) or set e.g. 30",
+        )
+    return value
 
 
 class Database:
@@ -230,3 +258,11 @@ def is_foreign(exc: BaseException) -> bool:
 def is_locked(exc: BaseException) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
+
+
+def out_of_space(exc: BaseException) -> bool:
+    """A full disk (SQLITE_FULL), or a write refused for its size (EFBIG: a quota, a file
+    size limit), which SQLite reports as an I/O error; both read "database error: …" before,
+    naming neither the file nor what to do."""
+    text = str(exc).lower()
+    return "database or disk is full" in text or "disk i/o error" in text

@@ -10,8 +10,6 @@ so searches never wait for an indexing run (WAL mode; the connections: ``databas
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import sqlite3
 import time
@@ -21,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from indexer import compact, filelist, history, store
-from indexer.database import Database, is_locked
+from indexer.database import Database, busy_timeout_setting, is_locked, out_of_space
 from indexer.db_location import refuse_links
+from indexer.edit_source import edit_source
 from indexer.errors import (
-    BadSetting,
     IndexCorrupt,
     IndexFull,
     IndexLocked,
@@ -32,7 +30,6 @@ from indexer.errors import (
     PathOutsideRoot,
 )
 from indexer.files import (
-    MAX_FILE_BYTES,
     Candidate,
     excluded,
     looks_indexable,
@@ -40,14 +37,12 @@ from indexer.files import (
 )
 from indexer.incremental import TreeCache
 from indexer.languages import language_of
-from indexer.pipeline import digest, prepared, skip_reason
+from indexer.pipeline import digest, prepared
 from indexer.ranking import Hit, search
-from indexer.reading import read_regular
 from indexer.rechunk import chunk_edit
-from indexer.records import EMPTY, IndexStats, record
+from indexer.records import EMPTY, IndexStats, record, skips_said
 from indexer.rows import prepare
 from indexer.search_cache import SearchCache
-from indexer.source_text import as_indexed
 from kiln_errors.sqlite_common import is_corrupt
 
 Progress = Callable[[int, int, str], None]
@@ -56,54 +51,12 @@ BATCH_SECONDS = 0.5  # commit at least this often during a full run
 # to the OS, so a killed process loses nothing it committed (WAL) and only a power cut could
 # damage the file, which the next open detects and rebuilds. Below it, the usual NORMAL.
 BULK_FILES = 256
-DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a writer waits for another writer (KILN_INDEX_BUSY_TIMEOUT)
 # WAL pages after which a commit checkpoints: SQLite's default during full updates; in an
 # editor session (``update_file``) far more, since ``compact``, the idle step, checkpoints
 # instead: a checkpoint inside an edit's commit cost that edit ~12 ms CPU on SQLAlchemy.
 # Still a bound: ~16 MB of WAL if edits never pause.
 BULK_CHECKPOINT_PAGES = 1000
 EDIT_CHECKPOINT_PAGES = 4000
-
-
-def _out_of_space(exc: BaseException) -> bool:
-    """A full disk (SQLITE_FULL), or a write refused for its size (EFBIG: a quota, a file
-    size limit), which SQLite reports as an I/O error; both read "database error: …" before,
-    naming neither the file nor what to do."""
-    text = str(exc).lower()
-    return "database or disk is full" in text or "disk i/o error" in text
-
-
-def _skips_said(conn: sqlite3.Connection, lines: list[str]) -> list[str]:
-    """Those of ``lines`` (a finished run's skips) the last finished run reported too; records
-    ``lines`` for the next run. A skip is then said once per change (``kiln index``), not on
-    every run. A value another program left there counts as nothing said."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'skips_said'").fetchone()
-    try:
-        before = json.loads(row[0]) if row is not None else []
-    except (TypeError, ValueError):
-        before = []
-    known = (
-        {line for line in before if isinstance(line, str)} if isinstance(before, list) else set()
-    )
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('skips_said', ?)", (json.dumps(lines),))
-    return [line for line in lines if line in known]
-
-
-def busy_timeout_setting() -> float:
-    """``KILN_INDEX_BUSY_TIMEOUT`` (seconds, a finite number >= 0), else the default."""
-    raw = os.environ.get("KILN_INDEX_BUSY_TIMEOUT", "").strip()
-    if not raw:
-        return DEFAULT_BUSY_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise BadSetting(
-            f"KILN_INDEX_BUSY_TIMEOUT={raw!r} is not a number of seconds",
-            hint=f"unset it (default {DEFAULT_BUSY_TIMEOUT:g}) or set e.g. 30",
-        )
-    return value
 
 
 class Index:
@@ -172,7 +125,7 @@ class Index:
         try:
             return self._update(progress, keep)
         except sqlite3.DatabaseError as exc:
-            if _out_of_space(exc):  # the batches committed so far are kept: the next run resumes
+            if out_of_space(exc):  # the batches committed so far are kept: the next run resumes
                 raise IndexFull(f"cannot write {self.db_path}: {exc}") from exc
             if not is_corrupt(exc):
                 raise
@@ -232,7 +185,7 @@ class Index:
                             "INSERT OR REPLACE INTO meta VALUES ('last_indexed', ?)",
                             (str(time.time()),),
                         )
-                        stats.skipped_before = _skips_said(conn, stats.skipped)
+                        stats.skipped_before = skips_said(conn, stats.skipped)
                         finished = True
                 if reading is not None and not finished and reading.done():
                     # git is done before the files: record it while the workers parse on
@@ -308,7 +261,7 @@ class Index:
         try:
             return self._update_file(path, text, skipped)
         except sqlite3.DatabaseError as exc:
-            if _out_of_space(exc):
+            if out_of_space(exc):
                 raise IndexFull(f"cannot write {self.db_path}: {exc}") from exc
             raise
 
@@ -316,25 +269,11 @@ class Index:
         rel, full = self._rel(path)
         if excluded(self.root, rel):
             return 0
-        if text is None:
-            try:  # a FIFO, a device, a file still growing: see indexer/reading.py
-                st = full.stat()
-                data = read_regular(full, MAX_FILE_BYTES, inside=str(self.root))
-            except OSError:  # gone, a folder, unreadable, not a regular file: not indexed
-                self.remove_file(rel)
-                return 0
-            mtime_ns, size = st.st_mtime_ns, st.st_size
-        else:
-            data = text.encode("utf-8", errors="replace")
-            mtime_ns, size = -1, len(data)  # -1: the next scan re-checks the disk by hash
-        if len(data) > MAX_FILE_BYTES:  # over the cap, on disk or in a buffer: recorded as skipped
-            if text is None and skipped is not None:
-                skipped.append(f"{rel}: larger than {MAX_FILE_BYTES:,} bytes ({size:,})")
-            data = b""
-        else:
-            data = as_indexed(data)  # as a full run reads it: see indexer/source_text.py
-        if data and text is None and skipped is not None and (why := skip_reason(rel, data)):
-            skipped.append(f"{rel}: {why}")
+        source = edit_source(self.root, rel, full, text, skipped)
+        if source is None:  # not indexed
+            self.remove_file(rel)
+            return 0
+        data, mtime_ns, size = source
         h = digest(data)
         row = self._conn.execute("SELECT hash, blocks FROM files WHERE path = ?", (rel,)).fetchone()
         if row is not None and row[0] == h:

@@ -1,8 +1,10 @@
 """What a full run records for each prepared file (``record``) and what it reports
-(``IndexStats``): the part of ``Index.update`` that turns a worker's result into rows."""
+(``IndexStats``, and which skips it said already: ``skips_said``): the part of ``Index.update``
+that turns a worker's result into rows."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -54,3 +56,19 @@ def record(
         seen.discard(rel)
         if status.startswith("error"):
             stats.skipped.append(f"{rel}: {status[7:]}")
+
+
+def skips_said(conn: sqlite3.Connection, lines: list[str]) -> list[str]:
+    """Those of ``lines`` (a finished run's skips) the last finished run reported too; records
+    ``lines`` for the next run. A skip is then said once per change (``kiln index``), not on
+    every run. A value another program left there counts as nothing said."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'skips_said'").fetchone()
+    try:
+        before = json.loads(row[0]) if row is not None else []
+    except (TypeError, ValueError):
+        before = []
+    known = (
+        {line for line in before if isinstance(line, str)} if isinstance(before, list) else set()
+    )
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('skips_said', ?)", (json.dumps(lines),))
+    return [line for line in lines if line in known]
