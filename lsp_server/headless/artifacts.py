@@ -63,3 +63,10 @@ class Artifacts:
             temporary.unlink(missing_ok=True)
             raise KilnError(f"cannot write {target}: {exc.strerror}") from exc
         return target
+
+    def remove(self, name: str) -> None:
+        """Remove what an earlier run left at ``name`` (a link itself, never its target)."""
+        try:
+            (self.open() / name).unlink(missing_ok=True)
+        except OSError as exc:
+            raise KilnError(f"cannot remove {self.folder / name}: {exc.strerror}") from exc

@@ -284,6 +284,8 @@ def _finish(
     report.transcript_path = str(out.write("transcript.jsonl", "".join(lines)))
     if ci_state is not None:
         _ci_outputs(opts, session, report, before, out, ci_state, clock)
+        if not report.patch_path:  # a folder used before: its patch is not this run's work
+            out.remove("changes.patch")
     report.exit_code = _exit_code(opts, report)
     report.duration_ms = int((time.monotonic() - clock.started) * 1000)
     report.outcome = exit_codes.MEANING[report.exit_code]

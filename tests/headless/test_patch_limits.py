@@ -20,6 +20,8 @@ def test_a_change_over_the_patch_limit_ends_with_one_line_and_nothing_half_done(
     script = tmp_path / "script.json"
     script.write_text(json.dumps(steps))
     artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()  # used by an earlier run: its patch was left beside this run's report
+    (artifacts / "changes.patch").write_text("an earlier run's patch\n")
     proc = kiln_run(
         root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="text",
         extra=("--ci", "--max-patch-mb", "1", "--commit-branch", "kiln/big",
