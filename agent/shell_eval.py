@@ -1,7 +1,8 @@
 """Text bash evaluates at run time as arithmetic or as a variable name, where a ``$( )`` the line
 never shows still runs: bash expands an array subscript when it evaluates one, so with
 ``v='a[$(rm -rf src)]'`` each of ``$((v))``, ``[[ $v -eq 1 ]]``, ``${!v}``, ``${b[v]}``,
-``let``, ``declare -i``, ``printf -v``, ``read`` and ``test -v`` runs ``rm``. The check cannot
+``let``, ``declare -i``, ``printf -v``, ``read`` and ``test -v`` runs ``rm``; and so do a
+prompt expansion of it (``${v@P}``) and ``mapfile -C`` with it as the callback. The check cannot
 follow a value from where the line (or a file) sets it to where bash evaluates it, so such a
 spot is not understood unless it holds only numbers, operators and the shell's numeric
 parameters (``$?``, ``$#``, ``${#name}``).
@@ -78,6 +79,8 @@ def _spot(node: Any) -> str | None:
 
 
 def _expansion(node: Any, text: str) -> str | None:
+    if text.endswith("@P}"):  # prompt expansion runs the $( ) the value holds
+        return f"bash expands {text!r} as a prompt, running the commands its value holds"
     kinds = [c.type for c in node.children]
     if len(kinds) > 1 and kinds[1] == "!" and not _LISTING.fullmatch(text):
         return _reason(f"the name {text!r} holds")
@@ -105,6 +108,8 @@ def evaluated_names(name: str, argv: tuple[str, ...]) -> str | None:
     evaluate a word as arithmetic or as a variable name."""
     if name == "let":
         return _reason(f"the arithmetic of {' '.join(argv)!r}")
+    if name in ("mapfile", "readarray") and any(a.startswith("-") and "C" in a for a in argv):
+        return f"{name} -C runs its callback text, which the parser cannot see"
     if name in NAME_TAKERS:
         names = [a for a in argv[1:] if not a.startswith("-")]
     elif name in ("printf", "test", "["):

@@ -5,7 +5,8 @@ an `echo` sent to the background followed by `>/dev/null rm -rf src`, so `rm` ra
 `Bash(rm *)` deny rule in `ci`. Bash, for its part, runs a `$( )` written inside an array
 subscript whenever it evaluates text as arithmetic or as a variable name at run time
 (`$((x))`, `[[ $v -eq 1 ]]`, `test -v`, `printf -v`, `read`, `${!v}`, `let`, `declare -i`):
-`bash -c "test -v 'a[\\$(rm -rf src)]'"` removed `src` the same way. Through the real
+`bash -c "test -v 'a[\\$(rm -rf src)]'"` removed `src` the same way, and so did the commands bash
+runs from a builtin's option or a prompt expansion (`mapfile -C CALLBACK`, `${x@P}`). Through the real
 `kiln run --mode ci` and bubblewrap."""
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ REMOVES_SRC = [
     f'v={PAYLOAD}; declare "$v=1"',
     f'v={PAYLOAD}; typeset -n r="$v"; echo $r',
     f"v={PAYLOAD}; for ((i=v; i<0; i++)); do :; done",
+    "mapfile -C 'rm -rf src; :' -c 1 lines < src/main.py",
+    "readarray -C 'rm -rf src; :' -c 1 lines < src/main.py",
+    "x='$(rm -rf src)'; echo ${x@P}",
 ]
 
 
