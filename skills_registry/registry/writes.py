@@ -21,7 +21,6 @@ from skills_registry.registry.errors import (
     Conflict,
     Forbidden,
     Unauthorized,
-    UsageError,
     ValidationFailed,
 )
 from skills_registry.registry.http import (
@@ -34,7 +33,7 @@ from skills_registry.registry.http import (
 )
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
-from skills_registry.registry.semver import Version
+from skills_registry.registry.semver import Version, is_version
 from skills_registry.registry.storage import MetadataStore, lookalike_refusal, token_live
 
 
@@ -76,10 +75,9 @@ def check_version_free(store: MetadataStore, skill_id: str, version: str) -> Non
     """409 for a taken version, or one equal to it but for build metadata (1.0.0+b5 vs 1.0.0)."""
     if store.get_version(skill_id, version) is not None:
         raise Conflict(f"{skill_id}@{version} is already published")
-    try:
-        wanted = Version.parse(version).key()
-    except UsageError:
+    if not is_version(version):  # strict: Version.parse forgives spaces around the text
         return  # build_release lists the bad version with every other problem
+    wanted = Version.parse(version).key()
     if store.get_skill(skill_id) is None:
         return
     for row in store.versions(skill_id):

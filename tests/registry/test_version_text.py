@@ -66,6 +66,11 @@ def test_a_version_with_spaces_or_over_128_characters_is_a_422_that_stores_nothi
     assert httpx.get(base).status_code == 404  # nothing stored
     assert httpx.put(f"{base}/versions/1.0.0", content=archive, headers=headers).status_code == 201
     assert httpx.get(f"{base}/metadata").json()["signed"]["distTags"] == {"latest": "1.0.0"}
+    # Once 1.0.0 exists, the same text is still a 422 naming the version (it was a 409 that
+    # called `1.0.0 ` a build-metadata twin of 1.0.0).
+    again = httpx.put(f"{base}/versions/{text}", content=archive, headers=headers)
+    assert again.status_code == 422, again.text
+    assert "invalid version" in again.json()["error"]["message"]
 
 
 def _corpus() -> list[str]:
