@@ -61,14 +61,20 @@ def publish_cmd(
 ) -> None:
     """Validate, pack and publish the skill folder PATH."""
     from skills_registry.archive import build_archive, read_dir
-    from skills_registry.registry.errors import ValidationFailed
+    from skills_registry.registry.errors import ArchiveError, ValidationFailed
     from skills_registry.registry.scan import secret_files
     from skills_registry.spec import parse_frontmatter, validate_skill_dir
 
     problems = validate_skill_dir(path)
     if problems:
         raise ValidationFailed(problems, hint="run `kiln skills validate PATH`")
-    secrets = [] if include_secret_files else secret_files(read_dir(path).files)
+    try:
+        contents = read_dir(path)
+    except ArchiveError as exc:  # its usual hint names this very command
+        raise ArchiveError(
+            str(exc), hint=f"fix or remove it in {path}, then publish again"
+        ) from None
+    secrets = [] if include_secret_files else secret_files(contents.files)
     if secrets:  # a published version can be yanked, never deleted: refuse before uploading
         raise UsageError(
             f"{path} holds files that look like credentials ({printable(', '.join(secrets))}); "
@@ -89,7 +95,6 @@ def publish_cmd(
         token = _trusted_publishing_token(url)
     with RegistryClient(url, token) as client:
         namespace = namespace or client.whoami()
-        contents = read_dir(path)
         contents.top = str(front["name"])
         doc = client.publish(f"{namespace}/{front['name']}", version, build_archive(contents))
     click.echo(f"published {doc['id']}@{doc['version']} sha256:{doc['archiveSha256']}")

@@ -50,3 +50,18 @@ def test_a_folder_without_credentials_publishes_as_before(
     result = _publish(registry, folder, tmp_path)
     assert result.returncode == 0, result.stderr
     assert httpx.get(f"{registry.url}/v1/skills/acme/notes").status_code == 200
+
+
+def test_a_folder_that_cannot_be_packed_names_what_to_fix(
+    registry: LiveRegistry, tmp_path: Path
+) -> None:
+    """Before, the hint said "build the archive with `kiln skills publish PATH`": the command
+    the publisher had just run."""
+    folder = make_skill(tmp_path / "src", "notes")
+    (folder / "link").symlink_to("/etc/hostname")
+    result = _publish(registry, folder, tmp_path)
+    assert result.returncode == 1, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "link: only regular files can be packed" in line
+    assert "kiln skills publish" not in line and "then publish again" in line
+    assert httpx.get(f"{registry.url}/v1/skills/acme/notes").status_code == 404
