@@ -215,6 +215,8 @@ class _Walker:
         evaluated = evaluated_names(name, argv)  # `printf -v 'a[$(rm …)]' x`
         if evaluated is not None:
             self.result.opaque.append(evaluated)
+        if name == "coproc" and _compound(argv[1:3]):
+            self.result.opaque.append("coproc runs a compound command the grammar does not read")
         if glob_name(argv[0]):
             self.result.opaque.append(f"command name {argv[0]!r} is expanded by the shell")
         if name in ("cd", "pushd"):  # later writes of the line land there
@@ -347,6 +349,16 @@ _HEREDOC_PARTS = {
     "file_redirect",
     "file_descriptor",
 }
+
+
+# Words that open a compound command: tree-sitter-bash reads ``coproc NAME { rm …; }`` and
+# ``coproc (rm …)`` as a simple command named ``NAME`` or ``(rm …)``; bash runs ``rm``.
+_COMPOUND_STARTS = {"{", "[[", "!", "while", "until", "for", "if", "case", "select", "function",
+                    "time", "coproc"}  # fmt: skip
+
+
+def _compound(words: tuple[str, ...]) -> bool:
+    return any(w in _COMPOUND_STARTS or w.startswith("(") for w in words)
 
 
 def _start_text(node: Any) -> str:

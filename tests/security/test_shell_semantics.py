@@ -6,7 +6,8 @@ an `echo` sent to the background followed by `>/dev/null rm -rf src`, so `rm` ra
 subscript whenever it evaluates text as arithmetic or as a variable name at run time
 (`$((x))`, `[[ $v -eq 1 ]]`, `test -v`, `printf -v`, `read`, `${!v}`, `let`, `declare -i`):
 `bash -c "test -v 'a[\\$(rm -rf src)]'"` removed `src` the same way, and so did the commands bash
-runs from a builtin's option or a prompt expansion (`mapfile -C CALLBACK`, `${x@P}`). Through the real
+runs from a builtin's option or a prompt expansion (`mapfile -C CALLBACK`, `${x@P}`), and the
+compound command of `coproc NAME { rm -rf src; }`, which the grammar reads as a command `NAME`. Through the real
 `kiln run --mode ci` and bubblewrap."""
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ REMOVES_SRC = [
     "mapfile -C 'rm -rf src; :' -c 1 lines < src/main.py",
     "readarray -C 'rm -rf src; :' -c 1 lines < src/main.py",
     "x='$(rm -rf src)'; echo ${x@P}",
+    "coproc NAME { rm -rf src; }; wait",
+    "coproc (rm -rf src); wait",
+    "coproc NAME while true; do rm -rf src; break; done; wait",
 ]
 
 
