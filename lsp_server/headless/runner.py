@@ -292,10 +292,10 @@ def _finish(
     if opts.ci:
         report.summary_path = str(out.write("summary.md", ci.markdown_summary(report)))
         out.write("report.json", json_text(report.to_dict(), indent=2))
-    # one line whatever the output format: the outputs were refused, or a limit stopped the run
-    # (the text view printed that one as it happened)
-    limited = reason in LIMITS and report.error and opts.output_format != "text"
-    if report.blocked or limited:
+    # one line whatever the output format: the outputs were refused, or a limit or the provider
+    # stopped the run (the text view printed that one as it happened)
+    stopped = reason in (*LIMITS, "error") and report.error and opts.output_format != "text"
+    if report.blocked or stopped:
         click.echo(f"kiln: {safe(report.error)}", err=True)
     if opts.output_format == "json":
         print_json(report.to_dict())

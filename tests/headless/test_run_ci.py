@@ -182,6 +182,20 @@ def test_provider_failure_returns_provider_code(failing_repo: Path) -> None:
     assert "connection refused" in proc.stderr
 
 
+@pytest.mark.parametrize("output_format", ["json", "stream-json"])
+def test_a_provider_failure_is_one_line_on_stderr_in_json_too(
+    failing_repo: Path, output_format: str
+) -> None:
+    """With the result on stdout (`> report.json`), a CI log showed nothing of why the run
+    failed: a limit printed its line on stderr, a provider failure none."""
+    script = [{"raise": "unavailable", "message": "connection refused"}]
+    proc = kiln(failing_repo, script, "--ci", "--output-format", output_format, "go")
+    assert proc.returncode == 4
+    assert [line for line in proc.stderr.splitlines() if line.strip()] == [
+        "kiln: connection refused"
+    ], proc.stderr
+
+
 def test_nothing_to_do_and_stream_json(failing_repo: Path) -> None:
     (failing_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     subprocess.run(["git", "commit", "-qam", "fixed"], cwd=failing_repo, check=True)
