@@ -6,7 +6,6 @@ on (a tool never crashes the loop).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 import uuid
@@ -38,10 +37,11 @@ from agent.protocols import (
 from agent.sandbox import SandboxUnavailable
 from agent.sandbox.guard import MemoryGuard
 from agent.status import StatusBar
+from agent.tool_call_text import error_text, locations, prompt_detail, title
 from agent.tools.base import check_arguments, external
 from agent.tools.deferred_tools import PROXY_NAME, tool_description, tool_schema, unwrap_proxy
 from agent.turn import TurnState
-from agent.types import Block, ToolOutput, ToolSpec, canonical_json
+from agent.types import Block, ToolOutput, ToolSpec
 from agent.workspace import Workspace
 from skills_registry.errors import ToolCallError
 
@@ -354,52 +354,3 @@ class DeferredAdapter:
             # The server's or script's own words (an MCP `isError` text, a script's stderr):
             # third-party text like its results, so the model reads them as data.
             raise ToolCallError(external(source, str(exc)), hint=exc.hint) from None
-
-
-def prompt_detail(name: str, args: dict[str, Any], check: Any) -> str:
-    """What the user approves, in full: the command and its parsed parts, the memory text."""
-    if name == "run_command":
-        lines = [f"$ {args.get('command', '')}"]
-        if check.parts:
-            lines += ["runs:", check.parts]
-        if check.network:
-            lines.append("with network access")
-        return "\n".join(lines)
-    if name == "remember":
-        return f"add to memory: {args.get('text', '')}"
-    if args:  # an MCP or skill tool, any other: what it is called with (an edit shows its diff)
-        shown = json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True)
-        cut = (
-            f"\n… {len(shown) - MAX_SHOWN_ARGUMENTS} more characters"
-            if len(shown) > MAX_SHOWN_ARGUMENTS
-            else ""
-        )
-        return f"with arguments:\n{shown[:MAX_SHOWN_ARGUMENTS]}{cut}"
-    return ""
-
-
-MAX_SHOWN_ARGUMENTS = 20_000
-
-
-def title(name: str, args: Any) -> str:
-    """The one-line title a tool call is shown with (live and when a transcript is replayed)."""
-    if not isinstance(args, dict):
-        return name
-    for key in ("path", "command", "query", "pattern", "name", "description"):
-        if key in args:
-            return f"{name}: {str(args[key])[:80]}"
-    return name
-
-
-def locations(args: Any) -> list[dict[str, Any]]:
-    if isinstance(args, dict) and isinstance(args.get("path"), str):
-        return [{"path": args["path"], "line": args.get("offset")}]
-    return []
-
-
-def error_text(kind: str, tool: str, args: Any, message: str, suggestion: str) -> str:
-    shown = canonical_json(args)[:500] if isinstance(args, dict) else repr(args)[:500]
-    lines = [f"error: {kind}", f"tool: {tool}", f"arguments: {shown}", f"message: {message}"]
-    if suggestion:
-        lines.append(f"suggestion: {suggestion}")
-    return "\n".join(lines)

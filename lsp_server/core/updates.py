@@ -28,7 +28,7 @@ from agent.events import (
     UsageReported,
 )
 from agent.protocols import Decision, PermissionRequest
-from agent.tool_runner import title as tool_title  # the same title the live tool_call had
+from agent.tool_call_text import title as tool_title  # the same title the live tool_call had
 from agent.types import text_block
 from lsp_server.core.prompts import reference_block
 from lsp_server.headless.terminal import safe  # titles and prompts: no control or bidi characters
