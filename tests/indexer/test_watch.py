@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
+from watchdog.observers.api import EventEmitter
 
 from indexer import Index, IndexStats, compact, watch
 
@@ -41,6 +45,44 @@ def test_watcher_indexes_created_changed_and_deleted_files(
     assert all(not p.startswith(".kiln") for batch in batches for p in batch)
     assert [h.name for h in idx.search("steady_changed")] == ["steady_changed"]
     assert watcher.errors == []
+
+
+def _wakeups(threads: list[threading.Thread]) -> int:
+    """How often ``threads`` went to sleep and were woken (the kernel's count)."""
+    total = 0
+    for thread in threads:
+        status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+        total += int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+    return total
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify and /proc")
+def test_an_editing_session_does_not_wake_the_watcher(
+    repo: Path, open_index: Callable[..., Index]
+) -> None:
+    """Each edit of a buffer writes a dozen pages to SQLite's write-ahead log beside the
+    index, and inotify woke the watcher's threads for each write, only for the events to be
+    dropped (CPU taken from the edit and the search after it); they now sleep through the
+    edits, and a file saved on disk is still noticed."""
+    body = "".join(f"    step_{n} = value + {n}\n" for n in range(40))
+    text = f"def long_function(value):\n{body}    return value\n\n\ndef other():\n    pass\n"
+    write(repo, "mod.py", text)
+    idx = open_index(repo)
+    idx.update()
+    idx.update_file("mod.py", text)
+    arrived = threading.Event()
+    with watch(repo, lambda p, s: arrived.set(), index=idx, debounce=0.1) as watcher:
+        emitters = [t for t in threading.enumerate() if isinstance(t, EventEmitter)]
+        assert emitters
+        before = _wakeups(emitters)
+        for n in range(30):
+            text = text.replace("    return value\n", f"    typed_{n} = {n}\n    return value\n")
+            idx.update_file("mod.py", text)
+        woken = _wakeups(emitters) - before
+        assert woken < 10, woken
+        write(repo, "mod.py", "def saved_on_disk():\n    pass\n")
+        assert arrived.wait(60), watcher.errors
+    assert [h.name for h in idx.search("saved_on_disk")] == ["saved_on_disk"]
 
 
 def test_watcher_leaves_files_owned_by_open_buffers_alone(
