@@ -15,7 +15,7 @@ from typing import Any
 
 from skills_registry.registry.errors import NotFound
 from skills_registry.registry.sqlite_accounts import (
-    new_publisher,
+    PublisherWrites,
     new_token,
     publisher_insert,
     publisher_view,
@@ -43,7 +43,7 @@ def _token_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class PostgresAccounts:
+class PostgresAccounts(PublisherWrites):
     def _tx(self) -> AbstractContextManager[Any]:
         raise NotImplementedError
 
@@ -140,22 +140,9 @@ class PostgresAccounts:
             for r in rows
         ]
 
-    def add_trusted_publisher(
-        self,
-        namespace: str,
-        issuer: str,
-        repository: str,
-        workflow: str,
-        environment: str = "",
-        repository_id: str = "",
-        owner_id: str = "",
-    ) -> dict[str, Any]:
-        record = new_publisher(
-            namespace, issuer, repository, workflow, environment, repository_id, owner_id
-        )
+    def _insert_publisher(self, record: dict[str, Any]) -> None:
         with self._tx() as conn:
             conn.execute(publisher_insert("%({})s"), record)
-        return publisher_view(record)
 
     def pin_trusted_publisher(
         self, publisher_id: str, repository_id: str, owner_id: str

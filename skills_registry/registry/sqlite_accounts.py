@@ -77,7 +77,31 @@ def new_token(
     return token, row
 
 
-class SQLiteAccounts:
+class PublisherWrites:
+    """``add_trusted_publisher`` for every store: the row is checked here, once, and stored by
+    the store's ``_insert_publisher``."""
+
+    def _insert_publisher(self, record: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def add_trusted_publisher(
+        self,
+        namespace: str,
+        issuer: str,
+        repository: str,
+        workflow: str,
+        environment: str = "",
+        repository_id: str = "",
+        owner_id: str = "",
+    ) -> dict[str, Any]:
+        record = new_publisher(
+            namespace, issuer, repository, workflow, environment, repository_id, owner_id
+        )
+        self._insert_publisher(record)
+        return publisher_view(record)
+
+
+class SQLiteAccounts(PublisherWrites):
     """Tokens, audit log and trusted publishers over the store's connection."""
 
     def connection(self) -> sqlite3.Connection:
@@ -182,22 +206,9 @@ class SQLiteAccounts:
             for r in rows
         ]
 
-    def add_trusted_publisher(
-        self,
-        namespace: str,
-        issuer: str,
-        repository: str,
-        workflow: str,
-        environment: str = "",
-        repository_id: str = "",
-        owner_id: str = "",
-    ) -> dict[str, Any]:
-        record = new_publisher(
-            namespace, issuer, repository, workflow, environment, repository_id, owner_id
-        )
+    def _insert_publisher(self, record: dict[str, Any]) -> None:
         with self.transaction() as db:
             db.execute(publisher_insert(":{}"), record)
-        return publisher_view(record)
 
     def pin_trusted_publisher(
         self, publisher_id: str, repository_id: str, owner_id: str
