@@ -18,9 +18,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
-
-from lsp_server.core import uri_to_path
 
 log = logging.getLogger("kiln.lsp.documents")
 
@@ -35,61 +32,6 @@ IDLE_SECONDS = 2.0
 # after each try that fails again up to RETRY_MAX_SECONDS.
 RETRY_SECONDS = 1.0
 RETRY_MAX_SECONDS = 30.0
-
-
-def document_path(uri: str) -> Path | None:
-    """The local file a document URI names; None for another scheme, a host other than this
-    one (``file://server/share/x.py``) and a relative path (``file:x.py``, which would name a
-    file relative to wherever the server happens to run)."""
-    path = uri_to_path(uri)
-    if path is None or not path.is_absolute():
-        return None
-    host = urlsplit(uri).netloc
-    return path if host in ("", "localhost") else None
-
-
-def open_document(workspace: Any, uri: str) -> Any | None:
-    """The synced text document the editor opened as ``uri``; None for any other (pygls keys
-    documents by the unescaped URI: ``my%20file.py`` is held as ``my file.py``)."""
-    docs = getattr(workspace, "text_documents", {}) or {}
-    return docs.get(unquote(uri))
-
-
-def find_document(workspace: Any, path: Path) -> Any | None:
-    """The synced text document for ``path`` (URIs differ in escaping, so compare paths)."""
-    doc = open_document(workspace, path.as_uri())
-    if doc is not None:
-        return doc
-    docs = getattr(workspace, "text_documents", {}) or {}
-    target = path.resolve()
-    for doc in list(docs.values()):  # may run on the watcher thread
-        doc_path = document_path(doc.uri)  # the URI as the editor sent it, escapes and all
-        if doc_path is not None and doc_path.resolve() == target:
-            return doc
-    return None
-
-
-class FreshIndex:
-    """The index as the agent's tools see it: a search first takes in the buffers typed since
-    the last (debounced) re-index, so the model finds what the editor shows, saved or not; the
-    agent's own re-index after an edit goes through the index thread, for what the editor or
-    the disk holds (a deferred edit is neither, until it is accepted)."""
-
-    def __init__(self, sync: IndexSync, holds: Callable[[Path, str], bool]) -> None:
-        self._sync = sync
-        self._holds = holds
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sync.index, name)
-
-    def search(self, query: str, k: int = 10) -> Any:
-        return self._sync.search_blocking(query, k)
-
-    def update_file(self, path: str | Path, text: str | None = None) -> int:
-        full = Path(path) if Path(path).is_absolute() else self._sync.root / path
-        if text is None or self._holds(full, text):
-            self._sync.queue_update(full, text)
-        return 0
 
 
 class IndexSync:
@@ -128,23 +70,13 @@ class IndexSync:
             self.state = "unavailable"
             self.error = "indexing disabled by initializationOptions"
             return None
-        from indexer import Index, IndexerError  # tree-sitter loads only when indexing starts
+        from indexer import Index  # tree-sitter loads only when indexing starts
 
-        pause = RETRY_SECONDS
-        while True:  # opening can meet another process's write lock too (a `kiln index`
-            try:  # migrating it, or recovering its journal): wait for it as a scan does
-                self.index = await self._run(Index, self.root)
-                break
-            except Exception as exc:  # noqa: BLE001 - a broken index must not stop the server
-                if not (isinstance(exc, IndexerError) and exc.retryable):
-                    self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
-                    log.warning("index unavailable: %s", self.error)
-                    break
-                if self.error != str(exc):
-                    log.info("%s; indexing goes on once that changes", exc)
-                self.state, self.error = "indexing", str(exc)
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, RETRY_MAX_SECONDS)
+        # opening can meet another process's write lock too (a `kiln index` migrating it, or
+        # recovering its journal): wait for it as a scan does
+        opened, index = await self._waiting("index unavailable", Index, self.root)
+        if opened:
+            self.index = index
         return self.index
 
     async def initial_update(self, report: Callable[[int, int, str], None]) -> dict[str, Any]:
@@ -157,27 +89,36 @@ class IndexSync:
             self.progress = (done, total)
             report(done, total, rel)
 
-        from indexer import IndexerError
-
-        pause = RETRY_SECONDS
-        while True:  # another process writing the index (a `kiln index`), a full disk: wait
-            try:
-                stats = await self._run(self.index.update, progress)
-                break
-            except Exception as exc:  # noqa: BLE001 - a broken index must not stop the server
-                if not (isinstance(exc, IndexerError) and exc.retryable):
-                    self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
-                    log.warning("indexing failed: %s", self.error)
-                    return {}
-                if self.error != str(exc):
-                    log.info("%s; indexing goes on once that changes", exc)
-                self.error = str(exc)
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, RETRY_MAX_SECONDS)
+        # another process writing the index (a `kiln index`), a full disk: wait
+        done, stats = await self._waiting("indexing failed", self.index.update, progress)
+        if not done:
+            return {}
         self.state, self.error = "ready", ""
         self.last_stats = _stats_dict(stats)
         self._say_skipped(stats.skipped)
         return self.last_stats
+
+    async def _waiting(self, failed: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+        """``(True, fn(*args))`` run on the index thread, waiting out a retryable failure (a
+        lock another process holds, a full disk: every ``RETRY_SECONDS``, doubling up to
+        ``RETRY_MAX_SECONDS``); ``(False, None)`` once one is not retryable, the index then
+        unavailable and ``failed`` logged with why."""
+        from indexer import IndexerError
+
+        pause = RETRY_SECONDS
+        while True:
+            try:
+                return True, await self._run(fn, *args)
+            except Exception as exc:  # noqa: BLE001 - a broken index must not stop the server
+                if not (isinstance(exc, IndexerError) and exc.retryable):
+                    self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
+                    log.warning("%s: %s", failed, self.error)
+                    return False, None
+                if self.error != str(exc):
+                    log.info("%s; indexing goes on once that changes", exc)
+                self.state, self.error = "indexing", str(exc)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_MAX_SECONDS)
 
     def _say_skipped(self, lines: list[str]) -> None:
         """Log each file the index left out (a link out of the tree, a folder it cannot read,

@@ -20,13 +20,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from lsp_server.core import CoreConfig, CoreError, SessionManager
-from lsp_server.lsp.documents import (
-    FreshIndex,
-    IndexSync,
-    document_path,
-    find_document,
-    open_document,
-)
+from lsp_server.lsp.document_lookup import document_path, find_document, open_document
+from lsp_server.lsp.documents import IndexSync
+from lsp_server.lsp.fresh_index import FreshIndex
 from lsp_server.lsp.host import plain_json
 from lsp_server.lsp.progress import IndexProgress
 from lsp_server.lsp.transport import watch_parent

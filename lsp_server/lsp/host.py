@@ -26,7 +26,7 @@ from agent.protocols import EditOutcome, EditProposal
 from agent.workspace import atomic_write, check_unmoved
 from lsp_server.core import event_to_update, is_text_chunk
 from lsp_server.core.coalesce import TextCoalescer
-from lsp_server.lsp.documents import find_document, open_document
+from lsp_server.lsp.document_lookup import find_document, open_document
 from lsp_server.lsp.edits import workspace_edit
 
 log = logging.getLogger("kiln.lsp.host")
