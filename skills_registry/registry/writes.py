@@ -184,6 +184,11 @@ async def set_dist_tag(request: Request) -> Response:
             raise ValidationFailed(["'version' must be a string"])
         version = data["version"]
     tag = request.path_params["tag"]
+    if version is None and tag == "latest":  # what `install ID` and search's latestVersion name
+        raise Conflict(
+            f"the 'latest' dist-tag of {skill_id} cannot be removed, only moved",
+            hint='PUT {"version": "X.Y.Z"} to it, or yank the version it names',
+        )
     await run_in_threadpool(reg.store.set_dist_tag, skill_id, tag, version)
     doc = reg.store.get_version(skill_id, version) if version else None
     reg.store.record_audit(

@@ -100,3 +100,22 @@ def test_no_tag_names_a_yanked_version(
                   env=env, cwd=project)  # fmt: skip
     assert latest.returncode == 0, latest.stderr
     assert '"version": "1.0.0"' in (project / "skills-lock.json").read_text()
+
+
+def test_latest_is_moved_never_removed(registry: LiveRegistry, tmp_path: Path) -> None:
+    """Before, `DELETE …/dist-tags/latest` answered 200: the signed metadata then had no
+    `latest` while search's `latestVersion` still named the old one."""
+    auth = {"Authorization": f"Bearer {registry.token('acme')}"}
+    base = f"{registry.url}/v1/skills/acme/deploy"
+    archive = build_archive(read_dir(make_skill(tmp_path, "deploy")))
+    for version in ("1.0.0", "1.1.0"):
+        assert httpx.put(f"{base}/versions/{version}", content=archive, headers=auth).is_success
+    assert httpx.put(f"{base}/dist-tags/beta", json={"version": "1.0.0"}, headers=auth).is_success
+
+    removed = httpx.delete(f"{base}/dist-tags/latest", headers=auth)
+    assert removed.status_code == 409, removed.text
+    assert "cannot be removed" in removed.json()["error"]["message"]
+    assert _latest(registry) == ("1.1.0", "1.1.0")
+    assert httpx.get(f"{base}/metadata").json()["signed"]["distTags"]["latest"] == "1.1.0"
+    assert httpx.delete(f"{base}/dist-tags/beta", headers=auth).status_code == 200  # others go
+    assert "beta" not in httpx.get(base).json()["distTags"]
