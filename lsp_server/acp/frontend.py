@@ -155,8 +155,8 @@ class AcpFrontend:
         """Send held text and wait until every queued update of the session is written."""
         self._held.flush(session_id)
         tail = self._tail.get(session_id)
-        if tail is not None:
-            await asyncio.shield(tail)
+        if tail is not None:  # (a send cut short must not cut short the prompt's answer)
+            await asyncio.wait([tail])
 
     def _queue(self, session_id: str, update: dict[str, Any]) -> asyncio.Future[None]:
         """Chain the send after the session's previous one, so order is the call order."""
@@ -169,7 +169,8 @@ class AcpFrontend:
 
         future = asyncio.ensure_future(send())
         self._tail[session_id] = future
-        return future
+        # A cancelled turn stops awaiting its update, but the update is still sent (in order).
+        return asyncio.shield(future)
 
     async def notify(self, session_id: str, update: dict[str, Any]) -> None:
         """Validate an ACP update dict and send it as a ``session/update`` notification."""

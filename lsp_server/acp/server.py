@@ -120,6 +120,8 @@ class KilnAcpAgent:
         self.inflight: set[asyncio.Task[Any]] = set()  # request handlers still running
         self.prompts = PromptRequests()  # for $/cancel_request
         self.outgoing = OutgoingRequests()  # $/cancel_request of its own requests
+        self.answering: dict[str, asyncio.Task[Any]] = {}  # session -> its prompt's request task
+        self.stopping = False  # shutting down: a prompt waiting behind a cancel does not run
         self.initialized = False
 
     def on_connect(self, conn: Any) -> None:
@@ -251,15 +253,29 @@ class KilnAcpAgent:
 
     @rpc_errors
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        running = self.answering.get(session_id)
+        if running is not None and not (
+            self.core.is_busy(session_id) and not self.core.is_cancelling(session_id)
+        ):
+            # Sent right behind session/cancel: run once the cancelled prompt has answered
+            # (its request task has queued its answer ahead of anything this turn sends).
+            await asyncio.wait([running])
+            if self.stopping:
+                return PromptResponse(stop_reason="cancelled")
         if self.core.is_busy(session_id):  # before it is noted: a cancel of it must not stop
             raise TurnInProgress(
                 "a turn is already running in this session", hint="cancel it or wait"
             )
         request = self.prompts.started(kwargs.get(REQUEST_ID_KEY), session_id)  # set by the guard
+        task = asyncio.current_task()
+        if task is not None:
+            self.answering[session_id] = task
         try:
             return await self._prompt(session_id, prompt)
         finally:
             self.prompts.ended(request)
+            if self.answering.get(session_id) is task:
+                del self.answering[session_id]
 
     async def _prompt(self, session_id: str, prompt: list[Any]) -> PromptResponse:
         blocks = [
@@ -329,6 +345,7 @@ class KilnAcpAgent:
     async def shutdown(self, grace: float = GRACE_SECONDS) -> None:
         """The client hung up: let quick requests finish, then cancel turns so each prompt
         answers "cancelled" and every transcript ends consistent."""
+        self.stopping = True
         await self.drain(grace)
         if self.manager is not None:
             await self.manager.shutdown()

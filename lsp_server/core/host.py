@@ -86,6 +86,11 @@ class CoreHost:
         except Exception as exc:  # noqa: BLE001 - an error answer or a gone client is no "yes"
             log.info("permission request %s failed (%s); refusing", request.call_id, exc)
             raise NoAnswer(f"the permission request failed: {exc}") from None
+        if self.manager.is_cancelling(self.session_id):
+            # An answer that came in as the turn was cancelled (a click on Allow as Stop was
+            # pressed) must not apply: the turn stops here instead of running the tool.
+            log.info("permission answer for %s came after cancel; ignored", request.call_id)
+            raise asyncio.CancelledError
         if answer_withdrawn(answer):  # refused, but not by the user
             raise NoAnswer("the permission request was cancelled before an answer")
         if not answer_readable(answer):

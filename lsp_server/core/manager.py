@@ -57,6 +57,7 @@ class _Live:
     started: float = field(default_factory=time.monotonic)
     cancel_before_start: bool = False  # a cancel came before the scheduled turn ran a line
     preparing: asyncio.Future[list[Any]] | None = None  # the prompt's ``prepare`` step
+    cancelling: bool = False  # the running turn was cancelled and is unwinding
 
 
 class SessionManager:
@@ -283,6 +284,11 @@ class SessionManager:
         live = self.live.get(session_id)
         return bool(live and live.turn is not None and not live.turn.done())
 
+    def is_cancelling(self, session_id: str) -> bool:
+        """The running turn was cancelled and has not ended yet (nothing it asked may apply)."""
+        live = self.live.get(session_id)
+        return bool(live and live.cancelling and self.is_busy(session_id))
+
     async def prompt(self, session_id: str, prompt: Any, prepare: Prepare | None = None) -> str:
         """Run one turn to its end and return the agent's stop reason (never raises on cancel).
 
@@ -304,7 +310,7 @@ class SessionManager:
             # The front-end's index opened after this session was made: share it rather than
             # letting the session build its own on the event loop.
             session.services.use_index(self.index)
-        live.cancel_before_start = False
+        live.cancel_before_start = live.cancelling = False
         live.turn = asyncio.ensure_future(self._turn(live, prompt, prepare))
         try:
             reason = await asyncio.shield(live.turn)
@@ -345,8 +351,9 @@ class SessionManager:
         """Cancel the running turn; its prompt call then returns "cancelled". False if idle."""
         session = self.get(session_id)
         busy = self.is_busy(session_id)
+        live = self.live[session_id]
+        live.cancelling = live.cancelling or busy
         if busy and not session.busy:  # scheduled, not started: see ``_turn``
-            live = self.live[session_id]
             live.cancel_before_start = True
             if live.preparing is not None:  # e.g. waiting for the client's text of a file
                 live.preparing.cancel()
