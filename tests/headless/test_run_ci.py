@@ -315,3 +315,15 @@ def test_bad_branch_or_author_is_refused_before_the_run(failing_repo: Path) -> N
         ["git", "branch", "--show-current"], cwd=failing_repo, capture_output=True, text=True
     )
     assert head.stdout.strip() == "main"
+
+
+def test_from_a_subfolder_the_verification_runs_at_the_repository_root(
+    failing_repo: Path,
+) -> None:
+    """docs/ci.md: started in a subfolder, the workspace is the repository's root, and
+    `--verify` runs there, as the agent's own commands do."""
+    (failing_repo / "pkg").mkdir()
+    proc = kiln(failing_repo / "pkg", ["done"], "--ci", "--verify", "test -f calc.py",
+                "--output-format", "json", "go")  # fmt: skip
+    assert proc.returncode == 11, proc.stderr
+    assert json.loads(proc.stdout)["verify_before"]["passed"] is True
