@@ -331,3 +331,18 @@ def test_a_review_of_many_files_says_how_many_it_left_out(
     info = kiln("skills", "info", "acme/notes", env=env, cwd=tmp_path)
     assert info.returncode == 0, info.stderr
     assert "    … and 5 more (kiln skills info acme/notes --json)" in info.stdout, info.stdout
+
+
+def test_a_null_yank_reason_is_no_reason(registry: LiveRegistry) -> None:
+    """The API table says `reason` is a string, null or left out: null yanks without one."""
+    token = registry.token("acme")
+    _put(registry, token, "notes", "1.0.0", _archive({"SKILL.md": SKILL_MD}))
+    url = f"{registry.url}/v1/skills/acme/notes/versions/1.0.0"
+    answer = httpx.put(
+        f"{url}/status",
+        json={"status": "yanked", "reason": None},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert answer.status_code == 200, answer.text
+    doc = httpx.get(url).json()
+    assert (doc["status"], doc["statusReason"]) == ("yanked", "")
