@@ -95,4 +95,12 @@ def open_store(data: Path | None) -> Any:
     from skills_registry.registry.backends import default_db_url, open_metadata
 
     data_dir = data or default_data()
-    return open_or_fail(lambda: open_metadata(chosen_db() or default_db_url(data_dir)), data_dir)
+    fresh = not chosen_db() and not (data_dir / "registry.db").exists()
+    store = open_or_fail(lambda: open_metadata(chosen_db() or default_db_url(data_dir)), data_dir)
+    if fresh:  # a mistyped --data must not hand out tokens for a registry nobody serves unsaid
+        click.echo(
+            f"kiln registry: no registry in {data_dir} yet: created one "
+            f"(serve it with `kiln registry serve --data {data_dir}`)",
+            err=True,
+        )
+    return store

@@ -322,3 +322,18 @@ def test_authors_list_revoke_and_audit_from_the_cli(registry: LiveRegistry, tmp_
     assert _put(registry, leaked, "notes", "1.0.1", folder).status_code == 401
     audit = kiln("skills", "audit", env=env, cwd=tmp_path)
     assert "publish acme/notes@1.0.0 sha256:" in audit.stdout and "(old ci)" in audit.stdout
+
+
+def test_a_token_for_a_folder_that_holds_no_registry_says_it_made_one(tmp_path: Path) -> None:
+    """Before, a mistyped --data printed a token without a word: a new, empty registry no
+    server reads, so every use of that token was a 401."""
+    env = cli_env(tmp_path / "home")
+    typo = tmp_path / "registry-dat"
+    made = kiln("registry", "token", "--data", str(typo), "--namespace", "acme", env=env,
+                cwd=tmp_path)  # fmt: skip
+    assert made.returncode == 0 and made.stdout.startswith("kiln_"), made.stderr
+    assert made.stderr.count("\n") == 1
+    assert f"no registry in {typo} yet: created one" in made.stderr
+    again = kiln("registry", "token", "--data", str(typo), "--namespace", "acme", env=env,
+                 cwd=tmp_path)  # fmt: skip
+    assert again.returncode == 0 and again.stderr == ""
