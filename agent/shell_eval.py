@@ -11,7 +11,16 @@ parameters (``$?``, ``$#``, ``${#name}``).
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 from typing import Any
+
+from agent.shell_wrappers import (
+    WRAPPERS,
+    find_commands,
+    git_subcommand_form,
+    option_values,
+    unwrap,
+)
 
 # Arithmetic operators of ``[[ … ]]`` (``test``'s and ``[``'s compare numbers without evaluating).
 _ARITH_TESTS = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"}
@@ -118,4 +127,52 @@ def evaluated_names(name: str, argv: tuple[str, ...]) -> str | None:
         return None
     if any(_NOT_A_NAME.search(n) for n in names):
         return _reason(f"the names in {' '.join(argv)!r}")
+    return None
+
+
+# git subcommands whose own options name a command line (``rebase --exec``, ``bisect run``).
+_GIT_RUNNERS = {"rebase", "submodule", "bisect", "difftool", "filter-branch"}
+
+
+def computed_program(name: str, argv: tuple[str, ...], computed: set[str]) -> str | None:
+    """A word the shell computes where the check reads what runs: the command a wrapper,
+    ``find -exec`` or ``xargs`` starts (``env $X -rf src``), any word of tar (``"$A"`` may be
+    ``--to-command=…``), a sed script (``sed "s/a/$B/"``, where ``$B`` may end it and add ``e``),
+    git's global options and subcommand, and any word of a git subcommand that runs a command
+    line from its options (``git rebase "$X"``)."""
+    if not computed.intersection(argv[1:]):
+        return None
+    inner: list[list[str]] = []
+    if name in WRAPPERS:
+        inner = [unwrap(name, argv[1:]) or []]
+    elif name == "find":
+        inner = find_commands(argv[1:])
+    if any(words and words[0] in computed for words in inner):
+        return f"{name} runs a command whose name the shell computes"
+    if name in ("tar", "gtar", "bsdtar"):
+        return f"{name} takes a word the shell computes (it could name a program to run)"
+    if name == "sed":
+        scripts = [v for _, v in option_values(argv[1:], {"-e", "--expression"})]
+        scripts = scripts or [a for a in argv[1:] if not a.startswith("-")][:1]
+        if computed.intersection(scripts):
+            return "the sed script is computed by the shell (it could write or run a command)"
+    if PurePosixPath(name).name == "git":
+        form = git_subcommand_form(argv) or argv
+        head = argv[: len(argv) - len(form) + 2]  # git, its global options, the subcommand
+        if computed.intersection(head[1:]) or (
+            form[1:2] and form[1] in _GIT_RUNNERS and computed.intersection(form)
+        ):
+            return "git takes an option or subcommand the shell computes"
+    return None
+
+
+# Words that open a compound command: tree-sitter-bash reads ``coproc NAME { rm …; }`` and
+# ``coproc (rm …)`` as a simple command named ``NAME`` or ``(rm …)``; bash runs ``rm``.
+_COMPOUND_STARTS = {"{", "[[", "!", "while", "until", "for", "if", "case", "select", "function",
+                    "time", "coproc"}  # fmt: skip
+
+
+def compound_coproc(name: str, argv: tuple[str, ...]) -> str | None:
+    if name == "coproc" and any(w in _COMPOUND_STARTS or w.startswith("(") for w in argv[1:3]):
+        return "coproc runs a compound command the grammar does not read"
     return None

@@ -23,7 +23,12 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent.shell_command import ParsedCommand, SimpleCommand
-from agent.shell_eval import evaluated_names, evaluated_text
+from agent.shell_eval import (
+    compound_coproc,
+    computed_program,
+    evaluated_names,
+    evaluated_text,
+)
 from agent.shell_wrappers import (
     SETS_VARIABLES,
     SHELLS,
@@ -90,6 +95,8 @@ class _Walker:
         self.result = result
         self.depth = depth
         self.stdin: str | None = None  # the file an input redirection names, for the next command
+        # Words the shell computes (``$X``, ``$'rm'``, ``"$(…)"``), as their text stands in argv.
+        self.computed: set[str] = set()
 
     def visit(self, node: Any, pending_writes: list[str]) -> None:
         kind = node.type
@@ -182,12 +189,16 @@ class _Walker:
                     self.result.opaque.append(f"command name {child.text.decode()!r} is computed")
                     self._substitutions(child)
                     words.append(child.text.decode())
+                    self.computed.add(child.text.decode())
                 else:
                     words.append(literal)
                 continue
             if child.is_named:
                 self._substitutions(child)
-                words.append(self._word(child) or child.text.decode())
+                literal = self._word(child)
+                if literal is None:
+                    self.computed.add(child.text.decode())
+                words.append(literal if literal is not None else child.text.decode())
         self._add_with_wrappers(tuple(words), tuple(writes))
 
     def _assignment(self, node: Any) -> None:
@@ -212,11 +223,13 @@ class _Walker:
             if not argv:
                 return
             name = PurePosixPath(argv[0]).name
-        evaluated = evaluated_names(name, argv)  # `printf -v 'a[$(rm …)]' x`
-        if evaluated is not None:
-            self.result.opaque.append(evaluated)
-        if name == "coproc" and _compound(argv[1:3]):
-            self.result.opaque.append("coproc runs a compound command the grammar does not read")
+        for why in (
+            compound_coproc(name, argv),  # `coproc NAME { rm -rf src; }`
+            computed_program(name, argv, self.computed),  # `env $X -rf src`, X=rm
+            evaluated_names(name, argv),  # `printf -v 'a[$(rm …)]' x`
+        ):
+            if why is not None:
+                self.result.opaque.append(why)
         if glob_name(argv[0]):
             self.result.opaque.append(f"command name {argv[0]!r} is expanded by the shell")
         if name in ("cd", "pushd"):  # later writes of the line land there
@@ -349,16 +362,6 @@ _HEREDOC_PARTS = {
     "file_redirect",
     "file_descriptor",
 }
-
-
-# Words that open a compound command: tree-sitter-bash reads ``coproc NAME { rm …; }`` and
-# ``coproc (rm …)`` as a simple command named ``NAME`` or ``(rm …)``; bash runs ``rm``.
-_COMPOUND_STARTS = {"{", "[[", "!", "while", "until", "for", "if", "case", "select", "function",
-                    "time", "coproc"}  # fmt: skip
-
-
-def _compound(words: tuple[str, ...]) -> bool:
-    return any(w in _COMPOUND_STARTS or w.startswith("(") for w in words)
 
 
 def _start_text(node: Any) -> str:

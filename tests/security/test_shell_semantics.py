@@ -7,7 +7,10 @@ subscript whenever it evaluates text as arithmetic or as a variable name at run 
 (`$((x))`, `[[ $v -eq 1 ]]`, `test -v`, `printf -v`, `read`, `${!v}`, `let`, `declare -i`):
 `bash -c "test -v 'a[\\$(rm -rf src)]'"` removed `src` the same way, and so did the commands bash
 runs from a builtin's option or a prompt expansion (`mapfile -C CALLBACK`, `${x@P}`), and the
-compound command of `coproc NAME { rm -rf src; }`, which the grammar reads as a command `NAME`. Through the real
+compound command of `coproc NAME { rm -rf src; }`, which the grammar reads as a command `NAME`.
+A word the shell computes passed where the check reads what runs went past it too: the command
+a wrapper starts (`X=rm; nice $X -rf src`, `env $'rm'`, `find -exec $'rm'`), a `git -c` key
+(`$'alias.x=!rm -rf src'`), `git rebase "$X"` with `X=--exec=…`, a tar option, a sed script. Through the real
 `kiln run --mode ci` and bubblewrap."""
 
 from __future__ import annotations
@@ -45,6 +48,13 @@ REMOVES_SRC = [
     "coproc NAME { rm -rf src; }; wait",
     "coproc (rm -rf src); wait",
     "coproc NAME while true; do rm -rf src; break; done; wait",
+    "X=rm; nice $X -rf src",
+    "env $'rm' -rf src",
+    "find src -maxdepth 0 -exec $'rm' -rf {} +",
+    "git -c $'alias.x=!rm -rf src' x",
+    "X='--exec=rm -rf src'; git -c user.name=t -c user.email=t@t rebase \"$X\" HEAD",
+    "C='rm -rf src'; tar -cf /dev/null --checkpoint=1 \"--checkpoint-action=exec=$C\" .",
+    "B='b/;1e rm -rf src;s/c/d'; sed -n \"s/a/$B/\" src/main.py",
 ]
 
 
