@@ -28,3 +28,7 @@ MEANING = {
 
 # The run ended without doing its work (the result's ``is_error``); 5 and 10-12 are outcomes.
 ERRORS = frozenset({FAILED, USAGE, LIMIT, PROVIDER, CANCELLED})
+
+LIMITS = ("max_steps", "max_time", "max_cost")  # the stop reasons that exit LIMIT
+# A run that ended so is half done: its branch would be pushed like a finished one.
+EARLY_STOPS = (*LIMITS, "error", "cancelled")

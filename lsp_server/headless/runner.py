@@ -6,8 +6,7 @@ import asyncio
 import signal
 import sys
 import time
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -22,6 +21,8 @@ from agent.tool_runner import ci_secrets
 from lsp_server.headless import ci, exit_codes, repo_git
 from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.asker import asker
+from lsp_server.headless.ci_outputs import CiState, show_verify, write_ci_outputs
+from lsp_server.headless.options import RunOptions
 from lsp_server.headless.redaction import RedactedEvents
 from lsp_server.headless.render import (
     BROKEN_PIPE,
@@ -38,45 +39,6 @@ CI_PREAMBLE = (
     "You are running unattended in CI: nobody can answer questions, so make reasonable choices, "
     "keep changes minimal, and finish with a short report of what you changed and why."
 )
-
-
-@dataclass
-class RunOptions:
-    task: str
-    root: Path
-    output_format: str = "text"
-    mode: str = "ask"
-    ci: bool = False
-    verify: str | None = None
-    max_steps: int = 50
-    max_minutes: float | None = None
-    max_cost_usd: float | None = None
-    commit_branch: str | None = None
-    commit_partial: bool = False  # a branch also for a run that stopped early
-    author: str | None = None
-    artifacts: Path | None = None
-    resume: str | None = None
-    provider: str | None = None
-    model: str | None = None
-    assume_yes: bool = False
-    cwd: str = ""  # the user's directory relative to root, when kiln ran from a subdirectory
-    no_sandbox: bool = False
-    patch_limits: repo_git.Limits = field(default_factory=repo_git.Limits)
-
-    @property
-    def sandbox(self) -> str:
-        """ "off" with --no-sandbox; "required" in --ci (refuse commands without a sandbox)."""
-        return "off" if self.no_sandbox else ("required" if self.ci else "auto")
-
-
-@dataclass
-class CiState:
-    """What a --ci run recorded before the agent started."""
-
-    layout: repo_git.Layout
-    dirty_before: set[str]
-    guard: MemoryGuard | None
-    links: GitlinkGuard | None = None
 
 
 def _task_text(opts: RunOptions) -> str:
@@ -134,7 +96,7 @@ def run(opts: RunOptions) -> int:
     if artifacts is not None:
         artifacts.create()  # a folder that cannot be made fails now, not after the agent ran
     # What any process of the run (verify, MCP servers, skill scripts) leaves at names that
-    # would redirect git or load as memory is removed before Kiln's own git calls (_ci_outputs).
+    # would redirect git or load as memory is removed before Kiln's own git calls (ci_outputs).
     run_guard = MemoryGuard(opts.root, nested=NestedFiles.take(opts.root)) if opts.ci else None
     run_links = GitlinkGuard(opts.root) if opts.ci else None  # nested repositories, likewise
     if opts.resume:
@@ -159,7 +121,7 @@ def run(opts: RunOptions) -> int:
                                    timeout=clock.left())  # fmt: skip
             reason = "max_time" if before.timed_out and clock.over() else ""
             before = replace(before, tail=on_event.redact(before.tail))
-            _show_verify(opts, session, "before", before)
+            show_verify(opts, session, "before", before)
         except KeyboardInterrupt:
             reason = "cancelled"
     # What is dirty now is not the run's work: the user's files, and what the verification
@@ -191,13 +153,6 @@ def _init_event(opts: RunOptions, session: Session) -> dict[str, Any]:
         "max_minutes": opts.max_minutes,
         "max_cost_usd": opts.max_cost_usd,
     }
-
-
-def _show_verify(opts: RunOptions, session: Session, phase: str, done: ci.Verification) -> None:
-    """A verification takes minutes: stream-json says how it ended as soon as it does."""
-    if opts.output_format == "stream-json":
-        line = {"type": "verify", "session_id": session.id, "phase": phase, **done.to_dict()}
-        print_json(line, indent=None)
 
 
 def _verify_sandbox(opts: RunOptions) -> Any:
@@ -260,7 +215,7 @@ def _finish(
     clock: ci.Deadline,
 ) -> int:
     errors = [e.message for e in events if isinstance(e, ErrorReported)]
-    if reason in LIMITS:  # which limit, and how far the run got: the turn's last note
+    if reason in exit_codes.LIMITS:  # which limit, and how far the run got: the turn's last note
         errors += [e.text for e in events if isinstance(e, StatusNote)][-1:]
     report = ci.RunReport(
         task=opts.task,
@@ -283,7 +238,7 @@ def _finish(
     lines = [session.runner.redact(json_text(m)) + "\n" for m in session.transcript.messages]
     report.transcript_path = str(out.write("transcript.jsonl", "".join(lines)))
     if ci_state is not None:
-        _ci_outputs(opts, session, report, before, out, ci_state, clock)
+        write_ci_outputs(opts, session, report, before, out, ci_state, clock)
         if not report.patch_path:  # a folder used before: its patch is not this run's work
             out.remove("changes.patch")
     report.exit_code = _exit_code(opts, report)
@@ -294,7 +249,9 @@ def _finish(
         out.write("report.json", json_text(report.to_dict(), indent=2))
     # one line whatever the output format: the outputs were refused, or a limit or the provider
     # stopped the run (the text view printed that one as it happened)
-    stopped = reason in (*LIMITS, "error") and report.error and opts.output_format != "text"
+    stopped = (
+        reason in (*exit_codes.LIMITS, "error") and report.error and opts.output_format != "text"
+    )
     if report.blocked or stopped:
         click.echo(f"kiln: {safe(report.error)}", err=True)
     if opts.output_format == "json":
@@ -316,107 +273,13 @@ def _finish(
     return report.exit_code
 
 
-def _ci_outputs(
-    opts: RunOptions,
-    session: Session,
-    report: ci.RunReport,
-    before: ci.Verification | None,
-    out: Artifacts,
-    state: CiState,
-    clock: ci.Deadline,
-) -> None:
-    redact = session.runner.redact  # a --no-sandbox command sees the secrets it may print
-    report.verify_before = before and replace(before, tail=redact(before.tail))
-    if opts.verify:
-        report.agent_ran_verify = any(
-            b.get("type") == "tool_use"
-            and b["name"] == "run_command"
-            and opts.verify in b["input"].get("command", "")
-            for m in session.transcript.messages
-            for b in m["content"]
-        )
-    # A cancelled run is not verified: the runner's SIGKILL follows its SIGTERM within seconds,
-    # and the outputs must be written before it.
-    if opts.verify and report.stop_reason != "cancelled" and not clock.over():
-        try:
-            after = ci.run_verify(opts.verify, opts.root, sandbox=session.sandbox,
-                                  timeout=clock.left())  # fmt: skip
-            report.verify_after = replace(after, tail=redact(after.tail))
-            _show_verify(opts, session, "after", report.verify_after)
-            if after.timed_out and clock.over():
-                report.stop_reason = "max_time"
-        except KeyboardInterrupt:
-            report.stop_reason = "cancelled"
-    for note in state.links.undo() if state.links is not None else []:  # before .git goes
-        report.refusals.append(
-            {"tool": "sandbox", "reason": f"nested repository recorded during the run: {note}"}
-        )
-    if state.guard is not None:
-        for name in state.guard.undo():
-            report.refusals.append(
-                {"tool": "sandbox", "reason": f"{name} was created during the run; removed"}
-            )
-    try:
-        for name in state.layout.restore_refs():
-            report.refusals.append(
-                {"tool": "git", "reason": f"{name} was changed during the run; put back"}
-            )
-    except repo_git.GitFailed as exc:
-        report.error, report.blocked = str(exc), exc.exit_code
-        return
-    # What this run changed: files that became dirty during it, plus files the agent edited
-    # that were dirty already; never the run's own artifacts or files dirty before it.
-    layout = state.layout
-    try:
-        dirty = layout.dirty_paths()
-    except repo_git.GitFailed as exc:  # the agent broke the index, say: one line, no outputs
-        report.error, report.blocked = str(exc), exc.exit_code
-        return
-    paths = (dirty - state.dirty_before) | (set(session.turn.files_modified) & dirty)
-    try:
-        artifacts = out.open().relative_to(opts.root).as_posix() + "/"
-        paths = {p for p in paths if not p.startswith(artifacts)}
-    except ValueError:
-        pass
-    changed = sorted(paths)
-    try:
-        patch = session.runner.redact(layout.patch(changed, opts.patch_limits))
-    except (repo_git.PatchTooLarge, repo_git.GitFailed) as exc:
-        report.error, report.blocked = str(exc), exc.exit_code
-        return  # no patch file, no commit: nothing half-done
-    report.patch_path = str(out.write("changes.patch", patch))
-    report.files = ci.diffstat(patch)
-    early = report.stop_reason in EARLY_STOPS
-    if opts.commit_branch and report.files and early and not opts.commit_partial:
-        report.branch_skipped = (
-            f"no branch `{opts.commit_branch}`: the run stopped early ({report.stop_reason}); "
-            "the patch holds its work (`--commit-partial` commits it)"
-        )
-    elif opts.commit_branch and report.files:
-        first_line = (report.answer.strip().splitlines() or ["Kiln changes"])[0][:72]
-        # an issue's "closes #12" in the commit closes issue 12 when the branch is merged
-        task = ci.unlinked(opts.task.strip()[:500])
-        message = f"{ci.unlinked(first_line)}\n\nTask: {task}\nKiln session: {session.id}\n"
-        try:
-            report.commit = layout.commit_branch(opts.commit_branch, message, opts.author, changed)
-        except repo_git.GitFailed as exc:  # HeadMoved: exit 5; a git failure: 1
-            report.error, report.blocked = str(exc), exc.exit_code
-            return
-        report.branch = opts.commit_branch
-
-
-# A run that ended so is half done: its branch would be pushed like a finished one.
-LIMITS = ("max_steps", "max_time", "max_cost")
-EARLY_STOPS = (*LIMITS, "error", "cancelled")
-
-
 def _exit_code(opts: RunOptions, report: ci.RunReport) -> int:
     if report.blocked:
         return report.blocked
     reason = report.stop_reason
     if reason == "error":
         return exit_codes.PROVIDER
-    if reason in LIMITS:
+    if reason in exit_codes.LIMITS:
         return exit_codes.LIMIT
     if reason == "cancelled":
         return exit_codes.CANCELLED
