@@ -29,6 +29,7 @@ export const HOST_EXAMPLES: HostToWebview[] = [
   },
   { type: "config", mode: "ask", editMode: "ask", model: "" },
   { type: "addContext", item: { label: "@calc.py:1-2", uri: "file:///w/calc.py", range: { startLine: 1, endLine: 2 } } },
+  { type: "draft", text: "and the tests?", context: [{ label: "@calc.py", uri: "file:///w/calc.py" }] },
   { type: "info", message: "Copied to the clipboard." },
   { type: "server", state: "no-folder" },
 ];

@@ -12,7 +12,7 @@ import {
   type RpcConnection,
   selected,
 } from "../protocol/client";
-import type { HostToWebview, Reference, WebviewToHost } from "../protocol/messages";
+import type { ContextItem, HostToWebview, Reference, WebviewToHost } from "../protocol/messages";
 import {
   PROTOCOL_VERSION,
   type PermissionRequest,
@@ -58,6 +58,8 @@ export class ChatController implements vscode.Disposable {
   private fresh: string | null = null;
   /** Ends the turn waiting on a connection that went away (its answer will never come). */
   private lost: () => void = () => {};
+  /** Questions sent while another was running or starting, not asked yet: Stop hands them back. */
+  private waiting: Draft[] = [];
   /** The tool calls of the deferred edits listed last (their diffs are dropped once resolved). */
   private pendingCalls = new Set<string>();
 
@@ -156,7 +158,8 @@ export class ChatController implements vscode.Disposable {
           return;
         case "prompt": {
           const refs = (message.context ?? []).map((c) => ({ uri: c.uri, label: c.label }));
-          await this.send([{ type: "text", text: message.text }, ...contextBlocks(message.context)], message.text, refs);
+          const draft = { text: message.text, context: message.context ?? [] };
+          await this.send([{ type: "text", text: message.text }, ...contextBlocks(message.context)], message.text, refs, draft);
           return;
         }
         case "command":
@@ -187,7 +190,7 @@ export class ChatController implements vscode.Disposable {
           await vscode.commands.executeCommand("vscode.openFolder");
           return;
         case "cancel":
-          if (this.sessionId && this.running) await this.require().cancel(this.sessionId);
+          await this.stop();
           return;
         case "permission": {
           const answer = selected(message.optionId);
@@ -451,9 +454,37 @@ export class ChatController implements vscode.Disposable {
     await this.refreshPendingEdits();
   }
 
-  /** Send one prompt in the current session (creating one first if needed). */
-  async send(blocks: PromptBlock[], text: string, references: Reference[]): Promise<string> {
-    return this.serial(() => this.turn(blocks, text, references));
+  /** Send one prompt in the current session (creating one first if needed). `draft` is what
+   *  goes back to the question box if Stop is pressed before it is asked. */
+  async send(
+    blocks: PromptBlock[],
+    text: string,
+    references: Reference[],
+    draft: Draft = { text, context: [] },
+  ): Promise<string> {
+    const entry = { ...draft };
+    this.waiting.push(entry);
+    return this.serial(async () => {
+      if (!this.waiting.includes(entry)) return "cancelled"; // handed back by Stop
+      this.waiting = this.waiting.filter((w) => w !== entry);
+      return this.turn(blocks, text, references);
+    });
+  }
+
+  /**
+   * Stop: the running turn is cancelled, and questions sent behind it are not asked after it
+   * (that would start work the user just stopped): their text and pills go back to the
+   * question box, to send again or drop.
+   */
+  private async stop(): Promise<void> {
+    const held = this.waiting.splice(0);
+    if (held.length) {
+      const context = held.flatMap((d) => d.context).filter((c, i, all) => all.findIndex((x) => x.uri === c.uri && x.label === c.label) === i);
+      this.post({ type: "draft", text: held.map((d) => d.text).join("\n\n"), context });
+      const n = held.length === 1 ? "1 question" : `${held.length} questions`;
+      this.info(`Stopped: ${n} waiting was not asked; ${held.length === 1 ? "its text is" : "their text is"} back in the question box.`);
+    }
+    if (this.sessionId && this.running) await this.require().cancel(this.sessionId);
   }
 
   private async turn(blocks: PromptBlock[], text: string, references: Reference[]): Promise<string> {
@@ -522,4 +553,10 @@ export class ChatController implements vscode.Disposable {
   dispose(): void {
     this.detach("stopped");
   }
+}
+
+/** A question as the user wrote it, to hand back unasked. */
+interface Draft {
+  text: string;
+  context: ContextItem[];
 }

@@ -17,7 +17,7 @@ export interface CommandHost {
   newSession(): Promise<string>;
   setMode(mode?: string, editMode?: string): Promise<void>;
   setModel(model: string): Promise<void>;
-  send(blocks: PromptBlock[], text: string, references: Reference[]): Promise<string>;
+  send(blocks: PromptBlock[], text: string, references: Reference[], draft?: { text: string; context: ContextItem[] }): Promise<string>;
 }
 
 export async function runCommand(
@@ -63,7 +63,8 @@ export async function runCommand(
         { uri: `kiln-skill:${skill.name}`, label: `/${skill.name}` },
         ...context.map((c) => ({ uri: c.uri, label: c.label })),
       ];
-      await chat.send([skill.block, { type: "text", text }, ...contextBlocks(context)], text, refs);
+      const draft = { text: `/${name}${args ? ` ${args}` : ""}`, context };
+      await chat.send([skill.block, { type: "text", text }, ...contextBlocks(context)], text, refs, draft);
     }
   }
 }

@@ -304,6 +304,7 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
       return { ...state, entries: [...state.entries, { kind: "notice", level: "info", text: message.message }] };
     case "completions":
     case "addContext":
+    case "draft":
       return state; // the composer's own business, not the transcript's
     case "error": {
       const text = message.message + (message.hint ? ` — ${message.hint}` : "");

@@ -73,6 +73,8 @@ export const hostToWebview = z.discriminatedUnion("type", [
   }),
   /** Something the editor added to the next question (e.g. "Kiln: Add Selection to Chat"). */
   z.object({ type: z.literal("addContext"), item: contextItem }),
+  /** Questions Stop kept from being asked: back into the question box, with their pills. */
+  z.object({ type: z.literal("draft"), text: z.string(), context: z.array(contextItem) }),
   z.object({ type: z.literal("info"), message: z.string() }),
   /** Deferred proposals waiting for the user (editMode "deferred"). */
   z.object({

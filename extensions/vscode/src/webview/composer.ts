@@ -159,6 +159,13 @@ export class Composer {
     this.input.focus();
   }
 
+  /** A question handed back unasked (Stop): its text goes before what is typed meanwhile. */
+  restore(text: string, context: ContextItem[]): void {
+    const typed = this.input.value.trim();
+    this.input.value = typed ? `${text}\n\n${typed}` : text;
+    for (const item of context) this.add(item);
+  }
+
   add(item: ContextItem): void {
     if (!this.context.some((c) => c.label === item.label)) this.context.push(item);
     this.renderPills();

@@ -220,6 +220,11 @@ export class ChatView {
       this.composer.input.focus();
       return;
     }
+    if (parsed.ok && parsed.message.type === "draft") {
+      this.composer.restore(parsed.message.text, parsed.message.context);
+      this.composer.input.focus();
+      return;
+    }
     if (!parsed.ok) {
       this.state = reduce(this.state, {
         type: "error",

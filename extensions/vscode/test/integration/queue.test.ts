@@ -1,7 +1,7 @@
 /**
  * The built extension against the real server, with a panel clicked faster than the server
  * answers: two questions sent back to back, New clicked twice, Stop while a question waits
- * its turn. Then what a loaded session shows (its usage line) and what the diff view keeps.
+ * its turn (it is not asked: its text goes back to the question box). Then what a loaded session shows (its usage line) and what the diff view keeps.
  */
 
 import assert from "node:assert/strict";
@@ -28,6 +28,7 @@ describe("panel messages one at a time", () => {
       { match: "second", text: "Second answer." },
       { match: "hold", wait_for: join(home, "release") },
       { match: "waiting", text: "Waited answer." },
+      { match: "after stop", text: "After stop." },
       { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
       { match: "app.py", text: "Proposed." },
       // First: after the restart the interrupted question is still the turn's text too.
@@ -72,15 +73,27 @@ describe("panel messages one at a time", () => {
     assert.deepEqual(panel.ofType("error"), []);
   });
 
-  test("Stop is not queued behind the question it stops; the question sent meanwhile runs after", async () => {
+  test("Stop stops the turn and the question waiting behind it; its text goes back to the question box", async () => {
     const turns = idleTurns().length;
+    const from = panel.delivered.length;
     panel.send({ type: "prompt", text: "hold on" });
     await waitFor(() => panel.ofType("turn").at(-1)?.state === "running", "turn running");
-    panel.send({ type: "prompt", text: "waiting question" });
+    const pill = { label: "app.py", uri: URI.file(join(ws.root, "app.py")).toString() };
+    panel.send({ type: "prompt", text: "waiting question", context: [pill] });
     panel.send({ type: "cancel" });
-    await waitFor(() => idleTurns().length >= turns + 2, "the stopped turn and the waiting one", 30000);
+    await waitFor(() => idleTurns().length >= turns + 1, "the stopped turn", 30000);
+    await waitFor(() => panel.delivered.slice(from).some((m) => m.type === "draft"), "the waiting question handed back");
+    panel.send({ type: "prompt", text: "after stop" });
+    await waitFor(() => idleTurns().length >= turns + 2, "the next question", 30000);
     assert.deepEqual(idleTurns().slice(turns).map((m) => m.stopReason), ["cancelled", "end_turn"]);
-    assert.match(answers(), /Waited answer\.$/);
+    assert.doesNotMatch(answers(), /Waited answer/);
+    assert.match(answers(), /After stop\.$/);
+    const drafts = panel.delivered.slice(from).filter((m) => m.type === "draft");
+    assert.deepEqual(drafts, [{ type: "draft", text: "waiting question", context: [pill] }]);
+    const asked = shown(from).entries.filter((e) => e.kind === "user").map((e) => (e as { text: string }).text);
+    assert.deepEqual(asked, ["hold on", "after stop"]);
+    const said = panel.ofType("info").map((m) => m.message as string);
+    assert.ok(said.some((m) => /waiting was not asked/.test(m)), said.join("\n"));
   });
 
   test("a stored session loaded again shows its usage line as it was", async () => {

@@ -56,6 +56,21 @@ describe("chat view", () => {
     expect($(".notice.info").textContent).toBe("Stopped: cancelled");
   });
 
+  test("a question Stop kept from being asked comes back into the box, before what is typed, with its pills", () => {
+    const input = $<HTMLTextAreaElement>(".input");
+    input.value = "typed meanwhile";
+    view.receive({ type: "draft", text: "the waiting question", context: [{ label: "@calc.py", uri: "file:///w/calc.py" }] });
+    expect(input.value).toBe("the waiting question\n\ntyped meanwhile");
+    expect($$(".pill").map((p) => p.firstChild?.textContent)).toEqual(["@calc.py"]);
+    expect(root.querySelectorAll(".notice")).toHaveLength(0); // the host's info line says why
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    expect(posted.at(-1)).toEqual({
+      type: "prompt",
+      text: "the waiting question\n\ntyped meanwhile",
+      context: [{ label: "@calc.py", uri: "file:///w/calc.py" }],
+    });
+  });
+
   test("Shift+Enter does not send, and nothing is sent while the server is down", () => {
     const input = $<HTMLTextAreaElement>(".input");
     input.value = "line one";
