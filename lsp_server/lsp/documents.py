@@ -149,7 +149,7 @@ class IndexSync:
 
     def buffer_changed(self, path: Path, text: str) -> None:
         """Re-index an edited buffer after a short pause (typing sends a change per key); a
-        reader that must see it sooner calls ``flush`` first, or searches with ``search``."""
+        reader that must see it sooner calls ``flush`` or ``flush_blocking`` first."""
         path = in_root(path)
         if self.index is None or not _inside(self.root, path) or path.is_dir():
             return  # a folder's URI is no file, whatever text the editor holds for it
@@ -255,38 +255,17 @@ class IndexSync:
         if items:
             self._when_idle()
 
-    def _write_and_search(
-        self, items: Sequence[tuple[Path, str | None]], query: str, k: int
-    ) -> Any:
-        self._write_buffers(items)
-        return self.index.search(query, k)
-
-    async def search(self, query: str, k: int) -> Any:
-        """``index.search`` over what the editor shows: the buffers typed since the last
-        re-index are written first and the search follows in the same step on the index
-        thread, so an edit is searchable after one hand-over between threads, not two (on a
-        busy machine each one waits for a CPU). While the first scan holds the index thread,
-        the search runs beside it on the index as it stands."""
-        if self.state != "ready":
-            return await asyncio.to_thread(self.index.search, query, k)
-        items = self._take_pending()
-        hits = await self._run(self._write_and_search, items, query, k)
-        if items:
-            self._when_idle()
-        return hits
-
-    def search_blocking(self, query: str, k: int) -> Any:
-        """``search`` for a worker thread (the agent's tools search off the event loop)."""
-        if self.state != "ready":
-            return self.index.search(query, k)
+    def flush_blocking(self) -> None:
+        """``flush`` for a worker thread (the agent's tools search off the event loop)."""
+        if self.index is None or self.state != "ready":
+            return
         items = self._take_pending()
         try:
-            hits = self._pool.submit(self._write_and_search, items, query, k).result()
+            self._pool.submit(self._write_buffers, items).result()
         except (RuntimeError, CancelledError):  # the server is closing: search what is there
-            return self.index.search(query, k)
+            return
         if items and self._loop is not None:
             self._loop.call_soon_threadsafe(self._when_idle)
-        return hits
 
     def queue_update(self, path: Path, text: str | None = None) -> None:
         """Queue a re-index (of ``text``, else of the disk) behind what is already queued,

@@ -23,8 +23,9 @@ class FreshIndex:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sync.index, name)
 
-    def search(self, query: str, k: int = 10) -> Any:
-        return self._sync.search_blocking(query, k)
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        self._sync.flush_blocking()  # the search stays on this thread: see ``features.hover``
+        return self._sync.index.search(*args, **kwargs)
 
     def update_file(self, path: str | Path, text: str | None = None) -> int:
         full = Path(path) if Path(path).is_absolute() else self._sync.root / path
