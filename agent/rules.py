@@ -42,7 +42,9 @@ RULE_RE = re.compile(r"([\w\-\*\.]+)(?:\((.*)\))?", re.DOTALL)
 COMMAND_NAMES = {"run_command", "bash", "shell"}
 WRITE_NAMES = {"write", "edit_file", "write_file", "edit", "multiedit", "notebookedit"}
 READ_NAMES = {"read", "read_file"}
-READ_PATH_TOOLS = {"read_file", "list_files", "grep"}
+# Tools that read the file their ``path`` names (``edit_file`` to find ``old_text``: its hint
+# quotes the closest line, and found-or-not answers a guess), so read rules cover them.
+READ_PATH_TOOLS = {"read_file", "list_files", "grep", "edit_file"}
 
 
 @dataclass(frozen=True)

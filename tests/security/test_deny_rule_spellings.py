@@ -111,3 +111,21 @@ def test_an_edit_refused_outright_is_not_read_nor_shown(tmp_path: Path, kiln_hom
     assert "not edited in ci mode" in results[0]
     assert CANARY not in output and '"type": "edit"' not in output
     assert (root / "KILN.md").read_text() == f"# Notes\n{CANARY}\n"
+
+
+def test_edit_file_is_no_way_to_read_a_read_denied_file(tmp_path: Path, kiln_home: Path) -> None:
+    """`edit_file` reads the file to find `old_text`: under `Read(secrets/**)` alone, its "closest
+    line" hint quoted the denied key, and found-or-not answered any guess about its content."""
+    home, root = hostile_checkout(tmp_path)
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(secrets/**)"]}})
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        step("edit_file", path="secrets/key.txt", old_text=CANARY[:-1] + "X", new_text="x"),
+        step("edit_file", path="docs/link/key.txt", old_text="deny-", new_text="deny-"),
+        "done",
+    ]))  # fmt: skip
+    transcript, output, results = run(root, home, kiln_home, script)
+    assert CANARY not in transcript and CANARY not in output
+    assert all("denied by rule Read(secrets/**)" in r for r in results), results
