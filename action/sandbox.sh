@@ -2,13 +2,20 @@
 # Makes the sandbox of Kiln's commands usable on a Linux runner, before Kiln's step: an image may
 # lack bubblewrap, and Ubuntu 24.04 (GitHub's ubuntu-latest) keeps unprivileged processes from
 # making the user namespaces bubblewrap needs (AppArmor). Without a working sandbox,
-# `kiln run --ci` refuses every command. Changes nothing where both are already right; where it
-# cannot (no apt-get, no sudo), it says so and Kiln's own check decides.
+# `kiln run --ci` refuses every command. Changes nothing where both are already right, and only
+# a GitHub-hosted runner (a throw-away machine) is changed: on a self-hosted one it says what to
+# do. Where it cannot (no apt-get, no sudo), it says so and Kiln's own check decides.
 # Plain shell so the test suite runs exactly this script.
 set -uo pipefail
 setting=${KILN_USERNS_SETTING:-/proc/sys/kernel/apparmor_restrict_unprivileged_userns}
 
+hosted=${RUNNER_ENVIRONMENT:-}
+
 as_root() {
+  if [ "$hosted" != github-hosted ]; then
+    echo "kiln action: on this self-hosted runner, run as root: $*" >&2
+    return 1
+  fi
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
 }
 

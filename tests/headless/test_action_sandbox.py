@@ -32,10 +32,13 @@ def tools(tmp_path: Path, *, bwrap: bool) -> Path:
     return bin_dir
 
 
-def run_script(tmp_path: Path, *, bwrap: bool, restricted: str) -> subprocess.CompletedProcess:
+def run_script(
+    tmp_path: Path, *, bwrap: bool, restricted: str, runner: str = "github-hosted"
+) -> subprocess.CompletedProcess:
     setting = tmp_path / "apparmor_restrict_unprivileged_userns"
     setting.write_text(restricted)
-    env = {"PATH": str(tools(tmp_path, bwrap=bwrap)), "KILN_USERNS_SETTING": str(setting)}
+    env = {"PATH": str(tools(tmp_path, bwrap=bwrap)), "KILN_USERNS_SETTING": str(setting),
+           "RUNNER_ENVIRONMENT": runner}  # fmt: skip
     return subprocess.run(["bash", str(REPO / "action" / "sandbox.sh")], env=env,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
 
@@ -53,6 +56,17 @@ def test_a_runner_whose_sandbox_works_is_left_alone(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "apt.log").exists() and proc.stdout == ""
     assert (tmp_path / "apparmor_restrict_unprivileged_userns").read_text() == "0\n"
+
+
+def test_a_self_hosted_runner_is_told_not_changed(tmp_path: Path) -> None:
+    """A self-hosted runner is someone's machine that outlives the job: its settings stay."""
+    proc = run_script(tmp_path, bwrap=False, restricted="1\n", runner="self-hosted")
+    assert proc.returncode == 0
+    assert not (tmp_path / "apt.log").exists()
+    assert (tmp_path / "apparmor_restrict_unprivileged_userns").read_text() == "1\n"
+    assert (
+        "run as root: apt-get update" in proc.stderr and "Kiln will refuse commands" in proc.stderr
+    )
 
 
 def test_action_yml_runs_it_before_kiln_on_linux() -> None:
