@@ -12,10 +12,10 @@ import os
 import sys
 import unicodedata
 from pathlib import Path
-from typing import Any
 
 import click
 
+from lsp_server.cli.skills_options import say_waiting, scope_options, skill_scope
 from lsp_server.cli.skills_review import confirm_install, grant_question, print_summary
 from lsp_server.headless.terminal import safe
 from skills_registry.client import (
@@ -24,7 +24,7 @@ from skills_registry.client import (
     parse_spec,
     printable,
 )
-from skills_registry.install import Installed, Installer, Scope
+from skills_registry.install import Installed, Installer
 from skills_registry.lookalike import shown, skeleton
 from skills_registry.registry.errors import RegistryError, UsageError
 from skills_registry.review import review_summary
@@ -36,28 +36,6 @@ _registry_opt = click.option(
     metavar="URL",
     help="Registry URL (default: KILN_REGISTRY or settings.json 'registry').",
 )
-
-
-def _scope_opts(fn: Any) -> Any:
-    fn = click.option(
-        "--root",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        help="Project root (default: current folder).",
-    )(fn)
-    fn = click.option("--user", "scope", flag_value="user", help="Use $KILN_HOME/skills.")(fn)
-    fn = click.option(
-        "--project",
-        "scope",
-        flag_value="project",
-        default=True,
-        help="Use <project>/.kiln/skills (default).",
-    )(fn)
-    return fn
-
-
-def _scope(scope: str, root: Path | None) -> Scope:
-    return Scope.user() if scope == "user" else Scope.project(root or Path.cwd())
 
 
 def _ci(flag: bool) -> bool:
@@ -157,7 +135,7 @@ def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bo
 @skills_group.command("install")
 @click.argument("specs", nargs=-1)
 @_registry_opt
-@_scope_opts
+@scope_options
 @click.option("--yes", "-y", is_flag=True, help="Skip the review prompt.")
 @click.option(
     "--frozen",
@@ -194,12 +172,12 @@ def install_cmd(
             hint="kiln skills install --user ID --grant-tools",
         )
     installer = Installer(
-        _scope(scope, root),
+        skill_scope(scope, root),
         yes=yes,
         ci=_ci(ci),
         force=force,
         confirm=confirm_install,
-        waiting=_waiting,
+        waiting=say_waiting,
         grant=(lambda summary: True) if grant_tools else grant_question(scope),
     )
     if frozen:
@@ -216,10 +194,6 @@ def install_cmd(
     for r in results:
         click.echo(f"{r.action} {r.id}@{r.version} -> {r.path}")
         _report(r, yes)
-
-
-def _waiting(message: str) -> None:
-    click.echo(f"kiln: {message}", err=True)
 
 
 def _report(r: Installed, yes: bool) -> None:
@@ -276,7 +250,7 @@ def trust_cmd(url: str, key: str | None) -> None:
 
 @skills_group.command("update")
 @click.argument("ids", nargs=-1)
-@_scope_opts
+@scope_options
 @click.option("--yes", "-y", is_flag=True, help="Skip the review prompt.")
 @click.option("--force", is_flag=True, help="Overwrite locally modified skills.")
 @click.option(
@@ -289,12 +263,12 @@ def update_cmd(
 ) -> None:
     """Move locked skills to the newest version their requested range allows."""
     installer = Installer(
-        _scope(scope, root),
+        skill_scope(scope, root),
         yes=yes,
         ci=_ci(ci),
         force=force,
         confirm=confirm_install,
-        waiting=_waiting,
+        waiting=say_waiting,
         grant=grant_question(scope),
     )
     entries = installer.lock.entries
@@ -310,102 +284,9 @@ def update_cmd(
         _report(r, yes)
 
 
-@skills_group.command("outdated")
-@_scope_opts
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON list.")
-def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
-    """List locked skills with newer versions (wanted = within range, latest = dist-tag)."""
-    from skills_registry.client import Cache, TrustStore, trusted_key
-    from skills_registry.lockfile import Lockfile
-    from skills_registry.registry.semver import max_satisfying
-    from skills_registry.verified import fetch_metadata
-
-    rows = []
-    trust, cache = TrustStore(), Cache()
-    lock = Lockfile.load(_scope(scope, root).lock_path)
-    for skill_id, entry in sorted(lock.entries.items()):
-        with RegistryClient(entry.registry) as client:  # signed metadata, as install resolves
-            key = trusted_key(client, trust, first_use=False)
-            signed = fetch_metadata(client, cache, key, skill_id)
-        live = [v for v, d in signed["versions"].items() if d.get("status") != "yanked"]
-        locked = signed["versions"].get(entry.version) or {}
-        row: dict[str, Any] = {
-            "id": skill_id,
-            "current": entry.version,
-            "status": str(locked.get("status") or "active"),
-            "statusReason": str(locked.get("statusReason") or ""),
-            "wanted": max_satisfying(live, entry.requested),
-            "latest": (signed.get("distTags") or {}).get("latest"),
-        }
-        if (
-            row["status"] != "active"
-            or row["wanted"] != entry.version
-            or row["latest"] != entry.version
-        ):
-            rows.append(row)
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-    for row in [] if as_json else rows:
-        # no version left to want (every one in range yanked) reads "none", not Python's None
-        wanted, latest = (row[k] or "none" for k in ("wanted", "latest"))
-        current = row["current"]
-        if row["status"] != "active":  # what `install --frozen` still installs: say why not
-            current += f" ({row['status']}: {row['statusReason'] or 'no reason given'})"
-        click.echo(
-            printable(f"{row['id']}  current {current}  wanted {wanted}  latest {latest}", 1000)
-        )
-    if not as_json and not rows:
-        click.echo(
-            f"all {len(lock.entries)} locked skill(s) are up to date"
-            if lock.entries
-            else f"no skills in {lock.path}"
-        )
-
-
-@skills_group.command("remove")
-@click.argument("skill_id")
-@_scope_opts
-@click.option("--force", is_flag=True, help="Remove even if modified locally.")
-def remove_cmd(skill_id: str, scope: str, root: Path | None, force: bool) -> None:
-    """Uninstall a skill and drop it from the lockfile."""
-    from skills_registry.skill_folder import read_marker
-
-    path = Installer(_scope(scope, root), force=force, waiting=_waiting).remove(skill_id)
-    owner = read_marker(path).get("id") if path.is_dir() and not path.is_symlink() else None
-    if owner not in (None, skill_id):
-        shown = printable(str(owner), 130)
-        click.echo(f"removed {skill_id} from the lockfile; {path} holds {shown}, left in place")
-    else:
-        click.echo(f"removed {skill_id} ({path})")
-
-
-@skills_group.command("verify")
-@_scope_opts
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
-    """Check installed skills against the lockfile and pinned registry keys (offline)."""
-    installer = Installer(_scope(scope, root))
-    report = installer.verify()
-    if as_json:
-        click.echo(json.dumps(report, indent=2))
-    elif not report:
-        click.echo(f"nothing to verify: no skills in {installer.lock.path}")
-    for row in [] if as_json else report:
-        click.echo(
-            f"{'ok  ' if row['ok'] else 'FAIL'} {row['id']}@{row['version']}  {'; '.join(row['problems'])}"
-        )
-    failed = [r["id"] for r in report if not r["ok"]]
-    if failed:
-        from skills_registry.registry.errors import IntegrityError
-
-        raise IntegrityError(
-            f"{len(failed)} skill(s) failed verification: {', '.join(failed)}",
-            hint="reinstall with `kiln skills install --frozen --force`",
-        )
-
-
 def _add_commands() -> None:
-    """Local commands (validate, list) and author commands (publish, login, yank, deprecate)."""
+    """Local commands (validate, list), the commands over installed skills (outdated, remove,
+    verify) and author commands (publish, login, yank, deprecate)."""
     from lsp_server.cli.skills_author import (
         audit_cmd,
         deprecate_cmd,
@@ -414,10 +295,13 @@ def _add_commands() -> None:
         tokens_cmd,
         yank_cmd,
     )
+    from lsp_server.cli.skills_installed import outdated_cmd, remove_cmd, verify_cmd
     from lsp_server.cli.skills_local import list_cmd, validate_cmd
 
     skills_group.add_command(validate_cmd, "validate")
     skills_group.add_command(list_cmd, "list")
+    for command in (outdated_cmd, remove_cmd, verify_cmd):
+        skills_group.add_command(command)
     for command in (publish_cmd, login_cmd, yank_cmd, deprecate_cmd, tokens_cmd, audit_cmd):
         skills_group.add_command(command)
 
