@@ -9,7 +9,6 @@ stream.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import re
 import uuid
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from lsp_server.core import CoreConfig, CoreError, SessionManager
+from lsp_server.core import CoreConfig, CoreError, SessionManager, heap
 from lsp_server.lsp.document_lookup import document_path, find_document, open_document
 from lsp_server.lsp.documents import IndexSync
 from lsp_server.lsp.fresh_index import FreshIndex
@@ -291,12 +290,7 @@ async def _index_workspace(ls: KilnServer) -> None:
         if path is not None:
             sync.queue_update(path, doc.source)
     sync.start_watching(skip=lambda path: find_document(ls.workspace, path) is not None)
-    # What is alive now (modules, the index's caches) lives as long as the session: the
-    # collector's full passes stop walking it. One took ~30 ms over ~95,000 objects, inside
-    # whichever edit or search was running; ~5 ms over what came after. Garbage first, or its
-    # cycles would stay for good.
-    gc.collect()
-    gc.freeze()
+    heap.after_first_scan()
 
 
 def _holds(ls: KilnServer, path: Path, text: str) -> bool:

@@ -24,6 +24,7 @@ from tests.waiting import until
 def fresh_heap(monkeypatch):
     monkeypatch.setattr(heap, "_enabled", False)
     monkeypatch.setattr(heap, "_settled", False)
+    monkeypatch.setattr(heap, "_scanned", False)
     monkeypatch.setattr(heap, "SETTLE_DELAY", 0.0)
     gc.unfreeze()
     yield
@@ -97,3 +98,20 @@ async def test_the_acp_server_settles_after_its_first_turn(spawn, workspace: Pat
         await until(lambda: "heap settled" in agent.stderr.read_text(), what="the settle")
     line = next(x for x in agent.stderr.read_text().splitlines() if "heap settled" in x)
     assert int(line.split("heap settled: ")[1].split()[0]) > 10_000
+
+
+async def test_the_first_index_scan_freezes_once_and_the_first_turn_still_settles(
+    tmp_path: Path, kiln_home: Path, monkeypatch, fresh_heap
+) -> None:
+    """`kiln lsp` freezes what its first scan leaves (the editor re-indexes and searches each
+    keystroke long before any turn), and its first turn still settles what it loads."""
+    heap.after_first_scan()
+    assert gc.get_freeze_count() == 0  # not a server process: the collector as it was
+    heap.enable()
+    heap.after_first_scan()
+    scanned = gc.get_freeze_count()
+    assert scanned > 10_000
+    heap.after_first_scan()  # once
+    assert gc.get_freeze_count() == scanned
+    await _two_turns(tmp_path, monkeypatch)
+    assert gc.get_freeze_count() > scanned  # the provider and the session, frozen after
