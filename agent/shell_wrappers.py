@@ -338,6 +338,8 @@ CODE_VARIABLES = {
     "INPUTRC", "GCONV_PATH", "OPENSSL_CONF", "TAR_OPTIONS", "PYTHONWARNINGS", "PYTHONBREAKPOINT",
     "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "MAKEFILES", "MAKE", "GOFLAGS", "RUSTC_WRAPPER",
     "RUSTC", "RUSTFLAGS", "CONFIG_SITE", "DOTNET_STARTUP_HOOKS", "CLASSPATH",
+    # bash's own tables of what a name runs: ``BASH_CMDS=([ls]=/bin/rm); ls`` runs ``rm``.
+    "BASH_CMDS", "BASH_ALIASES", "BASH_LOADABLES_PATH",
 }  # fmt: skip
 # ``BASH_FUNC_ls%%=() { …; }``: bash defines ``ls`` from it, and runs that for ``ls``.
 CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_", "CARGO_", "BASH_FUNC_")
@@ -347,6 +349,7 @@ SETS_VARIABLES = {"read", "mapfile", "readarray", "getopts"}
 
 def runs_code(variable: str) -> bool:
     """Whether setting ``variable`` may make a command run code the line does not show."""
+    variable = variable.split("[", 1)[0]  # `BASH_CMDS[ls]=/bin/rm` sets BASH_CMDS
     name = variable.upper() if variable.upper().startswith("NPM_CONFIG_") else variable
     return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES)
 

@@ -10,7 +10,9 @@ runs from a builtin's option or a prompt expansion (`mapfile -C CALLBACK`, `${x@
 compound command of `coproc NAME { rm -rf src; }`, which the grammar reads as a command `NAME`.
 A word the shell computes passed where the check reads what runs went past it too: the command
 a wrapper starts (`X=rm; nice $X -rf src`, `env $'rm'`, `find -exec $'rm'`), a `git -c` key
-(`$'alias.x=!rm -rf src'`), `git rebase "$X"` with `X=--exec=…`, a tar option, a sed script. Through the real
+(`$'alias.x=!rm -rf src'`), `git rebase "$X"` with `X=--exec=…`, a tar option, a sed script.
+So did bash's own tables of what a name runs, set as arrays: `BASH_CMDS=([ls]=/bin/rm); ls -rf
+src` (the hash table) and `BASH_ALIASES`. Through the real
 `kiln run --mode ci` and bubblewrap."""
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ REMOVES_SRC = [
     "X='--exec=rm -rf src'; git -c user.name=t -c user.email=t@t rebase \"$X\" HEAD",
     "C='rm -rf src'; tar -cf /dev/null --checkpoint=1 \"--checkpoint-action=exec=$C\" .",
     "B='b/;1e rm -rf src;s/c/d'; sed -n \"s/a/$B/\" src/main.py",
+    "BASH_CMDS=([ls]=/bin/rm); ls -rf src",
+    "bash -O expand_aliases -c 'BASH_ALIASES=([x]=\"rm -rf\")\nx src'",
 ]
 
 
