@@ -243,7 +243,9 @@ def _linux_events() -> dict[str, Any]:
     it (``IN_CLOSE_WRITE``: editors, git and tools all do), not at each ``write()`` (SQLite's
     write-ahead log beside the index takes a dozen per edit, each read and dropped by three
     threads of the watcher, the index's own thread waiting for the interpreter meanwhile);
-    files opened or closed unwritten are not asked for at all. Other systems report as before."""
+    files opened or closed unwritten are not asked for at all. A change no writer closes
+    (``truncate(2)`` on a path, a ``chmod`` alone) waits for the next close or full scan. Other
+    systems report as before."""
     if not sys.platform.startswith("linux"):
         return {}
     from watchdog import events as e
