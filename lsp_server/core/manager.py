@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.errors import KilnError, UsageError
+from agent.errors import KilnError
 from agent.events import PlanUpdated
 from agent.protocols import EditOutcome, EditProposal
 from agent.session import AgentConfig, Session
 from agent.session_claim import behind
-from agent.session_store import SessionStore, kiln_home
-from agent.workspace import check_root
+from agent.session_store import SessionStore
 from lsp_server.core import heap, partial
 from lsp_server.core.config import CoreConfig, Frontend
 from lsp_server.core.errors import (
@@ -37,9 +36,8 @@ from lsp_server.core.prompts import (
     check_fits,
     prompt_to_blocks,
     read_disk,
-    uri_to_path,
-    url_cwd,
 )
+from lsp_server.core.session_folder import same_workspace, session_folder
 from lsp_server.core.updates import event_to_update, history_updates
 
 log = logging.getLogger("kiln.core")
@@ -87,32 +85,6 @@ class SessionManager:
             self._store = SessionStore()
         return self._store
 
-    def _cwd(self, cwd: str | None) -> Path:
-        if cwd is None:
-            if self.root is None:
-                raise InvalidParams(
-                    "cwd is required", hint="pass the workspace folder as an absolute path"
-                )
-            path = self.root  # still checked below: the root may hold the home folder
-        elif not isinstance(cwd, str):
-            raise InvalidParams("cwd must be a string path")
-        elif (error := url_cwd(cwd, file_ok=True)) is not None:
-            raise InvalidParams(error)
-        else:
-            path = Path(uri_to_path(cwd) or cwd)
-            if not path.is_absolute() and self.root is not None:
-                path = self.root / path  # not the server process's working directory
-            path = path.resolve()
-        if self.root is not None and path != self.root and self.root not in path.parents:
-            raise CoreError(f"cwd {path} is outside the workspace {self.root}", code=NOT_ALLOWED)
-        if not path.is_dir():
-            raise InvalidParams(f"cwd {path} is not a directory")
-        try:
-            check_root(path, kiln_home())
-        except UsageError as exc:
-            raise CoreError(str(exc), hint=exc.hint, code=NOT_ALLOWED) from None
-        return path
-
     def _session_config(self, config: CoreConfig, mcp_servers: list[Any]) -> AgentConfig:
         return AgentConfig(
             mode=config.mode,
@@ -131,7 +103,7 @@ class SessionManager:
         """Create a session (``options`` as in CoreConfig.from_options override the defaults;
         ``mcp_servers``: ``McpServerConfig``s the client passed for this session only)."""
         config = CoreConfig.from_options(options, self.config)
-        root = self._cwd(cwd)
+        root = session_folder(self.root, cwd)
         host = CoreHost(self, config)
         host.root = root
         return await self._open(Session.create, root, host, config, mcp_servers or [])
@@ -169,7 +141,7 @@ class SessionManager:
     ) -> Session:
         live = self.live.get(session_id)
         if live is not None:
-            _same_workspace(session_id, live.session.root, cwd)
+            same_workspace(session_id, live.session.root, cwd)
             if self.is_busy(session_id) or not behind(self.store, live.session.transcript):
                 return live.session
             # Another process continued it since (a terminal's `kiln run --resume`): this copy
@@ -182,8 +154,8 @@ class SessionManager:
             raise UnknownSession(  # shared by both front-ends: no method names in the hint
                 f"no session {session_id!r}", hint="list the stored sessions to find its id"
             ) from None
-        self._cwd(info["root"])
-        _same_workspace(session_id, Path(info["root"]), cwd)
+        session_folder(self.root, info["root"])
+        same_workspace(session_id, Path(info["root"]), cwd)
         config.mode = (options or {}).get("mode") or info["mode"] or config.mode
         host = CoreHost(self, config)
         host.root = Path(info["root"])
@@ -239,7 +211,7 @@ class SessionManager:
         self.live[session.id] = _Live(session, host)
 
     def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
-        root = self._cwd(cwd) if cwd is not None else self.root
+        root = session_folder(self.root, cwd) if cwd is not None else self.root
         rows = self.store.recent(root)
         return [
             {
@@ -412,17 +384,3 @@ class SessionManager:
             await asyncio.gather(*turns, return_exceptions=True)
         for live in list(self.live.values()):
             await live.session.aclose()
-
-
-def _same_workspace(session_id: str, root: Path, cwd: Path | None) -> None:
-    """A session is continued from its own folder, one inside it or one that holds it."""
-    if cwd is None:
-        return
-    cwd = cwd.resolve()
-    if cwd == root or root in cwd.parents or cwd in root.parents:
-        return
-    raise CoreError(
-        f"session {session_id} belongs to {root}, not {cwd}",
-        hint=f"open {root} to continue it, or start a new session here",
-        code=NOT_ALLOWED,
-    )
