@@ -119,8 +119,10 @@ async def test_a_prompt_right_behind_a_cancel_runs_once_the_cancelled_turn_ends(
         sid = await wire.new_session(workspace)
         wire.send(prompt(3, sid, "first"))
         await wire.until(is_plan)  # the turn is running
-        wire.send(cancel(sid), prompt(4, sid, "zebra question"))
+        wire.send(cancel(sid), prompt(4, sid, "zebra question"), prompt(5, sid, "third"))
         first, second = await wire.answer(3), await wire.answer(4)
+        third = await wire.answer(5)  # one prompt waits behind a cancel; another is refused
+    assert third["error"]["code"] == -31002, third
     assert first["result"]["stopReason"] == "cancelled", first
     assert second.get("result", {}).get("stopReason") == "end_turn", second
     assert "the second answer" in said(wire)
