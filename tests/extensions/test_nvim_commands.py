@@ -62,3 +62,15 @@ def test_a_missing_server_is_said_once(tmp_path: Path, kiln_home: Path) -> None:
             assert said.count("no-such-kiln-9") == 1 and "kiln: kiln:" not in said, said
     finally:
         ed.close()
+
+
+def test_an_unknown_chat_layout_is_refused_in_one_line(editor: Editor) -> None:
+    """`:KilnChat tab` opened a vertical split as if nothing were wrong (the word was dropped)."""
+    ed = editor
+    windows = len(ed.nvim.windows)
+    ed.keys(":KilnChat tab<CR>")
+    ed.wait("the refusal", lambda: 'unknown layout "tab"' in ed.messages())
+    assert "vsplit, split or float" in ed.messages()
+    assert len(ed.nvim.windows) == windows  # nothing opened
+    ed.keys(":KilnChat float<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")

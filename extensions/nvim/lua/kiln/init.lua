@@ -29,9 +29,17 @@ function M.setup(opts)
 end
 
 --- :KilnChat [layout] — open the chat; `layout` is 'vsplit', 'split' or 'float'.
+local LAYOUTS = { vsplit = true, split = true, float = true }
+
 function M.chat(layout)
+  layout = layout ~= '' and layout or nil
+  if layout and not LAYOUTS[layout] then
+    local said = ('kiln: unknown layout "%s" (vsplit, split or float)'):format(layout)
+    vim.notify(said, vim.log.levels.ERROR)
+    return
+  end
   if require('kiln.client').get() then
-    require('kiln.chat').open(layout ~= '' and layout or nil)
+    require('kiln.chat').open(layout)
   end
 end
 
