@@ -30,9 +30,9 @@ INSTALLERS = {
     "apt-get": {"install", "update"},
 }
 # A recursive or forced rm of the machine, the home folder (any spelling: ``~/``, ``~user``,
-# ``"$HOME"``, ``${HOME}/…``) or everything here (``*``, ``.``, ``./*``, ``../*``).
+# ``"$HOME"``, ``${HOME}/…``) or everything here (``*``, ``*/``, ``?*``, ``.``, ``./*``, ``../*``).
 _RM_FLAG = r"(-[a-zA-Z]*[rRf][a-zA-Z]*|--recursive|--force)"
-_RM_WIDE = r"(/\S*|~\S*|[\"']?\$\{?HOME\b\S*|\*|\.\.?/?\*?)"
+_RM_WIDE = r"(/\S*|~\S*|[\"']?\$\{?HOME\b\S*|(\.\.?/)*[*?][*?/]*|\.\.?/?\*?)"  # `*/`, `?*`
 DESTRUCTIVE = [
     re.compile(rf"^rm (.* )?{_RM_FLAG} (.* )?{_RM_WIDE}( |$)"),
     re.compile(r"^rm (.* )?/\S*"),
@@ -40,7 +40,7 @@ DESTRUCTIVE = [
     re.compile(r"^mkfs(\.\w+)?( |$)"),
     re.compile(r"^dd .*\bof=/dev/"),
     re.compile(r"^(shutdown|reboot|halt|poweroff)( |$)"),
-    re.compile(r"^git (.* )?(reset (.* )?--hard|clean (.* )?-[a-z]*f)"),
+    re.compile(r"^git (.* )?(reset (.* )?--hard|clean (.* )?(-[a-z]*f|--force\b))"),
     re.compile(r"^chmod (.* )?-R [0-7]{3,4} /"),
     re.compile(r"^(chown|chmod) .*( /|~)( |$)"),
 ]

@@ -1,0 +1,27 @@
+"""`ci` refuses destructive commands (docs/security.md section 5), whatever their spelling: `rm -rf
+*` was refused but `rm -rf */`, `rm -fr ?*` and `rm -r ./*/` emptied the checkout, and `git
+clean --force -d` removed the untracked files `git clean -fd` could not (an `.env` the user made,
+a build), through the real `kiln run --mode ci`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.sandbox import find_backend
+from tests.security.test_command_disguises import checkout, run
+
+pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+
+@pytest.mark.parametrize(
+    "command", ["rm -rf */", "rm -fr ?*", "rm -r ./*/", "git clean --force -d -x"]
+)
+def test_a_wide_removal_is_refused_in_ci(tmp_path: Path, kiln_home: Path, command: str) -> None:
+    home, root = checkout(tmp_path, kiln_home)
+    (kiln_home / "settings.json").write_text("{}")  # ci refuses it without a deny rule
+    (root / ".env").write_text("TOKEN=mine\n")
+    results = run(tmp_path, kiln_home, home, root, command)
+    assert "destructive commands are not allowed in ci mode" in results, results
+    assert (root / "src" / "main.py").exists() and (root / ".env").exists(), results
