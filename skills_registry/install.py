@@ -21,9 +21,6 @@ from typing import Any
 
 from skills_registry.archive import (
     ArchiveContents,
-    read_archive,
-    sha256_hex,
-    tree_hash,
     tree_hash_dir,
     unhashed,
 )
@@ -46,6 +43,7 @@ from skills_registry.registry.errors import (
 )
 from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import verify_release
+from skills_registry.release_check import check_doc, fetch_verified, signature_for
 from skills_registry.review import allowed_tools_list
 from skills_registry.skill_folder import (
     Scope,
@@ -58,7 +56,6 @@ from skills_registry.skill_folder import (
     sweep_scope,
 )
 from skills_registry.verified import (
-    check_archive_names,
     check_not_rolled_back,
     recomputed_review,
     resolve_verified,
@@ -77,43 +74,6 @@ class Installed:
     warning: str = ""
 
 
-def fetch_verified(
-    client: RegistryClient | None,
-    cache: Cache,
-    key: dict[str, str],
-    skill_id: str,
-    version: str,
-    sha256: str,
-    signature: str,
-    expected_tree: str,
-) -> ArchiveContents:
-    """Vetted contents, or ``IntegrityError``; cache hits are verified like downloads.
-
-    ``client`` may be None when the caller knows the blob is cached (offline frozen installs).
-    """
-    archive = cache.get_blob(sha256)
-    if archive is None:
-        if client is None:
-            raise IntegrityError(f"{skill_id}@{version}: archive {sha256[:12]}… is not cached")
-        archive = client.download(skill_id, version)
-    if sha256_hex(archive) != sha256:
-        raise IntegrityError(
-            f"{skill_id}@{version}: archive sha256 {sha256_hex(archive)[:12]}… does not match {sha256[:12]}…"
-        )
-    if not verify_release(key["publicKey"], skill_id, version, sha256, signature):
-        raise IntegrityError(
-            f"{skill_id}@{version}: signature does not verify with the pinned key {key['keyId']}"
-        )
-    contents = read_archive(archive)
-    if tree_hash(contents.files) != expected_tree:
-        raise IntegrityError(
-            f"{skill_id}@{version}: unpacked files do not match the published tree hash"
-        )
-    check_archive_names(contents, skill_id, version)
-    cache.put_blob(archive)
-    return contents
-
-
 def _requested(wanted: str, version: str, locked: LockEntry | None) -> str:
     """The range ``update`` will follow: as asked, else kept from the lock, else ``^version``."""
     if wanted != "*":
@@ -121,25 +81,6 @@ def _requested(wanted: str, version: str, locked: LockEntry | None) -> str:
     if locked is not None:
         return locked.requested
     return version if Version.parse(version).prerelease else f"^{version}"
-
-
-def _check_doc(doc: dict[str, Any], skill_id: str) -> None:
-    """The document names what we asked for; its name is the folder we will write (no '..')."""
-    if doc.get("id") != skill_id or doc.get("name") != skill_id.partition("/")[2]:
-        raise IntegrityError(f"registry answered {doc.get('id')!r} for {skill_id!r}")
-    for key in ("version", "archiveSha256", "treeHash"):
-        if not isinstance(doc.get(key), str):
-            raise IntegrityError(f"{skill_id}: version document lacks {key!r}")
-
-
-def _signature_for(doc: dict[str, Any], key: dict[str, str]) -> str:
-    sigs = doc.get("signatures")
-    for sig in sigs if isinstance(sigs, list) else []:
-        if isinstance(sig, dict) and sig.get("keyId") == key["keyId"]:
-            return str(sig["signature"])
-    raise IntegrityError(
-        f"{doc['id']}@{doc['version']} is not signed by the pinned key {key['keyId']}"
-    )
 
 
 class Installer:
@@ -192,8 +133,8 @@ class Installer:
             client, self.cache, key, skill_id, wanted, locked=ours.version if ours else None
         )
         doc = resolved.doc
-        _check_doc(doc, skill_id)
-        signature = _signature_for(doc, key)
+        check_doc(doc, skill_id)
+        signature = signature_for(doc, key)
         if ours is not None:
             check_not_rolled_back(resolved, ours.version, wanted)
         target = self.scope.skills_dir / doc["name"]
