@@ -43,19 +43,25 @@ def _suffix(a: bytes, b: bytes, limit: int) -> int:
 
 
 def _point(data: bytes, offset: int, start: int, start_row: int) -> tuple[int, int]:
-    """Row and column of ``offset``, counting newlines only from ``start`` (at ``start_row``)."""
-    row = start_row + data.count(b"\n", start, offset)
+    """Row and column of ``offset``, counting newlines only from ``start`` (at ``start_row``),
+    forward or back."""
+    if offset >= start:
+        row = start_row + data.count(b"\n", start, offset)
+    else:
+        row = start_row - data.count(b"\n", offset, start)
     return row, offset - (data.rfind(b"\n", 0, offset) + 1)
 
 
-def byte_edit(old: bytes, new: bytes) -> dict[str, Any] | None:
-    """The single edit turning ``old`` into ``new``, in tree-sitter's terms; None if equal."""
+def byte_edit(old: bytes, new: bytes, known: tuple[int, int] = (0, 0)) -> dict[str, Any] | None:
+    """The single edit turning ``old`` into ``new``, in tree-sitter's terms; None if equal.
+    ``known`` (offset, row): ``old`` holds ``row`` newlines before ``offset`` (the last edit's
+    start, see ``Entry.known``), so the rows are counted from there, not from the top."""
     if old == new:
         return None
     start = _prefix(old, new)
     same_tail = _suffix(old, new, min(len(old), len(new)) - start)
     old_end, new_end = len(old) - same_tail, len(new) - same_tail
-    start_point = _point(old, start, 0, 0)
+    start_point = _point(old, start, *known)
     return {
         "start_byte": start,
         "old_end_byte": old_end,
@@ -77,6 +83,8 @@ class Entry:
     digest: str | None = None  # content hash of ``data``, when the caller has it
     fresh: bool = True  # False: the tree's positions follow ``data`` but one function's
     # content is older (``rechunk`` re-parsed it on its own); never reuse it for parsing
+    known: tuple[int, int] = (0, 0)  # (offset, row): ``data`` has ``row`` newlines before
+    # ``offset``; the start of the edit that made it (the bytes before it are the old ones)
 
 
 class TreeCache:

@@ -80,11 +80,12 @@ def chunk_edit(
     tree = None
     if entry is not None:
         assert entry.blocks is not None
-        edit = byte_edit(entry.data, data)
+        edit = byte_edit(entry.data, data, entry.known)
         if edit is None:
             entry.digest = entry.digest or data_digest
             trees.put(path, entry)
             return list(entry.blocks), None
+        known = (edit["start_byte"], edit["start_point"][0])
         entry.tree.edit(**edit)  # positions follow the edit; the content is the old one
         splice = None
         if not entry.tree.root_node.has_error:  # error recovery is not local: parse it all
@@ -93,7 +94,8 @@ def chunk_edit(
             old_digest = entry.digest or digest(entry.data)
             splice = dataclasses.replace(splice, old_digest=old_digest)
             blocks = _apply(entry.blocks, splice)
-            trees.put(path, Entry(language, data, entry.tree, blocks, data_digest, fresh=False))
+            kept = Entry(language, data, entry.tree, blocks, data_digest, False, known)
+            trees.put(path, kept)
             return blocks, splice
         if entry.fresh:
             tree = parser_for(language).parse(data, old_tree=entry.tree)

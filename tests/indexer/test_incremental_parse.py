@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from indexer.chunker import chunk_file
 from indexer.incremental import TreeCache, byte_edit
 
@@ -69,6 +71,22 @@ def test_byte_edit_describes_the_change() -> None:
     assert byte_edit(old, old) is None
     shrink = byte_edit(b"aaaa", b"aa")
     assert shrink is not None and shrink["old_end_byte"] - shrink["start_byte"] == 2
+
+
+def test_an_edit_counted_from_the_last_ones_start_has_the_rows_of_one_counted_from_the_top() -> (
+    None
+):
+    """Rows are counted from a known (offset, row) pair, forward or back, as from the top."""
+    rng = random.Random(5)
+    for _ in range(2000):
+        old = bytes(rng.choice(b"ab\n") for _ in range(rng.randint(0, 40)))
+        at, cut = rng.randint(0, len(old)), rng.randint(0, 4)
+        new = (
+            old[:at] + bytes(rng.choice(b"x\n") for _ in range(rng.randint(0, 3))) + old[at + cut :]
+        )
+        offset = rng.randint(0, len(old))
+        known = (offset, old.count(b"\n", 0, offset))
+        assert byte_edit(old, new, known) == byte_edit(old, new), (old, new, known)
 
 
 def test_cache_is_bounded() -> None:
