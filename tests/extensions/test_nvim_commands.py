@@ -74,3 +74,21 @@ def test_an_unknown_chat_layout_is_refused_in_one_line(editor: Editor) -> None:
     assert len(ed.nvim.windows) == windows  # nothing opened
     ed.keys(":KilnChat float<CR>")
     ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+
+
+def test_a_mistyped_layout_in_setup_is_said_and_the_default_kept(editor: Editor) -> None:
+    """`chat = { layout = "tab" }` (the review's word) opened a vertical split without a word,
+    and `review = { layout = "vsplit" }` a tab: neither said the value was not understood."""
+    ed = editor
+    ed.nvim.exec_lua(
+        "local c = require('kiln.config').options\n"
+        "require('kiln').setup({ cmd = c.cmd, cmd_env = c.cmd_env, auto_start = false,"
+        " keymaps = false, chat = { layout = 'tab' }, review = { layout = 'vsplit' } })"
+    )
+    said = ed.wait("the warnings", lambda: "review.layout" in ed.messages() and ed.messages())
+    assert 'chat.layout "tab" is not vsplit, split or float: using vsplit' in said, said
+    assert 'review.layout "vsplit" is not tab or float: using tab' in said, said
+    layouts = ed.nvim.exec_lua(
+        "local o = require('kiln.config').options return { o.chat.layout, o.review.layout }"
+    )
+    assert layouts == ["vsplit", "tab"]

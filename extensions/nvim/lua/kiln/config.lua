@@ -35,8 +35,32 @@ M.defaults = {
 
 M.options = vim.deepcopy(M.defaults)
 
+-- The words each layout option takes; another is said in one line and the default kept.
+local LAYOUTS = {
+  chat = { 'vsplit', 'split', 'float' },
+  review = { 'tab', 'float' },
+}
+
+local function either(words)
+  return table.concat(words, ', ', 1, #words - 1) .. ' or ' .. words[#words]
+end
+
 function M.set(opts)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  for part, words in pairs(LAYOUTS) do
+    local given = M.options[part].layout
+    if not vim.tbl_contains(words, given) then
+      local default = M.defaults[part].layout
+      local said = ('kiln: %s.layout "%s" is not %s: using %s'):format(
+        part,
+        tostring(given),
+        either(words),
+        default
+      )
+      vim.notify(said, vim.log.levels.WARN)
+      M.options[part].layout = default
+    end
+  end
   return M.options
 end
 
