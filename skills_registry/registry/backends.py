@@ -128,7 +128,8 @@ def load_signer(
             path.unlink()
             raise UsageError(
                 f"no signing key at {path}, and this registry database is signed with "
-                f"{exc.bound}: restore it from a backup (a new key cannot verify what it signed)"
+                f"{exc.bound}: restore it from a backup, or copy it from the instance that "
+                "created it (a new key cannot verify what it signed)"
             ) from None
     return signer
 

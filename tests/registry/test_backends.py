@@ -183,6 +183,7 @@ def test_migrations_run_once_when_instances_start_together(postgres: Postgres) -
         "m004_name_search_index",
         "m005_lookalike_indexes",
         "m006_lookalike_skeleton",
+        "m007_trusted_publisher_ids",
     ]
     for store in stores:
         store.close()
