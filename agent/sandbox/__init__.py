@@ -192,20 +192,22 @@ class Sandbox:
             self._tmp = Path(tempfile.mkdtemp(prefix="kiln-sandbox-"))
         return self._tmp
 
+    def check_usable(self) -> None:
+        """Raise ``SandboxUnavailable`` when commands are refused here: required, no backend."""
+        if self.backend is None and self.required:
+            why = (
+                "the sandbox is required" if self._required else "the ci mode runs commands unasked"
+            )
+            raise SandboxUnavailable(
+                f"commands are refused: {why} and no backend is available "
+                f"(bubblewrap on Linux, sandbox-exec on macOS; {self._why_none()})",
+                suggestion="install bubblewrap (apt-get install bubblewrap) or run with --no-sandbox",
+            )
+
     def wrap(self, argv: list[str], *, network: bool = False, cwd: Path | None = None) -> list[str]:
         """``argv`` as a confined command line (or as is, when unconfined and allowed)."""
         if self.backend is None:
-            if self.required:
-                why = (
-                    "the sandbox is required"
-                    if self._required
-                    else "the ci mode runs commands unasked"
-                )
-                raise SandboxUnavailable(
-                    f"commands are refused: {why} and no backend is available "
-                    f"(bubblewrap on Linux, sandbox-exec on macOS; {self._why_none()})",
-                    suggestion="install bubblewrap (apt-get install bubblewrap) or run with --no-sandbox",
-                )
+            self.check_usable()
             return argv
         net = network or self.policy.network
         common = dict(

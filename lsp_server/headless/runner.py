@@ -90,6 +90,9 @@ def run(opts: RunOptions) -> int:
     if layout is not None and opts.commit_branch:
         repo_git.check_branch(layout, opts.commit_branch)
         ci.check_author(opts.author)
+    verify_box = _verify_sandbox(opts) if opts.verify and opts.ci else None
+    if verify_box is not None:  # no sandbox to verify in: refused before anything is made
+        verify_box.check_usable()
     # where --artifacts is before the agent can put a link there (artifacts.py); after the
     # checks above, so a run they refuse leaves no empty folder behind
     artifacts = Artifacts(opts.artifacts) if opts.artifacts else None
@@ -113,11 +116,11 @@ def run(opts: RunOptions) -> int:
     if opts.output_format == "stream-json":  # what runs, before anything else (and the model)
         print_json(_init_event(opts, session), indent=None)
     before, reason = None, ""
-    if opts.verify and opts.ci:
+    if opts.verify and verify_box is not None:
         # --max-minutes bounds the whole run, the verification included; Ctrl-C or SIGTERM
         # during it ends the run as cancelled, with its outputs written all the same
         try:
-            before = ci.run_verify(opts.verify, opts.root, sandbox=_verify_sandbox(opts),
+            before = ci.run_verify(opts.verify, opts.root, sandbox=verify_box,
                                    timeout=clock.left())  # fmt: skip
             reason = "max_time" if before.timed_out and clock.over() else ""
             before = replace(before, tail=on_event.redact(before.tail))

@@ -107,3 +107,17 @@ def test_a_bad_branch_or_author_leaves_no_artifacts_folder(
                     "--output-format", "json", "fix it")  # fmt: skip
         refused(proc, "json")
         assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["json", "stream-json"])
+def test_a_verification_without_a_sandbox_is_refused_before_the_run(
+    failing_repo: Path, tmp_path: Path, kiln_home: Path, fmt: str
+) -> None:
+    """`--verify` where no sandbox works: refused after a session was made, its `init` printed
+    and the `--artifacts` folder created (left empty), with a result naming no session."""
+    out = tmp_path / "out"
+    proc = kiln(failing_repo, ["done"], "--ci", "--verify", "true", "--artifacts", str(out),
+                "--output-format", fmt, "fix it", env={"KILN_BWRAP": str(tmp_path / "none")})  # fmt: skip
+    assert "no backend is available" in refused(proc, fmt)["error"]
+    assert not out.exists()
+    assert not (kiln_home / "sessions").exists() or not any((kiln_home / "sessions").iterdir())
