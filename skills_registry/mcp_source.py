@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import json
-import logging
 import os
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +20,14 @@ from skills_registry.deferred import DeferredTool, qualify
 from skills_registry.errors import ToolCallError
 from skills_registry.mcp_config import CONFIG_FILE, McpServerConfig, printable
 from skills_registry.mcp_process import default_env, ends_with_us, stderr_sink
+from skills_registry.mcp_sdk import (
+    connection_closed,
+    failure_reason,
+    import_sdk,
+    result_text,
+    schema_problem,
+    sdk_field,
+)
 
 __all__ = ["McpServerConfig", "McpSource"]
 
@@ -31,7 +35,6 @@ DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 120.0
 MAX_TOOLS_PER_SERVER = 500
 MAX_RESTARTS = 2  # starts again of a server that exited during a call, per session
-CONNECTION_CLOSED = -32000  # the SDK's error code when the server went away mid-request
 START_TIMEOUT_ENV = "KILN_MCP_START_TIMEOUT"  # start, handshake and tools/list, each
 CALL_TIMEOUT_ENV = "KILN_MCP_CALL_TIMEOUT"  # one tools/call
 
@@ -56,62 +59,6 @@ def env_timeouts(warnings: list[str]) -> tuple[float, float]:
             value = default
         out.append(value)
     return out[0], out[1]
-
-
-def _field(obj: Any, snake: str, camel: str, default: Any = None) -> Any:
-    """SDK 2.x models use snake_case attributes, 1.x camelCase; accept both."""
-    value = getattr(obj, snake, None)
-    return value if value is not None else getattr(obj, camel, default)
-
-
-def _result_text(result: Any) -> str:
-    parts = []
-    for block in _field(result, "content", "content", []) or []:
-        kind = getattr(block, "type", "")
-        if kind == "text":
-            parts.append(block.text)
-        elif kind in ("image", "audio"):
-            parts.append(
-                f"[{kind}: {getattr(block, 'mime_type', None) or getattr(block, 'mimeType', '')}]"
-            )
-        elif kind == "resource":
-            resource = getattr(block, "resource", None)
-            parts.append(
-                getattr(resource, "text", None) or f"[resource: {getattr(resource, 'uri', '')}]"
-            )
-        else:
-            parts.append(f"[{kind or 'content'}]")
-    structured = _field(result, "structured_content", "structuredContent")
-    if not parts and structured is not None:
-        parts.append(json.dumps(structured, ensure_ascii=False, sort_keys=True))
-    return "\n".join(parts)
-
-
-SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.sse")
-
-
-async def import_sdk() -> None:
-    """Import the MCP SDK in a worker thread: imported on the event loop by the first start, it
-    froze every request of the process for seconds (and ate into the start timeout)."""
-    await asyncio.to_thread(lambda: [importlib.import_module(m) for m in SDK_MODULES])
-    _quiet_sdk_logs()
-
-
-class _OneLine(logging.Filter):
-    """The SDK logs a traceback for each line a server prints that is not JSON-RPC; a server's
-    mistake is one warning line (Kiln's logs hold no traceback for what others got wrong)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and record.exc_info[1] is not None:
-            record.msg = f"{record.getMessage()}: {_reason(record.exc_info[1])}"
-            record.args, record.exc_info, record.exc_text = None, None, None
-        return True
-
-
-def _quiet_sdk_logs() -> None:
-    sdk = logging.getLogger("mcp.client.stdio")
-    if not any(isinstance(f, _OneLine) for f in sdk.filters):
-        sdk.addFilter(_OneLine())
 
 
 class McpSource:
@@ -234,7 +181,7 @@ class McpSource:
         except Exception as exc:  # noqa: BLE001 - any transport failure becomes one line
             await self.close()
             raise ToolCallError(
-                f"MCP server '{self.name}' failed to start: {_reason(exc)}",
+                f"MCP server '{self.name}' failed to start: {failure_reason(exc)}",
                 hint=f"check the server entry in {self.config.origin or CONFIG_FILE}",
             ) from None
 
@@ -253,13 +200,13 @@ class McpSource:
             ) from None
         except Exception as exc:  # noqa: BLE001 - a malformed answer is one line, not a dump
             raise ToolCallError(
-                f"MCP server '{self.name}' answered tools/list with an error: {_reason(exc)}",
+                f"MCP server '{self.name}' answered tools/list with an error: {failure_reason(exc)}",
                 hint=f"check the server entry in {self.config.origin or CONFIG_FILE}",
             ) from None
         out: dict[str, DeferredTool] = {}
         for tool in tools[:MAX_TOOLS_PER_SERVER]:
             deferred = self._deferred(tool)
-            problem = _schema_problem(deferred.input_schema)
+            problem = schema_problem(deferred.input_schema)
             if deferred.name in out:
                 problem = "a tool of that name came first"
             if problem:
@@ -276,7 +223,7 @@ class McpSource:
         while len(tools) < MAX_TOOLS_PER_SERVER:
             result = await self._list_page(session, cursor)
             tools.extend(result.tools)
-            cursor = _field(result, "next_cursor", "nextCursor")
+            cursor = sdk_field(result, "next_cursor", "nextCursor")
             if not cursor:
                 break
         return tools
@@ -293,7 +240,7 @@ class McpSource:
             return await session.list_tools(cursor=cursor)
 
     def _deferred(self, tool: Any) -> DeferredTool:
-        schema = _field(tool, "input_schema", "inputSchema", None) or {
+        schema = sdk_field(tool, "input_schema", "inputSchema", None) or {
             "type": "object",
             "properties": {},
         }
@@ -329,8 +276,8 @@ class McpSource:
         except TimeoutError:
             raise ToolCallError(f"{label}: no answer within {self.call_timeout:g}s") from None
         except Exception as exc:  # noqa: BLE001 - protocol errors are reported, not raised raw
-            if not _connection_closed(exc):
-                raise ToolCallError(f"{label}: {_reason(exc)}") from None
+            if not connection_closed(exc):
+                raise ToolCallError(f"{label}: {failure_reason(exc)}") from None
             await self.close()
             self._crashed = True
             again = self._restarts < MAX_RESTARTS
@@ -339,8 +286,8 @@ class McpSource:
                 + (" (it is started again at the next call)" if again else ""),
                 hint="check the server's own log" if again else "its tools are unavailable now",
             ) from None
-        text = _result_text(result)
-        if _field(result, "is_error", "isError", False):
+        text = result_text(result)
+        if sdk_field(result, "is_error", "isError", False):
             raise ToolCallError(
                 f"{label} failed: {text or 'no details'}", hint="check the arguments"
             )
@@ -377,38 +324,3 @@ async def _owned_client_transport(factory: Any, url: str, client: Any) -> Any:
     """The SDK leaves a caller-provided HTTP client open; this one is ours to close."""
     async with client, factory(url, http_client=client) as streams:
         yield streams
-
-
-def _connection_closed(exc: BaseException) -> bool:
-    """Whether the SDK failed a request because the server went away (its process exited)."""
-    return getattr(getattr(exc, "error", None), "code", None) == CONNECTION_CLOSED
-
-
-def _reason(exc: BaseException) -> str:
-    """The innermost useful message (anyio wraps failures in exception groups)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    errors = getattr(exc, "errors", None)  # pydantic: the first problem, where it is
-    if callable(errors) and type(exc).__name__ == "ValidationError":
-        first = (errors() or [{}])[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        return printable(f"{where}: {first.get('msg', exc)}" if where else str(first), 300)
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text
-
-
-def _schema_problem(schema: Any) -> str:
-    """Why ``schema`` is no valid JSON Schema of an object (one line), or ""."""
-    import jsonschema
-
-    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
-        return "its input schema is not a JSON Schema of an object"
-    try:
-        with warnings.catch_warnings():  # an unknown "$schema" warns, then the latest draft checks
-            warnings.simplefilter("ignore")
-            validator = jsonschema.validators.validator_for(schema)
-        validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path) or "schema"
-        return f"its input schema is invalid at {where}: {printable(exc.message, 200)}"
-    return ""
