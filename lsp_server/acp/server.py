@@ -205,6 +205,7 @@ class KilnAcpAgent:
             check_root(Path(cwd), kiln_home())
         except UsageError as exc:
             raise CoreError(str(exc), hint=exc.hint, code=NOT_ALLOWED) from None
+        await self._after_cancelled(session_id)
         if self.core.is_busy(session_id):
             raise TurnInProgress("the session is running a turn", hint="cancel it or wait")
         session = await self.core.load_session(session_id, mcp_servers=servers, cwd=Path(cwd))
@@ -253,15 +254,8 @@ class KilnAcpAgent:
 
     @rpc_errors
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
-        running = self.answering.get(session_id)
-        if running is not None and not (
-            self.core.is_busy(session_id) and not self.core.is_cancelling(session_id)
-        ):
-            # Sent right behind session/cancel: run once the cancelled prompt has answered
-            # (its request task has queued its answer ahead of anything this turn sends).
-            await asyncio.wait([running])
-            if self.stopping:
-                return PromptResponse(stop_reason="cancelled")
+        if await self._after_cancelled(session_id) and self.stopping:
+            return PromptResponse(stop_reason="cancelled")
         if self.core.is_busy(session_id):  # before it is noted: a cancel of it must not stop
             raise TurnInProgress(
                 "a turn is already running in this session", hint="cancel it or wait"
@@ -276,6 +270,18 @@ class KilnAcpAgent:
             self.prompts.ended(request)
             if self.answering.get(session_id) is task:
                 del self.answering[session_id]
+
+    async def _after_cancelled(self, session_id: str) -> bool:
+        """A request sent right behind ``session/cancel`` waits until the cancelled prompt has
+        answered (its request task has then queued the answer ahead of anything sent after
+        it); True if it waited. A turn that runs uncancelled is left to the caller to refuse."""
+        running = self.answering.get(session_id)
+        if running is None or (
+            self.core.is_busy(session_id) and not self.core.is_cancelling(session_id)
+        ):
+            return False
+        await asyncio.wait([running])
+        return True
 
     async def _prompt(self, session_id: str, prompt: list[Any]) -> PromptResponse:
         blocks = [

@@ -132,6 +132,24 @@ async def test_a_prompt_right_behind_a_cancel_runs_once_the_cancelled_turn_ends(
     assert not any("the second answer" in json.dumps(m) for m in wire.seen[:answered])
 
 
+async def test_a_load_right_behind_a_cancel_replays_the_stopped_turn(
+    kiln_home: Path, tmp_path: Path, workspace: Path
+) -> None:
+    """`session/load` behind the cancel (the editor reopening the thread) got -31002 too."""
+    never = tmp_path / "never"
+    async with kiln_acp(kiln_home, [*running(never), "after"], tmp_path) as wire:
+        sid = await wire.new_session(workspace)
+        wire.send(prompt(3, sid, "first"))
+        await wire.until(is_plan)
+        load = {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}
+        wire.send(cancel(sid), {"id": 4, "method": "session/load", "params": load})
+        assert (await wire.answer(3))["result"]["stopReason"] == "cancelled"
+        loaded = await wire.answer(4)
+        assert "result" in loaded, loaded
+        wire.send(prompt(5, sid, "again"))
+        assert (await wire.answer(5))["result"]["stopReason"] == "end_turn"
+
+
 async def test_a_cancel_as_the_turn_ends_still_gets_the_prompt_answered(
     kiln_home: Path, tmp_path: Path, workspace: Path
 ) -> None:
