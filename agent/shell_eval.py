@@ -34,6 +34,8 @@ _LISTING = re.compile(r"\$\{!\w+(\[[@*]\]|[@*])\}")
 # A builtin's variable name that is no plain name (``a[$(…)]``, ``$v``): bash evaluates it.
 _NOT_A_NAME = re.compile(r"[$`]|\[(?!\d*\])")
 NAME_TAKERS = {"read", "mapfile", "readarray", "getopts", "wait"}
+# bash's variables whose every assignment is arithmetic (``RANDOM=$v`` evaluates ``$v``).
+_INTEGER_VARIABLES = {"RANDOM", "SRANDOM", "OPTIND", "HISTCMD"}
 
 
 def _reason(what: str) -> str:
@@ -84,6 +86,21 @@ def _spot(node: Any) -> str | None:
             return _reason(f"the subscript {text!r}")
     if kind == "declaration_command":
         return _declaration(node, text)
+    if kind == "array":  # `b=([v]=1)`: an indexed array's keys are arithmetic
+        for element in node.children:
+            key = element.text.decode("utf-8", "replace")
+            if key.startswith("[") and "]=" in key and _evaluates_names(key[1 : key.find("]=")]):
+                return _reason(f"the key of {key!r}")
+    if kind == "variable_assignment":
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if (
+            name is not None
+            and name.text.decode() in _INTEGER_VARIABLES
+            and value is not None
+            and _evaluates_names(value.text.decode("utf-8", "replace"))
+        ):
+            return _reason(f"the value of {text!r}")
     return None
 
 

@@ -4,7 +4,8 @@ and Ubuntu: `echo hi &>/dev/null rm -rf src` is one `echo` to bash and to the ch
 an `echo` sent to the background followed by `>/dev/null rm -rf src`, so `rm` ran past a
 `Bash(rm *)` deny rule in `ci`. Bash, for its part, runs a `$( )` written inside an array
 subscript whenever it evaluates text as arithmetic or as a variable name at run time
-(`$((x))`, `[[ $v -eq 1 ]]`, `test -v`, `printf -v`, `read`, `${!v}`, `let`, `declare -i`):
+(`$((x))`, `[[ $v -eq 1 ]]`, `test -v`, `printf -v`, `read`, `${!v}`, `let`, `declare -i`, an
+array literal's key, `OPTIND=$v`, `RANDOM=$v`):
 `bash -c "test -v 'a[\\$(rm -rf src)]'"` removed `src` the same way, and so did the commands bash
 runs from a builtin's option or a prompt expansion (`mapfile -C CALLBACK`, `${x@P}`), and the
 compound command of `coproc NAME { rm -rf src; }`, which the grammar reads as a command `NAME`.
@@ -57,6 +58,9 @@ REMOVES_SRC = [
     "X='--exec=rm -rf src'; git -c user.name=t -c user.email=t@t rebase \"$X\" HEAD",
     "C='rm -rf src'; tar -cf /dev/null --checkpoint=1 \"--checkpoint-action=exec=$C\" .",
     "B='b/;1e rm -rf src;s/c/d'; sed -n \"s/a/$B/\" src/main.py",
+    f"v={PAYLOAD}; b=([v]=1)",
+    f"v={PAYLOAD}; OPTIND=$v; getopts a x",
+    f"v={PAYLOAD}; RANDOM=$v",
     "BASH_CMDS=([ls]=/bin/rm); ls -rf src",
     "bash -O expand_aliases -c 'BASH_ALIASES=([x]=\"rm -rf\")\nx src'",
 ]
