@@ -16,12 +16,12 @@ import io
 import os
 import stat
 import tarfile
-import unicodedata
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from skills_registry.archive_names import check_collisions, check_name, clip
 from skills_registry.registry.errors import ArchiveError
 
 MAX_ARCHIVE_BYTES = 8 * 1024 * 1024  # compressed, as uploaded
@@ -37,11 +37,6 @@ MARKER_FILE = ".kiln-install.json"
 # Never packed (and refused in an uploaded archive): build junk and our own install marker.
 # An installed tree is hashed without them, so an archive holding them could never verify.
 SKIP_NAMES = frozenset({".git", "__pycache__", ".DS_Store", MARKER_FILE, ".venv", "node_modules"})
-MAX_NAME_BYTES = 255  # one path component: NAME_MAX on Linux, macOS and Windows
-# Names Windows maps to devices whatever the extension (``con.txt`` opens the console).
-_WINDOWS_DEVICES = frozenset(
-    ["con", "prn", "aux", "nul"] + [f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)]
-)
 
 
 @dataclass
@@ -229,7 +224,7 @@ def read_archive(
                 entries += 1
                 if entries > max_files * 2:
                     raise ArchiveError(f"archive has more than {max_files} files")
-                rel_top, rel = _check_name(member.name)
+                rel_top, rel = check_name(member.name)
                 if top is None:
                     top = rel_top
                 elif rel_top != top:
@@ -244,10 +239,10 @@ def read_archive(
                 if member.sparse is not None or member.type == tarfile.GNUTYPE_SPARSE:
                     # tarfile counts these as regular files, but a few bytes in the stream
                     # declare megabytes of holes that reading fills in: past the stream cap.
-                    raise ArchiveError(f"{_clip(member.name)}: sparse entries are not allowed")
+                    raise ArchiveError(f"{clip(member.name)}: sparse entries are not allowed")
                 if not member.isreg():
                     raise ArchiveError(
-                        f"{_clip(member.name)}: {_kind(member)} entries are not allowed"
+                        f"{clip(member.name)}: {_kind(member)} entries are not allowed"
                     )
                 if rel == "":
                     raise ArchiveError(f"{member.name!r}: the top entry must be a folder")
@@ -277,38 +272,9 @@ def read_archive(
         raise ArchiveError(f"archive is corrupt ({exc})") from None
     if top is None or not files:
         raise ArchiveError("archive is empty")
-    _check_collisions(files)
+    check_collisions(files)
     _check_totals(len(files), sum(len(b) for b in files.values()), max_files)
     return ArchiveContents(top, files, executables)
-
-
-def _folded(path: str) -> str:
-    """The key under which case-insensitive or normalizing file systems (macOS, Windows) store
-    ``path``: two names with one key would land in one file there."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
-
-
-def _check_collisions(files: Mapping[str, bytes]) -> None:
-    """No two paths may differ only by case or Unicode normalization (``SKILL.md`` vs
-    ``Skill.md``, NFC vs NFD ``café``), and no file may sit where another file is a folder."""
-    seen: dict[str, str] = {}
-    for rel in sorted(files):
-        other = seen.setdefault(_folded(rel), rel)
-        if other != rel:
-            raise ArchiveError(
-                f"{_clip(other)} and {_clip(rel)} differ only by case or Unicode "
-                "normalization (one file on macOS and Windows)"
-            )
-    for rel in files:
-        for parent in PurePosixPath(rel).parents:
-            if str(parent) != "." and _folded(str(parent)) in seen:
-                raise ArchiveError(f"{_clip(rel)} is both a file and inside a file")
-
-
-def _clip(name: str, limit: int = 80) -> str:
-    """``repr(name)`` cut short, so an error about a 500-character name stays one short line."""
-    shown = repr(name)
-    return shown if len(shown) <= limit else shown[: limit - 2] + "…'"
 
 
 def _drain_after_end(stream: io.BufferedIOBase) -> None:
@@ -333,49 +299,6 @@ def _kind(member: tarfile.TarInfo) -> str:
     if member.isdev():
         return "device"
     return "special"
-
-
-def _check_name(name: str) -> tuple[str, str]:
-    """Split ``top/rest`` after refusing every name that could escape or confuse a folder."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ArchiveError(f"entry name {_clip(name)} is not valid UTF-8") from None
-    if not name or "\0" in name or "\\" in name or len(name) > 512:
-        raise ArchiveError(f"entry name {_clip(name)} is not allowed")
-    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-        raise ArchiveError(f"absolute path {_clip(name)} is not allowed")
-    parts = [p for p in name.rstrip("/").split("/")]
-    if any(p in ("", ".", "..") for p in parts):
-        raise ArchiveError(f"path {_clip(name)} has an empty, '.' or '..' component")
-    long = next((p for p in parts if len(p.encode("utf-8")) > MAX_NAME_BYTES), None)
-    if long is not None:
-        raise ArchiveError(
-            f"path component {long[:40]!r}… is {len(long.encode('utf-8'))} bytes; "
-            f"file systems allow {MAX_NAME_BYTES}"
-        )
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name):
-        # C0/C1 controls move a terminal's cursor; bidi overrides and zero-width characters
-        # make ``scripts/\u202egnp.sh`` read as ``hs.png`` in a review.
-        raise ArchiveError(f"entry name {_clip(name)} has control or formatting characters")
-    for part in parts:
-        problem = _windows_problem(part)
-        if problem:
-            raise ArchiveError(f"path {_clip(name)} {problem}")
-    return parts[0], "/".join(parts[1:])
-
-
-def _windows_problem(part: str) -> str:
-    """Why ``part`` would not name the same file on Windows, or ``""``."""
-    if ":" in part:
-        return "has ':' (a drive or an alternate data stream on Windows)"
-    if any(ch in '<>"|?*' for ch in part):
-        return "has a character Windows does not allow in file names"
-    if part[-1] in ". ":
-        return "has a component ending in '.' or ' ' (Windows drops it: another file's name)"
-    if part.split(".")[0].rstrip(" ").lower() in _WINDOWS_DEVICES:
-        return "has a component Windows reserves for a device"
-    return ""
 
 
 def _check_totals(count: int, size: int, max_files: int = MAX_FILES) -> None:
