@@ -107,3 +107,22 @@ def test_every_store_refuses_bad_token_fields_and_dist_tags(metadata_store: Any)
     with pytest.raises(UsageError, match="dist-tag"):
         store.set_dist_tag("acme/tool", "Next!", "1.0.0")
     assert store.list_tokens("acme") == []
+
+
+@pytest.mark.parametrize(
+    ("issuer", "ids", "words"),
+    [
+        ("http://issuer.example", ("", ""), "http only on loopback"),  # PostgreSQL took it
+        ("https://issuer.example", ("12a", ""), "--repository-id"),
+        ("https://issuer.example", ("", "-1"), "--owner-id"),
+    ],
+)
+def test_every_store_refuses_the_same_trusted_publishers(
+    metadata_store: Any, issuer: str, ids: tuple[str, str], words: str
+) -> None:
+    """docs/registry.md: `http://` issuers only on loopback, on every store; ids are numbers."""
+    with pytest.raises(UsageError, match=words):
+        metadata_store.add_trusted_publisher(
+            "acme", issuer, "acme/skills", ".github/workflows/release.yml", "", *ids
+        )
+    assert metadata_store.trusted_publishers() == []
