@@ -136,6 +136,8 @@ def evaluated_names(name: str, argv: tuple[str, ...]) -> str | None:
         return _reason(f"the arithmetic of {' '.join(argv)!r}")
     if name in ("mapfile", "readarray") and any(a.startswith("-") and "C" in a for a in argv):
         return f"{name} -C runs its callback text, which the parser cannot see"
+    if name == "compgen" and any(a.startswith("-") and set(a) & set("CFW") for a in argv):
+        return "compgen -C, -F and -W run text the parser cannot see"
     if name in NAME_TAKERS:
         names = [a for a in argv[1:] if not a.startswith("-")]
     elif name in ("printf", "test", "["):
