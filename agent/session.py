@@ -35,7 +35,7 @@ from agent.overflow import compact_after_overflow, model_id, restore_window
 from agent.permission_rules import load_rules
 from agent.permissions import Permissions
 from agent.protocols import Extension, Host, Model
-from agent.providers import select_model
+from agent.providers import resumed_model, select_model
 from agent.sandbox.attach import attach as attach_sandbox
 from agent.services import SessionServices
 from agent.session_claim import turn_claim
@@ -53,7 +53,6 @@ from agent.workspace import Workspace, check_root
 __all__ = ["AgentConfig", "DiskHost", "Session"]
 
 MODE_TOLD = "mode_told"  # state: the permission mode the model's context states
-HOSTED = ("anthropic", "openai", "azure")  # providers whose stored model is a name they take back
 
 
 class Session:
@@ -212,13 +211,7 @@ class Session:
         state.update(steps=max(step, int(state.get("steps", 0))),
                      turns=max(turn, int(state.get("turns", 0))))  # fmt: skip
         if model is None:
-            provider = config.provider or info["provider"] or None
-            named = config.model
-            if not named and provider == info["provider"] and provider in HOSTED:
-                # the model it began with (--model, KILN_MODEL): another reads none of the
-                # prompt cache this session built, and prices and answers differently
-                named = info["model"] or None
-            model = select_model({"provider": provider, "model": named})
+            model = resumed_model(config.provider, config.model, info["provider"], info["model"])
         session = cls(
             session_id=session_id,
             root=Path(info["root"]),

@@ -59,6 +59,23 @@ def select_model(config: dict[str, Any] | None = None) -> Model:
     return create_model(choose_provider(config), config)
 
 
+# providers whose stored model is a name they take back
+HOSTED = ("anthropic", "openai", "azure")
+
+
+def resumed_model(
+    provider: str | None, model: str | None, stored_provider: str, stored_model: str
+) -> Model:
+    """The model a resumed session goes on with: the provider and model asked for, else the
+    ones it began with (``--model``, ``KILN_MODEL``) while the provider is the same hosted one:
+    another model reads none of the prompt cache the session built, and prices and answers
+    differently."""
+    provider = provider or stored_provider or None
+    if not model and provider == stored_provider and provider in HOSTED:
+        model = stored_model or None
+    return select_model({"provider": provider, "model": model})
+
+
 def choose_provider(config: dict[str, Any] | None = None) -> str:
     """The provider name the selection rule above picks (nothing is built or contacted)."""
     config = dict(config or {})
