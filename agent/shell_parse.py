@@ -52,7 +52,7 @@ __all__ = ["ParsedCommand", "SimpleCommand", "parse_command"]
 
 # `alias x=rm` then `x …`, `hash -p /bin/rm ls` then `ls …`, `enable -f lib.so x`: a name runs another
 # program from then on.
-_EVALUATORS = {"eval", "source", ".", "trap", "alias", "hash", "enable"}
+_EVALUATORS = {"eval", "source", ".", "trap", "alias", "hash", "enable", "fc"}  # fc: history
 # Built-ins and words that only shape the line, never a command of their own.
 _SKIP_NAMES = {"[[", "]]", "!", "{", "}"}
 

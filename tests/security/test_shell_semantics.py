@@ -8,7 +8,7 @@ subscript whenever it evaluates text as arithmetic or as a variable name at run 
 array literal's key, `OPTIND=$v`, `RANDOM=$v`):
 `bash -c "test -v 'a[\\$(rm -rf src)]'"` removed `src` the same way, and so did the commands bash
 runs from a builtin's option or a prompt expansion (`mapfile -C CALLBACK`, `compgen -C`/`-W`,
-`${x@P}`), and the
+`${x@P}`, `fc -s` running a history entry `history -s` wrote), and the
 compound command of `coproc NAME { rm -rf src; }`, which the grammar reads as a command `NAME`.
 A word the shell computes passed where the check reads what runs went past it too: the command
 a wrapper starts (`X=rm; nice $X -rf src`, `env $'rm'`, `find -exec $'rm'`), a `git -c` key
@@ -62,6 +62,7 @@ REMOVES_SRC = [
     f"v={PAYLOAD}; b=([v]=1)",
     f"v={PAYLOAD}; OPTIND=$v; getopts a x",
     f"v={PAYLOAD}; RANDOM=$v",
+    "set -o history\nhistory -s 'rm -rf src'\nfc -s",
     "compgen -C 'rm -rf src' a",
     "compgen -W '$(rm -rf src)' a",
     "BASH_CMDS=([ls]=/bin/rm); ls -rf src",
