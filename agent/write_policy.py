@@ -43,7 +43,8 @@ FD_DEVICE = re.compile(r"/(dev/fd|proc/self/fd)/[0-9]+")  # a descriptor, not a 
 # Claude Code's ``.mcp.json``, whose servers start by the name the user approved once).
 AUTORUN_FILES = (
     ".vscode/settings.json", ".vscode/tasks.json", ".zed/settings.json", ".zed/tasks.json",
-    ".nvim.lua", ".nvimrc", ".exrc", ".git/commondir", ".git/config.worktree", ".idea", ".helix",
+    ".nvim.lua", ".nvimrc", ".exrc", ".vimrc", "_vimrc", ".gvimrc", "_gvimrc", "_exrc",
+    ".git/commondir", ".git/config.worktree", ".idea", ".helix",
     ".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".mcp.json",
 )  # fmt: skip
 # Files that run code once a change leaves the agent, each on an action the user takes to keep the

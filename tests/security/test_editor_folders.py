@@ -86,3 +86,21 @@ def test_commands_cannot_write_them_either(tmp_path: Path, kiln_home: Path) -> N
     assert not any((root / p).exists() for p in MCP_FILES), results
     assert not (root / ".helix").exists(), results
     assert (root / ".idea" / "misc.xml").read_text() == MISC, results
+
+
+# Vim with 'exrc' sources these from the folder it opens in (Neovim: `.nvim.lua`, `.nvimrc`).
+VIM_FILES = (".vimrc", "_vimrc", ".gvimrc", "_gvimrc", "_exrc")
+
+
+def test_vims_local_config_is_held_like_neovims(tmp_path: Path, kiln_home: Path) -> None:
+    """`.exrc` and `.nvimrc` were held, Vim's `.vimrc` (`:!` runs a shell command when Vim
+    opens the folder) was not: `write_file` and commands wrote it in every mode."""
+    root = workspace(tmp_path)
+    calls = [{"name": "write_file", "input": {"path": p, "content": '!sh payload.sh\n'}}
+             for p in VIM_FILES]  # fmt: skip
+    planted = "python3 -c \"open('.vimrc', 'w').write('!sh payload.sh')\"; echo ran-vim"
+    calls.append({"name": "run_command", "input": {"command": planted}})
+    results = run(root, tmp_path, kiln_home, calls, "ci")
+    assert "ran-vim" in results, results
+    assert not any((root / p).exists() for p in VIM_FILES), results
+    assert HOST_RUN_REFUSAL.format(path=".vimrc") in results, results
