@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import socket
 import threading
 import time
-import unicodedata
 from typing import Any
 from urllib.parse import quote
 
@@ -41,7 +39,6 @@ from skills_registry.local_state import (
     save_token,
     unpinned,
 )
-from skills_registry.lookalike import shown, skeleton
 from skills_registry.pinned_key import trusted_key
 from skills_registry.redirects import REDIRECTS, origin, printable, redirect_target
 from skills_registry.registry.errors import (
@@ -57,6 +54,7 @@ from skills_registry.registry.errors import (
     UsageError,
     ValidationFailed,
 )
+from skills_registry.skill_spec import parse_spec
 
 # Re-exported: callers import the local state and the errors they catch from here.
 __all__ = [
@@ -378,26 +376,3 @@ class RegistryClient:
                 json={"version": version},
             )
         )
-
-
-def parse_spec(spec: str) -> tuple[str, str]:
-    skill_id, _, wanted = spec.partition("@")
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*", skill_id):
-        raise UsageError(f"invalid skill id '{shown(skill_id)}'{_why(skill_id)}",
-                         hint="use <namespace>/<name>[@RANGE]")  # fmt: skip
-    return skill_id, wanted or "*"
-
-
-def _why(skill_id: str) -> str:
-    """What makes an id that reads right invalid: a look-alike letter (Cyrillic ``а`` for
-    ``a``, shown escaped, since printed as is the id looks valid) or a capital."""
-    odd = next((c for c in skill_id if not c.isascii()), None)
-    if odd is not None:
-        name = unicodedata.name(odd, f"U+{ord(odd):04X}")
-        return (
-            f": {shown(odd)} ({name}) is not ASCII; registry ids are ASCII, so a letter that "
-            f"only looks Latin never names another skill (it reads as {skeleton(skill_id)!r})"
-        )
-    if skill_id != skill_id.lower():
-        return f": ids are lowercase ({skill_id.lower()!r})"
-    return ""
