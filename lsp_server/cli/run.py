@@ -253,7 +253,9 @@ def run_cmd(
         no_sandbox=no_sandbox,
         patch_limits=Limits(max_bytes=int(max_patch_mb * 1024 * 1024)),
     )
+    from lsp_server.headless.render import whole_writes
     from lsp_server.headless.workflow_commands import guarded
 
+    whole_writes()
     with guarded(stdout=output_format == "text", stderr=False):  # stderr: cli.workflow_log
         run_or_exit(opts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import re
@@ -155,6 +156,19 @@ def print_json(obj: dict[str, Any], indent: int | None = 2) -> None:
 
 
 BROKEN_PIPE = 141  # the exit a shell reports for a command SIGPIPE ended
+
+
+def whole_writes() -> None:
+    """Under PYTHONUNBUFFERED (``-u``, common in CI jobs) ``sys.stdout`` writes straight to the
+    file and drops, without an error, what a pipe took only part of: a reader that left during
+    a long result went unnoticed. A buffered writer under it writes all, or raises
+    ``BrokenPipeError``; Kiln flushes after each thing it prints, so nothing waits in it."""
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if isinstance(out, io.TextIOWrapper) and isinstance(raw, io.RawIOBase):
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding=out.encoding, errors=out.errors, write_through=True
+        )
 
 
 class ReaderGone:
