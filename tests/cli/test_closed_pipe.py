@@ -170,16 +170,21 @@ def test_a_reader_that_leaves_during_the_last_answer(tmp_path: Path, output_form
 def test_a_reader_that_leaves_is_seen_with_pythonunbuffered(tmp_path: Path) -> None:
     """CI jobs often set PYTHONUNBUFFERED=1, under which Python drops the rest of a write the
     pipe took only part of, without an error: the reader of a long JSON result left, and
-    `kiln run` exited 0 as if a whole result had been read."""
-    root = tmp_path / "ws"
-    root.mkdir()
+    `kiln run --ci` exited 11 as if a whole result had been read."""
+    from tests.repos import make_failing_repo
+
+    root = make_failing_repo(tmp_path)
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["\n".join(f"line {n} of a long answer" for n in range(20_000))]))
+    out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lsp_server", "run", "--output-format", "json", "go"],
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format", "json",
+         "--artifacts", str(out), "go"],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         env=env(KILN_PROVIDER="scripted", KILN_SCRIPT=str(script), PYTHONUNBUFFERED="1"),
     )  # fmt: skip
     assert proc.stdout is not None and proc.stdout.read(10)
     proc.stdout.close()
     assert proc.wait(timeout=120) == BROKEN_PIPE
+    # `json` prints once the run ended: it was not cut short, and its report says how it ended
+    assert json.loads((out / "report.json").read_text())["exit_code"] == 11
