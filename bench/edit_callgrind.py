@@ -53,7 +53,7 @@ STEPS = {
         "_lexical",
         "rescore",
         "_seeds",
-        "_pagerank",
+        "graph_rank",
         "_meta",
         "generated_files",
         "verbatim_blocks",

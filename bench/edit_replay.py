@@ -38,7 +38,7 @@ PHASES = {  # module (under indexer) -> functions timed with --phases
         "rescore",
         "_meta",
         "_seeds",
-        "_pagerank",
+        "graph_rank",
         "_add_history",
         "verbatim_blocks",
         "generated_files",

@@ -91,14 +91,14 @@ def stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: in
 
 def _stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: int) -> dict:
     seen: dict[str, object] = {}
-    real = {n: getattr(ranking, n) for n in ("_lexical", "_pagerank", "_add_history")}
+    real = {n: getattr(ranking, n) for n in ("_lexical", "graph_rank", "_add_history")}
 
     def lexical(*args: object) -> list[int]:
         seen["lexical"] = out = real["_lexical"](*args)
         return out
 
     def pagerank(*args: object) -> list[int]:
-        seen["graph"] = out = real["_pagerank"](*args)
+        seen["graph"] = out = real["graph_rank"](*args)
         return out
 
     def add_history(conn_, terms_, ordered, meta, fused, *rest) -> None:  # noqa: ANN001, ANN002
@@ -107,7 +107,11 @@ def _stages(conn: sqlite3.Connection, query: str, relevant: frozenset[str], k: i
         real["_add_history"](conn_, terms_, ordered, meta, fused, *rest)
 
     # The real search, watched at its steps (BM25 list, graph walk, the order history gets).
-    for name, fn in (("_lexical", lexical), ("_pagerank", pagerank), ("_add_history", add_history)):
+    for name, fn in (
+        ("_lexical", lexical),
+        ("graph_rank", pagerank),
+        ("_add_history", add_history),
+    ):
         setattr(ranking, name, fn)
     try:
         hits = ranking.search(conn, query, k)

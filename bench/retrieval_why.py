@@ -76,7 +76,7 @@ def explain(conn: sqlite3.Connection, text: str, k: int) -> tuple:
     joined = joined_words(query)
     meta: dict[int, tuple] = {}
     seeds = R._seeds(conn, lexical, words, None)  # noqa: SLF001
-    graph_rank = R._pagerank(conn, seeds, meta, None)[: W.GRAPH_CANDIDATES]  # noqa: SLF001
+    graph_rank = R.graph_rank(conn, seeds, meta, None)[: W.GRAPH_CANDIDATES]
     listed = filelist.candidates(conn, terms, lexical, df, None)
     scope, parts = scope_words(query), scope_parts(query)
     in_scope = scoped.candidates(conn, terms, parts, lexical[:50] + listed, lexical, df)
