@@ -40,12 +40,15 @@ FD_DEVICE = re.compile(r"/(dev/fd|proc/self/fd)/[0-9]+")  # a descriptor, not a 
 # ``.idea`` (the project interpreter in ``misc.xml``, run configurations and startup tasks in
 # ``workspace.xml``) and Helix's ``.helix`` (``languages.toml``: each language server's command).
 # And the MCP servers other agents in the editor start from the folder (VS Code, Cursor, Gemini CLI,
-# Claude Code's ``.mcp.json``, whose servers start by the name the user approved once).
+# Claude Code's ``.mcp.json``, whose servers start by the name the user approved once, Roo Code,
+# Kiro, Amazon Q, Continue, opencode).
 AUTORUN_FILES = (
     ".vscode/settings.json", ".vscode/tasks.json", ".zed/settings.json", ".zed/tasks.json",
     ".nvim.lua", ".nvimrc", ".exrc", ".vimrc", "_vimrc", ".gvimrc", "_gvimrc", "_exrc",
     ".git/commondir", ".git/config.worktree", ".idea", ".helix",
     ".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".mcp.json",
+    ".roo/mcp.json", ".kiro/settings/mcp.json", ".amazonq/mcp.json", ".continue/mcpServers",
+    "opencode.json", "opencode.jsonc",
 )  # fmt: skip
 # Files that run code once a change leaves the agent, each on an action the user takes to keep the
 # change rather than to run it: a CI pipeline (with the repository's secrets, when the branch is
@@ -202,7 +205,8 @@ def runs_on_host(given: str | Path, root: Path, folders: Sequence[Path] = ()) ->
             continue
         parts = [p.casefold() for p in path.relative_to(root).parts]
         joined = "/".join(parts)
-        if ".git" in parts or any(joined == f or joined.startswith(f"{f}/") for f in AUTORUN_FILES):
+        autorun = (f.casefold() for f in AUTORUN_FILES)  # `.continue/mcpServers`
+        if ".git" in parts or any(joined == f or joined.startswith(f"{f}/") for f in autorun):
             return True
     return False
 

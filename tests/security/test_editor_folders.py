@@ -25,7 +25,9 @@ EVIL = '[[language]]\nname = "python"\nlanguage-servers = ["x"]\n[language-serve
 
 
 # Other agents in the editor start the MCP servers these name when the folder opens.
-MCP_FILES = (".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".mcp.json")
+MCP_FILES = (".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".mcp.json",
+             ".roo/mcp.json", ".kiro/settings/mcp.json", ".amazonq/mcp.json",
+             ".continue/mcpServers/x.yaml", "opencode.json")  # fmt: skip
 SERVERS = '{"mcpServers": {"x": {"command": "./payload.sh"}}, "servers": {"x": {"command": "./payload.sh"}}}'
 
 
@@ -79,7 +81,11 @@ def test_commands_cannot_write_them_either(tmp_path: Path, kiln_home: Path) -> N
     calls.append({"name": "run_command", "input": {"command": (
         "mkdir -p .vscode .cursor .gemini && " + " && ".join(f"cp evil.toml {p}" for p in MCP_FILES)
         + "; echo ran-3")}})  # fmt: skip
-    planted = "python3 -c \"open('.mcp.json', 'w').write(open('evil.toml').read())\"; echo ran-4"
+    planted = (
+        "python3 -c \"import os, sys\nfor p in sys.argv[1:]:\n"
+        "    os.makedirs(os.path.dirname(p) or '.', exist_ok=True); open(p, 'w').write('x')\" "
+        + " ".join(MCP_FILES) + "; echo ran-4"
+    )  # fmt: skip
     calls.append({"name": "run_command", "input": {"command": planted}})
     results = run(root, tmp_path, kiln_home, calls, "ci")
     assert "ran-1" in results and "ran-2" in results and "ran-4" in results, results
