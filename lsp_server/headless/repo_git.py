@@ -31,6 +31,7 @@ from pathlib import Path
 from agent.errors import KilnError, UsageError
 from kiln_errors.host_path import host_env
 from lsp_server.headless.git_nested import nested_repositories
+from lsp_server.headless.patch_limits import Limits, PatchTooLarge, too_large
 
 EXCLUDE = [":(exclude).kiln", ":(exclude).kiln/**"]
 TIMEOUT = 600.0  # seconds for one git call (a large repository's status or add)
@@ -68,17 +69,6 @@ class HeadMoved(GitFailed):
     now would carry commits the patch and the summary do not show."""
 
     exit_code = 5  # refused by policy (docs/ci.md)
-
-
-class PatchTooLarge(KilnError):
-    exit_code = 3  # a limit was reached (docs/ci.md)
-    hint = "raise --max-patch-mb, or ask for a smaller change"
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_bytes: int = 50 * 1024 * 1024
-    max_files: int = 20_000
 
 
 def git_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -262,7 +252,7 @@ class Layout:
             )
         size = sum(_size(self.root / p) for p in paths)
         if size > limits.max_bytes:
-            raise PatchTooLarge(_too_large(size, limits))
+            raise PatchTooLarge(too_large(size, limits))
         with tempfile.TemporaryDirectory() as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             if self.head:
@@ -349,16 +339,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _too_large(size: int, limits: Limits) -> str:
-    def amount(n: float) -> str:  # `--max-patch-mb 0.5` reads "0.5 MB", not "0 MB"
-        return f"{n / (1 << 20):.3g} MB" if n >= 1 << 14 else f"{int(n):,} bytes"
-
-    return (
-        f"the run's changes are too large for a patch: over {amount(size)} "
-        f"(at most {amount(limits.max_bytes)})"
-    )
-
-
 def _bounded_output(argv: list[str], cwd: Path, env: dict[str, str], limits: Limits) -> str:
     """stdout of ``argv``, read in pieces and stopped once it passes ``limits.max_bytes``."""
     with tempfile.TemporaryFile() as err:  # a pipe for stderr could fill while stdout is read
@@ -371,7 +351,7 @@ def _bounded_output(argv: list[str], cwd: Path, env: dict[str, str], limits: Lim
             while piece := proc.stdout.read(1 << 20):
                 total += len(piece)
                 if total > limits.max_bytes:
-                    raise PatchTooLarge(_too_large(total, limits))
+                    raise PatchTooLarge(too_large(total, limits))
                 chunks.append(piece)
             if proc.wait(timeout=TIMEOUT) != 0:
                 err.seek(0)
