@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { URI } from "vscode-uri";
@@ -29,6 +30,7 @@ describe("panel messages one at a time", () => {
       { match: "hold", wait_for: join(home, "release") },
       { match: "waiting", text: "Waited answer." },
       { match: "after stop", text: "After stop." },
+      { match: "busy now", wait_for: join(home, "busy-release") },
       { match: "propose", text: "Proposing.", tool_calls: [{ name: "edit_file", input: { path: "app.py", old_text: "x = 1", new_text: "x = 2" } }] },
       { match: "app.py", text: "Proposed." },
       // First: after the restart the interrupted question is still the turn's text too.
@@ -94,6 +96,25 @@ describe("panel messages one at a time", () => {
     assert.deepEqual(asked, ["hold on", "after stop"]);
     const said = panel.ofType("info").map((m) => m.message as string);
     assert.ok(said.some((m) => /waiting was not asked/.test(m)), said.join("\n"));
+  });
+
+  test("New and loading a session while a turn runs are refused with a line saying to stop it first", async () => {
+    const turns = idleTurns().length;
+    const errors = panel.ofType("error").length;
+    const sessions = panel.ofType("session").length;
+    panel.send({ type: "prompt", text: "busy now" });
+    await waitFor(() => panel.ofType("turn").at(-1)?.state === "running", "turn running");
+    panel.send({ type: "newSession" });
+    panel.send({ type: "loadSession", sessionId: "20260101-000000-00000000" });
+    await waitFor(() => panel.ofType("error").length >= errors + 2, "both refused");
+    for (const e of panel.ofType("error").slice(errors)) {
+      assert.deepEqual(e, { type: "error", message: "A turn is still running.", hint: "Stop it first." });
+    }
+    assert.equal(panel.ofType("session").length, sessions, "the session changed under a running turn");
+    panel.send({ type: "cancel" });
+    await waitFor(() => idleTurns().length >= turns + 1, "the stopped turn", 30000);
+    assert.equal(idleTurns().at(-1)?.stopReason, "cancelled");
+    writeFileSync(join(ws.home, "busy-release"), "");
   });
 
   test("a stored session loaded again shows its usage line as it was", async () => {
