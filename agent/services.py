@@ -63,7 +63,7 @@ class SessionServices:
             return buffered
         rel = self.workspace.relative(path)
         try:
-            data = read_regular(path)
+            data = read_regular(path, [self.workspace.root, *self.workspace.read_roots])
         except FileNotFoundError:
             raise ToolError(
                 f"{rel} does not exist", suggestion="check the path with list_files"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from agent.errors import PathOutsideWorkspace, ToolError
@@ -194,18 +196,39 @@ def read_inside(root: Path, path: Path) -> str | None:
 MAX_READ_BYTES = 64 * 1024 * 1024
 
 
-def read_regular(path: Path) -> bytes:
+def read_regular(path: Path, inside: Sequence[Path] = ()) -> bytes:
     """A regular file's bytes. Opening a FIFO the agent made (``mkfifo``) would block the host
     forever, a device never ends, and a huge file would be read whole into memory: each is an
-    OSError instead."""
+    OSError instead. With ``inside``, the file opened must lie in one of those folders: ``path``
+    was resolved and checked before, and a process running meanwhile may have turned a folder
+    on the way into a link to ``~/.ssh`` since (PathOutsideWorkspace)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as fh:
+        opened = _opened_path(fd) if inside else None
+        if opened is not None and not any(r == opened or r in opened.parents for r in inside):
+            raise PathOutsideWorkspace(
+                f"{path} led outside the workspace when opened (a folder on the way became a "
+                "link since it was checked?); nothing read"
+            )
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(0, "not a regular file")
         if st.st_size > MAX_READ_BYTES:
             raise OSError(0, f"larger than {MAX_READ_BYTES // 2**20} MB")
         return fh.read()
+
+
+def _opened_path(fd: int) -> Path | None:
+    """Where an open descriptor's file is (None where the system cannot say)."""
+    try:
+        if sys.platform == "darwin":
+            import fcntl
+
+            raw = fcntl.fcntl(fd, 50, b"\0" * 1024)  # F_GETPATH
+            return Path(raw.split(b"\0", 1)[0].decode("utf-8", "surrogateescape"))
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
 
 
 def check_root(root: Path, kiln_home: Path, *, resumed: str = "") -> None:
