@@ -92,3 +92,11 @@ def test_a_mistyped_layout_in_setup_is_said_and_the_default_kept(editor: Editor)
         "local o = require('kiln.config').options return { o.chat.layout, o.review.layout }"
     )
     assert layouts == ["vsplit", "tab"]
+
+
+def test_skills_install_without_an_id_says_what_it_needs(editor: Editor) -> None:
+    """`:KilnSkills install` searched the registry for the word "install"."""
+    ed = editor
+    ed.keys(":KilnSkills install<CR>")
+    said = ed.wait("the line", lambda: "needs a skill" in ed.messages() and ed.messages())
+    assert "owner/name" in said, said

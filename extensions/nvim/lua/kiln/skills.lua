@@ -127,7 +127,11 @@ function M.command(args)
   if not sub then
     return M.list()
   end
-  if sub == 'install' and rest ~= '' then
+  if sub == 'install' then
+    if rest == '' then
+      local said = 'kiln: :KilnSkills install needs a skill: owner/name or owner/name@version'
+      return vim.notify(said, vim.log.levels.ERROR)
+    end
     return M.install(rest)
   end
   return M.search(vim.trim(args))
