@@ -86,6 +86,14 @@ def _spot(node: Any) -> str | None:
             return _reason(f"the subscript {text!r}")
     if kind == "declaration_command":
         return _declaration(node, text)
+    # `${x:-`rm …`}`: the grammar reads the backticks as a plain word
+    if (
+        kind == "word"
+        and "`" in text
+        and node.parent is not None
+        and node.parent.type == "expansion"
+    ):
+        return f"{text!r} in {node.parent.text.decode('utf-8', 'replace')!r} runs a command"
     if kind == "array":  # `b=([v]=1)`: an indexed array's keys are arithmetic
         for element in node.children:
             key = element.text.decode("utf-8", "replace")

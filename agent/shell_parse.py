@@ -276,13 +276,13 @@ class _Walker:
                 self._script(script)
                 return
             inner = unwrap(name, argv[1:])
-            if inner is None:
-                return
             if name == "env" and any(a in ("-S", "--split-string") or a.startswith("-S")
                                      or a.startswith("--split-string=")
                                      or (a.startswith("-") and not a.startswith("--") and "S" in a)
                                      for a in argv[1:]):  # fmt: skip
                 self.result.opaque.append("env -S splits a string into a command")
+                return  # before `inner`: `env -S "rm -rf src"` leaves no word after the string
+            if inner is None:
                 return
             if name == "env":  # env PATH=. ls, env LD_PRELOAD=./x.so ls
                 for arg in argv[1 : len(argv) - len(inner)]:
