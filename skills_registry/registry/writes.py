@@ -34,7 +34,12 @@ from skills_registry.registry.http import (
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
 from skills_registry.registry.semver import Version, is_version
-from skills_registry.registry.storage import MetadataStore, lookalike_refusal, token_live
+from skills_registry.registry.storage import (
+    STATUSES,
+    MetadataStore,
+    lookalike_refusal,
+    token_live,
+)
 
 
 def _bearer(request: Request) -> str:
@@ -136,8 +141,8 @@ async def set_status(request: Request) -> Response:
     token = authorize(request, request.path_params["namespace"], "yank")
     data = await read_json(request, required=True)
     status = data.get("status")
-    if not isinstance(status, str):
-        raise ValidationFailed(["'status' must be one of active, deprecated, yanked"])
+    if status not in STATUSES:
+        raise ValidationFailed([f"'status' must be one of {', '.join(STATUSES)}"])
     reason = data.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise ValidationFailed(["'reason' must be a string (or left out)"])

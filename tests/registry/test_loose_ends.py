@@ -336,3 +336,18 @@ def test_a_review_of_many_files_says_how_many_it_left_out(
     info = kiln("skills", "info", "acme/notes", env=env, cwd=tmp_path)
     assert info.returncode == 0, info.stderr
     assert "    … and 5 more (kiln skills info acme/notes --json)" in info.stdout, info.stdout
+
+
+@pytest.mark.parametrize("status", ["bogus", "Yanked", 5, None])
+def test_a_status_outside_the_three_is_a_422(registry: LiveRegistry, status: object) -> None:
+    """The API table lists active, deprecated and yanked; before, a string outside them was a
+    400 while any other value was a 422, for the same mistake in the same body."""
+    token = registry.token("acme")
+    _put(registry, token, "notes", "1.0.0", _archive({"SKILL.md": SKILL_MD}))
+    url = f"{registry.url}/v1/skills/acme/notes/versions/1.0.0"
+    answer = httpx.put(
+        f"{url}/status", json={"status": status}, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert answer.status_code == 422, answer.text
+    assert "'status' must be one of active, deprecated, yanked" in answer.json()["errors"][0]
+    assert httpx.get(url).json()["status"] == "active"
