@@ -137,7 +137,10 @@ async def test_a_load_right_behind_a_cancel_replays_the_stopped_turn(
 ) -> None:
     """`session/load` behind the cancel (the editor reopening the thread) got -31002 too."""
     never = tmp_path / "never"
-    async with kiln_acp(kiln_home, [*running(never), "after"], tmp_path) as wire:
+    todo, wait = running(never)  # the next answer's step first, taken only by its question
+    async with kiln_acp(
+        kiln_home, [todo, {"text": "after", "match": "zebra"}, wait], tmp_path
+    ) as wire:
         sid = await wire.new_session(workspace)
         wire.send(prompt(3, sid, "first"))
         await wire.until(is_plan)
@@ -146,7 +149,7 @@ async def test_a_load_right_behind_a_cancel_replays_the_stopped_turn(
         assert (await wire.answer(3))["result"]["stopReason"] == "cancelled"
         loaded = await wire.answer(4)
         assert "result" in loaded, loaded
-        wire.send(prompt(5, sid, "again"))
+        wire.send(prompt(5, sid, "zebra again"))
         assert (await wire.answer(5))["result"]["stopReason"] == "end_turn"
 
 
