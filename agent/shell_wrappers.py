@@ -129,8 +129,10 @@ def unwrap(name: str, args: tuple[str, ...] | list[str]) -> list[str] | None:
 def wrapper_script(name: str, args: tuple[str, ...] | list[str]) -> str | None:
     """The shell command line a wrapper runs with ``-c`` (``flock F -c …``, ``script -c …``)."""
     scripts = WRAPPERS[name].scripts if name in WRAPPERS else frozenset()
+    letters = {o[1] for o in scripts if len(o) == 2}  # `script -qc …`: flags run together
     for i, arg in enumerate(args):
-        if arg in scripts and i + 1 < len(args):
+        clustered = arg[:1] == "-" and arg[1:2] != "-" and arg[-1:] in letters
+        if (arg in scripts or clustered) and i + 1 < len(args):
             return args[i + 1]
         for option in scripts:
             if option.startswith("--") and arg.startswith(option + "="):

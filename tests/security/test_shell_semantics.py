@@ -13,7 +13,8 @@ compound command of `coproc NAME { rm -rf src; }`, which the grammar reads as a 
 A word the shell computes passed where the check reads what runs went past it too: the command
 a wrapper starts (`X=rm; nice $X -rf src`, `env $'rm'`, `find -exec $'rm'`), a `git -c` key
 (`$'alias.x=!rm -rf src'`), `git rebase "$X"` with `X=--exec=…`, a tar option, a sed script.
-So did `env -S "rm -rf src"` with no word after the string, backticks in `${x:-`rm -rf src`}`
+So did `env -S "rm -rf src"` with no word after the string, `script -qc SCRIPT` (flags run
+together), backticks in `${x:-`rm -rf src`}`
 (the grammar reads them as a word), and bash's own tables of what a name runs, set as arrays: `BASH_CMDS=([ls]=/bin/rm); ls -rf
 src` (the hash table) and `BASH_ALIASES`. Through the real
 `kiln run --mode ci` and bubblewrap."""
@@ -65,6 +66,7 @@ REMOVES_SRC = [
     f"v={PAYLOAD}; RANDOM=$v",
     "set -o history\nhistory -s 'rm -rf src'\nfc -s",
     'env -S "rm -rf src"',
+    "script -qc 'cd src && rm -rf ../src' /dev/null",
     "echo ${x:-`rm -rf src`}",
     "compgen -C 'rm -rf src' a",
     "compgen -W '$(rm -rf src)' a",
