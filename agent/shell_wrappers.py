@@ -68,6 +68,9 @@ WRAPPERS: dict[str, Wrapper] = {
     "faketime": _w("-f", skip=1),
     "firejail": _w(),
     "coproc": _w(),  # bash: `coproc rm -rf src` runs rm
+    # Session helpers that start the command after their own set-up.
+    "ssh-agent": _w("-a -E -O -P -t"),
+    "dbus-run-session": _w("--config-file --dbus-daemon"),
     "fakeroot": _w("-l --lib --faked -s -i -b"),
     "setpriv": _w(
         "--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits "

@@ -14,7 +14,7 @@ A word the shell computes passed where the check reads what runs went past it to
 a wrapper starts (`X=rm; nice $X -rf src`, `env $'rm'`, `find -exec $'rm'`), a `git -c` key
 (`$'alias.x=!rm -rf src'`), `git rebase "$X"` with `X=--exec=…`, a tar option, a sed script.
 So did `env -S "rm -rf src"` with no word after the string, `script -qc SCRIPT` (flags run
-together), backticks in `${x:-`rm -rf src`}`
+together), the command `ssh-agent` or `dbus-run-session` starts, backticks in `${x:-`rm -rf src`}`
 (the grammar reads them as a word), and bash's own tables of what a name runs, set as arrays: `BASH_CMDS=([ls]=/bin/rm); ls -rf
 src` (the hash table) and `BASH_ALIASES`. Through the real
 `kiln run --mode ci` and bubblewrap."""
@@ -67,6 +67,8 @@ REMOVES_SRC = [
     "set -o history\nhistory -s 'rm -rf src'\nfc -s",
     'env -S "rm -rf src"',
     "script -qc 'cd src && rm -rf ../src' /dev/null",
+    "ssh-agent sh -c 'cd src && rm -rf ../src'",
+    "dbus-run-session -- sh -c 'cd src && rm -rf ../src'",
     "echo ${x:-`rm -rf src`}",
     "compgen -C 'rm -rf src' a",
     "compgen -W '$(rm -rf src)' a",
