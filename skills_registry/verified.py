@@ -26,7 +26,7 @@ from typing import Any
 
 from skills_registry.archive import ArchiveContents, sha256_hex
 from skills_registry.client import Cache, RegistryClient
-from skills_registry.errors import SkillInvalid
+from skills_registry.errors import SkillInvalid, SkillsError
 from skills_registry.redirects import printable
 from skills_registry.registry.errors import (
     IntegrityError,
@@ -214,6 +214,34 @@ def _listed(signed: dict[str, Any]) -> str:
     return printable(f"versions: {', '.join(shown)}{f' and {more} more' if more else ''}{yanked}")
 
 
+def _stranded(
+    signed: dict[str, Any], skill_id: str, wanted: str, locked: str | None
+) -> NotFound | None:
+    """Nothing matches ``wanted``: when that is because the locked version was yanked, the
+    error that says so and names the way off it (an exact version), not the general "name a
+    yanked version" advice; else None."""
+    entry = signed["versions"].get(locked) if locked else None
+    live = [
+        v for v, d in signed["versions"].items() if d.get("status") != "yanked" and is_version(v)
+    ]
+    try:  # the locked version would have matched but for its yank (`update` in its range)
+        in_range = locked is not None and max_satisfying([locked], wanted) == locked
+    except SkillsError:
+        in_range = False
+    if not in_range or not isinstance(entry, dict) or entry.get("status") != "yanked" or not live:
+        return None
+    reason = str(entry.get("statusReason") or "")
+    releases = [v for v in live if not Version.parse(v).prerelease]
+    newest = max(releases or live, key=_version_key)
+    return NotFound(
+        printable(
+            f"{skill_id}@{locked} is yanked{f' ({reason[:200]})' if reason else ''} and no other "
+            f"version matches {wanted!r}"
+        ),
+        hint=f"move to another by exact version: kiln skills install {skill_id}@{newest}",
+    )
+
+
 def _version_key(version: str) -> tuple[Any, ...]:
     return Version.parse(version).key() if is_version(version) else ()
 
@@ -237,7 +265,10 @@ def resolve_verified(
             f"{skill_id}: signed metadata does not list {locked}, the version in the "
             "lockfile (older metadata replayed?)"
         )
-    version = choose(signed, skill_id, wanted)
+    try:
+        version = choose(signed, skill_id, wanted)
+    except NotFound as exc:
+        raise _stranded(signed, skill_id, wanted, locked) or exc from None
     entry = signed["versions"][version]
     try:
         doc = client.version(skill_id, version)

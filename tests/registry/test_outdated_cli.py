@@ -77,3 +77,29 @@ def test_outdated_says_when_the_locked_version_was_yanked(tmp_path: Path, projec
             "latest": "1.0.0",
         }
     ]
+
+
+def test_update_off_a_yanked_version_with_nothing_else_in_its_range(
+    registry, tmp_path: Path, project: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """`install ID` locks `^1.1.0`; with 1.1.0 yanked, only 1.0.0 is left, below that range.
+    Before, `update` said "no version matches '^1.1.0'" and advised naming a yanked version
+    exactly, the opposite of moving off it; it now says what happened and how to move."""
+    for version in ("1.0.0", "1.1.0"):
+        publish_skill(registry, FIXTURES / "brand-guidelines", version)
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=registry.url)
+    installed = kiln("skills", "install", "acme/brand-guidelines", "--yes", env=env, cwd=project)
+    assert installed.returncode == 0, installed.stderr
+    with RegistryClient(registry.url, registry.token("acme")) as client:
+        client.set_status("acme/brand-guidelines", "1.1.0", "yanked", "leaks tokens")
+    before = (project / "skills-lock.json").read_text()
+    update = kiln("skills", "update", "--yes", env=env, cwd=project)
+    assert update.returncode == 1, update.stdout
+    [line] = update.stderr.strip().splitlines()
+    assert (
+        "acme/brand-guidelines@1.1.0 is yanked (leaks tokens) and no other version matches '^1.1.0'"
+        in line
+    )
+    assert "kiln skills install acme/brand-guidelines@1.0.0" in line
+    assert "name a yanked version exactly" not in line
+    assert (project / "skills-lock.json").read_text() == before
