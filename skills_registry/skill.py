@@ -78,9 +78,14 @@ def _spelled(word: str) -> str:
 
 # The wrapper's closing tag in any spelling a model would still read as one: any case, spaces, a
 # hyphen or a space for the underscore, a zero-width or soft hyphen inside, a fullwidth or small
-# "<" (``agent.tools.base`` wraps with the same rule).
+# "<", an invisible character or a backslash around the "/" (``agent.tools.base`` wraps with the
+# same rule).
+# Around the "/": spaces, invisible and formatting characters (zero-width, bidi controls, soft
+# hyphen, byte-order mark) and a backslash (``<\/external_content>``, as JSON writes it).
+_AROUND = r"[\s\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\\]*"
 CLOSING_TAG = re.compile(
-    rf"[<\uff1c\ufe64](\s*/\s*{_spelled('external')}[^a-z0-9>]{{0,8}}{_spelled('content')})",
+    rf"[<\uff1c\ufe64]({_AROUND}[/\uff0f]{_AROUND}{_spelled('external')}[^a-z0-9>]{{0,8}}"
+    rf"{_spelled('content')})",
     re.IGNORECASE,
 )
 

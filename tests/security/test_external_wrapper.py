@@ -49,9 +49,16 @@ LOOKALIKES = [
     "\uff1c/external_content>",
     "\ufe64/external_content\ufe65",
     "</external_\u2060content>",
+    # an invisible or formatting character, or a backslash, around the "/"
+    "<\u200b/external_content>",
+    "</\u202eexternal_content>",
+    "<\\/external_content>",
+    "<\ufeff/\u2060external_content>",
 ]
+_AROUND = r"[\s\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\\]*"
 LOOSE = re.compile(
-    r"[<\uff1c\ufe64]\s*/\s*ext[^a-z0-9>]{0,3}er[^a-z0-9>]{0,3}nal[^a-z0-9>]{0,8}content",
+    rf"[<\uff1c\ufe64]{_AROUND}/{_AROUND}ext[^a-z0-9>]{{0,3}}er[^a-z0-9>]{{0,3}}nal"
+    r"[^a-z0-9>]{0,8}content",
     re.IGNORECASE,
 )
 
