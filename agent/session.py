@@ -359,8 +359,12 @@ class Session:
             return await model_call.request_reply(self)
 
     async def run_tools(self, calls: list[Block]) -> list[Block]:
-        """Run a step's tool calls together and append their results with the next tail."""
-        results = await asyncio.gather(*(self.runner.run(c, self.services) for c in calls))
+        """Run a step's tool calls together and append their results with the next tail (or,
+        cancelled meanwhile, the results of those that ran)."""
+        results = await self.runner.run_all(
+            calls, self.services, lambda ran: self.transcript.append({"role": "user", "content": ran}),
+            reason=lambda: self.cancel_reason,
+        )  # fmt: skip
         if self.turn.files_modified != self.state.get("files_modified", []):
             # stored now, not at the turn's end: a process killed later in the turn keeps them
             self.state["files_modified"] = list(self.turn.files_modified)

@@ -40,6 +40,7 @@ from agent.status import StatusBar
 from agent.tool_call_text import error_text, locations, prompt_detail, title
 from agent.tools.base import check_arguments, external
 from agent.tools.deferred_tools import PROXY_NAME, tool_description, tool_schema, unwrap_proxy
+from agent.transcript import not_run
 from agent.turn import TurnState
 from agent.types import Block, ToolOutput, ToolSpec
 from agent.workspace import Workspace
@@ -68,6 +69,15 @@ def env_secrets() -> list[tuple[str, str]]:
         ),
         key=lambda kv: -len(kv[1]),
     )
+
+
+class RanThenCancelled(Exception):
+    """The turn was cancelled while the host was told a tool had finished: the tool ran, so
+    its result is kept for the trajectory (``Session.run_tools``), not called "not run"."""
+
+    def __init__(self, result: Block) -> None:
+        super().__init__("cancelled after the tool ran")
+        self.result = result
 
 
 class ToolRunner:
@@ -122,6 +132,33 @@ class ToolRunner:
         for name, value in self.secrets:
             text = text.replace(value, f"[REDACTED:{name}]")
         return text
+
+    async def run_all(
+        self,
+        calls: list[Block],
+        services: ToolServices,
+        keep: Callable[[list[Block]], None],
+        reason: Callable[[], str],
+    ) -> list[Block]:
+        """Run a step's calls together. Cancelled meanwhile, the calls that ran keep their
+        results (an edit made stays an edit made for the model), the others are answered
+        "not run", and ``keep`` gets them all before the cancel goes on."""
+        done: dict[str, Block] = {}
+
+        async def run(call: Block) -> None:
+            try:
+                done[call["id"]] = await self.run(call, services)
+            except RanThenCancelled as exc:
+                done[call["id"]] = exc.result
+                raise asyncio.CancelledError from None
+
+        try:
+            await asyncio.gather(*(run(c) for c in calls))
+        except asyncio.CancelledError:
+            if done:
+                keep([done.get(c["id"]) or not_run(c["id"], reason()) for c in calls])
+            raise
+        return [done[c["id"]] for c in calls]
 
     # -- one call -------------------------------------------------------------------------------
 
@@ -216,22 +253,25 @@ class ToolRunner:
         seconds = time.monotonic() - started
         output = self.redact(output)
         self.status.record_call(name, args if isinstance(args, dict) else {}, seconds, error)
-        await self.emit(
-            ToolCallFinished(
-                id=call_id,
-                name=name,
-                status="failed" if is_error else "completed",
-                output=output[:4000],
-                is_error=is_error,
-                duration_ms=int(seconds * 1000),
-            )
-        )
-        return {
+        result = {
             "type": "tool_result",
             "tool_use_id": call_id,
             "content": rich.content(output) if rich is not None and not is_error else output,
             "is_error": is_error,
         }
+        finished = ToolCallFinished(
+            id=call_id,
+            name=name,
+            status="failed" if is_error else "completed",
+            output=output[:4000],
+            is_error=is_error,
+            duration_ms=int(seconds * 1000),
+        )
+        try:
+            await self.emit(finished)
+        except asyncio.CancelledError:
+            raise RanThenCancelled(result) from None  # the tool ran: its result must stay
+        return result
 
     async def _run_confined(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> Any:
         """Run a tool with the sandbox as the launcher of any process it starts (skill scripts,

@@ -41,20 +41,7 @@ class Transcript:
             return
         pending = [b for b in self.messages[-1]["content"] if b.get("type") == "tool_use"]
         if pending:
-            self.append(
-                {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": b["id"],
-                            "content": f"not run: turn ended ({reason})",
-                            "is_error": True,
-                        }
-                        for b in pending
-                    ],
-                }
-            )
+            self.append({"role": "user", "content": [not_run(b["id"], reason) for b in pending]})
 
     def final_text(self) -> str:
         """The text of the last assistant message that has any."""
@@ -85,3 +72,13 @@ def utf8_text(value: Any) -> Any:
     if isinstance(value, list):
         return [utf8_text(v) for v in value]
     return value
+
+
+def not_run(call_id: str, reason: str) -> dict[str, Any]:
+    """The result of a tool call the end of a turn stopped before it ran."""
+    return {
+        "type": "tool_result",
+        "tool_use_id": call_id,
+        "content": f"not run: turn ended ({reason})",
+        "is_error": True,
+    }

@@ -6,7 +6,7 @@ import asyncio
 import subprocess
 from pathlib import Path
 
-from agent.events import Event
+from agent.events import Event, ToolCallFinished
 from agent.providers.scripted import ScriptedModel
 from agent.session import AgentConfig, DiskHost, Session
 from agent.session_store import SessionStore
@@ -186,3 +186,37 @@ async def test_unattended_refusal_says_nobody_was_asked(failing_repo: Path) -> N
     )
     await session.prompt("build")
     assert "nobody to ask" in session.turn.refusals[0]["reason"]
+
+
+async def test_a_cancel_while_a_finished_tool_is_reported_keeps_its_result(
+    failing_repo: Path,
+) -> None:
+    """A cancel that landed while the host was being told a tool had finished (an editor's
+    Stop as the edit's "completed" update went out) dropped the tool's result: the transcript
+    said "not run: turn ended (cancelled)" about a file that had been written, and the model
+    was told so on the next turn."""
+    reporting = asyncio.Event()
+
+    async def on_event(event: Event) -> None:
+        if isinstance(event, ToolCallFinished) and event.status == "completed":
+            reporting.set()
+            await asyncio.Event().wait()  # the editor is slow to take the update
+
+    model = ScriptedModel([call("write_file", path="made.txt", content="made\n"), "never"])
+    session = Session.create(
+        failing_repo, host=DiskHost(on_event), config=AgentConfig(mode="yolo"), model=model
+    )
+    task = asyncio.ensure_future(session.prompt("write it"))
+    await asyncio.wait_for(reporting.wait(), 60)
+    session.cancel()
+    assert await asyncio.wait_for(task, 60) == "cancelled"
+    assert (failing_repo / "made.txt").read_text() == "made\n"
+    results = [
+        b
+        for m in session.transcript.messages
+        if m["role"] == "user"
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+    assert len(results) == 1 and not results[0]["is_error"], results
+    assert "not run" not in str(results[0]["content"])
