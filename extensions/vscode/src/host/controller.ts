@@ -97,6 +97,13 @@ export class ChatController implements vscode.Disposable {
       this.configModel = typeof config.model === "string" ? config.model : "";
       this.postConfig();
       void postModels(protocol, this.post);
+      if (hello.configError) {
+        this.post({
+          type: "error",
+          message: `Kiln settings not applied: ${hello.configError}`,
+          hint: "Fix it in the kiln.* settings; until then the server runs on its defaults.",
+        });
+      }
       if (hello.protocolVersion !== PROTOCOL_VERSION) {
         this.post({
           type: "error",

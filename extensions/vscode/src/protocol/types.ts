@@ -62,6 +62,8 @@ export interface HelloResult {
     [key: string]: unknown;
   };
   config: Record<string, unknown>;
+  /** Why the settings sent at start were not applied (the server then runs on its defaults). */
+  configError?: string;
 }
 
 export interface SessionInfo {
