@@ -205,6 +205,13 @@ def _apply_settings(ls: KilnServer, settings: dict[str, Any]) -> None:
         ls.config = CoreConfig.from_options(settings, ls.config)
     except Exception as exc:  # noqa: BLE001 - a bad setting is reported, the old one kept
         log.warning("ignoring kiln settings: %s", exc)
+        hint = getattr(exc, "hint", "")  # said where the user changed it, not only in a log
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Warning,
+                message=f"Kiln settings not applied: {exc}" + (f" ({hint})" if hint else ""),
+            )
+        )
         return
     if ls.manager is not None:
         ls.manager.config = ls.config

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.lsp.conftest import running
-from tests.waiting import answer_when
+from tests.waiting import answer_when, until
 
 pytestmark = pytest.mark.e2e
 
@@ -76,3 +76,17 @@ async def test_did_change_configuration_sets_the_mode_of_new_sessions(
         assert (await editor.request("kiln/hello", {}))["config"]["mode"] == "yolo"
         listed = await editor.request("kiln/session/list", {})
         assert listed_mode(listed, before["sessionId"]) == "ask"  # live sessions keep theirs
+
+
+async def test_a_pushed_setting_the_server_refuses_is_shown_to_the_user(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """A setting changed in the editor to a value the server refuses (VS Code's
+    `kiln.permissionTimeout: 0`) was only logged on the server's stderr: the user saw the
+    setting take no effect and no word why. It is now a `window/showMessage` warning."""
+    async with running(workspace, scripted_env(["ok"])) as editor:
+        kept = (await editor.request("kiln/hello", {}))["config"]["permissionTimeout"]
+        editor.workspace_did_change_configuration(settings({"permissionTimeout": 0}))
+        shown = "show: Kiln settings not applied: permissionTimeout must be a positive number"
+        await until(lambda: any(line.startswith(shown) for line in editor.logs), what=shown)
+        assert (await editor.request("kiln/hello", {}))["config"]["permissionTimeout"] == kept
