@@ -120,6 +120,30 @@ async def test_an_edit_made_while_another_process_writes_reaches_the_index(
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
 
 
+async def _waits_out_the_lock(root: Path, kiln_home: Path, db: Path, name: str) -> None:
+    """Start `kiln lsp` while another process holds ``db``'s write lock: the index says it is
+    indexing and why, then, once the lock is let go, it is ready and holds block ``name``."""
+    holder: subprocess.Popen[str] | None = _hold_write_lock(db)
+    server = await RawServer.start(root, server_env(kiln_home, KILN_INDEX_BUSY_TIMEOUT="0.3"))
+    try:
+        await server.initialize(root)
+        await server.wait_for(lambda m: bool(_locked_lines(server)))  # it met the lock
+        status = await server.index_until(lambda s: True)
+        assert status["state"] == "indexing" and "locked" in status["error"], status
+        assert holder is not None
+        holder.communicate("\n", timeout=60)
+        holder = None
+        status = await server.index_until(lambda s: s["state"] != "indexing")
+        assert status["state"] == "ready" and "error" not in status, status
+        assert _in_index(db, name)
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
 async def test_a_first_scan_that_finds_the_index_locked_waits_for_it(
     tmp_path: Path, kiln_home: Path
 ) -> None:
@@ -129,28 +153,10 @@ async def test_a_first_scan_that_finds_the_index_locked_waits_for_it(
     root = tmp_path / "ws"
     root.mkdir()
     (root / "app.py").write_text("def greet(name):\n    return name\n")
-    db = root / ".kiln" / "index.db"
     with Index(root) as idx:
         idx.update()
     (root / "fresh.py").write_text("def fresh_marker():\n    pass\n")
-    holder = _hold_write_lock(db)
-    server = await RawServer.start(root, server_env(kiln_home, KILN_INDEX_BUSY_TIMEOUT="0.5"))
-    try:
-        await server.initialize(root)
-        await server.wait_for(lambda m: bool(_locked_lines(server)))  # it met the lock
-        status = await server.index_until(lambda s: True)
-        assert status["state"] == "indexing" and "locked" in status["error"], status
-        holder.communicate("\n", timeout=60)
-        holder = None
-        status = await server.index_until(lambda s: s["state"] != "indexing")
-        assert status["state"] == "ready" and "error" not in status, status
-        assert _in_index(db, "fresh_marker")
-    finally:
-        if holder is not None:
-            holder.kill()
-            holder.wait()
-        await server.close()
-    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+    await _waits_out_the_lock(root, kiln_home, root / ".kiln" / "index.db", "fresh_marker")
 
 
 async def test_an_index_being_created_by_another_process_is_waited_for_on_open(
@@ -162,26 +168,8 @@ async def test_an_index_being_created_by_another_process_is_waited_for_on_open(
     root = tmp_path / "ws"
     root.mkdir()
     (root / "app.py").write_text("def opened_late():\n    pass\n")
-    db = root / ".kiln" / "index.db"
-    db.parent.mkdir()
-    holder = _hold_write_lock(db)  # an empty database, its first transaction still open
-    server = await RawServer.start(root, server_env(kiln_home, KILN_INDEX_BUSY_TIMEOUT="0.3"))
-    try:
-        await server.initialize(root)
-        await server.wait_for(lambda m: bool(_locked_lines(server)))
-        status = await server.index_until(lambda s: True)
-        assert status["state"] == "indexing" and "locked" in status["error"], status
-        holder.communicate("\n", timeout=60)
-        holder = None
-        status = await server.index_until(lambda s: s["state"] != "indexing")
-        assert status["state"] == "ready" and "error" not in status, status
-        assert _in_index(db, "opened_late")
-    finally:
-        if holder is not None:
-            holder.kill()
-            holder.wait()
-        await server.close()
-    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+    (root / ".kiln").mkdir()  # an empty database, its first transaction still open
+    await _waits_out_the_lock(root, kiln_home, root / ".kiln" / "index.db", "opened_late")
 
 
 @pytest.fixture
