@@ -60,6 +60,10 @@ class IndexSync:
         self._idle: asyncio.TimerHandle | None = None
         self.merged = asyncio.Event()  # set when an idle merge has run (cleared by an edit)
         self._said: set[str] = set()  # skipped files logged already
+        # Set by ``close``: a scan still running stops at its next file (the batches it
+        # committed stay; the next start resumes from them) instead of keeping the process
+        # alive after `exit` until it has read the whole tree.
+        self._closing = threading.Event()
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -86,6 +90,8 @@ class IndexSync:
         self.state = "indexing"
 
         def progress(done: int, total: int, rel: str) -> None:
+            if self._closing.is_set():
+                raise ScanStopped("the server is shutting down")
             self.progress = (done, total)
             report(done, total, rel)
 
@@ -109,6 +115,8 @@ class IndexSync:
         while True:
             try:
                 return True, await self._run(fn, *args)
+            except (ScanStopped, CancelledError):  # closed meanwhile: nothing to say
+                return False, None
             except Exception as exc:  # noqa: BLE001 - a broken index must not stop the server
                 if not (isinstance(exc, IndexerError) and exc.retryable):
                     self.state, self.error = "unavailable", f"{type(exc).__name__}: {exc}"
@@ -340,6 +348,7 @@ class IndexSync:
         return info
 
     def close(self) -> None:
+        self._closing.set()
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
@@ -357,6 +366,11 @@ class IndexSync:
                 pass
             self._watcher = None
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class ScanStopped(Exception):
+    """Raised from a scan's progress callback once the server is closing: the scan unwinds
+    (its open batch rolled back, its parse workers stopped) instead of running to the end."""
 
 
 def in_root(path: Path) -> Path:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,6 +36,9 @@ from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.lsp")
 INTERNAL_ERROR = -32603
+# After the last answer is written, how long work still running on a thread (a scan between
+# two files, an index write) may take to finish before the process ends without it.
+EXIT_GRACE_SECONDS = 5.0
 
 
 class KilnLspProtocol(KilnProtocol):
@@ -204,6 +210,37 @@ def run(tcp: tuple[str, int] | None = None, log_level: str = "WARNING") -> int:
     heap.enable()
     main = _serve_stdio(server) if tcp is None else _serve_tcp(server, *tcp)
     try:
-        return asyncio.run(main)
+        return asyncio.run(_then_leave(main))
     except KeyboardInterrupt:
         return 130
+
+
+async def _then_leave(main: Any, grace: float | None = None) -> int:
+    """Serve, then end the process once the threads still working are done, or ``grace``
+    seconds on without them. The client sent `exit` (or left): Python would otherwise wait at
+    exit for every worker thread, however long its job (a scan between two files, an index
+    write waiting out another process's lock, a search), and an editor waits for the process.
+    What a thread had not committed is lost as if the process were killed: SQLite keeps the
+    index whole, and the parse workers end with their parent."""
+    code: int = await main
+    deadline = time.monotonic() + (EXIT_GRACE_SECONDS if grace is None else grace)
+    # asyncio's own pool (``to_thread``) is shut down here, shielded: given up on, its join
+    # must not hold the loop; anything else still running gets the rest of the time
+    executor = asyncio.ensure_future(asyncio.get_running_loop().shutdown_default_executor())
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(executor), max(0.0, deadline - time.monotonic()))
+    busy = [
+        t for t in threading.enumerate()
+        if t is not threading.current_thread() and not t.daemon
+    ]  # fmt: skip
+    for thread in busy:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    left = [t.name for t in busy if t.is_alive()]
+    if executor.done() and not left:
+        return code
+    log.warning("exiting without waiting for %s", ", ".join(left) or "a worker thread")
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)

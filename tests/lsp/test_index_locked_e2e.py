@@ -172,6 +172,42 @@ async def test_an_index_being_created_by_another_process_is_waited_for_on_open(
     await _waits_out_the_lock(root, kiln_home, root / ".kiln" / "index.db", "opened_late")
 
 
+async def test_exit_while_the_index_waits_for_a_lock_ends_the_process(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """`shutdown` and `exit` while the index thread sat in SQLite's busy wait (another process
+    held the lock, a long `KILN_INDEX_BUSY_TIMEOUT`): Python waited at exit for that thread, so
+    the editor's `exit` left the server running until the wait ran out (here 300 s; in CI a
+    scan stuck past 60 s). The process now ends a few seconds after the answer, and the
+    index it left is whole: the next `kiln index` brings it up to date."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def greet(name):\n    return name\n")
+    with Index(root) as idx:
+        idx.update()
+    (root / "late.py").write_text("def late_marker():\n    pass\n")
+    db = root / ".kiln" / "index.db"
+    holder = _hold_write_lock(db)
+    server = await RawServer.start(root, server_env(kiln_home, KILN_INDEX_BUSY_TIMEOUT="300"))
+    try:
+        await server.initialize(root)
+        # past the listing (the unchanged file counted): the scan's first write is waiting
+        await server.index_until(lambda s: s["state"] == "indexing" and s["progress"]["done"])
+        assert (await server.request("bye", "shutdown"))["result"] is None
+        server.notify("exit")
+        assert await server.exit_code(timeout=60) == 0
+    finally:
+        holder.communicate("\n", timeout=60)
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+    indexed = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "index", str(root)], capture_output=True, text=True,
+        timeout=120, env=server_env(kiln_home),
+    )  # fmt: skip
+    assert indexed.returncode == 0, indexed.stderr
+    assert _in_index(db, "late_marker")
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 4 MB tmpfs (root only: skipped where it cannot be mounted)."""

@@ -3,6 +3,7 @@ odd but legal JSON-RPC. The common framing and lifecycle cases are in test_jsonr
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,13 @@ async def test_shutdown_during_indexing_ends_the_progress_before_answering(
         if m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "end"
     ]  # fmt: skip
     assert ended[0]["token"] == token
+    # the scan stopped with the server (it kept the process alive until it had read all
+    # 1,000 files): what it had not committed is simply scanned again at the next start
+    conn = sqlite3.connect(f"{(workspace / '.kiln' / 'index.db').as_uri()}?mode=ro", uri=True)
+    try:
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] < 1000
+    finally:
+        conn.close()
 
 
 async def test_indexing_does_not_wait_for_the_progress_token(
