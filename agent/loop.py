@@ -2,7 +2,8 @@
 
 Control flow is by small exceptions: a limit ends the turn by raising ``TurnEnded`` with a
 stop reason; a last reply the provider stopped as a refusal, or cut at the output limit, ends it
-with ``refusal`` / ``max_tokens``. The transcript is written as messages are appended, and the
+with ``refusal`` / ``max_tokens``; one the provider paused (``pause_turn``) is sent back as it is,
+which resumes it. The transcript is written as messages are appended, and the
 turn is closed in ``finally`` so a crash, a cancel or a provider error leaves a consistent session.
 """
 
@@ -28,6 +29,10 @@ async def run_turn(session: TurnDriver, prompt: list[Block]) -> StopReason:
                 match reply.stop_reason:  # stopped by the provider
                     case "refusal" | "max_tokens" as stopped:  # or cut at the output limit
                         reason = stopped
+                    case "model_context_window_exceeded":  # cut at the end of the window
+                        reason = "max_tokens"
+                    case "pause_turn":  # paused a long turn: the reply sent back resumes it
+                        continue  # as one more step, so the turn's limits bound it
                 break
             await session.run_tools(calls)
     except TurnEnded as ended:

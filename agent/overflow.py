@@ -55,12 +55,12 @@ async def note_cut_off(session: Any, reply: ModelReply, max_tokens: int) -> None
         await session.emit(
             StatusNote(text="the model declined to answer (the provider stopped it: refusal)")
         )
-    if reply.stop_reason != "max_tokens":
+    if reply.stop_reason == "max_tokens":
+        where = f"the output limit ({max_tokens} tokens)"
+    elif reply.stop_reason == "model_context_window_exceeded":  # Anthropic: prompt + reply full
+        where = "the end of the model's context window"
+    else:
         return
     calls = any(b.get("type") == "tool_use" for b in reply.message.get("content") or [])
     what = "its last tool call may be incomplete" if calls else "the answer may be incomplete"
-    await session.emit(
-        StatusNote(
-            text=f"the model's reply stopped at the output limit ({max_tokens} tokens); {what}"
-        )
-    )
+    await session.emit(StatusNote(text=f"the model's reply stopped at {where}; {what}"))

@@ -1,0 +1,77 @@
+"""Stop reasons a real Anthropic endpoint sends besides ``end_turn``/``tool_use``, through
+`kiln run` and the real SDK against the wire server: ``pause_turn`` (a long turn the API paused:
+sending the reply back resumes it) and ``model_context_window_exceeded`` (the reply ran into the
+end of the context window: cut, not finished)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.testing.wire_server import WireServer
+
+pytestmark = [pytest.mark.e2e]
+
+
+def run_anthropic(
+    tmp_path: Path, srv: WireServer, *extra: str
+) -> tuple[subprocess.CompletedProcess, dict]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url, KILN_HOME=str(tmp_path / "home"))
+    (tmp_path / "repo").mkdir(exist_ok=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "Why?", "--root", str(tmp_path / "repo"),
+         "--output-format", "stream-json", *extra],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return proc, (lines[-1] if lines else {})
+
+
+def test_a_paused_turn_is_resumed_by_sending_the_reply_back(tmp_path: Path) -> None:
+    """Before, `pause_turn` ended the turn as finished after the first half of the answer."""
+    steps: list[Any] = [{"text": "Looking at it first;", "stop_reason": "pause_turn"},
+                        "the cause is the cache."]  # fmt: skip
+    with WireServer(steps) as srv:
+        proc, result = run_anthropic(tmp_path, srv)
+    assert proc.returncode == 0, proc.stderr
+    bodies = srv.bodies("/messages")
+    assert len(bodies) == 2, proc.stdout[-2000:]
+    last = bodies[1]["messages"][-1]  # the paused reply, sent back as the API asks
+    assert last["role"] == "assistant"
+    assert last["content"][0]["text"] == "Looking at it first;"
+    # the resumed request is the paused one plus the reply: the cache serves all of it
+    assert bodies[1]["messages"][:-1] == [
+        {**m, "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]}
+        if isinstance(m["content"], list) else m
+        for m in bodies[0]["messages"]
+    ]  # fmt: skip
+    assert result["stop_reason"] == "end_turn"
+    assert "the cause is the cache." in result["result"]
+
+
+def test_pauses_are_resumed_a_bounded_number_of_times(tmp_path: Path) -> None:
+    """A server that pauses again and again is asked no more than the turn's steps allow."""
+    steps = [{"text": f"step {n};", "stop_reason": "pause_turn"} for n in range(12)]
+    with WireServer(steps) as srv:
+        proc, result = run_anthropic(tmp_path, srv, "--max-steps", "3")
+    assert len(srv.bodies("/messages")) == 3, proc.stdout[-2000:]
+    assert result["stop_reason"] == "max_steps"
+
+
+def test_a_reply_cut_by_the_context_window_says_so(tmp_path: Path) -> None:
+    """Before, the cut answer was reported as a finished one (stop reason end_turn, no word)."""
+    step = {"text": "The three causes are: first,", "stop_reason": "model_context_window_exceeded"}
+    with WireServer([step]) as srv:
+        proc, result = run_anthropic(tmp_path, srv)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "stopped at the end of the model's context window" in out
+    assert "the answer may be incomplete" in out
+    assert result["stop_reason"] == "max_tokens"
