@@ -1,5 +1,6 @@
 """The one retry policy every provider shares: exponential backoff with jitter on rate limits,
-server errors and dropped connections, honouring ``retry-after`` and the rate-limit reset headers, and never after output has
+server errors and dropped connections, honouring ``retry-after`` and the rate-limit reset headers
+(a ``retry-after`` longer than the policy waits ends the retries at once), and never after output has
 reached the caller (a half-streamed reply cannot be un-shown, so it becomes a partial error the
 loop can save instead).
 
@@ -222,6 +223,11 @@ async def retrying_stream(
                 )
                 partial.usage = spent  # type: ignore[attr-defined]
                 raise partial from exc
+            asked = getattr(exc, "asked_wait", None)
+            if exc.retryable and asked is not None and asked > policy.max_retry_after:
+                # Asking again sooner than the server said is refused again: say it now.
+                exc.args = (f"{exc} (the provider asks to wait {asked:.0f} s; not retried)",)
+                raise
             if not exc.retryable or attempt >= policy.max_attempts:
                 if exc.retryable and attempt > 1:
                     exc.args = (f"{exc} (gave up after {attempt} attempts)",)

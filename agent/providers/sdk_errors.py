@@ -63,6 +63,7 @@ def classify_sdk_error(
         message = _api_message(exc)
         headers = getattr(response, "headers", None)
         retry_after = parse_retry_after(headers, rate_limited=status == 429)
+        asked = parse_retry_after(headers)  # said outright, not read off a reset time
         text = f"{provider}: {label}: {message}"
         if status == 429 and _is_out_of_quota(exc):
             return provider_error(
@@ -73,21 +74,25 @@ def classify_sdk_error(
                 status=status,
             )
         if status == 429:
-            return provider_error(
+            limited = provider_error(
                 RateLimited,
                 text,
                 hint="rate limited; wait a minute or lower the request rate",
                 retry_after=retry_after,
                 status=status,
             )
+            limited.asked_wait = asked  # type: ignore[attr-defined]
+            return limited
         if status >= 500 or _is_overloaded(exc):
-            return provider_error(
+            failed = provider_error(
                 ServerError,
                 text,
                 hint="the provider had a problem; retry later",
                 retry_after=retry_after,
                 status=status,
             )
+            failed.asked_wait = asked  # type: ignore[attr-defined]
+            return failed
         if status in (400, 413, 422) and _is_context_overflow(exc, message):
             too_long = provider_error(
                 ContextTooLong,

@@ -170,8 +170,9 @@ def make_handler(server: WireState) -> type[BaseHTTPRequestHandler]:
             status = step.get("error") or _RAISE_STATUS.get(str(kind), 0)
             if status:
                 headers = {}
-                if step.get("retry_after") is not None:
-                    headers["retry-after"] = str(step["retry_after"])
+                for key in ("retry_after", "retry_after_ms"):
+                    if step.get(key) is not None:
+                        headers[key.replace("_", "-")] = str(step[key])
                 self._error(
                     api, int(status), step.get("message") or f"scripted error {status}", headers
                 )

@@ -13,8 +13,8 @@ breakpoint rules (``wire_requests``). A reply longer than the request's ``max_to
 (``max_completion_tokens``) is cut there, with the stop reason ``max_tokens`` (``length``).
 
 Script steps use the scripted model's vocabulary (see ``agent.providers.scripted``), plus:
-``{"error": 429 | 500 | 529 | 400, "retry_after"?: seconds, "message"?: ...}`` for an HTTP
-error, ``{"text": "...", "die": true}`` for a stream that breaks off after the text,
+``{"error": 429 | 500 | 529 | 400, "retry_after"?: seconds, "retry_after_ms"?: ms,
+"message"?: ...}`` for an HTTP error (with those headers), ``{"text": "...", "die": true}`` for a stream that breaks off after the text,
 ``{"stream_error": "overloaded_error"}`` for an SSE ``error`` event inside a 200 stream,
 ``{"raise": "unavailable"}`` to drop the connection without answering, ``{"garbage": true}``
 for a 200 ``text/event-stream`` reply of bytes that are neither UTF-8 nor SSE, and
