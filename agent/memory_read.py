@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.workspace import opened_path
+
 MAX_DEPTH = 5
 MAX_BYTES = 40_000  # a block's text, imports expanded
 READ_LIMIT = MAX_BYTES + 1  # bytes read from any one file
@@ -65,10 +67,18 @@ class _Budget:
     seen: set[Path] = field(default_factory=set)
 
 
-def read_bounded(path: Path) -> str:
-    """At most ``READ_LIMIT`` bytes of a regular file (OSError for anything else)."""
+def read_bounded(path: Path, scope: Scope | None = None) -> str:
+    """At most ``READ_LIMIT`` bytes of a regular file (OSError for anything else). With
+    ``scope``, the file opened must still be one it admits: ``path`` was checked before, and a
+    process running meanwhile (an approved MCP server) may have turned a folder on the way into a
+    link to ``~/.ssh`` since."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
+        opened = opened_path(fd) if scope is not None else None
+        if opened is not None and (
+            not scope.admits(opened) or scope.refuses(opened) or in_git_folder(opened)
+        ):
+            raise OSError(0, "it led elsewhere when opened (a folder on the way became a link?)")
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(0, "not a regular file")
         with os.fdopen(fd, "rb", closefd=False) as fh:
@@ -118,12 +128,22 @@ def expand(path: Path, scope: Scope | None, *, users_own: bool = False) -> str:
         return stopped
     # The user's file imports relative to where they keep it, a link included.
     start = Path(os.path.abspath(path)) if users_own else path.resolve()
-    return _expand(start, 0, frozenset(), scope, _Budget())
+    return _expand(start, 0, frozenset(), scope, _Budget(), trusted=users_own)
 
 
-def _expand(path: Path, depth: int, chain: frozenset[Path], scope: Scope | None, b: _Budget) -> str:
+def _expand(
+    path: Path,
+    depth: int,
+    chain: frozenset[Path],
+    scope: Scope | None,
+    b: _Budget,
+    *,
+    trusted: bool = False,
+) -> str:
+    """``trusted``: ``path`` is the user's own file or a link in a folder only the user writes,
+    which may lead anywhere; any other file must still be in ``scope`` once opened."""
     try:
-        text = read_bounded(path)
+        text = read_bounded(path, None if trusted else scope)
     except OSError as exc:
         return f"[memory note: cannot read {path}: {exc.strerror}]"
     out: list[str] = []
@@ -169,7 +189,11 @@ def _expand(path: Path, depth: int, chain: frozenset[Path], scope: Scope | None,
         else:
             b.imports -= 1
             here = path.resolve()
-            out.append(_expand(named if linked else target, depth + 1, chain | {here}, scope, b))
+            out.append(
+                _expand(
+                    named if linked else target, depth + 1, chain | {here}, scope, b, trusted=linked
+                )
+            )
         size += len(out[-1]) + 1
         if size > MAX_BYTES:
             break  # the block is cut at MAX_BYTES anyway

@@ -204,7 +204,7 @@ def read_regular(path: Path, inside: Sequence[Path] = ()) -> bytes:
     on the way into a link to ``~/.ssh`` since (PathOutsideWorkspace)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as fh:
-        opened = _opened_path(fd) if inside else None
+        opened = opened_path(fd) if inside else None
         if opened is not None and not any(r == opened or r in opened.parents for r in inside):
             raise PathOutsideWorkspace(
                 f"{path} led outside the workspace when opened (a folder on the way became a "
@@ -218,7 +218,7 @@ def read_regular(path: Path, inside: Sequence[Path] = ()) -> bytes:
         return fh.read()
 
 
-def _opened_path(fd: int) -> Path | None:
+def opened_path(fd: int) -> Path | None:
     """Where an open descriptor's file is (None where the system cannot say)."""
     try:
         if sys.platform == "darwin":

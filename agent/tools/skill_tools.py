@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from agent.errors import ToolError
+from agent.errors import PathOutsideWorkspace, ToolError
 from agent.events import StatusNote
 from agent.permissions import Permissions
 from agent.protocols import SessionView, Tool, ToolContext
@@ -131,6 +131,9 @@ class SkillTool:
             )
         if args.get("file"):
             try:
+                # What was opened is checked against the folder checked: a process running
+                # meanwhile may have turned a folder in the skill into a link to ~/.ssh since.
+                inside = skill.path.resolve()
                 path = skill.resolve_file(args["file"])
                 if ctx.session.read_denied(path):  # as read_file would refuse it
                     raise ToolError(
@@ -138,8 +141,8 @@ class SkillTool:
                         "rule of your settings",
                         suggestion="do without this file",
                     )
-                text = read_regular(path).decode("utf-8", errors="replace")
-            except (SkillsError, OSError) as exc:
+                text = read_regular(path, [inside]).decode("utf-8", errors="replace")
+            except (SkillsError, OSError, PathOutsideWorkspace) as exc:
                 files = ", ".join(skill.files()[:20]) or "none"
                 reason = (
                     f"cannot read {args['file']}: {exc.strerror}"
