@@ -96,12 +96,17 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
         start, end = min(start, end), max(start, end)  # a selection made upwards
         if start < 0:
             raise InvalidParams(f"range line {start} is negative (lines are 0-based)")
-        lines = text.splitlines()
+        lines = _LSP_BREAK.split(text)
+        if not lines[-1]:  # the text ends with a break: no line after it
+            lines.pop()
         text = "\n".join(lines[start : end + 1])
         attrs += f' lines="{start + 1}-{end + 1}"'
     return f"<reference {attrs}>\n{text}\n</reference>"
 
 
+# Where a line ends for LSP (and in a client's line numbers): not at a form feed or U+2028,
+# which Python's splitlines also breaks at.
+_LSP_BREAK = re.compile(r"\r\n|\r|\n")
 # A line range in a link's fragment, as editors write a selection: ``#L2``, ``#L2:3`` (Zed),
 # ``#L2-L3``/``#L2-3`` (GitHub), ``#L2C5-L3C9`` (columns ignored); lines are 1-based.
 _LINES = re.compile(r"L(\d+)(?:C\d+)?(?:[:-]L?(\d+)(?:C\d+)?)?", re.IGNORECASE)
