@@ -137,16 +137,29 @@ async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None
     hits = await asyncio.to_thread(sync.index.search, word, 3)
     if not hits:
         return None
+    kind = _hover_format(ls)
+    show = _code if kind == types.MarkupKind.Markdown else _plain
     lines = [
         "- {} {}".format(
-            _code(getattr(h, "name", "")),
-            _code(f"{getattr(h, 'path', '')}:{getattr(h, 'start_line', '')}"),
+            show(getattr(h, "name", "")),
+            show(f"{getattr(h, 'path', '')}:{getattr(h, 'start_line', '')}"),
         )
         for h in hits
     ]
-    return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(lines))
-    )
+    return types.Hover(contents=types.MarkupContent(kind=kind, value="\n".join(lines)))
+
+
+def _hover_format(ls: KilnServer) -> types.MarkupKind:
+    """The first format of the client's ``hover.contentFormat`` (its order of preference);
+    Markdown when it names none (a client that shows no Markdown would show the markup)."""
+    text_document = getattr(ls.client_capabilities, "text_document", None)
+    formats = getattr(getattr(text_document, "hover", None), "content_format", None) or []
+    known = [f for f in formats if f in (types.MarkupKind.Markdown, types.MarkupKind.PlainText)]
+    return types.MarkupKind(known[0]) if known else types.MarkupKind.Markdown
+
+
+def _plain(text: str) -> str:
+    return " ".join(str(text).splitlines())
 
 
 def _code(text: str) -> str:

@@ -120,3 +120,35 @@ async def test_hover_shows_names_and_paths_as_code_not_markdown(
         "- `hover_target` ``tick`s.py:1``",
         "- `probe` `probe.py:1`",
     ], rows
+
+
+async def test_hover_is_plain_text_for_a_client_that_shows_no_markdown(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """A client whose `textDocument.hover.contentFormat` is `["plaintext"]` was sent Markdown
+    anyway and showed its backticks; it now gets plain text, the same lines without markup.
+    The first format the client lists is its preference; naming none means Markdown."""
+    kinds = {}
+    for formats in (["plaintext"], ["plaintext", "markdown"], ["markdown", "plaintext"], None):
+        caps = {"textDocument": {"hover": {"contentFormat": formats}}} if formats else {}
+        server = await RawServer.start(workspace, server_env(kiln_home))
+        try:
+            await server.initialize(workspace, capabilities=caps)
+            await server.index_until(lambda s: s["state"] == "ready")
+            uri = (workspace / "probe.py").as_uri()
+            doc = {"uri": uri, "languageId": "python", "version": 1, "text": "greet()\n"}
+            server.notify("textDocument/didOpen", {"textDocument": doc})
+            params = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 2}}
+            hover = (await server.request("hover", "textDocument/hover", params))["result"]
+        finally:
+            await server.close()
+        kinds[str(formats)] = hover["contents"]["kind"]
+        rows = sorted(hover["contents"]["value"].splitlines())
+        if hover["contents"]["kind"] == "plaintext":
+            assert rows == ["- greet app.py:1", "- probe probe.py:1"], rows
+    assert kinds == {
+        "['plaintext']": "plaintext",
+        "['plaintext', 'markdown']": "plaintext",
+        "['markdown', 'plaintext']": "markdown",
+        "None": "markdown",
+    }, kinds
