@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from skills_registry import config_file
 from skills_registry.errors import McpConfigError
+from skills_registry.mcp_program import Program, workspace_program
 
 CONFIG_FILE = "mcp.json"
 # "client": an entry the host passed for one session (ACP ``mcpServers``); never in a file.
@@ -44,6 +45,7 @@ class McpServerConfig:
     raw: dict[str, Any] = field(default_factory=dict)  # the entry exactly as written
     # A project entry's program files in the workspace (its command, script, config) -> sha256
     files: dict[str, str] = field(default_factory=dict)
+    unheld: str = ""  # why an approval cannot hold the program (``mcp_program``)
     disabled: bool = False  # ``"disabled": true``: configured, never started
     sse: bool = False  # a ``url`` served with the HTTP+SSE transport, not streamable HTTP
 
@@ -143,80 +145,25 @@ def _parse_server(name: str, raw: Any, origin: Path, scope: Scope) -> McpServerC
         raise McpConfigError(f"{where}: 'cwd' must be a string")
     if not name.strip():
         raise McpConfigError(f"{origin}: a server has an empty name")
+    env = _str_map(raw.get("env"), f"{where}: 'env'")
+    program = (
+        workspace_program(origin, command, args, cwd, env) if scope == "project" else Program()
+    )
     return McpServerConfig(
         name=name,
         command=command,
         args=list(args),
-        env=_str_map(raw.get("env"), f"{where}: 'env'"),
+        env=env,
         cwd=cwd,
         url=url,
         headers=_str_map(raw.get("headers"), f"{where}: 'headers'"),
         origin=str(origin),
         scope=scope,
         raw=dict(raw),
-        files=_workspace_files(origin, command, args, cwd) if scope == "project" else {},
+        files=program.files,
+        unheld=program.unheld,
         disabled=raw.get("disabled", False),
         sse=kind == "sse",
-    )
-
-
-MAX_HASHED = 64 * 1024 * 1024  # bytes of one file read into an entry's fingerprint
-# An argument file with one of these suffixes is part of the program an entry runs (its source, a
-# script, a config that says what the program does); so is one that is executable or starts with
-# "#!". Any other file is the server's data: a database or log it writes as it runs was hashed
-# too, and an approved server was "changed since you approved it" after its first run.
-# fmt: off
-PROGRAM_SUFFIXES = frozenset({
-    ".py", ".pyw", ".pyz", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", ".sh",
-    ".bash", ".zsh", ".fish", ".ps1", ".bat", ".cmd", ".rb", ".pl", ".pm", ".php", ".lua", ".jar",
-    ".java", ".kt", ".kts", ".groovy", ".scala", ".clj", ".go", ".r", ".jl", ".ex", ".exs", ".tcl",
-    ".swift", ".dart", ".wasm", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".env",
-    ".properties",
-})
-# fmt: on
-
-
-def _workspace_files(
-    origin: Path, command: Any, args: list[Any], cwd: str | None
-) -> dict[str, str]:
-    """sha256 of each regular file of the workspace (``origin``'s ``.kiln/..``) that is the
-    program the entry runs: its command, and each argument (or ``--opt=`` value) that is a
-    program file (``_is_program``), read where the server would resolve it. So approving
-    ``python srv.py`` approves that ``srv.py``, and a checkout that changes it is pending again,
-    while ``--db state.sqlite`` changing as the server runs is not a new program."""
-    root = origin.resolve().parent.parent
-    base = root / cwd if cwd else root
-    out: dict[str, str] = {}
-    words = [(command, True)] + [(_option_value(a), False) for a in args]
-    for word, is_command in words:
-        if not isinstance(word, str) or not word or "\0" in word:
-            continue
-        try:
-            path = (base / word).resolve()
-            if root not in path.parents or not path.is_file():
-                continue
-            with path.open("rb") as handle:
-                if not is_command and not _is_program(path, handle.read(2)):
-                    continue
-                handle.seek(0)
-                out[word] = hashlib.sha256(handle.read(MAX_HASHED)).hexdigest()
-        except (OSError, ValueError):
-            continue
-    return out
-
-
-def _option_value(word: Any) -> Any:
-    """``--script=srv.py`` names ``srv.py``; any other word names itself."""
-    if isinstance(word, str) and word.startswith("-") and "=" in word:
-        return word.split("=", 1)[1]
-    return word
-
-
-def _is_program(path: Path, head: bytes) -> bool:
-    return (
-        path.suffix.lower() in PROGRAM_SUFFIXES
-        or head == b"#!"
-        or bool(path.stat().st_mode & 0o111)
     )
 
 

@@ -213,6 +213,11 @@ def approve(kiln_home: Path, root: Path, configs: list[McpServerConfig]) -> None
     for config in configs:
         if config.scope != "project":
             raise McpConfigError(f"server {shown_name(config.name)} is not a project server")
+        if config.unheld:
+            raise McpConfigError(
+                f"server {shown_name(config.name)} cannot be approved: {printable(config.unheld)}",
+                hint="name its script in the entry's args instead",
+            )
     with _approvals_locked(kiln_home):
         entries = read_approvals(kiln_home, root)
         entries.update({config.name: config.fingerprint for config in configs})

@@ -82,7 +82,9 @@ def test_a_memory_import_swapped_for_a_link_is_not_read_through(
     assert CANARY not in seen
 
 
-def test_a_skill_file_swapped_for_a_link_is_not_read_through(tmp_path: Path, host_dir: Path) -> None:
+def test_a_skill_file_swapped_for_a_link_is_not_read_through(
+    tmp_path: Path, host_dir: Path
+) -> None:
     # A package's own skills count when the session works in it (`kiln run` from `pkg`).
     skill = tmp_path / "repo" / "pkg" / ".kiln" / "skills" / "release"
     skill.mkdir(parents=True)
