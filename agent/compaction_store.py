@@ -40,7 +40,7 @@ def store_epoch(
     history = next(
         (
             b["text"]
-            for b in messages[0]["content"]
+            for b in (messages[0]["content"] if messages else [])  # none left: a refused first turn
             if str(b.get("text", "")).startswith(HISTORY_TAG)
         ),
         "",

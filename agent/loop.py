@@ -1,8 +1,9 @@
 """The agent loop: call the model, run the tools it asks for, append the results, repeat.
 
 Control flow is by small exceptions: a limit ends the turn by raising ``TurnEnded`` with a
-stop reason; a last reply the provider stopped as a refusal, or cut at the output limit, ends it
-with ``refusal`` / ``max_tokens``; one the provider paused (``pause_turn``) is sent back as it is,
+stop reason; a reply the provider stopped as a refusal ends it with ``refusal`` (none of its calls
+run; ``agent.refused_turn`` takes that turn out before the next), a last one cut at the output
+limit with ``max_tokens``; one the provider paused (``pause_turn``) is sent back as it is,
 which resumes it. The transcript is written as messages are appended, and the
 turn is closed in ``finally`` so a crash, a cancel or a provider error leaves a consistent session.
 """
@@ -24,13 +25,14 @@ async def run_turn(session: TurnDriver, prompt: list[Block]) -> StopReason:
         while True:
             session.check_limits()
             reply = await session.step()
+            if reply.stop_reason == "refusal":  # declined: no call of it runs, the turn ends
+                reason = "refusal"
+                break
             calls = [b for b in reply.message["content"] if b.get("type") == "tool_use"]
             if not calls:
                 match reply.stop_reason:  # stopped by the provider
-                    case "refusal" | "max_tokens" as stopped:  # or cut at the output limit
-                        reason = stopped
-                    case "model_context_window_exceeded":  # cut at the end of the window
-                        reason = "max_tokens"
+                    case "max_tokens" | "model_context_window_exceeded":  # cut: output limit
+                        reason = "max_tokens"  # or the end of the context window
                     case "pause_turn":  # paused a long turn: the reply sent back resumes it
                         continue  # as one more step, so the turn's limits bound it
                 break

@@ -14,7 +14,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from agent import declared_tools, loop, model_call, spend
+from agent import declared_tools, loop, model_call, refused_turn, spend
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
 from agent.context import ContextAssembler, cache_key, environment_block, mode_block
@@ -76,6 +76,7 @@ class Session:
         self.host = host
         self.config = config
         self._open_calls: dict[str, str] = {}  # tool calls started and not yet finished
+        self._turn_start: tuple[int, int, int] | None = None  # epoch, message, tail blocks
         self.store = store
         self.state: dict[str, Any] = state or {}
         self.transcript = Transcript(store, session_id, messages or [], epoch)
@@ -318,6 +319,7 @@ class Session:
         # A process killed mid-tool left a tool call unanswered: answer it, or no provider
         # accepts the trajectory again.
         self.transcript.close_dangling("interrupted: Kiln stopped before the tool finished")
+        refused_turn.drop(self)  # a turn the provider declined goes before the next is sent
         if not self.state.get("title"):  # the user's words, not an attachment's markup
             texts = [b["text"] for b in prompt if b.get("type") == "text"]
             said = [t for t in texts if not t.lstrip().startswith("<reference ")]
@@ -328,6 +330,7 @@ class Session:
             self.context.add(mode_block(self.mode))
             self.state[MODE_TOLD] = self.mode
         tail = self.context.tail(self, with_status=self.turn.step_count > 0)
+        self._turn_start = (self.transcript.epoch, len(self.transcript.messages), len(tail))
         self.transcript.append({"role": "user", "content": [*tail, *prompt]})
 
     def check_limits(self) -> None:
@@ -389,6 +392,7 @@ class Session:
 
     async def end_turn(self, reason: StopReason) -> None:
         self.transcript.close_dangling(reason)
+        refused_turn.mark(self, reason, self._turn_start)
         # a call the limit or a cancel cut short ends for the host too (no spinner left running)
         for call_id, name in list(self._open_calls.items()):
             await self.emit(ToolCallFinished(id=call_id, name=name, status="failed",

@@ -50,6 +50,10 @@ class WireState(Protocol):
 
     def usage_for(self, api: str, body: dict[str, Any], reply: wf.WireReply) -> wf.WireUsage: ...
 
+    refused: set[str]
+
+    def holds_refused(self, body: dict[str, Any]) -> bool: ...
+
 
 class QuietServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -135,7 +139,9 @@ def make_handler(server: WireState) -> type[BaseHTTPRequestHandler]:
             self._answer(api, body)
 
         def _answer(self, api: str, body: dict[str, Any]) -> None:
-            while True:
+            # Anthropic declines every request that still holds a turn it declined.
+            refused = api == "anthropic" and server.holds_refused(body)
+            while not refused:
                 try:
                     step = server.script.take(latest_user_text(body["messages"]))
                 except ScriptExhausted as exc:
@@ -155,6 +161,8 @@ def make_handler(server: WireState) -> type[BaseHTTPRequestHandler]:
                         time.sleep(0.02)
                     continue
                 break
+            if refused:
+                step = {"text": "", "stop_reason": "refusal"}
             time.sleep(float(step.get("delay") or step.get("sleep") or 0))
             if "raw" in step:
                 send_raw(self, step["raw"], server.stopping)
@@ -187,6 +195,8 @@ def make_handler(server: WireState) -> type[BaseHTTPRequestHandler]:
                 reply.text = "The answer is"
             reply = wf.cut_to(reply, wf.requested_limit(body))  # as a real API stops
             usage = server.usage_for(api, body, reply)
+            if api == "anthropic" and reply.stop_reason == "refusal" and reply.text:
+                server.refused.add(reply.text)
             model = server.model or str(body.get("model") or "wire-model")
             msg_id = server.next_id("msg_" if api == "anthropic" else "chatcmpl-")
             if not body.get("stream"):

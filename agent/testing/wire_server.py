@@ -9,7 +9,8 @@ earlier request counts as cache read, characters / 4 as tokens. On ``/v1/message
 only happens when the request carries ``cache_control`` breakpoints, as on the real API.
 Requests the real APIs refuse are a 400 here too: a tool call not answered in the very next
 message, a result for no call of the message before it, and Anthropic's deferred-tool and
-breakpoint rules (``wire_requests``). A reply longer than the request's ``max_tokens``
+breakpoint rules (``wire_requests``); and, as Anthropic does, a request that still holds a reply
+it stopped as a ``refusal`` is declined again (an empty reply, ``stop_reason: refusal``). A reply longer than the request's ``max_tokens``
 (``max_completion_tokens``) is cut there, with the stop reason ``max_tokens`` (``length``).
 
 Script steps use the scripted model's vocabulary (see ``agent.providers.scripted``), plus:
@@ -56,6 +57,7 @@ class WireServer:
         self.requests: list[RecordedRequest] = []
         self.requests_log = requests_log
         self._history: dict[str, list[str]] = {}
+        self.refused: set[str] = set()  # texts of Anthropic replies stopped as a refusal
         self.lock = threading.Lock()
         self._ids = 0
         self.connections: set[socket.socket] = set()
@@ -126,6 +128,19 @@ class WireServer:
         with self.lock:
             self._ids += 1
             return f"{prefix}{self._ids:04d}"
+
+    def holds_refused(self, body: dict[str, Any]) -> bool:
+        """Whether a request still holds a reply this server declined: Anthropic refuses those
+        again until the refused turn is removed or changed."""
+        with self.lock:
+            refused = set(self.refused)
+        return any(
+            m.get("role") == "assistant"
+            and "".join(b.get("text", "") for b in m.get("content") or [] if isinstance(b, dict))
+            in refused
+            for m in body.get("messages") or []
+            if isinstance(m.get("content"), list)
+        )
 
     def usage_for(self, api: str, body: dict[str, Any], reply: wf.WireReply) -> wf.WireUsage:
         text = prompt_text(api, body)

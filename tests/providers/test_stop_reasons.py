@@ -1,6 +1,7 @@
 """Stop reasons a real Anthropic endpoint sends besides ``end_turn``/``tool_use``, through
 `kiln run` and the real SDK against the wire server: ``pause_turn`` (a long turn the API paused:
-sending the reply back resumes it) and ``model_context_window_exceeded`` (the reply ran into the
+sending the reply back resumes it), ``refusal`` (the API declines every later request that still
+holds the refused turn) and ``model_context_window_exceeded`` (the reply ran into the
 end of the context window: cut, not finished)."""
 
 from __future__ import annotations
@@ -15,18 +16,19 @@ from typing import Any
 import pytest
 
 from agent.testing.wire_server import WireServer
+from tests.context.wire_runs import as_sent
 
 pytestmark = [pytest.mark.e2e]
 
 
 def run_anthropic(
-    tmp_path: Path, srv: WireServer, *extra: str
+    tmp_path: Path, srv: WireServer, *extra: str, task: str = "Why?"
 ) -> tuple[subprocess.CompletedProcess, dict]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url, KILN_HOME=str(tmp_path / "home"))
     (tmp_path / "repo").mkdir(exist_ok=True)
     proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "Why?", "--root", str(tmp_path / "repo"),
+        [sys.executable, "-m", "lsp_server", "run", task, "--root", str(tmp_path / "repo"),
          "--output-format", "stream-json", *extra],
         env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -75,3 +77,41 @@ def test_a_reply_cut_by_the_context_window_says_so(tmp_path: Path) -> None:
     assert "stopped at the end of the model's context window" in out
     assert "the answer may be incomplete" in out
     assert result["stop_reason"] == "max_tokens"
+
+
+def test_a_refused_turn_leaves_the_conversation_before_the_next(tmp_path: Path) -> None:
+    """Before, the refused turn stayed in every later request, and Anthropic (as the wire server
+    now does) declined each of them: the session could not go on."""
+    steps: list[Any] = ["Sure: the cache is warm.", {"text": "I can", "stop_reason": "refusal"},
+                        "Here is the summary."]  # fmt: skip
+    with WireServer(steps) as srv:
+        first, result = run_anthropic(tmp_path, srv, task="Explain the cache")
+        session = result["session_id"]
+        refused, result = run_anthropic(tmp_path, srv, "--resume", session, task="Do the thing")
+        assert result["stop_reason"] == "refusal" and result["result"] == "I can"
+        assert "the model declined to answer" in refused.stdout
+        after, result = run_anthropic(tmp_path, srv, "--resume", session, task="Summarise")
+    assert after.returncode == 0, after.stderr
+    assert result["stop_reason"] == "end_turn" and result["result"] == "Here is the summary."
+    before, sent = (as_sent(r.raw) for r in srv.requests[1:3])
+    # everything before the refused turn goes out again byte for byte (the cache serves it)...
+    assert json.dumps(sent["messages"][:2]) == json.dumps(before["messages"][:2])
+    text = json.dumps(sent["messages"][2:])
+    # ...then the new prompt with a note; nothing of the refused turn
+    assert "Do the thing" not in text and "I can" not in text
+    assert "declined the previous turn" in text and "Summarise" in text
+    assert len(sent["messages"]) == 3
+
+
+def test_a_refused_first_turn_keeps_the_environment_for_the_next(tmp_path: Path) -> None:
+    steps: list[Any] = [{"text": "No", "stop_reason": "refusal"}, "Fine."]
+    with WireServer(steps) as srv:
+        _, result = run_anthropic(tmp_path, srv, task="Bad ask")
+        after, result = run_anthropic(tmp_path, srv, "--resume", result["session_id"],
+                                      task="Good ask")  # fmt: skip
+    assert result["result"] == "Fine.", after.stdout[-2000:]
+    first, second = (as_sent(r.raw)["messages"] for r in srv.requests)
+    assert len(second) == 1 and "Bad ask" not in json.dumps(second)
+    environment = first[0]["content"][0]["text"]
+    assert environment.startswith("<environment>")
+    assert second[0]["content"][0]["text"] == environment

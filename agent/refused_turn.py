@@ -1,0 +1,61 @@
+"""A turn the provider declined (``stop_reason: refusal``) leaves the conversation before the next
+one: Anthropic's API refuses every later request that still holds it ("reset the conversation
+context by removing or updating the turn that was refused"). The turn stays on screen and in
+the store (an older epoch, recorded like a compaction); the next request is the messages before
+it, byte for byte (so the prompt cache still serves them), and a note saying what went.
+
+Functions over a ``Session`` (as ``agent.overflow`` is): the mark is written when the turn ends
+and acted on when the next begins, so ``kiln run`` still reports the refused reply, and a resume
+in another process drops it too (the mark lives in the session's state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.compaction_store import CompactionRecord, store_epoch
+from agent.types import canonical_json
+
+REFUSED = "refused_turn"  # state: [epoch, first message of the turn, tail blocks before the prompt]
+NOTE = (
+    "<conversation_note>\nThe provider declined the previous turn (stop reason: refusal); its "
+    "messages were removed from this conversation, as the provider requires before going on. "
+    "The user saw that turn.\n</conversation_note>"
+)
+
+
+def mark(session: Any, reason: str, start: tuple[int, int, int] | None) -> None:
+    """At the end of a turn: remember where a refused turn began (``start``: epoch, message
+    index, tail blocks), unless a compaction already rewrote the messages since."""
+    session.state.pop(REFUSED, None)
+    if reason == "refusal" and start is not None and start[0] == session.transcript.epoch:
+        session.state[REFUSED] = list(start)
+
+
+def drop(session: Any) -> None:
+    """At the start of a turn: take the refused one out of the messages the next request sends."""
+    where = session.state.pop(REFUSED, None)
+    messages = session.transcript.messages
+    if not (isinstance(where, list) and len(where) == 3 and where[0] == session.transcript.epoch):
+        return
+    start, tail = int(where[1]), int(where[2])
+    if not 0 <= start < len(messages):
+        return
+    kept, removed = messages[:start], messages[start:]
+    first = removed[0].get("content")
+    # What the refused turn's first message carried besides the prompt (the environment, memory,
+    # the skill catalog…) was told to nobody now: it goes with the next message instead.
+    carried = [str(b.get("text", "")) for b in (first if isinstance(first, list) else [])[:tail]]
+    session.context.add(*carried, NOTE)
+    record = CompactionRecord(
+        epoch=session.transcript.epoch + 1,
+        tier=0,
+        reason="the provider declined the turn (refusal): removed before the next one",
+        before_tokens=len(canonical_json(messages)) // 4,
+        after_tokens=len(canonical_json(kept)) // 4,
+        removed_messages=len(removed),
+        kept_messages=len(kept),
+        source="none",
+        archive="",
+    )
+    store_epoch(session.store, session.id, kept, record, session.state)
+    session.transcript.start_epoch(record.epoch, kept)
