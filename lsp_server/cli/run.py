@@ -66,8 +66,8 @@ class TaskCommand(QueryCommand):
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
     default=".",
-    show_default=True,
-    help="Workspace root.",
+    help="Workspace root (default: the repository holding the current folder, else the "
+    "current folder).",
 )
 @click.option(
     "--output-format",

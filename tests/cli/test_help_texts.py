@@ -60,3 +60,12 @@ def test_every_command_and_option_has_a_line_of_help(top: str) -> None:
         missing += [f"kiln {' '.join(command)} {e} (command)" for e in silent_entries(commands)]
         todo += [[*command, line.split()[0]] for line in commands if line[2:3].strip()]
     assert not missing, "\n".join(missing)
+
+
+def test_run_help_names_the_root_a_run_in_a_subfolder_works_at() -> None:
+    """`kiln run --help` said `--root … [default: .]` while a run started in a subfolder of a
+    repository works at the repository's root (README, docs/ci.md): the help now says so."""
+    text = help_of(["run"])
+    root_help = text.split("--root", 1)[1].split("\n  -", 1)[0]
+    assert "[default: .]" not in root_help
+    assert "repository" in root_help, root_help
