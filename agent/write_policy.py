@@ -79,6 +79,9 @@ SENSITIVE_GLOBS = (
     ".claude/*",
     ".agents",
     ".agents/*",
+    # A package's own (`pkg/.kiln/skills`): a session working in `pkg` offers its skills, and
+    # Claude Code started there runs the hooks of `pkg/.claude/settings.json`.
+    *(f"*/{p}{tail}" for p in (".kiln", ".claude", ".agents") for tail in ("", "/*")),
     "KILN.md",
     "*/KILN.md",
     "AGENTS.md",

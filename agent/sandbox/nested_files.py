@@ -1,7 +1,8 @@
-"""Memory and shell-hook files below the workspace root (``sub/AGENTS.md``, ``sub/.envrc``), and
-nested repositories' git folders (``sub/.git``): a later session loads the first as the
-project's instructions once the agent touches that folder, direnv or mise runs the second when
-the user's shell enters it, and git runs what a nested repository's config names (``core.fsmonitor``)
+"""Memory and shell-hook files below the workspace root (``sub/AGENTS.md``, ``sub/.envrc``), a
+package's agent folders (``sub/.kiln``, ``sub/.claude``, ``sub/.agents``: its skills), and
+nested repositories' git folders (``sub/.git``): a later session loads memory and a package's
+skills as the project's instructions once it works there, direnv or mise runs a shell hook when
+the user's shell enters the folder, and git runs what a nested repository's config names (``core.fsmonitor``)
 when the user's shell prompt or the editor's git view looks at it. The permission check
 sees the writes a command line names; a program writes what it likes (``python -c``, ``awk``,
 ``git checkout REF -- sub/AGENTS.md``). So the sandbox holds them too: those that exist when a
@@ -25,9 +26,12 @@ from pathlib import Path
 from agent.sandbox.bwrap import MODULE_PROTECTED
 from agent.write_policy import SHELL_HOOK_FILES
 
-NAMES = frozenset(
-    ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".git", *SHELL_HOOK_FILES)
-)  # ``.config/mise.toml`` is matched on its last two names
+# ``.kiln``, ``.claude``, ``.agents``: a package's skill folders, which a session working there
+# offers, and Claude Code's settings there, whose hooks run on the host.
+NAMES = frozenset((
+    "KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".git", ".kiln", ".claude", ".agents",
+    *SHELL_HOOK_FILES,
+))  # fmt: skip  # ``.config/mise.toml`` is matched on its last two names
 MAX_FOLDERS = 10_000
 # Files bound read-only at most: each is a mount (with the folders above it), and a checkout
 # shipping an AGENTS.md in each of 10,000 folders would make every command line too long to start.
