@@ -53,7 +53,10 @@ async def note_cut_off(session: Any, reply: ModelReply, max_tokens: int) -> None
     finished one (and ends the turn as if it were)."""
     if reply.stop_reason == "refusal":
         await session.emit(
-            StatusNote(text="the model declined to answer (the provider stopped it: refusal)")
+            StatusNote(
+                text="the model declined to answer (the provider stopped it: refusal"
+                + (f": {reply.stop_detail})" if reply.stop_detail else ")")
+            )
         )
     if reply.stop_reason == "max_tokens":
         where = f"the output limit ({max_tokens} tokens)"

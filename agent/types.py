@@ -153,6 +153,9 @@ class ModelReply:
     usage: Usage
     stop_reason: str = "end_turn"  # end_turn | tool_use | max_tokens | error
     model: str = ""
+    stop_detail: str = (
+        ""  # the provider's words on why it stopped (Anthropic's refusal explanation)
+    )
     # What attempts that failed before this reply had already reported (billed, but not part of
     # this reply's context): counted in the spend, never in the context window's use.
     discarded: Usage = field(default_factory=Usage)

@@ -214,6 +214,7 @@ class _Accumulator:
         self.json_parts: dict[int, list[str]] = {}
         self.usage = Usage()
         self.stop_reason = "end_turn"
+        self.stop_detail = ""
         self.finished = False
 
     def feed(self, event: Any) -> list[StreamItem]:
@@ -257,6 +258,11 @@ class _Accumulator:
                     self.blocks[event.index]["input"] = parse_arguments(raw)
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason
+            details = getattr(event.delta, "stop_details", None)
+            explanation = getattr(details, "explanation", None)
+            if isinstance(details, dict):  # an SDK that does not know the field yet
+                explanation = details.get("explanation")
+            self.stop_detail = str(explanation or "")
             self._take_usage(event.usage)
         elif kind == "message_stop":
             self.finished = True
@@ -287,6 +293,5 @@ class _Accumulator:
             if not (b.get("type") == "text" and not b["text"])
         ]
         message: Message = {"role": "assistant", "content": content}
-        return ModelReply(
-            message=message, usage=self.usage, stop_reason=self.stop_reason, model=self.model
-        )
+        return ModelReply(message=message, usage=self.usage, stop_reason=self.stop_reason,
+                          model=self.model, stop_detail=self.stop_detail)  # fmt: skip

@@ -23,6 +23,7 @@ class WireReply:
     stop_reason: str | None = None
     die: bool = False  # break the stream off after the text (no closing events)
     stream_error: str | None = None  # an SSE ``error`` event of this type right after message_start
+    stop_details: dict[str, Any] | None = None  # Anthropic's, beside a ``refusal`` stop reason
 
 
 @dataclass
@@ -105,6 +106,7 @@ def anthropic_json(
         "content": content,
         "stop_reason": anthropic_stop(reply),
         "stop_sequence": None,
+        **({"stop_details": reply.stop_details} if reply.stop_details else {}),
         "usage": anthropic_usage(usage),
     }
 
@@ -150,8 +152,10 @@ def anthropic_sse(reply: WireReply, usage: WireUsage, *, model: str, msg_id: str
             )
         emit("content_block_stop", {"index": index})
         index += 1
-    emit("message_delta", {"delta": {"stop_reason": anthropic_stop(reply), "stop_sequence": None},
-                           "usage": {"output_tokens": usage.output_tokens}})  # fmt: skip
+    delta: dict[str, Any] = {"stop_reason": anthropic_stop(reply), "stop_sequence": None}
+    if reply.stop_details:
+        delta["stop_details"] = reply.stop_details
+    emit("message_delta", {"delta": delta, "usage": {"output_tokens": usage.output_tokens}})
     emit("message_stop", {})
     return frames
 

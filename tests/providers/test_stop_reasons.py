@@ -115,3 +115,16 @@ def test_a_refused_first_turn_keeps_the_environment_for_the_next(tmp_path: Path)
     environment = first[0]["content"][0]["text"]
     assert environment.startswith("<environment>")
     assert second[0]["content"][0]["text"] == environment
+
+
+def test_a_refusal_says_the_providers_explanation(tmp_path: Path) -> None:
+    """Anthropic sends ``stop_details`` with the refusal; before, the user saw only 'refusal'."""
+    why = "This request was declined because it could enable cyber harm."
+    step = {"text": "", "stop_reason": "refusal",
+            "stop_details": {"type": "refusal", "category": "cyber", "explanation": why}}  # fmt: skip
+    with WireServer([step]) as srv:
+        proc, result = run_anthropic(tmp_path, srv)
+    notes = [json.loads(line)["text"] for line in proc.stdout.splitlines()
+             if line.startswith('{"type": "status"')]  # fmt: skip
+    assert notes == [f"the model declined to answer (the provider stopped it: refusal: {why})"]
+    assert result["stop_reason"] == "refusal"
