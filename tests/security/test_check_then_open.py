@@ -83,18 +83,20 @@ def test_a_memory_import_swapped_for_a_link_is_not_read_through(
 
 
 def test_a_skill_file_swapped_for_a_link_is_not_read_through(
-    tmp_path: Path, host_dir: Path
+    tmp_path: Path, host_dir: Path, kiln_home: Path
 ) -> None:
-    # A package's own skills count when the session works in it (`kiln run` from `pkg`).
-    skill = tmp_path / "repo" / "pkg" / ".kiln" / "skills" / "release"
+    # The user's skill kept in the repository they work in (a link from their skills folder):
+    # the repository's commands can write it.
+    skill = tmp_path / "repo" / "tools" / "release"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: release\ndescription: cut a release\n---\nSteps.\n")
-    root = flipping_repository(tmp_path, host_dir, "pkg/.kiln/skills/release/refs")
-    (root / ".git").mkdir()  # `kiln run` from `pkg` works in the repository, `pkg` its cwd
+    (kiln_home / "skills").mkdir()
+    (kiln_home / "skills" / "release").symlink_to(skill)
+    root = flipping_repository(tmp_path, host_dir, "tools/release/refs")
     reads = {"tool_calls": [
         {"name": "skill", "input": {"name": "release", "file": "refs/notes.md"}}
     ] * 100}  # fmt: skip
-    run = Run(root, tmp_path, [SEARCH, *[reads] * 10], cwd=root / "pkg")
+    run = Run(root, tmp_path, [SEARCH, *[reads] * 10])
     seen = " ".join(run.results)
     assert "harmless" in seen, seen[-2000:]  # the race was run: some reads found the folder
     assert CANARY not in seen

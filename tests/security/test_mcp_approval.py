@@ -93,16 +93,14 @@ def kiln(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
 class Run:
     """One `kiln run` with a scripted model: its events, tool results and notes."""
 
-    def __init__(
-        self, root: Path, tmp: Path, steps: list[Any], *mode: str, cwd: Path | None = None
-    ) -> None:
+    def __init__(self, root: Path, tmp: Path, steps: list[Any], *mode: str) -> None:
         script = tmp / "script.json"
         script.write_text(json.dumps([*steps, "done"]))
         env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
         self.proc = subprocess.run(
             [sys.executable, "-m", "lsp_server", "run", *(mode or ("--mode", "yolo")),
              "--output-format", "stream-json", "go"],
-            cwd=cwd or root, env=env, capture_output=True, text=True, timeout=300,
+            cwd=root, env=env, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert "Traceback" not in self.proc.stderr, self.proc.stderr
         self.events = [json.loads(line) for line in self.proc.stdout.splitlines() if line.strip()]
