@@ -195,7 +195,7 @@ class AnthropicModel(SdkClientModel):
                 lambda: client.messages.create(**params, stream=True), state.feed
             ):
                 yield item
-            if not state.finished:
+            if not state.finished:  # no stop reason, or a block left open: the reply may be cut
                 raise provider_error(
                     ServerError, "anthropic: the stream ended before message_stop", hint="retry"
                 )
@@ -215,10 +215,22 @@ class _Accumulator:
         self.usage = Usage()
         self.stop_reason = "end_turn"
         self.stop_detail = ""
-        self.finished = False
+        self.stopped = False  # message_delta said why it stopped
+        self.open: set[int] = set()  # content blocks started and not yet stopped
+        self.ended = False  # message_stop came
+
+    @property
+    def finished(self) -> bool:
+        """``message_stop`` came, or the stop reason with every block closed: a proxy that drops
+        the last event has still delivered the whole reply."""
+        return self.ended or (self.stopped and not self.open)
 
     def feed(self, event: Any) -> list[StreamItem]:
         kind = event.type
+        if kind == "content_block_start":
+            self.open.add(event.index)
+        elif kind == "content_block_stop":
+            self.open.discard(event.index)
         if kind == "message_start":
             self.model = event.message.model or self.model
             self._take_usage(event.message.usage)
@@ -258,6 +270,7 @@ class _Accumulator:
                     self.blocks[event.index]["input"] = parse_arguments(raw)
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self.stopped = self.stopped or bool(event.delta.stop_reason)
             details = getattr(event.delta, "stop_details", None)
             explanation = getattr(details, "explanation", None)
             if isinstance(details, dict):  # an SDK that does not know the field yet
@@ -265,7 +278,7 @@ class _Accumulator:
             self.stop_detail = str(explanation or "")
             self._take_usage(event.usage)
         elif kind == "message_stop":
-            self.finished = True
+            self.ended = True
         return []
 
     def _take_usage(self, usage: Any) -> None:

@@ -204,13 +204,14 @@ def make_handler(server: WireState) -> type[BaseHTTPRequestHandler]:
                 make = wf.anthropic_json if api == "anthropic" else wf.openai_json
                 self._json(200, make(reply, usage, model=model, msg_id=msg_id))
             elif api == "anthropic":
-                self._sse(wf.anthropic_sse(reply, usage, model=model, msg_id=msg_id), reply.die)
+                frames = wf.anthropic_sse(reply, usage, model=model, msg_id=msg_id)
+                self._sse(frames[: len(frames) - int(step.get("drop_last") or 0)], reply.die)
             else:
                 wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 frames = wf.openai_sse(
                     reply, usage if wants_usage else None, model=model, msg_id=msg_id
                 )
-                self._sse(frames, reply.die)
+                self._sse(frames[: len(frames) - int(step.get("drop_last") or 0)], reply.die)
 
         def _error(
             self, api: str, status: int, message: str, headers: dict[str, str] | None = None
