@@ -192,9 +192,15 @@ class LspFrontend:
             {"label": f"Kiln: edit {proposal.path}", "edit": edit}, types.ApplyWorkspaceEditParams
         )
         try:
-            result = plain_json(await self.server.workspace_apply_edit_async(params))
+            result = plain_json(await self._send_edit(session_id, params))
         except asyncio.CancelledError:
             raise
+        except TimeoutError as exc:  # the edit may yet land: nothing is written here
+            raise ToolError(
+                f"the editor did not answer the edit of {proposal.path} ({exc}); "
+                "it is not known to be applied",
+                suggestion="read the file again before editing it further",
+            ) from None
         except Exception as exc:  # noqa: BLE001 - an error answer is not a user's rejection
             log.info("edit %s: applyEdit failed (%s); writing the file", proposal.proposal_id, exc)
             return self._write_disk(
@@ -207,6 +213,27 @@ class LspFrontend:
             return "stale"
         log.info("edit %s not applied: %s", proposal.proposal_id, result)
         return "rejected"
+
+    async def _send_edit(self, session_id: str, params: types.ApplyWorkspaceEditParams) -> Any:
+        """``workspace/applyEdit``, answered within the session's ``permissionTimeout`` (the
+        editor may ask the user first), else withdrawn with ``$/cancelRequest``: a client that
+        never answers held the turn for ever."""
+        live = self.server.manager.live.get(session_id) if self.server.manager else None
+        config = live.host.config if live is not None else self.server.config
+        msg_id = f"kiln-edit-{uuid.uuid4().hex[:12]}"
+        future = self.server.protocol.send_request_async(
+            types.WORKSPACE_APPLY_EDIT, params, msg_id=msg_id
+        )
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), config.permission_timeout)
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            try:
+                self.server.protocol.notify(CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            except Exception:  # noqa: BLE001 - the client may be gone
+                pass
+            if isinstance(exc, TimeoutError):
+                raise TimeoutError(f"no answer within {config.permission_timeout:g} s") from None
+            raise
 
     def _write_disk(
         self, path: Path, proposal: EditProposal, why: str, root: Path | None = None

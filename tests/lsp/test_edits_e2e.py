@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,6 +11,7 @@ from agent.session_store import SessionStore
 from lsp_server.core import STALE_DOCUMENT
 from tests.lsp.conftest import running
 from tests.lsp.kiln_client import REJECT
+from tests.lsp.raw_client import RawServer
 from tests.waiting import answer_when
 
 pytestmark = pytest.mark.e2e
@@ -260,3 +262,37 @@ async def test_a_client_without_apply_edit_gets_edits_on_disk(
         assert "salute" in (workspace / "app.py").read_text(encoding="utf-8")
         hello = await editor.request("kiln/hello")
         assert hello["capabilities"]["applyEdit"] is False
+
+
+async def test_an_edit_the_editor_never_answers_does_not_hold_the_turn(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """A client that advertises `workspace.applyEdit` and never answers it held the turn (and
+    its prompt request) for ever. The edit is now withdrawn after `permissionTimeout` with a
+    `$/cancelRequest` naming it, the model hears the edit is not known to be applied, nothing
+    is written to the disk, and the turn goes on."""
+    steps = [
+        {"match": "go", "text": "", "tool_calls": [_edit("app.py", "hello", "hi")]},
+        {"match": "not known", "text": "told"},
+    ]
+    server = await RawServer.start(workspace, scripted_env(steps))  # type: ignore[operator]
+    try:
+        await server.initialize(
+            workspace,
+            capabilities={"workspace": {"applyEdit": True}},
+            initializationOptions={"mode": "yolo", "editMode": "auto", "permissionTimeout": 1},
+        )
+        sid = (await server.request("new", "kiln/session/new", {}))["result"]["sessionId"]
+        answer = await server.request(
+            "go", "kiln/session/prompt", {"sessionId": sid, "prompt": "go"}
+        )
+        assert answer["result"]["stopReason"] == "end_turn", answer
+        assert answer["result"]["filesModified"] == [], answer
+    finally:
+        await server.close()
+    edit = next(m for m in server.messages if m.get("method") == "workspace/applyEdit")
+    cancels = [m["params"] for m in server.messages if m.get("method") == "$/cancelRequest"]
+    assert cancels == [{"id": edit["id"]}], cancels
+    said = [r for r in _tool_results(sid) if "did not answer the edit of app.py" in r]
+    assert said and "no answer within 1 s" in said[0], _tool_results(sid)
+    assert "hello" in (workspace / "app.py").read_text(encoding="utf-8")
