@@ -22,7 +22,7 @@ class WireReply:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None
     die: bool = False  # break the stream off after the text (no closing events)
-    stream_error: str | None = None  # an SSE ``error`` event of this type right after message_start
+    stream_error: str | None = None  # an SSE ``error`` event of this type after the text, if any
     stop_details: dict[str, Any] | None = None  # Anthropic's, beside a ``refusal`` stop reason
 
 
@@ -122,12 +122,6 @@ def anthropic_sse(reply: WireReply, usage: WireUsage, *, model: str, msg_id: str
     message: dict[str, Any] = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
                "stop_reason": None, "stop_sequence": None, "usage": start_usage}  # fmt: skip
     emit("message_start", {"message": message})
-    if reply.stream_error:
-        emit(
-            "error",
-            {"error": {"type": reply.stream_error, "message": f"scripted {reply.stream_error}"}},
-        )
-        return frames
     index = 0
     if reply.text:
         emit("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}})
@@ -138,6 +132,13 @@ def anthropic_sse(reply: WireReply, usage: WireUsage, *, model: str, msg_id: str
             )
         if reply.die:
             return frames
+    if reply.stream_error:  # after the text, if any: the middle of a reply
+        emit(
+            "error",
+            {"error": {"type": reply.stream_error, "message": f"scripted {reply.stream_error}"}},
+        )
+        return frames
+    if reply.text:
         emit("content_block_stop", {"index": index})
         index += 1
     if reply.die:

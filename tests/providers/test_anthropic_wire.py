@@ -165,6 +165,19 @@ async def test_overloaded_error_event_inside_the_stream_is_retried(
     )
 
 
+async def test_overloaded_error_event_in_the_middle_of_a_reply_keeps_the_text(
+    wire: WireServer, fast_retry, waits
+) -> None:
+    """Once text was shown, asking again would show a second answer: the error is final, one
+    line, and what was said is kept for the transcript."""
+    wire.enqueue({"text": "The answer is forty", "stream_error": "overloaded_error"}, "unused")
+    with pytest.raises(PartialReplyError) as info:
+        await collect(model_for(wire, fast_retry).stream(make_request()))
+    assert info.value.partial_text == "The answer is forty"
+    assert "overloaded_error" in str(info.value) and "\n" not in str(info.value)
+    assert len(wire.requests) == 1 and waits.waits == []
+
+
 async def test_unreachable_endpoint_is_one_clear_error(unused_port: int) -> None:
     model = track(AnthropicModel(api_key="k", base_url=f"http://127.0.0.1:{unused_port}"))
     with pytest.raises(ProviderUnavailable) as info:
