@@ -5,7 +5,8 @@ again. The program is not always a file the entry names: ``python -m srvpkg.main
 of the package ``srvpkg`` (its ``__init__.py``, the modules it imports, bytecode Python runs
 without checking its source), and ``node ./srv`` or ``npx ./srv`` a folder (its
 ``package.json``, the ``main`` or ``bin`` it names, ``index.js``), ``node srv/main`` the file
-``srv/main.js``. Those are hashed too: the module's top-level package, the folder's program files
+``srv/main.js``, and ``"command": "srv"`` with ``"env": {"PATH": "tools:…"}`` the file
+``tools/srv``. Those are hashed too: the module's top-level package, the folder's program files
 (bounded, ``node_modules`` left out). Files a program imports from elsewhere without the entry
 naming them are not covered (docs/security.md section 6a).
 """
@@ -68,6 +69,12 @@ def workspace_program(
             path = _inside(root, base / word)
             if path is not None and path.is_file():
                 _hash_file(out, word, path, always=is_command)
+    if isinstance(command, str) and command and "/" not in command and "\0" not in command:
+        for folder in _path_folders(env.get("PATH", "")):  # the entry's own PATH: `tools:…`
+            found = _inside(root, base / folder / command)
+            if found is not None and found.is_file():
+                _hash_file(out, f"PATH {folder}/{command}", found, always=True)
+                break
     operand = _runner_operand(command, args)
     if operand is not None:
         path = _inside(root, base / operand)
@@ -81,14 +88,18 @@ def workspace_program(
     module = _module(args)
     if module is not None:
         top = module.split(".")[0]
-        paths = [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x and "\0" not in x]
-        for folder in [base, *(base / p for p in paths)]:
+        for folder in [base, *(base / p for p in _path_folders(env.get("PYTHONPATH", "")))]:
             package, single = _inside(root, folder / top), _inside(root, folder / f"{top}.py")
             if package is not None and package.is_dir():
                 _hash_folder(out, f"-m {module}", package, root)
             elif single is not None and single.is_file():
                 _hash_file(out, f"-m {module}", single, always=True)
     return out
+
+
+def _path_folders(value: str) -> list[str]:
+    """The folders of a ``PATH``-like variable (empty entries mean the current folder)."""
+    return [x or "." for x in value.split(os.pathsep) if "\0" not in x]
 
 
 def _inside(root: Path, path: Path) -> Path | None:
