@@ -244,7 +244,7 @@ async def _pull_configuration(ls: KilnServer) -> None:
             timeout=5,
         )
     except Exception as exc:  # noqa: BLE001 - configuration is optional
-        log.info("workspace/configuration failed: %s", exc)
+        log.info("workspace/configuration failed: %s", str(exc) or "no answer within 5 s")
         return
     settings = plain_json(result[0]) if result else None
     if isinstance(settings, dict):
@@ -274,7 +274,7 @@ async def _register_file_watching(ls: KilnServer) -> None:
             timeout=5,
         )
     except Exception as exc:  # noqa: BLE001 - the server's own watcher still runs
-        log.info("client file watching not registered: %s", exc)
+        log.info("client file watching not registered: %s", str(exc) or "no answer within 5 s")
 
 
 async def _index_workspace(ls: KilnServer) -> None:

@@ -158,6 +158,17 @@ class KilnProtocol(LanguageServerProtocol):
             return
         self.handle_message(message)
 
+    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """An answer to a request the server gave up on (a ``workspace/configuration`` or a
+        registration past its wait) is dropped: pygls set it on the cancelled future, which
+        raised out of the read loop and ended the server as if the client had left."""
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            self._request_futures.pop(msg_id, None)
+            log.info("dropped a late answer to request %s (no longer waited for)", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
     def structure(self, data: dict[str, Any]) -> Any:
         """``structure_message`` without pygls's logged traceback (the sender hears about it)."""
         from pygls.protocol import (

@@ -244,3 +244,37 @@ async def test_a_permission_answer_that_is_not_one_is_a_failed_request(
     ]
     failed = "the permission request failed: the client's answer is not a permission response"
     assert reasons == [failed, failed], reasons
+
+
+async def test_a_late_answer_to_a_request_the_server_gave_up_on_is_dropped(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """`workspace/configuration` and `client/registerCapability` are waited for 5 s. An answer
+    that came later ended the server (exit 0, as if the client had left, nothing said): pygls
+    set it on the abandoned request, and the error ended the read loop. It is now dropped
+    with a log line, and the server goes on serving."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    caps = {
+        "workspace": {"configuration": True, "didChangeWatchedFiles": {"dynamicRegistration": True}}
+    }
+    try:
+        await server.initialize(workspace, capabilities=caps)
+        asked = [
+            await server.wait_for(lambda m, method=method: m.get("method") == method)
+            for method in ("workspace/configuration", "client/registerCapability")
+        ]
+        for given_up in ("workspace/configuration failed", "file watching not registered"):
+            await server.wait_for(
+                lambda m, text=given_up: (
+                    m.get("method") == "window/logMessage" and text in m["params"]["message"]
+                )
+            )
+        server.send({"jsonrpc": "2.0", "id": asked[0]["id"], "result": [{"mode": "yolo"}]})
+        server.send({"jsonrpc": "2.0", "id": asked[1]["id"], "error": {"code": 1, "message": "x"}})
+        assert (await server.request("hello", "kiln/hello"))["result"]["config"]["mode"] == "ask"
+        assert (await server.request("bye", "shutdown"))["result"] is None
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
