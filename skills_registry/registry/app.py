@@ -25,7 +25,13 @@ from skills_registry.archive import MAX_ARCHIVE_BYTES, MAX_FILES, MAX_UNPACKED_B
 from skills_registry.registry import writes
 from skills_registry.registry.backends import load_signer, open_backends
 from skills_registry.registry.downloads import serve_archive
-from skills_registry.registry.errors import NotFound, RegistryError, UsageError, ValidationFailed
+from skills_registry.registry.errors import (
+    FIND_SKILL_HINT,
+    NotFound,
+    RegistryError,
+    UsageError,
+    ValidationFailed,
+)
 from skills_registry.registry.git_http import git_files, git_upload_pack
 from skills_registry.registry.http import (
     MAX_JSON_BYTES,
@@ -109,7 +115,7 @@ def skill_detail(request: Request) -> Response:
     store = _reg(request).store
     skill = store.get_skill(skill_id)
     if skill is None:
-        raise NotFound(f"no skill {skill_id}", hint="search with /v1/skills?q=")
+        raise NotFound(f"no skill {skill_id}", hint=FIND_SKILL_HINT)
     skill["versions"] = store.versions(skill_id)
     return _json(skill)
 

@@ -47,6 +47,9 @@ class NotFound(RegistryError):
     code = "not_found"
 
 
+FIND_SKILL_HINT = "find its id with `kiln skills search QUERY` (GET /v1/skills?q=)"
+
+
 class Conflict(RegistryError):
     status = 409
     code = "conflict"

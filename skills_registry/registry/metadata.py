@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from skills_registry.registry.errors import NotFound
+from skills_registry.registry.errors import FIND_SKILL_HINT, NotFound
 from skills_registry.registry.signing import Signer
 from skills_registry.registry.storage import MetadataStore
 
@@ -35,7 +35,7 @@ def skill_metadata(
 ) -> dict[str, Any]:
     skill = store.get_skill(skill_id)
     if skill is None:
-        raise NotFound(f"no skill {skill_id}", hint="search with /v1/skills?q=")
+        raise NotFound(f"no skill {skill_id}", hint=FIND_SKILL_HINT)
     issued = now or datetime.now(UTC)
     signed = {
         "_type": METADATA_TYPE,
