@@ -92,8 +92,12 @@ def token_group(
         return
     if not namespace:
         raise UsageError("pass --namespace NS to create a token", hint="or: token list / revoke ID")
-    store = _store(data)
+    from skills_registry.registry.sqlite_accounts import check_token_fields
+    from skills_registry.registry.storage import SCOPES
+
     kwargs: dict[str, Any] = {"label": label, "expires_at": expiry(expires)}
+    check_token_fields(namespace, label, scopes or SCOPES)  # refused before a registry is made
+    store = _store(data)
     if scopes:
         kwargs["scopes"] = list(scopes)
     click.echo(store.create_token(namespace, **kwargs))

@@ -58,11 +58,9 @@ def check_scopes(scopes: Sequence[str]) -> list[str]:
     return wanted
 
 
-def new_token(
-    namespace: str, label: str, scopes: Sequence[str], expires_at: str | None
-) -> tuple[str, tuple[Any, ...]]:
-    """A fresh token and its ``tokens`` row values (token_sha256, namespace, created_at, id,
-    label, scopes, expires_at), after the checks every store applies."""
+def check_token_fields(namespace: str, label: str, scopes: Sequence[str]) -> list[str]:
+    """The checks every store applies to a new token (the scopes it gets returned), also run
+    by the CLI before it opens or creates a registry for a token it would refuse."""
     if not NAMESPACE_RE.match(namespace):
         raise UsageError(
             f"invalid namespace {namespace!r}",
@@ -70,7 +68,15 @@ def new_token(
         )
     if len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
         raise UsageError(f"token label must be at most {MAX_LABEL} printable characters")
-    wanted = check_scopes(scopes)
+    return check_scopes(scopes)
+
+
+def new_token(
+    namespace: str, label: str, scopes: Sequence[str], expires_at: str | None
+) -> tuple[str, tuple[Any, ...]]:
+    """A fresh token and its ``tokens`` row values (token_sha256, namespace, created_at, id,
+    label, scopes, expires_at), after the checks every store applies."""
+    wanted = check_token_fields(namespace, label, scopes)
     expires = normalize_time(expires_at) if expires_at else None
     token = "kiln_" + secrets.token_urlsafe(24)
     row = (_hash(token), namespace, now_iso(), token_id(token), label, " ".join(wanted), expires)

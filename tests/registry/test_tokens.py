@@ -337,3 +337,17 @@ def test_a_token_for_a_folder_that_holds_no_registry_says_it_made_one(tmp_path: 
     again = kiln("registry", "token", "--data", str(typo), "--namespace", "acme", env=env,
                  cwd=tmp_path)  # fmt: skip
     assert again.returncode == 0 and again.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "bad", [["--namespace", "Bad NS"], ["--namespace", "acme", "--label", "x" * 1000]]
+)
+def test_a_refused_token_creates_no_registry(tmp_path: Path, bad: list[str]) -> None:
+    """`kiln registry token --data NEW --namespace 'Bad NS'` said a registry was created in NEW,
+    then refused the namespace: a mistyped command left a database and a signing key behind."""
+    data = tmp_path / "registry-data"
+    proc = kiln("registry", "token", "--data", str(data), *bad,
+                env=cli_env(tmp_path / "home"), cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("kiln: "), proc.stderr
+    assert not data.exists()
