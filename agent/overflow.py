@@ -58,6 +58,7 @@ async def note_cut_off(session: Any, reply: ModelReply, max_tokens: int) -> None
                 + (f": {reply.stop_detail})" if reply.stop_detail else ")")
             )
         )
+    session.turn.reply_cut = reply.stop_reason in ("max_tokens", "model_context_window_exceeded")
     if reply.stop_reason == "max_tokens":
         where = f"the output limit ({max_tokens} tokens)"
     elif reply.stop_reason == "model_context_window_exceeded":  # Anthropic: prompt + reply full

@@ -42,7 +42,7 @@ from agent.tools.base import check_arguments, external
 from agent.tools.deferred_tools import PROXY_NAME, tool_description, tool_schema, unwrap_proxy
 from agent.transcript import not_run
 from agent.turn import TurnState
-from agent.types import Block, ToolOutput, ToolSpec
+from agent.types import INVALID_JSON, Block, ToolOutput, ToolSpec
 from agent.workspace import Workspace
 from skills_registry.errors import ToolCallError
 
@@ -193,6 +193,13 @@ class ToolRunner:
                         if found
                         else ""
                     ),
+                )
+            if self.turn.reply_cut and isinstance(args, dict) and INVALID_JSON in args:
+                raise ToolError(
+                    f"the reply was cut at the output limit inside the arguments of {name}, "
+                    "so it was not run",
+                    suggestion="do the same in smaller calls (a file in several edit_file "
+                    "calls, or a short write_file then edit_file to add the rest)",
                 )
             args = check_arguments(tool.spec, args)
             if name == PROXY_NAME:  # still the proxy after unwrapping: it named itself

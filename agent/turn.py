@@ -158,6 +158,7 @@ class TurnState:
         # the last request's measured input: the most of the next one a prompt cache can serve
         self.prompt_tokens = int(state.get("prompt_tokens", 0))
         self.tainted = False  # external content is in the context this turn
+        self.reply_cut = False  # the latest reply stopped at the output limit (or the window's end)
         self.files_modified: list[str] = list(state.get("files_modified", []))
         self.refusals: list[dict[str, Any]] = []
         self.memory_proposals: list[dict[str, Any]] = []

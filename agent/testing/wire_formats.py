@@ -52,10 +52,21 @@ def requested_limit(body: dict[str, Any]) -> int:
 
 def cut_to(reply: WireReply, limit: int) -> WireReply:
     """The reply a real API sends when it would write more than ``limit`` tokens: generation
-    stops there (the text cut, tool calls not reached), and the stop reason says so."""
+    stops there (the text cut, or a tool call's arguments cut in the middle, the calls after it
+    not reached), and the stop reason says so."""
     if not limit or output_tokens(reply) <= limit:
         return reply
-    return WireReply(text=reply.text[: limit * 4 - 4], stop_reason="max_tokens", die=reply.die,
+    left = limit * 4 - 4
+    text = reply.text[:left]
+    left -= len(text) + 8
+    calls = []
+    for call in reply.tool_calls:
+        room = left - len(call["name"]) - 8
+        if room <= 0:
+            break
+        calls.append({**call, "raw": call["raw"][:room]})
+        left = room - len(call["raw"])
+    return WireReply(text=text, tool_calls=calls, stop_reason="max_tokens", die=reply.die,
                      stream_error=reply.stream_error)  # fmt: skip
 
 
