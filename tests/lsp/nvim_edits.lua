@@ -4,31 +4,11 @@
 -- which the scripted model edits each of them, and compares each buffer with the text expected.
 -- Prints one line per file ("ok NAME" or "DIFF NAME ...") and "done".
 local root, encoding = arg[1], arg[2]
-local python = os.getenv("KILN_PYTHON")
-
-local function fail(message)
-  io.stdout:write("FAIL " .. message .. "\n")
-  os.exit(1)
-end
+local common = dofile(vim.fs.joinpath(vim.fs.dirname(arg[0]), "nvim_common.lua"))
+local fail, text_of = common.fail, common.text_of
 
 local expected = vim.json.decode(table.concat(vim.fn.readfile(vim.fs.joinpath(root, "expected.json")), "\n"))
-local client_id = vim.lsp.start({
-  name = "kiln",
-  cmd = { python, "-m", "lsp_server", "lsp" },
-  root_dir = root,
-  init_options = { index = false, mode = "yolo", editMode = "auto" },
-  capabilities = { general = { positionEncodings = { encoding } } },
-}, { attach = false })
-if not client_id then
-  fail("no client")
-end
-local client = assert(vim.lsp.get_client_by_id(client_id))
-if not vim.wait(30000, function() return client.initialized end, 20) then
-  fail("not initialized")
-end
-if client.offset_encoding ~= encoding then
-  fail("negotiated " .. tostring(client.offset_encoding))
-end
+local client, client_id = common.start(root, encoding, { index = false, mode = "yolo", editMode = "auto" })
 
 local buffers = {}
 for name, _ in pairs(expected) do
@@ -38,21 +18,10 @@ for name, _ in pairs(expected) do
   buffers[name] = buf
 end
 
-local function text_of(buf)
-  local eol = vim.bo[buf].fileformat == "dos" and "\r\n" or "\n"
-  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  return table.concat(lines, eol) .. (vim.bo[buf].eol and eol or "")
-end
-
-local session, err = client:request_sync("kiln/session/new", {}, 60000)
-if err or not session or session.err then
-  fail("session/new " .. vim.inspect(err or session))
-end
-local reply = client:request_sync(
-  "kiln/session/prompt", { sessionId = session.result.sessionId, prompt = "go" }, 120000
-)
-if not reply or reply.err or reply.result.stopReason ~= "end_turn" then
-  fail("prompt " .. vim.inspect(reply))
+local session = common.request(client, "kiln/session/new", {})
+local result = common.request(client, "kiln/session/prompt", { sessionId = session.sessionId, prompt = "go" })
+if result.stopReason ~= "end_turn" then
+  fail("stopReason " .. tostring(result.stopReason))
 end
 for name, buf in pairs(buffers) do
   local got = text_of(buf)

@@ -5,31 +5,11 @@
 -- proposal's oldText (the server's copy of the buffer) with the buffer's text. Prints one
 -- line per file ("ok NAME" or "DIFF NAME ...") and "done".
 local root, encoding = arg[1], arg[2]
-local python = os.getenv("KILN_PYTHON")
-
-local function fail(message)
-  io.stdout:write("FAIL " .. message .. "\n")
-  os.exit(1)
-end
-
-local client_id = vim.lsp.start({
-  name = "kiln",
-  cmd = { python, "-m", "lsp_server", "lsp" },
-  root_dir = root,
-  init_options = { index = false, editMode = "deferred" },
-  capabilities = { general = { positionEncodings = { encoding } } },
-  flags = { debounce_text_changes = 0 },
-}, { attach = false })
-if not client_id then
-  fail("no client")
-end
-local client = assert(vim.lsp.get_client_by_id(client_id))
-if not vim.wait(30000, function() return client.initialized end, 20) then
-  fail("not initialized")
-end
-if client.offset_encoding ~= encoding then
-  fail("negotiated " .. tostring(client.offset_encoding))
-end
+local common = dofile(vim.fs.joinpath(vim.fs.dirname(arg[0]), "nvim_common.lua"))
+local fail, text_of = common.fail, common.text_of
+local client, client_id = common.start(
+  root, encoding, { index = false, editMode = "deferred" }, { debounce_text_changes = 0 }
+)
 
 local edits = {
   ["astral.py"] = function(buf)
@@ -59,18 +39,8 @@ for name, edit in pairs(edits) do
   buffers[name] = buf
 end
 
-local function text_of(buf)
-  local eol = vim.bo[buf].fileformat == "dos" and "\r\n" or "\n"
-  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  return table.concat(lines, eol) .. (vim.bo[buf].eol and eol or "")
-end
-
 local function request(method, params)
-  local reply, err = client:request_sync(method, params, 60000)
-  if err or not reply or reply.err then
-    fail(method .. ": " .. vim.inspect(err or (reply and reply.err)))
-  end
-  return reply.result
+  return common.request(client, method, params)
 end
 
 local session = request("kiln/session/new", {})

