@@ -53,7 +53,9 @@ def _root_option(what: str) -> Any:
         "--root",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
-        help=f"Workspace whose latest session to {what} (default: the current directory).",
+        help=f"Workspace whose latest session to {what} (default: the current folder, or the "
+        "nearest folder above it that has sessions, as a run in a repository's subfolder "
+        "works at its root).",
     )
 
 
