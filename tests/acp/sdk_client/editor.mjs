@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { Readable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
-const WAIT_MS = 30_000;
+const WAIT_MS = 60_000; // fires only when something is wrong: a loaded machine waits longer
 
 export class Editor {
   constructor({ buffers = {}, answers = [] } = {}) {
