@@ -100,3 +100,15 @@ def test_a_skill_file_swapped_for_a_link_is_not_read_through(
     seen = " ".join(run.results)
     assert "harmless" in seen, seen[-2000:]  # the race was run: some reads found the folder
     assert CANARY not in seen
+
+
+def test_a_folder_swapped_for_a_link_is_not_listed(tmp_path: Path, host_dir: Path) -> None:
+    """`list_files` walks down folder by folder: one turned into a link to `~/.ssh` after its
+    parent was listed had the names there (and of every folder below) sent to the model."""
+    root = flipping_repository(tmp_path, host_dir, "d")
+    (host_dir / ".ssh" / "id_rsa-listed-CANARY").write_text("key\n")
+    lists = {"tool_calls": [{"name": "list_files", "input": {"path": "."}}] * 100}
+    run = Run(root, tmp_path, [SEARCH, *[lists] * 10])
+    seen = " ".join(run.results)
+    assert "d/notes.md" in seen, seen[-2000:]  # the race was run: some walks entered the folder
+    assert "CANARY" not in seen
