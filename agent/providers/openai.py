@@ -285,6 +285,7 @@ class _Accumulator:
         self.ids: set[str] = set()
         self.thinking: list[str] = []
         self.split = ThinkSplitter()
+        self.refused = False  # the model declined (``delta.refusal``)
 
     def _text(self, pieces: list[tuple[str, str]]) -> list[StreamItem]:
         items: list[StreamItem] = []
@@ -333,6 +334,10 @@ class _Accumulator:
                 items += self._text([("thinking", reasoning)])
             if delta is not None and delta.content:
                 items += self._text(self.split.feed(delta.content))
+            refusal = getattr(delta, "refusal", None) if delta is not None else None
+            if isinstance(refusal, str) and refusal:  # said instead of content: shown as the answer
+                self.refused = True
+                items += self._text([("text", refusal)])
             for tc in (delta.tool_calls if delta is not None else None) or []:
                 slot = self._slot(tc)
                 if tc.id and not slot["announced"]:
@@ -391,5 +396,7 @@ class _Accumulator:
         stop = _FINISH.get(self.finish or "stop", self.finish or "end_turn")
         if stop == "end_turn" and self.calls:
             stop = "tool_use"  # some compatible servers say "stop" even after tool calls
+        if self.refused and stop == "end_turn":
+            stop = "refusal"  # the finish reason says "stop"; the reply says it declined
         message: Message = {"role": "assistant", "content": content}
         return ModelReply(message=message, usage=self.usage, stop_reason=stop, model=self.model)

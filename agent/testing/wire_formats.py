@@ -24,6 +24,7 @@ class WireReply:
     die: bool = False  # break the stream off after the text (no closing events)
     stream_error: str | None = None  # an SSE ``error`` event of this type after the text, if any
     stop_details: dict[str, Any] | None = None  # Anthropic's, beside a ``refusal`` stop reason
+    refusal: str = ""  # OpenAI's: streamed in ``delta.refusal`` instead of ``content``
 
 
 @dataclass
@@ -199,7 +200,8 @@ def openai_usage(usage: WireUsage) -> dict[str, Any]:
 
 
 def openai_json(reply: WireReply, usage: WireUsage, *, model: str, msg_id: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None,
+                               "refusal": reply.refusal or None}  # fmt: skip
     if reply.tool_calls:
         message["tool_calls"] = [
             {
@@ -244,6 +246,8 @@ def openai_sse(
     emit({"role": "assistant", "content": ""})
     for piece in _pieces(reply.text):
         emit({"content": piece})
+    for piece in _pieces(reply.refusal):
+        emit({"content": None, "refusal": piece})
     if reply.die:
         return frames
     for i, call in enumerate(reply.tool_calls):

@@ -191,7 +191,8 @@ def make_handler(server: WireState) -> type[BaseHTTPRequestHandler]:
                                  stop_reason=step.get("stop_reason"),
                                  die=bool(step.get("die")) or kind == "partial",
                                  stream_error=step.get("stream_error"),
-                                 stop_details=step.get("stop_details"))  # fmt: skip
+                                 stop_details=step.get("stop_details"),
+                                 refusal=str(step.get("refusal") or ""))  # fmt: skip
             if kind == "partial" and not reply.text:
                 reply.text = "The answer is"
             reply = wf.cut_to(reply, wf.requested_limit(body))  # as a real API stops

@@ -17,6 +17,7 @@ Script steps use the scripted model's vocabulary (see ``agent.providers.scripted
 ``{"error": 429 | 500 | 529 | 400, "retry_after"?: seconds, "retry_after_ms"?: ms,
 "message"?: ...}`` for an HTTP error (with those headers), ``{"text": "...", "die": true}`` for a stream that breaks off after the text, ``"drop_last": n``
 on a reply for a stream that ends cleanly without its last n events (``message_stop``, ``[DONE]``),
+``{"refusal": "..."}`` for OpenAI's refusal text (``delta.refusal``, no ``content``),
 ``{"stream_error": "overloaded_error"}`` for an SSE ``error`` event inside a 200 stream (after
 the reply's text, if it has any),
 ``{"raise": "unavailable"}`` to drop the connection without answering, ``{"garbage": true}``

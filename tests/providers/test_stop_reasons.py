@@ -128,3 +128,21 @@ def test_a_refusal_says_the_providers_explanation(tmp_path: Path) -> None:
              if line.startswith('{"type": "status"')]  # fmt: skip
     assert notes == [f"the model declined to answer (the provider stopped it: refusal: {why})"]
     assert result["stop_reason"] == "refusal"
+
+
+def test_an_openai_refusal_is_shown_and_said(tmp_path: Path) -> None:
+    """OpenAI streams a refusal in ``delta.refusal``, not ``content``: before, the user saw an
+    empty answer that ended as a finished one."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    (tmp_path / "repo").mkdir()
+    with WireServer([{"refusal": "I can't help with that."}]) as srv:
+        env.update(KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url,
+                   KILN_MODEL="gpt-4.1", KILN_HOME=str(tmp_path / "home"))  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "run", "Why?", "--root", str(tmp_path / "repo"),
+             "--output-format", "json"],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    result = json.loads(proc.stdout)
+    assert result["result"] == "I can't help with that.", proc.stdout
+    assert result["stop_reason"] == "refusal"
