@@ -34,7 +34,8 @@ SIGNING_KEY_OPTION = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     envvar="KILN_REGISTRY_SIGNING_KEY_FILE",
-    help="Ed25519 key file shared by every instance (created 0600 if missing); "
+    help="Ed25519 key file shared by every instance (created 0600 if missing; also "
+    "KILN_REGISTRY_SIGNING_KEY_FILE); "
     "or the key itself in KILN_REGISTRY_SIGNING_KEY. Default: <data>/keys/ed25519.key.",
 )
 
@@ -98,6 +99,7 @@ def registry_group() -> None:
     default="warning",
     show_default=True,
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    help="stderr log level of the server.",
 )
 @click.option(
     "--metadata-ttl",

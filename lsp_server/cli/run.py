@@ -74,6 +74,8 @@ class TaskCommand(QueryCommand):
     type=click.Choice(["text", "json", "stream-json"]),
     default="text",
     show_default=True,
+    help="text: the answer on stdout, the rest on stderr; json: one report at the end; "
+    "stream-json: one event per line (docs/ci.md).",
 )
 @click.option(
     "--max-steps",
