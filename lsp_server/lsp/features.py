@@ -60,7 +60,9 @@ def initialized(ls: KilnServer, params: types.InitializedParams) -> None:
 
 
 async def _start(ls: KilnServer) -> None:
-    await _pull_configuration(ls)
+    """Settings, watching and the first scan, side by side: neither of the last two reads a
+    setting, and a client may take its time to answer ``workspace/configuration``."""
+    ls.spawn(_pull_configuration(ls))
     ls.spawn(_register_file_watching(ls))
     ls.spawn(_index_workspace(ls))
 

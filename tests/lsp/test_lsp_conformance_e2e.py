@@ -278,3 +278,28 @@ async def test_a_late_answer_to_a_request_the_server_gave_up_on_is_dropped(
     finally:
         await server.close()
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
+
+
+async def test_watching_and_indexing_do_not_wait_for_the_configuration_answer(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """The file-watcher registration and the first scan waited for the answer to
+    `workspace/configuration` (up to 5 s), though neither depends on it: a client that answers
+    it only later (or never) had no watching and no index meanwhile. Both now start at once,
+    and the settings apply when the answer comes."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    caps = {
+        "workspace": {"configuration": True, "didChangeWatchedFiles": {"dynamicRegistration": True}}
+    }
+    try:
+        await server.initialize(workspace, capabilities=caps)
+        asked = await server.wait_for(lambda m: m.get("method") == "workspace/configuration")
+        register = await server.wait_for(lambda m: m.get("method") == "client/registerCapability")
+        server.send({"jsonrpc": "2.0", "id": register["id"], "result": None})
+        server.send({"jsonrpc": "2.0", "id": asked["id"], "result": [{"mode": "yolo"}]})
+        status = await server.index_until(lambda s: s["state"] == "ready")
+        assert status["files"] >= 1, status
+        hello = (await server.request("hello", "kiln/hello"))["result"]
+        assert hello["config"]["mode"] == "yolo", hello
+    finally:
+        await server.close()
