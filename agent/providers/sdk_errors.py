@@ -47,8 +47,20 @@ def classify_sdk_error(
     """Turn an SDK (anthropic/openai) or transport exception into an ``agent.errors`` type.
 
     Both SDKs share the shape: ``APIStatusError`` with ``status_code``/``response``/``message``,
-    ``APIConnectionError`` wrapping the transport error, ``APITimeoutError`` beneath it.
+    ``APIConnectionError`` wrapping the transport error, ``APITimeoutError`` beneath it. A reply's
+    ``x-should-retry`` header decides whether it is retried, as it does in the SDKs.
     """
+    error = _classify(exc, provider=provider, key_var=key_var, base_var=base_var, base_url=base_url)
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    should = str(headers.get("x-should-retry", "") if headers is not None else "").lower()
+    if should in ("true", "false"):
+        error.retryable = should == "true"
+    return error
+
+
+def _classify(
+    exc: BaseException, *, provider: str, key_var: str, base_var: str, base_url: str | None
+) -> ProviderError:
     status = getattr(exc, "status_code", None)
     label = f"HTTP {status}"
     if not isinstance(status, int) and _is_stream_error(exc):

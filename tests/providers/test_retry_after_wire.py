@@ -4,6 +4,8 @@ Kiln will make, and a wait longer than that said at once instead of retried in v
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agent.errors import RateLimited, ServerError
@@ -45,3 +47,25 @@ async def test_a_wait_longer_than_kiln_makes_is_said_at_once(
     assert len(wire.bodies()) == 1 and waits.waits == []
     assert "come back later" in str(info.value)
     assert "asks to wait 3600 s" in str(info.value)
+
+
+def answered(status: int, should_retry: str) -> dict:
+    body = json.dumps({"type": "error", "error": {"type": "api_error", "message": "the words"}})
+    return {"raw": {"status": status, "content_type": "application/json", "body": body,
+                    "headers": {"x-should-retry": should_retry}}}  # fmt: skip
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+async def test_the_servers_x_should_retry_is_obeyed(
+    wire: WireServer, waits: SleepRecorder, api: str
+) -> None:
+    """The SDKs obey ``x-should-retry`` (their own retries are off here, so Kiln must): a 500
+    that says false is not asked again, a 409 that says true is."""
+    wire.enqueue(answered(500, "false"))
+    with pytest.raises(ServerError) as info:
+        await collect(model(api, wire, waits).stream(make_request()))
+    assert not info.value.retryable and len(wire.bodies()) == 1 and waits.waits == []
+    wire.enqueue(answered(409, "true"), "ok")
+    items = await collect(model(api, wire, waits).stream(make_request()))
+    assert items[-1].message["content"] == [{"type": "text", "text": "ok"}]
+    assert len(waits.waits) == 1
