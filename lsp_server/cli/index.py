@@ -136,9 +136,10 @@ def _build(idx: Index, *, verbose: bool = False) -> IndexStats:
 def index_cmd(path: Path, watch: bool, as_json: bool, verbose: bool) -> None:
     """Build or refresh the code index of PATH (default: the current folder).
 
-    A file left out (too big, binary, a link out of the tree…) is one line on stderr when
-    first met or changed; a later run counts those it finds again in one line (--verbose
-    lists them)."""
+    A file left out that a search would miss (too big, a source file that is binary or
+    minified, a link out of the tree…) is one line on stderr when first met or changed; a
+    later run counts those it finds again in one line (--verbose lists them). Binary data
+    and generated files are left out without a word."""
     idx = _open(path)
     try:
         stats = _build(idx, verbose=verbose)
