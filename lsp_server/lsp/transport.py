@@ -45,6 +45,7 @@ class KilnProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         self.initialize_received = False
         self.shutdown_received = False
+        self.shutdown_id: Any = None  # the `shutdown` request, carried out whatever cancels it
         self.exit_code: int | None = None
         self.stop_requested = asyncio.Event()
 
@@ -158,6 +159,14 @@ class KilnProtocol(LanguageServerProtocol):
             return
         self.handle_message(message)
 
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        """A ``shutdown`` is not cancelled: it is under way once received (later requests are
+        refused), so answering it -32800 would tell the client it had not happened."""
+        if self.shutdown_received and msg_id == self.shutdown_id:
+            log.info("shutdown %s is under way: not cancelled", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
+
     def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         """An answer to a request the server gave up on (a ``workspace/configuration`` or a
         registration past its wait) is dropped: pygls set it on the cancelled future, which
@@ -218,6 +227,7 @@ class KilnProtocol(LanguageServerProtocol):
         else:
             if method == types.SHUTDOWN:  # received: an `exit` right behind it still exits 0
                 self.shutdown_received = True
+                self.shutdown_id = msg_id
             return False
         return True
 

@@ -303,3 +303,24 @@ async def test_watching_and_indexing_do_not_wait_for_the_configuration_answer(
         assert hello["config"]["mode"] == "yolo", hello
     finally:
         await server.close()
+
+
+async def test_a_cancelled_shutdown_still_answers_its_result(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """`$/cancelRequest` right behind `shutdown`: the server shut down all the same (later
+    requests -32600) but answered the shutdown -32800, so the client believed it had not. A
+    shutdown once received is carried out and answered with its result."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        server.request_nowait("bye", "shutdown")
+        server.notify("$/cancelRequest", {"id": "bye"})
+        assert await server.response("bye") == {"jsonrpc": "2.0", "id": "bye", "result": None}
+        after = await server.request("after", "kiln/hello")
+        assert after["error"]["code"] == -32600, after
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
+    assert len([m for m in server.messages if m.get("id") == "bye"]) == 1, server.messages
