@@ -39,7 +39,8 @@ def asker(assume_yes: bool, unattended: bool) -> Any:
             try:
                 if shown:
                     click.echo(shown, err=True)
-                ok = click.confirm(f"Allow {safe(request.title)}{why}?", default=False, err=True)
+                title = safe(request.title, one_line=True)
+                ok = click.confirm(f"Allow {title}{why}?", default=False, err=True)
             except (click.Abort, EOFError, KeyboardInterrupt):
                 ok = False
             loop.call_soon_threadsafe(settle, ok)

@@ -81,7 +81,7 @@ class TextRenderer:
             case TextChunk(text=text):
                 return Text(safe(text))
             case ToolCallStarted(title=title):
-                return Text(f"▶ {safe(title)}", style="cyan")
+                return Text(f"▶ {safe(title, one_line=True)}", style="cyan")
             case ToolCallFinished():
                 shown = [
                     x

@@ -12,11 +12,13 @@ from typing import TextIO
 _KEEP = frozenset("\n\t")
 
 
-def safe(text: str) -> str:
-    """``text`` with every control or formatting character escaped."""
+def safe(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every control or formatting character escaped; with ``one_line`` new lines
+    and tabs too (a title: a file name with new lines must not push its end out of sight)."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c in _KEEP else json.dumps(c)[1:-1] for c in text)
+    keep = frozenset() if one_line else _KEEP
+    return "".join(c if c.isprintable() or c in keep else json.dumps(c)[1:-1] for c in text)
 
 
 def styled_stream(stream: TextIO) -> TextIO:

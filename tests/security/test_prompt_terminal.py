@@ -40,3 +40,28 @@ def test_a_prompt_shows_control_characters_escaped(tmp_path: Path, kiln_home: Pa
     assert "\u202e" not in text and "\x07" not in text, repr(text)
     assert "\\u001b" in text or "\\x1b" in text  # shown, escaped
     assert (root / "notes.txt").read_text().endswith("body\n")  # declined
+
+
+def test_a_path_with_new_lines_stays_on_its_line(tmp_path: Path, kiln_home: Path) -> None:
+    """A file name is one line: a path `README.md` + new lines + `/../setup.py` showed
+    `Allow write_file: README.md` with the part that says which file it is lines below, where a
+    blank run of lines (or words that look like Kiln's own) pushed it out of sight."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "setup.py").write_text("print(1)\n")
+    path = "README.md" + "\n" * 4 + "(approved by your settings)\n/../setup.py"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "write_file", "input": {"path": path, "content": "x\n"}}]},
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script), "TERM": "dumb"}  # fmt: skip
+    _, text = run_on_terminal(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "ask", "go"],
+        env=env, cwd=root, typed=b"n\n",
+    )  # fmt: skip
+    question = next(line for line in text.splitlines() if line.startswith("Allow "))
+    assert "setup.py?" in question, text
+    assert not any(line.startswith("(approved") for line in text.splitlines()), text
+    assert (root / "setup.py").read_text() == "print(1)\n"
