@@ -55,7 +55,7 @@ def drop(session: Any) -> None:
         removed_messages=len(removed),
         kept_messages=len(kept),
         source="none",
-        archive="",
+        archive=f"message epoch {session.transcript.epoch} of the session store",
     )
     store_epoch(session.store, session.id, kept, record, session.state)
     session.transcript.start_epoch(record.epoch, kept)
