@@ -3,14 +3,15 @@
 Both servers (`kiln lsp`, `kiln acp`) speak on stdio. The protocol gets a private duplicate of
 file descriptor 1, and fd 1 is then pointed at stderr, so a stray ``print`` in any library cannot
 corrupt the channel. Pipes and sockets (what editors use) get non-blocking transports; regular
-files (``kiln acp < requests.jsonl > out``, handy to replay a conversation) fall back to a reader
-thread and blocking writes.
+files (``kiln acp < requests.jsonl > out``, handy to replay a conversation) and devices such as
+``/dev/null`` fall back to a reader thread and blocking writes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
 import threading
 from typing import Any, BinaryIO
@@ -67,6 +68,12 @@ def _feed_from_thread(
     threading.Thread(target=pump, name="kiln-stdin", daemon=True).start()
 
 
+def _pollable(fd: int) -> bool:
+    """A pipe, a socket or a terminal: what the event loop can wait on."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
 async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """(reader on stdin, writer on a private copy of stdout); fd 1 then points at stderr."""
     loop = asyncio.get_running_loop()
@@ -75,9 +82,9 @@ async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     except (AttributeError, OSError, ValueError) as exc:
         raise StdioError(f"stdin/stdout are not usable for the protocol: {exc}") from None
     reader = asyncio.StreamReader(limit=STDIO_LIMIT)
-    try:
+    if _pollable(in_fd):
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    except ValueError:  # a regular file
+    else:  # a regular file, or a device epoll refuses (`</dev/null`: the server hung)
         _feed_from_thread(loop, reader, os.fdopen(os.dup(in_fd), "rb"))
     out = os.fdopen(os.dup(out_fd), "wb", buffering=0)
     protocol: Any

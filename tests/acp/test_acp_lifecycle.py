@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -330,3 +331,17 @@ async def test_kiln_options_in_meta_of_initialize_and_session_new(spawn, workspa
         second = await agent.conn.new_session(cwd=str(workspace), kiln={"mode": "yolo"})
     assert first.modes is not None and first.modes.current_mode_id == "auto-edit"
     assert second.modes is not None and second.modes.current_mode_id == "yolo"
+
+
+@pytest.mark.parametrize("server", ["acp", "lsp"])
+def test_stdin_from_dev_null_ends_at_once(tmp_path: Path, kiln_home: Path, server: str) -> None:
+    """`kiln acp </dev/null` (and `kiln lsp`) printed an asyncio traceback (epoll refuses
+    /dev/null) and then waited forever for input that could never come; stdin at its end is
+    now the end of the session, as for a pipe or a file: exit 0, no traceback."""
+    with open(os.devnull, "rb") as stdin:
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", server], stdin=stdin, capture_output=True,
+            env={**os.environ, "KILN_HOME": str(kiln_home)}, cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert b"Traceback" not in proc.stderr and proc.stdout == b"", proc.stderr
