@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from agent.testing.wire_server import WireServer
+from tests.npm import holding, npm_ci
 
 SDK_CLIENT = Path(__file__).resolve().parent / "sdk_client"
 REPO = SDK_CLIENT.parents[2]
@@ -39,13 +40,15 @@ def node_for_sdk_client() -> str:
     major = int(version.stdout.strip().lstrip("v").split(".")[0])
     if major < 20:
         pytest.skip(f"node {version.stdout.strip()} is too old: the ACP SDK needs Node 20+")
-    if not (SDK_CLIENT / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("npm is not installed: cannot install the ACP SDK (.ci/run runs npm ci)")
-        # CI runs `npm ci` first; locally the first run installs from the lockfile.
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                       cwd=SDK_CLIENT, check=True, timeout=600)  # fmt: skip
+    installed = SDK_CLIENT / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
+    with holding(SDK_CLIENT):  # another worker may be installing it right now
+        if not installed.exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.skip(
+                    "npm is not installed: cannot install the ACP SDK (.ci/run runs npm ci)"
+                )
+            npm_ci(npm, SDK_CLIENT, installed)
     return node
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.npm import holding, npm_ci
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 EXTENSION = Path(__file__).resolve().parents[2] / "extensions" / "vscode"
@@ -36,14 +38,11 @@ def _env(kiln_home: Path) -> dict[str, str]:
 def test_extension_suite_passes(kiln_home: Path) -> None:
     npm = _npm()
     env = _env(kiln_home)
-    if not (EXTENSION / "node_modules" / ".bin" / "vitest").exists():
-        # CI runs `npm ci` first; locally the first run installs from the lockfile.
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=EXTENSION, env=env, check=True, timeout=600
+    with holding(EXTENSION):  # `npm test` rebuilds dist/, which the webview tests load
+        npm_ci(npm, EXTENSION, EXTENSION / "node_modules" / ".bin" / "vitest", env)
+        result = subprocess.run(
+            [npm, "test"], cwd=EXTENSION, env=env, capture_output=True, text=True, timeout=600
         )
-    result = subprocess.run(
-        [npm, "test"], cwd=EXTENSION, env=env, capture_output=True, text=True, timeout=600
-    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-8000:]
     # The three parts each ran and reported success.

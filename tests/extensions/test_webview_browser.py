@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.lsp.conftest import running
+from tests.npm import holding, npm_ci
 from tests.waiting import answer_when
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -52,11 +53,19 @@ def _tools() -> tuple[str, str]:
         pytest.skip("node/npm are not installed: the VS Code extension's tests need Node 20+")
     if not Path(CHROMIUM).exists():
         pytest.skip(f"chromium is not installed at {CHROMIUM} (.ci/run installs it)")
-    if not (EXTENSION / "node_modules" / "playwright-core").exists():
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=EXTENSION, check=True, timeout=600
-        )
+    with holding(EXTENSION):
+        npm_ci(npm, EXTENSION, EXTENSION / "node_modules" / "playwright-core")
     return node, npm
+
+
+def build(node: str) -> None:
+    """The extension, its webview and the browser tests, into dist/ and out/browser/."""
+    for target in ("all", "browser-test"):
+        done = subprocess.run(
+            [node, "esbuild.mjs", target], cwd=EXTENSION, capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
 
 
 async def _record(workspace: Path, scripted_env: object, out: Path) -> None:
@@ -116,19 +125,16 @@ async def test_webview_in_chromium(workspace: Path, scripted_env: object, tmp_pa
     node, npm = _tools()
     recording = tmp_path / "recording.json"
     await _record(workspace, scripted_env, recording)
-    build = subprocess.run(
-        [node, "esbuild.mjs", "all"], cwd=EXTENSION, capture_output=True, text=True, timeout=300
-    )
-    assert build.returncode == 0, build.stderr
-    subprocess.run([node, "esbuild.mjs", "browser-test"], cwd=EXTENSION, check=True, timeout=300)
     shots = Path(os.environ.get("KILN_ARTIFACTS", tmp_path / "artifacts")) / "webview"
-    result = subprocess.run(
-        [node, str(EXTENSION / "out" / "browser" / "webview.cjs"), str(recording), str(shots)],
-        cwd=EXTENSION,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    with holding(EXTENSION):  # the build and what loads it, no other worker rebuilding between
+        build(node)
+        result = subprocess.run(
+            [node, str(EXTENSION / "out" / "browser" / "webview.cjs"), str(recording), str(shots)],
+            cwd=EXTENSION,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
