@@ -73,7 +73,7 @@ def test_no_line_of_the_log_is_a_workflow_command(
     assert "##[add-mask]hidden" in json.dumps(outputs)  # the command did print it
     if fmt == "text":
         assert "Fixed it" in proc.stdout and "\\::error file=calc.py" in proc.stdout
-        assert "\\::add-matcher::m.json.txt" in proc.stderr  # the file name, shown broken
+        assert "n\\n::add-matcher::m.json.txt" in proc.stderr  # the file name, on one line
     else:
         last = json.loads(proc.stdout.splitlines()[-1] if fmt == "stream-json" else proc.stdout)
         assert last["result"] == ANSWER  # JSON: the same text, only written differently
