@@ -175,7 +175,9 @@ class Editor(LanguageClient):
                 process_id=os.getpid(),
                 root_uri=root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-                initialization_options={"permissionTimeout": 2, **(options or {})},
+                # The server's wait for an answer; a test that lets a question time out sets
+                # its own. Short, an answer from a loaded test process came too late: refused.
+                initialization_options={"permissionTimeout": 60, **(options or {})},
                 capabilities=types.ClientCapabilities(
                     general=types.GeneralClientCapabilities(position_encodings=[self.encoding]),
                     window=types.WindowClientCapabilities(work_done_progress=True),
