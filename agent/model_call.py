@@ -21,6 +21,7 @@ async def request_reply(session: Any) -> ModelReply:
     """Extensions first, then stream the reply and account for it."""
     await session.context.before_request(session)
     request = session.build_request()
+    fit_to_window(session, request)
     # its input is paid however the reply goes, and its output is capped to the limit
     held = spend.hold(
         session, request, functools.partial(session.compactor.request_tokens, session)
@@ -30,6 +31,20 @@ async def request_reply(session: Any) -> ModelReply:
         return await _send(session, request, held)
     finally:
         session.turn.release(held)
+
+
+FLOOR = 1024  # output tokens always asked for: under that, compaction's turn, not the reply's
+MARGIN = 1.1  # the prompt estimate (characters / 4) is short of a real tokenizer's count
+
+
+def fit_to_window(session: Any, request: Request) -> None:
+    """Ask for no more output than the window leaves beside the prompt: a server started with a
+    small window (vLLM, llama.cpp) refuses a request whose prompt and ``max_tokens`` together
+    exceed it, however short the prompt."""
+    window = int(getattr(session.model, "context_window", 0) or 0)
+    if window:
+        room = window - int(session.compactor.request_tokens(session) * MARGIN)
+        request.max_tokens = min(request.max_tokens, max(room, FLOOR))
 
 
 async def _send(session: Any, request: Request, held: Hold | None) -> ModelReply:

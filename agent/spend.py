@@ -78,11 +78,7 @@ async def account(session: Any, reply: ModelReply, held: Hold | None = None) -> 
             step=session.turn.step_count,
         )
     )
-    if (
-        held
-        and held.output_tokens < session.config.max_tokens
-        and reply.stop_reason == "max_tokens"
-    ):
+    if held and held.capped and reply.stop_reason == "max_tokens":
         run = session.turn.budget.limits()[-1]  # the run's, when this is a sub-agent
         raise TurnEnded("max_cost", f"the reply was cut at {held.output_tokens:,} output tokens, "
                                     "all the cost limit left room for "

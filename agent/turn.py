@@ -36,6 +36,7 @@ class Hold:
 
     usd: float
     output_tokens: int  # the request's max_tokens, capped to what the cost limit can pay
+    capped: bool = False  # the cost limit lowered it (a reply cut there ended by the limit)
 
 
 class Budget:
@@ -131,7 +132,7 @@ class Budget:
                                         f"input, the ${top.max_cost_usd:g} limit leaves room for "
                                         f"{tokens:,} output tokens, fewer than the {floor:,} a "
                                         "reply is given at least; it was not sent")  # fmt: skip
-        held = Hold(input_usd + tokens * output_price, tokens)
+        held = Hold(input_usd + tokens * output_price, tokens, capped=tokens < max_tokens)
         for budget in self.chain():
             budget.held += held.usd
         return held

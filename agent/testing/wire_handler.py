@@ -54,6 +54,8 @@ class WireState(Protocol):
 
     def holds_refused(self, body: dict[str, Any]) -> bool: ...
 
+    def window_problem(self, api: str, body: dict[str, Any]) -> str: ...
+
 
 class QuietServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -130,8 +132,10 @@ def make_handler(server: WireState) -> type[BaseHTTPRequestHandler]:
             if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
                 self._error(api, 400, "request body must be a JSON object with a messages list")
                 return
-            problem = (anthropic_tool_problem(body) if api == "anthropic" else "") or (
-                tool_pairing_problem(api, body)
+            problem = (
+                (anthropic_tool_problem(body) if api == "anthropic" else "")
+                or tool_pairing_problem(api, body)
+                or server.window_problem(api, body)
             )
             if problem:
                 self._error(api, 400, problem)

@@ -23,7 +23,9 @@ the reply's text, if it has any),
 ``{"raise": "unavailable"}`` to drop the connection without answering, ``{"garbage": true}``
 for a 200 ``text/event-stream`` reply of bytes that are neither UTF-8 nor SSE, and
 ``{"sleep": seconds}`` / a reply's ``"delay"`` to wait, ``{"wait_for": "path"}`` to wait until a
-file exists. ``{"raw": {...}}`` answers exactly as written (see ``agent.testing.wire_raw``).
+file exists. ``{"raw": {...}}`` answers exactly as written (see ``agent.testing.wire_raw``). Given a
+``window`` (``--window``), a request whose prompt and ``max_tokens`` exceed it is a 400 in the
+words vLLM and Anthropic use, as a server started with a small context answers.
 
     with WireServer(["hello"]) as srv:  # srv.url, srv.openai_base_url, srv.requests
         ...
@@ -54,8 +56,10 @@ class WireServer:
     """Scripted Anthropic/OpenAI endpoint; a context manager that runs in a daemon thread."""
 
     def __init__(self, script: Iterable[Step] = (), *, host: str = "127.0.0.1", port: int = 0,
-                 model: str | None = None, requests_log: Path | None = None) -> None:  # fmt: skip
+                 model: str | None = None, requests_log: Path | None = None,
+                 window: int = 0) -> None:  # fmt: skip
         self.script = script if isinstance(script, Script) else Script(script)
+        self.window = window  # the model's context window: prompt + max_tokens past it is a 400
         self.model = model
         self.requests: list[RecordedRequest] = []
         self.requests_log = requests_log
@@ -145,6 +149,23 @@ class WireServer:
             if isinstance(m.get("content"), list)
         )
 
+    def window_problem(self, api: str, body: dict[str, Any]) -> str:
+        """The 400 a server with a context window of ``window`` tokens answers when the prompt
+        and the reply it may write do not both fit, in vLLM's (OpenAI's) or Anthropic's words."""
+        prompt, limit = len(prompt_text(api, body)) // 4, wf.requested_limit(body)
+        if not self.window or prompt + limit <= self.window:
+            return ""
+        if api == "anthropic":
+            return (
+                f"input length and `max_tokens` exceed context limit: {prompt} + {limit} > "
+                f"{self.window}, decrease input length or `max_tokens` and try again"
+            )
+        return (
+            f"This model's maximum context length is {self.window} tokens. However, you "
+            f"requested {prompt + limit} tokens ({prompt} in the messages, {limit} in the "
+            "completion). Please reduce the length of the messages or completion."
+        )
+
     def usage_for(self, api: str, body: dict[str, Any], reply: wf.WireReply) -> wf.WireUsage:
         text = prompt_text(api, body)
         total = len(text) // 4
@@ -179,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--requests-log", type=Path, default=None, help="append each request body here (JSONL)"
     )
+    parser.add_argument("--window", type=int, default=0, help="the model's context window")
     args = parser.parse_args(argv)
     try:
         steps = load_script(args.script)
@@ -187,7 +209,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wire_server: {exc} ({hint})", file=sys.stderr)
         return 2
     srv = WireServer(
-        steps, host=args.host, port=args.port, model=args.model, requests_log=args.requests_log
+        steps,
+        host=args.host,
+        port=args.port,
+        model=args.model,
+        requests_log=args.requests_log,
+        window=args.window,
     )
     print(srv.url, flush=True)
 

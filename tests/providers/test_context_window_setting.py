@@ -61,3 +61,25 @@ def test_a_bad_window_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2 and len(lines) == 1 and "KILN_CONTEXT_WINDOW" in lines[0], (
         proc.stderr
     )
+
+
+def test_the_reply_is_asked_to_fit_the_window_beside_the_prompt(tmp_path: Path) -> None:
+    """A server started with a 6,000-token window refuses a request whose prompt and
+    ``max_tokens`` do not both fit (vLLM's words). Before, Kiln asked for 8,192 output tokens
+    beside a ~3,000-token prompt, so the very first request failed, and the error said the
+    conversation no longer fit."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(KILN_HOME=str(tmp_path / "home"), KILN_CONTEXT_WINDOW="6000")
+    (tmp_path / "repo").mkdir()
+    with WireServer(["Fine."], window=6000) as srv:
+        env.update(
+            KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url, KILN_MODEL="gpt-4.1"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "run", "Why?", "--root", str(tmp_path / "repo")],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "Fine." in proc.stdout
+    (body,) = srv.bodies()
+    assert 1024 <= body["max_tokens"] < 3064
