@@ -92,7 +92,7 @@ describe("the extension activated against the real server", () => {
   test("a prompt from the panel streams back and ends the turn", async () => {
     const turns = ofType("turn").length; // "ready" already said the turn is idle
     send({ type: "prompt", text: "stream please" });
-    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end");
     const text = ofType("update")
       .map((m) => m.update as { sessionUpdate: string; content?: { text?: string } })
       .filter((u) => u.sessionUpdate === "agent_message_chunk")
@@ -109,9 +109,9 @@ describe("the extension activated against the real server", () => {
     host.openDocs.set(join(ws.root, "notes.py"), { text: "typing = 2\n", dirty: true, version: 3 });
     const turns = ofType("turn").length;
     send({ type: "prompt", text: "rename the greeting" });
-    const ask = await waitFor(() => ofType("permission")[0], "permission request", 30000);
+    const ask = await waitFor(() => ofType("permission")[0], "permission request");
     send({ type: "permission", requestId: ask.requestId, optionId: "allow_once" });
-    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end");
     assert.equal(ofType("turn").at(-1)?.stopReason, "end_turn", JSON.stringify([...ofType("error"), ...ofType("update").slice(-4)]));
     assert.equal(host.applied.length, 1);
     // The edit landed in the open document, and the document was saved: the disk has it.
@@ -132,7 +132,7 @@ describe("the extension activated against the real server", () => {
     host.inputs.push("what does this line do?");
     const turns = ofType("turn").length;
     await host.commands.get("kiln.askAboutSelection")!();
-    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end");
     // The scripted model only answers this when the request holds the reference to line 2.
     const answer = ofType("update")
       .map((m) => m.update as { sessionUpdate: string; content?: { text?: string } })
@@ -152,7 +152,7 @@ describe("the extension activated against the real server", () => {
     }
     const before = ofType("server").length;
     await host.commands.get("kiln.restartServer")!();
-    await waitFor(() => ofType("server").slice(before).some((m) => m.state === "running"), "running again", 30000);
+    await waitFor(() => ofType("server").slice(before).some((m) => m.state === "running"), "running again");
     // Names the stand-in did not implement, for the record (not an assertion on VS Code).
     if (process.env.KILN_SHOW_STANDIN_GAPS) console.log([...touched].sort().join("\n"));
   });
@@ -162,8 +162,8 @@ describe("the extension activated against the real server", () => {
     assert.ok(pid, "the server is a child of this process");
     const before = ofType("server").length;
     process.kill(pid, "SIGKILL");
-    await waitFor(() => ofType("server").slice(before).some((m) => m.state === "starting"), "the panel told of the restart", 30000);
-    await waitFor(() => ofType("server").slice(before).some((m) => m.state === "running"), "running after the crash", 30000);
+    await waitFor(() => ofType("server").slice(before).some((m) => m.state === "starting"), "the panel told of the restart");
+    await waitFor(() => ofType("server").slice(before).some((m) => m.state === "running"), "running after the crash");
     const [again] = await waitFor(() => {
       const fresh = serverPids().filter((p) => p !== pid);
       return fresh.length ? fresh : undefined;
@@ -173,6 +173,6 @@ describe("the extension activated against the real server", () => {
     // The chat still works on the new process.
     const turns = ofType("turn").length;
     send({ type: "prompt", text: "stream again" });
-    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    await waitFor(() => ofType("turn").length >= turns + 2 && ofType("turn").at(-1)?.state === "idle", "turn end");
   });
 });

@@ -150,8 +150,9 @@ export function serverPids(): number[] {
   return pids;
 }
 
-/** Wait until `check` holds, polling; fails with `what` after `ms`. */
-export async function waitFor<T>(check: () => T | undefined | false, what: string, ms = 15000): Promise<T> {
+/** Wait until `check` holds, polling; fails with `what` after `ms`, which only fires when
+ * something is wrong: a loaded 2-core machine took 15 s to start `kiln lsp` alone. */
+export async function waitFor<T>(check: () => T | undefined | false, what: string, ms = 60000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = check();

@@ -55,7 +55,7 @@ describe("the panel against the real server", () => {
   async function ask(text: string, context?: unknown[]): Promise<Record<string, unknown>> {
     const before = turns();
     panel.send({ type: "prompt", text, ...(context ? { context } : {}) });
-    await waitFor(() => turns() >= before + 2 && panel.ofType("turn").at(-1)?.state === "idle", `turn of ${text}`, 30000);
+    await waitFor(() => turns() >= before + 2 && panel.ofType("turn").at(-1)?.state === "idle", `turn of ${text}`);
     return panel.ofType("turn").at(-1)!;
   }
   /** A turn held open by the script while the user picks a model; then released to its end. */
@@ -66,7 +66,7 @@ describe("the panel against the real server", () => {
     panel.send({ type: "setModel", model });
     await waitFor(() => panel.ofType("config").at(-1)?.model === model, "the picker");
     writeFileSync(release, "");
-    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end");
   }
   /** The sessions the store holds (`kiln sessions list --json`): their titles and models. */
   const storedSessions = async () =>
@@ -150,7 +150,7 @@ describe("the panel against the real server", () => {
     const infos = panel.ofType("info").length;
     const restarts = panel.ofType("server").length;
     await host.commands.get("kiln.restartServer")!();
-    await waitFor(() => panel.ofType("server").slice(restarts).some((m) => m.state === "running"), "running again", 30000);
+    await waitFor(() => panel.ofType("server").slice(restarts).some((m) => m.state === "running"), "running again");
     await waitFor(() => listed()?.length === 0, "the lost proposal withdrawn from the panel");
     const told = panel.ofType("info").slice(infos).map((m) => m.message as string);
     assert.ok(told.some((m) => /1 proposed edit .*lost/.test(m)), JSON.stringify(told));

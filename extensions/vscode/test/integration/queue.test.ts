@@ -55,7 +55,7 @@ describe("panel messages one at a time", () => {
     const from = panel.delivered.length;
     panel.send({ type: "prompt", text: "first question" });
     panel.send({ type: "prompt", text: "second question" });
-    await waitFor(() => idleTurns().length >= 2, "both turns", 30000);
+    await waitFor(() => idleTurns().length >= 2, "both turns");
     assert.deepEqual(panel.ofType("error"), []);
     assert.deepEqual(idleTurns().map((m) => m.stopReason), ["end_turn", "end_turn"]);
     const sessions = new Set(panel.delivered.slice(from).filter((m) => m.type === "session").map((m) => m.sessionId));
@@ -83,10 +83,10 @@ describe("panel messages one at a time", () => {
     const pill = { label: "app.py", uri: URI.file(join(ws.root, "app.py")).toString() };
     panel.send({ type: "prompt", text: "waiting question", context: [pill] });
     panel.send({ type: "cancel" });
-    await waitFor(() => idleTurns().length >= turns + 1, "the stopped turn", 30000);
+    await waitFor(() => idleTurns().length >= turns + 1, "the stopped turn");
     await waitFor(() => panel.delivered.slice(from).some((m) => m.type === "draft"), "the waiting question handed back");
     panel.send({ type: "prompt", text: "after stop" });
-    await waitFor(() => idleTurns().length >= turns + 2, "the next question", 30000);
+    await waitFor(() => idleTurns().length >= turns + 2, "the next question");
     assert.deepEqual(idleTurns().slice(turns).map((m) => m.stopReason), ["cancelled", "end_turn"]);
     assert.doesNotMatch(answers(), /Waited answer/);
     assert.match(answers(), /After stop\.$/);
@@ -112,7 +112,7 @@ describe("panel messages one at a time", () => {
     }
     assert.equal(panel.ofType("session").length, sessions, "the session changed under a running turn");
     panel.send({ type: "cancel" });
-    await waitFor(() => idleTurns().length >= turns + 1, "the stopped turn", 30000);
+    await waitFor(() => idleTurns().length >= turns + 1, "the stopped turn");
     assert.equal(idleTurns().at(-1)?.stopReason, "cancelled");
     writeFileSync(join(ws.home, "busy-release"), "");
   });
@@ -133,7 +133,7 @@ describe("panel messages one at a time", () => {
   test("the diff view keeps a proposal's texts until it is answered, and none of a closed session", async () => {
     const before = panel.ofType("permission").length;
     panel.send({ type: "prompt", text: "propose a change" });
-    const ask = await waitFor(() => panel.ofType("permission")[before], "the edit question", 30000);
+    const ask = await waitFor(() => panel.ofType("permission")[before], "the edit question");
     const toolCallId = (ask.toolCall as { toolCallId: string }).toolCallId;
     const provider = host.contentProviders.get("kiln-proposal")!;
     panel.send({ type: "openDiff", toolCallId });
@@ -143,7 +143,7 @@ describe("panel messages one at a time", () => {
     assert.equal(provider.provideTextDocumentContent(right), "x = 2\n");
     assert.equal(provider.provideTextDocumentContent(diffsShown[0][1]), "", "the first showing's texts are still kept");
     panel.send({ type: "permission", requestId: ask.requestId, optionId: "reject_once" });
-    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end", 30000);
+    await waitFor(() => panel.ofType("turn").at(-1)?.state === "idle", "turn end");
     assert.deepEqual([provider.provideTextDocumentContent(left), provider.provideTextDocumentContent(right)], ["", ""]);
 
     // Shown again from the tool card, then the session changes: its texts go.
@@ -163,12 +163,12 @@ describe("panel messages one at a time", () => {
     const restarts = panel.ofType("server").length;
     const from = panel.delivered.length;
     process.kill(pid, "SIGKILL");
-    await waitFor(() => panel.ofType("server").slice(restarts).some((m) => m.state === "running"), "running again", 30000);
+    await waitFor(() => panel.ofType("server").slice(restarts).some((m) => m.state === "running"), "running again");
     // One line says the turn stopped with the server: no second stop, no wire-level error.
     const said = panel.delivered.slice(from).filter((m) => m.type === "error" || m.type === "turn");
     assert.deepEqual(said, [{ type: "turn", state: "idle", stopReason: "server stopped" }]);
     panel.send({ type: "prompt", text: "after the crash" });
-    await waitFor(() => idleTurns().length > turns + 1, "the next turn", 30000);
+    await waitFor(() => idleTurns().length > turns + 1, "the next turn");
     assert.equal(idleTurns().at(-1)?.stopReason, "end_turn", JSON.stringify(panel.ofType("error")));
     assert.match(answers(), /Alive again\.$/);
   });
@@ -179,11 +179,11 @@ describe("panel messages one at a time", () => {
     process.kill(pid, "SIGKILL");
     await waitFor(() => panel.ofType("server").slice(restarts).some((m) => m.state === "starting"), "the crash seen");
     const restarted = host.commands.get("kiln.restartServer")!();
-    await waitFor(() => panel.ofType("server").at(-1)?.state === "running", "running again", 30000);
+    await waitFor(() => panel.ofType("server").at(-1)?.state === "running", "running again");
     await restarted;
-    await waitFor(() => serverPids().length === 1 || undefined, `one server, not ${serverPids().length}`, 15000);
+    await waitFor(() => serverPids().length === 1 || undefined, `one server, not ${serverPids().length}`);
     const before = idleTurns().length;
     panel.send({ type: "prompt", text: "after the crash again" });
-    await waitFor(() => idleTurns().length > before, "the next turn", 30000);
+    await waitFor(() => idleTurns().length > before, "the next turn");
   });
 });

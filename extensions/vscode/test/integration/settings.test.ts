@@ -37,7 +37,7 @@ describe("the kiln settings", () => {
   async function ask(text: string): Promise<Record<string, unknown>> {
     const before = idle().length;
     panel.send({ type: "prompt", text });
-    return waitFor(() => idle()[before], `the turn of ${text}`, 30000);
+    return waitFor(() => idle()[before], `the turn of ${text}`);
   }
 
   test("kiln.mode and kiln.editMode: the panel's pickers and the session", async () => {
@@ -60,13 +60,12 @@ describe("the kiln settings", () => {
     const asked = panel.ofType("permission").length;
     const before = idle().length;
     panel.send({ type: "prompt", text: "run it" });
-    const question = await waitFor(() => panel.ofType("permission")[asked], "the question", 30000);
+    const question = await waitFor(() => panel.ofType("permission")[asked], "the question");
     await waitFor(
       () => panel.ofType("permissionClosed").find((m) => m.requestId === question.requestId && m.reason === "cancelled"),
       "the question withdrawn",
-      30000,
     );
-    await waitFor(() => idle()[before], "the turn end", 30000);
+    await waitFor(() => idle()[before], "the turn end");
   });
 });
 
