@@ -20,6 +20,7 @@ from agent.sandbox import (
     seatbelt,
 )
 from agent.sandbox.env import scrub
+from tests.waiting import wait_until
 
 needs_bwrap = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -195,7 +196,6 @@ def _running(marker: str) -> bool:
 @needs_bwrap
 def test_processes_a_command_leaves_behind_end_with_it(tmp_path: Path) -> None:
     import sys
-    import time
 
     box = Sandbox(
         tmp_path, load_policy(tmp_path, tmp_path / "kh", "ask"), kiln_home=tmp_path / "kh"
@@ -206,18 +206,10 @@ def test_processes_a_command_leaves_behind_end_with_it(tmp_path: Path) -> None:
         box.shell(command), cwd=tmp_path, capture_output=True, text=True, env=box.env()
     )
     assert out.stdout.strip() == "started"
-    deadline = (
-        time.monotonic() + 10
-    )  # waits for the event (the process gone); fires only if it stays
-    while _running(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _running(marker)
+    assert wait_until(lambda: not _running(marker))  # fires only if it stays
     unconfined = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", marker])
     try:
-        deadline = time.monotonic() + 10
-        while not _running(marker) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _running(marker)  # the observer sees such a process when it does survive
+        assert wait_until(lambda: _running(marker))  # the observer sees one that does survive
     finally:
         unconfined.kill()
         unconfined.wait()
