@@ -91,15 +91,15 @@ def workspace_program(
         if path is not None and path.is_dir():
             _hash_folder(out, operand, path, root)
         elif path is None or not path.exists():
-            found = (_inside(root, base / (operand + s)) for s in NODE_SUFFIXES)
-            file = next((p for p in found if p is not None and p.is_file()), None)
+            tries = (_inside(root, base / (operand + s)) for s in NODE_SUFFIXES)
+            file = next((p for p in tries if p is not None and p.is_file()), None)
             if file is not None:
                 _hash_file(out, operand + file.suffix, file, always=True)
     module = _module(args)
     if module is not None:
         top = module.split(".")[0]
-        for folder in [base, *(base / p for p in _path_folders(env.get("PYTHONPATH", "")))]:
-            package, single = _inside(root, folder / top), _inside(root, folder / f"{top}.py")
+        for where in [base, *(base / p for p in _path_folders(env.get("PYTHONPATH", "")))]:
+            package, single = _inside(root, where / top), _inside(root, where / f"{top}.py")
             if package is not None and package.is_dir():
                 _hash_folder(out, f"-m {module}", package, root)
             elif single is not None and single.is_file():

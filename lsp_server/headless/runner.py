@@ -262,7 +262,7 @@ def _finish(
     elif opts.output_format == "stream-json":
         print_json({"type": "result", **report.to_dict()}, indent=None)
     else:
-        err = click.get_text_stream("stderr")
+        err = sys.stderr
         usage = report.usage
         err.write(
             f"\n[{report.outcome}] {reason}; {report.steps} steps; tokens in {session.turn.usage.total_input} "

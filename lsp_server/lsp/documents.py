@@ -77,7 +77,8 @@ class IndexSync:
         from indexer import Index  # tree-sitter loads only when indexing starts
 
         # opening can meet another process's write lock too (a `kiln index` migrating it, or
-        # recovering its journal): wait for it as a scan does
+        # recovering its journal): wait for it as a scan does, "indexing" from here on
+        self.state = "indexing"
         opened, index = await self._waiting("index unavailable", Index, self.root)
         if opened:
             self.index = index
