@@ -75,8 +75,10 @@ def read_bounded(path: Path, scope: Scope | None = None) -> str:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         opened = opened_path(fd) if scope is not None else None
-        if opened is not None and scope is not None and (
-            not scope.admits(opened) or scope.refuses(opened) or in_git_folder(opened)
+        if (
+            opened is not None
+            and scope is not None
+            and (not scope.admits(opened) or scope.refuses(opened) or in_git_folder(opened))
         ):
             raise OSError(0, "it led elsewhere when opened (a folder on the way became a link?)")
         if not stat.S_ISREG(os.fstat(fd).st_mode):

@@ -59,8 +59,10 @@ def _open_folder(folder: str, *, below: str | None) -> int:
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     fd = os.open(folder, flags | (os.O_NOFOLLOW if below is not None else 0))
     opened = opened_path(fd) if below is not None else None
-    if opened is not None and below is not None and not (
-        opened == Path(below) or Path(below) in opened.parents
+    if (
+        opened is not None
+        and below is not None
+        and not (opened == Path(below) or Path(below) in opened.parents)
     ):
         os.close(fd)
         raise OSError(0, f"{folder} led outside {below} when opened")
