@@ -51,7 +51,10 @@ def build_params(request: Request, model: str) -> dict[str, Any]:
         "max_tokens": request.max_tokens,
         "system": [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
         "messages": with_breakpoints(
-            wire_messages(without_raw_input(stored_form(request.messages)), deferred), budget=3
+            wire_messages(
+                without_empty(without_raw_input(stored_form(request.messages))), deferred
+            ),
+            budget=3,
         ),
     }
     if tools:
@@ -70,6 +73,18 @@ def without_raw_input(messages: list[Message]) -> list[Message]:
             message = {**message, "content": content}
         out.append(message)
     return out
+
+
+def without_empty(messages: list[Message]) -> list[Message]:
+    """Without the empty replies the model sometimes ends a turn with: the API takes an empty
+    message only as the final assistant one (a reply to continue), and refused every later
+    request that held one. The same messages always go out the same, so the prefix holds."""
+    last = len(messages) - 1
+    return [
+        m
+        for i, m in enumerate(messages)
+        if _as_blocks(m) or (i == last and m.get("role") == "assistant")
+    ]
 
 
 def wire_messages(messages: list[Message], deferred: set[str]) -> list[Message]:

@@ -66,7 +66,9 @@ def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, A
         if isinstance(content, str):
             out.append({"role": role, "content": content})
         elif role == "assistant":
-            out.append(_assistant(content or []))
+            message = _assistant(content or [])
+            if message["content"] is not None or message.get("tool_calls"):
+                out.append(message)  # an empty reply is left out: the API refuses one
         else:
             # Tool results must directly follow the assistant's tool_calls, so they go first and
             # any text in the same message (status bar, user note) follows as a user message.

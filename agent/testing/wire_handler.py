@@ -18,7 +18,11 @@ from typing import Any, Protocol
 from agent.providers.scripted import Script, ScriptExhausted, latest_user_text, reply_tool_calls
 from agent.testing import wire_formats as wf
 from agent.testing.wire_raw import send_raw
-from agent.testing.wire_requests import anthropic_tool_problem, tool_pairing_problem
+from agent.testing.wire_requests import (
+    anthropic_tool_problem,
+    empty_message_problem,
+    tool_pairing_problem,
+)
 
 # What a broken proxy might send with a 200 and an SSE content type: not UTF-8, not SSE.
 GARBAGE = b"\xff\xfe\x00garbage\x80\x81\xc3(\n\ndata: \xe2\x28\xa1\n\n"
@@ -135,6 +139,7 @@ def make_handler(server: WireState) -> type[BaseHTTPRequestHandler]:
             problem = (
                 (anthropic_tool_problem(body) if api == "anthropic" else "")
                 or tool_pairing_problem(api, body)
+                or empty_message_problem(api, body)
                 or server.window_problem(api, body)
             )
             if problem:

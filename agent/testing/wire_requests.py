@@ -151,3 +151,24 @@ def _openai_pairing(messages: list[dict[str, Any]]) -> str:
                 str(c.get("id")) for c in message.get("tool_calls") or [] if isinstance(c, dict)
             }
     return ""
+
+
+def empty_message_problem(api: str, body: dict[str, Any]) -> str:
+    """What both real APIs reject about empty messages: Anthropic any message without content
+    but a final assistant one; OpenAI an assistant message with neither content nor tool
+    calls. Empty when none is."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        if content not in ("", [], None) or (api == "openai" and content is not None):
+            continue
+        if api == "anthropic" and not (
+            i == len(messages) - 1 and message.get("role") == "assistant"
+        ):
+            return (
+                f"messages.{i}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        if api == "openai" and message.get("role") == "assistant" and not message.get("tool_calls"):
+            return f"Invalid value for 'messages[{i}].content': expected a string, got null."
+    return ""

@@ -9,7 +9,7 @@ earlier request counts as cache read, characters / 4 as tokens. On ``/v1/message
 only happens when the request carries ``cache_control`` breakpoints, as on the real API.
 Requests the real APIs refuse are a 400 here too: a tool call not answered in the very next
 message, a result for no call of the message before it, and Anthropic's deferred-tool and
-breakpoint rules (``wire_requests``); and, as Anthropic does, a request that still holds a reply
+breakpoint rules, and an empty message where neither API takes one (``wire_requests``); and, as Anthropic does, a request that still holds a reply
 it stopped as a ``refusal`` is declined again (an empty reply, ``stop_reason: refusal``). A reply longer than the request's ``max_tokens``
 (``max_completion_tokens``) is cut there, with the stop reason ``max_tokens`` (``length``).
 
