@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from indexer import Index
 from lsp_server.core import (
     INVALID_PARAMS,
     NOT_ALLOWED,
@@ -17,7 +18,8 @@ from lsp_server.core import (
     TURN_IN_PROGRESS,
 )
 from tests.lsp.conftest import running, server_env
-from tests.waiting import answer_when
+from tests.lsp.test_index_locked_e2e import _hold_write_lock
+from tests.waiting import answer_when, until
 
 pytestmark = pytest.mark.e2e
 
@@ -137,7 +139,19 @@ async def test_index_follows_buffers_and_skills_and_context_answer(
         {"match": "app.py", "text": "found it"},
         "hi",
     ]
-    async with running(workspace, scripted_env(steps)) as editor:  # type: ignore[operator]
+    # The scan waits at its first write while another process holds the index's write lock, so
+    # the editor grants the progress token before the scan ends: a loaded machine's editor
+    # answered after this tiny workspace was scanned, and an ended scan shows no progress.
+    with Index(workspace) as idx:
+        idx.update()
+    (workspace / "late.py").write_text("def late():\n    pass\n", encoding="utf-8")
+    holder = _hold_write_lock(workspace / ".kiln" / "index.db")
+    env = {**scripted_env(steps), "KILN_INDEX_BUSY_TIMEOUT": "300"}  # type: ignore[operator]
+    async with running(workspace, env) as editor:
+        try:
+            await until(lambda: editor.progress, what="the index progress to begin")
+        finally:
+            holder.communicate("\n", timeout=60)
         status = await answer_when(
             lambda: editor.request("kiln/index/status", {}), lambda s: s["state"] == "ready"
         )
