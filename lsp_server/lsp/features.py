@@ -280,18 +280,25 @@ async def _register_file_watching(ls: KilnServer) -> None:
 
 
 async def _index_workspace(ls: KilnServer) -> None:
-    """Open the index, scan once with work-done progress, then watch the disk."""
+    """Open the index, scan once with work-done progress, then watch the disk. The progress
+    covers the opening too: opening can wait for another process's lock as long as a scan."""
     sync = ls.index_sync
-    if sync is None or await sync.open() is None:
+    if sync is None:
+        return
+    if not sync.enabled:
+        await sync.open()  # unavailable, and says why
+        return
+    window = getattr(ls.client_capabilities, "window", None)
+    progress = None
+    if getattr(window, "work_done_progress", False):  # asked for aside: the work starts now
+        progress = ls.index_progress = IndexProgress(ls, f"kiln-index-{uuid.uuid4().hex[:8]}")
+        ls.spawn(progress.ask())
+    if await sync.open() is None:
+        end_index_progress(ls, f"index unavailable: {sync.error}")
         return
     if ls.manager is not None:
         ls.manager.index = FreshIndex(sync, lambda path, text: _holds(ls, path, text))
     loop = asyncio.get_running_loop()
-    window = getattr(ls.client_capabilities, "window", None)
-    progress = None
-    if getattr(window, "work_done_progress", False):  # asked for aside: the scan starts now
-        progress = ls.index_progress = IndexProgress(ls, f"kiln-index-{uuid.uuid4().hex[:8]}")
-        ls.spawn(progress.ask())
 
     last = [-1]
 
