@@ -47,7 +47,11 @@ def test_a_module_run_with_python_m_is_part_of_the_program(repo: Path, tmp_path:
     approved_entry(repo, {"command": sys.executable,
                           "args": ["-m", "srvpkg.main", str(repo / "mcp-started")]})  # fmt: skip
     run = Run(repo, tmp_path, [SEARCH, CALL])  # it runs, and Python writes its __pycache__
-    assert (repo / "mcp-started").exists() and "42" in run.results[1], run.notes
+    # the server's own stderr comes through kiln's: it says why, should it not start
+    assert (repo / "mcp-started").exists() and "42" in run.results[1], (
+        run.notes,
+        run.proc.stderr[-3000:],
+    )
     assert status(repo) == "approved"  # bytecode Python writes is not a new program
 
     (repo / "mcp-started").unlink()
