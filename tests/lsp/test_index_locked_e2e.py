@@ -120,6 +120,17 @@ async def test_an_edit_made_while_another_process_writes_reaches_the_index(
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
 
 
+def _indexed_then_new(tmp_path: Path, name: str) -> Path:
+    """A workspace indexed once, then given a file defining ``name`` the index has not seen."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def greet(name):\n    return name\n")
+    with Index(root) as idx:
+        idx.update()
+    (root / f"{name}.py").write_text(f"def {name}():\n    pass\n")
+    return root
+
+
 async def _waits_out_the_lock(root: Path, kiln_home: Path, db: Path, name: str) -> None:
     """Start `kiln lsp` while another process holds ``db``'s write lock: the index says it is
     indexing and why, then, once the lock is let go, it is ready and holds block ``name``."""
@@ -150,12 +161,7 @@ async def test_a_first_scan_that_finds_the_index_locked_waits_for_it(
     """The editor opened while a `kiln index` held the lock: the first scan gave up after the
     busy timeout and the index stayed "unavailable" for the whole session (a file new on disk
     was never found, typed buffers never written). It now waits and scans once it is free."""
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "app.py").write_text("def greet(name):\n    return name\n")
-    with Index(root) as idx:
-        idx.update()
-    (root / "fresh.py").write_text("def fresh_marker():\n    pass\n")
+    root = _indexed_then_new(tmp_path, "fresh_marker")
     await _waits_out_the_lock(root, kiln_home, root / ".kiln" / "index.db", "fresh_marker")
 
 
@@ -180,12 +186,7 @@ async def test_exit_while_the_index_waits_for_a_lock_ends_the_process(
     the editor's `exit` left the server running until the wait ran out (here 300 s; in CI a
     scan stuck past 60 s). The process now ends a few seconds after the answer, and the
     index it left is whole: the next `kiln index` brings it up to date."""
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "app.py").write_text("def greet(name):\n    return name\n")
-    with Index(root) as idx:
-        idx.update()
-    (root / "late.py").write_text("def late_marker():\n    pass\n")
+    root = _indexed_then_new(tmp_path, "late_marker")
     db = root / ".kiln" / "index.db"
     holder = _hold_write_lock(db)
     server = await RawServer.start(root, server_env(kiln_home, KILN_INDEX_BUSY_TIMEOUT="300"))
