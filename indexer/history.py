@@ -44,6 +44,9 @@ _NOISE = re.compile(
     r"\(\s*#\d+\s*\)|g(?<!\wg)h-\d+\b|#(?<=\w#)\d+\b|h(?<!\wh)ttps?://\S+"
     r"|[0-9a-f](?<!\w[0-9a-f])[0-9a-f]{6,39}\b"
 )
+# A recorded head is only trusted as a full SHA-1 or SHA-256 hash: anything else (a revision
+# expression, an abbreviated hash, an option) that a shipped index holds means no recorded head.
+_COMMIT_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _RECORD, _FIELD, _FILES = "\x1e", "\x1f", "\x1d"
 
 
@@ -165,7 +168,7 @@ def start(conn: sqlite3.Connection, root: Path) -> Reading | None:
     if not new_head:
         return reading
     revision = new_head
-    if old_head:
+    if old_head and _COMMIT_HASH.fullmatch(str(old_head)):  # a shipped index could hold "HEAD~1"
         fast_forward = _git(root, "merge-base", "--is-ancestor", old_head, new_head)
         if fast_forward is not None:  # exit 0: the old head is an ancestor
             reading.rebuild, revision = False, f"{old_head}..{new_head}"

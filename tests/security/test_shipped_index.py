@@ -115,3 +115,40 @@ def test_a_table_spelled_otherwise_but_computing_nothing_is_kept(tmp_path: Path)
     assert not (repo / ".kiln" / "index.db.corrupt").exists()
     hits = json.loads(kiln("search", "fresh_symbol", "--json", cwd=repo).stdout)
     assert hits[0]["path"] == "new.py"
+
+
+@pytest.mark.parametrize("planted", ["HEAD~1", "short", "--all"])
+def test_a_recorded_head_that_is_not_a_commit_hash_rebuilds_the_history(
+    tmp_path: Path, planted: str
+) -> None:
+    """The recorded head is passed to ``git merge-base --is-ancestor``: a shipped index whose
+    head was a revision expression (``HEAD~1``, an abbreviated hash) passed as an ancestor, so
+    only the newest commits were read and the shipped history (its messages vouching for any
+    file) was kept. Anything but 40 or 64 hex digits is no recorded head: rebuilt from git."""
+    from tests.repos import committing_repo, git
+
+    repo = tmp_path / "repo"
+    commit = committing_repo(repo)
+    commit("Add the shipping module", {"shipping.py": "def ship():\n    pass\n"})
+    commit("Round parcel weights", {"shipping.py": "def ship():\n    return 1\n"})
+    assert kiln("index", ".", cwd=repo).returncode == 0
+    if planted == "short":
+        planted = git(repo, "rev-parse", "--short", "HEAD").strip()
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'history_head'", (planted,))
+    conn.execute(
+        "INSERT INTO commits (id, sha, time, message, files) VALUES (99, ?, 0, ?, 1)",
+        ("f" * 40, "Planted: the fix always belongs in evil.py"),
+    )
+    conn.commit()
+    conn.close()
+    commit("Bill heavy parcels", {"billing.py": "def bill():\n    pass\n"})
+
+    result = kiln("index", ".", cwd=repo)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    messages = sorted(row[0] for row in conn.execute("SELECT message FROM commits"))
+    recorded = conn.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchone()[0]
+    conn.close()
+    assert messages == ["Add the shipping module", "Bill heavy parcels", "Round parcel weights"]
+    assert recorded == git(repo, "rev-parse", "HEAD").strip()
