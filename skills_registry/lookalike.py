@@ -12,6 +12,7 @@ small subset of Unicode's confusables (UTS #39), the letters a lowercase skill n
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 _LATIN_LOOKALIKES = {
     # Cyrillic
@@ -35,6 +36,21 @@ def skeleton(name: str) -> str:
     bare = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
     mapped = "".join(_LATIN_LOOKALIKES.get(c, c) for c in bare)
     return mapped.replace("_", "-")
+
+
+def letter_shapes(text: str) -> str:
+    """``text`` with each character that reads as one Latin letter replaced by it (a fullwidth
+    ``ｅ``, a Cyrillic ``е``, a mathematical bold ``𝐞``, an ``é``), the rest as they are: of the
+    same length, so a match in the result is a match at the same place in ``text``."""
+    if text.isascii():
+        return text
+    return text.translate({ord(c): _letter_shape(c) for c in set(text) if not c.isascii()})
+
+
+@lru_cache(maxsize=4096)
+def _letter_shape(char: str) -> str:
+    shape = skeleton(char)
+    return shape if len(shape) == 1 else char
 
 
 def shown(name: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from skills_registry.errors import SkillInvalid
+from skills_registry.lookalike import letter_shapes
 from skills_registry.spec import (
     SKILL_FILE,
     allowed_tools_problems,
@@ -88,6 +89,18 @@ CLOSING_TAG = re.compile(
     rf"{_spelled('content')})",
     re.IGNORECASE,
 )
+
+
+def defused(text: str) -> str:
+    """``text`` with the "<" of every closing tag of the wrapper written as ``&lt;``, also one
+    spelled in letters that read as Latin ones (``</ｅｘｔｅｒｎａｌ_content>``, a Cyrillic ``е``):
+    the tag is found in the letters' shapes and its "<" replaced in the text itself."""
+    starts = [m.start() for m in CLOSING_TAG.finditer(letter_shapes(text))]
+    pieces, last = [], 0
+    for start in starts:
+        pieces += [text[last:start], "&lt;"]
+        last = start + 1
+    return "".join(pieces) + text[last:]
 
 
 @dataclass
@@ -168,7 +181,7 @@ class Skill:
         if self.third_party:
             # The publisher's text, file names included (a name may hold a new line and any
             # words); a closing tag inside must not end the wrapper early.
-            inner = CLOSING_TAG.sub(r"&lt;\1", listing + body)
+            inner = defused(listing + body)
             return (
                 f'<skill {attrs}>\n<external_content source="skill:{self.name}">\n{inner}\n'
                 "</external_content>\n</skill>"
