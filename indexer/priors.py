@@ -22,6 +22,9 @@ from indexer.tokens import query_words, split_cached, stem
 
 _NAME_SPLIT = re.compile(r"::|\.|, ")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
+# The owner in a member reference: ``Range.hashCode()``, ``Parser#unescape``, ``Foo::bar``
+# (the first of a chain: ``Outer.Inner.method`` -> ``Outer``).
+_MEMBER_OWNER = re.compile(r"(?<![\w.#:])([A-Za-z][A-Za-z0-9_]+)(?:\.|#|::)(?=[A-Za-z_])")
 
 
 @lru_cache(maxsize=65536)  # asked for every candidate of every search; callers only read it
@@ -59,6 +62,7 @@ class Forms:
         self, words: Iterable[str], joined: Iterable[str] = (), stemmed: bool = True
     ) -> None:
         words, joined = frozenset(words), frozenset(joined)
+        self.several = stemmed  # more than one word: not an editor's search for a name
         self.stemmed = stemmed and W.STEMMED_NAMES
         if self.stemmed:
             self.stems = stems(words) | stems(w for w in joined if w.isalpha()) | joined
@@ -171,7 +175,9 @@ def prior(
     factor = 1.0 + W.NAME_COVERAGE_WEIGHT * name_match(name, terms)
     if kind != "text" and words.meets(name):
         factor *= W.NAME_MATCH_BOOST
-        if kind != "module":  # a module's part is named after its file: its place still counts
+        # a module's part is named after its file: its place still counts; and so does a
+        # one-word name's in a test among more words ("empty", "after": JUnit's methods)
+        if kind != "module" and (place == 1.0 or _names_the_place(name, words)):
             return factor
     factor *= place  # x 1.0 changes no float
     if vendored:
@@ -179,6 +185,16 @@ def prior(
     if kind == "text":
         factor *= W.TEXT_WINDOW_PENALTY
     return factor
+
+
+def _names_the_place(name: str, words: Forms) -> bool:
+    """Whether a test's (example's) name the query gives says it wants that test: a name of
+    two words or more (``test_parse_header``, ``requestBody``), or any name asked for alone.
+    JUnit's and NUnit's test methods need no ``test`` in their names, and a common word of a
+    longer query ("empty", "after", "handle") names one in every test class."""
+    if not words.several or not W.ONE_WORD_TEST_NAMES_KEEP_PENALTY:
+        return True
+    return any(len(split_cached(n)) > 1 for n in short_names(name))
 
 
 def named_files(query: str) -> frozenset[str]:
@@ -191,6 +207,8 @@ def named_files(query: str) -> frozenset[str]:
         if len(parts) > 1:
             out.add(word.lower())
             out.add("_".join(parts))
+    if W.MEMBER_OWNER_NAMES_FILE:
+        out.update(m.lower() for m in _MEMBER_OWNER.findall(query))
     return frozenset(out)
 
 

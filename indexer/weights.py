@@ -54,9 +54,15 @@ NAME_COVERAGE_WEIGHT = 1.0
 # Whether those two compare word stems ("options" names ``option``, "allows" ``allow_list``)
 # rather than the words as written.
 STEMMED_NAMES = True
+# Whether a definition in a test (example, tooling) file named by one plain word of a query of
+# several ("empty", "after") keeps its place penalty; a name of two words or more is exempt.
+ONE_WORD_TEST_NAMES_KEEP_PENALTY = True
 # A query identifier of two parts or more (``StandbyTask``, ``use_strict_mode``) that is a
 # file's name (``StandbyTask.java``): the file's blocks are multiplied by 1 + this.
 NAMED_FILE_WEIGHT = 1.0
+# ... and so does the owner of a member the query names, of one word too (``Range.hashCode()``
+# names ``Range.java``, ``Parser#unescape`` ``Parser.java``).
+MEMBER_OWNER_NAMES_FILE = True
 
 # Light penalties (multipliers) for paths that are rarely what a query is after.
 TEST_PENALTY = 0.5

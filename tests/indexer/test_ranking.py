@@ -236,6 +236,11 @@ def test_the_file_names_a_query_gives() -> None:
     assert named_files("fix(useStrictMode): x") == {"usestrictmode", "use_strict_mode"}
     assert named_files("consumer: handle retriable errors") == set()  # plain words: no file
     assert file_stem("streams/src/main/java/StandbyTask.java") == "standbytask"
+    # a member's owner, of one word too; the first of a chain; no number, no lone dot
+    assert named_files("Fix race in Range.hashCode()") >= {"range"}
+    assert named_files("add `Parser#unescape` and Foo::bar") == {"parser", "foo"}
+    assert named_files("Outer.Inner.run leaks") == {"outer"}
+    assert named_files("regression in 1.12, see .not() example") == set()
 
 
 # the generated registry names every rule, and says the query's words more often
@@ -322,3 +327,69 @@ def test_a_test_files_module_part_named_like_the_code_stays_below_it(
     hits = idx.search("Fix timeout error message for http", 2)
     assert [h.kind for h in hits] == ["module", "module"]
     assert hits[0].path == "lib/adapters/http.js"
+
+
+def test_a_junit_method_named_by_one_word_of_the_query_stays_below_the_code(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # JUnit's test methods need no "test" in their names: ``after`` is the query's word
+    write(
+        repo,
+        "src/test/java/org/x/NodeTest.java",
+        """
+        class NodeTest {
+            @Test void after() {
+                Node node = parse("<p>mixed case tags</p>");
+                node.after("<B>tags</B>");
+            }
+        }
+        """,
+    )
+    write(
+        repo,
+        "src/main/java/org/x/Tokeniser.java",
+        """
+        class Tokeniser {
+            Tag readTag(String name) {
+                // tag names are lower-cased after reading, so mixed case parses alike
+                return Tag.valueOf(name.toLowerCase());
+            }
+        }
+        """,
+    )
+    idx = open_index(repo)
+    idx.update()
+    query = "parsing of mixed case tags after a rewrite"
+    assert idx.search(query, 2)[0].path == "src/main/java/org/x/Tokeniser.java"
+    assert idx.search("after", 1)[0].name == "NodeTest.after"  # asked for alone: the test
+    monkeypatch.setattr(W, "ONE_WORD_TEST_NAMES_KEEP_PENALTY", False)  # the rule decides it
+    assert idx.search(query, 2)[0].path == "src/test/java/org/x/NodeTest.java"
+
+
+def test_the_owner_of_a_member_the_query_names_is_the_file_of_its_name(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # both classes define ``hashCode``; the other one's name and comment say more of the words
+    write(
+        repo,
+        "src/main/java/org/x/Range.java",
+        "class Range {\n    public int hashCode() {\n        return min + max;\n    }\n}\n",
+    )
+    write(
+        repo,
+        "src/main/java/org/x/ThreadSafeRange.java",
+        """
+        class ThreadSafeRange {
+            // the hash code of a range shared between threads
+            public int hashCode() {
+                return start + end;
+            }
+        }
+        """,
+    )
+    idx = open_index(repo)
+    idx.update()
+    query = "Fix thread safety of Range.hashCode()"
+    assert idx.search(query, 2)[0].path == "src/main/java/org/x/Range.java"
+    monkeypatch.setattr(W, "MEMBER_OWNER_NAMES_FILE", False)  # the rule decides it
+    assert idx.search(query, 2)[0].path == "src/main/java/org/x/ThreadSafeRange.java"
