@@ -4,6 +4,7 @@
 (class_declaration name: (identifier) @name body: (class_body) @body) @definition.class
 (interface_declaration name: (identifier) @name body: (interface_body) @body) @definition.class
 (enum_declaration name: (identifier) @name body: (enum_body) @body) @definition.class
+(enum_constant name: (identifier) @name body: (class_body) @body) @definition.class
 (record_declaration name: (identifier) @name body: (class_body) @body) @definition.class
 (annotation_type_declaration name: (identifier) @name body: (annotation_type_body) @body) @definition.class
 

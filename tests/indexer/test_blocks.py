@@ -126,6 +126,31 @@ def test_brace_language_skeleton_and_doc_comment() -> None:
     assert "Account" in b["Bank.open"][0].refs
 
 
+def test_a_java_enum_constants_body_owns_its_methods() -> None:
+    # a state machine as an enum: each constant overrides ``process``; the constant is the
+    # name a fix subject gives ("a stack overflow in InTable"), not the method
+    java = """
+    enum TreeBuilderState {
+        InTable {
+            boolean process(Token t, TreeBuilder tb) {
+                if (t.isCharacter()) { tb.insert(t); return true; }
+                return anythingElse(t, tb);
+            }
+            boolean anythingElse(Token t, TreeBuilder tb) {
+                return tb.process(t, InBody);
+            }
+        },
+        Plain;
+        abstract boolean process(Token t, TreeBuilder tb);
+    }
+    """
+    b = blocks_of("TreeBuilderState.java", java)
+    assert b["TreeBuilderState.InTable.process"][0].kind == "method"
+    assert b["TreeBuilderState.InTable.anythingElse"][0].kind == "method"
+    assert b["TreeBuilderState.InTable"][0].kind == "class"
+    assert b["TreeBuilderState.process"][0].kind == "method"  # the enum's own, abstract
+
+
 def test_text_files_fall_back_to_line_windows() -> None:
     text = "\n".join(f"line {i}" for i in range(150))
     windows = chunk_file("notes/big.txt", text.encode())
