@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent.injection import external
 from agent.protocols import SessionView
 from agent.types import Message, canonical_json
 
@@ -89,7 +90,8 @@ def extract(removed: list[Message]) -> dict[str, list[str]]:
             if kind == "text":
                 text = str(block.get("text", ""))
                 stripped = text.lstrip()
-                out["skills"] += SKILL_RE.findall(text)
+                if role == "user":  # the model's text may quote a <skill> block a file holds
+                    out["skills"] += SKILL_RE.findall(text)
                 if stripped.startswith(CONTEXT_TAGS):
                     out["context"].append(text)
                     continue
@@ -109,7 +111,10 @@ def extract(removed: list[Message]) -> dict[str, list[str]]:
                     commands[block["id"]] = str(args.get("command"))
             elif kind == "tool_result":
                 text = _result_text(block)
-                out["skills"] += SKILL_RE.findall(text)
+                # A skill's body is kept whole; a <skill> block in a file, a command's output or
+                # an MCP result is that tool's third-party text, not a skill.
+                if names.get(block.get("tool_use_id", "")) == "skill":
+                    out["skills"] += SKILL_RE.findall(text)
                 # A file's text stays on disk and in the archive: only its paths, URLs and
                 # hashes. Other output (commands, MCP tools, searches) may be the only record
                 # of an id, a number or a URL: keep all of them.
@@ -129,7 +134,10 @@ def _verification(command: str, block: dict[str, Any]) -> str:
         "failed" if block.get("is_error") else "",
     )
     last = lines[-1] if lines else ""
-    return f"`{command}` -> {header}" + (f" | {last[:200]}" if last and last != header else "")
+    if not last or last == header:
+        return f"`{command}` -> {header}"
+    # the output's last line is the command's text, third-party like the whole of it
+    return f"`{command}` -> {header} | " + external(f"command:{command}", last[:200])
 
 
 def protected_facts(
@@ -225,7 +233,8 @@ def render_facts(facts: dict[str, list[str]]) -> list[str]:
 
 
 def extractive_summary(batch: list[Message]) -> str:
-    """Deterministic summary: what was said, which tools ran, and how each ended."""
+    """Deterministic summary: what was said, which tools ran, and how each ended. It quotes the
+    first line of each tool result, third-party text, so the whole of it is wrapped as such."""
     parts: list[str] = []
     for m in batch:
         for b in m.get("content", []):
@@ -239,7 +248,7 @@ def extractive_summary(batch: list[Message]) -> str:
                 lines = [ln for ln in (text or "").splitlines() if ln and not ln.startswith("<")]
                 state = "failed" if b.get("is_error") else "ok"
                 parts.append(f"-> {state}: {(lines[0] if lines else '')[:160]}")
-    return "; ".join(parts)[:2000]
+    return external("compaction:earlier rounds", "; ".join(parts)[:2000])
 
 
 def render_message(message: Message, index: int) -> str:

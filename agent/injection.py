@@ -14,9 +14,21 @@ from typing import Any
 
 from agent.protocols import SessionView
 from agent.types import Message
+from skills_registry.skill import defused  # the one spelling rule for both wrappers
 
 MARKER = "<external_content"
 SUBAGENT_PREFIX = "sub-agent "  # how agent.subagent introduces a sub-agent's answer
+
+
+def external(source: str, text: str) -> str:
+    """Tag third-party text as data: the system prompt tells the model never to obey it."""
+    # The source names a path or a command, and a repository picks its paths: on one line, no
+    # quote to end the attribute, no closing tag (a folder "a\n<" holding "external_content>").
+    safe_source = defused(source.replace('"', "'")).replace("\n", "\\n")
+    # A closing tag inside the content must not end the wrapper early, in any spelling a model
+    # would still read as one (case, spaces, a newline, attributes): its "<" becomes "&lt;".
+    body = defused(text)
+    return f'<external_content source="{safe_source}">\n{body}\n</external_content>'
 
 
 def has_external(message: Message) -> bool:

@@ -23,6 +23,7 @@ from agent.events import (
     ToolCallRunning,
     ToolCallStarted,
 )
+from agent.injection import external
 from agent.output_budget import apply_budget
 from agent.permissions import Permissions
 from agent.protocols import (
@@ -38,7 +39,7 @@ from agent.sandbox import SandboxUnavailable
 from agent.sandbox.guard import MemoryGuard
 from agent.status import StatusBar
 from agent.tool_call_text import error_text, locations, prompt_detail, title
-from agent.tools.base import check_arguments, external
+from agent.tools.base import check_arguments
 from agent.tools.deferred_tools import PROXY_NAME, tool_description, tool_schema, unwrap_proxy
 from agent.transcript import not_run
 from agent.turn import TurnState

@@ -11,7 +11,6 @@ import jsonschema
 from agent.errors import ToolError
 from agent.protocols import ToolContext
 from agent.types import INVALID_JSON, ToolOutput, ToolSpec
-from skills_registry.skill import defused  # the one spelling rule for both wrappers
 
 Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str | ToolOutput]]
 
@@ -55,14 +54,3 @@ def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
             suggestion=f"expected schema: {spec.input_schema.get('properties', {})}; required: {spec.input_schema.get('required', [])}",
         ) from None
     return args
-
-
-def external(source: str, text: str) -> str:
-    """Tag third-party text as data: the system prompt tells the model never to obey it."""
-    # The source names a path or a command, and a repository picks its paths: on one line, no
-    # quote to end the attribute, no closing tag (a folder "a\n<" holding "external_content>").
-    safe_source = defused(source.replace('"', "'")).replace("\n", "\\n")
-    # A closing tag inside the content must not end the wrapper early, in any spelling a model
-    # would still read as one (case, spaces, a newline, attributes): its "<" becomes "&lt;".
-    body = defused(text)
-    return f'<external_content source="{safe_source}">\n{body}\n</external_content>'

@@ -15,8 +15,9 @@ import json
 from typing import Any
 
 from agent.errors import ToolError
+from agent.injection import external
 from agent.protocols import ToolContext
-from agent.tools.base import external, schema
+from agent.tools.base import schema
 from agent.types import INVALID_JSON, ToolOutput, ToolSpec
 
 PROXY_NAME = "call_tool"

@@ -11,8 +11,9 @@ import regex
 
 from agent import line_ends
 from agent.errors import PathOutsideWorkspace, ToolError
+from agent.injection import external
 from agent.protocols import ToolContext
-from agent.tools.base import FunctionTool, external, schema
+from agent.tools.base import FunctionTool, schema
 from agent.tools.pattern_size import MAX_UNITS, expanded_size
 from agent.tree_walk import walk
 from agent.types import ToolSpec

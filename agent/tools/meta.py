@@ -6,8 +6,9 @@ import asyncio
 import time
 from typing import Any
 
+from agent.injection import external
 from agent.protocols import ToolContext
-from agent.tools.base import FunctionTool, external, schema
+from agent.tools.base import FunctionTool, schema
 from agent.types import ToolSpec
 
 

@@ -6,8 +6,9 @@ import asyncio
 from typing import Any
 
 from agent.errors import ToolError
+from agent.injection import external
 from agent.protocols import ToolContext
-from agent.tools.base import FunctionTool, external, schema
+from agent.tools.base import FunctionTool, schema
 from agent.types import ToolSpec
 
 DEFAULT_HITS = 30  # ranked blocks considered; the view decides how much of each is shown

@@ -16,10 +16,11 @@ import time
 from typing import Any
 
 from agent.errors import ToolError
+from agent.injection import external
 from agent.protocols import ToolContext
 from agent.sandbox import SHELL
 from agent.sandbox.guard import MemoryGuard
-from agent.tools.base import FunctionTool, external, schema
+from agent.tools.base import FunctionTool, schema
 from agent.types import ToolOutput, ToolSpec
 
 DEFAULT_TIMEOUT = 120

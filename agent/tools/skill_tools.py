@@ -19,10 +19,11 @@ from typing import Any
 
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.events import StatusNote
+from agent.injection import external
 from agent.permissions import Permissions
 from agent.protocols import SessionView, Tool, ToolContext
 from agent.rules import Rule, parse_rule
-from agent.tools.base import check_arguments, external, schema
+from agent.tools.base import check_arguments, schema
 from agent.tools.deferred_tools import CallTool, render_found
 from agent.tools.mcp_servers import McpServers
 from agent.types import ToolSpec

@@ -26,7 +26,7 @@ GOAL = (
 )
 DECISION = "Decision: we will keep the public signature of main unchanged."
 CONSTRAINT = "Constraint: never edit src/beta.py, it is generated."
-SKILL = '<skill name="release-notes">\nStep 1: run `towncrier build --version 4.2.0`.\n</skill>'
+SKILL_BODY = "Step 1: run `towncrier build --version 4.2.0`."
 TODOS = [
     {"id": "1", "content": "read the helper modules", "status": "completed"},
     {"id": "2", "content": "make main return 2", "status": "in_progress"},
@@ -40,7 +40,7 @@ def long_script(summary_steps: list) -> list:
         call("todo_write", items=TODOS),
         {"text": f"{DECISION} {CONSTRAINT}", **call("read_file", path="src/alpha.py")},
         call("read_file", path="src/beta.py"),
-        call("read_file", path="NOTES.md"),
+        {"tool_calls": [{"name": "skill", "input": {"name": "release-notes"}}]},
         call("read_file", path="src/gamma.py"),
         call("read_file", path="src/alpha.py"),
         call("edit_file", path="src/app.py", old_text="return 1", new_text="return 2"),
@@ -67,7 +67,11 @@ def assert_valid_pairs(session: Session) -> None:
 
 
 async def run_long(workspace: Path, summary_steps: list, **cfg: object) -> tuple[Session, list]:
-    (workspace / "NOTES.md").write_text(f"Release notes procedure:\n{SKILL}\n")
+    skill = workspace / ".kiln" / "skills" / "release-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        f"---\nname: release-notes\ndescription: Release notes procedure.\n---\n{SKILL_BODY}\n"
+    )
     session, events = make_session(workspace, long_script(summary_steps), window=9000, **cfg)
     reason = await session.prompt(GOAL)
     assert reason == "end_turn"
@@ -106,7 +110,7 @@ async def test_compaction_preserves_every_protected_item(workspace: Path) -> Non
         assert planted in context_text(session) or planted in text, planted
     head = "\n".join(b.get("text", "") for b in session.transcript.messages[0]["content"])
     assert GOAL in head and DECISION in text and CONSTRAINT in text  # the goal stays in place
-    # the <skill> block as the model first saw it (line-numbered by read_file) is kept verbatim
+    # the <skill> block of the skill loaded is kept verbatim (one a file holds is the file's text)
     earlier = [
         m for e in range(session.transcript.epoch) for m in session.store.messages(session.id, e)
     ]
