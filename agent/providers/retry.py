@@ -1,8 +1,8 @@
 """The one retry policy every provider shares: exponential backoff with jitter on rate limits,
-server errors and dropped connections, honouring ``retry-after`` and the rate-limit reset headers
-(a ``retry-after`` longer than the policy waits ends the retries at once), and never after output has
-reached the caller (a half-streamed reply cannot be un-shown, so it becomes a partial error the
-loop can save instead).
+server errors (5xx, and the 408 and 409 the SDKs' own policies retry) and dropped connections,
+honouring ``retry-after`` and the rate-limit reset headers (a ``retry-after`` longer than the
+policy waits ends the retries at once), and never after output has reached the caller (a
+half-streamed reply cannot be un-shown, so it becomes a partial error the loop can save instead).
 
 The SDKs' own retries are switched off (``max_retries=0``) so this module is the only place
 that decides when to try again.

@@ -95,11 +95,11 @@ def _classify(
             )
             limited.asked_wait = asked  # type: ignore[attr-defined]
             return limited
-        if status >= 500 or _is_overloaded(exc):
+        if status >= 500 or status in _RETRIED or _is_overloaded(exc):
             failed = provider_error(
                 ServerError,
                 text,
-                hint="the provider had a problem; retry later",
+                hint=_RETRIED.get(status, "the provider had a problem; retry later"),
                 retry_after=retry_after,
                 status=status,
             )
@@ -158,6 +158,13 @@ def _classify(
         hint="unexpected error from the provider SDK",
     )
 
+
+# Statuses under 500 that both SDKs' own ``_should_retry`` retries (as well as 429 and 5xx) when
+# the reply has no ``x-should-retry``: a request timeout and a lock timeout.
+_RETRIED = {
+    408: "the provider timed out reading the request; retry later",
+    409: "the provider met a conflicting request (a lock timeout); retry later",
+}
 
 _ANTHROPIC_TYPES = {
     "invalid_request_error": 400,

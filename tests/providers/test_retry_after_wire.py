@@ -49,10 +49,11 @@ async def test_a_wait_longer_than_kiln_makes_is_said_at_once(
     assert "asks to wait 3600 s" in str(info.value)
 
 
-def answered(status: int, should_retry: str) -> dict:
-    body = json.dumps({"type": "error", "error": {"type": "api_error", "message": "the words"}})
+def answered(status: int, should_retry: str | None = None, kind: str = "api_error") -> dict:
+    body = json.dumps({"type": "error", "error": {"type": kind, "message": "the words"}})
+    headers = {} if should_retry is None else {"x-should-retry": should_retry}
     return {"raw": {"status": status, "content_type": "application/json", "body": body,
-                    "headers": {"x-should-retry": should_retry}}}  # fmt: skip
+                    "headers": headers}}  # fmt: skip
 
 
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
@@ -69,3 +70,16 @@ async def test_the_servers_x_should_retry_is_obeyed(
     items = await collect(model(api, wire, waits).stream(make_request()))
     assert items[-1].message["content"] == [{"type": "text", "text": "ok"}]
     assert len(waits.waits) == 1
+
+
+@pytest.mark.parametrize("status", [408, 409])
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+async def test_a_request_timeout_or_lock_conflict_is_retried_as_the_sdks_do(
+    wire: WireServer, waits: SleepRecorder, api: str, status: int
+) -> None:
+    """Both SDKs' own policies retry a 408 (request timeout) and a 409 (lock timeout) that has
+    no ``x-should-retry``; Kiln gave up at once, with "the provider rejected the request"."""
+    wire.enqueue(answered(status, kind="timeout_error"), "ok")
+    items = await collect(model(api, wire, waits).stream(make_request()))
+    assert items[-1].message["content"] == [{"type": "text", "text": "ok"}]
+    assert len(wire.bodies()) == 2 and len(waits.waits) == 1
