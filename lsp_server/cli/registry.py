@@ -141,30 +141,35 @@ def serve_cmd(
     from skills_registry.registry.slow_clients import protocol_with_read_timeout
 
     data_dir = data or _default_data()
-    app = _open(
-        lambda: create_app(
-            data_dir,
-            name=name,
-            metadata_ttl=metadata_ttl,
-            db=db,
-            blobs=blobs,
-            signing_key=signing_key,
-            redirect_downloads=redirect_downloads,
-            base_url=base_url,
-        ),
-        data_dir,
-    )
-    if access_log:
-        enable_access_log()
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only disables Nagle on sockets whose proto says TCP, and
     # without it every keep-alive response waits ~40 ms for a delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
+    try:  # bound before anything is created: a port in use leaves no data folder, no key
         sock.bind((host, port))
     except OSError as exc:
+        sock.close()
         raise click.ClickException(f"cannot bind {host}:{port}: {exc.strerror or exc}") from None
+    try:
+        app = _open(
+            lambda: create_app(
+                data_dir,
+                name=name,
+                metadata_ttl=metadata_ttl,
+                db=db,
+                blobs=blobs,
+                signing_key=signing_key,
+                redirect_downloads=redirect_downloads,
+                base_url=base_url,
+            ),
+            data_dir,
+        )
+    except BaseException:
+        sock.close()
+        raise
+    if access_log:
+        enable_access_log()
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     where = f"db {_redact(db)}" if db else f"data {data_dir}"

@@ -189,6 +189,26 @@ def test_listening_line_means_the_socket_accepts(tmp_path: Path) -> None:
         proc.wait(timeout=10)
 
 
+def test_a_port_in_use_writes_nothing(tmp_path: Path) -> None:
+    """Before, the data folder, its database and a new signing key were made, and only then did
+    binding fail: a key no server ever signed with, left beside a registry never served."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = str(taken.getsockname()[1])
+        data, home = tmp_path / "data", tmp_path / "home"
+        args = ("registry", "serve", "--host", "127.0.0.1", "--port", port, "--data", str(data))
+        result = kiln(*args, env=cli_env(home), cwd=tmp_path)
+    finally:
+        taken.close()
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"kiln: cannot bind 127.0.0.1:{port}: Address already in use"
+    ]
+    assert not data.exists()
+
+
 def test_served_marketplace_plugins_install_with_git(
     registry: LiveRegistry, tmp_path: Path
 ) -> None:
