@@ -103,6 +103,38 @@ def test_a_refused_turn_leaves_the_conversation_before_the_next(tmp_path: Path) 
     assert len(sent["messages"]) == 3
 
 
+def test_a_turn_refused_after_a_compaction_in_it_leaves_the_conversation(tmp_path: Path) -> None:
+    """The server found the turn's request too long, Kiln compacted and asked again, and the
+    reply was a refusal: before, the refused turn was kept (the compaction had rewritten the
+    messages it was marked in), and Anthropic declined every later request of the session."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for n in range(4):
+        (repo / f"m{n}.py").write_text(f"def f{n}(x):\n    return x  # {'pad ' * 400}\n")
+    reads = [{"tool_calls": [{"name": "read_file", "input": {"path": f"m{n}.py"}}]}
+             for n in range(4)]  # fmt: skip
+    too_long = {"error": 400, "message": "prompt is too long: 19000 tokens > 16000 maximum"}
+    steps: list[Any] = [
+        "Sure: the cache is warm.",
+        *reads,
+        too_long,
+        {"text": "I can", "stop_reason": "refusal"},
+        "Here is the summary.",
+    ]
+    with WireServer(steps) as srv:
+        _, result = run_anthropic(tmp_path, srv, task="Explain the cache")
+        session = result["session_id"]
+        refused, result = run_anthropic(tmp_path, srv, "--resume", session, "--mode", "yolo",
+                                        task="Read the modules")  # fmt: skip
+        assert result["stop_reason"] == "refusal", refused.stdout[-3000:]
+        assert '"type": "compaction"' in refused.stdout
+        after, result = run_anthropic(tmp_path, srv, "--resume", session, task="Summarise")
+    assert result["stop_reason"] == "end_turn", after.stdout[-3000:]
+    assert result["result"] == "Here is the summary."
+    text = json.dumps(as_sent(srv.requests[-1].raw)["messages"])
+    assert "I can" not in text and "declined the previous turn" in text and "Summarise" in text
+
+
 def test_a_refused_first_turn_keeps_the_environment_for_the_next(tmp_path: Path) -> None:
     steps: list[Any] = [{"text": "No", "stop_reason": "refusal"}, "Fine."]
     with WireServer(steps) as srv:
