@@ -114,7 +114,7 @@ def event_to_update(
             return {
                 "sessionUpdate": "tool_call",
                 "toolCallId": event.id,
-                "title": safe(event.title or event.name),
+                "title": safe(event.title or event.name, one_line=True),
                 "kind": event.tool_kind if event.tool_kind in ACP_TOOL_KINDS else "other",
                 "status": "pending",
                 "locations": [
@@ -224,7 +224,7 @@ def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str,
     """The ``toolCall`` of a requestPermission: ACP ToolCallUpdate shape plus Kiln's reason."""
     call: dict[str, Any] = {
         "toolCallId": request.call_id,
-        "title": safe(request.title),
+        "title": safe(request.title, one_line=True),
         "kind": "edit"
         if request.edit
         else ("execute" if request.tool == "run_command" else "other"),
@@ -342,7 +342,9 @@ def history_updates(
                     {
                         "sessionUpdate": "tool_call",
                         "toolCallId": block["id"],
-                        "title": safe(tool_title(block["name"], block.get("input", {}))),
+                        "title": safe(
+                            tool_title(block["name"], block.get("input", {})), one_line=True
+                        ),
                         "kind": kinds.get(block["name"], "other")
                         if kinds.get(block["name"]) in ACP_TOOL_KINDS
                         else "other",

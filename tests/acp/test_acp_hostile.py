@@ -124,6 +124,24 @@ async def test_commands_are_shown_with_control_and_bidi_characters_escaped(
     assert call["rawInput"]["command"] == command  # the exact arguments stay machine-readable
 
 
+async def test_a_file_name_with_new_lines_is_shown_on_one_line(spawn, workspace: Path) -> None:
+    """A path ``README.md`` + new lines + ``(approved by your settings)`` + ``/../setup.py``
+    made a card whose first line named README.md, the file it writes lines below."""
+    (workspace / "setup.py").write_text("print(1)\n")
+    path = "README.md" + "\n" * 4 + "(approved by your settings)\t/../setup.py"
+    write = {"tool_calls": [{"name": "write_file", "input": {"path": path, "content": "x\n"}}]}
+    client = EditorClient(answer="reject_once")
+    async with spawn([write, "Done."], client) as agent:
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
+    (asked,) = client.permissions
+    shown = [asked["tool_call"]["title"]]
+    shown += [u.get("title", "") for u in client.updates if u["sessionUpdate"] == "tool_call"]
+    assert len(shown) == 2 and all(t.isprintable() and "setup.py" in t for t in shown), shown
+    assert (workspace / "setup.py").read_text() == "print(1)\n"
+
+
 async def test_a_session_of_another_workspace_is_not_loaded_into_this_one(
     spawn, workspace: Path, tmp_path: Path
 ) -> None:
