@@ -15,7 +15,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,8 @@ class IndexSync:
         self.progress = (0, 0)
         self.last_stats: dict[str, Any] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kiln-index")
+        # Searches after a flush (``flush_then``), handed over by the index thread itself.
+        self._searches = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kiln-search")
         # Buffer text not yet in the index (debounced); read by any thread that flushes.
         self._pending: dict[Path, str] = {}
         # Writes the index was locked for (None: the disk's text), newest per path; only the
@@ -264,6 +266,43 @@ class IndexSync:
         if items:
             self._when_idle()
 
+    async def flush_then(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``await flush()`` then ``await asyncio.to_thread(fn, *args)``, with the index thread
+        handing ``fn`` to a search thread itself: the event loop wakes once, for the answer,
+        not also between the write and the search (on a busy machine each wake-up of a thread
+        may wait milliseconds for a CPU). ``fn`` runs on a thread of its own, not on the index
+        thread: see ``features.hover``."""
+        answer: Future[Any] = Future()
+
+        def search() -> None:
+            if answer.set_running_or_notify_cancel():  # else the request was cancelled
+                try:
+                    answer.set_result(fn(*args))
+                except BaseException as exc:  # noqa: BLE001 - the awaiting request raises it
+                    answer.set_exception(exc)
+
+        def written(write: Future[Any]) -> None:  # on the index thread
+            if answer.cancelled():  # the request was cancelled meanwhile
+                return
+            if write.cancelled() or write.exception() is not None:  # closing, or a failure
+                _copy_outcome(write, answer)
+                return
+            try:
+                self._searches.submit(search)
+            except RuntimeError as exc:  # the server is closing
+                answer.set_exception(exc)
+
+        ready = self.index is not None and self.state == "ready"
+        items = self._take_pending() if ready else []
+        if ready:
+            self._pool.submit(self._write_buffers, items).add_done_callback(written)
+        else:  # nothing to flush into: search what is there, as ``flush`` would
+            self._searches.submit(search)
+        result = await asyncio.wrap_future(answer)
+        if items:
+            self._when_idle()
+        return result
+
     def flush_blocking(self) -> None:
         """``flush`` for a worker thread (the agent's tools search off the event loop)."""
         if self.index is None or self.state != "ready":
@@ -367,11 +406,22 @@ class IndexSync:
                 pass
             self._watcher = None
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._searches.shutdown(wait=False, cancel_futures=True)
 
 
 class ScanStopped(Exception):
     """Raised from a scan's progress callback once the server is closing: the scan unwinds
     (its open batch rolled back, its parse workers stopped) instead of running to the end."""
+
+
+def _copy_outcome(source: Future[Any], target: Future[Any]) -> None:
+    """``target`` cancelled, or failed as ``source`` did."""
+    if source.cancelled():
+        target.cancel()
+    else:
+        exc = source.exception()
+        assert exc is not None
+        target.set_exception(exc)
 
 
 def in_root(path: Path) -> Path:

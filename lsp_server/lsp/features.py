@@ -131,12 +131,12 @@ async def hover(ls: KilnServer, params: types.HoverParams) -> types.Hover | None
     word = doc.word_at_position(params.position)
     if not word:
         return None
-    await sync.flush()  # what was typed a moment ago counts
-    # The search runs on a thread of its own, not on the index thread right after the write:
-    # on a busy machine the longer burst of one thread waits longer for a CPU than two short
-    # ones (bench/lsp_edit.py at load 9-10: edit -> searchable p50 / p95 9.2 / 30 ms against
+    # What was typed a moment ago counts: the buffers go into the index first. The search
+    # then runs on a thread of its own, not on the index thread right after the write: on a
+    # busy machine the longer burst of one thread waits longer for a CPU than two short ones
+    # (bench/lsp_edit.py at load 9-10: edit -> searchable p50 / p95 9.2 / 30 ms against
     # 18.5 / 47 ms with the same CPU time).
-    hits = await asyncio.to_thread(sync.index.search, word, 3)
+    hits = await sync.flush_then(sync.index.search, word, 3)
     if not hits:
         return None
     kind = _hover_format(ls)
