@@ -17,7 +17,10 @@ on the same word with no edit in between (the search alone, through the same pat
 ``--checkout`` given several times (with ``--rounds N``) alternates the servers of several
 trees on the same edits, each on a fresh copy, and pools each one's figures at the end.
 ``--profile DIR`` runs the server under ``bench/profiled_server.py`` (cProfile per thread, on
-each thread's CPU clock; the figures then include the profiler's own cost).
+each thread's CPU clock; the figures then include the profiler's own cost). ``--trace FILE``
+runs it under ``bench/traced_server.py`` (each step's start and end, with its thread and CPU
+clock) and prints where each edit's wall clock went: the steps, the hand-overs between the
+server's threads, and per thread its CPU time and its wait for a CPU.
 """
 
 from __future__ import annotations
@@ -41,29 +44,38 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def sched(pid: int) -> tuple[int, int]:
-    """(CPU ns, run-queue wait ns) summed over the live threads of ``pid``."""
-    cpu = wait = 0
+def threads(pid: int) -> dict[int, tuple[int, int]]:
+    """Thread id -> (CPU ns, run-queue wait ns), for the live threads of ``pid``."""
+    found = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             ran, waited, _ = (task / "schedstat").read_text().split()
         except (OSError, ValueError):
             continue  # a thread that just ended
-        cpu += int(ran)
-        wait += int(waited)
-    return cpu, wait
+        found[int(task.name)] = (int(ran), int(waited))
+    return found
+
+
+def sched(pid: int) -> tuple[int, int]:
+    """(CPU ns, run-queue wait ns) summed over the live threads of ``pid``."""
+    per = threads(pid).values()
+    return sum(c for c, _ in per), sum(w for _, w in per)
 
 
 class Server:
     """`kiln lsp` over stdio, read synchronously: requests wait for their own answer."""
 
-    def __init__(self, root: Path, checkout: Path, log: Path, profile: Path | None) -> None:
+    def __init__(
+        self, root: Path, checkout: Path, log: Path, profile: Path | None, trace: Path | None
+    ) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
         env.update(PYTHONPATH=str(checkout), KILN_HOME=str(root.parent / "kiln-home"))
         self.stderr = log.open("wb")
         command = [sys.executable, "-m", "lsp_server", "lsp"]
         if profile is not None:
             command = [sys.executable, str(ROOT / "bench" / "profiled_server.py"), str(profile)]
+        if trace is not None:
+            command = [sys.executable, str(ROOT / "bench" / "traced_server.py"), str(trace)]
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
@@ -142,8 +154,9 @@ def prepare(corpus: Path, work: Path, checkout: Path) -> Path:
 
 def session(run: Path, checkout: Path, plans: list[tuple], args: argparse.Namespace) -> dict:
     """One server from ``checkout`` on a fresh copy at ``run``: every edit and its figures."""
-    server = Server(run, checkout, args.work / "server.log", args.profile)
+    server = Server(run, checkout, args.work / "server.log", args.profile, args.trace)
     rows: dict[str, list[float]] = {k: [] for k in ("wall", "cpu", "wait", "swall", "scpu")}
+    windows: list[tuple[int, int, dict, dict]] = []  # per edit, for --trace
     misses = 0
     try:
         server.request("initialize", {"processId": os.getpid(), "rootUri": run.as_uri(),
@@ -164,7 +177,11 @@ def session(run: Path, checkout: Path, plans: list[tuple], args: argparse.Namesp
                 hover = {"textDocument": {"uri": uri},
                          "position": {"line": i, "character": len(indent) + 1}}  # fmt: skip
                 for key in ("", "s"):  # the edit and its search, then the search alone
-                    cpu, wait = sched(server.proc.pid)
+                    before = threads(server.proc.pid)
+                    cpu, wait = (
+                        sum(c for c, _ in before.values()),
+                        sum(w for _, w in before.values()),
+                    )
                     started = time.perf_counter_ns()
                     if not key:
                         server.notify(
@@ -173,8 +190,15 @@ def session(run: Path, checkout: Path, plans: list[tuple], args: argparse.Namesp
                              "contentChanges": [change]},
                         )  # fmt: skip
                     answer = server.request("textDocument/hover", hover)
-                    wall = time.perf_counter_ns() - started
-                    cpu2, wait2 = sched(server.proc.pid)
+                    ended = time.perf_counter_ns()
+                    wall = ended - started
+                    after = threads(server.proc.pid)
+                    cpu2, wait2 = (
+                        sum(c for c, _ in after.values()),
+                        sum(w for _, w in after.values()),
+                    )
+                    if not key:
+                        windows.append((started, ended, before, after))
                     rows[key + "wall"].append(wall / 1e6)
                     rows[key + "cpu"].append((cpu2 - cpu) / 1e6)
                     if not key:
@@ -189,7 +213,66 @@ def session(run: Path, checkout: Path, plans: list[tuple], args: argparse.Namesp
             server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     finally:
         server.close()
+    if args.trace is not None:
+        trace_report(args.trace, windows[1:])  # the first edit chunks the whole file
     return {"rows": rows, "misses": misses}
+
+
+TRACE_STEPS = [  # (label, from, to): the first ``to`` after the first ``from`` in an edit
+    ("didChange and hover read (loop)", "sent", "hover>"),
+    ("loop -> index thread", "flush>", "write>"),
+    ("update_file", "update_file>", "update_file<"),
+    ("index thread -> search thread", "write<", "search>"),
+    ("search", "search>", "search<"),
+    ("search thread -> answer out (loop)", "search<", "send<"),
+    ("answer read by the bench", "send<", "answered"),
+]
+
+
+def trace_report(path: Path, windows: list[tuple[int, int, dict, dict]]) -> None:
+    """Where each edit's wall clock went, from ``traced_server.py``'s notes (see there)."""
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        t, tid, cpu, name = line.split()
+        events.append((int(t), int(tid), int(cpu), name))
+    events.sort()
+    role: dict[int, str] = {}
+    first_step = {"receive>": "event loop", "update_file>": "index thread", "search>": "search"}
+    for _, tid, _, name in events:
+        if name in first_step and tid not in role:
+            role[tid] = first_step[name] + (" threads" if name == "search>" else "")
+    wall: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    for started, ended, before, after in windows:
+        mine = [(started, 0, 0, "sent")]
+        mine += [e for e in events if started <= e[0] <= ended] + [(ended, 0, 0, "answered")]
+        for label, a, b in TRACE_STEPS:
+            x = next((e for e in mine if e[3] == a), None)
+            y = next((e for e in mine if x is not None and e[3] == b and e[0] >= x[0]), None)
+            if x is not None and y is not None:
+                wall.setdefault(label, []).append((y[0] - x[0]) / 1e6)
+                if x[1] == y[1] and x[1]:
+                    cpu.setdefault(label, []).append((y[2] - x[2]) / 1e6)
+        spent: dict[str, list[float]] = {}
+        for tid, (ran, waited) in after.items():
+            ran0, waited0 = before.get(tid, (0, 0))
+            got = spent.setdefault(role.get(tid, "other threads"), [0.0, 0.0])
+            got[0] += (ran - ran0) / 1e6
+            got[1] += (waited - waited0) / 1e6
+        for who, (ran, waited) in spent.items():
+            wall.setdefault(who, []).append(waited)
+            cpu.setdefault(who, []).append(ran)
+    print(f"  where the wall clock went ({len(windows)} edits, the first one left out):")
+    for label, values in wall.items():
+        if label in role.values() or label == "other threads":
+            ran = cpu[label]
+            line = f"    {label:38s} ran  p50 {pct(ran, 50):6.2f} p95 {pct(ran, 95):6.2f} ms"
+            line += f"   waited for a CPU p50 {pct(values, 50):6.2f} p95 {pct(values, 95):6.2f}"
+        else:
+            line = f"    {label:38s} wall p50 {pct(values, 50):6.2f} p95 {pct(values, 95):6.2f} ms"
+            if cpu.get(label):
+                line += f"   CPU p50 {pct(cpu[label], 50):6.2f} p95 {pct(cpu[label], 95):6.2f} ms"
+        print(line)
 
 
 def report(checkout: Path, rows: dict[str, list[float]], misses: int, edits: str) -> None:
@@ -225,6 +308,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument(
         "--profile", type=Path, default=None, help="cProfile every server thread into this folder"
+    )
+    ap.add_argument(
+        "--trace", type=Path, default=None, help="note each step's time in this file and report"
     )
     args = ap.parse_args()
     if not args.corpus.is_dir():
