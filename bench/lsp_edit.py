@@ -262,7 +262,9 @@ def trace_report(path: Path, windows: list[tuple[int, int, dict, dict]]) -> None
         for who, (ran, waited) in spent.items():
             wall.setdefault(who, []).append(waited)
             cpu.setdefault(who, []).append(ran)
-    print(f"  where the wall clock went ({len(windows)} edits, the first one left out):")
+    print(
+        f"  where the wall clock went ({len(windows)} edits, the first one left out; means add up):"
+    )
     for label, values in wall.items():
         if label in role.values() or label == "other threads":
             ran = cpu[label]
@@ -270,6 +272,7 @@ def trace_report(path: Path, windows: list[tuple[int, int, dict, dict]]) -> None
             line += f"   waited for a CPU p50 {pct(values, 50):6.2f} p95 {pct(values, 95):6.2f}"
         else:
             line = f"    {label:38s} wall p50 {pct(values, 50):6.2f} p95 {pct(values, 95):6.2f} ms"
+            line += f" mean {sum(values) / len(values):6.2f}"
             if cpu.get(label):
                 line += f"   CPU p50 {pct(cpu[label], 50):6.2f} p95 {pct(cpu[label], 95):6.2f} ms"
         print(line)

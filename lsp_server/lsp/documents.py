@@ -57,6 +57,7 @@ class IndexSync:
         self._retry_pause = RETRY_SECONDS
         self._timers: dict[Path, asyncio.TimerHandle] = {}
         self._lock = threading.Lock()
+        self._queued = 0  # jobs submitted to the index thread and not done yet (``_submit``)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watcher: Any = None
         self._idle: asyncio.TimerHandle | None = None
@@ -68,7 +69,24 @@ class IndexSync:
         self._closing = threading.Event()
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        return await asyncio.wrap_future(self._submit(fn, *args))
+
+    def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """``fn(*args)`` queued on the index thread, counted in ``_queued`` until it is done."""
+        with self._lock:
+            self._queued += 1
+        try:
+            job = self._pool.submit(fn, *args)
+        except BaseException:
+            with self._lock:
+                self._queued -= 1
+            raise
+        job.add_done_callback(self._job_done)
+        return job
+
+    def _job_done(self, job: Future[Any]) -> None:
+        with self._lock:
+            self._queued -= 1
 
     async def open(self) -> Any:
         """Create the index (cheap); None when the indexer is unavailable here."""
@@ -245,7 +263,7 @@ class IndexSync:
             with self._lock:
                 self._retry_timer = None
             try:
-                self._pool.submit(self._write_retries)
+                self._submit(self._write_retries)
             except RuntimeError:  # the server is closing
                 pass
 
@@ -270,7 +288,8 @@ class IndexSync:
         """``await flush()`` then ``await asyncio.to_thread(fn, *args)``, with the index thread
         handing ``fn`` to a search thread itself: the event loop wakes once, for the answer,
         not also between the write and the search (on a busy machine each wake-up of a thread
-        may wait milliseconds for a CPU). ``fn`` runs on a thread of its own, not on the index
+        may wait milliseconds for a CPU), and with nothing typed or queued for the index
+        thread, ``fn`` starts at once. ``fn`` runs on a thread of its own, not on the index
         thread: see ``features.hover``."""
         answer: Future[Any] = Future()
 
@@ -294,9 +313,11 @@ class IndexSync:
 
         ready = self.index is not None and self.state == "ready"
         items = self._take_pending() if ready else []
-        if ready:
-            self._pool.submit(self._write_buffers, items).add_done_callback(written)
-        else:  # nothing to flush into: search what is there, as ``flush`` would
+        with self._lock:
+            waiting = self._queued or self._retry  # work the search must come after
+        if ready and (items or waiting):
+            self._submit(self._write_buffers, items).add_done_callback(written)
+        else:  # nothing to write first (or nothing to write into): no stop on the index thread
             self._searches.submit(search)
         result = await asyncio.wrap_future(answer)
         if items:
@@ -309,7 +330,7 @@ class IndexSync:
             return
         items = self._take_pending()
         try:
-            self._pool.submit(self._write_buffers, items).result()
+            self._submit(self._write_buffers, items).result()
         except (RuntimeError, CancelledError):  # the server is closing: search what is there
             return
         if items and self._loop is not None:
@@ -322,7 +343,7 @@ class IndexSync:
         if self.index is None or not _inside(self.root, path):
             return
         if text is None or not path.is_dir():
-            self._pool.submit(self._write_buffers, [(path, text)])
+            self._submit(self._write_buffers, [(path, text)])
             self._when_idle()
 
     async def update_file(self, path: Path, text: str | None = None) -> int:
