@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.compaction import estimate_tokens
+from agent.injection import external
 from agent.types import Block
 from lsp_server.core.errors import CoreError, InvalidParams
 
@@ -101,7 +102,10 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
             lines.pop()
         text = "\n".join(lines[start : end + 1])
         attrs += f' lines="{start + 1}-{end + 1}"'
-    return f"<reference {attrs}>\n{text}\n</reference>"
+    # The file is the repository's text (or a page's, for a URI): data, as read_file answers it;
+    # bare, a "</reference>" in it made what followed read as the user's own words.
+    source = f"file:{rel}" if path is not None else uri
+    return f"<reference {attrs}>\n{external(source, text)}\n</reference>"
 
 
 # Where a line ends for LSP (and in a client's line numbers): not at a form feed or U+2028,
@@ -129,7 +133,9 @@ def link_range(uri: str) -> dict[str, Any] | None:
 
 
 _REFERENCE = re.compile(
-    r'<reference (path|uri)="([^"]*)"(?: lines="\d+-\d+")?(?:/>|>\n(.*)\n</reference>)', re.DOTALL
+    r'<reference (path|uri)="([^"]*)"(?: lines="\d+-\d+")?(?:/>|>\n'
+    r'(?:<external_content source="[^"\n]*">\n)?(.*?)(?:\n</external_content>)?\n</reference>)',
+    re.DOTALL,
 )
 
 

@@ -14,7 +14,10 @@ from tests.acp.conftest import EditorClient
 
 pytestmark = pytest.mark.e2e
 
-ONLY_LINES_2_3 = r're:(?s)^(?!.*line one)(?!.*line four).*lines="2-3">\nline two\nline three\n'
+ONLY_LINES_2_3 = (
+    r're:(?s)^(?!.*line one)(?!.*line four).*lines="2-3">\n<external_content source="file:lines.py">'
+    r"\nline two\nline three\n"
+)
 
 
 @pytest.mark.parametrize("fs", [True, False], ids=["through-the-client", "from-the-disk"])

@@ -403,5 +403,6 @@ def test_a_linked_selection_attaches_only_its_lines(conformance: Conformance) ->
     assert report.result["response"]["stopReason"] == "end_turn"
     assert str(path) in report.result["reads"]
     sent = report.sent_to_model()
-    assert 'lines=\\"2-3\\">\\ntwo unsaved\\nthree unsaved\\n' in sent, sent[-2000:]
+    assert "\\ntwo unsaved\\nthree unsaved\\n</external_content>" in sent, sent[-2000:]
+    assert 'lines=\\"2-3\\">\\n<external_content' in sent, sent[-2000:]
     assert "one unsaved" not in sent and "four unsaved" not in sent

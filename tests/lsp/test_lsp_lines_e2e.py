@@ -46,5 +46,6 @@ async def test_a_resource_link_range_names_lsp_lines(workspace: Path, scripted_e
             }
             await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": [link]})
     seen = _user_texts(sid)
-    assert '<reference path="doc.py" lines="2-2">\ntarget = \'a\u2028b\x85c\'\n</reference>' in seen
-    assert '<reference path="doc.py" lines="4-4">\nend = 4\n</reference>' in seen
+    wrapper = '<external_content source="file:doc.py">'
+    assert f"lines=\"2-2\">\n{wrapper}\ntarget = 'a\u2028b\x85c'\n</external_content>" in seen
+    assert f'lines="4-4">\n{wrapper}\nend = 4\n</external_content>\n</reference>' in seen

@@ -173,7 +173,10 @@ def test_prompt_blocks_and_config_errors(tmp_path: Path) -> None:
           "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}}],
         root=tmp_path, read_text=lambda p: p.read_text(),
     )  # fmt: skip
-    assert blocks[0]["text"] == '<reference path="f.py" lines="2-3">\nl1\nl2\n</reference>'
+    assert blocks[0]["text"] == (  # the file's text is data, wrapped as read_file wraps it
+        '<reference path="f.py" lines="2-3">\n<external_content source="file:f.py">\nl1\nl2\n'
+        "</external_content>\n</reference>"
+    )
     upwards = {"start": {"line": 2, "character": 0}, "end": {"line": 1, "character": 0}}
     link = {"type": "resource_link", "uri": (tmp_path / "f.py").as_uri(), "range": upwards}
     assert prompt_to_blocks([link], root=tmp_path, read_text=lambda p: p.read_text()) == blocks
@@ -213,7 +216,10 @@ def test_references_to_untitled_buffers_and_odd_names(tmp_path: Path) -> None:
         root=tmp_path, read_text=lambda p: None,
         read_uri=lambda uri: "scratch text" if uri == "untitled:Untitled-1" else None,
     )  # fmt: skip
-    assert blocks[0]["text"] == '<reference uri="untitled:Untitled-1">\nscratch text\n</reference>'
+    assert blocks[0]["text"] == (
+        '<reference uri="untitled:Untitled-1">\n<external_content source="untitled:Untitled-1">\n'
+        "scratch text\n</external_content>\n</reference>"
+    )
     assert blocks[1]["text"] == '<reference uri="untitled:gone"/>'
     odd = tmp_path / 'a"b.py'
     odd.write_text("x")
