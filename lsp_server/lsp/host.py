@@ -192,7 +192,7 @@ class LspFrontend:
             {"label": f"Kiln: edit {proposal.path}", "edit": edit}, types.ApplyWorkspaceEditParams
         )
         try:
-            result = plain_json(await self._send_edit(session_id, params))
+            result = plain_json(await self._send_edit(session_id, params, proposal.path))
         except asyncio.CancelledError:
             raise
         except TimeoutError as exc:  # the edit may yet land: nothing is written here
@@ -214,10 +214,13 @@ class LspFrontend:
         log.info("edit %s not applied: %s", proposal.proposal_id, result)
         return "rejected"
 
-    async def _send_edit(self, session_id: str, params: types.ApplyWorkspaceEditParams) -> Any:
+    async def _send_edit(
+        self, session_id: str, params: types.ApplyWorkspaceEditParams, path: str
+    ) -> Any:
         """``workspace/applyEdit``, answered within the session's ``permissionTimeout`` (the
         editor may ask the user first), else withdrawn with ``$/cancelRequest``: a client that
-        never answers held the turn for ever."""
+        never answers held the turn for ever. One that answers ``applied: true`` after all
+        is heard: the model gets a note with its next request, the editor a status line."""
         live = self.server.manager.live.get(session_id) if self.server.manager else None
         config = live.host.config if live is not None else self.server.config
         msg_id = f"kiln-edit-{uuid.uuid4().hex[:12]}"
@@ -231,9 +234,23 @@ class LspFrontend:
                 self.server.protocol.notify(CANCEL_REQUEST, types.CancelParams(id=msg_id))
             except Exception:  # noqa: BLE001 - the client may be gone
                 pass
+            future.add_done_callback(lambda done: self._late_answer(session_id, path, done))
             if isinstance(exc, TimeoutError):
                 raise TimeoutError(f"no answer within {config.permission_timeout:g} s") from None
             raise
+
+    def _late_answer(self, session_id: str, path: str, answer: Any) -> None:
+        """A withdrawn edit answered after all: when it says applied, the model (which was told
+        the edit is not known to be applied) hears it landed, in words that depend only on the
+        path (the request stays cache-stable), and the editor shows it."""
+        if answer.cancelled() or answer.exception() is not None:
+            return
+        result = plain_json(answer.result())
+        live = self.server.manager.live.get(session_id) if self.server.manager else None
+        if live is None or not (isinstance(result, dict) and result.get("applied") is True):
+            return
+        live.session.context.add(late_edit_note(path))
+        self.send_now(session_id, {"sessionUpdate": "status", "text": late_edit_status(path)})
 
     def _write_disk(
         self, path: Path, proposal: EditProposal, why: str, root: Path | None = None
@@ -273,3 +290,15 @@ def plain_json(value: Any) -> Any:
 
         return converters.get_converter().unstructure(value)
     return value
+
+
+def late_edit_note(path: str) -> str:
+    return (
+        f"<edit_review>The editor applied your edit to {path} after all: it answered after Kiln "
+        "had stopped waiting, so the edit you were told is not known to be applied did land. "
+        "Read the file before editing it again.</edit_review>"
+    )
+
+
+def late_edit_status(path: str) -> str:
+    return f"the editor applied the edit of {path} after Kiln had stopped waiting for it"

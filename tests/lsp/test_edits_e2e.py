@@ -296,3 +296,54 @@ async def test_an_edit_the_editor_never_answers_does_not_hold_the_turn(
     said = [r for r in _tool_results(sid) if "did not answer the edit of app.py" in r]
     assert said and "no answer within 1 s" in said[0], _tool_results(sid)
     assert "hello" in (workspace / "app.py").read_text(encoding="utf-8")
+
+
+async def test_an_edit_answered_after_it_was_withdrawn_reaches_the_model(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """The editor answered `applied: true` after the edit was withdrawn (the user confirmed it
+    late): before, the model kept believing the edit was not known to be applied. The next
+    request it gets now says the edit landed, in the same words each time (cache-stable)."""
+    steps = [
+        {"match": "go", "text": "", "tool_calls": [_edit("app.py", "hello", "hi")]},
+        {"match": "not known", "text": "told"},
+        {"match": "applied your edit to app.py after all", "text": "heard it landed"},
+        {"match": "next", "text": "did not hear"},
+    ]
+    server = await RawServer.start(workspace, scripted_env(steps))  # type: ignore[operator]
+    try:
+        await server.initialize(
+            workspace,
+            capabilities={"workspace": {"applyEdit": True}},
+            initializationOptions={"mode": "yolo", "editMode": "auto", "permissionTimeout": 1},
+        )
+        sid = (await server.request("new", "kiln/session/new", {}))["result"]["sessionId"]
+        answer = await server.request(
+            "go", "kiln/session/prompt", {"sessionId": sid, "prompt": "go"}
+        )
+        assert answer["result"]["stopReason"] == "end_turn", answer
+        edit = next(m for m in server.messages if m.get("method") == "workspace/applyEdit")
+        (workspace / "app.py").write_text(
+            (workspace / "app.py").read_text(encoding="utf-8").replace("hello", "hi"),
+            encoding="utf-8",
+        )  # what the editor did when the user said yes
+        server.send({"jsonrpc": "2.0", "id": edit["id"], "result": {"applied": True}})
+        await server.wait_for(
+            lambda m: (
+                m.get("method") == "kiln/session/update"
+                and "applied the edit of app.py after" in m["params"]["update"].get("text", "")
+            )
+        )
+        answer = await server.request(
+            "next", "kiln/session/prompt", {"sessionId": sid, "prompt": "next"}
+        )
+        assert answer["result"]["stopReason"] == "end_turn", answer
+    finally:
+        await server.close()
+    said = [
+        u["params"]["update"]["content"]["text"]
+        for u in server.messages
+        if u.get("method") == "kiln/session/update"
+        and u["params"]["update"].get("sessionUpdate") == "agent_message_chunk"
+    ]
+    assert "heard it landed" in "".join(said), said
