@@ -3,6 +3,7 @@ odd but legal JSON-RPC. The common framing and lifecycle cases are in test_jsonr
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,64 @@ async def test_shutdown_during_indexing_ends_the_progress_before_answering(
         if m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "end"
     ]  # fmt: skip
     assert ended[0]["token"] == token
+
+
+def _indexed_in(db: Path, folder: str) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("SELECT count(*) FROM files WHERE path LIKE ?",
+                                (f"{folder}/%",)).fetchone()[0])  # fmt: skip
+    finally:
+        conn.close()
+
+
+async def test_shutdown_while_the_first_scan_reads_files_stops_it_and_the_next_start_resumes(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """`shutdown` while the first scan reads files (no lock held: the scan is not waiting):
+    the scan stops at its next file, the process exits, and the next start finds a whole index
+    and indexes the rest. The shutdown goes as soon as the progress reports its first
+    percentage, with 4,000 files still mostly unread."""
+    total = 4000
+    many = workspace / "many"
+    many.mkdir()
+    for n in range(total):
+        (many / f"m{n}.py").write_text(f"def f{n}():\n    return {n}\n", encoding="utf-8")
+    caps = {"window": {"workDoneProgress": True}}
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, capabilities=caps)
+        create = await server.wait_for(
+            lambda m: m.get("method") == "window/workDoneProgress/create"
+        )
+        server.send({"jsonrpc": "2.0", "id": create["id"], "result": None})
+        await server.wait_for(
+            lambda m: (
+                m.get("method") == "$/progress"
+                and m["params"]["value"]["kind"] == "report"
+                and 0 < m["params"]["value"]["percentage"] < 100
+            )
+        )
+        assert (await server.request("bye", "shutdown"))["result"] is None
+        server.notify("exit")
+        assert await server.exit_code() == 0
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+    db = workspace / ".kiln" / "index.db"
+    assert _indexed_in(db, "many") < total  # stopped, not finished
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace)
+        status = await server.index_until(lambda s: s["state"] == "ready", timeout=300)
+        assert status["files"] >= total, status
+    finally:
+        await server.close()
+    assert _indexed_in(db, "many") == total
 
 
 async def test_indexing_does_not_wait_for_the_progress_token(
