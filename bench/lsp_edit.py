@@ -226,6 +226,7 @@ TRACE_STEPS = [  # (label, from, to): the first ``to`` after the first ``from`` 
     ("search", "search>", "search<"),
     ("search thread -> answer out (loop)", "search<", "send<"),
     ("answer read by the bench", "send<", "answered"),
+    ("edit -> searchable", "sent", "answered"),
 ]
 
 
@@ -241,7 +242,8 @@ def trace_report(path: Path, windows: list[tuple[int, int, dict, dict]]) -> None
     for _, tid, _, name in events:
         if name in first_step and tid not in role:
             role[tid] = first_step[name] + (" threads" if name == "search>" else "")
-    wall: dict[str, list[float]] = {}
+    wall: dict[str, list[float]] = {label: [] for label, _, _ in TRACE_STEPS}
+    wall.update((who, []) for who in ("event loop", "index thread", "search threads"))
     cpu: dict[str, list[float]] = {}
     for started, ended, before, after in windows:
         mine = [(started, 0, 0, "sent")]
@@ -262,10 +264,10 @@ def trace_report(path: Path, windows: list[tuple[int, int, dict, dict]]) -> None
         for who, (ran, waited) in spent.items():
             wall.setdefault(who, []).append(waited)
             cpu.setdefault(who, []).append(ran)
-    print(
-        f"  where the wall clock went ({len(windows)} edits, the first one left out; means add up):"
-    )
+    print(f"  where the wall clock went ({len(windows)} edits, the session's first left out):")
     for label, values in wall.items():
+        if not values:
+            continue
         if label in role.values() or label == "other threads":
             ran = cpu[label]
             line = f"    {label:38s} ran  p50 {pct(ran, 50):6.2f} p95 {pct(ran, 95):6.2f} ms"
