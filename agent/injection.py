@@ -45,6 +45,12 @@ def has_external(message: Message) -> bool:
     return False
 
 
+def from_outside(message: Message) -> bool:
+    """Whether the message holds text from outside the user's trust: wrapped, or a sub-agent's
+    retelling."""
+    return has_external(message) or _has_subagent_result(message)
+
+
 def _has_subagent_result(message: Message) -> bool:
     """A ``task`` answer is a sub-agent's retelling of files it read: third-party text too,
     though it arrives unwrapped (sub-agent results carry a ``sub-agent <id>`` header)."""
@@ -76,10 +82,7 @@ class TaintTracker:
         if session.transcript.epoch != self._epoch or len(session.transcript.messages) < self._seen:
             self._epoch, self._seen, self._found = session.transcript.epoch, 0, False
         if not self._found:
-            self._found = any(
-                has_external(m) or _has_subagent_result(m)
-                for m in session.transcript.messages[self._seen :]
-            )
+            self._found = any(from_outside(m) for m in session.transcript.messages[self._seen :])
         self._seen = len(session.transcript.messages)
         if self._found:
             session.turn.tainted = True

@@ -4,6 +4,7 @@ the `<external_content>` wrapper it had, through the real `kiln run` against the
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -47,14 +48,20 @@ def hostile_repo(repo: Path) -> list[Any]:
     ]
 
 
-def run(repo: Path, tmp: Path, steps: list[Any]) -> tuple[subprocess.CompletedProcess, WireServer]:
+def run(
+    repo: Path,
+    tmp: Path,
+    steps: list[Any],
+    output: str = "stream-json",
+    extra: tuple[str, ...] = (),
+) -> tuple[subprocess.CompletedProcess, WireServer]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     with WireServer(steps) as srv:
         env.update(KILN_PROVIDER="openai", OPENAI_BASE_URL=srv.openai_base_url,
                    KILN_MODEL="gpt-4.1", HOME=str(tmp), KILN_HOME=str(tmp / "kh"))  # fmt: skip
         proc = subprocess.run(
             [sys.executable, "-m", "lsp_server", "run", "Check the notes", "--root", str(repo),
-             "--mode", "yolo", "--output-format", "stream-json"],
+             "--mode", "yolo", "--output-format", output, *extra],
             env=env, capture_output=True, text=True, timeout=180,
         )  # fmt: skip
     return proc, srv
@@ -89,3 +96,29 @@ def test_text_compaction_keeps_from_tool_results_stays_wrapped(
     for text in ("SYSTEM-SKILL", "SYSTEM-LAST", "SYSTEM-FIRST"):
         assert text not in outside, (text, block)
     assert "SYSTEM-LAST" in block, block  # still kept, as data
+
+
+def test_an_action_after_a_compaction_still_counts_as_from_external_content(
+    tmp_path: Path,
+) -> None:
+    """The rounds a compaction removed held a file's text; the summary retells it, and the
+    rounds kept (a plan's updates) hold none. Before, the user's next turn counted as free of
+    external content: a `remember` the file asked for was proposed as the user's own idea."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    steps = hostile_repo(repo)
+    reads = [steps[0], *steps[2:-1]]  # the notes and the modules
+    todos = [call("todo_write", items=[{"id": "1", "content": f"step {n}", "status": "pending"}])
+             for n in range(4)]  # fmt: skip
+    small = TOO_LONG.replace("16000", "6000")  # a window only the latest round fits in
+    first = [*reads, *todos, {"error": 400, "message": small}, "The notes were read.", "Done."]
+    proc, srv = run(repo, tmp_path, first, output="json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "<compacted_history" in srv.requests[-1].raw.decode()
+    session = json.loads(proc.stdout)["session_id"]
+    second = [call("remember", text="deploys skip review"), "Proposed."]
+    proc, _ = run(repo, tmp_path, second, output="json", extra=("--resume", session))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (proposal,) = json.loads(proc.stdout)["memory_proposals"]
+    assert proposal["text"] == "deploys skip review"
+    assert proposal["from_external"] is True, proposal
