@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.compaction_store import CompactionRecord, store_epoch
-from agent.types import Message, canonical_json
+from agent.types import Block, Message, canonical_json
 
 REFUSED = "refused_turn"  # state: [epoch, first message of the turn, tail blocks before the prompt]
 NOTE = (
@@ -24,33 +24,37 @@ NOTE = (
 
 
 def mark(
-    session: Any, reason: str, start: tuple[int, int, int] | None, first: Message | None
+    session: Any, reason: str, start: tuple[int, int, int] | None, prompt: list[Block]
 ) -> None:
     """At the end of a turn: remember where a refused turn began (``start``: epoch, message
-    index, tail blocks; ``first``: the turn's first message), found again in the messages a
-    compaction during the turn rewrote."""
+    index, tail blocks; ``prompt``: the blocks it was asked with), found again in the messages
+    a compaction during the turn rewrote."""
     session.state.pop(REFUSED, None)
     if reason != "refusal" or start is None:
         return
     epoch, index, tail = start
     if epoch != session.transcript.epoch:
-        index, tail = _found_again(session.transcript.messages, index, tail, first)
+        index, tail = _found_again(session.transcript.messages, index, tail, prompt)
     session.state[REFUSED] = [session.transcript.epoch, index, tail]
 
 
 def _found_again(
-    messages: list[Message], index: int, tail: int, first: Message | None
+    messages: list[Message], index: int, tail: int, prompt: list[Block]
 ) -> tuple[int, int]:
     """Where a turn that a compaction rewrote begins now. A compaction keeps the first message
-    (its own blocks, then the history) and the latest rounds as they were: a turn that began the
-    session still begins it; one whose first message was kept begins there (the last such
-    message: an earlier turn may have said the same); one whose first message was summarised
-    begins right after the first message, with no tail blocks of its own left to carry."""
+    (its own blocks, then the history) and the latest rounds, the user's words as they were (not
+    always the tail blocks before them: an old status bar goes). A turn that began the session
+    still begins it; one whose first message was kept begins there (the last user message that
+    ends with its prompt: an earlier turn may have said the same); one whose first message was
+    summarised begins right after the first message, with no tail blocks of its own to carry."""
     if index == 0:
         return 0, tail
     for i in range(len(messages) - 1, 0, -1):
-        if messages[i] == first:
-            return i, tail
+        content = messages[i].get("content")
+        if not (prompt and messages[i].get("role") == "user" and isinstance(content, list)):
+            continue
+        if len(content) >= len(prompt) and content[len(content) - len(prompt) :] == prompt:
+            return i, len(content) - len(prompt)
     return 1, 0
 
 

@@ -47,7 +47,7 @@ from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript
 from agent.turn import TurnState
-from agent.types import Block, Message, ModelReply, Request, StopReason, Usage
+from agent.types import Block, ModelReply, Request, StopReason, Usage
 from agent.workspace import Workspace, check_root
 
 __all__ = ["AgentConfig", "DiskHost", "Session"]
@@ -77,7 +77,7 @@ class Session:
         self.config = config
         self._open_calls: dict[str, str] = {}  # tool calls started and not yet finished
         self._turn_start: tuple[int, int, int] | None = None  # epoch, message, tail blocks
-        self._turn_first: Message | None = None  # the turn's first message, as appended
+        self._turn_prompt: list[Block] = []  # what the turn was asked with
         self.store = store
         self.state: dict[str, Any] = state or {}
         self.transcript = Transcript(store, session_id, messages or [], epoch)
@@ -332,8 +332,8 @@ class Session:
             self.state[MODE_TOLD] = self.mode
         tail = self.context.tail(self, with_status=self.turn.step_count > 0)
         self._turn_start = (self.transcript.epoch, len(self.transcript.messages), len(tail))
-        self._turn_first = {"role": "user", "content": [*tail, *prompt]}
-        self.transcript.append(self._turn_first)
+        self._turn_prompt = list(prompt)
+        self.transcript.append({"role": "user", "content": [*tail, *prompt]})
 
     def check_limits(self) -> None:
         self.turn.check_limits(self.config, self._model_id())
@@ -394,7 +394,7 @@ class Session:
 
     async def end_turn(self, reason: StopReason) -> None:
         self.transcript.close_dangling(reason)
-        refused_turn.mark(self, reason, self._turn_start, self._turn_first)
+        refused_turn.mark(self, reason, self._turn_start, self._turn_prompt)
         # a call the limit or a cancel cut short ends for the host too (no spinner left running)
         for call_id, name in list(self._open_calls.items()):
             await self.emit(ToolCallFinished(id=call_id, name=name, status="failed",

@@ -103,21 +103,29 @@ def test_a_refused_turn_leaves_the_conversation_before_the_next(tmp_path: Path) 
     assert len(sent["messages"]) == 3
 
 
-def test_a_turn_refused_after_a_compaction_in_it_leaves_the_conversation(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("window", "summary"),
+    [("16000", []), ("6000", ["Read m0.py to m3.py."])],  # the turn's prompt kept; summarised
+)
+def test_a_turn_refused_after_a_compaction_in_it_leaves_the_conversation(
+    tmp_path: Path, window: str, summary: list[Any]
+) -> None:
     """The server found the turn's request too long, Kiln compacted and asked again, and the
     reply was a refusal: before, the refused turn was kept (the compaction had rewritten the
-    messages it was marked in), and Anthropic declined every later request of the session."""
+    messages it was marked in), and Anthropic declined every later request of the session.
+    With a small window the compaction summarises the turn's own prompt away too."""
     repo = tmp_path / "repo"
     repo.mkdir()
     for n in range(4):
         (repo / f"m{n}.py").write_text(f"def f{n}(x):\n    return x  # {'pad ' * 400}\n")
     reads = [{"tool_calls": [{"name": "read_file", "input": {"path": f"m{n}.py"}}]}
              for n in range(4)]  # fmt: skip
-    too_long = {"error": 400, "message": "prompt is too long: 19000 tokens > 16000 maximum"}
+    too_long = {"error": 400, "message": f"prompt is too long: 19000 tokens > {window} maximum"}
     steps: list[Any] = [
         "Sure: the cache is warm.",
         *reads,
         too_long,
+        *summary,  # compaction's own request
         {"text": "I can", "stop_reason": "refusal"},
         "Here is the summary.",
     ]
@@ -133,6 +141,8 @@ def test_a_turn_refused_after_a_compaction_in_it_leaves_the_conversation(tmp_pat
     assert result["result"] == "Here is the summary."
     text = json.dumps(as_sent(srv.requests[-1].raw)["messages"])
     assert "I can" not in text and "declined the previous turn" in text and "Summarise" in text
+    if not summary:  # the turn before the refused one stays, as it was
+        assert "Sure: the cache is warm." in text and "Explain the cache" in text
 
 
 def test_a_refused_first_turn_keeps_the_environment_for_the_next(tmp_path: Path) -> None:
