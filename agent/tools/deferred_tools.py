@@ -45,10 +45,17 @@ def tool_description(tool: Any) -> str:
     return external(tool.source, text) if is_third_party(tool) else text
 
 
+# Keywords whose values only annotate a schema (no validation reads them): the server's words.
+ANNOTATIONS = ("description", "title", "$comment", "examples", "default")
+# Keywords whose values map names (a property's, a definition's) to schemas.
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
 def tool_schema(tool: Any) -> Any:
-    """The input schema of the tool's definition; an MCP server's descriptions and titles inside
-    it are third-party text too (a parameter's description can carry instructions), so each is
-    wrapped as external content. Validation ignores them."""
+    """The input schema of the tool's definition; an MCP server's descriptions, titles, examples,
+    defaults and comments inside it are third-party text too (a parameter's description can carry
+    instructions), so every string in them is wrapped as external content. Validation ignores
+    them; ``enum`` and ``const`` values are what the model sends back, and stay as written."""
     if not is_third_party(tool):
         return tool.input_schema
     return _wrap_texts(tool.input_schema, str(tool.source))
@@ -56,14 +63,27 @@ def tool_schema(tool: Any) -> Any:
 
 def _wrap_texts(value: Any, source: str) -> Any:
     if isinstance(value, dict):
-        return {
-            k: external(source, v)
-            if k in ("description", "title") and isinstance(v, str)
-            else _wrap_texts(v, source)
-            for k, v in value.items()
-        }
+        return {k: _wrap_keyword(k, v, source) for k, v in value.items()}
     if isinstance(value, list):
         return [_wrap_texts(v, source) for v in value]
+    return value
+
+
+def _wrap_keyword(key: str, value: Any, source: str) -> Any:
+    if key in ANNOTATIONS:
+        return _wrap_strings(value, source)
+    if key in SCHEMA_MAPS and isinstance(value, dict):  # names, then schemas
+        return {name: _wrap_texts(v, source) for name, v in value.items()}
+    return _wrap_texts(value, source)
+
+
+def _wrap_strings(value: Any, source: str) -> Any:
+    if isinstance(value, str):
+        return external(source, value)
+    if isinstance(value, dict):
+        return {k: _wrap_strings(v, source) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wrap_strings(v, source) for v in value]
     return value
 
 
