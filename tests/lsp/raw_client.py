@@ -130,6 +130,12 @@ class RawServer:
         await asyncio.gather(*self._tasks)
         return code
 
+    async def shutdown_and_exit(self) -> int:
+        """`shutdown` (answered with null), then `exit`; the process's exit code."""
+        assert (await self.request("bye", "shutdown"))["result"] is None
+        self.notify("exit")
+        return await self.exit_code()
+
     async def close(self) -> None:
         if self.proc.returncode is None:
             self.proc.kill()

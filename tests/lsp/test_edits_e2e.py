@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -264,18 +266,13 @@ async def test_a_client_without_apply_edit_gets_edits_on_disk(
         assert hello["capabilities"]["applyEdit"] is False
 
 
-async def test_an_edit_the_editor_never_answers_does_not_hold_the_turn(
-    workspace: Path, scripted_env: Any
-) -> None:
-    """A client that advertises `workspace.applyEdit` and never answers it held the turn (and
-    its prompt request) for ever. The edit is now withdrawn after `permissionTimeout` with a
-    `$/cancelRequest` naming it, the model hears the edit is not known to be applied, nothing
-    is written to the disk, and the turn goes on."""
-    steps = [
-        {"match": "go", "text": "", "tool_calls": [_edit("app.py", "hello", "hi")]},
-        {"match": "not known", "text": "told"},
-    ]
-    server = await RawServer.start(workspace, scripted_env(steps))  # type: ignore[operator]
+@asynccontextmanager
+async def _edit_left_unanswered(
+    workspace: Path, scripted_env: Any, steps: list[dict[str, Any]]
+) -> AsyncIterator[tuple[RawServer, str, dict[str, Any]]]:
+    """A raw client that advertises `workspace.applyEdit` and does not answer it (within a
+    1 s `permissionTimeout`); yields it, the session and the answer to its prompt "go"."""
+    server = await RawServer.start(workspace, scripted_env(steps))
     try:
         await server.initialize(
             workspace,
@@ -287,9 +284,24 @@ async def test_an_edit_the_editor_never_answers_does_not_hold_the_turn(
             "go", "kiln/session/prompt", {"sessionId": sid, "prompt": "go"}
         )
         assert answer["result"]["stopReason"] == "end_turn", answer
-        assert answer["result"]["filesModified"] == [], answer
+        yield server, sid, answer
     finally:
         await server.close()
+
+
+async def test_an_edit_the_editor_never_answers_does_not_hold_the_turn(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """A client that advertises `workspace.applyEdit` and never answers it held the turn (and
+    its prompt request) for ever. The edit is now withdrawn after `permissionTimeout` with a
+    `$/cancelRequest` naming it, the model hears the edit is not known to be applied, nothing
+    is written to the disk, and the turn goes on."""
+    steps = [
+        {"match": "go", "text": "", "tool_calls": [_edit("app.py", "hello", "hi")]},
+        {"match": "not known", "text": "told"},
+    ]
+    async with _edit_left_unanswered(workspace, scripted_env, steps) as (server, sid, answer):
+        assert answer["result"]["filesModified"] == [], answer
     edit = next(m for m in server.messages if m.get("method") == "workspace/applyEdit")
     cancels = [m["params"] for m in server.messages if m.get("method") == "$/cancelRequest"]
     assert cancels == [{"id": edit["id"]}], cancels
@@ -310,18 +322,7 @@ async def test_an_edit_answered_after_it_was_withdrawn_reaches_the_model(
         {"match": "applied your edit to app.py after all", "text": "heard it landed"},
         {"match": "next", "text": "did not hear"},
     ]
-    server = await RawServer.start(workspace, scripted_env(steps))  # type: ignore[operator]
-    try:
-        await server.initialize(
-            workspace,
-            capabilities={"workspace": {"applyEdit": True}},
-            initializationOptions={"mode": "yolo", "editMode": "auto", "permissionTimeout": 1},
-        )
-        sid = (await server.request("new", "kiln/session/new", {}))["result"]["sessionId"]
-        answer = await server.request(
-            "go", "kiln/session/prompt", {"sessionId": sid, "prompt": "go"}
-        )
-        assert answer["result"]["stopReason"] == "end_turn", answer
+    async with _edit_left_unanswered(workspace, scripted_env, steps) as (server, sid, _):
         edit = next(m for m in server.messages if m.get("method") == "workspace/applyEdit")
         (workspace / "app.py").write_text(
             (workspace / "app.py").read_text(encoding="utf-8").replace("hello", "hi"),
@@ -338,8 +339,6 @@ async def test_an_edit_answered_after_it_was_withdrawn_reaches_the_model(
             "next", "kiln/session/prompt", {"sessionId": sid, "prompt": "next"}
         )
         assert answer["result"]["stopReason"] == "end_turn", answer
-    finally:
-        await server.close()
     said = [
         u["params"]["update"]["content"]["text"]
         for u in server.messages

@@ -138,9 +138,7 @@ async def test_shutdown_while_the_first_scan_reads_files_stops_it_and_the_next_s
                 and 0 < m["params"]["value"]["percentage"] < 100
             )
         )
-        assert (await server.request("bye", "shutdown"))["result"] is None
-        server.notify("exit")
-        assert await server.exit_code() == 0
+        assert await server.shutdown_and_exit() == 0
     finally:
         await server.close()
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
