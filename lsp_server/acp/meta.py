@@ -9,6 +9,8 @@ one key no parameter can be named (``kiln/meta``); handlers read it with ``clien
 
 It also hands ``session/new`` and ``session/load`` their ``mcpServers`` as sent (``RAW_MCP_KEY``):
 the SDK silently drops entries it cannot parse, and a malformed entry must be an error instead.
+``"mcpServers": null`` is ``[]``, as ACP's schema says (``x-deserialize-default-on-null``) and
+the official SDKs read it; the Python SDK refused it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ def shield(message: dict[str, Any]) -> dict[str, Any]:
     params = message.get("params")
     if not isinstance(message.get("method"), str) or not isinstance(params, dict):
         return message
+    if message["method"] in SESSION_METHODS and params.get("mcpServers", []) is None:
+        params = {**params, "mcpServers": []}
+        message = {**message, "params": params}
     meta = params.get("_meta")
     if meta is not None and not isinstance(meta, dict):
         return message  # the SDK refuses it with -32602 before any handler runs
