@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import UsageError
+from agent.injection import external
 
 TRIGGER = re.compile(r"^\s*(/kiln|@kiln)\b[:,]?\s*", re.IGNORECASE)
 
@@ -17,17 +18,25 @@ def task_from_event(path: Path) -> str:
     event = _load(path)
     comment = (event.get("comment") or {}).get("body")
     # A bare "/kiln" asks for the issue or pull request it is posted on: taken below.
+    # The comment is the request of whoever posted it (check_event_actor); the issue or pull
+    # request it is on may be anyone's, and its title and body are their words: data.
+    where = event.get("pull_request") or event.get("issue") or {}
+    number = where.get("number", "?")
     if comment and TRIGGER.sub("", comment, count=1).strip():
         task = TRIGGER.sub("", comment, count=1).strip()
-        where = event.get("pull_request") or event.get("issue") or {}
         if where.get("title"):
-            task += f'\n\n(Context: comment on #{where.get("number", "?")} "{where["title"]}")'
+            title = external(f"github:#{number} title", where["title"])
+            task += f"\n\n(Context: comment on #{number}, whose title its author wrote:\n{title})"
         if event["comment"].get("path"):
             task += f"\n(The comment is on {event['comment']['path']} line {event['comment'].get('line', '?')}.)"
         return task
+    if comment is not None and where.get("title"):
+        text = f"{where['title']}\n\n{where.get('body') or ''}".strip()
+        quoted = external(f"github:#{number}", text)
+        return f"Work on #{number}; its title and body, as its author wrote them:\n{quoted}"
     for key in ("issue", "pull_request"):
         item = event.get(key) or {}
-        if item.get("title"):
+        if item.get("title"):  # the author asked: the event's author_association was checked
             return f"{item['title']}\n\n{item.get('body') or ''}".strip()
     run = event.get("workflow_run") or {}
     if run.get("conclusion") in FAILED_RUNS:  # a failing build: the repository's own workflow

@@ -44,11 +44,15 @@ def test_a_bare_mention_works_on_the_issue(tmp_path: Path, body: str) -> None:
     proc = task_of(tmp_path, body)
     assert proc.returncode == 0, proc.stderr
     task = json.loads(proc.stdout)["task"]
-    assert task.startswith("add_days subtracts\n\nadd_days(1, 2) returns -1"), task
+    assert task.startswith("Work on #7; its title and body, as its author wrote them:\n"), task
+    assert "\nadd_days subtracts\n\nadd_days(1, 2) returns -1\n</external_content>" in task, task
 
 
 def test_a_comment_with_words_is_the_task(tmp_path: Path) -> None:
     proc = task_of(tmp_path, "/kiln fix the date test")
     assert proc.returncode == 0, proc.stderr
     task = json.loads(proc.stdout)["task"]
-    assert task == 'fix the date test\n\n(Context: comment on #7 "add_days subtracts")'
+    assert task == (  # the issue's title is its author's words: data
+        "fix the date test\n\n(Context: comment on #7, whose title its author wrote:\n"
+        '<external_content source="github:#7 title">\nadd_days subtracts\n</external_content>)'
+    )
