@@ -1,7 +1,8 @@
 """ACP's framing on stdio: one JSON object per line (streams from ``lsp_server.stdio``).
 
 Lines that are not JSON-RPC 2.0 objects are answered with a JSON-RPC error here, before the SDK
-sees them (``envelope``); a client's ``_meta`` is kept away from handler arguments (``meta.shield``) and
+sees them (``envelope``); a client's ``_meta`` is kept away from handler arguments (``meta.shield``),
+capability flags are read as ACP reads them (``capabilities.booleans_only``) and
 ``$/cancel_request`` is made routable on the way (``cancel_request.route``).
 """
 
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from lsp_server.acp.cancel_request import route
+from lsp_server.acp.capabilities import booleans_only
 from lsp_server.acp.envelope import Dropped, EnvelopeError, batch_refusals, well_formed
 from lsp_server.acp.meta import shield
 from lsp_server.acp.params_errors import params_error
@@ -88,8 +90,9 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                 except Dropped as exc:
                     log.warning("dropped a message: %s", exc)
                     continue
-                # _meta as metadata only; $/cancel_request, which the SDK cannot route itself
-                routed = route(shield(message))
+                # _meta as metadata only; $/cancel_request, which the SDK cannot route itself;
+                # capability flags that are not booleans read as false, as ACP's schema does
+                routed = route(shield(booleans_only(message)))
                 if (error := params_error(routed)) is not None:  # one line naming the field
                     _answer(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})
                     continue
