@@ -260,7 +260,9 @@ class ToolRunner:
             self._edit_calls.pop(call_id, None)
         seconds = time.monotonic() - started
         output = self.redact(output)
-        self.status.record_call(name, args if isinstance(args, dict) else {}, seconds, error)
+        given = args if isinstance(args, dict) else {}
+        self.status.record_call(name, given, seconds, error)
+        self.turn.tool_ran(name, given, error[0] if error else None)
         result = {
             "type": "tool_result",
             "tool_use_id": call_id,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.config import AgentConfig
-from agent.types import StopReason, Usage
+from agent.types import StopReason, Usage, canonical_json
 
 
 class TurnEnded(Exception):
@@ -23,6 +23,11 @@ class TurnEnded(Exception):
         super().__init__(detail or reason)
         self.reason: StopReason = reason
         self.detail = detail
+
+
+# Identical failures in a row (one call, same arguments, same error) that end a turn: a model that
+# ignores the status bar's warning (``agent.status.REPEAT_LIMIT``, 3) would spend every step left.
+STUCK_LIMIT = 5
 
 
 # A reply the cost limit leaves room for fewer output tokens than this is not worth sending: it
@@ -159,6 +164,8 @@ class TurnState:
         # the last request's measured input: the most of the next one a prompt cache can serve
         self.prompt_tokens = int(state.get("prompt_tokens", 0))
         self.tainted = False  # external content is in the context this turn
+        self.failing: tuple[str, str, str] | None = None  # tool, arguments, error of the last call
+        self.failed_times = 0  # how many calls in a row failed just like it
         self.reply_cut = False  # the latest reply stopped at the output limit (or the window's end)
         self.files_modified: list[str] = list(state.get("files_modified", []))
         self.refusals: list[dict[str, Any]] = []
@@ -183,6 +190,7 @@ class TurnState:
         self.budget.steps = 0
         self.started = time.monotonic()
         self.tainted = False
+        self.failing, self.failed_times = None, 0
 
     def next_step(self) -> None:
         """Count a request of the session's about to be sent (raises at a step limit)."""
@@ -199,14 +207,28 @@ class TurnState:
         self.usage = self.usage + child.usage
         self.unpriced = self.unpriced or child.unpriced
 
+    def tool_ran(self, tool: str, args: dict[str, Any], error: str | None) -> None:
+        """Count a call that failed as the one before it did; any other call starts over."""
+        failure = None if error is None else (tool, canonical_json(args), error)
+        if failure is not None and failure == self.failing:
+            self.failed_times += 1
+        else:
+            self.failing, self.failed_times = failure, int(failure is not None)
+
     def modified(self, path: str) -> None:
         if path not in self.files_modified:
             self.files_modified.append(path)
 
     def check_limits(self, config: AgentConfig, model: str = "") -> None:
-        """Raise ``TurnEnded`` when a step, time or cost limit is reached, or when a cost limit
-        cannot be kept because ``model`` (or one that answered) has no known price: its spend
-        would count as 0 and the limit would never fire."""
+        """Raise ``TurnEnded`` when a step, time or cost limit is reached, when a cost limit
+        cannot be kept because ``model`` (or one that answered) has no known price (its spend
+        would count as 0 and the limit would never fire), or when the turn is stuck: the same
+        call failed the same way ``STUCK_LIMIT`` times in a row."""
+        if self.failing is not None and self.failed_times >= STUCK_LIMIT:
+            tool, _, error = self.failing
+            first = (error.splitlines() or ["no message"])[0][:200]
+            raise TurnEnded("repeated_failure", f"stopped: {tool} failed the same way "
+                                                f"{self.failed_times} times in a row ({first})")  # fmt: skip
         if config.max_seconds and time.monotonic() - self.started > config.max_seconds:
             raise TurnEnded("max_time", f"time limit reached ({config.max_seconds:g}s)")
         from agent.providers.pricing import price_for  # agent.providers imports this module

@@ -141,7 +141,8 @@ class Usage:
 
 
 StopReason = Literal[
-    "end_turn", "max_steps", "max_time", "max_cost", "cancelled", "refusal", "max_tokens", "error"
+    "end_turn", "max_steps", "max_time", "max_cost", "repeated_failure", "cancelled", "refusal",
+    "max_tokens", "error",
 ]
 
 

@@ -302,7 +302,8 @@ def decision_from_answer(answer: Any) -> Decision:
 def acp_stop_reason(reason: str) -> str:
     """Agent stop reasons to ACP's (end_turn, max_tokens, max_turn_requests, refusal, cancelled)."""
     return {"max_steps": "max_turn_requests", "max_time": "max_turn_requests",
-            "max_cost": "max_turn_requests", "error": "end_turn"}.get(reason, reason)  # fmt: skip
+            "max_cost": "max_turn_requests", "repeated_failure": "max_turn_requests",
+            "error": "end_turn"}.get(reason, reason)  # fmt: skip
 
 
 def history_updates(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.turn import STUCK_LIMIT
 from tests.acp.sdk_runner import SDK_CLIENT, Conformance, call, node_for_sdk_client
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -87,6 +88,15 @@ def test_a_turn_ending_on_a_limit_closes_its_calls(conformance: Conformance) -> 
         "completed",
     ]
     assert "never reached" not in report.text()
+
+
+def test_a_stuck_turn_ends_as_max_turn_requests(conformance: Conformance) -> None:
+    """A turn ended because one call failed the same way over and over (Kiln's
+    `repeated_failure`) reaches the client as a stop reason ACP allows."""
+    steps = [*[call("list_files", path="list_files")] * STUCK_LIMIT, "never reached"]
+    report = conformance.run("prompt", steps)
+    assert report.result["response"] == {"stopReason": "max_turn_requests"}
+    assert len(report.wire.requests) == STUCK_LIMIT and "never reached" not in report.text()
 
 
 def test_a_provider_failure_is_shown_and_ends_the_turn(conformance: Conformance) -> None:
