@@ -143,7 +143,7 @@ class Usage:
 StopReason = Literal[
     "end_turn", "max_steps", "max_time", "max_cost", "repeated_failure", "cancelled", "refusal",
     "max_tokens", "error",
-]
+]  # fmt: skip
 
 
 @dataclass
