@@ -245,6 +245,25 @@ def test_cancel_while_a_permission_request_is_open(conformance: Conformance) -> 
     assert [u["status"] for u in ends] == ["failed"]
 
 
+def test_cancel_while_two_edits_wait_for_answers(conformance: Conformance) -> None:
+    """Two edits of one step are asked about at once; the cancel stops both, and a question
+    that crossed the cancel on the wire is withdrawn (the schema check flags any question left
+    unanswered, and any update of the turn after its answer)."""
+    steps = [
+        {"tool_calls": [
+            {"name": "edit_file", "input": {"path": "app.py", "old_text": "'hello'", "new_text": "'hi'"}},
+            {"name": "write_file", "input": {"path": "b.txt", "content": "x"}},
+        ]},
+        {"match": "still there", "text": "Here."},
+    ]  # fmt: skip
+    report = conformance.run("cancel", steps, at="permission", answers=["hold", "hold"])
+    assert report.result["response"] == {"stopReason": "cancelled"}
+    assert report.result["writes"] == []  # the editor writes edits; none was
+    ends = [u["status"] for u in report.updates("tool_call_update") if u.get("status")]
+    assert ends == ["failed", "failed"]
+    assert report.result["after"] == {"stopReason": "end_turn"}
+
+
 def test_cancel_request_on_a_running_prompt_cancels_the_turn(conformance: Conformance) -> None:
     """The SDK sends `$/cancel_request` when a request's cancellation signal fires; Kiln ignored
     it and the prompt ran on (here: until the held model call was released, never)."""

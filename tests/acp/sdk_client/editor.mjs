@@ -78,11 +78,14 @@ export class Editor {
     if (answer === "hold") {
       return new Promise((resolve) => {
         // The agent withdraws the question with `$/cancel_request` (the SDK aborts `signal`):
-        // the dialog closes, as an editor's would.
-        signal?.addEventListener("abort", () => {
+        // the dialog closes, as an editor's would. The withdrawal may come before the SDK runs
+        // this handler (a question that crossed the client's session/cancel): already aborted.
+        const withdraw = () => {
           this.withdrawn.push(params.toolCall.toolCallId);
           resolve({ outcome: { outcome: "cancelled" } });
-        });
+        };
+        if (signal?.aborted) return withdraw();
+        signal?.addEventListener("abort", withdraw);
         const list = this.held.get(params.sessionId) ?? [];
         list.push(resolve);
         this.held.set(params.sessionId, list);

@@ -110,7 +110,7 @@ const SCENARIOS = {
     // arrive before this answer (and the schema check flags it as outside the turn).
     await cx.request(acp.methods.agent.session.list, { cwd: workspace });
     const after = await prompt(cx, sessionId, "are you still there");
-    return { sessionId, response, busy, after, updatesAfterResponse: editor.updates.slice(atResponse), updates: editor.updates, permissions: editor.permissions, withdrawn: editor.withdrawn };
+    return { sessionId, response, busy, after, updatesAfterResponse: editor.updates.slice(atResponse), updates: editor.updates, permissions: editor.permissions, withdrawn: editor.withdrawn, writes: editor.writes };
   },
 
   /** ACP's `$/cancel_request` on a running session/prompt (what the SDK sends when a request's
