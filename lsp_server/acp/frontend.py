@@ -47,6 +47,7 @@ from agent.events import (
 from agent.hosts import DiskHost
 from agent.protocols import EditOutcome, EditProposal
 from agent.workspace import check_unmoved
+from lsp_server.acp.client_paths import ClientPaths
 from lsp_server.acp.outgoing import OutgoingRequests
 from lsp_server.core.coalesce import TextCoalescer
 from lsp_server.core.updates import event_to_update, is_text_chunk
@@ -115,6 +116,7 @@ class AcpFrontend:
         self.can_write = False
         self._disk = DiskHost()
         self.roots: dict[str, Path] = {}  # session id -> workspace root, for the prefetch check
+        self.paths = ClientPaths()  # paths under the cwd the client sent, not its resolution
         self.rejected_always: set[tuple[str, str]] = set()  # (session id, tool name)
         # resolved path -> (client text, (session id, call id) of the running calls naming it)
         self._buffers: dict[Path, tuple[str, set[tuple[str, str]]]] = {}
@@ -176,7 +178,8 @@ class AcpFrontend:
         """Validate an ACP update dict and send it as a ``session/update`` notification."""
         kind = update.get("sessionUpdate")
         try:
-            note = SessionNotification.model_validate({"sessionId": session_id, "update": update})
+            shown = self.paths.update(session_id, update)
+            note = SessionNotification.model_validate({"sessionId": session_id, "update": shown})
         except ValidationError as exc:  # a mapping bug must not end the user's turn
             log.warning("dropped a malformed %s update: %s", kind, exc.errors()[:1])
             return
@@ -201,7 +204,7 @@ class AcpFrontend:
         if (session_id, tool) in self.rejected_always:
             return {"outcome": {"outcome": "selected", "optionId": "reject_always"}}
         try:
-            call = ToolCallUpdate.model_validate(tool_call)
+            call = ToolCallUpdate.model_validate(self.paths.update(session_id, tool_call))
             choices = [PermissionOption.model_validate(o) for o in options]
         except ValidationError as exc:  # a mapping bug: refuse, and say it was not the user
             log.warning("malformed permission request (%s): denied", exc.errors()[:1])
@@ -252,7 +255,9 @@ class AcpFrontend:
             async with self.outgoing.withdrawn_if_abandoned():
                 await asyncio.wait_for(
                     self.client.write_text_file(
-                        session_id=session_id, path=str(path), content=content
+                        session_id=session_id,
+                        path=self.paths.path(session_id, str(path)),
+                        content=content,
                     ),
                     timeout=FS_TIMEOUT,
                 )
@@ -272,7 +277,9 @@ class AcpFrontend:
         try:
             async with self.outgoing.withdrawn_if_abandoned():
                 response = await asyncio.wait_for(
-                    self.client.read_text_file(session_id=session_id, path=str(path)),
+                    self.client.read_text_file(
+                        session_id=session_id, path=self.paths.path(session_id, str(path))
+                    ),
                     timeout=FS_TIMEOUT,
                 )
         except (RequestError, ConnectionError, TimeoutError, ValidationError) as exc:

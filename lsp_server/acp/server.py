@@ -186,7 +186,7 @@ class KilnAcpAgent:
         _check_absolute(cwd)
         servers = parse_mcp_servers(_sent_servers(mcp_servers, kwargs), cwd)
         session = await self.core.new_session(cwd, kiln_options(kwargs), servers)
-        self._track(session)
+        self._track(session, cwd)
         log.info("session %s in %s", session.id, session.root)
         return NewSessionResponse(session_id=session.id, modes=mode_state(session))
 
@@ -209,7 +209,7 @@ class KilnAcpAgent:
         if self.core.is_busy(session_id):
             raise TurnInProgress("the session is running a turn", hint="cancel it or wait")
         session = await self.core.load_session(session_id, mcp_servers=servers, cwd=Path(cwd))
-        self._track(session)
+        self._track(session, cwd)
         assert self.frontend is not None
         for update in self.core.history(session.id):
             await self.frontend.send_now(session.id, update)
@@ -246,9 +246,10 @@ class KilnAcpAgent:
         session.set_mode(mode_id)
         return SetSessionModeResponse()
 
-    def _track(self, session: Session) -> None:
+    def _track(self, session: Session, cwd: str) -> None:
         assert self.frontend is not None
         self.frontend.roots[session.id] = session.root
+        self.frontend.paths.opened(session.id, cwd)
 
     # -- turns --------------------------------------------------------------------------------
 
