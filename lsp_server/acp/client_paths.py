@@ -4,8 +4,8 @@ Kiln works on resolved paths (the workspace check needs them), but a client that
 ``/work/link`` (on macOS, any folder under ``/tmp`` or ``/var``, which are links into
 ``/private``) knows its files under that name: ``fs/*`` requests, tool call ``locations`` and
 diff paths under ``/work/real`` named files outside the folder it opened, so its buffers and
-its follow-along missed them. Each path under the resolved `cwd` is sent under the `cwd` the
-client gave.
+its follow-along missed them, and ``session/list`` for ``/work/link`` answered sessions "in"
+``/work/real``. Each path under the resolved `cwd` is sent under the `cwd` the client gave.
 """
 
 from __future__ import annotations
@@ -13,6 +13,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+
+
+def as_client_names(cwd: str, path: str) -> str:
+    """``path`` under ``cwd`` as the client spelled it, when it lies under its resolution."""
+    shown = Path(os.path.normpath(cwd))
+    return _renamed(shown.resolve(), shown, path)
+
+
+def _renamed(real: Path, shown: Path, path: str) -> str:
+    where = Path(path)
+    if where != real and real not in where.parents:
+        return path
+    return str(shown / where.relative_to(real))
 
 
 class ClientPaths:
@@ -33,11 +46,7 @@ class ClientPaths:
         """``path`` under the client's `cwd` when it lies under the resolved one."""
         if session_id not in self._cwds:
             return path
-        real, shown = self._cwds[session_id]
-        where = Path(path)
-        if where != real and real not in where.parents:
-            return path
-        return str(shown / where.relative_to(real))
+        return _renamed(*self._cwds[session_id], path)
 
     def update(self, session_id: str, update: dict[str, Any]) -> dict[str, Any]:
         """A tool call (update) with its ``locations`` and diff paths as the client names them

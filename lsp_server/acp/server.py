@@ -38,6 +38,7 @@ from agent.session import Session
 from agent.session_store import kiln_home
 from agent.workspace import check_root
 from lsp_server.acp.cancel_request import EXTENSION_NAME, REQUEST_ID_KEY, PromptRequests
+from lsp_server.acp.client_paths import as_client_names
 from lsp_server.acp.frontend import AcpFrontend
 from lsp_server.acp.mcp_params import MCP_HTTP, MCP_SSE, parse_mcp_servers
 from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
@@ -226,7 +227,7 @@ class KilnAcpAgent:
             sessions=[
                 SessionInfo(
                     session_id=r["sessionId"],
-                    cwd=r["cwd"],
+                    cwd=as_client_names(cwd, r["cwd"]) if cwd is not None else r["cwd"],
                     title=r["title"] or None,
                     updated_at=r["updatedAt"],
                     field_meta={"kiln": {"mode": r["mode"]}},  # the persisted permission mode

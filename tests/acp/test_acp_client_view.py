@@ -29,6 +29,7 @@ class Seen:
     requests: list[dict[str, Any]] = field(default_factory=list)  # the agent's, answered
     updates: list[dict[str, Any]] = field(default_factory=list)
     answer: dict[str, Any] = field(default_factory=dict)  # the prompt's
+    listed: list[dict[str, Any]] = field(default_factory=list)  # session/list for the cwd
 
 
 async def one_turn(
@@ -78,6 +79,7 @@ async def one_turn(
         prompt = [{"type": "text", "text": "go"}]
         params = {"sessionId": new["result"]["sessionId"], "prompt": prompt}
         seen.answer = await call(3, "session/prompt", params)
+        seen.listed = (await call(4, "session/list", {"cwd": str(cwd)}))["result"]["sessions"]
     finally:
         proc.stdin.close()
         stderr = await asyncio.wait_for(proc.stderr.read(), 60)
@@ -105,7 +107,8 @@ async def test_files_are_named_under_the_cwd_the_client_sent(
 ) -> None:
     """A client that opened its project through a symbolic link (on macOS: anything under /tmp
     or /var) was asked to read and write, and shown locations and diffs of, files under the
-    link's target: outside the folder it opened, so its unsaved buffers were missed."""
+    link's target: outside the folder it opened, so its unsaved buffers were missed; and
+    `session/list` for its folder answered sessions in another one."""
     link = tmp_path / "linked"
     link.symlink_to(workspace, target_is_directory=True)
     app = str(link / "app.py")
@@ -128,5 +131,6 @@ async def test_files_are_named_under_the_cwd_the_client_sent(
         if "path" in item
     ]
     assert shown and all(p.startswith(str(link) + "/") for p in shown), shown
+    assert [s["cwd"] for s in seen.listed] == [str(link)]
     [write] = [r for r in seen.requests if r["params"]["path"] == app and "content" in r["params"]]
     assert write["params"]["content"] == buffer.replace("'hello'", "'hi'")  # from the buffer
