@@ -32,7 +32,7 @@ def shield(message: dict[str, Any]) -> dict[str, Any]:
         message = {**message, "params": params}
     meta = params.get("_meta")
     if meta is not None and not isinstance(meta, dict):
-        return message  # the SDK refuses it with -32602 before any handler runs
+        return message  # the SDK reads it as absent (ACP: `_meta` defaults on error)
     shielded: dict[str, Any] = {META_KEY: meta} if meta else {}
     if message["method"] in SESSION_METHODS and "mcpServers" in params:
         shielded[RAW_MCP_KEY] = params["mcpServers"]
