@@ -23,10 +23,11 @@ ISSUE = {
 }
 
 
-def task_of(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
+def task_of(tmp_path: Path, body: str, issue: dict = ISSUE) -> subprocess.CompletedProcess:
+    """A real `kiln run --github-event` for a maintainer's comment ``body`` on ``issue``."""
     event = tmp_path / "event.json"
     comment = {"body": body, "author_association": "OWNER", "user": {"login": "maintainer"}}
-    event.write_text(json.dumps({"comment": comment, "issue": ISSUE}))
+    event.write_text(json.dumps({"comment": comment, "issue": issue}))
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["done"]))
     root = tmp_path / "ws"

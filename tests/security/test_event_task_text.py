@@ -5,13 +5,12 @@ file (docs/security.md section 1). Through the real `kiln run --github-event`.""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.headless.test_event_task import task_of
 
 pytestmark = pytest.mark.e2e
 
@@ -28,19 +27,7 @@ WRAPPED = re.compile(r"<external_content[^>]*>.*?</external_content>", re.DOTALL
 
 def first_prompt(tmp_path: Path, comment: str) -> str:
     """What the model is first sent as the user's words, for a maintainer's ``comment``."""
-    event = tmp_path / "event.json"
-    by = {"body": comment, "author_association": "OWNER", "user": {"login": "maintainer"}}
-    event.write_text(json.dumps({"comment": by, "issue": ISSUE}))
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(["done"]))
-    root = tmp_path / "ws"
-    root.mkdir()
-    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--github-event", str(event),
-         "--output-format", "json", "--mode", "yolo"],
-        cwd=root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    proc = task_of(tmp_path, comment, ISSUE)
     assert proc.returncode == 0, proc.stderr
     transcript = Path(json.loads(proc.stdout)["transcript"])
     first = json.loads(transcript.read_text().splitlines()[0])
