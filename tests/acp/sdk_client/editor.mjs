@@ -24,6 +24,7 @@ export class Editor {
     this.writes = [];
     this.held = new Map(); // session id -> resolvers of permission requests held open
     this.withdrawn = []; // tool call ids of held permission requests the agent cancelled
+    this.cancelled = new Set(); // sessions whose turn this editor cancelled (until the next prompt)
     this.waiters = [];
   }
 
@@ -52,6 +53,7 @@ export class Editor {
 
   /** The client's side of session/cancel: pending permission requests answer `cancelled`. */
   async cancel(cx, sessionId) {
+    this.cancelled.add(sessionId);
     await cx.notify(acp.methods.agent.session.cancel, { sessionId });
     for (const resolve of this.held.get(sessionId) ?? []) resolve({ outcome: { outcome: "cancelled" } });
     this.held.delete(sessionId);
@@ -74,7 +76,9 @@ export class Editor {
     this.permissions.push(params);
     this.#wake();
     const answer = this.answers.shift() ?? "reject_once";
-    if (answer === "cancelled") return { outcome: { outcome: "cancelled" } };
+    // A question that crossed the session/cancel on the wire is pending too: ACP has the client
+    // answer every pending question of a cancelled turn `cancelled`.
+    if (answer === "cancelled" || this.cancelled.has(params.sessionId)) return { outcome: { outcome: "cancelled" } };
     if (answer === "hold") {
       return new Promise((resolve) => {
         // The agent withdraws the question with `$/cancel_request` (the SDK aborts `signal`):

@@ -109,6 +109,7 @@ const SCENARIOS = {
     // A round trip after the answer: anything the agent still had queued for the turn would
     // arrive before this answer (and the schema check flags it as outside the turn).
     await cx.request(acp.methods.agent.session.list, { cwd: workspace });
+    editor.cancelled.delete(sessionId); // a new turn: its questions are asked afresh
     const after = await prompt(cx, sessionId, "are you still there");
     return { sessionId, response, busy, after, updatesAfterResponse: editor.updates.slice(atResponse), updates: editor.updates, permissions: editor.permissions, withdrawn: editor.withdrawn, writes: editor.writes };
   },
