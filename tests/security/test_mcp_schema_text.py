@@ -35,14 +35,20 @@ server.run()
 WRAPPED = re.compile(r"<external_content[^>]*>.*?</external_content>", re.DOTALL)
 
 
-def test_schema_descriptions_of_an_mcp_tool_are_wrapped(tmp_path: Path, kiln_home: Path) -> None:
+def _workspace_with_server(tmp_path: Path, kiln_home: Path, source: str) -> Path:
+    """A workspace holding the MCP server ``source``, configured for Kiln as "weather"."""
     root = tmp_path / "repo"
     root.mkdir()
-    (root / "weather_server.py").write_text(SERVER)
+    (root / "weather_server.py").write_text(source)
     (kiln_home / "mcp.json").write_text(json.dumps(
         {"mcpServers": {"weather": {"command": sys.executable,
                                     "args": [str(root / "weather_server.py")]}}}
     ))  # fmt: skip
+    return root
+
+
+def test_schema_descriptions_of_an_mcp_tool_are_wrapped(tmp_path: Path, kiln_home: Path) -> None:
+    root = _workspace_with_server(tmp_path, kiln_home, SERVER)
     search = {"tool_calls": [{"name": "tool_search", "input": {"query": "weather forecast"}}]}
     _, out = kiln_run_json(
         root, [search], home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json",
@@ -80,13 +86,7 @@ def test_annotations_in_the_tool_definition_are_wrapped(tmp_path: Path, kiln_hom
     schema's annotations, which no validation reads: `examples`, `default` and `$comment` hold
     the server's words as well as `description`. Before, only descriptions and titles were
     wrapped, and a server's instructions reached the model bare in every request."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "weather_server.py").write_text(ANNOTATED)
-    (kiln_home / "mcp.json").write_text(json.dumps(
-        {"mcpServers": {"weather": {"command": sys.executable,
-                                    "args": [str(root / "weather_server.py")]}}}
-    ))  # fmt: skip
+    root = _workspace_with_server(tmp_path, kiln_home, ANNOTATED)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     with WireServer(["Sunny, it says."]) as srv:
         env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url, HOME=str(tmp_path),
