@@ -50,7 +50,7 @@ from agent.workspace import check_unmoved
 from lsp_server.acp.client_paths import ClientPaths
 from lsp_server.acp.outgoing import OutgoingRequests
 from lsp_server.core.coalesce import TextCoalescer
-from lsp_server.core.updates import event_to_update, is_text_chunk
+from lsp_server.core.updates import acp_stop_reason, event_to_update, is_text_chunk
 
 log = logging.getLogger("kiln.acp")
 
@@ -98,6 +98,12 @@ def render_event(
     return _chunk("agent_thought_chunk", text + "\n", meta={"kiln": update})
 
 
+def _sentence(note: str) -> str:
+    """``stopped: x failed…`` -> ``x failed….``: the note as the end of "Stopped: …"."""
+    note = note.removeprefix("stopped: ").strip()
+    return note if note.endswith((".", "!", "?")) else note + "."
+
+
 def _chunk(kind: str, text: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     update: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
     if meta:
@@ -122,6 +128,7 @@ class AcpFrontend:
         self._buffers: dict[Path, tuple[str, set[tuple[str, str]]]] = {}
         self._held = TextCoalescer(self._queue)
         self._tail: dict[str, asyncio.Future[None]] = {}  # the session's last queued send
+        self._last_note: dict[str, str] = {}  # session id -> its turn's last status note
 
     def set_capabilities(self, capabilities: Any) -> None:
         fs = getattr(capabilities, "fs", None)
@@ -133,6 +140,15 @@ class AcpFrontend:
     def render(
         self, event: AgentEvent, *, root: Path, context_window: int = 0
     ) -> dict[str, Any] | None:
+        """As ``render_event``; a turn that a limit ended also says why in its visible text,
+        as `kiln run` prints it: the note is otherwise only a thought, which clients fold."""
+        match event:
+            case StatusNote(text=text):
+                self._last_note[event.session_id] = text
+            case TurnDone(stop_reason=reason):
+                note = self._last_note.pop(event.session_id, "")
+                if note and acp_stop_reason(reason) == "max_turn_requests":
+                    return _chunk("agent_message_chunk", f"\n\nStopped: {_sentence(note)}\n")
         return render_event(event, root=root, context_window=context_window)
 
     async def send_update(self, session_id: str, update: dict[str, Any]) -> None:

@@ -88,6 +88,8 @@ def test_a_turn_ending_on_a_limit_closes_its_calls(conformance: Conformance) -> 
         "completed",
     ]
     assert "never reached" not in report.text()
+    # the note `kiln run` prints is the turn's last visible message, not only a thought
+    assert report.text().endswith("Stopped: step limit reached (1).\n")
 
 
 def test_a_stuck_turn_ends_as_max_turn_requests(conformance: Conformance) -> None:
@@ -97,6 +99,10 @@ def test_a_stuck_turn_ends_as_max_turn_requests(conformance: Conformance) -> Non
     report = conformance.run("prompt", steps)
     assert report.result["response"] == {"stopReason": "max_turn_requests"}
     assert len(report.wire.requests) == STUCK_LIMIT and "never reached" not in report.text()
+    assert report.text() == (
+        f"\n\nStopped: list_files failed the same way {STUCK_LIMIT} times in a row "
+        "(list_files is not a directory).\n"
+    )
 
 
 def test_a_provider_failure_is_shown_and_ends_the_turn(conformance: Conformance) -> None:
