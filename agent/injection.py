@@ -26,7 +26,8 @@ def external(source: str, text: str) -> str:
     # quote to end the attribute, no closing tag (a folder "a\n<" holding "external_content>").
     safe_source = defused(source.replace('"', "'")).replace("\n", "\\n")
     # A closing tag inside the content must not end the wrapper early, in any spelling a model
-    # would still read as one (case, spaces, a newline, attributes): its "<" becomes "&lt;".
+    # would still read as one (case, spaces, a newline, attributes, an encoding such as
+    # "&lt;/external_content&gt;"): its "<", as written, becomes "[".
     body = defused(text)
     return f'<external_content source="{safe_source}">\n{body}\n</external_content>'
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
@@ -91,16 +92,89 @@ CLOSING_TAG = re.compile(
 )
 
 
+# What a model decodes as it reads: HTML character references (named, decimal, hex, with or
+# without ";"), JSON, JavaScript and Python escapes, URL encoding. ``&lt;/external_content&gt;``
+# or ``\u003c/external_content>`` (how Go's JSON writes the tag) reads as the tag itself.
+_ENCODED = re.compile(
+    r"&(?:#[xX][0-9a-fA-F]{1,8}|#[0-9]{1,10}|[a-zA-Z][a-zA-Z0-9]{1,31});?"
+    r"|\\(?:u\{[0-9a-fA-F]{1,8}\}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|/)"
+    r"|%[0-9a-fA-F]{2}"
+)
+_DECODINGS = 3  # "&amp;lt;", "%253C": encoded again, decoded again
+# What the "<" of a closing tag becomes: not "<" in any of the encodings above ("&lt;" is one).
+INERT_OPEN = "["
+Span = tuple[int, int]
+Token = tuple[int, int, int, int]  # decoded start and end, then start and end as written
+
+
 def defused(text: str) -> str:
-    """``text`` with the "<" of every closing tag of the wrapper written as ``&lt;``, also one
-    spelled in letters that read as Latin ones (``</ｅｘｔｅｒｎａｌ_content>``, a Cyrillic ``е``):
-    the tag is found in the letters' shapes and its "<" replaced in the text itself."""
-    starts = [m.start() for m in CLOSING_TAG.finditer(letter_shapes(text))]
+    """``text`` with the "<" of every closing tag of the wrapper written as ``[``, also one
+    spelled in letters that read as Latin ones (``</ｅｘｔｅｒｎａｌ_content>``, a Cyrillic ``е``) or
+    encoded (``&lt;/external_content&gt;``, ``\\u003c/…``, ``%3C/…``): the tag is found in the
+    decoded letters' shapes and its "<", as written, replaced; the rest of the text is kept."""
+    views: list[tuple[str, list[Token]]] = [(text, [])]
+    while len(views) <= _DECODINGS and _ENCODED.search(views[-1][0]):
+        decoded, tokens = _decode(views[-1][0])
+        if not tokens:
+            break
+        views.append((decoded, tokens))
+    spans: list[Span] = []
+    for match in CLOSING_TAG.finditer(letter_shapes(views[-1][0])):
+        span = (match.start(), match.start() + 1)
+        for _, tokens in reversed(views[1:]):  # back through each decoding to the text
+            span = (_origin(tokens, span[0])[0], _origin(tokens, span[1] - 1)[1])
+        if not spans or span[0] >= spans[-1][1]:
+            spans.append(span)
     pieces, last = [], 0
-    for start in starts:
-        pieces += [text[last:start], "&lt;"]
-        last = start + 1
+    for start, end in spans:
+        pieces += [text[last:start], INERT_OPEN]
+        last = end
     return "".join(pieces) + text[last:]
+
+
+def _decode(text: str) -> tuple[str, list[Token]]:
+    """``text`` with each encoded character decoded, and per decoded one (decoded start, decoded
+    end, start, end): where in ``text`` each character of the result came from."""
+    tokens: list[Token] = []
+    pieces: list[str] = []
+    last = shift = 0
+    for m in _ENCODED.finditer(text):
+        char = _decoded_char(m.group(0))
+        if char is None:
+            continue
+        pieces += [text[last : m.start()], char]
+        at = m.start() + shift
+        tokens.append((at, at + 1, m.start(), m.end()))
+        shift += 1 - (m.end() - m.start())
+        last = m.end()
+    pieces.append(text[last:])
+    return "".join(pieces), tokens
+
+
+def _decoded_char(token: str) -> str | None:
+    """The one character ``token`` encodes, or None (an unknown entity, a code point past
+    Unicode)."""
+    if token[0] == "&":
+        char = unescape(token)
+        return char if len(char) == 1 else None
+    if token[0] == "%":
+        return chr(int(token[1:], 16))
+    if token == "\\/":
+        return "/"
+    code = int(token[2:].strip("{}"), 16)
+    return chr(code) if code <= 0x10FFFF else None
+
+
+def _origin(tokens: list[Token], at: int) -> Span:
+    """Where the decoded character at ``at`` came from: its token, or the character itself."""
+    i = bisect_right(tokens, at, key=lambda t: t[0]) - 1
+    if i < 0:
+        return at, at + 1
+    start, end, origin, origin_end = tokens[i]
+    if at < end:
+        return origin, origin_end
+    at += origin_end - end
+    return at, at + 1
 
 
 @dataclass
