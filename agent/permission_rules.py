@@ -52,6 +52,8 @@ def load_rules(root: Path, home: Path) -> Rules:
         if data is None:
             continue
         parsed = _parse_rules(path, data)
+        name = ".kiln/settings.json" if path is project else "$KILN_HOME/settings.json"
+        rules.warnings += _unread_keys(name, data)
         if path is project and parsed.allow:
             shown = ", ".join(parsed.allow).encode("unicode_escape").decode("ascii")
             rules.warnings.append(
@@ -92,6 +94,20 @@ def read_settings(path: Path) -> dict[str, Any] | None:
             f"{path} must hold a JSON object", hint='e.g. {"permissions": {"allow": []}}'
         )
     return data
+
+
+def _unread_keys(name: str, data: dict[str, Any]) -> list[str]:
+    """A line per key of ``permissions`` other than allow, ask and deny: a misspelled
+    ``"deny"`` held rules the user believed in, and nothing said they did not apply."""
+    perms = data.get("permissions")
+    if not isinstance(perms, dict):
+        return []
+    return [
+        f"{name}: permissions.{str(key).encode('unicode_escape').decode('ascii')} is not read "
+        "(only allow, ask and deny are): its rules do not apply"
+        for key in perms
+        if key not in ("allow", "ask", "deny")
+    ]
 
 
 def _parse_rules(path: Path, data: dict[str, Any]) -> Rules:

@@ -136,3 +136,20 @@ def test_a_settings_file_that_never_ends_or_blocks_does_not_hang_the_run(
     else:
         assert proc.returncode == 0, proc.stderr
         assert "not a regular file" in proc.stderr + proc.stdout, (proc.stderr, proc.stdout)
+
+
+@pytest.mark.parametrize("where", ["user", "project"])
+def test_a_misspelled_rule_list_is_said_not_silently_dropped(
+    tmp_path: Path, kiln_home: Path, where: str
+) -> None:
+    """`"denny"` for `"deny"`: its rules never applied, and nothing said so."""
+    root = tmp_path / "repo"
+    (root / ".kiln").mkdir(parents=True)
+    settings = kiln_home / "settings.json" if where == "user" else root / ".kiln/settings.json"
+    settings.write_text(json.dumps({"permissions": {"denny": ["Read(secrets/**)"]}}))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    proc = kiln_run(root, home=tmp_path / "home", kiln_home=kiln_home, script=script, output="text")
+    name = "$KILN_HOME/settings.json" if where == "user" else ".kiln/settings.json"
+    assert proc.returncode == 0, proc.stderr
+    assert f"{name}: permissions.denny is not read (only allow, ask and deny are)" in proc.stderr
