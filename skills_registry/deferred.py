@@ -197,6 +197,10 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
+class _NotStarted(Exception):
+    """The launcher lost a path it mounts before the script started (``launcher.went_away``)."""
+
+
 async def run_script(
     argv: list[str],
     args: dict[str, Any],
@@ -212,6 +216,22 @@ async def run_script(
     beyond ``output_cap`` is cut (and the script stopped), a non-zero exit becomes an error
     carrying the tail of stderr.
     """
+    try:
+        return await _run_script(argv, args, cwd, label, timeout, output_cap, again=True)
+    except _NotStarted:  # a path the sandbox covers went away as it started: mounts built again
+        return await _run_script(argv, args, cwd, label, timeout, output_cap, again=False)
+
+
+async def _run_script(
+    argv: list[str],
+    args: dict[str, Any],
+    cwd: Path,
+    label: str,
+    timeout: float,
+    output_cap: int,
+    *,
+    again: bool,
+) -> str:
     try:
         argv, env = launcher.prepare(argv, cwd, _script_env(cwd))
         proc = await asyncio.create_subprocess_exec(
@@ -267,6 +287,8 @@ async def run_script(
     text = out.decode("utf-8", errors="replace")
     if truncated:
         return text + f"\n[output truncated at {output_cap} bytes]"
+    if code != 0 and again and not out and launcher.went_away(argv, code, err):
+        raise _NotStarted
     if code != 0:
         tail = err.decode("utf-8", errors="replace").strip()
         detail = f": {tail[-STDERR_TAIL:]}" if tail else " (no stderr)"

@@ -2,7 +2,9 @@
 
 The harness sets ``LAUNCHER`` (a context variable, so each session's tool calls see their own)
 to a function ``(argv, cwd, env) -> (argv, env)`` that wraps the process in its OS sandbox and
-scrubs the environment. Unset, processes start as given.
+scrubs the environment, and may say (``went_away``) that a process never started because the
+sandbox lost a path it mounts meanwhile: prepared again, it starts. Unset, processes start as
+given.
 """
 
 from __future__ import annotations
@@ -25,3 +27,12 @@ def prepare(
     if launch is None:
         return argv, env
     return launch(argv, cwd, env)
+
+
+def went_away(argv: list[str], code: int | None, output: bytes | str) -> bool:
+    """Whether the process ``prepare`` gave ``argv`` for never started because the host's
+    confinement lost a path it mounts in between (a daemon removed its socket): prepared again,
+    it starts. ``output`` is all it printed (its stderr); ``code`` its exit status, None when not
+    known."""
+    check = getattr(LAUNCHER.get(), "went_away", None)
+    return bool(check is not None and check(argv, code, output))

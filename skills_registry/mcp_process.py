@@ -11,38 +11,56 @@ import threading
 from typing import Any
 
 STDERR_CAP = 64 * 1024  # bytes of a stdio server's stderr passed on to ours
+HEAD_BYTES = 4096  # of it kept, to tell why a server that ended at once did
 
 
-def stderr_sink(name: str) -> Any:
+class StderrHead:
+    """The first ``HEAD_BYTES`` of a server's stderr; ``ended`` is set once the relay has read
+    all of it (the server and every copy of the pipe closed)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.ended = threading.Event()
+
+
+def stderr_sink(name: str, head: StderrHead | None = None) -> Any:
     """Server stderr goes to our stderr, never stdout (stdout is JSON-RPC under ``kiln lsp``),
     through a pipe and that stream: given the descriptor itself, a server writes OSC 52 (the
     clipboard) or ANSI to the user's terminal raw when our stderr escapes control characters (a
     terminal, see ``lsp_server.cli.tty_guard``), and any amount of it (a server that printed
     50 MB filled the terminal or the editor's log). The first ``STDERR_CAP`` bytes pass, then
     one line says the rest is dropped. The caller closes the returned file once the server
-    has started (the server holds its own copy)."""
-    return _relay(sys.stderr, name)
+    has started (the server holds its own copy). ``head`` keeps the first bytes."""
+    return _relay(sys.stderr, name, head or StderrHead())
 
 
-def _relay(stream: Any, name: str) -> Any:
+def _relay(stream: Any, name: str, head: StderrHead) -> Any:
     read_fd, write_fd = os.pipe()
 
     def pump() -> None:
-        passed = 0
-        with os.fdopen(read_fd, "rb") as source:
-            for chunk in iter(lambda: source.read1(65536), b""):
-                if passed >= STDERR_CAP:
-                    continue  # read and dropped, so the server never blocks on a full pipe
-                part, passed = chunk[: STDERR_CAP - passed], passed + len(chunk)
-                stream.write(part.decode("utf-8", "replace"))
-                if passed >= STDERR_CAP:
-                    stream.write(
-                        f"\n[MCP server '{name}': stderr past {STDERR_CAP // 1024} KB dropped]\n"
-                    )
-                stream.flush()
+        try:
+            _pump(read_fd, stream, name, head)
+        finally:
+            head.ended.set()
 
     threading.Thread(target=pump, name=f"mcp-stderr:{name}", daemon=True).start()
     return os.fdopen(write_fd, "w")
+
+
+def _pump(read_fd: int, stream: Any, name: str, head: StderrHead) -> None:
+    passed = 0
+    with os.fdopen(read_fd, "rb") as source:
+        for chunk in iter(lambda: source.read1(65536), b""):
+            head.data += chunk[: HEAD_BYTES - len(head.data)]
+            if passed >= STDERR_CAP:
+                continue  # read and dropped, so the server never blocks on a full pipe
+            part, passed = chunk[: STDERR_CAP - passed], passed + len(chunk)
+            stream.write(part.decode("utf-8", "replace"))
+            if passed >= STDERR_CAP:
+                stream.write(
+                    f"\n[MCP server '{name}': stderr past {STDERR_CAP // 1024} KB dropped]\n"
+                )
+            stream.flush()
 
 
 # Run in the child before the server: on Linux, the kernel sends it SIGKILL when Kiln dies, even

@@ -19,7 +19,7 @@ from skills_registry import launcher
 from skills_registry.deferred import DeferredTool, qualify
 from skills_registry.errors import ToolCallError
 from skills_registry.mcp_config import CONFIG_FILE, McpServerConfig, printable
-from skills_registry.mcp_process import default_env, ends_with_us, stderr_sink
+from skills_registry.mcp_process import StderrHead, default_env, ends_with_us, stderr_sink
 from skills_registry.mcp_sdk import (
     connection_closed,
     failure_reason,
@@ -81,6 +81,7 @@ class McpSource:
         self._ready: asyncio.Future[None] | None = None
         self._stop = asyncio.Event()
         self._errlog: Any = None  # our copy of the server's stderr pipe, closed once it runs
+        self._launched: tuple[list[str], StderrHead] | None = None  # stdio: argv, stderr's head
         self._crashed = False  # the connection closed during a call
         self._restarts = 0
         self.tools_changed = False  # the server sent notifications/tools/list_changed
@@ -114,6 +115,8 @@ class McpSource:
             Path(self.config.cwd) if self.config.cwd else None,
             default_env(),
         )
+        head = StderrHead()
+        self._launched = (argv, head)
         argv = ends_with_us(argv, (env or os.environ).get("PATH"))
         # Variables the configuration names are meant for the server; inherited ones were scrubbed.
         params = StdioServerParameters(
@@ -122,7 +125,7 @@ class McpSource:
             env={**(env or {}), **self.config.env} or None,
             cwd=self.config.cwd,
         )
-        self._errlog = stderr_sink(printable(self.name, 80))
+        self._errlog = stderr_sink(printable(self.name, 80), head)
         return stdio_client(params, errlog=self._errlog)
 
     async def _run(self) -> None:
@@ -167,23 +170,38 @@ class McpSource:
         if self._session is not None:
             return
         await import_sdk()
-        self._stop = asyncio.Event()
-        self._ready = asyncio.get_running_loop().create_future()
-        self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
-        try:
-            await asyncio.wait_for(asyncio.shield(self._ready), self.start_timeout)
-        except TimeoutError:
-            await self.close()
-            raise ToolCallError(
-                f"MCP server '{self.name}' did not initialise within {self.start_timeout:g}s",
-                hint=f"check the command in {self.config.origin or CONFIG_FILE}",
-            ) from None
-        except Exception as exc:  # noqa: BLE001 - any transport failure becomes one line
-            await self.close()
-            raise ToolCallError(
-                f"MCP server '{self.name}' failed to start: {failure_reason(exc)}",
-                hint=f"check the server entry in {self.config.origin or CONFIG_FILE}",
-            ) from None
+        for again in (True, False):
+            self._stop = asyncio.Event()
+            self._ready = asyncio.get_running_loop().create_future()
+            self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
+            try:
+                await asyncio.wait_for(asyncio.shield(self._ready), self.start_timeout)
+                return
+            except TimeoutError:
+                await self.close()
+                raise ToolCallError(
+                    f"MCP server '{self.name}' did not initialise within {self.start_timeout:g}s",
+                    hint=f"check the command in {self.config.origin or CONFIG_FILE}",
+                ) from None
+            except Exception as exc:  # noqa: BLE001 - any transport failure becomes one line
+                await self.close()
+                if again and await self._not_started():
+                    continue  # a path the sandbox covers went away as it started
+                raise ToolCallError(
+                    f"MCP server '{self.name}' failed to start: {failure_reason(exc)}",
+                    hint=f"check the server entry in {self.config.origin or CONFIG_FILE}",
+                ) from None
+
+    async def _not_started(self) -> bool:
+        """Whether the stdio server just launched never started because the host's launcher lost
+        a path it mounts meanwhile (``launcher.went_away``, read from all it wrote to stderr)."""
+        launched, self._launched = self._launched, None
+        if launched is None:
+            return False
+        argv, head = launched
+        if not await asyncio.to_thread(head.ended.wait, 2):
+            return False
+        return launcher.went_away(argv, None, bytes(head.data))
 
     async def list_tools(self) -> list[DeferredTool]:
         """Every tool the server offers (all pages, capped), as deferred tools, within the start

@@ -291,18 +291,18 @@ class Sandbox:
             env["TMPDIR"] = "/tmp" if self.backend[0] == "bwrap" else str(self.tmp())
         return env
 
-    def launcher(self):  # type: ignore[no-untyped-def]
+    def launcher(self) -> SandboxLauncher:
         """The hook skills_registry calls to start skill scripts and stdio MCP servers; the
         network only when ``network_commands`` names the command line."""
-        from agent.rules import parse_rule
+        return SandboxLauncher(self)
 
-        rules = [parse_rule(r) for r in self.policy.network_commands]
-
-        def launch(argv: list[str], cwd: Path | None, env: dict[str, str] | None):  # type: ignore[no-untyped-def]
-            network = any(r.matches_command(tuple(argv)) for r in rules)
-            return self.wrap(argv, network=network, cwd=cwd), self.env(env)
-
-        return launch
+    def went_away(self, argv: list[str], code: int | None, output: bytes | str) -> bool:
+        """Whether the process ``argv`` (from ``wrap``) never started because a path its sandbox
+        mounts went away in between (``bwrap.went_away``): wrapped again, it starts. ``code``
+        None: not known (an MCP server's)."""
+        if self.backend is None or self.backend[0] != "bwrap" or code not in (1, None):
+            return False
+        return len(output) <= 4096 and bwrap.went_away(argv, output)
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -311,3 +311,23 @@ class Sandbox:
         if self._copies is not None:
             shutil.rmtree(self._copies, ignore_errors=True)
             self._copies = None
+
+
+class SandboxLauncher:
+    """``skills_registry.launcher``'s hook for one session: ``(argv, cwd, env)`` -> the confined
+    command line and its scrubbed environment; ``went_away`` says when to prepare it again."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        from agent.rules import parse_rule
+
+        self.sandbox = sandbox
+        self.rules = [parse_rule(r) for r in sandbox.policy.network_commands]
+
+    def __call__(
+        self, argv: list[str], cwd: Path | None, env: dict[str, str] | None
+    ) -> tuple[list[str], dict[str, str]]:
+        network = any(r.matches_command(tuple(argv)) for r in self.rules)
+        return self.sandbox.wrap(argv, network=network, cwd=cwd), self.sandbox.env(env)
+
+    def went_away(self, argv: list[str], code: int | None, output: bytes | str) -> bool:
+        return self.sandbox.went_away(argv, code, output)

@@ -13,6 +13,7 @@ namespace end every process it started when it ends.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -98,6 +99,25 @@ def build_argv(
             args += ["--ro-bind", str(source), str(path)]
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *argv]
     return args
+
+
+# What bwrap prints when it stops before starting the command because a path it was to mount
+# on (or from) is not there: "Can't create file at /run/docker.sock: Read-only file system".
+SETUP_FAILED = re.compile(r"bwrap: Can't (?:create file at|mkdir|find source path) (/.*): [^:\n]*")
+
+
+def went_away(argv: list[str], output: bytes | str) -> bool:
+    """Whether bwrap stopped before the command started because a path ``argv`` mounts went away
+    after ``argv`` was built (a daemon removed its socket under ``/run``, git replaced
+    ``.git/hooks``): built again, the arguments leave it out. Only when that line is the whole
+    output and the path it names is one ``argv`` mounts and is gone now: a command that prints
+    the same line did run, and is not started twice for it."""
+    text = output.decode("utf-8", "replace") if isinstance(output, bytes) else output
+    match = SETUP_FAILED.fullmatch(text.strip())
+    if match is None or "--" not in argv:
+        return False
+    path = match[1]
+    return path in argv[: argv.index("--")] and not os.path.lexists(path)
 
 
 RUN_FOLDERS = (Path("/run"),)  # /var/run is a link to /run on every current distribution

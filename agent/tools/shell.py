@@ -91,15 +91,62 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
     argv = [SHELL, "-c", command]
     sandbox = getattr(session, "sandbox", None)
     guard = None
+
+    def confined() -> list[str]:
+        assert sandbox is not None
+        network = session.network_granted(ctx.call_id)
+        return list(sandbox.shell(command, network=network, cwd=session.workspace.root))
+
     if sandbox is not None:
-        argv = sandbox.shell(
-            command, network=session.network_granted(ctx.call_id), cwd=session.workspace.root
-        )
+        argv = confined()
         env = sandbox.env(env)
         guard = MemoryGuard(
             session.workspace.root, extra=sandbox.guarded, nested=sandbox.nested_files(fresh=False)
         )
     started = time.monotonic()
+    proc, output = await _run(argv, env, command, timeout, session, guard, sandbox)
+    if sandbox is not None and sandbox.went_away(argv, proc.returncode, output.data()):
+        # A path the sandbox covers (a daemon's socket under /run) went away between building
+        # its mounts and bwrap's start, so the command never ran: built again, it runs.
+        argv = confined()
+        proc, output = await _run(argv, env, command, timeout, session, guard, sandbox)
+    elapsed = time.monotonic() - started
+    text = session.redact(output.data().decode("utf-8", "replace"))
+    header = f"exit code {proc.returncode} after {elapsed:.1f}s"
+    if output.left_out:
+        header += (
+            f"\n[{output.total:,} bytes of output: its first and last {KEPT_BYTES >> 20} MB are "
+            f"kept, {output.left_out:,} bytes left out between them]"
+        )
+    removed, nested = _undo(guard, sandbox)
+    if removed:
+        header += (
+            f"\n[removed {', '.join(removed)}: commands do not create memory, settings or files "
+            "an editor or git runs on its own; use remember or the file tools (they ask)]"
+        )
+    if nested:
+        header += (
+            f"\n[{'; '.join(nested)}: a nested repository recorded in the index runs its own "
+            "git config at the user's next git status, on the host; commands do not record one]"
+        )
+    result = external(f"command:{command}", f"{header}\n{text}" if text else header)
+    if proc.returncode:
+        # Not a failed tool call (the output is what the model needs), but an error to show.
+        return ToolOutput(result, error=f"{command[:80]}: exit code {proc.returncode}")
+    return result
+
+
+async def _run(
+    argv: list[str],
+    env: dict[str, str],
+    command: str,
+    timeout: float,
+    session: Any,
+    guard: MemoryGuard | None,
+    sandbox: Any,
+) -> tuple[asyncio.subprocess.Process, _Output]:
+    """Start ``argv`` in its own process group and read its output until it ends; on timeout or
+    cancel the group is killed and what the command may not leave is undone."""
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
@@ -149,30 +196,7 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
         await proc.wait()
         _undo(guard, sandbox)
         raise
-    elapsed = time.monotonic() - started
-    text = session.redact(output.data().decode("utf-8", "replace"))
-    header = f"exit code {proc.returncode} after {elapsed:.1f}s"
-    if output.left_out:
-        header += (
-            f"\n[{output.total:,} bytes of output: its first and last {KEPT_BYTES >> 20} MB are "
-            f"kept, {output.left_out:,} bytes left out between them]"
-        )
-    removed, nested = _undo(guard, sandbox)
-    if removed:
-        header += (
-            f"\n[removed {', '.join(removed)}: commands do not create memory, settings or files "
-            "an editor or git runs on its own; use remember or the file tools (they ask)]"
-        )
-    if nested:
-        header += (
-            f"\n[{'; '.join(nested)}: a nested repository recorded in the index runs its own "
-            "git config at the user's next git status, on the host; commands do not record one]"
-        )
-    result = external(f"command:{command}", f"{header}\n{text}" if text else header)
-    if proc.returncode:
-        # Not a failed tool call (the output is what the model needs), but an error to show.
-        return ToolOutput(result, error=f"{command[:80]}: exit code {proc.returncode}")
-    return result
+    return proc, output
 
 
 def _undo(guard: MemoryGuard | None, sandbox: Any) -> tuple[list[str], list[str]]:

@@ -120,10 +120,22 @@ def run_verify(
     argv = ["/bin/sh", "-c", command]
     if sandbox is not None:
         argv, full_env = sandbox.shell(command, cwd=root), sandbox.env(full_env)
+    code, text, timed_out = _run(argv, root, full_env, timeout)
+    if sandbox is not None and sandbox.went_away(argv, code, text):
+        # A path the sandbox covers went away between building its mounts and bwrap's start:
+        # the command never ran; built again, it runs.
+        code, text, timed_out = _run(sandbox.shell(command, cwd=root), root, full_env, timeout)
+    if timed_out:
+        text += f"\n[timed out after {timeout:g}s]"
+    return Verification(command, code == 0, code, time.monotonic() - started, text, timed_out)
+
+
+def _run(argv: list[str], root: Path, env: dict[str, str], timeout: float) -> tuple[int, str, bool]:
+    """Exit code, output tail and whether it timed out, of ``argv`` run in its own process group."""
     read_fd, write_fd = os.pipe()
     try:
         proc = subprocess.Popen(argv, cwd=root, stdin=subprocess.DEVNULL, stdout=write_fd,
-                                stderr=write_fd, env=full_env, start_new_session=True)  # fmt: skip
+                                stderr=write_fd, env=env, start_new_session=True)  # fmt: skip
     except BaseException:
         os.close(read_fd)
         raise
@@ -139,10 +151,7 @@ def run_verify(
         _kill_group(proc)
         proc.wait()
     tail.thread.join(DRAIN_SECONDS)
-    text = tail.text()
-    if timed_out:
-        text += f"\n[timed out after {timeout:g}s]"
-    return Verification(command, code == 0, code, time.monotonic() - started, text, timed_out)
+    return code, tail.text(), timed_out
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -94,9 +94,12 @@ class WireRun:
         return out
 
 
-def run_with_wire(m: Market, root: Path, steps: list[Any], *args: str) -> WireRun:
-    """`kiln run ARGS go` in ``root`` against the wire server following ``steps`` (then done)."""
-    env = m.env()
+def run_with_wire(
+    m: Market, root: Path, steps: list[Any], *args: str, env: dict[str, str] | None = None
+) -> WireRun:
+    """`kiln run ARGS go` in ``root`` against the wire server following ``steps`` (then done);
+    ``env`` adds to the user's environment."""
+    env = m.env(**(env or {}))
     with WireServer([*steps, "done"]) as server:
         env.update(PYTHONPATH=str(ROOT), ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url)
         proc = subprocess.run(
