@@ -26,6 +26,8 @@ MAX_BYTES = 40_000  # a block's text, imports expanded
 READ_LIMIT = MAX_BYTES + 1  # bytes read from any one file
 MAX_IMPORTS = 64  # files imported into one block
 IMPORT_RE = re.compile(r"^\s*@(\S+)\s*$")
+INLINE_RE = re.compile(r"(?:^|(?<=\s))@(\S+)")  # an import inside a sentence
+CODE_SPAN_RE = re.compile(r"(`+).*?\1")
 # A fenced code block (CommonMark: ``` or ~~~, up to three spaces in): its ``@`` lines are code
 # (``@types/node``, ``@dataclass``), not imports, as in Claude Code.
 FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -159,44 +161,66 @@ def _expand(
         if not m:
             out.append(line)
             size += len(line) + 1
+            for raw in [] if fence or opening else _inline_imports(line, path.parent):
+                out.append(_import(raw, path, depth, chain, scope, b))
+                size += len(out[-1]) + 1
             continue
-        raw = m.group(1)
-        named = Path(os.path.expanduser(raw))
-        named = Path(os.path.normpath(named if named.is_absolute() else path.parent / named))
-        try:
-            target = named.resolve()
-        except (OSError, RuntimeError):
-            out.append(f"[memory note: @{raw} not found]")
-            continue
-        linked = scope is not None and not scope.admits(target) and scope.trusts_link(named)
-        if target in chain or target == path.resolve():
-            out.append(f"[memory note: import cycle at @{raw} skipped]")
-        elif depth + 1 > MAX_DEPTH:
-            out.append(f"[memory note: @{raw} skipped: imports nest deeper than {MAX_DEPTH}]")
-        elif scope is not None and not (linked or scope.admits(target)):
-            out.append(
-                f"[memory note: @{raw} skipped: outside the folders memory may import from "
-                f"({scope.shown})]"
-            )
-        elif scope is not None and scope.refuses(named, target):
-            out.append(f"[memory note: @{raw} skipped: {DENIED}]")
-        elif in_git_folder(named) or in_git_folder(target):
-            out.append(f"[memory note: @{raw} skipped: {GIT_FOLDER}]")
-        elif not target.exists():
-            out.append(f"[memory note: @{raw} not found]")
-        elif not target.is_file() or target.is_relative_to("/proc"):
-            out.append(f"[memory note: @{raw} skipped: not a regular file]")
-        elif b.imports <= 0:
-            out.append(f"[memory note: @{raw} skipped: more than {MAX_IMPORTS} imports]")
-        else:
-            b.imports -= 1
-            here = path.resolve()
-            out.append(
-                _expand(
-                    named if linked else target, depth + 1, chain | {here}, scope, b, trusted=linked
-                )
-            )
+        out.append(_import(m.group(1), path, depth, chain, scope, b))
         size += len(out[-1]) + 1
         if size > MAX_BYTES:
             break  # the block is cut at MAX_BYTES anyway
     return "\n".join(out)
+
+
+def _import(
+    raw: str,
+    path: Path,
+    depth: int,
+    chain: frozenset[Path],
+    scope: Scope | None,
+    b: _Budget,
+) -> str:
+    """The text ``@raw`` in ``path`` stands for: the imported file expanded, or a note."""
+    named = Path(os.path.expanduser(raw))
+    named = Path(os.path.normpath(named if named.is_absolute() else path.parent / named))
+    try:
+        target = named.resolve()
+    except (OSError, RuntimeError):
+        return f"[memory note: @{raw} not found]"
+    linked = scope is not None and not scope.admits(target) and scope.trusts_link(named)
+    if target in chain or target == path.resolve():
+        return f"[memory note: import cycle at @{raw} skipped]"
+    if depth + 1 > MAX_DEPTH:
+        return f"[memory note: @{raw} skipped: imports nest deeper than {MAX_DEPTH}]"
+    if scope is not None and not (linked or scope.admits(target)):
+        return (
+            f"[memory note: @{raw} skipped: outside the folders memory may import from "
+            f"({scope.shown})]"
+        )
+    if scope is not None and scope.refuses(named, target):
+        return f"[memory note: @{raw} skipped: {DENIED}]"
+    if in_git_folder(named) or in_git_folder(target):
+        return f"[memory note: @{raw} skipped: {GIT_FOLDER}]"
+    if not target.exists():
+        return f"[memory note: @{raw} not found]"
+    if not target.is_file() or target.is_relative_to("/proc"):
+        return f"[memory note: @{raw} skipped: not a regular file]"
+    if b.imports <= 0:
+        return f"[memory note: @{raw} skipped: more than {MAX_IMPORTS} imports]"
+    b.imports -= 1
+    here = path.resolve()
+    return _expand(named if linked else target, depth + 1, chain | {here}, scope, b, trusted=linked)
+
+
+def _inline_imports(line: str, folder: Path) -> list[str]:
+    """``@path`` words inside a sentence ("See @README.md for an overview"), as Claude Code reads
+    them: only words that name an existing file (``@kiln``, ``@someone`` and e-mail addresses
+    stay text) and none inside a code span; a sentence's closing punctuation is not the path's."""
+    found = []
+    for word in INLINE_RE.findall(CODE_SPAN_RE.sub("", line)):
+        for raw in (word, word.rstrip(".,;:!?)]'\"")):
+            named = Path(os.path.expanduser(raw))
+            if raw and (named if named.is_absolute() else folder / named).is_file():
+                found.append(raw)
+                break
+    return found

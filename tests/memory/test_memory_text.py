@@ -122,3 +122,25 @@ def test_codex_users_global_agents_md_is_loaded(tmp_path: Path, kiln_home: Path)
         show, capture_output=True, text=True, timeout=60, env={**env, "CODEX_HOME": str(other)}
     )
     assert "CODEX-HOME-VAR" in proc.stdout and "CODEX-GLOBAL" not in proc.stdout, proc.stdout
+
+
+def test_an_import_inside_a_sentence_is_read_as_claude_code_reads_it(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """Claude Code's own example, "See @README.md for project overview", imported nothing: only
+    a line holding the ``@path`` alone was an import. Words that name no file, e-mail addresses,
+    code spans and paths outside the repository stay text or a note."""
+    (tmp_path / "README.md").write_text("OVERVIEW: a calculator")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "style.md").write_text("STYLE: four spaces")
+    (tmp_path / "CLAUDE.md").write_text(
+        "See @README.md for project overview and @docs/style.md.\n"
+        "Ask @kiln or mail a@docs/style.md; `@docs/style.md` is code.\n"
+        "Never @/etc/passwd.\n"
+    )
+    shown = kiln(tmp_path, kiln_home, "show").stdout
+
+    assert "overview and @docs/style.md.\nOVERVIEW: a calculator\nSTYLE: four spaces\n" in shown
+    assert shown.count("STYLE: four spaces") == 1, shown
+    assert "@/etc/passwd skipped: outside the folders memory may import from" in shown
+    assert "root:" not in shown
