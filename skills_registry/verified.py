@@ -20,6 +20,7 @@ fallback: that would let a mirror freeze the client on its cached copy for ever.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -163,6 +164,9 @@ def check_document(doc: dict[str, Any], key: dict[str, str], sha256: str) -> Non
         )
 
 
+TAG_WORD = re.compile(r"[a-z][a-z0-9-]{0,31}")  # a dist-tag name (storage.check_dist_tag)
+
+
 def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:
     """A range, a dist-tag or an exact version; yanked versions only match exactly."""
     versions = {v: str(d.get("status", "active")) for v, d in signed["versions"].items()}
@@ -179,6 +183,12 @@ def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:
         chosen = tags[wanted]
     elif wanted == "*" and tags.get("latest") and versions.get(tags["latest"]) != "yanked":
         chosen = tags["latest"]
+    elif TAG_WORD.fullmatch(wanted) and not _is_range(wanted):  # a dist-tag it does not have
+        named = ", ".join(sorted(printable(str(t))[:40] for t in tags)[:10]) or "none"
+        raise NotFound(
+            f"{skill_id} has no dist-tag {printable(wanted)[:60]!r}",
+            hint=f"dist-tags: {named}; " + _listed(signed),
+        )
     else:
         exact = _exact(wanted)
         pool = [

@@ -119,3 +119,24 @@ def test_latest_is_moved_never_removed(registry: LiveRegistry, tmp_path: Path) -
     assert httpx.get(f"{base}/metadata").json()["signed"]["distTags"]["latest"] == "1.1.0"
     assert httpx.delete(f"{base}/dist-tags/beta", headers=auth).status_code == 200  # others go
     assert "beta" not in httpx.get(base).json()["distTags"]
+
+
+def test_a_dist_tag_the_skill_lacks_is_said_as_one(
+    live: LiveRegistry, tmp_path: Path, project: Path
+) -> None:
+    """`install acme/deploy@beta` with no `beta` tag said "invalid version range 'beta'" and
+    exit 2 (bad usage), though the docs list a dist-tag as a range and the registry merely has
+    no such tag: exit 1, naming the tags and versions there are. A malformed range stays 2."""
+    auth = {"Authorization": f"Bearer {live.token('acme')}"}
+    archive = build_archive(read_dir(make_skill(tmp_path, "deploy")))
+    url = f"{live.url}/v1/skills/acme/deploy/versions/1.0.0"
+    assert httpx.put(url, content=archive, headers=auth).is_success
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=live.url)
+    missing = kiln("skills", "install", "acme/deploy@beta", "--yes", env=env, cwd=project)
+    assert missing.returncode == 1, missing.stderr
+    assert missing.stderr.splitlines() == [
+        "kiln: acme/deploy has no dist-tag 'beta' (dist-tags: latest; versions: 1.0.0)"
+    ]
+    malformed = kiln("skills", "install", "acme/deploy@>>1", "--yes", env=env, cwd=project)
+    assert malformed.returncode == 2 and "invalid version range '>>1'" in malformed.stderr
+    assert not (project / ".kiln" / "skills" / "deploy").exists()
