@@ -12,7 +12,10 @@ COLUMN_WEIGHTS: dict[str, float] = {
     "signature": 5.0,
     "docstring": 0.5,
     "text": 1.0,  # raw code
-    "idents": 0.5,  # camelCase parts of identifiers used in the code
+    # camelCase parts of identifiers used in the code: the text column holds ``retryTimeout``
+    # as one token, so in Java, JavaScript or Go these are the only place the code says its
+    # words, where Python's ``retry_timeout`` says them in the text (weighted as the text)
+    "idents": 1.0,
 }
 
 # How many lexical candidates are pulled from FTS5, and graph nodes kept, before fusion.
