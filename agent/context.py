@@ -20,6 +20,10 @@ from agent.status import StatusBar
 from agent.types import Block, Message, Request
 
 
+# state: notes for the model's next request that must outlive the process (``Session.landed_late``)
+NOTES_KEPT = "notes_kept"
+
+
 class ContextAssembler:
     def __init__(self, tools: ToolSpecs, status: StatusBar, extensions: list[Extension]) -> None:
         self.tools = tools
@@ -53,7 +57,8 @@ class ContextAssembler:
                 self.pending.append(block)
         # No status before the first request: the first block sent is then the complete one.
         status = self.status.changed_block() if with_status else None
-        blocks = [*self.pending, *([status] if status else [])]
+        kept = session.state.pop(NOTES_KEPT, [])
+        blocks = [*kept, *self.pending, *([status] if status else [])]
         self.pending = []
         return [{"type": "text", "text": b} for b in blocks]
 

@@ -17,7 +17,7 @@ from typing import Any
 from agent import declared_tools, loop, model_call, refused_turn, spend
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
-from agent.context import ContextAssembler, cache_key, environment_block, mode_block
+from agent.context import NOTES_KEPT, ContextAssembler, cache_key, environment_block, mode_block
 from agent.errors import ContextTooLong, KilnError
 from agent.events import (
     AgentEvent,
@@ -246,6 +246,15 @@ class Session:
         Permissions(mode)  # raises ConfigError for an unknown mode
         self.permissions.mode = mode
         self.store.update(self.id, mode=mode)
+
+    def landed_late(self, path: str, note: str) -> None:
+        """An edit the host had stopped waiting for was applied after all: it counts among the
+        files modified, and the model reads ``note`` with its next request, from this process
+        or one that resumes the session later (both are stored at once)."""
+        self.turn.modified(path)
+        self.state["files_modified"] = list(self.turn.files_modified)
+        self.state.setdefault(NOTES_KEPT, []).append(note)
+        self.store.update(self.id, state=self.state)
 
     # -- a turn -------------------------------------------------------------------------------
 

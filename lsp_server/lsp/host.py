@@ -249,7 +249,7 @@ class LspFrontend:
         live = self.server.manager.live.get(session_id) if self.server.manager else None
         if live is None or not (isinstance(result, dict) and result.get("applied") is True):
             return
-        live.session.context.add(late_edit_note(path))
+        live.session.landed_late(path, late_edit_note(path))
         self.send_now(session_id, {"sessionUpdate": "status", "text": late_edit_status(path)})
 
     def _write_disk(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -346,3 +347,50 @@ async def test_an_edit_answered_after_it_was_withdrawn_reaches_the_model(
         and u["params"]["update"].get("sessionUpdate") == "agent_message_chunk"
     ]
     assert "heard it landed" in "".join(said), said
+
+
+async def test_an_edit_applied_late_counts_as_modified_and_its_note_outlives_the_server(
+    workspace: Path, scripted_env: Any, tmp_path: Path
+) -> None:
+    """The editor applied a withdrawn edit while the turn went on: the turn's `filesModified`
+    left it out, and the note for the model lived only in the server's memory, so a session
+    resumed by another server never heard the edit landed. Both are now stored at once."""
+    release = tmp_path / "release"
+    steps = [
+        {"match": "go", "text": "", "tool_calls": [_edit("app.py", "hello", "hi")]},
+        {"match": "not known", "wait_for": str(release)},
+        "told",
+    ]
+    server = await RawServer.start(workspace, scripted_env(steps))
+    try:
+        await server.initialize(
+            workspace,
+            capabilities={"workspace": {"applyEdit": True}},
+            initializationOptions={"mode": "yolo", "editMode": "auto", "permissionTimeout": 1},
+        )
+        sid = (await server.request("new", "kiln/session/new", {}))["result"]["sessionId"]
+        server.request_nowait("go", "kiln/session/prompt", {"sessionId": sid, "prompt": "go"})
+        await server.wait_for(lambda m: m.get("method") == "$/cancelRequest")
+        edit = next(m for m in server.messages if m.get("method") == "workspace/applyEdit")
+        server.send({"jsonrpc": "2.0", "id": edit["id"], "result": {"applied": True}})
+        await server.wait_for(
+            lambda m: "applied the edit of app.py after" in json.dumps(m.get("params", ""))
+        )
+        release.write_text("the late answer is in", encoding="utf-8")
+        answer = (await server.response("go"))["result"]
+        assert answer["stopReason"] == "end_turn" and answer["filesModified"] == ["app.py"]
+        assert await server.shutdown_and_exit() == 0
+    finally:
+        await server.close()
+
+    heard = [
+        {"match": "applied your edit to app.py after all", "text": "heard it landed"},
+        {"match": "next", "text": "did not hear"},
+    ]
+    async with running(workspace, scripted_env(heard)) as editor:
+        await editor.request("kiln/session/load", {"sessionId": sid, "replay": False})
+        shown = await editor.request("kiln/context/show", {"sessionId": sid})
+        assert shown["filesModified"] == ["app.py"], shown
+        await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "next"})
+        said = editor.updates_for(sid, "agent_message_chunk")
+        assert "".join(u["content"]["text"] for u in said) == "heard it landed"
