@@ -169,6 +169,13 @@ class AcpFrontend:
         self._held.flush(session_id)
         await self._queue(session_id, update)
 
+    def send_later(self, session_id: str, update: dict[str, Any]) -> None:
+        """Queue an update without waiting: sent from a request handler, it follows the handler's
+        answer (the SDK queues that answer as the handler returns, before a queued send runs),
+        as an update about a new session must follow the ``session/new`` answer naming it."""
+        self._held.flush(session_id)
+        self._queue(session_id, update)
+
     async def flush(self, session_id: str) -> None:
         """Send held text and wait until every queued update of the session is written."""
         self._held.flush(session_id)

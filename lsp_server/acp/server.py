@@ -39,6 +39,7 @@ from agent.session_store import kiln_home
 from agent.workspace import check_root
 from lsp_server.acp.cancel_request import EXTENSION_NAME, REQUEST_ID_KEY, PromptRequests
 from lsp_server.acp.client_paths import as_client_names
+from lsp_server.acp.commands import Commands, expand
 from lsp_server.acp.frontend import AcpFrontend
 from lsp_server.acp.mcp_params import MCP_HTTP, MCP_SSE, parse_mcp_servers
 from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
@@ -120,6 +121,7 @@ class KilnAcpAgent:
         self.manager: SessionManager | None = None
         self.inflight: set[asyncio.Task[Any]] = set()  # request handlers still running
         self.prompts = PromptRequests()  # for $/cancel_request
+        self.commands = Commands()  # the slash commands (skills) each client was told of
         self.outgoing = OutgoingRequests()  # $/cancel_request of its own requests
         self.answering: dict[str, asyncio.Task[Any]] = {}  # session -> its prompt's request task
         self.stopping = False  # shutting down: a prompt waiting behind a cancel does not run
@@ -189,6 +191,7 @@ class KilnAcpAgent:
         session = await self.core.new_session(cwd, kiln_options(kwargs), servers)
         self._track(session, cwd)
         log.info("session %s in %s", session.id, session.root)
+        self._offer_commands(session)
         return NewSessionResponse(session_id=session.id, modes=mode_state(session))
 
     @rpc_errors
@@ -214,6 +217,7 @@ class KilnAcpAgent:
         assert self.frontend is not None
         for update in self.core.history(session.id):
             await self.frontend.send_now(session.id, update)
+        self._offer_commands(session, again=True)
         return LoadSessionResponse(modes=mode_state(session))
 
     @rpc_errors
@@ -246,6 +250,12 @@ class KilnAcpAgent:
             raise InvalidParams(f"unknown mode {mode_id!r}", hint=f"use one of: {', '.join(modes)}")
         session.set_mode(mode_id)
         return SetSessionModeResponse()
+
+    def _offer_commands(self, session: Session, *, again: bool = False) -> None:
+        """Tell the client the session's slash commands (after the answer being prepared)."""
+        assert self.frontend is not None
+        if (update := self.commands.update(session, again=again)) is not None:
+            self.frontend.send_later(session.id, update)
 
     def _track(self, session: Session, cwd: str) -> None:
         assert self.frontend is not None
@@ -292,12 +302,17 @@ class KilnAcpAgent:
             else b
             for b in prompt
         ]
+        session = self.core.get(session_id)
         try:
-            reason = await self.core.prompt(
-                session_id, blocks, prepare=lambda b: self._embed_links(session_id, b)
+            reason = await self.core.prompt(  # `/skill …` loads that skill first (``commands``)
+                session_id,
+                blocks,
+                prepare=lambda b: self._embed_links(session_id, expand(session, b)),
             )
         finally:
             if self.frontend is not None:
+                if not self.core.is_busy(session_id):  # skills installed since: offered now
+                    self._offer_commands(session)
                 await self.frontend.flush(session_id)  # all streamed text before the answer
                 if not self.core.is_busy(session_id):
                     self.frontend.release(session_id)

@@ -12,6 +12,7 @@ from agent.compaction import estimate_tokens
 from agent.injection import external
 from agent.types import Block
 from lsp_server.core.errors import CoreError, InvalidParams
+from skills_registry.skill import Skill
 
 
 def prompt_to_blocks(
@@ -46,6 +47,16 @@ def prompt_to_blocks(
                 hint="use text, resource_link or resource",
             )
     return blocks
+
+
+def skill_block(skill: Skill, root: Path) -> dict[str, Any]:
+    """A prompt block carrying a skill's instructions as the `skill` tool loads them: how a
+    ``/name`` command starts a turn with that skill (`kiln lsp`'s ``kiln/skills/use``, `kiln acp`)."""
+    text = skill.render(root)
+    return {
+        "type": "resource",
+        "resource": {"uri": f"kiln-skill:{skill.name}", "mimeType": "text/markdown", "text": text},
+    }
 
 
 def check_fits(blocks: list[Block], window: int) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_server.core import CoreError, InvalidParams, TurnInProgress, uri_to_path
+from lsp_server.core.prompts import skill_block
 from lsp_server.lsp.methods import kiln_method
 from lsp_server.lsp.params import CompleteParams, SessionRef, SkillUseParams
 from lsp_server.lsp.rpc import REQUEST_FAILED
@@ -200,15 +201,7 @@ async def use_skill(ls: KilnServer, params: SkillUseParams) -> dict[str, Any]:
             hint="see kiln/skills/list",
             code=REQUEST_FAILED,
         )
-    body = await asyncio.to_thread(skill.render, root)
-    block = {
-        "type": "resource",
-        "resource": {
-            "uri": f"kiln-skill:{skill.name}",
-            "mimeType": "text/markdown",
-            "text": body,
-        },
-    }
+    block = await asyncio.to_thread(skill_block, skill, root)
     return {"name": skill.name, "description": skill.description, "block": block}
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from agent.turn import STUCK_LIMIT
 from tests.acp.sdk_runner import SDK_CLIENT, Conformance, call, node_for_sdk_client
+from tests.registry.conftest import make_skill
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -441,3 +442,19 @@ def test_a_linked_selection_attaches_only_its_lines(conformance: Conformance) ->
     assert "\\ntwo unsaved\\nthree unsaved\\n</external_content>" in sent, sent[-2000:]
     assert 'lines=\\"2-3\\">\\n<external_content' in sent, sent[-2000:]
     assert "one unsaved" not in sent and "four unsaved" not in sent
+
+
+def test_skills_are_slash_commands_the_schema_accepts(conformance: Conformance) -> None:
+    """`available_commands_update` and a `/skill` prompt, every frame checked by the schema."""
+    make_skill(conformance.kiln_home / "skills", "deploy", "Ship the app.", body="DEPLOY-STEPS\n")
+    steps = [{"match": "re:DEPLOY-STEPS[\\s\\S]*to staging", "text": "Deploying."}]
+    report = conformance.run("prompt", steps, text="/deploy to staging")
+    assert report.result["response"] == {"stopReason": "end_turn"}
+    assert report.text() == "Deploying."
+    [offered] = report.updates("available_commands_update")
+    assert [c["name"] for c in offered["availableCommands"]] == ["deploy"]
+    frames = [f["msg"] for f in report.connections[0]["frames"] if isinstance(f.get("msg"), dict)]
+    [new] = [m["id"] for m in frames if m.get("method") == "session/new"]
+    answered = next(i for i, m in enumerate(frames) if m.get("id") == new and "result" in m)
+    told = next(i for i, m in enumerate(frames) if "availableCommands" in json.dumps(m))
+    assert answered < told  # the client knows the session the update names
