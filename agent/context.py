@@ -19,7 +19,6 @@ from agent.protocols import Extension, SessionView, ToolSpecs
 from agent.status import StatusBar
 from agent.types import Block, Message, Request
 
-
 # state: notes for the model's next request that must outlive the process (``Session.landed_late``)
 NOTES_KEPT = "notes_kept"
 

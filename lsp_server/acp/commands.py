@@ -30,14 +30,15 @@ class Commands:
 
     def update(self, session: Session, *, again: bool = False) -> dict[str, Any] | None:
         """The ``available_commands_update`` for ``session``, or None when the client has it
-        (``again``: a client loading the session starts over)."""
+        (``again``: a client loading the session starts over, with none)."""
         commands = [
             {"name": skill.name, "description": skill.description, "input": {"hint": INPUT_HINT}}
             for skill in sorted(_skills(session).values(), key=lambda s: s.name)
         ]
-        if not again and self.sent.get(session.id) == commands:
-            return None
+        previous = [] if again else self.sent.get(session.id, [])
         self.sent[session.id] = commands
+        if commands == previous:
+            return None  # (a session without skills has nothing to announce)
         return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
 
