@@ -80,6 +80,11 @@ def choose_provider(config: dict[str, Any] | None = None) -> str:
     """The provider name the selection rule above picks (nothing is built or contacted)."""
     config = dict(config or {})
     name = config.get("provider") or os.environ.get("KILN_PROVIDER")
+    if name and name not in _PROVIDERS:  # said where it came from: a flag, a setting, or the env
+        source = "KILN_PROVIDER must be" if not config.get("provider") else "the provider must be"
+        raise ConfigError(
+            f"unknown provider {name!r}", hint=f"{source} one of: {', '.join(provider_names())}"
+        )
     if not name:
         if os.environ.get("ANTHROPIC_API_KEY"):
             name = "anthropic"

@@ -76,6 +76,16 @@ def test_run_limits_must_be_finite(tmp_path: Path, kiln_home: Path, option: list
     assert not (kiln_home / "sessions.db").exists()  # refused before any session began
 
 
+def test_an_unknown_provider_names_where_it_came_from(tmp_path: Path, kiln_home: Path) -> None:
+    """`--provider nope` said "KILN_PROVIDER must be one of …", sending the user to a variable
+    they never set."""
+    flag = one_line(kiln("run", "hi", "--provider", "nope", cwd=tmp_path), 2)
+    assert "unknown provider 'nope' (the provider must be one of: " in flag, flag
+    env = one_line(kiln("run", "hi", cwd=tmp_path, env={"KILN_PROVIDER": "nope"}), 2)
+    assert "(KILN_PROVIDER must be one of: " in env, env
+    assert not (kiln_home / "sessions.db").exists()
+
+
 def test_a_task_file_that_is_not_utf8(tmp_path: Path) -> None:
     (tmp_path / "task.txt").write_bytes(b"fix \xff\xfe it")
     proc = kiln("run", "--task-file", "task.txt", "--root", str(tmp_path), cwd=tmp_path)
