@@ -33,6 +33,7 @@ from agent.compaction_facts import (
     protected_facts,
     removal_note,
     render_message,
+    summary_text,
 )
 from agent.compaction_noise import drop_noise
 from agent.compaction_request import (
@@ -190,6 +191,7 @@ class Compactor:
             kept = [m for r in rounds for m in r]
             text, used = await self._summarise(session, removed, prior=summaries, kept=kept)
             sources.add(used)
+            text = summary_text(text, used, acc)
             if tier == 3:
                 summaries = [f"full summary: {text}"]
             else:

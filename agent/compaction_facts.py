@@ -260,6 +260,15 @@ def extractive_summary(batch: list[Message]) -> str:
     return external("compaction:earlier rounds", "; ".join(parts)[:2000])
 
 
+def summary_text(text: str, source: str, facts: dict[str, list[str]]) -> str:
+    """A summary as the history block keeps it. The summariser read third-party text when
+    ``facts`` say so, and may retell its orders as the user's: the model's summary is data then
+    (the user's own words stay verbatim in the facts); the extractive one is wrapped already."""
+    if source != "model" or not facts.get(OUTSIDE):
+        return text
+    return external("compaction:summary of rounds that held third-party text", text)
+
+
 def render_message(message: Message, index: int) -> str:
     """A message as plain text for archives and summarisation prompts."""
     out = [f"=== message {index} ({message.get('role')}) ==="]

@@ -35,12 +35,13 @@ def prompt_detail(name: str, args: dict[str, Any], check: Any) -> str:
 
 
 def title(name: str, args: Any) -> str:
-    """The one-line title a tool call is shown with (live and when a transcript is replayed)."""
+    """The title a tool call is shown with (live and when a transcript is replayed), whole: a
+    front-end escapes it onto one line, then cuts it to its width."""
     if not isinstance(args, dict):
         return name
     for key in ("path", "command", "query", "pattern", "name", "description"):
         if key in args:
-            return f"{name}: {str(args[key])[:80]}"
+            return f"{name}: {args[key]}"
     return name
 
 

@@ -31,7 +31,10 @@ from agent.protocols import Decision, PermissionRequest
 from agent.tool_call_text import title as tool_title  # the same title the live tool_call had
 from agent.types import text_block
 from lsp_server.core.prompts import reference_block
-from lsp_server.headless.terminal import safe  # titles and prompts: no control or bidi characters
+from lsp_server.headless.terminal import (  # titles and prompts: no control or bidi characters
+    safe,
+    title_line,
+)
 
 DECISIONS = ("allow_once", "allow_always", "reject_once", "reject_always")
 PERMISSION_OPTIONS: list[dict[str, str]] = [
@@ -114,7 +117,7 @@ def event_to_update(
             return {
                 "sessionUpdate": "tool_call",
                 "toolCallId": event.id,
-                "title": safe(event.title or event.name, one_line=True),
+                "title": title_line(event.title or event.name),
                 "kind": event.tool_kind if event.tool_kind in ACP_TOOL_KINDS else "other",
                 "status": "pending",
                 "locations": [
@@ -224,7 +227,7 @@ def permission_tool_call(request: PermissionRequest, *, root: Path) -> dict[str,
     """The ``toolCall`` of a requestPermission: ACP ToolCallUpdate shape plus Kiln's reason."""
     call: dict[str, Any] = {
         "toolCallId": request.call_id,
-        "title": safe(request.title, one_line=True),
+        "title": title_line(request.title),
         "kind": "edit"
         if request.edit
         else ("execute" if request.tool == "run_command" else "other"),
@@ -343,9 +346,7 @@ def history_updates(
                     {
                         "sessionUpdate": "tool_call",
                         "toolCallId": block["id"],
-                        "title": safe(
-                            tool_title(block["name"], block.get("input", {})), one_line=True
-                        ),
+                        "title": title_line(tool_title(block["name"], block.get("input", {}))),
                         "kind": kinds.get(block["name"], "other")
                         if kinds.get(block["name"]) in ACP_TOOL_KINDS
                         else "other",

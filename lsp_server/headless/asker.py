@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from agent.protocols import PermissionRequest
-from lsp_server.headless.terminal import safe
+from lsp_server.headless.terminal import safe, title_line
 
 
 def asker(assume_yes: bool, unattended: bool) -> Any:
@@ -39,7 +39,7 @@ def asker(assume_yes: bool, unattended: bool) -> Any:
             try:
                 if shown:
                     click.echo(shown, err=True)
-                title = safe(request.title, one_line=True)
+                title = title_line(request.title)
                 ok = click.confirm(f"Allow {title}{why}?", default=False, err=True)
             except (click.Abort, EOFError, KeyboardInterrupt):
                 ok = False

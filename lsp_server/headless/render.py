@@ -32,7 +32,7 @@ from agent.events import (
     TurnDone,
     UsageReported,
 )
-from lsp_server.headless.terminal import safe, styled_stream
+from lsp_server.headless.terminal import safe, styled_stream, title_line
 from lsp_server.headless.workflow_commands import active, neutral_json
 
 
@@ -81,7 +81,7 @@ class TextRenderer:
             case TextChunk(text=text):
                 return Text(safe(text))
             case ToolCallStarted(title=title):
-                return Text(f"▶ {safe(title, one_line=True)}", style="cyan")
+                return Text(f"▶ {title_line(title)}", style="cyan")
             case ToolCallFinished():
                 shown = [
                     x

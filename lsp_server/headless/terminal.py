@@ -10,6 +10,7 @@ import json
 from typing import TextIO
 
 _KEEP = frozenset("\n\t")
+TITLE_CHARS = 80  # a tool call's title, as a card, a tool call or a question shows it
 
 
 def safe(text: str, *, one_line: bool = False) -> str:
@@ -19,6 +20,17 @@ def safe(text: str, *, one_line: bool = False) -> str:
         return text
     keep = frozenset() if one_line else _KEEP
     return "".join(c if c.isprintable() or c in keep else json.dumps(c)[1:-1] for c in text)
+
+
+def title_line(text: str) -> str:
+    """A tool call's title on one line, escaped by ``safe`` and then cut to ``TITLE_CHARS``
+    keeping both ends: the end of a name says which file it is, and escaping a new line doubles
+    its width (cut first, a name with many new lines lost its end)."""
+    shown = safe(text, one_line=True)
+    if len(shown) <= TITLE_CHARS:
+        return shown
+    head = (TITLE_CHARS - 1) // 2
+    return f"{shown[:head]}…{shown[head + 1 - TITLE_CHARS :]}"
 
 
 def styled_stream(stream: TextIO) -> TextIO:

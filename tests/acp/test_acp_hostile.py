@@ -130,15 +130,20 @@ async def test_commands_are_shown_with_control_and_bidi_characters_escaped(
     assert call["rawInput"]["command"] == command  # the exact arguments stay machine-readable
 
 
-async def test_a_file_name_with_new_lines_is_shown_on_one_line(spawn, workspace: Path) -> None:
+@pytest.mark.parametrize("lines", [4, 100], ids=["few", "past-the-cut"])
+async def test_a_file_name_with_new_lines_is_shown_on_one_line(
+    spawn, workspace: Path, lines: int
+) -> None:
     """A path ``README.md`` + new lines + ``(approved by your settings)`` + ``/../setup.py``
-    made a card whose first line named README.md, the file it writes lines below."""
+    made a card whose first line named README.md, the file it writes lines below; with 100 new
+    lines, the title was cut at 80 characters before they were escaped, and lost its end."""
     (workspace / "setup.py").write_text("print(1)\n")
-    path = "README.md" + "\n" * 4 + "(approved by your settings)\t/../setup.py"
+    path = "README.md" + "\n" * lines + "(approved by your settings)\t/../setup.py"
     write = {"tool_calls": [{"name": "write_file", "input": {"path": path, "content": "x\n"}}]}
     call, titles = await _declined(spawn, workspace, write)
     shown = [call["title"], *titles]
     assert len(shown) == 2 and all(t.isprintable() and "setup.py" in t for t in shown), shown
+    assert all(len(t) <= 81 for t in shown), shown
     assert (workspace / "setup.py").read_text() == "print(1)\n"
 
 
