@@ -267,6 +267,17 @@ async def test_a_client_without_apply_edit_gets_edits_on_disk(
         assert hello["capabilities"]["applyEdit"] is False
 
 
+async def _slow_editor_session(server: RawServer, workspace: Path) -> str:
+    """Initialise ``server`` as an editor that applies edits but may answer after the 1 s
+    `permissionTimeout` (yolo, auto edits); the id of a new session."""
+    await server.initialize(
+        workspace,
+        capabilities={"workspace": {"applyEdit": True}},
+        initializationOptions={"mode": "yolo", "editMode": "auto", "permissionTimeout": 1},
+    )
+    return str((await server.request("new", "kiln/session/new", {}))["result"]["sessionId"])
+
+
 @asynccontextmanager
 async def _edit_left_unanswered(
     workspace: Path, scripted_env: Any, steps: list[dict[str, Any]]
@@ -275,12 +286,7 @@ async def _edit_left_unanswered(
     1 s `permissionTimeout`); yields it, the session and the answer to its prompt "go"."""
     server = await RawServer.start(workspace, scripted_env(steps))
     try:
-        await server.initialize(
-            workspace,
-            capabilities={"workspace": {"applyEdit": True}},
-            initializationOptions={"mode": "yolo", "editMode": "auto", "permissionTimeout": 1},
-        )
-        sid = (await server.request("new", "kiln/session/new", {}))["result"]["sessionId"]
+        sid = await _slow_editor_session(server, workspace)
         answer = await server.request(
             "go", "kiln/session/prompt", {"sessionId": sid, "prompt": "go"}
         )
@@ -363,12 +369,7 @@ async def test_an_edit_applied_late_counts_as_modified_and_its_note_outlives_the
     ]
     server = await RawServer.start(workspace, scripted_env(steps))
     try:
-        await server.initialize(
-            workspace,
-            capabilities={"workspace": {"applyEdit": True}},
-            initializationOptions={"mode": "yolo", "editMode": "auto", "permissionTimeout": 1},
-        )
-        sid = (await server.request("new", "kiln/session/new", {}))["result"]["sessionId"]
+        sid = await _slow_editor_session(server, workspace)
         server.request_nowait("go", "kiln/session/prompt", {"sessionId": sid, "prompt": "go"})
         await server.wait_for(lambda m: m.get("method") == "$/cancelRequest")
         edit = next(m for m in server.messages if m.get("method") == "workspace/applyEdit")
