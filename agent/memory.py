@@ -28,7 +28,7 @@ from typing import Any
 
 from agent.errors import EXIT_USAGE, PermissionDenied, ToolError
 from agent.memory_read import MAX_BYTES, Scope, expand
-from agent.workspace import atomic_write, read_regular
+from agent.workspace import atomic_write, holds_home, read_regular
 
 MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")  # KILN_HOME and `kiln memory` targets
 LEVEL_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
@@ -53,11 +53,14 @@ NEW_FILE = b"# Memory\n\n"  # what a memory file Kiln creates starts with
 
 def repository_root(start: Path) -> Path:
     """The nearest folder at or above ``start`` holding ``.git`` (a folder or a worktree's
-    file); ``start`` itself when there is none."""
+    file); ``start`` itself when there is none, or when that folder is ``/``, the home folder or
+    one above it (dotfiles kept in ``~/.git``): a checkout without a ``.git`` of its own there
+    would otherwise have the whole home folder as its repository, its memory importing
+    ``~/.ssh/id_rsa`` and ``remember`` writing through a ``KILN.md -> ../../.bashrc``."""
     start = start.resolve()
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
-            return folder
+            return start if holds_home(folder) else folder
     return start
 
 

@@ -231,6 +231,16 @@ def opened_path(fd: int) -> Path | None:
         return None
 
 
+def holds_home(folder: Path) -> bool:
+    """``/``, the home folder or a folder above it: never a workspace, nor the repository a
+    workspace's memory may import from and write to (dotfiles kept in ``~/.git``)."""
+    from agent.sandbox.policy import home_dirs
+
+    folder = Path(folder).resolve()
+    homes = [h.resolve() for h in home_dirs()]
+    return folder == Path(folder.anchor) or any(folder == h or folder in h.parents for h in homes)
+
+
 def check_root(root: Path, kiln_home: Path, *, resumed: str = "") -> None:
     """Refuse a workspace that holds what the sandbox and the file tools must keep from the
     agent: ``/`` or a folder holding the home folder (shell start-up files, ``~/.config``, every
@@ -239,7 +249,6 @@ def check_root(root: Path, kiln_home: Path, *, resumed: str = "") -> None:
     ``resumed`` session's workspace must still be a folder (moved or deleted since, the tools
     would act on nothing)."""
     from agent.errors import UsageError
-    from agent.sandbox.policy import home_dirs
 
     if resumed and not Path(root).is_dir():
         raise UsageError(
@@ -257,8 +266,7 @@ def check_root(root: Path, kiln_home: Path, *, resumed: str = "") -> None:
             hint="rename the folder; Kiln keeps the workspace's path with its sessions",
         ) from None
     state = Path(kiln_home).resolve()
-    homes = [h.resolve() for h in home_dirs()]
-    if root == Path(root.anchor) or any(root == h or root in h.parents for h in homes):
+    if holds_home(root):
         raise UsageError(
             f"workspace {root} holds your home folder: commands and edits there could change "
             "your shell start-up files and settings",
