@@ -8,6 +8,7 @@ next shell runs. A repository is never the home folder or a folder above it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -34,8 +35,6 @@ def home(tmp_path: Path) -> Path:
 def run(root: Path, home: Path, kiln_home: Path, steps: list[object]) -> tuple[str, Path]:
     """`kiln run --root ROOT` in yolo (``remember`` writes unasked): all it printed and stored,
     and the transcript."""
-    import json
-
     script = root.parent / "script.json"
     script.write_text(json.dumps([*steps, "done"]))
     proc = kiln_run(
@@ -60,9 +59,7 @@ def test_a_checkout_in_a_home_under_git_imports_nothing_of_the_home(
     assert "CLAUDE.md skipped: it resolves outside the repository" in sent
 
 
-def test_remember_writes_nothing_through_a_link_into_the_home(
-    home: Path, kiln_home: Path
-) -> None:
+def test_remember_writes_nothing_through_a_link_into_the_home(home: Path, kiln_home: Path) -> None:
     root = home / "Downloads" / "example"
     root.mkdir(parents=True)
     (root / "KILN.md").symlink_to("../../.bashrc")
