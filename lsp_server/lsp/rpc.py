@@ -60,11 +60,79 @@ def json_converter() -> Any:
     )
 
     converter = default_converter()
+    for kind, check in _PRIMITIVES.items():
+        converter.register_structure_hook(kind, check)
     for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
     for doc in (types.TextDocumentItem, types.VersionedTextDocumentIdentifier):
         converter.register_structure_hook(doc, _any_version(converter.get_structure_hook(doc)))
     return converter
+
+
+def _strict(kind: type, name: str, fits: Callable[[Any], bool]) -> Callable[[Any, type], Any]:
+    """A hook that takes a JSON value of ``kind`` as it is and refuses any other. cattrs's
+    default calls ``kind(value)``: a position's line sent as ``"3"``, ``2.5`` or ``true``
+    became 3, 2 or 1, a URI sent as a number became a string, and the request was served for a
+    place the client never named instead of answered with "invalid params"."""
+
+    def hook(value: Any, _cls: type) -> Any:
+        if not fits(value):
+            raise TypeError(f"expected {name}, got {type(value).__name__} {value!r:.40}")
+        return kind(value)
+
+    return hook
+
+
+_PRIMITIVES: dict[type, Callable[[Any, type], Any]] = {
+    # an integral float (1.0) passes: some JSON encoders write every number as one
+    int: _strict(
+        int,
+        "an integer",
+        lambda v: (
+            not isinstance(v, bool)
+            and (isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
+        ),
+    ),
+    float: _strict(
+        float, "a number", lambda v: not isinstance(v, bool) and isinstance(v, int | float)
+    ),
+    str: _strict(str, "a string", lambda v: isinstance(v, str)),
+    bool: _strict(bool, "a boolean", lambda v: isinstance(v, bool)),
+}
+
+
+def why_unreadable(exc: BaseException) -> str:
+    """One line saying where a message's params went wrong (``$.params.position.line: expected
+    an integer, got str '0'``), not cattrs's "While structuring HoverRequest (1 sub-exception)"."""
+    from cattrs import transform_error
+    from cattrs.v import format_exception
+
+    def say(error: BaseException, kind: Any) -> str:
+        if isinstance(error, TypeError) and str(error).startswith("expected "):
+            return str(error)  # one of ``_PRIMITIVES``: it names the type and the value
+        if isinstance(error, ValueError) and str(error):
+            return f"invalid value ({str(error)[:80]})"  # a field's own check: says which
+        return format_exception(error, kind)
+
+    try:
+        lines = transform_error(exc, format_exception=say)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - not a cattrs error: its own text
+        return str(exc)
+    said = "; ".join(_wire_path(line) for line in lines)
+    return said if len(said) <= 300 else said[:299] + "…"
+
+
+def _wire_path(line: str) -> str:
+    """``… @ $.params.text_document.uri`` as the client spelt it: ``… at $.params.textDocument.uri``."""
+    what, at, where = line.rpartition(" @ ")
+    if not at:
+        return line
+    return f"{what} at " + ".".join(_camel(part) for part in where.split("."))
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _any_version(structure: Callable[[Any, type], Any]) -> Callable[[Any, type], Any]:

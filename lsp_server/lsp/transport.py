@@ -26,6 +26,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
 
+from lsp_server.lsp.rpc import why_unreadable
+
 log = logging.getLogger("kiln.lsp.transport")
 
 PARSE_ERROR = -32700
@@ -115,9 +117,11 @@ class KilnProtocol(LanguageServerProtocol):
             if "id" in data and not self.handles(method):  # whatever its params, not served
                 self.reply_error(msg_id, METHOD_NOT_FOUND, f"Method Not Found: {method}")
             elif "id" in data:
-                self.reply_error(msg_id, INVALID_PARAMS, f"Invalid params for {method}: {exc}")
+                self.reply_error(
+                    msg_id, INVALID_PARAMS, f"Invalid params for {method}: {why_unreadable(exc)}"
+                )
             else:
-                log.warning("dropped a malformed %s notification: %s", method, exc)
+                log.warning("dropped a malformed %s notification: %s", method, why_unreadable(exc))
             return
         if method == types.INITIALIZE:
             self.initialize_received = True  # only a readable one counts: a bad one may retry
