@@ -12,7 +12,7 @@ from typing import Any
 from agent.events import StatusNote
 from agent.rules import parse_rule
 from agent.sandbox import Sandbox, load_policy
-from agent.sandbox.bwrap import MODULE_PROTECTED, named_git_dirs
+from agent.sandbox.bwrap import MODULE_PROTECTED, named_git_dirs, pointed_git_dir
 from agent.sandbox.git_includes import included_configs
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.policy import credential_files
@@ -70,7 +70,11 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
             sandbox.readonly.append(config)
         else:
             sandbox.guarded.append(config.relative_to(session.root.resolve()).as_posix())
-    sandbox.readonly += nested_git_config(sandbox.gitlinks)
+    for path in nested_git_config(sandbox.gitlinks):  # absent: removed if a command makes it
+        if path.exists() or path.is_symlink():
+            sandbox.readonly.append(path)
+        elif session.root.resolve() in path.parents:
+            sandbox.guarded.append(path.relative_to(session.root.resolve()).as_posix())
     session.context.extensions.append(SandboxNotice(sandbox))
     return sandbox
 
@@ -87,10 +91,13 @@ def absent_rule_path(root: Path, pattern: str | None) -> list[str]:
     return [path.relative_to(root).as_posix()]
 
 
-def nested_git_config(guard: GitlinkGuard) -> list[Path]:
+def nested_git_config(guard: GitlinkGuard, root: Path | None = None) -> list[Path]:
     """What of the user's nested repositories (gitlinks populated when the session started, at
-    every depth the guard watches) makes ``git status`` run a program: a ``gitdir:`` pointer
-    (into ``.git/modules``, protected there), or the git folder's config, hooks, ``commondir``."""
+    every depth the guard watches) makes ``git status`` run a program: a ``gitdir:`` pointer and
+    the config, hooks and ``commondir`` of the git folder it names inside the workspace (a
+    submodule's ``.git/modules/NAME``, which ``submodule_config``'s bounded walk may not reach:
+    a name may be a path 300 folders deep), or those of a ``.git`` folder."""
+    root = Path(root or guard.root).resolve()
     out: list[Path] = []
     for rel, child in guard.children.items():
         dotgit = guard.root / rel / ".git"
@@ -98,9 +105,12 @@ def nested_git_config(guard: GitlinkGuard) -> list[Path]:
             continue
         if dotgit.is_file():
             out.append(dotgit)
+            named = pointed_git_dir(dotgit)
+            if named is not None and root in named.parents:
+                out += [named / name for name in MODULE_PROTECTED]
         else:
             out += [dotgit / name for name in MODULE_PROTECTED]
-        out += nested_git_config(child)
+        out += nested_git_config(child, root)
     return out
 
 

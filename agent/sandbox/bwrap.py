@@ -176,14 +176,10 @@ def named_git_dirs(root: Path) -> list[Path]:
     """The git folder a ``.git`` file at the workspace root names (``gitdir: …``, as
     ``git init --separate-git-dir`` writes it) and its common dir, when inside the workspace;
     otherwise they are read-only like the rest of the host."""
-    dotgit = root / ".git"
-    if dotgit.is_symlink() or not dotgit.is_file():
+    gitdir = pointed_git_dir(root / ".git")
+    if gitdir is None:
         return []
     try:
-        line = dotgit.read_text(encoding="utf-8", errors="replace")[:4096].strip()
-        if not line.startswith("gitdir:"):
-            return []
-        gitdir = (root / line[len("gitdir:") :].strip()).resolve()
         found = [gitdir]
         common = gitdir / "commondir"
         if common.is_file() and not common.is_symlink():
@@ -192,6 +188,20 @@ def named_git_dirs(root: Path) -> list[Path]:
         return []
     inside = [d for d in found if root in d.parents]
     return [*inside, *(d / "worktrees" for d in inside), *(d / "modules" for d in inside)]
+
+
+def pointed_git_dir(dotgit: Path) -> Path | None:
+    """The git folder a ``.git`` file names (``gitdir: …``, resolved from the file's folder), or
+    None when ``dotgit`` is no such file."""
+    if dotgit.is_symlink() or not dotgit.is_file():
+        return None
+    try:
+        line = dotgit.read_text(encoding="utf-8", errors="replace")[:4096].strip()
+        if not line.startswith("gitdir:"):
+            return None
+        return (dotgit.parent / line[len("gitdir:") :].strip()).resolve()
+    except (OSError, RuntimeError):
+        return None
 
 
 def pinned_parents(root: Path, protected: list[Path]) -> list[Path]:

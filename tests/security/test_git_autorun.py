@@ -30,7 +30,7 @@ def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True)
 
 
-def _superproject(tmp: Path) -> Path:
+def _superproject(tmp: Path, name: str = "sub") -> Path:
     lib = tmp / "lib"
     lib.mkdir()
     (lib / "lib.py").write_text("y = 1\n")
@@ -40,7 +40,8 @@ def _superproject(tmp: Path) -> Path:
     root.mkdir()
     (root / "app.py").write_text("x = 1\n")
     git(root, "init", "-q")
-    added = git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+    added = git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "--name",
+                name, str(lib), "sub")  # fmt: skip
     assert added.returncode == 0, added.stderr
     git(root, "add", ".")
     git(root, "commit", "-qm", "init")
@@ -75,6 +76,36 @@ def test_commands_leave_no_config_the_users_git_runs(
         assert status.returncode == 0, status.stderr
     assert not marker.exists(), marker.read_text()
     assert not (root / ".git" / "commondir").exists()
+
+
+def test_a_submodule_whose_name_is_a_deep_path_is_protected_too(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    """A submodule's name may hold slashes, and its git folder is ``.git/modules/NAME``: a
+    repository whose ``.gitmodules`` names one ``d/d/…/lib``, 300 folders deep, put its config
+    past the folders the sandbox looked into, and a command planted ``core.fsmonitor`` there
+    that the user's next ``git status`` in the superproject ran on the host."""
+    name = "/".join(["d"] * 300 + ["lib"])
+    root = _superproject(tmp_path, name)
+    marker = host_dir / "ran"
+    module = f".git/modules/{name}"
+    evil = f"[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = echo $0 >> {marker}; false\\n"
+    plants = [
+        f"printf '{evil}' >> {module}/config",
+        f"mkdir -p {module}/other && cp -r {module}/objects {module}/refs {module}/HEAD "
+        f"{module}/other/ && printf '{evil}' > {module}/other/config && echo other > {module}/commondir",
+    ]
+    steps = [{"tool_calls": [{"name": "run_command", "input": {"command": c}}]} for c in plants]
+    _, out = kiln_run_json(
+        root, steps, home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json"
+    )
+    results = json.dumps(tool_results(Path(out["transcript"])))
+    assert "Read-only file system" in results  # the commands ran and met the sandbox
+    (root / "sub" / "lib.py").write_text("y = 2\n")
+    status = git(root, "status")  # what the user (or the editor) runs next
+    assert status.returncode == 0, status.stderr
+    assert not marker.exists(), marker.read_text()
+    assert not (root / module / "commondir").exists()
 
 
 @pytest.mark.parametrize("existing", [True, False])
