@@ -36,6 +36,17 @@ export type ClientFactory = (
 
 export type ServerState = "starting" | "running" | "stopped" | "failed";
 
+/** Settings that start a program on the host or widen what the agent does unasked: a folder's
+ * `.vscode/settings.json` is the repository's file, so they come from the user's settings only
+ * (package.json scopes them `machine`; read the same way here for an editor that ignores it). */
+const USER_ONLY = new Set(["server.command", "server.python", "server.env", "mode", "editMode"]);
+
+function setting<T>(config: vscode.WorkspaceConfiguration, key: string): T | undefined {
+  if (!USER_ONLY.has(key)) return config.get<T>(key);
+  const seen = config.inspect<T>(key);
+  return seen === undefined ? config.get<T>(key) : (seen.globalValue ?? seen.defaultValue);
+}
+
 export function readSettings(config: vscode.WorkspaceConfiguration): {
   server: ServerSettings;
   maxRestarts: number;
@@ -45,14 +56,14 @@ export function readSettings(config: vscode.WorkspaceConfiguration): {
 } {
   const options: Record<string, unknown> = {};
   for (const key of ["mode", "editMode", "provider", "model", "permissionTimeout", "maxSteps"]) {
-    const value = config.get(key);
+    const value = setting(config, key);
     if (value !== undefined && value !== null && value !== "") options[key] = value;
   }
   return {
     server: {
-      command: config.get<string[]>("server.command") ?? [],
-      python: config.get<string>("server.python") ?? "",
-      env: config.get<Record<string, string>>("server.env") ?? {},
+      command: setting<string[]>(config, "server.command") ?? [],
+      python: setting<string>(config, "server.python") ?? "",
+      env: setting<Record<string, string>>(config, "server.env") ?? {},
     },
     maxRestarts: config.get<number>("server.maxRestarts") ?? 5,
     options,

@@ -102,6 +102,9 @@ export const executed: { command: string; args: unknown[] }[] = [];
 export const opened: { uri: Uri; options: unknown }[] = [];
 export const statusItems: { text: string; tooltip: string; command: string; visible: boolean; disposed: boolean }[] = [];
 export const settings: Record<string, unknown> = {};
+/** What the folder's `.vscode/settings.json` sets (a repository's file): `get` returns it over the
+ * user's, as an editor that ignores a setting's `scope` would. */
+export const workspaceSettings: Record<string, unknown> = {};
 export const clipboard: string[] = [];
 export const appliedEdits: WorkspaceEdit["ops"][] = [];
 /** Documents `workspace.openTextDocument` returns, by path. */
@@ -145,6 +148,7 @@ export function reset(): void {
   appliedEdits.length = 0;
   documents.clear();
   for (const k of Object.keys(settings)) delete settings[k];
+  for (const k of Object.keys(workspaceSettings)) delete workspaceSettings[k];
   setActiveEditor(undefined);
 }
 
@@ -248,7 +252,12 @@ export const workspace = {
     return {
       get<T>(key: string, fallback?: T): T | undefined {
         const full = section ? `${section}.${key}` : key;
+        if (full in workspaceSettings) return workspaceSettings[full] as T;
         return (full in settings ? settings[full] : fallback) as T | undefined;
+      },
+      inspect<T>(key: string) {
+        const full = section ? `${section}.${key}` : key;
+        return { key: full, globalValue: settings[full] as T | undefined, workspaceValue: workspaceSettings[full] as T | undefined };
       },
     };
   },
