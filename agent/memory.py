@@ -28,7 +28,8 @@ from typing import Any
 
 from agent.errors import EXIT_USAGE, PermissionDenied, ToolError
 from agent.memory_read import MAX_BYTES, Scope, expand
-from agent.workspace import atomic_write, holds_home, read_regular
+from agent.workspace import atomic_write, read_regular
+from kiln_errors.home import holds_home
 
 MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")  # KILN_HOME and `kiln memory` targets
 LEVEL_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
+from kiln_errors.home import holds_home
 
 
 class Workspace:
@@ -229,16 +230,6 @@ def opened_path(fd: int) -> Path | None:
         return Path(os.readlink(f"/proc/self/fd/{fd}"))
     except OSError:
         return None
-
-
-def holds_home(folder: Path) -> bool:
-    """``/``, the home folder or a folder above it: never a workspace, nor the repository a
-    workspace's memory may import from and write to (dotfiles kept in ``~/.git``)."""
-    from agent.sandbox.policy import home_dirs
-
-    folder = Path(folder).resolve()
-    homes = [h.resolve() for h in home_dirs()]
-    return folder == Path(folder.anchor) or any(folder == h or folder in h.parents for h in homes)
 
 
 def check_root(root: Path, kiln_home: Path, *, resumed: str = "") -> None:

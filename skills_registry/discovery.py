@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
+from kiln_errors.home import holds_home
 from skills_registry.errors import SkillsError
 from skills_registry.lookalike import shown, skeleton
 from skills_registry.mcp_config import printable
@@ -53,11 +54,14 @@ def project_levels(root: Path, cwd: Path | None = None) -> tuple[list[Path], Pat
 
     From the folder the session works in (``cwd``, when inside ``root``: `kiln run` started in
     a subfolder of the repository; else ``root``) up to the repository root (the nearest folder
-    at or above ``root`` with ``.git``; ``root`` itself without one), as memory files are found:
-    a monorepo package's own skills count when the session works there, the repository's too.
+    at or above ``root`` with ``.git``; ``root`` itself without one, or when that folder holds
+    the home folder: dotfiles kept in ``~/.git``), as memory files are found: a monorepo
+    package's own skills count when the session works there, the repository's too.
     """
     root = Path(root).resolve()
     top = next((f for f in (root, *root.parents) if (f / ".git").exists()), root)
+    if holds_home(top):
+        top = root
     start = root
     if cwd is not None:
         here = (root / cwd).resolve()

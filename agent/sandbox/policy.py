@@ -29,6 +29,7 @@ from typing import Any
 from agent.errors import ConfigError
 from agent.permission_rules import read_settings
 from agent.rules import parse_rule
+from kiln_errors.home import home_dirs
 
 # Credentials under $HOME that no command needs to read; hidden (tmpfs / empty file) in the sandbox.
 HOME_SECRETS = (
@@ -111,18 +112,6 @@ class SandboxPolicy:
     hide: list[Path] = field(default_factory=list)
     env_pass: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-
-
-def home_dirs() -> list[Path]:
-    """$HOME and the account's home from the password database (they can differ)."""
-    homes = {Path(os.path.expanduser("~"))}
-    try:
-        import pwd
-
-        homes.add(Path(pwd.getpwuid(os.getuid()).pw_dir))
-    except (ImportError, KeyError):
-        pass
-    return sorted(h for h in homes if str(h) not in ("", "/"))
 
 
 def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:

@@ -69,3 +69,24 @@ def test_remember_writes_nothing_through_a_link_into_the_home(home: Path, kiln_h
     assert "resolves outside the repository" in str(result)
     assert (home / ".bashrc").read_text() == BASHRC
     assert (root / "KILN.md").is_symlink()
+
+
+def test_a_checkout_in_a_home_under_git_offers_no_skill_of_the_home(
+    home: Path, kiln_home: Path
+) -> None:
+    """A repository's skill folder must resolve inside the repository: with the whole home as
+    the repository, a shipped link to Claude Code's skill folder in the home offered the user's
+    private skill as the checkout's, and `skill{file}` read its files to the model."""
+    private = home / ".claude" / "skills" / "deploy"
+    private.mkdir(parents=True)
+    (private / "SKILL.md").write_text(
+        "---\nname: deploy\ndescription: how we deploy\n---\nSteps.\n"
+    )
+    (private / "hosts.md").write_text("PRIVATE-HOSTS-canary-2e7a\n")
+    root = home / "Downloads" / "example"
+    (root / ".kiln" / "skills").mkdir(parents=True)
+    (root / ".kiln" / "skills" / "deploy").symlink_to("../../../../.claude/skills/deploy")
+    step = {"tool_calls": [{"name": "skill", "input": {"name": "deploy", "file": "hosts.md"}}]}
+    sent, _ = run(root, home, kiln_home, [step])
+    assert "PRIVATE-HOSTS" not in sent
+    assert "resolves outside the repository" in sent
