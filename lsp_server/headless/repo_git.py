@@ -227,7 +227,11 @@ class Layout:
     def dirty_paths(self) -> set[str]:
         """Workspace paths that differ from the recorded ``HEAD`` (tracked changes, untracked
         files, and what commits made during the run changed), ``.kiln/`` excluded."""
-        out = self.git("status", "--porcelain", "-z", "-uall", "--no-renames", "--", ".")
+        # Not inside submodules (``dirty``): git would run each one's status under its own
+        # config, which the agent may write past the ones ``filter_overrides`` reads; a
+        # submodule's new commit still counts, its work tree's edits are not in the patch anyway.
+        out = self.git("status", "--porcelain", "-z", "-uall", "--no-renames",
+                       "--ignore-submodules=dirty", "--", ".")  # fmt: skip
         top_paths = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
         now = self.current_head()
         if now and now != self.head:  # commits made during the run: their files count too
