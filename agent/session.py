@@ -247,6 +247,14 @@ class Session:
         self.permissions.mode = mode
         self.store.update(self.id, mode=mode)
 
+    def set_model(self, model: Model) -> Model:
+        """The one writer of the session's model: used from the next request and stored, so a
+        resume goes on with it. Returns the model it replaces, for the caller to close."""
+        replaced, self.model = self.model, model
+        restore_window(model, self.state)
+        self.store.update(self.id, provider=model.name, model=model_id(model))
+        return replaced
+
     def landed_late(self, path: str, note: str) -> None:
         """An edit the host had stopped waiting for was applied after all: it counts among the
         files modified, and the model reads ``note`` with its next request, from this process

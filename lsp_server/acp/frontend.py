@@ -104,6 +104,11 @@ def _sentence(note: str) -> str:
     return note if note.endswith((".", "!", "?")) else note + "."
 
 
+def message_chunk(text: str) -> dict[str, Any]:
+    """An ``agent_message_chunk`` of ``text``: what the client shows as the agent's words."""
+    return _chunk("agent_message_chunk", text)
+
+
 def _chunk(kind: str, text: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     update: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
     if meta:

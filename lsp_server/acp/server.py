@@ -37,10 +37,11 @@ from agent.errors import KilnError, SessionBusy, SessionNotFound, UsageError
 from agent.session import Session
 from agent.session_store import kiln_home
 from agent.workspace import check_root
+from lsp_server.acp import builtins
 from lsp_server.acp.cancel_request import EXTENSION_NAME, REQUEST_ID_KEY, PromptRequests
 from lsp_server.acp.client_paths import as_client_names
-from lsp_server.acp.commands import Commands, expand
-from lsp_server.acp.frontend import AcpFrontend
+from lsp_server.acp.commands import Commands, builtin, expand
+from lsp_server.acp.frontend import AcpFrontend, message_chunk
 from lsp_server.acp.mcp_params import MCP_HTTP, MCP_SSE, parse_mcp_servers
 from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
@@ -304,11 +305,16 @@ class KilnAcpAgent:
         ]
         session = self.core.get(session_id)
         try:
-            reason = await self.core.prompt(  # `/skill …` loads that skill first (``commands``)
-                session_id,
-                blocks,
-                prepare=lambda b: self._embed_links(session_id, expand(session, b)),
-            )
+            if (command := builtin(blocks)) is not None:  # `/compact`…: no model, no transcript
+                reason = await self.core.run_command(
+                    session_id, lambda: self._run_builtin(session_id, *command)
+                )
+            else:  # `/skill …` loads that skill first (``commands``)
+                reason = await self.core.prompt(
+                    session_id,
+                    blocks,
+                    prepare=lambda b: self._embed_links(session_id, expand(session, b)),
+                )
         finally:
             if self.frontend is not None:
                 if not self.core.is_busy(session_id):  # skills installed since: offered now
@@ -317,6 +323,11 @@ class KilnAcpAgent:
                 if not self.core.is_busy(session_id):
                     self.frontend.release(session_id)
         return PromptResponse(stop_reason=acp_stop_reason(reason))  # type: ignore[arg-type]
+
+    async def _run_builtin(self, session_id: str, name: str, given: str) -> None:
+        text = await builtins.run(self.core, session_id, name, given)
+        assert self.frontend is not None
+        await self.frontend.send_update(session_id, message_chunk(text))
 
     async def _embed_links(self, session_id: str, blocks: list[Any]) -> list[Any]:
         """Resolve ``resource_link``s to workspace files through the client, so an attached

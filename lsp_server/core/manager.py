@@ -54,7 +54,7 @@ class _Live:
     turn: asyncio.Task[str] | None = None
     started: float = field(default_factory=time.monotonic)
     cancel_before_start: bool = False  # a cancel came before the scheduled turn ran a line
-    preparing: asyncio.Future[list[Any]] | None = None  # the prompt's ``prepare`` step
+    preparing: asyncio.Future[Any] | None = None  # the prompt's ``prepare``, or a command
     cancelling: bool = False  # the running turn was cancelled and is unwinding
 
 
@@ -282,16 +282,44 @@ class SessionManager:
             # The front-end's index opened after this session was made: share it rather than
             # letting the session build its own on the event loop.
             session.services.use_index(self.index)
-        live.cancel_before_start = live.cancelling = False
-        live.turn = asyncio.ensure_future(self._turn(live, prompt, prepare))
-        try:
-            reason = await asyncio.shield(live.turn)
-        except asyncio.CancelledError:  # the request itself was cancelled: a hard cancel
-            self.cancel(session_id)
-            reason = await live.turn
+        reason = await self._as_turn(session_id, self._turn(live, prompt, prepare))
         await live.host.close_open_calls(reason)
         heap.after_turn()
         return reason
+
+    async def run_command(self, session_id: str, work: Callable[[], Awaitable[None]]) -> str:
+        """Run a built-in command (``/compact``…) in place of a turn: the session is busy
+        meanwhile (a prompt is refused, a load waits) and a cancel stops it. Its stop reason."""
+        self.get(session_id)
+        if self.is_busy(session_id):
+            raise TurnInProgress(
+                "a turn is already running in this session", hint="cancel it or wait"
+            )
+        return await self._as_turn(session_id, self._command(self.live[session_id], work))
+
+    async def _as_turn(self, session_id: str, turn: Awaitable[str]) -> str:
+        live = self.live[session_id]
+        live.cancel_before_start = live.cancelling = False
+        live.turn = asyncio.ensure_future(turn)
+        try:
+            return await asyncio.shield(live.turn)
+        except asyncio.CancelledError:  # the request itself was cancelled: a hard cancel
+            self.cancel(session_id)
+            return await live.turn
+
+    async def _command(self, live: _Live, work: Callable[[], Awaitable[None]]) -> str:
+        if live.cancel_before_start:
+            return "cancelled"
+        live.preparing = asyncio.ensure_future(work())  # what ``cancel`` stops
+        try:
+            await live.preparing
+        except asyncio.CancelledError:
+            if not live.cancel_before_start:
+                raise
+            return "cancelled"
+        finally:
+            live.preparing = None
+        return "end_turn"
 
     async def _turn(self, live: _Live, prompt: Any, prepare: Prepare | None) -> str:
         # A cancel handled between scheduling this turn and its start (it came right behind

@@ -77,37 +77,9 @@ async def index_status(ls: KilnServer, params: NoParams) -> dict[str, Any]:
 
 @kiln_method("kiln/context/show")
 async def context_show(ls: KilnServer, params: SessionRef) -> dict[str, Any]:
-    from agent import context_report as cr
+    from lsp_server.core.commands import context_report
 
-    session = ls.core().get(params.session_id)
-    live = ls.core().live[session.id]
-
-    def build() -> dict[str, Any]:
-        store = session.store
-        if not store.requests(session.id):
-            return {}
-        view = cr.request_at(store, session.id, cr.select_step(store, session.id))
-        budget = cr.budget(view, live.host.context_window or cr.DEFAULT_WINDOW)
-        budget.cache = cr.cache_share(store, session.id)
-        return {"budget": budget.to_dict(), "step": view.step, "turn": view.turn}
-
-    report = await asyncio.to_thread(build)
-    return {
-        "sessionId": session.id,
-        "cwd": str(session.root),
-        "busy": ls.core().is_busy(session.id),
-        "messages": len(session.transcript.messages),
-        "turns": session.turn.number,
-        "steps": session.turn.step_count,
-        "usage": {**session.turn.usage.to_dict(), "costUsd": round(session.turn.cost_usd, 6)},
-        "contextWindow": live.host.context_window,
-        "filesModified": list(session.turn.files_modified),
-        "todos": session.state.get("todos", []),
-        "refusals": session.turn.refusals,
-        "tools": list(session.runner.tools),
-        "deferredTools": list(session.runner.deferred),
-        **report,
-    }
+    return await context_report(ls.core(), params.session_id)
 
 
 @kiln_method("kiln/skills/list")

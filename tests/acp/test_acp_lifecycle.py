@@ -151,9 +151,13 @@ def test_regular_files_as_stdio_answer_every_request(tmp_path: Path, kiln_home: 
             KILN_ACP, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=env, timeout=60
         ).returncode
     assert code == 0
-    replies = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
-    assert set(replies) == {0, 1}  # only protocol frames on stdout
+    frames = [json.loads(line) for line in out.read_text().splitlines()]
+    assert all(f["jsonrpc"] == "2.0" for f in frames)  # only protocol frames on stdout
+    replies = {f["id"]: f for f in frames if "id" in f}
+    assert set(replies) == {0, 1}
     assert replies[1]["result"]["sessionId"]
+    told = [f["params"]["update"]["sessionUpdate"] for f in frames if "id" not in f]
+    assert told == ["available_commands_update"]  # the session's slash commands
 
 
 async def test_auto_edit_mode_applies_edits_without_asking(spawn, workspace: Path) -> None:

@@ -452,9 +452,50 @@ def test_skills_are_slash_commands_the_schema_accepts(conformance: Conformance) 
     assert report.result["response"] == {"stopReason": "end_turn"}
     assert report.text() == "Deploying."
     [offered] = report.updates("available_commands_update")
-    assert [c["name"] for c in offered["availableCommands"]] == ["deploy"]
+    assert [c["name"] for c in offered["availableCommands"]] == [
+        "compact",
+        "context",
+        "model",
+        "deploy",
+    ]
     frames = [f["msg"] for f in report.connections[0]["frames"] if isinstance(f.get("msg"), dict)]
     [new] = [m["id"] for m in frames if m.get("method") == "session/new"]
     answered = next(i for i, m in enumerate(frames) if m.get("id") == new and "result" in m)
     told = next(i for i, m in enumerate(frames) if "availableCommands" in json.dumps(m))
     assert answered < told  # the client knows the session the update names
+
+
+def test_builtin_commands_answer_through_the_sdk(conformance: Conformance) -> None:
+    """`/model`, `/context`, `/compact` reached the model as text; now they are offered in a
+    session without skills and answered by Kiln, every frame checked by the schema."""
+    steps = [{"match": "hello", "text": "Hi."}]
+    texts = ["/model", "/model claude-haiku-4-5", "hello", "/context", "/compact"]
+    report = conformance.run("prompts", steps, texts=texts)
+    assert report.result["responses"] == [{"stopReason": "end_turn"}] * len(texts)
+    [offered] = report.updates("available_commands_update")
+    assert [c["name"] for c in offered["availableCommands"]] == ["compact", "context", "model"]
+    listed, switched, hello, context, compacted = report.result["replies"]
+    assert listed.startswith("Model: `claude-sonnet-4-6` (anthropic).\nOthers (known): ")
+    assert "`claude-haiku-4-5`" in listed
+    assert switched == (
+        "Model: `claude-haiku-4-5` (anthropic) from the next message on, instead of "
+        "`claude-sonnet-4-6`."
+    )
+    assert hello == "Hi."
+    assert context.startswith("Context: 2 messages, 1 turn, 1 step; window ")
+    assert compacted == "Nothing to compact yet."
+    [body] = report.wire.bodies("/v1/messages")  # only `hello` reached the model, on the new one
+    assert body["model"] == "claude-haiku-4-5"
+    assert "/model" not in report.sent_to_model() and "/context" not in report.sent_to_model()
+
+
+def test_a_model_switched_by_command_is_kept_when_the_session_is_loaded(
+    conformance: Conformance,
+) -> None:
+    steps = [{"match": "still there", "text": "Still here."}]
+    report = conformance.run("load", steps, text="/model claude-haiku-4-5")
+    assert report.result["response"] == {"stopReason": "end_turn"}
+    [body] = report.wire.bodies("/v1/messages")
+    assert body["model"] == "claude-haiku-4-5"
+    # A command is not part of the conversation: the load replays nothing of it.
+    assert [u["update"]["sessionUpdate"] for u in report.result["replayed"]] == []

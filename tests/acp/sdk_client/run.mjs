@@ -64,6 +64,23 @@ const SCENARIOS = {
     return { sessionId, response, updates: editor.updates, reads: editor.reads, writes: editor.writes, permissions: editor.permissions };
   },
 
+  /** Several prompts in one session (params.texts), one after the other; the text each got. */
+  async prompts(run, { workspace, params }) {
+    const editor = new Editor();
+    const { cx } = run.open(editor);
+    await initialize(cx);
+    const { sessionId } = await newSession(cx, workspace);
+    const responses = [];
+    const replies = [];
+    for (const text of params.texts) {
+      const since = editor.updates.length;
+      responses.push(await prompt(cx, sessionId, text));
+      const said = editor.updates.slice(since).filter((u) => u.update.sessionUpdate === "agent_message_chunk");
+      replies.push(said.map((u) => u.update.content.text).join(""));
+    }
+    return { sessionId, responses, replies, updates: editor.updates };
+  },
+
   /** Two sessions of one connection running turns at the same time. */
   async two_sessions(run, { workspace }) {
     const editor = new Editor();
