@@ -84,10 +84,16 @@ def publish_cmd(
     front, _ = parse_frontmatter((path / "SKILL.md").read_text(encoding="utf-8-sig"))
     meta = front.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
+    where = "--version" if version else "metadata.version in SKILL.md"
     version = version or (str(meta["version"]) if meta.get("version") else None)
     if not version:
         raise UsageError(
             "no version given", hint="pass --version X.Y.Z or set metadata.version in SKILL.md"
+        )
+    if not is_version(version):  # bad input first: before any token or registry is looked for
+        raise UsageError(
+            f"invalid version {printable(version)!r} ({where}): use exact SemVer such as 1.2.3",
+            hint="pass --version X.Y.Z or set metadata.version in SKILL.md",
         )
     url = default_registry(registry)
     token = _token(url, token)

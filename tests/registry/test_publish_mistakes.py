@@ -65,3 +65,20 @@ def test_a_folder_that_cannot_be_packed_names_what_to_fix(
     assert "link: only regular files can be packed" in line
     assert "kiln skills publish" not in line and "then publish again" in line
     assert httpx.get(f"{registry.url}/v1/skills/acme/notes").status_code == 404
+
+
+def test_a_bad_version_is_reported_before_the_token_or_the_registry(tmp_path: Path) -> None:
+    """`--version notsemver` without a token was answered about the token (or the registry it
+    could not reach): the version is bad input, reported first, with nothing contacted."""
+    folder = make_skill(tmp_path / "src", "notes")
+    env = cli_env(tmp_path / "home")
+    for where in (["--registry", "http://127.0.0.1:9"], []):  # unreachable; none configured
+        result = kiln("skills", "publish", str(folder), "--version", "notsemver", *where,
+                      env=env, cwd=tmp_path)  # fmt: skip
+        assert result.returncode == 2, result.stderr
+        [line] = result.stderr.strip().splitlines()
+        assert "invalid version 'notsemver' (--version): use exact SemVer such as 1.2.3" in line
+    folder = make_skill(tmp_path / "src", "dated", front="metadata:\n  version: 2024-01\n")
+    result = kiln("skills", "publish", str(folder), env=env, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "invalid version '2024-01' (metadata.version in SKILL.md)" in result.stderr
