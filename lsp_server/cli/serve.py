@@ -32,10 +32,10 @@ def _parse_tcp(value: str | None) -> tuple[str, int] | None:
 )
 @click.option(
     "--log-level",
-    default="WARNING",
+    default="warning",
     show_default=True,
-    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-    help="stderr log level.",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    help="stderr log level (capitals work too, as in KILN_LOG_LEVEL).",
 )
 def lsp_cmd(tcp: str | None, log_level: str) -> None:
     """Run the Kiln language server (stdio by default)."""

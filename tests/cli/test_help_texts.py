@@ -51,7 +51,9 @@ def silent_entries(lines: list[str]) -> list[str]:
 def test_every_command_and_option_has_a_line_of_help(top: str) -> None:
     """`kiln sessions list --help` showed `-n INTEGER RANGE` and `--json` with no word on what
     they do, `kiln registry trusted-publisher --help` three sub-commands with none;
-    `kiln run --output-format` and `kiln registry serve --log-level` only their defaults."""
+    `kiln run --output-format` and `kiln registry serve --log-level` only their defaults.
+    `kiln lsp --log-level [debug|info|warning|error]` showed `[default: WARNING]`: a default is
+    spelled as one of the choices beside it."""
     missing, todo = [], [[top]]
     while todo:
         command = todo.pop()
@@ -59,10 +61,32 @@ def test_every_command_and_option_has_a_line_of_help(top: str) -> None:
         missing += [
             f"kiln {' '.join(command)} {e}" for e in silent_entries(section(text, "Options"))
         ]
+        missing += [
+            f"kiln {' '.join(command)}: default not among the choices: {e}"
+            for e in _entries(section(text, "Options"))
+            if not _default_among_choices(e)
+        ]
         commands = section(text, "Commands")
         missing += [f"kiln {' '.join(command)} {e} (command)" for e in silent_entries(commands)]
         todo += [[*command, line.split()[0]] for line in commands if line[2:3].strip()]
     assert not missing, "\n".join(missing)
+
+
+def _entries(lines: list[str]) -> list[str]:
+    """Each option of a help section as one line (its continuation lines joined)."""
+    entries: list[str] = []
+    for line in lines:
+        if line.startswith("  ") and not line[2:].startswith(" "):
+            entries.append(line.strip())
+        elif entries:
+            entries[-1] += " " + line.strip()
+    return entries
+
+
+def _default_among_choices(entry: str) -> bool:
+    choices = re.match(r"\S+(?:, \S+)? \[([^\]\s]+\|[^\]\s]+)\]", entry)
+    default = re.search(r"\[default: ([^\]]+)\]", entry)
+    return not (choices and default) or default.group(1) in choices.group(1).split("|")
 
 
 def test_run_help_names_the_root_a_run_in_a_subfolder_works_at() -> None:
@@ -72,3 +96,16 @@ def test_run_help_names_the_root_a_run_in_a_subfolder_works_at() -> None:
     root_help = text.split("--root", 1)[1].split("\n  -", 1)[0]
     assert "[default: .]" not in root_help
     assert "repository" in root_help, root_help
+
+
+def test_lsp_log_level_takes_the_shown_names_and_capitals() -> None:
+    def parsed(level: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(  # a bad --tcp stops it once the options are read
+            [sys.executable, "-m", "lsp_server", "lsp", "--log-level", level, "--tcp", "x"],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    for level in ("debug", "WARNING", "Error"):
+        assert "--tcp expects HOST:PORT" in parsed(level).stderr, level
+    refused = parsed("loud").stderr
+    assert "'loud' is not one of 'debug', 'info', 'warning', 'error'" in refused, refused
