@@ -1,8 +1,9 @@
 """`kiln registry ...`: run the skills registry server, print its key, export a marketplace.
 
-``serve`` binds the socket itself so ``--port 0`` works, and prints the real address (on
-stderr, ``kiln registry: listening on http://HOST:PORT``) only once the server accepts
-connections, so a script that waits for the line can connect at once. ``--db``/``--blobs``
+``serve`` binds the socket itself so ``--port 0`` works, and prints the real address only once
+the server accepts connections, so a script that waits for it can connect at once: the URL
+alone as the one line of stdout (for scripts), ``kiln registry: listening on URL (data …)``
+on stderr (for people; stderr is also where every log goes). ``--db``/``--blobs``
 choose the backends (``registry_options``). Tokens, the audit log and trusted publishers are
 ``registry_accounts``; copying and sweeping are ``registry_ops``.
 """
@@ -173,13 +174,17 @@ def serve_cmd(
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     where = f"db {_redact(db)}" if db else f"data {data_dir}"
-    line = f"kiln registry: listening on http://{shown}:{bound} ({where})"
+    url = f"http://{shown}:{bound}"
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
             if self.started:  # the socket listens and the loop serves it: say so now
-                click.echo(line, err=True)
+                click.echo(f"kiln registry: listening on {url} ({where})", err=True)
+                try:
+                    click.echo(url)  # flushed: a script reading it may connect at once
+                except OSError:  # a reader that went away already: the server still serves
+                    pass
 
     config = uvicorn.Config(
         app,

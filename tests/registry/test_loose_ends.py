@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -187,6 +188,29 @@ def test_listening_line_means_the_socket_accepts(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_stdout_carries_the_url_alone_for_scripts(tmp_path: Path) -> None:
+    """The address was only in a sentence on stderr, among the logs: a script had to pick the
+    port out of prose. Stdout now holds one line, the URL, once the socket accepts."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "registry", "serve", "--port", "0",
+         "--data", str(tmp_path / "data")],
+        env=cli_env(tmp_path / "home"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        # bounded: a server that never prints the line fails the test instead of hanging it
+        assert select.select([proc.stdout], [], [], 60)[0], proc.stderr.readline()
+        url = proc.stdout.readline()
+        assert re.fullmatch(r"http://127\.0\.0\.1:[1-9]\d*\n", url), url
+        url = url.strip()
+        assert httpx.get(f"{url}/.well-known/kiln-registry.json").status_code == 200
+        assert proc.stderr.readline().startswith(f"kiln registry: listening on {url} (data ")
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=10)
+    assert out == "" and "Traceback" not in err, out + err  # the one line, nothing more
 
 
 def test_a_port_in_use_writes_nothing(tmp_path: Path) -> None:
