@@ -22,13 +22,14 @@ import fcntl
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from agent.errors import EXIT_USAGE, PermissionDenied, ToolError
-from agent.memory_read import MAX_BYTES, Scope, expand
+from agent.memory_read import MAX_BYTES, Scope, expand, in_git_folder
 from agent.workspace import atomic_write, read_regular
+from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
 from kiln_errors.home import holds_home
 
 MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")  # KILN_HOME and `kiln memory` targets
@@ -100,6 +101,9 @@ class Memory:
         self.user_scope = Scope(repository + users, linked=named, denied=denied)
         self.project_scope = Scope(repository, markdown=users, denied=denied)
         self.loaded_dirs: set[Path] = set()
+        # Folders git runs files of besides ``.git`` (the configured hooks folder), which the
+        # session's sandbox finds: a memory file linked into one is never written.
+        self.host_run: Sequence[Path] = ()
         self.subdirectory_bytes = MAX_SUBDIRECTORY_BYTES  # left for this session
         # path -> [level, scope ("user"/"project"), note, stat, digest] of each file sent, so a
         # file edited later in the session is sent again (``changed_blocks``)
@@ -260,6 +264,13 @@ class Memory:
             raise PermissionDenied(
                 f"{target.name} resolves outside the repository ({resolved}): "
                 "Kiln writes no memory through it",
+                hint=f"remove the link {target} or make it a regular file",
+            )
+        # A link to a file git or an editor runs by itself (`KILN.md -> .git/hooks/post-commit`,
+        # `.exrc`): the note would land in it, its mode kept, and run at the user's next commit.
+        if in_git_folder(resolved) or runs_on_host(target, root, self.host_run):
+            raise PermissionDenied(
+                HOST_RUN_REFUSAL.format(path=f"{target.name} (-> {resolved})"),
                 hint=f"remove the link {target} or make it a regular file",
             )
 

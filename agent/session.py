@@ -140,6 +140,7 @@ class Session:
             index=index,
         )
         self.sandbox = attach_sandbox(self, kiln_home())  # commands run confined
+        self.memory.host_run = self.services.workspace.host_run  # `remember` never writes there
         if skills is not None:
             skills.mcp.launch = self.sandbox.launcher  # MCP servers too, whatever starts them
         self._task: asyncio.Task[StopReason] | None = None

@@ -64,3 +64,35 @@ def test_kiln_memory_add_refuses_a_link_out_and_a_fifo(
     os.mkfifo(repo / "KILN.md")  # 60 s bounds a hang: not a speed assertion
     proc = subprocess.run(add, cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "not a regular file" in proc.stderr
+
+
+@pytest.mark.parametrize("hooks", [".git/hooks", ".githooks"])
+def test_remember_writes_no_git_hook_a_shipped_link_names(
+    tmp_path: Path, kiln_home: Path, host_dir: Path, hooks: str
+) -> None:
+    """A `KILN.md -> .git/hooks/post-commit` resolves inside the repository, so the check above
+    let it through; but git runs that hook on the host at the user's next commit (Git LFS installs
+    one, and a user's own hook need not end in `exec`), and `remember` appended the model's line to it, its
+    executable bit kept. The file tools never write into `.git` (section 2); neither does memory."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    if hooks != ".git/hooks":  # `core.hooksPath`: the folder is a workspace folder
+        subprocess.run(["git", "config", "core.hooksPath", hooks], cwd=root, check=True)
+        (root / hooks).mkdir()
+    hook = root / hooks / "post-commit"
+    hook.write_text("#!/bin/sh\necho committed >/dev/null\n")  # the user's own hook
+    hook.chmod(0o755)
+    (root / "KILN.md").symlink_to(f"{hooks}/post-commit")
+    marker = host_dir / "hook-ran"
+    step = {"tool_calls": [{"name": "remember", "input": {"text": f"x; touch {marker}"}}]}
+    proc, out = kiln_run_json(
+        root, [step], home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json"
+    )
+    (result,) = tool_results(Path(out["transcript"]))
+    assert str(marker) not in hook.read_text(), result
+    assert "git" in result
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}  # fmt: skip
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "user"], cwd=root, env=env)
+    assert not marker.exists()
