@@ -120,8 +120,9 @@ def refusal(path: Path, scope: Scope | None) -> str | None:
 
 def in_git_folder(path: Path) -> bool:
     """Inside a git folder: its config holds the token a CI checkout leaves (and the tools
-    keep from the model), its objects the repository's whole history."""
-    return ".git" in path.parts
+    keep from the model), its objects the repository's whole history. In any case: on a
+    case-insensitive filesystem (macOS) ``.GIT/config`` is ``.git/config``."""
+    return any(part.casefold() == ".git" for part in path.parts)
 
 
 def expand(path: Path, scope: Scope | None, *, users_own: bool = False) -> str:

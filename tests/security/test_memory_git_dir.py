@@ -35,3 +35,22 @@ def test_a_memory_import_of_the_git_config_is_refused(tmp_path: Path, kiln_home:
     assert "STYLE: four spaces" in sent, proc.stderr  # the control: memory was sent
     assert TOKEN not in sent and basic not in sent and "extraheader" not in sent
     assert "git folder" in sent
+
+
+def test_the_git_folder_in_another_case_is_the_git_folder(tmp_path: Path, kiln_home: Path) -> None:
+    """On a case-insensitive filesystem (a macOS runner's APFS) `@.GIT/config` opens the git
+    folder's config, and its spelling kept no `.git` in the path memory checked. Here the git
+    folder is spelled `.GIT` (a `.git` file names it), which is the path that import reads."""
+    root = tmp_path / "repo"
+    committing_repo(root)("init", {"KILN.md": "Notes.\n@.GIT/config\n"})
+    (root / ".git").rename(root / ".GIT")
+    (root / ".git").write_text("gitdir: .GIT\n")
+    git(root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: bearer {TOKEN}")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+                    extra=("--ci", "--artifacts", str(tmp_path / "art")))  # fmt: skip
+    sent = "\n".join(p.read_text(errors="replace") for p in kiln_home.rglob("*.jsonl"))
+    assert "Notes." in sent, proc.stderr  # the control: memory was sent
+    assert TOKEN not in sent and "extraheader" not in sent
+    assert "git folder" in sent
