@@ -76,6 +76,7 @@ class Session:
         self.host = host
         self.config = config
         self._open_calls: dict[str, str] = {}  # tool calls started and not yet finished
+        self._stop_note = ""  # why a limit ended the running turn (``note_stop``)
         self._turn_start: tuple[int, int, int] | None = None  # epoch, message, tail blocks
         self._turn_prompt: list[Block] = []  # what the turn was asked with
         self.store = store
@@ -397,6 +398,7 @@ class Session:
         return list(results)
 
     async def note_stop(self, detail: str) -> None:
+        self._stop_note = detail  # stored at the turn's end, after its last message
         await self.emit(StatusNote(text=detail))
 
     async def provider_failed(self, exc: Exception) -> None:
@@ -413,6 +415,10 @@ class Session:
     async def end_turn(self, reason: StopReason) -> None:
         self.transcript.close_dangling(reason)
         refused_turn.mark(self, reason, self._turn_start, self._turn_prompt)
+        if self._stop_note:  # a load shows why the turn stopped, as the live turn did
+            messages = self.transcript
+            self.store.record_stop(self.id, messages.epoch, len(messages.messages), self._stop_note)
+            self._stop_note = ""
         # a call the limit or a cancel cut short ends for the host too (no spinner left running)
         for call_id, name in list(self._open_calls.items()):
             await self.emit(ToolCallFinished(id=call_id, name=name, status="failed",

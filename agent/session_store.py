@@ -204,26 +204,41 @@ class SessionStore:
             raise SessionNotFound(f"no session {session_id!r}", hint="see `kiln sessions list`")
         return int(row[0]), int(row[1])
 
-    # -- thinking (shown, never sent back): kept beside the messages for a replay ------------
+    # -- thinking and stop notes (shown, never sent back): kept beside the messages for a replay
 
     def record_thought(self, session_id: str, epoch: int, seq: int, text: str) -> None:
         """The thinking that came before message ``seq`` of ``epoch`` (the ``events`` table)."""
-        body = canonical_json({"epoch": epoch, "message": seq, "text": text})
-        self._write(
-            "INSERT INTO events SELECT ?, coalesce(max(seq) + 1, 0), 'thought', ?, ? "
-            "FROM events WHERE session_id = ?",
-            (session_id, body, time.time(), session_id),
-        )
+        self._record_event(session_id, "thought", epoch, seq, text)
 
     def thoughts(self, session_id: str, epoch: int) -> dict[int, str]:
         """Message seq -> the thinking before it, in ``epoch``."""
+        return self._events(session_id, "thought", epoch)
+
+    def record_stop(self, session_id: str, epoch: int, seq: int, text: str) -> None:
+        """The note a limit ended a turn with (``step limit reached (30)``); the turn's messages
+        end before message ``seq`` of ``epoch``."""
+        self._record_event(session_id, "stop", epoch, seq, text)
+
+    def stops(self, session_id: str, epoch: int) -> dict[int, str]:
+        """Message seq -> the stop note of the turn that ended before it, in ``epoch``."""
+        return self._events(session_id, "stop", epoch)
+
+    def _record_event(self, session_id: str, kind: str, epoch: int, seq: int, text: str) -> None:
+        body = canonical_json({"epoch": epoch, "message": seq, "text": text})
+        self._write(
+            "INSERT INTO events SELECT ?, coalesce(max(seq) + 1, 0), ?, ?, ? "
+            "FROM events WHERE session_id = ?",
+            (session_id, kind, body, time.time(), session_id),
+        )
+
+    def _events(self, session_id: str, kind: str, epoch: int) -> dict[int, str]:
         rows = self.query(
-            "SELECT json FROM events WHERE session_id = ? AND kind = 'thought' ORDER BY seq",
-            (session_id,),
+            "SELECT json FROM events WHERE session_id = ? AND kind = ? ORDER BY seq",
+            (session_id, kind),
         )
         found: dict[int, str] = {}
         for (text,) in rows:
-            row = _stored_json(text, dict, session_id, "a thought")
+            row = _stored_json(text, dict, session_id, f"a {kind}")
             if row.get("epoch") == epoch and isinstance(row.get("text"), str):
                 found[int(row.get("message", -1))] = row["text"]
         return found

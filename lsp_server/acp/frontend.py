@@ -98,6 +98,25 @@ def render_event(
     return _chunk("agent_thought_chunk", text + "\n", meta={"kiln": update})
 
 
+def replayed(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A stored session's updates (``SessionManager.history``) as its live turns showed them: a
+    ``status`` there is the note a limit ended a turn with (the only one a session stores), shown
+    as the thinking line and the closing ``Stopped: …`` text that turn sent."""
+    shown: list[dict[str, Any]] = []
+    for update in updates:
+        if update.get("sessionUpdate") == "status":
+            note = str(update.get("text", ""))
+            shown += [_chunk("agent_thought_chunk", note + "\n", {"kiln": update}), _stopped(note)]
+        else:
+            shown.append(update)
+    return shown
+
+
+def _stopped(note: str) -> dict[str, Any]:
+    """The last text of a turn a limit ended: why, as `kiln run` prints it."""
+    return _chunk("agent_message_chunk", f"\n\nStopped: {_sentence(note)}\n")
+
+
 def _sentence(note: str) -> str:
     """``stopped: x failed…`` -> ``x failed….``: the note as the end of "Stopped: …"."""
     note = note.removeprefix("stopped: ").strip()
@@ -153,7 +172,7 @@ class AcpFrontend:
             case TurnDone(stop_reason=reason):
                 note = self._last_note.pop(event.session_id, "")
                 if note and acp_stop_reason(reason) == "max_turn_requests":
-                    return _chunk("agent_message_chunk", f"\n\nStopped: {_sentence(note)}\n")
+                    return _stopped(note)
         return render_event(event, root=root, context_window=context_window)
 
     async def send_update(self, session_id: str, update: dict[str, Any]) -> None:

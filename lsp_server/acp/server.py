@@ -41,7 +41,7 @@ from lsp_server.acp import builtins
 from lsp_server.acp.cancel_request import EXTENSION_NAME, REQUEST_ID_KEY, PromptRequests
 from lsp_server.acp.client_paths import as_client_names
 from lsp_server.acp.commands import Commands, builtin, expand
-from lsp_server.acp.frontend import AcpFrontend, message_chunk
+from lsp_server.acp.frontend import AcpFrontend, message_chunk, replayed
 from lsp_server.acp.mcp_params import MCP_HTTP, MCP_SSE, parse_mcp_servers
 from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
@@ -216,7 +216,7 @@ class KilnAcpAgent:
         session = await self.core.load_session(session_id, mcp_servers=servers, cwd=Path(cwd))
         self._track(session, cwd)
         assert self.frontend is not None
-        for update in self.core.history(session.id):
+        for update in replayed(self.core.history(session.id)):
             await self.frontend.send_now(session.id, update)
         self._offer_commands(session, again=True)
         return LoadSessionResponse(modes=mode_state(session))

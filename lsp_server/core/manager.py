@@ -232,9 +232,13 @@ class SessionManager:
         session = self.get(session_id)
         tools = {**session.runner.deferred, **session.runner.tools}
         kinds = {name: tool.kind for name, tool in tools.items()}
-        thoughts = session.store.thoughts(session.id, session.transcript.epoch)
+        epoch = session.transcript.epoch
         updates = history_updates(
-            session.transcript.messages, root=session.root, tool_kinds=kinds, thoughts=thoughts
+            session.transcript.messages,
+            root=session.root,
+            tool_kinds=kinds,
+            thoughts=session.store.thoughts(session.id, epoch),
+            stops=session.store.stops(session.id, epoch),
         )
         todos = session.state.get("todos")
         plan = (

@@ -184,7 +184,7 @@ def event_to_update(
                 },
             }
         case StatusNote(text=text):
-            return {"sessionUpdate": "status", "text": text}
+            return status_update(text)
         case Compacted():
             fields = event.to_dict()
             del fields["kind"], fields["session_id"], fields["parent_tool_call_id"]
@@ -209,6 +209,11 @@ def event_to_update(
             return None  # the permission request itself is the signal; the prompt result is
         case _:
             assert_never(event)
+
+
+def status_update(text: str) -> dict[str, Any]:
+    """A status line (Kiln's own kind: ACP's front-end shows it as thinking)."""
+    return {"sessionUpdate": "status", "text": text}
 
 
 def closed_tool_call(call_id: str, reason: str) -> dict[str, Any]:
@@ -315,6 +320,7 @@ def history_updates(
     root: Path,
     tool_kinds: dict[str, str] | None = None,
     thoughts: dict[int, str] | None = None,
+    stops: dict[int, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Replay a stored transcript as updates (ACP ``session/load`` streams the history).
 
@@ -322,12 +328,17 @@ def history_updates(
     are skipped (a ``<reference>`` the user attached is kept, as the content block it came
     from); tool results become finished tool
     calls. ``tool_kinds`` (tool name -> ACP kind) lets clients show the right icon;
-    ``thoughts`` (message index -> the thinking streamed before it) come back as thinking.
+    ``thoughts`` (message index -> the thinking streamed before it) come back as thinking;
+    ``stops`` (message index -> the note of a limit that ended the turn before it) as the
+    ``status`` update the live turn sent (ACP's front-end shows it as that turn did).
     """
 
     kinds = tool_kinds or {}
     updates: list[dict[str, Any]] = []
+    ends = stops or {}
     for seq, message in enumerate(messages):
+        if note := ends.get(seq):
+            updates.append(status_update(note))
         if (thought := (thoughts or {}).get(seq)) and message["role"] == "assistant":
             updates.append({"sessionUpdate": "agent_thought_chunk", "content": text_block(thought)})
         for block in message.get("content", []):
@@ -368,4 +379,6 @@ def history_updates(
                         "content": [_text_content(text[:4000])],
                     }
                 )
+    if note := ends.get(len(messages)):  # the last turn's
+        updates.append(status_update(note))
     return updates

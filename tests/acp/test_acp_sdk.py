@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,6 +92,26 @@ def test_a_turn_ending_on_a_limit_closes_its_calls(conformance: Conformance) -> 
     assert "never reached" not in report.text()
     # the note `kiln run` prints is the turn's last visible message, not only a thought
     assert report.text().endswith("Stopped: step limit reached (1).\n")
+
+
+def test_a_loaded_session_shows_why_a_limit_stopped_its_turn(conformance: Conformance) -> None:
+    """The live turn's last message said "Stopped: step limit reached (1)."; a `session/load`
+    replayed the turn without it (the note was not stored), as if it had simply ended."""
+    steps = [call("list_files"), {"match": "still there", "text": "Still here."}]
+    report = conformance.run("load", steps, sessionMeta={"kiln": {"maxSteps": 1}})
+    assert report.result["firstResponse"] == {"stopReason": "max_turn_requests"}
+    live = [u["update"] for u in report.result["live"]]
+    replayed = [u["update"] for u in report.result["replayed"]]
+
+    def shown(updates: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        return [(u["sessionUpdate"], u["content"]["text"]) for u in updates if "chunk" in
+                u["sessionUpdate"] and u["sessionUpdate"] != "user_message_chunk"]  # fmt: skip
+
+    stopped = ("agent_message_chunk", "\n\nStopped: step limit reached (1).\n")
+    assert shown(live)[-1] == stopped
+    assert shown(replayed) == [("agent_thought_chunk", "step limit reached (1)\n"), stopped]
+    assert shown(live)[-2:] == shown(replayed)  # the turn ends as it did live
+    assert report.result["response"] == {"stopReason": "end_turn"}
 
 
 def test_a_stuck_turn_ends_as_max_turn_requests(conformance: Conformance) -> None:

@@ -178,9 +178,9 @@ const SCENARIOS = {
     const first = new Editor();
     const one = run.open(first);
     await initialize(one.cx, { caps: NO_FS });
-    const { sessionId } = await newSession(one.cx, workspace);
+    const { sessionId } = await newSession(one.cx, workspace, params.sessionMeta);
     const blocks = params.prompt ?? [{ type: "text", text: params.text ?? "summarise notes.txt" }];
-    await one.cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks });
+    const firstResponse = await one.cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks });
     await run.finish(one);
 
     const second = new Editor();
@@ -189,7 +189,7 @@ const SCENARIOS = {
     const loaded = await two.cx.request(acp.methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] });
     const replayed = second.updates.slice();
     const response = await prompt(two.cx, sessionId, "still there?");
-    return { sessionId, loadSession: init.agentCapabilities?.loadSession, loaded, replayed, response, updates: second.updates };
+    return { sessionId, loadSession: init.agentCapabilities?.loadSession, live: first.updates, firstResponse, loaded, replayed, response, updates: second.updates };
   },
 
   /** session/set_mode to each advertised mode, an unknown mode, then a turn in the last one. */
