@@ -121,8 +121,24 @@ def refusal(path: Path, scope: Scope | None) -> str | None:
 def in_git_folder(path: Path) -> bool:
     """Inside a git folder: its config holds the token a CI checkout leaves (and the tools
     keep from the model), its objects the repository's whole history. In any case: on a
-    case-insensitive filesystem (macOS) ``.GIT/config`` is ``.git/config``."""
-    return any(part.casefold() == ".git" for part in path.parts)
+    case-insensitive filesystem (macOS) ``.GIT/config`` is ``.git/config``. A git folder under
+    another name (``git init --separate-git-dir .repo``, a bare mirror in the tree) is known by
+    what git itself looks for: ``HEAD``, ``objects/`` and ``refs/``."""
+    if any(part.casefold() == ".git" for part in path.parts):
+        return True
+    folder = Path(os.path.abspath(path))
+    return any(_looks_like_git(d) for d in (folder, *folder.parents))
+
+
+def _looks_like_git(folder: Path) -> bool:
+    try:
+        return (
+            (folder / "HEAD").is_file()
+            and (folder / "objects").is_dir()
+            and (folder / "refs").is_dir()
+        )
+    except OSError:
+        return False
 
 
 def expand(path: Path, scope: Scope | None, *, users_own: bool = False) -> str:

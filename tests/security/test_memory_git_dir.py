@@ -54,3 +54,23 @@ def test_the_git_folder_in_another_case_is_the_git_folder(tmp_path: Path, kiln_h
     assert "Notes." in sent, proc.stderr  # the control: memory was sent
     assert TOKEN not in sent and "extraheader" not in sent
     assert "git folder" in sent
+
+
+def test_a_git_folder_under_another_name_is_a_git_folder(tmp_path: Path, kiln_home: Path) -> None:
+    """`git init --separate-git-dir .repo` (or `git worktree`, a bare mirror kept in the tree)
+    puts the git folder under a name with no `.git` in it: `@.repo/config` read it. A folder
+    git itself would take for a git folder (HEAD, objects/, refs/) is refused by what it is."""
+    root = tmp_path / "repo"
+    committing_repo(root)("init", {"KILN.md": "Notes.\n@.repo/config\n@.repo/../docs.md\n"})
+    (root / ".git").rename(root / ".repo")
+    (root / ".git").write_text("gitdir: .repo\n")
+    (root / "docs.md").write_text("DOCS: kept\n")
+    git(root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: bearer {TOKEN}")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+                    extra=("--ci", "--artifacts", str(tmp_path / "art")))  # fmt: skip
+    sent = "\n".join(p.read_text(errors="replace") for p in kiln_home.rglob("*.jsonl"))
+    assert "Notes." in sent and "DOCS: kept" in sent, proc.stderr  # the controls
+    assert TOKEN not in sent and "extraheader" not in sent
+    assert "git folder" in sent
