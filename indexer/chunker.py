@@ -27,7 +27,7 @@ from indexer.blocks import (
     module_name,
 )
 from indexer.components import name_component, script_tree
-from indexer.definitions import Def, find_definitions, ref_names
+from indexer.definitions import Def, find_definitions, query_cursor, ref_names
 from indexer.languages import (
     BRACE_BODY,
     COMPONENT_LANGUAGES,
@@ -109,9 +109,7 @@ class _Chunker:
 
     def run(self, tree: Any, region: Region | None = None) -> list[Block]:
         """The file's blocks; with ``region``, only the blocks of those rows (see ``Region``)."""
-        import tree_sitter as ts
-
-        cursor = ts.QueryCursor(self.g.query)
+        cursor = query_cursor(self.g)
         lo, hi = (region.first_row, region.end_row) if region else (0, len(self.lines))
         self.rows = hi
         if region is not None:

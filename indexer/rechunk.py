@@ -28,6 +28,7 @@ from typing import Any
 from indexer.blocks import TINY_LINES, Block
 from indexer.chunker import chunk_file, chunk_region, parser_for
 from indexer.component_edits import chunk_component_edit
+from indexer.definitions import query_cursor
 from indexer.incremental import Entry, TreeCache, byte_edit
 from indexer.languages import (
     COMPONENT_LANGUAGES,
@@ -271,12 +272,10 @@ def _enclosing_function(language: str, tree: Any, data: bytes, lo: int, hi: int)
     down from the module through classes only (a function's nested definitions are part of
     its text); with its body node and the names of the classes around it. Names are read from
     ``data``: the tree's own text is that of an older version."""
-    import tree_sitter as ts
-
     g = grammar(language)
     if g is None:  # plain text: no functions
         return None
-    cursor = ts.QueryCursor(g.query)
+    cursor = query_cursor(g)
     cursor.set_byte_range(lo, max(hi, lo + 1))
     chain: dict[int, tuple[int, str, Any, Any, str]] = {}
     for _, caps in cursor.matches(tree.root_node):

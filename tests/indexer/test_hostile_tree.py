@@ -203,6 +203,24 @@ def test_oversized_minified_binary_and_generated_content_stays_out(repo: Path) -
     )
 
 
+def test_definitions_nested_a_hundred_thousand_deep_are_indexed_in_bounded_time(
+    repo: Path,
+) -> None:
+    """Under the 1 MB cap, with short lines (not minified): ``fn deep(){`` nested 70,000 deep.
+    Reaching each definition's neighbours walked the tree from its root, so each file held
+    `kiln index` for minutes (quadratic in the depth). Definitions deeper than
+    ``MAX_START_DEPTH`` stay in the text of the block around them."""
+    (repo / "deep.rs").write_text("fn deep(){\n" * 70_000 + "}\n" * 70_000)
+    (repo / "deep.js").write_text("function deep(){\n" * 50_000 + "}\n" * 50_000)
+    assert max((repo / name).stat().st_size for name in ("deep.rs", "deep.js")) <= 1_000_000
+    write(repo, "ok.rs", "fn plain_symbol() {}\n")
+    clean(kiln("index", ".", cwd=repo))
+    hits = json.loads(kiln("search", "plain_symbol", "--json", cwd=repo).stdout)
+    assert hits[0]["path"] == "ok.rs", hits
+    paths = {h["path"] for h in json.loads(kiln("search", "deep", "--json", cwd=repo).stdout)}
+    assert {"deep.rs", "deep.js"} <= paths, paths
+
+
 def test_a_gitignore_pattern_that_backtracks_is_dropped(repo: Path) -> None:
     """``*a*a*a...`` becomes a regular expression that backtracks for hours on a long name."""
     write(repo, ".gitignore", "*a" * 12 + "zz\nskipped_*.py\n")
