@@ -1,0 +1,43 @@
+"""File contents a hostile (or just large) checkout holds, against the file tools through the
+real `kiln run` with the scripted model (docs/security.md, section 2): an edit's answer, which
+counts the lines it changed, stays bounded whatever the file holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.security.scripted_run import kiln_run_json, tool_results
+
+
+def step(tool: str, **args: object) -> dict[str, object]:
+    return {"tool_calls": [{"name": tool, "input": args}]}
+
+
+def test_rewriting_a_file_of_similar_lines_answers_at_once(tmp_path: Path, kiln_home: Path) -> None:
+    """A file of 500 lines alike (a table, generated constants) rewritten with each line
+    changed a little: counting the changed lines with an intraline diff compared every old line
+    with every new one, and `kiln run` sat on that one answer for minutes, the event loop
+    held. The run now ends well inside its bound, and the answer counts the lines."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    old = "".join(f"value_{n} = compute({n}, 'aaaaaaaaaaaa')\n" for n in range(500))
+    new = "".join(f"value_{n} = compute({n + 1}, 'aaaaaaaaaaab')\n" for n in range(500))
+    (root / "table.py").write_text(old)
+    (root / "other.py").write_text(old)
+    proc, result = kiln_run_json(
+        root,
+        [
+            step("write_file", path="table.py", content=new),
+            step("edit_file", path="other.py", old_text=old, new_text=new),
+        ],
+        home=tmp_path,
+        kiln_home=kiln_home,
+        script=tmp_path / "script.json",
+        timeout=120,
+    )
+    assert result["stop_reason"] == "end_turn", (result, proc.stderr)
+    assert tool_results(Path(result["transcript"])) == [
+        "edited table.py (+500 -500 lines)",
+        "edited other.py (+500 -500 lines)",
+    ]
+    assert (root / "table.py").read_text() == new == (root / "other.py").read_text()
