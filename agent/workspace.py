@@ -197,6 +197,20 @@ def read_inside(root: Path, path: Path) -> str | None:
 MAX_READ_BYTES = 64 * 1024 * 1024
 
 
+def disk_text(path: Path, root: Path | None) -> str | None:
+    """The text on disk of a file an editor's edit is about to replace, line ends as they are
+    (None: no such file, or not UTF-8), compared with the text the edit was computed on. Reached
+    as ``read_inside`` reaches it when the workspace ``root`` is known: a command running
+    between the check and the user's yes may have put a FIFO there, and opening it for reading
+    waited for a writer forever, on the editor host's event loop (``PathChanged`` instead)."""
+    try:
+        if root is not None:
+            return read_inside(root, path)
+        return read_regular(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def read_regular(path: Path, inside: Sequence[Path] = ()) -> bytes:
     """A regular file's bytes. Opening a FIFO the agent made (``mkfifo``) would block the host
     forever, a device never ends, and a huge file would be read whole into memory: each is an

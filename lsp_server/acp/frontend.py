@@ -46,7 +46,7 @@ from agent.events import (
 )
 from agent.hosts import DiskHost
 from agent.protocols import EditOutcome, EditProposal
-from agent.workspace import check_unmoved
+from agent.workspace import check_unmoved, disk_text
 from lsp_server.acp.client_paths import ClientPaths
 from lsp_server.acp.outgoing import OutgoingRequests
 from lsp_server.core.coalesce import TextCoalescer
@@ -285,19 +285,20 @@ class AcpFrontend:
         if not self.can_write:
             return await self._disk.apply_edit(proposal)  # type: ignore[return-value]
         path = Path(proposal.meta["abspath"])
-        if proposal.meta.get("root"):  # the client writes where the path leads by then
-            check_unmoved(Path(proposal.meta["root"]), path)
+        root = Path(proposal.meta["root"]) if proposal.meta.get("root") else None
+        if root is not None:  # the client writes where the path leads by then
+            check_unmoved(root, path)
         path = path.resolve()
         current = await self.client_text(session_id, path) if self.can_read else None
         if current is None:
-            current = _disk_text(path)
+            current = disk_text(path, root)
         if (current or "") != proposal.old_text:
             return "stale"
         content = proposal.new_text
         if current is not None and "\r\n" not in current:
             # Clients hand out a Windows file's text with \n (as editors hold it); one that
             # writes what it is sent must not turn the file's \r\n into \n.
-            content = line_ends.like(_disk_text(path) or "", content)
+            content = line_ends.like(disk_text(path, root) or "", content)
         try:
             async with self.outgoing.withdrawn_if_abandoned():
                 await asyncio.wait_for(
@@ -357,10 +358,3 @@ class AcpFrontend:
             if not owners:
                 del self._buffers[path]
 
-
-def _disk_text(path: Path) -> str | None:
-    """The file's text with its line ends as they are (\r\n kept, as the edit was computed)."""
-    try:
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None

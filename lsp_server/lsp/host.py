@@ -23,7 +23,7 @@ from lsprotocol.converters import get_converter
 from agent.errors import ToolError
 from agent.events import AgentEvent
 from agent.protocols import EditOutcome, EditProposal
-from agent.workspace import atomic_write, check_unmoved
+from agent.workspace import atomic_write, check_unmoved, disk_text
 from lsp_server.core import event_to_update, is_text_chunk
 from lsp_server.core.coalesce import TextCoalescer
 from lsp_server.lsp.document_lookup import find_document, open_document
@@ -158,7 +158,7 @@ class LspFrontend:
             version = doc.version
             uri = doc.uri
         else:
-            current = _disk_text(path)
+            current = disk_text(path, root)
             version = None
             uri = path.as_uri()
         if (current or "") != proposal.old_text:
@@ -257,22 +257,13 @@ class LspFrontend:
     ) -> EditOutcome:
         """Write an allowed edit ourselves; a file whose disk text differs from what the edit
         was computed on (unsaved editor changes) is not overwritten: the model hears why."""
-        if (_disk_text(path) or "") != proposal.old_text:
+        if (disk_text(path, root) or "") != proposal.old_text:
             raise ToolError(
                 f"{why}, and {proposal.path} has unsaved changes in the editor",
                 suggestion="ask the user to save the file, then redo the edit",
             )
         atomic_write(path, proposal.new_text, root=root)
         return "applied"
-
-
-def _disk_text(path: Path) -> str | None:
-    """The file's text with its line ends as they are (read_text would turn \r\n into \n, and
-    an edit computed on the real text would look stale)."""
-    try:
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def plain_json(value: Any) -> Any:
