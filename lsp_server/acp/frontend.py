@@ -357,4 +357,3 @@ class AcpFrontend:
             owners -= {o for o in owners if o[0] == session_id and call_id in (None, o[1])}
             if not owners:
                 del self._buffers[path]
-
