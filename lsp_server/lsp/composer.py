@@ -16,7 +16,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent.compaction_store import CompactionRecord
 from lsp_server.core import CoreError, InvalidParams, TurnInProgress, uri_to_path
+from lsp_server.core import commands as core_commands
 from lsp_server.core.prompts import skill_block
 from lsp_server.lsp.methods import kiln_method
 from lsp_server.lsp.params import CompleteParams, SessionRef, SkillUseParams
@@ -207,10 +209,19 @@ async def use_skill(ls: KilnServer, params: SkillUseParams) -> dict[str, Any]:
 
 @kiln_method("kiln/session/compact")
 async def compact(ls: KilnServer, params: SessionRef) -> dict[str, Any]:
-    session = ls.core().get(params.session_id)
-    if ls.core().is_busy(session.id):
+    core = ls.core()
+    session = core.get(params.session_id)
+    if core.is_busy(session.id):
         raise TurnInProgress("a turn is running", hint="stop it or wait, then compact")
-    record = await session.compactor.compact(session, reason="manual")
+    # held as a turn is: a prompt meanwhile is refused, kiln/session/cancel stops it, and
+    # another Kiln process cannot run a turn in the session (``core_commands.compact``)
+    done: list[CompactionRecord | None] = []
+
+    async def work() -> None:
+        done.append(await core_commands.compact(core, session.id))
+
+    await core.run_command(session.id, work)
+    record = done[0] if done else None
     if record is None:
         return {"compacted": False}
     return {
