@@ -345,7 +345,7 @@ class SessionManager:
         blocks = prompt_to_blocks(
             prompt,
             root=live.session.root,
-            read_text=lambda p: read(p) or read_disk(p),
+            read_text=lambda p: read(p) or read_disk(p, live.session.root),
             read_uri=getattr(self.frontend, "read_uri", None),
         )
         check_fits(blocks, int(getattr(live.session.model, "context_window", 0) or 0))

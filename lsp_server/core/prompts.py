@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from agent.compaction import estimate_tokens
+from agent.errors import PathOutsideWorkspace
 from agent.injection import external
 from agent.types import Block
+from agent.workspace import read_regular
 from lsp_server.core.errors import CoreError, InvalidParams
 from skills_registry.skill import Skill
 
@@ -203,8 +205,21 @@ def uri_to_path(uri: str) -> Path | None:
     return None if "\x00" in path else Path(path)
 
 
-def read_disk(path: Path) -> str | None:
+def read_disk(path: Path, root: Path) -> str | None:
+    """An attached file's text as the file tools read it (None: no such file, or a folder): a
+    regular file of at most 64 MB, still inside ``root`` once open. A FIFO there (a command of
+    an earlier turn can make one) waited for a writer forever, and a 2 GB file was read whole."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        data = read_regular(path, [root])
+    except (FileNotFoundError, IsADirectoryError):
         return None
+    except PathOutsideWorkspace as exc:
+        raise CoreError(str(exc), hint="reference files inside the workspace root") from None
+    except OSError as exc:
+        if path.is_dir():
+            return None
+        raise InvalidParams(
+            f"cannot attach {path.name}: {exc.strerror or exc}",
+            hint="attach regular text files of at most 64 MB",
+        ) from None
+    return data.decode("utf-8", errors="replace")

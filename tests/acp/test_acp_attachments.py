@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,3 +124,29 @@ async def test_an_embedded_blob_resource_is_its_text_or_refused(spawn, workspace
             )
         assert refused.value.code == -32602 and "binary blob" in str(refused.value)
     assert client.text() == "I read the blob"
+
+
+async def test_an_attached_fifo_or_huge_file_is_refused_not_waited_on(
+    spawn, workspace: Path
+) -> None:
+    """A file the repository (or a command of an earlier turn) made a FIFO, or a sparse file of
+    2 GB, attached with `@`: opening the FIFO waited for a writer forever on the agent's event
+    loop, and the big file was read whole into memory. Both are -32602 with one line now, read
+    as the file tools read (a regular file of at most 64 MB); a folder is still a bare link."""
+    os.mkfifo(workspace / "notes.md")
+    with (workspace / "huge.log").open("wb") as fh:
+        fh.truncate(2 * 2**30)  # sparse: no disk space used
+    (workspace / "docs").mkdir()
+    client = EditorClient()
+    async with spawn(["read the folder"], client) as agent:
+        await agent.start(fs=False)
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        for name, why in (("notes.md", "not a regular file"), ("huge.log", "larger than 64 MB")):
+            link = {"type": "resource_link", "uri": (workspace / name).as_uri(), "name": name}
+            with pytest.raises(RequestError) as refused:
+                await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=[link]), 60)
+            assert refused.value.code == -32602 and why in str(refused.value), refused.value
+        folder = {"type": "resource_link", "uri": (workspace / "docs").as_uri(), "name": "docs"}
+        done = await agent.conn.prompt(session_id=sid, prompt=[folder])
+        assert done.stop_reason == "end_turn"
+    assert client.text() == "read the folder"
