@@ -17,6 +17,7 @@ from agent.tools.base import FunctionTool, schema
 from agent.tools.pattern_size import MAX_UNITS, expanded_size
 from agent.tree_walk import walk
 from agent.types import ToolSpec
+from agent.workspace import read_regular
 
 MAX_READ_LINES = 2000
 SKIP_DIRS = {
@@ -203,10 +204,31 @@ async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     path = session.workspace.resolve_write(args["path"])
     if path.is_dir():
         raise ToolError(f"{args['path']} is a directory")
-    old = session.read_text(path) if path.exists() else ""
+    old = _editable_text(ctx, path) if path.exists() else ""
     content = line_ends.like(old, args["content"])
     outcome = await session.propose_edit(path, old, content, call_id=ctx.call_id)
     return _edit_result(session.workspace.relative(path), outcome, old, content)
+
+
+def _editable_text(ctx: ToolContext, path: Path) -> str:
+    """The text an edit starts from. A file that is not UTF-8 (Latin-1, Shift JIS) reads with
+    U+FFFD for each byte that does not decode, and writing that text back would replace every
+    such byte in the file: it is refused in one line, before anything is proposed."""
+    text = ctx.session.read_text(path)
+    if "\ufffd" not in text:
+        return text
+    try:
+        read_regular(path, [ctx.session.workspace.root]).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{ctx.session.workspace.relative(path)} is not UTF-8 text (byte "
+            f"{exc.object[exc.start]:#04x} at offset {exc.start}); an edit would replace every "
+            "byte that is not",
+            suggestion="change it with a command (sed, iconv), or convert it to UTF-8 first",
+        ) from None
+    except OSError:
+        pass  # read_text decided already: the editor's buffer, or the same answer as then
+    return text
 
 
 async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
@@ -214,7 +236,7 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
     path = session.workspace.resolve_write(args["path"])
     if not path.is_file():
         raise ToolError(f"{args['path']} does not exist", suggestion="create it with write_file")
-    old = session.read_text(path)
+    old = _editable_text(ctx, path)
     old_text, new_text = args["old_text"], args["new_text"]
     if not old_text:
         raise ToolError(

@@ -41,3 +41,34 @@ def test_rewriting_a_file_of_similar_lines_answers_at_once(tmp_path: Path, kiln_
         "edited other.py (+500 -500 lines)",
     ]
     assert (root / "table.py").read_text() == new == (root / "other.py").read_text()
+
+
+def test_an_edit_of_a_file_that_is_not_utf8_is_refused_in_one_clear_line(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A Latin-1 file (``café`` as the byte 0xe9): the tools read it with U+FFFD in place of
+    that byte, and writing that text back would replace every such byte. The model heard
+    "UnicodeDecodeError … this looks like a tool bug" (and in an editor, that the file changed
+    while the edit was proposed, again and again); it now hears what the file is and what to
+    do, and the file keeps its bytes."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    latin = b"caf\xe9 = 1\nvalue = 2\n"
+    (root / "latin.py").write_bytes(latin)
+    proc, result = kiln_run_json(
+        root,
+        [
+            step("edit_file", path="latin.py", old_text="value = 2", new_text="value = 3"),
+            step("write_file", path="latin.py", content="value = 3\n"),
+        ],
+        home=tmp_path,
+        kiln_home=kiln_home,
+        script=tmp_path / "script.json",
+    )
+    assert result["stop_reason"] == "end_turn", (result, proc.stderr)
+    answers = tool_results(Path(result["transcript"]))
+    assert len(answers) == 2
+    for answer in answers:
+        assert "latin.py is not UTF-8 text (byte 0xe9 at offset 3)" in answer, answer
+        assert "tool bug" not in answer
+    assert (root / "latin.py").read_bytes() == latin
