@@ -29,6 +29,8 @@ KILN_ACP = [sys.executable, "-m", "lsp_server", "acp"]
 # is bounded at 60 s (editor.mjs). A loaded 2-core machine took 75 s for `load`'s two agents.
 SCENARIO_TIMEOUT = 180
 NODE_TIMEOUT = SCENARIO_TIMEOUT + 60  # and closing the agents after it
+# The workspace's app.py as the `workspace` fixture writes it (tests/acp/conftest.py).
+APP = "def greet():\n    return 'hello'\n"
 
 
 def node_for_sdk_client() -> str:

@@ -1,5 +1,5 @@
 """Stop reasons of `kiln acp` turns as the official ACP TypeScript SDK client sees them (the
-scenario runner of ``tests/acp/test_acp_sdk.py``): a reply the provider stopped is not an
+scenario runner of ``tests/acp/sdk_runner.py``): a reply the provider stopped is not an
 ordinary end of turn."""
 
 from __future__ import annotations

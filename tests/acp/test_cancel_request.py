@@ -1,4 +1,4 @@
-"""The stdio guard's part of ``$/cancel_request`` (the end-to-end case is in test_acp_sdk.py)."""
+"""The stdio guard's part of ``$/cancel_request`` (the end-to-end case is in test_acp_sdk_cancel.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 // `node run.mjs CONFIG.json` runs one conformance scenario against `kiln acp` and prints a JSON
 // report on stdout: what the client observed (`result`), every frame of every connection, and
-// the schema/protocol violations found in them. The pytest side (tests/acp/test_acp_sdk.py)
+// the schema/protocol violations found in them. The pytest side (tests/acp/test_acp_sdk*.py)
 // starts the scripted model server, writes the config, and asserts on the report.
 //
 // CONFIG: {scenario, command: [...], env: {...}, workspace, params: {...}}
