@@ -254,11 +254,8 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
         # quoted run of bare \n lines in a mixed file keeps them.
         new_text = line_ends.like(old, new_text)
     if count == 0:
-        near = difflib.get_close_matches(
-            old_text.strip().splitlines()[0] if old_text.strip() else old_text,
-            old.splitlines(),
-            n=1,
-            cutoff=0.6,
+        near = _closest_line(
+            old_text.strip().splitlines()[0] if old_text.strip() else old_text, old.splitlines()
         )
         source = f"file:{args['path']}"  # the line is the file's text: data like the file
         hint = (
@@ -275,6 +272,31 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
     new = old.replace(old_text, new_text, 1)
     outcome = await session.propose_edit(path, old, new, call_id=ctx.call_id)
     return _edit_result(session.workspace.relative(path), outcome, old, new)
+
+
+CLOSEST_SECONDS = 2.0  # for the closest-line hint of an edit_file that missed
+
+
+def _closest_line(wanted: str, lines: list[str]) -> list[str]:
+    """``difflib.get_close_matches(wanted, lines, n=1, cutoff=0.6)``, looking for at most
+    ``CLOSEST_SECONDS``: a file can hold 64 MB of lines that all pass the quick filters (the
+    same characters in another order), each then compared in full, minutes on the event loop."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(wanted)
+    best: tuple[float, str] | None = None
+    deadline = time.monotonic() + CLOSEST_SECONDS
+    for n, line in enumerate(lines):
+        if n % 64 == 0 and time.monotonic() > deadline:
+            break
+        matcher.set_seq1(line)
+        if (
+            matcher.real_quick_ratio() >= 0.6
+            and matcher.quick_ratio() >= 0.6
+            and (score := matcher.ratio()) >= 0.6
+            and (best is None or (score, line) > best)
+        ):
+            best = (score, line)
+    return [best[1]] if best else []
 
 
 def _edit_result(rel: str, outcome: str, old: str, new: str) -> str:

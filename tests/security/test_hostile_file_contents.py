@@ -4,6 +4,8 @@ counts the lines it changed, stays bounded whatever the file holds."""
 
 from __future__ import annotations
 
+import random
+import string
 from pathlib import Path
 
 from tests.security.scripted_run import kiln_run_json, tool_results
@@ -72,3 +74,33 @@ def test_an_edit_of_a_file_that_is_not_utf8_is_refused_in_one_clear_line(
         assert "latin.py is not UTF-8 text (byte 0xe9 at offset 3)" in answer, answer
         assert "tool bug" not in answer
     assert (root / "latin.py").read_bytes() == latin
+
+
+def test_an_edit_that_misses_in_a_big_file_answers_within_its_bound(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """60 MB (under the 64 MB cap) of lines that are all the same characters in another order:
+    each passes the quick filters of the closest-line hint, so the hint compared the model's
+    line with every one of them in full, minutes on the event loop. The hint now looks for
+    ``CLOSEST_SECONDS`` (none of these is close enough to name)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    rng = random.Random(7)
+    letters = list(string.ascii_lowercase * 7 + string.digits)[:190]
+    with (root / "data.txt").open("w") as fh:
+        for _ in range(60 * 2**20 // 191):
+            rng.shuffle(letters)
+            fh.write("".join(letters) + "\n")
+    rng.shuffle(letters)
+    missing = "".join(letters)
+    proc, result = kiln_run_json(
+        root,
+        [step("edit_file", path="data.txt", old_text=missing, new_text="x")],
+        home=tmp_path,
+        kiln_home=kiln_home,
+        script=tmp_path / "script.json",
+        timeout=120,
+    )
+    assert result["stop_reason"] == "end_turn", (result, proc.stderr)
+    (answer,) = tool_results(Path(result["transcript"]))
+    assert "old_text not found in data.txt" in answer, answer
