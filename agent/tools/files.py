@@ -191,11 +191,14 @@ def _left(deadline: float) -> float:
 
 
 def _grep_stopped(args: dict[str, Any], hits: list[str], where: str) -> str:
-    """The answer of a grep that ran out of time: what it found, or an error."""
+    """The answer of a grep that ran out of time: what it found, or an error. ``where`` names
+    a file of the repository (a name may hold a newline and an instruction): in the error it
+    is wrapped, as the hits are."""
     why = f"grep stopped after {GREP_SECONDS:g}s at {where}"
     hint = "the pattern backtracks: avoid nested repetition such as (a+)+ or (a|aa)*"
     if not hits:
-        raise ToolError(why, suggestion=hint)
+        wrapped = external(f"grep:{args['pattern']}", where)
+        raise ToolError(f"grep stopped after {GREP_SECONDS:g}s at {wrapped}", suggestion=hint)
     return external(f"grep:{args['pattern']}", "\n".join([*hits, f"[{why}: {hint}]"]))
 
 
