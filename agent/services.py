@@ -56,12 +56,14 @@ class SessionServices:
         self._spawn = spawn
         self._index = index
 
-    def read_text(self, path: Path) -> str:
-        """The editor's unsaved text when the host has it, else the file (text only)."""
+    def read_text(self, path: Path, name: str = "") -> str:
+        """The editor's unsaved text when the host has it, else the file (text only). Errors
+        call it ``name``, the path as the model asked for it: ``path`` is resolved, and a link
+        the checkout ships (``README.md``) may lead to a file whose name holds an instruction."""
         buffered = self._host.read_buffer(path)
         if buffered is not None:
             return buffered
-        rel = self.workspace.relative(path)
+        rel = name or self.workspace.relative(path)
         try:
             data = read_regular(path, [self.workspace.root, *self.workspace.read_roots])
         except FileNotFoundError:

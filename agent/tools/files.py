@@ -40,7 +40,7 @@ async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
         raise ToolError(
             f"{args['path']} is a directory", suggestion="use list_files for directories"
         )
-    text = session.read_text(path)
+    text = session.read_text(path, args["path"])
     lines = text.splitlines()
     offset = max(int(args.get("offset", 1) or 1), 1)
     limit = int(args.get("limit", MAX_READ_LINES) or MAX_READ_LINES)
@@ -48,6 +48,7 @@ async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     width = len(str(offset + len(chunk)))
     numbered = "\n".join(f"{n:>{width}}\t{line}" for n, line in enumerate(chunk, start=offset))
     rel = session.workspace.relative(path)
+    asked = args["path"]  # not ``rel``: a shipped link may lead to a name holding an instruction
     more = ""
     if offset - 1 + limit < len(lines):
         more = (
@@ -58,10 +59,10 @@ async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
         return external(f"file:{rel}", numbered + more)
     if lines:  # an offset past the end: the file has lines, just not there
         raise ToolError(
-            f"{rel} has {len(lines)} lines; offset {offset} is past the end",
+            f"{asked} has {len(lines)} lines; offset {offset} is past the end",
             suggestion=f"read with an offset from 1 to {len(lines)}",
         )
-    return f"{rel} is empty"
+    return f"{asked} is empty"
 
 
 async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
@@ -207,24 +208,24 @@ async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     path = session.workspace.resolve_write(args["path"])
     if path.is_dir():
         raise ToolError(f"{args['path']} is a directory")
-    old = _editable_text(ctx, path) if path.exists() else ""
+    old = _editable_text(ctx, path, args["path"]) if path.exists() else ""
     content = line_ends.like(old, args["content"])
     outcome = await session.propose_edit(path, old, content, call_id=ctx.call_id)
-    return _edit_result(session.workspace.relative(path), outcome, old, content)
+    return _edit_result(args["path"], outcome, old, content)
 
 
-def _editable_text(ctx: ToolContext, path: Path) -> str:
+def _editable_text(ctx: ToolContext, path: Path, name: str) -> str:
     """The text an edit starts from. A file that is not UTF-8 (Latin-1, Shift JIS) reads with
     U+FFFD for each byte that does not decode, and writing that text back would replace every
     such byte in the file: it is refused in one line, before anything is proposed."""
-    text = ctx.session.read_text(path)
+    text = ctx.session.read_text(path, name)
     if "\ufffd" not in text:
         return text
     try:
         read_regular(path, [ctx.session.workspace.root]).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolError(
-            f"{ctx.session.workspace.relative(path)} is not UTF-8 text (byte "
+            f"{name} is not UTF-8 text (byte "
             f"{exc.object[exc.start]:#04x} at offset {exc.start}); an edit would replace every "
             "byte that is not",
             suggestion="change it with a command (sed, iconv), or convert it to UTF-8 first",
@@ -239,7 +240,7 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
     path = session.workspace.resolve_write(args["path"])
     if not path.is_file():
         raise ToolError(f"{args['path']} does not exist", suggestion="create it with write_file")
-    old = _editable_text(ctx, path)
+    old = _editable_text(ctx, path, args["path"])
     old_text, new_text = args["old_text"], args["new_text"]
     if not old_text:
         raise ToolError(
@@ -274,7 +275,7 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
         )
     new = old.replace(old_text, new_text, 1)
     outcome = await session.propose_edit(path, old, new, call_id=ctx.call_id)
-    return _edit_result(session.workspace.relative(path), outcome, old, new)
+    return _edit_result(args["path"], outcome, old, new)
 
 
 CLOSEST_SECONDS = 2.0  # for the closest-line hint of an edit_file that missed
