@@ -6,7 +6,8 @@ didChange feed ``Index.update_file`` with the buffer (debounced per file), disk 
 from watchdog and ``workspace/didChangeWatchedFiles``. All index work runs in one worker thread
 so parsing never blocks the server's event loop and writes never race. A write another
 process kept the index locked for is kept and tried again (``RETRY_SECONDS`` on, and before the
-next search), never dropped; so is one that found the disk full.
+next search), never dropped; so is one that found the disk full (``locked_writes``). Once the
+buffers are quiet, the segments their edits left are merged (``quiet_merge``).
 """
 
 from __future__ import annotations
@@ -19,19 +20,12 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from lsp_server.lsp.locked_writes import RETRY_MAX_SECONDS, RETRY_SECONDS, LockedWrites
+from lsp_server.lsp.quiet_merge import QuietMerge
+
 log = logging.getLogger("kiln.lsp.documents")
 
 DEBOUNCE_SECONDS = 0.3
-# Quiet time after the last buffer edit before the small full-text segments edits leave are
-# merged and the WAL is checkpointed (``Index.compact``): a search probes every segment, so a
-# long session of edits would otherwise slow searches down, and merging or checkpointing inside
-# an edit would slow the edit.
-IDLE_SECONDS = 2.0
-# Pause before a write the index was locked for (another process writing it past the busy
-# timeout: each try waits that timeout itself) or found the disk full is tried again, doubled
-# after each try that fails again up to RETRY_MAX_SECONDS.
-RETRY_SECONDS = 1.0
-RETRY_MAX_SECONDS = 30.0
 
 
 class IndexSync:
@@ -50,18 +44,16 @@ class IndexSync:
         self._searches = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kiln-search")
         # Buffer text not yet in the index (debounced); read by any thread that flushes.
         self._pending: dict[Path, str] = {}
-        # Writes the index was locked for (None: the disk's text), newest per path; only the
-        # index thread adds or removes one, except a closed buffer's (``forget_buffer``).
-        self._retry: dict[Path, str | None] = {}
-        self._retry_timer: threading.Timer | None = None
-        self._retry_pause = RETRY_SECONDS
         self._timers: dict[Path, asyncio.TimerHandle] = {}
         self._lock = threading.Lock()
+        # Writes the index was locked for; only the index thread adds or removes one, except a
+        # closed buffer's (``forget_buffer``).
+        self._retry = LockedWrites(self._lock, self._submit_retries)
         self._queued = 0  # jobs submitted to the index thread and not done yet (``_submit``)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watcher: Any = None
-        self._idle: asyncio.TimerHandle | None = None
-        self.merged = asyncio.Event()  # set when an idle merge has run (cleared by an edit)
+        self._quiet = QuietMerge(self._merge_step, lambda: bool(self._pending))
+        self.merged = self._quiet.merged  # set when an idle merge has run (cleared by an edit)
         self._said: set[str] = set()  # skipped files logged already
         # Set by ``close``: a scan still running stops at its next file (the batches it
         # committed stay; the next start resumes from them) instead of keeping the process
@@ -206,8 +198,7 @@ class IndexSync:
             handle.cancel()
         with self._lock:
             self._pending.pop(path, None)
-            if self._retry.get(path) is not None:  # its text, never written: gone with it
-                del self._retry[path]
+        self._retry.forget_text(path)
 
     def _take_pending(self) -> list[tuple[Path, str]]:
         with self._lock:
@@ -234,45 +225,29 @@ class IndexSync:
             if not exc.retryable:
                 log.info("index update for %s failed: %s", path, exc)
                 return 0
-            with self._lock:
-                first = path not in self._retry
-                self._retry[path] = text  # the newest text: an older one waiting is replaced
-            if first:
+            if self._retry.keep(path, text):
                 log.info("%s; %s is kept and written when it can be", exc, path)
-            self._retry_later()
+            self._retry.later()
             return None
         except Exception as exc:  # noqa: BLE001 - the index is a cache
             log.info("index update for %s failed: %s", path, exc)
             count = 0
-        with self._lock:
-            self._retry.pop(path, None)  # older than this write
-            self._retry_pause = RETRY_SECONDS
+        self._retry.written(path)
         return count
 
     def _write_retries(self) -> None:
         """On the index thread: the writes waiting for the lock, until one still finds it held
         (each try waits the busy timeout: the rest would wait as long for nothing)."""
-        with self._lock:
-            waiting = list(self._retry.items())
-        for path, text in waiting:
+        for path, text in self._retry.waiting():
             if self._write(path, text) is None:
                 return
 
-    def _retry_later(self) -> None:
-        def fire() -> None:
-            with self._lock:
-                self._retry_timer = None
-            try:
-                self._submit(self._write_retries)
-            except RuntimeError:  # the server is closing
-                pass
-
-        with self._lock:
-            if self._retry_timer is None:
-                self._retry_timer = threading.Timer(self._retry_pause, fire)
-                self._retry_timer.daemon = True
-                self._retry_timer.start()
-                self._retry_pause = min(self._retry_pause * 2, RETRY_MAX_SECONDS)
+    def _submit_retries(self) -> None:
+        """From the retry timer: the waiting writes, queued on the index thread."""
+        try:
+            self._submit(self._write_retries)
+        except RuntimeError:  # the server is closing
+            pass
 
     async def flush(self) -> None:
         """Bring every buffer typed into the index now (and wait for updates already queued),
@@ -282,7 +257,7 @@ class IndexSync:
         items = self._take_pending()
         await self._run(self._write_buffers, items)
         if items:
-            self._when_idle()
+            self._quiet.restart()
 
     async def flush_then(self, fn: Callable[..., Any], *args: Any) -> Any:
         """``await flush()`` then ``await asyncio.to_thread(fn, *args)``, with the index thread
@@ -321,7 +296,7 @@ class IndexSync:
             self._searches.submit(search)
         result = await asyncio.wrap_future(answer)
         if items:
-            self._when_idle()
+            self._quiet.restart()
         return result
 
     def flush_blocking(self) -> None:
@@ -334,7 +309,7 @@ class IndexSync:
         except (RuntimeError, CancelledError):  # the server is closing: search what is there
             return
         if items and self._loop is not None:
-            self._loop.call_soon_threadsafe(self._when_idle)
+            self._loop.call_soon_threadsafe(self._quiet.restart)
 
     def queue_update(self, path: Path, text: str | None = None) -> None:
         """Queue a re-index (of ``text``, else of the disk) behind what is already queued,
@@ -344,7 +319,7 @@ class IndexSync:
             return
         if text is None or not path.is_dir():
             self._submit(self._write_buffers, [(path, text)])
-            self._when_idle()
+            self._quiet.restart()
 
     async def update_file(self, path: Path, text: str | None = None) -> int:
         path = in_root(path)
@@ -353,36 +328,12 @@ class IndexSync:
         count = await self._run(self._write, path, text)
         if count is None:  # the index is locked: written on a retry
             return 0
-        self._when_idle()
+        self._quiet.restart()
         return count
 
-    def _when_idle(self) -> None:
-        """(Re)start the quiet-time timer after an edit."""
-        loop = asyncio.get_running_loop()
-        if self._idle is not None:
-            self._idle.cancel()
-        self.merged.clear()
-
-        def fire() -> None:
-            self._idle = None
-            loop.create_task(self._merge_segments())
-
-        self._idle = loop.call_later(IDLE_SECONDS, fire)
-
-    async def _merge_segments(self) -> int:
-        """Merge the segments edits left, one bounded step at a time on the index thread,
-        stopping as soon as an edit is waiting; returns the steps that did work."""
-        steps = 0
-        try:
-            while not self._pending and self._idle is None:
-                if not await self._run(lambda: self.index.compact(small_only=True)):
-                    break
-                steps += 1
-        except Exception as exc:  # noqa: BLE001 - the index is a cache
-            log.info("merging index segments failed: %s", exc)
-        if self._idle is None:
-            self.merged.set()
-        return steps
+    async def _merge_step(self) -> Any:
+        """One bounded step of the quiet-time merge, on the index thread (falsy: nothing left)."""
+        return await self._run(lambda: self.index.compact(small_only=True))
 
     async def status(self) -> dict[str, Any]:
         info: dict[str, Any] = {
@@ -414,12 +365,8 @@ class IndexSync:
             handle.cancel()
         self._timers.clear()
         self._pending.clear()
-        with self._lock:
-            if self._retry_timer is not None:
-                self._retry_timer.cancel()
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
+        self._retry.cancel()
+        self._quiet.cancel()
         if self._watcher is not None:
             try:
                 self._watcher.stop()

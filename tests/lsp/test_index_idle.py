@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from indexer import compact
-from lsp_server.lsp import documents
+from lsp_server.lsp import quiet_merge
 from lsp_server.lsp.documents import IndexSync
 
 
 async def test_segments_edits_leave_are_merged_when_the_buffers_are_quiet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(documents, "IDLE_SECONDS", 0.05)
+    monkeypatch.setattr(quiet_merge, "IDLE_SECONDS", 0.05)
     # FTS5 itself merges a level of EDIT_CRISIS segments inside an edit; here the idle step
     # alone is watched (test_edit_session.py checks the other)
     monkeypatch.setattr(compact, "EDIT_CRISIS", compact.BULK_CRISIS)
