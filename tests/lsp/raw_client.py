@@ -18,6 +18,12 @@ def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+def error_code(reply: dict[str, Any]) -> int:
+    """The JSON-RPC error code of ``reply``, which must be an error."""
+    assert "error" in reply, reply
+    return int(reply["error"]["code"])
+
+
 class RawServer:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc

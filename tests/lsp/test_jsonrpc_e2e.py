@@ -1,22 +1,19 @@
 """`kiln lsp` against JSON-RPC 2.0 and the LSP 3.17 handshake, byte for byte over stdio: framing,
-error codes, requests the server withdraws or the client cancels, session folders. How the
-process ends (exit, shutdown, signals, a vanished editor) is in test_process_e2e.py."""
+error codes, session folders. Requests the server withdraws or the client cancels are in
+test_jsonrpc_cancel_e2e.py; how the process ends (exit, shutdown, signals, a vanished editor)
+is in test_process_e2e.py."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import re
-import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.lsp.conftest import server_env
-from tests.lsp.raw_client import RawServer, frame
-from tests.waiting import until
+from tests.lsp.raw_client import RawServer, error_code, frame
 
 pytestmark = pytest.mark.e2e
 
@@ -29,19 +26,14 @@ def documented_methods() -> list[str]:
     return re.findall(r'"(kiln/[a-zA-Z/]+)"', listed)
 
 
-def _code(reply: dict[str, Any]) -> int:
-    assert "error" in reply, reply
-    return int(reply["error"]["code"])
-
-
 async def test_framing_errors_lifecycle_order_and_omitted_params(
     workspace: Path, kiln_home: Path
 ) -> None:
     server = await RawServer.start(workspace, server_env(kiln_home))
     try:
         # Before initialize: requests get -32002, notifications are dropped.
-        assert _code(await server.request(1, "kiln/hello")) == -32002
-        assert _code(await server.request(2, "textDocument/hover", {})) == -32002
+        assert error_code(await server.request(1, "kiln/hello")) == -32002
+        assert error_code(await server.request(2, "textDocument/hover", {})) == -32002
         server.notify("kiln/session/cancel", {"sessionId": "x"})
         # Malformed messages get an answer with id null; the server keeps serving.
         server.send_bytes(b'{"jsonrpc": "2.0", "id": 3, "method": ')
@@ -53,17 +45,17 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         await server.wait_for(lambda m: m.get("id") == 5)
         nulls = [m["error"]["code"] for m in server.messages if m.get("id") is None]
         assert nulls == [-32700, -32600, -32700, -32700]
-        assert _code(await server.response(4)) == -32600
-        assert _code(await server.response(5)) == -32600
+        assert error_code(await server.response(4)) == -32600
+        assert error_code(await server.response(5)) == -32600
 
         bad_init = await server.request("bad-init", "initialize", {"processId": "abc"})
-        assert _code(bad_init) == -32602  # unreadable: the client may send a good one
+        assert error_code(bad_init) == -32602  # unreadable: the client may send a good one
         result = await server.initialize(workspace)
         kiln = result["capabilities"]["experimental"]["kiln"]
         assert result["capabilities"]["hoverProvider"] is True
         assert "kiln/session/prompt" in kiln["methods"] and kiln["protocolVersion"] == 1
         assert kiln["methods"] == documented_methods()  # PROTOCOL.md §3 lists them all
-        assert _code(await server.request(6, "initialize", {"capabilities": {}})) == -32600
+        assert error_code(await server.request(6, "initialize", {"capabilities": {}})) == -32600
 
         # params omitted (allowed by JSON-RPC) on every kind of kiln/* method.
         hello = await server.request(7, "kiln/hello")
@@ -71,14 +63,14 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
         assert "sessions" in (await server.request(8, "kiln/session/list"))["result"]
         assert "state" in (await server.request(9, "kiln/index/status"))["result"]
         missing = await server.request(10, "kiln/session/prompt")
-        assert _code(missing) == -32602 and "sessionId" in missing["error"]["message"]
+        assert error_code(missing) == -32602 and "sessionId" in missing["error"]["message"]
         server.notify("kiln/session/cancel")  # a notification without params: logged, no reply
         server.notify("initialized", {})  # a repeated one changes nothing
         assert (await server.request(11, "kiln/hello", None))["result"]["protocolVersion"] == 1
         listed = await server.request(17, "kiln/session/list", {"someFutureField": 1})
         assert listed["result"] == {"sessions": []}  # unknown keys are ignored
         bad_hover = await server.request(12, "textDocument/hover", {"textDocument": 3})
-        assert _code(bad_hover) == -32602
+        assert error_code(bad_hover) == -32602
         for uri in (
             (workspace / "missing.py").as_uri(),
             "untitled:Untitled-9",
@@ -87,13 +79,13 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
             unopened = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
             hover = await server.request(f"hover-{uri}", "textDocument/hover", unopened)
             assert hover.get("result", "error") is None, hover  # not open: nothing, no -32603
-        assert _code(await server.request(13, "kiln/no/such")) == -32601
+        assert error_code(await server.request(13, "kiln/no/such")) == -32601
         # LSP: unknown notifications are never answered ($/ ones may be ignored, and a
         # notification has no reply anyway); an unknown $/ *request* is still -32601.
         server.notify("$/kiln.noSuchNotification", {"x": 1})
         server.notify("kiln/noSuchNotification", {"x": 1})
         server.notify("$/cancelRequest", {"id": "never-sent"})
-        assert _code(await server.request(18, "$/noSuchRequest", {})) == -32601
+        assert error_code(await server.request(18, "$/noSuchRequest", {})) == -32601
         # Notifications that cannot be read or that fail are logged, never shown as popups.
         server.notify("textDocument/didOpen", {"textDocument": "nope"})
         unknown = {"uri": (workspace / "never-opened.py").as_uri(), "version": 2}
@@ -105,7 +97,7 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
 
         assert (await server.request(14, "shutdown"))["result"] is None
         after = await server.request(15, "kiln/hello")
-        assert _code(after) == -32600
+        assert error_code(after) == -32600
         server.notify("exit")
         assert await server.exit_code() == 0
     finally:
@@ -118,71 +110,6 @@ async def test_framing_errors_lifecycle_order_and_omitted_params(
     assert len([m for m in server.messages if "method" not in m and m.get("id") is None]) == 4
     stderr = server.stderr.decode(errors="replace")
     assert "Traceback" not in stderr and "AttributeError" not in stderr, stderr
-
-
-async def test_an_unanswered_permission_request_is_withdrawn(
-    workspace: Path, scripted_env: Any
-) -> None:
-    """PROTOCOL.md §4: after permissionTimeout the server sends $/cancelRequest for its
-    request, refuses the action as timed out, and ignores a late answer."""
-    steps = [
-        {"match": "run", "text": "", "tool_calls": [{"name": "run_command", "input": {"command": "echo hi"}}]},
-        {"match": "timed out", "text": "nobody answered"},
-    ]  # fmt: skip
-    server = await RawServer.start(workspace, scripted_env(steps))
-    try:
-        await server.initialize(workspace, initializationOptions={"permissionTimeout": 0.5})
-        session = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
-        server.request_nowait(
-            "turn", "kiln/session/prompt", {"sessionId": session, "prompt": "run"}
-        )
-        asked = await server.wait_for(lambda m: m.get("method") == "kiln/session/requestPermission")
-        withdrawn = await server.wait_for(lambda m: m.get("method") == "$/cancelRequest")
-        assert withdrawn["params"] == {"id": asked["id"]}
-        assert (await server.response("turn"))["result"]["stopReason"] == "end_turn"
-        late = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-        server.send({"jsonrpc": "2.0", "id": asked["id"], "result": late})
-        assert (await server.request("after", "kiln/hello"))["result"]["protocolVersion"] == 1
-    finally:
-        await server.close()
-    refusals = [
-        m["params"]["update"]
-        for m in server.messages
-        if m.get("method") == "kiln/session/update"
-        and m["params"]["update"]["sessionUpdate"] == "refusal"
-    ]
-    assert [r["reason"] for r in refusals] == [
-        "no answer within 0.5 s (the permission request timed out)"
-    ]
-    assert "Traceback" not in server.stderr.decode(errors="replace")
-
-
-async def test_cancel_withdraws_an_open_permission_request(
-    workspace: Path, scripted_env: Any
-) -> None:
-    """PROTOCOL.md §4 kiln/session/cancel: a pending permission request is withdrawn with
-    $/cancelRequest, the running tool call ends `failed`, and the prompt resolves `cancelled`."""
-    steps = [{"text": "", "tool_calls": [{"name": "run_command", "input": {"command": "echo hi"}}]}]
-    server = await RawServer.start(workspace, scripted_env(steps))
-    try:
-        await server.initialize(workspace, initializationOptions={"index": False})
-        session = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
-        server.request_nowait("turn", "kiln/session/prompt", {"sessionId": session, "prompt": "x"})
-        asked = await server.wait_for(lambda m: m.get("method") == "kiln/session/requestPermission")
-        server.notify("kiln/session/cancel", {"sessionId": session})
-        withdrawn = await server.wait_for(lambda m: m.get("method") == "$/cancelRequest")
-        assert withdrawn["params"] == {"id": asked["id"]}
-        assert (await server.response("turn"))["result"]["stopReason"] == "cancelled"
-    finally:
-        await server.close()
-    calls = {
-        u["toolCallId"]: u["status"]
-        for m in server.messages
-        if m.get("method") == "kiln/session/update"
-        and (u := m["params"]["update"])["sessionUpdate"] in ("tool_call", "tool_call_update")
-        and "status" in u
-    }
-    assert calls and set(calls.values()) == {"failed"}, calls  # none left in_progress
 
 
 async def test_a_workspace_holding_the_home_folder_is_not_allowed(tmp_path: Path) -> None:
@@ -203,7 +130,7 @@ async def test_a_workspace_holding_the_home_folder_is_not_allowed(tmp_path: Path
         assert not result["capabilities"].get("hoverProvider"), result["capabilities"]
         for msg_id, params in ((1, {}), (2, {"cwd": str(tmp_path)}), (3, {"cwd": str(state)})):
             reply = await server.request(msg_id, "kiln/session/new", params)
-            assert _code(reply) == -31004, reply
+            assert error_code(reply) == -31004, reply
             assert reply["error"]["data"]["hint"]
         assert (await server.request(4, "kiln/session/list"))["result"] == {"sessions": []}
     finally:
@@ -224,97 +151,13 @@ async def test_a_relative_session_cwd_is_taken_from_the_workspace_root(
         assert "maxSteps" in hello["configError"] and hello["config"]["mode"] == "ask"
         reply = await server.request(1, "kiln/session/new", {"cwd": "sub"})
         assert reply["result"]["cwd"] == str(workspace / "sub"), reply
-        assert _code(await server.request(2, "kiln/session/new", {"cwd": "../.."})) == -31004
+        assert error_code(await server.request(2, "kiln/session/new", {"cwd": "../.."})) == -31004
         # a URL is not a folder: one line saying so (it was "cwd <root>/http:/x is outside …")
         for n, url in enumerate(("http://x/", "vscode-remote://ssh/x"), start=3):
             reply = await server.request(n, "kiln/session/new", {"cwd": url})
-            assert _code(reply) == -32602, reply
+            assert error_code(reply) == -32602, reply
             message = reply["error"]["message"]
             assert message.startswith(f"cwd {url} is a URL, not a folder") and "\n" not in message
-    finally:
-        await server.close()
-
-
-async def test_cancel_request_on_a_waiting_request_answers_32800(
-    workspace: Path, kiln_home: Path
-) -> None:
-    """LSP `$/cancelRequest`: a request still waiting (here on a registry that accepts the
-    connection and never answers) is answered RequestCancelled -32800, and the server serves on."""
-    with socket.socket() as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(5)
-        silent.setblocking(False)
-        registry = f"http://127.0.0.1:{silent.getsockname()[1]}"
-        accepted: list[socket.socket] = []
-
-        def connected() -> bool:
-            with contextlib.suppress(BlockingIOError):
-                accepted.append(silent.accept()[0])
-            return bool(accepted)
-
-        server = await RawServer.start(workspace, server_env(kiln_home))
-        try:
-            await server.initialize(workspace, initializationOptions={"index": False})
-            params = {"query": "x", "registry": registry}
-            server.request_nowait("slow", "kiln/skills/search", params)
-            await until(connected, what="the registry connection")
-            server.notify("$/cancelRequest", {"id": "slow"})
-            assert _code(await server.response("slow")) == -32800
-            assert (await server.request("after", "kiln/hello"))["result"]["protocolVersion"] == 1
-        finally:
-            await server.close()
-            for conn in accepted:
-                conn.close()
-
-
-async def test_a_request_sent_behind_shutdown_is_refused_while_turns_are_cancelled(
-    workspace: Path, scripted_env: Any, tmp_path: Path
-) -> None:
-    """§8: once `shutdown` is received every request is -32600, also one the client pipelined
-    while the shutdown is still cancelling a running turn (no session is created then)."""
-    steps = [{"wait_for": str(tmp_path / "never"), "text": "late"}]
-    server = await RawServer.start(workspace, scripted_env(steps))
-    try:
-        await server.initialize(workspace, initializationOptions={"index": False})
-        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
-        server.request_nowait("turn", "kiln/session/prompt", {"sessionId": sid, "prompt": "hi"})
-
-        for attempt in range(600):  # the turn runs once the session lists as busy
-            listed = await server.request(f"list-{attempt}", "kiln/session/list")
-            if listed["result"]["sessions"][0]["busy"]:
-                break
-            await asyncio.sleep(0.1)
-        server.request_nowait("down", "shutdown")
-        server.request_nowait("late-new", "kiln/session/new", {})
-        assert _code(await server.response("late-new")) == -32600
-        assert (await server.response("turn"))["result"]["stopReason"] == "cancelled"
-        assert (await server.response("down"))["result"] is None
-        server.notify("exit")
-        assert await server.exit_code() == 0
-    finally:
-        await server.close()
-
-
-async def test_close_right_behind_a_prompt_cancels_that_turn(
-    workspace: Path, scripted_env: Any
-) -> None:
-    """§4 `kiln/session/close` cancels a running turn, also one whose prompt arrived in the same
-    read as the close (scheduled, not started): the prompt is answered `cancelled`, the model is
-    never asked, and the session is no longer live."""
-    server = await RawServer.start(workspace, scripted_env(["the turn ran"]))
-    try:
-        await server.initialize(workspace, initializationOptions={"index": False})
-        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
-        prompt = {"jsonrpc": "2.0", "id": "turn", "method": "kiln/session/prompt",
-                  "params": {"sessionId": sid, "prompt": "hi"}}  # fmt: skip
-        close = {"jsonrpc": "2.0", "id": "close", "method": "kiln/session/close",
-                 "params": {"sessionId": sid}}  # fmt: skip
-        assert server.proc.stdin is not None
-        server.proc.stdin.write(b"".join(frame(json.dumps(m).encode()) for m in (prompt, close)))
-        assert (await server.response("close"))["result"] == {"closed": True}
-        assert (await server.response("turn"))["result"]["stopReason"] == "cancelled"
-        listed = (await server.request("list", "kiln/session/list"))["result"]["sessions"]
-        assert [(s["sessionId"], s["live"]) for s in listed] == [(sid, False)]
     finally:
         await server.close()
 
