@@ -327,7 +327,9 @@ def _holds(ls: KilnServer, path: Path, text: str) -> bool:
     doc = find_document(ls.workspace, path)
     if doc is not None:
         return bool(doc.source == text)
-    try:
-        return path.read_bytes() == text.encode("utf-8")
+    from agent.workspace import read_regular
+
+    try:  # a FIFO a command swapped in meanwhile must not hold the server (``read_regular``)
+        return read_regular(path) == text.encode("utf-8")
     except OSError:
         return False

@@ -242,3 +242,32 @@ def test_kiln_only_updates_are_named_and_carry_their_fields() -> None:
         update = event_to_update(event, root=ROOT)
         assert update == {"sessionUpdate": event.kind, **expected}
     assert event_to_update(ev.PermissionAsked(id="t", tool="run_command"), root=ROOT) is None
+
+
+def test_the_fresh_index_check_does_not_wait_on_a_fifo(tmp_path: Path) -> None:
+    """After an applied edit, the fresh index asks whether the disk holds the edit's text
+    (``_holds``). A command that swapped the file for a FIFO meanwhile made that read wait for
+    a writer forever, on the server's thread; the file is now read as the file tools read it."""
+    import os
+    import threading
+    from types import SimpleNamespace
+
+    from pygls.workspace import Workspace
+
+    from lsp_server.lsp.features import _holds
+
+    plain, fifo = tmp_path / "plain.py", tmp_path / "swapped.py"
+    plain.write_text("x = 1\n")
+    os.mkfifo(fifo)
+    ls: Any = SimpleNamespace(workspace=Workspace(tmp_path.as_uri()))
+    answers: list[bool] = []
+    reader = threading.Thread(
+        target=lambda: answers.extend([_holds(ls, plain, "x = 1\n"), _holds(ls, fifo, "x")]),
+        daemon=True,
+    )
+    reader.start()
+    reader.join(60)
+    if reader.is_alive():  # release the blocked read so the process can end
+        with open(fifo, "w"):
+            pass
+    assert answers == [True, False]
