@@ -3,18 +3,16 @@
 ACP clients (Zed, JetBrains, Neovim plugins) start this process and speak JSON-RPC on its
 stdin/stdout. Sessions, turns, permission timeouts and the event→update mapping live in
 ``lsp_server.core``; this module answers the ACP methods, replays stored conversations on
-``session/load`` and turns the core's typed errors into JSON-RPC errors. The process around
-it (stdio, signals, shutdown) is ``process``; the modes it offers are ``modes``.
+``session/load``; ``rpc_errors`` turns the core's typed errors into JSON-RPC errors. The
+process around it (stdio, signals, shutdown) is ``process``; the modes it offers are ``modes``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
@@ -33,7 +31,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from agent.errors import KilnError, SessionBusy, SessionNotFound, UsageError
+from agent.errors import UsageError
 from agent.session import Session
 from agent.session_store import kiln_home
 from agent.workspace import check_root
@@ -46,10 +44,9 @@ from lsp_server.acp.mcp_params import MCP_HTTP, MCP_SSE, parse_mcp_servers
 from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
 from lsp_server.acp.outgoing import OutgoingRequests
+from lsp_server.acp.rpc_errors import INVALID_REQUEST, rpc_errors
 from lsp_server.core import (
     NOT_ALLOWED,
-    SESSION_NOT_FOUND,
-    TURN_IN_PROGRESS,
     CoreConfig,
     CoreError,
     InvalidParams,
@@ -63,53 +60,8 @@ from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.acp")
 
-INTERNAL_ERROR = -32603
-INVALID_REQUEST = -32600
-RESOURCE_NOT_FOUND = -32002
 GRACE_SECONDS = 2.0  # after the client hangs up, running requests may finish on their own
 DRAIN_SECONDS = 5.0  # then turns are cancelled and their answers flushed within this bound
-
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-
-
-def rpc_errors(fn: F) -> F:
-    """Turn Kiln's typed errors into JSON-RPC errors: one line and a hint, no traceback."""
-
-    @functools.wraps(fn)
-    async def wrapper(self: KilnAcpAgent, *args: Any, **kwargs: Any) -> Any:
-        if not self.initialized and fn.__name__ != "initialize":  # ACP: -32600 until then
-            raise RequestError(
-                INVALID_REQUEST, "send initialize first", {"hint": "the ACP handshake comes first"}
-            )
-        task = asyncio.current_task()
-        if task is not None:
-            self.inflight.add(task)
-        try:
-            return await fn(self, *args, **kwargs)
-        except RequestError:
-            raise
-        except CoreError as exc:
-            raise _request_error(exc.code, exc) from None
-        except SessionNotFound as exc:
-            raise _request_error(SESSION_NOT_FOUND, exc) from None
-        except SessionBusy as exc:  # a turn of this session in another Kiln process
-            if "--resume" in (getattr(exc, "hint", "") or ""):  # behind what it stored since
-                exc.hint = "load the session again (session/load) to continue from there"
-            raise _request_error(TURN_IN_PROGRESS, exc) from None
-        except KilnError as exc:  # e.g. no model provider configured: the hint says how
-            raise _request_error(INTERNAL_ERROR, exc) from None
-        finally:
-            if task is not None:
-                self.inflight.discard(task)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _request_error(code: int, exc: BaseException) -> RequestError:
-    hint = getattr(exc, "hint", "") or ""
-    if code == SESSION_NOT_FOUND:  # ACP's own code for an unknown session
-        code = RESOURCE_NOT_FOUND
-    return RequestError(code, str(exc), {"hint": hint} if hint else None)
 
 
 class KilnAcpAgent:
