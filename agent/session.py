@@ -18,6 +18,7 @@ from agent import declared_tools, loop, model_call, refused_turn, spend
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
 from agent.context import NOTES_KEPT, ContextAssembler, cache_key, environment_block, mode_block
+from agent.env_secrets import ci_secrets
 from agent.errors import ContextTooLong, KilnError
 from agent.events import (
     AgentEvent,
@@ -42,7 +43,7 @@ from agent.session_claim import turn_claim
 from agent.session_store import SessionStore, kiln_home
 from agent.status import StatusBar, status_mode
 from agent.subagent import run_subagent
-from agent.tool_runner import ToolRunner, ci_secrets
+from agent.tool_runner import ToolRunner
 from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript

@@ -6,7 +6,6 @@ on (a tool never crashes the loop).
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -47,29 +46,7 @@ from agent.types import INVALID_JSON, Block, ToolOutput, ToolSpec
 from agent.workspace import Workspace
 from skills_registry.errors import ToolCallError
 
-SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
-
 Emit = Callable[[AgentEvent], Awaitable[None]]
-
-
-def ci_secrets(root: Path) -> list[tuple[str, str]]:
-    """What CI redacts: secret-looking environment values and the credentials a checkout left
-    in the repository's git config (``agent.sandbox.git_credentials``), longest first."""
-    from agent.sandbox.git_credentials import secrets
-
-    return sorted([*env_secrets(), *secrets(root)], key=lambda kv: -len(kv[1]))
-
-
-def env_secrets() -> list[tuple[str, str]]:
-    """Secret-looking environment values, longest first (so no secret is half-redacted)."""
-    return sorted(
-        (
-            (k, v)
-            for k, v in os.environ.items()
-            if len(v) >= 8 and any(h in k.upper() for h in SECRET_NAME_HINTS)
-        ),
-        key=lambda kv: -len(kv[1]),
-    )
 
 
 class RanThenCancelled(Exception):

@@ -11,13 +11,13 @@ from typing import Any
 
 import click
 
+from agent.env_secrets import ci_secrets
 from agent.events import ErrorReported, Event, StatusNote
 from agent.output_budget import apply_budget
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
 from agent.sandbox.nested_files import NestedFiles
 from agent.session import AgentConfig, DiskHost, Session
-from agent.tool_runner import ci_secrets
 from lsp_server.headless import ci, exit_codes, repo_git
 from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.asker import asker
