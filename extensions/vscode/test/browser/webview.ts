@@ -106,6 +106,11 @@ async function main(): Promise<void> {
 
   // The model picker offers what kiln/models/list answered.
   await send({ type: "models", ids: recording.models.models.map((m) => m.id) });
+  // postMessage is delivered as a later task: the options exist once the panel has handled it
+  await page.waitForFunction(
+    (n) => document.querySelectorAll("#kiln-models option").length >= n,
+    recording.models.models.length,
+  );
   const offered = await page.$$eval("#kiln-models option", (o) => o.map((x) => x.getAttribute("value")));
   assert.deepEqual(offered, recording.models.models.map((m) => m.id));
   assert.ok(offered.length >= 1);
