@@ -24,18 +24,18 @@ SUMMARY = "<compaction_request>"
 async def test_a_prompt_during_a_compaction_is_refused_as_busy(
     workspace: Path, kiln_home: Path, tmp_path: Path
 ) -> None:
-    release = tmp_path / "release"
+    gate = tmp_path / "gate"
+    gate.touch()
     # A small window and trigger make every request a candidate, so the manual compaction
-    # summarises with the model; its summary request is held until the test releases it.
-    script = [
-        "One.",
-        {"match": SUMMARY, "text": "first summary"},
-        "Two.",
-        {"match": SUMMARY, "wait_for": str(release), "text": "held summary"},
-        "Three.",
-        {"match": SUMMARY, "wait_for": str(release) + ".never", "text": "never sent"},
-        "Four.",
+    # summarises with the model. Each summary request waits for the gate (a `wait_for` step
+    # is a pause, the next matching step the answer): open while the turns run (how many of
+    # them compact first depends on what the context holds), closed by the test to hold the
+    # manual compaction's.
+    summary = [{"match": SUMMARY, "wait_for": str(gate)}, {"match": SUMMARY, "text": "summary"}]
+    replies = [
+        {"match": word, "text": f"{word.title()}."} for word in ("one", "two", "three", "four")
     ]
+    script = [*summary * 12, *replies]
     with WireServer(script) as wire:
         env = server_env(
             kiln_home,
@@ -44,14 +44,15 @@ async def test_a_prompt_during_a_compaction_is_refused_as_busy(
             KILN_CONTEXT_WINDOW="8000",
             KILN_COMPACT_AT="0.1",
         )
-        await _compact_while_prompting(workspace, env, release)
+        await _compact_while_prompting(workspace, env, gate)
 
 
-async def _compact_while_prompting(workspace: Path, env: dict[str, str], release: Path) -> None:
+async def _compact_while_prompting(workspace: Path, env: dict[str, str], gate: Path) -> None:
     async with running(workspace, env) as editor:
         sid = (await editor.request("kiln/session/new", {}))["sessionId"]
         for text in ("one", "two"):
             await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": text})
+        gate.unlink()
         compacting = asyncio.ensure_future(
             editor.request("kiln/session/compact", {"sessionId": sid}, timeout=120)
         )
@@ -69,7 +70,7 @@ async def _compact_while_prompting(workspace: Path, env: dict[str, str], release
             await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "three"})
         assert getattr(refused.value, "code", None) == -31002, refused.value
         assert not compacting.done()
-        release.touch()
+        gate.touch()
         done = await compacting
         assert done["compacted"] is True, done
         answer = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "three"})
@@ -78,12 +79,15 @@ async def _compact_while_prompting(workspace: Path, env: dict[str, str], release
         assert chunks[-1]["content"]["text"] == "Three."
 
         # kiln/session/cancel stops a compaction as it stops a turn: nothing compacted
+        gate.unlink()
         compacting = asyncio.ensure_future(
             editor.request("kiln/session/compact", {"sessionId": sid}, timeout=120)
         )
         assert await busy_soon(), "the session was not busy while it compacted"
+        assert not compacting.done()  # held at its summary request
         await editor.request("kiln/session/cancel", {"sessionId": sid})
         assert await compacting == {"compacted": False}
+        gate.touch()
         answer = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "four"})
         assert answer["stopReason"] == "end_turn"
         chunks = editor.updates_for(sid, "agent_message_chunk")
