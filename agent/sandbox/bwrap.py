@@ -17,6 +17,7 @@ import re
 import stat
 from pathlib import Path
 
+from agent.sandbox.git_credentials import head
 from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS, SHELL_HOOK_FILES
 
 # Local daemons a command could drive to escape (a Docker socket is root on the host; so are
@@ -183,7 +184,7 @@ def named_git_dirs(root: Path) -> list[Path]:
         found = [gitdir]
         common = gitdir / "commondir"
         if common.is_file() and not common.is_symlink():
-            found.append((gitdir / common.read_text(errors="replace")[:4096].strip()).resolve())
+            found.append((gitdir / head(common)).resolve())
     except OSError:
         return []
     inside = [d for d in found if root in d.parents]
@@ -196,7 +197,7 @@ def pointed_git_dir(dotgit: Path) -> Path | None:
     if dotgit.is_symlink() or not dotgit.is_file():
         return None
     try:
-        line = dotgit.read_text(encoding="utf-8", errors="replace")[:4096].strip()
+        line = head(dotgit)
         if not line.startswith("gitdir:"):
             return None
         return (dotgit.parent / line[len("gitdir:") :].strip()).resolve()

@@ -18,6 +18,8 @@ import os
 import re
 from pathlib import Path
 
+from indexer.reading import read_regular
+
 EXTRAHEADER = re.compile(r"^(\s*extraheader\s*=\s*)(.*?)\s*$", re.I | re.M)
 URL_USERINFO = re.compile(r"([a-z][a-z0-9+.-]*://)([^/@\s\"]+)@", re.I)
 SCHEME_VALUE = re.compile(r"^(?:authorization:\s*)?(?:basic|bearer|token)\s+(\S+)$", re.I)
@@ -34,13 +36,13 @@ def config_file(root: Path) -> Path | None:
             return dotgit / "config"
         if not dotgit.is_file():
             return None
-        line = dotgit.read_text(errors="replace")[:4096].strip()
+        line = head(dotgit)
         if not line.startswith("gitdir:"):
             return None
         gitdir = (Path(root) / line[len("gitdir:") :].strip()).resolve()
         common = gitdir / "commondir"
         if common.is_file():
-            gitdir = (gitdir / common.read_text(errors="replace")[:4096].strip()).resolve()
+            gitdir = (gitdir / head(common)).resolve()
         return gitdir / "config"
     except OSError:
         return None
@@ -74,13 +76,24 @@ def config_files(root: Path) -> list[Path]:
     return found
 
 
+def head(path: Path, limit: int = 4096) -> str:
+    """The first line of a one-line pointer file (``.git``, ``commondir``), stripped, read from
+    its first ``limit`` bytes only: a hostile checkout's ``.git`` may be gigabytes, or turn into
+    a FIFO after the check, and neither may cost more than the read of a line. A NUL ends the
+    line (no path holds one). Raises OSError when it is no regular file."""
+    text = read_regular(path, limit)[:limit].decode("utf-8", errors="replace")
+    return text.split("\x00", 1)[0].split("\n", 1)[0].strip()
+
+
 def _text(path: Path | None) -> str:
+    """A config file's text; "" when it is missing, no regular file, or over ``MAX_CONFIG``."""
+    if path is None:
+        return ""
     try:
-        if path is None or not path.is_file() or path.stat().st_size > MAX_CONFIG:
-            return ""
-        return path.read_text(encoding="utf-8", errors="replace")
+        data = read_regular(path, MAX_CONFIG)
     except OSError:
         return ""
+    return "" if len(data) > MAX_CONFIG else data.decode("utf-8", errors="replace")
 
 
 def secrets(root: Path) -> list[tuple[str, str]]:
