@@ -6,6 +6,11 @@ without its ``sessionId`` came back as a 5 MB error. The stdio guard checks para
 same models first (``params_error``) and answers with one line saying which field and why
 (``invalid params: sessionId: Field required``); ``data.errors`` keeps each problem's ``loc``,
 ``msg`` and ``type`` only.
+
+The SDK's models are lax: ``"protocolVersion": "1"`` was read as 1, ``"readTextFile": "yes"``
+as true and a ``size`` of ``"12"`` as 12, so a client's typo passed as something it did not
+say. A value whose JSON type the model changed (a string, a number, a boolean each read as
+another) is refused as the wrong type, naming the field, as ``kiln lsp`` refuses it.
 """
 
 from __future__ import annotations
@@ -72,8 +77,50 @@ def params_error(message: dict[str, Any]) -> dict[str, Any] | None:
     model = REQUESTS.get(message.get("method"))  # type: ignore[arg-type]
     if model is None or "id" not in message:
         return None
+    params = message.get("params")
     try:
-        model.model_validate(message.get("params"))
+        read = model.model_validate(params)
     except ValidationError as exc:
         return readable(exc).to_error_obj()
+    changed = _coerced(params, read.model_dump(by_alias=True, exclude_unset=True, mode="json"))
+    if changed is None:
+        return None
+    where, said, wanted = changed
+    problem = {"loc": where, "msg": f"Input should be {wanted}, not {said}", "type": "strict"}
+    at = ".".join(str(part) for part in where) or "params"
+    return RequestError(
+        INVALID_PARAMS, f"invalid params: {at}: {problem['msg']}", {"errors": [problem]}
+    ).to_error_obj()
+
+
+def _kind(value: Any) -> str | None:
+    """The JSON type of a primitive (an integer and a float are both numbers), None for the
+    rest (objects, arrays and null are compared by their contents or not at all)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return None
+
+
+def _coerced(
+    sent: Any, read: Any, where: tuple[Any, ...] = ()
+) -> tuple[list[Any], str, str] | None:
+    """The first place where the model read a primitive as another JSON type: its path, the
+    type sent and the type the model wanted. Fields the model dropped are not compared."""
+    if isinstance(sent, dict) and isinstance(read, dict):
+        for key, value in sent.items():
+            if key in read and (found := _coerced(value, read[key], (*where, key))):
+                return found
+        return None
+    if isinstance(sent, list) and isinstance(read, list) and len(sent) == len(read):
+        for i, (value, model) in enumerate(zip(sent, read, strict=True)):
+            if found := _coerced(value, model, (*where, i)):
+                return found
+        return None
+    said, wanted = _kind(sent), _kind(read)
+    if said and wanted and said != wanted:
+        return [*where], said, wanted
     return None

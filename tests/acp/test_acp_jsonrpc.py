@@ -214,6 +214,33 @@ def test_params_the_sdk_cannot_read_get_one_line_naming_the_field(kiln_home: Pat
     assert "Traceback" not in done.stderr, done.stderr
 
 
+def test_a_value_of_another_json_type_is_refused_not_coerced(kiln_home: Path) -> None:
+    """The SDK's models are lax: `"protocolVersion": "1"` was read as 1, a `size` of `"12"`
+    as 12. Each is now -32602 naming the field; the same request with the right types is
+    served. (A capability flag that is no boolean still reads as false, as ACP's schema says.)"""
+    link = {"type": "resource_link", "uri": "file:///a.py", "name": "a.py", "size": "12"}
+    caps = {"fs": {"readTextFile": "yes"}}
+    raw = [
+        frame(1, "initialize", {"protocolVersion": "1"}),
+        frame(
+            2, "initialize", {"protocolVersion": 1, "clientCapabilities": caps, "_meta": {"n": "1"}}
+        ),
+        frame(3, "session/prompt", {"sessionId": "s", "prompt": [link]}),
+    ]
+    done = run_raw(raw, kiln_home)
+    assert done.returncode == 0, done.stderr
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if "id" in r}
+    assert replies[1]["error"]["code"] == -32602, replies[1]
+    assert replies[1]["error"]["message"] == (
+        "invalid params: protocolVersion: Input should be a number, not a string"
+    )
+    assert replies[2]["result"]["protocolVersion"] == 1, replies[2]
+    assert replies[3]["error"]["message"] == (
+        "invalid params: prompt.0.size: Input should be a number, not a string"
+    )
+    assert replies[3]["error"]["data"]["errors"][0]["loc"] == ["prompt", 0, "size"]
+
+
 def test_authenticate_without_a_provider_says_how_to_configure_one(
     kiln_home: Path, workspace: Path
 ) -> None:
