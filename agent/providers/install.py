@@ -8,6 +8,10 @@ import os
 import shlex
 import urllib.parse
 
+# llama-cpp-python compiles for the CPU it builds on unless told otherwise; such a build crashed
+# (SIGSEGV in llama_decode) on virtual CPUs, so every install command Kiln prints builds portable.
+PORTABLE = 'CMAKE_ARGS="-DGGML_NATIVE=OFF" '
+
 
 def install_hint() -> str:
     """How to add the ``local`` extra to this installation. From a checkout (an editable
@@ -21,9 +25,9 @@ def install_hint() -> str:
     except (importlib.metadata.PackageNotFoundError, ValueError):
         info = {}
     if not (isinstance(info, dict) and (info.get("dir_info") or {}).get("editable")):
-        return "pip install 'kiln-agent[local]'"
+        return PORTABLE + "pip install 'kiln-agent[local]'"
     url = urllib.parse.urlparse(str(info.get("url") or ""))
     checkout = urllib.parse.unquote(url.path) if url.scheme == "file" else ""
     if checkout and os.path.isdir(checkout):
-        return f"pip install -e {shlex.quote(checkout + '[local]')}"
-    return "pip install -e '.[local]' in the Kiln checkout"
+        return f"{PORTABLE}pip install -e {shlex.quote(checkout + '[local]')}"
+    return PORTABLE + "pip install -e '.[local]' in the Kiln checkout"

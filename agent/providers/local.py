@@ -28,6 +28,7 @@ from agent.providers.local_format import (
     parse_reply,
     render_messages,
 )
+from agent.providers.local_probe import check_runs
 from agent.types import (
     Message,
     ModelReply,
@@ -225,6 +226,7 @@ class LocalModel:
         key = (str(self.model_path), self.context_window, self.n_threads)
         with _models_lock:
             if key not in _models:
+                check_runs(Path(key[0]))  # a build that crashes takes a child down, not Kiln
                 from llama_cpp import Llama
 
                 if not _models:
