@@ -44,16 +44,9 @@ def test_the_install_hint_fits_a_checkout(tmp_path: Path) -> None:
     """The README installs Kiln from its checkout (`pip install -e '.[dev]'`); the hint for the
     missing extra said `pip install 'kiln-agent[local]'`, which asks the package index for a
     package of that name instead of adding the extra to this checkout."""
-    import importlib.metadata
-    import json
+    from agent.providers.install import install_record
 
-    try:
-        info = json.loads(
-            importlib.metadata.distribution("kiln-agent").read_text("direct_url.json") or "{}"
-        )
-    except importlib.metadata.PackageNotFoundError:
-        info = {}
-    if not (info.get("dir_info") or {}).get("editable"):
+    if not (install_record().get("dir_info") or {}).get("editable"):
         pytest.skip("Kiln is not installed from a checkout here")
     code = "import sys; sys.modules['llama_cpp'] = None\nfrom lsp_server.cli import main\nmain()\n"
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
