@@ -8,12 +8,26 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.repos import committing_repo, git
 from tests.security.scripted_run import kiln_run
 
 TOKEN = "ghs_MemoryCanary0123456789abcdefXYZ"
+
+
+def ci_run(
+    root: Path, tmp_path: Path, kiln_home: Path, steps: list[Any]
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """`kiln run --ci` in ``root`` with a scripted model, and every request it sent."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+                    extra=("--ci", "--artifacts", str(tmp_path / "art")))  # fmt: skip
+    sent = "\n".join(p.read_text(errors="replace") for p in kiln_home.rglob("*.jsonl"))
+    return proc, sent
 
 
 def test_a_memory_import_of_the_git_config_is_refused(tmp_path: Path, kiln_home: Path) -> None:
@@ -25,13 +39,8 @@ def test_a_memory_import_of_the_git_config_is_refused(tmp_path: Path, kiln_home:
     })  # fmt: skip
     basic = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
     git(root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {basic}")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        {"tool_calls": [{"name": "read_file", "input": {"path": "docs/style.md"}}]}, "done",
-    ]))  # fmt: skip
-    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
-                    extra=("--ci", "--artifacts", str(tmp_path / "art")))  # fmt: skip
-    sent = "\n".join(p.read_text(errors="replace") for p in kiln_home.rglob("*.jsonl"))
+    read = {"tool_calls": [{"name": "read_file", "input": {"path": "docs/style.md"}}]}
+    proc, sent = ci_run(root, tmp_path, kiln_home, [read, "done"])
     assert "STYLE: four spaces" in sent, proc.stderr  # the control: memory was sent
     assert TOKEN not in sent and basic not in sent and "extraheader" not in sent
     assert "git folder" in sent
@@ -46,11 +55,7 @@ def test_the_git_folder_in_another_case_is_the_git_folder(tmp_path: Path, kiln_h
     (root / ".git").rename(root / ".GIT")
     (root / ".git").write_text("gitdir: .GIT\n")
     git(root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: bearer {TOKEN}")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(["done"]))
-    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
-                    extra=("--ci", "--artifacts", str(tmp_path / "art")))  # fmt: skip
-    sent = "\n".join(p.read_text(errors="replace") for p in kiln_home.rglob("*.jsonl"))
+    proc, sent = ci_run(root, tmp_path, kiln_home, ["done"])
     assert "Notes." in sent, proc.stderr  # the control: memory was sent
     assert TOKEN not in sent and "extraheader" not in sent
     assert "git folder" in sent
@@ -66,11 +71,7 @@ def test_a_git_folder_under_another_name_is_a_git_folder(tmp_path: Path, kiln_ho
     (root / ".git").write_text("gitdir: .repo\n")
     (root / "docs.md").write_text("DOCS: kept\n")
     git(root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: bearer {TOKEN}")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(["done"]))
-    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
-                    extra=("--ci", "--artifacts", str(tmp_path / "art")))  # fmt: skip
-    sent = "\n".join(p.read_text(errors="replace") for p in kiln_home.rglob("*.jsonl"))
+    proc, sent = ci_run(root, tmp_path, kiln_home, ["done"])
     assert "Notes." in sent and "DOCS: kept" in sent, proc.stderr  # the controls
     assert TOKEN not in sent and "extraheader" not in sent
     assert "git folder" in sent
