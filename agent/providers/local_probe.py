@@ -27,9 +27,9 @@ from agent.session_store import kiln_home
 
 log = logging.getLogger("kiln.providers")
 
-PROBE_TIMEOUT = (
-    120.0  # a load and a few tokens take about a second; a slow disk, far less than this
-)
+# A load and a few tokens take about a second; past this the check gives up, and the load in
+# the process goes ahead unchecked.
+PROBE_TIMEOUT = 120.0
 REBUILD = (
     f'{PORTABLE}pip install --force-reinstall --no-cache-dir --no-deps "llama-cpp-python>=0.3,<0.4"'
 )
@@ -69,7 +69,11 @@ def check_runs(model_path: Path) -> None:
             "not run on this CPU (a native build made elsewhere or for a virtual CPU)",
             hint=f"rebuild it portable: {REBUILD}",
         )
-    if proc.returncode == 0 and marker is not None:
+    if proc.returncode != 0:
+        log.debug(
+            "the llama-cpp-python check failed: %s", proc.stderr[-2000:].decode(errors="replace")
+        )
+    elif marker is not None:
         try:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_text(str(model_path) + "\n")

@@ -7,10 +7,11 @@ same models first (``params_error``) and answers with one line saying which fiel
 (``invalid params: sessionId: Field required``); ``data.errors`` keeps each problem's ``loc``,
 ``msg`` and ``type`` only.
 
-The SDK's models are lax: ``"protocolVersion": "1"`` was read as 1, ``"readTextFile": "yes"``
-as true and a ``size`` of ``"12"`` as 12, so a client's typo passed as something it did not
-say. A value whose JSON type the model changed (a string, a number, a boolean each read as
-another) is refused as the wrong type, naming the field, as ``kiln lsp`` refuses it.
+The SDK's models are lax: ``"protocolVersion": "1"`` was read as 1 and a ``size`` of ``"12"``
+as 12, so a client's typo passed as something it did not say. A value whose JSON type the model
+changed (a string, a number, a boolean each read as another) is refused as the wrong type,
+naming the field, as ``kiln lsp`` refuses it. (A capability flag that is no boolean was set to
+false before this check, as ACP's schema reads it: ``capabilities.booleans_only``.)
 """
 
 from __future__ import annotations
