@@ -8,15 +8,13 @@ ran on the host at Kiln's `git add` of the patch and the branch. Through the rea
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent.sandbox import find_backend
 from tests.repos import git
+from tests.security.scripted_run import kiln_run
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -41,14 +39,8 @@ def test_no_filter_driver_runs_whatever_its_name(
         {"tool_calls": [{"name": "write_file", "input": {"path": "b.txt", "content": "b\n"}}]},
         "done",
     ]))  # fmt: skip
-    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--ci", "--commit-branch", "kiln/x",
-         "--output-format", "json", "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+                    extra=("--ci", "--commit-branch", "kiln/x"), timeout=300)  # fmt: skip
     result = json.loads(proc.stdout)
     assert not marker.exists(), f"the filter driver {driver!r} ran on the host"
     assert result["branch"] == "kiln/x", result

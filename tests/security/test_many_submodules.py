@@ -10,16 +10,14 @@ a submodule: a changed submodule commit is still a change, its work tree's edits
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent.sandbox import find_backend
 from tests.repos import git
+from tests.security.scripted_run import kiln_run
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -73,14 +71,8 @@ def test_kilns_git_calls_do_not_enter_a_submodule_past_the_ones_looked_into(
         "tool_calls": [{"name": "write_file", "input": {"path": "app.py", "content": "x = 2\n"}}]
     }
     script.write_text(json.dumps([python(flood), python(plant), edit, "done"]))
-    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
-           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--ci", "--commit-branch", "kiln/many",
-         "--output-format", "json", "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stderr, proc.stderr
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
+                    extra=("--ci", "--commit-branch", "kiln/many"), timeout=300)  # fmt: skip
     assert 'filter "ev"' in (root / ".git" / "modules" / last / "config").read_text()  # planted
     assert not marker.exists(), "a submodule's filter ran on the host"
     result = json.loads(proc.stdout)
