@@ -108,7 +108,13 @@ class RegistryClient:
         # Set once any HTTP answer arrived: the registry is online, so a failure after that is
         # the registry's (or a mirror's) choice, not the network's (see ``verified``).
         self.answered = False
-        headers = {"User-Agent": "kiln-skills/1", "Accept": "application/json"}
+        # Uncompressed answers only: httpx would inflate any encoding a server names, each
+        # layer of ``gzip, gzip`` in one call, before the caps below see a byte.
+        headers = {
+            "User-Agent": "kiln-skills/1",
+            "Accept": "application/json",
+            "Accept-Encoding": "identity",
+        }
         # Sent only to the registry's own origin, never to a host a redirect names.
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
@@ -150,10 +156,14 @@ class RegistryClient:
         url: str | httpx.URL,
         cap: int,
         stop: float | None = None,
+        *,
+        as_sent: bool = False,
         **kwargs: Any,
     ) -> httpx.Response:
         """One request whose body is read under ``cap`` bytes; the token goes to our origin only.
-        It ends by ``stop`` (a ``time.monotonic()`` value; default: the deadline from now)."""
+        It ends by ``stop`` (a ``time.monotonic()`` value; default: the deadline from now).
+        The bytes are never inflated: an answer naming a ``Content-Encoding`` is refused, unless
+        ``as_sent`` (an archive, checked against its signed sha256 as the bytes came)."""
         # A str is a path under the registry (httpx keeps a base path such as /registry/);
         # an absolute URL comes from a redirect and gets the token only on our own origin.
         if isinstance(url, str) or origin(url) == origin(self._http.base_url):
@@ -175,8 +185,17 @@ class RegistryClient:
                         f"registry {self.base_url} sent {declared} bytes for {response.request.url.path}; "
                         f"the limit is {cap}"
                     )
+                encoding = response.headers.get("content-encoding", "").strip().lower()
+                if encoding not in ("", "identity") and not as_sent:
+                    raise BadResponse(
+                        f"registry {self.base_url} answered {response.request.url.path} with "
+                        f"Content-Encoding {printable(encoding, 40)!r}; Kiln reads uncompressed "
+                        "answers only"
+                    )
                 chunks, total = [], 0
-                for chunk in response.iter_bytes():
+                # Unencoded, decoding is the identity; encoded (an archive only), take it raw.
+                plain = encoding in ("", "identity")
+                for chunk in response.iter_bytes() if plain else response.iter_raw():
                     if time.monotonic() > stop:
                         raise BadResponse(
                             f"registry {self.base_url} did not finish sending "
@@ -198,9 +217,9 @@ class RegistryClient:
             raise RegistryUnavailable(f"cannot reach registry {self.base_url}: {exc}") from None
         finally:
             watchdog.cancel()
-        return httpx.Response(
+        return httpx.Response(  # without the encoding: httpx would inflate ``content`` again
             response.status_code,
-            headers=response.headers,
+            headers=[(k, v) for k, v in response.headers.items() if k != "content-encoding"],
             content=b"".join(chunks),
             request=response.request,
         )
@@ -305,7 +324,7 @@ class RegistryClient:
         )
         stop = time.monotonic() + self._deadline
         for _ in range(MAX_REDIRECTS + 1):
-            response = self._send("GET", url, MAX_ARCHIVE_BYTES, stop)
+            response = self._send("GET", url, MAX_ARCHIVE_BYTES, stop, as_sent=True)
             if response.status_code not in REDIRECTS:
                 return self._raise_for(response).content
             url = redirect_target(
