@@ -133,6 +133,37 @@ def load_token(registry: str) -> str | None:
     return entry.get("token") if isinstance(entry, dict) else None
 
 
+def key_entry(public_key_b64: object) -> dict[str, str] | None:
+    """``{keyId, publicKey}`` for a base64 ed25519 public key, its id computed from the key
+    itself (never taken from whoever sent it), or None when it is not one."""
+    from skills_registry.registry.signing import key_id
+
+    if not isinstance(public_key_b64, str):
+        return None
+    try:
+        raw = base64.b64decode(public_key_b64.strip(), validate=True)
+    except ValueError:
+        return None
+    if len(raw) != 32:
+        return None
+    return {"keyId": key_id(raw), "publicKey": base64.b64encode(raw).decode()}
+
+
+def served_keys(registry: str, keys: object) -> list[dict[str, str]]:
+    """The signing keys a registry's ``/.well-known/kiln-registry.json`` lists, each with the id
+    of its own bytes: a served ``keyId`` could name the operator's key beside another key."""
+    found = []
+    for offered in keys if isinstance(keys, list) else []:
+        entry = key_entry(offered.get("publicKey")) if isinstance(offered, dict) else None
+        if entry is None:
+            raise TrustError(
+                f"registry {registry} serves a signing key that is not a base64 ed25519 public key",
+                hint="report it to the registry operator",
+            )
+        found.append(entry)
+    return found
+
+
 class TrustStore:
     """Registry signing keys pinned on first use (TOFU), one per registry URL."""
 
@@ -140,43 +171,47 @@ class TrustStore:
         self.path = path or kiln_home() / "trusted_keys.json"
 
     def pinned(self, registry: str) -> dict[str, str] | None:
+        """The pinned key (its id computed from it), or None; a pin of another shape (an edited
+        file) is refused, never read as "no pin", which an interactive install would replace
+        with whatever key is served."""
         entry = _entry(_read_json(self.path), registry)
-        return entry if isinstance(entry, dict) else None
+        if entry is None:
+            return None
+        key = key_entry(entry.get("publicKey")) if isinstance(entry, dict) else None
+        if key is None:
+            raise UsageError(
+                f"{self.path}: the pin for {normalize_url(registry)} is not a key pinned by "
+                "`kiln skills trust`",
+                hint=f"pin the operator's key again: kiln skills trust {registry} --key KEY",
+            )
+        return key
 
     def pin(self, registry: str, public_key_b64: str) -> dict[str, str]:
         """Pin ``public_key_b64`` for ``registry`` (out of band; replaces an earlier pin)."""
-        from skills_registry.registry.signing import key_id
-
-        try:
-            raw = base64.b64decode(public_key_b64.strip(), validate=True)
-        except ValueError:
-            raw = b""
-        if len(raw) != 32:
+        entry = key_entry(public_key_b64)
+        if entry is None:
             raise UsageError(
                 "the key must be a base64 ed25519 public key (32 bytes)",
                 hint="copy 'publicKey' from the registry's /.well-known/kiln-registry.json",
             )
-        entry = {"keyId": key_id(raw), "publicKey": base64.b64encode(raw).decode()}
         data = _read_json(self.path)
         data[normalize_url(registry)] = entry
         _write_json(self.path, data, mode=0o600)
         return entry
 
-    def check(
-        self, registry: str, keys: list[dict[str, Any]], *, first_use: bool = True
-    ) -> dict[str, str]:
+    def check(self, registry: str, keys: object, *, first_use: bool = True) -> dict[str, str]:
         """The pinned key if the registry still offers it; pin on first sight if allowed."""
-        if not keys or not isinstance(keys[0], dict) or "publicKey" not in keys[0]:
+        served = served_keys(registry, keys)
+        if not served:
             raise TrustError(f"registry {registry} publishes no signing key")
-        offered = {"keyId": str(keys[0]["keyId"]), "publicKey": str(keys[0]["publicKey"])}
         pinned = self.pinned(registry)
         if pinned is None:
             if not first_use:
                 raise unpinned(registry)
-            return self.pin(registry, offered["publicKey"])
-        if all(k.get("publicKey") != pinned["publicKey"] for k in keys if isinstance(k, dict)):
+            return self.pin(registry, served[0]["publicKey"])
+        if all(k["publicKey"] != pinned["publicKey"] for k in served):
             raise TrustError(
-                f"registry {registry} now signs with key {offered['keyId']}, "
+                f"registry {registry} now signs with key {served[0]['keyId']}, "
                 f"but {pinned['keyId']} was pinned"
             )
         return pinned

@@ -28,4 +28,4 @@ def trusted_key(
         if pinned is None:
             raise
         return pinned
-    return trust.check(client.base_url, keys if isinstance(keys, list) else [], first_use=first_use)
+    return trust.check(client.base_url, keys, first_use=first_use)

@@ -26,7 +26,7 @@ from skills_registry.client import (
 )
 from skills_registry.install import Installed, Installer
 from skills_registry.lookalike import shown, skeleton
-from skills_registry.registry.errors import RegistryError, UsageError
+from skills_registry.registry.errors import RegistryError, TrustError, UsageError
 from skills_registry.review import review_summary
 
 _registry_opt = click.option(
@@ -218,29 +218,27 @@ def trust_cmd(url: str, key: str | None) -> None:
     key the operator published before pinning.
     """
     from skills_registry.client import TrustStore, normalize_url
+    from skills_registry.local_state import served_keys
 
     url = normalize_url(url)
     if key is None:
         with RegistryClient(url) as client:
-            served = client.info().get("keys")
-        for k in served if isinstance(served, list) else []:
-            if isinstance(k, dict):
-                click.echo(
-                    f"{url} serves {printable(str(k.get('keyId')), 80)}: "
-                    f"{printable(str(k.get('publicKey')), 80)}"
-                )
+            served = served_keys(url, client.info().get("keys"))
+        if not served:
+            raise TrustError(f"registry {url} publishes no signing key")
+        for k in served:  # each id computed from its key: a served id could be another's
+            click.echo(f"{url} serves {k['keyId']}: {k['publicKey']}")
         click.echo(f"pin it with: kiln skills trust {url} --key KEY", err=True)
         return
     entry = TrustStore().pin(url, key)
     click.echo(f"pinned {entry['keyId']} for {url}")
     try:  # pinning works offline; online, say at once if the registry signs with another key
         with RegistryClient(url) as client:
-            served = client.info().get("keys")
+            offered = served_keys(url, client.info().get("keys"))
     except RegistryError:
         return
-    offered = [k for k in served if isinstance(k, dict)] if isinstance(served, list) else []
-    if all(k.get("publicKey") != entry["publicKey"] for k in offered):
-        names = ", ".join(printable(str(k.get("keyId")), 80) for k in offered) or "no key"
+    if all(k["publicKey"] != entry["publicKey"] for k in offered):
+        names = ", ".join(k["keyId"] for k in offered) or "no key"
         click.echo(
             f"kiln: warning: {url} serves {names}, not the pinned {entry['keyId']}: installs "
             "from it are refused until it signs with the pinned key (check the key you were given)",
