@@ -3,7 +3,7 @@
 The hostile server is a small starlette app on 127.0.0.1 that forwards to a real registry and
 misbehaves on one route: an endless archive, JSON nested 100,000 deep or of the wrong shape, an
 error message with a newline and ANSI sequences, redirects to another host, to ``file://``, in a
-loop. Every answer is a clean one-line refusal (or, for a redirect to a bucket, a verified
+loop, and of the signed metadata (only archive downloads are followed). Every answer is a clean one-line refusal (or, for a redirect to a bucket, a verified
 install); nothing is half-installed.
 """
 
@@ -60,6 +60,8 @@ class Hostile:
                 return RedirectResponse("file:///etc/passwd", status_code=302)
             if mode == "redirect-loop":
                 return RedirectResponse(str(request.url), status_code=302)
+        if mode == "redirect-json" and path.endswith("/metadata"):  # to the real registry
+            return RedirectResponse(self.upstream + path, status_code=302)
         if mode == "deep-json" and path.endswith("/metadata"):
             return Response(b"[" * 100_000, media_type="application/json")
         if mode == "array" and path.endswith("kiln-registry.json"):
@@ -119,6 +121,7 @@ def hostile(registry: LiveRegistry, tmp_path: Path) -> Iterator[tuple[Hostile, L
         ("array", "answered /.well-known/kiln-registry.json with something other than"),
         ("redirect-file", "only http and https are followed"),
         ("redirect-loop", "redirected the download more than 3 times"),
+        ("redirect-json", "metadata with a redirect (302); only archive downloads may be"),
         ("loud-error", "no such skill\\n\\u001b[2K"),
     ],
 )
