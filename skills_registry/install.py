@@ -198,17 +198,22 @@ class Installer:
                     f"folder ({self.scope.skills_dir / folder_name(skill_id)})",
                     hint=f"keep one: kiln skills remove {other} (or {skill_id})",
                 )
-        results = []
+        results, pending = [], []
         for skill_id, entry in sorted(self.lock.entries.items()):
             target = self.scope.skills_dir / folder_name(skill_id)
             current = guard_target(target, skill_id, entry, self.force)
             if current == entry.treeHash:
                 results.append(Installed(skill_id, entry.version, target, "unchanged"))
                 continue
+            self._frozen_contents(skill_id, entry, client_for)  # verified, and now cached
+            pending.append((skill_id, entry, target))
+        # Every entry verified before any is written, so one refused leaves the others as they
+        # were; each is read again from the cache, one skill in memory at a time.
+        for skill_id, entry, target in pending:
             contents = self._frozen_contents(skill_id, entry, client_for)
             place(contents, target, self._marker(entry))
             results.append(Installed(skill_id, entry.version, target, "installed"))
-        return results
+        return sorted(results, key=lambda r: r.id)
 
     def _frozen_contents(
         self, skill_id: str, entry: LockEntry, client_for: Callable[[str], RegistryClient]
