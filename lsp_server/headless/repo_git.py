@@ -367,20 +367,3 @@ def _bounded_output(argv: list[str], cwd: Path, env: dict[str, str], limits: Lim
             proc.wait()
             proc.stdout.close()
     return b"".join(chunks).decode("utf-8", errors="surrogateescape")  # bytes kept as they are
-
-
-def check_branch(layout: Layout, branch: str) -> None:
-    """Refuse a bad or taken branch name before the run, so it never ends half-committed."""
-    # the name as given, not as `check-ref-format --branch` expands it (`@{-1}` is the branch
-    # checked out before, a name update-ref then refuses after the whole run); and not one that
-    # reads as another ref (`refs/heads/x` made refs/heads/refs/heads/x, `HEAD`)
-    if (
-        branch.startswith(("-", "refs/"))
-        or branch == "HEAD"
-        or _unpinned(layout.root, "check-ref-format", f"refs/heads/{branch}").returncode
-    ):
-        raise UsageError(f"--commit-branch {branch!r} is not a valid branch name")
-    if layout.run("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0:
-        raise UsageError(
-            f"branch {branch!r} already exists", hint="choose a new --commit-branch name"
-        )
