@@ -222,7 +222,7 @@ def _finish(
     if reason in exit_codes.LIMITS:  # which limit, and how far the run got: the turn's last note
         errors += [e.text for e in events if isinstance(e, StatusNote)][-1:]
     report = ci.RunReport(
-        task=opts.task,
+        task=session.runner.redact(opts.task),  # a build log as the task can hold a secret
         exit_code=0,
         outcome="",
         stop_reason=reason,
