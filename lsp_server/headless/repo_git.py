@@ -125,9 +125,12 @@ class Layout:
     @classmethod
     def record(cls, root: Path) -> Layout:
         root = Path(root).resolve()
-        proc = _unpinned(root, "rev-parse", "--show-toplevel", "--absolute-git-dir",
-                         "--git-common-dir")  # fmt: skip
-        lines = proc.stdout.splitlines()
+        # one path per call: a folder whose name holds a new line (`ci job\n2/repo`) is
+        # one answer, where three answers read by lines made five
+        asked = ("--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+        answers = [_unpinned(root, "rev-parse", flag) for flag in asked]
+        proc = next((a for a in answers if a.returncode), answers[0])
+        lines = [a.stdout.removesuffix("\n") for a in answers if not a.returncode]
         if "dubious ownership" in proc.stderr:  # safe.directory: git reads no such repository
             named = re.search(r"dubious ownership in repository at '([^']+)'", proc.stderr)
             where = named.group(1) if named else str(root)
