@@ -273,3 +273,16 @@ def test_a_task_or_query_that_is_not_utf8_is_refused_before_anything_is_stored(
     (tmp_path / "calc.py").write_text("def cafe():\n    pass\n")
     line = one_line(kiln("search", b"cafe \xe9", "--root", str(tmp_path), cwd=tmp_path), 2)
     assert "not valid UTF-8" in line
+
+
+def test_a_failure_naming_a_path_with_a_new_line_is_one_line(tmp_path: Path) -> None:
+    """`kiln run --ci` in `plain\\ndir` (no checkout) printed the path as it is, the failure
+    in two lines: a log reader that takes the last line got half a path."""
+    folder = tmp_path / "plain\ndir"
+    folder.mkdir()
+    line = one_line(kiln("run", "--ci", "hi", "--root", str(folder), cwd=tmp_path), 2)
+    assert (
+        line
+        == f"kiln: {tmp_path}/plain\\ndir is not a git checkout (--ci needs a git working tree to diff against)"
+    )
+    assert list(tmp_path.iterdir()) == [folder]  # nothing written
