@@ -163,13 +163,13 @@ class Session:
     ) -> Session:
         config = config or AgentConfig()
         model = model or select_model({"provider": config.provider, "model": config.model})
-        store = store or SessionStore()
         root = Path(root).resolve()
         if not root.is_dir():
             raise KilnError(
                 f"workspace {root} is not a directory", hint="pass an existing folder with --root"
             )
-        check_root(root, kiln_home())
+        check_root(root, kiln_home())  # before the store: a KILN_HOME refused here is not made
+        store = store or SessionStore()
         sid = store.create(
             root,
             provider=model.name,

@@ -101,6 +101,8 @@ DAEMON_HOST_VARS = ("DOCKER_HOST", "CONTAINER_HOST", "BUILDKIT_HOST")
 SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/run/dbus")
 WIDENING_KEYS = ("enabled", "network", "network_commands", "write", "env_pass")
 MODE_KEYS = ("network", "network_commands", "write")
+SECTION_KEYS = ("enabled", "network", "network_commands", "write", "hide", "env_pass", "modes")
+MODES = ("ask", "auto-edit", "ci", "yolo")
 
 
 @dataclass
@@ -210,6 +212,7 @@ def load_policy(root: Path, kiln_home: Path, mode: str) -> SandboxPolicy:
         if not isinstance(per_mode, dict):
             raise ConfigError(f"{where}: sandbox.modes.{mode} must be an object")
         merged.update({k: v for k, v in per_mode.items() if k in MODE_KEYS})
+        policy.warnings += _unread_keys(where, data)
         if origin == "project":
             for key in WIDENING_KEYS:
                 narrowing = merged.get(key) is (key == "enabled") and key in ("enabled", "network")
@@ -224,6 +227,25 @@ def load_policy(root: Path, kiln_home: Path, mode: str) -> SandboxPolicy:
                 policy.network_commands = []
         _apply(policy, merged, where, kiln_home)
     return policy
+
+
+def _unread_keys(where: str, data: dict[str, Any]) -> list[str]:
+    """A line per key Kiln does not read: a misspelled ``"env_pass"`` or a ``hide`` under
+    ``modes.ci`` did nothing, and nothing said so."""
+
+    def name(key: object) -> str:
+        return str(key).encode("unicode_escape").decode("ascii")
+
+    lines = [f"{where}: sandbox.{name(k)} is not read (only {', '.join(SECTION_KEYS)} are)"
+             for k in data if k not in SECTION_KEYS]  # fmt: skip
+    for mode, values in data.get("modes", {}).items():
+        if mode not in MODES:
+            lines.append(f"{where}: sandbox.modes.{name(mode)} is not read "
+                         f"(the modes are {', '.join(MODES)})")  # fmt: skip
+        elif isinstance(values, dict):
+            lines += [f"{where}: sandbox.modes.{mode}.{name(k)} is not read (a mode sets only "
+                      f"{', '.join(MODE_KEYS)})" for k in values if k not in MODE_KEYS]  # fmt: skip
+    return lines
 
 
 def _section(path: Path) -> dict[str, Any] | None:

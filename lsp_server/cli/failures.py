@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 import click
 
 from kiln_errors import KilnError
+from lsp_server.headless.terminal import safe
 from skills_registry.config_file import unreadable
 
 CANCELLED = 130
@@ -171,6 +172,7 @@ def run_main(
         sys.exit(BROKEN_PIPE)
     except (KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - each becomes one line
         line, code = failure_line(exc)
+        line = safe(line, one_line=True)  # a path with a new line in it stays on the line
         if on_failure is not None:
             try:
                 on_failure(line, code)

@@ -249,6 +249,7 @@ def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
 
     if not query.strip():
         raise click.UsageError("the query is empty")
+    query.encode("utf-8")  # a byte from a Latin-1 terminal is refused, as `sessions search` does
     idx = _open(root, searching=True)
     try:
         try:

@@ -214,6 +214,7 @@ def run_cmd(
     assert task is not None
     if not task.strip():
         raise click.UsageError("the task is empty")
+    task.encode("utf-8")  # a byte from a Latin-1 terminal: refused (one line) before a session
     # an option that would do nothing is refused, not dropped without a word
     ctx = click.get_current_context()
     given = {"--verify": verify is not None, "--commit-branch": commit_branch is not None,

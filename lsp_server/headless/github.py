@@ -10,6 +10,7 @@ from typing import Any
 
 from agent.errors import UsageError
 from agent.injection import external
+from skills_registry import json_limits
 
 TRIGGER = re.compile(r"^\s*(/kiln|@kiln)\b[:,]?\s*", re.IGNORECASE)
 
@@ -154,11 +155,17 @@ def check_event_actor(path: Path, allowed_users: str = "", event_name: str = "")
 
 def _load(path: Path) -> dict[str, Any]:
     try:
-        event = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        event = json_limits.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"GitHub event file not found: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"GitHub event file {path} is not UTF-8 text "
+                         f"(byte 0x{data[exc.start]:02x} at offset {exc.start})") from None  # fmt: skip
     except json.JSONDecodeError as exc:
         raise UsageError(f"GitHub event file {path} is not JSON: {exc}") from None
+    except ValueError as exc:  # nested past the parser's stack, a lone surrogate
+        raise UsageError(f"GitHub event file {path} is not usable JSON: {exc}") from None
     if not isinstance(event, dict):
         raise UsageError(f"GitHub event file {path} must hold a JSON object")
     _check_shape(event, path)

@@ -125,9 +125,12 @@ class Layout:
     @classmethod
     def record(cls, root: Path) -> Layout:
         root = Path(root).resolve()
-        proc = _unpinned(root, "rev-parse", "--show-toplevel", "--absolute-git-dir",
-                         "--git-common-dir")  # fmt: skip
-        lines = proc.stdout.splitlines()
+        # one path per call: a folder whose name holds a new line (`ci job\n2/repo`) is
+        # one answer, where three answers read by lines made five
+        asked = ("--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+        answers = [_unpinned(root, "rev-parse", flag) for flag in asked]
+        proc = next((a for a in answers if a.returncode), answers[0])
+        lines = [a.stdout.removesuffix("\n") for a in answers if not a.returncode]
         if "dubious ownership" in proc.stderr:  # safe.directory: git reads no such repository
             named = re.search(r"dubious ownership in repository at '([^']+)'", proc.stderr)
             where = named.group(1) if named else str(root)
@@ -367,20 +370,3 @@ def _bounded_output(argv: list[str], cwd: Path, env: dict[str, str], limits: Lim
             proc.wait()
             proc.stdout.close()
     return b"".join(chunks).decode("utf-8", errors="surrogateescape")  # bytes kept as they are
-
-
-def check_branch(layout: Layout, branch: str) -> None:
-    """Refuse a bad or taken branch name before the run, so it never ends half-committed."""
-    # the name as given, not as `check-ref-format --branch` expands it (`@{-1}` is the branch
-    # checked out before, a name update-ref then refuses after the whole run); and not one that
-    # reads as another ref (`refs/heads/x` made refs/heads/refs/heads/x, `HEAD`)
-    if (
-        branch.startswith(("-", "refs/"))
-        or branch == "HEAD"
-        or _unpinned(layout.root, "check-ref-format", f"refs/heads/{branch}").returncode
-    ):
-        raise UsageError(f"--commit-branch {branch!r} is not a valid branch name")
-    if layout.run("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0:
-        raise UsageError(
-            f"branch {branch!r} already exists", hint="choose a new --commit-branch name"
-        )

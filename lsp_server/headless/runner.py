@@ -21,6 +21,7 @@ from agent.session import AgentConfig, DiskHost, Session
 from lsp_server.headless import ci, exit_codes, repo_git
 from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.asker import asker
+from lsp_server.headless.branch_name import check_branch
 from lsp_server.headless.ci_outputs import CiState, show_verify, write_ci_outputs
 from lsp_server.headless.options import RunOptions
 from lsp_server.headless.redaction import RedactedEvents
@@ -88,7 +89,7 @@ def run(opts: RunOptions) -> int:
     )
     layout = repo_git.Layout.record(opts.root) if opts.ci else None
     if layout is not None and opts.commit_branch:
-        repo_git.check_branch(layout, opts.commit_branch)
+        check_branch(layout, opts.commit_branch)
         ci.check_author(opts.author)
     verify_box = _verify_sandbox(opts) if opts.verify and opts.ci else None
     if verify_box is not None:  # no sandbox to verify in: refused before anything is made
@@ -221,7 +222,7 @@ def _finish(
     if reason in exit_codes.LIMITS:  # which limit, and how far the run got: the turn's last note
         errors += [e.text for e in events if isinstance(e, StatusNote)][-1:]
     report = ci.RunReport(
-        task=opts.task,
+        task=session.runner.redact(opts.task),  # a build log as the task can hold a secret
         exit_code=0,
         outcome="",
         stop_reason=reason,

@@ -244,3 +244,45 @@ def test_a_file_where_a_state_folder_belongs_is_named(tmp_path: Path, kiln_home:
     line = one_line(kiln("run", "hi", cwd=tmp_path, env=env), 1)
     assert f"{kiln_home / 'sessions'} is a file, not a folder" in line, line
     assert (kiln_home / "sessions").read_text() == "stray"
+
+
+def test_a_task_or_query_that_is_not_utf8_is_refused_before_anything_is_stored(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A task typed in a Latin-1 terminal: `kiln run` made the session, then failed on storing
+    its title, leaving an empty session that `kiln sessions list` shows and that makes a prefix
+    of its id ambiguous; `--resume` took the same task, and `kiln search` searched for the words
+    around the byte while `kiln sessions search` refused it."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done", "done"]))
+    env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    first = kiln("run", "first task", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    session = first.stderr.decode().rsplit("session ", 1)[1].strip()
+
+    def stored() -> list:
+        listed = kiln("sessions", "list", "--all", "--json", cwd=tmp_path)
+        shown = kiln("sessions", "show", session, "--json", cwd=tmp_path)
+        return [json.loads(listed.stdout), json.loads(shown.stdout)["messages"]]
+
+    before = stored()
+    for args in (("run", b"fix caf\xe9"), ("run", "--resume", session, b"more caf\xe9")):
+        line = one_line(kiln(*args, cwd=tmp_path, env=env), 2)
+        assert line == "kiln: an argument or environment value is not valid UTF-8 text ('\\udce9')"
+    assert stored() == before
+    (tmp_path / "calc.py").write_text("def cafe():\n    pass\n")
+    line = one_line(kiln("search", b"cafe \xe9", "--root", str(tmp_path), cwd=tmp_path), 2)
+    assert "not valid UTF-8" in line
+
+
+def test_a_failure_naming_a_path_with_a_new_line_is_one_line(tmp_path: Path) -> None:
+    """`kiln run --ci` in `plain\\ndir` (no checkout) printed the path as it is, the failure
+    in two lines: a log reader that takes the last line got half a path."""
+    folder = tmp_path / "plain\ndir"
+    folder.mkdir()
+    line = one_line(kiln("run", "--ci", "hi", "--root", str(folder), cwd=tmp_path), 2)
+    assert (
+        line
+        == f"kiln: {tmp_path}/plain\\ndir is not a git checkout (--ci needs a git working tree to diff against)"
+    )
+    assert list(tmp_path.iterdir()) == [folder]  # nothing written

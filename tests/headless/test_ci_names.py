@@ -50,3 +50,31 @@ def test_a_name_that_is_not_utf8_reaches_the_patch_and_branch(
                              capture_output=True)  # fmt: skip
     assert applied.returncode == 0, applied.stderr
     assert (failing_repo / os.fsdecode(b"caf\xe9.txt")).read_bytes() == b"bytes\n"
+
+
+def test_a_checkout_whose_path_holds_a_new_line_is_a_checkout(tmp_path: Path) -> None:
+    """A runner's work folder may hold any character: in `ci job\\n2/repo`, `kiln run --ci`
+    read git's three answers (work tree, git dir, common dir) by lines, found five, and refused
+    the checkout as "not a git checkout" in two lines of stderr."""
+    from tests.repos import make_failing_repo
+
+    (tmp_path / "ci job\n2").mkdir()
+    repo = make_failing_repo(tmp_path / "ci job\n2")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "edit_file", "input": {
+            "path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}}]},
+        "Fixed.",
+    ]))  # fmt: skip
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--artifacts", str(out),
+         "--commit-branch", "kiln/fix", "--output-format", "json", "fix add"],
+        cwd=repo, env={**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 10, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["branch"] == "kiln/fix"
+    assert [f["path"] for f in report["files_changed"]] == ["calc.py"]
+    assert "+    return a + b" in (out / "changes.patch").read_text()

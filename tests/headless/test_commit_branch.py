@@ -62,3 +62,29 @@ def test_a_run_stopped_at_a_limit_makes_no_branch_unless_asked(
     else:
         assert branches(failing_repo) == ["main"]
         assert "no branch `kiln/fix`: the run stopped early (max_steps)" in summary, summary
+
+
+@pytest.mark.parametrize(
+    ("existing", "name", "why"),
+    [
+        ("kiln/fix", "kiln/fix/more", "branch 'kiln/fix' exists, and a branch cannot also be a folder of branches"),
+        ("kiln/fix", "kiln", "branches 'kiln/…' exist (kiln/fix), and a folder of branches cannot also be a branch"),
+        (None, "kiln/" + "x" * 300, "is not a valid branch name: its part 'xxxxxxxxxxxx…' is longer than 250 bytes"),
+    ],
+)  # fmt: skip
+def test_a_name_that_cannot_be_made_beside_existing_branches_is_refused_first(
+    failing_repo: Path, existing: str | None, name: str, why: str
+) -> None:
+    """git keeps branches as files: `kiln/fix/more` cannot be made where `kiln/fix` exists, nor
+    `kiln` beside `kiln/fix`, nor a part longer than a file name may be. Each passed the check,
+    the agent ran (its time and spend), and `git update-ref` failed at the end with exit 1."""
+    if existing:
+        subprocess.run(["git", "branch", existing], cwd=failing_repo, check=True)
+    before = branches(failing_repo)
+    proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", name, "fix")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kiln: --commit-branch"), proc.stderr
+    assert why in lines[0], lines[0]
+    assert (failing_repo / "calc.py").read_text().count("a - b") == 1  # the run never started
+    assert branches(failing_repo) == before

@@ -128,3 +128,28 @@ def test_a_failed_build_is_the_task(failing_repo: Path, tmp_path: Path) -> None:
     event["workflow_run"]["conclusion"] = "success"
     proc = run_kiln(failing_repo, tmp_path, event, "workflow_run", task=None)
     assert proc.returncode == 2 and "no task found" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"[" * 100_000, "is not usable JSON: JSON nested deeper than"),
+        (b'{"comment": {"body": "caf\xe9"}}', "is not UTF-8 text (byte 0xe9 at offset 25)"),
+    ],
+)
+def test_an_event_file_that_is_not_json_github_writes_is_one_line(
+    failing_repo: Path, tmp_path: Path, content: bytes, why: str
+) -> None:
+    """An event file nested deeper than the parser's stack ended in an internal error (exit 1,
+    a traceback file); one in another encoding said "a file Kiln read is not valid UTF-8" without
+    naming it."""
+    path = tmp_path / "event.json"
+    path.write_bytes(content)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--github-event", str(path), "go"],
+        cwd=failing_repo, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(tmp_path / "none")},
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"kiln: GitHub event file {path} {why}"), proc.stderr
+    assert proc.stderr.count("\n") == 1

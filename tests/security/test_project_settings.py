@@ -153,3 +153,32 @@ def test_a_misspelled_rule_list_is_said_not_silently_dropped(
     name = "$KILN_HOME/settings.json" if where == "user" else ".kiln/settings.json"
     assert proc.returncode == 0, proc.stderr
     assert f"{name}: permissions.denny is not read (only allow, ask and deny are)" in proc.stderr
+
+
+@pytest.mark.parametrize("where", ["user", "project"])
+def test_a_sandbox_key_kiln_does_not_read_is_said(
+    tmp_path: Path, kiln_home: Path, where: str
+) -> None:
+    """`"pass_env"` for `"env_pass"`, a `hide` under `modes.ci` (a mode sets only the network
+    and writable paths) and a mode `"CI"`: each was dropped without a word, and a user believed
+    the variable passed or the folder hidden."""
+    root = tmp_path / "repo"
+    (root / ".kiln").mkdir(parents=True)
+    settings = kiln_home / "settings.json" if where == "user" else root / ".kiln/settings.json"
+    settings.write_text(json.dumps({"sandbox": {
+        "pass_env": ["MY_BUILD_TOKEN"], "hide": ["secrets"],
+        "modes": {"ci": {"hide": ["keys"], "write": []}, "CI": {}},
+    }}))  # fmt: skip
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    proc = kiln_run(root, home=tmp_path / "home", kiln_home=kiln_home, script=script, output="text")
+    name = "$KILN_HOME/settings.json" if where == "user" else ".kiln/settings.json"
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if "is not read" in line]
+    assert said == [
+        f"{name}: sandbox.pass_env is not read (only enabled, network, network_commands, write, "
+        "hide, env_pass, modes are)",
+        f"{name}: sandbox.modes.ci.hide is not read (a mode sets only network, "
+        "network_commands, write)",
+        f"{name}: sandbox.modes.CI is not read (the modes are ask, auto-edit, ci, yolo)",
+    ], proc.stderr

@@ -88,3 +88,37 @@ def test_the_ci_mode_redacts_without_the_ci_flag(tmp_path: Path, kiln_home: Path
     assert proc.returncode == 0, proc.stderr
     assert SECRET not in proc.stdout
     assert proc.stdout.count("[REDACTED:MY_SERVICE_TOKEN]") >= 2  # the file read, the answer
+
+
+@pytest.mark.parametrize("output_format", ["json", "stream-json"])
+def test_a_secret_in_the_task_is_redacted_from_the_report(
+    tmp_path: Path, kiln_home: Path, output_format: str
+) -> None:
+    """A build log given as the task (`tail -200 build.log | kiln run --ci -`) can hold a value a
+    test printed; the transcript had it redacted, but the report's `task` (stdout, report.json)
+    and the summary's quote of the task carried it as written."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["Nothing to change."]))
+    log = tmp_path / "build.log"
+    log.write_text(f"FAILED test_login: token={SECRET} rejected\n")
+    artifacts = tmp_path / "out"
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script),
+           "MY_SERVICE_TOKEN": SECRET}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--no-sandbox", "--artifacts",
+         str(artifacts), "--output-format", output_format, "--task-file", str(log)],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 11, proc.stderr  # nothing changed
+    result = json.loads(
+        proc.stdout.splitlines()[-1] if output_format == "stream-json" else proc.stdout
+    )
+    assert result["task"] == "FAILED test_login: token=[REDACTED:MY_SERVICE_TOKEN] rejected\n"
+    outputs = {"stdout": proc.stdout, "stderr": proc.stderr}
+    for name in ("summary.md", "report.json", "transcript.jsonl"):
+        outputs[name] = (artifacts / name).read_text()
+    assert [name for name, text in outputs.items() if SECRET in text] == []
+    assert "[REDACTED:MY_SERVICE_TOKEN]" in outputs["summary.md"]

@@ -78,3 +78,23 @@ def test_kiln_run_resume_refuses_a_stored_session_whose_root_holds_home(
     (line,) = proc.stderr.strip().splitlines()
     assert "home folder" in line, line
     assert (home / ".bashrc").read_text() == "# rc\n"
+
+
+def test_a_kiln_home_inside_the_workspace_is_refused_before_it_is_made(tmp_path: Path) -> None:
+    """`KILN_HOME=state kiln run` (a relative path, inside the project) was refused as
+    overlapping the workspace only after the session store was opened: the refused run left
+    `state/sessions.db` in the checkout, an untracked file for the next `git add -A`."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "KILN_HOME": "state",
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "go"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"kiln: workspace {repo} overlaps Kiln's state folder {repo / 'state'}")
+    assert list(repo.iterdir()) == []
