@@ -5,7 +5,8 @@ It runs as a session extension, before each request, when the request reaches ``
 already acted on become stubs; (2) summarise the oldest rounds; (3) a full summary of everything
 but the latest round. Whatever the tier, what goes is chosen first and summarised in one model
 call. A compaction never runs twice without new messages in between, and a trigger at or below
-the target pulls the target under it. Summaries come from the session's model; when it fails a
+the target pulls the target under it. Summaries come from the session's model (unless it declares
+``writes_summaries = False``, as the embedded one does); when it fails a
 deterministic extractive summary is used, and after ``max_failures`` failures in a row the model
 is no longer asked (circuit breaker). Whatever the tier, code — not the model — carries forward
 verbatim the user's goals, decisions and constraints, files modified, verification status, open
@@ -247,7 +248,10 @@ class Compactor:
     ) -> tuple[str, str]:
         """The model's summary, or the extractive one when it fails or the breaker is open."""
         state = self._state(session)
-        if int(state.get("failures", 0)) < self.config.max_failures:
+        # A model may decline to write summaries (the embedded 135M one: a summary of a full
+        # window took it minutes of prompt evaluation on two cores and read no better)
+        writes = bool(getattr(session.model, "writes_summaries", True))
+        if writes and int(state.get("failures", 0)) < self.config.max_failures:
             limit = self.config.summary_max_tokens
             # One standalone call covers every removed round: up to half the window of text.
             window = int(getattr(session.model, "context_window", 0) or 0)

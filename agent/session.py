@@ -114,6 +114,7 @@ class Session:
             workspace=workspace,
             output_folder=store.folder(session_id),
             output_budget=config.output_budget,
+            window_tokens=lambda: int(getattr(self.model, "context_window", 0) or 0),
             # the ci mode is CI's policy, however it was chosen (`kiln run --mode ci`, an editor)
             secrets=ci_secrets(self.root) if config.redact_env or config.mode == "ci" else [],
         )

@@ -23,7 +23,7 @@ from agent.events import (
     ToolCallStarted,
 )
 from agent.injection import external
-from agent.output_budget import apply_budget
+from agent.output_budget import apply_budget, budget_for_window
 from agent.permissions import Permissions
 from agent.protocols import (
     EditOutcome,
@@ -72,6 +72,7 @@ class ToolRunner:
         output_folder: Path,
         output_budget: int,
         secrets: list[tuple[str, str]],
+        window_tokens: Callable[[], int] = lambda: 0,
     ) -> None:
         self.tools: dict[str, Tool] = {t.spec.name: t for t in tools}
         self.deferred: dict[str, Tool] = {}
@@ -83,6 +84,7 @@ class ToolRunner:
         self.workspace = workspace
         self.output_folder = output_folder
         self.output_budget = output_budget
+        self.window_tokens = window_tokens  # the model's window now (a session can switch models)
         self.secrets = secrets
         self._edit_calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (tool, args)
         self.sandbox: Any = None  # agent.sandbox.Sandbox, set by agent.sandbox.attach
@@ -211,7 +213,7 @@ class ToolRunner:
                 self.redact(output),
                 folder=self.output_folder,
                 name=f"{self.turn.step_count}-{call_id}",
-                budget=self.output_budget,
+                budget=budget_for_window(self.window_tokens(), self.output_budget),
             )
             is_error = False
         except (ToolError, PathOutsideWorkspace, KilnError) as exc:

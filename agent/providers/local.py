@@ -163,6 +163,9 @@ CUT_NOTE = "tokens cut to fit the embedded model's window"
 
 class LocalModel:
     name = "local"
+    # compaction uses its extractive summary: a summary request fills the 8k window, which this
+    # model evaluates at tens of tokens a second on a small machine, for a summary of no use
+    writes_summaries = False
 
     def __init__(
         self,

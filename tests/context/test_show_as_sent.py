@@ -62,14 +62,16 @@ def test_each_step_shown_is_a_body_the_server_received(tmp_path: Path, api: str)
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.py").write_text("def a():\n    return 1\n" * 500)
-    # The fifth reply says its prompt filled the window (Anthropic's usage; on OpenAI the
+    (root / "b.py").write_text("def b():\n    return 2\n" * 500)
+    # Two reads (each cut to the output budget of a quarter of the small window) fill it on
+    # OpenAI; the fifth reply says its prompt filled the window (Anthropic's usage; on OpenAI the
     # small KILN_CONTEXT_WINDOW does it), so the next turn starts with a compaction.
-    script = [call("read_file", path="a.py"), "read it", "second", "third", "fourth",
+    script = [call("read_file", path="a.py"), call("read_file", path="b.py"), "read it", "second", "third", "fourth",
               reply_measured_at(190_000, "fifth") if api == "anthropic" else "fifth",
               "SUMMARY: the goal was to read a.py", "sixth", "seventh"]  # fmt: skip
     with WireServer(script) as server:
         runs = KilnRuns(tmp_path, server, api=api)
-        extra = {} if api == "anthropic" else {"KILN_CONTEXT_WINDOW": "8000"}
+        extra = {} if api == "anthropic" else {"KILN_CONTEXT_WINDOW": "5000"}
         for task in ("read a.py", "again", "third", "fourth", "fifth", "sixth", "seventh"):
             runs.turn(root, task, **extra)
         received = [as_sent(r) for r in runs.raws()]
