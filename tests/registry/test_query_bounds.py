@@ -70,3 +70,27 @@ def test_a_forged_cursor_is_a_json_400(
         )
         assert response.status_code == 400, (params, response.text)
         assert response.json()["error"]["message"] == "invalid cursor"
+
+
+def test_a_limit_out_of_its_range_is_the_nearest_bound(
+    registry: LiveRegistry, tmp_path: Path
+) -> None:
+    """docs/registry.md: a `limit` outside its range is clamped, not refused."""
+    folder = make_skill(tmp_path, "notes")
+    for version in ("1.0.0", "1.1.0"):
+        publish_skill(registry, folder, version)
+    publish_skill(registry, make_skill(tmp_path, "other"), "1.0.0")
+    headers = {"Authorization": f"Bearer {registry.token('acme')}"}
+
+    def get(path: str, limit: int) -> dict:
+        response = httpx.get(registry.url + path, params={"limit": limit}, headers=headers)
+        assert response.status_code == 200, response.text
+        return response.json()  # type: ignore[no-any-return]
+
+    assert len(get("/v1/skills/acme/notes/versions", 0)["versions"]) == 1
+    assert len(get("/v1/skills/acme/notes/versions", 5000)["versions"]) == 2
+    assert len(get("/v1/skills", -3)["skills"]) == 1
+    assert len(get("/v1/skills", 5000)["skills"]) == 2
+    assert len(get("/v1/changes", 0)["changes"]) == 1
+    assert len(get("/v1/audit", 0)["audit"]) == 1
+    assert len(get("/v1/audit", 10**6)["audit"]) >= 3  # three publishes at least
