@@ -13,10 +13,16 @@ from skills_registry.registry.errors import UsageError
 def parse_spec(spec: str) -> tuple[str, str]:
     """``(id, range)``; the range is ``*`` when the spec names none."""
     skill_id, _, wanted = spec.partition("@")
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*", skill_id):
+    if not _ID.fullmatch(skill_id):
         raise UsageError(f"invalid skill id '{shown(skill_id)}'{_why(skill_id)}",
                          hint="use <namespace>/<name>[@RANGE]")  # fmt: skip
     return skill_id, wanted or "*"
+
+
+# The registry's own rules (skills_registry/registry: NAMESPACE_RE, NAME_RE): a namespace of at
+# most 40 characters and a name of at most 64, each ending in a letter or digit. An id past them
+# names no skill on any registry, so it is refused here (exit 2) rather than asked for (a 404).
+_ID = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?/[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 
 
 def _why(skill_id: str) -> str:
@@ -31,4 +37,9 @@ def _why(skill_id: str) -> str:
         )
     if skill_id != skill_id.lower():
         return f": ids are lowercase ({skill_id.lower()!r})"
+    namespace, _, name = skill_id.partition("/")
+    if len(namespace) > 40 or len(name) > 64:
+        return ": a namespace has at most 40 characters and a name at most 64"
+    if namespace.endswith("-") or name.endswith("-"):
+        return ": a namespace or name ends in a letter or digit"
     return ""

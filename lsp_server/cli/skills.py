@@ -272,10 +272,15 @@ def update_cmd(
     entries = installer.lock.entries
     if not ids and not entries:
         click.echo(f"nothing to update: no skills in {installer.lock.path}")
+    # every id named is checked before any skill moves: a typo in the last one used to stop the
+    # command after the ones before it were updated
+    missing = [skill_id for skill_id in ids if skill_id not in entries]
+    if missing:
+        verb = "is" if len(missing) == 1 else "are"
+        raise UsageError(f"{', '.join(missing)} {verb} not in {installer.lock.path}",
+                         hint="name skills the lockfile holds (kiln skills list)")  # fmt: skip
     for skill_id in ids or sorted(entries):
-        entry = entries.get(skill_id)
-        if entry is None:
-            raise UsageError(f"{skill_id} is not in {installer.lock.path}")
+        entry = entries[skill_id]
         with RegistryClient(entry.registry) as client:
             r = installer.install(client, f"{skill_id}@{entry.requested}", from_lockfile=True)
         click.echo(f"{r.action} {r.id}@{r.version}")

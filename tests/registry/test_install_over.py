@@ -134,3 +134,26 @@ def test_folders_a_killed_install_left_are_swept_by_the_next_one(
     assert _install(env, project, registry.url).returncode == 0
     left = sorted(p.name for p in skills.iterdir())
     assert left == [".tmp-notes-fedcba98", "notes"], left
+
+
+def test_an_update_naming_a_skill_not_locked_changes_nothing(
+    registry: LiveRegistry, tmp_path: Path, project: Path
+) -> None:
+    """Every id named is checked first. Before, `update acme/notes acme/typo` updated notes,
+    then stopped at the typo: half of what was asked, with an error saying nothing moved."""
+    folder = make_skill(tmp_path / "src", "notes", body="# One\n")
+    publish_skill(registry, folder, "1.0.0")
+    env = cli_env(tmp_path / "home")
+    assert _install(env, project, registry.url).returncode == 0
+    lock = project / "skills-lock.json"
+    before = lock.read_text()
+    publish_skill(registry, folder, "1.1.0")
+
+    update = kiln("skills", "update", "acme/notes", "acme/typo", "--yes", env=env, cwd=project)
+    assert update.returncode == 2, update.stderr
+    assert (
+        update.stderr.startswith("kiln: acme/typo is not in ") and "acme/notes" not in update.stderr
+    )
+    assert lock.read_text() == before and update.stdout == ""
+    marker = project / ".kiln" / "skills" / "notes" / ".kiln-install.json"
+    assert json.loads(marker.read_text())["version"] == "1.0.0"

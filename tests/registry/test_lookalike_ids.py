@@ -22,6 +22,13 @@ from tests.registry.conftest import LiveRegistry, cli_env, kiln, make_skill, pub
          "kiln: invalid skill id 'acme/d\\u0435ploy': \\u0435 (CYRILLIC SMALL LETTER IE)"),
         (("install", "Acme/deploy"), "kiln: invalid skill id 'Acme/deploy': ids are lowercase "
          "('acme/deploy')"),
+        # names no registry accepts: refused here, not asked for (a 404 from the registry)
+        (("info", "acme/deploy-"), "kiln: invalid skill id 'acme/deploy-': a namespace or name "
+         "ends in a letter or digit"),
+        (("install", "acme/" + "d" * 65, "--yes"), f"kiln: invalid skill id 'acme/{'d' * 65}': "
+         "a namespace has at most 40 characters and a name at most 64"),
+        (("info", "a" * 41 + "/deploy"), f"kiln: invalid skill id '{'a' * 41}/deploy': a "
+         "namespace has at most 40 characters"),
     ],
 )  # fmt: skip
 def test_the_refusal_names_the_letter(tmp_path: Path, args: tuple[str, ...], line: str) -> None:
