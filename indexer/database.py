@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -161,8 +160,8 @@ class Database:
     def _move_aside(self) -> None:
         for suffix in ("", "-wal", "-shm"):
             src = Path(str(self.path) + suffix)
-            if src.exists():
-                shutil.move(str(src), str(self.path.with_name("index.db.corrupt" + suffix)))
+            if src.exists():  # never into a folder of that name (``refuse_links``)
+                os.replace(src, self.path.with_name("index.db.corrupt" + suffix))
 
     def reader(self) -> sqlite3.Connection:
         """This thread's own connection (opened on first use, and again after a rebuild)."""

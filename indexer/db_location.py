@@ -33,13 +33,17 @@ def refuse_links(root: Path, db_path: Path) -> None:
             raise IndexLinked(
                 f"{folder / name} is a link; kiln does not write the index through it"
             )
-    for name in _NAMES:  # a FIFO there would block SQLite's reads; a folder cannot be opened
+    # A FIFO there would block SQLite's reads; a folder cannot be opened. A folder where a
+    # damaged index is set aside took it in (index.db.corrupt/index.db), or, holding that name
+    # already, failed every run with "Destination path … already exists".
+    for name in _NAMES + _ASIDE:
         try:
             mode = (folder / name).lstat().st_mode
         except OSError:
             continue
         if not stat.S_ISREG(mode):
-            raise IndexNotAFile(f"{folder / name} is not a regular file")
+            hint = None if name in _NAMES else "remove it: a damaged index is set aside there"
+            raise IndexNotAFile(f"{folder / name} is not a regular file", hint=hint)
 
 
 # What git should not track in ``<root>/.kiln``: the index is rebuilt by ``kiln index``, a cache

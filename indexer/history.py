@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import sqlite3
 import subprocess
 import tempfile
@@ -47,7 +48,7 @@ _NOISE = re.compile(
 # A recorded head is only trusted as a full SHA-1 or SHA-256 hash: anything else (a revision
 # expression, an abbreviated hash, an option) that a shipped index holds means no recorded head.
 _COMMIT_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_RECORD, _FIELD, _FILES = "\x1e", "\x1f", "\x1d"
+_FIELD = "\x1f"  # between the hash, the time and the message: neither holds one
 
 
 def _git_command(root: Path, *args: str, stdout: Any) -> subprocess.Popen[bytes]:
@@ -99,17 +100,32 @@ def head(root: Path) -> str | None:
     return out.strip() or None if out else None
 
 
-_LOG_FORMAT = f"--format={_RECORD}%H{_FIELD}%ct{_FIELD}%B{_FILES}"
+def _markers() -> tuple[str, str]:
+    """Where a commit's record and its file list start in ``git log``'s output. A commit
+    message can hold any character but NUL, so the markers carry a token drawn for each
+    reading: a message that held the fixed ``\x1e`` and ``\x1d`` split its commit in two and
+    stopped every `kiln index` with an internal error (a time that was no number)."""
+    token = secrets.token_hex(8)
+    return f"\x1e{token}\x1e", f"\x1d{token}\x1d"
 
 
-def _parse_log(out: str) -> list[tuple[str, int, str, list[str]]]:
+def _log_format(record: str, files: str) -> str:
+    return f"--format={record}%H{_FIELD}%ct{_FIELD}%B{files}"
+
+
+def _parse_log(
+    out: str, record_mark: str, files_mark: str
+) -> list[tuple[str, int, str, list[str]]]:
+    """The commits of ``git log -z --name-only`` output: after each message a NUL and a new
+    line, then the paths, each ending in a NUL (as they are: no quotes around a new line)."""
     commits = []
-    for record in out.split(_RECORD):
-        if _FILES not in record:
+    for record in out.split(record_mark):
+        if files_mark not in record:
             continue
-        header, _, names = record.partition(_FILES)
+        header, _, names = record.partition(files_mark)
         sha, when, message = header.split(_FIELD, 2)
-        files = sorted({n for n in names.splitlines() if n.strip()})
+        names = names.removeprefix("\0").removeprefix("\n")
+        files = sorted({n for n in names.split("\0") if n.strip()})
         if files:
             commits.append((sha, int(when or 0), message.strip(), files))
     return commits
@@ -126,6 +142,7 @@ class Reading:
     old_head: str | None = None  # the head recorded when the reading started
     proc: subprocess.Popen[bytes] | None = None
     out: Any = None  # the temporary file git writes to (a pipe would stall it when full)
+    marks: tuple[str, str] = ("", "")  # see ``_markers``
 
     def done(self) -> bool:
         """Whether git has finished listing (``finish`` would not wait)."""
@@ -146,7 +163,7 @@ class Reading:
         self.out.seek(0)
         text = self.out.read().decode("utf-8", errors="replace")
         self.close()
-        return _parse_log(text)
+        return _parse_log(text, *self.marks)
 
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -173,6 +190,7 @@ def start(conn: sqlite3.Connection, root: Path) -> Reading | None:
         if fast_forward is not None:  # exit 0: the old head is an ancestor
             reading.rebuild, revision = False, f"{old_head}..{new_head}"
     out = tempfile.TemporaryFile()  # noqa: SIM115 - outlives this call; Reading closes it
+    reading.marks = _markers()
     try:
         reading.proc = _git_command(
             root,
@@ -180,7 +198,8 @@ def start(conn: sqlite3.Connection, root: Path) -> Reading | None:
             "--no-merges",
             "--no-renames",
             f"--max-count={W.HISTORY_MAX_COMMITS}",
-            _LOG_FORMAT,
+            _log_format(*reading.marks),
+            "-z",  # paths as they are: a new line in a name is not quoted as "a\\nb.py"
             "--name-only",
             "--relative",  # paths relative to the workspace; commits outside it list no files
             revision,

@@ -20,6 +20,10 @@ from indexer.reading import read_regular
 MAX_IGNORE_BYTES = 1_000_000  # a longer ignore file is read up to here
 MAX_IGNORE_PATTERNS = 2000  # the patterns of an ignore file that count, in order
 MAX_STARS = 2  # "*" per segment of a pattern; a pattern with more is dropped
+# "**" segments of a pattern but a last one; a pattern with more is dropped. Each becomes
+# ``(?:/.+)?``, which backtracks over every way to split a path among them: ``**/a/`` eight
+# times then ``zz`` took 34 s on one file 40 folders deep, each one more ten times that.
+MAX_DEEP = 2
 FOLDER_FILES = (".gitignore", ".ignore")  # in a folder, by rising precedence
 ROOT_EXCLUDE = (".git", "info", "exclude")  # under the root's .gitignore
 # (folder prefix ending in "/", or "" for the root; its patterns), lowest precedence first
@@ -60,14 +64,18 @@ class _SpecCache:
 def tame_patterns(lines: list[str]) -> list[str]:
     """The lines of an ignore file safe to match: pathspec turns each into a regular
     expression, and one segment with many ``*`` (``*a*a*a*a*zz``) backtracks for minutes on a
-    long name, so such a pattern is dropped; past ``MAX_IGNORE_PATTERNS`` patterns the rest
-    are dropped (each is tried on every file: 100,000 cost ~70 ms per file)."""
+    long name, as do many ``**`` on a deep path (``MAX_DEEP``), so such a pattern is dropped;
+    past ``MAX_IGNORE_PATTERNS`` patterns the rest are dropped (each is tried on every file:
+    100,000 cost ~70 ms per file)."""
     kept: list[str] = []
     for line in lines:
         pattern = line.strip()
         if not pattern or pattern.startswith("#"):
             continue
-        if any(seg != "**" and seg.count("*") > MAX_STARS for seg in pattern.split("/")):
+        segments = pattern.removeprefix("!").split("/")
+        if any(seg != "**" and seg.count("*") > MAX_STARS for seg in segments):
+            continue
+        if segments[:-1].count("**") > MAX_DEEP:  # a last "/**" is ``/.*``: no backtracking
             continue
         kept.append(line)
         if len(kept) >= MAX_IGNORE_PATTERNS:

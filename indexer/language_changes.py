@@ -72,7 +72,7 @@ def stale(conn: sqlite3.Connection) -> dict[str, str] | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (META_KEY,)).fetchone()
     try:
         recorded = json.loads(row[0]) if row is not None else {}
-    except ValueError:
+    except (TypeError, ValueError, RecursionError):  # another program's value: nothing known
         recorded = {}
     if not isinstance(recorded, dict):
         recorded = {}

@@ -65,7 +65,7 @@ def skips_said(conn: sqlite3.Connection, lines: list[str]) -> list[str]:
     row = conn.execute("SELECT value FROM meta WHERE key = 'skips_said'").fetchone()
     try:
         before = json.loads(row[0]) if row is not None else []
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # a shipped index's "[[[[…" too
         before = []
     known = (
         {line for line in before if isinstance(line, str)} if isinstance(before, list) else set()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -163,6 +164,31 @@ def test_an_index_file_that_is_a_fifo_or_a_folder_is_refused_with_one_line(
     assert "is not a regular file" in kiln("index", ".", cwd=repo).stderr
     (repo / ".kiln" / name).rmdir()  # the documented way out
     assert kiln("index", ".", cwd=repo).returncode == 0
+    found = json.loads(kiln("search", "survivor_symbol", "--json", cwd=repo).stdout)
+    assert found[0]["name"] == "survivor_symbol"
+
+
+def test_a_folder_where_a_damaged_index_is_set_aside_is_refused_with_one_line(
+    repo: Path,
+) -> None:
+    """A checkout's `.kiln/index.db.corrupt/index.db` beside a damaged index: setting it aside
+    failed every run with "Destination path … already exists" (exit 1); an empty such folder
+    took the damaged file in."""
+    write(repo, "m.py", "def survivor_symbol():\n    pass\n")
+    (repo / ".kiln" / "index.db.corrupt" / "index.db").mkdir(parents=True)
+    (repo / ".kiln" / "index.db").write_bytes(b"not a database" * 512)
+    for args in (("index", "."), ("search", "survivor_symbol")):
+        result = kiln(*args, cwd=repo)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert lines == [
+            f"kiln: {repo / '.kiln' / 'index.db.corrupt'} is not a regular file"
+            " (remove it: a damaged index is set aside there)"
+        ]
+    shutil.rmtree(repo / ".kiln" / "index.db.corrupt")  # the way out the line names
+    result = kiln("index", ".", cwd=repo)
+    assert result.returncode == 0 and "rebuilt it from scratch" in result.stderr
+    assert (repo / ".kiln" / "index.db.corrupt").read_bytes() == b"not a database" * 512
     found = json.loads(kiln("search", "survivor_symbol", "--json", cwd=repo).stdout)
     assert found[0]["name"] == "survivor_symbol"
 

@@ -233,6 +233,22 @@ def test_a_gitignore_pattern_that_backtracks_is_dropped(repo: Path) -> None:
     assert all(h["path"] != "skipped_one.py" for h in hits)  # the other patterns still count
 
 
+@pytest.mark.parametrize("negated", ["", "!"])
+def test_a_gitignore_pattern_of_many_double_stars_is_dropped(repo: Path, negated: str) -> None:
+    """Each ``**`` becomes ``(?:/.+)?`` and the expression tries every way to split a path among
+    them: eight took 34 s on one file 40 folders deep, ten hold `kiln index` for hours. Two
+    before a last ``/**`` still count."""
+    write(repo, ".gitignore", f"{negated}{'**/a/' * 10}zz\n**/a/**/gone/**\n")
+    deep = "/".join(["a"] * 40)
+    write(repo, f"{deep}/deep.py", "def deep_symbol():\n    pass\n")
+    write(repo, "a/gone/x/ignored.py", "def ignored_symbol():\n    pass\n")
+    clean(kiln("index", ".", cwd=repo))
+    hits = json.loads(kiln("search", "deep_symbol", "--json", cwd=repo).stdout)
+    assert hits[0]["path"] == f"{deep}/deep.py"
+    hits = json.loads(kiln("search", "ignored_symbol", "--json", cwd=repo).stdout)
+    assert all(h["name"] != "ignored_symbol" for h in hits)
+
+
 def test_only_the_first_2000_gitignore_patterns_count(repo: Path) -> None:
     """docs/security.md: each pattern is tried on every file, so a `.gitignore` counts its first
     2,000 patterns; the 2,000th still ignores, the 2,001st does not (more is indexed, never less)."""

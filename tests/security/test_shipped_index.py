@@ -152,3 +152,19 @@ def test_a_recorded_head_that_is_not_a_commit_hash_rebuilds_the_history(
     conn.close()
     assert messages == ["Add the shipping module", "Bill heavy parcels", "Round parcel weights"]
     assert recorded == git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.parametrize("key", ["skips_said", "languages"])
+def test_a_meta_value_json_cannot_read_is_taken_as_nothing_recorded(
+    tmp_path: Path, key: str
+) -> None:
+    """The JSON a shipped index keeps in ``meta`` nested past Python's parser (``[[[[…``) ended
+    `kiln index` and (for ``languages``) every `kiln search` in an internal error, run after
+    run; it counts as nothing recorded, like JSON that does not parse."""
+    planted = "INSERT OR REPLACE INTO meta VALUES (?, ?)"
+    repo = shipped(tmp_path, lambda conn: conn.execute(planted, (key, "[" * 100_000)))
+    result = kiln("index", ".", cwd=repo)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    searched = kiln("search", "fresh_symbol", "--json", cwd=repo)
+    assert searched.returncode == 0, searched.stderr
+    assert json.loads(searched.stdout)[0]["path"] == "new.py"
