@@ -126,7 +126,7 @@ class TaskCommand(QueryCommand):
 @click.option("--author", help="With --commit-branch: commit author, 'Name <email>'.")
 @click.option(
     "--artifacts",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="With --ci: folder for the patch, summary, report and transcript (default: the "
     "session folder).",
 )
@@ -248,7 +248,7 @@ def run_cmd(
         commit_branch=commit_branch,
         commit_partial=commit_partial,
         author=author,
-        artifacts=artifacts.resolve() if artifacts else None,
+        artifacts=Path(os.path.abspath(artifacts)) if artifacts else None,  # links: artifacts.py
         resume=resume,
         provider=provider,
         model=model,
