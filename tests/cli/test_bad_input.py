@@ -286,3 +286,21 @@ def test_a_failure_naming_a_path_with_a_new_line_is_one_line(tmp_path: Path) -> 
         == f"kiln: {tmp_path}/plain\\ndir is not a git checkout (--ci needs a git working tree to diff against)"
     )
     assert list(tmp_path.iterdir()) == [folder]  # nothing written
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "latin-1"])
+def test_a_script_file_that_cannot_be_read_is_bad_configuration(tmp_path: Path, kind: str) -> None:
+    """KILN_SCRIPT naming a folder ended in an internal error (exit 1, a traceback file); like
+    a missing one, it is one line naming it, exit 2, and no session is made."""
+    script = tmp_path / "script.json"
+    if kind == "folder":
+        script.mkdir()
+    elif kind == "latin-1":
+        script.write_bytes('["caf\xe9"]'.encode("latin-1"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    line = one_line(kiln("run", "go", cwd=ws, env=env), 2)
+    assert str(script) in line, line
+    listed = kiln("sessions", "list", "--json", cwd=ws)
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr
