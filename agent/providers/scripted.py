@@ -146,6 +146,14 @@ def load_script(source: str | os.PathLike[str]) -> list[Step]:
         raise ConfigError(
             f"script file {path} must hold a JSON list of steps", hint='e.g. ["hello"]'
         )
+    # an unknown error kind found at the first model call left a session the run never used
+    for step in data:
+        kind = step.get("raise") if isinstance(step, dict) else None
+        if kind is not None and kind != "partial":
+            try:
+                error_for(str(kind))
+            except ConfigError as exc:
+                raise ConfigError(f"script file {path}: {exc}", hint=exc.hint) from None
     return data
 
 
