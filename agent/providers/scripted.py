@@ -122,23 +122,38 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+_HINT = "set KILN_SCRIPT to a JSON file"
+
+
 def load_script(source: str | os.PathLike[str]) -> list[Step]:
     """Read a JSON list of steps; a clear ``ConfigError`` for anything else."""
     path = Path(source)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(
-            f"script file not found: {path}", hint="set KILN_SCRIPT to a JSON file"
-        ) from None
+        raise ConfigError(f"script file not found: {path}", hint=_HINT) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"script file {path} is not valid JSON: {exc}", hint="a script is a JSON list of steps"
+        ) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"script file {path} is not UTF-8 text", hint=_HINT) from None
+    except OSError as exc:  # a folder, a file it may not read: a setting, not Kiln's failure
+        raise ConfigError(
+            f"cannot read script file {path}: {exc.strerror or exc}", hint=_HINT
         ) from None
     if not isinstance(data, list):
         raise ConfigError(
             f"script file {path} must hold a JSON list of steps", hint='e.g. ["hello"]'
         )
+    # an unknown error kind found at the first model call left a session the run never used
+    for step in data:
+        kind = step.get("raise") if isinstance(step, dict) else None
+        if kind is not None and kind != "partial":
+            try:
+                error_for(str(kind))
+            except ConfigError as exc:
+                raise ConfigError(f"script file {path}: {exc}", hint=exc.hint) from None
     return data
 
 

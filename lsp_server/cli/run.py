@@ -126,7 +126,7 @@ class TaskCommand(QueryCommand):
 @click.option("--author", help="With --commit-branch: commit author, 'Name <email>'.")
 @click.option(
     "--artifacts",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="With --ci: folder for the patch, summary, report and transcript (default: the "
     "session folder).",
 )
@@ -199,16 +199,10 @@ def run_cmd(
             raise click.UsageError(f"{name} is empty")
     if task == "-":  # `… | kiln run -`, as `codex exec -` reads it
         task_file = Path("-")
-    if task_file:
-        import sys
+    if task_file:  # at most TASK_FILE_MAX bytes: /dev/zero or a huge log is refused
+        from lsp_server.cli.task_input import read_task
 
-        stdin = str(task_file) == "-"
-        try:
-            data = sys.stdin.buffer.read() if stdin else task_file.read_bytes()
-            task = data.decode("utf-8")
-        except UnicodeDecodeError:
-            where = "stdin" if stdin else f"--task-file {task_file}"
-            raise click.UsageError(f"{where} is not UTF-8 text") from None
+        task = read_task(task_file)
     elif github_event and not task:
         task = task_from_event(github_event)
     assert task is not None
@@ -248,7 +242,7 @@ def run_cmd(
         commit_branch=commit_branch,
         commit_partial=commit_partial,
         author=author,
-        artifacts=artifacts.resolve() if artifacts else None,
+        artifacts=Path(os.path.abspath(artifacts)) if artifacts else None,  # links: artifacts.py
         resume=resume,
         provider=provider,
         model=model,

@@ -1,72 +1,148 @@
 """The folder a headless run writes its outputs to (patch, summary, report, transcript).
 
-``--artifacts`` may name a folder inside the workspace, where the agent's commands can put links
-before Kiln writes there, on the host: a link at ``summary.md`` to ``~/.bashrc`` would have Kiln
-overwrite that file with a summary quoting the agent's answer, and the folder itself replaced by
-a link would send every output into a folder of the agent's choosing. So the folder is resolved
-when the run starts and must still be that real folder when the outputs are written, and each
-file is written beside its name and renamed over it, which replaces a link instead of following
-it. (No command of the run is alive by then: the sandbox ended each one.)
+``--artifacts`` may name a folder inside the workspace, and the checkout is not to be trusted:
+a link it ships at ``out`` (or at a folder above it) would send the outputs, and the folders
+made for them, wherever the repository's author chose; the agent's commands can put links there
+too, and a link at ``summary.md`` to ``~/.bashrc`` would have Kiln overwrite that file with a
+summary quoting the agent's answer. So the path is walked name by name: a link inside the
+workspace is refused (before the run, a usage error; after it, the folder moved), a link
+outside it (the runner's own, a temp folder's alias) is followed. The folder must still be the
+real folder it was when the run started when the outputs are written, and each file is written
+beside its name and renamed over it, which replaces a link instead of following it. (No command
+of the run is alive by then: the sandbox ended each one.)
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from agent.errors import KilnError, UsageError
+
+MAX_LINKS = 40  # as the kernel follows at most 40 links in one path
 
 
 class ArtifactsMoved(KilnError):
     hint = "keep --artifacts outside the checkout (as the GitHub Action does)"
 
 
+class LinkInWorkspace(Exception):
+    """A name on the path that is a link inside the workspace."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+
+def real_folder(path: str, workspace: str) -> str:
+    """``path`` (absolute) with each link on it followed, as the kernel would, except a link
+    inside ``workspace`` (a real path): that raises ``LinkInWorkspace``. Names past the first
+    one missing are taken as they are (the folders made there are real ones)."""
+    parts = path.split("/")[::-1]
+    current, hops = "/", 0
+    while parts:
+        name = parts.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            current = os.path.dirname(current)
+            continue
+        candidate = os.path.join(current, name)
+        try:
+            mode = os.lstat(candidate).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            mode = 0
+        if stat.S_ISLNK(mode):
+            if candidate == workspace or candidate.startswith(workspace.rstrip("/") + "/"):
+                raise LinkInWorkspace(candidate)
+            hops += 1
+            if hops > MAX_LINKS:
+                raise OSError(40, "Too many levels of symbolic links")
+            target = os.readlink(candidate)
+            parts.extend(target.split("/")[::-1])
+            if target.startswith("/"):
+                current = "/"
+            continue
+        current = candidate
+    return current
+
+
 class Artifacts:
-    def __init__(self, folder: Path) -> None:
-        self.folder = Path(os.path.abspath(folder))
-        self._real = Path(os.path.realpath(self.folder))  # as it is before the agent starts
+    def __init__(self, folder: Path, workspace: Path) -> None:
+        self.folder = Path(os.path.abspath(folder))  # as given: its links are walked, not resolved
+        self._workspace = os.path.realpath(workspace)
+        self._real: Path | None = None  # the real folder, once made before the agent starts
 
     def create(self) -> None:
-        """Make the folder before the run; one that cannot be made is a usage error."""
+        """Make the folder before the run; a link of the checkout on its path, or a folder
+        that cannot be made, is a usage error."""
         try:
-            self.open()
+            self._real = self._make()
+        except LinkInWorkspace as link:
+            raise UsageError(
+                f"--artifacts {self.folder} passes through the link {link.where} inside the "
+                "workspace; refused: the checkout chooses where it points",
+                hint="pass an --artifacts folder outside the checkout, or one with no links",
+            ) from None
         except OSError as exc:
             raise UsageError(
                 f"cannot create the artifacts folder {self.folder}: {exc.strerror or exc}",
                 hint="pass a writable --artifacts folder",
             ) from None
 
+    def _make(self) -> Path:
+        real = real_folder(str(self.folder), self._workspace)
+        os.makedirs(real, exist_ok=True)
+        return Path(real)
+
     def open(self) -> Path:
         """Create the folder if needed and check it is the one the run started with."""
-        if not self.folder.is_symlink():
-            self.folder.mkdir(parents=True, exist_ok=True)
-        if self.folder.is_symlink() or Path(os.path.realpath(self.folder)) != self._real:
+        if self._real is None:
+            self.create()
+        try:
+            real = self._make()
+        except LinkInWorkspace:
+            real = None
+        except OSError as exc:
+            raise KilnError(f"cannot create {self.folder}: {exc.strerror or exc}") from exc
+        if real is None or real != self._real:
             raise ArtifactsMoved(
                 f"the artifacts folder {self.folder} was replaced during the run (a link now); "
                 "nothing written there"
             )
-        return self._real
+        return real
 
     def write(self, name: str, text: str) -> Path:
         """Write ``name`` in the folder; a link (or anything) at that name is replaced."""
         folder = self.open()
         target = folder / name
-        temporary = folder / f".{name}.kiln-{os.getpid()}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        temporary = f".{name}.kiln-{os.getpid()}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
-            temporary.unlink(missing_ok=True)
-            fd = os.open(temporary, flags, 0o644)
-            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            try:
+                os.unlink(temporary, dir_fd=fd)
+            except FileNotFoundError:
+                pass
+            out = os.open(temporary, flags, 0o644, dir_fd=fd)
+            with os.fdopen(out, "w", encoding="utf-8", errors="surrogateescape") as fh:
                 fh.write(text)
-            os.replace(temporary, target)
+            os.replace(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
         except OSError as exc:
-            temporary.unlink(missing_ok=True)
+            try:
+                os.unlink(temporary, dir_fd=fd)
+            except OSError:
+                pass
             raise KilnError(f"cannot write {target}: {exc.strerror}") from exc
+        finally:
+            os.close(fd)
         return target
 
     def remove(self, name: str) -> None:
         """Remove what an earlier run left at ``name`` (a link itself, never its target)."""
+        folder = self.open()
         try:
-            (self.open() / name).unlink(missing_ok=True)
+            (folder / name).unlink(missing_ok=True)
         except OSError as exc:
             raise KilnError(f"cannot remove {self.folder / name}: {exc.strerror}") from exc

@@ -11,16 +11,36 @@ from lsp_server.headless.repo_git import Layout
 PART_BYTES = 255 - len(".lock")
 
 
+# git's root refs besides `HEAD` and `*_HEAD` (refs.c: `irregular_root_refs`)
+IRREGULAR_ROOT_REFS = {"AUTO_MERGE", "BISECT_EXPECTED_REV", "NOTES_MERGE_PARTIAL",
+                       "NOTES_MERGE_REF", "MERGE_AUTOSTASH"}  # fmt: skip
+
+
+def reads_as_another_ref(branch: str) -> bool:
+    """A name git resolves to something else before `refs/heads/NAME`: `@` (HEAD), an option
+    (`-x`), a root ref (`HEAD`, `ORIG_HEAD`, `AUTO_MERGE`), or `refs/NAME` (`refs/…`, `tags/…`,
+    `heads/…`, `remotes/…`); git's order is `NAME`, `refs/NAME`, `refs/tags/NAME`, then the
+    branch."""
+    root_ref = set(branch) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZ_-") and (
+        branch == "HEAD" or branch.endswith("_HEAD") or branch in IRREGULAR_ROOT_REFS
+    )
+    return (
+        branch == "@"
+        or branch.startswith(("-", "refs/", "tags/", "heads/", "remotes/"))
+        or root_ref
+    )
+
+
 def check_branch(layout: Layout, branch: str) -> None:
     """Refuse a bad or taken branch name before the run, so it never ends half-committed."""
     # the name as given, not as `check-ref-format --branch` expands it (`@{-1}` is the branch
     # checked out before, a name update-ref then refuses after the whole run); and not one that
-    # reads as another ref (`refs/heads/x` made refs/heads/refs/heads/x, `HEAD`)
+    # reads as another ref (`refs/heads/x` made refs/heads/refs/heads/x, `HEAD`, `@`, a tag's)
     bad = f"--commit-branch {branch!r} is not a valid branch name"
     if (
-        branch.startswith(("-", "refs/"))
-        or branch == "HEAD"
+        reads_as_another_ref(branch)
         or layout.run("check-ref-format", f"refs/heads/{branch}").returncode
+        or layout.run("rev-parse", "--verify", "--quiet", f"refs/tags/{branch}").returncode == 0
     ):
         raise UsageError(bad)
     for part in branch.split("/"):

@@ -94,9 +94,10 @@ def run(opts: RunOptions) -> int:
     verify_box = _verify_sandbox(opts) if opts.verify and opts.ci else None
     if verify_box is not None:  # no sandbox to verify in: refused before anything is made
         verify_box.check_usable()
-    # where --artifacts is before the agent can put a link there (artifacts.py); after the
-    # checks above, so a run they refuse leaves no empty folder behind
-    artifacts = Artifacts(opts.artifacts) if opts.artifacts else None
+    # where --artifacts is before the agent can put a link there, and no link of the checkout
+    # on its way (artifacts.py); after the checks above, so a run they refuse leaves no empty
+    # folder behind
+    artifacts = Artifacts(opts.artifacts, opts.root) if opts.artifacts else None
     if artifacts is not None:
         artifacts.create()  # a folder that cannot be made fails now, not after the agent ran
     # What any process of the run (verify, MCP servers, skill scripts) leaves at names that
@@ -237,7 +238,7 @@ def _finish(
         files_modified=list(session.turn.files_modified),
         error=errors[-1] if errors else "",
     )
-    out = artifacts or Artifacts(session.store.folder(session.id))
+    out = artifacts or Artifacts(session.store.folder(session.id), opts.root)
     out.open()
     lines = [session.runner.redact(json_text(m)) + "\n" for m in session.transcript.messages]
     report.transcript_path = str(out.write("transcript.jsonl", "".join(lines)))

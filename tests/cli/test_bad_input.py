@@ -286,3 +286,39 @@ def test_a_failure_naming_a_path_with_a_new_line_is_one_line(tmp_path: Path) -> 
         == f"kiln: {tmp_path}/plain\\ndir is not a git checkout (--ci needs a git working tree to diff against)"
     )
     assert list(tmp_path.iterdir()) == [folder]  # nothing written
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "latin-1", "unknown error kind"])
+def test_a_script_file_that_cannot_be_read_is_bad_configuration(tmp_path: Path, kind: str) -> None:
+    """KILN_SCRIPT naming a folder ended in an internal error (exit 1, a traceback file); like
+    a missing one, it is one line naming it, exit 2, and no session is made."""
+    script = tmp_path / "script.json"
+    if kind == "folder":
+        script.mkdir()
+    elif kind == "latin-1":
+        script.write_bytes('["caf\xe9"]'.encode("latin-1"))
+    elif kind == "unknown error kind":  # found at the first call, it left an unused session
+        script.write_text('[{"raise": "provider_error"}]')
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    line = one_line(kiln("run", "go", cwd=ws, env=env), 2)
+    assert str(script) in line, line
+    listed = kiln("sessions", "list", "--json", cwd=ws)
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr
+
+
+def test_a_run_the_provider_failed_at_once_keeps_its_session(tmp_path: Path) -> None:
+    """docs/ci.md: a run that never got a reply (exit 4) keeps its session, titled with the
+    task: its folder holds the report and transcript, and `--resume` retries the task there."""
+    script = tmp_path / "script.json"
+    script.write_text('[{"raise": "bad_request"}]')
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    proc = kiln("run", "--output-format", "json", "Fix the date test", cwd=ws, env=env)
+    assert proc.returncode == 4, proc.stderr
+    result = json.loads(proc.stdout)
+    listed = json.loads(kiln("sessions", "list", "--json", cwd=ws).stdout)
+    assert [(s["id"], s["title"]) for s in listed] == [(result["session_id"], "Fix the date test")]
+    assert Path(result["transcript"]).is_file()

@@ -100,7 +100,7 @@ def test_a_patch_of_a_file_that_is_not_utf8_applies(tmp_path: Path) -> None:
     layout = Layout.record(tmp_path)
     from lsp_server.headless.artifacts import Artifacts
 
-    written = Artifacts(tmp_path / "out").write(
+    written = Artifacts(tmp_path / "out", tmp_path).write(
         "changes.patch", layout.patch(["latin1.txt"], Limits())
     )
     check = subprocess.run(["git", "apply", "-R", "--check", str(written)], cwd=tmp_path,

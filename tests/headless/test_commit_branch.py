@@ -15,8 +15,18 @@ from tests.headless.test_run_ci import FIX, kiln
 pytestmark = pytest.mark.e2e
 
 
-@pytest.mark.parametrize("name", ["@{-1}", "refs/heads/fix", "HEAD", "-f", "a..b", "x.lock"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "@{-1}", "refs/heads/fix", "HEAD", "-f", "a..b", "x.lock", "kiln/x.lock", "a@{b",
+        # before, these were made: `@` is HEAD to git, `ORIG_HEAD` and the other pseudo-refs
+        # and `tags/v1`, `heads/x`, `remotes/o/x` resolve to another ref before the branch, and
+        # so does a tag's name (`v1`): `git checkout v1` took the tag, not the branch
+        "@", "ORIG_HEAD", "FETCH_HEAD", "AUTO_MERGE", "heads/x", "tags/v1", "remotes/o/x", "v1",
+    ],
+)  # fmt: skip
 def test_a_name_git_would_read_otherwise_is_refused_first(failing_repo: Path, name: str) -> None:
+    subprocess.run(["git", "tag", "v1"], cwd=failing_repo, check=True)
     subprocess.run(["git", "branch", "earlier"], cwd=failing_repo, check=True)
     subprocess.run(["git", "checkout", "-q", "earlier"], cwd=failing_repo, check=True)
     subprocess.run(["git", "checkout", "-q", "main"], cwd=failing_repo, check=True)
