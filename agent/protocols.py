@@ -191,10 +191,12 @@ class ToolSpecs(Protocol):
 
 
 class TurnDriver(Protocol):
-    """What ``agent.loop.run_turn`` drives: the session."""
+    """What ``agent.loop.run_turn`` drives: one turn of a session (``agent.session_turn``)."""
 
     config: AgentConfig
-    cancel_reason: StopReason
+
+    @property
+    def cancel_reason(self) -> StopReason: ...
 
     def begin_turn(self, prompt: list[Block]) -> None: ...
 

@@ -3,8 +3,9 @@
 ``Session`` is the coordinator. It builds the parts and hands each only what it uses:
 ``Transcript`` (the messages), ``TurnState`` (counters, limits, spend), ``ToolRunner`` (tools,
 permissions, edit proposals, redaction), ``ContextAssembler`` (prefix + tail, extensions) and
-``SessionServices`` (what tools may ask). It drives one turn at a time through
-``agent.loop.run_turn`` and owns the permission mode (``set_mode``, persisted in the store).
+``SessionServices`` (what tools may ask). It runs one turn at a time, a ``SessionTurn``
+(``agent.session_turn``) driven by ``agent.loop.run_turn``, and owns the permission mode
+(``set_mode``, persisted in the store).
 """
 
 from __future__ import annotations
@@ -14,25 +15,18 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from agent import declared_tools, loop, model_call, refused_turn, spend
+from agent import declared_tools, loop
 from agent.compaction import CompactionConfig, Compactor
 from agent.config import AgentConfig
-from agent.context import NOTES_KEPT, ContextAssembler, cache_key, environment_block, mode_block
+from agent.context import NOTES_KEPT, ContextAssembler, cache_key, environment_block
 from agent.env_secrets import ci_secrets
-from agent.errors import ContextTooLong, KilnError
-from agent.events import (
-    AgentEvent,
-    ErrorReported,
-    StatusNote,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnDone,
-)
+from agent.errors import KilnError
+from agent.events import AgentEvent, ToolCallFinished, ToolCallStarted
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
 from agent.memory_watch import MemoryWatch
-from agent.overflow import compact_after_overflow, model_id, restore_window
+from agent.overflow import model_id, restore_window
 from agent.permission_rules import load_rules
 from agent.permissions import Permissions
 from agent.protocols import Extension, Host, Model
@@ -41,6 +35,7 @@ from agent.sandbox.attach import attach as attach_sandbox
 from agent.services import SessionServices
 from agent.session_claim import turn_claim
 from agent.session_store import SessionStore, kiln_home
+from agent.session_turn import MODE_TOLD, SessionTurn
 from agent.status import StatusBar, status_mode
 from agent.subagent import run_subagent
 from agent.tool_runner import ToolRunner
@@ -48,12 +43,10 @@ from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
 from agent.transcript import Transcript
 from agent.turn import TurnState
-from agent.types import Block, ModelReply, Request, StopReason, Usage
+from agent.types import Block, Request, StopReason
 from agent.workspace import Workspace, check_root
 
 __all__ = ["AgentConfig", "DiskHost", "Session"]
-
-MODE_TOLD = "mode_told"  # state: the permission mode the model's context states
 
 
 class Session:
@@ -77,9 +70,6 @@ class Session:
         self.host = host
         self.config = config
         self._open_calls: dict[str, str] = {}  # tool calls started and not yet finished
-        self._stop_note = ""  # why a limit ended the running turn (``note_stop``)
-        self._turn_start: tuple[int, int, int] | None = None  # epoch, message, tail blocks
-        self._turn_prompt: list[Block] = []  # what the turn was asked with
         self.store = store
         self.state: dict[str, Any] = state or {}
         self.transcript = Transcript(store, session_id, messages or [], epoch)
@@ -279,7 +269,7 @@ class Session:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         with turn_claim(self.store, self.transcript):  # one writer per session
             self.cancel_reason = "cancelled"
-            task = self._task = asyncio.ensure_future(loop.run_turn(self, blocks))
+            task = self._task = asyncio.ensure_future(loop.run_turn(SessionTurn(self), blocks))
             timer = None
             if self.config.max_seconds:
                 # The wall-clock limit also interrupts a tool that is still running.
@@ -334,33 +324,15 @@ class Session:
             self._open_calls.pop(event.id, None)
         await self.host.emit(event)
 
-    # -- what the loop drives (agent.protocols.TurnDriver) --------------------------------------
+    async def close_open_calls(self, reason: StopReason) -> None:
+        """A call the limit or a cancel cut short ends for the host too (no spinner left
+        running): each tool call started and not finished is reported failed."""
+        for call_id, name in list(self._open_calls.items()):
+            await self.emit(ToolCallFinished(id=call_id, name=name, status="failed",
+                                             output=f"not run: turn ended ({reason})",
+                                             is_error=True))  # fmt: skip
 
-    def begin_turn(self, prompt: list[Block]) -> None:
-        self.turn.begin()
-        # A process killed mid-tool left a tool call unanswered: answer it, or no provider
-        # accepts the trajectory again.
-        self.transcript.close_dangling("interrupted: Kiln stopped before the tool finished")
-        refused_turn.drop(self)  # a turn the provider declined goes before the next is sent
-        if not self.state.get("title"):  # the user's words, not an attachment's markup
-            texts = [b["text"] for b in prompt if b.get("type") == "text"]
-            said = [t for t in texts if not t.lstrip().startswith("<reference ")]
-            self.state["title"] = next(iter(said or texts), "")[:80]
-            self.store.update(self.id, title=self.state["title"])
-        told = self.state.setdefault(MODE_TOLD, self.mode)  # the mode the model was told
-        if told != self.mode:  # switched by an editor, or by a resume with --mode
-            self.context.add(mode_block(self.mode))
-            self.state[MODE_TOLD] = self.mode
-        tail = self.context.tail(self, with_status=self.turn.step_count > 0)
-        self._turn_start = (self.transcript.epoch, len(self.transcript.messages), len(tail))
-        self._turn_prompt = list(prompt)
-        self.transcript.append({"role": "user", "content": [*tail, *prompt]})
-
-    def check_limits(self) -> None:
-        self.turn.check_limits(self.config, self._model_id())
-
-    def _model_id(self) -> str:
-        return str(getattr(self.model, "model", "") or "")
+    # -- what extensions and the model call see (agent.protocols.SessionView) ---------------
 
     def build_request(self) -> Request:
         # a sub-agent's requests share its parent's prefix, so they share its key too
@@ -372,64 +344,3 @@ class Session:
     def announce_tools(self, tools: list[Any]) -> list[Any]:
         """Make deferred tools callable from now on (extensions announce them too)."""
         return self.runner.announce(tools)
-
-    async def step(self) -> ModelReply:
-        """One model request; a request the provider finds too long is compacted and sent once
-        more (``agent.overflow``)."""
-        try:
-            return await model_call.request_reply(self)
-        except ContextTooLong as exc:
-            if not await compact_after_overflow(self, exc):
-                raise
-            self.check_limits()  # the refused request was a step: asking again may be past one
-            return await model_call.request_reply(self)
-
-    async def run_tools(self, calls: list[Block]) -> list[Block]:
-        """Run a step's tool calls together and append their results with the next tail (or,
-        cancelled meanwhile, the results of those that ran)."""
-        results = await self.runner.run_all(
-            calls, self.services, lambda ran: self.transcript.append({"role": "user", "content": ran}),
-            reason=lambda: self.cancel_reason,
-        )  # fmt: skip
-        if self.turn.files_modified != self.state.get("files_modified", []):
-            # stored now, not at the turn's end: a process killed later in the turn keeps them
-            self.state["files_modified"] = list(self.turn.files_modified)
-            self.store.update(self.id, state=self.state)
-        tail = self.context.tail(self, with_status=self.turn.step_count > 0)
-        self.transcript.append({"role": "user", "content": [*results, *tail]})
-        return list(results)
-
-    async def note_stop(self, detail: str) -> None:
-        self._stop_note = detail  # stored at the turn's end, after its last message
-        await self.emit(StatusNote(text=detail))
-
-    async def provider_failed(self, exc: Exception) -> None:
-        usage = getattr(exc, "usage", None)
-        if isinstance(usage, Usage) and usage != Usage():
-            spend.record(self, str(getattr(self.model, "model", "") or self.model.name), usage)
-        text = getattr(exc, "partial_text", "") or ""
-        if text:
-            self.transcript.append(
-                {"role": "assistant", "content": [{"type": "text", "text": text}]}
-            )
-        await self.emit(ErrorReported(message=str(exc), hint=getattr(exc, "hint", "")))
-
-    async def end_turn(self, reason: StopReason) -> None:
-        self.transcript.close_dangling(reason)
-        refused_turn.mark(self, reason, self._turn_start, self._turn_prompt)
-        if self._stop_note:  # a load shows why the turn stopped, as the live turn did
-            messages = self.transcript
-            self.store.record_stop(self.id, messages.epoch, len(messages.messages), self._stop_note)
-            self._stop_note = ""
-        # a call the limit or a cancel cut short ends for the host too (no spinner left running)
-        for call_id, name in list(self._open_calls.items()):
-            await self.emit(ToolCallFinished(id=call_id, name=name, status="failed",
-                                             output=f"not run: turn ended ({reason})",
-                                             is_error=True))  # fmt: skip
-        self.state.update(self.turn.saved(), deferred=list(self.runner.deferred))
-        self.state[declared_tools.STATE_KEY] = declared_tools.saved(self.runner)
-        self.state.update(self.memory.saved())
-        self.state["context_used"] = self.status.context_used  # measured: resumed from it
-        self.state["tool_calls"] = dict(self.status.calls)  # the session's, past compactions
-        self.store.update(self.id, state=self.state, status="idle")
-        await self.emit(TurnDone(stop_reason=reason))

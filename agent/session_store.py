@@ -2,8 +2,9 @@
 
 Messages are stored as canonical JSON, written as they are appended, so a crash loses at most
 the step in flight and a resumed session replays byte-identical requests. A compaction starts a
-new *epoch* of messages; older epochs stay for the inspector and for search. The schema is a
-list of named migrations (``agent.session_schema``) the constructor applies.
+new *epoch* of messages; older epochs stay for the inspector and for search (what is searched
+and how a query reads: ``agent.session_search``). The schema is a list of named migrations
+(``agent.session_schema``) the constructor applies.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import os
 import sqlite3
 import threading
 import time
-import unicodedata
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from sqlite_utils.db import NotFoundError
 
 from agent.errors import SessionDamaged, SessionNotFound
 from agent.session_open import open_store
+from agent.session_search import Roots, root_filter, search_sql, searchable_text
 from agent.types import Message, Usage, canonical_json
 
 log = logging.getLogger("kiln.sessions")
@@ -138,7 +139,7 @@ class SessionStore:
     def recent(self, root: Roots = None, limit: int = 50) -> list[dict[str, Any]]:
         """The newest sessions of ``root`` (one workspace or several), or of every workspace."""
         columns = ["id", "root", "created", "updated", "title", "provider", "model", "mode"]
-        where, params = _root_filter("root", root)
+        where, params = root_filter("root", root)
         with self._lock:
             rows = self.tables.table("sessions").rows_where(
                 where or None,
@@ -159,7 +160,7 @@ class SessionStore:
                 self.db.execute(
                     "INSERT INTO messages VALUES (?,?,?,?)", (session_id, epoch, seq, text)
                 )
-                searchable = _searchable_text(message)
+                searchable = searchable_text(message)
                 if searchable:
                     self.db.execute(
                         "INSERT INTO session_text VALUES (?,?,?)",
@@ -344,47 +345,13 @@ class SessionStore:
         """Full-text search over transcripts and summaries; returns short excerpts. Each word
         of ``query`` is matched as written (as an FTS5 string: its quotes doubled, so ``"``,
         ``*``, ``:``, ``NEAR`` or ``-`` are text, never syntax), any word may match."""
-        terms = query_words(query)
-        if not terms:
+        sql, params = search_sql(query, root, limit)
+        if not sql:  # no words to look for
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        sql = (
-            "SELECT t.session_id, t.kind, snippet(session_text, 2, '[', ']', '…', 16) AS excerpt, "
-            "s.created, s.title, s.root FROM session_text t JOIN sessions s ON s.id = t.session_id "
-            "WHERE session_text MATCH ?"
-        )
-        params: list[Any] = [match]
-        where, roots = _root_filter("s.root", root)
-        if where:
-            sql += f" AND {where}"
-            params.extend(roots)
-        sql += " ORDER BY bm25(session_text) LIMIT ?"
-        params.append(limit)
         with self._lock:
             cur = self.db.execute(sql, params)
             cols = [c[0] for c in cur.description]
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
-
-
-Roots = Path | Sequence[Path] | None
-
-
-def _root_filter(column: str, root: Roots) -> tuple[str, list[str]]:
-    """SQL that keeps the rows of one workspace or several ('' for every workspace)."""
-    if root is None:
-        return "", []
-    roots = [str(root)] if isinstance(root, Path) else [str(r) for r in root]
-    return f"{column} IN ({', '.join('?' * len(roots))})", roots
-
-
-def query_words(query: str) -> list[str]:
-    """The words of a search query: compatibility forms folded (a full-width ``ＺＥＢＲＡ`` is
-    ``ZEBRA``), the quotes, stars and brackets people wrap words in taken off."""
-    text = unicodedata.normalize("NFKC", query)
-    return [t for t in (w.strip("\"'*()^:-{}") for w in text.split()) if t]
-
-
-HARNESS_TAGS = ("<agent_status>", "<environment>", "<memory", "<skills")
 
 
 def _stored_json(text: Any, kind: type, session_id: str, what: str) -> Any:
@@ -396,17 +363,3 @@ def _stored_json(text: Any, kind: type, session_id: str, what: str) -> Any:
     if not isinstance(value, kind):
         raise SessionDamaged(f"session {session_id} is damaged: {what} is unreadable")
     return value
-
-
-def _searchable_text(message: Message) -> str:
-    parts = []
-    for block in message.get("content", []):
-        if block.get("type") == "text":
-            if not block["text"].startswith(HARNESS_TAGS):  # context the harness appended
-                parts.append(block["text"])
-        elif block.get("type") == "tool_use":
-            parts.append(f"{block['name']} {canonical_json(block.get('input', {}))}")
-        elif block.get("type") == "tool_result":
-            content = block.get("content", "")
-            parts.append(content[:2000] if isinstance(content, str) else "")
-    return "\n".join(p for p in parts if p)

@@ -51,7 +51,7 @@ Emit = Callable[[AgentEvent], Awaitable[None]]
 
 class RanThenCancelled(Exception):
     """The turn was cancelled while the host was told a tool had finished: the tool ran, so
-    its result is kept for the trajectory (``Session.run_tools``), not called "not run"."""
+    its result is kept for the trajectory (``SessionTurn.run_tools``), not called "not run"."""
 
     def __init__(self, result: Block) -> None:
         super().__init__("cancelled after the tool ran")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.protocols import Tool
-from agent.tools import files, meta, planning, search, shell
+from agent.tools import file_edits, files, meta, planning, search, shell
 
 BUILTIN_ORDER = (
     "read_file", "list_files", "search_code", "grep", "edit_file", "write_file",
@@ -16,7 +16,7 @@ READ_ONLY = ("read_file", "list_files", "search_code", "grep")
 def builtin_tools(extra: list[Tool] | None = None) -> list[Tool]:
     """The built-ins in contract order; ``extra`` supplies tools built elsewhere (skill, tool_search)."""
     pool: dict[str, Tool] = {}
-    for module in (files, search, shell, planning, meta):
+    for module in (files, file_edits, search, shell, planning, meta):
         for tool in module.TOOLS:
             pool[tool.spec.name] = tool
     for tool in extra or []:

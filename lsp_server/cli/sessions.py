@@ -161,7 +161,7 @@ def search_cmd(query: str, root: Path | None, all_roots: bool, limit: int, as_js
     holding the current folder, unless --root or --all).
 
     QUERY may start with a dash; any of its words may match."""
-    from agent.session_store import query_words
+    from agent.session_search import query_words
 
     if not query.strip():
         raise click.UsageError("the query is empty")

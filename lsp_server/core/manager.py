@@ -1,7 +1,9 @@
 """The table of live sessions of one server process: create, load, prompt, cancel, close.
 
-Each live session gets a ``CoreHost`` (``lsp_server.core.host``); MCP servers a client passed
-for a session start when it is opened, bounded by ``CoreConfig.mcp_start_timeout``.
+Each live session gets a ``CoreHost`` (``lsp_server.core.host``) and a ``LiveSession`` entry
+(``lsp_server.core.live_session``: the turn running in it, and how a cancel reaches it); MCP
+servers a client passed for a session start when it is opened, bounded by
+``CoreConfig.mcp_start_timeout``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from lsp_server.core.errors import (
     UnknownSession,
 )
 from lsp_server.core.host import CoreHost
+from lsp_server.core.live_session import LiveSession, Prepare
 from lsp_server.core.prompts import (
     check_fits,
     prompt_to_blocks,
@@ -42,20 +44,7 @@ from lsp_server.core.updates import event_to_update, history_updates
 
 log = logging.getLogger("kiln.core")
 
-Prepare = Callable[[list[Any]], Awaitable[list[Any]]]  # prompt blocks -> blocks, before a turn
-
 _PROVIDER_SDKS = {"anthropic": "anthropic", "openai": "openai", "azure": "openai"}
-
-
-@dataclass
-class _Live:
-    session: Session
-    host: CoreHost
-    turn: asyncio.Task[str] | None = None
-    started: float = field(default_factory=time.monotonic)
-    cancel_before_start: bool = False  # a cancel came before the scheduled turn ran a line
-    preparing: asyncio.Future[Any] | None = None  # the prompt's ``prepare``, or a command
-    cancelling: bool = False  # the running turn was cancelled and is unwinding
 
 
 class SessionManager:
@@ -75,7 +64,7 @@ class SessionManager:
         self.config = config or CoreConfig()
         self._store = store
         self.index = index  # a shared indexer.Index for sessions in ``root``, if any
-        self.live: dict[str, _Live] = {}
+        self.live: dict[str, LiveSession] = {}
         self.pending_edits: dict[str, tuple[str, EditProposal]] = {}
         self._loading: dict[str, asyncio.Future[None]] = {}  # loads under way, by session id
 
@@ -208,7 +197,7 @@ class SessionManager:
         host.context_window = int(getattr(session.model, "context_window", 0) or 0)
         if self.index is not None and host.root == self.root:
             session.state["indexed"] = True  # the front-end keeps the shared index fresh
-        self.live[session.id] = _Live(session, host)
+        self.live[session.id] = LiveSession(session, host)
 
     def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
         root = session_folder(self.root, cwd) if cwd is not None else self.root
@@ -258,7 +247,7 @@ class SessionManager:
 
     def is_busy(self, session_id: str) -> bool:
         live = self.live.get(session_id)
-        return bool(live and live.turn is not None and not live.turn.done())
+        return bool(live and live.busy)
 
     def is_cancelling(self, session_id: str) -> bool:
         """The running turn was cancelled and has not ended yet (nothing it asked may apply)."""
@@ -299,7 +288,7 @@ class SessionManager:
             raise TurnInProgress(
                 "a turn is already running in this session", hint="cancel it or wait"
             )
-        return await self._as_turn(session_id, self._command(self.live[session_id], work))
+        return await self._as_turn(session_id, self.live[session_id].command(work))
 
     async def _as_turn(self, session_id: str, turn: Awaitable[str]) -> str:
         live = self.live[session_id]
@@ -311,34 +300,13 @@ class SessionManager:
             self.cancel(session_id)
             return await live.turn
 
-    async def _command(self, live: _Live, work: Callable[[], Awaitable[None]]) -> str:
-        if live.cancel_before_start:
-            return "cancelled"
-        live.preparing = asyncio.ensure_future(work())  # what ``cancel`` stops
-        try:
-            await live.preparing
-        except asyncio.CancelledError:
-            if not live.cancel_before_start:
-                raise
-            return "cancelled"
-        finally:
-            live.preparing = None
-        return "end_turn"
-
-    async def _turn(self, live: _Live, prompt: Any, prepare: Prepare | None) -> str:
+    async def _turn(self, live: LiveSession, prompt: Any, prepare: Prepare | None) -> str:
         # A cancel handled between scheduling this turn and its start (it came right behind
         # the prompt) found no task in the session to stop: it is honoured here instead.
         if live.cancel_before_start:
             return "cancelled"
         if prepare is not None and isinstance(prompt, list):
-            live.preparing = asyncio.ensure_future(prepare(prompt))
-            try:
-                prompt = await live.preparing
-            except asyncio.CancelledError:
-                if not live.cancel_before_start:
-                    raise
-            finally:
-                live.preparing = None
+            prompt = await live.prepared(prompt, prepare)  # a cancel stops it
             if live.cancel_before_start:
                 return "cancelled"
         read = self.frontend.read_buffer
@@ -353,16 +321,8 @@ class SessionManager:
 
     def cancel(self, session_id: str) -> bool:
         """Cancel the running turn; its prompt call then returns "cancelled". False if idle."""
-        session = self.get(session_id)
-        busy = self.is_busy(session_id)
-        live = self.live[session_id]
-        live.cancelling = live.cancelling or busy
-        if busy and not session.busy:  # scheduled, not started: see ``_turn``
-            live.cancel_before_start = True
-            if live.preparing is not None:  # e.g. waiting for the client's text of a file
-                live.preparing.cancel()
-        session.cancel()
-        return busy
+        self.get(session_id)  # a live session's id, or InvalidParams / UnknownSession
+        return self.live[session_id].cancel()
 
     async def resolve_edit(
         self, proposal_id: Any, decision: Any, new_text: str | None = None

@@ -2,12 +2,13 @@
 
 The agent must read what is in the editor, saved or not, so ``read_buffer`` looks a path up among
 the synced documents before anyone touches the disk. The index follows the same text: didOpen /
-didChange feed ``Index.update_file`` with the buffer (debounced per file), disk changes arrive
-from watchdog and ``workspace/didChangeWatchedFiles``. All index work runs in one worker thread
-so parsing never blocks the server's event loop and writes never race. A write another
-process kept the index locked for is kept and tried again (``RETRY_SECONDS`` on, and before the
-next search), never dropped; so is one that found the disk full (``locked_writes``). Once the
-buffers are quiet, the segments their edits left are merged (``quiet_merge``).
+didChange feed ``Index.update_file`` with the buffer (debounced per file: ``pending_buffers``),
+disk changes arrive from watchdog and ``workspace/didChangeWatchedFiles``. All index work runs
+in one worker thread (``index_thread``) so parsing never blocks the server's event loop and
+writes never race. A write another process kept the index locked for is kept and tried again
+(``RETRY_SECONDS`` on, and before the next search), never dropped; so is one that found the
+disk full (``locked_writes``). Once the buffers are quiet, the segments their edits left are
+merged (``quiet_merge``).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from lsp_server.lsp.index_thread import IndexThread
 from lsp_server.lsp.locked_writes import RETRY_MAX_SECONDS, RETRY_SECONDS, LockedWrites
+from lsp_server.lsp.pending_buffers import PendingBuffers
 from lsp_server.lsp.quiet_merge import QuietMerge
 
 log = logging.getLogger("kiln.lsp.documents")
-
-DEBOUNCE_SECONDS = 0.3
 
 
 class IndexSync:
@@ -39,17 +40,15 @@ class IndexSync:
         self.error = ""
         self.progress = (0, 0)
         self.last_stats: dict[str, Any] = {}
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kiln-index")
+        self._lock = threading.Lock()
+        self._thread = IndexThread(self._lock)  # every job that parses or writes, in order
         # Searches after a flush (``flush_then``), handed over by the index thread itself.
         self._searches = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kiln-search")
         # Buffer text not yet in the index (debounced); read by any thread that flushes.
-        self._pending: dict[Path, str] = {}
-        self._timers: dict[Path, asyncio.TimerHandle] = {}
-        self._lock = threading.Lock()
+        self._pending = PendingBuffers(self._lock, self._index_later)
         # Writes the index was locked for; only the index thread adds or removes one, except a
         # closed buffer's (``forget_buffer``).
         self._retry = LockedWrites(self._lock, self._submit_retries)
-        self._queued = 0  # jobs submitted to the index thread and not done yet (``_submit``)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watcher: Any = None
         self._quiet = QuietMerge(self._merge_step, lambda: bool(self._pending))
@@ -59,26 +58,6 @@ class IndexSync:
         # committed stay; the next start resumes from them) instead of keeping the process
         # alive after `exit` until it has read the whole tree.
         self._closing = threading.Event()
-
-    async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.wrap_future(self._submit(fn, *args))
-
-    def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
-        """``fn(*args)`` queued on the index thread, counted in ``_queued`` until it is done."""
-        with self._lock:
-            self._queued += 1
-        try:
-            job = self._pool.submit(fn, *args)
-        except BaseException:
-            with self._lock:
-                self._queued -= 1
-            raise
-        job.add_done_callback(self._job_done)
-        return job
-
-    def _job_done(self, job: Future[Any]) -> None:
-        with self._lock:
-            self._queued -= 1
 
     async def open(self) -> Any:
         """Create the index (cheap); None when the indexer is unavailable here."""
@@ -127,7 +106,7 @@ class IndexSync:
         pause = RETRY_SECONDS
         while True:
             try:
-                return True, await self._run(fn, *args)
+                return True, await self._thread.run(fn, *args)
             except (ScanStopped, CancelledError):  # closed meanwhile: nothing to say
                 return False, None
             except Exception as exc:  # noqa: BLE001 - a broken index must not stop the server
@@ -174,37 +153,18 @@ class IndexSync:
         path = in_root(path)
         if self.index is None or not _inside(self.root, path) or path.is_dir():
             return  # a folder's URI is no file, whatever text the editor holds for it
-        loop = self._loop = asyncio.get_running_loop()
-        with self._lock:
-            self._pending[path] = text
-        handle = self._timers.pop(path, None)
-        if handle is not None:
-            handle.cancel()
+        self._loop = asyncio.get_running_loop()
+        self._pending.changed(path, text)
 
-        def fire() -> None:
-            self._timers.pop(path, None)
-            with self._lock:
-                waiting = self._pending.pop(path, None)
-            if waiting is not None:
-                loop.create_task(self.update_file(path, waiting))
-
-        self._timers[path] = loop.call_later(DEBOUNCE_SECONDS, fire)
+    def _index_later(self, path: Path, text: str) -> None:
+        """From a buffer's quiet-time timer, on the event loop: index the text it waited with."""
+        asyncio.get_running_loop().create_task(self.update_file(path, text))
 
     def forget_buffer(self, path: Path) -> None:
         """The buffer closed: its text waiting for the index is dropped, never indexed."""
         path = in_root(path)
-        handle = self._timers.pop(path, None)
-        if handle is not None:
-            handle.cancel()
-        with self._lock:
-            self._pending.pop(path, None)
+        self._pending.forget(path)
         self._retry.forget_text(path)
-
-    def _take_pending(self) -> list[tuple[Path, str]]:
-        with self._lock:
-            items = list(self._pending.items())
-            self._pending.clear()
-        return items
 
     def _write_buffers(self, items: Sequence[tuple[Path, str | None]]) -> None:
         """On the index thread: the writes the index was locked for, then each text (None:
@@ -245,7 +205,7 @@ class IndexSync:
     def _submit_retries(self) -> None:
         """From the retry timer: the waiting writes, queued on the index thread."""
         try:
-            self._submit(self._write_retries)
+            self._thread.submit(self._write_retries)
         except RuntimeError:  # the server is closing
             pass
 
@@ -254,8 +214,8 @@ class IndexSync:
         so a search sees what the editor shows; not while the first scan holds the index."""
         if self.index is None or self.state != "ready":
             return
-        items = self._take_pending()
-        await self._run(self._write_buffers, items)
+        items = self._pending.take()
+        await self._thread.run(self._write_buffers, items)
         if items:
             self._quiet.restart()
 
@@ -287,11 +247,11 @@ class IndexSync:
                 answer.set_exception(exc)
 
         ready = self.index is not None and self.state == "ready"
-        items = self._take_pending() if ready else []
+        items = self._pending.take() if ready else []
         with self._lock:
-            waiting = self._queued or self._retry  # work the search must come after
+            waiting = self._thread.queued or self._retry  # work the search must come after
         if ready and (items or waiting):
-            self._submit(self._write_buffers, items).add_done_callback(written)
+            self._thread.submit(self._write_buffers, items).add_done_callback(written)
         else:  # nothing to write first (or nothing to write into): no stop on the index thread
             self._searches.submit(search)
         result = await asyncio.wrap_future(answer)
@@ -303,9 +263,9 @@ class IndexSync:
         """``flush`` for a worker thread (the agent's tools search off the event loop)."""
         if self.index is None or self.state != "ready":
             return
-        items = self._take_pending()
+        items = self._pending.take()
         try:
-            self._submit(self._write_buffers, items).result()
+            self._thread.submit(self._write_buffers, items).result()
         except (RuntimeError, CancelledError):  # the server is closing: search what is there
             return
         if items and self._loop is not None:
@@ -318,14 +278,14 @@ class IndexSync:
         if self.index is None or not _inside(self.root, path):
             return
         if text is None or not path.is_dir():
-            self._submit(self._write_buffers, [(path, text)])
+            self._thread.submit(self._write_buffers, [(path, text)])
             self._quiet.restart()
 
     async def update_file(self, path: Path, text: str | None = None) -> int:
         path = in_root(path)
         if self.index is None or not _inside(self.root, path):
             return 0
-        count = await self._run(self._write, path, text)
+        count = await self._thread.run(self._write, path, text)
         if count is None:  # the index is locked: written on a retry
             return 0
         self._quiet.restart()
@@ -333,7 +293,7 @@ class IndexSync:
 
     async def _merge_step(self) -> Any:
         """One bounded step of the quiet-time merge, on the index thread (falsy: nothing left)."""
-        return await self._run(lambda: self.index.compact(small_only=True))
+        return await self._thread.run(lambda: self.index.compact(small_only=True))
 
     async def status(self) -> dict[str, Any]:
         info: dict[str, Any] = {
@@ -361,10 +321,7 @@ class IndexSync:
 
     def close(self) -> None:
         self._closing.set()
-        for handle in self._timers.values():
-            handle.cancel()
-        self._timers.clear()
-        self._pending.clear()
+        self._pending.cancel()
         self._retry.cancel()
         self._quiet.cancel()
         if self._watcher is not None:
@@ -373,7 +330,7 @@ class IndexSync:
             except Exception:  # noqa: BLE001
                 pass
             self._watcher = None
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._thread.shutdown()
         self._searches.shutdown(wait=False, cancel_futures=True)
 
 

@@ -1,7 +1,8 @@
 """Fixtures for the marketplace tests: a real registry on a loopback port, real skill folders.
 
 The server runs uvicorn in a thread over a socket bound to port 0 (no port guessing); the CLI
-tests start `kiln registry serve` as a subprocess instead. ``backend_registry`` runs the same
+tests start `kiln registry serve` as a subprocess instead, and check each `kiln` command with
+``ok`` (it succeeded) or ``fails`` (refused in one line). ``backend_registry`` runs the same
 app over each backend pair: SQLite + a folder, and PostgreSQL + S3 (a real PostgreSQL cluster
 and moto's S3 server, started once per session; see ``servers.py``).
 """
@@ -205,6 +206,21 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
     env.update({"KILN_HOME": str(home), **extra})
     return env
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    """The output of a `kiln` command that must succeed (its stderr shown if it did not)."""
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def fails(result: subprocess.CompletedProcess[str], code: int, words: str) -> None:
+    """A `kiln` command refused with exit ``code``: ``words`` said, one `kiln:` line last, no
+    traceback."""
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert words in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("kiln: ")
 
 
 @contextmanager

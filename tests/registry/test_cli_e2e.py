@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.registry.conftest import FIXTURES, cli_env, kiln, make_skill
+from tests.registry.conftest import FIXTURES, cli_env, fails, kiln, make_skill, ok
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -54,31 +54,19 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
         proc.wait(timeout=10)
 
 
-def _ok(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
-def _fails(result: subprocess.CompletedProcess[str], code: int, words: str) -> None:
-    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    assert words in result.stderr
-    assert result.stderr.strip().splitlines()[-1].startswith("kiln: ")
-
-
 def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Path) -> None:
     url, data, proc = served
     home = tmp_path / "home"
     env = cli_env(home)
     project = tmp_path / "project"
     project.mkdir()
-    token = _ok(
+    token = ok(
         kiln("registry", "token", "--data", str(data), "--namespace", "acme", env=env, cwd=tmp_path)
     ).strip()
     assert token.startswith("kiln_")
 
     for name in ("brand-guidelines", "internal-comms", "frontend-design"):
-        out = _ok(
+        out = ok(
             kiln(
                 "skills",
                 "publish",
@@ -96,7 +84,7 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
         assert out.startswith(f"published acme/{name}@1.0.0 sha256:")
 
     hits = json.loads(
-        _ok(
+        ok(
             kiln(
                 "skills",
                 "search",
@@ -119,7 +107,7 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
     assert "brand" in hits[0]["description"]
 
     env_reg = cli_env(home, KILN_REGISTRY=url)  # default registry from the environment
-    _ok(
+    ok(
         kiln(
             "skills",
             "install",
@@ -136,7 +124,7 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
     ).read_bytes()
     lock = json.loads((project / "skills-lock.json").read_text())
     assert lock["skills"]["acme/brand-guidelines"]["version"] == "1.0.0"
-    listed = _ok(kiln("skills", "list", env=env, cwd=project))
+    listed = ok(kiln("skills", "list", env=env, cwd=project))
     assert (
         "brand-guidelines" in listed and "third-party" in listed
     )  # the marker is seen by discovery
@@ -144,9 +132,9 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
     newer = tmp_path / "src" / "brand-guidelines"
     shutil.copytree(FIXTURES / "brand-guidelines", newer)
     (newer / "CHANGES.md").write_text("1.1.0: notes\n")
-    _ok(kiln("skills", "login", "--registry", url, "--token", token, env=env, cwd=tmp_path))
+    ok(kiln("skills", "login", "--registry", url, "--token", token, env=env, cwd=tmp_path))
     assert (home / "credentials.json").stat().st_mode & 0o777 == 0o600
-    _ok(
+    ok(
         kiln(
             "skills",
             "publish",
@@ -160,7 +148,7 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
         )
     )
 
-    outdated = json.loads(_ok(kiln("skills", "outdated", "--json", env=env, cwd=project)))
+    outdated = json.loads(ok(kiln("skills", "outdated", "--json", env=env, cwd=project)))
     assert outdated == [
         {
             "id": "acme/brand-guidelines",
@@ -171,12 +159,12 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
             "latest": "1.1.0",
         }
     ]
-    assert "updated acme/brand-guidelines@1.1.0" in _ok(
+    assert "updated acme/brand-guidelines@1.1.0" in ok(
         kiln("skills", "update", "--yes", env=env, cwd=project)
     )
     assert (installed / "CHANGES.md").exists()
 
-    _ok(
+    ok(
         kiln(
             "skills",
             "yank",
@@ -191,7 +179,7 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
     )
     other = tmp_path / "other"
     other.mkdir()
-    _ok(
+    ok(
         kiln(
             "skills",
             "install",
@@ -211,7 +199,7 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
     )
 
     shutil.rmtree(project / ".kiln")
-    _ok(
+    ok(
         kiln("skills", "install", "--frozen", env=env, cwd=project)
     )  # yanked 1.1.0 still installs by exact pin
     assert (installed / "CHANGES.md").exists()
@@ -219,12 +207,10 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
     proc.terminate()
     proc.wait(timeout=10)
     shutil.rmtree(project / ".kiln")
-    out = _ok(
-        kiln("skills", "install", "--frozen", env=env, cwd=project)
-    )  # offline, from the cache
+    out = ok(kiln("skills", "install", "--frozen", env=env, cwd=project))  # offline, from the cache
     assert "installed acme/brand-guidelines@1.1.0" in out
-    assert "ok" in _ok(kiln("skills", "verify", env=env, cwd=project))
-    _fails(
+    assert "ok" in ok(kiln("skills", "verify", env=env, cwd=project))
+    fails(
         kiln("skills", "search", "x", "--registry", url, env=env, cwd=project),
         1,
         "cannot reach registry",
@@ -234,10 +220,10 @@ def test_publish_search_install_update_yank_frozen_offline(served, tmp_path: Pat
 def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
     url, data, _proc = served
     env = cli_env(tmp_path / "home")
-    token = _ok(
+    token = ok(
         kiln("registry", "token", "--data", str(data), "--namespace", "acme", env=env, cwd=tmp_path)
     ).strip()
-    _fails(
+    fails(
         kiln(
             "skills",
             "publish",
@@ -256,7 +242,7 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
         5,
         "scoped to namespace 'acme'",
     )
-    _fails(kiln("skills", "install", "acme/x", env=env, cwd=tmp_path), 2, "no registry configured")
+    fails(kiln("skills", "install", "acme/x", env=env, cwd=tmp_path), 2, "no registry configured")
 
     skill = make_skill(tmp_path, "ship-it", extra={"scripts/ship.sh": "#!/bin/sh\necho shipping\n"})
     (tmp_path / "home").mkdir(exist_ok=True)
@@ -277,18 +263,18 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
             cwd=tmp_path,
         )
 
-    _ok(publish("0.1.0"))
-    _ok(publish("0.1.1"))
+    ok(publish("0.1.0"))
+    ok(publish("0.1.1"))
     ci_env = cli_env(tmp_path / "home", KILN_CI="1")
-    _fails(  # CI never trusts a registry key on first use
+    fails(  # CI never trusts a registry key on first use
         kiln("skills", "install", "acme/ship-it", "--yes", env=ci_env, cwd=tmp_path),
         5,
         "no key is pinned",
     )
     served_key = httpx.get(f"{url}/.well-known/kiln-registry.json").json()["keys"][0]
-    shown = _ok(kiln("skills", "trust", url, env=env, cwd=tmp_path))
+    shown = ok(kiln("skills", "trust", url, env=env, cwd=tmp_path))
     assert served_key["publicKey"] in shown and not (tmp_path / "home/trusted_keys.json").exists()
-    _fails(
+    fails(
         kiln("skills", "trust", url, "--key", "bm90IGEga2V5", env=env, cwd=tmp_path), 2, "32 bytes"
     )
     other_key = base64.b64encode(bytes(range(32))).decode()  # a valid key the registry lacks
@@ -298,27 +284,27 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
     right = kiln("skills", "trust", url, "--key", served_key["publicKey"], env=env, cwd=tmp_path)
     assert right.returncode == 0 and right.stderr == "", right.stderr
     assert served_key["keyId"] in right.stdout
-    _fails(
+    fails(
         kiln("skills", "install", "acme/ship-it", "--yes", env=ci_env, cwd=tmp_path),
         5,
         "not pinned in the lockfile",
     )
     assert not (tmp_path / ".kiln").exists()
-    _fails(
+    fails(
         kiln("skills", "install", "acme/ship-it", env=env, cwd=tmp_path, input=""),
         5,
         "not confirmed",
     )
-    _ok(kiln("skills", "install", "acme/ship-it@0.1.0", "--yes", env=env, cwd=tmp_path))
-    _fails(publish("0.1.0"), 1, "already published")
+    ok(kiln("skills", "install", "acme/ship-it@0.1.0", "--yes", env=env, cwd=tmp_path))
+    fails(publish("0.1.0"), 1, "already published")
     (tmp_path / ".kiln/skills/ship-it/scripts/ship.sh").write_text("#!/bin/sh\nrm -rf /\n")
-    _fails(kiln("skills", "update", "--yes", env=env, cwd=tmp_path), 1, "modified locally")
+    fails(kiln("skills", "update", "--yes", env=env, cwd=tmp_path), 1, "modified locally")
     verify = kiln("skills", "verify", env=env, cwd=tmp_path)
     assert verify.returncode == 5 and "FAIL acme/ship-it" in verify.stdout
     assert "failed verification" in verify.stderr
-    info = json.loads(_ok(kiln("skills", "info", "acme/ship-it", "--json", env=env, cwd=tmp_path)))
+    info = json.loads(ok(kiln("skills", "info", "acme/ship-it", "--json", env=env, cwd=tmp_path)))
     assert info["scripts"] == ["scripts/ship.sh"] and info["tokens"]["total"] > 0
-    preview = _ok(
+    preview = ok(
         kiln(
             "skills",
             "info",
@@ -330,72 +316,3 @@ def test_cli_errors_are_one_line(served, tmp_path: Path) -> None:
         )
     )
     assert preview == "#!/bin/sh\necho shipping\n"
-
-
-def test_operator_typos_are_one_line_and_create_nothing(tmp_path: Path) -> None:
-    """A mistyped --data folder is not exported as a new empty registry; a bad --expires is
-    refused before a token exists."""
-    env = cli_env(tmp_path / "home")
-    typo = tmp_path / "registry-dta"
-    _fails(
-        kiln(
-            "registry",
-            "marketplace",
-            "--data",
-            str(typo),
-            "--base-url",
-            "http://x",
-            env=env,
-            cwd=tmp_path,
-        ),
-        1,
-        "no registry in",
-    )
-    assert not typo.exists()
-    data = tmp_path / "registry-data"
-    _fails(
-        kiln(
-            "registry",
-            "token",
-            "--data",
-            str(data),
-            "--namespace",
-            "acme",
-            "--expires",
-            "forever",
-            env=env,
-            cwd=tmp_path,
-        ),
-        2,
-        "use 30d, 12h, 90m or an ISO 8601 time",
-    )
-    listed = _ok(
-        kiln("registry", "token", "list", "--data", str(data), "--json", env=env, cwd=tmp_path)
-    )
-    assert json.loads(listed) == []  # no token was made by the refused call
-    token = _ok(
-        kiln(
-            "registry",
-            "token",
-            "--data",
-            str(data),
-            "--namespace",
-            "acme",
-            "--expires",
-            "2099-01-31T12:00:00Z",
-            env=env,
-            cwd=tmp_path,
-        )
-    ).strip()
-    assert token.startswith("kiln_")
-
-
-def test_lockfile_commands_say_when_nothing_is_locked(tmp_path: Path) -> None:
-    """verify/outdated/update in a project with no skills say so instead of printing nothing;
-    --json stays a JSON list."""
-    env = cli_env(tmp_path / "home")
-    for command in ("verify", "outdated", "update"):
-        out = _ok(kiln("skills", command, env=env, cwd=tmp_path))
-        assert "no skills in" in out and "skills-lock.json" in out, (command, out)
-    for command in ("verify", "outdated"):
-        assert json.loads(_ok(kiln("skills", command, "--json", env=env, cwd=tmp_path))) == []
