@@ -310,7 +310,7 @@ def test_a_script_file_that_cannot_be_read_is_bad_configuration(tmp_path: Path, 
 
 def test_a_run_the_provider_failed_at_once_keeps_its_session(tmp_path: Path) -> None:
     """docs/ci.md: a run that never got a reply (exit 4) keeps its session, titled with the
-    task: its folder holds the report and transcript, and `--resume` retries the task there."""
+    task: its folder holds the report and transcript, and `--resume ID TASK` goes on there."""
     script = tmp_path / "script.json"
     script.write_text('[{"raise": "bad_request"}]')
     ws = tmp_path / "ws"
@@ -322,3 +322,10 @@ def test_a_run_the_provider_failed_at_once_keeps_its_session(tmp_path: Path) -> 
     listed = json.loads(kiln("sessions", "list", "--json", cwd=ws).stdout)
     assert [(s["id"], s["title"]) for s in listed] == [(result["session_id"], "Fix the date test")]
     assert Path(result["transcript"]).is_file()
+    script.write_text('["the date test passes now"]')  # the provider works again
+    again = kiln("run", "--output-format", "json", "--resume", result["session_id"],
+                 "Fix the date test", cwd=ws, env=env)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    resumed = json.loads(again.stdout)
+    assert resumed["session_id"] == result["session_id"]
+    assert resumed["result"] == "the date test passes now"
