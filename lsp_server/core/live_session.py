@@ -12,9 +12,8 @@ applied.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agent.session import Session
@@ -30,7 +29,6 @@ class LiveSession:
     session: Session
     host: CoreHost
     turn: asyncio.Task[str] | None = None
-    started: float = field(default_factory=time.monotonic)
     cancel_before_start: bool = False  # a cancel came before the scheduled turn ran a line
     preparing: asyncio.Future[Any] | None = None  # the prompt's ``prepare``, or a command
     cancelling: bool = False  # the running turn was cancelled and is unwinding

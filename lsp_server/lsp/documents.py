@@ -1,7 +1,7 @@
-"""Open documents and the code index, kept in step with what the user sees.
+"""The code index kept in step with what the user sees (``IndexSync``).
 
-The agent must read what is in the editor, saved or not, so ``read_buffer`` looks a path up among
-the synced documents before anyone touches the disk. The index follows the same text: didOpen /
+The agent reads what is in the editor, saved or not (``document_lookup`` finds a path among the
+synced documents before anyone touches the disk), and the index follows the same text: didOpen /
 didChange feed ``Index.update_file`` with the buffer (debounced per file: ``pending_buffers``),
 disk changes arrive from watchdog and ``workspace/didChangeWatchedFiles``. All index work runs
 in one worker thread (``index_thread``) so parsing never blocks the server's event loop and
