@@ -4,10 +4,7 @@ move a commit's files onto another commit (docs/security.md, "The code index")."
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,18 +12,9 @@ import pytest
 from tests import repos
 
 from .conftest import write
+from .test_hostile_tree import kiln  # the real `kiln`, a temp KILN_HOME, a hang bound
 
 pytestmark = pytest.mark.e2e
-
-HANG = 120  # bounds a hang, not a speed
-
-
-def kiln(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_server", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=HANG,
-        env={**os.environ, "KILN_HOME": str(cwd.parent / "home")},
-    )  # fmt: skip
 
 
 def commit(root: Path, message: str, rel: str) -> None:
