@@ -3,26 +3,22 @@ reads right but is not (a look-alike letter, a capital) is refused with what mak
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from skills_registry.lookalike import shown, skeleton
 from skills_registry.registry.errors import UsageError
+from skills_registry.registry.id_rules import SKILL_ID_RE
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
     """``(id, range)``; the range is ``*`` when the spec names none."""
     skill_id, _, wanted = spec.partition("@")
-    if not _ID.fullmatch(skill_id):
+    # the registry's own rules: an id past them names no skill on any registry, so it is
+    # refused here (exit 2) rather than asked for (a 404)
+    if not SKILL_ID_RE.fullmatch(skill_id):
         raise UsageError(f"invalid skill id '{shown(skill_id)}'{_why(skill_id)}",
                          hint="use <namespace>/<name>[@RANGE]")  # fmt: skip
     return skill_id, wanted or "*"
-
-
-# The registry's own rules (skills_registry/registry: NAMESPACE_RE, NAME_RE): a namespace of at
-# most 40 characters and a name of at most 64, each ending in a letter or digit. An id past them
-# names no skill on any registry, so it is refused here (exit 2) rather than asked for (a 404).
-_ID = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?/[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 
 
 def _why(skill_id: str) -> str:

@@ -23,10 +23,11 @@ from skills_registry.archive import (
 )
 from skills_registry.errors import SkillInvalid
 from skills_registry.registry.errors import ArchiveError, ValidationFailed
+from skills_registry.registry.id_rules import NAME_RE, NAMESPACE_RE
 from skills_registry.registry.scan import is_script, scan_files
 from skills_registry.registry.semver import is_version
 from skills_registry.registry.signing import Signer
-from skills_registry.registry.storage import NAMESPACE_RE, now_iso
+from skills_registry.registry.storage import now_iso
 from skills_registry.spec import (
     MAX_SKILL_BYTES,
     name_problems,
@@ -35,7 +36,6 @@ from skills_registry.spec import (
     version_mismatch,
 )
 
-NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 # Registry names are ASCII even where the Agent Skills spec allows any Unicode letter: they are
 # URL path segments and folder names on every client, and look-alike letters (Cyrillic 'а' for
 # Latin 'a') would let one skill pass for another.

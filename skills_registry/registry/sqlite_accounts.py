@@ -19,8 +19,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from skills_registry.registry.errors import NotFound, UsageError
+from skills_registry.registry.id_rules import NAMESPACE_RE
 from skills_registry.registry.storage import (
-    NAMESPACE_RE,
     SCOPES,
     normalize_time,
     now_iso,

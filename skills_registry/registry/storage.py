@@ -25,7 +25,6 @@ from typing import Any, Protocol
 from skills_registry.registry.errors import Conflict, NotFound, UsageError, ValidationFailed
 from skills_registry.registry.semver import Version
 
-NAMESPACE_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 STATUSES = ("active", "deprecated", "yanked")
 # What a token may do: publish versions; yank/restore/deprecate; move dist-tags.
 SCOPES = ("publish", "yank", "tag")
