@@ -5,6 +5,7 @@ lockfile commands in a project without skills say so."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -35,40 +36,17 @@ def test_operator_typos_are_one_line_and_create_nothing(tmp_path: Path) -> None:
     )
     assert not typo.exists()
     data = tmp_path / "registry-data"
-    fails(
-        kiln(
-            "registry",
-            "token",
-            "--data",
-            str(data),
-            "--namespace",
-            "acme",
-            "--expires",
-            "forever",
-            env=env,
-            cwd=tmp_path,
-        ),
-        2,
-        "use 30d, 12h, 90m or an ISO 8601 time",
-    )
+
+    def make_token(expires: str) -> subprocess.CompletedProcess[str]:
+        return kiln("registry", "token", "--data", str(data), "--namespace", "acme",
+                    "--expires", expires, env=env, cwd=tmp_path)  # fmt: skip
+
+    fails(make_token("forever"), 2, "use 30d, 12h, 90m or an ISO 8601 time")
     listed = ok(
         kiln("registry", "token", "list", "--data", str(data), "--json", env=env, cwd=tmp_path)
     )
     assert json.loads(listed) == []  # no token was made by the refused call
-    token = ok(
-        kiln(
-            "registry",
-            "token",
-            "--data",
-            str(data),
-            "--namespace",
-            "acme",
-            "--expires",
-            "2099-01-31T12:00:00Z",
-            env=env,
-            cwd=tmp_path,
-        )
-    ).strip()
+    token = ok(make_token("2099-01-31T12:00:00Z")).strip()
     assert token.startswith("kiln_")
 
 
