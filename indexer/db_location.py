@@ -2,7 +2,9 @@
 
 A checkout can ship ``.kiln`` (or ``.kiln/index.db``) as a symbolic link. SQLite follows it, so
 the index and its ``-wal``/``-shm`` files would be created wherever the link points: a file of
-the user's outside the workspace, overwritten or grown by every edit.
+the user's outside the workspace, overwritten or grown by every edit. A hard link is the same
+file under a second name: git cannot ship one, but an unpacked archive or a setup script can
+make ``index.db`` (or its ``-wal``, which SQLite truncates on open) a name of a file elsewhere.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ _ASIDE = ("index.db.corrupt", "index.db.corrupt-wal", "index.db.corrupt-shm")
 
 
 def refuse_links(root: Path, db_path: Path) -> None:
-    """Raise ``IndexLinked`` when the index folder or one of its files is a link,
-    ``IndexNotAFile`` when one of them is not a folder or a regular file."""
+    """Raise ``IndexLinked`` when the index folder or one of its files is a link (an index
+    file a hard link too), ``IndexNotAFile`` when one of them is not a folder or a regular
+    file."""
     folder = db_path.parent
     if folder.is_symlink() or folder.resolve() != root / folder.name:
         raise IndexLinked(f"{folder} is a link; kiln does not write the index through it")
@@ -38,12 +41,17 @@ def refuse_links(root: Path, db_path: Path) -> None:
     # already, failed every run with "Destination path … already exists".
     for name in _NAMES + _ASIDE:
         try:
-            mode = (folder / name).lstat().st_mode
+            st = (folder / name).lstat()
         except OSError:
             continue
-        if not stat.S_ISREG(mode):
+        if not stat.S_ISREG(st.st_mode):
             hint = None if name in _NAMES else "remove it: a damaged index is set aside there"
             raise IndexNotAFile(f"{folder / name} is not a regular file", hint=hint)
+        if st.st_nlink > 1 and name in _NAMES:  # the set-aside names are only renamed over
+            raise IndexLinked(
+                f"{folder / name} is a hard link (one of {st.st_nlink} names of a file);"
+                " kiln does not write the index through it"
+            )
 
 
 # What git should not track in ``<root>/.kiln``: the index is rebuilt by ``kiln index``, a cache

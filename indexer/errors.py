@@ -42,7 +42,8 @@ class IndexFull(IndexUnavailable):
 
 
 class IndexLinked(IndexUnavailable):
-    """``<root>/.kiln`` or the index file is a link (a checkout can ship one)."""
+    """``<root>/.kiln`` or the index file is a link (a checkout can ship one), or the index
+    file a hard link (an unpacked archive can hold one)."""
 
     exit_code = 2
     hint = "remove the link: the index is written only to <root>/.kiln/index.db itself"

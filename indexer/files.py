@@ -14,6 +14,12 @@ from indexer.ignores import Specs, folder_specs, ignored, path_ignored, root_spe
 
 MAX_FILE_BYTES = 1_000_000
 MAX_PATH_CHARS = 4096  # longer repo-relative paths are left out (PATH_MAX on Linux)
+MAX_DEPTH = 64
+"""Folders this many levels below the root are walked; one below them is left out, with one
+line. Matching a path against an ignore pattern with two ``**`` costs the square of its depth,
+once per folder on the way: a file 1,500 folders deep (a 3 kB path, under ``MAX_PATH_CHARS``)
+held `kiln index` for 11-17 s per such pattern. The agent's ``list_files`` and ``grep`` stop 64
+levels down too (``MAX_WALK_DEPTH``)."""
 SNIFF_BYTES = 8192
 # Folders that are never project source (dependency trees, caches, build output, VCS).
 SKIP_DIRS = frozenset(
@@ -125,9 +131,10 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
     ``maint/test/app/pkg -> ../../../pkg`` must not index ``pkg`` under the alias).
 
     A name that is not UTF-8 (the index and every protocol speak UTF-8) is left out, with a
-    line added to ``skipped``; so is a path longer than ``MAX_PATH_CHARS``, a folder that
-    cannot be read, a link (not ignored) that leads outside the root and a file over
-    ``MAX_FILE_BYTES``: each was left out without a word, and a search missed it unexplained."""
+    line added to ``skipped``; so is a path longer than ``MAX_PATH_CHARS``, a folder more than
+    ``MAX_DEPTH`` levels down (and all below it), a folder that cannot be read, a link (not
+    ignored) that leads outside the root and a file over ``MAX_FILE_BYTES``: each was left out
+    without a word, and a search missed it unexplained."""
     root = root.resolve()
     note = skipped.append if skipped is not None else (lambda line: None)
     seen_dirs: set[tuple[int, int]] = set()
@@ -180,6 +187,9 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
                     continue
                 if outside:
                     note(f"{rel}/: the link leads outside the workspace")
+                    continue
+                if rel.count("/") >= MAX_DEPTH:  # the folder's level: its "/"s plus one
+                    note(f"{rel}/: more than {MAX_DEPTH} folders deep")
                     continue
                 if is_link:
                     aliases.append((Path(entry.path), rel + "/", specs, True))
@@ -285,6 +295,8 @@ def excluded(root: Path, rel: str) -> bool:
     """Whether a single path would be skipped by ``walk`` (for one-file updates)."""
     parts = rel.split("/")
     if any(p in SKIP_DIRS for p in parts[:-1]) or not _wanted_name(parts[-1]) or bad_name(rel):
+        return True
+    if len(parts) - 1 > MAX_DEPTH:  # in a folder ``walk`` leaves out (before the costly match)
         return True
     if len(parts) > 1 and parts[0] in ROOT_SKIP_DIRS:
         return True

@@ -16,20 +16,23 @@ disabled (a cloned repository's config must not get
 to run a program); a folder that is not a git work tree (or a machine without git)
 simply has no history signal. Syncing is incremental: when the recorded head is an ancestor of
 the new one only the commits in between are read; otherwise (a checkout of another branch, a
-rebase) the table is rebuilt from the new head.
+rebase) the table is rebuilt from the new head. git's output is read a piece at a time and a
+message is kept to its first ``MAX_MESSAGE_BYTES``, so a message of any size costs no more.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import secrets
 import sqlite3
 import subprocess
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from indexer import weights as W
 from indexer.tokens import camel_parts
@@ -49,6 +52,17 @@ _NOISE = re.compile(
 # expression, an abbreviated hash, an option) that a shipped index holds means no recorded head.
 _COMMIT_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _FIELD = "\x1f"  # between the hash, the time and the message: neither holds one
+MAX_MESSAGE_BYTES = 8192
+"""The first bytes of a commit message that are recorded: its subject and the start of its
+body, all the history signal matches queries on; the rest is read past, never held. git stores
+a message of any size, and one of 64 MB was read whole, then decoded, split and stored in
+copies (`kiln index` ended in a MemoryError under 1 GB of address space, and the index grew by
+146 MB). The longest message in click's and httpx's histories is 4.6 kB."""
+# A piece of ``git log -z`` output (a commit's header and message, or a path) longer than this
+# is cut: room for the markers, the hash and the time around a message cut to its bound. A path
+# this long cannot name an indexed file (``files.MAX_PATH_CHARS``) and is dropped.
+_MAX_PIECE = MAX_MESSAGE_BYTES + 256
+_READ_BYTES = 1 << 20  # how much of git's output is read at a time
 
 
 def _git_command(root: Path, *args: str, stdout: Any) -> subprocess.Popen[bytes]:
@@ -113,22 +127,77 @@ def _log_format(record: str, files: str) -> str:
     return f"--format={record}%H{_FIELD}%ct{_FIELD}%B{files}"
 
 
+def _pieces(
+    out: IO[bytes], cap: int, read_bytes: int = _READ_BYTES
+) -> Iterator[tuple[bytes, bool]]:
+    """The NUL-ended pieces of ``out`` in order, each cut to its first ``cap`` bytes, with
+    whether it was cut: read ``read_bytes`` at a time, so a piece of any length costs ``cap``."""
+    held: list[bytes] = []  # the start of the piece being read, at most ``cap`` bytes
+    size = 0  # its length so far, held or not
+    while chunk := out.read(read_bytes):
+        *ended, last = chunk.split(b"\0")
+        for part in ended:
+            if size:  # the piece began in an earlier chunk
+                yield b"".join([*held, part[: cap - min(size, cap)]]), size + len(part) > cap
+                held, size = [], 0
+            elif len(part) <= cap:
+                yield part, False
+            else:
+                yield part[:cap], True
+        if last and size < cap:
+            held.append(last[: cap - size])
+        size += len(last)
+    if size:
+        yield b"".join(held), size > cap
+
+
 def _parse_log(
-    out: str, record_mark: str, files_mark: str
+    pieces: Iterable[tuple[bytes, bool]], record_mark: str, files_mark: str
 ) -> list[tuple[str, int, str, list[str]]]:
-    """The commits of ``git log -z --name-only`` output: after each message a NUL and a new
-    line, then the paths, each ending in a NUL (as they are: no quotes around a new line)."""
-    commits = []
-    for record in out.split(record_mark):
-        if files_mark not in record:
-            continue
-        header, _, names = record.partition(files_mark)
-        sha, when, message = header.split(_FIELD, 2)
-        names = names.removeprefix("\0").removeprefix("\n")
-        files = sorted({n for n in names.split("\0") if n.strip()})
-        if files:
-            commits.append((sha, int(when or 0), message.strip(), files))
+    """The commits of ``git log -z --name-only`` output, cut into ``pieces`` at each NUL: a
+    record (its marker, the hash, the time, the message, the files marker), then the paths,
+    the first after a new line (as they are: no quotes around a new line). A message is kept
+    to its first ``MAX_MESSAGE_BYTES``; a path that was cut is dropped."""
+    record, files_at = record_mark.encode(), files_mark.encode()
+    commits: list[tuple[str, int, str, list[str]]] = []
+    header: tuple[str, int, str] | None = None
+    names: list[bytes] = []  # the record's paths, decoded together when it ends
+
+    def close() -> None:
+        if header is not None and names:
+            names[0] = names[0].removeprefix(b"\n")  # git puts a new line before the first
+            text = b"\0".join(names).decode("utf-8", errors="replace")
+            files = sorted({name for name in text.split("\0") if name.strip()})
+            if files:
+                commits.append((*header, files))
+
+    for piece, cut in pieces:
+        if piece.startswith(record):
+            close()
+            header, names = _header(piece[len(record) :], cut, files_at), []
+        else:  # a path that was cut names no indexed file: an empty one keeps the first first
+            names.append(b"" if cut else piece)
+    close()
     return commits
+
+
+def _header(raw: bytes, cut: bool, files_mark: bytes) -> tuple[str, int, str] | None:
+    """(hash, time, message) of a record's header after its marker; None when it lacks the
+    files marker (never, from git). A header that was ``cut`` lost the marker with the end of
+    its message, which is bounded to ``MAX_MESSAGE_BYTES`` whether it was cut or not."""
+    if not cut:
+        if not raw.endswith(files_mark):
+            return None
+        raw = raw[: -len(files_mark)]
+    fields = raw.split(_FIELD.encode(), 2)
+    if len(fields) < 3:
+        return None
+    sha, when, message = fields
+    if len(message) > MAX_MESSAGE_BYTES:  # an incomplete last character is left out
+        text = codecs.getincrementaldecoder("utf-8")("replace").decode(message[:MAX_MESSAGE_BYTES])
+    else:
+        text = message.decode("utf-8", errors="replace")
+    return sha.decode("ascii", errors="replace"), int(when or 0), text.strip()
 
 
 @dataclass
@@ -161,9 +230,10 @@ class Reading:
             self.close()
             return None
         self.out.seek(0)
-        text = self.out.read().decode("utf-8", errors="replace")
-        self.close()
-        return _parse_log(text, *self.marks)
+        try:  # a piece at a time: a message of any size costs ``MAX_MESSAGE_BYTES``
+            return _parse_log(_pieces(self.out, _MAX_PIECE), *self.marks)
+        finally:
+            self.close()
 
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

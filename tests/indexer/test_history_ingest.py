@@ -4,6 +4,7 @@ word-boundary rule takes out. Real git repositories and real SQLite files."""
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,24 @@ PLAIN = re.compile(r"\(\s*#\d+\s*\)|\b(gh-|#)\d+\b|\bhttps?://\S+|\b[0-9a-f]{7,4
 @given(st.text(alphabet="abcdefgh0123456789#()-:/ _.x\tαé\n", max_size=40))
 def test_the_noise_pattern_takes_out_what_the_plain_rule_does(text: str) -> None:
     assert history._NOISE.sub(" ", text) == PLAIN.sub(" ", text)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.binary(max_size=60).map(lambda b: b.replace(b"\1", b"\0")),
+    st.integers(1, 12),
+    st.integers(1, 9),
+)
+def test_git_output_read_a_chunk_at_a_time_gives_its_pieces_cut(
+    data: bytes, cap: int, read_bytes: int
+) -> None:
+    """``git log -z`` output is read in chunks, a piece (a message, a path) held only to its
+    first ``cap`` bytes: the pieces are those of splitting it whole, wherever a chunk ends."""
+    whole = data.split(b"\0")
+    if whole[-1] == b"":  # the NUL that ends the last piece
+        whole.pop()
+    pieces = list(history._pieces(io.BytesIO(data), cap, read_bytes))
+    assert pieces == [(piece[:cap], len(piece) > cap) for piece in whole]
 
 
 def test_tickets_urls_and_hashes_leave_the_message() -> None:

@@ -297,3 +297,55 @@ except Exception as exc:
         assert idx.search("steady_1")[0].name == "steady_1"
     finally:
         idx.close()
+
+
+def _chain(root: Path, depth: int) -> str:
+    """``a/a/…/a`` ``depth`` folders under ``root`` (``os.makedirs`` recurses per level)."""
+    folder = str(root)
+    for _ in range(depth):
+        folder += "/a"
+        os.mkdir(folder)
+    return "/".join(["a"] * depth)
+
+
+def _unchain(root: Path, depth: int) -> None:
+    """pytest's clean-up of old temporary folders recurses per level: take the chain down
+    from its bottom (see tests/security/test_deep_folders.py)."""
+    for level in range(depth, 0, -1):
+        folder = str(root) + "/a" * level
+        for entry in os.scandir(folder):
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        os.rmdir(folder)
+
+
+def test_folders_past_the_depth_bound_are_left_out_with_one_line(repo: Path) -> None:
+    """A file 1,500 folders deep (a 3 kB path, under the path bound) and an ignore pattern of
+    two ``**``: matching costs the square of the depth at each folder on the way, which held
+    `kiln index` for 11-17 s. Folders 64 levels down are walked, the 65th is said once and
+    left out with all below it; an editor's one-file update there is refused the same way."""
+    write(repo, ".gitignore", "**/a/**/zz\n")
+    write(repo, "top.py", "def top_symbol():\n    pass\n")
+    deep = _chain(repo, 1500)
+    try:
+        for level, name in ((40, "forty"), (64, "last"), (65, "past"), (1500, "bottom")):
+            rel = "/".join(["a"] * level) + f"/{name}.py"
+            write(repo, rel, f"def {name}_symbol():\n    pass\n")
+        result = kiln("index", ".", cwd=repo)
+        clean(result)
+        too_deep = "/".join(["a"] * 65) + "/: more than 64 folders deep"
+        assert [line for line in result.stderr.splitlines() if "skipped" in line] == [
+            f"kiln: skipped {too_deep}"
+        ]
+        hits = json.loads(kiln("search", "symbol", "--json", "-k", "10", cwd=repo).stdout)
+        assert sorted(h["name"] for h in hits) == ["forty_symbol", "last_symbol", "top_symbol"]
+        again = kiln("index", ".", "--json", cwd=repo)
+        clean(again)
+        assert json.loads(again.stdout)["skipped_before"] == [too_deep]
+        result = _fifo_update(repo, f"print(idx.update_file({deep + '/bottom.py'!r}))")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "0"
+        hits = json.loads(kiln("search", "bottom_symbol", "--json", cwd=repo).stdout)
+        assert all(h["name"] != "bottom_symbol" for h in hits)
+    finally:
+        _unchain(repo, 1500)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,39 @@ def test_an_index_file_linked_to_a_users_file_is_not_written(
     assert not target.exists()
     _refused(_kiln("search", "handler", cwd=checkout))
     assert not target.exists()
+
+
+@pytest.mark.parametrize("name", ["index.db", "index.db-wal", "index.db-shm"])
+def test_an_index_file_hard_linked_to_a_users_file_is_not_written(
+    tmp_path: Path, checkout: Path, name: str
+) -> None:
+    """git cannot ship a hard link; an unpacked archive or a setup script can. Before, the
+    index's tables were written into the user's SQLite file named ``index.db``, and a ``-wal``
+    name of the user's ``.bashrc`` was overwritten with WAL pages."""
+    users = tmp_path / "users-file"
+    if name == "index.db":
+        conn = sqlite3.connect(users)
+        conn.execute("CREATE TABLE notes (text)")
+        conn.execute("INSERT INTO notes VALUES ('mine')")
+        conn.commit()
+        conn.close()
+        (checkout / ".kiln").mkdir()
+    else:
+        users.write_text("export EDITOR=vi\n")
+        assert _kiln("index", ".", cwd=checkout).returncode == 0  # an index of its own
+        (checkout / ".kiln" / name).unlink(missing_ok=True)
+    before = users.read_bytes()
+    os.link(users, checkout / ".kiln" / name)
+    for command in (["index", "."], ["search", "handler"]):
+        result = _kiln(*command, cwd=checkout)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.splitlines() == [
+            f"kiln: {checkout / '.kiln' / name} is a hard link (one of 2 names of a file);"
+            " kiln does not write the index through it (remove the link: the index is written"
+            " only to <root>/.kiln/index.db itself)"
+        ]
+    assert users.read_bytes() == before
+    assert users.stat().st_nlink == 2  # left for the user to remove
 
 
 def test_a_real_kiln_folder_still_indexes(checkout: Path) -> None:

@@ -80,6 +80,38 @@ def test_a_shipped_index_that_runs_code_on_writes_is_rebuilt(
     assert "evil" not in kinds and "evil_index" not in kinds
 
 
+def plant_statistics(conn: sqlite3.Connection) -> None:
+    """What ``ANALYZE`` would say of a table of one row whose indexes never narrow a lookup:
+    SQLite then scans ``block_rows`` for a file's blocks, and ``block_lines`` once per block."""
+    conn.execute("ANALYZE")
+    conn.execute("DELETE FROM sqlite_stat1")
+    for index, table in conn.execute(
+        "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index'"
+    ):
+        conn.execute(
+            "INSERT INTO sqlite_stat1 VALUES (?, ?, '1000000000 1000000000')", (table, index)
+        )
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+        conn.execute("INSERT INTO sqlite_stat1 VALUES (?, NULL, '1')", (table,))
+
+
+def test_a_shipped_index_with_planted_statistics_is_rebuilt(tmp_path: Path) -> None:
+    """Kiln never runs ``ANALYZE``; planted statistics made a search of a 58,800-block index
+    take 1-1.8 s instead of 22-40 ms, and an edit 10-20x as long (docs/security.md)."""
+    repo = shipped(tmp_path, plant_statistics)
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    plan = conn.execute("EXPLAIN QUERY PLAN SELECT id FROM block_rows WHERE file_id = 1").fetchall()
+    conn.close()
+    assert plan[0][3] == "SCAN block_rows"  # the attack: a full scan for one file's blocks
+    assert_rebuilt(repo, "table sqlite_stat1")
+    conn = sqlite3.connect(repo / ".kiln" / "index.db")
+    plan = conn.execute("EXPLAIN QUERY PLAN SELECT id FROM block_rows WHERE file_id = 1").fetchall()
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "sqlite_stat1" not in tables
+    assert plan[0][3].startswith("SEARCH block_rows USING COVERING INDEX blocks_file"), plan
+
+
 @pytest.mark.parametrize(
     "clause",
     [
