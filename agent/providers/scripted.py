@@ -51,6 +51,7 @@ from agent.types import (
     Usage,
     canonical_json,
 )
+from skills_registry import config_file, json_limits
 
 Step = Any  # str | dict | Callable[[Request], str | dict]
 
@@ -123,22 +124,25 @@ def _text_of(content: Any) -> str:
 
 
 _HINT = "set KILN_SCRIPT to a JSON file"
+SCRIPT_MAX = 32 * 1024 * 1024  # bytes, as a task file (`kiln run --task-file`)
 
 
 def load_script(source: str | os.PathLike[str]) -> list[Step]:
-    """Read a JSON list of steps; a clear ``ConfigError`` for anything else."""
+    """Read a JSON list of steps; a clear ``ConfigError`` for anything else. A regular file of
+    at most ``SCRIPT_MAX`` bytes: ``KILN_SCRIPT=/dev/zero`` was read until memory ran out, a
+    FIFO held the run before it began, and ``[[[…`` ended it in a ``RecursionError``."""
     path = Path(source)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_limits.loads(config_file.read_text(path, SCRIPT_MAX))
     except FileNotFoundError:
         raise ConfigError(f"script file not found: {path}", hint=_HINT) from None
-    except json.JSONDecodeError as exc:
+    except UnicodeDecodeError:
+        raise ConfigError(f"script file {path} is not UTF-8 text", hint=_HINT) from None
+    except ValueError as exc:  # bad JSON, or nested past json_limits.MAX_DEPTH
         raise ConfigError(
             f"script file {path} is not valid JSON: {exc}", hint="a script is a JSON list of steps"
         ) from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"script file {path} is not UTF-8 text", hint=_HINT) from None
-    except OSError as exc:  # a folder, a file it may not read: a setting, not Kiln's failure
+    except OSError as exc:  # a folder, a FIFO, a file it may not read: a setting, not a failure
         raise ConfigError(
             f"cannot read script file {path}: {exc.strerror or exc}", hint=_HINT
         ) from None

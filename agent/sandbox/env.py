@@ -25,11 +25,15 @@ SECRET_PREFIXES = (
     "ACTIONS_", "NPM_", "PYPI_", "TWINE_", "DOCKER_", "HF_", "HUGGING", "ANTHROPIC_", "OPENAI_",
     "KILN_",
 )  # fmt: skip
+# How a credential of a well-known service begins (GitHub, GitLab, OpenAI and Anthropic, Stripe,
+# AWS, Slack, Google); also what `kiln sessions` redacts from a typed task (agent.env_secrets).
+TOKEN_PREFIX = (
+    r"(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|rk_live_|AKIA|ASIA|xox[abpr]-|AIza)"
+)
 SECRET_VALUE = re.compile(
     # a token prefix at the start or after a separator: ``x-access-token:ghp_…`` (Bundler's
     # ``BUNDLE_GITHUB__COM``), ``Bearer glpat-…``; not inside a word or a path (``/opt/sk-tools``)
-    r"(^|[\s:=,;\"'])"
-    r"(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|rk_live_|AKIA|ASIA|xox[abpr]-|AIza)"
+    rf"(^|[\s:=,;\"']){TOKEN_PREFIX}"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r"|^eyJ[A-Za-z0-9_-]{8,}\.eyJ"  # a JSON Web Token (header.payload)
     r"|^[A-Za-z][A-Za-z0-9+.-]*://[^/\s@:]*:[^/\s@]+@"  # scheme://user:password@host

@@ -18,6 +18,7 @@ import click
 
 from indexer import Index, IndexCorrupt, IndexStats, IndexUnavailable
 from indexer.files import printable
+from lsp_server.cli.options import root_option
 from lsp_server.cli.query_args import QueryCommand
 from lsp_server.headless.terminal import safe, styled_stream
 
@@ -234,15 +235,14 @@ def _watch(idx: Index, as_json: bool, said: set[str]) -> None:
 
 @click.command("search", cls=QueryCommand)
 @click.argument("query")
-@click.option(
-    "--root", "root", default=".", type=_ROOT, help="Workspace folder (default: current)."
-)
+@root_option
 @click.option(
     "-k", "k", default=10, show_default=True, type=click.IntRange(min=1, max=1000), help="Results."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print results as a JSON list.")
 def search_cmd(query: str, root: Path, k: int, as_json: bool) -> None:
-    """Search the code index of --root; builds the index first if none was finished.
+    """Search the code index of the workspace (from a subfolder of a repository: the
+    repository's, as `kiln run` works there); builds the index first if none was finished.
 
     QUERY may start with a dash ("- allow lists"); only the options below are options."""
     from indexer.tokens import query_terms

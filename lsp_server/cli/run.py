@@ -128,7 +128,7 @@ class TaskCommand(QueryCommand):
     "--artifacts",
     type=click.Path(path_type=Path),
     help="With --ci: folder for the patch, summary, report and transcript (default: the "
-    "session folder).",
+    "session folder); never one in a git directory (.git).",
 )
 @click.option(
     "--max-patch-mb",

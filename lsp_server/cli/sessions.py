@@ -1,8 +1,14 @@
-"""`kiln sessions list|show|search`: the stored sessions of this machine (under KILN_HOME)."""
+"""`kiln sessions list|show|search`: the stored sessions of this machine (under KILN_HOME).
+
+What they print from a session (its title, the task and the rest of the transcript, an excerpt)
+is redacted as a CI run's outputs are, in every format: a key typed into a task was shown again
+by `kiln sessions list` to whoever looked at the screen or the log (``agent.env_secrets``).
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +28,33 @@ def _store() -> SessionStore:
     from agent.session_store import SessionStore
 
     return SessionStore(reading=True)
+
+
+def _redacted() -> Callable[[Any], Any]:
+    """Each string of a value with the environment's secrets and credential-shaped words out."""
+    from agent.env_secrets import env_secrets, redact_all
+
+    secrets = env_secrets()
+    return lambda value: redact_all(value, secrets)
+
+
+def _redacted_excerpts(store: SessionStore, hits: list[dict]) -> list[dict]:
+    """``hits`` redacted. An excerpt is a window of words that may begin inside a token, past
+    the ``ghp_`` that gives it its shape, or mark a match inside one (``[ghp]_…``): so each
+    credential found in a hit's session is also taken out of its excerpt word by word."""
+    from agent.env_secrets import env_secrets, found_in
+
+    secrets = env_secrets()
+    words: dict[str, set[str]] = {}
+    for hit in hits:
+        sid = hit["session_id"]
+        if sid not in words:
+            stored = json.dumps([hit["title"], store.messages(sid)], ensure_ascii=False)
+            found = found_in(stored, secrets)
+            words[sid] = {w for value in found for w in re.findall(r"[A-Za-z0-9]{6,}", value)}
+        for word in sorted(words[sid], key=len, reverse=True):
+            hit["excerpt"] = hit["excerpt"].replace(word, "[REDACTED]")
+    return _redacted()(hits)
 
 
 def _when(ts: float) -> str:
@@ -94,6 +127,7 @@ def list_cmd(root: Path | None, all_roots: bool, limit: int, as_json: bool) -> N
     for row in rows:  # the store says how the last turn ended; a running one holds its claim
         if turn_running(store, row["id"]):
             row["status"] = "running"
+    rows = _redacted()(rows)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -113,8 +147,9 @@ def show_cmd(session_id: str, as_json: bool) -> None:
     """The transcript of a session (SESSION_ID: the id, or a unique start of it)."""
     store = _store()
     session_id = store.resolve(session_id)
-    info = store.get(session_id)
-    messages = store.messages(session_id)
+    redacted = _redacted()
+    info = redacted(store.get(session_id))
+    messages = redacted(store.messages(session_id))
     usage = store.usage(session_id)
     if as_json:
         click.echo(
@@ -167,7 +202,8 @@ def search_cmd(query: str, root: Path | None, all_roots: bool, limit: int, as_js
         raise click.UsageError("the query is empty")
     hits: list[dict] = []
     if query_words(query):
-        hits = _store().search(query, _workspaces(root, all_roots), limit)
+        store = _store()
+        hits = _redacted_excerpts(store, store.search(query, _workspaces(root, all_roots), limit))
     else:
         click.echo("kiln: the query has no searchable words", err=True)
     if as_json:

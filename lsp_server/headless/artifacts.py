@@ -10,6 +10,12 @@ outside it (the runner's own, a temp folder's alias) is followed. The folder mus
 real folder it was when the run started when the outputs are written, and each file is written
 beside its name and renamed over it, which replaces a link instead of following it. (No command
 of the run is alive by then: the sandbox ended each one.)
+
+Nor may the folder lie in a git directory: ``--artifacts .git/hooks`` (or ``.git``) put the
+outputs among git's own hooks and config, where git, not the run, decides what a name means. The
+real folder is refused before the run when a folder on it is named ``.git`` (the checkout's, a
+nested repository's, a submodule's under ``.git/modules``) or is the checkout's git directory or
+common directory, wherever a ``.git`` file names them (a worktree, ``--separate-git-dir``).
 """
 
 from __future__ import annotations
@@ -68,17 +74,41 @@ def real_folder(path: str, workspace: str) -> str:
     return current
 
 
+def git_folder(real: str, git_dirs: tuple[Path, ...]) -> str | None:
+    """The git directory ``real`` (a real path) lies in: a folder named ``.git`` on it, or one
+    of ``git_dirs`` (real paths); None when it lies in none."""
+    parts = real.split("/")
+    if ".git" in parts:
+        return "/".join(parts[: parts.index(".git") + 1])
+    for folder in git_dirs:
+        if real == str(folder) or real.startswith(str(folder).rstrip("/") + "/"):
+            return str(folder)
+    return None
+
+
 class Artifacts:
-    def __init__(self, folder: Path, workspace: Path) -> None:
+    def __init__(self, folder: Path, workspace: Path, git_dirs: tuple[Path, ...] = ()) -> None:
+        """``git_dirs``: the checkout's git and common directory, for an ``--artifacts`` folder
+        (then no git directory may hold it); none for the session folder under KILN_HOME."""
         self.folder = Path(os.path.abspath(folder))  # as given: its links are walked, not resolved
         self._workspace = os.path.realpath(workspace)
+        self._git_dirs = tuple(Path(os.path.realpath(d)) for d in git_dirs)
         self._real: Path | None = None  # the real folder, once made before the agent starts
 
     def create(self) -> None:
-        """Make the folder before the run; a link of the checkout on its path, or a folder
-        that cannot be made, is a usage error."""
+        """Make the folder before the run; a link of the checkout on its path, a folder in a
+        git directory, or a folder that cannot be made, is a usage error."""
         try:
-            self._real = self._make()
+            real = real_folder(str(self.folder), self._workspace)
+            inside = git_folder(real, self._git_dirs) if self._git_dirs else None
+            if inside is not None:
+                raise UsageError(
+                    f"--artifacts {self.folder} is inside the git directory {inside}; refused: "
+                    "git reads its hooks and config there",
+                    hint="pass an --artifacts folder outside .git, best outside the checkout",
+                )
+            os.makedirs(real, exist_ok=True)
+            self._real = Path(real)
         except LinkInWorkspace as link:
             raise UsageError(
                 f"--artifacts {self.folder} passes through the link {link.where} inside the "

@@ -94,10 +94,11 @@ def run(opts: RunOptions) -> int:
     verify_box = _verify_sandbox(opts) if opts.verify and opts.ci else None
     if verify_box is not None:  # no sandbox to verify in: refused before anything is made
         verify_box.check_usable()
-    # where --artifacts is before the agent can put a link there, and no link of the checkout
-    # on its way (artifacts.py); after the checks above, so a run they refuse leaves no empty
-    # folder behind
-    artifacts = Artifacts(opts.artifacts, opts.root) if opts.artifacts else None
+    # where --artifacts is before the agent can put a link there, no link of the checkout on
+    # its way and no git directory holding it (artifacts.py); after the checks above, so a run
+    # they refuse leaves no empty folder behind
+    git_dirs = (layout.git_dir, layout.common_dir) if layout is not None else ()
+    artifacts = Artifacts(opts.artifacts, opts.root, git_dirs) if opts.artifacts else None
     if artifacts is not None:
         artifacts.create()  # a folder that cannot be made fails now, not after the agent ran
     # What any process of the run (verify, MCP servers, skill scripts) leaves at names that

@@ -1,7 +1,8 @@
-"""`kiln memory` and `kiln mcp` from a subfolder of a repository act on the workspace a
-`kiln run` started there uses: the repository root. They used the subfolder, so `kiln memory
-show` showed memory a session there never starts with, and `kiln mcp list` said no servers
-were configured while the run would find the repository's server pending."""
+"""`kiln memory`, `kiln mcp` and `kiln search` from a subfolder of a repository act on the
+workspace a `kiln run` started there uses: the repository root. They used the subfolder, so
+`kiln memory show` showed memory a session there never starts with, `kiln mcp list` said no
+servers were configured while the run would find the repository's server pending, and `kiln
+search` built a second index of the subfolder alone and found nothing defined outside it."""
 
 from __future__ import annotations
 
@@ -77,3 +78,19 @@ def test_outside_a_repository_the_current_folder_is_the_workspace(tmp_path: Path
     here = tmp_path / "plain"
     here.mkdir()
     assert kiln("memory", "path", cwd=here).stdout.strip() == str(here / "KILN.md")
+
+
+def test_search_from_a_subfolder_searches_the_repository(repo: Path) -> None:
+    (repo / "app").mkdir()
+    (repo / "app" / "billing.py").write_text("def parse_invoice(text):\n    return text\n")
+    (repo / "pkg" / "sub" / "util.py").write_text("def helper():\n    pass\n")
+    sub = repo / "pkg" / "sub"
+    hits = json.loads(kiln("search", "parse_invoice", "--json", cwd=sub).stdout)
+    assert [(h["path"], h["name"]) for h in hits] == [("app/billing.py", "parse_invoice")]
+    assert (repo / ".kiln" / "index.db").is_file()
+    assert not (sub / ".kiln").exists(), "a second index was built for the subfolder"
+    # --root still names a workspace of one's choosing: the subfolder alone
+    alone = json.loads(kiln("search", "--root", ".", "parse_invoice", "--json", cwd=sub).stdout)
+    assert alone == []
+    helper = json.loads(kiln("search", "--root", ".", "helper", "--json", cwd=sub).stdout)
+    assert [h["path"] for h in helper] == ["util.py"]
