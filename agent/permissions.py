@@ -237,7 +237,7 @@ class Permissions:
                 rule = self._deny_rule("command", simple.argv)
                 if rule is not None:
                     return Check("deny", f"denied by rule {rule.text} ({simple.text})", parts=parts)
-        targets = [classify_write(w, self.root) for w in parsed.writes]
+        targets = [classify_write(w, self.root) for w in parsed.written(self.root)]
         # What a command's own arguments write (``cp x KILN.md``) meets the deny rules and the
         # memory/settings/outside line like a redirection; an ordinary workspace file among them
         # needs no write rule: the rule for the command (``Bash(cp *)``) names that write.
