@@ -173,7 +173,8 @@ def computed_program(name: str, argv: tuple[str, ...], computed: set[str]) -> st
         inner = find_commands(argv[1:])
     if any(words and words[0] in computed for words in inner):
         return f"{name} runs a command whose name the shell computes"
-    if name in OPTION_RUNNERS:
+    options = argv[1 : argv.index("--")] if "--" in argv else argv[1:]  # none after `--`
+    if name in OPTION_RUNNERS and computed.intersection(options):
         return f"{name} takes a word the shell computes (it could name a program to run)"
     if PurePosixPath(name).name == "git":
         form = git_subcommand_form(argv) or argv

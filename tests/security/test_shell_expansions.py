@@ -115,4 +115,5 @@ def test_a_pattern_written_is_each_file_it_names(tmp_path: Path) -> None:
     for line in ("echo x > config/a?p.yml", "cp /dev/null config/*.yml"):
         check = ci.check("run_command", {"command": line})
         assert "denied by rule Write(config/app.yml)" in check.reason, line
-    assert ci.check("run_command", {"command": "sed -i s/a/b/ src/*.py"}).verdict == "allow"
+    for line in ("sed -i s/a/b/ src/*.py", "sed -i s/a/b/ -- *.py", "tar -cf /tmp/x.tar -- *"):
+        assert ci.check("run_command", {"command": line}).verdict == "allow", line
