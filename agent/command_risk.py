@@ -30,9 +30,12 @@ INSTALLERS = {
     "apt-get": {"install", "update"},
 }
 # A recursive or forced rm of the machine, the home folder (any spelling: ``~/``, ``~user``,
-# ``"$HOME"``, ``${HOME}/…``) or everything here (``*``, ``*/``, ``?*``, ``.``, ``./*``, ``../*``).
+# ``"$HOME"``, ``${HOME}/…``), everything here (``*``, ``*/``, ``?*``, ``.``, ``./*``, ``../*``),
+# the workspace by its absolute path (``"$PWD"``, ``$(pwd)``) or by way of the folder above it
+# (``../proj``: the workspace itself, or what lies outside it).
 _RM_FLAG = r"(-[a-zA-Z]*[rRf][a-zA-Z]*|--recursive|--force)"
-_RM_WIDE = r"(/\S*|~\S*|[\"']?\$\{?HOME\b\S*|(\.\.?/)*[*?][*?/]*|\.\.?/?\*?)"  # `*/`, `?*`
+_RM_HERE = r"[\"']?(\$\{?(PWD|OLDPWD)\b|\$\(\s*pwd\s*\)|`\s*pwd\s*`)\S*|\.\./\S*"
+_RM_WIDE = rf"(/\S*|~\S*|[\"']?\$\{{?HOME\b\S*|{_RM_HERE}|(\.\.?/)*[*?][*?/]*|\.\.?/?\*?)"
 DESTRUCTIVE = [
     re.compile(rf"^rm (.* )?{_RM_FLAG} (.* )?{_RM_WIDE}( |$)"),
     re.compile(r"^rm (.* )?/\S*"),

@@ -27,7 +27,7 @@ from agent.errors import ConfigError
 from agent.permission_rules import Rules
 from agent.rules import READ_PATH_TOOLS, Kind, Rule, parse_rule, path_spellings
 from agent.shell_parse import ParsedCommand, parse_command
-from agent.write_policy import HOST_RUN_REFUSAL, WriteTarget, classify_write, runs_on_host
+from agent.write_policy import HOST_RUN_REFUSAL, WriteTarget, classify_writes, runs_on_host
 
 MODES = ("ask", "auto-edit", "ci", "yolo")
 Verdict = Literal["allow", "ask", "deny"]
@@ -178,7 +178,7 @@ class Permissions:
             if denied is not None:
                 return Check("deny", f"denied by rule {denied.text}")
         written = _write_path(tool, args, self.memory_file())
-        target = classify_write(written, self.root) if written is not None else None
+        target = classify_writes([written], self.root)[0] if written is not None else None
         if target is not None:
             denied = self._deny_rule("write", written)
             if denied is not None:
@@ -237,11 +237,11 @@ class Permissions:
                 rule = self._deny_rule("command", simple.argv)
                 if rule is not None:
                     return Check("deny", f"denied by rule {rule.text} ({simple.text})", parts=parts)
-        targets = [classify_write(w, self.root) for w in parsed.writes]
+        targets = classify_writes(parsed.written(self.root), self.root)
         # What a command's own arguments write (``cp x KILN.md``) meets the deny rules and the
         # memory/settings/outside line like a redirection; an ordinary workspace file among them
         # needs no write rule: the rule for the command (``Bash(cp *)``) names that write.
-        by_args = [classify_write(w, self.root) for w in parsed.argument_writes(self.root)]
+        by_args = classify_writes(parsed.argument_writes(self.root), self.root)
         for target in [*targets, *by_args]:
             rule = self._deny_rule("write", target.given, shell=True)
             if rule is not None:

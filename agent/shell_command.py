@@ -8,6 +8,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from agent.shell_words import MAX_MATCHES, matches
 from agent.shell_wrappers import WRAPPERS
 from agent.shell_writes import Copy, landing_paths
 from agent.unpack_writes import Unpack
@@ -52,14 +53,24 @@ class ParsedCommand:
     def writes(self) -> list[str]:
         return self._moved([w for c in self.commands for w in c.writes])
 
+    def written(self, root: Path) -> list[str]:
+        """The files the redirections write, a pattern (``> K*``) also as each file it names."""
+        return _globbed(self.writes, root)
+
     def argument_writes(self, root: Path) -> list[str]:
         """The files the commands' own arguments write (``cp x KILN.md``, ``sed -i``), a copy
-        into an existing folder under each source's name."""
+        into an existing folder under each source's name, a pattern (``sed -i … *.md``) also
+        as each file it names now."""
         out = []
         for c in self.commands:
-            moved = [replace(copy, dest=p) for copy in c.copies for p in self._moved([copy.dest])]
+            moved = [
+                replace(copy, dest=p, sources=_sources(self._moved(list(copy.sources)), root))
+                for copy in c.copies
+                for p in self._moved([copy.dest])
+            ]
             out += landing_paths(self._moved(list(c.arg_writes)), moved, root)
-        return out + [p for c in self.commands for u in c.unpacks for p in u.landing(root)[0]]
+        unpacked = [p for c in self.commands for u in c.unpacks for p in u.landing(root)[0]]
+        return _globbed(out, root) + unpacked
 
     def _moved(self, paths: list[str]) -> list[str]:
         """Each relative path as written and under every folder the line changes into: after
@@ -73,8 +84,13 @@ class ParsedCommand:
 
     def unread(self, root: Path) -> list[str]:
         """Why an archive or patch the line unpacks cannot vouch for what it writes: it cannot
-        be read now, or another part of the line could change it before it is unpacked."""
+        be read now, or another part of the line could change it before it is unpacked; or a
+        pattern it writes names more files than are checked one by one."""
         reasons = [why for c in self.commands for u in c.unpacks if (why := u.landing(root)[1])]
+        written = [*self.writes, *(p for c in self.commands for p in c.arg_writes),
+                   *(p for c in self.commands for copy in c.copies for p in copy.sources)]  # fmt: skip
+        reasons += [f"{p} names more than {MAX_MATCHES} files" for p in self._moved(written)
+                    if len(matches(p, root)) > MAX_MATCHES]  # fmt: skip
         if self.cd and any(c.unpacks for c in self.commands):
             reasons.append("it unpacks after changing folders")
         if not reasons and any(c.unpacks for c in self.commands):
@@ -100,3 +116,13 @@ class ParsedCommand:
             lines.append(f"- {c.text}" + (f"  (writes {', '.join(written)})" if written else ""))
         lines += [f"- not understood: {why}" for why in self.opaque]
         return "\n".join(lines)
+
+
+def _globbed(paths: list[str], root: Path) -> list[str]:
+    """Each path, and the files it names now when it is a pattern bash expands."""
+    return [*paths, *(m for p in paths for m in matches(p, root))]
+
+
+def _sources(paths: list[str], root: Path) -> tuple[str, ...]:
+    """What a copy's sources are to bash: a pattern's files, or the pattern if none match."""
+    return tuple(m for p in paths for m in (matches(p, root) or [p]))

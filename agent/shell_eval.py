@@ -14,11 +14,11 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from agent.shell_programs import GIT_RUNNERS, OPTION_RUNNERS
 from agent.shell_wrappers import (
     WRAPPERS,
     find_commands,
     git_subcommand_form,
-    option_values,
     unwrap,
 )
 
@@ -157,16 +157,13 @@ def evaluated_names(name: str, argv: tuple[str, ...]) -> str | None:
     return None
 
 
-# git subcommands whose own options name a command line (``rebase --exec``, ``bisect run``).
-_GIT_RUNNERS = {"rebase", "submodule", "bisect", "difftool", "filter-branch"}
-
-
 def computed_program(name: str, argv: tuple[str, ...], computed: set[str]) -> str | None:
     """A word the shell computes where the check reads what runs: the command a wrapper,
-    ``find -exec`` or ``xargs`` starts (``env $X -rf src``), any word of tar (``"$A"`` may be
-    ``--to-command=…``), a sed script (``sed "s/a/$B/"``, where ``$B`` may end it and add ``e``),
-    git's global options and subcommand, and any word of a git subcommand that runs a command
-    line from its options (``git rebase "$X"``)."""
+    ``find -exec`` or ``xargs`` starts (``env $X -rf src``), any word of a program that runs a
+    command named in its options (tar: ``"$A"`` may be ``--to-command=…``, and so may the ``*``
+    of ``tar -cf x.tar *`` once a checkout ships a file of that name; sed, whose script ``$B``
+    may end, rg, sort, zip), git's global options and subcommand, and any word of a git
+    subcommand that runs a command line from its options (``git rebase "$X"``, ``git grep``)."""
     if not computed.intersection(argv[1:]):
         return None
     inner: list[list[str]] = []
@@ -176,18 +173,14 @@ def computed_program(name: str, argv: tuple[str, ...], computed: set[str]) -> st
         inner = find_commands(argv[1:])
     if any(words and words[0] in computed for words in inner):
         return f"{name} runs a command whose name the shell computes"
-    if name in ("tar", "gtar", "bsdtar"):
+    options = argv[1 : argv.index("--")] if "--" in argv else argv[1:]  # none after `--`
+    if name in OPTION_RUNNERS and computed.intersection(options):
         return f"{name} takes a word the shell computes (it could name a program to run)"
-    if name == "sed":
-        scripts = [v for _, v in option_values(argv[1:], {"-e", "--expression"})]
-        scripts = scripts or [a for a in argv[1:] if not a.startswith("-")][:1]
-        if computed.intersection(scripts):
-            return "the sed script is computed by the shell (it could write or run a command)"
     if PurePosixPath(name).name == "git":
         form = git_subcommand_form(argv) or argv
         head = argv[: len(argv) - len(form) + 2]  # git, its global options, the subcommand
         if computed.intersection(head[1:]) or (
-            form[1:2] and form[1] in _GIT_RUNNERS and computed.intersection(form)
+            form[1:2] and form[1] in GIT_RUNNERS and computed.intersection(form)
         ):
             return "git takes an option or subcommand the shell computes"
     return None

@@ -17,11 +17,11 @@ allow rule; they ask (or are refused in ``ci``).
 from __future__ import annotations
 
 import functools
-import shlex
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
 
+from agent import shell_words
 from agent.shell_command import ParsedCommand, SimpleCommand
 from agent.shell_eval import (
     compound_coproc,
@@ -29,6 +29,7 @@ from agent.shell_eval import (
     evaluated_names,
     evaluated_text,
 )
+from agent.shell_programs import program_scripts
 from agent.shell_wrappers import (
     SETS_VARIABLES,
     SHELLS,
@@ -38,7 +39,6 @@ from agent.shell_wrappers import (
     git_subcommand_form,
     glob_name,
     option_values,
-    program_scripts,
     runs_code,
     shell_script,
     unwrap,
@@ -97,6 +97,9 @@ class _Walker:
         self.stdin: str | None = None  # the file an input redirection names, for the next command
         # Words the shell computes (``$X``, ``$'rm'``, ``"$(…)"``), as their text stands in argv.
         self.computed: set[str] = set()
+        # And those that may still reach a program as an option: a pattern such as ``*`` (a
+        # checkout's file named ``--checkpoint-action=exec=…``), for ``computed_program``.
+        self.option_like: set[str] = set()
 
     def visit(self, node: Any, pending_writes: list[str]) -> None:
         kind = node.type
@@ -161,7 +164,7 @@ class _Walker:
         if node.type != "file_redirect" or target is None:
             return
         op = ops[0] if ops else ""
-        literal = self._word(target)
+        literal = shell_words.literal(target)  # several words: bash's "ambiguous redirect"
         if op == "<" and literal is not None:
             self.stdin = literal  # `patch -p1 < fix.patch`: what the next command reads
         if op in (">", ">>", "&>", "&>>", ">|", "<>") or (
@@ -172,7 +175,7 @@ class _Walker:
             writes.append(literal or target.text.decode())
 
     def _command(self, node: Any, writes: list[str]) -> None:
-        words: list[str] = []
+        argv: list[str] = []
         for child in node.children:
             if child.type == "variable_assignment":
                 self._assignment(child)
@@ -184,22 +187,24 @@ class _Walker:
                 continue
             if child.type == "command_name":
                 name_node = child.children[0] if child.children else child
-                literal = self._word(name_node)
-                if literal is None:
+                found = shell_words.words(name_node)  # `r{m,}` is `rm r`
+                if any(w.computed for w in found):
                     self.result.opaque.append(f"command name {child.text.decode()!r} is computed")
                     self._substitutions(child)
-                    words.append(child.text.decode())
-                    self.computed.add(child.text.decode())
-                else:
-                    words.append(literal)
+                self._take(found, argv)
                 continue
             if child.is_named:
                 self._substitutions(child)
-                literal = self._word(child)
-                if literal is None:
-                    self.computed.add(child.text.decode())
-                words.append(literal if literal is not None else child.text.decode())
-        self._add_with_wrappers(tuple(words), tuple(writes))
+                self._take(shell_words.words(child), argv)
+        self._add_with_wrappers(tuple(argv), tuple(writes))
+
+    def _take(self, found: list[shell_words.Word], argv: list[str]) -> None:
+        for word in found:
+            argv.append(word.text)
+            if word.computed:
+                self.computed.add(word.text)
+            if word.option_like:
+                self.option_like.add(word.text)
 
     def _assignment(self, node: Any) -> None:
         name = node.child_by_field_name("name")
@@ -225,7 +230,7 @@ class _Walker:
             name = PurePosixPath(argv[0]).name
         for why in (
             compound_coproc(name, argv),  # `coproc NAME { rm -rf src; }`
-            computed_program(name, argv, self.computed),  # `env $X -rf src`, X=rm
+            computed_program(name, argv, self.computed | self.option_like),  # `env $X -rf src`
             evaluated_names(name, argv),  # `printf -v 'a[$(rm …)]' x`
         ):
             if why is not None:
@@ -249,6 +254,10 @@ class _Walker:
         if name == "find":
             extra_writes = tuple(find_writes(argv[1:]))
         arg_writes, copies = argument_writes(argv)
+        named = [*arg_writes, *(p for copy in copies for p in (copy.dest, *copy.sources))]
+        if any(w and word.endswith(w) for w in named for word in self.computed):
+            # `cp x $F`, `dd of="$HOME/.bashrc"`: the check cannot tell which file
+            self.result.opaque.append(f"{name} writes to a path the shell computes")
         stdin, self.stdin = self.stdin, None
         unpacked = _unpacks(argv)
         if unpacked is not None and unpacked.source is None and stdin is not None:
@@ -333,26 +342,6 @@ class _Walker:
         for child in node.children:
             self._substitutions(child)
 
-    def _word(self, node: Any) -> str | None:
-        """The literal value of a word, or None when it depends on expansion."""
-        kind = node.type
-        text = node.text.decode("utf-8", "replace")
-        if kind in ("word", "number"):
-            return _unescape(text)
-        if kind == "raw_string":
-            return text[1:-1]
-        if kind == "string":
-            parts = [c for c in node.children if c.is_named]
-            if all(c.type == "string_content" for c in parts):
-                return text[1:-1]
-            return None
-        if kind == "concatenation":
-            pieces = [self._word(c) for c in node.children]
-            return None if any(p is None for p in pieces) else "".join(pieces)  # type: ignore[arg-type]
-        if kind == "ansi_c_string":
-            return None
-        return None
-
 
 # What a here-document redirection holds besides the commands that follow it on its line.
 _HEREDOC_PARTS = {
@@ -386,14 +375,6 @@ def _unpacks(argv: tuple[str, ...]) -> Unpack | None:
         sub = git_subcommand_form(argv) or argv
         return git_apply(list(sub[2:])) if sub[1:2] == ("apply",) else None
     return unpack(name, list(argv[1:]))
-
-
-def _unescape(word: str) -> str:
-    try:
-        parts = shlex.split(word)
-    except ValueError:
-        return word
-    return parts[0] if len(parts) == 1 else word
 
 
 def _tee_targets(argv: tuple[str, ...]) -> list[str]:

@@ -10,8 +10,6 @@ value, so ``xargs --max-procs 4 rm`` is ``rm``, not ``4``; GNU's optional values
 
 from __future__ import annotations
 
-import re
-import shlex
 from dataclasses import dataclass
 
 
@@ -88,7 +86,19 @@ WRAPPERS: dict[str, Wrapper] = {
     "valgrind": _w(),
     "eatmydata": _w(),
     "chronic": _w(),
-}
+    # util-linux's: `setarch ARCH [flags] cmd`, and its names per architecture (`linux64 cmd`).
+    "setarch": _w(skip=1),
+    **{arch: _w() for arch in ("linux32", "linux64", "uname26", "i386", "x86_64", "aarch64",
+                               "arm", "armv7l", "ppc", "ppc32", "ppc64", "ppc64le", "s390",
+                               "s390x", "mips", "mips64", "parisc", "sparc", "sparc64")},
+    "choom": _w("-n --adjust -p --pid"),
+    "uclampset": _w("-m -M -p --pid"),
+    "numactl": _w("-N --cpunodebind -m --membind -C --physcpubind -p --preferred -i "
+                  "--interleave -P --preferred-many -w --weighted-interleave"),
+    "perf": _w("-e --event -o --output -p --pid -t --tid -C --cpu -G --cgroup -r --repeat "
+               "-x --field-separator -I --interval-print -F --freq -c --count --pre --post",
+               skip=1),  # `perf stat [options] cmd`
+}  # fmt: skip
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish"}
 # Long options of the shells that take the next word (bash's start-up files).
 _SHELL_VALUES = {"--rcfile", "--init-file"}
@@ -213,98 +223,6 @@ def git_subcommand_form(argv: tuple[str, ...]) -> tuple[str, ...] | None:
     while i < len(argv) and argv[i].startswith("-"):
         i += 2 if argv[i] in _GIT_VALUES else 1
     return ("git", *argv[i:]) if i > 1 else None
-
-
-# tar's options whose value is a command line it runs through the shell (``exec=`` for
-# ``--checkpoint-action``), like find's ``-exec``.
-_TAR_SCRIPTS = {"--to-command", "--use-compress-program", "-I", "--info-script", "-F",
-                "--new-volume-script", "--rsh-command", "--checkpoint-action"}  # fmt: skip
-# git config keys whose value names a program git runs (or more config, or a subcommand's
-# meaning): set with ``-c`` on the line, they run what the line does not show.
-_GIT_CODE_KEYS = re.compile(
-    r"(alias|pager|filter|difftool|mergetool|include|includeif|uploadpack|receive|browser|man"
-    r"|sendemail|credential)\..*|core\.(fsmonitor|pager|editor|hookspath|sshcommand|askpass"
-    r"|gitproxy|alternaterefscommand|worktree)|sequence\.editor|diff\.(external|.*\.(command"
-    r"|textconv))|merge\..*\.driver|gpg\.(.*\.)?program|protocol\..*|remote\..*\.(uploadpack"
-    r"|receivepack)|interactive\.difffilter|web\.browser|ssh\.variant",
-    re.IGNORECASE,
-)
-
-
-def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """(command lines a program runs from its own options, why others cannot be read): tar's
-    ``--checkpoint-action=exec=CMD``, ``--to-command``, ``-I``; ``git rebase --exec``,
-    ``git submodule foreach``, ``git bisect run``; a ``git -c`` key that names a program; a sed
-    script that writes or runs (``w``, ``e``)."""
-    name = argv[0].rsplit("/", 1)[-1] if argv else ""
-    scripts: list[str] = []
-    if name in ("tar", "gtar", "bsdtar"):
-        for key, value in option_values(argv[1:], _TAR_SCRIPTS):
-            if key != "--checkpoint-action":
-                scripts.append(value)
-            elif value.startswith("exec="):
-                scripts.append(value[len("exec=") :])
-        return scripts, []
-    if name == "sed":
-        return [], _sed_problems(argv[1:])
-    if name != "git":
-        return [], []
-    why = [f"git {k} {code} runs a program the line does not show"
-           for k, v in option_values(_git_globals(argv), {"-c", "--config-env"})
-           if (code := _code_key(v))]  # fmt: skip
-    if any(a.startswith("--exec-path") for a in _git_globals(argv)):
-        why.append("git --exec-path runs subcommands from another folder")
-    sub = list((git_subcommand_form(argv) or argv)[1:])
-    if sub[:1] == ["rebase"]:
-        scripts += [v for _, v in option_values(sub[1:], {"-x", "--exec"})]
-    elif sub[:2] == ["submodule", "foreach"]:
-        rest = [a for a in sub[2:] if not a.startswith("--")]
-        scripts += [" ".join(rest)] if rest else []
-    elif sub[:2] == ["bisect", "run"]:
-        scripts += [shlex.join(sub[2:])] if sub[2:] else []
-    elif sub[:1] == ["difftool"]:
-        scripts += [v for _, v in option_values(sub[1:], {"-x", "--extcmd"})]
-    elif sub[:1] == ["filter-branch"]:
-        why.append("git filter-branch runs its filters")
-    return scripts, why
-
-
-def _code_key(spec: str) -> str | None:
-    """The key naming a program that ``git -c KEY=VALUE`` (split at the first ``=``) or
-    ``--config-env KEY=VAR`` (at the last) may set: ``--config-env diff.a=b.textconv=X`` sets
-    ``diff.a=b.textconv``, a textconv program for files of the attribute ``diff=a=b``."""
-    parts = spec.split("=")
-    keys = ("=".join(parts[:i]) for i in range(1, len(parts) + 1))
-    return next((key for key in keys if _GIT_CODE_KEYS.fullmatch(key)), None)
-
-
-# In a sed script: an ``s`` or ``y`` command (its text may hold any letter), an address, the
-# text of ``a``/``i``/``c``; what is left holds the commands.
-_SED_TEXT = re.compile(r"[sy]([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1|/(?:\\.|[^/])*/"
-                       r"|\\(.)(?:\\.|(?!\2).)*\2|[aic]\\?\s.*$", re.MULTILINE)  # fmt: skip
-_SED_FLAGS = re.compile(r"s([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([a-zA-Z0-9]*)")
-_SED_RUNS = re.compile(r"(?:^|[\s;{}!,$\d])[wWe](?:\s|;|$)|^[wWe]")
-
-
-def _sed_problems(args: tuple[str, ...]) -> list[str]:
-    """GNU sed writes a file with ``w FILE`` (or the ``w`` flag of ``s``) and runs a command with
-    ``e``: a script using either is not understood (``sed -i`` is read by ``shell_writes``)."""
-    scripts = [v for _, v in option_values(args, {"-e", "--expression"})]
-    if any(a in ("-f", "--file") or a.startswith("--file=") for a in args):
-        return ["sed -f runs a script file the line does not show"]
-    if not scripts:
-        scripts = [a for a in args if not a.startswith("-")][:1]
-    for script in scripts:
-        if any(set(flags) & set("weW") for _, flags in _SED_FLAGS.findall(script)) or (
-            _SED_RUNS.search(_SED_TEXT.sub(" ", script))
-        ):
-            return ["the sed script writes a file (w) or runs a command (e)"]
-    return []
-
-
-def _git_globals(argv: tuple[str, ...]) -> list[str]:
-    form = git_subcommand_form(argv)
-    return list(argv[1 : len(argv) - len(form) + 1]) if form else []
 
 
 def option_values(args: tuple[str, ...] | list[str], options: set[str]) -> list[tuple[str, str]]:

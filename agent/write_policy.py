@@ -156,8 +156,18 @@ def _reached(root: Path, names: Sequence[str], budget: list[int]) -> list[Path]:
     return found
 
 
-def classify_write(given: str, root: Path) -> WriteTarget:
-    """Where a write to ``given`` (absolute, ``~``-relative, or relative to ``root``) lands."""
+def classify_writes(paths: Sequence[str], root: Path) -> list[WriteTarget]:
+    """``classify_write`` of each path, the links looked for once (a pattern such as ``*.py``
+    may name a thousand files)."""
+    if not paths:
+        return []
+    linked = [p for ps in linked_targets(Path(root).resolve()) for p in ps]
+    return [classify_write(p, root, linked) for p in paths]
+
+
+def classify_write(given: str, root: Path, linked: Sequence[Path] | None = None) -> WriteTarget:
+    """Where a write to ``given`` (absolute, ``~``-relative, or relative to ``root``) lands
+    (``linked``: ``linked_targets`` of ``root``, when already found)."""
     root = Path(root).resolve()
     raw = os.path.expanduser(given) if given.startswith("~") else given
     if raw in DEVICES or FD_DEVICE.fullmatch(raw):
@@ -173,7 +183,9 @@ def classify_write(given: str, root: Path) -> WriteTarget:
         return WriteTarget(given, candidate, "outside")
     if resolved == root or root in resolved.parents:
         rel = resolved.relative_to(root).as_posix()
-        if is_sensitive(rel) or _under(resolved, [p for ps in linked_targets(root) for p in ps]):
+        if linked is None:
+            linked = [p for ps in linked_targets(root) for p in ps]
+        if is_sensitive(rel) or _under(resolved, linked):
             return WriteTarget(given, resolved, "sensitive")
         return WriteTarget(given, resolved, "workspace")
     if any(resolved == Path(s) or Path(s) in resolved.parents for s in SCRATCH_ROOTS):

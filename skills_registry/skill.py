@@ -85,8 +85,13 @@ def _spelled(word: str) -> str:
 # Around the "/": spaces, invisible and formatting characters (zero-width, bidi controls, soft
 # hyphen, byte-order mark) and a backslash (``<\/external_content>``, as JSON writes it).
 _AROUND = r"[\s\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\\]*"
+# Characters that read as "<" and as "/" (Unicode's confusables of each, UTS #39): a plain "<"
+# with a division or fraction slash (``<∕external_content>``), a modifier arrowhead or an angle
+# bracket for the "<" (``˂/…``, ``‹/…``, ``〈/…``).
+_OPENS = "<\uff1c\ufe64\u02c2\u02f1\u1438\u16b2\u2039\u2329\u276e\u27e8\u3008"
+_SLASHES = "/\uff0f\u2044\u2215\u2571\u27cb\u29f8\u2cc6\u2f03\u3033\u31d3\u4e3f\u1735"
 CLOSING_TAG = re.compile(
-    rf"[<\uff1c\ufe64]({_AROUND}[/\uff0f]{_AROUND}{_spelled('external')}[^a-z0-9>]{{0,8}}"
+    rf"[{_OPENS}]({_AROUND}[{_SLASHES}]{_AROUND}{_spelled('external')}[^a-z0-9>]{{0,8}}"
     rf"{_spelled('content')})",
     re.IGNORECASE,
 )

@@ -1,7 +1,8 @@
 """`ci` refuses destructive commands (docs/security.md section 5), whatever their spelling: `rm -rf
 *` was refused but `rm -rf */`, `rm -fr ?*` and `rm -r ./*/` emptied the checkout, and `git
 clean --force -d` removed the untracked files `git clean -fd` could not (an `.env` the user made,
-a build), through the real `kiln run --mode ci`."""
+a build), through the real `kiln run --mode ci`. So did `rm -rf "$PWD"`, `rm -rf $(pwd)` and
+`rm -rf ../proj`, the workspace by its absolute path or from the folder above it."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap
 
 
 @pytest.mark.parametrize(
-    "command", ["rm -rf */", "rm -fr ?*", "rm -r ./*/", "git clean --force -d -x"]
-)
+    "command",
+    ["rm -rf */", "rm -fr ?*", "rm -r ./*/", "git clean --force -d -x", 'rm -rf "$PWD"',
+     "rm -rf $(pwd)", "rm -rf ../proj"],
+)  # fmt: skip
 def test_a_wide_removal_is_refused_in_ci(tmp_path: Path, kiln_home: Path, command: str) -> None:
     home, root = checkout(tmp_path, kiln_home)
     (kiln_home / "settings.json").write_text("{}")  # ci refuses it without a deny rule

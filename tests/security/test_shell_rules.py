@@ -35,7 +35,7 @@ def verdict(p: Permissions, command: str) -> str:
         ("diff <(touch X) b", ["touch", "diff"]),
         ("pytest & touch X", ["pytest", "touch"]),
         ("if pytest; then touch X; fi", ["pytest", "touch"]),
-        ("for f in a; do touch $f; done", ["touch"]),
+        ("for f in a; do touch a; done", ["touch"]),
         ("env A=1 sh -c 'touch X'", ["env", "sh", "touch"]),
         ('bash -c "pytest && touch X"', ["bash", "pytest", "touch"]),
         ("timeout 5 nohup touch X", ["timeout", "nohup", "touch"]),

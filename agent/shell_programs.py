@@ -1,0 +1,163 @@
+"""Programs that run a command line named in their own options, and how to find it.
+
+A deny rule on ``rm`` must meet it where a program runs it for the line: tar's
+``--checkpoint-action=exec=rm …``, ``git rebase --exec``, ``git grep --open-files-in-pager``,
+``git archive --exec``, ripgrep's ``--pre``, sort's ``--compress-program``, zip's ``-TT``, a
+``git -c`` key naming a program, a sed script's ``e``. Where such a program takes a word the
+shell computes, or a pattern that a checkout's file named ``--to-command=…`` can fill, the check
+cannot tell what it runs (``OPTION_RUNNERS``, read by ``agent.shell_eval``).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from agent.shell_wrappers import git_subcommand_form, option_values
+
+# tar's options whose value is a command line it runs through the shell (``exec=`` for
+# ``--checkpoint-action``), like find's ``-exec``.
+_TAR_SCRIPTS = {"--to-command", "--use-compress-program", "-I", "--info-script", "-F",
+                "--new-volume-script", "--rsh-command", "--checkpoint-action"}  # fmt: skip
+# git config keys whose value names a program git runs (or more config, or a subcommand's
+# meaning): set with ``-c`` on the line, they run what the line does not show.
+_GIT_CODE_KEYS = re.compile(
+    r"(alias|pager|filter|difftool|mergetool|include|includeif|uploadpack|receive|browser|man"
+    r"|sendemail|credential)\..*|core\.(fsmonitor|pager|editor|hookspath|sshcommand|askpass"
+    r"|gitproxy|alternaterefscommand|worktree)|sequence\.editor|diff\.(external|.*\.(command"
+    r"|textconv))|merge\..*\.driver|gpg\.(.*\.)?program|protocol\..*|remote\..*\.(uploadpack"
+    r"|receivepack)|interactive\.difffilter|web\.browser|ssh\.variant|gpg\.ssh\.defaultkeycommand"
+    r"|trace2\..*",  # trace2's targets: files git writes
+    re.IGNORECASE,
+)
+
+
+def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(command lines a program runs from its own options, why others cannot be read): tar's
+    ``--checkpoint-action=exec=CMD``, ``--to-command``, ``-I``; ``git rebase --exec``,
+    ``git submodule foreach``, ``git bisect run``; a ``git -c`` key that names a program; a sed
+    script that writes or runs (``w``, ``e``)."""
+    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    scripts: list[str] = []
+    if name in ("tar", "gtar", "bsdtar"):
+        for key, value in option_values(argv[1:], _TAR_SCRIPTS):
+            if key != "--checkpoint-action":
+                scripts.append(value)
+            elif value.startswith("exec="):
+                scripts.append(value[len("exec=") :])
+        return scripts, []
+    if name == "sed":
+        return [], _sed_problems(argv[1:])
+    if name in _OPTION_PROGRAMS:  # `rg --pre CMD`: CMD FILE for each file it searches
+        for _, value in option_values(argv[1:], set(_OPTION_PROGRAMS[name])):
+            scripts.append(shlex.join([value, "<file>"]))
+        return scripts, []
+    if name in _OPTION_LINES:  # `zip -TT CMD`: a command line
+        return [f"{v} <file>" for _, v in option_values(argv[1:], set(_OPTION_LINES[name]))], []
+    if name in ("tmux", "screen", "byobu", "parallel", "sem"):  # a command line in any word
+        return [], [f"{name} runs commands the check does not read"]
+    if name != "git":
+        return [], []
+    why = [f"git {k} {code} runs a program the line does not show"
+           for k, v in option_values(_git_globals(argv), {"-c", "--config-env"})
+           if (code := _code_key(v))]  # fmt: skip
+    if any(a.startswith("--exec-path") for a in _git_globals(argv)):
+        why.append("git --exec-path runs subcommands from another folder")
+    why += [f"git {a} takes the config of another git folder, which can name programs"
+            for a in _foreign_git_dirs(_git_globals(argv))]  # fmt: skip
+    sub = list((git_subcommand_form(argv) or argv)[1:])
+    for option in _GIT_OPTION_LINES.get(sub[0] if sub else "", ()):  # `git grep -O CMD`
+        scripts += [f"{v} <file>" for k, v in option_values(sub[1:], {option}) if k == option]
+    if sub[:1] == ["rebase"]:
+        scripts += [v for _, v in option_values(sub[1:], {"-x", "--exec"})]
+    elif sub[:2] == ["submodule", "foreach"]:
+        rest = [a for a in sub[2:] if not a.startswith("--")]
+        scripts += [" ".join(rest)] if rest else []
+    elif sub[:2] == ["bisect", "run"]:
+        scripts += [shlex.join(sub[2:])] if sub[2:] else []
+    elif sub[:1] == ["difftool"]:
+        scripts += [v for _, v in option_values(sub[1:], {"-x", "--extcmd"})]
+    elif sub[:1] == ["filter-branch"]:
+        why.append("git filter-branch runs its filters")
+    return scripts, why
+
+
+def _code_key(spec: str) -> str | None:
+    """The key naming a program that ``git -c KEY=VALUE`` (split at the first ``=``) or
+    ``--config-env KEY=VAR`` (at the last) may set: ``--config-env diff.a=b.textconv=X`` sets
+    ``diff.a=b.textconv``, a textconv program for files of the attribute ``diff=a=b``."""
+    parts = spec.split("=")
+    keys = ("=".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return next((key for key in keys if _GIT_CODE_KEYS.fullmatch(key)), None)
+
+
+# In a sed script: an ``s`` or ``y`` command (its text may hold any letter), an address, the
+# text of ``a``/``i``/``c``; what is left holds the commands.
+_SED_TEXT = re.compile(r"[sy]([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1|/(?:\\.|[^/])*/"
+                       r"|\\(.)(?:\\.|(?!\2).)*\2|[aic]\\?\s.*$", re.MULTILINE)  # fmt: skip
+_SED_FLAGS = re.compile(r"s([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([a-zA-Z0-9]*)")
+_SED_RUNS = re.compile(r"(?:^|[\s;{}!,$\d])[wWe](?:\s|;|$)|^[wWe]")
+
+
+def _sed_problems(args: tuple[str, ...]) -> list[str]:
+    """GNU sed writes a file with ``w FILE`` (or the ``w`` flag of ``s``) and runs a command with
+    ``e``: a script using either is not understood (``sed -i`` is read by ``shell_writes``)."""
+    scripts = [v for _, v in option_values(args, {"-e", "--expression"})]
+    if any(a in ("-f", "--file") or a.startswith("--file=") for a in args):
+        return ["sed -f runs a script file the line does not show"]
+    if not scripts:
+        scripts = [a for a in args if not a.startswith("-")][:1]
+    for script in scripts:
+        if any(set(flags) & set("weW") for _, flags in _SED_FLAGS.findall(script)) or (
+            _SED_RUNS.search(_SED_TEXT.sub(" ", script))
+        ):
+            return ["the sed script writes a file (w) or runs a command (e)"]
+    return []
+
+
+def _git_globals(argv: tuple[str, ...]) -> list[str]:
+    form = git_subcommand_form(argv)
+    return list(argv[1 : len(argv) - len(form) + 1]) if form else []
+
+
+# Programs whose option names a program they start on each file (``rg --pre CMD`` runs
+# ``CMD FILE``; sort's compressor reads its data), and those whose option is a command line.
+_OPTION_PROGRAMS = {"rg": ("--pre",), "sort": ("--compress-program",)}
+_OPTION_LINES = {"zip": ("-TT", "--unzip-command")}
+# git subcommands' options whose value is a command line git runs (through the shell).
+_GIT_OPTION_LINES = {
+    "grep": ("-O", "--open-files-in-pager"),
+    "archive": ("--exec",),
+    "fetch-pack": ("--upload-pack", "--exec"),
+    "send-pack": ("--receive-pack", "--exec"),
+    "clone": ("-u", "--upload-pack"),
+    "fetch": ("--upload-pack",),
+    "pull": ("--upload-pack",),
+    "ls-remote": ("--upload-pack",),
+    "push": ("--receive-pack", "--exec"),
+    "send-email": ("--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd", "--smtp-server"),
+    "instaweb": ("-d", "--httpd", "-b", "--browser"),
+}
+# Programs a word the shell computes (or a pattern such as ``*``) may hand an option that runs a
+# command: any such word makes the line not understood (``agent.shell_eval.computed_program``).
+OPTION_RUNNERS = {"tar", "gtar", "bsdtar", "sed", *_OPTION_PROGRAMS, *_OPTION_LINES}
+GIT_RUNNERS = {"rebase", "submodule", "bisect", "difftool", "filter-branch", *_GIT_OPTION_LINES}
+
+
+def _foreign_git_dirs(options: list[str]) -> list[str]:
+    """``--git-dir=vendor/x`` or ``--bare``: git takes a folder of the checkout shaped like a
+    repository (its ``config`` naming ``core.fsmonitor``) as the repository, explicitly, which
+    ``safe.bareRepository=explicit`` allows. The workspace's own ``.git`` is the user's."""
+    out, i = [], 0
+    while i < len(options):
+        option = options[i]
+        if option == "--bare":
+            out.append(option)
+        elif option == "--git-dir" or option.startswith("--git-dir="):
+            value = (
+                option.partition("=")[2] if "=" in option else (options[i + 1 : i + 2] or [""])[0]
+            )
+            if value.rstrip("/") not in (".git", "./.git"):
+                out.append(f"--git-dir={value}")
+        i += 1
+    return out
