@@ -26,6 +26,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from skills_registry.registry.answer_cache import AnswerCache
 from skills_registry.registry.errors import Conflict, KeyMismatch, NotFound, UsageError
 from skills_registry.registry.pg_accounts import PostgresAccounts
 from skills_registry.registry.pg_migrations import migrate
@@ -73,8 +74,7 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
         )
         self.pool.wait(timeout=30)
         self._cache_lock = threading.Lock()
-        self._cache_marker: int | None = -1
-        self._cache: dict[tuple[Any, ...], tuple[list[dict[str, Any]], str | None]] = {}
+        self.search_cache = AnswerCache()
 
     def close(self) -> None:
         self.pool.close()
