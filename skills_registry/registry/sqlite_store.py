@@ -32,6 +32,13 @@ from skills_registry.registry.storage import (
     now_iso,
 )
 
+# A skill's versions from the covering index ``versions_list`` (``sqlite_schema.m009``): the
+# documents, up to 8 MB each, are never read for a list.
+VERSION_LIST_SQL = (
+    "SELECT version, status, status_reason, published_at, archive_sha256 AS sha256"
+    " FROM versions WHERE skill_id=?"
+)
+
 
 class SQLiteStore(SQLiteAccounts, SQLiteSearch):
     """The embedded metadata store: one SQLite file in WAL mode, a connection per thread."""
@@ -101,8 +108,9 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
             else:
                 pk, latest = row["pk"], row["latest"]
             db.execute(
-                "INSERT INTO versions VALUES (?, ?, 'active', '', ?, ?)",
-                (skill_id, version, at, json.dumps(doc, sort_keys=True)),
+                "INSERT INTO versions (skill_id, version, status, status_reason, published_at,"
+                " doc, archive_sha256) VALUES (?, ?, 'active', '', ?, ?, ?)",
+                (skill_id, version, at, json.dumps(doc, sort_keys=True), doc["archiveSha256"]),
             )
             new = Version.parse(version)
             if not new.prerelease and (latest is None or Version.parse(latest) < new):
@@ -137,11 +145,7 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
         return skill
 
     def versions(self, skill_id: str) -> list[dict[str, Any]]:
-        rows = self._db().execute(
-            "SELECT version, status, status_reason, published_at,"
-            " json_extract(doc, '$.archiveSha256') AS sha256 FROM versions WHERE skill_id=?",
-            (skill_id,),
-        )
+        rows = self._db().execute(VERSION_LIST_SQL, (skill_id,))
         out = [
             {
                 "version": r["version"],
@@ -295,7 +299,7 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
         row = (
             self._db()
             .execute(
-                "SELECT 1 FROM versions WHERE json_extract(doc, '$.archiveSha256') = ? LIMIT 1",
+                "SELECT 1 FROM versions WHERE archive_sha256 = ? LIMIT 1",
                 (sha256,),
             )
             .fetchone()
