@@ -108,6 +108,17 @@ def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
         raise lookalike_refusal(skill_id, other)
 
 
+MAX_REASON_CHARS = 500  # a yank reason or deprecation message: one line a client prints
+
+
+def _check_length(field: str, text: str | None) -> None:
+    """A 422 for text the stores would keep only the first 500 characters of."""
+    if text is not None and len(text) > MAX_REASON_CHARS:
+        raise ValidationFailed(
+            [f"'{field}' is {len(text)} characters; the limit is {MAX_REASON_CHARS}"]
+        )
+
+
 async def publish(request: Request) -> Response:
     reg = registry_of(request)
     skill_id = skill_id_of(request)
@@ -146,6 +157,7 @@ async def set_status(request: Request) -> Response:
     reason = data.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise ValidationFailed(["'reason' must be a string (or left out)"])
+    _check_length("reason", reason)
     version = request.path_params["version"]
     await run_in_threadpool(reg.store.set_status, skill_id, version, status, reason or "")
     doc = reg.version_doc(request)
@@ -172,6 +184,7 @@ async def set_deprecation(request: Request) -> Response:
     message = data["message"]
     if message is not None and (not isinstance(message, str) or not message.strip()):
         raise ValidationFailed(["'message' must be a non-empty string (or null to un-deprecate)"])
+    _check_length("message", message)
     await run_in_threadpool(reg.store.set_deprecation, skill_id, message)
     action = "deprecate" if message else "undeprecate"
     reg.store.record_audit(action=action, skill_id=skill_id, version=None, sha256=None, token=token)
