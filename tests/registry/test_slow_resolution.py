@@ -12,7 +12,6 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,6 @@ from tests.registry.conftest import (
     kiln,
     make_skill,
     ok,
-    start_registry,
 )
 
 SLOW_HOST = "registry.slow-dns.test"
@@ -50,15 +48,6 @@ def _slow_getaddrinfo(host, *args, **kwargs):
 
 socket.getaddrinfo = _slow_getaddrinfo
 '''
-
-
-@pytest.fixture
-def registry(tmp_path: Path) -> Iterator[LiveRegistry]:
-    live = start_registry(tmp_path / "registry-data")
-    try:
-        yield live
-    finally:
-        live.stop()
 
 
 def _env(tmp_path: Path, seconds: float, deadline: str) -> dict[str, str]:
