@@ -37,7 +37,9 @@ from skills_registry.registry.storage import (
     LOOKALIKE_LOCK_CLASS,
     LOOKALIKE_SQL,
     STATUSES,
+    TAG_LOCK_CLASS,
     check_dist_tag,
+    check_tag_room,
     check_tag_target,
     latest_after_status,
     lookalike_key,
@@ -293,6 +295,12 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
                     (skill_id, version),
                 ).fetchone()
                 check_tag_target(skill_id, tag, version, row["status"] if row else None)
+                # one dist-tag write of a skill at a time, so two new tags cannot both fit
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (TAG_LOCK_CLASS, skill_id)
+                )
+                tags = conn.execute("SELECT tag FROM dist_tags WHERE skill_id=%s", (skill_id,))
+                check_tag_room(skill_id, tag, [t["tag"] for t in tags])
                 self._tag(conn, skill_id, tag, version)
                 if tag == "latest":  # what search shows as latestVersion
                     conn.execute("UPDATE skills SET latest=%s WHERE id=%s", (version, skill_id))

@@ -25,6 +25,7 @@ from skills_registry.registry.storage import (
     LOOKALIKE_SQL,
     STATUSES,
     check_dist_tag,
+    check_tag_room,
     check_tag_target,
     latest_after_status,
     lookalike_key,
@@ -232,6 +233,8 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
                     (skill_id, version),
                 ).fetchone()
                 check_tag_target(skill_id, tag, version, row and row[0])
+                tags = db.execute("SELECT tag FROM dist_tags WHERE skill_id=?", (skill_id,))
+                check_tag_room(skill_id, tag, [t[0] for t in tags])
                 db.execute(
                     "INSERT OR REPLACE INTO dist_tags VALUES (?, ?, ?)", (skill_id, tag, version)
                 )
