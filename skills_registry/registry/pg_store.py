@@ -39,6 +39,7 @@ from skills_registry.registry.storage import (
     STATUSES,
     TAG_LOCK_CLASS,
     check_dist_tag,
+    check_precedence_free,
     check_tag_room,
     check_tag_target,
     latest_after_status,
@@ -140,6 +141,11 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
             ).fetchone()
             assert row is not None
             fresh = not row["search_name"]
+            # under the skill row's lock: a racing publish of 1.0.0+b beside 1.0.0+a sees it
+            published = conn.execute("SELECT version FROM versions WHERE skill_id=%s", (skill_id,))
+            check_precedence_free(
+                skill_id, version, [r["version"] for r in published if r["version"] != version]
+            )
             inserted = conn.execute(
                 "INSERT INTO versions VALUES (%s, %s, 'active', '', %s, %s, %s)"
                 " ON CONFLICT DO NOTHING",

@@ -25,6 +25,7 @@ from skills_registry.registry.storage import (
     LOOKALIKE_SQL,
     STATUSES,
     check_dist_tag,
+    check_precedence_free,
     check_tag_room,
     check_tag_target,
     latest_after_status,
@@ -95,6 +96,8 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
                 "SELECT 1 FROM versions WHERE skill_id=? AND version=?", (skill_id, version)
             ).fetchone():
                 raise Conflict(f"{skill_id}@{version} is already published")
+            published = db.execute("SELECT version FROM versions WHERE skill_id=?", (skill_id,))
+            check_precedence_free(skill_id, version, [r[0] for r in published])
             row = db.execute("SELECT pk, latest FROM skills WHERE id=?", (skill_id,)).fetchone()
             if row is None:
                 other = self._lookalike(db, skill_id)

@@ -371,6 +371,19 @@ def check_tag_target(skill_id: str, tag: str, version: str, status: str | None) 
         )
 
 
+def check_precedence_free(skill_id: str, version: str, published: list[str]) -> None:
+    """409 for a version equal to a ``published`` one but for build metadata (1.0.0+b5 beside
+    1.0.0): one version, which ranges could otherwise resolve to either."""
+    wanted = Version.parse(version).key()
+    for other in published:
+        if Version.parse(other).key() == wanted:
+            raise Conflict(
+                f"{skill_id}@{version} has the same precedence as the published {other} "
+                "(build metadata after '+' does not make a new version)",
+                hint="bump the version number instead",
+            )
+
+
 MAX_DIST_TAGS = 100  # per skill, `latest` included: every one is in each signed metadata
 TAG_LOCK_CLASS = 0x6B7467  # "ktg": PostgreSQL's per-skill lock while a dist-tag is set
 

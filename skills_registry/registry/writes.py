@@ -33,10 +33,11 @@ from skills_registry.registry.http import (
 )
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
-from skills_registry.registry.semver import Version, is_version
+from skills_registry.registry.semver import is_version
 from skills_registry.registry.storage import (
     STATUSES,
     MetadataStore,
+    check_precedence_free,
     lookalike_refusal,
     token_live,
 )
@@ -82,16 +83,9 @@ def check_version_free(store: MetadataStore, skill_id: str, version: str) -> Non
         raise Conflict(f"{skill_id}@{version} is already published")
     if not is_version(version):  # strict: Version.parse forgives spaces around the text
         return  # build_release lists the bad version with every other problem
-    wanted = Version.parse(version).key()
     if store.get_skill(skill_id) is None:
         return
-    for row in store.versions(skill_id):
-        if Version.parse(row["version"]).key() == wanted:
-            raise Conflict(
-                f"{skill_id}@{version} has the same precedence as the published "
-                f"{row['version']} (build metadata after '+' does not make a new version)",
-                hint="bump the version number instead",
-            )
+    check_precedence_free(skill_id, version, [row["version"] for row in store.versions(skill_id)])
 
 
 def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
