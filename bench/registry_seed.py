@@ -162,9 +162,9 @@ def bulk_sqlite(store: Any, docs: list[dict[str, Any]]) -> None:
             [(start + i, *search_text(r[2], r[3])) for i, r in enumerate(rows)],
         )
         db.executemany(
-            "INSERT INTO versions (skill_id, version, status, status_reason, published_at, doc)"
-            " VALUES (?, '1.0.0', 'active', '', ?, ?)",
-            [(r[0], r[4], json.dumps(r[5], sort_keys=True)) for r in rows],
+            "INSERT INTO versions (skill_id, version, status, status_reason, published_at, doc,"
+            " archive_sha256) VALUES (?, '1.0.0', 'active', '', ?, ?, ?)",
+            [(r[0], r[4], json.dumps(r[5], sort_keys=True), r[5]["archiveSha256"]) for r in rows],
         )
         db.executemany(
             "INSERT INTO dist_tags VALUES (?, 'latest', '1.0.0')", [(r[0],) for r in rows]

@@ -8,10 +8,7 @@ Verified resolution is ``skills_registry.verified``; placing files is ``skills_r
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
-import threading
 import time
 from typing import Any
 from urllib.parse import quote
@@ -53,6 +50,14 @@ from skills_registry.registry.errors import (
     Unauthorized,
     UsageError,
     ValidationFailed,
+)
+from skills_registry.request_deadline import (
+    Attempt,
+    Connections,
+    Unfinished,
+    Unreached,
+    deadline_from_env,
+    within,
 )
 from skills_registry.skill_spec import parse_spec
 
@@ -96,15 +101,16 @@ class RegistryClient:
         token: str | None = None,
         *,
         timeout: float = 30.0,
-        deadline: float = 300.0,
+        deadline: float | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        """``timeout`` bounds each network wait; ``deadline`` a whole request (connect, headers
-        and body), so a registry that trickles a byte at a time cannot hold an install."""
+        """``timeout`` bounds each network wait; ``deadline`` a whole request (name resolution,
+        connect, headers and body; default ``KILN_REGISTRY_DEADLINE``, else 5 minutes), so
+        neither a slow resolver nor a registry that trickles a byte at a time can hold an
+        install."""
         self.base_url = normalize_url(base_url)
-        self._deadline = deadline
-        self._sockets: list[socket.socket] = []  # this client's connections (see ``_trace``)
-        self._expired = threading.Event()
+        self._deadline = deadline if deadline is not None else deadline_from_env()
+        self._connections = Connections()  # shut down when a request's deadline passes
         # Set once any HTTP answer arrived: the registry is online, so a failure after that is
         # the registry's (or a mirror's) choice, not the network's (see ``verified``).
         self.answered = False
@@ -124,22 +130,6 @@ class RegistryClient:
             transport=transport,
             follow_redirects=False,
         )
-
-    def _trace(self, event: str, info: dict[str, Any]) -> None:
-        """httpx's trace hook: keep each connection's socket, for ``_expire`` to shut down."""
-        if event == "connection.connect_tcp.complete":
-            stream = info.get("return_value")
-            sock = stream.get_extra_info("socket") if stream is not None else None
-            if sock is not None:
-                self._sockets = [s for s in self._sockets if s.fileno() != -1] + [sock]
-
-    def _expire(self) -> None:
-        """The request's deadline passed (connect, headers and body together): every wait
-        between bytes is within ``timeout``, so only shutting the socket down ends it."""
-        self._expired.set()
-        for sock in self._sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         self._http.close()
@@ -161,62 +151,67 @@ class RegistryClient:
         **kwargs: Any,
     ) -> httpx.Response:
         """One request whose body is read under ``cap`` bytes; the token goes to our origin only.
-        It ends by ``stop`` (a ``time.monotonic()`` value; default: the deadline from now).
-        The bytes are never inflated: an answer naming a ``Content-Encoding`` is refused, unless
-        ``as_sent`` (an archive, checked against its signed sha256 as the bytes came)."""
+        It ends by ``stop`` (a ``time.monotonic()`` value; default: the deadline from now),
+        name resolution included (``request_deadline``). The bytes are never inflated: an
+        answer naming a ``Content-Encoding`` is refused, unless ``as_sent`` (an archive,
+        checked against its signed sha256 as the bytes came)."""
         # A str is a path under the registry (httpx keeps a base path such as /registry/);
         # an absolute URL comes from a redirect and gets the token only on our own origin.
         if isinstance(url, str) or origin(url) == origin(self._http.base_url):
             kwargs["headers"] = {**self._auth, **kwargs.get("headers", {})}
         if stop is None:
             stop = time.monotonic() + self._deadline
-        watchdog = threading.Timer(max(0.0, stop - time.monotonic()), self._expire)
-        watchdog.daemon = True
-        self._expired.clear()
-        watchdog.start()
+        target = self._http.build_request(method, url, **kwargs)
+
+        def exchange(attempt: Attempt) -> httpx.Response:
+            target.extensions = {**target.extensions, "trace": attempt.trace}
+            response = self._http.send(target, stream=True)
+            try:
+                return self._read(response, cap, as_sent)
+            finally:
+                response.close()
+
         try:
-            with self._http.stream(
-                method, url, extensions={"trace": self._trace}, **kwargs
-            ) as response:
-                self.answered = True
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > cap:
-                    raise BadResponse(
-                        f"registry {self.base_url} sent {declared} bytes for {response.request.url.path}; "
-                        f"the limit is {cap}"
-                    )
-                encoding = response.headers.get("content-encoding", "").strip().lower()
-                if encoding not in ("", "identity") and not as_sent:
-                    raise BadResponse(
-                        f"registry {self.base_url} answered {response.request.url.path} with "
-                        f"Content-Encoding {printable(encoding, 40)!r}; Kiln reads uncompressed "
-                        "answers only"
-                    )
-                chunks, total = [], 0
-                # Unencoded, decoding is the identity; encoded (an archive only), take it raw.
-                plain = encoding in ("", "identity")
-                for chunk in response.iter_bytes() if plain else response.iter_raw():
-                    if time.monotonic() > stop:
-                        raise BadResponse(
-                            f"registry {self.base_url} did not finish sending "
-                            f"{response.request.url.path} within {self._deadline:g}s"
-                        )
-                    total += len(chunk)
-                    if total > cap:
-                        raise BadResponse(
-                            f"registry {self.base_url} sent more than {cap} bytes for {response.request.url.path}"
-                        )
-                    chunks.append(chunk)
+            return within(stop - time.monotonic(), self._connections, exchange)
+        except Unreached:
+            raise RegistryUnavailable(
+                f"cannot reach registry {self.base_url}: no connection to "
+                f"{printable(target.url.host, 80)} within {self._deadline:g}s"
+            ) from None
+        except Unfinished:
+            raise BadResponse(
+                f"registry {self.base_url} did not finish sending {target.url.path} "
+                f"within {self._deadline:g}s"
+            ) from None
         except httpx.HTTPError as exc:
-            if self._expired.is_set():
-                path = url.path if isinstance(url, httpx.URL) else url
-                raise BadResponse(
-                    f"registry {self.base_url} did not finish sending {path} "
-                    f"within {self._deadline:g}s"
-                ) from None
             raise RegistryUnavailable(f"cannot reach registry {self.base_url}: {exc}") from None
-        finally:
-            watchdog.cancel()
+
+    def _read(self, response: httpx.Response, cap: int, as_sent: bool) -> httpx.Response:
+        """The answer read whole under ``cap`` bytes, as a response without its encoding."""
+        self.answered = True
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap:
+            raise BadResponse(
+                f"registry {self.base_url} sent {declared} bytes for {response.request.url.path}; "
+                f"the limit is {cap}"
+            )
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding not in ("", "identity") and not as_sent:
+            raise BadResponse(
+                f"registry {self.base_url} answered {response.request.url.path} with "
+                f"Content-Encoding {printable(encoding, 40)!r}; Kiln reads uncompressed "
+                "answers only"
+            )
+        chunks, total = [], 0
+        # Unencoded, decoding is the identity; encoded (an archive only), take it raw.
+        plain = encoding in ("", "identity")
+        for chunk in response.iter_bytes() if plain else response.iter_raw():
+            total += len(chunk)
+            if total > cap:
+                raise BadResponse(
+                    f"registry {self.base_url} sent more than {cap} bytes for {response.request.url.path}"
+                )
+            chunks.append(chunk)
         return httpx.Response(  # without the encoding: httpx would inflate ``content`` again
             response.status_code,
             headers=[(k, v) for k, v in response.headers.items() if k != "content-encoding"],

@@ -70,11 +70,12 @@ def read_skill_text(skill_md: Path) -> str:
         raise SkillInvalid(f"cannot read {skill_md}: {exc.strerror or exc}") from None
 
 
-def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+def parse_frontmatter(text: str, max_bytes: int | None = None) -> tuple[dict[str, Any], str]:
     """Split SKILL.md text into (frontmatter mapping, Markdown body).
 
     Raises ``SkillInvalid`` when there is no ``---`` fenced block at the very top, when the YAML
-    does not parse, or when it is not a mapping: without a mapping nothing else can be checked.
+    does not parse, or when it is not a mapping: without a mapping nothing else can be checked;
+    and, given ``max_bytes``, when the YAML is longer, before it is parsed.
     """
     text = text.lstrip("\ufeff")
     lines = text.splitlines(keepends=True)
@@ -86,6 +87,11 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     if end is None:
         raise SkillInvalid("frontmatter is not closed: add a '---' line after the YAML fields")
     raw = "".join(lines[1:end])
+    if max_bytes is not None and len(raw.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise SkillInvalid(
+            f"the frontmatter is {len(raw.encode('utf-8', 'surrogatepass'))} bytes; the limit is "
+            f"{max_bytes} (it is a few short fields: move detail into the body)"
+        )
     try:
         _check_shape(raw)
         data = yaml.load(raw, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass

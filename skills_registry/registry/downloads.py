@@ -49,14 +49,24 @@ def _byte_range(header: str, size: int) -> tuple[int, int] | None:
     if match is None or (not match[1] and not match[2]):
         return None
     if not match[1]:  # suffix: the last N bytes
-        length = int(match[2])
+        length = _bound(match[2])
         return (max(0, size - length), size - 1) if length and size else UNSATISFIABLE
-    start = int(match[1])
-    if match[2] and int(match[2]) < start:
+    start = _bound(match[1])
+    if match[2] and _bound(match[2]) < start:
         return None
     if start >= size:
         return UNSATISFIABLE
-    return (start, min(int(match[2]), size - 1) if match[2] else size - 1)
+    return (start, min(_bound(match[2]), size - 1) if match[2] else size - 1)
+
+
+def _bound(digits: str) -> int:
+    """A range bound as a number; one too long to be an offset into any archive reads as
+    ``HUGE`` (Python reads no integer past 4,300 digits, and a header may hold 16 KB)."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) < 19 else HUGE
+
+
+HUGE = 2**63  # past the end of any archive
 
 
 def _unsatisfiable(size: int, headers: dict[str, str]) -> Response:
@@ -80,8 +90,12 @@ async def serve_archive(reg: Any, request: Request, doc: dict[str, Any]) -> Resp
     span = _byte_range(wanted, size) if wanted is not None else None
     if span == UNSATISFIABLE:
         return _unsatisfiable(size, headers)
-    if wanted is not None and span is None:  # ignored: FileResponse must not see it either
-        request.scope["headers"] = [(k, v) for k, v in request.scope["headers"] if k != b"range"]
+    if wanted is not None:  # FileResponse reads the range again: it sees only the one decided
+        # here (it would refuse a suffix longer than the file, and a bound of 5,000 digits)
+        kept = [(k, v) for k, v in request.scope["headers"] if k != b"range"]
+        if span is not None:
+            kept.append((b"range", f"bytes={span[0]}-{span[1]}".encode()))
+        request.scope["headers"] = kept
     if path is not None:
         reg.metrics.downloads.labels("local").inc()
         if span is not None or size > INLINE_DOWNLOAD_BYTES:

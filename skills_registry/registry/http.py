@@ -9,6 +9,7 @@ stored at publish, or (for documents published before documents were signed) mad
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache, wraps
 from typing import Any
 
@@ -26,6 +27,7 @@ from skills_registry.registry.signing import Signer
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
 MAX_JSON_BYTES = 64 * 1024
+UNPACK_AT_ONCE = 2
 
 
 class Registry:
@@ -49,7 +51,12 @@ class Registry:
         self.metrics = Metrics()
         self.metadata_ttl = metadata_ttl
         self.jwks = jwks or JwksCache()
-        self.unpacked = lru_cache(maxsize=8)(self._unpack)  # bounded: up to 8 x 32 MB worst case
+        # Unpacked archives for previews and git: up to 8 cached (32 MB each at most), and the
+        # unpacking done by UNPACK_AT_ONCE threads of its own, so that concurrent previews of
+        # many archives (each a few KB of gzip, anyone may ask) hold a few of them in memory,
+        # not one per request (and not one per request thread's malloc arena, which keeps it).
+        self._unpacker = ThreadPoolExecutor(UNPACK_AT_ONCE, thread_name_prefix="kiln-unpack")
+        self.unpacked = lru_cache(maxsize=8)(self._unpack)
         self.git_repo = lru_cache(maxsize=16)(self._git_repo)
         self._commits: dict[tuple[str, str], str] = {}  # one short entry per release served
 
@@ -59,7 +66,7 @@ class Registry:
         return self.name
 
     def _unpack(self, sha256: str) -> ArchiveContents:
-        return read_archive(self.blobs.get(sha256))
+        return self._unpacker.submit(lambda: read_archive(self.blobs.get(sha256))).result()
 
     def _git_repo(self, sha256: str, label: str) -> GitRepo:
         return build_repo(self.unpacked(sha256), label)

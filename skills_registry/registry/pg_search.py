@@ -2,7 +2,8 @@
 
 Words match a weighted ``tsvector`` (name A, description B) over a GIN index, ranked as the
 SQLite store's bm25 weights rank them; substrings and scripts without word breaks (CJK) match
-through ``pg_trgm``. Answers are cached while the change feed's newest ``seq`` is unchanged.
+through ``pg_trgm``. Answers are cached while the change feed's newest ``seq`` is unchanged (``answer_cache``,
+bounded).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 import threading
 from typing import Any
 
+from skills_registry.registry.answer_cache import AnswerCache, page_size
 from skills_registry.registry.sqlite_schema import MAX_QUERY_TERMS, STOPWORDS, cjk_bigrams
 from skills_registry.registry.storage import decode_cursor, encode_cursor, normalize_time
 
@@ -63,8 +65,7 @@ SKILL_COLS = (
 
 class PostgresSearch:
     _cache_lock: threading.Lock
-    _cache_marker: int | None
-    _cache: dict[tuple[Any, ...], tuple[list[dict[str, Any]], str | None]]
+    search_cache: AnswerCache  # shared by the instance's threads, under ``_cache_lock``
 
     def _read(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
         raise NotImplementedError
@@ -85,18 +86,16 @@ class PostgresSearch:
         the answer.
         """
         marker = self._read("SELECT max(seq) AS seq FROM changes")[0]["seq"]
+        limit = page_size(limit)
         key = (query, namespace, updated_since, cursor, limit)
         with self._cache_lock:
-            if self._cache_marker != marker:
-                self._cache_marker, self._cache = marker, {}
-            hit = self._cache.get(key)
+            self.search_cache.valid_for(marker)
+            hit = self.search_cache.get(key)
         if hit is None:
             hit = self._search(query, namespace, updated_since, cursor, limit)
             with self._cache_lock:
-                if self._cache_marker == marker:
-                    if len(self._cache) >= 1024:
-                        self._cache.clear()
-                    self._cache[key] = hit
+                if self.search_cache.marker == marker:
+                    self.search_cache.put(key, hit)
         items, next_cursor = hit
         return [dict(item) for item in items], next_cursor
 
@@ -108,7 +107,7 @@ class PostgresSearch:
         cursor: str | None,
         limit: int,
     ) -> tuple[list[dict[str, Any]], str | None]:
-        limit = max(1, min(int(limit), 100))
+        limit = page_size(limit)
         where: list[str] = []
         args: dict[str, Any] = {"lim": limit + 1}
         if namespace:

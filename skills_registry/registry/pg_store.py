@@ -26,6 +26,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from skills_registry.registry.answer_cache import AnswerCache
 from skills_registry.registry.errors import Conflict, KeyMismatch, NotFound, UsageError
 from skills_registry.registry.pg_accounts import PostgresAccounts
 from skills_registry.registry.pg_migrations import migrate
@@ -36,7 +37,10 @@ from skills_registry.registry.storage import (
     LOOKALIKE_LOCK_CLASS,
     LOOKALIKE_SQL,
     STATUSES,
+    TAG_LOCK_CLASS,
     check_dist_tag,
+    check_precedence_free,
+    check_tag_room,
     check_tag_target,
     latest_after_status,
     lookalike_key,
@@ -73,8 +77,7 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
         )
         self.pool.wait(timeout=30)
         self._cache_lock = threading.Lock()
-        self._cache_marker: int | None = -1
-        self._cache: dict[tuple[Any, ...], tuple[list[dict[str, Any]], str | None]] = {}
+        self.search_cache = AnswerCache()
 
     def close(self) -> None:
         self.pool.close()
@@ -138,6 +141,11 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
             ).fetchone()
             assert row is not None
             fresh = not row["search_name"]
+            # under the skill row's lock: a racing publish of 1.0.0+b beside 1.0.0+a sees it
+            published = conn.execute("SELECT version FROM versions WHERE skill_id=%s", (skill_id,))
+            check_precedence_free(
+                skill_id, version, [r["version"] for r in published if r["version"] != version]
+            )
             inserted = conn.execute(
                 "INSERT INTO versions VALUES (%s, %s, 'active', '', %s, %s, %s)"
                 " ON CONFLICT DO NOTHING",
@@ -293,6 +301,12 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
                     (skill_id, version),
                 ).fetchone()
                 check_tag_target(skill_id, tag, version, row["status"] if row else None)
+                # one dist-tag write of a skill at a time, so two new tags cannot both fit
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (TAG_LOCK_CLASS, skill_id)
+                )
+                tags = conn.execute("SELECT tag FROM dist_tags WHERE skill_id=%s", (skill_id,))
+                check_tag_room(skill_id, tag, [t["tag"] for t in tags])
                 self._tag(conn, skill_id, tag, version)
                 if tag == "latest":  # what search shows as latestVersion
                     conn.execute("UPDATE skills SET latest=%s WHERE id=%s", (version, skill_id))

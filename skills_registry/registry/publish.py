@@ -41,6 +41,12 @@ from skills_registry.spec import (
 # Latin 'a') would let one skill pass for another.
 ASCII_NAME_RULE = "registry names are ASCII: lowercase a-z, digits and inner '-', max 64"
 MAX_TOOL_SCHEMAS = 64
+# What one upload can make the registry store and serve on every read of its version document
+# (and a client read under its 16 MB cap): without these a 31 KB archive of tool schemas or a
+# repeated `allowed-tools` made a document of 30-60 MB, each read of it holding the server.
+MAX_TOOL_SCHEMA_BYTES = 64 * 1024  # a tool's schema reaches the model's context when found
+MAX_FRONTMATTER_BYTES = 64 * 1024  # a few short fields; parsing YAML costs ~20 s a megabyte
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 
 
 def check_id(skill_id: str) -> tuple[str, str]:
@@ -64,6 +70,12 @@ def check_id(skill_id: str) -> tuple[str, str]:
 def _tool_schemas(contents: ArchiveContents, errors: list[str]) -> list[dict[str, Any]]:
     tools = []
     for path in sorted(p for p in contents.files if re.fullmatch(r"tools/[^/]+\.json", p)):
+        if len(contents.files[path]) > MAX_TOOL_SCHEMA_BYTES:
+            errors.append(
+                f"{path}: {len(contents.files[path])} bytes; a tool schema is at most "
+                f"{MAX_TOOL_SCHEMA_BYTES} (it reaches the model's context when the tool is found)"
+            )
+            continue
         try:
             schema = json_limits.loads(contents.files[path].decode("utf-8"), nul=False)
         except (UnicodeDecodeError, ValueError) as exc:
@@ -136,7 +148,9 @@ def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -
         errors.append("missing SKILL.md in the top folder")
     elif skill_md:
         try:
-            frontmatter, _body = parse_frontmatter(contents.files["SKILL.md"].decode("utf-8-sig"))
+            frontmatter, _body = parse_frontmatter(
+                contents.files["SKILL.md"].decode("utf-8-sig"), MAX_FRONTMATTER_BYTES
+            )
             errors.extend(validate_frontmatter(frontmatter, name))
             if (bad := json_limits.unstorable_text(frontmatter)) is not None:
                 errors.append(
@@ -187,5 +201,13 @@ def build_release(skill_id: str, version: str, archive: bytes, signer: Signer) -
         "tools": tools,
         "publishedAt": now_iso(),
     }
+    size = len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > MAX_DOCUMENT_BYTES:
+        raise ValidationFailed(
+            [
+                f"the version document would be {size} bytes; the limit is {MAX_DOCUMENT_BYTES} "
+                "(file names, frontmatter, tool schemas and scan findings together)"
+            ]
+        )
     doc["signatures"][0]["document"] = signer.sign_document(doc)
     return doc

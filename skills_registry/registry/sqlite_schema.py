@@ -267,6 +267,22 @@ def m008_trusted_publisher_ids(db: sqlite_utils.Database) -> None:
         db.execute(f"ALTER TABLE trusted_publishers ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
 
 
+@migrations()
+def m009_version_archive_sha256(db: sqlite_utils.Database) -> None:
+    """Each version's archive sha256 as a column, as PostgreSQL has it: read through
+    ``json_extract``, every list of a skill's versions (its metadata, its detail) parsed every
+    version's whole document, up to 8 MB each, and the sweep parsed them all for every blob.
+    The column comes after the document in each row, where reading it walks the document's
+    overflow pages, so a list reads a covering index instead."""
+    db.execute("ALTER TABLE versions ADD COLUMN archive_sha256 TEXT NOT NULL DEFAULT ''")
+    db.execute("UPDATE versions SET archive_sha256 = json_extract(doc, '$.archiveSha256')")
+    db.execute("CREATE INDEX IF NOT EXISTS versions_archive ON versions (archive_sha256)")
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS versions_list ON versions"
+        " (skill_id, version, status, status_reason, published_at, archive_sha256)"
+    )
+
+
 def migrate(path: Path) -> None:
     """Apply pending migrations on a connection of their own, then close it: all of them in
     one IMMEDIATE transaction, so two processes opening a new registry at once do not both

@@ -3,7 +3,7 @@ per-thread ``_local`` and ``_generation`` the answer cache keys on).
 
 Words match the FTS5 table ``skills_fts`` (name and description, porter-stemmed, CJK bigrams),
 ranked by bm25 with the name weighted; without a query, skills are listed by id. Answers are
-cached per thread while the database is unchanged.
+cached per thread while the database is unchanged (``answer_cache``, bounded).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from skills_registry.registry.answer_cache import AnswerCache, page_size
 from skills_registry.registry.sqlite_schema import fts_query
 from skills_registry.registry.storage import decode_cursor, encode_cursor, normalize_time
 
@@ -51,20 +52,26 @@ class SQLiteSearch:
         """
         db = self._db()
         marker = (db.execute("PRAGMA data_version").fetchone()[0], self._generation)
-        cache: tuple[tuple[int, int], dict[tuple[Any, ...], Any]] | None = getattr(
-            self._local, "cache", None
-        )
-        if cache is None or cache[0] != marker:
-            cache = self._local.cache = (marker, {})
+        cache = self.search_cache
+        cache.valid_for(marker)
+        limit = page_size(limit)
         key = (query, namespace, updated_since, cursor, limit)
-        if key not in cache[1]:
-            if len(cache[1]) >= 512:
-                cache[1].clear()
-            cache[1][key] = self._search(
+        hit = cache.get(key)
+        if hit is None:
+            hit = self._search(
                 query, namespace=namespace, updated_since=updated_since, cursor=cursor, limit=limit
             )
-        items, next_cursor = cache[1][key]
+            cache.put(key, hit)
+        items, next_cursor = hit
         return [dict(item) for item in items], next_cursor
+
+    @property
+    def search_cache(self) -> AnswerCache:
+        """This thread's answer cache (``PRAGMA data_version`` is per connection)."""
+        cache: AnswerCache | None = getattr(self._local, "cache", None)
+        if cache is None:
+            cache = self._local.cache = AnswerCache()
+        return cache
 
     def _search(
         self,
@@ -75,7 +82,7 @@ class SQLiteSearch:
         cursor: str | None,
         limit: int,
     ) -> tuple[list[dict[str, Any]], str | None]:
-        limit = max(1, min(int(limit), 100))
+        limit = page_size(limit)
         where, params = [], []  # type: ignore[var-annotated]
         if namespace:
             where.append("s.namespace = ?")

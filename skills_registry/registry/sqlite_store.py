@@ -25,11 +25,20 @@ from skills_registry.registry.storage import (
     LOOKALIKE_SQL,
     STATUSES,
     check_dist_tag,
+    check_precedence_free,
+    check_tag_room,
     check_tag_target,
     latest_after_status,
     lookalike_key,
     lookalike_refusal,
     now_iso,
+)
+
+# A skill's versions from the covering index ``versions_list`` (``sqlite_schema.m009``): the
+# documents, up to 8 MB each, are never read for a list.
+VERSION_LIST_SQL = (
+    "SELECT version, status, status_reason, published_at, archive_sha256 AS sha256"
+    " FROM versions WHERE skill_id=?"
 )
 
 
@@ -87,6 +96,8 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
                 "SELECT 1 FROM versions WHERE skill_id=? AND version=?", (skill_id, version)
             ).fetchone():
                 raise Conflict(f"{skill_id}@{version} is already published")
+            published = db.execute("SELECT version FROM versions WHERE skill_id=?", (skill_id,))
+            check_precedence_free(skill_id, version, [r[0] for r in published])
             row = db.execute("SELECT pk, latest FROM skills WHERE id=?", (skill_id,)).fetchone()
             if row is None:
                 other = self._lookalike(db, skill_id)
@@ -101,8 +112,9 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
             else:
                 pk, latest = row["pk"], row["latest"]
             db.execute(
-                "INSERT INTO versions VALUES (?, ?, 'active', '', ?, ?)",
-                (skill_id, version, at, json.dumps(doc, sort_keys=True)),
+                "INSERT INTO versions (skill_id, version, status, status_reason, published_at,"
+                " doc, archive_sha256) VALUES (?, ?, 'active', '', ?, ?, ?)",
+                (skill_id, version, at, json.dumps(doc, sort_keys=True), doc["archiveSha256"]),
             )
             new = Version.parse(version)
             if not new.prerelease and (latest is None or Version.parse(latest) < new):
@@ -137,11 +149,7 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
         return skill
 
     def versions(self, skill_id: str) -> list[dict[str, Any]]:
-        rows = self._db().execute(
-            "SELECT version, status, status_reason, published_at,"
-            " json_extract(doc, '$.archiveSha256') AS sha256 FROM versions WHERE skill_id=?",
-            (skill_id,),
-        )
+        rows = self._db().execute(VERSION_LIST_SQL, (skill_id,))
         out = [
             {
                 "version": r["version"],
@@ -228,6 +236,8 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
                     (skill_id, version),
                 ).fetchone()
                 check_tag_target(skill_id, tag, version, row and row[0])
+                tags = db.execute("SELECT tag FROM dist_tags WHERE skill_id=?", (skill_id,))
+                check_tag_room(skill_id, tag, [t[0] for t in tags])
                 db.execute(
                     "INSERT OR REPLACE INTO dist_tags VALUES (?, ?, ?)", (skill_id, tag, version)
                 )
@@ -295,7 +305,7 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
         row = (
             self._db()
             .execute(
-                "SELECT 1 FROM versions WHERE json_extract(doc, '$.archiveSha256') = ? LIMIT 1",
+                "SELECT 1 FROM versions WHERE archive_sha256 = ? LIMIT 1",
                 (sha256,),
             )
             .fetchone()

@@ -371,6 +371,33 @@ def check_tag_target(skill_id: str, tag: str, version: str, status: str | None) 
         )
 
 
+def check_precedence_free(skill_id: str, version: str, published: list[str]) -> None:
+    """409 for a version equal to a ``published`` one but for build metadata (1.0.0+b5 beside
+    1.0.0): one version, which ranges could otherwise resolve to either."""
+    wanted = Version.parse(version).key()
+    for other in published:
+        if Version.parse(other).key() == wanted:
+            raise Conflict(
+                f"{skill_id}@{version} has the same precedence as the published {other} "
+                "(build metadata after '+' does not make a new version)",
+                hint="bump the version number instead",
+            )
+
+
+MAX_DIST_TAGS = 100  # per skill, `latest` included: every one is in each signed metadata
+TAG_LOCK_CLASS = 0x6B7467  # "ktg": PostgreSQL's per-skill lock while a dist-tag is set
+
+
+def check_tag_room(skill_id: str, tag: str, tags: list[str]) -> None:
+    """A new dist-tag fits beside the skill's ``tags`` (moving one always does): each read of
+    its signed metadata lists every tag, and tags cost a publisher nothing to make."""
+    if tag not in tags and len(tags) >= MAX_DIST_TAGS:
+        raise Conflict(
+            f"{skill_id} has {len(tags)} dist-tags; the limit is {MAX_DIST_TAGS}",
+            hint="move an existing dist-tag, or remove one first (DELETE .../dist-tags/TAG)",
+        )
+
+
 def check_dist_tag(tag: str) -> None:
     """The dist-tag name rule every store applies."""
     if not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", tag):

@@ -33,10 +33,11 @@ from skills_registry.registry.http import (
 )
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
-from skills_registry.registry.semver import Version, is_version
+from skills_registry.registry.semver import is_version
 from skills_registry.registry.storage import (
     STATUSES,
     MetadataStore,
+    check_precedence_free,
     lookalike_refusal,
     token_live,
 )
@@ -82,16 +83,9 @@ def check_version_free(store: MetadataStore, skill_id: str, version: str) -> Non
         raise Conflict(f"{skill_id}@{version} is already published")
     if not is_version(version):  # strict: Version.parse forgives spaces around the text
         return  # build_release lists the bad version with every other problem
-    wanted = Version.parse(version).key()
     if store.get_skill(skill_id) is None:
         return
-    for row in store.versions(skill_id):
-        if Version.parse(row["version"]).key() == wanted:
-            raise Conflict(
-                f"{skill_id}@{version} has the same precedence as the published "
-                f"{row['version']} (build metadata after '+' does not make a new version)",
-                hint="bump the version number instead",
-            )
+    check_precedence_free(skill_id, version, [row["version"] for row in store.versions(skill_id)])
 
 
 def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
@@ -106,6 +100,17 @@ def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
     other = store.lookalike(skill_id)
     if other is not None:
         raise lookalike_refusal(skill_id, other)
+
+
+MAX_REASON_CHARS = 500  # a yank reason or deprecation message: one line a client prints
+
+
+def _check_length(field: str, text: str | None) -> None:
+    """A 422 for text the stores would keep only the first 500 characters of."""
+    if text is not None and len(text) > MAX_REASON_CHARS:
+        raise ValidationFailed(
+            [f"'{field}' is {len(text)} characters; the limit is {MAX_REASON_CHARS}"]
+        )
 
 
 async def publish(request: Request) -> Response:
@@ -146,6 +151,7 @@ async def set_status(request: Request) -> Response:
     reason = data.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise ValidationFailed(["'reason' must be a string (or left out)"])
+    _check_length("reason", reason)
     version = request.path_params["version"]
     await run_in_threadpool(reg.store.set_status, skill_id, version, status, reason or "")
     doc = reg.version_doc(request)
@@ -172,6 +178,7 @@ async def set_deprecation(request: Request) -> Response:
     message = data["message"]
     if message is not None and (not isinstance(message, str) or not message.strip()):
         raise ValidationFailed(["'message' must be a non-empty string (or null to un-deprecate)"])
+    _check_length("message", message)
     await run_in_threadpool(reg.store.set_deprecation, skill_id, message)
     action = "deprecate" if message else "undeprecate"
     reg.store.record_audit(action=action, skill_id=skill_id, version=None, sha256=None, token=token)

@@ -244,7 +244,12 @@ def serving(data: Path, home: Path, *extra: str) -> Iterator[int]:
         yield int(match.group(1))
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # stuck (a test that failed on a hung server): end it
+            proc.kill()
+            proc.wait(timeout=10)
+            raise
         assert not any("Traceback" in entry for entry in logged), "".join(logged)
 
 

@@ -76,6 +76,35 @@ def test_racing_publishes_of_one_version_have_exactly_one_winner(
         store.close()
 
 
+def test_racing_publishes_equal_but_for_build_metadata_have_one_winner(
+    metadata_store: Any, tmp_path: Path
+) -> None:
+    """`1.0.0+a` and `1.0.0+b` are one version: the publish route refuses the second before
+    and after reading its body, but two racing publishes both passed those checks and both
+    landed, one version with two archives a range could resolve to either. The store now
+    checks inside the transaction that inserts (on PostgreSQL under the skill row's lock)."""
+    signer = load_or_create_key_file(tmp_path / "key")
+    metadata_store.add_version(_doc(tmp_path, signer, "acme/race", "0.9.0"))  # the skill exists
+    docs = [_doc(tmp_path, signer, "acme/race", f"1.0.0+b{i}", f"Variant {i}") for i in range(6)]
+    barrier = threading.Barrier(6)
+
+    def publish(i: int) -> str:
+        barrier.wait()
+        try:
+            metadata_store.add_version(docs[i])
+            return "won"
+        except Conflict:
+            return "conflict"
+
+    with ThreadPoolExecutor(6) as pool:
+        outcomes = list(pool.map(publish, range(6)))
+    assert sorted(outcomes) == ["conflict"] * 5 + ["won"]
+    versions = [v["version"] for v in metadata_store.versions("acme/race")]
+    assert len(versions) == 2 and versions[1] == "0.9.0" and versions[0].startswith("1.0.0+b")
+    with pytest.raises(Conflict, match="same precedence"):
+        metadata_store.add_version(_doc(tmp_path, signer, "acme/race", "1.0.0"))
+
+
 LOOKALIKES = ["acme/deploy", "evil/dep1oy", "evil/dep-loy", "evil/c1eploy", "x/depioy", "y/de-ploy"]
 
 

@@ -167,3 +167,31 @@ def test_git_upload_pack_refuses_a_gzip_bomb_and_a_bare_want(
     assert "expands past 262144 bytes" in response.json()["error"]["message"]
     bare = httpx.post(url, content=b"0009want \n0000")
     assert bare.status_code == 400 and bare.json()["error"]["code"] == "bad_request", bare.text
+
+
+def test_a_reason_or_message_past_500_characters_is_refused_not_cut(
+    published: tuple[LiveRegistry, str],
+) -> None:
+    """Before: a yank reason or deprecation message over 500 characters was stored cut at 500,
+    and the answer said nothing of it. Now it is a 422 and nothing changes; 500 is kept whole."""
+    registry, token = published
+    headers = {"Authorization": f"Bearer {token}"}
+    base = f"{registry.url}/v1/skills/acme/deploy"
+    for path, body in [
+        ("/versions/1.0.0/status", {"status": "yanked", "reason": "r" * 501}),
+        ("/deprecation", {"message": "m" * 501}),
+    ]:
+        response = httpx.put(base + path, json=body, headers=headers)
+        assert response.status_code == 422, response.text[:200]
+        assert "the limit is 500" in response.json()["error"]["message"]
+    metadata = httpx.get(base + "/metadata").json()["signed"]
+    assert metadata["versions"]["1.0.0"]["status"] == "active" and not metadata["deprecated"]
+    assert httpx.put(
+        base + "/versions/1.0.0/status",
+        json={"status": "yanked", "reason": "r" * 500},
+        headers=headers,
+    ).is_success
+    assert httpx.put(base + "/deprecation", json={"message": "m" * 500}, headers=headers).is_success
+    metadata = httpx.get(base + "/metadata").json()["signed"]
+    assert metadata["versions"]["1.0.0"]["statusReason"] == "r" * 500
+    assert metadata["deprecated"] == "m" * 500

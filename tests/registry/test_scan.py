@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from skills_registry.registry.scan import scan_files
 
 
@@ -45,3 +50,41 @@ def test_each_rule_fires_with_a_line_number() -> None:
 def test_restricted_bash_is_not_broad() -> None:
     result = scan_files({"SKILL.md": b"x"}, {"allowed-tools": "Bash(git:*) Read"})
     assert result["findings"] == []
+
+
+# The expressions the scan used before it read hostile text in linear time (test_publish_cost):
+# as an oracle, the new scan must find what they found, on the line they found it.
+_OLD_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_OLD_EXFIL = re.compile(
+    r"~/\.ssh|\.ssh/id_|\.aws/credentials|\.netrc|\.git-credentials|/etc/passwd|"
+    r"\b(printenv|env)\s*\||os\.environ\b|process\.env\b|base64\s.*\|\s*(curl|nc)|"
+    r"(ANTHROPIC|OPENAI|AWS|GITHUB)_[A-Z_]*(KEY|TOKEN|SECRET)",
+)
+_OLD_BROAD = re.compile(
+    r"^(\*|Bash|Bash\(\*\)|Bash\(\s*\*?\s*:\s*\*\s*\)|Shell|Execute|Write)$", re.I
+)
+_PIECES = ["<!--", "-->", "-", "<", "base64", " ", "\n", "\t", "|", "curl", "nc", "AWS", "_",
+           "KEY", "TOKEN", "SECRET", "GITHUB", "OPENAI", "A", "x", "env", "~/.ssh"]  # fmt: skip
+_TOOL_PIECES = ["Bash", "bash", "BASH", "(", ")", "*", ":", " ", "\t", "Shell", "write", "git"]
+
+
+def _found(text: str, pattern: re.Pattern[str]) -> int | None:
+    """The line the old expression found something on, or None."""
+    match = pattern.search(text)
+    return None if match is None else text.count("\n", 0, match.start()) + 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join))
+def test_the_scan_finds_what_the_old_expressions_found(text: str) -> None:
+    findings = scan_files({"notes.md": text.encode()}, {})["findings"]
+    lines = {f["rule"]: f["line"] for f in findings if f["rule"] in ("hidden-text", "exfiltration")}
+    assert lines.get("hidden-text") == _found(text, _OLD_COMMENT), text
+    assert lines.get("exfiltration") == _found(text, _OLD_EXFIL), text
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_TOOL_PIECES), max_size=8).map("".join))
+def test_broad_grants_are_the_ones_the_old_expression_named(tool: str) -> None:
+    findings = scan_files({"SKILL.md": b"x"}, {"allowed-tools": [tool]})["findings"]
+    assert bool(findings) == bool(_OLD_BROAD.match(tool.strip())), tool
