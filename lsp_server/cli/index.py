@@ -125,7 +125,7 @@ def _build(idx: Index, *, verbose: bool = False) -> IndexStats:
 
 
 @click.command("index")
-@click.argument("path", required=False, default=".", type=_ROOT)
+@click.argument("path", required=False, default=None, type=_ROOT)
 @click.option("--watch", is_flag=True, help="Keep the index fresh until interrupted.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option(
@@ -134,13 +134,18 @@ def _build(idx: Index, *, verbose: bool = False) -> IndexStats:
     is_flag=True,
     help="Also list the files left out that an earlier run said already.",
 )
-def index_cmd(path: Path, watch: bool, as_json: bool, verbose: bool) -> None:
-    """Build or refresh the code index of PATH (default: the current folder).
+def index_cmd(path: Path | None, watch: bool, as_json: bool, verbose: bool) -> None:
+    """Build or refresh the code index of PATH (default: the repository holding the current
+    folder, the workspace `kiln run` and `kiln search` use there).
 
     A file left out that a search would miss (too big, a source file that is binary or
     minified, a link out of the tree…) is one line on stderr when first met or changed; a
     later run counts those it finds again in one line (--verbose lists them). Binary data
     and generated files are left out without a word."""
+    if path is None:
+        from agent.memory import repository_root
+
+        path = repository_root(Path.cwd())
     idx = _open(path)
     try:
         stats = _build(idx, verbose=verbose)

@@ -1,8 +1,9 @@
-"""`kiln memory`, `kiln mcp` and `kiln search` from a subfolder of a repository act on the
-workspace a `kiln run` started there uses: the repository root. They used the subfolder, so
+"""`kiln memory`, `kiln mcp`, `kiln search` and `kiln index` from a subfolder of a repository
+act on the workspace a `kiln run` started there uses: the repository root. They used the subfolder, so
 `kiln memory show` showed memory a session there never starts with, `kiln mcp list` said no
 servers were configured while the run would find the repository's server pending, and `kiln
-search` built a second index of the subfolder alone and found nothing defined outside it."""
+search` built a second index of the subfolder alone and found nothing defined outside it (and
+`kiln index` with no path refreshed that second one, not the one a search there reads)."""
 
 from __future__ import annotations
 
@@ -94,3 +95,15 @@ def test_search_from_a_subfolder_searches_the_repository(repo: Path) -> None:
     assert alone == []
     helper = json.loads(kiln("search", "--root", ".", "helper", "--json", cwd=sub).stdout)
     assert [h["path"] for h in helper] == ["util.py"]
+
+
+def test_index_without_a_path_from_a_subfolder_refreshes_the_repositorys_index(repo: Path) -> None:
+    (repo / "app").mkdir()
+    (repo / "app" / "billing.py").write_text("def parse_invoice(text):\n    return text\n")
+    sub = repo / "pkg" / "sub"
+    summary = json.loads(kiln("index", "--json", cwd=sub).stdout)
+    assert summary["root"] == str(repo)
+    assert not (sub / ".kiln").exists(), "a second index was built for the subfolder"
+    # an explicit path is still that folder
+    alone = json.loads(kiln("index", ".", "--json", cwd=sub).stdout)
+    assert alone["root"] == str(sub)
