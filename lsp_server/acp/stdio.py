@@ -15,6 +15,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from lsp_server import json_text
 from lsp_server.acp.cancel_request import route
 from lsp_server.acp.capabilities import booleans_only
 from lsp_server.acp.envelope import Dropped, EnvelopeError, batch_refusals, well_formed
@@ -68,8 +69,8 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                     continue
                 if not line.strip():
                     continue
-                try:
-                    message = json.loads(line)
+                try:  # NaN, Infinity and 1e400 are parse errors; lone surrogates U+FFFD
+                    message, mended = json_text.loads(line)
                 except ValueError as exc:
                     _reject(writer, -32700, "Parse error", str(exc))
                     continue
@@ -96,7 +97,7 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                 if (error := params_error(routed)) is not None:  # one line naming the field
                     _answer(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})
                     continue
-                if routed is not original:
+                if routed is not original or mended:
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")
                 checked.feed_data(line if line.endswith(b"\n") else line + b"\n")
         finally:

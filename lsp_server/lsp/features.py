@@ -24,6 +24,7 @@ from lsp_server.lsp.documents import IndexSync
 from lsp_server.lsp.fresh_index import FreshIndex
 from lsp_server.lsp.host import plain_json
 from lsp_server.lsp.progress import IndexProgress
+from lsp_server.lsp.rpc import INT32
 from lsp_server.lsp.transport import watch_parent
 
 if TYPE_CHECKING:
@@ -44,8 +45,11 @@ def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
     ls.root = _workspace_root(params)
     ls.index_sync = IndexSync(ls.root, enabled=ls.options.get("index", True) is not False)
     ls.manager = SessionManager(ls.frontend, root=ls.root, config=ls.config)
-    if isinstance(params.process_id, int) and params.process_id > 0:
-        ls.spawn(watch_parent(ls.protocol, params.process_id))
+    pid = params.process_id
+    if isinstance(pid, int) and 0 < pid < INT32:
+        ls.spawn(watch_parent(ls.protocol, pid))
+    elif pid is not None:  # LSP's integers are 32-bit: no process has that id to watch
+        log.warning("processId %.40s is not a process id; the editor is not watched", pid)
 
 
 def initialized(ls: KilnServer, params: types.InitializedParams) -> None:

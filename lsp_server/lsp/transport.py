@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -26,6 +25,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
 
+from lsp_server import json_text
 from lsp_server.lsp.rpc import why_unreadable
 
 log = logging.getLogger("kiln.lsp.transport")
@@ -36,6 +36,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
 MAX_BODY = 50 * 1024 * 1024
+MAX_LENGTH_DIGITS = 12  # a Content-Length past this is no body anyone sends (nor can skip)
+BATCH_REFUSED = "Invalid request: LSP has no batches; send each message on its own"
 PARENT_POLL_SECONDS = 2.0  # KILN_PARENT_POLL_SECONDS overrides it (tests)
 DRAIN_SECONDS = 5.0  # bound on cancelling turns and sending their answers when stopping
 
@@ -78,12 +80,15 @@ class KilnProtocol(LanguageServerProtocol):
     def receive(self, body: bytes) -> None:
         """One framed body: answer what cannot be dispatched, dispatch the rest."""
         try:
-            data = json.loads(body)
-        except ValueError as exc:  # UnicodeDecodeError included
+            data, _ = json_text.loads(body)  # lone surrogates read as U+FFFD
+        except ValueError as exc:  # UnicodeDecodeError included; NaN and 1e400 too
             self.reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
             return
         except RecursionError:  # [[[[…]]]] deeper than the parser's stack
             self.reply_error(None, PARSE_ERROR, "Parse error: JSON nested too deeply")
+            return
+        if isinstance(data, list) and data:
+            self.refuse_batch(data)
             return
         if not isinstance(data, dict):
             self.reply_error(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
@@ -126,6 +131,18 @@ class KilnProtocol(LanguageServerProtocol):
         if method == types.INITIALIZE:
             self.initialize_received = True  # only a readable one counts: a bad one may retry
         self.handle_message(message)
+
+    def refuse_batch(self, batch: list[Any]) -> None:
+        """LSP has no batches: each request in one is answered -32600 under its own id, so no
+        client waits for it; a batch holding no request costs one answer."""
+        answered = False
+        for item in batch:
+            msg_id = item.get("id") if isinstance(item, dict) and "method" in item else None
+            if isinstance(msg_id, int | str) and not isinstance(msg_id, bool):
+                self.reply_error(msg_id, INVALID_REQUEST, BATCH_REFUSED)
+                answered = True
+        if not answered:
+            self.reply_error(None, INVALID_REQUEST, BATCH_REFUSED)
 
     def handles(self, method: Any) -> bool:
         """Whether a handler (pygls's own or the server's) serves ``method``."""
@@ -274,8 +291,11 @@ async def read_frames(protocol: KilnProtocol, reader: asyncio.StreamReader) -> N
             name, _, value = text.partition(":")
             headers[name.strip().lower()] = value.strip()
         length = headers.get("content-length", "")
-        if not length.isdigit():
+        if not length.isascii() or not length.isdigit():
             protocol.reply_error(None, PARSE_ERROR, "Parse error: missing Content-Length header")
+            continue
+        if len(length.lstrip("0")) > MAX_LENGTH_DIGITS:  # read on to the next header
+            protocol.reply_error(None, INVALID_REQUEST, "Invalid request: Content-Length too large")
             continue
         size = int(length)
         try:
@@ -329,7 +349,7 @@ async def watch_parent(protocol: KilnProtocol, pid: int) -> None:
 def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
         return False
     except PermissionError:  # exists, owned by someone else
         return True

@@ -1,0 +1,51 @@
+"""Reading a client's JSON as JSON: what Python's parser takes beyond it is refused or mended.
+
+Both servers read what a client sends with ``json.loads``, which takes ``NaN``, ``Infinity`` and
+``1e400`` (read as infinity), none of them JSON, and lone UTF-16 surrogate escapes (``"\\ud800"``),
+which become strings no UTF-8 encoder takes: a SQLite query, a file write or the answer itself
+then failed deep inside a handler as an internal error. Here the constants are a parse error and
+each lone surrogate is read as U+FFFD, the replacement character, as a UTF-8 decoder reads a
+broken sequence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# A \u escape of a surrogate in the raw text, the only way one reaches a parsed string: valid
+# UTF-8 bytes never decode to one. Pairs are joined by the parser; what is left is lone.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:40]} is too large for a double")
+    return value
+
+
+def loads(data: bytes | str) -> tuple[Any, bool]:
+    """(the parsed value, whether a lone surrogate was replaced). Raises ValueError (a
+    UnicodeDecodeError included) for text that is not JSON, RecursionError past the stack."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    value = json.loads(data, parse_constant=_no_constant, parse_float=_finite)
+    if _SURROGATE_ESCAPE.search(raw) is None:
+        return value, False
+    return _mend(value), True
+
+
+def _mend(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_mend(item) for item in value]
+    if isinstance(value, dict):
+        return {_mend(key): _mend(item) for key, item in value.items()}
+    return value
