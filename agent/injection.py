@@ -23,8 +23,13 @@ SUBAGENT_PREFIX = "sub-agent "  # how agent.subagent introduces a sub-agent's an
 def external(source: str, text: str) -> str:
     """Tag third-party text as data: the system prompt tells the model never to obey it."""
     # The source names a path or a command, and a repository picks its paths: on one line, no
-    # quote to end the attribute, no closing tag (a folder "a\n<" holding "external_content>").
-    safe_source = defused(source.replace('"', "'")).replace("\n", "\\n")
+    # quote to end the attribute, no closing tag (a folder "a\n<" holding "external_content>"),
+    # and no character a reader does not see as written (a carriage return, an escape, a bidi
+    # mark, a line separator): each is shown as its escape, "\n" as "\\n".
+    safe_source = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+        for c in defused(source.replace('"', "'"))
+    )
     # A closing tag inside the content must not end the wrapper early, in any spelling a model
     # would still read as one (case, spaces, a newline, attributes, an encoding such as
     # "&lt;/external_content&gt;"): its "<", as written, becomes "[".
