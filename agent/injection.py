@@ -5,7 +5,8 @@ Tools wrap file contents, command output, search hits, web pages and third-party
 content". The session resets its flag at each user turn, but the text itself stays in the
 context until compaction removes it, so an instruction read in turn 1 can still steer turn 2.
 ``TaintTracker`` keeps the flag true for as long as such text is in the request, including a
-sub-agent's answer (its retelling of files it read arrives without the wrapper).
+sub-agent's answer (its retelling of files it read, wrapped too; a session stored before that was
+so holds it bare after its ``sub-agent <id>`` line).
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def from_outside(message: Message) -> bool:
 
 
 def _has_subagent_result(message: Message) -> bool:
-    """A ``task`` answer is a sub-agent's retelling of files it read: third-party text too,
-    though it arrives unwrapped (sub-agent results carry a ``sub-agent <id>`` header)."""
+    """A ``task`` answer is a sub-agent's retelling of files it read: third-party text too, which
+    sessions stored before it was wrapped hold bare (after a ``sub-agent <id>`` header)."""
     return any(
         block.get("type") == "tool_result"
         and isinstance(block.get("content"), str)
