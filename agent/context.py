@@ -16,7 +16,7 @@ from typing import Any
 
 from agent.prompts import SYSTEM_PROMPT
 from agent.protocols import Extension, SessionView, ToolSpecs
-from agent.status import StatusBar
+from agent.status import StatusBar, one_line
 from agent.types import Block, Message, Request
 
 # state: notes for the model's next request that must outlive the process (``Session.landed_late``)
@@ -91,15 +91,17 @@ def mode_block(mode: str) -> str:
 def environment_block(root: Path, mode: str, user_cwd: str = "") -> str:
     """Facts about the machine for the first user message (never the prefix: the date changes).
 
-    ``user_cwd`` is where the user ran kiln, relative to the workspace root, when it differs."""
+    ``user_cwd`` is where the user ran kiln, relative to the workspace root, when it differs.
+    Both are paths a repository names (a folder ``a\\n<`` holding ``environment>``): each stays
+    on its line (``agent.status.one_line``)."""
+    cwd = one_line(user_cwd, 4096)
     where = (
-        f"user_cwd: {user_cwd} (where the user ran kiln, relative to workspace_root)\n"
-        if user_cwd
-        else ""
+        f"user_cwd: {cwd} (where the user ran kiln, relative to workspace_root)\n" if cwd else ""
     )
     return (
         "<environment>\n"
-        f"workspace_root: {root}\nos: {platform.system()} {platform.release()} {platform.machine()}\n"
+        f"workspace_root: {one_line(str(root), 4096)}\n"
+        f"os: {platform.system()} {platform.release()} {platform.machine()}\n"
         f"python: {platform.python_version()}\npermission_mode: {mode}\n"
         f"date: {time.strftime('%Y-%m-%d')}\n{where}</environment>"
     )

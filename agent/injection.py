@@ -5,7 +5,8 @@ Tools wrap file contents, command output, search hits, web pages and third-party
 content". The session resets its flag at each user turn, but the text itself stays in the
 context until compaction removes it, so an instruction read in turn 1 can still steer turn 2.
 ``TaintTracker`` keeps the flag true for as long as such text is in the request, including a
-sub-agent's answer (its retelling of files it read arrives without the wrapper).
+sub-agent's answer (its retelling of files it read, wrapped too; a session stored before that was
+so holds it bare after its ``sub-agent <id>`` line).
 """
 
 from __future__ import annotations
@@ -23,8 +24,13 @@ SUBAGENT_PREFIX = "sub-agent "  # how agent.subagent introduces a sub-agent's an
 def external(source: str, text: str) -> str:
     """Tag third-party text as data: the system prompt tells the model never to obey it."""
     # The source names a path or a command, and a repository picks its paths: on one line, no
-    # quote to end the attribute, no closing tag (a folder "a\n<" holding "external_content>").
-    safe_source = defused(source.replace('"', "'")).replace("\n", "\\n")
+    # quote to end the attribute, no closing tag (a folder "a\n<" holding "external_content>"),
+    # and no character a reader does not see as written (a carriage return, an escape, a bidi
+    # mark, a line separator): each is shown as its escape, "\n" as "\\n".
+    safe_source = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+        for c in defused(source.replace('"', "'"))
+    )
     # A closing tag inside the content must not end the wrapper early, in any spelling a model
     # would still read as one (case, spaces, a newline, attributes, an encoding such as
     # "&lt;/external_content&gt;"): its "<", as written, becomes "[".
@@ -53,8 +59,8 @@ def from_outside(message: Message) -> bool:
 
 
 def _has_subagent_result(message: Message) -> bool:
-    """A ``task`` answer is a sub-agent's retelling of files it read: third-party text too,
-    though it arrives unwrapped (sub-agent results carry a ``sub-agent <id>`` header)."""
+    """A ``task`` answer is a sub-agent's retelling of files it read: third-party text too, which
+    sessions stored before it was wrapped hold bare (after a ``sub-agent <id>`` header)."""
     return any(
         block.get("type") == "tool_result"
         and isinstance(block.get("content"), str)

@@ -66,8 +66,16 @@ def repository_root(start: Path) -> Path:
     return start
 
 
-def _block(level: str, path: Path, scope: Scope, note: str = "", *, users_own: bool = False) -> str:
-    text = expand(path, scope, users_own=users_own)
+def _block(
+    level: str,
+    path: Path,
+    scope: Scope,
+    note: str = "",
+    *,
+    users_own: bool = False,
+    imports: list[Path] | None = None,
+) -> str:
+    text = expand(path, scope, users_own=users_own, imports=imports)
     if len(text.encode()) > MAX_BYTES:
         text = text.encode()[:MAX_BYTES].decode("utf-8", "ignore")
         note += (
@@ -105,47 +113,21 @@ class Memory:
         # session's sandbox finds: a memory file linked into one is never written.
         self.host_run: Sequence[Path] = ()
         self.subdirectory_bytes = MAX_SUBDIRECTORY_BYTES  # left for this session
-        # path -> [level, scope ("user"/"project"), note, stat, digest] of each file sent, so a
-        # file edited later in the session is sent again (``changed_blocks``)
+        # path -> [level, scope ("user"/"project"), note, stat, digest, {import: stat}] of each
+        # file sent, so a file edited later in the session, or a file it imports, is sent again
+        # (``agent.memory_watch``); entries stored before imports were watched have five items
         self.sent: dict[str, list[Any]] = {}
 
-    def _block(self, level: str, path: Path, scope: str, note: str = "") -> str:
-        """A memory block, recorded as sent."""
+    def block(self, level: str, path: Path, scope: str, note: str = "") -> str:
+        """A memory block, recorded as sent (with the files it imports, which
+        ``agent.memory_watch`` watches with it)."""
         own = scope == "user"
         scoped = self.user_scope if own else self.project_scope
-        text = _block(level, path, scoped, note, users_own=own)
-        self.sent[str(path)] = [level, scope, note, _stat(path), _digest(text)]
+        imports: list[Path] = []
+        text = _block(level, path, scoped, note, users_own=own, imports=imports)
+        watched = {str(p): file_stat(p) for p in imports}
+        self.sent[str(path)] = [level, scope, note, file_stat(path), _digest(text), watched]
         return text
-
-    def changed_blocks(self) -> list[str]:
-        """The files sent earlier that changed since (edited, replaced or deleted), as blocks
-        to append at the tail: what was sent stays as it is, so the cached prefix does too."""
-        out = []
-        for name, (level, scope, note, stat, digest) in list(self.sent.items()):
-            path = Path(name)
-            now = _stat(path)
-            if now == stat:
-                continue
-            if not path.is_file():
-                self.sent[name] = [level, scope, note, now, ""]
-                if digest:
-                    out.append(
-                        f'<memory level="{level}" source="{path}">\n[memory note: this file was '
-                        "deleted during the session; what it said before no longer applies]\n"
-                        "</memory>"
-                    )
-                continue
-            text = self._block(level, path, scope, note)
-            if self.sent[name][4] != digest:
-                head, _, body = text.partition("\n")
-                what = (
-                    "changed during the session; this is its text now, and it replaces what it "
-                    "said before"
-                    if digest
-                    else "was created during the session; this is its text"
-                )
-                out.append(f"{head}\n[memory note: this file {what}]\n{body}")
-        return out
 
     def _watch(self, level: str, path: Path, scope: str) -> None:
         """A memory file that does not exist yet: sent at the tail if it appears."""
@@ -169,7 +151,7 @@ class Memory:
         sent = state.get("memory_sent")
         if isinstance(sent, dict):
             self.sent = {
-                str(k): list(v) for k, v in sent.items() if isinstance(v, list) and len(v) == 5
+                str(k): list(v) for k, v in sent.items() if isinstance(v, list) and len(v) in (5, 6)
             }
 
     def levels(self) -> list[Path]:
@@ -182,14 +164,14 @@ class Memory:
 
     def initial_blocks(self) -> list[str]:
         blocks = [
-            self._block("user", self.home / n, "user")
+            self.block("user", self.home / n, "user")
             for n in MEMORY_NAMES
             if (self.home / n).is_file()
         ]
         # Claude Code's and Codex's global instructions, as those tools load them.
         for own in (self.user_home / ".claude" / "CLAUDE.md", self.codex_home / "AGENTS.md"):
             if own.is_file():
-                blocks.append(self._block("user", own, "user"))
+                blocks.append(self.block("user", own, "user"))
         for own in [
             *(self.home / n for n in MEMORY_NAMES),
             self.user_home / ".claude" / "CLAUDE.md",
@@ -208,7 +190,7 @@ class Memory:
                 if name == NEAREST_ONLY and len(with_agents) > 1:
                     farther = ", ".join(str(d / name) for d in with_agents[:-1])
                     note = f"\n[memory note: nearest {name}; it takes precedence over {farther}]"
-                blocks.append(self._block(level, path, "project", note))
+                blocks.append(self.block(level, path, "project", note))
             self.loaded_dirs.add(folder)
         for name in LEVEL_NAMES:  # the workspace's own, which `kiln memory add` creates
             if name != NEAREST_ONLY or nearest is None:
@@ -233,7 +215,7 @@ class Memory:
             for name in LEVEL_NAMES:
                 if not (current / name).is_file() or self.subdirectory_bytes < 0:
                     continue
-                block = self._block("subdirectory", current / name, "project")
+                block = self.block("subdirectory", current / name, "project")
                 self.subdirectory_bytes -= len(block.encode())
                 if self.subdirectory_bytes >= 0:
                     blocks.append(block)
@@ -329,7 +311,7 @@ class Memory:
         return True
 
 
-def _stat(path: Path) -> list[int]:
+def file_stat(path: Path) -> list[int]:
     """What tells a changed file cheaply: [mtime ns, size, inode] (empty when it is gone)."""
     try:
         st = path.stat()

@@ -67,6 +67,7 @@ class Scope:
 class _Budget:
     imports: int = MAX_IMPORTS
     seen: set[Path] = field(default_factory=set)
+    files: list[Path] = field(default_factory=list)  # imports read or looked for
 
 
 def read_bounded(path: Path, scope: Scope | None = None) -> str:
@@ -141,15 +142,23 @@ def _looks_like_git(folder: Path) -> bool:
         return False
 
 
-def expand(path: Path, scope: Scope | None, *, users_own: bool = False) -> str:
+def expand(
+    path: Path, scope: Scope | None, *, users_own: bool = False, imports: list[Path] | None = None
+) -> str:
     """The file's text with ``@path`` lines replaced by the imported files' text. The user's own
-    memory files (``users_own``) may themselves be links to anywhere; imports stay in scope."""
+    memory files (``users_own``) may themselves be links to anywhere; imports stay in scope.
+    ``imports`` receives each file imported, or looked for and not found: the text changes when
+    one of them does."""
     stopped = None if users_own else refusal(path, scope)
     if stopped is not None:
         return stopped
     # The user's file imports relative to where they keep it, a link included.
     start = Path(os.path.abspath(path)) if users_own else path.resolve()
-    return _expand(start, 0, frozenset(), scope, _Budget(), trusted=users_own)
+    budget = _Budget()
+    text = _expand(start, 0, frozenset(), scope, budget, trusted=users_own)
+    if imports is not None:
+        imports.extend(budget.files)
+    return text
 
 
 def _expand(
@@ -219,12 +228,14 @@ def _import(
     if in_git_folder(named) or in_git_folder(target):
         return f"[memory note: @{raw} skipped: {GIT_FOLDER}]"
     if not target.exists():
+        b.files.append(target)  # created later, it is sent then
         return f"[memory note: @{raw} not found]"
     if not target.is_file() or target.is_relative_to("/proc"):
         return f"[memory note: @{raw} skipped: not a regular file]"
     if b.imports <= 0:
         return f"[memory note: @{raw} skipped: more than {MAX_IMPORTS} imports]"
     b.imports -= 1
+    b.files.append(named if linked else target)
     here = path.resolve()
     return _expand(named if linked else target, depth + 1, chain | {here}, scope, b, trusted=linked)
 

@@ -67,4 +67,7 @@ async def note_cut_off(session: Any, reply: ModelReply, max_tokens: int) -> None
         return
     calls = any(b.get("type") == "tool_use" for b in reply.message.get("content") or [])
     what = "its last tool call may be incomplete" if calls else "the answer may be incomplete"
+    # the provider's own account of what the cut left (the embedded model's: a call cut before
+    # its name, run as nothing and shown as nothing)
+    what = reply.stop_detail or what
     await session.emit(StatusNote(text=f"the model's reply stopped at {where}; {what}"))

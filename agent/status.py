@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import time
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
@@ -42,16 +43,46 @@ NOTABLE = frozenset(
 )  # fmt: skip
 
 
+# Characters that read as "<" or ">" (the wrapper's confusables, ``skills_registry.skill``) and
+# the encodings a model decodes as it reads, in status text from outside Kiln.
+_ANGLES = str.maketrans(
+    dict.fromkeys("<\uff1c\ufe64\u02c2\u02f1\u1438\u2039\u2329\u276e\u27e8\u3008", "[")
+    | dict.fromkeys(">\uff1e\ufe65\u02c3\u02f2\u1433\u203a\u232a\u276f\u27e9\u3009", "]")
+)
+_ENCODED_ANGLE = re.compile(
+    r"&(?:(lt)|gt|#0*(60)|#0*62|#x0*(3c)|#x0*3e);?|\\(?:u00(3c)|u003e|x(3c)|x3e)|%(3c)|%3e",
+    re.IGNORECASE,
+)
+MAX_VALUE = 400  # characters of one value or guidance, escapes included
+
+
+def one_line(text: str, limit: int = MAX_VALUE) -> str:
+    """``text`` from outside Kiln (a path, a tool name the model made up, an error, a TODO) as
+    part of one status line: each character that does not print (a newline, an escape, a bidi
+    mark) shown as its escape (``\\n``, ``\\x1b``, ``\\u202e``), each "<" or ">" (or a look-alike or
+    an encoding of one) as "[" or "]", so it can neither end the block, start a line or a
+    reading's guidance (" -> ") of its own, nor hide what it says; cut at ``limit``."""
+    if not (text.isascii() and text.isprintable() and not any(c in text for c in "<>&%\\")):
+        text = _ENCODED_ANGLE.sub(lambda m: "[" if any(m.groups()) else "]", text)
+        text = "".join(
+            c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+            for c in text.translate(_ANGLES)
+        )
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 @dataclass(frozen=True)
 class Reading:
-    """One status line: what was measured and what to do about it."""
+    """One status line: what was measured and what to do about it. Both may quote text from
+    outside Kiln, so both are shown through ``one_line``."""
 
     key: str
     value: str
     guidance: str = ""
 
     def line(self) -> str:
-        return f"{self.key}: {self.value}" + (f" -> {self.guidance}" if self.guidance else "")
+        guidance = f" -> {one_line(self.guidance)}" if self.guidance else ""
+        return f"{self.key}: {one_line(self.value)}{guidance}"
 
 
 def status_mode(extra: dict[str, Any]) -> str:

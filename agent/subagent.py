@@ -1,5 +1,6 @@
 """The ``task`` tool's sub-agent: a read-only child session with its own context, in the same
-workspace, store and index, whose requests and spend are the parent's (``agent.turn.Budget``)."""
+workspace, store and index, whose requests and spend are the parent's (``agent.turn.Budget``).
+Its answer reaches the parent wrapped as external content: the child read third-party text."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from agent.config import AgentConfig
 from agent.events import AgentEvent
 from agent.hosts import DiskHost
-from agent.injection import SUBAGENT_PREFIX
+from agent.injection import SUBAGENT_PREFIX, external
 from agent.protocols import ToolSpecs
 from agent.types import ToolSpec
 
@@ -76,7 +77,10 @@ async def run_subagent(parent: Any, description: str, call_id: str = "") -> str:
         " with paths and line numbers."
     )
     parent.turn.absorb(child.turn)
-    answer = child.transcript.final_text() or f"(the sub-agent stopped: {reason})"
-    return (
-        f"{SUBAGENT_PREFIX}{child.id} ({child.turn.step_count} steps):\n{answer[:MAX_ANSWER_CHARS]}"
-    )
+    header = f"{SUBAGENT_PREFIX}{child.id} ({child.turn.step_count} steps):"
+    answer = child.transcript.final_text()
+    if not answer:
+        return f"{header}\n(the sub-agent stopped: {reason})"
+    # The answer is a model's retelling of what it read (files, command output): third-party
+    # text, wrapped as data like the text it retells, cut before the wrapper so it closes.
+    return f"{header}\n{external(f'{SUBAGENT_PREFIX}{child.id}', answer[:MAX_ANSWER_CHARS])}"

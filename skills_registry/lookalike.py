@@ -11,6 +11,7 @@ small subset of Unicode's confusables (UTS #39), the letters a lowercase skill n
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 
@@ -40,17 +41,48 @@ def skeleton(name: str) -> str:
 
 def letter_shapes(text: str) -> str:
     """``text`` with each character that reads as one Latin letter replaced by it (a fullwidth
-    ``ｅ``, a Cyrillic ``е``, a mathematical bold ``𝐞``, an ``é``), the rest as they are: of the
-    same length, so a match in the result is a match at the same place in ``text``."""
+    ``ｅ``, a Cyrillic ``е``, a mathematical bold ``𝐞``, a small capital ``ᴇ``, an ``é``), the
+    rest as they are: of the same length, so a match in the result is a match at the same place
+    in ``text``."""
     if text.isascii():
         return text
     return text.translate({ord(c): _letter_shape(c) for c in set(text) if not c.isascii()})
 
 
+# Small capitals read as their letters (``ᴇxternal``); kept out of ``skeleton``, whose values a
+# registry stores.
+_SMALL_CAPITALS = dict(zip("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnoprstuvwyz", strict=True))
+
+
 @lru_cache(maxsize=4096)
 def _letter_shape(char: str) -> str:
-    shape = skeleton(char)
+    shape = _SMALL_CAPITALS.get(char) or skeleton(char)
     return shape if len(shape) == 1 else char
+
+
+# Characters a reader does not see: controls other than line breaks and tabs, format characters
+# (zero-width, bidi, soft hyphen, word joiner, tags), combining and variation marks, unassigned
+# and private code points, and the Hangul fillers (letters that render as nothing).
+_SHOWN_CONTROLS = frozenset("\t\n\v\f\r")
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+_UNSEEN_KINDS = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Me", "Mn"})
+_ASCII_UNSEEN = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def unseen_in(text: str) -> str:
+    """The characters of ``text`` no one sees when it is shown (a zero-width space, a bidi mark,
+    an escape character, a combining mark), each once, in code point order: a pattern that
+    matches text as a reader takes it in skips any run of them."""
+    if text.isascii() and not _ASCII_UNSEEN.search(text):
+        return ""
+    return "".join(sorted(c for c in set(text) if _unseen(c)))
+
+
+@lru_cache(maxsize=4096)
+def _unseen(char: str) -> bool:
+    if char in _SHOWN_CONTROLS:
+        return False
+    return char in _BLANK_LETTERS or unicodedata.category(char) in _UNSEEN_KINDS
 
 
 def shown(name: str) -> str:

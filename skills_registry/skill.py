@@ -14,12 +14,13 @@ import os
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
 from skills_registry.errors import SkillInvalid
-from skills_registry.lookalike import letter_shapes
+from skills_registry.lookalike import letter_shapes, unseen_in
 from skills_registry.spec import (
     SKILL_FILE,
     allowed_tools_problems,
@@ -73,28 +74,35 @@ def parse_allowed_tools(value: Any) -> list[str]:
     return entries
 
 
-def _spelled(word: str) -> str:
-    """``word`` with up to three invisible or punctuation characters between its letters."""
-    return r"[^\w>]{0,3}".join(word)
-
-
 # The wrapper's closing tag in any spelling a model would still read as one: any case, spaces, a
-# hyphen or a space for the underscore, a zero-width or soft hyphen inside, a fullwidth or small
-# "<", an invisible character or a backslash around the "/" (``agent.tools.base`` wraps with the
-# same rule).
-# Around the "/": spaces, invisible and formatting characters (zero-width, bidi controls, soft
-# hyphen, byte-order mark) and a backslash (``<\/external_content>``, as JSON writes it).
-_AROUND = r"[\s\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\\]*"
+# hyphen or a space for the underscore, a fullwidth or small "<", a backslash around the "/", any
+# run of characters no one sees (zero-width, bidi, control, combining: ``lookalike.unseen_in``)
+# inside the name, after it or around the "/". It is matched in the letters' shapes
+# (``lookalike.letter_shapes``), where look-alike letters are Latin ones.
 # Characters that read as "<" and as "/" (Unicode's confusables of each, UTS #39): a plain "<"
 # with a division or fraction slash (``<∕external_content>``), a modifier arrowhead or an angle
 # bracket for the "<" (``˂/…``, ``‹/…``, ``〈/…``).
 _OPENS = "<\uff1c\ufe64\u02c2\u02f1\u1438\u16b2\u2039\u2329\u276e\u27e8\u3008"
 _SLASHES = "/\uff0f\u2044\u2215\u2571\u27cb\u29f8\u2cc6\u2f03\u3033\u31d3\u4e3f\u1735"
-CLOSING_TAG = re.compile(
-    rf"[{_OPENS}]({_AROUND}[{_SLASHES}]{_AROUND}{_spelled('external')}[^a-z0-9>]{{0,8}}"
-    rf"{_spelled('content')})",
-    re.IGNORECASE,
-)
+
+
+@lru_cache(maxsize=256)
+def closing_tag(unseen: str = "") -> re.Pattern[str]:
+    """The closing tag's pattern for a text holding the characters ``unseen`` that no one sees.
+    Each run of them is skipped whole, apart from the few visible characters (punctuation,
+    spaces) allowed between two letters, so a match takes linear time."""
+    skip = f"[{re.escape(unseen)}]*" if unseen else ""
+    hidden = re.escape(unseen)
+
+    def spelled(word: str) -> str:
+        return (skip + rf"(?:[^\w>{hidden}]{skip}){{0,3}}").join(word)
+
+    around = rf"[\s\\{hidden}]*"  # spaces, a backslash (``<\/…``, as JSON writes it)
+    return re.compile(
+        rf"[{_OPENS}]({around}[{_SLASHES}]{around}{spelled('external')}"
+        rf"{skip}(?:[^a-z0-9>{hidden}]{skip}){{0,8}}{spelled('content')})",
+        re.IGNORECASE,
+    )
 
 
 # What a model decodes as it reads: HTML character references (named, decimal, hex, with or
@@ -114,7 +122,8 @@ Token = tuple[int, int, int, int]  # decoded start and end, then start and end a
 
 def defused(text: str) -> str:
     """``text`` with the "<" of every closing tag of the wrapper written as ``[``, also one
-    spelled in letters that read as Latin ones (``</ｅｘｔｅｒｎａｌ_content>``, a Cyrillic ``е``) or
+    spelled in letters that read as Latin ones (``</ｅｘｔｅｒｎａｌ_content>``, a Cyrillic ``е``),
+    with characters no one sees inside (``</external\\u200b_content>``, ``<\\x1b/…``) or
     encoded (``&lt;/external_content&gt;``, ``\\u003c/…``, ``%3C/…``): the tag is found in the
     decoded letters' shapes and its "<", as written, replaced; the rest of the text is kept."""
     views: list[tuple[str, list[Token]]] = [(text, [])]
@@ -123,8 +132,9 @@ def defused(text: str) -> str:
         if not tokens:
             break
         views.append((decoded, tokens))
+    shapes = letter_shapes(views[-1][0])
     spans: list[Span] = []
-    for match in CLOSING_TAG.finditer(letter_shapes(views[-1][0])):
+    for match in closing_tag(unseen_in(shapes)).finditer(shapes):
         span = (match.start(), match.start() + 1)
         for _, tokens in reversed(views[1:]):  # back through each decoding to the text
             span = (_origin(tokens, span[0])[0], _origin(tokens, span[1] - 1)[1])

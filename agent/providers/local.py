@@ -24,6 +24,8 @@ from agent.errors import ConfigError, ProviderError, ProviderUnavailable
 from agent.providers.install import install_hint
 from agent.providers.local_format import (
     build_grammar,
+    control_tokens,
+    cut_short,
     offered_tools,
     parse_reply,
     render_messages,
@@ -63,6 +65,7 @@ class _Loaded:
         import llama_cpp
 
         self.llama = llama
+        self.controls = control_tokens(llama)  # broken up wherever a message holds one
         self.lock = threading.Lock()
         self.cancel: threading.Event | None = None
         self._callback = llama_cpp.ggml_abort_callback(self._aborted)  # kept: C holds a pointer
@@ -290,7 +293,8 @@ class LocalModel:
             elif block["type"] == "tool_use":
                 yield ToolCallDelta(block["id"], block["name"])
         message: Message = {"role": "assistant", "content": blocks}
-        yield ModelReply(message=message, usage=usage, stop_reason=stop, model=self.model)
+        detail = cut_short(raw) if stop == "max_tokens" else ""  # for the cut-off note
+        yield ModelReply(message, usage, stop_reason=stop, model=self.model, stop_detail=detail)
 
     def _generate(
         self, request: Request, tools: list[ToolSpec], cancel: threading.Event | None = None
@@ -302,16 +306,19 @@ class LocalModel:
         llama = loaded.llama
         grammar = LlamaGrammar.from_string(build_grammar(tools), verbose=False)
         max_tokens = min(self.max_tokens, request.max_tokens)
-        rendered = render_messages(request, tools)
+        shown = render_messages(request, tools)  # as ``wire_body`` has it
+        rendered = render_messages(request, tools, loaded.controls)
         chat = self._fit(llama, [dict(m) for m in rendered], max_tokens)
         self._sent = None  # this call's, never an earlier one's (a summary call's)
-        if chat != rendered:
+        if chat != shown:
             cut = sum(1 for m in chat if CUT_NOTE in m["content"])
-            self._sent = {
-                "body": {"messages": chat},
-                "note": f"fitted to the model's window of {self.context_window} tokens: "
-                f"{len(rendered) - len(chat)} messages left out, {cut} cut in the middle",
-            }
+            notes = ["the model's own control tokens broken up"] if rendered != shown else []
+            if chat != rendered:
+                notes.append(
+                    f"fitted to the model's window of {self.context_window} tokens: "
+                    f"{len(rendered) - len(chat)} messages left out, {cut} cut in the middle"
+                )
+            self._sent = {"body": {"messages": chat}, "note": "; ".join(notes)}
         with loaded.lock:
             if cancel.is_set():
                 raise _Cancelled

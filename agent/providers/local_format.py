@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from agent.tools.deferred_tools import PROXY_NAME
@@ -110,8 +111,57 @@ def build_grammar(tools: list[ToolSpec]) -> str:
     return _FALLBACK_GRAMMAR.replace("TOOLNAMES", names)
 
 
-def render_messages(request: Request, tools: list[ToolSpec]) -> list[dict[str, str]]:
-    """The conversation as chat-template messages; tool calls shown as the JSON the model writes."""
+# Chat-template control tokens. llama-cpp-python renders the GGUF's chat template and tokenizes
+# the prompt with special tokens parsed, so ``<|im_start|>system`` written in a file would open a
+# system turn of its own. These are the shapes of the usual templates' tokens (ChatML, Llama 3,
+# Phi, DeepSeek's fullwidth bars, Gemma, SmolLM2's StarCoder tokens); the loaded model's own
+# control tokens are added to them (``control_tokens``), so ``<s>`` or ``[INST]`` is broken up
+# only for a model that has it (in HTML, ``<s>`` is strikethrough).
+_CONTROL_TOKEN = re.compile(
+    r"<\|[^|<>\s]{1,64}\|>|<\uff5c[^\uff5c<>\s]{1,64}\uff5c>|<(?:start|end)_of_turn>"
+    r"|<(?:repo_?name|file_sep|filename|gh_stars|issue_(?:start|comment|closed)"
+    r"|jupyter_(?:start|text|code|output|script)|empty_output)>"
+)
+JOINER = "\u2060"  # a word joiner: invisible, and no tokenizer's control token holds one
+
+
+def control_tokens(llama: Any) -> tuple[str, ...]:
+    """The texts of the loaded model's control tokens (its chat template's turn markers), longest
+    first; none when this llama-cpp-python does not say."""
+    import llama_cpp
+
+    try:
+        vocab = llama_cpp.llama_model_get_vocab(llama.model)
+        found = {
+            llama_cpp.llama_vocab_get_text(vocab, i).decode("utf-8", "replace")
+            for i in range(llama.n_vocab())
+            if llama_cpp.llama_vocab_get_attr(vocab, i) & llama_cpp.LLAMA_TOKEN_ATTR_CONTROL
+        }
+    except (AttributeError, TypeError, ValueError):
+        return ()
+    kept = (t for t in found if len(t) > 1 and t.isprintable() and not t.isspace())
+    return tuple(sorted(kept, key=lambda t: (-len(t), t)))
+
+
+def inert_controls(text: str, controls: tuple[str, ...] = ()) -> str:
+    """``text`` with a word joiner after the first character of each control token in it
+    (``<\u2060|im_start|>``): the model reads the same characters, the tokenizer no token."""
+    return _controls(controls).sub(lambda m: m.group()[0] + JOINER + m.group()[1:], text)
+
+
+@lru_cache(maxsize=8)
+def _controls(controls: tuple[str, ...]) -> re.Pattern[str]:
+    if not controls:
+        return _CONTROL_TOKEN
+    return re.compile("|".join([*map(re.escape, controls), _CONTROL_TOKEN.pattern]))
+
+
+def render_messages(
+    request: Request, tools: list[ToolSpec], controls: tuple[str, ...] = ()
+) -> list[dict[str, str]]:
+    """The conversation as chat-template messages; tool calls shown as the JSON the model writes.
+    Every message's text has its control tokens broken up (``inert_controls``, with the model's
+    own ``controls``): a file, a tool's description or the user's prompt holds text only."""
     guide = "\n".join(f"- {t.name}({_arg_names(t)}): {_first_line(t.description)}" for t in tools)
     system = (
         f"{request.system}\n\nTools:\n{guide}\n\n"
@@ -154,7 +204,7 @@ def render_messages(request: Request, tools: list[ToolSpec]) -> list[dict[str, s
             elif b.get("type") == "text":
                 parts.append(str(b.get("text", "")))
         chat.append({"role": "user", "content": "\n\n".join(parts)})
-    return chat
+    return [{"role": m["role"], "content": inert_controls(m["content"], controls)} for m in chat]
 
 
 def _arg_names(tool: ToolSpec) -> str:
@@ -190,12 +240,24 @@ def parse_reply(raw: str, call_id: str) -> tuple[list[Block], str]:
 
 _CUT_CALL = re.compile(r'\s*\{\s*"tool"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*', re.S)
 _CUT_ANSWER = re.compile(r'\s*\{\s*"answer"\s*:\s*"', re.S)
+_CUT_NAME = re.compile(r'\s*\{\s*"t', re.S)  # a call begun, cut before its arguments
+CUT_IN_NAME = "a tool call was cut before its name was complete, so nothing was run"
+CUT_AT_START = "it was cut before it said anything"
+
+
+def cut_short(raw: str) -> str:
+    """Why a reply cut at the output limit holds nothing to show or run (``{ "tool":``, ``{``),
+    in words for the cut-off note; "" when it holds a call or an answer's text."""
+    if _CUT_CALL.match(raw) or _CUT_ANSWER.match(raw) or not raw.lstrip().startswith("{"):
+        return ""
+    return CUT_IN_NAME if _CUT_NAME.match(raw) else CUT_AT_START
 
 
 def _cut_reply(raw: str, call_id: str) -> list[Block]:
     """A reply cut at the output limit, as the other providers give one: a call whose arguments
     are kept raw (the tool runner tells the model they are incomplete), or the answer's text so
-    far; never the grammar's JSON shown as the answer."""
+    far; never the grammar's JSON shown as the answer: cut before a call's name or an answer's
+    text, nothing (``cut_short`` says why)."""
     call = _CUT_CALL.match(raw)
     if call:
         name = str(json.loads(call.group(1)))
@@ -209,4 +271,6 @@ def _cut_reply(raw: str, call_id: str) -> list[Block]:
                 return [{"type": "text", "text": str(json.loads(f'"{rest[: len(rest) - cut]}"'))}]
             except json.JSONDecodeError:
                 continue
+    if cut_short(raw):
+        return []
     return [{"type": "text", "text": raw}]

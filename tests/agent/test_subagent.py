@@ -1,6 +1,6 @@
 """The `task` tool through a real `kiln run`: a child session explores with its own context,
 cannot change the workspace, and its answer comes back to the parent introduced as a
-sub-agent's (agent/subagent.py)."""
+sub-agent's, wrapped as external content (agent/subagent.py)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def test_a_sub_agent_reads_answers_and_cannot_edit(tmp_path: Path, kiln_home: Pa
     assert proc.returncode == 0, proc.stderr
     (answer,) = tool_results(stream_transcript(proc))
     assert answer.startswith("sub-agent ") and "(3 steps)" in answer
-    assert answer.endswith("the greeting is hello_world in app.py:1")
+    # the child's words, wrapped as data: it read the repository to write them
+    assert answer.endswith("\nthe greeting is hello_world in app.py:1\n</external_content>")
     assert (root / "app.py").read_text() == "def hello_world():\n    return 'hi'\n"
     shown = subprocess.run(
         [sys.executable, "-m", "lsp_server", "sessions", "show", answer.split()[1]],

@@ -73,6 +73,9 @@ def test_the_cut_off_note_names_the_models_own_output_limit(tmp_path: Path) -> N
     # before: "stopped at the output limit (8192 tokens)", the session's figure, not the model's
     assert "stopped at the output limit (4 tokens)" in proc.stderr, proc.stderr
     assert "tokens in" in proc.stderr and "out 4;" in proc.stderr
+    # four tokens are `{ "tool":`: before, that JSON was printed as the answer
+    assert "{" not in proc.stdout and '"tool"' not in proc.stdout, proc.stdout
+    assert "a tool call was cut before its name was complete" in proc.stderr, proc.stderr
 
 
 @needs_local
@@ -155,6 +158,20 @@ def test_a_cut_answer_is_its_text_and_a_cut_call_keeps_its_arguments_raw() -> No
     blocks, _ = parse_reply('{ "tool": "read_file", "arguments": { "path": "ca', "c2")
     assert blocks == [{"type": "tool_use", "id": "c2", "name": "read_file",
                        "input": {INVALID_JSON: '{ "path": "ca'}}]  # fmt: skip
+
+
+def test_a_reply_cut_before_a_calls_name_is_neither_shown_nor_run() -> None:
+    """Cut before the tool's name was complete (`{ "tool":`, `{ "tool": "read_f`) or before the
+    reply said anything (`{`), the grammar's JSON was kept as the answer's text and printed."""
+    from agent.providers.local_format import CUT_AT_START, CUT_IN_NAME, cut_short, parse_reply
+
+    whole = '{ "tool": "read_file", "arguments": { "path": "calc.py" } }'
+    for end in range(whole.index('"tool"') + 2, whole.index('"arguments"')):
+        raw = whole[:end]
+        assert parse_reply(raw, "c") == ([], "max_tokens") and cut_short(raw) == CUT_IN_NAME, raw
+    for raw in ("{", '{ "', '{"answer":', '{ "ans'):
+        assert parse_reply(raw, "c") == ([], "max_tokens") and cut_short(raw) == CUT_AT_START, raw
+    assert cut_short('{ "answer": "The sea') == "" and cut_short(whole[:-5]) == ""
 
 
 @needs_local
