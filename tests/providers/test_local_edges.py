@@ -107,12 +107,12 @@ async def test_a_first_message_over_the_window_keeps_the_goal() -> None:
     answered the memory file."""
     from agent.providers.local import LocalModel
 
-    model = LocalModel(n_ctx=2048, max_tokens=4)
+    model = LocalModel(n_ctx=512, max_tokens=4)
     memory = "\n".join(f"- rule {i}: format widget {i} with care" for i in range(600))
     goal = "GOAL-7f3a: say what calc.py does."
     request = make_request(user_message(f"<memory>\n{memory}\n</memory>\n\n{goal}"))
     reply = (await collect(model.stream(request)))[-1]
-    assert 0 < reply.usage.total_input <= 2048 - 4
+    assert 0 < reply.usage.total_input <= 512 - 4
     llama = model._llama().llama
     seen = llama.detokenize(llama._input_ids.tolist()).decode("utf-8", "replace")
     assert "GOAL-7f3a" in seen and "rule 0:" in seen and "cut to fit" in seen

@@ -13,6 +13,7 @@ import {
   type ServerOptions,
   State,
 } from "vscode-languageclient/node";
+import { atMost } from "../protocol/atMost";
 import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult } from "../protocol/types";
 import { applyThenSave } from "./saveEdited";
 import type { ClientFactory, ClientHandle } from "./server";
@@ -77,7 +78,7 @@ export function languageClientFactory(
         started = true;
       },
       stop: async () => {
-        if (restarting) await Promise.race([restarting, new Promise((r) => setTimeout(r, 15000))]);
+        if (restarting) await atMost(restarting, 15000);
         await client.stop();
       },
       sendRequest: (method, params, token) =>

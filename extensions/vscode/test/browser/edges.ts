@@ -1,14 +1,16 @@
 /**
  * The chat webview in real chromium against what a long session, a large file and a user with
- * an input method really send. Each check loads a fresh panel (test/browser/page.ts), plays the
- * extension host and looks at what the user sees and what the panel posts back.
+ * an input method really send. Each check loads a fresh panel (test/browser/page.ts) in its own
+ * browser context of one shared chromium (a launch per check cost ~4 s of a 15 s run), plays
+ * the extension host and looks at what the user sees and what the panel posts back.
  *
  * Prints one JSON line `{ ok, checks: { name: "ok" | failure } }`; exits non-zero when a check
  * failed. Run by tests/extensions/test_webview_edges.py.
  */
 
 import assert from "node:assert/strict";
-import { openPanel, type Panel, waitPosted } from "./page";
+import type { Browser } from "playwright-core";
+import { launchChromium, openPanel, type Panel, waitPosted } from "./page";
 
 const OPTIONS = [
   { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
@@ -229,7 +231,7 @@ async function linkSchemes(panel: Panel): Promise<void> {
  * A panel restored mid-turn (a reloaded window): the transcript comes back, but not the turn or
  * its question, which belonged to the host that is gone; the user can ask again at once.
  */
-async function restoredMidTurn(): Promise<void> {
+async function restoredMidTurn(browser: Browser): Promise<void> {
   const saved = {
     sessionId: "s-old",
     title: "before the reload",
@@ -240,7 +242,7 @@ async function restoredMidTurn(): Promise<void> {
     ],
     server: { state: "running" },
   };
-  const panel = await openPanel(saved);
+  const panel = await openPanel(saved, undefined, browser);
   try {
     const { page, send } = panel;
     const ready = await waitPosted(page, { type: "ready" });
@@ -254,7 +256,7 @@ async function restoredMidTurn(): Promise<void> {
     await page.locator("textarea.input").press("Enter");
     assert.equal((await waitPosted(page, { type: "prompt" })).text, "go on");
   } finally {
-    await panel.browser.close();
+    await panel.close();
   }
 }
 
@@ -455,15 +457,16 @@ const CHECKS: Record<string, (panel: Panel) => Promise<void>> = {
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
   const results: Record<string, string> = {};
+  const browser = await launchChromium();
   if (!only.length || only.includes("restoredMidTurn")) {
-    results.restoredMidTurn = await restoredMidTurn().then(
+    results.restoredMidTurn = await restoredMidTurn(browser).then(
       () => "ok",
       (err) => String((err as Error)?.stack ?? err).split("\n").slice(0, 6).join("\n"),
     );
   }
   for (const [name, check] of Object.entries(CHECKS)) {
     if (only.length && !only.includes(name)) continue;
-    const panel = await openPanel();
+    const panel = await openPanel(undefined, undefined, browser);
     try {
       await check(panel);
       const outside = panel.network.filter((u) => !u.startsWith("https://kiln-webview.test/"));
@@ -472,9 +475,10 @@ async function main(): Promise<void> {
     } catch (err) {
       results[name] = String((err as Error)?.stack ?? err).split("\n").slice(0, 6).join("\n");
     } finally {
-      await panel.browser.close();
+      await panel.close();
     }
   }
+  await browser.close();
   const ok = Object.values(results).every((r) => r === "ok");
   console.log(JSON.stringify({ ok, checks: results }));
   process.exit(ok ? 0 : 1);

@@ -16,6 +16,8 @@ const dist = join(__dirname, "..", "..", "dist");
 export interface Panel {
   browser: Browser;
   page: Page;
+  /** Closes the panel's own browser context; the browser too when it was launched for it. */
+  close(): Promise<void>;
   /** Every request the page started; those that reached the route handler; those the CSP stopped. */
   requests: string[];
   network: string[];
@@ -27,9 +29,9 @@ export interface Panel {
   posted(): Promise<Record<string, unknown>[]>;
 }
 
-/** `saved`: the state VS Code gives back to a panel it restores (`getState`). */
-export async function openPanel(saved?: unknown, viewport = { width: 520, height: 900 }): Promise<Panel> {
-  const browser = await chromium.launch({
+/** Debian's chromium, headless; several panels may share one (each gets its own context). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
     executablePath: process.env.KILN_CHROMIUM || "/usr/bin/chromium",
     args: [
       "--headless",
@@ -42,6 +44,18 @@ export async function openPanel(saved?: unknown, viewport = { width: 520, height
       "--disable-sync",
     ],
   });
+}
+
+/**
+ * `saved`: the state VS Code gives back to a panel it restores (`getState`). `shared`: a browser
+ * to open the panel in (a fresh context: its own storage, requests and routes), else its own.
+ */
+export async function openPanel(
+  saved?: unknown,
+  viewport = { width: 520, height: 900 },
+  shared?: Browser,
+): Promise<Panel> {
+  const browser = shared ?? (await launchChromium());
   const context = await browser.newContext({ viewport });
   const requests: string[] = [];
   const network: string[] = [];
@@ -85,6 +99,7 @@ export async function openPanel(saved?: unknown, viewport = { width: 520, height
   return {
     browser,
     page,
+    close: () => (shared ? context.close() : browser.close()),
     requests,
     network,
     blockedByCsp,

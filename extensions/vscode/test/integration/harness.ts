@@ -15,6 +15,7 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
+import { atMost } from "../../src/protocol/atMost";
 import { KilnProtocol, type ProtocolHandlers, type RpcConnection } from "../../src/protocol/client";
 import type { UpdateNotification } from "../../src/protocol/types";
 
@@ -117,10 +118,7 @@ export async function startKiln(
     stderr: () => stderr,
     close: async () => {
       try {
-        await Promise.race([
-          connection.sendRequest("shutdown"),
-          new Promise((r) => setTimeout(r, 5000)),
-        ]);
+        await atMost(connection.sendRequest("shutdown"), 5000);
         await connection.sendNotification("exit");
       } catch {
         // the server may already be gone
