@@ -45,6 +45,7 @@ from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
 from lsp_server.acp.outgoing import OutgoingRequests
 from lsp_server.acp.rpc_errors import INVALID_REQUEST, rpc_errors
+from lsp_server.acp.session_pages import PAGE_SIZE, after, cursor_for
 from lsp_server.core import (
     NOT_ALLOWED,
     CoreConfig,
@@ -179,7 +180,8 @@ class KilnAcpAgent:
     ) -> ListSessionsResponse:
         if cwd is not None:
             _check_absolute(cwd)
-        rows = self.core.list_sessions(cwd)  # every stored session when cwd is None
+        # a page of every stored session when cwd is None; then the cursor of the next
+        rows, last = self.core.session_page(cwd, after(cursor), PAGE_SIZE)
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
@@ -190,7 +192,8 @@ class KilnAcpAgent:
                     field_meta={"kiln": {"mode": r["mode"]}},  # the persisted permission mode
                 )
                 for r in rows
-            ]
+            ],
+            next_cursor=cursor_for(last),
         )
 
     @rpc_errors
