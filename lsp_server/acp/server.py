@@ -56,7 +56,8 @@ from lsp_server.core import (
     acp_stop_reason,
     uri_to_path,
 )
-from lsp_server.core.prompts import link_range, url_cwd
+from lsp_server.core.prompts import link_range, resolved, url_cwd
+from lsp_server.core.session_folder import usable_folder
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.acp")
@@ -160,7 +161,7 @@ class KilnAcpAgent:
         _check_absolute(cwd)
         servers = parse_mcp_servers(_sent_servers(mcp_servers, kwargs), cwd)
         try:  # the cwd a client names is refused as for session/new, even if the stored root is fine
-            check_root(Path(cwd), kiln_home())
+            check_root(usable_folder(cwd), kiln_home())
         except UsageError as exc:
             raise CoreError(str(exc), hint=exc.hint, code=NOT_ALLOWED) from None
         await self._after_cancelled(session_id)
@@ -295,11 +296,11 @@ class KilnAcpAgent:
         for block in blocks:
             if isinstance(block, dict) and block.get("type") == "resource_link":
                 path = uri_to_path(str(block.get("uri", "")))
-                path = path.resolve() if path is not None else None
+                path = resolved(path) if path is not None else None  # a loop: the core refuses it
                 if path is not None and (path == root or root in path.parents):
+                    span = link_range(str(block["uri"]))  # a bad range: refused before a read
                     text = await self.frontend.client_text(session_id, path)
                     if text is not None:  # the whole file: a linked selection keeps its lines
-                        span = link_range(str(block["uri"]))
                         block = {
                             "type": "resource",
                             "resource": {"uri": block["uri"], "text": text},
