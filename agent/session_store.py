@@ -136,16 +136,25 @@ class SessionStore:
         with self.transaction():
             self.tables.table("sessions").update(session_id, fields)
 
-    def recent(self, root: Roots = None, limit: int = 50) -> list[dict[str, Any]]:
-        """The newest sessions of ``root`` (one workspace or several), or of every workspace."""
+    def recent(
+        self, root: Roots = None, limit: int = 50, before: tuple[float, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The newest sessions of ``root`` (one workspace or several), or of every workspace;
+        ``before``: only those after the session of that (updated, id) in this order, the next
+        page of a listing."""
         columns = ["id", "root", "created", "updated", "title", "provider", "model", "mode"]
-        where, params = root_filter("root", root)
+        where, roots = root_filter("root", root)
+        params: list[Any] = list(roots)
+        if before is not None:
+            older = "(updated < ? OR (updated = ? AND id < ?))"
+            where = f"{where} AND {older}" if where else older
+            params += [before[0], before[0], before[1]]
         with self._lock:
             rows = self.tables.table("sessions").rows_where(
                 where or None,
                 params or None,
                 select=", ".join([*columns, "status"]),
-                order_by="updated desc",
+                order_by="updated desc, id desc",
                 limit=limit,
             )
             return [dict(r) for r in rows]

@@ -23,6 +23,13 @@ from agent.types import Block, ModelReply, StopReason, Usage
 MODE_TOLD = "mode_told"  # state: the permission mode the model's context states
 
 
+def _whole_text(text: str) -> str:
+    """``text`` with half a surrogate pair (``\\ud83d`` alone, as a front-end may pass on)
+    replaced by U+FFFD and a pair that came as two halves joined: SQLite stores UTF-8 only, and
+    a title it refused failed the turn and left the session unlisted."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class SessionTurn:
     """What the loop drives for one turn of ``session`` (an ``agent.session.Session``)."""
 
@@ -48,7 +55,7 @@ class SessionTurn:
         if not session.state.get("title"):  # the user's words, not an attachment's markup
             texts = [b["text"] for b in prompt if b.get("type") == "text"]
             said = [t for t in texts if not t.lstrip().startswith("<reference ")]
-            session.state["title"] = next(iter(said or texts), "")[:80]
+            session.state["title"] = _whole_text(next(iter(said or texts), ""))[:80]
             session.store.update(session.id, title=session.state["title"])
         told = session.state.setdefault(MODE_TOLD, session.mode)  # the mode the model was told
         if told != session.mode:  # switched by an editor, or by a resume with --mode

@@ -14,9 +14,11 @@ import json
 import re
 from typing import Any
 
-# A \u escape of a surrogate in the raw text, the only way one reaches a parsed string: valid
-# UTF-8 bytes never decode to one. Pairs are joined by the parser; what is left is lone.
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+# A \u escape of a surrogate in the raw text, or the three bytes UTF-8 would encode one in
+# (ED A0-BF xx, "CESU-8": not UTF-8, yet ``json.loads`` decodes bytes with "surrogatepass" and
+# reads them as one): the ways one reaches a parsed string. Pairs of escapes are joined by the
+# parser; what is left, and each surrogate sent as bytes (even half of a pair), is read as U+FFFD.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\xed[\xa0-\xbf]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -50,6 +50,7 @@ from agent.workspace import check_unmoved, disk_text
 from lsp_server.acp.client_paths import ClientPaths
 from lsp_server.acp.outgoing import OutgoingRequests
 from lsp_server.core.coalesce import TextCoalescer
+from lsp_server.core.prompts import resolved
 from lsp_server.core.updates import acp_stop_reason, event_to_update, is_text_chunk
 
 log = logging.getLogger("kiln.acp")
@@ -133,6 +134,14 @@ def _chunk(kind: str, text: str, meta: dict[str, Any] | None = None) -> dict[str
     if meta:
         update["_meta"] = meta
     return update
+
+
+def _folder_or_no_name(path: Path) -> bool:
+    """A folder, or a name no file can have (too long): nothing to ask the client for."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return True
 
 
 class AcpFrontend:
@@ -278,7 +287,7 @@ class AcpFrontend:
     # -- files --------------------------------------------------------------------------------
 
     def read_buffer(self, path: Path) -> str | None:
-        entry = self._buffers.get(Path(path).resolve())
+        entry = self._buffers.get(resolved(Path(path)) or Path(path))  # a link loop: none held
         return entry[0] if entry else None
 
     async def apply_edit(self, session_id: str, proposal: EditProposal) -> EditOutcome:
@@ -320,7 +329,7 @@ class AcpFrontend:
 
     async def client_text(self, session_id: str, path: Path) -> str | None:
         """The client's text of a file, or None when it has none (missing file, error)."""
-        if not self.can_read or path.is_dir():
+        if not self.can_read or _folder_or_no_name(path):
             return None
         try:
             async with self.outgoing.withdrawn_if_abandoned():
@@ -342,8 +351,8 @@ class AcpFrontend:
         owner = (session_id, str(update.get("toolCallId", "")))
         root = self.roots.get(session_id)
         for location in update.get("locations") or []:
-            path = Path(location["path"]).resolve()
-            if root is None or (path != root and root not in path.parents):
+            path = resolved(Path(location["path"]))
+            if root is None or path is None or (path != root and root not in path.parents):
                 continue  # the tool refuses such paths; never ask the client for them
             text = await self.client_text(session_id, path)
             if text is not None:

@@ -10,7 +10,8 @@ same models first (``params_error``) and answers with one line saying which fiel
 The SDK's models are lax: ``"protocolVersion": "1"`` was read as 1 and a ``size`` of ``"12"``
 as 12, so a client's typo passed as something it did not say. A value whose JSON type the model
 changed (a string, a number, a boolean each read as another) is refused as the wrong type,
-naming the field, as ``kiln lsp`` refuses it. (A capability flag that is no boolean was set to
+naming the field, as ``kiln lsp`` refuses it; so is a fraction where the model wants an integer
+(``"protocolVersion": 1.5`` was read as 1; ``1.0`` is the integer 1, as JSON has one number type). (A capability flag that is no boolean was set to
 false before this check, as ACP's schema reads it: ``capabilities.booleans_only``.)
 """
 
@@ -124,4 +125,6 @@ def _coerced(
     said, wanted = _kind(sent), _kind(read)
     if said and wanted and said != wanted:
         return [*where], said, wanted
+    if isinstance(sent, float) and type(read) is int and sent != read:  # 1.5 was read as 1
+        return [*where], "a fraction", "a whole number"
     return None

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from agent.errors import UsageError
 from lsp_server.acp.server import GRACE_SECONDS, KilnAcpAgent
-from lsp_server.acp.stdio import protocol_streams
+from lsp_server.acp.stdio import flushed, protocol_streams
 from lsp_server.core import CoreConfig, CoreError, heap
 
 
@@ -77,6 +77,7 @@ async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
         await agent.shutdown(grace=0.0 if signalled.is_set() else GRACE_SECONDS)
         client.end()
         await conn.close()
+        await flushed(writer)  # every answer reaches a client that reads slowly
 
 
 class _QuietUnknownNotifications(logging.Filter):

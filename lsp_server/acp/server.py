@@ -45,6 +45,7 @@ from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
 from lsp_server.acp.outgoing import OutgoingRequests
 from lsp_server.acp.rpc_errors import INVALID_REQUEST, rpc_errors
+from lsp_server.acp.session_pages import PAGE_SIZE, after, cursor_for
 from lsp_server.core import (
     NOT_ALLOWED,
     CoreConfig,
@@ -55,7 +56,8 @@ from lsp_server.core import (
     acp_stop_reason,
     uri_to_path,
 )
-from lsp_server.core.prompts import link_range, url_cwd
+from lsp_server.core.prompts import link_range, resolved, url_cwd
+from lsp_server.core.session_folder import usable_folder
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.acp")
@@ -159,7 +161,7 @@ class KilnAcpAgent:
         _check_absolute(cwd)
         servers = parse_mcp_servers(_sent_servers(mcp_servers, kwargs), cwd)
         try:  # the cwd a client names is refused as for session/new, even if the stored root is fine
-            check_root(Path(cwd), kiln_home())
+            check_root(usable_folder(cwd), kiln_home())
         except UsageError as exc:
             raise CoreError(str(exc), hint=exc.hint, code=NOT_ALLOWED) from None
         await self._after_cancelled(session_id)
@@ -179,7 +181,8 @@ class KilnAcpAgent:
     ) -> ListSessionsResponse:
         if cwd is not None:
             _check_absolute(cwd)
-        rows = self.core.list_sessions(cwd)  # every stored session when cwd is None
+        # a page of every stored session when cwd is None; then the cursor of the next
+        rows, last = self.core.session_page(cwd, after(cursor), PAGE_SIZE)
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
@@ -190,7 +193,8 @@ class KilnAcpAgent:
                     field_meta={"kiln": {"mode": r["mode"]}},  # the persisted permission mode
                 )
                 for r in rows
-            ]
+            ],
+            next_cursor=cursor_for(last),
         )
 
     @rpc_errors
@@ -292,11 +296,11 @@ class KilnAcpAgent:
         for block in blocks:
             if isinstance(block, dict) and block.get("type") == "resource_link":
                 path = uri_to_path(str(block.get("uri", "")))
-                path = path.resolve() if path is not None else None
+                path = resolved(path) if path is not None else None  # a loop: the core refuses it
                 if path is not None and (path == root or root in path.parents):
+                    span = link_range(str(block["uri"]))  # a bad range: refused before a read
                     text = await self.frontend.client_text(session_id, path)
                     if text is not None:  # the whole file: a linked selection keeps its lines
-                        span = link_range(str(block["uri"]))
                         block = {
                             "type": "resource",
                             "resource": {"uri": block["uri"], "text": text},

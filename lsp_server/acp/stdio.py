@@ -1,7 +1,8 @@
 """ACP's framing on stdio: one JSON object per line (streams from ``lsp_server.stdio``).
 
 Lines that are not JSON-RPC 2.0 objects are answered with a JSON-RPC error here, before the SDK
-sees them (``envelope``); a client's ``_meta`` is kept away from handler arguments (``meta.shield``),
+sees them (``payload``: JSON of a bounded size, read by ``lsp_server.json_text``; ``envelope``);
+an unreadable answer to one of Kiln's own requests fails that request at once. A client's ``_meta`` is kept away from handler arguments (``meta.shield``),
 capability flags are read as ACP reads them (``capabilities.booleans_only``) and
 ``$/cancel_request`` is made routable on the way (``cancel_request.route``).
 """
@@ -9,18 +10,18 @@ capability flags are read as ACP reads them (``capabilities.booleans_only``) and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from lsp_server import json_text
 from lsp_server.acp.cancel_request import route
 from lsp_server.acp.capabilities import booleans_only
 from lsp_server.acp.envelope import Dropped, EnvelopeError, batch_refusals, well_formed
 from lsp_server.acp.meta import shield
 from lsp_server.acp.params_errors import params_error
+from lsp_server.acp.payload import HEAD, Refused, Target, head_target, read
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
 log = logging.getLogger("kiln.acp")
@@ -65,28 +66,27 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
             async for line in _lines(raw, STDIO_LIMIT):
                 if isinstance(line, _TooLong):  # answered under its id when the head shows it
                     detail = f"message exceeds the size limit ({STDIO_LIMIT // 2**20} MB)"
-                    _reject(writer, -32600, "Invalid request", detail, line.request_id())
+                    await _refuse(writer, checked, Refused(-32600, detail, head_target(line.head)))
                     continue
                 if not line.strip():
                     continue
-                try:  # NaN, Infinity and 1e400 are parse errors; lone surrogates U+FFFD
-                    message, mended = json_text.loads(line)
-                except ValueError as exc:
-                    _reject(writer, -32700, "Parse error", str(exc))
-                    continue
-                except RecursionError:  # [[[[…]]]] deeper than the parser's stack
-                    _reject(writer, -32700, "Parse error", "JSON nested too deeply")
+                try:  # JSON of at most 100,000 values; NaN a parse error, "\ud800" U+FFFD
+                    message, mended = read(line)
+                except Refused as refused:
+                    await _refuse(writer, checked, refused)
                     continue
                 if isinstance(message, list) and message:
-                    _refuse_batch(writer, message)
+                    await _refuse_batch(writer, message)
                     continue
                 if not isinstance(message, dict):
-                    _reject(writer, -32600, "Invalid request", "a message must be a JSON object")
+                    detail = "a message must be a JSON object"
+                    await _refuse(writer, checked, Refused(-32600, detail, Target()))
                     continue
                 try:
                     message = well_formed(original := message)
                 except EnvelopeError as exc:
-                    _reject(writer, exc.code, "Invalid request", str(exc), exc.msg_id)
+                    envelope = Refused(exc.code, str(exc), Target(request=exc.msg_id))
+                    await _refuse(writer, checked, envelope)
                     continue
                 except Dropped as exc:
                     log.warning("dropped a message: %s", exc)
@@ -95,7 +95,7 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                 # capability flags that are not booleans read as false, as ACP's schema does
                 routed = route(shield(booleans_only(message)))
                 if (error := params_error(routed)) is not None:  # one line naming the field
-                    _answer(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})
+                    await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})
                     continue
                 if routed is not original or mended:
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")
@@ -109,30 +109,57 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
     return client
 
 
-def _reject(
-    writer: asyncio.StreamWriter, code: int, message: str, detail: str, msg_id: object = None
+async def _refuse(
+    writer: asyncio.StreamWriter, checked: asyncio.StreamReader, refused: Refused
 ) -> None:
-    log.warning("rejected a malformed message: %s", detail)
-    error = {"code": code, "message": message, "data": {"details": detail}}
-    _answer(writer, {"jsonrpc": "2.0", "id": msg_id, "error": error})
+    """Answer a line that is no readable message, or fail the request of Kiln's it answers."""
+    target = refused.target
+    if target.answer is not None:  # that request fails now instead of waiting for its timeout
+        log.warning("an unreadable answer to request %s: %s", target.answer, refused.detail)
+        error = {"code": refused.code, "message": f"unreadable answer: {refused.detail}"}
+        failed = {"jsonrpc": "2.0", "id": target.answer, "error": error}
+        checked.feed_data(json.dumps(failed, separators=(",", ":")).encode("utf-8") + b"\n")
+        return
+    log.warning("rejected a malformed message: %s", refused.detail)
+    await _send(writer, {"jsonrpc": "2.0", "id": target.request, "error": refused.error()})
 
 
-def _answer(writer: asyncio.StreamWriter, frame: object) -> None:
+async def _send(writer: asyncio.StreamWriter, frame: object) -> None:
+    """Write one whole frame and wait while the client is behind in reading: refused lines
+    cannot pile up answers in memory, and none is lost when the process ends."""
     writer.write((json.dumps(frame, separators=(",", ":")) + "\n").encode("utf-8"))
+    with contextlib.suppress(ConnectionError):
+        await writer.drain()
 
 
-def _refuse_batch(writer: asyncio.StreamWriter, batch: list[object]) -> None:
+async def _refuse_batch(writer: asyncio.StreamWriter, batch: list[object]) -> None:
     answers = batch_refusals(batch)
     log.warning("refused a batch of %d messages (%d answered)", len(batch), len(answers))
     if answers:
-        _answer(writer, answers)
+        await _send(writer, answers)
+
+
+async def flushed(writer: asyncio.StreamWriter, patience: float = 10.0) -> None:
+    """Wait until everything written has reached the client, so answers sent last (errors for
+    lines that came just before the input ended) are read before the process exits; give up
+    when the client takes nothing for ``patience`` seconds, or is gone."""
+    transport = writer.transport
+    try:
+        transport.set_write_buffer_limits(high=0)  # drain() now waits for an empty buffer
+    except NotImplementedError:  # written straight to a regular file
+        return
+    while (left := transport.get_write_buffer_size()) > 0:
+        try:
+            await asyncio.wait_for(writer.drain(), patience)
+        except ConnectionError:
+            return
+        except TimeoutError:
+            if transport.get_write_buffer_size() >= left:
+                log.warning("the client read none of the last %d bytes; exiting", left)
+                return
 
 
 _CHUNK = 1 << 20
-_HEAD = 4096  # bytes of an over-long line kept to find its id
-# The leading members of a message whose values are plain: a request's id and method come
-# before its params in what clients send ({"jsonrpc": "2.0", "id": 5, "method": ..., "params": ...).
-_MEMBER = re.compile(rb'\s*"(jsonrpc|id|method)"\s*:\s*(-?\d+|"[^"\\]*")\s*,')
 
 
 @dataclass
@@ -140,21 +167,6 @@ class _TooLong:
     """A line over the size limit: only its head was kept."""
 
     head: bytes
-
-    def request_id(self) -> object:
-        """The id of a request whose id and method lead the line; else None (an answer to one
-        of ours, or members in another order: not guessed)."""
-        opening = self.head.find(b"{")
-        if opening < 0 or self.head[:opening].strip():
-            return None
-        members: dict[bytes, bytes] = {}
-        at = opening + 1
-        while (member := _MEMBER.match(self.head, at)) is not None:
-            members[member.group(1)] = member.group(2)
-            at = member.end()
-        if b"id" not in members or b"method" not in members:
-            return None
-        return json.loads(members[b"id"])
 
 
 async def _lines(raw: asyncio.StreamReader, limit: int) -> AsyncIterator[bytes | _TooLong]:
@@ -170,7 +182,7 @@ async def _lines(raw: asyncio.StreamReader, limit: int) -> AsyncIterator[bytes |
             if head is None:
                 line += chunk[start:stop]
                 if len(line) > limit:
-                    head, line = bytes(line[:_HEAD]), bytearray()
+                    head, line = bytes(line[:HEAD]), bytearray()
             start = stop
             if end >= 0:
                 yield _TooLong(head) if head is not None else bytes(line)

@@ -14,6 +14,7 @@ from agent.protocols import EditOutcome, EditProposal
 from lsp_server.core.errors import InvalidParams
 
 EDIT_MODES = ("ask", "deferred", "auto")
+MAX_STEPS = 10_000  # model requests in one turn: more is no limit
 
 
 @dataclass
@@ -58,22 +59,41 @@ class CoreConfig:
             raise InvalidParams(
                 f"unknown editMode {self.edit_mode!r}", hint=f"use one of: {', '.join(EDIT_MODES)}"
             )
+        self.max_steps = _steps(self.max_steps)
         try:
             self.permission_timeout = float(self.permission_timeout)
             self.mcp_start_timeout = float(self.mcp_start_timeout)
-            self.max_steps = int(self.max_steps)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an integer past a float
             raise InvalidParams(
-                "permissionTimeout, mcpStartTimeout and maxSteps must be numbers"
+                "permissionTimeout and mcpStartTimeout must be numbers of seconds"
             ) from None
-        if self.max_steps < 1:
-            raise InvalidParams(f"maxSteps must be at least 1, got {self.max_steps}")
         for name, seconds in (
             ("permissionTimeout", self.permission_timeout),
             ("mcpStartTimeout", self.mcp_start_timeout),
         ):
             if not (math.isfinite(seconds) and seconds > 0):
                 raise InvalidParams(f"{name} must be a positive number of seconds, got {seconds}")
+
+
+def _steps(value: Any) -> int:
+    """``maxSteps`` as a whole number from 1 to ``MAX_STEPS``: a fraction is not silently cut
+    (``2.5`` was read as 2), and ``1e30`` or infinity is no limit a turn could reach."""
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise InvalidParams(f"maxSteps must be a whole number, got {value[:40]!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidParams(f"maxSteps must be a whole number, got {type(value).__name__}")
+    if isinstance(value, float) and not value.is_integer():  # NaN and infinities included
+        raise InvalidParams(f"maxSteps must be a whole number, got {value}")
+    if not 1 <= value <= MAX_STEPS:
+        try:
+            shown = str(value) if len(str(value)) <= 20 else f"{str(value)[:12]}…"
+        except ValueError:  # an integer of thousands of digits
+            shown = "a number of thousands of digits"
+        raise InvalidParams(f"maxSteps must be from 1 to {MAX_STEPS:,}, got {shown}")
+    return int(value)
 
 
 class Frontend(Protocol):

@@ -200,9 +200,17 @@ class SessionManager:
         self.live[session.id] = LiveSession(session, host)
 
     def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
+        return self.session_page(cwd)[0]
+
+    def session_page(
+        self, cwd: str | None = None, after: tuple[float, str] | None = None, size: int = 50
+    ) -> tuple[list[dict[str, Any]], tuple[float, str] | None]:
+        """A page of stored sessions, newest first, from the one after ``after`` on; and the
+        (updated, id) key of its last one when more follow (None: the listing is complete)."""
         root = session_folder(self.root, cwd) if cwd is not None else self.root
-        rows = self.store.recent(root)
-        return [
+        rows = self.store.recent(root, limit=size + 1, before=after)
+        more, rows = len(rows) > size, rows[:size]
+        page = [
             {
                 "sessionId": r["id"],
                 "cwd": r["root"],
@@ -214,6 +222,7 @@ class SessionManager:
             }
             for r in rows
         ]
+        return page, (rows[-1]["updated"], rows[-1]["id"]) if more else None
 
     def history(self, session_id: str) -> list[dict[str, Any]]:
         """A live session's stored conversation as updates, for a load that replays it (the

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import errno
+import os
 import re
 from html import escape, unescape
 from pathlib import Path
@@ -86,8 +88,13 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     embedded = text is not None
     rel = uri
     if path is not None:
+        if (real := resolved(path)) is None:  # a link loop, a name too long: no file to attach
+            raise InvalidParams(
+                f"cannot attach {shown(uri)}: {path_problem(path)}",
+                hint="attach a file of the workspace by its own path",
+            )
         try:
-            rel = str(path.resolve().relative_to(root))
+            rel = str(real.relative_to(root))
         except ValueError:
             raise CoreError(
                 f"{uri} is outside the workspace", hint="reference files inside the workspace root"
@@ -127,6 +134,7 @@ _LSP_BREAK = re.compile(r"\r\n|\r|\n")
 # A line range in a link's fragment, as editors write a selection: ``#L2``, ``#L2:3`` (Zed),
 # ``#L2-L3``/``#L2-3`` (GitHub), ``#L2C5-L3C9`` (columns ignored); lines are 1-based.
 _LINES = re.compile(r"L(\d+)(?:C\d+)?(?:[:-]L?(\d+)(?:C\d+)?)?", re.IGNORECASE)
+MAX_LINE = 2**31 - 1  # LSP's largest line number, and more than any file has
 
 
 def link_range(uri: str) -> dict[str, Any] | None:
@@ -136,8 +144,13 @@ def link_range(uri: str) -> dict[str, Any] | None:
     found = _LINES.fullmatch(fragment) if sep else None
     if found is None:
         return None
-    first = int(found.group(1))
-    last = int(found.group(2) or first)
+    named = (found.group(1), found.group(2) or found.group(1))
+    if max(map(len, named)) > len(str(MAX_LINE)) or max(map(int, named)) > MAX_LINE:
+        raise InvalidParams(  # (and int() of over 4,300 digits raised, an internal error)
+            f"line range #{shown(fragment, 60)} names a line past {MAX_LINE:,}",
+            hint="link lines as #L12 or #L12-L20",
+        )
+    first, last = map(int, named)
     if min(first, last) < 1:
         raise InvalidParams(
             f"line range #{fragment} starts at line 0 (lines in a link are 1-based)"
@@ -216,10 +229,50 @@ def read_disk(path: Path, root: Path) -> str | None:
     except PathOutsideWorkspace as exc:
         raise CoreError(str(exc), hint="reference files inside the workspace root") from None
     except OSError as exc:
-        if path.is_dir():
+        if exc.errno == errno.EISDIR or _is_dir(path):
             return None
         raise InvalidParams(
-            f"cannot attach {path.name}: {exc.strerror or exc}",
+            f"cannot attach {shown(path.name)}: {exc.strerror or exc}",
             hint="attach regular text files of at most 64 MB",
         ) from None
     return data.decode("utf-8", errors="replace")
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long, say: no folder either
+        return False
+
+
+def resolved(path: Path) -> Path | None:
+    """``path`` with its links resolved; None when no file can have it (``Path.resolve``
+    raises on a symbolic link loop, and on a name the system cannot take)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+
+
+def path_problem(path: Path) -> str:
+    """Why ``path`` names no file, in the system's words (``Too many levels of symbolic
+    links``, ``File name too long``)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    except ValueError:  # a NUL byte, half a surrogate pair
+        return "no file can have that name"
+    return "it cannot be resolved"
+
+
+def shown(text: str, limit: int = 120) -> str:
+    """A path or URI as one printable line of about ``limit`` characters at most (its start
+    and its end), for a one-line error."""
+    if len(text) > limit:
+        return _printable(text[: limit - 21]) + "…" + _printable(text[-20:])
+    return _printable(text)
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

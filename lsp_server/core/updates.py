@@ -30,7 +30,7 @@ from agent.events import (
 from agent.protocols import Decision, PermissionRequest
 from agent.tool_call_text import title as tool_title  # the same title the live tool_call had
 from agent.types import text_block
-from lsp_server.core.prompts import reference_block
+from lsp_server.core.prompts import reference_block, resolved
 from lsp_server.headless.terminal import (  # titles and prompts: no control or bidi characters
     safe,
     title_line,
@@ -71,17 +71,19 @@ def is_text_chunk(update: dict[str, Any]) -> bool:
 
 
 def _abs(root: Path, path: str) -> str:
-    return str((root / path).resolve()) if path else str(root)
+    """The path resolved; as named when it cannot be (a link loop: the tool fails on it)."""
+    return str(resolved(root / path) or root / path) if path else str(root)
 
 
 def _locations(root: Path, path: Any, line: Any = None) -> list[dict[str, Any]]:
     """A tool call's ``locations``: only a path inside the workspace. A client following the
-    agent opens these; a refused ``../`` or ``/etc`` path is no place the call touched."""
+    agent opens these; a refused ``../`` or ``/etc`` path, or a link loop, is no place the
+    call touched."""
     if not isinstance(path, str) or not path:
         return []
-    where = Path(_abs(root, path))
+    where = resolved(root / path)
     base = root.resolve()
-    if where != base and base not in where.parents:
+    if where is None or (where != base and base not in where.parents):
         return []
     return [{"path": str(where), **({"line": line} if line else {})}]
 

@@ -79,13 +79,14 @@ def test_too_deep_or_too_large_messages_get_one_error_each(kiln_home: Path) -> N
     """A message nested deeper than the parser's stack ended the reader (no answer to anything
     after it); one over the 50 MB line limit answered twice (its tail read as a message). A
     request over the limit was answered with `id: null`, so the client waited on its id for
-    ever: its id is read from the head of the line when it comes before the params."""
-    deep = '{"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": ' + "[" * 100_000
+    ever: its id is read from the head of the line when it comes before the params. (50,000
+    levels: past the parser's stack, under the 100,000 values a message may hold.)"""
+    deep = '{"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": ' + "[" * 50_000
     huge = frame(8, "session/prompt", {"sessionId": "s", "prompt": [{"type": "text",
                  "text": "a" * (51 * 1024 * 1024)}]})  # fmt: skip
     params_first = json.dumps({"params": {"x": "a" * (51 * 1024 * 1024), "id": 3},
                                "jsonrpc": "2.0", "id": 9, "method": "initialize"})  # fmt: skip
-    done = run_raw([deep + "]" * 100_000 + "}", huge, params_first,
+    done = run_raw([deep + "]" * 50_000 + "}", huge, params_first,
                     frame(2, "initialize", {"protocolVersion": 1})], kiln_home)  # fmt: skip
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(r["id"], r.get("error", {}).get("code")) for r in replies] == [
@@ -277,7 +278,7 @@ def test_a_bad_setting_is_one_line_and_exit_2(kiln_home: Path) -> None:
 
 
 def test_a_bad_mcp_timeout_is_one_line_and_exit_2(kiln_home: Path) -> None:
-    for value, line in (("soon", "permissionTimeout, mcpStartTimeout and maxSteps must be numbers"),
+    for value, line in (("soon", "permissionTimeout and mcpStartTimeout must be numbers of seconds"),
                         ("-1", "mcpStartTimeout must be a positive number of seconds, got -1.0")):  # fmt: skip
         env = {"KILN_HOME": str(kiln_home), "KILN_ACP_MCP_TIMEOUT": value}
         done = subprocess.run(
