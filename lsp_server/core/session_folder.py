@@ -9,7 +9,8 @@ from agent.errors import UsageError
 from agent.session_store import kiln_home
 from agent.workspace import check_root
 from lsp_server.core.errors import NOT_ALLOWED, CoreError, InvalidParams
-from lsp_server.core.prompts import uri_to_path, url_cwd
+from lsp_server.core.local_names import name_problem, shown, uri_problem, uri_to_path
+from lsp_server.core.prompts import url_cwd
 
 
 def session_folder(root: Path | None, cwd: str | None) -> Path:
@@ -27,14 +28,22 @@ def session_folder(root: Path | None, cwd: str | None) -> Path:
     elif (error := url_cwd(cwd, file_ok=True)) is not None:
         raise InvalidParams(error)
     else:
+        if cwd.startswith("file:") and (why := uri_problem(cwd)) is not None:
+            raise InvalidParams(f"cwd {shown(cwd)} names no folder on this machine: {why}")
         path = Path(uri_to_path(cwd) or cwd)
         if not path.is_absolute() and root is not None:
             path = root / path  # not the server process's working directory
-        path = path.resolve()
+        if (why := name_problem(path)) is not None:  # the file system would raise on it
+            raise InvalidParams(f"cwd {shown(str(path))} names no folder: {why}")
+        try:
+            path = path.resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a loop of symbolic links
+            why = exc.strerror if isinstance(exc, OSError) else "its symbolic links run in a loop"
+            raise InvalidParams(f"cwd {shown(str(path))} names no folder: {why}") from None
     if root is not None and path != root and root not in path.parents:
-        raise CoreError(f"cwd {path} is outside the workspace {root}", code=NOT_ALLOWED)
+        raise CoreError(f"cwd {shown(str(path))} is outside the workspace {root}", code=NOT_ALLOWED)
     if not path.is_dir():
-        raise InvalidParams(f"cwd {path} is not a directory")
+        raise InvalidParams(f"cwd {shown(str(path))} is not a directory")
     try:
         check_root(path, kiln_home())
     except UsageError as exc:
