@@ -71,6 +71,9 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                     continue
                 try:  # NaN, Infinity and 1e400 are parse errors; lone surrogates U+FFFD
                     message, mended = json_text.loads(line)
+                except json_text.TooManyValues as exc:  # JSON, but no message is that large
+                    _reject(writer, -32600, "Invalid request", str(exc))
+                    continue
                 except ValueError as exc:
                     _reject(writer, -32700, "Parse error", str(exc))
                     continue

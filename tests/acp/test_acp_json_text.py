@@ -34,6 +34,26 @@ def test_numbers_json_has_not_are_parse_errors(kiln_home: Path) -> None:
     assert [r["id"] for r in replies if r["id"] is not None] == [1, 5], replies
 
 
+def test_a_line_of_more_than_a_million_values_is_refused_unparsed(kiln_home: Path) -> None:
+    """Two bytes a value, some forty once parsed: refused as -32600 before parsing; a message
+    of exactly a million values is served."""
+    pad = 1_000_000 - 6  # with the object, "2.0", 2, "session/list", params and the array
+    at_limit = '{"jsonrpc": "2.0", "id": 2, "method": "session/list", "params": {"pad": [%s]}}'
+    done = run_raw(
+        [
+            frame(1, "initialize", {"protocolVersion": 1}),
+            at_limit % ",".join(["0"] * (pad + 1)),
+            at_limit % ",".join(["0"] * pad),
+        ],
+        kiln_home,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    refused = [r for r in replies if r["id"] is None]
+    assert [r["error"]["code"] for r in refused] == [-32600], replies
+    assert "1,000,000 JSON values" in refused[0]["error"]["data"]["details"], refused
+    assert [r["id"] for r in replies if r["id"] is not None] == [1, 2], replies
+
+
 def test_a_prompt_holding_a_lone_surrogate_is_stored_and_listed(
     kiln_home: Path, tmp_path: Path
 ) -> None:
