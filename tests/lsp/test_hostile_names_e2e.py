@@ -88,6 +88,38 @@ async def test_a_prompt_reference_that_names_no_file_here_is_invalid_params(
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
 
 
+async def test_documents_under_names_that_name_no_file_here_are_not_served(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """Buffers the editor syncs under such URIs are held but name no file: hover answers null
+    (as for any document Kiln does not serve), nothing reaches the index, nothing crashes."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace)
+        await server.index_until(lambda s: s["state"] == "ready")
+        for n, uri in enumerate(
+            [
+                f"{workspace.as_uri()}/%FF.py",
+                f"{workspace.as_uri()}/a%00b.py",
+                f"file://otherhost{workspace}/x.py",
+                f"{workspace.as_uri()}/{LONG}.py",
+                f"{workspace.as_uri()}/" + "/".join(["y" * 200] * 25) + ".py",
+            ]
+        ):
+            doc = {"uri": uri, "languageId": "python", "version": 1, "text": "def hidden():\n"}
+            server.notify("textDocument/didOpen", {"textDocument": doc})
+            change = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [doc]}
+            server.notify("textDocument/didChange", change)
+            server.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+            at = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 5}}
+            assert (await server.request(n, "textDocument/hover", at))["result"] is None
+        found = await server.request("m", "kiln/complete/mentions", {"query": "hidden"})
+        assert not [i for i in found["result"]["items"] if i["label"] == "hidden"]
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
+
+
 @pytest.mark.parametrize(
     "params",
     [
