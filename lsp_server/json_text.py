@@ -5,7 +5,9 @@ Both servers read what a client sends with ``json.loads``, which takes ``NaN``, 
 which become strings no UTF-8 encoder takes: a SQLite query, a file write or the answer itself
 then failed deep inside a handler as an internal error. Here the constants are a parse error and
 each lone surrogate is read as U+FFFD, the replacement character, as a UTF-8 decoder reads a
-broken sequence.
+broken sequence. A text of more than a million values (``[0,0,0,…]``: two bytes each, some
+forty bytes each once parsed) is refused before it is parsed: no message of either protocol
+holds that many.
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ from typing import Any
 # parser; what is left, and each surrogate sent as bytes (even half of a pair), is read as U+FFFD.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\xed[\xa0-\xbf]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_VALUES = 1_000_000
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_EMPTY = re.compile(rb"[\[{][ \t\r\n]*[\]}]")
+
+
+class TooManyValues(ValueError):
+    """A JSON text of more than ``MAX_VALUES`` values: refused unparsed."""
 
 
 def _no_constant(name: str) -> Any:
@@ -37,10 +46,25 @@ def loads(data: bytes | str) -> tuple[Any, bool]:
     """(the parsed value, whether a lone surrogate was replaced). Raises ValueError (a
     UnicodeDecodeError included) for text that is not JSON, RecursionError past the stack."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if (count := value_count(raw)) > MAX_VALUES:
+        raise TooManyValues(f"more than {MAX_VALUES:,} JSON values in one message ({count:,})")
     value = json.loads(data, parse_constant=_no_constant, parse_float=_finite)
     if _SURROGATE_ESCAPE.search(raw) is None:
         return value, False
     return _mend(value), True
+
+
+def value_count(raw: bytes) -> int:
+    """How many values (containers, strings, numbers, literals; keys not counted) a JSON text
+    holds, without parsing it: 1 + commas + opening brackets - empty containers, once strings
+    are set aside. Exact for JSON; some number for what is not. Below the bound that ignores
+    strings (most texts) the bound is returned."""
+    bound = 1 + raw.count(b",") + raw.count(b"[") + raw.count(b"{")
+    if bound <= MAX_VALUES:
+        return bound
+    bare = _STRING.sub(b"0", raw)
+    opened = bare.count(b"[") + bare.count(b"{")
+    return 1 + bare.count(b",") + opened - len(_EMPTY.findall(bare))
 
 
 def _mend(value: Any) -> Any:

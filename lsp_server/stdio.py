@@ -74,14 +74,17 @@ def _pollable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
-async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """(reader on stdin, writer on a private copy of stdout); fd 1 then points at stderr."""
+async def open_stdio(
+    limit: int = STDIO_LIMIT,
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """(reader on stdin, writer on a private copy of stdout); fd 1 then points at stderr.
+    ``limit``: the longest line the reader returns; it buffers up to twice that ahead."""
     loop = asyncio.get_running_loop()
     try:
         in_fd, out_fd = sys.stdin.fileno(), sys.stdout.fileno()
     except (AttributeError, OSError, ValueError) as exc:
         raise StdioError(f"stdin/stdout are not usable for the protocol: {exc}") from None
-    reader = asyncio.StreamReader(limit=STDIO_LIMIT)
+    reader = asyncio.StreamReader(limit=limit)
     if _pollable(in_fd):
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     else:  # a regular file, or a device epoll refuses (`</dev/null`: the server hung)

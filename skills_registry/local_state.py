@@ -75,6 +75,13 @@ def normalize_url(url: str) -> str:
     case-insensitive and a default port is no port (RFC 3986); before, ``http://LocalHost:8750``
     found no pin for ``http://localhost:8750`` and trusted any key on "first use"."""
     text = url.strip()
+    if (bad := next((c for c in text if not c.isprintable()), None)) is not None:
+        # urlsplit drops a tab or a line break (http://exa\nmple.com named example.com) and
+        # httpx raised InvalidURL, an internal error, on any other control character
+        raise UsageError(
+            f"registry URL {text.rstrip('/')!r} holds the control character {bad!r}",
+            hint="pass the registry's http:// or https:// URL as plain text",
+        )
     try:
         parts = urlsplit(text)
         port = parts.port

@@ -27,8 +27,9 @@ from lsp_server.core.errors import (
     UnknownSession,
 )
 from lsp_server.core.host import CoreHost
+from lsp_server.core.local_names import uri_to_path
 from lsp_server.core.manager import SessionManager
-from lsp_server.core.prompts import prompt_to_blocks, uri_to_path
+from lsp_server.core.prompts import prompt_to_blocks
 from lsp_server.core.updates import (
     ACP_TOOL_KINDS,
     ACP_UPDATE_KINDS,

@@ -16,6 +16,7 @@ from agent.injection import external
 from agent.types import Block
 from agent.workspace import read_regular
 from lsp_server.core.errors import CoreError, InvalidParams
+from lsp_server.core.local_names import uri_problem, uri_to_path
 from skills_registry.skill import Skill
 
 
@@ -86,6 +87,13 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     if text is None and item["type"] == "resource" and "blob" in resource:
         text = _blob_text(uri, resource["blob"])
     embedded = text is not None
+    if not embedded and uri.startswith("file:") and (why := uri_problem(uri)) is not None:
+        # read as another scheme's URI, it reached the model as an empty reference (or, for
+        # another host, as the local file of that path)
+        raise InvalidParams(
+            f"{shown(uri)} names no file on this machine: {why}",
+            hint="attach files of the workspace by their file: URI",
+        )
     rel = uri
     if path is not None:
         if (real := resolved(path)) is None:  # a link loop, a name too long: no file to attach
@@ -201,21 +209,6 @@ def url_cwd(cwd: str, *, file_ok: bool) -> str | None:
         return None
     shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in cwd[:200])
     return f"cwd {shown} is a URL, not a folder: pass the workspace folder as an absolute path"
-
-
-def uri_to_path(uri: str) -> Path | None:
-    """The path of a ``file:`` URI; None for any other scheme, and for a path whose escapes
-    are not UTF-8 or hold a NUL (no file has that name as the editor sent it: decoding it
-    with replacement characters would name another file)."""
-    if not uri.startswith("file:"):
-        return None
-    from urllib.parse import unquote, urlparse
-
-    try:
-        path = unquote(urlparse(uri).path, errors="strict")
-    except UnicodeDecodeError:
-        return None
-    return None if "\x00" in path else Path(path)
 
 
 def read_disk(path: Path, root: Path) -> str | None:

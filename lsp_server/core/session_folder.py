@@ -12,7 +12,8 @@ from agent.errors import UsageError
 from agent.session_store import kiln_home
 from agent.workspace import check_root
 from lsp_server.core.errors import NOT_ALLOWED, CoreError, InvalidParams
-from lsp_server.core.prompts import shown, uri_to_path, url_cwd
+from lsp_server.core.local_names import shown, uri_problem, uri_to_path
+from lsp_server.core.prompts import url_cwd
 
 
 def session_folder(root: Path | None, cwd: str | None) -> Path:
@@ -30,6 +31,8 @@ def session_folder(root: Path | None, cwd: str | None) -> Path:
     elif (error := url_cwd(cwd, file_ok=True)) is not None:
         raise InvalidParams(error)
     else:
+        if cwd.startswith("file:") and (why := uri_problem(cwd)) is not None:
+            raise InvalidParams(f"cwd {shown(cwd)} names no folder on this machine: {why}")
         named = Path(uri_to_path(cwd) or cwd)
         if not named.is_absolute() and root is not None:
             named = root / named  # not the server process's working directory

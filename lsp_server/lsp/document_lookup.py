@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from lsp_server.core import uri_to_path
 
@@ -14,12 +14,10 @@ from lsp_server.core import uri_to_path
 def document_path(uri: str) -> Path | None:
     """The local file a document URI names; None for another scheme, a host other than this
     one (``file://server/share/x.py``) and a relative path (``file:x.py``, which would name a
-    file relative to wherever the server happens to run)."""
-    path = uri_to_path(uri)
-    if path is None or not path.is_absolute():
-        return None
-    host = urlsplit(uri).netloc
-    return path if host in ("", "localhost") else None
+    file relative to wherever the server happens to run); also for a name no file system
+    holds (``lsp_server.core.local_names``)."""
+    path = uri_to_path(uri)  # None for another host
+    return path if path is not None and path.is_absolute() else None
 
 
 def open_document(workspace: Any, uri: str) -> Any | None:

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
-from lsp_server.core import CoreConfig, CoreError, SessionManager, heap
+from lsp_server.core import INVALID_PARAMS, CoreConfig, CoreError, SessionManager, heap
+from lsp_server.core.local_names import name_problem
 from lsp_server.lsp.document_lookup import document_path, find_document, open_document
 from lsp_server.lsp.documents import IndexSync
 from lsp_server.lsp.fresh_index import FreshIndex
@@ -42,7 +44,11 @@ def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
         ls.config_error = f"{exc} ({exc.hint})" if exc.hint else str(exc)
         log.warning("ignoring initializationOptions: %s", ls.config_error)
     ls.frontend.confirm_edits = bool(ls.options.get("confirmEdits", False))
-    ls.root = _workspace_root(params)
+    try:
+        ls.root = _workspace_root(params)
+    except JsonRpcException:
+        ls.protocol.initialize_received = False  # the client may name a folder and retry
+        raise
     ls.index_sync = IndexSync(ls.root, enabled=ls.options.get("index", True) is not False)
     ls.manager = SessionManager(ls.frontend, root=ls.root, config=ls.config)
     pid = params.process_id
@@ -199,16 +205,34 @@ def end_index_progress(ls: KilnServer, message: str) -> None:
 
 
 def _workspace_root(params: types.InitializeParams) -> Path:
-    for uri in [
-        *(f.uri for f in params.workspace_folders or []),
-        params.root_uri,
-    ]:
-        path = document_path(uri) if uri else None
-        if path is not None and path.is_dir():
+    named = [*(f.uri for f in params.workspace_folders or []), params.root_uri]
+    for uri in named:
+        path = document_path(uri) if uri else None  # None: no local file (§1)
+        if path is not None and _is_folder(path):
             return path.resolve()
-    if params.root_path and Path(params.root_path).is_dir():
+    if params.root_path and _is_folder(Path(params.root_path)):
         return Path(params.root_path).resolve()
-    return Path.cwd().resolve()
+    if any(named) or params.root_path:
+        log.warning("no folder the client named is a local folder; the workspace is the cwd")
+    try:
+        return Path.cwd().resolve()
+    except OSError as exc:  # the folder the server was started in is gone
+        raise JsonRpcException(
+            code=INVALID_PARAMS,
+            message=f"no workspace folder: none was named that exists here, and the server's "
+            f"working directory is gone ({exc.strerror})",
+        ) from None
+
+
+def _is_folder(path: Path) -> bool:
+    """A folder on this machine; a name no file system holds (a NUL, a component past 255
+    bytes: ENAMETOOLONG out of ``is_dir``) is none."""
+    if name_problem(path) is not None:
+        return False
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _buffer_changed(ls: KilnServer, uri: str) -> None:

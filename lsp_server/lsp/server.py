@@ -3,8 +3,9 @@
 ``KilnServer`` holds the state of one connection (the session core, the index, the client's
 settings); the handlers are module-level functions in ``features`` (standard LSP) and
 ``sessions``/``extras`` (the ``kiln/*`` methods, see ``lsp_server/PROTOCOL.md``), registered in
-``create_server``. Framing and the lifecycle rules live in ``transport``. Stdout is the JSON-RPC
-channel: logs go to stderr and, once the client is connected, to ``window/logMessage``.
+``create_server``. Frames are read in ``frames``, the lifecycle rules live in ``transport``.
+Stdout is the JSON-RPC channel: logs go to stderr and, once the client is connected, to
+``window/logMessage``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pygls.protocol.language_server import lsp_method
 from lsp_server.core import CoreConfig, CoreError, SessionManager, heap
 from lsp_server.lsp import composer, extras, features, methods, sessions
 from lsp_server.lsp.documents import IndexSync
+from lsp_server.lsp.frames import HEADER_LIMIT
 from lsp_server.lsp.host import LspFrontend
 from lsp_server.lsp.progress import IndexProgress
 from lsp_server.lsp.rpc import QuietUserErrors, json_converter
@@ -170,7 +172,7 @@ def create_server() -> KilnServer:
 async def _serve_stdio(server: KilnServer) -> int:
     from lsp_server.stdio import open_stdio
 
-    reader, writer = await open_stdio()
+    reader, writer = await open_stdio(HEADER_LIMIT)  # lines are headers; bodies are counted
     return await serve(server, reader, writer, signals=True)
 
 

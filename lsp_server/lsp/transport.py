@@ -1,4 +1,5 @@
-"""JSON-RPC 2.0 framing and the LSP 3.17 lifecycle around pygls's dispatcher.
+"""JSON-RPC 2.0 messages and the LSP 3.17 lifecycle around pygls's dispatcher (the frames they
+come in are read by ``frames``).
 
 pygls routes messages to handlers; the rules around them live here, because a client is owed an
 answer to every request it sends: a body that is not JSON gets -32700 (``id: null``), a message
@@ -26,17 +27,14 @@ from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
 
 from lsp_server import json_text
+from lsp_server.lsp.frames import INVALID_REQUEST, PARSE_ERROR, read_frames
 from lsp_server.lsp.rpc import why_unreadable
 
 log = logging.getLogger("kiln.lsp.transport")
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
-MAX_BODY = 50 * 1024 * 1024
-MAX_LENGTH_DIGITS = 12  # a Content-Length past this is no body anyone sends (nor can skip)
 BATCH_REFUSED = "Invalid request: LSP has no batches; send each message on its own"
 PARENT_POLL_SECONDS = 2.0  # KILN_PARENT_POLL_SECONDS overrides it (tests)
 DRAIN_SECONDS = 5.0  # bound on cancelling turns and sending their answers when stopping
@@ -81,6 +79,9 @@ class KilnProtocol(LanguageServerProtocol):
         """One framed body: answer what cannot be dispatched, dispatch the rest."""
         try:
             data, _ = json_text.loads(body)  # lone surrogates read as U+FFFD
+        except json_text.TooManyValues as exc:  # JSON, but no message is that large
+            self.reply_error(None, INVALID_REQUEST, f"Invalid request: {exc}")
+            return
         except ValueError as exc:  # UnicodeDecodeError included; NaN and 1e400 too
             self.reply_error(None, PARSE_ERROR, f"Parse error: {exc}")
             return
@@ -264,52 +265,6 @@ def is_lsp_notification(method: str) -> bool:
     return entry is not None and entry[0].__name__.endswith("Notification")
 
 
-# ---- the read loop ----------------------------------------------------------------------------
-
-
-async def read_frames(protocol: KilnProtocol, reader: asyncio.StreamReader) -> None:
-    """``Content-Length`` framed bodies from ``reader`` to ``protocol`` until EOF."""
-    while True:
-        headers: dict[str, str] = {}
-        while True:
-            try:
-                line = await reader.readline()
-            except ValueError:  # a header line over the reader's limit
-                protocol.reply_error(None, PARSE_ERROR, "Parse error: header line too long")
-                continue
-            if not line:
-                return
-            if not line.strip():
-                if headers:
-                    break
-                continue  # stray blank line between messages
-            text = line.decode("ascii", "replace")
-            at = text.lower().rfind("content-length:")
-            if at > 0:  # the tail of a body whose Content-Length was too short runs into it
-                headers.clear()
-                text = text[at:]
-            name, _, value = text.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        length = headers.get("content-length", "")
-        if not length.isascii() or not length.isdigit():
-            protocol.reply_error(None, PARSE_ERROR, "Parse error: missing Content-Length header")
-            continue
-        if len(length.lstrip("0")) > MAX_LENGTH_DIGITS:  # read on to the next header
-            protocol.reply_error(None, INVALID_REQUEST, "Invalid request: Content-Length too large")
-            continue
-        size = int(length)
-        try:
-            if size > MAX_BODY:
-                while size:
-                    size -= len(await reader.readexactly(min(size, 1 << 20)))
-                protocol.reply_error(None, INVALID_REQUEST, "Invalid request: body over 50 MB")
-                continue
-            body = await reader.readexactly(size)
-        except asyncio.IncompleteReadError:
-            return
-        protocol.receive(body)
-
-
 async def serve(
     server: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, signals: bool
 ) -> int:
@@ -321,7 +276,7 @@ async def serve(
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, protocol.request_stop, 0, signal.Signals(sig).name)
-    reading = asyncio.ensure_future(read_frames(protocol, reader))
+    reading = asyncio.ensure_future(read_frames(protocol, reader, writer))
     stopping = asyncio.ensure_future(protocol.stop_requested.wait())
     await asyncio.wait([reading, stopping], return_when=asyncio.FIRST_COMPLETED)
     if reading.done():

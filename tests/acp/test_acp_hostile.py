@@ -76,6 +76,26 @@ async def test_a_url_cwd_is_one_clear_line(spawn, workspace: Path) -> None:
         assert (await agent.conn.list_sessions()).sessions == []
 
 
+async def test_a_cwd_or_link_that_names_nothing_here_is_one_line_of_invalid_params(
+    spawn, workspace: Path
+) -> None:
+    """A NUL (ValueError), a name past 255 bytes (ENAMETOOLONG) and a loop of symbolic links
+    (RuntimeError) were internal errors; a `file:` link to another host was read as the
+    local file of its path (lsp_server/core/local_names.py)."""
+    (workspace / "loop").symlink_to("loop")
+    async with spawn(["Fine."], EditorClient()) as agent:
+        await agent.start()
+        for cwd in (workspace / "a\x00b", workspace / ("x" * 300), workspace / "loop" / "in"):
+            with pytest.raises(RequestError) as err:
+                await agent.conn.new_session(cwd=str(cwd))
+            assert err.value.code == -32602 and "\n" not in str(err.value), err.value
+        session = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        link = {"type": "resource_link", "uri": f"file://otherhost{workspace}/app.py", "name": "a"}
+        with pytest.raises(RequestError) as err:
+            await agent.conn.prompt(session_id=session, prompt=[link])
+        assert err.value.code == -32602 and "otherhost" in str(err.value), err.value
+
+
 async def test_a_refused_cwd_starts_none_of_the_clients_mcp_servers(
     spawn, workspace: Path, tmp_path: Path
 ) -> None:

@@ -25,25 +25,42 @@ def error_code(reply: dict[str, Any]) -> int:
 
 
 class RawServer:
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, *, read: bool = True) -> None:
         self.proc = proc
         self.messages: list[dict[str, Any]] = []
         self.arrived = asyncio.Event()
         self.stderr = bytearray()
+        self.logged = asyncio.Event()  # set when stderr grows
         self._status_ids = itertools.count()
-        self._tasks = [
-            asyncio.ensure_future(self._read()),
-            asyncio.ensure_future(self._drain()),
-        ]
+        self._tasks = [asyncio.ensure_future(self._drain())]
+        self.reading = False
+        if read:
+            self.start_reading()
 
     @classmethod
-    async def start(cls, root: Path, env: dict[str, str]) -> RawServer:
+    async def start(cls, root: Path, env: dict[str, str], *, read: bool = True) -> RawServer:
+        """``read=False``: the server's answers stay unread until ``start_reading``."""
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "lsp_server", "lsp",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, cwd=str(root), env=env,
         )  # fmt: skip
-        return cls(proc)
+        return cls(proc, read=read)
+
+    def start_reading(self) -> None:
+        if not self.reading:
+            self._tasks.append(asyncio.ensure_future(self._read()))
+            self.reading = True
+
+    async def stderr_says(self, text: bytes, timeout: float = 60) -> None:
+        """Wait until the server's stderr holds ``text``."""
+
+        async def wait() -> None:
+            while text not in self.stderr:
+                self.logged.clear()
+                await self.logged.wait()
+
+        await asyncio.wait_for(wait(), timeout)
 
     async def _read(self) -> None:
         out = self.proc.stdout
@@ -68,6 +85,8 @@ class RawServer:
         assert self.proc.stderr is not None
         while chunk := await self.proc.stderr.read(65536):
             self.stderr.extend(chunk)
+            self.logged.set()
+        self.logged.set()
 
     def send_bytes(self, body: bytes) -> None:
         assert self.proc.stdin is not None
@@ -143,6 +162,7 @@ class RawServer:
         return await self.exit_code()
 
     async def close(self) -> None:
+        self.start_reading()  # a paused pipe never sees its end: the process is never reaped
         if self.proc.returncode is None:
             self.proc.kill()
             await self.proc.wait()

@@ -98,16 +98,81 @@ async def test_lone_surrogates_are_read_as_replacement_characters(
     assert b"surrogates not allowed" not in server.stderr
 
 
-async def test_a_process_id_past_32_bits_is_not_watched(workspace: Path, kiln_home: Path) -> None:
+@pytest.mark.parametrize("pid", [2**31, -(2**31) - 1, 2**70], ids=["2^31", "-2^31-1", "2^70"])
+async def test_a_process_id_past_32_bits_is_not_watched(
+    workspace: Path, kiln_home: Path, pid: int
+) -> None:
     """os.kill raised OverflowError in the parent watch, a traceback on stderr every run."""
     env = server_env(kiln_home, KILN_PARENT_POLL_SECONDS="0.05")
     server = await RawServer.start(workspace, env)
     try:
-        await server.initialize(workspace, processId=2**31)
+        await server.initialize(workspace, processId=pid)
         hello = await server.request(1, "kiln/hello", {})
         assert hello["result"]["protocolVersion"] == 1
         assert await server.shutdown_and_exit() == 0
     finally:
         await server.close()
     assert b"not a process id" in server.stderr
+    assert b"Traceback" not in server.stderr
+
+
+def padded_hello(msg_id: int, pad: int) -> bytes:
+    """A kiln/hello of ``pad`` + 6 JSON values (the object, "2.0", the id, the method name,
+    params, the array) with ``pad`` zeros in an unknown param."""
+    zeros = b",".join([b"0"] * pad)
+    return b'{"jsonrpc": "2.0", "id": %d, "method": "kiln/hello", "params": {"pad": [%s]}}' % (
+        msg_id,
+        zeros,
+    )
+
+
+async def test_a_body_of_more_than_a_million_values_is_refused_unparsed(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """Two bytes a value in the body, some forty once parsed: a 50 MB body held a gigabyte.
+    One value past a million is -32600 (`id: null`: nothing of it is read); a million is served,
+    and so are strings full of commas and brackets."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace)
+        server.send_bytes(padded_hello(1, 1_000_000 - 5))
+        server.send_bytes(b"[" + b"{}," * 1_000_000 + b"{}]")  # empty objects count too
+        server.send_bytes(padded_hello(2, 1_000_000 - 6))
+        served = await server.response(2)
+        assert served["result"]["protocolVersion"] == 1
+        refused = [m for m in server.messages if m.get("id") is None and "error" in m]
+        assert [m["error"]["code"] for m in refused] == [-32600, -32600], refused
+        assert all("1,000,000 JSON values" in m["error"]["message"] for m in refused)
+        assert not [m for m in server.messages if m.get("id") == 1]
+        commas = {"query": ",[{" * 1_500_000, "limit": 1}
+        found = await server.request(3, "kiln/complete/mentions", commas)
+        assert "result" in found, found
+    finally:
+        await server.close()
+
+
+async def test_a_client_leaving_its_answers_unread_is_no_longer_read_from(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """Each request below is answered with an error naming its 1 MB method: a client that sends
+    them and never reads had the server hold every answer (without bound). From 16 MB unread
+    on, the server stops reading its requests (they wait in the pipe, in the client's buffer);
+    once the client reads, every request is answered, in order, none lost."""
+    server = await RawServer.start(workspace, server_env(kiln_home), read=False)
+    try:
+        method = "m" * (1 << 20)
+        for n in range(40):  # before initialize: -32002 "<method>: send initialize first"
+            server.request_nowait(n, method)
+        await server.stderr_says(b"answers unread: not reading from it")
+        assert server.proc.stdin is not None
+        assert server.proc.stdin.transport.get_write_buffer_size() > 8 * (1 << 20)  # not read
+        server.start_reading()
+        await server.response(39, timeout=120)
+        answered = [m["id"] for m in server.messages]
+        assert answered == list(range(40))
+        assert all(m["error"]["code"] == -32002 for m in server.messages)
+        await server.stderr_says(b"reading from it again")
+        assert (await server.initialize(workspace))["serverInfo"]["name"] == "kiln"
+    finally:
+        await server.close()
     assert b"Traceback" not in server.stderr

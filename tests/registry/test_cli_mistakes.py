@@ -59,3 +59,13 @@ def test_lockfile_commands_say_when_nothing_is_locked(tmp_path: Path) -> None:
         assert "no skills in" in out and "skills-lock.json" in out, (command, out)
     for command in ("verify", "outdated"):
         assert json.loads(ok(kiln("skills", command, "--json", env=env, cwd=tmp_path))) == []
+
+
+@pytest.mark.parametrize("url", ["http://exa\x01mple.com", "http://exa\nmple.com"])
+def test_a_registry_url_holding_a_control_character_is_one_line(tmp_path: Path, url: str) -> None:
+    """docs/registry.md: httpx raised InvalidURL (a traceback) on the first, and the second
+    asked example.com (urlsplit drops a line break). From --registry or KILN_REGISTRY alike."""
+    env = cli_env(tmp_path / "home")
+    fails(kiln("skills", "search", "x", "--registry", url, env=env, cwd=tmp_path), 2, "control")
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=url)
+    fails(kiln("skills", "search", "x", env=env, cwd=tmp_path), 2, "control character")
