@@ -338,6 +338,8 @@ async def _index_workspace(ls: KilnServer) -> None:
         loop.call_soon_threadsafe(progress.report, done, total, percent)
 
     stats = await sync.initial_update(report)
+    if progress is not None:  # before the next await: a client may read "ready" meanwhile
+        progress.scan_over()
     status = await sync.status()
     files, blocks = stats.get("files_seen", 0), status.get("blocks", 0)
     end_index_progress(ls, f"{files} files, {blocks} blocks")

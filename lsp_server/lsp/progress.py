@@ -53,6 +53,12 @@ class IndexProgress:
             )
             self.ls.work_done_progress.report(self.token, value)
 
+    def scan_over(self) -> None:
+        """The scan is done (``kiln/index/status`` already says ready): a token granted from
+        now on begins nothing, though the end message is still to be written."""
+        if self.state == "asked":
+            self.state = "ended"
+
     def end(self, message: str) -> None:
         """End the progress if it began; nothing is sent for this token afterwards."""
         if self.state == "begun":
