@@ -34,7 +34,9 @@ class ContextAssembler:
         """The part of every request that never changes within a session."""
         return {"system": SYSTEM_PROMPT, "tools": [s.to_dict() for s in self.tools.specs()]}
 
-    def request(self, messages: list[Message], max_tokens: int, cache_key: str = "") -> Request:
+    def request(
+        self, messages: list[Message], max_tokens: int, cache_key: str = "", root: str = ""
+    ) -> Request:
         return Request(
             system=SYSTEM_PROMPT,
             tools=self.tools.specs(),
@@ -42,6 +44,7 @@ class ContextAssembler:
             max_tokens=max_tokens,
             deferred_tools=self.tools.deferred_specs(),
             cache_key=cache_key,
+            root=root,
         )
 
     def add(self, *blocks: str) -> None:

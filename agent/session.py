@@ -338,7 +338,10 @@ class Session:
         # a sub-agent's requests share its parent's prefix, so they share its key too
         owner = str(self.state.get("parent") or self.id)
         return self.context.request(
-            self.transcript.messages, self.config.max_tokens, cache_key=cache_key(owner)
+            self.transcript.messages,
+            self.config.max_tokens,
+            cache_key=cache_key(owner),
+            root=str(self.root),
         )
 
     def announce_tools(self, tools: list[Any]) -> list[Any]:

@@ -105,6 +105,9 @@ class Request:
     # Called with what the failed attempts so far were billed before the provider tries again;
     # it raises to stop (a cost limit the next attempt could cross). Not part of the prompt.
     before_retry: Callable[[Usage], None] | None = field(default=None, compare=False, repr=False)
+    # The workspace's folder, for a provider that constrains path arguments to what exists (the
+    # embedded model). Not part of the prompt.
+    root: str = field(default="", compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {

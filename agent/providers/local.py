@@ -3,7 +3,8 @@ in-process by llama-cpp-python, so Kiln works with no key and no network.
 
 A 135M model cannot be trusted to write tool-call syntax, so a grammar forces every reply to be
 one JSON object: ``{"tool": <name>, "arguments": {...}}`` with that tool's own argument schema,
-or ``{"answer": "..."}``. Generation runs in a worker thread (llama.cpp blocks) under a lock
+or ``{"answer": "..."}``; a path argument names a path that exists and a call already answered
+is not made again (``local_paths``). Generation runs in a worker thread (llama.cpp blocks) under a lock
 (a ``Llama`` is not thread-safe), greedy with a fixed seed so runs repeat.
 """
 
@@ -13,6 +14,7 @@ import asyncio
 import atexit
 import importlib.metadata
 import importlib.util
+import json
 import logging
 import os
 import threading
@@ -23,6 +25,7 @@ from typing import Any
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
 from agent.providers.install import install_hint
 from agent.providers.local_format import (
+    ANSWER_GRAMMAR,
     build_grammar,
     control_tokens,
     cut_short,
@@ -30,6 +33,7 @@ from agent.providers.local_format import (
     parse_reply,
     render_messages,
 )
+from agent.providers.local_paths import choices, repeats
 from agent.providers.local_probe import check_runs
 from agent.types import (
     Message,
@@ -46,6 +50,7 @@ GGUF_VAR = "KILN_LOCAL_GGUF"  # another GGUF model file instead of the shipped o
 MAX_TOKENS_VAR = "KILN_LOCAL_MAX_TOKENS"  # output tokens per reply (default 256)
 THREADS_VAR = "KILN_LOCAL_THREADS"  # llama.cpp threads (default: half the usable cores)
 MODEL_ID = "smollm2-135m-instruct"
+REPEAT_PENALTY = 1.1
 
 _models: dict[tuple[str, int, int], _Loaded] = {}
 _models_lock = threading.Lock()
@@ -304,7 +309,8 @@ class LocalModel:
         cancel = cancel or threading.Event()
         loaded = self._llama()
         llama = loaded.llama
-        grammar = LlamaGrammar.from_string(build_grammar(tools), verbose=False)
+        files, dirs = choices(request.root, request.messages)
+        grammar = LlamaGrammar.from_string(build_grammar(tools, files, dirs), verbose=False)
         max_tokens = min(self.max_tokens, request.max_tokens)
         shown = render_messages(request, tools)  # as ``wire_body`` has it
         rendered = render_messages(request, tools, loaded.controls)
@@ -325,13 +331,10 @@ class LocalModel:
             loaded.cancel = cancel
             before = list(getattr(llama, "_input_ids", []))
             try:
-                out = llama.create_chat_completion(
-                    messages=chat,
-                    grammar=grammar,
-                    max_tokens=max_tokens,
-                    temperature=0.0,
-                    seed=self.seed,
-                )
+                out = self._complete(llama, chat, grammar, max_tokens)
+                if self._repeated(request, out):  # answer from what it has instead
+                    answer = LlamaGrammar.from_string(ANSWER_GRAMMAR, verbose=False)
+                    out = self._complete(llama, chat, answer, max_tokens)
             except RuntimeError:
                 if not cancel.is_set():
                     raise
@@ -351,6 +354,32 @@ class LocalModel:
             cache_read_tokens=reused,
             output_tokens=int(used.get("completion_tokens", 0)),
         )
+
+    def _complete(
+        self, llama: Any, chat: list[dict[str, str]], grammar: Any, max_tokens: int
+    ) -> Any:
+        return llama.create_chat_completion(
+            messages=chat,
+            grammar=grammar,
+            max_tokens=max_tokens,
+            temperature=0.0,
+            seed=self.seed,
+            # greedy decoding without it wrote "1.1.1.1…" or a path's folder again and again
+            # until the output limit
+            repeat_penalty=REPEAT_PENALTY,
+        )
+
+    @staticmethod
+    def _repeated(request: Request, out: Any) -> bool:
+        """Whether the reply calls a tool the same way as a call already answered this turn
+        (``local_paths.repeats``)."""
+        try:
+            data = json.loads(out["choices"][0]["message"]["content"] or "")
+        except (ValueError, KeyError, IndexError, TypeError):
+            return False
+        if not isinstance(data, dict) or "tool" not in data:
+            return False
+        return repeats(request.messages, str(data["tool"]), data.get("arguments"))
 
     def _fit(self, llama: Any, chat: list[dict[str, str]], max_tokens: int) -> list[dict[str, str]]:
         """Drop the oldest turns after the goal until the prompt fits the context window; then

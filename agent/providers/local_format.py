@@ -9,6 +9,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from agent.providers.local_paths import path_schemas
 from agent.tools.deferred_tools import PROXY_NAME
 from agent.types import INVALID_JSON, Block, Request, ToolSpec
 
@@ -83,16 +84,28 @@ def offered_tools(request: Request) -> list[ToolSpec]:
     return offered
 
 
-def build_grammar(tools: list[ToolSpec]) -> str:
-    """GBNF for one reply: a call to one of ``tools`` (with its argument schema) or an answer."""
+ANSWER_GRAMMAR = r"""
+root ::= "{" ws "\"answer\"" ws ":" ws string ws "}"
+string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] )* "\""
+ws ::= [ ]?
+"""
+
+
+def build_grammar(
+    tools: list[ToolSpec], files: list[str] | None = None, dirs: list[str] | None = None
+) -> str:
+    """GBNF for one reply: a call to one of ``tools`` (with its argument schema) or an answer.
+    The file tools' ``path`` is one of ``files``/``dirs`` when given (``local_paths``)."""
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
+    files, dirs = files or [], dirs or []
     alternatives: list[dict[str, Any]] = [
         {
             "type": "object",
             "properties": {
                 "tool": {"const": t.name},
-                "arguments": grammar_schema(t.input_schema) or {"type": "object"},
+                "arguments": path_schemas(t.name, grammar_schema(t.input_schema), files, dirs)
+                or {"type": "object"},
             },
             "required": ["tool", "arguments"],
         }
@@ -101,8 +114,9 @@ def build_grammar(tools: list[ToolSpec]) -> str:
     alternatives.append(
         {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
     )
+    defs = {"files": {"enum": files}, "dirs": {"enum": dirs}}
     try:
-        grammar = json_schema_to_gbnf(json.dumps({"oneOf": alternatives}))
+        grammar = json_schema_to_gbnf(json.dumps({"$defs": defs, "oneOf": alternatives}))
         if len(grammar) <= _MAX_GRAMMAR_CHARS:
             return grammar
     except Exception:
