@@ -2,7 +2,8 @@
 credentials a checkout left in the repository's git config. ``ToolRunner.redact`` and the
 headless runner's events replace each with ``[REDACTED:NAME]``, longest first.
 
-What a session stored is shown again later (`kiln sessions list|show|search`), and a task may
+What a session stored is shown again later (`kiln sessions list|show|search`, the editors'
+session lists and load replays), and a task may
 hold a credential typed into it, which is no environment value: ``redact`` also takes out words
 with a credential's shape (``TOKEN_PREFIX``: ``ghp_…``, ``sk-…``, ``AKIA…``; a JSON Web Token; a
 URL's password), and an end of the text that begins a secret, since a title is cut at 80

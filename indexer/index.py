@@ -97,11 +97,15 @@ class Index:
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction. Before it commits, the symbol lookups kept for searches
         (``SearchCache.symbols``) lose the names the body says it wrote in ``_touched`` (a
-        splice, under the same lock), or all of them if it said nothing."""
+        splice, under the same lock), or all of them if it said nothing; and the term counts
+        go if it wrote any block row (``SearchCache.df``: an editor's or the watcher's writes
+        too, not only ``update``'s)."""
         with self._db.transaction() as conn:
             self._touched: store.Touched | None = None
             yield conn
             self._cache.symbols.written(self._touched)
+            if self._touched is None or self._touched.rows:
+                self._cache.forget_counts()
 
     def rebuild(self, reason: str) -> None:
         """Set a damaged index.db aside and start an empty one (the next update refills it)."""
@@ -197,8 +201,6 @@ class Index:
                 self._db.pragma("synchronous=NORMAL")
             if reading is not None and not finished:
                 reading.close()
-        if stats.files_indexed or stats.files_removed:
-            self._cache.forget_counts()
         if reading is not None:
             stats.commits = self._finish_history(reading)
         if finished and (bulk or stats.commits >= BULK_FILES):

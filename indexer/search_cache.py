@@ -158,8 +158,12 @@ class SearchCache:
     """Kept by an ``Index`` across its searches (any thread); ``clear`` after a rebuild."""
 
     def __init__(self) -> None:
-        # term -> blocks containing it: a ranking heuristic (which terms are worth scoring),
-        # refreshed when a full update changed files
+        # term -> blocks containing it: which terms are worth scoring, and their weights when
+        # some are left out; forgotten at each write of block rows (``Index._transaction``).
+        # Kept until the next update, the watcher's or an editor's writes of files holding a
+        # term left its old count: a search after ten such files were deleted still left out
+        # the one block holding it that a fresh index ranked first. Counting again is one
+        # vocabulary lookup per query term (under a millisecond even for a common one).
         self.df: dict[str, int] = {}
         self._history: HistoryMemo | None = None
         self.symbols = Symbols()  # for searches on the writer's connection only

@@ -16,7 +16,7 @@ from skills_registry.redirects import printable
 from skills_registry.registry.errors import IntegrityError, NotFound, UsageError
 from skills_registry.registry.semver import Range, Version, is_version, max_satisfying
 
-TAG_WORD = re.compile(r"[a-z][a-z0-9-]{0,31}")  # a dist-tag name (storage.check_dist_tag)
+TAG_WORD = re.compile(r"[a-z][a-z0-9-]{0,31}")  # a dist-tag name (store_rules.check_dist_tag)
 
 
 def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:

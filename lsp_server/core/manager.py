@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agent.env_secrets import env_secrets, redact, redact_all
 from agent.errors import KilnError
 from agent.events import PlanUpdated
 from agent.protocols import EditOutcome, EditProposal
@@ -206,15 +207,17 @@ class SessionManager:
         self, cwd: str | None = None, after: tuple[float, str] | None = None, size: int = 50
     ) -> tuple[list[dict[str, Any]], tuple[float, str] | None]:
         """A page of stored sessions, newest first, from the one after ``after`` on; and the
-        (updated, id) key of its last one when more follow (None: the listing is complete)."""
+        (updated, id) key of its last one when more follow (None: the listing is complete).
+        Titles are redacted as `kiln sessions list` prints them (``agent.env_secrets``)."""
         root = session_folder(self.root, cwd) if cwd is not None else self.root
         rows = self.store.recent(root, limit=size + 1, before=after)
         more, rows = len(rows) > size, rows[:size]
+        secrets = env_secrets()
         page = [
             {
                 "sessionId": r["id"],
                 "cwd": r["root"],
-                "title": r["title"] or "",
+                "title": redact(r["title"] or "", secrets),
                 "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r["updated"])),
                 "mode": r["mode"],
                 "live": r["id"] in self.live,
@@ -226,19 +229,22 @@ class SessionManager:
 
     def history(self, session_id: str) -> list[dict[str, Any]]:
         """A live session's stored conversation as updates, for a load that replays it (the
-        same for ACP and LSP): tool calls keep the kind of the tool that made them."""
+        same for ACP and LSP): tool calls keep the kind of the tool that made them. What it
+        shows is redacted as `kiln sessions show` prints it, before a title or a result is cut
+        (the model goes on with the conversation as stored)."""
         session = self.get(session_id)
         tools = {**session.runner.deferred, **session.runner.tools}
         kinds = {name: tool.kind for name, tool in tools.items()}
         epoch = session.transcript.epoch
+        secrets = env_secrets()
         updates = history_updates(
-            session.transcript.messages,
+            redact_all(session.transcript.messages, secrets),
             root=session.root,
             tool_kinds=kinds,
-            thoughts=session.store.thoughts(session.id, epoch),
-            stops=session.store.stops(session.id, epoch),
+            thoughts=redact_all(session.store.thoughts(session.id, epoch), secrets),
+            stops=redact_all(session.store.stops(session.id, epoch), secrets),
         )
-        todos = session.state.get("todos")
+        todos = redact_all(session.state.get("todos"), secrets)
         plan = (
             event_to_update(PlanUpdated(entries=list(todos)), root=session.root) if todos else None
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from skills_registry.registry.storage import lookalike_sql, lookalike_sql_v1
+from skills_registry.registry.store_rules import lookalike_sql, lookalike_sql_v1
 
 MIGRATION_LOCK = 0x6B696C6E  # "kiln": the advisory-lock key every instance agrees on
 

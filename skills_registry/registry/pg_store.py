@@ -33,10 +33,10 @@ from skills_registry.registry.pg_migrations import migrate
 from skills_registry.registry.pg_search import SKILL_COLS, PostgresSearch, skill_row
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_schema import search_text
-from skills_registry.registry.storage import (
+from skills_registry.registry.storage import STATUSES, now_iso
+from skills_registry.registry.store_rules import (
     LOOKALIKE_LOCK_CLASS,
     LOOKALIKE_SQL,
-    STATUSES,
     TAG_LOCK_CLASS,
     check_dist_tag,
     check_precedence_free,
@@ -45,7 +45,6 @@ from skills_registry.registry.storage import (
     latest_after_status,
     lookalike_key,
     lookalike_refusal,
-    now_iso,
 )
 
 FEED_LOCK = 0x6B696C66  # transaction-level advisory lock that orders the change feed

@@ -21,7 +21,7 @@ import sqlite_utils
 from sqlite_migrate import Migrations
 
 from kiln_errors.sqlite_common import MIGRATIONS_TABLE, enable_wal, immediate
-from skills_registry.registry.storage import lookalike_sql, lookalike_sql_v1
+from skills_registry.registry.store_rules import lookalike_sql, lookalike_sql_v1
 
 migrations = Migrations("kiln-registry")
 

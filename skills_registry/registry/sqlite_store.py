@@ -21,9 +21,9 @@ from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_accounts import SQLiteAccounts
 from skills_registry.registry.sqlite_schema import migrate, search_text
 from skills_registry.registry.sqlite_search import SQLiteSearch, skill_row
-from skills_registry.registry.storage import (
+from skills_registry.registry.storage import STATUSES, now_iso
+from skills_registry.registry.store_rules import (
     LOOKALIKE_SQL,
-    STATUSES,
     check_dist_tag,
     check_precedence_free,
     check_tag_room,
@@ -31,7 +31,6 @@ from skills_registry.registry.storage import (
     latest_after_status,
     lookalike_key,
     lookalike_refusal,
-    now_iso,
 )
 
 # A skill's versions from the covering index ``versions_list`` (``sqlite_schema.m009``): the

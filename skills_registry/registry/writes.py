@@ -34,13 +34,8 @@ from skills_registry.registry.http import (
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
 from skills_registry.registry.semver import is_version
-from skills_registry.registry.storage import (
-    STATUSES,
-    MetadataStore,
-    check_precedence_free,
-    lookalike_refusal,
-    token_live,
-)
+from skills_registry.registry.storage import STATUSES, MetadataStore, token_live
+from skills_registry.registry.store_rules import check_precedence_free, lookalike_refusal
 
 
 def _bearer(request: Request) -> str:
@@ -91,7 +86,7 @@ def check_version_free(store: MetadataStore, skill_id: str, version: str) -> Non
 def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
     """A new skill may not read like an existing one: ``evil/dep1oy`` or ``evil/dep-loy``
     beside ``acme/deploy``, ``anthr0pic/pdf`` beside ``anthropic/pdf``, ``rnail`` beside ``mail``
-    (``storage.lookalike_key``). Installed, both are a folder and a catalog
+    (``store_rules.lookalike_key``). Installed, both are a folder and a catalog
     entry a person (or a model) reads as the other. New versions of a skill are not checked.
     This early check spares the upload; the store checks again in the transaction that
     creates the skill, so two look-alike first publishes racing each other cannot both land."""

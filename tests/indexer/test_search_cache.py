@@ -13,6 +13,7 @@ import pytest
 
 import indexer.index as index_module
 from indexer import Index, compact, ranking
+from indexer import weights as W
 from tests import repos
 
 from .conftest import write
@@ -214,3 +215,43 @@ def test_a_rewritten_history_reaches_the_next_search(
     commit("Round parcel surcharges for billing", {"billing.py": TWIN + "# parcel\n"})
     assert idx.sync_history() == 2  # not a descendant: the recorded history is rebuilt
     same_as_fresh(idx)
+
+
+ZEBRAS = "def zz_{n}():\n    # zebra zebra\n    return {n}\n"
+
+
+@pytest.mark.parametrize("change", ["deleted", "added"])
+def test_term_counts_follow_the_files_the_watcher_writes(
+    repo: Path, open_index: Callable[..., Index], monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    # The term counts (``SearchCache.df``: which terms a search scores when it cannot score all)
+    # were kept until the next full update: after the watcher removed ten files holding
+    # "zebra", a search still counted it common and left it out, ranking fourth the one block
+    # left holding it that a fresh index ranks first; after it added ten, a search scored
+    # "zebra" as rare and listed seven blocks holding it alone that a fresh index leaves out.
+    monkeypatch.setattr(W, "MATCH_DOC_BUDGET", 6)  # room for one of the two words
+    write(repo, "keep.py", "def stripes():\n    # a zebra alone\n    return 1\n")
+    for n in range(3):
+        write(repo, f"h/herd{n}.py", f"def graze_{n}():\n    # the herd\n    return {n}\n")
+    zebras = [f"z/zebra{n}.py" for n in range(10)]
+    if change == "deleted":
+        for n, rel in enumerate(zebras):
+            write(repo, rel, ZEBRAS.format(n=n))
+    for n in range(20):
+        write(repo, f"d/filler{n}.py", f"def g{n}(x):\n    return x + {n}\n")
+    idx = open_index(repo)
+    idx.update()
+    assert hits(idx, "zebra herd") == hits(idx, "zebra herd", fresh=True)  # counts kept
+    for n, rel in enumerate(zebras):  # as the watcher does, file by file
+        if change == "deleted":
+            (repo / rel).unlink()
+            idx.remove_file(rel)
+        else:
+            write(repo, rel, ZEBRAS.format(n=n))
+            idx.update_file(rel)
+    found = hits(idx, "zebra herd")
+    assert found == hits(idx, "zebra herd", fresh=True)
+    if change == "deleted":
+        assert found[0][0] == "keep.py"
+    else:
+        assert not {h[0] for h in found} & set(zebras)

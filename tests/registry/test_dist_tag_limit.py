@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from skills_registry.registry.storage import MAX_DIST_TAGS
+from skills_registry.registry.store_rules import MAX_DIST_TAGS
 from tests.registry.conftest import LiveRegistry, make_skill, publish_skill
 
 

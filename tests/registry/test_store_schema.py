@@ -10,7 +10,8 @@ import pytest
 
 from skills_registry.registry.errors import NotFound, UsageError
 from skills_registry.registry.sqlite_store import VERSION_LIST_SQL, SQLiteStore
-from skills_registry.registry.storage import LOOKALIKE_SQL, token_id, token_live
+from skills_registry.registry.storage import token_id, token_live
+from skills_registry.registry.store_rules import LOOKALIKE_SQL
 
 # The schema the earlier hand-written migrator created, recorded in `_migrations`.
 _OLD_SCHEMA = """
