@@ -1,5 +1,5 @@
 """A `.git` another user of the machine made above a workspace (in `/tmp`, a shared folder),
-through the real `kiln run` (docs/security.md section 6b). A workspace
+through the real `kiln run` and `kiln index` (docs/security.md sections 6b and 6d). A workspace
 without a `.git` of its own took the nearest folder above it holding one as its repository,
 whoever owned it: that user's `KILN.md` was sent to the model provider with every session, its
 `@path` imports read files of theirs, and their skills were offered as the project's. git itself
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,33 @@ def test_a_repository_the_users_safe_directory_lists_is_the_projects(
     assert THEIRS in text
     assert IMPORTED in text
     assert "THEIR-SKILL-canary" in text
+
+
+def index_history(workspace: Path, home: Path) -> list[str]:
+    """The commit messages `kiln index` recorded for ``workspace``."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "index", "."],
+        cwd=workspace, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": str(home), **git_env(home)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    conn = sqlite3.connect(workspace / ".kiln" / "index.db")
+    try:
+        return [m for (m,) in conn.execute("SELECT message FROM commits")]
+    finally:
+        conn.close()
+
+
+def test_the_index_reads_no_history_of_another_users_repository(shared: Path, home: Path) -> None:
+    """git refuses it too; the index's history holds the same rule, `safe.directory` included."""
+    env = {**os.environ, "HOME": str(home), **git_env(home), "GIT_AUTHOR_NAME": "them"}
+    env |= {"GIT_AUTHOR_EMAIL": "t@x.invalid", "GIT_COMMITTER_NAME": "them"}
+    env |= {"GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    setup = ["-c", f"safe.directory={shared}", "-C", str(shared)]
+    subprocess.run(["git", *setup, "add", "KILN.md", "ws/app.py"], check=True, env=env)
+    subprocess.run(["git", *setup, "commit", "-qm", "THEIR-COMMIT-canary"], check=True, env=env)
+    _give_away(shared / ".git")
+    assert index_history(shared / "ws", home) == []
+    (home / ".gitconfig").write_text(f"[safe]\n\tdirectory = {shared}\n")
+    (shared / "ws" / "app.py").write_text("def main():\n    return 2\n")
+    assert index_history(shared / "ws", home) == ["THEIR-COMMIT-canary"]
