@@ -31,6 +31,7 @@ from agent.memory_read import MAX_BYTES, Scope, expand, in_git_folder
 from agent.workspace import atomic_write, read_regular
 from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
 from kiln_errors.home import holds_home
+from kiln_errors.ownership import foreign
 
 MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")  # KILN_HOME and `kiln memory` targets
 LEVEL_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
@@ -58,11 +59,14 @@ def repository_root(start: Path) -> Path:
     file); ``start`` itself when there is none, or when that folder is ``/``, the home folder or
     one above it (dotfiles kept in ``~/.git``): a checkout without a ``.git`` of its own there
     would otherwise have the whole home folder as its repository, its memory importing
-    ``~/.ssh/id_rsa`` and ``remember`` writing through a ``KILN.md -> ../../.bashrc``."""
+    ``~/.ssh/id_rsa`` and ``remember`` writing through a ``KILN.md -> ../../.bashrc``. Nor is a
+    folder above ``start`` that git would refuse as another user's (``safe.directory``): a
+    ``.git`` someone else made in ``/tmp`` made their memory files the project's."""
     start = start.resolve()
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
-            return start if holds_home(folder) else folder
+            taken = folder == start or not (holds_home(folder) or foreign(folder))
+            return folder if taken else start
     return start
 
 

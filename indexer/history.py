@@ -14,7 +14,8 @@ commits that touched it, with paths relative to it), through ``git log`` with th
 hooks, fsmonitor, pager, signature checks and every transport (a partial clone's on-demand fetch)
 disabled (a cloned repository's config must not get
 to run a program); a folder that is not a git work tree (or a machine without git)
-simply has no history signal. Syncing is incremental: when the recorded head is an ancestor of
+simply has no history signal, and so has one whose ``.git`` file leads out of its tree to a
+repository that is not its own, or another user's repository (``indexer.git_dir``). Syncing is incremental: when the recorded head is an ancestor of
 the new one only the commits in between are read; otherwise (a checkout of another branch, a
 rebase) the table is rebuilt from the new head. git's output is read a piece at a time and a
 message is kept to its first ``MAX_MESSAGE_BYTES``, so a message of any size costs no more.
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from indexer import git_dir
 from indexer import weights as W
 from indexer.tokens import camel_parts
 from kiln_errors.host_path import host_env
@@ -109,7 +111,10 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def head(root: Path) -> str | None:
-    """The commit ``HEAD`` names, or None outside a git work tree (or one with no commits)."""
+    """The commit ``HEAD`` names, or None outside a git work tree (or one with no commits), or
+    when the repository git would read there is not the workspace's to read (``git_dir``)."""
+    if not git_dir.readable(root):
+        return None
     out = _git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
     return out.strip() or None if out else None
 

@@ -20,6 +20,7 @@ from html import escape
 from pathlib import Path
 
 from kiln_errors.home import holds_home
+from kiln_errors.ownership import foreign
 from skills_registry.errors import SkillsError
 from skills_registry.lookalike import shown, skeleton
 from skills_registry.mcp_config import printable
@@ -55,12 +56,13 @@ def project_levels(root: Path, cwd: Path | None = None) -> tuple[list[Path], Pat
     From the folder the session works in (``cwd``, when inside ``root``: `kiln run` started in
     a subfolder of the repository; else ``root``) up to the repository root (the nearest folder
     at or above ``root`` with ``.git``; ``root`` itself without one, or when that folder holds
-    the home folder: dotfiles kept in ``~/.git``), as memory files are found: a monorepo
-    package's own skills count when the session works there, the repository's too.
+    the home folder, or another user's that git's ``safe.directory`` does not list), as memory
+    files are found: a monorepo package's own skills count when the session works there, the
+    repository's too.
     """
     root = Path(root).resolve()
     top = next((f for f in (root, *root.parents) if (f / ".git").exists()), root)
-    if holds_home(top):
+    if top != root and (holds_home(top) or foreign(top)):
         top = root
     start = root
     if cwd is not None:

@@ -1,0 +1,102 @@
+"""Whether the index may read the history of the repository git finds at the workspace.
+
+``git log`` in the workspace reads whichever repository git's discovery lands on: the nearest
+``.git`` at or above the workspace, and, when that is a file (``gitdir: …``) or a link, the git
+folder it names, wherever that is; a git folder's ``commondir`` file sends the refs and objects
+elsewhere again. A folder unpacked from an archive can ship either, naming one of the user's
+private repositories (``gitdir: /home/me/work/.git``), and its commit messages and paths became
+the index's history, which searches show and the model reads. So a git folder outside the tree
+holding the ``.git`` is followed only where git itself put one: a linked worktree's (its
+``gitdir`` file in the repository's ``worktrees`` folder names this ``.git`` back) or a
+submodule's (in the ``modules`` folder of a repository above). A repository another user owns
+is not read either, unless the user's ``safe.directory`` lists it (``kiln_errors.ownership``),
+as git refuses it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from indexer.reading import read_regular
+from kiln_errors.ownership import foreign
+
+_MAX_POINTER = 4096  # a ``gitdir:`` or ``commondir`` file: one path
+
+
+def _text(path: Path) -> str | None:
+    """The stripped text of a small regular file, or None (missing, too big, not a file)."""
+    try:
+        data = read_regular(path, _MAX_POINTER)
+    except OSError:
+        return None
+    if len(data) > _MAX_POINTER:
+        return None
+    return data.decode("utf-8", "surrogateescape").strip()
+
+
+def _git_dir(dotgit: Path) -> Path | None:
+    """The git folder ``dotgit`` leads git to: the folder itself (a link followed) or the one a
+    ``gitdir:`` file names, relative to the file's folder; None when it leads nowhere."""
+    if dotgit.is_dir():
+        return dotgit.resolve()
+    text = _text(dotgit)
+    if text is None or not text.startswith("gitdir:"):
+        return None
+    return (dotgit.parent / text[len("gitdir:") :].strip()).resolve()
+
+
+def _common(git_dir: Path) -> Path:
+    """Where a git folder's refs and objects are: what its ``commondir`` names, else itself."""
+    text = _text(git_dir / "commondir")
+    return (git_dir / text).resolve() if text else git_dir
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _worktree_of(top: Path, git_dir: Path) -> bool:
+    """Whether ``git_dir`` is the one `git worktree add` made for the work tree ``top``: in a
+    repository's ``worktrees`` folder, its ``gitdir`` file naming ``top/.git`` back."""
+    back = _text(git_dir / "gitdir")
+    if git_dir.parent.name != "worktrees" or not back:
+        return False
+    return (git_dir / back).resolve() == (top / ".git").resolve()
+
+
+def _module_of(top: Path, places: tuple[Path, ...]) -> bool:
+    """Whether ``places`` lie in the ``modules`` folder of the git folder of a repository
+    above ``top`` (a submodule's, as `git submodule` keeps them)."""
+    for above in top.parents:
+        theirs = _git_dir(above / ".git") if os.path.lexists(above / ".git") else None
+        if theirs is None:
+            continue
+        for folder in {theirs, _common(theirs)}:
+            if all(_inside(p, folder) and "modules" in p.relative_to(folder).parts for p in places):
+                return True
+    return False
+
+
+def readable(root: Path) -> bool:
+    """Whether the history git would read at ``root`` is the workspace's own to read: the
+    repository it finds is the user's (or listed in ``safe.directory``), and its git folder is
+    inside that repository's tree, a linked worktree's or a submodule's. True where git finds no
+    repository (there is nothing to read)."""
+    root = root.resolve()
+    for top in (root, *root.parents):
+        dotgit = top / ".git"
+        if not os.path.lexists(dotgit):
+            continue
+        if dotgit.is_dir() and not (dotgit / "HEAD").exists():
+            continue  # no git folder: git looks further up too
+        if foreign(top):
+            return False
+        git_dir = _git_dir(dotgit)
+        if git_dir is None:
+            return False
+        places = (git_dir, _common(git_dir))
+        if all(_inside(p, top) for p in places):
+            return True
+        return _worktree_of(top, git_dir) or _module_of(top, places)
+    return True
