@@ -15,14 +15,10 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from kiln_errors.shown import shown
+
 NAME_MAX = 255  # bytes in one path component (Linux, macOS, Windows file systems)
 PATH_MAX = 4096  # bytes in a whole path the kernel takes
-
-
-def shown(text: str, limit: int = 200) -> str:
-    """``text`` for a one-line message: control characters escaped, cut at ``limit``."""
-    cut = text if len(text) <= limit else text[:limit] + "…"
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)
 
 
 def name_problem(path: str | Path) -> str | None:

@@ -11,8 +11,9 @@ from pathlib import Path
 from agent.errors import UsageError
 from agent.session_store import kiln_home
 from agent.workspace import check_root
+from kiln_errors.shown import shown
 from lsp_server.core.errors import NOT_ALLOWED, CoreError, InvalidParams
-from lsp_server.core.local_names import shown, uri_problem, uri_to_path
+from lsp_server.core.local_names import uri_problem, uri_to_path
 from lsp_server.core.prompts import url_cwd
 
 

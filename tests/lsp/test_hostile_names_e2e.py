@@ -60,6 +60,25 @@ async def test_a_session_cwd_that_names_no_folder_here_is_invalid_params(
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
 
 
+async def test_a_long_session_cwd_is_shown_by_its_start_and_its_end(
+    workspace: Path, scripted_env: Callable[[list[Any]], dict[str, str]]
+) -> None:
+    """A long name in an error keeps its end, where a path says which file it is: cut at 200
+    characters, the message showed only folders and lost the last name. A control character
+    in it is shown as its escape, so the message stays one line."""
+    cwd = str(workspace / ("d" * 150) / ("e" * 100) / "last-name\x1b")
+    server = await RawServer.start(workspace, scripted_env(["never"]))
+    try:
+        await server.initialize(workspace)
+        message = one_line_invalid(await server.request(1, "kiln/session/new", {"cwd": cwd}))
+        assert message.startswith(f"cwd {workspace}/ddd") and "…" in message, message
+        assert message.endswith("/last-name\\x1b is not a directory"), message
+        assert "\x1b" not in message and len(message) < 250, message
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
+
+
 async def test_a_prompt_reference_that_names_no_file_here_is_invalid_params(
     workspace: Path, scripted_env: Callable[[list[Any]], dict[str, str]]
 ) -> None:
