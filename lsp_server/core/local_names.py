@@ -49,10 +49,16 @@ def uri_problem(uri: str) -> str | None:
     return name_problem(path)
 
 
+def is_file_uri(uri: str) -> bool:
+    """Whether ``uri`` is a ``file:`` URI, in any case (``FILE:///x`` too: RFC 3986 makes a
+    scheme case-insensitive, and read as another scheme it named no file)."""
+    return uri[:5].lower() == "file:"
+
+
 def uri_to_path(uri: str) -> Path | None:
     """The local path of a ``file:`` URI; None for any other scheme and for a URI that names no
     file here (``uri_problem``): decoding it with replacement characters, or dropping its
     host, would name another file."""
-    if not uri.startswith("file:") or uri_problem(uri) is not None:
+    if not is_file_uri(uri) or uri_problem(uri) is not None:
         return None
     return Path(unquote(urlsplit(uri).path))

@@ -17,7 +17,7 @@ from agent.types import Block
 from agent.workspace import read_regular
 from kiln_errors.shown import shown
 from lsp_server.core.errors import CoreError, InvalidParams
-from lsp_server.core.local_names import uri_problem, uri_to_path
+from lsp_server.core.local_names import is_file_uri, uri_problem, uri_to_path
 from skills_registry.skill import Skill
 
 
@@ -88,7 +88,7 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     if text is None and item["type"] == "resource" and "blob" in resource:
         text = _blob_text(uri, resource["blob"])
     embedded = text is not None
-    if not embedded and uri.startswith("file:") and (why := uri_problem(uri)) is not None:
+    if not embedded and is_file_uri(uri) and (why := uri_problem(uri)) is not None:
         # read as another scheme's URI, it reached the model as an empty reference (or, for
         # another host, as the local file of that path)
         raise InvalidParams(
