@@ -13,11 +13,13 @@ TAIL = 20  # characters of a long name's end kept: a path's file name, a URI's l
 def shown(text: str, limit: int = 200) -> str:
     """``text`` as one printable line of about ``limit`` characters at most: each control
     character as its escape (``\\n``, ``\\x1b``), a longer text as its start, "…" and its end."""
-    if len(text) > limit:
-        tail = min(TAIL, limit // 2)
-        return _printable(text[: limit - tail - 1]) + "…" + _printable(text[-tail:])
-    return _printable(text)
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut(text, limit))
 
 
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+def cut(text: str, limit: int = 200) -> str:
+    """``text`` of at most ``limit`` characters: a longer one as its start, "…" and its end
+    (escaping is left to the caller, for text that is JSON-encoded next)."""
+    if len(text) <= limit:
+        return text
+    tail = min(TAIL, limit // 2)
+    return text[: limit - tail - 1] + "…" + text[-tail:]
