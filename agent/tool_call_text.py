@@ -4,12 +4,17 @@ error text the model reads when a call fails (kind, tool, arguments, message, su
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from agent.types import canonical_json
+from kiln_errors.shown import cut, shown
 
 MAX_SHOWN_ARGUMENTS = 20_000  # characters of a call's arguments shown for approval
+MAX_SHOWN_VALUE = 200  # characters of one argument shown again when the call failed
 
 
 def prompt_detail(name: str, args: dict[str, Any], check: Any) -> str:
@@ -52,8 +57,47 @@ def locations(args: Any) -> list[dict[str, Any]]:
 
 
 def error_text(kind: str, tool: str, args: Any, message: str, suggestion: str) -> str:
-    shown = canonical_json(args)[:500] if isinstance(args, dict) else repr(args)[:500]
+    """The failed call's answer: its arguments as sent, each long text cut to its start and
+    end (a path of thousands of characters is no help a second time), then why it failed."""
+    shown = canonical_json(_short(args))[:500] if isinstance(args, dict) else repr(args)[:500]
     lines = [f"error: {kind}", f"tool: {tool}", f"arguments: {shown}", f"message: {message}"]
     if suggestion:
         lines.append(f"suggestion: {suggestion}")
     return "\n".join(lines)
+
+
+def _short(value: Any) -> Any:
+    if isinstance(value, str):
+        return cut(value, MAX_SHOWN_VALUE)
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_short(v) for v in value]
+    return value
+
+
+# Errors of a call the input is to blame for (a name past 255 bytes, a link loop, no such file),
+# with what the model can do instead; any other OSError may be a tool's bug.
+_INPUT_ERRNOS = {
+    errno.ENAMETOOLONG: "names hold at most 255 bytes and paths 4,096: use a shorter one",
+    errno.ELOOP: "the path goes through a symbolic link loop: name the file another way",
+    errno.ENOENT: "check the path with list_files",
+    errno.ENOTDIR: "a name on the way is a file, not a folder: check the path with list_files",
+    errno.EISDIR: "that is a folder: list it with list_files",
+}
+
+
+def input_fault(exc: BaseException, args: Any, root: Path) -> tuple[str, str] | None:
+    """For an OSError the call's own input caused, its one-line message and a suggestion (the
+    file it names, shortened, unless it is the ``path`` argument already shown); else None."""
+    if not isinstance(exc, OSError) or exc.errno not in _INPUT_ERRNOS:
+        return None
+    message = exc.strerror or str(exc)
+    name = exc.filename
+    if isinstance(name, str | bytes):
+        name = os.fsdecode(name)
+        inside = name.removeprefix(f"{root}{os.sep}")
+        given = args.get("path") if isinstance(args, dict) else None
+        if inside != given and name != given:
+            message += f": {shown(inside)}"
+    return message, _INPUT_ERRNOS[exc.errno]

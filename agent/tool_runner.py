@@ -37,7 +37,7 @@ from agent.protocols import (
 from agent.sandbox import SandboxUnavailable
 from agent.sandbox.guard import MemoryGuard
 from agent.status import StatusBar
-from agent.tool_call_text import error_text, locations, prompt_detail, title
+from agent.tool_call_text import error_text, input_fault, locations, prompt_detail, title
 from agent.tools.base import check_arguments
 from agent.tools.deferred_tools import PROXY_NAME, tool_description, tool_schema, unwrap_proxy
 from agent.transcript import not_run
@@ -226,14 +226,18 @@ class ToolRunner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a tool bug is reported to the model, never crashes the loop
-            error = (f"{type(exc).__name__}: {exc}", "")
-            output = error_text(
-                type(exc).__name__,
-                name,
-                args,
-                str(exc),
-                "this looks like a tool bug; try another approach",
-            )
+            if (fault := input_fault(exc, args, self.workspace.root)) is not None:
+                error = fault  # a name too long, a link loop: the input's, not the tool's
+                output = error_text(type(exc).__name__, name, args, *fault)
+            else:
+                error = (f"{type(exc).__name__}: {exc}", "")
+                output = error_text(
+                    type(exc).__name__,
+                    name,
+                    args,
+                    str(exc),
+                    "this looks like a tool bug; try another approach",
+                )
             is_error = True
         finally:
             self._edit_calls.pop(call_id, None)

@@ -15,14 +15,10 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from kiln_errors.shown import shown
+
 NAME_MAX = 255  # bytes in one path component (Linux, macOS, Windows file systems)
 PATH_MAX = 4096  # bytes in a whole path the kernel takes
-
-
-def shown(text: str, limit: int = 200) -> str:
-    """``text`` for a one-line message: control characters escaped, cut at ``limit``."""
-    cut = text if len(text) <= limit else text[:limit] + "…"
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)
 
 
 def name_problem(path: str | Path) -> str | None:
@@ -53,10 +49,16 @@ def uri_problem(uri: str) -> str | None:
     return name_problem(path)
 
 
+def is_file_uri(uri: str) -> bool:
+    """Whether ``uri`` is a ``file:`` URI, in any case (``FILE:///x`` too: RFC 3986 makes a
+    scheme case-insensitive, and read as another scheme it named no file)."""
+    return uri[:5].lower() == "file:"
+
+
 def uri_to_path(uri: str) -> Path | None:
     """The local path of a ``file:`` URI; None for any other scheme and for a URI that names no
     file here (``uri_problem``): decoding it with replacement characters, or dropping its
     host, would name another file."""
-    if not uri.startswith("file:") or uri_problem(uri) is not None:
+    if not is_file_uri(uri) or uri_problem(uri) is not None:
         return None
     return Path(unquote(urlsplit(uri).path))

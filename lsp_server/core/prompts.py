@@ -15,8 +15,9 @@ from agent.errors import PathOutsideWorkspace
 from agent.injection import external
 from agent.types import Block
 from agent.workspace import read_regular
+from kiln_errors.shown import shown
 from lsp_server.core.errors import CoreError, InvalidParams
-from lsp_server.core.local_names import uri_problem, uri_to_path
+from lsp_server.core.local_names import is_file_uri, uri_problem, uri_to_path
 from skills_registry.skill import Skill
 
 
@@ -87,7 +88,7 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
     if text is None and item["type"] == "resource" and "blob" in resource:
         text = _blob_text(uri, resource["blob"])
     embedded = text is not None
-    if not embedded and uri.startswith("file:") and (why := uri_problem(uri)) is not None:
+    if not embedded and is_file_uri(uri) and (why := uri_problem(uri)) is not None:
         # read as another scheme's URI, it reached the model as an empty reference (or, for
         # another host, as the local file of that path)
         raise InvalidParams(
@@ -105,7 +106,8 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
             rel = str(real.relative_to(root))
         except ValueError:
             raise CoreError(
-                f"{uri} is outside the workspace", hint="reference files inside the workspace root"
+                f"{shown(uri)} is outside the workspace",
+                hint="reference files inside the workspace root",
             ) from None
         if text is None:
             text = read_text(path)
@@ -207,8 +209,7 @@ def url_cwd(cwd: str, *, file_ok: bool) -> str | None:
         return None
     if not all(c.isalnum() or c in "+.-" for c in head) or (file_ok and head.lower() == "file"):
         return None
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in cwd[:200])
-    return f"cwd {shown} is a URL, not a folder: pass the workspace folder as an absolute path"
+    return f"cwd {shown(cwd)} is a URL, not a folder: pass the workspace folder as an absolute path"
 
 
 def read_disk(path: Path, root: Path) -> str | None:
@@ -257,15 +258,3 @@ def path_problem(path: Path) -> str:
     except ValueError:  # a NUL byte, half a surrogate pair
         return "no file can have that name"
     return "it cannot be resolved"
-
-
-def shown(text: str, limit: int = 120) -> str:
-    """A path or URI as one printable line of about ``limit`` characters at most (its start
-    and its end), for a one-line error."""
-    if len(text) > limit:
-        return _printable(text[: limit - 21]) + "…" + _printable(text[-20:])
-    return _printable(text)
-
-
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

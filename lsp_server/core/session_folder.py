@@ -11,8 +11,9 @@ from pathlib import Path
 from agent.errors import UsageError
 from agent.session_store import kiln_home
 from agent.workspace import check_root
+from kiln_errors.shown import shown
 from lsp_server.core.errors import NOT_ALLOWED, CoreError, InvalidParams
-from lsp_server.core.local_names import shown, uri_problem, uri_to_path
+from lsp_server.core.local_names import is_file_uri, uri_problem, uri_to_path
 from lsp_server.core.prompts import url_cwd
 
 
@@ -31,7 +32,7 @@ def session_folder(root: Path | None, cwd: str | None) -> Path:
     elif (error := url_cwd(cwd, file_ok=True)) is not None:
         raise InvalidParams(error)
     else:
-        if cwd.startswith("file:") and (why := uri_problem(cwd)) is not None:
+        if is_file_uri(cwd) and (why := uri_problem(cwd)) is not None:
             raise InvalidParams(f"cwd {shown(cwd)} names no folder on this machine: {why}")
         named = Path(uri_to_path(cwd) or cwd)
         if not named.is_absolute() and root is not None:

@@ -15,6 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from agent.errors import ConfigError, PermissionDenied, SessionNotFound, UsageError
+from kiln_errors.shown import shown
 from lsp_server.core import (
     INVALID_PARAMS,
     NOT_ALLOWED,
@@ -25,6 +26,7 @@ from lsp_server.core import (
 log = logging.getLogger("kiln.lsp.rpc")
 
 REQUEST_FAILED = -31000
+INTERNAL_ERROR = -32603  # a bug of the server's; the client cannot fix it
 INT32 = 2**31
 
 Handler = Callable[[Any, dict[str, Any]], Awaitable[Any]]
@@ -44,6 +46,19 @@ def to_rpc_error(exc: BaseException) -> JsonRpcException:
         code = REQUEST_FAILED
     data = {**({"hint": hint} if hint else {}), **(getattr(exc, "data", None) or {})}
     return JsonRpcException(message=str(exc), code=code, data=data or None)
+
+
+def plain_internal_error(error: types.ResponseError) -> types.ResponseError:
+    """An internal error (-32603) as the client is answered with it: one line, and no
+    ``data.traceback``. pygls puts the handler's traceback there, the server's insides (paths,
+    source lines) for any client to read; it is logged on stderr, where it belongs."""
+    if error.code != INTERNAL_ERROR:
+        return error
+    data = error.data
+    if isinstance(data, dict):
+        data = {k: v for k, v in data.items() if k != "traceback"} or None
+    message = shown(" ".join(str(error.message).split()) or "internal error")
+    return types.ResponseError(code=error.code, message=message, data=data)
 
 
 def json_converter() -> Any:
@@ -166,7 +181,7 @@ class QuietUserErrors(logging.Filter):
                 None,
                 None,
             )
-        elif isinstance(exc, JsonRpcException) and exc.code != -32603:
+        elif isinstance(exc, JsonRpcException) and exc.code != INTERNAL_ERROR:
             record.msg = f"request failed ({exc.code}): {exc.message}"
             record.args = ()
             record.exc_info = None

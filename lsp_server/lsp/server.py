@@ -31,13 +31,12 @@ from lsp_server.lsp.documents import IndexSync
 from lsp_server.lsp.frames import HEADER_LIMIT
 from lsp_server.lsp.host import LspFrontend
 from lsp_server.lsp.progress import IndexProgress
-from lsp_server.lsp.rpc import QuietUserErrors, json_converter
+from lsp_server.lsp.rpc import INTERNAL_ERROR, QuietUserErrors, json_converter
 from lsp_server.lsp.textsync import SyncedWorkspace
 from lsp_server.lsp.transport import KilnProtocol, serve
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.lsp")
-INTERNAL_ERROR = -32603
 # After the last answer is written, how long work still running on a thread (a scan between
 # two files, an index write) may take to finish before the process ends without it.
 EXIT_GRACE_SECONDS = 5.0

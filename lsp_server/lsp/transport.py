@@ -28,7 +28,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from lsp_server import json_text
 from lsp_server.lsp.frames import INVALID_REQUEST, PARSE_ERROR, read_frames
-from lsp_server.lsp.rpc import why_unreadable
+from lsp_server.lsp.rpc import plain_internal_error, why_unreadable
 
 log = logging.getLogger("kiln.lsp.transport")
 
@@ -199,6 +199,13 @@ class KilnProtocol(LanguageServerProtocol):
             log.info("dropped a late answer to request %s (no longer waited for)", msg_id)
             return
         super()._handle_response(msg_id, result, error)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """Every answer passes here: an internal error goes out as one line, without the
+        traceback pygls adds to it (pygls has logged it on stderr)."""
+        if isinstance(error, types.ResponseError):
+            error = plain_internal_error(error)
+        super()._send_response(msg_id, result, error)
 
     def structure(self, data: dict[str, Any]) -> Any:
         """``structure_message`` without pygls's logged traceback (the sender hears about it)."""

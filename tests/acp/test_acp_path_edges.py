@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 
+from agent.session_store import SessionStore
 from tests.acp.conftest import EditorClient
 
 pytestmark = pytest.mark.e2e
@@ -112,3 +113,30 @@ async def test_tool_calls_on_such_paths_fail_with_the_reason_and_the_turn_goes_o
     started = [u for u in agent.client.updates if u["sessionUpdate"] == "tool_call"]
     in_loop = [u for u in started if u["rawInput"]["path"].startswith("loop")]
     assert len(in_loop) == 5 and not any(u.get("locations") for u in in_loop)  # no such place
+
+
+@pytest.mark.parametrize("fs", [True, False], ids=["client-reads", "disk"])
+async def test_an_upper_case_file_scheme_names_the_local_file(
+    spawn, workspace: Path, kiln_home: Path, fs: bool
+) -> None:
+    """A URI's scheme is case-insensitive (RFC 3986): a `FILE:///…` link was read as another
+    scheme, so the file reached the model as an empty reference, and one naming another host
+    was let through instead of refused."""
+    upper = "FILE" + (workspace / "app.py").as_uri()[len("file") :]
+    link = {"type": "resource_link", "uri": upper, "name": "app.py"}
+    other = {"type": "resource_link", "uri": f"FILE://otherhost{workspace}/app.py", "name": "x"}
+    text = {"type": "text", "text": "see"}
+    async with spawn(["Fine."], EditorClient()) as agent:
+        await agent.start(fs=fs)
+        sid = (await agent.conn.new_session(cwd=str(workspace))).session_id
+        with pytest.raises(RequestError) as err:
+            await agent.conn.prompt(session_id=sid, prompt=[text, other])
+        assert err.value.code == -32602 and "otherhost" in str(err.value), err.value
+        result = await agent.conn.prompt(session_id=sid, prompt=[text, link])
+        assert result.stop_reason == "end_turn"
+    assert agent.client.reads == ([str(workspace / "app.py")] if fs else [])
+    (user, *_) = [
+        m for m in SessionStore(kiln_home / "sessions.db").messages(sid) if m["role"] == "user"
+    ]
+    said = "\n".join(str(b.get("text", "")) for b in user["content"])
+    assert 'path="app.py"' in said and "return 'hello'" in said, said

@@ -4,6 +4,7 @@ earlier server process (not loaded in this one) is -31001 too."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from lsp_server import core
 from lsp_server.lsp import frames, rpc, transport
+from tests.lsp.conftest import server_env
 from tests.lsp.raw_client import RawServer, error_code
 
 pytestmark = pytest.mark.e2e
@@ -77,3 +79,24 @@ async def test_session_not_found_is_what_the_table_says(
     finally:
         await server.close()
     assert b"Traceback" not in server.stderr
+
+
+async def test_an_internal_error_is_one_line_without_a_traceback(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """A rootUri urllib cannot split (`file://[x`: "Invalid IPv6 URL") fails inside pygls's own
+    initialize, an internal error. pygls answered it with the Python traceback in `data`
+    (file paths and source lines of the server, for any client to read); the answer is now
+    one line, and the traceback is in the server's log on stderr."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        base = {"processId": None, "capabilities": {}}
+        reply = await server.request("init", "initialize", {**base, "rootUri": "file://[x/y"})
+        assert error_code(reply) == -32603, reply
+        error = reply["error"]
+        assert "traceback" not in (error.get("data") or {}), error
+        assert error["message"] == "ValueError: Invalid IPv6 URL", error
+        assert 'File "' not in json.dumps(reply) and ".py" not in json.dumps(reply), reply
+    finally:
+        await server.close()
+    assert b"Traceback" in server.stderr and b"Invalid IPv6 URL" in server.stderr

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agent.session_store import SessionStore
 from tests.lsp.conftest import server_env
 from tests.lsp.raw_client import RawServer, error_code
 
@@ -60,6 +61,25 @@ async def test_a_session_cwd_that_names_no_folder_here_is_invalid_params(
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
 
 
+async def test_a_long_session_cwd_is_shown_by_its_start_and_its_end(
+    workspace: Path, scripted_env: Callable[[list[Any]], dict[str, str]]
+) -> None:
+    """A long name in an error keeps its end, where a path says which file it is: cut at 200
+    characters, the message showed only folders and lost the last name. A control character
+    in it is shown as its escape, so the message stays one line."""
+    cwd = str(workspace / ("d" * 150) / ("e" * 100) / "last-name\x1b")
+    server = await RawServer.start(workspace, scripted_env(["never"]))
+    try:
+        await server.initialize(workspace)
+        message = one_line_invalid(await server.request(1, "kiln/session/new", {"cwd": cwd}))
+        assert message.startswith(f"cwd {workspace}/ddd") and "…" in message, message
+        assert message.endswith("/last-name\\x1b is not a directory"), message
+        assert "\x1b" not in message and len(message) < 250, message
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
+
+
 async def test_a_prompt_reference_that_names_no_file_here_is_invalid_params(
     workspace: Path, scripted_env: Callable[[list[Any]], dict[str, str]]
 ) -> None:
@@ -86,6 +106,43 @@ async def test_a_prompt_reference_that_names_no_file_here_is_invalid_params(
     finally:
         await server.close()
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
+
+
+async def test_an_upper_case_file_scheme_names_the_local_file(
+    workspace: Path, kiln_home: Path, scripted_env: Callable[[list[Any]], dict[str, str]]
+) -> None:
+    """A URI's scheme is case-insensitive (RFC 3986): `FILE:///…` was read as another scheme.
+    A root so named was passed over for the process's cwd, a session cwd so named was taken as
+    a relative folder under the root (refused), a file so attached reached the model as an
+    empty reference, and one of another host was let through."""
+    upper = "FILE" + workspace.as_uri()[len("file") :]
+    server = await RawServer.start(workspace.parent, scripted_env(["Read it."]))
+    try:
+        await server.initialize(workspace, rootUri=upper)
+        status = await server.request("status", "kiln/index/status", {})
+        assert status["result"]["root"] == str(workspace), status
+        made = await server.request("new", "kiln/session/new", {"cwd": upper})
+        assert made.get("result", {}).get("cwd") == str(workspace), made
+        sid = made["result"]["sessionId"]
+        text = {"type": "text", "text": "see"}
+        other = {"type": "resource_link", "uri": f"FILE://otherhost{workspace}/app.py", "name": "x"}
+        refused = {"sessionId": sid, "prompt": [text, other]}
+        assert "otherhost" in one_line_invalid(
+            await server.request("p0", "kiln/session/prompt", refused)
+        )
+        link = {"type": "resource_link", "uri": f"{upper}/app.py", "name": "app.py"}
+        done = await server.request(
+            "p1", "kiln/session/prompt", {"sessionId": sid, "prompt": [text, link]}
+        )
+        assert "result" in done, done
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")
+    (user, *_) = [
+        m for m in SessionStore(kiln_home / "sessions.db").messages(sid) if m["role"] == "user"
+    ]
+    said = "\n".join(str(b.get("text", "")) for b in user["content"])
+    assert 'path="app.py"' in said and "hello" in said, said
 
 
 async def test_documents_under_names_that_name_no_file_here_are_not_served(
