@@ -112,6 +112,7 @@ class SessionLoadParams(SessionOptions):
 @dataclass(frozen=True, kw_only=True)
 class SessionListParams:
     cwd: str | None = None
+    cursor: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
