@@ -9,12 +9,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent.config import STEP_LIMIT
 from agent.events import AgentEvent
 from agent.protocols import EditOutcome, EditProposal
 from lsp_server.core.errors import InvalidParams
 
 EDIT_MODES = ("ask", "deferred", "auto")
-MAX_STEPS = 10_000  # model requests in one turn: more is no limit
+MAX_STEPS = STEP_LIMIT  # model requests in one turn, as `kiln run --max-steps` takes them
 
 
 @dataclass
