@@ -16,6 +16,8 @@ from lsp_server.core.errors import InvalidParams
 
 EDIT_MODES = ("ask", "deferred", "auto")
 MAX_STEPS = STEP_LIMIT  # model requests in one turn, as `kiln run --max-steps` takes them
+PERMISSION_TIMEOUT_MAX = 86_400.0  # a day: an unanswered question is withdrawn by then
+MCP_START_TIMEOUT_MAX = 600.0  # ten minutes for an MCP server to start and answer
 
 
 @dataclass
@@ -61,19 +63,53 @@ class CoreConfig:
                 f"unknown editMode {self.edit_mode!r}", hint=f"use one of: {', '.join(EDIT_MODES)}"
             )
         self.max_steps = _steps(self.max_steps)
+        self.permission_timeout = _seconds(
+            "permissionTimeout", self.permission_timeout, PERMISSION_TIMEOUT_MAX
+        )
+        self.mcp_start_timeout = _seconds(
+            "mcpStartTimeout", self.mcp_start_timeout, MCP_START_TIMEOUT_MAX
+        )
+
+
+def _shown(value: Any) -> str:
+    """A refused value for a one-line message, as JSON names it; a long one cut."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = repr(value)
+    elif isinstance(value, float):
+        text = f"{value:g}"
+    elif isinstance(value, int):
         try:
-            self.permission_timeout = float(self.permission_timeout)
-            self.mcp_start_timeout = float(self.mcp_start_timeout)
-        except (TypeError, ValueError, OverflowError):  # OverflowError: an integer past a float
-            raise InvalidParams(
-                "permissionTimeout and mcpStartTimeout must be numbers of seconds"
-            ) from None
-        for name, seconds in (
-            ("permissionTimeout", self.permission_timeout),
-            ("mcpStartTimeout", self.mcp_start_timeout),
-        ):
-            if not (math.isfinite(seconds) and seconds > 0):
-                raise InvalidParams(f"{name} must be a positive number of seconds, got {seconds}")
+            text = str(value)
+        except ValueError:  # an integer of thousands of digits
+            text = "a number of thousands of digits"
+    else:
+        kinds: dict[type, str] = {dict: "an object", list: "an array"}
+        text = kinds.get(type(value), type(value).__name__)
+    return text if len(text) <= 20 else f"{text[:12]}…"
+
+
+def _seconds(name: str, value: Any, most: float) -> float:
+    """A timeout setting in seconds, above 0 and at most ``most``: ``1e300`` or infinity is
+    no timeout anyone waits out (and ``asyncio`` could not schedule it), ``true`` is no
+    number. A string is read as a number (the ``KILN_ACP_*`` variables are strings)."""
+    seconds = None
+    if isinstance(value, str):
+        try:
+            seconds = float(value.strip())
+        except ValueError:
+            pass
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            seconds = float(value)
+        except OverflowError:  # an integer past a float
+            seconds = math.inf
+    if seconds is None or not (math.isfinite(seconds) and 0 < seconds <= most):
+        raise InvalidParams(
+            f"{name} must be a positive number of seconds, at most {most:,g}, got {_shown(value)}"
+        )
+    return seconds
 
 
 def _steps(value: Any) -> int:
