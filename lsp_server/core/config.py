@@ -20,6 +20,36 @@ PERMISSION_TIMEOUT_MAX = 86_400.0  # a day: an unanswered question is withdrawn 
 MCP_START_TIMEOUT_MAX = 600.0  # ten minutes for an MCP server to start and answer
 
 
+# The options a client sends: its key -> (CoreConfig attribute, the JSON type it takes).
+OPTIONS: dict[str, tuple[str, str]] = {
+    "provider": ("provider", "string"), "model": ("model", "string"), "mode": ("mode", "string"),
+    "permissionMode": ("mode", "string"), "editMode": ("edit_mode", "string"),
+    "permissionTimeout": ("permission_timeout", "number"), "maxSteps": ("max_steps", "number"),
+    "mcpStartTimeout": ("mcp_start_timeout", "number"),
+}  # fmt: skip
+
+
+def typed_options(options: Any, where: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
+    """``options`` as a client sent them in JSON, each known key holding its JSON type (and
+    each of ``extra``'s, key -> type): ``"30"`` is no number of steps, ``true`` no number of
+    seconds, ``5`` no model name. InvalidParams names the field as ``where.key`` otherwise;
+    null is an option not given. The ``KILN_ACP_*`` variables, strings by nature, skip this."""
+    if not isinstance(options, dict):
+        raise InvalidParams(f"{where} must be an object, got {_shown(options)}")
+    kinds = {key: kind for key, (_, kind) in OPTIONS.items()} | (extra or {})
+    for key, kind in kinds.items():
+        value = options.get(key)
+        if value is None:
+            continue
+        if kind == "number":
+            right = isinstance(value, int | float) and not isinstance(value, bool)
+        else:
+            right = isinstance(value, {"string": str, "boolean": bool}[kind])
+        if not right:
+            raise InvalidParams(f"{where}.{key} must be a {kind}, got {_shown(value)}")
+    return options
+
+
 @dataclass
 class CoreConfig:
     """Settings a client sends (initializationOptions / workspace/configuration)."""
@@ -41,11 +71,7 @@ class CoreConfig:
         options = options or {}
         if not isinstance(options, dict):
             raise InvalidParams("options must be an object")
-        keys = {"provider": "provider", "model": "model", "mode": "mode",
-                "permissionMode": "mode", "editMode": "edit_mode",
-                "permissionTimeout": "permission_timeout", "maxSteps": "max_steps",
-                "mcpStartTimeout": "mcp_start_timeout"}  # fmt: skip
-        for key, attr in keys.items():
+        for key, (attr, _) in OPTIONS.items():
             if options.get(key) is not None:
                 setattr(config, attr, options[key])
         config.validate()
