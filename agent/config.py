@@ -7,6 +7,8 @@ from typing import Any
 
 from agent.output_budget import DEFAULT_BUDGET_CHARS
 
+STEP_LIMIT = 10_000  # the most model requests any host lets one run or turn take: more is no limit
+
 
 @dataclass
 class AgentConfig:

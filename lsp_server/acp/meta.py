@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lsp_server.core.config import typed_options
+
 META_KEY = "kiln/meta"  # the client's _meta, whole
 RAW_MCP_KEY = "kiln/mcpServers"  # mcpServers exactly as the client sent them
 SESSION_METHODS = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
@@ -48,6 +50,8 @@ def client_meta(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def kiln_options(kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """``_meta.kiln``: Kiln options a client may send with initialize and session/new."""
+    """``_meta.kiln``: Kiln options a client may send with initialize and session/new, each of
+    its JSON type (InvalidParams naming the field otherwise: ``"maxSteps": "30"`` is refused,
+    not read as 30)."""
     options = client_meta(kwargs).get("kiln")
-    return options if isinstance(options, dict) else None
+    return None if options is None else typed_options(options, "_meta.kiln")

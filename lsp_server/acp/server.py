@@ -45,7 +45,6 @@ from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
 from lsp_server.acp.outgoing import OutgoingRequests
 from lsp_server.acp.rpc_errors import INVALID_REQUEST, rpc_errors
-from lsp_server.acp.session_pages import PAGE_SIZE, after, cursor_for
 from lsp_server.core import (
     NOT_ALLOWED,
     CoreConfig,
@@ -58,6 +57,7 @@ from lsp_server.core import (
 )
 from lsp_server.core.prompts import link_range, resolved, url_cwd
 from lsp_server.core.session_folder import usable_folder
+from lsp_server.core.session_pages import PAGE_SIZE, after, cursor_for
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.acp")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from agent.config import STEP_LIMIT
 from agent.permissions import MODES
 from lsp_server.cli.options import FiniteFloat
 from lsp_server.cli.query_args import QueryCommand
@@ -79,10 +80,11 @@ class TaskCommand(QueryCommand):
 )
 @click.option(
     "--max-steps",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=STEP_LIMIT),
     default=50,
     show_default=True,
-    help="Model requests per run (sub-agents' and compaction summaries' included).",
+    help=f"Model requests per run (sub-agents' and compaction summaries' included), "
+    f"1 to {STEP_LIMIT:,}.",
 )
 @click.option("--max-minutes", type=FiniteFloat(min=0, min_open=True), help="Wall-clock limit.")
 @click.option(

@@ -9,12 +9,45 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent.config import STEP_LIMIT
 from agent.events import AgentEvent
 from agent.protocols import EditOutcome, EditProposal
 from lsp_server.core.errors import InvalidParams
 
 EDIT_MODES = ("ask", "deferred", "auto")
-MAX_STEPS = 10_000  # model requests in one turn: more is no limit
+MAX_STEPS = STEP_LIMIT  # model requests in one turn, as `kiln run --max-steps` takes them
+PERMISSION_TIMEOUT_MAX = 86_400.0  # a day: an unanswered question is withdrawn by then
+MCP_START_TIMEOUT_MAX = 600.0  # ten minutes for an MCP server to start and answer
+
+
+# The options a client sends: its key -> (CoreConfig attribute, the JSON type it takes).
+OPTIONS: dict[str, tuple[str, str]] = {
+    "provider": ("provider", "string"), "model": ("model", "string"), "mode": ("mode", "string"),
+    "permissionMode": ("mode", "string"), "editMode": ("edit_mode", "string"),
+    "permissionTimeout": ("permission_timeout", "number"), "maxSteps": ("max_steps", "number"),
+    "mcpStartTimeout": ("mcp_start_timeout", "number"),
+}  # fmt: skip
+
+
+def typed_options(options: Any, where: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
+    """``options`` as a client sent them in JSON, each known key holding its JSON type (and
+    each of ``extra``'s, key -> type): ``"30"`` is no number of steps, ``true`` no number of
+    seconds, ``5`` no model name. InvalidParams names the field as ``where.key`` otherwise;
+    null is an option not given. The ``KILN_ACP_*`` variables, strings by nature, skip this."""
+    if not isinstance(options, dict):
+        raise InvalidParams(f"{where} must be an object, got {_shown(options)}")
+    kinds = {key: kind for key, (_, kind) in OPTIONS.items()} | (extra or {})
+    for key, kind in kinds.items():
+        value = options.get(key)
+        if value is None:
+            continue
+        if kind == "number":
+            right = isinstance(value, int | float) and not isinstance(value, bool)
+        else:
+            right = isinstance(value, {"string": str, "boolean": bool}[kind])
+        if not right:
+            raise InvalidParams(f"{where}.{key} must be a {kind}, got {_shown(value)}")
+    return options
 
 
 @dataclass
@@ -38,11 +71,7 @@ class CoreConfig:
         options = options or {}
         if not isinstance(options, dict):
             raise InvalidParams("options must be an object")
-        keys = {"provider": "provider", "model": "model", "mode": "mode",
-                "permissionMode": "mode", "editMode": "edit_mode",
-                "permissionTimeout": "permission_timeout", "maxSteps": "max_steps",
-                "mcpStartTimeout": "mcp_start_timeout"}  # fmt: skip
-        for key, attr in keys.items():
+        for key, (attr, _) in OPTIONS.items():
             if options.get(key) is not None:
                 setattr(config, attr, options[key])
         config.validate()
@@ -60,19 +89,53 @@ class CoreConfig:
                 f"unknown editMode {self.edit_mode!r}", hint=f"use one of: {', '.join(EDIT_MODES)}"
             )
         self.max_steps = _steps(self.max_steps)
+        self.permission_timeout = _seconds(
+            "permissionTimeout", self.permission_timeout, PERMISSION_TIMEOUT_MAX
+        )
+        self.mcp_start_timeout = _seconds(
+            "mcpStartTimeout", self.mcp_start_timeout, MCP_START_TIMEOUT_MAX
+        )
+
+
+def _shown(value: Any) -> str:
+    """A refused value for a one-line message, as JSON names it; a long one cut."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = repr(value)
+    elif isinstance(value, float):
+        text = f"{value:g}"
+    elif isinstance(value, int):
         try:
-            self.permission_timeout = float(self.permission_timeout)
-            self.mcp_start_timeout = float(self.mcp_start_timeout)
-        except (TypeError, ValueError, OverflowError):  # OverflowError: an integer past a float
-            raise InvalidParams(
-                "permissionTimeout and mcpStartTimeout must be numbers of seconds"
-            ) from None
-        for name, seconds in (
-            ("permissionTimeout", self.permission_timeout),
-            ("mcpStartTimeout", self.mcp_start_timeout),
-        ):
-            if not (math.isfinite(seconds) and seconds > 0):
-                raise InvalidParams(f"{name} must be a positive number of seconds, got {seconds}")
+            text = str(value)
+        except ValueError:  # an integer of thousands of digits
+            text = "a number of thousands of digits"
+    else:
+        kinds: dict[type, str] = {dict: "an object", list: "an array"}
+        text = kinds.get(type(value), type(value).__name__)
+    return text if len(text) <= 20 else f"{text[:12]}…"
+
+
+def _seconds(name: str, value: Any, most: float) -> float:
+    """A timeout setting in seconds, above 0 and at most ``most``: ``1e300`` or infinity is
+    no timeout anyone waits out (and ``asyncio`` could not schedule it), ``true`` is no
+    number. A string is read as a number (the ``KILN_ACP_*`` variables are strings)."""
+    seconds = None
+    if isinstance(value, str):
+        try:
+            seconds = float(value.strip())
+        except ValueError:
+            pass
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            seconds = float(value)
+        except OverflowError:  # an integer past a float
+            seconds = math.inf
+    if seconds is None or not (math.isfinite(seconds) and 0 < seconds <= most):
+        raise InvalidParams(
+            f"{name} must be a positive number of seconds, at most {most:,g}, got {_shown(value)}"
+        )
+    return seconds
 
 
 def _steps(value: Any) -> int:

@@ -200,9 +200,6 @@ class SessionManager:
             session.state["indexed"] = True  # the front-end keeps the shared index fresh
         self.live[session.id] = LiveSession(session, host)
 
-    def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
-        return self.session_page(cwd)[0]
-
     def session_page(
         self, cwd: str | None = None, after: tuple[float, str] | None = None, size: int = 50
     ) -> tuple[list[dict[str, Any]], tuple[float, str] | None]:

@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from lsp_server.core import INVALID_PARAMS, CoreConfig, CoreError, SessionManager, heap
+from lsp_server.core.config import typed_options
 from lsp_server.core.local_names import name_problem
 from lsp_server.lsp.document_lookup import document_path, find_document, open_document
 from lsp_server.lsp.documents import IndexSync
@@ -34,16 +35,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kiln.lsp")
 
+FLAGS = {"confirmEdits": "boolean", "index": "boolean", "hover": "boolean"}  # kiln lsp's own
+
 
 def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
     options = plain_json(params.initialization_options) or {}
     ls.options = options if isinstance(options, dict) else {}
     try:
-        ls.config = CoreConfig.from_options(ls.options)
+        ls.config = CoreConfig.from_options(
+            typed_options(ls.options, "initializationOptions", FLAGS)
+        )
     except CoreError as exc:  # start anyway; kiln/hello reports what was ignored
         ls.config_error = f"{exc} ({exc.hint})" if exc.hint else str(exc)
         log.warning("ignoring initializationOptions: %s", ls.config_error)
-    ls.frontend.confirm_edits = bool(ls.options.get("confirmEdits", False))
+    ls.frontend.confirm_edits = ls.options.get("confirmEdits") is True  # "false" is no yes
     try:
         ls.root = _workspace_root(params)
     except JsonRpcException:
@@ -245,7 +250,7 @@ def _buffer_changed(ls: KilnServer, uri: str) -> None:
 
 def _apply_settings(ls: KilnServer, settings: dict[str, Any]) -> None:
     try:
-        ls.config = CoreConfig.from_options(settings, ls.config)
+        ls.config = CoreConfig.from_options(typed_options(settings, "kiln", FLAGS), ls.config)
     except Exception as exc:  # noqa: BLE001 - a bad setting is reported, the old one kept
         log.warning("ignoring kiln settings: %s", exc)
         hint = getattr(exc, "hint", "")  # said where the user changed it, not only in a log

@@ -88,7 +88,7 @@ class SessionOptions:
     provider: str | None = None
     model: str | None = None
     max_steps: int | None = None
-    permission_timeout: float | str | None = None
+    permission_timeout: float | None = None
 
     def options(self) -> dict[str, Any]:
         return {
@@ -112,6 +112,7 @@ class SessionLoadParams(SessionOptions):
 @dataclass(frozen=True, kw_only=True)
 class SessionListParams:
     cwd: str | None = None
+    cursor: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.events import UsageReported
 from lsp_server.core import EDIT_MODES, STALE_DOCUMENT, CoreError, InvalidParams, TurnInProgress
+from lsp_server.core.session_pages import PAGE_SIZE, after, cursor_for
 from lsp_server.core.updates import event_to_update
 from lsp_server.lsp.methods import kiln_method
 from lsp_server.lsp.params import (
@@ -92,7 +93,10 @@ def stored_usage(session: Any, context_window: int) -> dict[str, Any] | None:
 
 @kiln_method("kiln/session/list")
 async def session_list(ls: KilnServer, params: SessionListParams) -> dict[str, Any]:
-    return {"sessions": ls.core().list_sessions(params.cwd)}
+    """A page of stored sessions, newest first; ``nextCursor`` while more follow (as ACP's)."""
+    rows, last = ls.core().session_page(params.cwd, after(params.cursor), PAGE_SIZE)
+    following = cursor_for(last)
+    return {"sessions": rows, **({"nextCursor": following} if following else {})}
 
 
 @kiln_method("kiln/session/prompt")

@@ -81,7 +81,7 @@ describe("a kiln setting the server cannot take", () => {
   test("kiln.permissionTimeout: 0 is said in the panel, not silently dropped with the other settings", async () => {
     ({ ws, panel } = await scriptedPanel(() => ["Hi."], { mode: "yolo", permissionTimeout: 0 }));
     const error = await waitFor(() => panel.ofType("error").find((m) => /permissionTimeout/.test(String(m.message))), "the panel's error line");
-    assert.match(String(error.message), /Kiln settings not applied: permissionTimeout must be a positive number of seconds, got 0/);
+    assert.match(String(error.message), /Kiln settings not applied: permissionTimeout must be a positive number of seconds, at most 86,400, got 0/);
     assert.match(String(error.hint), /kiln\.\* settings/);
   });
 });

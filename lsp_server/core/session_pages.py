@@ -1,8 +1,8 @@
-"""``session/list`` in pages: ACP's ``cursor`` and ``nextCursor``.
+"""Session listings in pages: ACP's ``cursor`` and ``nextCursor``, for both hosts.
 
-A store holds more sessions than one answer should carry, and the listing stopped at the 50
-newest with nothing to say that more existed, so older sessions could not be found or loaded
-from a client's history. Each page now ends with a ``nextCursor`` when more follow; the cursor,
+A store holds more sessions than one answer should carry, and the listing (ACP's
+``session/list``, kiln lsp's ``kiln/session/list``) stopped at the 50 newest with nothing to say
+that more existed, so older sessions could not be found or loaded from a client's history. Each page now ends with a ``nextCursor`` when more follow; the cursor,
 opaque to the client, names the last session of the page (its update time and id), so the next
 page starts after it even while sessions are added or continued meanwhile (those move to the
 top; none is listed twice).
@@ -46,5 +46,5 @@ def after(cursor: str | None) -> tuple[float, str] | None:
     shown = cursor if len(cursor) <= 40 else cursor[:39] + "…"
     raise InvalidParams(
         f"cursor {shown!r} is not a cursor this agent gave",
-        hint="pass the nextCursor of the previous session/list answer, or no cursor",
+        hint="pass the nextCursor of the previous listing, or no cursor",
     )

@@ -1,0 +1,68 @@
+"""`_meta.kiln` options are typed as docs/acp.md shows them: numbers are JSON numbers (a boolean
+is none), names are strings, `_meta.kiln` itself an object.
+
+They were read loosely: `"maxSteps": "30"` passed as 30, `"permissionTimeout": "60"` as 60 s and
+`true` as one second, `"model": 5` reached the provider as a model name. Each is now -32602 with
+one line naming the field, and nothing is configured by it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.acp.conftest import KILN_ACP
+from tests.acp.test_acp_lifecycle import frame
+
+pytestmark = pytest.mark.e2e
+
+REFUSED: list[tuple[Any, str]] = [
+    ({"maxSteps": "30"}, "_meta.kiln.maxSteps must be a number, got '30'"),
+    ({"maxSteps": True}, "_meta.kiln.maxSteps must be a number, got true"),
+    ({"permissionTimeout": "60"}, "_meta.kiln.permissionTimeout must be a number, got '60'"),
+    ({"mcpStartTimeout": False}, "_meta.kiln.mcpStartTimeout must be a number, got false"),
+    ({"mode": 1}, "_meta.kiln.mode must be a string, got 1"),
+    ({"permissionMode": True}, "_meta.kiln.permissionMode must be a string, got true"),
+    ({"editMode": ["ask"]}, "_meta.kiln.editMode must be a string, got an array"),
+    ({"provider": {"name": "openai"}}, "_meta.kiln.provider must be a string, got an object"),
+    ({"model": 5}, "_meta.kiln.model must be a string, got 5"),
+    ("yolo", "_meta.kiln must be an object, got 'yolo'"),
+]
+
+
+def test_ill_typed_meta_kiln_options_are_refused_naming_the_field(
+    kiln_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    def new(n: int, kiln: Any) -> str:
+        params = {"cwd": str(workspace), "mcpServers": [], "_meta": {"kiln": kiln}}
+        return frame(n, "session/new", params)
+
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1, "_meta": {"kiln": {"maxSteps": "30"}}}),
+        frame(2, "initialize", {"protocolVersion": 1, "_meta": {"kiln": {"maxSteps": 30}}}),
+        *(new(n, kiln) for n, (kiln, _) in enumerate(REFUSED, start=10)),
+        new(3, {"maxSteps": 30, "permissionTimeout": 60.5, "mode": "yolo", "model": None}),
+    ]
+    script = tmp_path / "script.json"
+    script.write_text('["Fine."]', encoding="utf-8")
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted",
+           "KILN_SCRIPT": str(script)}  # fmt: skip
+    done = subprocess.run(
+        KILN_ACP, input="\n".join(raw) + "\n", capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if "id" in r}
+    first = replies[1]["error"]
+    assert (first["code"], first["message"]) == (
+        -32602,
+        "_meta.kiln.maxSteps must be a number, got '30'",
+    )
+    assert replies[2]["result"]["protocolVersion"] == 1  # the corrected initialize is taken
+    for n, (_, line) in enumerate(REFUSED, start=10):
+        error = replies[n]["error"]
+        assert (error["code"], error["message"]) == (-32602, line), error
+    taken = replies[3]["result"]
+    assert taken["modes"]["currentModeId"] == "yolo"

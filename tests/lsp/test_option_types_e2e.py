@@ -1,0 +1,51 @@
+"""kiln lsp's options are typed as PROTOCOL.md §3 shows them, as `_meta.kiln` is in kiln acp:
+numbers are JSON numbers (a boolean is none), names strings, `confirmEdits`/`index`/`hover`
+booleans.
+
+`initializationOptions` and pushed settings were read loosely: `"maxSteps": "30"` passed as 30,
+`"confirmEdits": "false"` turned confirmation on, and a session's `"permissionTimeout": "60"`
+passed as 60 s. Each is now refused with one line naming the field: `configError` for
+`initializationOptions` (the server runs on its defaults), a warning for a pushed setting (the
+previous settings stay), -32602 for a session's option."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from tests.lsp.conftest import running
+from tests.lsp.test_mode_e2e import settings
+from tests.waiting import until
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_ill_typed_options_are_refused_naming_the_field(
+    workspace: Path, scripted_env: Any
+) -> None:
+    options = {"maxSteps": "30", "confirmEdits": "false"}
+    async with running(workspace, scripted_env(["ok"]), options=options) as editor:
+        hello = await editor.request("kiln/hello", {})
+        assert hello["configError"] == "initializationOptions.maxSteps must be a number, got '30'"
+        assert hello["config"]["permissionTimeout"] == 120  # the defaults, not the options sent
+
+        for pushed, line in (
+            ({"maxSteps": True}, "kiln.maxSteps must be a number, got true"),
+            ({"model": 5}, "kiln.model must be a string, got 5"),
+            ({"confirmEdits": "yes"}, "kiln.confirmEdits must be a boolean, got 'yes'"),
+        ):
+            editor.workspace_did_change_configuration(settings({"permissionTimeout": 30, **pushed}))
+            shown = f"show: Kiln settings not applied: {line}"
+            await until(lambda shown=shown: shown in editor.logs, what=shown)
+        assert (await editor.request("kiln/hello", {}))["config"]["permissionTimeout"] == 120
+
+        for bad in ({"permissionTimeout": "60"}, {"maxSteps": "30"}, {"maxSteps": True}):
+            with pytest.raises(JsonRpcException) as err:
+                await editor.request("kiln/session/new", bad)
+            assert err.value.code == -32602, err.value
+            assert f"param {next(iter(bad))!r} has the wrong type" in str(err.value)
+        taken = await editor.request("kiln/session/new", {"permissionTimeout": 60, "maxSteps": 30})
+        assert taken["sessionId"]
