@@ -21,11 +21,15 @@ import contextlib
 import logging
 import os
 import signal
+from collections.abc import Generator
 from typing import Any
+from urllib.parse import urlsplit
 
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
+from kiln_errors.shown import shown
 from lsp_server import json_text
 from lsp_server.lsp.frames import INVALID_REQUEST, PARSE_ERROR, read_frames
 from lsp_server.lsp.rpc import plain_internal_error, why_unreadable
@@ -40,6 +44,14 @@ PARENT_POLL_SECONDS = 2.0  # KILN_PARENT_POLL_SECONDS overrides it (tests)
 DRAIN_SECONDS = 5.0  # bound on cancelling turns and sending their answers when stopping
 
 
+def _splits(uri: str) -> bool:
+    try:
+        urlsplit(uri)
+    except ValueError:
+        return False
+    return True
+
+
 class KilnProtocol(LanguageServerProtocol):
     """pygls's LSP protocol plus the lifecycle rules it leaves to the server."""
 
@@ -50,6 +62,23 @@ class KilnProtocol(LanguageServerProtocol):
         self.shutdown_id: Any = None  # the `shutdown` request, carried out whatever cancels it
         self.exit_code: int | None = None
         self.stop_requested = asyncio.Event()
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
+        """pygls's ``initialize`` with the URIs no URI parser reads left out first (``file://[x``:
+        "Invalid IPv6 URL"). pygls built its workspace from them before Kiln's handler ran and
+        failed the request as an internal error, after which every ``initialize`` was answered
+        "already sent": such a root is passed over like one naming no folder (PROTOCOL.md §1)."""
+        if params.root_uri is not None and not _splits(params.root_uri):
+            log.warning("passed over rootUri %s: not a URI", shown(params.root_uri))
+            params.root_uri = None
+        if params.workspace_folders:
+            kept = [f for f in params.workspace_folders if _splits(f.uri)]
+            for folder in params.workspace_folders:
+                if folder not in kept:
+                    log.warning("passed over workspace folder %s: not a URI", shown(folder.uri))
+            params.workspace_folders = kept
+        return (yield from super().lsp_initialize(params))
 
     @property
     def shut_down(self) -> bool:

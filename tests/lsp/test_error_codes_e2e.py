@@ -81,22 +81,49 @@ async def test_session_not_found_is_what_the_table_says(
     assert b"Traceback" not in server.stderr
 
 
-async def test_an_internal_error_is_one_line_without_a_traceback(
-    workspace: Path, kiln_home: Path
-) -> None:
-    """A rootUri urllib cannot split (`file://[x`: "Invalid IPv6 URL") fails inside pygls's own
-    initialize, an internal error. pygls answered it with the Python traceback in `data`
-    (file paths and source lines of the server, for any client to read); the answer is now
-    one line, and the traceback is in the server's log on stderr."""
+def test_an_internal_error_is_one_line_without_a_traceback() -> None:
+    """pygls answers a handler's unexpected exception with the Python traceback in `data`
+    (file paths and source lines of the server, for any client to read); every answer passes
+    through `rpc.plain_internal_error`, which keeps one line and drops the traceback (pygls has
+    logged it on stderr). No request reaches an internal error from outside any more (the
+    last one, below, is passed over now), so pygls's own error object is built here."""
+    import sys
+
+    from pygls.exceptions import JsonRpcInternalError
+
+    try:
+        raise ValueError("Invalid IPv6 URL\n  at line 2")
+    except ValueError:
+        error = JsonRpcInternalError.of(sys.exc_info()).to_response_error()
+    assert "traceback" in json.dumps(error.data)  # what pygls would have sent
+    plain = rpc.plain_internal_error(error)
+    assert plain.code == -32603 and plain.message == "ValueError: Invalid IPv6 URL at line 2"
+    assert plain.data is None or "traceback" not in plain.data
+    assert "File " not in json.dumps(plain.data) and ".py" not in json.dumps(plain.data)
+
+
+async def test_a_root_no_uri_parser_reads_is_passed_over(workspace: Path, kiln_home: Path) -> None:
+    """A rootUri or workspace folder urllib cannot split (`file://[x`: "Invalid IPv6 URL") failed
+    inside pygls's own initialize as an internal error, and every initialize after it was
+    answered "already sent": the client could never start. It is passed over, as PROTOCOL.md
+    §1 says of a name that names no folder, and the next named folder is the root."""
     server = await RawServer.start(workspace, server_env(kiln_home))
     try:
-        base = {"processId": None, "capabilities": {}}
-        reply = await server.request("init", "initialize", {**base, "rootUri": "file://[x/y"})
-        assert error_code(reply) == -32603, reply
-        error = reply["error"]
-        assert "traceback" not in (error.get("data") or {}), error
-        assert error["message"] == "ValueError: Invalid IPv6 URL", error
-        assert 'File "' not in json.dumps(reply) and ".py" not in json.dumps(reply), reply
+        params = {
+            "processId": None,
+            "capabilities": {},
+            "rootUri": "file://[x/y",
+            "workspaceFolders": [
+                {"uri": "http://[::1", "name": "bad"},
+                {"uri": workspace.as_uri(), "name": "ws"},
+            ],
+        }
+        reply = await server.request("init", "initialize", params)
+        assert "result" in reply, reply
+        server.notify("initialized", {})
+        status = await server.request("s", "kiln/index/status", {})
+        assert status["result"]["root"] == str(workspace.resolve()), status
     finally:
         await server.close()
-    assert b"Traceback" in server.stderr and b"Invalid IPv6 URL" in server.stderr
+    assert b"Traceback" not in server.stderr
+    assert b"passed over rootUri file://[x/y" in server.stderr
