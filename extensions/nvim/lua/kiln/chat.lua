@@ -315,35 +315,55 @@ function M.resume(session_id, cb)
   return true
 end
 
---- :KilnResume — pick one of the workspace's stored sessions with vim.ui.select.
+--- The picker's last row while older sessions follow (the server lists 50 a page).
+local OLDER = { sessionId = '', older = true }
+
+--- :KilnResume — pick one of the workspace's stored sessions with vim.ui.select. The server
+--- answers in pages of 50, newest first: while more follow, the last row is "Load older
+--- sessions…", which reads the next page and asks again with it added.
 function M.pick_session(cb)
-  client.request('kiln/session/list', vim.empty_dict(), function(err, res)
-    if err then
-      client.report(err, vim.log.levels.ERROR)
-      return cb and cb(err)
-    end
-    local sessions = res.sessions or {}
-    if #sessions == 0 then
-      vim.notify('kiln: no stored sessions for this workspace')
-      return cb and cb(nil)
-    end
-    vim.ui.select(sessions, {
-      prompt = 'Resume a Kiln session',
-      kind = 'kiln.session',
-      format_item = function(item)
-        -- one row: the title is the first question's start, which may hold line breaks
-        local title = item.title ~= '' and item.title or item.sessionId
-        return transcript.one_line(string.format('%s  %s', item.updatedAt or '', title))
-      end,
-    }, function(item)
-      if item then
-        M.open()
-        M.resume(item.sessionId, cb)
-      elseif cb then
-        cb(nil)
+  local listed = {}
+  local function page(cursor)
+    local params = cursor and { cursor = cursor } or vim.empty_dict()
+    client.request('kiln/session/list', params, function(err, res)
+      if err then
+        client.report(err, vim.log.levels.ERROR)
+        return cb and cb(err)
       end
+      vim.list_extend(listed, res.sessions or {})
+      if #listed == 0 then
+        vim.notify('kiln: no stored sessions for this workspace')
+        return cb and cb(nil)
+      end
+      local next_cursor = type(res.nextCursor) == 'string' and res.nextCursor or nil
+      local items = vim.list_slice(listed)
+      if next_cursor then
+        items[#items + 1] = OLDER
+      end
+      vim.ui.select(items, {
+        prompt = 'Resume a Kiln session',
+        kind = 'kiln.session',
+        format_item = function(item)
+          if item.older then
+            return 'Load older sessions…'
+          end
+          -- one row: the title is the first question's start, which may hold line breaks
+          local title = item.title ~= '' and item.title or item.sessionId
+          return transcript.one_line(string.format('%s  %s', item.updatedAt or '', title))
+        end,
+      }, function(item)
+        if item and item.older then
+          page(next_cursor)
+        elseif item then
+          M.open()
+          M.resume(item.sessionId, cb)
+        elseif cb then
+          cb(nil)
+        end
+      end)
     end)
-  end)
+  end
+  page(nil)
 end
 
 --- What the prompt sends: a `/command` is run (see kiln.commands), anything else is asked.

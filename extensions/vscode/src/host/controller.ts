@@ -27,6 +27,7 @@ import { postModels } from "./models";
 import type { ProposalDiffs } from "./diff";
 import { EDIT_MODE_NAMES, MODE_NAMES, pickModes } from "./modePicker";
 import { PermissionQuestions } from "./permissionQuestions";
+import { type ListedSessions, SessionHistory } from "./sessionHistory";
 
 interface Proposal {
   path: string;
@@ -62,6 +63,8 @@ export class ChatController implements vscode.Disposable {
   private waiting: Draft[] = [];
   /** The tool calls of the deferred edits listed last (their diffs are dropped once resolved). */
   private pendingCalls = new Set<string>();
+  /** The stored sessions the history picker lists (newest pages, more on request). */
+  private readonly history = new SessionHistory();
 
   constructor(
     private readonly post: (message: HostToWebview) => void,
@@ -210,6 +213,9 @@ export class ChatController implements vscode.Disposable {
         case "listSessions":
           await this.refreshSessions();
           return;
+        case "olderSessions":
+          await this.olderSessions();
+          return;
         case "loadSession":
           await this.loadSession(message.sessionId);
           return;
@@ -267,14 +273,23 @@ export class ChatController implements vscode.Disposable {
   async refreshSessions(): Promise<void> {
     if (!this.protocol) return;
     try {
-      const sessions = await this.protocol.listSessions();
-      this.post({
-        type: "sessions",
-        sessions: sessions.map((s) => ({ sessionId: s.sessionId, title: s.title, updatedAt: s.updatedAt })),
-      });
+      this.postSessions(await this.history.refresh(this.protocol));
     } catch (err) {
       this.report(err);
     }
+  }
+
+  /** The history picker's "Load older sessions…": the next page joins the list. */
+  private async olderSessions(): Promise<void> {
+    this.postSessions(await this.history.older(this.require()));
+  }
+
+  private postSessions({ sessions, more }: ListedSessions): void {
+    this.post({
+      type: "sessions",
+      sessions: sessions.map((s) => ({ sessionId: s.sessionId, title: s.title, updatedAt: s.updatedAt })),
+      more,
+    });
   }
 
   /** Deferred proposals of the current session, for the panel's Apply/Discard list. */

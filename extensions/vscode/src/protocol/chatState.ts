@@ -61,6 +61,8 @@ export interface ChatState {
   running: boolean;
   permissions: PermissionPrompt[];
   sessions: { sessionId: string; title: string; updatedAt?: string }[];
+  /** Older sessions follow those listed (the history offers "Load older sessions…"). */
+  moreSessions: boolean;
   server: { state: string; message?: string };
   pendingEdits: { proposalId: string; toolCallId: string; path: string; oldText?: string | null; newText?: string }[];
   config: { mode: string; editMode: string; model: string };
@@ -78,6 +80,7 @@ export function initialState(): ChatState {
     running: false,
     permissions: [],
     sessions: [],
+    moreSessions: false,
     server: { state: "starting" },
     pendingEdits: [],
     config: { mode: "ask", editMode: "ask", model: "" },
@@ -237,6 +240,7 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
       return {
         ...initialState(),
         sessions: state.sessions,
+        moreSessions: state.moreSessions,
         pendingEdits: [],
         server: state.server,
         config: state.config,
@@ -291,7 +295,7 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
             : state.entries,
       };
     case "sessions":
-      return { ...state, sessions: message.sessions };
+      return { ...state, sessions: message.sessions, moreSessions: message.more ?? false };
     case "pendingEdits":
       return { ...state, pendingEdits: message.edits };
     case "models":

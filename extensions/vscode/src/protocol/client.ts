@@ -23,7 +23,7 @@ import {
   type PermissionResponse,
   type PromptBlock,
   type PromptResult,
-  type SessionInfo,
+  type SessionPage,
   type SkillInfo,
   type UpdateNotification,
 } from "./types";
@@ -147,8 +147,10 @@ export class KilnProtocol implements Disposable {
     return this.call<LoadSessionResult>(METHODS.sessionLoad, { sessionId, replay });
   }
 
-  async listSessions(): Promise<SessionInfo[]> {
-    return (await this.call<{ sessions: SessionInfo[] }>(METHODS.sessionList, {})).sessions;
+  /** One page of the stored sessions, newest first; `nextCursor` (absent on the last page) asks
+   *  for the next. */
+  listSessions(cursor?: string): Promise<SessionPage> {
+    return this.call<SessionPage>(METHODS.sessionList, cursor === undefined ? {} : { cursor });
   }
 
   prompt(sessionId: string, prompt: PromptBlock[] | string, token?: CancellationTokenLike) {

@@ -55,7 +55,8 @@ export const hostToWebview = z.discriminatedUnion("type", [
     state: z.enum(["running", "idle"]),
     stopReason: z.string().optional(),
   }),
-  z.object({ type: z.literal("sessions"), sessions: z.array(sessionInfo) }),
+  /** The history, newest first; `more`: older sessions follow (ask with `olderSessions`). */
+  z.object({ type: z.literal("sessions"), sessions: z.array(sessionInfo), more: z.boolean().optional() }),
   z.object({
     type: z.literal("server"),
     state: z.enum(["starting", "running", "stopped", "failed", "no-folder"]),
@@ -133,6 +134,8 @@ export const webviewToHost = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("newSession") }),
   z.object({ type: z.literal("listSessions") }),
+  /** The history picker's "Load older sessions…": the next page of the history. */
+  z.object({ type: z.literal("olderSessions") }),
   z.object({ type: z.literal("loadSession"), sessionId: z.string() }),
   z.object({ type: z.literal("openDiff"), toolCallId: z.string() }),
   z.object({

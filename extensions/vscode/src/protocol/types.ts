@@ -76,6 +76,12 @@ export interface SessionInfo {
   busy: boolean;
 }
 
+/** A `kiln/session/list` answer: 50 sessions at most, and the cursor of the next page. */
+export interface SessionPage {
+  sessions: SessionInfo[];
+  nextCursor?: string;
+}
+
 export interface NewSessionResult {
   sessionId: string;
   cwd: string;

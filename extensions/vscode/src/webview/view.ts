@@ -132,7 +132,12 @@ export class ChatView {
     fresh.addEventListener("click", () => this.post({ type: "newSession" }));
     refresh.addEventListener("click", () => this.post({ type: "listSessions" }));
     this.sessions.addEventListener("change", () => {
-      if (this.sessions.value) this.post({ type: "loadSession", sessionId: this.sessions.value });
+      if (this.sessions.selectedOptions[0]?.classList.contains("older")) {
+        this.sessions.value = ""; // the current session stays shown while the page comes
+        this.post({ type: "olderSessions" });
+      } else if (this.sessions.value) {
+        this.post({ type: "loadSession", sessionId: this.sessions.value });
+      }
     });
     this.mode.addEventListener("change", () => this.post({ type: "setMode", mode: this.mode.value }));
     this.editMode.addEventListener("change", () => this.post({ type: "setMode", editMode: this.editMode.value }));
@@ -265,6 +270,8 @@ export class ChatView {
       ...s.sessions
         .filter((x) => x.sessionId !== s.sessionId && x.title)
         .map((x) => el("option", { value: x.sessionId }, x.title)),
+      // The server lists sessions in pages of 50: the older ones are one pick away.
+      ...(s.moreSessions ? [el("option", { value: "", class: "older" }, "Load older sessions…")] : []),
     );
 
     this.plan.replaceChildren(

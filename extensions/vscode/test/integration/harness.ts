@@ -173,6 +173,33 @@ export function kilnCli(args: string[], env: Record<string, string>, cwd: string
   });
 }
 
+/**
+ * `count` sessions of workspace `root` written straight into the store of KILN_HOME `home`, as
+ * the agent's own `SessionStore` records them (titled `stored 0`, `stored 1`, …, oldest first).
+ */
+export function storeSessions(home: string, root: string, count: number): Promise<string[]> {
+  const code = [
+    "import json, sys",
+    "from pathlib import Path",
+    "from agent.session_store import SessionStore",
+    "store = SessionStore()",
+    "root = Path(sys.argv[1]).resolve()",
+    "ids = [store.create(root, provider='scripted', model='m', mode='ask', title=f'stored {i}')",
+    "       for i in range(int(sys.argv[2]))]",
+    "store.close()",
+    "print(json.dumps(ids))",
+  ].join("\n");
+  return new Promise((resolve, reject) => {
+    const child = spawn(python(), ["-c", code, root, String(count)], { env: { ...process.env, KILN_HOME: home } });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
+    child.stderr.on("data", (c: Buffer) => (err += c.toString("utf8")));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`storing sessions failed: ${err}`))));
+  });
+}
+
 /** `kiln registry serve` on a loopback port; resolves with its URL once it listens. */
 export async function startRegistry(
   data: string,

@@ -102,7 +102,7 @@ describe("kiln lsp through the extension's protocol module", () => {
       "Hello **world**, this answer streams in pieces.",
     );
     assert.ok(state.usage && state.usage.inputTokens + state.usage.cacheReadTokens > 0);
-    const sessions = await kiln.protocol.listSessions();
+    const { sessions } = await kiln.protocol.listSessions();
     assert.ok(sessions.some((s) => s.sessionId === sessionId && s.title.includes("stream")));
   });
 
@@ -168,7 +168,7 @@ describe("kiln lsp through the extension's protocol module", () => {
     assert.equal(result.stopReason, "cancelled");
     await waitFor(() => cancelledAsks > 0, "$/cancelRequest for the open ask");
     release();
-    const listed = await kiln.protocol.listSessions();
+    const listed = (await kiln.protocol.listSessions()).sessions;
     assert.equal(listed.find((s) => s.sessionId === sessionId)?.busy, false);
     answer = async () => selected("allow_once");
     const again = await kiln.protocol.prompt(sessionId, "again");

@@ -276,4 +276,22 @@ describe("chat view", () => {
     $(".history").click();
     expect(posted.at(-1)).toEqual({ type: "listSessions" });
   });
+
+  test("a history with older sessions ends with 'Load older sessions…', which asks the host for them", () => {
+    const page = (ids: string[], more: boolean) =>
+      view.receive({ type: "sessions", sessions: ids.map((id) => ({ sessionId: id, title: `q ${id}` })), more });
+    page(["s1", "s9"], true);
+    const select = $<HTMLSelectElement>(".sessions");
+    const labels = () => Array.from(select.options).map((o) => o.textContent);
+    expect(labels()).toEqual(["q s1", "q s9", "Load older sessions…"]);
+    select.selectedIndex = 2;
+    select.dispatchEvent(new Event("change"));
+    expect(posted.at(-1)).toEqual({ type: "olderSessions" });
+    expect(select.selectedIndex).toBe(0); // still showing the current session, nothing loaded
+    page(["s1", "s9", "s0"], false);
+    expect(labels()).toEqual(["q s1", "q s9", "q s0"]);
+    select.value = "s0";
+    select.dispatchEvent(new Event("change"));
+    expect(posted.at(-1)).toEqual({ type: "loadSession", sessionId: "s0" });
+  });
 });
