@@ -19,6 +19,7 @@ from agent.status import StatusBar
 from agent.tool_runner import ToolRunner
 from agent.turn import TurnState
 from agent.workspace import Workspace, read_regular
+from kiln_errors.shown import shown
 
 
 class SessionServices:
@@ -63,7 +64,7 @@ class SessionServices:
         buffered = self._host.read_buffer(path)
         if buffered is not None:
             return buffered
-        rel = name or self.workspace.relative(path)
+        rel = shown(name or self.workspace.relative(path))
         try:
             data = read_regular(path, [self.workspace.root, *self.workspace.read_roots])
         except FileNotFoundError:

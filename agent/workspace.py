@@ -16,6 +16,7 @@ from pathlib import Path
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
 from kiln_errors.home import holds_home
+from kiln_errors.shown import shown
 
 
 class Workspace:
@@ -34,12 +35,18 @@ class Workspace:
         try:
             resolved = candidate.resolve(strict=False)
         except (OSError, RuntimeError) as exc:  # symlink loops
-            raise ToolError(f"cannot resolve {path}: {exc}") from exc
+            # The exception names the path again, absolute and whole: give its reason only.
+            if isinstance(exc, OSError):
+                raise ToolError(f"cannot resolve {shown(str(path))}: {exc.strerror}") from None
+            raise ToolError(
+                f"cannot resolve {shown(str(path))}: Symlink loop",
+                suggestion="the path goes through a symbolic link loop: name the file another way",
+            ) from None
         if for_read and any(r == resolved or r in resolved.parents for r in self.read_roots):
             return resolved
         if resolved != self.root and self.root not in resolved.parents:
             raise PathOutsideWorkspace(
-                f"path {path!s} resolves outside the workspace ({self.root})"
+                f"path {shown(str(path))} resolves outside the workspace ({shown(str(self.root))})"
             )
         return resolved
 
@@ -47,7 +54,7 @@ class Workspace:
         """``resolve``, refusing what git or an editor acts on by itself (``runs_on_host``)."""
         resolved = self.resolve(path)
         if runs_on_host(path, self.root, self.host_run):
-            raise ToolError(HOST_RUN_REFUSAL.format(path=path))
+            raise ToolError(HOST_RUN_REFUSAL.format(path=shown(str(path))))
         return resolved
 
     def relative(self, path: Path | str) -> str:

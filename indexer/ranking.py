@@ -90,7 +90,7 @@ def search(
         return []
     query = code_query(query)  # what the code is searched with: no ticket keys (see there)
     terms = query_terms(query) or all_terms
-    df = {} if cache is None else cache.df
+    df = {} if cache is None else cache.counts(conn)
     kept = None
     if symbols is not None:
         symbols.check(conn)

@@ -1,6 +1,7 @@
-"""What searches of one index keep between calls: term document counts, the history step's
-per-term commit scores, which change only when the recorded history does, and symbol lookups
-(``Symbols``), which the index's own writes invalidate name by name.
+"""What searches of one index keep between calls: term document counts, which any write of
+blocks drops (this process's, or another's seen through ``PRAGMA data_version``), the history
+step's per-term commit scores, which change only when the recorded history does, and symbol
+lookups (``Symbols``), which the index's own writes invalidate name by name.
 
 The history step ranks commit messages by BM25 over the query's terms (see ``history``).
 FTS5's ``bm25()`` is a sum over the query's phrases, in their order, of a per-phrase share that
@@ -159,14 +160,33 @@ class SearchCache:
 
     def __init__(self) -> None:
         # term -> blocks containing it: which terms are worth scoring, and their weights when
-        # some are left out; forgotten at each write of block rows (``Index._transaction``).
-        # Kept until the next update, the watcher's or an editor's writes of files holding a
-        # term left its old count: a search after ten such files were deleted still left out
-        # the one block holding it that a fresh index ranked first. Counting again is one
-        # vocabulary lookup per query term (under a millisecond even for a common one).
+        # some are left out; forgotten at each write of block rows (``Index._transaction``),
+        # and when another connection committed (``counts``). Kept until the next update, the
+        # watcher's or an editor's writes of files holding a term left its old count: a search
+        # after ten such files were deleted still left out the one block holding it that a
+        # fresh index ranked first. Counting again is one vocabulary lookup per query term
+        # (under a millisecond even for a common one).
         self.df: dict[str, int] = {}
+        # id(connection) -> (connection, its ``PRAGMA data_version`` at its last search)
+        self._versions: dict[int, tuple[sqlite3.Connection, int]] = {}
+        self._lock = threading.Lock()
         self._history: HistoryMemo | None = None
         self.symbols = Symbols()  # for searches on the writer's connection only
+
+    def counts(self, conn: sqlite3.Connection) -> dict[str, int]:
+        """``df`` for a search on ``conn``, forgotten first if another connection committed
+        since ``conn``'s last search (or ``conn`` is new here): `kiln index` in a terminal, or
+        another ``kiln index --watch``, writes the same file while an editor's session keeps
+        its counts. A connection's ``data_version`` moves on every other connection's commit,
+        this process's writer's included (those counts went already), never on its own; it is
+        comparable only with itself, hence one per connection."""
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        with self._lock:
+            seen = self._versions.get(id(conn))
+            if seen is None or seen[0] is not conn or seen[1] != version:
+                self.forget_counts()
+                self._versions[id(conn)] = (conn, version)
+            return self.df
 
     def forget_counts(self) -> None:
         """A new, empty ``df``: a search running on another thread keeps the dict it took (its
@@ -176,6 +196,8 @@ class SearchCache:
 
     def clear(self) -> None:
         self.forget_counts()
+        with self._lock:
+            self._versions.clear()  # a rebuild closed the connections
         self._history = None
         self.symbols = Symbols()
 

@@ -21,13 +21,14 @@ from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, schema
 from agent.types import ToolSpec
 from agent.workspace import read_regular
+from kiln_errors.shown import shown
 
 
 async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     session = ctx.session
     path = session.workspace.resolve_write(args["path"])
     if path.is_dir():
-        raise ToolError(f"{args['path']} is a directory")
+        raise ToolError(f"{shown(args['path'])} is a directory")
     old = _editable_text(ctx, path, args["path"]) if path.exists() else ""
     content = line_ends.like(old, args["content"])
     outcome = await session.propose_edit(path, old, content, call_id=ctx.call_id)
@@ -45,7 +46,7 @@ def _editable_text(ctx: ToolContext, path: Path, name: str) -> str:
         read_regular(path, [ctx.session.workspace.root]).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolError(
-            f"{name} is not UTF-8 text (byte "
+            f"{shown(name)} is not UTF-8 text (byte "
             f"{exc.object[exc.start]:#04x} at offset {exc.start}); an edit would replace every "
             "byte that is not",
             suggestion="change it with a command (sed, iconv), or convert it to UTF-8 first",
@@ -59,7 +60,9 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
     session = ctx.session
     path = session.workspace.resolve_write(args["path"])
     if not path.is_file():
-        raise ToolError(f"{args['path']} does not exist", suggestion="create it with write_file")
+        raise ToolError(
+            f"{shown(args['path'])} does not exist", suggestion="create it with write_file"
+        )
     old = _editable_text(ctx, path, args["path"])
     old_text, new_text = args["old_text"], args["new_text"]
     if not old_text:

@@ -17,6 +17,7 @@ from agent.tools.base import FunctionTool, schema
 from agent.tools.pattern_size import MAX_UNITS, expanded_size
 from agent.tree_walk import walk
 from agent.types import ToolSpec
+from kiln_errors.shown import shown
 
 MAX_READ_LINES = 2000
 SKIP_DIRS = {
@@ -37,7 +38,7 @@ async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     path = session.workspace.resolve(args["path"], for_read=True)
     if path.is_dir():
         raise ToolError(
-            f"{args['path']} is a directory", suggestion="use list_files for directories"
+            f"{shown(args['path'])} is a directory", suggestion="use list_files for directories"
         )
     text = session.read_text(path, args["path"])
     lines = text.splitlines()
@@ -47,7 +48,8 @@ async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     width = len(str(offset + len(chunk)))
     numbered = "\n".join(f"{n:>{width}}\t{line}" for n, line in enumerate(chunk, start=offset))
     rel = session.workspace.relative(path)
-    asked = args["path"]  # not ``rel``: a shipped link may lead to a name holding an instruction
+    # Not ``rel``: a shipped link may lead to a name holding an instruction.
+    asked = shown(args["path"])
     more = ""
     if offset - 1 + limit < len(lines):
         more = (
@@ -69,7 +71,8 @@ async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
     base = ws.resolve(args.get("path") or ".")
     if not base.is_dir():
         raise ToolError(
-            f"{args.get('path')} is not a directory", suggestion="use read_file for files"
+            f"{shown(str(args.get('path')))} is not a directory",
+            suggestion="use read_file for files",
         )
     entries: list[str] = []
     denied = ctx.session.read_denied

@@ -87,7 +87,9 @@ class SessionOptions:
     edit_mode: str | None = None
     provider: str | None = None
     model: str | None = None
-    max_steps: int | None = None
+    # Any JSON number: ``CoreConfig`` holds the rule (a whole number from 1 to 10,000; ``30.0``
+    # passes as 30) and its one line, the same for kiln acp's ``_meta.kiln.maxSteps``.
+    max_steps: float | None = None
     permission_timeout: float | None = None
 
     def options(self) -> dict[str, Any]:

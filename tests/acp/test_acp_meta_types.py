@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import RequestError
 
-from tests.acp.conftest import KILN_ACP
+from tests.acp.conftest import KILN_ACP, EditorClient
 from tests.acp.test_acp_lifecycle import frame
 
 pytestmark = pytest.mark.e2e
@@ -66,3 +67,22 @@ def test_ill_typed_meta_kiln_options_are_refused_naming_the_field(
         assert (error["code"], error["message"]) == (-32602, line), error
     taken = replies[3]["result"]
     assert taken["modes"]["currentModeId"] == "yolo"
+
+
+async def test_max_steps_takes_an_integral_float_and_refuses_a_fraction_as_kiln_lsp_does(
+    spawn: Any, workspace: Path
+) -> None:
+    """`_meta.kiln.maxSteps: 1.0` is a limit of one step and `30.5` the one line kiln lsp's
+    `kiln/session/new` answers too (tests/lsp/test_option_types_e2e.py)."""
+    step = {"tool_calls": [{"name": "list_files", "input": {}}]}
+    async with spawn([step, step, "Done."], EditorClient()) as agent:
+        await agent.start()
+        for fraction in (30.5, 0.5):
+            with pytest.raises(RequestError) as err:
+                await agent.conn.new_session(cwd=str(workspace), kiln={"maxSteps": fraction})
+            assert err.value.code == -32602, err.value
+            assert str(err.value) == f"maxSteps must be a whole number, got {fraction}"
+        kiln = {"maxSteps": 1.0, "mode": "yolo"}
+        sid = (await agent.conn.new_session(cwd=str(workspace), kiln=kiln)).session_id
+        result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
+        assert result.stop_reason == "max_turn_requests"  # one step, not fifty

@@ -5,7 +5,10 @@ files at once. Real git repositories and real index files."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -249,6 +252,62 @@ def test_term_counts_follow_the_files_the_watcher_writes(
         else:
             write(repo, rel, ZEBRAS.format(n=n))
             idx.update_file(rel)
+    found = hits(idx, "zebra herd")
+    assert found == hits(idx, "zebra herd", fresh=True)
+    if change == "deleted":
+        assert found[0][0] == "keep.py"
+    else:
+        assert not {h[0] for h in found} & set(zebras)
+
+
+@pytest.mark.parametrize("change", ["deleted", "added"])
+@pytest.mark.parametrize("writer", ["kiln index", "another Index"])
+def test_term_counts_follow_another_process_writing_the_index(
+    repo: Path,
+    open_index: Callable[..., Index],
+    monkeypatch: pytest.MonkeyPatch,
+    change: str,
+    writer: str,
+) -> None:
+    """The term counts were dropped on this process's writes only: after `kiln index` in a
+    terminal (or `kiln index --watch`) wrote the same index file while an editor's session had
+    it open, the session's searches ranked with the counts of before, as the test above shows
+    for the watcher. Another connection's commit moves ``PRAGMA data_version``; the counts
+    follow it."""
+    monkeypatch.setattr(W, "MATCH_DOC_BUDGET", 6)  # room for one of the two words
+    write(repo, "keep.py", "def stripes():\n    # a zebra alone\n    return 1\n")
+    for n in range(3):
+        write(repo, f"h/herd{n}.py", f"def graze_{n}():\n    # the herd\n    return {n}\n")
+    zebras = [f"z/zebra{n}.py" for n in range(10)]
+    if change == "deleted":
+        for n, rel in enumerate(zebras):
+            write(repo, rel, ZEBRAS.format(n=n))
+    for n in range(20):
+        write(repo, f"d/filler{n}.py", f"def g{n}(x):\n    return x + {n}\n")
+    idx = open_index(repo)
+    idx.update()
+    assert hits(idx, "zebra herd") == hits(idx, "zebra herd", fresh=True)  # counts kept
+    for n, rel in enumerate(zebras):
+        if change == "deleted":
+            (repo / rel).unlink()
+        else:
+            write(repo, rel, ZEBRAS.format(n=n))
+    if writer == "kiln index":  # in a terminal, while the editor's session has it open
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "index", str(repo), "--json"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "KILN_HOME": str(repo.parent / "kiln-home")},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        stats = json.loads(proc.stdout)
+        assert stats["files_indexed"] + stats["files_removed"] == len(zebras), stats
+    else:
+        other = Index(repo)
+        try:
+            stats = other.update()
+        finally:
+            other.close()
+        assert stats.files_indexed + stats.files_removed == len(zebras)
     found = hits(idx, "zebra herd")
     assert found == hits(idx, "zebra herd", fresh=True)
     if change == "deleted":

@@ -49,3 +49,24 @@ async def test_ill_typed_options_are_refused_naming_the_field(
             assert f"param {next(iter(bad))!r} has the wrong type" in str(err.value)
         taken = await editor.request("kiln/session/new", {"permissionTimeout": 60, "maxSteps": 30})
         assert taken["sessionId"]
+
+
+async def test_max_steps_takes_an_integral_float_and_refuses_a_fraction_as_kiln_acp_does(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """A JSON number such as `1.0` passes as an integer (PROTOCOL.md, -32602) and kiln acp's
+    `_meta.kiln.maxSteps` took it, but `kiln/session/new` refused `maxSteps: 1.0` as "the wrong
+    type". It is now a limit of one step; a fraction is the line kiln acp answers."""
+    step = {"tool_calls": [{"name": "list_files", "input": {}}]}
+    async with running(workspace, scripted_env([step, step, "Done."])) as editor:
+        for fraction in (30.5, 0.5):
+            with pytest.raises(JsonRpcException) as err:
+                await editor.request("kiln/session/new", {"maxSteps": fraction})
+            assert err.value.code == -32602, err.value
+            assert err.value.message == f"maxSteps must be a whole number, got {fraction}"
+        session = await editor.request("kiln/session/new", {"maxSteps": 1.0, "mode": "yolo"})
+        result = await editor.request(
+            "kiln/session/prompt",
+            {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "go"}]},
+        )
+        assert result["stopReason"] == "max_steps", result  # one step, not fifty
