@@ -45,6 +45,8 @@ def parse(cls: type[P], raw: Any) -> P:
             raise InvalidParams(f"param {key!r} has the wrong type")
         if isinstance(value, str) and not value and f.default is dataclasses.MISSING:
             raise InvalidParams(f"param {key!r} must not be empty")
+        if isinstance(value, float) and not _admits_float(hints[f.name]):
+            value = int(value)  # an integral float, as LSP's own params take it (``20.0``)
         values[f.name] = value
     return cls(**values)
 
@@ -61,9 +63,19 @@ def _matches(value: Any, hint: Any) -> bool:
         return value is None
     if hint is float:
         return isinstance(value, int | float) and not isinstance(value, bool)
-    if hint is int:
+    if hint is int:  # an integral float passes, as in LSP's own params: ``1.0`` is 1
+        if isinstance(value, float):
+            return value.is_integer()
         return isinstance(value, int) and not isinstance(value, bool)
     return isinstance(value, origin or hint)
+
+
+def _admits_float(hint: Any) -> bool:
+    if hint is float or hint is Any:
+        return True
+    if typing.get_origin(hint) in (Union, pytypes.UnionType):
+        return any(_admits_float(arm) for arm in typing.get_args(hint))
+    return False
 
 
 # ---- the methods' params ----------------------------------------------------------------------

@@ -70,3 +70,28 @@ async def test_max_steps_takes_an_integral_float_and_refuses_a_fraction_as_kiln_
             {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "go"}]},
         )
         assert result["stopReason"] == "max_steps", result  # one step, not fifty
+
+
+async def test_an_integral_float_is_an_integer_in_every_kiln_method(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """PROTOCOL.md's -32602 row: an integral float such as `1.0` passes as an integer. Only
+    `maxSteps` held it; `limit: 2.0` in `kiln/complete/mentions` or `kiln/skills/search` was
+    "param 'limit' has the wrong type". A fraction is still refused, naming the field."""
+    for name in ("alpha.py", "beta.py", "gamma.py"):
+        (workspace / name).write_text("x = 1\n")
+    async with running(workspace, scripted_env([])) as editor:
+        found = await editor.request("kiln/complete/mentions", {"query": "a", "limit": 2.0})
+        assert len(found["items"]) <= 2, found
+        commands = await editor.request("kiln/complete/commands", {"query": "", "limit": 1.0})
+        assert commands["commands"], commands
+        for method, bad in (
+            ("kiln/complete/mentions", {"query": "a", "limit": 2.5}),
+            ("kiln/skills/search", {"query": "x", "limit": 20.5}),
+            ("kiln/complete/mentions", {"query": "a", "limit": True}),
+        ):
+            with pytest.raises(JsonRpcException) as err:
+                await editor.request(method, bad)
+            assert err.value.code == -32602 and "param 'limit' has the wrong type" in str(
+                err.value
+            ), err.value
