@@ -100,3 +100,18 @@ def readable(root: Path) -> bool:
             return True
         return _worktree_of(top, git_dir) or _module_of(top, places)
     return True
+
+
+def folders(root: Path) -> tuple[Path, Path] | None:
+    """The git folder git finds at ``root`` and its common dir (config, refs, objects), found
+    as ``readable`` finds them; None where git finds no repository."""
+    root = root.resolve()
+    for top in (root, *root.parents):
+        dotgit = top / ".git"
+        if not os.path.lexists(dotgit):
+            continue
+        if dotgit.is_dir() and not (dotgit / "HEAD").exists():
+            continue
+        git_dir = _git_dir(dotgit)
+        return None if git_dir is None else (git_dir, _common(git_dir))
+    return None

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from indexer import git_dir
+from indexer import git_dir, git_files
 from indexer import weights as W
 from indexer.tokens import camel_parts
 from kiln_errors.host_path import host_env
@@ -248,9 +248,15 @@ class Reading:
             self.out.close()
 
 
-def start(conn: sqlite3.Connection, root: Path) -> Reading | None:
+def start(conn: sqlite3.Connection, root: Path, notes: list[str] | None = None) -> Reading | None:
     """Start listing the commits ``HEAD`` has beyond the recorded head; None when the
-    recorded history is already ``HEAD``'s."""
+    recorded history is already ``HEAD``'s, or when git would wait on a file that is a FIFO or
+    a device (``git_files``: the recorded history stays, and ``notes`` gets the reason)."""
+    stuck = git_files.blocker(root) if git_dir.readable(root) else None
+    if stuck is not None:
+        if notes is not None:
+            notes.append(stuck)
+        return None
     new_head = head(root)
     row = conn.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchone()
     old_head = row[0] if row else None

@@ -159,7 +159,7 @@ class Index:
                 continue
             work.append(cand)
         by_rel = {c.rel: c for c in work}
-        reading = self._start_history()  # git lists commits while the files are parsed
+        reading = self._start_history(stats.skipped)  # git lists commits while the files are parsed
         bulk = len(work) >= BULK_FILES
         if bulk:  # see BULK_FILES: a killed run loses nothing it committed
             self._db.pragma("synchronous=OFF")
@@ -224,9 +224,9 @@ class Index:
                 pass
         return added
 
-    def _start_history(self) -> history.Reading | None:
+    def _start_history(self, notes: list[str] | None = None) -> history.Reading | None:
         with self._db.lock:
-            return history.start(self._conn, self.root)
+            return history.start(self._conn, self.root, notes)
 
     def _finish_history(self, reading: history.Reading) -> int:
         with self._db.lock:

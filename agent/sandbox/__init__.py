@@ -164,6 +164,7 @@ class Sandbox:
         self.gitlinks: Any = None
         # Memory and shell-hook files in subfolders at the last look (``nested_files``).
         self._nested: NestedFiles | None = None
+        self._hidden: list[Path] | None = None  # see ``hidden``
 
     @property
     def required(self) -> bool:
@@ -214,7 +215,7 @@ class Sandbox:
             root=self.root,
             tmp=self.tmp(),
             writable=list(self.policy.write),
-            hidden=[*self.policy.hide, *self.denied_reads],
+            hidden=self.hidden(),
             readable=[self.kiln_home / "skills", *self._interpreter_dirs()],
             network=net,
             readonly=[
@@ -230,6 +231,15 @@ class Sandbox:
             self.backend[1], argv, cwd=Path(cwd or self.root), substitutes=self._substitutes(),
             **common,  # type: ignore[arg-type]
         )  # fmt: skip
+
+    def hidden(self) -> list[Path]:
+        """The hidden paths, each with where it led when the session's first command started:
+        a command may turn a link in the workspace (``.env -> ../secrets/.env``) elsewhere, and
+        the file it led to was no longer covered for the next command."""
+        if self._hidden is None:
+            entries = [*self.policy.hide, *self.denied_reads]
+            self._hidden = list(dict.fromkeys(p for e in entries for p in (e, e.resolve())))
+        return self._hidden
 
     def nested_files(self, fresh: bool = True) -> NestedFiles:
         """The memory and shell-hook files in subfolders (``sub/AGENTS.md``): read-only to the

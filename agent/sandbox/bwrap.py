@@ -81,18 +81,24 @@ def build_argv(
     if not network:  # a resolver's socket (nscd, systemd-resolved) is DNS by another door
         for sock in run_sockets():
             args += ["--ro-bind", "/dev/null", str(sock)]
-    for path in [*hidden, *(Path(s) for s in DAEMON_SOCKETS)]:
-        args += _hide(path, root)
-    for path in readable:  # given back read-only inside a hidden folder (user skills)
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
+    covers = [
+        c for path in [*hidden, *(Path(s) for s in DAEMON_SOCKETS)] for c in _covers(path, root)
+    ]
     protected = [root / rel for rel in PROTECTED_IN_WORKSPACE] + list(readonly)
     protected += submodule_config(root)
     if (root / ".git").is_file() and not (root / ".git").is_symlink():
         protected.append(root / ".git")  # a worktree's "gitdir:" file names where hooks live
     protected = [p for p in protected if p.exists() and not p.is_symlink()]
-    for folder in pinned_parents(root, protected):
+    # Pinned first: a folder bound again after a cover (``.vscode``, pinned for its settings)
+    # brought back the host's file under it (a hidden ``.vscode/sftp.json`` was readable), and a
+    # hidden path's own folders pinned cannot be renamed away from under the cover either.
+    for folder in pinned_parents(root, [*protected, *(c for c, _ in covers)]):
         args += ["--bind", str(folder), str(folder)]
+    for target, how in covers:
+        args += [*how, str(target)]
+    for path in readable:  # given back read-only inside a hidden folder (user skills)
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
     for path in protected:
         args += ["--ro-bind", str(path), str(path)]
     for path, source in (substitutes or {}).items():  # last, so it covers a binding above
@@ -220,18 +226,26 @@ def pinned_parents(root: Path, protected: list[Path]) -> list[Path]:
     return sorted(folders, key=lambda f: len(f.parts))
 
 
-def _hide(path: Path, root: Path) -> list[str]:
+def _covers(path: Path, root: Path) -> list[tuple[Path, list[str]]]:
+    """Where to cover ``path`` (and what with): where it leads, and the name itself when no link
+    is above it. Never a folder that holds the workspace: a hidden entry that is or passes
+    through a link to ``..`` covered the workspace, and every command ran in an empty folder
+    whose writes were lost."""
     if not path.exists() and not path.is_symlink():
         return []
-    if path == root or path in root.parents:
+    real = path.resolve()
+    if real == root or real in root.parents or path == root or path in root.parents:
         return []  # never cover the workspace itself
-    out: list[str] = []
-    targets = {path.resolve()}
-    if path.parent.resolve() == path.parent:  # bwrap cannot make a mount point under a link
-        targets.add(path)  # (/var/run -> /run: /var/run/docker.sock is /run/docker.sock)
-    for target in targets:
+    out: list[tuple[Path, list[str]]] = []
+    targets = {real}
+    # bwrap cannot make a mount point under a link, nor on one that names an absolute path
+    # (/var/run -> /run: /var/run/docker.sock is /run/docker.sock; a hidden `.env` linking to
+    # /srv/app/.env stopped every command with "Can't create file at …/.env")
+    if path.parent.resolve() == path.parent and not path.is_symlink():
+        targets.add(path)
+    for target in sorted(targets):
         if target.is_dir():
-            out += ["--tmpfs", str(target)]
+            out.append((target, ["--tmpfs"]))
         elif target.exists():
-            out += ["--ro-bind", "/dev/null", str(target)]
+            out.append((target, ["--ro-bind", "/dev/null"]))
     return out

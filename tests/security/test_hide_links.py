@@ -1,0 +1,102 @@
+"""`sandbox.hide` entries (and paths a `Read` deny rule hides) that are, or pass through, a link
+or a folder a command can move, through the real `kiln run` and bubblewrap:
+
+- a project's entry that is a link to `..` covered the folder holding the workspace: every
+  command ran in an empty folder and what it wrote was lost;
+- a hidden file under a folder the sandbox pins for its own files (`.vscode`, for
+  `.vscode/settings.json`) was bound again with that folder, and read (`.vscode/sftp.json`, where
+  an SFTP extension keeps a password);
+- a hidden link naming an absolute path (`.env -> /srv/app/.env.prod`) stopped every command
+  ("Can't create file at …/.env"), and once a command turned it elsewhere the next one would
+  have read `.env.prod`, no longer covered;
+- a command renamed the folder of a hidden file (`mv cfg cfg2`), and the next read it there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.sandbox import find_backend
+from tests.security.scripted_run import kiln_run_json, tool_results
+
+pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
+
+SECRET = "kiln-hidden-secret-7f3a"
+
+
+def _run(ws: Path, commands: list[str], host_dir: Path, kiln_home: Path) -> str:
+    steps = [{"tool_calls": [{"name": "run_command", "input": {"command": c}}]} for c in commands]
+    _, out = kiln_run_json(
+        ws, steps, home=host_dir / "home", kiln_home=kiln_home, script=host_dir / "script.json"
+    )
+    return json.dumps(tool_results(Path(out["transcript"])))
+
+
+def _workspace(host_dir: Path) -> Path:
+    ws = host_dir / "ws"
+    ws.mkdir()
+    (host_dir / "home").mkdir()
+    (ws / "code.py").write_text("print('workspace file')\n")
+    return ws
+
+
+def _hide(kiln_home: Path, *paths: Path) -> None:
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"sandbox": {"hide": [str(p) for p in paths]}})
+    )
+
+
+def test_a_project_hide_entry_linked_to_the_parent_leaves_the_workspace(
+    host_dir: Path, kiln_home: Path
+) -> None:
+    ws = _workspace(host_dir)
+    (ws / "up").symlink_to("..")
+    (ws / ".kiln").mkdir()
+    (ws / ".kiln" / "settings.json").write_text(json.dumps({"sandbox": {"hide": [str(ws / "up")]}}))
+    results = _run(ws, ["cat code.py && echo made > made.txt"], host_dir, kiln_home)
+    assert "workspace file" in results, results
+    assert (ws / "made.txt").read_text() == "made\n"
+
+
+def test_a_hidden_file_under_a_pinned_folder_stays_hidden(host_dir: Path, kiln_home: Path) -> None:
+    ws = _workspace(host_dir)
+    (ws / ".vscode").mkdir()
+    (ws / ".vscode" / "settings.json").write_text("{}")
+    (ws / ".vscode" / "sftp.json").write_text(SECRET)
+    _hide(kiln_home, ws / ".vscode" / "sftp.json")
+    results = _run(ws, ["cat .vscode/sftp.json; echo done-$((6*7))"], host_dir, kiln_home)
+    assert "done-42" in results, results
+    assert SECRET not in results
+
+
+def test_a_hidden_link_turned_elsewhere_keeps_its_first_target_hidden(
+    host_dir: Path, kiln_home: Path
+) -> None:
+    ws = _workspace(host_dir)
+    (host_dir / "outside").mkdir()
+    real = host_dir / "outside" / ".env.prod"
+    real.write_text(SECRET)
+    (ws / ".env").symlink_to(real)
+    _hide(kiln_home, ws / ".env")
+    results = _run(
+        ws, ["rm .env && ln -s /nonexistent .env && echo turned-$((6*7))", f"cat {real}; echo done-$((6*7))"],
+        host_dir, kiln_home,
+    )  # fmt: skip
+    assert "turned-42" in results and "done-42" in results, results
+    assert SECRET not in results
+
+
+def test_the_folder_of_a_hidden_file_cannot_be_moved_away(host_dir: Path, kiln_home: Path) -> None:
+    ws = _workspace(host_dir)
+    (ws / "cfg").mkdir()
+    (ws / "cfg" / "key").write_text(SECRET)
+    _hide(kiln_home, ws / "cfg" / "key")
+    results = _run(
+        ws, ["mv cfg cfg2", "cat cfg2/key cfg/key; echo done-$((6*7))"], host_dir, kiln_home
+    )
+    assert "done-42" in results, results
+    assert SECRET not in results
+    assert (ws / "cfg" / "key").read_text() == SECRET
