@@ -225,7 +225,7 @@ def load_policy(root: Path, kiln_home: Path, mode: str) -> SandboxPolicy:
             if merged.get("network") is False:
                 policy.network = False
                 policy.network_commands = []
-        _apply(policy, merged, where, kiln_home)
+        _apply(policy, merged, where, root)
     return policy
 
 
@@ -260,7 +260,10 @@ def _section(path: Path) -> dict[str, Any] | None:
     return section
 
 
-def _apply(policy: SandboxPolicy, data: dict[str, Any], where: str, kiln_home: Path) -> None:
+def _apply(policy: SandboxPolicy, data: dict[str, Any], where: str, root: Path) -> None:
+    """``data``'s keys onto ``policy``; a relative ``write``/``hide`` path is the workspace's
+    (``"hide": [".env"]`` hides the workspace's ``.env`` whatever folder Kiln was started in:
+    an editor starts ``kiln lsp`` in a folder of its own)."""
     if "enabled" in data:
         policy.enabled = _bool(data["enabled"], where, "enabled")
     if "network" in data:
@@ -288,7 +291,7 @@ def _apply(policy: SandboxPolicy, data: dict[str, Any], where: str, kiln_home: P
         elif key == "env_pass":
             policy.env_pass += value
         else:
-            paths = [Path(os.path.expanduser(v)).absolute() for v in value]
+            paths = [root / os.path.expanduser(v) for v in value]  # an absolute one stays
             getattr(policy, key).extend(paths)
 
 

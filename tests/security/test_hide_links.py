@@ -100,3 +100,35 @@ def test_the_folder_of_a_hidden_file_cannot_be_moved_away(host_dir: Path, kiln_h
     assert "done-42" in results, results
     assert SECRET not in results
     assert (ws / "cfg" / "key").read_text() == SECRET
+
+
+def test_a_relative_hide_entry_is_the_workspaces_wherever_kiln_starts(
+    host_dir: Path, kiln_home: Path
+) -> None:
+    """A project's `"hide": [".env"]` was resolved against the folder Kiln was started in, not
+    the workspace: an editor starts `kiln lsp` in a folder of its own, and `kiln run --root ws`
+    from elsewhere hid `./.env` there while the workspace's `.env` was read."""
+    import os
+    import subprocess
+    import sys
+
+    ws = _workspace(host_dir)
+    (ws / ".env").write_text(SECRET)
+    (ws / ".kiln").mkdir()
+    (ws / ".kiln" / "settings.json").write_text(json.dumps({"sandbox": {"hide": [".env"]}}))
+    elsewhere = host_dir / "elsewhere"
+    elsewhere.mkdir()
+    script = host_dir / "script.json"
+    step = {"tool_calls": [{"name": "run_command", "input": {"command": "cat .env; echo ran"}}]}
+    script.write_text(json.dumps([step, "done"]))
+    env = {**os.environ, "HOME": str(host_dir / "home"), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--root", str(ws), "--mode", "yolo",
+         "--output-format", "json", "go"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    results = json.dumps(tool_results(Path(json.loads(proc.stdout)["transcript"])))
+    assert "ran" in results, (results, proc.stderr)
+    assert SECRET not in results
