@@ -30,6 +30,7 @@ from agent.errors import ConfigError
 from agent.permission_rules import read_settings
 from agent.rules import parse_rule
 from kiln_errors.home import home_dirs
+from kiln_errors.shown import shown
 
 # Credentials under $HOME that no command needs to read; hidden (tmpfs / empty file) in the sandbox.
 HOME_SECRETS = (
@@ -226,7 +227,29 @@ def load_policy(root: Path, kiln_home: Path, mode: str) -> SandboxPolicy:
                 policy.network = False
                 policy.network_commands = []
         _apply(policy, merged, where, root)
+        policy.warnings += _holding_workspace(merged.get("hide"), where, root)
     return policy
+
+
+def _holding_workspace(hide: Any, where: str, root: Path) -> list[str]:
+    """A line for each ``hide`` entry that is, or leads to, the workspace or a folder holding
+    it: the sandbox leaves it uncovered (commands would run in an empty folder), and a user who
+    wrote it should hear that it hides nothing."""
+    if not isinstance(hide, list):
+        return []
+    lines = []
+    workspace = root.resolve()
+    for text in hide:
+        try:
+            real = (root / os.path.expanduser(text)).resolve()
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if real == workspace or real in workspace.parents:
+            lines.append(
+                f"{where}: sandbox.hide {shown(text)} is or holds the workspace, so it is not "
+                "hidden from commands"
+            )
+    return lines
 
 
 def _unread_keys(where: str, data: dict[str, Any]) -> list[str]:

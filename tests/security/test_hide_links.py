@@ -132,3 +132,26 @@ def test_a_relative_hide_entry_is_the_workspaces_wherever_kiln_starts(
     results = json.dumps(tool_results(Path(json.loads(proc.stdout)["transcript"])))
     assert "ran" in results, (results, proc.stderr)
     assert SECRET not in results
+
+
+def test_a_hide_entry_holding_the_workspace_is_said(host_dir: Path, kiln_home: Path) -> None:
+    """Such an entry is left uncovered (above); the user who wrote it hears that it hides
+    nothing, as for a settings key Kiln does not read."""
+    from tests.security.scripted_run import kiln_run
+
+    ws = _workspace(host_dir)
+    (ws / "up").symlink_to("..")
+    (ws / ".kiln").mkdir()
+    hide = {"sandbox": {"hide": ["up", ".", "code.py"]}}
+    (ws / ".kiln" / "settings.json").write_text(json.dumps(hide))
+    script = host_dir / "script.json"
+    script.write_text(json.dumps(["done"]))
+    proc = kiln_run(ws, home=host_dir / "home", kiln_home=kiln_home, script=script, output="text")
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if "sandbox.hide" in line]
+    assert said == [
+        ".kiln/settings.json: sandbox.hide up is or holds the workspace, so it is not hidden "
+        "from commands",
+        ".kiln/settings.json: sandbox.hide . is or holds the workspace, so it is not hidden "
+        "from commands",
+    ], proc.stderr
