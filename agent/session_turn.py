@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent import declared_tools, model_call, refused_turn, spend
-from agent.context import mode_block
+from agent.context import NOTES_KEPT, mode_block
 from agent.errors import ContextTooLong
 from agent.events import ErrorReported, StatusNote, TurnDone
 from agent.overflow import compact_after_overflow
@@ -61,10 +61,9 @@ class SessionTurn:
         if told != session.mode:  # switched by an editor, or by a resume with --mode
             session.context.add(mode_block(session.mode))
             session.state[MODE_TOLD] = session.mode
-        tail = session.context.tail(session, with_status=session.turn.step_count > 0)
-        self._start = (session.transcript.epoch, len(session.transcript.messages), len(tail))
+        epoch, at = session.transcript.epoch, len(session.transcript.messages)
+        self._start = (epoch, at, self._append_with_tail([], prompt))
         self._prompt = list(prompt)
-        session.transcript.append({"role": "user", "content": [*tail, *prompt]})
 
     def check_limits(self) -> None:
         model = str(getattr(self.session.model, "model", "") or "")
@@ -96,9 +95,21 @@ class SessionTurn:
             # stored now, not at the turn's end: a process killed later in the turn keeps them
             session.state["files_modified"] = list(session.turn.files_modified)
             session.store.update(session.id, state=session.state)
-        tail = session.context.tail(session, with_status=session.turn.step_count > 0)
-        session.transcript.append({"role": "user", "content": [*results, *tail]})
+        self._append_with_tail(results, [])
         return list(results)
+
+    def _append_with_tail(self, before: list[Block], after: list[Block]) -> int:
+        """Append a user message with the tail between ``before`` and ``after``; the number of
+        tail blocks. Notes kept for the model (``Session.landed_late``) are stored as delivered
+        with the message that carries them: a process killed before the turn's end stored its
+        state delivered them again to the session resumed elsewhere."""
+        session = self.session
+        delivering = bool(session.state.get(NOTES_KEPT))
+        tail = session.context.tail(session, with_status=session.turn.step_count > 0)
+        session.transcript.append({"role": "user", "content": [*before, *tail, *after]})
+        if delivering:
+            session.store.update(session.id, state=session.state)
+        return len(tail)
 
     async def note_stop(self, detail: str) -> None:
         self._stop_note = detail  # stored at the turn's end, after its last message

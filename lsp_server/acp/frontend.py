@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -129,6 +130,11 @@ def message_chunk(text: str) -> dict[str, Any]:
     return _chunk("agent_message_chunk", text)
 
 
+def thought_chunk(text: str) -> dict[str, Any]:
+    """An ``agent_thought_chunk`` line: how a client shows Kiln's status notes."""
+    return _chunk("agent_thought_chunk", text + "\n")
+
+
 def _chunk(kind: str, text: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     update: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
     if meta:
@@ -162,6 +168,8 @@ class AcpFrontend:
         self._held = TextCoalescer(self._queue)
         self._tail: dict[str, asyncio.Future[None]] = {}  # the session's last queued send
         self._last_note: dict[str, str] = {}  # session id -> its turn's last status note
+        # (session id, workspace path) of an edit the client wrote after Kiln stopped waiting
+        self.landed_late: Callable[[str, str], None] | None = None
 
     def set_capabilities(self, capabilities: Any) -> None:
         fs = getattr(capabilities, "fs", None)
@@ -308,8 +316,9 @@ class AcpFrontend:
             # Clients hand out a Windows file's text with \n (as editors hold it); one that
             # writes what it is sent must not turn the file's \r\n into \n.
             content = line_ends.like(disk_text(path, root) or "", content)
+        late = partial(self._written_late, session_id, proposal.path)
         try:
-            async with self.outgoing.withdrawn_if_abandoned():
+            async with self.outgoing.withdrawn_if_abandoned(late):
                 await asyncio.wait_for(
                     self.client.write_text_file(
                         session_id=session_id,
@@ -318,7 +327,13 @@ class AcpFrontend:
                     ),
                     timeout=FS_TIMEOUT,
                 )
-        except (RequestError, ConnectionError, TimeoutError, ValidationError) as exc:
+        except TimeoutError:  # the client may yet write it (``_written_late``)
+            raise ToolError(
+                f"the editor did not answer the write of {proposal.path} within "
+                f"{FS_TIMEOUT:g} s; it is not known to be written",
+                suggestion="read the file again before editing it further",
+            ) from None
+        except (RequestError, ConnectionError, ValidationError) as exc:
             raise ToolError(
                 f"the editor could not write {proposal.path}: {exc}",
                 suggestion="check that the file is writable in the editor, then retry once",
@@ -326,6 +341,17 @@ class AcpFrontend:
         if path in self._buffers:  # later reads in the same call see the new text
             self._buffers[path] = (proposal.new_text, self._buffers[path][1])
         return "applied"
+
+    def _written_late(self, session_id: str, path: str, result: Any) -> None:
+        """The client answered a write Kiln had stopped waiting for (a timeout, a cancelled
+        turn): unless the answer is malformed, the file was written, and ``landed_late`` tells
+        the session."""
+        if result is not None and not isinstance(result, dict):
+            log.info("a late answer to the write of %s is no write response: ignored", path)
+            return
+        log.info("the client wrote %s after Kiln had stopped waiting for it", path)
+        if self.landed_late is not None:
+            self.landed_late(session_id, path)
 
     async def client_text(self, session_id: str, path: Path) -> str | None:
         """The client's text of a file, or None when it has none (missing file, error)."""

@@ -8,7 +8,9 @@ A line that breaks a rule is ``Refused`` with the JSON-RPC code and a one-line r
 whose it was (``Target``): a request (answered under its id), an answer to one of Kiln's own
 requests (that request then fails at once instead of waiting for its timeout), or none known
 (answered with ``id: null``). Its ids are read from its head, where clients put them
-(``head_target``); a parse error is answered with ``id: null``, as JSON-RPC answers one.
+(``head_target``), else from the members of its outer object, found by one scan of the whole
+line that skips strings and nested values (``scan_target``; a line over the size limit is not
+kept, only its head); a parse error is answered with ``id: null``, as JSON-RPC answers one.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def read(line: bytes) -> tuple[Any, bool]:
     ``Refused`` if it holds none, or more than ``MAX_VALUES`` values."""
     if (values := count_values(line)) > MAX_VALUES:
         detail = f"a message may hold at most {MAX_VALUES:,} JSON values; this one holds {values:,}"
-        raise Refused(INVALID_REQUEST, detail, head_target(line))
+        raise Refused(INVALID_REQUEST, detail, line_target(line))
     try:
         return json_text.loads(line)
     except ValueError as exc:  # not JSON, not UTF-8, NaN, 1e400, an integer of 4,301 digits
@@ -63,7 +65,7 @@ def read(line: bytes) -> tuple[Any, bool]:
 
 def _unparsed(line: bytes) -> Target:
     """A parse error is answered with ``id: null``; an answer to Kiln fails its request."""
-    answer = head_target(line).answer
+    answer = line_target(line).answer
     return Target(answer=answer) if answer is not None else Target()
 
 
@@ -116,5 +118,68 @@ def head_target(line: bytes) -> Target:
     if b"method" in members:
         return Target(request=msg_id)
     if _BODY.match(head, at) is not None:
+        return Target(answer=msg_id)
+    return Target()
+
+
+def line_target(line: bytes) -> Target:
+    """Whose a whole line is: read from its head, else from a scan of the line."""
+    target = head_target(line)
+    return target if target != Target() else scan_target(line)
+
+
+MAX_TOKENS = 1_000_000  # strings, brackets and separators a scan steps through, at most
+_OUTER = re.compile(rb'["{}\[\],:]')  # what matters among the outer object's members
+_INNER = re.compile(rb'["{}\[\]]')  # what matters inside a member's value: its end
+_SCALAR = re.compile(rb'\s*(-?\d+|"[^"\\]*(?:\\.[^"\\]*)*"|null)\s*[,}]')
+
+
+def scan_target(line: bytes) -> Target:
+    """Whose a line is, from the members of its outer object wherever they stand (an answer's
+    ``id`` after a large ``result``): one pass that steps over strings whole and counts
+    brackets, so a nested ``"id"`` or one inside a string is not taken; it gives up after
+    ``MAX_TOKENS`` steps, at an unterminated string, or when the line is no object."""
+    at = len(line) - len(line.lstrip())
+    if line[at : at + 1] != b"{":
+        return Target()
+    depth, at, key, want_key = 1, at + 1, b"", True
+    members: dict[bytes, bytes] = {}
+    for _ in range(MAX_TOKENS):
+        if (found := (_OUTER if depth == 1 else _INNER).search(line, at)) is None:
+            return Target()
+        mark, at = found.group(), found.end()
+        if mark == b'"':
+            string = _STRING.match(line, found.start())
+            if string is None:
+                return Target()
+            if depth == 1 and want_key:
+                key, want_key = string.group(), False
+            at = string.end()
+        elif mark == b":":
+            if key in (b'"id"', b'"method"', b'"result"', b'"error"'):
+                scalar = _SCALAR.match(line, at)
+                members[key] = scalar.group(1) if scalar is not None else b"{"
+        elif mark == b",":
+            want_key = True
+        elif mark in b"{[":
+            depth += 1
+        elif (depth := depth - 1) == 0:  # the outer object ends
+            break
+    return _whose(members)
+
+
+def _whose(members: dict[bytes, bytes]) -> Target:
+    """A request when it has an id and a method, an answer when it has an id and a result or
+    an error; the id must be an integer, a string or null."""
+    raw = members.get(b'"id"')
+    if raw is None or raw == b"{":
+        return Target()
+    try:
+        msg_id = json.loads(raw)
+    except ValueError:
+        return Target()
+    if b'"method"' in members:
+        return Target(request=msg_id)
+    if b'"result"' in members or b'"error"' in members:
         return Target(answer=msg_id)
     return Target()

@@ -39,7 +39,7 @@ from lsp_server.acp import builtins
 from lsp_server.acp.cancel_request import EXTENSION_NAME, REQUEST_ID_KEY, PromptRequests
 from lsp_server.acp.client_paths import as_client_names
 from lsp_server.acp.commands import Commands, builtin, expand
-from lsp_server.acp.frontend import AcpFrontend, message_chunk, replayed
+from lsp_server.acp.frontend import AcpFrontend, message_chunk, replayed, thought_chunk
 from lsp_server.acp.mcp_params import MCP_HTTP, MCP_SSE, parse_mcp_servers
 from lsp_server.acp.meta import RAW_MCP_KEY, kiln_options
 from lsp_server.acp.modes import available, mode_state
@@ -55,6 +55,7 @@ from lsp_server.core import (
     acp_stop_reason,
     uri_to_path,
 )
+from lsp_server.core.late_edit import late_edit_note, late_edit_status
 from lsp_server.core.prompts import link_range, resolved, url_cwd
 from lsp_server.core.session_folder import usable_folder
 from lsp_server.core.session_pages import PAGE_SIZE, after, cursor_for
@@ -85,6 +86,18 @@ class KilnAcpAgent:
     def on_connect(self, conn: Any) -> None:
         self.frontend = AcpFrontend(conn, self.outgoing)
         self.manager = SessionManager(self.frontend, config=self.config, store=self.store)
+        self.frontend.landed_late = self._landed_late
+
+    def _landed_late(self, session_id: str, path: str) -> None:
+        """An edit the client wrote after Kiln stopped waiting for it: the session counts the
+        file as modified and the model hears it landed with its next request (both stored at
+        once); a turn running now shows it as a thought, as it shows Kiln's status notes."""
+        live = self.core.live.get(session_id)
+        if live is None or self.frontend is None:  # the session was closed meanwhile
+            return
+        live.session.landed_late(path, late_edit_note(path))
+        if self.core.is_busy(session_id):
+            self.frontend.send_later(session_id, thought_chunk(late_edit_status(path)))
 
     @property
     def core(self) -> SessionManager:

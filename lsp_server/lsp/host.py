@@ -26,6 +26,7 @@ from agent.protocols import EditOutcome, EditProposal
 from agent.workspace import atomic_write, check_unmoved, disk_text
 from lsp_server.core import event_to_update, is_text_chunk
 from lsp_server.core.coalesce import TextCoalescer
+from lsp_server.core.late_edit import late_edit_note, late_edit_status
 from lsp_server.lsp.document_lookup import find_document, open_document
 from lsp_server.lsp.edits import workspace_edit
 
@@ -281,15 +282,3 @@ def plain_json(value: Any) -> Any:
 
         return converters.get_converter().unstructure(value)
     return value
-
-
-def late_edit_note(path: str) -> str:
-    return (
-        f"<edit_review>The editor applied your edit to {path} after all: it answered after Kiln "
-        "had stopped waiting, so the edit you were told is not known to be applied did land. "
-        "Read the file before editing it again.</edit_review>"
-    )
-
-
-def late_edit_status(path: str) -> str:
-    return f"the editor applied the edit of {path} after Kiln had stopped waiting for it"

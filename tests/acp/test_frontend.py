@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities, ReadTextFileR
 from agent.errors import ToolError
 from agent.events import ErrorReported, PlanUpdated, Refused, StatusNote, TurnDone
 from agent.protocols import EditProposal
+from lsp_server.acp import frontend as frontend_module
 from lsp_server.acp.frontend import AcpFrontend, render_event
 
 
@@ -142,3 +144,25 @@ async def test_an_edit_of_a_file_with_windows_line_ends_is_not_stale(tmp_path: P
     target.write_bytes(b"a = 1\r\nb = 2\r\n")
     assert await disk_only.apply_edit("s1", proposal) == "applied"
     assert target.read_bytes() == b"a = 10\r\nb = 2\r\n"
+
+
+async def test_a_write_the_client_leaves_unanswered_is_not_known_to_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write unanswered at the timeout read "could not write f.txt: " (the timeout has no
+    text): the model took it for a failed write the client might still carry out. It now reads
+    that the write is not known to be written, and to read the file again."""
+
+    class SilentClient(RecordingClient):
+        async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+            await asyncio.Event().wait()
+
+    monkeypatch.setattr(frontend_module, "FS_TIMEOUT", 0.05)
+    target = tmp_path / "f.txt"
+    front = frontend(SilentClient({str(target): "old\n"}), tmp_path)
+    proposal = EditProposal("f.txt", "old\n", "new\n", meta={"abspath": str(target)})
+    with pytest.raises(ToolError) as failed:
+        await front.apply_edit("s1", proposal)
+    assert "did not answer the write of f.txt within 0.05 s" in str(failed.value)
+    assert "not known to be written" in str(failed.value)
+    assert "read the file again" in (failed.value.suggestion or "")
