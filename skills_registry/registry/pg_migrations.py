@@ -155,7 +155,7 @@ ALTER TABLE trusted_publishers ADD COLUMN owner_id TEXT NOT NULL DEFAULT '';
 # immutable like the rest of the row.
 M008 = """
 ALTER TABLE versions ADD COLUMN archive_size BIGINT NOT NULL DEFAULT 0;
-UPDATE versions SET archive_size = (doc::json->>'archiveSize')::bigint;
+UPDATE versions SET archive_size = coalesce((doc::json->>'archiveSize')::bigint, 0);
 CREATE INDEX versions_quota ON versions(skill_id, published_at) INCLUDE (archive_size);
 CREATE OR REPLACE FUNCTION versions_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -118,6 +118,7 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
     def add_version(self, doc: dict[str, Any], quotas: Quotas | None = None) -> None:
         skill_id, version, at = doc["id"], doc["version"], doc["publishedAt"]
         namespace, name = skill_id.split("/", 1)
+        size = int(doc.get("archiveSize") or 0)
         with self._tx() as conn:
             if quotas is not None:
                 # one publish per namespace at a time, on every instance, counts and inserts:
@@ -126,7 +127,7 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
                     "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (QUOTA_LOCK_CLASS, namespace)
                 )
                 usage = read_usage(conn, "%s", namespace, skill_id, window_start())
-                check(quotas, usage, skill_id, doc["archiveSize"])
+                check(quotas, usage, skill_id, size)
             if not conn.execute("SELECT 1 FROM skills WHERE id=%s", (skill_id,)).fetchone():
                 # a first publish: take turns with any other whose name reads alike, then look
                 # again (the early check ran before the upload)
@@ -165,7 +166,7 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
                     at,
                     json.dumps(doc, sort_keys=True),
                     doc["archiveSha256"],
-                    doc["archiveSize"],
+                    size,
                 ),
             ).rowcount
             if not inserted:

@@ -91,10 +91,11 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
     def add_version(self, doc: dict[str, Any], quotas: Quotas | None = None) -> None:
         skill_id, version, at = doc["id"], doc["version"], doc["publishedAt"]
         namespace, name = skill_id.split("/", 1)
+        size = int(doc.get("archiveSize") or 0)
         with self._write() as db:  # BEGIN IMMEDIATE: one writer of the file, every process
             if quotas is not None:
                 usage = read_usage(db, "?", namespace, skill_id, window_start())
-                check(quotas, usage, skill_id, doc["archiveSize"])
+                check(quotas, usage, skill_id, size)
             if db.execute(
                 "SELECT 1 FROM versions WHERE skill_id=? AND version=?", (skill_id, version)
             ).fetchone():
@@ -123,7 +124,7 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
                     at,
                     json.dumps(doc, sort_keys=True),
                     doc["archiveSha256"],
-                    doc["archiveSize"],
+                    size,
                 ),
             )
             new = Version.parse(version)
