@@ -44,6 +44,8 @@ from skills_registry.registry.errors import (
     Forbidden,
     NoRegistry,
     NotFound,
+    QuotaExceeded,
+    RateLimited,
     RegistryError,
     RegistryUnavailable,
     TooLarge,
@@ -248,6 +250,13 @@ class RegistryClient:
             raise ValidationFailed([printable(str(e)) for e in listed], hint=hint or None)
         if response.status_code >= 500:
             raise RegistryUnavailable(f"registry {self.base_url} failed: {message}")
+        if response.status_code == 429:
+            raise RateLimited.answered(message, response.headers.get("retry-after", ""))
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict) and error.get("code") == "quota_exceeded":
+            raise QuotaExceeded(
+                message, quota="", usage=0, limit=0, status=response.status_code, hint=hint or None
+            )
         cls = _BY_STATUS.get(response.status_code, UsageError)
         raise cls(message, hint=hint or None)
 

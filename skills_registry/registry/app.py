@@ -28,6 +28,8 @@ from skills_registry.registry.downloads import serve_archive
 from skills_registry.registry.errors import (
     FIND_SKILL_HINT,
     NotFound,
+    QuotaExceeded,
+    RateLimited,
     RegistryError,
     UsageError,
     ValidationFailed,
@@ -47,6 +49,7 @@ from skills_registry.registry.marketplace import build_marketplace
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS, skill_metadata
 from skills_registry.registry.oidc import JwksCache
 from skills_registry.registry.ops import Observe, healthz, metrics, readyz
+from skills_registry.registry.quotas import Quotas
 from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import Signer
 from skills_registry.registry.storage import BlobStore, MetadataStore
@@ -80,6 +83,7 @@ def well_known(request: Request) -> Response:
                 "unpackedBytes": MAX_UNPACKED_BYTES,
                 "files": MAX_FILES,
                 "jsonBytes": MAX_JSON_BYTES,
+                **reg.quotas.limits(),
             },
             "skills": reg.store.count(),
             "metadataTtlSeconds": reg.metadata_ttl,
@@ -216,9 +220,14 @@ def _vary(request: Request) -> dict[str, str]:
 async def on_registry_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RegistryError)
     body: dict[str, Any] = {"error": {"code": exc.code, "message": str(exc), "hint": exc.hint}}
+    headers: dict[str, str] = {}
     if isinstance(exc, ValidationFailed):
         body["errors"] = exc.errors
-    return _json(body, status=exc.status)
+    if isinstance(exc, QuotaExceeded):
+        body["error"].update(quota=exc.quota, usage=exc.usage, limit=exc.limit)
+    if isinstance(exc, RateLimited):
+        headers["Retry-After"] = str(exc.retry_after)
+    return _json(body, status=exc.status, headers=headers)
 
 
 async def on_client_gone(request: Request, exc: Exception) -> Response:
@@ -291,6 +300,7 @@ def create_app(
     signing_key: Path | None = None,
     redirect_downloads: bool = False,
     base_url: str | None = None,
+    quotas: Quotas | None = None,
 ) -> Starlette:
     """Build the ASGI app; without ``db``/``blobs`` URLs the stores live under ``data_dir``."""
     backends = open_backends(Path(data_dir), db, blobs)
@@ -302,6 +312,7 @@ def create_app(
         metadata_ttl=metadata_ttl,
         redirect_downloads=redirect_downloads,
         base_url=base_url,
+        quotas=quotas,
     )
 
 
@@ -315,6 +326,7 @@ def create_app_with(
     jwks: JwksCache | None = None,
     redirect_downloads: bool = False,
     base_url: str | None = None,
+    quotas: Quotas | None = None,
 ) -> Starlette:
     """The app over given stores; refuses a database already bound to another signing key."""
     store.bind_signing_key(signer.key_id)
@@ -355,6 +367,7 @@ def create_app_with(
         jwks=jwks,
         redirect_downloads=redirect_downloads,
         base_url=base_url,
+        quotas=quotas,
     )
     app = Starlette(
         routes=routes,

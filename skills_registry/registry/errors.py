@@ -7,6 +7,9 @@ the CLI prints one line and exits non-zero; this leaf package never imports ``ag
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+
 from skills_registry.errors import SkillsError
 
 
@@ -137,3 +140,59 @@ class ReviewRequired(RegistryError):
     hint = (
         "review with `kiln skills info ID` and install interactively, or pin it in skills-lock.json"
     )
+
+
+class QuotaExceeded(RegistryError):
+    """A publish would take a namespace past one of the operator's quotas; nothing was stored.
+    ``quota`` is its name as ``/.well-known/kiln-registry.json`` lists it under ``limits``."""
+
+    status = 413
+    code = "quota_exceeded"
+    exit_code = 5
+
+    hint = "ask the registry's operator to raise it"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        quota: str,
+        usage: int,
+        limit: int,
+        status: int = 413,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.quota, self.usage, self.limit, self.status = quota, usage, limit, status
+
+
+class RateLimited(RegistryError):
+    """Too many publishes from one namespace lately: answered 429 with ``Retry-After``."""
+
+    status = 429
+    code = "rate_limited"
+    exit_code = 5
+
+    def __init__(self, message: str, *, retry_after: int, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
+
+    @classmethod
+    def answered(cls, message: str, header: str) -> RateLimited:
+        """The client's one line for a 429: the registry's reason and when to retry, from
+        ``Retry-After`` (seconds, or an HTTP date)."""
+        now = datetime.now(UTC)
+        try:
+            at = (
+                now + timedelta(seconds=int(header))
+                if header.strip().isdigit()
+                else parsedate_to_datetime(header).astimezone(UTC)
+            )
+        except (TypeError, ValueError, OverflowError):
+            return cls(f"{message}; retry later (no usable Retry-After)", retry_after=0, hint="")
+        wait = max(0, round((at - now).total_seconds()))
+        return cls(
+            f"{message}; retry after {at:%Y-%m-%d %H:%M:%S} UTC (in {wait} s)",
+            retry_after=wait,
+            hint="",
+        )

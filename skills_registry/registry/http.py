@@ -23,6 +23,7 @@ from skills_registry.registry.gitrepo import GitRepo, build_repo
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS
 from skills_registry.registry.oidc import JwksCache
 from skills_registry.registry.ops import Metrics
+from skills_registry.registry.quotas import Quotas
 from skills_registry.registry.signing import Signer
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
@@ -44,8 +45,10 @@ class Registry:
         jwks: JwksCache | None = None,
         redirect_downloads: bool = False,
         base_url: str | None = None,
+        quotas: Quotas | None = None,
     ) -> None:
         self.store, self.blobs, self.signer, self.name = store, blobs, signer, name
+        self.quotas = quotas or Quotas()
         self.redirect_downloads = redirect_downloads
         self.base_url = base_url.rstrip("/") if base_url else None  # the public URL, if set
         self.metrics = Metrics()

@@ -151,6 +151,29 @@ ALTER TABLE trusted_publishers ADD COLUMN repository_id TEXT NOT NULL DEFAULT ''
 ALTER TABLE trusted_publishers ADD COLUMN owner_id TEXT NOT NULL DEFAULT '';
 """
 
+# Each version's archive size as a column, for the namespace byte quota (``quotas``), and
+# immutable like the rest of the row.
+M008 = """
+ALTER TABLE versions ADD COLUMN archive_size BIGINT NOT NULL DEFAULT 0;
+UPDATE versions SET archive_size = coalesce((doc::json->>'archiveSize')::bigint, 0);
+CREATE INDEX versions_quota ON versions(skill_id, published_at) INCLUDE (archive_size);
+CREATE OR REPLACE FUNCTION versions_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'published versions are immutable (delete of %@%)',
+            OLD.skill_id, OLD.version;
+    END IF;
+    IF NEW.doc IS DISTINCT FROM OLD.doc OR NEW.version IS DISTINCT FROM OLD.version
+       OR NEW.skill_id IS DISTINCT FROM OLD.skill_id
+       OR NEW.archive_sha256 IS DISTINCT FROM OLD.archive_sha256
+       OR NEW.archive_size IS DISTINCT FROM OLD.archive_size
+       OR NEW.published_at IS DISTINCT FROM OLD.published_at THEN
+        RAISE EXCEPTION 'published versions are immutable (%@%)', OLD.skill_id, OLD.version;
+    END IF;
+    RETURN NEW;
+END $$;
+"""
+
 MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
     ("m001_initial", M001),
     ("m002_search_accounts", m002_search_accounts),
@@ -159,6 +182,7 @@ MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
     ("m005_lookalike_indexes", M005),
     ("m006_lookalike_skeleton", M006),
     ("m007_trusted_publisher_ids", M007),
+    ("m008_version_archive_size", M008),
 ]
 
 

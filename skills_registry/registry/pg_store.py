@@ -31,6 +31,7 @@ from skills_registry.registry.errors import Conflict, KeyMismatch, NotFound, Usa
 from skills_registry.registry.pg_accounts import PostgresAccounts
 from skills_registry.registry.pg_migrations import migrate
 from skills_registry.registry.pg_search import SKILL_COLS, PostgresSearch, skill_row
+from skills_registry.registry.quotas import Quotas, Usage, check, read_usage, window_start
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_schema import search_text
 from skills_registry.registry.storage import STATUSES, now_iso
@@ -48,6 +49,7 @@ from skills_registry.registry.store_rules import (
 )
 
 FEED_LOCK = 0x6B696C66  # transaction-level advisory lock that orders the change feed
+QUOTA_LOCK_CLASS = 0x6B717561  # with hashtext(namespace): one quota count per namespace at once
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -113,10 +115,19 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
         if bound != key_id:
             raise KeyMismatch(bound, key_id)
 
-    def add_version(self, doc: dict[str, Any]) -> None:
+    def add_version(self, doc: dict[str, Any], quotas: Quotas | None = None) -> None:
         skill_id, version, at = doc["id"], doc["version"], doc["publishedAt"]
         namespace, name = skill_id.split("/", 1)
+        size = int(doc.get("archiveSize") or 0)
         with self._tx() as conn:
+            if quotas is not None:
+                # one publish per namespace at a time, on every instance, counts and inserts:
+                # two racing publishes cannot both fit in the room left for one
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (QUOTA_LOCK_CLASS, namespace)
+                )
+                usage = read_usage(conn, "%s", namespace, skill_id, window_start())
+                check(quotas, usage, skill_id, size)
             if not conn.execute("SELECT 1 FROM skills WHERE id=%s", (skill_id,)).fetchone():
                 # a first publish: take turns with any other whose name reads alike, then look
                 # again (the early check ran before the upload)
@@ -146,9 +157,17 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
                 skill_id, version, [r["version"] for r in published if r["version"] != version]
             )
             inserted = conn.execute(
-                "INSERT INTO versions VALUES (%s, %s, 'active', '', %s, %s, %s)"
+                "INSERT INTO versions (skill_id, version, status, status_reason, published_at,"
+                " doc, archive_sha256, archive_size) VALUES (%s, %s, 'active', '', %s, %s, %s, %s)"
                 " ON CONFLICT DO NOTHING",
-                (skill_id, version, at, json.dumps(doc, sort_keys=True), doc["archiveSha256"]),
+                (
+                    skill_id,
+                    version,
+                    at,
+                    json.dumps(doc, sort_keys=True),
+                    doc["archiveSha256"],
+                    size,
+                ),
             ).rowcount
             if not inserted:
                 raise Conflict(f"{skill_id}@{version} is already published")
@@ -347,6 +366,10 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
     def lookalike(self, skill_id: str) -> str | None:
         with self.pool.connection() as conn:
             return self._lookalike(conn, skill_id)
+
+    def quota_usage(self, skill_id: str) -> Usage:
+        with self.pool.connection() as conn:
+            return read_usage(conn, "%s", skill_id.partition("/")[0], skill_id, window_start())
 
     @staticmethod
     def _lookalike(conn: psycopg.Connection[Any], skill_id: str) -> str | None:

@@ -283,6 +283,18 @@ def m009_version_archive_sha256(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m010_version_archive_size(db: sqlite_utils.Database) -> None:
+    """Each version's archive size as a column, for the namespace byte quota (``quotas``),
+    summed in the publish transaction from an index rather than from every document."""
+    db.execute("ALTER TABLE versions ADD COLUMN archive_size INTEGER NOT NULL DEFAULT 0")
+    db.execute("UPDATE versions SET archive_size = coalesce(json_extract(doc, '$.archiveSize'), 0)")
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS versions_quota ON versions"
+        " (skill_id, published_at, archive_size)"
+    )
+
+
 def migrate(path: Path) -> None:
     """Apply pending migrations on a connection of their own, then close it: all of them in
     one IMMEDIATE transaction, so two processes opening a new registry at once do not both

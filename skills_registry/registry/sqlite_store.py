@@ -17,6 +17,7 @@ from typing import Any
 
 from kiln_errors.sqlite_common import enable_wal
 from skills_registry.registry.errors import Conflict, KeyMismatch, NotFound, UsageError
+from skills_registry.registry.quotas import Quotas, Usage, check, read_usage, window_start
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_accounts import SQLiteAccounts
 from skills_registry.registry.sqlite_schema import migrate, search_text
@@ -87,10 +88,14 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
             (skill_id, version, kind, now_iso()),
         )
 
-    def add_version(self, doc: dict[str, Any]) -> None:
+    def add_version(self, doc: dict[str, Any], quotas: Quotas | None = None) -> None:
         skill_id, version, at = doc["id"], doc["version"], doc["publishedAt"]
         namespace, name = skill_id.split("/", 1)
-        with self._write() as db:
+        size = int(doc.get("archiveSize") or 0)
+        with self._write() as db:  # BEGIN IMMEDIATE: one writer of the file, every process
+            if quotas is not None:
+                usage = read_usage(db, "?", namespace, skill_id, window_start())
+                check(quotas, usage, skill_id, size)
             if db.execute(
                 "SELECT 1 FROM versions WHERE skill_id=? AND version=?", (skill_id, version)
             ).fetchone():
@@ -112,8 +117,15 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
                 pk, latest = row["pk"], row["latest"]
             db.execute(
                 "INSERT INTO versions (skill_id, version, status, status_reason, published_at,"
-                " doc, archive_sha256) VALUES (?, ?, 'active', '', ?, ?, ?)",
-                (skill_id, version, at, json.dumps(doc, sort_keys=True), doc["archiveSha256"]),
+                " doc, archive_sha256, archive_size) VALUES (?, ?, 'active', '', ?, ?, ?, ?)",
+                (
+                    skill_id,
+                    version,
+                    at,
+                    json.dumps(doc, sort_keys=True),
+                    doc["archiveSha256"],
+                    size,
+                ),
             )
             new = Version.parse(version)
             if not new.prerelease and (latest is None or Version.parse(latest) < new):
@@ -280,6 +292,9 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
 
     def lookalike(self, skill_id: str) -> str | None:
         return self._lookalike(self._db(), skill_id)
+
+    def quota_usage(self, skill_id: str) -> Usage:
+        return read_usage(self._db(), "?", skill_id.partition("/")[0], skill_id, window_start())
 
     @staticmethod
     def _lookalike(db: sqlite3.Connection, skill_id: str) -> str | None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skills_registry.registry.errors import NotFound, UsageError
+from skills_registry.registry.quotas import Quotas, Usage
 
 STATUSES = ("active", "deprecated", "yanked")
 # What a token may do: publish versions; yank/restore/deprecate; move dist-tags.
@@ -92,7 +93,11 @@ class MetadataStore(Protocol):
     """Skills, versions, tokens and the audit log. Contracts every implementation keeps:
 
     - ``add_version`` raises ``Conflict`` for an existing ``id@version``; a store never rewrites
-      a stored document. ``get_version`` adds the mutable ``status``/``statusReason``.
+      a stored document. ``get_version`` adds the mutable ``status``/``statusReason``. Given
+      ``quotas``, it counts the namespace's usage inside its transaction, one publish per
+      namespace at a time across processes, and raises ``QuotaExceeded``/``RateLimited``
+      (``quotas.check``) before inserting anything; ``quota_usage`` is the same count outside
+      a transaction, for the early refusal before an upload is read.
     - ``get_skill`` returns ``changeSeq``: the ``seq`` of that skill's newest change-feed entry.
       It only grows; signed metadata carries it so clients can refuse a rollback.
       ``last_seq`` is the newest entry's ``seq`` (0 when empty); ``advance_seq(floor)`` makes
@@ -112,7 +117,8 @@ class MetadataStore(Protocol):
       or None; indexed, so the first publish of a skill stays cheap in a large catalogue.
     """
 
-    def add_version(self, doc: dict[str, Any]) -> None: ...
+    def add_version(self, doc: dict[str, Any], quotas: Quotas | None = None) -> None: ...
+    def quota_usage(self, skill_id: str) -> Usage: ...
     def get_skill(self, skill_id: str) -> dict[str, Any] | None: ...
     def search(
         self,

@@ -3,9 +3,9 @@
 Every write names a bearer token whose scope allows it (``publish``; ``yank`` for status and
 deprecation; ``tag`` for dist-tags), is refused when the token is expired or revoked, and is
 recorded in the audit log with the token's id and label and the archive sha256 it concerns.
-Publish refuses what it can before reading the body (wrong token, version taken) and writes
-the blob only after validation passed and the version is known to be free, so a rejected
-upload never leaves bytes behind.
+Publish refuses what it can before reading the body (wrong token, version taken, a quota
+already reached) and writes the blob only after validation passed and the version and the
+quotas are known to be free, so a rejected upload never leaves bytes behind.
 """
 
 from __future__ import annotations
@@ -20,10 +20,13 @@ from skills_registry.archive import MAX_ARCHIVE_BYTES
 from skills_registry.registry.errors import (
     Conflict,
     Forbidden,
+    QuotaExceeded,
+    RateLimited,
     Unauthorized,
     ValidationFailed,
 )
 from skills_registry.registry.http import (
+    Registry,
     int_param,
     json_response,
     read_body,
@@ -33,6 +36,7 @@ from skills_registry.registry.http import (
 )
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
+from skills_registry.registry.quotas import check
 from skills_registry.registry.semver import is_version
 from skills_registry.registry.storage import STATUSES, MetadataStore, token_live
 from skills_registry.registry.store_rules import check_precedence_free, lookalike_refusal
@@ -83,6 +87,12 @@ def check_version_free(store: MetadataStore, skill_id: str, version: str) -> Non
     check_precedence_free(skill_id, version, [row["version"] for row in store.versions(skill_id)])
 
 
+def check_quotas(reg: Registry, skill_id: str, size: int) -> None:
+    """The quotas as they stand, before an upload is read and before its blob is written; the
+    store counts again in the transaction that inserts (``quotas``)."""
+    check(reg.quotas, reg.store.quota_usage(skill_id), skill_id, size)
+
+
 def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
     """A new skill may not read like an existing one: ``evil/dep1oy`` or ``evil/dep-loy``
     beside ``acme/deploy``, ``anthr0pic/pdf`` beside ``anthropic/pdf``, ``rnail`` beside ``mail``
@@ -116,11 +126,22 @@ async def publish(request: Request) -> Response:
     token = authorize(request, namespace, "publish")
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)
     await run_in_threadpool(check_not_lookalike, reg.store, skill_id)
+    declared = request.headers.get("content-length", "")
+    await run_in_threadpool(check_quotas, reg, skill_id, int(declared) if declared.isdigit() else 0)
     body = await read_body(request, MAX_ARCHIVE_BYTES)
     doc = await run_in_threadpool(build_release, skill_id, version, body, reg.signer)
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)
+    await run_in_threadpool(check_quotas, reg, skill_id, len(body))
     await run_in_threadpool(reg.blobs.put, body)
-    await run_in_threadpool(reg.store.add_version, doc)
+    try:
+        await run_in_threadpool(reg.store.add_version, doc, reg.quotas)
+    except (QuotaExceeded, RateLimited):
+        # another instance's publish took the room since the check above. Only one of the same
+        # skill can have put these bytes, and it is counted first (one namespace's publishes
+        # take turns) or refused too, so an unreferenced blob is ours to take back.
+        if not await run_in_threadpool(reg.store.archive_referenced, doc["archiveSha256"]):
+            await run_in_threadpool(reg.blobs.delete, doc["archiveSha256"])
+        raise
     await run_in_threadpool(
         reg.store.record_audit,
         action="publish",

@@ -213,6 +213,7 @@ def test_migrations_run_once_when_instances_start_together(postgres: Postgres) -
         "m005_lookalike_indexes",
         "m006_lookalike_skeleton",
         "m007_trusted_publisher_ids",
+        "m008_version_archive_size",
     ]
     for store in stores:
         store.close()

@@ -1,0 +1,114 @@
+"""Publish quotas: what one namespace may store, and how fast it may publish.
+
+A namespace with a token could otherwise publish without end and fill the server's disk or
+database. Usage is counted from the database inside the transaction that inserts the version
+(every store takes a per-namespace turn first), never kept in a process: several ``serve``
+processes on one PostgreSQL database see the same numbers. The rate is counted from the
+versions themselves (``published_at`` within the last hour), so a refused publish costs
+nothing and a restart forgets nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from skills_registry.registry.errors import QuotaExceeded, RateLimited
+
+GIB = 1024**3
+RATE_WINDOW_SECONDS = 3600
+
+# ``{p}`` is the driver's placeholder (``?`` for SQLite, ``%s`` for psycopg).
+NAMESPACE_BYTES_SQL = (
+    "SELECT coalesce(sum(v.archive_size), 0) FROM versions v JOIN skills s ON s.id = v.skill_id"
+    " WHERE s.namespace = {p}"
+)
+SKILL_VERSIONS_SQL = "SELECT count(*) FROM versions WHERE skill_id = {p}"
+RECENT_PUBLISHES_SQL = (
+    "SELECT v.published_at FROM versions v JOIN skills s ON s.id = v.skill_id"
+    " WHERE s.namespace = {p} AND v.published_at > {p} ORDER BY v.published_at"
+)
+
+
+@dataclass(frozen=True)
+class Quotas:
+    """The operator's limits (``kiln registry serve --namespace-bytes …``)."""
+
+    namespace_bytes: int = GIB
+    versions_per_skill: int = 1000
+    publishes_per_hour: int = 60
+
+    def limits(self) -> dict[str, int]:
+        """As ``/.well-known/kiln-registry.json`` lists them under ``limits``."""
+        return {
+            "namespaceBytes": self.namespace_bytes,
+            "versionsPerSkill": self.versions_per_skill,
+            "publishesPerHour": self.publishes_per_hour,
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A namespace's usage as one transaction (or one early read) saw it."""
+
+    namespace_bytes: int
+    skill_versions: int
+    recent: list[str]  # published_at of the namespace's versions of the last hour, oldest first
+
+
+def window_start(now: datetime | None = None) -> str:
+    start = (now or datetime.now(UTC)) - timedelta(seconds=RATE_WINDOW_SECONDS)
+    return start.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def read_usage(cursor: Any, p: str, namespace: str, skill_id: str, since: str) -> Usage:
+    """``cursor`` is any DB-API connection or cursor whose rows index by position or name."""
+
+    def first(row: Any) -> int:
+        return int(row[0] if not isinstance(row, dict) else next(iter(row.values())))
+
+    used = first(cursor.execute(NAMESPACE_BYTES_SQL.format(p=p), (namespace,)).fetchone())
+    versions = first(cursor.execute(SKILL_VERSIONS_SQL.format(p=p), (skill_id,)).fetchone())
+    rows = cursor.execute(RECENT_PUBLISHES_SQL.format(p=p), (namespace, since)).fetchall()
+    recent = [str(r[0] if not isinstance(r, dict) else r["published_at"]) for r in rows]
+    return Usage(used, versions, recent)
+
+
+def check(
+    quotas: Quotas, usage: Usage, skill_id: str, size: int, now: datetime | None = None
+) -> None:
+    """Refuse a publish of ``size`` archive bytes to ``skill_id`` that would pass a quota."""
+    namespace = skill_id.partition("/")[0]
+    if len(usage.recent) >= quotas.publishes_per_hour:
+        now = now or datetime.now(UTC)
+        # publishing is possible again once enough of the hour's publishes have aged out of it
+        freed = usage.recent[len(usage.recent) - quotas.publishes_per_hour]
+        at = datetime.fromisoformat(freed.replace("Z", "+00:00"))
+        wait = (at + timedelta(seconds=RATE_WINDOW_SECONDS) - now).total_seconds()
+        retry_after = max(1, math.ceil(wait))
+        raise RateLimited(
+            f"namespace {namespace!r} published {len(usage.recent)} versions in the last hour; "
+            f"the limit (publishesPerHour) is {quotas.publishes_per_hour}",
+            retry_after=retry_after,
+            hint=f"retry in {retry_after} s",
+        )
+    if usage.skill_versions >= quotas.versions_per_skill:
+        raise QuotaExceeded(
+            f"{skill_id} has {usage.skill_versions} versions; the quota (versionsPerSkill) is "
+            f"{quotas.versions_per_skill}",
+            quota="versionsPerSkill",
+            usage=usage.skill_versions,
+            limit=quotas.versions_per_skill,
+            status=409,
+        )
+    if usage.namespace_bytes + size > quotas.namespace_bytes:
+        raise QuotaExceeded(
+            f"namespace {namespace!r} stores {usage.namespace_bytes} archive bytes; this "
+            f"{size}-byte archive would pass its quota (namespaceBytes) of "
+            f"{quotas.namespace_bytes}",
+            quota="namespaceBytes",
+            usage=usage.namespace_bytes,
+            limit=quotas.namespace_bytes,
+        )
