@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from agent.shell_wrappers import git_subcommand_form
+from agent.workspace import on_disk
 
 CLAUDE_MCP_PREFIX = "mcp__"  # Claude Code names MCP tools mcp__SERVER__tool; Kiln SERVER__tool
 
@@ -166,6 +167,9 @@ def path_spellings(path: str, root: Path, *, shell: bool = False) -> list[str]:
     file it reaches. Deny and ask rules match if any spelling does; allow rules need them all."""
     given = os.path.expanduser(path) if shell and path.startswith("~") else path
     absolute = Path(given) if os.path.isabs(given) else Path(root) / given
+    listed_as = on_disk(absolute)
+    if listed_as != absolute:  # a name the tools showed escaped: the rules see the real one too
+        return [given, *path_spellings(str(listed_as), root)]
     try:
         landed = str(absolute.resolve(strict=False))
     except (OSError, RuntimeError):

@@ -16,7 +16,7 @@ from pathlib import Path
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
 from kiln_errors.home import holds_home
-from kiln_errors.shown import shown
+from kiln_errors.shown import shown, unlisted
 
 
 class Workspace:
@@ -31,7 +31,7 @@ class Workspace:
     def resolve(self, path: str | Path, *, for_read: bool = False) -> Path:
         """Absolute, symlink-resolved path inside the root, or PathOutsideWorkspace."""
         raw = Path(os.path.expanduser(str(path))) if str(path).startswith("~") else Path(path)
-        candidate = raw if raw.is_absolute() else self.root / raw
+        candidate = on_disk(raw if raw.is_absolute() else self.root / raw)
         try:
             resolved = candidate.resolve(strict=False)
         except (OSError, RuntimeError) as exc:  # symlink loops
@@ -70,6 +70,15 @@ class Workspace:
         except (PathOutsideWorkspace, ToolError):
             return False
         return True
+
+
+def on_disk(path: Path) -> Path:
+    """``path``, or the file the tools listed under that spelling (``listed``: a name holding a
+    newline or a byte that is not UTF-8 is shown escaped) when only that one is there."""
+    if "\\" not in str(path) or os.path.lexists(path):
+        return path
+    name = unlisted(str(path))
+    return Path(name) if name is not None and os.path.lexists(name) else path
 
 
 def atomic_write(path: Path, text: str | bytes, *, root: Path | None = None) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from indexer.ranking import Hit
 from indexer.tokens import query_terms, split_cached
+from kiln_errors.shown import listed
 
 CHARS_PER_TOKEN = 4  # the usual estimate for code and English; budgets are in tokens
 HITS_PER_FILE = 4  # outline lines per file; more hits of one file add nothing new
@@ -66,7 +67,7 @@ def render(hits: Sequence[Hit], query: str, budget_tokens: int) -> str:
                 used += cost
     out: list[str] = []
     for entry in shown:
-        out.append(entry.path)
+        out.append(listed(entry.path))  # a name may hold a newline: one line, escaped
         for i, line in enumerate(entry.outline):
             out.append(line)
             out.extend(entry.bodies.get(i, []))

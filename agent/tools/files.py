@@ -17,7 +17,7 @@ from agent.tools.base import FunctionTool, schema
 from agent.tools.pattern_size import MAX_UNITS, expanded_size
 from agent.tree_walk import walk
 from agent.types import ToolSpec
-from kiln_errors.shown import shown
+from kiln_errors.shown import listed, shown
 
 MAX_READ_LINES = 2000
 SKIP_DIRS = {
@@ -89,7 +89,7 @@ async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
         for name in sorted(filenames):
             if denied((rel / name).as_posix()):
                 continue
-            entries.append((rel / name).as_posix())
+            entries.append(listed((rel / name).as_posix()))
             if len(entries) >= 500:
                 entries.append("[listing truncated at 500 entries: list a subdirectory]")
                 return _listing(args, entries)
@@ -173,14 +173,14 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
             if whole is not None and not whole.search("\n".join(lines), timeout=_left(deadline)):
                 continue
         except TimeoutError:
-            return _grep_stopped(args, hits, ws.relative(file))
+            return _grep_stopped(args, hits, listed(ws.relative(file)))
         for n, line in enumerate(lines, start=1):
             try:
                 found = pattern.search(line, timeout=_left(deadline))
             except TimeoutError:
-                return _grep_stopped(args, hits, f"{ws.relative(file)}:{n}")
+                return _grep_stopped(args, hits, f"{listed(ws.relative(file))}:{n}")
             if found:
-                hits.append(f"{ws.relative(file)}:{n}: {line[:300]}")
+                hits.append(f"{listed(ws.relative(file))}:{n}: {line[:300]}")
                 if len(hits) >= 200:
                     hits.append("[more than 200 matches: narrow the pattern or the path]")
                     return external(f"grep:{args['pattern']}", "\n".join(hits))
