@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.compaction_store import CompactionRecord
+from kiln_errors.shown import listed
 from lsp_server.core import CoreError, InvalidParams, TurnInProgress, uri_to_path
 from lsp_server.core import commands as core_commands
 from lsp_server.core.prompts import skill_block
@@ -144,6 +145,9 @@ def mention_items(
         seen.add(ident)
         item.pop("_uses", None)
         item["uri"] = (root / item["path"].rstrip("/")).as_uri()
+        item["label"] = listed(item["label"])  # one line in the editor's list (`\n` escaped)
+        if "detail" in item:
+            item["detail"] = listed(item["detail"])
         ranked.append(item)
         if len(ranked) >= limit:
             break

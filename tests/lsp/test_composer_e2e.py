@@ -159,3 +159,20 @@ async def test_a_deferred_edit_accepted_with_some_hunks_applies_only_those(
         await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "and now?"})
         chunks = editor.updates_for(sid, "agent_message_chunk")
         assert "I will read it again." in "".join(c["content"]["text"] for c in chunks)
+
+
+async def test_a_mention_label_is_one_printable_line(workspace: Path, scripted_env: object) -> None:
+    """A checkout may name a file `new\\nline.py`: its label went to the editor's completion list
+    with the raw newline (two lines in a one-line widget). The label is the name as the tools list
+    it (`\\n` escaped); `path` and `uri` stay the file's own, so picking it attaches that file."""
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "new\nline_zebra.py").write_text("def zebra_fn():\n    return 1\n")
+    async with running(workspace, scripted_env([])) as editor:  # type: ignore[operator]
+        await _wait_indexed(editor)
+        found = await editor.request("kiln/complete/mentions", {"query": "zebra"})
+        files = [i for i in found["items"] if i["kind"] == "file"]
+        assert files and files[0]["label"] == "new\\nline_zebra.py", found
+        assert files[0]["path"] == "pkg/new\nline_zebra.py"
+        symbols = [i for i in found["items"] if i["kind"] == "symbol"]
+        assert symbols and "\n" not in symbols[0]["detail"], found
+        assert all("\n" not in i["label"] for i in found["items"]), found
