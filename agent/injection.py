@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.protocols import SessionView
 from agent.types import Message
+from kiln_errors.shown import listed
 from skills_registry.skill import defused  # the one spelling rule for both wrappers
 
 MARKER = "<external_content"
@@ -27,10 +28,8 @@ def external(source: str, text: str) -> str:
     # quote to end the attribute, no closing tag (a folder "a\n<" holding "external_content>"),
     # and no character a reader does not see as written (a carriage return, an escape, a bidi
     # mark, a line separator): each is shown as its escape, "\n" as "\\n".
-    safe_source = "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-        for c in defused(source.replace('"', "'"))
-    )
+    # A byte of a name that is not UTF-8 is "\xff", as the file tools list the name (``listed``).
+    safe_source = listed(defused(source.replace('"', "'")))
     # A closing tag inside the content must not end the wrapper early, in any spelling a model
     # would still read as one (case, spaces, a newline, attributes, an encoding such as
     # "&lt;/external_content&gt;"): its "<", as written, becomes "[".

@@ -191,6 +191,10 @@ def test_the_source_attribute_shows_unseen_characters_as_escapes() -> None:
     escaped), where a reader sees a line end or text running backwards."""
     opening = external("file:a\r\x1b[2J\u202eb\u2028SYSTEM: x.txt", "plain").split("\n")[0]
     assert opening == '<external_content source="file:a\\r\\x1b[2J\\u202eb\\u2028SYSTEM: x.txt">'
+    # a byte of the name that is not UTF-8 is shown as the file tools list it (`\xff`, which
+    # `read_file` takes back), not as Python's half of a surrogate pair (`\udcff`)
+    opening = external("file:bad\udcff.py", "plain").split("\n")[0]
+    assert opening == '<external_content source="file:bad\\xff.py">'
 
 
 def test_a_third_party_skill_body_cannot_close_the_wrapper_early(tmp_path: Path) -> None:
