@@ -40,7 +40,7 @@ from indexer.languages import language_of
 from indexer.pipeline import digest, prepared
 from indexer.ranking import Hit, search
 from indexer.rechunk import chunk_edit
-from indexer.records import EMPTY, IndexStats, record, skips_said
+from indexer.records import EMPTY, IndexStats, record, skips_said, skips_unread
 from indexer.rows import prepare
 from indexer.search_cache import SearchCache
 from kiln_errors.sqlite_common import is_corrupt
@@ -149,15 +149,19 @@ class Index:
         seen = {c.rel for c in candidates}
         work: list[Candidate] = []
         done = 0
+        unread: set[str] = set()
         for cand in candidates:
             old = known.get(cand.rel)
             unchanged = old is not None and old[0] == cand.mtime_ns and old[1] == cand.size
+            if unchanged:
+                unread.add(cand.rel)
             if unchanged or (keep is not None and old is not None and keep(cand.rel)):
                 done += 1
                 if progress is not None:
                     progress(done, len(candidates), cand.rel)
                 continue
             work.append(cand)
+        stats.skipped += skips_unread(self._conn, unread)  # said again, or counted as before
         by_rel = {c.rel: c for c in work}
         reading = self._start_history(stats.skipped)  # git lists commits while the files are parsed
         bulk = len(work) >= BULK_FILES
@@ -189,7 +193,7 @@ class Index:
                             "INSERT OR REPLACE INTO meta VALUES ('last_indexed', ?)",
                             (str(time.time()),),
                         )
-                        stats.skipped_before = skips_said(conn, stats.skipped)
+                        stats.skipped_before = skips_said(conn, stats.skipped, by_rel.keys())
                         finished = True
                 if reading is not None and not finished and reading.done():
                     # git is done before the files: record it while the workers parse on

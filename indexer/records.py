@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Container
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -58,17 +59,42 @@ def record(
             stats.skipped.append(f"{rel}: {status[7:]}")
 
 
-def skips_said(conn: sqlite3.Connection, lines: list[str]) -> list[str]:
-    """Those of ``lines`` (a finished run's skips) the last finished run reported too; records
-    ``lines`` for the next run. A skip is then said once per change (``kiln index``), not on
-    every run. A value another program left there counts as nothing said."""
+def skips_said(
+    conn: sqlite3.Connection, lines: list[str], read: Container[str] = frozenset()
+) -> list[str]:
+    """Those of ``lines`` (a finished run's skips) the last finished run reported too, but for
+    those of files it ``read`` (changed since); records ``lines`` for the next run. A skip is
+    then said once per change (``kiln index``), not on every run. A value another program left
+    there counts as nothing said."""
+    known = set(_said(conn))
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('skips_said', ?)", (json.dumps(lines),))
+    return [line for line in lines if line in known and not _of_one(line, read)]
+
+
+def skips_unread(conn: sqlite3.Connection, unchanged: set[str]) -> list[str]:
+    """The last run's lines for files left out that this run does not read again (``unchanged``
+    since): a source file left out as binary or minified is read, and said, only when it
+    changes, so a later run counted and ``--verbose`` listed only the other skips."""
+    left_out = {
+        path
+        for (path,) in conn.execute("SELECT path FROM files WHERE language = 'skipped'")
+        if path in unchanged
+    }
+    return [line for line in _said(conn) if _of_one(line, left_out)]
+
+
+def _of_one(line: str, paths: Container[str]) -> bool:
+    """Whether a ``path: reason`` line is about one of ``paths`` (a path may hold ": " too)."""
+    cut = line.find(": ")
+    while cut != -1 and line[:cut] not in paths:
+        cut = line.find(": ", cut + 1)
+    return cut != -1
+
+
+def _said(conn: sqlite3.Connection) -> list[str]:
     row = conn.execute("SELECT value FROM meta WHERE key = 'skips_said'").fetchone()
     try:
         before = json.loads(row[0]) if row is not None else []
     except (TypeError, ValueError, RecursionError):  # a shipped index's "[[[[…" too
         before = []
-    known = (
-        {line for line in before if isinstance(line, str)} if isinstance(before, list) else set()
-    )
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('skips_said', ?)", (json.dumps(lines),))
-    return [line for line in lines if line in known]
+    return [line for line in before if isinstance(line, str)] if isinstance(before, list) else []

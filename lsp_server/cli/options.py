@@ -38,3 +38,22 @@ class FiniteFloat(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return number
+
+
+class EnvNamedOption(click.Option):
+    """An option also read from ``envvar``: a bad value taken from the variable is said under
+    the variable's name. `KILN_REGISTRY_VERSIONS_PER_SKILL=abc kiln registry serve` said
+    "Invalid value for '--versions-per-skill'", an option the user never typed."""
+
+    def consume_value(self, ctx: click.Context, opts: Any) -> Any:
+        value, source = super().consume_value(ctx, opts)
+        ctx.meta[f"kiln.source.{self.name}"] = source
+        return value, source
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        try:
+            return super().process_value(ctx, value)
+        except click.BadParameter as exc:
+            if ctx.meta.get(f"kiln.source.{self.name}") is click.core.ParameterSource.ENVIRONMENT:
+                exc.param_hint = f"{self.envvar} (read for {self.opts[0]})"
+            raise

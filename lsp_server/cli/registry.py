@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from lsp_server.cli.options import FiniteFloat
+from lsp_server.cli.options import EnvNamedOption, FiniteFloat
 from lsp_server.cli.registry_options import (
     BLOBS_OPTION,
     DATA_OPTION,
@@ -36,6 +36,7 @@ SIGNING_KEY_OPTION = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     envvar="KILN_REGISTRY_SIGNING_KEY_FILE",
+    cls=EnvNamedOption,
     help="Ed25519 key file shared by every instance (created 0600 if missing; also "
     "KILN_REGISTRY_SIGNING_KEY_FILE); "
     "or the key itself in KILN_REGISTRY_SIGNING_KEY. Default: <data>/keys/ed25519.key.",
@@ -122,6 +123,7 @@ def registry_group() -> None:
     default=Quotas.namespace_bytes,
     show_default=True,
     envvar="KILN_REGISTRY_NAMESPACE_BYTES",
+    cls=EnvNamedOption,
     type=click.IntRange(1, 2**62),
     help="Archive bytes one namespace may store, all versions of all its skills (a publish "
     "past it gets a 413; also KILN_REGISTRY_NAMESPACE_BYTES).",
@@ -131,6 +133,7 @@ def registry_group() -> None:
     default=Quotas.versions_per_skill,
     show_default=True,
     envvar="KILN_REGISTRY_VERSIONS_PER_SKILL",
+    cls=EnvNamedOption,
     type=click.IntRange(1, 2**31),
     help="Versions one skill may have (a publish past it gets a 409; also "
     "KILN_REGISTRY_VERSIONS_PER_SKILL).",
@@ -140,6 +143,7 @@ def registry_group() -> None:
     default=Quotas.publishes_per_hour,
     show_default=True,
     envvar="KILN_REGISTRY_PUBLISHES_PER_HOUR",
+    cls=EnvNamedOption,
     type=click.IntRange(1, 2**31),
     help="Versions one namespace may publish in any hour (past it: a 429 with Retry-After; "
     "also KILN_REGISTRY_PUBLISHES_PER_HOUR).",

@@ -97,10 +97,14 @@ class _Tail:
             os.close(fd)
 
     def text(self) -> str:
+        """At most ``TAIL_LINES`` lines of at most ``LINE_CHARS`` characters, the note of what
+        came before and the mark of a cut line included (docs/ci.md says so: the note made a
+        16th line and the mark a 402-character one)."""
         data = bytes(self.data[-TAIL_BYTES:])
-        lines = data.decode("utf-8", "replace").strip().splitlines()[-TAIL_LINES:]
-        cut = [x if len(x) <= LINE_CHARS else x[:LINE_CHARS] + " …" for x in lines]
-        if self.total > len(data):
+        before = self.total > len(data)
+        lines = data.decode("utf-8", "replace").strip().splitlines()[before - TAIL_LINES :]
+        cut = [x if len(x) <= LINE_CHARS else x[: LINE_CHARS - 2] + " …" for x in lines]
+        if before:
             cut.insert(0, f"[… {self.total - len(data):,} bytes of output before]")
         return "\n".join(cut)
 

@@ -109,3 +109,31 @@ def test_lsp_log_level_takes_the_shown_names_and_capitals() -> None:
         assert "--tcp expects HOST:PORT" in parsed(level).stderr, level
     refused = parsed("loud").stderr
     assert "'loud' is not one of 'debug', 'info', 'warning', 'error'" in refused, refused
+
+
+def test_options_read_from_a_variable_name_it_when_refused() -> None:
+    """`KILN_REGISTRY_VERSIONS_PER_SKILL=abc` was refused as "Invalid value for
+    '--versions-per-skill'": every option that also reads a variable and checks its value
+    refuses a bad one under the variable's name (``EnvNamedOption``)."""
+    import click
+
+    from lsp_server.cli import cli
+    from lsp_server.cli.options import EnvNamedOption
+
+    ctx = click.Context(cli)
+    todo: list[tuple[str, click.Command]] = [("kiln", cli)]
+    checked, plain = [], []
+    while todo:
+        name, command = todo.pop()
+        if isinstance(command, click.Group):
+            for sub_name in command.list_commands(ctx):
+                sub = command.get_command(ctx, sub_name)
+                todo += [(f"{name} {sub_name}", sub)] if sub is not None else []
+            continue
+        for param in command.params:
+            if isinstance(param, click.Option) and param.envvar and param.type != click.STRING:
+                checked.append(f"{name} {param.opts[0]}")
+                if not isinstance(param, EnvNamedOption):
+                    plain.append(f"{name} {param.opts[0]} ({param.envvar})")
+    assert "kiln registry serve --versions-per-skill" in checked
+    assert not plain, plain

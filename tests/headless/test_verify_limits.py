@@ -218,3 +218,18 @@ def test_max_minutes_keeps_time_for_the_verification_after(
     assert proc.returncode == 3 and result["stop_reason"] == "max_time", proc.stderr
     assert result["verify_before"]["passed"] is False
     assert result["verify_after"] is not None and result["verify_after"]["passed"], result
+
+
+def test_the_tail_is_at_most_15_lines_of_400_characters(failing_repo: Path, tmp_path: Path) -> None:
+    """docs/ci.md: at most 15 lines of 400 characters. Past 64 KB the note of what came before
+    was a 16th line, and a cut line was 402 characters with its ` …` mark."""
+    verify = "python3 -c \"print('\\n'.join('L%d ' % i + 'x' * 500 for i in range(200)))\"; exit 1"
+    proc = subprocess.run(
+        argv(tmp_path, "--verify", verify), cwd=failing_repo, env=env_for(tmp_path, ["done"]),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 12, proc.stderr
+    lines = report(tmp_path)["verify_before"]["tail"].splitlines()
+    assert len(lines) == 15 and lines[0].startswith("[… "), lines
+    assert lines[-1].startswith("L199 ") and lines[-1].endswith("x …"), lines[-1]
+    assert max(len(line) for line in lines) == 400

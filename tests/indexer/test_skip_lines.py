@@ -49,3 +49,24 @@ def test_a_skipped_file_is_said_once_per_change(repo: Path, tmp_path: Path) -> N
     summary = json.loads(kiln("index", ".", "--json", cwd=repo).stdout)
     assert summary["skipped"] == ["one.py: the link leads outside the workspace"]
     assert summary["skipped_before"] == ["one.py: the link leads outside the workspace"]
+
+
+def test_a_minified_source_file_is_counted_and_listed_on_later_runs(repo: Path) -> None:
+    """A source file left out as minified is read only when it changes: the next run neither
+    counted it nor listed it with `--verbose` (README: a later run counts those it finds again,
+    `--verbose` lists them), so `kiln index -v` showed one skipped file of two."""
+    write(repo, "ok.py", "def normal_symbol():\n    pass\n")
+    (repo / "big.py").write_text("def big_symbol():\n    pass\n" * 40_000)
+    (repo / "min.js").write_text("x=1;" * 3000)
+    minified = "kiln: skipped min.js: minified (lines of over 300 bytes on average)"
+    assert said(repo) == [BIG, minified]
+    again = "kiln: 2 files skipped as before (`kiln index --verbose` lists them)"
+    assert said(repo) == [again]
+    assert said(repo, "--verbose") == [BIG, minified]
+    summary = json.loads(kiln("index", ".", "--json", cwd=repo).stdout)
+    assert sorted(summary["skipped_before"]) == sorted(line[14:] for line in (BIG, minified))
+    (repo / "min.js").write_text("y=2;" * 3000)  # changed: read again, said again
+    assert said(repo) == [
+        minified,
+        "kiln: 1 file skipped as before (`kiln index --verbose` lists them)",
+    ]

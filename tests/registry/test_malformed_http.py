@@ -73,14 +73,25 @@ def test_a_request_http_cannot_parse_gets_a_json_400(served: int, name: str) -> 
     [
         b"".join(b"X-H%d: v\r\n" % i for i in range(20_000)),  # many headers
         b"X-Big: " + b"a" * 1_000_000 + b"\r\n",  # one huge header
+        b"X-Big: " + b"a" * 20_000 + b"\r\n",  # a 20 KB block, which arrives in one read
     ],
-    ids=["many-headers", "huge-header"],
+    ids=["many-headers", "huge-header", "20-kb-in-one-read"],
 )
 def test_an_oversized_header_block_gets_a_json_431(served: int, head: bytes) -> None:
     status, headers, body = _raw(served, b"GET /v1/skills HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n")
     assert status == 431
     assert headers["content-type"].startswith("application/json")
     assert "header" in json.loads(body)["error"]["message"]
+
+
+def test_a_header_block_just_under_16_kb_is_served(served: int) -> None:
+    """The 431 above counts the header block only: 16,000 bytes of it, or a body of 40 KB
+    sent in the same write, are served as before."""
+    big = b"GET /v1/skills HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: "
+    assert _raw(served, big + b"a" * 16_000 + b"\r\n\r\n")[0] == 200
+    body = b"x" * 40_000
+    put = b"PUT /v1/skills/acme/notes/versions/1.0.0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+    assert _raw(served, put + b"Content-Length: 40000\r\n\r\n" + body)[0] == 401  # no token
 
 
 def test_the_server_still_answers_after_malformed_requests(served: int) -> None:

@@ -197,3 +197,24 @@ def test_instances_sharing_postgresql_count_one_usage(postgres: Postgres, tmp_pa
     assert len(stores[0].versions("acme/race")) == 3
     for store in stores:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "words"),
+    [
+        ("KILN_REGISTRY_VERSIONS_PER_SKILL", "abc", "'abc' is not a valid integer"),
+        ("KILN_REGISTRY_PUBLISHES_PER_HOUR", "0", "0 is not in the range"),
+        ("KILN_REGISTRY_NAMESPACE_BYTES", "-5", "-5 is not in the range"),
+    ],
+)
+def test_a_bad_quota_variable_is_refused_under_its_own_name(
+    tmp_path: Path, variable: str, value: str, words: str
+) -> None:
+    """The docs offer each quota as an option or a variable; a bad variable was refused as
+    "Invalid value for '--versions-per-skill'", an option nobody typed."""
+    data = tmp_path / "data"
+    env = cli_env(tmp_path / "home", **{variable: value})
+    refused = kiln("registry", "serve", "--port", "0", "--data", str(data), env=env, cwd=tmp_path)
+    fails(refused, 2, f"Invalid value for {variable} (read for --")
+    assert words in refused.stderr and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert not data.exists()
