@@ -57,6 +57,11 @@ def test_each_failure_exits_with_the_code_its_row_names(
         "token", ("skills", "publish", str(tmp_path / "src/notes"), "--version", "2.0.0",
                   "--token", "kiln_not-a-token"), env,
     )  # fmt: skip
+    leaky = make_skill(tmp_path / "leaky", "leaky")
+    (leaky / ".env").write_text("API_KEY=sk-live-0123456789abcdef\n")
+    cases["credentials"] = (
+        "look like credentials", ("skills", "publish", str(leaky), "--version", "1.0.0"), env,
+    )  # fmt: skip
     other_home = tmp_path / "other-home"
     other = cli_env(other_home, KILN_REGISTRY=live.url)
     other_key = base64.b64encode(bytes(range(32))).decode()
