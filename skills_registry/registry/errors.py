@@ -95,7 +95,10 @@ class RegistryUnavailable(RegistryError):
     retryable = True
     status = 502
     code = "unavailable"
-    hint = "check the registry URL (--registry or KILN_REGISTRY) and that the server is running"
+    hint = (
+        "check the registry URL (--registry, KILN_REGISTRY or 'registry' in "
+        "$KILN_HOME/settings.json) and that the server is running"
+    )
 
 
 class IntegrityError(RegistryError):

@@ -81,3 +81,18 @@ def test_each_failure_exits_with_the_code_its_row_names(
         assert cases[case][0] in codes[proc.returncode], (case, proc.returncode, proc.stderr)
     # the way to find an id is the command a CLI user has, not only the API's query
     assert "kiln skills search" in seen["no such skill"].stderr, seen["no such skill"].stderr
+
+
+def test_an_unreachable_registry_named_in_settings_points_there(
+    tmp_path: Path, project: Path
+) -> None:
+    """The registry URL may come from `registry` in `$KILN_HOME/settings.json`; the hint of an
+    unreachable one named only `--registry` and `KILN_REGISTRY`, where the user never set it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    url = f"http://127.0.0.1:{free_port()}"
+    (home / "settings.json").write_text(f'{{"registry": "{url}"}}')
+    proc = kiln("skills", "search", "notes", env=cli_env(home), cwd=project)
+    assert proc.returncode == 1, proc.stderr
+    assert f"cannot reach registry {url}" in proc.stderr
+    assert "'registry' in $KILN_HOME/settings.json" in proc.stderr, proc.stderr
