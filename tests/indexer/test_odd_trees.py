@@ -103,7 +103,8 @@ def test_a_folder_that_cannot_be_read_is_one_line(repo: Path) -> None:
 def test_a_git_lfs_pointer_is_not_indexed_as_source(repo: Path) -> None:
     """A checkout made without `git lfs pull` holds three-line pointers where the files
     should be; `schema.py` was indexed as a module holding `oid sha256:…`, and the agent's
-    search found the pointer, not the code. It is skipped with one line, once."""
+    search found the pointer, not the code. It is skipped with one line, then counted as
+    skipped before on the next run (README: a later run counts what an earlier one left out)."""
     pointer = (
         "version https://git-lfs.github.com/spec/v1\n"
         "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
@@ -119,7 +120,9 @@ def test_a_git_lfs_pointer_is_not_indexed_as_source(repo: Path) -> None:
     assert json.loads(kiln("search", "oid sha256 spec", "--json", cwd=repo).stdout) == []
     again = kiln("index", ".", cwd=repo)
     clean(again)
-    assert again.stderr == ""
+    assert again.stderr.splitlines() == [
+        "kiln: 1 file skipped as before (`kiln index --verbose` lists them)"
+    ]
     with Index(repo) as idx:
         assert idx.update_file("schema.py") == 0  # a one-file update (watcher, save) too
         assert idx.search("oid sha256 spec") == []
@@ -297,8 +300,9 @@ def test_a_built_index_on_a_read_only_disk_is_searched(read_only_disk: Path) -> 
 
 def test_source_files_that_are_binary_or_minified_are_one_line_each(repo: Path) -> None:
     """A `.py` holding a NUL and a `.js` bundle were recorded as skipped without a word, so
-    their functions were missing from searches unexplained. Each is now one line (once: the
-    next run finds them unchanged); generated files and data files stay quiet."""
+    their functions were missing from searches unexplained. Each is now one line (the next run,
+    finding them unchanged, counts them in one line); generated files and data files stay
+    quiet."""
     write(repo, "ok.py", "def normal_symbol():\n    pass\n")
     (repo / "blob.py").write_bytes(b"def binary_symbol():\n    pass\n\x00\x01")
     (repo / "bundle.js").write_text("function a(){return 1};" * 400)
@@ -312,7 +316,9 @@ def test_source_files_that_are_binary_or_minified_are_one_line_each(repo: Path) 
     ]
     again = kiln("index", ".", cwd=repo)
     clean(again)
-    assert again.stderr == ""
+    assert again.stderr.splitlines() == [
+        "kiln: 2 files skipped as before (`kiln index --verbose` lists them)"
+    ]
     assert found(repo, "binary_symbol") == []
 
 
