@@ -78,40 +78,42 @@ def _module_of(top: Path, places: tuple[Path, ...]) -> bool:
     return False
 
 
+def _repository_top(root: Path) -> Path | None:
+    """The folder whose ``.git`` git takes at ``root``: the nearest holding a ``.git`` link,
+    file, or folder with a ``HEAD`` (one without is no git folder: git looks further up)."""
+    root = root.resolve()
+    for top in (root, *root.parents):
+        dotgit = top / ".git"
+        if not os.path.lexists(dotgit):
+            continue
+        if dotgit.is_dir() and not (dotgit / "HEAD").exists():
+            continue
+        return top
+    return None
+
+
 def readable(root: Path) -> bool:
     """Whether the history git would read at ``root`` is the workspace's own to read: the
     repository it finds is the user's (or listed in ``safe.directory``), and its git folder is
     inside that repository's tree, a linked worktree's or a submodule's. True where git finds no
     repository (there is nothing to read)."""
-    root = root.resolve()
-    for top in (root, *root.parents):
-        dotgit = top / ".git"
-        if not os.path.lexists(dotgit):
-            continue
-        if dotgit.is_dir() and not (dotgit / "HEAD").exists():
-            continue  # no git folder: git looks further up too
-        if foreign(top):
-            return False
-        git_dir = _git_dir(dotgit)
-        if git_dir is None:
-            return False
-        places = (git_dir, _common(git_dir))
-        if all(_inside(p, top) for p in places):
-            return True
-        return _worktree_of(top, git_dir) or _module_of(top, places)
-    return True
+    top = _repository_top(root)
+    if top is None:
+        return True
+    if foreign(top):
+        return False
+    git_dir = _git_dir(top / ".git")
+    if git_dir is None:
+        return False
+    places = (git_dir, _common(git_dir))
+    if all(_inside(p, top) for p in places):
+        return True
+    return _worktree_of(top, git_dir) or _module_of(top, places)
 
 
 def folders(root: Path) -> tuple[Path, Path] | None:
     """The git folder git finds at ``root`` and its common dir (config, refs, objects), found
     as ``readable`` finds them; None where git finds no repository."""
-    root = root.resolve()
-    for top in (root, *root.parents):
-        dotgit = top / ".git"
-        if not os.path.lexists(dotgit):
-            continue
-        if dotgit.is_dir() and not (dotgit / "HEAD").exists():
-            continue
-        git_dir = _git_dir(dotgit)
-        return None if git_dir is None else (git_dir, _common(git_dir))
-    return None
+    top = _repository_top(root)
+    git_dir = None if top is None else _git_dir(top / ".git")
+    return None if git_dir is None else (git_dir, _common(git_dir))
