@@ -14,7 +14,6 @@ import asyncio
 import atexit
 import importlib.metadata
 import importlib.util
-import json
 import logging
 import os
 import threading
@@ -33,7 +32,7 @@ from agent.providers.local_format import (
     parse_reply,
     render_messages,
 )
-from agent.providers.local_paths import choices, repeats
+from agent.providers.local_paths import choices, repeats_reply
 from agent.providers.local_probe import check_runs
 from agent.types import (
     Message,
@@ -332,7 +331,8 @@ class LocalModel:
             before = list(getattr(llama, "_input_ids", []))
             try:
                 out = self._complete(llama, chat, grammar, max_tokens)
-                if self._repeated(request, out):  # answer from what it has instead
+                reply = out["choices"][0]["message"]["content"] or ""
+                if repeats_reply(request.messages, reply):  # answer from what it has instead
                     answer = LlamaGrammar.from_string(ANSWER_GRAMMAR, verbose=False)
                     out = self._complete(llama, chat, answer, max_tokens)
             except RuntimeError:
@@ -368,18 +368,6 @@ class LocalModel:
             # until the output limit
             repeat_penalty=REPEAT_PENALTY,
         )
-
-    @staticmethod
-    def _repeated(request: Request, out: Any) -> bool:
-        """Whether the reply calls a tool the same way as a call already answered this turn
-        (``local_paths.repeats``)."""
-        try:
-            data = json.loads(out["choices"][0]["message"]["content"] or "")
-        except (ValueError, KeyError, IndexError, TypeError):
-            return False
-        if not isinstance(data, dict) or "tool" not in data:
-            return False
-        return repeats(request.messages, str(data["tool"]), data.get("arguments"))
 
     def _fit(self, llama: Any, chat: list[dict[str, str]], max_tokens: int) -> list[dict[str, str]]:
         """Drop the oldest turns after the goal until the prompt fits the context window; then

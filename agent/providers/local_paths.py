@@ -133,6 +133,18 @@ def path_schemas(
     return {**schema, "properties": {**props, "path": path}}
 
 
+def repeats_reply(messages: list[Message], reply: str) -> bool:
+    """Whether ``reply`` (the model's JSON) calls a tool the same way as a call already
+    answered this turn (``repeats``)."""
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        return False
+    if not isinstance(data, dict) or "tool" not in data:
+        return False
+    return repeats(messages, str(data["tool"]), data.get("arguments"))
+
+
 def repeats(messages: list[Message], name: str, args: Any) -> bool:
     """Whether the call ``name(args)`` was made already in this turn with nothing changed
     since (no edit, command or skill after it)."""
