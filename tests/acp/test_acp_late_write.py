@@ -4,13 +4,17 @@ against a real `kiln acp`.
 
 The client still answers a request Kiln withdrew (ACP's ``$/cancel_request``), and an editor
 that had already written its buffer answers that it did. That answer was ignored: the file was
-written, but the session's record said the edit never happened.
+written, but the session's record said the edit never happened. An answer that met the timeout
+(read after the timeout fired, before Kiln withdrew the request) was lost the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from acp import text_block
 from acp.schema import WriteTextFileResponse
 
 from agent.session_store import SessionStore
+from lsp_server.acp.frontend import FS_TIMEOUT
 from tests.acp.conftest import EditorClient
 from tests.waiting import until
 
@@ -115,3 +120,51 @@ async def test_an_edit_written_while_the_next_turn_runs_is_shown_in_it(
     thought = client.text("agent_thought_chunk")
     assert "the editor applied the edit of app.py after Kiln had stopped waiting" in thought
     assert client.text().endswith("heard it landed"), client.text()
+
+
+@dataclass
+class FrozenAnswer(EditorClient):
+    """An editor that answers ``fs/write_text_file`` at once, into a `kiln acp` it has just
+    stopped (SIGSTOP): the answer waits in Kiln's input while Kiln's timeout passes."""
+
+    pid: int = 0
+    asked_at: float = 0.0
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        os.kill(self.pid, signal.SIGSTOP)
+        self.asked_at = time.monotonic()
+        self.stopped.set()
+        return await super().write_text_file(session_id, path, content, **kwargs)
+
+
+@pytest.mark.slow
+async def test_an_answer_that_meets_the_timeout_is_a_late_edit(spawn: Any, workspace: Path) -> None:
+    """Kiln resumes with the editor's answer unread and its write timeout due: in one turn of its
+    event loop the timeout fires and the answer is read, before the request is withdrawn. That
+    answer was dropped (the request no longer waited for, not yet listened to as withdrawn);
+    now it is a late edit like any other: recorded, shown, and told to the model at once.
+
+    The wait is Kiln's own timeout (30 s): a stopped process has no event to wait on."""
+    client = FrozenAnswer()
+    script = [_edit(), {"match": NOTE, "text": "heard it landed"}, "did not hear"]
+    async with spawn(script, client) as agent:
+        client.pid = agent.process.pid
+        await agent.start()
+        sid = (await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        turn = asyncio.ensure_future(agent.conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        await asyncio.wait_for(client.stopped.wait(), 60)
+        try:  # the answer is in the pipe; Kiln's deadline passes while it is stopped
+            await asyncio.sleep(client.asked_at + FS_TIMEOUT + 1 - time.monotonic())
+        finally:
+            os.kill(client.pid, signal.SIGCONT)
+        assert (await asyncio.wait_for(turn, 60)).stop_reason == "end_turn"
+    app = str(workspace / "app.py")
+    assert client.writes == [(app, "def greet():\n    return 'hi'\n")]
+    assert client.text() == "heard it landed", client.text()
+    thought = client.text("agent_thought_chunk")
+    assert "the editor applied the edit of app.py after Kiln had stopped waiting" in thought
+    assert "app.py" in SessionStore().get(sid)["state"]["files_modified"]
+    assert json.dumps(SessionStore().messages(sid)).count(NOTE) == 1
