@@ -15,7 +15,9 @@ from typing import Any
 from agent.compaction_store import CompactionRecord, store_epoch
 from agent.types import Block, Message, canonical_json
 
-REFUSED = "refused_turn"  # state: [epoch, first message of the turn, tail blocks before the prompt]
+# state: [epoch, first message of the turn, tail blocks before the prompt, notes kept for the
+# model (``Session.landed_late``) that later messages of the turn carried]
+REFUSED = "refused_turn"
 NOTE = (
     "<conversation_note>\nThe provider declined the previous turn (stop reason: refusal); its "
     "messages were removed from this conversation, as the provider requires before going on. "
@@ -24,18 +26,23 @@ NOTE = (
 
 
 def mark(
-    session: Any, reason: str, start: tuple[int, int, int] | None, prompt: list[Block]
+    session: Any,
+    reason: str,
+    start: tuple[int, int, int] | None,
+    prompt: list[Block],
+    notes: list[str],
 ) -> None:
     """At the end of a turn: remember where a refused turn began (``start``: epoch, message
     index, tail blocks; ``prompt``: the blocks it was asked with), found again in the messages
-    a compaction during the turn rewrote."""
+    a compaction during the turn rewrote, and the kept notes its later messages carried
+    (``notes``: told to the model once, they must not go with the turn)."""
     session.state.pop(REFUSED, None)
     if reason != "refusal" or start is None:
         return
     epoch, index, tail = start
     if epoch != session.transcript.epoch:
         index, tail = _found_again(session.transcript.messages, index, tail, prompt)
-    session.state[REFUSED] = [session.transcript.epoch, index, tail]
+    session.state[REFUSED] = [session.transcript.epoch, index, tail, list(notes)]
 
 
 def _found_again(
@@ -62,17 +69,22 @@ def drop(session: Any) -> None:
     """At the start of a turn: take the refused one out of the messages the next request sends."""
     where = session.state.pop(REFUSED, None)
     messages = session.transcript.messages
-    if not (isinstance(where, list) and len(where) == 3 and where[0] == session.transcript.epoch):
+    # three entries: marked before the notes were kept with it
+    if not (
+        isinstance(where, list) and len(where) in (3, 4) and where[0] == session.transcript.epoch
+    ):
         return
     start, tail = int(where[1]), int(where[2])
+    notes = where[3] if len(where) == 4 and isinstance(where[3], list) else []
     if not 0 <= start < len(messages):
         return
     kept, removed = messages[:start], messages[start:]
     first = removed[0].get("content")
     # What the refused turn's first message carried besides the prompt (the environment, memory,
-    # the skill catalog…) was told to nobody now: it goes with the next message instead.
+    # the skill catalog…) was told to nobody now: it goes with the next message instead, as do
+    # the notes its later messages carried (an edit that landed after all).
     carried = [str(b.get("text", "")) for b in (first if isinstance(first, list) else [])[:tail]]
-    session.context.add(*carried, NOTE)
+    session.context.add(*carried, *(str(note) for note in notes), NOTE)
     record = CompactionRecord(
         epoch=session.transcript.epoch + 1,
         tier=0,

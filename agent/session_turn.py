@@ -39,6 +39,7 @@ class SessionTurn:
         self._stop_note = ""  # why a limit ended the turn (``note_stop``)
         self._start: tuple[int, int, int] | None = None  # epoch, message, tail blocks
         self._prompt: list[Block] = []  # what the turn was asked with
+        self._notes_later: list[str] = []  # kept notes delivered after the turn's first message
 
     @property
     def cancel_reason(self) -> StopReason:
@@ -95,6 +96,8 @@ class SessionTurn:
             # stored now, not at the turn's end: a process killed later in the turn keeps them
             session.state["files_modified"] = list(session.turn.files_modified)
             session.store.update(session.id, state=session.state)
+        # A refused turn leaves the conversation: a note it carried goes to the next one then.
+        self._notes_later.extend(session.state.get(NOTES_KEPT, []))
         self._append_with_tail(results, [])
         return list(results)
 
@@ -131,7 +134,7 @@ class SessionTurn:
     async def end_turn(self, reason: StopReason) -> None:
         session = self.session
         session.transcript.close_dangling(reason)
-        refused_turn.mark(session, reason, self._start, self._prompt)
+        refused_turn.mark(session, reason, self._start, self._prompt, self._notes_later)
         if self._stop_note:  # a load shows why the turn stopped, as the live turn did
             messages = session.transcript
             seq = len(messages.messages)
