@@ -22,6 +22,7 @@ from skills_registry.answers import (
     RECEIPT,
     SEARCH_ROW,
     TOKEN_ROW,
+    namespace_usage,
     rows,
     shaped,
 )
@@ -364,6 +365,11 @@ class RegistryClient:
     def audit(self, since: int = 0) -> list[dict[str, Any]]:
         answer = self._get("/v1/audit", since=since, limit=1000)
         return rows(answer, "audit", AUDIT_ROW, self._where("/v1/audit"))
+
+    def usage(self, namespace: str) -> dict[str, Any]:
+        """How close ``namespace`` is to each quota (its own token only)."""
+        path = f"/v1/namespaces/{quote(namespace, safe='')}/usage"
+        return namespace_usage(self._get(path), self._where(path))
 
     def exchange_oidc(self, id_token: str) -> dict[str, Any]:
         """Trade a CI OIDC ID token for a short-lived publish token (trusted publishing)."""
