@@ -12,13 +12,14 @@ from pathlib import Path
 
 import click
 
-from lsp_server.cli.options import EnvNamedOption, FiniteFloat
+from lsp_server.cli.options import FiniteFloat
 from lsp_server.cli.registry_options import (
     BLOBS_OPTION,
     DATA_OPTION,
     DB_OPTION,
     default_data,
     open_or_fail,
+    quota_options,
 )
 from skills_registry.registry.quotas import Quotas
 
@@ -58,34 +59,14 @@ def sweep_cmd(data: Path | None, db: str | None, blobs: str | None, older_than: 
     help="The source registry's key file: signatures are checked with it, and the target "
     "is bound to it (serve the target with the same key).",
 )
-@click.option(
-    "--namespace-bytes",
-    default=Quotas.namespace_bytes,
-    show_default=True,
-    envvar="KILN_REGISTRY_NAMESPACE_BYTES",
-    cls=EnvNamedOption,
-    type=click.IntRange(1, 2**62),
-    help="The target's quota of archive bytes per namespace: a copy that would pass it is "
-    "refused before anything is written (also KILN_REGISTRY_NAMESPACE_BYTES).",
-)
-@click.option(
-    "--versions-per-skill",
-    default=Quotas.versions_per_skill,
-    show_default=True,
-    envvar="KILN_REGISTRY_VERSIONS_PER_SKILL",
-    cls=EnvNamedOption,
-    type=click.IntRange(1, 2**31),
-    help="The target's quota of versions per skill: a copy that would pass it is refused "
-    "before anything is written (also KILN_REGISTRY_VERSIONS_PER_SKILL).",
-)
+@quota_options(rate=False)
 def migrate_cmd(
     source: str,
     from_blobs: str,
     target: str,
     to_blobs: str,
     signing_key: Path,
-    namespace_bytes: int,
-    versions_per_skill: int,
+    quotas: Quotas,
 ) -> None:
     """Copy a registry to other backends, verifying every archive's sha256 and signature.
 
@@ -99,7 +80,6 @@ def migrate_cmd(
     signer = open_or_fail(lambda: load_signer(here, signing_key), here)
     src = open_or_fail(lambda: open_metadata(source), here)
     dst = open_or_fail(lambda: open_metadata(target), here)
-    quotas = Quotas(namespace_bytes=namespace_bytes, versions_per_skill=versions_per_skill)
     open_or_fail(lambda: check_quotas(src, dst, quotas), here)  # before any write to the target
     src_blobs = open_or_fail(lambda: open_blobs(from_blobs), here)
     dst_blobs = open_or_fail(lambda: open_blobs(to_blobs), here)
