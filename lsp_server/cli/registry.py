@@ -286,10 +286,11 @@ def marketplace_cmd(
 
 
 def _add_account_commands() -> None:
-    from lsp_server.cli.registry_accounts import audit_cmd, publisher_group, token_group
+    from lsp_server.cli.registry_accounts import audit_cmd, publisher_group, token_group, usage_cmd
 
     registry_group.add_command(token_group, "token")
     registry_group.add_command(audit_cmd, "audit")
+    registry_group.add_command(usage_cmd, "usage")
     registry_group.add_command(publisher_group, "trusted-publisher")
     from lsp_server.cli.registry_ops import migrate_cmd, sweep_cmd
 

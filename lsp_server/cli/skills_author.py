@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -260,10 +261,18 @@ def usage_cmd(
     if as_json:
         click.echo(json.dumps(answer, indent=2))
         return
+    click.echo(f"namespace {printable(namespace, 200)!r} on {url}")
+    for line in usage_lines(answer):
+        click.echo(line)
+
+
+def usage_lines(answer: dict[str, Any]) -> list[str]:
+    """A namespace's usage (``answers.namespace_usage``) as the lines `usage` commands print."""
     size, rate = answer["namespaceBytes"], answer["publishesPerHour"]
     versions, largest = answer["versionsPerSkill"], answer["versionsPerSkill"]["largest"]
     most = f"{largest['used']} ({printable(largest['id'], 200)})" if largest else "0 (no skills)"
-    click.echo(f"namespace {printable(namespace, 200)!r} on {url}")
-    click.echo(f"archive bytes      {size['used']} of {size['limit']}")
-    click.echo(f"versions per skill {most} of {versions['limit']}")
-    click.echo(f"publishes per hour {rate['used']} of {rate['limit']} (in the last hour)")
+    return [
+        f"archive bytes      {size['used']} of {size['limit']}",
+        f"versions per skill {most} of {versions['limit']}",
+        f"publishes per hour {rate['used']} of {rate['limit']} (in the last hour)",
+    ]
