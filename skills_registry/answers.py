@@ -1,5 +1,5 @@
 """The shapes of the registry answers that the CLI prints: searches, tokens, the audit log,
-whoami and a publish receipt.
+whoami, a namespace's usage and a publish receipt.
 
 None of these is signed (a signed answer is checked in ``skills_registry.verified``), so a
 hostile registry or proxy chooses them freely. Each is checked for the fields and types that
@@ -40,6 +40,29 @@ AUDIT_ROW = {
 }
 RECEIPT = {"id": _STR, "version": _STR, "archiveSha256": _STR}
 MINTED = {"token": _STR, "namespace": _STR, "expiresAt": _OPT}
+QUOTA = {"used": int, "limit": int}
+USAGE = {
+    "namespace": _STR,
+    "namespaceBytes": dict,
+    "versionsPerSkill": dict,
+    "publishesPerHour": dict,
+}
+
+
+def namespace_usage(answer: dict[str, Any], where: str) -> dict[str, Any]:
+    """A namespace's usage (``GET /v1/namespaces/{ns}/usage``), checked to its leaves."""
+    shaped(answer, USAGE, where)
+    shaped(answer["namespaceBytes"], QUOTA, f"{where}: namespaceBytes")
+    shaped(answer["publishesPerHour"], QUOTA, f"{where}: publishesPerHour")
+    versions = shaped(
+        answer["versionsPerSkill"],
+        {"limit": int, "largest": (dict, type(None)), "skills": list},
+        f"{where}: versionsPerSkill",
+    )
+    if versions["largest"] is not None:
+        shaped(versions["largest"], {"id": _STR, "used": int}, f"{where}: largest")
+    rows(versions, "skills", {"id": _STR, "used": int}, f"{where}: versionsPerSkill")
+    return answer
 
 
 def shaped(value: Any, fields: dict[str, Any], where: str) -> dict[str, Any]:

@@ -4,28 +4,29 @@
 The local state that makes installs trustworthy (tokens, pinned keys, the verified cache under
 ``$KILN_HOME``) is ``skills_registry.local_state``; its names are re-exported here for callers.
 Verified resolution is ``skills_registry.verified``; placing files is ``skills_registry.install``.
+Reading an answer (under a byte cap, errors as one line) is ``skills_registry.client_answers``.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
-from skills_registry import json_limits
 from skills_registry.answers import (
     AUDIT_ROW,
     MINTED,
     RECEIPT,
     SEARCH_ROW,
     TOKEN_ROW,
+    namespace_usage,
     rows,
     shaped,
 )
 from skills_registry.archive import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES
+from skills_registry.client_answers import json_object, raise_for, read_capped
 from skills_registry.local_state import (
     Cache,
     TrustStore,
@@ -40,18 +41,9 @@ from skills_registry.pinned_key import trusted_key
 from skills_registry.redirects import REDIRECTS, origin, printable, redirect_target
 from skills_registry.registry.errors import (
     BadResponse,
-    Conflict,
-    Forbidden,
     NoRegistry,
-    NotFound,
-    QuotaExceeded,
-    RateLimited,
-    RegistryError,
     RegistryUnavailable,
-    TooLarge,
-    Unauthorized,
     UsageError,
-    ValidationFailed,
 )
 from skills_registry.request_deadline import (
     Attempt,
@@ -80,13 +72,6 @@ __all__ = [
     "unpinned",
 ]
 
-_BY_STATUS: dict[int, type[RegistryError]] = {
-    401: Unauthorized,
-    403: Forbidden,
-    404: NotFound,
-    409: Conflict,
-    413: TooLarge,
-}
 # What a registry ever sends: JSON documents (a version document lists up to 1,000 files and
 # 64 tool schemas), archives and previews under the archive limits. Anything larger, from a
 # hostile registry or proxy, is cut off while it streams, not after it filled the memory.
@@ -189,37 +174,8 @@ class RegistryClient:
             raise RegistryUnavailable(f"cannot reach registry {self.base_url}: {exc}") from None
 
     def _read(self, response: httpx.Response, cap: int, as_sent: bool) -> httpx.Response:
-        """The answer read whole under ``cap`` bytes, as a response without its encoding."""
         self.answered = True
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap:
-            raise BadResponse(
-                f"registry {self.base_url} sent {declared} bytes for {response.request.url.path}; "
-                f"the limit is {cap}"
-            )
-        encoding = response.headers.get("content-encoding", "").strip().lower()
-        if encoding not in ("", "identity") and not as_sent:
-            raise BadResponse(
-                f"registry {self.base_url} answered {response.request.url.path} with "
-                f"Content-Encoding {printable(encoding, 40)!r}; Kiln reads uncompressed "
-                "answers only"
-            )
-        chunks, total = [], 0
-        # Unencoded, decoding is the identity; encoded (an archive only), take it raw.
-        plain = encoding in ("", "identity")
-        for chunk in response.iter_bytes() if plain else response.iter_raw():
-            total += len(chunk)
-            if total > cap:
-                raise BadResponse(
-                    f"registry {self.base_url} sent more than {cap} bytes for {response.request.url.path}"
-                )
-            chunks.append(chunk)
-        return httpx.Response(  # without the encoding: httpx would inflate ``content`` again
-            response.status_code,
-            headers=[(k, v) for k, v in response.headers.items() if k != "content-encoding"],
-            content=b"".join(chunks),
-            request=response.request,
-        )
+        return read_capped(response, cap, as_sent, self.base_url)
 
     def _request(
         self, method: str, path: str, *, cap: int = MAX_JSON_RESPONSE_BYTES, **kwargs: Any
@@ -227,53 +183,10 @@ class RegistryClient:
         return self._raise_for(self._send(method, path, cap, **kwargs))
 
     def _raise_for(self, response: httpx.Response) -> httpx.Response:
-        """``response`` if it succeeded, else its error as a ``RegistryError`` of one line."""
-        if response.status_code < 300:
-            return response
-        if response.status_code < 400:
-            raise BadResponse(
-                f"registry {self.base_url} answered {response.request.url.path} with a redirect "
-                f"({response.status_code}); only archive downloads may be redirected"
-            )
-        try:
-            body = response.json()
-            error = body.get("error", {})
-            message, hint = (
-                printable(str(error.get("message") or response.reason_phrase)),
-                printable(str(error.get("hint") or "")),
-            )
-        except (ValueError, AttributeError, RecursionError):
-            body, message, hint = {}, f"HTTP {response.status_code} {response.reason_phrase}", ""
-        if response.status_code == 422:
-            errors = body.get("errors") if isinstance(body, dict) else None
-            listed = errors if isinstance(errors, list) else [message]
-            raise ValidationFailed([printable(str(e)) for e in listed], hint=hint or None)
-        if response.status_code >= 500:
-            raise RegistryUnavailable(f"registry {self.base_url} failed: {message}")
-        if response.status_code == 429:
-            raise RateLimited.answered(message, response.headers.get("retry-after", ""))
-        error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict) and error.get("code") == "quota_exceeded":
-            raise QuotaExceeded(
-                message, quota="", usage=0, limit=0, status=response.status_code, hint=hint or None
-            )
-        cls = _BY_STATUS.get(response.status_code, UsageError)
-        raise cls(message, hint=hint or None)
+        return raise_for(response, self.base_url)
 
     def _json(self, response: httpx.Response) -> dict[str, Any]:
-        """The body as a JSON object, or ``BadResponse`` (never a parser's traceback)."""
-        try:
-            data = json.loads(response.content)
-        except (ValueError, RecursionError):
-            data = None
-        if json_limits.lone_surrogate(data) is not None:  # no canonical form: nothing verifies
-            data = None
-        if not isinstance(data, dict):
-            raise BadResponse(
-                f"registry {self.base_url} answered {response.request.url.path} with "
-                "something other than a JSON object"
-            )
-        return data
+        return json_object(response, self.base_url)
 
     def _get(self, path: str, **params: Any) -> dict[str, Any]:
         return self._json(self._request("GET", path, params={k: v for k, v in params.items() if v}))
@@ -364,6 +277,11 @@ class RegistryClient:
     def audit(self, since: int = 0) -> list[dict[str, Any]]:
         answer = self._get("/v1/audit", since=since, limit=1000)
         return rows(answer, "audit", AUDIT_ROW, self._where("/v1/audit"))
+
+    def usage(self, namespace: str) -> dict[str, Any]:
+        """How close ``namespace`` is to each quota (its own token only)."""
+        path = f"/v1/namespaces/{quote(namespace, safe='')}/usage"
+        return namespace_usage(self._get(path), self._where(path))
 
     def exchange_oidc(self, id_token: str) -> dict[str, Any]:
         """Trade a CI OIDC ID token for a short-lived publish token (trusted publishing)."""

@@ -26,6 +26,7 @@ from lsp_server.cli.registry_options import (
     DB_OPTION,
     default_data,
     open_or_fail,
+    quota_options,
 )
 from skills_registry.registry.quotas import Quotas
 
@@ -118,36 +119,7 @@ def registry_group() -> None:
     type=FiniteFloat(0.1, 3600),
     help="Seconds a client has to send a request's headers and body (a slow client gets a 408).",
 )
-@click.option(
-    "--namespace-bytes",
-    default=Quotas.namespace_bytes,
-    show_default=True,
-    envvar="KILN_REGISTRY_NAMESPACE_BYTES",
-    cls=EnvNamedOption,
-    type=click.IntRange(1, 2**62),
-    help="Archive bytes one namespace may store, all versions of all its skills (a publish "
-    "past it gets a 413; also KILN_REGISTRY_NAMESPACE_BYTES).",
-)
-@click.option(
-    "--versions-per-skill",
-    default=Quotas.versions_per_skill,
-    show_default=True,
-    envvar="KILN_REGISTRY_VERSIONS_PER_SKILL",
-    cls=EnvNamedOption,
-    type=click.IntRange(1, 2**31),
-    help="Versions one skill may have (a publish past it gets a 409; also "
-    "KILN_REGISTRY_VERSIONS_PER_SKILL).",
-)
-@click.option(
-    "--publishes-per-hour",
-    default=Quotas.publishes_per_hour,
-    show_default=True,
-    envvar="KILN_REGISTRY_PUBLISHES_PER_HOUR",
-    cls=EnvNamedOption,
-    type=click.IntRange(1, 2**31),
-    help="Versions one namespace may publish in any hour (past it: a 429 with Retry-After; "
-    "also KILN_REGISTRY_PUBLISHES_PER_HOUR).",
-)
+@quota_options()
 def serve_cmd(
     host: str,
     port: int,
@@ -162,9 +134,7 @@ def serve_cmd(
     log_level: str,
     metadata_ttl: int,
     read_timeout: float,
-    namespace_bytes: int,
-    versions_per_skill: int,
-    publishes_per_hour: int,
+    quotas: Quotas,
 ) -> None:
     """Serve the registry API until interrupted."""
     if base_url is not None and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", base_url):
@@ -198,7 +168,7 @@ def serve_cmd(
                 signing_key=signing_key,
                 redirect_downloads=redirect_downloads,
                 base_url=base_url,
-                quotas=Quotas(namespace_bytes, versions_per_skill, publishes_per_hour),
+                quotas=quotas,
             ),
             data_dir,
         )
@@ -316,10 +286,11 @@ def marketplace_cmd(
 
 
 def _add_account_commands() -> None:
-    from lsp_server.cli.registry_accounts import audit_cmd, publisher_group, token_group
+    from lsp_server.cli.registry_accounts import audit_cmd, publisher_group, token_group, usage_cmd
 
     registry_group.add_command(token_group, "token")
     registry_group.add_command(audit_cmd, "audit")
+    registry_group.add_command(usage_cmd, "usage")
     registry_group.add_command(publisher_group, "trusted-publisher")
     from lsp_server.cli.registry_ops import migrate_cmd, sweep_cmd
 

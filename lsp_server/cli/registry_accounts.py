@@ -1,9 +1,10 @@
-"""`kiln registry token|audit|trusted-publisher`: who may write to a registry, and who did.
+"""`kiln registry token|audit|usage|trusted-publisher`: who may write to a registry, who did.
 
 Operator commands over the data folder (they open the SQLite store directly, so they work
 while ``serve`` runs). ``token`` alone creates a token (the secret is printed once, to stdout);
 ``token list`` and ``token revoke ID`` manage them; ``audit`` prints every write with the token
-that made it; ``trusted-publisher`` maps a CI identity (OIDC) to a namespace.
+that made it; ``usage`` how close a namespace is to the quotas (as its owner reads them over
+HTTP); ``trusted-publisher`` maps a CI identity (OIDC) to a namespace.
 """
 
 from __future__ import annotations
@@ -16,8 +17,14 @@ from typing import Any
 
 import click
 
-from lsp_server.cli.registry_options import DATA_OPTION, DB_OPTION_HIDDEN_VALUE, open_store
+from lsp_server.cli.registry_options import (
+    DATA_OPTION,
+    DB_OPTION_HIDDEN_VALUE,
+    open_store,
+    quota_options,
+)
 from skills_registry.registry.errors import UsageError
+from skills_registry.registry.quotas import Quotas, usage_report
 
 
 def _data_opt(command: Any) -> Any:
@@ -155,6 +162,24 @@ def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: boo
         click.echo(
             f"{r['seq']} {r['at']} {r['action']} {what}{sha} by {r['tokenId']} ({r['tokenLabel']})"
         )
+
+
+@click.command("usage")
+@click.argument("namespace")
+@_data_opt
+@quota_options()
+@click.option("--json", "as_json", is_flag=True, help="Print the usage as a JSON object.")
+def usage_cmd(namespace: str, data: Path | None, quotas: Quotas, as_json: bool) -> None:
+    """How close a namespace is to the quotas (pass the ones the registry is served with)."""
+    from lsp_server.cli.skills_author import usage_lines
+
+    answer = usage_report(quotas, _store(data).namespace_usage(namespace), namespace)
+    if as_json:
+        click.echo(json.dumps(answer, indent=2))
+        return
+    click.echo(f"namespace {namespace!r}")
+    for line in usage_lines(answer):
+        click.echo(line)
 
 
 @click.group("trusted-publisher")

@@ -1,8 +1,9 @@
 """`kiln registry migrate|sweep`: copy a registry to other backends; drop orphaned archives.
 
 Both work on any backend pair (``--db``/``--blobs`` URLs, see ``registry_options``) and may run
-while servers serve: ``migrate`` only adds what the target lacks, ``sweep`` only removes
-archives older than a grace period that no version references.
+while servers serve: ``migrate`` only adds what the target lacks (and only when all of it fits
+the target's size quotas), ``sweep`` only removes archives older than a grace period that no
+version references.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from lsp_server.cli.registry_options import (
     DB_OPTION,
     default_data,
     open_or_fail,
+    quota_options,
 )
+from skills_registry.registry.quotas import Quotas
 
 
 @click.command("sweep")
@@ -56,20 +59,28 @@ def sweep_cmd(data: Path | None, db: str | None, blobs: str | None, older_than: 
     help="The source registry's key file: signatures are checked with it, and the target "
     "is bound to it (serve the target with the same key).",
 )
+@quota_options(rate=False)
 def migrate_cmd(
-    source: str, from_blobs: str, target: str, to_blobs: str, signing_key: Path
+    source: str,
+    from_blobs: str,
+    target: str,
+    to_blobs: str,
+    signing_key: Path,
+    quotas: Quotas,
 ) -> None:
     """Copy a registry to other backends, verifying every archive's sha256 and signature.
 
-    Safe to run again: versions already at the target are compared, not rewritten.
+    Safe to run again: versions already at the target are compared, not rewritten. A copy
+    that would pass the target's size quotas is refused whole; the publish rate does not apply.
     """
     from skills_registry.registry.backends import load_signer, open_blobs, open_metadata
-    from skills_registry.registry.migrate import migrate_registry
+    from skills_registry.registry.migrate import check_quotas, migrate_registry
 
     here = Path.cwd()
     signer = open_or_fail(lambda: load_signer(here, signing_key), here)
     src = open_or_fail(lambda: open_metadata(source), here)
     dst = open_or_fail(lambda: open_metadata(target), here)
+    open_or_fail(lambda: check_quotas(src, dst, quotas), here)  # before any write to the target
     src_blobs = open_or_fail(lambda: open_blobs(from_blobs), here)
     dst_blobs = open_or_fail(lambda: open_blobs(to_blobs), here)
     open_or_fail(lambda: src.bind_signing_key(signer.key_id), here)

@@ -1,8 +1,9 @@
-"""Options every `kiln registry` command shares: where the registry's stores are.
+"""Options every `kiln registry` command shares: where the registry's stores are, its quotas.
 
 ``--data`` is the embedded registry's folder; ``--db`` and ``--blobs`` (or
 ``KILN_REGISTRY_DB``/``KILN_REGISTRY_BLOBS``) point at shared backends instead, so the same
 commands operate a deployment of several instances on PostgreSQL and object storage.
+``quota_options`` gives a command the publish quotas, read the same way wherever they apply.
 """
 
 from __future__ import annotations
@@ -10,10 +11,14 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
+from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+
+from lsp_server.cli.options import EnvNamedOption
+from skills_registry.registry.quotas import Quotas
 
 T = TypeVar("T")
 
@@ -104,3 +109,64 @@ def open_store(data: Path | None) -> Any:
             err=True,
         )
     return store
+
+
+def _quota_option(flag: str, default: int, envvar: str, upper: int, what: str) -> Any:
+    return click.option(
+        flag,
+        default=default,
+        show_default=True,
+        envvar=envvar,
+        cls=EnvNamedOption,
+        type=click.IntRange(1, upper),
+        help=f"{what}; also {envvar}.",
+    )
+
+
+_NAMESPACE_BYTES = _quota_option(
+    "--namespace-bytes",
+    Quotas.namespace_bytes,
+    "KILN_REGISTRY_NAMESPACE_BYTES",
+    2**62,
+    "Archive bytes one namespace may store, all versions of all its skills (a publish past it "
+    "gets a 413, a migration past it is refused)",
+)
+_VERSIONS_PER_SKILL = _quota_option(
+    "--versions-per-skill",
+    Quotas.versions_per_skill,
+    "KILN_REGISTRY_VERSIONS_PER_SKILL",
+    2**31,
+    "Versions one skill may have (a publish past it gets a 409, a migration past it is refused)",
+)
+_PUBLISHES_PER_HOUR = _quota_option(
+    "--publishes-per-hour",
+    Quotas.publishes_per_hour,
+    "KILN_REGISTRY_PUBLISHES_PER_HOUR",
+    2**31,
+    "Versions one namespace may publish in any hour (past it: a 429 with Retry-After)",
+)
+
+
+def quota_options(*, rate: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--namespace-bytes`` and ``--versions-per-skill`` (and, with ``rate``,
+    ``--publishes-per-hour``), handed to the command as one ``quotas: Quotas`` argument; a
+    command without ``rate`` gets the default rate, which it does not apply."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @wraps(command)
+        def with_quotas(
+            *args: Any,
+            namespace_bytes: int,
+            versions_per_skill: int,
+            publishes_per_hour: int = Quotas.publishes_per_hour,
+            **kwargs: Any,
+        ) -> Any:
+            quotas = Quotas(namespace_bytes, versions_per_skill, publishes_per_hour)
+            return command(*args, quotas=quotas, **kwargs)
+
+        options = [_NAMESPACE_BYTES, _VERSIONS_PER_SKILL] + ([_PUBLISHES_PER_HOUR] if rate else [])
+        for option in reversed(options):  # listed in --help in this order
+            with_quotas = option(with_quotas)
+        return with_quotas
+
+    return decorate

@@ -289,13 +289,14 @@ def update_cmd(
 
 def _add_commands() -> None:
     """Local commands (validate, list), the commands over installed skills (outdated, remove,
-    verify) and author commands (publish, login, yank, deprecate)."""
+    verify) and author commands (publish, login, yank, deprecate, tokens, audit, usage)."""
     from lsp_server.cli.skills_author import (
         audit_cmd,
         deprecate_cmd,
         login_cmd,
         publish_cmd,
         tokens_cmd,
+        usage_cmd,
         yank_cmd,
     )
     from lsp_server.cli.skills_installed import outdated_cmd, remove_cmd, verify_cmd
@@ -305,7 +306,8 @@ def _add_commands() -> None:
     skills_group.add_command(list_cmd, "list")
     for command in (outdated_cmd, remove_cmd, verify_cmd):
         skills_group.add_command(command)
-    for command in (publish_cmd, login_cmd, yank_cmd, deprecate_cmd, tokens_cmd, audit_cmd):
+    authoring = (publish_cmd, login_cmd, yank_cmd, deprecate_cmd, tokens_cmd, audit_cmd, usage_cmd)
+    for command in authoring:
         skills_group.add_command(command)
 
 

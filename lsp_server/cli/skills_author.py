@@ -1,4 +1,4 @@
-"""`kiln skills publish|login|yank|deprecate|tokens|audit`: the commands of a skill's author.
+"""`kiln skills publish|login|yank|deprecate|tokens|audit|usage`: a skill's author's commands.
 
 Publishing validates the folder locally first (every problem at once), then packs it the way
 the registry expects. Without a token it tries trusted publishing: in a CI that offers an
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -240,3 +241,38 @@ def audit_cmd(registry: str | None, token: str | None, as_json: bool) -> None:
         what = f"{r['id']}@{r['version']}" if r["version"] else r["id"]
         sha = f" sha256:{r['sha256']}" if r["sha256"] else ""
         click.echo(f"{r['at']} {r['action']} {what}{sha} by {r['tokenId']} ({r['tokenLabel']})")
+
+
+@click.command("usage")
+@click.argument("namespace", required=False)
+@_registry_opt
+@_TOKEN_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the usage as a JSON object.")
+def usage_cmd(
+    namespace: str | None, registry: str | None, token: str | None, as_json: bool
+) -> None:
+    """How close your namespace is to the registry's quotas (bytes, versions, publish rate)."""
+    import json
+
+    url = default_registry(registry)
+    with RegistryClient(url, _token(url, token)) as client:
+        namespace = namespace or client.whoami()
+        answer = client.usage(namespace)
+    if as_json:
+        click.echo(json.dumps(answer, indent=2))
+        return
+    click.echo(f"namespace {printable(namespace, 200)!r} on {url}")
+    for line in usage_lines(answer):
+        click.echo(line)
+
+
+def usage_lines(answer: dict[str, Any]) -> list[str]:
+    """A namespace's usage (``answers.namespace_usage``) as the lines `usage` commands print."""
+    size, rate = answer["namespaceBytes"], answer["publishesPerHour"]
+    versions, largest = answer["versionsPerSkill"], answer["versionsPerSkill"]["largest"]
+    most = f"{largest['used']} ({printable(largest['id'], 200)})" if largest else "0 (no skills)"
+    return [
+        f"archive bytes      {size['used']} of {size['limit']}",
+        f"versions per skill {most} of {versions['limit']}",
+        f"publishes per hour {rate['used']} of {rate['limit']} (in the last hour)",
+    ]

@@ -340,6 +340,7 @@ def create_app_with(
         Route("/v1/tokens", _inline(writes.list_tokens)),
         Route("/v1/tokens/{token_id}", writes.revoke_token, methods=["DELETE"]),
         Route("/v1/audit", _inline(writes.audit_log)),
+        Route("/v1/namespaces/{namespace}/usage", _inline(writes.namespace_usage)),
         Route("/v1/oidc/token", writes.oidc_exchange, methods=["POST"]),
         Route("/v1/changes", _inline(change_feed)),
         Route("/v1/marketplace.json", marketplace),

@@ -7,7 +7,8 @@ colon, a bad chunk size, a header block past its 16 KB buffer) with a plain-text
 protocol sends the JSON error instead: 431 when the unparsed bytes outgrew the header buffer,
 400 otherwise; the connection is closed either way, as uvicorn does. h11 bounds only a header
 block still arriving: one of up to a read's size (256 KB) that came whole was served, so a
-20 KB block got a 200 (docs/registry.md: 431 over 16 KB); it is measured as it arrives too.
+20 KB block got a 200 (docs/registry.md: 431 over 16 KB); it is measured as it arrives too,
+and again when a pipelined request waiting in the buffer gets its turn.
 """
 
 from __future__ import annotations
@@ -40,14 +41,18 @@ class JsonBadRequests:
     transport: Any
     config: Any
 
-    def data_received(self, data: bytes) -> None:
+    def handle_events(self) -> None:
+        """Measured before each request is parsed: on new data, and when a pipelined request
+        that waited in the buffer behind the previous one gets its turn (before, only a head
+        that arrived while the connection was idle was measured, so a 20 KB head sent in the
+        same write as a small first request was served)."""
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-            pending = bytes(self.conn.trailing_data[0]) + data  # the next request's head so far
+            pending = bytes(self.conn.trailing_data[0])  # the next request's head so far
             end = _BLANK_LINE.search(pending)
             if (end.end() if end else len(pending)) > self._cap():
                 self._refuse(431, _TOO_LARGE)
                 return
-        super().data_received(data)  # type: ignore[misc]
+        super().handle_events()  # type: ignore[misc]
 
     def send_400_response(self, msg: str) -> None:
         if self.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):  # a response has begun

@@ -6,8 +6,12 @@ the archive is stored before its version row, as a publish does. A version alrea
 the target is compared, not rewritten, so running the copy again (after an interruption, or to
 catch up) only adds what is missing: idempotent and resumable. Statuses, deprecations and
 dist-tags (``latest`` included) are then set to the source's values, and the target numbers
-its change feed above the source's, so the clients it inherits accept its signed metadata. Tokens are not copied: they are secrets hashed
-at rest, and a copy is a good moment to issue new ones.
+its change feed above the source's, so the clients it inherits accept its signed metadata.
+Tokens are not copied: they are secrets hashed at rest, and a copy is a good moment to issue new
+ones. The whole copy is measured against the target's size quotas before anything is written
+(``check_quotas``, which the CLI runs before it even binds the target to the key): a copy that would leave a namespace or a skill past one is
+refused whole, never stopped half-way. The publish rate does not apply: a copy publishes
+nothing new, and its versions keep their original ``published_at``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from skills_registry.registry.errors import Conflict, IntegrityError
+from skills_registry.registry.errors import Conflict, IntegrityError, QuotaExceeded
+from skills_registry.registry.quotas import Quotas
 from skills_registry.registry.signing import Signer, document_message, verify_bytes, verify_release
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
@@ -59,6 +64,52 @@ def _stored(doc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in doc.items() if k not in ("status", "statusReason")}
 
 
+_RAISE = "pass the limits the target is served with, raised, or copy less; nothing was copied"
+
+
+def check_quotas(source: MetadataStore, target: MetadataStore, quotas: Quotas) -> None:
+    """Refuse, before any write, a copy that would take a namespace past ``namespaceBytes`` or
+    a skill past ``versionsPerSkill`` at the target: what the target holds already plus every
+    version it lacks, counted as the target's stores count them (``archiveSize``)."""
+    added_bytes: dict[str, int] = {}
+    for skill in _all_skills(source):
+        skill_id = skill["id"]
+        namespace = skill_id.partition("/")[0]
+        added = [
+            doc
+            for entry in source.versions(skill_id)
+            if target.get_version(skill_id, entry["version"]) is None
+            and (doc := source.get_version(skill_id, entry["version"])) is not None
+        ]
+        if not added:
+            continue
+        usage = target.quota_usage(skill_id)
+        versions = usage.skill_versions + len(added)
+        if versions > quotas.versions_per_skill:
+            raise QuotaExceeded(
+                f"copying {len(added)} versions of {skill_id} would give it {versions} at the "
+                f"target; the quota (versionsPerSkill) is {quotas.versions_per_skill}",
+                quota="versionsPerSkill",
+                usage=usage.skill_versions,
+                limit=quotas.versions_per_skill,
+                status=409,
+                hint=_RAISE,
+            )
+        if namespace not in added_bytes:
+            added_bytes[namespace] = usage.namespace_bytes  # the target's own, counted once
+        added_bytes[namespace] += sum(int(doc.get("archiveSize") or 0) for doc in added)
+    for namespace, total in added_bytes.items():
+        if total > quotas.namespace_bytes:
+            raise QuotaExceeded(
+                f"copying would give namespace {namespace!r} {total} archive bytes at the "
+                f"target; the quota (namespaceBytes) is {quotas.namespace_bytes}",
+                quota="namespaceBytes",
+                usage=total,
+                limit=quotas.namespace_bytes,
+                hint=_RAISE,
+            )
+
+
 def migrate_registry(
     source: MetadataStore,
     source_blobs: BlobStore,
@@ -67,7 +118,8 @@ def migrate_registry(
     signer: Signer,
     progress: Callable[[str], None] = lambda _line: None,
 ) -> MigrateReport:
-    """Copy every version (oldest first per skill), then statuses, deprecations and tags."""
+    """Copy every version (oldest first per skill), then statuses, deprecations and tags
+    (``check_quotas`` first, when the target has quotas)."""
     report = MigrateReport()
     # The target is served with the source's key, and clients refuse a skill's metadata whose
     # seq is below what they accepted from that key: number every copied change above the

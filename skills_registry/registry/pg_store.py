@@ -31,7 +31,15 @@ from skills_registry.registry.errors import Conflict, KeyMismatch, NotFound, Usa
 from skills_registry.registry.pg_accounts import PostgresAccounts
 from skills_registry.registry.pg_migrations import migrate
 from skills_registry.registry.pg_search import SKILL_COLS, PostgresSearch, skill_row
-from skills_registry.registry.quotas import Quotas, Usage, check, read_usage, window_start
+from skills_registry.registry.quotas import (
+    NamespaceUsage,
+    Quotas,
+    Usage,
+    check,
+    read_namespace_usage,
+    read_usage,
+    window_start,
+)
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_schema import search_text
 from skills_registry.registry.storage import STATUSES, now_iso
@@ -370,6 +378,10 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
     def quota_usage(self, skill_id: str) -> Usage:
         with self.pool.connection() as conn:
             return read_usage(conn, "%s", skill_id.partition("/")[0], skill_id, window_start())
+
+    def namespace_usage(self, namespace: str) -> NamespaceUsage:
+        with self.pool.connection() as conn:
+            return read_namespace_usage(conn, "%s", namespace, window_start())
 
     @staticmethod
     def _lookalike(conn: psycopg.Connection[Any], skill_id: str) -> str | None:

@@ -26,6 +26,10 @@ NAMESPACE_BYTES_SQL = (
     " WHERE s.namespace = {p}"
 )
 SKILL_VERSIONS_SQL = "SELECT count(*) FROM versions WHERE skill_id = {p}"
+SKILL_VERSION_COUNTS_SQL = (
+    "SELECT s.id AS id, count(v.skill_id) AS versions FROM skills s"
+    " LEFT JOIN versions v ON v.skill_id = s.id WHERE s.namespace = {p} GROUP BY s.id ORDER BY s.id"
+)
 RECENT_PUBLISHES_SQL = (
     "SELECT v.published_at FROM versions v JOIN skills s ON s.id = v.skill_id"
     " WHERE s.namespace = {p} AND v.published_at > {p} ORDER BY v.published_at"
@@ -58,6 +62,15 @@ class Usage:
     recent: list[str]  # published_at of the namespace's versions of the last hour, oldest first
 
 
+@dataclass(frozen=True)
+class NamespaceUsage:
+    """All of a namespace's usage, for its owner to read (``GET .../usage``)."""
+
+    namespace_bytes: int
+    skill_versions: dict[str, int]  # every skill of the namespace: its number of versions
+    recent: list[str]
+
+
 def window_start(now: datetime | None = None) -> str:
     start = (now or datetime.now(UTC)) - timedelta(seconds=RATE_WINDOW_SECONDS)
     return start.isoformat(timespec="microseconds").replace("+00:00", "Z")
@@ -74,6 +87,39 @@ def read_usage(cursor: Any, p: str, namespace: str, skill_id: str, since: str) -
     rows = cursor.execute(RECENT_PUBLISHES_SQL.format(p=p), (namespace, since)).fetchall()
     recent = [str(r[0] if not isinstance(r, dict) else r["published_at"]) for r in rows]
     return Usage(used, versions, recent)
+
+
+def read_namespace_usage(cursor: Any, p: str, namespace: str, since: str) -> NamespaceUsage:
+    """As ``read_usage``, with every skill's version count instead of one skill's."""
+
+    def cell(row: Any, index: int, name: str) -> Any:
+        return row[name] if isinstance(row, dict) else row[index]
+
+    used = cursor.execute(NAMESPACE_BYTES_SQL.format(p=p), (namespace,)).fetchone()
+    counts = cursor.execute(SKILL_VERSION_COUNTS_SQL.format(p=p), (namespace,)).fetchall()
+    rows = cursor.execute(RECENT_PUBLISHES_SQL.format(p=p), (namespace, since)).fetchall()
+    return NamespaceUsage(
+        int(next(iter(used.values())) if isinstance(used, dict) else used[0]),
+        {str(cell(r, 0, "id")): int(cell(r, 1, "versions")) for r in counts},
+        [str(cell(r, 0, "published_at")) for r in rows],
+    )
+
+
+def usage_report(quotas: Quotas, usage: NamespaceUsage, namespace: str) -> dict[str, Any]:
+    """The answer to ``GET /v1/namespaces/{ns}/usage``: each quota by its ``limits`` name, with
+    what the namespace uses of it (for versions, every skill's count and the largest)."""
+    counts = usage.skill_versions
+    largest = max(sorted(counts), key=counts.__getitem__, default=None)  # the first id on a tie
+    return {
+        "namespace": namespace,
+        "namespaceBytes": {"used": usage.namespace_bytes, "limit": quotas.namespace_bytes},
+        "versionsPerSkill": {
+            "limit": quotas.versions_per_skill,
+            "largest": None if largest is None else {"id": largest, "used": counts[largest]},
+            "skills": [{"id": skill, "used": n} for skill, n in sorted(counts.items())],
+        },
+        "publishesPerHour": {"used": len(usage.recent), "limit": quotas.publishes_per_hour},
+    }
 
 
 def check(

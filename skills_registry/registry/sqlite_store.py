@@ -17,7 +17,15 @@ from typing import Any
 
 from kiln_errors.sqlite_common import enable_wal
 from skills_registry.registry.errors import Conflict, KeyMismatch, NotFound, UsageError
-from skills_registry.registry.quotas import Quotas, Usage, check, read_usage, window_start
+from skills_registry.registry.quotas import (
+    NamespaceUsage,
+    Quotas,
+    Usage,
+    check,
+    read_namespace_usage,
+    read_usage,
+    window_start,
+)
 from skills_registry.registry.semver import Version
 from skills_registry.registry.sqlite_accounts import SQLiteAccounts
 from skills_registry.registry.sqlite_schema import migrate, search_text
@@ -295,6 +303,9 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
 
     def quota_usage(self, skill_id: str) -> Usage:
         return read_usage(self._db(), "?", skill_id.partition("/")[0], skill_id, window_start())
+
+    def namespace_usage(self, namespace: str) -> NamespaceUsage:
+        return read_namespace_usage(self._db(), "?", namespace, window_start())
 
     @staticmethod
     def _lookalike(db: sqlite3.Connection, skill_id: str) -> str | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skills_registry.registry.errors import NotFound, UsageError
-from skills_registry.registry.quotas import Quotas, Usage
+from skills_registry.registry.quotas import NamespaceUsage, Quotas, Usage
 
 STATUSES = ("active", "deprecated", "yanked")
 # What a token may do: publish versions; yank/restore/deprecate; move dist-tags.
@@ -97,7 +97,8 @@ class MetadataStore(Protocol):
       ``quotas``, it counts the namespace's usage inside its transaction, one publish per
       namespace at a time across processes, and raises ``QuotaExceeded``/``RateLimited``
       (``quotas.check``) before inserting anything; ``quota_usage`` is the same count outside
-      a transaction, for the early refusal before an upload is read.
+      a transaction, for the early refusal before an upload is read; ``namespace_usage`` is
+      the namespace's whole usage (every skill's version count), for its owner to read.
     - ``get_skill`` returns ``changeSeq``: the ``seq`` of that skill's newest change-feed entry.
       It only grows; signed metadata carries it so clients can refuse a rollback.
       ``last_seq`` is the newest entry's ``seq`` (0 when empty); ``advance_seq(floor)`` makes
@@ -119,6 +120,7 @@ class MetadataStore(Protocol):
 
     def add_version(self, doc: dict[str, Any], quotas: Quotas | None = None) -> None: ...
     def quota_usage(self, skill_id: str) -> Usage: ...
+    def namespace_usage(self, namespace: str) -> NamespaceUsage: ...
     def get_skill(self, skill_id: str) -> dict[str, Any] | None: ...
     def search(
         self,

@@ -36,7 +36,7 @@ from skills_registry.registry.http import (
 )
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
-from skills_registry.registry.quotas import check
+from skills_registry.registry.quotas import check, usage_report
 from skills_registry.registry.semver import is_version
 from skills_registry.registry.storage import STATUSES, MetadataStore, token_live
 from skills_registry.registry.store_rules import check_precedence_free, lookalike_refusal
@@ -260,6 +260,20 @@ def audit_log(request: Request) -> Response:
     return json_response(
         {"audit": rows, "metadata": {"nextSince": rows[-1]["seq"] if rows else None}}
     )
+
+
+def namespace_usage(request: Request) -> Response:
+    """How close the namespace is to each quota; for its own tokens only (any scope), since
+    its skills' sizes and publishing pace are its business."""
+    namespace = request.path_params["namespace"]
+    record = authenticate(request)
+    if record["namespace"] != namespace:
+        raise Forbidden(
+            f"the token is scoped to namespace {record['namespace']!r}, not {namespace!r}",
+            hint="a namespace's usage is readable with its own tokens only",
+        )
+    reg = registry_of(request)
+    return json_response(usage_report(reg.quotas, reg.store.namespace_usage(namespace), namespace))
 
 
 async def oidc_exchange(request: Request) -> Response:

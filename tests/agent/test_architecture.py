@@ -223,3 +223,18 @@ def project_imports_in(body: list[ast.stmt]) -> set[str]:
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names.add(node.module.split(".")[0])
     return names & set(PACKAGES)
+
+
+MAX_MODULE_LINES = 399  # STYLE.md: one concern per module, no module over ~400 lines
+
+
+def test_no_module_reaches_400_lines() -> None:
+    """A module that grows past this has a second concern to split out (as the registry
+    client's answer reading went to ``skills_registry.client_answers``)."""
+    long = [
+        f"{path.relative_to(ROOT)}: {count} lines"
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not long, "split these modules:\n" + "\n".join(long)

@@ -84,6 +84,40 @@ def test_an_oversized_header_block_gets_a_json_431(served: int, head: bytes) -> 
     assert "header" in json.loads(body)["error"]["message"]
 
 
+def _answers(received: bytes) -> list[tuple[int, bytes]]:
+    """The (status, body) of each response in ``received``, read by their content-length."""
+    answers = []
+    while received:
+        head, _, rest = received.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        fields = dict(line.lower().split(": ", 1) for line in lines[1:])
+        length = int(fields["content-length"])
+        answers.append((int(lines[0].split()[1]), rest[:length]))
+        received = rest[length:]
+    return answers
+
+
+def test_a_pipelined_request_with_an_oversized_header_block_gets_a_json_431(served: int) -> None:
+    """Before, only a head that arrived while the connection was idle was measured: a 20 KB
+    head pipelined behind a small request in the same write waited in the buffer and was
+    served with a 200 once the first answer was done."""
+    small = b"GET /v1/skills HTTP/1.1\r\nHost: x\r\n\r\n"
+    big = b"GET /v1/skills HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: " + b"a" * 20_000
+    big += b"\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", served), timeout=NEVER) as sock:
+        sock.sendall(small + big)
+        received = b""
+        try:
+            while chunk := sock.recv(65536):  # the server closes after the 431
+                received += chunk
+        except ConnectionResetError:
+            pass
+    answers = _answers(received)
+    assert [status for status, _ in answers] == [200, 431]
+    assert "header" in json.loads(answers[1][1])["error"]["message"]
+    assert httpx.get(f"http://127.0.0.1:{served}/v1/skills").status_code == 200  # still up
+
+
 def test_a_header_block_just_under_16_kb_is_served(served: int) -> None:
     """The 431 above counts the header block only: 16,000 bytes of it, or a body of 40 KB
     sent in the same write, are served as before."""
