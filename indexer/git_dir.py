@@ -102,13 +102,43 @@ def readable(root: Path) -> bool:
         return True
     if foreign(top):
         return False
+    return _led_out(top) is None
+
+
+def led_out(root: Path) -> str | None:
+    """Why the history at ``root`` is not read when the ``.git`` git takes there leads out of
+    its tree to a git folder that is no worktree's or submodule's (``git init
+    --separate-git-dir``, or a shipped ``.git`` file naming one of the user's repositories: the
+    two look the same), as one ``path: reason`` line; None otherwise."""
+    top = _repository_top(root)
+    if top is None or foreign(top):
+        return None
+    where = _led_out(top)
+    if where is None or where == top / ".git":  # a .git file naming nothing: git fails too
+        return None
+    dotgit = top / ".git"
+    base = root.resolve()
+    shown = dotgit.relative_to(base).as_posix() if _inside(dotgit, base) else str(dotgit)
+    return (
+        f"{shown}: names a git folder outside the repository ({where}) that is no worktree's or"
+        " submodule's, as a shipped .git file naming another repository would: the git history"
+        " is not read"
+    )
+
+
+def _led_out(top: Path) -> Path | None:
+    """The git folder out of ``top`` that its ``.git`` leads git to (``top/.git`` itself when it
+    leads nowhere); None when its git folder and common dir are inside ``top``, or where git put
+    them: a linked worktree's or a submodule's."""
     git_dir = _git_dir(top / ".git")
     if git_dir is None:
-        return False
+        return top / ".git"
     places = (git_dir, _common(git_dir))
     if all(_inside(p, top) for p in places):
-        return True
-    return _worktree_of(top, git_dir) or _module_of(top, places)
+        return None
+    if _worktree_of(top, git_dir) or _module_of(top, places):
+        return None
+    return next(p for p in places if not _inside(p, top))
 
 
 def folders(root: Path) -> tuple[Path, Path] | None:

@@ -251,12 +251,15 @@ class Reading:
 def start(conn: sqlite3.Connection, root: Path, notes: list[str] | None = None) -> Reading | None:
     """Start listing the commits ``HEAD`` has beyond the recorded head; None when the
     recorded history is already ``HEAD``'s, or when git would wait on a file that is a FIFO or
-    a device (``git_files``: the recorded history stays, and ``notes`` gets the reason)."""
+    a device (``git_files``: the recorded history stays, and ``notes`` gets the reason). A
+    ``.git`` leading out of the tree (``git_dir.led_out``) records none, its reason in ``notes``."""
     stuck = git_files.blocker(root) if git_dir.readable(root) else None
     if stuck is not None:
         if notes is not None:
             notes.append(stuck)
         return None
+    if notes is not None and (refused := git_dir.led_out(root)) is not None:
+        notes.append(refused)  # nothing recorded (``head`` is None), said as a file left out is
     new_head = head(root)
     row = conn.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchone()
     old_head = row[0] if row else None
