@@ -15,8 +15,9 @@ hooks, fsmonitor, pager, signature checks and every transport (a partial clone's
 disabled (a cloned repository's config must not get
 to run a program); a folder that is not a git work tree (or a machine without git)
 simply has no history signal, and so has one whose ``.git`` file leads out of its tree to a
-repository that is not its own, or another user's repository (``indexer.git_dir``). Syncing is incremental: when the recorded head is an ancestor of
-the new one only the commits in between are read; otherwise (a checkout of another branch, a
+repository that is not its own, or whose ``objects/info/alternates`` borrows objects from out of
+it, or another user's repository (``indexer.git_dir``). Syncing is incremental: when the
+recorded head is an ancestor of the new one only the commits in between are read; otherwise (a checkout of another branch, a
 rebase) the table is rebuilt from the new head. git's output is read a piece at a time and a
 message is kept to its first ``MAX_MESSAGE_BYTES``, so a message of any size costs no more.
 """
