@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from indexer.reading import NotRegular, read_regular
@@ -131,9 +132,10 @@ def led_out(root: Path) -> str | None:
     if borrowed is None:
         return None
     listing, store = borrowed
+    hint = " (`git repack -a -d`, then removing that file, keeps them here)"
     return (
         f"{_shown(root, listing)}: borrows objects from {store}, outside the repository: the git"
-        " history is not read (`git repack -a -d`, then removing that file, keeps them here)"
+        f" history is not read{hint if listing.name == 'alternates' else ''}"
     )
 
 
@@ -159,7 +161,7 @@ def _led_out(top: Path) -> Path | None:
 
 def _borrowed(top: Path) -> tuple[Path, Path] | None:
     """An object store out of the repository that git would read objects from, with the
-    ``objects/info/alternates`` listing that names it: a ``.git`` shipped with one naming the
+    ``objects/info/alternates`` listing (or the link, ``_linked_out``) that names it: a ``.git`` shipped with one naming the
     objects of the user's private repository, and a ``HEAD`` naming one of its commits, made its
     history the index's; a listing out there that is a FIFO held git (only ``GIT_ALTERNATE_OBJECT_
     DIRECTORIES``, which the index's git calls never pass on, names them otherwise). Listings are
@@ -175,6 +177,9 @@ def _borrowed(top: Path) -> tuple[Path, Path] | None:
         if objects in seen or depth > _ALTERNATES_DEPTH:
             continue
         seen.add(objects)
+        linked = _linked_out(objects, lambda path: _inside(path, top) or _inside(path, common))
+        if linked is not None:
+            return linked
         try:
             data = read_regular(listing, _MAX_ALTERNATES)
         except NotRegular:
@@ -194,6 +199,24 @@ def _borrowed(top: Path) -> tuple[Path, Path] | None:
             if not (_inside(store, top) or _inside(store, common)):
                 return listing, store
             todo.append((store, depth + 1))
+    return None
+
+
+def _linked_out(objects: Path, inside: Callable[[Path], bool]) -> tuple[Path, Path] | None:
+    """A link that leads git's reads of the object store ``objects`` out (the folder itself, a
+    folder of loose objects, the ``pack`` folder or a pack in it), with where it leads: a
+    shipped ``.git/objects`` linking to the user's private repository's objects is as good as
+    an alternates listing naming them. Loose objects are not looked at one by one."""
+    found = [objects]
+    for folder in (objects, objects / "pack"):
+        try:
+            with os.scandir(folder) as entries:
+                found += [Path(entry.path) for entry in entries if entry.is_symlink()]
+        except OSError:
+            continue
+    for path in found:
+        if path.is_symlink() and not inside(target := path.resolve()):
+            return path, target
     return None
 
 

@@ -9,6 +9,7 @@ repository now leaves the history unread, said in one line; one inside keeps it.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -87,6 +88,23 @@ def test_a_shipped_alternates_file_does_not_bring_another_repositorys_history(
     assert commits(root) == []
     stdout, _, _ = kiln(root, "search", "move signing keys vault")
     assert "PRIVATE-canary" not in stdout
+
+
+@pytest.mark.parametrize("link", ["objects", "objects/pack"])
+def test_a_shipped_link_into_another_repositorys_objects_does_not_bring_its_history(
+    tmp_path: Path, private: str, link: str
+) -> None:
+    """The same store reached through a link in the shipped `.git` instead of a listing."""
+    git(tmp_path / "private", "gc", "-q")  # its objects in a pack
+    root = own(tmp_path)
+    shutil.rmtree(root / ".git" / link)
+    (root / ".git" / link).symlink_to(tmp_path / "private" / ".git" / link)
+    (root / ".git" / "HEAD").write_text(private + "\n")
+    assert PRIVATE in git(root, "log", "--format=%s")  # git does read through it
+    _, stderr, _ = kiln(root, "index", ".")
+    lines = said(stderr)
+    assert len(lines) == 1 and lines[0].startswith(f"kiln: skipped .git/{link}: "), stderr
+    assert commits(root) == []
 
 
 def test_alternates_in_the_environment_do_not_bring_another_repositorys_history(
