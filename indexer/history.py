@@ -15,8 +15,9 @@ hooks, fsmonitor, pager, signature checks and every transport (a partial clone's
 disabled (a cloned repository's config must not get
 to run a program); a folder that is not a git work tree (or a machine without git)
 simply has no history signal, and so has one whose ``.git`` file leads out of its tree to a
-repository that is not its own, or another user's repository (``indexer.git_dir``). Syncing is incremental: when the recorded head is an ancestor of
-the new one only the commits in between are read; otherwise (a checkout of another branch, a
+repository that is not its own, or whose ``objects/info/alternates`` borrows objects from out of
+it, or another user's repository (``indexer.git_dir``). Syncing is incremental: when the
+recorded head is an ancestor of the new one only the commits in between are read; otherwise (a checkout of another branch, a
 rebase) the table is rebuilt from the new head. git's output is read a piece at a time and a
 message is kept to its first ``MAX_MESSAGE_BYTES``, so a message of any size costs no more.
 """
@@ -251,12 +252,15 @@ class Reading:
 def start(conn: sqlite3.Connection, root: Path, notes: list[str] | None = None) -> Reading | None:
     """Start listing the commits ``HEAD`` has beyond the recorded head; None when the
     recorded history is already ``HEAD``'s, or when git would wait on a file that is a FIFO or
-    a device (``git_files``: the recorded history stays, and ``notes`` gets the reason)."""
+    a device (``git_files``: the recorded history stays, and ``notes`` gets the reason). A
+    ``.git`` leading out of the tree (``git_dir.led_out``) records none, its reason in ``notes``."""
     stuck = git_files.blocker(root) if git_dir.readable(root) else None
     if stuck is not None:
         if notes is not None:
             notes.append(stuck)
         return None
+    if notes is not None and (refused := git_dir.led_out(root)) is not None:
+        notes.append(refused)  # nothing recorded (``head`` is None), said as a file left out is
     new_head = head(root)
     row = conn.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchone()
     old_head = row[0] if row else None

@@ -14,7 +14,7 @@ from agent.rules import parse_rule
 from agent.sandbox import Sandbox, load_policy
 from agent.sandbox.bwrap import MODULE_PROTECTED, named_git_dirs, pointed_git_dir
 from agent.sandbox.git_includes import included_configs
-from agent.sandbox.gitlinks import GitlinkGuard
+from agent.sandbox.gitlinks import MAX_DEPTH, MAX_NESTED, GitlinkGuard
 from agent.sandbox.policy import credential_files
 from agent.skill_grants import user_skill_grants
 from agent.tree_walk import walk
@@ -135,8 +135,9 @@ def hooks_folder(root: Path) -> Path | None:
 
 class SandboxNotice:
     """Session extension: say in the host's status, once, how commands run when that is not
-    confined and which project settings (sandbox keys, allow rules) were ignored; remove the private temp folder
-    when the session closes."""
+    confined, which project settings (sandbox keys, allow rules) were ignored, and how many of
+    the user's nested repositories are not guarded; remove the private temp folder when the
+    session closes."""
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
@@ -154,9 +155,21 @@ class SandboxNotice:
             await session.emit(StatusNote(text=warning))
         if not self.sandbox.confined:
             await session.emit(StatusNote(text=self.sandbox.status()))
+        elif self.sandbox.gitlinks is not None and (left := self.sandbox.gitlinks.unwatched()):
+            await session.emit(StatusNote(text=unwatched_note(left)))
 
     async def aclose(self) -> None:
         self.sandbox.close()
+
+
+def unwatched_note(left: int) -> str:
+    """One line on the nested repositories ``GitlinkGuard`` left out (see ``MAX_NESTED``)."""
+    them = "repository" if left == 1 else "repositories"
+    return (
+        f"sandbox: {left} nested {them} past the first {MAX_NESTED} in a repository (or more than"
+        f" {MAX_DEPTH} levels down) not guarded: commands can change their git config and hooks,"
+        " which the next git status runs on the host (docs/security.md, known limits)"
+    )
 
 
 MAX_RULE_PATHS = 500

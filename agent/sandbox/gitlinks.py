@@ -59,6 +59,9 @@ def gitlinks(root: Path) -> dict[str, bool]:
     return found
 
 
+# Each repository watched costs a ``git ls-files`` when the session starts and after every
+# command (``undo``), and ``attach`` reads its config: the bound keeps a command's overhead small
+# in a workspace of many checkouts. Those left out are counted and said (``unwatched``).
 MAX_DEPTH, MAX_NESTED = 3, 50
 
 
@@ -67,8 +70,15 @@ class GitlinkGuard:
         self.root = Path(root)
         self.start = gitlinks(self.root)
         # ``git status`` recurses: a populated gitlink's own index is watched the same way
-        nested = self.populated()[:MAX_NESTED] if depth < MAX_DEPTH else []
+        populated = self.populated()
+        nested = populated[:MAX_NESTED] if depth < MAX_DEPTH else []
+        self.left_out = len(populated) - len(nested)
         self.children = {rel: GitlinkGuard(self.root / rel, depth + 1) for rel in nested}
+
+    def unwatched(self) -> int:
+        """The user's nested repositories left out, past ``MAX_NESTED`` in a repository or
+        deeper than ``MAX_DEPTH``: their git config and hooks are not made read-only."""
+        return self.left_out + sum(child.unwatched() for child in self.children.values())
 
     def populated(self) -> list[str]:
         """Gitlinks populated when the session started (the user's nested repositories)."""

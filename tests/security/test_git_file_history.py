@@ -129,3 +129,46 @@ def test_a_submodule_keeps_its_history(tmp_path: Path, private: Path) -> None:
     sub = tmp_path / "super" / "vendor" / "private"
     assert (sub / ".git").is_file()  # absorbed: its git folder is the superproject's
     assert history(sub) == [(PRIVATE, "payroll/db.py")]
+
+
+NOT_READ = "the git history is not read"
+
+
+def said_not_read(root: Path) -> list[str]:
+    """The lines a `kiln index` in ``root`` said about its git history not being read."""
+    stderr = kiln("index", ".", cwd=root).stderr
+    return [line for line in stderr.splitlines() if NOT_READ in line]
+
+
+def test_a_separate_git_dir_outside_the_tree_says_once_why_it_has_no_history(
+    tmp_path: Path,
+) -> None:
+    """The user's own `git init --separate-git-dir`: nothing in that git folder names the work
+    tree back, so it is refused like a shipped `.git` file naming the user's repository (which
+    it cannot be told from), and `kiln index` says why in one line, once. Before, the history
+    was missing without a word."""
+    root, elsewhere = tmp_path / "work", tmp_path / "gitdirs" / "work.git"
+    elsewhere.parent.mkdir()
+    git(tmp_path, "init", "-q", f"--separate-git-dir={elsewhere}", str(root))
+    (root / "app.py").write_text("def main():\n    return 1\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "Own separate commit")
+    assert git(root, "log", "--format=%s").strip() == "Own separate commit"  # git reads it
+    lines = said_not_read(root)
+    assert len(lines) == 1 and lines[0].startswith("kiln: skipped .git: "), lines
+    assert str(elsewhere) in lines[0]
+    assert history(root) == []  # the second run: counted with the files said before
+    assert said_not_read(root) == []
+
+
+def test_a_shipped_git_file_says_why_it_has_no_history(tmp_path: Path, private: Path) -> None:
+    root = unpacked(tmp_path)
+    (root / ".git").write_text(f"gitdir: {private / '.git'}\n")
+    lines = said_not_read(root)
+    assert len(lines) == 1 and str(private / ".git") in lines[0], lines
+
+
+def test_a_linked_worktree_says_nothing_about_its_history(tmp_path: Path, private: Path) -> None:
+    worktree = tmp_path / "private-wt"
+    git(private, "worktree", "add", "-q", str(worktree))
+    assert said_not_read(worktree) == []
