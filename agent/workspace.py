@@ -16,7 +16,7 @@ from pathlib import Path
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
 from kiln_errors.home import holds_home
-from kiln_errors.shown import shown, unlisted
+from kiln_errors.shown import listed, shown, unlisted
 
 
 class Workspace:
@@ -63,6 +63,22 @@ class Workspace:
             return p.resolve().relative_to(self.root).as_posix() or "."
         except ValueError:
             return str(p)
+
+    def named(self, path: str) -> str:
+        """``path`` as the model gave it, spelled relative to the root for an answer: an
+        absolute ``/home/me/repo/src/a.py`` is ``src/a.py``, so the context holds no host path
+        and reads the same on every machine. Its last part stays as asked (a shipped link is
+        named by its own name, never its target's, which may hold an instruction); folders are
+        resolved only when the spelling alone does not place it under the root. Listed as the
+        file tools list names (``\\n`` escaped); one outside the root is shown as given."""
+        raw = Path(os.path.expanduser(path)) if path.startswith("~") else Path(path)
+        full = Path(os.path.normpath(raw if raw.is_absolute() else self.root / raw))
+        for candidate in (full, full.parent.resolve() / full.name if full.name else full):
+            try:
+                return listed(candidate.relative_to(self.root).as_posix() or ".")
+            except (ValueError, OSError, RuntimeError):
+                continue
+        return shown(path)
 
     def contains(self, path: str | Path) -> bool:
         try:

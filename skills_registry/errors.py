@@ -32,3 +32,9 @@ class ToolCallError(SkillsError):
 class McpConfigError(SkillsError):
     exit_code = 2
     hint = 'expected {"mcpServers": {NAME: {"command": ..., "args": [...]} | {"url": ...}}}'
+
+
+class McpSettingError(SkillsError):
+    """A ``KILN_MCP_*`` environment value that is no timeout Kiln can keep."""
+
+    exit_code = 2

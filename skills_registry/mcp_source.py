@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 from skills_registry import launcher
 from skills_registry.deferred import DeferredTool, qualify
-from skills_registry.errors import ToolCallError
+from skills_registry.errors import McpSettingError, ToolCallError
 from skills_registry.mcp_config import CONFIG_FILE, McpServerConfig, printable
 from skills_registry.mcp_process import StderrHead, default_env, ends_with_us, stderr_sink
 from skills_registry.mcp_sdk import (
@@ -33,30 +34,37 @@ __all__ = ["McpServerConfig", "McpSource"]
 
 DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 120.0
+MAX_START_TIMEOUT = 600.0  # as an ACP client's mcpStartTimeout (lsp_server.core.config)
 MAX_TOOLS_PER_SERVER = 500
 MAX_RESTARTS = 2  # starts again of a server that exited during a call, per session
 START_TIMEOUT_ENV = "KILN_MCP_START_TIMEOUT"  # start, handshake and tools/list, each
 CALL_TIMEOUT_ENV = "KILN_MCP_CALL_TIMEOUT"  # one tools/call
 
 
-def env_timeouts(warnings: list[str]) -> tuple[float, float]:
-    """(start, call) seconds from ``KILN_MCP_START_TIMEOUT``/``KILN_MCP_CALL_TIMEOUT``; a value
-    that is no positive number keeps the default and adds one line to ``warnings``."""
+def env_timeouts() -> tuple[float, float]:
+    """(start, call) seconds from ``KILN_MCP_START_TIMEOUT`` (above 0, at most 600, as an ACP
+    client's ``mcpStartTimeout``) and ``KILN_MCP_CALL_TIMEOUT`` (above 0); unset keeps the
+    default. Any other value (``abc``, ``1e300``, ``inf``, ``nan``, ``-0``) is refused with one
+    line (exit 2): a warning and the default hid the typo, and ``1e300`` was no bound at all."""
     out = []
-    for name, default in (
-        (START_TIMEOUT_ENV, DEFAULT_START_TIMEOUT),
-        (CALL_TIMEOUT_ENV, DEFAULT_CALL_TIMEOUT),
+    for name, default, most in (
+        (START_TIMEOUT_ENV, DEFAULT_START_TIMEOUT, MAX_START_TIMEOUT),
+        (CALL_TIMEOUT_ENV, DEFAULT_CALL_TIMEOUT, math.inf),
     ):
         raw = os.environ.get(name, "").strip()
+        if not raw:
+            out.append(default)
+            continue
         try:
-            value = float(raw) if raw else default
+            value = float(raw)
         except ValueError:
-            value = -1.0
-        if not 0 < value < float("inf"):
-            warnings.append(
-                f"{name}={printable(raw, 40)} is not a number of seconds: {default:g} used"
+            value = math.nan
+        if not (math.isfinite(value) and 0 < value <= most):
+            limit = f", at most {most:g}" if math.isfinite(most) else ""
+            raise McpSettingError(
+                f"{name}={printable(raw, 40)} is not a number of seconds above 0{limit}",
+                hint=f"unset it for the default of {default:g}",
             )
-            value = default
         out.append(value)
     return out[0], out[1]
 

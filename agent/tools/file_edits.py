@@ -21,18 +21,18 @@ from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, schema
 from agent.types import ToolSpec
 from agent.workspace import read_regular
-from kiln_errors.shown import shown
 
 
 async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     session = ctx.session
     path = session.workspace.resolve_write(args["path"])
+    name = session.workspace.named(args["path"])  # src/a.py, however the model spelled it
     if path.is_dir():
-        raise ToolError(f"{shown(args['path'])} is a directory")
-    old = _editable_text(ctx, path, args["path"]) if path.exists() else ""
+        raise ToolError(f"{name} is a directory")
+    old = _editable_text(ctx, path, name) if path.exists() else ""
     content = line_ends.like(old, args["content"])
     outcome = await session.propose_edit(path, old, content, call_id=ctx.call_id)
-    return _edit_result(args["path"], outcome, old, content)
+    return _edit_result(name, outcome, old, content)
 
 
 def _editable_text(ctx: ToolContext, path: Path, name: str) -> str:
@@ -46,7 +46,7 @@ def _editable_text(ctx: ToolContext, path: Path, name: str) -> str:
         read_regular(path, [ctx.session.workspace.root]).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolError(
-            f"{shown(name)} is not UTF-8 text (byte "
+            f"{name} is not UTF-8 text (byte "
             f"{exc.object[exc.start]:#04x} at offset {exc.start}); an edit would replace every "
             "byte that is not",
             suggestion="change it with a command (sed, iconv), or convert it to UTF-8 first",
@@ -59,11 +59,10 @@ def _editable_text(ctx: ToolContext, path: Path, name: str) -> str:
 async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
     session = ctx.session
     path = session.workspace.resolve_write(args["path"])
+    name = session.workspace.named(args["path"])
     if not path.is_file():
-        raise ToolError(
-            f"{shown(args['path'])} does not exist", suggestion="create it with write_file"
-        )
-    old = _editable_text(ctx, path, args["path"])
+        raise ToolError(f"{name} does not exist", suggestion="create it with write_file")
+    old = _editable_text(ctx, path, name)
     old_text, new_text = args["old_text"], args["new_text"]
     if not old_text:
         raise ToolError(
@@ -84,21 +83,21 @@ async def edit_file(args: dict[str, Any], ctx: ToolContext) -> str:
         near = _closest_line(
             old_text.strip().splitlines()[0] if old_text.strip() else old_text, old.splitlines()
         )
-        source = f"file:{args['path']}"  # the line is the file's text: data like the file
+        source = f"file:{name}"  # the line is the file's text: data like the file
         hint = (
             f"closest line in the file: {external(source, repr(near[0]))}"
             if near
             else "read the file first and copy the text exactly"
         )
-        raise ToolError(f"old_text not found in {args['path']}", suggestion=hint)
+        raise ToolError(f"old_text not found in {name}", suggestion=hint)
     if count > 1:
         raise ToolError(
-            f"old_text occurs {count} times in {args['path']}",
+            f"old_text occurs {count} times in {name}",
             suggestion="include more surrounding lines so the text is unique",
         )
     new = old.replace(old_text, new_text, 1)
     outcome = await session.propose_edit(path, old, new, call_id=ctx.call_id)
-    return _edit_result(args["path"], outcome, old, new)
+    return _edit_result(name, outcome, old, new)
 
 
 CLOSEST_SECONDS = 2.0  # for the closest-line hint of an edit_file that missed

@@ -48,8 +48,7 @@ class McpServers:
         self._started = not enabled
         if not enabled:
             return
-        timeouts = env_timeouts(self.warnings)
-        self.notes.extend(self.warnings)
+        timeouts = env_timeouts()
         try:
             plan = plan_servers(
                 root, kiln_home, honour_trust_setting=honour_trust_setting, client=client

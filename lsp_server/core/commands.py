@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 from agent.compaction_store import CompactionRecord
+from agent.env_secrets import env_secrets, redact_all
 from agent.overflow import model_id
 from agent.session_claim import turn_claim
 from lsp_server.core.manager import SessionManager
@@ -26,7 +27,9 @@ async def compact(core: SessionManager, session_id: str) -> CompactionRecord | N
 
 
 async def context_report(core: SessionManager, session_id: str) -> dict[str, Any]:
-    """How the session's context is spent: counts, usage, and the last request's budget."""
+    """How the session's context is spent: counts, usage, and the last request's budget. The
+    todo list and the refusals are redacted (``agent.env_secrets``), as ``SessionManager.history``
+    replays them: the model may have copied a key from the task into a todo."""
     from agent import context_report as cr
 
     session = core.get(session_id)
@@ -42,6 +45,7 @@ async def context_report(core: SessionManager, session_id: str) -> dict[str, Any
         return {"budget": budget.to_dict(), "step": view.step, "turn": view.turn}
 
     report = await asyncio.to_thread(build)
+    secrets = env_secrets()  # the plan and refusals redacted as a load's replay shows them
     return {
         "sessionId": session.id,
         "cwd": str(session.root),
@@ -52,8 +56,8 @@ async def context_report(core: SessionManager, session_id: str) -> dict[str, Any
         "usage": {**session.turn.usage.to_dict(), "costUsd": round(session.turn.cost_usd, 6)},
         "contextWindow": live.host.context_window,
         "filesModified": list(session.turn.files_modified),
-        "todos": session.state.get("todos", []),
-        "refusals": session.turn.refusals,
+        "todos": redact_all(session.state.get("todos", []), secrets),
+        "refusals": redact_all(session.turn.refusals, secrets),
         "tools": list(session.runner.tools),
         "deferredTools": list(session.runner.deferred),
         **report,

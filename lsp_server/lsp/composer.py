@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import unicodedata
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,11 +37,24 @@ BUILTIN_COMMANDS = [
     ("context", "", "how the context window is spent"),
 ]
 MAX_LIMIT = 100
+WIDE = "*[^\x01-\x7f]*"  # GLOB: a name holding a character past ASCII
+
+
+def _fold(text: str) -> str:
+    """``text`` as mentions compare it: composed (NFC) and case-folded. macOS writes ``é`` as
+    ``e`` + U+0301 (NFD) in file names, most keyboards type U+00E9: either finds both."""
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def _folded_sql(column: str) -> str:
+    """``column`` folded in SQL: ``lower`` for an ASCII name (the same, and native), ``_fold``
+    only for names past ASCII, so a large index is not a Python call per row."""
+    return f"CASE WHEN {column} GLOB '{WIDE}' THEN kiln_fold({column}) ELSE lower({column}) END"
 
 
 def _rank_key(name: str, query: str) -> int:
     """0: exact, 1: prefix, 2: word prefix (``cfg`` in ``load_cfg``), 3: substring, 4: none."""
-    n, q = name.lower(), query.lower()
+    n, q = _fold(name), _fold(query)
     if not q or n == q:
         return 0 if n == q else 1
     if n.startswith(q):
@@ -56,21 +70,24 @@ def _index_candidates(db: Path, query: str, limit: int) -> tuple[list[dict[str, 
     if not db.is_file():
         return [], False
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
+    conn.create_function("kiln_fold", 1, _fold, deterministic=True)
     try:
-        like = f"%{query.lower()}%" if query else "%"
+        folded = _fold(query)  # a substring, `_` and `%` as typed (no LIKE wildcards)
         rows = conn.execute(
-            """SELECT b.name, b.kind, b.path, b.start_line, b.end_line, b.signature,
+            f"""SELECT b.name, b.kind, b.path, b.start_line, b.end_line, b.signature,
                       (SELECT count(*) FROM refs r WHERE r.name = d.name) AS uses
                FROM defs d JOIN blocks b ON b.id = d.block_id
-               WHERE lower(d.name) LIKE ? AND b.kind NOT IN ('module', 'preamble')
+               WHERE instr({_folded_sql("d.name")}, ?) > 0
+                 AND b.kind NOT IN ('module', 'preamble')
                ORDER BY uses DESC LIMIT ?""",
-            (like, limit * 20),
+            (folded, limit * 20),
         ).fetchall()
         files = conn.execute(
-            """SELECT f.path, (SELECT count(*) FROM refs r JOIN defs d ON d.name = r.name
+            f"""SELECT f.path, (SELECT count(*) FROM refs r JOIN defs d ON d.name = r.name
                                WHERE d.file_id = f.id) AS uses
-               FROM files f WHERE lower(f.path) LIKE ? ORDER BY uses DESC LIMIT ?""",
-            (like, limit * 20),
+               FROM files f WHERE instr({_folded_sql("f.path")}, ?) > 0
+               ORDER BY uses DESC LIMIT ?""",
+            (folded, limit * 20),
         ).fetchall()
     except sqlite3.DatabaseError:
         return [], False
@@ -104,7 +121,7 @@ def _folders(paths: list[str], query: str) -> list[dict[str, Any]]:
     return [
         {"kind": "folder", "label": Path(f).name + "/", "path": f + "/", "_uses": n}
         for f, n in seen.items()
-        if not query or query.lower() in f.lower()
+        if _fold(query) in _fold(f)
     ]
 
 
@@ -122,7 +139,7 @@ def mention_items(
         except ValueError:
             continue
         opened.add(rel)
-        if rel not in known and (not query or query.lower() in rel.lower()):
+        if rel not in known and _fold(query) in _fold(rel):
             items.append({"kind": "file", "label": doc.name, "path": rel, "_uses": 0})
     items += _folders([i["path"] for i in items if i["kind"] == "file"], query)
 

@@ -176,3 +176,26 @@ async def test_a_mention_label_is_one_printable_line(workspace: Path, scripted_e
         symbols = [i for i in found["items"] if i["kind"] == "symbol"]
         assert symbols and "\n" not in symbols[0]["detail"], found
         assert all("\n" not in i["label"] for i in found["items"]), found
+
+
+async def test_a_mention_of_an_accented_name_finds_both_spellings(
+    workspace: Path, scripted_env: object
+) -> None:
+    """macOS writes `é` in a file name as `e` + U+0301 (NFD), a keyboard types U+00E9 (NFC): an
+    `@` query found only the file spelled as typed. Both are found by either spelling (and by
+    `É`), each under its name on disk, so the `uri` picked opens that file."""
+    decomposed, composed = "cafe\u0301_menu.py", "caf\u00e9_notes.py"
+    (workspace / "pkg").mkdir()
+    for name in (decomposed, composed):
+        (workspace / "pkg" / name).write_text("def brew():\n    return 1\n")
+    async with running(workspace, scripted_env([])) as editor:  # type: ignore[operator]
+        await _wait_indexed(editor)
+        for query in ("caf\u00e9", "cafe\u0301", "CAF\u00c9_", "\u00e9_no"):
+            found = await editor.request("kiln/complete/mentions", {"query": query})
+            files = {i["label"]: i for i in found["items"] if i["kind"] == "file"}
+            expected = {decomposed, composed} if query != "\u00e9_no" else {composed}
+            assert set(files) == expected, (query, found)
+            for name, item in files.items():
+                assert item["path"] == f"pkg/{name}"
+                assert item["uri"] == (workspace / "pkg" / name).as_uri()
+                assert (workspace / item["path"]).read_text().startswith("def brew")

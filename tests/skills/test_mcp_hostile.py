@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.security.scripted_run import kiln_run, tool_results
 
 HOSTILE = Path(__file__).with_name("hostile_mcp.py")
@@ -120,11 +122,9 @@ def test_tools_with_an_invalid_schema_or_a_taken_name_are_left_out(
     assert "MCP server 'odd': tool note left out: a tool of that name came first" in stderr
 
 
-def test_the_call_timeout_is_honoured_and_a_bad_setting_is_one_line(
-    tmp_path: Path, kiln_home: Path
-) -> None:
+def test_the_call_timeout_is_honoured(tmp_path: Path, kiln_home: Path) -> None:
     """A call that never came back held the turn for the fixed 120 s; `KILN_MCP_CALL_TIMEOUT`
-    now sets the bound (README), and a value that is no number of seconds is one warning line."""
+    now sets the bound (README)."""
     call = {"tool_calls": [{"name": "call_tool", "input": {"name": "slow__echo",
                                                           "arguments": {"text": "hi"}}}]}  # fmt: skip
     stderr, [_, called] = run(
@@ -132,9 +132,44 @@ def test_the_call_timeout_is_honoured_and_a_bad_setting_is_one_line(
         KILN_MCP_CALL_TIMEOUT="2",
     )  # fmt: skip
     assert "slow__echo: no answer within 2s" in called
-    stderr, _ = run(tmp_path, kiln_home, {"good": server("plain")}, [SEARCH],
-                    KILN_MCP_CALL_TIMEOUT="soon")  # fmt: skip
-    assert "KILN_MCP_CALL_TIMEOUT=soon is not a number of seconds: 120 used" in stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "line"),
+    [
+        *[("KILN_MCP_START_TIMEOUT", v, "above 0, at most 600")
+          for v in ("abc", "1e300", "inf", "nan", "-0", "0", "600.0001")],
+        *[("KILN_MCP_CALL_TIMEOUT", v, "above 0") for v in ("soon", "1e999", "nan", "-0")],
+    ],
+)  # fmt: skip
+def test_a_bad_timeout_setting_is_one_line_and_exit_2(
+    tmp_path: Path, kiln_home: Path, name: str, value: str, line: str
+) -> None:
+    """A bad value was a warning printed twice in text mode (once as a warning, once as a note)
+    and the default used; `1e300` passed as a start bound though README says at most 600 s.
+    Now any value outside the documented range ends the run before it starts: one line, exit 2."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (kiln_home / "mcp.json").write_text(
+        json.dumps({"mcpServers": placed(root, {"good": server("plain")})})
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, output="text",
+                    env={name: value})  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"kiln: {name}={value} is not a number of seconds {line}"
+        f" (unset it for the default of {30 if 'START' in name else 120})"
+    ]
+    assert proc.stdout == ""
+
+
+def test_the_largest_start_timeout_is_taken(tmp_path: Path, kiln_home: Path) -> None:
+    """600 s itself is inside the range (README: at most 600)."""
+    stderr, [found] = run(tmp_path, kiln_home, {"good": server("plain")}, [SEARCH],
+                          KILN_MCP_START_TIMEOUT="600")  # fmt: skip
+    assert "good__echo" in found and "KILN_MCP" not in stderr
 
 
 def test_a_server_flooding_stderr_is_cut_short(tmp_path: Path, kiln_home: Path) -> None:

@@ -8,9 +8,10 @@ local M = {}
 local KIND = { file = 'f', folder = 'd', symbol = 's', builtin = 'c', skill = 'k' }
 
 --- Where the word being completed starts in `line` (text before the cursor), with its trigger:
---- `@` anywhere, `/` only as the first character of the prompt.
+--- `@` anywhere, `/` only as the first character of the prompt. A mention's word may hold any
+--- byte past ASCII (`@café`, either spelling of the accent): `%w` matches ASCII only.
 function M.trigger(line, first_line)
-  local at = line:find('@[%w%._/%-]*$')
+  local at = line:find('@[%w%._/%-\128-\255]*$')
   if at then
     return at, '@'
   end
