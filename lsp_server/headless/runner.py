@@ -247,6 +247,10 @@ def _finish(
         write_ci_outputs(opts, session, report, before, out, ci_state, clock)
         if not report.patch_path:  # a folder used before: its patch is not this run's work
             out.remove("changes.patch")
+    if report.stop_reason == "max_time" and not report.error:  # the clock ran out in a verification
+        after = report.verify_after is not None and report.verify_after.timed_out
+        report.error = (f"time limit reached (--max-minutes {opts.max_minutes:g}) during the "
+                        f"verification {'after' if after else 'before'}")  # fmt: skip
     report.exit_code = _exit_code(opts, report)
     report.duration_ms = int((time.monotonic() - clock.started) * 1000)
     report.outcome = exit_codes.MEANING[report.exit_code]
@@ -254,10 +258,9 @@ def _finish(
         report.summary_path = str(out.write("summary.md", ci.markdown_summary(report)))
         out.write("report.json", json_text(report.to_dict(), indent=2))
     # one line whatever the output format: the outputs were refused, or a limit or the provider
-    # stopped the run (the text view printed that one as it happened)
-    stopped = (
-        reason in (*exit_codes.LIMITS, "error") and report.error and opts.output_format != "text"
-    )
+    # stopped the run (the text view printed the agent's stop as it happened; not a verification's)
+    shown = bool(errors) and opts.output_format == "text"
+    stopped = report.stop_reason in (*exit_codes.LIMITS, "error") and report.error and not shown
     if report.blocked or stopped:
         click.echo(f"kiln: {safe(report.error)}", err=True)
     if opts.output_format == "json":
@@ -268,7 +271,7 @@ def _finish(
         err = sys.stderr
         usage = report.usage
         err.write(
-            f"\n[{report.outcome}] {reason}; {report.steps} steps; tokens in {session.turn.usage.total_input} "
+            f"\n[{report.outcome}] {report.stop_reason}; {report.steps} steps; tokens in {session.turn.usage.total_input} "
             f"(cache read {usage['cache_read_tokens']}), out {usage['output_tokens']}; "
             f"cost ${report.cost_usd:.4f} this run; session {session.id}\n"
         )
