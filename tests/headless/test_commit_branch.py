@@ -23,6 +23,8 @@ pytestmark = pytest.mark.e2e
         # and `tags/v1`, `heads/x`, `remotes/o/x` resolve to another ref before the branch, and
         # so does a tag's name (`v1`): `git checkout v1` took the tag, not the branch
         "@", "ORIG_HEAD", "FETCH_HEAD", "AUTO_MERGE", "heads/x", "tags/v1", "remotes/o/x", "v1",
+        # `refs/stash` exists (a stash): git read `stash` as it, not as the branch made
+        "stash",
     ],
 )  # fmt: skip
 def test_a_name_git_would_read_otherwise_is_refused_first(failing_repo: Path, name: str) -> None:
@@ -30,6 +32,8 @@ def test_a_name_git_would_read_otherwise_is_refused_first(failing_repo: Path, na
     subprocess.run(["git", "branch", "earlier"], cwd=failing_repo, check=True)
     subprocess.run(["git", "checkout", "-q", "earlier"], cwd=failing_repo, check=True)
     subprocess.run(["git", "checkout", "-q", "main"], cwd=failing_repo, check=True)
+    (failing_repo / "notes.txt").write_text("kept aside\n")
+    subprocess.run(["git", "stash", "-q", "-u"], cwd=failing_repo, check=True)
     proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", name, "fix")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == f"kiln: --commit-branch {name!r} is not a valid branch name"
