@@ -112,7 +112,7 @@ def write_ci_outputs(
     elif opts.commit_branch and report.files:
         first_line = (report.answer.strip().splitlines() or ["Kiln changes"])[0][:72]
         # an issue's "closes #12" in the commit closes issue 12 when the branch is merged
-        task = ci.unlinked(opts.task.strip()[:500])
+        task = ci.unlinked(redact(opts.task).strip()[:500])  # a build log as the task: a token
         message = f"{ci.unlinked(first_line)}\n\nTask: {task}\nKiln session: {session.id}\n"
         try:
             report.commit = layout.commit_branch(opts.commit_branch, message, opts.author, changed)

@@ -102,3 +102,17 @@ def test_a_name_that_cannot_be_made_beside_existing_branches_is_refused_first(
     assert why in lines[0], lines[0]
     assert (failing_repo / "calc.py").read_text().count("a - b") == 1  # the run never started
     assert branches(failing_repo) == before
+
+
+def test_a_secret_in_the_task_stays_out_of_the_commit_message(failing_repo: Path) -> None:
+    """A build log given as the task can hold a token: the summary and report had it redacted,
+    but the branch's commit message (pushed by the workflow) quoted the task as given."""
+    secret = "s3cr3t-value-4f9a8b7c"
+    task = f"fix it; the log said: auth failed for {secret}"
+    proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", "kiln/fix", task,
+                env={"DEPLOY_TOKEN": secret})  # fmt: skip
+    assert proc.returncode == 10, proc.stderr
+    message = subprocess.run(["git", "log", "-1", "--format=%B", "kiln/fix"], cwd=failing_repo,
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "Task: fix it; the log said: auth failed for [REDACTED:DEPLOY_TOKEN]" in message
+    assert secret not in message
