@@ -133,6 +133,7 @@ def run(opts: RunOptions) -> int:
     # What is dirty now is not the run's work: the user's files, and what the verification
     # itself left (build output, __pycache__), which would otherwise go into the patch and branch
     dirty_before = layout.dirty_paths() if layout is not None else set()
+    contents = layout.contents(dirty_before) if layout is not None else {}
     if not reason and clock.deadline is not None:
         config.max_seconds = clock.agent_seconds(before)  # the verification after keeps its time
     if reason:
@@ -140,7 +141,11 @@ def run(opts: RunOptions) -> int:
     else:
         reason = _drive(session, _task_text(opts))
     on_event.flush()
-    ci_state = CiState(layout, dirty_before, run_guard, run_links) if layout is not None else None
+    ci_state = (
+        CiState(layout, dirty_before, run_guard, run_links, contents)
+        if layout is not None
+        else None
+    )
     code = _finish(opts, session, reason, before, events, ci_state, artifacts, clock)
     return BROKEN_PIPE if reader.left else code
 
