@@ -44,6 +44,9 @@ DESTRUCTIVE = [
     re.compile(r"^dd .*\bof=/dev/"),
     re.compile(r"^(shutdown|reboot|halt|poweroff)( |$)"),
     re.compile(r"^git (.* )?(reset (.* )?--hard|clean (.* )?(-[a-z]*f|--force\b))"),
+    # the work tree's edits (the user's too) into refs/stash, or stashes thrown away: a --ci run
+    # puts refs/stash back as it found it, and what was stashed is in no patch
+    re.compile(r"^git stash( (push|save|drop|clear)\b.*| -.*)?$"),
     re.compile(r"^chmod (.* )?-R [0-7]{3,4} /"),
     re.compile(r"^(chown|chmod) .*( /|~)( |$)"),
 ]

@@ -200,6 +200,8 @@ class ToolRunner:
             )
             if isinstance(output, ToolOutput):
                 rich, output = output, output.text
+                for reason in rich.refused:  # undone after it ran: a refusal all the same
+                    await self._refused(name, args, call_id, reason)
                 if rich.error:
                     error = (
                         rich.error,

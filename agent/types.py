@@ -77,6 +77,9 @@ class ToolOutput:
     # Set when the result reports a failure the status bar should show although the tool ran
     # (a command that exited non-zero); the result itself is not marked as an error.
     error: str = ""
+    # What the policy undid once the tool ran (a file a command may not create): each one a
+    # refusal, recorded for the report as a refused call is.
+    refused: list[str] = field(default_factory=list)
 
     def content(self, text: str) -> str | list[Block]:
         if not self.references:

@@ -130,10 +130,12 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
             "git config at the user's next git status, on the host; commands do not record one]"
         )
     result = external(f"command:{command}", f"{header}\n{text}" if text else header)
+    undone = [f"{name} was created by the command; removed" for name in removed]
     if proc.returncode:
         # Not a failed tool call (the output is what the model needs), but an error to show.
-        return ToolOutput(result, error=f"{command[:80]}: exit code {proc.returncode}")
-    return result
+        error = f"{command[:80]}: exit code {proc.returncode}"
+        return ToolOutput(result, error=error, refused=undone)
+    return ToolOutput(result, refused=undone) if undone else result
 
 
 async def _run(

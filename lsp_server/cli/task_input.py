@@ -9,6 +9,7 @@ is."""
 
 from __future__ import annotations
 
+import codecs
 import sys
 from pathlib import Path
 from typing import BinaryIO
@@ -52,6 +53,16 @@ def read_task(task_file: Path) -> str:
             f"(`tail -c {mb}M FILE`)"
         )
     try:
-        return data.decode("utf-8")
+        return utf8_text(data)
     except UnicodeDecodeError:
         raise click.UsageError(f"{where} is not UTF-8 text") from None
+
+
+def utf8_text(data: bytes) -> str:
+    """``data`` as UTF-8, a character cut at either end left out: `tail -c 32M FILE`, which the
+    refusal above suggests, cuts bytes, and a log's last part began inside a character."""
+    start = 0
+    while start < min(3, len(data)) and 0x80 <= data[start] < 0xC0:  # continuation bytes
+        start += 1
+    # not final: a character unfinished at the end is left out; an invalid byte anywhere raises
+    return codecs.utf_8_decode(data[start:], "strict", False)[0]

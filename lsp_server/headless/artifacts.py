@@ -100,6 +100,12 @@ class Artifacts:
         git directory, or a folder that cannot be made, is a usage error."""
         try:
             real = real_folder(str(self.folder), self._workspace)
+            if real == self._workspace:  # `--artifacts .` (or ""): its outputs were the change
+                raise UsageError(
+                    f"--artifacts {self.folder} is the workspace itself; refused: the outputs "
+                    "would land among the checkout's files and count as the run's change",
+                    hint="pass an --artifacts folder outside the checkout, or a folder in it",
+                )
             inside = git_folder(real, self._git_dirs) if self._git_dirs else None
             if inside is not None:
                 raise UsageError(

@@ -40,8 +40,9 @@ def check_branch(layout: Layout, branch: str) -> None:
     if (
         reads_as_another_ref(branch)
         or layout.run("check-ref-format", f"refs/heads/{branch}").returncode
-        or layout.run("rev-parse", "--verify", "--quiet", f"refs/tags/{branch}").returncode == 0
-    ):
+        or any(layout.run("rev-parse", "--verify", "--quiet", ref).returncode == 0
+               for ref in (f"refs/{branch}", f"refs/tags/{branch}"))  # `stash`, a tag's name
+    ):  # fmt: skip
         raise UsageError(bad)
     for part in branch.split("/"):
         if len(part.encode("utf-8", "surrogateescape")) > PART_BYTES:

@@ -244,7 +244,8 @@ def markdown_summary(report: RunReport) -> str:
     if report.error:  # why the outputs were refused, or the provider's error
         lines.append(f"- error: {_line(report.error[:500])}")
     if report.branch:
-        lines.append(f"- branch `{report.branch}` at `{report.commit[:12]}`")
+        # a name git allows may hold a backtick: `kiln/a`@octocat`` ended the code span there
+        lines.append(f"- branch {_code(report.branch)} at <code>{report.commit[:12]}</code>")
     elif report.branch_skipped:
         lines.append(f"- {_line(report.branch_skipped)}")
     if report.transcript_path:

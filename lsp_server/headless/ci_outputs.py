@@ -5,7 +5,7 @@ it commits to, refused for a run that stopped early unless ``--commit-partial``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
@@ -24,6 +24,7 @@ class CiState:
     dirty_before: set[str]
     guard: MemoryGuard | None
     links: GitlinkGuard | None = None
+    contents: dict[str, bytes] = field(default_factory=dict)  # dirty tracked files, as they were
 
 
 def show_verify(opts: RunOptions, session: Session, phase: str, done: ci.Verification) -> None:
@@ -43,6 +44,13 @@ def write_ci_outputs(
     clock: ci.Deadline,
 ) -> None:
     redact = session.runner.redact  # a --no-sandbox command sees the secrets it may print
+    # a file dirty before the run that the agent's commands changed (`sed -i`) is its edit too;
+    # read before the verification after, which may rewrite files of its own
+    try:
+        now = state.layout.contents(set(state.contents))
+    except repo_git.GitFailed:
+        now = {}
+    edited = {p for p, digest in state.contents.items() if now.get(p, b"") != digest}
     report.verify_before = before and replace(before, tail=redact(before.tail))
     if opts.verify:
         report.agent_ran_verify = any(
@@ -89,7 +97,7 @@ def write_ci_outputs(
     except repo_git.GitFailed as exc:  # the agent broke the index, say: one line, no outputs
         report.error, report.blocked = str(exc), exc.exit_code
         return
-    paths = (dirty - state.dirty_before) | (set(session.turn.files_modified) & dirty)
+    paths = (dirty - state.dirty_before) | ((set(session.turn.files_modified) | edited) & dirty)
     try:
         artifacts = out.open().relative_to(opts.root).as_posix() + "/"
         paths = {p for p in paths if not p.startswith(artifacts)}
@@ -112,7 +120,7 @@ def write_ci_outputs(
     elif opts.commit_branch and report.files:
         first_line = (report.answer.strip().splitlines() or ["Kiln changes"])[0][:72]
         # an issue's "closes #12" in the commit closes issue 12 when the branch is merged
-        task = ci.unlinked(opts.task.strip()[:500])
+        task = ci.unlinked(redact(opts.task).strip()[:500])  # a build log as the task: a token
         message = f"{ci.unlinked(first_line)}\n\nTask: {task}\nKiln session: {session.id}\n"
         try:
             report.commit = layout.commit_branch(opts.commit_branch, message, opts.author, changed)

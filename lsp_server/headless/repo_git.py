@@ -21,6 +21,7 @@ agent control, so:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -248,6 +249,15 @@ class Layout:
         paths = {p[len(prefix) :] for p in top_paths if p.startswith(prefix)}
         return {p for p in paths if p != ".kiln" and not p.startswith(".kiln/")}
 
+    def contents(self, paths: set[str]) -> dict[str, bytes]:
+        """A digest of each tracked file among ``paths`` (workspace-relative): a file the user had
+        changed before the run that differs later was edited in the run, by a command (``sed
+        -i``) as much as by ``edit_file``. Untracked ones (build output) are left out."""
+        if not paths:
+            return {}
+        tracked = set(self.git("ls-files", "-z", "--", ".").split("\0")) & paths
+        return {p: _digest(self.root / p) for p in tracked}
+
     def patch(self, paths: list[str], limits: Limits) -> str:
         """The diff of ``paths`` (workspace-relative) against the recorded ``HEAD``, new files
         included, with workspace-relative names; raises ``PatchTooLarge`` past ``limits``."""
@@ -344,6 +354,18 @@ def _size(path: Path) -> int:
         return path.lstat().st_size if path.is_file() and not path.is_symlink() else 0
     except OSError:
         return 0
+
+
+def _digest(path: Path) -> bytes:
+    try:
+        if path.is_symlink():
+            return b"link:" + os.fsencode(os.readlink(path))
+        if not path.is_file():
+            return b""
+        with path.open("rb") as fh:
+            return hashlib.file_digest(fh, "sha256").digest()
+    except OSError:
+        return b""
 
 
 def _bounded_output(argv: list[str], cwd: Path, env: dict[str, str], limits: Limits) -> str:

@@ -133,6 +133,7 @@ def run(opts: RunOptions) -> int:
     # What is dirty now is not the run's work: the user's files, and what the verification
     # itself left (build output, __pycache__), which would otherwise go into the patch and branch
     dirty_before = layout.dirty_paths() if layout is not None else set()
+    contents = layout.contents(dirty_before) if layout is not None else {}
     if not reason and clock.deadline is not None:
         config.max_seconds = clock.agent_seconds(before)  # the verification after keeps its time
     if reason:
@@ -140,7 +141,11 @@ def run(opts: RunOptions) -> int:
     else:
         reason = _drive(session, _task_text(opts))
     on_event.flush()
-    ci_state = CiState(layout, dirty_before, run_guard, run_links) if layout is not None else None
+    ci_state = (
+        CiState(layout, dirty_before, run_guard, run_links, contents)
+        if layout is not None
+        else None
+    )
     code = _finish(opts, session, reason, before, events, ci_state, artifacts, clock)
     return BROKEN_PIPE if reader.left else code
 
@@ -247,6 +252,10 @@ def _finish(
         write_ci_outputs(opts, session, report, before, out, ci_state, clock)
         if not report.patch_path:  # a folder used before: its patch is not this run's work
             out.remove("changes.patch")
+    if report.stop_reason == "max_time" and not report.error:  # the clock ran out in a verification
+        after = report.verify_after is not None and report.verify_after.timed_out
+        report.error = (f"time limit reached (--max-minutes {opts.max_minutes:g}) during the "
+                        f"verification {'after' if after else 'before'}")  # fmt: skip
     report.exit_code = _exit_code(opts, report)
     report.duration_ms = int((time.monotonic() - clock.started) * 1000)
     report.outcome = exit_codes.MEANING[report.exit_code]
@@ -254,10 +263,9 @@ def _finish(
         report.summary_path = str(out.write("summary.md", ci.markdown_summary(report)))
         out.write("report.json", json_text(report.to_dict(), indent=2))
     # one line whatever the output format: the outputs were refused, or a limit or the provider
-    # stopped the run (the text view printed that one as it happened)
-    stopped = (
-        reason in (*exit_codes.LIMITS, "error") and report.error and opts.output_format != "text"
-    )
+    # stopped the run (the text view printed the agent's stop as it happened; not a verification's)
+    shown = bool(errors) and opts.output_format == "text"
+    stopped = report.stop_reason in (*exit_codes.LIMITS, "error") and report.error and not shown
     if report.blocked or stopped:
         click.echo(f"kiln: {safe(report.error)}", err=True)
     if opts.output_format == "json":
@@ -268,7 +276,7 @@ def _finish(
         err = sys.stderr
         usage = report.usage
         err.write(
-            f"\n[{report.outcome}] {reason}; {report.steps} steps; tokens in {session.turn.usage.total_input} "
+            f"\n[{report.outcome}] {report.stop_reason}; {report.steps} steps; tokens in {session.turn.usage.total_input} "
             f"(cache read {usage['cache_read_tokens']}), out {usage['output_tokens']}; "
             f"cost ${report.cost_usd:.4f} this run; session {session.id}\n"
         )

@@ -103,3 +103,19 @@ def test_a_task_at_the_limit_is_read(root: Path, tmp_path: Path) -> None:
     proc = kiln(root, "--task-file", str(log))
     assert proc.returncode == 0, proc.stderr
     assert "ROOT CAUSE" in json.loads(proc.stdout)["task"]
+
+
+def test_the_last_part_the_refusal_suggests_is_read(root: Path, tmp_path: Path) -> None:
+    """`tail -c 32M FILE`, as the refusal says, cuts bytes: the part of a log with non-ASCII text
+    began inside a character and was refused as "not UTF-8 text". A character cut at either end
+    is left out; a byte that is no UTF-8 anywhere else is still refused in one line."""
+    log = tmp_path / "build.log"
+    log.write_bytes(("é" * 100 + "\nFAILED test_dates — ROOT CAUSE ✓\n").encode()[1:-3])
+    proc = kiln(root, "--task-file", str(log))
+    assert proc.returncode == 0, proc.stderr
+    task = json.loads(proc.stdout)["task"]
+    assert task.startswith("é" * 99) and task.endswith("FAILED test_dates — ROOT CAUSE ")
+    binary = tmp_path / "core.bin"
+    binary.write_bytes(b"ELF\x00\xff\xfe\x01")
+    proc = kiln(root, "--task-file", str(binary))
+    assert proc.returncode == 2 and proc.stderr == f"kiln: --task-file {binary} is not UTF-8 text\n"

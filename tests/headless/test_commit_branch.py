@@ -23,6 +23,8 @@ pytestmark = pytest.mark.e2e
         # and `tags/v1`, `heads/x`, `remotes/o/x` resolve to another ref before the branch, and
         # so does a tag's name (`v1`): `git checkout v1` took the tag, not the branch
         "@", "ORIG_HEAD", "FETCH_HEAD", "AUTO_MERGE", "heads/x", "tags/v1", "remotes/o/x", "v1",
+        # `refs/stash` exists (a stash): git read `stash` as it, not as the branch made
+        "stash",
     ],
 )  # fmt: skip
 def test_a_name_git_would_read_otherwise_is_refused_first(failing_repo: Path, name: str) -> None:
@@ -30,6 +32,8 @@ def test_a_name_git_would_read_otherwise_is_refused_first(failing_repo: Path, na
     subprocess.run(["git", "branch", "earlier"], cwd=failing_repo, check=True)
     subprocess.run(["git", "checkout", "-q", "earlier"], cwd=failing_repo, check=True)
     subprocess.run(["git", "checkout", "-q", "main"], cwd=failing_repo, check=True)
+    (failing_repo / "notes.txt").write_text("kept aside\n")
+    subprocess.run(["git", "stash", "-q", "-u"], cwd=failing_repo, check=True)
     proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", name, "fix")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == f"kiln: --commit-branch {name!r} is not a valid branch name"
@@ -98,3 +102,17 @@ def test_a_name_that_cannot_be_made_beside_existing_branches_is_refused_first(
     assert why in lines[0], lines[0]
     assert (failing_repo / "calc.py").read_text().count("a - b") == 1  # the run never started
     assert branches(failing_repo) == before
+
+
+def test_a_secret_in_the_task_stays_out_of_the_commit_message(failing_repo: Path) -> None:
+    """A build log given as the task can hold a token: the summary and report had it redacted,
+    but the branch's commit message (pushed by the workflow) quoted the task as given."""
+    secret = "s3cr3t-value-4f9a8b7c"
+    task = f"fix it; the log said: auth failed for {secret}"
+    proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", "kiln/fix", task,
+                env={"DEPLOY_TOKEN": secret})  # fmt: skip
+    assert proc.returncode == 10, proc.stderr
+    message = subprocess.run(["git", "log", "-1", "--format=%B", "kiln/fix"], cwd=failing_repo,
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "Task: fix it; the log said: auth failed for [REDACTED:DEPLOY_TOKEN]" in message
+    assert secret not in message

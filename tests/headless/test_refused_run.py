@@ -121,3 +121,21 @@ def test_a_verification_without_a_sandbox_is_refused_before_the_run(
     assert "no backend is available" in refused(proc, fmt)["error"]
     assert not out.exists()
     assert not (kiln_home / "sessions").exists() or not any((kiln_home / "sessions").iterdir())
+
+
+@pytest.mark.parametrize("folder", [".", "", "ROOT"])
+def test_the_workspace_itself_as_artifacts_is_refused(failing_repo: Path, folder: str) -> None:
+    """`--artifacts .` (or an empty value, or the root's own path) put the transcript, summary
+    and report among the checkout's files: the run counted its own transcript as its change
+    (exit 10 for a run that changed nothing) and a `--commit-branch` would commit it."""
+    folder = str(failing_repo) if folder == "ROOT" else folder
+    proc = kiln(failing_repo, ["Nothing to change."], "--ci", "--artifacts", folder,
+                "--commit-branch", "kiln/x", "--output-format", "json", "fix")  # fmt: skip
+    line = f"kiln: --artifacts {failing_repo} is the workspace itself; refused:"
+    assert proc.returncode == 2 and proc.stderr.startswith(line), proc.stderr
+    assert json.loads(proc.stdout)["stop_reason"] == "not_started"
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=failing_repo,
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert status == ""  # nothing written in the checkout, no branch made
+    assert "kiln/x" not in subprocess.run(["git", "branch"], cwd=failing_repo,
+                                          capture_output=True, text=True).stdout  # fmt: skip

@@ -300,6 +300,40 @@ def test_patch_and_commit_hold_only_what_the_run_changed(failing_repo: Path) -> 
     ).exists()
 
 
+def test_a_dirty_file_a_command_edits_is_the_runs_change(failing_repo: Path) -> None:
+    """The agent fixed a file the user had edited with a command (`sed -i`) rather than
+    edit_file: the run said "nothing to do" (exit 11) and its fix was in no patch and no branch.
+    A dirty file the verification leaves as it was (`test_calc.py` here) stays out."""
+    calc = failing_repo / "calc.py"
+    calc.write_text("# the user's edit\n" + calc.read_text())
+    tests = failing_repo / "test_calc.py"
+    tests.write_text(tests.read_text() + "# the user's note\n")
+    sed = {"tool_calls": [{"name": "run_command",
+                           "input": {"command": "sed -i 's/a - b/a + b/' calc.py"}}]}  # fmt: skip
+    proc = kiln(failing_repo, [sed, "Fixed the sign."], "--ci", "--verify", PYTEST,
+                "--commit-branch", "kiln/sed", "--output-format", "json", "fix")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [f["path"] for f in report["files_changed"]] == ["calc.py"]
+    diff = subprocess.run(["git", "show", "--format=", "kiln/sed"], cwd=failing_repo,
+                          capture_output=True, text=True).stdout  # fmt: skip
+    assert "+    return a + b" in diff and "test_calc.py" not in diff
+
+
+@pytest.mark.parametrize("command", ["git stash", "git stash -u", "git -C . stash save wip"])
+def test_git_stash_is_refused_and_the_users_edit_stays(failing_repo: Path, command: str) -> None:
+    """`git stash` took the user's uncommitted edit out of the work tree; the run then put
+    refs/stash back as it found it (none), so the edit was in no file, no patch and no ref."""
+    calc = failing_repo / "calc.py"
+    calc.write_text(calc.read_text() + "# the user's uncommitted work\n")
+    stash = {"tool_calls": [{"name": "run_command", "input": {"command": command}}]}
+    proc = kiln(failing_repo, [stash, "Stashed."], "--ci", "--output-format", "json", "fix")
+    assert proc.returncode == 5, proc.stderr
+    refusals = json.loads(proc.stdout)["refusals"]
+    assert [r["reason"] for r in refusals] == ["destructive commands are not allowed in ci mode"]
+    assert calc.read_text().endswith("# the user's uncommitted work\n")
+
+
 def test_bad_branch_or_author_is_refused_before_the_run(failing_repo: Path) -> None:
     subprocess.run(["git", "branch", "taken"], cwd=failing_repo, check=True)
     proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", "taken", "fix")

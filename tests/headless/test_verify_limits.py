@@ -85,6 +85,39 @@ def test_max_minutes_stops_a_hung_verification_and_its_group(
     assert "[timed out after" in result["verify_before"]["tail"]
     assert "limit reached" in (tmp_path / "out" / "summary.md").read_text()
     assert gone(int(pid_file.read_text()))
+    # which limit, in one line on stderr and as the result's error (before: exit 3, no word)
+    line = "time limit reached (--max-minutes 0.05) during the verification before"
+    assert result["error"] == line and f"kiln: {line}" in proc.stderr.splitlines()
+    args = argv(tmp_path, "--no-sandbox", "--verify", "sleep 600", "--max-minutes", "0.05")
+    args[args.index("json")] = "text"  # the text view printed none of it either
+    text = subprocess.run(args, cwd=failing_repo, env=env_for(tmp_path, ["never asked"]),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert text.returncode == 3 and f"kiln: {line}" in text.stderr.splitlines(), text.stderr
+
+
+def test_a_verification_after_cut_by_max_minutes_says_so(
+    failing_repo: Path, tmp_path: Path
+) -> None:
+    """The agent finished in time, the verification after ran the clock out: exit 3, and the
+    run says which limit in one line on stderr in every format (before: no line, an empty
+    ``error``, and a closing line that read ``end_turn``)."""
+    verify = "test -e calc.py.done && sleep 600; touch calc.py.done; exit 1"
+    steps = [EDIT, "Fixed the sign."]
+    for fmt in ("text", "json"):
+        args = argv(tmp_path, "--no-sandbox", "--verify", verify, "--max-minutes", "0.2")
+        args[args.index("json")] = fmt
+        (failing_repo / "calc.py.done").unlink(missing_ok=True)
+        subprocess.run(["git", "checkout", "-q", "--", "."], cwd=failing_repo, check=True)
+        proc = subprocess.run(args, cwd=failing_repo, env=env_for(tmp_path, steps),
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert proc.returncode == 3, proc.stderr
+        result = report(tmp_path)
+        assert result["stop_reason"] == "max_time" and result["verify_after"]["exit_code"] == 124
+        line = "time limit reached (--max-minutes 0.2) during the verification after"
+        assert result["error"] == line
+        assert proc.stderr.count(f"kiln: {line}") == 1, proc.stderr
+        if fmt == "text":
+            assert "[limit reached] max_time;" in proc.stderr
 
 
 def test_sigterm_during_the_verification_writes_the_summary(

@@ -126,3 +126,9 @@ def test_the_ci_branch_carries_no_new_workflow(tmp_path: Path, kiln_home: Path) 
                            capture_output=True, text=True).stdout.split()  # fmt: skip
     assert files == ["fix.py"], files
     assert ".gitlab-ci.yml" not in (artifacts / "changes.patch").read_text()
+    # the file the command made and Kiln removed is a refusal in the report (docs/ci.md: "each
+    # refusal in the report"); before, only the model's tool result said so
+    refusals = json.loads((artifacts / "report.json").read_text())["refusals"]
+    reasons = [(r["tool"], r["reason"]) for r in refusals]
+    assert ("run_command", ".gitlab-ci.yml was created by the command; removed") in reasons
+    assert ".gitlab-ci.yml was created by the command" in (artifacts / "summary.md").read_text()

@@ -52,3 +52,27 @@ def test_the_summary_mentions_nobody_and_links_no_issue(tmp_path: Path, kiln_hom
     message = subprocess.run(["git", "log", "-1", "--format=%B", "kiln/fix"], cwd=root,
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "Closes" in message and LINKS.findall(message) == [], message
+
+
+def test_a_branch_name_with_a_backtick_stays_code(tmp_path: Path, kiln_home: Path) -> None:
+    """git allows a backtick in a branch name: the summary's `kiln/a`@octocat`` line closed its
+    code span early, and `@octocat` after it was a mention in the posted comment."""
+    root = tmp_path / "repo"
+    committing_repo(root)("init", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    steps = [{"tool_calls": [{"name": "write_file", "input": {
+        "path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}}]}, "Fixed."]  # fmt: skip
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    env = {**os.environ, "HOME": str(tmp_path), "KILN_HOME": str(kiln_home),
+           "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}  # fmt: skip
+    branch = "kiln/a`@octocat`#12"
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--artifacts", str(tmp_path / "out"),
+         "--commit-branch", branch, "fix"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 10, proc.stderr
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    line = next(x for x in summary.splitlines() if x.startswith("- branch "))
+    assert line.startswith("- branch <code>kiln/a&#96;@octocat&#96;#12</code> at <code>"), line
+    assert "`" not in line
