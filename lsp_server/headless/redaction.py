@@ -69,11 +69,14 @@ class RedactedEvents:
                 event = replace(event, text=held.text + event.text)
                 self.held = None
             self.flush()
-            text = self.redact(event.text)
+            # the last word is held as it came: redacted now, a token's start would no longer
+            # be one, and its rest in the next chunk would pass (``[REDACTED]`` + ``l2M3…``)
+            word = LAST_WORD.search(event.text).group(0) if self.shaped else ""  # type: ignore[union-attr]
+            text = self.redact(event.text[: len(event.text) - len(word)])
             keep = self._unfinished(text)
-            if keep:
-                self.held = replace(event, text=text[-keep:])
-                text = text[:-keep]
+            if keep or word:
+                self.held = replace(event, text=text[len(text) - keep :] + word)
+                text = text[: len(text) - keep]
             if text:
                 self.sink(replace(event, text=text))
             return
@@ -82,15 +85,15 @@ class RedactedEvents:
         self.sink(replace(event, **changed))
 
     def flush(self) -> None:
-        """Pass on held text: what followed showed it begins no secret (a word of a token's
-        shape, ended, is still redacted)."""
+        """Pass on held text: what followed showed it begins no secret (a word held as it came,
+        ended now, is redacted as any text)."""
         held, self.held = self.held, None
         if held is not None:
-            self.sink(replace(held, text=shapes(held.text)) if self.shaped else held)
+            self.sink(replace(held, text=self.redact(held.text)) if self.shaped else held)
 
     def _unfinished(self, text: str) -> int:
         """The length of the longest end of ``text`` that is the start of a secret."""
-        longest = len(LAST_WORD.search(text).group(0)) if self.shaped else 0  # type: ignore[union-attr]
+        longest = 0
         for _, secret in self.secrets:
             for n in range(min(len(secret) - 1, len(text)), longest, -1):
                 if text.endswith(secret[:n]):
