@@ -84,6 +84,8 @@ def command_risk(command: SimpleCommand) -> str | None:
     stripped = " ".join([name, *(git if name == "git" else argv)[1:]])
     if any(p.search(stripped) for p in DESTRUCTIVE) or _wide_find_delete(name, argv):
         return "destructive"
+    if name == "git" and _discards_edits(git[1:]):
+        return "destructive"
     return None
 
 
@@ -100,6 +102,54 @@ def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:
             break
         starts.append(arg)
     return not starts or any(re.fullmatch(_RM_WIDE, s) for s in starts)
+
+
+# git options that take the next word as their value, where it matters below
+_BRANCH_VALUES = {"-b", "-B", "--orphan", "--conflict", "-s", "--source"}
+# a word ``git checkout`` takes as a path, not a branch: ``.``, ``./x``, ``:/``, a glob, a name
+# with a file's extension (``calc.py``); a branch name of that shape is switched to with
+# ``git switch``
+_PATH_SHAPED = re.compile(r"^(\.\.?(/.*)?|:.*|.*[*?\[].*|.*\.[A-Za-z][A-Za-z0-9]*)$")
+
+
+def _discards_edits(args: tuple[str, ...]) -> bool:
+    """``git checkout``/``restore``/``switch`` forms that overwrite uncommitted edits in the work
+    tree, as ``git reset --hard`` does: ``checkout -- PATH``, ``checkout PATH``, ``checkout -f``,
+    ``restore PATH`` (not ``restore --staged`` alone), ``switch -f``/``--discard-changes``.
+    ``git checkout BRANCH`` refuses by itself to overwrite an edit, and is left alone."""
+    if not args or args[0] not in ("checkout", "restore", "switch"):
+        return False
+    verb, rest = args[0], args[1:]
+    flags: set[str] = set()
+    words: list[str] = []
+    skip = False
+    for i, arg in enumerate(rest):
+        if skip:
+            skip = False
+        elif arg == "--":
+            return verb != "switch" and (verb == "checkout" or "W" in flags or "S" not in flags)
+        elif arg.startswith("--"):
+            key = arg.split("=", 1)[0]
+            flags.add({"--force": "f", "--worktree": "W", "--staged": "S"}.get(key, key))
+            skip = key in _BRANCH_VALUES and "=" not in arg and i + 1 < len(rest)
+        elif arg.startswith("-") and len(arg) > 1:
+            letters = arg[1:]
+            for at, letter in enumerate(letters):
+                flags.add(letter)
+                if f"-{letter}" in _BRANCH_VALUES:
+                    skip = at == len(letters) - 1  # ``-b NAME``; ``-bNAME`` holds its value
+                    break
+        else:
+            words.append(arg)
+    if verb == "switch":
+        return "f" in flags or "--discard-changes" in flags
+    listed = "--pathspec-from-file" in flags  # paths named in a file
+    if verb == "restore":
+        return (bool(words) or listed) and ("W" in flags or "S" not in flags)
+    if "f" in flags or listed:
+        return True
+    branching = flags & {"b", "B", "--orphan"}
+    return not branching and (len(words) > 1 or any(_PATH_SHAPED.match(w) for w in words))
 
 
 def line_risk(parsed: ParsedCommand) -> str | None:

@@ -86,6 +86,23 @@ def git_folder(real: str, git_dirs: tuple[Path, ...]) -> str | None:
     return None
 
 
+def probe(folder: str) -> None:
+    """Write a file in ``folder`` and remove it: a folder that exists but takes no file
+    (``/proc/self``, a read-only mount) fails here, before the run, not once it ended."""
+    name = f".kiln-probe-{os.getpid()}"
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        out = os.open(name, flags, 0o600, dir_fd=fd)
+        try:
+            os.write(out, b"kiln")
+        finally:
+            os.close(out)
+        os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 class Artifacts:
     def __init__(self, folder: Path, workspace: Path, git_dirs: tuple[Path, ...] = ()) -> None:
         """``git_dirs``: the checkout's git and common directory, for an ``--artifacts`` folder
@@ -113,7 +130,17 @@ class Artifacts:
                     "git reads its hooks and config there",
                     hint="pass an --artifacts folder outside .git, best outside the checkout",
                 )
+            existed = os.path.isdir(real)
             os.makedirs(real, exist_ok=True)
+            try:
+                probe(real)
+            except OSError as exc:
+                if not existed:
+                    os.rmdir(real)
+                raise UsageError(
+                    f"cannot write in the artifacts folder {self.folder}: {exc.strerror or exc}",
+                    hint="pass a writable --artifacts folder",
+                ) from None
             self._real = Path(real)
         except LinkInWorkspace as link:
             raise UsageError(

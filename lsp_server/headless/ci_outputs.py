@@ -5,6 +5,7 @@ it commits to, refused for a run that stopped early unless ``--commit-partial``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from agent.sandbox.gitlinks import GitlinkGuard
@@ -42,8 +43,10 @@ def write_ci_outputs(
     out: Artifacts,
     state: CiState,
     clock: ci.Deadline,
+    redact: Callable[[str], str],
 ) -> None:
-    redact = session.runner.redact  # a --no-sandbox command sees the secrets it may print
+    """``redact`` is the prose outputs' (verification tails, the commit message); the patch
+    loses only secret values, so that it applies."""
     # a file dirty before the run that the agent's commands changed (`sed -i`) is its edit too;
     # read before the verification after, which may rewrite files of its own
     try:

@@ -24,7 +24,7 @@ from lsp_server.headless.asker import asker
 from lsp_server.headless.branch_name import check_branch
 from lsp_server.headless.ci_outputs import CiState, show_verify, write_ci_outputs
 from lsp_server.headless.options import RunOptions
-from lsp_server.headless.redaction import RedactedEvents
+from lsp_server.headless.redaction import RedactedEvents, shapes
 from lsp_server.headless.render import (
     BROKEN_PIPE,
     ReaderGone,
@@ -73,7 +73,8 @@ def run(opts: RunOptions) -> int:
                 session.cancel()
 
     # what --ci redacts from its artifacts is kept out of the log it prints as it goes, too
-    on_event = RedactedEvents(ci_secrets(opts.root) if opts.ci or opts.mode == "ci" else [], show)
+    ci_mode = opts.ci or opts.mode == "ci"
+    on_event = RedactedEvents(ci_secrets(opts.root) if ci_mode else [], show, shaped=ci_mode)
 
     clock = ci.Deadline.after(opts.max_minutes)
     host = DiskHost(on_event, asker(opts.assume_yes, opts.ci or opts.output_format != "text"))
@@ -228,13 +229,18 @@ def _finish(
     errors = [e.message for e in events if isinstance(e, ErrorReported)]
     if reason in exit_codes.LIMITS:  # which limit, and how far the run got: the turn's last note
         errors += [e.text for e in events if isinstance(e, StatusNote)][-1:]
+    shaped = opts.ci or session.config.mode == "ci"  # the prose outputs lose token-shaped words
+
+    def prose(value: Any) -> Any:
+        return shapes(session.runner.redact(value)) if shaped else session.runner.redact(value)
+
     report = ci.RunReport(
-        task=session.runner.redact(opts.task),  # a build log as the task can hold a secret
+        task=prose(opts.task),  # a build log as the task can hold a secret
         exit_code=0,
         outcome="",
         stop_reason=reason,
         session_id=session.id,
-        answer=session.runner.redact(session.transcript.final_text()),
+        answer=prose(session.transcript.final_text()),
         usage=session.turn.usage.to_dict(),
         cost_usd=session.turn.cost_usd,  # this run's, as --max-cost-usd counts
         session_cost_usd=session.turn.cost_before + session.turn.cost_usd,
@@ -246,10 +252,10 @@ def _finish(
     )
     out = artifacts or Artifacts(session.store.folder(session.id), opts.root)
     out.open()
-    lines = [session.runner.redact(json_text(m)) + "\n" for m in session.transcript.messages]
+    lines = [prose(json_text(shapes(m))) + "\n" for m in session.transcript.messages]
     report.transcript_path = str(out.write("transcript.jsonl", "".join(lines)))
     if ci_state is not None:
-        write_ci_outputs(opts, session, report, before, out, ci_state, clock)
+        write_ci_outputs(opts, session, report, before, out, ci_state, clock, prose)
         if not report.patch_path:  # a folder used before: its patch is not this run's work
             out.remove("changes.patch")
     if report.stop_reason == "max_time" and not report.error:  # the clock ran out in a verification
@@ -259,6 +265,10 @@ def _finish(
     report.exit_code = _exit_code(opts, report)
     report.duration_ms = int((time.monotonic() - clock.started) * 1000)
     report.outcome = exit_codes.MEANING[report.exit_code]
+    if shaped:  # what a tool's output or a refusal quoted, and an error, as the answer is
+        report.error, report.branch_skipped = prose(report.error), prose(report.branch_skipped)
+        report.refusals = shapes(report.refusals)
+        report.memory_proposals = shapes(report.memory_proposals)
     if opts.ci:
         report.summary_path = str(out.write("summary.md", ci.markdown_summary(report)))
         out.write("report.json", json_text(report.to_dict(), indent=2))

@@ -130,7 +130,7 @@ def run_verify(
         # the command never ran; built again, it runs.
         code, text, timed_out = _run(sandbox.shell(command, cwd=root), root, full_env, timeout)
     if timed_out:
-        text += f"\n[timed out after {timeout:g}s]"
+        text += f"\n[timed out after {round(timeout, 2):g}s]"  # as its ``seconds`` is rounded
     return Verification(command, code == 0, code, time.monotonic() - started, text, timed_out)
 
 

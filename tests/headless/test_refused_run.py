@@ -139,3 +139,16 @@ def test_the_workspace_itself_as_artifacts_is_refused(failing_repo: Path, folder
     assert status == ""  # nothing written in the checkout, no branch made
     assert "kiln/x" not in subprocess.run(["git", "branch"], cwd=failing_repo,
                                           capture_output=True, text=True).stdout  # fmt: skip
+
+
+def test_an_artifacts_folder_that_takes_no_file_is_refused_before_the_run(
+    failing_repo: Path,
+) -> None:
+    """`--artifacts /proc/self` exists but takes no file: the run went on to the end and failed
+    writing its outputs (exit 1); the folder is now tried before any model call."""
+    touch = {"tool_calls": [{"name": "run_command", "input": {"command": "touch ran"}}]}
+    proc = kiln(failing_repo, [touch, "done"], "--ci", "--artifacts", "/proc/self",
+                "--output-format", "json", "fix it")  # fmt: skip
+    result = refused(proc, "json")
+    assert result["error"].startswith("cannot write in the artifacts folder /proc/self: ")
+    assert not (failing_repo / "ran").exists()  # the model was never asked

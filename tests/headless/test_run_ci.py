@@ -334,6 +334,40 @@ def test_git_stash_is_refused_and_the_users_edit_stays(failing_repo: Path, comma
     assert calc.read_text().endswith("# the user's uncommitted work\n")
 
 
+DISCARDING = ["git checkout -- .", "git checkout -- calc.py", "git checkout calc.py",
+              "git checkout HEAD calc.py", "git restore calc.py", "git restore .",
+              "git restore --worktree --staged calc.py", "git checkout -f main",
+              "git switch --discard-changes main", "git -C . checkout --force main"]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", DISCARDING)
+def test_a_checkout_or_restore_that_discards_edits_is_refused(
+    failing_repo: Path, command: str
+) -> None:
+    """`git checkout -- .`, `git restore FILE`, `git checkout -f BRANCH` overwrite the user's
+    uncommitted edit as `git reset --hard` does, which ci mode refused while it allowed them."""
+    calc = failing_repo / "calc.py"
+    calc.write_text(calc.read_text() + "# the user's uncommitted work\n")
+    step = {"tool_calls": [{"name": "run_command", "input": {"command": command}}]}
+    proc = kiln(failing_repo, [step, "Done."], "--ci", "--output-format", "json", "fix")
+    assert proc.returncode == 5, proc.stderr
+    refusals = json.loads(proc.stdout)["refusals"]
+    assert [r["reason"] for r in refusals] == ["destructive commands are not allowed in ci mode"]
+    assert calc.read_text().endswith("# the user's uncommitted work\n")
+
+
+@pytest.mark.parametrize(
+    "command", ["git restore --staged calc.py", "git checkout main", "git switch main"]
+)
+def test_a_checkout_that_keeps_edits_still_runs(failing_repo: Path, command: str) -> None:
+    calc = failing_repo / "calc.py"
+    calc.write_text(calc.read_text() + "# the user's uncommitted work\n")
+    step = {"tool_calls": [{"name": "run_command", "input": {"command": command}}]}
+    proc = kiln(failing_repo, [step, "Done."], "--ci", "--output-format", "json", "fix")
+    assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
+    assert calc.read_text().endswith("# the user's uncommitted work\n")
+
+
 def test_bad_branch_or_author_is_refused_before_the_run(failing_repo: Path) -> None:
     subprocess.run(["git", "branch", "taken"], cwd=failing_repo, check=True)
     proc = kiln(failing_repo, FIX, "--ci", "--commit-branch", "taken", "fix")
