@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from lsp_server.cli.options import EnvNamedOption
+from lsp_server.cli.options import EnvNamedOption, WholeNumber
 from skills_registry.registry.quotas import Quotas
 
 T = TypeVar("T")
@@ -118,7 +118,7 @@ def _quota_option(flag: str, default: int, envvar: str, upper: int, what: str) -
         show_default=True,
         envvar=envvar,
         cls=EnvNamedOption,
-        type=click.IntRange(1, upper),
+        type=WholeNumber(1, upper),
         help=f"{what}; also {envvar}.",
     )
 
