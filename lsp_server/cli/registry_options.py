@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import click
 
@@ -109,6 +110,26 @@ def open_store(data: Path | None) -> Any:
             err=True,
         )
     return store
+
+
+def open_existing_store(data: Path | None) -> Any:
+    """The metadata store a read-only command reads (`usage`, `audit`): a folder or SQLite file
+    that holds no registry is refused, not created. A mistyped ``--data`` made an empty
+    registry there and reported nothing in it, as if the namespace had no writes."""
+    from skills_registry.registry.backends import default_db_url, open_metadata
+    from skills_registry.registry.errors import UsageError
+
+    data_dir = data or default_data()
+    url = chosen_db() or default_db_url(data_dir)
+    if url.lower().startswith("sqlite://"):
+        raw = unquote(url[len("sqlite://") :])
+        path = Path("/" + raw.lstrip("/"))  # sqlite:////x names /x
+        if raw.startswith("/") and not path.is_file():
+            raise UsageError(
+                f"no registry at {path if chosen_db() else data_dir}",
+                hint="check --data or --db: this command reads a registry, it creates none",
+            )
+    return open_or_fail(lambda: open_metadata(url), data_dir)
 
 
 def _quota_option(flag: str, default: int, envvar: str, upper: int, what: str) -> Any:
