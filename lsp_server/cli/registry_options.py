@@ -112,6 +112,15 @@ def open_store(data: Path | None) -> Any:
     return store
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file a ``sqlite:///…`` URL names (None for another database, or a relative path,
+    which opening refuses)."""
+    if not url.lower().startswith("sqlite://"):
+        return None
+    raw = unquote(url[len("sqlite://") :])
+    return Path("/" + raw.lstrip("/")) if raw.startswith("/") else None  # sqlite:////x is /x
+
+
 def open_existing_store(data: Path | None) -> Any:
     """The metadata store a read-only command reads (`usage`, `audit`): a folder or SQLite file
     that holds no registry is refused, not created. A mistyped ``--data`` made an empty
@@ -121,14 +130,12 @@ def open_existing_store(data: Path | None) -> Any:
 
     data_dir = data or default_data()
     url = chosen_db() or default_db_url(data_dir)
-    if url.lower().startswith("sqlite://"):
-        raw = unquote(url[len("sqlite://") :])
-        path = Path("/" + raw.lstrip("/"))  # sqlite:////x names /x
-        if raw.startswith("/") and not path.is_file():
-            raise UsageError(
-                f"no registry at {path if chosen_db() else data_dir}",
-                hint="check --data or --db: this command reads a registry, it creates none",
-            )
+    path = sqlite_file(url)
+    if path is not None and not path.is_file():
+        raise UsageError(
+            f"no registry at {path if chosen_db() else data_dir}",
+            hint="check --data or --db: this command reads a registry, it creates none",
+        )
     return open_or_fail(lambda: open_metadata(url), data_dir)
 
 

@@ -5,6 +5,7 @@ namespace with no usage and no writes as if that were the answer."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,24 @@ def test_an_existing_registry_is_read(tmp_path: Path) -> None:
     assert ok(kiln("registry", "audit", "--data", str(data), env=env, cwd=tmp_path)) == ""
     out = ok(kiln("registry", "usage", "acme", "--data", str(data), env=env, cwd=tmp_path))
     assert "namespace 'acme'" in out
+
+
+def test_migrate_from_no_registry_creates_nothing(tmp_path: Path) -> None:
+    """`migrate --from` a SQLite file that is not there (a typo) created an empty source and an
+    empty target, then reported "0 skills: 0 versions copied"."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "key").write_text(base64.b64encode(bytes(range(32))).decode())
+    result = kiln(
+        "registry", "migrate", "--from", f"sqlite://{tmp_path}/none/registry.db",
+        "--from-blobs", f"file://{tmp_path}/none/blobs", "--to", f"sqlite://{tmp_path}/dst.db",
+        "--to-blobs", f"file://{tmp_path}/blobs", "--signing-key", "key",
+        env=cli_env(tmp_path / "home"), cwd=work,
+    )  # fmt: skip
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    assert result.stderr.startswith(f"kiln: no registry at {tmp_path}/none/registry.db ("), (
+        result.stderr
+    )
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+    assert sorted(p.name for p in work.iterdir()) == ["key"]
