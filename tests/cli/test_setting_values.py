@@ -51,6 +51,12 @@ SETTINGS = [
     ("KILN_ACP_PERMISSION_TIMEOUT", ("acp",), {}, SHORT),
     ("KILN_ACP_MCP_TIMEOUT", ("acp",), {}, SHORT),
     ("KILN_REGISTRY_VERSIONS_PER_SKILL", MIGRATE, {}, SHORT),
+    (
+        "KILN_CI",
+        ("skills", "install", "acme/notes"),
+        {"KILN_REGISTRY": NO_REGISTRY},
+        ("y", "²", "2"),
+    ),  # fmt: skip
     ("OPENAI_BASE_URL", RUN, {}, ("http://", "http://[::1", "http://h:99999/v1", "http://h:0")),
     (
         "ANTHROPIC_BASE_URL",
