@@ -47,23 +47,29 @@ SETTINGS = [
         ("skills", "search", "x"),
         {"KILN_REGISTRY": NO_REGISTRY},
         (*SHORT, "86401"),
-    ),  # fmt: skip
+    ),
     ("KILN_ACP_PERMISSION_TIMEOUT", ("acp",), {}, SHORT),
     ("KILN_ACP_MCP_TIMEOUT", ("acp",), {}, SHORT),
     ("KILN_REGISTRY_VERSIONS_PER_SKILL", MIGRATE, {}, SHORT),
+    (
+        "KILN_REGISTRY_SIGNING_KEY_FILE",
+        ("registry", "key", "--new", "--data", "d"),
+        {},
+        (" ", "\t"),
+    ),
     (
         "KILN_CI",
         ("skills", "install", "acme/notes"),
         {"KILN_REGISTRY": NO_REGISTRY},
         ("y", "²", "2"),
-    ),  # fmt: skip
+    ),
     ("OPENAI_BASE_URL", RUN, {}, ("http://", "http://[::1", "http://h:99999/v1", "http://h:0")),
     (
         "ANTHROPIC_BASE_URL",
         RUN,
         {"KILN_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "k"},
         ("http://[::1", "http://"),
-    ),  # fmt: skip
+    ),
     ("OPENAI_API_VERSION", RUN, AZURE, ("²", "a b", "2024-10-21&x=1")),
 ]
 CASES = [
@@ -107,7 +113,7 @@ def test_a_setting_that_cannot_be_taken_is_one_line_and_exit_2(
     assert len(lines) == 1 and lines[0].startswith("kiln: ") and name in lines[0], proc.stderr
     assert "internal error" not in lines[0], proc.stderr
     assert proc.stdout == "", proc.stdout
-    assert not (workspace / "dst.db").exists()
+    assert [p.name for p in workspace.iterdir()] == ["key"]  # nothing made: no db, no key file
 
 
 def _kiln(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
