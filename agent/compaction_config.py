@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.errors import ConfigError
+from kiln_errors.setting import number_in
 
 TARGET_SHARE_OF_TRIGGER = 0.6  # the clamped target when a trigger is set at or below it
 
@@ -28,10 +29,8 @@ class CompactionConfig:
         given = dict(extra.get("compaction", {}))
         raw = os.environ.get("KILN_COMPACT_AT")
         if raw and "trigger" not in given:
-            try:
-                value = float(raw.rstrip("%")) / (100 if raw.endswith("%") else 1)
-            except ValueError:
-                value = -1.0
+            share = number_in(raw.strip().rstrip("%"), 0, 100)
+            value = -1.0 if share is None else share / (100 if raw.strip().endswith("%") else 1)
             if not 0.1 <= value <= 1.0:
                 raise ConfigError(
                     f"KILN_COMPACT_AT={raw!r} is not a share of the window",

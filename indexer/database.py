@@ -10,7 +10,6 @@ it. This module owns the connections; what is written through them is ``Index``'
 
 from __future__ import annotations
 
-import math
 import os
 import sqlite3
 import threading
@@ -28,6 +27,7 @@ from indexer.errors import (
     IndexUntrusted,
 )
 from indexer.schema_check import strange_objects
+from kiln_errors.setting import number_in
 from kiln_errors.sqlite_common import is_corrupt
 
 # The tables and columns every run reads (``schema`` makes them): a file whose migrations
@@ -52,20 +52,19 @@ SHAPE = {
 
 
 DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a writer waits for another writer (KILN_INDEX_BUSY_TIMEOUT)
+MAX_BUSY_TIMEOUT = 86_400.0  # a day: a writer that waits longer waits on a stuck one
 
 
 def busy_timeout_setting() -> float:
-    """``KILN_INDEX_BUSY_TIMEOUT`` (seconds, a finite number >= 0), else the default."""
+    """``KILN_INDEX_BUSY_TIMEOUT`` (seconds, from 0 to a day), else the default."""
     raw = os.environ.get("KILN_INDEX_BUSY_TIMEOUT", "").strip()
     if not raw:
         return DEFAULT_BUSY_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
+    value = number_in(raw, 0, MAX_BUSY_TIMEOUT)
+    if value is None:
         raise BadSetting(
-            f"KILN_INDEX_BUSY_TIMEOUT={raw!r} is not a number of seconds",
+            f"KILN_INDEX_BUSY_TIMEOUT={raw[:40]!r} is not a number of seconds from 0 to "
+            f"{MAX_BUSY_TIMEOUT:,g}",
             hint=f"unset it (default {DEFAULT_BUSY_TIMEOUT:g}) or set e.g. 30",
         )
     return value

@@ -26,7 +26,7 @@ def _owners() -> set[int]:
     uid = os.geteuid()
     owners = {uid}
     sudo = os.environ.get("SUDO_UID", "")
-    if uid == 0 and sudo.isdigit():
+    if uid == 0 and sudo.isascii() and sudo.isdigit():  # int() refuses "²", which isdigit passes
         owners.add(int(sudo))
     return owners
 

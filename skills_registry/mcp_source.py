@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 from pathlib import Path
 from typing import Any
 
+from kiln_errors.setting import number_in
 from skills_registry import launcher
 from skills_registry.deferred import DeferredTool, qualify
 from skills_registry.errors import McpSettingError, ToolCallError
@@ -35,6 +35,7 @@ __all__ = ["McpServerConfig", "McpSource"]
 DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 120.0
 MAX_START_TIMEOUT = 600.0  # as an ACP client's mcpStartTimeout (lsp_server.core.config)
+MAX_CALL_TIMEOUT = 86_400.0  # a day: 1e300 was no bound at all
 MAX_TOOLS_PER_SERVER = 500
 MAX_RESTARTS = 2  # starts again of a server that exited during a call, per session
 START_TIMEOUT_ENV = "KILN_MCP_START_TIMEOUT"  # start, handshake and tools/list, each
@@ -43,26 +44,24 @@ CALL_TIMEOUT_ENV = "KILN_MCP_CALL_TIMEOUT"  # one tools/call
 
 def env_timeouts() -> tuple[float, float]:
     """(start, call) seconds from ``KILN_MCP_START_TIMEOUT`` (above 0, at most 600, as an ACP
-    client's ``mcpStartTimeout``) and ``KILN_MCP_CALL_TIMEOUT`` (above 0); unset keeps the
-    default. Any other value (``abc``, ``1e300``, ``inf``, ``nan``, ``-0``) is refused with one
-    line (exit 2): a warning and the default hid the typo, and ``1e300`` was no bound at all."""
+    client's ``mcpStartTimeout``) and ``KILN_MCP_CALL_TIMEOUT`` (above 0, at most a day); unset
+    keeps the default. Any other value (``abc``, ``1e300``, ``inf``, ``nan``, ``-0``, ``١٢``) is
+    refused with one line (exit 2): a warning and the default hid the typo, and ``1e300`` was
+    no bound at all."""
     out = []
     for name, default, most in (
         (START_TIMEOUT_ENV, DEFAULT_START_TIMEOUT, MAX_START_TIMEOUT),
-        (CALL_TIMEOUT_ENV, DEFAULT_CALL_TIMEOUT, math.inf),
+        (CALL_TIMEOUT_ENV, DEFAULT_CALL_TIMEOUT, MAX_CALL_TIMEOUT),
     ):
         raw = os.environ.get(name, "").strip()
         if not raw:
             out.append(default)
             continue
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and 0 < value <= most):
-            limit = f", at most {most:g}" if math.isfinite(most) else ""
+        value = number_in(raw, 0, most, above_low=True)
+        if value is None:
             raise McpSettingError(
-                f"{name}={printable(raw, 40)} is not a number of seconds above 0{limit}",
+                f"{name}={printable(raw, 40)} is not a number of seconds above 0, "
+                f"at most {most:,g}",
                 hint=f"unset it for the default of {default:g}",
             )
         out.append(value)

@@ -12,17 +12,18 @@ before it sends a byte (``Attempt.trace``).
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import socket
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from kiln_errors.setting import number_in
 from skills_registry.registry.errors import UsageError
 
 DEADLINE_VAR = "KILN_REGISTRY_DEADLINE"
 DEFAULT_DEADLINE = 300.0  # seconds: a whole request, however slowly its bytes come
+MAX_DEADLINE = 86_400.0  # a day
 
 T = TypeVar("T")
 
@@ -32,13 +33,11 @@ def deadline_from_env() -> float:
     text = os.environ.get(DEADLINE_VAR, "").strip()
     if not text:
         return DEFAULT_DEADLINE
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
+    value = number_in(text, 0, MAX_DEADLINE, above_low=True)
+    if value is None:  # 1e300 was an OverflowError (an internal error) in the thread's wait
         raise UsageError(
-            f"{DEADLINE_VAR} must be a number of seconds above 0, not {text[:40]!r}",
+            f"{DEADLINE_VAR} must be a number of seconds above 0, at most {MAX_DEADLINE:,g}, "
+            f"not {text[:40]!r}",
             hint=f"unset it for the default of {DEFAULT_DEADLINE:g}s",
         )
     return value

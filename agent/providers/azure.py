@@ -11,6 +11,7 @@ and errors are the OpenAI provider's own.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from agent.errors import ConfigError
@@ -19,6 +20,19 @@ from agent.providers.openai import OpenAIModel
 # The newest generally available data-plane version that streams usage (stream_options).
 DEFAULT_API_VERSION = "2024-10-21"
 DEPLOYMENT_VAR = "AZURE_OPENAI_DEPLOYMENT"
+_API_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")  # 2024-10-21, 2025-01-01-preview
+
+
+def api_version() -> str:
+    """``OPENAI_API_VERSION``, else the default; a value no version is spelled as (a space,
+    ``²``, a query of its own) is refused before a request: Azure's 404 named no setting."""
+    value = os.environ.get("OPENAI_API_VERSION", "").strip()
+    if value and not (value.isascii() and _API_VERSION.fullmatch(value)):
+        raise ConfigError(
+            f"OPENAI_API_VERSION {value[:40]!r} is not an API version",
+            hint=f"e.g. {DEFAULT_API_VERSION}, or unset it for that default",
+        )
+    return value or DEFAULT_API_VERSION
 
 
 class AzureOpenAIModel(OpenAIModel):
@@ -39,6 +53,7 @@ class AzureOpenAIModel(OpenAIModel):
             )
         if not (config.get("api_key") or os.environ.get(cls.key_var)):
             raise ConfigError(f"azure: {cls.key_var} is not set", hint=f"export {cls.key_var}=...")
+        api_version()  # refused here, in one line, rather than at the first request
         deployment = (
             config.get("model") or os.environ.get("KILN_MODEL") or os.environ.get(DEPLOYMENT_VAR)
         )
@@ -60,7 +75,7 @@ class AzureOpenAIModel(OpenAIModel):
         return openai.AsyncAzureOpenAI(
             api_key=self._api_key,
             azure_endpoint=str(self.base_url),
-            api_version=os.environ.get("OPENAI_API_VERSION") or DEFAULT_API_VERSION,
+            api_version=api_version(),
             max_retries=0,
             timeout=self.timeout,
         )

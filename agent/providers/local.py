@@ -44,10 +44,12 @@ from agent.types import (
     ToolSpec,
     Usage,
 )
+from kiln_errors.setting import whole_in
 
 GGUF_VAR = "KILN_LOCAL_GGUF"  # another GGUF model file instead of the shipped one
 MAX_TOKENS_VAR = "KILN_LOCAL_MAX_TOKENS"  # output tokens per reply (default 256)
 THREADS_VAR = "KILN_LOCAL_THREADS"  # llama.cpp threads (default: half the usable cores)
+MAX_THREADS = 512  # ggml's GGML_MAX_N_THREADS
 MODEL_ID = "smollm2-135m-instruct"
 REPEAT_PENALTY = 1.1
 
@@ -137,15 +139,14 @@ def default_threads() -> int:
     return max(1, cores // 2)
 
 
-def _env_int(name: str) -> int:
-    """A positive whole number from the environment, else 0 (unset); anything else is a
-    configuration error, said before a model is loaded."""
+def _env_int(name: str, most: int) -> int:
+    """A whole number from 1 to ``most`` from the environment, else 0 (unset); anything else is
+    a configuration error, said before a model is loaded."""
     value = os.environ.get(name, "").strip()
-    if not value:
-        return 0
-    if not value.isdigit() or int(value) < 1:
-        raise ConfigError(f"{name} must be a positive whole number, got {value!r}")
-    return int(value)
+    number = whole_in(value, 1, most)
+    if value and number is None:
+        raise ConfigError(f"{name} must be a whole number from 1 to {most:,}, got {value!r}")
+    return number or 0
 
 
 def _magic(path: Path) -> bytes:
@@ -204,15 +205,11 @@ class LocalModel:
             )
         self.model = MODEL_ID if path is None else self.model_path.stem
         self.context_window = n_ctx
-        self.max_tokens = _env_int(MAX_TOKENS_VAR) or max_tokens
-        if self.max_tokens > n_ctx // 2:  # the prompt would be cut to nothing to make room
-            raise ConfigError(
-                f"{MAX_TOKENS_VAR} is {self.max_tokens}: at most half the model's window "
-                f"({n_ctx // 2} of {n_ctx} tokens)"
-            )
+        # at most half the window: past it the prompt would be cut to nothing to make room
+        self.max_tokens = _env_int(MAX_TOKENS_VAR, n_ctx // 2) or min(max_tokens, n_ctx // 2)
         self.output_limit = self.max_tokens  # a reply stops here whatever the session asks
         self.seed = seed
-        self.n_threads = n_threads or _env_int(THREADS_VAR) or default_threads()
+        self.n_threads = n_threads or _env_int(THREADS_VAR, MAX_THREADS) or default_threads()
         self._calls = 0
         self._sent: dict[str, Any] | None = None  # the last request, as fitted to the window
 

@@ -22,6 +22,7 @@ from agent.providers.openai_stream import ChunkAccumulator
 from agent.providers.retry import RetryPolicy, provider_error
 from agent.providers.sdk_client import SdkClientModel
 from agent.types import INVALID_JSON, RAW_INPUT, Block, Message, Request, StreamItem, ToolSpec
+from kiln_errors.setting import whole_in
 
 DEFAULT_MODEL = "gpt-4.1"
 _WINDOWS = {"gpt-4.1": 1_047_576, "gpt-5": 400_000, "gpt-4o": 128_000}
@@ -151,6 +152,8 @@ def sends_cache_key(base_url: str | None) -> bool:
 
 
 WINDOW_VAR = "KILN_CONTEXT_WINDOW"
+MIN_WINDOW = 1024
+MAX_WINDOW = 10_000_000  # tokens: past the largest window any model offers
 
 
 def _window_from_env() -> int:
@@ -158,13 +161,13 @@ def _window_from_env() -> int:
     default) cuts a longer prompt from the front without an error, so the system prompt and
     the goal went unseen while Kiln, assuming 128,000 tokens, never compacted."""
     value = os.environ.get(WINDOW_VAR, "").strip()
-    if not value:
-        return 0
-    if not value.isdigit() or int(value) < 1024:
+    window = whole_in(value, MIN_WINDOW, MAX_WINDOW)
+    if value and window is None:
         raise ConfigError(
-            f"{WINDOW_VAR} must be a whole number of tokens, at least 1024: {value!r}"
+            f"{WINDOW_VAR} must be a whole number of tokens from {MIN_WINDOW:,} to "
+            f"{MAX_WINDOW:,}: {value[:40]!r}"
         )
-    return int(value)
+    return window or 0
 
 
 class OpenAIModel(SdkClientModel):

@@ -7,13 +7,16 @@ import asyncio
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
 from agent.providers.retry import RetryPolicy, retrying_stream
 from agent.providers.sdk_errors import classify_sdk_error, is_transport_error
 from agent.types import Request, StreamItem
+from kiln_errors.setting import number_in
 
 DEFAULT_TIMEOUT = 600.0  # seconds without a byte before a request is abandoned (then retried)
+MAX_TIMEOUT = 86_400.0  # a day: past it no stalled stream is ever noticed
 
 
 def _timeout_from_env() -> float:
@@ -21,15 +24,28 @@ def _timeout_from_env() -> float:
     raw = os.environ.get("KILN_PROVIDER_TIMEOUT", "").strip()
     if not raw:
         return DEFAULT_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
+    value = number_in(raw, 0, MAX_TIMEOUT, above_low=True)
+    if value is None:
         raise ConfigError(
-            f"KILN_PROVIDER_TIMEOUT {raw!r} is not a positive number of seconds", hint="e.g. 120"
+            f"KILN_PROVIDER_TIMEOUT {raw[:40]!r} is not a number of seconds above 0, at most "
+            f"{MAX_TIMEOUT:,g}",
+            hint="e.g. 120",
         )
     return value
+
+
+def _http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError past 65535
+    except ValueError:
+        return False
+    return (
+        url.isprintable()
+        and url.lower().startswith(("http://", "https://"))
+        and bool(parts.hostname)
+        and port != 0
+    )
 
 
 class SdkClientModel:
@@ -60,11 +76,12 @@ class SdkClientModel:
         """Model, endpoint and key from the arguments, else the SDK's usual variables."""
         self.model = model or os.environ.get("KILN_MODEL") or default_model
         self.base_url = base_url or os.environ.get(self.base_var) or None
-        if self.base_url and not self.base_url.lower().startswith(("http://", "https://")):
-            # The SDK would send nothing and report a dropped connection, retried in vain.
+        if self.base_url and not _http_url(self.base_url):
+            # The SDK would send nothing and report a dropped connection, retried in vain (or,
+            # for ``http://[::1``, raise a ValueError: an internal error).
             raise ConfigError(
-                f"{self.base_var or 'the base URL'} {self.base_url!r} is not an http:// or "
-                "https:// URL",
+                f"{self.base_var or 'the base URL'} {self.base_url[:200]!r} is not an http:// or "
+                "https:// URL naming a host (and a port from 1 to 65535)",
                 hint="e.g. http://localhost:11434/v1",
             )
         key = api_key or os.environ.get(self.key_var)

@@ -30,16 +30,16 @@ def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
     """Server defaults: ``KILN_ACP_MODE``, ``KILN_ACP_PERMISSION_TIMEOUT`` and
     ``KILN_ACP_MCP_TIMEOUT`` (seconds)."""
     options: dict[str, Any] = {}
-    if os.environ.get("KILN_ACP_MODE"):
-        options["mode"] = os.environ["KILN_ACP_MODE"]
-    if os.environ.get("KILN_ACP_PERMISSION_TIMEOUT"):
-        options["permissionTimeout"] = os.environ["KILN_ACP_PERMISSION_TIMEOUT"]
-    if os.environ.get("KILN_ACP_MCP_TIMEOUT"):
-        options["mcpStartTimeout"] = os.environ["KILN_ACP_MCP_TIMEOUT"]
-    try:
-        return CoreConfig.from_options(options, base)
-    except CoreError as exc:
-        raise UsageError(f"bad KILN_ACP_* setting: {exc}", hint=exc.hint or None) from None
+    for name, key in (("KILN_ACP_MODE", "mode"), ("KILN_ACP_PERMISSION_TIMEOUT",
+                      "permissionTimeout"), ("KILN_ACP_MCP_TIMEOUT", "mcpStartTimeout")):  # fmt: skip
+        if not os.environ.get(name):
+            continue
+        options[key] = os.environ[name]
+        try:  # one at a time, so the line names the variable to fix
+            CoreConfig.from_options({key: options[key]}, base)
+        except CoreError as exc:
+            raise UsageError(f"bad {name}: {exc}", hint=exc.hint or None) from None
+    return CoreConfig.from_options(options, base)
 
 
 async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
@@ -104,7 +104,7 @@ class _QuietUnknownNotifications(logging.Filter):
 
 def run_stdio() -> None:
     """Entry point of `kiln acp`: serve one ACP client on stdin/stdout until it hangs up."""
-    level = os.environ.get("KILN_LOG_LEVEL", "WARNING").upper()
+    level = os.environ.get("KILN_LOG_LEVEL", "").strip().upper() or "WARNING"
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         raise UsageError(
             f"bad KILN_LOG_LEVEL {level.lower()!r}",

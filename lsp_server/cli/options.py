@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from kiln_errors.setting import number_in, whole_in
+
 
 def _workspace(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path:
     """Without ``--root``, the workspace `kiln run` would use here: the repository holding the
@@ -31,13 +33,26 @@ root_option = click.option(
 
 class FiniteFloat(click.FloatRange):
     """A ``FloatRange`` that also refuses ``nan`` and ``inf`` (which ``float()`` accepts): a
-    limit of ``nan`` would never be reached, and ``inf`` MB is no size."""
+    limit of ``nan`` would never be reached, and ``inf`` MB is no size. Text is read as every
+    setting is (``kiln_errors.setting``): plain ASCII decimal, not ``1_000`` or ``١٢``."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and number_in(value, -math.inf, math.inf) is None:
+            self.fail(f"{value[:40]!r} is not a finite number.", param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return number
+
+
+class WholeNumber(click.IntRange):
+    """An ``IntRange`` whose text is plain ASCII digits (``kiln_errors.setting``): ``int()``
+    also takes ``١٢`` and ``1_000``, and said "'abc' is not a valid integer range"."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and whole_in(value, -(10**64), 10**64) is None:
+            self.fail(f"{value[:40]!r} is not a whole number.", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 class EnvNamedOption(click.Option):

@@ -32,12 +32,22 @@ from skills_registry.registry.quotas import Quotas
 
 _default_data, _open = default_data, open_or_fail
 
+
+def _named_file(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """A key file's name that is blank is a slip, not a name: `KILN_REGISTRY_SIGNING_KEY_FILE=" "`
+    had `serve` create a new key in a file called " " in the current folder."""
+    if value is not None and not str(value).strip():
+        raise click.BadParameter(f"{str(value)!r} is a blank file name.")
+    return value
+
+
 SIGNING_KEY_OPTION = click.option(
     "--signing-key",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     envvar="KILN_REGISTRY_SIGNING_KEY_FILE",
     cls=EnvNamedOption,
+    callback=_named_file,
     help="Ed25519 key file shared by every instance (created 0600 if missing; also "
     "KILN_REGISTRY_SIGNING_KEY_FILE); "
     "or the key itself in KILN_REGISTRY_SIGNING_KEY. Default: <data>/keys/ed25519.key.",

@@ -20,6 +20,7 @@ import click
 from lsp_server.cli.registry_options import (
     DATA_OPTION,
     DB_OPTION_HIDDEN_VALUE,
+    open_existing_store,
     open_store,
     quota_options,
 )
@@ -152,7 +153,7 @@ def token_revoke(token_id: str, data: Path | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as a JSON list.")
 def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: bool) -> None:
     """Every write: when, what, which archive sha256, and the token (id and label) that did it."""
-    rows = _store(data).audit_log(namespace, since, 1000)
+    rows = open_existing_store(data).audit_log(namespace, since, 1000)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -173,7 +174,7 @@ def usage_cmd(namespace: str, data: Path | None, quotas: Quotas, as_json: bool) 
     """How close a namespace is to the quotas (pass the ones the registry is served with)."""
     from lsp_server.cli.skills_author import usage_lines
 
-    answer = usage_report(quotas, _store(data).namespace_usage(namespace), namespace)
+    answer = usage_report(quotas, open_existing_store(data).namespace_usage(namespace), namespace)
     if as_json:
         click.echo(json.dumps(answer, indent=2))
         return

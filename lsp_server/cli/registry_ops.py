@@ -8,6 +8,8 @@ version references.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import click
@@ -20,6 +22,7 @@ from lsp_server.cli.registry_options import (
     default_data,
     open_or_fail,
     quota_options,
+    sqlite_file,
 )
 from skills_registry.registry.quotas import Quotas
 
@@ -74,15 +77,23 @@ def migrate_cmd(
     that would pass the target's size quotas is refused whole; the publish rate does not apply.
     """
     from skills_registry.registry.backends import load_signer, open_blobs, open_metadata
+    from skills_registry.registry.errors import UsageError
     from skills_registry.registry.migrate import check_quotas, migrate_registry
 
     here = Path.cwd()
     signer = open_or_fail(lambda: load_signer(here, signing_key), here)
+    if (path := sqlite_file(source)) is not None and not path.is_file():
+        raise UsageError(f"no registry at {path}", hint="check --from: the copy reads it")
     src = open_or_fail(lambda: open_metadata(source), here)
+    made = _to_be_made(sqlite_file(target))
     dst = open_or_fail(lambda: open_metadata(target), here)
-    open_or_fail(lambda: check_quotas(src, dst, quotas), here)  # before any write to the target
-    src_blobs = open_or_fail(lambda: open_blobs(from_blobs), here)
-    dst_blobs = open_or_fail(lambda: open_blobs(to_blobs), here)
+    try:  # refused before any write to the target: a target this run created is removed
+        open_or_fail(lambda: check_quotas(src, dst, quotas), here)
+        src_blobs = open_or_fail(lambda: open_blobs(from_blobs), here)
+        dst_blobs = open_or_fail(lambda: open_blobs(to_blobs), here)
+    except click.ClickException:
+        _remove(made)
+        raise
     open_or_fail(lambda: src.bind_signing_key(signer.key_id), here)
     open_or_fail(lambda: dst.bind_signing_key(signer.key_id), here)
     report = open_or_fail(
@@ -95,3 +106,27 @@ def migrate_cmd(
         f"{report.skills} skills: {report.copied} versions copied, "
         f"{report.present} already present (verified)"
     )
+
+
+def _to_be_made(path: Path | None) -> list[Path]:
+    """What opening the SQLite file ``path`` creates: the file and the folders above it that
+    are not there yet, deepest first (nothing when the file is there, or for PostgreSQL)."""
+    if path is None or os.path.lexists(path):
+        return []
+    made = [path]
+    while not os.path.lexists(made[-1].parent):
+        made.append(made[-1].parent)
+    return made
+
+
+def _remove(made: list[Path]) -> None:
+    """Remove what ``_to_be_made`` listed (with SQLite's ``-wal`` and ``-shm`` beside the
+    file): a refused `migrate` leaves no empty target behind to be mistaken for a registry."""
+    if not made:
+        return
+    for path in (made[0], *(Path(f"{made[0]}{end}") for end in ("-wal", "-shm", "-journal"))):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    for folder in made[1:]:
+        with contextlib.suppress(OSError):  # not empty: something else was put there
+            folder.rmdir()

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import click
 
-from lsp_server.cli.options import EnvNamedOption
+from lsp_server.cli.options import EnvNamedOption, WholeNumber
 from skills_registry.registry.quotas import Quotas
 
 T = TypeVar("T")
@@ -111,6 +112,33 @@ def open_store(data: Path | None) -> Any:
     return store
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file a ``sqlite:///…`` URL names (None for another database, or a relative path,
+    which opening refuses)."""
+    if not url.lower().startswith("sqlite://"):
+        return None
+    raw = unquote(url[len("sqlite://") :])
+    return Path("/" + raw.lstrip("/")) if raw.startswith("/") else None  # sqlite:////x is /x
+
+
+def open_existing_store(data: Path | None) -> Any:
+    """The metadata store a read-only command reads (`usage`, `audit`): a folder or SQLite file
+    that holds no registry is refused, not created. A mistyped ``--data`` made an empty
+    registry there and reported nothing in it, as if the namespace had no writes."""
+    from skills_registry.registry.backends import default_db_url, open_metadata
+    from skills_registry.registry.errors import UsageError
+
+    data_dir = data or default_data()
+    url = chosen_db() or default_db_url(data_dir)
+    path = sqlite_file(url)
+    if path is not None and not path.is_file():
+        raise UsageError(
+            f"no registry at {path if chosen_db() else data_dir}",
+            hint="check --data or --db: this command reads a registry, it creates none",
+        )
+    return open_or_fail(lambda: open_metadata(url), data_dir)
+
+
 def _quota_option(flag: str, default: int, envvar: str, upper: int, what: str) -> Any:
     return click.option(
         flag,
@@ -118,7 +146,7 @@ def _quota_option(flag: str, default: int, envvar: str, upper: int, what: str) -
         show_default=True,
         envvar=envvar,
         cls=EnvNamedOption,
-        type=click.IntRange(1, upper),
+        type=WholeNumber(1, upper),
         help=f"{what}; also {envvar}.",
     )
 

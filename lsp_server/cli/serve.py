@@ -11,6 +11,7 @@ import sys
 import click
 
 from agent.errors import UsageError
+from kiln_errors.setting import whole_in
 
 
 def _parse_tcp(value: str | None) -> tuple[str, int] | None:
@@ -19,11 +20,12 @@ def _parse_tcp(value: str | None) -> tuple[str, int] | None:
     host, sep, port = value.rpartition(":")
     if host.startswith("[") and host.endswith("]"):  # [::1]:2087, as URLs write an IPv6 host
         host = host[1:-1]
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    number = whole_in(port, 1, 65535) if port.isdigit() else None  # "²" passes isdigit
+    if not sep or not host or number is None:
         raise UsageError(
             f"--tcp expects HOST:PORT, got {value!r}", hint="e.g. --tcp 127.0.0.1:2087"
         )
-    return host, int(port)
+    return host, number
 
 
 @click.command("lsp")

@@ -39,7 +39,16 @@ _registry_opt = click.option(
 
 
 def _ci(flag: bool) -> bool:
-    return flag or os.environ.get("KILN_CI", "").lower() in ("1", "true", "yes")
+    """``--ci``, else ``KILN_CI``: 1, true, yes or on; 0, false, no, off or empty is not CI.
+    Another value is refused: ``KILN_CI=y`` silently meant "not CI", and a CI install then ran
+    scripts its lockfile does not pin."""
+    value = os.environ.get("KILN_CI", "").strip().lower()
+    if value not in ("1", "true", "yes", "on", "", "0", "false", "no", "off"):
+        raise UsageError(
+            f"KILN_CI must be 1 or 0 (true/false, yes/no, on/off), not {value[:40]!r}",
+            hint="or pass --ci",
+        )
+    return flag or value in ("1", "true", "yes", "on")
 
 
 @click.group(name="skills")

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from agent.config import STEP_LIMIT
 from agent.events import AgentEvent
 from agent.protocols import EditOutcome, EditProposal
+from kiln_errors.setting import number_in, whole_in
 from lsp_server.core.errors import InvalidParams
 
 EDIT_MODES = ("ask", "deferred", "auto")
@@ -122,10 +123,7 @@ def _seconds(name: str, value: Any, most: float) -> float:
     number. A string is read as a number (the ``KILN_ACP_*`` variables are strings)."""
     seconds = None
     if isinstance(value, str):
-        try:
-            seconds = float(value.strip())
-        except ValueError:
-            pass
+        seconds = number_in(value, -math.inf, math.inf)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         try:
             seconds = float(value)
@@ -142,10 +140,10 @@ def _steps(value: Any) -> int:
     """``maxSteps`` as a whole number from 1 to ``MAX_STEPS``: a fraction is not silently cut
     (``2.5`` was read as 2), and ``1e30`` or infinity is no limit a turn could reach."""
     if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise InvalidParams(f"maxSteps must be a whole number, got {value[:40]!r}") from None
+        number = whole_in(value, -(2**63), 2**63)
+        if number is None:
+            raise InvalidParams(f"maxSteps must be a whole number, got {value[:40]!r}")
+        value = number
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidParams(f"maxSteps must be a whole number, got {type(value).__name__}")
     if isinstance(value, float) and not value.is_integer():  # NaN and infinities included

@@ -33,7 +33,7 @@ from lsp_server.lsp.host import LspFrontend
 from lsp_server.lsp.progress import IndexProgress
 from lsp_server.lsp.rpc import INTERNAL_ERROR, QuietUserErrors, json_converter
 from lsp_server.lsp.textsync import SyncedWorkspace
-from lsp_server.lsp.transport import KilnProtocol, serve
+from lsp_server.lsp.transport import KilnProtocol, parent_poll_seconds, serve
 from lsp_server.version import __version__
 
 log = logging.getLogger("kiln.lsp")
@@ -200,6 +200,7 @@ async def _serve_tcp(server: KilnServer, host: str, port: int) -> int:
 
 def run(tcp: tuple[str, int] | None = None, log_level: str = "WARNING") -> int:
     """Serve on stdio (or TCP for debugging) until the client exits or leaves."""
+    parent_poll_seconds()  # a bad setting is refused before the protocol starts
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     root_logger = logging.getLogger()

@@ -29,6 +29,8 @@ from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from agent.errors import UsageError
+from kiln_errors.setting import number_in
 from kiln_errors.shown import shown
 from lsp_server import json_text
 from lsp_server.lsp.frames import INVALID_REQUEST, PARSE_ERROR, read_frames
@@ -41,6 +43,7 @@ INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
 BATCH_REFUSED = "Invalid request: LSP has no batches; send each message on its own"
 PARENT_POLL_SECONDS = 2.0  # KILN_PARENT_POLL_SECONDS overrides it (tests)
+PARENT_POLL_RANGE = (0.01, 3600.0)  # below it the check spins; past it an editor's end goes unseen
 DRAIN_SECONDS = 5.0  # bound on cancelling turns and sending their answers when stopping
 
 
@@ -328,13 +331,28 @@ async def serve(
 
 async def watch_parent(protocol: KilnProtocol, pid: int) -> None:
     """End the server when the editor that started it is gone (LSP ``processId``)."""
-    interval = float(os.environ.get("KILN_PARENT_POLL_SECONDS") or PARENT_POLL_SECONDS)
+    interval = parent_poll_seconds()
     while not protocol.stop_requested.is_set():
         await asyncio.sleep(interval)
         if not process_alive(pid):
             log.warning("the editor (process %s) is gone; shutting down", pid)
             protocol.request_stop(0 if protocol.shut_down else 1, f"process {pid} is gone")
             return
+
+
+def parent_poll_seconds() -> float:
+    """``KILN_PARENT_POLL_SECONDS``, else 2; `kiln lsp` reads it before serving, so a bad value
+    is one line and exit 2 (a bare ``float()`` crashed the watch at ``initialize``)."""
+    raw = os.environ.get("KILN_PARENT_POLL_SECONDS", "").strip()
+    value = number_in(raw, *PARENT_POLL_RANGE) if raw else PARENT_POLL_SECONDS
+    if value is None:
+        low, high = PARENT_POLL_RANGE
+        raise UsageError(
+            f"KILN_PARENT_POLL_SECONDS {raw[:40]!r} is not a number of seconds from {low:g} "
+            f"to {high:,g}",
+            hint=f"unset it for the default of {PARENT_POLL_SECONDS:g}",
+        )
+    return value
 
 
 def process_alive(pid: int) -> bool:

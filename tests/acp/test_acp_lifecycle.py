@@ -272,8 +272,7 @@ def test_a_bad_setting_is_one_line_and_exit_2(kiln_home: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip().splitlines() == [
-        "kiln: bad KILN_ACP_* setting: unknown mode 'reckless' "
-        "(use one of: ask, auto-edit, ci, yolo)"
+        "kiln: bad KILN_ACP_MODE: unknown mode 'reckless' (use one of: ask, auto-edit, ci, yolo)"
     ]
 
 
@@ -285,7 +284,7 @@ def test_a_bad_mcp_timeout_is_one_line_and_exit_2(kiln_home: Path) -> None:
             KILN_ACP, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60
         )
         assert (done.returncode, done.stdout) == (2, "")
-        assert done.stderr.strip().splitlines() == [f"kiln: bad KILN_ACP_* setting: {line}"]
+        assert done.stderr.strip().splitlines() == [f"kiln: bad KILN_ACP_MCP_TIMEOUT: {line}"]
 
 
 def test_a_bad_log_level_is_one_line_and_exit_2(kiln_home: Path) -> None:

@@ -79,4 +79,4 @@ def test_timeouts_out_of_range_in_the_environment_are_one_line_and_exit_2(
         KILN_ACP, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60
     )
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.strip().splitlines() == [f"kiln: bad KILN_ACP_* setting: {line}"]
+    assert done.stderr.strip().splitlines() == [f"kiln: bad {name}: {line}"]

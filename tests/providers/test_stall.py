@@ -43,5 +43,5 @@ def test_a_bad_timeout_is_one_line(tmp_path: Path, value: str) -> None:
     with WireServer([]) as srv:
         proc = kiln_run(tmp_path, srv, value)
     assert proc.returncode == 2
-    assert f"KILN_PROVIDER_TIMEOUT {value!r} is not a positive number" in proc.stderr
+    assert f"KILN_PROVIDER_TIMEOUT {value!r} is not a number of seconds above 0" in proc.stderr
     assert srv.requests == []

@@ -50,11 +50,11 @@ def test_migrate_refuses_a_copy_past_the_targets_quotas_and_writes_nothing(
     needed = held + sum(sizes)
     env = cli_env(tmp_path / "home")
 
-    def migrate(*limits: str, **extra: str) -> tuple[int, str, str]:
+    def migrate(*limits: str, to: Path = dst, **extra: str) -> tuple[int, str, str]:
         result = kiln(
             "registry", "migrate", "--from", f"sqlite://{src}/registry.db",
-            "--from-blobs", f"file://{src}/blobs", "--to", f"sqlite://{dst}/registry.db",
-            "--to-blobs", f"file://{dst}/blobs", "--signing-key", str(key), *limits,
+            "--from-blobs", f"file://{src}/blobs", "--to", f"sqlite://{to}/registry.db",
+            "--to-blobs", f"file://{to}/blobs", "--signing-key", str(key), *limits,
             env={**env, **extra}, cwd=tmp_path,
         )  # fmt: skip
         return result.returncode, result.stdout, result.stderr
@@ -72,6 +72,12 @@ def test_migrate_refuses_a_copy_past_the_targets_quotas_and_writes_nothing(
         assert words in err and "nothing was copied" in err, err
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
         assert (_dump(dst / "registry.db"), tree_snapshot(dst / "blobs")) == before, limits
+
+    # a target that was not there is not left behind, empty, by a refusal: nor its folders
+    for limits in (("--versions-per-skill", "1"), ("--namespace-bytes", "1")):
+        code, out, err = migrate(*limits, to=tmp_path / "new" / "registry")
+        assert code == 1 and "nothing was copied" in err, (limits, err)
+        assert not (tmp_path / "new").exists(), sorted((tmp_path / "new").rglob("*"))
 
     # exactly at the quota fits; a second run counts nothing twice
     for copied in ("3 versions copied", "0 versions copied"):
