@@ -1,0 +1,31 @@
+"""A namespace is lowercase `a-z`, digits and inner `-`, at most 40 characters (docs/registry.md,
+Publish rules), and every command and endpoint that takes one holds that rule to the last byte.
+
+Real `kiln registry` processes over a temp data folder and a real registry on a loopback port.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from skills_registry.archive import build_archive, read_dir
+from tests.registry.conftest import LiveRegistry, cli_env, fails, kiln, make_skill
+
+
+def test_a_trailing_newline_is_no_namespace_and_no_name(tmp_path: Path, live: LiveRegistry) -> None:
+    """`^…$` let `evil\\n` through (`$` matches before a final newline): a token was issued for
+    it, published `evil\\n/x`, and the publish's answer broke on its `Location` header."""
+    env, data = cli_env(tmp_path / "home"), tmp_path / "data"
+    made = kiln("registry", "token", "--data", str(data), "--namespace", "evil\n",
+                env=env, cwd=tmp_path)  # fmt: skip
+    fails(made, 2, "invalid namespace 'evil\\n'")
+    assert not data.exists()  # refused before a registry is made
+
+    archive = build_archive(read_dir(make_skill(tmp_path / "skills", "x")))
+    headers = {"Authorization": f"Bearer {live.token('acme')}"}
+    answer = httpx.put(f"{live.url}/v1/skills/acme/x%0A/versions/1.0.0", content=archive,
+                       headers=headers)  # fmt: skip
+    assert answer.status_code == 422, answer.text
+    assert "invalid skill name 'x\\n'" in answer.json()["error"]["message"]
