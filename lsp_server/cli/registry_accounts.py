@@ -20,6 +20,8 @@ import click
 from lsp_server.cli.registry_options import (
     DATA_OPTION,
     DB_OPTION_HIDDEN_VALUE,
+    chosen_db,
+    default_data,
     open_store,
     quota_options,
 )
@@ -171,8 +173,15 @@ def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: boo
 @click.option("--json", "as_json", is_flag=True, help="Print the usage as a JSON object.")
 def usage_cmd(namespace: str, data: Path | None, quotas: Quotas, as_json: bool) -> None:
     """How close a namespace is to the quotas (pass the ones the registry is served with)."""
-    from lsp_server.cli.skills_author import usage_lines
+    from lsp_server.cli.skills_author import checked_namespace, usage_lines
 
+    checked_namespace(namespace)  # `ACME` or `a/b` holds nothing: never report zeros for it
+    if not chosen_db() and not (data or default_data()).joinpath("registry.db").exists():
+        # a read: a mistyped --data must not become a new, empty registry reporting zeros
+        raise click.ClickException(
+            f"no registry in {data or default_data()} (no registry.db: pass the --data folder "
+            "`kiln registry serve` uses, or --db URL)"
+        )
     answer = usage_report(quotas, _store(data).namespace_usage(namespace), namespace)
     if as_json:
         click.echo(json.dumps(answer, indent=2))

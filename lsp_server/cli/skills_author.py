@@ -254,6 +254,8 @@ def usage_cmd(
     """How close your namespace is to the registry's quotas (bytes, versions, publish rate)."""
     import json
 
+    if namespace is not None:
+        checked_namespace(namespace)  # before any request: a 404 "Not Found" named nothing
     url = default_registry(registry)
     with RegistryClient(url, _token(url, token)) as client:
         namespace = namespace or client.whoami()
@@ -264,6 +266,18 @@ def usage_cmd(
     click.echo(f"namespace {printable(namespace, 200)!r} on {url}")
     for line in usage_lines(answer):
         click.echo(line)
+
+
+def checked_namespace(namespace: str) -> str:
+    """``namespace`` if it is one the registry could hold (docs/registry.md, Publish rules)."""
+    from skills_registry.registry.id_rules import NAMESPACE_RE
+
+    if not NAMESPACE_RE.match(namespace):
+        raise UsageError(
+            f"invalid namespace {printable(namespace, 200)!r}",
+            hint="a namespace is 1-40 lowercase letters, digits and inner '-'",
+        )
+    return namespace
 
 
 def usage_lines(answer: dict[str, Any]) -> list[str]:

@@ -29,3 +29,18 @@ def test_a_trailing_newline_is_no_namespace_and_no_name(tmp_path: Path, live: Li
                        headers=headers)  # fmt: skip
     assert answer.status_code == 422, answer.text
     assert "invalid skill name 'x\\n'" in answer.json()["error"]["message"]
+
+
+def test_usage_refuses_what_is_no_namespace_before_reading(tmp_path: Path) -> None:
+    """`kiln skills usage a/b` said `kiln: Not Found`; `kiln registry usage ACME` printed zeros
+    for a namespace no registry can hold, and over a mistyped `--data` created a registry."""
+    env, data = cli_env(tmp_path / "home"), tmp_path / "data"
+    for namespace in ("ACME", "a/b", "", "caf\u00e9", "acme\n"):
+        told = kiln("skills", "usage", namespace, "--registry", "http://127.0.0.1:9",
+                    "--token", "kiln_x", env=env, cwd=tmp_path)  # fmt: skip
+        fails(told, 2, "invalid namespace")
+        read = kiln("registry", "usage", namespace, "--data", str(data), env=env, cwd=tmp_path)
+        fails(read, 2, "invalid namespace")
+    fails(kiln("registry", "usage", "acme", "--data", str(data), env=env, cwd=tmp_path), 1,
+          "no registry in")  # fmt: skip
+    assert not data.exists()
