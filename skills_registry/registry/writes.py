@@ -37,7 +37,7 @@ from skills_registry.registry.http import (
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
 from skills_registry.registry.quotas import check, usage_report
-from skills_registry.registry.semver import is_version
+from skills_registry.registry.semver import clip, is_version
 from skills_registry.registry.storage import STATUSES, MetadataStore, token_live
 from skills_registry.registry.store_rules import check_precedence_free, lookalike_refusal
 
@@ -124,6 +124,8 @@ async def publish(request: Request) -> Response:
     version = request.path_params["version"]
     namespace, _ = check_id(skill_id)
     token = authorize(request, namespace, "publish")
+    if not is_version(version):  # before the body: a malformed version needs no 8 MB upload
+        raise ValidationFailed([f"invalid version {clip(version)}: use exact SemVer such as 1.2.3"])
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)
     await run_in_threadpool(check_not_lookalike, reg.store, skill_id)
     declared = request.headers.get("content-length", "")
