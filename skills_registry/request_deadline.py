@@ -23,6 +23,7 @@ from skills_registry.registry.errors import UsageError
 
 DEADLINE_VAR = "KILN_REGISTRY_DEADLINE"
 DEFAULT_DEADLINE = 300.0  # seconds: a whole request, however slowly its bytes come
+MAX_DEADLINE = 86400.0  # a day: 8 MB at 100 bytes/s; past ~1e10 a thread's wait overflows
 
 T = TypeVar("T")
 
@@ -36,9 +37,10 @@ def deadline_from_env() -> float:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value <= 0:
+    if not math.isfinite(value) or value <= 0 or value > MAX_DEADLINE:
         raise UsageError(
-            f"{DEADLINE_VAR} must be a number of seconds above 0, not {text[:40]!r}",
+            f"{DEADLINE_VAR} must be a number of seconds above 0 and at most "
+            f"{MAX_DEADLINE:g} (a day), not {text[:40]!r}",
             hint=f"unset it for the default of {DEFAULT_DEADLINE:g}s",
         )
     return value
