@@ -138,6 +138,9 @@ def token_list(data: Path | None, namespace: str | None, as_json: bool) -> None:
 @_data_opt
 def token_revoke(token_id: str, data: Path | None) -> None:
     """Revoke a token by id: every later request with it is refused (401)."""
+    from lsp_server.cli.skills_author import checked_token_id
+
+    checked_token_id(token_id)  # before the store opens: a typo must not create a registry
     record = _store(data).revoke_token(token_id)
     click.echo(f"revoked {record['id']} ({record['label'] or 'no label'})")
 

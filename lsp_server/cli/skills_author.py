@@ -204,6 +204,8 @@ def tokens_cmd(registry: str | None, token: str | None, revoke: str | None, as_j
     """List your namespace's tokens (labels, scopes, expiry; never secrets), or revoke one."""
     import json
 
+    if revoke is not None:
+        checked_token_id(revoke)  # `../x` was a bare "kiln: Not Found"
     url = default_registry(registry)
     with RegistryClient(url, _token(url, token)) as client:
         if revoke:
@@ -278,6 +280,18 @@ def checked_namespace(namespace: str) -> str:
             hint="a namespace is 1-40 lowercase letters, digits and inner '-'",
         )
     return namespace
+
+
+def checked_token_id(token_id: str) -> str:
+    """``token_id`` if it has the shape of a token's public id (``tok_`` + 12 hex digits)."""
+    import re
+
+    if not re.fullmatch(r"tok_[0-9a-f]{12}", token_id):
+        raise UsageError(
+            f"invalid token id {printable(token_id, 200)!r}",
+            hint="a token id is tok_ and 12 hex digits; `kiln skills tokens` lists them",
+        )
+    return token_id
 
 
 def usage_lines(answer: dict[str, Any]) -> list[str]:

@@ -1,5 +1,6 @@
 """A namespace is lowercase `a-z`, digits and inner `-`, at most 40 characters (docs/registry.md,
-Publish rules), and every command and endpoint that takes one holds that rule to the last byte.
+Publish rules), and every command and endpoint that takes one holds that rule to the last byte;
+a token id is `tok_` and 12 hex digits, and the commands that revoke one say so.
 
 Real `kiln registry` processes over a temp data folder and a real registry on a loopback port.
 """
@@ -44,3 +45,20 @@ def test_usage_refuses_what_is_no_namespace_before_reading(tmp_path: Path) -> No
     fails(kiln("registry", "usage", "acme", "--data", str(data), env=env, cwd=tmp_path), 1,
           "no registry in")  # fmt: skip
     assert not data.exists()
+
+
+def test_revoking_what_is_no_token_id_says_so(tmp_path: Path, live: LiveRegistry) -> None:
+    """`kiln skills tokens --revoke ../x` said `kiln: Not Found` (the path left /v1/tokens/), and
+    an unknown id's hint named `token list`, an operator command an author does not have."""
+    env, data = cli_env(tmp_path / "home"), tmp_path / "data"
+    token = live.token("acme")
+    for bad in ("../x", "tok_", "TOK_0123456789ab", "tok_0123456789ab\n"):
+        told = kiln("skills", "tokens", "--revoke", bad, "--registry", live.url, "--token", token,
+                    env=env, cwd=tmp_path)  # fmt: skip
+        fails(told, 2, "invalid token id")
+        fails(kiln("registry", "token", "revoke", bad, "--data", str(data), env=env, cwd=tmp_path),
+              2, "invalid token id")  # fmt: skip
+    assert not data.exists()
+    unknown = kiln("skills", "tokens", "--revoke", "tok_000000000000", "--registry", live.url,
+                   "--token", token, env=env, cwd=tmp_path)  # fmt: skip
+    fails(unknown, 1, "no token 'tok_000000000000' (`kiln skills tokens`")
