@@ -260,14 +260,23 @@ class Installer:
             self._unlock(skill_id)  # the entry is this skill's (`acme/deploy`, `evil/deploy`)
             return target
         if target.is_symlink():  # a link the repository shipped: remove it, never what it names
-            guard_target(target, skill_id, entry, self.force)
+            self._guard_removal(target, skill_id, entry)
             target.unlink()
         elif target.exists():
-            guard_target(target, skill_id, entry, self.force)
+            self._guard_removal(target, skill_id, entry)
             discard(target, then=lambda: self._unlock(skill_id))
             return target
         self._unlock(skill_id)
         return target
+
+    def _guard_removal(self, target: Path, skill_id: str, entry: LockEntry | None) -> None:
+        """``guard_target``, with a hint for a removal (its own speaks of overwriting)."""
+        try:
+            guard_target(target, skill_id, entry, self.force)
+        except LocallyModified as exc:
+            raise LocallyModified(
+                str(exc), hint="pass --force to remove it anyway; its local changes are lost"
+            ) from None
 
     def _unlock(self, skill_id: str) -> None:
         with edit_lockfile(self.scope.lock_path) as lock:
