@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skills_registry import json_limits
 from skills_registry.archive import (
     MARKER_FILE,
     ArchiveContents,
@@ -80,7 +81,7 @@ def folder_name(skill_id: str) -> str:
 
 def read_marker(target: Path) -> dict[str, Any]:
     try:
-        data = json.loads((target / MARKER_FILE).read_text(encoding="utf-8"))
+        data = json_limits.loads((target / MARKER_FILE).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
