@@ -1,4 +1,4 @@
-"""The small JSON files beside skills, nested 100,000 deep: an installed skill's
+"""The small JSON files beside skills, nested 100,000 deep, lost or wrong: an installed skill's
 `.kiln-install.json` and a project skill's `.kiln-origin.json` are in the workspace, where a
 repository or any command writes them, and `mcp-approvals.json` is in `$KILN_HOME`.
 
@@ -9,6 +9,7 @@ verify`, `install` and `remove` ended in `internal error: RecursionError` over t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,31 @@ def test_deep_mcp_approvals_are_a_config_error(tmp_path: Path) -> None:
     (tmp_path / APPROVALS_FILE).write_text(DEEP)
     with pytest.raises(McpConfigError, match="JSON nested deeper than 64 levels"):
         read_approvals(tmp_path, tmp_path)
+
+
+@pytest.mark.parametrize("marker", ["lost", "another id", "stale tree hash"])
+def test_the_install_verify_suggests_writes_the_marker_again(
+    live: LiveRegistry, tmp_path: Path, project: Path, marker: str
+) -> None:
+    """`verify` fails on a folder whose marker is lost or wrong and says "reinstall with `kiln
+    skills install --frozen --force`"; that install said "unchanged" (the files match the
+    lockfile, and the marker is not hashed) and left the marker as it was, so verify kept
+    failing."""
+    publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
+    env = cli_env(tmp_path / "home", KILN_REGISTRY=live.url)
+    done = kiln("skills", "install", "acme/brand-guidelines", "--yes", env=env, cwd=project)
+    assert done.returncode == 0, done.stderr
+    path = project / ".kiln/skills/brand-guidelines/.kiln-install.json"
+    record = json.loads(path.read_text())
+    if marker == "lost":
+        path.unlink()
+    else:
+        key = "id" if marker == "another id" else "treeHash"
+        path.write_text(json.dumps({**record, key: "acme/other" if key == "id" else "0" * 64}))
+    if marker != "stale tree hash":  # a stale hash alone verifies: only the id is checked
+        fails(kiln("skills", "verify", env=env, cwd=project), 5, "install --frozen --force")
+    again = kiln("skills", "install", "--frozen", "--force", env=env, cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert "installed acme/brand-guidelines@1.0.0" in again.stdout
+    assert json.loads(path.read_text()) == record
+    assert kiln("skills", "verify", env=env, cwd=project).returncode == 0
