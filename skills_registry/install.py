@@ -118,8 +118,9 @@ class Installer:
     def install(
         self, client: RegistryClient, spec: str, *, from_lockfile: bool = False
     ) -> Installed:
-        """``from_lockfile``: the registry URL came from the lockfile, not from the user, so a
-        key is never pinned on first use (an edited lockfile must not pick the registry)."""
+        """``from_lockfile`` (an update): the registry URL came from the lockfile, not from the
+        user, so a key is never pinned on first use (an edited lockfile must not pick the
+        registry); and the newest version is the registry's to say, never a cached copy's."""
         with self._turn():
             return self._install(client, spec, from_lockfile)
 
@@ -130,7 +131,13 @@ class Installer:
         # Locked from this registry: its URL, or a mirror of it (signed with the same key).
         ours = locked if locked is not None and self._same(locked, client, key) else None
         resolved = resolve_verified(
-            client, self.cache, key, skill_id, wanted, locked=ours.version if ours else None
+            client,
+            self.cache,
+            key,
+            skill_id,
+            wanted,
+            locked=ours.version if ours else None,
+            offline=not from_lockfile,  # an update: "unchanged" from a cached copy misleads
         )
         doc = resolved.doc
         check_doc(doc, skill_id)

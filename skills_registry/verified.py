@@ -183,12 +183,14 @@ def resolve_verified(
     wanted: str,
     *,
     locked: str | None = None,
+    offline: bool = True,
 ) -> Resolved:
     """``locked``: the version a lockfile records for this registry. Versions are never
     deleted, so signed metadata that does not list it is older than the lockfile: a mirror
     replaying a copy from before that release, which the seq check cannot catch on a machine
-    with an empty cache (a fresh CI runner)."""
-    signed, unreachable = _fetched(client, cache, key, skill_id, True)
+    with an empty cache (a fresh CI runner). ``offline=False``: no cached stand-in (an update
+    asks for the newest version, which only the registry knows)."""
+    signed, unreachable = _fetched(client, cache, key, skill_id, offline)
     if locked is not None and not isinstance(signed["versions"].get(locked), dict):
         raise RolledBack(
             f"{skill_id}: signed metadata does not list {locked}, the version in the "

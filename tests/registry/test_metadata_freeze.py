@@ -149,3 +149,9 @@ def test_an_unreachable_registry_still_installs_from_the_cache(
     outdated = kiln("skills", "outdated", env=env, cwd=first)
     fails(outdated, 1, "cannot reach registry")
     assert "up to date" not in outdated.stdout
+    # `update` asks the registry too: it said "unchanged" from the cached copy
+    lock_before = (first / "skills-lock.json").read_text()
+    updated = kiln("skills", "update", "--yes", env=env, cwd=first)
+    fails(updated, 1, "cannot reach registry")
+    assert "unchanged" not in updated.stdout
+    assert (first / "skills-lock.json").read_text() == lock_before
