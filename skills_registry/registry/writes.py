@@ -22,6 +22,7 @@ from skills_registry.registry.errors import (
     Forbidden,
     QuotaExceeded,
     RateLimited,
+    TooLarge,
     Unauthorized,
     ValidationFailed,
 )
@@ -129,7 +130,10 @@ async def publish(request: Request) -> Response:
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)
     await run_in_threadpool(check_not_lookalike, reg.store, skill_id)
     declared = request.headers.get("content-length", "")
-    await run_in_threadpool(check_quotas, reg, skill_id, int(declared) if declared.isdigit() else 0)
+    size = int(declared) if declared.isdigit() else 0
+    if size > MAX_ARCHIVE_BYTES:  # the archive cap first: no quota raise would let it in
+        raise TooLarge(f"request body is {size} bytes; the limit is {MAX_ARCHIVE_BYTES}")
+    await run_in_threadpool(check_quotas, reg, skill_id, size)
     body = await read_body(request, MAX_ARCHIVE_BYTES)
     doc = await run_in_threadpool(build_release, skill_id, version, body, reg.signer)
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)
