@@ -118,8 +118,9 @@ class Installer:
     def install(
         self, client: RegistryClient, spec: str, *, from_lockfile: bool = False
     ) -> Installed:
-        """``from_lockfile``: the registry URL came from the lockfile, not from the user, so a
-        key is never pinned on first use (an edited lockfile must not pick the registry)."""
+        """``from_lockfile`` (an update): the registry URL came from the lockfile, not from the
+        user, so a key is never pinned on first use (an edited lockfile must not pick the
+        registry); and the newest version is the registry's to say, never a cached copy's."""
         with self._turn():
             return self._install(client, spec, from_lockfile)
 
@@ -130,7 +131,13 @@ class Installer:
         # Locked from this registry: its URL, or a mirror of it (signed with the same key).
         ours = locked if locked is not None and self._same(locked, client, key) else None
         resolved = resolve_verified(
-            client, self.cache, key, skill_id, wanted, locked=ours.version if ours else None
+            client,
+            self.cache,
+            key,
+            skill_id,
+            wanted,
+            locked=ours.version if ours else None,
+            offline=not from_lockfile,  # an update: "unchanged" from a cached copy misleads
         )
         doc = resolved.doc
         check_doc(doc, skill_id)
@@ -260,14 +267,23 @@ class Installer:
             self._unlock(skill_id)  # the entry is this skill's (`acme/deploy`, `evil/deploy`)
             return target
         if target.is_symlink():  # a link the repository shipped: remove it, never what it names
-            guard_target(target, skill_id, entry, self.force)
+            self._guard_removal(target, skill_id, entry)
             target.unlink()
         elif target.exists():
-            guard_target(target, skill_id, entry, self.force)
+            self._guard_removal(target, skill_id, entry)
             discard(target, then=lambda: self._unlock(skill_id))
             return target
         self._unlock(skill_id)
         return target
+
+    def _guard_removal(self, target: Path, skill_id: str, entry: LockEntry | None) -> None:
+        """``guard_target``, with a hint for a removal (its own speaks of overwriting)."""
+        try:
+            guard_target(target, skill_id, entry, self.force)
+        except LocallyModified as exc:
+            raise LocallyModified(
+                str(exc), hint="pass --force to remove it anyway; its local changes are lost"
+            ) from None
 
     def _unlock(self, skill_id: str) -> None:
         with edit_lockfile(self.scope.lock_path) as lock:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from skills_registry import config_file
+from skills_registry import config_file, json_limits
 from skills_registry.deferred import api_safe
 from skills_registry.discovery import discover_skills
 from skills_registry.errors import McpConfigError
@@ -158,7 +158,7 @@ def approvals_path(kiln_home: Path) -> Path:
 def _read_approvals_file(kiln_home: Path) -> dict[str, Any]:
     path = approvals_path(kiln_home)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_limits.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {"workspaces": {}}
     except (OSError, ValueError) as exc:

@@ -9,7 +9,6 @@ list of bundled files the agent may read next (level 3).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from bisect import bisect_right
@@ -19,6 +18,7 @@ from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
+from skills_registry import json_limits
 from skills_registry.errors import SkillInvalid
 from skills_registry.lookalike import letter_shapes, unseen_in
 from skills_registry.spec import (
@@ -288,7 +288,7 @@ def _is_marked_third_party(folder: Path, metadata: dict[str, str]) -> bool:
     if not marker.is_file():
         return False
     try:
-        data = json.loads(marker.read_text(encoding="utf-8"))
+        data = json_limits.loads(marker.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return True  # unreadable marker: err on the side of treating it as external
     return not (isinstance(data, dict) and data.get("origin") in ("local", "project"))

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skills_registry import json_limits
 from skills_registry.archive import (
     MARKER_FILE,
     ArchiveContents,
@@ -80,7 +81,7 @@ def folder_name(skill_id: str) -> str:
 
 def read_marker(target: Path) -> dict[str, Any]:
     try:
-        data = json.loads((target / MARKER_FILE).read_text(encoding="utf-8"))
+        data = json_limits.loads((target / MARKER_FILE).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
@@ -219,7 +220,11 @@ def guard_target(target: Path, skill_id: str, locked: LockEntry | None, force: b
     if expected and current not in (expected, marker.get("treeHash")) and not force:
         raise LocallyModified(f"{skill_id} at {target} was modified locally")
     # Build output beside the hashed files (a shipped ``__pycache__``) would run in the skill's
-    # name: never "unchanged"; the caller writes the verified tree again, without it.
+    # name: never "unchanged"; the caller writes the verified tree again, without it. Nor is a
+    # folder whose marker is not this install's (lost, edited, of another id under --force):
+    # `verify` fails on it, and the install it suggests must write the marker again.
+    if marker.get("id") != skill_id or marker.get("treeHash") != current:
+        return ""
     return "" if unhashed(target, limit=1) else current
 
 

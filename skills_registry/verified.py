@@ -120,19 +120,32 @@ def _shape_problem(signed: dict[str, Any]) -> str:
 
 
 def fetch_metadata(
-    client: RegistryClient, cache: Cache, key: dict[str, str], skill_id: str
+    client: RegistryClient,
+    cache: Cache,
+    key: dict[str, str],
+    skill_id: str,
+    *,
+    offline: bool = True,
 ) -> dict[str, Any]:
-    """Fresh, verified, not rolled back; offline, the last accepted copy."""
+    """Fresh, verified, not rolled back; offline, the last accepted copy (``offline=False``:
+    the registry's error instead, for a question about what the registry holds now)."""
+    return _fetched(client, cache, key, skill_id, offline)[0]
+
+
+def _fetched(
+    client: RegistryClient, cache: Cache, key: dict[str, str], skill_id: str, offline: bool
+) -> tuple[dict[str, Any], RegistryUnavailable | None]:
+    """``fetch_metadata``, and the error that made the cached copy stand in (None: fresh)."""
     previous = cache.metadata(key["keyId"], skill_id)
     known = check_metadata(previous, key, skill_id) if previous else None
     try:
         envelope = client.metadata(skill_id)
-    except RegistryUnavailable:
+    except RegistryUnavailable as exc:
         # Offline only: a registry or mirror that answers but fails the metadata alone would
         # otherwise freeze the client on its cached copy, expiry unchecked, for ever.
-        if known is None or client.answered:
+        if known is None or client.answered or not offline:
             raise
-        return known
+        return known, exc
     signed = check_metadata(envelope, key, skill_id)
     if _parse_time(signed.get("expires")) <= datetime.now(UTC):
         raise StaleMetadata(f"{skill_id}: signed metadata expired at {signed.get('expires')}")
@@ -142,7 +155,7 @@ def fetch_metadata(
             f"{known['seq']} already seen"
         )
     cache.put_metadata(key["keyId"], skill_id, envelope)
-    return signed
+    return signed, None
 
 
 def check_document(doc: dict[str, Any], key: dict[str, str], sha256: str) -> None:
@@ -170,12 +183,14 @@ def resolve_verified(
     wanted: str,
     *,
     locked: str | None = None,
+    offline: bool = True,
 ) -> Resolved:
     """``locked``: the version a lockfile records for this registry. Versions are never
     deleted, so signed metadata that does not list it is older than the lockfile: a mirror
     replaying a copy from before that release, which the seq check cannot catch on a machine
-    with an empty cache (a fresh CI runner)."""
-    signed = fetch_metadata(client, cache, key, skill_id)
+    with an empty cache (a fresh CI runner). ``offline=False``: no cached stand-in (an update
+    asks for the newest version, which only the registry knows)."""
+    signed, unreachable = _fetched(client, cache, key, skill_id, offline)
     if locked is not None and not isinstance(signed["versions"].get(locked), dict):
         raise RolledBack(
             f"{skill_id}: signed metadata does not list {locked}, the version in the "
@@ -184,6 +199,12 @@ def resolve_verified(
     try:
         version = choose(signed, skill_id, wanted)
     except NotFound as exc:
+        if unreachable is not None:  # the registry may well have it: say it was not asked
+            raise RegistryUnavailable(
+                f"{unreachable}; the copy of {skill_id}'s signed metadata kept here has no "
+                f"{wanted!r}",
+                hint=unreachable.hint,
+            ) from None
         raise stranded(signed, skill_id, wanted, locked) or exc from None
     entry = signed["versions"][version]
     try:

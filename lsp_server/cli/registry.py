@@ -79,6 +79,13 @@ def registry_group() -> None:
     """Run a skills registry (the marketplace) and manage its tokens."""
 
 
+def checked_base_url(base_url: str) -> str:
+    """``--base-url`` if it is an http(s) URL naming a host, else a usage error (exit 2)."""
+    if not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", base_url):
+        raise click.UsageError(f"--base-url must be an http(s) URL, not {base_url!r}")
+    return base_url
+
+
 @registry_group.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option(
@@ -147,8 +154,8 @@ def serve_cmd(
     quotas: Quotas,
 ) -> None:
     """Serve the registry API until interrupted."""
-    if base_url is not None and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", base_url):
-        raise click.UsageError(f"--base-url must be an http(s) URL, not {base_url!r}")
+    if base_url is not None:
+        checked_base_url(base_url)
     _server_extras()
     import uvicorn
 
@@ -272,6 +279,7 @@ def marketplace_cmd(
     from skills_registry.registry.backends import open_backends
     from skills_registry.registry.marketplace import build_marketplace, export_marketplace
 
+    checked_base_url(base_url)  # its URLs go into every plugin source: `not a url` was written
     data_dir = data or _default_data()
     if db is None and not (data_dir / "registry.db").exists():
         # An export reads a registry; a mistyped folder must not become a new, empty one.

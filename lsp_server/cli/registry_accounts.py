@@ -137,6 +137,9 @@ def token_list(data: Path | None, namespace: str | None, as_json: bool) -> None:
 @_data_opt
 def token_revoke(token_id: str, data: Path | None) -> None:
     """Revoke a token by id: every later request with it is refused (401)."""
+    from lsp_server.cli.skills_author import checked_token_id
+
+    checked_token_id(token_id)  # before the store opens: a typo must not create a registry
     record = _store(data).revoke_token(token_id)
     click.echo(f"revoked {record['id']} ({record['label'] or 'no label'})")
 
@@ -172,8 +175,9 @@ def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: boo
 @click.option("--json", "as_json", is_flag=True, help="Print the usage as a JSON object.")
 def usage_cmd(namespace: str, data: Path | None, quotas: Quotas, as_json: bool) -> None:
     """How close a namespace is to the quotas (pass the ones the registry is served with)."""
-    from lsp_server.cli.skills_author import usage_lines
+    from lsp_server.cli.skills_author import checked_namespace, usage_lines
 
+    checked_namespace(namespace)  # `ACME` or `a/b` holds nothing: never report zeros for it
     answer = usage_report(quotas, open_existing_store(data).namespace_usage(namespace), namespace)
     if as_json:
         click.echo(json.dumps(answer, indent=2))

@@ -43,6 +43,11 @@ def sweep_cmd(data: Path | None, db: str | None, blobs: str | None, older_than: 
     from skills_registry.registry.backends import open_backends, sweep_orphans
 
     data_dir = data or default_data()
+    if db is None and not (data_dir / "registry.db").exists():  # never a new, empty registry
+        raise click.ClickException(
+            f"no registry in {data_dir} (no registry.db: pass the --data folder "
+            "`kiln registry serve` uses, or --db URL)"
+        )
     backends = open_or_fail(lambda: open_backends(data_dir, db, blobs), data_dir)
     removed = open_or_fail(
         lambda: sweep_orphans(backends.store, backends.blobs, older_than), data_dir

@@ -237,7 +237,17 @@ def trust_cmd(url: str, key: str | None) -> None:
             raise TrustError(f"registry {url} publishes no signing key")
         for k in served:  # each id computed from its key: a served id could be another's
             click.echo(f"{url} serves {k['keyId']}: {k['publicKey']}")
-        click.echo(f"pin it with: kiln skills trust {url} --key KEY", err=True)
+        pin = TrustStore().pinned(url)
+        if pin is None:
+            click.echo(f"pin it with: kiln skills trust {url} --key KEY", err=True)
+        elif any(k["publicKey"] == pin["publicKey"] for k in served):
+            click.echo(f"pinned: {pin['keyId']} (the key it serves)")
+        else:  # a pinned machine was told "pin it with", as if installs from it would work
+            click.echo(
+                f"kiln: warning: pinned {pin['keyId']}, not a key it serves: installs from it "
+                "are refused until it signs with the pinned key (check the key you were given)",
+                err=True,
+            )
         return
     entry = TrustStore().pin(url, key)
     click.echo(f"pinned {entry['keyId']} for {url}")

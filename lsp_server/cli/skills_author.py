@@ -204,6 +204,8 @@ def tokens_cmd(registry: str | None, token: str | None, revoke: str | None, as_j
     """List your namespace's tokens (labels, scopes, expiry; never secrets), or revoke one."""
     import json
 
+    if revoke is not None:
+        checked_token_id(revoke)  # `../x` was a bare "kiln: Not Found"
     url = default_registry(registry)
     with RegistryClient(url, _token(url, token)) as client:
         if revoke:
@@ -254,6 +256,8 @@ def usage_cmd(
     """How close your namespace is to the registry's quotas (bytes, versions, publish rate)."""
     import json
 
+    if namespace is not None:
+        checked_namespace(namespace)  # before any request: a 404 "Not Found" named nothing
     url = default_registry(registry)
     with RegistryClient(url, _token(url, token)) as client:
         namespace = namespace or client.whoami()
@@ -264,6 +268,30 @@ def usage_cmd(
     click.echo(f"namespace {printable(namespace, 200)!r} on {url}")
     for line in usage_lines(answer):
         click.echo(line)
+
+
+def checked_namespace(namespace: str) -> str:
+    """``namespace`` if it is one the registry could hold (docs/registry.md, Publish rules)."""
+    from skills_registry.registry.id_rules import NAMESPACE_RE
+
+    if not NAMESPACE_RE.match(namespace):
+        raise UsageError(
+            f"invalid namespace {printable(namespace, 200)!r}",
+            hint="a namespace is 1-40 lowercase letters, digits and inner '-'",
+        )
+    return namespace
+
+
+def checked_token_id(token_id: str) -> str:
+    """``token_id`` if it has the shape of a token's public id (``tok_`` + 12 hex digits)."""
+    import re
+
+    if not re.fullmatch(r"tok_[0-9a-f]{12}", token_id):
+        raise UsageError(
+            f"invalid token id {printable(token_id, 200)!r}",
+            hint="a token id is tok_ and 12 hex digits; `kiln skills tokens` lists them",
+        )
+    return token_id
 
 
 def usage_lines(answer: dict[str, Any]) -> list[str]:

@@ -30,7 +30,8 @@ def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
     for skill_id, entry in sorted(lock.entries.items()):
         with RegistryClient(entry.registry) as client:  # signed metadata, as install resolves
             key = trusted_key(client, trust, first_use=False)
-            signed = fetch_metadata(client, cache, key, skill_id)
+            # what the registry holds now: a cached copy would call a skill "up to date"
+            signed = fetch_metadata(client, cache, key, skill_id, offline=False)
         live = [v for v, d in signed["versions"].items() if d.get("status") != "yanked"]
         locked = signed["versions"].get(entry.version) or {}
         row: dict[str, Any] = {

@@ -137,9 +137,20 @@ def load_signer(
 def sweep_orphans(
     store: MetadataStore, blobs: BlobStore, older_than: float = SWEEP_GRACE_SECONDS
 ) -> list[str]:
-    """Delete archives no version references (a failed or refused publish); returns their shas."""
+    """Delete archives no version references (a failed or refused publish); returns their shas.
+
+    A database holding no skill beside an archive store holding archives is two registries'
+    halves (a mistyped ``--db``): every archive would read as unreferenced, so nothing is
+    deleted."""
+    candidates = list(blobs.unreferenced_candidates(older_than))
+    if candidates and not store.search("", limit=1)[0]:
+        raise UsageError(
+            f"the database holds no skill, yet the archive store holds {len(candidates)} "
+            "archives older than the grace period: refusing to delete them",
+            hint="check that --db/--data and --blobs name the same registry",
+        )
     removed = []
-    for sha in list(blobs.unreferenced_candidates(older_than)):
+    for sha in candidates:
         if not store.archive_referenced(sha):
             blobs.delete(sha)
             removed.append(sha)

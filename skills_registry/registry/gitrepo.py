@@ -81,13 +81,24 @@ def _pkt(data: bytes) -> bytes:
     return f"{len(data) + 4:04x}".encode() + data
 
 
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
 def _pkt_lines(data: bytes) -> list[bytes]:
+    """The pkt-lines of a request: four hex digits give each line's length, its own included;
+    0000-0002 are markers without data. Anything else is a ValueError (a 400): ``int(..., 16)``
+    also read ``-004``, which stepped back and looped forever on a server thread."""
     lines, i = [], 0
     while i + 4 <= len(data):
-        size = int(data[i : i + 4], 16)
-        if size == 0:
+        head = data[i : i + 4]
+        if not _HEX.issuperset(head):
+            raise ValueError(f"malformed pkt-line length {head!r} at byte {i}")
+        size = int(head, 16)
+        if size < 4:  # flush, delimiter, response end
             i += 4
             continue
+        if i + size > len(data):
+            raise ValueError(f"pkt-line at byte {i} runs past the end of the request")
         lines.append(data[i + 4 : i + size].rstrip(b"\n"))
         i += size
     return lines

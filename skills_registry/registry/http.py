@@ -8,6 +8,7 @@ stored at publish, or (for documents published before documents were signed) mad
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache, wraps
@@ -154,10 +155,10 @@ def int_param(request: Request, name: str, default: int, *, minimum: int = -(2**
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise UsageError(f"query parameter {name!r} must be an integer") from None
+    # ASCII digits only: int() also reads `1_0`, ` 5`, `+5` and other scripts' digits (`٣`)
+    if re.fullmatch(r"-?[0-9]+", raw) is None or len(raw) > 4000:
+        raise UsageError(f"query parameter {name!r} must be an integer")
+    value = int(raw)
     if not minimum <= value < 2**63:
         raise UsageError(
             f"query parameter {name!r} must be an integer from {minimum} to {2**63 - 1}"

@@ -86,7 +86,10 @@ class PostgresAccounts(PublisherWrites):
                 "SELECT * FROM tokens WHERE id=%s FOR UPDATE", (token_id,)
             ).fetchone()
             if row is None or (namespace and row["namespace"] != namespace):
-                raise NotFound(f"no token {token_id!r}", hint="list ids with `token list`")
+                raise NotFound(
+                    f"no token {token_id!r}",
+                    hint="`kiln skills tokens` (or `kiln registry token list`) lists the ids",
+                )
             if not row["revoked_at"]:
                 conn.execute("UPDATE tokens SET revoked_at=%s WHERE id=%s", (now_iso(), token_id))
             row = conn.execute("SELECT * FROM tokens WHERE id=%s", (token_id,)).fetchone()

@@ -43,9 +43,7 @@ class Version:
         text = text.strip()
         match = _VERSION.fullmatch(text) if len(text) <= MAX_VERSION_CHARS else None
         if match is None:
-            raise UsageError(
-                f"invalid version {_clip(text)}", hint="use exact SemVer such as 1.2.3"
-            )
+            raise UsageError(f"invalid version {clip(text)}", hint="use exact SemVer such as 1.2.3")
         major, minor, patch, pre, build = match.groups()
         return cls(
             int(major), int(minor), int(patch), tuple(pre.split(".")) if pre else (), build or ""
@@ -81,7 +79,7 @@ def _compiled(text: str) -> Any:
     return nodesemver.make_range(text, loose=False)
 
 
-def _clip(text: str, limit: int = 80) -> str:
+def clip(text: str, limit: int = 80) -> str:
     """``repr(text)`` cut short: an error line about 5,000 characters stays one short line."""
     shown = repr(text)
     return shown if len(shown) <= limit else shown[: limit - 2] + "…'"
@@ -116,7 +114,7 @@ class Range:
             nodesemver.make_range(text, loose=False)
         except (ValueError, TypeError):
             raise UsageError(
-                f"invalid version range {_clip(text)}",
+                f"invalid version range {clip(text)}",
                 hint="use e.g. 1.2.3, ^1.2.0, ~1.2, >=1 <2 or *",
             ) from None
         return cls(text)

@@ -156,7 +156,10 @@ class SQLiteAccounts(PublisherWrites):
         with self.transaction() as db:
             row = db.execute("SELECT * FROM tokens WHERE id=?", (token_id,)).fetchone()
             if row is None or (namespace and row["namespace"] != namespace):
-                raise NotFound(f"no token {token_id!r}", hint="list ids with `token list`")
+                raise NotFound(
+                    f"no token {token_id!r}",
+                    hint="`kiln skills tokens` (or `kiln registry token list`) lists the ids",
+                )
             if not row["revoked_at"]:
                 db.execute("UPDATE tokens SET revoked_at=? WHERE id=?", (now_iso(), token_id))
             row = db.execute("SELECT * FROM tokens WHERE id=?", (token_id,)).fetchone()

@@ -22,6 +22,7 @@ from skills_registry.registry.errors import (
     Forbidden,
     QuotaExceeded,
     RateLimited,
+    TooLarge,
     Unauthorized,
     ValidationFailed,
 )
@@ -37,7 +38,7 @@ from skills_registry.registry.http import (
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
 from skills_registry.registry.quotas import check, usage_report
-from skills_registry.registry.semver import is_version
+from skills_registry.registry.semver import clip, is_version
 from skills_registry.registry.storage import STATUSES, MetadataStore, token_live
 from skills_registry.registry.store_rules import check_precedence_free, lookalike_refusal
 
@@ -124,10 +125,15 @@ async def publish(request: Request) -> Response:
     version = request.path_params["version"]
     namespace, _ = check_id(skill_id)
     token = authorize(request, namespace, "publish")
+    if not is_version(version):  # before the body: a malformed version needs no 8 MB upload
+        raise ValidationFailed([f"invalid version {clip(version)}: use exact SemVer such as 1.2.3"])
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)
     await run_in_threadpool(check_not_lookalike, reg.store, skill_id)
     declared = request.headers.get("content-length", "")
-    await run_in_threadpool(check_quotas, reg, skill_id, int(declared) if declared.isdigit() else 0)
+    size = int(declared) if declared.isdigit() else 0
+    if size > MAX_ARCHIVE_BYTES:  # the archive cap first: no quota raise would let it in
+        raise TooLarge(f"request body is {size} bytes; the limit is {MAX_ARCHIVE_BYTES}")
+    await run_in_threadpool(check_quotas, reg, skill_id, size)
     body = await read_body(request, MAX_ARCHIVE_BYTES)
     doc = await run_in_threadpool(build_release, skill_id, version, body, reg.signer)
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)

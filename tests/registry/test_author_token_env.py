@@ -22,6 +22,7 @@ def test_yank_and_deprecate_use_the_token_variable(registry: LiveRegistry, tmp_p
         (("yank", "acme/notes@1.0.0", "--reason", "bad"), "acme/notes@1.0.0 is now yanked"),
         (("yank", "acme/notes@1.0.0", "--undo"), "acme/notes@1.0.0 is now active"),
         (("deprecate", "acme/notes", "--message", "use acme/memo"), "acme/notes: deprecated"),
+        (("usage",), "versions per skill 1 (acme/notes) of 1000"),  # as docs/registry.md lists
     ]:
         run = kiln("skills", *args, env=env, cwd=tmp_path)
         assert run.returncode == 0, run.stderr

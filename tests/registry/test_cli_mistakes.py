@@ -49,6 +49,14 @@ def test_operator_typos_are_one_line_and_create_nothing(tmp_path: Path) -> None:
     token = ok(make_token("2099-01-31T12:00:00Z")).strip()
     assert token.startswith("kiln_")
 
+    # serve refused a --base-url that is no http(s) URL; marketplace wrote it into every source
+    out = tmp_path / "market"
+    for base in ("not a url", "ftp://x", "http://x\ny"):
+        made = kiln("registry", "marketplace", "--data", str(data), "--base-url", base,
+                    "--out", str(out), env=env, cwd=tmp_path)  # fmt: skip
+        fails(made, 2, "--base-url must be an http(s) URL")
+    assert not out.exists()
+
 
 def test_lockfile_commands_say_when_nothing_is_locked(tmp_path: Path) -> None:
     """verify/outdated/update in a project with no skills say so instead of printing nothing;

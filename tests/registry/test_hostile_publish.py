@@ -169,6 +169,21 @@ def test_git_upload_pack_refuses_a_gzip_bomb_and_a_bare_want(
     assert bare.status_code == 400 and bare.json()["error"]["code"] == "bad_request", bare.text
 
 
+@pytest.mark.parametrize("body", [b"0004-004", b"0004+004", b"0004 004", b"00ffwant", b"garbage"])
+def test_git_upload_pack_refuses_a_malformed_pkt_line_at_once(
+    published: tuple[LiveRegistry, str], body: bytes
+) -> None:
+    """A pkt-line length was read with ``int(..., 16)``, which takes a sign: `0004-004` stepped
+    back to the start and looped forever on a server thread, for anyone (no token needed); a few
+    such requests took every worker. Each is now a 400 naming the bad length."""
+    registry, _ = published
+    url = f"{registry.url}/git/acme/deploy.git/git-upload-pack"
+    answer = httpx.post(url, content=body, timeout=20)
+    assert answer.status_code == 400, answer.text
+    assert "pkt-line" in answer.json()["error"]["message"]
+    assert "int()" not in answer.text  # nothing of Python's own message
+
+
 def test_a_reason_or_message_past_500_characters_is_refused_not_cut(
     published: tuple[LiveRegistry, str],
 ) -> None:

@@ -18,6 +18,7 @@ from tests.registry.conftest import (
     FIXTURES,
     LiveRegistry,
     cli_env,
+    fails,
     kiln,
     publish_skill,
     tree_snapshot,
@@ -172,3 +173,27 @@ def test_removing_a_skill_folder_that_is_a_link_removes_only_the_link(
     done = kiln("skills", "remove", "acme/brand-guidelines", "--force", env=env, cwd=project)
     assert done.returncode == 0, done.stderr  # before: a traceback from rmtree on the link
     assert not folder.is_symlink() and (outside / "keep.txt").read_text() == "mine"
+
+
+def test_removing_a_modified_skill_says_force_removes_it(
+    registry: LiveRegistry, tmp_path: Path
+) -> None:
+    """`remove` of an edited skill told the user "pass --force to overwrite them" (an install's
+    hint); a removal's says what --force does there, and the files stay until it is given."""
+    publish_skill(registry, FIXTURES / "brand-guidelines", "1.0.0")
+    env = cli_env(tmp_path / "home")
+    project = tmp_path / "project"
+    project.mkdir()
+    first = kiln(
+        "skills", "install", "acme/brand-guidelines", "--yes", "--registry", registry.url,
+        env=env, cwd=project,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    skill_md = project / ".kiln/skills/brand-guidelines/SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "my notes\n")
+    refused = kiln("skills", "remove", "acme/brand-guidelines", env=env, cwd=project)
+    fails(refused, 1, "modified locally (pass --force to remove it anyway")
+    assert "overwrite" not in refused.stderr and skill_md.read_text().endswith("my notes\n")
+    done = kiln("skills", "remove", "acme/brand-guidelines", "--force", env=env, cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert not skill_md.parent.exists()

@@ -21,7 +21,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from tests.registry.conftest import LiveRegistry, cli_env, kiln, make_skill, start_registry
+from tests.registry.conftest import (
+    LiveRegistry,
+    cli_env,
+    fails,
+    kiln,
+    make_skill,
+    start_registry,
+)
 
 
 class FreezingMirror:
@@ -132,3 +139,19 @@ def test_an_unreachable_registry_still_installs_from_the_cache(
     offline = _install(env, second, proxy.url, "acme/notes@1.0.0")
     assert offline.returncode == 0, offline.stderr
     assert (second / ".kiln" / "skills" / "notes" / "SKILL.md").exists()
+    # docs/registry.md: a version this machine never fetched "needs the registry (`cannot reach
+    # registry …`)"; before, the cached copy answered "no version of acme/notes matches '2.0.0'"
+    # as if the registry had said so.
+    never = _install(env, second, proxy.url, "acme/notes@2.0.0")
+    fails(never, 1, "cannot reach registry")
+    assert "kept here has no '2.0.0'" in never.stderr and "no version of" not in never.stderr
+    # and `outdated` asks the registry: the cached copy called the skill "up to date"
+    outdated = kiln("skills", "outdated", env=env, cwd=first)
+    fails(outdated, 1, "cannot reach registry")
+    assert "up to date" not in outdated.stdout
+    # `update` asks the registry too: it said "unchanged" from the cached copy
+    lock_before = (first / "skills-lock.json").read_text()
+    updated = kiln("skills", "update", "--yes", env=env, cwd=first)
+    fails(updated, 1, "cannot reach registry")
+    assert "unchanged" not in updated.stdout
+    assert (first / "skills-lock.json").read_text() == lock_before

@@ -41,6 +41,25 @@ def test_out_of_range_integers_are_a_json_400(
     assert "query parameter" in response.json()["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/skills?limit=1_0",
+        "/v1/skills?limit=%D9%A3",
+        "/v1/skills?limit=%2B5",
+        "/v1/skills?limit=%205",
+        "/v1/changes?limit=5%0A",
+        "/v1/changes?since=1_0",
+    ],
+)
+def test_what_is_no_ascii_integer_is_a_400(registry: LiveRegistry, path: str) -> None:
+    """docs/registry.md: a `limit` "that is no integer ... is a 400". Python's int() read `1_0`
+    as 10, `\u0663` (an Arabic-Indic three) as 3, and took signs and spaces: all were served."""
+    response = httpx.get(registry.url + path)
+    assert response.status_code == 400, response.text
+    assert "must be an integer" in response.json()["error"]["message"]
+
+
 def test_in_range_pages_still_work(registry: LiveRegistry, tmp_path: Path) -> None:
     folder = make_skill(tmp_path, "notes")
     for version in ("1.0.0", "1.1.0", "1.2.0"):

@@ -158,3 +158,22 @@ def test_a_pin_of_another_shape_is_refused_and_kept(
     assert err.count("\n") == 1 and "internal error" not in err
     assert json.loads(pins.read_text()) == {real["url"]: pin}  # not replaced on "first use"
     assert tree_snapshot(project) == {}
+
+
+def test_trust_says_whether_the_pin_is_the_served_key(
+    proxy: tuple[Proxy, dict[str, Any]], tmp_path: Path
+) -> None:
+    """`kiln skills trust URL` ended with "pin it with: …" on a machine that had pinned the key
+    already, and said nothing when the pin was another key (every install then refused)."""
+    _, real = proxy
+    code, out, err, _ = _kiln(tmp_path, "skills", "trust", real["url"])
+    assert code == 0 and "pin it with: kiln skills trust" in err
+    assert _kiln(tmp_path, "skills", "trust", real["url"], "--key", real["publicKey"])[0] == 0
+    code, out, err, _ = _kiln(tmp_path, "skills", "trust", real["url"])
+    assert code == 0 and out.endswith(f"pinned: {real['keyId']} (the key it serves)\n"), out
+    assert "pin it with" not in err
+    other = _other_key()
+    _kiln(tmp_path, "skills", "trust", real["url"], "--key", other)
+    code, out, err, _ = _kiln(tmp_path, "skills", "trust", real["url"])
+    assert code == 0 and "pinned:" not in out
+    assert err.startswith(f"kiln: warning: pinned {key_id(base64.b64decode(other))}, not a key")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
+import socket
 import tarfile
 
 import httpx
@@ -72,3 +74,24 @@ def test_publishing_at_the_limit_over_http(live: LiveRegistry, total: int, expec
     if expect == 201:
         got = httpx.get(f"{live.url}/v1/skills/acme/big/versions/1.0.0/archive", timeout=60)
         assert got.content == archive
+
+
+def test_a_declared_10_gb_upload_is_refused_by_the_archive_limit(live: LiveRegistry) -> None:
+    """A `Content-Length` of 10 GB was measured against the namespace's quota first: the 413
+    said the namespace's bytes would pass its quota and to "ask the registry's operator to
+    raise it", though no quota lets an archive over 8 MB in. Nothing of the body is sent."""
+    port = int(live.url.rsplit(":", 1)[1])
+    head = (
+        "PUT /v1/skills/acme/big/versions/1.0.0 HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {live.token('acme')}\r\nContent-Length: {10 << 30}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        sock.sendall(head)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    status, _, body = answer.partition(b"\r\n\r\n")
+    assert status.startswith(b"HTTP/1.1 413"), answer[:300]
+    error = json.loads(body)["error"]
+    assert error["code"] == "too_large" and f"the limit is {8 << 20}" in error["message"]

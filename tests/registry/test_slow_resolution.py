@@ -97,10 +97,12 @@ def test_a_name_that_resolves_within_the_deadline_still_works(
     assert json.loads(ok(result)) == []
 
 
-@pytest.mark.parametrize("value", ["0", "-3", "soon", "nan", "inf"])
+@pytest.mark.parametrize("value", ["0", "-3", "soon", "nan", "inf", "86401", "1e308"])
 def test_a_deadline_that_is_no_positive_number_is_bad_usage(
     registry: LiveRegistry, tmp_path: Path, value: str
 ) -> None:
+    """Over a day is refused too: `1e308` was an internal error (OverflowError) once a thread
+    waited that long."""
     env = cli_env(tmp_path / "home", KILN_REGISTRY_DEADLINE=value)
     result = kiln("skills", "search", "pdf", "--registry", registry.url, env=env, cwd=tmp_path)
     fails(result, 2, "KILN_REGISTRY_DEADLINE")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from skills_registry.archive import build_archive, read_dir
 from skills_registry.registry.backends import open_backends
-from tests.registry.conftest import cli_env, kiln, make_skill
+from tests.registry.conftest import cli_env, fails, kiln, make_skill
 
 
 def test_an_archive_stored_again_is_not_swept(tmp_path: Path) -> None:
@@ -36,3 +36,29 @@ def test_an_archive_stored_again_is_not_swept(tmp_path: Path) -> None:
     assert "removed 0 unreferenced archives" in swept.stdout  # before: 1, the one in flight
     assert path.read_bytes() == archive
     backends.close()
+
+
+def test_a_sweep_of_a_mistyped_registry_deletes_nothing(tmp_path: Path) -> None:
+    """`kiln registry sweep --data TYPO --blobs REAL` created an empty database in TYPO, read
+    every archive of REAL as unreferenced and deleted them all. A folder without a registry is
+    refused, and so is a database holding no skill beside an archive store holding archives
+    (a mistyped --db)."""
+    data, env = tmp_path / "data", cli_env(tmp_path / "home")
+    backends = open_backends(data, None, None)
+    archive = build_archive(read_dir(make_skill(tmp_path / "src", "notes")))
+    sha = backends.blobs.put(archive)
+    path = data / "blobs" / sha[:2] / sha
+    hours_ago = time.time() - 7200
+    os.utime(path, (hours_ago, hours_ago))
+    backends.close()
+    blobs = f"file://{data / 'blobs'}"
+    typo = tmp_path / "dta"
+    swept = kiln("registry", "sweep", "--data", str(typo), "--blobs", blobs, env=env, cwd=tmp_path)
+    fails(swept, 1, f"no registry in {typo}")
+    assert not typo.exists()
+    empty = tmp_path / "empty"
+    open_backends(empty, None, None).close()  # a registry with no skill at all
+    swept = kiln("registry", "sweep", "--db", f"sqlite://{empty / 'registry.db'}",
+                 "--blobs", blobs, env=env, cwd=tmp_path)  # fmt: skip
+    fails(swept, 1, "the database holds no skill, yet the archive store holds 1 archives")
+    assert path.read_bytes() == archive

@@ -212,7 +212,14 @@ def test_operator_token_commands(tmp_path: Path) -> None:
         assert (made.returncode == 0) is ok, made.stderr
         assert ok or ("invalid namespace" in made.stderr and made.stdout == ""), made.stderr
     missing = kiln(
-        "registry", "token", "revoke", "tok_nope", "--data", str(data), env=env, cwd=tmp_path
+        "registry",
+        "token",
+        "revoke",
+        "tok_000000000000",
+        "--data",
+        str(data),
+        env=env,
+        cwd=tmp_path,
     )
     assert (
         missing.returncode != 0

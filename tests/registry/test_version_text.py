@@ -11,6 +11,7 @@ bench/registry_pages.py); the sort key is now a tuple with the same order.
 from __future__ import annotations
 
 import random
+import socket
 from functools import cmp_to_key
 from pathlib import Path
 
@@ -103,3 +104,26 @@ def test_a_range_matches_as_node_semver_does(spec: str) -> None:
     for text in _corpus():
         expected = nodesemver.satisfies(Version.parse(text).core(), spec, loose=False)
         assert Range.parse(spec).matches(Version.parse(text)) == expected, (spec, text)
+
+
+@pytest.mark.parametrize("text", ["1.0.0-", "01.0.0", "1.0.0%0A", "9" * 200 + ".0.0"])
+def test_a_malformed_version_is_refused_before_the_body_is_read(
+    live: LiveRegistry, text: str
+) -> None:
+    """docs/registry.md: "the token and the version are checked before the body is read". A
+    malformed version was listed with the archive's problems, so the server first waited for
+    the whole upload (up to 8 MB); here none is sent, and the 422 must come at once."""
+    port = int(live.url.rsplit(":", 1)[1])
+    request = (
+        f"PUT /v1/skills/acme/notes/versions/{text} HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {live.token('acme')}\r\nConnection: close\r\n"
+        "Content-Type: application/gzip\r\nContent-Length: 5000000\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        sock.sendall(request)  # and no body: a server waiting for it times this out
+        answer = b""
+        while chunk := sock.recv(65536):  # the server closes after its answer
+            answer += chunk
+    text_answer = answer.decode("latin-1")
+    assert text_answer.startswith("HTTP/1.1 422"), text_answer
+    assert "invalid version" in text_answer and len(text_answer) < 2000
