@@ -42,8 +42,8 @@ def test_usage_refuses_what_is_no_namespace_before_reading(tmp_path: Path) -> No
         fails(told, 2, "invalid namespace")
         read = kiln("registry", "usage", namespace, "--data", str(data), env=env, cwd=tmp_path)
         fails(read, 2, "invalid namespace")
-    fails(kiln("registry", "usage", "acme", "--data", str(data), env=env, cwd=tmp_path), 1,
-          "no registry in")  # fmt: skip
+    fails(kiln("registry", "usage", "acme", "--data", str(data), env=env, cwd=tmp_path), 2,
+          "no registry at")  # fmt: skip
     assert not data.exists()
 
 
