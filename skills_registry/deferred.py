@@ -30,7 +30,7 @@ MAX_NAME = 64  # the strictest provider limit (OpenAI function names)
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_OUTPUT_CAP = 64 * 1024
 STDERR_TAIL = 2000
-_API_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_API_NAME = re.compile(r"\A[A-Za-z0-9_-]+\Z")
 # Sidecar scripts are third-party code: they get the environment minus anything secret-looking.
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
 _INTERPRETERS = {".py": [sys.executable], ".sh": ["/bin/sh"], ".js": ["node"], ".mjs": ["node"]}

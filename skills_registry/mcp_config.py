@@ -28,7 +28,7 @@ CONFIG_FILE = "mcp.json"
 Scope = Literal["user", "project", "client"]
 # The ``type`` values other clients write, by what the entry has: a command or a URL.
 _TYPES = {"stdio": ("stdio",), "url": ("http", "streamable-http", "streamableHttp", "sse")}
-_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_.@:+-]{1,80}$")
+_PLAIN_NAME = re.compile(r"\A[A-Za-z0-9_.@:+-]{1,80}\Z")
 
 
 @dataclass

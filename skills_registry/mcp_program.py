@@ -42,7 +42,7 @@ PROGRAM_SUFFIXES = frozenset({
 # `srv/main.js`. `uv run`, `deno run`, `bun run` take the operand after `run`.
 RUNNERS = frozenset({"node", "nodejs", "npx", "bun", "bunx", "deno", "uv", "uvx", "tsx"})
 NODE_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".json")
-MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+MODULE = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 SKIPPED_FOLDERS = frozenset({"node_modules", ".git", ".venv", "venv"})
 

@@ -7,6 +7,7 @@ import pytest
 
 from skills_registry.deferred import DeferredTool, ToolCatalog, load_sidecar_tools, qualify
 from skills_registry.errors import ToolCallError
+from skills_registry.mcp_config import shown_name
 from skills_registry.skill import load_skill
 from skills_registry.tool_search import render_tool_search_description, tokenize
 
@@ -77,6 +78,13 @@ def test_qualified_names_are_api_safe() -> None:
         qualify("a" * 60, "b" * 60) != qualify("a" * 60, "b" * 59)
         and len(qualify("a" * 60, "b" * 60)) == 64
     )
+
+
+def test_a_name_ending_in_a_newline_is_no_plain_name() -> None:
+    """`$` matches before a final newline: `srv\n` passed as plain, so a tool name sent to the
+    provider held a newline (refused) and a status line naming the server broke in two."""
+    assert "\n" not in qualify("srv\n", "tool\n") and qualify("srv\n", "t") != qualify("srv", "t")
+    assert shown_name("srv\n") == '"srv\\n"' and shown_name("srv") == "srv"
 
 
 def test_tokenizer_splits_identifiers() -> None:
