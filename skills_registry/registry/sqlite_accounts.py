@@ -29,6 +29,9 @@ from skills_registry.registry.storage import (
 )
 
 MAX_LABEL = 100
+# GitHub's OWNER/NAME: ASCII letters, digits, `-`, `_`, `.` (`\w` also took `é`, `..` passed)
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_WORKFLOW = re.compile(r"[^\x00-\x1f\x7f@]+")  # a path in the repository, no @ref
 
 
 def _hash(token: str) -> str:
@@ -90,6 +93,9 @@ class PublisherWrites:
     def _insert_publisher(self, record: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    def trusted_publishers(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
     def add_trusted_publisher(
         self,
         namespace: str,
@@ -103,6 +109,12 @@ class PublisherWrites:
         record = new_publisher(
             namespace, issuer, repository, workflow, environment, repository_id, owner_id
         )
+        for same in self.trusted_publishers(namespace):  # a second row would only confuse list
+            if _identity(same) == _identity(record):
+                raise UsageError(
+                    f"{same['id']} already lets {repository} {workflow} publish to {namespace}",
+                    hint=f"`kiln registry trusted-publisher remove {same['id']}` first to change it",
+                )
         self._insert_publisher(record)
         return publisher_view(record)
 
@@ -286,15 +298,19 @@ def new_publisher(
         issuer.startswith("http://") and host in ("127.0.0.1", "localhost", "::1")
     ):
         raise UsageError(f"issuer {issuer!r} must be an https:// URL (http only on loopback)")
-    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
+    parts = repository.split("/")
+    if not _REPOSITORY.fullmatch(repository) or {".", ".."} & set(parts):
         raise UsageError(f"repository {repository!r} must be OWNER/NAME")
-    if not workflow or "@" in workflow:
+    steps = workflow.split("/")
+    if not _WORKFLOW.fullmatch(workflow) or {"", ".", ".."} & set(steps):
         raise UsageError(
             f"workflow {workflow!r} must be a workflow file path such as "
             ".github/workflows/release.yml (no @ref)"
         )
+    if any(not c.isprintable() for c in environment):
+        raise UsageError(f"environment {environment!r} must be printable text")
     for value, option in ((repository_id, "--repository-id"), (owner_id, "--owner-id")):
-        if value and not value.isdigit():
+        if value and not re.fullmatch(r"[0-9]+", value):  # isdigit() took `²`
             raise UsageError(f"{option} {value!r} must be the number the CI provider gives")
     return {
         "id": "tp_" + secrets.token_hex(6),
@@ -321,3 +337,13 @@ def publisher_view(row: dict[str, Any]) -> dict[str, Any]:
         "repositoryId": row["repository_id"],
         "ownerId": row["owner_id"],
     }
+
+
+def _identity(row: dict[str, Any]) -> tuple[str, ...]:
+    """What an ID token is matched on (GitHub's names are case-blind)."""
+    return (
+        row["issuer"].rstrip("/"),
+        row["repository"].lower(),
+        row["workflow"],
+        row["environment"],
+    )

@@ -116,6 +116,7 @@ def test_every_store_refuses_bad_token_fields_and_dist_tags(metadata_store: Any)
         ("http://issuer.example", ("", ""), "http only on loopback"),  # PostgreSQL took it
         ("https://issuer.example", ("12a", ""), "--repository-id"),
         ("https://issuer.example", ("", "-1"), "--owner-id"),
+        ("https://issuer.example", ("\u00b2", ""), "--repository-id"),  # isdigit() took it
     ],
 )
 def test_every_store_refuses_the_same_trusted_publishers(
@@ -127,6 +128,46 @@ def test_every_store_refuses_the_same_trusted_publishers(
             "acme", issuer, "acme/skills", ".github/workflows/release.yml", "", *ids
         )
     assert metadata_store.trusted_publishers() == []
+
+
+@pytest.mark.parametrize(
+    ("repository", "workflow", "environment", "words"),
+    [
+        ("../b", ".github/workflows/release.yml", "", "OWNER/NAME"),
+        ("acme/..", ".github/workflows/release.yml", "", "OWNER/NAME"),
+        ("caf\u00e9/skills", ".github/workflows/release.yml", "", "OWNER/NAME"),
+        ("acme/skills", "../../release.yml", "", "workflow"),
+        ("acme/skills", "/.github/workflows/release.yml", "", "workflow"),
+        ("acme/skills", ".github/workflows/release.yml\n", "", "workflow"),
+        ("acme/skills", ".github/workflows/release.yml", "prod\n", "environment"),
+    ],
+)
+def test_every_store_refuses_a_publisher_no_id_token_can_name(
+    metadata_store: Any, repository: str, workflow: str, environment: str, words: str
+) -> None:
+    """`../b` passed as OWNER/NAME (`[\\w.-]+` takes `..` and `é`), a workflow could hold a
+    newline or `..`: rows no ID token matches, listed as if they were publishers."""
+    with pytest.raises(UsageError, match=words):
+        metadata_store.add_trusted_publisher(
+            "acme", "https://issuer.example", repository, workflow, environment
+        )
+    assert metadata_store.trusted_publishers() == []
+
+
+def test_every_store_refuses_the_same_publisher_twice(metadata_store: Any) -> None:
+    """A second `trusted-publisher add` of the same workflow made a second row (two ids, one of
+    them never pinned); it names the first one instead. Another environment is another one."""
+    first = metadata_store.add_trusted_publisher(
+        "acme", "https://issuer.example/", "Acme/Skills", ".github/workflows/release.yml"
+    )
+    with pytest.raises(UsageError, match=f"{first['id']} already lets"):
+        metadata_store.add_trusted_publisher(
+            "acme", "https://issuer.example", "acme/skills", ".github/workflows/release.yml"
+        )
+    metadata_store.add_trusted_publisher(
+        "acme", "https://issuer.example", "acme/skills", ".github/workflows/release.yml", "prod"
+    )
+    assert len(metadata_store.trusted_publishers("acme")) == 2
 
 
 def test_version_lists_read_no_version_document(tmp_path: Path) -> None:
