@@ -60,10 +60,12 @@ class Resolved:
     status_reason: str
     deprecated: str | None
     versions: dict[str, Any] = field(default_factory=dict)  # the signed metadata's list
+    seq: int = 0
+    unreachable: str = ""  # why the copy kept here stood in for the registry's (offline)
 
     def warnings(self) -> list[str]:
         label = f"{self.doc['id']}@{self.doc['version']}"
-        out = []
+        out = [self.offline_note()] if self.unreachable else []
         if self.status == "yanked":
             out.append(f"{label} is yanked: {self.status_reason or 'no reason given'}")
         elif self.status == "deprecated":
@@ -71,6 +73,14 @@ class Resolved:
         if self.deprecated:
             out.append(f"{self.doc['id']} is deprecated: {self.deprecated}")
         return out
+
+    def offline_note(self) -> str:
+        """Said whenever the cached metadata answered: a newer release or a yank since is
+        unknown here."""
+        return (
+            f"{self.unreachable}; {self.doc['id']}'s signed metadata is the copy kept here "
+            f"(seq {self.seq}): a release or yank since then is not known"
+        )
 
 
 def _parse_time(text: Any) -> datetime:
@@ -228,6 +238,8 @@ def resolve_verified(
         doc["statusReason"],
         signed.get("deprecated") or None,
         signed["versions"],
+        int(signed.get("seq") or 0),
+        str(unreachable) if unreachable is not None else "",
     )
 
 

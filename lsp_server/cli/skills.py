@@ -125,6 +125,8 @@ def info_cmd(spec: str, registry: str | None, file_path: str | None, as_json: bo
     with RegistryClient(default_registry(registry)) as client:
         key = trusted_key(client, TrustStore(), first_use=not _ci(False))
         resolved = resolve_verified(client, Cache(), key, skill_id, wanted)
+        if resolved.unreachable:
+            click.echo(f"kiln: {resolved.offline_note()}", err=True)
         if file_path is not None:
             expected = signed_file_sha256(resolved.doc, file_path)
             data = client.file(skill_id, resolved.doc["version"], file_path)

@@ -139,6 +139,12 @@ def test_an_unreachable_registry_still_installs_from_the_cache(
     offline = _install(env, second, proxy.url, "acme/notes@1.0.0")
     assert offline.returncode == 0, offline.stderr
     assert (second / ".kiln" / "skills" / "notes" / "SKILL.md").exists()
+    # said, by install and by info: the copy kept here cannot know a yank since
+    # (before, both answered as if the registry had)
+    assert "cannot reach registry" in offline.stderr and "copy kept here" in offline.stderr
+    info = kiln("skills", "info", "acme/notes@1.0.0", "--registry", proxy.url, env=env, cwd=second)
+    assert info.returncode == 0 and "notes" in info.stdout, info.stderr
+    assert "copy kept here (seq " in info.stderr and "cannot reach registry" in info.stderr
     # docs/registry.md: a version this machine never fetched "needs the registry (`cannot reach
     # registry …`)"; before, the cached copy answered "no version of acme/notes matches '2.0.0'"
     # as if the registry had said so.
