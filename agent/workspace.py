@@ -16,7 +16,7 @@ from pathlib import Path
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
 from kiln_errors.home import holds_home
-from kiln_errors.shown import listed, shown, unlisted
+from kiln_errors.shown import cut, listed, shown, unlisted
 
 
 class Workspace:
@@ -70,12 +70,13 @@ class Workspace:
         and reads the same on every machine. Its last part stays as asked (a shipped link is
         named by its own name, never its target's, which may hold an instruction); folders are
         resolved only when the spelling alone does not place it under the root. Listed as the
-        file tools list names (``\\n`` escaped); one outside the root is shown as given."""
+        file tools list names (``\\n`` escaped) and cut as ``shown`` cuts (a 3,000-character path is
+        its start, "…" and its end); one outside the root is shown as given."""
         raw = Path(os.path.expanduser(path)) if path.startswith("~") else Path(path)
         full = Path(os.path.normpath(raw if raw.is_absolute() else self.root / raw))
         for candidate in (full, full.parent.resolve() / full.name if full.name else full):
             try:
-                return listed(candidate.relative_to(self.root).as_posix() or ".")
+                return cut(listed(candidate.relative_to(self.root).as_posix() or "."))
             except (ValueError, OSError, RuntimeError):
                 continue
         return shown(path)

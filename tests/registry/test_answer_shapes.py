@@ -47,7 +47,7 @@ CASES = [
     (["search", "notes"], {"/v1/skills": {}}, "/v1/skills"),
     (["tokens", "--token", "t"], {"/v1/tokens": {"tokens": [{"id": 1}]}}, "/v1/tokens"),
     (["tokens", "--token", "t"], {"/v1/tokens": {"tokens": 5}}, "/v1/tokens"),
-    (["tokens", "--token", "t", "--revoke", "tok_1"], {}, "/v1/tokens/tok_1"),
+    (["tokens", "--token", "t", "--revoke", "tok_0123456789ab"], {}, "/v1/tokens/tok_0123456789ab"),
     (["audit", "--token", "t"], {"/v1/audit": {"audit": [{}]}}, "/v1/audit"),
     (["login", "--token", "t"], {"/v1/whoami": {"namespace": ["acme"]}}, "/v1/whoami"),
     (["yank", "acme/notes@1.0.0", "--token", "t"], {}, RECEIPT_PATH + "/status"),

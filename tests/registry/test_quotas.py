@@ -202,7 +202,7 @@ def test_instances_sharing_postgresql_count_one_usage(postgres: Postgres, tmp_pa
 @pytest.mark.parametrize(
     ("variable", "value", "words"),
     [
-        ("KILN_REGISTRY_VERSIONS_PER_SKILL", "abc", "'abc' is not a valid integer"),
+        ("KILN_REGISTRY_VERSIONS_PER_SKILL", "abc", "'abc' is not a whole number"),
         ("KILN_REGISTRY_PUBLISHES_PER_HOUR", "0", "0 is not in the range"),
         ("KILN_REGISTRY_NAMESPACE_BYTES", "-5", "-5 is not in the range"),
     ],
