@@ -17,28 +17,17 @@ from typing import Any
 import pytest
 
 from tests.child_signals import as_from_a_terminal
+from tests.nested_repos import nested_repositories
 
 pytestmark = pytest.mark.e2e
 
 COUNT = 55
-COMMIT = ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm"]
-
-
-def nested_workspace(root: Path) -> None:
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    for i in range(1, COUNT + 1):
-        repo = root / f"repo{i:02}"
-        repo.mkdir()
-        (repo / "mod.py").write_text(f"def handler_{i}():\n    return {i}\n")
-        for args in (["init", "-q"], ["add", "-A"], [*COMMIT, f"init {i}"]):
-            subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True, capture_output=True)
 
 
 def test_an_edit_in_the_55th_nested_repository_is_searchable(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()
-    nested_workspace(root)
+    nested_repositories(root, COUNT)
     env = {**os.environ, "KILN_HOME": str(tmp_path / "kh")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "lsp_server", "index", "--watch", "--json", "."],

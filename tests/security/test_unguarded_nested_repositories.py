@@ -13,25 +13,17 @@ from pathlib import Path
 import pytest
 
 from agent.sandbox import find_backend
+from tests.nested_repos import COMMIT, nested_repositories
 from tests.security.scripted_run import kiln_run
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
-
-COMMIT = ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm"]
 
 
 def workspace(tmp_path: Path, nested: int) -> Path:
     """A repository recording ``nested`` repositories of its own, each with a commit."""
     root = tmp_path / "ws"
     root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    for i in range(1, nested + 1):
-        repo = root / f"repo{i:02}"
-        repo.mkdir()
-        (repo / "mod.py").write_text(f"def handler_{i}():\n    return {i}\n")
-        for args in (["init", "-q"], ["add", "-A"], [*COMMIT, f"init {i}"]):
-            subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True, capture_output=True)
+    nested_repositories(root, nested)
     subprocess.run(["git", *COMMIT, "top"], cwd=root, check=True)
     return root
 
