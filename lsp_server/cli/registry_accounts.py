@@ -175,16 +175,11 @@ def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: boo
 @click.option("--json", "as_json", is_flag=True, help="Print the usage as a JSON object.")
 def usage_cmd(namespace: str, data: Path | None, quotas: Quotas, as_json: bool) -> None:
     """How close a namespace is to the quotas (pass the ones the registry is served with)."""
-    from lsp_server.cli.skills_author import checked_namespace, usage_lines
+    from lsp_server.cli.skills_author import checked_namespace, print_usage
 
     checked_namespace(namespace)  # `ACME` or `a/b` holds nothing: never report zeros for it
     answer = usage_report(quotas, open_existing_store(data).namespace_usage(namespace), namespace)
-    if as_json:
-        click.echo(json.dumps(answer, indent=2))
-        return
-    click.echo(f"namespace {namespace!r}")
-    for line in usage_lines(answer):
-        click.echo(line)
+    print_usage(answer, f"namespace {namespace!r}", as_json)
 
 
 @click.group("trusted-publisher")

@@ -254,20 +254,13 @@ def usage_cmd(
     namespace: str | None, registry: str | None, token: str | None, as_json: bool
 ) -> None:
     """How close your namespace is to the registry's quotas (bytes, versions, publish rate)."""
-    import json
-
     if namespace is not None:
         checked_namespace(namespace)  # before any request: a 404 "Not Found" named nothing
     url = default_registry(registry)
     with RegistryClient(url, _token(url, token)) as client:
         namespace = namespace or client.whoami()
         answer = client.usage(namespace)
-    if as_json:
-        click.echo(json.dumps(answer, indent=2))
-        return
-    click.echo(f"namespace {printable(namespace, 200)!r} on {url}")
-    for line in usage_lines(answer):
-        click.echo(line)
+    print_usage(answer, f"namespace {printable(namespace, 200)!r} on {url}", as_json)
 
 
 def checked_namespace(namespace: str) -> str:
@@ -292,6 +285,19 @@ def checked_token_id(token_id: str) -> str:
             hint="a token id is tok_ and 12 hex digits; `kiln skills tokens` lists them",
         )
     return token_id
+
+
+def print_usage(answer: dict[str, Any], heading: str, as_json: bool) -> None:
+    """What `kiln skills usage` and `kiln registry usage` print: the JSON, or a heading and
+    ``usage_lines``."""
+    import json
+
+    if as_json:
+        click.echo(json.dumps(answer, indent=2))
+        return
+    click.echo(heading)
+    for line in usage_lines(answer):
+        click.echo(line)
 
 
 def usage_lines(answer: dict[str, Any]) -> list[str]:
