@@ -30,13 +30,16 @@ def default_data() -> Path:
 
 def open_or_fail(factory: Callable[[], T], data_dir: Path) -> T:
     """Open the stores; an unusable folder or server is a one-line error, not a traceback."""
-    from skills_registry.registry.errors import RegistryError
+    from skills_registry.registry.errors import NotARegistry, RegistryError
 
     try:
         return factory()
     except RegistryError as exc:
         hint = f" ({exc.hint})" if getattr(exc, "hint", "") else ""
-        raise click.ClickException(f"{exc}{hint}") from None
+        failure = click.ClickException(f"{exc}{hint}")
+        if isinstance(exc, NotARegistry):  # a --data or --db naming the wrong file: usage
+            failure.exit_code = exc.exit_code
+        raise failure from None
     except (OSError, sqlite3.Error) as exc:
         raise click.ClickException(f"cannot use data folder {data_dir}: {exc}") from None
     except Exception as exc:  # psycopg/botocore errors: one line, not a traceback
