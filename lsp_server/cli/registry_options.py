@@ -50,6 +50,23 @@ def open_or_fail(factory: Callable[[], T], data_dir: Path) -> T:
         raise click.ClickException(f"cannot open the registry's stores: {text}") from None
 
 
+def warn_bad_ids(ids: list[str], what: str) -> None:
+    """One stderr line naming skills whose ids the id rules refuse: rows written before the
+    rules refused a trailing newline (``evil\n/x``) stay in a database, and ``what`` says how
+    this command treated them. Escaped: the id printed as is would break the line."""
+    from skills_registry.redirects import printable
+
+    unique = sorted(set(ids))
+    if not unique:
+        return
+    shown = ", ".join(printable(i, 80) for i in unique[:5]) + (", …" if len(unique) > 5 else "")
+    click.echo(
+        f"kiln: warning: {len(unique)} skill id(s) break the registry's id rules (written "
+        f"before a trailing newline was refused): {shown}; {what}",
+        err=True,
+    )
+
+
 def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     ctx.meta[f"kiln_registry_{param.name}"] = value
     return value
