@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - Windows: last writer wins
 from skills_registry import config_file
 from skills_registry.local_state import write_atomically
 from skills_registry.registry.errors import UsageError, WriteFailed
-from skills_registry.registry.semver import is_version
+from skills_registry.registry.semver import is_version, normal_range
 
 LOCK_NAME = "skills-lock.json"
 LOCK_VERSION = 1
@@ -62,6 +62,8 @@ class LockEntry:
                 hint="delete the entry and install the skill again",
             ) from None
         bad = entry.invalid_field()
+        if not bad:  # written before ranges were normalised: the next write stores it so
+            entry.requested = normal_range(entry.requested)
         if bad:
             raise UsageError(
                 f"lockfile entry {skill_id!r} has an invalid {bad!r}",

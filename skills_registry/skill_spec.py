@@ -8,17 +8,19 @@ import unicodedata
 from skills_registry.lookalike import shown, skeleton
 from skills_registry.registry.errors import UsageError
 from skills_registry.registry.id_rules import SKILL_ID_RE
+from skills_registry.registry.semver import normal_range
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
-    """``(id, range)``; the range is ``*`` when the spec names none."""
+    """``(id, range)``; the range is ``*`` when the spec names none, else as ``normal_range``
+    spells it (the lockfile stores it)."""
     skill_id, _, wanted = spec.partition("@")
     # the registry's own rules: an id past them names no skill on any registry, so it is
     # refused here (exit 2) rather than asked for (a 404)
     if not SKILL_ID_RE.fullmatch(skill_id):
         raise UsageError(f"invalid skill id '{shown(skill_id)}'{_why(skill_id)}",
                          hint="use <namespace>/<name>[@RANGE]")  # fmt: skip
-    return skill_id, wanted or "*"
+    return skill_id, normal_range(wanted) or "*"
 
 
 def _why(skill_id: str) -> str:

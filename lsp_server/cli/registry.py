@@ -27,6 +27,7 @@ from lsp_server.cli.registry_options import (
     default_data,
     open_or_fail,
     quota_options,
+    warn_bad_ids,
 )
 from skills_registry.registry.quotas import Quotas
 
@@ -288,19 +289,23 @@ def marketplace_cmd(
             "`kiln registry serve` uses, or --db URL)"
         )
     backends = _open(lambda: open_backends(data_dir, db, blobs), data_dir)
-    if out is None:  # served shape: absolute git sources, as GET /.claude-plugin/marketplace.json
-        from skills_registry.archive import read_archive
-        from skills_registry.registry.gitrepo import build_repo
+    from skills_registry.archive import read_archive
+    from skills_registry.registry.gitrepo import build_repo
 
-        def commit(doc: dict[str, Any]) -> str:
-            contents = read_archive(backends.blobs.get(doc["archiveSha256"]))
-            return build_repo(contents, f"{doc['id']}@{doc['version']}").commit
+    def commit(doc: dict[str, Any]) -> str:  # served shape: absolute git sources, as served
+        contents = read_archive(backends.blobs.get(doc["archiveSha256"]))
+        return build_repo(contents, f"{doc['id']}@{doc['version']}").commit
 
-        market = build_marketplace(backends.store, base_url, git_commit=commit)
+    left_out: list[str] = []
+    if out is None:
+        market = build_marketplace(backends.store, base_url, git_commit=commit, left_out=left_out)
         click.echo(json.dumps(market, indent=2))
-        return
-    market = export_marketplace(backends.store, backends.blobs, base_url, out)
-    click.echo(f"wrote {len(market['plugins'])} skills to {out}")
+    else:
+        market = export_marketplace(
+            backends.store, backends.blobs, base_url, out, left_out=left_out
+        )
+        click.echo(f"wrote {len(market['plugins'])} skills to {out}")
+    warn_bad_ids(left_out, "left out of the marketplace")
 
 
 def _add_account_commands() -> None:

@@ -23,8 +23,10 @@ from lsp_server.cli.registry_options import (
     open_existing_store,
     open_store,
     quota_options,
+    warn_bad_ids,
 )
 from skills_registry.registry.errors import UsageError
+from skills_registry.registry.id_rules import SKILL_ID_RE
 from skills_registry.registry.quotas import Quotas, usage_report
 
 
@@ -117,6 +119,8 @@ def token_group(
 @click.option("--json", "as_json", is_flag=True, help="Print the tokens as a JSON list.")
 def token_list(data: Path | None, namespace: str | None, as_json: bool) -> None:
     """List tokens (ids, labels, scopes, expiry, revocation; never secrets)."""
+    from skills_registry.redirects import printable
+
     rows = _store(data).list_tokens(namespace)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -127,9 +131,8 @@ def token_list(data: Path | None, namespace: str | None, as_json: bool) -> None:
             if t["revokedAt"]
             else f"expires {t['expiresAt'] or 'never'}"
         )
-        click.echo(
-            f"{t['id']}  {t['namespace']}  {','.join(t['scopes'])}  {state}  {t['label'] or '-'}"
-        )
+        line = f"{t['id']}  {t['namespace']}  {','.join(t['scopes'])}  {state}  {t['label'] or '-'}"
+        click.echo(printable(line, 2000))  # a namespace from before the id rules held a newline
 
 
 @token_group.command("revoke")
@@ -156,6 +159,8 @@ def token_revoke(token_id: str, data: Path | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as a JSON list.")
 def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: bool) -> None:
     """Every write: when, what, which archive sha256, and the token (id and label) that did it."""
+    from skills_registry.redirects import printable
+
     rows = open_existing_store(data).audit_log(namespace, since, 1000)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -163,9 +168,12 @@ def audit_cmd(data: Path | None, namespace: str | None, since: int, as_json: boo
     for r in rows:
         what = f"{r['id']}@{r['version']}" if r["version"] else r["id"]
         sha = f" sha256:{r['sha256']}" if r["sha256"] else ""
-        click.echo(
+        line = (
             f"{r['seq']} {r['at']} {r['action']} {what}{sha} by {r['tokenId']} ({r['tokenLabel']})"
         )
+        click.echo(printable(line, 2000))  # one entry, one line
+    bad = [str(r["id"]) for r in rows if not SKILL_ID_RE.fullmatch(str(r["id"]))]
+    warn_bad_ids(bad, "shown escaped above; the marketplace leaves them out")
 
 
 @click.command("usage")

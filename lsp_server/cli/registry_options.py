@@ -30,13 +30,16 @@ def default_data() -> Path:
 
 def open_or_fail(factory: Callable[[], T], data_dir: Path) -> T:
     """Open the stores; an unusable folder or server is a one-line error, not a traceback."""
-    from skills_registry.registry.errors import RegistryError
+    from skills_registry.registry.errors import NotARegistry, RegistryError
 
     try:
         return factory()
     except RegistryError as exc:
         hint = f" ({exc.hint})" if getattr(exc, "hint", "") else ""
-        raise click.ClickException(f"{exc}{hint}") from None
+        failure = click.ClickException(f"{exc}{hint}")
+        if isinstance(exc, NotARegistry):  # a --data or --db naming the wrong file: usage
+            failure.exit_code = exc.exit_code
+        raise failure from None
     except (OSError, sqlite3.Error) as exc:
         raise click.ClickException(f"cannot use data folder {data_dir}: {exc}") from None
     except Exception as exc:  # psycopg/botocore errors: one line, not a traceback
@@ -45,6 +48,23 @@ def open_or_fail(factory: Callable[[], T], data_dir: Path) -> T:
             raise
         text = " ".join(str(exc).split())
         raise click.ClickException(f"cannot open the registry's stores: {text}") from None
+
+
+def warn_bad_ids(ids: list[str], what: str) -> None:
+    """One stderr line naming skills whose ids the id rules refuse: rows written before the
+    rules refused a trailing newline (``evil\n/x``) stay in a database, and ``what`` says how
+    this command treated them. Escaped: the id printed as is would break the line."""
+    from skills_registry.redirects import printable
+
+    unique = sorted(set(ids))
+    if not unique:
+        return
+    shown = ", ".join(printable(i, 80) for i in unique[:5]) + (", …" if len(unique) > 5 else "")
+    click.echo(
+        f"kiln: warning: {len(unique)} skill id(s) break the registry's id rules (written "
+        f"before a trailing newline was refused): {shown}; {what}",
+        err=True,
+    )
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

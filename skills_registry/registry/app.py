@@ -34,7 +34,7 @@ from skills_registry.registry.errors import (
     UsageError,
     ValidationFailed,
 )
-from skills_registry.registry.git_http import git_files, git_upload_pack
+from skills_registry.registry.git_http import git_files, git_refused, git_upload_pack
 from skills_registry.registry.http import (
     MAX_JSON_BYTES,
     RefuseNul,
@@ -346,6 +346,7 @@ def create_app_with(
         Route("/v1/marketplace.json", marketplace),
         Route("/.claude-plugin/marketplace.json", marketplace),
         Route("/git/{namespace}/{repo}/git-upload-pack", git_upload_pack, methods=["POST"]),
+        Route("/git/{namespace}/{repo}/git-receive-pack", git_refused, methods=["POST"]),
         Route("/git/{namespace}/{repo}/{rest:path}", git_files),
         Route(_SKILL, _inline(skill_detail)),
         Route(_SKILL + "/metadata", _inline(signed_metadata)),

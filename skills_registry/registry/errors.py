@@ -26,6 +26,13 @@ class NoRegistry(UsageError):
     """No registry URL was given or configured."""
 
 
+class NotARegistry(UsageError):
+    """The SQLite file named as the registry's database holds another application's tables;
+    nothing was written to it."""
+
+    hint = "pass --data a folder of its own, or --db sqlite:///… a new file"
+
+
 class ArchiveError(RegistryError):
     """An archive is unsafe or malformed; nothing from it was written."""
 

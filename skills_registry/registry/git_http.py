@@ -2,7 +2,10 @@
 
 The dumb protocol (``info/refs``, ``HEAD``, loose objects) and the smart protocol's stateless
 fetch (ref advertisement, ``git-upload-pack``) over the repository ``gitrepo`` builds; the
-served marketplace points Claude Code here. Read-only: there is no receive-pack.
+served marketplace points Claude Code here. Read-only: there is no receive-pack, and a push
+is refused with a 403 whose one ``text/plain`` line git shows the user (``remote: …``); any
+other ``?service=`` is refused too, never answered with the dumb protocol's refs (a push then
+fell back to WebDAV and failed with nothing to say why).
 """
 
 from __future__ import annotations
@@ -55,13 +58,35 @@ def _gunzip(body: bytes, cap: int) -> bytes:
     return out
 
 
+READ_ONLY = (
+    "this registry's git repositories are read-only: publish a new version with "
+    "`kiln skills publish PATH --version X`\n"
+)
+
+
+def git_refused(request: Request) -> Response:
+    """``git push``: the ref discovery for ``git-receive-pack``, or the pack it would send.
+    Plain text, not the API's JSON error: git shows a ``text/plain`` error body and nothing
+    else (``remote: …`` before its own ``… returned error: 403``). Whatever the repository:
+    no push is taken, so none is looked up (a lookup unpacks the latest archive)."""
+    return Response(READ_ONLY, status_code=403, media_type="text/plain; charset=utf-8")
+
+
 def git_files(request: Request) -> Response:
     """``git clone BASE/git/NS/NAME.git``: refs, HEAD and loose objects (dumb), or the smart
     protocol's ref advertisement."""
     rest = request.path_params["rest"]
+    service = request.query_params.get("service")
+    if rest == "info/refs" and service is not None and service != "git-upload-pack":
+        if service == "git-receive-pack":
+            return git_refused(request)
+        unknown = (
+            f"unsupported git service {service[:60]!r}: this registry serves git-upload-pack\n"
+        )
+        return Response(unknown, status_code=403, media_type="text/plain; charset=utf-8")
     repo_name, repo = _git_repo(request)
     text = "text/plain; charset=utf-8"
-    if rest == "info/refs" and request.query_params.get("service") == "git-upload-pack":
+    if rest == "info/refs" and service == "git-upload-pack":
         return Response(
             repo.advertisement(),
             media_type="application/x-git-upload-pack-advertisement",

@@ -21,16 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from skills_registry.archive import extract, read_archive
+from skills_registry.registry.id_rules import SKILL_ID_RE
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
 
-def _latest(store: MetadataStore) -> list[dict[str, Any]]:
+def _latest(store: MetadataStore, left_out: list[str]) -> list[dict[str, Any]]:
+    """Each skill's latest version, but for a skill whose id the id rules refuse (one written
+    before they refused a trailing newline, ``evil\n/x``), which goes to ``left_out``: its id
+    would name a plugin, a git URL and an exported folder."""
     docs: list[dict[str, Any]] = []
     cursor: str | None = None
     while True:
         page, cursor = store.search("", cursor=cursor, limit=100)
         for skill in page:
-            if skill.get("latestVersion"):  # every version yanked: nothing to offer
+            if not SKILL_ID_RE.fullmatch(str(skill["id"])):
+                left_out.append(str(skill["id"]))
+            elif skill.get("latestVersion"):  # every version yanked: nothing to offer
                 doc = store.get_version(skill["id"], skill["latestVersion"])
                 if doc is not None:
                     docs.append(doc)
@@ -44,11 +50,13 @@ def build_marketplace(
     *,
     name: str = "kiln-registry",
     git_commit: Callable[[dict[str, Any]], str] | None = None,
+    left_out: list[str] | None = None,
 ) -> dict[str, Any]:
-    """``git_commit`` given: absolute git sources (served marketplace); else relative paths."""
+    """``git_commit`` given: absolute git sources (served marketplace); else relative paths.
+    The ids of skills left out for breaking the id rules are added to ``left_out``."""
     base_url = base_url.rstrip("/")
     plugins: list[dict[str, Any]] = []
-    for doc in _latest(store):
+    for doc in _latest(store, left_out if left_out is not None else []):
         source: Any = f"./skills/{doc['namespace']}/{doc['name']}"
         if git_commit is not None:
             source = {
@@ -90,11 +98,17 @@ def build_marketplace(
 
 
 def export_marketplace(
-    store: MetadataStore, blobs: BlobStore, base_url: str, out: Path, *, name: str = "kiln-registry"
+    store: MetadataStore,
+    blobs: BlobStore,
+    base_url: str,
+    out: Path,
+    *,
+    name: str = "kiln-registry",
+    left_out: list[str] | None = None,
 ) -> dict[str, Any]:
     """Write ``out/.claude-plugin/marketplace.json`` and ``out/skills/<ns>/<name>/`` (replaced)."""
     out = Path(out)
-    market = build_marketplace(store, base_url, name=name)
+    market = build_marketplace(store, base_url, name=name, left_out=left_out)
     skills_dir = out / "skills"
     if skills_dir.exists():
         shutil.rmtree(skills_dir)

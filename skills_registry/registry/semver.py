@@ -85,6 +85,13 @@ def clip(text: str, limit: int = 80) -> str:
     return shown if len(shown) <= limit else shown[: limit - 2] + "…'"
 
 
+def normal_range(text: str) -> str:
+    """A range as the lockfile keeps it: no space around it, one space between its parts
+    (``"1.0.0 "`` typed in quotes is ``1.0.0``; ``>=1  <2`` is ``>=1 <2``), so one range has
+    one spelling in every lockfile and in what ``update`` and ``outdated`` print."""
+    return " ".join(text.split())
+
+
 def is_version(text: str) -> bool:
     """``text`` is exactly a version, as stored and signed: nothing stripped (``1.0.0 `` with
     its space would be a second ``1.0.0`` and a file name with a space on every client)."""

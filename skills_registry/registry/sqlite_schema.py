@@ -20,7 +20,8 @@ from pathlib import Path
 import sqlite_utils
 from sqlite_migrate import Migrations
 
-from kiln_errors.sqlite_common import MIGRATIONS_TABLE, enable_wal, immediate
+from kiln_errors.sqlite_common import MIGRATIONS_TABLE, enable_wal, immediate, is_corrupt
+from skills_registry.registry.errors import NotARegistry
 from skills_registry.registry.store_rules import lookalike_sql, lookalike_sql_v1
 
 migrations = Migrations("kiln-registry")
@@ -295,10 +296,56 @@ def m010_version_archive_size(db: sqlite_utils.Database) -> None:
     )
 
 
+def check_registry_file(path: Path) -> None:
+    """Refuse a file that is another application's database before writing anything to it
+    (even WAL mode rewrites its header): one whose tables carry none of the registry's
+    migration records, or that is no SQLite database at all. A missing or empty file, or a
+    database with no table yet (a first open killed before its migrations committed), is a
+    new registry. The records are ``kiln-registry`` steps in ``_sqlite_migrations``, or the
+    earlier migrator's ``m001_initial`` in ``_migrations`` beside a ``skills`` table."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            tables = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+                )
+            ]
+            if not tables or _has_registry_record(conn, tables):
+                return
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        if not is_corrupt(exc):
+            raise
+        raise NotARegistry(f"{path} is not a Kiln registry database: {exc}") from None
+    shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
+    raise NotARegistry(
+        f"{path} is not a Kiln registry database (it holds another application's tables: "
+        f"{shown}); nothing was written to it"
+    )
+
+
+def _has_registry_record(conn: sqlite3.Connection, tables: list[str]) -> bool:
+    if MIGRATIONS_TABLE in tables:
+        sql = f"SELECT 1 FROM {MIGRATIONS_TABLE} WHERE migration_set = ? LIMIT 1"
+        if conn.execute(sql, (migrations.name,)).fetchone():
+            return True
+    if "_migrations" in tables and "skills" in tables:
+        sql = "SELECT 1 FROM _migrations WHERE name = 'm001_initial'"
+        return conn.execute(sql).fetchone() is not None
+    return False
+
+
 def migrate(path: Path) -> None:
     """Apply pending migrations on a connection of their own, then close it: all of them in
     one IMMEDIATE transaction, so two processes opening a new registry at once do not both
-    start a read and then fail to upgrade it (the second waits, then finds nothing to do)."""
+    start a read and then fail to upgrade it (the second waits, then finds nothing to do).
+    Another application's database is refused first (``check_registry_file``)."""
+    check_registry_file(path)
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
         enable_wal(conn, 30)

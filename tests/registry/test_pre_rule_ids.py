@@ -1,0 +1,95 @@
+"""Rows whose namespace or name ends in a newline, written before the id rules were anchored
+with `\\A…\\Z` (`evil\\n` passed `^…$`), stay in a registry's database. What reads them now:
+the marketplace (served, printed, exported) leaves such a skill out, since its id would name a
+plugin, a git URL and a folder with a newline in it, and `kiln registry marketplace` says so on
+stderr; `kiln registry audit` and `token list` print each entry on one line, the id escaped,
+and `audit` names such ids on stderr. Before, the export wrote a folder named `evil\\n` and the
+audit's entry for it broke into two lines."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import httpx
+
+from tests.registry.conftest import FIXTURES, cli_env, kiln, ok, serving
+
+BAD = "evil\n/brand-guidelines"
+
+
+def _write_pre_rule_rows(db_path: Path) -> None:
+    """What a publish by a token for `evil\\n` stored before the rules refused it."""
+    db = sqlite3.connect(db_path)
+    with db:
+        db.execute(
+            "INSERT INTO skills (id, namespace, name, description, latest, deprecated,"
+            " created_at, updated_at) SELECT ?, 'evil' || char(10), name, description, latest,"
+            " deprecated, created_at, updated_at FROM skills WHERE id = 'acme/brand-guidelines'",
+            (BAD,),
+        )
+        doc = json.loads(db.execute("SELECT doc FROM versions").fetchone()[0])
+        doc.update(id=BAD, namespace="evil\n")
+        db.execute(
+            "INSERT INTO versions (skill_id, version, status, status_reason, published_at, doc,"
+            " archive_sha256, archive_size) SELECT ?, version, status, status_reason,"
+            " published_at, ?, archive_sha256, archive_size FROM versions",
+            (BAD, json.dumps(doc)),
+        )
+        db.execute(
+            "INSERT INTO audit (at, action, skill_id, version, sha256, namespace, token_id,"
+            " token_label) SELECT at, action, ?, version, sha256, 'evil' || char(10), token_id,"
+            " token_label FROM audit",
+            (BAD,),
+        )
+        db.execute(
+            "INSERT INTO tokens (token_sha256, namespace, created_at, id, label, scopes)"
+            " VALUES (?, 'evil' || char(10), '2026-01-01T00:00:00Z', 'tok_0123456789ab', 'old',"
+            " 'publish')",
+            ("0" * 64,),
+        )
+    db.close()
+
+
+def test_a_pre_rule_id_is_left_out_and_shown_escaped(tmp_path: Path) -> None:
+    data, home = tmp_path / "data", tmp_path / "home"
+    env = cli_env(home)
+    with serving(data, home) as port:
+        url = f"http://127.0.0.1:{port}"
+        token = ok(kiln("registry", "token", "--namespace", "acme", "--data", str(data),
+                        env=env, cwd=tmp_path)).strip()  # fmt: skip
+        ok(kiln("skills", "publish", str(FIXTURES / "brand-guidelines"), "--version", "1.0.0",
+                "--token", token, "--registry", url, env=env, cwd=tmp_path))  # fmt: skip
+        _write_pre_rule_rows(data / "registry.db")
+        listed = httpx.get(f"{url}/v1/skills").json()["skills"]
+        assert sorted(s["id"] for s in listed) == ["acme/brand-guidelines", BAD]  # it is there
+        served = httpx.get(f"{url}/.claude-plugin/marketplace.json").json()
+        assert [p["kiln"]["id"] for p in served["plugins"]] == ["acme/brand-guidelines"]
+
+    out = tmp_path / "market"
+    exported = kiln("registry", "marketplace", "--data", str(data), "--base-url", url,
+                    "--out", str(out), env=env, cwd=tmp_path)  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stdout == f"wrote 1 skills to {out}\n"
+    assert exported.stderr.splitlines() == [
+        "kiln: warning: 1 skill id(s) break the registry's id rules (written before a trailing "
+        "newline was refused): evil\\n/brand-guidelines; left out of the marketplace"
+    ]
+    assert sorted(p.name for p in (out / "skills").iterdir()) == ["acme"]
+    printed = kiln("registry", "marketplace", "--data", str(data), "--base-url", url,
+                   env=env, cwd=tmp_path)  # fmt: skip
+    assert printed.returncode == 0, printed.stderr
+    plugins = json.loads(printed.stdout)["plugins"]
+    assert [p["kiln"]["id"] for p in plugins] == ["acme/brand-guidelines"]
+    assert "left out of the marketplace" in printed.stderr
+
+    audit = kiln("registry", "audit", "--data", str(data), env=env, cwd=tmp_path)
+    assert audit.returncode == 0, audit.stderr
+    lines = audit.stdout.splitlines()
+    assert len(lines) == 2 and all(line.split(" ", 1)[0].isdigit() for line in lines), lines
+    assert " publish evil\\n/brand-guidelines@1.0.0 " in lines[1]
+    assert audit.stderr.count("\n") == 1 and "evil\\n/brand-guidelines" in audit.stderr
+
+    tokens = ok(kiln("registry", "token", "list", "--data", str(data), env=env, cwd=tmp_path))
+    assert len(tokens.splitlines()) == 2 and "  evil\\n  publish  " in tokens, tokens
