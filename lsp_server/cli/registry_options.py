@@ -30,14 +30,14 @@ def default_data() -> Path:
 
 def open_or_fail(factory: Callable[[], T], data_dir: Path) -> T:
     """Open the stores; an unusable folder or server is a one-line error, not a traceback."""
-    from skills_registry.registry.errors import NotARegistry, RegistryError
+    from skills_registry.registry.errors import RegistryError, UsageError
 
     try:
         return factory()
     except RegistryError as exc:
         hint = f" ({exc.hint})" if getattr(exc, "hint", "") else ""
         failure = click.ClickException(f"{exc}{hint}")
-        if isinstance(exc, NotARegistry):  # a --data or --db naming the wrong file: usage
+        if isinstance(exc, UsageError):  # a --db or --blobs Kiln cannot use, no signing key
             failure.exit_code = exc.exit_code
         raise failure from None
     except (OSError, sqlite3.Error) as exc:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from skills_registry.registry.errors import KeyMismatch, UsageError
+from skills_registry.registry.errors import KeyMismatch, RegistryError, UsageError
 from skills_registry.registry.signing import (
     KEY_FILE,
     Signer,
@@ -143,8 +143,8 @@ def sweep_orphans(
     halves (a mistyped ``--db``): every archive would read as unreferenced, so nothing is
     deleted."""
     candidates = list(blobs.unreferenced_candidates(older_than))
-    if candidates and not store.search("", limit=1)[0]:
-        raise UsageError(
+    if candidates and not store.search("", limit=1)[0]:  # a refusal (exit 1), as documented
+        raise RegistryError(
             f"the database holds no skill, yet the archive store holds {len(candidates)} "
             "archives older than the grace period: refusing to delete them",
             hint="check that --db/--data and --blobs name the same registry",

@@ -68,6 +68,9 @@ def test_each_failure_exits_with_the_code_its_row_names(
     pinned = kiln("skills", "trust", live.url, "--key", other_key, env=other, cwd=project)
     assert pinned.returncode == 0, pinned.stderr
     cases["wrong key"] = ("signature", ("skills", "install", "acme/notes", "--yes"), other)
+    data = str(tmp_path / "no-key-here")  # operators' configuration: a URL, a key file
+    cases["bad --db"] = ("`--db` or `--blobs`", ("registry", "audit", "--db", "mysql://x/y"), env)
+    cases["no key"] = ("no signing key", ("registry", "key", "--data", data), env)
     seen = {case: kiln(*args, env=e, cwd=project, input="") for case, (_, args, e) in cases.items()}
     assert kiln("skills", "install", "acme/notes", "--yes", env=env, cwd=project).returncode == 0
     (project / ".kiln/skills/notes/SKILL.md").write_text("changed\n")

@@ -18,8 +18,8 @@ from tests.registry.conftest import cli_env, kiln, make_skill, serving
 KEY = Path("keys/ed25519.key")
 
 
-def _fails_in_one_line(result, words: str) -> None:  # type: ignore[no-untyped-def]
-    assert result.returncode == 1, (result.stdout, result.stderr)
+def _fails_in_one_line(result, words: str, code: int = 2) -> None:  # type: ignore[no-untyped-def]
+    assert result.returncode == code, (result.stdout, result.stderr)  # 2: configuration
     assert "Traceback" not in result.stderr
     assert words in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
@@ -39,7 +39,7 @@ def test_key_is_created_only_with_new(tmp_path: Path) -> None:
     assert (data / KEY).stat().st_mode & 0o777 == 0o600
 
     again = kiln("registry", "key", "--new", "--data", str(data), env=env, cwd=tmp_path)
-    _fails_in_one_line(again, "already exists")
+    _fails_in_one_line(again, "already exists", code=1)  # a refusal, not a mistake
     shown = kiln("registry", "key", "--data", str(data), env=env, cwd=tmp_path)
     assert shown.returncode == 0 and shown.stdout == made.stdout and shown.stderr == ""
 
