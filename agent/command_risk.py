@@ -44,7 +44,6 @@ DESTRUCTIVE = [
     re.compile(r"^mkfs(\.\w+)?( |$)"),
     re.compile(r"^dd .*\bof=/dev/"),
     re.compile(r"^(shutdown|reboot|halt|poweroff)( |$)"),
-    re.compile(r"^git (.* )?reset (.* )?--hard"),
     # the work tree's edits (the user's too) into refs/stash, or stashes thrown away: a --ci run
     # puts refs/stash back as it found it, and what was stashed is in no patch
     re.compile(r"^git stash( (push|save|drop|clear)\b.*| -.*)?$"),
@@ -118,8 +117,17 @@ _BRANCH_VALUES = {"-b", "-B", "--orphan", "--conflict", "-s", "--source"}
 # name with a file's extension (``calc.py``); any other word is a path unless git resolves it
 # as a revision (``Makefile``), asked through ``revision``
 _PATH_SHAPED = re.compile(r"^(\.\.?(/.*)?|:.*|.*[*?\[].*|.*\.[A-Za-z][A-Za-z0-9]*)$")
-_DISCARDING_VERBS = {"checkout", "restore", "switch", "checkout-index", "read-tree", "reset",
-                     "clean"}  # fmt: skip
+# each verb's long options that matter here: git takes any unique prefix of one (``--har``,
+# ``--forc``), so a prefix counts as the option
+_LONG = {
+    "checkout": ("--force", "--pathspec-from-file", "--orphan", "--conflict"),
+    "restore": ("--worktree", "--staged", "--source", "--pathspec-from-file"),
+    "switch": ("--force", "--discard-changes", "--orphan", "--conflict"),
+    "checkout-index": ("--force",),
+    "read-tree": ("--reset",),
+    "reset": ("--hard", "--merge"),
+    "clean": ("--dry-run", "--force", "--exclude"),
+}
 _CLEAN_VALUES = {"-e", "--exclude"}
 # git's options before the subcommand that point it at another repository or work tree: there
 # the workspace's refs say nothing of what a name is
@@ -137,11 +145,11 @@ def _elsewhere(ahead: tuple[str, ...]) -> bool:
     return False
 
 
-def _split(
-    rest: tuple[str, ...], values: set[str] = _BRANCH_VALUES
-) -> tuple[set[str], list[str], bool]:
-    """A git subcommand's flags (short ones as letters, ``--force`` as ``f``), its other words,
-    and whether a ``--`` ends the options (what follows it is paths, not counted)."""
+def _split(verb: str, rest: tuple[str, ...]) -> tuple[set[str], list[str], bool]:
+    """A git subcommand's flags (short ones as letters, ``--force`` as ``f``, a long one given
+    by a prefix as the whole), its other words, and whether a ``--`` ends the options (what
+    follows it is paths, not counted)."""
+    values = _CLEAN_VALUES if verb == "clean" else _BRANCH_VALUES
     flags: set[str] = set()
     words: list[str] = []
     skip = False
@@ -152,7 +160,10 @@ def _split(
             return flags, words, True
         elif arg.startswith("--"):
             key = arg.split("=", 1)[0]
-            flags.add({"--force": "f", "--worktree": "W", "--staged": "S"}.get(key, key))
+            named = [o for o in _LONG[verb] if o.startswith(key)] if len(key) > 2 else []
+            key = named[0] if len(named) == 1 else key
+            for name in named or [key]:  # an ambiguous prefix, which git refuses: each
+                flags.add({"--force": "f", "--worktree": "W", "--staged": "S"}.get(name, name))
             skip = key in values and "=" not in arg and i + 1 < len(rest)
         elif arg.startswith("-") and len(arg) > 1:
             letters = arg[1:]
@@ -167,18 +178,18 @@ def _split(
 
 
 def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | None) -> bool:
-    """git forms that overwrite uncommitted edits in the work tree, as ``git reset --hard``
-    does: ``checkout -- PATH``, ``checkout PATH`` (any word git would not resolve as a revision:
+    """git forms that overwrite uncommitted edits in the work tree: ``reset --hard``,
+    ``checkout -- PATH``, ``checkout PATH`` (any word git would not resolve as a revision:
     ``revision`` asks it; without one every such word is a path), ``checkout -f``, ``restore
     PATH`` (not ``restore --staged`` alone), ``switch -f``/``--discard-changes``,
     ``checkout-index -f``, ``read-tree --reset -u``, ``reset --merge`` (it drops staged edits),
     ``clean`` but ``clean -n``.
     ``git checkout BRANCH`` and ``git reset --keep`` refuse by themselves to overwrite an edit,
     and are left alone."""
-    if not args or args[0] not in _DISCARDING_VERBS:
+    if not args or args[0] not in _LONG:
         return False
     verb = args[0]
-    flags, words, dashed = _split(args[1:], _CLEAN_VALUES if verb == "clean" else _BRANCH_VALUES)
+    flags, words, dashed = _split(verb, args[1:])
     if verb == "clean":  # without -f too: ``-c clean.requireForce=false``, or the repo's config
         return not flags & {"n", "--dry-run"}
     if verb == "checkout-index":
@@ -186,7 +197,7 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     if verb == "read-tree":
         return "--reset" in flags and "u" in flags
     if verb == "reset":
-        return "--merge" in flags
+        return "--hard" in flags or "--merge" in flags
     if verb == "switch":
         return "f" in flags or "--discard-changes" in flags
     listed = "--pathspec-from-file" in flags  # paths named in a file

@@ -63,6 +63,10 @@ DISCARDING = [
     ("git read-tree --reset -u HEAD", False),
     ("git reset --merge", True),  # the edit staged: --merge drops it from index and work tree
     ("git clean -Xf", False),
+    # git takes a unique prefix of a long option as the option
+    ("git reset --har", False),
+    ("git checkout --forc main", False),
+    ("git read-tree --rese -u HEAD", False),
     ("git -c clean.requireForce=false clean", False),
 ]
 
