@@ -11,6 +11,11 @@ from pathlib import Path
 
 from kiln_errors.host_path import host_env
 
+# the workspace is the user's checkout or one under CI: no fsmonitor or hook, and a folder of it
+# shaped like a bare repository is not taken for one
+_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+         "-c", "safe.bareRepository=explicit")  # fmt: skip
+
 
 def resolves(root: Path, name: str) -> bool:
     """Whether ``git checkout NAME`` in ``root`` would take NAME as a revision (``-`` is the
@@ -23,7 +28,7 @@ def resolves(root: Path, name: str) -> bool:
         return False  # an option, never a revision
     try:
         proc = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "rev-parse", "--verify", "--quiet", word],
+            ["git", *_SAFE, "rev-parse", "--verify", "--quiet", word],
             cwd=root, capture_output=True, timeout=20, stdin=subprocess.DEVNULL,
             env=host_env([root], env),
         )  # fmt: skip
