@@ -5,6 +5,7 @@ is what actually stops a command that slips past it (``python -c`` opening a soc
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from agent.shell_parse import ParsedCommand, SimpleCommand
 from agent.shell_wrappers import git_subcommand_form
@@ -43,7 +44,6 @@ DESTRUCTIVE = [
     re.compile(r"^mkfs(\.\w+)?( |$)"),
     re.compile(r"^dd .*\bof=/dev/"),
     re.compile(r"^(shutdown|reboot|halt|poweroff)( |$)"),
-    re.compile(r"^git (.* )?(reset (.* )?--hard|clean (.* )?(-[a-z]*f|--force\b))"),
     # the work tree's edits (the user's too) into refs/stash, or stashes thrown away: a --ci run
     # puts refs/stash back as it found it, and what was stashed is in no patch
     re.compile(r"^git stash( (push|save|drop|clear)\b.*| -.*)?$"),
@@ -61,7 +61,12 @@ SECRET_PATHS = re.compile(
 )
 
 
-def command_risk(command: SimpleCommand) -> str | None:
+def command_risk(
+    command: SimpleCommand, revision: Callable[[str], bool] | None = None
+) -> str | None:
+    """The risk label ("network", "destructive", "secrets") or None. ``revision`` says whether git resolves a
+    word as a revision of the workspace's repository (``agent.git_revision``): without it, a
+    ``git checkout NAME`` is taken for a path, as git takes it when no such revision exists."""
     argv = command.argv
     if not argv:
         return None
@@ -84,8 +89,10 @@ def command_risk(command: SimpleCommand) -> str | None:
     stripped = " ".join([name, *(git if name == "git" else argv)[1:]])
     if any(p.search(stripped) for p in DESTRUCTIVE) or _wide_find_delete(name, argv):
         return "destructive"
-    if name == "git" and _discards_edits(git[1:]):
-        return "destructive"
+    if name == "git":
+        ahead = argv[1 : len(argv) - len(git) + 1]  # git's options before its subcommand
+        if _discards_edits(git[1:], None if _elsewhere(ahead) else revision):
+            return "destructive"
     return None
 
 
@@ -106,20 +113,43 @@ def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:
 
 # git options that take the next word as their value, where it matters below
 _BRANCH_VALUES = {"-b", "-B", "--orphan", "--conflict", "-s", "--source"}
-# a word ``git checkout`` takes as a path, not a branch: ``.``, ``./x``, ``:/``, a glob, a name
-# with a file's extension (``calc.py``); a branch name of that shape is switched to with
-# ``git switch``
+# a word ``git checkout`` takes as a path whatever refs exist: ``.``, ``./x``, ``:/``, a glob, a
+# name with a file's extension (``calc.py``); any other word is a path unless git resolves it
+# as a revision (``Makefile``), asked through ``revision``
 _PATH_SHAPED = re.compile(r"^(\.\.?(/.*)?|:.*|.*[*?\[].*|.*\.[A-Za-z][A-Za-z0-9]*)$")
+# each verb's long options that matter here: git takes any unique prefix of one (``--har``,
+# ``--forc``), so a prefix counts as the option
+_LONG = {
+    "checkout": ("--force", "--pathspec-from-file", "--orphan", "--conflict"),
+    "restore": ("--worktree", "--staged", "--source", "--pathspec-from-file"),
+    "switch": ("--force", "--discard-changes", "--orphan", "--conflict"),
+    "checkout-index": ("--force",),
+    "read-tree": ("--reset",),
+    "reset": ("--hard", "--merge"),
+    "clean": ("--dry-run", "--force", "--exclude"),
+}
+_CLEAN_VALUES = {"-e", "--exclude"}
+# git's options before the subcommand that point it at another repository or work tree: there
+# the workspace's refs say nothing of what a name is
+_ELSEWHERE = {"-C", "--git-dir", "--work-tree"}
 
 
-def _discards_edits(args: tuple[str, ...]) -> bool:
-    """``git checkout``/``restore``/``switch`` forms that overwrite uncommitted edits in the work
-    tree, as ``git reset --hard`` does: ``checkout -- PATH``, ``checkout PATH``, ``checkout -f``,
-    ``restore PATH`` (not ``restore --staged`` alone), ``switch -f``/``--discard-changes``.
-    ``git checkout BRANCH`` refuses by itself to overwrite an edit, and is left alone."""
-    if not args or args[0] not in ("checkout", "restore", "switch"):
-        return False
-    verb, rest = args[0], args[1:]
+def _elsewhere(ahead: tuple[str, ...]) -> bool:
+    """git's global options point it at another folder than this one (``-C sub``)."""
+    for i, arg in enumerate(ahead):
+        key, eq, value = arg.partition("=")
+        if key in _ELSEWHERE:
+            value = value if eq else (ahead[i + 1] if i + 1 < len(ahead) else "")
+            if value not in (".", "./"):
+                return True
+    return False
+
+
+def _split(verb: str, rest: tuple[str, ...]) -> tuple[set[str], list[str], bool]:
+    """A git subcommand's flags (short ones as letters, ``--force`` as ``f``, a long one given
+    by a prefix as the whole), its other words, and whether a ``--`` ends the options (what
+    follows it is paths, not counted)."""
+    values = _CLEAN_VALUES if verb == "clean" else _BRANCH_VALUES
     flags: set[str] = set()
     words: list[str] = []
     skip = False
@@ -127,34 +157,66 @@ def _discards_edits(args: tuple[str, ...]) -> bool:
         if skip:
             skip = False
         elif arg == "--":
-            return verb != "switch" and (verb == "checkout" or "W" in flags or "S" not in flags)
+            return flags, words, True
         elif arg.startswith("--"):
             key = arg.split("=", 1)[0]
-            flags.add({"--force": "f", "--worktree": "W", "--staged": "S"}.get(key, key))
-            skip = key in _BRANCH_VALUES and "=" not in arg and i + 1 < len(rest)
+            named = [o for o in _LONG[verb] if o.startswith(key)] if len(key) > 2 else []
+            key = named[0] if len(named) == 1 else key
+            for name in named or [key]:  # an ambiguous prefix, which git refuses: each
+                flags.add({"--force": "f", "--worktree": "W", "--staged": "S"}.get(name, name))
+            skip = key in values and "=" not in arg and i + 1 < len(rest)
         elif arg.startswith("-") and len(arg) > 1:
             letters = arg[1:]
             for at, letter in enumerate(letters):
                 flags.add(letter)
-                if f"-{letter}" in _BRANCH_VALUES:
+                if f"-{letter}" in values:
                     skip = at == len(letters) - 1  # ``-b NAME``; ``-bNAME`` holds its value
                     break
         else:
             words.append(arg)
+    return flags, words, False
+
+
+def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | None) -> bool:
+    """git forms that overwrite uncommitted edits in the work tree: ``reset --hard``,
+    ``checkout -- PATH``, ``checkout PATH`` (any word git would not resolve as a revision:
+    ``revision`` asks it; without one every such word is a path), ``checkout -f``, ``restore
+    PATH`` (not ``restore --staged`` alone), ``switch -f``/``--discard-changes``,
+    ``checkout-index -f``, ``read-tree --reset -u``, ``reset --merge`` (it drops staged edits),
+    ``clean`` but ``clean -n``.
+    ``git checkout BRANCH`` and ``git reset --keep`` refuse by themselves to overwrite an edit,
+    and are left alone."""
+    if not args or args[0] not in _LONG:
+        return False
+    verb = args[0]
+    flags, words, dashed = _split(verb, args[1:])
+    if verb == "clean":  # without -f too: ``-c clean.requireForce=false``, or the repo's config
+        return not flags & {"n", "--dry-run"}
+    if verb == "checkout-index":
+        return "f" in flags
+    if verb == "read-tree":
+        return "--reset" in flags and "u" in flags
+    if verb == "reset":
+        return "--hard" in flags or "--merge" in flags
     if verb == "switch":
         return "f" in flags or "--discard-changes" in flags
     listed = "--pathspec-from-file" in flags  # paths named in a file
     if verb == "restore":
-        return (bool(words) or listed) and ("W" in flags or "S" not in flags)
-    if "f" in flags or listed:
+        return (bool(words) or listed or dashed) and ("W" in flags or "S" not in flags)
+    if dashed or "f" in flags or listed:
         return True
-    branching = flags & {"b", "B", "--orphan"}
-    return not branching and (len(words) > 1 or any(_PATH_SHAPED.match(w) for w in words))
+    if flags & {"b", "B", "--orphan"} or not words:
+        return False
+    if len(words) > 1 or _PATH_SHAPED.match(words[0]):
+        return True
+    return revision is None or not revision(words[0])
 
 
-def line_risk(parsed: ParsedCommand) -> str | None:
-    """The most serious risk of any simple command in the line."""
-    risks = {command_risk(c) for c in parsed.commands} - {None}
+def line_risk(parsed: ParsedCommand, revision: Callable[[str], bool] | None = None) -> str | None:
+    """The most serious risk of any simple command in the line (``revision``: as for
+    ``command_risk``; a line that changes folder moves git away from the workspace's refs)."""
+    known = None if parsed.cd else revision
+    risks = {command_risk(c, known) for c in parsed.commands} - {None}
     for label in ("secrets", "destructive", "network"):
         if label in risks:
             return label

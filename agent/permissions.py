@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agent import command_risk
+from agent import command_risk, git_revision
 from agent.errors import ConfigError
 from agent.permission_rules import Rules
 from agent.rules import READ_PATH_TOOLS, Kind, Rule, parse_rule, path_spellings
@@ -251,7 +251,7 @@ class Permissions:
         for rule in self._deny:
             if rule.kind == "tool" and rule.matches_tool("run_command", command):
                 return Check("deny", f"denied by rule {rule.text}", parts=parts)
-        risk = command_risk.line_risk(parsed)
+        risk = command_risk.line_risk(parsed, lambda n: git_revision.resolves(self.root, n))
         unclear = [*parsed.opaque, *parsed.unread(self.root)]  # not understood, nor vouched for
         bad_writes = [t for t in [*targets, *by_args] if t.where in ("sensitive", "outside")]
         wants_network = risk == "network"

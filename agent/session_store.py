@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -28,12 +27,13 @@ from agent.errors import SessionDamaged, SessionNotFound
 from agent.session_open import open_store
 from agent.session_search import Roots, root_filter, search_sql, searchable_text
 from agent.types import Message, Usage, canonical_json
+from kiln_errors import home
 
 log = logging.getLogger("kiln.sessions")
 
 
 def kiln_home() -> Path:
-    return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln").expanduser()
+    return home.kiln_home()
 
 
 class SessionStore:

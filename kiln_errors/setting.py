@@ -1,5 +1,5 @@
-"""A number a user sets (an environment variable, a flag read as text), read the same way by
-every package, so each setting refuses the same spellings with its own one-line error.
+"""A number or a switch a user sets (an environment variable, a flag read as text), read the
+same way by every package, so each setting refuses the same spellings with its own one-line error.
 
 Python's own readers are looser than a setting should be: ``float`` takes ``inf``, ``nan``,
 ``1_000`` and other scripts' digits (``١٢``), ``int`` takes the last two, and ``str.isdigit``
@@ -37,3 +37,16 @@ def whole_in(text: str, low: int, high: int) -> int | None:
         return None
     value = int(text)
     return value if low <= value <= high else None
+
+
+ON = ("1", "true", "yes", "on")
+OFF = ("0", "false", "no", "off", "")
+SWITCH_WORDS = "1 or 0 (true/false, yes/no, on/off)"  # for the caller's error line
+
+
+def switch(text: str) -> bool | None:
+    """A yes/no setting (``KILN_CI``, ``KILN_DEBUG``): one of ``ON`` is True, one of ``OFF`` (empty
+    too) False, any case, spaces around ignored; another word None, for the caller to refuse:
+    ``KILN_CI=y`` silently meant "off", ``KILN_DEBUG=0`` meant "on"."""
+    word = text.strip().lower()
+    return True if word in ON else False if word in OFF else None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from kiln_errors.home import holds_home
+from kiln_errors.home import holds_home, kiln_home
 from kiln_errors.ownership import foreign
 from skills_registry.errors import SkillsError
 from skills_registry.lookalike import shown, skeleton
@@ -46,8 +46,7 @@ CATALOG_INTRO = (
 
 def kiln_home_dir() -> Path:
     """``$KILN_HOME``, else ``~/.kiln``; read at call time, never at import."""
-    env = os.environ.get("KILN_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".kiln"
+    return kiln_home()
 
 
 def project_levels(root: Path, cwd: Path | None = None) -> tuple[list[Path], Path]:

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from kiln_errors import home
 from skills_registry import config_file
 from skills_registry.registry.errors import NoRegistry, TrustError, UsageError, WriteFailed
 from skills_registry.registry.semver import is_version
 
 
 def kiln_home() -> Path:
-    return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln")
+    return home.kiln_home()
 
 
 CACHE_MAX_BYTES = 64 << 20  # a cached version document or signed metadata: far beyond real ones

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from kiln_errors.home import kiln_home
 from skills_registry import config_file
 from skills_registry.errors import McpConfigError
 from skills_registry.mcp_program import Program, workspace_program
@@ -188,8 +188,7 @@ def read_config(path: Path, scope: Scope) -> dict[str, McpServerConfig]:
 
 def default_kiln_home() -> Path:
     """``$KILN_HOME``, else ``~/.kiln``; read at call time, never at import."""
-    env = os.environ.get("KILN_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".kiln"
+    return kiln_home()
 
 
 def user_config_path(kiln_home: Path) -> Path:

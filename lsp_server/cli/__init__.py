@@ -86,10 +86,13 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: every failure becomes one line and an exit code (``failures``)."""
-    from lsp_server.cli.failures import run_main
+    from kiln_errors.home import pin_kiln_home
+    from lsp_server.cli.failures import check_debug_setting, run_main
     from lsp_server.headless.failed_run import result_on_failure
 
     def invoke() -> int:
+        check_debug_setting()
+        pin_kiln_home()
         result = cli.main(args=argv, prog_name="kiln", standalone_mode=False)
         return result if isinstance(result, int) else 0
 

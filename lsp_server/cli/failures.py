@@ -9,6 +9,8 @@ half-extracted skill is removed, an index transaction rolled back) and the exit 
 (cancelled). A reader of stdout that leaves (`kiln … | head`) ends the command quietly with
 141, the status a shell gives a command SIGPIPE ended. Anything else is a bug: one line that
 names the file holding the traceback (``KILN_DEBUG=1`` prints it instead), exit 1.
+``KILN_DEBUG`` is a switch like ``KILN_CI``: ``KILN_DEBUG=0`` printed tracebacks (any value
+did), so a value that is neither on nor off is refused before the command runs, exit 2.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Any, NoReturn
 
 import click
 
+from agent.errors import UsageError
 from kiln_errors import KilnError
+from kiln_errors.setting import SWITCH_WORDS, switch
 from lsp_server.headless.terminal import safe
 from skills_registry.config_file import unreadable
 
@@ -107,11 +111,21 @@ def unicode_line(exc: UnicodeError) -> str:
     return f"kiln: text is not valid UTF-8 ({exc})"
 
 
+def check_debug_setting() -> None:
+    """Refuse a ``KILN_DEBUG`` that is neither on nor off, before the command runs."""
+    value = os.environ.get("KILN_DEBUG", "")
+    if switch(value) is None:
+        raise UsageError(
+            f"KILN_DEBUG must be {SWITCH_WORDS}, not {value.strip()[:40]!r}",
+            hint="1 prints a bug's traceback on stderr",
+        )
+
+
 def internal_line(exc: BaseException) -> str:
     """The line for a bug; the traceback goes to a file it names (or to stderr with
     ``KILN_DEBUG``)."""
     text = "".join(traceback.format_exception(exc))
-    if os.environ.get("KILN_DEBUG"):
+    if switch(os.environ.get("KILN_DEBUG", "")):
         sys.stderr.write(text)
         return f"kiln: internal error: {type(exc).__name__}: {exc}"
     where = ""

@@ -8,7 +8,6 @@ commands operate a deployment of several instances on PostgreSQL and object stor
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable
 from functools import wraps
@@ -18,6 +17,7 @@ from urllib.parse import unquote
 
 import click
 
+from kiln_errors.home import kiln_home
 from lsp_server.cli.options import EnvNamedOption, WholeNumber
 from skills_registry.registry.quotas import Quotas
 
@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 
 def default_data() -> Path:
-    return Path(os.environ.get("KILN_HOME") or Path.home() / ".kiln") / "registry"
+    return kiln_home() / "registry"
 
 
 def open_or_fail(factory: Callable[[], T], data_dir: Path) -> T:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from kiln_errors.setting import SWITCH_WORDS, switch
 from lsp_server.cli.skills_options import say_waiting, scope_options, skill_scope
 from lsp_server.cli.skills_review import confirm_install, grant_question, print_summary
 from lsp_server.headless.terminal import safe
@@ -42,13 +43,14 @@ def _ci(flag: bool) -> bool:
     """``--ci``, else ``KILN_CI``: 1, true, yes or on; 0, false, no, off or empty is not CI.
     Another value is refused: ``KILN_CI=y`` silently meant "not CI", and a CI install then ran
     scripts its lockfile does not pin."""
-    value = os.environ.get("KILN_CI", "").strip().lower()
-    if value not in ("1", "true", "yes", "on", "", "0", "false", "no", "off"):
+    value = os.environ.get("KILN_CI", "")
+    on = switch(value)
+    if on is None:
         raise UsageError(
-            f"KILN_CI must be 1 or 0 (true/false, yes/no, on/off), not {value[:40]!r}",
+            f"KILN_CI must be {SWITCH_WORDS}, not {value.strip().lower()[:40]!r}",
             hint="or pass --ci",
         )
-    return flag or value in ("1", "true", "yes", "on")
+    return flag or on
 
 
 @click.group(name="skills")

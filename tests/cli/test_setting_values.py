@@ -63,6 +63,7 @@ SETTINGS = [
         {"KILN_REGISTRY": NO_REGISTRY},
         ("y", "²", "2"),
     ),
+    ("KILN_DEBUG", RUN, SCRIPTED, ("y", "2", "debug", "²")),  # `KILN_DEBUG=0` meant on
     ("OPENAI_BASE_URL", RUN, {}, ("http://", "http://[::1", "http://h:99999/v1", "http://h:0")),
     (
         "ANTHROPIC_BASE_URL",

@@ -1,0 +1,104 @@
+"""git forms that throw away the user's uncommitted work, through the real `kiln run --ci`
+(docs/security.md section 5, docs/ci.md): refused, listed in the report and the summary, and
+the work left as it was; the forms that keep it still run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.repos import git
+
+pytestmark = pytest.mark.e2e
+
+REFUSED = "destructive commands are not allowed in ci mode"
+EDIT = "# the user's uncommitted work\n"
+
+
+def _workspace(repo: Path) -> None:
+    """A tracked `Makefile` (a file with no extension) edited, an untracked note and an ignored
+    log: the user's work a command could throw away."""
+    (repo / "Makefile").write_text("test:\n\tpytest\n")
+    (repo / ".gitignore").write_text("*.log\n")
+    git(repo, "add", "Makefile", ".gitignore")
+    git(repo, "commit", "-qm", "make")
+    (repo / "Makefile").write_text("test:\n\tpytest\n" + EDIT)
+    (repo / "notes.txt").write_text("untracked notes\n")
+    (repo / "local.log").write_text("ignored log\n")
+
+
+def _work_is_intact(repo: Path) -> None:
+    assert (repo / "Makefile").read_text().endswith(EDIT)
+    assert (repo / "notes.txt").read_text() == "untracked notes\n"
+    assert (repo / "local.log").read_text() == "ignored log\n"
+
+
+def _run(repo: Path, command: str) -> subprocess.CompletedProcess:
+    script = repo.parent / "script.json"
+    step = {"tool_calls": [{"name": "run_command", "input": {"command": command}}]}
+    script.write_text(json.dumps([step, "Done."]))
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format",
+         "json", "--artifacts", str(repo.parent / "out"), "tidy up"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+DISCARDING = [
+    ("git checkout Makefile", False),  # no branch of that name: git takes it for a path
+    ("git checkout -q Makefile", False),
+    ("git checkout .", False),
+    ("git checkout HEAD -- Makefile", False),
+    ("git checkout HEAD Makefile", False),
+    ("git checkout-index -f Makefile", False),
+    ("git checkout-index -af", False),
+    ("git checkout-index --all --force", False),
+    ("git read-tree -u --reset HEAD", False),
+    ("git read-tree --reset -u HEAD", False),
+    ("git reset --merge", True),  # the edit staged: --merge drops it from index and work tree
+    ("git clean -Xf", False),
+    # git takes a unique prefix of a long option as the option
+    ("git reset --har", False),
+    ("git checkout --forc main", False),
+    ("git read-tree --rese -u HEAD", False),
+    ("git -c clean.requireForce=false clean", False),
+]
+
+
+@pytest.mark.parametrize(("command", "staged"), DISCARDING)
+def test_a_git_form_that_discards_work_is_refused_and_reported(
+    failing_repo: Path, command: str, staged: bool
+) -> None:
+    """Each of these ran in ci mode and threw away the user's edit to `Makefile`, the untracked
+    note or the ignored log, while `git reset --hard` and `git checkout -- PATH` were refused."""
+    _workspace(failing_repo)
+    if staged:
+        git(failing_repo, "add", "Makefile")
+    proc = _run(failing_repo, command)
+    assert proc.returncode == 5, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(r["tool"], r["reason"]) for r in report["refusals"]] == [("run_command", REFUSED)]
+    summary = (failing_repo.parent / "out" / "summary.md").read_text()
+    assert "### Refused by policy" in summary and REFUSED in summary
+    _work_is_intact(failing_repo)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git checkout Makefile",  # a branch of that name: git switches to it, keeping the edit
+     "git reset --keep", "git clean -n", "git checkout-index -a", "git read-tree -m -u HEAD"],
+)  # fmt: skip
+def test_a_git_form_that_keeps_work_still_runs(failing_repo: Path, command: str) -> None:
+    _workspace(failing_repo)
+    git(failing_repo, "branch", "Makefile")
+    proc = _run(failing_repo, command)
+    assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
+    _work_is_intact(failing_repo)
+    if command == "git checkout Makefile":
+        assert git(failing_repo, "branch", "--show-current").strip() == "Makefile"
