@@ -251,7 +251,7 @@ class Permissions:
         for rule in self._deny:
             if rule.kind == "tool" and rule.matches_tool("run_command", command):
                 return Check("deny", f"denied by rule {rule.text}", parts=parts)
-        risk = command_risk.line_risk(parsed, lambda n: git_revision.resolves(self.root, n))
+        risk = command_risk.line_risk(parsed, *git_revision.askers(self.root))
         unclear = [*parsed.opaque, *parsed.unread(self.root)]  # not understood, nor vouched for
         bad_writes = [t for t in [*targets, *by_args] if t.where in ("sensitive", "outside")]
         wants_network = risk == "network"

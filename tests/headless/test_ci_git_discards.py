@@ -102,3 +102,47 @@ def test_a_git_form_that_keeps_work_still_runs(failing_repo: Path, command: str)
     _work_is_intact(failing_repo)
     if command == "git checkout Makefile":
         assert git(failing_repo, "branch", "--show-current").strip() == "Makefile"
+
+
+ALIASES = {
+    "alias.co": "checkout",
+    "alias.c2": "co",  # an alias of an alias
+    "alias.wipe": "!git checkout -- Makefile",  # a shell alias
+    "alias.l1": "l2",  # a loop
+    "alias.l2": "l1",
+    "alias.st": "status",
+}
+
+
+def _aliased(repo: Path) -> None:
+    _workspace(repo)
+    for key, value in ALIASES.items():
+        git(repo, "config", key, value)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git co Makefile", "git c2 Makefile", "git wipe", "git l1",
+     "git -C . co Makefile",
+     # the alias is written by the line itself, after the line was checked
+     "git config alias.zz checkout && git zz Makefile"],
+)  # fmt: skip
+def test_a_git_alias_that_discards_work_is_refused(failing_repo: Path, command: str) -> None:
+    """A repository's `alias.co = checkout` made `git co Makefile` run past the check and
+    throw the edit away; `!` aliases too. (`git -c alias.x=…` was refused before: a `-c` key
+    that names a program is not understood.)"""
+    _aliased(failing_repo)
+    proc = _run(failing_repo, command)
+    assert proc.returncode == 5, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(r["tool"], r["reason"]) for r in report["refusals"]] == [("run_command", REFUSED)]
+    _work_is_intact(failing_repo)
+    assert "alias.zz" not in git(failing_repo, "config", "--list")  # the line ran no part
+
+
+@pytest.mark.parametrize("command", ["git st", "git nosuchverb"])
+def test_a_git_alias_that_keeps_work_still_runs(failing_repo: Path, command: str) -> None:
+    _aliased(failing_repo)
+    proc = _run(failing_repo, command)
+    assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
+    _work_is_intact(failing_repo)
