@@ -10,10 +10,13 @@ from collections.abc import Callable
 
 from agent.shell_parse import ParsedCommand, SimpleCommand
 from agent.shell_wrappers import SHELLS, WRAPPERS, git_subcommand_form
+from kiln_errors.shown import shown
 
 # (git's options before the verb, the verb) -> the alias's value; None for a git command, ""
 # for neither (``agent.git_revision.alias``)
 Alias = Callable[[tuple[str, ...], str], str | None]
+# characters of a refused command named in ci mode's reason (the summary posted on a pull request)
+REFUSAL_SHOWN = 120
 # how many aliases deep an alias is followed (git follows a chain until it loops)
 MAX_ALIASES = 5
 
@@ -272,3 +275,16 @@ def line_risk(
         if label in risks:
             return label
     return None
+
+
+def ci_refusal(risk: str, command: str) -> str:
+    """Why ci mode refuses ``command``, naming it for the reader of the summary: one printable
+    line of whole words up to ``REFUSAL_SHOWN`` characters, "…" for the rest. Whole words, as
+    a token cut in two would lose the shape the outputs redact (``lsp_server.headless``)."""
+    kept: list[str] = []
+    for word in command.split():
+        if len(" ".join([*kept, word])) > REFUSAL_SHOWN:
+            kept.append("…")
+            break
+        kept.append(word)
+    return f"{risk} commands are not allowed in ci mode: {shown(' '.join(kept), 2 * REFUSAL_SHOWN)}"

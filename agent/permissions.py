@@ -268,7 +268,7 @@ class Permissions:
                     "deny", f"not understood ({unclear[0]}); ci mode refuses it", parts=parts
                 )
             if risk and not granted:
-                return Check("deny", f"{risk} commands are not allowed in ci mode", parts=parts)
+                return Check("deny", command_risk.ci_refusal(risk, command), parts=parts)
             if bad_writes:
                 return Check(
                     "deny", _write_reason(bad_writes[0]) + "; refused in ci mode", parts=parts

@@ -38,11 +38,11 @@ def _work_is_intact(repo: Path) -> None:
     assert (repo / "local.log").read_text() == "ignored log\n"
 
 
-def _run(repo: Path, command: str) -> subprocess.CompletedProcess:
+def _run(repo: Path, command: str, **extra: str) -> subprocess.CompletedProcess:
     script = repo.parent / "script.json"
     step = {"tool_calls": [{"name": "run_command", "input": {"command": command}}]}
     script.write_text(json.dumps([step, "Done."]))
-    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script), **extra}
     return subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format",
          "json", "--artifacts", str(repo.parent / "out"), "tidy up"],
@@ -83,9 +83,11 @@ def test_a_git_form_that_discards_work_is_refused_and_reported(
     proc = _run(failing_repo, command)
     assert proc.returncode == 5, proc.stderr
     report = json.loads(proc.stdout)
-    assert [(r["tool"], r["reason"]) for r in report["refusals"]] == [("run_command", REFUSED)]
+    assert [(r["tool"], r["reason"]) for r in report["refusals"]] == [
+        ("run_command", f"{REFUSED}: {command}")
+    ]
     summary = (failing_repo.parent / "out" / "summary.md").read_text()
-    assert "### Refused by policy" in summary and REFUSED in summary
+    assert "### Refused by policy" in summary and f"{REFUSED}: {command}" in summary
     _work_is_intact(failing_repo)
 
 
@@ -135,7 +137,9 @@ def test_a_git_alias_that_discards_work_is_refused(failing_repo: Path, command: 
     proc = _run(failing_repo, command)
     assert proc.returncode == 5, proc.stderr
     report = json.loads(proc.stdout)
-    assert [(r["tool"], r["reason"]) for r in report["refusals"]] == [("run_command", REFUSED)]
+    assert [(r["tool"], r["reason"]) for r in report["refusals"]] == [
+        ("run_command", f"{REFUSED}: {command}")
+    ]
     _work_is_intact(failing_repo)
     assert "alias.zz" not in git(failing_repo, "config", "--list")  # the line ran no part
 
@@ -145,4 +149,30 @@ def test_a_git_alias_that_keeps_work_still_runs(failing_repo: Path, command: str
     _aliased(failing_repo)
     proc = _run(failing_repo, command)
     assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
+    _work_is_intact(failing_repo)
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # the shape of a GitHub token
+SECRET = "plain-secret-value-42"  # a secret by its variable's name only
+
+
+def test_the_refusal_names_the_command_cut_and_redacted(failing_repo: Path) -> None:
+    """The refusal said only "destructive commands are not allowed in ci mode": the reader of
+    the posted summary could not tell what was refused. It names the command now, as one line
+    of whole words, with a token-shaped word and a secret's value redacted as the other prose
+    outputs do (the secret's value was in report.json's refusals)."""
+    _workspace(failing_repo)
+    files = " ".join(f"file{n:03}.txt" for n in range(60))
+    command = f"git checkout -- Makefile {TOKEN} {SECRET}\t\x1b[2J {files}"
+    proc = _run(failing_repo, command, DEPLOY_TOKEN=SECRET)
+    assert proc.returncode == 5, proc.stderr
+    (reason,) = [r["reason"] for r in json.loads(proc.stdout)["refusals"]]
+    assert reason.startswith(
+        f"{REFUSED}: git checkout -- Makefile [REDACTED] [REDACTED:DEPLOY_TOKEN] \\x1b[2J file000"
+    )
+    assert reason.endswith(" …") and "file059" not in reason and len(reason) < 200
+    summary = (failing_repo.parent / "out" / "summary.md").read_text()
+    assert "git checkout -- Makefile [REDACTED]" in summary
+    report = (failing_repo.parent / "out" / "report.json").read_text()
+    assert TOKEN not in summary + report and SECRET not in summary + report + proc.stdout
     _work_is_intact(failing_repo)
