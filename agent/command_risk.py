@@ -174,6 +174,7 @@ _LONG = {
     "read-tree": ("--reset",),
     "reset": ("--hard", "--merge"),
     "clean": ("--dry-run", "--force", "--exclude"),
+    "rm": ("--force", "--cached", "--dry-run"),
 }
 _CLEAN_VALUES = {"-e", "--exclude"}
 # git's options before the subcommand that point it at another repository or work tree: there
@@ -230,7 +231,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     ``revision`` asks it; without one every such word is a path), ``checkout -f``, ``restore
     PATH`` (not ``restore --staged`` alone), ``switch -f``/``--discard-changes``,
     ``checkout-index -f``, ``read-tree --reset -u``, ``reset --merge`` (it drops staged edits),
-    ``clean`` but ``clean -n``.
+    ``clean`` but ``clean -n``, ``rm -f`` but with ``--cached`` or ``-n`` (without ``-f``, git
+    refuses to remove an edited file).
     ``git checkout BRANCH`` and ``git reset --keep`` refuse by themselves to overwrite an edit,
     and are left alone."""
     if not args or args[0] not in _LONG:
@@ -239,6 +241,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     flags, words, dashed = _split(verb, args[1:])
     if verb == "clean":  # without -f too: ``-c clean.requireForce=false``, or the repo's config
         return not flags & {"n", "--dry-run"}
+    if verb == "rm":
+        return "f" in flags and not flags & {"--cached", "n", "--dry-run"}
     if verb == "checkout-index":
         return "f" in flags
     if verb == "read-tree":

@@ -68,6 +68,9 @@ DISCARDING = [
     ("git checkout --forc main", False),
     ("git read-tree --rese -u HEAD", False),
     ("git -c clean.requireForce=false clean", False),
+    ("git rm -f Makefile", False),  # the file and its edit gone: git rm without -f refuses
+    ("git rm -rf .", False),
+    ("git rm --forc Makefile", False),
 ]
 
 
@@ -94,7 +97,9 @@ def test_a_git_form_that_discards_work_is_refused_and_reported(
 @pytest.mark.parametrize(
     "command",
     ["git checkout Makefile",  # a branch of that name: git switches to it, keeping the edit
-     "git reset --keep", "git clean -n", "git checkout-index -a", "git read-tree -m -u HEAD"],
+     "git reset --keep", "git clean -n", "git checkout-index -a", "git read-tree -m -u HEAD",
+     "git rm Makefile", "git rm --cached -f Makefile", "git rm -n -f Makefile",
+     "git checkout -m Makefile"],  # a three-way merge: the edit stays in the work tree
 )  # fmt: skip
 def test_a_git_form_that_keeps_work_still_runs(failing_repo: Path, command: str) -> None:
     _workspace(failing_repo)
