@@ -22,12 +22,19 @@ _SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
 # git's options before the subcommand that change which configuration it reads; they are passed
 # on when asking for an alias (after them, ``_SAFE`` has the last word)
 _CONFIG_OPTIONS = {"-c", "-C", "--git-dir", "--work-tree"}
+# the environment's git configuration, which the commands see as well
+_CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_GLOBAL")
 # the value of an alias git could not be asked for: taken as a shell alias (refused in ci mode)
 UNKNOWN = "!"
 
 
-def _git(root: Path, args: list[str]) -> subprocess.CompletedProcess[str] | None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+def _git(
+    root: Path, args: list[str], config: bool = False
+) -> subprocess.CompletedProcess[str] | None:
+    """git run as Kiln runs it on the host; ``config``: with the configuration the environment
+    gives the commands too (``agent.sandbox.git_config_env``: ``GIT_CONFIG_COUNT``…)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GIT_") or (config and k.startswith(_CONFIG_ENV))}  # fmt: skip
     env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_ALLOW_PROTOCOL": "", "GIT_TERMINAL_PROMPT": "0"})
     try:
         return subprocess.run(
@@ -72,7 +79,7 @@ def alias(root: Path, options: tuple[str, ...], verb: str) -> str | None:
             passed += [arg] if "=" in arg and key.startswith("--") else list(options[i : i + 2])
         elif arg == "--bare":
             passed.append(arg)
-    proc = _git(root, [*passed, *_SAFE, "config", "--get", f"alias.{verb}"])
+    proc = _git(root, [*passed, *_SAFE, "config", "--get", f"alias.{verb}"], config=True)
     if proc is None or proc.returncode not in (0, 1):
         return UNKNOWN if proc is None else ""  # git refuses the configuration: it stops too
     return proc.stdout.removesuffix("\n") if proc.returncode == 0 else ""

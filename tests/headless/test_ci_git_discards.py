@@ -181,3 +181,20 @@ def test_the_refusal_names_the_command_cut_and_redacted(failing_repo: Path) -> N
     report = (failing_repo.parent / "out" / "report.json").read_text()
     assert TOKEN not in summary + report and SECRET not in summary + report + proc.stdout
     _work_is_intact(failing_repo)
+
+
+def test_an_alias_from_the_environments_git_config_is_seen(failing_repo: Path) -> None:
+    """Commands see the git config the run's environment gives (`GIT_CONFIG_COUNT`, `_KEY_n`,
+    `_VALUE_n`, as a workflow sets it): the alias lookup left it out, so `git co Makefile` ran."""
+    _workspace(failing_repo)
+    alias = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "alias.co",
+        "GIT_CONFIG_VALUE_0": "checkout",
+    }
+    proc = _run(failing_repo, "git co Makefile", **alias)
+    assert proc.returncode == 5, proc.stderr
+    assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [
+        f"{REFUSED}: git co Makefile"
+    ]
+    _work_is_intact(failing_repo)
