@@ -5,10 +5,20 @@ is what actually stops a command that slips past it (``python -c`` opening a soc
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 
 from agent.shell_parse import ParsedCommand, SimpleCommand
-from agent.shell_wrappers import git_subcommand_form
+from agent.shell_wrappers import SHELLS, WRAPPERS, git_subcommand_form
+from kiln_errors.shown import shown
+
+# (git's options before the verb, the verb) -> the alias's value; None for a git command, ""
+# for neither (``agent.git_revision.alias``)
+Alias = Callable[[tuple[str, ...], str], str | None]
+# characters of a refused command named in ci mode's reason (the summary posted on a pull request)
+REFUSAL_SHOWN = 120
+# how many aliases deep an alias is followed (git follows a chain until it loops)
+MAX_ALIASES = 5
 
 NETWORK_COMMANDS = {
     "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp",
@@ -62,11 +72,17 @@ SECRET_PATHS = re.compile(
 
 
 def command_risk(
-    command: SimpleCommand, revision: Callable[[str], bool] | None = None
+    command: SimpleCommand,
+    revision: Callable[[str], bool] | None = None,
+    alias: Alias | None = None,
+    alone: bool = True,
+    depth: int = 0,
 ) -> str | None:
     """The risk label ("network", "destructive", "secrets") or None. ``revision`` says whether git resolves a
     word as a revision of the workspace's repository (``agent.git_revision``): without it, a
-    ``git checkout NAME`` is taken for a path, as git takes it when no such revision exists."""
+    ``git checkout NAME`` is taken for a path, as git takes it when no such revision exists.
+    ``alias`` says what a git verb that is no git command runs (``git co``): its expansion is
+    judged as the command; ``alone``: no other command of the line could change it first."""
     argv = command.argv
     if not argv:
         return None
@@ -93,7 +109,38 @@ def command_risk(
         ahead = argv[1 : len(argv) - len(git) + 1]  # git's options before its subcommand
         if _discards_edits(git[1:], None if _elsewhere(ahead) else revision):
             return "destructive"
+        if alias is not None and len(git) > 1:
+            return _alias_risk(ahead, git, revision, alias, alone, depth)
     return None
+
+
+def _alias_risk(
+    ahead: tuple[str, ...],
+    git: tuple[str, ...],
+    revision: Callable[[str], bool] | None,
+    alias: Alias,
+    alone: bool,
+    depth: int,
+) -> str | None:
+    """The risk of what a git alias runs: ``git co Makefile`` with ``alias.co = checkout`` is
+    ``git checkout Makefile``. Refused as destructive: a ``!`` (shell) alias, a chain deeper than
+    ``MAX_ALIASES`` (a loop), a value from the environment (``--config-env``), and a verb that
+    is no git command in a line with other commands (one of them could write the alias first)."""
+    value = alias(ahead, git[1])
+    if value is None:
+        return None  # one of git's own commands
+    if not alone or any(a.startswith("--config-env") for a in ahead):
+        return "destructive"
+    if not value:
+        return None  # neither a command nor an alias: git stops
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return "destructive"
+    if value.startswith("!") or depth >= MAX_ALIASES or not words:
+        return "destructive"
+    expanded = SimpleCommand(("git", *ahead, *words, *git[2:]))
+    return command_risk(expanded, revision, alias, alone, depth + 1)
 
 
 def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:
@@ -127,6 +174,7 @@ _LONG = {
     "read-tree": ("--reset",),
     "reset": ("--hard", "--merge"),
     "clean": ("--dry-run", "--force", "--exclude"),
+    "rm": ("--force", "--cached", "--dry-run"),
 }
 _CLEAN_VALUES = {"-e", "--exclude"}
 # git's options before the subcommand that point it at another repository or work tree: there
@@ -183,7 +231,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     ``revision`` asks it; without one every such word is a path), ``checkout -f``, ``restore
     PATH`` (not ``restore --staged`` alone), ``switch -f``/``--discard-changes``,
     ``checkout-index -f``, ``read-tree --reset -u``, ``reset --merge`` (it drops staged edits),
-    ``clean`` but ``clean -n``.
+    ``clean`` but ``clean -n``, ``rm -f`` but with ``--cached`` or ``-n`` (without ``-f``, git
+    refuses to remove an edited file).
     ``git checkout BRANCH`` and ``git reset --keep`` refuse by themselves to overwrite an edit,
     and are left alone."""
     if not args or args[0] not in _LONG:
@@ -192,6 +241,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     flags, words, dashed = _split(verb, args[1:])
     if verb == "clean":  # without -f too: ``-c clean.requireForce=false``, or the repo's config
         return not flags & {"n", "--dry-run"}
+    if verb == "rm":
+        return "f" in flags and not flags & {"--cached", "n", "--dry-run"}
     if verb == "checkout-index":
         return "f" in flags
     if verb == "read-tree":
@@ -212,12 +263,32 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     return revision is None or not revision(words[0])
 
 
-def line_risk(parsed: ParsedCommand, revision: Callable[[str], bool] | None = None) -> str | None:
-    """The most serious risk of any simple command in the line (``revision``: as for
-    ``command_risk``; a line that changes folder moves git away from the workspace's refs)."""
+def line_risk(
+    parsed: ParsedCommand,
+    revision: Callable[[str], bool] | None = None,
+    alias: Alias | None = None,
+) -> str | None:
+    """The most serious risk of any simple command in the line (``revision``, ``alias``: as for
+    ``command_risk``; a line that changes folder moves git away from the workspace's refs and
+    config). The commands that only run another (``timeout``, ``sh -c``) do not count as others."""
     known = None if parsed.cd else revision
-    risks = {command_risk(c, known) for c in parsed.commands} - {None}
+    runs = [c for c in parsed.commands if c.name not in WRAPPERS and c.name not in SHELLS]
+    alone = len(runs) <= 1 and not parsed.cd
+    risks = {command_risk(c, known, alias, alone) for c in parsed.commands} - {None}
     for label in ("secrets", "destructive", "network"):
         if label in risks:
             return label
     return None
+
+
+def ci_refusal(risk: str, command: str) -> str:
+    """Why ci mode refuses ``command``, naming it for the reader of the summary: one printable
+    line of whole words up to ``REFUSAL_SHOWN`` characters, "…" for the rest. Whole words, as
+    a token cut in two would lose the shape the outputs redact (``lsp_server.headless``)."""
+    kept: list[str] = []
+    for word in command.split():
+        if len(" ".join([*kept, word])) > REFUSAL_SHOWN:
+            kept.append("…")
+            break
+        kept.append(word)
+    return f"{risk} commands are not allowed in ci mode: {shown(' '.join(kept), 2 * REFUSAL_SHOWN)}"

@@ -1,12 +1,16 @@
-"""Whether a word names a revision of the workspace's repository, asked of git itself.
-``git checkout NAME`` switches to NAME when git resolves it as a revision, and otherwise takes
-NAME for a path and overwrites that file's uncommitted edits; the name's shape cannot tell the
-two apart (``Makefile``, ``main``), so ``agent.command_risk`` asks here."""
+"""What git itself says a word of a command names: a revision of the workspace's repository, or
+an alias. ``git checkout NAME`` switches to NAME when git resolves it as a revision, and otherwise
+takes NAME for a path and overwrites that file's uncommitted edits; the name's shape cannot tell
+the two apart (``Makefile``, ``main``). ``git co Makefile`` runs what the configuration says
+``co`` is (``alias.co = checkout``), from the repository's config, the user's, or a ``-c`` of the
+command itself. ``agent.command_risk`` asks here for both."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from kiln_errors.host_path import host_env
@@ -15,23 +19,75 @@ from kiln_errors.host_path import host_env
 # shaped like a bare repository is not taken for one
 _SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
          "-c", "safe.bareRepository=explicit")  # fmt: skip
+# git's options before the subcommand that change which configuration it reads; they are passed
+# on when asking for an alias (after them, ``_SAFE`` has the last word)
+_CONFIG_OPTIONS = {"-c", "-C", "--git-dir", "--work-tree"}
+# the environment's git configuration, which the commands see as well
+_CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_GLOBAL")
+# the value of an alias git could not be asked for: taken as a shell alias (refused in ci mode)
+UNKNOWN = "!"
+
+
+def _git(
+    root: Path, args: list[str], config: bool = False
+) -> subprocess.CompletedProcess[str] | None:
+    """git run as Kiln runs it on the host; ``config``: with the configuration the environment
+    gives the commands too (``agent.sandbox.git_config_env``: ``GIT_CONFIG_COUNT``…)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GIT_") or (config and k.startswith(_CONFIG_ENV))}  # fmt: skip
+    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_ALLOW_PROTOCOL": "", "GIT_TERMINAL_PROMPT": "0"})
+    try:
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, timeout=20,
+            stdin=subprocess.DEVNULL, env=host_env([root], env),
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
 
 
 def resolves(root: Path, name: str) -> bool:
     """Whether ``git checkout NAME`` in ``root`` would take NAME as a revision (``-`` is the
     branch checked out before). ``rev-parse`` reads refs only: no hook, filter or fsmonitor;
     False when git fails or ``root`` is in no repository."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_ALLOW_PROTOCOL": "", "GIT_TERMINAL_PROMPT": "0"})
     word = "@{-1}" if name == "-" else name
     if word.startswith("-"):
         return False  # an option, never a revision
-    try:
-        proc = subprocess.run(
-            ["git", *_SAFE, "rev-parse", "--verify", "--quiet", word],
-            cwd=root, capture_output=True, timeout=20, stdin=subprocess.DEVNULL,
-            env=host_env([root], env),
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0
+    proc = _git(root, [*_SAFE, "rev-parse", "--verify", "--quiet", word])
+    return proc is not None and proc.returncode == 0
+
+
+@functools.cache
+def _commands(root: Path) -> frozenset[str]:
+    """The names git runs as its own commands (built in, in its exec path, ``git-NAME`` on the
+    ``PATH``): an alias of one of these names is never used."""
+    proc = _git(root, ["--list-cmds=builtins,main,others"])
+    ok = proc is not None and proc.returncode == 0
+    return frozenset(proc.stdout.split()) if proc is not None and ok else frozenset()
+
+
+def alias(root: Path, options: tuple[str, ...], verb: str) -> str | None:
+    """What ``git OPTIONS VERB`` runs in ``root`` when VERB is an alias: its value (``checkout``,
+    ``!sh …``); None when VERB is one of git's own commands; "" when it is neither (git stops
+    there). ``options`` are git's options before VERB (``-c alias.x=stash``, ``-C dir``): those
+    that change the configuration are passed on. ``git config`` reads configuration only."""
+    if verb in _commands(root):
+        return None
+    passed: list[str] = []
+    for i, arg in enumerate(options):
+        key = arg.split("=", 1)[0]
+        if key in _CONFIG_OPTIONS:
+            passed += [arg] if "=" in arg and key.startswith("--") else list(options[i : i + 2])
+        elif arg == "--bare":
+            passed.append(arg)
+    proc = _git(root, [*passed, *_SAFE, "config", "--get", f"alias.{verb}"], config=True)
+    if proc is None or proc.returncode not in (0, 1):
+        return UNKNOWN if proc is None else ""  # git refuses the configuration: it stops too
+    return proc.stdout.removesuffix("\n") if proc.returncode == 0 else ""
+
+
+Asker = Callable[[tuple[str, ...], str], str | None]
+
+
+def askers(root: Path) -> tuple[Callable[[str], bool], Asker]:
+    """``resolves`` and ``alias`` for ``root``, as ``agent.command_risk.line_risk`` takes them."""
+    return functools.partial(resolves, root), functools.partial(alias, root)

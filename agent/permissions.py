@@ -251,7 +251,7 @@ class Permissions:
         for rule in self._deny:
             if rule.kind == "tool" and rule.matches_tool("run_command", command):
                 return Check("deny", f"denied by rule {rule.text}", parts=parts)
-        risk = command_risk.line_risk(parsed, lambda n: git_revision.resolves(self.root, n))
+        risk = command_risk.line_risk(parsed, *git_revision.askers(self.root))
         unclear = [*parsed.opaque, *parsed.unread(self.root)]  # not understood, nor vouched for
         bad_writes = [t for t in [*targets, *by_args] if t.where in ("sensitive", "outside")]
         wants_network = risk == "network"
@@ -268,7 +268,7 @@ class Permissions:
                     "deny", f"not understood ({unclear[0]}); ci mode refuses it", parts=parts
                 )
             if risk and not granted:
-                return Check("deny", f"{risk} commands are not allowed in ci mode", parts=parts)
+                return Check("deny", command_risk.ci_refusal(risk, command), parts=parts)
             if bad_writes:
                 return Check(
                     "deny", _write_reason(bad_writes[0]) + "; refused in ci mode", parts=parts

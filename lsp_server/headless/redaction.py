@@ -27,12 +27,17 @@ LAST_WORD = re.compile(r"\S*$")  # streamed, a token-shaped word may go on in th
 def shapes(value: Any) -> Any:
     """``value`` (a string, or each string in a JSON value) with each word of a credential's
     shape as ``[REDACTED]``."""
+    return each_string(value, lambda text: SHAPED.sub("[REDACTED]", text))
+
+
+def each_string(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` (a string, or a JSON value) with ``change`` made to each string in it."""
     if isinstance(value, str):
-        return SHAPED.sub("[REDACTED]", value)
+        return change(value)
     if isinstance(value, dict):
-        return {k: shapes(v) for k, v in value.items()}
+        return {k: each_string(v, change) for k, v in value.items()}
     if isinstance(value, list):
-        return [shapes(v) for v in value]
+        return [each_string(v, change) for v in value]
     return value
 
 

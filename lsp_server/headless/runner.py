@@ -24,7 +24,7 @@ from lsp_server.headless.asker import asker
 from lsp_server.headless.branch_name import check_branch
 from lsp_server.headless.ci_outputs import CiState, show_verify, write_ci_outputs
 from lsp_server.headless.options import RunOptions
-from lsp_server.headless.redaction import RedactedEvents, shapes
+from lsp_server.headless.redaction import RedactedEvents, each_string, shapes
 from lsp_server.headless.render import (
     BROKEN_PIPE,
     ReaderGone,
@@ -232,7 +232,8 @@ def _finish(
     shaped = opts.ci or session.config.mode == "ci"  # the prose outputs lose token-shaped words
 
     def prose(value: Any) -> Any:
-        return shapes(session.runner.redact(value)) if shaped else session.runner.redact(value)
+        redacted = each_string(value, session.runner.redact)  # a string, or a refusal's record
+        return shapes(redacted) if shaped else redacted
 
     report = ci.RunReport(
         task=prose(opts.task),  # a build log as the task can hold a secret
@@ -267,7 +268,7 @@ def _finish(
     report.outcome = exit_codes.MEANING[report.exit_code]
     if shaped:  # what a tool's output or a refusal quoted, and an error, as the answer is
         report.error, report.branch_skipped = prose(report.error), prose(report.branch_skipped)
-        report.refusals = shapes(report.refusals)
+        report.refusals = prose(report.refusals)  # a command a refusal names: secrets too
         report.memory_proposals = shapes(report.memory_proposals)
     if opts.ci:
         report.summary_path = str(out.write("summary.md", ci.markdown_summary(report)))

@@ -38,11 +38,11 @@ def _work_is_intact(repo: Path) -> None:
     assert (repo / "local.log").read_text() == "ignored log\n"
 
 
-def _run(repo: Path, command: str) -> subprocess.CompletedProcess:
+def _run(repo: Path, command: str, **extra: str) -> subprocess.CompletedProcess:
     script = repo.parent / "script.json"
     step = {"tool_calls": [{"name": "run_command", "input": {"command": command}}]}
     script.write_text(json.dumps([step, "Done."]))
-    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script), **extra}
     return subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format",
          "json", "--artifacts", str(repo.parent / "out"), "tidy up"],
@@ -68,6 +68,9 @@ DISCARDING = [
     ("git checkout --forc main", False),
     ("git read-tree --rese -u HEAD", False),
     ("git -c clean.requireForce=false clean", False),
+    ("git rm -f Makefile", False),  # the file and its edit gone: git rm without -f refuses
+    ("git rm -rf .", False),
+    ("git rm --forc Makefile", False),
 ]
 
 
@@ -83,16 +86,20 @@ def test_a_git_form_that_discards_work_is_refused_and_reported(
     proc = _run(failing_repo, command)
     assert proc.returncode == 5, proc.stderr
     report = json.loads(proc.stdout)
-    assert [(r["tool"], r["reason"]) for r in report["refusals"]] == [("run_command", REFUSED)]
+    assert [(r["tool"], r["reason"]) for r in report["refusals"]] == [
+        ("run_command", f"{REFUSED}: {command}")
+    ]
     summary = (failing_repo.parent / "out" / "summary.md").read_text()
-    assert "### Refused by policy" in summary and REFUSED in summary
+    assert "### Refused by policy" in summary and f"{REFUSED}: {command}" in summary
     _work_is_intact(failing_repo)
 
 
 @pytest.mark.parametrize(
     "command",
     ["git checkout Makefile",  # a branch of that name: git switches to it, keeping the edit
-     "git reset --keep", "git clean -n", "git checkout-index -a", "git read-tree -m -u HEAD"],
+     "git reset --keep", "git clean -n", "git checkout-index -a", "git read-tree -m -u HEAD",
+     "git rm Makefile", "git rm --cached -f Makefile", "git rm -n -f Makefile",
+     "git checkout -m Makefile"],  # a three-way merge: the edit stays in the work tree
 )  # fmt: skip
 def test_a_git_form_that_keeps_work_still_runs(failing_repo: Path, command: str) -> None:
     _workspace(failing_repo)
@@ -102,3 +109,92 @@ def test_a_git_form_that_keeps_work_still_runs(failing_repo: Path, command: str)
     _work_is_intact(failing_repo)
     if command == "git checkout Makefile":
         assert git(failing_repo, "branch", "--show-current").strip() == "Makefile"
+
+
+ALIASES = {
+    "alias.co": "checkout",
+    "alias.c2": "co",  # an alias of an alias
+    "alias.wipe": "!git checkout -- Makefile",  # a shell alias
+    "alias.l1": "l2",  # a loop
+    "alias.l2": "l1",
+    "alias.st": "status",
+}
+
+
+def _aliased(repo: Path) -> None:
+    _workspace(repo)
+    for key, value in ALIASES.items():
+        git(repo, "config", key, value)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git co Makefile", "git c2 Makefile", "git wipe", "git l1",
+     "git -C . co Makefile",
+     # the alias is written by the line itself, after the line was checked
+     "git config alias.zz checkout && git zz Makefile"],
+)  # fmt: skip
+def test_a_git_alias_that_discards_work_is_refused(failing_repo: Path, command: str) -> None:
+    """A repository's `alias.co = checkout` made `git co Makefile` run past the check and
+    throw the edit away; `!` aliases too. (`git -c alias.x=…` was refused before: a `-c` key
+    that names a program is not understood.)"""
+    _aliased(failing_repo)
+    proc = _run(failing_repo, command)
+    assert proc.returncode == 5, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(r["tool"], r["reason"]) for r in report["refusals"]] == [
+        ("run_command", f"{REFUSED}: {command}")
+    ]
+    _work_is_intact(failing_repo)
+    assert "alias.zz" not in git(failing_repo, "config", "--list")  # the line ran no part
+
+
+@pytest.mark.parametrize("command", ["git st", "git nosuchverb"])
+def test_a_git_alias_that_keeps_work_still_runs(failing_repo: Path, command: str) -> None:
+    _aliased(failing_repo)
+    proc = _run(failing_repo, command)
+    assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
+    _work_is_intact(failing_repo)
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # the shape of a GitHub token
+SECRET = "plain-secret-value-42"  # a secret by its variable's name only
+
+
+def test_the_refusal_names_the_command_cut_and_redacted(failing_repo: Path) -> None:
+    """The refusal said only "destructive commands are not allowed in ci mode": the reader of
+    the posted summary could not tell what was refused. It names the command now, as one line
+    of whole words, with a token-shaped word and a secret's value redacted as the other prose
+    outputs do (the secret's value was in report.json's refusals)."""
+    _workspace(failing_repo)
+    files = " ".join(f"file{n:03}.txt" for n in range(60))
+    command = f"git checkout -- Makefile {TOKEN} {SECRET}\t\x1b[2J {files}"
+    proc = _run(failing_repo, command, DEPLOY_TOKEN=SECRET)
+    assert proc.returncode == 5, proc.stderr
+    (reason,) = [r["reason"] for r in json.loads(proc.stdout)["refusals"]]
+    assert reason.startswith(
+        f"{REFUSED}: git checkout -- Makefile [REDACTED] [REDACTED:DEPLOY_TOKEN] \\x1b[2J file000"
+    )
+    assert reason.endswith(" …") and "file059" not in reason and len(reason) < 200
+    summary = (failing_repo.parent / "out" / "summary.md").read_text()
+    assert "git checkout -- Makefile [REDACTED]" in summary
+    report = (failing_repo.parent / "out" / "report.json").read_text()
+    assert TOKEN not in summary + report and SECRET not in summary + report + proc.stdout
+    _work_is_intact(failing_repo)
+
+
+def test_an_alias_from_the_environments_git_config_is_seen(failing_repo: Path) -> None:
+    """Commands see the git config the run's environment gives (`GIT_CONFIG_COUNT`, `_KEY_n`,
+    `_VALUE_n`, as a workflow sets it): the alias lookup left it out, so `git co Makefile` ran."""
+    _workspace(failing_repo)
+    alias = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "alias.co",
+        "GIT_CONFIG_VALUE_0": "checkout",
+    }
+    proc = _run(failing_repo, "git co Makefile", **alias)
+    assert proc.returncode == 5, proc.stderr
+    assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [
+        f"{REFUSED}: git co Makefile"
+    ]
+    _work_is_intact(failing_repo)

@@ -320,6 +320,9 @@ def test_a_dirty_file_a_command_edits_is_the_runs_change(failing_repo: Path) -> 
     assert "+    return a + b" in diff and "test_calc.py" not in diff
 
 
+REFUSED = "destructive commands are not allowed in ci mode"
+
+
 @pytest.mark.parametrize("command", ["git stash", "git stash -u", "git -C . stash save wip"])
 def test_git_stash_is_refused_and_the_users_edit_stays(failing_repo: Path, command: str) -> None:
     """`git stash` took the user's uncommitted edit out of the work tree; the run then put
@@ -330,7 +333,7 @@ def test_git_stash_is_refused_and_the_users_edit_stays(failing_repo: Path, comma
     proc = kiln(failing_repo, [stash, "Stashed."], "--ci", "--output-format", "json", "fix")
     assert proc.returncode == 5, proc.stderr
     refusals = json.loads(proc.stdout)["refusals"]
-    assert [r["reason"] for r in refusals] == ["destructive commands are not allowed in ci mode"]
+    assert [r["reason"] for r in refusals] == [f"{REFUSED}: {command}"]
     assert calc.read_text().endswith("# the user's uncommitted work\n")
 
 
@@ -352,7 +355,7 @@ def test_a_checkout_or_restore_that_discards_edits_is_refused(
     proc = kiln(failing_repo, [step, "Done."], "--ci", "--output-format", "json", "fix")
     assert proc.returncode == 5, proc.stderr
     refusals = json.loads(proc.stdout)["refusals"]
-    assert [r["reason"] for r in refusals] == ["destructive commands are not allowed in ci mode"]
+    assert [r["reason"] for r in refusals] == [f"{REFUSED}: {command}"]
     assert calc.read_text().endswith("# the user's uncommitted work\n")
 
 
