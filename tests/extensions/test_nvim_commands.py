@@ -100,3 +100,16 @@ def test_skills_install_without_an_id_says_what_it_needs(editor: Editor) -> None
     ed.keys(":KilnSkills install<CR>")
     said = ed.wait("the line", lambda: "needs a skill" in ed.messages() and ed.messages())
     assert "owner/name" in said, said
+
+
+def test_kilnadd_with_another_word_than_clear_is_refused(editor: Editor) -> None:
+    """`:KilnAdd clera` (a typo of `clear`) added the whole buffer as a context pill."""
+    ed = editor
+    ed.keys(":KilnAdd clera<CR>")
+    said = ed.wait("the refusal", lambda: "clera" in ed.messages() and ed.messages())
+    assert 'takes no word but "clear"' in said, said
+    assert ed.lua("return #require('kiln.input').state.context") == 0
+    ed.keys(":KilnAdd<CR>")  # the whole buffer, as before
+    ed.wait("the pill", lambda: ed.lua("return #require('kiln.input').state.context") == 1)
+    ed.keys(":KilnAdd clear<CR>")
+    ed.wait("no pill", lambda: ed.lua("return #require('kiln.input').state.context") == 0)
