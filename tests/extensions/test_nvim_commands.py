@@ -113,3 +113,22 @@ def test_kilnadd_with_another_word_than_clear_is_refused(editor: Editor) -> None
     ed.wait("the pill", lambda: ed.lua("return #require('kiln.input').state.context") == 1)
     ed.keys(":KilnAdd clear<CR>")
     ed.wait("no pill", lambda: ed.lua("return #require('kiln.input').state.context") == 0)
+
+
+def test_a_question_that_starts_with_a_path_is_asked(editor: Editor) -> None:
+    """`/etc/hosts: why…` ran a skill named "etc" (none is installed: an error line) and the
+    question typed was gone from the prompt."""
+    ed = editor
+    ed.keys(":KilnChat<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("i")
+    ed.paste("/etc/hosts: why is it here")
+    ed.keys("<Esc><CR>")
+    ed.wait(
+        "the turn to end",
+        lambda: any(line.startswith(("— ", "[error]")) for line in ed.transcript()),
+    )
+    lines = ed.transcript()
+    assert "/etc/hosts: why is it here" in lines, lines
+    assert ed.transcript_has("Hello there."), lines
+    assert not any(line.startswith("[error]") for line in lines), lines

@@ -366,9 +366,12 @@ function M.pick_session(cb)
   page(nil)
 end
 
---- What the prompt sends: a `/command` is run (see kiln.commands), anything else is asked.
+--- What the prompt sends: a `/command` is run (see kiln.commands), anything else is asked;
+--- a line that starts with a path (`/etc/hosts: why…`) is a question, not a command.
 function M.submit(text, blocks, labels)
-  if text:sub(1, 1) == '/' then
+  local name = text:match('^/([%w%._%-]+)')
+  local after = name and text:sub(#name + 2, #name + 2) or nil
+  if name and (after == '' or after:match('%s')) then
     return require('kiln.commands').run(text, blocks, labels)
   end
   return M.send(text, blocks, nil, labels)
