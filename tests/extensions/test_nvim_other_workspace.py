@@ -60,3 +60,23 @@ def test_ask_and_edit_from_another_workspace_go_to_its_server(editor: Editor) ->
     assert not any(line.startswith("[error]") for line in lines), lines
     assert lines[-2] == "— end_turn", lines
     assert sum(line.startswith("[kiln] now in") for line in lines) == 2, lines
+
+
+def test_a_pill_from_another_workspace_is_asked_of_its_server(editor: Editor) -> None:
+    """`:KilnAdd` on a file of a second workspace, then a question typed in the prompt: it went
+    to the first workspace's server, which refused the pill's file as outside its root."""
+    ed = editor
+    ed.keys(":KilnChat<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("ihi<CR>")
+    ed.wait("the first turn", lambda: turns_ended(ed) == 1)
+    ed.keys("<Esc>:wincmd p<CR>:edit ../ws2/b.py<CR>")
+    ed.wait("b.py", lambda: ed.nvim.current.buffer.name.endswith("ws2/b.py"))
+    ed.keys(":KilnAdd<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("iwhat is in it<CR>")
+    ed.wait("the second turn", lambda: turns_ended(ed) == 2)
+    lines = ed.transcript()
+    assert not any(line.startswith("[error]") for line in lines), lines
+    assert any(line.endswith("ws2: a new session") for line in lines), lines
+    assert "  @b.py:1-1" in lines, lines

@@ -124,6 +124,9 @@ end
 --- :KilnAdd — lines [line1, line2] of `bufnr` become a context pill of the next question.
 function M.add(bufnr, line1, line2)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if not use_workspace_of(bufnr) then -- the question with this pill goes to its server
+    return
+  end
   local block = M.reference(bufnr, line1, line2)
   local name = vim.fs.basename(vim.api.nvim_buf_get_name(bufnr))
   local label = string.format('@%s:%d-%d', name ~= '' and name or ('buffer-' .. bufnr), line1, line2)
