@@ -100,3 +100,62 @@ def test_skills_install_without_an_id_says_what_it_needs(editor: Editor) -> None
     ed.keys(":KilnSkills install<CR>")
     said = ed.wait("the line", lambda: "needs a skill" in ed.messages() and ed.messages())
     assert "owner/name" in said, said
+
+
+def test_kilnadd_with_another_word_than_clear_is_refused(editor: Editor) -> None:
+    """`:KilnAdd clera` (a typo of `clear`) added the whole buffer as a context pill."""
+    ed = editor
+    ed.keys(":KilnAdd clera<CR>")
+    said = ed.wait("the refusal", lambda: "clera" in ed.messages() and ed.messages())
+    assert 'takes no word but "clear"' in said, said
+    assert ed.lua("return #require('kiln.input').state.context") == 0
+    ed.keys(":KilnAdd<CR>")  # the whole buffer, as before
+    ed.wait("the pill", lambda: ed.lua("return #require('kiln.input').state.context") == 1)
+    ed.keys(":KilnAdd clear<CR>")
+    ed.wait("no pill", lambda: ed.lua("return #require('kiln.input').state.context") == 0)
+
+
+def test_a_question_that_starts_with_a_path_is_asked(editor: Editor) -> None:
+    """`/etc/hosts: why…` ran a skill named "etc" (none is installed: an error line) and the
+    question typed was gone from the prompt."""
+    ed = editor
+    ed.keys(":KilnChat<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("i")
+    ed.paste("/etc/hosts: why is it here")
+    ed.keys("<Esc><CR>")
+    ed.wait(
+        "the turn to end",
+        lambda: any(line.startswith(("— ", "[error]")) for line in ed.transcript()),
+    )
+    lines = ed.transcript()
+    assert "/etc/hosts: why is it here" in lines, lines
+    assert ed.transcript_has("Hello there."), lines
+    assert not any(line.startswith("[error]") for line in lines), lines
+
+
+def test_a_model_picked_during_a_turn_starts_a_new_session_with_the_next_question(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """`:KilnModel` during a turn said "the next question starts a new session", but the next
+    question went on in the old session, with the old model (a session keeps its model)."""
+    ed = workspace_editor(tmp_path, kiln_home, [{"sleep": 2}, "Answered."])
+    try:
+        ed.keys(":KilnChat<CR>")
+        ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+        ed.keys("ione<CR>")
+        first = ed.wait(
+            "the turn's session",
+            lambda: ed.lua("local s = require('kiln.chat').state return s.busy and s.session_id"),
+        )
+        ed.keys("<Esc>:KilnModel other-model<CR>")
+        ed.wait("the line", lambda: ed.transcript_has("[kiln] model other-model"))
+        ed.wait("the turn to end", lambda: ed.transcript_has("— end_turn"))
+        ed.keys("itwo<CR>")
+        ed.wait("the second turn", lambda: ed.transcript_has("two") and ed.transcript_has("— "))
+        ed.wait("its end", lambda: not ed.lua("return require('kiln.chat').state.busy"))
+        second = ed.lua("return require('kiln.chat').state.session_id")
+        assert second and second != first, (first, second)
+        assert ed.transcript()[:2] == ["## You", "two"], ed.transcript()
+    finally:
+        ed.close()

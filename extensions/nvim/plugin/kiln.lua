@@ -51,6 +51,10 @@ end, { nargs = '*', range = true, desc = 'Kiln: edit the selected lines as told'
 cmd('KilnAdd', function(o)
   if o.args == 'clear' then
     return require('kiln.input').clear_context()
+  elseif o.args ~= '' then
+    -- a typo (`:KilnAdd clera`) would add the whole buffer as context instead of clearing it
+    local said = ('kiln: :KilnAdd takes no word but "clear", not "%s"'):format(o.args)
+    return vim.notify(said, vim.log.levels.ERROR)
   end
   local line1, line2 = o.line1, o.line2
   if o.range == 0 then

@@ -16,8 +16,9 @@ const dir = mkdtempSync(join(tmpdir(), "kiln-bench-"));
 const out = join(dir, "view.cjs");
 await build({ entryPoints: ["src/webview/view.ts"], bundle: true, platform: "node", format: "cjs", outfile: out, logLevel: "warning" });
 
-const dom = new JSDOM('<!DOCTYPE html><div id="kiln-root"></div>');
-for (const k of ["document", "window", "HTMLElement", "Event", "KeyboardEvent"]) globalThis[k] = dom.window[k];
+// pretendToBeVisual: the view scrolls to the bottom at the next animation frame.
+const dom = new JSDOM('<!DOCTYPE html><div id="kiln-root"></div>', { pretendToBeVisual: true });
+for (const k of ["document", "window", "HTMLElement", "Event", "KeyboardEvent", "requestAnimationFrame", "cancelAnimationFrame"]) globalThis[k] = dom.window[k];
 const { ChatView } = await import(out);
 const view = new ChatView(dom.window.document.getElementById("kiln-root"), () => {});
 

@@ -18,6 +18,7 @@ local S = {
   edit_mode = nil,
   busy = false,
   usage = nil,
+  model_pending = false, -- :KilnModel during a turn: the next question starts a new session
 }
 M.state = S
 
@@ -126,6 +127,9 @@ function M.send(text, blocks, cb, labels)
   if S.busy then
     vim.notify('kiln: a turn is running; :KilnStop to cancel it', vim.log.levels.WARN)
     return false
+  end
+  if S.model_pending and S.session_id then
+    M.reset() -- :KilnModel during the last turn: a session keeps its model, so a new one
   end
   local c = client.get()
   if not c then
@@ -276,7 +280,7 @@ function M.reset()
     old:request('kiln/session/close', { sessionId = S.session_id }, function() end)
   end
   S.session_id, S.client_id, S.edit_mode, S.busy, S.usage = nil, nil, nil, false, nil
-  S.mode = nil
+  S.mode, S.model_pending = nil, false
   transcript.clear()
   M.refresh_title()
   return true
@@ -299,6 +303,7 @@ function M.resume(session_id, cb)
     M.reset()
   end
   S.session_id, S.client_id = session_id, c.id -- set first: the replay carries this id
+  S.model_pending = false -- a resumed session keeps its own model
   local params = { sessionId = session_id, replay = true }
   client.request('kiln/session/load', params, function(err, res)
     if err then
@@ -366,9 +371,12 @@ function M.pick_session(cb)
   page(nil)
 end
 
---- What the prompt sends: a `/command` is run (see kiln.commands), anything else is asked.
+--- What the prompt sends: a `/command` is run (see kiln.commands), anything else is asked;
+--- a line that starts with a path (`/etc/hosts: why…`) is a question, not a command.
 function M.submit(text, blocks, labels)
-  if text:sub(1, 1) == '/' then
+  local name = text:match('^/([%w%._%-]+)')
+  local after = name and text:sub(#name + 2, #name + 2) or nil
+  if name and (after == '' or after:match('%s')) then
     return require('kiln.commands').run(text, blocks, labels)
   end
   return M.send(text, blocks, nil, labels)

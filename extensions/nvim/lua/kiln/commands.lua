@@ -19,7 +19,9 @@ function M.set_model(name)
   session.model = name ~= '' and name or nil
   config.options.session = session
   local chat = require('kiln.chat')
-  if not chat.state.busy then
+  if chat.state.busy then
+    chat.state.model_pending = true -- the answer streaming stays; the next question starts anew
+  else
     chat.reset()
   end
   say({ '[kiln] model ' .. (session.model or '(default)') .. ': the next question starts a new session' })

@@ -87,12 +87,26 @@ function M.reference(bufnr, line1, line2)
   }
 end
 
+--- Make `bufnr`'s workspace the one the chat talks to, its server started if needed: the
+--- question goes from the prompt (a scratch buffer, which talks to the workspace used last),
+--- and only that workspace's server reads the file. False when the server cannot start.
+local function use_workspace_of(bufnr)
+  local client
+  vim.api.nvim_buf_call(bufnr, function()
+    client = require('kiln.client').get()
+  end)
+  return client ~= nil
+end
+
 --- Ask with a reference to lines [line1, line2] (1-based, inclusive) of buffer `bufnr`.
 --- Without `question`, ask for one with vim.ui.input.
 function M.ask(question, bufnr, line1, line2)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local function go(text)
     if not text or vim.trim(text) == '' then
+      return
+    end
+    if not use_workspace_of(bufnr) then
       return
     end
     local blocks = { M.reference(bufnr, line1, line2) }
@@ -110,6 +124,9 @@ end
 --- :KilnAdd — lines [line1, line2] of `bufnr` become a context pill of the next question.
 function M.add(bufnr, line1, line2)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if not use_workspace_of(bufnr) then -- the question with this pill goes to its server
+    return
+  end
   local block = M.reference(bufnr, line1, line2)
   local name = vim.fs.basename(vim.api.nvim_buf_get_name(bufnr))
   local label = string.format('@%s:%d-%d', name ~= '' and name or ('buffer-' .. bufnr), line1, line2)
@@ -138,6 +155,9 @@ function M.edit(instruction, bufnr, line1, line2)
       path,
       vim.trim(text)
     )
+    if not use_workspace_of(bufnr) then
+      return
+    end
     local from = vim.api.nvim_get_current_win()
     local chat = require('kiln.chat')
     chat.open()

@@ -141,7 +141,11 @@ function M.buffer(on_submit, on_stop)
   local ok, cmp = pcall(require, 'cmp')
   if ok and cmp.register_source then
     pcall(cmp.register_source, 'kiln', complete.cmp_source.new())
-    pcall(cmp.setup.buffer, { sources = { { name = 'kiln' } } })
+    -- cmp.setup.buffer configures the current buffer, which is still the user's file here
+    -- (the prompt is made before its window opens): run it in the prompt buffer.
+    pcall(vim.api.nvim_buf_call, buf, function()
+      cmp.setup.buffer({ sources = { { name = 'kiln' } } })
+    end)
     cmp.event:on('confirm_done', function(evt)
       local data = evt.entry and evt.entry.completion_item and evt.entry.completion_item.data
       if data and data.kiln then

@@ -95,6 +95,12 @@ export async function codeAction(action: "copy" | "insert" | "apply", code: stri
   let uri = target ? insideWorkspace(target) : vscode.window.activeTextEditor?.document.uri;
   if (target && !uri) return `${target} is not a file in this workspace.`;
   if (!uri) return "Open the file to apply the code to, or name it after the language (```python calc.py).";
+  // The active editor, like a named file, must be a file of the workspace (an untitled buffer
+  // is written nowhere): not a file opened from elsewhere, nor a proposal's diff.
+  if (!target && uri.scheme !== "untitled" && !(uri.scheme === "file" && insideWorkspace(uri.fsPath))) {
+    const shown = uri.scheme === "file" ? uri.fsPath : "The active editor";
+    return `${shown} is not a file in this workspace: open one of its files, or name the file after the language (\`\`\`python calc.py).`;
+  }
   const doc = await openExisting(uri);
   if (!doc) return createWith(uri, code);
   const editor = vscode.window.activeTextEditor;

@@ -54,6 +54,26 @@ test("Apply replaces the named workspace file after a confirmation; never a file
   expect(appliedEdits).toHaveLength(1);
 });
 
+test("Apply without a named file takes the active editor only when it is a workspace file", async () => {
+  const selection = new vscode.Selection(new vscode.Position(0, 0), new vscode.Position(0, 0));
+  // A file opened from outside the workspace: refused without asking, nothing applied.
+  documents.set("/etc/hosts", "127.0.0.1 localhost\n");
+  setActiveEditor({ selection, document: { uri: vscode.Uri.file("/etc/hosts") } });
+  user.buttons.push("Apply");
+  expect(await codeAction("apply", "10.0.0.1 bank.example\n", "")).toMatch(/\/etc\/hosts is not a file in this workspace/);
+  expect(appliedEdits).toHaveLength(0);
+  expect(shown).toHaveLength(0);
+  // A proposal's diff (a virtual document): refused as well.
+  setActiveEditor({ selection, document: { uri: vscode.Uri.from({ scheme: "kiln-proposal", path: "/app.py" }) } });
+  expect(await codeAction("apply", "x = 2\n", "")).toMatch(/active editor is not a file in this workspace/);
+  expect(appliedEdits).toHaveLength(0);
+  // A file of the workspace: asked, then applied.
+  documents.set("/w/app.py", "x = 1\n");
+  setActiveEditor({ selection, document: { uri: vscode.Uri.file("/w/app.py") } });
+  expect(await codeAction("apply", "x = 2\n", "")).toBe("Applied to /w/app.py.");
+  expect(appliedEdits).toHaveLength(1);
+});
+
 test("Apply to a file the answer names that does not exist yet creates it, after a confirmation", async () => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "kiln-new-file-")));
   settings["__folders"] = [root];
