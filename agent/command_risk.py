@@ -4,6 +4,7 @@ is what actually stops a command that slips past it (``python -c`` opening a soc
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from agent.shell_parse import ParsedCommand, SimpleCommand
@@ -36,6 +37,8 @@ INSTALLERS = {
 _RM_FLAG = r"(-[a-zA-Z]*[rRf][a-zA-Z]*|--recursive|--force)"
 _RM_HERE = r"[\"']?(\$\{?(PWD|OLDPWD)\b|\$\(\s*pwd\s*\)|`\s*pwd\s*`)\S*|\.\./\S*"
 _RM_WIDE = rf"(/\S*|~\S*|[\"']?\$\{{?HOME\b\S*|{_RM_HERE}|(\.\.?/)*[*?][*?/]*|\.\.?/?\*?)"
+# a bracket expression matches one character, as ``?`` does: ``[a-z]*`` is ``?*``
+_BRACKET = re.compile(r"\[!?\]?[^]/]*\]")
 DESTRUCTIVE = [
     re.compile(rf"^rm (.* )?{_RM_FLAG} (.* )?{_RM_WIDE}( |$)"),
     re.compile(r"^rm (.* )?/\S*"),
@@ -81,8 +84,10 @@ def command_risk(command: SimpleCommand) -> str | None:
         verbs = INSTALLERS[name]
         if verbs is None or (len(argv) > 1 and argv[1] in verbs):
             return "network"
-    stripped = " ".join([name, *(git if name == "git" else argv)[1:]])
-    if any(p.search(stripped) for p in DESTRUCTIVE) or _wide_find_delete(name, argv):
+    lines = [" ".join([name, *(git if name == "git" else argv)[1:]])]
+    if name == "rm":  # each operand also as the path it names: ``src/../*`` is ``*``
+        lines.append(" ".join([name, *map(_plain, argv[1:])]))
+    if any(p.search(s) for p in DESTRUCTIVE for s in lines) or _wide_find_delete(name, argv):
         return "destructive"
     if name == "git" and _discards_edits(git[1:]):
         return "destructive"
@@ -101,7 +106,16 @@ def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:
         if arg.startswith("-") or arg in ("(", "!", ","):
             break
         starts.append(arg)
-    return not starts or any(re.fullmatch(_RM_WIDE, s) for s in starts)
+    return not starts or any(re.fullmatch(_RM_WIDE, _plain(s)) for s in starts)
+
+
+def _plain(word: str) -> str:
+    """``word`` as the path it names: ``x/..`` and ``.`` folded away (``src/../*`` is ``*``,
+    ``src/..`` is ``.``), a bracket expression as the one character it matches (``[a-z]*`` is
+    ``?*``). A word the shell computes (``$…``) stays as written."""
+    if not word or word.startswith("-") or "$" in word or "`" in word:
+        return word
+    return posixpath.normpath(_BRACKET.sub("?", word))
 
 
 # git options that take the next word as their value, where it matters below
