@@ -31,3 +31,15 @@ def test_a_wide_removal_is_refused_in_ci(tmp_path: Path, kiln_home: Path, comman
     results = run(tmp_path, kiln_home, home, root, command)
     assert "destructive commands are not allowed in ci mode" in results, results
     assert (root / "src" / "main.py").exists() and (root / ".env").exists(), results
+
+
+def test_git_clean_of_ignored_files_is_refused_in_ci(tmp_path: Path, kiln_home: Path) -> None:
+    """`git clean -Xdf` removes the ignored files, the user's `.env` among them: before, the
+    uppercase `X` before the `f` hid the force flag from the label."""
+    home, root = checkout(tmp_path, kiln_home)
+    (kiln_home / "settings.json").write_text("{}")
+    (root / ".gitignore").write_text(".env\n")
+    (root / ".env").write_text("TOKEN=mine\n")
+    results = run(tmp_path, kiln_home, home, root, "git clean -Xdf")
+    assert "destructive commands are not allowed in ci mode" in results, results
+    assert (root / ".env").exists(), results
