@@ -72,9 +72,13 @@ def command_risk(command: SimpleCommand) -> str | None:
     line = " ".join(argv)
     if SECRET_PATHS.search(line):
         return "secrets"
+    git = git_subcommand_form(argv) or argv
+    # before the network: a network grant (the user's, in ci too) must not run ``git stash
+    # push`` or ``rm -rf * http://x`` as a mere network command
+    if _destroys(name, argv, git):
+        return "destructive"
     if name in NETWORK_COMMANDS or re.search(r"\b(https?|ftp|ssh|git)://", line):
         return "network"
-    git = git_subcommand_form(argv) or argv
     if name == "git" and any(a in GIT_NETWORK for a in git[1:3]):
         return "network"
     module_args = argv[2:] if len(argv) > 2 and argv[1] == "-m" else None
@@ -84,14 +88,16 @@ def command_risk(command: SimpleCommand) -> str | None:
         verbs = INSTALLERS[name]
         if verbs is None or (len(argv) > 1 and argv[1] in verbs):
             return "network"
+    return None
+
+
+def _destroys(name: str, argv: tuple[str, ...], git: tuple[str, ...]) -> bool:
     lines = [" ".join([name, *(git if name == "git" else argv)[1:]])]
     if name == "rm":  # each operand also as the path it names: ``src/../*`` is ``*``
         lines.append(" ".join([name, *map(_plain, argv[1:])]))
     if any(p.search(s) for p in DESTRUCTIVE for s in lines) or _wide_find_delete(name, argv):
-        return "destructive"
-    if name == "git" and _discards_edits(git[1:]):
-        return "destructive"
-    return None
+        return True
+    return name == "git" and _discards_edits(git[1:])
 
 
 def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:

@@ -8,6 +8,7 @@ or with a bracket expression for `?`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,19 @@ def test_git_clean_of_ignored_files_is_refused_in_ci(tmp_path: Path, kiln_home: 
     results = run(tmp_path, kiln_home, home, root, "git clean -Xdf")
     assert "destructive commands are not allowed in ci mode" in results, results
     assert (root / ".env").exists(), results
+
+
+@pytest.mark.parametrize("command", ["git stash push", "rm -rf * http://example.invalid/"])
+def test_a_network_grant_runs_nothing_destructive(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """With the network granted in the user's settings, `ci` ran a network command unasked, and a
+    command both destructive and network-using (the subcommand `stash` before `push`, a URL
+    among `rm`'s operands) was only the latter: it stashed the user's edit, or emptied the
+    checkout."""
+    home, root = checkout(tmp_path, kiln_home)
+    (kiln_home / "settings.json").write_text(json.dumps({"sandbox": {"network": True}}))
+    (root / "src" / "main.py").write_text("print('my edit')\n")
+    results = run(tmp_path, kiln_home, home, root, command)
+    assert "destructive commands are not allowed in ci mode" in results, results
+    assert (root / "src" / "main.py").read_text() == "print('my edit')\n", results
