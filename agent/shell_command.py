@@ -17,6 +17,12 @@ from agent.unpack_writes import Unpack
 _WRITE_NOTHING = {"cd", "pwd", "echo", "printf", "true", "false", ":", "test", "[", "mkdir", "ls"}
 
 
+def program_name(word: str) -> str:
+    """The name a command word runs by (``/bin/rm`` is ``rm``); ``.`` stays the builtin ``.``,
+    bash's ``source``, which ``PurePosixPath`` reads as no name at all."""
+    return word if word == "." else PurePosixPath(word).name
+
+
 @dataclass(frozen=True)
 class SimpleCommand:
     """One command the line would run: its words (literal where they could be read), the
@@ -30,7 +36,7 @@ class SimpleCommand:
 
     @property
     def name(self) -> str:
-        return PurePosixPath(self.argv[0]).name if self.argv else ""
+        return program_name(self.argv[0]) if self.argv else ""
 
     @property
     def text(self) -> str:

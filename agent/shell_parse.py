@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent import shell_words
-from agent.shell_command import ParsedCommand, SimpleCommand
+from agent.shell_command import ParsedCommand, SimpleCommand, program_name
 from agent.shell_eval import (
     compound_coproc,
     computed_program,
@@ -222,12 +222,12 @@ class _Walker:
             if writes:
                 self._add(SimpleCommand((), writes))
             return
-        name = PurePosixPath(argv[0]).name
+        name = program_name(argv[0])
         if name in _SKIP_NAMES:
             argv = argv[1:]
             if not argv:
                 return
-            name = PurePosixPath(argv[0]).name
+            name = program_name(argv[0])
         for why in (
             compound_coproc(name, argv),  # `coproc NAME { rm -rf src; }`
             computed_program(name, argv, self.computed | self.option_like),  # `env $X -rf src`

@@ -12,7 +12,8 @@ key that names a program (`alias.x=!…`, `core.fsmonitor`), and `git --config-e
 name holds `=` (`diff.a=b.textconv`: git splits it at the last `=`, the check at the first). So did the rest of a line after a
 here-document's start (`cat <<EOF | sh`, `cat <<EOF && rm …`: the grammar nests it in the
 here-document), backticks in a here-document, `r` backslash-newline `m` (the shell joins the lines, the
-grammar did not) and bash's `coproc`."""
+grammar did not) and bash's `coproc`, and `.`, bash's `source` under its other name, which read as
+a command without a name."""
 
 from __future__ import annotations
 
@@ -58,6 +59,8 @@ REMOVES_SRC = [
     "echo 'rm -rf src' | xargs -I{} sh -c '{}'",
     "echo 'rm -rf src' | xargs -I@ bash -c @",
     "echo 'rm -rf src' > rc.sh; bash --rcfile rc.sh -ic true",
+    ". <(echo 'rm -rf src')",
+    "echo 'rm -rf src' > x.sh; . ./x.sh",
     "printf '* diff=a=b\\n' > .gitattributes; echo x >> src/main.py;"
     " X='rm -rf src;' git --config-env=diff.a=b.textconv=X diff",
 ]
