@@ -10,6 +10,7 @@ value, so ``xargs --max-procs 4 rm`` is ``rm``, not ``4``; GNU's optional values
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -174,7 +175,13 @@ def shell_script(args: tuple[str, ...] | list[str]) -> tuple[str, str | None]:
     operands = list(args[i:])
     if command_mode:
         return ("script", operands[0]) if operands else ("script", None)
+    if operands and _PIPED_SCRIPT.match(operands[0]):
+        return ("stdin", None)  # `bash /dev/stdin <<<…`, `sh <(echo …)`: a pipe is no file
     return ("file", None) if operands else ("stdin", None)
+
+
+# A script "file" that is stdin or a pipe: its text is the line's own, never a file's.
+_PIPED_SCRIPT = re.compile(r"^(/dev/stdin|/dev/fd/\d+|/proc/(self|thread-self|\d+)/fd/\d+|<\()")
 
 
 def find_commands(args: tuple[str, ...] | list[str]) -> list[list[str]]:

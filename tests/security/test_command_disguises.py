@@ -13,7 +13,8 @@ name holds `=` (`diff.a=b.textconv`: git splits it at the last `=`, the check at
 here-document's start (`cat <<EOF | sh`, `cat <<EOF && rm …`: the grammar nests it in the
 here-document), backticks in a here-document, `r` backslash-newline `m` (the shell joins the lines, the
 grammar did not) and bash's `coproc`, and `.`, bash's `source` under its other name, which read as
-a command without a name."""
+a command without a name, and a shell given its script as `/dev/stdin` or a process substitution
+(`sh <(echo …)`), which is the line's own text as much as `… | sh` is."""
 
 from __future__ import annotations
 
@@ -61,6 +62,8 @@ REMOVES_SRC = [
     "echo 'rm -rf src' > rc.sh; bash --rcfile rc.sh -ic true",
     ". <(echo 'rm -rf src')",
     "echo 'rm -rf src' > x.sh; . ./x.sh",
+    "sh <(echo 'rm -rf src')",
+    "echo 'rm -rf src' | bash /dev/stdin",
     "printf '* diff=a=b\\n' > .gitattributes; echo x >> src/main.py;"
     " X='rm -rf src;' git --config-env=diff.a=b.textconv=X diff",
 ]
