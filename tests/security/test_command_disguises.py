@@ -117,3 +117,30 @@ def test_a_write_through_dev_fd_is_no_device(tmp_path: Path, kiln_home: Path) ->
     results = run(tmp_path, kiln_home, home, root, command)
     assert not (root / "src" / "AGENTS.md").exists(), results
     assert "refused in ci mode" in results, results
+
+
+def test_a_deny_rule_s_trailing_star_covers_the_command_alone(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """`Bash(git push *)` is Claude Code's rule for every push, `git push` alone included: before,
+    the glob wanted a word after `push`, and a bare `git push` (the upstream branch) ran in
+    `yolo` past the user's deny rule."""
+    home, root = checkout(tmp_path, kiln_home)
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Bash(git push *)"]}})
+    )
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", "--bare", str(root / "remote.git")], check=True)
+    subprocess.run([*git, "remote", "add", "origin", str(root / "remote.git")], check=True)
+    subprocess.run([*git, "push", "-q", "-u", "origin", "HEAD"], check=True)
+    pushed = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "not to be pushed"], check=True)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(
+        [{"tool_calls": [{"name": "run_command", "input": {"command": "git push"}}]}, "done"]
+    ))  # fmt: skip
+    proc = kiln_run(root, home=home, kiln_home=kiln_home, script=script, output="stream-json")
+    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    remote = ["git", "-C", str(root / "remote.git"), "rev-parse", "HEAD"]
+    assert subprocess.run(remote, capture_output=True, text=True).stdout == pushed, results
+    assert "denied by rule Bash(git push *)" in results, results
