@@ -50,6 +50,9 @@ class ParsedCommand:
     opaque: list[str] = field(default_factory=list)  # why the line is not fully understood
     # Folders ``cd``/``pushd``/``env -C`` move (part of) the line into; None: one it computes.
     cd: list[str | None] = field(default_factory=list)
+    # What bash itself reads from a path that may be a socket (``echo < /dev/tcp/host/80``, a
+    # computed ``< $F``): a connection of the shell's, whatever command the redirection is on.
+    sockets: list[str] = field(default_factory=list)
 
     @property
     def understood(self) -> bool:

@@ -167,6 +167,10 @@ class _Walker:
         literal = shell_words.literal(target)  # several words: bash's "ambiguous redirect"
         if op == "<" and literal is not None:
             self.stdin = literal  # `patch -p1 < fix.patch`: what the next command reads
+        if op in ("<", "<>") and (
+            literal is None or literal.startswith(("/dev/tcp/", "/dev/udp/"))
+        ):
+            self.result.sockets.append(target.text.decode("utf-8", "replace"))
         if op in (">", ">>", "&>", "&>>", ">|", "<>") or (
             op == ">&" and target.type != "number" and literal != "-"
         ):
