@@ -14,6 +14,7 @@ Archives and patches name their files inside: ``agent.unpack_writes``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -98,9 +99,9 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         return _in_place(args, short_values="efl", long_values={"--expression", "--file",
                                                                "--line-length"},
                          script_flags=("-e", "-f", "--expression", "--file")), []  # fmt: skip
-    if name in ("perl", "ruby"):
-        return _in_place(args, short_values="eEIMmxlC0", long_values=set(),
-                         script_flags=("-e", "-E")), []  # fmt: skip
+    if name in ("perl", "ruby"):  # `-0` and `-l` take digits only: `-0pi` is `-0 -p -i`
+        return _in_place(args, short_values="eEIMmxC", long_values=set(),
+                         script_flags=("-e", "-E"), digits="0l"), []  # fmt: skip
     if name == "truncate":
         return _operands(args, {"-s", "-r", "--size", "--reference"}), []
     if name == "touch":
@@ -178,9 +179,15 @@ def _copy(name: str, args: list[str]) -> tuple[list[str], list[Copy]]:
 
 
 def _in_place(
-    args: list[str], *, short_values: str, long_values: set[str], script_flags: tuple[str, ...]
+    args: list[str],
+    *,
+    short_values: str,
+    long_values: set[str],
+    script_flags: tuple[str, ...],
+    digits: str = "",
 ) -> list[str]:
-    """The files ``sed -i``/``perl -pi -e`` rewrite: the operands after the script."""
+    """The files ``sed -i``/``perl -pi -e`` rewrite: the operands after the script
+    (``digits``: letters whose value is the digits after them, if any: perl's ``-0777``)."""
     in_place, scripted, operands = False, False, []
     i = 0
     while i < len(args):
@@ -196,13 +203,14 @@ def _in_place(
                 scripted = scripted or key in script_flags
                 i += 0 if "=" in a else 1
         elif a.startswith("-") and len(a) > 1:
-            for j, ch in enumerate(a[1:], 1):
+            letters = re.sub(rf"([{digits}])(x[0-9a-fA-F]+|[0-9]+)", r"\1", a) if digits else a
+            for j, ch in enumerate(letters[1:], 1):
                 if ch == "i":  # the rest of the word is a backup suffix
                     in_place = True
                     break
                 if ch in short_values:
                     scripted = scripted or f"-{ch}" in script_flags
-                    i += 0 if a[j + 1 :] else 1
+                    i += 0 if letters[j + 1 :] else 1
                     break
         else:
             operands.append(a)
