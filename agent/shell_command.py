@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from agent.shell_words import MAX_MATCHES, matches
 from agent.shell_wrappers import WRAPPERS
-from agent.shell_writes import Copy, landing_paths
+from agent.shell_writes import MAX_FOLDER_FILES, Copy, folder_files, landing_paths
 from agent.unpack_writes import Unpack
 
 # Commands that change no file: an archive or patch unpacked after them is the one checked.
@@ -100,6 +100,9 @@ class ParsedCommand:
                    *(p for c in self.commands for copy in c.copies for p in copy.sources)]  # fmt: skip
         reasons += [f"{p} names more than {MAX_MATCHES} files" for p in self._moved(written)
                     if len(matches(p, root)) > MAX_MATCHES]  # fmt: skip
+        copied = [s for c in self.commands for copy in c.copies for s in copy.sources]
+        reasons += [f"{p} holds more than {MAX_FOLDER_FILES} files" for p in _sources(copied, root)
+                    if len(folder_files(p, root)) > MAX_FOLDER_FILES]  # fmt: skip
         if self.cd and any(c.unpacks for c in self.commands):
             reasons.append("it unpacks after changing folders")
         if not reasons and any(c.unpacks for c in self.commands):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from agent.shell_wrappers import git_subcommand_form
+from agent.tree_walk import walk
 
 
 @dataclass(frozen=True)
@@ -120,11 +121,38 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
 
 
 def landing_paths(writes: Iterable[str], copies: Iterable[Copy], root: Path) -> list[str]:
-    """Every path written, copies into existing folders resolved against ``root``."""
+    """Every path written, copies into existing folders resolved against ``root``; a folder
+    copied or moved brings each of its files along (``cp -r drafts config`` writes
+    ``config/new.yml``), named under the destination and under the destination's folder of
+    its name (which of the two cp picks depends on ``-T`` and on the destination)."""
     out = list(writes)
     for copy in copies:
         raw = os.path.expanduser(copy.dest) if copy.dest.startswith("~") else copy.dest
         out += copy.paths((root / raw).is_dir())
+        base = copy.dest.rstrip("/") or "/"
+        for source in copy.sources:
+            name = PurePosixPath(source.rstrip("/")).name
+            for rel in folder_files(source, root)[:MAX_FOLDER_FILES]:
+                out += [f"{base}/{rel}", f"{base}/{name}/{rel}"]
+    return out
+
+
+MAX_FOLDER_FILES = 1000  # past this many, a folder a copy brings is not read name by name
+
+
+def folder_files(source: str, root: Path) -> list[str]:
+    """The files and folders under ``source`` when it is a folder (relative to it; at most
+    ``MAX_FOLDER_FILES`` + 1, links not followed), else []."""
+    raw = os.path.expanduser(source) if source.startswith("~") else source
+    folder = Path(raw) if os.path.isabs(raw) else root / raw
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    out: list[str] = []
+    for where, dirs, files in walk(folder, onerror=lambda _exc: None):
+        rel = Path(where).relative_to(folder)
+        out += [(rel / n).as_posix() for n in (*dirs, *files)]
+        if len(out) > MAX_FOLDER_FILES:
+            return out[: MAX_FOLDER_FILES + 1]
     return out
 
 
