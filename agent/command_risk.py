@@ -103,7 +103,7 @@ def _destroys(name: str, argv: tuple[str, ...], git: tuple[str, ...]) -> bool:
 def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:
     """``find . -delete``, ``find ~ -delete``: ``rm -rf`` by another name (a ``-name``-like test
     makes it a clean-up, as ``find . -name '*.pyc' -delete``)."""
-    if name != "find" or "-delete" not in argv or FIND_FILTERS & set(argv):
+    if name != "find" or "-delete" not in argv or _narrowed(argv):
         return False
     starts = []
     for arg in argv[1:]:
@@ -113,6 +113,27 @@ def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:
             break
         starts.append(arg)
     return not starts or any(re.fullmatch(_RM_WIDE, _plain(s)) for s in starts)
+
+
+def _narrowed(argv: tuple[str, ...]) -> bool:
+    """Whether a test narrows what ``find … -delete`` removes: one of ``FIND_FILTERS``, not
+    negated (``! -name '*.keep'`` removes all else), not a name pattern that names every file
+    (``-name '*'``, ``-regex '.*'``), in a line without ``-o`` (``-name x -o -type f -delete``
+    removes every file)."""
+    if {"-o", "-or", ","} & set(argv):
+        return False
+    for i, arg in enumerate(argv):
+        if arg not in FIND_FILTERS or argv[i - 1] in ("!", "-not"):
+            continue
+        value = argv[i + 1] if i + 1 < len(argv) else ""
+        every = r"[.*]*" if arg.endswith("regex") else r"[*?/.]*"
+        if not (arg in _NAME_TESTS and re.fullmatch(every, value)):
+            return True
+    return False
+
+
+_NAME_TESTS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex",
+               "-iregex"}  # fmt: skip
 
 
 def _plain(word: str) -> str:

@@ -4,7 +4,8 @@ clean --force -d` removed the untracked files `git clean -fd` could not (an `.en
 a build), through the real `kiln run --mode ci`. So did `rm -rf "$PWD"`, `rm -rf $(pwd)` and
 `rm -rf ../proj`, the workspace by its absolute path or from the folder above it, and `rm -rf
 src/../*`, `rm -rf [a-z]*` and `find src/.. -delete`: `*` and `.` by way of a folder and back,
-or with a bracket expression for `?`."""
+or with a bracket expression for `?`; and `find . -name '*' -delete`, `! -name '*.keep'` and
+`-name x -o -type f`, whose name test narrows nothing."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap
     "command",
     ["rm -rf */", "rm -fr ?*", "rm -r ./*/", "git clean --force -d -x", 'rm -rf "$PWD"',
      "rm -rf $(pwd)", "rm -rf ../proj", "rm -rf src/../*", "rm -rf */../*", "rm -rf [a-z]*",
-     "find src/.. -delete"],
+     "find src/.. -delete", "find . -name '*' -delete", "find . ! -name '*.keep' -delete",
+     "find . -name x -o -type f -delete"],
 )  # fmt: skip
 def test_a_wide_removal_is_refused_in_ci(tmp_path: Path, kiln_home: Path, command: str) -> None:
     home, root = checkout(tmp_path, kiln_home)
