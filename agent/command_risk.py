@@ -46,7 +46,10 @@ DESTRUCTIVE = [
     re.compile(r"^mkfs(\.\w+)?( |$)"),
     re.compile(r"^dd .*\bof=/dev/"),
     re.compile(r"^(shutdown|reboot|halt|poweroff)( |$)"),
-    re.compile(r"^git (.* )?(reset (.* )?--hard|clean (.* )?(-[a-zA-Z]*f|--force\b))"),
+    re.compile(r"^git (.* )?reset (.* )?--hard"),
+    # any clean but a dry run: `clean.requireForce=false` (`git -c`, or a config git reads)
+    # removes the untracked files without `-f`
+    re.compile(r"^git clean(?!\S)(?!.* (-[a-zA-Z]*n[a-zA-Z]*|--dry-run)( |$))"),
     # the work tree's edits (the user's too) into refs/stash, or stashes thrown away: a --ci run
     # puts refs/stash back as it found it, and what was stashed is in no patch
     re.compile(r"^git stash( (push|save|drop|clear)\b.*| -.*)?$"),

@@ -62,3 +62,15 @@ def test_a_network_grant_runs_nothing_destructive(
     results = run(tmp_path, kiln_home, home, root, command)
     assert "destructive commands are not allowed in ci mode" in results, results
     assert (root / "src" / "main.py").read_text() == "print('my edit')\n", results
+
+
+def test_a_clean_forced_by_config_is_refused_in_ci(tmp_path: Path, kiln_home: Path) -> None:
+    """`clean.requireForce=false` makes `git clean` remove without `-f`: before, only `-f` made a
+    clean destructive, and `git -c clean.requireForce=false clean -dx` removed the user's `.env`
+    in ci. Every clean but a dry run (`-n`) is destructive now."""
+    home, root = checkout(tmp_path, kiln_home)
+    (kiln_home / "settings.json").write_text("{}")
+    (root / ".env").write_text("TOKEN=mine\n")
+    results = run(tmp_path, kiln_home, home, root, "git -c clean.requireForce=false clean -dx")
+    assert "destructive commands are not allowed in ci mode" in results, results
+    assert (root / ".env").exists(), results
