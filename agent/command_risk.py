@@ -47,6 +47,9 @@ DESTRUCTIVE = [
     re.compile(r"^dd .*\bof=/dev/"),
     re.compile(r"^(shutdown|reboot|halt|poweroff)( |$)"),
     re.compile(r"^git (.* )?reset (.* )?--hard"),
+    # the index's (or a tree's) files over the work tree's, edits or not
+    re.compile(r"^git checkout-index (.* )?(-[a-zA-Z]*f[a-zA-Z]*|--force)( |$)"),
+    re.compile(r"^git read-tree(?=.* (-[a-zA-Z]*u[a-zA-Z]*)( |$))(?=.* --reset( |$))"),
     # any clean but a dry run: `clean.requireForce=false` (`git -c`, or a config git reads)
     # removes the untracked files without `-f`
     re.compile(r"^git clean(?!\S)(?!.* (-[a-zA-Z]*n[a-zA-Z]*|--dry-run)( |$))"),

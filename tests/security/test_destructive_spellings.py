@@ -74,3 +74,17 @@ def test_a_clean_forced_by_config_is_refused_in_ci(tmp_path: Path, kiln_home: Pa
     results = run(tmp_path, kiln_home, home, root, "git -c clean.requireForce=false clean -dx")
     assert "destructive commands are not allowed in ci mode" in results, results
     assert (root / ".env").exists(), results
+
+
+@pytest.mark.parametrize("command", ["git checkout-index -a -f", "git read-tree -u --reset HEAD"])
+def test_git_plumbing_that_discards_edits_is_refused_in_ci(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """Both write the index's files over the work tree as `git reset --hard` does: before, they
+    ran in ci and the user's uncommitted edit was gone."""
+    home, root = checkout(tmp_path, kiln_home)
+    (kiln_home / "settings.json").write_text("{}")
+    (root / "src" / "main.py").write_text("print('my edit')\n")
+    results = run(tmp_path, kiln_home, home, root, command)
+    assert "destructive commands are not allowed in ci mode" in results, results
+    assert (root / "src" / "main.py").read_text() == "print('my edit')\n", results
