@@ -98,12 +98,25 @@ def command_risk(command: SimpleCommand) -> str | None:
 
 
 def _destroys(name: str, argv: tuple[str, ...], git: tuple[str, ...]) -> bool:
+    if name == "git":
+        git = (*git[:2], *map(_whole_option, git[2:]))
     lines = [" ".join([name, *(git if name == "git" else argv)[1:]])]
     if name == "rm":  # each operand also as the path it names: ``src/../*`` is ``*``
         lines.append(" ".join([name, *map(_plain, argv[1:])]))
     if any(p.search(s) for p in DESTRUCTIVE for s in lines) or _wide_find_delete(name, argv):
         return True
     return name == "git" and _discards_edits(git[1:])
+
+
+# git takes a long option by any unambiguous start (`git reset --har` is `--hard`); those that
+# discard edits are read whole from any start of theirs
+_GIT_DISCARDING = ("--hard", "--force", "--discard-changes")
+
+
+def _whole_option(word: str) -> str:
+    if word.startswith("--") and len(word) > 2 and "=" not in word:
+        return next((o for o in _GIT_DISCARDING if o.startswith(word)), word)
+    return word
 
 
 def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:

@@ -88,3 +88,17 @@ def test_git_plumbing_that_discards_edits_is_refused_in_ci(
     results = run(tmp_path, kiln_home, home, root, command)
     assert "destructive commands are not allowed in ci mode" in results, results
     assert (root / "src" / "main.py").read_text() == "print('my edit')\n", results
+
+
+@pytest.mark.parametrize("command", ["git reset --har", "git checkout --forc HEAD"])
+def test_an_abbreviated_git_option_that_discards_edits_is_refused_in_ci(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """git takes a long option by any unambiguous start: before, `git reset --har` was no
+    `--hard` to the label, ran in ci, and the user's uncommitted edit was gone."""
+    home, root = checkout(tmp_path, kiln_home)
+    (kiln_home / "settings.json").write_text("{}")
+    (root / "src" / "main.py").write_text("print('my edit')\n")
+    results = run(tmp_path, kiln_home, home, root, command)
+    assert "destructive commands are not allowed in ci mode" in results, results
+    assert (root / "src" / "main.py").read_text() == "print('my edit')\n", results
