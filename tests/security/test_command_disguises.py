@@ -14,7 +14,8 @@ here-document's start (`cat <<EOF | sh`, `cat <<EOF && rm …`: the grammar nest
 here-document), backticks in a here-document, `r` backslash-newline `m` (the shell joins the lines, the
 grammar did not) and bash's `coproc`, and `.`, bash's `source` under its other name, which read as
 a command without a name, and a shell given its script as `/dev/stdin` or a process substitution
-(`sh <(echo …)`), which is the line's own text as much as `… | sh` is."""
+(`sh <(echo …)`), which is the line's own text as much as `… | sh` is; and a long option by a start of its name,
+which GNU's getopt and git take (`--checkpoint-act`, `rebase --exe`, `xargs --max-p`)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,9 @@ REMOVES_SRC = [
     ". <(echo 'rm -rf src')",
     "echo 'rm -rf src' > x.sh; . ./x.sh",
     "sh <(echo 'rm -rf src')",
+    "tar -cf /dev/null --checkpoint=1 --checkpoint-act=exec='rm -rf src' .",
+    "git -c user.name=t -c user.email=t@t rebase --exe 'rm -rf src' HEAD",
+    "echo src | xargs --max-p 1 rm -rf",
     "echo 'rm -rf src' | bash /dev/stdin",
     "printf '* diff=a=b\\n' > .gitattributes; echo x >> src/main.py;"
     " X='rm -rf src;' git --config-env=diff.a=b.textconv=X diff",
