@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from agent.shell_wrappers import git_subcommand_form
+from agent.shell_wrappers import git_subcommand_form, long_option
 from agent.tree_walk import walk
 
 
@@ -168,6 +168,7 @@ def _split(args: list[str], short: set[str], long: set[str]) -> tuple[list[str],
             break
         if a.startswith("--"):
             key, eq, value = a.partition("=")
+            key = long_option(key, long)  # `--target` is `--target-directory`
             if key in long:
                 if not eq and i + 1 < len(args):
                     value, i = args[i + 1], i + 1
@@ -224,7 +225,7 @@ def _in_place(
             operands += args[i + 1 :]
             break
         if a.startswith("--"):
-            key = a.partition("=")[0]
+            key = long_option(a.partition("=")[0], {"--in-place", *long_values})
             if key == "--in-place":
                 in_place = True
             elif key in long_values:
@@ -256,9 +257,11 @@ def _operands(args: list[str], valued: set[str]) -> list[str]:
 def _valued(args: list[str], short: str | None, long: str) -> list[str]:
     out = []
     for i, a in enumerate(args):
-        if a.startswith(long + "="):
-            out.append(a[len(long) + 1 :])
-        elif a in (long, short) and i + 1 < len(args):
+        key, eq, value = a.partition("=")
+        key = long_option(key, {long})  # `--out=F` is `--output=F`
+        if eq and key == long:
+            out.append(value)
+        elif (key if not eq else a) in (long, short) and i + 1 < len(args):
             out.append(args[i + 1])
         elif short and a.startswith(short) and len(a) > len(short) and not a.startswith("--"):
             out.append(a[len(short) :])
