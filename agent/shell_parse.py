@@ -17,6 +17,7 @@ allow rule; they ask (or are refused in ``ci``).
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -157,6 +158,13 @@ class _Walker:
             elif child.type == "heredoc_body" and "`" in child.text.decode("utf-8", "replace"):
                 if not any(q in _start_text(node) for q in "'\"\\"):  # an unquoted delimiter
                     self.result.opaque.append("a here-document runs a command in backticks")
+            elif (
+                child.type == "heredoc_body"
+                and not child.named_children
+                and re.search(r"\$[({\[]", child.text.decode("utf-8", "replace"))
+            ):  # `<<-EOF` with tab-indented lines: the grammar reads no `$( )` in it, bash does
+                if not any(q in _start_text(node) for q in "'\"\\"):
+                    self.result.opaque.append("a here-document's expansions are not read")
             elif child.is_named and (
                 node.type != "heredoc_redirect" or child.type in _HEREDOC_PARTS
             ):  # the commands after a here-document's start: ``_heredoc_rest``
