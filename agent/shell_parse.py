@@ -347,6 +347,8 @@ class _Walker:
     def _substitutions(self, node: Any) -> None:
         """Commands inside $( ), backticks and <( ) anywhere in a word."""
         if node.type in ("command_substitution", "process_substitution"):
+            if node.text.startswith(b"`") and b"\\`" in node.text:  # bash unescapes, then runs
+                self.result.opaque.append("backticks nested in backticks run a command")
             for child in node.children:
                 if child.is_named:
                     self.visit(child, [])

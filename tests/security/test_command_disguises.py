@@ -16,7 +16,8 @@ grammar did not) and bash's `coproc`, and `.`, bash's `source` under its other n
 a command without a name, and a shell given its script as `/dev/stdin` or a process substitution
 (`sh <(echo …)`), which is the line's own text as much as `… | sh` is; and a long option by a start of its name,
 which GNU's getopt and git take (`--checkpoint-act`, `rebase --exe`, `xargs --max-p`); and a
-`$( )` in a `<<-` here-document of tab-indented lines, which the grammar does not read."""
+`$( )` in a `<<-` here-document of tab-indented lines, which the grammar does not read, and
+backticks escaped inside backticks, which bash unescapes and runs."""
 
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ REMOVES_SRC = [
     "git -c user.name=t -c user.email=t@t rebase --exe 'rm -rf src' HEAD",
     "echo src | xargs --max-p 1 rm -rf",
     "cat <<-EOF\n\t$(rm -rf src)\n\tEOF",
+    "echo `echo \\`rm -rf src\\``",
     "echo 'rm -rf src' | bash /dev/stdin",
     "printf '* diff=a=b\\n' > .gitattributes; echo x >> src/main.py;"
     " X='rm -rf src;' git --config-env=diff.a=b.textconv=X diff",
