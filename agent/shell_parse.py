@@ -353,6 +353,8 @@ class _Walker:
                 if child.is_named:
                     self.visit(child, [])
             return
+        if node.type == "regex" and re.search(rb"\$[(\[]|`", node.text):  # `${x#$(…)}`, `${x^^`…`}`
+            self.result.opaque.append("a pattern in ${…} runs a command the grammar does not read")
         for child in node.children:
             self._substitutions(child)
 

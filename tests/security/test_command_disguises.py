@@ -17,7 +17,8 @@ a command without a name, and a shell given its script as `/dev/stdin` or a proc
 (`sh <(echo …)`), which is the line's own text as much as `… | sh` is; and a long option by a start of its name,
 which GNU's getopt and git take (`--checkpoint-act`, `rebase --exe`, `xargs --max-p`); and a
 `$( )` in a `<<-` here-document of tab-indented lines, which the grammar does not read, and
-backticks escaped inside backticks, which bash unescapes and runs."""
+backticks escaped inside backticks, which bash unescapes and runs, and a command substitution in
+the pattern of `${x#…}`, `${x%…}` or `${x^^…}`, which the grammar reads as text."""
 
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ REMOVES_SRC = [
     "echo src | xargs --max-p 1 rm -rf",
     "cat <<-EOF\n\t$(rm -rf src)\n\tEOF",
     "echo `echo \\`rm -rf src\\``",
+    "x=a; echo ${x#$(rm -rf src)}",
+    "x=a; echo ${x^^`rm -rf src`}",
     "echo 'rm -rf src' | bash /dev/stdin",
     "printf '* diff=a=b\\n' > .gitattributes; echo x >> src/main.py;"
     " X='rm -rf src;' git --config-env=diff.a=b.textconv=X diff",
