@@ -130,6 +130,8 @@ class _Walker:
             variable = node.child_by_field_name("variable")
             if variable is not None:
                 self._sets(variable.text.decode("utf-8", "replace"))
+        if kind == "regex":  # `[[ -n ${x#$(cmd)} ]]`: a pattern's text, as in a word
+            self._substitutions(node)
         if kind in ("declaration_command", "unset_command", "test_command"):
             # `export X=$(cmd)`, `[[ -f $(cmd) ]]`: the words may hide substitutions.
             self._add(SimpleCommand((node.children[0].text.decode(),), tuple(pending_writes)))

@@ -74,6 +74,7 @@ REMOVES_SRC = [
     "echo `echo \\`rm -rf src\\``",
     "x=a; echo ${x#$(rm -rf src)}",
     "x=a; echo ${x^^`rm -rf src`}",
+    "x=a; [[ -n ${x#$(rm -rf src)} ]]",
     "echo 'rm -rf src' | bash /dev/stdin",
     "printf '* diff=a=b\\n' > .gitattributes; echo x >> src/main.py;"
     " X='rm -rf src;' git --config-env=diff.a=b.textconv=X diff",
