@@ -4,6 +4,7 @@ is what actually stops a command that slips past it (``python -c`` opening a soc
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
@@ -47,6 +48,8 @@ INSTALLERS = {
 _RM_FLAG = r"(-[a-zA-Z]*[rRf][a-zA-Z]*|--recursive|--force)"
 _RM_HERE = r"[\"']?(\$\{?(PWD|OLDPWD)\b|\$\(\s*pwd\s*\)|`\s*pwd\s*`)\S*|\.\./\S*"
 _RM_WIDE = rf"(/\S*|~\S*|[\"']?\$\{{?HOME\b\S*|{_RM_HERE}|(\.\.?/)*[*?][*?/]*|\.\.?/?\*?)"
+# a bracket expression matches one character, as ``?`` does: ``[a-z]*`` is ``?*``
+_BRACKET = re.compile(r"\[!?\]?[^]/]*\]")
 DESTRUCTIVE = [
     re.compile(rf"^rm (.* )?{_RM_FLAG} (.* )?{_RM_WIDE}( |$)"),
     re.compile(r"^rm (.* )?/\S*"),
@@ -90,9 +93,18 @@ def command_risk(
     line = " ".join(argv)
     if SECRET_PATHS.search(line):
         return "secrets"
+    git = git_subcommand_form(argv) or argv
+    # before the network: a network grant (the user's, in ci too) must not run ``git stash
+    # push`` or ``rm -rf * http://x`` as a mere network command
+    if _destroys(name, argv, git, revision):
+        return "destructive"
+    if name == "git" and alias is not None and len(git) > 1:  # ``git co``: what it runs
+        ahead = argv[1 : len(argv) - len(git) + 1]  # git's options before its subcommand
+        risk = _alias_risk(ahead, git, revision, alias, alone, depth)
+        if risk is not None:
+            return risk
     if name in NETWORK_COMMANDS or re.search(r"\b(https?|ftp|ssh|git)://", line):
         return "network"
-    git = git_subcommand_form(argv) or argv
     if name == "git" and any(a in GIT_NETWORK for a in git[1:3]):
         return "network"
     module_args = argv[2:] if len(argv) > 2 and argv[1] == "-m" else None
@@ -102,16 +114,24 @@ def command_risk(
         verbs = INSTALLERS[name]
         if verbs is None or (len(argv) > 1 and argv[1] in verbs):
             return "network"
-    stripped = " ".join([name, *(git if name == "git" else argv)[1:]])
-    if any(p.search(stripped) for p in DESTRUCTIVE) or _wide_find_delete(name, argv):
-        return "destructive"
-    if name == "git":
-        ahead = argv[1 : len(argv) - len(git) + 1]  # git's options before its subcommand
-        if _discards_edits(git[1:], None if _elsewhere(ahead) else revision):
-            return "destructive"
-        if alias is not None and len(git) > 1:
-            return _alias_risk(ahead, git, revision, alias, alone, depth)
     return None
+
+
+def _destroys(
+    name: str,
+    argv: tuple[str, ...],
+    git: tuple[str, ...],
+    revision: Callable[[str], bool] | None,
+) -> bool:
+    lines = [" ".join([name, *(git if name == "git" else argv)[1:]])]
+    if name == "rm":  # each operand also as the path it names: ``src/../*`` is ``*``
+        lines.append(" ".join([name, *map(_plain, argv[1:])]))
+    if any(p.search(s) for p in DESTRUCTIVE for s in lines) or _wide_find_delete(name, argv):
+        return True
+    if name != "git":
+        return False
+    ahead = argv[1 : len(argv) - len(git) + 1]  # git's options before its subcommand
+    return _discards_edits(git[1:], None if _elsewhere(ahead) else revision)
 
 
 def _alias_risk(
@@ -146,7 +166,7 @@ def _alias_risk(
 def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:
     """``find . -delete``, ``find ~ -delete``: ``rm -rf`` by another name (a ``-name``-like test
     makes it a clean-up, as ``find . -name '*.pyc' -delete``)."""
-    if name != "find" or "-delete" not in argv or FIND_FILTERS & set(argv):
+    if name != "find" or "-delete" not in argv or _narrowed(argv):
         return False
     starts = []
     for arg in argv[1:]:
@@ -155,7 +175,37 @@ def _wide_find_delete(name: str, argv: tuple[str, ...]) -> bool:
         if arg.startswith("-") or arg in ("(", "!", ","):
             break
         starts.append(arg)
-    return not starts or any(re.fullmatch(_RM_WIDE, s) for s in starts)
+    return not starts or any(re.fullmatch(_RM_WIDE, _plain(s)) for s in starts)
+
+
+def _narrowed(argv: tuple[str, ...]) -> bool:
+    """Whether a test narrows what ``find … -delete`` removes: one of ``FIND_FILTERS``, not
+    negated (``! -name '*.keep'`` removes all else), not a name pattern that names every file
+    (``-name '*'``, ``-regex '.*'``), in a line without ``-o`` (``-name x -o -type f -delete``
+    removes every file)."""
+    if {"-o", "-or", ","} & set(argv):
+        return False
+    for i, arg in enumerate(argv):
+        if arg not in FIND_FILTERS or argv[i - 1] in ("!", "-not"):
+            continue
+        value = argv[i + 1] if i + 1 < len(argv) else ""
+        every = r"[.*]*" if arg.endswith("regex") else r"[*?/.]*"
+        if not (arg in _NAME_TESTS and re.fullmatch(every, value)):
+            return True
+    return False
+
+
+_NAME_TESTS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex",
+               "-iregex"}  # fmt: skip
+
+
+def _plain(word: str) -> str:
+    """``word`` as the path it names: ``x/..`` and ``.`` folded away (``src/../*`` is ``*``,
+    ``src/..`` is ``.``), a bracket expression as the one character it matches (``[a-z]*`` is
+    ``?*``). A word the shell computes (``$…``) stays as written."""
+    if not word or word.startswith("-") or "$" in word or "`" in word:
+        return word
+    return posixpath.normpath(_BRACKET.sub("?", word))
 
 
 # git options that take the next word as their value, where it matters below

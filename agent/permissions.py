@@ -332,7 +332,7 @@ class Permissions:
         risky = [c for c in parsed.commands if command_risk.command_risk(c) == "network"]
         if risky and self.network_all:
             return True
-        if not risky or any(
+        if not risky or parsed.sockets or any(  # `echo < /dev/tcp/…` is bash's own connection
             c.argv and c not in risky and c.argv[0] not in NO_NETWORK  # `./echo` is no echo
             and c.text not in self.network_granted
             for c in parsed.commands

@@ -55,7 +55,9 @@ class Rule:
     name: str  # the tool name glob for "tool" rules
     pattern: str | None
 
-    def matches_command(self, words: tuple[str, ...]) -> bool:
+    def matches_command(self, words: tuple[str, ...], *, bare: bool = False) -> bool:
+        """``bare`` (deny and ask rules): a trailing `` *`` also covers the command alone, as
+        Claude Code reads it (``Bash(git push *)`` covers ``git push``)."""
         if self.kind != "command":
             return False
         if self.pattern is None:
@@ -65,6 +67,8 @@ class Rule:
         if pattern.endswith(":*"):  # Claude Code's prefix rule
             prefix = pattern[:-2]
             return line == prefix or line.startswith(prefix + " ")
+        if bare and pattern.endswith(" *") and fnmatch.fnmatchcase(line, pattern[:-2]):
+            return True
         return fnmatch.fnmatchcase(line, pattern)
 
     def matches_command_by_name(self, words: tuple[str, ...]) -> bool:
@@ -73,9 +77,10 @@ class Rule:
         Allow rules keep the exact spelling: ``./git`` is not the user's git."""
         forms = [words, git_subcommand_form(words)]  # `git -C . push` is `git push` too
         for form in filter(None, forms):
-            if self.matches_command(form):
+            if self.matches_command(form, bare=True):
                 return True
-            if "/" in form[0] and self.matches_command((form[0].rsplit("/", 1)[1], *form[1:])):
+            named = (form[0].rsplit("/", 1)[-1], *form[1:])
+            if "/" in form[0] and self.matches_command(named, bare=True):
                 return True
         return False
 

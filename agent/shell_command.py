@@ -10,11 +10,17 @@ from pathlib import Path, PurePosixPath
 
 from agent.shell_words import MAX_MATCHES, matches
 from agent.shell_wrappers import WRAPPERS
-from agent.shell_writes import Copy, landing_paths
+from agent.shell_writes import MAX_FOLDER_FILES, Copy, folder_files, landing_paths
 from agent.unpack_writes import Unpack
 
 # Commands that change no file: an archive or patch unpacked after them is the one checked.
 _WRITE_NOTHING = {"cd", "pwd", "echo", "printf", "true", "false", ":", "test", "[", "mkdir", "ls"}
+
+
+def program_name(word: str) -> str:
+    """The name a command word runs by (``/bin/rm`` is ``rm``); ``.`` stays the builtin ``.``,
+    bash's ``source``, which ``PurePosixPath`` reads as no name at all."""
+    return word if word == "." else PurePosixPath(word).name
 
 
 @dataclass(frozen=True)
@@ -30,7 +36,7 @@ class SimpleCommand:
 
     @property
     def name(self) -> str:
-        return PurePosixPath(self.argv[0]).name if self.argv else ""
+        return program_name(self.argv[0]) if self.argv else ""
 
     @property
     def text(self) -> str:
@@ -44,6 +50,9 @@ class ParsedCommand:
     opaque: list[str] = field(default_factory=list)  # why the line is not fully understood
     # Folders ``cd``/``pushd``/``env -C`` move (part of) the line into; None: one it computes.
     cd: list[str | None] = field(default_factory=list)
+    # What bash itself reads from a path that may be a socket (``echo < /dev/tcp/host/80``, a
+    # computed ``< $F``): a connection of the shell's, whatever command the redirection is on.
+    sockets: list[str] = field(default_factory=list)
 
     @property
     def understood(self) -> bool:
@@ -91,6 +100,9 @@ class ParsedCommand:
                    *(p for c in self.commands for copy in c.copies for p in copy.sources)]  # fmt: skip
         reasons += [f"{p} names more than {MAX_MATCHES} files" for p in self._moved(written)
                     if len(matches(p, root)) > MAX_MATCHES]  # fmt: skip
+        copied = [s for c in self.commands for copy in c.copies for s in copy.sources]
+        reasons += [f"{p} holds more than {MAX_FOLDER_FILES} files" for p in _sources(copied, root)
+                    if len(folder_files(p, root)) > MAX_FOLDER_FILES]  # fmt: skip
         if self.cd and any(c.unpacks for c in self.commands):
             reasons.append("it unpacks after changing folders")
         if not reasons and any(c.unpacks for c in self.commands):

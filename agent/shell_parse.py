@@ -17,12 +17,13 @@ allow rule; they ask (or are refused in ``ci``).
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
 
 from agent import shell_words
-from agent.shell_command import ParsedCommand, SimpleCommand
+from agent.shell_command import ParsedCommand, SimpleCommand, program_name
 from agent.shell_eval import (
     compound_coproc,
     computed_program,
@@ -129,6 +130,8 @@ class _Walker:
             variable = node.child_by_field_name("variable")
             if variable is not None:
                 self._sets(variable.text.decode("utf-8", "replace"))
+        if kind == "regex":  # `[[ -n ${x#$(cmd)} ]]`: a pattern's text, as in a word
+            self._substitutions(node)
         if kind in ("declaration_command", "unset_command", "test_command"):
             # `export X=$(cmd)`, `[[ -f $(cmd) ]]`: the words may hide substitutions.
             self._add(SimpleCommand((node.children[0].text.decode(),), tuple(pending_writes)))
@@ -157,6 +160,13 @@ class _Walker:
             elif child.type == "heredoc_body" and "`" in child.text.decode("utf-8", "replace"):
                 if not any(q in _start_text(node) for q in "'\"\\"):  # an unquoted delimiter
                     self.result.opaque.append("a here-document runs a command in backticks")
+            elif (
+                child.type == "heredoc_body"
+                and not child.named_children
+                and re.search(r"\$[({\[]", child.text.decode("utf-8", "replace"))
+            ):  # `<<-EOF` with tab-indented lines: the grammar reads no `$( )` in it, bash does
+                if not any(q in _start_text(node) for q in "'\"\\"):
+                    self.result.opaque.append("a here-document's expansions are not read")
             elif child.is_named and (
                 node.type != "heredoc_redirect" or child.type in _HEREDOC_PARTS
             ):  # the commands after a here-document's start: ``_heredoc_rest``
@@ -167,6 +177,10 @@ class _Walker:
         literal = shell_words.literal(target)  # several words: bash's "ambiguous redirect"
         if op == "<" and literal is not None:
             self.stdin = literal  # `patch -p1 < fix.patch`: what the next command reads
+        if op in ("<", "<>") and (
+            literal is None or literal.startswith(("/dev/tcp/", "/dev/udp/"))
+        ):
+            self.result.sockets.append(target.text.decode("utf-8", "replace"))
         if op in (">", ">>", "&>", "&>>", ">|", "<>") or (
             op == ">&" and target.type != "number" and literal != "-"
         ):
@@ -222,12 +236,12 @@ class _Walker:
             if writes:
                 self._add(SimpleCommand((), writes))
             return
-        name = PurePosixPath(argv[0]).name
+        name = program_name(argv[0])
         if name in _SKIP_NAMES:
             argv = argv[1:]
             if not argv:
                 return
-            name = PurePosixPath(argv[0]).name
+            name = program_name(argv[0])
         for why in (
             compound_coproc(name, argv),  # `coproc NAME { rm -rf src; }`
             computed_program(name, argv, self.computed | self.option_like),  # `env $X -rf src`
@@ -335,10 +349,14 @@ class _Walker:
     def _substitutions(self, node: Any) -> None:
         """Commands inside $( ), backticks and <( ) anywhere in a word."""
         if node.type in ("command_substitution", "process_substitution"):
+            if node.text.startswith(b"`") and b"\\`" in node.text:  # bash unescapes, then runs
+                self.result.opaque.append("backticks nested in backticks run a command")
             for child in node.children:
                 if child.is_named:
                     self.visit(child, [])
             return
+        if node.type == "regex" and re.search(rb"\$[(\[]|`", node.text):  # `${x#$(…)}`, `${x^^`…`}`
+            self.result.opaque.append("a pattern in ${…} runs a command the grammar does not read")
         for child in node.children:
             self._substitutions(child)
 

@@ -10,6 +10,8 @@ value, so ``xargs --max-procs 4 rm`` is ``rm``, not ``4``; GNU's optional values
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -121,7 +123,7 @@ def unwrap(name: str, args: tuple[str, ...] | list[str]) -> list[str] | None:
             i += 1
             continue
         if arg.startswith("-") and arg != "-":
-            i += 2 if arg in spec.values else 1
+            i += 2 if long_option(arg, spec.values) in spec.values else 1
             continue
         if name == "timeout" and (i == 0 or (_is_duration(arg) and i <= 2)):
             i += 1
@@ -145,11 +147,11 @@ def wrapper_script(name: str, args: tuple[str, ...] | list[str]) -> str | None:
     letters = {o[1] for o in scripts if len(o) == 2}  # `script -qc …`: flags run together
     for i, arg in enumerate(args):
         clustered = arg[:1] == "-" and arg[1:2] != "-" and arg[-1:] in letters
-        if (arg in scripts or clustered) and i + 1 < len(args):
+        key, eq, value = arg.partition("=")
+        if (long_option(arg, scripts) in scripts or clustered) and i + 1 < len(args):
             return args[i + 1]
-        for option in scripts:
-            if option.startswith("--") and arg.startswith(option + "="):
-                return arg[len(option) + 1 :]
+        if eq and key.startswith("--") and long_option(key, scripts) in scripts:
+            return value
     return None
 
 
@@ -174,7 +176,13 @@ def shell_script(args: tuple[str, ...] | list[str]) -> tuple[str, str | None]:
     operands = list(args[i:])
     if command_mode:
         return ("script", operands[0]) if operands else ("script", None)
+    if operands and _PIPED_SCRIPT.match(operands[0]):
+        return ("stdin", None)  # `bash /dev/stdin <<<…`, `sh <(echo …)`: a pipe is no file
     return ("file", None) if operands else ("stdin", None)
+
+
+# A script "file" that is stdin or a pipe: its text is the line's own, never a file's.
+_PIPED_SCRIPT = re.compile(r"^(/dev/stdin|/dev/fd/\d+|/proc/(self|thread-self|\d+)/fd/\d+|<\()")
 
 
 def find_commands(args: tuple[str, ...] | list[str]) -> list[list[str]]:
@@ -225,14 +233,24 @@ def git_subcommand_form(argv: tuple[str, ...]) -> tuple[str, ...] | None:
     return ("git", *argv[i:]) if i > 1 else None
 
 
+def long_option(word: str, options: Iterable[str]) -> str:
+    """``word`` (an option, without its ``=VALUE``) as the long option of ``options`` it names:
+    GNU's getopt and git take any unambiguous start (``--checkpoint-act`` is
+    ``--checkpoint-action``, ``--max-p`` is ``--max-procs``), so any start of one counts."""
+    if not word.startswith("--") or len(word) < 3 or word in options:
+        return word
+    return next((o for o in sorted(options) if o.startswith("--") and o.startswith(word)), word)
+
+
 def option_values(args: tuple[str, ...] | list[str], options: set[str]) -> list[tuple[str, str]]:
     """(option, value) for each of ``options`` in ``args``: ``--opt=V``, ``--opt V``, ``-o V``,
-    ``-oV``."""
+    ``-oV``; a long option also by a start of its name (``--exe V``)."""
     out = []
     for i, arg in enumerate(args):
         key, eq, value = arg.partition("=")
-        if arg in options and i + 1 < len(args):
-            out.append((arg, args[i + 1]))
+        key = long_option(key, options)
+        if not eq and key in options and i + 1 < len(args):
+            out.append((key, args[i + 1]))
         elif eq and key.startswith("--") and key in options:
             out.append((key, value))
         elif not arg.startswith("--") and arg[:2] in options and len(arg) > 2:

@@ -14,11 +14,13 @@ Archives and patches name their files inside: ``agent.unpack_writes``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from agent.shell_wrappers import git_subcommand_form
+from agent.shell_wrappers import git_subcommand_form, long_option
+from agent.tree_walk import walk
 
 
 @dataclass(frozen=True)
@@ -98,9 +100,9 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         return _in_place(args, short_values="efl", long_values={"--expression", "--file",
                                                                "--line-length"},
                          script_flags=("-e", "-f", "--expression", "--file")), []  # fmt: skip
-    if name in ("perl", "ruby"):
-        return _in_place(args, short_values="eEIMmxlC0", long_values=set(),
-                         script_flags=("-e", "-E")), []  # fmt: skip
+    if name in ("perl", "ruby"):  # `-0` and `-l` take digits only: `-0pi` is `-0 -p -i`
+        return _in_place(args, short_values="eEIMmxC", long_values=set(),
+                         script_flags=("-e", "-E"), digits="0l"), []  # fmt: skip
     if name == "truncate":
         return _operands(args, {"-s", "-r", "--size", "--reference"}), []
     if name == "touch":
@@ -119,11 +121,38 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
 
 
 def landing_paths(writes: Iterable[str], copies: Iterable[Copy], root: Path) -> list[str]:
-    """Every path written, copies into existing folders resolved against ``root``."""
+    """Every path written, copies into existing folders resolved against ``root``; a folder
+    copied or moved brings each of its files along (``cp -r drafts config`` writes
+    ``config/new.yml``), named under the destination and under the destination's folder of
+    its name (which of the two cp picks depends on ``-T`` and on the destination)."""
     out = list(writes)
     for copy in copies:
         raw = os.path.expanduser(copy.dest) if copy.dest.startswith("~") else copy.dest
         out += copy.paths((root / raw).is_dir())
+        base = copy.dest.rstrip("/") or "/"
+        for source in copy.sources:
+            name = PurePosixPath(source.rstrip("/")).name
+            for rel in folder_files(source, root)[:MAX_FOLDER_FILES]:
+                out += [f"{base}/{rel}", f"{base}/{name}/{rel}"]
+    return out
+
+
+MAX_FOLDER_FILES = 1000  # past this many, a folder a copy brings is not read name by name
+
+
+def folder_files(source: str, root: Path) -> list[str]:
+    """The files and folders under ``source`` when it is a folder (relative to it; at most
+    ``MAX_FOLDER_FILES`` + 1, links not followed), else []."""
+    raw = os.path.expanduser(source) if source.startswith("~") else source
+    folder = Path(raw) if os.path.isabs(raw) else root / raw
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    out: list[str] = []
+    for where, dirs, files in walk(folder, onerror=lambda _exc: None):
+        rel = Path(where).relative_to(folder)
+        out += [(rel / n).as_posix() for n in (*dirs, *files)]
+        if len(out) > MAX_FOLDER_FILES:
+            return out[: MAX_FOLDER_FILES + 1]
     return out
 
 
@@ -139,6 +168,7 @@ def _split(args: list[str], short: set[str], long: set[str]) -> tuple[list[str],
             break
         if a.startswith("--"):
             key, eq, value = a.partition("=")
+            key = long_option(key, long)  # `--target` is `--target-directory`
             if key in long:
                 if not eq and i + 1 < len(args):
                     value, i = args[i + 1], i + 1
@@ -178,9 +208,15 @@ def _copy(name: str, args: list[str]) -> tuple[list[str], list[Copy]]:
 
 
 def _in_place(
-    args: list[str], *, short_values: str, long_values: set[str], script_flags: tuple[str, ...]
+    args: list[str],
+    *,
+    short_values: str,
+    long_values: set[str],
+    script_flags: tuple[str, ...],
+    digits: str = "",
 ) -> list[str]:
-    """The files ``sed -i``/``perl -pi -e`` rewrite: the operands after the script."""
+    """The files ``sed -i``/``perl -pi -e`` rewrite: the operands after the script
+    (``digits``: letters whose value is the digits after them, if any: perl's ``-0777``)."""
     in_place, scripted, operands = False, False, []
     i = 0
     while i < len(args):
@@ -189,20 +225,21 @@ def _in_place(
             operands += args[i + 1 :]
             break
         if a.startswith("--"):
-            key = a.partition("=")[0]
+            key = long_option(a.partition("=")[0], {"--in-place", *long_values})
             if key == "--in-place":
                 in_place = True
             elif key in long_values:
                 scripted = scripted or key in script_flags
                 i += 0 if "=" in a else 1
         elif a.startswith("-") and len(a) > 1:
-            for j, ch in enumerate(a[1:], 1):
+            letters = re.sub(rf"([{digits}])(x[0-9a-fA-F]+|[0-9]+)", r"\1", a) if digits else a
+            for j, ch in enumerate(letters[1:], 1):
                 if ch == "i":  # the rest of the word is a backup suffix
                     in_place = True
                     break
                 if ch in short_values:
                     scripted = scripted or f"-{ch}" in script_flags
-                    i += 0 if a[j + 1 :] else 1
+                    i += 0 if letters[j + 1 :] else 1
                     break
         else:
             operands.append(a)
@@ -220,9 +257,11 @@ def _operands(args: list[str], valued: set[str]) -> list[str]:
 def _valued(args: list[str], short: str | None, long: str) -> list[str]:
     out = []
     for i, a in enumerate(args):
-        if a.startswith(long + "="):
-            out.append(a[len(long) + 1 :])
-        elif a in (long, short) and i + 1 < len(args):
+        key, eq, value = a.partition("=")
+        key = long_option(key, {long})  # `--out=F` is `--output=F`
+        if eq and key == long:
+            out.append(value)
+        elif (key if not eq else a) in (long, short) and i + 1 < len(args):
             out.append(args[i + 1])
         elif short and a.startswith(short) and len(a) > len(short) and not a.startswith("--"):
             out.append(a[len(short) :])

@@ -19,6 +19,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from agent.shell_wrappers import long_option
+
 MAX_SOURCE_BYTES = 64 * 1024 * 1024  # an archive or patch read at check time
 MAX_MEMBERS = 10_000
 MAX_INFLATED = 256 * 1024 * 1024  # bytes a compressed archive may inflate to beyond its size
@@ -122,6 +124,7 @@ def unpack(name: str, args: list[str]) -> Unpack | None:
 def git_apply(args: list[str]) -> Unpack | None:
     """``git apply`` (``args`` after ``apply``): without ``--check``/``--stat``… it writes
     the files the patch names, one leading component stripped unless ``-p N`` says otherwise."""
+    args = [_whole(a, _GIT_APPLY_LONG) for a in args]  # `--dir=x` is `--directory=x`
     if any(a in ("--check", "--stat", "--numstat", "--summary", "--cached") for a in args):
         return None
     strip, into, patches = 1, ".", []
@@ -144,6 +147,17 @@ def git_apply(args: list[str]) -> Unpack | None:
     return Unpack("git-apply", patches[0] if patches else None, into=into, strip=strip)
 
 
+_GIT_APPLY_LONG = {"--check", "--stat", "--numstat", "--summary", "--cached", "--directory",
+                   "--include", "--exclude", "--whitespace"}  # fmt: skip
+
+
+def _whole(word: str, options: set[str]) -> str:
+    """``word`` with its long option whole (GNU's getopt and git take any unambiguous start:
+    ``--dir=x`` is ``--directory=x``, ``--extr`` is ``--extract``)."""
+    key, eq, value = word.partition("=")
+    return long_option(key, options) + eq + value if word.startswith("--") else word
+
+
 # tar's options that take a value: short ones take the next word in a bundle, in order.
 _TAR_SHORT_VALUES = set("bCfFgHIKLNTVX")
 _TAR_LONG_VALUES = {"--file", "--directory", "--strip-components", "--to-command",
@@ -155,6 +169,10 @@ _TAR_NO_WRITE = {"-t", "--list", "-O", "--to-stdout", "-d", "--diff", "--compare
 _TAR_CODE = {"--to-command", "--use-compress-program", "-I", "--info-script", "-F",
              "--new-volume-script", "--checkpoint-action", "--rsh-command", "--transform",
              "--xform", "-P", "--absolute-names"}  # fmt: skip
+
+
+_TAR_LONG = {*_TAR_LONG_VALUES, *(o for o in _TAR_NO_WRITE | _TAR_CODE if o.startswith("--")),
+             "--extract", "--get"}  # fmt: skip
 
 
 def _tar(args: list[str]) -> Unpack | None:
@@ -169,7 +187,7 @@ def _tar(args: list[str]) -> Unpack | None:
     while i < len(words):
         a = words[i]
         if a.startswith("--"):
-            key, eq, value = a.partition("=")
+            key, eq, value = _whole(a, _TAR_LONG).partition("=")
             if not eq and key in _TAR_LONG_VALUES and i + 1 < len(words):
                 value, i = words[i + 1], i + 1
             letters.append((key, value))
@@ -223,11 +241,15 @@ def _unzip(args: list[str]) -> Unpack | None:
     return Unpack("zip", source, into=into, why="unzip -j keeps only base names" if junk else "")
 
 
+_PATCH_LONG = {"--dry-run", "--check", "--input", "--strip", "--directory", "--output",
+               "--reject-file", "--prefix"}  # fmt: skip
+
+
 def _patch(args: list[str]) -> Unpack | None:
     source, into, strip, operands, why = None, ".", 0, [], ""
     i = 0
     while i < len(args):
-        a = args[i]
+        a = _whole(args[i], _PATCH_LONG)
         key, eq, value = a.partition("=")
         if a in ("--dry-run", "-C", "--check"):
             return None

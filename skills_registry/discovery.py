@@ -22,7 +22,7 @@ from pathlib import Path
 from kiln_errors.home import holds_home, kiln_home
 from kiln_errors.ownership import foreign
 from skills_registry.errors import SkillsError
-from skills_registry.lookalike import shown, skeleton
+from skills_registry.lookalike import letter_shapes, shown, skeleton
 from skills_registry.mcp_config import printable
 from skills_registry.skill import Skill, load_skill
 from skills_registry.spec import MAX_DESCRIPTION, SKILL_FILE
@@ -293,7 +293,7 @@ def _users_lookalike(catalog: SkillCatalog, skill: Skill, scope: str) -> Skill |
     """The user's skill a repository skill's name only looks like (``dеploy`` for ``deploy``)."""
     if scope != "project":
         return None
-    shape = skeleton(skill.name)
+    shape = skeleton(letter_shapes(skill.name))  # a small capital `ᴅ` reads as `d` too
     for other in catalog.skills.values():
         if other.scope == "user" and other.name != skill.name and skeleton(other.name) == shape:
             return other

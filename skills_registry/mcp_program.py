@@ -207,13 +207,20 @@ def _shell_words(command: Any, args: list[Any]) -> list[str]:
     return []
 
 
+# Python's flags that take no value, which may come before ``m`` in one word: ``-um srvpkg``.
+PYTHON_FLAGS = "bBdEhiIOPqRsSuvx"
+
+
 def _module(args: list[Any]) -> str | None:
-    """The module of ``-m MODULE`` (or ``-mMODULE``), as Python and ``uv run -m`` take it."""
+    """The module of ``-m MODULE`` (or ``-mMODULE``, ``-um MODULE``), as Python and ``uv run
+    -m`` take it."""
     for i, word in enumerate(args):
-        if word == "-m" and i + 1 < len(args):
-            word = "-m" + str(args[i + 1])
-        if isinstance(word, str) and word.startswith("-m") and MODULE.match(word[2:]):
-            return word[2:]
+        found = re.match(rf"-[{PYTHON_FLAGS}]*m", word) if isinstance(word, str) else None
+        if found is None:
+            continue
+        module = word[found.end() :] or (str(args[i + 1]) if i + 1 < len(args) else "")
+        if MODULE.match(module):
+            return module
     return None
 
 

@@ -200,7 +200,10 @@ def rule_paths(root: Path, pattern: str | None, budget: WalkBudget | None = None
     if not glob or glob in ("**", "*"):
         return [base]
     parts = glob.split("/") if "/" in glob else ["**", glob]  # like fnmatch: any folder
-    return bounded_glob(base, parts, budget)
+    # The permission check matches the whole path with fnmatch, whose `*` and `?` also match a
+    # `/`: `conf/*.env` names `conf/sub/b.env` too, so such a part may span folders here.
+    spans = "/" in glob and any(p != "**" and ("*" in p or "?" in p) for p in parts)
+    return bounded_glob(base, parts, budget, whole=glob if spans else None)
 
 
 MAX_WALKED = 10_000  # folders a rule's glob may look into (a rule may come from the repository)
@@ -210,12 +213,16 @@ MAX_PROJECT_WALKED = 20_000
 NOT_WALKED = ("/proc", "/sys", "/dev")
 
 
-def bounded_glob(base: Path, parts: list[str], budget: WalkBudget | None = None) -> list[Path]:
+def bounded_glob(
+    base: Path, parts: list[str], budget: WalkBudget | None = None, *, whole: str | None = None
+) -> list[Path]:
     """Existing paths under ``base`` matching the glob segments (``**`` any folders), found by a
     walk that follows no symlinks, skips what it cannot list and ``/proc``, ``/sys``, ``/dev``,
     and stops after ``MAX_WALKED`` folders or ``MAX_RULE_PATHS`` matches: a rule such as
-    ``Read(//**/x)`` must not walk the whole machine at every session start."""
+    ``Read(//**/x)`` must not walk the whole machine at every session start. ``whole``: the
+    glob as fnmatch reads it, ``*`` across folders, which a path may match instead."""
     found: list[Path] = []
+    lead = [p if whole is None or ("*" not in p and "?" not in p) else "**" for p in parts]
     budget = budget if budget is not None else WalkBudget(MAX_WALKED)
     if budget.left <= 0:
         return found
@@ -225,11 +232,13 @@ def bounded_glob(base: Path, parts: list[str], budget: WalkBudget | None = None)
         here = Path(folder)
         rel = here.relative_to(base).parts
         dirs[:] = [
-            d for d in dirs if str(here / d) not in NOT_WALKED and _may_lead([*rel, d], parts)
+            d for d in dirs if str(here / d) not in NOT_WALKED and _may_lead([*rel, d], lead)
         ]
         last = parts[-1]  # never "**": trailing ones are stripped by rule_paths
         for name in (*dirs, *files):
-            if fnmatch.fnmatchcase(name, last) and _matches([*rel, name], parts):
+            if (fnmatch.fnmatchcase(name, last) and _matches([*rel, name], parts)) or (
+                whole is not None and fnmatch.fnmatchcase("/".join([*rel, name]), whole)
+            ):
                 found.append(here / name)
                 if len(found) >= MAX_RULE_PATHS:
                     return found

@@ -31,6 +31,11 @@ COMMANDS = [
     "sed -ie 's/Run/Never run/' sub/AGENTS.md",
     "sed --in-place=.bak -e 's/Run/Never run/' sub/AGENTS.md",
     "perl -pi -e 's/Run/Never run/' sub/AGENTS.md",
+    "perl -0pi -e 's/Run/Never run/' sub/AGENTS.md",
+    "perl -lpi -e 's/Run/Never run/' sub/AGENTS.md",
+    "sed --in-pl 's/Run/Never run/' sub/AGENTS.md",
+    "cp --target=sub drafts/AGENTS.md",
+    "sort --out=sub/AGENTS.md notes.txt",
     "dd if=notes.txt of=sub/AGENTS.md",
     "install -m 644 notes.txt sub/AGENTS.md",
     "mv notes.txt sub/AGENTS.md",
@@ -77,15 +82,17 @@ def test_a_command_cannot_write_a_memory_file_through_its_arguments(
 @pytest.mark.parametrize(("command", "written"), [
     ("rsync -a --exclude .git notes.txt sub/AGENTS.md", ["sub/AGENTS.md"]),
     ("rsync -e ssh notes.txt host:sub/AGENTS.md", []),
-    ("cp -r drafts sub", ["sub", "sub/drafts"]),
+    ("cp -r drafts sub", ["sub", "sub/drafts", "sub/AGENTS.md", "sub/drafts/AGENTS.md"]),
     ("mv sub/AGENTS.md old.md", ["sub/AGENTS.md", "old.md"]),
     ("ln -s ../notes.txt", ["notes.txt"]),
     ("sed -n 's/a/b/p' sub/AGENTS.md", []),
     ("sed -E -i.bak -e s/a/b/ -e s/c/d/ sub/AGENTS.md notes.txt", ["sub/AGENTS.md", "notes.txt"]),
     ("perl -i -pe 's/a/b/' sub/AGENTS.md", ["sub/AGENTS.md"]),
+    ("perl -0777pi -e 's/a/b/' sub/AGENTS.md", ["sub/AGENTS.md"]),
+    ("perl -0x1Fpi -e 's/a/b/' sub/AGENTS.md", ["sub/AGENTS.md"]),
     ("sort -o sub/AGENTS.md notes.txt", ["sub/AGENTS.md"]),
     ("install -d sub/x", ["sub/x"]),
-    ("cp -r drafts .claude", [".claude"]),
+    ("cp -r drafts .claude", [".claude", ".claude/AGENTS.md", ".claude/drafts/AGENTS.md"]),
     ("git config --file sub/AGENTS.md core.x y", ["sub/AGENTS.md"]),
     ("git -C . config -f sub/AGENTS.md core.x y", ["sub/AGENTS.md"]),
     ("git archive -o out.zip HEAD", ["out.zip"]),
@@ -182,3 +189,38 @@ def test_a_sed_script_that_writes_a_file_is_not_understood(
     results = run(root, tmp_path, kiln_home, command)
     assert (root / "sub" / "AGENTS.md").read_text() == ORIGINAL, results
     assert "not understood (the sed script writes a file" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    "cp -r drafts config",
+    "cp -rT drafts config",
+    "mv drafts config",
+])  # fmt: skip
+def test_a_folder_copied_brings_its_files_to_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """`cp -r drafts config` writes `config/new.yml` when `drafts` holds `new.yml`: before, the
+    check saw only `config`, and the new file (which only the check holds) was written in yolo
+    past the user's `Write(config/*.yml)`."""
+    root = workspace(tmp_path)
+    (root / "drafts" / "new.yml").write_text("debug: true\n")
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Write(config/*.yml)"]}})
+    )
+    results = run(root, tmp_path, kiln_home, command, mode="yolo")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "denied by rule Write(config/*.yml) (writes config/new.yml)" in results, results
+
+
+def test_a_folder_copied_of_too_many_files_is_not_understood(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    root = workspace(tmp_path)
+    for i in range(1001):
+        (root / "drafts" / f"f{i:04}.txt").write_text("x")
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Write(config/*.yml)"]}})
+    )
+    results = run(root, tmp_path, kiln_home, "cp -r drafts config")
+    assert not (root / "config").exists(), results
+    assert "drafts holds more than 1000 files" in results, results

