@@ -15,7 +15,9 @@ dict).
 
 A batch (a JSON array) is not ACP v1, which sends one message per line: each request in it is
 answered -32600 under its own id, all in one array as JSON-RPC answers a batch, so no request
-waits for an answer that never comes (``batch_refusals``).
+waits for an answer that never comes (``batch_refusals``). An answer in a batch is answered
+nothing, as on a line of its own; the request of Kiln's it answers fails at once
+(``batch_answers``) instead of waiting for its timeout.
 """
 
 from __future__ import annotations
@@ -66,16 +68,36 @@ def well_formed(message: dict[str, Any]) -> dict[str, Any]:
 BATCH_REFUSED = "batches are not supported: ACP v1 sends one message per line"
 
 
+ANSWER_KEYS = frozenset({"id", "result", "error"})
+
+
+def _is_answer(entry: Any) -> bool:
+    """An entry without a ``method`` that carries an ``id``, a ``result`` or an ``error``."""
+    return isinstance(entry, dict) and "method" not in entry and bool(entry.keys() & ANSWER_KEYS)
+
+
+def batch_answers(batch: list[Any]) -> list[int | str]:
+    """The ids of the answers a batch holds (to requests of Kiln's), each usable as an id."""
+    return [
+        entry["id"]
+        for entry in batch
+        if _is_answer(entry) and valid_id(entry.get("id")) and entry.get("id") is not None
+    ]
+
+
 def batch_refusals(batch: list[Any]) -> list[dict[str, Any]]:
     """The answers to a non-empty batch: -32600 for each request (under its id) and for each
-    entry that is no message (``id: null``); none for notifications. May be empty."""
+    entry that is no message (``id: null``); none for notifications, nor for answers (two peers
+    must not trade errors about errors). May be empty."""
     answers = []
     for entry in batch:
         if isinstance(entry, dict) and "method" in entry and "id" not in entry:
             continue  # a notification: never answered
+        if _is_answer(entry):
+            continue  # an answer to a request of Kiln's: that request fails (``batch_answers``)
         msg_id = entry.get("id") if isinstance(entry, dict) else None
         if not valid_id(msg_id) or not (isinstance(entry, dict) and "method" in entry):
-            msg_id = None  # an answer or no message at all: refused without an id
+            msg_id = None  # no message at all: refused without an id
         detail = BATCH_REFUSED if msg_id is not None else "a batch entry that is not a request"
         error = {"code": INVALID_REQUEST, "message": "Invalid request", "data": {"details": detail}}
         answers.append({"jsonrpc": "2.0", "id": msg_id, "error": error})

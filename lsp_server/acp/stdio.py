@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 
 from lsp_server.acp.cancel_request import route
 from lsp_server.acp.capabilities import booleans_only
-from lsp_server.acp.envelope import Dropped, EnvelopeError, batch_refusals, well_formed
+from lsp_server.acp.envelope import (
+    BATCH_REFUSED,
+    Dropped,
+    EnvelopeError,
+    batch_answers,
+    batch_refusals,
+    well_formed,
+)
 from lsp_server.acp.meta import shield
 from lsp_server.acp.params_errors import params_error
 from lsp_server.acp.payload import HEAD, Refused, Target, head_target, read
@@ -76,7 +83,7 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                     await _refuse(writer, checked, refused)
                     continue
                 if isinstance(message, list) and message:
-                    await _refuse_batch(writer, message)
+                    await _refuse_batch(writer, checked, message)
                     continue
                 if not isinstance(message, dict):
                     detail = "a message must be a JSON object"
@@ -116,12 +123,16 @@ async def _refuse(
     target = refused.target
     if target.answer is not None:  # that request fails now instead of waiting for its timeout
         log.warning("an unreadable answer to request %s: %s", target.answer, refused.detail)
-        error = {"code": refused.code, "message": f"unreadable answer: {refused.detail}"}
-        failed = {"jsonrpc": "2.0", "id": target.answer, "error": error}
-        checked.feed_data(json.dumps(failed, separators=(",", ":")).encode("utf-8") + b"\n")
+        _fail(checked, target.answer, refused.code, f"unreadable answer: {refused.detail}")
         return
     log.warning("rejected a malformed message: %s", refused.detail)
     await _send(writer, {"jsonrpc": "2.0", "id": target.request, "error": refused.error()})
+
+
+def _fail(checked: asyncio.StreamReader, msg_id: int | str, code: int, message: str) -> None:
+    """Hand the SDK an error answer to Kiln's request ``msg_id``: it fails now."""
+    failed = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+    checked.feed_data(json.dumps(failed, separators=(",", ":")).encode("utf-8") + b"\n")
 
 
 async def _send(writer: asyncio.StreamWriter, frame: object) -> None:
@@ -132,9 +143,14 @@ async def _send(writer: asyncio.StreamWriter, frame: object) -> None:
         await writer.drain()
 
 
-async def _refuse_batch(writer: asyncio.StreamWriter, batch: list[object]) -> None:
+async def _refuse_batch(
+    writer: asyncio.StreamWriter, checked: asyncio.StreamReader, batch: list[object]
+) -> None:
     answers = batch_refusals(batch)
     log.warning("refused a batch of %d messages (%d answered)", len(batch), len(answers))
+    for msg_id in batch_answers(batch):  # an answer in a batch: its request fails at once
+        log.warning("an unreadable answer to request %s: it came in a batch", msg_id)
+        _fail(checked, msg_id, -32600, f"unreadable answer: {BATCH_REFUSED}")
     if answers:
         await _send(writer, answers)
 
