@@ -3,7 +3,9 @@
 Every ACP method ``KilnAcpAgent`` answers is wrapped in ``rpc_errors``: before ``initialize``
 it is -32600; a core error keeps its code, an unknown session is ACP's -32002, a session busy
 in another Kiln process is told how to continue, any other Kiln error is -32603 with its hint,
-never a traceback. The wrapper also counts the running request in the agent's ``inflight``.
+never a traceback. A message or hint that quotes what the client sent (an unknown session id, a
+relative ``cwd``) keeps its head and tail only: a 5 MB session id came back as a 5 MB error.
+The wrapper also counts the running request in the agent's ``inflight``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ INVALID_REQUEST = -32600
 RESOURCE_NOT_FOUND = -32002
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+MAX_MESSAGE = 500  # characters of an error's message or hint; a longer one is cut in the middle
 
 
 def rpc_errors(fn: F) -> F:
@@ -42,8 +45,8 @@ def rpc_errors(fn: F) -> F:
             self.inflight.add(task)
         try:
             return await fn(self, *args, **kwargs)
-        except RequestError:
-            raise
+        except RequestError as exc:
+            raise RequestError(exc.code, _short(str(exc)), exc.data) from None
         except CoreError as exc:
             raise _request_error(exc.code, exc) from None
         except SessionNotFound as exc:
@@ -62,7 +65,14 @@ def rpc_errors(fn: F) -> F:
 
 
 def _request_error(code: int, exc: BaseException) -> RequestError:
-    hint = getattr(exc, "hint", "") or ""
+    hint = _short(getattr(exc, "hint", "") or "")
     if code == SESSION_NOT_FOUND:  # ACP's own code for an unknown session
         code = RESOURCE_NOT_FOUND
-    return RequestError(code, str(exc), {"hint": hint} if hint else None)
+    return RequestError(code, _short(str(exc)), {"hint": hint} if hint else None)
+
+
+def _short(text: str) -> str:
+    """``text`` whole up to ``MAX_MESSAGE`` characters, else its head and tail around "…"."""
+    if len(text) <= MAX_MESSAGE:
+        return text
+    return f"{text[: MAX_MESSAGE - 101]}…{text[-100:]}"

@@ -263,3 +263,32 @@ def test_authenticate_without_a_provider_says_how_to_configure_one(
     assert "ANTHROPIC_API_KEY" in auth["data"]["hint"], auth
     assert new["code"] == -32603 and "no API key" in new["message"], new
     assert "ANTHROPIC_API_KEY" in new["data"]["hint"], new
+
+
+def test_an_error_quoting_a_huge_value_is_cut_to_one_short_line(
+    kiln_home: Path, workspace: Path
+) -> None:
+    """docs/acp.md: every failure is a one-line message. An unknown session id, a relative `cwd`
+    or an auth method of 1 MB came back whole inside the error (a 1 MB answer per request);
+    the message keeps its head and tail, and the code is the one the errors table gives."""
+    huge = "x" * 1_000_000
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1}),
+        frame(2, "session/prompt", {"sessionId": huge, "prompt": []}),
+        frame(3, "session/load", {"sessionId": huge, "cwd": str(workspace), "mcpServers": []}),
+        frame(4, "session/set_mode", {"sessionId": huge, "modeId": "ask"}),
+        frame(5, "session/new", {"cwd": huge, "mcpServers": []}),
+        frame(6, "authenticate", {"methodId": huge}),
+    ]  # fmt: skip
+    done = run_raw(raw, kiln_home)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    replies = {r["id"]: r for r in map(json.loads, lines)}
+    codes = {i: replies[i]["error"]["code"] for i in range(2, 7)}
+    assert codes == {2: -32002, 3: -32002, 4: -32002, 5: -32602, 6: -32602}, codes
+    for line in lines:
+        assert len(line) < 2_000, line[:300]
+    for i in range(2, 7):
+        message = replies[i]["error"]["message"]
+        assert "…" in message and "\n" not in message, message
+    assert replies[5]["error"]["message"].startswith("cwd must be an absolute path, got 'xxx")
