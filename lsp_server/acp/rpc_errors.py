@@ -37,9 +37,7 @@ def rpc_errors(fn: F) -> F:
     @functools.wraps(fn)
     async def wrapper(self: KilnAcpAgent, *args: Any, **kwargs: Any) -> Any:
         if not self.initialized and fn.__name__ != "initialize":  # ACP: -32600 until then
-            raise RequestError(
-                INVALID_REQUEST, "send initialize first", {"hint": "the ACP handshake comes first"}
-            )
+            raise not_initialized()
         task = asyncio.current_task()
         if task is not None:
             self.inflight.add(task)
@@ -62,6 +60,14 @@ def rpc_errors(fn: F) -> F:
                 self.inflight.discard(task)
 
     return wrapper  # type: ignore[return-value]
+
+
+def not_initialized() -> RequestError:
+    """The answer to a request other than ``initialize`` before the handshake (also one of an
+    unknown method or with malformed params: the handshake comes first, as in `kiln lsp`)."""
+    return RequestError(
+        INVALID_REQUEST, "send initialize first", {"hint": "the ACP handshake comes first"}
+    )
 
 
 def _request_error(code: int, exc: BaseException) -> RequestError:

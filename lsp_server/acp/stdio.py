@@ -1,7 +1,8 @@
 """ACP's framing on stdio: one JSON object per line (streams from ``lsp_server.stdio``).
 
-Lines that are not JSON-RPC 2.0 objects are answered with a JSON-RPC error here, before the SDK
-sees them (``payload``: JSON of a bounded size, read by ``lsp_server.json_text``; ``envelope``);
+Lines that are not JSON-RPC 2.0 objects, and requests before ``initialize`` (whatever their
+method or params), are answered with a JSON-RPC error here, before the SDK sees them
+(``payload``: JSON of a bounded size, read by ``lsp_server.json_text``; ``envelope``);
 an unreadable answer to one of Kiln's own requests fails that request at once. A client's ``_meta`` is kept away from handler arguments (``meta.shield``),
 capability flags are read as ACP reads them (``capabilities.booleans_only``) and
 ``$/cancel_request`` is made routable on the way (``cancel_request.route``).
@@ -29,6 +30,7 @@ from lsp_server.acp.envelope import (
 from lsp_server.acp.meta import shield
 from lsp_server.acp.params_errors import params_error
 from lsp_server.acp.payload import HEAD, Refused, Target, head_target, read
+from lsp_server.acp.rpc_errors import not_initialized
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
 log = logging.getLogger("kiln.acp")
@@ -69,6 +71,7 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
     client = ClientInput(checked)
 
     async def pump() -> None:
+        handshake = False  # an initialize went to the SDK: before, other requests are -32600
         try:
             async for line in _lines(raw, STDIO_LIMIT):
                 if isinstance(line, _TooLong):  # answered under its id when the head shows it
@@ -101,9 +104,15 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                 # _meta as metadata only; $/cancel_request, which the SDK cannot route itself;
                 # capability flags that are not booleans read as false, as ACP's schema does
                 routed = route(shield(booleans_only(message)))
+                request = "id" in routed and "method" in routed
+                if request and routed["method"] != "initialize" and not handshake:
+                    early = not_initialized().to_error_obj()  # before its method or params
+                    await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": early})
+                    continue
                 if (error := params_error(routed)) is not None:  # one line naming the field
                     await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})
                     continue
+                handshake = handshake or (request and routed["method"] == "initialize")
                 if routed is not original or mended:
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")
                 checked.feed_data(line if line.endswith(b"\n") else line + b"\n")

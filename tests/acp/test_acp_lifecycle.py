@@ -44,6 +44,7 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Pat
             "[1, 2]",
             frame(1, "session/prompt", {"sessionId": 5}),
             frame(4, "session/list", {}),  # before initialize: -32600 (ACP errors table)
+            frame(5, "no/such/request", {}),  # also for an unknown method or bad params
             # Unknown notifications are ignored (never answered); an unknown request is -32601.
             json.dumps({"jsonrpc": "2.0", "method": "_kiln/no_such_notification", "params": {}}),
             json.dumps({"jsonrpc": "2.0", "method": "no/such", "params": {}}),
@@ -54,12 +55,12 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Pat
     )
     assert done.returncode == 0
     replies = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(replies) == 6, replies
+    assert len(replies) == 7, replies
     assert replies[0]["error"]["code"] == -32700
     # A batch of two non-messages: JSON-RPC's answer, an array of two errors with `id: null`.
     assert [(r["id"], r["error"]["code"]) for r in replies[1]] == [(None, -32600)] * 2
     by_id = {r["id"]: r for r in replies[2:]}
-    assert by_id[1]["error"]["code"] == -32602
+    assert by_id[1]["error"]["code"] == -32600 and by_id[5]["error"]["code"] == -32600
     assert by_id[2]["result"]["agentInfo"]["name"] == "kiln"
     assert by_id[3]["error"]["code"] == -32601 and by_id[4]["error"]["code"] == -32600
     assert "Traceback" not in done.stderr
