@@ -145,7 +145,8 @@ class KilnAcpAgent:
         raise InvalidParams(  # initialize offers none: a model provider is set in the environment
             f"unknown auth method {method_id!r}: Kiln offers no authentication methods",
             hint="Kiln needs no login; configure a model provider in its environment "
-            "(ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL; docs/acp.md)",
+            "(ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, AZURE_OPENAI_ENDPOINT with "
+            "AZURE_OPENAI_API_KEY, or the embedded local model; docs/acp.md)",
         )
 
     # -- sessions -----------------------------------------------------------------------------

@@ -260,8 +260,11 @@ def test_authenticate_without_a_provider_says_how_to_configure_one(
     auth, new = replies[2]["error"], replies[3]["error"]
     assert auth["code"] == -32602, auth
     assert auth["message"] == "unknown auth method 'api-key': Kiln offers no authentication methods"
-    assert "ANTHROPIC_API_KEY" in auth["data"]["hint"], auth
     assert new["code"] == -32603 and "no API key" in new["message"], new
+    # docs/acp.md: the providers it names are the ones docs/acp.md's set-up section names
+    for variable in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                     "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "local"):  # fmt: skip
+        assert variable in auth["data"]["hint"], auth
     assert "ANTHROPIC_API_KEY" in new["data"]["hint"], new
 
 
