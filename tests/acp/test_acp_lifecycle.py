@@ -277,6 +277,22 @@ def test_a_bad_setting_is_one_line_and_exit_2(kiln_home: Path) -> None:
     ]
 
 
+def test_the_module_entry_reads_its_arguments_as_kiln_acp_does(kiln_home: Path) -> None:
+    """docs/acp.md: `python -m lsp_server.acp` is `kiln acp`. It ignored its arguments and
+    served (`--bogus` was exit 0); it now refuses one as `kiln acp` does, and serves without."""
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # fmt: skip
+    module = [sys.executable, "-m", "lsp_server.acp"]
+    for argv in (KILN_ACP, module):
+        done = subprocess.run([*argv, "--bogus"], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, env=env, timeout=60)  # fmt: skip
+        assert (done.returncode, done.stdout) == (2, ""), (argv, done)
+        assert done.stderr.strip().splitlines() == ["kiln: No such option '--bogus'."], done
+    init = frame(1, "initialize", {"protocolVersion": 1}) + "\n"
+    done = subprocess.run(module, input=init, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout)["result"]["protocolVersion"] == 1
+
+
 def test_a_bad_mcp_timeout_is_one_line_and_exit_2(kiln_home: Path) -> None:
     must = "mcpStartTimeout must be a positive number of seconds, at most 600, got"
     for value, line in (("soon", f"{must} 'soon'"), ("-1", f"{must} '-1'")):
