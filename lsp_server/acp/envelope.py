@@ -8,10 +8,11 @@ request or notification that is not JSON-RPC 2.0 gets -32600 (ACP's ``RequestId`
 integer, a string or null), and omitted params become ``{}``.
 
 A message without a ``method`` is an answer to one of the agent's requests and is never
-answered in turn (two peers must not trade errors about errors): with a usable id it goes to
-the SDK even when malformed, which then fails the waiting request instead of leaving it to wait
-for ever; with an unusable one it is dropped (``id: true`` would match request 1 in a Python
-dict).
+answered in turn (two peers must not trade errors about errors): with a usable id it fails the
+waiting request when malformed instead of leaving it to wait for ever (the SDK fails one with
+neither a result nor an error; one without ``"jsonrpc": "2.0"`` or with both, which the SDK
+read as its result, a permission granted, fails here: ``MalformedAnswer``); with an unusable
+id it is dropped (``id: true`` would match request 1 in a Python dict).
 
 A batch (a JSON array) is not ACP v1, which sends one message per line: each request in it is
 answered -32600 under its own id, all in one array as JSON-RPC answers a batch, so no request
@@ -40,6 +41,15 @@ class Dropped(Exception):
     """An answer that cannot belong to any request of ours: log it, answer nothing."""
 
 
+class MalformedAnswer(Exception):
+    """An answer to request ``msg_id`` of ours that breaks JSON-RPC 2.0 (no ``"jsonrpc":
+    "2.0"``, or both a result and an error): that request fails, nothing is answered."""
+
+    def __init__(self, msg_id: int | str, detail: str) -> None:
+        super().__init__(detail)
+        self.msg_id = msg_id
+
+
 def valid_id(msg_id: Any) -> bool:
     return msg_id is None or (isinstance(msg_id, int | str) and not isinstance(msg_id, bool))
 
@@ -49,7 +59,13 @@ def well_formed(message: dict[str, Any]) -> dict[str, Any]:
     not serve and ``Dropped`` for an answer it must not see."""
     if "method" not in message:
         if "id" in message and valid_id(message["id"]) and message["id"] is not None:
-            return message  # an answer to one of ours, well formed or not
+            if message.get("jsonrpc") != "2.0":  # read as it stood, `id` and `result` sufficed
+                raise MalformedAnswer(message["id"], 'an answer must carry "jsonrpc": "2.0"')
+            if "result" in message and "error" in message:  # the SDK took the result
+                raise MalformedAnswer(
+                    message["id"], "an answer holds a result or an error, not both"
+                )
+            return message  # an answer to one of ours (one with neither fails in the SDK)
         if "id" in message or "result" in message or "error" in message:
             raise Dropped("an answer without a usable id")
         raise EnvelopeError(None, "a message needs a method, or an id and a result or error")

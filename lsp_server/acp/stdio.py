@@ -23,6 +23,7 @@ from lsp_server.acp.envelope import (
     BATCH_REFUSED,
     Dropped,
     EnvelopeError,
+    MalformedAnswer,
     batch_answers,
     batch_refusals,
     well_formed,
@@ -100,6 +101,10 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                     continue
                 except Dropped as exc:
                     log.warning("dropped a message: %s", exc)
+                    continue
+                except MalformedAnswer as exc:  # that request of Kiln's fails now
+                    log.warning("an unreadable answer to request %s: %s", exc.msg_id, exc)
+                    _fail(checked, exc.msg_id, -32600, f"unreadable answer: {exc}")
                     continue
                 # _meta as metadata only; $/cancel_request, which the SDK cannot route itself;
                 # capability flags that are not booleans read as false, as ACP's schema does

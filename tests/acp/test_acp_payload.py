@@ -175,6 +175,9 @@ UNREADABLE = {
     "too many, id last": '{"jsonrpc": "2.0", "result": {"outcome": {"id": 0}, "x": ['
                          + ",".join(['"a\\"}, \\"id\\": 0"'] * 100_001) + "]}, \"id\": %s}",
     "nan, id last": '{"jsonrpc": "2.0", "result": {"x": NaN, "pad": "' + "p" * 8192 + '"}, "id": %s}',
+    # a "yes" that breaks JSON-RPC 2.0: the SDK read it as the result, and the command ran
+    "result and error": '{"jsonrpc": "2.0", "id": %s, "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}, "error": {"code": -32000, "message": "no"}}',
+    "no jsonrpc member": '{"id": %s, "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}',
     # a well-formed answer, but in a batch (ACP v1 sends one message per line): it was answered
     # with an error of its own (`id: null`) and its request waited for the timeout
     "in a batch": '[{"jsonrpc": "2.0", "id": %s, "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}]',
