@@ -11,8 +11,9 @@ A message without a ``method`` is an answer to one of the agent's requests and i
 answered in turn (two peers must not trade errors about errors): with a usable id it fails the
 waiting request when malformed instead of leaving it to wait for ever (the SDK fails one with
 neither a result nor an error; one without ``"jsonrpc": "2.0"`` or with both, which the SDK
-read as its result, a permission granted, fails here: ``MalformedAnswer``); with an unusable
-id it is dropped (``id: true`` would match request 1 in a Python dict).
+read as its result, a permission granted, and one whose error is no error object, on which
+the SDK's reading loop crashed and the connection with it, fail here: ``MalformedAnswer``);
+with an unusable id it is dropped (``id: true`` would match request 1 in a Python dict).
 
 A batch (a JSON array) is not ACP v1, which sends one message per line: each request in it is
 answered -32600 under its own id, all in one array as JSON-RPC answers a batch, so no request
@@ -54,6 +55,18 @@ def valid_id(msg_id: Any) -> bool:
     return msg_id is None or (isinstance(msg_id, int | str) and not isinstance(msg_id, bool))
 
 
+def _error_object(error: Any) -> bool:
+    """JSON-RPC 2.0's error object: an integer ``code`` and a string ``message``."""
+    if not isinstance(error, dict):
+        return False
+    code = error.get("code")
+    return (
+        isinstance(code, int)
+        and not isinstance(code, bool)
+        and isinstance(error.get("message"), str)
+    )
+
+
 def well_formed(message: dict[str, Any]) -> dict[str, Any]:
     """The message as the SDK should see it; raises ``EnvelopeError`` for a request it must
     not serve and ``Dropped`` for an answer it must not see."""
@@ -64,6 +77,10 @@ def well_formed(message: dict[str, Any]) -> dict[str, Any]:
             if "result" in message and "error" in message:  # the SDK took the result
                 raise MalformedAnswer(
                     message["id"], "an answer holds a result or an error, not both"
+                )
+            if "error" in message and not _error_object(message["error"]):  # the SDK crashed
+                raise MalformedAnswer(
+                    message["id"], "an answer's error must be an object with a code and a message"
                 )
             return message  # an answer to one of ours (one with neither fails in the SDK)
         if "id" in message or "result" in message or "error" in message:

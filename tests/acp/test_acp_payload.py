@@ -178,6 +178,9 @@ UNREADABLE = {
     # a "yes" that breaks JSON-RPC 2.0: the SDK read it as the result, and the command ran
     "result and error": '{"jsonrpc": "2.0", "id": %s, "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}, "error": {"code": -32000, "message": "no"}}',
     "no jsonrpc member": '{"id": %s, "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}',
+    # an error that is no error object: the SDK's reading loop crashed, ending the connection
+    "error not an object": '{"jsonrpc": "2.0", "id": %s, "error": 5}',
+    "error of wrong types": '{"jsonrpc": "2.0", "id": %s, "error": {"code": "x", "message": 5}}',
     # a well-formed answer, but in a batch (ACP v1 sends one message per line): it was answered
     # with an error of its own (`id: null`) and its request waited for the timeout
     "in a batch": '[{"jsonrpc": "2.0", "id": %s, "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}]',
