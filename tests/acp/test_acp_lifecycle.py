@@ -366,3 +366,21 @@ def test_stdin_from_dev_null_ends_at_once(tmp_path: Path, kiln_home: Path, serve
         )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert b"Traceback" not in proc.stderr and proc.stdout == b"", proc.stderr
+
+
+def test_a_client_gone_before_its_answers_is_an_ordinary_end(kiln_home: Path) -> None:
+    """docs/acp.md: when the client closes stdin the process exits 0. One that also closed its
+    end of stdout (an editor that crashed) got two SDK tracebacks, "kiln: Connection lost" and
+    exit 1, since the answers could not be written; now nothing is logged at the default level."""
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # fmt: skip
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read the answers
+    try:
+        lines = frame(1, "initialize", {"protocolVersion": 1}) + "\n" + frame(2, "session/list", {})
+        done = subprocess.run(KILN_ACP, input=lines + "\n", stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, env=env, timeout=60)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr
