@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from acp import RequestError
 
 from agent.errors import KilnError, SessionBusy, SessionNotFound
+from kiln_errors.shown import cut
 from lsp_server.core import SESSION_NOT_FOUND, TURN_IN_PROGRESS, CoreError
 
 if TYPE_CHECKING:
@@ -79,6 +80,4 @@ def _request_error(code: int, exc: BaseException) -> RequestError:
 
 def _short(text: str) -> str:
     """``text`` whole up to ``MAX_MESSAGE`` characters, else its head and tail around "…"."""
-    if len(text) <= MAX_MESSAGE:
-        return text
-    return f"{text[: MAX_MESSAGE - 101]}…{text[-100:]}"
+    return cut(text, MAX_MESSAGE)

@@ -17,6 +17,7 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from kiln_errors.shown import cut
 from lsp_server.acp.cancel_request import route
 from lsp_server.acp.capabilities import booleans_only
 from lsp_server.acp.envelope import (
@@ -35,6 +36,7 @@ from lsp_server.acp.rpc_errors import not_initialized
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
 log = logging.getLogger("kiln.acp")
+MAX_METHOD = 200  # characters: longer is no method's name, and the SDK echoed it whole
 
 
 @dataclass
@@ -113,6 +115,11 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                 if request and routed["method"] != "initialize" and not handshake:
                     early = not_initialized().to_error_obj()  # before its method or params
                     await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": early})
+                    continue
+                if request and len(routed["method"]) > MAX_METHOD:  # no method is named so
+                    unknown = {"code": -32601, "message": "Method not found",
+                               "data": {"method": cut(routed["method"])}}  # fmt: skip
+                    await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": unknown})
                     continue
                 if (error := params_error(routed)) is not None:  # one line naming the field
                     await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})

@@ -271,9 +271,10 @@ def test_authenticate_without_a_provider_says_how_to_configure_one(
 def test_an_error_quoting_a_huge_value_is_cut_to_one_short_line(
     kiln_home: Path, workspace: Path
 ) -> None:
-    """docs/acp.md: every failure is a one-line message. An unknown session id, a relative `cwd`
-    or an auth method of 1 MB came back whole inside the error (a 1 MB answer per request);
-    the message keeps its head and tail, and the code is the one the errors table gives."""
+    """docs/acp.md: every failure is a one-line message. An unknown session id, a relative `cwd`,
+    an auth method or a method name of 1 MB came back whole inside the error (a 1 MB answer per
+    request); the message keeps its head and tail, and the code is the one the errors table
+    gives."""
     huge = "x" * 1_000_000
     raw = [
         frame(1, "initialize", {"protocolVersion": 1}),
@@ -282,13 +283,15 @@ def test_an_error_quoting_a_huge_value_is_cut_to_one_short_line(
         frame(4, "session/set_mode", {"sessionId": huge, "modeId": "ask"}),
         frame(5, "session/new", {"cwd": huge, "mcpServers": []}),
         frame(6, "authenticate", {"methodId": huge}),
+        frame(7, huge, {}),  # no method: -32601, its name in `data` cut as well
     ]  # fmt: skip
     done = run_raw(raw, kiln_home)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     lines = done.stdout.splitlines()
     replies = {r["id"]: r for r in map(json.loads, lines)}
-    codes = {i: replies[i]["error"]["code"] for i in range(2, 7)}
-    assert codes == {2: -32002, 3: -32002, 4: -32002, 5: -32602, 6: -32602}, codes
+    codes = {i: replies[i]["error"]["code"] for i in range(2, 8)}
+    assert codes == {2: -32002, 3: -32002, 4: -32002, 5: -32602, 6: -32602, 7: -32601}, codes
+    assert "…" in replies[7]["error"]["data"]["method"], replies[7]
     for line in lines:
         assert len(line) < 2_000, line[:300]
     for i in range(2, 7):
