@@ -45,7 +45,7 @@ def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
 async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
     """Serve until stdin closes or SIGTERM/SIGINT arrives, then shut down in order."""
     agent = agent or KilnAcpAgent(config=config_from_env())
-    client, writer = await protocol_streams()
+    client, writer = await protocol_streams(agent)
     observers = agent.outgoing.connect(writer)
     # The SDK types every Agent method as required, but answers method-not-found for one an
     # agent lacks (fork_session, resume_session, close_session, ...): kiln offers none of them.

@@ -82,6 +82,7 @@ class KilnAcpAgent:
         self.answering: dict[str, asyncio.Task[Any]] = {}  # session -> its prompt's request task
         self.stopping = False  # shutting down: a prompt waiting behind a cancel does not run
         self.initialized = False
+        self.handshakes = 0  # initialize requests handled, answered with a result or an error
 
     def on_connect(self, conn: Any) -> None:
         self.frontend = AcpFrontend(conn, self.outgoing)
@@ -114,6 +115,14 @@ class KilnAcpAgent:
         client_capabilities: Any = None,
         client_info: Any = None,
         **kwargs: Any,
+    ) -> InitializeResponse:
+        try:
+            return self._initialize(client_capabilities, client_info, protocol_version, kwargs)
+        finally:
+            self.handshakes += 1
+
+    def _initialize(
+        self, client_capabilities: Any, client_info: Any, protocol_version: int, kwargs: Any
     ) -> InitializeResponse:
         assert self.frontend is not None
         if self.initialized:  # capabilities are negotiated once per connection

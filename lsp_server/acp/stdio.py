@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kiln_errors.shown import cut
 from lsp_server.acp.cancel_request import route
@@ -55,16 +56,27 @@ class ClientInput:
         self.reader.feed_eof()
 
 
-async def protocol_streams() -> tuple[ClientInput, asyncio.StreamWriter]:
+class Handshake(Protocol):
+    """The agent's side of ``initialize``: whether one succeeded, how many have been handled."""
+
+    initialized: bool
+    handshakes: int
+
+
+async def protocol_streams(
+    handshake: Handshake | None = None,
+) -> tuple[ClientInput, asyncio.StreamWriter]:
     """(checked stdin, writer on a private copy of stdout); fd 1 then points at stderr."""
     reader, writer = await open_stdio()
-    return guard(reader, writer), writer
+    return guard(reader, writer, handshake), writer
 
 
 _PUMPS: set[asyncio.Task[None]] = set()
 
 
-def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInput:
+def guard(
+    raw: asyncio.StreamReader, writer: asyncio.StreamWriter, handshake: Handshake | None = None
+) -> ClientInput:
     """Pass on only lines that are JSON objects; answer the rest with a JSON-RPC error.
 
     The SDK skips unparsable lines with a logged traceback and stops on JSON that is not an
@@ -74,7 +86,15 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
     client = ClientInput(checked)
 
     async def pump() -> None:
-        handshake = False  # an initialize went to the SDK: before, other requests are -32600
+        sent = 0  # initialize requests passed to the SDK
+
+        def before_initialize() -> bool:
+            """No initialize has succeeded, and none is on its way (one answered with an error
+            does not count: ``handshake.handshakes`` counts those handled)."""
+            if handshake is None:
+                return sent == 0
+            return not handshake.initialized and sent <= handshake.handshakes
+
         try:
             async for line in _lines(raw, STDIO_LIMIT):
                 if isinstance(line, _TooLong):  # answered under its id when the head shows it
@@ -112,7 +132,7 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                 # capability flags that are not booleans read as false, as ACP's schema does
                 routed = route(shield(booleans_only(message)))
                 request = "id" in routed and "method" in routed
-                if request and routed["method"] != "initialize" and not handshake:
+                if request and routed["method"] != "initialize" and before_initialize():
                     early = not_initialized().to_error_obj()  # before its method or params
                     await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": early})
                     continue
@@ -124,7 +144,7 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                 if (error := params_error(routed)) is not None:  # one line naming the field
                     await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})
                     continue
-                handshake = handshake or (request and routed["method"] == "initialize")
+                sent += int(request and routed["method"] == "initialize")
                 if routed is not original or mended:
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")
                 checked.feed_data(line if line.endswith(b"\n") else line + b"\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 from asyncio.subprocess import PIPE
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,35 @@ def test_a_refused_initialize_is_not_the_handshake(kiln_home: Path) -> None:
     assert by_id[4]["result"] == {"sessions": []}
     assert by_id[5]["error"]["code"] == -32600  # now it was sent
     assert "Traceback" not in done.stderr
+
+
+def test_after_a_refused_initialize_every_other_request_is_still_32600(kiln_home: Path) -> None:
+    """docs/acp.md: before `initialize` (one answered with an error does not count) a request
+    other than `initialize` is -32600, whatever its method or params. After a refused one, an
+    unknown method was -32601 and a malformed `session/new` -32602, as if the handshake had
+    happened."""
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # fmt: skip
+    proc = subprocess.Popen(KILN_ACP, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(line: str) -> dict[str, Any]:
+        proc.stdin.write(line + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        return json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+
+    bad = {"protocolVersion": 1, "_meta": {"kiln": {"maxSteps": 0}}}
+    try:
+        assert ask(frame(1, "initialize", bad))["error"]["code"] == -32602
+        for n, method, params in ((2, "no/such", {}), (3, "session/new", {})):
+            answer = ask(frame(n, method, params))
+            assert answer["error"]["code"] == -32600, answer
+        assert ask(frame(4, "initialize", {"protocolVersion": 1}))["result"]["protocolVersion"] == 1
+        assert ask(frame(5, "no/such", {}))["error"]["code"] == -32601  # now it is unknown
+    finally:
+        proc.stdin.close()
+        assert proc.wait(60) == 0
 
 
 async def test_an_answer_with_neither_result_nor_error_fails_the_waiting_request(
