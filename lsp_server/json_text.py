@@ -7,7 +7,8 @@ then failed deep inside a handler as an internal error. Here the constants are a
 each lone surrogate is read as U+FFFD, the replacement character, as a UTF-8 decoder reads a
 broken sequence. A text of more than a million values (``[0,0,0,…]``: two bytes each, some
 forty bytes each once parsed) is refused before it is parsed: no message of either protocol
-holds that many.
+holds that many. Bytes are read as UTF-8, the encoding of JSON between systems (RFC 8259) and of
+both protocols: the parser also guessed UTF-16 and UTF-32, so a line in UTF-16 was served.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def loads(data: bytes | str) -> tuple[Any, bool]:
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if (count := value_count(raw)) > MAX_VALUES:
         raise TooManyValues(f"more than {MAX_VALUES:,} JSON values in one message ({count:,})")
+    if isinstance(data, bytes):  # UTF-8 only: ``json.loads`` would take UTF-16 or UTF-32 bytes
+        data = data.decode("utf-8", "surrogatepass").removeprefix("\ufeff")  # a BOM is ignored
     value = json.loads(data, parse_constant=_no_constant, parse_float=_finite)
     if _SURROGATE_ESCAPE.search(raw) is None:
         return value, False

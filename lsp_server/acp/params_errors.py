@@ -84,7 +84,9 @@ def params_error(message: dict[str, Any]) -> dict[str, Any] | None:
         read = model.model_validate(params)
     except ValidationError as exc:
         return readable(exc).to_error_obj()
-    changed = _coerced(params, read.model_dump(by_alias=True, exclude_unset=True, mode="json"))
+    changed = _coerced(
+        params, read.model_dump(by_alias=True, exclude_unset=True, mode="json", warnings=False)
+    )
     if changed is None:
         return None
     where, said, wanted = changed

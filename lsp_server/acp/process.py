@@ -45,7 +45,7 @@ def config_from_env(base: CoreConfig | None = None) -> CoreConfig:
 async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
     """Serve until stdin closes or SIGTERM/SIGINT arrives, then shut down in order."""
     agent = agent or KilnAcpAgent(config=config_from_env())
-    client, writer = await protocol_streams()
+    client, writer = await protocol_streams(agent)
     observers = agent.outgoing.connect(writer)
     # The SDK types every Agent method as required, but answers method-not-found for one an
     # agent lacks (fork_session, resume_session, close_session, ...): kiln offers none of them.
@@ -76,17 +76,25 @@ async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
         # updates reach it before their answers; only then does it see the end of the input.
         await agent.shutdown(grace=0.0 if signalled.is_set() else GRACE_SECONDS)
         client.end()
-        await conn.close()
+        with contextlib.suppress(ConnectionError):  # a client gone: its answers have nowhere to go
+            await conn.close()
         await flushed(writer)  # every answer reaches a client that reads slowly
 
 
 class _QuietUnknownNotifications(logging.Filter):
     """The SDK logs a traceback for a notification no handler knows, and for one whose params
     it cannot read; JSON-RPC has the first ignored (one INFO line, dropped at the default level)
-    and nobody is owed an answer for the second (one WARNING line: the client's mistake)."""
+    and nobody is owed an answer for the second (one WARNING line: the client's mistake). It
+    also logs one for each answer it could not write to a client that closed its end: the
+    client is gone, as when it closes stdin (one INFO line each)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, ConnectionError):  # the client is gone: its end of stdout closed
+            record.msg, record.args = "client gone: %s (%s)", (exc, record.getMessage())
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            return logging.getLogger().isEnabledFor(logging.INFO)
         if isinstance(exc, ValidationError) and "notification" in str(record.msg):
             problem: Mapping[str, Any] = next(iter(exc.errors()), {})
             where = ".".join(str(part) for part in problem.get("loc", ())) or "params"

@@ -3,7 +3,9 @@
 Every ACP method ``KilnAcpAgent`` answers is wrapped in ``rpc_errors``: before ``initialize``
 it is -32600; a core error keeps its code, an unknown session is ACP's -32002, a session busy
 in another Kiln process is told how to continue, any other Kiln error is -32603 with its hint,
-never a traceback. The wrapper also counts the running request in the agent's ``inflight``.
+never a traceback. A message or hint that quotes what the client sent (an unknown session id, a
+relative ``cwd``) keeps its head and tail only: a 5 MB session id came back as a 5 MB error.
+The wrapper also counts the running request in the agent's ``inflight``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from acp import RequestError
 
 from agent.errors import KilnError, SessionBusy, SessionNotFound
+from kiln_errors.shown import cut
 from lsp_server.core import SESSION_NOT_FOUND, TURN_IN_PROGRESS, CoreError
 
 if TYPE_CHECKING:
@@ -26,6 +29,7 @@ INVALID_REQUEST = -32600
 RESOURCE_NOT_FOUND = -32002
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+MAX_MESSAGE = 500  # characters of an error's message or hint; a longer one is cut in the middle
 
 
 def rpc_errors(fn: F) -> F:
@@ -34,16 +38,14 @@ def rpc_errors(fn: F) -> F:
     @functools.wraps(fn)
     async def wrapper(self: KilnAcpAgent, *args: Any, **kwargs: Any) -> Any:
         if not self.initialized and fn.__name__ != "initialize":  # ACP: -32600 until then
-            raise RequestError(
-                INVALID_REQUEST, "send initialize first", {"hint": "the ACP handshake comes first"}
-            )
+            raise not_initialized()
         task = asyncio.current_task()
         if task is not None:
             self.inflight.add(task)
         try:
             return await fn(self, *args, **kwargs)
-        except RequestError:
-            raise
+        except RequestError as exc:
+            raise RequestError(exc.code, _short(str(exc)), exc.data) from None
         except CoreError as exc:
             raise _request_error(exc.code, exc) from None
         except SessionNotFound as exc:
@@ -61,8 +63,21 @@ def rpc_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def not_initialized() -> RequestError:
+    """The answer to a request other than ``initialize`` before the handshake (also one of an
+    unknown method or with malformed params: the handshake comes first, as in `kiln lsp`)."""
+    return RequestError(
+        INVALID_REQUEST, "send initialize first", {"hint": "the ACP handshake comes first"}
+    )
+
+
 def _request_error(code: int, exc: BaseException) -> RequestError:
-    hint = getattr(exc, "hint", "") or ""
+    hint = _short(getattr(exc, "hint", "") or "")
     if code == SESSION_NOT_FOUND:  # ACP's own code for an unknown session
         code = RESOURCE_NOT_FOUND
-    return RequestError(code, str(exc), {"hint": hint} if hint else None)
+    return RequestError(code, _short(str(exc)), {"hint": hint} if hint else None)
+
+
+def _short(text: str) -> str:
+    """``text`` whole up to ``MAX_MESSAGE`` characters, else its head and tail around "…"."""
+    return cut(text, MAX_MESSAGE)

@@ -82,6 +82,7 @@ class KilnAcpAgent:
         self.answering: dict[str, asyncio.Task[Any]] = {}  # session -> its prompt's request task
         self.stopping = False  # shutting down: a prompt waiting behind a cancel does not run
         self.initialized = False
+        self.handshakes = 0  # initialize requests handled, answered with a result or an error
 
     def on_connect(self, conn: Any) -> None:
         self.frontend = AcpFrontend(conn, self.outgoing)
@@ -115,6 +116,14 @@ class KilnAcpAgent:
         client_info: Any = None,
         **kwargs: Any,
     ) -> InitializeResponse:
+        try:
+            return self._initialize(client_capabilities, client_info, protocol_version, kwargs)
+        finally:
+            self.handshakes += 1
+
+    def _initialize(
+        self, client_capabilities: Any, client_info: Any, protocol_version: int, kwargs: Any
+    ) -> InitializeResponse:
         assert self.frontend is not None
         if self.initialized:  # capabilities are negotiated once per connection
             raise RequestError(
@@ -145,7 +154,8 @@ class KilnAcpAgent:
         raise InvalidParams(  # initialize offers none: a model provider is set in the environment
             f"unknown auth method {method_id!r}: Kiln offers no authentication methods",
             hint="Kiln needs no login; configure a model provider in its environment "
-            "(ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL; docs/acp.md)",
+            "(ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL, AZURE_OPENAI_ENDPOINT with "
+            "AZURE_OPENAI_API_KEY, or the embedded local model; docs/acp.md)",
         )
 
     # -- sessions -----------------------------------------------------------------------------

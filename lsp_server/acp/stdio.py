@@ -1,7 +1,8 @@
 """ACP's framing on stdio: one JSON object per line (streams from ``lsp_server.stdio``).
 
-Lines that are not JSON-RPC 2.0 objects are answered with a JSON-RPC error here, before the SDK
-sees them (``payload``: JSON of a bounded size, read by ``lsp_server.json_text``; ``envelope``);
+Lines that are not JSON-RPC 2.0 objects, and requests before ``initialize`` (whatever their
+method or params), are answered with a JSON-RPC error here, before the SDK sees them
+(``payload``: JSON of a bounded size, read by ``lsp_server.json_text``; ``envelope``);
 an unreadable answer to one of Kiln's own requests fails that request at once. A client's ``_meta`` is kept away from handler arguments (``meta.shield``),
 capability flags are read as ACP reads them (``capabilities.booleans_only``) and
 ``$/cancel_request`` is made routable on the way (``cancel_request.route``).
@@ -15,16 +16,28 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from kiln_errors.shown import cut
 from lsp_server.acp.cancel_request import route
 from lsp_server.acp.capabilities import booleans_only
-from lsp_server.acp.envelope import Dropped, EnvelopeError, batch_refusals, well_formed
+from lsp_server.acp.envelope import (
+    BATCH_REFUSED,
+    Dropped,
+    EnvelopeError,
+    MalformedAnswer,
+    batch_answers,
+    batch_refusals,
+    well_formed,
+)
 from lsp_server.acp.meta import shield
 from lsp_server.acp.params_errors import params_error
 from lsp_server.acp.payload import HEAD, Refused, Target, head_target, read
+from lsp_server.acp.rpc_errors import not_initialized
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
 log = logging.getLogger("kiln.acp")
+MAX_METHOD = 200  # characters: longer is no method's name, and the SDK echoed it whole
 
 
 @dataclass
@@ -43,16 +56,27 @@ class ClientInput:
         self.reader.feed_eof()
 
 
-async def protocol_streams() -> tuple[ClientInput, asyncio.StreamWriter]:
+class Handshake(Protocol):
+    """The agent's side of ``initialize``: whether one succeeded, how many have been handled."""
+
+    initialized: bool
+    handshakes: int
+
+
+async def protocol_streams(
+    handshake: Handshake | None = None,
+) -> tuple[ClientInput, asyncio.StreamWriter]:
     """(checked stdin, writer on a private copy of stdout); fd 1 then points at stderr."""
     reader, writer = await open_stdio()
-    return guard(reader, writer), writer
+    return guard(reader, writer, handshake), writer
 
 
 _PUMPS: set[asyncio.Task[None]] = set()
 
 
-def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInput:
+def guard(
+    raw: asyncio.StreamReader, writer: asyncio.StreamWriter, handshake: Handshake | None = None
+) -> ClientInput:
     """Pass on only lines that are JSON objects; answer the rest with a JSON-RPC error.
 
     The SDK skips unparsable lines with a logged traceback and stops on JSON that is not an
@@ -62,6 +86,15 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
     client = ClientInput(checked)
 
     async def pump() -> None:
+        sent = 0  # initialize requests passed to the SDK
+
+        def before_initialize() -> bool:
+            """No initialize has succeeded, and none is on its way (one answered with an error
+            does not count: ``handshake.handshakes`` counts those handled)."""
+            if handshake is None:
+                return sent == 0
+            return not handshake.initialized and sent <= handshake.handshakes
+
         try:
             async for line in _lines(raw, STDIO_LIMIT):
                 if isinstance(line, _TooLong):  # answered under its id when the head shows it
@@ -76,7 +109,7 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                     await _refuse(writer, checked, refused)
                     continue
                 if isinstance(message, list) and message:
-                    await _refuse_batch(writer, message)
+                    await _refuse_batch(writer, checked, message)
                     continue
                 if not isinstance(message, dict):
                     detail = "a message must be a JSON object"
@@ -91,12 +124,27 @@ def guard(raw: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ClientInpu
                 except Dropped as exc:
                     log.warning("dropped a message: %s", exc)
                     continue
+                except MalformedAnswer as exc:  # that request of Kiln's fails now
+                    log.warning("an unreadable answer to request %s: %s", exc.msg_id, exc)
+                    _fail(checked, exc.msg_id, -32600, f"unreadable answer: {exc}")
+                    continue
                 # _meta as metadata only; $/cancel_request, which the SDK cannot route itself;
                 # capability flags that are not booleans read as false, as ACP's schema does
                 routed = route(shield(booleans_only(message)))
+                request = "id" in routed and "method" in routed
+                if request and routed["method"] != "initialize" and before_initialize():
+                    early = not_initialized().to_error_obj()  # before its method or params
+                    await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": early})
+                    continue
+                if request and len(routed["method"]) > MAX_METHOD:  # no method is named so
+                    unknown = {"code": -32601, "message": "Method not found",
+                               "data": {"method": cut(routed["method"])}}  # fmt: skip
+                    await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": unknown})
+                    continue
                 if (error := params_error(routed)) is not None:  # one line naming the field
                     await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})
                     continue
+                sent += int(request and routed["method"] == "initialize")
                 if routed is not original or mended:
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")
                 checked.feed_data(line if line.endswith(b"\n") else line + b"\n")
@@ -116,12 +164,16 @@ async def _refuse(
     target = refused.target
     if target.answer is not None:  # that request fails now instead of waiting for its timeout
         log.warning("an unreadable answer to request %s: %s", target.answer, refused.detail)
-        error = {"code": refused.code, "message": f"unreadable answer: {refused.detail}"}
-        failed = {"jsonrpc": "2.0", "id": target.answer, "error": error}
-        checked.feed_data(json.dumps(failed, separators=(",", ":")).encode("utf-8") + b"\n")
+        _fail(checked, target.answer, refused.code, f"unreadable answer: {refused.detail}")
         return
     log.warning("rejected a malformed message: %s", refused.detail)
     await _send(writer, {"jsonrpc": "2.0", "id": target.request, "error": refused.error()})
+
+
+def _fail(checked: asyncio.StreamReader, msg_id: int | str, code: int, message: str) -> None:
+    """Hand the SDK an error answer to Kiln's request ``msg_id``: it fails now."""
+    failed = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+    checked.feed_data(json.dumps(failed, separators=(",", ":")).encode("utf-8") + b"\n")
 
 
 async def _send(writer: asyncio.StreamWriter, frame: object) -> None:
@@ -132,9 +184,14 @@ async def _send(writer: asyncio.StreamWriter, frame: object) -> None:
         await writer.drain()
 
 
-async def _refuse_batch(writer: asyncio.StreamWriter, batch: list[object]) -> None:
+async def _refuse_batch(
+    writer: asyncio.StreamWriter, checked: asyncio.StreamReader, batch: list[object]
+) -> None:
     answers = batch_refusals(batch)
     log.warning("refused a batch of %d messages (%d answered)", len(batch), len(answers))
+    for msg_id in batch_answers(batch):  # an answer in a batch: its request fails at once
+        log.warning("an unreadable answer to request %s: it came in a batch", msg_id)
+        _fail(checked, msg_id, -32600, f"unreadable answer: {BATCH_REFUSED}")
     if answers:
         await _send(writer, answers)
 

@@ -186,6 +186,10 @@ async def test_a_second_prompt_without_a_cancel_is_still_refused(
         wire.send(prompt(4, sid, "second"))
         refused = await wire.answer(4)
         assert refused["error"]["code"] == -31002, refused
+        load = {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}
+        wire.send({"id": 5, "method": "session/load", "params": load})  # docs/acp.md: -31002
+        refused = await wire.answer(5)
+        assert refused["error"]["code"] == -31002, refused
         never.write_text("")
         assert (await wire.answer(3))["result"]["stopReason"] == "end_turn"
 

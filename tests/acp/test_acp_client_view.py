@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 from asyncio.subprocess import PIPE
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,3 +135,18 @@ async def test_files_are_named_under_the_cwd_the_client_sent(
     assert [s["cwd"] for s in seen.listed] == [str(link)]
     [write] = [r for r in seen.requests if r["params"]["path"] == app and "content" in r["params"]]
     assert write["params"]["content"] == buffer.replace("'hello'", "'hi'")  # from the buffer
+
+
+def test_capabilities_of_the_wrong_shape_are_read_as_none_without_noise(kiln_home: Path) -> None:
+    """`clientCapabilities: 5` or `fs: 5` are read as no capability, as ACP's schema reads
+    them; checking them printed pydantic's three-line serializer warning to stderr."""
+    for caps in (5, {"fs": 5}, {"fs": {"readTextFile": "yes"}, "terminal": []}):
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": 1, "clientCapabilities": caps}}  # fmt: skip
+        env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin",
+               "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # fmt: skip
+        done = subprocess.run(KILN_ACP, input=json.dumps(init) + "\n", capture_output=True,
+                              text=True, env=env, timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["result"]["protocolVersion"] == 1, done.stdout
+        assert done.stderr == "", (caps, done.stderr)  # warnings and above only: none

@@ -79,3 +79,23 @@ def test_a_prompt_holding_a_lone_surrogate_is_stored_and_listed(
         proc.kill()
     stderr = proc.stderr.read() if proc.stderr else ""
     assert "Traceback" not in stderr, stderr
+
+
+def test_a_line_that_is_not_utf_8_is_a_parse_error(kiln_home: Path) -> None:
+    """JSON between systems is UTF-8 (RFC 8259) and so is ACP's: Python's parser guessed the
+    encoding of bytes, so a request in UTF-16 (here the last line, which has no new line to
+    split in half) was served. A UTF-8 byte order mark is still ignored."""
+    request = '{"jsonrpc": "2.0", "id": %d, "method": "session/list", "params": {}}'
+    data = (
+        (frame(1, "initialize", {"protocolVersion": 1}) + "\n").encode()
+        + b"\xef\xbb\xbf" + (request % 2 + "\n").encode()
+        + b"\xff\xfe" + (request % 3).encode("utf-16-le")
+    )  # fmt: skip
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted"}
+    done = subprocess.run(KILN_ACP, input=data, capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert sorted(replies, key=str) == [1, 2, None], replies  # the UTF-16 request not served
+    assert replies[2]["result"] == {"sessions": []}
+    assert replies[None]["error"]["code"] == -32700, replies
+    assert "utf-8" in replies[None]["error"]["data"]["details"], replies

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 from asyncio.subprocess import PIPE
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,35 @@ def test_a_refused_initialize_is_not_the_handshake(kiln_home: Path) -> None:
     assert by_id[4]["result"] == {"sessions": []}
     assert by_id[5]["error"]["code"] == -32600  # now it was sent
     assert "Traceback" not in done.stderr
+
+
+def test_after_a_refused_initialize_every_other_request_is_still_32600(kiln_home: Path) -> None:
+    """docs/acp.md: before `initialize` (one answered with an error does not count) a request
+    other than `initialize` is -32600, whatever its method or params. After a refused one, an
+    unknown method was -32601 and a malformed `session/new` -32602, as if the handshake had
+    happened."""
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # fmt: skip
+    proc = subprocess.Popen(KILN_ACP, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(line: str) -> dict[str, Any]:
+        proc.stdin.write(line + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        return json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+
+    bad = {"protocolVersion": 1, "_meta": {"kiln": {"maxSteps": 0}}}
+    try:
+        assert ask(frame(1, "initialize", bad))["error"]["code"] == -32602
+        for n, method, params in ((2, "no/such", {}), (3, "session/new", {})):
+            answer = ask(frame(n, method, params))
+            assert answer["error"]["code"] == -32600, answer
+        assert ask(frame(4, "initialize", {"protocolVersion": 1}))["result"]["protocolVersion"] == 1
+        assert ask(frame(5, "no/such", {}))["error"]["code"] == -32601  # now it is unknown
+    finally:
+        proc.stdin.close()
+        assert proc.wait(60) == 0
 
 
 async def test_an_answer_with_neither_result_nor_error_fails_the_waiting_request(
@@ -260,6 +290,41 @@ def test_authenticate_without_a_provider_says_how_to_configure_one(
     auth, new = replies[2]["error"], replies[3]["error"]
     assert auth["code"] == -32602, auth
     assert auth["message"] == "unknown auth method 'api-key': Kiln offers no authentication methods"
-    assert "ANTHROPIC_API_KEY" in auth["data"]["hint"], auth
     assert new["code"] == -32603 and "no API key" in new["message"], new
+    # docs/acp.md: the providers it names are the ones docs/acp.md's set-up section names
+    for variable in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                     "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "local"):  # fmt: skip
+        assert variable in auth["data"]["hint"], auth
     assert "ANTHROPIC_API_KEY" in new["data"]["hint"], new
+
+
+def test_an_error_quoting_a_huge_value_is_cut_to_one_short_line(
+    kiln_home: Path, workspace: Path
+) -> None:
+    """docs/acp.md: every failure is a one-line message. An unknown session id, a relative `cwd`,
+    an auth method or a method name of 1 MB came back whole inside the error (a 1 MB answer per
+    request); the message keeps its head and tail, and the code is the one the errors table
+    gives."""
+    huge = "x" * 1_000_000
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1}),
+        frame(2, "session/prompt", {"sessionId": huge, "prompt": []}),
+        frame(3, "session/load", {"sessionId": huge, "cwd": str(workspace), "mcpServers": []}),
+        frame(4, "session/set_mode", {"sessionId": huge, "modeId": "ask"}),
+        frame(5, "session/new", {"cwd": huge, "mcpServers": []}),
+        frame(6, "authenticate", {"methodId": huge}),
+        frame(7, huge, {}),  # no method: -32601, its name in `data` cut as well
+    ]  # fmt: skip
+    done = run_raw(raw, kiln_home)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    replies = {r["id"]: r for r in map(json.loads, lines)}
+    codes = {i: replies[i]["error"]["code"] for i in range(2, 8)}
+    assert codes == {2: -32002, 3: -32002, 4: -32002, 5: -32602, 6: -32602, 7: -32601}, codes
+    assert "…" in replies[7]["error"]["data"]["method"], replies[7]
+    for line in lines:
+        assert len(line) < 2_000, line[:300]
+    for i in range(2, 7):
+        message = replies[i]["error"]["message"]
+        assert "…" in message and "\n" not in message, message
+    assert replies[5]["error"]["message"].startswith("cwd must be an absolute path, got 'xxx")

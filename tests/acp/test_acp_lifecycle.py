@@ -44,6 +44,7 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Pat
             "[1, 2]",
             frame(1, "session/prompt", {"sessionId": 5}),
             frame(4, "session/list", {}),  # before initialize: -32600 (ACP errors table)
+            frame(5, "no/such/request", {}),  # also for an unknown method or bad params
             # Unknown notifications are ignored (never answered); an unknown request is -32601.
             json.dumps({"jsonrpc": "2.0", "method": "_kiln/no_such_notification", "params": {}}),
             json.dumps({"jsonrpc": "2.0", "method": "no/such", "params": {}}),
@@ -54,12 +55,12 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(kiln_home: Pat
     )
     assert done.returncode == 0
     replies = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(replies) == 6, replies
+    assert len(replies) == 7, replies
     assert replies[0]["error"]["code"] == -32700
     # A batch of two non-messages: JSON-RPC's answer, an array of two errors with `id: null`.
     assert [(r["id"], r["error"]["code"]) for r in replies[1]] == [(None, -32600)] * 2
     by_id = {r["id"]: r for r in replies[2:]}
-    assert by_id[1]["error"]["code"] == -32602
+    assert by_id[1]["error"]["code"] == -32600 and by_id[5]["error"]["code"] == -32600
     assert by_id[2]["result"]["agentInfo"]["name"] == "kiln"
     assert by_id[3]["error"]["code"] == -32601 and by_id[4]["error"]["code"] == -32600
     assert "Traceback" not in done.stderr
@@ -242,8 +243,8 @@ def test_stray_stdout_writes_do_not_reach_the_protocol(tmp_path: Path, kiln_home
         "import asyncio, os\n"
         "from lsp_server.acp import process as server\n"
         "streams = server.protocol_streams\n"
-        "async def noisy():\n"
-        "    pair = await streams()\n"
+        "async def noisy(*args):\n"
+        "    pair = await streams(*args)\n"
         "    print('STRAY', flush=True); os.write(1, b'RAW\\n')\n"
         "    return pair\n"
         "server.protocol_streams = noisy\n"
@@ -274,6 +275,22 @@ def test_a_bad_setting_is_one_line_and_exit_2(kiln_home: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         "kiln: bad KILN_ACP_MODE: unknown mode 'reckless' (use one of: ask, auto-edit, ci, yolo)"
     ]
+
+
+def test_the_module_entry_reads_its_arguments_as_kiln_acp_does(kiln_home: Path) -> None:
+    """docs/acp.md: `python -m lsp_server.acp` is `kiln acp`. It ignored its arguments and
+    served (`--bogus` was exit 0); it now refuses one as `kiln acp` does, and serves without."""
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # fmt: skip
+    module = [sys.executable, "-m", "lsp_server.acp"]
+    for argv in (KILN_ACP, module):
+        done = subprocess.run([*argv, "--bogus"], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, env=env, timeout=60)  # fmt: skip
+        assert (done.returncode, done.stdout) == (2, ""), (argv, done)
+        assert done.stderr.strip().splitlines() == ["kiln: No such option '--bogus'."], done
+    init = frame(1, "initialize", {"protocolVersion": 1}) + "\n"
+    done = subprocess.run(module, input=init, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout)["result"]["protocolVersion"] == 1
 
 
 def test_a_bad_mcp_timeout_is_one_line_and_exit_2(kiln_home: Path) -> None:
@@ -349,3 +366,21 @@ def test_stdin_from_dev_null_ends_at_once(tmp_path: Path, kiln_home: Path, serve
         )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert b"Traceback" not in proc.stderr and proc.stdout == b"", proc.stderr
+
+
+def test_a_client_gone_before_its_answers_is_an_ordinary_end(kiln_home: Path) -> None:
+    """docs/acp.md: when the client closes stdin the process exits 0. One that also closed its
+    end of stdout (an editor that crashed) got two SDK tracebacks, "kiln: Connection lost" and
+    exit 1, since the answers could not be written; now nothing is logged at the default level."""
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # fmt: skip
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read the answers
+    try:
+        lines = frame(1, "initialize", {"protocolVersion": 1}) + "\n" + frame(2, "session/list", {})
+        done = subprocess.run(KILN_ACP, input=lines + "\n", stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, env=env, timeout=60)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr

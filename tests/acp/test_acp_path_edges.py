@@ -59,6 +59,11 @@ async def test_attached_paths_no_file_can_have_are_invalid_params(
         assert agent.client.reads == []  # nothing was asked of the client for them
         result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "hi"}])
         assert result.stop_reason == "end_turn"  # the session goes on
+        # docs/acp.md: an embedded block whose name no file can have brings its own text
+        embedded = {"type": "resource", "resource": {"uri": (workspace / paths["long name"]).as_uri(),
+                                                     "text": "the selection"}}  # fmt: skip
+        result = await agent.conn.prompt(session_id=sid, prompt=[embedded])
+        assert result.stop_reason == "end_turn"
 
 
 async def test_attachment_errors_say_why(spawn, workspace: Path) -> None:

@@ -139,7 +139,7 @@ class _Raw:
 
     async def until(self, predicate: Any, timeout: float = 60) -> dict[str, Any]:
         assert self.proc.stdout is not None
-        while not (hit := next((m for m in self.seen if predicate(m)), None)):
+        while not (hit := next((m for m in self.seen if _is_frame(m) and predicate(m)), None)):
             line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
             assert line, self.seen
             self.seen.append(json.loads(line))
@@ -154,9 +154,14 @@ class _Raw:
         return "".join(
             m["params"]["update"]["content"]["text"]
             for m in self.seen
-            if m.get("method") == "session/update"
+            if _is_frame(m)
+            and m.get("method") == "session/update"
             and m["params"]["update"]["sessionUpdate"] == "agent_thought_chunk"
         )
+
+
+def _is_frame(message: Any) -> bool:
+    return isinstance(message, dict)  # an array is the answer to a batch
 
 
 UNREADABLE = {
@@ -170,6 +175,15 @@ UNREADABLE = {
     "too many, id last": '{"jsonrpc": "2.0", "result": {"outcome": {"id": 0}, "x": ['
                          + ",".join(['"a\\"}, \\"id\\": 0"'] * 100_001) + "]}, \"id\": %s}",
     "nan, id last": '{"jsonrpc": "2.0", "result": {"x": NaN, "pad": "' + "p" * 8192 + '"}, "id": %s}',
+    # a "yes" that breaks JSON-RPC 2.0: the SDK read it as the result, and the command ran
+    "result and error": '{"jsonrpc": "2.0", "id": %s, "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}, "error": {"code": -32000, "message": "no"}}',
+    "no jsonrpc member": '{"id": %s, "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}',
+    # an error that is no error object: the SDK's reading loop crashed, ending the connection
+    "error not an object": '{"jsonrpc": "2.0", "id": %s, "error": 5}',
+    "error of wrong types": '{"jsonrpc": "2.0", "id": %s, "error": {"code": "x", "message": 5}}',
+    # a well-formed answer, but in a batch (ACP v1 sends one message per line): it was answered
+    # with an error of its own (`id: null`) and its request waited for the timeout
+    "in a batch": '[{"jsonrpc": "2.0", "id": %s, "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}]',
 }  # fmt: skip
 
 
@@ -217,10 +231,11 @@ async def test_an_unreadable_answer_fails_the_request_at_once(
         await asyncio.wait_for(proc.wait(), 60)
     assert not (workspace / "ran").exists()
     assert "the permission request failed" in agent.thoughts(), agent.thoughts()
-    results = [m for m in agent.seen if m.get("method") == "session/update"
+    results = [m for m in agent.seen if _is_frame(m) and m.get("method") == "session/update"
                and m["params"]["update"].get("status") == "completed"]  # fmt: skip
     assert "disk text of the notes" in json.dumps(results)  # read from the disk instead
-    assert not [m for m in agent.seen if "error" in m], agent.seen  # the answers got no reply
+    replies = [m for m in agent.seen if not _is_frame(m) or "error" in m]
+    assert not replies, replies  # the answers got no reply
     assert proc.stderr is not None
     logged = (await proc.stderr.read()).decode()
     assert "Traceback" not in logged and "an unreadable answer to request" in logged, logged
