@@ -1,0 +1,67 @@
+"""What a short `kiln` process loads: most end-to-end tests, editors and scripts start one, so
+a heavy module a command does not use is paid on every start (bench/startup.py measures it).
+Real processes, read through `python -X importtime`: the modules a command imported are the
+ones it paid for."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def imported(root: Path, *args: str, env: dict[str, str] | None = None) -> set[str]:
+    """The top-level packages ``kiln ARGS`` imported (the command must succeed): a package
+    imported by ``importlib.import_module`` has no line of its own, its submodules do."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lsp_server", *args],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+
+
+def scripted(tmp_path: Path) -> dict[str, str]:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    return {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+
+
+def test_run_index_and_search_do_not_load_numpy(failing_repo: Path, tmp_path: Path) -> None:
+    """sqlite-utils imports numpy when it can (only to store numpy scalars, which Kiln never
+    passes it): ~0.12 s of CPU in each of these commands, for nothing."""
+    run = imported(failing_repo, "run", "--mode", "yolo", "--output-format", "json", "hi",
+                   env=scripted(tmp_path))  # fmt: skip
+    index = imported(failing_repo, "index")
+    search = imported(failing_repo, "search", "add")
+    sessions = imported(failing_repo, "sessions", "list")
+    for modules in (run, index, search, sessions):
+        assert "sqlite_utils" in modules  # the session store / index were opened
+        assert "numpy" not in modules
+
+
+def test_registry_store_and_numpy_after_it(tmp_path: Path) -> None:
+    """The registry's store opens without numpy too, and numpy imported afterwards in the same
+    process (the embedded model's runtime uses it) is the real one."""
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from skills_registry.registry.sqlite_schema import migrate\n"
+        f"migrate(Path({str(tmp_path / 'registry.db')!r}))\n"
+        "print('numpy' in sys.modules)\n"
+        "import numpy, sqlite_utils\n"
+        "print(numpy.zeros(2).tolist())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert proc.stdout.split("\n")[:2] == ["False", "[0.0, 0.0]"]
