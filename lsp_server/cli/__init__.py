@@ -2,11 +2,13 @@
 
 Sub-commands are registered by name and imported only when used, so `kiln --help` stays fast
 and importing this module has no side effects. Every failure becomes one line on stderr and an
-exit code (``lsp_server.cli.failures``), never a traceback.
+exit code (``lsp_server.cli.failures``), never a traceback. What a command imports is frozen
+out of the garbage collector once imported (``imports_settled``).
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from typing import Any
@@ -30,6 +32,15 @@ COMMANDS: dict[str, str] = {
     "context": "lsp_server.cli.context:context_group",
     "mcp": "lsp_server.cli.mcp:mcp_group",
 }
+
+
+def imports_settled() -> None:
+    """What is imported so far stays until the process exits: ``gc.freeze`` takes it out of
+    every later collection, the several that interpreter shutdown runs included (~0.1 s of CPU
+    at the end of a `kiln run`, ~45,000 objects scanned again and again for nothing). Nothing
+    an import creates holds a resource (no import-time side effects), so no finaliser that
+    shutdown would have run is skipped; what the command itself creates is collected as ever."""
+    gc.freeze()
 
 
 def register_command(name: str, target: str) -> None:
@@ -64,6 +75,7 @@ class LazyGroup(click.Group):
             raise
         cmd = getattr(module, attr)
         assert isinstance(cmd, click.Command)
+        imports_settled()
         return cmd
 
 

@@ -65,3 +65,26 @@ def test_registry_store_and_numpy_after_it(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert proc.stdout.split("\n")[:2] == ["False", "[0.0, 0.0]"]
+
+
+def test_what_a_command_imported_is_out_of_the_collections(tmp_path: Path) -> None:
+    """Interpreter shutdown collects garbage several times over everything the process holds:
+    the modules `kiln run` imported (most of its objects) are frozen out of those scans."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    code = (  # counted at exit, as shutdown's collections begin
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print(gc.get_freeze_count(), len(gc.get_objects()), "
+        "file=sys.stderr))\n"
+        "from lsp_server.cli import main\n"
+        "sys.exit(main(['run', '--mode', 'yolo', '--output-format', 'json', 'hi']))\n"
+    )
+    env = {**scripted(tmp_path), "KILN_SCRIPT": str(script)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["outcome"] == "ok"
+    frozen, collectable = map(int, proc.stderr.split()[-2:])
+    assert frozen > 2 * collectable, proc.stderr[-300:]
