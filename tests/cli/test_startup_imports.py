@@ -50,6 +50,29 @@ def test_run_index_and_search_do_not_load_numpy(failing_repo: Path, tmp_path: Pa
         assert "numpy" not in modules
 
 
+def test_a_run_loads_what_it_uses(failing_repo: Path, tmp_path: Path) -> None:
+    """A JSON run that only answers loads no argument validator (jsonschema), no YAML (no
+    skill in the workspace), no version ranges (no skill grant), no terminal styling (rich),
+    no grep engine (regex) and not the index's store or watcher: ~0.1 s of CPU together. A
+    run whose model calls grep loads what grep and argument checking need, and works."""
+    unused = {"jsonschema", "yaml", "nodesemver", "rich", "regex", "watchdog", "pathspec"}
+    run = imported(failing_repo, "run", "--mode", "yolo", "--output-format", "json", "hi",
+                   env=scripted(tmp_path))  # fmt: skip
+    assert not unused & run
+    grep = {"tool_calls": [{"name": "grep", "input": {"pattern": "return a - b"}}]}
+    (tmp_path / "script.json").write_text(json.dumps([grep, "done"]))
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(tmp_path / "script.json")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format",
+         "stream-json", "go"],
+        cwd=failing_repo, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
+    done = [e for e in results if e["type"] == "tool_call_update" and e["status"] == "completed"]
+    assert done and "calc.py:3:     return a - b" in done[0]["output"], proc.stdout[-2000:]
+
+
 def test_registry_store_and_numpy_after_it(tmp_path: Path) -> None:
     """The registry's store opens without numpy too, and numpy imported afterwards in the same
     process (the embedded model's runtime uses it) is the real one."""
