@@ -64,14 +64,14 @@ def load_sqlite_utils() -> ModuleType:
     """The ``sqlite_utils`` module, imported the first time without numpy or pandas (already
     imported, they are used: nothing is undone). Every Kiln module takes sqlite-utils (and
     sqlite-migrate, which imports it) through here, so the first import is this one."""
-    if "sqlite_utils" not in sys.modules:
-        finder = _RefuseInThisThread(_NOT_FOR_SQLITE_UTILS)
-        sys.meta_path.insert(0, finder)
-        try:
-            importlib.import_module("sqlite_utils")
-        finally:
-            sys.meta_path.remove(finder)
-    return sys.modules["sqlite_utils"]
+    if "sqlite_utils" in sys.modules:  # import_module still waits while another thread loads it
+        return importlib.import_module("sqlite_utils")
+    finder = _RefuseInThisThread(_NOT_FOR_SQLITE_UTILS)
+    sys.meta_path.insert(0, finder)
+    try:
+        return importlib.import_module("sqlite_utils")
+    finally:
+        sys.meta_path.remove(finder)
 
 
 def is_corrupt(exc: BaseException) -> bool:

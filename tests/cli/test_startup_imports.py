@@ -111,3 +111,28 @@ def test_what_a_command_imported_is_out_of_the_collections(tmp_path: Path) -> No
     assert json.loads(proc.stdout)["outcome"] == "ok"
     frozen, collectable = map(int, proc.stderr.split()[-2:])
     assert frozen > 2 * collectable, proc.stderr[-300:]
+
+
+def test_threads_opening_stores_at_once_wait_for_one_import() -> None:
+    """The editor's server opens the session store and an index from several threads: while
+    one imports sqlite-utils, the others wait for it rather than take the half-made module
+    ("partially initialized module 'sqlite_utils' has no attribute 'Database'")."""
+    code = (
+        "import sqlite3, sys, threading\n"
+        "from kiln_errors.sqlite_common import load_sqlite_utils\n"
+        "start = threading.Barrier(8); errors = []\n"
+        "def open_one():\n"
+        "    start.wait()\n"
+        "    try:\n"
+        "        load_sqlite_utils().Database(sqlite3.connect(':memory:'))\n"
+        "    except Exception as exc:\n"
+        "        errors.append(repr(exc))\n"
+        "threads = [threading.Thread(target=open_one) for _ in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "print(errors)\n"
+    )
+    for _ in range(3):  # a race: each round has 8 chances to lose it
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+        )
+        assert proc.stdout.strip() == "[]", proc.stdout[-1000:]
