@@ -2,19 +2,22 @@
 
 Sub-commands are registered by name and imported only when used, so `kiln --help` stays fast
 and importing this module has no side effects. Every failure becomes one line on stderr and an
-exit code (``lsp_server.cli.failures``), never a traceback. What a command imports is frozen
-out of the garbage collector once imported (``imports_settled``).
+exit code (``lsp_server.cli.failures``), never a traceback. A command's modules are imported
+with the garbage collector paused, then frozen out of it (``kiln_errors.settled_imports``): at
+the end of a `kiln run`, shutdown's collections scanned ~45,000 import-time objects again and
+again (~0.1 s of CPU), and a `kiln lsp` or `kiln acp` start was mostly collections while pygls
+or the ACP SDK made their classes.
 """
 
 from __future__ import annotations
 
-import gc
 import importlib
 import sys
 from typing import Any
 
 import click
 
+from kiln_errors.settled_imports import settled_imports
 from lsp_server.cli.tty_guard import escaped_terminal, workflow_log
 from lsp_server.version import __version__
 
@@ -32,15 +35,6 @@ COMMANDS: dict[str, str] = {
     "context": "lsp_server.cli.context:context_group",
     "mcp": "lsp_server.cli.mcp:mcp_group",
 }
-
-
-def imports_settled() -> None:
-    """What is imported so far stays until the process exits: ``gc.freeze`` takes it out of
-    every later collection, the several that interpreter shutdown runs included (~0.1 s of CPU
-    at the end of a `kiln run`, ~45,000 objects scanned again and again for nothing). Nothing
-    an import creates holds a resource (no import-time side effects), so no finaliser that
-    shutdown would have run is skipped; what the command itself creates is collected as ever."""
-    gc.freeze()
 
 
 def register_command(name: str, target: str) -> None:
@@ -68,14 +62,14 @@ class LazyGroup(click.Group):
             return None
         module_name, _, attr = target.partition(":")
         try:
-            module = importlib.import_module(module_name)
+            with settled_imports():
+                module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             if exc.name and exc.name.startswith(module_name.split(".")[0]):
                 return _unavailable(cmd_name, f"not built yet ({exc.name})")
             raise
         cmd = getattr(module, attr)
         assert isinstance(cmd, click.Command)
-        imports_settled()
         return cmd
 
 

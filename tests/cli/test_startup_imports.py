@@ -90,27 +90,33 @@ def test_registry_store_and_numpy_after_it(tmp_path: Path) -> None:
     assert proc.stdout.split("\n")[:2] == ["False", "[0.0, 0.0]"]
 
 
-def test_what_a_command_imported_is_out_of_the_collections(tmp_path: Path) -> None:
-    """Interpreter shutdown collects garbage several times over everything the process holds:
-    the modules `kiln run` imported (most of its objects) are frozen out of those scans."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(["done"]))
+@pytest.mark.parametrize(
+    "args",
+    [["run", "--mode", "yolo", "--output-format", "json", "hi"], ["lsp"], ["acp"]],
+    ids=["run", "lsp", "acp"],
+)
+def test_what_a_command_imported_is_out_of_the_collections(tmp_path: Path, args: list[str]) -> None:
+    """Interpreter shutdown collects garbage several times over everything the process holds,
+    and collections during the imports of pygls or the ACP SDK ran again and again: the modules
+    a command imported (most of its objects) are frozen out of those scans. The servers read
+    an empty stdin and end."""
     code = (  # counted at exit, as shutdown's collections begin
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print(gc.get_freeze_count(), len(gc.get_objects()), "
-        "file=sys.stderr))\n"
+        "gc.isenabled(), file=sys.stderr))\n"
         "from lsp_server.cli import main\n"
-        "sys.exit(main(['run', '--mode', 'yolo', '--output-format', 'json', 'hi']))\n"
+        f"sys.exit(main({args!r}))\n"
     )
-    env = {**scripted(tmp_path), "KILN_SCRIPT": str(script)}
     proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=120,
+        [sys.executable, "-c", code], cwd=tmp_path, env=scripted(tmp_path),
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert json.loads(proc.stdout)["outcome"] == "ok"
-    frozen, collectable = map(int, proc.stderr.split()[-2:])
-    assert frozen > 2 * collectable, proc.stderr[-300:]
+    if args[0] == "run":
+        assert json.loads(proc.stdout)["outcome"] == "ok"
+    frozen, collectable, enabled = proc.stderr.split()[-3:]
+    assert int(frozen) > 2 * int(collectable), proc.stderr[-300:]
+    assert enabled == "True"  # paused for the imports only
 
 
 def test_threads_opening_stores_at_once_wait_for_one_import() -> None:
@@ -136,3 +142,36 @@ def test_threads_opening_stores_at_once_wait_for_one_import() -> None:
             [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
         )
         assert proc.stdout.strip() == "[]", proc.stdout[-1000:]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_provider_sdk_is_imported_once_with_the_collector_paused(
+    tmp_path: Path, provider: str
+) -> None:
+    """The SDKs' thousands of pydantic classes (~2 s of CPU for anthropic's with the collector
+    running): imported when the first request is sent, then frozen; the collector runs again
+    after, and the run answers through the real SDK."""
+    from agent.testing.wire_server import WireServer
+
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print(gc.get_freeze_count(), len(gc.get_objects()), "
+        "gc.isenabled(), file=sys.stderr))\n"
+        "from lsp_server.cli import main\n"
+        "sys.exit(main(['run', '--mode', 'yolo', '--output-format', 'json', 'hi']))\n"
+    )
+    with WireServer(["hello"]) as srv:
+        env = dict(os.environ)
+        if provider == "anthropic":
+            env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=srv.anthropic_base_url)
+        else:
+            env.update(OPENAI_BASE_URL=srv.openai_base_url)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["result"] == "hello"
+    frozen, collectable, enabled = proc.stderr.split()[-3:]
+    assert int(frozen) > 5 * int(collectable), proc.stderr[-300:]
+    assert enabled == "True"
