@@ -1,6 +1,8 @@
 """What a short `kiln` process costs from start to exit: most end-to-end tests start one (a
-scripted `kiln run`, `kiln search`, `kiln index`, `kiln mcp list`), so this is what the suite
-pays per test. Each command runs N times in a small git repository with a fresh `KILN_HOME`,
+scripted `kiln run`, `kiln search`, `kiln index`, `kiln mcp list`, a `kiln lsp` or `kiln acp`
+server, a `kiln run` through the anthropic or openai SDK against the scripted wire server), so
+this is what the suite pays per test. The servers read an empty stdin and end: their start-up
+alone. Each command runs N times in a small git repository with a fresh `KILN_HOME`,
 round-robin with a bare `python -c "import lsp_server"` (the floor), so a busy machine slows
 all of them alike; prints the median wall time, the median CPU time (user + system of the
 child) and the CPU time as a ratio to the floor's.
@@ -25,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
+from agent.testing.wire_server import WireServer
+
 SOURCE = "def greet(name):\n    return f'hello {name}'\n\n\nclass Greeter:\n    pass\n"
 COMMANDS: dict[str, list[str]] = {
     "import lsp_server (floor)": ["-c", "import lsp_server"],
@@ -36,6 +40,12 @@ COMMANDS: dict[str, list[str]] = {
     "kiln index": ["-m", "lsp_server", "index"],
     "kiln search": ["-m", "lsp_server", "search", "greet"],
     "kiln mcp list": ["-m", "lsp_server", "mcp", "list"],
+    "kiln lsp (start, end)": ["-m", "lsp_server", "lsp"],
+    "kiln acp (start, end)": ["-m", "lsp_server", "acp"],
+    "kiln run (anthropic SDK)": ["-m", "lsp_server", "run", "--mode", "yolo", "--output-format",
+                                 "json", "hi"],
+    "kiln run (openai SDK)": ["-m", "lsp_server", "run", "--mode", "yolo", "--output-format",
+                              "json", "hi"],
 }  # fmt: skip
 FLOOR = "import lsp_server (floor)"
 
@@ -60,7 +70,9 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float
     """Wall and CPU seconds of one child process (CPU from this process's child rusage)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -86,6 +98,18 @@ def environment(work: Path, checkout: Path, name: str) -> dict[str, str]:
     return env
 
 
+def sdk(command: str, env: dict[str, str], wire: WireServer) -> dict[str, str]:
+    """``env`` for a run through a provider's real SDK (the scripted wire server answers)."""
+    if "anthropic SDK" in command:
+        env = {**env, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": wire.anthropic_base_url}
+    elif "openai SDK" in command:
+        env = {**env, "OPENAI_BASE_URL": wire.openai_base_url}
+    else:
+        return env
+    env.pop("KILN_PROVIDER")
+    return env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10)
@@ -108,14 +132,16 @@ def main() -> None:
         read = {"tool_calls": [{"name": "read_file", "input": {"path": "greet.py"}}]}
         envs = {name: environment(work, path, name) for name, path in checkouts.items()}
         samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
-        for round_ in range(args.runs + 1):  # round 0 warms up: the index, bytecode caches
-            for command, argv in COMMANDS.items():
-                for name, env in envs.items():
-                    script = [read, "done"] if command.endswith("1 tool)") else ["done"]
-                    (work / "script.json").write_text(json.dumps(script))
-                    sample = timed([sys.executable, *argv], repo, env)
-                    if round_:
-                        samples.setdefault((name, command), []).append(sample)
+        rounds = args.runs + 1  # round 0 warms up: the index, bytecode caches
+        with WireServer(["hello"] * rounds * 2 * len(envs)) as wire:
+            for round_ in range(rounds):
+                for command, argv in COMMANDS.items():
+                    for name, env in envs.items():
+                        script = [read, "done"] if command.endswith("1 tool)") else ["done"]
+                        (work / "script.json").write_text(json.dumps(script))
+                        sample = timed([sys.executable, *argv], repo, sdk(command, env, wire))
+                        if round_:
+                            samples.setdefault((name, command), []).append(sample)
     report(samples, envs, args.json)
 
 
