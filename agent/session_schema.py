@@ -11,12 +11,20 @@ by a newer Kiln: it is refused, untouched, rather than written with the older sh
 from __future__ import annotations
 
 import sqlite3
-
-import sqlite_utils
-from sqlite_migrate import Migrations
+from typing import TYPE_CHECKING
 
 from agent.errors import ConfigError
-from kiln_errors.sqlite_common import adopt_legacy_record, has_table, immediate, newer_steps
+from kiln_errors.sqlite_common import (
+    adopt_legacy_record,
+    has_table,
+    immediate,
+    load_sqlite_utils,
+    newer_steps,
+)
+
+if TYPE_CHECKING:
+    import sqlite_utils
+    from sqlite_migrate import Migrations
 
 MIGRATION_SET = "kiln.sessions"
 LEGACY_TABLE = "_migrations"  # the hand-written migrator's record, before sqlite-migrate
@@ -75,6 +83,9 @@ STEPS = (m001_initial, m002_search, m003_compactions)
 
 
 def migration_set() -> Migrations:
+    load_sqlite_utils()  # first: sqlite-migrate imports it, and it should come without numpy
+    from sqlite_migrate import Migrations
+
     migrations = Migrations(MIGRATION_SET)
     for step in STEPS:
         migrations(name=step.__name__)(step)
@@ -91,7 +102,7 @@ def migrate(conn: sqlite3.Connection) -> None:
             f"(steps {', '.join(newer)})",
             hint="upgrade Kiln, or point KILN_HOME at another folder",
         )
-    db = sqlite_utils.Database(conn)
+    db = load_sqlite_utils().Database(conn)
     migrations = migration_set()
     if not has_table(conn, LEGACY_TABLE) and not migrations.pending(db):
         return

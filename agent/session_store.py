@@ -18,16 +18,17 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
-from sqlite_utils.db import NotFoundError
+from typing import TYPE_CHECKING, Any
 
 from agent.errors import SessionDamaged, SessionNotFound
 from agent.session_open import open_store
 from agent.session_search import Roots, root_filter, search_sql, searchable_text
 from agent.types import Message, Usage, canonical_json
 from kiln_errors import home
+from kiln_errors.sqlite_common import load_sqlite_utils
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 log = logging.getLogger("kiln.sessions")
 
@@ -52,7 +53,7 @@ class SessionStore:
     def tables(self) -> sqlite_utils.Database:
         """The store's tables through sqlite-utils (callers hold the lock)."""
         if self._tables is None or self._tables.conn is not self.db:
-            self._tables = sqlite_utils.Database(self.db)
+            self._tables = load_sqlite_utils().Database(self.db)
         return self._tables
 
     def close(self) -> None:
@@ -97,13 +98,11 @@ class SessionStore:
         return session_id
 
     def get(self, session_id: str) -> dict[str, Any]:
-        try:
-            with self._lock:
-                info = dict(self.tables.table("sessions").get(session_id))
-        except NotFoundError:
-            raise SessionNotFound(
-                f"no session {session_id!r}", hint="see `kiln sessions list`"
-            ) from None
+        with self._lock:
+            rows = list(self.tables.table("sessions").rows_where("id = ?", [session_id], limit=1))
+        if not rows:
+            raise SessionNotFound(f"no session {session_id!r}", hint="see `kiln sessions list`")
+        info = dict(rows[0])
         info["state"] = _stored_json(info["state"], dict, session_id, "its state")
         return info
 

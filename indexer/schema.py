@@ -23,6 +23,7 @@ from kiln_errors.sqlite_common import (
     enable_wal,
     has_table,
     immediate,
+    load_sqlite_utils,
     newer_steps,
 )
 
@@ -191,6 +192,7 @@ STEPS = (
 def migration_set() -> Migrations:
     """The steps registered with sqlite-migrate (built on demand: importing sqlite-utils costs
     ~0.2 s, which a one-shot ``kiln search`` on an up-to-date index should not pay)."""
+    load_sqlite_utils()  # first: sqlite-migrate imports it, and it should come without numpy
     from sqlite_migrate import Migrations
 
     migrations = Migrations(MIGRATION_SET)
@@ -238,9 +240,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     if newer:  # never written with the older shape: ``database`` sets the file aside
         raise IndexFromNewerKiln(f"written by a newer Kiln (steps {', '.join(newer)})")
     if _pending_names(conn):
-        import sqlite_utils
-
-        db = sqlite_utils.Database(conn)
+        db = load_sqlite_utils().Database(conn)
         migrations = migration_set()
         with immediate(conn):
             adopt_legacy_record(

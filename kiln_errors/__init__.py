@@ -5,7 +5,8 @@ subclasses; what they share is this shape: a message, a user-facing ``hint``, a 
 flag and the ``exit_code`` the CLI exits with. Front-ends map errors to protocol codes with
 ``isinstance`` against these classes (never by comparing class names).
 
-The leaf also holds ``sqlite_common``: how every shared SQLite file is opened and migrated.
+The leaf also holds ``sqlite_common``: how every shared SQLite file is opened and migrated, and
+``settled_imports``: how a large module is imported once (the garbage collector paused).
 """
 
 from __future__ import annotations

@@ -10,15 +10,21 @@ second waits, then finds nothing to do. Files written before the move to sqlite-
 recorded their steps in a hand-written ``_migrations`` table; ``adopt_legacy_record`` carries
 those names over so nothing re-runs. A file that records steps this Kiln does not know was
 written by a newer Kiln (``newer_steps``): each store refuses it or sets it aside, never writes
-to it with the older shape.
+to it with the older shape. sqlite-utils is loaded through ``load_sqlite_utils``, without numpy
+or pandas (see there).
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
 import sqlite3
+import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Any
 
 __all__ = [
@@ -27,10 +33,45 @@ __all__ = [
     "has_table",
     "immediate",
     "is_corrupt",
+    "load_sqlite_utils",
     "newer_steps",
 ]
 
 MIGRATIONS_TABLE = "_sqlite_migrations"  # sqlite-migrate's record
+
+
+# What sqlite-utils imports if it can, only to take their scalar types in ``insert``: Kiln never
+# passes it one, and numpy's import alone (with its BLAS threads) was ~0.12 s of CPU in every
+# `kiln run`, `kiln index` and `kiln search`, on a 0.35-0.65 s process.
+_NOT_FOR_SQLITE_UTILS = frozenset({"numpy", "pandas"})
+
+
+class _RefuseInThisThread(importlib.abc.MetaPathFinder):
+    """Answers "no such module" for ``names``, to the thread that set it up only: another
+    thread importing numpy meanwhile (the embedded model's runtime) still gets it."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+        self.thread = threading.get_ident()
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.partition(".")[0] in self.names and threading.get_ident() == self.thread:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        return None
+
+
+def load_sqlite_utils() -> ModuleType:
+    """The ``sqlite_utils`` module, imported the first time without numpy or pandas (already
+    imported, they are used: nothing is undone). Every Kiln module takes sqlite-utils (and
+    sqlite-migrate, which imports it) through here, so the first import is this one."""
+    if "sqlite_utils" in sys.modules:  # import_module still waits while another thread loads it
+        return importlib.import_module("sqlite_utils")
+    finder = _RefuseInThisThread(_NOT_FOR_SQLITE_UTILS)
+    sys.meta_path.insert(0, finder)
+    try:
+        return importlib.import_module("sqlite_utils")
+    finally:
+        sys.meta_path.remove(finder)
 
 
 def is_corrupt(exc: BaseException) -> bool:

@@ -12,13 +12,15 @@ no leading or trailing hyphen, and equal to the (NFKC-normalised) folder name.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from skills_registry.errors import SkillInvalid
+
+if TYPE_CHECKING:
+    import yaml
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME = 64
@@ -31,27 +33,33 @@ ALLOWED_FIELDS = ("name", "description", "license", "compatibility", "metadata",
 MAX_FRONTMATTER_DEPTH = 16
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """Safe YAML that refuses duplicate keys (PyYAML silently keeps the last one)."""
+@functools.cache
+def _strict_loader() -> type[yaml.SafeLoader]:
+    """Safe YAML that refuses duplicate keys (PyYAML silently keeps the last one). Made, and
+    PyYAML imported, on the first frontmatter read: ~20 ms a `kiln run` in a workspace without
+    a skill need not pay."""
+    import yaml
 
+    class StrictLoader(yaml.SafeLoader):
+        pass
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
-    seen: set[str] = set()
-    for key_node, _ in node.value:
-        if not isinstance(key_node, yaml.ScalarNode):
-            continue
-        if key_node.value in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key_node.value!r}", key_node.start_mark
-            )
-        seen.add(key_node.value)
-    return loader.construct_mapping(node, deep=deep)
+    def construct_mapping(loader: StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            if key_node.value in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key_node.value!r}", key_node.start_mark
+                )
+            seen.add(key_node.value)
+        return loader.construct_mapping(node, deep=deep)
 
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,  # type: ignore[arg-type]
-)
+    StrictLoader.add_constructor(
+        yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+        construct_mapping,  # type: ignore[arg-type]
+    )
+    return StrictLoader
 
 
 def read_skill_text(skill_md: Path) -> str:
@@ -92,9 +100,11 @@ def parse_frontmatter(text: str, max_bytes: int | None = None) -> tuple[dict[str
             f"the frontmatter is {len(raw.encode('utf-8', 'surrogatepass'))} bytes; the limit is "
             f"{max_bytes} (it is a few short fields: move detail into the body)"
         )
+    import yaml
+
     try:
         _check_shape(raw)
-        data = yaml.load(raw, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(raw, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise SkillInvalid(f"frontmatter is not valid YAML: {_yaml_reason(exc)}") from None
     except RecursionError:  # belt and braces: _check_shape should have refused it
@@ -117,6 +127,8 @@ def _check_shape(raw: str) -> None:
     PyYAML's parser is iterative but its composer and constructor recurse per level (~300
     levels crash them), and aliases let a few lines expand into gigabytes once serialised.
     """
+    import yaml
+
     depth = 0
     for event in yaml.parse(raw, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent):

@@ -70,12 +70,17 @@ class AzureOpenAIModel(OpenAIModel):
         )
 
     def _new_client(self) -> Any:
-        import openai
+        from kiln_errors.settled_imports import settled_imports
 
-        return openai.AsyncAzureOpenAI(
-            api_key=self._api_key,
-            azure_endpoint=str(self.base_url),
-            api_version=api_version(),
-            max_retries=0,
-            timeout=self.timeout,
-        )
+        with settled_imports("openai"):
+            import openai
+
+            client = openai.AsyncAzureOpenAI(
+                api_key=self._api_key,
+                azure_endpoint=str(self.base_url),
+                api_version=api_version(),
+                max_retries=0,
+                timeout=self.timeout,
+            )
+            _ = client.chat.completions  # ~500 modules imported on first use: here
+        return client

@@ -103,12 +103,16 @@ def _base_url(config: dict[str, Any]) -> str | None:
 
 
 async def _served_models(config: dict[str, Any], timeout: float) -> list[str]:
-    import openai
+    from kiln_errors.settled_imports import settled_imports
 
     key = config.get("api_key") or os.environ.get("OPENAI_API_KEY") or "not-needed"
-    client = openai.AsyncOpenAI(
-        api_key=key, base_url=_base_url(config), max_retries=0, timeout=timeout
-    )
+    with settled_imports("openai models"):
+        import openai
+
+        client = openai.AsyncOpenAI(
+            api_key=key, base_url=_base_url(config), max_retries=0, timeout=timeout
+        )
+        _ = client.models
     try:
         page = await client.models.list()
         return sorted(str(m.id) for m in page.data if getattr(m, "id", None))

@@ -8,8 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import regex
-
 from agent.errors import PathOutsideWorkspace, ToolError
 from agent.injection import external
 from agent.protocols import ToolContext
@@ -117,7 +115,7 @@ def _listing(args: dict[str, Any], entries: list[str]) -> str:
     return external(f"files:{args.get('path') or '.'}", "\n".join(entries))
 
 
-PER_LINE_ONLY = regex.compile(r"\(\?[=!<]|\\[AZzG]|\(\?[a-zA-Z]*-")
+PER_LINE_ONLY = r"\(\?[=!<]|\\[AZzG]|\(\?[a-zA-Z]*-"  # compiled by ``regex`` where used
 GREP_SECONDS = 10.0  # for one grep call: a backtracking pattern fails, it never hangs Kiln
 
 
@@ -126,7 +124,10 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
     repository's, so text in a checkout can ask for a pattern that backtracks for hours on a
     line it holds (``(x|xx)+$`` on 40 x's and a ``!``): Python's ``re`` cannot be stopped, not
     even by SIGTERM, and a `kiln run --ci` hung until the job's timeout. ``regex`` (the same
-    syntax) takes a timeout: past ``GREP_SECONDS`` the call ends with what it found."""
+    syntax) takes a timeout: past ``GREP_SECONDS`` the call ends with what it found. It is
+    imported here, by the first grep (~15 ms a run without one need not pay)."""
+    import regex
+
     ws = ctx.session.workspace
     size = expanded_size(args["pattern"])
     if size > MAX_UNITS:  # regex expands counted repeats when it compiles: gigabytes
@@ -155,7 +156,7 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
     deadline = time.monotonic() + GREP_SECONDS
     # A line's match is a match in the whole file too, unless the pattern looks around or
     # anchors at the text's ends (a line's end is the file's next newline then).
-    lines_only = PER_LINE_ONLY.search(args["pattern"])
+    lines_only = regex.search(PER_LINE_ONLY, args["pattern"])
     whole = None if lines_only else regex.compile(args["pattern"], regex.MULTILINE)
     for file in files:
         try:  # a link the checkout ships (notes.txt -> ~/.ssh/id_rsa) is refused as in read_file

@@ -180,9 +180,12 @@ def run_cmd(
     stdin)."""
     import os
 
-    from lsp_server.headless.github import check_event_actor, task_from_event
-    from lsp_server.headless.repo_git import Limits
-    from lsp_server.headless.runner import RunOptions, run_or_exit
+    from kiln_errors.settled_imports import settled_imports
+
+    with settled_imports():  # the runner's imports: most of what the process holds
+        from lsp_server.headless.github import check_event_actor, task_from_event
+        from lsp_server.headless.repo_git import Limits
+        from lsp_server.headless.runner import RunOptions, run_or_exit
 
     sources = [s for s in (task, task_file) if s is not None]  # "" is a task: an empty one
     if len(sources) > 1 or not (sources or github_event):

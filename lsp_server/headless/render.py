@@ -1,17 +1,16 @@
-"""Renderers for `kiln run`: a rich terminal view, one JSON event per line, or nothing (json)."""
+"""Renderers for `kiln run`: a rich terminal view, one JSON event per line, or nothing (json).
+Rich is imported by the terminal view only (~20 ms the JSON formats need not pay)."""
 
 from __future__ import annotations
 
 import errno
+import functools
 import io
 import json
 import os
 import re
 import sys
-from typing import Any, assert_never
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, assert_never
 
 from agent.events import (
     AgentEvent,
@@ -35,14 +34,24 @@ from agent.events import (
 from lsp_server.headless.terminal import safe, styled_stream, title_line
 from lsp_server.headless.workflow_commands import active, neutral_json
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
-class _StderrConsole(Console):
-    def on_broken_pipe(self) -> None:
-        """The reader of stderr left (`kiln run … 2>&1 | head`): the run ends as when the reader
-        of stdout leaves (exit 141). Rich's own handler pointed stdout at /dev/null and exited
-        1, the code of an internal failure."""
-        self.quiet = True
-        raise BrokenPipeError(errno.EPIPE, "the reader of stderr left")
+
+@functools.cache
+def _stderr_console() -> type[Console]:
+    from rich.console import Console
+
+    class StderrConsole(Console):
+        def on_broken_pipe(self) -> None:
+            """The reader of stderr left (`kiln run … 2>&1 | head`): the run ends as when the
+            reader of stdout leaves (exit 141). Rich's own handler pointed stdout at /dev/null
+            and exited 1, the code of an internal failure."""
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "the reader of stderr left")
+
+    return StderrConsole
 
 
 class TextRenderer:
@@ -54,7 +63,7 @@ class TextRenderer:
 
     def __init__(self) -> None:
         # no hard wraps in CI logs; every line's text is ``safe``, its styles are Kiln's own
-        self.err = _StderrConsole(
+        self.err = _stderr_console()(
             file=styled_stream(sys.stderr), stderr=True, highlight=False, soft_wrap=True
         )
         self.at_line_start = True
@@ -77,6 +86,8 @@ class TextRenderer:
 
     def line(self, event: AgentEvent) -> Text | None:
         """The stderr line for an event, or None for events this view leaves out."""
+        from rich.text import Text
+
         match event:
             case TextChunk(text=text):
                 return Text(safe(text))

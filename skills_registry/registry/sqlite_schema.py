@@ -16,13 +16,23 @@ from __future__ import annotations
 import re
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sqlite_utils
-from sqlite_migrate import Migrations
-
-from kiln_errors.sqlite_common import MIGRATIONS_TABLE, enable_wal, immediate, is_corrupt
+from kiln_errors.sqlite_common import (
+    MIGRATIONS_TABLE,
+    enable_wal,
+    immediate,
+    is_corrupt,
+    load_sqlite_utils,
+)
 from skills_registry.registry.errors import NotARegistry
 from skills_registry.registry.store_rules import lookalike_sql, lookalike_sql_v1
+
+if TYPE_CHECKING:
+    import sqlite_utils
+    from sqlite_migrate import Migrations
+else:  # sqlite-migrate's class, from sqlite-utils loaded without numpy
+    Migrations = load_sqlite_utils().Migrations
 
 migrations = Migrations("kiln-registry")
 
@@ -349,7 +359,7 @@ def migrate(path: Path) -> None:
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
         enable_wal(conn, 30)
-        db = sqlite_utils.Database(conn)
+        db = load_sqlite_utils().Database(conn)
         if not migrations.pending(db) and db[MIGRATIONS_TABLE].exists():
             return
         with immediate(conn):
