@@ -21,7 +21,7 @@ from agent.config import AgentConfig
 from agent.context import NOTES_KEPT, ContextAssembler, cache_key, environment_block
 from agent.env_secrets import ci_secrets
 from agent.errors import KilnError
-from agent.events import AgentEvent, ToolCallFinished, ToolCallStarted
+from agent.events import AgentEvent, ToolCallFinished, ToolCallRunning, ToolCallStarted
 from agent.hosts import DiskHost
 from agent.injection import TaintTracker
 from agent.memory import Memory
@@ -41,7 +41,7 @@ from agent.subagent import run_subagent
 from agent.tool_runner import ToolRunner
 from agent.tools import READ_ONLY, builtin_tools
 from agent.tools.skill_tools import SkillsContext
-from agent.transcript import Transcript
+from agent.transcript import Transcript, stopped_text
 from agent.turn import TurnState
 from agent.types import Block, Request, StopReason
 from agent.workspace import Workspace, check_root
@@ -70,6 +70,7 @@ class Session:
         self.host = host
         self.config = config
         self._open_calls: dict[str, str] = {}  # tool calls started and not yet finished
+        self._running_calls: set[str] = set()  # of those, the ones that began to run
         self.store = store
         self.state: dict[str, Any] = state or {}
         self.transcript = Transcript(store, session_id, messages or [], epoch)
@@ -320,17 +321,20 @@ class Session:
         event.session_id = self.id
         if isinstance(event, ToolCallStarted):
             self._open_calls[event.id] = event.name
+        elif isinstance(event, ToolCallRunning):
+            self._running_calls.add(event.id)
         elif isinstance(event, ToolCallFinished):
             self._open_calls.pop(event.id, None)
+            self._running_calls.discard(event.id)
         await self.host.emit(event)
 
     async def close_open_calls(self, reason: StopReason) -> None:
         """A call the limit or a cancel cut short ends for the host too (no spinner left
         running): each tool call started and not finished is reported failed."""
         for call_id, name in list(self._open_calls.items()):
+            output = stopped_text(reason, ran=call_id in self._running_calls)
             await self.emit(ToolCallFinished(id=call_id, name=name, status="failed",
-                                             output=f"not run: turn ended ({reason})",
-                                             is_error=True))  # fmt: skip
+                                             output=output, is_error=True))  # fmt: skip
 
     # -- what extensions and the model call see (agent.protocols.SessionView) ---------------
 

@@ -87,6 +87,7 @@ class ToolRunner:
         self.window_tokens = window_tokens  # the model's window now (a session can switch models)
         self.secrets = secrets
         self._edit_calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (tool, args)
+        self._running: set[str] = set()  # calls authorised and started, not yet finished
         self.sandbox: Any = None  # agent.sandbox.Sandbox, set by agent.sandbox.attach
         self.command_grants: dict[str, bool] = {}  # run_command call id -> granted the network
 
@@ -135,8 +136,11 @@ class ToolRunner:
         try:
             await asyncio.gather(*(run(c) for c in calls))
         except asyncio.CancelledError:
-            if done:
-                keep([done.get(c["id"]) or not_run(c["id"], reason()) for c in calls])
+            ids = [c["id"] for c in calls]
+            cut = self._running.intersection(ids)  # a command killed as it ran is no "not run"
+            self._running.difference_update(cut)
+            if done or cut:
+                keep([done.get(i) or not_run(i, reason(), ran=i in cut) for i in ids])
             raise
         return [done[c["id"]] for c in calls]
 
@@ -194,6 +198,7 @@ class ToolRunner:
                 self._edit_calls[call_id] = (name, args)
             else:
                 await self.authorise(name, args, call_id)
+                self._running.add(call_id)
                 await self.emit(ToolCallRunning(id=call_id, name=name))
             output = await self._run_confined(
                 tool, args, ToolContext(self.workspace.root, services, call_id)
@@ -243,6 +248,7 @@ class ToolRunner:
             is_error = True
         finally:
             self._edit_calls.pop(call_id, None)
+        self._running.discard(call_id)  # ran to its end (a cancel leaves it for run_all)
         seconds = time.monotonic() - started
         output = self.redact(output)
         given = args if isinstance(args, dict) else {}
@@ -365,6 +371,7 @@ class ToolRunner:
             )
         )
         await self.authorise(name, args, call_id, proposal)
+        self._running.add(call_id)
         await self.emit(ToolCallRunning(id=call_id, name=name))
         outcome = await self.host.apply_edit(proposal)
         if outcome == "applied":

@@ -74,11 +74,18 @@ def utf8_text(value: Any) -> Any:
     return value
 
 
-def not_run(call_id: str, reason: str) -> dict[str, Any]:
-    """The result of a tool call the end of a turn stopped before it ran."""
+def not_run(call_id: str, reason: str, *, ran: bool = False) -> dict[str, Any]:
+    """The result of a tool call the end of a turn stopped, before it ran or (``ran``) while
+    it ran."""
     return {
         "type": "tool_result",
         "tool_use_id": call_id,
-        "content": f"not run: turn ended ({reason})",
+        "content": stopped_text(reason, ran=ran),
         "is_error": True,
     }
+
+
+def stopped_text(reason: str, *, ran: bool) -> str:
+    if ran:
+        return f"stopped while it ran: turn ended ({reason}); it may have done part of its work"
+    return f"not run: turn ended ({reason})"
