@@ -27,9 +27,17 @@ function M.review_lines(review)
   if review.scripts and #review.scripts > 0 then
     table.insert(lines, '  scripts: ' .. table.concat(review.scripts, ', '))
   end
-  if type(review.allowedTools) == 'string' and review.allowedTools ~= '' then
-    table.insert(lines, '  allowed tools: ' .. review.allowedTools)
+  -- The tools the skill may use without asking: a YAML list as well as a string (a list was
+  -- left out, and the prompt said nothing of what an install pre-approves).
+  local tools = review.allowedTools
+  if tools == vim.NIL then
+    tools = nil
+  elseif type(tools) == 'table' then
+    tools = table.concat(vim.tbl_map(tostring, tools), ', ')
+  elseif tools ~= nil then
+    tools = tostring(tools)
   end
+  table.insert(lines, '  allowed tools: ' .. ((tools and tools ~= '') and tools or 'none'))
   for _, f in ipairs(review.findings or {}) do
     local text = type(f) == 'table' and (f.message or f.rule or vim.inspect(f)) or tostring(f)
     local where = type(f) == 'table' and f.path and (' (' .. f.path .. ')') or ''
