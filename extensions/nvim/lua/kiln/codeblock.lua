@@ -107,23 +107,26 @@ function M.insert()
   vim.api.nvim_buf_set_lines(vim.api.nvim_win_get_buf(win), row, row, false, code)
 end
 
+--- Whether `path` is a readable file inside the workspace `root`, links followed
+--- (`docs/passwd` through a link `docs -> /etc` is outside it).
+local function in_workspace(root, path)
+  local real, real_root = vim.uv.fs_realpath(path), vim.uv.fs_realpath(root) or root
+  return vim.startswith(path, root .. '/')
+    and real ~= nil
+    and vim.startswith(real, real_root .. '/')
+    and vim.fn.filereadable(path) == 1
+end
+
 function M.apply()
   local b = block()
   if not b then
     return
   end
-  local buf
+  local root = require('kiln.client').current_root()
+  local buf, path
   if b.target ~= '' then
-    local root = require('kiln.client').current_root()
-    local path = vim.fs.normalize(root .. '/' .. b.target)
-    -- Links followed: `docs/passwd` through a link `docs -> /etc` is outside the workspace.
-    local real, real_root = vim.uv.fs_realpath(path), vim.uv.fs_realpath(root) or root
-    if
-      not vim.startswith(path, root .. '/')
-      or not real
-      or not vim.startswith(real, real_root .. '/')
-      or vim.fn.filereadable(path) == 0
-    then
+    path = vim.fs.normalize(root .. '/' .. b.target)
+    if not in_workspace(root, path) then
       return vim.notify('kiln: ' .. b.target .. ' is not a file in this workspace', vim.log.levels.WARN)
     end
     buf = vim.fn.bufadd(path)
@@ -134,6 +137,12 @@ function M.apply()
       return vim.notify('kiln: name the file after the language (```python calc.py)', vim.log.levels.WARN)
     end
     buf = vim.api.nvim_win_get_buf(win)
+    -- The window you came from may show any file (/etc/hosts): only a workspace file is replaced.
+    path = vim.fs.normalize(vim.api.nvim_buf_get_name(buf))
+    if not in_workspace(root, path) then
+      local shown = vim.fn.fnamemodify(path, ':~')
+      return vim.notify('kiln: ' .. shown .. ' is not a file in this workspace', vim.log.levels.WARN)
+    end
   end
   local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':.')
   local yes = vim.fn.confirm('Replace all of ' .. name .. ' with this code block?', '&Yes\n&No', 2)
