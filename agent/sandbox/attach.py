@@ -222,6 +222,10 @@ def bounded_glob(
     ``Read(//**/x)`` must not walk the whole machine at every session start. ``whole``: the
     glob as fnmatch reads it, ``*`` across folders, which a path may match instead."""
     found: list[Path] = []
+    # in any case, as the permission check matches (``agent.rules``): a rule on ``secrets/**``
+    # refused ``read_file Secrets/key``, while a command read it
+    parts = [p.casefold() for p in parts]
+    whole = whole.casefold() if whole is not None else None
     lead = [p if whole is None or ("*" not in p and "?" not in p) else "**" for p in parts]
     budget = budget if budget is not None else WalkBudget(MAX_WALKED)
     if budget.left <= 0:
@@ -230,14 +234,17 @@ def bounded_glob(
     for folder, dirs, files in walked_folders:
         budget.left -= 1
         here = Path(folder)
-        rel = here.relative_to(base).parts
+        rel = [r.casefold() for r in here.relative_to(base).parts]
         dirs[:] = [
-            d for d in dirs if str(here / d) not in NOT_WALKED and _may_lead([*rel, d], lead)
+            d
+            for d in dirs
+            if str(here / d) not in NOT_WALKED and _may_lead([*rel, d.casefold()], lead)
         ]
         last = parts[-1]  # never "**": trailing ones are stripped by rule_paths
         for name in (*dirs, *files):
-            if (fnmatch.fnmatchcase(name, last) and _matches([*rel, name], parts)) or (
-                whole is not None and fnmatch.fnmatchcase("/".join([*rel, name]), whole)
+            folded = name.casefold()
+            if (fnmatch.fnmatchcase(folded, last) and _matches([*rel, folded], parts)) or (
+                whole is not None and fnmatch.fnmatchcase("/".join([*rel, folded]), whole)
             ):
                 found.append(here / name)
                 if len(found) >= MAX_RULE_PATHS:

@@ -150,3 +150,34 @@ def test_a_star_that_spans_folders_reaches_the_sandbox(tmp_path: Path, kiln_home
     assert read.startswith("read!") and write.startswith("write!"), (read, write)
     assert (root / "conf" / "sub" / "c.lock").read_text() == "original\n"
     assert "deny-canary-77e1" not in proc.stdout + proc.stderr
+
+
+def test_a_deny_rule_hides_its_path_in_any_case(tmp_path: Path, kiln_home: Path) -> None:
+    """The permission check matches a rule's path in any case (`Read(secrets/**)` refuses
+    `read_file Secrets/key.txt`), but the sandbox hid only the spelling the rule wrote: on a
+    case-sensitive file system a command read `Secrets/key.txt` and `.ENV` in full."""
+    root = tmp_path / "ws"
+    (root / "Secrets").mkdir(parents=True)
+    (root / ".kiln").mkdir()
+    (root / "Secrets" / "key.txt").write_text("deny-canary-7d21\n")
+    (root / ".ENV").write_text("TOKEN=deny-canary-8e32\n")
+    (root / "open.txt").write_text("visible\n")
+    (root / ".kiln" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(secrets/**)", "Read(.env)"]}})
+    )
+    command = "cat Secrets/key.txt .ENV open.txt > probe.txt 2>&1; true"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "run_command", "input": {"command": command}}]},
+        "done",
+    ]))  # fmt: skip
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
+         "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    seen = (root / "probe.txt").read_text()
+    assert "visible" in seen, seen  # the command ran
+    assert "deny-canary" not in seen + proc.stdout + proc.stderr, seen
