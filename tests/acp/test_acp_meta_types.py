@@ -86,3 +86,30 @@ async def test_max_steps_takes_an_integral_float_and_refuses_a_fraction_as_kiln_
         sid = (await agent.conn.new_session(cwd=str(workspace), kiln=kiln)).session_id
         result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
         assert result.stop_reason == "max_turn_requests"  # one step, not fifty
+
+
+KNOWN = "anthropic, azure, local, openai, scripted"
+
+
+def test_an_unknown_provider_is_the_clients_bad_parameter_where_it_is_sent(
+    kiln_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """`_meta.kiln.provider` naming no provider was taken by `initialize` and surfaced only at
+    `session/new`, as -32603 (internal error): it is -32602 at once, naming the known ones."""
+    new = {"cwd": str(workspace), "mcpServers": [], "_meta": {"kiln": {"provider": "opnai"}}}
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1, "_meta": {"kiln": {"provider": "nope"}}}),
+        frame(2, "initialize", {"protocolVersion": 1}),
+        frame(3, "session/new", new),
+    ]
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted"}
+    done = subprocess.run(
+        KILN_ACP, input="\n".join(raw) + "\n", capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if "id" in r}
+    for n, name in ((1, "nope"), (3, "opnai")):
+        error = replies[n].get("error", {})
+        line = f"_meta.kiln.provider must be one of {KNOWN}, got '{name}'"
+        assert (error.get("code"), error.get("message")) == (-32602, line), replies[n]
+    assert replies[2]["result"]["protocolVersion"] == 1  # the refused one was no handshake
