@@ -113,3 +113,25 @@ def test_an_unknown_provider_is_the_clients_bad_parameter_where_it_is_sent(
         line = f"_meta.kiln.provider must be one of {KNOWN}, got '{name}'"
         assert (error.get("code"), error.get("message")) == (-32602, line), replies[n]
     assert replies[2]["result"]["protocolVersion"] == 1  # the refused one was no handshake
+
+
+async def test_mode_and_permission_mode_that_differ_are_refused_naming_both(
+    spawn: Any, workspace: Path
+) -> None:
+    """`mode` and its alias `permissionMode` both sent: `permissionMode` won silently, so a
+    client asking for `ask` in one could get `yolo` from the other. Differing, they are -32602
+    naming both (nothing is created); the same mode twice is fine."""
+    async with spawn(["Fine."], EditorClient()) as agent:
+        await agent.start()
+        with pytest.raises(RequestError) as err:
+            kiln = {"mode": "ask", "permissionMode": "yolo"}
+            await agent.conn.new_session(cwd=str(workspace), kiln=kiln)
+        assert err.value.code == -32602, err.value
+        assert str(err.value) == (
+            "_meta.kiln.mode 'ask' and _meta.kiln.permissionMode 'yolo' differ: "
+            "they are one option, send one of them"
+        )
+        assert (await agent.conn.list_sessions()).sessions == []
+        kiln = {"mode": "auto-edit", "permissionMode": "auto-edit"}
+        same = await agent.conn.new_session(cwd=str(workspace), kiln=kiln)
+        assert same.modes is not None and same.modes.current_mode_id == "auto-edit"
