@@ -46,7 +46,7 @@ async def serve_stdio(agent: KilnAcpAgent | None = None) -> None:
     """Serve until stdin closes or SIGTERM/SIGINT arrives, then shut down in order."""
     agent = agent or KilnAcpAgent(config=config_from_env())
     client, writer = await protocol_streams(agent)
-    observers = agent.outgoing.connect(writer)
+    observers = [*agent.outgoing.connect(writer), client.requests.observe]
     # The SDK types every Agent method as required, but answers method-not-found for one an
     # agent lacks (fork_session, resume_session, close_session, ...): kiln offers none of them.
     conn = AgentSideConnection(

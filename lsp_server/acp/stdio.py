@@ -5,7 +5,8 @@ method or params), are answered with a JSON-RPC error here, before the SDK sees 
 (``payload``: JSON of a bounded size, read by ``lsp_server.json_text``; ``envelope``);
 an unreadable answer to one of Kiln's own requests fails that request at once. A client's ``_meta`` is kept away from handler arguments (``meta.shield``),
 capability flags are read as ACP reads them (``capabilities.booleans_only``) and
-``$/cancel_request`` is made routable on the way (``cancel_request.route``).
+``$/cancel_request`` is made routable on the way (``cancel_request.route``); a request
+reusing the id of one not answered yet is refused (``request_ids``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from lsp_server.acp.envelope import (
 from lsp_server.acp.meta import shield
 from lsp_server.acp.params_errors import params_error
 from lsp_server.acp.payload import HEAD, Refused, Target, head_target, read
+from lsp_server.acp.request_ids import ClientRequests
 from lsp_server.acp.rpc_errors import not_initialized
 from lsp_server.stdio import STDIO_LIMIT, open_stdio
 
@@ -51,6 +53,7 @@ class ClientInput:
 
     reader: asyncio.StreamReader
     ended: asyncio.Event = field(default_factory=asyncio.Event)
+    requests: ClientRequests = field(default_factory=ClientRequests)  # ids not answered yet
 
     def end(self) -> None:
         self.reader.feed_eof()
@@ -144,6 +147,9 @@ def guard(
                 if (error := params_error(routed)) is not None:  # one line naming the field
                     await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": error})
                     continue
+                if request and (in_use := client.requests.refusal(routed)) is not None:
+                    await _send(writer, {"jsonrpc": "2.0", "id": routed["id"], "error": in_use})
+                    continue  # JSON-RPC ids are unique among requests not answered yet
                 sent += int(request and routed["method"] == "initialize")
                 if routed is not original or mended:
                     line = json.dumps(routed, separators=(",", ":")).encode("utf-8")

@@ -220,8 +220,8 @@ async def test_bad_requests_get_json_rpc_errors_and_the_server_lives(
         assert relative.value.code == -32602
         with pytest.raises(RequestError) as no_provider:
             await agent.conn.new_session(cwd=str(workspace), kiln={"provider": "nope"})
-        assert no_provider.value.code == -32603 and "nope" in str(no_provider.value)
-        assert no_provider.value.data["hint"]
+        assert no_provider.value.code == -32602 and "nope" in str(no_provider.value)
+        assert "anthropic" in str(no_provider.value)  # the known providers are named
         with pytest.raises(RequestError) as missing:
             await agent.conn.load_session(cwd=str(workspace), session_id="20990101-000000-dead")
         assert "no session" in str(missing.value)

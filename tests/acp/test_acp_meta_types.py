@@ -86,3 +86,52 @@ async def test_max_steps_takes_an_integral_float_and_refuses_a_fraction_as_kiln_
         sid = (await agent.conn.new_session(cwd=str(workspace), kiln=kiln)).session_id
         result = await agent.conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go"}])
         assert result.stop_reason == "max_turn_requests"  # one step, not fifty
+
+
+KNOWN = "anthropic, azure, local, openai, scripted"
+
+
+def test_an_unknown_provider_is_the_clients_bad_parameter_where_it_is_sent(
+    kiln_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """`_meta.kiln.provider` naming no provider was taken by `initialize` and surfaced only at
+    `session/new`, as -32603 (internal error): it is -32602 at once, naming the known ones."""
+    new = {"cwd": str(workspace), "mcpServers": [], "_meta": {"kiln": {"provider": "opnai"}}}
+    raw = [
+        frame(1, "initialize", {"protocolVersion": 1, "_meta": {"kiln": {"provider": "nope"}}}),
+        frame(2, "initialize", {"protocolVersion": 1}),
+        frame(3, "session/new", new),
+    ]
+    env = {"KILN_HOME": str(kiln_home), "PATH": "/usr/bin:/bin", "KILN_PROVIDER": "scripted"}
+    done = subprocess.run(
+        KILN_ACP, input="\n".join(raw) + "\n", capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if "id" in r}
+    for n, name in ((1, "nope"), (3, "opnai")):
+        error = replies[n].get("error", {})
+        line = f"_meta.kiln.provider must be one of {KNOWN}, got '{name}'"
+        assert (error.get("code"), error.get("message")) == (-32602, line), replies[n]
+    assert replies[2]["result"]["protocolVersion"] == 1  # the refused one was no handshake
+
+
+async def test_mode_and_permission_mode_that_differ_are_refused_naming_both(
+    spawn: Any, workspace: Path
+) -> None:
+    """`mode` and its alias `permissionMode` both sent: `permissionMode` won silently, so a
+    client asking for `ask` in one could get `yolo` from the other. Differing, they are -32602
+    naming both (nothing is created); the same mode twice is fine."""
+    async with spawn(["Fine."], EditorClient()) as agent:
+        await agent.start()
+        with pytest.raises(RequestError) as err:
+            kiln = {"mode": "ask", "permissionMode": "yolo"}
+            await agent.conn.new_session(cwd=str(workspace), kiln=kiln)
+        assert err.value.code == -32602, err.value
+        assert str(err.value) == (
+            "_meta.kiln.mode 'ask' and _meta.kiln.permissionMode 'yolo' differ: "
+            "they are one option, send one of them"
+        )
+        assert (await agent.conn.list_sessions()).sessions == []
+        kiln = {"mode": "auto-edit", "permissionMode": "auto-edit"}
+        same = await agent.conn.new_session(cwd=str(workspace), kiln=kiln)
+        assert same.modes is not None and same.modes.current_mode_id == "auto-edit"
