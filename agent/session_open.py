@@ -2,8 +2,11 @@
 
 A store another process is migrating waits; a locked one, a full disk and a folder in the
 file's place are one line each and leave the file alone; a damaged store (or another program's
-file) is set aside and a new one started, so it cannot take every command down; a store on a
-read-only disk is read as it is by the commands that only read.
+file whose tables clash with the store's) is set aside and a new one started, so it cannot take
+every command down; a store on a read-only disk is read as it is by the commands that only
+read. Another application's database (tables, but no record of the store's migrations: a
+KILN_HOME shared with another tool, a path mixed up) is refused in one line before anything is
+written to it, not even WAL mode: it is that application's data, not Kiln's to move or adopt.
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-from agent.errors import KilnError
-from agent.session_schema import migrate
-from kiln_errors.sqlite_common import enable_wal, is_corrupt
+from agent.errors import ConfigError, KilnError
+from agent.session_schema import LEGACY_TABLE, MIGRATION_SET, migrate
+from kiln_errors.sqlite_common import MIGRATIONS_TABLE, enable_wal, is_corrupt
 
 log = logging.getLogger("kiln.sessions")
 
@@ -24,6 +27,7 @@ log = logging.getLogger("kiln.sessions")
 def open_store(path: Path, *, reading: bool) -> tuple[sqlite3.Connection, str]:
     """The connection, and a line saying the store was damaged and set aside (else "")."""
     try:
+        _refuse_foreign(path)
         return _open(path), ""
     except sqlite3.DatabaseError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
@@ -55,6 +59,37 @@ def open_store(path: Path, *, reading: bool) -> tuple[sqlite3.Connection, str]:
         )
         log.warning("kiln: %s", recovered)
         return _open(path), recovered
+
+
+def _refuse_foreign(path: Path) -> None:
+    """Refuse a file with tables but no record of the store's migrations (``kiln.sessions``
+    steps in ``_sqlite_migrations``, or the earlier migrator's ``_migrations`` beside a
+    ``sessions`` table), read on a connection that writes nothing. A missing or empty file, or
+    one with no table yet, is a new store; a damaged one raises here as it would in ``_open``."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        tables = [
+            row[0]
+            for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY 1")
+        ]
+        if not tables:
+            return
+        if MIGRATIONS_TABLE in tables:
+            sql = f"SELECT 1 FROM {MIGRATIONS_TABLE} WHERE migration_set = ? LIMIT 1"
+            if db.execute(sql, (MIGRATION_SET,)).fetchone():
+                return
+        if LEGACY_TABLE in tables and "sessions" in tables:
+            return
+    finally:
+        db.close()
+    shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
+    raise ConfigError(
+        f"{path} is not Kiln's session store (it holds another application's tables: {shown});"
+        " nothing was written to it",
+        hint="move that file elsewhere, or point KILN_HOME at another folder",
+    )
 
 
 def _open(path: Path) -> sqlite3.Connection:

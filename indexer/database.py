@@ -144,9 +144,9 @@ class Database:
             return self._connect_checked()
 
     def _connect_checked(self) -> sqlite3.Connection:
+        _check_before_writing(self.path, self.busy_timeout)
         conn = schema.connect(self.path, self.busy_timeout)
         try:
-            _trust(conn)  # before migrating: that writes, and writes run triggers
             schema.migrate(conn)
             for table, columns in SHAPE.items():  # a file whose migrations record says "done"
                 conn.execute(f"SELECT {', '.join(columns)} FROM {table} LIMIT 0")  # on tables
@@ -236,6 +236,17 @@ class Database:
                 conn.close()
             self._readers.clear()
         self.writer.close()
+
+
+def _check_before_writing(path: Path, busy_timeout: float) -> None:
+    """``_trust`` on a connection that changes nothing: before migrating (that writes, and
+    writes run triggers) and before WAL mode (switching it rewrites the file's header), so a
+    file set aside keeps its bytes."""
+    conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
+    try:
+        _trust(conn)
+    finally:
+        conn.close()
 
 
 def _trust(conn: sqlite3.Connection) -> None:

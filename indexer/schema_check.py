@@ -10,7 +10,9 @@ failed"), a generated column or a ``DEFAULT (expression)`` each run on every row
 may the file hold the statistics ``ANALYZE`` writes (``sqlite_stat1``…), which Kiln never runs:
 SQLite plans every query by them, and planted ones turned its index lookups into full scans (on
 58,800 blocks, a search took 1-1.8 s instead of 22-40 ms, an edit 10-20x as long). Other tables
-are left to the shape checks (a newer Kiln's extra ones stay)."""
+are left to the shape checks (a newer Kiln's extra ones stay). A file with tables but no record
+of Kiln's index migrations is another application's database (or one made to look like an
+index): migrating it would add Kiln's tables beside its own, so it is set aside too."""
 
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ def strange_objects(conn: sqlite3.Connection) -> list[str]:
     """``"trigger evil"``… for each object of ``conn``'s schema that runs something on a write
     (or steers query plans) and that this Kiln would not have made."""
     objects, kiln_tables = _expected()
-    strange = []
+    strange = _foreign_tables(conn)
     for kind, name, table, sql in conn.execute(_OBJECTS).fetchall():
         if (kind, name, sql) in objects:
             continue
@@ -67,6 +69,32 @@ def strange_objects(conn: sqlite3.Connection) -> list[str]:
         elif kind == "table" and _STATISTICS.fullmatch(name):
             strange.append(f"table {name}")
     return strange
+
+
+def _foreign_tables(conn: sqlite3.Connection) -> list[str]:
+    """``["another application's tables: users, log"]`` when the file holds tables but no
+    record of Kiln's index migrations (``kiln.index`` steps in ``_sqlite_migrations``, or the
+    earlier migrator's ``_migrations`` beside a ``files`` table); else nothing. A file with no
+    table yet is a new index."""
+    from indexer.schema import LEGACY_TABLE, MIGRATION_SET
+    from kiln_errors.sqlite_common import MIGRATIONS_TABLE
+
+    tables = [
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+        )
+    ]
+    if not tables:
+        return []
+    if MIGRATIONS_TABLE in tables:
+        sql = f"SELECT 1 FROM {MIGRATIONS_TABLE} WHERE migration_set = ? LIMIT 1"
+        if conn.execute(sql, (MIGRATION_SET,)).fetchone():
+            return []
+    if LEGACY_TABLE in tables and "files" in tables:
+        return []
+    shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
+    return [f"another application's tables: {shown}"]
 
 
 def _table_computes(sql: str) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.compaction_store import CompactionRecord
+from indexer.schema_check import strange_objects
 from kiln_errors.shown import listed
 from lsp_server.core import CoreError, InvalidParams, TurnInProgress, uri_to_path
 from lsp_server.core import commands as core_commands
@@ -72,6 +73,8 @@ def _index_candidates(db: Path, query: str, limit: int) -> tuple[list[dict[str, 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
     conn.create_function("kiln_fold", 1, _fold, deterministic=True)
     try:
+        if strange_objects(conn):  # swapped since the index checked it (a checkout that tracks
+            return [], False  # .kiln/index.db): its views would answer, or run, what they say
         folded = _fold(query)  # a substring, `_` and `%` as typed (no LIKE wildcards)
         rows = conn.execute(
             f"""SELECT b.name, b.kind, b.path, b.start_line, b.end_line, b.signature,

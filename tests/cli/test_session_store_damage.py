@@ -101,6 +101,37 @@ def test_a_truncated_store_is_set_aside_and_the_next_run_works(
     assert [row["title"] for row in json.loads(listed.stdout)] == ["again"]
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        "CREATE TABLE users (id, name); CREATE TABLE log (msg);",
+        "CREATE TABLE sessions (x); CREATE TABLE log (msg);",  # a name the store uses too
+    ],
+)
+def test_another_applications_database_is_refused_untouched(
+    tmp_path: Path, kiln_home: Path, schema: str
+) -> None:
+    """A sessions.db that is another application's database (a KILN_HOME shared with another
+    tool) was migrated in place (WAL mode, the store's tables beside its own), or moved aside
+    when a table name clashed. It is refused in one line, exit 2, its bytes unchanged, and its
+    trigger never fires."""
+    store = kiln_home / "sessions.db"
+    with sqlite3.connect(store) as db:
+        db.executescript(
+            schema + "CREATE TRIGGER t AFTER INSERT ON log BEGIN DELETE FROM log; END;"
+            "INSERT INTO log VALUES ('kept');"
+        )
+    before = store.read_bytes()
+    for args in (("run", "task", "--root", str(tmp_path)), ("sessions", "list", "--all")):
+        line = one_line(kiln(*args, cwd=tmp_path, script=["never"]), 2)
+        assert line.startswith(f"kiln: {store} is not Kiln's session store (it holds another")
+        assert "log, " in line and "nothing was written to it" in line
+    assert store.read_bytes() == before
+    assert sorted(p.name for p in kiln_home.iterdir() if p.name.startswith("sessions")) == [
+        "sessions.db"
+    ]
+
+
 def test_a_store_that_cannot_be_written_is_refused_not_set_aside(
     tmp_path: Path, kiln_home: Path, session: str
 ) -> None:

@@ -73,7 +73,7 @@ def column_renamed(db: Path) -> None:
     [
         (truncate, "was unreadable"),
         (random_bytes, "was unreadable"),
-        (other_program, "is not an index this kiln can read"),
+        (other_program, "was not made by this kiln (it holds another application's tables"),
         (table_dropped, "is not an index this kiln can read"),
         (column_renamed, "is not an index this kiln can read"),
     ],
@@ -96,6 +96,32 @@ def test_an_index_file_kiln_cannot_use_is_set_aside_and_rebuilt(
         else:
             assert result.stderr == ""  # the rebuilt index is used as it is
     assert (repo / ".kiln" / "index.db.corrupt").exists()  # kept for a bug report
+
+
+def test_another_applications_database_is_set_aside_unchanged_not_adopted(repo: Path) -> None:
+    """A shipped `.kiln/index.db` that is another application's database, whose tables Kiln
+    does not make: it was migrated in place (WAL mode and Kiln's tables beside its own). It
+    is set aside byte for byte, its trigger never fires, and a fresh index is built."""
+    write(repo, "m.py", "def survivor_symbol():\n    pass\n")
+    db = repo / ".kiln" / "index.db"
+    db.parent.mkdir()
+    sql(
+        db,
+        "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)",
+        "CREATE TABLE log (msg TEXT)",
+        "INSERT INTO users VALUES (1, 'x')",
+    )
+    original = db.read_bytes()
+    result = kiln("search", "survivor_symbol", "--json", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"kiln: {db} was not made by this kiln (it holds another application's tables: log,"
+        " users); set it aside as index.db.corrupt and rebuilt it"
+    ]
+    assert json.loads(result.stdout)[0]["name"] == "survivor_symbol"
+    assert (repo / ".kiln" / "index.db.corrupt").read_bytes() == original
+    assert sql_value(db, "SELECT count(*) FROM sqlite_master WHERE name = 'users'") == 0
+    assert kiln("index", ".", cwd=repo).stderr == ""  # the fresh index is Kiln's own
 
 
 def test_extra_tables_alone_are_left_alone(repo: Path) -> None:

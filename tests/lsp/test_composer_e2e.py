@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +201,34 @@ async def test_a_mention_of_an_accented_name_finds_both_spellings(
                 assert item["path"] == f"pkg/{name}"
                 assert item["uri"] == (workspace / "pkg" / name).as_uri()
                 assert (workspace / item["path"]).read_text().startswith("def brew")
+
+
+async def test_an_index_file_swapped_under_the_server_is_not_read_through_its_views(
+    workspace: Path, scripted_env: object, tmp_path: Path
+) -> None:
+    """The index files replaced under a running server after the index checked them (a checkout
+    or a script that writes `.kiln/`). `@` completion opens the path again, and read `defs` as
+    the file said: a planted view answered `planted` with a symbol that matches nothing of the
+    kind (and a view can run any query on each read). Such a file is read as no index."""
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "real.py").write_text("def real_helper():\n    return 1\n")
+    planted = tmp_path / "planted.db"
+    conn = sqlite3.connect(planted)
+    conn.executescript(
+        "CREATE TABLE files (id INTEGER PRIMARY KEY, path TEXT);"
+        "CREATE TABLE block_rows (id INTEGER PRIMARY KEY);"
+        "CREATE TABLE refs (name TEXT, block_id INTEGER, file_id INTEGER);"
+        "CREATE VIEW blocks AS SELECT 1 AS id, 'pkg/real.py' AS path, 'function' AS kind,"
+        " 'real_helper' AS name, 1 AS start_line, 2 AS end_line, '' AS signature;"
+        "CREATE VIEW defs AS SELECT 'planted_symbol' AS name, 1 AS block_id, 1 AS file_id;"
+    )
+    conn.close()
+    async with running(workspace, scripted_env([])) as editor:  # type: ignore[operator]
+        await _wait_indexed(editor)
+        found = await editor.request("kiln/complete/mentions", {"query": "real_help"})
+        assert [i["label"] for i in found["items"] if i["kind"] == "symbol"] == ["real_helper"]
+        for name in ("index.db-wal", "index.db-shm"):  # the server's own stay open
+            (workspace / ".kiln" / name).unlink(missing_ok=True)
+        os.replace(planted, workspace / ".kiln" / "index.db")
+        found = await editor.request("kiln/complete/mentions", {"query": "planted"})
+        assert found == {"items": [], "indexed": False}, found
