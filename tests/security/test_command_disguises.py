@@ -18,7 +18,8 @@ a command without a name, and a shell given its script as `/dev/stdin` or a proc
 which GNU's getopt and git take (`--checkpoint-act`, `rebase --exe`, `xargs --max-p`); and a
 `$( )` in a `<<-` here-document of tab-indented lines, which the grammar does not read, and
 backticks escaped inside backticks, which bash unescapes and runs, and a command substitution in
-the pattern of `${x#…}`, `${x%…}` or `${x^^…}`, which the grammar reads as text."""
+the pattern of `${x#…}`, `${x%…}` or `${x^^…}`, which the grammar reads as text; and the pager
+or browser `man -P`, `--pager`, `--html` or `MANOPT` name, and `split --filter`'s command."""
 
 from __future__ import annotations
 
@@ -78,6 +79,12 @@ REMOVES_SRC = [
     "echo 'rm -rf src' | bash /dev/stdin",
     "printf '* diff=a=b\\n' > .gitattributes; echo x >> src/main.py;"
     " X='rm -rf src;' git --config-env=diff.a=b.textconv=X diff",
+    "man -P 'rm -rf src' ls",
+    "man -aP 'rm -rf src' ls",
+    "man --pager='rm -rf src' ls",
+    "man --html='rm -rf src' ls",
+    "MANOPT=\"-P 'rm -rf src'\" man ls",
+    "split --filter='rm -rf src' src/main.py",
 ]
 
 
