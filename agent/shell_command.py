@@ -53,6 +53,8 @@ class ParsedCommand:
     # What bash itself reads from a path that may be a socket (``echo < /dev/tcp/host/80``, a
     # computed ``< $F``): a connection of the shell's, whatever command the redirection is on.
     sockets: list[str] = field(default_factory=list)
+    # Each descriptor a redirection opens: (number, path; ``&N`` a copy of N; None computed).
+    descriptors: list[tuple[str, str | None]] = field(default_factory=list)
 
     @property
     def understood(self) -> bool:

@@ -6,7 +6,8 @@ process substitution and function bodies all yield every command inside them. Wr
 another command (``env``, ``sh -c``, ``xargs``, ``timeout``, ``find -exec``… : the table is in
 ``agent.shell_wrappers``) are unwrapped: the wrapped command is checked as well as the wrapper.
 A redirection that writes (``>``, ``>>``, ``&>``, ``>|``), ``tee FILE`` and ``find -fprint FILE``
-become writes to those paths, which the write policy checks.
+become writes to those paths, which the write policy checks (and a write to ``/dev/fd/N``, to
+the file the line opens N on: ``agent.shell_descriptors``).
 
 Anything the parser cannot vouch for makes the whole line ``opaque``: a syntax error, a command
 name that is not a literal word (``$CMD``, ``$(echo rm)``), ``eval``/``source``, a here-document
@@ -24,6 +25,7 @@ from typing import Any
 
 from agent import shell_words
 from agent.shell_command import ParsedCommand, SimpleCommand, program_name
+from agent.shell_descriptors import opened, resolve_descriptors
 from agent.shell_eval import (
     compound_coproc,
     computed_program,
@@ -37,7 +39,6 @@ from agent.shell_wrappers import (
     WRAPPERS,
     find_commands,
     find_writes,
-    git_subcommand_form,
     glob_name,
     option_values,
     runs_code,
@@ -47,7 +48,7 @@ from agent.shell_wrappers import (
     xargs_placeholder,
 )
 from agent.shell_writes import argument_writes
-from agent.unpack_writes import Unpack, git_apply, unpack
+from agent.unpack_writes import command_unpack
 
 __all__ = ["ParsedCommand", "SimpleCommand", "parse_command"]
 
@@ -88,7 +89,8 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
         result.commands += [c for c in joined.commands if c not in result.commands]
         result.opaque += [why for why in joined.opaque if why not in result.opaque]
         result.cd += joined.cd
-    return result
+        result.descriptors += joined.descriptors
+    return resolve_descriptors(result) if _depth == 0 else result
 
 
 class _Walker:
@@ -175,6 +177,7 @@ class _Walker:
             return
         op = ops[0] if ops else ""
         literal = shell_words.literal(target)  # several words: bash's "ambiguous redirect"
+        self.result.descriptors += opened(node, op, literal, target.type)  # for `> /dev/fd/3`
         if op == "<" and literal is not None:
             self.stdin = literal  # `patch -p1 < fix.patch`: what the next command reads
         if op in ("<", "<>") and (
@@ -273,7 +276,7 @@ class _Walker:
             # `cp x $F`, `dd of="$HOME/.bashrc"`: the check cannot tell which file
             self.result.opaque.append(f"{name} writes to a path the shell computes")
         stdin, self.stdin = self.stdin, None
-        unpacked = _unpacks(argv)
+        unpacked = command_unpack(argv)
         if unpacked is not None and unpacked.source is None and stdin is not None:
             unpacked = replace(unpacked, source=stdin)
         self._add(SimpleCommand(argv, writes + extra_writes, tuple(arg_writes), tuple(copies),
@@ -345,6 +348,7 @@ class _Walker:
         inner = parse_command(script, self.depth + 1)
         self.result.commands.extend(inner.commands)
         self.result.opaque.extend(inner.opaque)
+        self.result.descriptors.extend(inner.descriptors)
 
     def _substitutions(self, node: Any) -> None:
         """Commands inside $( ), backticks and <( ) anywhere in a word."""
@@ -385,14 +389,6 @@ def _folder(word: str | None) -> str | None:
     if word is None or word == "-" or any(ch in word for ch in "$`*?["):
         return None
     return word
-
-
-def _unpacks(argv: tuple[str, ...]) -> Unpack | None:
-    name = PurePosixPath(argv[0]).name
-    if name == "git":
-        sub = git_subcommand_form(argv) or argv
-        return git_apply(list(sub[2:])) if sub[1:2] == ("apply",) else None
-    return unpack(name, list(argv[1:]))
 
 
 def _tee_targets(argv: tuple[str, ...]) -> list[str]:

@@ -2,7 +2,8 @@
 
 A deny rule on ``rm`` must meet it where a program runs it for the line: tar's
 ``--checkpoint-action=exec=rm …``, ``git rebase --exec``, ``git grep --open-files-in-pager``,
-``git archive --exec``, ripgrep's ``--pre``, sort's ``--compress-program``, zip's ``-TT``, a
+``git archive --exec``, ripgrep's ``--pre``, sort's ``--compress-program``, zip's ``-TT``,
+``man -P``/``--pager``/``--html``, ``split --filter``, a
 ``git -c`` key naming a program, a sed script's ``e``. Where such a program takes a word the
 shell computes, or a pattern that a checkout's file named ``--to-command=…`` can fill, the check
 cannot tell what it runs (``OPTION_RUNNERS``, read by ``agent.shell_eval``).
@@ -48,6 +49,10 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
         return scripts, []
     if name == "sed":
         return [], _sed_problems(argv[1:])
+    if name == "man":
+        return _man_lines(argv[1:])
+    if name == "split":  # `split --filter=CMD`: CMD reads each part, named in $FILE
+        return [v for _, v in option_values(argv[1:], {"--filter"})], []
     if name in _OPTION_PROGRAMS:  # `rg --pre CMD`: CMD FILE for each file it searches
         for _, value in option_values(argv[1:], set(_OPTION_PROGRAMS[name])):
             scripts.append(shlex.join([value, "<file>"]))
@@ -140,7 +145,7 @@ _GIT_OPTION_LINES = {
 }
 # Programs a word the shell computes (or a pattern such as ``*``) may hand an option that runs a
 # command: any such word makes the line not understood (``agent.shell_eval.computed_program``).
-OPTION_RUNNERS = {"tar", "gtar", "bsdtar", "sed", *_OPTION_PROGRAMS, *_OPTION_LINES}
+OPTION_RUNNERS = {"tar", "gtar", "bsdtar", "sed", "man", "split", *_OPTION_PROGRAMS, *_OPTION_LINES}
 GIT_RUNNERS = {"rebase", "submodule", "bisect", "difftool", "filter-branch", *_GIT_OPTION_LINES}
 
 
@@ -161,3 +166,35 @@ def _foreign_git_dirs(options: list[str]) -> list[str]:
                 out.append(f"--git-dir={value}")
         i += 1
     return out
+
+
+# man's short options that take a value (the next word, or the rest of the word), those whose
+# value is optional (only the rest of the word: ``-Hfirefox``), and which of them is a program.
+_MAN_VALUES, _MAN_OPTIONAL, _MAN_LONG = set("CELmMpPrRSse"), set("HTX"), {"--pager", "--html"}
+
+
+def _man_lines(args: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """``man -P CMD``/``--pager=CMD`` and ``-HCMD``/``--html=CMD`` run CMD through the shell
+    (flags run together too: ``man -aP CMD``); ``-C FILE`` reads a config that names programs."""
+    scripts: list[str] = []
+    why = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg.startswith("--"):
+            key = arg.partition("=")[0]
+            if key != "--" and "--config-file".startswith(key) and len(key) > 3:
+                why.append("man --config-file reads a config that names programs")
+            continue
+        for j, letter in enumerate(arg[1:] if arg.startswith("-") else "", 1):
+            if letter in _MAN_VALUES | _MAN_OPTIONAL:
+                value = arg[j + 1 :] or (
+                    args[i + 1] if letter in _MAN_VALUES and i + 1 < len(args) else ""
+                )
+                if letter in "PH" and value:
+                    scripts.append(value)
+                if letter == "C":
+                    why.append("man -C reads a config that names programs")
+                break
+    scripts += [v for _, v in option_values(args, _MAN_LONG) if v]
+    return scripts, why

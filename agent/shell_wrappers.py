@@ -271,7 +271,7 @@ CODE_VARIABLES = {
     "PAGER", "MANPAGER", "SYSTEMD_PAGER", "LESSOPEN", "LESSCLOSE", "EDITOR", "VISUAL", "BROWSER",
     "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE",
     "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAKEFLAGS", "CC", "CXX",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAKEFLAGS", "CC", "CXX", "MANOPT",
     # Where a program reads its own config, which may name a program (git's ``~/.gitconfig`` or
     # ``$XDG_CONFIG_HOME/git/config``: ``diff.external``, ``core.fsmonitor``), or options and
     # modules that run one (``--checkpoint-action=exec``, ``-p plugin``, a gconv module).

@@ -1,6 +1,7 @@
 """Files a simple command writes through its own arguments, not a redirection: the destination
 of ``cp``/``mv``/``install``/``ln``/``rsync`` (and what ``mv`` takes away), ``dd of=``, the
 files ``sed -i``/``perl -i``/``ruby -i`` rewrite, ``truncate``, ``touch``, ``sort -o``,
+``shuf -o``, ``iconv -o``, ``uniq IN OUT``, ``xxd IN OUT``, ``split IN PREFIX``,
 ``git … --output=``, ``git config --file`` and ``git archive -o``.
 
 Best effort by design: a program may write anything (``python -c``, ``7z x``, ``make``), so
@@ -107,8 +108,14 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         return _operands(args, {"-s", "-r", "--size", "--reference"}), []
     if name == "touch":
         return _operands(args, {"-d", "-t", "-r", "--date", "--reference"}), []
-    if name == "sort":
-        return _valued(args, "-o", "--output"), []
+    if name in _OUTPUT_OPTION:  # `sort -uo F`, `shuf -o F`, `iconv -f A -t B -o F`
+        values = _split(args, *_OUTPUT_OPTION[name])[1]
+        return [v for k, v in values.items() if k in ("-o", "--output")], []
+    if name in ("uniq", "xxd"):  # `uniq IN OUT`, `xxd -r IN OUT`: the second operand
+        operands = _split(args, *_SECOND_OPERAND[name])[0]
+        return operands[-1:] if len(operands) > 1 else [], []
+    if name == "split":
+        return _split_files(args), []
     if name == "git":  # `git diff --output=F`, `git config --file F k v`, `git archive -o F`
         args = list((git_subcommand_form(argv) or argv)[1:])  # without `-C DIR`, `-c K=V`
         sub = args[0] if args else ""
@@ -118,6 +125,44 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
             _valued(args, None, "--output") if sub == "config" else []
         ), []
     return [], []
+
+
+# Programs whose ``-o``/``--output`` names the file written, with their options that take a value.
+_OUTPUT_OPTION = {
+    "sort": ({"-o", "-k", "-t", "-S", "-T"},
+             {"--output", "--key", "--field-separator", "--buffer-size", "--temporary-directory",
+              "--batch-size", "--compress-program", "--files0-from", "--random-source",
+              "--parallel", "--sort"}),
+    "shuf": ({"-o", "-i", "-n"}, {"--output", "--input-range", "--head-count", "--random-source"}),
+    "iconv": ({"-o", "-f", "-t"}, {"--output", "--from-code", "--to-code"}),
+}  # fmt: skip
+# Programs whose second operand is the file written, with their options that take a value (an
+# obsolete ``uniq +N`` or xxd's ``-cols 8`` adds an operand in front: the last one is written).
+_SECOND_OPERAND = {
+    "uniq": ({"-f", "-s", "-w"}, {"--skip-fields", "--skip-chars", "--check-chars"}),
+    "xxd": ({"-c", "-g", "-l", "-o", "-s", "-n"}, set()),
+}
+_SPLIT_VALUES = (
+    {"-a", "-b", "-C", "-l", "-n", "-t"},
+    {"--suffix-length", "--bytes", "--line-bytes", "--lines", "--number", "--additional-suffix",
+     "--filter", "--separator"},
+)  # fmt: skip
+
+
+def _split_files(args: list[str]) -> list[str]:
+    """``split IN PREFIX``: the prefix and the first file it writes (``PREFIXaa``, ``PREFIX00``
+    with ``-d``, then ``--additional-suffix``); the later ones differ only in the letters."""
+    operands, values = _split(args, *_SPLIT_VALUES)
+    prefix = operands[1] if len(operands) > 1 else "x"
+    length = values.get("-a", values.get("--suffix-length", "2"))
+    width = int(length) if length.isdigit() and 0 < int(length) < 10 else 2
+    digits = [a for a in args if a.startswith(("--numeric-suffixes", "--hex-suffixes"))]
+    start = digits[-1].partition("=")[2] if digits else ""
+    numeric = digits or any(
+        a.startswith("-") and not a.startswith("--") and ("d" in a or "x" in a) for a in args
+    )
+    first = start.zfill(width) if start else ("0" if numeric else "a") * width
+    return [prefix, prefix + first + values.get("--additional-suffix", "")]
 
 
 def landing_paths(writes: Iterable[str], copies: Iterable[Copy], root: Path) -> list[str]:

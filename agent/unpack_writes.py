@@ -19,7 +19,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from agent.shell_wrappers import long_option
+from agent.shell_wrappers import git_subcommand_form, long_option
 
 MAX_SOURCE_BYTES = 64 * 1024 * 1024  # an archive or patch read at check time
 MAX_MEMBERS = 10_000
@@ -108,6 +108,15 @@ def _patch_names(text: str, *, git: bool) -> list[str] | None:
         if len(names) > MAX_MEMBERS:
             return None
     return names
+
+
+def command_unpack(argv: tuple[str, ...]) -> Unpack | None:
+    """What one simple command unpacks (``git apply`` past git's global options), if anything."""
+    name = PurePosixPath(argv[0]).name
+    if name == "git":
+        sub = git_subcommand_form(argv) or argv
+        return git_apply(list(sub[2:])) if sub[1:2] == ("apply",) else None
+    return unpack(name, list(argv[1:]))
 
 
 def unpack(name: str, args: list[str]) -> Unpack | None:

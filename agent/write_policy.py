@@ -4,7 +4,8 @@ One classification serves edit_file, write_file, remember, tools that take a ``p
 files a command line writes, so a path rule cannot be dodged by choosing another tool:
 
 - ``device``: ``/dev/null``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/tty``, ``/dev/fd/N`` — no file
-  (``/dev/fd/../cwd/x`` is not one: any other path under ``/dev`` or ``/proc`` is ``outside``);
+  (``/dev/fd/../cwd/x`` is not one: any other path under ``/dev`` or ``/proc`` is ``outside``;
+  the file a command line opens N on is a write of its own, ``agent.shell_descriptors``);
 - ``scratch``: the private temp folder commands get (``/tmp`` inside the sandbox);
 - ``workspace``: an ordinary file under the root (symlinks resolved);
 - ``sensitive``: memory, settings and files that make tools run code on their own (``.git/``,

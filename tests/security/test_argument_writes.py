@@ -45,6 +45,11 @@ COMMANDS = [
     "bash -c 'cat notes.txt > sub/AGENTS.md'",
     "true && env cp notes.txt sub/AGENTS.md",
     "git show HEAD:notes.txt --output=sub/AGENTS.md",
+    "uniq notes.txt sub/AGENTS.md",
+    "shuf -o sub/AGENTS.md notes.txt",
+    "iconv -f utf-8 -t utf-8 -o sub/AGENTS.md notes.txt",
+    "sort -uo sub/AGENTS.md notes.txt",
+    "xxd notes.txt sub/AGENTS.md",
 ]
 
 
@@ -98,6 +103,9 @@ def test_a_command_cannot_write_a_memory_file_through_its_arguments(
     ("git archive -o out.zip HEAD", ["out.zip"]),
     ("git log -o x", []),
     ("touch -d yesterday sub/AGENTS.md", ["sub/AGENTS.md"]),
+    ("uniq -f 1 notes.txt", []),
+    ("split -l 1 notes.txt sub/part", ["sub/part", "sub/partaa"]),
+    ("split -d -a 3 --additional-suffix=.md notes.txt sub/p", ["sub/p", "sub/p000.md"]),
 ])  # fmt: skip
 def test_the_parser_names_what_each_command_writes(
     tmp_path: Path, command: str, written: list[str]
@@ -224,3 +232,15 @@ def test_a_folder_copied_of_too_many_files_is_not_understood(
     results = run(root, tmp_path, kiln_home, "cp -r drafts config")
     assert not (root / "config").exists(), results
     assert "drafts holds more than 1000 files" in results, results
+
+
+def test_the_files_split_writes_meet_the_deny_rules(tmp_path: Path, kiln_home: Path) -> None:
+    """`split IN PREFIX` writes PREFIXaa, PREFIXab…: under a folder a rule denies, refused."""
+    root = workspace(tmp_path)
+    (root / "out").mkdir()
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Write(out/**)"]}})
+    )
+    results = run(root, tmp_path, kiln_home, "split -l 1 notes.txt out/part", mode="yolo")
+    assert list((root / "out").iterdir()) == [], results
+    assert "Write(out/**)" in results, results
