@@ -34,12 +34,11 @@ def open_or_fail(factory: Callable[[], T], data_dir: Path) -> T:
 
     try:
         return factory()
+    except UsageError:  # a --db or --blobs Kiln cannot use, no signing key: exit 2, one line
+        raise
     except RegistryError as exc:
         hint = f" ({exc.hint})" if getattr(exc, "hint", "") else ""
-        failure = click.ClickException(f"{exc}{hint}")
-        if isinstance(exc, UsageError):  # a --db or --blobs Kiln cannot use, no signing key
-            failure.exit_code = exc.exit_code
-        raise failure from None
+        raise click.ClickException(f"{exc}{hint}") from None
     except (OSError, sqlite3.Error) as exc:
         raise click.ClickException(f"cannot use data folder {data_dir}: {exc}") from None
     except Exception as exc:  # psycopg/botocore errors: one line, not a traceback
