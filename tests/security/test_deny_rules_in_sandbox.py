@@ -36,6 +36,22 @@ for name in ("locked/f.txt", "free.txt"):
 pathlib.Path("probe.txt").write_text("\\n".join(out))
 """
 
+RUN_PROBE = {"name": "run_command", "input": {"command": "python3 probe.py"}}
+
+
+def kiln_run(
+    root: Path, tmp_path: Path, calls: list[dict[str, object]], **env: str
+) -> subprocess.CompletedProcess[str]:
+    """One real `kiln run` in `root` (yolo mode) whose scripted model makes `calls` in one step."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": calls}, "done"]))
+    env = {**os.environ, **env, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
+         "go"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
 
 def test_deny_rules_hide_and_lock_paths_for_commands(tmp_path: Path, kiln_home: Path) -> None:
     root = tmp_path / "ws"
@@ -49,17 +65,7 @@ def test_deny_rules_hide_and_lock_paths_for_commands(tmp_path: Path, kiln_home: 
     (root / ".kiln" / "settings.json").write_text(
         json.dumps({"permissions": {"deny": ["Read(secrets/**)", "Edit(locked/**)"]}})
     )
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        {"tool_calls": [{"name": "run_command", "input": {"command": "python3 probe.py"}}]},
-        "done",
-    ]))  # fmt: skip
-    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
-         "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    proc = kiln_run(root, tmp_path, [RUN_PROBE])
     assert proc.returncode == 0, proc.stderr
     lines = (root / "probe.txt").read_text().splitlines()
     assert lines == [
@@ -86,18 +92,7 @@ def test_absolute_deny_rules_reach_the_sandbox(tmp_path: Path, kiln_home: Path) 
     (root / "probe.py").write_text(PROBE)
     rules = {"deny": [f"Read(/{root}/secrets/key.txt)", f"Edit(/{root}/locked/f.txt)"]}
     (kiln_home / "settings.json").write_text(json.dumps({"permissions": rules}))
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        {"tool_calls": [{"name": "run_command", "input": {"command": "python3 probe.py"}}]},
-        "done",
-    ]))  # fmt: skip
-    env = {**os.environ, "KILN_HOME": str(kiln_home), "KILN_PROVIDER": "scripted",
-           "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
-         "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    proc = kiln_run(root, tmp_path, [RUN_PROBE], KILN_HOME=str(kiln_home))
     assert proc.returncode == 0, proc.stderr
     hidden, *others = (root / "probe.txt").read_text().splitlines()
     assert hidden.startswith("secrets/key.txt!"), hidden  # a hidden file: no content to read
@@ -132,19 +127,8 @@ def test_a_star_that_spans_folders_reaches_the_sandbox(tmp_path: Path, kiln_home
     (root / "probe.py").write_text(DEEP_PROBE)
     rules = {"deny": ["Read(conf/*.env)", "Edit(conf/*.lock)"]}
     (kiln_home / "settings.json").write_text(json.dumps({"permissions": rules}))
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        {"tool_calls": [{"name": "read_file", "input": {"path": "conf/sub/b.env"}},
-                        {"name": "run_command", "input": {"command": "python3 probe.py"}}]},
-        "done",
-    ]))  # fmt: skip
-    env = {**os.environ, "KILN_HOME": str(kiln_home), "KILN_PROVIDER": "scripted",
-           "KILN_SCRIPT": str(script)}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
-         "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    read_it = {"name": "read_file", "input": {"path": "conf/sub/b.env"}}
+    proc = kiln_run(root, tmp_path, [read_it, RUN_PROBE], KILN_HOME=str(kiln_home))
     assert "denied by rule Read(conf/*.env)" in proc.stdout, proc.stdout  # read_file, exit 5
     read, write = (root / "probe.txt").read_text().splitlines()
     assert read.startswith("read!") and write.startswith("write!"), (read, write)
@@ -166,17 +150,7 @@ def test_a_deny_rule_hides_its_path_in_any_case(tmp_path: Path, kiln_home: Path)
         json.dumps({"permissions": {"deny": ["Read(secrets/**)", "Read(.env)"]}})
     )
     command = "cat Secrets/key.txt .ENV open.txt > probe.txt 2>&1; true"
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        {"tool_calls": [{"name": "run_command", "input": {"command": command}}]},
-        "done",
-    ]))  # fmt: skip
-    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_server", "run", "--mode", "yolo", "--output-format", "json",
-         "go"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    proc = kiln_run(root, tmp_path, [{"name": "run_command", "input": {"command": command}}])
     assert proc.returncode == 0, proc.stderr
     seen = (root / "probe.txt").read_text()
     assert "visible" in seen, seen  # the command ran
