@@ -39,7 +39,10 @@ export function makeWorkspace(files: Record<string, string>): { root: string; ho
   mkdirSync(root, { recursive: true });
   mkdirSync(home, { recursive: true });
   for (const [name, text] of Object.entries(files)) writeFileSync(join(root, name), text, "utf8");
-  return { root, home, cleanup: () => rmSync(base, { recursive: true, force: true }) };
+  // Retried: a server process may still be writing its session or index files under .kiln as
+  // the test ends (ENOTEMPTY while a file is created between the listing and the rmdir).
+  const cleanup = () => rmSync(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  return { root, home, cleanup };
 }
 
 function serverEnv(home: string, script: string): Record<string, string> {
