@@ -160,7 +160,11 @@ class SessionStore:
 
     # -- messages ---------------------------------------------------------------------------
 
-    def append_message(self, session_id: str, epoch: int, seq: int, message: Message) -> None:
+    def append_message(
+        self, session_id: str, epoch: int, seq: int, message: Message, state: Any = None
+    ) -> None:
+        """``state``: the session's state stored in the same transaction (a note the message
+        carries is then stored as delivered with it, or neither is)."""
         text = canonical_json(message)
         with self._lock:
             self.db.execute("BEGIN IMMEDIATE")
@@ -177,6 +181,11 @@ class SessionStore:
                 self.db.execute(
                     "UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), session_id)
                 )
+                if state is not None:
+                    self.db.execute(
+                        "UPDATE sessions SET state = ? WHERE id = ?",
+                        (canonical_json(state), session_id),
+                    )
                 self.db.execute("COMMIT")
             except BaseException:
                 if self.db.in_transaction:  # SQLite already rolled back (a full disk)

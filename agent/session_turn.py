@@ -109,9 +109,9 @@ class SessionTurn:
         session = self.session
         delivering = bool(session.state.get(NOTES_KEPT))
         tail = session.context.tail(session, with_status=session.turn.step_count > 0)
-        session.transcript.append({"role": "user", "content": [*before, *tail, *after]})
-        if delivering:
-            session.store.update(session.id, state=session.state)
+        message = {"role": "user", "content": [*before, *tail, *after]}
+        # one transaction: a process killed between two writes delivered the note again
+        session.transcript.append(message, session.state if delivering else None)
         return len(tail)
 
     async def note_stop(self, detail: str) -> None:

@@ -21,13 +21,15 @@ class Transcript:
         self.messages = messages
         self.epoch = epoch
 
-    def append(self, message: Message) -> None:
-        """Persist first, then keep: a failed write never leaves an unsaved message in memory."""
+    def append(self, message: Message, state: Any = None) -> None:
+        """Persist first, then keep: a failed write never leaves an unsaved message in memory.
+        ``state``: the session's state, stored in the same transaction."""
+        seq = len(self.messages)
         try:
-            self.store.append_message(self.session_id, self.epoch, len(self.messages), message)
+            self.store.append_message(self.session_id, self.epoch, seq, message, state)
         except UnicodeEncodeError:  # a file name or output that is not UTF-8: kept as \xNN
             message = utf8_text(message)
-            self.store.append_message(self.session_id, self.epoch, len(self.messages), message)
+            self.store.append_message(self.session_id, self.epoch, seq, message, state)
         self.messages.append(message)
 
     def start_epoch(self, epoch: int, messages: list[Message]) -> None:
