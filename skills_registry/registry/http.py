@@ -19,8 +19,9 @@ from starlette.responses import JSONResponse, Response
 
 from skills_registry import json_limits
 from skills_registry.archive import ArchiveContents, read_archive
-from skills_registry.registry.errors import NotFound, TooLarge, UsageError
+from skills_registry.registry.errors import InvalidId, NotFound, TooLarge, UsageError
 from skills_registry.registry.gitrepo import GitRepo, build_repo
+from skills_registry.registry.id_rules import id_refusal
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS
 from skills_registry.registry.oidc import JwksCache
 from skills_registry.registry.ops import Metrics
@@ -77,7 +78,7 @@ class Registry:
 
     def latest_repo(self, skill_id: str) -> GitRepo:
         """The git repository of the skill's latest non-yanked release."""
-        skill = self.store.get_skill(skill_id)
+        skill = self.store.get_skill(served_id(skill_id))
         latest = skill.get("latestVersion") if skill else None
         doc = self.store.get_version(skill_id, latest) if latest else None
         if doc is None:
@@ -95,7 +96,7 @@ class Registry:
         return commit
 
     def version_doc(self, request: Request) -> dict[str, Any]:
-        skill_id = skill_id_of(request)
+        skill_id = served_id(skill_id_of(request))
         version = request.path_params["version"]
         doc = self.store.get_version(skill_id, version)
         if doc is None:
@@ -142,6 +143,15 @@ def json_response(
 
 def skill_id_of(request: Request) -> str:
     return f"{request.path_params['namespace']}/{request.path_params['name']}"
+
+
+def served_id(skill_id: str) -> str:
+    """``skill_id`` when the registry serves it: one its id rules refuse is a 404 naming them
+    (writes check ids and token namespaces on their own)."""
+    refusal = id_refusal(skill_id)
+    if refusal is not None:
+        raise InvalidId(f"{refusal}; it is not served")
+    return skill_id
 
 
 def registry_of(request: Request) -> Registry:
