@@ -8,6 +8,7 @@ stored at publish, or (for documents published before documents were signed) mad
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,13 @@ from starlette.responses import JSONResponse, Response
 
 from skills_registry import json_limits
 from skills_registry.archive import ArchiveContents, read_archive
-from skills_registry.registry.errors import InvalidId, NotFound, TooLarge, UsageError
+from skills_registry.registry.errors import (
+    ArchiveError,
+    InvalidId,
+    NotFound,
+    TooLarge,
+    UsageError,
+)
 from skills_registry.registry.gitrepo import GitRepo, build_repo
 from skills_registry.registry.id_rules import id_refusal
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS
@@ -29,6 +36,7 @@ from skills_registry.registry.quotas import Quotas
 from skills_registry.registry.signing import Signer
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
+log = logging.getLogger("kiln.registry")
 MAX_JSON_BYTES = 64 * 1024
 UNPACK_AT_ONCE = 2
 
@@ -64,6 +72,7 @@ class Registry:
         self.unpacked = lru_cache(maxsize=8)(self._unpack)
         self.git_repo = lru_cache(maxsize=16)(self._git_repo)
         self._commits: dict[tuple[str, str], str] = {}  # one short entry per release served
+        self._unreadable: dict[tuple[str, str], ArchiveError] = {}
 
     @property
     def audience(self) -> str:
@@ -90,9 +99,16 @@ class Registry:
         building it unpacks the archive, and the marketplace lists every skill's on each
         request (before, past 16 skills, an anonymous request rebuilt them all)."""
         key = (doc["archiveSha256"], f"{doc['id']}@{doc['version']}")
+        if key in self._unreadable:  # unpacked once: not again on every request
+            raise self._unreadable[key]
         commit = self._commits.get(key)
         if commit is None:
-            commit = self._commits[key] = self.git_repo(*key).commit
+            try:
+                commit = self._commits[key] = self.git_repo(*key).commit
+            except ArchiveError as exc:  # published before a rule it breaks (marketplace)
+                log.warning("%s is left out of the marketplace: %s", key[1], exc)
+                self._unreadable[key] = exc
+                raise
         return commit
 
     def version_doc(self, request: Request) -> dict[str, Any]:
