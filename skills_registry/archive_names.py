@@ -21,7 +21,9 @@ _WINDOWS_DEVICES = frozenset(
 def _folded(path: str) -> str:
     """The key under which case-insensitive or normalizing file systems (macOS, Windows) store
     ``path``: two names with one key would land in one file there."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+    # upper() first: Windows compares names by their upper case, which makes the dotless `ı`
+    # one letter with `i` (`I` for both), while casefold() keeps `ı` a letter of its own
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).upper().casefold())
 
 
 def check_collisions(files: Mapping[str, bytes]) -> None:

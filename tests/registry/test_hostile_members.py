@@ -111,6 +111,11 @@ CASES: dict[str, tuple[Callable[[], bytes], str]] = {
         lambda: _archive(("evil/Scripts/a.sh", b"a"), ("evil/scripts/b.sh", b"b")),
         "folders 'Scripts' and 'scripts' differ only by case",
     ),
+    # `ı` (dotless i) upper-cases to `I`, as `i` does: one name on Windows. Accepted before.
+    "dotless-i": (
+        lambda: _archive(("evil/scr\u0131pt.sh", b"a"), ("evil/script.sh", b"b")),
+        "differ only by case",
+    ),
     # A regular file named `x/`: tarfile reads a file, GNU tar makes a folder and skips the
     # bytes, so two readers saw two trees. Accepted before.
     "file-named-like-a-folder": (
