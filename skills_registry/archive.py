@@ -246,6 +246,8 @@ def read_archive(
                     )
                 if rel == "":
                     raise ArchiveError(f"{member.name!r}: the top entry must be a folder")
+                if member.name.endswith("/"):  # GNU tar makes it a folder and skips its bytes
+                    raise ArchiveError(f"{clip(member.name)}: a file's name ends in '/'")
                 if rel in files or rel in folders:
                     raise ArchiveError(f"duplicate entry {member.name!r}")
                 if member.size > MAX_FILE_BYTES:

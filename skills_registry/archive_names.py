@@ -21,12 +21,15 @@ _WINDOWS_DEVICES = frozenset(
 def _folded(path: str) -> str:
     """The key under which case-insensitive or normalizing file systems (macOS, Windows) store
     ``path``: two names with one key would land in one file there."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+    # upper() first: Windows compares names by their upper case, which makes the dotless `ı`
+    # one letter with `i` (`I` for both), while casefold() keeps `ı` a letter of its own
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).upper().casefold())
 
 
 def check_collisions(files: Mapping[str, bytes]) -> None:
     """No two paths may differ only by case or Unicode normalization (``SKILL.md`` vs
-    ``Skill.md``, NFC vs NFD ``café``), and no file may sit where another file is a folder."""
+    ``Skill.md``, NFC vs NFD ``café``), folders included (``Scripts/a`` beside ``scripts/b``),
+    and no file may sit where another file is a folder."""
     seen: dict[str, str] = {}
     for rel in sorted(files):
         other = seen.setdefault(_folded(rel), rel)
@@ -35,10 +38,21 @@ def check_collisions(files: Mapping[str, bytes]) -> None:
                 f"{clip(other)} and {clip(rel)} differ only by case or Unicode "
                 "normalization (one file on macOS and Windows)"
             )
-    for rel in files:
+    folders: dict[str, str] = {}
+    for rel in sorted(files):
         for parent in PurePosixPath(rel).parents:
-            if str(parent) != "." and _folded(str(parent)) in seen:
+            if str(parent) == ".":
+                continue
+            if _folded(str(parent)) in seen:
                 raise ArchiveError(f"{clip(rel)} is both a file and inside a file")
+            # `A/x` and `a/y` are two folders here and one on macOS and Windows, whose tree
+            # then holds `A/y`: a tree that never verifies, and a review that showed two folders
+            other = folders.setdefault(_folded(str(parent)), str(parent))
+            if other != str(parent):
+                raise ArchiveError(
+                    f"folders {clip(other)} and {clip(str(parent))} differ only by case or "
+                    "Unicode normalization (one folder on macOS and Windows)"
+                )
 
 
 def clip(name: str, limit: int = 80) -> str:

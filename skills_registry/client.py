@@ -10,10 +10,8 @@ Reading an answer (under a byte cap, errors as one line) is ``skills_registry.cl
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import httpx
 
 from skills_registry.answers import (
     AUDIT_ROW,
@@ -54,6 +52,9 @@ from skills_registry.request_deadline import (
     within,
 )
 from skills_registry.skill_spec import parse_spec
+
+if TYPE_CHECKING:  # httpx is imported where a request is made (client_answers.read_capped)
+    import httpx
 
 # Re-exported: callers import the local state and the errors they catch from here.
 __all__ = [
@@ -110,6 +111,8 @@ class RegistryClient:
         }
         # Sent only to the registry's own origin, never to a host a redirect names.
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        import httpx  # here, not at import: see client_answers.read_capped
+
         self._http = httpx.Client(
             base_url=self.base_url,
             headers=headers,
@@ -146,6 +149,8 @@ class RegistryClient:
         # an absolute URL comes from a redirect and gets the token only on our own origin.
         if isinstance(url, str) or origin(url) == origin(self._http.base_url):
             kwargs["headers"] = {**self._auth, **kwargs.get("headers", {})}
+        import httpx  # loaded by __init__ already
+
         if stop is None:
             stop = time.monotonic() + self._deadline
         target = self._http.build_request(method, url, **kwargs)

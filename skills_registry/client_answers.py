@@ -11,9 +11,7 @@ makes the requests; these functions read what came back.
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from skills_registry import json_limits
 from skills_registry.redirects import printable
@@ -31,6 +29,12 @@ from skills_registry.registry.errors import (
     UsageError,
     ValidationFailed,
 )
+
+if TYPE_CHECKING:
+    # Not imported at module level: `import httpx` also imports its command-line client
+    # (click, rich, pygments; ~0.05 s) whenever they are installed, as they are with Kiln, and
+    # commands that make no request (skills list, validate, remove; registry audit) need none.
+    import httpx
 
 _BY_STATUS: dict[int, type[RegistryError]] = {
     401: Unauthorized,
@@ -67,6 +71,8 @@ def read_capped(response: httpx.Response, cap: int, as_sent: bool, base_url: str
                 f"registry {base_url} sent more than {cap} bytes for {response.request.url.path}"
             )
         chunks.append(chunk)
+    import httpx  # loaded already: a request was made
+
     return httpx.Response(  # without the encoding: httpx would inflate ``content`` again
         response.status_code,
         headers=[(k, v) for k, v in response.headers.items() if k != "content-encoding"],

@@ -43,7 +43,7 @@ from skills_registry.registry.errors import (
 )
 from skills_registry.registry.semver import Version
 from skills_registry.registry.signing import verify_release
-from skills_registry.release_check import check_doc, fetch_verified, signature_for
+from skills_registry.release_check import cached_tree, check_doc, fetch_verified, signature_for
 from skills_registry.review import allowed_tools_list
 from skills_registry.skill_folder import (
     Scope,
@@ -209,10 +209,12 @@ class Installer:
         for skill_id, entry in sorted(self.lock.entries.items()):
             target = self.scope.skills_dir / folder_name(skill_id)
             current = guard_target(target, skill_id, entry, self.force)
+            # verified, and now cached; also for a folder that matches the lockfile, whose
+            # treeHash is unsigned: the signed archive must have it too
+            self._frozen_contents(skill_id, entry, client_for)
             if current == entry.treeHash:
                 results.append(Installed(skill_id, entry.version, target, "unchanged"))
                 continue
-            self._frozen_contents(skill_id, entry, client_for)  # verified, and now cached
             pending.append((skill_id, entry, target))
         # Every entry verified before any is written, so one refused leaves the others as they
         # were; each is read again from the cache, one skill in memory at a time.
@@ -301,6 +303,13 @@ class Installer:
                 key["publicKey"], skill_id, entry.version, entry.sha256, entry.signature
             ):
                 problems.append("signature does not verify with the pinned registry key")
+            elif (tree := cached_tree(self.cache, entry.sha256)) is None:
+                problems.append(
+                    "the signed archive is not kept on this machine, so the lockfile's tree hash "
+                    "is unconfirmed (`kiln skills install --frozen` fetches and checks it)"
+                )
+            elif tree != entry.treeHash:
+                problems.append("the lockfile's tree hash is not the signed archive's")
             if not target.is_dir():
                 problems.append(f"missing folder {target}")
             else:

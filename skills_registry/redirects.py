@@ -4,10 +4,12 @@ registry text shown on one terminal line (``printable``), a URL's origin, the re
 from __future__ import annotations
 
 import json
-
-import httpx
+from typing import TYPE_CHECKING
 
 from skills_registry.registry.errors import BadResponse
+
+if TYPE_CHECKING:  # imported where a request is made (client_answers)
+    import httpx
 
 REDIRECTS = (301, 302, 303, 307, 308)
 
@@ -26,6 +28,8 @@ def redirect_target(registry: str, current: httpx.URL, location: str) -> httpx.U
     """Where a download redirect points, if a client may follow it."""
     if not location:
         raise BadResponse(f"registry {registry} sent a redirect without a Location")
+    import httpx  # loaded already: ``current`` is an httpx URL
+
     try:
         target = current.join(location)
     except httpx.InvalidURL:

@@ -9,7 +9,7 @@ from typing import Any
 
 from skills_registry.archive import ArchiveContents, read_archive, sha256_hex, tree_hash
 from skills_registry.client import Cache, RegistryClient
-from skills_registry.registry.errors import IntegrityError
+from skills_registry.registry.errors import ArchiveError, IntegrityError
 from skills_registry.registry.signing import verify_release
 from skills_registry.verified import check_archive_names
 
@@ -62,10 +62,24 @@ def fetch_verified(
             f"{skill_id}@{version}: signature does not verify with the pinned key {key['keyId']}"
         )
     contents = read_archive(archive)
-    if tree_hash(contents.files) != expected_tree:
-        raise IntegrityError(
-            f"{skill_id}@{version}: unpacked files do not match the published tree hash"
+    if (tree := tree_hash(contents.files)) != expected_tree:
+        raise IntegrityError(  # the version document's, or the lockfile's (not signed)
+            f"{skill_id}@{version}: unpacked files do not match the tree hash "
+            f"{expected_tree[:12]}… (the signed archive's is {tree[:12]}…)"
         )
     check_archive_names(contents, skill_id, version)
     cache.put_blob(archive)
     return contents
+
+
+def cached_tree(cache: Cache, sha256: str) -> str | None:
+    """The tree hash of the archive ``sha256`` kept on this machine, None when none is kept.
+    A lockfile's ``treeHash`` is not signed (its signature covers ``id@version:sha256``), so
+    what a folder is checked against must first be found to be the signed archive's."""
+    archive = cache.get_blob(sha256)  # read back only when its bytes hash to ``sha256``
+    if archive is None:
+        return None
+    try:
+        return tree_hash(read_archive(archive).files)
+    except ArchiveError:
+        return None

@@ -7,7 +7,7 @@ import unicodedata
 
 from skills_registry.lookalike import shown, skeleton
 from skills_registry.registry.errors import UsageError
-from skills_registry.registry.id_rules import SKILL_ID_RE
+from skills_registry.registry.id_rules import ID_RULE, SKILL_ID_RE
 from skills_registry.registry.semver import normal_range
 
 
@@ -40,4 +40,4 @@ def _why(skill_id: str) -> str:
         return ": a namespace has at most 40 characters and a name at most 64"
     if namespace.endswith("-") or name.endswith("-"):
         return ": a namespace or name ends in a letter or digit"
-    return ""
+    return f": {ID_RULE}"  # `evil\n/x`, an id a registry stored before its rules held

@@ -185,6 +185,17 @@ def check_document(doc: dict[str, Any], key: dict[str, str], sha256: str) -> Non
         )
 
 
+def check_lists_locked(signed: dict[str, Any], skill_id: str, locked: str | None) -> None:
+    """Versions are never deleted, so signed metadata that does not list ``locked`` (the
+    version a lockfile records for this registry) is older than the lockfile: a replay that
+    the seq check cannot see on a machine with an empty cache (a fresh CI runner)."""
+    if locked is not None and not isinstance(signed["versions"].get(locked), dict):
+        raise RolledBack(
+            f"{skill_id}: signed metadata does not list {locked}, the version in the "
+            "lockfile (older metadata replayed?)"
+        )
+
+
 def resolve_verified(
     client: RegistryClient,
     cache: Cache,
@@ -201,11 +212,7 @@ def resolve_verified(
     with an empty cache (a fresh CI runner). ``offline=False``: no cached stand-in (an update
     asks for the newest version, which only the registry knows)."""
     signed, unreachable = _fetched(client, cache, key, skill_id, offline)
-    if locked is not None and not isinstance(signed["versions"].get(locked), dict):
-        raise RolledBack(
-            f"{skill_id}: signed metadata does not list {locked}, the version in the "
-            "lockfile (older metadata replayed?)"
-        )
+    check_lists_locked(signed, skill_id, locked)
     try:
         version = choose(signed, skill_id, wanted)
     except NotFound as exc:

@@ -144,13 +144,19 @@ class SkillTool:
                     )
                 text = read_regular(path, [inside]).decode("utf-8", errors="replace")
             except (SkillsError, OSError, PathOutsideWorkspace) as exc:
-                files = ", ".join(skill.files()[:20]) or "none"
+                # An installed skill's file names are its publisher's text: skill{name} lists
+                # them inside its wrapper, never bare here (the status bar repeats this line).
+                suggestion = (
+                    f"skill{{name: '{skill.name}'}} lists this skill's files"
+                    if skill.third_party
+                    else f"files in this skill: {', '.join(skill.files()[:20]) or 'none'}"
+                )
                 reason = (
                     f"cannot read {args['file']}: {exc.strerror}"
                     if isinstance(exc, OSError)
                     else str(exc)
                 )
-                raise ToolError(reason, suggestion=f"files in this skill: {files}") from None
+                raise ToolError(reason, suggestion=suggestion) from None
             # A bundled file is data whoever wrote the skill: a repository skill's file is a file
             # of the repository, which read_file wraps too.
             return external(f"skill:{skill.name}/{args['file']}", text)

@@ -297,15 +297,27 @@ def marketplace_cmd(
         return build_repo(contents, f"{doc['id']}@{doc['version']}").commit
 
     left_out: list[str] = []
+    unreadable: list[str] = []
     if out is None:
-        market = build_marketplace(backends.store, base_url, git_commit=commit, left_out=left_out)
+        market = build_marketplace(
+            backends.store, base_url, git_commit=commit, left_out=left_out, unreadable=unreadable
+        )
         click.echo(json.dumps(market, indent=2))
     else:
         market = export_marketplace(
-            backends.store, backends.blobs, base_url, out, left_out=left_out
+            backends.store, backends.blobs, base_url, out, left_out=left_out, unreadable=unreadable
         )
         click.echo(f"wrote {len(market['plugins'])} skills to {out}")
     warn_bad_ids(left_out, "left out of the marketplace")
+    if unreadable:
+        from skills_registry.redirects import printable
+
+        click.echo(
+            f"kiln: warning: {len(unreadable)} latest release(s) break the archive rules "
+            f"(published before they held): {printable('; '.join(unreadable), 600)}; left out "
+            "of the marketplace",
+            err=True,
+        )
 
 
 def _add_account_commands() -> None:

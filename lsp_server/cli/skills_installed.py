@@ -22,7 +22,7 @@ def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
     from skills_registry.client import Cache, TrustStore, trusted_key
     from skills_registry.lockfile import Lockfile
     from skills_registry.registry.semver import max_satisfying
-    from skills_registry.verified import fetch_metadata
+    from skills_registry.verified import check_lists_locked, fetch_metadata
 
     rows = []
     trust, cache = TrustStore(), Cache()
@@ -32,6 +32,8 @@ def outdated_cmd(scope: str, root: Path | None, as_json: bool) -> None:
             key = trusted_key(client, trust, first_use=False)
             # what the registry holds now: a cached copy would call a skill "up to date"
             signed = fetch_metadata(client, cache, key, skill_id, offline=False)
+        if key["keyId"] == entry.keyId:  # the locked registry's (or a mirror's) metadata
+            check_lists_locked(signed, skill_id, entry.version)
         live = [v for v, d in signed["versions"].items() if d.get("status") != "yanked"]
         locked = signed["versions"].get(entry.version) or {}
         row: dict[str, Any] = {

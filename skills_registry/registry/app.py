@@ -42,9 +42,11 @@ from skills_registry.registry.http import (
     inline,
     int_param,
     registry_of,
+    served_id,
     skill_id_of,
 )
 from skills_registry.registry.http import json_response as _json
+from skills_registry.registry.id_rules import id_refusal
 from skills_registry.registry.marketplace import build_marketplace
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS, skill_metadata
 from skills_registry.registry.oidc import JwksCache
@@ -56,12 +58,12 @@ from skills_registry.registry.storage import BlobStore, MetadataStore
 
 INLINE_DOWNLOAD_BYTES = 256 * 1024
 API_VERSION = "v1"
-_reg, _skill_id, _int_param, _inline = (
-    registry_of,
-    skill_id_of,
-    int_param,
-    inline,
-)  # short local names
+_reg, _int_param, _inline = registry_of, int_param, inline  # short local names
+
+
+def _skill_id(request: Request) -> str:
+    """The path's skill id, refused (404 naming the id rules) when the registry serves none such."""
+    return served_id(skill_id_of(request))
 
 
 def well_known(request: Request) -> Response:
@@ -111,6 +113,8 @@ def list_skills(request: Request) -> Response:
         cursor=params.get("cursor") or None,
         limit=_int_param(request, "limit", 20),
     )
+    # an id written before the id rules held is not served (served_id), so it is not listed
+    items = [item for item in items if id_refusal(str(item["id"])) is None]
     return _json({"skills": items, "metadata": {"count": len(items), "nextCursor": cursor}})
 
 

@@ -57,6 +57,14 @@ class NotFound(RegistryError):
     code = "not_found"
 
 
+class InvalidId(NotFound):
+    """An id the registry's rules refuse, asked for by exact id: one written before the rules
+    held stays in the database but is never served (a git URL, a folder, a plugin name)."""
+
+    code = "invalid_id"
+    hint = "ids written before the registry's id rules held are kept but not served"
+
+
 FIND_SKILL_HINT = "find its id with `kiln skills search QUERY` (GET /v1/skills?q=)"
 
 

@@ -8,6 +8,7 @@ stored at publish, or (for documents published before documents were signed) mad
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -19,8 +20,15 @@ from starlette.responses import JSONResponse, Response
 
 from skills_registry import json_limits
 from skills_registry.archive import ArchiveContents, read_archive
-from skills_registry.registry.errors import NotFound, TooLarge, UsageError
+from skills_registry.registry.errors import (
+    ArchiveError,
+    InvalidId,
+    NotFound,
+    TooLarge,
+    UsageError,
+)
 from skills_registry.registry.gitrepo import GitRepo, build_repo
+from skills_registry.registry.id_rules import id_refusal
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS
 from skills_registry.registry.oidc import JwksCache
 from skills_registry.registry.ops import Metrics
@@ -28,6 +36,7 @@ from skills_registry.registry.quotas import Quotas
 from skills_registry.registry.signing import Signer
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
+log = logging.getLogger("kiln.registry")
 MAX_JSON_BYTES = 64 * 1024
 UNPACK_AT_ONCE = 2
 
@@ -63,6 +72,7 @@ class Registry:
         self.unpacked = lru_cache(maxsize=8)(self._unpack)
         self.git_repo = lru_cache(maxsize=16)(self._git_repo)
         self._commits: dict[tuple[str, str], str] = {}  # one short entry per release served
+        self._unreadable: dict[tuple[str, str], ArchiveError] = {}
 
     @property
     def audience(self) -> str:
@@ -77,7 +87,7 @@ class Registry:
 
     def latest_repo(self, skill_id: str) -> GitRepo:
         """The git repository of the skill's latest non-yanked release."""
-        skill = self.store.get_skill(skill_id)
+        skill = self.store.get_skill(served_id(skill_id))
         latest = skill.get("latestVersion") if skill else None
         doc = self.store.get_version(skill_id, latest) if latest else None
         if doc is None:
@@ -89,13 +99,20 @@ class Registry:
         building it unpacks the archive, and the marketplace lists every skill's on each
         request (before, past 16 skills, an anonymous request rebuilt them all)."""
         key = (doc["archiveSha256"], f"{doc['id']}@{doc['version']}")
+        if key in self._unreadable:  # unpacked once: not again on every request
+            raise self._unreadable[key]
         commit = self._commits.get(key)
         if commit is None:
-            commit = self._commits[key] = self.git_repo(*key).commit
+            try:
+                commit = self._commits[key] = self.git_repo(*key).commit
+            except ArchiveError as exc:  # published before a rule it breaks (marketplace)
+                log.warning("%s is left out of the marketplace: %s", key[1], exc)
+                self._unreadable[key] = exc
+                raise
         return commit
 
     def version_doc(self, request: Request) -> dict[str, Any]:
-        skill_id = skill_id_of(request)
+        skill_id = served_id(skill_id_of(request))
         version = request.path_params["version"]
         doc = self.store.get_version(skill_id, version)
         if doc is None:
@@ -142,6 +159,15 @@ def json_response(
 
 def skill_id_of(request: Request) -> str:
     return f"{request.path_params['namespace']}/{request.path_params['name']}"
+
+
+def served_id(skill_id: str) -> str:
+    """``skill_id`` when the registry serves it: one its id rules refuse is a 404 naming them
+    (writes check ids and token namespaces on their own)."""
+    refusal = id_refusal(skill_id)
+    if refusal is not None:
+        raise InvalidId(f"{refusal}; it is not served")
+    return skill_id
 
 
 def registry_of(request: Request) -> Registry:

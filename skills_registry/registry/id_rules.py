@@ -13,3 +13,28 @@ NAME_PART = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"  # at most 64, ends in a let
 NAMESPACE_RE = re.compile(f"\\A{NAMESPACE_PART}\\Z")
 NAME_RE = re.compile(f"\\A{NAME_PART}\\Z")
 SKILL_ID_RE = re.compile(f"{NAMESPACE_PART}/{NAME_PART}")  # with fullmatch
+ID_RULE = (
+    "a namespace is lowercase a-z, digits and inner '-' (at most 40 characters), a name the "
+    "same (at most 64)"
+)
+
+
+def escaped(text: str) -> str:
+    """``text`` on one line, a newline or other control character spelled out (``evil\\n``)."""
+    return text.encode("unicode_escape").decode("ascii")
+
+
+def id_refusal(skill_id: str) -> str | None:
+    """Why the registry serves nothing under ``skill_id``, or None for an id its rules allow.
+    Ids written before the rules held (``evil\\n/x``) stay in a database; they are refused by
+    exact id as they are left out of every listing, never served nor installed."""
+    if SKILL_ID_RE.fullmatch(skill_id):
+        return None
+    return f"skill id '{escaped(skill_id)}' breaks the registry's id rules ({ID_RULE})"
+
+
+def namespace_refusal(namespace: str) -> str | None:
+    """The same for a namespace, as a token names it."""
+    if NAMESPACE_RE.match(namespace):
+        return None
+    return f"namespace '{escaped(namespace)}' breaks the registry's id rules ({ID_RULE})"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from skills_registry.archive import extract, read_archive
+from skills_registry.registry.errors import ArchiveError
 from skills_registry.registry.id_rules import SKILL_ID_RE
 from skills_registry.registry.storage import BlobStore, MetadataStore
 
@@ -51,18 +52,25 @@ def build_marketplace(
     name: str = "kiln-registry",
     git_commit: Callable[[dict[str, Any]], str] | None = None,
     left_out: list[str] | None = None,
+    unreadable: list[str] | None = None,
 ) -> dict[str, Any]:
     """``git_commit`` given: absolute git sources (served marketplace); else relative paths.
-    The ids of skills left out for breaking the id rules are added to ``left_out``."""
+    The ids of skills left out for breaking the id rules are added to ``left_out``, and those
+    whose archive cannot be read now to ``unreadable`` (``unreadable_release``)."""
     base_url = base_url.rstrip("/")
     plugins: list[dict[str, Any]] = []
     for doc in _latest(store, left_out if left_out is not None else []):
         source: Any = f"./skills/{doc['namespace']}/{doc['name']}"
         if git_commit is not None:
+            try:
+                commit = git_commit(doc)
+            except ArchiveError as exc:
+                unreadable_release(doc, exc, unreadable)
+                continue
             source = {
                 "source": "url",
                 "url": f"{base_url}/git/{doc['namespace']}/{doc['name']}.git",
-                "sha": git_commit(doc),
+                "sha": commit,
             }
         entry: dict[str, Any] = {
             "name": f"{doc['namespace']}-{doc['name']}",
@@ -97,6 +105,15 @@ def build_marketplace(
     }
 
 
+def unreadable_release(doc: dict[str, Any], exc: ArchiveError, into: list[str] | None) -> None:
+    """A release whose archive the archive rules refuse now (published before a rule it
+    breaks, such as folders differing only by case): no client installs it, so it is left
+    out, and the marketplace of every other skill is still served (before, one such archive
+    made every request for it a 422)."""
+    if into is not None:
+        into.append(f"{doc['id']}@{doc['version']} ({exc})")
+
+
 def export_marketplace(
     store: MetadataStore,
     blobs: BlobStore,
@@ -105,6 +122,7 @@ def export_marketplace(
     *,
     name: str = "kiln-registry",
     left_out: list[str] | None = None,
+    unreadable: list[str] | None = None,
 ) -> dict[str, Any]:
     """Write ``out/.claude-plugin/marketplace.json`` and ``out/skills/<ns>/<name>/`` (replaced)."""
     out = Path(out)
@@ -112,9 +130,16 @@ def export_marketplace(
     skills_dir = out / "skills"
     if skills_dir.exists():
         shutil.rmtree(skills_dir)
+    kept = []
     for plugin in market["plugins"]:
-        contents = read_archive(blobs.get(plugin["kiln"]["sha256"]))
+        try:
+            contents = read_archive(blobs.get(plugin["kiln"]["sha256"]))
+        except ArchiveError as exc:
+            unreadable_release({**plugin["kiln"], "version": plugin["version"]}, exc, unreadable)
+            continue
         extract(contents, out / plugin["source"].removeprefix("./"))
+        kept.append(plugin)
+    market["plugins"] = kept
     (out / ".claude-plugin").mkdir(parents=True, exist_ok=True)
     (out / ".claude-plugin" / "marketplace.json").write_text(
         json.dumps(market, indent=2) + "\n", encoding="utf-8"

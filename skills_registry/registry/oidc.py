@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import jwt
 
 from skills_registry.registry.errors import Forbidden, RegistryUnavailable, Unauthorized
 from skills_registry.registry.storage import MetadataStore
+
+if TYPE_CHECKING:  # imported when keys are fetched (see skills_registry.client_answers)
+    import httpx
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 TOKEN_MINUTES = 15
@@ -42,6 +44,8 @@ class JwksCache:
         self._transport = transport
 
     def _fetch(self, issuer: str) -> jwt.PyJWKSet:
+        import httpx
+
         try:
             with httpx.Client(timeout=10, transport=self._transport) as http:
                 config = http.get(f"{issuer}/.well-known/openid-configuration")

@@ -35,6 +35,7 @@ from skills_registry.registry.http import (
     registry_of,
     skill_id_of,
 )
+from skills_registry.registry.id_rules import namespace_refusal
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
 from skills_registry.registry.quotas import check, usage_report
@@ -59,6 +60,12 @@ def authenticate(request: Request) -> dict[str, Any]:
         raise Unauthorized(f"token {record['id']} was revoked at {record['revokedAt']}")
     if not token_live(record):
         raise Unauthorized(f"token {record['id']} expired at {record['expiresAt']}")
+    refusal = namespace_refusal(str(record["namespace"]))
+    if refusal is not None:  # issued before the rules held: it authenticates nothing
+        raise Unauthorized(
+            f"token {record['id']} cannot authenticate: its {refusal}",
+            hint="issue a token for a valid namespace (kiln registry token --namespace NS)",
+        )
     return record
 
 

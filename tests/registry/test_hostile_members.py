@@ -105,6 +105,23 @@ CASES: dict[str, tuple[Callable[[], bytes], str]] = {
         lambda: _archive(("evil/Docs", b"a file"), ("evil/docs/x.md", b"x")),
         "both a file and inside a file",
     ),
+    # Two folders here, one on macOS and Windows (whose tree then holds `Scripts/b.sh`, never
+    # the signed one; the review showed two folders). Accepted before.
+    "case-folders": (
+        lambda: _archive(("evil/Scripts/a.sh", b"a"), ("evil/scripts/b.sh", b"b")),
+        "folders 'Scripts' and 'scripts' differ only by case",
+    ),
+    # `ı` (dotless i) upper-cases to `I`, as `i` does: one name on Windows. Accepted before.
+    "dotless-i": (
+        lambda: _archive(("evil/scr\u0131pt.sh", b"a"), ("evil/script.sh", b"b")),
+        "differ only by case",
+    ),
+    # A regular file named `x/`: tarfile reads a file, GNU tar makes a folder and skips the
+    # bytes, so two readers saw two trees. Accepted before.
+    "file-named-like-a-folder": (
+        lambda: _archive(("evil/notes/", b"payload")),
+        "a file's name ends in '/'",
+    ),
     "drive": (lambda: _archive(("evil/C:/Windows/x.txt", b"x")), "':'"),
     "stream": (lambda: _archive(("evil/SKILL.md:hidden", b"x")), "':'"),
     "trailing-dot": (lambda: _archive(("evil/SKILL.md.", b"x")), "ending in '.'"),
@@ -177,7 +194,7 @@ def plant(registry: LiveRegistry, skill_id: str, version: str, archive: bytes, t
     )
 
 
-@pytest.mark.parametrize("case", ["sparse", "case", "stream", "bidi"])
+@pytest.mark.parametrize("case", ["sparse", "case", "stream", "bidi", "case-folders"])
 def test_signed_by_a_compromised_registry_and_refused_by_kiln(
     registry: LiveRegistry, tmp_path: Path, case: str
 ) -> None:

@@ -10,6 +10,7 @@ the folder holds the old version or the new one, whole, at every instant.
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -133,3 +134,45 @@ def test_a_kill_during_remove_leaves_the_skill_whole_or_gone(
 def _files(root: Path) -> dict[str, bytes]:
     """Every file, the install marker included (a skill without it reads as a local one)."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+KILL_BEFORE_LOCKFILE_RENAME = """
+import os, runpy, signal, sys
+real_replace = os.replace
+def replace(src, dst, *args, **kwargs):
+    if os.path.basename(str(dst)) == "skills-lock.json":
+        os.kill(os.getpid(), signal.SIGKILL)
+    real_replace(src, dst, *args, **kwargs)
+os.replace = replace
+sys.argv = ["kiln", *sys.argv[1:]]
+runpy.run_module("lsp_server", run_name="__main__")
+"""
+
+
+def test_a_kill_while_the_lockfile_is_written_leaves_no_temp_file_for_good(
+    live: LiveRegistry, tmp_path: Path
+) -> None:
+    """The lockfile is written to a temp file and renamed over, so a kill leaves it whole; the
+    temp file stayed in the project's root for good (`.skills-lock.json.PID.xxxxxxxx.tmp`, which
+    `git add .` commits). Now the next command that writes the lockfile removes it once it is
+    an hour old (a younger one may be another install's write in progress)."""
+    publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    env = cli_env(home, KILN_REGISTRY=live.url)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_BEFORE_LOCKFILE_RENAME, "skills", "install",
+         "acme/brand-guidelines", "--yes"],
+        env=env, cwd=project, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not (project / "skills-lock.json").exists()  # never half a lockfile
+    (left,) = project.glob(".skills-lock.json.*.tmp")
+    os.utime(left, (left.stat().st_mtime - 7200,) * 2)
+    young = project / ".skills-lock.json.1.0123abcd.tmp"  # another install writing right now
+    young.write_text("{}")
+
+    again = kiln("skills", "install", "acme/brand-guidelines", "--yes", env=env, cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert not left.exists() and young.exists()
+    assert "acme/brand-guidelines" in (project / "skills-lock.json").read_text()

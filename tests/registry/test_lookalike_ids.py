@@ -29,6 +29,10 @@ from tests.registry.conftest import LiveRegistry, cli_env, kiln, make_skill, pub
          "a namespace has at most 40 characters and a name at most 64"),
         (("info", "a" * 41 + "/deploy"), f"kiln: invalid skill id '{'a' * 41}/deploy': a "
          "namespace has at most 40 characters"),
+        # an id a registry stored before its rules held (test_pre_rule_ids): the rule named
+        (("install", "evil\n/deploy", "--yes"), "kiln: invalid skill id 'evil\\n/deploy': a "
+         "namespace is lowercase a-z, digits and inner '-' (at most 40 characters), a name the "
+         "same (at most 64)"),
     ],
 )  # fmt: skip
 def test_the_refusal_names_the_letter(tmp_path: Path, args: tuple[str, ...], line: str) -> None:

@@ -4,10 +4,13 @@ the marketplace (served, printed, exported) leaves such a skill out, since its i
 plugin, a git URL and a folder with a newline in it, and `kiln registry marketplace` says so on
 stderr; `kiln registry audit` and `token list` print each entry on one line, the id escaped,
 and `audit` names such ids on stderr. Before, the export wrote a folder named `evil\\n` and the
-audit's entry for it broke into two lines."""
+audit's entry for it broke into two lines. Such a skill is not served either, by exact id (a
+404 naming the rules), nor listed, and a token for such a namespace authenticates nothing:
+before, all of them answered as for any skill, and that token still published."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -17,6 +20,7 @@ import httpx
 from tests.registry.conftest import FIXTURES, cli_env, kiln, ok, serving
 
 BAD = "evil\n/brand-guidelines"
+OLD_TOKEN = "kiln_pre_rule_token"  # the secret of the token row written below
 
 
 def _write_pre_rule_rows(db_path: Path) -> None:
@@ -46,8 +50,8 @@ def _write_pre_rule_rows(db_path: Path) -> None:
         db.execute(
             "INSERT INTO tokens (token_sha256, namespace, created_at, id, label, scopes)"
             " VALUES (?, 'evil' || char(10), '2026-01-01T00:00:00Z', 'tok_0123456789ab', 'old',"
-            " 'publish')",
-            ("0" * 64,),
+            " 'publish yank tag')",
+            (hashlib.sha256(OLD_TOKEN.encode()).hexdigest(),),
         )
     db.close()
 
@@ -63,7 +67,7 @@ def test_a_pre_rule_id_is_left_out_and_shown_escaped(tmp_path: Path) -> None:
                 "--token", token, "--registry", url, env=env, cwd=tmp_path))  # fmt: skip
         _write_pre_rule_rows(data / "registry.db")
         listed = httpx.get(f"{url}/v1/skills").json()["skills"]
-        assert sorted(s["id"] for s in listed) == ["acme/brand-guidelines", BAD]  # it is there
+        assert [s["id"] for s in listed] == ["acme/brand-guidelines"]
         served = httpx.get(f"{url}/.claude-plugin/marketplace.json").json()
         assert [p["kiln"]["id"] for p in served["plugins"]] == ["acme/brand-guidelines"]
 
@@ -92,4 +96,49 @@ def test_a_pre_rule_id_is_left_out_and_shown_escaped(tmp_path: Path) -> None:
     assert audit.stderr.count("\n") == 1 and "evil\\n/brand-guidelines" in audit.stderr
 
     tokens = ok(kiln("registry", "token", "list", "--data", str(data), env=env, cwd=tmp_path))
-    assert len(tokens.splitlines()) == 2 and "  evil\\n  publish  " in tokens, tokens
+    assert len(tokens.splitlines()) == 2 and "  evil\\n  publish,yank,tag  " in tokens, tokens
+
+
+def test_a_pre_rule_id_is_not_served_and_its_token_authenticates_nothing(tmp_path: Path) -> None:
+    data, home = tmp_path / "data", tmp_path / "home"
+    env = cli_env(home)
+    with serving(data, home) as port:
+        url = f"http://127.0.0.1:{port}"
+        token = ok(kiln("registry", "token", "--namespace", "acme", "--data", str(data),
+                        env=env, cwd=tmp_path)).strip()  # fmt: skip
+        ok(kiln("skills", "publish", str(FIXTURES / "brand-guidelines"), "--version", "1.0.0",
+                "--token", token, "--registry", url, env=env, cwd=tmp_path))  # fmt: skip
+        _write_pre_rule_rows(data / "registry.db")
+        skill = f"{url}/v1/skills/evil%0A/brand-guidelines"
+        for path in ("", "/metadata", "/versions", "/versions/1.0.0", "/versions/1.0.0/archive",
+                     "/versions/1.0.0/tools", "/versions/1.0.0/files/SKILL.md"):  # fmt: skip
+            answer = httpx.get(skill + path)
+            assert answer.status_code == 404, (path, answer.text)
+            error = answer.json()["error"]
+            assert error["code"] == "invalid_id", (path, error)
+            assert error["message"].startswith(
+                "skill id 'evil\\n/brand-guidelines' breaks the registry's id rules (a namespace "
+                "is lowercase a-z, digits and inner '-'"
+            ), error
+        git = httpx.get(f"{url}/git/evil%0A/brand-guidelines.git/info/refs")
+        assert git.status_code == 404 and git.json()["error"]["code"] == "invalid_id"
+        # the valid skill of the same rows is served as before
+        assert httpx.get(f"{url}/v1/skills/acme/brand-guidelines/metadata").status_code == 200
+
+        bearer = {"Authorization": f"Bearer {OLD_TOKEN}"}
+        whoami = httpx.get(f"{url}/v1/whoami", headers=bearer)
+        assert whoami.status_code == 401, whoami.text
+        assert whoami.json()["error"]["message"].startswith(
+            "token tok_0123456789ab cannot authenticate: its namespace 'evil\\n' breaks the "
+            "registry's id rules"
+        ), whoami.text
+        yank = httpx.put(f"{skill}/versions/1.0.0/status", headers=bearer,
+                         json={"status": "yanked", "reason": "taken over"})  # fmt: skip
+        assert yank.status_code == 401, yank.text
+        publish = httpx.put(f"{url}/v1/skills/evil%0A/other/versions/1.0.0", headers=bearer,
+                            content=b"\x1f\x8b")  # fmt: skip
+        assert publish.status_code == 422 and "invalid namespace" in publish.text  # as before
+    db = sqlite3.connect(data / "registry.db")
+    statuses = db.execute("SELECT status FROM versions WHERE skill_id = ?", (BAD,)).fetchall()
+    db.close()
+    assert statuses == [("active",)]  # the yank wrote nothing

@@ -294,6 +294,10 @@ def test_replay_on_a_fresh_machine_cannot_roll_back_the_lockfile(
     runner = cli_env(tmp_path / "fresh-home")  # no cache: only the pinned key
     _pin(runner, proxy.url, registry, project)
     mirror.mode, mirror.replay = "replay", old  # validly signed, not expired, from before 1.1.0
+    outdated = kiln("skills", "outdated", env=runner, cwd=project)  # before: exit 0, "current
+    # 1.1.0  wanted none  latest 1.0.0", the locked version read as active
+    assert outdated.returncode == 5, outdated.stdout + outdated.stderr
+    assert "does not list 1.1.0" in outdated.stderr and outdated.stderr.count("\n") == 1
     update = kiln("skills", "update", "--yes", env=runner, cwd=project)
     assert update.returncode == 5, update.stdout + update.stderr
     assert "does not list 1.1.0" in update.stderr and update.stderr.count("\n") == 1

@@ -66,3 +66,32 @@ def test_a_read_deny_rule_covers_a_skill_file(tmp_path: Path, kiln_home: Path) -
     by_read, by_skill = tool_results(Path(out["transcript"]))
     assert "denied by rule Read(**/*.pem)" in by_read
     assert "CANARY" not in by_skill and "denied by a read deny rule" in by_skill, by_skill
+
+
+def test_an_installed_skill_s_file_names_stay_out_of_an_error_and_the_status(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A `skill{file}` the skill lacks: the error suggested the files it has, named bare in the
+    tool result and again in `<agent_status>`'s `last_error` line, which Kiln writes, so a
+    publisher's file name read as Kiln's own guidance. Now an installed skill's names are left
+    to `skill{name}`, which lists them inside the wrapper; a repository skill's are still
+    suggested."""
+    skill = kiln_home / "skills" / "pdf"
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: pdf\ndescription: fill PDF forms\n---\nBody.\n")
+    (skill / "references" / f"{INJECTED}.md").write_text("x")
+    root = tmp_path / "repo"
+    local = root / ".kiln" / "skills" / "release"
+    local.mkdir(parents=True)
+    (local / "SKILL.md").write_text("---\nname: release\ndescription: cut a release\n---\nx\n")
+    (local / "steps.md").write_text("x")
+    _, out = kiln_run_json(root, [
+        {"tool_calls": [{"name": "skill", "input": {"name": "pdf", "file": "forms.md"}}]},
+        {"tool_calls": [{"name": "skill", "input": {"name": "release", "file": "notes.md"}}]},
+    ], home=tmp_path / "home", kiln_home=kiln_home, script=tmp_path / "s.json")  # fmt: skip
+    transcript = Path(out["transcript"]).read_text()
+    assert INJECTED not in transcript, transcript[-3000:]
+    installed, repository = tool_results(Path(out["transcript"]))
+    assert "has no file 'forms.md'" in installed, installed
+    assert "suggestion: skill{name: 'pdf'} lists this skill's files" in installed, installed
+    assert "files in this skill: steps.md" in repository, repository
