@@ -11,9 +11,11 @@ ignored.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pathspec
+from pathspec.patterns.gitwildmatch import GitWildMatchPattern
 
 from indexer.reading import read_regular
 
@@ -54,7 +56,7 @@ class _SpecCache:
         if len(data) > MAX_IGNORE_BYTES:  # the patterns of its first MAX_IGNORE_BYTES
             data = data[:MAX_IGNORE_BYTES].rsplit(b"\n", 1)[0]
         text = data.decode("utf-8", errors="replace")
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", tame_patterns(text.splitlines()))
+        spec = pathspec.PathSpec(_compiled(tame_patterns(text.splitlines())))
         if len(self._items) >= self.SIZE:
             self._items.pop(next(iter(self._items)), None)
         self._items[path] = (sig, spec)
@@ -81,6 +83,19 @@ def tame_patterns(lines: list[str]) -> list[str]:
         if len(kept) >= MAX_IGNORE_PATTERNS:
             break
     return kept
+
+
+def _compiled(lines: list[str]) -> list[GitWildMatchPattern]:
+    """The patterns git can use: one it cannot parse (a trailing ``\\``, a range ``[z-a]``)
+    matches nothing in git, which goes on with the rest; compiling the file whole raised on it
+    and ended `kiln index` in a traceback."""
+    patterns = []
+    for line in lines:
+        try:
+            patterns.append(GitWildMatchPattern(line))
+        except (ValueError, re.error):
+            continue
+    return patterns
 
 
 _specs = _SpecCache()
