@@ -1,0 +1,121 @@
+"""An index file replaced under the processes using it, with real SQLite files: another
+process's rebuild, a copy or a restored backup moved over ``.kiln/index.db``, while a server
+holds it open or after one was killed with its ``-wal`` unfinished (``indexer/wal_pairing.py``,
+``Database.follow_swap``). Every connection moves to the file now at the path, and the old
+file's ``-wal`` is never applied to it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from indexer import Index
+
+from .conftest import write
+
+KILLED = """
+import os, signal, sys
+from indexer import Index
+idx = Index(sys.argv[1])
+idx.update()
+assert os.path.getsize(idx.db_path.with_name("index.db-wal")) > 0
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def other_index(tmp_path: Path) -> Path:
+    """A finished index of another workspace, closed (no -wal left), to move over ours."""
+    other = tmp_path / "other"
+    write(other, "b.py", "def zebra():\n    pass\n")
+    with Index(other) as idx:
+        idx.update()
+    assert not (other / ".kiln" / "index.db-wal").exists()
+    return other / ".kiln" / "index.db"
+
+
+def names(idx: Index, query: str) -> list[str]:
+    return [h.name for h in idx.search(query)]
+
+
+def in_a_new_thread(idx: Index, query: str) -> list[str]:
+    found: list[list[str]] = []
+    thread = threading.Thread(target=lambda: found.append(names(idx, query)))
+    thread.start()
+    thread.join(timeout=60)
+    return found[0]
+
+
+def paths_in(db_path: Path) -> list[str]:
+    conn = sqlite3.connect(db_path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        return sorted(row[0] for row in conn.execute("SELECT path FROM files"))
+    finally:
+        conn.close()
+
+
+def test_a_file_moved_over_a_running_index_is_what_every_thread_then_uses(
+    repo: Path, tmp_path: Path
+) -> None:
+    write(repo, "a.py", "def quokka():\n    pass\n")
+    idx = Index(repo)
+    try:
+        idx.update()
+        assert names(idx, "quokka") == ["quokka"]
+        assert in_a_new_thread(idx, "quokka") == ["quokka"]
+        os.replace(other_index(tmp_path), idx.db_path)  # the -wal and -shm stay beside it
+        assert in_a_new_thread(idx, "zebra") == ["zebra"]
+        assert in_a_new_thread(idx, "quokka") == []
+        assert names(idx, "quokka") == []  # this thread's connections moved too
+        write(repo, "c.py", "def gannet():\n    pass\n")
+        idx.update_file(repo / "c.py")  # an editor's edit goes where searches look
+        assert in_a_new_thread(idx, "gannet") == ["gannet"]
+    finally:
+        idx.close()
+    assert paths_in(repo / ".kiln" / "index.db") == ["b.py", "c.py"]
+
+
+def test_a_deleted_index_folder_under_a_running_index_is_made_again(repo: Path) -> None:
+    write(repo, "a.py", "def quokka():\n    pass\n")
+    with Index(repo) as idx:
+        idx.update()
+        for name in os.listdir(repo / ".kiln"):
+            os.unlink(repo / ".kiln" / name)
+        os.rmdir(repo / ".kiln")
+        assert in_a_new_thread(idx, "quokka") == []  # an empty index, not an error
+        idx.update()
+        assert in_a_new_thread(idx, "quokka") == ["quokka"]
+    assert paths_in(repo / ".kiln" / "index.db") == ["a.py"]
+
+
+def killed_mid_run(repo: Path) -> None:
+    """`kiln index` killed with what it committed still in the -wal (no checkpoint yet)."""
+    write(repo, "a.py", "def quokka():\n    pass\n")
+    done = subprocess.run([sys.executable, "-c", KILLED, str(repo)], timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    assert (repo / ".kiln" / "index.db-wal").stat().st_size > 0
+
+
+def test_the_wal_of_a_killed_run_is_kept_for_its_own_file(repo: Path) -> None:
+    killed_mid_run(repo)
+    with Index(repo) as idx:
+        assert idx.recovered is None
+        assert names(idx, "quokka") == ["quokka"]
+
+
+def test_the_wal_of_a_killed_run_is_not_applied_to_a_file_moved_in_after(
+    repo: Path, tmp_path: Path
+) -> None:
+    killed_mid_run(repo)
+    db_path = repo / ".kiln" / "index.db"
+    os.replace(other_index(tmp_path), db_path)
+    with Index(repo) as idx:
+        assert idx.recovered is not None and "replaced by another file" in idx.recovered
+        assert names(idx, "zebra") == ["zebra"]
+        assert names(idx, "quokka") == []
+    assert paths_in(db_path) == ["b.py"]
