@@ -21,6 +21,10 @@ from indexer.reading import read_regular
 
 MAX_IGNORE_BYTES = 1_000_000  # a longer ignore file is read up to here
 MAX_IGNORE_PATTERNS = 2000  # the patterns of an ignore file that count, in order
+# Characters of a pattern; a longer one is dropped. pathspec's regular expression for it cost
+# more than its length squared to compile: one line of 1 MB held `kiln index` for 12 s each time
+# the file was read, and a path is never longer (``MAX_PATH_CHARS`` in files.py).
+MAX_PATTERN_CHARS = 4096
 MAX_STARS = 2  # "*" per segment of a pattern; a pattern with more is dropped
 # "**" segments of a pattern but a last one; a pattern with more is dropped. Each becomes
 # ``(?:/.+)?``, which backtracks over every way to split a path among them: ``**/a/`` eight
@@ -66,13 +70,14 @@ class _SpecCache:
 def tame_patterns(lines: list[str]) -> list[str]:
     """The lines of an ignore file safe to match: pathspec turns each into a regular
     expression, and one segment with many ``*`` (``*a*a*a*a*zz``) backtracks for minutes on a
-    long name, as do many ``**`` on a deep path (``MAX_DEEP``), so such a pattern is dropped;
+    long name, as do many ``**`` on a deep path (``MAX_DEEP``), so such a pattern is dropped,
+    as is one too long to compile quickly (``MAX_PATTERN_CHARS``);
     past ``MAX_IGNORE_PATTERNS`` patterns the rest are dropped (each is tried on every file:
     100,000 cost ~70 ms per file)."""
     kept: list[str] = []
     for line in lines:
         pattern = line.strip()
-        if not pattern or pattern.startswith("#"):
+        if not pattern or pattern.startswith("#") or len(pattern) > MAX_PATTERN_CHARS:
             continue
         segments = pattern.removeprefix("!").split("/")
         if any(seg != "**" and seg.count("*") > MAX_STARS for seg in segments):

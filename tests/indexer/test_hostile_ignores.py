@@ -61,3 +61,22 @@ def test_a_one_file_update_under_an_unparsable_gitignore_is_indexed(repo: Path) 
         assert [h.path for h in idx.search("later_symbol", k=1)] == ["later.py"]
     finally:
         idx.close()
+
+
+def test_a_gitignore_pattern_longer_than_a_path_is_dropped(repo: Path) -> None:
+    """A pattern over 4,096 characters (a path's bound) is dropped: compiling one line of 1 MB
+    held `kiln index` for 12 s at every read. Dropped, it ignores nothing: ``[b…]ugly.py``
+    would have matched ``bugly.py``, which is indexed."""
+    write(repo, ".gitignore", "[" + "bcdefgh" * 600 + "]ugly.py\nskipped_*.py\n")
+    write(repo, "sub/.gitignore", "a" * 1_500_000)  # one line past the 1 MB read
+    write(repo, "bugly.py", "def bugly_symbol():\n    pass\n")
+    write(repo, "sub/inner.py", "def inner_symbol():\n    pass\n")
+    write(repo, "skipped_one.py", "def ignored_symbol():\n    pass\n")
+    result = kiln("index", ".", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(kiln("search", "bugly_symbol", "--json", cwd=repo).stdout)
+    assert hits[0]["path"] == "bugly.py"
+    hits = json.loads(kiln("search", "inner_symbol", "--json", cwd=repo).stdout)
+    assert hits[0]["path"] == "sub/inner.py"
+    hits = json.loads(kiln("search", "ignored_symbol", "--json", cwd=repo).stdout)
+    assert all(h["path"] != "skipped_one.py" for h in hits)
