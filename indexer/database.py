@@ -185,7 +185,10 @@ class Database:
         with self.lock:
             if identity(self.path) == self._identity:  # another thread reopened meanwhile
                 return False
-            self._close_all()  # SQLite neither checkpoints nor deletes a moved file's -wal
+            # The writer only: a thread may be reading on its own connection; each closes its
+            # own at its next ``reader`` call. (SQLite neither checkpoints nor deletes a moved
+            # file's -wal on close.)
+            self.writer.close()
             self._generation += 1
             self._checkpoint_pages = 0
             refuse_links(self.path.parent.parent, self.path)  # what came in may be a link
@@ -211,6 +214,10 @@ class Database:
         self.follow_swap()
         held = getattr(self._local, "conn", None)
         if held is None or held[0] != self._generation:  # none yet, or opened before a rebuild
+            if held is not None:  # closed already by a rebuild, or left open by a swap
+                held[1].close()
+                with self._readers_lock:  # a rebuild emptied the list already
+                    self._readers = [c for c in self._readers if c is not held[1]]
             conn = self._connect()
             self._local.conn = (self._generation, conn)
             with self._readers_lock:

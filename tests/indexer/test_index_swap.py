@@ -119,3 +119,17 @@ def test_the_wal_of_a_killed_run_is_not_applied_to_a_file_moved_in_after(
         assert names(idx, "zebra") == ["zebra"]
         assert names(idx, "quokka") == []
     assert paths_in(db_path) == ["b.py"]
+
+
+def test_a_thread_reading_through_a_rebuild_and_a_swap_reconnects_each_time(
+    repo: Path, tmp_path: Path
+) -> None:
+    write(repo, "a.py", "def quokka():\n    pass\n")
+    with Index(repo) as idx:
+        idx.update()
+        assert names(idx, "quokka") == ["quokka"]
+        idx.rebuild("a test")  # this thread's reader was closed with the others
+        assert idx.status()["files"] == 0
+        os.replace(other_index(tmp_path), idx.db_path)  # ... and now left open by a swap
+        assert idx.status()["files"] == 1
+        assert names(idx, "zebra") == ["zebra"]
