@@ -73,19 +73,25 @@ def _read(pair: Path) -> str | None:
         os.close(fd)
 
 
-def remove_stale(db_path: Path) -> str | None:
-    """Remove a ``-wal`` (and the ``-shm`` beside it) noted as another database's; return the
-    line that says so, or None when there was none."""
+def stale(db_path: Path) -> bool:
+    """Whether the ``-wal`` beside ``db_path`` is noted as another database's (a reader that
+    opens the file on its own, such as the editor's ``@`` completion, reads nothing then)."""
     wal = identity(_sibling(db_path, "-wal"))
     text = _read(_sibling(db_path, PAIR))
     if wal is None or text is None:
-        return None
+        return False
     try:
         a, b, c, d = (int(part) for part in text.split())
     except ValueError:
+        return False
+    return (c, d) == wal and (a, b) != identity(db_path)  # the -wal noted, with another file
+
+
+def remove_stale(db_path: Path) -> str | None:
+    """Remove a ``-wal`` (and the ``-shm`` beside it) noted as another database's; return the
+    line that says so, or None when there was none."""
+    if not stale(db_path):
         return None
-    if (c, d) != wal or (a, b) == identity(db_path):
-        return None  # not the -wal noted, or noted with this very file
     for suffix in ("-wal", "-shm"):
         try:
             os.unlink(_sibling(db_path, suffix))
