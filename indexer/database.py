@@ -192,10 +192,12 @@ class Database:
             self._generation += 1
             self._checkpoint_pages = 0
             refuse_links(self.path.parent.parent, self.path)  # what came in may be a link
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:  # the index folder again, never the workspace: one deleted stays deleted
+                self.path.parent.mkdir(exist_ok=True)
             except OSError as exc:
-                raise IndexUnavailable(f"cannot create {self.path.parent}: {exc}") from exc
+                raise IndexUnavailable(
+                    f"cannot create {self.path.parent}: {exc.strerror or exc}"
+                ) from exc
             keep_out_of_git(self.path.parent)
             self.writer = self._open()
             if self.on_swap is not None:

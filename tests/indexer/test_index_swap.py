@@ -7,6 +7,7 @@ file's ``-wal`` is never applied to it."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -14,7 +15,10 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from indexer import Index
+from indexer.errors import IndexUnavailable
 
 from .conftest import write
 
@@ -43,10 +47,21 @@ def names(idx: Index, query: str) -> list[str]:
 
 
 def in_a_new_thread(idx: Index, query: str) -> list[str]:
+    """``idx.search`` from a thread that never searched before (its first connection)."""
     found: list[list[str]] = []
-    thread = threading.Thread(target=lambda: found.append(names(idx, query)))
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            found.append(names(idx, query))
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=run)
     thread.start()
     thread.join(timeout=60)
+    if failed:
+        raise failed[0]
     return found[0]
 
 
@@ -133,3 +148,13 @@ def test_a_thread_reading_through_a_rebuild_and_a_swap_reconnects_each_time(
         os.replace(other_index(tmp_path), idx.db_path)  # ... and now left open by a swap
         assert idx.status()["files"] == 1
         assert names(idx, "zebra") == ["zebra"]
+
+
+def test_a_workspace_deleted_under_a_running_index_is_not_made_again(repo: Path) -> None:
+    write(repo, "a.py", "def quokka():\n    pass\n")
+    with Index(repo) as idx:
+        idx.update()
+        shutil.rmtree(repo)
+        with pytest.raises(IndexUnavailable, match="cannot create"):
+            in_a_new_thread(idx, "quokka")
+    assert not repo.exists()
