@@ -272,11 +272,13 @@ class Database:
             self.lock.release()
 
     def pragma(self, setting: str) -> None:
+        self.follow_swap()
         with self.lock:
             self.writer.execute(f"PRAGMA {setting}")
 
     def autocheckpoint(self, pages: int) -> None:
         """The writer's ``wal_autocheckpoint``, set only when it changes."""
+        self.follow_swap()
         with self.lock:
             if self._checkpoint_pages != pages:
                 self.writer.execute(f"PRAGMA wal_autocheckpoint={pages}")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from indexer import Index
-from indexer.errors import IndexUnavailable
+from indexer.errors import IndexLinked, IndexUnavailable
 
 from .conftest import write
 
@@ -158,3 +158,23 @@ def test_a_workspace_deleted_under_a_running_index_is_not_made_again(repo: Path)
         with pytest.raises(IndexUnavailable, match="cannot create"):
             in_a_new_thread(idx, "quokka")
     assert not repo.exists()
+
+
+def test_an_update_after_a_refused_swap_says_the_same_in_one_error(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A link moved over the index is refused at every use, never a closed connection's
+    ``ProgrammingError`` (an update sets the writer's checkpoint pragma first)."""
+    write(repo, "a.py", "def quokka():\n    pass\n")
+    with Index(repo) as idx:
+        idx.update()
+        target = tmp_path / "elsewhere.db"
+        target.write_bytes(b"")
+        os.unlink(idx.db_path)
+        os.symlink(target, idx.db_path)
+        for _ in range(2):
+            with pytest.raises(IndexLinked):
+                in_a_new_thread(idx, "quokka")
+            with pytest.raises(IndexLinked):
+                idx.update()
+    assert target.read_bytes() == b""
