@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from indexer import schema
-from indexer.db_location import keep_out_of_git
+from indexer.db_location import keep_out_of_git, refuse_links
 from indexer.errors import (
     BadSetting,
     IndexFromNewerKiln,
@@ -27,6 +27,7 @@ from indexer.errors import (
     IndexUntrusted,
 )
 from indexer.schema_check import strange_objects
+from indexer.wal_pairing import Identity, identity, note, remove_stale
 from kiln_errors.setting import number_in
 from kiln_errors.sqlite_common import is_corrupt
 
@@ -73,8 +74,16 @@ def busy_timeout_setting() -> float:
 class Database:
     """The writer and readers of ``db_path`` (created, migrated or rebuilt on open)."""
 
-    def __init__(self, db_path: Path, busy_timeout: float, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        busy_timeout: float,
+        *,
+        read_only: bool = False,
+        on_swap: Callable[[], None] | None = None,
+    ) -> None:
         self.path = db_path
+        self.on_swap = on_swap  # told, under the lock, when ``follow_swap`` reopened
         self.read_only = read_only  # an index on a read-only disk: searched, never written
         self.busy_timeout = busy_timeout
         self.recovered: str | None = None  # set when a corrupt file was rebuilt
@@ -84,6 +93,7 @@ class Database:
         self._readers_lock = threading.Lock()  # not the write lock: a search never waits on it
         self._generation = 0  # bumped by rebuild(): readers opened before it reconnect
         self._checkpoint_pages = 0  # the writer's wal_autocheckpoint, once set here
+        self._identity: Identity | None = None  # the file the connections opened (follow_swap)
         if read_only:
             self.writer = self._open_read_only()
             return
@@ -144,6 +154,12 @@ class Database:
             return self._connect_checked()
 
     def _connect_checked(self) -> sqlite3.Connection:
+        try:
+            stale = remove_stale(self.path)
+        except OSError as exc:
+            raise IndexUnavailable(f"cannot remove {self.path}-wal: {exc.strerror}") from exc
+        if stale is not None:
+            self.recovered = self.recovered or stale
         _check_before_writing(self.path, self.busy_timeout)
         conn = schema.connect(self.path, self.busy_timeout)
         try:
@@ -154,7 +170,39 @@ class Database:
         except BaseException:
             conn.close()
             raise
+        note(self.path)
+        self._identity = identity(self.path)
         return conn
+
+    def follow_swap(self) -> bool:
+        """Reopen every connection when the file at ``path`` is no longer the one they opened
+        (another process rebuilt the index, a file was copied or moved over it, it was
+        deleted): before, a thread's first search opened the new file while the writer and
+        the other threads kept the old one, and the edits of an editor went where no search
+        saw them. True when it reopened."""
+        if self.read_only or identity(self.path) == self._identity:
+            return False
+        with self.lock:
+            if identity(self.path) == self._identity:  # another thread reopened meanwhile
+                return False
+            # The writer only: a thread may be reading on its own connection; each closes its
+            # own at its next ``reader`` call. (SQLite neither checkpoints nor deletes a moved
+            # file's -wal on close.)
+            self.writer.close()
+            self._generation += 1
+            self._checkpoint_pages = 0
+            refuse_links(self.path.parent.parent, self.path)  # what came in may be a link
+            try:  # the index folder again, never the workspace: one deleted stays deleted
+                self.path.parent.mkdir(exist_ok=True)
+            except OSError as exc:
+                raise IndexUnavailable(
+                    f"cannot create {self.path.parent}: {exc.strerror or exc}"
+                ) from exc
+            keep_out_of_git(self.path.parent)
+            self.writer = self._open()
+            if self.on_swap is not None:
+                self.on_swap()
+        return True
 
     def _move_aside(self) -> None:
         for suffix in ("", "-wal", "-shm"):
@@ -163,9 +211,15 @@ class Database:
                 os.replace(src, self.path.with_name("index.db.corrupt" + suffix))
 
     def reader(self) -> sqlite3.Connection:
-        """This thread's own connection (opened on first use, and again after a rebuild)."""
+        """This thread's own connection (opened on first use, and again after a rebuild or a
+        swap of the file: ``follow_swap``)."""
+        self.follow_swap()
         held = getattr(self._local, "conn", None)
         if held is None or held[0] != self._generation:  # none yet, or opened before a rebuild
+            if held is not None:  # closed already by a rebuild, or left open by a swap
+                held[1].close()
+                with self._readers_lock:  # a rebuild emptied the list already
+                    self._readers = [c for c in self._readers if c is not held[1]]
             conn = self._connect()
             self._local.conn = (self._generation, conn)
             with self._readers_lock:
@@ -187,6 +241,7 @@ class Database:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One IMMEDIATE transaction on the writer: committed, or rolled back on any error."""
         with self.lock:
+            self.follow_swap()
             try:
                 self.writer.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
@@ -207,6 +262,7 @@ class Database:
     def idle_writer(self) -> Iterator[sqlite3.Connection | None]:
         """The writer when no write holds it (a try-lock: never waits), else None; held for
         the ``with`` block."""
+        self.follow_swap()
         if not self.lock.acquire(blocking=False):
             yield None
             return
@@ -216,11 +272,13 @@ class Database:
             self.lock.release()
 
     def pragma(self, setting: str) -> None:
+        self.follow_swap()
         with self.lock:
             self.writer.execute(f"PRAGMA {setting}")
 
     def autocheckpoint(self, pages: int) -> None:
         """The writer's ``wal_autocheckpoint``, set only when it changes."""
+        self.follow_swap()
         with self.lock:
             if self._checkpoint_pages != pages:
                 self.writer.execute(f"PRAGMA wal_autocheckpoint={pages}")

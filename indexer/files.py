@@ -188,6 +188,8 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
                 if outside:
                     note(f"{rel}/: the link leads outside the workspace")
                     continue
+                if is_link and _leads_to_excluded(root, entry.path):
+                    continue
                 if rel.count("/") >= MAX_DEPTH:  # the folder's level: its "/"s plus one
                     note(f"{rel}/: more than {MAX_DEPTH} folders deep")
                     continue
@@ -200,6 +202,8 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
                 continue
             if outside:
                 note(f"{rel}: the link leads outside the workspace")
+                continue
+            if is_link and _leads_to_excluded(root, entry.path):
                 continue
             if is_link:
                 aliases.append((Path(entry.path), rel, specs, False))
@@ -252,6 +256,25 @@ def _inside(root: Path, path: str) -> bool:
     return True
 
 
+def _leads_to_excluded(root: Path, path: str) -> bool:
+    """Whether a path through a link inside the root leads to what ``walk`` leaves out by its
+    real path: a skipped folder (``.git``), a dotfile (``.env``), an ignored file. A checkout
+    can ship ``notes.txt -> .env`` or ``meta -> .git``: followed, the user's secrets (a token
+    in ``.env``, a credential in ``.git/config``) were indexed and searchable under the link."""
+    try:
+        target = Path(path).resolve().relative_to(root).as_posix()
+    except (ValueError, OSError, RuntimeError):
+        return False  # outside the root: the caller says so
+    if target == ".":
+        return False  # a link to the root: a loop the walk already stops
+    if not os.path.isdir(path):
+        return excluded(root, target)
+    parts = target.split("/")
+    if any(p in SKIP_DIRS for p in parts) or parts[0] in ROOT_SKIP_DIRS:
+        return True
+    return path_ignored(root, [*parts, ""])
+
+
 def _wanted_name(name: str) -> bool:
     if name in SKIP_NAMES or name.startswith(".") and name not in {".env.example"}:
         return False
@@ -300,4 +323,7 @@ def excluded(root: Path, rel: str) -> bool:
         return True
     if len(parts) > 1 and parts[0] in ROOT_SKIP_DIRS:
         return True
-    return path_ignored(root, parts)
+    if path_ignored(root, parts):
+        return True
+    full = os.path.join(root, rel)  # through a link (the file or a folder on the way)?
+    return os.path.realpath(full) != full and _leads_to_excluded(root, full)

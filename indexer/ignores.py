@@ -11,14 +11,20 @@ ignored.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pathspec
+from pathspec.patterns.gitwildmatch import GitWildMatchPattern
 
 from indexer.reading import read_regular
 
 MAX_IGNORE_BYTES = 1_000_000  # a longer ignore file is read up to here
 MAX_IGNORE_PATTERNS = 2000  # the patterns of an ignore file that count, in order
+# Characters of a pattern; a longer one is dropped. pathspec's regular expression for it cost
+# more than its length squared to compile: one line of 1 MB held `kiln index` for 12 s each time
+# the file was read, and a path is never longer (``MAX_PATH_CHARS`` in files.py).
+MAX_PATTERN_CHARS = 4096
 MAX_STARS = 2  # "*" per segment of a pattern; a pattern with more is dropped
 # "**" segments of a pattern but a last one; a pattern with more is dropped. Each becomes
 # ``(?:/.+)?``, which backtracks over every way to split a path among them: ``**/a/`` eight
@@ -54,7 +60,7 @@ class _SpecCache:
         if len(data) > MAX_IGNORE_BYTES:  # the patterns of its first MAX_IGNORE_BYTES
             data = data[:MAX_IGNORE_BYTES].rsplit(b"\n", 1)[0]
         text = data.decode("utf-8", errors="replace")
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", tame_patterns(text.splitlines()))
+        spec = pathspec.PathSpec(_compiled(tame_patterns(text.splitlines())))
         if len(self._items) >= self.SIZE:
             self._items.pop(next(iter(self._items)), None)
         self._items[path] = (sig, spec)
@@ -64,13 +70,14 @@ class _SpecCache:
 def tame_patterns(lines: list[str]) -> list[str]:
     """The lines of an ignore file safe to match: pathspec turns each into a regular
     expression, and one segment with many ``*`` (``*a*a*a*a*zz``) backtracks for minutes on a
-    long name, as do many ``**`` on a deep path (``MAX_DEEP``), so such a pattern is dropped;
+    long name, as do many ``**`` on a deep path (``MAX_DEEP``), so such a pattern is dropped,
+    as is one too long to compile quickly (``MAX_PATTERN_CHARS``);
     past ``MAX_IGNORE_PATTERNS`` patterns the rest are dropped (each is tried on every file:
     100,000 cost ~70 ms per file)."""
     kept: list[str] = []
     for line in lines:
         pattern = line.strip()
-        if not pattern or pattern.startswith("#"):
+        if not pattern or pattern.startswith("#") or len(pattern) > MAX_PATTERN_CHARS:
             continue
         segments = pattern.removeprefix("!").split("/")
         if any(seg != "**" and seg.count("*") > MAX_STARS for seg in segments):
@@ -81,6 +88,19 @@ def tame_patterns(lines: list[str]) -> list[str]:
         if len(kept) >= MAX_IGNORE_PATTERNS:
             break
     return kept
+
+
+def _compiled(lines: list[str]) -> list[GitWildMatchPattern]:
+    """The patterns git can use: one it cannot parse (a trailing ``\\``, a range ``[z-a]``)
+    matches nothing in git, which goes on with the rest; compiling the file whole raised on it
+    and ended `kiln index` in a traceback."""
+    patterns = []
+    for line in lines:
+        try:
+            patterns.append(GitWildMatchPattern(line))
+        except (ValueError, re.error):
+            continue
+    return patterns
 
 
 _specs = _SpecCache()

@@ -29,12 +29,7 @@ from indexer.errors import (
     NotADirectory,
     PathOutsideRoot,
 )
-from indexer.files import (
-    Candidate,
-    excluded,
-    looks_indexable,
-    walk,
-)
+from indexer.files import Candidate, excluded, looks_indexable, walk
 from indexer.incremental import TreeCache
 from indexer.languages import language_of
 from indexer.pipeline import digest, prepared
@@ -70,16 +65,14 @@ class Index:
         if not self.root.is_dir():
             raise NotADirectory(f"not a folder: {root}")
         self.db_path = self.root / ".kiln" / "index.db"
-        if busy_timeout is None:
-            busy_timeout = busy_timeout_setting()
-        self.busy_timeout = busy_timeout
+        self.busy_timeout = busy_timeout_setting() if busy_timeout is None else busy_timeout
         self._damaged: str | None = None  # set when a search met a damaged page
         self._trees = TreeCache()  # recently edited files re-parse incrementally
         self._cache = SearchCache()  # what searches reuse (see search_cache)
         refuse_links(self.root, self.db_path)
-        self._db = Database(self.db_path, busy_timeout, read_only=read_only)
-
-    # ---- the connections (``database``), by the names tests and benches use ---------------
+        self._db = Database(
+            self.db_path, self.busy_timeout, read_only=read_only, on_swap=self._forget
+        )
 
     @property
     def recovered(self) -> str | None:
@@ -88,6 +81,7 @@ class Index:
 
     @property
     def _conn(self) -> sqlite3.Connection:
+        self._db.follow_swap()  # a file swapped in: every connection moves to it
         return self._db.writer
 
     def _reader(self) -> sqlite3.Connection:
@@ -111,11 +105,13 @@ class Index:
         """Set a damaged index.db aside and start an empty one (the next update refills it)."""
         with self._db.lock:
             self._db.rebuild(reason)
-            self._cache.clear()
-            self._trees = TreeCache()
-            self._damaged = None
+            self._forget()
 
-    # ---- public API ----------------------------------------------------------------------
+    def _forget(self) -> None:
+        """What searches and edits keep of the file's rows, after a rebuild or a swap."""
+        self._cache.clear()
+        self._trees = TreeCache()
+        self._damaged = None
 
     def update(
         self, progress: Progress | None = None, *, keep: Callable[[str], bool] | None = None

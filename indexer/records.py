@@ -47,6 +47,7 @@ def record(
         stats.bytes += size
     elif status == "same":
         conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (cand.mtime_ns, size, rel))
+        stats.skipped += _left_out_before(conn, rel)
     elif status.startswith("skip"):  # recorded without blocks so mtime skips it next time
         store.write_file(conn, rel, "skipped", cand.mtime_ns, size, h, EMPTY)
         if status != "skip":
@@ -81,6 +82,15 @@ def skips_unread(conn: sqlite3.Connection, unchanged: set[str]) -> list[str]:
         if path in unchanged
     }
     return [line for line in _said(conn) if _of_one(line, left_out)]
+
+
+def _left_out_before(conn: sqlite3.Connection, rel: str) -> list[str]:
+    """The last run's line for ``rel`` if it is left out (touched, its content unchanged): it
+    was then neither said, counted nor listed again, so a search missed it unexplained."""
+    row = conn.execute("SELECT language FROM files WHERE path = ?", (rel,)).fetchone()
+    if row is None or row[0] != "skipped":
+        return []
+    return [line for line in _said(conn) if _of_one(line, (rel,))]
 
 
 def _of_one(line: str, paths: Container[str]) -> bool:

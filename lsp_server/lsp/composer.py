@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.compaction_store import CompactionRecord
 from indexer.schema_check import strange_objects
+from indexer.wal_pairing import stale
 from kiln_errors.shown import listed
 from lsp_server.core import CoreError, InvalidParams, TurnInProgress, uri_to_path
 from lsp_server.core import commands as core_commands
@@ -68,7 +69,7 @@ def _rank_key(name: str, query: str) -> int:
 
 def _index_candidates(db: Path, query: str, limit: int) -> tuple[list[dict[str, Any]], bool]:
     """Symbols (ranked by how often the index sees them referenced) and indexed file paths."""
-    if not db.is_file():
+    if not db.is_file() or stale(db):  # a -wal of the file before a swap: never read over it
         return [], False
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
     conn.create_function("kiln_fold", 1, _fold, deterministic=True)

@@ -6,6 +6,7 @@ every line on every run, so a new one was lost among the old."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,19 @@ def test_a_minified_source_file_is_counted_and_listed_on_later_runs(repo: Path) 
         minified,
         "kiln: 1 file skipped as before (`kiln index --verbose` lists them)",
     ]
+
+
+def test_a_left_out_file_touched_without_a_change_is_still_said_counted_and_listed(
+    repo: Path,
+) -> None:
+    """`touch min.js` (a checkout, a formatter that changed nothing): its content hashed the
+    same, so the run only stored the new mtime, and from then on the file was neither said,
+    counted nor listed by `--verbose`; a search missed it unexplained."""
+    write(repo, "ok.py", "def normal_symbol():\n    pass\n")
+    (repo / "min.js").write_text("x=1;" * 3000)
+    minified = "kiln: skipped min.js: minified (lines of over 300 bytes on average)"
+    assert said(repo) == [minified]
+    os.utime(repo / "min.js", ns=(0, (repo / "min.js").stat().st_mtime_ns + 10**9))
+    assert said(repo) == [minified]  # its mtime changed: said as a change
+    assert said(repo) == ["kiln: 1 file skipped as before (`kiln index --verbose` lists them)"]
+    assert said(repo, "--verbose") == [minified]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from indexer import Index
 from lsp_server.core import INVALID_PARAMS
 from tests.lsp.conftest import running
 from tests.waiting import answer_when
@@ -232,3 +233,26 @@ async def test_an_index_file_swapped_under_the_server_is_not_read_through_its_vi
         os.replace(planted, workspace / ".kiln" / "index.db")
         found = await editor.request("kiln/complete/mentions", {"query": "planted"})
         assert found == {"items": [], "indexed": False}, found
+
+
+async def test_an_index_moved_over_the_servers_is_not_read_through_the_old_wal(
+    workspace: Path, scripted_env: object, tmp_path: Path
+) -> None:
+    """A finished index moved over the server's, its `-wal` and `-shm` left beside it: SQLite
+    read the old file's pages from them over the new one, so `@` completion offered a symbol
+    the file now there does not hold (``indexer/wal_pairing.py``)."""
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "real.py").write_text("def real_helper():\n    return 1\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "b.py").write_text("def zebra_helper():\n    return 2\n")
+    with Index(other) as idx:
+        idx.update()
+    async with running(workspace, scripted_env([])) as editor:  # type: ignore[operator]
+        await _wait_indexed(editor)
+        found = await editor.request("kiln/complete/mentions", {"query": "real_help"})
+        assert [i["label"] for i in found["items"] if i["kind"] == "symbol"] == ["real_helper"]
+        assert (workspace / ".kiln" / "index.db-wal").exists()
+        os.replace(other / ".kiln" / "index.db", workspace / ".kiln" / "index.db")
+        found = await editor.request("kiln/complete/mentions", {"query": "real_help"})
+        assert not [i for i in found["items"] if i["kind"] == "symbol"], found

@@ -1,0 +1,103 @@
+"""Which ``index.db`` an ``index.db-wal`` belongs to.
+
+SQLite pairs a database with its ``-wal`` and ``-shm`` by name only. A file put in the index's
+place under a running server (another process's rebuild, a copy, a restored backup) adopts the
+``-wal`` and ``-shm`` left beside it: SQLite reads the old file's pages over the new one and, at
+the next checkpoint, writes them into it. So Kiln notes, in ``index.db-pair``, the identities
+(device and inode) of the database and ``-wal`` it opened together; a ``-wal`` noted with
+another database is removed, with its ``-shm``, before the file beside it is opened. A ``-wal``
+with no note, or another note, is SQLite's to recover as before: a run killed mid-write keeps
+what it committed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PAIR = "-pair"  # index.db-pair, beside the -wal and -shm (and under .kiln/.gitignore's index.db*)
+MAX_PAIR_BYTES = 200  # four integers: a longer file is not Kiln's note
+
+Identity = tuple[int, int]
+
+
+def identity(path: Path | str) -> Identity | None:
+    """The file's (device, inode), without following a link; None when there is none."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _sibling(db_path: Path, suffix: str) -> Path:
+    return db_path.with_name(db_path.name + suffix)
+
+
+def note(db_path: Path) -> None:
+    """Note that ``db_path`` and the ``-wal`` beside it now belong together (a folder that
+    cannot be written keeps no note: nothing is then removed)."""
+    db, wal = identity(db_path), identity(_sibling(db_path, "-wal"))
+    if db is None or wal is None:
+        return
+    text = f"{db[0]} {db[1]} {wal[0]} {wal[1]}\n"
+    pair = _sibling(db_path, PAIR)
+    if _read(pair) == text:
+        return
+    temp = _sibling(db_path, f"{PAIR}.{os.getpid()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        if os.path.lexists(temp):  # left by a killed process: never written through
+            os.unlink(temp)
+        fd = os.open(temp, flags, 0o644)
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(text)
+        os.replace(temp, pair)  # a link at ``pair`` is replaced, never followed
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
+def _read(pair: Path) -> str | None:
+    try:
+        fd = os.open(pair, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        return os.read(fd, MAX_PAIR_BYTES + 1).decode("ascii", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def stale(db_path: Path) -> bool:
+    """Whether the ``-wal`` beside ``db_path`` is noted as another database's (a reader that
+    opens the file on its own, such as the editor's ``@`` completion, reads nothing then)."""
+    wal = identity(_sibling(db_path, "-wal"))
+    text = _read(_sibling(db_path, PAIR))
+    if wal is None or text is None:
+        return False
+    try:
+        a, b, c, d = (int(part) for part in text.split())
+    except ValueError:
+        return False
+    return (c, d) == wal and (a, b) != identity(db_path)  # the -wal noted, with another file
+
+
+def remove_stale(db_path: Path) -> str | None:
+    """Remove a ``-wal`` (and the ``-shm`` beside it) noted as another database's; return the
+    line that says so, or None when there was none."""
+    if not stale(db_path):
+        return None
+    for suffix in ("-wal", "-shm"):
+        try:
+            os.unlink(_sibling(db_path, suffix))
+        except FileNotFoundError:
+            pass
+    return (
+        f"{db_path} was replaced by another file; the -wal and -shm left by the file before"
+        " it were removed, not applied to it"
+    )
