@@ -198,3 +198,30 @@ def test_an_alias_from_the_environments_git_config_is_seen(failing_repo: Path) -
         f"{REFUSED}: git co Makefile"
     ]
     _work_is_intact(failing_repo)
+
+
+def test_an_alias_from_the_system_git_config_is_seen(failing_repo: Path) -> None:
+    """git reads the system config (`/etc/gitconfig`, or the file `GIT_CONFIG_SYSTEM` names),
+    and so do the commands; the alias lookup skipped it, so a runner image's `alias.co =
+    checkout` made `git co Makefile` run and discard the edit."""
+    _workspace(failing_repo)
+    system = failing_repo / ".git" / "system-gitconfig"  # where commands in the sandbox see it
+    system.write_text("[alias]\n\tco = checkout\n")
+    proc = _run(failing_repo, "git co Makefile", GIT_CONFIG_SYSTEM=str(system))
+    assert proc.returncode == 5, proc.stderr
+    assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [
+        f"{REFUSED}: git co Makefile"
+    ]
+    _work_is_intact(failing_repo)
+
+
+def test_the_system_git_config_reaches_commands(failing_repo: Path) -> None:
+    """An alias of the system config that keeps work runs as git outside would run it."""
+    _workspace(failing_repo)
+    system = failing_repo / ".git" / "system-gitconfig"
+    system.write_text("[alias]\n\tst = status --short\n")
+    proc = _run(failing_repo, "git st", GIT_CONFIG_SYSTEM=str(system))
+    report = json.loads(proc.stdout)
+    assert report["refusals"] == [], proc.stderr
+    assert " M Makefile" in (failing_repo.parent / "out" / "transcript.jsonl").read_text()
+    _work_is_intact(failing_repo)
