@@ -217,8 +217,8 @@ _PATH_SHAPED = re.compile(r"^(\.\.?(/.*)?|:.*|.*[*?\[].*|.*\.[A-Za-z][A-Za-z0-9]
 # each verb's long options that matter here: git takes any unique prefix of one (``--har``,
 # ``--forc``), so a prefix counts as the option
 _LONG = {
-    "checkout": ("--force", "--pathspec-from-file", "--orphan", "--conflict"),
-    "restore": ("--worktree", "--staged", "--source", "--pathspec-from-file"),
+    "checkout": ("--force", "--pathspec-from-file", "--orphan", "--conflict", "--patch"),
+    "restore": ("--worktree", "--staged", "--source", "--pathspec-from-file", "--patch"),
     "switch": ("--force", "--discard-changes", "--orphan", "--conflict"),
     "checkout-index": ("--force",),
     "read-tree": ("--reset",),
@@ -226,6 +226,7 @@ _LONG = {
     "clean": ("--dry-run", "--force", "--exclude"),
     "rm": ("--force", "--cached", "--dry-run"),
 }
+_LETTERS = {"--force": "f", "--worktree": "W", "--staged": "S", "--patch": "p"}
 _CLEAN_VALUES = {"-e", "--exclude"}
 # git's options before the subcommand that point it at another repository or work tree: there
 # the workspace's refs say nothing of what a name is
@@ -261,7 +262,7 @@ def _split(verb: str, rest: tuple[str, ...]) -> tuple[set[str], list[str], bool]
             named = [o for o in _LONG[verb] if o.startswith(key)] if len(key) > 2 else []
             key = named[0] if len(named) == 1 else key
             for name in named or [key]:  # an ambiguous prefix, which git refuses: each
-                flags.add({"--force": "f", "--worktree": "W", "--staged": "S"}.get(name, name))
+                flags.add(_LETTERS.get(name, name))
             skip = key in values and "=" not in arg and i + 1 < len(rest)
         elif arg.startswith("-") and len(arg) > 1:
             letters = arg[1:]
@@ -279,7 +280,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     """git forms that overwrite uncommitted edits in the work tree: ``reset --hard``,
     ``checkout -- PATH``, ``checkout PATH`` (any word git would not resolve as a revision:
     ``revision`` asks it; without one every such word is a path), ``checkout -f``, ``restore
-    PATH`` (not ``restore --staged`` alone), ``switch -f``/``--discard-changes``,
+    PATH`` (not ``restore --staged`` alone), ``checkout -p`` and ``restore -p`` (hunk by hunk,
+    the answers from stdin), ``switch -f``/``--discard-changes``,
     ``checkout-index -f``, ``read-tree --reset -u``, ``reset --merge`` (it drops staged edits),
     ``clean`` but ``clean -n``, ``rm -f`` but with ``--cached`` or ``-n`` (without ``-f``, git
     refuses to remove an edited file).
@@ -302,9 +304,12 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     if verb == "switch":
         return "f" in flags or "--discard-changes" in flags
     listed = "--pathspec-from-file" in flags  # paths named in a file
+    # ``-p`` asks hunk by hunk whether to throw the edit away, reading the answers from stdin:
+    # ``yes | git checkout -p`` throws every hunk away, with no path named
+    hunks = "p" in flags
     if verb == "restore":
-        return (bool(words) or listed or dashed) and ("W" in flags or "S" not in flags)
-    if dashed or "f" in flags or listed:
+        return (bool(words) or listed or dashed or hunks) and ("W" in flags or "S" not in flags)
+    if dashed or "f" in flags or listed or hunks:
         return True
     if flags & {"b", "B", "--orphan"} or not words:
         return False

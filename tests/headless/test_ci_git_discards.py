@@ -71,6 +71,10 @@ DISCARDING = [
     ("git rm -f Makefile", False),  # the file and its edit gone: git rm without -f refuses
     ("git rm -rf .", False),
     ("git rm --forc Makefile", False),
+    # hunk by hunk, the answers piped in: every hunk thrown away, with no path named
+    ("yes | git checkout -p", False),
+    ("yes | git restore --patch", False),
+    ("git checkout --merge Makefile", False),  # -m with a path: the file, not a merge
 ]
 
 
