@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
 from agent.session import Session
-from lsp_server.headless import ci, exit_codes, repo_git
+from lsp_server.headless import ci, exit_codes, kept_edits, repo_git
 from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.options import RunOptions
 from lsp_server.headless.render import print_json
@@ -25,7 +25,8 @@ class CiState:
     dirty_before: set[str]
     guard: MemoryGuard | None
     links: GitlinkGuard | None = None
-    contents: dict[str, bytes] = field(default_factory=dict)  # dirty tracked files, as they were
+    contents: dict[str, bytes] = field(default_factory=dict)  # dirty tracked files, their digests
+    kept: dict[str, bytes] = field(default_factory=dict)  # and their content (``kept_edits``)
 
 
 def show_verify(opts: RunOptions, session: Session, phase: str, done: ci.Verification) -> None:
@@ -100,6 +101,12 @@ def write_ci_outputs(
     except repo_git.GitFailed as exc:  # the agent broke the index, say: one line, no outputs
         report.error, report.blocked = str(exc), exc.exit_code
         return
+    # an edit of the user's that a chain of commands discarded (commit, then reset --keep)
+    for path in kept_edits.put_back(layout.root, state.kept, dirty):
+        edited.discard(path)
+        dirty.add(path)
+        report.refusals.append({"tool": "git", "reason": (
+            f"{path} lost the uncommitted edit it held before the run; put back")})  # fmt: skip
     paths = (dirty - state.dirty_before) | ((set(session.turn.files_modified) | edited) & dirty)
     try:
         artifacts = out.open().relative_to(opts.root).as_posix() + "/"

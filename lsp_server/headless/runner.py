@@ -18,7 +18,7 @@ from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
 from agent.sandbox.nested_files import NestedFiles
 from agent.session import AgentConfig, DiskHost, Session
-from lsp_server.headless import ci, exit_codes, repo_git
+from lsp_server.headless import ci, exit_codes, kept_edits, repo_git
 from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.asker import asker
 from lsp_server.headless.branch_name import check_branch
@@ -135,6 +135,7 @@ def run(opts: RunOptions) -> int:
     # itself left (build output, __pycache__), which would otherwise go into the patch and branch
     dirty_before = layout.dirty_paths() if layout is not None else set()
     contents = layout.contents(dirty_before) if layout is not None else {}
+    kept = kept_edits.keep(layout.root, contents) if layout is not None else {}
     if not reason and clock.deadline is not None:
         config.max_seconds = clock.agent_seconds(before)  # the verification after keeps its time
     if reason:
@@ -143,7 +144,7 @@ def run(opts: RunOptions) -> int:
         reason = _drive(session, _task_text(opts))
     on_event.flush()
     ci_state = (
-        CiState(layout, dirty_before, run_guard, run_links, contents)
+        CiState(layout, dirty_before, run_guard, run_links, contents, kept)
         if layout is not None
         else None
     )

@@ -1,0 +1,70 @@
+"""The user's uncommitted edits survive a chain of git commands that each keep them, through the
+real `kiln run --ci` (docs/security.md section 5): a commit of the edit, then a reset, checkout
+or revert that leaves the file as `HEAD` has it, while the run puts the moved refs back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.repos import git
+
+pytestmark = pytest.mark.e2e
+
+EDIT = "# the user's uncommitted work\n"
+PUT_BACK = "Makefile lost the uncommitted edit it held before the run; put back"
+
+
+def _workspace(repo: Path) -> None:
+    (repo / "Makefile").write_text("test:\n\tpytest\n")
+    git(repo, "add", "Makefile")
+    git(repo, "commit", "-qm", "make")
+    (repo / "Makefile").write_text("test:\n\tpytest\n" + EDIT)
+
+
+def _run(repo: Path, *commands: str) -> subprocess.CompletedProcess:
+    script = repo.parent / "script.json"
+    steps = [{"tool_calls": [{"name": "run_command", "input": {"command": c}}]} for c in commands]
+    script.write_text(json.dumps([*steps, "Done."]))
+    env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format",
+         "json", "--artifacts", str(repo.parent / "out"), "tidy up"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "discard",
+    ["git reset --keep HEAD~1", "git checkout -q HEAD~1", "git revert --no-edit HEAD",
+     "git checkout -q -B main HEAD~1"],
+)  # fmt: skip
+def test_an_edit_committed_then_reset_away_is_put_back(failing_repo: Path, discard: str) -> None:
+    """`git commit -qam wip` then `git reset --keep HEAD~1` left `Makefile` as `HEAD` has it
+    and `main` where it was: the edit was in no file, patch or ref, and the run said "nothing to
+    do" (exit 11). It is put back and named among the refusals."""
+    _workspace(failing_repo)
+    proc = _run(failing_repo, "git commit -qam wip", discard)
+    assert proc.returncode == 5, proc.stderr
+    report = json.loads(proc.stdout)
+    assert PUT_BACK in [r["reason"] for r in report["refusals"]]
+    assert (failing_repo / "Makefile").read_text().endswith(EDIT)
+    assert report["files_changed"] == []  # the user's edit is not the run's change
+    summary = (failing_repo.parent / "out" / "summary.md").read_text()
+    assert PUT_BACK in summary
+
+
+def test_the_agents_edit_of_an_edited_file_stays_the_agents(failing_repo: Path) -> None:
+    """A file the user had edited and the agent edited further is the run's change, not put
+    back: only a file left as `HEAD` has it is."""
+    _workspace(failing_repo)
+    proc = _run(failing_repo, "sed -i s/pytest/pytest-q/ Makefile")
+    report = json.loads(proc.stdout)
+    assert PUT_BACK not in [r["reason"] for r in report["refusals"]], proc.stderr
+    assert (failing_repo / "Makefile").read_text() == "test:\n\tpytest-q\n" + EDIT
+    assert [f["path"] for f in report["files_changed"]] == ["Makefile"]
