@@ -225,6 +225,7 @@ _LONG = {
     "reset": ("--hard", "--merge"),
     "clean": ("--dry-run", "--force", "--exclude"),
     "rm": ("--force", "--cached", "--dry-run"),
+    "mv": ("--force", "--dry-run"),
 }
 _LETTERS = {"--force": "f", "--worktree": "W", "--staged": "S", "--patch": "p"}
 _CLEAN_VALUES = {"-e", "--exclude"}
@@ -284,7 +285,7 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     the answers from stdin), ``switch -f``/``--discard-changes``,
     ``checkout-index -f``, ``read-tree --reset -u``, ``reset --merge`` (it drops staged edits),
     ``clean`` but ``clean -n``, ``rm -f`` but with ``--cached`` or ``-n`` (without ``-f``, git
-    refuses to remove an edited file).
+    refuses to remove an edited file), ``mv -f`` but with ``-n`` (it replaces the file moved over).
     ``git checkout BRANCH`` and ``git reset --keep`` refuse by themselves to overwrite an edit,
     and are left alone."""
     if not args or args[0] not in _LONG:
@@ -295,6 +296,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
         return not flags & {"n", "--dry-run"}
     if verb == "rm":
         return "f" in flags and not flags & {"--cached", "n", "--dry-run"}
+    if verb == "mv":  # over an existing file, its edit and all
+        return "f" in flags and not flags & {"n", "--dry-run"}
     if verb == "checkout-index":
         return "f" in flags
     if verb == "read-tree":

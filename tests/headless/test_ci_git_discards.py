@@ -71,6 +71,8 @@ DISCARDING = [
     ("git rm -f Makefile", False),  # the file and its edit gone: git rm without -f refuses
     ("git rm -rf .", False),
     ("git rm --forc Makefile", False),
+    ("git mv -f calc.py Makefile", False),  # moved over the edited file, which it replaces
+    ("git mv --forc calc.py Makefile", False),
     # hunk by hunk, the answers piped in: every hunk thrown away, with no path named
     ("yes | git checkout -p", False),
     ("yes | git restore --patch", False),
@@ -103,6 +105,7 @@ def test_a_git_form_that_discards_work_is_refused_and_reported(
     ["git checkout Makefile",  # a branch of that name: git switches to it, keeping the edit
      "git reset --keep", "git clean -n", "git checkout-index -a", "git read-tree -m -u HEAD",
      "git rm Makefile", "git rm --cached -f Makefile", "git rm -n -f Makefile",
+     "git mv -n -f calc.py Makefile",
      "git checkout -m Makefile"],  # a three-way merge: the edit stays in the work tree
 )  # fmt: skip
 def test_a_git_form_that_keeps_work_still_runs(failing_repo: Path, command: str) -> None:
