@@ -1,6 +1,8 @@
-"""The user's uncommitted edits survive a chain of git commands that each keep them, through the
-real `kiln run --ci` (docs/security.md section 5): a commit of the edit, then a reset, checkout
-or revert that leaves the file as `HEAD` has it, while the run puts the moved refs back."""
+"""What the index hides, through the real `kiln run --ci` (docs/security.md section 8): the
+user's uncommitted edits survive a chain of git commands that each keep them (a commit of the
+edit, then a reset, checkout or revert that leaves the file as `HEAD` has it, while the run
+puts the moved refs back), and a change behind an `assume-unchanged` or `skip-worktree` bit is
+in the patch."""
 
 from __future__ import annotations
 
@@ -68,3 +70,42 @@ def test_the_agents_edit_of_an_edited_file_stays_the_agents(failing_repo: Path) 
     assert PUT_BACK not in [r["reason"] for r in report["refusals"]], proc.stderr
     assert (failing_repo / "Makefile").read_text() == "test:\n\tpytest-q\n" + EDIT
     assert [f["path"] for f in report["files_changed"]] == ["Makefile"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "change", "added", "removed"),
+    [("--assume-unchanged", "echo 'import os' >> calc.py", 1, 0),
+     ("--skip-worktree", "echo 'import os' >> calc.py", 1, 0),
+     ("--skip-worktree", "rm calc.py", 0, None)],
+)  # fmt: skip
+def test_a_change_behind_an_index_bit_is_in_the_patch(
+    failing_repo: Path, flag: str, change: str, added: int, removed: int | None
+) -> None:
+    """`git update-index --assume-unchanged calc.py` (or `--skip-worktree`), then an edit of
+    `calc.py`: `git status` looks away from the file, and so did the patch, the summary and the
+    report, which said "nothing to do" (exit 11) while the checkout held the change."""
+    proc = _run(failing_repo, f"git update-index {flag} calc.py", change)
+    assert proc.returncode == 10, proc.stderr
+    (changed,) = json.loads(proc.stdout)["files_changed"]
+    assert changed["path"] == "calc.py" and changed["added"] == added
+    assert removed is not None or changed["removed"] > 0
+    patch = (failing_repo.parent / "out" / "changes.patch").read_text()
+    assert patch.startswith("diff --git a/calc.py b/calc.py")
+    summary = (failing_repo.parent / "out" / "summary.md").read_text()
+    assert "### What changed" in summary and "calc.py" in summary
+
+
+def test_a_sparse_checkouts_absent_files_are_no_deletion(failing_repo: Path) -> None:
+    """Outside a sparse checkout's cone, a file is absent with its skip-worktree bit set: that
+    is not a change of the run's."""
+    (failing_repo / "docs").mkdir()
+    (failing_repo / "pkg").mkdir()
+    (failing_repo / "pkg" / "mod.py").write_text("x = 1\n")
+    (failing_repo / "docs" / "a.md").write_text("a\n")
+    git(failing_repo, "add", ".")
+    git(failing_repo, "commit", "-qm", "more")
+    git(failing_repo, "sparse-checkout", "set", "--cone", "docs")
+    assert not (failing_repo / "pkg").exists()
+    proc = _run(failing_repo, "ls")
+    assert proc.returncode == 11, proc.stderr
+    assert json.loads(proc.stdout)["files_changed"] == []
