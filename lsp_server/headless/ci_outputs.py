@@ -26,7 +26,7 @@ class CiState:
     guard: MemoryGuard | None
     links: GitlinkGuard | None = None
     contents: dict[str, bytes] = field(default_factory=dict)  # dirty tracked files, their digests
-    kept: dict[str, bytes] = field(default_factory=dict)  # and their content (``kept_edits``)
+    kept: dict[str, bytes] = field(default_factory=dict)  # the user's files (``kept_edits``)
 
 
 def show_verify(opts: RunOptions, session: Session, phase: str, done: ci.Verification) -> None:
@@ -101,13 +101,12 @@ def write_ci_outputs(
     except repo_git.GitFailed as exc:  # the agent broke the index, say: one line, no outputs
         report.error, report.blocked = str(exc), exc.exit_code
         return
-    # an edit of the user's that a chain of commands discarded (commit, then reset --keep)
-    for path in kept_edits.put_back(layout.root, state.kept, dirty):
-        edited.discard(path)
-        dirty.add(path)
-        report.refusals.append({"tool": "git", "reason": (
-            f"{path} lost the uncommitted edit it held before the run; put back")})  # fmt: skip
+    # the user's work that a script or a chain of commands discarded (commit, then reset --keep)
+    restored = kept_edits.put_back(layout.root, state.kept, dirty)
+    for _, why in restored:
+        report.refusals.append({"tool": "git", "reason": why})
     paths = (dirty - state.dirty_before) | ((set(session.turn.files_modified) | edited) & dirty)
+    paths -= {path for path, _ in restored}  # as it was before the run: not the run's change
     try:
         artifacts = out.open().relative_to(opts.root).as_posix() + "/"
         paths = {p for p in paths if not p.startswith(artifacts)}

@@ -1,11 +1,14 @@
-"""The user's uncommitted edits to tracked files, kept when a `kiln run --ci` starts and put back
-when the run ends with one of them discarded. The command check refuses the git forms that
-overwrite an edit (``git checkout -- FILE``…), but a chain of forms that each keep it does the
-same: ``git commit -am wip`` then ``git reset --keep HEAD~1`` (or ``git checkout HEAD~1``,
-``git revert HEAD``) leaves the file as the recorded ``HEAD`` has it, and the refs the run moved
-are put back, so the edit was in no file, patch or ref. A file the run left exactly as ``HEAD``
-has it, whose content changed during the run, had its edit discarded: no edit of the agent's
-makes a file equal to ``HEAD`` but a revert, which ci mode refuses to git as well."""
+"""The user's uncommitted work, kept when a `kiln run --ci` starts and put back when the run ends
+with some of it discarded: the content of the tracked files the user had edited and of the
+untracked files there were. The command check refuses the git forms that discard work
+(``git checkout -- FILE``, ``git clean``…), but it reads command lines, not what they start: a
+script of the repository's (``sh setup.sh``, a test's ``conftest.py``) runs ``git reset --hard``
+unseen, and a chain of forms that each keep an edit discards it too (``git commit -am wip``,
+then ``git reset --keep HEAD~1``, or ``git checkout HEAD~1``), while the refs the run moved are
+put back: the work was in no file, patch or ref. Put back is a kept file that is gone at the
+end, and an edited tracked file the run left exactly as ``HEAD`` has it (no edit of the agent's
+does that but a revert, which ci mode refuses to git as well). Ignored files are not kept: a
+checkout's ``node_modules`` or build output can be gigabytes."""
 
 from __future__ import annotations
 
@@ -13,13 +16,14 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-# how much of the user's edited files is kept, in all: past it, the rest is not guarded
+# how much of the user's files is kept, in all: past it, the rest is not guarded
 KEPT_BYTES = 64 * 1024 * 1024
 
 
 def keep(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
-    """The content of each regular file among ``paths`` (tracked, edited before the run;
-    workspace-relative), up to ``KEPT_BYTES`` in all."""
+    """The content of each regular file among ``paths`` (the workspace's dirty paths when the
+    run starts, before the verification: edited tracked files and untracked ones), up to
+    ``KEPT_BYTES`` in all."""
     kept: dict[str, bytes] = {}
     total = 0
     for path in sorted(paths):
@@ -31,21 +35,22 @@ def keep(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     return kept
 
 
-def put_back(root: Path, kept: dict[str, bytes], dirty: set[str]) -> list[str]:
-    """Write back each kept file that the run left clean (not in ``dirty``: as ``HEAD`` has it)
-    with other content than it had; the paths put back. A path that is no regular file now
-    (a link the run made) is left alone: git would not call it clean."""
+def put_back(root: Path, kept: dict[str, bytes], dirty: set[str]) -> list[tuple[str, str]]:
+    """Write back each kept file that is gone, and each one the run left clean (not in
+    ``dirty``: tracked, as ``HEAD`` has it) with other content than it had; (path, why) for each
+    put back. A file is written only through real folders of the workspace: one the run turned
+    into a link (to a folder outside, say) is left alone."""
     restored = []
     for path, data in kept.items():
-        if path in dirty or _read(root / path) in (data, None):
+        now = root / path
+        if not os.path.lexists(now):
+            why = f"{path}, uncommitted work before the run, was deleted during it; put back"
+        elif path not in dirty and _read(now) not in (data, None):
+            why = f"{path} lost the uncommitted edit it held before the run; put back"
+        else:
             continue
-        try:
-            fd = os.open(root / path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        restored.append(path)
+        if _write(root, path, data):
+            restored.append((path, why))
     return restored
 
 
@@ -56,3 +61,31 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
+
+
+def _write(root: Path, path: str, data: bytes) -> bool:
+    """``data`` into ``root/path``, each folder on the way opened without following a link
+    (and made when missing), the file too; False when that cannot be done."""
+    *folders, name = path.split("/")
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        for folder in folders:
+            try:
+                os.mkdir(folder, dir_fd=fd)
+            except FileExistsError:
+                pass
+            inner = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        out = os.open(name, flags, 0o644, dir_fd=fd)
+        with os.fdopen(out, "wb") as fh:
+            fh.write(data)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

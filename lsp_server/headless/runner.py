@@ -119,6 +119,8 @@ def run(opts: RunOptions) -> int:
                                            name="task", budget=TASK_BUDGET))  # fmt: skip
     if opts.output_format == "stream-json":  # what runs, before anything else (and the model)
         print_json(_init_event(opts, session), indent=None)
+    # the user's work, before the verification (the repository's own code) can discard it
+    kept = kept_edits.keep(layout.root, layout.dirty_paths()) if layout is not None else {}
     before, reason = None, ""
     if opts.verify and verify_box is not None:
         # --max-minutes bounds the whole run, the verification included; Ctrl-C or SIGTERM
@@ -135,7 +137,6 @@ def run(opts: RunOptions) -> int:
     # itself left (build output, __pycache__), which would otherwise go into the patch and branch
     dirty_before = layout.dirty_paths() if layout is not None else set()
     contents = layout.contents(dirty_before) if layout is not None else {}
-    kept = kept_edits.keep(layout.root, contents) if layout is not None else {}
     if not reason and clock.deadline is not None:
         config.max_seconds = clock.agent_seconds(before)  # the verification after keeps its time
     if reason:

@@ -29,14 +29,15 @@ def _workspace(repo: Path) -> None:
     (repo / "Makefile").write_text("test:\n\tpytest\n" + EDIT)
 
 
-def _run(repo: Path, *commands: str) -> subprocess.CompletedProcess:
+def _run(repo: Path, *commands: str, verify: str = "") -> subprocess.CompletedProcess:
     script = repo.parent / "script.json"
     steps = [{"tool_calls": [{"name": "run_command", "input": {"command": c}}]} for c in commands]
     script.write_text(json.dumps([*steps, "Done."]))
     env = {**os.environ, "KILN_PROVIDER": "scripted", "KILN_SCRIPT": str(script)}
     return subprocess.run(
         [sys.executable, "-m", "lsp_server", "run", "--ci", "--output-format",
-         "json", "--artifacts", str(repo.parent / "out"), "tidy up"],
+         "json", "--artifacts", str(repo.parent / "out"), "tidy up",
+         *(["--verify", verify] if verify else [])],
         cwd=repo, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
@@ -70,6 +71,59 @@ def test_the_agents_edit_of_an_edited_file_stays_the_agents(failing_repo: Path) 
     assert PUT_BACK not in [r["reason"] for r in report["refusals"]], proc.stderr
     assert (failing_repo / "Makefile").read_text() == "test:\n\tpytest-q\n" + EDIT
     assert [f["path"] for f in report["files_changed"]] == ["Makefile"]
+
+
+def test_work_a_script_discards_is_put_back(failing_repo: Path) -> None:
+    """The command check reads command lines, not the scripts they run: a script of the
+    repository's that runs `git reset --hard` and `git clean -fd` threw away the edit and the
+    untracked notes. Both are put back, each named among the refusals."""
+    _workspace(failing_repo)
+    (failing_repo / "notes").mkdir()
+    (failing_repo / "notes" / "todo.txt").write_text("untracked notes\n")
+    script = "printf 'git reset -q --hard\\ngit clean -qfd\\n' > setup.sh"
+    proc = _run(failing_repo, script, "sh setup.sh")
+    assert proc.returncode == 5, proc.stderr
+    reasons = [r["reason"] for r in json.loads(proc.stdout)["refusals"]]
+    assert PUT_BACK in reasons
+    assert (
+        "notes/todo.txt, uncommitted work before the run, was deleted during it; put back"
+        in reasons
+    )
+    assert (failing_repo / "Makefile").read_text().endswith(EDIT)
+    assert (failing_repo / "notes" / "todo.txt").read_text() == "untracked notes\n"
+
+
+def test_work_the_verification_discards_is_put_back(failing_repo: Path) -> None:
+    """`--verify` runs the repository's own code (its tests, its Makefile) before the agent
+    starts: what it throws away is put back too, as it was kept before it ran."""
+    _workspace(failing_repo)
+    (failing_repo / "notes.txt").write_text("untracked notes\n")
+    proc = _run(failing_repo, "ls", verify="git reset -q --hard && git clean -qf && false")
+    assert proc.returncode == 5, proc.stderr
+    assert (failing_repo / "Makefile").read_text().endswith(EDIT)
+    assert (failing_repo / "notes.txt").read_text() == "untracked notes\n"
+
+
+def test_an_untracked_file_committed_then_reset_away_is_put_back(failing_repo: Path) -> None:
+    _workspace(failing_repo)
+    (failing_repo / "notes.txt").write_text("untracked notes\n")
+    proc = _run(failing_repo, "git add notes.txt", "git commit -qm n", "git reset --keep HEAD~1")
+    assert proc.returncode == 5, proc.stderr
+    assert (failing_repo / "notes.txt").read_text() == "untracked notes\n"
+    assert json.loads(proc.stdout)["files_changed"] == []
+
+
+def test_nothing_is_put_back_through_a_link(failing_repo: Path) -> None:
+    """A folder of kept files that the run turned into a link to a folder outside the
+    workspace: Kiln, which writes outside the sandbox, writes nothing there."""
+    outside = failing_repo.parent / "outside"
+    outside.mkdir()
+    (failing_repo / "notes").mkdir()
+    (failing_repo / "notes" / "todo.txt").write_text("untracked notes\n")
+    proc = _run(failing_repo, f"rm -r notes && ln -s {outside} notes")
+    assert proc.returncode in (5, 10, 11), proc.stderr
+    assert list(outside.iterdir()) == []
+    assert (failing_repo / "notes").is_symlink()
 
 
 @pytest.mark.parametrize(
