@@ -328,10 +328,12 @@ def line_risk(
 ) -> str | None:
     """The most serious risk of any simple command in the line (``revision``, ``alias``: as for
     ``command_risk``; a line that changes folder moves git away from the workspace's refs and
-    config). The commands that only run another (``timeout``, ``sh -c``) do not count as others."""
-    known = None if parsed.cd else revision
+    config, and another command of the line may delete a branch before git reads it:
+    ``git branch -D Makefile && git checkout Makefile`` checks out the file). The commands that
+    only run another (``timeout``, ``sh -c``) do not count as others."""
     runs = [c for c in parsed.commands if c.name not in WRAPPERS and c.name not in SHELLS]
     alone = len(runs) <= 1 and not parsed.cd
+    known = revision if alone else None
     risks = {command_risk(c, known, alias, alone) for c in parsed.commands} - {None}
     for label in ("secrets", "destructive", "network"):
         if label in risks:

@@ -232,3 +232,17 @@ def test_the_system_git_config_reaches_commands(failing_repo: Path) -> None:
     assert report["refusals"] == [], proc.stderr
     assert " M Makefile" in (failing_repo.parent / "out" / "transcript.jsonl").read_text()
     _work_is_intact(failing_repo)
+
+
+def test_a_branch_deleted_earlier_in_the_line_is_no_revision(failing_repo: Path) -> None:
+    """`git checkout Makefile` with a branch `Makefile` switches to it, and runs; but the line
+    deleted the branch first, so git took `Makefile` for the file and discarded the edit: the
+    check had asked git before the line ran. In a line with other commands, the name is a path."""
+    _workspace(failing_repo)
+    git(failing_repo, "branch", "Makefile")
+    command = "git branch -D Makefile && git checkout Makefile"
+    proc = _run(failing_repo, command)
+    assert proc.returncode == 5, proc.stderr
+    assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [f"{REFUSED}: {command}"]
+    _work_is_intact(failing_repo)
+    assert "Makefile" in git(failing_repo, "branch", "--list", "Makefile")  # the line ran no part
