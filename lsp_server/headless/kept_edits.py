@@ -27,8 +27,8 @@ def keep(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     kept: dict[str, bytes] = {}
     total = 0
     for path in sorted(paths):
-        data = _read(root / path)
-        if data is None or total + len(data) > KEPT_BYTES:
+        data = _read(root / path, KEPT_BYTES - total)
+        if data is None:
             continue
         kept[path] = data
         total += len(data)
@@ -54,13 +54,17 @@ def put_back(root: Path, kept: dict[str, bytes], dirty: set[str]) -> list[tuple[
     return restored
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path, most: int | None = None) -> bytes | None:
+    """The content of a regular file (not a link, a FIFO or a device); None when it is none, or
+    holds more than ``most`` bytes, which are not read."""
     try:
         if path.is_symlink() or not path.is_file():
             return None
-        return path.read_bytes()
+        with path.open("rb") as fh:
+            data = fh.read() if most is None else fh.read(most + 1)
     except OSError:
         return None
+    return None if most is not None and len(data) > most else data
 
 
 def _write(root: Path, path: str, data: bytes) -> bool:
