@@ -102,7 +102,11 @@ def write_ci_outputs(
         report.error, report.blocked = str(exc), exc.exit_code
         return
     # the user's work that a script or a chain of commands discarded (commit, then reset --keep)
-    restored = kept_edits.put_back(layout.root, state.kept, dirty)
+    try:
+        shown = dirty | kept_edits.ignored(layout)  # as git shows them: changed, not reset
+    except repo_git.GitFailed:
+        shown = dirty | set(state.kept)
+    restored = kept_edits.put_back(layout.root, state.kept, shown)
     for _, why in restored:
         report.refusals.append({"tool": "git", "reason": why})
     paths = (dirty - state.dirty_before) | ((set(session.turn.files_modified) | edited) & dirty)

@@ -6,24 +6,36 @@ script of the repository's (``sh setup.sh``, a test's ``conftest.py``) runs ``gi
 unseen, and a chain of forms that each keep an edit discards it too (``git commit -am wip``,
 then ``git reset --keep HEAD~1``, or ``git checkout HEAD~1``), while the refs the run moved are
 put back: the work was in no file, patch or ref. Put back is a kept file that is gone at the
-end, and an edited tracked file the run left exactly as ``HEAD`` has it (no edit of the agent's
-does that but a revert, which ci mode refuses to git as well). Ignored files are not kept: a
-checkout's ``node_modules`` or build output can be gigabytes."""
+end, and one the run left clean, as ``HEAD`` has it, with other content than it had (no edit of
+the agent's does that but a revert, which ci mode refuses to git as well): an edited file reset,
+or an ignored one (the user's ``.env``) that a checkout of a commit tracking it overwrote. Of the
+ignored files, those in an ignored folder are not kept: ``node_modules`` or build output can be
+gigabytes."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lsp_server.headless.repo_git import Layout
 
 # how much of the user's files is kept, in all: past it, the rest is not guarded
 KEPT_BYTES = 64 * 1024 * 1024
 
 
+def ignored(layout: Layout) -> set[str]:
+    """The workspace's ignored files that lie in no ignored folder (``.env``, ``local.log``)."""
+    listing = layout.git("ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory",
+                         "--", ".")  # fmt: skip
+    return {p for p in listing.split("\0") if p and not p.endswith("/")}
+
+
 def keep(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
-    """The content of each regular file among ``paths`` (the workspace's dirty paths when the
-    run starts, before the verification: edited tracked files and untracked ones), up to
-    ``KEPT_BYTES`` in all."""
+    """The content of each regular file among ``paths`` (the workspace's dirty and ``ignored``
+    paths when the run starts, before the verification), up to ``KEPT_BYTES`` in all."""
     kept: dict[str, bytes] = {}
     total = 0
     for path in sorted(paths):
@@ -37,7 +49,8 @@ def keep(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
 
 def put_back(root: Path, kept: dict[str, bytes], dirty: set[str]) -> list[tuple[str, str]]:
     """Write back each kept file that is gone, and each one the run left clean (not in
-    ``dirty``: tracked, as ``HEAD`` has it) with other content than it had; (path, why) for each
+    ``dirty``, the paths git shows as changed, untracked or ignored: tracked, as ``HEAD`` has
+    it) with other content than it had; (path, why) for each
     put back. A file is written only through real folders of the workspace: one the run turned
     into a link (to a folder outside, say) is left alone."""
     restored = []

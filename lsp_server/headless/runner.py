@@ -120,7 +120,11 @@ def run(opts: RunOptions) -> int:
     if opts.output_format == "stream-json":  # what runs, before anything else (and the model)
         print_json(_init_event(opts, session), indent=None)
     # the user's work, before the verification (the repository's own code) can discard it
-    kept = kept_edits.keep(layout.root, layout.dirty_paths()) if layout is not None else {}
+    kept = (
+        kept_edits.keep(layout.root, layout.dirty_paths() | kept_edits.ignored(layout))
+        if layout is not None
+        else {}
+    )
     before, reason = None, ""
     if opts.verify and verify_box is not None:
         # --max-minutes bounds the whole run, the verification included; Ctrl-C or SIGTERM

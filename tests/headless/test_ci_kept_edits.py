@@ -113,6 +113,41 @@ def test_an_untracked_file_committed_then_reset_away_is_put_back(failing_repo: P
     assert json.loads(proc.stdout)["files_changed"] == []
 
 
+def _ignored_log(repo: Path) -> None:
+    """An ignored `local.log` of the user's, which an older commit on branch `old` tracked."""
+    git(repo, "checkout", "-qb", "old")
+    (repo / "local.log").write_text("the repository's log\n")
+    git(repo, "add", "local.log")
+    git(repo, "commit", "-qm", "old")
+    git(repo, "checkout", "-q", "main")
+    (repo / ".gitignore").write_text("*.log\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore logs")
+    (repo / "local.log").write_text("the user's log\n")
+
+
+def test_an_ignored_file_a_checkout_removed_is_put_back(failing_repo: Path) -> None:
+    """git overwrites an ignored file that the commit it checks out tracks, and removes it on the
+    way back: `git checkout old`, then `git checkout main`, each of which keeps edits, deleted
+    the user's ignored log (exit 11, nothing reported)."""
+    _ignored_log(failing_repo)
+    proc = _run(failing_repo, "git checkout -q old", "git checkout -q main")
+    assert proc.returncode == 5, proc.stderr
+    assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [
+        "local.log, uncommitted work before the run, was deleted during it; put back"
+    ]
+    assert (failing_repo / "local.log").read_text() == "the user's log\n"
+
+
+def test_an_ignored_file_the_run_rewrites_is_left_as_written(failing_repo: Path) -> None:
+    """Build output and logs are ignored files the run rewrites: not put back."""
+    _ignored_log(failing_repo)
+    proc = _run(failing_repo, "echo fresh > local.log")
+    assert proc.returncode == 11, proc.stderr
+    assert json.loads(proc.stdout)["refusals"] == []
+    assert (failing_repo / "local.log").read_text() == "fresh\n"
+
+
 def test_nothing_is_put_back_through_a_link(failing_repo: Path) -> None:
     """A folder of kept files that the run turned into a link to a folder outside the
     workspace: Kiln, which writes outside the sandbox, writes nothing there."""
