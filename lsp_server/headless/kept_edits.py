@@ -1,6 +1,6 @@
 """The user's uncommitted work, kept when a `kiln run --ci` starts and put back when the run ends
-with some of it discarded: the content of the tracked files the user had edited and of the
-untracked files there were. The command check refuses the git forms that discard work
+with some of it discarded: the content of the tracked files the user had edited, of the
+untracked files there were, and of the ignored ones outside ignored folders. The command check refuses the git forms that discard work
 (``git checkout -- FILE``, ``git clean``…), but it reads command lines, not what they start: a
 script of the repository's (``sh setup.sh``, a test's ``conftest.py``) runs ``git reset --hard``
 unseen, and a chain of forms that each keep an edit discards it too (``git commit -am wip``,
@@ -50,9 +50,9 @@ def keep(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
 def put_back(root: Path, kept: dict[str, bytes], dirty: set[str]) -> list[tuple[str, str]]:
     """Write back each kept file that is gone, and each one the run left clean (not in
     ``dirty``, the paths git shows as changed, untracked or ignored: tracked, as ``HEAD`` has
-    it) with other content than it had; (path, why) for each
-    put back. A file is written only through real folders of the workspace: one the run turned
-    into a link (to a folder outside, say) is left alone."""
+    it) with other content than it had; (path, why) for each put back. A file is written only
+    through real folders of the workspace: one the run turned into a link (to a folder outside,
+    say) is left alone."""
     restored = []
     for path, data in kept.items():
         now = root / path
