@@ -217,15 +217,17 @@ _PATH_SHAPED = re.compile(r"^(\.\.?(/.*)?|:.*|.*[*?\[].*|.*\.[A-Za-z][A-Za-z0-9]
 # each verb's long options that matter here: git takes any unique prefix of one (``--har``,
 # ``--forc``), so a prefix counts as the option
 _LONG = {
-    "checkout": ("--force", "--pathspec-from-file", "--orphan", "--conflict"),
-    "restore": ("--worktree", "--staged", "--source", "--pathspec-from-file"),
+    "checkout": ("--force", "--pathspec-from-file", "--orphan", "--conflict", "--patch"),
+    "restore": ("--worktree", "--staged", "--source", "--pathspec-from-file", "--patch"),
     "switch": ("--force", "--discard-changes", "--orphan", "--conflict"),
     "checkout-index": ("--force",),
     "read-tree": ("--reset",),
     "reset": ("--hard", "--merge"),
     "clean": ("--dry-run", "--force", "--exclude"),
     "rm": ("--force", "--cached", "--dry-run"),
+    "mv": ("--force", "--dry-run"),
 }
+_LETTERS = {"--force": "f", "--worktree": "W", "--staged": "S", "--patch": "p"}
 _CLEAN_VALUES = {"-e", "--exclude"}
 # git's options before the subcommand that point it at another repository or work tree: there
 # the workspace's refs say nothing of what a name is
@@ -261,7 +263,7 @@ def _split(verb: str, rest: tuple[str, ...]) -> tuple[set[str], list[str], bool]
             named = [o for o in _LONG[verb] if o.startswith(key)] if len(key) > 2 else []
             key = named[0] if len(named) == 1 else key
             for name in named or [key]:  # an ambiguous prefix, which git refuses: each
-                flags.add({"--force": "f", "--worktree": "W", "--staged": "S"}.get(name, name))
+                flags.add(_LETTERS.get(name, name))
             skip = key in values and "=" not in arg and i + 1 < len(rest)
         elif arg.startswith("-") and len(arg) > 1:
             letters = arg[1:]
@@ -279,10 +281,11 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     """git forms that overwrite uncommitted edits in the work tree: ``reset --hard``,
     ``checkout -- PATH``, ``checkout PATH`` (any word git would not resolve as a revision:
     ``revision`` asks it; without one every such word is a path), ``checkout -f``, ``restore
-    PATH`` (not ``restore --staged`` alone), ``switch -f``/``--discard-changes``,
+    PATH`` (not ``restore --staged`` alone), ``checkout -p`` and ``restore -p`` (hunk by hunk,
+    the answers from stdin), ``switch -f``/``--discard-changes``,
     ``checkout-index -f``, ``read-tree --reset -u``, ``reset --merge`` (it drops staged edits),
     ``clean`` but ``clean -n``, ``rm -f`` but with ``--cached`` or ``-n`` (without ``-f``, git
-    refuses to remove an edited file).
+    refuses to remove an edited file), ``mv -f`` but with ``-n`` (it replaces the file moved over).
     ``git checkout BRANCH`` and ``git reset --keep`` refuse by themselves to overwrite an edit,
     and are left alone."""
     if not args or args[0] not in _LONG:
@@ -293,6 +296,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
         return not flags & {"n", "--dry-run"}
     if verb == "rm":
         return "f" in flags and not flags & {"--cached", "n", "--dry-run"}
+    if verb == "mv":  # over an existing file, its edit and all
+        return "f" in flags and not flags & {"n", "--dry-run"}
     if verb == "checkout-index":
         return "f" in flags
     if verb == "read-tree":
@@ -302,9 +307,12 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     if verb == "switch":
         return "f" in flags or "--discard-changes" in flags
     listed = "--pathspec-from-file" in flags  # paths named in a file
+    # ``-p`` asks hunk by hunk whether to throw the edit away, reading the answers from stdin:
+    # ``yes | git checkout -p`` throws every hunk away, with no path named
+    hunks = "p" in flags
     if verb == "restore":
-        return (bool(words) or listed or dashed) and ("W" in flags or "S" not in flags)
-    if dashed or "f" in flags or listed:
+        return (bool(words) or listed or dashed or hunks) and ("W" in flags or "S" not in flags)
+    if dashed or "f" in flags or listed or hunks:
         return True
     if flags & {"b", "B", "--orphan"} or not words:
         return False
@@ -320,10 +328,12 @@ def line_risk(
 ) -> str | None:
     """The most serious risk of any simple command in the line (``revision``, ``alias``: as for
     ``command_risk``; a line that changes folder moves git away from the workspace's refs and
-    config). The commands that only run another (``timeout``, ``sh -c``) do not count as others."""
-    known = None if parsed.cd else revision
+    config, and another command of the line may delete a branch before git reads it:
+    ``git branch -D Makefile && git checkout Makefile`` checks out the file). The commands that
+    only run another (``timeout``, ``sh -c``) do not count as others."""
     runs = [c for c in parsed.commands if c.name not in WRAPPERS and c.name not in SHELLS]
     alone = len(runs) <= 1 and not parsed.cd
+    known = revision if alone else None
     risks = {command_risk(c, known, alias, alone) for c in parsed.commands} - {None}
     for label in ("secrets", "destructive", "network"):
         if label in risks:

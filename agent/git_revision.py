@@ -2,8 +2,9 @@
 an alias. ``git checkout NAME`` switches to NAME when git resolves it as a revision, and otherwise
 takes NAME for a path and overwrites that file's uncommitted edits; the name's shape cannot tell
 the two apart (``Makefile``, ``main``). ``git co Makefile`` runs what the configuration says
-``co`` is (``alias.co = checkout``), from the repository's config, the user's, or a ``-c`` of the
-command itself. ``agent.command_risk`` asks here for both."""
+``co`` is (``alias.co = checkout``), from the repository's config, the user's, the system's
+(``/etc/gitconfig``, or the file ``GIT_CONFIG_SYSTEM`` names), or a ``-c`` of the command itself.
+``agent.command_risk`` asks here for both."""
 
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ _SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
 # git's options before the subcommand that change which configuration it reads; they are passed
 # on when asking for an alias (after them, ``_SAFE`` has the last word)
 _CONFIG_OPTIONS = {"-c", "-C", "--git-dir", "--work-tree"}
-# the environment's git configuration, which the commands see as well
-_CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_GLOBAL")
+# the environment's git configuration, which the commands see as well: the system config among
+# it (a runner image's ``/etc/gitconfig`` may define ``alias.co = checkout``)
+_CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_GLOBAL",
+               "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")  # fmt: skip
 # the value of an alias git could not be asked for: taken as a shell alias (refused in ci mode)
 UNKNOWN = "!"
 
@@ -31,11 +34,13 @@ UNKNOWN = "!"
 def _git(
     root: Path, args: list[str], config: bool = False
 ) -> subprocess.CompletedProcess[str] | None:
-    """git run as Kiln runs it on the host; ``config``: with the configuration the environment
-    gives the commands too (``agent.sandbox.git_config_env``: ``GIT_CONFIG_COUNT``…)."""
+    """git run as Kiln runs it on the host; ``config``: with the configuration the commands see
+    too (``agent.sandbox.git_config_env``: ``GIT_CONFIG_COUNT``…, and the system config)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("GIT_") or (config and k.startswith(_CONFIG_ENV))}  # fmt: skip
-    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_ALLOW_PROTOCOL": "", "GIT_TERMINAL_PROMPT": "0"})
+    env.update({"GIT_ALLOW_PROTOCOL": "", "GIT_TERMINAL_PROMPT": "0"})
+    if not config:  # refs and command names only; an alias is looked up where git looks
+        env["GIT_CONFIG_NOSYSTEM"] = "1"
     try:
         return subprocess.run(
             ["git", *args], cwd=root, capture_output=True, text=True, timeout=20,

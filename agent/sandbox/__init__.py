@@ -104,7 +104,9 @@ def git_config_env(original: dict[str, str], env: dict[str, str]) -> dict[str, s
     command: "missing config key"), plus ``safe.bareRepository=explicit``: a folder of a
     checkout shaped like a bare repository (``HEAD``, ``config``, ``objects``, plain files git
     ships) is otherwise a repository to git run inside it, whose config names programs
-    (``diff.external``) that an allow rule for ``git diff *`` would run unasked."""
+    (``diff.external``) that an allow rule for ``git diff *`` would run unasked.
+    ``GIT_CONFIG_GLOBAL`` and ``GIT_CONFIG_SYSTEM`` stay: git in a command reads the files git
+    outside it reads, and ``agent.git_revision`` looks an alias up in them too."""
     count = original.get("GIT_CONFIG_COUNT", "0")
     pairs = [
         (original[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"])
@@ -113,8 +115,8 @@ def git_config_env(original: dict[str, str], env: dict[str, str]) -> dict[str, s
     ]  # a value that looked like a secret was scrubbed: its key goes too
     pairs = [(k, v) for k, v in pairs if not _secret_config(k, v)]
     pairs.append(("safe.bareRepository", "explicit"))
-    out = {k: v for k, v in env.items() if not k.startswith("GIT_CONFIG_")
-           or k == "GIT_CONFIG_NOSYSTEM" or k == "GIT_CONFIG_GLOBAL"}  # fmt: skip
+    kept = ("GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
+    out = {k: v for k, v in env.items() if not k.startswith("GIT_CONFIG_") or k in kept}
     out["GIT_CONFIG_COUNT"] = str(len(pairs))
     for i, (key, value) in enumerate(pairs):
         out[f"GIT_CONFIG_KEY_{i}"], out[f"GIT_CONFIG_VALUE_{i}"] = key, value

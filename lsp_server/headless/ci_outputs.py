@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
 from agent.session import Session
-from lsp_server.headless import ci, exit_codes, repo_git
+from lsp_server.headless import ci, exit_codes, kept_edits, repo_git
 from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.options import RunOptions
 from lsp_server.headless.render import print_json
@@ -25,7 +25,8 @@ class CiState:
     dirty_before: set[str]
     guard: MemoryGuard | None
     links: GitlinkGuard | None = None
-    contents: dict[str, bytes] = field(default_factory=dict)  # dirty tracked files, as they were
+    contents: dict[str, bytes] = field(default_factory=dict)  # dirty tracked files, their digests
+    kept: dict[str, bytes] = field(default_factory=dict)  # the user's files (``kept_edits``)
 
 
 def show_verify(opts: RunOptions, session: Session, phase: str, done: ci.Verification) -> None:
@@ -100,7 +101,16 @@ def write_ci_outputs(
     except repo_git.GitFailed as exc:  # the agent broke the index, say: one line, no outputs
         report.error, report.blocked = str(exc), exc.exit_code
         return
+    # the user's work that a script or a chain of commands discarded (commit, then reset --keep)
+    try:
+        shown = dirty | kept_edits.ignored(layout)  # as git shows them: changed, not reset
+    except repo_git.GitFailed:
+        shown = dirty | set(state.kept)
+    restored = kept_edits.put_back(layout.root, state.kept, shown)
+    for _, why in restored:
+        report.refusals.append({"tool": "git", "reason": why})
     paths = (dirty - state.dirty_before) | ((set(session.turn.files_modified) | edited) & dirty)
+    paths -= {path for path, _ in restored}  # as it was before the run: not the run's change
     try:
         artifacts = out.open().relative_to(opts.root).as_posix() + "/"
         paths = {p for p in paths if not p.startswith(artifacts)}

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from agent.errors import KilnError, UsageError
 from kiln_errors.host_path import host_env
+from lsp_server.headless import index_flags
 from lsp_server.headless.git_nested import nested_repositories
 from lsp_server.headless.patch_limits import Limits, PatchTooLarge, too_large
 
@@ -234,8 +235,8 @@ class Layout:
         # Not inside submodules (``dirty``): git would run each one's status under its own
         # config, which the agent may write past the ones ``filter_overrides`` reads; a
         # submodule's new commit still counts, its work tree's edits are not in the patch anyway.
-        out = self.git("status", "--porcelain", "-z", "-uall", "--no-renames",
-                       "--ignore-submodules=dirty", "--", ".")  # fmt: skip
+        out = index_flags.status(self, "--porcelain", "-z", "-uall", "--no-renames",
+                                 "--ignore-submodules=dirty", "--", ".")  # fmt: skip
         top_paths = {entry[3:] for entry in out.split("\0") if len(entry) > 3}
         now = self.current_head()
         if now and now != self.head:  # commits made during the run: their files count too

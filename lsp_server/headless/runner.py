@@ -18,7 +18,7 @@ from agent.sandbox.gitlinks import GitlinkGuard
 from agent.sandbox.guard import MemoryGuard
 from agent.sandbox.nested_files import NestedFiles
 from agent.session import AgentConfig, DiskHost, Session
-from lsp_server.headless import ci, exit_codes, repo_git
+from lsp_server.headless import ci, exit_codes, kept_edits, repo_git
 from lsp_server.headless.artifacts import Artifacts
 from lsp_server.headless.asker import asker
 from lsp_server.headless.branch_name import check_branch
@@ -119,6 +119,12 @@ def run(opts: RunOptions) -> int:
                                            name="task", budget=TASK_BUDGET))  # fmt: skip
     if opts.output_format == "stream-json":  # what runs, before anything else (and the model)
         print_json(_init_event(opts, session), indent=None)
+    # the user's work, before the verification (the repository's own code) can discard it
+    kept = (
+        kept_edits.keep(layout.root, layout.dirty_paths() | kept_edits.ignored(layout))
+        if layout is not None
+        else {}
+    )
     before, reason = None, ""
     if opts.verify and verify_box is not None:
         # --max-minutes bounds the whole run, the verification included; Ctrl-C or SIGTERM
@@ -143,7 +149,7 @@ def run(opts: RunOptions) -> int:
         reason = _drive(session, _task_text(opts))
     on_event.flush()
     ci_state = (
-        CiState(layout, dirty_before, run_guard, run_links, contents)
+        CiState(layout, dirty_before, run_guard, run_links, contents, kept)
         if layout is not None
         else None
     )

@@ -71,6 +71,12 @@ DISCARDING = [
     ("git rm -f Makefile", False),  # the file and its edit gone: git rm without -f refuses
     ("git rm -rf .", False),
     ("git rm --forc Makefile", False),
+    ("git mv -f calc.py Makefile", False),  # moved over the edited file, which it replaces
+    ("git mv --forc calc.py Makefile", False),
+    # hunk by hunk, the answers piped in: every hunk thrown away, with no path named
+    ("yes | git checkout -p", False),
+    ("yes | git restore --patch", False),
+    ("git checkout --merge Makefile", False),  # -m with a path: the file, not a merge
 ]
 
 
@@ -99,6 +105,7 @@ def test_a_git_form_that_discards_work_is_refused_and_reported(
     ["git checkout Makefile",  # a branch of that name: git switches to it, keeping the edit
      "git reset --keep", "git clean -n", "git checkout-index -a", "git read-tree -m -u HEAD",
      "git rm Makefile", "git rm --cached -f Makefile", "git rm -n -f Makefile",
+     "git mv -n -f calc.py Makefile",
      "git checkout -m Makefile"],  # a three-way merge: the edit stays in the work tree
 )  # fmt: skip
 def test_a_git_form_that_keeps_work_still_runs(failing_repo: Path, command: str) -> None:
@@ -198,3 +205,44 @@ def test_an_alias_from_the_environments_git_config_is_seen(failing_repo: Path) -
         f"{REFUSED}: git co Makefile"
     ]
     _work_is_intact(failing_repo)
+
+
+def test_an_alias_from_the_system_git_config_is_seen(failing_repo: Path) -> None:
+    """git reads the system config (`/etc/gitconfig`, or the file `GIT_CONFIG_SYSTEM` names),
+    and so do the commands; the alias lookup skipped it, so a runner image's `alias.co =
+    checkout` made `git co Makefile` run and discard the edit."""
+    _workspace(failing_repo)
+    system = failing_repo / ".git" / "system-gitconfig"  # where commands in the sandbox see it
+    system.write_text("[alias]\n\tco = checkout\n")
+    proc = _run(failing_repo, "git co Makefile", GIT_CONFIG_SYSTEM=str(system))
+    assert proc.returncode == 5, proc.stderr
+    assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [
+        f"{REFUSED}: git co Makefile"
+    ]
+    _work_is_intact(failing_repo)
+
+
+def test_the_system_git_config_reaches_commands(failing_repo: Path) -> None:
+    """An alias of the system config that keeps work runs as git outside would run it."""
+    _workspace(failing_repo)
+    system = failing_repo / ".git" / "system-gitconfig"
+    system.write_text("[alias]\n\tst = status --short\n")
+    proc = _run(failing_repo, "git st", GIT_CONFIG_SYSTEM=str(system))
+    report = json.loads(proc.stdout)
+    assert report["refusals"] == [], proc.stderr
+    assert " M Makefile" in (failing_repo.parent / "out" / "transcript.jsonl").read_text()
+    _work_is_intact(failing_repo)
+
+
+def test_a_branch_deleted_earlier_in_the_line_is_no_revision(failing_repo: Path) -> None:
+    """`git checkout Makefile` with a branch `Makefile` switches to it, and runs; but the line
+    deleted the branch first, so git took `Makefile` for the file and discarded the edit: the
+    check had asked git before the line ran. In a line with other commands, the name is a path."""
+    _workspace(failing_repo)
+    git(failing_repo, "branch", "Makefile")
+    command = "git branch -D Makefile && git checkout Makefile"
+    proc = _run(failing_repo, command)
+    assert proc.returncode == 5, proc.stderr
+    assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [f"{REFUSED}: {command}"]
+    _work_is_intact(failing_repo)
+    assert "Makefile" in git(failing_repo, "branch", "--list", "Makefile")  # the line ran no part
