@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kiln_errors.shown import cut
+from lsp_server.core.errors import INVALID_REQUEST, id_in_use
 
 
 class ClientRequests:
@@ -28,9 +28,8 @@ class ClientRequests:
         """The error answer for ``message`` if its id is in use, else None (the id is taken)."""
         key = json.dumps(message["id"])
         if key in self._open:
-            detail = f"request id {cut(key)} is already in use by a request not answered yet"
-            hint = "give each request an id of its own until it is answered"
-            return {"code": -32600, "message": detail, "data": {"hint": hint}}
+            detail, hint = id_in_use(message["id"])
+            return {"code": INVALID_REQUEST, "message": detail, "data": {"hint": hint}}
         self._open.add(key)
         return None
 

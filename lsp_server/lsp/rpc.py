@@ -22,6 +22,7 @@ from lsp_server.core import (
     SESSION_NOT_FOUND,
     CoreError,
 )
+from lsp_server.core.errors import short
 
 log = logging.getLogger("kiln.lsp.rpc")
 
@@ -48,17 +49,21 @@ def to_rpc_error(exc: BaseException) -> JsonRpcException:
     return JsonRpcException(message=str(exc), code=code, data=data or None)
 
 
-def plain_internal_error(error: types.ResponseError) -> types.ResponseError:
-    """An internal error (-32603) as the client is answered with it: one line, and no
-    ``data.traceback``. pygls puts the handler's traceback there, the server's insides (paths,
-    source lines) for any client to read; it is logged on stderr, where it belongs."""
-    if error.code != INTERNAL_ERROR:
-        return error
-    data = error.data
-    if isinstance(data, dict):
-        data = {k: v for k, v in data.items() if k != "traceback"} or None
-    message = shown(" ".join(str(error.message).split()) or "internal error")
-    return types.ResponseError(code=error.code, message=message, data=data)
+def plain_error(error: types.ResponseError) -> types.ResponseError:
+    """An error as the client is answered with it: a message or ``data.hint`` past
+    ``MAX_MESSAGE`` characters keeps its head and tail (one quoting a 100,000-character
+    session id or method name was sent back whole). An internal error (-32603) is also one
+    line without ``data.traceback``: pygls puts the handler's traceback there, the server's
+    insides (paths, source lines) for any client to read; it is logged on stderr, where it
+    belongs."""
+    data, message = error.data, str(error.message)
+    if isinstance(data, dict) and isinstance(data.get("hint"), str):
+        data = {**data, "hint": short(data["hint"])}
+    if error.code == INTERNAL_ERROR:
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k != "traceback"} or None
+        message = shown(" ".join(message.split()) or "internal error")
+    return types.ResponseError(code=error.code, message=short(message), data=data)
 
 
 def json_converter() -> Any:
