@@ -144,7 +144,14 @@ class SessionPromptParams:
 class SetModeParams:
     session_id: str
     mode: str | None = None
+    permission_mode: str | None = None  # another name of mode, as in kiln/session/new
     edit_mode: str | None = None
+
+    def permission(self) -> str | None:
+        """The mode asked for, under either name; InvalidParams when the two differ."""
+        given = {"mode": self.mode, "permissionMode": self.permission_mode}
+        mode = typed_options(given, "params").get("mode")
+        return mode if isinstance(mode, str) else None
 
 
 @dataclass(frozen=True, kw_only=True)

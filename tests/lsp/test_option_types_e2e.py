@@ -134,6 +134,17 @@ async def test_mode_and_permission_mode_that_differ_are_refused_as_kiln_acp_refu
         listed = await editor.request("kiln/session/list", {})
         assert len(listed["sessions"]) == 2  # the refused request made no session
 
+        sid = alias["sessionId"]  # kiln/session/setMode takes either name too
+        with pytest.raises(JsonRpcException) as err:
+            await editor.request(
+                "kiln/session/setMode", {"sessionId": sid, "mode": "ci", "permissionMode": "yolo"}
+            )
+        assert err.value.code == -32602 and "differ" in err.value.message, err.value
+        changed = await editor.request(
+            "kiln/session/setMode", {"sessionId": sid, "permissionMode": "ci"}
+        )
+        assert changed["mode"] == "ci"  # it was ignored: the mode stayed auto-edit
+
 
 async def test_an_unknown_provider_is_refused_where_it_is_sent(
     workspace: Path, scripted_env: Any
