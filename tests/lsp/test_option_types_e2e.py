@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.conftest import running
+from tests.lsp.conftest import running, server_env
+from tests.lsp.raw_client import RawServer
 from tests.lsp.test_mode_e2e import settings
 from tests.waiting import until
 
@@ -172,3 +173,29 @@ async def test_an_unknown_provider_is_refused_where_it_is_sent(
         editor.workspace_did_change_configuration(settings({"provider": "nope"}))
         shown = f"show: Kiln settings not applied: kiln.provider must be one of {known}, got"
         await until(lambda: any(line.startswith(shown) for line in editor.logs), what=shown)
+
+
+@pytest.mark.parametrize(
+    ("options", "line"),
+    [
+        ("yolo", "initializationOptions must be an object, got 'yolo'"),
+        (5, "initializationOptions must be an object, got 5"),
+        (False, "initializationOptions must be an object, got false"),
+        ([], None),  # Neovim's empty table: no options
+    ],
+)
+async def test_initialization_options_that_are_no_object_are_refused_not_ignored(
+    workspace: Path, kiln_home: Path, options: Any, line: str | None
+) -> None:
+    """`initializationOptions` of another JSON type than an object were dropped without a word
+    (the server ran on its defaults and `configError` was absent), where kiln acp answers
+    `_meta.kiln: "yolo"` with `_meta.kiln must be an object`. `configError` now says so."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, initializationOptions=options)
+        hello = (await server.request("hello", "kiln/hello", {}))["result"]
+        assert hello.get("configError") == line, hello
+        assert hello["config"]["mode"] == "ask"
+        assert await server.shutdown_and_exit() == 0
+    finally:
+        await server.close()
