@@ -11,6 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -82,6 +83,7 @@ def json_converter() -> Any:
     converter = default_converter()
     for kind, check in _PRIMITIVES.items():
         converter.register_structure_hook(kind, check)
+    converter.register_structure_hook_factory(attrs.has, _objects_only(converter))
     for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
     for doc in (types.TextDocumentItem, types.VersionedTextDocumentIdentifier):
@@ -101,6 +103,36 @@ def _strict(kind: type, name: str, fits: Callable[[Any], bool]) -> Callable[[Any
         return kind(value)
 
     return hook
+
+
+def _objects_only(converter: Any) -> Callable[[type], Callable[[Any, type], Any]]:
+    """LSP's object types built as lsprotocol builds them (fields under their camelCase wire
+    names) from a JSON object only (or ``[]``, Neovim's empty table). cattrs read any value it
+    could test keys with as one: ``"capabilities": "x"`` passed as capabilities of nothing
+    (``"general": 5`` was an error, ``"general": "x"`` not). Classes with a hook of their own
+    (LSP's unions) keep it."""
+    from cattrs.gen import make_dict_structure_fn, override
+
+    def factory(cls: type) -> Callable[[Any, type], Any]:
+        names = {
+            f.name: override(rename=_camel(f.name.removesuffix("_"))) for f in attrs.fields(cls)
+        }
+        structure: Callable[[Any, type], Any] = make_dict_structure_fn(
+            cls,
+            converter,
+            **names,  # type: ignore[arg-type]  # lsprotocol passes them so
+        )
+
+        def hook(value: Any, kind: type) -> Any:
+            if value == []:  # an empty Lua table, as Neovim encodes it: an empty object
+                value = {}
+            if not isinstance(value, dict):
+                raise TypeError(f"expected an object, got {type(value).__name__} {value!r:.40}")
+            return structure(value, kind)
+
+        return hook
+
+    return factory
 
 
 _PRIMITIVES: dict[type, Callable[[Any, type], Any]] = {
