@@ -17,10 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.providers import provider_names
-from kiln_errors.shown import shown
 from lsp_server.core.config import typed_options
-from lsp_server.core.errors import InvalidParams
 
 META_KEY = "kiln/meta"  # the client's _meta, whole
 RAW_MCP_KEY = "kiln/mcpServers"  # mcpServers exactly as the client sent them
@@ -53,24 +50,10 @@ def client_meta(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def kiln_options(kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """``_meta.kiln``: Kiln options a client may send with initialize and session/new, each of
-    its JSON type (InvalidParams naming the field otherwise: ``"maxSteps": "30"`` is refused,
-    not read as 30). A provider Kiln does not know is the client's mistake, said when it is sent
-    (not an internal error at the next ``session/new``), and so are ``mode`` and its alias
-    ``permissionMode`` naming two different modes: neither silently wins."""
+    """``_meta.kiln``: Kiln options a client may send with initialize and session/new, checked
+    as ``typed_options`` checks every client's options (InvalidParams naming the field: an
+    ill-typed value, an unknown provider, ``mode`` and ``permissionMode`` that differ)."""
     options = client_meta(kwargs).get("kiln")
     if options is None:
         return None
-    options = typed_options(options, "_meta.kiln")
-    provider, known = options.get("provider"), provider_names()
-    if provider is not None and provider not in known:
-        raise InvalidParams(
-            f"_meta.kiln.provider must be one of {', '.join(known)}, got '{shown(provider, 60)}'"
-        )
-    mode, alias = options.get("mode"), options.get("permissionMode")
-    if mode is not None and alias is not None and mode != alias:
-        raise InvalidParams(
-            f"_meta.kiln.mode '{shown(mode, 60)}' and _meta.kiln.permissionMode "
-            f"'{shown(alias, 60)}' differ: they are one option, send one of them"
-        )
-    return options
+    return typed_options(options, "_meta.kiln")

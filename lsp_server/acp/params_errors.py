@@ -11,7 +11,9 @@ The SDK's models are lax: ``"protocolVersion": "1"`` was read as 1 and a ``size`
 as 12, so a client's typo passed as something it did not say. A value whose JSON type the model
 changed (a string, a number, a boolean each read as another) is refused as the wrong type,
 naming the field, as ``kiln lsp`` refuses it; so is a fraction where the model wants an integer
-(``"protocolVersion": 1.5`` was read as 1; ``1.0`` is the integer 1, as JSON has one number type). (A capability flag that is no boolean was set to
+(``"protocolVersion": 1.5`` was read as 1; ``1.0`` is the integer 1, as JSON has one number type),
+and null, an array or an object the model read as a number or a string (the SDK read
+``"protocolVersion": null`` as 1). (A capability flag that is no boolean was set to
 false before this check, as ACP's schema reads it: ``capabilities.booleans_only``.)
 """
 
@@ -109,6 +111,9 @@ def _kind(value: Any) -> str | None:
     return None
 
 
+_SHAPES = {type(None): "null", list: "an array", dict: "an object"}
+
+
 def _coerced(
     sent: Any, read: Any, where: tuple[Any, ...] = ()
 ) -> tuple[list[Any], str, str] | None:
@@ -125,8 +130,8 @@ def _coerced(
                 return found
         return None
     said, wanted = _kind(sent), _kind(read)
-    if said and wanted and said != wanted:
-        return [*where], said, wanted
+    if wanted and said != wanted:  # null, an array or an object read as a number (or string)
+        return [*where], said or _SHAPES.get(type(sent), "another value"), wanted
     if isinstance(sent, float) and type(read) is int and sent != read:  # 1.5 was read as 1
         return [*where], "a fraction", "a whole number"
     return None

@@ -4,8 +4,10 @@ A request that reuses the id of one not answered yet would be served and answere
 same id, so neither its answer nor a ``$/cancel_request`` of that id could tell the two apart.
 The stdio guard refuses it (-32600, without running it) and the first goes on untouched. An id
 is free again once its answer is written: the SDK's connection shows each answer it sends to its
-``observers`` right after writing it, before any later line of the client is read. A null id is
-not tracked: errors for lines whose id cannot be read are answered under null as well.
+``observers`` right after writing it, before any later line of the client is read. A null id
+is an id like any other (ACP's ``RequestId`` allows it): two requests under null in flight could
+not be told apart either. The errors for lines whose id cannot be read, also answered under null,
+are written by the stdio guard itself, not through the SDK, so they never free it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kiln_errors.shown import cut
+from lsp_server.core.errors import INVALID_REQUEST, id_in_use
 
 
 class ClientRequests:
@@ -24,13 +26,10 @@ class ClientRequests:
 
     def refusal(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The error answer for ``message`` if its id is in use, else None (the id is taken)."""
-        if message.get("id") is None:
-            return None
         key = json.dumps(message["id"])
         if key in self._open:
-            detail = f"request id {cut(key)} is already in use by a request not answered yet"
-            hint = "give each request an id of its own until it is answered"
-            return {"code": -32600, "message": detail, "data": {"hint": hint}}
+            detail, hint = id_in_use(message["id"])
+            return {"code": INVALID_REQUEST, "message": detail, "data": {"hint": hint}}
         self._open.add(key)
         return None
 
@@ -39,5 +38,5 @@ class ClientRequests:
         message = getattr(event, "message", None)
         if getattr(event, "direction", None) == "incoming" or not isinstance(message, dict):
             return
-        if "method" not in message and message.get("id") is not None:
+        if "method" not in message and "id" in message:
             self._open.discard(json.dumps(message["id"]))

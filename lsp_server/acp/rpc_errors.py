@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from acp import RequestError
 
 from agent.errors import KilnError, SessionBusy, SessionNotFound
-from kiln_errors.shown import cut
 from lsp_server.core import SESSION_NOT_FOUND, TURN_IN_PROGRESS, CoreError
+from lsp_server.core.errors import short
 
 if TYPE_CHECKING:
     from lsp_server.acp.server import KilnAcpAgent
@@ -29,7 +29,6 @@ INVALID_REQUEST = -32600
 RESOURCE_NOT_FOUND = -32002
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-MAX_MESSAGE = 500  # characters of an error's message or hint; a longer one is cut in the middle
 
 
 def rpc_errors(fn: F) -> F:
@@ -45,7 +44,7 @@ def rpc_errors(fn: F) -> F:
         try:
             return await fn(self, *args, **kwargs)
         except RequestError as exc:
-            raise RequestError(exc.code, _short(str(exc)), exc.data) from None
+            raise RequestError(exc.code, short(str(exc)), exc.data) from None
         except CoreError as exc:
             raise _request_error(exc.code, exc) from None
         except SessionNotFound as exc:
@@ -72,12 +71,7 @@ def not_initialized() -> RequestError:
 
 
 def _request_error(code: int, exc: BaseException) -> RequestError:
-    hint = _short(getattr(exc, "hint", "") or "")
+    hint = short(getattr(exc, "hint", "") or "")
     if code == SESSION_NOT_FOUND:  # ACP's own code for an unknown session
         code = RESOURCE_NOT_FOUND
-    return RequestError(code, _short(str(exc)), {"hint": hint} if hint else None)
-
-
-def _short(text: str) -> str:
-    """``text`` whole up to ``MAX_MESSAGE`` characters, else its head and tail around "…"."""
-    return cut(text, MAX_MESSAGE)
+    return RequestError(code, short(str(exc)), {"hint": hint} if hint else None)

@@ -12,7 +12,9 @@ from typing import Any, Protocol
 from agent.config import STEP_LIMIT
 from agent.events import AgentEvent
 from agent.protocols import EditOutcome, EditProposal
+from agent.providers import provider_names
 from kiln_errors.setting import number_in, whole_in
+from kiln_errors.shown import shown
 from lsp_server.core.errors import InvalidParams
 
 EDIT_MODES = ("ask", "deferred", "auto")
@@ -34,7 +36,11 @@ def typed_options(options: Any, where: str, extra: dict[str, str] | None = None)
     """``options`` as a client sent them in JSON, each known key holding its JSON type (and
     each of ``extra``'s, key -> type): ``"30"`` is no number of steps, ``true`` no number of
     seconds, ``5`` no model name. InvalidParams names the field as ``where.key`` otherwise;
-    null is an option not given. The ``KILN_ACP_*`` variables, strings by nature, skip this."""
+    null is an option not given. The ``KILN_ACP_*`` variables, strings by nature, skip this.
+    A provider Kiln does not know is refused here, where it is sent (not at the first model
+    call), and so are ``mode`` and its other name ``permissionMode`` naming two different
+    modes: neither silently wins. The result names the mode as ``mode`` only. Shared by
+    ``kiln acp``'s ``_meta.kiln`` and ``kiln lsp``'s options and session params."""
     if not isinstance(options, dict):
         raise InvalidParams(f"{where} must be an object, got {_shown(options)}")
     kinds = {key: kind for key, (_, kind) in OPTIONS.items()} | (extra or {})
@@ -48,7 +54,22 @@ def typed_options(options: Any, where: str, extra: dict[str, str] | None = None)
             right = isinstance(value, {"string": str, "boolean": bool}[kind])
         if not right:
             raise InvalidParams(f"{where}.{key} must be a {kind}, got {_shown(value)}")
-    return options
+    provider, known = options.get("provider"), provider_names()
+    if provider is not None and provider not in known:
+        raise InvalidParams(
+            f"{where}.provider must be one of {', '.join(known)}, got '{shown(provider, 60)}'"
+        )
+    mode, alias = options.get("mode"), options.get("permissionMode")
+    if mode is not None and alias is not None and mode != alias:
+        raise InvalidParams(
+            f"{where}.mode '{shown(mode, 60)}' and {where}.permissionMode "
+            f"'{shown(alias, 60)}' differ: they are one option, send one of them"
+        )
+    if alias is None:
+        return options
+    return {key: value for key, value in options.items() if key != "permissionMode"} | {
+        "mode": alias
+    }
 
 
 @dataclass

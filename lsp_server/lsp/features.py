@@ -39,12 +39,12 @@ FLAGS = {"confirmEdits": "boolean", "index": "boolean", "hover": "boolean"}  # k
 
 
 def initialize(ls: KilnServer, params: types.InitializeParams) -> None:
-    options = plain_json(params.initialization_options) or {}
+    options = plain_json(params.initialization_options)
+    if options is None or options == []:  # none given (Neovim sends an empty table as [])
+        options = {}
     ls.options = options if isinstance(options, dict) else {}
-    try:
-        ls.config = CoreConfig.from_options(
-            typed_options(ls.options, "initializationOptions", FLAGS)
-        )
+    try:  # "yolo" or 5 is no set of options: refused as an ill-typed option is, not ignored
+        ls.config = CoreConfig.from_options(typed_options(options, "initializationOptions", FLAGS))
     except CoreError as exc:  # start anyway; kiln/hello reports what was ignored
         ls.config_error = f"{exc} ({exc.hint})" if exc.hint else str(exc)
         log.warning("ignoring initializationOptions: %s", ls.config_error)

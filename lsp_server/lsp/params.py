@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union
 
 from lsp_server.core import InvalidParams
+from lsp_server.core.config import typed_options
 
 P = TypeVar("P")
 
@@ -96,6 +97,7 @@ class SessionOptions:
     """Per-session overrides of the server settings (``CoreConfig.from_options`` keys)."""
 
     mode: str | None = None
+    permission_mode: str | None = None  # another name of mode, as in initializationOptions
     edit_mode: str | None = None
     provider: str | None = None
     model: str | None = None
@@ -105,11 +107,14 @@ class SessionOptions:
     permission_timeout: float | None = None
 
     def options(self) -> dict[str, Any]:
-        return {
+        """The overrides as ``CoreConfig.from_options`` reads them; InvalidParams for a
+        provider Kiln does not know, or ``mode`` and ``permissionMode`` that differ."""
+        given = {
             camel(f.name): getattr(self, f.name)
             for f in dataclasses.fields(SessionOptions)
             if getattr(self, f.name) is not None
         }
+        return typed_options(given, "params")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,7 +144,14 @@ class SessionPromptParams:
 class SetModeParams:
     session_id: str
     mode: str | None = None
+    permission_mode: str | None = None  # another name of mode, as in kiln/session/new
     edit_mode: str | None = None
+
+    def permission(self) -> str | None:
+        """The mode asked for, under either name; InvalidParams when the two differ."""
+        given = {"mode": self.mode, "permissionMode": self.permission_mode}
+        mode = typed_options(given, "params").get("mode")
+        return mode if isinstance(mode, str) else None
 
 
 @dataclass(frozen=True, kw_only=True)

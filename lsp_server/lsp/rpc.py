@@ -11,6 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -22,6 +23,7 @@ from lsp_server.core import (
     SESSION_NOT_FOUND,
     CoreError,
 )
+from lsp_server.core.errors import short
 
 log = logging.getLogger("kiln.lsp.rpc")
 
@@ -48,17 +50,21 @@ def to_rpc_error(exc: BaseException) -> JsonRpcException:
     return JsonRpcException(message=str(exc), code=code, data=data or None)
 
 
-def plain_internal_error(error: types.ResponseError) -> types.ResponseError:
-    """An internal error (-32603) as the client is answered with it: one line, and no
-    ``data.traceback``. pygls puts the handler's traceback there, the server's insides (paths,
-    source lines) for any client to read; it is logged on stderr, where it belongs."""
-    if error.code != INTERNAL_ERROR:
-        return error
-    data = error.data
-    if isinstance(data, dict):
-        data = {k: v for k, v in data.items() if k != "traceback"} or None
-    message = shown(" ".join(str(error.message).split()) or "internal error")
-    return types.ResponseError(code=error.code, message=message, data=data)
+def plain_error(error: types.ResponseError) -> types.ResponseError:
+    """An error as the client is answered with it: a message or ``data.hint`` past
+    ``MAX_MESSAGE`` characters keeps its head and tail (one quoting a 100,000-character
+    session id or method name was sent back whole). An internal error (-32603) is also one
+    line without ``data.traceback``: pygls puts the handler's traceback there, the server's
+    insides (paths, source lines) for any client to read; it is logged on stderr, where it
+    belongs."""
+    data, message = error.data, str(error.message)
+    if isinstance(data, dict) and isinstance(data.get("hint"), str):
+        data = {**data, "hint": short(data["hint"])}
+    if error.code == INTERNAL_ERROR:
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k != "traceback"} or None
+        message = shown(" ".join(message.split()) or "internal error")
+    return types.ResponseError(code=error.code, message=short(message), data=data)
 
 
 def json_converter() -> Any:
@@ -77,6 +83,7 @@ def json_converter() -> Any:
     converter = default_converter()
     for kind, check in _PRIMITIVES.items():
         converter.register_structure_hook(kind, check)
+    converter.register_structure_hook_factory(attrs.has, _objects_only(converter))
     for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
     for doc in (types.TextDocumentItem, types.VersionedTextDocumentIdentifier):
@@ -96,6 +103,36 @@ def _strict(kind: type, name: str, fits: Callable[[Any], bool]) -> Callable[[Any
         return kind(value)
 
     return hook
+
+
+def _objects_only(converter: Any) -> Callable[[type], Callable[[Any, type], Any]]:
+    """LSP's object types built as lsprotocol builds them (fields under their camelCase wire
+    names) from a JSON object only (or ``[]``, Neovim's empty table). cattrs read any value it
+    could test keys with as one: ``"capabilities": "x"`` passed as capabilities of nothing
+    (``"general": 5`` was an error, ``"general": "x"`` not). Classes with a hook of their own
+    (LSP's unions) keep it."""
+    from cattrs.gen import make_dict_structure_fn, override
+
+    def factory(cls: type) -> Callable[[Any, type], Any]:
+        names = {
+            f.name: override(rename=_camel(f.name.removesuffix("_"))) for f in attrs.fields(cls)
+        }
+        structure: Callable[[Any, type], Any] = make_dict_structure_fn(
+            cls,
+            converter,
+            **names,  # type: ignore[arg-type]  # lsprotocol passes them so
+        )
+
+        def hook(value: Any, kind: type) -> Any:
+            if value == []:  # an empty Lua table, as Neovim encodes it: an empty object
+                value = {}
+            if not isinstance(value, dict):
+                raise TypeError(f"expected an object, got {type(value).__name__} {value!r:.40}")
+            return structure(value, kind)
+
+        return hook
+
+    return factory
 
 
 _PRIMITIVES: dict[type, Callable[[Any, type], Any]] = {

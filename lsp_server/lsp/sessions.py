@@ -133,7 +133,7 @@ async def session_set_mode(ls: KilnServer, params: SetModeParams) -> dict[str, A
 
     session = ls.core().get(params.session_id)
     host = ls.core().live[session.id].host
-    mode, edit_mode = params.mode, params.edit_mode
+    mode, edit_mode = params.permission(), params.edit_mode
     if mode is not None and mode not in MODES:
         raise InvalidParams(f"unknown mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
     if edit_mode is not None and edit_mode not in EDIT_MODES:

@@ -4,7 +4,8 @@ come in are read by ``frames``).
 pygls routes messages to handlers; the rules around them live here, because a client is owed an
 answer to every request it sends: a body that is not JSON gets -32700 (``id: null``), a message
 that is not a JSON-RPC 2.0 object -32600 (an ``id`` of null too: LSP's ids are integers or
-strings), a request before ``initialize`` -32002, a request after ``shutdown`` -32600, an LSP
+strings), a request before ``initialize`` -32002, a request after ``shutdown`` -32600 (and so
+one reusing the id of a request of the client's not answered yet), an LSP
 notification sent with an id -32601, and params pygls cannot read -32602. A malformed answer to one of the server's own requests is taken as an error answer, so
 nothing waits for it forever. A request may omit ``params``.
 ``exit`` ends the process with 0 after ``shutdown`` and 1 without it.
@@ -33,8 +34,9 @@ from agent.errors import UsageError
 from kiln_errors.setting import number_in
 from kiln_errors.shown import shown
 from lsp_server import json_text
+from lsp_server.core.errors import id_in_use, short
 from lsp_server.lsp.frames import INVALID_REQUEST, PARSE_ERROR, read_frames
-from lsp_server.lsp.rpc import plain_internal_error, why_unreadable
+from lsp_server.lsp.rpc import plain_error, why_unreadable
 
 log = logging.getLogger("kiln.lsp.transport")
 
@@ -233,10 +235,11 @@ class KilnProtocol(LanguageServerProtocol):
         super()._handle_response(msg_id, result, error)
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        """Every answer passes here: an internal error goes out as one line, without the
-        traceback pygls adds to it (pygls has logged it on stderr)."""
+        """Every answer passes here: an error's message and hint cut to a readable length, and
+        an internal error as one line, without the traceback pygls adds to it (pygls has logged
+        it on stderr)."""
         if isinstance(error, types.ResponseError):
-            error = plain_internal_error(error)
+            error = plain_error(error)
         super()._send_response(msg_id, result, error)
 
     def structure(self, data: dict[str, Any]) -> Any:
@@ -285,6 +288,11 @@ class KilnProtocol(LanguageServerProtocol):
             self.reply_error(
                 msg_id, METHOD_NOT_FOUND, f"{method} is a notification: send it without an id"
             )
+        elif msg_id is not None and isinstance(self._request_futures.get(msg_id), asyncio.Future):
+            # the client's own request under that id is not answered yet: serving this one too
+            # would answer both under one id (and a $/cancelRequest of it could name either)
+            message, hint = id_in_use(msg_id)
+            self.reply_error(msg_id, INVALID_REQUEST, message, hint)
         else:
             if method == types.SHUTDOWN:  # received: an `exit` right behind it still exits 0
                 self.shutdown_received = True
@@ -292,9 +300,12 @@ class KilnProtocol(LanguageServerProtocol):
             return False
         return True
 
-    def reply_error(self, msg_id: Any, code: int, message: str) -> None:
+    def reply_error(self, msg_id: Any, code: int, message: str, hint: str = "") -> None:
+        message = short(message)  # it may quote a method name of any length
         log.info("answered %s with %s: %s", msg_id, code, message)
-        error = {"code": code, "message": message}
+        error: dict[str, Any] = {"code": code, "message": message}
+        if hint:
+            error["data"] = {"hint": hint}
         self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
 
 

@@ -66,19 +66,24 @@ def test_a_request_with_a_null_id_is_served_under_that_id(kiln_home: Path) -> No
     """ACP's `RequestId` is an integer, a string or null (JSON-RPC 2.0 discourages null but
     allows it, and the answer carries the same value): a null-id request is a request, not a
     notification, and is answered under `id: null` (`kiln lsp` refuses it: LSP's id is
-    `integer | string`). lsp_server/PROTOCOL.md and docs/acp.md say which does what."""
+    `integer | string`). lsp_server/PROTOCOL.md and docs/acp.md say which does what. Null is
+    an id like another: a second request under null sent while the first is not answered yet
+    is refused (-32600), as a reused id 3 is (`tests/acp/test_acp_request_ids.py`)."""
     raw = [
         frame(1, "initialize", {"protocolVersion": 1}),
         '{"jsonrpc": "2.0", "id": null, "method": "session/list", "params": {}}',
-        '{"jsonrpc": "2.0", "id": null, "method": "session/cancel", "params": {"sessionId": "x"}}',
-        '{"jsonrpc": "2.0", "id": 2, "method": "session/list", "params": {}}',
+        '{"jsonrpc": "2.0", "id": null, "method": "session/list", "params": {}}',
+        '{"jsonrpc": "2.0", "id": 2, "method": "session/cancel", "params": {"sessionId": "x"}}',
     ]
     done = run_raw(raw, kiln_home)
     assert done.returncode == 0, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [r["id"] for r in replies] == [1, None, None, 2], replies
-    assert replies[1]["result"] == {"sessions": []}
-    assert replies[2]["error"]["code"] == -32601  # a notification's method, sent with an id
+    assert sorted(str(r["id"]) for r in replies) == ["1", "2", "None", "None"], replies
+    nulls = [r for r in replies if r["id"] is None]
+    assert {"sessions": []} in [r.get("result") for r in nulls], replies  # served
+    assert -32600 in [r.get("error", {}).get("code") for r in nulls], replies  # id in use
+    by_id = {r["id"]: r for r in replies}
+    assert by_id[2]["error"]["code"] == -32601  # a notification's method, sent with an id
 
 
 def test_a_refused_initialize_is_not_the_handshake(kiln_home: Path) -> None:

@@ -130,6 +130,21 @@ def test_a_fractional_protocol_version_and_a_limit_no_turn_reaches_are_refused(
     assert "whole number" in replies[4]["error"]["message"]
 
 
+def test_a_protocol_version_of_null_an_array_or_an_object_is_refused(kiln_home: Path) -> None:
+    """The SDK read `"protocolVersion": null` (or `[1]`, `{}`) as 1 and answered; it is the
+    wrong type, as a string is."""
+    raw = [frame(n, "initialize", {"protocolVersion": bad})
+           for n, bad in enumerate((None, [1], {}), start=1)]  # fmt: skip
+    raw.append(frame(4, "initialize", {"protocolVersion": 1}))
+    replies = _replies(run_raw(raw, kiln_home))
+    for n, shape in ((1, "null"), (2, "an array"), (3, "an object")):
+        error = replies[n]["error"]
+        assert (error["code"], error["message"]) == (
+            -32602, f"invalid params: protocolVersion: Input should be a number, not {shape}"
+        ), error  # fmt: skip
+    assert replies[4]["result"]["protocolVersion"] == 1  # none of them was a handshake
+
+
 class _Raw:
     """`kiln acp` driven line by line, playing a client that answers Kiln's requests itself."""
 

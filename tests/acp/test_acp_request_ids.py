@@ -37,3 +37,26 @@ async def test_a_second_request_under_an_id_in_flight_is_refused_and_not_run(
         listed = await wire.until(lambda m: m.get("id") == 3 and m not in (refused, first))
     assert [s["sessionId"] for s in listed["result"]["sessions"]] == [sid], listed  # no new one
     assert [m.get("id") for m in wire.seen].count(3) == 3, wire.seen
+
+
+async def test_a_null_id_in_flight_is_an_id_in_use_too(
+    kiln_home: Path, tmp_path: Path, workspace: Path
+) -> None:
+    """ACP's `RequestId` allows null, and a request under null was served; a second one under
+    null while the first ran was served as well, and the two answers could not be told apart."""
+    async with kiln_acp(kiln_home, running(tmp_path / "never"), tmp_path) as wire:
+        sid = await wire.new_session(workspace)
+        wire.send(prompt(None, sid, "first"))  # type: ignore[arg-type]
+        await wire.until(is_plan)  # the turn under id null is running
+        wire.send({"id": None, "method": "session/list", "params": {}})
+        refused = await wire.until(lambda m: "id" in m and m["id"] is None and "method" not in m)
+        assert refused.get("error", {}).get("code") == -32600, refused
+        assert "request id null is already in use" in refused["error"]["message"], refused
+        wire.send({"method": "session/cancel", "params": {"sessionId": sid}})
+        first = await wire.until(lambda m: "id" in m and m["id"] is None and m is not refused)
+        assert first.get("result", {}).get("stopReason") == "cancelled", first
+        wire.send({"id": None, "method": "session/list", "params": {}})  # answered: free again
+        listed = await wire.until(
+            lambda m: "id" in m and m["id"] is None and m not in (refused, first)
+        )
+    assert [s["sessionId"] for s in listed["result"]["sessions"]] == [sid], listed

@@ -84,7 +84,7 @@ async def test_session_not_found_is_what_the_table_says(
 def test_an_internal_error_is_one_line_without_a_traceback() -> None:
     """pygls answers a handler's unexpected exception with the Python traceback in `data`
     (file paths and source lines of the server, for any client to read); every answer passes
-    through `rpc.plain_internal_error`, which keeps one line and drops the traceback (pygls has
+    through `rpc.plain_error`, which keeps one line and drops the traceback (pygls has
     logged it on stderr). No request reaches an internal error from outside any more (the
     last one, below, is passed over now), so pygls's own error object is built here."""
     import sys
@@ -96,7 +96,7 @@ def test_an_internal_error_is_one_line_without_a_traceback() -> None:
     except ValueError:
         error = JsonRpcInternalError.of(sys.exc_info()).to_response_error()
     assert "traceback" in json.dumps(error.data)  # what pygls would have sent
-    plain = rpc.plain_internal_error(error)
+    plain = rpc.plain_error(error)
     assert plain.code == -32603 and plain.message == "ValueError: Invalid IPv6 URL at line 2"
     assert plain.data is None or "traceback" not in plain.data
     assert "File " not in json.dumps(plain.data) and ".py" not in json.dumps(plain.data)

@@ -154,25 +154,39 @@ async def test_a_body_of_more_than_a_million_values_is_refused_unparsed(
 async def test_a_client_leaving_its_answers_unread_is_no_longer_read_from(
     workspace: Path, kiln_home: Path
 ) -> None:
-    """Each request below is answered with an error naming its 1 MB method: a client that sends
-    them and never reads had the server hold every answer (without bound). From 16 MB unread
-    on, the server stops reading its requests (they wait in the pipe, in the client's buffer);
-    once the client reads, every request is answered, in order, none lost."""
+    """Each `kiln/skills/use` below is answered with a 200 kB skill text: a client that sends
+    requests and never reads had the server hold every answer (without bound). From 16 MB
+    unread on, the server stops reading its requests (the 1 MB `kiln/hello`s sent behind wait in
+    the pipe, in the client's buffer); once the client reads, every request is answered, none
+    lost. (Errors no longer serve to fill it: one quoting a 1 MB method is cut to 500
+    characters.)"""
+    skill = workspace / ".kiln" / "skills" / "big"
+    skill.mkdir(parents=True)
+    body = "x" * 200_000  # a skill's text, well within what a SKILL.md may hold
+    (skill / "SKILL.md").write_text(f"---\nname: big\ndescription: Big.\n---\n{body}\n")
     server = await RawServer.start(workspace, server_env(kiln_home), read=False)
     try:
-        method = "m" * (1 << 20)
-        for n in range(40):  # before initialize: -32002 "<method>: send initialize first"
-            server.request_nowait(n, method)
+        base = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
+        options = {"initializationOptions": {"index": False}}
+        server.request_nowait("init", "initialize", {**base, **options})
+        server.notify("initialized", {})
+        uses = [f"use-{n}" for n in range(120)]  # 24 MB of answers
+        for msg_id in uses:
+            server.request_nowait(msg_id, "kiln/skills/use", {"name": "big"})
+        hellos = [f"hello-{n}" for n in range(40)]  # 40 MB of requests behind them
+        for msg_id in hellos:
+            server.request_nowait(msg_id, "kiln/hello", {"pad": "p" * (1 << 20)})
         await server.stderr_says(b"answers unread: not reading from it")
         assert server.proc.stdin is not None
         assert server.proc.stdin.transport.get_write_buffer_size() > 8 * (1 << 20)  # not read
         server.start_reading()
-        await server.response(39, timeout=120)
-        answered = [m["id"] for m in server.messages]
-        assert answered == list(range(40))
-        assert all(m["error"]["code"] == -32002 for m in server.messages)
+        await server.response(hellos[-1], timeout=120)
+        answered = [m["id"] for m in server.messages if "method" not in m]
+        assert sorted(answered) == sorted(["init", *uses, *hellos])
+        texts = [m["result"] for m in server.messages if str(m.get("id")).startswith("use-")]
+        assert all(body in text["block"]["resource"]["text"] for text in texts)
         await server.stderr_says(b"reading from it again")
-        assert (await server.initialize(workspace))["serverInfo"]["name"] == "kiln"
+        assert await server.shutdown_and_exit() == 0
     finally:
         await server.close()
     assert b"Traceback" not in server.stderr

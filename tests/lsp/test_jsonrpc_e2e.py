@@ -5,6 +5,7 @@ is in test_process_e2e.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -267,5 +268,69 @@ async def test_a_request_with_a_null_id_is_refused_not_served(
         assert [m["error"]["code"] for m in nulls] == [-32600] * 4, nulls
         assert "result" in await server.request(2, "shutdown")  # the null shutdown did nothing
         assert not (kiln_home / "sessions").exists() or not any((kiln_home / "sessions").iterdir())
+    finally:
+        await server.close()
+
+
+async def test_a_second_request_under_an_id_in_flight_is_refused_and_not_run(
+    workspace: Path, scripted_env: Any, tmp_path: Path
+) -> None:
+    """JSON-RPC wants a request's id unique among the client's requests not answered yet.
+    `kiln lsp` served both (a second `kiln/session/new` under the id of a running prompt made a
+    session, and two answers came under one id); the second is now -32600 naming the id, as
+    `kiln acp` answers it, and is not run. The first goes on; once answered, the id is free."""
+    steps = [{"wait_for": str(tmp_path / "never"), "text": "late"}]
+    server = await RawServer.start(workspace, scripted_env(steps))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        server.request_nowait(7, "kiln/session/prompt", {"sessionId": sid, "prompt": "hi"})
+        for attempt in range(600):  # the turn runs once the session lists as busy
+            listed = await server.request(f"list-{attempt}", "kiln/session/list")
+            if listed["result"]["sessions"][0]["busy"]:
+                break
+            await asyncio.sleep(0.1)
+        refused = await server.request(7, "kiln/session/new", {})
+        assert refused["error"] == {
+            "code": -32600,
+            "message": "request id 7 is already in use by a request not answered yet",
+            "data": {"hint": "give each request an id of its own until it is answered"},
+        }, refused
+        server.notify("kiln/session/cancel", {"sessionId": sid})
+        first = await server.wait_for(lambda m: m.get("id") == 7 and m is not refused)
+        assert first["result"]["stopReason"] == "cancelled", first
+        listed = await server.request("after", "kiln/session/list")
+        assert [s["sessionId"] for s in listed["result"]["sessions"]] == [sid]  # no new one
+        assert [m for m in server.messages if m.get("id") == 7] == [refused, first]
+        server.messages.clear()
+        assert "result" in await server.request(7, "kiln/session/list")  # free again
+    finally:
+        await server.close()
+
+
+async def test_an_error_quoting_a_huge_value_is_cut_to_one_short_line(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """An error naming what the client sent (a session id, a method, a skill) echoed it whole:
+    a 100,000-character session id came back as a 100 kB error. The message and its hint keep
+    their head and tail around `…`, at most 500 characters, as in `kiln acp`."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        huge = "a" * 100_000
+        for n, (method, params) in enumerate(
+            [
+                ("kiln/session/load", {"sessionId": huge}),
+                ("kiln/session/prompt", {"sessionId": huge, "prompt": "hi"}),
+                ("kiln/skills/use", {"name": huge}),
+                ("kiln/edit/resolve", {"proposalId": huge, "decision": "reject"}),
+                (f"kiln/{huge}", {}),
+            ]
+        ):
+            error = (await server.request(n, method, params))["error"]
+            assert len(error["message"]) <= 500 and "…" in error["message"], (method, error)
+            assert error["message"].endswith("a" * 20) or "aaaa…" in error["message"], error
+            assert len(json.dumps(error)) < 1200, (method, len(json.dumps(error)))
+        assert await server.shutdown_and_exit() == 0
     finally:
         await server.close()

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.conftest import running
+from tests.lsp.conftest import running, server_env
+from tests.lsp.raw_client import RawServer
 from tests.lsp.test_mode_e2e import settings
 from tests.waiting import until
 
@@ -95,3 +96,106 @@ async def test_an_integral_float_is_an_integer_in_every_kiln_method(
             assert err.value.code == -32602 and "param 'limit' has the wrong type" in str(
                 err.value
             ), err.value
+
+
+async def test_mode_and_permission_mode_that_differ_are_refused_as_kiln_acp_refuses_them(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """`permissionMode` is another name of `mode`. Sent both with different values, kiln lsp let
+    `permissionMode` win (`initializationOptions` `{"mode": "ask", "permissionMode": "yolo"}`
+    ran in yolo) where kiln acp refuses the pair; now neither wins anywhere: `configError`
+    for `initializationOptions`, a warning for a pushed setting, -32602 for a session."""
+    options = {"mode": "ask", "permissionMode": "yolo"}
+    async with running(workspace, scripted_env(["ok"]), options=options) as editor:
+        hello = await editor.request("kiln/hello", {})
+        assert hello["configError"] == (
+            "initializationOptions.mode 'ask' and initializationOptions.permissionMode 'yolo'"
+            " differ: they are one option, send one of them"
+        )
+        assert hello["config"]["mode"] == "ask"  # the default: neither of the two
+
+        editor.workspace_did_change_configuration(
+            settings({"mode": "ci", "permissionMode": "yolo"})
+        )
+        shown = "show: Kiln settings not applied: kiln.mode 'ci' and kiln.permissionMode 'yolo'"
+        await until(lambda: any(line.startswith(shown) for line in editor.logs), what=shown)
+        assert (await editor.request("kiln/hello", {}))["config"]["mode"] == "ask"
+
+        with pytest.raises(JsonRpcException) as err:
+            await editor.request("kiln/session/new", {"mode": "ask", "permissionMode": "yolo"})
+        assert err.value.code == -32602, err.value
+        assert err.value.message == (
+            "params.mode 'ask' and params.permissionMode 'yolo' differ: they are one option,"
+            " send one of them"
+        )
+        alias = await editor.request("kiln/session/new", {"permissionMode": "auto-edit"})
+        assert alias["mode"] == "auto-edit"  # alone, it is the mode
+        same = await editor.request("kiln/session/new", {"mode": "yolo", "permissionMode": "yolo"})
+        assert same["mode"] == "yolo"
+        listed = await editor.request("kiln/session/list", {})
+        assert len(listed["sessions"]) == 2  # the refused request made no session
+
+        sid = alias["sessionId"]  # kiln/session/setMode takes either name too
+        with pytest.raises(JsonRpcException) as err:
+            await editor.request(
+                "kiln/session/setMode", {"sessionId": sid, "mode": "ci", "permissionMode": "yolo"}
+            )
+        assert err.value.code == -32602 and "differ" in err.value.message, err.value
+        changed = await editor.request(
+            "kiln/session/setMode", {"sessionId": sid, "permissionMode": "ci"}
+        )
+        assert changed["mode"] == "ci"  # it was ignored: the mode stayed auto-edit
+
+
+async def test_an_unknown_provider_is_refused_where_it_is_sent(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """kiln acp refuses an unknown `provider` at the request (-32602); kiln lsp took it and
+    failed only at the first model call, as an `error` update. It is now refused where it is
+    sent, naming the providers, and no session is made."""
+    known = "anthropic, azure, local, openai, scripted"
+    options = {"provider": "opnai"}
+    async with running(workspace, scripted_env(["ok"]), options=options) as editor:
+        hello = await editor.request("kiln/hello", {})
+        assert hello["configError"] == (
+            f"initializationOptions.provider must be one of {known}, got 'opnai'"
+        )
+        assert hello["config"]["provider"] is None
+        for method, params in (
+            ("kiln/session/new", {"provider": "opnai"}),
+            ("kiln/session/load", {"sessionId": "20261130-051200-1a2b3c4d", "provider": "x"}),
+        ):
+            with pytest.raises(JsonRpcException) as err:
+                await editor.request(method, params)
+            assert err.value.code == -32602, err.value
+            assert err.value.message.startswith(f"params.provider must be one of {known}, got")
+        assert (await editor.request("kiln/session/list", {}))["sessions"] == []
+        editor.workspace_did_change_configuration(settings({"provider": "nope"}))
+        shown = f"show: Kiln settings not applied: kiln.provider must be one of {known}, got"
+        await until(lambda: any(line.startswith(shown) for line in editor.logs), what=shown)
+
+
+@pytest.mark.parametrize(
+    ("options", "line"),
+    [
+        ("yolo", "initializationOptions must be an object, got 'yolo'"),
+        (5, "initializationOptions must be an object, got 5"),
+        (False, "initializationOptions must be an object, got false"),
+        ([], None),  # Neovim's empty table: no options
+    ],
+)
+async def test_initialization_options_that_are_no_object_are_refused_not_ignored(
+    workspace: Path, kiln_home: Path, options: Any, line: str | None
+) -> None:
+    """`initializationOptions` of another JSON type than an object were dropped without a word
+    (the server ran on its defaults and `configError` was absent), where kiln acp answers
+    `_meta.kiln: "yolo"` with `_meta.kiln must be an object`. `configError` now says so."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        await server.initialize(workspace, initializationOptions=options)
+        hello = (await server.request("hello", "kiln/hello", {}))["result"]
+        assert hello.get("configError") == line, hello
+        assert hello["config"]["mode"] == "ask"
+        assert await server.shutdown_and_exit() == 0
+    finally:
+        await server.close()

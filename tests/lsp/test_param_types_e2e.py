@@ -70,3 +70,35 @@ async def test_wrong_primitive_types_are_invalid_params_naming_the_field(
     finally:
         await server.close()
     assert "Traceback" not in server.stderr.decode(errors="replace")
+
+
+async def test_a_value_that_is_no_object_where_lsp_wants_one_is_invalid_params(
+    workspace: Path, kiln_home: Path
+) -> None:
+    """cattrs read any value it could look keys up in as an object whose fields are all
+    optional: `initialize` with `"capabilities": "x"` (or `"general": "utf-8"`) was answered as
+    if no capabilities were sent. It is -32602 naming the field, like a wrong primitive; the
+    client may then send a corrected `initialize`. `[]`, Neovim's empty table, is an empty
+    object."""
+    server = await RawServer.start(workspace, server_env(kiln_home))
+    try:
+        root = workspace.as_uri()
+        for n, (capabilities, where) in enumerate(
+            [
+                ("x", "$.params.capabilities"),
+                ({"general": "utf-8"}, "$.params.capabilities.general"),
+            ]
+        ):
+            reply = await server.request(
+                n, "initialize", {"rootUri": root, "capabilities": capabilities}
+            )
+            assert reply["error"]["code"] == -32602, reply
+            assert reply["error"]["message"] == (
+                f"Invalid params for initialize: expected an object, got str "
+                f"{capabilities if isinstance(capabilities, str) else capabilities['general']!r} at {where}"
+            ), reply
+        result = await server.initialize(workspace, capabilities={"workspace": []})
+        assert result["serverInfo"]["name"] == "kiln"  # the corrected one is the handshake
+        assert await server.shutdown_and_exit() == 0
+    finally:
+        await server.close()
