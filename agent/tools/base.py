@@ -4,6 +4,7 @@ tool, `kiln --help` or a run that only answers, need not pay)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,9 @@ from typing import Any
 from agent.errors import ToolError
 from agent.protocols import ToolContext
 from agent.types import INVALID_JSON, ToolOutput, ToolSpec
+from kiln_errors.shown import cut, shown
+
+_QUOTED = 200  # characters of a wrong value quoted back in an error
 
 Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str | ToolOutput]]
 
@@ -34,11 +38,41 @@ def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     }
 
 
+_JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+               type(None): "null"}  # fmt: skip
+
+
+def _long_texts(value: Any) -> set[str]:
+    """Every key and string value in ``value`` too long to be quoted back whole."""
+    if isinstance(value, dict):
+        found = {k for k in value if len(k) > _QUOTED}
+        for item in value.values():
+            found |= _long_texts(item)
+        return found
+    if isinstance(value, list):
+        return set().union(*map(_long_texts, value)) if value else set()
+    return {value} if isinstance(value, str) and len(value) > _QUOTED else set()
+
+
+def _shortened(message: str, args: dict[str, Any]) -> str:
+    """A schema error as one line of reasonable length: jsonschema quotes the offending value
+    (or key) whole, and a 25,000-character wrong value quoted back helps the model no more
+    than its start and end; other reprs (a list, a dict) are cut the same way."""
+    for text in sorted(_long_texts(args), key=len, reverse=True):
+        message = message.replace(repr(text), repr(cut(text, _QUOTED)))
+    return shown(message, 1_000)
+
+
 def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
     """Validate model-supplied arguments; the error names the problem and shows the schema."""
     if isinstance(args, dict) and INVALID_JSON in args:
+        raw = str(args[INVALID_JSON])
+        try:
+            problem = f"were a JSON {_JSON_KINDS[type(json.loads(raw))]}, not an object"
+        except ValueError:
+            problem = "were not valid JSON"
         raise ToolError(
-            f"the arguments for {spec.name} were not valid JSON: {str(args[INVALID_JSON])[:200]}",
+            f"the arguments for {spec.name} {problem}: {shown(raw)}",
             suggestion="send the arguments as one JSON object matching the tool's input schema",
         )
     if not isinstance(args, dict):
@@ -52,7 +86,7 @@ def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
         raise ToolError(
-            f"invalid arguments for {spec.name}: {where}: {exc.message}",
+            f"invalid arguments for {spec.name}: {where}: {_shortened(exc.message, args)}",
             suggestion=f"expected schema: {spec.input_schema.get('properties', {})}; required: {spec.input_schema.get('required', [])}",
         ) from None
     return args

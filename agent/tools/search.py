@@ -10,6 +10,7 @@ from agent.injection import external
 from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, schema
 from agent.types import ToolSpec
+from kiln_errors.shown import cut
 
 DEFAULT_HITS = 30  # ranked blocks considered; the view decides how much of each is shown
 BUDGET_TOKENS = 2000  # what one search may cost the context (bench/budget_recall.py)
@@ -25,7 +26,7 @@ async def search_code(args: dict[str, Any], ctx: ToolContext) -> str:
     hits = [h for h in hits if not ctx.session.read_denied(h.path)]
     if not hits:
         raise ToolError(
-            f"no results for {query!r}",
+            f"no results for {cut(query)!r}",
             suggestion="try other words, an identifier, or grep for a literal",
         )
     return external(f"search:{query}", render(hits, query, BUDGET_TOKENS))
