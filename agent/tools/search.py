@@ -20,6 +20,8 @@ async def search_code(args: dict[str, Any], ctx: ToolContext) -> str:
     from indexer.view import render
 
     query = args["query"].strip()
+    if not query:
+        raise ToolError("query is blank", suggestion="send words, an identifier or a path")
     limit = int(args.get("limit") or DEFAULT_HITS)
     index = ctx.session.code_index()
     hits = await asyncio.to_thread(index.search, query, limit)

@@ -238,6 +238,10 @@ BAD_CALLS: list[tuple[dict[str, Any], str]] = [
     ({"name": "tool_search", "input": {"query": 7}}, "is not of type 'string'"),
     ({"name": "remember", "input": {"text": HUGE}}, "remember: text:"),
     ({"name": "task", "input": {"description": "x", "model": "big"}}, "('model' was unexpected)"),
+    ({"name": "skill", "input": {"name": "helper", "file": "../" + HUGE}}, "is outside skill"),
+    ({"name": "remember", "input": {"text": " \n "}}, "text is blank"),
+    ({"name": "task", "input": {"description": "   "}}, "description is blank"),
+    ({"name": "search_code", "input": {"query": "  "}}, "query is blank"),
     ({"name": "read_file", "arguments": "[1, 2]"}, "were a JSON array, not an object"),
     ({"name": "read_file", "arguments": '{"path":\n "app.py"'}, 'not valid JSON: {"path":\\n'),
 ]  # fmt: skip
@@ -249,10 +253,14 @@ def test_bad_tool_arguments_are_one_line_errors_and_the_turn_goes_on(
 ) -> None:
     """Each bad call of a contract tool is answered with an error the model can act on: one
     ``message:`` line naming the problem, a wrong value quoted by its start and end only (not
-    25,000 characters back), nothing run; the turn goes on to the model's answer."""
+    25,000 characters back), nothing run (a blank note is not written, a blank task starts no
+    sub-agent); the turn goes on to the model's answer."""
     repo, kiln_home = tmp_path / "repo", tmp_path / "kiln_home"
     repo.mkdir(), kiln_home.mkdir()
     (repo / "app.py").write_text("x = 1\n")
+    helper = repo / ".kiln" / "skills" / "helper"
+    helper.mkdir(parents=True)
+    (helper / "SKILL.md").write_text("---\nname: helper\ndescription: Helps.\n---\nBody.\n")
     steps: list[Any] = [{"tool_calls": [call]} for call, _ in BAD_CALLS] + [{"text": "Gave up."}]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     env.pop("KILN_PROVIDER", None)
