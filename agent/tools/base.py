@@ -13,6 +13,7 @@ from agent.errors import ToolError
 from agent.protocols import ToolContext
 from agent.types import INVALID_JSON, ToolOutput, ToolSpec
 from kiln_errors.shown import cut, shown
+from skills_registry import json_limits
 
 _QUOTED = 200  # characters of a wrong value quoted back in an error
 
@@ -42,6 +43,20 @@ _JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", boo
                type(None): "null"}  # fmt: skip
 
 
+def _json_problem(raw: str) -> str:
+    """Why arguments the provider layer kept raw are not one JSON object (``parse_arguments``)."""
+    deep = f"nest deeper than {json_limits.MAX_DEPTH} levels"
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        return deep
+    except ValueError:
+        return "were not valid JSON"
+    if isinstance(value, dict):  # parsed, so kept raw for its depth
+        return deep
+    return f"were a JSON {_JSON_KINDS[type(value)]}, not an object"
+
+
 def _long_texts(value: Any) -> set[str]:
     """Every key and string value in ``value`` too long to be quoted back whole."""
     if isinstance(value, dict):
@@ -67,12 +82,8 @@ def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
     """Validate model-supplied arguments; the error names the problem and shows the schema."""
     if isinstance(args, dict) and INVALID_JSON in args:
         raw = str(args[INVALID_JSON])
-        try:
-            problem = f"were a JSON {_JSON_KINDS[type(json.loads(raw))]}, not an object"
-        except ValueError:
-            problem = "were not valid JSON"
         raise ToolError(
-            f"the arguments for {spec.name} {problem}: {shown(raw)}",
+            f"the arguments for {spec.name} {_json_problem(raw)}: {shown(raw)}",
             suggestion="send the arguments as one JSON object matching the tool's input schema",
         )
     if not isinstance(args, dict):

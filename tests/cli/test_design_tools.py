@@ -245,6 +245,8 @@ BAD_CALLS: list[tuple[dict[str, Any], str]] = [
     ({"name": "remember", "input": {"text": " \n "}}, "text is blank"),
     ({"name": "task", "input": {"description": "   "}}, "description is blank"),
     ({"name": "search_code", "input": {"query": "  "}}, "query is blank"),
+    ({"name": "todo_write", "arguments": '{"items": ' + "[" * 5000 + "]" * 5000 + "}"},
+     "nest deeper than 64 levels"),
     ({"name": "read_file", "arguments": "[1, 2]"}, "were a JSON array, not an object"),
     ({"name": "read_file", "arguments": '{"path":\n "app.py"'}, 'not valid JSON: {"path":\\n'),
 ]  # fmt: skip
