@@ -90,6 +90,11 @@ def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
         raise ToolError(
             f"arguments for {spec.name} must be a JSON object, got {type(args).__name__}"
         )
+    if (bad := json_limits.lone_surrogate(args)) is not None:  # UTF-8 cannot hold it
+        raise ToolError(
+            f"the arguments for {spec.name} hold a lone surrogate, which is not text: {shown(bad)}",
+            suggestion="send the characters themselves (a file name as list_files shows it)",
+        )
     import jsonschema
 
     try:

@@ -247,6 +247,8 @@ BAD_CALLS: list[tuple[dict[str, Any], str]] = [
     ({"name": "search_code", "input": {"query": "  "}}, "query is blank"),
     ({"name": "todo_write", "arguments": '{"items": ' + "[" * 5000 + "]" * 5000 + "}"},
      "nest deeper than 64 levels"),
+    ({"name": "todo_write", "arguments": '{"items": [{"id": "1", "content": "a\\ud800",'
+                                         ' "status": "pending"}]}'}, "hold a lone surrogate"),
     ({"name": "read_file", "arguments": "[1, 2]"}, "were a JSON array, not an object"),
     ({"name": "read_file", "arguments": '{"path":\n "app.py"'}, 'not valid JSON: {"path":\\n'),
 ]  # fmt: skip
