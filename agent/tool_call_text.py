@@ -60,7 +60,7 @@ def error_text(kind: str, tool: str, args: Any, message: str, suggestion: str) -
     """The failed call's answer: its arguments as sent, each long text cut to its start and
     end (a path of thousands of characters is no help a second time), then why it failed."""
     shown = canonical_json(_short(args))[:500] if isinstance(args, dict) else repr(args)[:500]
-    lines = [f"error: {kind}", f"tool: {tool}", f"arguments: {shown}", f"message: {message}"]
+    lines = [f"error: {kind}", f"tool: {cut(tool)}", f"arguments: {shown}", f"message: {message}"]
     if suggestion:
         lines.append(f"suggestion: {suggestion}")
     return "\n".join(lines)

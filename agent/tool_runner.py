@@ -44,6 +44,7 @@ from agent.transcript import not_run
 from agent.turn import TurnState
 from agent.types import INVALID_JSON, Block, ToolOutput, ToolSpec
 from agent.workspace import Workspace
+from kiln_errors.shown import cut
 from skills_registry.errors import ToolCallError
 
 Emit = Callable[[AgentEvent], Awaitable[None]]
@@ -170,7 +171,7 @@ class ToolRunner:
             if tool is None:
                 found = "tool_search" in self.tools  # a sub-agent has no deferred tools
                 raise ToolError(
-                    f"unknown tool {name!r}",
+                    f"unknown tool {cut(name)!r}",
                     suggestion=f"available tools: {', '.join(self.tools)}"
                     + (
                         "; use tool_search to find others, then call_tool to run them"

@@ -18,6 +18,7 @@ from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
+from kiln_errors.shown import cut
 from skills_registry import json_limits
 from skills_registry.errors import SkillInvalid
 from skills_registry.lookalike import letter_shapes, unseen_in
@@ -245,11 +246,11 @@ class Skill:
         target = (root / relative).resolve()
         if not target.is_relative_to(root) or target == root:
             raise SkillInvalid(
-                f"{relative!r} is outside skill '{self.name}'",
+                f"{cut(relative)!r} is outside skill '{self.name}'",
                 hint="paths are relative to the skill folder, e.g. references/guide.md",
             )
         if not target.is_file():
-            raise SkillInvalid(f"skill '{self.name}' has no file {relative!r}")
+            raise SkillInvalid(f"skill '{self.name}' has no file {cut(relative)!r}")
         return target
 
     def render(self, root: Path | None = None) -> str:

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from agent.types import INVALID_JSON, Message, canonical_json
+from skills_registry import json_limits
 
 
 def parse_arguments(raw: Any) -> dict[str, Any]:
@@ -23,9 +24,11 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except (TypeError, json.JSONDecodeError):
+    except (TypeError, json.JSONDecodeError, RecursionError):  # a few thousand [[[ crashed the run
         return {INVALID_JSON: str(raw)}
-    return value if isinstance(value, dict) else {INVALID_JSON: str(raw)}
+    if not isinstance(value, dict) or json_limits.depth(value) > json_limits.MAX_DEPTH:
+        return {INVALID_JSON: str(raw)}  # nested just under the parser's limit: the next walk
+    return value
 
 
 def stored_form(messages: list[Message]) -> list[Message]:

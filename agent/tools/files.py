@@ -36,7 +36,8 @@ async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     path = session.workspace.resolve(args["path"], for_read=True)
     if path.is_dir():
         raise ToolError(
-            f"{shown(args['path'])} is a directory", suggestion="use list_files for directories"
+            f"{shown(args['path'] or '.')} is a directory",
+            suggestion="use list_files for directories",
         )
     text = session.read_text(path, args["path"])
     lines = text.splitlines()
@@ -67,6 +68,10 @@ async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
 async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
     ws = ctx.session.workspace
     base = ws.resolve(args.get("path") or ".")
+    if not base.exists():
+        raise ToolError(
+            f"{shown(str(args.get('path')))} does not exist", suggestion="list its parent folder"
+        )
     if not base.is_dir():
         raise ToolError(
             f"{shown(str(args.get('path')))} is not a directory",
@@ -143,6 +148,11 @@ async def grep(args: dict[str, Any], ctx: ToolContext) -> str:
             f"invalid regular expression: {exc}", suggestion="escape special characters"
         ) from None
     base = ws.resolve(args.get("path") or ".", for_read=True)
+    if not base.exists():  # not "no matches": the model would take the text as searched
+        raise ToolError(
+            f"{shown(str(args.get('path')))} does not exist",
+            suggestion="check the path with list_files",
+        )
     files = [base] if base.is_file() else []
     deep = False
     if base.is_dir():

@@ -6,14 +6,25 @@ import asyncio
 import time
 from typing import Any
 
+from agent.errors import ToolError
 from agent.injection import external
 from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, schema
 from agent.types import ToolSpec
 
 
+def _words(args: dict[str, Any], key: str, what: str) -> str:
+    """A text argument that must say something: blank (spaces, newlines) is refused before the
+    user is asked or a sub-agent started, not written as an empty bullet or run as no task."""
+    text: str = args[key]
+    if not text.strip():
+        raise ToolError(f"{key} is blank", suggestion=f"send {what} in {key}")
+    return text
+
+
 async def remember(args: dict[str, Any], ctx: ToolContext) -> str:
-    return await ctx.session.propose_memory(args["text"], call_id=ctx.call_id)
+    text = _words(args, "text", "the note to remember")
+    return await ctx.session.propose_memory(text, call_id=ctx.call_id)
 
 
 async def search_sessions(args: dict[str, Any], ctx: ToolContext) -> str:
@@ -33,7 +44,8 @@ async def search_sessions(args: dict[str, Any], ctx: ToolContext) -> str:
 
 
 async def task(args: dict[str, Any], ctx: ToolContext) -> str:
-    return await ctx.session.run_subagent(args["description"], ctx.call_id)
+    description = _words(args, "description", "what the sub-agent should find out")
+    return await ctx.session.run_subagent(description, ctx.call_id)
 
 
 TOOLS = [

@@ -10,6 +10,7 @@ from agent.injection import external
 from agent.protocols import ToolContext
 from agent.tools.base import FunctionTool, schema
 from agent.types import ToolSpec
+from kiln_errors.shown import cut
 
 DEFAULT_HITS = 30  # ranked blocks considered; the view decides how much of each is shown
 BUDGET_TOKENS = 2000  # what one search may cost the context (bench/budget_recall.py)
@@ -19,13 +20,15 @@ async def search_code(args: dict[str, Any], ctx: ToolContext) -> str:
     from indexer.view import render
 
     query = args["query"].strip()
+    if not query:
+        raise ToolError("query is blank", suggestion="send words, an identifier or a path")
     limit = int(args.get("limit") or DEFAULT_HITS)
     index = ctx.session.code_index()
     hits = await asyncio.to_thread(index.search, query, limit)
     hits = [h for h in hits if not ctx.session.read_denied(h.path)]
     if not hits:
         raise ToolError(
-            f"no results for {query!r}",
+            f"no results for {cut(query)!r}",
             suggestion="try other words, an identifier, or grep for a literal",
         )
     return external(f"search:{query}", render(hits, query, BUDGET_TOKENS))

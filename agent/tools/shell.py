@@ -221,7 +221,7 @@ TOOLS = [
             schema(
                 {
                     "command": {"type": "string", "minLength": 1},
-                    "timeout": {"type": "number", "exclusiveMinimum": 0},
+                    "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT},
                 },
                 ["command"],
             ),

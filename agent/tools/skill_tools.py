@@ -28,6 +28,7 @@ from agent.tools.deferred_tools import CallTool, render_found
 from agent.tools.mcp_servers import McpServers
 from agent.types import ToolSpec
 from agent.workspace import read_regular
+from kiln_errors.shown import cut, shown
 from skills_registry.deferred import ToolCatalog, api_safe
 from skills_registry.discovery import SkillCatalog, discover_skills
 from skills_registry.errors import SkillsError
@@ -125,7 +126,7 @@ class SkillTool:
             close = difflib.get_close_matches(name, list(catalog.skills), n=3)
             known = ", ".join(sorted(catalog.skills)[:20]) or "none installed"
             raise ToolError(
-                f"no skill named {name!r}",
+                f"no skill named {cut(name)!r}",
                 suggestion=f"did you mean {', '.join(close)}?"
                 if close
                 else f"available skills: {known}",
@@ -152,7 +153,7 @@ class SkillTool:
                     else f"files in this skill: {', '.join(skill.files()[:20]) or 'none'}"
                 )
                 reason = (
-                    f"cannot read {args['file']}: {exc.strerror}"
+                    f"cannot read {shown(args['file'])}: {exc.strerror}"
                     if isinstance(exc, OSError)
                     else str(exc)
                 )

@@ -101,7 +101,7 @@ def test_a_stuck_turn_ends_as_max_turn_requests(conformance: Conformance) -> Non
     assert len(report.wire.requests) == STUCK_LIMIT and "never reached" not in report.text()
     assert report.text() == (
         f"\n\nStopped: list_files failed the same way {STUCK_LIMIT} times in a row "
-        "(list_files is not a directory).\n"
+        "(list_files does not exist).\n"
     )
 
 

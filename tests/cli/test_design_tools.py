@@ -214,3 +214,94 @@ def test_long_output_is_saved_in_the_session_folder_and_readable_by_path(tmp_pat
     assert " ".join(lines[4002].split()[:2]) + " " not in read_back  # "row N ": not read
     assert "row 4321 " in json.dumps(bodies[3]["messages"][-3:])
     assert list(repo.iterdir()) == []  # nothing written into the workspace
+
+
+HUGE = "q" * 25_000
+# (call, words its error message must hold): a wrong type, a missing required argument, an
+# unknown extra argument and a huge argument for the contract tools, each answered in one line
+BAD_CALLS: list[tuple[dict[str, Any], str]] = [
+    ({"name": "read_file", "input": {"path": 5}}, "path: 5 is not of type 'string'"),
+    ({"name": "read_file", "input": {"path": "app.py", "offset": HUGE}}, "is not of type 'integer'"),
+    ({"name": "read_file", "input": {"path": "app.py", HUGE: 1}}, "was unexpected"),
+    ({"name": "list_files", "input": {"recursive": True}}, "('recursive' was unexpected)"),
+    ({"name": "search_code", "input": {"query": HUGE}}, "no results for 'qqq"),
+    ({"name": "search_code", "input": {"query": "x", "limit": "3"}}, "is not of type 'integer'"),
+    ({"name": "grep", "input": {}}, "'pattern' is a required property"),
+    ({"name": "grep", "input": {"pattern": "x", "path": "nope"}}, "nope does not exist"),
+    ({"name": "list_files", "input": {"path": "nope"}}, "nope does not exist"),
+    ({"name": "read_file", "input": {"path": ""}}, ". is a directory"),
+    ({"name": "edit_file", "input": {"path": "app.py", "old_text": "x"}}, "'new_text' is a required"),
+    ({"name": "write_file", "input": {"path": "a.txt", "content": ["x"]}}, "is not of type 'string'"),
+    ({"name": "run_command", "input": {"command": "echo hi", "timeout": 10**9}}, "maximum of 1800"),
+    ({"name": "run_command", "input": {"command": ["echo"]}}, "is not of type 'string'"),
+    ({"name": "todo_write", "input": {"items": [{"id": "1", "content": "c", "status": HUGE}]}},
+     "is not one of ['pending', 'in_progress', 'completed']"),
+    ({"name": "todo_write", "input": {"items": "do it"}}, "is not of type 'array'"),
+    ({"name": "skill", "input": {"name": HUGE}}, "no skill named 'qqq"),
+    ({"name": "tool_search", "input": {"query": 7}}, "is not of type 'string'"),
+    ({"name": "remember", "input": {"text": HUGE}}, "remember: text:"),
+    ({"name": "task", "input": {"description": "x", "model": "big"}}, "('model' was unexpected)"),
+    ({"name": "skill", "input": {"name": "helper", "file": "../" + HUGE}}, "is outside skill"),
+    ({"name": "remember", "input": {"text": " \n "}}, "text is blank"),
+    ({"name": "task", "input": {"description": "   "}}, "description is blank"),
+    ({"name": "search_code", "input": {"query": "  "}}, "query is blank"),
+    ({"name": "todo_write", "arguments": '{"items": ' + "[" * 5000 + "]" * 5000 + "}"},
+     "nest deeper than 64 levels"),
+    ({"name": "todo_write", "arguments": '{"items": [{"id": "1", "content": "a\\ud800",'
+                                         ' "status": "pending"}]}'}, "hold a lone surrogate"),
+    ({"name": "z" * 20_000, "input": {}}, "unknown tool 'zzz"),
+    ({"name": "read_file", "arguments": "[1, 2]"}, "were a JSON array, not an object"),
+    ({"name": "read_file", "arguments": '{"path":\n "app.py"'}, 'not valid JSON: {"path":\\n'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_bad_tool_arguments_are_one_line_errors_and_the_turn_goes_on(
+    tmp_path: Path, api: str
+) -> None:
+    """Each bad call of a contract tool is answered with an error the model can act on: one
+    ``message:`` line naming the problem, a wrong value quoted by its start and end only (not
+    25,000 characters back), nothing run (a blank note is not written, a blank task starts no
+    sub-agent); the turn goes on to the model's answer."""
+    repo, kiln_home = tmp_path / "repo", tmp_path / "kiln_home"
+    repo.mkdir(), kiln_home.mkdir()
+    (repo / "app.py").write_text("x = 1\n")
+    helper = repo / ".kiln" / "skills" / "helper"
+    helper.mkdir(parents=True)
+    (helper / "SKILL.md").write_text("---\nname: helper\ndescription: Helps.\n---\nBody.\n")
+    steps: list[Any] = [{"tool_calls": [call]} for call, _ in BAD_CALLS] + [{"text": "Gave up."}]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.pop("KILN_PROVIDER", None)
+    with WireServer(steps) as srv:
+        if api == "openai":
+            env["OPENAI_BASE_URL"] = srv.openai_base_url
+        else:
+            env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.anthropic_base_url)
+        env["KILN_HOME"] = str(kiln_home)
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_server", "run", "Try the tools", "--root", str(repo),
+             "--mode", "yolo", "--max-steps", str(len(steps))],
+            env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        bodies = [r.body for r in srv.requests if r.method == "POST"]
+    assert proc.returncode == 0, proc.stderr
+    assert "Gave up." in proc.stdout
+    assert len(bodies) == len(steps)
+    for (call, words), body in zip(BAD_CALLS, bodies[1:], strict=True):
+        if api == "openai":
+            answer = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
+        else:
+            last = body["messages"][-1]["content"]
+            [block] = [b for b in last if b.get("type") == "tool_result"]
+            answer = (
+                block["content"]
+                if isinstance(block["content"], str)
+                else block["content"][0]["text"]
+            )
+        message = [line for line in answer.splitlines() if line.startswith("message: ")]
+        assert answer.startswith("error: ") and len(message) == 1, (call["name"], answer[:300])
+        assert words in message[0], (call["name"], message[0][:300])
+        assert len(message[0]) < 1_200, (call["name"], message[0][:300])
+        assert len(answer) < 3_000, (call["name"], answer[:300])
+    assert sorted(p.name for p in repo.iterdir()) == [".kiln", "app.py"]  # the index, no file
+    assert (repo / "app.py").read_text() == "x = 1\n"

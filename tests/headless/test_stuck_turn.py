@@ -20,7 +20,7 @@ from tests.headless.test_run_ci import call
 
 pytestmark = pytest.mark.e2e
 
-STUCK = call("list_files", path="list_files")  # "list_files is not a directory"
+STUCK = call("list_files", path="list_files")  # "list_files does not exist"
 OTHER = call("list_files", path="missing")  # fails too, with another error
 
 
@@ -50,7 +50,7 @@ def test_the_same_failing_call_ends_the_turn(tmp_path: Path) -> None:
     result = events[-1]
     assert done["stop_reason"] == result["stop_reason"] == "repeated_failure"
     note = (f"stopped: list_files failed the same way {STUCK_LIMIT} times in a row "
-            "(list_files is not a directory)")  # fmt: skip
+            "(list_files does not exist)")  # fmt: skip
     assert note in result["error"], result
     assert result["is_error"] and result["steps"] == STUCK_LIMIT
 

@@ -64,7 +64,7 @@ def test_a_long_path_is_named_once_and_cut_in_every_refusal(
     calls = [
         ("read_file", {"path": DEEP}, "does not exist"),
         ("edit_file", {"path": DEEP, "old_text": "a", "new_text": "b"}, "does not exist"),
-        ("list_files", {"path": DEEP}, "is not a directory"),
+        ("list_files", {"path": DEEP}, "does not exist"),
         ("read_file", {"path": f"loop1/{DEEP}"}, "Symlink loop"),
         ("write_file", {"path": f"loop1/{DEEP}", "content": "x"}, "Symlink loop"),
         ("read_file", {"path": "../" * 1000 + "etc/passwd"}, "resolves outside the workspace"),
