@@ -64,6 +64,10 @@ def build_argv(
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
+        # The kernel's keyrings are per user namespace: run by root, bwrap makes none, and a
+        # command read the keys of root's user keyring (a Kerberos ticket of a KEYRING: cache,
+        # a token put there with keyctl). Unprivileged, bwrap always makes one.
+        "--unshare-user-try",
         # No capability inside: run by root (CI containers), bwrap otherwise hands the command
         # every capability, and CAP_SYS_ADMIN undoes the mounts below (``umount ~/.ssh``,
         # ``mount -o remount,rw /``). With no_new_privs, no exec gives them back.
