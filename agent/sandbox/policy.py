@@ -194,6 +194,9 @@ def default_hidden(kiln_home: Path) -> list[Path]:
     hidden += session_sockets()
     hidden += credential_files()
     hidden.append(kiln_home)  # sessions, credentials.json, trusted keys: Kiln's own state
+    # and the default one in each home, when ``KILN_HOME`` names another: the sessions and keys
+    # of every run without it (before, a command read them there)
+    hidden += [h / ".kiln" for h in home_dirs()]
     return hidden
 
 
