@@ -61,6 +61,10 @@ HOME_SECRETS = (
     ".terraformrc",
     ".terraform.d/credentials.tfrc.json",
     ".config/git/credentials",
+    # ``git credential-cache``'s daemon answers whoever reaches its socket with the cached
+    # passwords (``git credential-cache get``); the second is the folder's older place
+    ".cache/git/credential",
+    ".git-credential-cache",
     ".config/containers/auth.json",
     ".pgpass",
     ".my.cnf",
@@ -164,6 +168,7 @@ MOVED_HOMES = {
     "XDG_CONFIG_HOME": tuple(s[len(".config/") :] for s in HOME_SECRETS if s.startswith(".config/")),
     "XDG_DATA_HOME": tuple(s[len(".local/share/") :] for s in HOME_SECRETS
                            if s.startswith(".local/share/")),
+    "XDG_CACHE_HOME": tuple(s[len(".cache/") :] for s in HOME_SECRETS if s.startswith(".cache/")),
     "HF_HOME": ("token",),
     "CARGO_HOME": ("credentials", "credentials.toml"),
 }  # fmt: skip
