@@ -126,7 +126,7 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
     sandbox or act as the user: the runtime folder (``$XDG_RUNTIME_DIR``, ``/run/user/UID``:
     the session bus, whose systemd answers ``systemd-run --user``; Wayland; PipeWire; rootless
     Podman and Docker; keyring, gpg and ssh agents) and the agent sockets the environment names
-    (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``'s ``unix:path=``, ``GPG_AGENT_INFO``) and
+    (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``'s ``unix:path=``, ``GPG_AGENT_INFO``), tmux's and
     the container daemon ``DOCKER_HOST``/``CONTAINER_HOST`` name, wherever they are. Unix sockets on the filesystem are reachable from any network namespace."""
     env = os.environ if environ is None else environ
     out = []
@@ -140,6 +140,13 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
     for name in DAEMON_HOST_VARS:  # DOCKER_HOST=unix:///…/docker.sock
         if env.get(name, "").startswith("unix://"):
             out.append(Path(env[name][len("unix://") :]))
+    # tmux's server runs on the host and runs what a client asks (``tmux run-shell CMD``): the
+    # one Kiln runs in (``TMUX=/path/to/socket,PID,N``) and the user's others, whose folder
+    # ``TMUX_TMPDIR`` moves out of /tmp (the sandbox's /tmp is its own)
+    if env.get("TMUX"):
+        out.append(Path(env["TMUX"].split(",", 1)[0]))
+    if env.get("TMUX_TMPDIR") and hasattr(os, "getuid"):
+        out.append(Path(env["TMUX_TMPDIR"]) / f"tmux-{os.getuid()}")
     for part in env.get("DBUS_SESSION_BUS_ADDRESS", "").split(";"):
         for option in part.partition(":")[2].split(","):
             if option.startswith("path="):
