@@ -206,6 +206,12 @@ def default_hidden(kiln_home: Path) -> list[Path]:
     hidden += session_sockets()
     hidden += credential_files()
     hidden.append(kiln_home)  # sessions, credentials.json, trusted keys: Kiln's own state
+    # the host's temp folder where ``TMPDIR`` moves it out of /tmp (the sandbox's /tmp is its
+    # own): other programs' sockets (an editor's git askpass, which answers with the user's
+    # credentials; ssh agents) and temp files lie there
+    tmpdir = Path(os.environ.get("TMPDIR") or "/")
+    if tmpdir.is_absolute() and tmpdir not in {Path("/"), *home_dirs()}:
+        hidden.append(tmpdir)
     # and the default one in each home, when ``KILN_HOME`` names another: the sessions and keys
     # of every run without it (before, a command read them there)
     hidden += [h / ".kiln" for h in home_dirs()]
