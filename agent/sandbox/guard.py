@@ -46,7 +46,7 @@ class MemoryGuard:
         names = (*GUARDED, *pointers, *extra, *nested_git)
         self.absent = [name for name in names if not _exists(self.root / name)]
         self.todo = git_todo.exec_lines(self.root)  # a rebase's exec lines (``git_todo``)
-        self.links = _protected_links(self.root)
+        self.links = _protected_links(self.root, nested.held() if nested is not None else ())
 
     def undo(self) -> list[str]:
         """Remove what the command created at guarded names; returns their names. This runs on
@@ -100,10 +100,11 @@ class MemoryGuard:
         return notes
 
 
-def _protected_links(root: Path) -> dict[str, str]:
-    """The protected names (``PROTECTED_IN_WORKSPACE``) that are links, with what they name."""
+def _protected_links(root: Path, nested: Iterable[str] = ()) -> dict[str, str]:
+    """The protected names (``PROTECTED_IN_WORKSPACE``, and the memory and shell-hook files held
+    in subfolders, ``nested``) that are links, with what they name."""
     out = {}
-    for name in PROTECTED_IN_WORKSPACE:
+    for name in (*PROTECTED_IN_WORKSPACE, *sorted(nested)):
         path = root / name
         if path.is_symlink() and _first_link(root, name) is None:
             try:
