@@ -94,6 +94,10 @@ HOME_SECRETS = (
     ".config/ngrok",
     ".ngrok2",
     ".local/share/jupyter/runtime",
+    # the X server's cookie: with it, a command granted the network (which reaches the X
+    # server's abstract socket) types into the user's terminal; ICE's, the session manager's
+    ".Xauthority",
+    ".ICEauthority",
     # shell and REPL histories (a pasted "export TOKEN=…", "mysql -p…")
     ".bash_history",
     ".zsh_history",
@@ -178,7 +182,7 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
 # command's environment (``env``); the files they name are hidden wherever they are, and the file
 # tools may not read them either (``credential_files`` in ``attach``).
 CREDENTIAL_FILE_VARS = (
-    "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "AWS_SHARED_CREDENTIALS_FILE",
+    "XAUTHORITY", "ICEAUTHORITY", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "AWS_SHARED_CREDENTIALS_FILE",
     "AWS_CONFIG_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AZURE_CONFIG_DIR", "AZURE_FEDERATED_TOKEN_FILE",
     "KUBECONFIG", "DOCKER_CONFIG", "GNUPGHOME", "GH_CONFIG_DIR", "PGPASSFILE", "NETRC",
     "NPM_CONFIG_USERCONFIG", "HF_TOKEN_PATH", "PASSWORD_STORE_DIR", "VAULT_TOKEN_FILE",

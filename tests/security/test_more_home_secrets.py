@@ -2,7 +2,9 @@
 GitLab CLI's token, Composer's and Poetry's registry passwords, Maven's master password, an age
 private key for sops, Databricks, Hetzner Cloud, Vercel, Firebase, Supabase, CircleCI and ngrok
 tokens, and Jupyter's runtime files (the key that signs code for a running kernel, a server's
-token). A sandboxed command read each of them. Through the real `kiln run --mode ci`, also where
+token), the X server's cookie (with which a command granted the network, which reaches the X
+server's abstract socket, types into the user's terminal), also where `XAUTHORITY` names it.
+A sandboxed command read each of them. Through the real `kiln run --mode ci`, also where
 `XDG_CONFIG_HOME` and `XDG_DATA_HOME` move them: they are hidden now (docs/security.md
 section 4)."""
 
@@ -24,7 +26,8 @@ FILES = (
     ".config/sops/age/keys.txt", ".databrickscfg", ".config/hcloud/cli.toml",
     ".local/share/com.vercel.cli/auth.json", ".config/configstore/firebase-tools.json",
     ".supabase/access-token", ".circleci/cli.yml", ".config/ngrok/ngrok.yml",
-    ".ngrok2/ngrok.yml", ".local/share/jupyter/runtime/kernel-1.json",
+    ".ngrok2/ngrok.yml", ".local/share/jupyter/runtime/kernel-1.json", ".Xauthority",
+    ".ICEauthority",
 )  # fmt: skip
 READER = """
 import pathlib, sys
@@ -66,3 +69,22 @@ def test_more_credentials_of_the_home_folder_are_hidden(
     results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert results.count("unread") == len(FILES), results  # the command ran, read none
     assert "c0ffee" not in results
+
+
+def test_the_x_cookie_named_by_xauthority_is_hidden(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    cookie = host_dir / "xauth-cookie"
+    cookie.write_text("secret-canary-x-c0ffee\n")
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "reader.py").write_text(READER)
+    script = tmp_path / "script.json"
+    call = {"name": "run_command", "input": {"command": f"python3 reader.py {cookie}"}}
+    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json",
+        env={"XAUTHORITY": str(cookie)},
+    )  # fmt: skip
+    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    assert "unread" in results and "c0ffee" not in results, results
