@@ -101,10 +101,10 @@ class MemoryGuard:
 
 
 def _protected_links(root: Path, nested: Iterable[str] = ()) -> dict[str, str]:
-    """The protected names (``PROTECTED_IN_WORKSPACE``, and the memory and shell-hook files held
-    in subfolders, ``nested``) that are links, with what they name."""
+    """The protected names (``.git``, ``PROTECTED_IN_WORKSPACE``, and the memory and shell-hook
+    files held in subfolders, ``nested``) that are links, with what they name."""
     out = {}
-    for name in (*PROTECTED_IN_WORKSPACE, *sorted(nested)):
+    for name in (".git", *PROTECTED_IN_WORKSPACE, *sorted(nested)):
         path = root / name
         if path.is_symlink() and _first_link(root, name) is None:
             try:

@@ -62,3 +62,32 @@ def test_a_command_cannot_replace_a_protected_link(
     git(root, "add", "a.txt")  # the user's next commit runs no hook the command planted
     git(root, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "next")
     assert not marker.exists()
+
+
+def test_a_command_cannot_replace_a_git_folder_that_is_a_link(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    marker = host_dir / "fsmonitor-ran"
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
+    os.rename(root / ".git", root / "gitdata")  # the git folder under another name, linked
+    os.symlink("gitdata", root / ".git")
+    (root / "plant.sh").write_text(
+        f"rm .git && git init -q && git config core.fsmonitor 'touch {marker}; echo' && echo planted\n"
+    )
+    script = tmp_path / "script.json"
+    call = {"name": "run_command", "input": {"command": "sh plant.sh"}}
+    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    )
+    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    assert "planted" in results, results  # the command ran
+    assert os.readlink(root / ".git") == "gitdata"
+    env = {**os.environ, "HOME": str(tmp_path)}
+    subprocess.run(["git", "status"], cwd=root, env=env, check=True, capture_output=True)
+    assert not marker.exists()
