@@ -91,3 +91,25 @@ def test_a_command_cannot_replace_a_git_folder_that_is_a_link(
     env = {**os.environ, "HOME": str(tmp_path)}
     subprocess.run(["git", "status"], cwd=root, env=env, check=True, capture_output=True)
     assert not marker.exists()
+
+
+def test_a_git_folder_linked_by_an_absolute_path_lets_commands_run(
+    tmp_path: Path, kiln_home: Path, host_dir: Path
+) -> None:
+    """Such a link (`.git -> /srv/git/proj.git`) made every command fail to start: bwrap could
+    not mount on `.git/config` through it. The git folder outside stays read-only."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "init", "-q")
+    os.rename(root / ".git", host_dir / "proj.git")
+    os.symlink(host_dir / "proj.git", root / ".git")
+    config = (host_dir / "proj.git" / "config").read_text()
+    command = "git config core.fsmonitor 'touch x'; echo ran"
+    script = tmp_path / "script.json"
+    call = {"name": "run_command", "input": {"command": command}}
+    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
+    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="yolo",
+                    output="stream-json")  # fmt: skip
+    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    assert "ran" in results and "bwrap:" not in results, results
+    assert (host_dir / "proj.git" / "config").read_text() == config
