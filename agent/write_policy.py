@@ -42,14 +42,16 @@ FD_DEVICE = re.compile(r"/(dev/fd|proc/self/fd)/[0-9]+")  # a descriptor, not a 
 # ``workspace.xml``) and Helix's ``.helix`` (``languages.toml``: each language server's command).
 # And the MCP servers other agents in the editor start from the folder (VS Code, Cursor, Gemini CLI,
 # Claude Code's ``.mcp.json``, whose servers start by the name the user approved once, Roo Code,
-# Kiro, Amazon Q, Continue, opencode).
+# Kiro, Amazon Q, Continue, opencode). And a dev container's config (``.devcontainer``, whole, and
+# ``.devcontainer.json``): its ``initializeCommand`` runs on the host when the editor opens the
+# folder in the container it offers to reopen it in.
 AUTORUN_FILES = (
     ".vscode/settings.json", ".vscode/tasks.json", ".zed/settings.json", ".zed/tasks.json",
     ".nvim.lua", ".nvimrc", ".exrc", ".vimrc", "_vimrc", ".gvimrc", "_gvimrc", "_exrc",
     ".git/commondir", ".git/config.worktree", ".idea", ".helix",
     ".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".mcp.json",
     ".roo/mcp.json", ".kiro/settings/mcp.json", ".amazonq/mcp.json", ".continue/mcpServers",
-    "opencode.json", "opencode.jsonc",
+    "opencode.json", "opencode.jsonc", ".devcontainer", ".devcontainer.json",
 )  # fmt: skip
 # Files that run code once a change leaves the agent, each on an action the user takes to keep the
 # change rather than to run it: a CI pipeline (with the repository's secrets, when the branch is

@@ -83,7 +83,7 @@ def _bwrap_problem(exe: str) -> str | None:
     with "Unknown option" instead, so the probe uses them all."""
     probe = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
              "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-             "--new-session", "--die-with-parent"]  # fmt: skip
+             "--unshare-user-try", "--new-session", "--die-with-parent"]  # fmt: skip
     if _runs([*probe, "--cap-drop", "ALL", "--", "true"]):
         return None
     if _runs([*probe, "--", "true"]):

@@ -64,6 +64,10 @@ def build_argv(
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
+        # The kernel's keyrings are per user namespace: run by root, bwrap makes none, and a
+        # command read the keys of root's user keyring (a Kerberos ticket of a KEYRING: cache,
+        # a token put there with keyctl). Unprivileged, bwrap always makes one.
+        "--unshare-user-try",
         # No capability inside: run by root (CI containers), bwrap otherwise hands the command
         # every capability, and CAP_SYS_ADMIN undoes the mounts below (``umount ~/.ssh``,
         # ``mount -o remount,rw /``). With no_new_privs, no exec gives them back.
@@ -89,6 +93,7 @@ def build_argv(
     if (root / ".git").is_file() and not (root / ".git").is_symlink():
         protected.append(root / ".git")  # a worktree's "gitdir:" file names where hooks live
     protected = [p for p in protected if p.exists() and not p.is_symlink()]
+    protected = [q for q in (_unlinked(p, root) for p in protected) if q is not None]
     # Pinned first: a folder bound again after a cover (``.vscode``, pinned for its settings)
     # brought back the host's file under it (a hidden ``.vscode/sftp.json`` was readable), and a
     # hidden path's own folders pinned cannot be renamed away from under the cover either.
@@ -209,6 +214,21 @@ def pointed_git_dir(dotgit: Path) -> Path | None:
         return (dotgit.parent / line[len("gitdir:") :].strip()).resolve()
     except (OSError, RuntimeError):
         return None
+
+
+def _unlinked(path: Path, root: Path) -> Path | None:
+    """``path`` where a mount can be made on it: bwrap resolves a link on the way inside the new
+    root, where a link naming an absolute path (``.git -> /srv/git/proj.git``) leads nowhere and
+    every command failed to start ("Can't bind mount … No such file or directory"). So below a
+    link, the path it leads to when that is inside the workspace; None when outside (read-only
+    like the rest of the host)."""
+    rel = path.relative_to(root) if root in path.parents else None
+    if rel is None or not any(
+        (root / rel.parents[i]).is_symlink() for i in range(len(rel.parts) - 1)
+    ):
+        return path
+    real = path.resolve()
+    return real if root.resolve() in real.parents else None
 
 
 def pinned_parents(root: Path, protected: list[Path]) -> list[Path]:

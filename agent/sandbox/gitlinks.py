@@ -95,6 +95,11 @@ class GitlinkGuard:
             if not present or self.start.get(rel):
                 continue
             if rel in self.start:  # the checkout's empty submodule folder: the .git is the run's
+                link = _first_link(self.root, rel)
+                if link is not None:  # never followed: it may lead to the user's own repository
+                    link.unlink(missing_ok=True)
+                    notes.append(f"{link.relative_to(self.root).as_posix()} (a link) removed")
+                    continue
                 _remove(self.root / rel / ".git")
                 notes.append(f"{rel}/.git removed")
             elif self._unstage(rel):
@@ -132,6 +137,18 @@ class GitlinkGuard:
             return True
         finally:
             Path(tmp).unlink(missing_ok=True)
+
+
+def _first_link(root: Path, rel: str) -> Path | None:
+    """The first folder on the way from ``root`` to ``rel/.git`` that is a link: this runs on
+    the host, and a command may swap an empty submodule folder for a link to a repository
+    outside the workspace, whose ``.git`` was then removed."""
+    parts = Path(rel).parts
+    for i in range(1, len(parts) + 1):
+        here = root.joinpath(*parts[:i])
+        if here.is_symlink():
+            return here
+    return None
 
 
 def _remove(path: Path) -> None:

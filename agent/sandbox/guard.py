@@ -6,12 +6,13 @@ root, the memory and shell-hook files a command created anywhere (``sub/AGENTS.m
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
 from agent.sandbox import git_todo
-from agent.sandbox.bwrap import submodule_config
+from agent.sandbox.bwrap import PROTECTED_IN_WORKSPACE, submodule_config
 from agent.sandbox.nested_files import NestedFiles
 from agent.write_policy import AUTORUN_FILES, PIPELINE_PATHS, SHELL_HOOK_FILES
 
@@ -45,6 +46,7 @@ class MemoryGuard:
         names = (*GUARDED, *pointers, *extra, *nested_git)
         self.absent = [name for name in names if not _exists(self.root / name)]
         self.todo = git_todo.exec_lines(self.root)  # a rebase's exec lines (``git_todo``)
+        self.links = _protected_links(self.root, nested.held() if nested is not None else ())
 
     def undo(self) -> list[str]:
         """Remove what the command created at guarded names; returns their names. This runs on
@@ -69,7 +71,47 @@ class MemoryGuard:
             else:
                 target.unlink(missing_ok=True)
             removed.append(name)
-        return removed + git_todo.disarm(self.root, self.todo)
+        return removed + self._relink() + git_todo.disarm(self.root, self.todo)
+
+    def _relink(self) -> list[str]:
+        """Put back the protected names that were links (``.git/hooks -> ../githooks``,
+        ``CLAUDE.md -> AGENTS.md``): a bind cannot cover a link itself, only where it leads,
+        so a command could replace the link with a folder of its own hooks or a file of its
+        own instructions."""
+        notes = []
+        for name, target in self.links.items():
+            path = self.root / name
+            try:
+                if os.readlink(path) == target:
+                    continue
+            except OSError:
+                pass
+            if _first_link(self.root, name) is not None:
+                continue  # its folder is pinned; never follow a link out of the workspace
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            try:
+                os.symlink(target, path)
+            except OSError:
+                continue
+            notes.append(f"{name} (put back as the link to {target})")
+        return notes
+
+
+def _protected_links(root: Path, nested: Iterable[str] = ()) -> dict[str, str]:
+    """The protected names (``.git``, ``PROTECTED_IN_WORKSPACE``, and the memory and shell-hook
+    files held in subfolders, ``nested``) that are links, with what they name."""
+    out = {}
+    for name in (".git", *PROTECTED_IN_WORKSPACE, *sorted(nested)):
+        path = root / name
+        if path.is_symlink() and _first_link(root, name) is None:
+            try:
+                out[name] = os.readlink(path)
+            except OSError:
+                continue
+    return out
 
 
 def _exists(path: Path) -> bool:

@@ -61,6 +61,10 @@ HOME_SECRETS = (
     ".terraformrc",
     ".terraform.d/credentials.tfrc.json",
     ".config/git/credentials",
+    # ``git credential-cache``'s daemon answers whoever reaches its socket with the cached
+    # passwords (``git credential-cache get``); the second is the folder's older place
+    ".cache/git/credential",
+    ".git-credential-cache",
     ".config/containers/auth.json",
     ".pgpass",
     ".my.cnf",
@@ -72,6 +76,28 @@ HOME_SECRETS = (
     ".config/op",
     ".oci",
     ".fly",
+    # publishing keys and CLI tokens of package registries and hosts, an age private key,
+    # Jupyter's kernel keys and server tokens (each runs code for whoever holds it)
+    ".gem/credentials",
+    ".config/glab-cli",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    ".config/pypoetry/auth.toml",
+    ".m2/settings-security.xml",
+    ".config/sops/age",
+    ".databrickscfg",
+    ".config/hcloud",
+    ".local/share/com.vercel.cli",
+    ".config/configstore/firebase-tools.json",
+    ".supabase/access-token",
+    ".circleci/cli.yml",
+    ".config/ngrok",
+    ".ngrok2",
+    ".local/share/jupyter/runtime",
+    # the X server's cookie: with it, a command granted the network (which reaches the X
+    # server's abstract socket) types into the user's terminal; ICE's, the session manager's
+    ".Xauthority",
+    ".ICEauthority",
     # shell and REPL histories (a pasted "export TOKEN=…", "mysql -p…")
     ".bash_history",
     ".zsh_history",
@@ -122,7 +148,7 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
     sandbox or act as the user: the runtime folder (``$XDG_RUNTIME_DIR``, ``/run/user/UID``:
     the session bus, whose systemd answers ``systemd-run --user``; Wayland; PipeWire; rootless
     Podman and Docker; keyring, gpg and ssh agents) and the agent sockets the environment names
-    (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``'s ``unix:path=``, ``GPG_AGENT_INFO``) and
+    (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``'s ``unix:path=``, ``GPG_AGENT_INFO``), tmux's and
     the container daemon ``DOCKER_HOST``/``CONTAINER_HOST`` name, wherever they are. Unix sockets on the filesystem are reachable from any network namespace."""
     env = os.environ if environ is None else environ
     out = []
@@ -136,6 +162,13 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
     for name in DAEMON_HOST_VARS:  # DOCKER_HOST=unix:///…/docker.sock
         if env.get(name, "").startswith("unix://"):
             out.append(Path(env[name][len("unix://") :]))
+    # tmux's server runs on the host and runs what a client asks (``tmux run-shell CMD``): the
+    # one Kiln runs in (``TMUX=/path/to/socket,PID,N``) and the user's others, whose folder
+    # ``TMUX_TMPDIR`` moves out of /tmp (the sandbox's /tmp is its own)
+    if env.get("TMUX"):
+        out.append(Path(env["TMUX"].split(",", 1)[0]))
+    if env.get("TMUX_TMPDIR") and hasattr(os, "getuid"):
+        out.append(Path(env["TMUX_TMPDIR"]) / f"tmux-{os.getuid()}")
     for part in env.get("DBUS_SESSION_BUS_ADDRESS", "").split(";"):
         for option in part.partition(":")[2].split(","):
             if option.startswith("path="):
@@ -149,7 +182,7 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
 # command's environment (``env``); the files they name are hidden wherever they are, and the file
 # tools may not read them either (``credential_files`` in ``attach``).
 CREDENTIAL_FILE_VARS = (
-    "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "AWS_SHARED_CREDENTIALS_FILE",
+    "XAUTHORITY", "ICEAUTHORITY", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "AWS_SHARED_CREDENTIALS_FILE",
     "AWS_CONFIG_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AZURE_CONFIG_DIR", "AZURE_FEDERATED_TOKEN_FILE",
     "KUBECONFIG", "DOCKER_CONFIG", "GNUPGHOME", "GH_CONFIG_DIR", "PGPASSFILE", "NETRC",
     "NPM_CONFIG_USERCONFIG", "HF_TOKEN_PATH", "PASSWORD_STORE_DIR", "VAULT_TOKEN_FILE",
@@ -164,6 +197,7 @@ MOVED_HOMES = {
     "XDG_CONFIG_HOME": tuple(s[len(".config/") :] for s in HOME_SECRETS if s.startswith(".config/")),
     "XDG_DATA_HOME": tuple(s[len(".local/share/") :] for s in HOME_SECRETS
                            if s.startswith(".local/share/")),
+    "XDG_CACHE_HOME": tuple(s[len(".cache/") :] for s in HOME_SECRETS if s.startswith(".cache/")),
     "HF_HOME": ("token",),
     "CARGO_HOME": ("credentials", "credentials.toml"),
 }  # fmt: skip
@@ -194,6 +228,15 @@ def default_hidden(kiln_home: Path) -> list[Path]:
     hidden += session_sockets()
     hidden += credential_files()
     hidden.append(kiln_home)  # sessions, credentials.json, trusted keys: Kiln's own state
+    # the host's temp folder where ``TMPDIR`` moves it out of /tmp (the sandbox's /tmp is its
+    # own): other programs' sockets (an editor's git askpass, which answers with the user's
+    # credentials; ssh agents) and temp files lie there
+    tmpdir = Path(os.environ.get("TMPDIR") or "/")
+    if tmpdir.is_absolute() and tmpdir not in {Path("/"), *home_dirs()}:
+        hidden.append(tmpdir)
+    # and the default one in each home, when ``KILN_HOME`` names another: the sessions and keys
+    # of every run without it (before, a command read them there)
+    hidden += [h / ".kiln" for h in home_dirs()]
     return hidden
 
 
