@@ -53,6 +53,11 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
         return _man_lines(argv[1:])
     if name == "split":  # `split --filter=CMD`: CMD reads each part, named in $FILE
         return [v for _, v in option_values(argv[1:], {"--filter"})], []
+    if name == "csplit":  # `-b '%02d/../x'`: names in other folders than the prefix's
+        formats = option_values(argv[1:], {"-b", "--suffix-format"})
+        return [], ["csplit -b names files in other folders" for _, v in formats if "/" in v]
+    if name == "rsync":  # `rsync -e CMD SRC host:DEST` runs `CMD host rsync --server …`
+        return [f"{v} HOST rsync --server" for v in _rsync_shells(argv[1:])], []
     if name in _OPTION_PROGRAMS:  # `rg --pre CMD`: CMD FILE for each file it searches
         for _, value in option_values(argv[1:], set(_OPTION_PROGRAMS[name])):
             scripts.append(shlex.join([value, "<file>"]))
@@ -85,6 +90,22 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     elif sub[:1] == ["filter-branch"]:
         why.append("git filter-branch runs its filters")
     return scripts, why
+
+
+def _rsync_shells(args: tuple[str, ...]) -> list[str]:
+    """rsync's ``-e CMD``/``--rsh=CMD`` (also last in a bundle, ``-avze CMD``)."""
+    out = [v for k, v in option_values(args, {"--rsh"}) if k == "--rsh"]
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        for j, letter in enumerate(arg[1:] if arg[:1] == "-" and arg[:2] != "--" else "", 1):
+            if letter in "fTBM":  # options whose value is the rest of the word or the next
+                break
+            if letter == "e":
+                value = arg[j + 1 :] or (args[i + 1] if i + 1 < len(args) else "")
+                out.append(value)
+                break
+    return out
 
 
 def _code_key(spec: str) -> str | None:

@@ -281,6 +281,8 @@ CODE_VARIABLES = {
     "RUSTC", "RUSTFLAGS", "CONFIG_SITE", "DOTNET_STARTUP_HOOKS", "CLASSPATH",
     # bash's own tables of what a name runs: ``BASH_CMDS=([ls]=/bin/rm); ls`` runs ``rm``.
     "BASH_CMDS", "BASH_ALIASES", "BASH_LOADABLES_PATH",
+    # rsync's remote shell and daemon connection command, run as ``-e`` runs its value.
+    "RSYNC_RSH", "RSYNC_CONNECT_PROG",
 }  # fmt: skip
 # ``BASH_FUNC_ls%%=() { …; }``: bash defines ``ls`` from it, and runs that for ``ls``.
 CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_", "CARGO_", "BASH_FUNC_")

@@ -39,6 +39,7 @@ class Unpack:
     strip: int = 0
     files: tuple[str, ...] = ()
     why: str = ""
+    extra: tuple[str, ...] = ()  # written besides the names inside (``patch -r REJECTS``)
 
     @property
     def shown(self) -> str:
@@ -49,7 +50,7 @@ class Unpack:
         if self.why:
             return [], self.why
         if self.files:
-            return list(self.files), ""
+            return [f for f in self.files if f != "-"], ""
         if self.source is None:
             return [], f"{self.kind} reads what it writes from stdin"
         path = Path(os.path.expanduser(self.source))
@@ -62,7 +63,7 @@ class Unpack:
             return [], f"{self.source} cannot be read ({type(exc).__name__})"
         if names is None:
             return [], f"{self.source} names over {MAX_MEMBERS} files or inflates past 256 MB"
-        out = []
+        out = list(self.extra)
         for name in names:
             parts = [p for p in PurePosixPath(name.lstrip("/")).parts if p != "."]
             if len(parts) > self.strip:
@@ -256,6 +257,7 @@ _PATCH_LONG = {"--dry-run", "--check", "--input", "--strip", "--directory", "--o
 
 def _patch(args: list[str]) -> Unpack | None:
     source, into, strip, operands, why = None, ".", 0, [], ""
+    written: dict[str, str] = {}  # `-o FILE`, `-r FILE`
     i = 0
     while i < len(args):
         a = _whole(args[i], _PATCH_LONG)
@@ -268,7 +270,7 @@ def _patch(args: list[str]) -> Unpack | None:
         ):  # fmt: skip
             value, i = (args[i + 1] if i + 1 < len(args) else ""), i + 1
             key = a
-        elif a.startswith(("-i", "-p", "-d", "-o")) and len(a) > 2 and not a.startswith("--"):
+        elif a.startswith(("-i", "-p", "-d", "-o", "-r")) and len(a) > 2 and a[1] != "-":
             key, value = a[:2], a[2:]
         if key in ("-i", "--input"):
             source = value
@@ -276,17 +278,25 @@ def _patch(args: list[str]) -> Unpack | None:
             strip = _int(value)
         elif key in ("-d", "--directory"):
             into = value
-        elif key in ("-o", "--output", "-r", "--reject-file", "-B", "--prefix"):
+        elif key in ("-o", "--output", "-r", "--reject-file"):
+            written[key.lstrip("-")[0]] = value  # the output, the rejected hunks
+        elif key in ("-B", "--prefix"):
             why = f"patch {key} writes a file of its own"
         elif not a.startswith("-") and key == a:
             operands.append(a)
         i += 1
     if len(operands) >= 2:
         source = operands[1]
-    unpacked = Unpack("patch", source, into=into, strip=strip, why=why)
+    if source is not None:  # `-d DIR` is where patch goes first: it reads `-i PATCH` there
+        source = source if os.path.isabs(source) or source == "-" else _under(into, source)
+    source = None if source == "-" else source
+    extra = tuple(_under(into, f) for f in written.values() if f != "-")
+    if "o" in written:  # `patch -o OUT`: OUT is written instead of the files patched
+        return Unpack("patch", source, into=into, files=extra or ("-",), why=why)
     if operands:  # `patch FILE [PATCH]`: FILE is what changes
-        return Unpack("patch", source, into=into, files=(_under(into, operands[0]),), why=why)
-    return unpacked
+        files = (_under(into, operands[0]), *extra)
+        return Unpack("patch", source, into=into, files=files, why=why)
+    return Unpack("patch", source, into=into, strip=strip, extra=extra, why=why)
 
 
 def _under(folder: str, *parts: str) -> str:
