@@ -56,6 +56,9 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     if name == "csplit":  # `-b '%02d/../x'`: names in other folders than the prefix's
         formats = option_values(argv[1:], {"-b", "--suffix-format"})
         return [], ["csplit -b names files in other folders" for _, v in formats if "/" in v]
+    if name == "strace":  # `strace -o '|CMD' ls` pipes its trace to CMD, through the shell
+        piped = [v[1:] for _, v in option_values(argv[1:], {"-o", "--output"}) if v[:1] in "|!"]
+        return [v for v in piped if v], []
     if name == "rsync":  # `rsync -e CMD SRC host:DEST` runs `CMD host rsync --server …`
         return [f"{v} HOST rsync --server" for v in _rsync_shells(argv[1:])], []
     if name in _OPTION_PROGRAMS:  # `rg --pre CMD`: CMD FILE for each file it searches

@@ -3,7 +3,8 @@ of ``cp``/``mv``/``install``/``ln``/``rsync`` (and what ``mv`` takes away), ``dd
 files ``sed -i``/``perl -i``/``ruby -i`` rewrite, ``truncate``, ``touch``, ``sort -o``,
 ``shuf -o``, ``iconv -o``, ``uniq IN OUT``, ``xxd IN OUT``, ``split IN PREFIX``,
 ``csplit -f PREFIX`` (the later names they make: ``made_by``), ``git … --output=``,
-``git config --file`` and ``git archive -o``.
+``git config --file``, ``git archive -o``, ``tar -cf`` and, through ``agent.option_writes``, the
+files other programs' options or naming rules write (``strace -o``, ``gunzip F.gz``, ``chmod``).
 
 Best effort by design: a program may write anything (``python -c``, ``7z x``, ``make``), so
 these only make the permission check and its prompt truthful for the commands that say in their
@@ -22,8 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from agent.made_names import Made
+from agent.option_writes import option_writes
 from agent.shell_wrappers import git_subcommand_form, long_option
 from agent.tree_walk import walk
+from agent.unpack_writes import tar_archive
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,8 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
     if name == "csplit":  # `csplit -f PREFIX IN 3`: PREFIX00, PREFIX01…
         prefix, first = _csplit(args)
         return [prefix, prefix + first], []
+    if name in ("tar", "gtar", "bsdtar"):  # `tar -cf F …`: the archive it writes
+        return [a for a in [tar_archive(args)] if a is not None], []
     if name == "git":  # `git diff --output=F`, `git config --file F k v`, `git archive -o F`
         args = list((git_subcommand_form(argv) or argv)[1:])  # without `-C DIR`, `-c K=V`
         sub = args[0] if args else ""
@@ -129,7 +134,7 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         return _valued(args, short, long) + (
             _valued(args, None, "--output") if sub == "config" else []
         ), []
-    return [], []
+    return option_writes(name, args), []  # `strace -o F`, `gunzip F.gz`, `chmod`…
 
 
 # Programs whose ``-o``/``--output`` names the file written, with their options that take a value.

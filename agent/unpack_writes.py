@@ -182,10 +182,43 @@ _TAR_CODE = {"--to-command", "--use-compress-program", "-I", "--info-script", "-
 
 
 _TAR_LONG = {*_TAR_LONG_VALUES, *(o for o in _TAR_NO_WRITE | _TAR_CODE if o.startswith("--")),
-             "--extract", "--get"}  # fmt: skip
+             "--extract", "--get", "--append", "--update", "--catenate", "--concatenate",
+             "--delete"}  # fmt: skip
+
+
+_TAR_WRITES = {"-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate",
+               "--concatenate", "--delete"}  # fmt: skip
+
+
+def tar_archive(args: list[str]) -> str | None:
+    """The archive ``tar -c``/``-r``/``-u``/``-A``/``--delete`` writes (``-f FILE``), if any."""
+    letters = _tar_options(args)
+    if not {k for k, _ in letters} & _TAR_WRITES:
+        return None
+    values = {k: v for k, v in letters if v is not None}
+    archive = values.get("--file", values.get("-f"))
+    return None if archive in (None, "-") else archive
 
 
 def _tar(args: list[str]) -> Unpack | None:
+    letters = _tar_options(args)
+    keys = {k for k, _ in letters}
+    if not keys & {"-x", "--extract", "--get"} or keys & _TAR_NO_WRITE:
+        return None
+    values = {k: v for k, v in letters if v is not None}
+    source = values.get("--file", values.get("-f"))
+    code = sorted(k for k in keys if k in _TAR_CODE)
+    return Unpack(
+        "tar",
+        None if source in (None, "-") else source,
+        into=values.get("--directory", values.get("-C", ".")),
+        strip=_int(values.get("--strip-components", "")),
+        why=f"tar {code[0]} changes what it writes or runs" if code else "",
+    )
+
+
+def _tar_options(args: list[str]) -> list[tuple[str, str | None]]:
+    """tar's options in order, (option, value), the old style's bundle (``tar xzf F``) too."""
     words = list(args)
     letters: list[tuple[str, str | None]] = []  # (option, value)
     if words and not words[0].startswith("-"):  # `tar xzf a.tar -C out`: the old style
@@ -211,19 +244,7 @@ def _tar(args: list[str]) -> Unpack | None:
                     break
                 letters.append((f"-{ch}", None))
         i += 1
-    keys = {k for k, _ in letters}
-    if not keys & {"-x", "--extract", "--get"} or keys & _TAR_NO_WRITE:
-        return None
-    values = {k: v for k, v in letters if v is not None}
-    source = values.get("--file", values.get("-f"))
-    code = sorted(k for k in keys if k in _TAR_CODE)
-    return Unpack(
-        "tar",
-        None if source in (None, "-") else source,
-        into=values.get("--directory", values.get("-C", ".")),
-        strip=_int(values.get("--strip-components", "")),
-        why=f"tar {code[0]} changes what it writes or runs" if code else "",
-    )
+    return letters
 
 
 def _unzip(args: list[str]) -> Unpack | None:
