@@ -1,7 +1,8 @@
 """Files a program names after a prefix it is given: ``split IN PREFIX`` writes ``PREFIXaa``,
 ``PREFIXab``…, ``csplit -f PREFIX`` ``PREFIX00``, ``PREFIX01``…. None of those names is on the
 line and most do not exist when the line is checked, so each prefix is met as the pattern
-``PREFIX*SUFFIX`` (the ``*`` the letters the program puts there): a rule's glob, or a memory, settings or
+``PREFIX*SUFFIX`` (the ``*`` the letters the program puts there; xargs's input in a path it
+writes, ``xargs -I{} cp x config/{}``, is met the same way): a rule's glob, or a memory, settings or
 config file name, that any such name matches covers the command. Before, only the first file
 (``PREFIXaa``) met the rules, and ``split … out/p`` wrote ``out/pab`` past ``Write(out/pab)``.
 """
@@ -26,10 +27,13 @@ class Made:
     prefix: str
     suffix: str = ""
     letters: str | None = None
+    # Names xargs reads from stdin (``xargs -I{} cp x config/{}``): met by the deny rules only,
+    # as the memory line would otherwise refuse every ``xargs cp -t DIR`` in ci.
+    stdin: bool = False
 
     @property
     def shown(self) -> str:
-        return f"{self.prefix}*{self.suffix}"
+        return f"{self.prefix}{'<a name from its input>' if self.stdin else '*'}{self.suffix}"
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ def made_targets(made: Iterable[Made], root: Path) -> list[MadeTarget]:
         folder = classify_write(os.path.dirname(m.prefix) or ".", root)
         where = folder.where
         rel = _relative(folder.path, Path(root).resolve())
-        if rel is not None:
+        if rel is not None and not m.stdin:
             base = f"{rel}/" if rel != "." else ""
             name = (base + PurePosixPath(m.prefix + "x").name[:-1]).casefold()
             if any(
@@ -73,7 +77,8 @@ def made_rule(rules: Iterable[Rule], target: WriteTarget, root: Path) -> Rule | 
                     p, x = (pattern.casefold(), path.casefold()) if fold else (pattern, path)
                     t, s = (tail.casefold(), m.suffix.casefold()) if fold else (tail, m.suffix)
                     if any(
-                        _meets(g, x + t, s, m.letters) for g in (p, p[3:] if p[:3] == "**/" else p)
+                        _meets(g, x + t, s, m.letters, slash=m.stdin)
+                        for g in (p, p[3:] if p[:3] == "**/" else p)
                     ):
                         return rule
     return None
@@ -103,15 +108,17 @@ def _relative(path: Path, root: Path) -> str | None:
         return None
 
 
-def _meets(glob: str, prefix: str, suffix: str, letters: str | None) -> bool:
+def _meets(
+    glob: str, prefix: str, suffix: str, letters: str | None, *, slash: bool = False
+) -> bool:
     """Whether fnmatch's ``glob`` matches some ``prefix`` + X + ``suffix``, X made of
-    ``letters`` (None: any but ``/``)."""
+    ``letters`` (None: any but ``/``, or any at all with ``slash``)."""
     tokens = _tokens(glob)
     states = _read(tokens, _closure(tokens, {0}), prefix)
     seen, todo = set(states), list(states)
     while todo:  # every state X's letters can reach
         i = todo.pop()
-        if i < len(tokens) and (tokens[i] == "*" or _any_letter(tokens[i], letters)):
+        if i < len(tokens) and (tokens[i] == "*" or _any_letter(tokens[i], letters, slash)):
             nxt = i if tokens[i] == "*" else i + 1
             for j in _closure(tokens, {nxt}) - seen:
                 seen.add(j)
@@ -162,11 +169,12 @@ def _read(tokens: list[str], states: set[int], text: str) -> set[int]:
     return states
 
 
-def _any_letter(token: str, letters: str | None) -> bool:
+def _any_letter(token: str, letters: str | None, slash: bool = False) -> bool:
     """Whether one of ``letters`` (None: some character but ``/``) matches ``token``: for
     None the characters it names, their neighbours (a negated range's edge) and a few others
     are tried."""
     if letters is not None:
         return any(fnmatch.fnmatchcase(ch, token) for ch in letters)
     around = {chr(c) for ch in token for c in (ord(ch) - 1, ord(ch), ord(ch) + 1) if c > 0}
-    return any(fnmatch.fnmatchcase(ch, token) for ch in around | {"a", "\x01"} if ch != "/")
+    tried = around | {"a", "\x01"}
+    return any(fnmatch.fnmatchcase(ch, token) for ch in tried if ch != "/" or slash)

@@ -128,15 +128,36 @@ _SED_FLAGS = re.compile(r"s([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([a-z
 _SED_RUNS = re.compile(r"(?:^|[\s;{}!,$\d])[wWe](?:\s|;|$)|^[wWe]")
 
 
+_SED_S = re.compile(r"s([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1")
+_SED_WRITE = re.compile(r"(?:^|[\s;{}!,$\d\x00])[wW](?=\s|$)|^[wW]")
+
+
+def sed_writes(args: tuple[str, ...] | list[str]) -> list[str]:
+    """The files a sed script's ``w FILE``/``W FILE`` commands and ``s///w FILE`` flags write
+    (the rest of the line is the name), for the write rules; the script stays not understood."""
+    out = []
+    for script in _sed_scripts(tuple(args)):
+        for line in script.splitlines():
+            for m in _SED_S.finditer(line):  # `s/a/b/gw FILE`
+                flags = re.match(r"[gpiImMeE0-9]*w\s*(.*)", line[m.end() :])
+                out += [flags.group(1).strip()] if flags else []
+            blank = _SED_TEXT.sub(lambda m: "\0" * len(m.group()), line)  # `/w x/`, `a w x`
+            out += [line[m.end() :].strip() for m in _SED_WRITE.finditer(blank)]
+    return list(dict.fromkeys(name for name in out if name))
+
+
+def _sed_scripts(args: tuple[str, ...]) -> list[str]:
+    scripts = [v for _, v in option_values(args, {"-e", "--expression"})]
+    return scripts or [a for a in args if not a.startswith("-")][:1]
+
+
 def _sed_problems(args: tuple[str, ...]) -> list[str]:
     """GNU sed writes a file with ``w FILE`` (or the ``w`` flag of ``s``) and runs a command with
-    ``e``: a script using either is not understood (``sed -i`` is read by ``shell_writes``)."""
-    scripts = [v for _, v in option_values(args, {"-e", "--expression"})]
+    ``e``: a script using either is not understood (``sed -i`` is read by ``shell_writes``, the
+    files ``w`` writes by ``sed_writes``)."""
     if any(a in ("-f", "--file") or a.startswith("--file=") for a in args):
         return ["sed -f runs a script file the line does not show"]
-    if not scripts:
-        scripts = [a for a in args if not a.startswith("-")][:1]
-    for script in scripts:
+    for script in _sed_scripts(args):
         if any(set(flags) & set("weW") for _, flags in _SED_FLAGS.findall(script)) or (
             _SED_RUNS.search(_SED_TEXT.sub(" ", script))
         ):

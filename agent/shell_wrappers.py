@@ -217,6 +217,17 @@ def xargs_placeholder(args: tuple[str, ...] | list[str]) -> str | None:
     return None
 
 
+XARGS_INPUT = "<arguments from stdin>"
+
+
+def xargs_words(inner: list[str], mark: str | None) -> list[str]:
+    """The command xargs runs: its input in place of each ``-I`` placeholder, or after the
+    words (before, ``xargs -I{} cp {} config/x.yml`` was read as a copy to its input)."""
+    if mark:
+        return [word.replace(mark, XARGS_INPUT) for word in inner]
+    return [*inner, XARGS_INPUT]
+
+
 def find_writes(args: tuple[str, ...] | list[str]) -> list[str]:
     """The files ``find -fprint FILE`` and its kin write."""
     return [args[i + 1] for i, a in enumerate(args[:-1]) if a in FIND_WRITES]
@@ -231,6 +242,16 @@ def git_subcommand_form(argv: tuple[str, ...]) -> tuple[str, ...] | None:
     while i < len(argv) and argv[i].startswith("-"):
         i += 2 if argv[i] in _GIT_VALUES else 1
     return ("git", *argv[i:]) if i > 1 else None
+
+
+def folder_options(name: str, argv: tuple[str, ...]) -> list[str]:
+    """The folders ``env -C DIR`` (``--chdir``) and ``git -C DIR`` run their command in."""
+    if name == "env":
+        return [v for _, v in option_values(argv[1:], {"-C", "--chdir"})]
+    if name == "git":  # its global options only: `git commit -C HEAD` reuses a message
+        ahead = argv[1 : len(argv) - len(git_subcommand_form(argv) or argv) + 1]
+        return [v for _, v in option_values(ahead, {"-C"}) if v not in (".", "./")]
+    return []
 
 
 def long_option(word: str, options: Iterable[str]) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from agent.made_names import Made
 from agent.option_writes import option_writes
+from agent.shell_programs import sed_writes
 from agent.shell_wrappers import git_subcommand_form, long_option
 from agent.tree_walk import walk
 from agent.unpack_writes import tar_archive
@@ -103,9 +104,10 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
     if name == "dd":
         return [a[3:] for a in args if a.startswith("of=")], []
     if name == "sed":
-        return _in_place(args, short_values="efl", long_values={"--expression", "--file",
-                                                               "--line-length"},
-                         script_flags=("-e", "-f", "--expression", "--file")), []  # fmt: skip
+        rewritten = _in_place(args, short_values="efl", long_values={
+            "--expression", "--file", "--line-length"},
+            script_flags=("-e", "-f", "--expression", "--file"))  # fmt: skip
+        return rewritten + sed_writes(args), []  # and the files its `w FILE` commands write
     if name in ("perl", "ruby"):  # `-0` and `-l` take digits only: `-0pi` is `-0 -p -i`
         return _in_place(args, short_values="eEIMmxC", long_values=set(),
                          script_flags=("-e", "-E"), digits="0l"), []  # fmt: skip
@@ -129,6 +131,8 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
     if name == "git":  # `git diff --output=F`, `git config --file F k v`, `git archive -o F`
         args = list((git_subcommand_form(argv) or argv)[1:])  # without `-C DIR`, `-c K=V`
         sub = args[0] if args else ""
+        if sub == "mv":  # `git mv SRC DEST`, as `mv`
+            return _copy("mv", args[1:])
         short = {"config": "-f", "archive": "-o"}.get(sub)
         long = "--file" if sub == "config" else "--output"
         return _valued(args, short, long) + (

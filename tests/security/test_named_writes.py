@@ -7,6 +7,7 @@ network command. Through the real `kiln run`."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,41 @@ def test_the_remote_shell_rsync_runs_meets_the_deny_rules(
     results = run(root, tmp_path, kiln_home, command, "ci")
     assert (root / "src" / "main.py").exists(), results
     assert "Bash(rm *)" in results or "sets RSYNC_RSH" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    # sed's `w FILE` command and flag (still not understood, which yolo runs)
+    "sed -n 'w config/new.yml' notes.txt",
+    "sed -n '1w config/new.yml' notes.txt",
+    "sed 's/line/LINE/gw config/new.yml' notes.txt",
+    "sed --expression='W config/new.yml' notes.txt",
+    # `git -C DIR` is a change of folder, as `cd DIR` and `env -C DIR`
+    "git -C config show HEAD:notes.txt --output=new.yml",
+    "git mv notes.txt config/new.yml",
+    # xargs -I puts its input in place of the mark, not after the words
+    "echo notes.txt | xargs -I{} cp {} config/new.yml",
+    # a name xargs reads or find finds is any name: met as a pattern
+    "echo new.yml | xargs -I{} cp notes.txt config/{}",
+    "echo new.yml | xargs cp -t config",
+    "find drafts -name '*.yml' -exec cp {} config/ ';'",
+])  # fmt: skip
+def test_a_write_the_line_names_through_a_script_a_folder_or_its_input_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """Before, each wrote config/new.yml past a `Write(config/*.yml)` deny rule in yolo."""
+    root = workspace(tmp_path, kiln_home, {"permissions": {"deny": ["Write(config/*.yml)"]}})
+    (root / "drafts" / "new.yml").write_text("debug: true\n")
+    (root / "new.yml").write_text("debug: true\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "notes.txt"], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", "x"], check=True)  # fmt: skip
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "denied by rule Write(config/*.yml)" in results, results
+
+
+def test_an_ordinary_xargs_copy_still_runs(tmp_path: Path, kiln_home: Path) -> None:
+    root = workspace(tmp_path, kiln_home, {"permissions": {"deny": ["Write(config/*.yml)"]}})
+    results = run(root, tmp_path, kiln_home, "ls drafts | xargs -I{} cp drafts/{} out/", "yolo")
+    assert (root / "out" / "notes.md").exists(), results
