@@ -1,5 +1,5 @@
 """Files a command writes because another file names them: the members ``tar -x`` and ``unzip``
-unpack, the files ``git apply`` and ``patch`` change.
+unpack, the files ``git apply``, ``git am`` and ``patch`` change.
 
 A command line does not say which files these write; the archive or the patch does. So the
 permission check reads it (bounded) and meets each path with the deny rules and the
@@ -14,6 +14,7 @@ could change it first (any other command but a few that write nothing) is not un
 from __future__ import annotations
 
 import os
+import re
 import tarfile
 import zipfile
 from dataclasses import dataclass
@@ -114,10 +115,19 @@ def _patch_names(text: str, *, git: bool) -> list[str] | None:
 def command_unpack(argv: tuple[str, ...]) -> Unpack | None:
     """What one simple command unpacks (``git apply`` past git's global options), if anything."""
     name = PurePosixPath(argv[0]).name
-    if name == "git":
+    if name == "git":  # `git am MBOX` applies the patches in it as `git apply` does
         sub = git_subcommand_form(argv) or argv
-        return git_apply(list(sub[2:])) if sub[1:2] == ("apply",) else None
+        if sub[1:2] == ("am",) and any(a in _AM_STORED for a in sub[2:]):
+            return Unpack("git-apply", None, why="git am applies the patches it stored")
+        if sub[1:2] == ("am",) and any(a in ("--abort", "--quit", "--show-current-patch")
+                                       or a.startswith("--show-current-patch=")
+                                       for a in sub[2:]):  # fmt: skip
+            return None
+        return git_apply(list(sub[2:])) if sub[1:2] in (("apply",), ("am",)) else None
     return unpack(name, list(argv[1:]))
+
+
+_AM_STORED = {"--continue", "--skip", "--resolved", "-r", "--retry", "--allow-empty"}
 
 
 def unpack(name: str, args: list[str]) -> Unpack | None:
@@ -183,7 +193,7 @@ _TAR_CODE = {"--to-command", "--use-compress-program", "-I", "--info-script", "-
 
 _TAR_LONG = {*_TAR_LONG_VALUES, *(o for o in _TAR_NO_WRITE | _TAR_CODE if o.startswith("--")),
              "--extract", "--get", "--append", "--update", "--catenate", "--concatenate",
-             "--delete"}  # fmt: skip
+             "--delete", "--one-top-level"}  # fmt: skip
 
 
 _TAR_WRITES = {"-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate",
@@ -208,10 +218,16 @@ def _tar(args: list[str]) -> Unpack | None:
     values = {k: v for k, v in letters if v is not None}
     source = values.get("--file", values.get("-f"))
     code = sorted(k for k in keys if k in _TAR_CODE)
+    into = values.get("--directory", values.get("-C", "."))
+    if "--one-top-level" in keys:  # `--one-top-level[=DIR]`: into DIR, or the archive's stem
+        top = values.get("--one-top-level") or re.sub(
+            r"(\.tar)?(\.[a-z0-9]+)?$", "", PurePosixPath(source or "").name
+        )
+        into = _under(into, top) if top else into
     return Unpack(
         "tar",
         None if source in (None, "-") else source,
-        into=values.get("--directory", values.get("-C", ".")),
+        into=into,
         strip=_int(values.get("--strip-components", "")),
         why=f"tar {code[0]} changes what it writes or runs" if code else "",
     )
