@@ -119,8 +119,8 @@ def unwrap(name: str, args: tuple[str, ...] | list[str]) -> list[str] | None:
         if arg == "--":
             i += 1
             break
-        if name == "env" and "=" in arg and not arg.startswith("-"):
-            i += 1
+        if name == "env" and (arg == "-" or ("=" in arg and not arg.startswith("-"))):
+            i += 1  # `env - cmd` is `env -i cmd`: an empty environment, not a program `-`
             continue
         if arg.startswith("-") and arg != "-":
             i += 2 if long_option(arg, spec.values) in spec.values else 1

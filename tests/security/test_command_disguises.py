@@ -85,6 +85,9 @@ REMOVES_SRC = [
     "man --html='rm -rf src' ls",
     "MANOPT=\"-P 'rm -rf src'\" man ls",
     "split --filter='rm -rf src' src/main.py",
+    # `env -` empties the environment (as `-i`): before, `-` was read as the program it ran
+    "env - rm -rf src",
+    "env -i - /bin/rm -rf src",
 ]
 
 
