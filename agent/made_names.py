@@ -27,13 +27,14 @@ class Made:
     prefix: str
     suffix: str = ""
     letters: str | None = None
-    # Names xargs reads from stdin (``xargs -I{} cp x config/{}``): met by the deny rules only,
-    # as the memory line would otherwise refuse every ``xargs cp -t DIR`` in ci.
-    stdin: bool = False
+    # Any name, ``/`` included, that the line does not list: what xargs reads from stdin
+    # (``xargs -I{} cp x config/{}``), a repository's files (``git clone . DIR``). Met by the
+    # deny rules only, as the memory line would otherwise refuse every ``xargs cp -t DIR`` in ci.
+    unlisted: bool = False
 
     @property
     def shown(self) -> str:
-        return f"{self.prefix}{'<a name from its input>' if self.stdin else '*'}{self.suffix}"
+        return f"{self.prefix}{'<any name>' if self.unlisted else '*'}{self.suffix}"
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def made_targets(made: Iterable[Made], root: Path) -> list[MadeTarget]:
         folder = classify_write(os.path.dirname(m.prefix) or ".", root)
         where = folder.where
         rel = _relative(folder.path, Path(root).resolve())
-        if rel is not None and not m.stdin:
+        if rel is not None and not m.unlisted:
             base = f"{rel}/" if rel != "." else ""
             name = (base + PurePosixPath(m.prefix + "x").name[:-1]).casefold()
             if any(
@@ -77,7 +78,7 @@ def made_rule(rules: Iterable[Rule], target: WriteTarget, root: Path) -> Rule | 
                     p, x = (pattern.casefold(), path.casefold()) if fold else (pattern, path)
                     t, s = (tail.casefold(), m.suffix.casefold()) if fold else (tail, m.suffix)
                     if any(
-                        _meets(g, x + t, s, m.letters, slash=m.stdin)
+                        _meets(g, x + t, s, m.letters, slash=m.unlisted)
                         for g in (p, p[3:] if p[:3] == "**/" else p)
                     ):
                         return rule

@@ -95,7 +95,7 @@ class ParsedCommand:
         for p in named:  # xargs's input, or a file `find -exec … {}` found: any name
             mark = XARGS_INPUT if XARGS_INPUT in p else "{}" if "{}" in p else None
             if mark is not None:
-                made.append(Made(p.split(mark)[0], p.split(mark)[-1], stdin=True))
+                made.append(Made(p.split(mark)[0], p.split(mark)[-1], unlisted=True))
         return [replace(m, prefix=p) for m in made for p in self._moved([m.prefix])]
 
     def _moved(self, paths: list[str]) -> list[str]:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from agent.git_writes import git_writes
 from agent.made_names import Made
 from agent.option_writes import option_writes
 from agent.shell_programs import sed_writes
@@ -133,6 +134,8 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         sub = args[0] if args else ""
         if sub == "mv":  # `git mv SRC DEST`, as `mv`
             return _copy("mv", args[1:])
+        if sub in ("clone", "init", "worktree", "submodule", "bundle", "checkout-index"):
+            return git_writes(argv)[0], []
         short = {"config": "-f", "archive": "-o"}.get(sub)
         long = "--file" if sub == "config" else "--output"
         return _valued(args, short, long) + (
@@ -187,6 +190,8 @@ def made_by(argv: tuple[str, ...]) -> list[Made]:
         operands, values = _split(list(argv[1:]), *_SPLIT_VALUES)
         prefix = operands[1] if len(operands) > 1 else "x"
         return [Made(prefix, values.get("--additional-suffix", ""), SPLIT_LETTERS)]
+    if name == "git":  # `git clone . DIR`, `git --work-tree=DIR checkout …`
+        return git_writes(argv)[1]
     if name == "csplit":  # a `-b` format with a `/` is not understood (``shell_programs``)
         values = _split(list(argv[1:]), *_CSPLIT_VALUES)[1]
         prefix = values.get("-f", values.get("--prefix", "xx"))

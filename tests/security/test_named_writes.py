@@ -188,3 +188,28 @@ def test_an_ordinary_xargs_copy_still_runs(tmp_path: Path, kiln_home: Path) -> N
     root = workspace(tmp_path, kiln_home, {"permissions": {"deny": ["Write(config/*.yml)"]}})
     results = run(root, tmp_path, kiln_home, "ls drafts | xargs -I{} cp drafts/{} out/", "yolo")
     assert (root / "out" / "notes.md").exists(), results
+
+
+@pytest.mark.parametrize("command", [
+    "git checkout-index -a --prefix=config/",
+    "git --work-tree=config checkout HEAD -- .",
+    "git clone -q . config/new.yml",
+    "git worktree add -q config/new.yml",
+    "git init -q config/new.yml",
+    "git bundle create config/new.yml HEAD",
+])  # fmt: skip
+def test_what_git_writes_into_a_folder_it_is_given_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """The repository's files land under a folder the line names (`--prefix=config/`,
+    `--work-tree=config`), or the line makes a repository or bundle at a path: before, the
+    check read none of it and each wrote config/new.yml past `Write(config/*.yml)` in yolo."""
+    root = workspace(tmp_path, kiln_home, {"permissions": {"deny": ["Write(config/*.yml)"]}})
+    (root / "new.yml").write_text("debug: true\n")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "new.yml"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "denied by rule Write(config/*.yml)" in results, results
