@@ -3,8 +3,8 @@
 (``time -o``, ``strace -o``, ``ltrace -o``, ``valgrind --log-file=``, ``perf … -o``,
 ``script FILE``, the lock file ``flock FILE`` creates), what a compressor writes and takes away
 (``gzip F`` writes ``F.gz`` and removes ``F``; ``gunzip F.gz`` writes ``F``), the files
-``chmod``/``chown``/``chgrp`` change, the link ``link A B`` makes, the FIFO ``mkfifo`` makes, and
-the archive ``tar -c -f``/``zip`` writes. Before, each of these wrote past a ``Write(…)`` deny
+``chmod``/``chown``/``chgrp`` change, the link ``link A B`` makes, the FIFO ``mkfifo`` makes,
+the archive ``zip`` writes and an awk program's ``print > "FILE"``. Before, each of these wrote past a ``Write(…)`` deny
 rule in ``yolo`` (and a memory file in ``ci``): the check read none of these words as a write.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from agent.shell_programs import awk_writes
 from agent.shell_wrappers import long_option, unwrap
 
 # Wrappers' options whose value is a file they write (short ones also with the value attached).
@@ -59,6 +60,8 @@ def option_writes(name: str, args: list[str]) -> list[str]:
         return operands[:1]
     if name in _PACKERS or name in _UNPACKERS:
         return _packed(name, args)
+    if name in ("awk", "gawk", "mawk", "nawk"):  # `print > "FILE"`
+        return awk_writes(args)
     if name in ("chmod", "chown", "chgrp"):  # the mode or owner first, unless `--reference=`
         mode = name == "chmod" and any(re.fullmatch(r"-[rwxXst]+", a) for a in args)
         operands = _operands([a for a in args if not mode or not re.fullmatch("-[rwxXst]+", a)],

@@ -3,7 +3,7 @@
 A deny rule on ``rm`` must meet it where a program runs it for the line: tar's
 ``--checkpoint-action=exec=rm …``, ``git rebase --exec``, ``git grep --open-files-in-pager``,
 ``git archive --exec``, ripgrep's ``--pre``, sort's ``--compress-program``, zip's ``-TT``,
-``man -P``/``--pager``/``--html``, ``split --filter``, a
+``man -P``/``--pager``/``--html``, ``split --filter``, awk's ``system()``, an editor's ``!CMD``, a
 ``git -c`` key naming a program, a sed script's ``e``. Where such a program takes a word the
 shell computes, or a pattern that a checkout's file named ``--to-command=…`` can fill, the check
 cannot tell what it runs (``OPTION_RUNNERS``, read by ``agent.shell_eval``).
@@ -56,6 +56,15 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     if name == "csplit":  # `-b '%02d/../x'`: names in other folders than the prefix's
         formats = option_values(argv[1:], {"-b", "--suffix-format"})
         return [], ["csplit -b names files in other folders" for _, v in formats if "/" in v]
+    if name in _AWKS:  # `awk 'BEGIN{system("rm -rf src")}'`, `print | "sh"`, `"cmd" | getline`
+        program = _awk_program(argv[1:])
+        if program is None or re.search(r"\bsystem\s*\(|(?<!\|)\|(?!\|)", program):
+            return [], [f"{name} runs a command line from its program, or reads it from a file"]
+        if any(not target.startswith('"') for target in _AWK_OUTPUT.findall(program)):
+            return [], [f"{name} prints to a file its program computes"]
+        return [], []
+    if name in _EDITORS:  # `ex -s -c '!rm -rf src'`, `ed F < script`: `!CMD` runs CMD
+        return [], [f"{name} runs the commands of a script the check does not read"]
     if name == "strace":  # `strace -o '|CMD' ls` pipes its trace to CMD, through the shell
         piped = [v[1:] for _, v in option_values(argv[1:], {"-o", "--output"}) if v[:1] in "|!"]
         return [v for v in piped if v], []
@@ -93,6 +102,41 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     elif sub[:1] == ["filter-branch"]:
         why.append("git filter-branch runs its filters")
     return scripts, why
+
+
+_AWKS = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
+_EDITORS = {"ed", "red", "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "nano", "emacs"}
+
+
+# `print > "file"`, `printf … >> out`: in a print statement `>` sends the output to a file.
+_AWK_OUTPUT = re.compile(r"\bprintf?\b[^;{}\n]*?>>?\s*(\"[^\"]*\"|[^\s;}]+)")
+
+
+def awk_writes(args: tuple[str, ...] | list[str]) -> list[str]:
+    """The files an awk program's ``print > "FILE"`` statements write."""
+    program = _awk_program(tuple(args)) or ""
+    return [t[1:-1] for t in _AWK_OUTPUT.findall(program) if t.startswith('"') and len(t) > 1]
+
+
+def _awk_program(args: tuple[str, ...]) -> str | None:
+    """awk's program text: the first operand (after ``-v X=Y``, ``-F S``), or None when it
+    comes from a file (``-f``, ``-E``, ``--file``, ``-i`` an include)."""
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            return args[i + 1] if i + 1 < len(args) else ""
+        if word[:2] in ("-f", "-E", "-i") or word.startswith(("--file", "--exec", "--include")):
+            return None
+        if word in ("-e", "--source") or word.startswith("--source="):  # gawk's program text
+            return word.partition("=")[2] or (args[i + 1] if i + 1 < len(args) else "")
+        if word in ("-v", "-F", "--assign", "--field-separator"):
+            i += 2
+            continue
+        if not word.startswith("-"):
+            return word
+        i += 1
+    return ""
 
 
 def _rsync_shells(args: tuple[str, ...]) -> list[str]:
@@ -190,7 +234,8 @@ _GIT_OPTION_LINES = {
 }
 # Programs a word the shell computes (or a pattern such as ``*``) may hand an option that runs a
 # command: any such word makes the line not understood (``agent.shell_eval.computed_program``).
-OPTION_RUNNERS = {"tar", "gtar", "bsdtar", "sed", "man", "split", *_OPTION_PROGRAMS, *_OPTION_LINES}
+OPTION_RUNNERS = {"tar", "gtar", "bsdtar", "sed", "man", "split", *_OPTION_PROGRAMS, *_OPTION_LINES,
+                  *_AWKS}  # fmt: skip
 GIT_RUNNERS = {"rebase", "submodule", "bisect", "difftool", "filter-branch", *_GIT_OPTION_LINES}
 
 

@@ -63,6 +63,7 @@ def run(root: Path, tmp_path: Path, kiln_home: Path, command: str, mode: str) ->
     "zip -q config/new.yml notes.txt",
     "link notes.txt config/new.yml",
     "mkfifo config/new.yml",
+    "awk '{print > \"config/new.yml\"}' notes.txt",
 ])  # fmt: skip
 def test_a_file_a_program_names_itself_meets_the_deny_rules(
     tmp_path: Path, kiln_home: Path, command: str
