@@ -60,6 +60,8 @@ def option_writes(name: str, args: list[str]) -> list[str]:
         return operands[:1]
     if name in _PACKERS or name in _UNPACKERS:
         return _packed(name, args)
+    if name in RENAMERS:  # the files it renames (their new names: ``renamed_folders``)
+        return _operands(args, {"-e", "-E"})[1:]
     if name in ("awk", "gawk", "mawk", "nawk"):  # `print > "FILE"`
         return awk_writes(args)
     if name in ("chmod", "chown", "chgrp"):  # the mode or owner first, unless `--reference=`
@@ -76,6 +78,16 @@ def option_writes(name: str, args: list[str]) -> list[str]:
         archive = operands[:1] + [f"{o}.zip" for o in operands[:1] if not PurePosixPath(o).suffix]
         return _values(args, {"-O", "--out"}) + archive
     return []
+
+
+RENAMERS = {"rename", "prename", "file-rename", "perl-rename", "rename.ul"}
+
+
+def renamed_folders(args: list[str]) -> list[str]:
+    """The folders where ``rename EXPR FILES`` (perl's) or ``rename FROM TO FILES``
+    (util-linux's) gives its files new names, which an expression computes: any name there."""
+    operands = _operands(args, {"-e", "-E"})
+    return list(dict.fromkeys(str(PurePosixPath(o).parent) for o in operands[1:]))
 
 
 _SCRIPT_VALUES = {"-c", "--command", "-E", "--echo", "-m", "--logging-format",
@@ -149,7 +161,7 @@ def _operands(args: list[str], valued: set[str]) -> list[str]:
     while i < len(args):
         a = args[i]
         if a == "--":
-            return out + args[i + 1 :]
+            return out + list(args[i + 1 :])
         if a.startswith("-") and a != "-":
             key = long_option(a.partition("=")[0], valued) if a.startswith("--") else a
             i += 2 if key in valued and "=" not in a else 1

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from agent.git_writes import git_writes
 from agent.made_names import Made
-from agent.option_writes import option_writes
+from agent.option_writes import RENAMERS, option_writes, renamed_folders
 from agent.shell_programs import sed_writes
 from agent.shell_wrappers import git_subcommand_form, long_option
 from agent.tree_walk import walk
@@ -192,6 +192,11 @@ def made_by(argv: tuple[str, ...]) -> list[Made]:
         return [Made(prefix, values.get("--additional-suffix", ""), SPLIT_LETTERS)]
     if name == "git":  # `git clone . DIR`, `git --work-tree=DIR checkout …`
         return git_writes(argv)[1]
+    if name in RENAMERS:  # `rename 's/txt/yml/' config/x.txt`: a name its expression makes
+        return [
+            Made(f"{d}/" if d != "." else "", unlisted=True)
+            for d in renamed_folders(list(argv[1:]))
+        ]
     if name == "csplit":  # a `-b` format with a `/` is not understood (``shell_programs``)
         values = _split(list(argv[1:]), *_CSPLIT_VALUES)[1]
         prefix = values.get("-f", values.get("--prefix", "xx"))

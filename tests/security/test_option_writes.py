@@ -107,3 +107,20 @@ def test_ordinary_compression_and_archives_still_run(tmp_path: Path, kiln_home: 
     results = run(root, tmp_path, kiln_home, command, "ci")
     assert (root / "notes.txt.gz").exists() and (root / "out.tar").exists(), results
     assert "debug: true" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    "rename.ul .txt .yml config/new.txt",
+    "rename.ul -- .txt .yml config/new.txt",
+])  # fmt: skip
+def test_a_new_name_rename_computes_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """`rename FROM TO FILES` (or perl's `rename EXPR FILES`) gives each file a name the line
+    does not spell: any name in its folder, for the deny rules. Before, config/new.txt became
+    config/new.yml past `Write(config/*.yml)` in yolo."""
+    root = workspace(tmp_path, kiln_home, ["Write(config/*.yml)"])
+    (root / "config" / "new.txt").write_text("debug: true\n")
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "denied by rule Write(config/*.yml)" in results, results
