@@ -11,6 +11,7 @@ value, so ``xargs --max-procs 4 rm`` is ``rm``, not ``4``; GNU's optional values
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -174,11 +175,48 @@ def shell_script(args: tuple[str, ...] | list[str]) -> tuple[str, str | None]:
             continue
         break
     operands = list(args[i:])
+    if command_mode and len(operands) > 1:  # `sh -c 'cp "$@"' sh a b`: $0 is sh, $1 a…
+        return "script", _positional(operands[0], operands[1:])
     if command_mode:
         return ("script", operands[0]) if operands else ("script", None)
     if operands and _PIPED_SCRIPT.match(operands[0]):
         return ("stdin", None)  # `bash /dev/stdin <<<…`, `sh <(echo …)`: a pipe is no file
     return ("file", None) if operands else ("stdin", None)
+
+
+_PARAM = re.compile(r"\$(?:\{([@*]|\d+)\}|([@*\d]))")
+
+
+def _positional(script: str, words: list[str]) -> str:
+    """``script`` with its positional parameters spelled out as the words after it (``$0`` the
+    first): before, ``sh -c 'cp "$@"' sh x config/new.yml`` was read as a ``cp`` of one word
+    and wrote past a deny rule. Not inside single quotes; ``"$@"`` stays several words."""
+    out, quote, i = [], "", 0
+    while i < len(script):
+        ch = script[i]
+        if ch == "\\" and quote != "'":
+            out.append(script[i : i + 2])
+            i += 2
+            continue
+        if ch in "'\"" and quote in ("", ch):
+            quote = "" if quote else ch
+        found = _PARAM.match(script, i) if ch == "$" and quote != "'" else None
+        if found is None:
+            out.append(ch)
+            i += 1
+            continue
+        key = found.group(1) or found.group(2)
+        values = words[1:] if key in "@*" else words[int(key) : int(key) + 1] or [""]
+        quoted = [_spelled(v) for v in ([" ".join(values)] if key == "*" and quote else values)]
+        out.append(f'"{" ".join(quoted)}"' if quote else " ".join(quoted))
+        i = found.end()
+    return "".join(out)
+
+
+def _spelled(word: str) -> str:
+    """A word as the script gets it: a literal quoted, one the line computes (``"$F"``,
+    ``$(…)``, ``*.yml``) as the line spelled it, so the script's check computes it too."""
+    return word if any(c in word for c in "$`*?[") else shlex.quote(word)
 
 
 # A script "file" that is stdin or a pipe: its text is the line's own, never a file's.

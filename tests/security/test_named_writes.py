@@ -167,6 +167,8 @@ def test_the_remote_shell_rsync_runs_meets_the_deny_rules(
     "echo new.yml | xargs -I{} cp notes.txt config/{}",
     "echo new.yml | xargs cp -t config",
     "find drafts -name '*.yml' -exec cp {} config/ ';'",
+    # `sh -c SCRIPT $0 $1…`: "$@" in the script is the words after it
+    "sh -c 'cp \"$@\"' sh notes.txt config/new.yml",
 ])  # fmt: skip
 def test_a_write_the_line_names_through_a_script_a_folder_or_its_input_meets_the_deny_rules(
     tmp_path: Path, kiln_home: Path, command: str
@@ -213,3 +215,15 @@ def test_what_git_writes_into_a_folder_it_is_given_meets_the_deny_rules(
     results = run(root, tmp_path, kiln_home, command, "yolo")
     assert not (root / "config" / "new.yml").exists(), results
     assert "denied by rule Write(config/*.yml)" in results, results
+
+
+@pytest.mark.parametrize("command", ["sh -c '\"$0\" -rf src' rm", "bash -c '$1 -rf src' bash rm"])
+def test_a_shell_s_positional_parameters_are_read_as_the_words_after_its_script(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """The script's `$0`, `$1`, `"$@"` are the words after it: read as computed, the command
+    was only not understood, which yolo runs past a `Bash(rm *)` deny rule."""
+    root = workspace(tmp_path, kiln_home, {"permissions": {"deny": ["Bash(rm *)"]}})
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert (root / "src" / "main.py").exists(), results
+    assert "denied by rule Bash(rm *) (rm -rf src)" in results, results
