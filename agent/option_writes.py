@@ -4,8 +4,9 @@
 ``script FILE``, the lock file ``flock FILE`` creates), what a compressor writes and takes away
 (``gzip F`` writes ``F.gz`` and removes ``F``; ``gunzip F.gz`` writes ``F``), the files
 ``chmod``/``chown``/``chgrp`` change, the link ``link A B`` makes, the FIFO ``mkfifo`` makes,
-the archive ``zip`` writes and an awk program's ``print > "FILE"``. Before, each of these wrote past a ``Write(…)`` deny
-rule in ``yolo`` (and a memory file in ``ci``): the check read none of these words as a write.
+the archive ``zip`` writes, an awk program's ``print > "FILE"`` and a download's
+``curl -o FILE``. Before, each of these wrote past a ``Write(…)`` deny rule in ``yolo`` (and a
+memory file in ``ci``): the check read none of these words as a write.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ def option_writes(name: str, args: list[str]) -> list[str]:
         return operands[:1]
     if name in _PACKERS or name in _UNPACKERS:
         return _packed(name, args)
+    if name in _DOWNLOADERS:  # `curl -sSfLo FILE URL`, `wget -qO FILE URL`
+        letter, long, valued = _DOWNLOADERS[name]
+        found = _values(args, {long}) + _in_bundle(args, letter, valued)
+        return [v for v in found if v != "-"]
     if name in RENAMERS:  # the files it renames (their new names: ``renamed_folders``)
         return _operands(args, {"-e", "-E"})[1:]
     if name in ("awk", "gawk", "mawk", "nawk"):  # `print > "FILE"`
@@ -78,6 +83,27 @@ def option_writes(name: str, args: list[str]) -> list[str]:
         archive = operands[:1] + [f"{o}.zip" for o in operands[:1] if not PurePosixPath(o).suffix]
         return _values(args, {"-O", "--out"}) + archive
     return []
+
+
+# The letter and long option naming the file a download is saved to, and the short options
+# that take a value (a bundle ends at one): `curl -sSfLo F`, `wget -qO F`.
+_DOWNLOADERS = {
+    "curl": ("o", "--output", "oOdeEHuxXAbcrTyYzKwmDC"),
+    "wget": ("O", "--output-document", "oOaeiBtTwQPUDXIlAR"),
+}
+
+
+def _in_bundle(args: list[str], letter: str, valued: str) -> list[str]:
+    out = []
+    for i, word in enumerate(args):
+        if not word.startswith("-") or word.startswith("--"):
+            continue
+        for j, ch in enumerate(word[1:], 1):
+            if ch in valued:
+                if ch == letter:
+                    out += [word[j + 1 :]] if word[j + 1 :] else args[i + 1 : i + 2]
+                break
+    return out
 
 
 RENAMERS = {"rename", "prename", "file-rename", "perl-rename", "rename.ul"}

@@ -192,11 +192,6 @@ def made_by(argv: tuple[str, ...]) -> list[Made]:
         return [Made(prefix, values.get("--additional-suffix", ""), SPLIT_LETTERS)]
     if name == "git":  # `git clone . DIR`, `git --work-tree=DIR checkout …`
         return git_writes(argv)[1]
-    if name in RENAMERS:  # `rename 's/txt/yml/' config/x.txt`: a name its expression makes
-        return [
-            Made(f"{d}/" if d != "." else "", unlisted=True)
-            for d in renamed_folders(list(argv[1:]))
-        ]
     if name == "csplit":  # a `-b` format with a `/` is not understood (``shell_programs``)
         values = _split(list(argv[1:]), *_CSPLIT_VALUES)[1]
         prefix = values.get("-f", values.get("--prefix", "xx"))
@@ -207,7 +202,8 @@ def made_by(argv: tuple[str, ...]) -> list[Made]:
             return [Made(prefix)]
         head, tail = (part.replace("%%", "%") for part in number.groups())
         return [Made(prefix + head, tail, "0123456789abcdefABCDEF -+")]
-    return []
+    folders = renamed_folders(list(argv[1:])) if name in RENAMERS else []  # `rename EXPR F`
+    return [Made(f"{d}/" if d != "." else "", unlisted=True) for d in folders]
 
 
 SPLIT_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"

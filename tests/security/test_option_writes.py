@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import http.server
 import json
 import lzma
+import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -124,3 +128,47 @@ def test_a_new_name_rename_computes_meets_the_deny_rules(
     results = run(root, tmp_path, kiln_home, command, "yolo")
     assert not (root / "config" / "new.yml").exists(), results
     assert "denied by rule Write(config/*.yml)" in results, results
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+        body = b"debug: true\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def local_server() -> Iterator[str]:
+    """A server on the loopback address that answers every GET with a small file."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/x"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("command", [
+    "curl -sSfLo config/new.yml URL",
+    "curl --output config/new.yml URL",
+    "wget -qO config/new.yml URL",
+])  # fmt: skip
+def test_a_download_s_output_file_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, local_server: str, command: str
+) -> None:
+    """With the network granted to `curl *` and `wget *`, `curl -o FILE` wrote past a
+    `Write(config/*.yml)` deny rule in yolo: the check read no download's output file."""
+    if shutil.which(command.split()[0]) is None:
+        pytest.skip(f"needs {command.split()[0]}")
+    root = workspace(tmp_path, kiln_home, [])
+    settings = {"permissions": {"deny": ["Write(config/*.yml)"]},
+                "sandbox": {"network_commands": ["curl *", "wget *"]}}  # fmt: skip
+    (kiln_home / "settings.json").write_text(json.dumps(settings))
+    results = run(root, tmp_path, kiln_home, command.replace("URL", local_server), "yolo")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "denied by rule Write(config/*.yml) (writes config/new.yml)" in results, results
