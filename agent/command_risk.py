@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from agent.shell_parse import ParsedCommand, SimpleCommand
 from agent.shell_wrappers import SHELLS, WRAPPERS, git_subcommand_form
+from agent.shell_writes import rsync_remote
 from kiln_errors.shown import shown
 
 # (git's options before the verb, the verb) -> the alias's value; None for a git command, ""
@@ -103,7 +104,8 @@ def command_risk(
         risk = _alias_risk(ahead, git, revision, alias, alone, depth)
         if risk is not None:
             return risk
-    if name in NETWORK_COMMANDS or re.search(r"\b(https?|ftp|ssh|git)://", line):
+    remote = name != "rsync" or rsync_remote(argv)  # rsync between two local paths: a copy
+    if (name in NETWORK_COMMANDS and remote) or re.search(r"\b(https?|ftp|ssh|git)://", line):
         return "network"
     if name == "git" and any(a in GIT_NETWORK for a in git[1:3]):
         return "network"

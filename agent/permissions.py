@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from agent import command_risk, git_revision
 from agent.errors import ConfigError
+from agent.made_names import made_rule, made_targets
 from agent.permission_rules import Rules
 from agent.rules import READ_PATH_TOOLS, Kind, Rule, parse_rule, path_spellings
 from agent.shell_parse import ParsedCommand, parse_command
@@ -242,9 +243,10 @@ class Permissions:
         # memory/settings/outside line like a redirection; an ordinary workspace file among them
         # needs no write rule: the rule for the command (``Bash(cp *)``) names that write.
         by_args = classify_writes(parsed.argument_writes(self.root), self.root)
+        by_args += made_targets(parsed.made_names(), self.root)  # `split`'s PREFIXab…
         for target in [*targets, *by_args]:
             rule = self._deny_rule("write", target.given, shell=True)
-            if rule is not None:
+            if (rule := rule or made_rule(self._deny, target, self.root)) is not None:
                 return Check(
                     "deny", f"denied by rule {rule.text} (writes {target.given})", parts=parts
                 )
@@ -392,8 +394,3 @@ def _write_reason(target: WriteTarget) -> str:
     if target.where == "outside":
         return f"writes outside the workspace ({target.given})"
     return f"writes memory, settings or repository config ({target.given})"  # CI and hooks too
-
-
-def redirect_summary(command: str) -> str:
-    """The parsed parts of a command line, for prompts (one line per simple command)."""
-    return parse_command(command).describe()

@@ -8,9 +8,10 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from agent.made_names import Made
 from agent.shell_words import MAX_MATCHES, matches
-from agent.shell_wrappers import WRAPPERS
-from agent.shell_writes import MAX_FOLDER_FILES, Copy, folder_files, landing_paths
+from agent.shell_wrappers import WRAPPERS, XARGS_INPUT
+from agent.shell_writes import MAX_FOLDER_FILES, Copy, folder_files, landing_paths, made_by
 from agent.unpack_writes import Unpack
 
 # Commands that change no file: an archive or patch unpacked after them is the one checked.
@@ -82,6 +83,20 @@ class ParsedCommand:
             out += landing_paths(self._moved(list(c.arg_writes)), moved, root)
         unpacked = [p for c in self.commands for u in c.unpacks for p in u.landing(root)[0]]
         return _globbed(out, root) + unpacked
+
+    def made_names(self) -> list[Made]:
+        """The names ``split`` and ``csplit`` make after a prefix (``agent.made_names``) and
+        the paths xargs's input or ``find -exec``'s ``{}`` fill in, also under each folder the
+        line changes into."""
+        made = [m for c in self.commands for m in made_by(c.argv)]
+        named = [p for c in self.commands for p in (*c.writes, *c.arg_writes)]
+        for copy in (copy for c in self.commands for copy in c.copies):
+            named += [copy.dest, *(f"{copy.dest.rstrip('/')}/{s}" for s in copy.sources)]
+        for p in named:  # xargs's input, or a file `find -exec … {}` found: any name
+            mark = XARGS_INPUT if XARGS_INPUT in p else "{}" if "{}" in p else None
+            if mark is not None:
+                made.append(Made(p.split(mark)[0], p.split(mark)[-1], unlisted=True))
+        return [replace(m, prefix=p) for m in made for p in self._moved([m.prefix])]
 
     def _moved(self, paths: list[str]) -> list[str]:
         """Each relative path as written and under every folder the line changes into: after

@@ -39,13 +39,14 @@ from agent.shell_wrappers import (
     WRAPPERS,
     find_commands,
     find_writes,
+    folder_options,
     glob_name,
-    option_values,
     runs_code,
     shell_script,
     unwrap,
     wrapper_script,
     xargs_placeholder,
+    xargs_words,
 )
 from agent.shell_writes import argument_writes
 from agent.unpack_writes import command_unpack
@@ -67,7 +68,6 @@ def _parser() -> Any:
 
 
 MAX_DEPTH = 8
-XARGS_INPUT = "<arguments from stdin>"
 
 
 def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
@@ -257,9 +257,8 @@ class _Walker:
         if name in ("cd", "pushd"):  # later writes of the line land there
             operands = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
             self.result.cd.append(_folder(operands[0] if operands else None))
-        if name == "env":  # env -C DIR cmd, env --chdir=DIR cmd
-            for _, value in option_values(argv[1:], {"-C", "--chdir"}):
-                self.result.cd.append(_folder(value))
+        for value in folder_options(name, argv):  # env -C DIR cmd, git -C DIR …
+            self.result.cd.append(_folder(value))
         if name in SETS_VARIABLES:  # `read PATH < f`, `mapfile -t LD_PRELOAD`
             for word in argv[1:]:
                 self._sets(word)
@@ -317,7 +316,7 @@ class _Walker:
                                                   "what a command runs")  # fmt: skip
             if name == "xargs":  # the arguments come from stdin: never a closed command
                 self._placeholder(inner, xargs_placeholder(argv[1:]), "xargs")
-                inner = [*inner, XARGS_INPUT]
+                inner = xargs_words(inner, xargs_placeholder(argv[1:]))
             else:
                 self.stdin = stdin  # `timeout 60 patch -p1 < fix.patch`
             self._add_with_wrappers(tuple(inner), ())

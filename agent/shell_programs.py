@@ -3,7 +3,7 @@
 A deny rule on ``rm`` must meet it where a program runs it for the line: tar's
 ``--checkpoint-action=exec=rm …``, ``git rebase --exec``, ``git grep --open-files-in-pager``,
 ``git archive --exec``, ripgrep's ``--pre``, sort's ``--compress-program``, zip's ``-TT``,
-``man -P``/``--pager``/``--html``, ``split --filter``, a
+``man -P``/``--pager``/``--html``, ``split --filter``, awk's ``system()``, an editor's ``!CMD``, a
 ``git -c`` key naming a program, a sed script's ``e``. Where such a program takes a word the
 shell computes, or a pattern that a checkout's file named ``--to-command=…`` can fill, the check
 cannot tell what it runs (``OPTION_RUNNERS``, read by ``agent.shell_eval``).
@@ -53,6 +53,23 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
         return _man_lines(argv[1:])
     if name == "split":  # `split --filter=CMD`: CMD reads each part, named in $FILE
         return [v for _, v in option_values(argv[1:], {"--filter"})], []
+    if name == "csplit":  # `-b '%02d/../x'`: names in other folders than the prefix's
+        formats = option_values(argv[1:], {"-b", "--suffix-format"})
+        return [], ["csplit -b names files in other folders" for _, v in formats if "/" in v]
+    if name in _AWKS:  # `awk 'BEGIN{system("rm -rf src")}'`, `print | "sh"`, `"cmd" | getline`
+        program = _awk_program(argv[1:])
+        if program is None or re.search(r"\bsystem\s*\(|(?<!\|)\|(?!\|)", program):
+            return [], [f"{name} runs a command line from its program, or reads it from a file"]
+        if any(not target.startswith('"') for target in _AWK_OUTPUT.findall(program)):
+            return [], [f"{name} prints to a file its program computes"]
+        return [], []
+    if name in _EDITORS:  # `ex -s -c '!rm -rf src'`, `ed F < script`: `!CMD` runs CMD
+        return [], [f"{name} runs the commands of a script the check does not read"]
+    if name == "strace":  # `strace -o '|CMD' ls` pipes its trace to CMD, through the shell
+        piped = [v[1:] for _, v in option_values(argv[1:], {"-o", "--output"}) if v[:1] in "|!"]
+        return [v for v in piped if v], []
+    if name == "rsync":  # `rsync -e CMD SRC host:DEST` runs `CMD host rsync --server …`
+        return [f"{v} HOST rsync --server" for v in _rsync_shells(argv[1:])], []
     if name in _OPTION_PROGRAMS:  # `rg --pre CMD`: CMD FILE for each file it searches
         for _, value in option_values(argv[1:], set(_OPTION_PROGRAMS[name])):
             scripts.append(shlex.join([value, "<file>"]))
@@ -87,6 +104,57 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     return scripts, why
 
 
+_AWKS = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
+_EDITORS = {"ed", "red", "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "nano", "emacs"}
+
+
+# `print > "file"`, `printf … >> out`: in a print statement `>` sends the output to a file.
+_AWK_OUTPUT = re.compile(r"\bprintf?\b[^;{}\n]*?>>?\s*(\"[^\"]*\"|[^\s;}]+)")
+
+
+def awk_writes(args: tuple[str, ...] | list[str]) -> list[str]:
+    """The files an awk program's ``print > "FILE"`` statements write."""
+    program = _awk_program(tuple(args)) or ""
+    return [t[1:-1] for t in _AWK_OUTPUT.findall(program) if t.startswith('"') and len(t) > 1]
+
+
+def _awk_program(args: tuple[str, ...]) -> str | None:
+    """awk's program text: the first operand (after ``-v X=Y``, ``-F S``), or None when it
+    comes from a file (``-f``, ``-E``, ``--file``, ``-i`` an include)."""
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            return args[i + 1] if i + 1 < len(args) else ""
+        if word[:2] in ("-f", "-E", "-i") or word.startswith(("--file", "--exec", "--include")):
+            return None
+        if word in ("-e", "--source") or word.startswith("--source="):  # gawk's program text
+            return word.partition("=")[2] or (args[i + 1] if i + 1 < len(args) else "")
+        if word in ("-v", "-F", "--assign", "--field-separator"):
+            i += 2
+            continue
+        if not word.startswith("-"):
+            return word
+        i += 1
+    return ""
+
+
+def _rsync_shells(args: tuple[str, ...]) -> list[str]:
+    """rsync's ``-e CMD``/``--rsh=CMD`` (also last in a bundle, ``-avze CMD``)."""
+    out = [v for k, v in option_values(args, {"--rsh"}) if k == "--rsh"]
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        for j, letter in enumerate(arg[1:] if arg[:1] == "-" and arg[:2] != "--" else "", 1):
+            if letter in "fTBM":  # options whose value is the rest of the word or the next
+                break
+            if letter == "e":
+                value = arg[j + 1 :] or (args[i + 1] if i + 1 < len(args) else "")
+                out.append(value)
+                break
+    return out
+
+
 def _code_key(spec: str) -> str | None:
     """The key naming a program that ``git -c KEY=VALUE`` (split at the first ``=``) or
     ``--config-env KEY=VAR`` (at the last) may set: ``--config-env diff.a=b.textconv=X`` sets
@@ -104,15 +172,36 @@ _SED_FLAGS = re.compile(r"s([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([a-z
 _SED_RUNS = re.compile(r"(?:^|[\s;{}!,$\d])[wWe](?:\s|;|$)|^[wWe]")
 
 
+_SED_S = re.compile(r"s([^\w\s\\;])(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1")
+_SED_WRITE = re.compile(r"(?:^|[\s;{}!,$\d\x00])[wW](?=\s|$)|^[wW]")
+
+
+def sed_writes(args: tuple[str, ...] | list[str]) -> list[str]:
+    """The files a sed script's ``w FILE``/``W FILE`` commands and ``s///w FILE`` flags write
+    (the rest of the line is the name), for the write rules; the script stays not understood."""
+    out = []
+    for script in _sed_scripts(tuple(args)):
+        for line in script.splitlines():
+            for m in _SED_S.finditer(line):  # `s/a/b/gw FILE`
+                flags = re.match(r"[gpiImMeE0-9]*w\s*(.*)", line[m.end() :])
+                out += [flags.group(1).strip()] if flags else []
+            blank = _SED_TEXT.sub(lambda m: "\0" * len(m.group()), line)  # `/w x/`, `a w x`
+            out += [line[m.end() :].strip() for m in _SED_WRITE.finditer(blank)]
+    return list(dict.fromkeys(name for name in out if name))
+
+
+def _sed_scripts(args: tuple[str, ...]) -> list[str]:
+    scripts = [v for _, v in option_values(args, {"-e", "--expression"})]
+    return scripts or [a for a in args if not a.startswith("-")][:1]
+
+
 def _sed_problems(args: tuple[str, ...]) -> list[str]:
     """GNU sed writes a file with ``w FILE`` (or the ``w`` flag of ``s``) and runs a command with
-    ``e``: a script using either is not understood (``sed -i`` is read by ``shell_writes``)."""
-    scripts = [v for _, v in option_values(args, {"-e", "--expression"})]
+    ``e``: a script using either is not understood (``sed -i`` is read by ``shell_writes``, the
+    files ``w`` writes by ``sed_writes``)."""
     if any(a in ("-f", "--file") or a.startswith("--file=") for a in args):
         return ["sed -f runs a script file the line does not show"]
-    if not scripts:
-        scripts = [a for a in args if not a.startswith("-")][:1]
-    for script in scripts:
+    for script in _sed_scripts(args):
         if any(set(flags) & set("weW") for _, flags in _SED_FLAGS.findall(script)) or (
             _SED_RUNS.search(_SED_TEXT.sub(" ", script))
         ):
@@ -145,7 +234,8 @@ _GIT_OPTION_LINES = {
 }
 # Programs a word the shell computes (or a pattern such as ``*``) may hand an option that runs a
 # command: any such word makes the line not understood (``agent.shell_eval.computed_program``).
-OPTION_RUNNERS = {"tar", "gtar", "bsdtar", "sed", "man", "split", *_OPTION_PROGRAMS, *_OPTION_LINES}
+OPTION_RUNNERS = {"tar", "gtar", "bsdtar", "sed", "man", "split", *_OPTION_PROGRAMS, *_OPTION_LINES,
+                  *_AWKS}  # fmt: skip
 GIT_RUNNERS = {"rebase", "submodule", "bisect", "difftool", "filter-branch", *_GIT_OPTION_LINES}
 
 

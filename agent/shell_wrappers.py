@@ -11,6 +11,7 @@ value, so ``xargs --max-procs 4 rm`` is ``rm``, not ``4``; GNU's optional values
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -119,8 +120,8 @@ def unwrap(name: str, args: tuple[str, ...] | list[str]) -> list[str] | None:
         if arg == "--":
             i += 1
             break
-        if name == "env" and "=" in arg and not arg.startswith("-"):
-            i += 1
+        if name == "env" and (arg == "-" or ("=" in arg and not arg.startswith("-"))):
+            i += 1  # `env - cmd` is `env -i cmd`: an empty environment, not a program `-`
             continue
         if arg.startswith("-") and arg != "-":
             i += 2 if long_option(arg, spec.values) in spec.values else 1
@@ -174,11 +175,48 @@ def shell_script(args: tuple[str, ...] | list[str]) -> tuple[str, str | None]:
             continue
         break
     operands = list(args[i:])
+    if command_mode and len(operands) > 1:  # `sh -c 'cp "$@"' sh a b`: $0 is sh, $1 a…
+        return "script", _positional(operands[0], operands[1:])
     if command_mode:
         return ("script", operands[0]) if operands else ("script", None)
     if operands and _PIPED_SCRIPT.match(operands[0]):
         return ("stdin", None)  # `bash /dev/stdin <<<…`, `sh <(echo …)`: a pipe is no file
     return ("file", None) if operands else ("stdin", None)
+
+
+_PARAM = re.compile(r"\$(?:\{([@*]|\d+)\}|([@*\d]))")
+
+
+def _positional(script: str, words: list[str]) -> str:
+    """``script`` with its positional parameters spelled out as the words after it (``$0`` the
+    first): before, ``sh -c 'cp "$@"' sh x config/new.yml`` was read as a ``cp`` of one word
+    and wrote past a deny rule. Not inside single quotes; ``"$@"`` stays several words."""
+    out, quote, i = [], "", 0
+    while i < len(script):
+        ch = script[i]
+        if ch == "\\" and quote != "'":
+            out.append(script[i : i + 2])
+            i += 2
+            continue
+        if ch in "'\"" and quote in ("", ch):
+            quote = "" if quote else ch
+        found = _PARAM.match(script, i) if ch == "$" and quote != "'" else None
+        if found is None:
+            out.append(ch)
+            i += 1
+            continue
+        key = found.group(1) or found.group(2)
+        values = words[1:] if key in "@*" else words[int(key) : int(key) + 1] or [""]
+        quoted = [_spelled(v) for v in ([" ".join(values)] if key == "*" and quote else values)]
+        out.append(f'"{" ".join(quoted)}"' if quote else " ".join(quoted))
+        i = found.end()
+    return "".join(out)
+
+
+def _spelled(word: str) -> str:
+    """A word as the script gets it: a literal quoted, one the line computes (``"$F"``,
+    ``$(…)``, ``*.yml``) as the line spelled it, so the script's check computes it too."""
+    return word if any(c in word for c in "$`*?[") else shlex.quote(word)
 
 
 # A script "file" that is stdin or a pipe: its text is the line's own, never a file's.
@@ -217,6 +255,17 @@ def xargs_placeholder(args: tuple[str, ...] | list[str]) -> str | None:
     return None
 
 
+XARGS_INPUT = "<arguments from stdin>"
+
+
+def xargs_words(inner: list[str], mark: str | None) -> list[str]:
+    """The command xargs runs: its input in place of each ``-I`` placeholder, or after the
+    words (before, ``xargs -I{} cp {} config/x.yml`` was read as a copy to its input)."""
+    if mark:
+        return [word.replace(mark, XARGS_INPUT) for word in inner]
+    return [*inner, XARGS_INPUT]
+
+
 def find_writes(args: tuple[str, ...] | list[str]) -> list[str]:
     """The files ``find -fprint FILE`` and its kin write."""
     return [args[i + 1] for i, a in enumerate(args[:-1]) if a in FIND_WRITES]
@@ -231,6 +280,16 @@ def git_subcommand_form(argv: tuple[str, ...]) -> tuple[str, ...] | None:
     while i < len(argv) and argv[i].startswith("-"):
         i += 2 if argv[i] in _GIT_VALUES else 1
     return ("git", *argv[i:]) if i > 1 else None
+
+
+def folder_options(name: str, argv: tuple[str, ...]) -> list[str]:
+    """The folders ``env -C DIR`` (``--chdir``) and ``git -C DIR`` run their command in."""
+    if name == "env":
+        return [v for _, v in option_values(argv[1:], {"-C", "--chdir"})]
+    if name == "git":  # its global options only: `git commit -C HEAD` reuses a message
+        ahead = argv[1 : len(argv) - len(git_subcommand_form(argv) or argv) + 1]
+        return [v for _, v in option_values(ahead, {"-C"}) if v not in (".", "./")]
+    return []
 
 
 def long_option(word: str, options: Iterable[str]) -> str:
@@ -281,6 +340,8 @@ CODE_VARIABLES = {
     "RUSTC", "RUSTFLAGS", "CONFIG_SITE", "DOTNET_STARTUP_HOOKS", "CLASSPATH",
     # bash's own tables of what a name runs: ``BASH_CMDS=([ls]=/bin/rm); ls`` runs ``rm``.
     "BASH_CMDS", "BASH_ALIASES", "BASH_LOADABLES_PATH",
+    # rsync's remote shell and daemon connection command, run as ``-e`` runs its value.
+    "RSYNC_RSH", "RSYNC_CONNECT_PROG",
 }  # fmt: skip
 # ``BASH_FUNC_ls%%=() { …; }``: bash defines ``ls`` from it, and runs that for ``ls``.
 CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_", "CARGO_", "BASH_FUNC_")

@@ -2,7 +2,9 @@
 of ``cp``/``mv``/``install``/``ln``/``rsync`` (and what ``mv`` takes away), ``dd of=``, the
 files ``sed -i``/``perl -i``/``ruby -i`` rewrite, ``truncate``, ``touch``, ``sort -o``,
 ``shuf -o``, ``iconv -o``, ``uniq IN OUT``, ``xxd IN OUT``, ``split IN PREFIX``,
-``git … --output=``, ``git config --file`` and ``git archive -o``.
+``csplit -f PREFIX`` (the later names they make: ``made_by``), ``git … --output=``,
+``git config --file``, ``git archive -o``, ``tar -cf`` and, through ``agent.option_writes``, the
+files other programs' options or naming rules write (``strace -o``, ``gunzip F.gz``, ``chmod``).
 
 Best effort by design: a program may write anything (``python -c``, ``7z x``, ``make``), so
 these only make the permission check and its prompt truthful for the commands that say in their
@@ -20,8 +22,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from agent.git_writes import git_writes
+from agent.made_names import Made
+from agent.option_writes import RENAMERS, option_writes, renamed_folders
+from agent.shell_programs import sed_writes
 from agent.shell_wrappers import git_subcommand_form, long_option
 from agent.tree_walk import walk
+from agent.unpack_writes import tar_archive
 
 
 @dataclass(frozen=True)
@@ -98,9 +105,10 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
     if name == "dd":
         return [a[3:] for a in args if a.startswith("of=")], []
     if name == "sed":
-        return _in_place(args, short_values="efl", long_values={"--expression", "--file",
-                                                               "--line-length"},
-                         script_flags=("-e", "-f", "--expression", "--file")), []  # fmt: skip
+        rewritten = _in_place(args, short_values="efl", long_values={
+            "--expression", "--file", "--line-length"},
+            script_flags=("-e", "-f", "--expression", "--file"))  # fmt: skip
+        return rewritten + sed_writes(args), []  # and the files its `w FILE` commands write
     if name in ("perl", "ruby"):  # `-0` and `-l` take digits only: `-0pi` is `-0 -p -i`
         return _in_place(args, short_values="eEIMmxC", long_values=set(),
                          script_flags=("-e", "-E"), digits="0l"), []  # fmt: skip
@@ -116,15 +124,24 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         return operands[-1:] if len(operands) > 1 else [], []
     if name == "split":
         return _split_files(args), []
+    if name == "csplit":  # `csplit -f PREFIX IN 3`: PREFIX00, PREFIX01…
+        prefix, first = _csplit(args)
+        return [prefix, prefix + first], []
+    if name in ("tar", "gtar", "bsdtar"):  # `tar -cf F …`: the archive it writes
+        return [a for a in [tar_archive(args)] if a is not None], []
     if name == "git":  # `git diff --output=F`, `git config --file F k v`, `git archive -o F`
         args = list((git_subcommand_form(argv) or argv)[1:])  # without `-C DIR`, `-c K=V`
         sub = args[0] if args else ""
+        if sub == "mv":  # `git mv SRC DEST`, as `mv`
+            return _copy("mv", args[1:])
+        if sub in ("clone", "init", "worktree", "submodule", "bundle", "checkout-index"):
+            return git_writes(argv)[0], []
         short = {"config": "-f", "archive": "-o"}.get(sub)
         long = "--file" if sub == "config" else "--output"
         return _valued(args, short, long) + (
             _valued(args, None, "--output") if sub == "config" else []
         ), []
-    return [], []
+    return option_writes(name, args), []  # `strace -o F`, `gunzip F.gz`, `chmod`…
 
 
 # Programs whose ``-o``/``--output`` names the file written, with their options that take a value.
@@ -149,6 +166,49 @@ _SPLIT_VALUES = (
 )  # fmt: skip
 
 
+_CSPLIT_VALUES = ({"-b", "-f", "-n"}, {"--suffix-format", "--prefix", "--digits"})
+
+
+def _csplit(args: list[str]) -> tuple[str, str]:
+    """csplit's prefix (``xx`` unless ``-f`` says) and the suffix of its first file (``00``,
+    the ``-b`` printf format's or ``-n``'s for 0)."""
+    values = _split(args, *_CSPLIT_VALUES)[1]
+    digits = values.get("-n", values.get("--digits", "2"))
+    fmt = values.get("-b", values.get("--suffix-format", f"%0{digits}d"))
+    try:
+        first = fmt % 0
+    except (TypeError, ValueError):
+        first = ""
+    return values.get("-f", values.get("--prefix", "xx")), first
+
+
+def made_by(argv: tuple[str, ...]) -> list[Made]:
+    """The names ``split`` and ``csplit`` make after a prefix, past the first one
+    (``agent.made_names``): ``PREFIX`` + letters or digits + split's ``--additional-suffix``."""
+    name = PurePosixPath(argv[0]).name if argv else ""
+    if name == "split":
+        operands, values = _split(list(argv[1:]), *_SPLIT_VALUES)
+        prefix = operands[1] if len(operands) > 1 else "x"
+        return [Made(prefix, values.get("--additional-suffix", ""), SPLIT_LETTERS)]
+    if name == "git":  # `git clone . DIR`, `git --work-tree=DIR checkout …`
+        return git_writes(argv)[1]
+    if name == "csplit":  # a `-b` format with a `/` is not understood (``shell_programs``)
+        values = _split(list(argv[1:]), *_CSPLIT_VALUES)[1]
+        prefix = values.get("-f", values.get("--prefix", "xx"))
+        fmt = values.get("-b", values.get("--suffix-format"))
+        number = re.fullmatch(r"((?:[^%]|%%)*)%[-+ #0']*[0-9]*(?:\.[0-9]*)?[diouxX]((?:[^%]|%%)*)",
+                              fmt or "%d")  # fmt: skip
+        if number is None:  # no number, or several: any name
+            return [Made(prefix)]
+        head, tail = (part.replace("%%", "%") for part in number.groups())
+        return [Made(prefix + head, tail, "0123456789abcdefABCDEF -+")]
+    folders = renamed_folders(list(argv[1:])) if name in RENAMERS else []  # `rename EXPR F`
+    return [Made(f"{d}/" if d != "." else "", unlisted=True) for d in folders]
+
+
+SPLIT_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
 def _split_files(args: list[str]) -> list[str]:
     """``split IN PREFIX``: the prefix and the first file it writes (``PREFIXaa``, ``PREFIX00``
     with ``-d``, then ``--additional-suffix``); the later ones differ only in the letters."""
@@ -163,6 +223,19 @@ def _split_files(args: list[str]) -> list[str]:
     )
     first = start.zfill(width) if start else ("0" if numeric else "a") * width
     return [prefix, prefix + first + values.get("--additional-suffix", "")]
+
+
+def rsync_remote(argv: tuple[str, ...]) -> bool:
+    """Whether ``rsync`` reaches another host: an operand ``host:path``, ``host::module`` or
+    ``rsync://…``, or a daemon's own options; between two local paths it is a local copy."""
+    args = list(argv[1:])
+    if any(long_option(a.partition("=")[0], _DAEMON) in _DAEMON for a in args):
+        return True
+    operands = _split(args, *_COPY_VALUES["rsync"])[0]
+    return any(o.startswith("rsync://") or ":" in o.split("/")[0] for o in operands)
+
+
+_DAEMON = {"--daemon", "--server", "--port", "--address", "--sockopts", "--connect-prog"}
 
 
 def landing_paths(writes: Iterable[str], copies: Iterable[Copy], root: Path) -> list[str]:

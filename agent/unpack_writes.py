@@ -1,5 +1,5 @@
 """Files a command writes because another file names them: the members ``tar -x`` and ``unzip``
-unpack, the files ``git apply`` and ``patch`` change.
+unpack, the files ``git apply``, ``git am`` and ``patch`` change.
 
 A command line does not say which files these write; the archive or the patch does. So the
 permission check reads it (bounded) and meets each path with the deny rules and the
@@ -14,6 +14,7 @@ could change it first (any other command but a few that write nothing) is not un
 from __future__ import annotations
 
 import os
+import re
 import tarfile
 import zipfile
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ class Unpack:
     strip: int = 0
     files: tuple[str, ...] = ()
     why: str = ""
+    extra: tuple[str, ...] = ()  # written besides the names inside (``patch -r REJECTS``)
 
     @property
     def shown(self) -> str:
@@ -49,7 +51,7 @@ class Unpack:
         if self.why:
             return [], self.why
         if self.files:
-            return list(self.files), ""
+            return [f for f in self.files if f != "-"], ""
         if self.source is None:
             return [], f"{self.kind} reads what it writes from stdin"
         path = Path(os.path.expanduser(self.source))
@@ -62,7 +64,7 @@ class Unpack:
             return [], f"{self.source} cannot be read ({type(exc).__name__})"
         if names is None:
             return [], f"{self.source} names over {MAX_MEMBERS} files or inflates past 256 MB"
-        out = []
+        out = list(self.extra)
         for name in names:
             parts = [p for p in PurePosixPath(name.lstrip("/")).parts if p != "."]
             if len(parts) > self.strip:
@@ -113,10 +115,19 @@ def _patch_names(text: str, *, git: bool) -> list[str] | None:
 def command_unpack(argv: tuple[str, ...]) -> Unpack | None:
     """What one simple command unpacks (``git apply`` past git's global options), if anything."""
     name = PurePosixPath(argv[0]).name
-    if name == "git":
+    if name == "git":  # `git am MBOX` applies the patches in it as `git apply` does
         sub = git_subcommand_form(argv) or argv
-        return git_apply(list(sub[2:])) if sub[1:2] == ("apply",) else None
+        if sub[1:2] == ("am",) and any(a in _AM_STORED for a in sub[2:]):
+            return Unpack("git-apply", None, why="git am applies the patches it stored")
+        if sub[1:2] == ("am",) and any(a in ("--abort", "--quit", "--show-current-patch")
+                                       or a.startswith("--show-current-patch=")
+                                       for a in sub[2:]):  # fmt: skip
+            return None
+        return git_apply(list(sub[2:])) if sub[1:2] in (("apply",), ("am",)) else None
     return unpack(name, list(argv[1:]))
+
+
+_AM_STORED = {"--continue", "--skip", "--resolved", "-r", "--retry", "--allow-empty"}
 
 
 def unpack(name: str, args: list[str]) -> Unpack | None:
@@ -181,10 +192,49 @@ _TAR_CODE = {"--to-command", "--use-compress-program", "-I", "--info-script", "-
 
 
 _TAR_LONG = {*_TAR_LONG_VALUES, *(o for o in _TAR_NO_WRITE | _TAR_CODE if o.startswith("--")),
-             "--extract", "--get"}  # fmt: skip
+             "--extract", "--get", "--append", "--update", "--catenate", "--concatenate",
+             "--delete", "--one-top-level"}  # fmt: skip
+
+
+_TAR_WRITES = {"-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate",
+               "--concatenate", "--delete"}  # fmt: skip
+
+
+def tar_archive(args: list[str]) -> str | None:
+    """The archive ``tar -c``/``-r``/``-u``/``-A``/``--delete`` writes (``-f FILE``), if any."""
+    letters = _tar_options(args)
+    if not {k for k, _ in letters} & _TAR_WRITES:
+        return None
+    values = {k: v for k, v in letters if v is not None}
+    archive = values.get("--file", values.get("-f"))
+    return None if archive in (None, "-") else archive
 
 
 def _tar(args: list[str]) -> Unpack | None:
+    letters = _tar_options(args)
+    keys = {k for k, _ in letters}
+    if not keys & {"-x", "--extract", "--get"} or keys & _TAR_NO_WRITE:
+        return None
+    values = {k: v for k, v in letters if v is not None}
+    source = values.get("--file", values.get("-f"))
+    code = sorted(k for k in keys if k in _TAR_CODE)
+    into = values.get("--directory", values.get("-C", "."))
+    if "--one-top-level" in keys:  # `--one-top-level[=DIR]`: into DIR, or the archive's stem
+        top = values.get("--one-top-level") or re.sub(
+            r"(\.tar)?(\.[a-z0-9]+)?$", "", PurePosixPath(source or "").name
+        )
+        into = _under(into, top) if top else into
+    return Unpack(
+        "tar",
+        None if source in (None, "-") else source,
+        into=into,
+        strip=_int(values.get("--strip-components", "")),
+        why=f"tar {code[0]} changes what it writes or runs" if code else "",
+    )
+
+
+def _tar_options(args: list[str]) -> list[tuple[str, str | None]]:
+    """tar's options in order, (option, value), the old style's bundle (``tar xzf F``) too."""
     words = list(args)
     letters: list[tuple[str, str | None]] = []  # (option, value)
     if words and not words[0].startswith("-"):  # `tar xzf a.tar -C out`: the old style
@@ -210,19 +260,7 @@ def _tar(args: list[str]) -> Unpack | None:
                     break
                 letters.append((f"-{ch}", None))
         i += 1
-    keys = {k for k, _ in letters}
-    if not keys & {"-x", "--extract", "--get"} or keys & _TAR_NO_WRITE:
-        return None
-    values = {k: v for k, v in letters if v is not None}
-    source = values.get("--file", values.get("-f"))
-    code = sorted(k for k in keys if k in _TAR_CODE)
-    return Unpack(
-        "tar",
-        None if source in (None, "-") else source,
-        into=values.get("--directory", values.get("-C", ".")),
-        strip=_int(values.get("--strip-components", "")),
-        why=f"tar {code[0]} changes what it writes or runs" if code else "",
-    )
+    return letters
 
 
 def _unzip(args: list[str]) -> Unpack | None:
@@ -256,6 +294,7 @@ _PATCH_LONG = {"--dry-run", "--check", "--input", "--strip", "--directory", "--o
 
 def _patch(args: list[str]) -> Unpack | None:
     source, into, strip, operands, why = None, ".", 0, [], ""
+    written: dict[str, str] = {}  # `-o FILE`, `-r FILE`
     i = 0
     while i < len(args):
         a = _whole(args[i], _PATCH_LONG)
@@ -268,7 +307,7 @@ def _patch(args: list[str]) -> Unpack | None:
         ):  # fmt: skip
             value, i = (args[i + 1] if i + 1 < len(args) else ""), i + 1
             key = a
-        elif a.startswith(("-i", "-p", "-d", "-o")) and len(a) > 2 and not a.startswith("--"):
+        elif a.startswith(("-i", "-p", "-d", "-o", "-r")) and len(a) > 2 and a[1] != "-":
             key, value = a[:2], a[2:]
         if key in ("-i", "--input"):
             source = value
@@ -276,17 +315,25 @@ def _patch(args: list[str]) -> Unpack | None:
             strip = _int(value)
         elif key in ("-d", "--directory"):
             into = value
-        elif key in ("-o", "--output", "-r", "--reject-file", "-B", "--prefix"):
+        elif key in ("-o", "--output", "-r", "--reject-file"):
+            written[key.lstrip("-")[0]] = value  # the output, the rejected hunks
+        elif key in ("-B", "--prefix"):
             why = f"patch {key} writes a file of its own"
         elif not a.startswith("-") and key == a:
             operands.append(a)
         i += 1
     if len(operands) >= 2:
         source = operands[1]
-    unpacked = Unpack("patch", source, into=into, strip=strip, why=why)
+    if source is not None:  # `-d DIR` is where patch goes first: it reads `-i PATCH` there
+        source = source if os.path.isabs(source) or source == "-" else _under(into, source)
+    source = None if source == "-" else source
+    extra = tuple(_under(into, f) for f in written.values() if f != "-")
+    if "o" in written:  # `patch -o OUT`: OUT is written instead of the files patched
+        return Unpack("patch", source, into=into, files=extra or ("-",), why=why)
     if operands:  # `patch FILE [PATCH]`: FILE is what changes
-        return Unpack("patch", source, into=into, files=(_under(into, operands[0]),), why=why)
-    return unpacked
+        files = (_under(into, operands[0]), *extra)
+        return Unpack("patch", source, into=into, files=files, why=why)
+    return Unpack("patch", source, into=into, strip=strip, extra=extra, why=why)
 
 
 def _under(folder: str, *parts: str) -> str:

@@ -85,6 +85,16 @@ REMOVES_SRC = [
     "man --html='rm -rf src' ls",
     "MANOPT=\"-P 'rm -rf src'\" man ls",
     "split --filter='rm -rf src' src/main.py",
+    # `env -` empties the environment (as `-i`): before, `-` was read as the program it ran
+    "env - rm -rf src",
+    "env -i - /bin/rm -rf src",
+    # awk's system(), its pipes to and from a command, and an editor's `!CMD`
+    "awk 'BEGIN{system(\"rm -rf src\")}'",
+    'awk \'BEGIN{print "rm -rf src" | "sh"}\'',
+    "gawk --source='BEGIN{system(\"rm -rf src\")}'",
+    'X=\'BEGIN{system("rm -rf src")}\'; awk "$X"',
+    "ex -s -c '!rm -rf src' -c q src/main.py",
+    "printf '!rm -rf src\\nq\\n' | ed -s src/main.py",
 ]
 
 

@@ -162,3 +162,45 @@ def test_the_parser_names_what_each_archive_or_patch_writes(
     root = workspace(tmp_path)
     found = parse_command(command).argument_writes(root)
     assert sorted({str(Path(w)) for w in found}) == written
+
+
+def _deny_config(kiln_home: Path) -> None:
+    """Rules on names no file has yet, which only the check holds (the sandbox makes the
+    existing ones read-only)."""
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Write(config/*.yml)", "Write(config/docs/**)"]}})
+    )
+
+
+def test_tar_one_top_level_unpacks_into_the_folder_it_names(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """`--one-top-level=DIR` puts every member under DIR: the check read them at the root, and
+    `tar xf fine.tar --one-top-level=config` wrote past `Write(config/docs/**)` in yolo."""
+    root = workspace(tmp_path)
+    _deny_config(kiln_home)
+    results = run(root, tmp_path, kiln_home, ["tar xf fine.tar --one-top-level=config"], "yolo")
+    assert not (root / "config" / "docs").exists(), results
+    assert "denied by rule Write(config/docs/**) (writes config/docs" in results, results
+
+
+def test_git_am_writes_the_files_its_patches_name(tmp_path: Path, kiln_home: Path) -> None:
+    """`git am` applies a mailbox of patches as `git apply` does: before, it was not read at
+    all and wrote a new file past `Write(config/*.yml)` in yolo."""
+    root = workspace(tmp_path)
+    _deny_config(kiln_home)
+    git = ["git", "-C", str(root)]
+    subprocess.run([*git, "config", "user.name", "t"], check=True)
+    subprocess.run([*git, "config", "user.email", "t@t"], check=True)
+    subprocess.run([*git, "add", "sub"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    (root / "config" / "new.yml").write_text("debug: true\n")
+    subprocess.run([*git, "add", "config/new.yml"], check=True)
+    subprocess.run([*git, "commit", "-qm", "new"], check=True)
+    mbox = subprocess.run([*git, "format-patch", "-1", "--stdout"], check=True,
+                          capture_output=True, text=True).stdout  # fmt: skip
+    subprocess.run([*git, "reset", "-q", "--hard", "HEAD~1"], check=True)
+    (root / "new.mbox").write_text(mbox)
+    results = run(root, tmp_path, kiln_home, ["git am new.mbox"], "yolo")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "denied by rule Write(config/*.yml) (writes config/new.yml)" in results, results
