@@ -249,6 +249,8 @@ BAD_CALLS: list[tuple[dict[str, Any], str]] = [
      "nest deeper than 64 levels"),
     ({"name": "todo_write", "arguments": '{"items": [{"id": "1", "content": "a\\ud800",'
                                          ' "status": "pending"}]}'}, "hold a lone surrogate"),
+    ({"name": "read_file", "input": {"path": "app.py\x00.txt"}}, "hold a NUL character"),
+    ({"name": "remember", "input": {"text": "use tabs\x00"}}, "hold a NUL character"),
     ({"name": "z" * 20_000, "input": {}}, "unknown tool 'zzz"),
     ({"name": "read_file", "arguments": "[1, 2]"}, "were a JSON array, not an object"),
     ({"name": "read_file", "arguments": '{"path":\n "app.py"'}, 'not valid JSON: {"path":\\n'),
