@@ -29,6 +29,7 @@ class KeptTool:
     the call goes to the live tool of that name, when its source still offers it."""
 
     kind = "other"
+    passes_nul = True  # as DeferredAdapter: the arguments go on to the live tool as they are
 
     def __init__(self, spec: ToolSpec, resolve: Callable[[str], Any] | None) -> None:
         self.spec = spec

@@ -186,7 +186,7 @@ class ToolRunner:
                     suggestion="do the same in smaller calls (a file in several edit_file "
                     "calls, or a short write_file then edit_file to add the rest)",
                 )
-            args = check_arguments(tool.spec, args)
+            args = check_arguments(tool.spec, args, nul=getattr(tool, "passes_nul", False))
             if name == PROXY_NAME:  # still the proxy after unwrapping: it named itself
                 raise ToolError(
                     "call_tool cannot run call_tool",
@@ -383,7 +383,7 @@ class ToolRunner:
 class DeferredAdapter:
     """A deferred tool from skills_registry seen through the harness's Tool protocol."""
 
-    kind = "other"
+    kind, passes_nul = "other", True  # its arguments go on as JSON, a NUL too
 
     def __init__(self, tool: Any) -> None:
         self.tool = tool

@@ -9,6 +9,7 @@ merged (``Index.compact``), so searches do not slow down over a long session.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -26,6 +27,10 @@ RETRY_SECONDS = 1.0  # a batch that met a locked index or a full disk is tried a
 RETRY_MAX_SECONDS = 30.0  # ... doubled after each failure up to this
 IDLE_SECONDS = 2.0  # quiet time after a batch before the segments it left are merged
 FULL_SCAN_OVER = 200  # a batch bigger than this is cheaper as one full incremental scan
+# The temporary file of an atomic write by Kiln itself (agent.workspace.atomic_write, as for
+# KILN.md; skills_registry.local_state.write_atomically, as for skills-lock.json): renamed
+# over its file within the moment, which then reports its own change.
+OWN_TEMP = re.compile(r"\..+\.(?:[^./]+\.kiln-tmp|[0-9]+\.[0-9a-f]{8}\.tmp)")
 IGNORE_FILES = tuple(f"/{name}" for name in (*FOLDER_FILES, "/".join(ROOT_EXCLUDE)))
 
 OnBatch = Callable[[list[str], IndexStats], None]
@@ -110,6 +115,8 @@ class Watcher:
             if rel.startswith(".kiln/") or rel == ".kiln" or "/.git/" in f"/{rel}/":
                 continue
             if bad_name(rel):  # not UTF-8, too long: the full scan reports it, once
+                continue
+            if OWN_TEMP.fullmatch(rel.rpartition("/")[2]):
                 continue
             rels.append(rel)
         if not rels and not head_moved:

@@ -78,8 +78,9 @@ def _shortened(message: str, args: dict[str, Any]) -> str:
     return shown(message, 1_000)
 
 
-def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
-    """Validate model-supplied arguments; the error names the problem and shows the schema."""
+def check_arguments(spec: ToolSpec, args: Any, *, nul: bool = False) -> dict[str, Any]:
+    """Validate model-supplied arguments; the error names the problem and shows the schema.
+    A NUL in a string is refused unless ``nul`` (an outside tool, which gets them as JSON)."""
     if isinstance(args, dict) and INVALID_JSON in args:
         raw = str(args[INVALID_JSON])
         raise ToolError(
@@ -94,6 +95,11 @@ def check_arguments(spec: ToolSpec, args: Any) -> dict[str, Any]:
         raise ToolError(
             f"the arguments for {spec.name} hold a lone surrogate, which is not text: {shown(bad)}",
             suggestion="send the characters themselves (a file name as list_files shows it)",
+        )
+    if not nul and (bad := json_limits.unstorable_text(args)) is not None:  # a NUL, then
+        raise ToolError(  # no path, command or file line can hold one
+            f"the arguments for {spec.name} hold a NUL character (\\x00): {shown(bad)}",
+            suggestion="send the text without NUL characters",
         )
     import jsonschema
 

@@ -22,6 +22,7 @@ from agent.sandbox import SHELL
 from agent.sandbox.guard import MemoryGuard
 from agent.tools.base import FunctionTool, schema
 from agent.types import ToolOutput, ToolSpec
+from kiln_errors.shown import cut
 
 DEFAULT_TIMEOUT = 120
 
@@ -129,7 +130,7 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
             f"\n[{'; '.join(nested)}: a nested repository recorded in the index runs its own "
             "git config at the user's next git status, on the host; commands do not record one]"
         )
-    result = external(f"command:{command}", f"{header}\n{text}" if text else header)
+    result = external(f"command:{cut(command)}", f"{header}\n{text}" if text else header)
     undone = [f"{name} was created by the command; removed" for name in removed]
     if proc.returncode:
         # Not a failed tool call (the output is what the model needs), but an error to show.
@@ -187,9 +188,9 @@ async def _run(
         await proc.wait()
         text = session.redact(output.data().decode("utf-8", "replace"))
         _undo(guard, sandbox)
-        tail = f"\n{external(f'command:{command}', text[-2000:])}" if text else ""
+        tail = f"\n{external(f'command:{cut(command)}', text[-2000:])}" if text else ""
         raise CommandTimeout(
-            f"command timed out after {timeout:g}s (stopped): {command}{tail}",
+            f"command timed out after {timeout:g}s (stopped): {cut(command)}{tail}",
             suggestion="pass a larger timeout, run a narrower command, or run it in the background with output to a file",
         ) from None
     except asyncio.CancelledError:

@@ -121,7 +121,8 @@ def open_store(data: Path | None) -> Any:
 
     data_dir = data or default_data()
     fresh = not chosen_db() and not (data_dir / "registry.db").exists()
-    store = open_or_fail(lambda: open_metadata(chosen_db() or default_db_url(data_dir)), data_dir)
+    url, given = chosen_db() or default_db_url(data_dir), chosen_db() is not None
+    store = open_or_fail(lambda: open_metadata(url, make_folder=not given), data_dir)
     if fresh:  # a mistyped --data must not hand out tokens for a registry nobody serves unsaid
         click.echo(
             f"kiln registry: no registry in {data_dir} yet: created one "

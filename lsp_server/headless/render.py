@@ -103,9 +103,11 @@ class TextRenderer:
                 if event.is_error:
                     detail = next((x for x in shown if x.startswith("message:")), detail)[:160]
                 mark = Text("✗", style="red") if event.is_error else Text("✓", style="green")
-                return Text.assemble("  ", mark, f" {event.name} ({event.duration_ms} ms) {detail}")
+                return Text.assemble(
+                    "  ", mark, f" {title_line(event.name)} ({event.duration_ms} ms) {detail}"
+                )
             case Refused(tool=tool, reason=reason):
-                return Text(f"⛔ refused {safe(tool)}: {safe(reason)}", style="yellow")
+                return Text(f"⛔ refused {title_line(tool)}: {safe(reason)}", style="yellow")
             case PlanUpdated(entries=entries):
                 boxes = {"completed": "☑", "in_progress": "▣"}
                 return Text(

@@ -50,7 +50,9 @@ def default_blobs_url(data_dir: Path) -> str:
     return f"file://{(Path(data_dir) / 'blobs').resolve()}"
 
 
-def open_metadata(url: str) -> MetadataStore:
+def open_metadata(url: str, *, make_folder: bool = True) -> MetadataStore:
+    """The store ``url`` names; a SQLite file's missing folders are made only with
+    ``make_folder`` (a ``--data`` folder, a migration's target), not for a ``--db`` given."""
     scheme = url.partition("://")[0].lower()
     if scheme == "sqlite":
         from skills_registry.registry.sqlite_store import SQLiteStore
@@ -58,6 +60,11 @@ def open_metadata(url: str) -> MetadataStore:
         path = unquote(url[len("sqlite://") :])
         if not path.startswith("/"):
             raise UsageError(f"--db {url!r}: use an absolute path, sqlite:///path/registry.db")
+        if not make_folder and not Path(path).parent.is_dir():  # a typo must not make folders
+            raise UsageError(
+                f"--db {url!r}: the folder {Path(path).parent} does not exist",
+                hint="create it first, or name a file in an existing folder",
+            )
         return SQLiteStore(Path(path))
     if scheme in ("postgresql", "postgres"):
         _require_extra("PostgreSQL", "psycopg", "psycopg_pool")
@@ -90,7 +97,7 @@ def open_blobs(url: str) -> BlobStore:
 def open_backends(data_dir: Path, db: str | None = None, blobs: str | None = None) -> Backends:
     db_url = db or default_db_url(data_dir)
     blobs_url = blobs or default_blobs_url(data_dir)
-    store = open_metadata(db_url)
+    store = open_metadata(db_url, make_folder=db is None)
     return Backends(store, open_blobs(blobs_url), db_url, blobs_url)
 
 

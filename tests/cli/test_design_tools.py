@@ -234,6 +234,8 @@ BAD_CALLS: list[tuple[dict[str, Any], str]] = [
     ({"name": "write_file", "input": {"path": "a.txt", "content": ["x"]}}, "is not of type 'string'"),
     ({"name": "run_command", "input": {"command": "echo hi", "timeout": 10**9}}, "maximum of 1800"),
     ({"name": "run_command", "input": {"command": ["echo"]}}, "is not of type 'string'"),
+    ({"name": "run_command", "input": {"command": "echo hi; sleep 9 #" + HUGE, "timeout": 0.5}},
+     "timed out after 0.5s (stopped): echo hi; sleep 9 #qqq"),
     ({"name": "todo_write", "input": {"items": [{"id": "1", "content": "c", "status": HUGE}]}},
      "is not one of ['pending', 'in_progress', 'completed']"),
     ({"name": "todo_write", "input": {"items": "do it"}}, "is not of type 'array'"),
@@ -249,6 +251,8 @@ BAD_CALLS: list[tuple[dict[str, Any], str]] = [
      "nest deeper than 64 levels"),
     ({"name": "todo_write", "arguments": '{"items": [{"id": "1", "content": "a\\ud800",'
                                          ' "status": "pending"}]}'}, "hold a lone surrogate"),
+    ({"name": "read_file", "input": {"path": "app.py\x00.txt"}}, "hold a NUL character"),
+    ({"name": "remember", "input": {"text": "use tabs\x00"}}, "hold a NUL character"),
     ({"name": "z" * 20_000, "input": {}}, "unknown tool 'zzz"),
     ({"name": "read_file", "arguments": "[1, 2]"}, "were a JSON array, not an object"),
     ({"name": "read_file", "arguments": '{"path":\n "app.py"'}, 'not valid JSON: {"path":\\n'),
@@ -287,6 +291,7 @@ def test_bad_tool_arguments_are_one_line_errors_and_the_turn_goes_on(
     assert proc.returncode == 0, proc.stderr
     assert "Gave up." in proc.stdout
     assert len(bodies) == len(steps)
+    assert max(map(len, proc.stderr.splitlines())) < 400  # a huge tool name cut on the terminal
     for (call, words), body in zip(BAD_CALLS, bodies[1:], strict=True):
         if api == "openai":
             answer = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]

@@ -51,3 +51,35 @@ def test_watch_output_written_inside_the_tree_does_not_feed_itself(tmp_path: Pat
     batches = _batches(log)
     assert [p for b in batches for p in b["paths"]] == ["one.py", "two.py"], batches
     assert proc.returncode == 0
+
+
+def test_watch_does_not_list_the_temp_files_of_kilns_own_atomic_writes(tmp_path: Path) -> None:
+    """The memory writer (remember, KILN.md) and the skills lockfile write a hidden temporary
+    file beside their file and rename it over: a batch names the file, never the temp file."""
+    from agent.workspace import atomic_write
+    from skills_registry.local_state import write_atomically
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    log = tmp_path / "index.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_server", "index", "--watch", "--json", "."],
+            cwd=root,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=as_from_a_terminal,
+        )
+    try:
+        assert wait_until(lambda: '"event": "watching"' in log.read_text()), log.read_text()
+        atomic_write(root / "KILN.md", "# Notes\n- use tabs\n", root=root)
+        atomic_write(root / "notes.md", "# More\n")  # the mkstemp spelling
+        write_atomically(root / "skills-lock.json", b"{}\n")
+        seen = ["KILN.md", "notes.md", "skills-lock.json"]
+        assert wait_until(lambda: {p for b in _batches(log) for p in b["paths"]} >= set(seen))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    paths = sorted({p for b in _batches(log) for p in b["paths"]})
+    assert paths == seen, paths

@@ -68,3 +68,27 @@ def test_an_empty_file_and_an_existing_registry_are_served(tmp_path: Path) -> No
     with serving(data, tmp_path / "home"):  # and the registry it became is one
         pass
     assert ok(kiln("registry", "audit", "--data", str(data), env=env, cwd=tmp_path)) == ""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("registry", "serve", "--port", "0"),
+        ("registry", "token", "--namespace", "acme"),
+        ("registry", "sweep"),
+    ],
+)
+def test_a_db_file_in_a_missing_folder_is_refused_and_no_folder_made(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """A mistyped `--db sqlite:///…` folder is said, not made: the registry would live
+    where nobody looks for it."""
+    data = tmp_path / "data"
+    target = tmp_path / "missing" / "dir" / "x.db"
+    result = kiln(
+        *args, "--data", str(data), "--db", f"sqlite://{target}",
+        env=cli_env(tmp_path / "home"), cwd=tmp_path,
+    )  # fmt: skip
+    fails(result, 2, f"the folder {target.parent} does not exist")
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "missing").exists()
