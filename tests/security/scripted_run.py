@@ -67,3 +67,24 @@ def tool_results(transcript: Path) -> list[Any]:
         for block in message.get("content", [])
         if isinstance(block, dict) and block.get("type") == "tool_result"
     ]
+
+
+def one_command(
+    root: Path,
+    command: str,
+    *,
+    home: Path,
+    kiln_home: Path,
+    script: Path,
+    mode: str = "ci",
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """``command`` as the model's one `run_command` call in a stream-json run: the process and
+    the run's tool results as one JSON text."""
+    call = {"name": "run_command", "input": {"command": command}}
+    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
+    proc = kiln_run(
+        root, home=home, kiln_home=kiln_home, script=script, mode=mode, output="stream-json",
+        env=env,
+    )  # fmt: skip
+    return proc, " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))

@@ -7,7 +7,6 @@ is hidden now, wherever the cache folder is (docs/security.md section 4)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.sandbox import find_backend
-from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+from tests.security.scripted_run import one_command
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -59,14 +58,14 @@ def test_a_command_cannot_ask_the_git_credential_cache(
     root = home / "proj"
     root.mkdir()
     (root / "get.sh").write_text(GET)
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "sh get.sh"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
     extra = {k: env[k] for k in ("XDG_CACHE_HOME",) if k in env}
-    proc = kiln_run(
-        root, home=home, kiln_home=kiln_home, script=script, mode="ci", output="stream-json",
+    proc, results = one_command(
+        root,
+        "sh get.sh",
+        home=home,
+        kiln_home=kiln_home,
+        script=tmp_path / "script.json",
         env=extra,
-    )  # fmt: skip
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    )
     assert "asked" in results, results  # the command ran
     assert CANARY not in results + proc.stdout + proc.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent.sandbox import find_backend
-from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+from tests.security.scripted_run import one_command
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -35,12 +35,13 @@ def test_the_default_kiln_home_is_hidden_when_kiln_home_names_another(
         "for p in k.rglob('*'):\n    print(p.read_text()) if p.is_file() else None\n"
     )
     (root / "reader.py").write_text(reader)
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "python3 reader.py"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(
-        root, home=home, kiln_home=kiln_home, script=script, mode="yolo", output="stream-json"
+    proc, results = one_command(
+        root,
+        "python3 reader.py",
+        home=home,
+        kiln_home=kiln_home,
+        script=tmp_path / "script.json",
+        mode="yolo",
     )
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert "seen []" in results, results  # the command ran, and found the folder empty
     assert CANARY not in results

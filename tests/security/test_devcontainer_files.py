@@ -7,13 +7,12 @@ and one they create is removed when they end, like the editor's other autorun fi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from agent.sandbox import find_backend
-from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+from tests.security.scripted_run import one_command
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -41,13 +40,13 @@ def test_a_command_cannot_plant_a_dev_container_config(
     if existing:
         (root / ".devcontainer").mkdir()
         (root / ".devcontainer" / "devcontainer.json").write_text('{"image": "debian"}')
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "python3 plant.py"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(
-        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    proc, results = one_command(
+        root,
+        "python3 plant.py",
+        home=tmp_path,
+        kiln_home=kiln_home,
+        script=tmp_path / "script.json",
     )
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert "plant.py" in results, results  # the command ran
     assert not (root / ".devcontainer.json").exists(), results
     if existing:

@@ -6,14 +6,13 @@ folder is hidden too (docs/security.md section 4)."""
 
 from __future__ import annotations
 
-import json
 import socket
 from pathlib import Path
 
 import pytest
 
 from agent.sandbox import find_backend
-from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+from tests.security.scripted_run import one_command
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -45,16 +44,12 @@ def test_the_hosts_temp_folder_named_by_tmpdir_is_hidden(
     root = tmp_path / "proj"
     root.mkdir()
     (root / "probe.py").write_text(PROBE)
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": f"python3 probe.py {hosttmp}"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
     try:
-        proc = kiln_run(
-            root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci",
-            output="stream-json", env={"TMPDIR": str(hosttmp)},
+        _, results = one_command(
+            root, f"python3 probe.py {hosttmp}", home=tmp_path, kiln_home=kiln_home,
+            script=tmp_path / "script.json", env={"TMPDIR": str(hosttmp)},
         )  # fmt: skip
     finally:
         listener.close()
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert "seen []" in results, results  # the command ran, and found the folder empty
     assert CANARY not in results and "CONNECTED" not in results, results

@@ -10,13 +10,12 @@ section 4)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from agent.sandbox import find_backend
-from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+from tests.security.scripted_run import one_command
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -57,16 +56,12 @@ def test_more_credentials_of_the_home_folder_are_hidden(
     root = home / "proj"
     root.mkdir()
     (root / "reader.py").write_text(READER)
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "python3 reader.py " + " ".join(paths)}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
     env = {"XDG_CONFIG_HOME": str(xdg.get(".config/", "")),
            "XDG_DATA_HOME": str(xdg.get(".local/share/", ""))}  # fmt: skip
-    proc = kiln_run(
-        root, home=home, kiln_home=kiln_home, script=script, mode="ci", output="stream-json",
-        env=env,
-    )  # fmt: skip
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    command = "python3 reader.py " + " ".join(paths)
+    _, results = one_command(
+        root, command, home=home, kiln_home=kiln_home, script=tmp_path / "script.json", env=env
+    )
     assert results.count("unread") == len(FILES), results  # the command ran, read none
     assert "c0ffee" not in results
 
@@ -79,12 +74,8 @@ def test_the_x_cookie_named_by_xauthority_is_hidden(
     root = tmp_path / "proj"
     root.mkdir()
     (root / "reader.py").write_text(READER)
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": f"python3 reader.py {cookie}"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(
-        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json",
-        env={"XAUTHORITY": str(cookie)},
+    _, results = one_command(
+        root, f"python3 reader.py {cookie}", home=tmp_path, kiln_home=kiln_home,
+        script=tmp_path / "script.json", env={"XAUTHORITY": str(cookie)},
     )  # fmt: skip
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert "unread" in results and "c0ffee" not in results, results

@@ -7,7 +7,6 @@ ends, and the output says so (docs/security.md section 4)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 
 from agent.sandbox import find_backend
 from tests.repos import git
-from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+from tests.security.scripted_run import one_command
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -46,13 +45,9 @@ def test_a_command_cannot_replace_a_protected_link(
     (root / "plant.sh").write_text(PLANT.format(marker=marker))
     git(root, "add", "-A")
     git(root, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "init")
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "sh plant.sh"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(
-        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    proc, results = one_command(
+        root, "sh plant.sh", home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json"
     )
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert "planted" in results, results  # the command ran
     assert "put back as the link to ../githooks" in results, results
     assert os.readlink(root / "CLAUDE.md") == "AGENTS.md"
@@ -79,13 +74,9 @@ def test_a_command_cannot_replace_a_git_folder_that_is_a_link(
     (root / "plant.sh").write_text(
         f"rm .git && git init -q && git config core.fsmonitor 'touch {marker}; echo' && echo planted\n"
     )
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "sh plant.sh"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(
-        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    proc, results = one_command(
+        root, "sh plant.sh", home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json"
     )
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert "planted" in results, results  # the command ran
     assert os.readlink(root / ".git") == "gitdata"
     env = {**os.environ, "HOME": str(tmp_path)}
@@ -105,11 +96,13 @@ def test_a_git_folder_linked_by_an_absolute_path_lets_commands_run(
     os.symlink(host_dir / "proj.git", root / ".git")
     config = (host_dir / "proj.git" / "config").read_text()
     command = "git config core.fsmonitor 'touch x'; echo ran"
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": command}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(root, home=tmp_path, kiln_home=kiln_home, script=script, mode="yolo",
-                    output="stream-json")  # fmt: skip
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    proc, results = one_command(
+        root,
+        command,
+        home=tmp_path,
+        kiln_home=kiln_home,
+        script=tmp_path / "script.json",
+        mode="yolo",
+    )
     assert "ran" in results and "bwrap:" not in results, results
     assert (host_dir / "proj.git" / "config").read_text() == config

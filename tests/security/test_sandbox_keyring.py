@@ -8,7 +8,6 @@ section 4). Run unprivileged, bubblewrap always made a user namespace, so this h
 from __future__ import annotations
 
 import ctypes
-import json
 import platform
 import secrets
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent.sandbox import find_backend
-from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+from tests.security.scripted_run import one_command
 
 pytestmark = [
     pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap"),
@@ -58,12 +57,12 @@ def test_a_command_cannot_read_the_users_kernel_keyring(
     root.mkdir()
     reader = READER.format(keyctl=KEYCTL, search=SEARCH, read=READ, ring=USER_KEYRING, name=name)
     (root / "reader.py").write_text(reader)
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "python3 reader.py"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(
-        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    proc, results = one_command(
+        root,
+        "python3 reader.py",
+        home=tmp_path,
+        kiln_home=kiln_home,
+        script=tmp_path / "script.json",
     )
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert "key -1 read" in results, results  # the command ran, and found no key
     assert value not in results + proc.stdout + proc.stderr

@@ -6,7 +6,6 @@ host, outside the sandbox. Both are hidden now (docs/security.md section 4)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.sandbox import find_backend
-from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+from tests.security.scripted_run import one_command
 
 pytestmark = [
     pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap"),
@@ -54,13 +53,13 @@ def test_a_command_cannot_drive_the_users_tmux_server(
         if names == "TMUX"
         else {"TMUX_TMPDIR": str(server.parent.parent), "TMUX": ""}
     )
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "sh go.sh"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(
-        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json",
+    proc, results = one_command(
+        root,
+        "sh go.sh",
+        home=tmp_path,
+        kiln_home=kiln_home,
+        script=tmp_path / "script.json",
         env=env,
-    )  # fmt: skip
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    )
     assert "asked" in results, results  # the command ran
     assert not marker.exists(), results
