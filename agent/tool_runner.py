@@ -285,10 +285,9 @@ class ToolRunner:
         # sandbox like a command and, like a command, leaving no memory, settings or autorun file.
         guard = None
         if self.sandbox is not None and tool in self.deferred.values():
+            box = self.sandbox  # a denied path that is a link is put back too (``links``)
             guard = MemoryGuard(
-                self.workspace.root,
-                extra=self.sandbox.guarded,
-                nested=self.sandbox.nested_files(),
+                self.workspace.root, box.guarded, box.nested_files(), links=box.readonly
             )
         try:
             output = await tool.run(args, ctx)

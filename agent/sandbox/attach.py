@@ -51,6 +51,8 @@ def attach(session: Any, kiln_home: Path) -> Sandbox:
         if rule.kind in ("write", "read"):
             budget = shared if i < project else WalkBudget(MAX_WALKED)
             paths = rule_paths(session.root, rule.pattern, budget)
+            if rule.kind == "write":  # a bind covers where a link leads, not the link
+                paths += linked_inside(session.root, paths)
             (sandbox.readonly if rule.kind == "write" else sandbox.denied_reads).extend(paths)
             if rule.kind == "write":
                 sandbox.guarded += absent_rule_path(session.root, rule.pattern)
@@ -180,6 +182,19 @@ class WalkBudget:
 
     def __init__(self, folders: int) -> None:
         self.left = folders
+
+
+def linked_inside(root: Path, paths: list[Path]) -> list[Path]:
+    """Where the links among ``paths`` lead, when that is inside the workspace (``config/app.yml
+    -> ../shared/app.yml``): a read-only bind cannot be made on a link itself."""
+    inside = Path(root).resolve()
+    out = []
+    for path in paths:
+        if path.is_symlink():
+            real = path.resolve()
+            if inside in real.parents and real.exists():
+                out.append(real)
+    return out
 
 
 def rule_paths(root: Path, pattern: str | None, budget: WalkBudget | None = None) -> list[Path]:

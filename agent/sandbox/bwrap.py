@@ -94,6 +94,10 @@ def build_argv(
         protected.append(root / ".git")  # a worktree's "gitdir:" file names where hooks live
     protected = [p for p in protected if p.exists() and not p.is_symlink()]
     protected = [q for q in (_unlinked(p, root) for p in protected) if q is not None]
+    # what a cover hides stays hidden: bound read-only after it, a file that both a Read and a
+    # Write deny rule name was the host's again, readable
+    hid = {c for c, _ in covers}
+    protected = [p for p in protected if hid.isdisjoint((p, *p.parents))]
     # Pinned first: a folder bound again after a cover (``.vscode``, pinned for its settings)
     # brought back the host's file under it (a hidden ``.vscode/sftp.json`` was readable), and a
     # hidden path's own folders pinned cannot be renamed away from under the cover either.

@@ -33,7 +33,11 @@ GUARDED = (
 
 class MemoryGuard:
     def __init__(
-        self, root: Path, extra: Iterable[str] = (), nested: NestedFiles | None = None
+        self,
+        root: Path,
+        extra: Iterable[str] = (),
+        nested: NestedFiles | None = None,
+        links: Iterable[Path] = (),
     ) -> None:
         self.root = Path(root)
         self.nested = nested
@@ -47,6 +51,20 @@ class MemoryGuard:
         self.absent = [name for name in names if not _exists(self.root / name)]
         self.todo = git_todo.exec_lines(self.root)  # a rebase's exec lines (``git_todo``)
         self.links = _protected_links(self.root, nested.held() if nested is not None else ())
+        self.watch(links)
+
+    def watch(self, paths: Iterable[Path]) -> None:
+        """Also put back those of ``paths`` that are links in the workspace: the paths a user's
+        ``Write(...)`` deny rule names (the sandbox's read-only set), which a bind covers only
+        where they lead, like the protected names."""
+        rels = []
+        for path in paths:
+            for root in (self.root, self.root.resolve()):
+                if root in Path(path).parents:
+                    rels.append(Path(path).relative_to(root).as_posix())
+                    break
+        for name, target in _protected_links(self.root, rels, own=False).items():
+            self.links.setdefault(name, target)
 
     def undo(self) -> list[str]:
         """Remove what the command created at guarded names; returns their names. This runs on
@@ -100,11 +118,12 @@ class MemoryGuard:
         return notes
 
 
-def _protected_links(root: Path, nested: Iterable[str] = ()) -> dict[str, str]:
-    """The protected names (``.git``, ``PROTECTED_IN_WORKSPACE``, and the memory and shell-hook
-    files held in subfolders, ``nested``) that are links, with what they name."""
+def _protected_links(root: Path, nested: Iterable[str] = (), own: bool = True) -> dict[str, str]:
+    """The protected names (``.git``, ``PROTECTED_IN_WORKSPACE`` unless not ``own``, and the
+    memory and shell-hook files held in subfolders, ``nested``) that are links, with what they
+    name."""
     out = {}
-    for name in (".git", *PROTECTED_IN_WORKSPACE, *sorted(nested)):
+    for name in (*((".git", *PROTECTED_IN_WORKSPACE) if own else ()), *sorted(nested)):
         path = root / name
         if path.is_symlink() and _first_link(root, name) is None:
             try:

@@ -148,8 +148,8 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
     sandbox or act as the user: the runtime folder (``$XDG_RUNTIME_DIR``, ``/run/user/UID``:
     the session bus, whose systemd answers ``systemd-run --user``; Wayland; PipeWire; rootless
     Podman and Docker; keyring, gpg and ssh agents) and the agent sockets the environment names
-    (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``'s ``unix:path=``, ``GPG_AGENT_INFO``), tmux's and
-    the container daemon ``DOCKER_HOST``/``CONTAINER_HOST`` name, wherever they are. Unix sockets on the filesystem are reachable from any network namespace."""
+    (``SSH_AUTH_SOCK``, ``DBUS_SESSION_BUS_ADDRESS``'s ``unix:path=``, ``GPG_AGENT_INFO``), tmux's,
+    screen's, Neovim's and Emacs's servers', and the container daemon ``DOCKER_HOST``/``CONTAINER_HOST`` name, wherever they are. Unix sockets on the filesystem are reachable from any network namespace."""
     env = os.environ if environ is None else environ
     out = []
     if hasattr(os, "getuid"):
@@ -169,6 +169,16 @@ def session_sockets(environ: dict[str, str] | None = None) -> list[Path]:
         out.append(Path(env["TMUX"].split(",", 1)[0]))
     if env.get("TMUX_TMPDIR") and hasattr(os, "getuid"):
         out.append(Path(env["TMUX_TMPDIR"]) / f"tmux-{os.getuid()}")
+    # GNU screen's and the editors' servers run on the host too and run what a client asks
+    # (``screen -X exec``, Neovim's ``--remote-send``, ``emacsclient --eval``): screen's folder
+    # (``/run/screen``, whose sockets the network grant leaves reachable, ``~/.screen``, or where
+    # ``SCREENDIR`` moves it), and the sockets ``NVIM``, ``NVIM_LISTEN_ADDRESS`` and
+    # ``EMACS_SOCKET_NAME`` name (their defaults lie in the runtime folder or in /tmp, which is the
+    # sandbox's own)
+    out += [Path("/run/screen"), Path("/var/run/screen"), *(h / ".screen" for h in home_dirs())]
+    for name in ("SCREENDIR", "NVIM", "NVIM_LISTEN_ADDRESS", "EMACS_SOCKET_NAME"):
+        if env.get(name):
+            out.append(Path(env[name]))
     for part in env.get("DBUS_SESSION_BUS_ADDRESS", "").split(";"):
         for option in part.partition(":")[2].split(","):
             if option.startswith("path="):

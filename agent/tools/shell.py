@@ -102,7 +102,10 @@ async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutpu
         argv = confined()
         env = sandbox.env(env)
         guard = MemoryGuard(
-            session.workspace.root, extra=sandbox.guarded, nested=sandbox.nested_files(fresh=False)
+            session.workspace.root,
+            extra=sandbox.guarded,
+            nested=sandbox.nested_files(fresh=False),
+            links=sandbox.readonly,  # a denied path that is a link is put back if replaced
         )
     started = time.monotonic()
     proc, output = await _run(argv, env, command, timeout, session, guard, sandbox)

@@ -113,6 +113,9 @@ def run(opts: RunOptions) -> int:
         session.state["title"] = " ".join(opts.task.split())[:80]
         session.store.update(session.id, title=session.state["title"])
     running.append(session)
+    box = session.sandbox
+    if run_guard is not None and box is not None:  # the denied paths that are links, likewise
+        run_guard.watch(box.readonly)
     # A build log given as the task (--task-file) can be megabytes: past the budget the model
     # gets its head and tail and reads the rest from the session folder, as a tool's output
     opts = replace(opts, task=apply_budget(opts.task, folder=session.store.folder(session.id),

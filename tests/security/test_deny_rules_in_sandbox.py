@@ -155,3 +155,24 @@ def test_a_deny_rule_hides_its_path_in_any_case(tmp_path: Path, kiln_home: Path)
     seen = (root / "probe.txt").read_text()
     assert "visible" in seen, seen  # the command ran
     assert "deny-canary" not in seen + proc.stdout + proc.stderr, seen
+
+
+def test_a_write_deny_rule_does_not_undo_a_read_deny_rule(tmp_path: Path, kiln_home: Path) -> None:
+    """A file both rules name (`Read(.env)`, `Write(.env)`): the write rule's read-only bind came
+    after the read rule's cover and put the host's file back, and a command read it in full."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".env").write_text("TOKEN=deny-canary-5b18\n")
+    (root / "open.txt").write_text("visible\n")
+    rules = {"deny": ["Read(.env)", "Write(.env)", "Read(secrets/**)", "Write(secrets/**)"]}
+    (root / "secrets").mkdir()
+    (root / "secrets" / "key.txt").write_text("deny-canary-6c29\n")
+    (kiln_home / "settings.json").write_text(json.dumps({"permissions": rules}))
+    command = "cat .env secrets/key.txt open.txt > probe.txt 2>&1; true"
+    call = {"name": "run_command", "input": {"command": command}}
+    proc = kiln_run(root, tmp_path, [call], KILN_HOME=str(kiln_home))
+    assert proc.returncode == 0, proc.stderr
+    seen = (root / "probe.txt").read_text()
+    assert "visible" in seen, seen  # the command ran
+    assert "deny-canary" not in seen + proc.stdout + proc.stderr, seen
+    assert (root / ".env").read_text() == "TOKEN=deny-canary-5b18\n"

@@ -106,3 +106,54 @@ def test_a_git_folder_linked_by_an_absolute_path_lets_commands_run(
     )
     assert "ran" in results and "bwrap:" not in results, results
     assert (host_dir / "proj.git" / "config").read_text() == config
+
+
+def test_a_command_cannot_replace_a_denied_path_that_is_a_link(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """A user's `Write(config/app.yml)` rule where that file is a link to a shared one: the bind
+    covers where it leads, not the link, and a command replaced the link with a file of its own."""
+    root = tmp_path / "proj"
+    (root / "config").mkdir(parents=True)
+    (root / "shared").mkdir()
+    (root / "shared" / "app.yml").write_text("debug: false\n")
+    os.symlink("../shared/app.yml", root / "config" / "app.yml")
+    (root / "plant.sh").write_text("rm config/app.yml && echo x > config/app.yml && echo planted\n")
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Write(config/app.yml)"]}})
+    )
+    script = tmp_path / "script.json"
+    call = {"name": "run_command", "input": {"command": "sh plant.sh"}}
+    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    )
+    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    assert "planted" in results, results  # the command ran
+    assert "config/app.yml (put back as the link to ../shared/app.yml)" in results, results
+    assert os.readlink(root / "config" / "app.yml") == "../shared/app.yml"
+    assert (root / "config" / "app.yml").read_text() == "debug: false\n"
+
+
+def test_a_command_cannot_write_through_a_denied_link(tmp_path: Path, kiln_home: Path) -> None:
+    """The same rule: the sandbox left the link out of its read-only binds, and a command wrote
+    through it into the shared file, which `write_file config/app.yml` may not change."""
+    root = tmp_path / "proj"
+    (root / "config").mkdir(parents=True)
+    (root / "shared").mkdir()
+    (root / "shared" / "app.yml").write_text("debug: false\n")
+    os.symlink("../shared/app.yml", root / "config" / "app.yml")
+    (root / "plant.sh").write_text("echo 'debug: true' > config/app.yml; echo planted\n")
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Write(config/app.yml)"]}})
+    )
+    script = tmp_path / "script.json"
+    call = {"name": "run_command", "input": {"command": "sh plant.sh"}}
+    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
+    proc = kiln_run(
+        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    )
+    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    assert "planted" in results, results  # the command ran
+    assert "Read-only file system" in results, results
+    assert (root / "shared" / "app.yml").read_text() == "debug: false\n"
