@@ -7,6 +7,7 @@ ends, and the output says so (docs/security.md section 4)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -122,13 +123,9 @@ def test_a_command_cannot_replace_a_denied_path_that_is_a_link(
     (kiln_home / "settings.json").write_text(
         json.dumps({"permissions": {"deny": ["Write(config/app.yml)"]}})
     )
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "sh plant.sh"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(
-        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    _, results = one_command(
+        root, "sh plant.sh", home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json"
     )
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert "planted" in results, results  # the command ran
     assert "config/app.yml (put back as the link to ../shared/app.yml)" in results, results
     assert os.readlink(root / "config" / "app.yml") == "../shared/app.yml"
@@ -147,13 +144,9 @@ def test_a_command_cannot_write_through_a_denied_link(tmp_path: Path, kiln_home:
     (kiln_home / "settings.json").write_text(
         json.dumps({"permissions": {"deny": ["Write(config/app.yml)"]}})
     )
-    script = tmp_path / "script.json"
-    call = {"name": "run_command", "input": {"command": "sh plant.sh"}}
-    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
-    proc = kiln_run(
-        root, home=tmp_path, kiln_home=kiln_home, script=script, mode="ci", output="stream-json"
+    _, results = one_command(
+        root, "sh plant.sh", home=tmp_path, kiln_home=kiln_home, script=tmp_path / "script.json"
     )
-    results = " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
     assert "planted" in results, results  # the command ran
     assert "Read-only file system" in results, results
     assert (root / "shared" / "app.yml").read_text() == "debug: false\n"
