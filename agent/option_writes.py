@@ -4,8 +4,9 @@
 ``script FILE``, the lock file ``flock FILE`` creates), what a compressor writes and takes away
 (``gzip F`` writes ``F.gz`` and removes ``F``; ``gunzip F.gz`` writes ``F``), the files
 ``chmod``/``chown``/``chgrp`` change, the link ``link A B`` makes, the FIFO ``mkfifo`` makes,
-the archive ``zip`` writes, an awk program's ``print > "FILE"`` and a download's
-``curl -o FILE``. Before, each of these wrote past a ``Write(…)`` deny rule in ``yolo`` (and a
+the archive ``zip`` writes, an awk program's ``print > "FILE"``, a download's
+``curl -o FILE``, ``openssl … -out FILE``, ``gpg -o FILE`` and the key ``ssh-keygen -f FILE``
+makes (and ``FILE.pub``). Before, each of these wrote past a ``Write(…)`` deny rule in ``yolo`` (and a
 memory file in ``ci``): the check read none of these words as a write.
 """
 
@@ -78,6 +79,12 @@ def option_writes(name: str, args: list[str]) -> list[str]:
     if name in ("link", "mkfifo", "mknod"):  # `link OLD NEW`, `mkfifo F`, `mknod F p`
         operands = _operands(args, {"-m", "--mode", "-Z", "--context"})
         return operands[1:2] if name == "link" else operands[:1]
+    if name == "openssl":  # `openssl genrsa -out F`, `openssl req … -keyout K -out C`
+        return [b for a, b in zip(args, args[1:], strict=False) if a in _OPENSSL_FILES]
+    if name in ("gpg", "gpg2"):  # `gpg -o F -d x.gpg`, `gpg --output=F …`
+        return [v for v in _values(args, {"-o", "--output"}) if v != "-"]
+    if name == "ssh-keygen":  # `ssh-keygen -f F` writes the key F and F.pub
+        return _ssh_keygen(args)
     if name == "zip":  # `zip [options] ARCHIVE FILES…`
         operands = _operands(args, {"-b", "-n", "-t", "-tt", "-x", "-i", "-O", "--out", "-P"})
         archive = operands[:1] + [f"{o}.zip" for o in operands[:1] if not PurePosixPath(o).suffix]
@@ -104,6 +111,25 @@ def _in_bundle(args: list[str], letter: str, valued: str) -> list[str]:
                     out += [word[j + 1 :]] if word[j + 1 :] else args[i + 1 : i + 2]
                 break
     return out
+
+
+_OPENSSL_FILES = {"-out", "-keyout", "-certout"}
+# ssh-keygen's options that take a value, and those that only read the key `-f` names.
+_KEYGEN_VALUED = "abCDEfFIJjKmMNnOPrRstVwzZY"
+_KEYGEN_READS = set("lyBFDQY")
+
+
+def _ssh_keygen(args: list[str]) -> list[str]:
+    letters = set()
+    for word in args:
+        if word.startswith("-") and not word.startswith("--"):
+            for ch in word[1:]:
+                letters.add(ch)
+                if ch in _KEYGEN_VALUED:
+                    break
+    if letters & _KEYGEN_READS:
+        return []
+    return [f for key in _in_bundle(args, "f", _KEYGEN_VALUED) for f in (key, f"{key}.pub")]
 
 
 RENAMERS = {"rename", "prename", "file-rename", "perl-rename", "rename.ul"}

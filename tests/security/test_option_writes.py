@@ -68,6 +68,12 @@ def run(root: Path, tmp_path: Path, kiln_home: Path, command: str, mode: str) ->
     "link notes.txt config/new.yml",
     "mkfifo config/new.yml",
     "awk '{print > \"config/new.yml\"}' notes.txt",
+    "openssl genrsa -out config/new.yml 2048",
+    "openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=x -keyout config/new.yml -out c.pem",
+    "gpg --batch --yes -o config/new.yml --symmetric --passphrase x notes.txt",
+    "gpg --output=config/new.yml --dearmor notes.txt",
+    "ssh-keygen -q -N '' -t ed25519 -f config/new.yml",
+    "ssh-keygen -qN '' -f config/new.yml",
 ])  # fmt: skip
 def test_a_file_a_program_names_itself_meets_the_deny_rules(
     tmp_path: Path, kiln_home: Path, command: str
@@ -76,6 +82,15 @@ def test_a_file_a_program_names_itself_meets_the_deny_rules(
     results = run(root, tmp_path, kiln_home, command, "yolo")
     assert not (root / "config" / "new.yml").exists(), results
     assert "denied by rule Write(config/*.yml) (writes config/new.yml)" in results, results
+
+
+def test_the_public_key_ssh_keygen_writes_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    root = workspace(tmp_path, kiln_home, ["Write(config/*.pub)"])
+    results = run(root, tmp_path, kiln_home, "ssh-keygen -q -N '' -f config/id", "yolo")
+    assert not (root / "config" / "id.pub").exists(), results
+    assert "denied by rule Write(config/*.pub) (writes config/id.pub)" in results, results
 
 
 def test_chmod_of_a_denied_file_meets_the_deny_rules(tmp_path: Path, kiln_home: Path) -> None:
