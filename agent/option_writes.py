@@ -6,15 +6,17 @@
 ``chmod``/``chown``/``chgrp`` change, the link ``link A B`` makes, the FIFO ``mkfifo`` makes,
 the archive ``zip`` writes, an awk program's ``print > "FILE"``, a download's
 ``curl -o FILE``, ``openssl … -out FILE``, ``gpg -o FILE`` and the key ``ssh-keygen -f FILE``
-makes (and ``FILE.pub``). Before, each of these wrote past a ``Write(…)`` deny rule in ``yolo`` (and a
+makes (and ``FILE.pub``), the folders ``mkdir`` makes, the name ``mktemp TEMPLATE`` makes. Before, each of these wrote past a ``Write(…)`` deny rule in ``yolo`` (and a
 memory file in ``ci``): the check read none of these words as a write.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from pathlib import PurePosixPath
 
+from agent.made_names import Made
 from agent.shell_programs import awk_writes
 from agent.shell_wrappers import long_option, unwrap
 
@@ -85,11 +87,46 @@ def option_writes(name: str, args: list[str]) -> list[str]:
         return [v for v in _values(args, {"-o", "--output"}) if v != "-"]
     if name == "ssh-keygen":  # `ssh-keygen -f F` writes the key F and F.pub
         return _ssh_keygen(args)
+    if name == "mkdir":  # `mkdir -p a/b` makes a and a/b
+        operands = _operands(args, {"-m", "--mode"})
+        parents = any(re.fullmatch(r"-[a-zA-Z]*p[a-zA-Z]*", a) for a in args) or any(
+            a.startswith("--pa") for a in args)  # fmt: skip
+        return [p for o in operands for p in (_parents(o) if parents else [o])]
     if name == "zip":  # `zip [options] ARCHIVE FILES…`
         operands = _operands(args, {"-b", "-n", "-t", "-tt", "-x", "-i", "-O", "--out", "-P"})
         archive = operands[:1] + [f"{o}.zip" for o in operands[:1] if not PurePosixPath(o).suffix]
         return _values(args, {"-O", "--out"}) + archive
     return []
+
+
+def option_made(name: str, args: list[str]) -> list[Made]:
+    """The names a program makes that its line spells only in part (``agent.made_names``):
+    ``mktemp DIR/tmp.XXXXXX.yml`` makes ``DIR/tmp.`` + six letters or digits + ``.yml``."""
+    if name != "mktemp" or any(re.fullmatch(r"-[a-zA-Z]*u[a-zA-Z]*", a) or a.startswith("--dr")
+                               for a in args):  # fmt: skip
+        return []  # `-u`, `--dry-run`: a name only
+    operands = _operands(args, {"-p", "--suffix"})
+    folders = _values(args, {"-p"}) + [a.partition("=")[2] for a in args
+                                       if a.startswith("--tm") and "=" in a]  # fmt: skip
+    in_tmp = any(a == "-t" or a.startswith("--tm") and "=" not in a for a in args)
+    if not operands or (in_tmp and not folders):
+        return []  # under $TMPDIR (or /tmp)
+    template = operands[-1]
+    template = template if not folders else f"{folders[-1].rstrip('/')}/{template}"
+    xs = re.search(r"X{3,}(?=[^X/]*$)", template)
+    if xs is None:
+        return []  # mktemp refuses it
+    suffix = template[xs.end() :] + "".join(_values(args, {"--suffix"})[-1:])
+    return [Made(template[: xs.start()], suffix, string.ascii_letters + string.digits)]
+
+
+def _parents(path: str) -> list[str]:
+    """``a``, ``a/b`` and ``a/b/c`` (the folders ``mkdir -p`` may make)."""
+    out, pure = [], PurePosixPath(path)
+    while str(pure) not in (".", "/", "..") and pure.name not in ("", ".."):
+        out.append(str(pure))
+        pure = pure.parent
+    return out[::-1] or [path]
 
 
 # The letter and long option naming the file a download is saved to, and the short options

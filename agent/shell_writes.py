@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from agent.git_writes import git_writes
 from agent.made_names import Made
-from agent.option_writes import RENAMERS, option_writes, renamed_folders
+from agent.option_writes import RENAMERS, option_made, option_writes, renamed_folders
 from agent.shell_programs import sed_writes
 from agent.shell_wrappers import git_subcommand_form, long_option
 from agent.tree_walk import walk
@@ -203,7 +203,8 @@ def made_by(argv: tuple[str, ...]) -> list[Made]:
         head, tail = (part.replace("%%", "%") for part in number.groups())
         return [Made(prefix + head, tail, "0123456789abcdefABCDEF -+")]
     folders = renamed_folders(list(argv[1:])) if name in RENAMERS else []  # `rename EXPR F`
-    return [Made(f"{d}/" if d != "." else "", unlisted=True) for d in folders]
+    renamed = [Made(f"{d}/" if d != "." else "", unlisted=True) for d in folders]
+    return renamed + option_made(name, list(argv[1:]))  # `mktemp DIR/XXXXXX`
 
 
 SPLIT_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"

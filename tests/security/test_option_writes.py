@@ -74,6 +74,8 @@ def run(root: Path, tmp_path: Path, kiln_home: Path, command: str, mode: str) ->
     "gpg --output=config/new.yml --dearmor notes.txt",
     "ssh-keygen -q -N '' -t ed25519 -f config/new.yml",
     "ssh-keygen -qN '' -f config/new.yml",
+    "mkdir config/new.yml",
+    "mkdir -p config/new.yml/sub",
 ])  # fmt: skip
 def test_a_file_a_program_names_itself_meets_the_deny_rules(
     tmp_path: Path, kiln_home: Path, command: str
@@ -82,6 +84,21 @@ def test_a_file_a_program_names_itself_meets_the_deny_rules(
     results = run(root, tmp_path, kiln_home, command, "yolo")
     assert not (root / "config" / "new.yml").exists(), results
     assert "denied by rule Write(config/*.yml) (writes config/new.yml)" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    "mktemp config/XXXXXX.yml",
+    "mktemp -d -p config tmp.XXXXXX.yml",
+    "mktemp --suffix=.yml --tmpdir=config tmp.XXXXXX",
+])  # fmt: skip
+def test_a_file_mktemp_makes_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """mktemp's name is its template with the `X`s made letters: met as a pattern."""
+    root = workspace(tmp_path, kiln_home, ["Write(config/*.yml)"])
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert not list((root / "config").glob("*.yml")), results
+    assert "denied by rule Write(config/*.yml)" in results, results
 
 
 def test_the_public_key_ssh_keygen_writes_meets_the_deny_rules(
@@ -122,9 +139,13 @@ def test_strace_piping_its_trace_to_a_command_meets_the_deny_rules(
 
 def test_ordinary_compression_and_archives_still_run(tmp_path: Path, kiln_home: Path) -> None:
     root = workspace(tmp_path, kiln_home, ["Write(config/*.yml)"])
-    command = "gzip -k notes.txt && tar -cf out.tar notes.txt && gunzip -c config/new.yml.gz"
+    command = (
+        "gzip -k notes.txt && tar -cf out.tar notes.txt && gunzip -c config/new.yml.gz"
+        " && mkdir -p build/out && mktemp -p build tmp.XXXXXX"
+    )
     results = run(root, tmp_path, kiln_home, command, "ci")
     assert (root / "notes.txt.gz").exists() and (root / "out.tar").exists(), results
+    assert (root / "build" / "out").is_dir() and list((root / "build").glob("tmp.*")), results
     assert "debug: true" in results, results
 
 
