@@ -101,7 +101,12 @@ def option_writes(name: str, args: list[str]) -> list[str]:
 
 def option_made(name: str, args: list[str]) -> list[Made]:
     """The names a program makes that its line spells only in part (``agent.made_names``):
-    ``mktemp DIR/tmp.XXXXXX.yml`` makes ``DIR/tmp.`` + six letters or digits + ``.yml``."""
+    ``mktemp DIR/tmp.XXXXXX.yml`` makes ``DIR/tmp.`` + six letters or digits + ``.yml``;
+    ``chmod -R``/``chown -R``/``chgrp -R`` change any name below each folder."""
+    recursive = any(re.fullmatch(r"-[a-zA-Z]*R[a-zA-Z]*", a) for a in args) or any(
+        long_option(a.partition("=")[0], {"--recursive"}) == "--recursive" for a in args)  # fmt: skip
+    if name in ("chmod", "chown", "chgrp") and recursive:  # `chmod -R 600 DIR`: any name there
+        return [Made(f"{f.rstrip('/')}/", unlisted=True) for f in option_writes(name, args)]
     if name != "mktemp" or any(re.fullmatch(r"-[a-zA-Z]*u[a-zA-Z]*", a) or a.startswith("--dr")
                                for a in args):  # fmt: skip
         return []  # `-u`, `--dry-run`: a name only

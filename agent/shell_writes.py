@@ -313,6 +313,11 @@ def _copy(name: str, args: list[str]) -> tuple[list[str], list[Copy]]:
         return operands, []
     removed = list(operands) if name == "mv" else []
     target = values.get("-t", values.get("--target-directory"))
+    if name == "cp" and "--parents" in {long_option(a, {"--parents"}) for a in args}:
+        froms = operands if target is not None else operands[:-1]  # `cp --parents a/b D`: D/a/b
+        into = target if target is not None else operands[-1] if operands else "."
+        return [], [Copy(os.path.normpath(f"{into}/./{PurePosixPath(s).parent}"), (s,), True)
+                    for s in froms]  # fmt: skip
     if target is not None:
         return removed, [Copy(target, tuple(operands), folder=True)]
     if name == "ln" and len(operands) == 1:  # `ln -s ../x`: a link named x here

@@ -117,6 +117,39 @@ def test_chmod_of_a_denied_file_meets_the_deny_rules(tmp_path: Path, kiln_home: 
     assert "denied by rule Write(config/*.yml) (writes config/app.yml)" in results, results
 
 
+@pytest.mark.parametrize("command", [
+    "chmod -R 600 config",
+    "chmod -fR u+x config/",
+    "chown --recursive $(id -u) config",
+])  # fmt: skip
+def test_a_recursive_chmod_of_a_folder_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """`chmod -R` changes every name below the folder: before, only the folder met the rules."""
+    root = workspace(tmp_path, kiln_home, ["Write(config/*.yml)"])
+    (root / "config" / "app.yml").write_text("debug: false\n")
+    (root / "config" / "app.yml").chmod(0o644)
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert (root / "config" / "app.yml").stat().st_mode & 0o777 == 0o644, results
+    assert "denied by rule Write(config/*.yml)" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    "cp --parents pkg/app.yml config",
+    "cp --parents -t config pkg/app.yml",
+    "cp --parents ./pkg/app.yml config/",
+])  # fmt: skip
+def test_a_copy_with_its_parents_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """`cp --parents a/b DIR` writes DIR/a/b: before, only DIR/b met the rules."""
+    root = workspace(tmp_path, kiln_home, ["Write(config/pkg/*.yml)"])
+    (root / "pkg" / "app.yml").write_text("debug: true\n")
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert not (root / "config" / "pkg" / "app.yml").exists(), results
+    assert "denied by rule Write(config/pkg/*.yml) (writes config/pkg/app.yml)" in results, results
+
+
 @pytest.mark.parametrize("command", ["bunzip2 pkg/AGENTS.md.bz2", "gzip -d pkg/AGENTS.md.gz"])
 def test_a_decompressor_cannot_write_a_memory_file(
     tmp_path: Path, kiln_home: Path, command: str
