@@ -5,7 +5,7 @@
 (``gzip F`` writes ``F.gz`` and removes ``F``; ``gunzip F.gz`` writes ``F``), the files
 ``chmod``/``chown``/``chgrp`` change, the link ``link A B`` makes, the FIFO ``mkfifo`` makes,
 the archive ``zip`` writes, an awk program's ``print > "FILE"``, a download's
-``curl -o FILE``, ``openssl … -out FILE``, ``gpg -o FILE`` and the key ``ssh-keygen -f FILE``
+``curl -o FILE`` (or its URL's last segment: ``curl -O URL``, ``wget URL``), ``openssl … -out FILE``, ``gpg -o FILE`` and the key ``ssh-keygen -f FILE``
 makes (and ``FILE.pub``), the folders ``mkdir`` makes, the name ``mktemp TEMPLATE`` makes. Before, each of these wrote past a ``Write(…)`` deny rule in ``yolo`` (and a
 memory file in ``ci``): the check read none of these words as a write.
 """
@@ -67,7 +67,7 @@ def option_writes(name: str, args: list[str]) -> list[str]:
     if name in _DOWNLOADERS:  # `curl -sSfLo FILE URL`, `wget -qO FILE URL`
         letter, long, valued = _DOWNLOADERS[name]
         found = _values(args, {long}) + _in_bundle(args, letter, valued)
-        return [v for v in found if v != "-"]
+        return [v for v in found if v != "-"] + _remote_names(name, args)
     if name in RENAMERS:  # the files it renames (their new names: ``renamed_folders``)
         return _operands(args, {"-e", "-E"})[1:]
     if name in ("awk", "gawk", "mawk", "nawk"):  # `print > "FILE"`
@@ -107,6 +107,8 @@ def option_made(name: str, args: list[str]) -> list[Made]:
         long_option(a.partition("=")[0], {"--recursive"}) == "--recursive" for a in args)  # fmt: skip
     if name in ("chmod", "chown", "chgrp") and recursive:  # `chmod -R 600 DIR`: any name there
         return [Made(f"{f.rstrip('/')}/", unlisted=True) for f in option_writes(name, args)]
+    if name in _DOWNLOADERS and _download(name, args)[2]:  # `wget -r`, `curl -OJ`
+        return [Made(f"{_download(name, args)[0].rstrip('/')}/", unlisted=True)]
     if name != "mktemp" or any(re.fullmatch(r"-[a-zA-Z]*u[a-zA-Z]*", a) or a.startswith("--dr")
                                for a in args):  # fmt: skip
         return []  # `-u`, `--dry-run`: a name only
@@ -137,9 +139,57 @@ def _parents(path: str) -> list[str]:
 # The letter and long option naming the file a download is saved to, and the short options
 # that take a value (a bundle ends at one): `curl -sSfLo F`, `wget -qO F`.
 _DOWNLOADERS = {
-    "curl": ("o", "--output", "oOdeEHuxXAbcrTyYzKwmDC"),
+    "curl": ("o", "--output", "odeEHuxXAbcrTyYzKwmDC"),
     "wget": ("O", "--output-document", "oOaeiBtTwQPUDXIlAR"),
 }
+
+
+_REMOTE = {"--remote-name", "--remote-name-all", "--output-dir", "--directory-prefix",
+           "--output-document", "--recursive", "--mirror", "--page-requisites",
+           "--force-directories", "--content-disposition", "--input-file", "--remote-header-name",
+           "--protocol-directories"}  # fmt: skip
+
+
+def _download(name: str, args: list[str]) -> tuple[str, bool, bool]:
+    """(the folder a download lands in, whether it is named after its URL, whether the
+    server or the links it follows choose the names): `curl -O`, `wget URL`."""
+    _, _, valued = _DOWNLOADERS[name]
+    longs = {long_option(a.partition("=")[0], _REMOTE) for a in args if a.startswith("--")}
+    letters = ""
+    for word in (w for w in args if w.startswith("-") and not w.startswith("--")):
+        cut = [i for i, c in enumerate(word[1:], 1) if c in valued]  # its value follows
+        letters += word[1 : cut[0] + 1] if cut else word[1:]
+    if name == "curl":
+        folder = (_values(args, {"--output-dir"}) or ["."])[-1]
+        by_url = "O" in letters or bool(longs & {"--remote-name", "--remote-name-all"})
+        return folder, by_url, by_url and ("J" in letters or "--remote-header-name" in longs)
+    folder = (_values(args, {"--directory-prefix"}) + _in_bundle(args, "P", valued) or ["."])[-1]
+    named = "--output-document" in longs or _in_bundle(args, "O", valued)
+    chosen = bool(set(letters) & set("rmpx") or longs & _REMOTE - {"--directory-prefix"})
+    return folder, not named, not named and (chosen or bool(_in_bundle(args, "i", valued)))
+
+
+def _remote_names(name: str, args: list[str]) -> list[str]:
+    """The files `curl -O URL` and `wget URL` save: the URL's last segment (wget's
+    ``index.html`` for none), in `--output-dir`/`-P DIR`."""
+    folder, by_url, _ = _download(name, args)
+    if not by_url:
+        return []
+    _, _, valued = _DOWNLOADERS[name]
+    out = []
+    for i, word in enumerate(args):
+        before = args[i - 1] if i else ""
+        flags = before[1:] if before.startswith("-") and not before.startswith("--") else ""
+        valued_before = any(c in valued for c in flags[-1:]) or (
+            before.startswith("--") and "=" not in before and "://" not in word)  # fmt: skip
+        if word.startswith("-") or valued_before:
+            continue
+        path = word.partition("://")[2] if "://" in word else word
+        segment = re.split(r"[?#]", path)[0].partition("/")[2].rpartition("/")[2]
+        segment = segment or ("index.html" if name == "wget" else "")
+        if segment:
+            out.append(segment if folder == "." else f"{folder.rstrip('/')}/{segment}")
+    return out
 
 
 def _in_bundle(args: list[str], letter: str, valued: str) -> list[str]:

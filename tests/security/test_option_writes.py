@@ -241,3 +241,43 @@ def test_a_download_s_output_file_meets_the_deny_rules(
     results = run(root, tmp_path, kiln_home, command.replace("URL", local_server), "yolo")
     assert not (root / "config" / "new.yml").exists(), results
     assert "denied by rule Write(config/*.yml) (writes config/new.yml)" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    "curl -sS --output-dir config -O BASE/new.yml",
+    "curl -sSfLO --output-dir=config 'BASE/a/new.yml?v=1'",
+    "curl -s --remote-name --output-dir config BASE/new.yml",
+    "wget -q -P config BASE/new.yml",
+    "wget -q --directory-prefix=config BASE/a/new.yml",
+    "wget -qr -l 1 -P config BASE/new.yml",
+])  # fmt: skip
+def test_a_download_named_after_its_url_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, local_server: str, command: str
+) -> None:
+    """`curl -O URL` and `wget URL` save the file under the URL's last segment (in
+    `--output-dir`, `-P DIR`): before, that name met no rule and the download wrote past a
+    `Write(config/*.yml)` deny rule in yolo."""
+    if shutil.which(command.split()[0]) is None:
+        pytest.skip(f"needs {command.split()[0]}")
+    root = workspace(tmp_path, kiln_home, [])
+    settings = {"permissions": {"deny": ["Write(config/*.yml)"]},
+                "sandbox": {"network_commands": ["curl *", "wget *"]}}  # fmt: skip
+    (kiln_home / "settings.json").write_text(json.dumps(settings))
+    base = local_server.rpartition("/")[0]
+    results = run(root, tmp_path, kiln_home, command.replace("BASE", base), "yolo")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "denied by rule Write(config/*.yml)" in results, results
+
+
+def test_an_ordinary_download_still_runs(
+    tmp_path: Path, kiln_home: Path, local_server: str
+) -> None:
+    if shutil.which("curl") is None:
+        pytest.skip("needs curl")
+    root = workspace(tmp_path, kiln_home, [])
+    settings = {"permissions": {"deny": ["Write(config/*.yml)"]},
+                "sandbox": {"network_commands": ["curl *"]}}  # fmt: skip
+    (kiln_home / "settings.json").write_text(json.dumps(settings))
+    base = local_server.rpartition("/")[0]
+    run(root, tmp_path, kiln_home, f"curl -sSO {base}/new.yml", "yolo")
+    assert (root / "new.yml").read_text() == "debug: true\n"
