@@ -16,6 +16,7 @@ import re
 import string
 from pathlib import PurePosixPath
 
+from agent.archive_writes import SEVEN_ZIP, archive_folder, archive_written
 from agent.made_names import Made
 from agent.shell_programs import awk_writes
 from agent.shell_wrappers import long_option, unwrap
@@ -92,6 +93,8 @@ def option_writes(name: str, args: list[str]) -> list[str]:
         parents = any(re.fullmatch(r"-[a-zA-Z]*p[a-zA-Z]*", a) for a in args) or any(
             a.startswith("--pa") for a in args)  # fmt: skip
         return [p for o in operands for p in (_parents(o) if parents else [o])]
+    if name == "cpio" or name in SEVEN_ZIP:  # `cpio -o -F F`, `7z a F.7z …`
+        return archive_written(name, args)
     if name == "zip":  # `zip [options] ARCHIVE FILES…`
         operands = _operands(args, {"-b", "-n", "-t", "-tt", "-x", "-i", "-O", "--out", "-P"})
         archive = operands[:1] + [f"{o}.zip" for o in operands[:1] if not PurePosixPath(o).suffix]
@@ -107,6 +110,9 @@ def option_made(name: str, args: list[str]) -> list[Made]:
         long_option(a.partition("=")[0], {"--recursive"}) == "--recursive" for a in args)  # fmt: skip
     if name in ("chmod", "chown", "chgrp") and recursive:  # `chmod -R 600 DIR`: any name there
         return [Made(f"{f.rstrip('/')}/", unlisted=True) for f in option_writes(name, args)]
+    folder = archive_folder(name, args)  # `cpio -i`, `7z x -oDIR`: any name there
+    if folder is not None:
+        return [Made(f"{folder.rstrip('/')}/" if folder not in (".", "./") else "", unlisted=True)]
     if name in _DOWNLOADERS and _download(name, args)[2]:  # `wget -r`, `curl -OJ`
         return [Made(f"{_download(name, args)[0].rstrip('/')}/", unlisted=True)]
     if name != "mktemp" or any(re.fullmatch(r"-[a-zA-Z]*u[a-zA-Z]*", a) or a.startswith("--dr")
