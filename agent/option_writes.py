@@ -4,16 +4,20 @@
 ``script FILE``, the lock file ``flock FILE`` creates), what a compressor writes and takes away
 (``gzip F`` writes ``F.gz`` and removes ``F``; ``gunzip F.gz`` writes ``F``), the files
 ``chmod``/``chown``/``chgrp`` change, the link ``link A B`` makes, the FIFO ``mkfifo`` makes,
-the archive ``zip`` writes, an awk program's ``print > "FILE"`` and a download's
-``curl -o FILE``. Before, each of these wrote past a ``Write(…)`` deny rule in ``yolo`` (and a
+the archive ``zip`` writes, an awk program's ``print > "FILE"``, a download's
+``curl -o FILE`` (or its URL's last segment: ``curl -O URL``, ``wget URL``), ``openssl … -out FILE``, ``gpg -o FILE`` and the key ``ssh-keygen -f FILE``
+makes (and ``FILE.pub``), the folders ``mkdir`` makes, the name ``mktemp TEMPLATE`` makes. Before, each of these wrote past a ``Write(…)`` deny rule in ``yolo`` (and a
 memory file in ``ci``): the check read none of these words as a write.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from pathlib import PurePosixPath
 
+from agent.archive_writes import SEVEN_ZIP, archive_folder, archive_written
+from agent.made_names import Made
 from agent.shell_programs import awk_writes
 from agent.shell_wrappers import long_option, unwrap
 
@@ -64,7 +68,7 @@ def option_writes(name: str, args: list[str]) -> list[str]:
     if name in _DOWNLOADERS:  # `curl -sSfLo FILE URL`, `wget -qO FILE URL`
         letter, long, valued = _DOWNLOADERS[name]
         found = _values(args, {long}) + _in_bundle(args, letter, valued)
-        return [v for v in found if v != "-"]
+        return [v for v in found if v != "-"] + _remote_names(name, args)
     if name in RENAMERS:  # the files it renames (their new names: ``renamed_folders``)
         return _operands(args, {"-e", "-E"})[1:]
     if name in ("awk", "gawk", "mawk", "nawk"):  # `print > "FILE"`
@@ -78,6 +82,19 @@ def option_writes(name: str, args: list[str]) -> list[str]:
     if name in ("link", "mkfifo", "mknod"):  # `link OLD NEW`, `mkfifo F`, `mknod F p`
         operands = _operands(args, {"-m", "--mode", "-Z", "--context"})
         return operands[1:2] if name == "link" else operands[:1]
+    if name == "openssl":  # `openssl genrsa -out F`, `openssl req … -keyout K -out C`
+        return [b for a, b in zip(args, args[1:], strict=False) if a in _OPENSSL_FILES]
+    if name in ("gpg", "gpg2"):  # `gpg -o F -d x.gpg`, `gpg --output=F …`
+        return [v for v in _values(args, {"-o", "--output"}) if v != "-"]
+    if name == "ssh-keygen":  # `ssh-keygen -f F` writes the key F and F.pub
+        return _ssh_keygen(args)
+    if name == "mkdir":  # `mkdir -p a/b` makes a and a/b
+        operands = _operands(args, {"-m", "--mode"})
+        parents = any(re.fullmatch(r"-[a-zA-Z]*p[a-zA-Z]*", a) for a in args) or any(
+            a.startswith("--pa") for a in args)  # fmt: skip
+        return [p for o in operands for p in (_parents(o) if parents else [o])]
+    if name == "cpio" or name in SEVEN_ZIP:  # `cpio -o -F F`, `7z a F.7z …`
+        return archive_written(name, args)
     if name == "zip":  # `zip [options] ARCHIVE FILES…`
         operands = _operands(args, {"-b", "-n", "-t", "-tt", "-x", "-i", "-O", "--out", "-P"})
         archive = operands[:1] + [f"{o}.zip" for o in operands[:1] if not PurePosixPath(o).suffix]
@@ -85,12 +102,100 @@ def option_writes(name: str, args: list[str]) -> list[str]:
     return []
 
 
+def option_made(name: str, args: list[str]) -> list[Made]:
+    """The names a program makes that its line spells only in part (``agent.made_names``):
+    ``mktemp DIR/tmp.XXXXXX.yml`` makes ``DIR/tmp.`` + six letters or digits + ``.yml``;
+    ``chmod -R``/``chown -R``/``chgrp -R`` change any name below each folder."""
+    recursive = any(re.fullmatch(r"-[a-zA-Z]*R[a-zA-Z]*", a) for a in args) or any(
+        long_option(a.partition("=")[0], {"--recursive"}) == "--recursive" for a in args)  # fmt: skip
+    if name in ("chmod", "chown", "chgrp") and recursive:  # `chmod -R 600 DIR`: any name there
+        return [Made(f"{f.rstrip('/')}/", unlisted=True) for f in option_writes(name, args)]
+    folder = archive_folder(name, args)  # `cpio -i`, `7z x -oDIR`: any name there
+    if folder is not None:
+        return [Made(f"{folder.rstrip('/')}/" if folder not in (".", "./") else "", unlisted=True)]
+    if name in _DOWNLOADERS and _download(name, args)[2]:  # `wget -r`, `curl -OJ`
+        return [Made(f"{_download(name, args)[0].rstrip('/')}/", unlisted=True)]
+    if name != "mktemp" or any(re.fullmatch(r"-[a-zA-Z]*u[a-zA-Z]*", a) or a.startswith("--dr")
+                               for a in args):  # fmt: skip
+        return []  # `-u`, `--dry-run`: a name only
+    operands = _operands(args, {"-p", "--suffix"})
+    folders = _values(args, {"-p"}) + [a.partition("=")[2] for a in args
+                                       if a.startswith("--tm") and "=" in a]  # fmt: skip
+    in_tmp = any(a == "-t" or a.startswith("--tm") and "=" not in a for a in args)
+    if not operands or (in_tmp and not folders):
+        return []  # under $TMPDIR (or /tmp)
+    template = operands[-1]
+    template = template if not folders else f"{folders[-1].rstrip('/')}/{template}"
+    xs = re.search(r"X{3,}(?=[^X/]*$)", template)
+    if xs is None:
+        return []  # mktemp refuses it
+    suffix = template[xs.end() :] + "".join(_values(args, {"--suffix"})[-1:])
+    return [Made(template[: xs.start()], suffix, string.ascii_letters + string.digits)]
+
+
+def _parents(path: str) -> list[str]:
+    """``a``, ``a/b`` and ``a/b/c`` (the folders ``mkdir -p`` may make)."""
+    out, pure = [], PurePosixPath(path)
+    while str(pure) not in (".", "/", "..") and pure.name not in ("", ".."):
+        out.append(str(pure))
+        pure = pure.parent
+    return out[::-1] or [path]
+
+
 # The letter and long option naming the file a download is saved to, and the short options
 # that take a value (a bundle ends at one): `curl -sSfLo F`, `wget -qO F`.
 _DOWNLOADERS = {
-    "curl": ("o", "--output", "oOdeEHuxXAbcrTyYzKwmDC"),
+    "curl": ("o", "--output", "odeEHuxXAbcrTyYzKwmDC"),
     "wget": ("O", "--output-document", "oOaeiBtTwQPUDXIlAR"),
 }
+
+
+_REMOTE = {"--remote-name", "--remote-name-all", "--output-dir", "--directory-prefix",
+           "--output-document", "--recursive", "--mirror", "--page-requisites",
+           "--force-directories", "--content-disposition", "--input-file", "--remote-header-name",
+           "--protocol-directories"}  # fmt: skip
+
+
+def _download(name: str, args: list[str]) -> tuple[str, bool, bool]:
+    """(the folder a download lands in, whether it is named after its URL, whether the
+    server or the links it follows choose the names): `curl -O`, `wget URL`."""
+    _, _, valued = _DOWNLOADERS[name]
+    longs = {long_option(a.partition("=")[0], _REMOTE) for a in args if a.startswith("--")}
+    letters = ""
+    for word in (w for w in args if w.startswith("-") and not w.startswith("--")):
+        cut = [i for i, c in enumerate(word[1:], 1) if c in valued]  # its value follows
+        letters += word[1 : cut[0] + 1] if cut else word[1:]
+    if name == "curl":
+        folder = (_values(args, {"--output-dir"}) or ["."])[-1]
+        by_url = "O" in letters or bool(longs & {"--remote-name", "--remote-name-all"})
+        return folder, by_url, by_url and ("J" in letters or "--remote-header-name" in longs)
+    folder = (_values(args, {"--directory-prefix"}) + _in_bundle(args, "P", valued) or ["."])[-1]
+    named = "--output-document" in longs or _in_bundle(args, "O", valued)
+    chosen = bool(set(letters) & set("rmpx") or longs & _REMOTE - {"--directory-prefix"})
+    return folder, not named, not named and (chosen or bool(_in_bundle(args, "i", valued)))
+
+
+def _remote_names(name: str, args: list[str]) -> list[str]:
+    """The files `curl -O URL` and `wget URL` save: the URL's last segment (wget's
+    ``index.html`` for none), in `--output-dir`/`-P DIR`."""
+    folder, by_url, _ = _download(name, args)
+    if not by_url:
+        return []
+    _, _, valued = _DOWNLOADERS[name]
+    out = []
+    for i, word in enumerate(args):
+        before = args[i - 1] if i else ""
+        flags = before[1:] if before.startswith("-") and not before.startswith("--") else ""
+        valued_before = any(c in valued for c in flags[-1:]) or (
+            before.startswith("--") and "=" not in before and "://" not in word)  # fmt: skip
+        if word.startswith("-") or valued_before:
+            continue
+        path = word.partition("://")[2] if "://" in word else word
+        segment = re.split(r"[?#]", path)[0].partition("/")[2].rpartition("/")[2]
+        segment = segment or ("index.html" if name == "wget" else "")
+        if segment:
+            out.append(segment if folder == "." else f"{folder.rstrip('/')}/{segment}")
+    return out
 
 
 def _in_bundle(args: list[str], letter: str, valued: str) -> list[str]:
@@ -104,6 +209,25 @@ def _in_bundle(args: list[str], letter: str, valued: str) -> list[str]:
                     out += [word[j + 1 :]] if word[j + 1 :] else args[i + 1 : i + 2]
                 break
     return out
+
+
+_OPENSSL_FILES = {"-out", "-keyout", "-certout"}
+# ssh-keygen's options that take a value, and those that only read the key `-f` names.
+_KEYGEN_VALUED = "abCDEfFIJjKmMNnOPrRstVwzZY"
+_KEYGEN_READS = set("lyBFDQY")
+
+
+def _ssh_keygen(args: list[str]) -> list[str]:
+    letters = set()
+    for word in args:
+        if word.startswith("-") and not word.startswith("--"):
+            for ch in word[1:]:
+                letters.add(ch)
+                if ch in _KEYGEN_VALUED:
+                    break
+    if letters & _KEYGEN_READS:
+        return []
+    return [f for key in _in_bundle(args, "f", _KEYGEN_VALUED) for f in (key, f"{key}.pub")]
 
 
 RENAMERS = {"rename", "prename", "file-rename", "perl-rename", "rename.ul"}

@@ -129,7 +129,12 @@ class ParsedCommand:
                 if not c.unpacks
                 and c.argv
                 and c.argv[0] not in WRAPPERS  # as written: `./ls` is the repository's program
-                and (c.argv[0] not in _WRITE_NOTHING or c.writes or c.arg_writes or c.copies)
+                and (
+                    c.argv[0] not in _WRITE_NOTHING
+                    or c.writes
+                    or c.copies
+                    or (c.arg_writes and c.argv[0] != "mkdir")
+                )  # the folders mkdir makes change no archive
             ]
             if others or any(c.writes for c in self.commands):
                 reasons.append(f"{others[0].text if others else 'a redirection'} could change "

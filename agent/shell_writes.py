@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from agent.git_writes import git_writes
 from agent.made_names import Made
-from agent.option_writes import RENAMERS, option_writes, renamed_folders
+from agent.option_writes import RENAMERS, option_made, option_writes, renamed_folders
 from agent.shell_programs import sed_writes
 from agent.shell_wrappers import git_subcommand_form, long_option
 from agent.tree_walk import walk
@@ -203,7 +203,8 @@ def made_by(argv: tuple[str, ...]) -> list[Made]:
         head, tail = (part.replace("%%", "%") for part in number.groups())
         return [Made(prefix + head, tail, "0123456789abcdefABCDEF -+")]
     folders = renamed_folders(list(argv[1:])) if name in RENAMERS else []  # `rename EXPR F`
-    return [Made(f"{d}/" if d != "." else "", unlisted=True) for d in folders]
+    renamed = [Made(f"{d}/" if d != "." else "", unlisted=True) for d in folders]
+    return renamed + option_made(name, list(argv[1:]))  # `mktemp DIR/XXXXXX`
 
 
 SPLIT_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -312,6 +313,11 @@ def _copy(name: str, args: list[str]) -> tuple[list[str], list[Copy]]:
         return operands, []
     removed = list(operands) if name == "mv" else []
     target = values.get("-t", values.get("--target-directory"))
+    if name == "cp" and "--parents" in {long_option(a, {"--parents"}) for a in args}:
+        froms = operands if target is not None else operands[:-1]  # `cp --parents a/b D`: D/a/b
+        into = target if target is not None else operands[-1] if operands else "."
+        return [], [Copy(os.path.normpath(f"{into}/./{PurePosixPath(s).parent}"), (s,), True)
+                    for s in froms]  # fmt: skip
     if target is not None:
         return removed, [Copy(target, tuple(operands), folder=True)]
     if name == "ln" and len(operands) == 1:  # `ln -s ../x`: a link named x here

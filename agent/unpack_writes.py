@@ -20,6 +20,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from agent.archive_writes import archive_folder, archive_read
 from agent.shell_wrappers import git_subcommand_form, long_option
 
 MAX_SOURCE_BYTES = 64 * 1024 * 1024  # an archive or patch read at check time
@@ -138,7 +139,10 @@ def unpack(name: str, args: list[str]) -> Unpack | None:
         return _unzip(args)
     if name == "patch":
         return _patch(args)
-    return None
+    folder = archive_folder(name, args)
+    if folder is None:
+        return None
+    return Unpack(name, archive_read(name, args), into=folder, why=f"{name} archives are not read")
 
 
 def git_apply(args: list[str]) -> Unpack | None:

@@ -52,9 +52,9 @@ def test_a_hooks_folder_the_repository_lacked_does_not_outlive_the_command(
     subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True)
     mark = tmp_path / "hook-ran"
     (root / "hook.sh").write_text(f"#!/bin/sh\ntouch {mark}\n")
-    # a program's write, which the permission check cannot read (`cp` and `chmod` it refuses
-    # in ci)
-    command = ("mkdir .git/hooks && python3 -c \"import os, shutil; shutil.copy('hook.sh', "
+    # a program's write, which the permission check cannot read (`mkdir`, `cp` and `chmod` it
+    # refuses in ci)
+    command = ("python3 -c \"import os, shutil; os.mkdir('.git/hooks'); shutil.copy('hook.sh', "
                "'.git/hooks/pre-commit'); os.chmod('.git/hooks/pre-commit', 0o755)\"")  # fmt: skip
     script = tmp_path / "script.json"
     script.write_text(json.dumps(

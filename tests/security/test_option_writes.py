@@ -68,6 +68,14 @@ def run(root: Path, tmp_path: Path, kiln_home: Path, command: str, mode: str) ->
     "link notes.txt config/new.yml",
     "mkfifo config/new.yml",
     "awk '{print > \"config/new.yml\"}' notes.txt",
+    "openssl genrsa -out config/new.yml 2048",
+    "openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=x -keyout config/new.yml -out c.pem",
+    "gpg --batch --yes -o config/new.yml --symmetric --passphrase x notes.txt",
+    "gpg --output=config/new.yml --dearmor notes.txt",
+    "ssh-keygen -q -N '' -t ed25519 -f config/new.yml",
+    "ssh-keygen -qN '' -f config/new.yml",
+    "mkdir config/new.yml",
+    "mkdir -p config/new.yml/sub",
 ])  # fmt: skip
 def test_a_file_a_program_names_itself_meets_the_deny_rules(
     tmp_path: Path, kiln_home: Path, command: str
@@ -78,11 +86,68 @@ def test_a_file_a_program_names_itself_meets_the_deny_rules(
     assert "denied by rule Write(config/*.yml) (writes config/new.yml)" in results, results
 
 
+@pytest.mark.parametrize("command", [
+    "mktemp config/XXXXXX.yml",
+    "mktemp -d -p config tmp.XXXXXX.yml",
+    "mktemp --suffix=.yml --tmpdir=config tmp.XXXXXX",
+])  # fmt: skip
+def test_a_file_mktemp_makes_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """mktemp's name is its template with the `X`s made letters: met as a pattern."""
+    root = workspace(tmp_path, kiln_home, ["Write(config/*.yml)"])
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert not list((root / "config").glob("*.yml")), results
+    assert "denied by rule Write(config/*.yml)" in results, results
+
+
+def test_the_public_key_ssh_keygen_writes_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    root = workspace(tmp_path, kiln_home, ["Write(config/*.pub)"])
+    results = run(root, tmp_path, kiln_home, "ssh-keygen -q -N '' -f config/id", "yolo")
+    assert not (root / "config" / "id.pub").exists(), results
+    assert "denied by rule Write(config/*.pub) (writes config/id.pub)" in results, results
+
+
 def test_chmod_of_a_denied_file_meets_the_deny_rules(tmp_path: Path, kiln_home: Path) -> None:
     root = workspace(tmp_path, kiln_home, ["Write(config/*.yml)"])
     (root / "config" / "app.yml").write_text("debug: false\n")
     results = run(root, tmp_path, kiln_home, "chmod 600 config/app.yml", "yolo")
     assert "denied by rule Write(config/*.yml) (writes config/app.yml)" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    "chmod -R 600 config",
+    "chmod -fR u+x config/",
+    "chown --recursive $(id -u) config",
+])  # fmt: skip
+def test_a_recursive_chmod_of_a_folder_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """`chmod -R` changes every name below the folder: before, only the folder met the rules."""
+    root = workspace(tmp_path, kiln_home, ["Write(config/*.yml)"])
+    (root / "config" / "app.yml").write_text("debug: false\n")
+    (root / "config" / "app.yml").chmod(0o644)
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert (root / "config" / "app.yml").stat().st_mode & 0o777 == 0o644, results
+    assert "denied by rule Write(config/*.yml)" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    "cp --parents pkg/app.yml config",
+    "cp --parents -t config pkg/app.yml",
+    "cp --parents ./pkg/app.yml config/",
+])  # fmt: skip
+def test_a_copy_with_its_parents_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, command: str
+) -> None:
+    """`cp --parents a/b DIR` writes DIR/a/b: before, only DIR/b met the rules."""
+    root = workspace(tmp_path, kiln_home, ["Write(config/pkg/*.yml)"])
+    (root / "pkg" / "app.yml").write_text("debug: true\n")
+    results = run(root, tmp_path, kiln_home, command, "yolo")
+    assert not (root / "config" / "pkg" / "app.yml").exists(), results
+    assert "denied by rule Write(config/pkg/*.yml) (writes config/pkg/app.yml)" in results, results
 
 
 @pytest.mark.parametrize("command", ["bunzip2 pkg/AGENTS.md.bz2", "gzip -d pkg/AGENTS.md.gz"])
@@ -107,9 +172,13 @@ def test_strace_piping_its_trace_to_a_command_meets_the_deny_rules(
 
 def test_ordinary_compression_and_archives_still_run(tmp_path: Path, kiln_home: Path) -> None:
     root = workspace(tmp_path, kiln_home, ["Write(config/*.yml)"])
-    command = "gzip -k notes.txt && tar -cf out.tar notes.txt && gunzip -c config/new.yml.gz"
+    command = (
+        "gzip -k notes.txt && tar -cf out.tar notes.txt && gunzip -c config/new.yml.gz"
+        " && mkdir -p build/out && mktemp -p build tmp.XXXXXX"
+    )
     results = run(root, tmp_path, kiln_home, command, "ci")
     assert (root / "notes.txt.gz").exists() and (root / "out.tar").exists(), results
+    assert (root / "build" / "out").is_dir() and list((root / "build").glob("tmp.*")), results
     assert "debug: true" in results, results
 
 
@@ -172,3 +241,43 @@ def test_a_download_s_output_file_meets_the_deny_rules(
     results = run(root, tmp_path, kiln_home, command.replace("URL", local_server), "yolo")
     assert not (root / "config" / "new.yml").exists(), results
     assert "denied by rule Write(config/*.yml) (writes config/new.yml)" in results, results
+
+
+@pytest.mark.parametrize("command", [
+    "curl -sS --output-dir config -O BASE/new.yml",
+    "curl -sSfLO --output-dir=config 'BASE/a/new.yml?v=1'",
+    "curl -s --remote-name --output-dir config BASE/new.yml",
+    "wget -q -P config BASE/new.yml",
+    "wget -q --directory-prefix=config BASE/a/new.yml",
+    "wget -qr -l 1 -P config BASE/new.yml",
+])  # fmt: skip
+def test_a_download_named_after_its_url_meets_the_deny_rules(
+    tmp_path: Path, kiln_home: Path, local_server: str, command: str
+) -> None:
+    """`curl -O URL` and `wget URL` save the file under the URL's last segment (in
+    `--output-dir`, `-P DIR`): before, that name met no rule and the download wrote past a
+    `Write(config/*.yml)` deny rule in yolo."""
+    if shutil.which(command.split()[0]) is None:
+        pytest.skip(f"needs {command.split()[0]}")
+    root = workspace(tmp_path, kiln_home, [])
+    settings = {"permissions": {"deny": ["Write(config/*.yml)"]},
+                "sandbox": {"network_commands": ["curl *", "wget *"]}}  # fmt: skip
+    (kiln_home / "settings.json").write_text(json.dumps(settings))
+    base = local_server.rpartition("/")[0]
+    results = run(root, tmp_path, kiln_home, command.replace("BASE", base), "yolo")
+    assert not (root / "config" / "new.yml").exists(), results
+    assert "denied by rule Write(config/*.yml)" in results, results
+
+
+def test_an_ordinary_download_still_runs(
+    tmp_path: Path, kiln_home: Path, local_server: str
+) -> None:
+    if shutil.which("curl") is None:
+        pytest.skip("needs curl")
+    root = workspace(tmp_path, kiln_home, [])
+    settings = {"permissions": {"deny": ["Write(config/*.yml)"]},
+                "sandbox": {"network_commands": ["curl *"]}}  # fmt: skip
+    (kiln_home / "settings.json").write_text(json.dumps(settings))
+    base = local_server.rpartition("/")[0]
+    run(root, tmp_path, kiln_home, f"curl -sSO {base}/new.yml", "yolo")
+    assert (root / "new.yml").read_text() == "debug: true\n"
