@@ -39,9 +39,11 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 60) -> bool:
     return bool(predicate())
 
 
-def processes_with(marker: str) -> list[int]:
+def processes_with(marker: str, *, leading: bool = False) -> list[int]:
     """Live (not zombie) processes whose command line contains ``marker``. Commands in a
-    sandbox run in their own PID namespace, so a test finds them by a marker, not a pid."""
+    sandbox run in their own PID namespace, so a test finds them by a marker, not a pid.
+    ``leading``: only those whose command line starts with it (the program itself, not the
+    sandbox or shell whose arguments name it)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -51,7 +53,8 @@ def processes_with(marker: str) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError, UnicodeDecodeError):
             continue
-        if marker in cmdline and state != "Z" and int(entry.name) != os.getpid():
+        named = cmdline.startswith(marker) if leading else marker in cmdline
+        if named and state != "Z" and int(entry.name) != os.getpid():
             found.append(int(entry.name))
     return found
 

@@ -119,7 +119,9 @@ async def test_sigterm_mid_turn_kills_the_command_tree_and_answers(
     server = await RawServer.start(workspace, scripted_env(_command_turn(marker)))
     try:
         await _start_turn(server, workspace)
-        await until(lambda: len(processes_with(f"sleep {marker}")) >= 2, what="the command")
+        await until(
+            lambda: len(processes_with(f"sleep {marker}", leading=True)) >= 2, what="the command"
+        )
         server.proc.send_signal(signal.SIGTERM)
         answer = await server.response("turn")
         assert answer["result"]["stopReason"] == "cancelled"
@@ -154,7 +156,9 @@ async def test_the_server_ends_when_the_editor_process_is_gone(
         server.request_nowait(
             "turn", "kiln/session/prompt", {"sessionId": session, "prompt": "run"}
         )
-        await until(lambda: len(processes_with(f"sleep {marker}")) >= 2, what="the command")
+        await until(
+            lambda: len(processes_with(f"sleep {marker}", leading=True)) >= 2, what="the command"
+        )
         parent.kill()
         await parent.wait()
         assert await server.exit_code() == 1  # gone without shutdown
