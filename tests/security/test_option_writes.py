@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from agent.sandbox import find_backend
-from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+from tests.security.scripted_run import one_command
 
 pytestmark = pytest.mark.skipif(find_backend() is None, reason="needs bubblewrap")
 
@@ -43,13 +43,10 @@ def workspace(tmp_path: Path, kiln_home: Path, deny: list[str]) -> Path:
 
 
 def run(root: Path, tmp_path: Path, kiln_home: Path, command: str, mode: str) -> str:
+    """The tool results of ``command`` run once in MODE, HOME the workspace's parent."""
     script = tmp_path / "script.json"
-    script.write_text(json.dumps(
-        [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}, "done"]
-    ))  # fmt: skip
-    proc = kiln_run(root, home=root.parent, kiln_home=kiln_home, script=script, mode=mode,
-                    output="stream-json")  # fmt: skip
-    return " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+    return one_command(root, command, home=root.parent, kiln_home=kiln_home, script=script,
+                       mode=mode)[1]  # fmt: skip
 
 
 @pytest.mark.parametrize("command", [
