@@ -1,5 +1,5 @@
 """How the wire server counts cached tokens: Anthropic's prompt cache as the API runs it, OpenAI's
-as the longest prefix shared with any earlier request.
+as the longest prefix shared with any earlier request; both per model, as a cache is.
 
 Anthropic reads a cache entry only where one was written: at a ``cache_control`` breakpoint of an
 earlier request for the same model, found from a breakpoint of this request or from one of the
@@ -74,14 +74,14 @@ class PromptCache:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.entries: dict[str, set[str]] = {}  # model -> hashes of prefixes written
-        self.texts: dict[str, list[str]] = {}  # api -> earlier prompts (OpenAI's model)
+        self.texts: dict[str, list[str]] = {}  # api and model -> earlier prompts (OpenAI's)
 
     def usage(self, api: str, body: dict[str, Any]) -> tuple[int, int, int]:
         """(uncached input, cache read, cache write) in characters of the prompt text."""
         text = prompt_text(api, body)
         if api != "anthropic":
             with self.lock:
-                history = self.texts.setdefault(api, [])
+                history = self.texts.setdefault(f"{api} {body.get('model', '')}", [])
                 read = max((common_prefix_len(text, old) for old in history), default=0)
                 history.append(text)
             return len(text) - read, read, 0

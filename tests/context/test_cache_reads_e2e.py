@@ -1,7 +1,8 @@
 """The prompt cache hits across what a user does between and during turns, as the provider
 measures it: every turn its own `kiln run --resume` process (another hash seed, time zone and
-locale each time) through the real anthropic SDK, against the wire server, which counts cache
-reads as the API does (breakpoints, 20-block lookback, per model: ``agent.testing.wire_cache``).
+locale each time) through the real anthropic and openai SDKs, against the wire server, which
+counts cache reads as the APIs do (Anthropic's breakpoints and 20-block lookback, per model:
+``agent.testing.wire_cache``).
 Between turns the user edits a file, installs and removes a skill, changes the permission
 mode and the model; during them the agent reads, lists, greps, runs a command whose output is
 cut, remembers a note (KILN.md rewritten) and fans out twelve reads. Each request must read
@@ -32,11 +33,15 @@ def _call(name: str, **args: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": name, "input": args}]}
 
 
-def _turn(root: Path, srv: WireServer, home: Path, session: str, task: str, *extra: str,
-          **env: str) -> tuple[str, list[dict[str, Any]]]:  # fmt: skip
+def _turn(api: str, root: Path, srv: WireServer, home: Path, session: str, task: str,
+          *extra: str, **env: str) -> tuple[str, list[dict[str, Any]]]:  # fmt: skip
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    environ.update(KILN_HOME=str(home), PYTHONPATH=str(ROOT), KILN_PROVIDER="anthropic",
-                   ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url, **env)  # fmt: skip
+    environ.update(KILN_HOME=str(home), PYTHONPATH=str(ROOT), KILN_PROVIDER=api, **env)
+    if api == "anthropic":
+        environ.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=srv.url)
+    else:
+        environ.update(OPENAI_API_KEY="k", OPENAI_BASE_URL=srv.openai_base_url,
+                       KILN_MODEL="gpt-4.1", KILN_OPENAI_CACHE_KEY="on")  # fmt: skip
     cmd = [sys.executable, "-m", "lsp_server", "run", "--root", str(root), "--mode", "yolo",
            "--output-format", "stream-json", *extra, *(["--resume", session] if session else [])]  # fmt: skip
     proc = subprocess.run([*cmd, task], env=environ, capture_output=True, text=True, timeout=180)
@@ -46,7 +51,8 @@ def _turn(root: Path, srv: WireServer, home: Path, session: str, task: str, *ext
     return result["session_id"], [e for e in events if e.get("type") == "usage"]
 
 
-def test_every_request_reads_the_one_before_from_the_cache(tmp_path: Path) -> None:
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_every_request_reads_the_one_before_from_the_cache(tmp_path: Path, api: str) -> None:
     root = tmp_path / "repo"
     root.mkdir()
     (root / "KILN.md").write_text("Be brief.\n")
@@ -78,7 +84,8 @@ def test_every_request_reads_the_one_before_from_the_cache(tmp_path: Path) -> No
         lambda: None,
         lambda: shutil.rmtree(skill),
     ]  # fmt: skip
-    extra = {6: ("--mode", "ask"), 7: ("--model", "claude-opus-4-1")}
+    other = "claude-opus-4-1" if api == "anthropic" else "gpt-4o"
+    extra = {6: ("--mode", "ask"), 7: ("--model", other)}
     zones = ["UTC", "Pacific/Kiritimati", "America/Adak", "Asia/Kolkata"]
     usages: list[dict[str, Any]] = []
     session = ""
@@ -87,12 +94,14 @@ def test_every_request_reads_the_one_before_from_the_cache(tmp_path: Path) -> No
             change()
             env = {"TZ": zones[n % 4], "LC_ALL": "C" if n % 2 else "C.UTF-8",
                    "PYTHONHASHSEED": str(n)}  # fmt: skip
-            session, used = _turn(root, srv, tmp_path / "home", session, f"task {n}",
+            session, used = _turn(api, root, srv, tmp_path / "home", session, f"task {n}",
                                   *extra.get(n, ()), **env)  # fmt: skip
             usages += [{**u, "turn": n} for u in used]
         raws = [r.raw for r in srv.requests if r.method == "POST"]
     assert breaks(raws) == []  # nothing already sent changed
     assert max(r.count(b'"cache_control"') for r in raws) <= 4
+    keys = {json.loads(r).get("prompt_cache_key") for r in raws}
+    assert len(keys) == 1 and (api == "anthropic") == (keys == {None})  # one key, OpenAI's
     assert len(usages) == len(raws) == 2 * len(between)
     switched = next(i for i, u in enumerate(usages) if u["turn"] == 7)
     for i in range(1, len(usages)):
