@@ -33,11 +33,22 @@ async def compact_after_overflow(session: Any, exc: ContextTooLong) -> bool:
     """True when the transcript was compacted, so the request may be sent again."""
     model = session.model
     window = exc.window
-    if window and window < int(getattr(model, "context_window", 0) or 0):
+    learned = bool(window and window < int(getattr(model, "context_window", 0) or 0))
+    if learned:
         model.context_window = window
         session.state[NAMED_WINDOW] = [model_id(model), window]  # kept for a resume
     record = await session.compactor.compact(session, reason=f"the provider said: {exc}")
     if record is None:
+        # Nothing to compact, but the window is smaller than the request assumed: asked again,
+        # the request's max_tokens fits what the window leaves (``model_call.fit_to_window``).
+        if learned and session.compactor.request_tokens(session) < window:
+            await session.emit(
+                StatusNote(
+                    text=f"the request was too long for the model's context window ({window} "
+                    "tokens); asked again for fewer output tokens"
+                )
+            )
+            return True
         return False
     await session.emit(
         StatusNote(

@@ -8,7 +8,8 @@ default) the first block is complete and later ones carry only readings that cal
 attention and changed (an error, repeats, a slow call, TODOs, a context band, a limit close
 by), or nothing at all; counters and the clock appear in complete blocks only. ``delta`` sends
 every changed line; ``full`` (ask for it with ``KILN_STATUS_MODE``) re-sends the whole block whenever
-anything changed. After a compaction the next block is complete again.
+anything changed. After a compaction, and in a resumed session's first request, the next block
+is complete again.
 
 Readings clear themselves: ``repeated_call`` once the agent's last calls are other calls,
 ``last_error`` after ``ERROR_TTL`` further calls, and a command that exits non-zero counts as

@@ -238,7 +238,7 @@ _OVERFLOW = re.compile(
 )
 _WINDOW = re.compile(
     r"maximum context length is (\d+)|> ?(\d+) maximum|context (?:size|window|length) "
-    r"(?:is |of )?\(?(\d+)",
+    r"(?:is |of )?\(?(\d+)|\d+ \+ \d+ > (\d+)",
     re.IGNORECASE,
 )
 
@@ -259,7 +259,8 @@ def _is_context_overflow(exc: BaseException, message: str) -> bool:
 
 def _named_window(exc: BaseException, message: str) -> int | None:
     """The window size the server named: llama.cpp's ``n_ctx`` field, or the number in
-    "maximum context length is N" (OpenAI, vLLM) or "N tokens > M maximum" (Anthropic)."""
+    "maximum context length is N" (OpenAI, vLLM), "N tokens > M maximum" (Anthropic) or
+    "P + T > W" (Anthropic, when the prompt fits but not with ``max_tokens`` beside it)."""
     n_ctx = _error_body(exc).get("n_ctx")
     if isinstance(n_ctx, int) and n_ctx > 0:
         return n_ctx

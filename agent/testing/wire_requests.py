@@ -33,21 +33,21 @@ def prompt_text(api: str, body: dict[str, Any]) -> str:
             t.get("name"): t for t in tools if isinstance(t, dict) and t.get("defer_loading")
         }
         tools = [t for t in tools if not (isinstance(t, dict) and t.get("defer_loading"))]
-        messages = _expand_references(messages, deferred)
+        messages = expand_references(messages, deferred)
     parts = [tools, body.get("system") or "", messages]
     return "".join(canonical_json(strip_cache_control(p)) for p in parts)
 
 
-def _expand_references(value: Any, deferred: dict[Any, dict[str, Any]]) -> Any:
+def expand_references(value: Any, deferred: dict[Any, dict[str, Any]]) -> Any:
     """A ``tool_reference`` counts as the definition it loads, where it stands (as the API
     expands it), so usage includes the loaded schema."""
     if isinstance(value, list):
-        return [_expand_references(v, deferred) for v in value]
+        return [expand_references(v, deferred) for v in value]
     if isinstance(value, dict):
         if value.get("type") == "tool_reference" and value.get("tool_name") in deferred:
             tool = {k: v for k, v in deferred[value["tool_name"]].items() if k != "defer_loading"}
             return {"type": "tool_definition", "tool": tool}
-        return {k: _expand_references(v, deferred) for k, v in value.items()}
+        return {k: expand_references(v, deferred) for k, v in value.items()}
     return value
 
 

@@ -2,11 +2,12 @@
 Completions wire formats with scripted replies, so tests and benchmarks exercise the real SDKs.
 
 It records every request (raw bytes and parsed JSON) so tests can check that the frozen prefix
-stays byte-stable, and it reports usage the way a prompt cache would: the longest common prefix
-(in canonical JSON of tools, system, messages in that order, ``cache_control`` markers ignored;
-see ``wire_requests.prompt_text``) with any
-earlier request counts as cache read, characters / 4 as tokens. On ``/v1/messages`` caching
-only happens when the request carries ``cache_control`` breakpoints, as on the real API.
+stays byte-stable, and it reports usage the way the providers' prompt caches would
+(``wire_cache``; characters / 4 as tokens, prompts in canonical JSON of tools, system, messages,
+``cache_control`` markers ignored; see ``wire_requests.prompt_text``): on OpenAI the longest
+common prefix with any earlier request is read; on ``/v1/messages`` only an entry an earlier
+request of the same model wrote at a ``cache_control`` breakpoint, reached from a breakpoint of
+this one or up to 20 blocks before it, as on the real API.
 Requests the real APIs refuse are a 400 here too: a tool call not answered in the very next
 message, a result for no call of the message before it, and Anthropic's deferred-tool and
 breakpoint rules, and an empty message where neither API takes one (``wire_requests``); and, as Anthropic does, a request that still holds a reply
@@ -46,10 +47,11 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ConfigError
-from agent.providers.scripted import Script, Step, common_prefix_len, load_script
+from agent.providers.scripted import Script, Step, load_script
 from agent.testing import wire_formats as wf
+from agent.testing.wire_cache import PromptCache
 from agent.testing.wire_handler import QuietServer, RecordedRequest, close_quietly, make_handler
-from agent.testing.wire_requests import has_cache_control, prompt_text
+from agent.testing.wire_requests import prompt_text
 
 
 class WireServer:
@@ -63,7 +65,7 @@ class WireServer:
         self.model = model
         self.requests: list[RecordedRequest] = []
         self.requests_log = requests_log
-        self._history: dict[str, list[str]] = {}
+        self.cache = PromptCache()
         self.refused: set[str] = set()  # texts of Anthropic replies stopped as a refusal
         self.lock = threading.Lock()
         self._ids = 0
@@ -167,23 +169,16 @@ class WireServer:
         )
 
     def usage_for(self, api: str, body: dict[str, Any], reply: wf.WireReply) -> wf.WireUsage:
-        text = prompt_text(api, body)
-        total = len(text) // 4
-        caching = api == "openai" or has_cache_control(body)
-        with self.lock:
-            history = self._history.setdefault(api, [])
-            lcp = (
-                max((common_prefix_len(text, old) for old in history), default=0) if caching else 0
-            )
-            history.append(text)
-        output = wf.output_tokens(reply)
-        read = lcp // 4
-        if api == "anthropic" and caching:
-            return wf.WireUsage(
-                input_tokens=0, cache_read=read, cache_write=total - read, output_tokens=output
-            )
+        """Tokens (characters / 4) as the provider's prompt cache would count them
+        (``wire_cache``): the three prompt counts add up to the prompt's length."""
+        fresh, read, write = self.cache.usage(api, body)
+        total, read_tokens = (fresh + read + write) // 4, read // 4
+        write_tokens = (read + write) // 4 - read_tokens
         return wf.WireUsage(
-            input_tokens=total - read, cache_read=read, cache_write=0, output_tokens=output
+            input_tokens=total - read_tokens - write_tokens,
+            cache_read=read_tokens,
+            cache_write=write_tokens,
+            output_tokens=wf.output_tokens(reply),
         )
 
 
