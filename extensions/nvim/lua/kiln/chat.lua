@@ -157,7 +157,7 @@ function M.send(text, blocks, cb, labels)
   end
   vim.list_extend(shown, { '', '## Kiln' })
   transcript.append(shown)
-  S.busy = true
+  S.busy, S.stop_early = true, false
   M.last_result = nil
   M.refresh_title()
   local prompt = { { type = 'text', text = text } }
@@ -182,8 +182,8 @@ function M.send(text, blocks, cb, labels)
     end
   end
   with_session(function(serr, sid)
-    if serr then
-      return finish(serr)
+    if serr or S.stop_early then -- stopped while its session was being made: not asked
+      return finish(serr, { stopReason = 'cancelled' })
     end
     client.request('kiln/session/prompt', { sessionId = sid, prompt = prompt }, finish, bound())
   end)
@@ -192,6 +192,10 @@ end
 
 --- Cancel the running turn (kiln/session/cancel); the prompt then ends with "cancelled".
 function M.stop()
+  if S.busy and not S.session_id then -- kiln/session/new is not answered yet
+    S.stop_early = true
+    return true
+  end
   if not (S.session_id and S.busy) then
     vim.notify('kiln: no turn is running', vim.log.levels.INFO)
     return false
