@@ -28,6 +28,7 @@ import type { ProposalDiffs } from "./diff";
 import { EDIT_MODE_NAMES, MODE_NAMES, pickModes } from "./modePicker";
 import { PermissionQuestions } from "./permissionQuestions";
 import { type ListedSessions, SessionHistory } from "./sessionHistory";
+import { EditResolutions } from "./editResolutions";
 
 interface Proposal {
   path: string;
@@ -65,6 +66,8 @@ export class ChatController implements vscode.Disposable {
   private pendingCalls = new Set<string>();
   /** The stored sessions the history picker lists (newest pages, more on request). */
   private readonly history = new SessionHistory();
+  /** Apply / Discard of deferred edits, each proposal once (a double-click is one click). */
+  private readonly resolutions = new EditResolutions();
 
   constructor(
     private readonly post: (message: HostToWebview) => void,
@@ -226,11 +229,10 @@ export class ChatController implements vscode.Disposable {
           return;
         }
         case "resolveEdit": {
-          const done = await this.require().resolveEdit(message.proposalId, message.decision, message.newText);
-          if (done.outcome !== "applied" && message.decision === "accept") {
-            this.post({ type: "error", message: `The edit was not applied (${done.outcome}).` });
+          const { proposalId, decision, newText } = message;
+          if (await this.resolutions.resolve(this.require(), proposalId, decision, newText, this.post)) {
+            await this.refreshPendingEdits();
           }
-          await this.refreshPendingEdits();
           return;
         }
         case "openLocation": {
