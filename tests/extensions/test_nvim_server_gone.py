@@ -1,0 +1,67 @@
+"""A ``kiln lsp`` that stops under an idle Neovim chat, then the next question typed in the chat's
+prompt. A real ``nvim --embed`` with a UI and a real ``kiln lsp``.
+
+- The prompt is a scratch buffer: the server for the next question was started for *its*
+  "workspace", the nearest root marker above Neovim's cwd (another project, the home folder, or
+  `/`), not for the workspace the chat was on. It starts again where it ran.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.extensions.nvim_ui import Editor, workspace_editor
+
+pytestmark = [pytest.mark.e2e]
+
+STEPS = [{"match": "first", "text": "first answer"}, {"match": "second", "text": "second answer"}]
+
+
+def _ask(ed: Editor, question: str, answer: str) -> None:
+    ed.keys(f"i{question}<CR>")
+    ed.wait("the answer", lambda: ed.transcript_has(answer))
+    ed.wait("the turn's end", lambda: ed.lua("return require('kiln.chat').state.busy") is False)
+    ed.keys("<Esc>")
+
+
+def _chat_then_kill(ed: Editor, sig: signal.Signals) -> None:
+    ed.wait(
+        "the client to attach calc.py",
+        lambda: ed.lua(
+            "local c = vim.lsp.get_clients({name='kiln'})[1]; "
+            "return c ~= nil and c.initialized and vim.lsp.buf_is_attached(0, c.id)"
+        ),
+    )
+    ed.keys("\\kc")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    _ask(ed, "first question", "first answer")
+    (pid,) = ed.lua("return vim.api.nvim_get_proc_children(vim.fn.getpid())")
+    os.kill(int(pid), sig)
+
+
+def _clients_gone(ed: Editor) -> bool:
+    return ed.lua("return #vim.lsp.get_clients({name='kiln'})") == 0
+
+
+def test_the_next_question_starts_the_server_of_the_chat_workspace(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    ed = workspace_editor(tmp_path, kiln_home, STEPS)
+    try:
+        _chat_then_kill(ed, signal.SIGTERM)
+        ed.wait("the client to stop", lambda: _clients_gone(ed))
+        assert not ed.transcript_has("[error]"), ed.transcript()  # a stop, not a failure
+        elsewhere = tmp_path / "elsewhere"
+        (elsewhere / ".git").mkdir(parents=True)
+        ed.nvim.command(f"cd {elsewhere}")
+        _ask(ed, "second question", "second answer")
+        roots = ed.lua(
+            "return vim.tbl_map(function(c) return c.root_dir end, vim.lsp.get_clients({name='kiln'}))"
+        )
+        assert roots == [str(ed.ws)], roots
+    finally:
+        ed.close()
