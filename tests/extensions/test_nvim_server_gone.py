@@ -2,14 +2,18 @@
 prompt. A real ``nvim --embed`` with a UI and a real ``kiln lsp``.
 
 - The prompt is a scratch buffer: the server for the next question was started for *its*
-  "workspace", the nearest root marker above Neovim's cwd (another project, the home folder, or
-  `/`), not for the workspace the chat was on. It starts again where it ran.
+  "workspace" (``vim.fs.root`` of ``kiln:/`` is ``.``, which the server took for ``/``), not for
+  the workspace the chat was on. It starts again where it ran.
+- A server killed by SIGKILL (the OOM killer) exits with code 0 and signal 9: the chat said
+  nothing (only a non-zero code or a running turn was said), so the transcript went on as if its
+  session were still there. Now it says the server exited; SIGTERM (a stop) still adds no line.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -63,5 +67,23 @@ def test_the_next_question_starts_the_server_of_the_chat_workspace(
             "return vim.tbl_map(function(c) return c.root_dir end, vim.lsp.get_clients({name='kiln'}))"
         )
         assert roots == [str(ed.ws)], roots
+    finally:
+        ed.close()
+
+
+def test_a_server_killed_while_idle_is_said_in_the_transcript(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    ed = workspace_editor(tmp_path, kiln_home, STEPS)
+    try:
+        _chat_then_kill(ed, signal.SIGKILL)
+        ed.wait_prompt("Neovim's own message about the client")  # it waits for Enter
+        while ed.mode()["blocking"]:
+            ed.keys("<CR>")
+            time.sleep(0.1)
+        ed.wait("the client to stop", lambda: _clients_gone(ed))
+        line = "[error] kiln: the server exited (code 0, signal 9); see :LspLog"
+        ed.wait("the line saying so", lambda: ed.transcript_has(line))
+        _ask(ed, "second question", "second answer")  # a new server and session
     finally:
         ed.close()

@@ -252,7 +252,8 @@ function M.on_exit(code, signal, client_id)
   require('kiln.review').withdraw_all()
   local was_busy = S.busy
   S.busy, S.session_id = false, nil
-  if code ~= 0 or was_busy then
+  -- A server killed by a signal (SIGKILL: the OOM killer) exits with code 0; SIGTERM is a stop
+  if code ~= 0 or (signal ~= 0 and signal ~= 15) or was_busy then
     local msg =
       string.format('kiln: the server exited (code %s, signal %s); see :LspLog', code, signal)
     if valid_buf(S.buf) then
