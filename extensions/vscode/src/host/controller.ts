@@ -13,6 +13,7 @@ import {
   selected,
 } from "../protocol/client";
 import type { ContextItem, HostToWebview, Reference, WebviewToHost } from "../protocol/messages";
+import { noLinks } from "../protocol/notificationText";
 import {
   PROTOCOL_VERSION,
   type PermissionRequest,
@@ -562,7 +563,7 @@ export class ChatController implements vscode.Disposable {
       // The turn waits for this answer (until the permission timeout refuses the action):
       // a user looking elsewhere must hear of it, not find a refusal minutes later.
       void vscode.window
-        .showWarningMessage(`Kiln is waiting for your answer: allow ${request.toolCall.title}?`, "Show")
+        .showWarningMessage(`Kiln is waiting for your answer: allow ${noLinks(request.toolCall.title)}?`, "Show")
         .then((choice) => {
           if (choice === "Show") void vscode.commands.executeCommand("kiln.chat.focus");
         });
