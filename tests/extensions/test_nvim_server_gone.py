@@ -6,7 +6,9 @@ prompt. A real ``nvim --embed`` with a UI and a real ``kiln lsp``.
   the workspace the chat was on. It starts again where it ran.
 - A server killed by SIGKILL (the OOM killer) exits with code 0 and signal 9: the chat said
   nothing (only a non-zero code or a running turn was said), so the transcript went on as if its
-  session were still there. Now it says the server exited; SIGTERM (a stop) still adds no line.
+  session were still there. Now it says the server exited. A server stopped (SIGTERM,
+  `:LspRestart`) is no failure, but its session went with it: a line says the next question
+  starts a new session (`:KilnResume` continues this one); it said nothing.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ def test_the_next_question_starts_the_server_of_the_chat_workspace(
         _chat_then_kill(ed, signal.SIGTERM)
         ed.wait("the client to stop", lambda: _clients_gone(ed))
         assert not ed.transcript_has("[error]"), ed.transcript()  # a stop, not a failure
+        notice = "[kiln] the server stopped: the next question starts a new session"
+        ed.wait("the notice", lambda: ed.transcript_has(notice))
         elsewhere = tmp_path / "elsewhere"
         (elsewhere / ".git").mkdir(parents=True)
         ed.nvim.command(f"cd {elsewhere}")

@@ -250,7 +250,7 @@ function M.on_exit(code, signal, client_id)
     return -- another workspace's server; our session is elsewhere
   end
   require('kiln.review').withdraw_all()
-  local was_busy = S.busy
+  local was_busy, had_session = S.busy, S.session_id ~= nil
   S.busy, S.session_id = false, nil
   -- A server killed by a signal (SIGKILL: the OOM killer) exits with code 0; SIGTERM is a stop
   if code ~= 0 or (signal ~= 0 and signal ~= 15) or was_busy then
@@ -268,6 +268,8 @@ function M.on_exit(code, signal, client_id)
     if code == 0 and (signal == 0 or signal == 15) then
       vim.notify(msg, vim.log.levels.WARN)
     end
+  elseif had_session and valid_buf(S.buf) then -- stopped (:LspRestart): the session is stored
+    transcript.append({ '[kiln] the server stopped: the next question starts a new session (:KilnResume continues this one)', '' })
   end
   M.refresh_title()
 end
