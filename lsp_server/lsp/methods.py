@@ -64,6 +64,8 @@ def register(server: Any, handlers: Iterable[Callable[..., Awaitable[Any]]]) -> 
     for fn in handlers:
         method = describe(fn)
         server.feature(method.name)(_endpoint(method))
+        if method.notification:  # sent with an id, refused -32601 (KilnProtocol.refused)
+            server.protocol.kiln_notifications.add(method.name)
 
 
 def registered(server: Any) -> list[str]:

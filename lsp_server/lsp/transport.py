@@ -67,6 +67,7 @@ class KilnProtocol(LanguageServerProtocol):
         self.shutdown_id: Any = None  # the `shutdown` request, carried out whatever cancels it
         self.exit_code: int | None = None
         self.stop_requested = asyncio.Event()
+        self.kiln_notifications: set[str] = set()  # kiln/* methods defined as notifications
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
@@ -284,7 +285,9 @@ class KilnProtocol(LanguageServerProtocol):
             self.reply_error(msg_id, INVALID_REQUEST, "initialize was already sent")
         elif method != types.INITIALIZE and not self.initialize_received:
             self.reply_error(msg_id, SERVER_NOT_INITIALIZED, f"{method}: send initialize first")
-        elif is_lsp_notification(method):  # read as a notification, its id would go unanswered
+        elif is_lsp_notification(method) or method in self.kiln_notifications:
+            # an LSP one read as a notification leaves its id unanswered; a kiln/* one (cancel)
+            # has no request form: not run, as `kiln acp` does (PROTOCOL.md §7)
             self.reply_error(
                 msg_id, METHOD_NOT_FOUND, f"{method} is a notification: send it without an id"
             )

@@ -80,3 +80,56 @@ def test_a_pill_from_another_workspace_is_asked_of_its_server(editor: Editor) ->
     assert not any(line.startswith("[error]") for line in lines), lines
     assert any(line.endswith("ws2: a new session") for line in lines), lines
     assert "  @b.py:1-1" in lines, lines
+
+
+def test_compact_goes_to_the_server_that_holds_the_session(editor: Editor) -> None:
+    """`/compact` after a `:KilnAdd` from a second workspace (whose server the prompt then talks
+    to): it was sent to that server, which answered "session not found", while `/context`
+    already asked the server holding the session."""
+    ed = editor
+    ed.keys(":KilnChat<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("ihi<CR>")
+    ed.wait("the first turn", lambda: turns_ended(ed) == 1)
+    ed.keys("<Esc>:wincmd p<CR>:edit ../ws2/b.py<CR>")
+    ed.wait("b.py", lambda: ed.nvim.current.buffer.name.endswith("ws2/b.py"))
+    ed.keys(":KilnAdd<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("i/compact<CR>")
+    said = ("[kiln] compacted", "[kiln] nothing to compact", "[error]")
+    ed.wait("the compaction's line", lambda: any(ln.startswith(said) for ln in ed.transcript()))
+    lines = ed.transcript()
+    assert not any(line.startswith("[error]") for line in lines), lines
+
+
+def test_kilnedits_reviews_the_edits_of_the_server_that_holds_the_session(
+    tmp_path: Path, kiln_home: Path
+) -> None:
+    """`:KilnEdits` after a `:KilnAdd` from a second workspace: the deferred edits were listed by
+    that workspace's server, which holds none of the session's ("kiln: no pending edits"), and
+    the edit waiting in the first one could not be reviewed."""
+    other = tmp_path / "ws2"
+    (other / ".git").mkdir(parents=True)
+    (other / "b.py").write_text('B = "b"\n')
+    edit = {"path": "calc.py", "old_text": "x = 1", "new_text": "x = 2"}
+    steps = [
+        {"match": "bump", "text": "", "tool_calls": [{"name": "edit_file", "input": edit}]},
+        {"text": "It waits for your review."},
+    ]
+    ed = workspace_editor(tmp_path, kiln_home, steps)
+    try:
+        ed.keys(":KilnEditMode deferred<CR>:KilnChat<CR>")
+        ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+        ed.keys("ibump it<CR>")
+        ed.wait("the first turn", lambda: turns_ended(ed) == 1)
+        ed.keys("<Esc>:wincmd p<CR>:edit ../ws2/b.py<CR>")
+        ed.wait("b.py", lambda: ed.nvim.current.buffer.name.endswith("ws2/b.py"))
+        ed.keys(":KilnAdd<CR>")
+        ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+        ed.keys("<Esc>:KilnEdits<CR>")
+        ed.wait("the review", lambda: "kiln://review" in ed.nvim.current.buffer.name)
+        assert "no pending edits" not in ed.messages()
+        ed.keys("a")
+        ed.wait("the edit on disk", lambda: (ed.ws / "calc.py").read_text() == "x = 2\n")
+    finally:
+        ed.close()

@@ -85,7 +85,7 @@ async def _compact_while_prompting(workspace: Path, env: dict[str, str], gate: P
         )
         assert await busy_soon(), "the session was not busy while it compacted"
         assert not compacting.done()  # held at its summary request
-        await editor.request("kiln/session/cancel", {"sessionId": sid})
+        editor.notify("kiln/session/cancel", {"sessionId": sid})
         assert await compacting == {"compacted": False}
         gate.touch()
         answer = await editor.request("kiln/session/prompt", {"sessionId": sid, "prompt": "four"})

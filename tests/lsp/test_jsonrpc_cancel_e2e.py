@@ -167,3 +167,32 @@ async def test_close_right_behind_a_prompt_cancels_that_turn(
         assert [(s["sessionId"], s["live"]) for s in listed] == [(sid, False)]
     finally:
         await server.close()
+
+
+async def test_session_cancel_sent_with_an_id_is_refused_and_not_carried_out(
+    workspace: Path, scripted_env: Any
+) -> None:
+    """PROTOCOL.md §4/§7: `kiln/session/cancel` is a notification. Sent with an id it was
+    answered `null` and the turn was cancelled, where `kiln acp` answers its `session/cancel`
+    sent with an id -32601: now `kiln lsp` answers -32601 too and cancels nothing (the open
+    question stays open); the notification then cancels the turn."""
+    steps = [{"text": "", "tool_calls": [{"name": "run_command", "input": {"command": "echo hi"}}]}]
+    server = await RawServer.start(workspace, scripted_env(steps))
+    try:
+        await server.initialize(workspace, initializationOptions={"index": False})
+        session = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        server.request_nowait("turn", "kiln/session/prompt", {"sessionId": session, "prompt": "x"})
+        await server.wait_for(lambda m: m.get("method") == "kiln/session/requestPermission")
+        reply = await server.request(9, "kiln/session/cancel", {"sessionId": session})
+        assert error_code(reply) == -32601, reply
+        assert reply["error"]["message"] == (
+            "kiln/session/cancel is a notification: send it without an id"
+        )
+        assert (await server.request("hello", "kiln/hello"))["result"]["protocolVersion"] == 1
+        assert not [m for m in server.messages if m.get("method") == "$/cancelRequest"]
+        assert not [m for m in server.messages if m.get("id") == "turn"]  # still running
+        server.notify("kiln/session/cancel", {"sessionId": session})
+        assert (await server.response("turn"))["result"]["stopReason"] == "cancelled"
+    finally:
+        await server.close()
+    assert "Traceback" not in server.stderr.decode(errors="replace")

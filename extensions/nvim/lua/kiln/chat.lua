@@ -157,7 +157,7 @@ function M.send(text, blocks, cb, labels)
   end
   vim.list_extend(shown, { '', '## Kiln' })
   transcript.append(shown)
-  S.busy = true
+  S.busy, S.stop_early = true, false
   M.last_result = nil
   M.refresh_title()
   local prompt = { { type = 'text', text = text } }
@@ -182,8 +182,8 @@ function M.send(text, blocks, cb, labels)
     end
   end
   with_session(function(serr, sid)
-    if serr then
-      return finish(serr)
+    if serr or S.stop_early then -- stopped while its session was being made: not asked
+      return finish(serr, { stopReason = 'cancelled' })
     end
     client.request('kiln/session/prompt', { sessionId = sid, prompt = prompt }, finish, bound())
   end)
@@ -192,6 +192,10 @@ end
 
 --- Cancel the running turn (kiln/session/cancel); the prompt then ends with "cancelled".
 function M.stop()
+  if S.busy and not S.session_id then -- kiln/session/new is not answered yet
+    S.stop_early = true
+    return true
+  end
   if not (S.session_id and S.busy) then
     vim.notify('kiln: no turn is running', vim.log.levels.INFO)
     return false
@@ -246,9 +250,10 @@ function M.on_exit(code, signal, client_id)
     return -- another workspace's server; our session is elsewhere
   end
   require('kiln.review').withdraw_all()
-  local was_busy = S.busy
+  local was_busy, had_session = S.busy, S.session_id ~= nil
   S.busy, S.session_id = false, nil
-  if code ~= 0 or was_busy then
+  -- A server killed by a signal (SIGKILL: the OOM killer) exits with code 0; SIGTERM is a stop
+  if code ~= 0 or (signal ~= 0 and signal ~= 15) or was_busy then
     local msg =
       string.format('kiln: the server exited (code %s, signal %s); see :LspLog', code, signal)
     if valid_buf(S.buf) then
@@ -263,6 +268,8 @@ function M.on_exit(code, signal, client_id)
     if code == 0 and (signal == 0 or signal == 15) then
       vim.notify(msg, vim.log.levels.WARN)
     end
+  elseif had_session and valid_buf(S.buf) then -- stopped (:LspRestart): the session is stored
+    transcript.append({ '[kiln] the server stopped: the next question starts a new session (:KilnResume continues this one)', '' })
   end
   M.refresh_title()
 end

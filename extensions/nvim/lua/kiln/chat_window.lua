@@ -59,7 +59,9 @@ function W.refresh_title(S)
   if cost then
     table.insert(parts, string.format('$%.4f', cost))
   end
-  vim.wo[S.win].winbar = table.concat(parts, ' · ')
+  -- A winbar is a statusline: `%{…}` in a model id (an OpenAI-compatible server's /models
+  -- names them) would be evaluated, and a lone `%` is an error; each `%` shows as itself.
+  vim.wo[S.win].winbar = (table.concat(parts, ' · '):gsub('%%', '%%%%'))
 end
 
 --- The float layout's two window configs for the editor's current size: the transcript, then

@@ -14,10 +14,12 @@ local by_root = {}
 --- they talk to the workspace the user came from).
 local last_root = nil
 
---- Root of the workspace that holds `bufnr` (the nearest marker), else the cwd.
+--- Root of the workspace that holds `bufnr` (the nearest marker), else the cwd. A buffer that
+--- is no file (the chat's `kiln://prompt`: vim.fs.root of `kiln:/` is `.`, which the server
+--- took for `/`, indexing the whole disk) counts as the cwd.
 function M.root(bufnr)
   bufnr = bufnr or 0
-  local name = vim.api.nvim_buf_get_name(bufnr)
+  local name = vim.bo[bufnr].buftype == '' and vim.api.nvim_buf_get_name(bufnr) or ''
   local start = name ~= '' and vim.fs.dirname(name) or vim.fn.getcwd()
   local found = vim.fs.root(start, config.options.root_markers)
   return vim.fs.normalize(found or vim.fn.getcwd())
@@ -75,9 +77,9 @@ local function is_file_buffer(bufnr)
     and vim.api.nvim_buf_get_name(bufnr) ~= ''
 end
 
---- Start (or reuse) the client for the workspace of `bufnr`. Returns the client, or nil and
---- a one-line reason (also shown with vim.notify).
-function M.start(bufnr)
+--- Start (or reuse) the client for the workspace of `bufnr` (or `root`). Returns the client,
+--- or nil and a one-line reason (also shown with vim.notify).
+function M.start(bufnr, root)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local opts = config.options
   local cmd = opts.cmd
@@ -89,7 +91,7 @@ function M.start(bufnr)
     vim.notify(msg, vim.log.levels.ERROR)
     return nil, msg
   end
-  local root = M.root(bufnr)
+  root = root or M.root(bufnr)
   local existing = by_root[root] and vim.lsp.get_client_by_id(by_root[root])
   if existing and not existing:is_stopped() then
     if is_file_buffer(bufnr) then
@@ -147,7 +149,8 @@ function M.get()
   local client = running(root)
   if not client then
     local why
-    client, why = M.start(buf)
+    -- the chat's prompt has no file: a server that stopped starts again where it ran
+    client, why = M.start(buf, root)
     if not client then
       return nil, why
     end

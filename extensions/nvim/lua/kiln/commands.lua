@@ -62,7 +62,8 @@ local function context()
 end
 
 local function compact()
-  local sid = require('kiln.chat').state.session_id
+  local chat = require('kiln.chat')
+  local sid = chat.state.session_id
   if not sid then
     return say({ '[kiln] no session yet: nothing to compact' })
   end
@@ -75,7 +76,7 @@ local function compact()
     else
       say({ '[kiln] nothing to compact yet' })
     end
-  end)
+  end, chat.state.client_id and vim.lsp.get_client_by_id(chat.state.client_id) or nil) -- its server
 end
 
 local MODES = {

@@ -160,7 +160,10 @@ end
 --- "deferred"); each is accepted or rejected with kiln/edit/resolve, whole or per hunk.
 function M.review_pending(cb)
   local client = require('kiln.client')
-  local session = require('kiln.chat').state.session_id
+  local chat = require('kiln.chat').state
+  local session = chat.session_id
+  -- the server that holds the session (the prompt may talk to another workspace's since)
+  local holder = chat.client_id and vim.lsp.get_client_by_id(chat.client_id) or nil
   client.request('kiln/edit/list', { sessionId = session }, function(err, result)
     if err then
       client.report(err, vim.log.levels.ERROR)
@@ -180,7 +183,7 @@ function M.review_pending(cb)
       if not p then
         return cb and cb(nil)
       end
-      local root = client.current_root()
+      local root = holder and holder.root_dir or client.current_root()
       local diff = { path = root .. '/' .. p.path, oldText = p.oldText, newText = p.newText }
       require('kiln.review').open_diff(p.path, { diff }, options, function(choice, kept)
         if not choice then
@@ -195,11 +198,11 @@ function M.review_pending(cb)
             vim.notify(string.format('kiln: %s %s', p.path, res.outcome))
           end
           next_one(i + 1)
-        end)
+        end, holder)
       end, nil, true)
     end
     next_one(1)
-  end)
+  end, holder)
 end
 
 return M

@@ -13,6 +13,7 @@ import {
   selected,
 } from "../protocol/client";
 import type { ContextItem, HostToWebview, Reference, WebviewToHost } from "../protocol/messages";
+import { noLinks } from "../protocol/notificationText";
 import {
   PROTOCOL_VERSION,
   type PermissionRequest,
@@ -28,6 +29,7 @@ import type { ProposalDiffs } from "./diff";
 import { EDIT_MODE_NAMES, MODE_NAMES, pickModes } from "./modePicker";
 import { PermissionQuestions } from "./permissionQuestions";
 import { type ListedSessions, SessionHistory } from "./sessionHistory";
+import { EditResolutions } from "./editResolutions";
 
 interface Proposal {
   path: string;
@@ -65,6 +67,8 @@ export class ChatController implements vscode.Disposable {
   private pendingCalls = new Set<string>();
   /** The stored sessions the history picker lists (newest pages, more on request). */
   private readonly history = new SessionHistory();
+  /** Apply / Discard of deferred edits, each proposal once (a double-click is one click). */
+  private readonly resolutions = new EditResolutions();
 
   constructor(
     private readonly post: (message: HostToWebview) => void,
@@ -226,11 +230,10 @@ export class ChatController implements vscode.Disposable {
           return;
         }
         case "resolveEdit": {
-          const done = await this.require().resolveEdit(message.proposalId, message.decision, message.newText);
-          if (done.outcome !== "applied" && message.decision === "accept") {
-            this.post({ type: "error", message: `The edit was not applied (${done.outcome}).` });
+          const { proposalId, decision, newText } = message;
+          if (await this.resolutions.resolve(this.require(), proposalId, decision, newText, this.post)) {
+            await this.refreshPendingEdits();
           }
-          await this.refreshPendingEdits();
           return;
         }
         case "openLocation": {
@@ -560,7 +563,7 @@ export class ChatController implements vscode.Disposable {
       // The turn waits for this answer (until the permission timeout refuses the action):
       // a user looking elsewhere must hear of it, not find a refusal minutes later.
       void vscode.window
-        .showWarningMessage(`Kiln is waiting for your answer: allow ${request.toolCall.title}?`, "Show")
+        .showWarningMessage(`Kiln is waiting for your answer: allow ${noLinks(request.toolCall.title)}?`, "Show")
         .then((choice) => {
           if (choice === "Show") void vscode.commands.executeCommand("kiln.chat.focus");
         });

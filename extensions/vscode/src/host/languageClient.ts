@@ -4,6 +4,7 @@
  * policy decided by `KilnServer` instead of the client's fixed default.
  */
 
+import { noLinks } from "../protocol/notificationText";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -62,7 +63,7 @@ export function languageClientFactory(
         builtIn,
         () => vscode.workspace.textDocuments,
         (uri) => vscode.Uri.parse(uri).toString(),
-        (message) => void vscode.window.showWarningMessage(message),
+        (message) => void vscode.window.showWarningMessage(noLinks(message)),
       ),
     );
     let started = false;

@@ -4,6 +4,7 @@
  * lockfile and the install scopes.
  */
 
+import { noLinks } from "../protocol/notificationText";
 import * as vscode from "vscode";
 import { type KilnProtocol, KilnRpcError } from "../protocol/client";
 
@@ -45,7 +46,7 @@ export function reviewSummary(item: Item, review?: Item): string {
 
 export function showError(err: unknown): void {
   const e = KilnRpcError.from(err);
-  void vscode.window.showErrorMessage(e.hint ? `${e.message} — ${e.hint}` : e.message);
+  void vscode.window.showErrorMessage(noLinks(e.hint ? `${e.message} — ${e.hint}` : e.message));
 }
 
 /**

@@ -27,7 +27,7 @@ export interface ActivePanel {
  * Activate the built extension with the stand-in's current settings and folders. `restored`: the
  * session a panel restored after a window reload shows (its `ready` names it).
  */
-export async function activatePanel(options: { restored?: string } = {}): Promise<ActivePanel> {
+export async function activatePanel(options: { restored?: string; visible?: boolean } = {}): Promise<ActivePanel> {
   // Loaded at run time (not bundled into the test): the real build output.
   const extension = require(join(__dirname, "..", "..", "dist", "extension.js"));
   const context = { subscriptions: [] as { dispose(): unknown }[], extensionUri: URI.file(join(__dirname, "..", "..")) };
@@ -36,7 +36,7 @@ export async function activatePanel(options: { restored?: string } = {}): Promis
   const listeners: ((m: unknown) => void)[] = [];
   const provider = host.providers.get("kiln.chat") as { resolveWebviewView(v: unknown): void };
   provider.resolveWebviewView({
-    visible: true,
+    visible: options.visible ?? true,
     webview: {
       options: {},
       html: "",
@@ -76,6 +76,7 @@ export async function scriptedPanel(
   steps: (home: string) => unknown[],
   settings: Record<string, unknown> = {},
   provider: Record<string, string> = { KILN_PROVIDER: "scripted" },
+  shown: { visible?: boolean } = {},
 ): Promise<{ ws: ReturnType<typeof makeWorkspace>; panel: ActivePanel }> {
   const ws = makeWorkspace({ "app.py": "x = 1\n" });
   const script = join(ws.home, "script.json");
@@ -84,7 +85,7 @@ export async function scriptedPanel(
   host.settings = {
     kiln: { server: { python: python(), env: { ...provider, KILN_SCRIPT: script, KILN_HOME: ws.home } }, ...settings },
   };
-  const panel = await activatePanel();
+  const panel = await activatePanel(shown);
   await waitFor(() => panel.ofType("server").some((m) => m.state === "running"), "server running");
   return { ws, panel };
 }
