@@ -1,9 +1,10 @@
 """run_command: a shell command in the workspace, with a timeout, captured output and a clean kill.
 
 The command runs in its own process group so a timeout or a cancelled turn kills the whole tree,
-not just the shell (in the bubblewrap sandbox, with the namespace's pid 1: ``agent.sandbox.pid_one``). Its output is read as it comes and only its start and end are kept: a
-command that prints hundreds of megabytes (a test suite in a loop, `yes`) costs two megabytes,
-not a runner's memory.
+not just the shell (in the bubblewrap sandbox, with the namespace's pid 1, which may have left
+the group: ``agent.sandbox.pid_one``). Its output is read as it comes and only its start and end
+are kept: a command that prints hundreds of megabytes (a test suite in a loop, `yes`) costs two
+megabytes, not a runner's memory.
 """
 
 from __future__ import annotations
