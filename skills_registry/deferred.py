@@ -197,6 +197,15 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """Kill the script's process group and wait (bounded) for it to end, draining its output:
+    asyncio reports the exit only once every pipe has reached EOF."""
+    _kill(proc)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(_read_tail(proc.stdout, 0), 5)  # type: ignore[arg-type]
+        await asyncio.wait_for(proc.wait(), 5)
+
+
 class _NotStarted(Exception):
     """The launcher lost a path it mounts before the script started (``launcher.went_away``)."""
 
@@ -212,9 +221,9 @@ async def run_script(
 ) -> str:
     """Run a tool script: JSON arguments on stdin, result on stdout.
 
-    Bounded every way a script can misbehave: a timeout kills its whole process group, stdout
-    beyond ``output_cap`` is cut (and the script stopped), a non-zero exit becomes an error
-    carrying the tail of stderr.
+    Bounded every way a script can misbehave: a timeout (or a cancelled call) kills its whole
+    process group, stdout beyond ``output_cap`` is cut (and the script stopped), a non-zero exit
+    becomes an error carrying the tail of stderr.
     """
     try:
         return await _run_script(argv, args, cwd, label, timeout, output_cap, again=True)
@@ -234,15 +243,25 @@ async def _run_script(
 ) -> str:
     try:
         argv, env = launcher.prepare(argv, cwd, _script_env(cwd))
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
         )
+        # The process exists before the spawn's await returns: cancelled in between, asyncio
+        # killed the script alone and waited for its output to close, which what it started
+        # held open; the call never ended.
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await _stop(await spawn)
+        raise
     except OSError as exc:
         raise ToolCallError(
             f"{label}: cannot start {argv[0]}: {exc.strerror or exc}",
@@ -275,11 +294,13 @@ async def _run_script(
 
     try:
         out, truncated, err, code = await asyncio.wait_for(collect(), timeout)
+    except asyncio.CancelledError:
+        # The turn was cancelled: the script goes with it. Before, it ran on (and the guard's
+        # undo of what it may not leave came while it could still write).
+        await _stop(proc)
+        raise
     except TimeoutError:
-        _kill(proc)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(_read_tail(proc.stdout, 0), 5)  # type: ignore[arg-type]
-            await asyncio.wait_for(proc.wait(), 5)
+        await _stop(proc)
         raise ToolCallError(
             f"{label}: timed out after {timeout:g}s and was stopped",
             hint="narrow the request, or the tool may be waiting for input it will never get",
