@@ -2,8 +2,9 @@
 child, pid 1 of the command's PID namespace, leaves bwrap's process group (``--new-session``) a
 moment before it sets its parent-death signal: killing the group in between left it and the
 command running on, orphaned (about 1 kill in 20 at 0–20 ms after the start). Through the real
-``run_command`` (a cancelled turn, a timeout) and ``--verify``'s runner, the real sandbox and
-bwrap, killed at random early moments; what is left is found in /proc by a marker."""
+``run_command`` (a cancelled turn, a timeout), ``--verify``'s runner and a skill's script run
+through the sandbox's launcher, the real sandbox and bwrap, killed at random early moments; what
+is left is found in /proc by a marker."""
 
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ from agent.protocols import ToolContext
 from agent.sandbox import Sandbox, find_backend, load_policy
 from agent.tools.shell import CommandTimeout, run_command
 from lsp_server.headless.verify import run_verify
+from skills_registry.deferred import run_script
+from skills_registry.errors import ToolCallError
+from skills_registry.launcher import LAUNCHER
 from tests.waiting import processes_with, until, wait_until
 
 pytestmark = [
@@ -95,3 +99,26 @@ def test_a_verification_timed_out_as_its_sandbox_starts_leaves_nothing_running(
         result = run_verify(_command(marker), tmp_path, timeout=early, sandbox=box)
         assert result.timed_out
     assert wait_until(lambda: not processes_with(marker), timeout=20), processes_with(marker)
+
+
+@pytest.mark.parametrize("how", ["cancel", "timeout"])
+async def test_a_skill_script_killed_as_its_sandbox_starts_leaves_nothing_running(
+    tmp_path: Path, box: Sandbox, marker: str, how: str
+) -> None:
+    argv = ["/bin/sh", "-c", _command(marker)]
+    token = LAUNCHER.set(box.launcher())
+    try:
+        for _ in range(100):
+            early = random.uniform(0.001, EARLY)
+            if how == "timeout":
+                with pytest.raises(ToolCallError, match="timed out"):
+                    await run_script(argv, {}, cwd=tmp_path, label="s", timeout=early)
+                continue
+            call = asyncio.ensure_future(run_script(argv, {}, cwd=tmp_path, label="s"))
+            await asyncio.sleep(early)
+            call.cancel()
+            done, _ = await asyncio.wait([call], timeout=30)  # bounds a hang, not a speed
+            assert done and call.cancelled()
+    finally:
+        LAUNCHER.reset(token)
+    await until(lambda: not processes_with(marker), timeout=20, what="every script to end")
