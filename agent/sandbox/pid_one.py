@@ -31,6 +31,7 @@ class PidOne:
         self.argv = list(argv)
         self.pass_fds: tuple[int, ...] = ()
         self._read = self._write = -1
+        self._report = b""  # what bwrap wrote so far (kill may come more than once)
         if bwrap:
             self._read, self._write = os.pipe()
             os.set_blocking(self._read, False)
@@ -64,16 +65,15 @@ class PidOne:
             self._read = -1
 
     def _reported(self) -> int | None:
-        data = b""
-        while self._read >= 0 and len(data) < 1 << 16:
+        while self._read >= 0 and len(self._report) < 1 << 16:
             try:
                 piece = os.read(self._read, 4096)
             except BlockingIOError:
                 break
             if not piece:
                 break
-            data += piece
-        match = CHILD_PID.search(data)
+            self._report += piece
+        match = CHILD_PID.search(self._report)
         return int(match[1]) if match else None
 
 
