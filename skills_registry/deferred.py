@@ -190,11 +190,23 @@ async def _read_tail(stream: asyncio.StreamReader, keep: int) -> bytes:
     return tail
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
+def _kill(proc: asyncio.subprocess.Process, tracked: launcher.Tracked) -> None:
+    """Kill the script's process group, and what the launcher follows past it (a sandbox's
+    pid 1, which may have left the group: ``launcher.track``)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    tracked.kill()
+
+
+async def _stop(proc: asyncio.subprocess.Process, tracked: launcher.Tracked) -> None:
+    """Kill the script's process group and wait (bounded) for it to end, draining its output:
+    asyncio reports the exit only once every pipe has reached EOF."""
+    _kill(proc, tracked)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(_read_tail(proc.stdout, 0), 5)  # type: ignore[arg-type]
+        await asyncio.wait_for(proc.wait(), 5)
 
 
 class _NotStarted(Exception):
@@ -212,9 +224,9 @@ async def run_script(
 ) -> str:
     """Run a tool script: JSON arguments on stdin, result on stdout.
 
-    Bounded every way a script can misbehave: a timeout kills its whole process group, stdout
-    beyond ``output_cap`` is cut (and the script stopped), a non-zero exit becomes an error
-    carrying the tail of stderr.
+    Bounded every way a script can misbehave: a timeout (or a cancelled call) kills its whole
+    process group, stdout beyond ``output_cap`` is cut (and the script stopped), a non-zero exit
+    becomes an error carrying the tail of stderr.
     """
     try:
         return await _run_script(argv, args, cwd, label, timeout, output_cap, again=True)
@@ -232,68 +244,87 @@ async def _run_script(
     *,
     again: bool,
 ) -> str:
+    tracked: launcher.Tracked = launcher.Untracked(argv)
     try:
-        argv, env = launcher.prepare(argv, cwd, _script_env(cwd))
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise ToolCallError(
-            f"{label}: cannot start {argv[0]}: {exc.strerror or exc}",
-            hint="check the tool's command path and that it is executable",
-        ) from None
-    assert proc.stdin and proc.stdout and proc.stderr
-
-    async def feed() -> None:
         try:
-            proc.stdin.write(json.dumps(args).encode())  # type: ignore[union-attr]
-            await proc.stdin.drain()  # type: ignore[union-attr]
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        finally:
-            proc.stdin.close()  # type: ignore[union-attr]
+            argv, env = launcher.prepare(argv, cwd, _script_env(cwd))
+            tracked = launcher.track(argv)
+            spawn = asyncio.ensure_future(
+                asyncio.create_subprocess_exec(
+                    *tracked.argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                    pass_fds=tracked.pass_fds,
+                )
+            )
+            # The process exists before the spawn's await returns: cancelled in between, asyncio
+            # killed the script alone and waited for its output to close, which what it started
+            # held open; the call never ended.
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await _stop(await spawn, tracked)
+            raise
+        except OSError as exc:
+            raise ToolCallError(
+                f"{label}: cannot start {argv[0]}: {exc.strerror or exc}",
+                hint="check the tool's command path and that it is executable",
+            ) from None
+        tracked.started()
+        assert proc.stdin and proc.stdout and proc.stderr
 
-    async def collect() -> tuple[bytes, bool, bytes, int]:
-        feeder = asyncio.create_task(feed())
-        err_task = asyncio.create_task(_read_tail(proc.stderr, STDERR_TAIL))  # type: ignore[arg-type]
-        out, truncated = await _read_capped(proc.stdout, output_cap)  # type: ignore[arg-type]
+        async def feed() -> None:
+            try:
+                proc.stdin.write(json.dumps(args).encode())  # type: ignore[union-attr]
+                await proc.stdin.drain()  # type: ignore[union-attr]
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            finally:
+                proc.stdin.close()  # type: ignore[union-attr]
+
+        async def collect() -> tuple[bytes, bool, bytes, int]:
+            feeder = asyncio.create_task(feed())
+            err_task = asyncio.create_task(_read_tail(proc.stderr, STDERR_TAIL))  # type: ignore[arg-type]
+            out, truncated = await _read_capped(proc.stdout, output_cap)  # type: ignore[arg-type]
+            if truncated:
+                _kill(proc, tracked)
+                # Drain what the pipe still holds: asyncio reports the exit only once every pipe
+                # has reached EOF, and a paused reader never gets there.
+                await _read_tail(proc.stdout, 0)  # type: ignore[arg-type]
+            code = await proc.wait()
+            err = await err_task
+            await feeder
+            return out, truncated, err, code
+
+        try:
+            out, truncated, err, code = await asyncio.wait_for(collect(), timeout)
+        except asyncio.CancelledError:
+            # The turn was cancelled: the script goes with it. Before, it ran on (and the guard's
+            # undo of what it may not leave came while it could still write).
+            await _stop(proc, tracked)
+            raise
+        except TimeoutError:
+            await _stop(proc, tracked)
+            raise ToolCallError(
+                f"{label}: timed out after {timeout:g}s and was stopped",
+                hint="narrow the request, or the tool may be waiting for input it will never get",
+            ) from None
+        text = out.decode("utf-8", errors="replace")
         if truncated:
-            _kill(proc)
-            # Drain what the pipe still holds: asyncio reports the exit only once every pipe
-            # has reached EOF, and a paused reader never gets there.
-            await _read_tail(proc.stdout, 0)  # type: ignore[arg-type]
-        code = await proc.wait()
-        err = await err_task
-        await feeder
-        return out, truncated, err, code
-
-    try:
-        out, truncated, err, code = await asyncio.wait_for(collect(), timeout)
-    except TimeoutError:
-        _kill(proc)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(_read_tail(proc.stdout, 0), 5)  # type: ignore[arg-type]
-            await asyncio.wait_for(proc.wait(), 5)
-        raise ToolCallError(
-            f"{label}: timed out after {timeout:g}s and was stopped",
-            hint="narrow the request, or the tool may be waiting for input it will never get",
-        ) from None
-    text = out.decode("utf-8", errors="replace")
-    if truncated:
-        return text + f"\n[output truncated at {output_cap} bytes]"
-    if code != 0 and again and not out and launcher.went_away(argv, code, err):
-        raise _NotStarted
-    if code != 0:
-        tail = err.decode("utf-8", errors="replace").strip()
-        detail = f": {tail[-STDERR_TAIL:]}" if tail else " (no stderr)"
-        raise ToolCallError(f"{label}: exited with status {code}{detail}")
-    return text
+            return text + f"\n[output truncated at {output_cap} bytes]"
+        if code != 0 and again and not out and launcher.went_away(argv, code, err):
+            raise _NotStarted
+        if code != 0:
+            tail = err.decode("utf-8", errors="replace").strip()
+            detail = f": {tail[-STDERR_TAIL:]}" if tail else " (no stderr)"
+            raise ToolCallError(f"{label}: exited with status {code}{detail}")
+        return text
+    finally:
+        tracked.close()
 
 
 def _sidecar_tool(

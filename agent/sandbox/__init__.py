@@ -25,6 +25,7 @@ from agent.errors import EXIT_USAGE, ToolError
 from agent.sandbox import bwrap, git_credentials, seatbelt
 from agent.sandbox.env import is_secret, scrub
 from agent.sandbox.nested_files import NestedFiles
+from agent.sandbox.pid_one import PidOne
 from agent.sandbox.policy import SandboxPolicy, load_policy
 from agent.write_policy import linked_targets
 from kiln_errors.host_path import host_which
@@ -343,3 +344,7 @@ class SandboxLauncher:
 
     def went_away(self, argv: list[str], code: int | None, output: bytes | str) -> bool:
         return self.sandbox.went_away(argv, code, output)
+
+    def track(self, argv: list[str]) -> PidOne:
+        """The sandbox's pid 1, killed with a script's process group (``pid_one``)."""
+        return PidOne.of(argv, self.sandbox)

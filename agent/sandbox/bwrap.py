@@ -7,7 +7,8 @@ are bound writable; secret paths are covered (a folder by an empty tmpfs, a file
 fresh PID, IPC, UTS and (unless granted) network namespaces, so it cannot signal host processes,
 reach the host's abstract sockets or open any connection, and no capability (not even when Kiln
 runs as root), so it cannot unmount or remount what covers the host; ``--die-with-parent`` and the PID
-namespace end every process it started when it ends.
+namespace end every process it started when it ends (and when it is killed as it starts, the
+namespace's pid 1 is killed too: ``agent.sandbox.pid_one``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """run_command: a shell command in the workspace, with a timeout, captured output and a clean kill.
 
 The command runs in its own process group so a timeout or a cancelled turn kills the whole tree,
-not just the shell. Its output is read as it comes and only its start and end are kept: a
-command that prints hundreds of megabytes (a test suite in a loop, `yes`) costs two megabytes,
-not a runner's memory.
+not just the shell (in the bubblewrap sandbox, with the namespace's pid 1, which may have left
+the group: ``agent.sandbox.pid_one``). Its output is read as it comes and only its start and end
+are kept: a command that prints hundreds of megabytes (a test suite in a loop, `yes`) costs two
+megabytes, not a runner's memory.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from agent.injection import external
 from agent.protocols import ToolContext
 from agent.sandbox import SHELL
 from agent.sandbox.guard import MemoryGuard
+from agent.sandbox.pid_one import PidOne
 from agent.tools.base import FunctionTool, schema
 from agent.types import ToolOutput, ToolSpec
 from kiln_errors.shown import cut
@@ -75,11 +77,13 @@ class _Output:
             self.add(piece)
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
+def _kill_group(proc: asyncio.subprocess.Process, pid_one: PidOne) -> None:
+    """Kill the command's process group, and its sandbox's pid 1, which may have left it."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    pid_one.kill()
 
 
 async def run_command(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
@@ -152,16 +156,34 @@ async def _run(
     sandbox: Any,
 ) -> tuple[asyncio.subprocess.Process, _Output]:
     """Start ``argv`` in its own process group and read its output until it ends; on timeout or
-    cancel the group is killed and what the command may not leave is undone."""
+    cancel the group (and the sandbox's pid 1, ``pid_one``) is killed and what the command may
+    not leave is undone."""
+    pid_one = PidOne.of(argv, sandbox)
+    try:
+        return await _run_started(pid_one, env, command, timeout, session, guard, sandbox)
+    finally:
+        pid_one.close()
+
+
+async def _run_started(
+    pid_one: PidOne,
+    env: dict[str, str],
+    command: str,
+    timeout: float,
+    session: Any,
+    guard: MemoryGuard | None,
+    sandbox: Any,
+) -> tuple[asyncio.subprocess.Process, _Output]:
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            *argv,
+            *pid_one.argv,
             cwd=str(session.workspace.root),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             env=env,
             start_new_session=True,
+            pass_fds=pid_one.pass_fds,
         )
     )
     try:
@@ -171,10 +193,11 @@ async def _run(
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
             proc = await spawn
-            _kill_group(proc)
+            _kill_group(proc, pid_one)
             await proc.wait()
         _undo(guard, sandbox)
         raise
+    pid_one.started()
     output = _Output()
     reading = asyncio.ensure_future(output.read(proc.stdout))
 
@@ -185,7 +208,7 @@ async def _run(
     try:
         await asyncio.wait_for(ended(), timeout=timeout)
     except TimeoutError:
-        _kill_group(proc)
+        _kill_group(proc, pid_one)
         with contextlib.suppress(TimeoutError, ValueError):
             await asyncio.wait_for(reading, timeout=2)
         await proc.wait()
@@ -197,7 +220,7 @@ async def _run(
             suggestion="pass a larger timeout, run a narrower command, or run it in the background with output to a file",
         ) from None
     except asyncio.CancelledError:
-        _kill_group(proc)
+        _kill_group(proc, pid_one)
         reading.cancel()
         await proc.wait()
         _undo(guard, sandbox)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.sandbox.pid_one import PidOne
+
 VERIFY_TIMEOUT = 1800.0  # seconds for one verification, whatever --max-minutes leaves
 TAIL_BYTES = 64 * 1024  # of output kept while it streams
 TAIL_LINES = 15
@@ -124,27 +126,43 @@ def run_verify(
     argv = ["/bin/sh", "-c", command]
     if sandbox is not None:
         argv, full_env = sandbox.shell(command, cwd=root), sandbox.env(full_env)
-    code, text, timed_out = _run(argv, root, full_env, timeout)
+    code, text, timed_out = _run(argv, root, full_env, timeout, sandbox)
     if sandbox is not None and sandbox.went_away(argv, code, text):
         # A path the sandbox covers went away between building its mounts and bwrap's start:
         # the command never ran; built again, it runs.
-        code, text, timed_out = _run(sandbox.shell(command, cwd=root), root, full_env, timeout)
+        argv = sandbox.shell(command, cwd=root)
+        code, text, timed_out = _run(argv, root, full_env, timeout, sandbox)
     if timed_out:
         text += f"\n[timed out after {round(timeout, 2):g}s]"  # as its ``seconds`` is rounded
     return Verification(command, code == 0, code, time.monotonic() - started, text, timed_out)
 
 
-def _run(argv: list[str], root: Path, env: dict[str, str], timeout: float) -> tuple[int, str, bool]:
-    """Exit code, output tail and whether it timed out, of ``argv`` run in its own process group."""
+def _run(
+    argv: list[str], root: Path, env: dict[str, str], timeout: float, sandbox: Any
+) -> tuple[int, str, bool]:
+    """Exit code, output tail and whether it timed out, of ``argv`` run in its own process group
+    (killed with its sandbox's pid 1, which may have left it: ``agent.sandbox.pid_one``)."""
+    pid_one = PidOne.of(argv, sandbox)
+    try:
+        return _run_tracked(pid_one, root, env, timeout)
+    finally:
+        pid_one.close()
+
+
+def _run_tracked(
+    pid_one: PidOne, root: Path, env: dict[str, str], timeout: float
+) -> tuple[int, str, bool]:
     read_fd, write_fd = os.pipe()
     try:
-        proc = subprocess.Popen(argv, cwd=root, stdin=subprocess.DEVNULL, stdout=write_fd,
-                                stderr=write_fd, env=env, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(pid_one.argv, cwd=root, stdin=subprocess.DEVNULL, stdout=write_fd,
+                                stderr=write_fd, env=env, start_new_session=True,
+                                pass_fds=pid_one.pass_fds)  # fmt: skip
     except BaseException:
         os.close(read_fd)
         raise
     finally:
         os.close(write_fd)
+        pid_one.started()
     tail = _Tail(read_fd)
     timed_out = False
     try:
@@ -153,6 +171,7 @@ def _run(argv: list[str], root: Path, env: dict[str, str], timeout: float) -> tu
         timed_out, code = True, 124
     finally:  # the group goes with its shell (background jobs), and on timeout or Ctrl-C
         _kill_group(proc)
+        pid_one.kill()
         proc.wait()
     tail.thread.join(DRAIN_SECONDS)
     return code, tail.text(), timed_out

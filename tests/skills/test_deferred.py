@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import os
+import random
+import signal
 from pathlib import Path
 
 import pytest
@@ -10,6 +15,7 @@ from skills_registry.errors import ToolCallError
 from skills_registry.mcp_config import shown_name
 from skills_registry.skill import load_skill
 from skills_registry.tool_search import render_tool_search_description, tokenize
+from tests.waiting import processes_with, until
 
 from .conftest import FIXTURES
 
@@ -137,3 +143,30 @@ async def test_unrunnable_command_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ToolCallError, match=r"norun__data: cannot start .*data.bin") as info:
         await tool.call({})
     assert "executable" in info.value.hint
+
+
+@pytest.mark.parametrize("when", ["starting", "running"])
+async def test_a_cancelled_call_ends_the_script_and_what_it_started(
+    tmp_path: Path, when: str
+) -> None:
+    """A turn cancelled while a sidecar tool's script starts or runs ends its process group, and
+    the call ends. Before, a running script ran on, with what it started (and could still write
+    after the call was over); one cancelled as it started hung the call as long as they ran."""
+    marker = f"4{os.getpid()}.{random.randrange(10**6)}"  # a `sleep` of weeks
+    skill = tmp_path / "stay"
+    write_tool(skill, "stay", "scripts/stay.sh", f"sleep {marker} &\nsleep {marker}\n")
+    (tool,) = load_sidecar_tools(skill, timeout=600)
+    call = asyncio.ensure_future(tool.call({}))
+    try:
+        if when == "starting":
+            await asyncio.sleep(0)  # the call is inside its spawn's await
+        else:
+            await until(lambda: len(processes_with(f"sleep {marker}", leading=True)) >= 2)
+        call.cancel()
+        done, _ = await asyncio.wait([call], timeout=30)  # bounds a hang, not a speed
+        assert done and call.cancelled()
+        assert processes_with(marker) == []
+    finally:
+        for pid in processes_with(marker):  # before the fix: end them, not leave them running
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
