@@ -5,6 +5,8 @@ Kept apart so the client reads the rules without loading the server's storage.""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 NAMESPACE_PART = r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?"  # at most 40, ends in a letter or digit
 NAME_PART = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"  # at most 64, ends in a letter or digit
@@ -38,3 +40,25 @@ def namespace_refusal(namespace: str) -> str | None:
     if NAMESPACE_RE.match(namespace):
         return None
     return f"namespace '{escaped(namespace)}' breaks the registry's id rules ({ID_RULE})"
+
+
+def served_changes(
+    read: Callable[[int, int], list[dict[str, Any]]], since: int, limit: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The change feed's page after ``since`` without the entries of ids the rules refuse
+    (``read(since, limit)`` is the store's raw feed), and the ``nextSince`` to resume from.
+    Pages are read on past such entries, so an empty page still means the end of the feed (a
+    mirror stops there), and ``nextSince`` steps over refused entries at a page's end."""
+    limit = max(1, min(limit, 1000))
+    kept: list[dict[str, Any]] = []
+    cursor = since
+    while len(kept) < limit:
+        raw = read(cursor, limit)
+        if not raw:
+            break
+        kept += [entry for entry in raw if id_refusal(str(entry["id"])) is None]
+        cursor = int(raw[-1]["seq"])
+    if len(kept) > limit:
+        kept = kept[:limit]
+        cursor = int(kept[-1]["seq"])
+    return kept, cursor
