@@ -8,6 +8,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from skills_registry.registry.errors import UsageError
+from skills_registry.registry.semver import Range
+
 NAMESPACE_PART = r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?"  # at most 40, ends in a letter or digit
 NAME_PART = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"  # at most 64, ends in a letter or digit
 # \A and \Z, not ^ and $: `$` also matches before a trailing newline, which let `evil\n` be a
@@ -19,6 +22,28 @@ ID_RULE = (
     "a namespace is lowercase a-z, digits and inner '-' (at most 40 characters), a name the "
     "same (at most 64)"
 )
+
+
+# A dist-tag: 1-32 characters, lowercase a-z, digits and inner '-', starting with a letter;
+# never a range (`x`, `v1`: `install ID@v1` reads those as ranges, so such a tag would name
+# nothing), `latest` apart.
+DIST_TAG_RE = re.compile(r"[a-z](?:[a-z0-9-]{0,30}[a-z0-9])?")  # with fullmatch
+DIST_TAG_RULE = (
+    "a dist-tag is 1 to 32 characters: lowercase a-z, digits and inner '-', starting with a "
+    "letter, and no version range ('x', 'v1')"
+)
+
+
+def dist_tag_refusal(tag: str) -> str | None:
+    """Why ``tag`` cannot be a dist-tag, or None when the rule allows it."""
+    if DIST_TAG_RE.fullmatch(tag):
+        if tag == "latest":
+            return None
+        try:
+            Range.parse(tag)
+        except UsageError:
+            return None
+    return f"invalid dist-tag '{escaped(tag[:60])}{'…' if len(tag) > 60 else ''}': {DIST_TAG_RULE}"
 
 
 def escaped(text: str) -> str:

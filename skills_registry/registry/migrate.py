@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skills_registry.registry.errors import Conflict, IntegrityError, QuotaExceeded
-from skills_registry.registry.id_rules import escaped, id_refusal
+from skills_registry.registry.id_rules import dist_tag_refusal, escaped, id_refusal
 from skills_registry.registry.quotas import Quotas
 from skills_registry.registry.signing import Signer, document_message, verify_bytes, verify_release
 from skills_registry.registry.storage import BlobStore, MetadataStore
@@ -36,6 +36,7 @@ class MigrateReport:
     skills: int = 0
     problems: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # pre-rule ids, escaped: not copied
+    skipped_tags: list[str] = field(default_factory=list)  # pre-rule dist-tags, the same
 
 
 def _all_skills(store: MetadataStore, skipped: list[str] | None = None) -> Iterator[dict[str, Any]]:
@@ -167,18 +168,24 @@ def migrate_registry(
                     target.set_status(
                         skill_id, entry["version"], doc["status"], doc.get("statusReason", "")
                     )
-        _copy_skill_state(source, target, skill_id)
+        _copy_skill_state(source, target, skill_id, report.skipped_tags)
     return report
 
 
-def _copy_skill_state(source: MetadataStore, target: MetadataStore, skill_id: str) -> None:
+def _copy_skill_state(
+    source: MetadataStore, target: MetadataStore, skill_id: str, skipped: list[str]
+) -> None:
+    """Deprecation and dist-tags as at the source; a tag stored before the dist-tag rule held
+    is not copied (the target's store refuses it), but named in ``skipped``."""
     want = source.get_skill(skill_id) or {}
     have = target.get_skill(skill_id) or {}
     if want.get("deprecated") != have.get("deprecated"):
         target.set_deprecation(skill_id, want.get("deprecated"))
     tags, current = want.get("distTags", {}), have.get("distTags", {})
     for tag, version in tags.items():  # `latest` too: a publisher may have moved it back
-        if current.get(tag) != version:
+        if dist_tag_refusal(tag) is not None:
+            skipped.append(f"{skill_id}@{escaped(tag)}")
+        elif current.get(tag) != version:
             target.set_dist_tag(skill_id, tag, version)
     for tag in current:
         if tag not in tags:

@@ -20,6 +20,7 @@ from skills_registry.archive import MAX_ARCHIVE_BYTES
 from skills_registry.registry.errors import (
     Conflict,
     Forbidden,
+    InvalidDistTag,
     QuotaExceeded,
     RateLimited,
     TooLarge,
@@ -35,7 +36,7 @@ from skills_registry.registry.http import (
     registry_of,
     skill_id_of,
 )
-from skills_registry.registry.id_rules import namespace_refusal
+from skills_registry.registry.id_rules import dist_tag_refusal, namespace_refusal
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
 from skills_registry.registry.quotas import check, usage_report
@@ -225,6 +226,10 @@ async def set_dist_tag(request: Request) -> Response:
             raise ValidationFailed(["'version' must be a string"])
         version = data["version"]
     tag = request.path_params["tag"]
+    if (refusal := dist_tag_refusal(tag)) is not None and (
+        version is not None or tag not in (reg.store.get_skill(skill_id) or {}).get("distTags", {})
+    ):  # refused before anything is read; one stored before the rule held can be removed
+        raise InvalidDistTag(refusal, hint="name the tag like 'beta', 'next' or 'stable-2'")
     if version is None and tag == "latest":  # what `install ID` and search's latestVersion name
         raise Conflict(
             f"the 'latest' dist-tag of {skill_id} cannot be removed, only moved",
