@@ -83,3 +83,22 @@ def test_temps_of_killed_writes_under_kiln_home_are_swept(
     ok(kiln("skills", "install", "acme/brand-guidelines", "--yes", env=env, cwd=project))
     assert sorted(p.name for p in blobs.iterdir() if p.name.endswith(".tmp")) == []
     assert len(list(blobs.iterdir())) == 1
+
+
+def test_a_killed_write_of_the_users_memory_file_leaves_no_temp_for_good(tmp_path: Path) -> None:
+    """`kiln memory add --user` writes `$KILN_HOME/KILN.md` through `.KILN.md.xxxxxxxx.kiln-tmp`;
+    a kill before the rename left that temp, the note in it, for good."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    env = cli_env(home)
+    ok(kiln("memory", "add", "first note", "--user", env=env, cwd=project))
+    _killed("KILN.md", "memory", "add", "a secret note", "--user", env=env, cwd=project)
+    (left,) = home.glob(".KILN.md.*.kiln-tmp")
+    assert "a secret note" in left.read_text()
+    _aged(left)
+    young = home / ".KILN.md.abcd_123.kiln-tmp"  # another write in progress
+    young.write_text("x")
+    ok(kiln("memory", "add", "third note", "--user", env=env, cwd=project))
+    assert not left.exists() and young.exists()
+    text = (home / "KILN.md").read_text()
+    assert "first note" in text and "third note" in text and "a secret note" not in text
