@@ -39,7 +39,7 @@ from skills_registry.registry.http import (
 from skills_registry.registry.id_rules import dist_tag_refusal, namespace_refusal
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
-from skills_registry.registry.quotas import check, usage_report
+from skills_registry.registry.quotas import check, check_write_rate, usage_report
 from skills_registry.registry.semver import clip, is_version
 from skills_registry.registry.storage import STATUSES, MetadataStore, token_live
 from skills_registry.registry.store_rules import check_precedence_free, lookalike_refusal
@@ -119,6 +119,12 @@ def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
 MAX_REASON_CHARS = 500  # a yank reason or deprecation message: one line a client prints
 
 
+def write_rate(reg: Registry, namespace: str) -> None:
+    """A yank, deprecation or dist-tag change past the namespace's hourly write rate: a 429."""
+    newest_at = reg.store.audit_time(namespace, reg.quotas.writes_per_hour)
+    check_write_rate(reg.quotas, newest_at, namespace)
+
+
 def _check_length(field: str, text: str | None) -> None:
     """A 422 for text the stores would keep only the first 500 characters of."""
     if text is not None and len(text) > MAX_REASON_CHARS:
@@ -174,6 +180,7 @@ async def set_status(request: Request) -> Response:
     reg = registry_of(request)
     skill_id = skill_id_of(request)
     token = authorize(request, request.path_params["namespace"], "yank")
+    await run_in_threadpool(write_rate, reg, request.path_params["namespace"])
     data = await read_json(request, required=True)
     status = data.get("status")
     if status not in STATUSES:
@@ -200,6 +207,7 @@ async def set_deprecation(request: Request) -> Response:
     reg = registry_of(request)
     skill_id = skill_id_of(request)
     token = authorize(request, request.path_params["namespace"], "yank")
+    await run_in_threadpool(write_rate, reg, request.path_params["namespace"])
     data = await read_json(request, required=True)
     if "message" not in data:
         raise ValidationFailed(
@@ -219,6 +227,7 @@ async def set_dist_tag(request: Request) -> Response:
     reg = registry_of(request)
     skill_id = skill_id_of(request)
     token = authorize(request, request.path_params["namespace"], "tag")
+    await run_in_threadpool(write_rate, reg, request.path_params["namespace"])
     version: str | None = None
     if request.method == "PUT":
         data = await read_json(request, required=True)
