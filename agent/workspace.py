@@ -6,10 +6,13 @@ the editor sees. Writes are atomic (temp file + rename) so a crash never leaves 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -106,6 +109,7 @@ def atomic_write(path: Path, text: str | bytes, *, root: Path | None = None) -> 
         write_inside(root, path, text)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_stale_temps(path)
     mode = path.stat().st_mode & 0o777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".kiln-tmp")
     try:
@@ -117,6 +121,24 @@ def atomic_write(path: Path, text: str | bytes, *, root: Path | None = None) -> 
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+STALE_TEMP_SECONDS = 3600  # older than any write still running
+
+
+def _sweep_stale_temps(path: Path) -> None:
+    """Remove this file's temps (``.NAME.xxxxxxxx.kiln-tmp``) that writes killed before their
+    rename left, once an hour old: the user's memory file under ``$KILN_HOME`` kept every one."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.kiln-tmp", re.S)
+    try:
+        entries = [e for e in os.scandir(path.parent) if pattern.fullmatch(e.name)]
+    except OSError:
+        return
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and time.time() - info.st_mtime > STALE_TEMP_SECONDS:
+                os.unlink(entry.path)
 
 
 class PathChanged(ToolError):

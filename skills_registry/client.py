@@ -39,10 +39,12 @@ from skills_registry.pinned_key import trusted_key
 from skills_registry.redirects import REDIRECTS, origin, printable, redirect_target
 from skills_registry.registry.errors import (
     BadResponse,
+    InvalidDistTag,
     NoRegistry,
     RegistryUnavailable,
     UsageError,
 )
+from skills_registry.registry.id_rules import dist_tag_refusal
 from skills_registry.request_deadline import (
     Attempt,
     Connections,
@@ -315,6 +317,8 @@ class RegistryClient:
         )
 
     def set_dist_tag(self, skill_id: str, tag: str, version: str) -> dict[str, Any]:
+        if (refusal := dist_tag_refusal(tag)) is not None:  # the registry's rule: not asked
+            raise InvalidDistTag(refusal, hint="name the tag like 'beta', 'next' or 'stable-2'")
         return self._json(
             self._request(
                 "PUT",

@@ -147,6 +147,14 @@ def _stamp_and_folders(
             except OSError:
                 continue
             digest.update(f"{folder}:{dir_mtime}:{mtime}\n".encode())
+            if mtime >= 0 and not (shown := folder.relative_to(base).as_posix()).isprintable():
+                # A line break in a folder name would start a line of its own in the skill's
+                # `<skill path=…>` header: a hostile checkout could forge a header after it.
+                notes.append(
+                    f"skipped {printable(str(base))}/{printable(shown)}: its folder name holds a "
+                    "control or formatting character (a line break, say); rename the folder"
+                )
+                continue
             if mtime >= 0:
                 count += 1
                 if count <= MAX_SKILLS_PER_DIR:

@@ -14,8 +14,11 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import time
 import uuid
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -53,7 +56,9 @@ def _write_json(path: Path, data: dict[str, Any], mode: int = 0o644) -> None:
 
 def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Temp file and rename, so a crash never leaves half a file; a write the file system
-    refuses (a full disk, a read-only folder) is one ``WriteFailed`` line, the file as it was."""
+    refuses (a full disk, a read-only folder) is one ``WriteFailed`` line, the file as it was.
+    The stale temps of killed writes beside it are swept first (``sweep_temps``)."""
+    sweep_temps(path.parent, None if _kiln_own(path.parent) else path.name)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,6 +71,39 @@ def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise WriteFailed(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+STALE_TEMP_SECONDS = 3600  # older than any write still running
+_TEMP_NAME = re.compile(r"\..+\.[0-9]+\.[0-9a-f]{8}\.tmp", re.S)
+
+
+def sweep_temps(folder: Path, name: str | None = None) -> None:
+    """Remove the temp files of writes killed before their rename (``.NAME.PID.xxxxxxxx.tmp``,
+    as ``write_atomically`` names them) once an hour old: nothing else ever removed them, and a
+    credentials file's temp holds a token. With ``name``, only that file's temps (a project's
+    folder, where ``git add .`` would commit one); without, every such temp in ``folder`` (one
+    of Kiln's own under ``$KILN_HOME``, where a cached archive's temp is never written again)."""
+    pattern = _TEMP_NAME
+    if name is not None:
+        pattern = re.compile(rf"\.{re.escape(name)}\.[0-9]+\.[0-9a-f]{{8}}\.tmp", re.S)
+    try:
+        entries = [e for e in os.scandir(folder) if pattern.fullmatch(e.name)]
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            info = entry.stat(follow_symlinks=False)  # a regular file: never a link followed
+            if S_ISREG(info.st_mode) and now - info.st_mtime > STALE_TEMP_SECONDS:
+                os.unlink(entry.path)
+
+
+def _kiln_own(folder: Path) -> bool:
+    """``folder`` lies under ``$KILN_HOME``, which holds Kiln's files only."""
+    try:
+        return folder.resolve().is_relative_to(kiln_home().resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

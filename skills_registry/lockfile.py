@@ -7,16 +7,13 @@ re-verify an offline install) and the tree hash (to notice a locally modified sk
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from stat import S_ISREG
 from typing import IO, Any
 
 try:
@@ -25,7 +22,7 @@ except ImportError:  # pragma: no cover - Windows: last writer wins
     fcntl = None  # type: ignore[assignment]
 
 from skills_registry import config_file
-from skills_registry.local_state import write_atomically
+from skills_registry.local_state import sweep_temps, write_atomically
 from skills_registry.registry.errors import UsageError, WriteFailed
 from skills_registry.registry.semver import is_version, normal_range
 
@@ -153,30 +150,10 @@ def edit_lockfile(path: Path) -> Iterator[Lockfile]:
     with _guard(path, f"{path.name}.lock") as guard:
         if fcntl is not None:
             fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
-        _sweep_temps(path)
+        sweep_temps(path.parent, path.name)  # killed writes' temps, an hour old
         lock = Lockfile.load(path)
         yield lock
         lock.save()
-
-
-STALE_TEMP_SECONDS = 3600  # older than any write still running
-
-
-def _sweep_temps(path: Path) -> None:
-    """Remove the temp files of lockfile writes killed before their rename
-    (``.skills-lock.json.PID.xxxxxxxx.tmp``, ``write_atomically``) once an hour old: in a
-    project's root, ``git add .`` would commit one, and nothing else ever removed it."""
-    name = re.compile(rf"\.{re.escape(path.name)}\.[0-9]+\.[0-9a-f]{{8}}\.tmp")
-    try:
-        entries = [e for e in path.parent.iterdir() if name.fullmatch(e.name)]
-    except OSError:
-        return
-    now = time.time()
-    for entry in entries:
-        with contextlib.suppress(OSError):
-            info = entry.lstat()  # a regular file: never a link followed elsewhere
-            if S_ISREG(info.st_mode) and now - info.st_mtime > STALE_TEMP_SECONDS:
-                entry.unlink()
 
 
 @contextmanager

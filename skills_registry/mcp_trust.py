@@ -34,6 +34,7 @@ from skills_registry import config_file, json_limits
 from skills_registry.deferred import api_safe
 from skills_registry.discovery import discover_skills
 from skills_registry.errors import McpConfigError
+from skills_registry.local_state import sweep_temps
 from skills_registry.mcp_config import (
     McpServerConfig,
     default_kiln_home,
@@ -206,6 +207,7 @@ def _write_approvals(kiln_home: Path, root: Path, entries: dict[str, str]) -> No
         json.dump(data, handle, indent=2, sort_keys=True)
         handle.write("\n")
     os.replace(tmp, path)  # never half-written
+    sweep_temps(path.parent, path.name)  # what killed writes left, an hour old
 
 
 def approve(kiln_home: Path, root: Path, configs: list[McpServerConfig]) -> None:

@@ -22,6 +22,7 @@ from kiln_errors.shown import cut
 from skills_registry import json_limits
 from skills_registry.errors import SkillInvalid
 from skills_registry.lookalike import letter_shapes, unseen_in
+from skills_registry.mcp_config import printable
 from skills_registry.spec import (
     SKILL_FILE,
     allowed_tools_problems,
@@ -263,7 +264,11 @@ class Skill:
         shown = self.path
         if root is not None and self.path.is_relative_to(Path(root).resolve()):
             shown = self.path.relative_to(Path(root).resolve())
-        attrs = f'name="{escape(self.name)}" path="{escape(shown.as_posix())}"'
+        # A folder name may hold a line break (a hand-made or copied folder; discovery skips
+        # them, `load_skill` does not): spelled out, it cannot start a forged header line.
+        attrs = (
+            f'name="{escape(printable(self.name))}" path="{escape(printable(shown.as_posix()))}"'
+        )
         if self.third_party:
             attrs += ' third_party="true"'
         listing = "<skill_files>\n" + "\n".join(files) + "\n</skill_files>\n" if files else ""

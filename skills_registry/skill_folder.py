@@ -35,7 +35,7 @@ from skills_registry.archive import (
     tree_hash_dir,
     unhashed,
 )
-from skills_registry.client import kiln_home, parse_spec
+from skills_registry.client import kiln_home, parse_spec, printable
 from skills_registry.lockfile import LOCK_NAME, LockEntry
 from skills_registry.registry.errors import LocallyModified, UsageError, WriteFailed
 
@@ -244,3 +244,33 @@ def check_same_signer(
         f"with another signing key ({key_id}), so its {skill_id} is another publisher's",
         hint="remove the installed skill first, or pass --force to replace it",
     )
+
+
+def unlocked_installs(skills_dir: Path, locked: set[str]) -> list[dict[str, Any]]:
+    """``verify`` rows for folders an install wrote (their marker names an id) that the lockfile
+    does not hold: an install killed after its swap and before the lockfile write leaves a
+    whole, usable skill no lock entry pins. Rerunning the install records it."""
+    rows: list[dict[str, Any]] = []
+    try:
+        folders = sorted(p for p in skills_dir.iterdir() if not p.name.startswith("."))
+    except OSError:
+        return rows
+    for folder in folders:
+        marker = read_marker(folder) if folder.is_dir() and not folder.is_symlink() else {}
+        skill_id, version = marker.get("id"), marker.get("version")
+        if not isinstance(skill_id, str) or skill_id in locked:
+            continue
+        skill_id, version = printable(skill_id, 200), printable(str(version or ""), 200)
+        shown = f"{skill_id}@{version}" if version else skill_id
+        rows.append(
+            {
+                "id": skill_id,
+                "version": version,
+                "ok": False,
+                "problems": [
+                    f"installed in {printable(str(folder))} but not in the lockfile (an install stopped before "
+                    f"writing it); `kiln skills install {shown}` records it"
+                ],
+            }
+        )
+    return rows

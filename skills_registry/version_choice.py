@@ -8,15 +8,13 @@ range, names the exact version to move to.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from skills_registry.errors import SkillsError
 from skills_registry.redirects import printable
 from skills_registry.registry.errors import IntegrityError, NotFound, UsageError
+from skills_registry.registry.id_rules import DIST_TAG_RE
 from skills_registry.registry.semver import Range, Version, is_version, max_satisfying
-
-TAG_WORD = re.compile(r"[a-z][a-z0-9-]{0,31}")  # a dist-tag name (store_rules.check_dist_tag)
 
 
 def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:
@@ -35,7 +33,7 @@ def choose(signed: dict[str, Any], skill_id: str, wanted: str) -> str:
         chosen = tags[wanted]
     elif wanted == "*" and tags.get("latest") and versions.get(tags["latest"]) != "yanked":
         chosen = tags["latest"]
-    elif TAG_WORD.fullmatch(wanted) and not _is_range(wanted):  # a dist-tag it does not have
+    elif DIST_TAG_RE.fullmatch(wanted) and not _is_range(wanted):  # a dist-tag it does not have
         named = ", ".join(sorted(printable(str(t))[:40] for t in tags)[:10]) or "none"
         raise NotFound(
             f"{skill_id} has no dist-tag {printable(wanted)[:60]!r}",

@@ -107,6 +107,19 @@ def migrate_cmd(
         ),
         here,
     )
+    if report.skipped:
+        click.echo(
+            f"kiln: warning: {len(report.skipped)} skill id(s) break the registry's id rules "
+            f"(written before a trailing newline was refused): {', '.join(report.skipped)}; "
+            "not copied",
+            err=True,
+        )
+    if report.skipped_tags:
+        click.echo(
+            f"kiln: warning: {len(report.skipped_tags)} dist-tag(s) break the dist-tag rule "
+            f"(set before it held): {', '.join(report.skipped_tags)}; not copied",
+            err=True,
+        )
     click.echo(
         f"{report.skills} skills: {report.copied} versions copied, "
         f"{report.present} already present (verified)"

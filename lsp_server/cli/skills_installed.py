@@ -12,6 +12,7 @@ import click
 from lsp_server.cli.skills_options import say_waiting, scope_options, skill_scope
 from skills_registry.client import RegistryClient, printable
 from skills_registry.install import Installer
+from skills_registry.skill_folder import unlocked_installs
 
 
 @click.command("outdated")
@@ -93,6 +94,8 @@ def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
     """Check installed skills against the lockfile and pinned registry keys (offline)."""
     installer = Installer(skill_scope(scope, root))
     report = installer.verify()
+    unlocked = unlocked_installs(installer.scope.skills_dir, set(installer.lock.entries))
+    report += unlocked
     if as_json:
         click.echo(json.dumps(report, indent=2))
     elif not report:
@@ -107,5 +110,6 @@ def verify_cmd(scope: str, root: Path | None, as_json: bool) -> None:
 
         raise IntegrityError(
             f"{len(failed)} skill(s) failed verification: {', '.join(failed)}",
-            hint="reinstall with `kiln skills install --frozen --force`",
+            hint="reinstall with `kiln skills install --frozen --force`"
+            + ("; record an unlocked skill with the install its line names" if unlocked else ""),
         )

@@ -46,7 +46,7 @@ from skills_registry.registry.http import (
     skill_id_of,
 )
 from skills_registry.registry.http import json_response as _json
-from skills_registry.registry.id_rules import id_refusal
+from skills_registry.registry.id_rules import id_refusal, served_changes
 from skills_registry.registry.marketplace import build_marketplace
 from skills_registry.registry.metadata import DEFAULT_TTL_SECONDS, skill_metadata
 from skills_registry.registry.oidc import JwksCache
@@ -196,10 +196,11 @@ def tool_schemas(request: Request) -> Response:
 
 def change_feed(request: Request) -> Response:
     since = _int_param(request, "since", 0, minimum=0)
-    changes = _reg(request).store.changes(since, _int_param(request, "limit", 100))
-    return _json(
-        {"changes": changes, "metadata": {"nextSince": changes[-1]["seq"] if changes else since}}
+    # an id written before the id rules held is not served, so its entries are not listed
+    changes, next_since = served_changes(
+        _reg(request).store.changes, since, _int_param(request, "limit", 100)
     )
+    return _json({"changes": changes, "metadata": {"nextSince": next_since}})
 
 
 def marketplace(request: Request) -> Response:

@@ -65,6 +65,13 @@ class InvalidId(NotFound):
     hint = "ids written before the registry's id rules held are kept but not served"
 
 
+class InvalidDistTag(UsageError):
+    """A dist-tag name the registry's rule refuses (``id_rules.dist_tag_refusal``)."""
+
+    status = 422
+    code = "invalid_dist_tag"
+
+
 FIND_SKILL_HINT = "find its id with `kiln skills search QUERY` (GET /v1/skills?q=)"
 
 

@@ -8,7 +8,8 @@ catch up) only adds what is missing: idempotent and resumable. Statuses, depreca
 dist-tags (``latest`` included) are then set to the source's values, and the target numbers
 its change feed above the source's, so the clients it inherits accept its signed metadata.
 Tokens are not copied: they are secrets hashed at rest, and a copy is a good moment to issue new
-ones. The whole copy is measured against the target's size quotas before anything is written
+ones. Skills whose ids break the id rules (written before the rules held) are not copied:
+no registry serves them, and the report names them. The whole copy is measured against the target's size quotas before anything is written
 (``check_quotas``, which the CLI runs before it even binds the target to the key): a copy that would leave a namespace or a skill past one is
 refused whole, never stopped half-way. The publish rate does not apply: a copy publishes
 nothing new, and its versions keep their original ``published_at``.
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skills_registry.registry.errors import Conflict, IntegrityError, QuotaExceeded
+from skills_registry.registry.id_rules import dist_tag_refusal, escaped, id_refusal
 from skills_registry.registry.quotas import Quotas
 from skills_registry.registry.signing import Signer, document_message, verify_bytes, verify_release
 from skills_registry.registry.storage import BlobStore, MetadataStore
@@ -33,13 +35,21 @@ class MigrateReport:
     present: int = 0
     skills: int = 0
     problems: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # pre-rule ids, escaped: not copied
+    skipped_tags: list[str] = field(default_factory=list)  # pre-rule dist-tags, the same
 
 
-def _all_skills(store: MetadataStore) -> Iterator[dict[str, Any]]:
+def _all_skills(store: MetadataStore, skipped: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Every skill the source serves. An id written before the id rules held (``evil\\n/x``)
+    is served by no registry, so it is not copied (its id, escaped, goes to ``skipped``)."""
     cursor: str | None = None
     while True:
         page, cursor = store.search("", cursor=cursor, limit=100)
-        yield from page
+        for skill in page:
+            if id_refusal(str(skill["id"])) is None:
+                yield skill
+            elif skipped is not None:
+                skipped.append(escaped(str(skill["id"])))
         if cursor is None:
             return
 
@@ -125,7 +135,7 @@ def migrate_registry(
     # seq is below what they accepted from that key: number every copied change above the
     # source's.
     target.advance_seq(source.last_seq())
-    for skill in _all_skills(source):
+    for skill in _all_skills(source, report.skipped):
         report.skills += 1
         skill_id = skill["id"]
         versions = list(reversed(source.versions(skill_id)))  # oldest first, as published
@@ -158,18 +168,24 @@ def migrate_registry(
                     target.set_status(
                         skill_id, entry["version"], doc["status"], doc.get("statusReason", "")
                     )
-        _copy_skill_state(source, target, skill_id)
+        _copy_skill_state(source, target, skill_id, report.skipped_tags)
     return report
 
 
-def _copy_skill_state(source: MetadataStore, target: MetadataStore, skill_id: str) -> None:
+def _copy_skill_state(
+    source: MetadataStore, target: MetadataStore, skill_id: str, skipped: list[str]
+) -> None:
+    """Deprecation and dist-tags as at the source; a tag stored before the dist-tag rule held
+    is not copied (the target's store refuses it), but named in ``skipped``."""
     want = source.get_skill(skill_id) or {}
     have = target.get_skill(skill_id) or {}
     if want.get("deprecated") != have.get("deprecated"):
         target.set_deprecation(skill_id, want.get("deprecated"))
     tags, current = want.get("distTags", {}), have.get("distTags", {})
     for tag, version in tags.items():  # `latest` too: a publisher may have moved it back
-        if current.get(tag) != version:
+        if dist_tag_refusal(tag) is not None:
+            skipped.append(f"{skill_id}@{escaped(tag)}")
+        elif current.get(tag) != version:
             target.set_dist_tag(skill_id, tag, version)
     for tag in current:
         if tag not in tags:

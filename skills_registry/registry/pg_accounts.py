@@ -120,6 +120,13 @@ class PostgresAccounts(PublisherWrites):
                 ),
             )
 
+    def audit_time(self, namespace: str, newest: int) -> str | None:
+        rows = self._read(
+            "SELECT at FROM audit WHERE namespace = %s ORDER BY seq DESC LIMIT 1 OFFSET %s",
+            (namespace, max(0, newest - 1)),
+        )
+        return str(rows[0]["at"]) if rows else None
+
     def audit_log(
         self, namespace: str | None = None, since: int = 0, limit: int = 100
     ) -> list[dict[str, Any]]:

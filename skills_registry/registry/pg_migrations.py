@@ -174,6 +174,19 @@ BEGIN
 END $$;
 """
 
+
+def m009_search_words_once(conn: Any) -> None:
+    """Every skill's search text again, each word once (``sqlite_schema.search_text``)."""
+    from skills_registry.registry.sqlite_schema import search_text
+
+    rows = conn.execute("SELECT pk, name, description FROM skills").fetchall()
+    for pk, name, description in rows:
+        conn.execute(
+            "UPDATE skills SET search_name=%s, search_desc=%s WHERE pk=%s",
+            (*search_text(name, description), pk),
+        )
+
+
 MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
     ("m001_initial", M001),
     ("m002_search_accounts", m002_search_accounts),
@@ -183,6 +196,7 @@ MIGRATIONS: list[tuple[str, str | Callable[[Any], None]]] = [
     ("m006_lookalike_skeleton", M006),
     ("m007_trusted_publisher_ids", M007),
     ("m008_version_archive_size", M008),
+    ("m009_search_words_once", m009_search_words_once),
 ]
 
 

@@ -317,7 +317,8 @@ class PostgresStore(PostgresAccounts, PostgresSearch):
             self._log(conn, skill_id, None, "deprecate" if message else "undeprecate")
 
     def set_dist_tag(self, skill_id: str, tag: str, version: str | None) -> None:
-        check_dist_tag(tag)
+        if version is not None:  # a tag stored before the rule held can still be removed
+            check_dist_tag(tag)
         with self._tx() as conn:
             if version is None:
                 conn.execute("DELETE FROM dist_tags WHERE skill_id=%s AND tag=%s", (skill_id, tag))

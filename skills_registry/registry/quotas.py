@@ -43,6 +43,9 @@ class Quotas:
     namespace_bytes: int = GIB
     versions_per_skill: int = 1000
     publishes_per_hour: int = 60
+    # yanks, deprecations and dist-tag changes (each a change-feed and an audit row), counted
+    # with the namespace's publishes from its audit log; not a served limit, a flood's bound
+    writes_per_hour: int = 600
 
     def limits(self) -> dict[str, int]:
         """As ``/.well-known/kiln-registry.json`` lists them under ``limits``."""
@@ -158,3 +161,20 @@ def check(
             usage=usage.namespace_bytes,
             limit=quotas.namespace_bytes,
         )
+
+
+def check_write_rate(quotas: Quotas, newest_at: str | None, namespace: str) -> None:
+    """Refuse a yank, deprecation or dist-tag change of ``namespace`` when its audit log's
+    ``writes_per_hour``-th newest entry (``newest_at``) is less than an hour old: each costs its
+    token one small request, and adds a change-feed and an audit row for good."""
+    if newest_at is None or newest_at <= window_start():
+        return
+    at = datetime.fromisoformat(newest_at.replace("Z", "+00:00"))
+    wait = (at + timedelta(seconds=RATE_WINDOW_SECONDS) - datetime.now(UTC)).total_seconds()
+    retry_after = max(1, math.ceil(wait))
+    raise RateLimited(
+        f"namespace {namespace!r} made {quotas.writes_per_hour} writes in the last hour; the "
+        f"limit (writesPerHour) is {quotas.writes_per_hour}",
+        retry_after=retry_after,
+        hint=f"retry in {retry_after} s",
+    )

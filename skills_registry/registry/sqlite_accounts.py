@@ -202,6 +202,17 @@ class SQLiteAccounts(PublisherWrites):
                 ),
             )
 
+    def audit_time(self, namespace: str, newest: int) -> str | None:
+        row = (
+            self.connection()
+            .execute(
+                "SELECT at FROM audit WHERE namespace = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
+                (namespace, max(0, newest - 1)),
+            )
+            .fetchone()
+        )
+        return None if row is None else str(row[0])
+
     def audit_log(
         self, namespace: str | None = None, since: int = 0, limit: int = 100
     ) -> list[dict[str, Any]]:

@@ -106,9 +106,17 @@ def cjk_bigrams(text: str) -> str:
     return _CJK.sub(split, text)
 
 
+def _once(text: str) -> str:
+    """Each word of ``text`` once, in order, case-folded: bm25 counts a word's repeats, so a
+    description of `pdf` 150 times (or a name `pdf-pdf-pdf`) outranked a skill about PDFs."""
+    return " ".join(dict.fromkeys(word.lower() for word in re.findall(r"\w+", text)))
+
+
 def search_text(name: str, description: str) -> tuple[str, str]:
-    """The two indexed columns of a skill: its name's words (and the name) and description."""
-    return cjk_bigrams(name.replace("-", " ") + " " + name), cjk_bigrams(description)
+    """The two indexed columns of a skill: its name's words (twice, as the name and its words
+    were) and its description's, each word once (``_once``)."""
+    words = _once(cjk_bigrams(name.replace("-", " ")))
+    return f"{words} {words}", _once(cjk_bigrams(description))
 
 
 def fts_query(query: str) -> str:
@@ -304,6 +312,17 @@ def m010_version_archive_size(db: sqlite_utils.Database) -> None:
         "CREATE INDEX IF NOT EXISTS versions_quota ON versions"
         " (skill_id, published_at, archive_size)"
     )
+
+
+@migrations()
+def m011_search_words_once(db: sqlite_utils.Database) -> None:
+    """Index every skill's search text again, each word once (``search_text``)."""
+    db.execute("DELETE FROM skills_fts")
+    for row in db.query("SELECT pk, name, description FROM skills"):
+        db.execute(
+            "INSERT INTO skills_fts (rowid, name, description) VALUES (?, ?, ?)",
+            (row["pk"], *search_text(row["name"], row["description"])),
+        )
 
 
 def check_registry_file(path: Path) -> None:

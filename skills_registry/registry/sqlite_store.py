@@ -245,7 +245,8 @@ class SQLiteStore(SQLiteAccounts, SQLiteSearch):
             self._log(db, skill_id, None, "deprecate" if message else "undeprecate")
 
     def set_dist_tag(self, skill_id: str, tag: str, version: str | None) -> None:
-        check_dist_tag(tag)
+        if version is not None:  # a tag stored before the rule held can still be removed
+            check_dist_tag(tag)
         with self._write() as db:
             if version is None:
                 db.execute("DELETE FROM dist_tags WHERE skill_id=? AND tag=?", (skill_id, tag))

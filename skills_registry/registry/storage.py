@@ -176,6 +176,8 @@ class MetadataStore(Protocol):
     def audit_log(
         self, namespace: str | None = None, since: int = 0, limit: int = 100
     ) -> list[dict[str, Any]]: ...
+    # the `at` of the namespace's `newest`-th newest audit entry (1: the newest); None if fewer
+    def audit_time(self, namespace: str, newest: int) -> str | None: ...
 
     # Trusted publishers (OIDC): {id, namespace, issuer, repository, workflow, environment,
     # repositoryId, ownerId} ("" for an id not known yet)

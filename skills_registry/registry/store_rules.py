@@ -7,9 +7,13 @@ named here.
 
 from __future__ import annotations
 
-import re
-
-from skills_registry.registry.errors import Conflict, NotFound, UsageError, ValidationFailed
+from skills_registry.registry.errors import (
+    Conflict,
+    InvalidDistTag,
+    NotFound,
+    ValidationFailed,
+)
+from skills_registry.registry.id_rules import dist_tag_refusal
 from skills_registry.registry.semver import Version
 
 # The confusable skeleton of a registry name (``[a-z0-9-]``, ids ``ns/name``): each character
@@ -128,6 +132,6 @@ def check_tag_room(skill_id: str, tag: str, tags: list[str]) -> None:
 
 
 def check_dist_tag(tag: str) -> None:
-    """The dist-tag name rule every store applies."""
-    if not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", tag):
-        raise UsageError(f"invalid dist-tag {tag!r}", hint="use lowercase letters, digits and '-'")
+    """The dist-tag name rule every store applies to a tag it sets (``id_rules``)."""
+    if (refusal := dist_tag_refusal(tag)) is not None:
+        raise InvalidDistTag(refusal, hint="name the tag like 'beta', 'next' or 'stable-2'")

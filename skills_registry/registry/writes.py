@@ -20,6 +20,7 @@ from skills_registry.archive import MAX_ARCHIVE_BYTES
 from skills_registry.registry.errors import (
     Conflict,
     Forbidden,
+    InvalidDistTag,
     QuotaExceeded,
     RateLimited,
     TooLarge,
@@ -35,10 +36,10 @@ from skills_registry.registry.http import (
     registry_of,
     skill_id_of,
 )
-from skills_registry.registry.id_rules import namespace_refusal
+from skills_registry.registry.id_rules import dist_tag_refusal, namespace_refusal
 from skills_registry.registry.oidc import exchange
 from skills_registry.registry.publish import build_release, check_id
-from skills_registry.registry.quotas import check, usage_report
+from skills_registry.registry.quotas import check, check_write_rate, usage_report
 from skills_registry.registry.semver import clip, is_version
 from skills_registry.registry.storage import STATUSES, MetadataStore, token_live
 from skills_registry.registry.store_rules import check_precedence_free, lookalike_refusal
@@ -118,6 +119,12 @@ def check_not_lookalike(store: MetadataStore, skill_id: str) -> None:
 MAX_REASON_CHARS = 500  # a yank reason or deprecation message: one line a client prints
 
 
+def write_rate(reg: Registry, namespace: str) -> None:
+    """A yank, deprecation or dist-tag change past the namespace's hourly write rate: a 429."""
+    newest_at = reg.store.audit_time(namespace, reg.quotas.writes_per_hour)
+    check_write_rate(reg.quotas, newest_at, namespace)
+
+
 def _check_length(field: str, text: str | None) -> None:
     """A 422 for text the stores would keep only the first 500 characters of."""
     if text is not None and len(text) > MAX_REASON_CHARS:
@@ -173,6 +180,7 @@ async def set_status(request: Request) -> Response:
     reg = registry_of(request)
     skill_id = skill_id_of(request)
     token = authorize(request, request.path_params["namespace"], "yank")
+    await run_in_threadpool(write_rate, reg, request.path_params["namespace"])
     data = await read_json(request, required=True)
     status = data.get("status")
     if status not in STATUSES:
@@ -199,6 +207,7 @@ async def set_deprecation(request: Request) -> Response:
     reg = registry_of(request)
     skill_id = skill_id_of(request)
     token = authorize(request, request.path_params["namespace"], "yank")
+    await run_in_threadpool(write_rate, reg, request.path_params["namespace"])
     data = await read_json(request, required=True)
     if "message" not in data:
         raise ValidationFailed(
@@ -218,6 +227,7 @@ async def set_dist_tag(request: Request) -> Response:
     reg = registry_of(request)
     skill_id = skill_id_of(request)
     token = authorize(request, request.path_params["namespace"], "tag")
+    await run_in_threadpool(write_rate, reg, request.path_params["namespace"])
     version: str | None = None
     if request.method == "PUT":
         data = await read_json(request, required=True)
@@ -225,6 +235,10 @@ async def set_dist_tag(request: Request) -> Response:
             raise ValidationFailed(["'version' must be a string"])
         version = data["version"]
     tag = request.path_params["tag"]
+    if (refusal := dist_tag_refusal(tag)) is not None and (
+        version is not None or tag not in (reg.store.get_skill(skill_id) or {}).get("distTags", {})
+    ):  # refused before anything is read; one stored before the rule held can be removed
+        raise InvalidDistTag(refusal, hint="name the tag like 'beta', 'next' or 'stable-2'")
     if version is None and tag == "latest":  # what `install ID` and search's latestVersion name
         raise Conflict(
             f"the 'latest' dist-tag of {skill_id} cannot be removed, only moved",

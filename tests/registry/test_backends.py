@@ -214,6 +214,7 @@ def test_migrations_run_once_when_instances_start_together(postgres: Postgres) -
         "m006_lookalike_skeleton",
         "m007_trusted_publisher_ids",
         "m008_version_archive_size",
+        "m009_search_words_once",
     ]
     for store in stores:
         store.close()

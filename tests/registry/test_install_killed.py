@@ -176,3 +176,55 @@ def test_a_kill_while_the_lockfile_is_written_leaves_no_temp_file_for_good(
     assert again.returncode == 0, again.stderr
     assert not left.exists() and young.exists()
     assert "acme/brand-guidelines" in (project / "skills-lock.json").read_text()
+
+
+KILL_AFTER_PLACING = """
+import os, runpy, signal, sys
+from pathlib import Path
+real_rename = Path.rename
+def rename(self, dst):
+    moved = real_rename(self, dst)
+    if Path(dst).name == "brand-guidelines":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return moved
+Path.rename = rename
+sys.argv = ["kiln", *sys.argv[1:]]
+runpy.run_module("lsp_server", run_name="__main__")
+"""
+
+
+def test_a_first_install_killed_before_its_lockfile_write_fails_verify(
+    live: LiveRegistry, tmp_path: Path
+) -> None:
+    """A first install killed after moving the skill into place and before writing the
+    lockfile left a whole, usable third-party skill that no lock entry pins, and `verify` said
+    `nothing to verify` (exit 0). Now it fails naming the folder and the install recording it."""
+    publish_skill(live, FIXTURES / "brand-guidelines", "1.0.0")
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    env = cli_env(home, KILN_REGISTRY=live.url)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_PLACING, "skills", "install",
+         "acme/brand-guidelines", "--yes"],
+        env=env, cwd=project, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    target = project / ".kiln" / "skills" / "brand-guidelines"
+    assert (target / "SKILL.md").is_file() and not (project / "skills-lock.json").exists()
+
+    verify = kiln("skills", "verify", env=env, cwd=project)
+    assert verify.returncode == 5, (verify.stdout, verify.stderr)
+    assert verify.stdout == (
+        f"FAIL acme/brand-guidelines@1.0.0  installed in {target} but not in the lockfile (an "
+        "install stopped before writing it); `kiln skills install acme/brand-guidelines@1.0.0` "
+        "records it\n"
+    )
+    assert (
+        verify.stderr.strip()
+        .splitlines()[-1]
+        .startswith("kiln: 1 skill(s) failed verification: acme/brand-guidelines")
+    )
+    again = kiln("skills", "install", "acme/brand-guidelines@1.0.0", "--yes", env=env, cwd=project)
+    assert again.returncode == 0, again.stderr
+    verify = kiln("skills", "verify", env=env, cwd=project)
+    assert verify.returncode == 0 and verify.stdout.startswith("ok   acme/brand-guidelines@1.0.0")

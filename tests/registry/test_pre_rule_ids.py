@@ -142,3 +142,60 @@ def test_a_pre_rule_id_is_not_served_and_its_token_authenticates_nothing(tmp_pat
     statuses = db.execute("SELECT status FROM versions WHERE skill_id = ?", (BAD,)).fetchall()
     db.close()
     assert statuses == [("active",)]  # the yank wrote nothing
+
+
+def test_the_change_feed_and_migrate_leave_a_pre_rule_id_out(tmp_path: Path) -> None:
+    """Before, `/v1/changes` listed the pre-rule id's entries (a mirror following it asked for
+    an id the registry serves nothing under) and `kiln registry migrate` copied its versions."""
+    data, home = tmp_path / "data", tmp_path / "home"
+    env = cli_env(home)
+    with serving(data, home) as port:
+        url = f"http://127.0.0.1:{port}"
+        token = ok(kiln("registry", "token", "--namespace", "acme", "--data", str(data),
+                        env=env, cwd=tmp_path)).strip()  # fmt: skip
+        publish = ("skills", "publish", str(FIXTURES / "brand-guidelines"), "--token", token,
+                   "--registry", url)  # fmt: skip
+        ok(kiln(*publish, "--version", "1.0.0", env=env, cwd=tmp_path))
+        _write_pre_rule_rows(data / "registry.db")
+        db = sqlite3.connect(data / "registry.db")
+        with db:  # the feed entry that publish wrote then, between two valid ones
+            db.execute(
+                "INSERT INTO changes (skill_id, version, kind, at) SELECT ?, version, kind, at"
+                " FROM changes",
+                (BAD,),
+            )
+        db.close()
+        ok(kiln(*publish, "--version", "1.0.1", env=env, cwd=tmp_path))
+        whole = httpx.get(f"{url}/v1/changes").json()
+        assert [(c["id"], c["version"]) for c in whole["changes"]] == [
+            ("acme/brand-guidelines", "1.0.0"),
+            ("acme/brand-guidelines", "1.0.1"),
+        ], whole
+        assert whole["metadata"]["nextSince"] == 3
+        seen, since = [], 0  # a mirror walking one entry a page, until an empty page
+        for _ in range(10):
+            page = httpx.get(f"{url}/v1/changes", params={"since": since, "limit": 1}).json()
+            if not page["changes"]:
+                break
+            seen += [(c["seq"], c["id"]) for c in page["changes"]]
+            since = page["metadata"]["nextSince"]
+        assert seen == [(1, "acme/brand-guidelines"), (3, "acme/brand-guidelines")], seen
+
+    dst = tmp_path / "dst"
+    migrated = kiln(
+        "registry", "migrate", "--from", f"sqlite://{data}/registry.db",
+        "--from-blobs", f"file://{data}/blobs", "--to", f"sqlite://{dst}/registry.db",
+        "--to-blobs", f"file://{dst}/blobs", "--signing-key", str(data / "keys" / "ed25519.key"),
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert migrated.returncode == 0, migrated.stderr
+    assert migrated.stdout == "1 skills: 2 versions copied, 0 already present (verified)\n"
+    assert migrated.stderr.splitlines()[-1] == (
+        "kiln: warning: 1 skill id(s) break the registry's id rules (written before a trailing "
+        "newline was refused): evil\\n/brand-guidelines; not copied"
+    ), migrated.stderr
+    copied = sqlite3.connect(dst / "registry.db")
+    ids = {row[0] for row in copied.execute("SELECT skill_id FROM versions")}
+    ids |= {row[0] for row in copied.execute("SELECT id FROM skills")}
+    copied.close()
+    assert ids == {"acme/brand-guidelines"}
