@@ -10,7 +10,6 @@ so searches never wait for an indexing run (WAL mode; the connections: ``databas
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -21,13 +20,12 @@ from typing import Any
 from indexer import compact, filelist, history, store
 from indexer.database import Database, busy_timeout_setting, is_locked, out_of_space
 from indexer.db_location import refuse_links
-from indexer.edit_source import edit_source
+from indexer.edit_source import edit_source, workspace_path
 from indexer.errors import (
     IndexCorrupt,
     IndexFull,
     IndexLocked,
     NotADirectory,
-    PathOutsideRoot,
 )
 from indexer.files import Candidate, excluded, looks_indexable, walk
 from indexer.incremental import TreeCache
@@ -269,7 +267,10 @@ class Index:
 
     def _update_file(self, path: str | Path, text: str | None, skipped: list[str] | None) -> int:
         rel, full = self._rel(path)
-        if excluded(self.root, rel):
+        try:
+            if excluded(self.root, rel):
+                return 0
+        except OSError:  # a link swapped in or out while resolved: the next event reads it
             return 0
         source = edit_source(self.root, rel, full, text, skipped)
         if source is None:  # not indexed
@@ -379,17 +380,4 @@ class Index:
         self.close()
 
     def _rel(self, path: str | Path) -> tuple[str, Path]:
-        p = Path(path)
-        full = p if p.is_absolute() else self.root / p
-        resolved = Path(os.path.abspath(full))
-        try:
-            rel = resolved.relative_to(self.root).as_posix()
-        except ValueError:
-            raise PathOutsideRoot(f"{path} is outside {self.root}") from None
-        if rel in ("", ".") or rel.startswith("../"):
-            raise PathOutsideRoot(f"{path} is outside {self.root}")
-        try:  # a symlink inside the root may still point outside it
-            resolved.resolve().relative_to(self.root)
-        except ValueError:
-            raise PathOutsideRoot(f"{path} resolves outside {self.root}") from None
-        return rel, resolved
+        return workspace_path(self.root, path)
