@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from indexer import schema
+from indexer import made_here, schema
 from indexer.db_location import keep_out_of_git, refuse_links
 from indexer.errors import (
     BadSetting,
@@ -163,7 +163,7 @@ class Database:
         _check_before_writing(self.path, self.busy_timeout)
         conn = schema.connect(self.path, self.busy_timeout)
         try:
-            schema.migrate(conn)
+            schema.migrate(conn, made_here.write)  # a new file gets this account's mark
             for table, columns in SHAPE.items():  # a file whose migrations record says "done"
                 conn.execute(f"SELECT {', '.join(columns)} FROM {table} LIMIT 0")  # on tables
             conn.execute("SELECT count(*) FROM files").fetchone()  # of another shape: see SHAPE
@@ -311,6 +311,10 @@ def _trust(conn: sqlite3.Connection) -> None:
     strange = strange_objects(conn)
     if strange:
         raise IndexUntrusted(f"not made by this kiln (it holds {', '.join(strange[:3])})")
+    if not made_here.trusted(conn):  # a checkout's own index.db: its rows could say anything
+        raise IndexUntrusted(
+            "not made by kiln under this account (it lacks the mark of $KILN_HOME/index-key)"
+        )
 
 
 def is_foreign(exc: BaseException) -> bool:
