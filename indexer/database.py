@@ -27,7 +27,7 @@ from indexer.errors import (
     IndexUntrusted,
 )
 from indexer.schema_check import strange_objects
-from indexer.wal_pairing import Identity, identity, note, remove_stale
+from indexer.wal_pairing import Identity, identity, note, remove_stale, sweep
 from kiln_errors.setting import number_in
 from kiln_errors.sqlite_common import is_corrupt
 
@@ -102,6 +102,7 @@ class Database:
         except OSError as exc:
             raise IndexUnavailable(f"cannot create {db_path.parent}: {exc.strerror}") from exc
         keep_out_of_git(db_path.parent)
+        sweep(db_path)  # the notes killed processes left half-made
         self.writer = self._open()
 
     def _open_read_only(self) -> sqlite3.Connection:

@@ -101,3 +101,34 @@ def remove_stale(db_path: Path) -> str | None:
         f"{db_path} was replaced by another file; the -wal and -shm left by the file before"
         " it were removed, not applied to it"
     )
+
+
+def sweep(db_path: Path) -> None:
+    """Remove the temporary notes (``index.db-pair.<pid>``) of processes no longer running:
+    one killed between writing its note and moving it into place left it there, and repeated
+    kills piled them up in the index folder. A live process's note, and any other name, stay."""
+    prefix = db_path.name + PAIR + "."
+    try:
+        names = [n for n in os.listdir(db_path.parent) if n.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix) :]
+        if not pid.isascii() or not pid.isdigit() or len(pid) > 10 or _alive(int(pid)):
+            continue
+        try:
+            os.unlink(db_path.parent / name)  # a link is removed, never followed
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0 or pid == os.getpid():  # not a process id; this one's (``note`` clears it)
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
