@@ -91,7 +91,7 @@ def _made(home: Path) -> bytes | None:
     into place: two processes starting at once agree on the first one's); None when the
     folder cannot be written. A file there that holds no key is replaced."""
     path = home / KEY_FILE
-    temp = home / f"{KEY_FILE}.{os.getpid()}.tmp"
+    temp = home / f".{KEY_FILE}.{os.getpid()}.tmp"  # dotted: never indexed, never listed
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         home.mkdir(parents=True, exist_ok=True, mode=0o700)
