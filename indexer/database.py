@@ -27,7 +27,14 @@ from indexer.errors import (
     IndexUntrusted,
 )
 from indexer.schema_check import strange_objects
-from indexer.wal_pairing import Identity, identity, note, remove_stale, sweep
+from indexer.wal_pairing import (
+    Identity,
+    InPlace,
+    identity,
+    note,
+    remove_stale,
+    sweep,
+)
 from kiln_errors.setting import number_in
 from kiln_errors.sqlite_common import is_corrupt
 
@@ -94,6 +101,7 @@ class Database:
         self._generation = 0  # bumped by rebuild(): readers opened before it reconnect
         self._checkpoint_pages = 0  # the writer's wal_autocheckpoint, once set here
         self._identity: Identity | None = None  # the file the connections opened (follow_swap)
+        self._in_place = InPlace()  # ... and its header id, for a file copied over it
         if read_only:
             self.writer = self._open_read_only()
             return
@@ -173,7 +181,17 @@ class Database:
             raise
         note(self.path)
         self._identity = identity(self.path)
+        self._follow_id(conn)
         return conn
+
+    def _follow_id(self, conn: sqlite3.Connection) -> None:
+        """Follow the file's header id (``InPlace``), once it is on the disk: a new file's is
+        in the ``-wal`` until a checkpoint."""
+        (expected,) = conn.execute("PRAGMA application_id").fetchone()
+        self._in_place.start(self.path, expected)
+        if expected and not self._in_place.armed:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            self._in_place.replaced()  # arms it
 
     def follow_swap(self) -> bool:
         """Reopen every connection when the file at ``path`` is no longer the one they opened
@@ -181,15 +199,22 @@ class Database:
         deleted): before, a thread's first search opened the new file while the writer and
         the other threads kept the old one, and the edits of an editor went where no search
         saw them. True when it reopened."""
-        if self.read_only or identity(self.path) == self._identity:
+        if self.read_only or (
+            identity(self.path) == self._identity and not self._in_place.replaced()
+        ):
             return False
         with self.lock:
-            if identity(self.path) == self._identity:  # another thread reopened meanwhile
+            moved = identity(self.path) != self._identity
+            if not moved and not self._in_place.replaced():  # another thread reopened
                 return False
-            # The writer only: a thread may be reading on its own connection; each closes its
-            # own at its next ``reader`` call. (SQLite neither checkpoints nor deletes a moved
-            # file's -wal on close.)
-            self.writer.close()
+            if moved:
+                # The writer only: a thread may be reading on its own connection; each closes
+                # its own at its next ``reader`` call. (SQLite neither checkpoints nor deletes
+                # a moved file's -wal on close.)
+                self.writer.close()
+            else:  # copied over in place: see ``_set_aside_in_place``
+                self._set_aside_in_place()
+            self._in_place.stop()
             self._generation += 1
             self._checkpoint_pages = 0
             refuse_links(self.path.parent.parent, self.path)  # what came in may be a link
@@ -204,6 +229,23 @@ class Database:
             if self.on_swap is not None:
                 self.on_swap()
         return True
+
+    def _set_aside_in_place(self) -> None:
+        """A file copied over the index in place cannot be opened as it is: SQLite shares one
+        record of the file per inode among a process's connections, and the last one closed
+        checkpoints the ``-wal`` of the file before into it, mixing their pages. So every
+        connection is closed, the file (whatever the checkpoint made of it) set aside as
+        ``index.db.corrupt``, and an empty index made (the next update, or the watcher at
+        once, fills it)."""
+        self._close_all()
+        try:
+            self._move_aside()
+        except OSError as exc:
+            raise IndexUnavailable(f"cannot set {self.path} aside: {exc.strerror}") from exc
+        self.recovered = (
+            f"{self.path} was overwritten in place by another file; set it aside as"
+            " index.db.corrupt and rebuilt it"
+        )
 
     def _move_aside(self) -> None:
         for suffix in ("", "-wal", "-shm"):
@@ -295,6 +337,7 @@ class Database:
                 conn.close()
             self._readers.clear()
         self.writer.close()
+        self._in_place.stop()  # after the connections: its close drops their locks
 
 
 def _check_before_writing(path: Path, busy_timeout: float) -> None:

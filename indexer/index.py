@@ -67,6 +67,7 @@ class Index:
         self._damaged: str | None = None  # set when a search met a damaged page
         self._trees = TreeCache()  # recently edited files re-parse incrementally
         self._cache = SearchCache()  # what searches reuse (see search_cache)
+        self.on_swap: Callable[[], None] | None = None  # told under the write lock: be quick
         refuse_links(self.root, self.db_path)
         self._db = Database(
             self.db_path, self.busy_timeout, read_only=read_only, on_swap=self._forget
@@ -99,6 +100,11 @@ class Index:
             if self._touched is None or self._touched.rows:
                 self._cache.forget_counts()
 
+    def check_swap(self) -> bool:
+        """Follow a file moved or copied over the index (``Database.follow_swap``) now, not at
+        the next search or write; True when it was one (the caller then fills it again)."""
+        return self._db.follow_swap()
+
     def rebuild(self, reason: str) -> None:
         """Set a damaged index.db aside and start an empty one (the next update refills it)."""
         with self._db.lock:
@@ -106,10 +112,13 @@ class Index:
             self._forget()
 
     def _forget(self) -> None:
-        """What searches and edits keep of the file's rows, after a rebuild or a swap."""
+        """What searches and edits keep of the file's rows, after a rebuild or a swap; then
+        ``on_swap`` (the watcher fills the file now there at once)."""
         self._cache.clear()
         self._trees = TreeCache()
         self._damaged = None
+        if self.on_swap is not None:
+            self.on_swap()
 
     def update(
         self, progress: Progress | None = None, *, keep: Callable[[str], bool] | None = None

@@ -53,8 +53,10 @@ def trusted(conn: sqlite3.Connection) -> bool:
 
 
 def write(conn: sqlite3.Connection) -> None:
-    """Record the mark (inside the transaction that creates the tables)."""
+    """Record the mark (inside the transaction that creates the tables), and give the file an
+    id of its own in its header (``wal_pairing.InPlace`` tells a file copied over it by it)."""
     conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (MARK, mark()))
+    conn.execute(f"PRAGMA application_id = {secrets.randbelow(2**31 - 1) + 1}")
 
 
 def _key() -> bytes:
