@@ -128,6 +128,9 @@ class Database:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise IndexUnavailable(f"cannot read {self.path}: {exc}") from exc
+        except IndexUntrusted as exc:  # nothing can set it aside here: not searched at all
+            conn.close()
+            raise IndexUnavailable(f"{self.path} was {exc}; it is not searched") from exc
         except BaseException:
             conn.close()
             raise

@@ -76,3 +76,19 @@ def test_the_editors_completion_reads_nothing_from_such_an_index(
     monkeypatch.setenv("KILN_HOME", str(tmp_path / "attacker"))  # its maker's: read
     symbols, indexed = _index_candidates(shipped / ".kiln" / "index.db", "planted", 10)
     assert indexed and [s["label"] for s in symbols] == ["plantedpayload"]
+
+
+def test_on_a_read_only_disk_such_an_index_is_not_searched(
+    read_only_disk: Path, tmp_path: Path
+) -> None:
+    """Nothing can set it aside there: `kiln search` says why in one line and exits 1."""
+    repo = read_only_disk / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text(PLANTED)
+    assert kiln("index", ".", cwd=repo, home=tmp_path / "attacker").returncode == 0
+    subprocess.run(["mount", "-o", "remount,ro", str(read_only_disk)], check=True)
+    result = kiln("search", "plantedpayload", cwd=repo, home=tmp_path / "victim")
+    assert result.returncode == 1 and result.stdout == "", result
+    (line,) = result.stderr.splitlines()[-1:]
+    assert "index.db was not made by kiln under this account" in line, result.stderr
+    assert "Traceback" not in result.stderr
