@@ -188,6 +188,6 @@ class InPlace:
         return now != self._id
 
     def stop(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        fd, self._fd = self._fd, None  # a reader on another thread then sees None, not a
+        if fd is not None:  # number the system may hand out again
+            os.close(fd)
