@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from indexer import schema
+from indexer import made_here, schema
 from indexer.db_location import keep_out_of_git, refuse_links
 from indexer.errors import (
     BadSetting,
@@ -27,7 +27,14 @@ from indexer.errors import (
     IndexUntrusted,
 )
 from indexer.schema_check import strange_objects
-from indexer.wal_pairing import Identity, identity, note, remove_stale
+from indexer.wal_pairing import (
+    Identity,
+    InPlace,
+    identity,
+    note,
+    remove_stale,
+    sweep,
+)
 from kiln_errors.setting import number_in
 from kiln_errors.sqlite_common import is_corrupt
 
@@ -94,6 +101,7 @@ class Database:
         self._generation = 0  # bumped by rebuild(): readers opened before it reconnect
         self._checkpoint_pages = 0  # the writer's wal_autocheckpoint, once set here
         self._identity: Identity | None = None  # the file the connections opened (follow_swap)
+        self._in_place = InPlace()  # ... and its header id, for a file copied over it
         if read_only:
             self.writer = self._open_read_only()
             return
@@ -102,6 +110,7 @@ class Database:
         except OSError as exc:
             raise IndexUnavailable(f"cannot create {db_path.parent}: {exc.strerror}") from exc
         keep_out_of_git(db_path.parent)
+        sweep(db_path)  # the notes killed processes left half-made
         self.writer = self._open()
 
     def _open_read_only(self) -> sqlite3.Connection:
@@ -119,6 +128,9 @@ class Database:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise IndexUnavailable(f"cannot read {self.path}: {exc}") from exc
+        except IndexUntrusted as exc:  # nothing can set it aside here: not searched at all
+            conn.close()
+            raise IndexUnavailable(f"{self.path} was {exc}; it is not searched") from exc
         except BaseException:
             conn.close()
             raise
@@ -163,7 +175,7 @@ class Database:
         _check_before_writing(self.path, self.busy_timeout)
         conn = schema.connect(self.path, self.busy_timeout)
         try:
-            schema.migrate(conn)
+            schema.migrate(conn, made_here.write)  # a new file gets this account's mark
             for table, columns in SHAPE.items():  # a file whose migrations record says "done"
                 conn.execute(f"SELECT {', '.join(columns)} FROM {table} LIMIT 0")  # on tables
             conn.execute("SELECT count(*) FROM files").fetchone()  # of another shape: see SHAPE
@@ -172,7 +184,17 @@ class Database:
             raise
         note(self.path)
         self._identity = identity(self.path)
+        self._follow_id(conn)
         return conn
+
+    def _follow_id(self, conn: sqlite3.Connection) -> None:
+        """Follow the file's header id (``InPlace``), once it is on the disk: a new file's is
+        in the ``-wal`` until a checkpoint."""
+        (expected,) = conn.execute("PRAGMA application_id").fetchone()
+        self._in_place.start(self.path, expected)
+        if expected and not self._in_place.armed:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            self._in_place.replaced()  # arms it
 
     def follow_swap(self) -> bool:
         """Reopen every connection when the file at ``path`` is no longer the one they opened
@@ -180,15 +202,22 @@ class Database:
         deleted): before, a thread's first search opened the new file while the writer and
         the other threads kept the old one, and the edits of an editor went where no search
         saw them. True when it reopened."""
-        if self.read_only or identity(self.path) == self._identity:
+        if self.read_only or (
+            identity(self.path) == self._identity and not self._in_place.replaced()
+        ):
             return False
         with self.lock:
-            if identity(self.path) == self._identity:  # another thread reopened meanwhile
+            moved = identity(self.path) != self._identity
+            if not moved and not self._in_place.replaced():  # another thread reopened
                 return False
-            # The writer only: a thread may be reading on its own connection; each closes its
-            # own at its next ``reader`` call. (SQLite neither checkpoints nor deletes a moved
-            # file's -wal on close.)
-            self.writer.close()
+            if moved:
+                # The writer only: a thread may be reading on its own connection; each closes
+                # its own at its next ``reader`` call. (SQLite neither checkpoints nor deletes
+                # a moved file's -wal on close.)
+                self.writer.close()
+            else:  # copied over in place: see ``_set_aside_in_place``
+                self._set_aside_in_place()
+            self._in_place.stop()
             self._generation += 1
             self._checkpoint_pages = 0
             refuse_links(self.path.parent.parent, self.path)  # what came in may be a link
@@ -203,6 +232,23 @@ class Database:
             if self.on_swap is not None:
                 self.on_swap()
         return True
+
+    def _set_aside_in_place(self) -> None:
+        """A file copied over the index in place cannot be opened as it is: SQLite shares one
+        record of the file per inode among a process's connections, and the last one closed
+        checkpoints the ``-wal`` of the file before into it, mixing their pages. So every
+        connection is closed, the file (whatever the checkpoint made of it) set aside as
+        ``index.db.corrupt``, and an empty index made (the next update, or the watcher at
+        once, fills it)."""
+        self._close_all()
+        try:
+            self._move_aside()
+        except OSError as exc:
+            raise IndexUnavailable(f"cannot set {self.path} aside: {exc.strerror}") from exc
+        self.recovered = (
+            f"{self.path} was overwritten in place by another file; set it aside as"
+            " index.db.corrupt and rebuilt it"
+        )
 
     def _move_aside(self) -> None:
         for suffix in ("", "-wal", "-shm"):
@@ -294,6 +340,7 @@ class Database:
                 conn.close()
             self._readers.clear()
         self.writer.close()
+        self._in_place.stop()  # after the connections: its close drops their locks
 
 
 def _check_before_writing(path: Path, busy_timeout: float) -> None:
@@ -311,6 +358,10 @@ def _trust(conn: sqlite3.Connection) -> None:
     strange = strange_objects(conn)
     if strange:
         raise IndexUntrusted(f"not made by this kiln (it holds {', '.join(strange[:3])})")
+    if not made_here.trusted(conn):  # a checkout's own index.db: its rows could say anything
+        raise IndexUntrusted(
+            "not made by kiln under this account (it lacks the mark of $KILN_HOME/index-key)"
+        )
 
 
 def is_foreign(exc: BaseException) -> bool:

@@ -5,10 +5,12 @@ reason the user can act on (over the cap, a Git LFS pointer) says so in ``skippe
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from indexer.errors import PathOutsideRoot
 from indexer.files import MAX_FILE_BYTES
-from indexer.pipeline import skip_reason
+from indexer.pipeline import opened_ok, skip_reason
 from indexer.reading import read_regular
 from indexer.source_text import as_indexed
 
@@ -21,7 +23,9 @@ def edit_source(
     if text is None:
         try:  # a FIFO, a device, a file still growing: see indexer/reading.py
             st = full.stat()
-            data = read_regular(full, MAX_FILE_BYTES, inside=str(root))
+            data = read_regular(  # a link swapped in since ``excluded``: see pipeline.opened_ok
+                full, MAX_FILE_BYTES, inside=str(root), opened_ok=opened_ok(str(root), rel)
+            )
         except OSError:
             return None
         mtime_ns, size = st.st_mtime_ns, st.st_size
@@ -37,3 +41,35 @@ def edit_source(
     if data and text is None and skipped is not None and (why := skip_reason(rel, data)):
         skipped.append(f"{rel}: {why}")
     return data, mtime_ns, size
+
+
+RESOLVE_TRIES = 8  # a name flipped between a link and a file while it is resolved: tried again
+
+
+def workspace_path(root: Path, path: str | Path) -> tuple[str, Path]:
+    """``path``'s repo-relative name and absolute path (not resolved), or ``PathOutsideRoot``
+    when it lies or leads outside ``root``. A name replaced by a link, or a link by a file,
+    while it is resolved makes ``realpath`` fail (``EINVAL`` from ``readlink``): that ended a
+    one-file update in an ``OSError``, and the watcher dropped the rest of its batch."""
+    p = Path(path)
+    full = p if p.is_absolute() else root / p
+    resolved = Path(os.path.abspath(full))
+    try:
+        rel = resolved.relative_to(root).as_posix()
+    except ValueError:
+        raise PathOutsideRoot(f"{path} is outside {root}") from None
+    if rel in ("", ".") or rel.startswith("../"):
+        raise PathOutsideRoot(f"{path} is outside {root}")
+    for _ in range(RESOLVE_TRIES):
+        try:
+            real = resolved.resolve()
+            break
+        except OSError:
+            continue
+    else:
+        raise PathOutsideRoot(f"{path} changed while it was resolved")
+    try:  # a symlink inside the root may still point outside it
+        real.relative_to(root)
+    except ValueError:
+        raise PathOutsideRoot(f"{path} resolves outside {root}") from None
+    return rel, resolved

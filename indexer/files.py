@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.ignores import Specs, folder_specs, ignored, path_ignored, root_specs
+from kiln_errors.home import kiln_home
 
 MAX_FILE_BYTES = 1_000_000
 MAX_PATH_CHARS = 4096  # longer repo-relative paths are left out (PATH_MAX on Linux)
@@ -137,6 +138,7 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
     without a word, and a search missed it unexplained."""
     root = root.resolve()
     note = skipped.append if skipped is not None else (lambda line: None)
+    own = own_state(root)
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[tuple[int, int]] = set()
     aliases: list[tuple[Path, str, Specs, bool]] = []
@@ -182,6 +184,7 @@ def walk(root: Path, skipped: list[str] | None = None) -> Iterator[Candidate]:
                 if (
                     entry.name in SKIP_DIRS
                     or (not rel_folder and entry.name in ROOT_SKIP_DIRS)
+                    or rel + "/" == own
                     or ignored(specs, rel + "/")
                 ):
                     continue
@@ -248,6 +251,18 @@ def _file(
     yield Candidate(rel, path, est.st_mtime_ns, est.st_size)
 
 
+def own_state(root: Path) -> str | None:
+    """``$KILN_HOME`` as a folder path relative to ``root`` (``"state/"``) when it lies in the
+    tree, else None. Kiln's own files there (the index key, sessions, settings, the temporary
+    files of their atomic writes) were indexed and searchable when ``KILN_HOME`` was set to a
+    folder inside the workspace."""
+    try:
+        rel = kiln_home().resolve().relative_to(root).as_posix()
+    except (ValueError, OSError, RuntimeError):
+        return None
+    return None if rel in ("", ".") else rel + "/"
+
+
 def _inside(root: Path, path: str) -> bool:
     try:
         Path(path).resolve().relative_to(root)
@@ -271,6 +286,9 @@ def _leads_to_excluded(root: Path, path: str) -> bool:
         return excluded(root, target)
     parts = target.split("/")
     if any(p in SKIP_DIRS for p in parts) or parts[0] in ROOT_SKIP_DIRS:
+        return True
+    own = own_state(root)
+    if own is not None and (target + "/").startswith(own):
         return True
     return path_ignored(root, [*parts, ""])
 
@@ -322,6 +340,9 @@ def excluded(root: Path, rel: str) -> bool:
     if len(parts) - 1 > MAX_DEPTH:  # in a folder ``walk`` leaves out (before the costly match)
         return True
     if len(parts) > 1 and parts[0] in ROOT_SKIP_DIRS:
+        return True
+    own = own_state(root)
+    if own is not None and rel.startswith(own):  # Kiln's own state (``own_state``)
         return True
     if path_ignored(root, parts):
         return True

@@ -10,7 +10,6 @@ so searches never wait for an indexing run (WAL mode; the connections: ``databas
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -21,13 +20,12 @@ from typing import Any
 from indexer import compact, filelist, history, store
 from indexer.database import Database, busy_timeout_setting, is_locked, out_of_space
 from indexer.db_location import refuse_links
-from indexer.edit_source import edit_source
+from indexer.edit_source import edit_source, workspace_path
 from indexer.errors import (
     IndexCorrupt,
     IndexFull,
     IndexLocked,
     NotADirectory,
-    PathOutsideRoot,
 )
 from indexer.files import Candidate, excluded, looks_indexable, walk
 from indexer.incremental import TreeCache
@@ -69,6 +67,7 @@ class Index:
         self._damaged: str | None = None  # set when a search met a damaged page
         self._trees = TreeCache()  # recently edited files re-parse incrementally
         self._cache = SearchCache()  # what searches reuse (see search_cache)
+        self.on_swap: Callable[[], None] | None = None  # told under the write lock: be quick
         refuse_links(self.root, self.db_path)
         self._db = Database(
             self.db_path, self.busy_timeout, read_only=read_only, on_swap=self._forget
@@ -101,6 +100,11 @@ class Index:
             if self._touched is None or self._touched.rows:
                 self._cache.forget_counts()
 
+    def check_swap(self) -> bool:
+        """Follow a file moved or copied over the index (``Database.follow_swap``) now, not at
+        the next search or write; True when it was one (the caller then fills it again)."""
+        return self._db.follow_swap()
+
     def rebuild(self, reason: str) -> None:
         """Set a damaged index.db aside and start an empty one (the next update refills it)."""
         with self._db.lock:
@@ -108,10 +112,13 @@ class Index:
             self._forget()
 
     def _forget(self) -> None:
-        """What searches and edits keep of the file's rows, after a rebuild or a swap."""
+        """What searches and edits keep of the file's rows, after a rebuild or a swap; then
+        ``on_swap`` (the watcher fills the file now there at once)."""
         self._cache.clear()
         self._trees = TreeCache()
         self._damaged = None
+        if self.on_swap is not None:
+            self.on_swap()
 
     def update(
         self, progress: Progress | None = None, *, keep: Callable[[str], bool] | None = None
@@ -269,7 +276,10 @@ class Index:
 
     def _update_file(self, path: str | Path, text: str | None, skipped: list[str] | None) -> int:
         rel, full = self._rel(path)
-        if excluded(self.root, rel):
+        try:
+            if excluded(self.root, rel):
+                return 0
+        except OSError:  # a link swapped in or out while resolved: the next event reads it
             return 0
         source = edit_source(self.root, rel, full, text, skipped)
         if source is None:  # not indexed
@@ -379,17 +389,4 @@ class Index:
         self.close()
 
     def _rel(self, path: str | Path) -> tuple[str, Path]:
-        p = Path(path)
-        full = p if p.is_absolute() else self.root / p
-        resolved = Path(os.path.abspath(full))
-        try:
-            rel = resolved.relative_to(self.root).as_posix()
-        except ValueError:
-            raise PathOutsideRoot(f"{path} is outside {self.root}") from None
-        if rel in ("", ".") or rel.startswith("../"):
-            raise PathOutsideRoot(f"{path} is outside {self.root}")
-        try:  # a symlink inside the root may still point outside it
-            resolved.resolve().relative_to(self.root)
-        except ValueError:
-            raise PathOutsideRoot(f"{path} resolves outside {self.root}") from None
-        return rel, resolved
+        return workspace_path(self.root, path)

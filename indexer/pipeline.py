@@ -10,9 +10,10 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from indexer.chunker import chunk_file
@@ -22,11 +23,12 @@ from indexer.files import (
     MAX_FILE_BYTES,
     MINIFIED,
     Candidate,
+    excluded,
     looks_indexable,
     unindexable,
 )
 from indexer.languages import language_for, language_of
-from indexer.reading import read_regular
+from indexer.reading import LeftOut, read_regular
 from indexer.rows import Prepared, prepare
 from indexer.source_text import as_indexed
 
@@ -61,8 +63,14 @@ def _prepare(
     ``skip: <why, for the user>`` or ``gone``/``error: ...``.
     """
     try:  # never blocks on a FIFO swapped in since the listing; reads MAX_FILE_BYTES + 1 at most
-        data = read_regular(path, MAX_FILE_BYTES, inside=root)  # ... nor a link swapped in
-    except FileNotFoundError:
+        data = read_regular(  # ... nor through a link swapped in (at the name or a folder)
+            path,
+            MAX_FILE_BYTES,
+            inside=root,
+            nofollow=root is not None and path == os.path.join(root, rel),  # listed as no link
+            opened_ok=None if root is None else opened_ok(root, rel),
+        )
+    except (FileNotFoundError, LeftOut):  # left out as the listing leaves such a link out
         return rel, "gone", None, 0, ""
     except OSError as exc:
         return rel, f"error: {exc.strerror or exc}", None, 0, ""
@@ -78,6 +86,25 @@ def _prepare(
     language = language_of(rel, data)  # once: the blocks' grammar and the file's row
     prepared = prepare(rel, chunk_file(rel, data, language), language=language)
     return rel, "indexed", prepared, size, h
+
+
+def opened_ok(root: str, rel: str) -> Callable[[str], bool]:
+    """Whether a file opened for ``rel`` (by its real path) may be read: the file at ``rel``
+    itself, or one the listing indexes by its own name (``rel`` is a link inside the root to
+    it). A file replaced by a link to ``.env``, or under a folder replaced by a link into
+    ``.git``, between the listing and the read had the user's secrets indexed under its name."""
+    own = os.path.join(root, rel)
+
+    def ok(real: str) -> bool:
+        if real == own:
+            return True
+        try:
+            target = Path(real).relative_to(root).as_posix()
+        except ValueError:
+            return False
+        return target not in ("", ".") and not excluded(Path(root), target)
+
+    return ok
 
 
 def skip_reason(rel: str, data: bytes) -> str:

@@ -12,6 +12,7 @@ the same names, so nothing re-runs. A changed chunker forces every file to be re
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -231,11 +232,14 @@ def current(conn: sqlite3.Connection) -> bool:
     return version is not None and version[0] == CHUNKER_VERSION
 
 
-def migrate(conn: sqlite3.Connection) -> None:
+def migrate(
+    conn: sqlite3.Connection, on_create: Callable[[sqlite3.Connection], None] | None = None
+) -> None:
     """Apply the steps not yet recorded, all in one IMMEDIATE transaction (two processes
     opening a new index at once: the second waits, then finds nothing to do); then force a
     re-parse if the chunker changed, or of the files whose language changed
-    (``language_changes``: a new grammar re-parses its files only)."""
+    (``language_changes``: a new grammar re-parses its files only). ``on_create`` runs in
+    that transaction when it creates the index's tables (``made_here`` marks a new file)."""
     newer = newer_steps(conn, MIGRATION_SET, (step.__name__ for step in STEPS))
     if newer:  # never written with the older shape: ``database`` sets the file aside
         raise IndexFromNewerKiln(f"written by a newer Kiln (steps {', '.join(newer)})")
@@ -243,10 +247,13 @@ def migrate(conn: sqlite3.Connection) -> None:
         db = load_sqlite_utils().Database(conn)
         migrations = migration_set()
         with immediate(conn):
+            new = not has_table(conn, "meta")
             adopt_legacy_record(
                 conn, db, migrations, legacy_table=LEGACY_TABLE, applied_column="applied_at"
             )
             migrations.apply(db)  # each step in a savepoint, with its record
+            if new and on_create is not None:
+                on_create(conn)
     version = conn.execute("SELECT value FROM meta WHERE key='chunker'").fetchone()
     if version is None or version[0] != CHUNKER_VERSION:
         with immediate(conn):

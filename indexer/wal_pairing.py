@@ -92,12 +92,102 @@ def remove_stale(db_path: Path) -> str | None:
     line that says so, or None when there was none."""
     if not stale(db_path):
         return None
+    return remove_wal(db_path, "was replaced by another file")
+
+
+def remove_wal(db_path: Path, what: str) -> str:
+    """Remove the ``-wal`` and ``-shm`` beside ``db_path`` (the file before it left them);
+    the line that says so."""
     for suffix in ("-wal", "-shm"):
         try:
             os.unlink(_sibling(db_path, suffix))
         except FileNotFoundError:
             pass
     return (
-        f"{db_path} was replaced by another file; the -wal and -shm left by the file before"
-        " it were removed, not applied to it"
+        f"{db_path} {what}; the -wal and -shm left by the file before it were removed, not"
+        " applied to it"
     )
+
+
+def sweep(db_path: Path) -> None:
+    """Remove the temporary notes (``index.db-pair.<pid>``) of processes no longer running:
+    one killed between writing its note and moving it into place left it there, and repeated
+    kills piled them up in the index folder. A live process's note, and any other name, stay."""
+    prefix = db_path.name + PAIR + "."
+    try:
+        names = [n for n in os.listdir(db_path.parent) if n.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix) :]
+        if not pid.isascii() or not pid.isdigit() or len(pid) > 10 or _alive(int(pid)):
+            continue
+        try:
+            os.unlink(db_path.parent / name)  # a link is removed, never followed
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0 or pid == os.getpid():  # not a process id; this one's (``note`` clears it)
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+APP_ID_OFFSET = 68  # the header's application_id: a random number each index is made with
+
+
+class InPlace:
+    """Notices a file copied over the index in place (``cp backup.db index.db``: the same
+    inode, so ``identity`` is unchanged) by the id each index is made with
+    (``made_here.write``), read from the file itself through a descriptor kept open for it.
+    SQLite would go on with its cached pages and the old file's ``-wal`` over the new content.
+    The descriptor is closed only once no connection of this process has the file open
+    (``stop``): a close drops every lock the process holds on the file, its connections'
+    too, and another process's last close then checkpoints and deletes the ``-wal`` in use."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self._id = b""
+        self._armed = False  # the id is on the disk (a new file's is in the -wal at first)
+
+    def start(self, db_path: Path, expected: int) -> None:
+        """Follow ``db_path``, whose connection reads ``expected`` as its application_id
+        (call with the descriptor of an earlier file closed: ``stop``)."""
+        if self._fd is not None or expected == 0:
+            return
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            self._fd = os.open(db_path, flags)
+        except OSError:
+            return
+        self._id, self._armed = expected.to_bytes(4, "big", signed=True), False
+        self.replaced()
+
+    @property
+    def armed(self) -> bool:
+        return self._armed
+
+    def replaced(self) -> bool:
+        """Whether the file no longer holds the id (once it was seen on the disk)."""
+        if self._fd is None:
+            return False
+        try:
+            now = os.pread(self._fd, 4, APP_ID_OFFSET)
+        except OSError:
+            return self._armed
+        if not self._armed:
+            self._armed = now == self._id
+            return False
+        return now != self._id
+
+    def stop(self) -> None:
+        fd, self._fd = self._fd, None  # a reader on another thread then sees None, not a
+        if fd is not None:  # number the system may hand out again
+            os.close(fd)

@@ -50,6 +50,7 @@ class Watcher:
         idle: float = IDLE_SECONDS,
     ) -> None:
         self.index = index or Index(root)
+        self.index.on_swap = self._swapped
         # Files someone else keeps fresh (an editor's open, maybe unsaved, buffers): disk events
         # must not replace what the index holds for them.
         self.skip = skip
@@ -66,6 +67,7 @@ class Watcher:
         self._head_moved = False  # a commit, checkout or reset: the history signal catches up
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
+        self._swap_timer: threading.Timer | None = None
         self._retry_pause = RETRY_SECONDS
         self._observer: Any = None
 
@@ -112,6 +114,9 @@ class Watcher:
             if rel == ".git/info/exclude":  # an ignore file: a full scan, as for the others
                 rels.append(rel)
                 continue
+            if rel in (".kiln/index.db", ".kiln"):  # moved, copied over, deleted (or written)
+                self._index_file_changed()
+                continue
             if rel.startswith(".kiln/") or rel == ".kiln" or "/.git/" in f"/{rel}/":
                 continue
             if bad_name(rel):  # not UTF-8, too long: the full scan reports it, once
@@ -133,6 +138,39 @@ class Watcher:
             self._timer.daemon = True
             self._timer.start()
 
+    def _index_file_changed(self) -> None:
+        """The index file changed on the disk: most often this process's or another Kiln's
+        own writes, but a file moved or copied over it (another process's rebuild, a restored
+        backup, an empty file) is followed (``Index.check_swap``) and filled again by a full
+        scan at once, not at the next change of a source file."""
+        with self._lock:
+            if self._swap_timer is not None:
+                self._swap_timer.cancel()
+            self._swap_timer = threading.Timer(self.debounce, self._check_swap)
+            self._swap_timer.daemon = True
+            self._swap_timer.start()
+
+    def _check_swap(self) -> None:
+        with self._lock:
+            self._swap_timer = None
+        try:
+            self.index.check_swap()  # calls ``_swapped`` if it was one
+        except Exception as exc:  # noqa: BLE001 - said as a batch's error would be
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+    def _swapped(self) -> None:
+        """The index followed a file swapped in, or rebuilt a damaged one (from any thread: a
+        search may be the first to notice): a full scan fills it."""
+        with self._lock:
+            if self._observer is None:
+                return
+            self._full = True
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(0, self._flush)
+            self._timer.daemon = True
+            self._timer.start()
+
     def _flush(self) -> None:
         with self._lock:
             batch, full, head_moved = sorted(self._pending), self._full, self._head_moved
@@ -140,7 +178,7 @@ class Watcher:
             self._full = False
             self._head_moved = False
             self._timer = None
-        if not batch and not head_moved:
+        if not batch and not head_moved and not full:
             return
         try:
             if full or len(batch) > FULL_SCAN_OVER:
@@ -234,6 +272,9 @@ class Watcher:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+            if self._swap_timer is not None:
+                self._swap_timer.cancel()
+                self._swap_timer = None
             self._cancel_idle()
         if self._own_index:
             self.index.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.compaction_store import CompactionRecord
+from indexer import made_here
 from indexer.schema_check import strange_objects
 from indexer.wal_pairing import stale
 from kiln_errors.shown import listed
@@ -74,8 +75,9 @@ def _index_candidates(db: Path, query: str, limit: int) -> tuple[list[dict[str, 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
     conn.create_function("kiln_fold", 1, _fold, deterministic=True)
     try:
-        if strange_objects(conn):  # swapped since the index checked it (a checkout that tracks
-            return [], False  # .kiln/index.db): its views would answer, or run, what they say
+        if strange_objects(conn) or not made_here.trusted(conn):  # swapped since the index
+            return [], False  # checked it (a checkout that tracks .kiln/index.db): its views
+            # would answer, or run, what they say, and its rows name what no file holds
         folded = _fold(query)  # a substring, `_` and `%` as typed (no LIKE wildcards)
         rows = conn.execute(
             f"""SELECT b.name, b.kind, b.path, b.start_line, b.end_line, b.signature,

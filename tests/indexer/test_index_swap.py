@@ -178,3 +178,31 @@ def test_an_update_after_a_refused_swap_says_the_same_in_one_error(
             with pytest.raises(IndexLinked):
                 idx.update()
     assert target.read_bytes() == b""
+
+
+def test_the_half_made_notes_of_killed_processes_are_swept_at_open(repo: Path) -> None:
+    """A process killed between writing its pairing note and moving it into place leaves
+    ``index.db-pair.<pid>``; repeated kills piled them up. Those of processes no longer
+    running go when the index is opened; a running process's, and other names, stay."""
+    write(repo, "a.py", "def alpha():\n    pass\n")
+    with Index(repo) as idx:
+        idx.update()
+    folder = repo / ".kiln"
+    dead = []
+    for _ in range(3):  # real processes, killed and reaped: their ids are free
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        dead.append(folder / f"index.db-pair.{proc.pid}")
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        kept = [folder / f"index.db-pair.{live.pid}", folder / "index.db-pair.notapid"]
+        for path in dead + kept:
+            path.write_text("1 2 3 4\n")
+        with Index(repo) as idx:
+            assert names(idx, "alpha") == ["alpha"]
+        assert [p.name for p in dead if p.exists()] == []
+        assert all(p.exists() for p in kept)
+    finally:
+        live.kill()
+        live.wait()

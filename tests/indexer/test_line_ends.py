@@ -87,9 +87,12 @@ def encoded(text: str, encoding: str) -> bytes:
 
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16-le", "utf-16-be", "utf-32"])
-def test_a_file_with_a_byte_order_mark_is_indexed_as_its_text(repo: Path, encoding: str) -> None:
+def test_a_file_with_a_byte_order_mark_is_indexed_as_its_text(
+    repo: Path, encoding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A UTF-16 file (Windows tools write them: PowerShell, Visual Studio's resource files) was
     skipped as binary; a UTF-8 one with a BOM had the BOM in its first block's text."""
+    monkeypatch.setenv("KILN_HOME", str(repo.parent / "home"))  # `kiln`'s: its key marks it
     text = "\r\n".join(SOURCE).replace("Second.", "Second, café ☕ 𝄞.")
     (repo / "wide.py").write_bytes(encoded(text, encoding))
     result = kiln("index", ".", cwd=repo)

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from indexer import Index, schema
+from indexer import Index, made_here, schema
 from indexer.chunker import chunk_file
 from indexer.pipeline import digest
 from indexer.rows import BLOCK_COLUMNS, Prepared, prepare
@@ -113,6 +113,7 @@ def test_a_legacy_index_is_adopted_without_rerunning_or_losing_rows(
     conn.execute("BEGIN")
     _legacy_write(conn, "billing.py", st.st_mtime_ns, st.st_size, path.read_bytes(), prepared)
     conn.execute("INSERT INTO meta VALUES ('chunker', ?)", (schema.CHUNKER_VERSION,))
+    made_here.write(conn)  # made under this account (an unmarked one is rebuilt instead)
     conn.execute("COMMIT")
     block_ids = conn.execute("SELECT id, start_line, end_line FROM blocks ORDER BY id").fetchall()
     conn.close()
