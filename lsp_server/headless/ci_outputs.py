@@ -27,6 +27,7 @@ class CiState:
     links: GitlinkGuard | None = None
     contents: dict[str, bytes] = field(default_factory=dict)  # dirty tracked files, their digests
     kept: dict[str, bytes] = field(default_factory=dict)  # the user's files (``kept_edits``)
+    ignored: set[str] = field(default_factory=set)  # the user's ignored files among them
 
 
 def show_verify(opts: RunOptions, session: Session, phase: str, done: ci.Verification) -> None:
@@ -104,9 +105,10 @@ def write_ci_outputs(
     # the user's work that a script or a chain of commands discarded (commit, then reset --keep)
     try:
         shown = dirty | kept_edits.ignored(layout)  # as git shows them: changed, not reset
+        overwritten = kept_edits.tracked(layout, state.ignored)  # by a checkout: see put_back
     except repo_git.GitFailed:
-        shown = dirty | set(state.kept)
-    restored = kept_edits.put_back(layout.root, state.kept, shown)
+        shown, overwritten = dirty | set(state.kept), set()
+    restored = kept_edits.put_back(layout.root, state.kept, shown, overwritten)
     for _, why in restored:
         report.refusals.append({"tool": "git", "reason": why})
     paths = (dirty - state.dirty_before) | ((set(session.turn.files_modified) | edited) & dirty)

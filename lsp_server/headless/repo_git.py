@@ -31,11 +31,10 @@ from pathlib import Path
 
 from agent.errors import KilnError, UsageError
 from kiln_errors.host_path import host_env
-from lsp_server.headless import index_flags
+from lsp_server.headless import index_add, index_flags
 from lsp_server.headless.git_nested import nested_repositories
 from lsp_server.headless.patch_limits import Limits, PatchTooLarge, too_large
 
-EXCLUDE = [":(exclude).kiln", ":(exclude).kiln/**"]
 TIMEOUT = 600.0  # seconds for one git call (a large repository's status or add)
 # Seconds for the calls that first read the configs (the repository's and each nested one's,
 # before every call: ``filter_overrides``): git opens each ``include.path`` file at start-up,
@@ -282,20 +281,8 @@ class Layout:
                     "--no-ext-diff", "--no-textconv", "--submodule=short", "--relative", base]  # fmt: skip
             return _bounded_output(argv, self.root, self.env(env), limits)
 
-    def add(self, paths: list[str], env: dict[str, str] | None = None) -> None:
-        """``git add -A`` of ``paths``, named through stdin (a million names do not fit argv)."""
-        listing = "\0".join([*literal(paths), *EXCLUDE]) + "\0"
-        self.git(
-            "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", env=env, stdin=listing
-        )
-        # A nested repository the run made is added as a gitlink: in the branch (and the index
-        # the checkout moves to) it would have a workflow's later `git status` run its config.
-        staged = _gitlinks(self.git("ls-files", "--stage", "-z", env=env))
-        if staged and self.head:
-            staged -= _gitlinks(self.git("ls-tree", "-r", "-z", self.head, "--", "."))
-        if staged:
-            self.git("update-index", "--force-remove", "-z", "--stdin", env=env,
-                     stdin="\0".join(sorted(staged)) + "\0")  # fmt: skip
+    def add(self, paths: list[str], env: dict[str, str]) -> None:
+        index_add.add(self, paths, env)
 
     def commit_branch(self, branch: str, message: str, author: str | None, paths: list[str]) -> str:
         """Commit ``paths`` on a new branch made from the recorded ``HEAD`` and check it out;
@@ -330,20 +317,8 @@ class Layout:
         # and `git commit -- PATHS` left it); the working tree is not touched.
         self.git("symbolic-ref", "HEAD", f"refs/heads/{branch}")
         self.git("reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", commit,
-                 stdin="\0".join(literal(paths)) + "\0")  # fmt: skip
+                 stdin="\0".join(index_add.literal(paths)) + "\0")  # fmt: skip
         return commit
-
-
-def literal(paths: list[str]) -> list[str]:
-    """Names as pathspecs that match only themselves: git reads ``*``, ``[g]`` and a leading
-    ``:(glob)`` in a pathspec as a pattern, so a file the agent names ``:(glob)**`` took every
-    file along, the workflow's cloud key (``gha-creds-….json``, there before the run) included."""
-    return [f":(literal){p}" for p in paths]
-
-
-def _gitlinks(listing: str) -> set[str]:
-    """The gitlink paths of ``ls-files --stage -z`` or ``ls-tree -r -z`` output."""
-    return {e.split("\t", 1)[-1] for e in listing.split("\0") if e.startswith("160000 ")}
 
 
 def _short(sha: str | None) -> str:
