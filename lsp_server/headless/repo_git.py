@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent.errors import KilnError, UsageError
+from indexer import git_files
 from kiln_errors.host_path import host_env
 from lsp_server.headless import index_add, index_flags
 from lsp_server.headless.git_nested import nested_repositories
@@ -39,7 +40,8 @@ TIMEOUT = 600.0  # seconds for one git call (a large repository's status or add)
 # Seconds for the calls that first read the configs (the repository's and each nested one's,
 # before every call: ``filter_overrides``): git opens each ``include.path`` file at start-up,
 # and one a command swapped for a FIFO (``include.path = ../shared.gitconfig``, a tracked file)
-# would hold every call for ``TIMEOUT``.
+# would hold every call for ``TIMEOUT``. Such a file (a FIFO, a device) is looked for first
+# (``git_files.waits_on``), never opened, and the call refused at once; the timeout is a backstop.
 CONFIG_TIMEOUT = 20.0
 
 SAFE_GIT = [
@@ -91,6 +93,8 @@ def _run(
     stdin: str | None = None,
     timeout: float = TIMEOUT,
 ) -> subprocess.CompletedProcess[str]:
+    if timeout == CONFIG_TIMEOUT and (why := git_files.waits_on(cwd)) is not None:
+        raise GitFailed(f"could not read the git config of {cwd}: {why}; stopped")
     try:
         return subprocess.run(
             ["git", *SAFE_GIT, *argv], cwd=cwd, env=env, input=stdin, capture_output=True,
