@@ -246,3 +246,35 @@ def test_a_branch_deleted_earlier_in_the_line_is_no_revision(failing_repo: Path)
     assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [f"{REFUSED}: {command}"]
     _work_is_intact(failing_repo)
     assert "Makefile" in git(failing_repo, "branch", "--list", "Makefile")  # the line ran no part
+
+
+def _linked_worktree(repo: Path) -> Path:
+    """A linked worktree of the user's inside the workspace, with an edit and an untracked file."""
+    git(repo, "worktree", "add", "-q", "wt", "-b", "side")
+    (repo / "wt" / "calc.py").write_text((repo / "wt" / "calc.py").read_text() + EDIT)
+    (repo / "wt" / "notes.txt").write_text("untracked notes\n")
+    return repo / "wt"
+
+
+@pytest.mark.parametrize(
+    "command", ["git worktree remove --force wt", "git worktree remove -f wt",
+                "git worktree remove --forc wt", "git worktree remove -ff wt"],
+)  # fmt: skip
+def test_removing_a_linked_worktree_by_force_is_refused(failing_repo: Path, command: str) -> None:
+    """`git worktree remove --force wt` deleted the worktree's files, the edit among them, and
+    the run said "nothing to do" (exit 11): the files lay in a nested repository the kept work
+    does not hold."""
+    wt = _linked_worktree(failing_repo)
+    proc = _run(failing_repo, command)
+    assert proc.returncode == 5, proc.stderr
+    assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [f"{REFUSED}: {command}"]
+    assert (wt / "calc.py").read_text().endswith(EDIT)
+    assert (wt / "notes.txt").read_text() == "untracked notes\n"
+
+
+def test_removing_a_linked_worktree_without_force_runs(failing_repo: Path) -> None:
+    """Without `--force`, git refuses a worktree with changes by itself: the command runs."""
+    wt = _linked_worktree(failing_repo)
+    proc = _run(failing_repo, "git worktree remove wt")
+    assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
+    assert (wt / "calc.py").read_text().endswith(EDIT)
