@@ -230,7 +230,7 @@ _LONG = {
     "mv": ("--force", "--dry-run"),
     "worktree": ("--force",),
 }
-_LETTERS = {"--force": "f", "--worktree": "W", "--staged": "S", "--patch": "p"}
+_LETTERS = {"--force": "f", "--worktree": "W", "--staged": "S", "--patch": "p", "--dry-run": "n"}
 _CLEAN_VALUES = {"-e", "--exclude"}
 # git's options before the subcommand that point it at another repository or work tree: there
 # the workspace's refs say nothing of what a name is
@@ -250,8 +250,9 @@ def _elsewhere(ahead: tuple[str, ...]) -> bool:
 
 def _split(verb: str, rest: tuple[str, ...]) -> tuple[set[str], list[str], bool]:
     """A git subcommand's flags (short ones as letters, ``--force`` as ``f``, a long one given
-    by a prefix as the whole), its other words, and whether a ``--`` ends the options (what
-    follows it is paths, not counted)."""
+    by a prefix as the whole; ``--no-NAME``, or a prefix of it, takes NAME back as git does:
+    ``git clean -n --no-dry-run -f`` cleans), its other words, and whether a ``--`` ends the
+    options (what follows it is paths, not counted)."""
     values = _CLEAN_VALUES if verb == "clean" else _BRANCH_VALUES
     flags: set[str] = set()
     words: list[str] = []
@@ -261,6 +262,10 @@ def _split(verb: str, rest: tuple[str, ...]) -> tuple[set[str], list[str], bool]
             skip = False
         elif arg == "--":
             return flags, words, True
+        elif arg.startswith("--no-") and len(arg) > 5:  # ``--no-dry-run`` undoes ``-n``
+            key = "--" + arg[5:].split("=", 1)[0]
+            for name in [o for o in _LONG[verb] if o.startswith(key)]:
+                flags -= {name, _LETTERS.get(name, name)}
         elif arg.startswith("--"):
             key = arg.split("=", 1)[0]
             named = [o for o in _LONG[verb] if o.startswith(key)] if len(key) > 2 else []

@@ -77,6 +77,11 @@ DISCARDING = [
     ("yes | git checkout -p", False),
     ("yes | git restore --patch", False),
     ("git checkout --merge Makefile", False),  # -m with a path: the file, not a merge
+    # `--no-NAME` (or a prefix of it) takes NAME back: each ran and deleted
+    ("git clean -n --no-dry-run -f", False),
+    ("git rm -n --no-dry -f Makefile", False),
+    ("git mv -n --no-dry-run -f calc.py Makefile", False),
+    ("git rm --cached --no-cached -f Makefile", False),
 ]
 
 
