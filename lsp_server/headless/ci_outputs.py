@@ -51,11 +51,9 @@ def write_ci_outputs(
     loses only secret values, so that it applies."""
     # a file dirty before the run that the agent's commands changed (`sed -i`) is its edit too;
     # read before the verification after, which may rewrite files of its own
-    try:
-        now = state.layout.contents(set(state.contents))
-    except repo_git.GitFailed:
-        now = {}
-    edited = {p for p, digest in state.contents.items() if now.get(p, b"") != digest}
+    # (as they are now, tracked or not: the index is no measure of an edit)
+    now = repo_git.digests(state.layout.root, set(state.contents))
+    edited = {p for p, digest in state.contents.items() if now[p] != digest}
     report.verify_before = before and replace(before, tail=redact(before.tail))
     if opts.verify:
         report.agent_ran_verify = any(

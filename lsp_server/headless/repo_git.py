@@ -260,7 +260,7 @@ class Layout:
         if not paths:
             return {}
         tracked = set(self.git("ls-files", "-z", "--", ".").split("\0")) & paths
-        return {p: _digest(self.root / p) for p in tracked}
+        return digests(self.root, tracked)
 
     def patch(self, paths: list[str], limits: Limits) -> str:
         """The diff of ``paths`` (workspace-relative) against the recorded ``HEAD``, new files
@@ -323,6 +323,12 @@ class Layout:
         self.git("reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", commit,
                  stdin="\0".join(index_add.literal(paths)) + "\0")  # fmt: skip
         return commit
+
+
+def digests(root: Path, paths: set[str]) -> dict[str, bytes]:
+    """A digest of each of ``paths`` as it is now, tracked or not: a file the index dropped
+    (``git update-index --force-remove``) with its content as it was is no edit of the run's."""
+    return {p: _digest(root / p) for p in paths}
 
 
 def _short(sha: str | None) -> str:

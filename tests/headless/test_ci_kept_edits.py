@@ -242,3 +242,17 @@ def test_a_checkout_of_a_commit_tracking_an_ignored_file(
             "local.cfg, an ignored file before the run, was overwritten by a tracked one; put back"
         ]
         assert (failing_repo / "local.cfg").read_text() == user_cfg
+
+
+@pytest.mark.parametrize("command", ["git update-index --force-remove Makefile",
+                                     "git rm -q --cached Makefile"])  # fmt: skip
+def test_a_file_the_index_dropped_is_no_edit(failing_repo: Path, command: str) -> None:
+    """The user's edited `Makefile` taken out of the index, its content untouched: the run read
+    a tracked file it could no longer find in the index as edited, and put the user's edit into
+    the patch (and a `--commit-branch` branch) as its own change (exit 10)."""
+    _workspace(failing_repo)
+    proc = _run(failing_repo, command)
+    assert proc.returncode == 11, proc.stderr
+    assert json.loads(proc.stdout)["files_changed"] == []
+    assert EDIT not in (failing_repo.parent / "out" / "changes.patch").read_text()
+    assert (failing_repo / "Makefile").read_text().endswith(EDIT)
