@@ -32,7 +32,7 @@ from pathlib import Path
 from agent.errors import KilnError, UsageError
 from indexer import git_files
 from kiln_errors.host_path import host_env
-from lsp_server.headless import index_add, index_flags
+from lsp_server.headless import index_add, index_flags, stash_log
 from lsp_server.headless.git_nested import nested_repositories
 from lsp_server.headless.patch_limits import Limits, PatchTooLarge, too_large
 
@@ -126,6 +126,7 @@ class Layout:
     common_dir: Path
     head: str | None  # None: no commit yet
     refs: tuple[tuple[str, str], ...] = ()  # (name, object) of every ref
+    stash: tuple[tuple[str, str], ...] = ()  # the stash's entries (``stash_log``)
 
     @classmethod
     def record(cls, root: Path) -> Layout:
@@ -158,7 +159,8 @@ class Layout:
             )
         head = _unpinned(root, "rev-parse", "--verify", "-q", "HEAD^{commit}").stdout.strip()
         layout = cls(root, top, git_dir, common, head or None)
-        return replace(layout, refs=tuple(layout.current_refs().items()))
+        refs = tuple(layout.current_refs().items())
+        return replace(layout, refs=refs, stash=stash_log.entries(layout))
 
     def current_refs(self) -> dict[str, str]:
         out = self.git("for-each-ref", "--format=%(objectname) %(refname)")
@@ -175,6 +177,8 @@ class Layout:
                 self.git("update-ref", "-m", "kiln: restored after the run", name, before[name])
             else:
                 self.git("update-ref", "-d", name)
+        if stash_log.restore(self, self.stash):
+            changed.append("the stash list")
         return changed
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
