@@ -62,3 +62,17 @@ def test_a_fifo_in_place_of_an_included_config_costs_no_wait(failing_repo: Path)
     assert reasons == ["local.gitconfig was created by the command; removed"] * 2
     assert not os.path.lexists(failing_repo / "local.gitconfig")
     assert took < 20, f"the run took {took:.0f} s"
+
+
+def test_a_fifo_a_command_left_in_the_git_folder_ends_the_run_at_once(failing_repo: Path) -> None:
+    """A FIFO written into `.git` past the command check (by a program, not a redirection):
+    Kiln's git calls at the end waited 20 s on it before failing; now one line at once, exit 1,
+    with the summary and the report written and no patch."""
+    make = "import os; os.mkfifo('.git/objects/info/alternates')"
+    proc, took = _run(failing_repo, f'python3 -c "{make}"')
+    assert proc.returncode == 1, proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert "alternates: a FIFO in git's folder, which git would wait on" in error
+    assert took < 15, f"the run took {took:.0f} s"
+    assert (failing_repo.parent / "out" / "summary.md").is_file()
+    assert not (failing_repo.parent / "out" / "changes.patch").exists()
