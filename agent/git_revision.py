@@ -131,7 +131,25 @@ def alias(root: Path, options: tuple[str, ...], verb: str) -> str | None:
     proc = _git(root, args, config=True, options=passed)
     if proc is None or proc.returncode not in (0, 1):
         return UNKNOWN if proc is None else ""  # git refuses the configuration: it stops too
+    if proc.returncode == 1 and _autocorrects(root, passed):
+        return UNKNOWN
     return proc.stdout.removesuffix("\n") if proc.returncode == 0 else ""
+
+
+# ``help.autocorrect`` values under which git runs no command in place of an unknown verb
+_NO_AUTOCORRECT = {"0", "never", "show", "false", "no", "off"}
+
+
+def _autocorrects(root: Path, passed: list[str]) -> bool:
+    """Whether git runs the command nearest an unknown verb in its place: ``help.autocorrect``
+    (``immediate``, ``prompt`` with ``yes |``, a delay in tenths of a second), from any config
+    or a ``-c``, made ``git -c help.autocorrect=immediate rset --hard`` a ``git reset --hard``
+    that the check took for a verb git stops at."""
+    args = [*passed, *_SAFE, "config", "--get", "help.autocorrect"]
+    proc = _git(root, args, config=True, options=passed)
+    if proc is None:
+        return True
+    return proc.returncode == 0 and proc.stdout.strip().lower() not in _NO_AUTOCORRECT
 
 
 Asker = Callable[[tuple[str, ...], str], str | None]

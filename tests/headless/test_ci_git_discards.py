@@ -82,6 +82,9 @@ DISCARDING = [
     ("git rm -n --no-dry -f Makefile", False),
     ("git mv -n --no-dry-run -f calc.py Makefile", False),
     ("git rm --cached --no-cached -f Makefile", False),
+    # git runs the command nearest a verb it does not know (`reset` for `rset`)
+    ("git -c help.autocorrect=immediate rset --hard", False),
+    ("git -c help.autocorrect=1 chekout Makefile", False),
 ]
 
 
@@ -283,3 +286,19 @@ def test_removing_a_linked_worktree_without_force_runs(failing_repo: Path) -> No
     proc = _run(failing_repo, "git worktree remove wt")
     assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
     assert (wt / "calc.py").read_text().endswith(EDIT)
+
+
+def test_a_misspelled_verb_under_the_repositorys_autocorrect_is_refused(failing_repo: Path) -> None:
+    """`help.autocorrect = immediate` in the repository's (or the user's) config: `git chekout
+    Makefile` ran `git checkout Makefile`; a verb git does not know runs when nothing corrects it."""
+    _workspace(failing_repo)
+    git(failing_repo, "config", "help.autocorrect", "immediate")
+    proc = _run(failing_repo, "git chekout Makefile")
+    assert proc.returncode == 5, proc.stderr
+    reasons = [r["reason"] for r in json.loads(proc.stdout)["refusals"]]
+    assert reasons == [f"{REFUSED}: git chekout Makefile"]
+    _work_is_intact(failing_repo)
+    git(failing_repo, "config", "help.autocorrect", "never")
+    proc = _run(failing_repo, "git chekout Makefile")
+    assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
+    _work_is_intact(failing_repo)
