@@ -32,7 +32,7 @@ from pathlib import Path
 from agent.errors import KilnError, UsageError
 from indexer import git_files
 from kiln_errors.host_path import host_env
-from lsp_server.headless import index_add, index_flags, stash_log
+from lsp_server.headless import git_skeleton, index_add, index_flags, stash_log
 from lsp_server.headless.git_nested import nested_repositories
 from lsp_server.headless.patch_limits import Limits, PatchTooLarge, too_large
 
@@ -127,6 +127,7 @@ class Layout:
     head: str | None  # None: no commit yet
     refs: tuple[tuple[str, str], ...] = ()  # (name, object) of every ref
     stash: tuple[tuple[str, str], ...] = ()  # the stash's entries (``stash_log``)
+    head_ref: str | None = None  # the branch HEAD named, None when detached (``git_skeleton``)
 
     @classmethod
     def record(cls, root: Path) -> Layout:
@@ -160,7 +161,8 @@ class Layout:
         head = _unpinned(root, "rev-parse", "--verify", "-q", "HEAD^{commit}").stdout.strip()
         layout = cls(root, top, git_dir, common, head or None)
         refs = tuple(layout.current_refs().items())
-        return replace(layout, refs=refs, stash=stash_log.entries(layout))
+        branch = _unpinned(root, "symbolic-ref", "-q", "HEAD").stdout.strip() or None
+        return replace(layout, refs=refs, stash=stash_log.entries(layout), head_ref=branch)
 
     def current_refs(self) -> dict[str, str]:
         out = self.git("for-each-ref", "--format=%(objectname) %(refname)")
@@ -170,6 +172,7 @@ class Layout:
         """Put every ref back where the run found it; returns what was changed. A tag or branch
         the agent made or moved in the sandbox would otherwise go out with a workflow's
         ``git push --tags`` / ``--all``, though the patch and the summary never showed it."""
+        made = git_skeleton.repair(self)  # without refs/ or HEAD, git knows no repository
         before, now = dict(self.refs), self.current_refs()
         changed = sorted(n for n in before.keys() | now.keys() if before.get(n) != now.get(n))
         for name in changed:
@@ -179,7 +182,7 @@ class Layout:
                 self.git("update-ref", "-d", name)
         if stash_log.restore(self, self.stash):
             changed.append("the stash list")
-        return changed
+        return made + changed
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         pinned = {"GIT_DIR": str(self.git_dir), "GIT_COMMON_DIR": str(self.common_dir),
