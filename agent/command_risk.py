@@ -294,7 +294,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     ``checkout-index -f``, ``read-tree --reset -u``, ``reset --merge`` (it drops staged edits),
     ``clean`` but ``clean -n``, ``rm -f`` but with ``--cached`` or ``-n`` (without ``-f``, git
     refuses to remove an edited file), ``mv -f`` but with ``-n`` (it replaces the file moved over),
-    ``worktree remove -f`` (a linked worktree with its edits and untracked files).
+    ``worktree remove`` (a linked worktree's files: with ``-f`` its edits and untracked files,
+    without it the ignored ones, the user's ``.env``, as ``clean -X`` removes them).
     ``git checkout BRANCH`` and ``git reset --keep`` refuse by themselves to overwrite an edit,
     and are left alone."""
     if not args or args[0] not in _LONG:
@@ -315,8 +316,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
         return "--hard" in flags or "--merge" in flags
     if verb == "switch":
         return "f" in flags or "--discard-changes" in flags
-    if verb == "worktree":  # its files, edits and untracked ones too; without -f git refuses
-        return words[:1] == ["remove"] and "f" in flags
+    if verb == "worktree":  # its files: with -f edits and untracked ones, without the ignored
+        return words[:1] == ["remove"]
     listed = "--pathspec-from-file" in flags  # paths named in a file
     # ``-p`` asks hunk by hunk whether to throw the edit away, reading the answers from stdin:
     # ``yes | git checkout -p`` throws every hunk away, with no path named

@@ -280,12 +280,19 @@ def test_removing_a_linked_worktree_by_force_is_refused(failing_repo: Path, comm
     assert (wt / "notes.txt").read_text() == "untracked notes\n"
 
 
-def test_removing_a_linked_worktree_without_force_runs(failing_repo: Path) -> None:
-    """Without `--force`, git refuses a worktree with changes by itself: the command runs."""
-    wt = _linked_worktree(failing_repo)
+def test_removing_a_linked_worktree_without_force_is_refused(failing_repo: Path) -> None:
+    """Without `--force`, git keeps a worktree with edits or untracked files, but removes one
+    whose only files of the user's are ignored (`local.env`), as `git clean -X` would."""
+    git(failing_repo, "worktree", "add", "-q", "wt", "-b", "side")
+    (failing_repo / "wt" / ".gitignore").write_text("*.env\n")
+    git(failing_repo / "wt", "add", ".gitignore")
+    git(failing_repo / "wt", "commit", "-qm", "ignore env")
+    (failing_repo / "wt" / "local.env").write_text("TOKEN=the user's\n")
     proc = _run(failing_repo, "git worktree remove wt")
-    assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
-    assert (wt / "calc.py").read_text().endswith(EDIT)
+    assert proc.returncode == 5, proc.stderr
+    reasons = [r["reason"] for r in json.loads(proc.stdout)["refusals"]]
+    assert reasons == [f"{REFUSED}: git worktree remove wt"]
+    assert (failing_repo / "wt" / "local.env").read_text() == "TOKEN=the user's\n"
 
 
 def test_a_misspelled_verb_under_the_repositorys_autocorrect_is_refused(failing_repo: Path) -> None:
