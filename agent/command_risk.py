@@ -228,8 +228,9 @@ _LONG = {
     "clean": ("--dry-run", "--force", "--exclude"),
     "rm": ("--force", "--cached", "--dry-run"),
     "mv": ("--force", "--dry-run"),
+    "worktree": ("--force",),
 }
-_LETTERS = {"--force": "f", "--worktree": "W", "--staged": "S", "--patch": "p"}
+_LETTERS = {"--force": "f", "--worktree": "W", "--staged": "S", "--patch": "p", "--dry-run": "n"}
 _CLEAN_VALUES = {"-e", "--exclude"}
 # git's options before the subcommand that point it at another repository or work tree: there
 # the workspace's refs say nothing of what a name is
@@ -249,8 +250,9 @@ def _elsewhere(ahead: tuple[str, ...]) -> bool:
 
 def _split(verb: str, rest: tuple[str, ...]) -> tuple[set[str], list[str], bool]:
     """A git subcommand's flags (short ones as letters, ``--force`` as ``f``, a long one given
-    by a prefix as the whole), its other words, and whether a ``--`` ends the options (what
-    follows it is paths, not counted)."""
+    by a prefix as the whole; ``--no-NAME``, or a prefix of it, takes NAME back as git does:
+    ``git clean -n --no-dry-run -f`` cleans), its other words, and whether a ``--`` ends the
+    options (what follows it is paths, not counted)."""
     values = _CLEAN_VALUES if verb == "clean" else _BRANCH_VALUES
     flags: set[str] = set()
     words: list[str] = []
@@ -260,6 +262,10 @@ def _split(verb: str, rest: tuple[str, ...]) -> tuple[set[str], list[str], bool]
             skip = False
         elif arg == "--":
             return flags, words, True
+        elif arg.startswith("--no-") and len(arg) > 5:  # ``--no-dry-run`` undoes ``-n``
+            key = "--" + arg[5:].split("=", 1)[0]
+            for name in [o for o in _LONG[verb] if o.startswith(key)]:
+                flags -= {name, _LETTERS.get(name, name)}
         elif arg.startswith("--"):
             key = arg.split("=", 1)[0]
             named = [o for o in _LONG[verb] if o.startswith(key)] if len(key) > 2 else []
@@ -287,7 +293,9 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
     the answers from stdin), ``switch -f``/``--discard-changes``,
     ``checkout-index -f``, ``read-tree --reset -u``, ``reset --merge`` (it drops staged edits),
     ``clean`` but ``clean -n``, ``rm -f`` but with ``--cached`` or ``-n`` (without ``-f``, git
-    refuses to remove an edited file), ``mv -f`` but with ``-n`` (it replaces the file moved over).
+    refuses to remove an edited file), ``mv -f`` but with ``-n`` (it replaces the file moved over),
+    ``worktree remove`` (a linked worktree's files: with ``-f`` its edits and untracked files,
+    without it the ignored ones, the user's ``.env``, as ``clean -X`` removes them).
     ``git checkout BRANCH`` and ``git reset --keep`` refuse by themselves to overwrite an edit,
     and are left alone."""
     if not args or args[0] not in _LONG:
@@ -308,6 +316,8 @@ def _discards_edits(args: tuple[str, ...], revision: Callable[[str], bool] | Non
         return "--hard" in flags or "--merge" in flags
     if verb == "switch":
         return "f" in flags or "--discard-changes" in flags
+    if verb == "worktree":  # its files: with -f edits and untracked ones, without the ignored
+        return words[:1] == ["remove"]
     listed = "--pathspec-from-file" in flags  # paths named in a file
     # ``-p`` asks hunk by hunk whether to throw the edit away, reading the answers from stdin:
     # ``yes | git checkout -p`` throws every hunk away, with no path named

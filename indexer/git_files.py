@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 from indexer import git_dir
@@ -37,10 +38,24 @@ COMMON_FILES = (
 
 def blocker(root: Path) -> str | None:
     """Why the index's git calls at ``root`` would wait on a file (``path: reason``), or None."""
-    found = git_dir.folders(root)
+    why = _blocker(root, [], root)
+    return None if why is None else why + _NOT_READ
+
+
+def waits_on(root: Path, configs: Iterable[Path] = (), start: Path | None = None) -> str | None:
+    """Why a git call at ``start`` (default ``root``; ``-C``) would wait on a file before it
+    did anything (``path: git config, included by …, is a FIFO, which git would wait on``), or
+    None. ``configs`` are more config files it reads: the system's, the file a
+    ``-c include.path=…`` names. Kiln's own git calls on the host check it first: a FIFO or a
+    device the repository's config includes held each for its whole timeout."""
+    return _blocker(root, list(configs), start or root, limits=False)
+
+
+def _blocker(root: Path, extra: list[Path], start: Path, limits: bool = True) -> str | None:
+    found = git_dir.folders(start)
     home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    configs = [home / ".gitconfig", xdg / "git" / "config"]
+    configs = [home / ".gitconfig", xdg / "git" / "config", *extra]
     if found is not None:
         folder, common = found
         for path in [*(folder / n for n in GIT_DIR_FILES), *(common / n for n in COMMON_FILES)]:
@@ -50,14 +65,14 @@ def blocker(root: Path) -> str | None:
         if ref is not None and _kind(common / ref) is not None:
             return f"{_shown(root, common / ref)}: {_kind(common / ref)} ({ref}){_WAITS}"
         configs += [common / "config", folder / "config.worktree"]
-    return _config_blocker(root, configs, home)
+    return _config_blocker(root, configs, home, limits)
 
 
 _NOT_READ = ": the git history is not read this time"
-_WAITS = ", which git would wait on" + _NOT_READ
+_WAITS = ", which git would wait on"
 
 
-def _config_blocker(root: Path, configs: list[Path], home: Path) -> str | None:
+def _config_blocker(root: Path, configs: list[Path], home: Path, limits: bool) -> str | None:
     todo: list[tuple[Path, Path | None, int]] = [(path, None, 0) for path in configs]
     seen: set[Path] = set()
     while todo and len(seen) < MAX_CONFIGS:
@@ -75,7 +90,9 @@ def _config_blocker(root: Path, configs: list[Path], home: Path) -> str | None:
         except OSError:
             continue  # missing or unreadable: git goes on without it, or fails at once
         if len(data) > MAX_CONFIG_BYTES:
-            return f"{_shown(root, path)}: git config over {MAX_CONFIG_BYTES >> 20} MB{_NOT_READ}"
+            if not limits:  # a call waits on no such file: it only reads it longer
+                continue
+            return f"{_shown(root, path)}: git config over {MAX_CONFIG_BYTES >> 20} MB"
         if depth < MAX_DEPTH and b"path" in data.lower():
             todo += [(target, path, depth + 1) for target in _includes(root, path, data, home)]
     return None

@@ -19,12 +19,17 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from indexer import git_files
 from kiln_errors.host_path import host_env
 
 _INCLUDE_KEYS = r"^include(if\..*)?\.path$"
 
 
 def _git(root: Path, *args: str) -> str:
+    """git's answer in ``root``; "" when it fails, and at once when it would wait on a config
+    file: a FIFO or a device an include names (``indexer.git_files.waits_on``)."""
+    if git_files.waits_on(root) is not None:
+        return ""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_ALLOW_PROTOCOL="", GIT_TERMINAL_PROMPT="0")
     try:

@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from indexer import git_files
 from kiln_errors.host_path import host_env
 
 # The host's git, reading the index only: no hook (post-index-change), fsmonitor or prompt.
@@ -28,6 +29,8 @@ MAX_GITLINKS = 10_000
 
 
 def _git(root: Path, *args: str, index: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    if git_files.waits_on(root) is not None:  # a FIFO as config: as if it timed out, at once
+        raise subprocess.TimeoutExpired(["git", *args], 0)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_ALLOW_PROTOCOL": "", "GIT_TERMINAL_PROMPT": "0"})
     if index is not None:

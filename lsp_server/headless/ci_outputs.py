@@ -27,6 +27,7 @@ class CiState:
     links: GitlinkGuard | None = None
     contents: dict[str, bytes] = field(default_factory=dict)  # dirty tracked files, their digests
     kept: dict[str, bytes] = field(default_factory=dict)  # the user's files (``kept_edits``)
+    ignored: set[str] = field(default_factory=set)  # the user's ignored files among them
 
 
 def show_verify(opts: RunOptions, session: Session, phase: str, done: ci.Verification) -> None:
@@ -50,11 +51,9 @@ def write_ci_outputs(
     loses only secret values, so that it applies."""
     # a file dirty before the run that the agent's commands changed (`sed -i`) is its edit too;
     # read before the verification after, which may rewrite files of its own
-    try:
-        now = state.layout.contents(set(state.contents))
-    except repo_git.GitFailed:
-        now = {}
-    edited = {p for p, digest in state.contents.items() if now.get(p, b"") != digest}
+    # (as they are now, tracked or not: the index is no measure of an edit)
+    now = repo_git.digests(state.layout.root, set(state.contents))
+    edited = {p for p, digest in state.contents.items() if now[p] != digest}
     report.verify_before = before and replace(before, tail=redact(before.tail))
     if opts.verify:
         report.agent_ran_verify = any(
@@ -104,9 +103,10 @@ def write_ci_outputs(
     # the user's work that a script or a chain of commands discarded (commit, then reset --keep)
     try:
         shown = dirty | kept_edits.ignored(layout)  # as git shows them: changed, not reset
+        overwritten = kept_edits.tracked(layout, state.ignored)  # by a checkout: see put_back
     except repo_git.GitFailed:
-        shown = dirty | set(state.kept)
-    restored = kept_edits.put_back(layout.root, state.kept, shown)
+        shown, overwritten = dirty | set(state.kept), set()
+    restored = kept_edits.put_back(layout.root, state.kept, shown, overwritten)
     for _, why in restored:
         report.refusals.append({"tool": "git", "reason": why})
     paths = (dirty - state.dirty_before) | ((set(session.turn.files_modified) | edited) & dirty)

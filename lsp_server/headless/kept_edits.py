@@ -33,6 +33,13 @@ def ignored(layout: Layout) -> set[str]:
     return {p for p in listing.split("\0") if p and not p.endswith("/")}
 
 
+def tracked(layout: Layout, paths: set[str]) -> set[str]:
+    """The ``paths`` the index tracks now."""
+    if not paths:
+        return set()
+    return set(layout.git("ls-files", "-z", "--", ".").split("\0")) & paths
+
+
 def keep(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     """The content of each regular file among ``paths`` (the workspace's dirty and ``ignored``
     paths when the run starts, before the verification), up to ``KEPT_BYTES`` in all."""
@@ -47,10 +54,15 @@ def keep(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     return kept
 
 
-def put_back(root: Path, kept: dict[str, bytes], dirty: set[str]) -> list[tuple[str, str]]:
-    """Write back each kept file that is gone, and each one the run left clean (not in
-    ``dirty``, the paths git shows as changed, untracked or ignored: tracked, as ``HEAD`` has
-    it) with other content than it had; (path, why) for each put back. A file is written only
+def put_back(
+    root: Path, kept: dict[str, bytes], dirty: set[str], overwritten: set[str]
+) -> list[tuple[str, str]]:
+    """Write back each kept file that is gone, and each one with other content than it had that
+    the run left clean (not in ``dirty``, the paths git shows as changed, untracked or ignored:
+    tracked, as ``HEAD`` has it) or that is in ``overwritten``: the user's ignored files that
+    the index tracks now, as a checkout of a commit tracking one leaves it, edited since or not
+    (the run's change of a file the recorded ``HEAD`` ignores is never in the patch, so putting
+    the user's back loses nothing shown); (path, why) for each put back. A file is written only
     through real folders of the workspace: one the run turned into a link (to a folder outside,
     say) is left alone."""
     restored = []
@@ -58,7 +70,11 @@ def put_back(root: Path, kept: dict[str, bytes], dirty: set[str]) -> list[tuple[
         now = root / path
         if not os.path.lexists(now):
             why = f"{path}, uncommitted work before the run, was deleted during it; put back"
-        elif path not in dirty and _read(now) not in (data, None):
+        elif _read(now) in (data, None):
+            continue
+        elif path in overwritten:
+            why = f"{path}, an ignored file before the run, was overwritten by a tracked one; put back"
+        elif path not in dirty:
             why = f"{path} lost the uncommitted edit it held before the run; put back"
         else:
             continue

@@ -30,17 +30,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent.errors import KilnError, UsageError
+from indexer import git_files
 from kiln_errors.host_path import host_env
-from lsp_server.headless import index_flags
+from lsp_server.headless import git_skeleton, index_add, index_flags, stash_log
 from lsp_server.headless.git_nested import nested_repositories
 from lsp_server.headless.patch_limits import Limits, PatchTooLarge, too_large
 
-EXCLUDE = [":(exclude).kiln", ":(exclude).kiln/**"]
 TIMEOUT = 600.0  # seconds for one git call (a large repository's status or add)
 # Seconds for the calls that first read the configs (the repository's and each nested one's,
 # before every call: ``filter_overrides``): git opens each ``include.path`` file at start-up,
 # and one a command swapped for a FIFO (``include.path = ../shared.gitconfig``, a tracked file)
-# would hold every call for ``TIMEOUT``.
+# would hold every call for ``TIMEOUT``. Such a file (a FIFO, a device) is looked for first
+# (``git_files.waits_on``), never opened, and the call refused at once; the timeout is a backstop.
 CONFIG_TIMEOUT = 20.0
 
 SAFE_GIT = [
@@ -92,6 +93,8 @@ def _run(
     stdin: str | None = None,
     timeout: float = TIMEOUT,
 ) -> subprocess.CompletedProcess[str]:
+    if timeout == CONFIG_TIMEOUT and (why := git_files.waits_on(cwd)) is not None:
+        raise GitFailed(f"could not read the git config of {cwd}: {why}; stopped")
     try:
         return subprocess.run(
             ["git", *SAFE_GIT, *argv], cwd=cwd, env=env, input=stdin, capture_output=True,
@@ -123,6 +126,8 @@ class Layout:
     common_dir: Path
     head: str | None  # None: no commit yet
     refs: tuple[tuple[str, str], ...] = ()  # (name, object) of every ref
+    stash: tuple[tuple[str, str], ...] = ()  # the stash's entries (``stash_log``)
+    head_ref: str | None = None  # the branch HEAD named, None when detached (``git_skeleton``)
 
     @classmethod
     def record(cls, root: Path) -> Layout:
@@ -155,7 +160,9 @@ class Layout:
             )
         head = _unpinned(root, "rev-parse", "--verify", "-q", "HEAD^{commit}").stdout.strip()
         layout = cls(root, top, git_dir, common, head or None)
-        return replace(layout, refs=tuple(layout.current_refs().items()))
+        refs = tuple(layout.current_refs().items())
+        branch = _unpinned(root, "symbolic-ref", "-q", "HEAD").stdout.strip() or None
+        return replace(layout, refs=refs, stash=stash_log.entries(layout), head_ref=branch)
 
     def current_refs(self) -> dict[str, str]:
         out = self.git("for-each-ref", "--format=%(objectname) %(refname)")
@@ -165,6 +172,7 @@ class Layout:
         """Put every ref back where the run found it; returns what was changed. A tag or branch
         the agent made or moved in the sandbox would otherwise go out with a workflow's
         ``git push --tags`` / ``--all``, though the patch and the summary never showed it."""
+        made = git_skeleton.repair(self)  # without refs/ or HEAD, git knows no repository
         before, now = dict(self.refs), self.current_refs()
         changed = sorted(n for n in before.keys() | now.keys() if before.get(n) != now.get(n))
         for name in changed:
@@ -172,7 +180,9 @@ class Layout:
                 self.git("update-ref", "-m", "kiln: restored after the run", name, before[name])
             else:
                 self.git("update-ref", "-d", name)
-        return changed
+        if stash_log.restore(self, self.stash):
+            changed.append("the stash list")
+        return made + changed
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         pinned = {"GIT_DIR": str(self.git_dir), "GIT_COMMON_DIR": str(self.common_dir),
@@ -257,7 +267,7 @@ class Layout:
         if not paths:
             return {}
         tracked = set(self.git("ls-files", "-z", "--", ".").split("\0")) & paths
-        return {p: _digest(self.root / p) for p in tracked}
+        return digests(self.root, tracked)
 
     def patch(self, paths: list[str], limits: Limits) -> str:
         """The diff of ``paths`` (workspace-relative) against the recorded ``HEAD``, new files
@@ -282,20 +292,8 @@ class Layout:
                     "--no-ext-diff", "--no-textconv", "--submodule=short", "--relative", base]  # fmt: skip
             return _bounded_output(argv, self.root, self.env(env), limits)
 
-    def add(self, paths: list[str], env: dict[str, str] | None = None) -> None:
-        """``git add -A`` of ``paths``, named through stdin (a million names do not fit argv)."""
-        listing = "\0".join([*literal(paths), *EXCLUDE]) + "\0"
-        self.git(
-            "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", env=env, stdin=listing
-        )
-        # A nested repository the run made is added as a gitlink: in the branch (and the index
-        # the checkout moves to) it would have a workflow's later `git status` run its config.
-        staged = _gitlinks(self.git("ls-files", "--stage", "-z", env=env))
-        if staged and self.head:
-            staged -= _gitlinks(self.git("ls-tree", "-r", "-z", self.head, "--", "."))
-        if staged:
-            self.git("update-index", "--force-remove", "-z", "--stdin", env=env,
-                     stdin="\0".join(sorted(staged)) + "\0")  # fmt: skip
+    def add(self, paths: list[str], env: dict[str, str]) -> None:
+        index_add.add(self, paths, env)
 
     def commit_branch(self, branch: str, message: str, author: str | None, paths: list[str]) -> str:
         """Commit ``paths`` on a new branch made from the recorded ``HEAD`` and check it out;
@@ -330,20 +328,14 @@ class Layout:
         # and `git commit -- PATHS` left it); the working tree is not touched.
         self.git("symbolic-ref", "HEAD", f"refs/heads/{branch}")
         self.git("reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", commit,
-                 stdin="\0".join(literal(paths)) + "\0")  # fmt: skip
+                 stdin="\0".join(index_add.literal(paths)) + "\0")  # fmt: skip
         return commit
 
 
-def literal(paths: list[str]) -> list[str]:
-    """Names as pathspecs that match only themselves: git reads ``*``, ``[g]`` and a leading
-    ``:(glob)`` in a pathspec as a pattern, so a file the agent names ``:(glob)**`` took every
-    file along, the workflow's cloud key (``gha-creds-….json``, there before the run) included."""
-    return [f":(literal){p}" for p in paths]
-
-
-def _gitlinks(listing: str) -> set[str]:
-    """The gitlink paths of ``ls-files --stage -z`` or ``ls-tree -r -z`` output."""
-    return {e.split("\t", 1)[-1] for e in listing.split("\0") if e.startswith("160000 ")}
+def digests(root: Path, paths: set[str]) -> dict[str, bytes]:
+    """A digest of each of ``paths`` as it is now, tracked or not: a file the index dropped
+    (``git update-index --force-remove``) with its content as it was is no edit of the run's."""
+    return {p: _digest(root / p) for p in paths}
 
 
 def _short(sha: str | None) -> str:

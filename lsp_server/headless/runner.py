@@ -123,11 +123,8 @@ def run(opts: RunOptions) -> int:
     if opts.output_format == "stream-json":  # what runs, before anything else (and the model)
         print_json(_init_event(opts, session), indent=None)
     # the user's work, before the verification (the repository's own code) can discard it
-    kept = (
-        kept_edits.keep(layout.root, layout.dirty_paths() | kept_edits.ignored(layout))
-        if layout is not None
-        else {}
-    )
+    ignored = kept_edits.ignored(layout) if layout is not None else set()
+    kept = kept_edits.keep(layout.root, layout.dirty_paths() | ignored) if layout else {}
     before, reason = None, ""
     if opts.verify and verify_box is not None:
         # --max-minutes bounds the whole run, the verification included; Ctrl-C or SIGTERM
@@ -152,7 +149,7 @@ def run(opts: RunOptions) -> int:
         reason = _drive(session, _task_text(opts))
     on_event.flush()
     ci_state = (
-        CiState(layout, dirty_before, run_guard, run_links, contents, kept)
+        CiState(layout, dirty_before, run_guard, run_links, contents, kept, ignored)
         if layout is not None
         else None
     )

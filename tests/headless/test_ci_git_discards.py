@@ -77,6 +77,14 @@ DISCARDING = [
     ("yes | git checkout -p", False),
     ("yes | git restore --patch", False),
     ("git checkout --merge Makefile", False),  # -m with a path: the file, not a merge
+    # `--no-NAME` (or a prefix of it) takes NAME back: each ran and deleted
+    ("git clean -n --no-dry-run -f", False),
+    ("git rm -n --no-dry -f Makefile", False),
+    ("git mv -n --no-dry-run -f calc.py Makefile", False),
+    ("git rm --cached --no-cached -f Makefile", False),
+    # git runs the command nearest a verb it does not know (`reset` for `rset`)
+    ("git -c help.autocorrect=immediate rset --hard", False),
+    ("git -c help.autocorrect=1 chekout Makefile", False),
 ]
 
 
@@ -246,3 +254,58 @@ def test_a_branch_deleted_earlier_in_the_line_is_no_revision(failing_repo: Path)
     assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [f"{REFUSED}: {command}"]
     _work_is_intact(failing_repo)
     assert "Makefile" in git(failing_repo, "branch", "--list", "Makefile")  # the line ran no part
+
+
+def _linked_worktree(repo: Path) -> Path:
+    """A linked worktree of the user's inside the workspace, with an edit and an untracked file."""
+    git(repo, "worktree", "add", "-q", "wt", "-b", "side")
+    (repo / "wt" / "calc.py").write_text((repo / "wt" / "calc.py").read_text() + EDIT)
+    (repo / "wt" / "notes.txt").write_text("untracked notes\n")
+    return repo / "wt"
+
+
+@pytest.mark.parametrize(
+    "command", ["git worktree remove --force wt", "git worktree remove -f wt",
+                "git worktree remove --forc wt", "git worktree remove -ff wt"],
+)  # fmt: skip
+def test_removing_a_linked_worktree_by_force_is_refused(failing_repo: Path, command: str) -> None:
+    """`git worktree remove --force wt` deleted the worktree's files, the edit among them, and
+    the run said "nothing to do" (exit 11): the files lay in a nested repository the kept work
+    does not hold."""
+    wt = _linked_worktree(failing_repo)
+    proc = _run(failing_repo, command)
+    assert proc.returncode == 5, proc.stderr
+    assert [r["reason"] for r in json.loads(proc.stdout)["refusals"]] == [f"{REFUSED}: {command}"]
+    assert (wt / "calc.py").read_text().endswith(EDIT)
+    assert (wt / "notes.txt").read_text() == "untracked notes\n"
+
+
+def test_removing_a_linked_worktree_without_force_is_refused(failing_repo: Path) -> None:
+    """Without `--force`, git keeps a worktree with edits or untracked files, but removes one
+    whose only files of the user's are ignored (`local.env`), as `git clean -X` would."""
+    git(failing_repo, "worktree", "add", "-q", "wt", "-b", "side")
+    (failing_repo / "wt" / ".gitignore").write_text("*.env\n")
+    git(failing_repo / "wt", "add", ".gitignore")
+    git(failing_repo / "wt", "commit", "-qm", "ignore env")
+    (failing_repo / "wt" / "local.env").write_text("TOKEN=the user's\n")
+    proc = _run(failing_repo, "git worktree remove wt")
+    assert proc.returncode == 5, proc.stderr
+    reasons = [r["reason"] for r in json.loads(proc.stdout)["refusals"]]
+    assert reasons == [f"{REFUSED}: git worktree remove wt"]
+    assert (failing_repo / "wt" / "local.env").read_text() == "TOKEN=the user's\n"
+
+
+def test_a_misspelled_verb_under_the_repositorys_autocorrect_is_refused(failing_repo: Path) -> None:
+    """`help.autocorrect = immediate` in the repository's (or the user's) config: `git chekout
+    Makefile` ran `git checkout Makefile`; a verb git does not know runs when nothing corrects it."""
+    _workspace(failing_repo)
+    git(failing_repo, "config", "help.autocorrect", "immediate")
+    proc = _run(failing_repo, "git chekout Makefile")
+    assert proc.returncode == 5, proc.stderr
+    reasons = [r["reason"] for r in json.loads(proc.stdout)["refusals"]]
+    assert reasons == [f"{REFUSED}: git chekout Makefile"]
+    _work_is_intact(failing_repo)
+    git(failing_repo, "config", "help.autocorrect", "never")
+    proc = _run(failing_repo, "git chekout Makefile")
+    assert json.loads(proc.stdout)["refusals"] == [], proc.stderr
+    _work_is_intact(failing_repo)

@@ -198,3 +198,61 @@ def test_a_sparse_checkouts_absent_files_are_no_deletion(failing_repo: Path) -> 
     proc = _run(failing_repo, "ls")
     assert proc.returncode == 11, proc.stderr
     assert json.loads(proc.stdout)["files_changed"] == []
+
+
+def _once_tracked_cfg(repo: Path, user_cfg: str | None) -> None:
+    """`local.cfg` tracked by the first commit and ignored by `.gitignore` since the second,
+    which untracked it (the user's own copy, `user_cfg`, is ignored)."""
+    (repo / ".gitignore").write_text("local.cfg\n")
+    (repo / "local.cfg").write_text("the repository's cfg\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "add", "-f", "local.cfg")
+    git(repo, "commit", "-qm", "cfg")
+    (repo / "calc.py").write_text((repo / "calc.py").read_text() + "# untracked the cfg\n")
+    git(repo, "rm", "-q", "--cached", "local.cfg")
+    git(repo, "commit", "-qam", "untrack cfg")
+    if user_cfg is None:
+        (repo / "local.cfg").unlink()
+    else:
+        (repo / "local.cfg").write_text(user_cfg)
+
+
+@pytest.mark.parametrize("user_cfg", ["the user's cfg\n", None])
+def test_a_checkout_of_a_commit_tracking_an_ignored_file(
+    failing_repo: Path, user_cfg: str | None
+) -> None:
+    """`git checkout HEAD~1` to a commit that tracks `local.cfg`, which the starting `HEAD`
+    ignores: the file's name was among the changed ones, `git add` refused an ignored path, and
+    the run ended with exit 1 ("git add failed"), no patch, and the user's ignored `local.cfg`
+    overwritten. The patch holds the checkout's change (calc.py), never the ignored file, and
+    the user's file is put back."""
+    _once_tracked_cfg(failing_repo, user_cfg)
+    proc = _run(failing_repo, "git checkout -q HEAD~1")
+    assert proc.returncode == 10, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["error"] == ""
+    assert [f["path"] for f in report["files_changed"]] == ["calc.py"]
+    patch = (failing_repo.parent / "out" / "changes.patch").read_text()
+    assert "local.cfg" not in patch and "-# untracked the cfg" in patch
+    reasons = [r["reason"] for r in report["refusals"]]
+    if user_cfg is None:
+        assert reasons == []
+    else:
+        assert reasons == [
+            "local.cfg, an ignored file before the run, was overwritten by a tracked one; put back"
+        ]
+        assert (failing_repo / "local.cfg").read_text() == user_cfg
+
+
+@pytest.mark.parametrize("command", ["git update-index --force-remove Makefile",
+                                     "git rm -q --cached Makefile"])  # fmt: skip
+def test_a_file_the_index_dropped_is_no_edit(failing_repo: Path, command: str) -> None:
+    """The user's edited `Makefile` taken out of the index, its content untouched: the run read
+    a tracked file it could no longer find in the index as edited, and put the user's edit into
+    the patch (and a `--commit-branch` branch) as its own change (exit 10)."""
+    _workspace(failing_repo)
+    proc = _run(failing_repo, command)
+    assert proc.returncode == 11, proc.stderr
+    assert json.loads(proc.stdout)["files_changed"] == []
+    assert EDIT not in (failing_repo.parent / "out" / "changes.patch").read_text()
+    assert (failing_repo / "Makefile").read_text().endswith(EDIT)
