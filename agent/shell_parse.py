@@ -33,15 +33,25 @@ from agent.shell_eval import (
     evaluated_text,
 )
 from agent.shell_programs import program_scripts
+from agent.shell_redirects import (
+    HEREDOC_PARTS,
+    REDIRECTS,
+    glued_descriptors,
+    heredoc_reasons,
+    is_glued,
+    readwrite_source,
+    trailing_words,
+)
 from agent.shell_wrappers import (
-    SETS_VARIABLES,
     SHELLS,
     WRAPPERS,
+    env_reasons,
     find_commands,
     find_writes,
     folder_options,
     glob_name,
     runs_code,
+    set_variables,
     shell_script,
     unwrap,
     wrapper_script,
@@ -77,9 +87,14 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
         result.opaque.append("nested too deeply")
         return result
     tree = _parser().parse(source.encode("utf-8"))
+    readwrite: set[int] = set()
+    if tree.root_node.has_error:  # `exec 3<>F`: the grammar has no `<>`
+        data, readwrite = readwrite_source(source.encode("utf-8"), tree.root_node)
+        tree = _parser().parse(data) if readwrite else tree
     if tree.root_node.has_error:
         result.opaque.append("the shell grammar cannot parse it")
-    _Walker(result, _depth).visit(tree.root_node, [])
+    walker = _Walker(result, _depth, readwrite, glued_descriptors(tree.root_node))
+    walker.visit(tree.root_node, [])
     result.opaque.extend(evaluated_text(tree.root_node))  # `$((v))` runs a $( ) v holds
     if None in result.cd and any(c.writes or c.arg_writes or c.copies or c.unpacks
                                  for c in result.commands):  # fmt: skip
@@ -94,9 +109,13 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
 
 
 class _Walker:
-    def __init__(self, result: ParsedCommand, depth: int) -> None:
+    def __init__(
+        self, result: ParsedCommand, depth: int, readwrite: set[int], glued: dict[int, str]
+    ) -> None:
         self.result = result
         self.depth = depth
+        self.readwrite = readwrite  # where a `<>` operator starts (spelled `> ` for the grammar)
+        self.glued = glued  # redirection start -> the `0` or `{fd}` before it (not a word)
         self.stdin: str | None = None  # the file an input redirection names, for the next command
         # Words the shell computes (``$X``, ``$'rm'``, ``"$(…)"``), as their text stands in argv.
         self.computed: set[str] = set()
@@ -109,20 +128,28 @@ class _Walker:
         if kind == "redirected_statement":
             writes: list[str] = []
             body = None
+            extra: list[Any] = []  # `cp a 2>/dev/null config/x`: words the grammar put there
             for child in node.children:
-                if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                if child.type in REDIRECTS:
                     self._redirect(child, writes)
+                    extra += trailing_words(child)
                 elif body is None:
                     body = child
-            if body is not None:
+            if body is not None and body.type == "command":
+                self._command([*body.children, *extra], writes)
+            elif body is not None:
+                if extra:
+                    self.result.opaque.append("words follow the redirection of a compound command")
                 self.visit(body, writes)
+            elif extra:
+                self._command(extra, writes)
             else:
                 self._add(SimpleCommand((), tuple(writes)))
             for child in node.children:
                 self._heredoc_rest(child)
             return
         if kind == "command":
-            self._command(node, pending_writes)
+            self._command(node.children, pending_writes)
             return
         if kind == "variable_assignment":  # `PATH=.:$PATH; ls`, `export GIT_PAGER=…`
             self._assignment(node)
@@ -147,37 +174,43 @@ class _Walker:
         """`cat <<EOF | sh`, `cat <<EOF && rm x`: the grammar puts the rest of the line inside
         the here-document redirection; those commands run too."""
         if node.type == "heredoc_redirect":
+            words = trailing_words(node)  # `cat <<EOF b`: words of the command
             for part in node.children:
-                if part.is_named and part.type not in _HEREDOC_PARTS:
+                if part.is_named and part.type not in HEREDOC_PARTS and part not in words:
                     self.visit(part, [])
 
     def _redirect(self, node: Any, writes: list[str]) -> None:
-        ops = [c.type for c in node.children if not c.is_named]
+        tokens = [c for c in node.children if not c.is_named]
         target = next(
             (c for c in node.children if c.is_named and c.type != "file_descriptor"), None
         )
+        words = trailing_words(node)  # the command's words: ``_command`` reads them
         for child in node.children:
             if child.type == "file_redirect":
                 self._redirect(child, writes)  # `cat <<EOF > f`: nested in the here-document
-            elif child.type == "heredoc_body" and "`" in child.text.decode("utf-8", "replace"):
-                if not any(q in _start_text(node) for q in "'\"\\"):  # an unquoted delimiter
-                    self.result.opaque.append("a here-document runs a command in backticks")
+            elif child.type == "heredoc_body":  # backticks: never walked (quoted: not run)
+                self.result.opaque.extend(heredoc_reasons(node, child))
+                if b"`" not in child.text:
+                    self._substitutions(child)
             elif (
-                child.type == "heredoc_body"
-                and not child.named_children
-                and re.search(r"\$[({\[]", child.text.decode("utf-8", "replace"))
-            ):  # `<<-EOF` with tab-indented lines: the grammar reads no `$( )` in it, bash does
-                if not any(q in _start_text(node) for q in "'\"\\"):
-                    self.result.opaque.append("a here-document's expansions are not read")
-            elif child.is_named and (
-                node.type != "heredoc_redirect" or child.type in _HEREDOC_PARTS
+                child.is_named
+                and child not in words
+                and (node.type != "heredoc_redirect" or child.type in HEREDOC_PARTS)
             ):  # the commands after a here-document's start: ``_heredoc_rest``
                 self._substitutions(child)
         if node.type != "file_redirect" or target is None:
             return
-        op = ops[0] if ops else ""
+        op = tokens[0].type if tokens else ""
+        if tokens and tokens[0].start_byte in self.readwrite:
+            op = "<>"  # read-write: a write like `>`
+        glued = self.glued.get(node.start_byte)  # `0<x`, `{fd}>x`
+        if glued is not None and glued.startswith("{"):
+            self._sets(glued[1:-1])  # `{BASH_ENV}>x` sets BASH_ENV to the descriptor's number
+        if target.type == "process_substitution":  # `> >(tee log)`: a pipe, its commands read
+            return
         literal = shell_words.literal(target)  # several words: bash's "ambiguous redirect"
-        self.result.descriptors += opened(node, op, literal, target.type)  # for `> /dev/fd/3`
+        fd = glued if glued is not None and not glued.startswith("{") else None
+        self.result.descriptors += opened(node, op, literal, target.type, fd)  # `> /dev/fd/3`
         if op == "<" and literal is not None:
             self.stdin = literal  # `patch -p1 < fix.patch`: what the next command reads
         if op in ("<", "<>") and (
@@ -191,14 +224,16 @@ class _Walker:
                 self.result.opaque.append(f"writes to a computed path {target.text.decode()!r}")
             writes.append(literal or target.text.decode())
 
-    def _command(self, node: Any, writes: list[str]) -> None:
+    def _command(self, children: list[Any], writes: list[str]) -> None:
         argv: list[str] = []
-        for child in node.children:
+        for child in children:
+            if is_glued(child, self.glued):  # `cat 0<x`: the descriptor, not a word
+                continue
             if child.type == "variable_assignment":
                 self._assignment(child)
                 self._substitutions(child)
                 continue
-            if child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+            if child.type in REDIRECTS:
                 self._redirect(child, writes)
                 self._heredoc_rest(child)
                 continue
@@ -259,14 +294,9 @@ class _Walker:
             self.result.cd.append(_folder(operands[0] if operands else None))
         for value in folder_options(name, argv):  # env -C DIR cmd, git -C DIR …
             self.result.cd.append(_folder(value))
-        if name in SETS_VARIABLES:  # `read PATH < f`, `mapfile -t LD_PRELOAD`
-            for word in argv[1:]:
-                self._sets(word)
-        if name == "printf":  # `printf -v PATH %s .`
-            for flag, word in zip(argv[1:], argv[2:], strict=False):
-                if flag == "-v":
-                    self._sets(word)
-        extra_writes = tuple(_tee_targets(argv)) if name == "tee" else ()
+        for word in set_variables(name, argv):  # `read PATH < f`, `printf -v PATH %s .`
+            self._sets(word)
+        extra_writes = tuple(a for a in argv[1:] if a[:1] != "-") if name == "tee" else ()
         if name == "find":
             extra_writes = tuple(find_writes(argv[1:]))
         arg_writes, copies = argument_writes(argv)
@@ -301,19 +331,10 @@ class _Walker:
                 self._script(script)
                 return
             inner = unwrap(name, argv[1:])
-            if name == "env" and any(a in ("-S", "--split-string") or a.startswith("-S")
-                                     or a.startswith("--split-string=")
-                                     or (a.startswith("-") and not a.startswith("--") and "S" in a)
-                                     for a in argv[1:]):  # fmt: skip
-                self.result.opaque.append("env -S splits a string into a command")
-                return  # before `inner`: `env -S "rm -rf src"` leaves no word after the string
+            if name == "env":  # `env -S "rm -rf src"`, `env PATH=. ls`
+                self.result.opaque.extend(env_reasons(argv[1:], inner))
             if inner is None:
                 return
-            if name == "env":  # env PATH=. ls, env LD_PRELOAD=./x.so ls
-                for arg in argv[1 : len(argv) - len(inner)]:
-                    if "=" in arg and not arg.startswith("-") and runs_code(arg.split("=")[0]):
-                        self.result.opaque.append(f"sets {arg.split('=')[0]}, which changes "
-                                                  "what a command runs")  # fmt: skip
             if name == "xargs":  # the arguments come from stdin: never a closed command
                 self._placeholder(inner, xargs_placeholder(argv[1:]), "xargs")
                 inner = xargs_words(inner, xargs_placeholder(argv[1:]))
@@ -364,21 +385,6 @@ class _Walker:
             self._substitutions(child)
 
 
-# What a here-document redirection holds besides the commands that follow it on its line.
-_HEREDOC_PARTS = {
-    "heredoc_start",
-    "heredoc_body",
-    "heredoc_end",
-    "file_redirect",
-    "file_descriptor",
-}
-
-
-def _start_text(node: Any) -> str:
-    start = next((c for c in node.children if c.type == "heredoc_start"), None)
-    return start.text.decode("utf-8", "replace") if start is not None else ""
-
-
 _PASS_WRITES = {"program", "list", "pipeline", "subshell", "compound_statement"}
 
 
@@ -388,7 +394,3 @@ def _folder(word: str | None) -> str | None:
     if word is None or word == "-" or any(ch in word for ch in "$`*?["):
         return None
     return word
-
-
-def _tee_targets(argv: tuple[str, ...]) -> list[str]:
-    return [a for a in argv[1:] if not a.startswith("-")]

@@ -349,6 +349,28 @@ CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_", "CARGO_
 SETS_VARIABLES = {"read", "mapfile", "readarray", "getopts"}
 
 
+def env_reasons(args: tuple[str, ...], inner: list[str] | None) -> list[str]:
+    """Why ``env ARGS`` is not understood: ``-S`` splits a string into a command (``env -S
+    "rm -rf src"`` leaves no word after it), a variable it sets changes what runs (``env
+    PATH=. ls``, ``env LD_PRELOAD=./x.so ls``)."""
+    if any(a.startswith(("-S", "--split-string")) or (a[:1] == "-" and a[:2] != "--" and "S" in a)
+           for a in args):  # fmt: skip
+        return ["env -S splits a string into a command"]
+    set_first = args[: len(args) - len(inner)] if inner is not None else ()
+    return [f"sets {a.split('=')[0]}, which changes what a command runs" for a in set_first
+            if "=" in a and not a.startswith("-") and runs_code(a.split("=")[0])]  # fmt: skip
+
+
+def set_variables(name: str, argv: tuple[str, ...]) -> list[str]:
+    """The words a command may take as names of variables it sets: any of ``read``'s,
+    ``mapfile``'s…, the value of ``printf -v``."""
+    if name in SETS_VARIABLES:  # `read PATH < f`, `mapfile -t LD_PRELOAD`
+        return list(argv[1:])
+    if name == "printf":  # `printf -v PATH %s .`
+        return [w for flag, w in zip(argv[1:], argv[2:], strict=False) if flag == "-v"]
+    return []
+
+
 def runs_code(variable: str) -> bool:
     """Whether setting ``variable`` may make a command run code the line does not show."""
     variable = variable.split("[", 1)[0]  # `BASH_CMDS[ls]=/bin/rm` sets BASH_CMDS
