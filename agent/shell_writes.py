@@ -3,7 +3,7 @@ of ``cp``/``mv``/``install``/``ln``/``rsync`` (and what ``mv`` takes away), ``dd
 files ``sed -i``/``perl -i``/``ruby -i`` rewrite, ``truncate``, ``touch``, ``sort -o``,
 ``shuf -o``, ``iconv -o``, ``uniq IN OUT``, ``xxd IN OUT``, ``split IN PREFIX``,
 ``csplit -f PREFIX`` (the later names they make: ``made_by``), ``git … --output=``,
-``git config --file``, ``git archive -o``, ``tar -cf`` and, through ``agent.option_writes``, the
+``git config``, ``git archive -o``, ``tar -cf`` and, through ``agent.option_writes``, the
 files other programs' options or naming rules write (``strace -o``, ``gunzip F.gz``, ``chmod``).
 
 Best effort by design: a program may write anything (``python -c``, ``7z x``, ``make``), so
@@ -134,13 +134,9 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         sub = args[0] if args else ""
         if sub == "mv":  # `git mv SRC DEST`, as `mv`
             return _copy("mv", args[1:])
-        if sub in ("clone", "init", "worktree", "submodule", "bundle", "checkout-index"):
-            return git_writes(argv)[0], []
-        short = {"config": "-f", "archive": "-o"}.get(sub)
-        long = "--file" if sub == "config" else "--output"
-        return _valued(args, short, long) + (
-            _valued(args, None, "--output") if sub == "config" else []
-        ), []
+        if sub in ("clone", "init", "worktree", "submodule", "bundle", "checkout-index", "config"):
+            return git_writes(argv)[0], []  # `git config k v`: .git/config, `--global`'s…
+        return _valued(args, "-o" if sub == "archive" else None, "--output"), []
     return option_writes(name, args), []  # `strace -o F`, `gunzip F.gz`, `chmod`…
 
 
