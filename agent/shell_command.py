@@ -90,12 +90,23 @@ class ParsedCommand:
         line changes into."""
         made = [m for c in self.commands for m in made_by(c.argv)]
         named = [p for c in self.commands for p in (*c.writes, *c.arg_writes)]
-        for copy in (copy for c in self.commands for copy in c.copies):
-            named += [copy.dest, *(f"{copy.dest.rstrip('/')}/{s}" for s in copy.sources)]
-        for p in named:  # xargs's input, or a file `find -exec … {}` found: any name
+        copies = [copy for c in self.commands for copy in c.copies]
+        named += [copy.dest for copy in copies]
+        landed = [f"{copy.dest.rstrip('/')}/{PurePosixPath(s).name}"  # under its own name
+                  for copy in copies for s in copy.sources]  # fmt: skip
+        for p in [*named, *landed]:  # xargs's input, or a file `find -exec … {}` found
             mark = XARGS_INPUT if XARGS_INPUT in p else "{}" if "{}" in p else None
-            if mark is not None:
-                made.append(Made(p.split(mark)[0], p.split(mark)[-1], unlisted=True))
+            if mark is None:
+                continue
+            head, tail = p.split(mark)[0], p.split(mark)[-1]
+            if mark == XARGS_INPUT and "/" in head and p in named:
+                # `xargs -I{} cp x config/{}` given `../secrets/x`: any path at all
+                made += [Made("", tail, unlisted=True)] + (
+                    [Made("/", tail, unlisted=True)] if head.startswith("/") else []
+                )
+                continue
+            # find's `{}` lies under its starting point: a link there may lead anywhere
+            made.append(Made(head, tail, unlisted=True, walked=mark == "{}"))
         return [replace(m, prefix=p) for m in made for p in self._moved([m.prefix])]
 
     def _moved(self, paths: list[str]) -> list[str]:

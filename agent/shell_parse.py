@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent import shell_words
+from agent.find_paths import find_filled
 from agent.shell_command import ParsedCommand, SimpleCommand, program_name
 from agent.shell_descriptors import opened, resolve_descriptors
 from agent.shell_eval import (
@@ -323,7 +324,8 @@ class _Walker:
         if name == "find":  # -exec rm -rf {} ;  is rm
             for inner_argv in find_commands(argv[1:]):
                 self._placeholder(inner_argv, "{}", "find")
-                self._add_with_wrappers(tuple(inner_argv), ())
+                for filled in find_filled(list(argv[1:]), inner_argv, self.computed):
+                    self._add_with_wrappers(tuple(filled), ())  # `{}`: under find's start
             return
         if name in WRAPPERS:
             script = wrapper_script(name, argv[1:])

@@ -24,7 +24,8 @@ from pathlib import Path, PurePosixPath
 
 from agent.git_writes import git_writes
 from agent.made_names import Made
-from agent.option_writes import RENAMERS, option_made, option_writes, renamed_folders
+from agent.option_writes import option_made, option_writes
+from agent.rename_writes import RENAMERS, renamed
 from agent.shell_programs import sed_writes
 from agent.shell_wrappers import git_subcommand_form, long_option
 from agent.tree_walk import walk
@@ -198,9 +199,8 @@ def made_by(argv: tuple[str, ...]) -> list[Made]:
             return [Made(prefix)]
         head, tail = (part.replace("%%", "%") for part in number.groups())
         return [Made(prefix + head, tail, "0123456789abcdefABCDEF -+")]
-    folders = renamed_folders(list(argv[1:])) if name in RENAMERS else []  # `rename EXPR F`
-    renamed = [Made(f"{d}/" if d != "." else "", unlisted=True) for d in folders]
-    return renamed + option_made(name, list(argv[1:]))  # `mktemp DIR/XXXXXX`
+    made = renamed(name, list(argv[1:]))[1] if name in RENAMERS else []  # `rename EXPR F`
+    return made + option_made(name, list(argv[1:]))  # `mktemp DIR/XXXXXX`
 
 
 SPLIT_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
