@@ -44,6 +44,8 @@ def git_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Made]]:
     sub, args = (form[1], list(form[2:])) if len(form) > 1 else ("", [])
     if sub == "config":
         return config_writes(args), made
+    if sub in _PATHSPEC_WRITES:  # `git rm F`, `git checkout -- F`, `git restore F`, `git clean`
+        return _pathspec_writes(sub, args, made)
     if sub not in _VALUES:
         return [], made
     operands, values = _parse(args, _VALUES[sub])
@@ -99,6 +101,34 @@ def config_writes(args: list[str]) -> list[str]:
         return [file]
     scope = next((f for f in _CONFIG_FILES if f in flags), None)
     return _CONFIG_FILES[scope] if scope else [".git/config"]
+
+
+# Subcommands that change or remove the work tree's files their pathspecs name, with their
+# options that take a value.
+_PATHSPEC_WRITES = {
+    "rm": {"--pathspec-from-file"},
+    "checkout": {"-b", "-B", "--orphan", "--conflict", "--pathspec-from-file"},
+    "restore": {"-s", "--source", "--conflict", "--pathspec-from-file"},
+    "clean": {"-e", "--exclude"},
+}
+
+
+def _pathspec_writes(sub: str, args: list[str], made: list[Made]) -> tuple[list[str], list[Made]]:
+    """The files ``git rm``, ``checkout``, ``restore`` and ``clean`` change or remove: each
+    pathspec (a folder's files with it, which the deny rules' folder reading covers); a pathspec
+    from a file, or none for ``clean``, is any name. ``git checkout BRANCH`` switching branches
+    is not read (its operand is met as a path too)."""
+    operands, values = _parse(args, _PATHSPEC_WRITES[sub])
+    flags = set(args[: args.index("--")] if "--" in args else args)
+    if (sub == "rm" and "--cached" in flags) or (sub == "clean" and flags & {"-n", "--dry-run"}):
+        return [], made
+    if sub == "restore" and flags & {"-S", "--staged"} and not flags & {"-W", "--worktree"}:
+        return [], made
+    if sub == "checkout" and "--" in args:
+        operands = args[args.index("--") + 1 :]
+    if "--pathspec-from-file" in values or (sub == "clean" and not operands):
+        return operands, [*made, Made("", unlisted=True)]
+    return operands, made
 
 
 def _work_trees(ahead: tuple[str, ...]) -> list[str]:

@@ -80,6 +80,8 @@ def option_writes(name: str, args: list[str]) -> list[str]:
                              set())  # fmt: skip
         by_reference = mode or any(a.startswith("--reference") for a in args)
         return operands if by_reference else operands[1:]
+    if name in ("sponge", "shred"):  # `… | sponge F` writes F; `shred -u F` overwrites, removes
+        return _operands(args, {"-n", "--iterations", "-s", "--size", "--random-source"})
     if name in ("link", "mkfifo", "mknod"):  # `link OLD NEW`, `mkfifo F`, `mknod F p`
         operands = _operands(args, {"-m", "--mode", "-Z", "--context"})
         return operands[1:2] if name == "link" else operands[:1]

@@ -56,6 +56,8 @@ class ParsedCommand:
     sockets: list[str] = field(default_factory=list)
     # Each descriptor a redirection opens: (number, path; ``&N`` a copy of N; None computed).
     descriptors: list[tuple[str, str | None]] = field(default_factory=list)
+    # The paths written that the shell computes, as patterns (``agent.computed_writes``).
+    guessed: list[Made] = field(default_factory=list)
 
     @property
     def understood(self) -> bool:
@@ -88,7 +90,7 @@ class ParsedCommand:
         """The names ``split`` and ``csplit`` make after a prefix (``agent.made_names``) and
         the paths xargs's input or ``find -exec``'s ``{}`` fill in, also under each folder the
         line changes into."""
-        made = [m for c in self.commands for m in made_by(c.argv)]
+        made = [m for c in self.commands for m in made_by(c.argv)] + self.guessed
         named = [p for c in self.commands for p in (*c.writes, *c.arg_writes)]
         copies = [copy for c in self.commands for copy in c.copies]
         named += [copy.dest for copy in copies]

@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent import shell_words
+from agent.computed_writes import guessed, guessed_writes
 from agent.find_paths import find_filled
 from agent.shell_command import ParsedCommand, SimpleCommand, program_name
 from agent.shell_descriptors import opened, resolve_descriptors
@@ -46,6 +47,7 @@ from agent.shell_redirects import (
 from agent.shell_wrappers import (
     SHELLS,
     WRAPPERS,
+    cd_folder,
     env_reasons,
     find_commands,
     find_writes,
@@ -106,6 +108,7 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
         result.opaque += [why for why in joined.opaque if why not in result.opaque]
         result.cd += joined.cd
         result.descriptors += joined.descriptors
+        result.guessed += joined.guessed
     return resolve_descriptors(result) if _depth == 0 else result
 
 
@@ -119,7 +122,7 @@ class _Walker:
         self.glued = glued  # redirection start -> the `0` or `{fd}` before it (not a word)
         self.stdin: str | None = None  # the file an input redirection names, for the next command
         # Words the shell computes (``$X``, ``$'rm'``, ``"$(…)"``), as their text stands in argv.
-        self.computed: set[str] = set()
+        self.computed: dict[str, str] = {}  # -> the literal text it ends with
         # And those that may still reach a program as an option: a pattern such as ``*`` (a
         # checkout's file named ``--checkpoint-action=exec=…``), for ``computed_program``.
         self.option_like: set[str] = set()
@@ -221,8 +224,9 @@ class _Walker:
         if op in (">", ">>", "&>", "&>>", ">|", "<>") or (
             op == ">&" and target.type != "number" and literal != "-"
         ):
-            if literal is None:
+            if literal is None:  # `> $f`: any path that ends as the word does
                 self.result.opaque.append(f"writes to a computed path {target.text.decode()!r}")
+                self.result.guessed += guessed(shell_words.frame(target)[1])
             writes.append(literal or target.text.decode())
 
     def _command(self, children: list[Any], writes: list[str]) -> None:
@@ -255,7 +259,7 @@ class _Walker:
         for word in found:
             argv.append(word.text)
             if word.computed:
-                self.computed.add(word.text)
+                self.computed[word.text] = word.tail
             if word.option_like:
                 self.option_like.add(word.text)
 
@@ -283,7 +287,7 @@ class _Walker:
             name = program_name(argv[0])
         for why in (
             compound_coproc(name, argv),  # `coproc NAME { rm -rf src; }`
-            computed_program(name, argv, self.computed | self.option_like),  # `env $X -rf src`
+            computed_program(name, argv, {*self.computed, *self.option_like}),  # `env $X …`
             evaluated_names(name, argv),  # `printf -v 'a[$(rm …)]' x`
         ):
             if why is not None:
@@ -292,9 +296,9 @@ class _Walker:
             self.result.opaque.append(f"command name {argv[0]!r} is expanded by the shell")
         if name in ("cd", "pushd"):  # later writes of the line land there
             operands = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
-            self.result.cd.append(_folder(operands[0] if operands else None))
+            self.result.cd.append(cd_folder(operands[0] if operands else None))
         for value in folder_options(name, argv):  # env -C DIR cmd, git -C DIR …
-            self.result.cd.append(_folder(value))
+            self.result.cd.append(cd_folder(value))
         for word in set_variables(name, argv):  # `read PATH < f`, `printf -v PATH %s .`
             self._sets(word)
         extra_writes = tuple(a for a in argv[1:] if a[:1] != "-") if name == "tee" else ()
@@ -302,17 +306,19 @@ class _Walker:
             extra_writes = tuple(find_writes(argv[1:]))
         arg_writes, copies = argument_writes(argv)
         named = [*arg_writes, *(p for copy in copies for p in (copy.dest, *copy.sources))]
-        if any(w and word.endswith(w) for w in named for word in self.computed):
-            # `cp x $F`, `dd of="$HOME/.bashrc"`: the check cannot tell which file
+        if guessed := guessed_writes(named, self.computed):  # `cp x $F`: which file?
             self.result.opaque.append(f"{name} writes to a path the shell computes")
+            self.result.guessed += guessed
         stdin, self.stdin = self.stdin, None
         unpacked = command_unpack(argv)
         if unpacked is not None and unpacked.source is None and stdin is not None:
             unpacked = replace(unpacked, source=stdin)
         self._add(SimpleCommand(argv, writes + extra_writes, tuple(arg_writes), tuple(copies),
                                 (unpacked,) if unpacked is not None else ()))  # fmt: skip
-        if name in _EVALUATORS:
+        if name in _EVALUATORS:  # still read what a literal `eval`/`trap` text runs, for deny rules
             self.result.opaque.append(f"{name} runs text the parser cannot see")
+            if name in ("eval", "trap") and not any(w in self.computed for w in argv[1:]):
+                self._script(" ".join(argv[1:]) if name == "eval" else argv[1] if argv[2:] else "")
             return
         scripts, unreadable = program_scripts(argv)  # `tar --checkpoint-action=exec=…`
         self.result.opaque.extend(unreadable)
@@ -371,6 +377,7 @@ class _Walker:
         self.result.commands.extend(inner.commands)
         self.result.opaque.extend(inner.opaque)
         self.result.descriptors.extend(inner.descriptors)
+        self.result.guessed.extend(inner.guessed)
 
     def _substitutions(self, node: Any) -> None:
         """Commands inside $( ), backticks and <( ) anywhere in a word."""
@@ -388,11 +395,3 @@ class _Walker:
 
 
 _PASS_WRITES = {"program", "list", "pipeline", "subshell", "compound_statement"}
-
-
-def _folder(word: str | None) -> str | None:
-    """The folder ``cd WORD`` changes to, None when the line does not say (``cd``, ``cd -``,
-    ``cd $X``, a glob)."""
-    if word is None or word == "-" or any(ch in word for ch in "$`*?["):
-        return None
-    return word

@@ -15,6 +15,8 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agent.cmake_commands import cmake_command
+
 
 @dataclass(frozen=True)
 class Wrapper:
@@ -30,6 +32,7 @@ def _w(values: str = "", skip: int = 0, scripts: str = "") -> Wrapper:
 WRAPPERS: dict[str, Wrapper] = {
     "env": _w("-u --unset -C --chdir -S --split-string -a --argv0"),
     "nohup": _w(),
+    "cmake": _w(),  # `cmake -E env|chdir|time CMD`, and its file subcommands as cp, rm…
     "timeout": _w("-s --signal -k --kill-after"),
     "nice": _w("-n --adjustment"),
     "ionice": _w("-c --class -n --classdata -p --pid -P --pgid -u --uid"),
@@ -113,6 +116,8 @@ _GIT_VALUES = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-
 
 def unwrap(name: str, args: tuple[str, ...] | list[str]) -> list[str] | None:
     """The command a wrapper runs, or None when it runs none."""
+    if name == "cmake":
+        return cmake_command(args)
     spec = WRAPPERS[name]
     i, skip = 0, spec.skip
     while i < len(args):
@@ -280,6 +285,12 @@ def git_subcommand_form(argv: tuple[str, ...]) -> tuple[str, ...] | None:
     while i < len(argv) and argv[i].startswith("-"):
         i += 2 if argv[i] in _GIT_VALUES else 1
     return ("git", *argv[i:]) if i > 1 else None
+
+
+def cd_folder(word: str | None) -> str | None:
+    """The folder ``cd WORD`` changes to, None when the line does not say (``cd``, ``cd -``,
+    ``cd $X``, a glob)."""
+    return None if word is None or word == "-" or any(ch in word for ch in "$`*?[") else word
 
 
 def folder_options(name: str, argv: tuple[str, ...]) -> list[str]:

@@ -135,7 +135,8 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         sub = args[0] if args else ""
         if sub == "mv":  # `git mv SRC DEST`, as `mv`
             return _copy("mv", args[1:])
-        if sub in ("clone", "init", "worktree", "submodule", "bundle", "checkout-index", "config"):
+        if sub in ("clone", "init", "worktree", "submodule", "bundle", "checkout-index", "config",
+                   "rm", "checkout", "restore", "clean"):  # fmt: skip
             return git_writes(argv)[0], []  # `git config k v`: .git/config, `--global`'s…
         return _valued(args, "-o" if sub == "archive" else None, "--output"), []
     return option_writes(name, args), []  # `strace -o F`, `gunzip F.gz`, `chmod`…
