@@ -86,11 +86,15 @@ class ParsedCommand:
         unpacked = [p for c in self.commands for u in c.unpacks for p in u.landing(root)[0]]
         return _globbed(out, root) + unpacked
 
-    def made_names(self) -> list[Made]:
+    def made_names(self, root: Path | None = None) -> list[Made]:
         """The names ``split`` and ``csplit`` make after a prefix (``agent.made_names``) and
         the paths xargs's input or ``find -exec``'s ``{}`` fill in, also under each folder the
-        line changes into."""
+        line changes into; with ``root``, any name in the folder an archive or patch the check
+        could not read unpacks into (yolo runs such a line: `unzip new.zip -d config`)."""
         made = [m for c in self.commands for m in made_by(c.argv)] + self.guessed
+        if root is not None and self.unread(root):
+            into = [u.into.rstrip("/") for c in self.commands for u in c.unpacks]
+            made += [Made(f"{d}/" if d not in ("", ".") else "", unlisted=True) for d in into]
         named = [p for c in self.commands for p in (*c.writes, *c.arg_writes)]
         copies = [copy for c in self.commands for copy in c.copies]
         named += [copy.dest for copy in copies]

@@ -77,7 +77,11 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     if name in _OPTION_LINES:  # `zip -TT CMD`: a command line
         return [f"{v} <file>" for _, v in option_values(argv[1:], set(_OPTION_LINES[name]))], []
     if name in ("tmux", "screen", "byobu", "parallel", "sem"):  # a command line in any word
-        return [], [f"{name} runs commands the check does not read"]
+        # Not understood; still, for the deny rules, each word read as a line and each run of
+        # words as a command (`parallel rm ::: src`, `tmux new -d 'rm -rf src'`).
+        words = [w for w in argv[1:21] if w != ":::"]
+        tries = [*words, *(shlex.join(words[i:]) for i in range(len(words)) if words[i][:1] != "-")]
+        return tries, [f"{name} runs commands the check does not read"]
     if name != "git":
         return [], []
     why = [f"git {k} {code} runs a program the line does not show"

@@ -3,7 +3,8 @@
 earlier in the line, a `for` variable, `$PWD`), `cmake -E` (its `env`, `chdir` and `time` run a
 command; `copy`, `rm`, `touch`… act as `cp`, `rm`, `touch`), `sponge`, `shred`, and git's
 `rm`, `checkout -- F`, `restore` and `clean`; the literal text of `eval` and `trap` (yolo runs
-a line not understood). Before, each wrote `config/new.yml` or ran `rm`
+a line not understood); a command line in any word of `parallel`, `tmux` or `screen`; the
+folder an archive the check cannot read (it is made in the same line) unpacks into. Before, each wrote `config/new.yml` or ran `rm`
 past the rule in yolo (most in ci too). Through the real `kiln run`, and on the permission
 engine for programs this host may lack."""
 
@@ -50,6 +51,7 @@ def run(root: Path, tmp_path: Path, kiln_home: Path, command: str, mode: str) ->
         'cp src/main.py "$PWD/config/new.yml"',
         "f=config/new.yml; echo planted > $f",
         "eval 'cp src/main.py config/new.yml'",
+        "cp src/main.py new.yml && tar cf new.tar new.yml && tar xf new.tar -C config",
         pytest.param("cmake -E copy src/main.py config/new.yml", marks=needs_cmake),
         pytest.param("cmake -E chdir config cmake -E touch new.yml", marks=needs_cmake),
     ],
@@ -92,6 +94,9 @@ def test_no_rm_runs_past_the_deny_rule(
         ("git restore --source=HEAD~1 config/app.yml", "Write(config/**)"),
         ("git clean -fdx", "Write(config/**)"),
         ('echo hi > "$OUT"', "Write(config/**)"),
+        ("parallel rm ::: src", "Bash(rm *)"),
+        ("tmux new -d 'rm -rf src'", "Bash(rm *)"),
+        ("screen -dm rm -rf src", "Bash(rm *)"),
     ],
 )
 def test_a_program_that_writes_its_operand_meets_the_deny_rule(
