@@ -37,7 +37,8 @@ class Made:
 
     @property
     def shown(self) -> str:
-        return f"{self.prefix}{'<any name>' if self.unlisted else '*'}{self.suffix}"
+        middle = "<any name>" if self.unlisted else "*" if self.letters != "" else ""
+        return f"{self.prefix}{middle}{self.suffix}"
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,11 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent import shell_words
-from agent.computed_writes import guessed, guessed_writes
+from agent.computed_writes import Values, Word, assigned, guessed_writes, loop_values, word_of
 from agent.find_paths import find_filled
 from agent.shell_command import ParsedCommand, SimpleCommand, program_name
 from agent.shell_descriptors import opened, resolve_descriptors
-from agent.shell_eval import (
-    compound_coproc,
-    computed_program,
-    evaluated_names,
-    evaluated_text,
-)
+from agent.shell_eval import compound_coproc, computed_program, evaluated_names, evaluated_text
 from agent.shell_programs import program_scripts
 from agent.shell_redirects import (
     HEREDOC_PARTS,
@@ -98,6 +93,7 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
         result.opaque.append("the shell grammar cannot parse it")
     walker = _Walker(result, _depth, readwrite, glued_descriptors(tree.root_node))
     walker.visit(tree.root_node, [])
+    result.guessed += [m for word in walker.guesses for m in walker.values.guesses(word)]
     result.opaque.extend(evaluated_text(tree.root_node))  # `$((v))` runs a $( ) v holds
     if None in result.cd and any(c.writes or c.arg_writes or c.copies or c.unpacks
                                  for c in result.commands):  # fmt: skip
@@ -122,7 +118,8 @@ class _Walker:
         self.glued = glued  # redirection start -> the `0` or `{fd}` before it (not a word)
         self.stdin: str | None = None  # the file an input redirection names, for the next command
         # Words the shell computes (``$X``, ``$'rm'``, ``"$(…)"``), as their text stands in argv.
-        self.computed: dict[str, str] = {}  # -> the literal text it ends with
+        self.computed: dict[str, Word] = {}  # -> its variable and literal end
+        self.values, self.guesses = Values(), list[Word]()  # computed paths written
         # And those that may still reach a program as an option: a pattern such as ``*`` (a
         # checkout's file named ``--checkpoint-action=exec=…``), for ``computed_program``.
         self.option_like: set[str] = set()
@@ -156,13 +153,13 @@ class _Walker:
             self._command(node.children, pending_writes)
             return
         if kind == "variable_assignment":  # `PATH=.:$PATH; ls`, `export GIT_PAGER=…`
-            self._assignment(node)
+            self._assignment(node, assigned(node))
         if kind == "function_definition":
             self.result.opaque.append("defines a shell function")
         if kind == "for_statement":  # `for PATH in .; do ls; done` sets PATH
             variable = node.child_by_field_name("variable")
-            if variable is not None:
-                self._sets(variable.text.decode("utf-8", "replace"))
+            if variable is not None:  # to the words after `in`
+                self._sets(variable.text.decode("utf-8", "replace"), loop_values(node))
         if kind == "regex":  # `[[ -n ${x#$(cmd)} ]]`: a pattern's text, as in a word
             self._substitutions(node)
         if kind in ("declaration_command", "unset_command", "test_command"):
@@ -226,7 +223,7 @@ class _Walker:
         ):
             if literal is None:  # `> $f`: any path that ends as the word does
                 self.result.opaque.append(f"writes to a computed path {target.text.decode()!r}")
-                self.result.guessed += guessed(shell_words.frame(target)[1])
+                self.guesses.append(word_of(target))
             writes.append(literal or target.text.decode())
 
     def _command(self, children: list[Any], writes: list[str]) -> None:
@@ -259,15 +256,16 @@ class _Walker:
         for word in found:
             argv.append(word.text)
             if word.computed:
-                self.computed[word.text] = word.tail
+                self.computed[word.text] = (word.lead, word.tail)
             if word.option_like:
                 self.option_like.add(word.text)
 
-    def _assignment(self, node: Any) -> None:
+    def _assignment(self, node: Any, values: list[str] | None = None) -> None:
         name = node.child_by_field_name("name")
-        self._sets(name.text.decode("utf-8", "replace") if name is not None else "")
+        self._sets(name.text.decode("utf-8", "replace") if name is not None else "", values)
 
-    def _sets(self, variable: str) -> None:
+    def _sets(self, variable: str, values: list[str] | None = None) -> None:
+        self.values.set(variable, values)
         if runs_code(variable):
             self.result.opaque.append(f"sets {variable}, which changes what a command runs")
 
@@ -308,7 +306,7 @@ class _Walker:
         named = [*arg_writes, *(p for copy in copies for p in (copy.dest, *copy.sources))]
         if guessed := guessed_writes(named, self.computed):  # `cp x $F`: which file?
             self.result.opaque.append(f"{name} writes to a path the shell computes")
-            self.result.guessed += guessed
+            self.guesses += guessed
         stdin, self.stdin = self.stdin, None
         unpacked = command_unpack(argv)
         if unpacked is not None and unpacked.source is None and stdin is not None:

@@ -35,6 +35,7 @@ class Word:
     computed: bool = False  # the value depends on something the line does not show
     pattern: bool = False  # bash matches it against file names (an unquoted * ? [)
     tail: str = ""  # for a computed word, the literal text it ends with (``frame``)
+    lead: str | None = None  # and the variable it starts with, if only literal text follows
 
     @property
     def option_like(self) -> bool:
@@ -48,17 +49,17 @@ def words(node: Any) -> list[Word]:
     text = node.text.decode("utf-8", "replace")
     chars = _chars(node)
     if chars is None:
-        return [Word(text, computed=True, tail=frame(node)[1])]
+        return [Word(text, computed=True, tail=frame(node)[1], lead=leading_variable(node))]
     expanded = _braces(chars)
     if expanded is None or len(expanded) > MAX_WORDS:
-        return [Word(text, computed=True, tail=frame(node)[1])]
+        return [Word(text, computed=True, tail=frame(node)[1], lead=leading_variable(node))]
     out = []
     for word in expanded:
         if not word and len(expanded) > 1:
             continue  # `{,a}`: an empty unquoted word goes
         tilded = _tilde(word)
         if tilded is None:
-            out.append(Word(text, computed=True, tail=frame(node)[1]))
+            out.append(Word(text, computed=True, tail=frame(node)[1], lead=leading_variable(node)))
             continue
         value = "".join(c for c, _ in tilded)
         out.append(Word(value, pattern=any(c and c in GLOB_CHARS and not q for c, q in tilded)))
@@ -72,6 +73,24 @@ def frame(node: Any) -> tuple[str, str]:
     head = "".join(_take_while(parts))
     tail = "".join(reversed(_take_while(list(reversed(parts)))))
     return head, tail
+
+
+def leading_variable(node: Any) -> str | None:
+    """``NAME`` when the word is ``$NAME`` or ``${NAME}`` and then literal text only."""
+    named = (
+        [c for c in node.children if c.is_named]
+        if node.type in ("concatenation", "string")
+        else [node]
+    )
+    first = named[0] if named else None
+    if (
+        first is None
+        or first.type not in ("simple_expansion", "expansion")
+        or None in _parts(node)[1:]
+    ):
+        return None
+    inner = [c for c in first.children if c.type not in ("$", "${", "}")]
+    return inner[0].text.decode() if len(inner) == 1 and inner[0].type == "variable_name" else None
 
 
 def _parts(node: Any) -> list[str | None]:

@@ -97,6 +97,9 @@ def test_no_rm_runs_past_the_deny_rule(
         ("parallel rm ::: src", "Bash(rm *)"),
         ("tmux new -d 'rm -rf src'", "Bash(rm *)"),
         ("screen -dm rm -rf src", "Bash(rm *)"),
+        ("D=src; cp x $D/a.yml; D=config", "Write(config/**)"),
+        ("read D < f; cp x $D/a.yml", "Write(config/**)"),
+        ('for f in src/*.py; do cp x "$f.bak"; done', "Write(src/a.py.bak)"),
     ],
 )
 def test_a_program_that_writes_its_operand_meets_the_deny_rule(
@@ -119,6 +122,9 @@ def test_a_program_that_writes_its_operand_meets_the_deny_rule(
         "cmake -E make_directory build",
         "cmake --build build",
         "echo x | sponge src/a.py",
+        'tmp=$(mktemp) && echo x > "$tmp"',
+        "out=build/log.txt; echo x > $out",
+        'for f in src/*.py; do sed s/a/b/ "$f" > "$f.bak"; done',
     ],
 )
 def test_what_writes_no_denied_file_runs(tmp_path: Path, command: str) -> None:
