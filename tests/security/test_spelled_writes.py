@@ -4,7 +4,8 @@ earlier in the line, a `for` variable, `$PWD`), `cmake -E` (its `env`, `chdir` a
 command; `copy`, `rm`, `touch`… act as `cp`, `rm`, `touch`), `sponge`, `shred`, and git's
 `rm`, `checkout -- F`, `restore` and `clean`; the literal text of `eval` and `trap` (yolo runs
 a line not understood); a command line in any word of `parallel`, `tmux` or `screen`; the
-folder an archive the check cannot read (it is made in the same line) unpacks into. Before, each wrote `config/new.yml` or ran `rm`
+folder an archive the check cannot read (it is made in the same line) unpacks into; a symbolic
+link the line makes, written through. Before, each wrote `config/new.yml` or ran `rm`
 past the rule in yolo (most in ci too). Through the real `kiln run`, and on the permission
 engine for programs this host may lack."""
 
@@ -52,6 +53,8 @@ def run(root: Path, tmp_path: Path, kiln_home: Path, command: str, mode: str) ->
         "f=config/new.yml; echo planted > $f",
         "eval 'cp src/main.py config/new.yml'",
         "cp src/main.py new.yml && tar cf new.tar new.yml && tar xf new.tar -C config",
+        "ln -s config c && cp src/main.py c/new.yml",
+        "ln -s config/new.yml n && echo planted > n",
         pytest.param("cmake -E copy src/main.py config/new.yml", marks=needs_cmake),
         pytest.param("cmake -E chdir config cmake -E touch new.yml", marks=needs_cmake),
     ],
