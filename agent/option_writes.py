@@ -80,6 +80,8 @@ def option_writes(name: str, args: list[str]) -> list[str]:
                              set())  # fmt: skip
         by_reference = mode or any(a.startswith("--reference") for a in args)
         return operands if by_reference else operands[1:]
+    if name in ("rm", "unlink", "rmdir"):  # what it removes, as `mv` takes its sources away
+        return _operands(args, set())
     if name in ("sponge", "shred"):  # `… | sponge F` writes F; `shred -u F` overwrites, removes
         return _operands(args, {"-n", "--iterations", "-s", "--size", "--random-source"})
     if name in ("link", "mkfifo", "mknod"):  # `link OLD NEW`, `mkfifo F`, `mknod F p`
@@ -112,6 +114,8 @@ def option_made(name: str, args: list[str]) -> list[Made]:
     recursive = any(re.fullmatch(r"-[a-zA-Z]*R[a-zA-Z]*", a) for a in args) or any(
         long_option(a.partition("=")[0], {"--recursive"}) == "--recursive" for a in args)  # fmt: skip
     if name in ("chmod", "chown", "chgrp") and recursive:  # `chmod -R 600 DIR`: any name there
+        return [Made(f"{f.rstrip('/')}/", unlisted=True) for f in option_writes(name, args)]
+    if name == "rm" and (recursive or any(re.fullmatch(r"-[a-zA-Z]*r[a-zA-Z]*", a) for a in args)):
         return [Made(f"{f.rstrip('/')}/", unlisted=True) for f in option_writes(name, args)]
     folder = archive_folder(name, args)  # `cpio -i`, `7z x -oDIR`: any name there
     if folder is not None:

@@ -305,7 +305,8 @@ class _Walker:
         arg_writes, copies = argument_writes(argv)
         named = [*arg_writes, *(p for copy in copies for p in (copy.dest, *copy.sources))]
         if guessed := guessed_writes(named, self.computed):  # `cp x $F`: which file?
-            self.result.opaque.append(f"{name} writes to a path the shell computes")
+            if name not in ("rm", "unlink", "rmdir"):  # removals: ``command_risk`` labels them
+                self.result.opaque.append(f"{name} writes to a path the shell computes")
             self.guesses += guessed
         stdin, self.stdin = self.stdin, None
         unpacked = command_unpack(argv)
