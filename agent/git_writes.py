@@ -1,6 +1,7 @@
 """Files git commands write that their words name only as a folder or a prefix: a new
 repository or work tree (``git clone SRC DIR``, ``git init DIR``, ``git worktree add DIR``,
-``git submodule add URL DIR``), ``git bundle create FILE``, the patches ``git format-patch -o
+``git submodule add URL DIR``), ``git bundle create FILE``, the config file ``git config KEY VALUE`` (``--unset``, ``set``…)
+changes (``.git/config``, ``--global``'s ``~/.gitconfig``, ``--file F``), the patches ``git format-patch -o
 DIR`` writes, every tracked file ``git checkout-index --prefix=DIR/`` writes, and whatever a git
 command writes in the work tree ``git --work-tree=DIR`` names. The files inside are the
 repository's, which the check does not list: each folder is met as a pattern of any name
@@ -41,6 +42,10 @@ def git_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Made]]:
     ahead = argv[1 : len(argv) - len(form) + 1]  # git's global options
     made = [Made(f"{tree.rstrip('/')}/", unlisted=True) for tree in _work_trees(ahead)]
     sub, args = (form[1], list(form[2:])) if len(form) > 1 else ("", [])
+    if sub == "config":
+        return config_writes(args), made
+    if sub in _PATHSPEC_WRITES:  # `git rm F`, `git checkout -- F`, `git restore F`, `git clean`
+        return _pathspec_writes(sub, args, made)
     if sub not in _VALUES:
         return [], made
     operands, values = _parse(args, _VALUES[sub])
@@ -65,6 +70,65 @@ def git_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Made]]:
             return [], [*made, Made(prefix, unlisted=True)]
         return [prefix + o for o in operands], made
     return operands[:1], made + [Made(f"{o.rstrip('/')}/", unlisted=True) for o in operands[:1]]
+
+
+# `git config`'s options that take a value, those that only read, and those that write.
+_CONFIG_VALUES = {"-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--url"}
+_CONFIG_READS = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list",
+                 "--get-color", "--get-colorbool"}  # fmt: skip
+_CONFIG_WRITES = {"--add", "--replace-all", "--unset", "--unset-all", "--rename-section",
+                  "--remove-section", "-e", "--edit"}  # fmt: skip
+_CONFIG_FILES = {"--global": ["~/.gitconfig", "~/.config/git/config"],
+                 "--system": ["/etc/gitconfig"], "--worktree": [".git/config.worktree"]}  # fmt: skip
+
+
+def config_writes(args: list[str]) -> list[str]:
+    """The file ``git config ARGS`` changes: none for a read (``--get``, ``-l``, one key, the
+    ``get``/``list`` subcommands), else ``--file F``, the user's or the system's config
+    (``--global``, ``--system``), or the repository's ``.git/config``."""
+    known = [*_CONFIG_VALUES, *_CONFIG_READS, *_CONFIG_WRITES, *_CONFIG_FILES, "--local"]
+    words = [long_option(w.partition("=")[0], known) + w[len(w.partition("=")[0]) :]
+             if w.startswith("--") else w for w in args]  # fmt: skip
+    operands, values = _parse(words, _CONFIG_VALUES)
+    flags = {w.partition("=")[0] for w in words if w.startswith("-")}
+    if operands[:1] in (["get"], ["list"]) or flags & _CONFIG_READS or "--blob" in values:
+        return []
+    sub = operands[:1] in (["set"], ["unset"], ["rename-section"], ["remove-section"], ["edit"])
+    if not sub and not flags & _CONFIG_WRITES and len(operands) < 2:
+        return []  # `git config user.name`: a read
+    file = values.get("-f", values.get("--file"))
+    if file is not None:
+        return [file]
+    scope = next((f for f in _CONFIG_FILES if f in flags), None)
+    return _CONFIG_FILES[scope] if scope else [".git/config"]
+
+
+# Subcommands that change or remove the work tree's files their pathspecs name, with their
+# options that take a value.
+_PATHSPEC_WRITES = {
+    "rm": {"--pathspec-from-file"},
+    "checkout": {"-b", "-B", "--orphan", "--conflict", "--pathspec-from-file"},
+    "restore": {"-s", "--source", "--conflict", "--pathspec-from-file"},
+    "clean": {"-e", "--exclude"},
+}
+
+
+def _pathspec_writes(sub: str, args: list[str], made: list[Made]) -> tuple[list[str], list[Made]]:
+    """The files ``git rm``, ``checkout``, ``restore`` and ``clean`` change or remove: each
+    pathspec (a folder's files with it, which the deny rules' folder reading covers); a pathspec
+    from a file, or none for ``clean``, is any name. ``git checkout BRANCH`` switching branches
+    is not read (its operand is met as a path too)."""
+    operands, values = _parse(args, _PATHSPEC_WRITES[sub])
+    flags = set(args[: args.index("--")] if "--" in args else args)
+    if (sub == "rm" and "--cached" in flags) or (sub == "clean" and flags & {"-n", "--dry-run"}):
+        return [], made
+    if sub == "restore" and flags & {"-S", "--staged"} and not flags & {"-W", "--worktree"}:
+        return [], made
+    if sub == "checkout" and "--" in args:
+        operands = args[args.index("--") + 1 :]
+    if "--pathspec-from-file" in values or (sub == "clean" and not operands):
+        return operands, [*made, Made("", unlisted=True)]
+    return operands, made
 
 
 def _work_trees(ahead: tuple[str, ...]) -> list[str]:

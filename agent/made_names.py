@@ -31,10 +31,14 @@ class Made:
     # (``xargs -I{} cp x config/{}``), a repository's files (``git clone . DIR``). Met by the
     # deny rules only, as the memory line would otherwise refuse every ``xargs cp -t DIR`` in ci.
     unlisted: bool = False
+    # Names found by a walk under ``prefix`` (``find src -exec … {}``): a link there leads
+    # anywhere, so a folder holding one stands for any name (``made_rule``).
+    walked: bool = False
 
     @property
     def shown(self) -> str:
-        return f"{self.prefix}{'<any name>' if self.unlisted else '*'}{self.suffix}"
+        middle = "<any name>" if self.unlisted else "*" if self.letters != "" else ""
+        return f"{self.prefix}{middle}{self.suffix}"
 
 
 @dataclass(frozen=True)
@@ -66,10 +70,11 @@ def made_rule(rules: Iterable[Rule], target: WriteTarget, root: Path) -> Rule | 
     if not isinstance(target, MadeTarget):
         return None
     m = target.made
+    linked = m.walked and _has_link(os.path.dirname(m.prefix) or ".", root)
     for rule in rules:
         if rule.kind != "write":
             continue
-        if rule.pattern is None:
+        if rule.pattern is None or linked:
             return rule
         for spelling in path_spellings(os.path.dirname(m.prefix) or ".", root, shell=True):
             tail = PurePosixPath(m.prefix + "x").name[:-1]
@@ -83,6 +88,25 @@ def made_rule(rules: Iterable[Rule], target: WriteTarget, root: Path) -> Rule | 
                     ):
                         return rule
     return None
+
+
+MAX_WALKED = 10_000  # entries looked at for a link under a folder `find` walks
+
+
+def _has_link(folder: str, root: Path) -> bool:
+    """Whether ``folder`` (under ``root``) holds a symbolic link in its first ``MAX_WALKED``
+    entries, or has more (then it may)."""
+    raw = os.path.expanduser(folder) if folder.startswith("~") else folder
+    top = Path(raw) if os.path.isabs(raw) else Path(root) / raw
+    if top.is_symlink():
+        return True
+    seen = 0
+    for where, dirs, files in os.walk(top):  # links to folders are listed, not followed
+        for name in (*dirs, *files):
+            seen += 1
+            if seen > MAX_WALKED or os.path.islink(os.path.join(where, name)):
+                return True
+    return False
 
 
 def _forms(pattern: str, folder: str, root: Path) -> list[tuple[str, str]]:

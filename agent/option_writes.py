@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 
 from agent.archive_writes import SEVEN_ZIP, archive_folder, archive_written
 from agent.made_names import Made
+from agent.rename_writes import RENAMERS, renamed
 from agent.shell_programs import awk_writes
 from agent.shell_wrappers import long_option, unwrap
 
@@ -69,8 +70,8 @@ def option_writes(name: str, args: list[str]) -> list[str]:
         letter, long, valued = _DOWNLOADERS[name]
         found = _values(args, {long}) + _in_bundle(args, letter, valued)
         return [v for v in found if v != "-"] + _remote_names(name, args)
-    if name in RENAMERS:  # the files it renames (their new names: ``renamed_folders``)
-        return _operands(args, {"-e", "-E"})[1:]
+    if name in RENAMERS:  # the files it renames and their new names (``agent.rename_writes``)
+        return renamed(name, args)[0]
     if name in ("awk", "gawk", "mawk", "nawk"):  # `print > "FILE"`
         return awk_writes(args)
     if name in ("chmod", "chown", "chgrp"):  # the mode or owner first, unless `--reference=`
@@ -79,6 +80,10 @@ def option_writes(name: str, args: list[str]) -> list[str]:
                              set())  # fmt: skip
         by_reference = mode or any(a.startswith("--reference") for a in args)
         return operands if by_reference else operands[1:]
+    if name in ("rm", "unlink", "rmdir"):  # what it removes, as `mv` takes its sources away
+        return _operands(args, set())
+    if name in ("sponge", "shred"):  # `… | sponge F` writes F; `shred -u F` overwrites, removes
+        return _operands(args, {"-n", "--iterations", "-s", "--size", "--random-source"})
     if name in ("link", "mkfifo", "mknod"):  # `link OLD NEW`, `mkfifo F`, `mknod F p`
         operands = _operands(args, {"-m", "--mode", "-Z", "--context"})
         return operands[1:2] if name == "link" else operands[:1]
@@ -110,11 +115,16 @@ def option_made(name: str, args: list[str]) -> list[Made]:
         long_option(a.partition("=")[0], {"--recursive"}) == "--recursive" for a in args)  # fmt: skip
     if name in ("chmod", "chown", "chgrp") and recursive:  # `chmod -R 600 DIR`: any name there
         return [Made(f"{f.rstrip('/')}/", unlisted=True) for f in option_writes(name, args)]
+    if name == "rm" and (recursive or any(re.fullmatch(r"-[a-zA-Z]*r[a-zA-Z]*", a) for a in args)):
+        return [Made(f"{f.rstrip('/')}/", unlisted=True) for f in option_writes(name, args)]
     folder = archive_folder(name, args)  # `cpio -i`, `7z x -oDIR`: any name there
     if folder is not None:
         return [Made(f"{folder.rstrip('/')}/" if folder not in (".", "./") else "", unlisted=True)]
     if name in _DOWNLOADERS and _download(name, args)[2]:  # `wget -r`, `curl -OJ`
         return [Made(f"{_download(name, args)[0].rstrip('/')}/", unlisted=True)]
+    if name in _DOWNLOADERS and (name == "wget" or "--no-clobber" in args):
+        # `wget URL` when the file is there already saves NAME.1, NAME.2…
+        return [Made(f"{p}.", "", string.digits) for p in _remote_names(name, args)]
     if name != "mktemp" or any(re.fullmatch(r"-[a-zA-Z]*u[a-zA-Z]*", a) or a.startswith("--dr")
                                for a in args):  # fmt: skip
         return []  # `-u`, `--dry-run`: a name only
@@ -228,16 +238,6 @@ def _ssh_keygen(args: list[str]) -> list[str]:
     if letters & _KEYGEN_READS:
         return []
     return [f for key in _in_bundle(args, "f", _KEYGEN_VALUED) for f in (key, f"{key}.pub")]
-
-
-RENAMERS = {"rename", "prename", "file-rename", "perl-rename", "rename.ul"}
-
-
-def renamed_folders(args: list[str]) -> list[str]:
-    """The folders where ``rename EXPR FILES`` (perl's) or ``rename FROM TO FILES``
-    (util-linux's) gives its files new names, which an expression computes: any name there."""
-    operands = _operands(args, {"-e", "-E"})
-    return list(dict.fromkeys(str(PurePosixPath(o).parent) for o in operands[1:]))
 
 
 _SCRIPT_VALUES = {"-c", "--command", "-E", "--echo", "-m", "--logging-format",

@@ -243,7 +243,7 @@ class Permissions:
         # memory/settings/outside line like a redirection; an ordinary workspace file among them
         # needs no write rule: the rule for the command (``Bash(cp *)``) names that write.
         by_args = classify_writes(parsed.argument_writes(self.root), self.root)
-        by_args += made_targets(parsed.made_names(), self.root)  # `split`'s PREFIXab…
+        by_args += made_targets(parsed.made_names(self.root), self.root)  # `split`'s PREFIXab…
         for target in [*targets, *by_args]:
             rule = self._deny_rule("write", target.given, shell=True)
             if (rule := rule or made_rule(self._deny, target, self.root)) is not None:

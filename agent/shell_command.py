@@ -56,6 +56,8 @@ class ParsedCommand:
     sockets: list[str] = field(default_factory=list)
     # Each descriptor a redirection opens: (number, path; ``&N`` a copy of N; None computed).
     descriptors: list[tuple[str, str | None]] = field(default_factory=list)
+    # The paths written that the shell computes, as patterns (``agent.computed_writes``).
+    guessed: list[Made] = field(default_factory=list)
 
     @property
     def understood(self) -> bool:
@@ -75,38 +77,79 @@ class ParsedCommand:
         as each file it names now."""
         out = []
         for c in self.commands:
+            through = c.name != "ln"  # the link `ln` makes is no write where it leads
             moved = [
                 replace(copy, dest=p, sources=_sources(self._moved(list(copy.sources)), root))
                 for copy in c.copies
-                for p in self._moved([copy.dest])
+                for p in self._moved([copy.dest], through)
             ]
-            out += landing_paths(self._moved(list(c.arg_writes)), moved, root)
+            out += landing_paths(self._moved(list(c.arg_writes), through), moved, root)
         unpacked = [p for c in self.commands for u in c.unpacks for p in u.landing(root)[0]]
         return _globbed(out, root) + unpacked
 
-    def made_names(self) -> list[Made]:
+    def made_names(self, root: Path | None = None) -> list[Made]:
         """The names ``split`` and ``csplit`` make after a prefix (``agent.made_names``) and
         the paths xargs's input or ``find -exec``'s ``{}`` fill in, also under each folder the
-        line changes into."""
-        made = [m for c in self.commands for m in made_by(c.argv)]
+        line changes into; with ``root``, any name in the folder an archive or patch the check
+        could not read unpacks into (yolo runs such a line: `unzip new.zip -d config`)."""
+        made = [m for c in self.commands for m in made_by(c.argv)] + self.guessed
+        if root is not None and self.unread(root):
+            into = [u.into.rstrip("/") for c in self.commands for u in c.unpacks]
+            made += [Made(f"{d}/" if d not in ("", ".") else "", unlisted=True) for d in into]
         named = [p for c in self.commands for p in (*c.writes, *c.arg_writes)]
-        for copy in (copy for c in self.commands for copy in c.copies):
-            named += [copy.dest, *(f"{copy.dest.rstrip('/')}/{s}" for s in copy.sources)]
-        for p in named:  # xargs's input, or a file `find -exec … {}` found: any name
+        copies = [copy for c in self.commands for copy in c.copies]
+        named += [copy.dest for copy in copies]
+        landed = [f"{copy.dest.rstrip('/')}/{PurePosixPath(s).name}"  # under its own name
+                  for copy in copies for s in copy.sources]  # fmt: skip
+        for p in [*named, *landed]:  # xargs's input, or a file `find -exec … {}` found
             mark = XARGS_INPUT if XARGS_INPUT in p else "{}" if "{}" in p else None
-            if mark is not None:
-                made.append(Made(p.split(mark)[0], p.split(mark)[-1], unlisted=True))
+            if mark is None:
+                continue
+            head, tail = p.split(mark)[0], p.split(mark)[-1]
+            if mark == XARGS_INPUT and "/" in head and p in named:
+                # `xargs -I{} cp x config/{}` given `../secrets/x`: any path at all
+                made += [Made("", tail, unlisted=True)] + (
+                    [Made("/", tail, unlisted=True)] if head.startswith("/") else []
+                )
+                continue
+            # find's `{}` lies under its starting point: a link there may lead anywhere
+            made.append(Made(head, tail, unlisted=True, walked=mark == "{}"))
         return [replace(m, prefix=p) for m in made for p in self._moved([m.prefix])]
 
-    def _moved(self, paths: list[str]) -> list[str]:
+    def _moved(self, paths: list[str], through: bool = True) -> list[str]:
         """Each relative path as written and under every folder the line changes into: after
         ``cd config``, ``> app.yml`` writes ``config/app.yml`` (where in the line is not told
         apart, so both are checked)."""
         relative = [p for p in paths if not p.startswith(("/", "~"))]
-        return [
+        moved = [
             *paths,
             *(os.path.join(d, p) for d in dict.fromkeys(self.cd) if d for p in relative),
         ]
+        for name, target in self._links() if through else []:  # `ln -s config c && cp x c/y`
+            moved += [os.path.normpath(target + p[len(name) :]) for p in list(moved)
+                      if p == name or p.startswith(name.rstrip("/") + "/")]  # fmt: skip
+        return moved
+
+    def _links(self) -> list[tuple[str, str]]:
+        """(link, where it leads) for each symbolic link the line makes (``ln -s TARGET
+        LINK``): a write through it lands there, though neither exists when it is checked."""
+        out = []
+        for c in self.commands:
+            flags = "".join(a[1:] for a in c.argv[1:] if a[:1] == "-" and a[:2] != "--")
+            if c.name != "ln" or not ("s" in flags or "--symbolic" in c.argv):
+                continue
+            for copy in c.copies:
+                for source in copy.sources:
+                    link = copy.dest.rstrip("/")
+                    link += f"/{PurePosixPath(source).name}" if copy.folder else ""
+                    base = os.path.dirname(link)
+                    out.append(
+                        (link, source if source.startswith("/") else os.path.join(base, source))
+                    )
+            operands = [a for a in c.argv[1:] if a[:1] != "-"]
+            if not c.copies and len(operands) == 1:  # `ln -s ../config`: a link `config` here
+                out.append((PurePosixPath(operands[0].rstrip("/")).name, operands[0]))
+        return out
 
     def unread(self, root: Path) -> list[str]:
         """Why an archive or patch the line unpacks cannot vouch for what it writes: it cannot

@@ -25,11 +25,12 @@ _STANDARD = {"stdin": "0", "stdout": "1", "stderr": "2"}
 
 
 def opened(
-    node: Any, op: str, literal: str | None, target_type: str
+    node: Any, op: str, literal: str | None, target_type: str, glued: str | None = None
 ) -> list[tuple[str, str | None]]:
     """(descriptor, what it is opened on) for one file redirection: ``3< F`` is ("3", "F"),
-    ``3<&4`` ("3", "&4"), ``&> F`` both 1 and 2; a close (``3<&-``) opens nothing."""
-    number = next((c.text.decode() for c in node.children if c.type == "file_descriptor"), None)
+    ``3<&4`` ("3", "&4"), ``&> F`` both 1 and 2; a close (``3<&-``) opens nothing. ``glued``:
+    the number the grammar read as a word before it (``0<F``)."""
+    number = next((c.text.decode() for c in node.children if c.type == "file_descriptor"), glued)
     if op in ("&>", "&>>") or (op == ">&" and target_type != "number" and number is None):
         fds = ["1", "2"]
     else:

@@ -24,24 +24,32 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent import shell_words
+from agent.computed_writes import Values, Word, assigned, guessed_writes, loop_values, word_of
+from agent.find_paths import find_filled
 from agent.shell_command import ParsedCommand, SimpleCommand, program_name
 from agent.shell_descriptors import opened, resolve_descriptors
-from agent.shell_eval import (
-    compound_coproc,
-    computed_program,
-    evaluated_names,
-    evaluated_text,
-)
+from agent.shell_eval import compound_coproc, computed_program, evaluated_names, evaluated_text
 from agent.shell_programs import program_scripts
+from agent.shell_redirects import (
+    HEREDOC_PARTS,
+    REDIRECTS,
+    glued_descriptors,
+    heredoc_reasons,
+    is_glued,
+    readwrite_source,
+    trailing_words,
+)
 from agent.shell_wrappers import (
-    SETS_VARIABLES,
     SHELLS,
     WRAPPERS,
+    cd_folder,
+    env_reasons,
     find_commands,
     find_writes,
     folder_options,
     glob_name,
     runs_code,
+    set_variables,
     shell_script,
     unwrap,
     wrapper_script,
@@ -77,9 +85,15 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
         result.opaque.append("nested too deeply")
         return result
     tree = _parser().parse(source.encode("utf-8"))
+    readwrite: set[int] = set()
+    if tree.root_node.has_error:  # `exec 3<>F`: the grammar has no `<>`
+        data, readwrite = readwrite_source(source.encode("utf-8"), tree.root_node)
+        tree = _parser().parse(data) if readwrite else tree
     if tree.root_node.has_error:
         result.opaque.append("the shell grammar cannot parse it")
-    _Walker(result, _depth).visit(tree.root_node, [])
+    walker = _Walker(result, _depth, readwrite, glued_descriptors(tree.root_node))
+    walker.visit(tree.root_node, [])
+    result.guessed += [m for word in walker.guesses for m in walker.values.guesses(word)]
     result.opaque.extend(evaluated_text(tree.root_node))  # `$((v))` runs a $( ) v holds
     if None in result.cd and any(c.writes or c.arg_writes or c.copies or c.unpacks
                                  for c in result.commands):  # fmt: skip
@@ -90,16 +104,22 @@ def parse_command(source: str, _depth: int = 0) -> ParsedCommand:
         result.opaque += [why for why in joined.opaque if why not in result.opaque]
         result.cd += joined.cd
         result.descriptors += joined.descriptors
+        result.guessed += joined.guessed
     return resolve_descriptors(result) if _depth == 0 else result
 
 
 class _Walker:
-    def __init__(self, result: ParsedCommand, depth: int) -> None:
+    def __init__(
+        self, result: ParsedCommand, depth: int, readwrite: set[int], glued: dict[int, str]
+    ) -> None:
         self.result = result
         self.depth = depth
+        self.readwrite = readwrite  # where a `<>` operator starts (spelled `> ` for the grammar)
+        self.glued = glued  # redirection start -> the `0` or `{fd}` before it (not a word)
         self.stdin: str | None = None  # the file an input redirection names, for the next command
         # Words the shell computes (``$X``, ``$'rm'``, ``"$(…)"``), as their text stands in argv.
-        self.computed: set[str] = set()
+        self.computed: dict[str, Word] = {}  # -> its variable and literal end
+        self.values, self.guesses = Values(), list[Word]()  # computed paths written
         # And those that may still reach a program as an option: a pattern such as ``*`` (a
         # checkout's file named ``--checkpoint-action=exec=…``), for ``computed_program``.
         self.option_like: set[str] = set()
@@ -109,29 +129,37 @@ class _Walker:
         if kind == "redirected_statement":
             writes: list[str] = []
             body = None
+            extra: list[Any] = []  # `cp a 2>/dev/null config/x`: words the grammar put there
             for child in node.children:
-                if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                if child.type in REDIRECTS:
                     self._redirect(child, writes)
+                    extra += trailing_words(child)
                 elif body is None:
                     body = child
-            if body is not None:
+            if body is not None and body.type == "command":
+                self._command([*body.children, *extra], writes)
+            elif body is not None:
+                if extra:
+                    self.result.opaque.append("words follow the redirection of a compound command")
                 self.visit(body, writes)
+            elif extra:
+                self._command(extra, writes)
             else:
                 self._add(SimpleCommand((), tuple(writes)))
             for child in node.children:
                 self._heredoc_rest(child)
             return
         if kind == "command":
-            self._command(node, pending_writes)
+            self._command(node.children, pending_writes)
             return
         if kind == "variable_assignment":  # `PATH=.:$PATH; ls`, `export GIT_PAGER=…`
-            self._assignment(node)
+            self._assignment(node, assigned(node))
         if kind == "function_definition":
             self.result.opaque.append("defines a shell function")
         if kind == "for_statement":  # `for PATH in .; do ls; done` sets PATH
             variable = node.child_by_field_name("variable")
-            if variable is not None:
-                self._sets(variable.text.decode("utf-8", "replace"))
+            if variable is not None:  # to the words after `in`
+                self._sets(variable.text.decode("utf-8", "replace"), loop_values(node))
         if kind == "regex":  # `[[ -n ${x#$(cmd)} ]]`: a pattern's text, as in a word
             self._substitutions(node)
         if kind in ("declaration_command", "unset_command", "test_command"):
@@ -147,37 +175,43 @@ class _Walker:
         """`cat <<EOF | sh`, `cat <<EOF && rm x`: the grammar puts the rest of the line inside
         the here-document redirection; those commands run too."""
         if node.type == "heredoc_redirect":
+            words = trailing_words(node)  # `cat <<EOF b`: words of the command
             for part in node.children:
-                if part.is_named and part.type not in _HEREDOC_PARTS:
+                if part.is_named and part.type not in HEREDOC_PARTS and part not in words:
                     self.visit(part, [])
 
     def _redirect(self, node: Any, writes: list[str]) -> None:
-        ops = [c.type for c in node.children if not c.is_named]
+        tokens = [c for c in node.children if not c.is_named]
         target = next(
             (c for c in node.children if c.is_named and c.type != "file_descriptor"), None
         )
+        words = trailing_words(node)  # the command's words: ``_command`` reads them
         for child in node.children:
             if child.type == "file_redirect":
                 self._redirect(child, writes)  # `cat <<EOF > f`: nested in the here-document
-            elif child.type == "heredoc_body" and "`" in child.text.decode("utf-8", "replace"):
-                if not any(q in _start_text(node) for q in "'\"\\"):  # an unquoted delimiter
-                    self.result.opaque.append("a here-document runs a command in backticks")
+            elif child.type == "heredoc_body":  # backticks: never walked (quoted: not run)
+                self.result.opaque.extend(heredoc_reasons(node, child))
+                if b"`" not in child.text:
+                    self._substitutions(child)
             elif (
-                child.type == "heredoc_body"
-                and not child.named_children
-                and re.search(r"\$[({\[]", child.text.decode("utf-8", "replace"))
-            ):  # `<<-EOF` with tab-indented lines: the grammar reads no `$( )` in it, bash does
-                if not any(q in _start_text(node) for q in "'\"\\"):
-                    self.result.opaque.append("a here-document's expansions are not read")
-            elif child.is_named and (
-                node.type != "heredoc_redirect" or child.type in _HEREDOC_PARTS
+                child.is_named
+                and child not in words
+                and (node.type != "heredoc_redirect" or child.type in HEREDOC_PARTS)
             ):  # the commands after a here-document's start: ``_heredoc_rest``
                 self._substitutions(child)
         if node.type != "file_redirect" or target is None:
             return
-        op = ops[0] if ops else ""
+        op = tokens[0].type if tokens else ""
+        if tokens and tokens[0].start_byte in self.readwrite:
+            op = "<>"  # read-write: a write like `>`
+        glued = self.glued.get(node.start_byte)  # `0<x`, `{fd}>x`
+        if glued is not None and glued.startswith("{"):
+            self._sets(glued[1:-1])  # `{BASH_ENV}>x` sets BASH_ENV to the descriptor's number
+        if target.type == "process_substitution":  # `> >(tee log)`: a pipe, its commands read
+            return
         literal = shell_words.literal(target)  # several words: bash's "ambiguous redirect"
-        self.result.descriptors += opened(node, op, literal, target.type)  # for `> /dev/fd/3`
+        fd = glued if glued is not None and not glued.startswith("{") else None
+        self.result.descriptors += opened(node, op, literal, target.type, fd)  # `> /dev/fd/3`
         if op == "<" and literal is not None:
             self.stdin = literal  # `patch -p1 < fix.patch`: what the next command reads
         if op in ("<", "<>") and (
@@ -187,18 +221,21 @@ class _Walker:
         if op in (">", ">>", "&>", "&>>", ">|", "<>") or (
             op == ">&" and target.type != "number" and literal != "-"
         ):
-            if literal is None:
+            if literal is None:  # `> $f`: any path that ends as the word does
                 self.result.opaque.append(f"writes to a computed path {target.text.decode()!r}")
+                self.guesses.append(word_of(target))
             writes.append(literal or target.text.decode())
 
-    def _command(self, node: Any, writes: list[str]) -> None:
+    def _command(self, children: list[Any], writes: list[str]) -> None:
         argv: list[str] = []
-        for child in node.children:
+        for child in children:
+            if is_glued(child, self.glued):  # `cat 0<x`: the descriptor, not a word
+                continue
             if child.type == "variable_assignment":
                 self._assignment(child)
                 self._substitutions(child)
                 continue
-            if child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+            if child.type in REDIRECTS:
                 self._redirect(child, writes)
                 self._heredoc_rest(child)
                 continue
@@ -219,15 +256,16 @@ class _Walker:
         for word in found:
             argv.append(word.text)
             if word.computed:
-                self.computed.add(word.text)
+                self.computed[word.text] = (word.lead, word.tail)
             if word.option_like:
                 self.option_like.add(word.text)
 
-    def _assignment(self, node: Any) -> None:
+    def _assignment(self, node: Any, values: list[str] | None = None) -> None:
         name = node.child_by_field_name("name")
-        self._sets(name.text.decode("utf-8", "replace") if name is not None else "")
+        self._sets(name.text.decode("utf-8", "replace") if name is not None else "", values)
 
-    def _sets(self, variable: str) -> None:
+    def _sets(self, variable: str, values: list[str] | None = None) -> None:
+        self.values.set(variable, values)
         if runs_code(variable):
             self.result.opaque.append(f"sets {variable}, which changes what a command runs")
 
@@ -247,7 +285,7 @@ class _Walker:
             name = program_name(argv[0])
         for why in (
             compound_coproc(name, argv),  # `coproc NAME { rm -rf src; }`
-            computed_program(name, argv, self.computed | self.option_like),  # `env $X -rf src`
+            computed_program(name, argv, {*self.computed, *self.option_like}),  # `env $X …`
             evaluated_names(name, argv),  # `printf -v 'a[$(rm …)]' x`
         ):
             if why is not None:
@@ -256,32 +294,30 @@ class _Walker:
             self.result.opaque.append(f"command name {argv[0]!r} is expanded by the shell")
         if name in ("cd", "pushd"):  # later writes of the line land there
             operands = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
-            self.result.cd.append(_folder(operands[0] if operands else None))
+            self.result.cd.append(cd_folder(operands[0] if operands else None))
         for value in folder_options(name, argv):  # env -C DIR cmd, git -C DIR …
-            self.result.cd.append(_folder(value))
-        if name in SETS_VARIABLES:  # `read PATH < f`, `mapfile -t LD_PRELOAD`
-            for word in argv[1:]:
-                self._sets(word)
-        if name == "printf":  # `printf -v PATH %s .`
-            for flag, word in zip(argv[1:], argv[2:], strict=False):
-                if flag == "-v":
-                    self._sets(word)
-        extra_writes = tuple(_tee_targets(argv)) if name == "tee" else ()
+            self.result.cd.append(cd_folder(value))
+        for word in set_variables(name, argv):  # `read PATH < f`, `printf -v PATH %s .`
+            self._sets(word)
+        extra_writes = tuple(a for a in argv[1:] if a[:1] != "-") if name == "tee" else ()
         if name == "find":
             extra_writes = tuple(find_writes(argv[1:]))
         arg_writes, copies = argument_writes(argv)
         named = [*arg_writes, *(p for copy in copies for p in (copy.dest, *copy.sources))]
-        if any(w and word.endswith(w) for w in named for word in self.computed):
-            # `cp x $F`, `dd of="$HOME/.bashrc"`: the check cannot tell which file
-            self.result.opaque.append(f"{name} writes to a path the shell computes")
+        if guessed := guessed_writes(named, self.computed):  # `cp x $F`: which file?
+            if name not in ("rm", "unlink", "rmdir"):  # removals: ``command_risk`` labels them
+                self.result.opaque.append(f"{name} writes to a path the shell computes")
+            self.guesses += guessed
         stdin, self.stdin = self.stdin, None
         unpacked = command_unpack(argv)
         if unpacked is not None and unpacked.source is None and stdin is not None:
             unpacked = replace(unpacked, source=stdin)
         self._add(SimpleCommand(argv, writes + extra_writes, tuple(arg_writes), tuple(copies),
                                 (unpacked,) if unpacked is not None else ()))  # fmt: skip
-        if name in _EVALUATORS:
+        if name in _EVALUATORS:  # still read what a literal `eval`/`trap` text runs, for deny rules
             self.result.opaque.append(f"{name} runs text the parser cannot see")
+            if name in ("eval", "trap") and not any(w in self.computed for w in argv[1:]):
+                self._script(" ".join(argv[1:]) if name == "eval" else argv[1] if argv[2:] else "")
             return
         scripts, unreadable = program_scripts(argv)  # `tar --checkpoint-action=exec=…`
         self.result.opaque.extend(unreadable)
@@ -293,7 +329,8 @@ class _Walker:
         if name == "find":  # -exec rm -rf {} ;  is rm
             for inner_argv in find_commands(argv[1:]):
                 self._placeholder(inner_argv, "{}", "find")
-                self._add_with_wrappers(tuple(inner_argv), ())
+                for filled in find_filled(list(argv[1:]), inner_argv, self.computed):
+                    self._add_with_wrappers(tuple(filled), ())  # `{}`: under find's start
             return
         if name in WRAPPERS:
             script = wrapper_script(name, argv[1:])
@@ -301,19 +338,10 @@ class _Walker:
                 self._script(script)
                 return
             inner = unwrap(name, argv[1:])
-            if name == "env" and any(a in ("-S", "--split-string") or a.startswith("-S")
-                                     or a.startswith("--split-string=")
-                                     or (a.startswith("-") and not a.startswith("--") and "S" in a)
-                                     for a in argv[1:]):  # fmt: skip
-                self.result.opaque.append("env -S splits a string into a command")
-                return  # before `inner`: `env -S "rm -rf src"` leaves no word after the string
+            if name == "env":  # `env -S "rm -rf src"`, `env PATH=. ls`
+                self.result.opaque.extend(env_reasons(argv[1:], inner))
             if inner is None:
                 return
-            if name == "env":  # env PATH=. ls, env LD_PRELOAD=./x.so ls
-                for arg in argv[1 : len(argv) - len(inner)]:
-                    if "=" in arg and not arg.startswith("-") and runs_code(arg.split("=")[0]):
-                        self.result.opaque.append(f"sets {arg.split('=')[0]}, which changes "
-                                                  "what a command runs")  # fmt: skip
             if name == "xargs":  # the arguments come from stdin: never a closed command
                 self._placeholder(inner, xargs_placeholder(argv[1:]), "xargs")
                 inner = xargs_words(inner, xargs_placeholder(argv[1:]))
@@ -348,6 +376,7 @@ class _Walker:
         self.result.commands.extend(inner.commands)
         self.result.opaque.extend(inner.opaque)
         self.result.descriptors.extend(inner.descriptors)
+        self.result.guessed.extend(inner.guessed)
 
     def _substitutions(self, node: Any) -> None:
         """Commands inside $( ), backticks and <( ) anywhere in a word."""
@@ -364,31 +393,4 @@ class _Walker:
             self._substitutions(child)
 
 
-# What a here-document redirection holds besides the commands that follow it on its line.
-_HEREDOC_PARTS = {
-    "heredoc_start",
-    "heredoc_body",
-    "heredoc_end",
-    "file_redirect",
-    "file_descriptor",
-}
-
-
-def _start_text(node: Any) -> str:
-    start = next((c for c in node.children if c.type == "heredoc_start"), None)
-    return start.text.decode("utf-8", "replace") if start is not None else ""
-
-
 _PASS_WRITES = {"program", "list", "pipeline", "subshell", "compound_statement"}
-
-
-def _folder(word: str | None) -> str | None:
-    """The folder ``cd WORD`` changes to, None when the line does not say (``cd``, ``cd -``,
-    ``cd $X``, a glob)."""
-    if word is None or word == "-" or any(ch in word for ch in "$`*?["):
-        return None
-    return word
-
-
-def _tee_targets(argv: tuple[str, ...]) -> list[str]:
-    return [a for a in argv[1:] if not a.startswith("-")]

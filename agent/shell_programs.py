@@ -60,7 +60,7 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
         program = _awk_program(argv[1:])
         if program is None or re.search(r"\bsystem\s*\(|(?<!\|)\|(?!\|)", program):
             return [], [f"{name} runs a command line from its program, or reads it from a file"]
-        if any(not target.startswith('"') for target in _AWK_OUTPUT.findall(program)):
+        if None in awk_outputs(program):
             return [], [f"{name} prints to a file its program computes"]
         return [], []
     if name in _EDITORS:  # `ex -s -c '!rm -rf src'`, `ed F < script`: `!CMD` runs CMD
@@ -77,7 +77,11 @@ def program_scripts(argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
     if name in _OPTION_LINES:  # `zip -TT CMD`: a command line
         return [f"{v} <file>" for _, v in option_values(argv[1:], set(_OPTION_LINES[name]))], []
     if name in ("tmux", "screen", "byobu", "parallel", "sem"):  # a command line in any word
-        return [], [f"{name} runs commands the check does not read"]
+        # Not understood; still, for the deny rules, each word read as a line and each run of
+        # words as a command (`parallel rm ::: src`, `tmux new -d 'rm -rf src'`).
+        words = [w for w in argv[1:21] if w != ":::"]
+        tries = [*words, *(shlex.join(words[i:]) for i in range(len(words)) if words[i][:1] != "-")]
+        return tries, [f"{name} runs commands the check does not read"]
     if name != "git":
         return [], []
     why = [f"git {k} {code} runs a program the line does not show"
@@ -108,14 +112,83 @@ _AWKS = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
 _EDITORS = {"ed", "red", "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "nano", "emacs"}
 
 
-# `print > "file"`, `printf … >> out`: in a print statement `>` sends the output to a file.
-_AWK_OUTPUT = re.compile(r"\bprintf?\b[^;{}\n]*?>>?\s*(\"[^\"]*\"|[^\s;}]+)")
-
-
 def awk_writes(args: tuple[str, ...] | list[str]) -> list[str]:
     """The files an awk program's ``print > "FILE"`` statements write."""
     program = _awk_program(tuple(args)) or ""
-    return [t[1:-1] for t in _AWK_OUTPUT.findall(program) if t.startswith('"') and len(t) > 1]
+    return [t for t in awk_outputs(program) if t is not None]
+
+
+# After one of these (or at the start) a `/` opens a regular expression, not a division.
+_REGEX_BEFORE = set("(,~!{};&|=?:\n") | {"", "print", "printf", "return", "in"}
+
+
+def awk_outputs(program: str) -> list[str | None]:
+    """Where the program's ``print``/``printf`` statements send their output: the FILE of
+    each ``> "FILE"`` or ``>> "FILE"``, None for one it computes. A ``>`` inside parentheses
+    opened in the statement compares (``print ($1 > 5)``); strings (``print "a;b" > "F"``)
+    and regular expressions are read as awk reads them, so a ``;`` or ``}`` inside one no
+    longer hides the redirection. A program the scan cannot finish counts as computed."""
+    out: list[str | None] = []
+    depth, printing, prev, i = 0, None, "", 0
+    while i < len(program):
+        ch = program[i]
+        if ch == '"' or (ch == "/" and prev in _REGEX_BEFORE):  # a string or a regex: skip
+            end = _literal_end(program, i)
+            if end is None:
+                return [*out, None]
+            if printing is not None and prev == ">":
+                out.append(program[i + 1 : end] if ch == '"' else None)
+                printing = None
+            i, prev = end + 1, "x"
+            continue
+        if ch.isalnum() or ch == "_":
+            word = re.match(r"\w+", program[i:])
+            assert word is not None
+            if printing is not None and prev == ">":
+                out.append(None)  # `print > name`: a file named by a variable
+                printing = None
+            prev = word.group(0)
+            printing = depth if prev in ("print", "printf") else printing
+            i += len(prev)
+            continue
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch in ";\n{}" and (printing is None or depth <= printing):
+            printing = None
+        elif ch == ">" and printing is not None and depth == printing and prev != ">":
+            prev = ">"
+            i += 2 if program[i + 1 : i + 2] == ">" else 1
+            continue
+        if printing is not None and prev == ">" and not ch.isspace():
+            out.append(None)  # `print > $2`, `print > (x ".txt")`
+            printing = None
+        if not ch.isspace():
+            prev = ch if ch != ">" else ">="  # a comparison: no file follows
+        i += 1
+    return out
+
+
+def _literal_end(program: str, start: int) -> int | None:
+    """Where the string or regular expression opened at ``start`` closes (escapes and, in a
+    regular expression, bracket classes read), or None."""
+    close, i, in_class = program[start], start + 1, False
+    while i < len(program):
+        ch = program[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if close == "/" and ch == "[":
+            in_class = True
+        elif close == "/" and ch == "]":
+            in_class = False
+        elif ch == close and not in_class:
+            return i
+        elif ch == "\n":
+            return None
+        i += 1
+    return None
 
 
 def _awk_program(args: tuple[str, ...]) -> str | None:

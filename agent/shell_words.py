@@ -34,6 +34,8 @@ class Word:
     text: str  # the value bash passes on; for a computed word, the word as written
     computed: bool = False  # the value depends on something the line does not show
     pattern: bool = False  # bash matches it against file names (an unquoted * ? [)
+    tail: str = ""  # for a computed word, the literal text it ends with (``frame``)
+    lead: str | None = None  # and the variable it starts with, if only literal text follows
 
     @property
     def option_like(self) -> bool:
@@ -47,20 +49,70 @@ def words(node: Any) -> list[Word]:
     text = node.text.decode("utf-8", "replace")
     chars = _chars(node)
     if chars is None:
-        return [Word(text, computed=True)]
+        return [Word(text, computed=True, tail=frame(node)[1], lead=leading_variable(node))]
     expanded = _braces(chars)
     if expanded is None or len(expanded) > MAX_WORDS:
-        return [Word(text, computed=True)]
+        return [Word(text, computed=True, tail=frame(node)[1], lead=leading_variable(node))]
     out = []
     for word in expanded:
         if not word and len(expanded) > 1:
             continue  # `{,a}`: an empty unquoted word goes
         tilded = _tilde(word)
         if tilded is None:
-            out.append(Word(text, computed=True))
+            out.append(Word(text, computed=True, tail=frame(node)[1], lead=leading_variable(node)))
             continue
         value = "".join(c for c, _ in tilded)
         out.append(Word(value, pattern=any(c and c in GLOB_CHARS and not q for c, q in tilded)))
+    return out
+
+
+def frame(node: Any) -> tuple[str, str]:
+    """The literal text a computed word starts and ends with (``$D/a.yml``: "", "/a.yml";
+    ``"$PWD/config/x"``: "", "/config/x"), quotes and backslashes removed."""
+    parts = _parts(node)
+    head = "".join(_take_while(parts))
+    tail = "".join(reversed(_take_while(list(reversed(parts)))))
+    return head, tail
+
+
+def leading_variable(node: Any) -> str | None:
+    """``NAME`` when the word is ``$NAME`` or ``${NAME}`` and then literal text only."""
+    named = (
+        [c for c in node.children if c.is_named]
+        if node.type in ("concatenation", "string")
+        else [node]
+    )
+    first = named[0] if named else None
+    if (
+        first is None
+        or first.type not in ("simple_expansion", "expansion")
+        or None in _parts(node)[1:]
+    ):
+        return None
+    inner = [c for c in first.children if c.type not in ("$", "${", "}")]
+    return inner[0].text.decode() if len(inner) == 1 and inner[0].type == "variable_name" else None
+
+
+def _parts(node: Any) -> list[str | None]:
+    """The pieces of a word in order: literal text, or None for what the shell computes."""
+    if node.type in ("concatenation", "string"):
+        out: list[str | None] = []
+        for child in node.children:
+            if child.type == "string_content":
+                out.append(re.sub(r"\\([$`\"\\])", r"\1", child.text.decode("utf-8", "replace")))
+            elif child.is_named:
+                out += _parts(child)
+        return out
+    chars = _chars(node)
+    return ["".join(c for c, _ in chars)] if chars is not None else [None]
+
+
+def _take_while(parts: list[str | None]) -> list[str]:
+    out = []
+    for part in parts:
+        if part is None:
+            break
+        out.append(part)
     return out
 
 
@@ -93,7 +145,30 @@ def _chars(node: Any) -> list[Char] | None:
                 return None
             out += part
         return out
-    return None  # $X, $(…), $'…', $"…", arithmetic: computed
+    if kind == "ansi_c_string":  # `$'config/new.yml'`, `$'\x72m'`: bash decodes it as written
+        return [("", True), *((c, True) for c in ansi_c(text[2:-1]))]
+    return None  # $X, $(…), $"…", arithmetic: computed
+
+
+_ANSI_C = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9a-fA-F]{1,2})"
+                     r"|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|c(.))", re.S)  # fmt: skip
+_ANSI_LETTERS = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                 "r": "\r", "t": "\t", "v": "\v"}  # fmt: skip
+
+
+def ansi_c(body: str) -> str:
+    """The text of bash's ``$'BODY'``: its escapes decoded, cut at a NUL as bash cuts it."""
+
+    def one(m: re.Match[str]) -> str:
+        letter, octal, hex2, u4, u8, control = m.groups()
+        if letter is not None:
+            return _ANSI_LETTERS.get(letter, letter)
+        if control is not None:
+            return chr(ord(control.upper()) ^ 0x40) if control != "?" else "\x7f"
+        number = int(octal, 8) & 0xFF if octal else int(hex2 or u4 or u8, 16)
+        return chr(number) if number < 0x110000 else ""
+
+    return _ANSI_C.sub(one, body).split("\x00")[0]
 
 
 def _unquoted(text: str) -> list[Char] | None:

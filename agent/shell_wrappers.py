@@ -15,6 +15,8 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agent.cmake_commands import cmake_command
+
 
 @dataclass(frozen=True)
 class Wrapper:
@@ -30,6 +32,7 @@ def _w(values: str = "", skip: int = 0, scripts: str = "") -> Wrapper:
 WRAPPERS: dict[str, Wrapper] = {
     "env": _w("-u --unset -C --chdir -S --split-string -a --argv0"),
     "nohup": _w(),
+    "cmake": _w(),  # `cmake -E env|chdir|time CMD`, and its file subcommands as cp, rm…
     "timeout": _w("-s --signal -k --kill-after"),
     "nice": _w("-n --adjustment"),
     "ionice": _w("-c --class -n --classdata -p --pid -P --pgid -u --uid"),
@@ -113,6 +116,8 @@ _GIT_VALUES = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-
 
 def unwrap(name: str, args: tuple[str, ...] | list[str]) -> list[str] | None:
     """The command a wrapper runs, or None when it runs none."""
+    if name == "cmake":
+        return cmake_command(args)
     spec = WRAPPERS[name]
     i, skip = 0, spec.skip
     while i < len(args):
@@ -282,6 +287,12 @@ def git_subcommand_form(argv: tuple[str, ...]) -> tuple[str, ...] | None:
     return ("git", *argv[i:]) if i > 1 else None
 
 
+def cd_folder(word: str | None) -> str | None:
+    """The folder ``cd WORD`` changes to, None when the line does not say (``cd``, ``cd -``,
+    ``cd $X``, a glob)."""
+    return None if word is None or word == "-" or any(ch in word for ch in "$`*?[") else word
+
+
 def folder_options(name: str, argv: tuple[str, ...]) -> list[str]:
     """The folders ``env -C DIR`` (``--chdir``) and ``git -C DIR`` run their command in."""
     if name == "env":
@@ -347,6 +358,28 @@ CODE_VARIABLES = {
 CODE_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_", "NPM_CONFIG_", "PIP_", "CARGO_", "BASH_FUNC_")
 # Built-ins that set the variables named in their words (``read PATH < f``, ``mapfile``…).
 SETS_VARIABLES = {"read", "mapfile", "readarray", "getopts"}
+
+
+def env_reasons(args: tuple[str, ...], inner: list[str] | None) -> list[str]:
+    """Why ``env ARGS`` is not understood: ``-S`` splits a string into a command (``env -S
+    "rm -rf src"`` leaves no word after it), a variable it sets changes what runs (``env
+    PATH=. ls``, ``env LD_PRELOAD=./x.so ls``)."""
+    if any(a.startswith(("-S", "--split-string")) or (a[:1] == "-" and a[:2] != "--" and "S" in a)
+           for a in args):  # fmt: skip
+        return ["env -S splits a string into a command"]
+    set_first = args[: len(args) - len(inner)] if inner is not None else ()
+    return [f"sets {a.split('=')[0]}, which changes what a command runs" for a in set_first
+            if "=" in a and not a.startswith("-") and runs_code(a.split("=")[0])]  # fmt: skip
+
+
+def set_variables(name: str, argv: tuple[str, ...]) -> list[str]:
+    """The words a command may take as names of variables it sets: any of ``read``'s,
+    ``mapfile``'s…, the value of ``printf -v``."""
+    if name in SETS_VARIABLES:  # `read PATH < f`, `mapfile -t LD_PRELOAD`
+        return list(argv[1:])
+    if name == "printf":  # `printf -v PATH %s .`
+        return [w for flag, w in zip(argv[1:], argv[2:], strict=False) if flag == "-v"]
+    return []
 
 
 def runs_code(variable: str) -> bool:

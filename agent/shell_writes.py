@@ -3,7 +3,7 @@ of ``cp``/``mv``/``install``/``ln``/``rsync`` (and what ``mv`` takes away), ``dd
 files ``sed -i``/``perl -i``/``ruby -i`` rewrite, ``truncate``, ``touch``, ``sort -o``,
 ``shuf -o``, ``iconv -o``, ``uniq IN OUT``, ``xxd IN OUT``, ``split IN PREFIX``,
 ``csplit -f PREFIX`` (the later names they make: ``made_by``), ``git … --output=``,
-``git config --file``, ``git archive -o``, ``tar -cf`` and, through ``agent.option_writes``, the
+``git config``, ``git archive -o``, ``tar -cf`` and, through ``agent.option_writes``, the
 files other programs' options or naming rules write (``strace -o``, ``gunzip F.gz``, ``chmod``).
 
 Best effort by design: a program may write anything (``python -c``, ``7z x``, ``make``), so
@@ -24,7 +24,8 @@ from pathlib import Path, PurePosixPath
 
 from agent.git_writes import git_writes
 from agent.made_names import Made
-from agent.option_writes import RENAMERS, option_made, option_writes, renamed_folders
+from agent.option_writes import option_made, option_writes
+from agent.rename_writes import RENAMERS, renamed
 from agent.shell_programs import sed_writes
 from agent.shell_wrappers import git_subcommand_form, long_option
 from agent.tree_walk import walk
@@ -134,13 +135,10 @@ def argument_writes(argv: tuple[str, ...]) -> tuple[list[str], list[Copy]]:
         sub = args[0] if args else ""
         if sub == "mv":  # `git mv SRC DEST`, as `mv`
             return _copy("mv", args[1:])
-        if sub in ("clone", "init", "worktree", "submodule", "bundle", "checkout-index"):
-            return git_writes(argv)[0], []
-        short = {"config": "-f", "archive": "-o"}.get(sub)
-        long = "--file" if sub == "config" else "--output"
-        return _valued(args, short, long) + (
-            _valued(args, None, "--output") if sub == "config" else []
-        ), []
+        if sub in ("clone", "init", "worktree", "submodule", "bundle", "checkout-index", "config",
+                   "rm", "checkout", "restore", "clean"):  # fmt: skip
+            return git_writes(argv)[0], []  # `git config k v`: .git/config, `--global`'s…
+        return _valued(args, "-o" if sub == "archive" else None, "--output"), []
     return option_writes(name, args), []  # `strace -o F`, `gunzip F.gz`, `chmod`…
 
 
@@ -202,9 +200,8 @@ def made_by(argv: tuple[str, ...]) -> list[Made]:
             return [Made(prefix)]
         head, tail = (part.replace("%%", "%") for part in number.groups())
         return [Made(prefix + head, tail, "0123456789abcdefABCDEF -+")]
-    folders = renamed_folders(list(argv[1:])) if name in RENAMERS else []  # `rename EXPR F`
-    renamed = [Made(f"{d}/" if d != "." else "", unlisted=True) for d in folders]
-    return renamed + option_made(name, list(argv[1:]))  # `mktemp DIR/XXXXXX`
+    made = renamed(name, list(argv[1:]))[1] if name in RENAMERS else []  # `rename EXPR F`
+    return made + option_made(name, list(argv[1:]))  # `mktemp DIR/XXXXXX`
 
 
 SPLIT_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"

@@ -42,6 +42,9 @@ class Unpack:
     files: tuple[str, ...] = ()
     why: str = ""
     extra: tuple[str, ...] = ()  # written besides the names inside (``patch -r REJECTS``)
+    # patch's backups of each file: ``-B PREFIX`` puts one at PREFIX + its path, ``-z SUF`` at
+    # its path + SUF (``.orig`` by default, also made when a hunk does not apply cleanly)
+    backup: tuple[str, str] = ("", ".orig")
 
     @property
     def shown(self) -> str:
@@ -51,6 +54,13 @@ class Unpack:
         """(paths written relative to ``root`` or absolute, why they could not be read)."""
         if self.why:
             return [], self.why
+        written, why = self._landing(root)
+        if self.kind != "patch":
+            return written, why
+        prefix, suffix = self.backup
+        return [*written, *(f"{prefix}{f}{suffix if not prefix else ''}" for f in written)], why
+
+    def _landing(self, root: Path) -> tuple[list[str], str]:
         if self.files:
             return [f for f in self.files if f != "-"], ""
         if self.source is None:
@@ -293,11 +303,12 @@ def _unzip(args: list[str]) -> Unpack | None:
 
 
 _PATCH_LONG = {"--dry-run", "--check", "--input", "--strip", "--directory", "--output",
-               "--reject-file", "--prefix"}  # fmt: skip
+               "--reject-file", "--prefix", "--suffix", "--basename-prefix"}  # fmt: skip
 
 
 def _patch(args: list[str]) -> Unpack | None:
     source, into, strip, operands, why = None, ".", 0, [], ""
+    backup = ("", ".orig")
     written: dict[str, str] = {}  # `-o FILE`, `-r FILE`
     i = 0
     while i < len(args):
@@ -307,11 +318,14 @@ def _patch(args: list[str]) -> Unpack | None:
             return None
         if a in ("-i", "-p", "-d", "-o", "-B", "-r", "-D", "-F", "-V", "-Y", "-z") or (
             a.startswith("--") and not eq and a in ("--input", "--strip", "--directory",
-                                                    "--output", "--reject-file")
+                                                    "--output", "--reject-file", "--prefix",
+                                                    "--suffix", "--basename-prefix")
         ):  # fmt: skip
             value, i = (args[i + 1] if i + 1 < len(args) else ""), i + 1
             key = a
-        elif a.startswith(("-i", "-p", "-d", "-o", "-r")) and len(a) > 2 and a[1] != "-":
+        elif (
+            a.startswith(("-i", "-p", "-d", "-o", "-r", "-B", "-z")) and len(a) > 2 and a[1] != "-"
+        ):
             key, value = a[:2], a[2:]
         if key in ("-i", "--input"):
             source = value
@@ -321,7 +335,11 @@ def _patch(args: list[str]) -> Unpack | None:
             into = value
         elif key in ("-o", "--output", "-r", "--reject-file"):
             written[key.lstrip("-")[0]] = value  # the output, the rejected hunks
-        elif key in ("-B", "--prefix"):
+        elif key in ("-B", "--prefix"):  # `-B bak/`: bak/src/a.py, a backup of src/a.py
+            backup = (value, backup[1]) if value else backup
+        elif key in ("-z", "--suffix"):
+            backup = (backup[0], value or backup[1])
+        elif key in ("-Y", "--basename-prefix"):
             why = f"patch {key} writes a file of its own"
         elif not a.startswith("-") and key == a:
             operands.append(a)
@@ -333,11 +351,11 @@ def _patch(args: list[str]) -> Unpack | None:
     source = None if source == "-" else source
     extra = tuple(_under(into, f) for f in written.values() if f != "-")
     if "o" in written:  # `patch -o OUT`: OUT is written instead of the files patched
-        return Unpack("patch", source, into=into, files=extra or ("-",), why=why)
+        return Unpack("patch", source, into=into, files=extra or ("-",), why=why, backup=backup)
     if operands:  # `patch FILE [PATCH]`: FILE is what changes
         files = (_under(into, operands[0]), *extra)
-        return Unpack("patch", source, into=into, files=files, why=why)
-    return Unpack("patch", source, into=into, strip=strip, extra=extra, why=why)
+        return Unpack("patch", source, into=into, files=files, why=why, backup=backup)
+    return Unpack("patch", source, into=into, strip=strip, extra=extra, why=why, backup=backup)
 
 
 def _under(folder: str, *parts: str) -> str:

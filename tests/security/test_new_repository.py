@@ -26,7 +26,11 @@ def test_a_repository_made_at_the_root_does_not_outlive_the_command(
     root.mkdir(parents=True)
     (root / "main.py").write_text("print('hi')\n")
     mark = tmp_path / "fsmonitor-ran"
-    command = f"git init -q && git config core.fsmonitor 'touch {mark}; false' && echo made"
+    # in a script: the check refuses `git config k v` itself in ci (a write of `.git/config`)
+    (root / "plant.sh").write_text(
+        f"git init -q && git config core.fsmonitor 'touch {mark}; false' && echo made\n"
+    )
+    command = "sh plant.sh"
     script = tmp_path / "script.json"
     script.write_text(json.dumps(
         [{"tool_calls": [{"name": "run_command", "input": {"command": command}}]}, "done"]

@@ -154,7 +154,7 @@ def test_an_ordinary_archive_still_unpacks(tmp_path: Path, kiln_home: Path) -> N
     ("unzip evil -d out", ["out/sub/AGENTS.md"]),
     ("git apply --check evil.patch", []),
     ("git -C . apply -p0 --directory=x evil.patch", ["x/a/sub/AGENTS.md", "x/b/sub/AGENTS.md"]),
-    ("patch sub/AGENTS.md evil.patch", ["sub/AGENTS.md"]),
+    ("patch sub/AGENTS.md evil.patch", ["sub/AGENTS.md", "sub/AGENTS.md.orig"]),  # its backup
 ])  # fmt: skip
 def test_the_parser_names_what_each_archive_or_patch_writes(
     tmp_path: Path, command: str, written: list[str]

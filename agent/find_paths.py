@@ -1,0 +1,72 @@
+"""What ``find … -exec CMD {} +`` hands its command in place of ``{}``: a path under one of
+find's starting points (or the starting point itself), whose last part matches its ``-name``
+and whose whole matches its ``-path``. The check met ``{}`` as any name in the workspace, so
+``find src -name '*.py' -exec sed -i 's/a/b/' {} +`` was refused under any ``Write(…)`` deny
+rule (``config/**`` included); it now stands for ``src/`` + any name + ``.py``
+(``agent.made_names``), which a rule on ``config/**`` cannot match, while ``find . -name '*.py'``
+still reaches ``config/x.py``. A starting point or filter the shell computes or expands, an
+expression with ``-o``, ``!`` or ``,`` (a filter that may not hold), or ``-files0-from`` leaves
+``{}`` as any name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+# find's options before its starting points, and those of them that take the next word.
+_LEADING = {"-H", "-L", "-P"}
+_LEADING_VALUES = {"-D"}
+# Expression words under which a filter need not hold for every file the command gets.
+_EITHER = {"-o", "-or", "!", "-not", ","}
+_GLOB = re.compile(r"[*?\[\]\\]")
+_SHELL = set("*?[]$`{}~")
+
+
+def find_filled(args: list[str], inner: list[str], computed: Collection[str]) -> list[list[str]]:
+    """``inner`` (an ``-exec`` command of ``find ARGS``) as many times as there are starting
+    points, ``{}`` in each word spelled as what it stands for: the starting point itself, then
+    ``START/{}SUFFIX`` (``{}`` left for the names the check cannot list)."""
+    if not any("{}" in word for word in inner):
+        return [inner]
+    starts, expression = _starts(args)
+    if (
+        any(w in computed or _SHELL & set(w) for w in starts)
+        or "-files0-from" in args
+        or _EITHER & set(expression)
+    ):
+        return [inner]
+    head, tail = "", ""
+    for flag, value in zip(expression, expression[1:], strict=False):
+        if flag in ("-name", "-iname"):
+            tail = max(tail, _literal_tail(value), key=len)
+        elif flag in ("-path", "-ipath", "-wholename", "-iwholename"):
+            tail = max(tail, _literal_tail(value), key=len)
+            head = max(head, _GLOB.split(value, 1)[0], key=len)
+    out = []
+    for start in starts or ["."]:
+        prefix = head if head.startswith(start.rstrip("/") + "/") else start.rstrip("/") + "/"
+        out.append([w.replace("{}", start) for w in inner])
+        out.append([w.replace("{}", f"{prefix}{{}}{tail}") for w in inner])
+    return out
+
+
+def _starts(args: list[str]) -> tuple[list[str], list[str]]:
+    """(starting points, the expression up to the first ``-exec``) of ``find ARGS``."""
+    i = 0
+    while i < len(args) and (args[i] in _LEADING or args[i] in _LEADING_VALUES
+                             or args[i].startswith("-O")):  # fmt: skip
+        i += 2 if args[i] in _LEADING_VALUES else 1
+    j = i
+    while j < len(args) and not args[j].startswith(("-", "(", "!", ")", ",")):
+        j += 1
+    rest = args[j:]
+    end = next((k for k, w in enumerate(rest) if w in ("-exec", "-execdir", "-ok", "-okdir")),
+               len(rest))  # fmt: skip
+    return args[i:j], rest[:end]
+
+
+def _literal_tail(glob: str) -> str:
+    """The characters after a glob's last special one: every name it matches ends so."""
+    parts = _GLOB.split(glob)
+    return parts[-1] if parts else ""
