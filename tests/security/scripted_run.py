@@ -90,10 +90,10 @@ def one_command(
     return proc, " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
 
 
-def sent_strings(transcript: Path) -> list[str]:
-    """Every string of the last request the provider was sent, as the session's wire log holds
-    its blocks (``agent/wire_log.py``): the bytes the model reads, not the transcript's copy."""
-    wire = transcript.parent / "wire"
+def sent_strings(folder: Path) -> list[str]:
+    """Every string of the last request the provider was sent, as the wire log in the session's
+    ``folder`` holds its blocks (``agent/wire_log.py``): what the model reads, not a copy."""
+    wire = folder / "wire"
     texts = {}
     for line in (wire / "blocks.jsonl").read_text().splitlines():
         block = json.loads(line)
