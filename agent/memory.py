@@ -28,7 +28,7 @@ from typing import Any
 
 from agent.errors import EXIT_USAGE, PermissionDenied, ToolError
 from agent.injection import external
-from agent.memory_read import MAX_BYTES, Scope, expand, in_git_folder
+from agent.memory_read import MAX_BYTES, Scope, expand, in_git_folder, opening
 from agent.workspace import atomic_write, read_regular
 from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
 from indexer.ignores import path_ignored
@@ -90,7 +90,7 @@ def _block(
         )
     if level == DEPENDENCY:  # not the repository's words: data, as read_file shows that file
         text = external(f"file:{path}", text.strip())
-    return f'<memory level="{level}" source="{path}">\n{text.strip()}{note}\n</memory>'
+    return f"{opening(level, path)}\n{text.strip()}{note}\n</memory>"
 
 
 class Memory:
@@ -231,7 +231,7 @@ class Memory:
                     blocks.append(block)
                 else:
                     blocks.append(
-                        f'<memory level="subdirectory" source="{current / name}">\n'
+                        f"{opening('subdirectory', current / name)}\n"
                         f"[memory note: not loaded, nor any further subdirectory memory file "
                         f"this session: they passed {MAX_SUBDIRECTORY_BYTES:,} bytes]\n</memory>"
                     )
