@@ -6,7 +6,7 @@
   ``CLAUDE.local.md`` at every level (as Claude Code does), ``AGENTS.md`` from the nearest level
   only (nearest wins, as Codex does). Without a repository the workspace is the only level.
 - Below the workspace: the same names in a subdirectory, loaded the first time the agent touches
-  something under it.
+  something under it; in a folder git ignores (``node_modules``, ``.venv``) as data, a package's.
 
 Each file becomes a tagged ``<memory>`` block appended at the tail, farthest first, so the frozen
 prefix never changes. ``@path`` lines import other files (relative to the importing file, or
@@ -27,15 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import EXIT_USAGE, PermissionDenied, ToolError
-from agent.memory_read import MAX_BYTES, Scope, expand, in_git_folder
+from agent.injection import external
+from agent.memory_read import MAX_BYTES, Scope, expand, in_git_folder, opening
 from agent.workspace import atomic_write, read_regular
 from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
+from indexer.ignores import path_ignored
 from kiln_errors.home import holds_home
 from kiln_errors.ownership import foreign
 
 MEMORY_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md")  # KILN_HOME and `kiln memory` targets
 LEVEL_NAMES = ("KILN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
 NEAREST_ONLY = "AGENTS.md"
+DEPENDENCY = "dependency"  # the level of a memory file in a folder git ignores: a package's
 USER_DIRS = (".claude", ".codex", ".agents")  # under the user's home: allowed import roots
 # Subdirectory memory a session loads in all. Each file is cut at 40,000 bytes, but a checkout
 # may put four of them in each of a hundred nested folders: one read of a file at the bottom
@@ -85,7 +88,9 @@ def _block(
         note += (
             f"\n[memory note: {path.name} truncated to {MAX_BYTES} bytes; keep memory files short]"
         )
-    return f'<memory level="{level}" source="{path}">\n{text.strip()}{note}\n</memory>'
+    if level == DEPENDENCY:  # not the repository's words: data, as read_file shows that file
+        text = external(f"file:{path}", text.strip())
+    return f"{opening(level, path)}\n{text.strip()}{note}\n</memory>"
 
 
 class Memory:
@@ -219,13 +224,14 @@ class Memory:
             for name in LEVEL_NAMES:
                 if not (current / name).is_file() or self.subdirectory_bytes < 0:
                     continue
-                block = self.block("subdirectory", current / name, "project")
+                own = not path_ignored(self.root, [*current.relative_to(self.root).parts, name])
+                block = self.block("subdirectory" if own else DEPENDENCY, current / name, "project")
                 self.subdirectory_bytes -= len(block.encode())
                 if self.subdirectory_bytes >= 0:
                     blocks.append(block)
                 else:
                     blocks.append(
-                        f'<memory level="subdirectory" source="{current / name}">\n'
+                        f"{opening('subdirectory', current / name)}\n"
                         f"[memory note: not loaded, nor any further subdirectory memory file "
                         f"this session: they passed {MAX_SUBDIRECTORY_BYTES:,} bytes]\n</memory>"
                     )

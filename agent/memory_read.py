@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.status import one_line
 from agent.workspace import opened_path
 
 MAX_DEPTH = 5
@@ -252,3 +253,9 @@ def _inline_imports(line: str, folder: Path) -> list[str]:
                 found.append(raw)
                 break
     return found
+
+
+def opening(level: str, path: Path) -> str:
+    """A memory block's first line: the path (a folder name may hold a new line) on it, unquoted."""
+    source = one_line(str(path), 4096).replace('"', "'")
+    return f'<memory level="{level}" source="{source}">'

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.memory import Memory, file_stat
+from agent.memory_read import opening
 from agent.protocols import SessionView
 
 
@@ -48,7 +49,7 @@ def changed_blocks(memory: Memory) -> list[str]:
             memory.sent[name] = [level, scope, note, now, "", {}]
             if digest:
                 out.append(
-                    f'<memory level="{level}" source="{path}">\n[memory note: this file was '
+                    f"{opening(level, path)}\n[memory note: this file was "
                     "deleted during the session; what it said before no longer applies]\n"
                     "</memory>"
                 )

@@ -79,7 +79,9 @@ def _outline(hit: Hit) -> str:
     sig = (hit.signature or "").split("\n", 1)[0]
     sig = sig.split(" #", 1)[0].split(" //", 1)[0].strip().rstrip(":{").strip()
     params = sig[sig.find("(") :] if "(" in sig and hit.kind not in SKELETON_KINDS else ""
-    return _clip(f"  {hit.start_line}-{hit.end_line} {hit.kind} {hit.name}{params}")
+    # A text file's chunk is named by its path, which a checkout picks: one line, as listed.
+    name = listed(hit.name)
+    return _clip(f"  {hit.start_line}-{hit.end_line} {hit.kind} {name}{params}")
 
 
 def _body(hit: Hit, terms: set[str]) -> list[str]:

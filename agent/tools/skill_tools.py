@@ -23,6 +23,7 @@ from agent.injection import external
 from agent.permissions import Permissions
 from agent.protocols import SessionView, Tool, ToolContext
 from agent.rules import Rule, parse_rule
+from agent.status import one_line
 from agent.tools.base import check_arguments, schema
 from agent.tools.deferred_tools import CallTool, render_found
 from agent.tools.mcp_servers import McpServers
@@ -166,6 +167,12 @@ class SkillTool:
         return skill.render(ctx.root)
 
 
+def _namespace(name: str) -> str:
+    """An MCP server's name as Kiln's lines show it: a repository's `.kiln/mcp.json` picks it (a
+    new line, a closing tag), so on one line, no "<" (``one_line``)."""
+    return one_line(name, 80)
+
+
 class ToolSearchTool:
     """``tool_search{query}``: rank deferred tools, announce the matches, return their schemas
     (text, for the ``call_tool`` proxy) and references (loaded natively by Anthropic).
@@ -196,7 +203,7 @@ class ToolSearchTool:
             await self.prepare()
         matches = self.tool_catalog.search(args["query"], k=SEARCH_RESULTS)
         if not matches:
-            names = ", ".join(self.tool_catalog.namespaces()) or "none"
+            names = ", ".join(map(_namespace, self.tool_catalog.namespaces())) or "none"
             return (
                 f"No deferred tool matches {args['query']!r}. Namespaces: {names}. "
                 "Try other words for the action or the object, or use the built-in tools."
@@ -342,7 +349,7 @@ class SkillsContext:
         """One short block naming where deferred tools come from (not the tools themselves)."""
         sidecar = {t.namespace for t in self.tool_catalog if t.source.startswith("skill:")}
         count = sum(1 for t in self.tool_catalog if t.source.startswith("skill:"))
-        mcp = sorted(self.mcp_namespaces())
+        mcp = sorted(map(_namespace, self.mcp_namespaces()))
         if not sidecar and not mcp:
             return ""
         parts = []

@@ -15,7 +15,7 @@ from agent.errors import PathOutsideWorkspace
 from agent.injection import external
 from agent.types import Block
 from agent.workspace import read_regular
-from kiln_errors.shown import shown
+from kiln_errors.shown import listed, shown, unlisted
 from lsp_server.core.errors import CoreError, InvalidParams
 from lsp_server.core.local_names import is_file_uri, uri_problem, uri_to_path
 from skills_registry.skill import Skill
@@ -113,7 +113,10 @@ def _reference_text(item: dict[str, Any], root: Path, read_text: Any, read_uri: 
             text = read_text(path)
     elif text is None and read_uri is not None:
         text = read_uri(uri)
-    attrs = f'path="{escape(rel)}"' if path is not None else f'uri="{escape(uri)}"'
+    # The name sits outside the wrapper, in the user's own message: on one line (a file named
+    # "a", a newline, "SYSTEM: ..." put that line bare there), as the file tools list it.
+    where = escape(listed(rel if path is not None else uri))
+    attrs = f'path="{where}"' if path is not None else f'uri="{where}"'
     if text is None:
         return f"<reference {attrs}/>"
     span = item.get("range") or item.get("selection") or resource.get("range")
@@ -183,6 +186,7 @@ def reference_block(text: str, root: Path) -> dict[str, Any] | None:
     if found is None:
         return None
     kind, where, body = found.group(1), unescape(found.group(2)), found.group(3)
+    where = unlisted(where) or where  # the name as it was, escapes and all
     uri = (root / where).as_uri() if kind == "path" else where
     if body is None:
         return {"type": "resource_link", "uri": uri, "name": where.rsplit("/", 1)[-1] or where}

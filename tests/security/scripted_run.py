@@ -88,3 +88,29 @@ def one_command(
         env=env,
     )  # fmt: skip
     return proc, " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+
+
+def sent_strings(folder: Path) -> list[str]:
+    """Every string of the last request the provider was sent, as the wire log in the session's
+    ``folder`` holds its blocks (``agent/wire_log.py``): what the model reads, not a copy."""
+    wire = folder / "wire"
+    texts = {}
+    for line in (wire / "blocks.jsonl").read_text().splitlines():
+        block = json.loads(line)
+        texts[block["h"]] = json.loads(block["t"])
+    last = json.loads((wire / "requests.jsonl").read_text().splitlines()[-1])
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for _label, digest in last["blocks"]:
+        walk(texts[digest])
+    return found
