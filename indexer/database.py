@@ -30,9 +30,11 @@ from indexer.schema_check import strange_objects
 from indexer.wal_pairing import (
     Identity,
     InPlace,
+    forget,
     identity,
     note,
     remove_stale,
+    set_aside_unvouched,
     sweep,
 )
 from kiln_errors.setting import number_in
@@ -167,9 +169,9 @@ class Database:
 
     def _connect_checked(self) -> sqlite3.Connection:
         try:
-            stale = remove_stale(self.path)
+            stale = remove_stale(self.path) or set_aside_unvouched(self.path)
         except OSError as exc:
-            raise IndexUnavailable(f"cannot remove {self.path}-wal: {exc.strerror}") from exc
+            raise IndexUnavailable(f"cannot set {self.path}-wal aside: {exc.strerror}") from exc
         if stale is not None:
             self.recovered = self.recovered or stale
         _check_before_writing(self.path, self.busy_timeout)
@@ -333,6 +335,7 @@ class Database:
     def close(self) -> None:
         with self.lock:
             self._close_all()
+            forget(self.path)
 
     def _close_all(self) -> None:
         with self._readers_lock:

@@ -6,13 +6,17 @@ place under a running server (another process's rebuild, a copy, a restored back
 the next checkpoint, writes them into it. So Kiln notes, in ``index.db-pair``, the identities
 (device and inode) of the database and ``-wal`` it opened together; a ``-wal`` noted with
 another database is removed, with its ``-shm``, before the file beside it is opened. A ``-wal``
-with no note, or another note, is SQLite's to recover as before: a run killed mid-write keeps
-what it committed.
+the note does not vouch for (a checkout that tracks ``index.db-wal``: SQLite would apply its
+frames over the user's file) is set aside, with its ``-shm``, as ``index.db-wal.unvouched``
+when no process holds a lock on the database or its ``-shm`` (``set_aside_unvouched``); one
+another program has open is left to it. A run killed mid-write keeps what it committed: its
+``-wal`` is noted.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 PAIR = "-pair"  # index.db-pair, beside the -wal and -shm (and under .kiln/.gitignore's index.db*)
@@ -107,6 +111,68 @@ def remove_wal(db_path: Path, what: str) -> str:
         f"{db_path} {what}; the -wal and -shm left by the file before it were removed, not"
         " applied to it"
     )
+
+
+UNVOUCHED = ".unvouched"  # index.db-wal.unvouched, index.db-shm.unvouched
+LOCKS = Path("/proc/locks")  # every lock on the system: read, so no descriptor is opened
+_LOCKED_FILE = re.compile(rb"\b[0-9a-f]+:[0-9a-f]+:([0-9]+)\b")
+
+
+def vouched(db_path: Path) -> bool:
+    """Whether the note names the database and the ``-wal`` now beside it together."""
+    db, wal = identity(db_path), identity(_sibling(db_path, "-wal"))
+    text = _read(_sibling(db_path, PAIR))
+    if db is None or wal is None or text is None:
+        return False
+    try:
+        a, b, c, d = (int(part) for part in text.split())
+    except ValueError:
+        return False
+    return (a, b) == db and (c, d) == wal
+
+
+def in_use(db_path: Path) -> bool:
+    """Whether any process (this one too) holds a lock on the database or its ``-shm``: SQLite
+    keeps a shared lock on the database file and on byte 128 of the ``-shm`` for as long as a
+    connection in WAL mode has it open. Read from ``/proc/locks``, never by opening the files:
+    closing a descriptor drops every lock this process holds on the file, its connections'
+    too. True where the locks cannot be read (the ``-wal`` is then left to SQLite)."""
+    files = [identity(db_path), identity(_sibling(db_path, "-shm"))]
+    inodes = {str(f[1]).encode() for f in files if f is not None}
+    if not inodes:
+        return False
+    try:
+        text = LOCKS.read_bytes()
+    except OSError:
+        return True
+    return any(m.group(1) in inodes for m in _LOCKED_FILE.finditer(text))
+
+
+def set_aside_unvouched(db_path: Path) -> str | None:
+    """Rename a ``-wal`` (and the ``-shm`` beside it) that Kiln's note does not vouch for and
+    that no process has open to ``index.db-wal.unvouched``, so SQLite never applies its frames
+    to the file beside it (a checkout can ship one); the line that says so, or None."""
+    wal = _sibling(db_path, "-wal")
+    if not os.path.lexists(wal) or vouched(db_path) or in_use(db_path):
+        return None
+    for suffix in ("-wal", "-shm"):
+        src = _sibling(db_path, suffix)
+        if os.path.lexists(src):  # a link is renamed, never followed
+            os.replace(src, _sibling(db_path, suffix + UNVOUCHED))
+    return (
+        f"{wal} was not written by kiln beside this index and no process has it open; set it"
+        f" aside as index.db-wal{UNVOUCHED}, not applied"
+    )
+
+
+def forget(db_path: Path) -> None:
+    """Drop the note once the ``-wal`` is gone (the last connection's close deletes it): a
+    ``-wal`` made later under the same inode number is then not vouched for."""
+    if not os.path.lexists(_sibling(db_path, "-wal")):
+        try:
+            os.unlink(_sibling(db_path, PAIR))
+        except OSError:
+            pass
 
 
 def sweep(db_path: Path) -> None:
