@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 PAIR = "-pair"  # index.db-pair, beside the -wal and -shm (and under .kiln/.gitignore's index.db*)
@@ -207,12 +208,37 @@ def _alive(pid: int) -> bool:
 
 
 APP_ID_OFFSET = 68  # the header's application_id: a random number each index is made with
+GENERATION_OFFSET = 60  # the header's user_version: counts the opens (``next_generation``)
+
+
+def next_generation(conn: sqlite3.Connection) -> int:
+    """Count this open in the header's ``user_version`` and return it: the file's own older
+    backup (the same id) copied over it in place holds a lower number."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (now,) = conn.execute("PRAGMA user_version").fetchone()
+        now = now % 0x7FFFFFFF + 1
+        conn.execute(f"PRAGMA user_version = {now}")
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if "readonly" not in str(exc):  # a file that cannot be written: its first write says
+            raise  # so, as before (0: no generation is followed)
+        return 0
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return int(now)
 
 
 class InPlace:
     """Notices a file copied over the index in place (``cp backup.db index.db``: the same
     inode, so ``identity`` is unchanged) by the id each index is made with
-    (``made_here.write``), read from the file itself through a descriptor kept open for it.
+    (``made_here.write``), read from the file itself through a descriptor kept open for it,
+    and an older backup of the same index by its lower generation (``next_generation``; other
+    processes' opens only raise it). A backup taken since this open is not told apart.
     SQLite would go on with its cached pages and the old file's ``-wal`` over the new content.
     The descriptor is closed only once no connection of this process has the file open
     (``stop``): a close drops every lock the process holds on the file, its connections'
@@ -221,11 +247,13 @@ class InPlace:
     def __init__(self) -> None:
         self._fd: int | None = None
         self._id = b""
+        self._generation = 0  # the highest generation seen on the disk once armed
         self._armed = False  # the id is on the disk (a new file's is in the -wal at first)
 
-    def start(self, db_path: Path, expected: int) -> None:
-        """Follow ``db_path``, whose connection reads ``expected`` as its application_id
-        (call with the descriptor of an earlier file closed: ``stop``)."""
+    def start(self, db_path: Path, expected: int, generation: int = 0) -> None:
+        """Follow ``db_path``, whose connection reads ``expected`` as its application_id and
+        ``generation`` as its user_version (call with the descriptor of an earlier file
+        closed: ``stop``)."""
         if self._fd is not None or expected == 0:
             return
         flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
@@ -234,6 +262,7 @@ class InPlace:
         except OSError:
             return
         self._id, self._armed = expected.to_bytes(4, "big", signed=True), False
+        self._generation = generation
         self.replaced()
 
     @property
@@ -245,13 +274,17 @@ class InPlace:
         if self._fd is None:
             return False
         try:
-            now = os.pread(self._fd, 4, APP_ID_OFFSET)
+            header = os.pread(self._fd, 12, GENERATION_OFFSET)
         except OSError:
             return self._armed
-        if not self._armed:
-            self._armed = now == self._id
+        now, generation = header[8:12], int.from_bytes(header[0:4], "big", signed=True)
+        if not self._armed:  # this open's generation on the disk too (at a checkpoint)
+            self._armed = now == self._id and generation >= self._generation
             return False
-        return now != self._id
+        if now != self._id or generation < self._generation:
+            return True
+        self._generation = generation  # another process opened it since
+        return False
 
     def stop(self) -> None:
         fd, self._fd = self._fd, None  # a reader on another thread then sees None, not a
