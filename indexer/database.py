@@ -30,9 +30,12 @@ from indexer.schema_check import strange_objects
 from indexer.wal_pairing import (
     Identity,
     InPlace,
+    forget,
     identity,
+    next_generation,
     note,
     remove_stale,
+    set_aside_unvouched,
     sweep,
 )
 from kiln_errors.setting import number_in
@@ -167,9 +170,9 @@ class Database:
 
     def _connect_checked(self) -> sqlite3.Connection:
         try:
-            stale = remove_stale(self.path)
+            stale = remove_stale(self.path) or set_aside_unvouched(self.path)
         except OSError as exc:
-            raise IndexUnavailable(f"cannot remove {self.path}-wal: {exc.strerror}") from exc
+            raise IndexUnavailable(f"cannot set {self.path}-wal aside: {exc.strerror}") from exc
         if stale is not None:
             self.recovered = self.recovered or stale
         _check_before_writing(self.path, self.busy_timeout)
@@ -179,19 +182,20 @@ class Database:
             for table, columns in SHAPE.items():  # a file whose migrations record says "done"
                 conn.execute(f"SELECT {', '.join(columns)} FROM {table} LIMIT 0")  # on tables
             conn.execute("SELECT count(*) FROM files").fetchone()  # of another shape: see SHAPE
+            generation = next_generation(conn)  # this open, counted in the header
         except BaseException:
             conn.close()
             raise
         note(self.path)
         self._identity = identity(self.path)
-        self._follow_id(conn)
+        self._follow_id(conn, generation)
         return conn
 
-    def _follow_id(self, conn: sqlite3.Connection) -> None:
-        """Follow the file's header id (``InPlace``), once it is on the disk: a new file's is
-        in the ``-wal`` until a checkpoint."""
+    def _follow_id(self, conn: sqlite3.Connection, generation: int) -> None:
+        """Follow the file's header id and generation (``InPlace``), once on the disk: a new
+        file's are in the ``-wal`` until a checkpoint."""
         (expected,) = conn.execute("PRAGMA application_id").fetchone()
-        self._in_place.start(self.path, expected)
+        self._in_place.start(self.path, expected, generation)
         if expected and not self._in_place.armed:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             self._in_place.replaced()  # arms it
@@ -333,6 +337,7 @@ class Database:
     def close(self) -> None:
         with self.lock:
             self._close_all()
+            forget(self.path)
 
     def _close_all(self) -> None:
         with self._readers_lock:

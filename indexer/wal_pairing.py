@@ -6,13 +6,18 @@ place under a running server (another process's rebuild, a copy, a restored back
 the next checkpoint, writes them into it. So Kiln notes, in ``index.db-pair``, the identities
 (device and inode) of the database and ``-wal`` it opened together; a ``-wal`` noted with
 another database is removed, with its ``-shm``, before the file beside it is opened. A ``-wal``
-with no note, or another note, is SQLite's to recover as before: a run killed mid-write keeps
-what it committed.
+the note does not vouch for (a checkout that tracks ``index.db-wal``: SQLite would apply its
+frames over the user's file) is set aside, with its ``-shm``, as ``index.db-wal.unvouched``
+when no process holds a lock on the database or its ``-shm`` (``set_aside_unvouched``); one
+another program has open is left to it. A run killed mid-write keeps what it committed: its
+``-wal`` is noted.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sqlite3
 from pathlib import Path
 
 PAIR = "-pair"  # index.db-pair, beside the -wal and -shm (and under .kiln/.gitignore's index.db*)
@@ -109,6 +114,68 @@ def remove_wal(db_path: Path, what: str) -> str:
     )
 
 
+UNVOUCHED = ".unvouched"  # index.db-wal.unvouched, index.db-shm.unvouched
+LOCKS = Path("/proc/locks")  # every lock on the system: read, so no descriptor is opened
+_LOCKED_FILE = re.compile(rb"\b[0-9a-f]+:[0-9a-f]+:([0-9]+)\b")
+
+
+def vouched(db_path: Path) -> bool:
+    """Whether the note names the database and the ``-wal`` now beside it together."""
+    db, wal = identity(db_path), identity(_sibling(db_path, "-wal"))
+    text = _read(_sibling(db_path, PAIR))
+    if db is None or wal is None or text is None:
+        return False
+    try:
+        a, b, c, d = (int(part) for part in text.split())
+    except ValueError:
+        return False
+    return (a, b) == db and (c, d) == wal
+
+
+def in_use(db_path: Path) -> bool:
+    """Whether any process (this one too) holds a lock on the database or its ``-shm``: SQLite
+    keeps a shared lock on the database file and on byte 128 of the ``-shm`` for as long as a
+    connection in WAL mode has it open. Read from ``/proc/locks``, never by opening the files:
+    closing a descriptor drops every lock this process holds on the file, its connections'
+    too. True where the locks cannot be read (the ``-wal`` is then left to SQLite)."""
+    files = [identity(db_path), identity(_sibling(db_path, "-shm"))]
+    inodes = {str(f[1]).encode() for f in files if f is not None}
+    if not inodes:
+        return False
+    try:
+        text = LOCKS.read_bytes()
+    except OSError:
+        return True
+    return any(m.group(1) in inodes for m in _LOCKED_FILE.finditer(text))
+
+
+def set_aside_unvouched(db_path: Path) -> str | None:
+    """Rename a ``-wal`` (and the ``-shm`` beside it) that Kiln's note does not vouch for and
+    that no process has open to ``index.db-wal.unvouched``, so SQLite never applies its frames
+    to the file beside it (a checkout can ship one); the line that says so, or None."""
+    wal = _sibling(db_path, "-wal")
+    if not os.path.lexists(wal) or vouched(db_path) or in_use(db_path):
+        return None
+    for suffix in ("-wal", "-shm"):
+        src = _sibling(db_path, suffix)
+        if os.path.lexists(src):  # a link is renamed, never followed
+            os.replace(src, _sibling(db_path, suffix + UNVOUCHED))
+    return (
+        f"{wal} was not written by kiln beside this index and no process has it open; set it"
+        f" aside as index.db-wal{UNVOUCHED}, not applied"
+    )
+
+
+def forget(db_path: Path) -> None:
+    """Drop the note once the ``-wal`` is gone (the last connection's close deletes it): a
+    ``-wal`` made later under the same inode number is then not vouched for."""
+    if not os.path.lexists(_sibling(db_path, "-wal")):
+        try:
+            os.unlink(_sibling(db_path, PAIR))
+        except OSError:
+            pass
+
+
 def sweep(db_path: Path) -> None:
     """Remove the temporary notes (``index.db-pair.<pid>``) of processes no longer running:
     one killed between writing its note and moving it into place left it there, and repeated
@@ -141,12 +208,37 @@ def _alive(pid: int) -> bool:
 
 
 APP_ID_OFFSET = 68  # the header's application_id: a random number each index is made with
+GENERATION_OFFSET = 60  # the header's user_version: counts the opens (``next_generation``)
+
+
+def next_generation(conn: sqlite3.Connection) -> int:
+    """Count this open in the header's ``user_version`` and return it: the file's own older
+    backup (the same id) copied over it in place holds a lower number."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (now,) = conn.execute("PRAGMA user_version").fetchone()
+        now = now % 0x7FFFFFFF + 1
+        conn.execute(f"PRAGMA user_version = {now}")
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if "readonly" not in str(exc):  # a file that cannot be written: its first write says
+            raise  # so, as before (0: no generation is followed)
+        return 0
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return int(now)
 
 
 class InPlace:
     """Notices a file copied over the index in place (``cp backup.db index.db``: the same
     inode, so ``identity`` is unchanged) by the id each index is made with
-    (``made_here.write``), read from the file itself through a descriptor kept open for it.
+    (``made_here.write``), read from the file itself through a descriptor kept open for it,
+    and an older backup of the same index by its lower generation (``next_generation``; other
+    processes' opens only raise it). A backup taken since this open is not told apart.
     SQLite would go on with its cached pages and the old file's ``-wal`` over the new content.
     The descriptor is closed only once no connection of this process has the file open
     (``stop``): a close drops every lock the process holds on the file, its connections'
@@ -155,11 +247,13 @@ class InPlace:
     def __init__(self) -> None:
         self._fd: int | None = None
         self._id = b""
+        self._generation = 0  # the highest generation seen on the disk once armed
         self._armed = False  # the id is on the disk (a new file's is in the -wal at first)
 
-    def start(self, db_path: Path, expected: int) -> None:
-        """Follow ``db_path``, whose connection reads ``expected`` as its application_id
-        (call with the descriptor of an earlier file closed: ``stop``)."""
+    def start(self, db_path: Path, expected: int, generation: int = 0) -> None:
+        """Follow ``db_path``, whose connection reads ``expected`` as its application_id and
+        ``generation`` as its user_version (call with the descriptor of an earlier file
+        closed: ``stop``)."""
         if self._fd is not None or expected == 0:
             return
         flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
@@ -168,6 +262,7 @@ class InPlace:
         except OSError:
             return
         self._id, self._armed = expected.to_bytes(4, "big", signed=True), False
+        self._generation = generation
         self.replaced()
 
     @property
@@ -179,13 +274,17 @@ class InPlace:
         if self._fd is None:
             return False
         try:
-            now = os.pread(self._fd, 4, APP_ID_OFFSET)
+            header = os.pread(self._fd, 12, GENERATION_OFFSET)
         except OSError:
             return self._armed
-        if not self._armed:
-            self._armed = now == self._id
+        now, generation = header[8:12], int.from_bytes(header[0:4], "big", signed=True)
+        if not self._armed:  # this open's generation on the disk too (at a checkpoint)
+            self._armed = now == self._id and generation >= self._generation
             return False
-        return now != self._id
+        if now != self._id or generation < self._generation:
+            return True
+        self._generation = generation  # another process opened it since
+        return False
 
     def stop(self) -> None:
         fd, self._fd = self._fd, None  # a reader on another thread then sees None, not a

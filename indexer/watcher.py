@@ -48,8 +48,14 @@ class Watcher:
         debounce: float = DEBOUNCE_SECONDS,
         skip: Callable[[Path], bool] | None = None,
         idle: float = IDLE_SECONDS,
+        on_refill: Callable[[], None] | None = None,
     ) -> None:
         self.index = index or Index(root)
+        # Told once the full scan after a swap or rebuild is in: the rows the scan kept for
+        # ``skip``'s files were the old file's, so their owner writes them again.
+        self.on_refill = on_refill
+        self._swaps = 0  # swaps and rebuilds seen (``_swapped``) ...
+        self._refilled = 0  # ... and how many of them a finished full scan followed
         self.index.on_swap = self._swapped
         # Files someone else keeps fresh (an editor's open, maybe unsaved, buffers): disk events
         # must not replace what the index holds for them.
@@ -165,6 +171,7 @@ class Watcher:
             if self._observer is None:
                 return
             self._full = True
+            self._swaps += 1
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = threading.Timer(0, self._flush)
@@ -174,6 +181,7 @@ class Watcher:
     def _flush(self) -> None:
         with self._lock:
             batch, full, head_moved = sorted(self._pending), self._full, self._head_moved
+            swaps = self._swaps
             self._pending.clear()
             self._full = False
             self._head_moved = False
@@ -221,6 +229,11 @@ class Watcher:
                 self._idle_timer = threading.Timer(self.idle, self._merge)
                 self._idle_timer.daemon = True
                 self._idle_timer.start()
+            refilled = full and swaps != self._refilled
+            if refilled:
+                self._refilled = swaps
+        if refilled and self.on_refill is not None:
+            self.on_refill()
         if self.on_batch is not None:
             self.on_batch(batch, stats)
 
@@ -314,6 +327,10 @@ def watch(
     debounce: float = DEBOUNCE_SECONDS,
     skip: Callable[[Path], bool] | None = None,
     idle: float = IDLE_SECONDS,
+    on_refill: Callable[[], None] | None = None,
 ) -> Watcher:
     """Start watching ``root``; returns a started ``Watcher`` (stop it or use ``with``)."""
-    return Watcher(root, on_batch, index=index, debounce=debounce, skip=skip, idle=idle).start()
+    return Watcher(
+        root, on_batch, index=index, debounce=debounce, skip=skip, idle=idle,
+        on_refill=on_refill,
+    ).start()  # fmt: skip

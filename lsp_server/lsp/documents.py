@@ -131,10 +131,25 @@ class IndexSync:
                 self._said.add(line)
                 log.info("skipped %s", printable(line))
 
-    def start_watching(self, skip: Callable[[Path], bool] | None = None) -> None:
-        """Watch the disk; ``skip`` names open documents, whose buffers own their index rows."""
+    def start_watching(
+        self,
+        skip: Callable[[Path], bool] | None = None,
+        buffers: Callable[[], list[tuple[Path, str]]] | None = None,
+    ) -> None:
+        """Watch the disk; ``skip`` names open documents, whose buffers own their index rows;
+        ``buffers()`` (on the event loop) lists them with their text: written again once a
+        file swapped in or rebuilt is filled, where only their next edit wrote them before."""
         if self.index is None:
             return
+        loop = asyncio.get_running_loop()
+
+        def refill() -> None:  # on the watcher's thread, once its full scan is in
+            if buffers is not None and not self._closing.is_set():
+                try:
+                    loop.call_soon_threadsafe(self._write_open, buffers)
+                except RuntimeError:  # the loop is closed: the server is gone
+                    pass
+
         try:
             from indexer import watch
 
@@ -143,9 +158,15 @@ class IndexSync:
                 lambda paths, stats: self._say_skipped(stats.skipped),
                 index=self.index,
                 skip=skip,
+                on_refill=refill,
             )
         except Exception as exc:  # noqa: BLE001 - watching is an optimisation
             log.warning("file watching unavailable: %s", exc)
+
+    def _write_open(self, buffers: Callable[[], list[tuple[Path, str]]]) -> None:
+        """On the event loop: queue each open buffer's text for the index."""
+        for path, text in buffers():
+            self.queue_update(path, text)
 
     def buffer_changed(self, path: Path, text: str) -> None:
         """Re-index an edited buffer after a short pause (typing sends a change per key); a

@@ -349,12 +349,19 @@ async def _index_workspace(ls: KilnServer) -> None:
     files, blocks = stats.get("files_seen", 0), status.get("blocks", 0)
     end_index_progress(ls, f"{files} files, {blocks} blocks")
     log.info("indexed %s files (%s blocks)", files, blocks)
-    for doc in list(ls.workspace.text_documents.values()):  # opened during the scan, which
-        path = document_path(doc.uri)  # read the disk: the buffers win again
-        if path is not None:
-            sync.queue_update(path, doc.source)
-    sync.start_watching(skip=lambda path: find_document(ls.workspace, path) is not None)
+    for path, text in _open_buffers(ls):  # opened during the scan, which read the disk:
+        sync.queue_update(path, text)  # the buffers win again
+    sync.start_watching(
+        skip=lambda path: find_document(ls.workspace, path) is not None,
+        buffers=lambda: _open_buffers(ls),
+    )
     heap.after_first_scan()
+
+
+def _open_buffers(ls: KilnServer) -> list[tuple[Path, str]]:
+    """The editor's open documents that name a file, with their text."""
+    docs = list(ls.workspace.text_documents.values())
+    return [(p, doc.source) for doc in docs if (p := document_path(doc.uri)) is not None]
 
 
 def _holds(ls: KilnServer, path: Path, text: str) -> bool:

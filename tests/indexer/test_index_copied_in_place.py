@@ -88,3 +88,39 @@ def test_the_watcher_fills_a_swapped_in_index_at_once(repo: Path, tmp_path: Path
                 time.sleep(0.05)  # no source file changes: only the swap can start a scan
             assert names(idx, "quokka") == ["quokka"], watcher.errors
             assert names(idx, "zebra") == []
+
+
+def test_the_index_own_older_backup_copied_in_place_is_set_aside_not_read_as_fresh(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A backup of this very index (the same header id) copied back over it in place: the
+    running index went on with its cached pages, never wrote the file again, and every other
+    reader (`kiln search`, the editor's `@` completion) found the backup's rows of files
+    changed since, as if fresh. An older generation in its header now tells it, as another
+    file's id does: set aside, and the refill writes what the disk holds."""
+    write(repo, "a.py", "def quokka():\n    pass\n")
+    with Index(repo) as idx:
+        idx.update()
+    backup = tmp_path / "backup.db"
+    shutil.copyfile(repo / ".kiln" / "index.db", backup)  # closed: no -wal, a whole copy
+    with Index(repo) as idx:
+        write(repo, "a.py", "def wombat():\n    pass\n")
+        idx.update()
+        assert names(idx, "quokka") == [] and names(idx, "wombat") == ["wombat"]
+        copied_in_place(backup, idx.db_path)
+        assert names(idx, "quokka") == []  # its next search notices
+        assert ("quokka",) not in blocks_read_apart(idx.db_path)
+        assert idx.recovered is not None and "overwritten in place" in idx.recovered
+        assert (repo / ".kiln" / "index.db.corrupt").exists()
+        idx.update()
+        assert names(idx, "wombat") == ["wombat"]
+        assert blocks_read_apart(idx.db_path) == [("wombat",)]
+
+
+def blocks_read_apart(db: Path) -> list[tuple[str]]:
+    """The block names another process reading the index finds."""
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT name FROM blocks").fetchall()
+    finally:
+        conn.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from indexer import Index
 from tests.lsp.raw_client import RawServer
+from tests.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -69,6 +71,75 @@ async def test_a_file_moved_over_the_index_is_searched_and_written_by_the_server
         server.notify("textDocument/didOpen", {"textDocument": doc})
         await server.index_until(lambda s: s["pendingFiles"] == 0)
         assert "function gannet" in await _search(server, sid)
+    finally:
+        await server.close()
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
+
+
+def _in_index(db: Path, name: str) -> bool:
+    """Whether the index file holds a block named ``name`` (read as another process would)."""
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT 1 FROM blocks WHERE name = ?", (name,)).fetchone() is not None
+    except sqlite3.Error:  # caught between the swap and the first rows
+        return False
+    finally:
+        conn.close()
+
+
+def _noted(db: Path) -> bool:
+    """Whether the server's pairing note names the file now at ``db``: until then the old
+    file's ``-wal`` lies beside it and a read of it here would apply that."""
+    note = db.with_name("index.db-pair")
+    return note.exists() and note.read_text().split()[:2] == [
+        str(os.stat(db).st_dev),
+        str(os.stat(db).st_ino),
+    ]
+
+
+async def test_unsaved_buffers_are_written_into_a_file_swapped_in_without_an_edit(
+    tmp_path: Path, scripted_env: Any
+) -> None:
+    """After a file moved over the index was filled by the watcher's full scan, the editor's
+    open buffers were missing from it (the scan keeps an open file's rows: the old file's, here
+    none) until each was typed in again. They are now written once the scan is in, with no
+    search or edit to prompt it, and the agent's search finds them."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def quokka():\n    pass\n")
+    (root / "b.py").write_text("def saved_text():\n    pass\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "c.py").write_text("def zebra():\n    pass\n")
+    with Index(other) as idx:
+        idx.update()
+    db = root / ".kiln" / "index.db"
+    search = {
+        "text": "",
+        "tool_calls": [{"name": "search_code", "input": {"query": "pelican gannet"}}],
+    }
+    server = await RawServer.start(root, scripted_env([search, "done"]))
+    try:
+        await server.initialize(root)
+        await server.index_until(lambda s: s["state"] == "ready" and s["pendingFiles"] == 0)
+        for name, text in (("draft.py", "def gannet():\n    pass\n"),
+                           ("b.py", "def pelican():\n    pass\n")):  # fmt: skip
+            doc = {"uri": (root / name).as_uri(), "languageId": "python", "version": 1,
+                   "text": text}  # fmt: skip
+            server.notify("textDocument/didOpen", {"textDocument": doc})
+        await server.index_until(lambda s: s["pendingFiles"] == 0)
+        await until(lambda: _in_index(db, "gannet") and _in_index(db, "pelican"))
+        os.replace(other / ".kiln" / "index.db", db)  # noticed by the watcher, no search
+        await until(lambda: _noted(db), what="the server on the new file")  # before, a read
+        await until(lambda: _in_index(db, "quokka"), what="the full scan of the new file")
+        await until(
+            lambda: _in_index(db, "gannet") and _in_index(db, "pelican"),
+            timeout=20, what="the unsaved buffers written into the new file",
+        )  # fmt: skip
+        assert not _in_index(db, "saved_text")  # b.py's rows are its buffer's, not the disk's
+        sid = (await server.request("new", "kiln/session/new"))["result"]["sessionId"]
+        text = await _search(server, sid)
+        assert "function gannet" in text and "function pelican" in text, text
     finally:
         await server.close()
     assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-3000:]
