@@ -214,8 +214,10 @@ GENERATION_OFFSET = 60  # the header's user_version: counts the opens (``next_ge
 def next_generation(conn: sqlite3.Connection) -> int:
     """Count this open in the header's ``user_version`` and return it: the file's own older
     backup (the same id) copied over it in place holds a lower number."""
-    conn.execute("BEGIN IMMEDIATE")
+    (waits,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    conn.execute("PRAGMA busy_timeout = 0")  # a writer at work: not counted, never waited on
     try:
+        conn.execute("BEGIN IMMEDIATE")
         (now,) = conn.execute("PRAGMA user_version").fetchone()
         now = now % 0x7FFFFFFF + 1
         conn.execute(f"PRAGMA user_version = {now}")
@@ -223,13 +225,15 @@ def next_generation(conn: sqlite3.Connection) -> int:
     except sqlite3.OperationalError as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        if "readonly" not in str(exc):  # a file that cannot be written: its first write says
-            raise  # so, as before (0: no generation is followed)
-        return 0
+        if "readonly" not in str(exc) and "locked" not in str(exc):  # a file that cannot be
+            raise  # written: its first write says so, as before; held by a writer: the reads
+        return 0  # go on as WAL lets them (0: no generation is followed)
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(waits)}")
     return int(now)
 
 
