@@ -200,6 +200,7 @@ function M.stop()
     vim.notify('kiln: no turn is running', vim.log.levels.INFO)
     return false
   end
+  S.stop_early = true -- also tells a /compact it was stopped (its answer is compacted = false)
   client.notify('kiln/session/cancel', { sessionId = S.session_id }, bound())
   require('kiln.review').withdraw_all(S.session_id)
   return true
