@@ -136,7 +136,12 @@ function M.send(text, blocks, cb, labels)
     return false
   end
   if S.session_id and S.client_id ~= c.id then
-    -- The user moved to another workspace: its server holds no session of ours yet.
+    -- The user moved to another workspace: its server holds no session of ours yet. The old
+    -- one is freed in its server, as :KilnNew does (it stays stored; :KilnResume there).
+    local old = vim.lsp.get_client_by_id(S.client_id)
+    if old and not old:is_stopped() then
+      old:request('kiln/session/close', { sessionId = S.session_id }, function() end)
+    end
     transcript.append({ '[kiln] now in ' .. c.root_dir .. ': a new session', '' })
     S.session_id = nil
   end
