@@ -255,6 +255,9 @@ function M.on_exit(code, signal, client_id)
   if S.client_id and client_id and client_id ~= S.client_id then
     return -- another workspace's server; our session is elsewhere
   end
+  if S.restarting and S.restarting == client_id then
+    return -- :KilnRestart: the session goes on in the new server
+  end
   require('kiln.review').withdraw_all()
   local was_busy, had_session = S.busy, S.session_id ~= nil
   S.busy, S.session_id = false, nil
