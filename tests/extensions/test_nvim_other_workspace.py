@@ -133,3 +133,36 @@ def test_kilnedits_reviews_the_edits_of_the_server_that_holds_the_session(
         ed.wait("the edit on disk", lambda: (ed.ws / "calc.py").read_text() == "x = 2\n")
     finally:
         ed.close()
+
+
+def test_the_first_workspaces_session_is_closed_in_its_server(editor: Editor) -> None:
+    """A question from a second workspace starts a new session there; the first one stayed live
+    in the first workspace's server (its transcript and tools held) until that server stopped.
+    It is now closed there as :KilnNew closes it: still stored, :KilnResume brings it back."""
+    ed = editor
+    ed.keys(":KilnChat<CR>")
+    ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+    ed.keys("ihi<CR>")
+    ed.wait("the first turn", lambda: turns_ended(ed) == 1)
+    first = ed.lua("return require('kiln.chat').state.session_id")
+    ed.keys("<Esc>:wincmd p<CR>:edit ../ws2/b.py<CR>")
+    ed.wait("b.py", lambda: ed.nvim.current.buffer.name.endswith("ws2/b.py"))
+    ed.keys(":KilnAsk what is here<CR>")
+    ed.wait("the asked turn", lambda: turns_ended(ed) == 2)
+    ed.lua(
+        "_G.kiln_probe = nil; for _, c in ipairs(vim.lsp.get_clients({ name = 'kiln' })) do"
+        " if vim.fs.basename(c.root_dir) == 'ws' then"
+        " c:request('kiln/context/show', { sessionId = ... }, function(err, res)"
+        " _G.kiln_probe = err and err.code or 'live' end) end end",
+        first,
+    )
+    # -31001: the session is not live in that server (PROTOCOL.md)
+    assert ed.wait("the first server's answer", lambda: ed.lua("return _G.kiln_probe")) == -31001
+    stored = ed.lua(
+        "local ids = {}; for _, c in ipairs(vim.lsp.get_clients({ name = 'kiln' })) do"
+        " if vim.fs.basename(c.root_dir) == 'ws' then"
+        " local r = c:request_sync('kiln/session/list', vim.empty_dict(), 10000)"
+        " for _, s in ipairs(r.result.sessions) do ids[#ids + 1] = s.sessionId end end end"
+        " return ids"
+    )
+    assert first in stored

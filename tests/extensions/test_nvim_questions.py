@@ -76,3 +76,35 @@ def test_a_command_question_shows_its_parts_and_network(editor: Editor) -> None:
     ed.wait("the second turn to end", lambda: len(_turns(ed)) >= 2)
     asked = ed.lua("return _G.asked")
     assert len(asked) == 2 and "add to memory: tests run with tox-42" in asked[1], asked
+
+
+LONG = "echo " + "a" * 10_000
+
+
+def test_a_10000_character_command_is_asked_on_one_screen(tmp_path: Path, kiln_home: Path) -> None:
+    """Neovim's own vim.ui.select printed the whole line in its prompt: a 10,000-character
+    command filled screens of "-- More --" before the choices. The question now shows the
+    line's start and says the whole of it is in the chat's transcript, which holds it."""
+    steps = [
+        {"text": "Running.", "tool_calls": [{"name": "run_command", "input": {"command": LONG}}]},
+        {"text": "Not run."},
+    ]
+    ed = workspace_editor(tmp_path, kiln_home, steps)
+    try:
+        ed.lua(
+            "_G.asked = {}; local pick = vim.ui.select; vim.ui.select = function(i, o, c)"
+            " table.insert(_G.asked, o.prompt); return pick(i, o, c) end"
+        )
+        ed.keys(":KilnChat<CR>")
+        ed.wait("the prompt", lambda: ed.nvim.current.buffer.options["filetype"] == "kiln-prompt")
+        ed.keys("irun it<CR>")
+        ed.wait_prompt("the question")
+        assert ed.mode()["mode"] != "rm", "the question scrolled past a screen"  # -- More --
+        ed.keys("<Esc>")  # no answer: the request is cancelled, nothing runs
+        ed.wait("the turn to end", lambda: len(_turns(ed)) >= 1)
+        asked = ed.lua("return _G.asked")
+        assert len(asked) == 1 and len(asked[0]) < 1000, len(asked[0])
+        assert "characters in all: the whole of it is in the chat)" in asked[0], asked[0]
+        assert "$ " + LONG in ed.transcript(), "the whole command is not in the transcript"
+    finally:
+        ed.close()

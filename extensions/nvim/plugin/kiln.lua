@@ -9,7 +9,7 @@ vim.g.loaded_kiln = true
 -- so in one line instead of failing with a traceback; require("kiln").setup{} does the same.
 if vim.fn.has('nvim-0.11') == 0 then
   local names = { 'KilnChat', 'KilnAsk', 'KilnEdit', 'KilnAdd', 'KilnModel', 'KilnStop' }
-  vim.list_extend(names, { 'KilnNew', 'KilnResume', 'KilnEdits', 'KilnSkills', 'KilnMode' })
+  vim.list_extend(names, { 'KilnNew', 'KilnRestart', 'KilnResume', 'KilnEdits', 'KilnSkills', 'KilnMode' })
   for _, name in ipairs(vim.list_extend(names, { 'KilnEditMode' })) do
     vim.api.nvim_create_user_command(name, function()
       require('kiln').setup()
@@ -78,6 +78,10 @@ end, { desc = 'Kiln: cancel the running turn' })
 cmd('KilnNew', function()
   require('kiln.chat').reset()
 end, { desc = 'Kiln: start a new session' })
+
+cmd('KilnRestart', function()
+  require('kiln.restart').restart()
+end, { desc = "Kiln: restart the chat's server; the session goes on" })
 
 cmd('KilnResume', function()
   require('kiln.chat').pick_session()

@@ -136,7 +136,12 @@ function M.send(text, blocks, cb, labels)
     return false
   end
   if S.session_id and S.client_id ~= c.id then
-    -- The user moved to another workspace: its server holds no session of ours yet.
+    -- The user moved to another workspace: its server holds no session of ours yet. The old
+    -- one is freed in its server, as :KilnNew does (it stays stored; :KilnResume there).
+    local old = vim.lsp.get_client_by_id(S.client_id)
+    if old and not old:is_stopped() then
+      old:request('kiln/session/close', { sessionId = S.session_id }, function() end)
+    end
     transcript.append({ '[kiln] now in ' .. c.root_dir .. ': a new session', '' })
     S.session_id = nil
   end
@@ -200,6 +205,7 @@ function M.stop()
     vim.notify('kiln: no turn is running', vim.log.levels.INFO)
     return false
   end
+  S.stop_early = true -- also tells a /compact it was stopped (its answer is compacted = false)
   client.notify('kiln/session/cancel', { sessionId = S.session_id }, bound())
   require('kiln.review').withdraw_all(S.session_id)
   return true
@@ -248,6 +254,9 @@ end
 function M.on_exit(code, signal, client_id)
   if S.client_id and client_id and client_id ~= S.client_id then
     return -- another workspace's server; our session is elsewhere
+  end
+  if S.restarting and S.restarting == client_id then
+    return -- :KilnRestart: the session goes on in the new server
   end
   require('kiln.review').withdraw_all()
   local was_busy, had_session = S.busy, S.session_id ~= nil

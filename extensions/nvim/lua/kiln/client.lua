@@ -134,7 +134,7 @@ function M.start(bufnr, root)
   return vim.lsp.get_client_by_id(id)
 end
 
-local function running(root)
+function M.running(root)
   local client = root and by_root[root] and vim.lsp.get_client_by_id(by_root[root])
   if client and not client:is_stopped() then
     return client
@@ -146,7 +146,7 @@ end
 function M.get()
   local buf = vim.api.nvim_get_current_buf()
   local root = is_file_buffer(buf) and M.root(buf) or last_root or M.root(buf)
-  local client = running(root)
+  local client = M.running(root)
   if not client then
     local why
     -- the chat's prompt has no file: a server that stopped starts again where it ran
@@ -272,7 +272,7 @@ function M.report(err, level)
   end
 end
 
---- Stop every client started by this plugin (tests and :KilnRestart).
+--- Stop every client started by this plugin (tests).
 function M.stop()
   for root, id in pairs(by_root) do
     local client = vim.lsp.get_client_by_id(id)

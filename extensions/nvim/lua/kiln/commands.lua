@@ -61,22 +61,38 @@ local function context()
   end, chat.state.client_id and vim.lsp.get_client_by_id(chat.state.client_id) or nil)
 end
 
+--- /compact holds the session as a turn does (PROTOCOL.md): the chat is busy meanwhile, so a
+--- question waits for it and :KilnStop (kiln/session/cancel) stops it, nothing compacted.
 local function compact()
   local chat = require('kiln.chat')
-  local sid = chat.state.session_id
+  local S = chat.state
+  local sid = S.session_id
   if not sid then
     return say({ '[kiln] no session yet: nothing to compact' })
   end
+  if S.busy then
+    vim.notify('kiln: a turn is running; :KilnStop it first', vim.log.levels.WARN)
+    return false
+  end
+  S.busy, S.stop_early = true, false
+  say({ '[kiln] compacting… (:KilnStop stops it)' })
+  chat.refresh_title()
   client.request('kiln/session/compact', { sessionId = sid }, function(err, res)
+    S.busy = false
+    chat.refresh_title()
     if err then
       return say({ '[error] ' .. client.describe(err) })
     end
     if res.compacted then
       say({ string.format('[kiln] compacted: %s → %s tokens', res.beforeTokens, res.afterTokens) })
+    elseif S.stop_early then
+      say({ '[kiln] compaction stopped: the conversation is as it was' })
     else
       say({ '[kiln] nothing to compact yet' })
     end
-  end, chat.state.client_id and vim.lsp.get_client_by_id(chat.state.client_id) or nil) -- its server
+    S.stop_early = false
+  end, S.client_id and vim.lsp.get_client_by_id(S.client_id) or nil) -- its server
+  return true
 end
 
 local MODES = {
@@ -122,7 +138,7 @@ function M.run(text, blocks, labels)
   if name == 'clear' then
     chat.reset()
   elseif name == 'compact' then
-    compact()
+    return compact() ~= false
   elseif name == 'context' then
     context()
   elseif name == 'mode' then

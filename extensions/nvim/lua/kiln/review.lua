@@ -243,6 +243,24 @@ local function diffs_of(tool_call)
   return out
 end
 
+--- What the question itself shows of a long command: its start. The prompt printed it all, and
+--- a 10,000-character line filled screens of "-- More --" before the choices; the whole of it
+--- goes to the chat's transcript, where it can be read before answering.
+local SHOWN_CHARS, SHOWN_LINES = 400, 12
+local function shown_detail(detail)
+  local lines = vim.split(detail, '\r?\n')
+  local chars = vim.fn.strchars(detail)
+  if chars <= SHOWN_CHARS and #lines <= SHOWN_LINES then
+    return detail
+  end
+  require('kiln.transcript').append(
+    vim.list_extend({ '[kiln] asked to approve, in full:' }, vim.list_extend(lines, { '' }))
+  )
+  local head = table.concat(vim.list_slice(lines, 1, SHOWN_LINES), '\n')
+  head = vim.fn.strcharpart(head, 0, SHOWN_CHARS)
+  return string.format('%s… (%d characters in all: the whole of it is in the chat)', head, chars)
+end
+
 --- Ask with vim.ui.select; `decide(option_id|nil)`.
 local function select(tool_call, options, decide)
   local meta = tool_call._meta or {}
@@ -258,7 +276,7 @@ local function select(tool_call, options, decide)
     detail = '$ ' .. tostring(tool_call.rawInput.command)
   end
   if detail and detail ~= '' then
-    prompt = prompt .. '\n  ' .. (detail:gsub('\r?\n', '\n  '))
+    prompt = prompt .. '\n  ' .. (shown_detail(detail):gsub('\r?\n', '\n  '))
   end
   if meta.fromExternal then
     prompt = '[after reading external content] ' .. prompt

@@ -41,6 +41,8 @@ export class ChatController implements vscode.Disposable {
   protocol: KilnProtocol | undefined;
   sessionId: string | null = null;
   running = false;
+  /** Stop was pressed during a `/compact` (its answer, `compacted: false`, says no more). */
+  private compactStopped = false;
   private pendingEditCount = 0;
   /** What the panel shows while there is no connection. */
   private down: "starting" | "failed" | "no-folder" = "starting";
@@ -479,6 +481,29 @@ export class ChatController implements vscode.Disposable {
     await this.refreshPendingEdits();
   }
 
+  /**
+   * `/compact` holds the session as a turn does (PROTOCOL.md): the panel shows it running,
+   * questions sent meanwhile wait behind it, and Stop cancels it with nothing compacted.
+   */
+  async compact(): Promise<void> {
+    this.idle();
+    return this.serial(async () => {
+      const sessionId = this.sessionId;
+      if (!sessionId) return this.info("Nothing to compact yet.");
+      const protocol = this.require();
+      this.running = true;
+      this.compactStopped = false;
+      this.post({ type: "turn", state: "running" });
+      const done = await protocol.compact(sessionId).finally(() => {
+        if (!this.running) return; // the server went away: the panel was told
+        this.running = false;
+        this.post({ type: "turn", state: "idle" });
+      });
+      if (done.compacted) this.info(`Compacted: ${done.beforeTokens} → ${done.afterTokens} tokens.`);
+      else this.info(this.compactStopped ? "Compaction stopped: the conversation is as it was." : "Nothing to compact yet.");
+    });
+  }
+
   /** Send one prompt in the current session (creating one first if needed). `draft` is what
    *  goes back to the question box if Stop is pressed before it is asked. */
   async send(
@@ -489,10 +514,21 @@ export class ChatController implements vscode.Disposable {
   ): Promise<string> {
     const entry = { ...draft };
     this.waiting.push(entry);
+    const drop = () => (this.waiting = this.waiting.filter((w) => w !== entry));
     return this.serial(async () => {
       if (!this.waiting.includes(entry)) return "cancelled"; // handed back by Stop
-      this.waiting = this.waiting.filter((w) => w !== entry);
-      return this.turn(blocks, text, references);
+      // The first question waits for its session (slow while the server starts): it stays a
+      // waiting question until then, so Stop meanwhile hands it back instead of asking it.
+      let sessionId: string;
+      try {
+        sessionId = this.sessionId && !this.modelPending ? this.sessionId : await this.startSession();
+      } catch (err) {
+        drop();
+        throw err;
+      }
+      if (!this.waiting.includes(entry)) return "cancelled";
+      drop();
+      return this.turn(sessionId, blocks, text, references);
     });
   }
 
@@ -509,12 +545,14 @@ export class ChatController implements vscode.Disposable {
       const n = held.length === 1 ? "1 question" : `${held.length} questions`;
       this.info(`Stopped: ${n} waiting was not asked; ${held.length === 1 ? "its text is" : "their text is"} back in the question box.`);
     }
-    if (this.sessionId && this.running) await this.require().cancel(this.sessionId);
+    if (this.sessionId && this.running) {
+      this.compactStopped = true;
+      await this.require().cancel(this.sessionId);
+    }
   }
 
-  private async turn(blocks: PromptBlock[], text: string, references: Reference[]): Promise<string> {
+  private async turn(sessionId: string, blocks: PromptBlock[], text: string, references: Reference[]): Promise<string> {
     const protocol = this.require();
-    const sessionId = this.sessionId && !this.modelPending ? this.sessionId : await this.startSession();
     this.fresh = null;
     this.running = true;
     this.post({ type: "userMessage", text, references });

@@ -15,6 +15,7 @@ export interface CommandHost {
   mode: { mode: string; editMode: string };
   info(message: string): void;
   newSession(): Promise<string>;
+  compact(): Promise<void>;
   setMode(mode?: string, editMode?: string): Promise<void>;
   setModel(model: string): Promise<void>;
   send(blocks: PromptBlock[], text: string, references: Reference[], draft?: { text: string; context: ContextItem[] }): Promise<string>;
@@ -31,13 +32,8 @@ export async function runCommand(
     case "clear":
       await chat.newSession();
       return;
-    case "compact": {
-      if (!chat.sessionId) return chat.info("Nothing to compact yet.");
-      const done = await protocol.compact(chat.sessionId);
-      return chat.info(
-        done.compacted ? `Compacted: ${done.beforeTokens} → ${done.afterTokens} tokens.` : "Nothing to compact yet.",
-      );
-    }
+    case "compact":
+      return chat.compact();
     case "mode": {
       if (!args) return chat.info(`Mode ${chat.mode.mode}, edits ${chat.mode.editMode}.`);
       const edits = ["deferred", "auto"].includes(args);

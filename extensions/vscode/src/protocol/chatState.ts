@@ -43,6 +43,8 @@ export interface PermissionPrompt {
   requestId: string;
   title: string;
   reason: string;
+  /** What a yes approves, as the server words it (the command line and its parts, network). */
+  detail: string;
   toolCallId: string;
   hasDiff: boolean;
   /** Whole-file texts of the proposed edit, reviewed hunk by hunk in the card. */
@@ -265,6 +267,7 @@ export function reduce(state: ChatState, message: HostToWebview): ChatState {
         requestId: message.requestId,
         title: message.toolCall.title,
         reason: str(obj(tc._meta).reason),
+        detail: str(obj(tc._meta).detail),
         toolCallId: message.toolCall.toolCallId,
         hasDiff: diffsOf(tc.content).length > 0,
         diffs: Array.isArray(tc.content)

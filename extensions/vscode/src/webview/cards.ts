@@ -50,6 +50,8 @@ export class Cards {
     box.append(el("div", { class: "permission-title" }, `Allow ${p.title}?`));
     if (p.fromExternal) box.append(el("div", { class: "permission-external" }, EXTERNAL));
     if (p.reason) box.append(el("div", { class: "permission-reason" }, p.reason));
+    // The title is cut to a line; this is the whole of what a yes approves (scrolls when long).
+    if (p.detail) box.append(el("pre", { class: "permission-detail" }, p.detail));
     if (p.hasDiff) {
       const diff = el("button", { class: "show-diff" }, "Show diff");
       diff.addEventListener("click", () => this.post({ type: "openDiff", toolCallId: p.toolCallId }));

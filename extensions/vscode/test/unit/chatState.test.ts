@@ -112,6 +112,7 @@ describe("chat state", () => {
         requestId: "p1",
         title: "edit_file app.py",
         reason: "edits need approval",
+        detail: "",
         toolCallId: "t9",
         hasDiff: true,
         diffs: [{ path: "/w/app.py", oldText: "a", newText: "b" }],

@@ -178,6 +178,20 @@ describe("chat view", () => {
     expect($('.permission[data-request="p8"] .permission-external').textContent).toMatch(/external content/);
   });
 
+  test("a command's question shows the whole of what a yes approves, however long", () => {
+    // The title is cut to a line; the panel showed nothing else of a 10,000-character command.
+    const detail = `$ echo ${"a".repeat(10_000)}\nruns:\n- echo ${"a".repeat(10_000)}`;
+    view.receive({
+      type: "permission",
+      requestId: "p9",
+      sessionId: "s1",
+      toolCall: { toolCallId: "t9", title: "run_command: echo aaaa…aaaa", kind: "execute", _meta: { detail } },
+      options: [{ optionId: "reject_once", name: "Reject", kind: "reject_once" }],
+    });
+    const shown = $('.permission[data-request="p9"] pre.permission-detail');
+    expect(shown.textContent).toBe(detail);
+  });
+
   test("pending (deferred) edits offer Diff, Apply and Discard", () => {
     view.receive({ type: "pendingEdits", edits: [{ proposalId: "pr1", toolCallId: "t5", path: "app.py" }] });
     const row = $('.pending-edit[data-proposal="pr1"]');
