@@ -10,7 +10,8 @@ A script is a list of steps, consumed in order:
 - ``{"sleep": seconds}`` — wait, then go on with the next step in the same call (a reply or
   error with ``"delay"`` waits before answering);
 - ``{"wait_for": "path"}`` — wait until that file exists, then go on likewise (a test holds a
-  turn open for as long as it needs and releases it by creating the file);
+  turn open for as long as it needs and releases it by creating the file; ``"reached": "path"``
+  alongside creates that file when the wait begins, so the test knows the request is held);
 - a callable (Python only) that receives the ``Request`` and returns one of the above.
 
 Any step may carry ``"match": "substring"`` (or ``"re:pattern"``): it is then taken only when
@@ -325,6 +326,8 @@ class ScriptedModel:
                 await asyncio.sleep(float(step["sleep"]))
                 continue
             if "wait_for" in step:
+                if step.get("reached"):  # tells the test the request is here and held
+                    Path(step["reached"]).touch()
                 while not Path(step["wait_for"]).exists():
                     await asyncio.sleep(0.02)
                 continue

@@ -166,6 +166,8 @@ def make_handler(server: WireState) -> type[BaseHTTPRequestHandler]:
                     time.sleep(float(step["sleep"]))
                     continue
                 if "wait_for" in step:
+                    if step.get("reached"):  # as the scripted provider: the request is held
+                        Path(step["reached"]).touch()
                     while not Path(step["wait_for"]).exists():
                         time.sleep(0.02)
                     continue

@@ -24,13 +24,15 @@ describe("Stop during /compact", () => {
   let ws: ReturnType<typeof makeWorkspace>;
   let panel: ActivePanel;
   let gate: string;
+  let reached: string;
 
   before(async () => {
     ({ ws, panel } = await scriptedPanel(
       (home) => {
         gate = join(home, "gate");
+        reached = join(home, "reached");
         return [
-          { match: SUMMARY, wait_for: gate },
+          { match: SUMMARY, wait_for: gate, reached },
           { match: SUMMARY, text: "summary" },
           { match: "one", text: LONG },
           { match: "two", text: "Two answered." },
@@ -67,7 +69,7 @@ describe("Stop during /compact", () => {
     const turns = idle();
     panel.send({ type: "command", name: "compact", args: "" });
     await waitFor(() => panel.ofType("turn").at(-1)?.state === "running", "the compaction shown running");
-    await new Promise((r) => setTimeout(r, 1000)); // its summary request out, held at the gate
+    await waitFor(() => existsSync(reached) || undefined, "its summary request held at the gate");
     await host.commands.get("kiln.stop")!();
     await waitFor(() => idle() > turns, "the compaction stopped");
     const said = await waitFor(() => infos().find((m) => /Compaction stopped|Compacted|Nothing to compact/.test(m)), "its outcome");
