@@ -54,6 +54,8 @@ def namespace_usage(answer: dict[str, Any], where: str) -> dict[str, Any]:
     shaped(answer, USAGE, where)
     shaped(answer["namespaceBytes"], QUOTA, f"{where}: namespaceBytes")
     shaped(answer["publishesPerHour"], QUOTA, f"{where}: publishesPerHour")
+    if answer.get("writesPerHour") is not None:  # listed since the write rate became a flag
+        shaped(answer["writesPerHour"], QUOTA, f"{where}: writesPerHour")
     versions = shaped(
         answer["versionsPerSkill"],
         {"limit": int, "largest": (dict, type(None)), "skills": list},

@@ -193,12 +193,21 @@ _PUBLISHES_PER_HOUR = _quota_option(
     2**31,
     "Versions one namespace may publish in any hour (past it: a 429 with Retry-After)",
 )
+_WRITES_PER_HOUR = _quota_option(
+    "--writes-per-hour",
+    Quotas.writes_per_hour,
+    "KILN_REGISTRY_WRITES_PER_HOUR",
+    2**31,
+    "Publishes, yanks, deprecations and dist-tag changes one namespace may make in any hour "
+    "(past it: a 429 with Retry-After)",
+)
 
 
 def quota_options(*, rate: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--namespace-bytes`` and ``--versions-per-skill`` (and, with ``rate``,
-    ``--publishes-per-hour``), handed to the command as one ``quotas: Quotas`` argument; a
-    command without ``rate`` gets the default rate, which it does not apply."""
+    ``--publishes-per-hour`` and ``--writes-per-hour``), handed to the command as one
+    ``quotas: Quotas`` argument; a command without ``rate`` gets the default rates, which it
+    does not apply."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(command)
@@ -207,12 +216,16 @@ def quota_options(*, rate: bool = True) -> Callable[[Callable[..., Any]], Callab
             namespace_bytes: int,
             versions_per_skill: int,
             publishes_per_hour: int = Quotas.publishes_per_hour,
+            writes_per_hour: int = Quotas.writes_per_hour,
             **kwargs: Any,
         ) -> Any:
-            quotas = Quotas(namespace_bytes, versions_per_skill, publishes_per_hour)
+            quotas = Quotas(
+                namespace_bytes, versions_per_skill, publishes_per_hour, writes_per_hour
+            )
             return command(*args, quotas=quotas, **kwargs)
 
-        options = [_NAMESPACE_BYTES, _VERSIONS_PER_SKILL] + ([_PUBLISHES_PER_HOUR] if rate else [])
+        rates = [_PUBLISHES_PER_HOUR, _WRITES_PER_HOUR] if rate else []
+        options = [_NAMESPACE_BYTES, _VERSIONS_PER_SKILL, *rates]
         for option in reversed(options):  # listed in --help in this order
             with_quotas = option(with_quotas)
         return with_quotas

@@ -309,4 +309,9 @@ def usage_lines(answer: dict[str, Any]) -> list[str]:
         f"archive bytes      {size['used']} of {size['limit']}",
         f"versions per skill {most} of {versions['limit']}",
         f"publishes per hour {rate['used']} of {rate['limit']} (in the last hour)",
+        *(
+            [f"writes per hour    {writes['used']} of {writes['limit']} (in the last hour)"]
+            if isinstance(writes := answer.get("writesPerHour"), dict)
+            else []  # a registry from before the write rate was listed
+        ),
     ]

@@ -39,6 +39,7 @@ from lsp_server.core.prompts import (
     check_fits,
     prompt_to_blocks,
     read_disk,
+    rendered_skill,
 )
 from lsp_server.core.session_folder import same_workspace, session_folder
 from lsp_server.core.updates import event_to_update, history_updates
@@ -327,6 +328,7 @@ class SessionManager:
             root=live.session.root,
             read_text=lambda p: read(p) or read_disk(p, live.session.root),
             read_uri=getattr(self.frontend, "read_uri", None),
+            skill_text=lambda name: rendered_skill(live.session, name),
         )
         check_fits(blocks, int(getattr(live.session.model, "context_window", 0) or 0))
         return await live.session.prompt(blocks)

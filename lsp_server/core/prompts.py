@@ -20,16 +20,21 @@ from lsp_server.core.errors import CoreError, InvalidParams
 from lsp_server.core.local_names import is_file_uri, uri_problem, uri_to_path
 from skills_registry.skill import Skill
 
+SKILL_URI = "kiln-skill:"  # a ``/name`` block's URI: the skill NAME as the session offers it
+
 
 def prompt_to_blocks(
-    prompt: Any, *, root: Path, read_text: Any, read_uri: Any = None
+    prompt: Any, *, root: Path, read_text: Any, read_uri: Any = None, skill_text: Any = None
 ) -> list[Block]:
     """ACP content blocks (text, resource_link, resource) plus ranges -> agent text blocks.
 
     ``read_text(path) -> str | None`` reads unsaved buffers first; ``read_uri(uri)`` (optional)
     reads documents that have no file, such as an editor's ``untitled:`` buffers. A reference
     with a ``range`` (LSP positions, 0-based lines) contributes only those lines, so a selection
-    reaches the model.
+    reaches the model. ``skill_text(name) -> str | None`` (optional) renders a skill the session
+    offers: a ``kiln-skill:NAME`` block (``skill_block``) becomes that text, the skill as the
+    ``skill`` tool loads it (a third-party skill's body wrapped as external, a project skill's
+    bare), whatever text the client sent; one naming no such skill is data like any resource.
     """
     if isinstance(prompt, str):
         prompt = [{"type": "text", "text": prompt}]
@@ -45,7 +50,10 @@ def prompt_to_blocks(
                 raise InvalidParams("a text block needs 'text'")
             blocks.append({"type": "text", "text": item["text"]})
         elif kind in ("resource_link", "resource"):
-            text = _reference_text(item, root, read_text, read_uri)
+            loaded = _skill_text(item, skill_text)
+            text = (
+                loaded if loaded is not None else _reference_text(item, root, read_text, read_uri)
+            )
             blocks.append({"type": "text", "text": text})
         else:
             raise InvalidParams(
@@ -61,8 +69,28 @@ def skill_block(skill: Skill, root: Path) -> dict[str, Any]:
     text = skill.render(root)
     return {
         "type": "resource",
-        "resource": {"uri": f"kiln-skill:{skill.name}", "mimeType": "text/markdown", "text": text},
+        "resource": {"uri": f"{SKILL_URI}{skill.name}", "mimeType": "text/markdown", "text": text},
     }
+
+
+def rendered_skill(session: Any, name: str) -> str | None:
+    """Skill NAME as the session's ``skill`` tool returns it (``Skill.render``), or None when
+    the session offers no skill of that name."""
+    skills = getattr(session, "skills", None)
+    skill = skills.catalog().get(name) if skills is not None else None
+    return skill.render(session.root) if skill is not None else None
+
+
+def _skill_text(item: dict[str, Any], skill_text: Any) -> str | None:
+    """The rendered skill a ``kiln-skill:NAME`` resource block names, or None."""
+    resource = item.get("resource")
+    if skill_text is None or item["type"] != "resource" or not isinstance(resource, dict):
+        return None
+    uri = resource.get("uri")
+    if not isinstance(uri, str) or not uri.startswith(SKILL_URI):
+        return None
+    text: str | None = skill_text(uri[len(SKILL_URI) :])
+    return text
 
 
 def check_fits(blocks: list[Block], window: int) -> None:

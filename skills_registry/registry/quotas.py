@@ -30,6 +30,8 @@ SKILL_VERSION_COUNTS_SQL = (
     "SELECT s.id AS id, count(v.skill_id) AS versions FROM skills s"
     " LEFT JOIN versions v ON v.skill_id = s.id WHERE s.namespace = {p} GROUP BY s.id ORDER BY s.id"
 )
+# audit entries (publishes, yanks, deprecations, dist-tag changes) of the last hour
+RECENT_WRITES_SQL = "SELECT count(*) FROM audit WHERE namespace = {p} AND at > {p}"
 RECENT_PUBLISHES_SQL = (
     "SELECT v.published_at FROM versions v JOIN skills s ON s.id = v.skill_id"
     " WHERE s.namespace = {p} AND v.published_at > {p} ORDER BY v.published_at"
@@ -44,7 +46,7 @@ class Quotas:
     versions_per_skill: int = 1000
     publishes_per_hour: int = 60
     # yanks, deprecations and dist-tag changes (each a change-feed and an audit row), counted
-    # with the namespace's publishes from its audit log; not a served limit, a flood's bound
+    # with the namespace's publishes from its audit log (``--writes-per-hour``)
     writes_per_hour: int = 600
 
     def limits(self) -> dict[str, int]:
@@ -53,6 +55,7 @@ class Quotas:
             "namespaceBytes": self.namespace_bytes,
             "versionsPerSkill": self.versions_per_skill,
             "publishesPerHour": self.publishes_per_hour,
+            "writesPerHour": self.writes_per_hour,
         }
 
 
@@ -72,6 +75,7 @@ class NamespaceUsage:
     namespace_bytes: int
     skill_versions: dict[str, int]  # every skill of the namespace: its number of versions
     recent: list[str]
+    writes: int = 0  # audit entries of the last hour, counted against ``writes_per_hour``
 
 
 def window_start(now: datetime | None = None) -> str:
@@ -101,10 +105,12 @@ def read_namespace_usage(cursor: Any, p: str, namespace: str, since: str) -> Nam
     used = cursor.execute(NAMESPACE_BYTES_SQL.format(p=p), (namespace,)).fetchone()
     counts = cursor.execute(SKILL_VERSION_COUNTS_SQL.format(p=p), (namespace,)).fetchall()
     rows = cursor.execute(RECENT_PUBLISHES_SQL.format(p=p), (namespace, since)).fetchall()
+    writes = cursor.execute(RECENT_WRITES_SQL.format(p=p), (namespace, since)).fetchone()
     return NamespaceUsage(
         int(next(iter(used.values())) if isinstance(used, dict) else used[0]),
         {str(cell(r, 0, "id")): int(cell(r, 1, "versions")) for r in counts},
         [str(cell(r, 0, "published_at")) for r in rows],
+        int(next(iter(writes.values())) if isinstance(writes, dict) else writes[0]),
     )
 
 
@@ -122,6 +128,7 @@ def usage_report(quotas: Quotas, usage: NamespaceUsage, namespace: str) -> dict[
             "skills": [{"id": skill, "used": n} for skill, n in sorted(counts.items())],
         },
         "publishesPerHour": {"used": len(usage.recent), "limit": quotas.publishes_per_hour},
+        "writesPerHour": {"used": usage.writes, "limit": quotas.writes_per_hour},
     }
 
 

@@ -5,7 +5,8 @@ deprecation; ``tag`` for dist-tags), is refused when the token is expired or rev
 recorded in the audit log with the token's id and label and the archive sha256 it concerns.
 Publish refuses what it can before reading the body (wrong token, version taken, a quota
 already reached) and writes the blob only after validation passed and the version and the
-quotas are known to be free, so a rejected upload never leaves bytes behind.
+quotas are known to be free, so a rejected upload leaves no bytes behind (but for a quota
+refused in the inserting transaction after a race: ``kiln registry sweep`` removes those).
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from skills_registry.registry.errors import (
     Conflict,
     Forbidden,
     InvalidDistTag,
-    QuotaExceeded,
-    RateLimited,
     TooLarge,
     Unauthorized,
     ValidationFailed,
@@ -153,15 +152,11 @@ async def publish(request: Request) -> Response:
     await run_in_threadpool(check_version_free, reg.store, skill_id, version)
     await run_in_threadpool(check_quotas, reg, skill_id, len(body))
     await run_in_threadpool(reg.blobs.put, body)
-    try:
-        await run_in_threadpool(reg.store.add_version, doc, reg.quotas)
-    except (QuotaExceeded, RateLimited):
-        # another instance's publish took the room since the check above. Only one of the same
-        # skill can have put these bytes, and it is counted first (one namespace's publishes
-        # take turns) or refused too, so an unreferenced blob is ours to take back.
-        if not await run_in_threadpool(reg.store.archive_referenced, doc["archiveSha256"]):
-            await run_in_threadpool(reg.blobs.delete, doc["archiveSha256"])
-        raise
+    # A refusal here (another instance's publish took the room since the check above) leaves
+    # the blob: archives hold no namespace, so another namespace's publish of the same folder
+    # may have just stored the same bytes and not yet written its row. `kiln registry sweep`
+    # removes unreferenced archives once they are older than its grace period.
+    await run_in_threadpool(reg.store.add_version, doc, reg.quotas)
     await run_in_threadpool(
         reg.store.record_audit,
         action="publish",

@@ -58,6 +58,7 @@ def test_the_owner_reads_its_usage_and_no_one_else_does(tmp_path: Path) -> None:
                 "skills": [{"id": "acme/notes", "used": 2}, {"id": "acme/todo", "used": 1}],
             },
             "publishesPerHour": {"used": 3, "limit": 7},
+            "writesPerHour": {"used": 3, "limit": 600},  # the audit log's three publishes
         }
         assert httpx.get(usage_url).status_code == 401
         refused = httpx.get(usage_url, headers={"Authorization": f"Bearer {other}"})
@@ -114,3 +115,4 @@ def test_each_store_counts_the_usage_alike(backend_registry: LiveRegistry, tmp_p
         {"id": "acme/todo", "used": 1},
     ]
     assert answer["publishesPerHour"] == {"used": 3, "limit": 60}
+    assert answer["writesPerHour"] == {"used": 3, "limit": 600}

@@ -21,9 +21,12 @@ from tests.registry.conftest import (
     BACKENDS,
     backend_urls,
     cli_env,
+    fails,
     kiln,
     make_skill,
+    ok,
     publish_skill,
+    serving,
     start_registry,
 )
 
@@ -86,3 +89,37 @@ def test_metadata_writes_past_the_hourly_rate_are_refused(
         close = getattr(app.state.registry.store, "close", None)
         if close is not None:
             close()
+
+
+def test_the_write_rate_is_set_like_the_other_quotas_and_listed_with_them(tmp_path: Path) -> None:
+    """`writes_per_hour` could only be set in code: `--writes-per-hour` (or
+    KILN_REGISTRY_WRITES_PER_HOUR) sets it for `serve` and `usage`, and the registry lists it
+    under `limits` and in a namespace's usage report like the other quotas."""
+    data, home = tmp_path / "data", tmp_path / "home"
+    env = cli_env(home)
+    token = ok(kiln("registry", "token", "--data", str(data), "--namespace", "acme", env=env,
+                    cwd=tmp_path)).strip()  # fmt: skip
+    folder = make_skill(tmp_path / "src", "tags")
+    with serving(data, home, "--writes-per-hour", "2") as port:
+        url = f"http://127.0.0.1:{port}"
+        ok(kiln("skills", "publish", str(folder), "--registry", url, "--token", token,
+                "--version", "1.0.0", env=env, cwd=tmp_path))  # fmt: skip
+        base = f"{url}/v1/skills/acme/tags/dist-tags/beta"
+        with httpx.Client(headers={"Authorization": f"Bearer {token}"}) as c:
+            assert c.put(base, json={"version": "1.0.0"}).is_success  # the second write
+            refused = c.put(base, json={"version": "1.0.0"})
+            assert refused.status_code == 429, refused.text
+            assert "the limit (writesPerHour) is 2" in refused.json()["error"]["message"]
+            usage = c.get(f"{url}/v1/namespaces/acme/usage").json()
+        limits = httpx.get(f"{url}/.well-known/kiln-registry.json").json()["limits"]
+        assert limits["writesPerHour"] == 2
+        assert usage["writesPerHour"] == {"used": 2, "limit": 2}
+        shown = ok(kiln("skills", "usage", "--registry", url, "--token", token, env=env,
+                        cwd=tmp_path))  # fmt: skip
+        assert "writes per hour    2 of 2 (in the last hour)" in shown, shown
+    operator = ok(kiln("registry", "usage", "acme", "--data", str(data),
+                       env=cli_env(home, KILN_REGISTRY_WRITES_PER_HOUR="3"), cwd=tmp_path))  # fmt: skip
+    assert "writes per hour    2 of 3 (in the last hour)" in operator, operator
+    bad = kiln("registry", "serve", "--port", "0", "--data", str(data),
+               env=cli_env(home, KILN_REGISTRY_WRITES_PER_HOUR="0"), cwd=tmp_path)  # fmt: skip
+    fails(bad, 2, "Invalid value for KILN_REGISTRY_WRITES_PER_HOUR (read for --")
