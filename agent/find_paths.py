@@ -17,7 +17,7 @@ where it was checked before (``find src -execdir cp main.py ../config/a.yml ';'`
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import PurePosixPath
 
 from agent.computed_writes import guessed
@@ -63,16 +63,22 @@ def find_filled(args: list[str], inner: list[str], computed: Collection[str]) ->
 
 def execdir_writes(
     args: tuple[str, ...], commands: Iterable[SimpleCommand], computed: Collection[str]
-) -> list[Made]:
+) -> Iterator[Made]:
     """Where the relative paths ``commands`` (those of ``find ARGS``'s clauses) write land when
     ARGS has an ``-execdir``/``-okdir``: in a starting point's folder, the starting point, or any
-    folder under it; with ``..``, or a starting point the shell computes, any path ending so."""
+    folder under it; with ``..``, or a starting point the shell computes, any path ending so.
+    And what ``-delete`` removes."""
+    if "-delete" in args:  # `find config -delete`: what it finds, as `{}` stands for
+        either = _EITHER & set(args)  # `-o` after an `-exec`: a filter that may not hold
+        for filled in [["{}"]] if either else find_filled(list(args), ["{}"], computed):
+            head, mark, tail = filled[0].partition("{}")
+            yield from [Made(head, tail, unlisted=True)] if mark else [Made(head, letters="")]
+            yield from [Made("/", tail, unlisted=True)] if mark and not head else []
     if not {"-execdir", "-okdir"} & set(args):
-        return []
+        return
     starts = _starts(list(args))[0] or ["."]
     known = not any(w in computed or _SHELL & set(w) for w in starts)
     walked = bool({"-L", "-follow"} & set(args))
-    out: list[Made] = []
     for c in commands:
         landed = [f"{copy.dest.rstrip('/')}/{PurePosixPath(s.rstrip('/')).name}"
                   for copy in c.copies for s in copy.sources]  # fmt: skip
@@ -80,14 +86,13 @@ def execdir_writes(
             if not path or path.startswith(("/", "~")):
                 continue
             if not known or ".." in PurePosixPath(path).parts:
-                out += guessed(path)
+                yield from guessed(path)
                 continue
             for start in starts:
                 folder = start.rstrip("/") or "/"
-                out += [Made(f"{folder}/", f"/{path}", unlisted=True, walked=walked),
+                yield from [Made(f"{folder}/", f"/{path}", unlisted=True, walked=walked),
                         Made(f"{folder}/{path}", letters="", unlisted=True),
                         Made(f"{PurePosixPath(folder).parent}/{path}", letters="", unlisted=True)]  # fmt: skip
-    return out
 
 
 def _starts(args: list[str]) -> tuple[list[str], list[str]]:

@@ -1,7 +1,7 @@
-"""`find -execdir CMD` (`-okdir`) runs CMD inside the folder of each file it finds: a relative
+"""`find -delete` removes what it finds, and `find -execdir CMD` (`-okdir`) runs CMD inside the folder of each file it finds: a relative
 path CMD writes lands there, under the starting points, not at the workspace root where the
 check met it before (`find src -execdir cp main.py ../config/app.yml ';'` rewrote a file a
-`Write(config/**)` deny rule protects). Through the real `kiln run`, without the sandbox
+`Write(config/**)` deny rule protects, and `find config -delete` removed its files). Through the real `kiln run`, without the sandbox
 (which holds the deny rules on its own) in yolo, and in ci."""
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ def run(root: Path, tmp_path: Path, kiln_home: Path, command: str, mode: str) ->
         "find src -execdir sh -c 'echo planted > ../config/app.yml' ';'",
         "find . -name app.yml -execdir sh -c 'echo planted > app.yml' ';'",
         "find config -execdir cp ../src/main.py app.yml ';'",
+        "find config -type f -delete",
+        "find . -name app.yml -delete",
+        "find . -name main.py -exec true ';' -o -name app.yml -delete",
     ],
 )
 def test_an_execdir_write_into_a_denied_folder_is_refused(
