@@ -78,7 +78,8 @@ def made_rule(rules: Iterable[Rule], target: WriteTarget, root: Path) -> Rule | 
             return rule
         for spelling in path_spellings(os.path.dirname(m.prefix) or ".", root, shell=True):
             tail = PurePosixPath(m.prefix + "x").name[:-1]
-            for pattern, path in _forms(rule.pattern, os.path.join(spelling, "x")[:-1], root):
+            folder = os.path.join(spelling, "x")[:-1]
+            for pattern, path in _forms(rule.pattern, folder, root, m.unlisted and not tail):
                 for fold in (False, True):
                     p, x = (pattern.casefold(), path.casefold()) if fold else (pattern, path)
                     t, s = (tail.casefold(), m.suffix.casefold()) if fold else (tail, m.suffix)
@@ -109,9 +110,11 @@ def _has_link(folder: str, root: Path) -> bool:
     return False
 
 
-def _forms(pattern: str, folder: str, root: Path) -> list[tuple[str, str]]:
+def _forms(pattern: str, folder: str, root: Path, below: bool = False) -> list[tuple[str, str]]:
     """(glob, the folder's spelling it is matched against), as ``rules.path_matches`` pairs
-    them: absolute for ``//abs``, ``~/x`` and the workspace's own path, else relative."""
+    them: absolute for ``//abs``, ``~/x`` and the workspace's own path, else relative. A folder
+    that holds the workspace, when any name ``below`` it is written (``rm -rf ..``), is met as
+    the workspace itself."""
     absolute = Path(folder) if os.path.isabs(folder) else Path(root) / folder
     full = os.path.normpath(absolute).rstrip("/") + "/"
     if pattern.startswith("//"):
@@ -121,6 +124,8 @@ def _forms(pattern: str, folder: str, root: Path) -> list[tuple[str, str]]:
     base = str(Path(root).resolve()).rstrip("/") + "/"
     if pattern.startswith(base):
         return [(pattern, full)]
+    if below and base.startswith(full):
+        full = base
     if not full.startswith(base) and full != base:
         return []
     return [(pattern.lstrip("/") if pattern.startswith("/") else pattern, full[len(base) :])]

@@ -25,7 +25,7 @@ from typing import Any
 
 from agent import shell_words
 from agent.computed_writes import Values, Word, assigned, guessed_writes, loop_values, word_of
-from agent.find_paths import find_filled
+from agent.find_paths import execdir_writes, find_filled
 from agent.shell_command import ParsedCommand, SimpleCommand, program_name
 from agent.shell_descriptors import opened, resolve_descriptors
 from agent.shell_eval import compound_coproc, computed_program, evaluated_names, evaluated_text
@@ -327,10 +327,13 @@ class _Walker:
             self._shell(argv)
             return
         if name == "find":  # -exec rm -rf {} ;  is rm
+            before = len(self.result.commands)
             for inner_argv in find_commands(argv[1:]):
                 self._placeholder(inner_argv, "{}", "find")
                 for filled in find_filled(list(argv[1:]), inner_argv, self.computed):
                     self._add_with_wrappers(tuple(filled), ())  # `{}`: under find's start
+            found = self.result.commands[before:]  # `-execdir`: run in each folder found
+            self.result.guessed += execdir_writes(argv[1:], found, self.computed)
             return
         if name in WRAPPERS:
             script = wrapper_script(name, argv[1:])

@@ -200,6 +200,8 @@ def made_by(argv: tuple[str, ...]) -> list[Made]:
             return [Made(prefix)]
         head, tail = (part.replace("%%", "%") for part in number.groups())
         return [Made(prefix + head, tail, "0123456789abcdefABCDEF -+")]
+    if name == "mv":  # `cd .. && mv proj p2` takes every name under proj along: any name there
+        return [Made(f"{s.rstrip('/')}/", unlisted=True) for s in argument_writes(argv)[0]]
     made = renamed(name, list(argv[1:]))[1] if name in RENAMERS else []  # `rename EXPR F`
     return made + option_made(name, list(argv[1:]))  # `mktemp DIR/XXXXXX`
 

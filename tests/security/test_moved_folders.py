@@ -1,0 +1,65 @@
+"""A move takes every name under its source along: `mv` needs no `-r` to move a folder, so
+moving a folder that holds a denied one (the workspace itself: `cd .. && mv proj p2`) let a
+later write rewrite a file a `Write(config/**)` deny rule protects, then put the folder back.
+Its sources are now met as any name under them, as `rm -r`'s are, and a folder above the
+workspace (`mv /path/to/home …`) as any name in the workspace. Through the real
+`kiln run`, without the sandbox (which holds the deny rules on its own) in yolo, and in ci."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.security.scripted_run import kiln_run, stream_transcript, tool_results
+
+
+def workspace(tmp_path: Path, kiln_home: Path) -> Path:
+    root = tmp_path / "home" / "proj"
+    (root / "config").mkdir(parents=True)
+    (root / "config" / "app.yml").write_text("kept\n")
+    (root / "src").mkdir()
+    (root / "src" / "main.py").write_text("print('hi')\n")
+    (kiln_home / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Write(config/**)"]}})
+    )
+    return root
+
+
+def run(root: Path, tmp_path: Path, kiln_home: Path, command: str, mode: str) -> str:
+    script = tmp_path / "script.json"
+    call = {"name": "run_command", "input": {"command": command}}
+    script.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
+    extra = ("--no-sandbox",) if mode == "yolo" else ()
+    proc = kiln_run(root, home=root.parent, kiln_home=kiln_home, script=script, mode=mode,
+                    output="stream-json", extra=extra)  # fmt: skip
+    return " ".join(json.dumps(r) for r in tool_results(stream_transcript(proc)))
+
+
+@pytest.mark.parametrize("mode", ["yolo", "ci"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd .. && mv proj p2 && echo planted > p2/config/app.yml; mv p2 proj",
+        "mv ../proj ../p2 && echo planted > ../p2/config/app.yml; mv ../p2 ../proj",
+        "mv src/../../proj ../p2 && echo planted > ../p2/config/app.yml; mv ../p2 ../proj",
+        "mv {up} {tmp}/h2 && echo planted > {tmp}/h2/proj/config/app.yml; mv {tmp}/h2 {up}",
+        "cd ../.. && mv home h2 && echo planted > h2/proj/config/app.yml; mv h2 home",
+    ],
+)
+def test_moving_a_folder_that_holds_a_denied_one_is_refused(
+    tmp_path: Path, kiln_home: Path, command: str, mode: str
+) -> None:
+    root = workspace(tmp_path, kiln_home)
+    command = command.format(up=root.parent, tmp=tmp_path)
+    results = run(root, tmp_path, kiln_home, command, mode)
+    assert (root / "config" / "app.yml").read_text() == "kept\n", results
+    assert "denied by rule Write(config/**)" in results, results
+
+
+@pytest.mark.parametrize("mode", ["yolo", "ci"])
+def test_moving_another_folder_runs(tmp_path: Path, kiln_home: Path, mode: str) -> None:
+    root = workspace(tmp_path, kiln_home)
+    results = run(root, tmp_path, kiln_home, "mv src lib", mode)
+    assert (root / "lib" / "main.py").exists(), results
