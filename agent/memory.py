@@ -31,7 +31,6 @@ from agent.injection import external
 from agent.memory_read import MAX_BYTES, Scope, expand, in_git_folder, opening
 from agent.workspace import atomic_write, read_regular
 from agent.write_policy import HOST_RUN_REFUSAL, runs_on_host
-from indexer.ignores import path_ignored
 from kiln_errors.home import holds_home
 from kiln_errors.ownership import foreign
 
@@ -224,6 +223,8 @@ class Memory:
             for name in LEVEL_NAMES:
                 if not (current / name).is_file() or self.subdirectory_bytes < 0:
                     continue
+                from indexer.ignores import path_ignored  # pathspec: only when one is found
+
                 own = not path_ignored(self.root, [*current.relative_to(self.root).parts, name])
                 block = self.block("subdirectory" if own else DEPENDENCY, current / name, "project")
                 self.subdirectory_bytes -= len(block.encode())
