@@ -32,7 +32,9 @@ def _stashed(repo: Path) -> str:
 @pytest.mark.parametrize(
     "command",
     ["git reflog delete refs/stash@{0}", "git reflog expire --expire=now --all",
-     "git update-ref -d refs/stash", "rm .git/logs/refs/stash",
+     "git update-ref -d refs/stash",
+     # the shell check refuses `rm .git/logs/...` itself; a program is not read
+     "python3 -c \"import os; os.remove('.git/logs/refs/stash')\"",
      "git update-ref refs/stash HEAD"],  # the restored ref added an entry of its own
 )  # fmt: skip
 def test_a_stash_the_run_rewrote_is_put_back(failing_repo: Path, command: str) -> None:
