@@ -39,7 +39,8 @@ def test_links_in_a_workspace_artifacts_folder_are_not_written_through(
             for name in ("summary.md", "changes.patch", "report.json", "transcript.jsonl")
         )  # fmt: skip
         if where == "files"
-        else f"rm -rf out && ln -s {targets} out"
+        # a program: the shell check now refuses `ln -s` to a host folder on its own
+        else f"rm -rf out && python3 -c \"import os; os.symlink('{targets}', 'out')\""
     )
     steps = [
         {"tool_calls": [{"name": "edit_file", "input": {

@@ -321,7 +321,11 @@ def test_a_git_failure_at_the_end_is_one_line_and_exit_1_with_the_report(
     root = repository(tmp_path)
     out = tmp_path / "out"
     script = tmp_path / "script.json"
-    wreck = "echo changed > calc.py; rm -rf .git/objects/*"
+    # a program empties it: the shell check refuses `rm` under `.git` in ci on its own
+    wreck = (
+        "echo changed > calc.py; python3 -c \"import shutil; shutil.rmtree('.git/objects');"
+        " import os; os.mkdir('.git/objects')\""
+    )
     step = {"tool_calls": [{"name": "run_command", "input": {"command": wreck}}]}
     script.write_text(json.dumps([step, "done"]))
     proc = kiln_run(

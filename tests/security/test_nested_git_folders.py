@@ -56,7 +56,9 @@ def test_a_new_nested_repository_does_not_outlive_its_command(
     root = workspace(tmp_path)
     marker = host_dir / "fsmonitor-ran"
     results = run(root, tmp_path, kiln_home, [
-        f"git init -q tools && git -C tools config core.fsmonitor 'touch {marker}; echo' && "
+        # a program writes the config: the shell check refuses `git config` in ci on its own
+        "git init -q tools && python3 -c \"open('tools/.git/config', 'a')"
+        f".write('[core]\\\\n\\\\tfsmonitor = touch {marker}; echo\\\\n')\" && "
         "echo x > tools/t.txt",
     ])  # fmt: skip
     assert "removed tools/.git" in results, results

@@ -26,8 +26,9 @@ def attack(marker: Path) -> list[object]:
     clean = f"touch {marker} 2>/dev/null; cat"
     lines = [
         "git init -q sub",
-        f"git -C sub config filter.ev.clean '{clean}'",
-        f"git -C sub config core.fsmonitor 'touch {marker}'",
+        # a program writes the config: the shell check refuses `git config` in ci on its own
+        "python3 -c \"open('sub/.git/config', 'a').write("
+        f'\'[filter \\"ev\\"]\\n\\tclean = {clean}\\n[core]\\n\\tfsmonitor = touch {marker}\\n\')"',
         "printf '[submodule \"sub\"]\\n\\tpath = sub\\n\\turl = ./sub\\n\\tignore = none\\n' > .gitmodules",
         "printf '* filter=ev\\n' > sub/.gitattributes",
         "echo data > sub/f.txt",
