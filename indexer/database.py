@@ -34,6 +34,7 @@ from indexer.wal_pairing import (
     identity,
     next_generation,
     note,
+    opening,
     remove_stale,
     set_aside_unvouched,
     sweep,
@@ -169,6 +170,10 @@ class Database:
             return self._connect_checked()
 
     def _connect_checked(self) -> sqlite3.Connection:
+        with opening(self.path):  # from the -wal check to the note, one Kiln opener at a time
+            return self._connect_opening()
+
+    def _connect_opening(self) -> sqlite3.Connection:
         try:
             stale = remove_stale(self.path) or set_aside_unvouched(self.path)
         except OSError as exc:

@@ -15,9 +15,12 @@ another program has open is left to it. A run killed mid-write keeps what it com
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 PAIR = "-pair"  # index.db-pair, beside the -wal and -shm (and under .kiln/.gitignore's index.db*)
@@ -147,6 +150,25 @@ def in_use(db_path: Path) -> bool:
     except OSError:
         return True
     return any(m.group(1) in inodes for m in _LOCKED_FILE.finditer(text))
+
+
+@contextlib.contextmanager
+def opening(db_path: Path) -> Iterator[None]:
+    """Held by a Kiln open from its ``-wal`` check to its note (``note``): another Kiln opener
+    of a new file would otherwise see the first one's ``-wal`` before it is vouched for, between
+    two of its locks, and set it aside under it (SQLite: "disk I/O error"). Not held where the
+    lock file cannot be made (a read-only folder: nothing is written there either)."""
+    try:
+        fd = os.open(_sibling(db_path, "-opening"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+                     | getattr(os, "O_NOFOLLOW", 0), 0o600)  # fmt: skip
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # a flock is dropped with its descriptor
 
 
 def set_aside_unvouched(db_path: Path) -> str | None:

@@ -64,7 +64,12 @@ describe("Stop during /compact", () => {
       panel.send({ type: "prompt", text: word });
       await waitFor(() => idle() > turns, `turn ${word}`);
     }
-    const before = await context();
+    // The panel can show the turn idle a moment before the session counts it: ask again.
+    let before = await context();
+    for (let i = 0; i < 100 && !/2 turns/.test(before); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      before = await context();
+    }
     assert.match(before, /2 turns/);
     const turns = idle();
     panel.send({ type: "command", name: "compact", args: "" });
